@@ -1,0 +1,158 @@
+/*
+ * oocsolve.h: the stable public API of liboocsolve.
+ *
+ * oocsolve inverts and solves with dense matrices larger than GPU (and host) memory, read from and
+ * written to HDF5. The comments in this header are the specification; docs/API.md expands on them.
+ *
+ * Conventions
+ * - A matrix is named by a spec string "file.h5:/group/dset". Without ":/..." the file's only 2-D
+ *   numeric dataset is used (several: the call fails and lists them). The matrix is the dataset as
+ *   numpy/h5py shows it (row-major A[i, j]); indices in messages are 0-based, A[i, j].
+ * - The input is never modified. An output is written to a temporary file next to it, verified by a
+ *   residual check, and renamed into place only then: a file at the output path is complete.
+ * - Every call returns an ooc_status_t; on failure ooc_ctx_error() gives a message that names the
+ *   file, dataset and problem. Numerical failures follow LAPACK: report->info > 0 is the 1-based
+ *   column whose pivot failed.
+ * - Sizes and offsets are 64-bit everywhere.
+ */
+#ifndef OOCSOLVE_H
+#define OOCSOLVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OOC_VERSION_MAJOR 0
+#define OOC_VERSION_MINOR 1
+#define OOC_VERSION_PATCH 0
+#define OOC_VERSION_STRING "0.1.0"
+
+const char *ooc_version(void);
+
+/* Status codes. Values are pinned: never renumber, only append. */
+typedef enum ooc_status {
+  OOC_OK = 0,
+  OOC_ERR_ARG = 1,         /* invalid argument or option value */
+  OOC_ERR_NOMEM = 2,       /* a host allocation failed */
+  OOC_ERR_BUDGET = 3,      /* --host-mem / --gpu-mem too small for this n and tile */
+  OOC_ERR_IO = 4,          /* a read or write failed (message says which file) */
+  OOC_ERR_FORMAT = 5,      /* not HDF5, dataset missing or ambiguous, not 2-D, not square, bad type */
+  OOC_ERR_NONFINITE = 6,   /* NaN or Inf in the input */
+  OOC_ERR_SINGULAR = 7,    /* singular to working precision; report->info = failing column */
+  OOC_ERR_NOT_SPD = 8,     /* Cholesky met a non-positive pivot; report->info = leading minor */
+  OOC_ERR_ACCURACY = 9,    /* the result failed its residual check; nothing was written */
+  OOC_ERR_EXISTS = 10,     /* the output exists and force is not set */
+  OOC_ERR_NOSPACE = 11,    /* disk full or quota exceeded */
+  OOC_ERR_CORRUPT = 12,    /* checksum mismatch in scratch data or a corrupt input chunk */
+  OOC_ERR_DEVICE = 13,     /* a GPU call failed */
+  OOC_ERR_NODEVICE = 14,   /* --device cuda but no usable GPU */
+  OOC_ERR_INTERRUPTED = 15,/* ooc_ctx_interrupt() or the progress callback asked to stop */
+  OOC_ERR_INTERNAL = 16    /* a bug: please report it with the message */
+} ooc_status_t;
+
+/* The enum name ("OOC_ERR_SINGULAR") of a status; never NULL. */
+const char *ooc_status_str(ooc_status_t s);
+/* The CLI's exit code for a status (docs/CLI.md lists them): 0 ok, 2 usage, 3 input, 4 numerical,
+ * 5 output, 6 resources, 7 device, 130 interrupted, 70 internal. */
+int ooc_status_exit_code(ooc_status_t s);
+
+/* ---- context ------------------------------------------------------------------------------- */
+
+typedef struct ooc_ctx ooc_ctx_t;
+
+/* Host allocator hooks. Every buffer the library allocates goes through them (the test suite
+ * uses them to inject failures and to check that nothing leaks). */
+typedef void *(*ooc_malloc_fn)(void *user, size_t bytes);
+typedef void (*ooc_free_fn)(void *user, void *ptr);
+
+/* Progress: phase is "read", "eliminate", "write", "check"; fraction in [0, 1] of that phase.
+ * Return nonzero to stop the call at the next safe point (OOC_ERR_INTERRUPTED). */
+typedef int (*ooc_progress_fn)(void *user, const char *phase, double fraction);
+
+ooc_status_t ooc_ctx_create(ooc_ctx_t **ctx);
+void ooc_ctx_destroy(ooc_ctx_t *ctx); /* NULL is fine */
+void ooc_ctx_set_allocator(ooc_ctx_t *ctx, ooc_malloc_fn m, ooc_free_fn f, void *user);
+void ooc_ctx_set_progress(ooc_ctx_t *ctx, ooc_progress_fn fn, void *user);
+/* Async-signal-safe: the running call stops at its next safe point with OOC_ERR_INTERRUPTED. */
+void ooc_ctx_interrupt(ooc_ctx_t *ctx);
+/* Message of the last failure ("" after success). Valid until the next call on ctx. */
+const char *ooc_ctx_error(const ooc_ctx_t *ctx);
+/* Host bytes currently allocated through the context, and the peak since the last reset. */
+int64_t ooc_ctx_host_bytes(const ooc_ctx_t *ctx);
+int64_t ooc_ctx_host_peak(const ooc_ctx_t *ctx);
+void ooc_ctx_reset_peak(ooc_ctx_t *ctx);
+
+/* ---- options ------------------------------------------------------------------------------- */
+
+typedef enum { OOC_METHOD_AUTO = 0, OOC_METHOD_GJ = 1 } ooc_method_t;
+typedef enum { OOC_DEVICE_AUTO = 0, OOC_DEVICE_CPU = 1, OOC_DEVICE_REF = 2, OOC_DEVICE_CUDA = 3 } ooc_device_t;
+typedef enum { OOC_CHECK_AUTO = 0, OOC_CHECK_NONE = 1, OOC_CHECK_PROBE = 2, OOC_CHECK_FULL = 3 } ooc_check_t;
+typedef enum { OOC_DTYPE_AUTO = 0, OOC_DTYPE_F32 = 1, OOC_DTYPE_F64 = 2 } ooc_dtype_t;
+
+typedef struct ooc_opts {
+  ooc_method_t method;
+  ooc_device_t device;
+  int64_t tile;          /* tile edge b; 0 = 4096. Clamped to n. The unit of I/O, caching, chunking */
+  int64_t stripe;        /* columns eliminated per step (rounded to tiles); 0 = as wide as the budget allows */
+  int64_t host_mem;      /* host byte budget; 0 = half of physical memory */
+  const char *scratch_dir; /* where spilled tiles go; NULL = the output's directory */
+  int scratch_zstd;      /* zstd level for spilled tiles; 0 = uncompressed (checksummed either way) */
+  const char *compress;  /* output compression: NULL or "none", "zstd[:level]", "deflate[:level]" */
+  ooc_dtype_t out_dtype; /* AUTO = the input's floating type (integers give float64) */
+  ooc_check_t check;     /* AUTO = full for n <= 2048, probe otherwise */
+  double check_threshold;/* pass if residual ratio < this; 0 = 30 (inverse) or 16 (solve) */
+  int force;             /* replace an existing output */
+} ooc_opts_t;
+
+void ooc_opts_default(ooc_opts_t *o);
+
+/* ---- report -------------------------------------------------------------------------------- */
+
+typedef struct ooc_report {
+  char method[16];       /* "gj" */
+  char backend[16];      /* "cpu", "ref", "cuda" */
+  char precision[8];     /* compute precision: "f64" */
+  char out_dtype[8];     /* "f32" or "f64" */
+  char output[1024];     /* "file.h5:/dset" written */
+  int64_t n, nrhs, tile, stripe, steps;
+  double t_read, t_compute, t_spill, t_write, t_check, t_total; /* seconds */
+  double flops;          /* useful flops of the method (2n^3 for a GJ inverse) */
+  double gflops;         /* flops / t_compute */
+  int64_t bytes_input;   /* read from the input files */
+  int64_t bytes_spilled; /* written to the scratch store */
+  int64_t bytes_unspilled; /* read back from the scratch store */
+  int64_t bytes_output;  /* written to the output (uncompressed size) */
+  int64_t host_budget, host_peak;
+  double norm1_a, norm1_x; /* ||A||_1, ||X||_1 (for an inverse their product is kappa_1(A)) */
+  double residual;       /* residual ratio (LAPACK's definition, see docs/NUMERICS.md) */
+  char check[8];         /* "full", "probe" or "none" */
+  int64_t info;          /* > 0: 1-based column of the failed pivot */
+  char warnings[1024];   /* "; "-separated notices */
+} ooc_report_t;
+
+/* Human-readable report (several lines) and one JSON object. */
+void ooc_report_print(const ooc_report_t *r, FILE *f);
+void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *error, FILE *f);
+
+/* ---- the calls ----------------------------------------------------------------------------- */
+
+/* Inverse of the square matrix at `input` written to `output` (spec strings as above; output
+ * NULL = "<input stem>.inv.h5:/inverse"). report may be NULL. */
+ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
+                        const ooc_opts_t *opts, ooc_report_t *report);
+
+/* X = A^-1 B for B with any number of columns, written to `output` (NULL = "<B stem>.x.h5:/X"). */
+ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
+                       const ooc_opts_t *opts, ooc_report_t *report);
+
+/* Parse a byte size: "512M", "2G", "1.5GiB", "4096" (bytes). Returns -1 if malformed. */
+int64_t ooc_parse_size(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OOCSOLVE_H */

@@ -1,0 +1,100 @@
+/* report.c: options defaults and the human / JSON forms of a report. */
+#include <math.h>
+#include <string.h>
+
+#include "base/base.h"
+
+void ooc_opts_default(ooc_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->method = OOC_METHOD_AUTO;
+  o->device = OOC_DEVICE_AUTO;
+  o->check = OOC_CHECK_AUTO;
+  o->out_dtype = OOC_DTYPE_AUTO;
+}
+
+void ooc_report_print(const ooc_report_t *r, FILE *f) {
+  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+  fprintf(f, "oocsolve %s: %s, n = %lld", OOC_VERSION_STRING, r->nrhs ? "solve" : "inverse",
+          (long long)r->n);
+  if (r->nrhs) fprintf(f, ", %lld right-hand sides", (long long)r->nrhs);
+  fprintf(f, " -> %s (%s)\n", r->output, r->out_dtype);
+  fprintf(f, "  method  %s on %s, %s; tile %lld, stripe %lld (%lld steps)\n", r->method,
+          r->backend, r->precision, (long long)r->tile, (long long)r->stripe,
+          (long long)r->steps);
+  fprintf(f, "  time    %.3f s = read %.3f + compute %.3f + spill %.3f + write %.3f + check %.3f\n",
+          r->t_total, r->t_read, r->t_compute, r->t_spill, r->t_write, r->t_check);
+  fprintf(f, "  speed   %.2f GFLOP/s in the compute phase (%.3g flop)\n", r->gflops, r->flops);
+  fprintf(f, "  bytes   input %s, spilled %s, read back %s, output %s; host peak %s of %s\n",
+          ooc_fmt_bytes(r->bytes_input, b1, sizeof b1), ooc_fmt_bytes(r->bytes_spilled, b2, sizeof b2),
+          ooc_fmt_bytes(r->bytes_unspilled, b3, sizeof b3),
+          ooc_fmt_bytes(r->bytes_output, b4, sizeof b4), ooc_fmt_bytes(r->host_peak, b5, sizeof b5),
+          ooc_fmt_bytes(r->host_budget, b6, sizeof b6));
+  if (strcmp(r->check, "none") == 0)
+    fprintf(f, "  check   none (--check none)\n");
+  else
+    fprintf(f, "  check   %s residual ratio %.3g%s\n", r->check, r->residual,
+            r->nrhs ? "" : "");
+  if (!r->nrhs && r->norm1_a > 0 && r->norm1_x > 0)
+    fprintf(f, "  cond    kappa_1(A) = ||A||_1 ||A^-1||_1 = %.3g\n", r->norm1_a * r->norm1_x);
+  if (r->warnings[0]) fprintf(f, "  notice  %s\n", r->warnings);
+}
+
+static void json_str(FILE *f, const char *key, const char *v, int comma) {
+  fprintf(f, "\"%s\": \"", key);
+  for (const char *p = v ? v : ""; *p; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fprintf(f, "\"%s", comma ? ", " : "");
+}
+
+static void json_num(FILE *f, const char *key, double v) {
+  if (isfinite(v)) fprintf(f, "\"%s\": %.6g, ", key, v);
+  else fprintf(f, "\"%s\": null, ", key);
+}
+
+static void json_int(FILE *f, const char *key, int64_t v) {
+  fprintf(f, "\"%s\": %lld, ", key, (long long)v);
+}
+
+void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *error, FILE *f) {
+  fputc('{', f);
+  json_str(f, "version", OOC_VERSION_STRING, 1);
+  json_str(f, "status", ooc_status_str(status), 1);
+  json_int(f, "exit_code", ooc_status_exit_code(status));
+  json_str(f, "error", error, 1);
+  json_str(f, "kind", r->nrhs ? "solve" : "inverse", 1);
+  json_str(f, "method", r->method, 1);
+  json_str(f, "backend", r->backend, 1);
+  json_str(f, "precision", r->precision, 1);
+  json_str(f, "out_dtype", r->out_dtype, 1);
+  json_str(f, "output", r->output, 1);
+  json_int(f, "n", r->n);
+  json_int(f, "nrhs", r->nrhs);
+  json_int(f, "tile", r->tile);
+  json_int(f, "stripe", r->stripe);
+  json_int(f, "steps", r->steps);
+  json_num(f, "t_read", r->t_read);
+  json_num(f, "t_compute", r->t_compute);
+  json_num(f, "t_spill", r->t_spill);
+  json_num(f, "t_write", r->t_write);
+  json_num(f, "t_check", r->t_check);
+  json_num(f, "t_total", r->t_total);
+  json_num(f, "flops", r->flops);
+  json_num(f, "gflops", r->gflops);
+  json_int(f, "bytes_input", r->bytes_input);
+  json_int(f, "bytes_spilled", r->bytes_spilled);
+  json_int(f, "bytes_unspilled", r->bytes_unspilled);
+  json_int(f, "bytes_output", r->bytes_output);
+  json_int(f, "host_budget", r->host_budget);
+  json_int(f, "host_peak", r->host_peak);
+  json_num(f, "norm1_a", r->norm1_a);
+  json_num(f, "norm1_x", r->norm1_x);
+  json_num(f, "residual", r->residual);
+  json_str(f, "check", r->check, 1);
+  json_int(f, "info", r->info);
+  json_str(f, "warnings", r->warnings, 0);
+  fputs("}\n", f);
+}

@@ -1,0 +1,305 @@
+/* base.c: context, accounted allocation, error recording, timers. See base.h. */
+#include "base/base.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Every block carries a header before the aligned payload: the size (for accounting) and the
+ * offset back to what the hook returned. 64 bytes keeps the payload cache-line aligned. */
+#define OOC_ALIGN 64
+typedef struct {
+  size_t size;
+  size_t offset;
+} blk_hdr_t;
+
+static void *default_malloc(void *user, size_t n) {
+  (void)user;
+  return malloc(n);
+}
+static void default_free(void *user, void *p) {
+  (void)user;
+  free(p);
+}
+
+void *ooc_malloc(ooc_ctx_t *ctx, size_t bytes) {
+  if (bytes > SIZE_MAX - 2 * OOC_ALIGN) return NULL;
+  char *raw = ctx->malloc_fn(ctx->alloc_user, bytes + 2 * OOC_ALIGN);
+  if (!raw) return NULL;
+  uintptr_t base = (uintptr_t)raw + sizeof(blk_hdr_t);
+  uintptr_t aligned = (base + OOC_ALIGN - 1) & ~(uintptr_t)(OOC_ALIGN - 1);
+  blk_hdr_t *h = (blk_hdr_t *)(aligned - sizeof(blk_hdr_t));
+  h->size = bytes;
+  h->offset = aligned - (uintptr_t)raw;
+  ctx->host_bytes += (int64_t)bytes;
+  ctx->live_allocs++;
+  if (ctx->host_bytes > ctx->host_peak) ctx->host_peak = ctx->host_bytes;
+  return (void *)aligned;
+}
+
+void *ooc_calloc(ooc_ctx_t *ctx, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  void *p = ooc_malloc(ctx, count * size);
+  if (p) memset(p, 0, count * size);
+  return p;
+}
+
+void ooc_free(ooc_ctx_t *ctx, void *p) {
+  if (!p) return;
+  blk_hdr_t *h = (blk_hdr_t *)((char *)p - sizeof(blk_hdr_t));
+  ctx->host_bytes -= (int64_t)h->size;
+  ctx->live_allocs--;
+  ctx->free_fn(ctx->alloc_user, (char *)p - h->offset);
+}
+
+char *ooc_strdup(ooc_ctx_t *ctx, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = ooc_malloc(ctx, n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+ooc_status_t ooc_ctx_create(ooc_ctx_t **out) {
+  if (!out) return OOC_ERR_ARG;
+  ooc_ctx_t *c = calloc(1, sizeof *c);
+  if (!c) return OOC_ERR_NOMEM;
+  c->malloc_fn = default_malloc;
+  c->free_fn = default_free;
+  *out = c;
+  return OOC_OK;
+}
+
+void ooc_ctx_destroy(ooc_ctx_t *ctx) { free(ctx); }
+
+void ooc_ctx_set_allocator(ooc_ctx_t *ctx, ooc_malloc_fn m, ooc_free_fn f, void *user) {
+  ctx->malloc_fn = m ? m : default_malloc;
+  ctx->free_fn = f ? f : default_free;
+  ctx->alloc_user = user;
+}
+
+void ooc_ctx_set_progress(ooc_ctx_t *ctx, ooc_progress_fn fn, void *user) {
+  ctx->progress = fn;
+  ctx->progress_user = user;
+}
+
+void ooc_ctx_interrupt(ooc_ctx_t *ctx) { ctx->interrupted = 1; }
+const char *ooc_ctx_error(const ooc_ctx_t *ctx) { return ctx->err; }
+int64_t ooc_ctx_host_bytes(const ooc_ctx_t *ctx) { return ctx->host_bytes; }
+int64_t ooc_ctx_host_peak(const ooc_ctx_t *ctx) { return ctx->host_peak; }
+void ooc_ctx_reset_peak(ooc_ctx_t *ctx) { ctx->host_peak = ctx->host_bytes; }
+
+ooc_status_t ooc_fail_at(ooc_ctx_t *ctx, ooc_status_t st, const char *file, int line,
+                         const char *fmt, ...) {
+  if (ctx->err_status != OOC_OK) return st; /* keep the first cause */
+  ctx->err_status = st;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+  va_end(ap);
+  const char *slash = strstr(file, "src/");
+  snprintf(ctx->err_where, sizeof ctx->err_where, "%s:%d", slash ? slash : file, line);
+  return st;
+}
+
+void ooc_error_context(ooc_ctx_t *ctx, const char *fmt, ...) {
+  char prefix[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(prefix, sizeof prefix, fmt, ap);
+  va_end(ap);
+  size_t p = strlen(prefix) + 2, cap = sizeof ctx->err;
+  if (p >= cap) return;
+  memmove(ctx->err + p, ctx->err, cap - p); /* shift the message right, keeping the tail */
+  ctx->err[cap - 1] = 0;
+  memcpy(ctx->err, prefix, p - 2);
+  memcpy(ctx->err + p - 2, ": ", 2);
+}
+
+const char *ooc_fmt_bytes(int64_t v, char *buf, size_t cap) {
+  static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double x = (double)v;
+  int k = 0;
+  while (x >= 1024 && k < 4) {
+    x /= 1024;
+    k++;
+  }
+  snprintf(buf, cap, k ? "%.1f %s" : "%.0f %s", x, unit[k]);
+  return buf;
+}
+
+void ooc_clear_error(ooc_ctx_t *ctx) {
+  ctx->err_status = OOC_OK;
+  ctx->err[0] = 0;
+  ctx->err_where[0] = 0;
+}
+
+ooc_status_t ooc_tick(ooc_ctx_t *ctx, const char *phase, double fraction) {
+  if (ctx->progress && ctx->progress(ctx->progress_user, phase, fraction)) ctx->interrupted = 1;
+  if (ctx->interrupted)
+    return OOC_FAIL(ctx, OOC_ERR_INTERRUPTED, "interrupted during %s (%.0f%% done)", phase,
+                    100.0 * fraction);
+  return OOC_OK;
+}
+
+double ooc_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int64_t ooc_physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+  return (pages > 0 && psize > 0) ? (int64_t)pages * psize : 0;
+}
+
+int ooc_fmt(char *buf, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(buf, cap, fmt, ap);
+  va_end(ap);
+  return (k < 0 || (size_t)k >= cap) ? -1 : 0;
+}
+
+void ooc_warn(char *buf, size_t cap, const char *fmt, ...) {
+  size_t len = strlen(buf);
+  if (len + 3 >= cap) return;
+  if (len) {
+    memcpy(buf + len, "; ", 3);
+    len += 2;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + len, cap - len, fmt, ap);
+  va_end(ap);
+}
+
+const char *ooc_version(void) { return OOC_VERSION_STRING; }
+
+const char *ooc_status_str(ooc_status_t s) {
+  static const char *names[] = {
+      "OOC_OK",           "OOC_ERR_ARG",      "OOC_ERR_NOMEM",       "OOC_ERR_BUDGET",
+      "OOC_ERR_IO",       "OOC_ERR_FORMAT",   "OOC_ERR_NONFINITE",   "OOC_ERR_SINGULAR",
+      "OOC_ERR_NOT_SPD",  "OOC_ERR_ACCURACY", "OOC_ERR_EXISTS",      "OOC_ERR_NOSPACE",
+      "OOC_ERR_CORRUPT",  "OOC_ERR_DEVICE",   "OOC_ERR_NODEVICE",    "OOC_ERR_INTERRUPTED",
+      "OOC_ERR_INTERNAL"};
+  if ((unsigned)s < sizeof names / sizeof names[0]) return names[s];
+  return "OOC_ERR_UNKNOWN";
+}
+
+int ooc_status_exit_code(ooc_status_t s) {
+  switch (s) {
+  case OOC_OK: return 0;
+  case OOC_ERR_ARG: return 2;
+  case OOC_ERR_FORMAT:
+  case OOC_ERR_NONFINITE:
+  case OOC_ERR_CORRUPT: return 3;
+  case OOC_ERR_SINGULAR:
+  case OOC_ERR_NOT_SPD:
+  case OOC_ERR_ACCURACY: return 4;
+  case OOC_ERR_IO:
+  case OOC_ERR_EXISTS: return 5;
+  case OOC_ERR_NOMEM:
+  case OOC_ERR_BUDGET:
+  case OOC_ERR_NOSPACE: return 6;
+  case OOC_ERR_DEVICE:
+  case OOC_ERR_NODEVICE: return 7;
+  case OOC_ERR_INTERRUPTED: return 130;
+  default: return 70;
+  }
+}
+
+int64_t ooc_parse_size(const char *s) {
+  if (!s || !*s) return -1;
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || v < 0) return -1;
+  double mul = 1;
+  switch (*end) {
+  case 'k': case 'K': mul = 1024.0; end++; break;
+  case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+  case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+  case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+  default: break;
+  }
+  if (mul > 1 && (*end == 'i' || *end == 'I')) end++;
+  if (*end == 'b' || *end == 'B') end++;
+  if (*end) return -1;
+  double bytes = v * mul;
+  if (bytes > 9.0e18) return -1;
+  return (int64_t)bytes;
+}
+
+/* ---- XXH64 (the public algorithm, written from its specification) ------------------------- */
+#define P1 11400714785074694791ULL
+#define P2 14029467366897019727ULL
+#define P3 1609587929392839161ULL
+#define P4 9650029242287828579ULL
+#define P5 2870177450012600261ULL
+
+static uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static uint64_t rd64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+static uint32_t rd32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static uint64_t round1(uint64_t acc, uint64_t in) {
+  acc += in * P2;
+  acc = rotl(acc, 31);
+  return acc * P1;
+}
+static uint64_t merge(uint64_t acc, uint64_t v) {
+  acc ^= round1(0, v);
+  return acc * P1 + P4;
+}
+
+uint64_t ooc_xxh64(const void *data, size_t len, uint64_t seed) {
+  const unsigned char *p = data, *end = p + len;
+  uint64_t h;
+  if (len >= 32) {
+    uint64_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
+    const unsigned char *limit = end - 32;
+    do {
+      v1 = round1(v1, rd64(p));
+      v2 = round1(v2, rd64(p + 8));
+      v3 = round1(v3, rd64(p + 16));
+      v4 = round1(v4, rd64(p + 24));
+      p += 32;
+    } while (p <= limit);
+    h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18);
+    h = merge(h, v1);
+    h = merge(h, v2);
+    h = merge(h, v3);
+    h = merge(h, v4);
+  } else {
+    h = seed + P5;
+  }
+  h += (uint64_t)len;
+  while (p + 8 <= end) {
+    h ^= round1(0, rd64(p));
+    h = rotl(h, 27) * P1 + P4;
+    p += 8;
+  }
+  if (p + 4 <= end) {
+    h ^= (uint64_t)rd32(p) * P1;
+    h = rotl(h, 23) * P2 + P3;
+    p += 4;
+  }
+  while (p < end) {
+    h ^= (*p) * P5;
+    h = rotl(h, 11) * P1;
+    p++;
+  }
+  h ^= h >> 33;
+  h *= P2;
+  h ^= h >> 29;
+  h *= P3;
+  h ^= h >> 32;
+  return h;
+}

@@ -1,0 +1,1171 @@
+/*
+ * h5mat.c: see h5mat.h. The only file that calls HDF5 for matrix data.
+ *
+ * Every public entry point silences HDF5's automatic error printing for its duration and restores
+ * the caller's handler afterwards, so an application that uses HDF5 itself keeps its own settings.
+ * HDF5 failures are turned into messages by walking the error stack right after the failing call.
+ *
+ * Rectangles travel through a row-major staging buffer because HDF5 maps file and memory
+ * selections element by element in row-major order: no choice of dataspaces can transpose. The
+ * staging buffer is filled in blocks of whole chunks, so a compressed chunk is decoded (or
+ * encoded) once per call however it straddles the rectangle, while the block itself stays small.
+ * A square tile landing contiguously in memory skips staging: it is read row-major into the
+ * destination and transposed in place.
+ */
+#include "io/h5mat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* Target size of a staging block; a block still holds at least one whole chunk. */
+#define STAGE_TARGET_BYTES ((int64_t)8 << 20)
+/* The chunk cache is sized for a row of chunks as wide as a default tile, within this cap. */
+#define CACHE_CAP_BYTES ((size_t)64 << 20)
+#define CACHE_TILE_COLS 4096
+/* HDF5 refuses chunks of 4 GiB or more. */
+#define CHUNK_MAX_BYTES ((int64_t)1 << 31)
+#define DEFAULT_CHUNK 1024
+/* Reserved in a new output before HDF5 writes to it (see create_impl). */
+#define CREATE_RESERVE_BYTES ((off_t)64 << 10)
+#define NAME_CAP 1024 /* dataset paths */
+#define PATH_CAP 4096 /* file paths (Linux PATH_MAX) */
+#define LABEL_CAP (PATH_CAP + NAME_CAP + 8)
+
+struct h5mat {
+  ooc_ctx_t *ctx;
+  hid_t file, dset, fspace;
+  hid_t memtype;   /* staging element type: native float for f32 files, native double otherwise */
+  size_t stage_es; /* bytes per staging element */
+  size_t file_es;  /* bytes per file element (for h5m_bytes) */
+  int64_t rows, cols;
+  int64_t chunk_r, chunk_c; /* 0 when the dataset is not chunked */
+  h5m_type_t type;
+  int writable, committed, force;
+  ooc_status_t failed; /* output only: a write failed, so the file must never be committed */
+  int64_t bytes;
+  char *path; /* the file the caller named (for an output: where it lands on commit) */
+  char *tmp;  /* output only: the temporary file being written; NULL once gone */
+  char *name; /* "file:/dset" */
+  char notice[160];
+};
+
+/* ---- HDF5 error handling -------------------------------------------------------------------- */
+
+typedef struct {
+  H5E_auto2_t fn;
+  void *data;
+} quiet_t;
+
+static quiet_t quiet_begin(void) {
+  quiet_t q = {NULL, NULL};
+  H5Eget_auto2(H5E_DEFAULT, &q.fn, &q.data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  return q;
+}
+
+static void quiet_end(quiet_t q) { H5Eset_auto2(H5E_DEFAULT, q.fn, q.data); }
+
+typedef struct {
+  int pipeline;  /* a filter failed (corrupt or undecodable chunk) */
+  int sys_errno; /* errno reported by the file driver, 0 if none */
+  int truncated; /* the file is shorter than its superblock says */
+  int eof_range; /* an address beyond the end of the file was read */
+  int lock;      /* file locking failed */
+  unsigned long long eof, stored_eof;
+  char inner[400]; /* the most specific message */
+} h5err_t;
+
+static herr_t err_walk(unsigned n, const H5E_error2_t *e, void *p) {
+  h5err_t *x = p;
+  if (e->maj_num == H5E_PLINE) x->pipeline = 1;
+  if (!e->desc) return 0;
+  if (n == 0) snprintf(x->inner, sizeof x->inner, "%s", e->desc);
+  const char *s = strstr(e->desc, "errno = ");
+  if (s && !x->sys_errno) x->sys_errno = atoi(s + 8);
+  if ((s = strstr(e->desc, "truncated file"))) {
+    x->truncated = 1;
+    const char *a = strstr(s, "eof = "), *b = strstr(s, "stored_eof = ");
+    if (a) x->eof = strtoull(a + 6, NULL, 10);
+    if (b) x->stored_eof = strtoull(b + 13, NULL, 10);
+  }
+  if (strstr(e->desc, "addr overflow") || strstr(e->desc, "address overflow")) x->eof_range = 1;
+  if (strstr(e->desc, "lock the file") || strstr(e->desc, "lock file")) x->lock = 1;
+  return 0;
+}
+
+/* Call right after the failing HDF5 call: the next API call clears the stack. */
+static h5err_t h5_last_error(void) {
+  h5err_t x;
+  memset(&x, 0, sizeof x);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, err_walk, &x);
+  if (!x.inner[0]) snprintf(x.inner, sizeof x.inner, "unknown HDF5 error");
+  return x;
+}
+
+static ooc_status_t errno_status(int e) {
+  return (e == ENOSPC || e == EDQUOT) ? OOC_ERR_NOSPACE : OOC_ERR_IO;
+}
+
+/* ---- small helpers -------------------------------------------------------------------------- */
+
+static void make_label(char *out, size_t cap, const char *file, const char *dname) {
+  if (dname && *dname)
+    snprintf(out, cap, "%s:%s", file, dname);
+  else
+    snprintf(out, cap, "%s", file);
+}
+
+/* "x" and "/x" name the same dataset; messages and h5m_name use the absolute form. */
+static int normalize_dset(const char *in, char *out, size_t cap) {
+  if (!in || !*in) {
+    out[0] = 0;
+    return 0;
+  }
+  int n = snprintf(out, cap, "%s%s", in[0] == '/' ? "" : "/", in);
+  return (n < 0 || (size_t)n >= cap) ? -1 : 0;
+}
+
+static void dir_of(const char *path, char *out, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(out, cap, ".");
+  else if (slash == path)
+    snprintf(out, cap, "/");
+  else
+    snprintf(out, cap, "%.*s", (int)(slash - path), path);
+}
+
+static int64_t next_prime(int64_t n) {
+  if (n < 3) return 3;
+  for (n |= 1;; n += 2) {
+    int prime = 1;
+    for (int64_t d = 3; d * d <= n; d += 2)
+      if (n % d == 0) {
+        prime = 0;
+        break;
+      }
+    if (prime) return n;
+  }
+}
+
+/* For reading: a chunk cache holding a tile-wide row of chunks (within the cap), so chunks
+ * straddling a tile edge are decoded once for both neighbouring tiles. */
+static hid_t make_dapl(int64_t chunk_r, int64_t chunk_c, int64_t cols, size_t es) {
+  hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+  if (dapl < 0 || chunk_r <= 0) return dapl;
+  size_t chunk_bytes = (size_t)chunk_r * (size_t)chunk_c * es;
+  int64_t across = ooc_cdiv64(ooc_min64(cols, CACHE_TILE_COLS), chunk_c) + 1;
+  size_t want = chunk_bytes * (size_t)across;
+  size_t nbytes = want < CACHE_CAP_BYTES ? want : CACHE_CAP_BYTES;
+  if (nbytes < ((size_t)1 << 20)) nbytes = (size_t)1 << 20;
+  int64_t fit = (int64_t)(nbytes / (chunk_bytes ? chunk_bytes : 1));
+  int64_t slots = next_prime(ooc_min64(100 * ooc_max64(fit, 1), 1 << 20));
+  /* w0 = 1: chunks read completely are evicted first; those straddling a tile edge stay */
+  H5Pset_chunk_cache(dapl, (size_t)slots, nbytes, 1.0);
+  return dapl;
+}
+
+static hid_t make_fapl(void) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+#if H5_VERSION_GE(1, 10, 7)
+  /* keep locking, but do not fail on file systems that lack it (NFS, some Lustre mounts) */
+  if (fapl >= 0) H5Pset_file_locking(fapl, 1, 1);
+#endif
+  return fapl;
+}
+
+/* ---- spec and compression parsing ---------------------------------------------------------- */
+
+static int has_h5_extension(const char *s, size_t len) {
+  static const char *ext[] = {".h5", ".hdf5", ".hdf", ".he5", ".nc", ".nc4", ".cdf", NULL};
+  for (int k = 0; ext[k]; k++) {
+    size_t e = strlen(ext[k]);
+    if (len > e && !strncasecmp(s + len - e, ext[k], e)) return 1;
+  }
+  return 0;
+}
+
+ooc_status_t h5m_split_spec(ooc_ctx_t *ctx, const char *spec, char *file, size_t file_cap,
+                            char *dset, size_t dset_cap) {
+  if (!spec || !*spec)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "empty matrix spec (expected file.h5 or file.h5:/dataset)");
+  if (!file || !dset || file_cap == 0 || dset_cap == 0)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: no room for the parsed spec", spec);
+  /* The last ":/" splits, so directories with ':' in their names still work. */
+  const char *sep = NULL;
+  for (const char *p = strstr(spec, ":/"); p; p = strstr(p + 1, ":/")) sep = p;
+  size_t flen = strlen(spec);
+  const char *ds = "";
+  int add_slash = 0;
+  if (sep) {
+    flen = (size_t)(sep - spec);
+    ds = sep + 1;
+  } else {
+    const char *colon = strrchr(spec, ':');
+    if (colon && colon[1] == 0) {
+      flen = (size_t)(colon - spec); /* "file.h5:" means auto-detect */
+    } else if (colon && !strchr(colon, '/') && has_h5_extension(spec, (size_t)(colon - spec))) {
+      flen = (size_t)(colon - spec); /* "cov.h5:cov" is read as "cov.h5:/cov" */
+      ds = colon + 1;
+      add_slash = 1;
+    }
+  }
+  if (flen == 0) return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: no file name before the dataset", spec);
+  if (flen >= file_cap || strlen(ds) + (size_t)add_slash >= dset_cap)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: file or dataset name too long", spec);
+  memcpy(file, spec, flen);
+  file[flen] = 0;
+  snprintf(dset, dset_cap, "%s%s", add_slash ? "/" : "", ds);
+  return OOC_OK;
+}
+
+ooc_status_t h5m_parse_compress(ooc_ctx_t *ctx, const char *spec, int *kind, int *level) {
+  *kind = 0;
+  *level = 0;
+  if (!spec || !*spec || !strcasecmp(spec, "none")) return OOC_OK;
+  const char *colon = strchr(spec, ':');
+  size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
+  int lo, hi, def;
+  if (nlen == 4 && !strncasecmp(spec, "zstd", 4)) {
+    *kind = 1;
+    lo = 1; /* zstd's negative "fast" levels are left out: they barely compress floats */
+    hi = ZSTD_maxCLevel();
+    def = 3;
+  } else if ((nlen == 7 && !strncasecmp(spec, "deflate", 7)) ||
+             (nlen == 4 && !strncasecmp(spec, "gzip", 4))) {
+    *kind = 2;
+    lo = 1;
+    hi = 9;
+    def = 6;
+  } else {
+    return OOC_FAIL(ctx, OOC_ERR_ARG,
+                    "unknown compression '%s' (expected none, zstd[:level] or deflate[:level])",
+                    spec);
+  }
+  *level = def;
+  if (colon) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || errno || v < lo || v > hi) {
+      *kind = 0;
+      *level = 0;
+      return OOC_FAIL(ctx, OOC_ERR_ARG, "compression '%s': level must be an integer in %d..%d",
+                      spec, lo, hi);
+    }
+    *level = (int)v;
+  }
+  return OOC_OK;
+}
+
+/* ---- accessors ------------------------------------------------------------------------------ */
+
+int64_t h5m_rows(const h5mat_t *m) { return m ? m->rows : 0; }
+int64_t h5m_cols(const h5mat_t *m) { return m ? m->cols : 0; }
+h5m_type_t h5m_type(const h5mat_t *m) { return m ? m->type : H5M_F64; }
+const char *h5m_name(const h5mat_t *m) { return m && m->name ? m->name : ""; }
+const char *h5m_notice(const h5mat_t *m) { return m ? m->notice : ""; }
+int64_t h5m_bytes(const h5mat_t *m) { return m ? m->bytes : 0; }
+
+/* ---- opening -------------------------------------------------------------------------------- */
+
+static h5mat_t *new_handle(ooc_ctx_t *ctx) {
+  h5mat_t *m = ooc_calloc(ctx, 1, sizeof *m);
+  if (!m) return NULL;
+  m->ctx = ctx;
+  m->file = m->dset = m->fspace = -1;
+  return m;
+}
+
+typedef struct {
+  char list[600];
+  int count;
+  int only_2d;
+  char first[NAME_CAP];
+} dlist_t;
+
+static int is_2d_numeric(hid_t d) {
+  int ok = 0;
+  hid_t sp = H5Dget_space(d), t = H5Dget_type(d);
+  if (sp >= 0 && t >= 0 && H5Sget_simple_extent_ndims(sp) == 2) {
+    H5T_class_t c = H5Tget_class(t);
+    ok = c == H5T_FLOAT || c == H5T_INTEGER;
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  return ok;
+}
+
+static herr_t dlist_cb(hid_t g, const char *name, const H5L_info_t *info, void *p) {
+  dlist_t *l = p;
+  if (info->type != H5L_TYPE_HARD) return 0; /* soft links would list objects twice */
+  hid_t o = H5Oopen(g, name, H5P_DEFAULT);
+  if (o < 0) return 0;
+  if (H5Iget_type(o) == H5I_DATASET && (!l->only_2d || is_2d_numeric(o))) {
+    if (l->count == 0) snprintf(l->first, sizeof l->first, "/%s", name);
+    size_t len = strlen(l->list);
+    if (l->count < 8 && len + strlen(name) + 8 < sizeof l->list)
+      snprintf(l->list + len, sizeof l->list - len, "%s/%s", l->count ? ", " : "", name);
+    else if (!strstr(l->list, ", ..."))
+      snprintf(l->list + len, sizeof l->list - len, ", ...");
+    l->count++;
+  }
+  H5Oclose(o);
+  return 0;
+}
+
+static void list_datasets(hid_t f, int only_2d, dlist_t *l) {
+  memset(l, 0, sizeof *l);
+  l->only_2d = only_2d;
+  hid_t root = H5Gopen2(f, "/", H5P_DEFAULT);
+  if (root < 0) return;
+  H5Lvisit(root, H5_INDEX_NAME, H5_ITER_INC, dlist_cb, l);
+  H5Gclose(root);
+}
+
+static const char *class_words(H5T_class_t c) {
+  switch (c) {
+  case H5T_STRING: return "a string";
+  case H5T_COMPOUND: return "compound (a record of named fields)";
+  case H5T_ENUM: return "an enum";
+  case H5T_BITFIELD: return "a bitfield";
+  case H5T_OPAQUE: return "opaque";
+  case H5T_REFERENCE: return "a reference";
+  case H5T_VLEN: return "variable-length (vlen)";
+  case H5T_ARRAY: return "an array type";
+  case H5T_TIME: return "a time type";
+  default: return "not numeric";
+  }
+}
+
+/* Checks shape and type of the opened dataset m->dset and fills the handle's fields. */
+static ooc_status_t inspect_dataset(h5mat_t *m, const char *label) {
+  ooc_ctx_t *ctx = m->ctx;
+  m->fspace = H5Dget_space(m->dset);
+  if (m->fspace < 0) return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot read the dataspace (%s)",
+                                     label, h5_last_error().inner);
+  H5S_class_t sc = H5Sget_simple_extent_type(m->fspace);
+  if (sc == H5S_SCALAR)
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset is a scalar; a matrix must be 2-D", label);
+  if (sc == H5S_NULL)
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset has a null dataspace (no elements); a "
+                    "matrix must be 2-D", label);
+  hsize_t dims[H5S_MAX_RANK];
+  int nd = H5Sget_simple_extent_dims(m->fspace, dims, NULL);
+  if (nd < 0) return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot read the dataspace (%s)", label,
+                              h5_last_error().inner);
+  if (nd != 2) {
+    char shape[256] = "";
+    for (int k = 0; k < nd; k++) {
+      size_t len = strlen(shape);
+      snprintf(shape + len, sizeof shape - len, "%s%llu", k ? " x " : "",
+               (unsigned long long)dims[k]);
+    }
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset is %d-D (shape %s); a matrix must be 2-D",
+                    label, nd, shape);
+  }
+  if (dims[0] == 0 || dims[1] == 0)
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset has shape %llu x %llu; a matrix needs at "
+                    "least one row and one column", label, (unsigned long long)dims[0],
+                    (unsigned long long)dims[1]);
+  if (dims[0] > (hsize_t)INT64_MAX / 16 || dims[1] > (hsize_t)INT64_MAX / 16)
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset shape %llu x %llu is too large", label,
+                    (unsigned long long)dims[0], (unsigned long long)dims[1]);
+  m->rows = (int64_t)dims[0];
+  m->cols = (int64_t)dims[1];
+
+  hid_t ft = H5Dget_type(m->dset);
+  if (ft < 0) return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot read the datatype (%s)", label,
+                              h5_last_error().inner);
+  H5T_class_t tc = H5Tget_class(ft);
+  size_t sz = H5Tget_size(ft);
+  H5T_sign_t sign = tc == H5T_INTEGER ? H5Tget_sign(ft) : H5T_SGN_NONE;
+  H5Tclose(ft);
+  m->file_es = sz;
+  if (tc == H5T_FLOAT) {
+    if (sz == 4) {
+      m->type = H5M_F32;
+      m->memtype = H5T_NATIVE_FLOAT;
+      m->stage_es = sizeof(float);
+    } else {
+      /* half and extended precisions: HDF5 converts them; computing happens in float64 anyway */
+      m->type = sz < 4 ? H5M_F32 : H5M_F64;
+      m->memtype = H5T_NATIVE_DOUBLE;
+      m->stage_es = sizeof(double);
+      if (sz != 8)
+        snprintf(m->notice, sizeof m->notice, "%zu-bit float dataset read as float64", sz * 8);
+    }
+  } else if (tc == H5T_INTEGER) {
+    m->type = H5M_INT;
+    m->memtype = H5T_NATIVE_DOUBLE;
+    m->stage_es = sizeof(double);
+    snprintf(m->notice, sizeof m->notice, "integer dataset (%sint%zu) read as float64",
+             sign == H5T_SGN_NONE ? "u" : "", sz * 8);
+  } else {
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: type is %s; a matrix must be float or integer",
+                    label, class_words(tc));
+  }
+
+  hid_t dcpl = H5Dget_create_plist(m->dset);
+  if (dcpl < 0) return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot read the storage layout (%s)",
+                                label, h5_last_error().inner);
+  if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
+    hsize_t cd[2] = {0, 0};
+    if (H5Pget_chunk(dcpl, 2, cd) == 2) {
+      m->chunk_r = (int64_t)cd[0];
+      m->chunk_c = (int64_t)cd[1];
+    }
+  }
+  /* A missing decoder is found here rather than as a confusing failure in the middle of a run. */
+  int nf = H5Pget_nfilters(dcpl);
+  ooc_status_t st = OOC_OK;
+  for (int k = 0; k < nf && st == OOC_OK; k++) {
+    unsigned flags = 0, cd[8];
+    size_t ncd = 8;
+    char fname[80] = "";
+    H5Z_filter_t id =
+        H5Pget_filter2(dcpl, (unsigned)k, &flags, &ncd, cd, sizeof fname, fname, NULL);
+    /* an optional filter may have been skipped when the chunks were written */
+    if (id >= 0 && !(flags & H5Z_FLAG_OPTIONAL) && H5Zfilter_avail(id) <= 0)
+      st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: compressed with HDF5 filter %d ('%s'), which is not "
+                    "available here; install hdf5plugin and set HDF5_PLUGIN_PATH", label, (int)id,
+                    fname);
+  }
+  H5Pclose(dcpl);
+  return st;
+}
+
+static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset, h5mat_t **out) {
+  char dname[NAME_CAP], label[LABEL_CAP];
+  if (normalize_dset(dset, dname, sizeof dname) < 0)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s:%s: dataset name too long", file, dset);
+  make_label(label, sizeof label, file, dname);
+
+  struct stat sb;
+  if (stat(file, &sb) != 0) {
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) {
+      const char *hint = strchr(file, ':') ? " (name a dataset as file.h5:/dataset)" : "";
+      return OOC_FAIL(ctx, OOC_ERR_IO, "%s: no such file%s", label, hint);
+    }
+    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot access the file: %s", label, strerror(e));
+  }
+  if (S_ISDIR(sb.st_mode))
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: is a directory, not an HDF5 file", label);
+  unsigned char head[8] = {0};
+  int fd = open(file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot open the file: %s", label,
+                              strerror(errno));
+  ssize_t got = pread(fd, head, sizeof head, 0);
+  close(fd);
+  if (H5Fis_hdf5(file) <= 0) {
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    if (got == 8 && !memcmp(head, sig, 8))
+      return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: truncated or damaged HDF5 file (signature "
+                      "present, superblock unreadable)", label);
+    if (sb.st_size == 0)
+      return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: not an HDF5 file (the file is empty)", label);
+    if (got >= 4 && !memcmp(head, "CDF", 3) && (head[3] == 1 || head[3] == 2 || head[3] == 5))
+      return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: not an HDF5 file (it is netCDF-3 classic; "
+                      "convert it with nccopy -k nc4)", label);
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: not an HDF5 file", label);
+  }
+
+  hid_t fapl = make_fapl();
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, fapl);
+  h5err_t fe = h5_last_error();
+  H5Pclose(fapl);
+  if (f < 0) {
+    if (fe.truncated && fe.stored_eof)
+      return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: truncated HDF5 file (%llu of %llu bytes present)",
+                      label, fe.eof, fe.stored_eof);
+    if (fe.truncated)
+      return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: truncated HDF5 file (%s)", label, fe.inner);
+    if (fe.lock)
+      return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot lock the file (%s); where the file system has "
+                      "no locking, set HDF5_USE_FILE_LOCKING=FALSE", label, fe.inner);
+    if (fe.sys_errno)
+      return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot open the file: %s", label,
+                      strerror(fe.sys_errno));
+    return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: truncated or damaged HDF5 file, cannot open it (%s)",
+                    label, fe.inner);
+  }
+
+  ooc_status_t st = OOC_OK;
+  h5mat_t *m = new_handle(ctx);
+  if (!m) {
+    H5Fclose(f);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
+  }
+  m->file = f;
+
+  if (!dname[0]) {
+    dlist_t l;
+    list_datasets(f, 1, &l);
+    if (l.count == 0) {
+      dlist_t all;
+      list_datasets(f, 0, &all);
+      st = all.count ? OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (datasets here: "
+                                "%s)", label, all.list)
+                     : OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (the file has "
+                                "no datasets)", label);
+      goto done;
+    }
+    if (l.count > 1) {
+      st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: several 2-D datasets (%s): name one as %s:/dset",
+                    label, l.list, file);
+      goto done;
+    }
+    snprintf(dname, sizeof dname, "%s", l.first);
+    make_label(label, sizeof label, file, dname);
+  }
+
+  hid_t obj = H5Oopen(f, dname, H5P_DEFAULT);
+  if (obj < 0) {
+    dlist_t all;
+    list_datasets(f, 0, &all);
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no dataset '%s' (datasets here: %s)", label, dname,
+                  all.count ? all.list : "none");
+    goto done;
+  }
+  H5I_type_t ot = H5Iget_type(obj);
+  H5Oclose(obj);
+  if (ot != H5I_DATASET) {
+    dlist_t all;
+    list_datasets(f, 0, &all);
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: '%s' is %s, not a dataset (datasets here: %s)", label,
+                  dname, ot == H5I_GROUP ? "a group" : "a named datatype",
+                  all.count ? all.list : "none");
+    goto done;
+  }
+  m->dset = H5Dopen2(f, dname, H5P_DEFAULT);
+  if (m->dset < 0) {
+    st = OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot open the dataset (%s)", label,
+                  h5_last_error().inner);
+    goto done;
+  }
+  OOC_CHECK(st = inspect_dataset(m, label));
+  if (m->chunk_r > 0) {
+    /* reopen with a chunk cache sized from the chunk shape, known only now */
+    hid_t dapl = make_dapl(m->chunk_r, m->chunk_c, m->cols, m->file_es);
+    H5Dclose(m->dset);
+    m->dset = H5Dopen2(f, dname, dapl);
+    H5Pclose(dapl);
+    if (m->dset < 0) {
+      st = OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot open the dataset (%s)", label,
+                    h5_last_error().inner);
+      goto done;
+    }
+  }
+  m->path = ooc_strdup(ctx, file);
+  m->name = ooc_strdup(ctx, label);
+  if (!m->path || !m->name) st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
+
+done:
+  if (st != OOC_OK) {
+    h5m_close(m);
+    return st;
+  }
+  *out = m;
+  return OOC_OK;
+}
+
+ooc_status_t h5m_open(ooc_ctx_t *ctx, const char *file, const char *dset, h5mat_t **out) {
+  if (!ctx || !out) return OOC_ERR_ARG;
+  *out = NULL;
+  if (!file || !*file) return OOC_FAIL(ctx, OOC_ERR_ARG, "no input file named");
+  if (strlen(file) >= PATH_CAP) return OOC_FAIL(ctx, OOC_ERR_ARG, "%.80s...: path too long", file);
+  h5m_register_zstd();
+  quiet_t q = quiet_begin();
+  ooc_status_t st = open_impl(ctx, file, dset ? dset : "", out);
+  quiet_end(q);
+  return st;
+}
+
+/* ---- transposition between row-major staging and column-major matrices ---------------------- */
+
+#define TB 32
+
+static void rm_to_cm_d(const double *s, int64_t h, int64_t w, double *d, int64_t ld) {
+  for (int64_t ib = 0; ib < h; ib += TB)
+    for (int64_t jb = 0; jb < w; jb += TB) {
+      int64_t ie = ooc_min64(ib + TB, h), je = ooc_min64(jb + TB, w);
+      for (int64_t j = jb; j < je; j++)
+        for (int64_t i = ib; i < ie; i++) d[i + j * ld] = s[i * w + j];
+    }
+}
+
+static void rm_to_cm_f(const float *s, int64_t h, int64_t w, double *d, int64_t ld) {
+  for (int64_t ib = 0; ib < h; ib += TB)
+    for (int64_t jb = 0; jb < w; jb += TB) {
+      int64_t ie = ooc_min64(ib + TB, h), je = ooc_min64(jb + TB, w);
+      for (int64_t j = jb; j < je; j++)
+        for (int64_t i = ib; i < ie; i++) d[i + j * ld] = (double)s[i * w + j];
+    }
+}
+
+static void cm_to_rm_d(const double *s, int64_t ld, int64_t h, int64_t w, double *d) {
+  for (int64_t ib = 0; ib < h; ib += TB)
+    for (int64_t jb = 0; jb < w; jb += TB) {
+      int64_t ie = ooc_min64(ib + TB, h), je = ooc_min64(jb + TB, w);
+      for (int64_t i = ib; i < ie; i++)
+        for (int64_t j = jb; j < je; j++) d[i * w + j] = s[i + j * ld];
+    }
+}
+
+static void cm_to_rm_f(const double *s, int64_t ld, int64_t h, int64_t w, float *d) {
+  for (int64_t ib = 0; ib < h; ib += TB)
+    for (int64_t jb = 0; jb < w; jb += TB) {
+      int64_t ie = ooc_min64(ib + TB, h), je = ooc_min64(jb + TB, w);
+      for (int64_t i = ib; i < ie; i++)
+        for (int64_t j = jb; j < je; j++) d[i * w + j] = (float)s[i + j * ld];
+    }
+}
+
+static void transpose_square(double *a, int64_t n) {
+  for (int64_t ib = 0; ib < n; ib += TB)
+    for (int64_t jb = ib; jb < n; jb += TB) {
+      int64_t ie = ooc_min64(ib + TB, n), je = ooc_min64(jb + TB, n);
+      for (int64_t i = ib; i < ie; i++)
+        for (int64_t j = (ib == jb ? i + 1 : jb); j < je; j++) {
+          double t = a[i * n + j];
+          a[i * n + j] = a[j * n + i];
+          a[j * n + i] = t;
+        }
+    }
+}
+
+/* ---- reading and writing rectangles --------------------------------------------------------- */
+
+static ooc_status_t check_rect(h5mat_t *m, const char *what, int64_t r0, int64_t c0, int64_t nr,
+                               int64_t nc, const void *buf, int64_t ld) {
+  if (r0 < 0 || c0 < 0 || nr < 0 || nc < 0 || r0 > m->rows - nr || c0 > m->cols - nc)
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: %s of rows %lld..%lld, columns %lld..%lld is outside "
+                    "the %lld x %lld matrix", m->name, what, (long long)r0,
+                    (long long)(r0 + nr - 1), (long long)c0, (long long)(c0 + nc - 1),
+                    (long long)m->rows, (long long)m->cols);
+  if (nr > 0 && nc > 0 && (!buf || ld < nr))
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: %s with %s (ld %lld, %lld rows)", m->name, what,
+                    buf ? "a leading dimension smaller than the row count" : "no buffer",
+                    (long long)ld, (long long)nr);
+  return OOC_OK;
+}
+
+/* Staging blocks: about STAGE_TARGET_BYTES, made of whole chunks when chunked so that each
+ * chunk falls in exactly one block (one decode or encode per call), and never less than one
+ * chunk. Wide rectangles are cut into column blocks, tall ones into row bands. */
+typedef struct {
+  int64_t ar, ac; /* alignment: chunk shape, or 1 x 1 */
+  int64_t bh, bw; /* block extent, multiples of the alignment */
+} blocks_t;
+
+static blocks_t plan_blocks(const h5mat_t *m, int64_t nc) {
+  blocks_t b;
+  int64_t es = (int64_t)m->stage_es;
+  b.ar = m->chunk_r > 0 ? m->chunk_r : 1;
+  b.ac = m->chunk_c > 0 ? m->chunk_c : 1;
+  int64_t width = ooc_cdiv64(nc, b.ac) * b.ac + b.ac; /* covers nc from any alignment */
+  if (b.ar * width * es <= STAGE_TARGET_BYTES) {
+    b.bw = width;
+    b.bh = ooc_max64(1, STAGE_TARGET_BYTES / (width * es * b.ar)) * b.ar;
+  } else {
+    b.bh = b.ar;
+    b.bw = ooc_max64(1, STAGE_TARGET_BYTES / (b.ar * es * b.ac)) * b.ac;
+  }
+  return b;
+}
+
+/* End of the block that starts at x: the next multiple of the alignment after x + extent - align,
+ * clipped to stop. */
+static int64_t block_end(int64_t x, int64_t align, int64_t extent, int64_t stop) {
+  return ooc_min64((x / align) * align + extent, stop);
+}
+
+static ooc_status_t io_rect(h5mat_t *m, int write, int64_t r, int64_t c, int64_t h, int64_t w,
+                            void *buf, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
+  hsize_t start[2] = {(hsize_t)r, (hsize_t)c}, count[2] = {(hsize_t)h, (hsize_t)w};
+  herr_t rc = -1;
+  hid_t ms = H5Screate_simple(2, count, NULL);
+  if (ms >= 0 && H5Sselect_hyperslab(m->fspace, H5S_SELECT_SET, start, NULL, count, NULL) >= 0)
+    rc = write ? H5Dwrite(m->dset, m->memtype, ms, m->fspace, H5P_DEFAULT, buf)
+               : H5Dread(m->dset, m->memtype, ms, m->fspace, H5P_DEFAULT, buf);
+  if (rc >= 0) {
+    H5Sclose(ms);
+    m->bytes += h * w * (int64_t)m->file_es;
+    return OOC_OK;
+  }
+  h5err_t e = h5_last_error(); /* before H5Sclose, which clears the error stack */
+  if (ms >= 0) H5Sclose(ms);
+  long long a = r0, b = r0 + nr - 1, x = c0, y = c0 + nc - 1;
+  if (write) {
+    if (e.sys_errno)
+      return OOC_FAIL(m->ctx, errno_status(e.sys_errno), "%s: cannot write rows %lld..%lld, "
+                      "columns %lld..%lld: %s", m->name, a, b, x, y, strerror(e.sys_errno));
+    return OOC_FAIL(m->ctx, OOC_ERR_IO, "%s: cannot write rows %lld..%lld, columns %lld..%lld (%s)",
+                    m->name, a, b, x, y, e.inner);
+  }
+  if (e.pipeline)
+    return OOC_FAIL(m->ctx, OOC_ERR_CORRUPT, "%s: rows %lld..%lld, columns %lld..%lld: a chunk "
+                    "failed to decode (corrupt or truncated data: %s)", m->name, a, b, x, y,
+                    e.inner);
+  if (e.sys_errno && !e.eof_range)
+    return OOC_FAIL(m->ctx, OOC_ERR_IO, "%s: cannot read rows %lld..%lld, columns %lld..%lld: %s",
+                    m->name, a, b, x, y, strerror(e.sys_errno));
+  return OOC_FAIL(m->ctx, OOC_ERR_CORRUPT, "%s: rows %lld..%lld, columns %lld..%lld cannot be read "
+                  "(corrupt or truncated file: %s)", m->name, a, b, x, y, e.inner);
+}
+
+static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                              double *dst, int64_t ld) {
+  /* A square tile stored contiguously needs no staging: read row-major into dst, then transpose
+   * in place. This is the common case (b x b tiles) and saves a tile-sized buffer. */
+  if (m->memtype == H5T_NATIVE_DOUBLE && nr == nc && ld == nr) {
+    OOC_TRY(io_rect(m, 0, r0, c0, nr, nc, dst, r0, c0, nr, nc));
+    transpose_square(dst, nr);
+    return OOC_OK;
+  }
+  blocks_t b = plan_blocks(m, nc);
+  int64_t cap = ooc_min64(b.bh, nr) * ooc_min64(b.bw, nc) * (int64_t)m->stage_es;
+  void *stage = ooc_malloc(m->ctx, (size_t)cap);
+  if (!stage)
+    return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: cannot allocate a %lld-byte staging buffer",
+                    m->name, (long long)cap);
+  ooc_status_t st = OOC_OK;
+  for (int64_t r = r0, re; r < r0 + nr && st == OOC_OK; r = re) {
+    re = block_end(r, b.ar, b.bh, r0 + nr);
+    for (int64_t c = c0, ce; c < c0 + nc && st == OOC_OK; c = ce) {
+      ce = block_end(c, b.ac, b.bw, c0 + nc);
+      st = io_rect(m, 0, r, c, re - r, ce - c, stage, r0, c0, nr, nc);
+      if (st != OOC_OK) break;
+      double *d = dst + (r - r0) + (c - c0) * ld;
+      if (m->memtype == H5T_NATIVE_FLOAT)
+        rm_to_cm_f(stage, re - r, ce - c, d, ld);
+      else
+        rm_to_cm_d(stage, re - r, ce - c, d, ld);
+    }
+  }
+  ooc_free(m->ctx, stage);
+  return st;
+}
+
+ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
+                      int64_t ld) {
+  if (!m) return OOC_ERR_ARG;
+  if (m->dset < 0)
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: read from a closed or committed handle", m->name);
+  OOC_TRY(check_rect(m, "read", r0, c0, nr, nc, dst, ld));
+  if (nr == 0 || nc == 0) return OOC_OK;
+  quiet_t q = quiet_begin();
+  ooc_status_t st = read_impl(m, r0, c0, nr, nc, dst, ld);
+  quiet_end(q);
+  return st;
+}
+
+static ooc_status_t write_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                               const double *src, int64_t ld) {
+  blocks_t b = plan_blocks(m, nc);
+  int64_t cap = ooc_min64(b.bh, nr) * ooc_min64(b.bw, nc) * (int64_t)m->stage_es;
+  void *stage = ooc_malloc(m->ctx, (size_t)cap);
+  if (!stage)
+    return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: cannot allocate a %lld-byte staging buffer",
+                    m->name, (long long)cap);
+  ooc_status_t st = OOC_OK;
+  for (int64_t r = r0, re; r < r0 + nr && st == OOC_OK; r = re) {
+    re = block_end(r, b.ar, b.bh, r0 + nr);
+    for (int64_t c = c0, ce; c < c0 + nc && st == OOC_OK; c = ce) {
+      ce = block_end(c, b.ac, b.bw, c0 + nc);
+      const double *sp = src + (r - r0) + (c - c0) * ld;
+      if (m->memtype == H5T_NATIVE_FLOAT)
+        cm_to_rm_f(sp, ld, re - r, ce - c, stage);
+      else
+        cm_to_rm_d(sp, ld, re - r, ce - c, stage);
+      st = io_rect(m, 1, r, c, re - r, ce - c, stage, r0, c0, nr, nc);
+    }
+  }
+  ooc_free(m->ctx, stage);
+  /* Metadata too (chunk index, object header) is written now, so the final close has little
+   * left to write: see the chunk cache note in create_impl. */
+  if (st == OOC_OK && H5Dflush(m->dset) < 0) {
+    h5err_t e = h5_last_error();
+    st = e.sys_errno
+             ? OOC_FAIL(m->ctx, errno_status(e.sys_errno), "%s: cannot write rows %lld..%lld, "
+                        "columns %lld..%lld: %s", m->name, (long long)r0, (long long)(r0 + nr - 1),
+                        (long long)c0, (long long)(c0 + nc - 1), strerror(e.sys_errno))
+             : OOC_FAIL(m->ctx, OOC_ERR_IO, "%s: cannot write rows %lld..%lld, columns "
+                        "%lld..%lld (%s)", m->name, (long long)r0, (long long)(r0 + nr - 1),
+                        (long long)c0, (long long)(c0 + nc - 1), e.inner);
+  }
+  return st;
+}
+
+ooc_status_t h5m_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                       const double *src, int64_t ld) {
+  if (!m) return OOC_ERR_ARG;
+  if (!m->writable || m->dset < 0)
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: write to a handle that is not an open output",
+                    m->name);
+  OOC_TRY(check_rect(m, "write", r0, c0, nr, nc, src, ld));
+  if (nr == 0 || nc == 0) return OOC_OK;
+  quiet_t q = quiet_begin();
+  ooc_status_t st = write_impl(m, r0, c0, nr, nc, src, ld);
+  quiet_end(q);
+  if (st != OOC_OK && !m->failed) m->failed = st;
+  return st;
+}
+
+/* ---- creating outputs ----------------------------------------------------------------------- */
+
+static atomic_ulong tmp_counter;
+
+static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname, const char *label,
+                                int64_t chunk, int kind, int level) {
+  ooc_ctx_t *ctx = m->ctx;
+  char dir[PATH_CAP], tmp[PATH_CAP + 64];
+  dir_of(file, dir, sizeof dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%lu", file, (long)getpid(),
+           (unsigned long)atomic_fetch_add(&tmp_counter, 1));
+  /* Creating the file ourselves first gives a plain errno for unwritable or full directories.
+   * The reservation matters on a full disk: an H5Fcreate that cannot write its superblock leaves
+   * HDF5 holding a half-open file until exit; the space reserved here is what H5Fcreate's
+   * truncation hands back to it. */
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  int e = fd < 0 ? errno : posix_fallocate(fd, 0, CREATE_RESERVE_BYTES);
+  if (fd >= 0) close(fd);
+  if (e == ENOSPC || e == EDQUOT) unlink(tmp);
+  if (fd < 0 || e == ENOSPC || e == EDQUOT)
+    return OOC_FAIL(ctx, errno_status(e), "%s: cannot create a file in directory '%s': %s", label,
+                    dir, strerror(e));
+  m->tmp = ooc_strdup(ctx, tmp);
+  if (!m->tmp) {
+    unlink(tmp);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
+  }
+
+  hid_t fapl = make_fapl();
+  m->file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  h5err_t he = h5_last_error();
+  H5Pclose(fapl);
+  if (m->file < 0) {
+    if (he.sys_errno)
+      return OOC_FAIL(ctx, errno_status(he.sys_errno), "%s: cannot create '%s': %s", label, tmp,
+                      strerror(he.sys_errno));
+    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot create '%s' (%s)", label, tmp, he.inner);
+  }
+
+  size_t es = m->type == H5M_F32 ? 4 : 8;
+  if (chunk <= 0 && kind != 0) chunk = DEFAULT_CHUNK; /* filters need chunks */
+  if (chunk > 0) {
+    m->chunk_r = ooc_min64(chunk, m->rows);
+    m->chunk_c = ooc_min64(chunk, m->cols);
+    while (m->chunk_r * m->chunk_c * (int64_t)es > CHUNK_MAX_BYTES) {
+      if (m->chunk_r >= m->chunk_c)
+        m->chunk_r = (m->chunk_r + 1) / 2;
+      else
+        m->chunk_c = (m->chunk_c + 1) / 2;
+    }
+  }
+
+  ooc_status_t st = OOC_OK;
+  hsize_t dims[2] = {(hsize_t)m->rows, (hsize_t)m->cols};
+  hsize_t cdims[2] = {(hsize_t)m->chunk_r, (hsize_t)m->chunk_c};
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  /* No chunk cache for outputs: each chunk is compressed and written by the h5m_write that
+   * completes it (callers write whole chunks: tile = chunk). With a cache, a full disk would
+   * surface only when the cache flushes, and HDF5 1.10 cannot close a file whose dirty chunks
+   * cannot be written (it holds it until exit, or crashes there); written through, a failed chunk
+   * write is reported by h5m_write and leaves nothing dirty behind. */
+  hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+  if (dapl >= 0) H5Pset_chunk_cache(dapl, 0, 0, 1.0);
+  hid_t sp = H5Screate_simple(2, dims, NULL);
+  int ok = lcpl >= 0 && dcpl >= 0 && dapl >= 0 && sp >= 0;
+  ok = ok && H5Pset_create_intermediate_group(lcpl, 1) >= 0;
+  /* Every element is written by the caller; no fill pass. No timestamps: identical runs give
+   * identical files. */
+  ok = ok && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0;
+  ok = ok && H5Pset_obj_track_times(dcpl, 0) >= 0;
+  if (ok && m->chunk_r > 0) ok = H5Pset_chunk(dcpl, 2, cdims) >= 0;
+  if (ok && kind == 1) {
+    unsigned cd = (unsigned)level;
+    ok = H5Pset_filter(dcpl, (H5Z_filter_t)OOC_H5Z_ZSTD, H5Z_FLAG_MANDATORY, 1, &cd) >= 0;
+  } else if (ok && kind == 2) {
+    ok = H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, (unsigned)level) >= 0;
+  }
+  if (!ok) {
+    st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "%s: cannot set up dataset properties (%s)", label,
+                  h5_last_error().inner);
+  } else {
+    hid_t ftype = m->type == H5M_F32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+    m->dset = H5Dcreate2(m->file, dname, ftype, sp, lcpl, dcpl, dapl);
+    if (m->dset < 0) {
+      he = h5_last_error();
+      st = he.sys_errno ? OOC_FAIL(ctx, errno_status(he.sys_errno), "%s: cannot create the "
+                                   "dataset: %s", label, strerror(he.sys_errno))
+                        : OOC_FAIL(ctx, OOC_ERR_ARG, "%s: cannot create the dataset (%s)", label,
+                                   he.inner);
+    } else {
+      m->fspace = H5Dget_space(m->dset);
+      if (m->fspace < 0)
+        st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "%s: cannot get the dataspace", label);
+    }
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (lcpl >= 0) H5Pclose(lcpl);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (dapl >= 0) H5Pclose(dapl);
+  return st;
+}
+
+ooc_status_t h5m_create(ooc_ctx_t *ctx, const char *file, const char *dset, int64_t rows,
+                        int64_t cols, h5m_type_t type, int64_t chunk, const char *compress,
+                        int force, h5mat_t **out) {
+  if (!ctx || !out) return OOC_ERR_ARG;
+  *out = NULL;
+  if (!file || !*file) return OOC_FAIL(ctx, OOC_ERR_ARG, "no output file named");
+  if (strlen(file) >= PATH_CAP) return OOC_FAIL(ctx, OOC_ERR_ARG, "%.80s...: path too long", file);
+  char dname[NAME_CAP], label[LABEL_CAP];
+  if (!dset || !*dset || normalize_dset(dset, dname, sizeof dname) < 0)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: output dataset name missing or too long", file);
+  make_label(label, sizeof label, file, dname);
+  if (rows <= 0 || cols <= 0)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: cannot create a %lld x %lld matrix", label,
+                    (long long)rows, (long long)cols);
+  if (type != H5M_F32 && type != H5M_F64)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: outputs are float32 or float64", label);
+  int kind = 0, level = 0;
+  OOC_TRY(h5m_parse_compress(ctx, compress, &kind, &level));
+
+  struct stat sb;
+  if (stat(file, &sb) == 0) {
+    if (S_ISDIR(sb.st_mode))
+      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: the output path is a directory", label);
+    if (!force)
+      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: output file exists (use force to replace it)",
+                      label);
+  } else if (errno != ENOENT) {
+    int e = errno;
+    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot access the output path: %s", label, strerror(e));
+  }
+
+  h5m_register_zstd();
+  h5mat_t *m = new_handle(ctx);
+  if (!m) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
+  m->writable = 1;
+  m->force = force;
+  m->rows = rows;
+  m->cols = cols;
+  m->type = type;
+  m->memtype = type == H5M_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+  m->stage_es = m->file_es = type == H5M_F32 ? sizeof(float) : sizeof(double);
+  m->path = ooc_strdup(ctx, file);
+  m->name = ooc_strdup(ctx, label);
+  ooc_status_t st;
+  if (!m->path || !m->name) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
+  } else {
+    quiet_t q = quiet_begin();
+    st = create_impl(m, file, dname, label, chunk, kind, level);
+    quiet_end(q);
+  }
+  if (st != OOC_OK) {
+    h5m_close(m);
+    return st;
+  }
+  *out = m;
+  return OOC_OK;
+}
+
+/* ---- attributes ----------------------------------------------------------------------------- */
+
+static ooc_status_t attr_write(h5mat_t *m, const char *name, hid_t ftype, hid_t mtype,
+                               const void *buf) {
+  if (!m) return OOC_ERR_ARG;
+  if (!m->writable || m->dset < 0)
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: attribute '%s' on a handle that is not an open "
+                    "output", m->name, name ? name : "");
+  if (!name || !*name)
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: attribute without a name", m->name);
+  quiet_t q = quiet_begin();
+  ooc_status_t st = OOC_OK;
+  hid_t sp = -1, a = -1;
+  if (H5Aexists(m->dset, name) > 0 && H5Adelete(m->dset, name) < 0) goto fail;
+  if ((sp = H5Screate(H5S_SCALAR)) < 0) goto fail;
+  if ((a = H5Acreate2(m->dset, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto fail;
+  if (H5Awrite(a, mtype, buf) < 0) goto fail;
+  goto out;
+fail:;
+  h5err_t e = h5_last_error();
+  st = e.sys_errno ? OOC_FAIL(m->ctx, errno_status(e.sys_errno), "%s: cannot write attribute '%s': "
+                              "%s", m->name, name, strerror(e.sys_errno))
+                   : OOC_FAIL(m->ctx, OOC_ERR_IO, "%s: cannot write attribute '%s' (%s)", m->name,
+                              name, e.inner);
+out:
+  if (a >= 0) H5Aclose(a);
+  if (sp >= 0) H5Sclose(sp);
+  quiet_end(q);
+  if (st != OOC_OK && !m->failed) m->failed = st;
+  return st;
+}
+
+ooc_status_t h5m_attr_str(h5mat_t *m, const char *name, const char *value) {
+  if (!m) return OOC_ERR_ARG;
+  /* variable-length UTF-8: h5py reads it back as str, not bytes */
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+    if (t >= 0) H5Tclose(t);
+    return OOC_FAIL(m->ctx, OOC_ERR_INTERNAL, "%s: cannot make a string type", m->name);
+  }
+  const char *v = value ? value : "";
+  ooc_status_t st = attr_write(m, name, t, t, &v);
+  H5Tclose(t);
+  return st;
+}
+
+ooc_status_t h5m_attr_f64(h5mat_t *m, const char *name, double value) {
+  return attr_write(m, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
+}
+
+ooc_status_t h5m_attr_i64(h5mat_t *m, const char *name, int64_t value) {
+  return attr_write(m, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value);
+}
+
+/* ---- commit and close ----------------------------------------------------------------------- */
+
+static void empty_tmp(h5mat_t *m) {
+  if (!m->tmp) return;
+  int rc = truncate(m->tmp, 0);
+  (void)rc; /* best effort: the file is unlinked next either way */
+}
+
+/* When the disk is full, a doomed temporary is emptied before HDF5 closes it: that returns the
+ * space the final metadata flush needs, so the close succeeds. Only then: after any other failure
+ * the flush would fail again, and HDF5 1.10 crashes at exit on a file it failed to close after it
+ * was truncated under it. */
+static void empty_tmp_if_full(h5mat_t *m, ooc_status_t why) {
+  if (why == OOC_ERR_NOSPACE) empty_tmp(m);
+}
+
+static void drop_tmp(h5mat_t *m) {
+  if (!m->tmp) return;
+  empty_tmp(m); /* should HDF5 still hold it (a failed close), it holds no disk space */
+  unlink(m->tmp);
+  ooc_free(m->ctx, m->tmp);
+  m->tmp = NULL;
+}
+
+/* Each id is closed once only: HDF5 1.10 crashes on a second H5Fclose of a file whose first
+ * close failed. The flush comes first because a failed flush leaves objects closable, while a
+ * failed close leaves HDF5 holding the file until exit. */
+static void close_ids(h5mat_t *m) {
+  if (m->file >= 0) H5Fflush(m->file, H5F_SCOPE_LOCAL);
+  if (m->fspace >= 0) H5Sclose(m->fspace);
+  if (m->dset >= 0) H5Dclose(m->dset);
+  if (m->file >= 0) H5Fclose(m->file);
+  m->fspace = m->dset = m->file = -1;
+}
+
+static ooc_status_t commit_impl(h5mat_t *m) {
+  ooc_ctx_t *ctx = m->ctx;
+  if (m->failed) {
+    empty_tmp_if_full(m, m->failed);
+    close_ids(m);
+    return OOC_FAIL(ctx, m->failed, "%s: an earlier write failed; the output is not committed",
+                    m->name);
+  }
+  h5err_t e;
+  int bad = 0;
+  memset(&e, 0, sizeof e);
+  /* The flush writes what remains cached (metadata): a full disk shows up here, not in a close. */
+  if (H5Fflush(m->file, H5F_SCOPE_LOCAL) < 0) {
+    bad = 1;
+    e = h5_last_error();
+  }
+  hid_t *ids[3] = {&m->fspace, &m->dset, &m->file};
+  for (int k = 0; k < 3 && !bad; k++) {
+    herr_t rc = k == 0 ? H5Sclose(*ids[k]) : k == 1 ? H5Dclose(*ids[k]) : H5Fclose(*ids[k]);
+    if (rc < 0) {
+      bad = 1;
+      e = h5_last_error();
+    }
+    *ids[k] = -1; /* never closed twice, even after a failure */
+  }
+  if (bad) {
+    ooc_status_t st = e.sys_errno ? errno_status(e.sys_errno) : OOC_ERR_IO;
+    empty_tmp_if_full(m, st);
+    close_ids(m);
+    if (e.sys_errno)
+      return OOC_FAIL(ctx, st, "%s: cannot finish writing '%s': %s", m->name, m->tmp,
+                      strerror(e.sys_errno));
+    return OOC_FAIL(ctx, st, "%s: cannot finish writing '%s' (%s)", m->name, m->tmp, e.inner);
+  }
+  int fd = open(m->tmp, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fsync(fd) != 0) {
+    int err = errno;
+    if (fd >= 0) close(fd);
+    return OOC_FAIL(ctx, errno_status(err), "%s: cannot sync '%s': %s", m->name, m->tmp,
+                    strerror(err));
+  }
+  close(fd);
+  struct stat sb;
+  if (!m->force && stat(m->path, &sb) == 0)
+    return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: output file appeared while writing (use force to "
+                    "replace it)", m->name);
+  if (rename(m->tmp, m->path) != 0) {
+    int err = errno;
+    return OOC_FAIL(ctx, errno_status(err), "%s: cannot rename '%s' into place: %s", m->name,
+                    m->tmp, strerror(err));
+  }
+  ooc_free(ctx, m->tmp);
+  m->tmp = NULL;
+  /* The rename is durable only once the directory entry is; some file systems refuse to fsync a
+   * directory (EINVAL), which we accept, but a real I/O error is reported. */
+  char dir[PATH_CAP];
+  dir_of(m->path, dir, sizeof dir);
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    int rc = fsync(dfd), err = errno;
+    close(dfd);
+    if (rc != 0 && err == EIO)
+      return OOC_FAIL(ctx, OOC_ERR_IO, "%s: written, but syncing directory '%s' failed: %s",
+                      m->name, dir, strerror(err));
+  }
+  return OOC_OK;
+}
+
+ooc_status_t h5m_commit(h5mat_t *m) {
+  if (!m) return OOC_ERR_ARG;
+  if (!m->writable || m->committed || m->file < 0)
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: commit of a handle that is not an open output",
+                    m->name);
+  quiet_t q = quiet_begin();
+  ooc_status_t st = commit_impl(m);
+  quiet_end(q);
+  if (st != OOC_OK)
+    drop_tmp(m);
+  else
+    m->committed = 1;
+  return st;
+}
+
+void h5m_close(h5mat_t *m) {
+  if (!m) return;
+  ooc_ctx_t *ctx = m->ctx;
+  if (m->writable && !m->committed) empty_tmp_if_full(m, m->failed);
+  quiet_t q = quiet_begin();
+  close_ids(m);
+  quiet_end(q);
+  if (m->writable && !m->committed) drop_tmp(m);
+  ooc_free(ctx, m->tmp);
+  ooc_free(ctx, m->path);
+  ooc_free(ctx, m->name);
+  ooc_free(ctx, m);
+}

@@ -1,0 +1,82 @@
+/*
+ * h5mat.h: dense matrices in HDF5 files, read and written by rectangles (hyperslabs).
+ *
+ * The only module that calls HDF5. A matrix is a 2-D dataset; element A[i, j] is the dataset's
+ * element at (i, j) as h5py shows it (row-major in the file). In memory this module speaks
+ * column-major float64 (`dst[i + j*ld]`), the solvers' layout; it transposes and converts on the way.
+ *
+ * Contract
+ * - h5m_split_spec: "file.h5:/a/b" -> file "file.h5", dataset "/a/b"; "file.h5" -> dataset "" (auto).
+ * - h5m_open: opens read-only. dataset "" or NULL picks the only 2-D numeric dataset in the file
+ *   (several: OOC_ERR_FORMAT listing their names; none: OOC_ERR_FORMAT). Checks: file exists
+ *   (OOC_ERR_IO "no such file"), is HDF5 (OOC_ERR_FORMAT "not an HDF5 file"), dataset exists, is
+ *   2-D, has a float or integer type (integers are read as float64; h5m_notice says so), no zero
+ *   dimension. Squareness is the caller's business. Every message starts with "file:/dset: ".
+ * - h5m_read: any rectangle inside the matrix; float32/float64/integer converted to float64.
+ *   A chunk that fails to decode (corrupt, truncated) gives OOC_ERR_CORRUPT naming the rectangle.
+ * - h5m_create: creates the output at a temporary path in the same directory as `file`
+ *   ("<file>.tmp-<pid>-<n>"), dataset `dset` (intermediate groups created), rows x cols, dtype f32
+ *   or f64, chunked by chunk x chunk (clamped to the shape; chunk <= 0: contiguous, or 1024 when
+ *   compressed), compressed per `compress` ("none", "zstd[:level]", "deflate[:level]", NULL =
+ *   none). Fails with OOC_ERR_EXISTS if `file` exists and !force, OOC_ERR_IO if the directory is
+ *   not writable (errno text in the message), OOC_ERR_NOSPACE if the disk is full.
+ * - h5m_write: any rectangle from column-major float64 (converted to the dataset type), written
+ *   through to the file before it returns (a full disk is reported here). Rectangles made of whole
+ *   chunks are cheapest; a chunk written in pieces is re-encoded for each piece. A failed write
+ *   makes h5m_commit refuse the output.
+ * - h5m_attr_str / h5m_attr_f64 / h5m_attr_i64: scalar attributes on the dataset.
+ * - h5m_commit: flush, close, fsync and rename the temporary file onto `file`. After a failure
+ *   the temporary file is removed. h5m_close on an uncommitted output removes the temporary.
+ * - Read-only handles can be used from one thread at a time (HDF5 is not thread-safe here).
+ * - h5m_register_zstd: registers the zstd filter (id 32015, cd_values[0] = level, the same
+ *   format as hdf5plugin's) in-process. Idempotent; h5m_open/h5m_create call it.
+ */
+#ifndef OOC_H5MAT_H
+#define OOC_H5MAT_H
+
+#include "base/base.h"
+
+#define OOC_H5Z_ZSTD 32015
+
+typedef struct h5mat h5mat_t;
+
+typedef enum { H5M_INT = 0, H5M_F32 = 1, H5M_F64 = 2 } h5m_type_t;
+
+ooc_status_t h5m_split_spec(ooc_ctx_t *ctx, const char *spec, char *file, size_t file_cap,
+                            char *dset, size_t dset_cap);
+
+ooc_status_t h5m_open(ooc_ctx_t *ctx, const char *file, const char *dset, h5mat_t **out);
+ooc_status_t h5m_create(ooc_ctx_t *ctx, const char *file, const char *dset, int64_t rows,
+                        int64_t cols, h5m_type_t type, int64_t chunk, const char *compress,
+                        int force, h5mat_t **out);
+
+int64_t h5m_rows(const h5mat_t *m);
+int64_t h5m_cols(const h5mat_t *m);
+h5m_type_t h5m_type(const h5mat_t *m);
+/* "file.h5:/dset" as resolved (dataset found by auto-detection included). */
+const char *h5m_name(const h5mat_t *m);
+/* Bytes read from / written to the file so far (uncompressed element bytes). */
+int64_t h5m_bytes(const h5mat_t *m);
+/* "" or a note on a conversion made while reading ("integer dataset (int32) read as float64"). */
+const char *h5m_notice(const h5mat_t *m);
+
+ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
+                      int64_t ld);
+ooc_status_t h5m_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                       const double *src, int64_t ld);
+
+ooc_status_t h5m_attr_str(h5mat_t *m, const char *name, const char *value);
+ooc_status_t h5m_attr_f64(h5mat_t *m, const char *name, double value);
+ooc_status_t h5m_attr_i64(h5mat_t *m, const char *name, int64_t value);
+
+ooc_status_t h5m_commit(h5mat_t *m);
+void h5m_close(h5mat_t *m); /* NULL is fine */
+
+/* Parse a compression spec; returns OOC_ERR_ARG with a message if malformed. kind: 0 none,
+ * 1 zstd, 2 deflate. */
+ooc_status_t h5m_parse_compress(ooc_ctx_t *ctx, const char *spec, int *kind, int *level);
+
+/* Returns 1 when the filter is available, 0 if registration failed. */
+int h5m_register_zstd(void);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * ops.h: the kernel table. Solvers call dense linear algebra only through an ooc_ops_t, so every
+ * algorithm runs on every backend (the BLIS split: portable framework, kernels per backend).
+ *
+ * Backends
+ * - ref: plain C, no dependencies, always built. The oracle for tests: simple loops, obviously right.
+ * - cpu: CBLAS + LAPACKE on OpenBLAS (LP64: each single call must have m, n, k, ld < 2^31, which
+ *   tiles and panels always satisfy; the kernels check and abort the call with an error otherwise).
+ * - cuda: src/kernels/cuda (separate issue).
+ *
+ * Contract (all matrices column-major, FP64, leading dimensions in elements, 64-bit sizes)
+ * - gemm:  C = alpha op(A) op(B) + beta C; ta/tb are 'N' or 'T'. m, n or k may be 0.
+ * - trsm:  B = alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 (side 'R'); uplo 'U'/'L',
+ *          trans 'N'/'T', diag 'N'/'U'. A is triangular, m x m (side L) or n x n (side R).
+ * - getrf: LU with partial pivoting of the m x n block, in place. ipiv[i] (0-based, relative to
+ *          the block) is the row swapped with row i, for i < min(m, n). Returns 0, or j+1 for the
+ *          first column j whose pivot is exactly zero (factorization still completed, as LAPACK).
+ * - getri: replace the n x n block holding L\U factors (no further pivoting) by (LU)^-1.
+ *          Returns 0 or j+1 if U(j,j) == 0.
+ * - laswp: apply ipiv[k1..k2) (0-based, relative to row 0 of A) to the rows of the m x ncols
+ *          block, forward order: swap row k with row ipiv[k].
+ * - colabs: acc[j] += sum_i |A(i,j)| for the m x n block. Returns the number of non-finite
+ *           entries and, if any, the position of the first in *bad_i, *bad_j.
+ */
+#ifndef OOC_OPS_H
+#define OOC_OPS_H
+
+#include <stdint.h>
+
+typedef struct ooc_ops {
+  const char *name;
+  void (*gemm)(char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha, const double *A,
+               int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
+  void (*trsm)(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
+               const double *A, int64_t lda, double *B, int64_t ldb);
+  int64_t (*getrf)(int64_t m, int64_t n, double *A, int64_t lda, int64_t *ipiv);
+  int64_t (*getri)(int64_t n, double *A, int64_t lda);
+  void (*laswp)(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t k2, const int64_t *ipiv);
+  int64_t (*colabs)(int64_t m, int64_t n, const double *A, int64_t lda, double *acc, int64_t *bad_i,
+                    int64_t *bad_j);
+} ooc_ops_t;
+
+const ooc_ops_t *ooc_ops_ref(void);
+const ooc_ops_t *ooc_ops_cpu(void);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * gj.h: striped, blocked Gauss-Jordan elimination with partial pivoting, in place on tile stores.
+ *
+ * The stripe algorithm (Carcenac), generalised to stripes of tiles and with the pivoting the
+ * seed thesis lacks. Step k eliminates the W columns [k0, k0+W) at once:
+ *   1. take the stripe (all rows of those tile columns) into one n x W panel buffer;
+ *   2. LU with partial pivoting of its rows [k0, n) picks the W pivots (the same pivots unblocked
+ *      Gauss-Jordan would pick: rows above k0 are never candidates);
+ *   3. the panel becomes the Gauss-Jordan transform column: with P = (L11 U11)^-1,
+ *        rows above:  N_up  = -A_up P        (two trsm with U11 then L11)
+ *        rows below:  N_low = -L21 L11^-1    (one trsm; equals -A_low P)
+ *        diagonal:    P                      (getri);
+ *   4. every other tile column C (streamed through the cache, alternating direction so the
+ *      tiles touched last are hit first) gets the row swaps, then with R = C[k0:k0+W]:
+ *        C_up += N_up R,  C_low += N_low R,  C_k = P R   (three GEMMs: the bulk of the flops);
+ *   5. inversion: the panel is put back as the new column block; solve: it is dropped.
+ * Inversion leaves (P_r A)^-1 = A^-1 P_r^T in the store; `perm` then says where each column goes.
+ * Per step the store is streamed once: 16 n^2 bytes for 2 n^2 W flops (DESIGN.md section 5).
+ *
+ * Numerics: a pivot with |u_jj| <= eps * ||A[:, j]||_1 (the original column's norm, so column
+ * scaling does not matter) is singular to working precision: OOC_ERR_SINGULAR, *info = j + 1.
+ */
+#ifndef OOC_GJ_H
+#define OOC_GJ_H
+
+#include "kernels/ops.h"
+#include "tiling/tstore.h"
+
+typedef struct gj_args {
+  tstore_t *A;            /* n x n; invert: overwritten by A^-1 P_r^T; solve: destroyed */
+  tstore_t *B;            /* n x m right-hand sides, overwritten by X; NULL to invert */
+  int64_t stripe;         /* W: columns per step, a multiple of the tile (clamped to n) */
+  const ooc_ops_t *ops;
+  const double *colnorm;  /* ||A[:, j]||_1 of the input, n entries (for the singularity test) */
+  int64_t *perm;          /* invert only, n entries out: A^-1[:, c] = store[:, perm[c]] */
+} gj_args_t;
+
+typedef struct gj_stats {
+  int64_t steps;
+  double t_panel, t_update; /* seconds in panel factorization and in column updates (incl. I/O) */
+} gj_stats_t;
+
+/* Host bytes gj_run allocates outside the tile cache for n, tile b, stripe W, and m RHS. */
+int64_t gj_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
+
+ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info);
+
+#endif

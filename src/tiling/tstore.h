@@ -1,0 +1,99 @@
+/*
+ * tstore.h: tiled matrices that live in a byte-budgeted host cache and spill to a scratch store.
+ *
+ * A tile store is a rows x cols float64 matrix cut into tiles of b x b (edge tiles smaller),
+ * each tile stored column-major and contiguous. A tile is, at any moment, in exactly one place:
+ *   SOURCE  never touched: its content is the source's (an input file, a generator) or zero
+ *   CACHED  in the host cache (memory charged to the cache's budget)
+ *   SPILLED in the scratch store (written when the cache evicted it)
+ *   TAKEN   checked out by the caller (ts_take) until it is put back (ts_put)
+ * Several stores share one cache, so [A | B] or A and its inverse share one budget.
+ *
+ * Contract
+ * - The cache never holds more than its capacity: ts_put evicts least-recently-used tiles to their
+ *   store's scratch first, and writes straight to scratch a tile that cannot fit at all.
+ *   A store without scratch (NULL, or a scratch opener that fails) cannot spill: OOC_ERR_BUDGET.
+ * - Scratch is opened lazily, on the first spill, through the opener given at creation, so a run
+ *   that fits in memory creates no scratch file.
+ * - ts_take/ts_read copy a tile into a caller buffer with any leading dimension; ts_put copies
+ *   one in. ts_take forgets the tile (its memory returns to the cache budget). ts_drop forgets a
+ *   tile whose content is no longer needed (it then reads as zero).
+ * - Tile indices and element offsets are 64-bit: part_start(p, k) = k*b never overflows for any
+ *   matrix that fits in an int64 element count.
+ */
+#ifndef OOC_TSTORE_H
+#define OOC_TSTORE_H
+
+#include "base/base.h"
+
+/* A 1-D partition of [0, n) into tiles of b (the last one shorter when b does not divide n). */
+typedef struct part {
+  int64_t n, b, count;
+} part_t;
+
+static inline part_t part_make(int64_t n, int64_t b) {
+  part_t p = {n, b, b > 0 ? (n + b - 1) / b : 0};
+  return p;
+}
+static inline int64_t part_start(part_t p, int64_t k) { return k * p.b; }
+static inline int64_t part_len(part_t p, int64_t k) {
+  int64_t r = p.n - k * p.b;
+  return r < p.b ? r : p.b;
+}
+static inline int64_t part_index(part_t p, int64_t i) { return i / p.b; }
+
+/* Read-only content provider: fills the nr x nc block at (r0, c0), column-major, leading dim ld. */
+typedef struct ooc_source {
+  void *self;
+  ooc_status_t (*read)(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
+                       int64_t ld);
+} ooc_source_t;
+
+/* Opens the scratch file on first need (see scratch.h); the tiling layer does not know files. */
+typedef struct ooc_spill_ops {
+  void *self;
+  ooc_status_t (*open)(void *self, size_t slot_bytes, void **handle);
+  ooc_status_t (*put)(void *handle, int64_t id, const void *data, size_t bytes);
+  ooc_status_t (*get)(void *handle, int64_t id, void *data, size_t bytes);
+} ooc_spill_ops_t;
+
+typedef struct tcache tcache_t;
+typedef struct tstore tstore_t;
+
+typedef struct ts_stats {
+  int64_t hits, misses;          /* takes/reads served from cache vs elsewhere */
+  int64_t bytes_source;          /* read from the source */
+  int64_t bytes_spilled, bytes_unspilled;
+  int64_t spills;                /* tiles written to scratch */
+  double t_source, t_spill;      /* seconds in source reads, in scratch writes + reads */
+} ts_stats_t;
+
+ooc_status_t tcache_create(ooc_ctx_t *ctx, int64_t capacity_bytes, tcache_t **out);
+int64_t tcache_capacity(const tcache_t *c);
+int64_t tcache_used(const tcache_t *c);
+int64_t tcache_peak(const tcache_t *c);
+void tcache_destroy(tcache_t *c); /* stores must be destroyed first */
+
+/* Bytes of the per-tile bookkeeping and staging buffer a store allocates outside the cache. */
+int64_t tstore_overhead_bytes(int64_t rows, int64_t cols, int64_t b);
+
+ooc_status_t tstore_create(ooc_ctx_t *ctx, tcache_t *cache, int64_t rows, int64_t cols, int64_t b,
+                           const ooc_source_t *source, const ooc_spill_ops_t *spill,
+                           tstore_t **out);
+void tstore_destroy(tstore_t *ts);
+
+part_t ts_rows(const tstore_t *ts);
+part_t ts_cols(const tstore_t *ts);
+const ts_stats_t *ts_stats(const tstore_t *ts);
+
+ooc_status_t ts_take(tstore_t *ts, int64_t ti, int64_t tj, double *dst, int64_t ld);
+ooc_status_t ts_read(tstore_t *ts, int64_t ti, int64_t tj, double *dst, int64_t ld);
+ooc_status_t ts_put(tstore_t *ts, int64_t ti, int64_t tj, const double *src, int64_t ld);
+void ts_drop(tstore_t *ts, int64_t ti, int64_t tj);
+
+/* Whole tile columns: take/put/read every row tile of tile column tj into/from a buffer of
+ * rows x len(tj) with leading dimension ld. */
+ooc_status_t ts_take_col(tstore_t *ts, int64_t tj, double *dst, int64_t ld);
+ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld);
+
+#endif

@@ -1,0 +1,320 @@
+/*
+ * test_gj.c: the residual suite for striped Gauss-Jordan through the public API.
+ * For n in {1, 2, 3, 17, 100, 1000}, tile in {1, 7, 64, n}, every generator, both backends (ref,
+ * cpu) and float32/float64 input: the inverse written to disk, read back here, must have LAPACK's
+ * inverse ratio < 30 (eps of the output type) and solve must have the HPL ratio < 16.
+ * Singular input must stop with OOC_ERR_SINGULAR naming the zero column, and leave no output.
+ * Then out of core for real: a matrix >= 4x --host-mem spills, stays within budget, and is right.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lapacke.h>
+
+#include "gen/gen.h"
+#include "kernels/ops.h"
+#include "solvers/check.h"
+#include "testutil.h"
+
+static double *make(gen_kind_t kind, int64_t rows, int64_t cols, uint64_t seed) {
+  ooc_ctx_t *ctx = tu_ctx();
+  gen_spec_t s;
+  gen_spec_default(&s, kind, rows);
+  s.cols = cols;
+  s.seed = seed;
+  gen_t *g = NULL;
+  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
+  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
+  gen_tile(g, 0, 0, rows, cols, A, rows);
+  gen_destroy(g);
+  tu_ctx_done(ctx);
+  return A;
+}
+
+/* f32 input: what the solver sees is A rounded to float, so check against that. */
+static void round_f32(double *A, int64_t len) {
+  for (int64_t i = 0; i < len; i++) A[i] = (double)(float)A[i];
+}
+
+static int g_failures_logged;
+
+static void invert_case(gen_kind_t kind, int64_t n, int64_t tile, ooc_device_t dev, int f32) {
+  char name[128], in[1024], out[1100];
+  snprintf(name, sizeof name, "A_%s_%lld_%lld_%d_%d.h5", gen_kind_name(kind), (long long)n,
+           (long long)tile, (int)dev, f32);
+  snprintf(in, sizeof in, "%s", tu_path(name));
+  snprintf(out, sizeof out, "%s.inv.h5", in);
+  double *A = make(kind, n, n, 7 + (uint64_t)n);
+  if (f32) round_f32(A, n * n);
+  tu_write_matrix(in, "/A", n, n, A, f32 ? 1 : 2);
+
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.tile = tile;
+  o.device = dev;
+  o.check = OOC_CHECK_FULL;
+  ooc_report_t rep;
+  ooc_status_t st = ooc_invert(ctx, in, out, &o, &rep);
+  if (kind == GEN_SINGULAR) {
+    CU_ASSERT_EQUAL(st, OOC_ERR_SINGULAR);
+    CU_ASSERT_EQUAL(rep.info, n / 2 + 1); /* the zero column, 1-based */
+    CU_ASSERT(strstr(ooc_ctx_error(ctx), "singular") != NULL);
+    CU_ASSERT(!tu_file_exists(out));
+  } else {
+    CU_ASSERT_EQUAL(st, OOC_OK);
+    if (st != OOC_OK && g_failures_logged++ < 10)
+      fprintf(stderr, "\n%s: %s\n", name, ooc_ctx_error(ctx));
+    if (st == OOC_OK) {
+      int64_t r, c;
+      double *X = tu_read_matrix(out, &r, &c);
+      CU_ASSERT_FATAL(X != NULL);
+      CU_ASSERT(r == n && c == n);
+      double eps = f32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2;
+      double ratio = tu_inverse_ratio(n, A, X, eps);
+      CU_ASSERT(ratio < 30); /* NaN fails too */
+      CU_ASSERT(rep.residual < 30);
+      if (!(ratio < 30) && g_failures_logged++ < 10)
+        fprintf(stderr, "\n%s: ratio %g (library %g)\n", name, ratio, rep.residual);
+      free(X);
+    }
+  }
+  tu_ctx_done(ctx);
+  remove(in);
+  remove(out);
+  free(A);
+}
+
+static void solve_case(gen_kind_t kind, int64_t n, int64_t m, int64_t tile, ooc_device_t dev,
+                       int f32) {
+  char in[1024], rhs[1024], out[1024];
+  snprintf(in, sizeof in, "%s", tu_path("S_A.h5"));
+  snprintf(rhs, sizeof rhs, "%s", tu_path("S_B.h5"));
+  snprintf(out, sizeof out, "%s", tu_path("S_X.h5"));
+  double *A = make(kind, n, n, 11), *B = make(GEN_RHS, n, m, 12);
+  if (f32) {
+    round_f32(A, n * n);
+    round_f32(B, n * m);
+  }
+  tu_write_matrix(in, "/A", n, n, A, f32 ? 1 : 2);
+  tu_write_matrix(rhs, "/B", n, m, B, f32 ? 1 : 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.tile = tile;
+  o.device = dev;
+  o.force = 1;
+  ooc_report_t rep;
+  ooc_status_t st = ooc_solve(ctx, in, rhs, out, &o, &rep);
+  CU_ASSERT_EQUAL(st, OOC_OK);
+  if (st != OOC_OK) fprintf(stderr, "\nsolve n=%lld: %s\n", (long long)n, ooc_ctx_error(ctx));
+  if (st == OOC_OK) {
+    int64_t r, c;
+    double *X = tu_read_matrix(out, &r, &c);
+    CU_ASSERT_FATAL(X != NULL);
+    CU_ASSERT(r == n && c == m);
+    double ratio = tu_solve_ratio(n, m, A, X, B, f32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2);
+    CU_ASSERT(ratio < 16);
+    CU_ASSERT(rep.residual < 16);
+    if (!(ratio < 16)) fprintf(stderr, "\nsolve n=%lld tile=%lld: ratio %g\n", (long long)n, (long long)tile, ratio);
+    free(X);
+  }
+  tu_ctx_done(ctx);
+  free(A);
+  free(B);
+}
+
+static const gen_kind_t KINDS[] = {GEN_RANDOM, GEN_DIAGDOM, GEN_MATERN, GEN_COND, GEN_SINGULAR};
+static const int64_t TILES[] = {1, 7, 64, 0}; /* 0 = n */
+
+static void sweep(int64_t n, ooc_device_t dev) {
+  for (int f32 = 0; f32 < 2; f32++)
+    for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++)
+      for (size_t t = 0; t < 4; t++) {
+        int64_t tile = TILES[t] ? TILES[t] : n;
+        if (TILES[t] && tile >= n && t > 0 && TILES[t - 1] >= n) continue; /* same as tile = n */
+        invert_case(KINDS[k], n, tile, dev, f32);
+      }
+}
+
+static void t_tiny_ref(void) {
+  for (int64_t n = 1; n <= 3; n++) sweep(n, OOC_DEVICE_REF);
+}
+static void t_tiny_cpu(void) {
+  for (int64_t n = 1; n <= 3; n++) sweep(n, OOC_DEVICE_CPU);
+}
+static void t_17_ref(void) { sweep(17, OOC_DEVICE_REF); }
+static void t_17_cpu(void) { sweep(17, OOC_DEVICE_CPU); }
+static void t_100_ref(void) { sweep(100, OOC_DEVICE_REF); }
+static void t_100_cpu(void) { sweep(100, OOC_DEVICE_CPU); }
+static void t_1000_cpu(void) { sweep(1000, OOC_DEVICE_CPU); }
+static void t_1000_ref(void) {
+  /* the plain-C oracle at n = 1000: every kind and dtype with tile 64 (the other tiles run on cpu) */
+  for (int f32 = 0; f32 < 2; f32++)
+    for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++)
+      invert_case(KINDS[k], 1000, 64, OOC_DEVICE_REF, f32);
+}
+
+static void t_solve(void) {
+  int64_t ns[] = {1, 2, 3, 17, 100, 1000};
+  for (size_t i = 0; i < 6; i++)
+    for (size_t t = 0; t < 4; t++) {
+      int64_t n = ns[i], tile = TILES[t] ? TILES[t] : n;
+      if (n == 1000 && tile == 1) continue;
+      solve_case(GEN_RANDOM, n, 1, tile, OOC_DEVICE_CPU, 0);
+      solve_case(GEN_MATERN, n, 50, tile, OOC_DEVICE_CPU, 0);
+    }
+  solve_case(GEN_RANDOM, 100, 7, 7, OOC_DEVICE_REF, 0);
+  solve_case(GEN_RANDOM, 100, 7, 64, OOC_DEVICE_REF, 1);
+  solve_case(GEN_COND, 1000, 3, 64, OOC_DEVICE_REF, 0);
+}
+
+/* Out of core for real: the matrix is >= 4x --host-mem; the scratch store must be used, the
+ * budget respected (every byte the library allocates is counted), and the result right. */
+static void ooc_case(ooc_device_t dev, int64_t n, int64_t tile, int64_t mem, int solve) {
+  const char *in = tu_path("O_A.h5"), *rhs = tu_path("O_B.h5"), *out = tu_path("O_X.h5");
+  double *A = make(GEN_RANDOM, n, n, 5), *B = solve ? make(GEN_RHS, n, 4, 6) : NULL;
+  tu_write_matrix(in, "/A", n, n, A, 2);
+  if (solve) tu_write_matrix(rhs, "/B", n, 4, B, 2);
+  CU_ASSERT(8 * n * n >= 4 * mem);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.tile = tile;
+  o.device = dev;
+  o.host_mem = mem;
+  o.force = 1;
+  o.scratch_dir = tu_tmpdir();
+  ooc_report_t rep;
+  ooc_status_t st = solve ? ooc_solve(ctx, in, rhs, out, &o, &rep)
+                          : ooc_invert(ctx, in, out, &o, &rep);
+  if (st != OOC_OK) fprintf(stderr, "\nout-of-core n=%lld: %s\n", (long long)n, ooc_ctx_error(ctx));
+  CU_ASSERT_EQUAL_FATAL(st, OOC_OK);
+  CU_ASSERT(rep.bytes_spilled > 0);
+  CU_ASSERT(rep.bytes_unspilled > 0);
+  CU_ASSERT(rep.steps > 1);
+  CU_ASSERT(rep.host_peak <= mem);
+  CU_ASSERT(ooc_ctx_host_peak(ctx) <= mem);
+  fprintf(stderr, "[n=%lld tile=%lld mem=%lld: peak %lld, stripe %lld, %lld steps, spilled %lld] ",
+          (long long)n, (long long)tile, (long long)mem, (long long)rep.host_peak,
+          (long long)rep.stripe, (long long)rep.steps, (long long)rep.bytes_spilled);
+  int64_t r, c;
+  double *X = tu_read_matrix(out, &r, &c);
+  CU_ASSERT_FATAL(X != NULL);
+  double ratio = solve ? tu_solve_ratio(n, 4, A, X, B, DBL_EPSILON / 2)
+                       : tu_inverse_ratio(n, A, X, DBL_EPSILON / 2);
+  CU_ASSERT(ratio < (solve ? 16 : 30));
+  free(X);
+  free(A);
+  free(B);
+  tu_ctx_done(ctx);
+}
+
+static void t_out_of_core(void) {
+  ooc_case(OOC_DEVICE_CPU, 1000, 64, 7 << 18, 0);  /* 8 MB matrix, 1.75 MiB budget */
+  ooc_case(OOC_DEVICE_CPU, 777, 50, 1 << 20, 0);   /* tile does not divide n */
+  ooc_case(OOC_DEVICE_REF, 500, 32, 480 << 10, 0);
+  ooc_case(OOC_DEVICE_CPU, 1000, 64, 3 << 19, 1);  /* solve, 1.5 MiB */
+}
+
+static void t_budget_too_small(void) {
+  const char *in = tu_path("T_A.h5");
+  double *A = make(GEN_RANDOM, 500, 500, 5);
+  tu_write_matrix(in, "/A", 500, 500, A, 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.tile = 256;
+  o.host_mem = 100 << 10;
+  ooc_status_t st = ooc_invert(ctx, in, tu_path("T_X.h5"), &o, NULL);
+  CU_ASSERT_EQUAL(st, OOC_ERR_BUDGET);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "--host-mem") != NULL);
+  CU_ASSERT(!tu_file_exists(tu_path("T_X.h5")));
+  tu_ctx_done(ctx);
+  free(A);
+}
+
+/* The library's checker must fail a wrong inverse and a NaN, not only pass right ones. */
+typedef struct {
+  const double *M;
+  int64_t n;
+} memsrc_t;
+
+static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                             double *dst, int64_t ld) {
+  memsrc_t *s = self;
+  for (int64_t j = 0; j < nc; j++)
+    for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = s->M[(r0 + i) + (c0 + j) * s->n];
+  return OOC_OK;
+}
+
+static void t_checker_fails_bad_results(void) {
+  int64_t n = 60;
+  double *A = make(GEN_RANDOM, n, n, 3), *X = malloc((size_t)(n * n) * sizeof *X);
+  lapack_int ipiv[60];
+  memcpy(X, A, (size_t)(n * n) * sizeof *X);
+  CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, 60, 60, X, 60, ipiv) == 0);
+  CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, 60, X, 60, ipiv) == 0);
+  memsrc_t sa = {A, n}, sx = {X, n};
+  ooc_source_t srcA = {&sa, mem_read}, srcX = {&sx, mem_read};
+  ooc_ctx_t *ctx = tu_ctx();
+  double eps = check_eps(0);
+  for (int full = 0; full < 2; full++) {
+    double r, na, nx;
+    CU_ASSERT(check_inverse(ctx, ooc_ops_cpu(), n, 16, &srcA, &srcX, full, eps, 1 << 20, &r,
+                            &na, &nx) == OOC_OK);
+    CU_ASSERT(r < 30);
+    CU_ASSERT(fabs(r - tu_inverse_ratio(n, A, X, eps)) < 30 || !full);
+    double keep = X[5 + 7 * n];
+    X[5 + 7 * n] *= 1 + 1e-6; /* a wrong inverse, by far more than rounding */
+    CU_ASSERT(check_inverse(ctx, ooc_ops_cpu(), n, 16, &srcA, &srcX, full, eps, 1 << 20, &r,
+                            &na, &nx) == OOC_OK);
+    CU_ASSERT(r > 1000);
+    X[5 + 7 * n] = NAN;
+    CU_ASSERT(check_inverse(ctx, ooc_ops_cpu(), n, 16, &srcA, &srcX, full, eps, 1 << 20, &r,
+                            &na, &nx) == OOC_OK);
+    CU_ASSERT(isnan(r));
+    CU_ASSERT(!(r < 30));
+    X[5 + 7 * n] = keep;
+  }
+  /* solve: X = A^-1 B with one wrong entry */
+  double *B = make(GEN_RHS, n, 3, 4), *Y = malloc((size_t)(n * 3) * sizeof *Y);
+  for (int64_t c = 0; c < 3; c++)
+    for (int64_t i = 0; i < n; i++) {
+      double s = 0;
+      for (int64_t l = 0; l < n; l++) s += X[i + l * n] * B[l + c * n];
+      Y[i + c * n] = s;
+    }
+  memsrc_t sb = {B, n}, sy = {Y, n};
+  ooc_source_t srcB = {&sb, mem_read}, srcY = {&sy, mem_read};
+  double r, nx;
+  CU_ASSERT(check_solve(ctx, ooc_ops_ref(), n, 3, 16, &srcA, &srcB, &srcY, eps, 1 << 20, &r,
+                        &nx) == OOC_OK);
+  CU_ASSERT(r < 16);
+  Y[10 + 2 * n] += 1e-6;
+  CU_ASSERT(check_solve(ctx, ooc_ops_ref(), n, 3, 16, &srcA, &srcB, &srcY, eps, 1 << 20, &r,
+                        &nx) == OOC_OK);
+  CU_ASSERT(r > 1000);
+  tu_ctx_done(ctx);
+  free(A);
+  free(X);
+  free(B);
+  free(Y);
+}
+
+int main(void) {
+  static const tu_test_t tests[] = {
+      {"n = 1..3, ref", t_tiny_ref},          {"n = 1..3, cpu", t_tiny_cpu},
+      {"n = 17, ref", t_17_ref},              {"n = 17, cpu", t_17_cpu},
+      {"n = 100, ref", t_100_ref},            {"n = 100, cpu", t_100_cpu},
+      {"n = 1000, cpu", t_1000_cpu},          {"n = 1000, ref (tile 64)", t_1000_ref},
+      {"solve, 1 and 50 right-hand sides", t_solve},
+      {"out of core: 4x the host budget", t_out_of_core},
+      {"budget too small", t_budget_too_small},
+      {"the checker fails wrong results and NaN", t_checker_fails_bad_results},
+      {NULL, NULL}};
+  return tu_run("gj", tests);
+}

@@ -1,0 +1,1135 @@
+/*
+ * test_io.c: the io module: HDF5 matrices (h5mat), the zstd filter, the scratch store.
+ *
+ * Files with shapes and types oocsolve refuses are made with the HDF5 C API directly, so the tests
+ * see exactly what a foreign writer (h5py, netCDF) would leave.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "io/h5mat.h"
+#include "io/scratch.h"
+#include "testutil.h"
+
+/* ---- helpers -------------------------------------------------------------------------------- */
+
+/* Values with full mantissas, so a lost or reordered element cannot go unnoticed. */
+static double val(int64_t i, int64_t j) {
+  return sin(0.37 * (double)i + 1.1 * (double)j) * 1000.0 + (double)i - (double)j / 3.0;
+}
+
+static double *make_matrix(int64_t rows, int64_t cols) {
+  double *A = malloc((size_t)(rows * cols) * sizeof *A);
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t i = 0; i < rows; i++) A[i + j * rows] = val(i, j);
+  return A;
+}
+
+/* Asserts status and a message substring, then clears the error for the next check. */
+#define EXPECT_FAIL(ctx, expr, want, substr)                                                       \
+  do {                                                                                             \
+    ooc_status_t st_ = (expr);                                                                     \
+    const char *msg_ = ooc_ctx_error(ctx);                                                         \
+    CU_ASSERT_EQUAL(st_, want);                                                                    \
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg_, substr));                                                  \
+    if (st_ != (want) || !strstr(msg_, substr) || getenv("OOC_TEST_VERBOSE"))                     \
+      fprintf(stderr, "\n  %s:%d: got %s \"%s\", wanted %s with \"%s\"\n", __FILE__, __LINE__,    \
+              ooc_status_str(st_), msg_, ooc_status_str(want), substr);                            \
+    ooc_clear_error(ctx);                                                                          \
+  } while (0)
+
+#define EXPECT_OK(ctx, expr)                                                                       \
+  do {                                                                                             \
+    ooc_status_t st_ = (expr);                                                                     \
+    if (st_ != OOC_OK) fprintf(stderr, "\n  %s:%d: %s\n", __FILE__, __LINE__, ooc_ctx_error(ctx)); \
+    CU_ASSERT_FATAL(st_ == OOC_OK);                                                                \
+  } while (0)
+
+/* Writes A (rows x cols, column-major) as an h5m output in irregular rectangles. */
+static void write_output(ooc_ctx_t *ctx, const char *file, const char *dset, const double *A,
+                         int64_t rows, int64_t cols, h5m_type_t type, int64_t chunk,
+                         const char *compress) {
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_create(ctx, file, dset, rows, cols, type, chunk, compress, 1, &m));
+  static const int64_t rstep[] = {7, 13, 5, 29}, cstep[] = {11, 3, 17};
+  int64_t ri = 0;
+  for (int64_t r = 0; r < rows; ri++) {
+    int64_t h = ooc_min64(rstep[ri % 4], rows - r);
+    int64_t ci = 0;
+    for (int64_t c = 0; c < cols; ci++) {
+      int64_t w = ooc_min64(cstep[ci % 3], cols - c);
+      EXPECT_OK(ctx, h5m_write(m, r, c, h, w, A + r + c * rows, rows));
+      c += w;
+    }
+    r += h;
+  }
+  CU_ASSERT_EQUAL(h5m_bytes(m), rows * cols * (type == H5M_F32 ? 4 : 8));
+  EXPECT_OK(ctx, h5m_commit(m));
+  h5m_close(m);
+}
+
+/* Reads rectangles of every kind back and compares with A (rounded through float for f32). */
+static void check_rects(ooc_ctx_t *ctx, const char *file, const char *dset, const double *A,
+                        int64_t rows, int64_t cols, int f32) {
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_open(ctx, file, dset, &m));
+  CU_ASSERT_EQUAL(h5m_rows(m), rows);
+  CU_ASSERT_EQUAL(h5m_cols(m), cols);
+  CU_ASSERT_EQUAL(h5m_type(m), f32 ? H5M_F32 : H5M_F64);
+  CU_ASSERT_STRING_EQUAL(h5m_notice(m), "");
+  int64_t sq = ooc_min64(rows, cols) / 2;
+  const int64_t rect[][5] = {
+      /* r0, c0, nr, nc, extra ld */
+      {0, 0, rows, cols, 0},         {0, 0, rows, cols, 3},   {1, 2, 9, 4, 5},
+      {rows - 3, cols - 5, 3, 5, 0}, {3, 1, sq, sq, 0},       {2, 3, sq, sq, 7},
+      {0, cols - 1, rows, 1, 0},     {rows - 1, 0, 1, cols, 0}, {5, 5, 1, 1, 0},
+  };
+  int bad = 0;
+  for (size_t k = 0; k < sizeof rect / sizeof rect[0]; k++) {
+    int64_t r0 = rect[k][0], c0 = rect[k][1], nr = rect[k][2], nc = rect[k][3];
+    int64_t ld = nr + rect[k][4];
+    double *B = malloc((size_t)(ld * nc) * sizeof *B);
+    for (int64_t t = 0; t < ld * nc; t++) B[t] = -12345.0;
+    EXPECT_OK(ctx, h5m_read(m, r0, c0, nr, nc, B, ld));
+    for (int64_t j = 0; j < nc; j++)
+      for (int64_t i = 0; i < ld; i++) {
+        double want = i < nr ? A[(r0 + i) + (c0 + j) * rows] : -12345.0;
+        if (f32 && i < nr) want = (double)(float)want;
+        if (B[i + j * ld] != want && bad++ < 5)
+          fprintf(stderr, "\n  rect %zu: B(%lld,%lld) = %.17g, want %.17g\n", k, (long long)i,
+                  (long long)j, B[i + j * ld], want);
+      }
+    free(B);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  h5m_close(m);
+}
+
+static hid_t raw_file(const char *path) {
+  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  CU_ASSERT_FATAL(f >= 0);
+  return f;
+}
+
+static void raw_dataset(hid_t f, const char *name, hid_t ftype, int rank, const hsize_t *dims,
+                        hid_t mtype, const void *data) {
+  hid_t sp = H5Screate_simple(rank, dims, NULL);
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t d = H5Dcreate2(f, name, ftype, sp, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  CU_ASSERT_FATAL(d >= 0);
+  if (data) CU_ASSERT(H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
+  H5Dclose(d);
+  H5Pclose(lcpl);
+  H5Sclose(sp);
+}
+
+static int count_entries(const char *dir, const char *substr) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    if (strstr(e->d_name, substr)) n++;
+  if (d) closedir(d);
+  return n;
+}
+
+static int64_t file_size(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
+}
+
+/* ---- spec and option parsing ---------------------------------------------------------------- */
+
+static void t_split_spec(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char f[256], d[256];
+  EXPECT_OK(ctx, h5m_split_spec(ctx, "cov.h5:/a/b", f, sizeof f, d, sizeof d));
+  CU_ASSERT_STRING_EQUAL(f, "cov.h5");
+  CU_ASSERT_STRING_EQUAL(d, "/a/b");
+  EXPECT_OK(ctx, h5m_split_spec(ctx, "dir/cov.h5", f, sizeof f, d, sizeof d));
+  CU_ASSERT_STRING_EQUAL(f, "dir/cov.h5");
+  CU_ASSERT_STRING_EQUAL(d, "");
+  EXPECT_OK(ctx, h5m_split_spec(ctx, "run:/x/cov.h5:/cov", f, sizeof f, d, sizeof d));
+  CU_ASSERT_STRING_EQUAL(f, "run:/x/cov.h5");
+  CU_ASSERT_STRING_EQUAL(d, "/cov");
+  EXPECT_OK(ctx, h5m_split_spec(ctx, "cov.h5:cov", f, sizeof f, d, sizeof d));
+  CU_ASSERT_STRING_EQUAL(f, "cov.h5");
+  CU_ASSERT_STRING_EQUAL(d, "/cov");
+  EXPECT_OK(ctx, h5m_split_spec(ctx, "cov.h5:", f, sizeof f, d, sizeof d));
+  CU_ASSERT_STRING_EQUAL(f, "cov.h5");
+  CU_ASSERT_STRING_EQUAL(d, "");
+  EXPECT_FAIL(ctx, h5m_split_spec(ctx, "", f, sizeof f, d, sizeof d), OOC_ERR_ARG, "empty");
+  EXPECT_FAIL(ctx, h5m_split_spec(ctx, ":/x", f, sizeof f, d, sizeof d), OOC_ERR_ARG, "no file");
+  EXPECT_FAIL(ctx, h5m_split_spec(ctx, "a-long-name.h5:/x", f, 4, d, sizeof d), OOC_ERR_ARG,
+              "too long");
+  tu_ctx_done(ctx);
+}
+
+static void t_parse_compress(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int kind, level;
+  EXPECT_OK(ctx, h5m_parse_compress(ctx, NULL, &kind, &level));
+  CU_ASSERT_EQUAL(kind, 0);
+  EXPECT_OK(ctx, h5m_parse_compress(ctx, "none", &kind, &level));
+  CU_ASSERT_EQUAL(kind, 0);
+  EXPECT_OK(ctx, h5m_parse_compress(ctx, "zstd", &kind, &level));
+  CU_ASSERT(kind == 1 && level == 3);
+  EXPECT_OK(ctx, h5m_parse_compress(ctx, "zstd:9", &kind, &level));
+  CU_ASSERT(kind == 1 && level == 9);
+  EXPECT_OK(ctx, h5m_parse_compress(ctx, "deflate", &kind, &level));
+  CU_ASSERT(kind == 2 && level == 6);
+  EXPECT_OK(ctx, h5m_parse_compress(ctx, "deflate:1", &kind, &level));
+  CU_ASSERT(kind == 2 && level == 1);
+  EXPECT_FAIL(ctx, h5m_parse_compress(ctx, "lz4", &kind, &level), OOC_ERR_ARG,
+              "unknown compression");
+  EXPECT_FAIL(ctx, h5m_parse_compress(ctx, "zstd:x", &kind, &level), OOC_ERR_ARG, "level");
+  EXPECT_FAIL(ctx, h5m_parse_compress(ctx, "deflate:12", &kind, &level), OOC_ERR_ARG, "1..9");
+  EXPECT_FAIL(ctx, h5m_parse_compress(ctx, "zstd:", &kind, &level), OOC_ERR_ARG, "level");
+  tu_ctx_done(ctx);
+}
+
+/* ---- round trips ---------------------------------------------------------------------------- */
+
+static void roundtrip(h5m_type_t type, int64_t chunk, const char *compress, const char *name) {
+  ooc_ctx_t *ctx = tu_ctx();
+  const int64_t rows = 61, cols = 47;
+  double *A = make_matrix(rows, cols);
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path(name));
+  write_output(ctx, file, "/grp/inv", A, rows, cols, type, chunk, compress);
+  CU_ASSERT(tu_file_exists(file));
+  CU_ASSERT_EQUAL(count_entries(tu_tmpdir(), ".tmp-"), 0);
+  check_rects(ctx, file, "/grp/inv", A, rows, cols, type == H5M_F32);
+  check_rects(ctx, file, "grp/inv", A, rows, cols, type == H5M_F32);
+  check_rects(ctx, file, "", A, rows, cols, type == H5M_F32);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+static void t_roundtrip_f64_zstd(void) { roundtrip(H5M_F64, 16, "zstd", "rt_f64_zstd.h5"); }
+static void t_roundtrip_f32_zstd(void) { roundtrip(H5M_F32, 10, "zstd:7", "rt_f32_zstd.h5"); }
+static void t_roundtrip_f64_deflate(void) { roundtrip(H5M_F64, 20, "deflate", "rt_f64_defl.h5"); }
+static void t_roundtrip_f32_deflate(void) { roundtrip(H5M_F32, 64, "deflate:1", "rt_f32_defl.h5"); }
+static void t_roundtrip_f64_chunked(void) { roundtrip(H5M_F64, 9, "none", "rt_f64_chunk.h5"); }
+static void t_roundtrip_f64_contig(void) { roundtrip(H5M_F64, 0, NULL, "rt_f64_contig.h5"); }
+static void t_roundtrip_f32_contig(void) { roundtrip(H5M_F32, 0, "none", "rt_f32_contig.h5"); }
+
+/* Rectangles larger than one staging band: the band loop and its chunk alignment. */
+static void t_large_rectangles(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  const int64_t rows = 1500, cols = 1300;
+  double *A = make_matrix(rows, cols);
+  const struct {
+    int64_t chunk;
+    const char *comp;
+    h5m_type_t type;
+  } cases[] = {{0, "none", H5M_F64},
+               {100, "zstd:1", H5M_F64},
+               {128, "none", H5M_F32},
+               {1024, "deflate:1", H5M_F64}}; /* a chunk row is wider than a staging block */
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char file[1024], name[32];
+    snprintf(name, sizeof name, "big%zu.h5", k);
+    snprintf(file, sizeof file, "%s", tu_path(name));
+    h5mat_t *m = NULL;
+    EXPECT_OK(ctx, h5m_create(ctx, file, "/A", rows, cols, cases[k].type, cases[k].chunk,
+                              cases[k].comp, 0, &m));
+    EXPECT_OK(ctx, h5m_write(m, 0, 0, rows, 700, A, rows));
+    EXPECT_OK(ctx, h5m_write(m, 0, 700, rows, cols - 700, A + 700 * rows, rows));
+    EXPECT_OK(ctx, h5m_commit(m));
+    h5m_close(m);
+
+    EXPECT_OK(ctx, h5m_open(ctx, file, NULL, &m));
+    const int64_t rect[][4] = {{0, 0, rows, cols}, {37, 11, 1203, 1203}, {3, 250, 1497, 1001}};
+    int bad = 0;
+    for (size_t r = 0; r < 3; r++) {
+      int64_t r0 = rect[r][0], c0 = rect[r][1], nr = rect[r][2], nc = rect[r][3];
+      double *B = malloc((size_t)(nr * nc) * sizeof *B);
+      EXPECT_OK(ctx, h5m_read(m, r0, c0, nr, nc, B, nr));
+      for (int64_t j = 0; j < nc; j++)
+        for (int64_t i = 0; i < nr; i++) {
+          double want = A[(r0 + i) + (c0 + j) * rows];
+          if (cases[k].type == H5M_F32) want = (double)(float)want;
+          if (B[i + j * nr] != want) bad++;
+        }
+      free(B);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    /* staging stays block-sized: the largest here is one 1024 x 1024 chunk */
+    CU_ASSERT(ooc_ctx_host_peak(ctx) <= 9 * 1024 * 1024);
+    h5m_close(m);
+  }
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+static void t_attributes(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("attrs.h5"));
+  double A[6] = {1, 2, 3, 4, 5, 6};
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_create(ctx, file, "inverse", 2, 3, H5M_F64, 4, "zstd", 0, &m));
+  EXPECT_OK(ctx, h5m_write(m, 0, 0, 2, 3, A, 2));
+  EXPECT_OK(ctx, h5m_attr_str(m, "method", "gj"));
+  EXPECT_OK(ctx, h5m_attr_str(m, "method", "gauss-jordan")); /* replaces */
+  EXPECT_OK(ctx, h5m_attr_f64(m, "residual", 0.25));
+  EXPECT_OK(ctx, h5m_attr_i64(m, "tile", (int64_t)1 << 40));
+  CU_ASSERT_PTR_NOT_NULL(strstr(h5m_name(m), ":/inverse"));
+  EXPECT_OK(ctx, h5m_commit(m));
+  EXPECT_FAIL(ctx, h5m_attr_f64(m, "late", 1), OOC_ERR_ARG, "not an open output");
+  EXPECT_FAIL(ctx, h5m_write(m, 0, 0, 1, 1, A, 1), OOC_ERR_ARG, "not an open output");
+  h5m_close(m);
+
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, "/inverse", H5P_DEFAULT);
+  CU_ASSERT_FATAL(d >= 0);
+  hid_t a = H5Aopen(d, "method", H5P_DEFAULT);
+  hid_t t = H5Aget_type(a);
+  CU_ASSERT(H5Tis_variable_str(t) > 0);
+  CU_ASSERT_EQUAL(H5Tget_cset(t), H5T_CSET_UTF8);
+  char *s = NULL;
+  CU_ASSERT(H5Aread(a, t, &s) >= 0);
+  CU_ASSERT_STRING_EQUAL(s, "gauss-jordan");
+  H5free_memory(s);
+  H5Tclose(t);
+  H5Aclose(a);
+  double r = 0;
+  int64_t tile = 0;
+  a = H5Aopen(d, "residual", H5P_DEFAULT);
+  CU_ASSERT(H5Aread(a, H5T_NATIVE_DOUBLE, &r) >= 0);
+  H5Aclose(a);
+  a = H5Aopen(d, "tile", H5P_DEFAULT);
+  CU_ASSERT(H5Aread(a, H5T_NATIVE_INT64, &tile) >= 0);
+  H5Aclose(a);
+  CU_ASSERT_EQUAL(r, 0.25);
+  CU_ASSERT_EQUAL(tile, (int64_t)1 << 40);
+  H5Dclose(d);
+  H5Fclose(f);
+  tu_ctx_done(ctx);
+}
+
+/* ---- foreign files -------------------------------------------------------------------------- */
+
+static void t_integer_dataset(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("int.h5"));
+  int32_t v[5][4];
+  for (int i = 0; i < 5; i++)
+    for (int j = 0; j < 4; j++) v[i][j] = (i - 2) * 1000000 + j;
+  hsize_t dims[2] = {5, 4};
+  hid_t f = raw_file(file);
+  raw_dataset(f, "/counts", H5T_STD_I32BE, 2, dims, H5T_NATIVE_INT32, v);
+  H5Fclose(f);
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_open(ctx, file, NULL, &m));
+  CU_ASSERT_EQUAL(h5m_type(m), H5M_INT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(h5m_notice(m), "integer"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(h5m_notice(m), "float64"));
+  double B[20];
+  EXPECT_OK(ctx, h5m_read(m, 0, 0, 5, 4, B, 5));
+  int bad = 0;
+  for (int i = 0; i < 5; i++)
+    for (int j = 0; j < 4; j++) bad += B[i + j * 5] != (double)v[i][j];
+  CU_ASSERT_EQUAL(bad, 0);
+  EXPECT_OK(ctx, h5m_read(m, 1, 1, 3, 3, B, 3)); /* square: read in place, HDF5 converts */
+  CU_ASSERT_EQUAL(B[0], (double)v[1][1]);
+  CU_ASSERT_EQUAL(B[5], (double)v[3][2]);
+  h5m_close(m);
+  tu_ctx_done(ctx);
+}
+
+static void t_bigendian_float(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("be.h5"));
+  float v[3][2] = {{1.5f, -2.25f}, {3e-20f, 4e20f}, {0.1f, 7}};
+  hsize_t dims[2] = {3, 2};
+  hid_t f = raw_file(file);
+  raw_dataset(f, "/m", H5T_IEEE_F32BE, 2, dims, H5T_NATIVE_FLOAT, v);
+  H5Fclose(f);
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_open(ctx, file, "/m", &m));
+  CU_ASSERT_EQUAL(h5m_type(m), H5M_F32);
+  double B[6];
+  EXPECT_OK(ctx, h5m_read(m, 0, 0, 3, 2, B, 3));
+  int bad = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 2; j++) bad += B[i + j * 3] != (double)v[i][j];
+  CU_ASSERT_EQUAL(bad, 0);
+  h5m_close(m);
+  tu_ctx_done(ctx);
+}
+
+/* Half precision (a user-defined 16-bit IEEE type, as numpy's float16 is stored): HDF5 converts. */
+static void t_half_float(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("half.h5"));
+  hid_t h = H5Tcopy(H5T_IEEE_F32LE);
+  CU_ASSERT(H5Tset_fields(h, 15, 10, 5, 0, 10) >= 0);
+  CU_ASSERT(H5Tset_offset(h, 0) >= 0);
+  CU_ASSERT(H5Tset_precision(h, 16) >= 0);
+  CU_ASSERT(H5Tset_size(h, 2) >= 0);
+  CU_ASSERT(H5Tset_ebias(h, 15) >= 0);
+  float v[2][3] = {{1, -2.5f, 0.125f}, {1024, 3, -0.5f}}; /* exact in half precision */
+  hsize_t dims[2] = {2, 3};
+  hid_t f = raw_file(file);
+  raw_dataset(f, "/h", h, 2, dims, H5T_NATIVE_FLOAT, v);
+  H5Fclose(f);
+  H5Tclose(h);
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_open(ctx, file, NULL, &m));
+  CU_ASSERT_EQUAL(h5m_type(m), H5M_F32);
+  CU_ASSERT_PTR_NOT_NULL(strstr(h5m_notice(m), "16-bit float"));
+  double B[6];
+  EXPECT_OK(ctx, h5m_read(m, 0, 0, 2, 3, B, 2));
+  int bad = 0;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) bad += B[i + j * 2] != (double)v[i][j];
+  CU_ASSERT_EQUAL(bad, 0);
+  h5m_close(m);
+  tu_ctx_done(ctx);
+}
+
+static size_t identity_filter(unsigned flags, size_t ncd, const unsigned cd[], size_t nbytes,
+                              size_t *buf_size, void **buf) {
+  (void)flags, (void)ncd, (void)cd, (void)buf_size, (void)buf;
+  return nbytes;
+}
+
+/* A dataset needing a filter this process lacks (like blosc without hdf5plugin). */
+static void t_missing_filter(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("filter.h5"));
+  const H5Z_filter_t fid = 311; /* in HDF5's range for testing */
+  const H5Z_class2_t cls = {H5Z_CLASS_T_VERS, fid, 1, 1, "test-only", NULL, NULL, identity_filter};
+  CU_ASSERT_FATAL(H5Zregister(&cls) >= 0);
+  double v[16] = {0};
+  hsize_t dims[2] = {4, 4}, cdims[2] = {2, 2};
+  hid_t f = raw_file(file);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, cdims);
+  H5Pset_filter(dcpl, fid, H5Z_FLAG_MANDATORY, 0, NULL);
+  hid_t sp = H5Screate_simple(2, dims, NULL);
+  hid_t d = H5Dcreate2(f, "/m", H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  CU_ASSERT(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+  H5Dclose(d);
+  H5Sclose(sp);
+  H5Pclose(dcpl);
+  H5Fclose(f);
+  CU_ASSERT(H5Zunregister(fid) >= 0);
+  h5mat_t *m = NULL;
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "filter 311 ('test-only')");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "not available");
+  CU_ASSERT_PTR_NULL(m);
+  tu_ctx_done(ctx);
+}
+
+static void t_auto_detect(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("auto.h5"));
+  double v[100] = {0};
+  hsize_t d1[1] = {100}, d2[2] = {2, 3};
+  char strs[6][4] = {"a", "b", "c", "d", "e", "f"};
+  hid_t st = H5Tcopy(H5T_C_S1);
+  H5Tset_size(st, 4);
+  hid_t f = raw_file(file);
+  raw_dataset(f, "/vector", H5T_IEEE_F64LE, 1, d1, H5T_NATIVE_DOUBLE, v);
+  raw_dataset(f, "/labels", st, 2, d2, st, strs); /* 2-D but not numeric: not a candidate */
+  raw_dataset(f, "/deep/group/cov", H5T_IEEE_F64LE, 2, d2, H5T_NATIVE_DOUBLE, v);
+  H5Fclose(f);
+  H5Tclose(st);
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_open(ctx, file, "", &m));
+  char want[1100];
+  snprintf(want, sizeof want, "%s:/deep/group/cov", file);
+  CU_ASSERT_STRING_EQUAL(h5m_name(m), want);
+  CU_ASSERT_EQUAL(h5m_rows(m), 2);
+  CU_ASSERT_EQUAL(h5m_cols(m), 3);
+  h5m_close(m);
+
+  f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
+  raw_dataset(f, "/other", H5T_IEEE_F32LE, 2, d2, H5T_NATIVE_DOUBLE, v);
+  H5Fclose(f);
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "several 2-D datasets");
+  CU_ASSERT_PTR_NULL(m);
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "/deep/group/cov");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "/other");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "name one as");
+
+  snprintf(file, sizeof file, "%s", tu_path("no2d.h5"));
+  f = raw_file(file);
+  raw_dataset(f, "/vector", H5T_IEEE_F64LE, 1, d1, H5T_NATIVE_DOUBLE, v);
+  H5Fclose(f);
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "no 2-D numeric dataset");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "/vector");
+  tu_ctx_done(ctx);
+}
+
+/* A dataset written by plain HDF5 calls with filter 32015, as h5py + hdf5plugin would. */
+static void t_raw_zstd_filter(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  CU_ASSERT_EQUAL(h5m_register_zstd(), 1);
+  CU_ASSERT_EQUAL(h5m_register_zstd(), 1);
+  CU_ASSERT(H5Zfilter_avail(OOC_H5Z_ZSTD) > 0);
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("rawzstd.h5"));
+  const int64_t rows = 40, cols = 33;
+  double *rm = malloc((size_t)(rows * cols) * sizeof *rm), *A = make_matrix(rows, cols);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) rm[i * cols + j] = val(i, j);
+  hsize_t dims[2] = {(hsize_t)rows, (hsize_t)cols}, cdims[2] = {16, 16};
+  unsigned level = 5;
+  hid_t f = raw_file(file);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, cdims);
+  CU_ASSERT(H5Pset_filter(dcpl, OOC_H5Z_ZSTD, H5Z_FLAG_MANDATORY, 1, &level) >= 0);
+  hid_t sp = H5Screate_simple(2, dims, NULL);
+  hid_t d = H5Dcreate2(f, "/x", H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  CU_ASSERT(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, rm) >= 0);
+  H5Dclose(d);
+  H5Sclose(sp);
+  H5Pclose(dcpl);
+  H5Fclose(f);
+  free(rm);
+  check_rects(ctx, file, "/x", A, rows, cols, 0);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+/* Chunks whose zstd frames do not state their size (streaming writers): the filter's fallback. */
+static void t_zstd_stream_frames(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  CU_ASSERT_EQUAL(h5m_register_zstd(), 1);
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("zstream.h5"));
+  /* 320 KB that compress well: the decoder's first guess at the size is too small and grows */
+  const int64_t n = 200;
+  size_t bytes = (size_t)(n * n) * sizeof(double);
+  double *rm = malloc(bytes), *A = malloc(bytes);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) rm[i * n + j] = A[i + j * n] = (double)(i % 5 + j % 3);
+  ZSTD_CCtx *cc = ZSTD_createCCtx();
+  size_t cap = ZSTD_compressBound(bytes);
+  unsigned char *frame = malloc(cap);
+  ZSTD_outBuffer out = {frame, cap, 0};
+  ZSTD_inBuffer in = {rm, bytes, 0};
+  CU_ASSERT(!ZSTD_isError(ZSTD_compressStream2(cc, &out, &in, ZSTD_e_continue)));
+  size_t left;
+  do left = ZSTD_compressStream2(cc, &out, &in, ZSTD_e_end);
+  while (left > 0 && !ZSTD_isError(left));
+  ZSTD_freeCCtx(cc);
+  CU_ASSERT_FATAL(left == 0);
+  CU_ASSERT(ZSTD_getFrameContentSize(frame, out.pos) == ZSTD_CONTENTSIZE_UNKNOWN);
+  CU_ASSERT(out.pos * 4 < bytes / 2);
+
+  hsize_t dims[2] = {(hsize_t)n, (hsize_t)n}, off[2] = {0, 0};
+  unsigned level = 3;
+  hid_t f = raw_file(file);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, 2, dims);
+  H5Pset_filter(dcpl, OOC_H5Z_ZSTD, H5Z_FLAG_MANDATORY, 1, &level);
+  hid_t sp = H5Screate_simple(2, dims, NULL);
+  hid_t d = H5Dcreate2(f, "/s", H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  CU_ASSERT(H5Dwrite_chunk(d, H5P_DEFAULT, 0, off, out.pos, frame) >= 0);
+  H5Dclose(d);
+  H5Sclose(sp);
+  H5Pclose(dcpl);
+  H5Fclose(f);
+  free(frame);
+  free(rm);
+  check_rects(ctx, file, "/s", A, n, n, 0);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+/* The zstd output, reopened: data intact, filter 32015 recorded, and smaller than raw. */
+static void t_zstd_output(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("zout.h5"));
+  const int64_t n = 200;
+  double *A = malloc((size_t)(n * n) * sizeof *A);
+  for (int64_t t = 0; t < n * n; t++) A[t] = (double)(t % 7) * 0.5; /* compressible */
+  write_output(ctx, file, "/z", A, n, n, H5M_F64, 64, "zstd:3");
+  CU_ASSERT(file_size(file) < n * n * 8 / 4);
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, "/z", H5P_DEFAULT);
+  hid_t dcpl = H5Dget_create_plist(d);
+  unsigned flags, cd[4];
+  size_t ncd = 4;
+  CU_ASSERT_EQUAL(H5Pget_nfilters(dcpl), 1);
+  CU_ASSERT_EQUAL(H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL), OOC_H5Z_ZSTD);
+  CU_ASSERT(ncd == 1 && cd[0] == 3);
+  H5Pclose(dcpl);
+  H5Dclose(d);
+  H5Fclose(f);
+  check_rects(ctx, file, "/z", A, n, n, 0);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+/* A damaged zstd chunk: OOC_ERR_CORRUPT naming the rectangle; other chunks still read. */
+static void t_corrupt_chunk(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("corrupt.h5"));
+  const int64_t n = 32;
+  double *A = make_matrix(n, n);
+  write_output(ctx, file, "/c", A, n, n, H5M_F64, 16, "zstd");
+  hsize_t off[2] = {99, 99};
+  unsigned mask = 0;
+  haddr_t addr = 0;
+  hsize_t size = 0;
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, "/c", H5P_DEFAULT), sp = H5Dget_space(d);
+  CU_ASSERT(H5Dget_chunk_info(d, sp, 0, off, &mask, &addr, &size) >= 0);
+  H5Sclose(sp);
+  H5Dclose(d);
+  H5Fclose(f);
+  CU_ASSERT_FATAL(size > 8 && (off[0] == 0 || off[0] == 16) && (off[1] == 0 || off[1] == 16));
+  int fd = open(file, O_RDWR);
+  unsigned char junk[4] = {0xde, 0xad, 0xbe, 0xef}; /* breaks the frame's magic number */
+  CU_ASSERT(pwrite(fd, junk, 4, (off_t)addr) == 4);
+  close(fd);
+
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_open(ctx, file, "/c", &m));
+  double *B = malloc((size_t)(n * n) * sizeof *B);
+  EXPECT_FAIL(ctx, h5m_read(m, 0, 0, n, n, B, n), OOC_ERR_CORRUPT, "rows 0..31, columns 0..31");
+  EXPECT_FAIL(ctx, h5m_read(m, (int64_t)off[0] + 2, (int64_t)off[1] + 1, 5, 3, B, 5),
+              OOC_ERR_CORRUPT, "failed to decode");
+  /* the diagonal-opposite chunk is intact */
+  int64_t r0 = off[0] == 0 ? 16 : 0, c0 = off[1] == 0 ? 16 : 0;
+  EXPECT_OK(ctx, h5m_read(m, r0, c0, 16, 16, B, 16));
+  CU_ASSERT_EQUAL(B[3 + 5 * 16], A[(r0 + 3) + (c0 + 5) * n]);
+  h5m_close(m);
+  free(B);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+/* ---- error cases ---------------------------------------------------------------------------- */
+
+static void t_err_missing_file(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  h5mat_t *m = NULL;
+  const char *p = tu_path("nope.h5");
+  EXPECT_FAIL(ctx, h5m_open(ctx, p, "/x", &m), OOC_ERR_IO, "no such file");
+  EXPECT_FAIL(ctx, h5m_open(ctx, p, "/x", &m), OOC_ERR_IO, "nope.h5:/x: ");
+  CU_ASSERT_PTR_NULL(m);
+  tu_ctx_done(ctx);
+}
+
+static void t_err_not_hdf5(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("text.h5"));
+  FILE *fp = fopen(file, "w");
+  fputs("this is not HDF5 at all, just text that goes on for a while...\n", fp);
+  fclose(fp);
+  h5mat_t *m = NULL;
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "not an HDF5 file");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "text.h5: ");
+  fp = fopen(file, "w");
+  fclose(fp);
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "empty");
+  fp = fopen(file, "w");
+  fwrite("CDF\001\0\0\0\0", 1, 8, fp);
+  fclose(fp);
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, NULL, &m), OOC_ERR_FORMAT, "netCDF-3");
+  EXPECT_FAIL(ctx, h5m_open(ctx, tu_tmpdir(), NULL, &m), OOC_ERR_FORMAT, "directory");
+  tu_ctx_done(ctx);
+}
+
+static void t_err_truncated(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("trunc.h5"));
+  const int64_t n = 64;
+  double *A = make_matrix(n, n);
+  int64_t cuts[] = {0, 0, 0, 600, 100, 50, 8};
+  for (int k = 0; k < 7; k++) {
+    write_output(ctx, file, "/t", A, n, n, H5M_F64, k == 1 ? 32 : 0, k == 2 ? "zstd" : "none");
+    int64_t full = file_size(file);
+    CU_ASSERT_EQUAL(truncate(file, (off_t)(cuts[k] ? cuts[k] : full / 2)), 0);
+    h5mat_t *m = NULL;
+    ooc_status_t st = h5m_open(ctx, file, "/t", &m);
+    CU_ASSERT(st == OOC_ERR_CORRUPT || st == OOC_ERR_FORMAT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_ctx_error(ctx), "trunc.h5:/t: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_ctx_error(ctx), "truncated"));
+    if (st == OOC_OK || !strstr(ooc_ctx_error(ctx), "truncated") || getenv("OOC_TEST_VERBOSE"))
+      fprintf(stderr, "\n  cut %d: %s: %s\n", k, ooc_status_str(st), ooc_ctx_error(ctx));
+    ooc_clear_error(ctx);
+    h5m_close(m);
+  }
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+static void t_err_bad_datasets(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("bad.h5"));
+  double v[24] = {0};
+  hsize_t d1[1] = {100}, d2[2] = {3, 2}, d3[3] = {2, 3, 4}, d0[2] = {0, 0}, d0b[2] = {5, 0};
+  double v100[100] = {0};
+  hid_t st = H5Tcopy(H5T_C_S1);
+  H5Tset_size(st, 8);
+  char strs[6][8] = {"a", "b", "c", "d", "e", "f"};
+  typedef struct {
+    double a;
+    int b;
+  } rec_t;
+  rec_t recs[6] = {{0}};
+  hid_t ct = H5Tcreate(H5T_COMPOUND, sizeof(rec_t));
+  H5Tinsert(ct, "a", HOFFSET(rec_t, a), H5T_NATIVE_DOUBLE);
+  H5Tinsert(ct, "b", HOFFSET(rec_t, b), H5T_NATIVE_INT);
+  hid_t f = raw_file(file);
+  raw_dataset(f, "/vec", H5T_IEEE_F64LE, 1, d1, H5T_NATIVE_DOUBLE, v100);
+  raw_dataset(f, "/cube", H5T_IEEE_F64LE, 3, d3, H5T_NATIVE_DOUBLE, v);
+  raw_dataset(f, "/names", st, 2, d2, st, strs);
+  raw_dataset(f, "/recs", ct, 2, d2, ct, recs);
+  raw_dataset(f, "/empty", H5T_IEEE_F64LE, 2, d0, H5T_NATIVE_DOUBLE, NULL);
+  raw_dataset(f, "/thin", H5T_IEEE_F64LE, 2, d0b, H5T_NATIVE_DOUBLE, NULL);
+  hid_t sc = H5Screate(H5S_SCALAR);
+  hid_t ds = H5Dcreate2(f, "/scalar", H5T_IEEE_F64LE, sc, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dclose(ds);
+  H5Sclose(sc);
+  hid_t g = H5Gcreate2(f, "/grp", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Gclose(g);
+  H5Fclose(f);
+  H5Tclose(st);
+  H5Tclose(ct);
+
+  h5mat_t *m = NULL;
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/missing", &m), OOC_ERR_FORMAT, "no dataset '/missing'");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/missing", &m), OOC_ERR_FORMAT, "datasets here: /cube");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/missing", &m), OOC_ERR_FORMAT, "bad.h5:/missing: ");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/no/such/path", &m), OOC_ERR_FORMAT, "no dataset");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/grp", &m), OOC_ERR_FORMAT, "is a group");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/vec", &m), OOC_ERR_FORMAT,
+              "bad.h5:/vec: dataset is 1-D (shape 100); a matrix must be 2-D");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "cube", &m), OOC_ERR_FORMAT,
+              "bad.h5:/cube: dataset is 3-D (shape 2 x 3 x 4)");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/names", &m), OOC_ERR_FORMAT,
+              "bad.h5:/names: type is a string; a matrix must be float or integer");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/recs", &m), OOC_ERR_FORMAT, "type is compound");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/empty", &m), OOC_ERR_FORMAT, "shape 0 x 0");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/thin", &m), OOC_ERR_FORMAT, "shape 5 x 0");
+  EXPECT_FAIL(ctx, h5m_open(ctx, file, "/scalar", &m), OOC_ERR_FORMAT, "scalar");
+  /* no 2-D numeric dataset here except the empty ones */
+  CU_ASSERT_PTR_NULL(m);
+  tu_ctx_done(ctx);
+}
+
+static void t_err_bad_rectangles(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("rect.h5"));
+  double A[12] = {0}, B[12];
+  write_output(ctx, file, "/r", A, 3, 4, H5M_F64, 2, "none");
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_open(ctx, file, "/r", &m));
+  EXPECT_FAIL(ctx, h5m_read(m, 1, 0, 3, 1, B, 3), OOC_ERR_ARG, "outside the 3 x 4 matrix");
+  EXPECT_FAIL(ctx, h5m_read(m, 0, -1, 1, 1, B, 1), OOC_ERR_ARG, "outside");
+  EXPECT_FAIL(ctx, h5m_read(m, 0, 0, 3, 1, B, 2), OOC_ERR_ARG, "leading dimension");
+  EXPECT_OK(ctx, h5m_read(m, 3, 4, 0, 0, NULL, 1)); /* empty rectangle at the corner */
+  EXPECT_FAIL(ctx, h5m_write(m, 0, 0, 1, 1, A, 1), OOC_ERR_ARG, "not an open output");
+  h5m_close(m);
+  EXPECT_FAIL(ctx, h5m_create(ctx, tu_path("x.h5"), "/x", 4, 4, H5M_F64, 2, "brotli", 0, &m),
+              OOC_ERR_ARG, "unknown compression");
+  EXPECT_FAIL(ctx, h5m_create(ctx, tu_path("x.h5"), "/x", 0, 4, H5M_F64, 2, NULL, 0, &m),
+              OOC_ERR_ARG, "0 x 4");
+  EXPECT_FAIL(ctx, h5m_create(ctx, tu_path("x.h5"), "", 4, 4, H5M_F64, 2, NULL, 0, &m),
+              OOC_ERR_ARG, "dataset name");
+  CU_ASSERT(!tu_file_exists(tu_path("x.h5")));
+  tu_ctx_done(ctx);
+}
+
+static void t_err_output_exists(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char file[1024];
+  snprintf(file, sizeof file, "%s", tu_path("exists.h5"));
+  double A[4] = {1, 2, 3, 4}, B[4];
+  write_output(ctx, file, "/e", A, 2, 2, H5M_F64, 2, "none");
+  uint64_t before = tu_file_hash(file);
+  h5mat_t *m = NULL;
+  EXPECT_FAIL(ctx, h5m_create(ctx, file, "/e", 2, 2, H5M_F64, 2, NULL, 0, &m), OOC_ERR_EXISTS,
+              "exists.h5:/e: output file exists");
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_EQUAL(tu_file_hash(file), before);
+  CU_ASSERT_EQUAL(count_entries(tu_tmpdir(), "exists.h5.tmp"), 0);
+  /* force replaces it, and only on commit */
+  double C[4] = {5, 6, 7, 8};
+  EXPECT_OK(ctx, h5m_create(ctx, file, "/e", 2, 2, H5M_F32, 2, "zstd", 1, &m));
+  EXPECT_OK(ctx, h5m_write(m, 0, 0, 2, 2, C, 2));
+  CU_ASSERT_EQUAL(tu_file_hash(file), before);
+  EXPECT_OK(ctx, h5m_commit(m));
+  h5m_close(m);
+  EXPECT_OK(ctx, h5m_open(ctx, file, NULL, &m));
+  CU_ASSERT_EQUAL(h5m_type(m), H5M_F32);
+  EXPECT_OK(ctx, h5m_read(m, 0, 0, 2, 2, B, 2));
+  CU_ASSERT(B[0] == 5 && B[1] == 6 && B[2] == 7 && B[3] == 8);
+  h5m_close(m);
+  tu_ctx_done(ctx);
+}
+
+static void t_err_unwritable_dir(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  h5mat_t *m = NULL;
+  char dir[1024], file[1100];
+  snprintf(dir, sizeof dir, "%s", tu_path("readonly"));
+  CU_ASSERT_FATAL(mkdir(dir, 0555) == 0);
+  snprintf(file, sizeof file, "%s/out.h5", dir);
+  if (geteuid() != 0) {
+    EXPECT_FAIL(ctx, h5m_create(ctx, file, "/x", 4, 4, H5M_F64, 2, NULL, 0, &m), OOC_ERR_IO,
+                strerror(EACCES));
+    EXPECT_FAIL(ctx, h5m_create(ctx, file, "/x", 4, 4, H5M_F64, 2, NULL, 0, &m), OOC_ERR_IO,
+                "directory '");
+  } else {
+    /* root writes anywhere, so the check runs as 'nobody' in a child process */
+    CU_ASSERT(chmod(tu_tmpdir(), 0755) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(77);
+      ooc_ctx_t *c = NULL;
+      ooc_ctx_create(&c);
+      h5mat_t *mm = NULL;
+      ooc_status_t st = h5m_create(c, file, "/x", 4, 4, H5M_F64, 2, NULL, 0, &mm);
+      const char *msg = ooc_ctx_error(c);
+      int ok = st == OOC_ERR_IO && strstr(msg, strerror(EACCES)) && strstr(msg, "readonly'") &&
+               !mm && !tu_file_exists(file);
+      if (!ok || getenv("OOC_TEST_VERBOSE"))
+        fprintf(stderr, "\n  as nobody: %s \"%s\"\n", ooc_status_str(st), msg);
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CU_ASSERT(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CU_ASSERT(chmod(tu_tmpdir(), 0700) == 0);
+    CU_ASSERT(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 77));
+  }
+  snprintf(file, sizeof file, "%s/no/such/dir/out.h5", tu_tmpdir());
+  EXPECT_FAIL(ctx, h5m_create(ctx, file, "/x", 4, 4, H5M_F64, 2, NULL, 0, &m), OOC_ERR_IO,
+              strerror(ENOENT));
+  char plain[1024];
+  snprintf(plain, sizeof plain, "%s", tu_path("plainfile"));
+  FILE *fp = fopen(plain, "w");
+  fclose(fp);
+  snprintf(file, sizeof file, "%s/out.h5", plain);
+  EXPECT_FAIL(ctx, h5m_create(ctx, file, "/x", 4, 4, H5M_F64, 2, NULL, 0, &m), OOC_ERR_IO,
+              strerror(ENOTDIR));
+  CU_ASSERT_PTR_NULL(m);
+  tu_ctx_done(ctx);
+}
+
+static void t_tmp_removed_without_commit(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char dir[1024], file[1100];
+  snprintf(dir, sizeof dir, "%s", tu_path("abandon"));
+  CU_ASSERT_FATAL(mkdir(dir, 0700) == 0);
+  snprintf(file, sizeof file, "%s/out.h5", dir);
+  double *A = make_matrix(50, 50);
+  h5mat_t *m = NULL;
+  EXPECT_OK(ctx, h5m_create(ctx, file, "/x", 50, 50, H5M_F64, 16, "zstd", 0, &m));
+  CU_ASSERT_EQUAL(count_entries(dir, "out.h5.tmp-"), 1);
+  CU_ASSERT(!tu_file_exists(file));
+  EXPECT_OK(ctx, h5m_write(m, 0, 0, 50, 30, A, 50));
+  h5m_close(m);
+  CU_ASSERT_EQUAL(count_entries(dir, "out.h5"), 0);
+  CU_ASSERT_EQUAL(count_entries(dir, ".tmp"), 0);
+  /* a committed output leaves only itself */
+  EXPECT_OK(ctx, h5m_create(ctx, file, "/x", 50, 50, H5M_F64, 16, "zstd", 0, &m));
+  EXPECT_OK(ctx, h5m_write(m, 0, 0, 50, 50, A, 50));
+  EXPECT_OK(ctx, h5m_commit(m));
+  h5m_close(m);
+  CU_ASSERT_EQUAL(count_entries(dir, "out.h5"), 1);
+  CU_ASSERT_EQUAL(count_entries(dir, ".tmp"), 0);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+/* A full disk, on a 256 KiB tmpfs: needs root with mount rights, so it skips itself elsewhere. */
+static void t_disk_full(void) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", tu_path("smallfs"));
+  CU_ASSERT_FATAL(mkdir(dir, 0700) == 0);
+  if (geteuid() != 0 || mount("tmpfs", dir, "tmpfs", 0, "size=256k") != 0) {
+    fprintf(stderr, "(skipped: cannot mount a small tmpfs) ");
+    rmdir(dir);
+    return;
+  }
+  ooc_ctx_t *ctx = tu_ctx();
+  const int64_t n = 300; /* 720 KB of float64 */
+  double *A = make_matrix(n, n);
+  char file[1100];
+  snprintf(file, sizeof file, "%s/out.h5", dir);
+  const struct {
+    int64_t chunk;
+    const char *comp;
+  } cases[] = {{64, "none"}, {64, "zstd"}, {0, "none"}, {300, "deflate"}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    h5mat_t *m = NULL;
+    EXPECT_OK(ctx, h5m_create(ctx, file, "/x", n, n, H5M_F64, cases[k].chunk, cases[k].comp, 0,
+                              &m));
+    ooc_status_t st = OOC_OK;
+    for (int64_t c = 0; c < n && st == OOC_OK; c += 100)
+      st = h5m_write(m, 0, c, n, 100, A + c * n, n);
+    if (st == OOC_OK)
+      st = h5m_commit(m);
+    else /* a failed output is never published */
+      CU_ASSERT_EQUAL(h5m_commit(m), OOC_ERR_NOSPACE);
+    CU_ASSERT_EQUAL(st, OOC_ERR_NOSPACE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_ctx_error(ctx), strerror(ENOSPC)));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ooc_ctx_error(ctx), "out.h5:/x: "));
+    if (st != OOC_ERR_NOSPACE || getenv("OOC_TEST_VERBOSE"))
+      fprintf(stderr, "\n  case %zu: %s \"%s\"\n", k, ooc_status_str(st), ooc_ctx_error(ctx));
+    ooc_clear_error(ctx);
+    h5m_close(m);
+    CU_ASSERT_EQUAL(count_entries(dir, "out.h5"), 0);
+  }
+  scratch_t *s = NULL;
+  EXPECT_OK(ctx, scratch_open(ctx, dir, "full", 100000, 0, &s));
+  ooc_status_t st = OOC_OK;
+  for (int64_t id = 0; id < 10 && st == OOC_OK; id++) st = scratch_put(s, id, A, 100000);
+  CU_ASSERT_EQUAL(st, OOC_ERR_NOSPACE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(ooc_ctx_error(ctx), ".scratch"));
+  ooc_clear_error(ctx);
+  scratch_close(s);
+  CU_ASSERT_EQUAL(count_entries(dir, "oocsolve"), 0);
+  /* a disk already full: refused before HDF5 writes anything */
+  char filler[1100];
+  snprintf(filler, sizeof filler, "%s/filler", dir);
+  FILE *fp = fopen(filler, "w");
+  for (int k = 0; k < 64 && fwrite(A, 1, 8192, fp) == 8192; k++) fflush(fp);
+  fclose(fp);
+  h5mat_t *m = NULL;
+  EXPECT_FAIL(ctx, h5m_create(ctx, file, "/x", n, n, H5M_F64, 64, "zstd", 0, &m), OOC_ERR_NOSPACE,
+              strerror(ENOSPC));
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_EQUAL(count_entries(dir, "out.h5"), 0);
+  unlink(filler);
+  free(A);
+  tu_ctx_done(ctx);
+  CU_ASSERT(umount2(dir, MNT_DETACH) == 0);
+  rmdir(dir);
+}
+
+/* ---- scratch store -------------------------------------------------------------------------- */
+
+static void fill_random(unsigned char *p, size_t n, unsigned seed) {
+  uint64_t x = 0x9e3779b97f4a7c15ULL * (seed + 1);
+  for (size_t i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    p[i] = (unsigned char)x;
+  }
+}
+
+static void scratch_roundtrip(int level) {
+  ooc_ctx_t *ctx = tu_ctx();
+  scratch_t *s = NULL;
+  const size_t slot = 64 * 1024;
+  EXPECT_OK(ctx, scratch_open(ctx, tu_tmpdir(), "rt", slot, level, &s));
+  char path[1024];
+  snprintf(path, sizeof path, "%s", scratch_path(s));
+  CU_ASSERT(tu_file_exists(path));
+  CU_ASSERT_PTR_NOT_NULL(strstr(path, "/.oocsolve-rt-"));
+  unsigned char *a = malloc(slot), *b = malloc(slot), *c = malloc(slot);
+  fill_random(a, slot, 1);
+  double *sm = (double *)c; /* smooth doubles: compressible */
+  for (size_t i = 0; i < slot / 8; i++) sm[i] = (double)(i % 100) * 0.25;
+  EXPECT_OK(ctx, scratch_put(s, 0, a, slot));
+  EXPECT_OK(ctx, scratch_put(s, 3, c, slot));
+  EXPECT_OK(ctx, scratch_put(s, 9, a, 1000)); /* shorter than a slot */
+  memset(b, 0, slot);
+  EXPECT_OK(ctx, scratch_get(s, 3, b, slot));
+  CU_ASSERT_EQUAL(memcmp(b, c, slot), 0);
+  EXPECT_OK(ctx, scratch_get(s, 0, b, slot));
+  CU_ASSERT_EQUAL(memcmp(b, a, slot), 0);
+  EXPECT_OK(ctx, scratch_get(s, 9, b, 1000));
+  CU_ASSERT_EQUAL(memcmp(b, a, 1000), 0);
+  /* overwrite: the later put wins */
+  EXPECT_OK(ctx, scratch_put(s, 0, c, slot));
+  EXPECT_OK(ctx, scratch_get(s, 0, b, slot));
+  CU_ASSERT_EQUAL(memcmp(b, c, slot), 0);
+  CU_ASSERT_EQUAL(scratch_bytes_written(s), (int64_t)(3 * slot + 1000));
+  CU_ASSERT_EQUAL(scratch_bytes_read(s), (int64_t)(3 * slot + 1000));
+  if (level > 0) { /* two of four payloads compress, so the store is smaller than raw */
+    struct stat sb;
+    CU_ASSERT(stat(path, &sb) == 0 && (int64_t)sb.st_blocks * 512 < (int64_t)(3 * slot));
+  }
+  EXPECT_FAIL(ctx, scratch_get(s, 5, b, slot), OOC_ERR_INTERNAL, "tile 5 was never written");
+  EXPECT_FAIL(ctx, scratch_get(s, 100, b, slot), OOC_ERR_INTERNAL, "never written");
+  EXPECT_FAIL(ctx, scratch_get(s, 9, b, 999), OOC_ERR_CORRUPT, "length");
+  EXPECT_FAIL(ctx, scratch_put(s, 1, a, slot + 1), OOC_ERR_ARG, "slot");
+  EXPECT_FAIL(ctx, scratch_put(s, -1, a, 8), OOC_ERR_ARG, "out of range");
+  scratch_close(s);
+  CU_ASSERT(!tu_file_exists(path));
+  free(a);
+  free(b);
+  free(c);
+  tu_ctx_done(ctx);
+}
+
+static void t_scratch_raw(void) { scratch_roundtrip(0); }
+static void t_scratch_zstd(void) { scratch_roundtrip(3); }
+
+static unsigned char *slurp(const char *path, size_t *len) {
+  FILE *fp = fopen(path, "rb");
+  fseek(fp, 0, SEEK_END);
+  *len = (size_t)ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  unsigned char *buf = malloc(*len + 1);
+  CU_ASSERT(fread(buf, 1, *len, fp) == *len);
+  fclose(fp);
+  return buf;
+}
+
+static unsigned char *find_bytes(unsigned char *hay, size_t len, const void *needle, size_t n) {
+  for (size_t i = 0; i + n <= len; i++)
+    if (!memcmp(hay + i, needle, n)) return hay + i;
+  return NULL;
+}
+
+static void flip_byte(const char *path, int64_t off) {
+  int fd = open(path, O_RDWR);
+  unsigned char c = 0;
+  CU_ASSERT(pread(fd, &c, 1, (off_t)off) == 1);
+  c ^= 0x5a;
+  CU_ASSERT(pwrite(fd, &c, 1, (off_t)off) == 1);
+  close(fd);
+}
+
+static void t_scratch_corruption(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  const size_t slot = 8192;
+  unsigned char a[8192], b[8192];
+  fill_random(a, slot, 7);
+  for (int level = 0; level <= 1; level++) {
+    scratch_t *s = NULL;
+    EXPECT_OK(ctx, scratch_open(ctx, tu_tmpdir(), "bad", slot, level, &s));
+    EXPECT_OK(ctx, scratch_put(s, 2, a, slot));
+    EXPECT_OK(ctx, scratch_put(s, 7, a, slot));
+    /* raw payloads are found by content: flip one byte inside tile 7's copy (the second one) */
+    size_t len = 0;
+    unsigned char *file = slurp(scratch_path(s), &len);
+    unsigned char *hit = find_bytes(file, len, a, 64);
+    CU_ASSERT_FATAL(hit != NULL);
+    unsigned char *hit2 = find_bytes(hit + 1, len - (size_t)(hit + 1 - file), a, 64);
+    CU_ASSERT_FATAL(hit2 != NULL);
+    flip_byte(scratch_path(s), (int64_t)(hit2 - file) + 100);
+    EXPECT_FAIL(ctx, scratch_get(s, 7, b, slot), OOC_ERR_CORRUPT, "tile 7");
+    EXPECT_FAIL(ctx, scratch_get(s, 7, b, slot), OOC_ERR_CORRUPT, "checksum");
+    EXPECT_FAIL(ctx, scratch_get(s, 7, b, slot), OOC_ERR_CORRUPT, scratch_path(s));
+    EXPECT_OK(ctx, scratch_get(s, 2, b, slot));
+    /* header damage: the first header's magic */
+    unsigned char *mag = find_bytes(file, len, "OOCSCR01", 8);
+    CU_ASSERT_FATAL(mag != NULL);
+    flip_byte(scratch_path(s), (int64_t)(mag - file) + 2);
+    EXPECT_FAIL(ctx, scratch_get(s, 2, b, slot), OOC_ERR_CORRUPT, "tile 2");
+    /* a good put repairs the slot */
+    EXPECT_OK(ctx, scratch_put(s, 2, a, slot));
+    EXPECT_OK(ctx, scratch_get(s, 2, b, slot));
+    free(file);
+    scratch_close(s);
+  }
+  /* compressed payload: damage its last byte (the end of the file) */
+  double sm[1024];
+  for (int i = 0; i < 1024; i++) sm[i] = (double)(i % 10);
+  scratch_t *s = NULL;
+  EXPECT_OK(ctx, scratch_open(ctx, tu_tmpdir(), "badz", sizeof sm, 3, &s));
+  EXPECT_OK(ctx, scratch_put(s, 4, sm, sizeof sm));
+  int64_t end = file_size(scratch_path(s));
+  CU_ASSERT(end > 0);
+  flip_byte(scratch_path(s), end - 3);
+  EXPECT_FAIL(ctx, scratch_get(s, 4, sm, sizeof sm), OOC_ERR_CORRUPT, "tile 4");
+  scratch_close(s);
+  tu_ctx_done(ctx);
+}
+
+static void t_scratch_sparse_and_errors(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  scratch_t *s = NULL;
+  const size_t slot = 1 << 20;
+  EXPECT_OK(ctx, scratch_open(ctx, tu_tmpdir(), "sparse", slot, 0, &s));
+  unsigned char small[4096];
+  fill_random(small, sizeof small, 3);
+  EXPECT_OK(ctx, scratch_put(s, 1000, small, sizeof small));
+  struct stat sb;
+  CU_ASSERT(stat(scratch_path(s), &sb) == 0);
+  CU_ASSERT(sb.st_size > 1000 * (off_t)slot);
+  CU_ASSERT((int64_t)sb.st_blocks * 512 < 1 << 20); /* holes take no space */
+  unsigned char back[4096];
+  EXPECT_OK(ctx, scratch_get(s, 1000, back, sizeof back));
+  CU_ASSERT_EQUAL(memcmp(back, small, sizeof small), 0);
+  scratch_close(s);
+  scratch_close(NULL);
+
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/does/not/exist", tu_tmpdir());
+  EXPECT_FAIL(ctx, scratch_open(ctx, dir, "x", slot, 0, &s), OOC_ERR_IO, "does/not/exist");
+  EXPECT_FAIL(ctx, scratch_open(ctx, dir, "x", slot, 0, &s), OOC_ERR_IO, strerror(ENOENT));
+  CU_ASSERT_PTR_NULL(s);
+  CU_ASSERT_EQUAL(count_entries(tu_tmpdir(), ".scratch"), 0);
+  tu_ctx_done(ctx);
+}
+
+int main(void) {
+  static const tu_test_t tests[] = {
+      {"split_spec", t_split_spec},
+      {"parse_compress", t_parse_compress},
+      {"roundtrip_f64_zstd", t_roundtrip_f64_zstd},
+      {"roundtrip_f32_zstd", t_roundtrip_f32_zstd},
+      {"roundtrip_f64_deflate", t_roundtrip_f64_deflate},
+      {"roundtrip_f32_deflate", t_roundtrip_f32_deflate},
+      {"roundtrip_f64_chunked", t_roundtrip_f64_chunked},
+      {"roundtrip_f64_contiguous", t_roundtrip_f64_contig},
+      {"roundtrip_f32_contiguous", t_roundtrip_f32_contig},
+      {"large_rectangles", t_large_rectangles},
+      {"attributes", t_attributes},
+      {"integer_dataset", t_integer_dataset},
+      {"bigendian_float", t_bigendian_float},
+      {"half_float", t_half_float},
+      {"missing_filter", t_missing_filter},
+      {"auto_detect", t_auto_detect},
+      {"raw_zstd_filter", t_raw_zstd_filter},
+      {"zstd_stream_frames", t_zstd_stream_frames},
+      {"zstd_output", t_zstd_output},
+      {"corrupt_chunk", t_corrupt_chunk},
+      {"err_missing_file", t_err_missing_file},
+      {"err_not_hdf5", t_err_not_hdf5},
+      {"err_truncated", t_err_truncated},
+      {"err_bad_datasets", t_err_bad_datasets},
+      {"err_bad_rectangles", t_err_bad_rectangles},
+      {"err_output_exists", t_err_output_exists},
+      {"err_unwritable_dir", t_err_unwritable_dir},
+      {"tmp_removed_without_commit", t_tmp_removed_without_commit},
+      {"disk_full", t_disk_full},
+      {"scratch_raw", t_scratch_raw},
+      {"scratch_zstd", t_scratch_zstd},
+      {"scratch_corruption", t_scratch_corruption},
+      {"scratch_sparse_and_errors", t_scratch_sparse_and_errors},
+      {NULL, NULL},
+  };
+  return tu_run("io", tests);
+}

@@ -1,0 +1,210 @@
+/* test_tiling.c: tile arithmetic (64-bit), the tile cache's budget, LRU order and spilling. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "tiling/tstore.h"
+
+/* ---- 64-bit tile arithmetic without allocating the matrix -------------------------------- */
+
+static void t_part_large(void) {
+  /* n = 46,341: n^2 = 2,147,488,281 > 2^31, where 32-bit index arithmetic overflows. */
+  int64_t n = 46341, b = 4096;
+  part_t p = part_make(n, b);
+  CU_ASSERT_EQUAL(p.count, 12);
+  CU_ASSERT_EQUAL(part_start(p, 11), 45056);
+  CU_ASSERT_EQUAL(part_len(p, 11), 46341 - 45056);
+  CU_ASSERT_EQUAL(part_index(p, n - 1), 11);
+  int64_t elems = n * n; /* the element offset of the last entry, column-major */
+  CU_ASSERT_EQUAL(elems, 2147488281LL);
+  CU_ASSERT_EQUAL((part_start(p, 11) + part_len(p, 11) - 1) + (n - 1) * n, elems - 1);
+
+  n = 100000;
+  p = part_make(n, b);
+  CU_ASSERT_EQUAL(p.count, 25);
+  CU_ASSERT_EQUAL(part_len(p, 24), 100000 - 24 * 4096);
+  /* hyperslab offset of tile (24, 24): row-major element offset in the file */
+  int64_t off = part_start(p, 24) * n + part_start(p, 24);
+  CU_ASSERT_EQUAL(off, 98304LL * 100000LL + 98304LL);
+  CU_ASSERT(off > INT32_MAX);
+  /* bytes of the matrix and of a stripe of 3 tile columns */
+  CU_ASSERT_EQUAL(8 * n * n, 80000000000LL);
+  CU_ASSERT_EQUAL(8 * n * 3 * b, 9830400000LL);
+  /* tile = 1 and tile = n */
+  CU_ASSERT_EQUAL(part_make(n, 1).count, n);
+  CU_ASSERT_EQUAL(part_make(n, n).count, 1);
+  CU_ASSERT_EQUAL(part_len(part_make(n, n), 0), n);
+  /* bookkeeping of a 100k store with tile 4096 is small: tiles x 9 bytes + one staging tile */
+  CU_ASSERT(tstore_overhead_bytes(n, n, b) < 8 * b * b + 4096 + 625 * 9);
+}
+
+/* ---- a spill backend in memory, counting what goes through it ----------------------------- */
+
+typedef struct {
+  double *slots[4096];
+  size_t bytes[4096];
+  int opened, puts, gets;
+  ooc_ctx_t *ctx;
+} memspill_t;
+
+static ooc_status_t ms_open(void *self, size_t slot_bytes, void **h) {
+  (void)slot_bytes;
+  memspill_t *m = self;
+  m->opened++;
+  *h = m;
+  return OOC_OK;
+}
+static ooc_status_t ms_put(void *h, int64_t id, const void *d, size_t bytes) {
+  memspill_t *m = h;
+  free(m->slots[id]);
+  m->slots[id] = malloc(bytes);
+  memcpy(m->slots[id], d, bytes);
+  m->bytes[id] = bytes;
+  m->puts++;
+  return OOC_OK;
+}
+static ooc_status_t ms_get(void *h, int64_t id, void *d, size_t bytes) {
+  memspill_t *m = h;
+  if (!m->slots[id] || m->bytes[id] != bytes) return OOC_ERR_INTERNAL;
+  memcpy(d, m->slots[id], bytes);
+  m->gets++;
+  return OOC_OK;
+}
+static void ms_free(memspill_t *m) {
+  for (int i = 0; i < 4096; i++) free(m->slots[i]);
+}
+
+static double val(int64_t i, int64_t j) { return (double)(i * 1000 + j) + 0.5; }
+
+static ooc_status_t gen_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                             double *dst, int64_t ld) {
+  (void)self;
+  for (int64_t j = 0; j < nc; j++)
+    for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = val(r0 + i, c0 + j);
+  return OOC_OK;
+}
+
+static void t_cache_budget_and_spill(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_source_t src = {NULL, gen_read};
+  int64_t n = 50, b = 8; /* 7 x 7 tiles, edge tiles 2 wide */
+  int64_t cap = 10 * (8 * 8 * 8 + 64);
+  tcache_t *c;
+  tstore_t *ts;
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &c) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, &src, &sp, &ts) == OOC_OK);
+  part_t p = ts_rows(ts);
+  CU_ASSERT_EQUAL(p.count, 7);
+  double buf[64];
+  /* Take every tile from the source, modify, put back: far more than the cache holds. */
+  for (int64_t tj = 0; tj < 7; tj++)
+    for (int64_t ti = 0; ti < 7; ti++) {
+      int64_t nr = part_len(p, ti), nc = part_len(p, tj);
+      CU_ASSERT_FATAL(ts_take(ts, ti, tj, buf, nr) == OOC_OK);
+      for (int64_t k = 0; k < nr * nc; k++) buf[k] = -buf[k];
+      CU_ASSERT_FATAL(ts_put(ts, ti, tj, buf, nr) == OOC_OK);
+      CU_ASSERT(tcache_used(c) <= cap);
+    }
+  CU_ASSERT(tcache_peak(c) <= cap);
+  CU_ASSERT_EQUAL(ms.opened, 1);
+  /* at most cap / (smallest charge: a 2x2 corner or 8x2 edge plus the header) tiles stay cached */
+  CU_ASSERT(ms.puts >= 49 - cap / (int64_t)(2 * 2 * 8 + 48));
+  /* Every tile reads back negated, from cache or scratch, with a foreign leading dimension. */
+  double big[10 * 8];
+  for (int64_t tj = 0; tj < 7; tj++)
+    for (int64_t ti = 0; ti < 7; ti++) {
+      int64_t nr = part_len(p, ti), nc = part_len(p, tj);
+      CU_ASSERT_FATAL(ts_read(ts, ti, tj, big, 10) == OOC_OK);
+      for (int64_t j = 0; j < nc; j++)
+        for (int64_t i = 0; i < nr; i++)
+          CU_ASSERT_EQUAL(big[i + j * 10], -val(ti * b + i, tj * b + j));
+    }
+  /* LRU: the most recently put tile is still cached (no scratch read needed). */
+  int gets = ms.gets;
+  CU_ASSERT(ts_read(ts, 6, 6, buf, 2) == OOC_OK);
+  CU_ASSERT_EQUAL(ms.gets, gets);
+  const ts_stats_t *s = ts_stats(ts);
+  CU_ASSERT(s->bytes_spilled > 0 && s->bytes_unspilled > 0 && s->hits > 0);
+  /* Take twice is a bug the store reports. */
+  CU_ASSERT(ts_take(ts, 0, 0, buf, 8) == OOC_OK);
+  CU_ASSERT(ts_take(ts, 0, 0, buf, 8) == OOC_ERR_INTERNAL);
+  ooc_clear_error(ctx);
+  /* Dropped tiles read as zero. */
+  ts_drop(ts, 1, 1);
+  CU_ASSERT(ts_read(ts, 1, 1, buf, 8) == OOC_OK);
+  CU_ASSERT_EQUAL(buf[0], 0.0);
+  tstore_destroy(ts);
+  CU_ASSERT_EQUAL(tcache_used(c), 0);
+  tcache_destroy(c);
+  ms_free(&ms);
+  tu_ctx_done(ctx);
+}
+
+static void t_cache_zero_capacity(void) {
+  /* A cache that cannot hold one tile writes through to scratch. */
+  ooc_ctx_t *ctx = tu_ctx();
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  tcache_t *c;
+  tstore_t *ts;
+  CU_ASSERT_FATAL(tcache_create(ctx, 0, &c) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, c, 16, 16, 16, NULL, &sp, &ts) == OOC_OK);
+  double t[256], u[256];
+  for (int k = 0; k < 256; k++) t[k] = k;
+  CU_ASSERT(ts_put(ts, 0, 0, t, 16) == OOC_OK);
+  CU_ASSERT_EQUAL(tcache_used(c), 0);
+  CU_ASSERT_EQUAL(ms.puts, 1);
+  CU_ASSERT(ts_take(ts, 0, 0, u, 16) == OOC_OK);
+  CU_ASSERT(memcmp(t, u, sizeof t) == 0);
+  tstore_destroy(ts);
+  tcache_destroy(c);
+  ms_free(&ms);
+  tu_ctx_done(ctx);
+}
+
+static void t_no_spill_is_budget_error(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  tcache_t *c;
+  tstore_t *ts;
+  CU_ASSERT_FATAL(tcache_create(ctx, 100, &c) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, c, 16, 16, 16, NULL, NULL, &ts) == OOC_OK);
+  double t[256] = {0};
+  CU_ASSERT_EQUAL(ts_put(ts, 0, 0, t, 16), OOC_ERR_BUDGET);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "budget") != NULL);
+  tstore_destroy(ts);
+  tcache_destroy(c);
+  tu_ctx_done(ctx);
+}
+
+static void t_parse_size(void) {
+  CU_ASSERT_EQUAL(ooc_parse_size("4096"), 4096);
+  CU_ASSERT_EQUAL(ooc_parse_size("64M"), 64LL << 20);
+  CU_ASSERT_EQUAL(ooc_parse_size("2G"), 2LL << 30);
+  CU_ASSERT_EQUAL(ooc_parse_size("1.5GiB"), 3LL << 29);
+  CU_ASSERT_EQUAL(ooc_parse_size("8k"), 8192);
+  CU_ASSERT_EQUAL(ooc_parse_size("12x"), -1);
+  CU_ASSERT_EQUAL(ooc_parse_size("-3M"), -1);
+  CU_ASSERT_EQUAL(ooc_parse_size(""), -1);
+  CU_ASSERT_EQUAL(ooc_parse_size("M"), -1);
+}
+
+static void t_xxh64_known_values(void) {
+  /* Reference values of XXH64 (seed 0) from the algorithm's specification test vectors. */
+  CU_ASSERT_EQUAL(ooc_xxh64("", 0, 0), 0xEF46DB3751D8E999ULL);
+  CU_ASSERT_EQUAL(ooc_xxh64("a", 1, 0), 0xD24EC4F1A98C6E5BULL);
+  CU_ASSERT_EQUAL(ooc_xxh64("abc", 3, 0), 0x44BC2CF5AD770999ULL);
+}
+
+int main(void) {
+  static const tu_test_t tests[] = {
+      {"64-bit tile arithmetic at n = 46341 and 100000", t_part_large},
+      {"cache budget, LRU and spill round trip", t_cache_budget_and_spill},
+      {"zero-capacity cache writes through", t_cache_zero_capacity},
+      {"no scratch: budget error", t_no_spill_is_budget_error},
+      {"size parsing", t_parse_size},
+      {"xxh64 test vectors", t_xxh64_known_values},
+      {NULL, NULL}};
+  return tu_run("tiling", tests);
+}

@@ -1,0 +1,202 @@
+/* testutil.c: see testutil.h. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/h5mat.h"
+
+static char g_tmpdir[512];
+
+static void rm_tree(const char *path) {
+  DIR *d = opendir(path);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      char p[1024];
+      snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+      struct stat st;
+      if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+        chmod(p, 0700);
+        rm_tree(p);
+      } else {
+        unlink(p);
+      }
+    }
+    closedir(d);
+  }
+  rmdir(path);
+}
+
+static void cleanup_tmpdir(void) {
+  if (g_tmpdir[0] && !getenv("OOC_KEEP_TMP")) rm_tree(g_tmpdir);
+}
+
+const char *tu_tmpdir(void) {
+  if (!g_tmpdir[0]) {
+    const char *base = getenv("TMPDIR");
+    snprintf(g_tmpdir, sizeof g_tmpdir, "%s/ooctest-XXXXXX", base ? base : "/tmp");
+    if (!mkdtemp(g_tmpdir)) {
+      perror("mkdtemp");
+      exit(1);
+    }
+    atexit(cleanup_tmpdir);
+  }
+  return g_tmpdir;
+}
+
+const char *tu_path(const char *name) {
+  static char bufs[8][1024];
+  static int k;
+  char *b = bufs[k++ % 8];
+  snprintf(b, 1024, "%s/%s", tu_tmpdir(), name);
+  return b;
+}
+
+int tu_run(const char *suite, const tu_test_t *tests) {
+  if (CU_initialize_registry() != CUE_SUCCESS) return 1;
+  CU_pSuite s = CU_add_suite(suite, NULL, NULL);
+  if (!s) return 1;
+  for (const tu_test_t *t = tests; t->name; t++)
+    if (!CU_add_test(s, t->name, t->fn)) return 1;
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+  unsigned run = CU_get_number_of_tests_run();
+  CU_cleanup_registry();
+  return (failed == 0 && run > 0) ? 0 : 1;
+}
+
+ooc_ctx_t *tu_ctx(void) {
+  ooc_ctx_t *ctx = NULL;
+  CU_ASSERT_FATAL(ooc_ctx_create(&ctx) == OOC_OK);
+  return ctx;
+}
+
+void tu_ctx_done(ooc_ctx_t *ctx) {
+  CU_ASSERT_EQUAL(ctx->live_allocs, 0);
+  CU_ASSERT_EQUAL(ctx->host_bytes, 0);
+  if (ctx->live_allocs)
+    fprintf(stderr, "leak: %lld blocks, %lld bytes\n", (long long)ctx->live_allocs,
+            (long long)ctx->host_bytes);
+  ooc_ctx_destroy(ctx);
+}
+
+static double norm1(int64_t m, int64_t n, const double *A, int64_t lda) {
+  double best = 0;
+  for (int64_t j = 0; j < n; j++) {
+    double s = 0;
+    for (int64_t i = 0; i < m; i++) s += fabs(A[i + j * lda]);
+    if (!(s <= best)) best = s; /* NaN propagates */
+  }
+  return best;
+}
+
+double tu_inverse_ratio(int64_t n, const double *A, const double *X, double eps) {
+  if (n == 0) return 0;
+  double *R = calloc((size_t)(n * n), sizeof *R);
+  for (int64_t j = 0; j < n; j++) {
+    for (int64_t l = 0; l < n; l++) {
+      double x = X[l + j * n];
+      for (int64_t i = 0; i < n; i++) R[i + j * n] += A[i + l * n] * x;
+    }
+    R[j + j * n] -= 1.0;
+  }
+  double r = norm1(n, n, R, n), a = norm1(n, n, A, n), x = norm1(n, n, X, n);
+  free(R);
+  double ratio = r / ((double)n * a * x * eps);
+  return ratio;
+}
+
+double tu_solve_ratio(int64_t n, int64_t m, const double *A, const double *X, const double *B,
+                      double eps) {
+  double anorm = 0; /* ||A||_inf */
+  for (int64_t i = 0; i < n; i++) {
+    double s = 0;
+    for (int64_t j = 0; j < n; j++) s += fabs(A[i + j * n]);
+    if (!(s <= anorm)) anorm = s;
+  }
+  double worst = 0;
+  double *r = malloc((size_t)n * sizeof *r);
+  for (int64_t c = 0; c < m; c++) {
+    const double *x = X + c * n, *b = B + c * n;
+    double xn = 0, bn = 0, rn = 0;
+    for (int64_t i = 0; i < n; i++) r[i] = -b[i];
+    for (int64_t l = 0; l < n; l++)
+      for (int64_t i = 0; i < n; i++) r[i] += A[i + l * n] * x[l];
+    for (int64_t i = 0; i < n; i++) {
+      if (!(fabs(x[i]) <= xn)) xn = fabs(x[i]);
+      if (!(fabs(b[i]) <= bn)) bn = fabs(b[i]);
+      if (!(fabs(r[i]) <= rn)) rn = fabs(r[i]);
+    }
+    double ratio = rn / (eps * (anorm * xn + bn) * (double)n);
+    if (!(ratio <= worst)) worst = ratio;
+  }
+  free(r);
+  return worst;
+}
+
+double *tu_read_matrix(const char *spec, int64_t *rows, int64_t *cols) {
+  ooc_ctx_t *ctx = NULL;
+  ooc_ctx_create(&ctx);
+  char file[1024], dset[512];
+  h5mat_t *m = NULL;
+  double *A = NULL;
+  if (h5m_split_spec(ctx, spec, file, sizeof file, dset, sizeof dset) == OOC_OK &&
+      h5m_open(ctx, file, dset, &m) == OOC_OK) {
+    *rows = h5m_rows(m);
+    *cols = h5m_cols(m);
+    A = malloc((size_t)(*rows * *cols + 1) * sizeof *A);
+    if (h5m_read(m, 0, 0, *rows, *cols, A, *rows) != OOC_OK) {
+      free(A);
+      A = NULL;
+    }
+  }
+  if (!A) fprintf(stderr, "tu_read_matrix(%s): %s\n", spec, ooc_ctx_error(ctx));
+  h5m_close(m);
+  ooc_ctx_destroy(ctx);
+  return A;
+}
+
+void tu_write_matrix(const char *file, const char *dset, int64_t rows, int64_t cols,
+                     const double *A, int dtype) {
+  hid_t f = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t dims[2] = {(hsize_t)rows, (hsize_t)cols};
+  hid_t sp = H5Screate_simple(2, dims, NULL);
+  hid_t ft = dtype == 1 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
+  hid_t d = H5Dcreate2(f, dset, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  double *rm = malloc((size_t)(rows * cols + 1) * sizeof *rm);
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++) rm[i * cols + j] = A[i + j * rows];
+  H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, rm);
+  free(rm);
+  H5Dclose(d);
+  H5Sclose(sp);
+  H5Fclose(f);
+}
+
+uint64_t tu_file_hash(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)len + 1);
+  size_t got = fread(buf, 1, (size_t)len, f);
+  fclose(f);
+  uint64_t h = ooc_xxh64(buf, got, 0);
+  free(buf);
+  return h;
+}
+
+int tu_file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * testutil.h: shared helpers for the CUnit suites.
+ *
+ * - tu_run(suite_name, tests[]): registers one suite of {name, fn} pairs (NULL-terminated), runs
+ *   it with the basic interface (verbose), and returns the process exit code (0 iff all passed).
+ * - tu_tmpdir(): a fresh per-process temporary directory (removed at exit).
+ * - tu_ctx(): a context whose allocator counts live blocks; tu_ctx_done(ctx) asserts no leak and
+ *   destroys it.
+ * - Matrix helpers on column-major float64 arrays: residual ratios with LAPACK's definitions.
+ */
+#ifndef OOC_TESTUTIL_H
+#define OOC_TESTUTIL_H
+
+#include <CUnit/Basic.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+typedef struct {
+  const char *name;
+  void (*fn)(void);
+} tu_test_t;
+
+int tu_run(const char *suite, const tu_test_t *tests);
+const char *tu_tmpdir(void);
+/* Path "<tmpdir>/<name>" in a static rotating buffer (valid for the next 8 calls). */
+const char *tu_path(const char *name);
+
+ooc_ctx_t *tu_ctx(void);
+void tu_ctx_done(ooc_ctx_t *ctx);
+
+/* ||I - A X||_1 / (n ||A||_1 ||X||_1 eps): LAPACK's inverse residual ratio. NaN in -> NaN out. */
+double tu_inverse_ratio(int64_t n, const double *A, const double *X, double eps);
+/* HPL ratio max_j ||A x_j - b_j||_inf / (eps (||A||_inf ||x_j||_inf + ||b_j||_inf) n). */
+double tu_solve_ratio(int64_t n, int64_t m, const double *A, const double *X, const double *B,
+                      double eps);
+
+/* Read a whole dataset (spec "file:/dset") as column-major float64; caller frees with free(). */
+double *tu_read_matrix(const char *spec, int64_t *rows, int64_t *cols);
+/* Write a column-major float64 matrix as dataset `dset` of a new file (dtype 1 = f32, 2 = f64). */
+void tu_write_matrix(const char *file, const char *dset, int64_t rows, int64_t cols,
+                     const double *A, int dtype);
+/* SHA-like fingerprint of a file's bytes (XXH64); 0 if unreadable. */
+uint64_t tu_file_hash(const char *path);
+int tu_file_exists(const char *path);
+
+#endif

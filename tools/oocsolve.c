@@ -1,0 +1,161 @@
+/* oocsolve: the command-line tool, a thin shell over liboocsolve. docs/CLI.md is its manual. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "oocsolve.h"
+
+static const char *USAGE =
+    "usage: oocsolve [invert] [options] A.h5[:/dset]            write A^-1\n"
+    "       oocsolve solve [options] A.h5[:/dset] B.h5[:/dset]  write X = A^-1 B\n"
+    "\n"
+    "options:\n"
+    "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, or <B>.x.h5:/X for solve)\n"
+    "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
+    "  --stripe N           columns eliminated per pass (default: as wide as --host-mem allows)\n"
+    "  --host-mem SIZE      host memory budget, e.g. 512M, 8G (default: half of physical memory)\n"
+    "  --scratch DIR        directory for spilled tiles (default: the output's directory)\n"
+    "  --scratch-zstd L     compress spilled tiles with zstd level L (default: raw)\n"
+    "  --compress SPEC      output compression: none, zstd[:L], deflate[:L] (default none)\n"
+    "  --out-type T         f32 or f64 (default: the input's floating type)\n"
+    "  --method M           auto or gj (default auto)\n"
+    "  --device D           auto, cpu, ref or cuda (default auto)\n"
+    "  --check C            auto, full, probe or none (default auto: full up to n = 2048)\n"
+    "  --force              replace an existing output\n"
+    "  --json               print the report as one JSON object on stdout\n"
+    "  --quiet              no progress bar and no report\n"
+    "  --version, --help\n"
+    "\n"
+    "exit codes: 0 ok, 2 usage, 3 bad input, 4 singular/inaccurate, 5 output, 6 resources,\n"
+    "            7 device, 130 interrupted, 70 internal error (see docs/CLI.md)\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "oocsolve: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n(oocsolve --help for usage)\n");
+  return 2;
+}
+
+static int pick(const char *opt, const char *val, const char *const *names, int count, int *out) {
+  for (int i = 0; i < count; i++)
+    if (val && strcmp(val, names[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  fprintf(stderr, "oocsolve: %s: unknown value '%s'\n", opt, val ? val : "");
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  const char *out = NULL, *pos[3] = {0};
+  int npos = 0, json = 0, quiet = 0, solve = 0;
+  int argi = 1;
+  if (argi < argc && strcmp(argv[argi], "solve") == 0) {
+    solve = 1;
+    argi++;
+  } else if (argi < argc && strcmp(argv[argi], "invert") == 0) {
+    argi++;
+  }
+  for (; argi < argc; argi++) {
+    const char *a = argv[argi];
+    const char *v = argi + 1 < argc ? argv[argi + 1] : NULL;
+#define NEEDV                                                                                      \
+  do {                                                                                             \
+    if (!v) return usage_error("%s needs a value", a);                                             \
+    argi++;                                                                                        \
+  } while (0)
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      fputs(USAGE, stdout);
+      return 0;
+    } else if (!strcmp(a, "--version")) {
+      printf("oocsolve %s\n", ooc_version());
+      return 0;
+    } else if (!strcmp(a, "--out") || !strcmp(a, "-o")) {
+      NEEDV;
+      out = v;
+    } else if (!strcmp(a, "--tile")) {
+      NEEDV;
+      if (cli_int64("oocsolve", a, v, 1, &o.tile)) return 2;
+    } else if (!strcmp(a, "--stripe")) {
+      NEEDV;
+      if (cli_int64("oocsolve", a, v, 1, &o.stripe)) return 2;
+    } else if (!strcmp(a, "--host-mem")) {
+      NEEDV;
+      if (cli_size("oocsolve", a, v, &o.host_mem)) return 2;
+    } else if (!strcmp(a, "--scratch")) {
+      NEEDV;
+      o.scratch_dir = v;
+    } else if (!strcmp(a, "--scratch-zstd")) {
+      int64_t l;
+      NEEDV;
+      if (cli_int64("oocsolve", a, v, 0, &l) || l > 22) return 2;
+      o.scratch_zstd = (int)l;
+    } else if (!strcmp(a, "--compress")) {
+      NEEDV;
+      o.compress = v;
+    } else if (!strcmp(a, "--out-type")) {
+      static const char *const n[] = {"auto", "f32", "f64"};
+      int k;
+      NEEDV;
+      if (pick(a, v, n, 3, &k)) return 2;
+      o.out_dtype = (ooc_dtype_t)k;
+    } else if (!strcmp(a, "--method")) {
+      static const char *const n[] = {"auto", "gj"};
+      int k;
+      NEEDV;
+      if (pick(a, v, n, 2, &k)) return 2;
+      o.method = (ooc_method_t)k;
+    } else if (!strcmp(a, "--device")) {
+      static const char *const n[] = {"auto", "cpu", "ref", "cuda"};
+      int k;
+      NEEDV;
+      if (pick(a, v, n, 4, &k)) return 2;
+      o.device = (ooc_device_t)k;
+    } else if (!strcmp(a, "--check")) {
+      static const char *const n[] = {"auto", "none", "probe", "full"};
+      int k;
+      NEEDV;
+      if (pick(a, v, n, 4, &k)) return 2;
+      o.check = (ooc_check_t)k;
+    } else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
+      o.force = 1;
+    } else if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+      quiet = 1;
+    } else if (a[0] == '-' && a[1]) {
+      return usage_error("unknown option %s", a);
+    } else {
+      if (npos == 3) return usage_error("too many arguments (%s)", a);
+      pos[npos++] = a;
+    }
+  }
+  if (npos != (solve ? 2 : 1))
+    return usage_error("%s", solve ? "solve needs A and B" : "give one input matrix");
+
+  ooc_ctx_t *ctx = NULL;
+  if (ooc_ctx_create(&ctx) != OOC_OK) {
+    fprintf(stderr, "oocsolve: out of memory\n");
+    return 6;
+  }
+  cli_progress_enable(!quiet);
+  ooc_ctx_set_progress(ctx, cli_progress, NULL);
+  cli_trap_signals(ctx);
+  ooc_report_t rep;
+  ooc_status_t st = solve ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
+                          : ooc_invert(ctx, pos[0], out, &o, &rep);
+  cli_progress_done();
+  if (json) ooc_report_json(&rep, st, st ? ooc_ctx_error(ctx) : "", stdout);
+  else if (!quiet && st == OOC_OK) ooc_report_print(&rep, stdout);
+  if (st != OOC_OK) {
+    fprintf(stderr, "oocsolve: error: %s\n", ooc_ctx_error(ctx));
+    if (st == OOC_ERR_INTERRUPTED)
+      fprintf(stderr, "oocsolve: stopped; no output was written\n");
+  }
+  int code = ooc_status_exit_code(st);
+  ooc_ctx_destroy(ctx);
+  return code;
+}
