@@ -106,6 +106,9 @@ typedef struct ooc_opts {
   ooc_check_t check;     /* AUTO = full for n <= 2048, probe otherwise */
   double check_threshold;/* pass if residual ratio < this; 0 = 30 (inverse) or 16 (solve) */
   int force;             /* replace an existing output */
+  int64_t gpu_mem;       /* device byte budget; 0 = free device memory minus a margin */
+  int streams;           /* CUDA streams for transfers and compute; 0 = 3 */
+  const char *trace;     /* write a Chrome/Perfetto trace (JSON) of copies and kernels here */
 } ooc_opts_t;
 
 void ooc_opts_default(ooc_opts_t *o);

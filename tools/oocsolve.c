@@ -27,7 +27,7 @@ static const char *USAGE =
     "  --quiet              no progress bar and no report\n"
     "  --version, --help\n"
     "\n"
-    "exit codes: 0 ok, 2 usage, 3 bad input, 4 singular/inaccurate, 5 output, 6 resources,\n"
+    "exit codes: 0 ok, 2 usage, 3 bad input, 4 singular/inaccurate, 5 file I/O, 6 resources,\n"
     "            7 device, 130 interrupted, 70 internal error (see docs/CLI.md)\n";
 
 static int usage_error(const char *fmt, const char *arg) {

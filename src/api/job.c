@@ -92,7 +92,7 @@ static ooc_status_t plan(job_t *j) {
   j->budget = j->o.host_mem > 0 ? j->o.host_mem : ooc_physical_memory() / 2;
   if (j->budget <= 0) j->budget = (int64_t)1 << 30;
   j->fixed = tstore_overhead_bytes(n, n, b) + (m ? tstore_overhead_bytes(n, m, b) : 0) +
-             16 * n + 8 * b * b + SLACK_BYTES;
+             16 * n + 8 * b * ooc_max64(b, 256) + SLACK_BYTES; /* + the writer's staging */
   int64_t avail = j->budget - j->fixed;
   int64_t W = 0;
   if (avail >= gj_workspace_bytes(n, b, n, m)) {
@@ -153,63 +153,38 @@ done:
   return st;
 }
 
-/* Write the inverse: output column c is store column perm[c]. Columns are gathered into groups
- * of up to W columns; each group reads only the store tile columns that feed it. */
-static ooc_status_t write_inverse(job_t *j) {
+/* Write a store to the output by row blocks (one tile row at a time, every store tile read
+ * exactly once), with output column c taken from store column perm[c] (perm NULL: identity).
+ * Rows, not columns, because the inverse's column permutation then stays inside one buffer. */
+static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   ooc_ctx_t *ctx = j->ctx;
-  int64_t n = j->n, b = j->b, G = j->W;
-  part_t p = part_make(n, b);
+  part_t rp = ts_rows(ts), cp = ts_cols(ts);
+  int64_t ncols = cp.n, b = rp.b;
   ooc_status_t st = OOC_OK;
-  double *gbuf = ooc_malloc(ctx, (size_t)(n * G) * sizeof(double));
-  int64_t *dest = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
-  double *stage = ooc_malloc(ctx, (size_t)(b * b) * sizeof(double));
-  if (!gbuf || !dest || !stage) {
+  double *rows = ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double));
+  double *perm_rows = perm ? ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double)) : NULL;
+  if (!rows || (perm && !perm_rows)) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the output");
     goto done;
   }
-  for (int64_t c = 0; c < n; c++) dest[j->perm[c]] = c;
-  for (int64_t g0 = 0; g0 < n; g0 += G) {
-    int64_t g1 = ooc_min64(n, g0 + G);
-    for (int64_t tj = 0; tj < p.count; tj++) {
-      int64_t x0 = part_start(p, tj), nc = part_len(p, tj), needed = 0;
-      for (int64_t x = x0; x < x0 + nc; x++) needed += dest[x] >= g0 && dest[x] < g1;
-      if (!needed) continue;
-      for (int64_t ti = 0; ti < p.count; ti++) {
-        int64_t r0 = part_start(p, ti), nr = part_len(p, ti);
-        OOC_CHECK(st = ts_read(j->A, ti, tj, stage, nr));
-        for (int64_t x = x0; x < x0 + nc; x++)
-          if (dest[x] >= g0 && dest[x] < g1)
-            memcpy(gbuf + (dest[x] - g0) * n + r0, stage + (x - x0) * nr,
-                   (size_t)nr * sizeof(double));
-      }
+  for (int64_t ti = 0; ti < rp.count; ti++) {
+    int64_t nr = part_len(rp, ti);
+    for (int64_t tj = 0; tj < cp.count; tj++)
+      OOC_CHECK(st = ts_read(ts, ti, tj, rows + part_start(cp, tj) * nr, nr));
+    const double *src = rows;
+    if (perm) {
+      for (int64_t c = 0; c < ncols; c++)
+        memcpy(perm_rows + c * nr, rows + perm[c] * nr, (size_t)nr * sizeof(double));
+      src = perm_rows;
     }
-    for (int64_t c0 = g0; c0 < g1; c0 += b) { /* a tile column per call: bounded staging */
-      int64_t nc = ooc_min64(b, g1 - c0);
-      OOC_CHECK(st = h5m_write(j->out, 0, c0, n, nc, gbuf + (c0 - g0) * n, n));
-    }
-    OOC_CHECK(st = ooc_tick(ctx, "write", (double)g1 / n));
+    for (int64_t c0 = 0; c0 < ncols; c0 += j->chunk) /* chunk-wide pieces: bounded staging */
+      OOC_CHECK(st = h5m_write(j->out, part_start(rp, ti), c0, nr, ooc_min64(j->chunk, ncols - c0),
+                               src + c0 * nr, nr));
+    OOC_CHECK(st = ooc_tick(ctx, "write", (ti + 1.0) / rp.count));
   }
 done:
-  ooc_free(ctx, gbuf);
-  ooc_free(ctx, dest);
-  ooc_free(ctx, stage);
-  return st;
-}
-
-/* Write a store as it is (the solution X), one tile column per HDF5 call. */
-static ooc_status_t write_store(job_t *j, tstore_t *ts) {
-  part_t rp = ts_rows(ts), cp = ts_cols(ts);
-  ooc_status_t st = OOC_OK;
-  double *strip = ooc_malloc(j->ctx, (size_t)(rp.n * cp.b) * sizeof(double));
-  if (!strip) return OOC_FAIL(j->ctx, OOC_ERR_NOMEM, "out of host memory writing the output");
-  for (int64_t tj = 0; tj < cp.count; tj++) {
-    for (int64_t ti = 0; ti < rp.count; ti++)
-      OOC_CHECK(st = ts_read(ts, ti, tj, strip + part_start(rp, ti), rp.n));
-    OOC_CHECK(st = h5m_write(j->out, 0, part_start(cp, tj), rp.n, part_len(cp, tj), strip, rp.n));
-    OOC_CHECK(st = ooc_tick(j->ctx, "write", (tj + 1.0) / cp.count));
-  }
-done:
-  ooc_free(j->ctx, strip);
+  ooc_free(ctx, rows);
+  ooc_free(ctx, perm_rows);
   return st;
 }
 
@@ -347,7 +322,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   OOC_TRY(st);
 
   /* write */
-  OOC_TRY(j->B ? write_store(j, j->B) : write_inverse(j));
+  OOC_TRY(j->B ? write_rows(j, j->B, NULL) : write_rows(j, j->A, j->perm));
   double t3 = ooc_now();
   r->t_spill += ts_stats(j->A)->t_spill + (j->B ? ts_stats(j->B)->t_spill : 0) - spill_after;
   r->t_write = t3 - t2;

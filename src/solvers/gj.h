@@ -26,6 +26,37 @@
 #include "kernels/ops.h"
 #include "tiling/tstore.h"
 
+/* The executor: where a step's arithmetic runs (the seam between the algorithm, which stays in
+ * gj.c, and the device mechanics). The CPU executor (built by gj_run when args->exec is NULL)
+ * runs today's host code through the ops table, synchronously; the CUDA executor
+ * (src/kernels/cuda) keeps the panel's transform resident on the GPU and streams column blocks
+ * through a ring of pinned buffers, so copies of block q+1 overlap the GEMMs of block q.
+ * Contract, per step (all host buffers column-major, ld n):
+ * - factor(panel, n, k0, w, ipiv, udiag): LU with partial pivoting of rows [k0, n) of the n x w
+ *   panel; ipiv[k0 + j] = global 0-based pivot row, udiag[j] = |u_jj| (gj.c judges singularity).
+ * - transform(panel, writeback, bad): turn the factored panel into N_up / P / N_low (gj.h step
+ *   3); with writeback the host panel holds them on return. *bad = j + 1 if u_jj == 0 in getri.
+ * - slot[s], s < nslots: host column buffers (n x tile) owned by the executor. update(s, nc)
+ *   applies the step to slot s (may return before it is done); complete(s) waits until slot s
+ *   holds the result. gj.c calls the tile store from its own thread only, between complete and
+ *   the next update of a slot.
+ * - panel: a host n x W buffer the executor owns (pinned for CUDA), or NULL (gj.c allocates).
+ * - host_span: optional; gj.c reports its tile-store takes and puts (for traces). */
+#define GJ_MAX_SLOTS 8
+typedef struct gj_exec gj_exec_t;
+struct gj_exec {
+  const char *name;
+  int nslots;
+  double *slot[GJ_MAX_SLOTS];
+  double *panel;
+  ooc_status_t (*factor)(gj_exec_t *e, double *panel, int64_t n, int64_t k0, int64_t w,
+                         int64_t *ipiv, double *udiag);
+  ooc_status_t (*transform)(gj_exec_t *e, double *panel, int writeback, int64_t *bad);
+  ooc_status_t (*update)(gj_exec_t *e, int slot, int64_t nc);
+  ooc_status_t (*complete)(gj_exec_t *e, int slot);
+  void (*host_span)(gj_exec_t *e, const char *what, double t0, double t1, int64_t bytes);
+};
+
 typedef struct gj_args {
   tstore_t *A;            /* n x n; invert: overwritten by A^-1 P_r^T; solve: destroyed */
   tstore_t *B;            /* n x m right-hand sides, overwritten by X; NULL to invert */
@@ -33,6 +64,7 @@ typedef struct gj_args {
   const ooc_ops_t *ops;
   const double *colnorm;  /* ||A[:, j]||_1 of the input, n entries (for the singularity test) */
   int64_t *perm;          /* invert only, n entries out: A^-1[:, c] = store[:, perm[c]] */
+  gj_exec_t *exec;        /* NULL: the CPU executor over ops; else e.g. the CUDA one */
 } gj_args_t;
 
 typedef struct gj_stats {
