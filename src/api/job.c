@@ -307,7 +307,8 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   r->t_read = t1 - t0 - spill_before;
 
   /* eliminate */
-  gj_args_t ga = {j->A, j->B, j->W, j->ops, j->colnorm, j->B ? NULL : j->perm};
+  gj_args_t ga = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops, .colnorm = j->colnorm,
+                  .perm = j->B ? NULL : j->perm};
   gj_stats_t gs;
   ooc_status_t st = gj_run(ctx, &ga, &gs, &r->info);
   if (st == OOC_ERR_SINGULAR) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
