@@ -88,7 +88,9 @@ void ooc_ctx_reset_peak(ooc_ctx_t *ctx);
 
 /* ---- options ------------------------------------------------------------------------------- */
 
-typedef enum { OOC_METHOD_AUTO = 0, OOC_METHOD_GJ = 1 } ooc_method_t;
+/* auto: Cholesky for a symmetric matrix with a positive diagonal (falling back to gj, with a
+ * notice, if it is not positive definite), gj otherwise. */
+typedef enum { OOC_METHOD_AUTO = 0, OOC_METHOD_GJ = 1, OOC_METHOD_CHOL = 2 } ooc_method_t;
 typedef enum { OOC_DEVICE_AUTO = 0, OOC_DEVICE_CPU = 1, OOC_DEVICE_REF = 2, OOC_DEVICE_CUDA = 3 } ooc_device_t;
 typedef enum { OOC_CHECK_AUTO = 0, OOC_CHECK_NONE = 1, OOC_CHECK_PROBE = 2, OOC_CHECK_FULL = 3 } ooc_check_t;
 typedef enum { OOC_DTYPE_AUTO = 0, OOC_DTYPE_F32 = 1, OOC_DTYPE_F64 = 2 } ooc_dtype_t;
@@ -109,6 +111,7 @@ typedef struct ooc_opts {
   int64_t gpu_mem;       /* device byte budget; 0 = free device memory minus a margin */
   int streams;           /* CUDA streams for transfers and compute; 0 = 3 */
   const char *trace;     /* write a Chrome/Perfetto trace (JSON) of copies and kernels here */
+  int lower_only;        /* chol inverse: write the lower triangle only (zeros above) */
 } ooc_opts_t;
 
 void ooc_opts_default(ooc_opts_t *o);
@@ -116,7 +119,7 @@ void ooc_opts_default(ooc_opts_t *o);
 /* ---- report -------------------------------------------------------------------------------- */
 
 typedef struct ooc_report {
-  char method[16];       /* "gj" */
+  char method[16];       /* "gj" or "chol" */
   char backend[16];      /* "cpu", "ref", "cuda" */
   char precision[8];     /* compute precision: "f64" */
   char out_dtype[8];     /* "f32" or "f64" */
@@ -133,7 +136,9 @@ typedef struct ooc_report {
   double norm1_a, norm1_x; /* ||A||_1, ||X||_1 (for an inverse their product is kappa_1(A)) */
   double residual;       /* residual ratio (LAPACK's definition, see docs/NUMERICS.md) */
   char check[8];         /* "full", "probe" or "none" */
-  int64_t info;          /* > 0: 1-based column of the failed pivot */
+  int64_t info;          /* > 0: 1-based column of the failed pivot (gj) or order of the
+                            leading minor that is not positive (chol) */
+  double logdet;         /* chol: log det A (NaN when not computed) */
   char warnings[1024];   /* "; "-separated notices */
 } ooc_report_t;
 
@@ -151,6 +156,11 @@ ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
 /* X = A^-1 B for B with any number of columns, written to `output` (NULL = "<B stem>.x.h5:/X"). */
 ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
                        const ooc_opts_t *opts, ooc_report_t *report);
+
+/* log det A of a symmetric positive definite matrix, by an out-of-core Cholesky factorization
+ * (nothing is written). OOC_ERR_NOT_SPD (report->info = the leading minor) otherwise. */
+ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
+                        ooc_report_t *report, double *logdet);
 
 /* Parse a byte size: "512M", "2G", "1.5GiB", "4096" (bytes). Returns -1 if malformed. */
 int64_t ooc_parse_size(const char *s);

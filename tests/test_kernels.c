@@ -565,6 +565,203 @@ static void test_lu_inverse_pipeline(void) {
   }
 }
 
+/* ---- syrk, potrf, potri (the Cholesky solver's kernels) ------------------------------------- */
+
+static void syrk_case(char uplo, char trans, int64_t n, int64_t k, double alpha, double beta) {
+  int64_t lda, ldc, ar = trans == 'N' ? n : k, ac = trans == 'N' ? k : n;
+  double *A = mat_new(ar, ac, &lda), *C0 = mat_new(n, n, &ldc);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) {
+      int in_tri = uplo == 'L' ? i >= j : i <= j;
+      if (!in_tri || beta == 0.0) AT(C0, ldc, i, j) = NAN; /* not to be read */
+    }
+  double *Cr = mat_dup(C0, ldc, n), *Cc = mat_dup(C0, ldc, n), *Cd = mat_dup(C0, ldc, n);
+  ooc_ops_ref()->syrk(uplo, trans, n, k, alpha, A, lda, beta, Cr, ldc);
+  ooc_ops_cpu()->syrk(uplo, trans, n, k, alpha, A, lda, beta, Cc, ldc);
+  int untouched = 1;
+  double d = 0, scale = 0, dc = 0;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) {
+      int in_tri = uplo == 'L' ? i >= j : i <= j;
+      if (!in_tri) {
+        untouched &= isnan(AT(Cr, ldc, i, j)) && isnan(AT(Cc, ldc, i, j));
+        continue;
+      }
+      double sum = 0;
+      for (int64_t l = 0; l < k; l++)
+        sum += trans == 'N' ? AT(A, lda, i, l) * AT(A, lda, j, l)
+                            : AT(A, lda, l, i) * AT(A, lda, l, j);
+      double want = alpha * sum + (beta == 0.0 ? 0.0 : beta * AT(C0, ldc, i, j));
+      AT(Cd, ldc, i, j) = want;
+      double gr = AT(Cr, ldc, i, j), gc = AT(Cc, ldc, i, j);
+      if (!isfinite(gr) || !isfinite(gc)) d = NAN;
+      if (fabs(gr - want) > d) d = fabs(gr - want);
+      if (fabs(gc - gr) > dc) dc = fabs(gc - gr);
+      if (fabs(want) > scale) scale = fabs(want);
+    }
+  char what[96];
+  snprintf(what, sizeof what, "syrk %c%c n=%lld k=%lld alpha=%g beta=%g", uplo, trans,
+           (long long)n, (long long)k, alpha, beta);
+  CU_ASSERT_TRUE(untouched);
+  CU_ASSERT_TRUE(close_enough(scale > 0 ? d / scale : d, k, what));
+  CU_ASSERT_TRUE(close_enough(scale > 0 ? dc / scale : dc, k, what));
+  CU_ASSERT_TRUE(padding_intact(n, n, Cr, ldc));
+  CU_ASSERT_TRUE(padding_intact(n, n, Cc, ldc));
+  free(A);
+  free(C0);
+  free(Cr);
+  free(Cc);
+  free(Cd);
+}
+
+static void test_syrk(void) {
+  const double ab[][2] = {{1.0, 0.0}, {-1.0, 1.0}, {0.5, -2.0}};
+  for (int v = 0; v < 4; v++)
+    for (int in = 0; in < NSIZES; in++)
+      for (int ik = 0; ik < NSIZES; ik++) {
+        const double *p = ab[(in + ik) % 3];
+        syrk_case("LU"[v >> 1], "NT"[v & 1], SIZES[in], SIZES[ik], p[0], p[1]);
+      }
+  syrk_case('L', 'N', 5, 0, 1.0, 0.5);
+  syrk_case('U', 'T', 5, 0, 1.0, 0.0);
+}
+
+/* An SPD n x n matrix (M M^T / n + I) with NaN in the strict upper triangle (never read). */
+static double *spd_new(int64_t n, int64_t *ld) {
+  int64_t ldm;
+  double *M = mat_new(n, n, &ldm), *A = mat_new(n, n, ld);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) {
+      double s = 0;
+      for (int64_t l = 0; l < n; l++) s += AT(M, ldm, i, l) * AT(M, ldm, j, l);
+      AT(A, *ld, i, j) = i < j ? NAN : s / (double)n + (i == j ? 1.0 : 0.0);
+    }
+  free(M);
+  return A;
+}
+
+static int upper_nan(int64_t n, const double *A, int64_t ld) {
+  int ok = 1;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < j; i++) ok &= isnan(AT(A, ld, i, j));
+  return ok;
+}
+
+static void test_potrf(void) {
+  for (int s = 0; s < NSIZES; s++) {
+    int64_t n = SIZES[s], lda;
+    double *A = spd_new(n, &lda);
+    double *Lr = mat_dup(A, lda, n), *Lc = mat_dup(A, lda, n);
+    CU_ASSERT_EQUAL(ooc_ops_ref()->potrf(n, Lr, lda), 0);
+    CU_ASSERT_EQUAL(ooc_ops_cpu()->potrf(n, Lc, lda), 0);
+    CU_ASSERT_TRUE(upper_nan(n, Lr, lda) && upper_nan(n, Lc, lda));
+    CU_ASSERT_TRUE(padding_intact(n, n, Lr, lda) && padding_intact(n, n, Lc, lda));
+    double worst = 0, an = 0;
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = j; i < n; i++) {
+        double sum = 0;
+        for (int64_t l = 0; l <= j; l++) sum += AT(Lr, lda, i, l) * AT(Lr, lda, j, l);
+        double r = fabs(sum - AT(A, lda, i, j));
+        if (!(r <= worst)) worst = r;
+        if (fabs(AT(A, lda, i, j)) > an) an = fabs(AT(A, lda, i, j));
+      }
+    char what[64];
+    snprintf(what, sizeof what, "potrf n=%lld", (long long)n);
+    CU_ASSERT_TRUE(close_enough(worst / an, n, what));
+    double dl = 0, sl = 0;
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = j; i < n; i++) {
+        double x = AT(Lc, lda, i, j), y = AT(Lr, lda, i, j);
+        if (!isfinite(x)) dl = NAN;
+        if (fabs(x - y) > dl) dl = fabs(x - y);
+        if (fabs(y) > sl) sl = fabs(y);
+      }
+    CU_ASSERT_TRUE(close_enough(dl / sl, n, what));
+    /* not SPD at j: info j+1 on both, as LAPACK; NaN in row i: info i+1 */
+    for (int64_t j = 0; j < n; j += (n > 10 ? n / 3 : 1)) {
+      for (int bad = 0; bad < 3; bad++) {
+        double *B = mat_dup(A, lda, n);
+        int64_t i = j, want = j + 1;
+        if (bad == 0) AT(B, lda, j, j) = -1.0;
+        else if (bad == 1) AT(B, lda, j, j) = 0.0;
+        else {
+          i = n - 1;
+          want = n;
+          AT(B, lda, i, j) = NAN;
+        }
+        double *Br = mat_dup(B, lda, n), *Bc = mat_dup(B, lda, n);
+        int64_t ir = ooc_ops_ref()->potrf(n, Br, lda), ic = ooc_ops_cpu()->potrf(n, Bc, lda);
+        if (bad == 1 && j == 0) want = 1;
+        CU_ASSERT_EQUAL(ir, want);
+        CU_ASSERT_EQUAL(ic, want);
+        if (ir != want || ic != want)
+          fprintf(stderr, "\n  potrf n=%lld bad %d at %lld: info ref %lld cpu %lld want %lld\n",
+                  (long long)n, bad, (long long)j, (long long)ir, (long long)ic,
+                  (long long)want);
+        free(B);
+        free(Br);
+        free(Bc);
+      }
+    }
+    free(A);
+    free(Lr);
+    free(Lc);
+  }
+  CU_ASSERT_EQUAL(ooc_ops_ref()->potrf(0, NULL, 1), 0);
+  CU_ASSERT_EQUAL(ooc_ops_cpu()->potrf(0, NULL, 1), 0);
+}
+
+static void test_potri(void) {
+  const int64_t ns[] = {1, 2, 3, 17, 64, 100, 300};
+  for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+    int64_t n = ns[t], lda;
+    double *A = spd_new(n, &lda);
+    double *L = mat_dup(A, lda, n);
+    CU_ASSERT_EQUAL_FATAL(ooc_ops_cpu()->potrf(n, L, lda), 0);
+    double *Xr = mat_dup(L, lda, n), *Xc = mat_dup(L, lda, n);
+    CU_ASSERT_EQUAL(ooc_ops_ref()->potri(n, Xr, lda), 0);
+    CU_ASSERT_EQUAL(ooc_ops_cpu()->potri(n, Xc, lda), 0);
+    CU_ASSERT_TRUE(upper_nan(n, Xr, lda) && upper_nan(n, Xc, lda));
+    CU_ASSERT_TRUE(padding_intact(n, n, Xr, lda) && padding_intact(n, n, Xc, lda));
+    double *Ap = malloc((size_t)(n * n) * sizeof *Ap), *Rp = malloc((size_t)(n * n) * sizeof *Rp),
+           *Cp = malloc((size_t)(n * n) * sizeof *Cp);
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < n; i++) {
+        int64_t r = i >= j ? i : j, c = i >= j ? j : i; /* mirror the lower triangle */
+        Ap[i + j * n] = AT(A, lda, r, c);
+        Rp[i + j * n] = AT(Xr, lda, r, c);
+        Cp[i + j * n] = AT(Xc, lda, r, c);
+      }
+    double rr = tu_inverse_ratio(n, Ap, Rp, EPS), rc = tu_inverse_ratio(n, Ap, Cp, EPS);
+    if (!(rr < 30 && rc < 30))
+      fprintf(stderr, "\n  potri n=%lld: inverse ratio ref %.3g cpu %.3g\n", (long long)n, rr, rc);
+    CU_ASSERT_TRUE(rr < 30);
+    CU_ASSERT_TRUE(rc < 30);
+    char what[64];
+    snprintf(what, sizeof what, "potri n=%lld", (long long)n);
+    CU_ASSERT_TRUE(close_enough(rel_diff(n, n, Cp, n, Rp, n), n, what));
+    /* a zero on L's diagonal: info j+1, block untouched */
+    for (int k = 0; k < 2; k++) {
+      const ooc_ops_t *ops = k ? ooc_ops_cpu() : ooc_ops_ref();
+      int64_t zj = n / 2;
+      double *Z = mat_dup(L, lda, n);
+      AT(Z, lda, zj, zj) = 0.0;
+      double *Z0 = mat_dup(Z, lda, n);
+      CU_ASSERT_EQUAL(ops->potri(n, Z, lda), zj + 1);
+      CU_ASSERT_EQUAL(memcmp(Z, Z0, (size_t)(lda * n) * sizeof *Z), 0);
+      free(Z);
+      free(Z0);
+    }
+    free(A);
+    free(L);
+    free(Xr);
+    free(Xc);
+    free(Ap);
+    free(Rp);
+    free(Cp);
+  }
+}
+
 static const tu_test_t tests[] = {
     {"compare rejects NaN/Inf", test_compare_rejects_nonfinite},
     {"table names", test_names},
@@ -579,6 +776,9 @@ static const tu_test_t tests[] = {
     {"laswp: against row swaps", test_laswp},
     {"colabs: sums, NaN/Inf count and first position", test_colabs},
     {"getrf + getri + permutation = A^-1", test_lu_inverse_pipeline},
+    {"syrk: both triangles and transposes, cpu = ref = definition", test_syrk},
+    {"potrf: L L^T, cpu = ref, not SPD / NaN info", test_potrf},
+    {"potri: inverse ratio, cpu = ref, zero pivot", test_potri},
     {NULL, NULL},
 };
 

@@ -9,6 +9,7 @@
 static const char *USAGE =
     "usage: oocsolve [invert] [options] A.h5[:/dset]            write A^-1\n"
     "       oocsolve solve [options] A.h5[:/dset] B.h5[:/dset]  write X = A^-1 B\n"
+    "       oocsolve logdet [options] A.h5[:/dset]              print log det A (SPD A)\n"
     "\n"
     "options:\n"
     "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, or <B>.x.h5:/X for solve)\n"
@@ -19,8 +20,13 @@ static const char *USAGE =
     "  --scratch-zstd L     compress spilled tiles with zstd level L (default: raw)\n"
     "  --compress SPEC      output compression: none, zstd[:L], deflate[:L] (default none)\n"
     "  --out-type T         f32 or f64 (default: the input's floating type)\n"
-    "  --method M           auto or gj (default auto)\n"
+    "  --method M           auto, gj or chol (default auto: chol for symmetric input with a\n"
+    "                       positive diagonal, falling back to gj if it is not definite)\n"
+    "  --triangle T         chol inverse: full (default) or lower (zeros above the diagonal)\n"
     "  --device D           auto, cpu, ref or cuda (default auto)\n"
+    "  --gpu-mem SIZE       GPU memory budget (default: free device memory minus a margin)\n"
+    "  --streams N          CUDA streams for copies and compute (default 3)\n"
+    "  --trace FILE         write a Chrome/Perfetto trace (JSON) of GPU copies and kernels\n"
     "  --check C            auto, full, probe or none (default auto: full up to n = 2048)\n"
     "  --force              replace an existing output\n"
     "  --json               print the report as one JSON object on stdout\n"
@@ -51,10 +57,13 @@ int main(int argc, char **argv) {
   ooc_opts_t o;
   ooc_opts_default(&o);
   const char *out = NULL, *pos[3] = {0};
-  int npos = 0, json = 0, quiet = 0, solve = 0;
+  int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0;
   int argi = 1;
   if (argi < argc && strcmp(argv[argi], "solve") == 0) {
     solve = 1;
+    argi++;
+  } else if (argi < argc && strcmp(argv[argi], "logdet") == 0) {
+    logdet = 1;
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "invert") == 0) {
     argi++;
@@ -85,6 +94,20 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--host-mem")) {
       NEEDV;
       if (cli_size("oocsolve", a, v, &o.host_mem)) return 2;
+    } else if (!strcmp(a, "--gpu-mem")) {
+      NEEDV;
+      if (cli_size("oocsolve", a, v, &o.gpu_mem)) return 2;
+    } else if (!strcmp(a, "--streams")) {
+      int64_t k = 0;
+      NEEDV;
+      if (cli_int64("oocsolve", a, v, 1, &k) || k > 8) {
+        if (k > 8) fprintf(stderr, "oocsolve: --streams must be 1..8\n");
+        return 2;
+      }
+      o.streams = (int)k;
+    } else if (!strcmp(a, "--trace")) {
+      NEEDV;
+      o.trace = v;
     } else if (!strcmp(a, "--scratch")) {
       NEEDV;
       o.scratch_dir = v;
@@ -103,11 +126,17 @@ int main(int argc, char **argv) {
       if (pick(a, v, n, 3, &k)) return 2;
       o.out_dtype = (ooc_dtype_t)k;
     } else if (!strcmp(a, "--method")) {
-      static const char *const n[] = {"auto", "gj"};
+      static const char *const n[] = {"auto", "gj", "chol"};
+      int k;
+      NEEDV;
+      if (pick(a, v, n, 3, &k)) return 2;
+      o.method = (ooc_method_t)k;
+    } else if (!strcmp(a, "--triangle")) {
+      static const char *const n[] = {"full", "lower"};
       int k;
       NEEDV;
       if (pick(a, v, n, 2, &k)) return 2;
-      o.method = (ooc_method_t)k;
+      o.lower_only = k;
     } else if (!strcmp(a, "--device")) {
       static const char *const n[] = {"auto", "cpu", "ref", "cuda"};
       int k;
@@ -145,10 +174,13 @@ int main(int argc, char **argv) {
   ooc_ctx_set_progress(ctx, cli_progress, NULL);
   cli_trap_signals(ctx);
   ooc_report_t rep;
-  ooc_status_t st = solve ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
-                          : ooc_invert(ctx, pos[0], out, &o, &rep);
+  double ld = 0;
+  ooc_status_t st = solve    ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
+                    : logdet ? ooc_logdet(ctx, pos[0], &o, &rep, &ld)
+                             : ooc_invert(ctx, pos[0], out, &o, &rep);
   cli_progress_done();
   if (json) ooc_report_json(&rep, st, st ? ooc_ctx_error(ctx) : "", stdout);
+  else if (logdet && st == OOC_OK) printf("%.17g\n", ld); /* scripts read this line */
   else if (!quiet && st == OOC_OK) ooc_report_print(&rep, stdout);
   if (st != OOC_OK) {
     fprintf(stderr, "oocsolve: error: %s\n", ooc_ctx_error(ctx));

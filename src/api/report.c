@@ -14,7 +14,8 @@ void ooc_opts_default(ooc_opts_t *o) {
 
 void ooc_report_print(const ooc_report_t *r, FILE *f) {
   char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-  fprintf(f, "oocsolve %s: %s, n = %lld", OOC_VERSION_STRING, r->nrhs ? "solve" : "inverse",
+  fprintf(f, "oocsolve %s: %s, n = %lld", OOC_VERSION_STRING,
+          r->nrhs ? "solve" : r->output[0] ? "inverse" : "log-determinant",
           (long long)r->n);
   if (r->nrhs) fprintf(f, ", %lld right-hand sides", (long long)r->nrhs);
   fprintf(f, " -> %s (%s)\n", r->output, r->out_dtype);
@@ -34,6 +35,7 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
   else
     fprintf(f, "  check   %s residual ratio %.3g%s\n", r->check, r->residual,
             r->nrhs ? "" : "");
+  if (!isnan(r->logdet)) fprintf(f, "  logdet  log det A = %.17g\n", r->logdet);
   if (!r->nrhs && r->norm1_a > 0 && r->norm1_x > 0)
     fprintf(f, "  cond    kappa_1(A) = ||A||_1 ||A^-1||_1 = %.3g\n", r->norm1_a * r->norm1_x);
   if (r->warnings[0]) fprintf(f, "  notice  %s\n", r->warnings);
@@ -65,7 +67,7 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_str(f, "status", ooc_status_str(status), 1);
   json_int(f, "exit_code", ooc_status_exit_code(status));
   json_str(f, "error", error, 1);
-  json_str(f, "kind", r->nrhs ? "solve" : "inverse", 1);
+  json_str(f, "kind", r->nrhs ? "solve" : r->output[0] ? "inverse" : "logdet", 1);
   json_str(f, "method", r->method, 1);
   json_str(f, "backend", r->backend, 1);
   json_str(f, "precision", r->precision, 1);
@@ -93,6 +95,8 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_num(f, "norm1_a", r->norm1_a);
   json_num(f, "norm1_x", r->norm1_x);
   json_num(f, "residual", r->residual);
+  if (isfinite(r->logdet)) fprintf(f, "\"logdet\": %.17g, ", r->logdet);
+  else fprintf(f, "\"logdet\": null, ");
   json_str(f, "check", r->check, 1);
   json_int(f, "info", r->info);
   json_str(f, "warnings", r->warnings, 0);

@@ -21,6 +21,16 @@
  *          block, forward order: swap row k with row ipiv[k].
  * - colabs: acc[j] += sum_i |A(i,j)| for the m x n block. Returns the number of non-finite
  *           entries and, if any, the position of the first in *bad_i, *bad_j.
+ * - syrk:  C = alpha A A^T + beta C (trans 'N', A n x k) or alpha A^T A + beta C (trans 'T',
+ *          A k x n); only the uplo ('L'/'U') triangle of the n x n C is read and written.
+ *          beta == 0 makes C output only; alpha == 0 or k == 0 reads no A.
+ * - potrf: Cholesky A = L L^T of the n x n block, lower triangle only (the strict upper is neither
+ *          read nor written). Returns 0, or j+1 for the first j whose pivot
+ *          a_jj - sum_k L(j,k)^2 is not positive, is NaN or is infinite (LAPACK's dpotrf test plus
+ *          NaN/Inf, which OpenBLAS lets through); columns before j are then factored.
+ * - potri: from L (lower, as potrf leaves it) overwrite the lower triangle with that of
+ *          (L L^T)^-1 = L^-T L^-1; strict upper untouched. Returns 0, or j+1 if L(j,j) == 0
+ *          (then the block is left as it was).
  */
 #ifndef OOC_OPS_H
 #define OOC_OPS_H
@@ -38,6 +48,12 @@ typedef struct ooc_ops {
   void (*laswp)(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t k2, const int64_t *ipiv);
   int64_t (*colabs)(int64_t m, int64_t n, const double *A, int64_t lda, double *acc, int64_t *bad_i,
                     int64_t *bad_j);
+  /* Appended for the Cholesky solver (keep new members at the end: tables are built
+   * positionally elsewhere). */
+  void (*syrk)(char uplo, char trans, int64_t n, int64_t k, double alpha, const double *A,
+               int64_t lda, double beta, double *C, int64_t ldc);
+  int64_t (*potrf)(int64_t n, double *A, int64_t lda);
+  int64_t (*potri)(int64_t n, double *A, int64_t lda);
 } ooc_ops_t;
 
 const ooc_ops_t *ooc_ops_ref(void);

@@ -1,4 +1,5 @@
-/* gj.c: striped Gauss-Jordan with partial pivoting on tile stores. See gj.h for the algorithm. */
+/* gj.c: striped Gauss-Jordan with partial pivoting on tile stores. See gj.h for the algorithm
+ * and for the executor seam (the CPU executor is defined here; the CUDA one in kernels/cuda). */
 #include "solvers/gj.h"
 
 #include <float.h>
@@ -16,35 +17,77 @@ typedef struct target {
   int64_t tj;
 } target_t;
 
-typedef struct step {
+/* ---- the CPU executor: host BLAS through the ops table, synchronous ----------------------- */
+
+typedef struct cpu_exec {
+  gj_exec_t e;
   const ooc_ops_t *ops;
   int64_t n, k0, w;
-  const double *panel; /* n x w, ld n: N_up, P, N_low */
+  double *panel;       /* n x w, ld n: N_up, P, N_low after transform */
   const int64_t *ipiv; /* global, 0-based */
-  double *R;           /* w x b */
-} step_t;
+  int64_t *ipiv_local; /* W */
+  double *R;           /* W x b */
+} cpu_exec_t;
 
-/* Apply one elimination step to a gathered column block C (n x nc, ld n). */
-static void update_block(const step_t *s, double *C, int64_t nc) {
-  const ooc_ops_t *o = s->ops;
-  int64_t n = s->n, k0 = s->k0, w = s->w, below = n - k0 - w;
-  o->laswp(nc, C, n, k0, k0 + w, s->ipiv);
-  for (int64_t j = 0; j < nc; j++) memcpy(s->R + j * w, C + k0 + j * n, (size_t)w * sizeof(double));
-  if (k0 > 0) o->gemm('N', 'N', k0, nc, w, 1.0, s->panel, n, s->R, w, 1.0, C, n);
-  if (below > 0)
-    o->gemm('N', 'N', below, nc, w, 1.0, s->panel + k0 + w, n, s->R, w, 1.0, C + k0 + w, n);
-  o->gemm('N', 'N', w, nc, w, 1.0, s->panel + k0, n, s->R, w, 0.0, C + k0, n);
+static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, int64_t w,
+                               int64_t *ipiv, double *udiag) {
+  cpu_exec_t *x = (cpu_exec_t *)e;
+  x->ops->getrf(n - k0, w, P + k0, n, x->ipiv_local);
+  for (int64_t j = 0; j < w; j++) {
+    ipiv[k0 + j] = k0 + x->ipiv_local[j];
+    udiag[j] = fabs(P[k0 + j + j * n]);
+  }
+  x->n = n;
+  x->k0 = k0;
+  x->w = w;
+  x->panel = P;
+  x->ipiv = ipiv;
+  return OOC_OK;
 }
 
-/* Factor the panel in place (see gj.h step 2-3). Returns OOC_ERR_SINGULAR with *info set. */
-static ooc_status_t factor_panel(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t k0,
-                                 int64_t w, double *P, int64_t *ipiv_local, int64_t *ipiv,
+static ooc_status_t cpu_transform(gj_exec_t *e, double *P, int writeback, int64_t *bad) {
+  cpu_exec_t *x = (cpu_exec_t *)e;
+  const ooc_ops_t *o = x->ops;
+  int64_t n = x->n, k0 = x->k0, w = x->w, below = n - k0 - w;
+  (void)writeback; /* the transform is computed in the host panel itself */
+  double *L11 = P + k0;
+  if (k0 > 0) {
+    o->trsm('R', 'U', 'N', 'N', k0, w, 1.0, L11, n, P, n);
+    o->trsm('R', 'L', 'N', 'U', k0, w, -1.0, L11, n, P, n);
+  }
+  if (below > 0) o->trsm('R', 'L', 'N', 'U', below, w, -1.0, L11, n, P + k0 + w, n);
+  *bad = o->getri(w, L11, n);
+  return OOC_OK;
+}
+
+/* Apply one elimination step to the column block in slot 0 (n x nc, ld n). */
+static ooc_status_t cpu_update(gj_exec_t *e, int slot, int64_t nc) {
+  cpu_exec_t *x = (cpu_exec_t *)e;
+  const ooc_ops_t *o = x->ops;
+  double *C = e->slot[slot];
+  int64_t n = x->n, k0 = x->k0, w = x->w, below = n - k0 - w;
+  o->laswp(nc, C, n, k0, k0 + w, x->ipiv);
+  for (int64_t j = 0; j < nc; j++) memcpy(x->R + j * w, C + k0 + j * n, (size_t)w * sizeof(double));
+  if (k0 > 0) o->gemm('N', 'N', k0, nc, w, 1.0, x->panel, n, x->R, w, 1.0, C, n);
+  if (below > 0)
+    o->gemm('N', 'N', below, nc, w, 1.0, x->panel + k0 + w, n, x->R, w, 1.0, C + k0 + w, n);
+  o->gemm('N', 'N', w, nc, w, 1.0, x->panel + k0, n, x->R, w, 0.0, C + k0, n);
+  return OOC_OK;
+}
+
+static ooc_status_t cpu_complete(gj_exec_t *e, int slot) {
+  (void)e;
+  (void)slot;
+  return OOC_OK;
+}
+
+/* ---- the algorithm -------------------------------------------------------------------------- */
+
+/* gj.h step 2: the pivots the executor found must be usable. */
+static ooc_status_t check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const double *udiag,
                                  const double *colnorm, int64_t *info) {
-  int64_t below = n - k0 - w;
-  o->getrf(n - k0, w, P + k0, n, ipiv_local);
   for (int64_t j = 0; j < w; j++) {
-    ipiv[k0 + j] = k0 + ipiv_local[j];
-    double u = fabs(P[k0 + j + j * n]);
+    double u = udiag[j];
     if (!(u > DBL_EPSILON * colnorm[k0 + j])) { /* also catches NaN */
       *info = k0 + j + 1;
       return OOC_FAIL(ctx, OOC_ERR_SINGULAR,
@@ -53,23 +96,14 @@ static ooc_status_t factor_panel(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, 
                       (long long)(k0 + j), u, colnorm[k0 + j]);
     }
   }
-  double *L11 = P + k0;
-  if (k0 > 0) {
-    o->trsm('R', 'U', 'N', 'N', k0, w, 1.0, L11, n, P, n);
-    o->trsm('R', 'L', 'N', 'U', k0, w, -1.0, L11, n, P, n);
-  }
-  if (below > 0) o->trsm('R', 'L', 'N', 'U', below, w, -1.0, L11, n, P + k0 + w, n);
-  int64_t bad = o->getri(w, L11, n);
-  if (bad) {
-    *info = k0 + bad;
-    return OOC_FAIL(ctx, OOC_ERR_SINGULAR, "matrix is singular: zero pivot in column %lld",
-                    (long long)(k0 + bad - 1));
-  }
   return OOC_OK;
 }
 
+static void span(gj_exec_t *e, const char *what, double t0, int64_t bytes) {
+  if (e->host_span) e->host_span(e, what, t0, ooc_now(), bytes);
+}
+
 ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info) {
-  const ooc_ops_t *o = a->ops;
   part_t rows = ts_rows(a->A), cols = ts_cols(a->A);
   int64_t n = rows.n, b = rows.b, m = a->B ? ts_cols(a->B).n : 0;
   int64_t W = ooc_min64(ooc_max64(b, a->stripe / b * b), n);
@@ -79,17 +113,32 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
   if (n == 0) return OOC_OK;
 
   int sweeps = (W < n || m > 0);
-  double *panel = ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
-  double *C = sweeps ? ooc_malloc(ctx, (size_t)(n * b) * sizeof(double)) : NULL;
-  double *R = sweeps ? ooc_malloc(ctx, (size_t)(W * b) * sizeof(double)) : NULL;
+  cpu_exec_t cpu = {{"cpu", 1, {NULL}, NULL, cpu_factor, cpu_transform, cpu_update, cpu_complete,
+                     NULL},
+                    a->ops, 0, 0, 0, NULL, NULL, NULL, NULL};
+  gj_exec_t *ex = a->exec ? a->exec : &cpu.e;
+  double *own_panel = NULL;
+  double *panel = ex->panel;
+  if (!panel) panel = own_panel = ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
+  if (!a->exec && sweeps) {
+    cpu.e.slot[0] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+    cpu.R = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
+  }
+  if (!a->exec) cpu.ipiv_local = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
   int64_t *ipiv = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
-  int64_t *ipiv_local = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
+  double *udiag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   int64_t ntargets = cols.count + (a->B ? ts_cols(a->B).count : 0);
   target_t *targets = ooc_malloc(ctx, (size_t)(ntargets + 1) * sizeof(target_t));
-  if (!panel || (sweeps && (!C || !R)) || !ipiv || !ipiv_local || !targets) {
+  if (!panel || (!a->exec && ((sweeps && (!cpu.e.slot[0] || !cpu.R)) || !cpu.ipiv_local)) ||
+      !ipiv || !udiag || !targets) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM,
                   "out of host memory for the Gauss-Jordan workspace (%lld bytes)",
                   (long long)gj_workspace_bytes(n, b, W, m));
+    goto done;
+  }
+  int K = sweeps ? ex->nslots : 0;
+  if (sweeps && (K < 1 || K > GJ_MAX_SLOTS)) {
+    st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "executor %s has %d column slots", ex->name, K);
     goto done;
   }
 
@@ -101,7 +150,17 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
 
     for (int64_t tj = kt0; tj < kt1; tj++)
       OOC_CHECK(st = ts_take_col(a->A, tj, panel + (tj - kt0) * b * n, n));
-    OOC_CHECK(st = factor_panel(ctx, o, n, k0, w, panel, ipiv_local, ipiv, a->colnorm, info));
+    span(ex, "take panel", t0, 8 * n * w);
+    OOC_CHECK(st = ex->factor(ex, panel, n, k0, w, ipiv, udiag));
+    OOC_CHECK(st = check_pivots(ctx, k0, w, udiag, a->colnorm, info));
+    int64_t bad = 0;
+    OOC_CHECK(st = ex->transform(ex, panel, !a->B, &bad));
+    if (bad) {
+      *info = k0 + bad;
+      st = OOC_FAIL(ctx, OOC_ERR_SINGULAR, "matrix is singular: zero pivot in column %lld",
+                    (long long)(k0 + bad - 1));
+      goto done;
+    }
     double t1 = ooc_now();
     stats->t_panel += t1 - t0;
 
@@ -111,15 +170,30 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
       if ((a->B ? tj >= kt1 : (tj < kt0 || tj >= kt1))) targets[nt++] = (target_t){a->A, tj};
     if (a->B)
       for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) targets[nt++] = (target_t){a->B, tj};
-    step_t s = {o, n, k0, w, panel, ipiv, R};
-    for (int64_t q = 0; q < nt; q++) {
-      target_t t = targets[(step % 2 == 0) ? nt - 1 - q : q];
-      int64_t nc = part_len(ts_cols(t.ts), t.tj);
-      OOC_CHECK(st = ts_take_col(t.ts, t.tj, C, n));
-      update_block(&s, C, nc);
-      OOC_CHECK(st = ts_put_col(t.ts, t.tj, C, n));
-      OOC_CHECK(st = ooc_tick(ctx, "eliminate", (step + (q + 1.0) / (nt + 1.0)) / nsteps));
+#define TARGET(q) targets[(step % 2 == 0) ? nt - 1 - (q) : (q)]
+    /* A ring of K slots: block q is taken into slot q % K while the executor still works on
+     * blocks q-K+1 .. q-1; before a slot is reused, its block is completed and put back. */
+    for (int64_t q = 0; q < nt + K; q++) {
+      if (q >= K && q - K < nt) { /* retire block q-K */
+        int s = (int)((q - K) % K);
+        target_t t = TARGET(q - K);
+        OOC_CHECK(st = ex->complete(ex, s));
+        double tp = ooc_now();
+        OOC_CHECK(st = ts_put_col(t.ts, t.tj, ex->slot[s], n));
+        span(ex, "put col", tp, 8 * n * part_len(ts_cols(t.ts), t.tj));
+        OOC_CHECK(st = ooc_tick(ctx, "eliminate", (step + (q - K + 1.0) / (nt + 1.0)) / nsteps));
+      }
+      if (q < nt) {
+        int s = (int)(q % K);
+        target_t t = TARGET(q);
+        int64_t nc = part_len(ts_cols(t.ts), t.tj);
+        double tt = ooc_now();
+        OOC_CHECK(st = ts_take_col(t.ts, t.tj, ex->slot[s], n));
+        span(ex, "take col", tt, 8 * n * nc);
+        OOC_CHECK(st = ex->update(ex, s, nc));
+      }
     }
+#undef TARGET
     for (int64_t tj = kt0; tj < kt1; tj++) {
       if (a->B) {
         for (int64_t ti = 0; ti < rows.count; ti++) ts_drop(a->A, ti, tj);
@@ -142,11 +216,15 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
   }
 
 done:
-  ooc_free(ctx, panel);
-  ooc_free(ctx, C);
-  ooc_free(ctx, R);
+  /* An error with blocks in flight: let the executor finish them before buffers go away. */
+  if (st != OOC_OK && a->exec)
+    for (int s = 0; s < ex->nslots; s++) (void)ex->complete(ex, s);
+  ooc_free(ctx, own_panel);
+  ooc_free(ctx, cpu.e.slot[0]);
+  ooc_free(ctx, cpu.R);
+  ooc_free(ctx, cpu.ipiv_local);
   ooc_free(ctx, ipiv);
-  ooc_free(ctx, ipiv_local);
+  ooc_free(ctx, udiag);
   ooc_free(ctx, targets);
   return st;
 }

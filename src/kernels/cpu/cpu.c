@@ -9,6 +9,7 @@
  */
 #include <cblas.h>
 #include <lapacke.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,46 @@ static int64_t cpu_colabs(int64_t m, int64_t n, const double *A, int64_t lda, do
   return ooc_ops_ref()->colabs(m, n, A, lda, acc, bad_i, bad_j);
 }
 
+static void cpu_syrk(char uplo, char trans, int64_t n, int64_t k, double alpha, const double *A,
+                     int64_t lda, double beta, double *C, int64_t ldc) {
+  if (n == 0) return;
+  if (k == 0 || alpha == 0.0 || !fits(n) || !fits(k) || !fits(lda) || !fits(ldc)) {
+    ooc_ops_ref()->syrk(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    return;
+  }
+  cblas_dsyrk(CblasColMajor, (uplo == 'U' || uplo == 'u') ? CblasUpper : CblasLower,
+              cb_trans(trans), (int)n, (int)k, alpha, A, ld32(lda), beta, C, ld32(ldc));
+}
+
+/* First diagonal entry in [0, lim) that is not a usable pivot (NaN, Inf, <= 0), as j+1; else 0. */
+static int64_t bad_diag(int64_t lim, const double *A, int64_t lda) {
+  for (int64_t j = 0; j < lim; j++) {
+    double d = A[(size_t)j * (size_t)(lda + 1)];
+    if (!(d > 0.0) || isinf(d)) return j + 1;
+  }
+  return 0;
+}
+
+static int64_t cpu_potrf(int64_t n, double *A, int64_t lda) {
+  if (n == 0) return 0;
+  if (!fits(n) || !fits(lda)) return ooc_ops_ref()->potrf(n, A, lda);
+  lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int)n, A, ld32(lda));
+  /* OpenBLAS tests only ajj <= 0: a NaN pivot passes and poisons the rest. A NaN anywhere in the
+   * lower triangle reaches the diagonal of its row, so scanning the factored diagonal finds the
+   * first leading minor that is not positive, as the reference kernel reports it. */
+  int64_t lim = info > 0 ? (int64_t)info - 1 : n;
+  int64_t bad = bad_diag(lim, A, lda);
+  if (bad) return bad;
+  return info > 0 ? (int64_t)info : 0;
+}
+
+static int64_t cpu_potri(int64_t n, double *A, int64_t lda) {
+  if (n == 0) return 0;
+  if (!fits(n) || !fits(lda)) return ooc_ops_ref()->potri(n, A, lda);
+  lapack_int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'L', (lapack_int)n, A, ld32(lda));
+  return info > 0 ? (int64_t)info : 0;
+}
+
 static const ooc_ops_t cpu_ops = {
     .name = "cpu",
     .gemm = cpu_gemm,
@@ -136,6 +177,9 @@ static const ooc_ops_t cpu_ops = {
     .getri = cpu_getri,
     .laswp = cpu_laswp,
     .colabs = cpu_colabs,
+    .syrk = cpu_syrk,
+    .potrf = cpu_potrf,
+    .potri = cpu_potri,
 };
 
 const ooc_ops_t *ooc_ops_cpu(void) { return &cpu_ops; }

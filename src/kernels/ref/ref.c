@@ -242,6 +242,86 @@ static int64_t ref_colabs(int64_t m, int64_t n, const double *A, int64_t lda, do
   return bad;
 }
 
+/* ---- Cholesky family (appended) ------------------------------------------------------------ */
+
+static void ref_syrk(char uplo, char trans, int64_t n, int64_t k, double alpha, const double *A,
+                     int64_t lda, double beta, double *C, int64_t ldc) {
+  int lower = (uplo == 'L' || uplo == 'l'), notr = (trans == 'N' || trans == 'n');
+  for (int64_t j = 0; j < n; j++) {
+    int64_t i0 = lower ? j : 0, i1 = lower ? n : j + 1; /* the stored part of column j */
+    if (beta == 0.0)
+      for (int64_t i = i0; i < i1; i++) AT(C, ldc, i, j) = 0.0;
+    else if (beta != 1.0)
+      for (int64_t i = i0; i < i1; i++) AT(C, ldc, i, j) *= beta;
+    if (alpha == 0.0) continue;
+    if (notr) { /* C(:, j) += alpha A A(j, :)^T: axpy down columns of A */
+      for (int64_t l = 0; l < k; l++) {
+        double t = alpha * AT(A, lda, j, l);
+        for (int64_t i = i0; i < i1; i++) AT(C, ldc, i, j) += t * AT(A, lda, i, l);
+      }
+    } else { /* C(i, j) += alpha A(:, i) . A(:, j): dot products down columns */
+      for (int64_t i = i0; i < i1; i++) {
+        double s = 0.0;
+        for (int64_t l = 0; l < k; l++) s += AT(A, lda, l, i) * AT(A, lda, l, j);
+        AT(C, ldc, i, j) += alpha * s;
+      }
+    }
+  }
+}
+
+static int64_t ref_potrf(int64_t n, double *A, int64_t lda) {
+  /* dpotf2, lower, left-looking by columns: column j gets the updates of columns k < j, then is
+   * scaled by its pivot. The pivot test is LAPACK's (not positive) plus NaN and Inf. */
+  for (int64_t j = 0; j < n; j++) {
+    double *cj = &AT(A, lda, 0, j);
+    for (int64_t kk = 0; kk < j; kk++) {
+      double t = AT(A, lda, j, kk);
+      const double *ck = &AT(A, lda, 0, kk);
+      for (int64_t i = j; i < n; i++) cj[i] -= t * ck[i];
+    }
+    double ajj = cj[j];
+    if (!(ajj > 0.0) || isinf(ajj)) return j + 1; /* also NaN */
+    ajj = sqrt(ajj);
+    cj[j] = ajj;
+    for (int64_t i = j + 1; i < n; i++) cj[i] /= ajj;
+  }
+  return 0;
+}
+
+static int64_t ref_potri(int64_t n, double *A, int64_t lda) {
+  for (int64_t j = 0; j < n; j++)
+    if (AT(A, lda, j, j) == 0.0) return j + 1;
+  /* inv(L) in place, columns right to left (dtrti2, lower, non-unit): rows j+1.. of column j are
+   * -inv(L)(j+1:, j+1:) L(j+1:, j) / L(j, j), the trailing block already inverted. */
+  for (int64_t j = n - 1; j >= 0; j--) {
+    AT(A, lda, j, j) = 1.0 / AT(A, lda, j, j);
+    double ajj = -AT(A, lda, j, j);
+    double *x = &AT(A, lda, 0, j);
+    /* x := T x with T lower (dtrmv): descending kk keeps x[kk] the input when it is read. */
+    for (int64_t kk = n - 1; kk > j; kk--) {
+      double t = x[kk];
+      for (int64_t i = kk + 1; i < n; i++) x[i] += t * AT(A, lda, i, kk);
+      x[kk] = t * AT(A, lda, kk, kk);
+    }
+    for (int64_t i = j + 1; i < n; i++) x[i] *= ajj;
+  }
+  /* inv(L)^T inv(L), lower (dlauu2): R(i, j) = sum_{k >= i} M(k, i) M(k, j) for j <= i. Row i of
+   * R needs only rows >= i of M, so rows are overwritten top to bottom; within row i the
+   * diagonal M(i, i) is read by every entry, so it is written last. */
+  for (int64_t i = 0; i < n; i++) {
+    double mii = AT(A, lda, i, i);
+    for (int64_t j = 0; j < i; j++) {
+      double s = mii * AT(A, lda, i, j);
+      for (int64_t kk = i + 1; kk < n; kk++) s += AT(A, lda, kk, i) * AT(A, lda, kk, j);
+      AT(A, lda, i, j) = s;
+    }
+    double s = mii * mii;
+    for (int64_t kk = i + 1; kk < n; kk++) s += AT(A, lda, kk, i) * AT(A, lda, kk, i);
+    AT(A, lda, i, i) = s;
+  }
+  return 0;
+}
+
 static const ooc_ops_t ref_ops = {
     .name = "ref",
     .gemm = ref_gemm,
@@ -250,6 +330,9 @@ static const ooc_ops_t ref_ops = {
     .getri = ref_getri,
     .laswp = ref_laswp,
     .colabs = ref_colabs,
+    .syrk = ref_syrk,
+    .potrf = ref_potrf,
+    .potri = ref_potri,
 };
 
 const ooc_ops_t *ooc_ops_ref(void) { return &ref_ops; }

@@ -1,0 +1,761 @@
+/* ocu_exec.c: the CUDA Gauss-Jordan executor, its device memory pool, its pinned host buffers
+ * and its trace. See ocu.h for the contract and gj.h for the algorithm it serves. */
+#include "kernels/cuda/ocu.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ocu_kernels.cu */
+cudaError_t ocu_gather_rows(const double *C, int64_t ldc, const int64_t *src, int64_t nt,
+                            int64_t nc, double *G, int64_t ldg, cudaStream_t s);
+cudaError_t ocu_scatter_rows(const double *G, int64_t ldg, const int64_t *dst, int64_t t0,
+                             int64_t nt, int64_t nc, double *C, int64_t ldc, cudaStream_t s);
+cudaError_t ocu_split_lower(double *A, int64_t lda, int64_t w, int64_t j, int64_t jb,
+                            double *work, int64_t ldw, cudaStream_t s);
+
+#define MAXS 8                   /* streams */
+#define NB 512                   /* getri's block */
+#define MAXALLOC 64
+#define ALIGN(x) (((x) + 255) / 256 * 256)
+
+typedef struct span {
+  cudaEvent_t a, b;
+  int tid; /* 0 host, 1 + stream index */
+  const char *name;
+  int64_t bytes;
+  double t0, t1; /* microseconds since the base */
+} span_t;
+
+typedef struct alloc_rec {
+  void *p;
+  int64_t bytes;
+  int pinned;
+} alloc_rec_t;
+
+typedef struct ocu {
+  gj_exec_t e;
+  ooc_ctx_t *ctx;
+  int64_t n, b, W, m;
+  int sweeps, S, G, ih2d, id2h, icomp[MAXS];
+  cudaStream_t st[MAXS];
+  cublasHandle_t bl[MAXS]; /* one per compute stream */
+  cusolverDnHandle_t sol;
+  cusolverDnParams_t par;
+  /* the pool */
+  int64_t budget, used, peak, nalloc, pinned;
+  alloc_rec_t allocs[MAXALLOC];
+  int nrec;
+  /* device buffers */
+  double *dP, *dC[GJ_MAX_SLOTS], *dG[MAXS], *dWork;
+  int64_t *dIpiv, *dRows, *dSrc;
+  int *dInfo;
+  void *dSolWs, *hSolWs;
+  size_t solWs, hSolWsBytes;
+  /* pinned host */
+  int64_t *hIpiv, *hRows, *hSrc;
+  int *hInfo;
+  double *hDiag;
+  int64_t *cont;
+  unsigned char *mark;
+  cudaEvent_t ev_h2d[GJ_MAX_SLOTS], ev_comp[GJ_MAX_SLOTS], ev_done[GJ_MAX_SLOTS], ev_panel;
+  int busy[GJ_MAX_SLOTS];
+  int64_t k0, w, tcount, qcount;
+  /* timing */
+  int timing;
+  const char *trace;
+  span_t *spans;
+  int64_t nspans, capspans;
+  cudaEvent_t base;
+  double host_base;
+  int resolved;
+  int64_t bytes_h2d, bytes_d2h;
+  char device[128];
+} ocu_t;
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+#define CU(x, call)                                                                                \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess)                                                                         \
+      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "CUDA: %s failed: %s", #call,                      \
+                      cudaGetErrorString(e_));                                                     \
+  } while (0)
+#define CB(x, call)                                                                                \
+  do {                                                                                             \
+    cublasStatus_t e_ = (call);                                                                    \
+    if (e_ != CUBLAS_STATUS_SUCCESS)                                                               \
+      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "cuBLAS: %s failed: %s", #call,                    \
+                      cublasGetStatusString(e_));                                                  \
+  } while (0)
+#define CS(x, call)                                                                                \
+  do {                                                                                             \
+    cusolverStatus_t e_ = (call);                                                                  \
+    if (e_ != CUSOLVER_STATUS_SUCCESS)                                                             \
+      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "cuSOLVER: %s failed (status %d)", #call, (int)e_); \
+  } while (0)
+
+/* ---- probe and plan ------------------------------------------------------------------------ */
+
+int ocu_probe(char *desc, size_t cap) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count < 1) {
+    snprintf(desc, cap, "%s", e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device found");
+    cudaGetLastError();
+    return 0;
+  }
+  size_t fr = 0, tot = 0;
+  struct cudaDeviceProp p;
+  if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess ||
+      (e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess) {
+    snprintf(desc, cap, "%s", cudaGetErrorString(e));
+    cudaGetLastError();
+    return 0;
+  }
+  char f[32];
+  snprintf(desc, cap, "%s, %s free", p.name, ooc_fmt_bytes((int64_t)fr, f, sizeof f));
+  return 1;
+}
+
+static int cfg_streams(const ocu_config_t *cfg) {
+  int S = cfg && cfg->streams > 0 ? cfg->streams : 3;
+  return S > MAXS ? MAXS : S;
+}
+static int nslots_for(int S) { return S + 1 < GJ_MAX_SLOTS ? S + 1 : GJ_MAX_SLOTS; }
+static int ncompute_for(int S) { return S >= 3 ? S - 2 : 1; }
+
+/* Each cuBLAS handle's workspace: 32 MiB (what Hopper wants) unless the budget is tiny. */
+static int64_t cublas_ws(int64_t budget) {
+  int64_t w = ooc_min64((int64_t)32 << 20, ooc_max64((int64_t)256 << 10, budget / 32));
+  return w / 256 * 256;
+}
+
+static int64_t default_budget(void) {
+  size_t fr = 0, tot = 0;
+  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return 0;
+  int64_t margin = ooc_max64((int64_t)1 << 30, (int64_t)tot / 32);
+  return (int64_t)fr - margin;
+}
+
+/* cuSOLVER workspace (device, host) for getrf on up to n x W and trtri on W. */
+static void sol_ws(cusolverDnHandle_t h, cusolverDnParams_t par, int64_t n, int64_t W, size_t *dev,
+                   size_t *host) {
+  size_t d1 = 0, h1 = 0, d2 = 0, h2 = 0;
+  if (cusolverDnXgetrf_bufferSize(h, par, n, W, CUDA_R_64F, NULL, n, CUDA_R_64F, &d1, &h1) !=
+      CUSOLVER_STATUS_SUCCESS)
+    d1 = (size_t)(8 * (n + W) * 64); /* conservative guess */
+  if (cusolverDnXtrtri_bufferSize(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, W, CUDA_R_64F,
+                                  NULL, n, &d2, &h2) != CUSOLVER_STATUS_SUCCESS)
+    d2 = (size_t)(8 * W * 64);
+  *dev = d1 > d2 ? d1 : d2;
+  *host = h1 > h2 ? h1 : h2;
+}
+
+static int64_t device_bytes(int64_t n, int64_t b, int64_t W, int64_t m, int S, size_t solws,
+                            int64_t budget) {
+  int sweeps = W < n || m > 0, K = nslots_for(S), G = ncompute_for(S);
+  int64_t t = ALIGN(8 * n * W) + ALIGN(8 * W * ooc_min64(W, NB)) + ALIGN(8 * W) +
+              2 * ALIGN(8 * 2 * W) + ALIGN(8) + ALIGN((int64_t)solws) + (int64_t)G * cublas_ws(budget);
+  if (sweeps) t += K * ALIGN(8 * n * b) + G * ALIGN(8 * 2 * W * b);
+  return t;
+}
+
+int64_t ocu_host_extra_bytes(int64_t n, int64_t b, int64_t W, int64_t m, const ocu_config_t *cfg) {
+  int sweeps = W < n || m > 0;
+  int64_t K = nslots_for(cfg_streams(cfg));
+  return (sweeps ? 8 * K * n * b : 0) + 8 * (W + 4 * W + W) + 64 + 9 * n + 4096;
+}
+
+ooc_status_t ocu_plan(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t m, const ocu_config_t *cfg,
+                      int64_t *W, int64_t *budget) {
+  *W = 0;
+  int S = cfg_streams(cfg);
+  *budget = cfg && cfg->gpu_mem > 0 ? cfg->gpu_mem : default_budget();
+  cusolverDnHandle_t h = NULL;
+  cusolverDnParams_t par = NULL;
+  if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS || cusolverDnCreateParams(&par) != CUSOLVER_STATUS_SUCCESS) {
+    if (h) cusolverDnDestroy(h);
+    return OOC_FAIL(ctx, OOC_ERR_DEVICE, "cuSOLVER could not be initialised");
+  }
+  size_t d = 0, hh = 0;
+#define FITS(w) (sol_ws(h, par, n, (w), &d, &hh), device_bytes(n, b, (w), m, S, d, *budget) <= *budget)
+  if (FITS(n)) {
+    *W = n;
+  } else {
+    int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1; /* W = n did not fit */
+    while (lo < hi) {
+      int64_t mid = (lo + hi + 1) / 2;
+      if (FITS(mid * b)) lo = mid;
+      else hi = mid - 1;
+    }
+    *W = lo * b;
+  }
+#undef FITS
+  size_t dmin = 0;
+  sol_ws(h, par, n, ooc_min64(b, n), &dmin, &hh);
+  cusolverDnDestroyParams(par);
+  cusolverDnDestroy(h);
+  if (*W < ooc_min64(b, n)) {
+    char have[32], need[32];
+    ooc_fmt_bytes(*budget, have, sizeof have);
+    ooc_fmt_bytes(device_bytes(n, b, ooc_min64(b, n), m, S, dmin, *budget), need, sizeof need);
+    *W = 0;
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
+                    "--gpu-mem %s is too small for n = %lld with tile %lld: at least %s of device "
+                    "memory is needed (a stripe of one tile column plus %d column blocks); raise "
+                    "--gpu-mem or lower --tile",
+                    have, (long long)n, (long long)b, need, nslots_for(S));
+  }
+  return OOC_OK;
+}
+
+/* ---- the pool: every device and pinned allocation goes through here ------------------------ */
+
+static ooc_status_t dalloc(ocu_t *x, void *pp, int64_t bytes, const char *what) {
+  void **p = pp;
+  *p = NULL;
+  if (bytes <= 0) return OOC_OK;
+  bytes = ALIGN(bytes);
+  if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many device buffers");
+  if (x->used + bytes > x->budget) {
+    char a[32], u[32], bu[32];
+    return OOC_FAIL(x->ctx, OOC_ERR_BUDGET,
+                    "--gpu-mem %s exceeded: %s for %s on top of %s in use",
+                    ooc_fmt_bytes(x->budget, bu, sizeof bu), ooc_fmt_bytes(bytes, a, sizeof a),
+                    what, ooc_fmt_bytes(x->used, u, sizeof u));
+  }
+  cudaError_t e = cudaMalloc(p, (size_t)bytes);
+  if (e != cudaSuccess) {
+    char a[32];
+    cudaGetLastError();
+    return OOC_FAIL(x->ctx, OOC_ERR_DEVICE, "device out of memory: cudaMalloc of %s for %s: %s",
+                    ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
+  }
+  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 0};
+  x->used += bytes;
+  x->nalloc++;
+  if (x->used > x->peak) x->peak = x->used;
+  return OOC_OK;
+}
+
+static ooc_status_t halloc(ocu_t *x, void *pp, int64_t bytes, const char *what) {
+  void **p = pp;
+  *p = NULL;
+  if (bytes <= 0) return OOC_OK;
+  if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many host buffers");
+  cudaError_t e = cudaHostAlloc(p, (size_t)bytes, cudaHostAllocDefault);
+  if (e != cudaSuccess) {
+    char a[32];
+    cudaGetLastError();
+    *p = NULL;
+    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "cudaHostAlloc of %s (pinned) for %s failed: %s",
+                    ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
+  }
+  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 1};
+  x->pinned += bytes;
+  x->ctx->host_bytes += bytes; /* pinned memory counts against --host-mem */
+  if (x->ctx->host_bytes > x->ctx->host_peak) x->ctx->host_peak = x->ctx->host_bytes;
+  return OOC_OK;
+}
+
+static void free_all(ocu_t *x) {
+  for (int i = x->nrec - 1; i >= 0; i--) {
+    alloc_rec_t *r = &x->allocs[i];
+    if (r->pinned) {
+      cudaFreeHost(r->p);
+      x->ctx->host_bytes -= r->bytes;
+      x->pinned -= r->bytes;
+    } else {
+      cudaFree(r->p);
+      x->used -= r->bytes;
+    }
+  }
+  x->nrec = 0;
+}
+
+/* ---- timing spans -------------------------------------------------------------------------- */
+
+static int64_t sp_begin(ocu_t *x, int s, const char *name, int64_t bytes) {
+  if (!x->timing) return -1;
+  if (x->nspans == x->capspans) {
+    int64_t cap = x->capspans ? 2 * x->capspans : 1024;
+    span_t *p = realloc(x->spans, (size_t)cap * sizeof *p);
+    if (!p) return -1;
+    x->spans = p;
+    x->capspans = cap;
+  }
+  span_t *sp = &x->spans[x->nspans];
+  memset(sp, 0, sizeof *sp);
+  if (cudaEventCreate(&sp->a) != cudaSuccess) return -1;
+  if (cudaEventCreate(&sp->b) != cudaSuccess) {
+    cudaEventDestroy(sp->a);
+    return -1;
+  }
+  sp->tid = 1 + s;
+  sp->name = name;
+  sp->bytes = bytes;
+  cudaEventRecord(sp->a, x->st[s]);
+  return x->nspans++;
+}
+
+static void sp_end(ocu_t *x, int64_t i, int s) {
+  if (i >= 0) cudaEventRecord(x->spans[i].b, x->st[s]);
+}
+
+static void host_span(gj_exec_t *e, const char *what, double t0, double t1, int64_t bytes) {
+  ocu_t *x = (ocu_t *)e;
+  if (!x->timing) return;
+  if (x->nspans == x->capspans) {
+    int64_t cap = x->capspans ? 2 * x->capspans : 1024;
+    span_t *p = realloc(x->spans, (size_t)cap * sizeof *p);
+    if (!p) return;
+    x->spans = p;
+    x->capspans = cap;
+  }
+  span_t *sp = &x->spans[x->nspans++];
+  memset(sp, 0, sizeof *sp);
+  sp->tid = 0;
+  sp->name = what;
+  sp->bytes = bytes;
+  sp->t0 = (t0 - x->host_base) * 1e6;
+  sp->t1 = (t1 - x->host_base) * 1e6;
+}
+
+static void resolve(ocu_t *x) {
+  if (!x->timing) return;
+  cudaDeviceSynchronize();
+  for (int64_t i = 0; i < x->nspans; i++) {
+    span_t *sp = &x->spans[i];
+    if (sp->tid == 0 || !sp->a) continue;
+    float a = 0, b = 0;
+    cudaEventElapsedTime(&a, x->base, sp->a);
+    cudaEventElapsedTime(&b, x->base, sp->b);
+    sp->t0 = a * 1e3;
+    sp->t1 = b * 1e3;
+    cudaEventDestroy(sp->a);
+    cudaEventDestroy(sp->b);
+    sp->a = sp->b = NULL;
+  }
+}
+
+static int is_copy(const span_t *s) { return !strncmp(s->name, "h2d", 3) || !strncmp(s->name, "d2h", 3); }
+
+typedef struct iv {
+  double a, b;
+} iv_t;
+static int iv_cmp(const void *p, const void *q) {
+  double a = ((const iv_t *)p)->a, b = ((const iv_t *)q)->a;
+  return a < b ? -1 : a > b;
+}
+/* merge intervals in place (sorted, disjoint); returns the count */
+static int64_t iv_merge(iv_t *v, int64_t k) {
+  if (k == 0) return 0;
+  qsort(v, (size_t)k, sizeof *v, iv_cmp);
+  int64_t o = 0;
+  for (int64_t i = 1; i < k; i++) {
+    if (v[i].a <= v[o].b) {
+      if (v[i].b > v[o].b) v[o].b = v[i].b;
+    } else {
+      v[++o] = v[i];
+    }
+  }
+  return o + 1;
+}
+static double iv_len(const iv_t *v, int64_t k) {
+  double s = 0;
+  for (int64_t i = 0; i < k; i++) s += v[i].b - v[i].a;
+  return s;
+}
+
+void ocu_exec_stats(gj_exec_t *e, ocu_stats_t *s) {
+  ocu_t *x = (ocu_t *)e;
+  memset(s, 0, sizeof *s);
+  memcpy(s->device, x->device, sizeof s->device);
+  s->dev_budget = x->budget;
+  s->dev_peak = x->peak;
+  s->dev_allocs = x->nalloc;
+  s->pinned_bytes = x->pinned;
+  s->bytes_h2d = x->bytes_h2d;
+  s->bytes_d2h = x->bytes_d2h;
+  s->nslots = x->e.nslots;
+  s->streams = x->S;
+  if (!x->timing) return;
+  resolve(x);
+  iv_t *cp = malloc((size_t)(x->nspans + 1) * sizeof *cp), *kn = malloc((size_t)(x->nspans + 1) * sizeof *kn);
+  if (!cp || !kn) {
+    free(cp);
+    free(kn);
+    return;
+  }
+  int64_t nc = 0, nk = 0;
+  double lo = 1e300, hi = -1e300;
+  for (int64_t i = 0; i < x->nspans; i++) {
+    const span_t *sp = &x->spans[i];
+    if (sp->tid == 0) continue;
+    if (sp->t0 < lo) lo = sp->t0;
+    if (sp->t1 > hi) hi = sp->t1;
+    if (is_copy(sp)) cp[nc++] = (iv_t){sp->t0, sp->t1};
+    else kn[nk++] = (iv_t){sp->t0, sp->t1};
+    if (!strcmp(sp->name, "gemm")) s->t_gemm_update += (sp->t1 - sp->t0) * 1e-6;
+    if (!strcmp(sp->name, "getrf") || !strcmp(sp->name, "trsm") || !strcmp(sp->name, "getri"))
+      s->t_panel_dev += (sp->t1 - sp->t0) * 1e-6;
+  }
+  nc = iv_merge(cp, nc);
+  nk = iv_merge(kn, nk);
+  s->t_copy = iv_len(cp, nc) * 1e-6;
+  s->t_kernel = iv_len(kn, nk) * 1e-6;
+  double ov = 0;
+  for (int64_t i = 0, j = 0; i < nc && j < nk;) { /* intersection of two sorted disjoint lists */
+    double a = fmax(cp[i].a, kn[j].a), b = fmin(cp[i].b, kn[j].b);
+    if (b > a) ov += b - a;
+    if (cp[i].b < kn[j].b) i++;
+    else j++;
+  }
+  s->t_overlap = ov * 1e-6;
+  s->t_span = hi > lo ? (hi - lo) * 1e-6 : 0;
+  free(cp);
+  free(kn);
+}
+
+static ooc_status_t write_trace(ocu_t *x) {
+  resolve(x);
+  FILE *f = fopen(x->trace, "w");
+  if (!f) return OOC_FAIL(x->ctx, OOC_ERR_IO, "%s: cannot write the trace", x->trace);
+  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"device\":\"%s\"},\"traceEvents\":[\n",
+          x->device);
+  fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"oocsolve gj (cuda)\"}},\n");
+  fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"host: tile store (cache, disk)\"}}");
+  for (int s = 0; s < x->S; s++) {
+    const char *role = s == x->ih2d && s == x->id2h ? "copies + compute"
+                       : s == x->ih2d ? "H2D" : s == x->id2h ? "D2H" : "compute";
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"stream %d (%s)\"}}",
+            s + 1, s, role);
+  }
+  for (int64_t i = 0; i < x->nspans; i++) {
+    const span_t *sp = &x->spans[i];
+    fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+               "\"dur\":%.3f,\"args\":{\"bytes\":%lld}}",
+            sp->name, sp->tid == 0 ? "host" : is_copy(sp) ? "copy" : "kernel", sp->tid, sp->t0,
+            sp->t1 - sp->t0, (long long)sp->bytes);
+  }
+  fprintf(f, "\n]}\n");
+  if (fclose(f) != 0) return OOC_FAIL(x->ctx, OOC_ERR_IO, "%s: writing the trace failed", x->trace);
+  return OOC_OK;
+}
+
+/* ---- the executor -------------------------------------------------------------------------- */
+
+static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0, int64_t w,
+                             int64_t *ipiv, double *udiag) {
+  ocu_t *x = (ocu_t *)e;
+  int c0 = x->icomp[0];
+  cudaStream_t sc = x->st[c0];
+  x->k0 = k0;
+  x->w = w;
+  int64_t sp = sp_begin(x, x->ih2d, "h2d panel", 8 * n * w);
+  CU(x, cudaMemcpyAsync(x->dP, panel, (size_t)(8 * n * w), cudaMemcpyHostToDevice, x->st[x->ih2d]));
+  sp_end(x, sp, x->ih2d);
+  x->bytes_h2d += 8 * n * w;
+  CU(x, cudaEventRecord(x->ev_panel, x->st[x->ih2d]));
+  CU(x, cudaStreamWaitEvent(sc, x->ev_panel, 0));
+  size_t d = 0, h = 0;
+  CS(x, cusolverDnXgetrf_bufferSize(x->sol, x->par, n - k0, w, CUDA_R_64F, x->dP + k0, n,
+                                    CUDA_R_64F, &d, &h));
+  if (d > x->solWs || h > x->hSolWsBytes)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER getrf wants %zu+%zu bytes of workspace, "
+                    "%zu+%zu planned", d, h, x->solWs, x->hSolWsBytes);
+  sp = sp_begin(x, c0, "getrf", 0);
+  CS(x, cusolverDnXgetrf(x->sol, x->par, n - k0, w, CUDA_R_64F, x->dP + k0, n, x->dIpiv,
+                         CUDA_R_64F, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
+  sp_end(x, sp, c0);
+  CU(x, cudaMemcpyAsync(x->hIpiv, x->dIpiv, (size_t)(8 * w), cudaMemcpyDeviceToHost, sc));
+  CU(x, cudaMemcpy2DAsync(x->hDiag, sizeof(double), x->dP + k0, (size_t)(8 * (n + 1)),
+                          sizeof(double), (size_t)w, cudaMemcpyDeviceToHost, sc));
+  CU(x, cudaMemcpyAsync(x->hInfo, x->dInfo, sizeof(int), cudaMemcpyDeviceToHost, sc));
+  CU(x, cudaStreamSynchronize(sc));
+  if (*x->hInfo < 0)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXgetrf: argument %d invalid", -*x->hInfo);
+  for (int64_t j = 0; j < w; j++) {
+    ipiv[k0 + j] = k0 + x->hIpiv[j] - 1;
+    udiag[j] = fabs(x->hDiag[j]);
+  }
+  /* The rows the interchanges touch and, for each, the row its content comes from. */
+  int64_t tc = 0;
+  for (int64_t j = 0; j < w; j++) {
+    x->hRows[tc++] = k0 + j;
+    x->mark[k0 + j] = 1;
+  }
+  for (int64_t j = 0; j < w; j++) {
+    int64_t p = ipiv[k0 + j], t = x->cont[k0 + j];
+    x->cont[k0 + j] = x->cont[p];
+    x->cont[p] = t;
+    if (!x->mark[p]) {
+      x->mark[p] = 1;
+      x->hRows[tc++] = p;
+    }
+  }
+  for (int64_t t = 0; t < tc; t++) x->hSrc[t] = x->cont[x->hRows[t]];
+  for (int64_t t = 0; t < tc; t++) {
+    x->cont[x->hRows[t]] = x->hRows[t];
+    x->mark[x->hRows[t]] = 0;
+  }
+  x->tcount = tc;
+  return OOC_OK;
+}
+
+static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int64_t *bad) {
+  ocu_t *x = (ocu_t *)e;
+  int64_t n = x->n, k0 = x->k0, w = x->w, below = n - k0 - w;
+  int c0 = x->icomp[0];
+  cudaStream_t sc = x->st[c0];
+  cublasHandle_t h = x->bl[0];
+  double one = 1.0, mone = -1.0;
+  double *L11 = x->dP + k0;
+  *bad = 0;
+  int64_t sp = sp_begin(x, c0, "trsm", 0);
+  if (k0 > 0) {
+    CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                         CUBLAS_DIAG_NON_UNIT, k0, w, &one, L11, n, x->dP, n));
+    CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                         CUBLAS_DIAG_UNIT, k0, w, &mone, L11, n, x->dP, n));
+  }
+  if (below > 0)
+    CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                         CUBLAS_DIAG_UNIT, below, w, &mone, L11, n, x->dP + k0 + w, n));
+  sp_end(x, sp, c0);
+  /* getri (LAPACK's dgetri, no pivoting): inv(U) by trtri, then solve X L = inv(U) from the
+   * right, a block of NB columns at a time: GEMM-rate except the small triangular solves. */
+  sp = sp_begin(x, c0, "getri", 0);
+  size_t d = 0, hh = 0;
+  CS(x, cusolverDnXtrtri_bufferSize(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w,
+                                    CUDA_R_64F, L11, n, &d, &hh));
+  if (d > x->solWs || hh > x->hSolWsBytes)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER trtri wants more workspace than planned");
+  CS(x, cusolverDnXtrtri(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w, CUDA_R_64F, L11,
+                         n, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
+  for (int64_t j = (w - 1) / NB * NB; j >= 0; j -= NB) {
+    int64_t jb = ooc_min64(NB, w - j);
+    CU(x, ocu_split_lower(L11, n, w, j, jb, x->dWork, w, sc));
+    if (j + jb < w)
+      CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, w, jb, w - j - jb, &mone,
+                           L11 + (j + jb) * n, n, x->dWork + j + jb, w, &one, L11 + j * n, n));
+    CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                         CUBLAS_DIAG_UNIT, w, jb, &one, x->dWork + j, w, L11 + j * n, n));
+  }
+  sp_end(x, sp, c0);
+  CU(x, cudaMemcpyAsync(x->hInfo, x->dInfo, sizeof(int), cudaMemcpyDeviceToHost, sc));
+  if (x->sweeps) {
+    CU(x, cudaMemcpyAsync(x->dRows, x->hRows, (size_t)(8 * x->tcount), cudaMemcpyHostToDevice, sc));
+    CU(x, cudaMemcpyAsync(x->dSrc, x->hSrc, (size_t)(8 * x->tcount), cudaMemcpyHostToDevice, sc));
+  }
+  if (writeback) {
+    CU(x, cudaEventRecord(x->ev_panel, sc));
+    CU(x, cudaStreamWaitEvent(x->st[x->id2h], x->ev_panel, 0));
+    sp = sp_begin(x, x->id2h, "d2h panel", 8 * n * w);
+    CU(x, cudaMemcpyAsync(panel, x->dP, (size_t)(8 * n * w), cudaMemcpyDeviceToHost, x->st[x->id2h]));
+    sp_end(x, sp, x->id2h);
+    x->bytes_d2h += 8 * n * w;
+    CU(x, cudaStreamSynchronize(x->st[x->id2h]));
+  }
+  CU(x, cudaStreamSynchronize(sc));
+  if (*x->hInfo > 0) *bad = *x->hInfo;
+  else if (*x->hInfo < 0)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXtrtri: argument %d invalid", -*x->hInfo);
+  return OOC_OK;
+}
+
+static ooc_status_t x_update(gj_exec_t *e, int s, int64_t nc) {
+  ocu_t *x = (ocu_t *)e;
+  int64_t n = x->n, k0 = x->k0, w = x->w, below = n - k0 - w, tc = x->tcount;
+  int g = (int)(x->qcount++ % x->G), ic = x->icomp[g];
+  cudaStream_t sc = x->st[ic];
+  cublasHandle_t h = x->bl[g];
+  double *C = x->dC[s], *R = x->dG[g];
+  double one = 1.0, zero = 0.0;
+  int64_t bytes = 8 * n * nc;
+
+  int64_t sp = sp_begin(x, x->ih2d, "h2d col", bytes);
+  CU(x, cudaMemcpyAsync(C, e->slot[s], (size_t)bytes, cudaMemcpyHostToDevice, x->st[x->ih2d]));
+  sp_end(x, sp, x->ih2d);
+  CU(x, cudaEventRecord(x->ev_h2d[s], x->st[x->ih2d]));
+  CU(x, cudaStreamWaitEvent(sc, x->ev_h2d[s], 0));
+  x->bytes_h2d += bytes;
+
+  sp = sp_begin(x, ic, "swap", 0);
+  CU(x, ocu_gather_rows(C, n, x->dSrc, tc, nc, R, tc, sc));
+  CU(x, ocu_scatter_rows(R, tc, x->dRows, w, tc, nc, C, n, sc));
+  sp_end(x, sp, ic);
+  sp = sp_begin(x, ic, "gemm", 0);
+  if (k0 > 0)
+    CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, k0, nc, w, &one, x->dP, n, R, tc, &one, C, n));
+  if (below > 0)
+    CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, below, nc, w, &one, x->dP + k0 + w, n, R,
+                         tc, &one, C + k0 + w, n));
+  CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, w, nc, w, &one, x->dP + k0, n, R, tc, &zero,
+                       C + k0, n));
+  sp_end(x, sp, ic);
+  CU(x, cudaEventRecord(x->ev_comp[s], sc));
+
+  CU(x, cudaStreamWaitEvent(x->st[x->id2h], x->ev_comp[s], 0));
+  sp = sp_begin(x, x->id2h, "d2h col", bytes);
+  CU(x, cudaMemcpyAsync(e->slot[s], C, (size_t)bytes, cudaMemcpyDeviceToHost, x->st[x->id2h]));
+  sp_end(x, sp, x->id2h);
+  CU(x, cudaEventRecord(x->ev_done[s], x->st[x->id2h]));
+  x->bytes_d2h += bytes;
+  x->busy[s] = 1;
+  return OOC_OK;
+}
+
+static ooc_status_t x_complete(gj_exec_t *e, int s) {
+  ocu_t *x = (ocu_t *)e;
+  if (!x->busy[s]) return OOC_OK;
+  x->busy[s] = 0;
+  CU(x, cudaEventSynchronize(x->ev_done[s]));
+  return OOC_OK;
+}
+
+static void destroy_handles(ocu_t *x) {
+  for (int s = 0; s < GJ_MAX_SLOTS; s++) {
+    if (x->ev_h2d[s]) cudaEventDestroy(x->ev_h2d[s]);
+    if (x->ev_comp[s]) cudaEventDestroy(x->ev_comp[s]);
+    if (x->ev_done[s]) cudaEventDestroy(x->ev_done[s]);
+  }
+  if (x->ev_panel) cudaEventDestroy(x->ev_panel);
+  if (x->base) cudaEventDestroy(x->base);
+  for (int g = 0; g < MAXS; g++)
+    if (x->bl[g]) cublasDestroy(x->bl[g]);
+  if (x->par) cusolverDnDestroyParams(x->par);
+  if (x->sol) cusolverDnDestroy(x->sol);
+  for (int s = 0; s < MAXS; s++)
+    if (x->st[s]) cudaStreamDestroy(x->st[s]);
+}
+
+ooc_status_t ocu_exec_destroy(gj_exec_t *e) {
+  if (!e) return OOC_OK;
+  ocu_t *x = (ocu_t *)e;
+  ooc_status_t st = OOC_OK;
+  cudaDeviceSynchronize();
+  if (x->trace && x->timing) st = write_trace(x);
+  else resolve(x);
+  for (int64_t i = 0; i < x->nspans; i++)
+    if (x->spans[i].a) {
+      cudaEventDestroy(x->spans[i].a);
+      cudaEventDestroy(x->spans[i].b);
+    }
+  free(x->spans);
+  free(x->hSolWs);
+  free_all(x);
+  destroy_handles(x);
+  ooc_free(x->ctx, x);
+  return st;
+}
+
+static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
+  int64_t n = x->n, b = x->b, W = x->W;
+  struct cudaDeviceProp p;
+  CU(x, cudaSetDevice(0));
+  CU(x, cudaGetDeviceProperties(&p, 0));
+  snprintf(x->device, sizeof x->device, "%.127s", p.name);
+  x->budget = cfg && cfg->gpu_mem > 0 ? cfg->gpu_mem : default_budget();
+  x->S = cfg_streams(cfg);
+  x->G = ncompute_for(x->S);
+  if (x->S == 1) {
+    x->ih2d = x->id2h = 0;
+    x->icomp[0] = 0;
+  } else if (x->S == 2) {
+    x->ih2d = x->id2h = 0;
+    x->icomp[0] = 1;
+  } else {
+    x->ih2d = 0;
+    x->id2h = x->S - 1;
+    for (int g = 0; g < x->G; g++) x->icomp[g] = 1 + g;
+  }
+  for (int s = 0; s < x->S; s++) CU(x, cudaStreamCreateWithFlags(&x->st[s], cudaStreamNonBlocking));
+  CS(x, cusolverDnCreate(&x->sol));
+  CS(x, cusolverDnCreateParams(&x->par));
+  CS(x, cusolverDnSetStream(x->sol, x->st[x->icomp[0]]));
+  sol_ws(x->sol, x->par, n, W, &x->solWs, &x->hSolWsBytes);
+  for (int g = 0; g < x->G; g++) {
+    void *ws;
+    CB(x, cublasCreate(&x->bl[g]));
+    CB(x, cublasSetStream(x->bl[g], x->st[x->icomp[g]])); /* before the workspace: it resets it */
+    OOC_TRY(dalloc(x, &ws, cublas_ws(x->budget), "cuBLAS workspace"));
+    CB(x, cublasSetWorkspace(x->bl[g], ws, (size_t)cublas_ws(x->budget)));
+  }
+  OOC_TRY(dalloc(x, &x->dP, 8 * n * W, "the panel"));
+  OOC_TRY(dalloc(x, &x->dWork, 8 * W * ooc_min64(W, NB), "getri's work"));
+  OOC_TRY(dalloc(x, &x->dIpiv, 8 * W, "pivots"));
+  OOC_TRY(dalloc(x, &x->dRows, 8 * 2 * W, "interchanges"));
+  OOC_TRY(dalloc(x, &x->dSrc, 8 * 2 * W, "interchanges"));
+  OOC_TRY(dalloc(x, &x->dInfo, 8, "info"));
+  OOC_TRY(dalloc(x, &x->dSolWs, (int64_t)x->solWs, "cuSOLVER workspace"));
+  if (x->hSolWsBytes && !(x->hSolWs = malloc(x->hSolWsBytes)))
+    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (cuSOLVER host workspace)");
+  OOC_TRY(halloc(x, &x->e.panel, 8 * n * W, "the panel"));
+  OOC_TRY(halloc(x, &x->hIpiv, 8 * W, "pivots"));
+  OOC_TRY(halloc(x, &x->hDiag, 8 * W, "pivots"));
+  OOC_TRY(halloc(x, &x->hRows, 8 * 2 * W, "interchanges"));
+  OOC_TRY(halloc(x, &x->hSrc, 8 * 2 * W, "interchanges"));
+  OOC_TRY(halloc(x, &x->hInfo, 64, "info"));
+  OOC_TRY(halloc(x, &x->cont, 8 * n, "interchanges"));
+  OOC_TRY(halloc(x, &x->mark, n, "interchanges"));
+  for (int64_t i = 0; i < n; i++) x->cont[i] = i;
+  memset(x->mark, 0, (size_t)n);
+  x->e.nslots = x->sweeps ? nslots_for(x->S) : 1;
+  if (x->sweeps) {
+    for (int g = 0; g < x->G; g++) OOC_TRY(dalloc(x, &x->dG[g], 8 * 2 * W * b, "row gather"));
+    for (int s = 0; s < x->e.nslots; s++) {
+      OOC_TRY(dalloc(x, &x->dC[s], 8 * n * b, "a column block"));
+      OOC_TRY(halloc(x, &x->e.slot[s], 8 * n * b, "a column block"));
+    }
+  }
+  for (int s = 0; s < GJ_MAX_SLOTS; s++) {
+    CU(x, cudaEventCreateWithFlags(&x->ev_h2d[s], cudaEventDisableTiming));
+    CU(x, cudaEventCreateWithFlags(&x->ev_comp[s], cudaEventDisableTiming));
+    CU(x, cudaEventCreateWithFlags(&x->ev_done[s], cudaEventDisableTiming));
+  }
+  CU(x, cudaEventCreateWithFlags(&x->ev_panel, cudaEventDisableTiming));
+  if (x->timing) {
+    CU(x, cudaEventCreate(&x->base));
+    CU(x, cudaDeviceSynchronize());
+    CU(x, cudaEventRecord(x->base, x->st[0]));
+    CU(x, cudaEventSynchronize(x->base));
+    x->host_base = ooc_now();
+  }
+  return OOC_OK;
+}
+
+ooc_status_t ocu_exec_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int64_t m,
+                             const ocu_config_t *cfg, gj_exec_t **out) {
+  *out = NULL;
+  ocu_t *x = ooc_calloc(ctx, 1, sizeof *x);
+  if (!x) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory");
+  x->ctx = ctx;
+  x->n = n;
+  x->b = ooc_min64(b, n);
+  x->W = ooc_min64(W, n);
+  x->m = m;
+  x->sweeps = x->W < n || m > 0;
+  x->trace = cfg && cfg->trace && *cfg->trace ? cfg->trace : NULL;
+  x->timing = x->trace || (cfg && cfg->timing);
+  x->e.name = "cuda";
+  x->e.factor = x_factor;
+  x->e.transform = x_transform;
+  x->e.update = x_update;
+  x->e.complete = x_complete;
+  x->e.host_span = host_span;
+  ooc_status_t st = create(x, cfg);
+  if (st != OOC_OK) {
+    x->trace = NULL;
+    ocu_exec_destroy(&x->e);
+    return st;
+  }
+  *out = &x->e;
+  return OOC_OK;
+}

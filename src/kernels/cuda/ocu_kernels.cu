@@ -1,0 +1,76 @@
+// ocu_kernels.cu: the few device kernels Gauss-Jordan needs beyond cuBLAS / cuSOLVER.
+// All matrices column-major FP64, 64-bit indices; every launcher returns the launch's error.
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// G[t + c*ldg] = C[src[t] + c*ldc] for t < nt, c < nc: the rows a step's interchanges touch,
+// gathered in their final order (the first w of them are R = C[k0:k0+w] after the swaps).
+__global__ void gather_rows(const double *__restrict__ C, int64_t ldc,
+                            const int64_t *__restrict__ src, int64_t nt, int64_t nc,
+                            double *__restrict__ G, int64_t ldg) {
+  for (int64_t c = blockIdx.y; c < nc; c += gridDim.y)
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < nt;
+         t += (int64_t)gridDim.x * blockDim.x)
+      G[t + c * ldg] = C[src[t] + c * ldc];
+}
+
+// C[dst[t] + c*ldc] = G[t + c*ldg] for t0 <= t < nt.
+__global__ void scatter_rows(const double *__restrict__ G, int64_t ldg,
+                             const int64_t *__restrict__ dst, int64_t t0, int64_t nt, int64_t nc,
+                             double *__restrict__ C, int64_t ldc) {
+  for (int64_t c = blockIdx.y; c < nc; c += gridDim.y)
+    for (int64_t t = t0 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < nt;
+         t += (int64_t)gridDim.x * blockDim.x)
+      C[dst[t] + c * ldc] = G[t + c * ldg];
+}
+
+// getri's block step: move the strictly lower part of columns [j, j+jb) of the w x w block A
+// into work (rows i > j+c of column c), zeroing it in A.
+__global__ void split_lower(double *__restrict__ A, int64_t lda, int64_t w, int64_t j, int64_t jb,
+                            double *__restrict__ work, int64_t ldw) {
+  for (int64_t c = blockIdx.y; c < jb; c += gridDim.y) {
+    int64_t col = j + c;
+    for (int64_t i = col + 1 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < w;
+         i += (int64_t)gridDim.x * blockDim.x) {
+      work[i + c * ldw] = A[i + col * lda];
+      A[i + col * lda] = 0.0;
+    }
+  }
+}
+
+dim3 grid_for(int64_t rows, int64_t cols) {
+  int64_t gx = (rows + kThreads - 1) / kThreads;
+  if (gx > 1024) gx = 1024;
+  if (gx < 1) gx = 1;
+  int64_t gy = cols < 1 ? 1 : (cols > 65535 ? 65535 : cols);
+  return dim3((unsigned)gx, (unsigned)gy);
+}
+
+}  // namespace
+
+extern "C" cudaError_t ocu_gather_rows(const double *C, int64_t ldc, const int64_t *src,
+                                       int64_t nt, int64_t nc, double *G, int64_t ldg,
+                                       cudaStream_t s) {
+  if (nt <= 0 || nc <= 0) return cudaSuccess;
+  gather_rows<<<grid_for(nt, nc), kThreads, 0, s>>>(C, ldc, src, nt, nc, G, ldg);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ocu_scatter_rows(const double *G, int64_t ldg, const int64_t *dst,
+                                        int64_t t0, int64_t nt, int64_t nc, double *C,
+                                        int64_t ldc, cudaStream_t s) {
+  if (nt - t0 <= 0 || nc <= 0) return cudaSuccess;
+  scatter_rows<<<grid_for(nt - t0, nc), kThreads, 0, s>>>(G, ldg, dst, t0, nt, nc, C, ldc);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t ocu_split_lower(double *A, int64_t lda, int64_t w, int64_t j, int64_t jb,
+                                       double *work, int64_t ldw, cudaStream_t s) {
+  if (jb <= 0 || j + 1 >= w) return cudaSuccess;
+  split_lower<<<grid_for(w - j, jb), kThreads, 0, s>>>(A, lda, w, j, jb, work, ldw);
+  return cudaGetLastError();
+}

@@ -1,0 +1,368 @@
+/* chol.c: out-of-core Cholesky factor, symmetric Gauss-Jordan inverse and solve on tile stores.
+ * See chol.h for the algorithms, flop counts and I/O. */
+#include "solvers/chol.h"
+
+#include <math.h>
+#include <string.h>
+
+int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
+  if (n <= 0) return 0;
+  b = ooc_min64(b, n);
+  W = ooc_min64(W, n);
+  int64_t col = (W < n || m > 0) ? n * b : 0;
+  return 8 * (n * W + col + b * b);
+}
+
+/* What every phase needs, set up once by chol_run. */
+typedef struct chol {
+  ooc_ctx_t *ctx;
+  const chol_args_t *a;
+  const ooc_ops_t *o;
+  tstore_t *A;
+  part_t p;         /* rows = cols partition of A */
+  int64_t n, b, W;
+  double *P;        /* n x W panel, ld n, row index = global row */
+  double *C;        /* n x b column buffer, ld n, global rows (NULL when not needed) */
+  double *S;        /* b x b transpose buffer */
+  chol_stats_t *stats;
+  int64_t *info;
+  double logdet;
+} chol_t;
+
+/* ---- small dense helpers ----------------------------------------------------------------- */
+
+static void zero_upper(double *A, int64_t ld, int64_t w) {
+  for (int64_t j = 1; j < w; j++) memset(A + j * ld, 0, (size_t)j * sizeof(double));
+}
+
+/* Blocked so both sides stay in cache: a plain loop walks one side with stride ld, which at
+ * n = 4096 costs as much as a tenth of the potri it follows. */
+#define TB 64
+
+/* dst (nc x nr, ld ldd) = src^T, src nr x nc with ld lds. */
+static void transpose(const double *src, int64_t lds, int64_t nr, int64_t nc, double *dst,
+                      int64_t ldd) {
+  for (int64_t j0 = 0; j0 < nc; j0 += TB)
+    for (int64_t i0 = 0; i0 < nr; i0 += TB) {
+      int64_t j1 = ooc_min64(nc, j0 + TB), i1 = ooc_min64(nr, i0 + TB);
+      for (int64_t j = j0; j < j1; j++)
+        for (int64_t i = i0; i < i1; i++) dst[j + i * ldd] = src[i + j * lds];
+    }
+}
+
+/* Copy the strict lower triangle of the w x w block onto its strict upper triangle. */
+static void symmetrize(double *A, int64_t ld, int64_t w) {
+  for (int64_t j0 = 0; j0 < w; j0 += TB)
+    for (int64_t i0 = 0; i0 <= j0; i0 += TB) { /* upper block (i0, j0) <- lower block (j0, i0) */
+      int64_t j1 = ooc_min64(w, j0 + TB), i1 = ooc_min64(w, i0 + TB);
+      for (int64_t j = j0; j < j1; j++)
+        for (int64_t i = i0; i < i1 && i < j; i++) A[i + j * ld] = A[j + i * ld];
+    }
+}
+
+static ooc_status_t not_spd(chol_t *c, int64_t order) {
+  if (c->info) *c->info = order;
+  return OOC_FAIL(c->ctx, OOC_ERR_NOT_SPD,
+                  "matrix is not positive definite: leading minor of order %lld is not positive",
+                  (long long)order);
+}
+
+/* Factor the w x w block D (ld n) at global offset k0; adds its share of the log-determinant. */
+static ooc_status_t factor_diag(chol_t *c, int64_t k0, int64_t w, double *D) {
+  int64_t bad = c->o->potrf(w, D, c->n);
+  if (bad) return not_spd(c, k0 + bad);
+  double s = 0.0;
+  for (int64_t j = 0; j < w; j++) s += log(D[j + j * c->n]);
+  c->logdet += 2.0 * s;
+  return OOC_OK;
+}
+
+/* ---- factor: left-looking by stripes ----------------------------------------------------- */
+
+static ooc_status_t factor(chol_t *c) {
+  const ooc_ops_t *o = c->o;
+  tstore_t *A = c->A;
+  part_t p = c->p;
+  int64_t n = c->n, b = c->b, W = c->W;
+  double *P = c->P, *Lc = c->C;
+  int64_t nsteps = ooc_cdiv64(n, W);
+  for (int64_t step = 0; step < nsteps; step++) {
+    int64_t k0 = step * W, w = ooc_min64(W, n - k0), below = n - k0 - w;
+    int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
+    double t0 = ooc_now();
+
+    for (int64_t tj = kt0; tj < kt1; tj++) {
+      double *col = P + (part_start(p, tj) - k0) * n;
+      for (int64_t ti = tj; ti < p.count; ti++)
+        OOC_TRY(ts_take(A, ti, tj, col + part_start(p, ti), n));
+    }
+    zero_upper(P + k0, n, w); /* the input's upper triangle is never used */
+
+    for (int64_t q = 0; q < kt0; q++) {
+      int64_t j = (step % 2 == 0) ? kt0 - 1 - q : q; /* alternate: last read is read first */
+      int64_t bj = part_len(p, j);
+      for (int64_t ti = kt0; ti < p.count; ti++)
+        OOC_TRY(ts_read(A, ti, j, Lc + part_start(p, ti), n));
+      o->syrk('L', 'N', w, bj, -1.0, Lc + k0, n, 1.0, P + k0, n);
+      if (below > 0)
+        o->gemm('N', 'T', below, w, bj, -1.0, Lc + k0 + w, n, Lc + k0, n, 1.0, P + k0 + w, n);
+      OOC_TRY(ooc_tick(c->ctx, "factor", (step + (q + 1.0) / (kt0 + 1.0)) / nsteps));
+    }
+    double t1 = ooc_now();
+    c->stats->t_update += t1 - t0;
+
+    OOC_TRY(factor_diag(c, k0, w, P + k0));
+    if (below > 0) o->trsm('R', 'L', 'T', 'N', below, w, 1.0, P + k0, n, P + k0 + w, n);
+    double t2 = ooc_now();
+    c->stats->t_panel += t2 - t1;
+
+    for (int64_t tj = kt0; tj < kt1; tj++) {
+      double *col = P + (part_start(p, tj) - k0) * n;
+      for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj); /* L is lower: upper reads as 0 */
+      for (int64_t ti = tj; ti < p.count; ti++)
+        OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
+    }
+    c->stats->t_update += ooc_now() - t2;
+    c->stats->steps++;
+    OOC_TRY(ooc_tick(c->ctx, "factor", (step + 1.0) / nsteps));
+  }
+  return OOC_OK;
+}
+
+/* ---- invert: symmetric Gauss-Jordan (sweep) on the lower triangle ------------------------ */
+
+/* Update tile column tj (outside the stripe) with W = panel (see chol.h), put it back; on the last
+ * step also write its transposes into the upper triangle (or zero the diagonal tile's upper). */
+static ooc_status_t sweep_column(chol_t *c, int64_t tj, int64_t k0, int64_t w, int64_t kt0,
+                                 int64_t kt1, int last) {
+  const ooc_ops_t *o = c->o;
+  tstore_t *A = c->A;
+  part_t p = c->p;
+  int64_t n = c->n, below = n - k0 - w;
+  double *P = c->P, *C = c->C;
+  int64_t r0 = part_start(p, tj), bj = part_len(p, tj);
+  for (int64_t ti = tj; ti < p.count; ti++)
+    if (ti < kt0 || ti >= kt1) OOC_TRY(ts_take(A, ti, tj, C + part_start(p, ti), n));
+
+  if (tj < kt0) { /* column in K: rows [r0, k0) are K x K (+), rows in T are T x K (-) */
+    o->syrk('L', 'N', bj, w, 1.0, P + r0, n, 1.0, C + r0, n);
+    int64_t m1 = k0 - r0 - bj;
+    if (m1 > 0) o->gemm('N', 'T', m1, bj, w, 1.0, P + r0 + bj, n, P + r0, n, 1.0, C + r0 + bj, n);
+    if (below > 0)
+      o->gemm('N', 'T', below, bj, w, -1.0, P + k0 + w, n, P + r0, n, 1.0, C + k0 + w, n);
+  } else { /* column in T: all T x T (-) */
+    o->syrk('L', 'N', bj, w, -1.0, P + r0, n, 1.0, C + r0, n);
+    int64_t m1 = n - r0 - bj;
+    if (m1 > 0) o->gemm('N', 'T', m1, bj, w, -1.0, P + r0 + bj, n, P + r0, n, 1.0, C + r0 + bj, n);
+  }
+
+  if (last) {
+    if (c->a->lower_only) zero_upper(C + r0, n, bj);
+    else symmetrize(C + r0, n, bj);
+  }
+  for (int64_t ti = tj; ti < p.count; ti++) {
+    if (ti >= kt0 && ti < kt1) continue;
+    double *t = C + part_start(p, ti);
+    OOC_TRY(ts_put(A, ti, tj, t, n));
+    if (last && !c->a->lower_only && ti > tj) {
+      int64_t bi = part_len(p, ti);
+      transpose(t, n, bi, bj, c->S, bj);
+      OOC_TRY(ts_put(A, tj, ti, c->S, bj));
+    }
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t invert(chol_t *c) {
+  const ooc_ops_t *o = c->o;
+  tstore_t *A = c->A;
+  part_t p = c->p;
+  int64_t n = c->n, b = c->b, W = c->W;
+  int lower_only = c->a->lower_only;
+  double *P = c->P, *S = c->S;
+  int64_t nsteps = ooc_cdiv64(n, W);
+  for (int64_t step = 0; step < nsteps; step++) {
+    int64_t k0 = step * W, w = ooc_min64(W, n - k0), below = n - k0 - w;
+    int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
+    int last = (step == nsteps - 1);
+    double *D = P + k0;
+    double t0 = ooc_now();
+
+    /* Gather V: rows >= k0 from the stripe's lower tiles, rows < k0 from tile row P (transposed). */
+    for (int64_t tj = kt0; tj < kt1; tj++) {
+      double *col = P + (part_start(p, tj) - k0) * n;
+      for (int64_t ti = tj; ti < p.count; ti++)
+        OOC_TRY(ts_take(A, ti, tj, col + part_start(p, ti), n));
+    }
+    zero_upper(D, n, w);
+    for (int64_t ti = kt0; ti < kt1; ti++) {
+      int64_t bi = part_len(p, ti), ci = part_start(p, ti) - k0;
+      for (int64_t tj = 0; tj < kt0; tj++) {
+        int64_t bj = part_len(p, tj);
+        OOC_TRY(ts_take(A, ti, tj, S, bi));
+        transpose(S, bi, bi, bj, P + part_start(p, tj) + ci * n, n);
+      }
+    }
+    double t1 = ooc_now();
+    c->stats->t_update += t1 - t0;
+
+    OOC_TRY(factor_diag(c, k0, w, D));
+    if (k0 > 0) o->trsm('R', 'L', 'T', 'N', k0, w, 1.0, D, n, P, n);
+    if (below > 0) o->trsm('R', 'L', 'T', 'N', below, w, 1.0, D, n, P + k0 + w, n);
+    double t2 = ooc_now();
+    c->stats->t_panel += t2 - t1;
+
+    int64_t nt = p.count - (kt1 - kt0);
+    for (int64_t q = 0; q < nt; q++) {
+      int64_t r = (step % 2 == 0) ? nt - 1 - q : q; /* alternate direction between steps */
+      int64_t tj = r < kt0 ? r : r + (kt1 - kt0);
+      OOC_TRY(sweep_column(c, tj, k0, w, kt0, kt1, last));
+      OOC_TRY(ooc_tick(c->ctx, "invert", (step + (q + 1.0) / (nt + 1.0)) / nsteps));
+    }
+    double t3 = ooc_now();
+    c->stats->t_update += t3 - t2;
+
+    if (k0 > 0) o->trsm('R', 'L', 'N', 'N', k0, w, -1.0, D, n, P, n);
+    if (below > 0) o->trsm('R', 'L', 'N', 'N', below, w, 1.0, D, n, P + k0 + w, n);
+    int64_t bad = o->potri(w, D, n);
+    if (bad) return not_spd(c, k0 + bad); /* cannot happen after a successful potrf */
+    if (last && !lower_only) symmetrize(D, n, w);
+    else zero_upper(D, n, w);
+    double t4 = ooc_now();
+    c->stats->t_panel += t4 - t3;
+
+    /* Put the panel back: stripe columns from row k0 down, tile row P (transposed). */
+    for (int64_t tj = kt0; tj < kt1; tj++) {
+      int64_t cj = part_start(p, tj) - k0, bj = part_len(p, tj);
+      double *col = P + cj * n;
+      for (int64_t ti = kt0; ti < tj; ti++) { /* upper tiles inside the stripe */
+        if (last && !lower_only) OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
+      }
+      for (int64_t ti = tj; ti < p.count; ti++) {
+        int64_t bi = part_len(p, ti);
+        OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
+        if (last && !lower_only && ti >= kt1) { /* upper (tj, ti) right of the stripe */
+          transpose(col + part_start(p, ti), n, bi, bj, S, bj);
+          OOC_TRY(ts_put(A, tj, ti, S, bj));
+        }
+      }
+    }
+    for (int64_t ti = kt0; ti < kt1; ti++) {
+      int64_t bi = part_len(p, ti), ci = part_start(p, ti) - k0;
+      for (int64_t tj = 0; tj < kt0; tj++) {
+        int64_t bj = part_len(p, tj);
+        const double *blk = P + part_start(p, tj) + ci * n; /* rows of tj, columns of ti */
+        transpose(blk, n, bj, bi, S, bi);
+        OOC_TRY(ts_put(A, ti, tj, S, bi));
+        if (last && !lower_only) OOC_TRY(ts_put(A, tj, ti, blk, n)); /* upper above stripe */
+      }
+    }
+    c->stats->t_update += ooc_now() - t4;
+    c->stats->steps++;
+    OOC_TRY(ooc_tick(c->ctx, "invert", (step + 1.0) / nsteps));
+  }
+  if (lower_only)
+    for (int64_t tj = 1; tj < p.count; tj++)
+      for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj);
+  return OOC_OK;
+}
+
+/* ---- solve: forward and backward substitution streaming L -------------------------------- */
+
+static ooc_status_t read_lcol(chol_t *c, int64_t tj) {
+  for (int64_t ti = tj; ti < c->p.count; ti++)
+    OOC_TRY(ts_read(c->A, ti, tj, c->C + part_start(c->p, ti), c->n));
+  return OOC_OK;
+}
+
+static ooc_status_t solve(chol_t *c, tstore_t *B) {
+  const ooc_ops_t *o = c->o;
+  part_t p = c->p, bc = ts_cols(B);
+  int64_t n = c->n, W = c->W;
+  double *P = c->P, *L = c->C;
+  int64_t per = ooc_max64(1, W / bc.b); /* B tile columns per stripe */
+  int64_t nstripes = ooc_cdiv64(bc.count, per);
+  for (int64_t s = 0; s < nstripes; s++) {
+    int64_t t0 = s * per, t1 = ooc_min64(bc.count, t0 + per);
+    int64_t c0 = part_start(bc, t0), mw = part_start(bc, t1 - 1) + part_len(bc, t1 - 1) - c0;
+    for (int64_t tj = t0; tj < t1; tj++)
+      OOC_TRY(ts_take_col(B, tj, P + (part_start(bc, tj) - c0) * n, n));
+    for (int64_t tj = 0; tj < p.count; tj++) { /* L Y = B */
+      int64_t r0 = part_start(p, tj), bj = part_len(p, tj), rest = n - r0 - bj;
+      OOC_TRY(read_lcol(c, tj));
+      o->trsm('L', 'L', 'N', 'N', bj, mw, 1.0, L + r0, n, P + r0, n);
+      if (rest > 0) o->gemm('N', 'N', rest, mw, bj, -1.0, L + r0 + bj, n, P + r0, n, 1.0,
+                            P + r0 + bj, n);
+      OOC_TRY(ooc_tick(c->ctx, "solve", (s + 0.5 * (tj + 1.0) / p.count) / nstripes));
+    }
+    for (int64_t tj = p.count - 1; tj >= 0; tj--) { /* L^T X = Y */
+      int64_t r0 = part_start(p, tj), bj = part_len(p, tj), rest = n - r0 - bj;
+      OOC_TRY(read_lcol(c, tj));
+      if (rest > 0) o->gemm('T', 'N', bj, mw, rest, -1.0, L + r0 + bj, n, P + r0 + bj, n, 1.0,
+                            P + r0, n);
+      o->trsm('L', 'L', 'T', 'N', bj, mw, 1.0, L + r0, n, P + r0, n);
+      OOC_TRY(ooc_tick(c->ctx, "solve", (s + 0.5 + 0.5 * (p.count - tj) / p.count) / nstripes));
+    }
+    for (int64_t tj = t0; tj < t1; tj++)
+      OOC_TRY(ts_put_col(B, tj, P + (part_start(bc, tj) - c0) * n, n));
+  }
+  return OOC_OK;
+}
+
+/* ---- entry ------------------------------------------------------------------------------- */
+
+ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats, int64_t *info,
+                      double *logdet) {
+  chol_stats_t dummy;
+  if (!stats) stats = &dummy;
+  memset(stats, 0, sizeof *stats);
+  if (info) *info = 0;
+  if (logdet) *logdet = 0.0;
+  part_t rows = ts_rows(a->A), cols = ts_cols(a->A);
+  int64_t n = rows.n, b = rows.b;
+  if (cols.n != n)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "Cholesky needs a square matrix (got %lld x %lld)",
+                    (long long)n, (long long)cols.n);
+  if (a->job != CHOL_FACTOR && a->job != CHOL_INVERT && a->job != CHOL_SOLVE)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "Cholesky: unknown job %d", a->job);
+  int solving = a->job == CHOL_SOLVE;
+  if (solving && (!a->B || ts_rows(a->B).n != n || ts_rows(a->B).b != b || ts_cols(a->B).b != b))
+    return OOC_FAIL(ctx, OOC_ERR_ARG,
+                    "Cholesky solve: right-hand sides must have %lld rows and tile %lld", (long long)n,
+                    (long long)b);
+  if (n == 0) return OOC_OK;
+  int64_t W = ooc_min64(ooc_max64(b, a->stripe / b * b), n);
+  int64_t m = solving ? ts_cols(a->B).n : 0;
+  if (solving && m == 0) m = 1; /* still factor: the workspace is the same shape */
+  int64_t bb = ooc_min64(b, n);
+
+  chol_t c = {.ctx = ctx, .a = a, .o = a->ops, .A = a->A, .p = rows, .n = n, .b = b, .W = W,
+              .stats = stats, .info = info};
+  ooc_status_t st = OOC_OK;
+  int need_col = (W < n || solving);
+  c.P = ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
+  c.C = need_col ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
+  c.S = ooc_malloc(ctx, (size_t)(bb * bb) * sizeof(double));
+  if (!c.P || (need_col && !c.C) || !c.S) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM,
+                  "out of host memory for the Cholesky workspace (%lld bytes)",
+                  (long long)chol_workspace_bytes(n, b, W, m));
+    goto done;
+  }
+  if (a->job == CHOL_INVERT) {
+    OOC_CHECK(st = invert(&c));
+  } else {
+    OOC_CHECK(st = factor(&c));
+    if (solving && ts_cols(a->B).n > 0) {
+      double t0 = ooc_now();
+      OOC_CHECK(st = solve(&c, a->B));
+      stats->t_solve += ooc_now() - t0;
+    }
+  }
+  if (logdet) *logdet = c.logdet;
+done:
+  ooc_free(ctx, c.P);
+  ooc_free(ctx, c.C);
+  ooc_free(ctx, c.S);
+  return st;
+}

@@ -1,0 +1,95 @@
+/*
+ * chol.h: SPD matrices out of core on tile stores: Cholesky factor, inverse, solve, log-determinant.
+ *
+ * Storage. Only the lower triangle of A is read: tiles (ti, tj) with ti >= tj, and in diagonal
+ * tiles only the entries on and below the diagonal. The strict upper triangle of the input may
+ * hold anything (even NaN); it is never used in a computation.
+ *
+ * CHOL_FACTOR: left-looking blocked Cholesky by stripes of W columns [k0, k0+W).
+ *   1. take the lower part of the stripe (rows [k0, n)) into an n x W panel (ld n, global rows);
+ *   2. for every earlier tile column j (read-only, ts_read, alternating direction between steps),
+ *      read L[k0:n, j] and update panel -= L[k0:n, j] L[k0:k0+W, j]^T (syrk on the diagonal
+ *      block, gemm below);
+ *   3. potrf of the W x W diagonal block, trsm below; put the stripe back.
+ *   The store then holds L: lower tiles of L, diagonal tiles with a zero strict upper triangle,
+ *   upper tiles dropped (they read as zero).
+ *   Flops n^3/3. Stripe s reads the k0 earlier columns once below row k0: 8 (n-k0) k0 bytes for
+ *   2 (n-k0) W k0 flops, i.e. W/4 flop per byte, and never writes them (read-only streaming).
+ *   Total read traffic ~ 8 n^3 / (6 W) bytes, plus one take + put of the lower triangle.
+ *   Why left-looking: earlier columns are only read (no write-back traffic; a read of a spilled
+ *   tile costs one scratch read, no rewrite), and the stripe being built is the only dirty data.
+ *
+ * CHOL_INVERT: symmetric striped Gauss-Jordan without pivoting on the lower triangle (the
+ *   "sweep" operator, signs arranged so the store ends holding +A^-1). With K = [0, k0) already
+ *   swept, P = [k0, k0+W) the stripe, T = [k0+W, n), the state is
+ *        F = [[A_KK^-1, Y^T], [Y, S]],  Y = A_RK A_KK^-1,  S = A_RR - A_RK A_KK^-1 A_KR (Schur).
+ *   Step on P, with V = F[K u T, P] gathered into the panel (rows in K come from tile row P,
+ *   transposed) and D = S_PP (diagonal block):
+ *     D = L L^T (potrf: a failure at local j is the global leading minor k0 + j + 1; the Schur
+ *       complement's leading minors are positive iff A's are), logdet += 2 sum log L_jj;
+ *     W = V L^-T (trsm);
+ *     every other lower tile:  F_KK += W_K W_K^T;  F_TK -= W_T W_K^T;  F_TT -= W_T W_T^T
+ *       (syrk on diagonal tiles, gemm elsewhere: the bulk of the flops);
+ *     panel:  F_KP = -W_K L^-1,  F_TP = W_T L^-1,  F_PP = D^-1 (potri).
+ *   After the last step F = A^-1. Flops per step (n-W)^2 W + 2 (n-W) W^2 + W^3 = n^2 W, so n^3 in
+ *   all: the same as potrf + potri (n^3/3 + 2n^3/3) and half of general Gauss-Jordan.
+ *   I/O per step: take + put of the lower triangle, ~8 n^2 bytes for n^2 W flops (W/8 flop per
+ *   byte, as gj); n/W steps. The last step also puts the upper triangle (transposed tiles) unless
+ *   lower_only, so no extra pass is needed to symmetrize.
+ *   Why not potri out of core (potrf, then trtri of L, then lauum L^-T L^-1): the same n^3 flops
+ *   in three out-of-core phases with three streaming schedules (and trtri/lauum read and write
+ *   the whole triangle per stripe as well), where the sweep is one loop with gj's structure, its
+ *   diagonal-block potrf yields the logdet and the failing minor, and with W = n (the matrix fits
+ *   the budget) it is exactly in-core potrf + potri on one buffer, i.e. LAPACK's speed.
+ *   Numerics: no pivoting is needed for SPD; every pivot block is an SPD Schur complement.
+ *   Result: the full symmetric A^-1 in the store (both triangles); with lower_only, the lower
+ *   triangle and zeros above (upper tiles dropped, diagonal tiles' strict upper zeroed).
+ *
+ * CHOL_SOLVE: X = A^-1 B without the inverse: CHOL_FACTOR, then per stripe of W columns of B
+ *   (gathered into the same panel) a forward solve L Y = B and a backward solve L^T X = Y, each
+ *   streaming the tile columns of L once (read-only): 2 n^2 mw flops for 8 n^2 bytes per stripe.
+ *   B (n x m, same tile b, any m) is overwritten by X; A is left holding L.
+ *
+ * Not SPD: OOC_ERR_NOT_SPD, *info = 1-based global order of the first leading minor that is not
+ * positive (LAPACK dpotrf's convention), also when a pivot is NaN or Inf. Message:
+ * "matrix is not positive definite: leading minor of order %lld is not positive".
+ * The store is then left in an unspecified intermediate state.
+ *
+ * Memory: chol_workspace_bytes() host bytes outside the tile cache, all through ooc_malloc:
+ * the n x W panel, an n x b column buffer (when W < n or solving), a b x b transpose buffer.
+ */
+#ifndef OOC_CHOL_H
+#define OOC_CHOL_H
+
+#include "kernels/ops.h"
+#include "tiling/tstore.h"
+
+enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2 };
+
+typedef struct chol_args {
+  tstore_t *A;            /* n x n SPD, lower triangle read; overwritten (see above) */
+  tstore_t *B;            /* CHOL_SOLVE: n x m right-hand sides (tile b), overwritten by X */
+  int64_t stripe;         /* W: columns per step, rounded down to a multiple of the tile, >= b */
+  const ooc_ops_t *ops;
+  int job;                /* CHOL_FACTOR, CHOL_INVERT, CHOL_SOLVE */
+  int lower_only;         /* CHOL_INVERT: leave only the lower triangle of A^-1 (zeros above) */
+} chol_args_t;
+
+typedef struct chol_stats {
+  int64_t steps;          /* stripes factored or swept */
+  double t_panel;         /* seconds in diagonal-block factorizations and panel trsm/potri */
+  double t_update;        /* seconds gathering and updating (factor: earlier columns; invert:
+                             the other tiles), I/O included */
+  double t_solve;         /* seconds in the triangular solves (CHOL_SOLVE), I/O included */
+} chol_stats_t;
+
+/* Host bytes chol_run allocates outside the tile cache for n, tile b, stripe W and m right-hand
+ * sides (m > 0 means CHOL_SOLVE). */
+int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
+
+/* Runs a->job. info (may be NULL) gets 0 or the failing leading minor; logdet (may be NULL) gets
+ * log det A = 2 sum log L_jj when the factorization succeeds. */
+ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats, int64_t *info,
+                      double *logdet);
+
+#endif

@@ -1,0 +1,324 @@
+/*
+ * bench_cuda.c: the CUDA backend against its ceilings and its in-core peer, in one process.
+ *   bench_cuda ceil                       DGEMM rate (n = 8192) and pinned PCIe H2D / D2H
+ *   bench_cuda cusolver N                 cuSOLVER in core: getrf + getrs with an identity RHS
+ *   bench_cuda gj N TILE GPU_MEM STREAMS [TRACE]
+ *                                         oocsolve's striped GJ on the CUDA executor: matrix in
+ *                                         host memory (a tile store, HDF5 bypassed), GPU_MEM 0 =
+ *                                         default budget; prints time, TFLOP/s (2n^3), overlap
+ * Prints one "RESULT ..." line per measurement.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda/ocu.h"
+#include "kernels/ops.h"
+#include "solvers/gj.h"
+#include "tiling/tstore.h"
+
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    int e_ = (int)(x);                                                                             \
+    if (e_) {                                                                                      \
+      fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #x, e_);                      \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+typedef struct {
+  double *A;
+  int64_t n, c0, c1;
+  uint64_t seed;
+} fill_t;
+
+static void *fill_cols(void *p) {
+  fill_t *f = p;
+  for (int64_t j = f->c0; j < f->c1; j++) {
+    uint64_t s = f->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(j + 1));
+    for (int64_t i = 0; i < f->n; i++) {
+      s ^= s << 13;
+      s ^= s >> 7;
+      s ^= s << 17;
+      f->A[i + j * f->n] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+    }
+  }
+  return NULL;
+}
+
+/* uniform [-1, 1) random n x n, column-major, filled by 16 threads */
+static double *gen_random(int64_t n, int pinned) {
+  double *A = NULL;
+  if (pinned) CK(cudaHostAlloc((void **)&A, (size_t)(8 * n * n), cudaHostAllocDefault));
+  else A = malloc((size_t)(8 * n * n));
+  if (!A) exit(1);
+  pthread_t th[16];
+  fill_t f[16];
+  for (int t = 0; t < 16; t++) {
+    f[t] = (fill_t){A, n, n * t / 16, n * (t + 1) / 16, 12345};
+    pthread_create(&th[t], NULL, fill_cols, &f[t]);
+  }
+  for (int t = 0; t < 16; t++) pthread_join(th[t], NULL);
+  return A;
+}
+
+static double tnow(void) { return ooc_now(); }
+
+static void ceil_bench(void) {
+  int64_t n = 8192;
+  double *A, *B, *C;
+  CK(cudaMalloc((void **)&A, 8 * n * n));
+  CK(cudaMalloc((void **)&B, 8 * n * n));
+  CK(cudaMalloc((void **)&C, 8 * n * n));
+  double *h = gen_random(n, 1);
+  CK(cudaMemcpy(A, h, 8 * n * n, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(B, h, 8 * n * n, cudaMemcpyHostToDevice));
+  cublasHandle_t bl;
+  CK(cublasCreate(&bl));
+  double one = 1, zero = 0;
+  for (int r = 0; r < 2; r++)
+    CK(cublasDgemm(bl, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n, &zero, C, n));
+  CK(cudaDeviceSynchronize());
+  int reps = 10;
+  double t0 = tnow();
+  for (int r = 0; r < reps; r++)
+    CK(cublasDgemm(bl, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n, &zero, C, n));
+  CK(cudaDeviceSynchronize());
+  double t = (tnow() - t0) / reps;
+  printf("RESULT dgemm n=%lld: %.4f s, %.2f TFLOP/s\n", (long long)n, t, 2.0 * n * n * n / t * 1e-12);
+  size_t bytes = 8 * n * n; /* 512 MiB */
+  for (int dir = 0; dir < 2; dir++) {
+    CK(cudaMemcpy(dir ? h : (void *)A, dir ? (void *)A : h, bytes,
+                  dir ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice));
+    t0 = tnow();
+    for (int r = 0; r < 5; r++)
+      CK(cudaMemcpy(dir ? h : (void *)A, dir ? (void *)A : h, bytes,
+                    dir ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice));
+    t = (tnow() - t0) / 5;
+    printf("RESULT pinned %s: %.1f GB/s\n", dir ? "D2H" : "H2D", bytes / t * 1e-9);
+  }
+  /* both directions at once */
+  cudaStream_t s1, s2;
+  CK(cudaStreamCreate(&s1));
+  CK(cudaStreamCreate(&s2));
+  double *h2 = gen_random(n, 1);
+  t0 = tnow();
+  for (int r = 0; r < 5; r++) {
+    CK(cudaMemcpyAsync(A, h, bytes, cudaMemcpyHostToDevice, s1));
+    CK(cudaMemcpyAsync(h2, B, bytes, cudaMemcpyDeviceToHost, s2));
+  }
+  CK(cudaDeviceSynchronize());
+  t = (tnow() - t0) / 5;
+  printf("RESULT pinned both directions: %.1f GB/s total\n", 2 * bytes / t * 1e-9);
+  /* host memcpy (what a tile-store take or put costs) */
+  double *p1 = gen_random(n, 0);
+  t0 = tnow();
+  memcpy(h2, p1, bytes);
+  t = tnow() - t0;
+  printf("RESULT host memcpy (1 thread, pageable -> pinned): %.1f GB/s\n", bytes / t * 1e-9);
+  free(p1);
+  cudaFreeHost(h);
+  cudaFreeHost(h2);
+  cudaFree(A);
+  cudaFree(B);
+  cudaFree(C);
+  cublasDestroy(bl);
+}
+
+static void cusolver_bench(int64_t n) {
+  double *h = gen_random(n, 1);
+  double *A, *B;
+  int64_t *ipiv;
+  int *info;
+  CK(cudaMalloc((void **)&A, 8 * n * n));
+  CK(cudaMalloc((void **)&B, 8 * n * n));
+  CK(cudaMalloc((void **)&ipiv, 8 * n));
+  CK(cudaMalloc((void **)&info, sizeof(int)));
+  cusolverDnHandle_t s;
+  cusolverDnParams_t par;
+  CK(cusolverDnCreate(&s));
+  CK(cusolverDnCreateParams(&par));
+  size_t dws = 0, hws = 0;
+  CK(cusolverDnXgetrf_bufferSize(s, par, n, n, CUDA_R_64F, A, n, CUDA_R_64F, &dws, &hws));
+  void *dw, *hw = hws ? malloc(hws) : NULL;
+  CK(cudaMalloc(&dw, dws ? dws : 1));
+  double best = 1e30, bestf = 0;
+  for (int rep = 0; rep < 2; rep++) {
+    CK(cudaMemcpy(A, h, 8 * n * n, cudaMemcpyHostToDevice));
+    CK(cudaMemset(B, 0, 8 * n * n));
+    double one = 1;
+    for (int64_t i = 0; i < n; i++) CK(cudaMemcpy(B + i + i * n, &one, 8, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());
+    double t0 = tnow();
+    CK(cusolverDnXgetrf(s, par, n, n, CUDA_R_64F, A, n, ipiv, CUDA_R_64F, dw, dws, hw, hws, info));
+    CK(cudaDeviceSynchronize());
+    double t1 = tnow();
+    CK(cusolverDnXgetrs(s, par, CUBLAS_OP_N, n, n, CUDA_R_64F, A, n, ipiv, CUDA_R_64F, B, n, info));
+    CK(cudaDeviceSynchronize());
+    double t2 = tnow();
+    if (t2 - t0 < best) {
+      best = t2 - t0;
+      bestf = t1 - t0;
+    }
+  }
+  printf("RESULT cusolver n=%lld in core (device-resident): getrf %.3f s + getrs(I) %.3f s = %.3f s, "
+         "%.2f TFLOP/s counting 2n^3\n",
+         (long long)n, bestf, best - bestf, best, 2.0 * n * n * n / best * 1e-12);
+  cudaFree(A);
+  cudaFree(B);
+  cudaFree(ipiv);
+  cudaFree(info);
+  cudaFree(dw);
+  free(hw);
+  cusolverDnDestroyParams(par);
+  cusolverDnDestroy(s);
+  cudaFreeHost(h);
+}
+
+typedef struct {
+  const double *M;
+  int64_t n;
+} memsrc_t;
+
+static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                             double *dst, int64_t ld) {
+  memsrc_t *s = self;
+  for (int64_t j = 0; j < nc; j++)
+    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->n, (size_t)nr * sizeof(double));
+  return OOC_OK;
+}
+
+/* flops of the column-block GEMMs: per step 2 n w (n - w) */
+static double upd_flops(int64_t n, int64_t W) {
+  double f = 0;
+  for (int64_t k0 = 0; k0 < n; k0 += W) {
+    double w = (double)(n - k0 < W ? n - k0 : W);
+    f += 2.0 * (double)n * w * ((double)n - w);
+  }
+  return f;
+}
+
+static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const char *trace) {
+  ooc_ctx_t *ctx;
+  CK(ooc_ctx_create(&ctx));
+  double *A = gen_random(n, 0);
+  double *colnorm = calloc((size_t)n, sizeof *colnorm);
+  int64_t *perm = malloc((size_t)n * sizeof *perm), bi, bj;
+  ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
+  ocu_config_t cfg = {gpu_mem, streams, trace, 1};
+  int64_t W = 0, budget = 0;
+  if (ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) != OOC_OK) {
+    fprintf(stderr, "plan: %s\n", ooc_ctx_error(ctx));
+    exit(1);
+  }
+  memsrc_t ms = {A, n};
+  ooc_source_t src = {&ms, mem_read};
+  tcache_t *cache;
+  tstore_t *ts;
+  CK(tcache_create(ctx, 8 * n * n + (int64_t)(1 << 30), &cache));
+  CK(tstore_create(ctx, cache, n, n, b, &src, NULL, &ts));
+  part_t p = part_make(n, b);
+  double t0 = tnow();
+  for (int64_t tj = 0; tj < p.count; tj++) /* preload the host cache (outside the timing) */
+    for (int64_t ti = 0; ti < p.count; ti++)
+      CK(ts_put(ts, ti, tj, A + part_start(p, ti) + part_start(p, tj) * n, n));
+  double tl = tnow() - t0;
+  gj_exec_t *ex;
+  t0 = tnow();
+  if (ocu_exec_create(ctx, n, b, W, 0, &cfg, &ex) != OOC_OK) {
+    fprintf(stderr, "exec: %s\n", ooc_ctx_error(ctx));
+    exit(1);
+  }
+  double tc = tnow() - t0;
+  gj_args_t ga = {.A = ts, .stripe = W, .ops = ooc_ops_cpu(), .colnorm = colnorm, .perm = perm,
+                  .exec = ex};
+  gj_stats_t gs;
+  int64_t info;
+  t0 = tnow();
+  ooc_status_t st = gj_run(ctx, &ga, &gs, &info);
+  double t = tnow() - t0;
+  if (st != OOC_OK) {
+    fprintf(stderr, "gj: %s\n", ooc_ctx_error(ctx));
+    exit(1);
+  }
+  ocu_stats_t os;
+  ocu_exec_stats(ex, &os);
+  CK(ocu_exec_destroy(ex));
+  double fl = 2.0 * n * n * n;
+  printf("RESULT gj n=%lld tile=%lld gpu-mem=%.2f GiB (peak %.2f GiB) W=%lld steps=%lld streams=%d "
+         "slots=%d on %s: compute %.3f s = %.2f TFLOP/s (2n^3); panel %.3f s, update %.3f s; "
+         "exec setup %.3f s, cache preload %.3f s\n",
+         (long long)n, (long long)b, os.dev_budget / 1073741824.0, os.dev_peak / 1073741824.0,
+         (long long)W, (long long)gs.steps, os.streams, os.nslots, os.device, t, fl / t * 1e-12,
+         gs.t_panel, gs.t_update, tc, tl);
+  printf("RESULT   device busy: kernels %.3f s (update GEMMs %.3f s = %.2f TFLOP/s, panel "
+         "getrf/trsm/getri %.3f s), copies %.3f s (H2D %.1f GB, D2H %.1f GB = %.1f GB/s over the "
+         "copy time), overlap %.3f s = %.0f%% of copy time; trace span %.3f s\n",
+         os.t_kernel, os.t_gemm_update,
+         os.t_gemm_update > 0 ? upd_flops(n, W) / os.t_gemm_update * 1e-12 : 0,
+         os.t_panel_dev, os.t_copy, os.bytes_h2d * 1e-9, os.bytes_d2h * 1e-9,
+         os.t_copy > 0 ? (os.bytes_h2d + os.bytes_d2h) / os.t_copy * 1e-9 : 0, os.t_overlap,
+         os.t_copy > 0 ? 100 * os.t_overlap / os.t_copy : 0, os.t_span);
+  /* probe: r = A (X t) - t, X = store[:, perm] */
+  double *u = calloc((size_t)n, 8), *y = calloc((size_t)n, 8), *tv = malloc((size_t)n * 8);
+  double *xcol = calloc((size_t)n, 8), *tile = malloc((size_t)(8 * b * b));
+  for (int64_t c = 0; c < n; c++) tv[c] = sin(0.37 * (double)c) + 0.5;
+  for (int64_t c = 0; c < n; c++) u[perm[c]] = tv[c];
+  for (int64_t tj = 0; tj < p.count; tj++)
+    for (int64_t ti = 0; ti < p.count; ti++) {
+      int64_t r0 = part_start(p, ti), c0 = part_start(p, tj), nr = part_len(p, ti), nc = part_len(p, tj);
+      CK(ts_read(ts, ti, tj, tile, nr));
+      for (int64_t j = 0; j < nc; j++)
+        for (int64_t i = 0; i < nr; i++) {
+          y[r0 + i] += tile[i + j * nr] * u[c0 + j];
+          xcol[c0 + j] += fabs(tile[i + j * nr]);
+        }
+    }
+  double rn = 0, tn = 0, an = 0, xn = 0;
+  for (int64_t c = 0; c < n; c++) {
+    an = fmax(an, colnorm[c]);
+    xn = fmax(xn, xcol[c]);
+    tn += fabs(tv[c]);
+  }
+  double *z = calloc((size_t)n, 8);
+  ooc_ops_cpu()->gemm('N', 'N', n, 1, n, 1.0, A, n, y, n, 0.0, z, n);
+  for (int64_t i = 0; i < n; i++) rn += fabs(z[i] - tv[i]);
+  printf("RESULT   probe residual ||A X t - t||_1 / (n eps ||A||_1 ||X||_1 ||t||_1) = %.3g\n",
+         rn / ((double)n * 1.1102230246251565e-16 * an * xn * tn));
+  tstore_destroy(ts);
+  tcache_destroy(cache);
+  free(A);
+  free(colnorm);
+  free(perm);
+  free(u);
+  free(y);
+  free(tv);
+  free(xcol);
+  free(tile);
+  free(z);
+  ooc_ctx_destroy(ctx);
+}
+
+int main(int argc, char **argv) {
+  char why[256];
+  if (!ocu_probe(why, sizeof why)) {
+    printf("bench_cuda: no usable GPU (%s)\n", why);
+    return 77;
+  }
+  printf("bench_cuda on %s\n", why);
+  if (argc >= 2 && !strcmp(argv[1], "ceil")) ceil_bench();
+  else if (argc >= 3 && !strcmp(argv[1], "cusolver")) cusolver_bench(atoll(argv[2]));
+  else if (argc >= 6 && !strcmp(argv[1], "gj"))
+    gj_bench(atoll(argv[2]), atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
+             atoi(argv[5]), argc >= 7 ? argv[6] : NULL);
+  else {
+    fprintf(stderr, "usage: see the comment at the top of tests/bench_cuda.c\n");
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,371 @@
+/*
+ * test_cuda.c: the CUDA backend. Skips itself (exit 77, with the reason) when the build has no
+ * CUDA or the machine no usable GPU; on the GPU host it runs for real:
+ * - the residual suite of test_gj on --device cuda: n in {1, 2, 3, 17, 100, 1000}, tiles
+ *   {1, 7, 64, n}, every generator, float64 and float32 input; each case both in one step (the
+ *   stripe as wide as the GPU allows) and in several (narrow stripes: the column pipeline);
+ * - solve with 1 and 50 right-hand sides;
+ * - out of GPU core: a matrix >= 4x --gpu-mem through gj_run and the CUDA executor directly, so
+ *   the device pool's peak can be checked against the budget; the result agrees with the CPU
+ *   backend's; 1 to 4 streams; a trace file is written and well-formed;
+ * - the same through the public API with --gpu-mem, and a budget too small to start.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#ifndef OOC_HAVE_CUDA
+int main(void) {
+  printf("test_cuda: SKIPPED: this build has no CUDA backend (no CUDA toolkit found by CMake)\n");
+  return 77;
+}
+#else
+
+#include "gen/gen.h"
+#include "kernels/cuda/ocu.h"
+#include "kernels/ops.h"
+#include "solvers/gj.h"
+#include "tiling/tstore.h"
+
+static double *make(gen_kind_t kind, int64_t rows, int64_t cols, uint64_t seed) {
+  ooc_ctx_t *ctx = tu_ctx();
+  gen_spec_t s;
+  gen_spec_default(&s, kind, rows);
+  s.cols = cols;
+  s.seed = seed;
+  gen_t *g = NULL;
+  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
+  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
+  gen_tile(g, 0, 0, rows, cols, A, rows);
+  gen_destroy(g);
+  tu_ctx_done(ctx);
+  return A;
+}
+
+static void round_f32(double *A, int64_t len) {
+  for (int64_t i = 0; i < len; i++) A[i] = (double)(float)A[i];
+}
+
+static int g_failures_logged;
+
+static void invert_case(gen_kind_t kind, int64_t n, int64_t tile, int64_t stripe, int f32) {
+  char name[160], in[1024], out[1100];
+  snprintf(name, sizeof name, "C_%s_%lld_%lld_%lld_%d.h5", gen_kind_name(kind), (long long)n,
+           (long long)tile, (long long)stripe, f32);
+  snprintf(in, sizeof in, "%s", tu_path(name));
+  snprintf(out, sizeof out, "%s.inv.h5", in);
+  double *A = make(kind, n, n, 7 + (uint64_t)n);
+  if (f32) round_f32(A, n * n);
+  tu_write_matrix(in, "/A", n, n, A, f32 ? 1 : 2);
+
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.tile = tile;
+  o.stripe = stripe;
+  o.device = OOC_DEVICE_CUDA;
+  o.check = OOC_CHECK_FULL;
+  ooc_report_t rep;
+  ooc_status_t st = ooc_invert(ctx, in, out, &o, &rep);
+  if (kind == GEN_SINGULAR) {
+    CU_ASSERT_EQUAL(st, OOC_ERR_SINGULAR);
+    CU_ASSERT_EQUAL(rep.info, n / 2 + 1);
+    CU_ASSERT(!tu_file_exists(out));
+  } else {
+    CU_ASSERT_EQUAL(st, OOC_OK);
+    if (st != OOC_OK && g_failures_logged++ < 10)
+      fprintf(stderr, "\n%s: %s\n", name, ooc_ctx_error(ctx));
+    if (st == OOC_OK) {
+      CU_ASSERT(strcmp(rep.backend, "cuda") == 0);
+      CU_ASSERT(strstr(rep.warnings, "using GPU") != NULL);
+      int64_t r, c;
+      double *X = tu_read_matrix(out, &r, &c);
+      CU_ASSERT_FATAL(X != NULL);
+      double eps = f32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2;
+      double ratio = tu_inverse_ratio(n, A, X, eps);
+      CU_ASSERT(ratio < 30);
+      CU_ASSERT(rep.residual < 30);
+      if (!(ratio < 30) && g_failures_logged++ < 10)
+        fprintf(stderr, "\n%s: ratio %g (library %g), stripe %lld\n", name, ratio, rep.residual,
+                (long long)rep.stripe);
+      free(X);
+    }
+  }
+  tu_ctx_done(ctx);
+  remove(in);
+  remove(out);
+  free(A);
+}
+
+static const gen_kind_t KINDS[] = {GEN_RANDOM, GEN_DIAGDOM, GEN_MATERN, GEN_COND, GEN_SINGULAR};
+static const int64_t TILES[] = {1, 7, 64, 0}; /* 0 = n */
+
+static void sweep(int64_t n) {
+  for (int f32 = 0; f32 < 2; f32++)
+    for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++)
+      for (size_t t = 0; t < 4; t++) {
+        int64_t tile = TILES[t] ? TILES[t] : n;
+        if (TILES[t] && tile >= n && t > 0 && TILES[t - 1] >= n) continue;
+        invert_case(KINDS[k], n, tile, 0, f32); /* one step when the GPU holds the panel */
+        /* several steps: stripes of about n/4 (at least a tile), through the column pipeline */
+        int64_t narrow = ooc_max64(tile, n / 4 / tile * tile);
+        if (narrow < n) invert_case(KINDS[k], n, tile, narrow, f32);
+      }
+}
+
+static void t_tiny(void) {
+  for (int64_t n = 1; n <= 3; n++) sweep(n);
+}
+static void t_17(void) { sweep(17); }
+static void t_100(void) { sweep(100); }
+static void t_1000(void) { sweep(1000); }
+
+static void solve_case(gen_kind_t kind, int64_t n, int64_t m, int64_t tile, int64_t stripe) {
+  char in[1024], rhs[1024], out[1024];
+  snprintf(in, sizeof in, "%s", tu_path("CS_A.h5"));
+  snprintf(rhs, sizeof rhs, "%s", tu_path("CS_B.h5"));
+  snprintf(out, sizeof out, "%s", tu_path("CS_X.h5"));
+  double *A = make(kind, n, n, 11), *B = make(GEN_RHS, n, m, 12);
+  tu_write_matrix(in, "/A", n, n, A, 2);
+  tu_write_matrix(rhs, "/B", n, m, B, 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.tile = tile;
+  o.stripe = stripe;
+  o.device = OOC_DEVICE_CUDA;
+  o.force = 1;
+  ooc_report_t rep;
+  ooc_status_t st = ooc_solve(ctx, in, rhs, out, &o, &rep);
+  CU_ASSERT_EQUAL(st, OOC_OK);
+  if (st != OOC_OK) fprintf(stderr, "\nsolve n=%lld: %s\n", (long long)n, ooc_ctx_error(ctx));
+  if (st == OOC_OK) {
+    int64_t r, c;
+    double *X = tu_read_matrix(out, &r, &c);
+    CU_ASSERT_FATAL(X != NULL);
+    double ratio = tu_solve_ratio(n, m, A, X, B, DBL_EPSILON / 2);
+    CU_ASSERT(ratio < 16);
+    if (!(ratio < 16))
+      fprintf(stderr, "\nsolve n=%lld tile=%lld: ratio %g\n", (long long)n, (long long)tile, ratio);
+    free(X);
+  }
+  tu_ctx_done(ctx);
+  free(A);
+  free(B);
+}
+
+static void t_solve(void) {
+  int64_t ns[] = {1, 2, 3, 17, 100, 1000};
+  for (size_t i = 0; i < 6; i++)
+    for (size_t t = 1; t < 4; t++) {
+      int64_t n = ns[i], tile = TILES[t] ? TILES[t] : n;
+      solve_case(GEN_RANDOM, n, 1, tile, 0);
+      solve_case(GEN_MATERN, n, 50, tile, 0);
+      solve_case(GEN_RANDOM, n, 50, tile, ooc_max64(tile, n / 3));
+    }
+}
+
+/* ---- out of GPU core, through gj_run and the executor (so the pool can be inspected) ------- */
+
+typedef struct {
+  const double *M;
+  int64_t n;
+} memsrc_t;
+
+static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                             double *dst, int64_t ld) {
+  memsrc_t *s = self;
+  for (int64_t j = 0; j < nc; j++)
+    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->n, (size_t)nr * sizeof(double));
+  return OOC_OK;
+}
+
+/* Invert A (n x n, in memory) with gj_run on the given executor (NULL = cpu); X gets A^-1. */
+static ooc_status_t run_gj(ooc_ctx_t *ctx, const double *A, int64_t n, int64_t b, int64_t W,
+                           gj_exec_t *ex, double *X, int64_t *steps) {
+  memsrc_t ms = {A, n};
+  ooc_source_t src = {&ms, mem_read};
+  double *colnorm = calloc((size_t)n, sizeof *colnorm);
+  int64_t *perm = malloc((size_t)n * sizeof *perm), bi, bj;
+  ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
+  tcache_t *cache = NULL;
+  tstore_t *ts = NULL;
+  ooc_status_t st = tcache_create(ctx, 2 * 8 * n * n + (1 << 20), &cache);
+  if (st == OOC_OK) st = tstore_create(ctx, cache, n, n, b, &src, NULL, &ts);
+  gj_args_t ga = {.A = ts, .stripe = W, .ops = ooc_ops_cpu(), .colnorm = colnorm, .perm = perm,
+                  .exec = ex};
+  gj_stats_t gs;
+  int64_t info = 0;
+  if (st == OOC_OK) st = gj_run(ctx, &ga, &gs, &info);
+  *steps = gs.steps;
+  if (st == OOC_OK) {
+    part_t p = part_make(n, b);
+    double *S = malloc((size_t)(n * n) * sizeof *S);
+    for (int64_t tj = 0; tj < p.count; tj++)
+      for (int64_t ti = 0; ti < p.count; ti++)
+        ts_read(ts, ti, tj, S + part_start(p, ti) + part_start(p, tj) * n, n);
+    for (int64_t c = 0; c < n; c++) memcpy(X + c * n, S + perm[c] * n, (size_t)n * sizeof *X);
+    free(S);
+  }
+  tstore_destroy(ts);
+  tcache_destroy(cache);
+  free(colnorm);
+  free(perm);
+  return st;
+}
+
+static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, const char *trace) {
+  double *A = make(GEN_RANDOM, n, n, 5);
+  double *X = malloc((size_t)(n * n) * sizeof *X), *Xc = malloc((size_t)(n * n) * sizeof *Xc);
+  CU_ASSERT(8 * n * n >= 4 * gpu_mem);
+  ooc_ctx_t *ctx = tu_ctx();
+  ocu_config_t cfg = {gpu_mem, streams, trace, 1};
+  int64_t W = 0, budget = 0, steps = 0, steps_c = 0;
+  CU_ASSERT_FATAL(ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) == OOC_OK);
+  CU_ASSERT(budget == gpu_mem);
+  CU_ASSERT(W < n && W >= b && W % b == 0);
+  gj_exec_t *ex = NULL;
+  ooc_status_t st = ocu_exec_create(ctx, n, b, W, 0, &cfg, &ex);
+  if (st != OOC_OK) fprintf(stderr, "\nexec: %s\n", ooc_ctx_error(ctx));
+  CU_ASSERT_FATAL(st == OOC_OK);
+  double t0 = ooc_now();
+  st = run_gj(ctx, A, n, b, W, ex, X, &steps);
+  double t1 = ooc_now();
+  if (st != OOC_OK) fprintf(stderr, "\ngj (cuda): %s\n", ooc_ctx_error(ctx));
+  CU_ASSERT(st == OOC_OK);
+  ocu_stats_t os;
+  ocu_exec_stats(ex, &os);
+  CU_ASSERT(os.dev_peak <= gpu_mem);
+  CU_ASSERT(os.dev_peak > 0 && os.dev_allocs > 0);
+  CU_ASSERT(steps > 1);
+  CU_ASSERT(ocu_exec_destroy(ex) == OOC_OK);
+  CU_ASSERT(run_gj(ctx, A, n, b, W, NULL, Xc, &steps_c) == OOC_OK);
+  double eps = DBL_EPSILON / 2, r = tu_inverse_ratio(n, A, X, eps), rc = tu_inverse_ratio(n, A, Xc, eps);
+  double dn = 0, xn = 0;
+  for (int64_t i = 0; i < n * n; i++) {
+    dn += fabs(X[i] - Xc[i]);
+    xn += fabs(Xc[i]);
+  }
+  CU_ASSERT(r < 30);
+  CU_ASSERT(rc < 30);
+  CU_ASSERT(dn / xn < 1e-8);
+  fprintf(stderr,
+          "[n=%lld b=%lld gpu-mem=%lld streams=%d: W=%lld, %lld steps, device peak %lld (%lld "
+          "allocs), ratio %.3g (cpu %.3g), |X-Xcpu|/|Xcpu| = %.2g, %.3f s, copies %.3f s, "
+          "kernels %.3f s, overlap %.0f%% of copy time] ",
+          (long long)n, (long long)b, (long long)gpu_mem, streams, (long long)W, (long long)steps,
+          (long long)os.dev_peak, (long long)os.dev_allocs, r, rc, dn / xn, t1 - t0, os.t_copy,
+          os.t_kernel, os.t_copy > 0 ? 100 * os.t_overlap / os.t_copy : 0);
+  tu_ctx_done(ctx);
+  free(A);
+  free(X);
+  free(Xc);
+}
+
+static void t_out_of_gpu_core(void) {
+  direct_case(2000, 32, 8 << 20, 3, NULL);  /* 32 MB matrix, 8 MiB of GPU: 4x */
+  direct_case(1500, 50, 4 << 20, 1, NULL);  /* tile does not divide n; one stream */
+  direct_case(1500, 50, 4 << 20, 2, NULL);
+  direct_case(1800, 64, 6 << 20, 4, NULL);  /* two compute streams */
+}
+
+static void t_sanitize(void) {
+  direct_case(800, 16, 1 << 20, 3, NULL);
+  direct_case(800, 16, 1 << 20, 4, NULL);
+}
+
+static void t_trace(void) {
+  const char *tr = tu_path("trace.json");
+  direct_case(1200, 24, 2 << 20, 3, tr);
+  FILE *f = fopen(tr, "r");
+  CU_ASSERT_FATAL(f != NULL);
+  static char buf[1 << 16];
+  size_t len = fread(buf, 1, sizeof buf - 1, f);
+  buf[len] = 0;
+  fclose(f);
+  CU_ASSERT(strstr(buf, "\"traceEvents\"") != NULL);
+  CU_ASSERT(strstr(buf, "\"ph\":\"X\"") != NULL);
+  CU_ASSERT(strstr(buf, "\"name\":\"gemm\"") != NULL);
+  CU_ASSERT(strstr(buf, "\"name\":\"h2d col\"") != NULL);
+  CU_ASSERT(strstr(buf, "\"name\":\"take col\"") != NULL);
+}
+
+/* Through the public API: a matrix 4x --gpu-mem, right, and the notice says so. */
+static void t_api_out_of_gpu_core(void) {
+  int64_t n = 1800;
+  const char *in = tu_path("G_A.h5"), *out = tu_path("G_X.h5");
+  double *A = make(GEN_MATERN, n, n, 9);
+  tu_write_matrix(in, "/A", n, n, A, 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.tile = 40;
+  o.device = OOC_DEVICE_CUDA;
+  o.gpu_mem = 8 * n * n / 4;
+  o.check = OOC_CHECK_FULL;
+  o.force = 1;
+  ooc_report_t rep;
+  ooc_status_t st = ooc_invert(ctx, in, out, &o, &rep);
+  if (st != OOC_OK) fprintf(stderr, "\napi: %s\n", ooc_ctx_error(ctx));
+  CU_ASSERT_EQUAL_FATAL(st, OOC_OK);
+  CU_ASSERT(rep.steps > 1);
+  CU_ASSERT(rep.residual < 30);
+  CU_ASSERT(strstr(rep.warnings, "GPU peak") != NULL);
+  fprintf(stderr, "[stripe %lld, %lld steps, residual %.3g; %s] ", (long long)rep.stripe,
+          (long long)rep.steps, rep.residual, rep.warnings);
+  int64_t r, c;
+  double *X = tu_read_matrix(out, &r, &c);
+  CU_ASSERT_FATAL(X != NULL);
+  CU_ASSERT(tu_inverse_ratio(n, A, X, DBL_EPSILON / 2) < 30);
+  free(X);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+static void t_budget_too_small(void) {
+  const char *in = tu_path("GT_A.h5");
+  double *A = make(GEN_RANDOM, 500, 500, 5);
+  tu_write_matrix(in, "/A", 500, 500, A, 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.tile = 256;
+  o.device = OOC_DEVICE_CUDA;
+  o.gpu_mem = 1 << 20;
+  ooc_status_t st = ooc_invert(ctx, in, tu_path("GT_X.h5"), &o, NULL);
+  CU_ASSERT_EQUAL(st, OOC_ERR_BUDGET);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "--gpu-mem") != NULL);
+  CU_ASSERT(!tu_file_exists(tu_path("GT_X.h5")));
+  tu_ctx_done(ctx);
+  free(A);
+}
+
+int main(int argc, char **argv) {
+  char why[256];
+  if (!ocu_probe(why, sizeof why)) {
+    printf("test_cuda: SKIPPED: no usable GPU (%s)\n", why);
+    return 77;
+  }
+  printf("test_cuda: on %s\n", why);
+  if (argc > 1 && !strcmp(argv[1], "sanitize")) { /* one small out-of-core case, for compute-sanitizer */
+    static const tu_test_t small[] = {{"small out-of-GPU-core case", t_sanitize}, {NULL, NULL}};
+    return tu_run("cuda-sanitize", small);
+  }
+  static const tu_test_t tests[] = {
+      {"n = 1..3, cuda", t_tiny},
+      {"n = 17, cuda", t_17},
+      {"n = 100, cuda", t_100},
+      {"n = 1000, cuda", t_1000},
+      {"solve, 1 and 50 right-hand sides, cuda", t_solve},
+      {"out of GPU core: 4x --gpu-mem, pool peak <= budget, agrees with cpu", t_out_of_gpu_core},
+      {"trace file", t_trace},
+      {"out of GPU core through the API", t_api_out_of_gpu_core},
+      {"--gpu-mem too small", t_budget_too_small},
+      {NULL, NULL}};
+  return tu_run("cuda", tests);
+}
+#endif
