@@ -18,6 +18,19 @@
 
 #include "testutil.h"
 
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
+static const char *g_case = "";
+static void on_segv(int sig) { /* say which case crashed, with a raw backtrace */
+  void *bt[64];
+  int k = backtrace(bt, 64);
+  fprintf(stderr, "\nsignal %d in case %s\n", sig, g_case);
+  backtrace_symbols_fd(bt, k, 2);
+  _exit(128 + sig);
+}
+
 #ifndef OOC_HAVE_CUDA
 int main(void) {
   printf("test_cuda: SKIPPED: this build has no CUDA backend (no CUDA toolkit found by CMake)\n");
@@ -58,6 +71,7 @@ static void invert_case(gen_kind_t kind, int64_t n, int64_t tile, int64_t stripe
            (long long)tile, (long long)stripe, f32);
   snprintf(in, sizeof in, "%s", tu_path(name));
   snprintf(out, sizeof out, "%s.inv.h5", in);
+  g_case = name;
   double *A = make(kind, n, n, 7 + (uint64_t)n);
   if (f32) round_f32(A, n * n);
   tu_write_matrix(in, "/A", n, n, A, f32 ? 1 : 2);
@@ -67,6 +81,7 @@ static void invert_case(gen_kind_t kind, int64_t n, int64_t tile, int64_t stripe
   ooc_opts_default(&o);
   o.tile = tile;
   o.stripe = stripe;
+  o.method = OOC_METHOD_GJ; /* auto may pick chol, which runs on the CPU */
   o.device = OOC_DEVICE_CUDA;
   o.check = OOC_CHECK_FULL;
   ooc_report_t rep;
@@ -137,6 +152,7 @@ static void solve_case(gen_kind_t kind, int64_t n, int64_t m, int64_t tile, int6
   ooc_opts_default(&o);
   o.tile = tile;
   o.stripe = stripe;
+  o.method = OOC_METHOD_GJ;
   o.device = OOC_DEVICE_CUDA;
   o.force = 1;
   ooc_report_t rep;
@@ -225,7 +241,9 @@ static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, cons
   ooc_ctx_t *ctx = tu_ctx();
   ocu_config_t cfg = {gpu_mem, streams, trace, 1};
   int64_t W = 0, budget = 0, steps = 0, steps_c = 0;
-  CU_ASSERT_FATAL(ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) == OOC_OK);
+  ooc_status_t pst = ocu_plan(ctx, n, b, 0, &cfg, &W, &budget);
+  if (pst != OOC_OK) fprintf(stderr, "\nplan: %s\n", ooc_ctx_error(ctx));
+  CU_ASSERT_FATAL(pst == OOC_OK);
   CU_ASSERT(budget == gpu_mem);
   CU_ASSERT(W < n && W >= b && W % b == 0);
   gj_exec_t *ex = NULL;
@@ -270,12 +288,12 @@ static void t_out_of_gpu_core(void) {
   direct_case(2000, 32, 8 << 20, 3, NULL);  /* 32 MB matrix, 8 MiB of GPU: 4x */
   direct_case(1500, 50, 4 << 20, 1, NULL);  /* tile does not divide n; one stream */
   direct_case(1500, 50, 4 << 20, 2, NULL);
-  direct_case(1800, 64, 6 << 20, 4, NULL);  /* two compute streams */
+  direct_case(2000, 32, 8 << 20, 4, NULL);  /* two compute streams */
 }
 
 static void t_sanitize(void) {
-  direct_case(800, 16, 1 << 20, 3, NULL);
-  direct_case(800, 16, 1 << 20, 4, NULL);
+  direct_case(1400, 32, 8 * 1400 * 1400 / 4, 3, NULL);
+  direct_case(1400, 32, 8 * 1400 * 1400 / 4, 4, NULL);
 }
 
 static void t_trace(void) {
@@ -304,6 +322,7 @@ static void t_api_out_of_gpu_core(void) {
   ooc_opts_t o;
   ooc_opts_default(&o);
   o.tile = 40;
+  o.method = OOC_METHOD_GJ;
   o.device = OOC_DEVICE_CUDA;
   o.gpu_mem = 8 * n * n / 4;
   o.check = OOC_CHECK_FULL;
@@ -334,6 +353,7 @@ static void t_budget_too_small(void) {
   ooc_opts_t o;
   ooc_opts_default(&o);
   o.tile = 256;
+  o.method = OOC_METHOD_GJ;
   o.device = OOC_DEVICE_CUDA;
   o.gpu_mem = 1 << 20;
   ooc_status_t st = ooc_invert(ctx, in, tu_path("GT_X.h5"), &o, NULL);
@@ -346,6 +366,7 @@ static void t_budget_too_small(void) {
 
 int main(int argc, char **argv) {
   char why[256];
+  signal(SIGSEGV, on_segv);
   if (!ocu_probe(why, sizeof why)) {
     printf("test_cuda: SKIPPED: no usable GPU (%s)\n", why);
     return 77;

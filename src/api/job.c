@@ -459,7 +459,7 @@ static ooc_status_t eliminate_gj(job_t *j, int64_t *steps) {
 #ifdef OOC_HAVE_CUDA
   if (j->cuda) {
     ocu_config_t c = gpu_config(j);
-    OOC_TRY(ocu_exec_create(ctx, j->n, j->b, j->W, j->m, &c, &j->exec));
+    OOC_TRY(ocu_exec_create(ctx, j->n, j->b, gj_stripe(j->n, j->b, j->W), j->m, &c, &j->exec));
     ga.exec = j->exec;
   }
 #endif

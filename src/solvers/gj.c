@@ -12,6 +12,10 @@ int64_t gj_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   return 8 * (n * W + (sweeps ? n * b + W * b : 0) + n + W);
 }
 
+int64_t gj_stripe(int64_t n, int64_t b, int64_t stripe) {
+  return ooc_min64(ooc_max64(b, stripe / b * b), n);
+}
+
 typedef struct target {
   tstore_t *ts;
   int64_t tj;
@@ -106,7 +110,7 @@ static void span(gj_exec_t *e, const char *what, double t0, int64_t bytes) {
 ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info) {
   part_t rows = ts_rows(a->A), cols = ts_cols(a->A);
   int64_t n = rows.n, b = rows.b, m = a->B ? ts_cols(a->B).n : 0;
-  int64_t W = ooc_min64(ooc_max64(b, a->stripe / b * b), n);
+  int64_t W = gj_stripe(n, b, a->stripe);
   ooc_status_t st = OOC_OK;
   *info = 0;
   memset(stats, 0, sizeof *stats);
@@ -137,7 +141,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     goto done;
   }
   int K = sweeps ? ex->nslots : 0;
-  if (sweeps && (K < 1 || K > GJ_MAX_SLOTS)) {
+  if (sweeps && (K < 1 || K > GJ_MAX_SLOTS || !ex->slot[0])) {
     st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "executor %s has %d column slots", ex->name, K);
     goto done;
   }
