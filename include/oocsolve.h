@@ -89,8 +89,12 @@ void ooc_ctx_reset_peak(ooc_ctx_t *ctx);
 /* ---- options ------------------------------------------------------------------------------- */
 
 /* auto: Cholesky for a symmetric matrix with a positive diagonal (falling back to gj, with a
- * notice, if it is not positive definite), gj otherwise. */
-typedef enum { OOC_METHOD_AUTO = 0, OOC_METHOD_GJ = 1, OOC_METHOD_CHOL = 2 } ooc_method_t;
+ * notice, if it is not positive definite), gj otherwise. newton (Newton-Schulz) and hyper7
+ * (Soleymani's order-7 hyperpower) are the iterative inversions built on the out-of-core GEMM. */
+typedef enum {
+  OOC_METHOD_AUTO = 0, OOC_METHOD_GJ = 1, OOC_METHOD_CHOL = 2, OOC_METHOD_NEWTON = 3,
+  OOC_METHOD_HYPER7 = 4
+} ooc_method_t;
 typedef enum { OOC_DEVICE_AUTO = 0, OOC_DEVICE_CPU = 1, OOC_DEVICE_REF = 2, OOC_DEVICE_CUDA = 3 } ooc_device_t;
 typedef enum { OOC_CHECK_AUTO = 0, OOC_CHECK_NONE = 1, OOC_CHECK_PROBE = 2, OOC_CHECK_FULL = 3 } ooc_check_t;
 typedef enum { OOC_DTYPE_AUTO = 0, OOC_DTYPE_F32 = 1, OOC_DTYPE_F64 = 2 } ooc_dtype_t;
@@ -112,11 +116,16 @@ typedef struct ooc_opts {
   int streams;           /* CUDA streams for transfers and compute; 0 = 3 */
   const char *trace;     /* write a Chrome/Perfetto trace (JSON) of copies and kernels here */
   int lower_only;        /* chol inverse: write the lower triangle only (zeros above) */
+  const char *warm_start;/* newton/hyper7: start from this earlier inverse (spec string) */
+  int max_iter;          /* newton/hyper7: iteration cap; 0 = 100 */
+  int resume;            /* continue an interrupted run from the journal in the scratch dir */
 } ooc_opts_t;
 
 void ooc_opts_default(ooc_opts_t *o);
 
 /* ---- report -------------------------------------------------------------------------------- */
+
+#define OOC_MAX_ITER_REPORT 64
 
 typedef struct ooc_report {
   char method[16];       /* "gj" or "chol" */
@@ -139,6 +148,9 @@ typedef struct ooc_report {
   int64_t info;          /* > 0: 1-based column of the failed pivot (gj) or order of the
                             leading minor that is not positive (chol) */
   double logdet;         /* chol: log det A (NaN when not computed) */
+  int iterations;        /* newton/hyper7: steps taken */
+  double iter_residual[OOC_MAX_ITER_REPORT]; /* ||I - A V_k||_1 after each of the first steps */
+  int64_t resumed_step;  /* --resume: the journal step the run continued from (0 = fresh run) */
   char warnings[1024];   /* "; "-separated notices */
 } ooc_report_t;
 
