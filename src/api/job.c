@@ -741,67 +741,49 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   return OOC_OK;
 }
 
-ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
-                        const ooc_opts_t *opts, ooc_report_t *report) {
+/* The public calls differ only in what the job does with its inputs (flags) and outputs. */
+enum { AS_INVERT = 0, AS_LOGDET = 1, AS_FACTOR = 2, AS_FACTORED = 4 };
+
+static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report, int as,
+                         const char *a, const char *b, int need_b, const char *out,
+                         double *logdet) {
   if (!ctx) return OOC_ERR_ARG;
   job_t j;
   ooc_report_t local;
   ooc_status_t st = start(&j, ctx, opts, report, &local);
-  if (st == OOC_OK) st = run(&j, input, NULL, output);
+  j.logdet_only = (as & AS_LOGDET) != 0;
+  j.factor_out = (as & AS_FACTOR) != 0;
+  j.have_factor = (as & AS_FACTORED) != 0;
+  if (st == OOC_OK) {
+    if (need_b && (!b || !*b)) st = OOC_FAIL(ctx, OOC_ERR_ARG, "no right-hand side given");
+    else st = run(&j, a, b, out);
+  }
+  if (logdet) *logdet = st == OOC_OK ? j.rep->logdet : NAN;
   job_cleanup(&j);
   return st;
+}
+
+ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
+                        const ooc_opts_t *opts, ooc_report_t *report) {
+  return call(ctx, opts, report, AS_INVERT, input, NULL, 0, output, NULL);
 }
 
 ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
                        const ooc_opts_t *opts, ooc_report_t *report) {
-  if (!ctx) return OOC_ERR_ARG;
-  job_t j;
-  ooc_report_t local;
-  ooc_status_t st = start(&j, ctx, opts, report, &local);
-  if (st == OOC_OK) {
-    if (!b || !*b) st = OOC_FAIL(ctx, OOC_ERR_ARG, "no right-hand side given");
-    else st = run(&j, a, b, output);
-  }
-  job_cleanup(&j);
-  return st;
+  return call(ctx, opts, report, AS_INVERT, a, b, 1, output, NULL);
 }
 
 ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report) {
-  if (!ctx) return OOC_ERR_ARG;
-  job_t j;
-  ooc_report_t local;
-  ooc_status_t st = start(&j, ctx, opts, report, &local);
-  j.factor_out = 1;
-  if (st == OOC_OK) st = run(&j, input, NULL, output);
-  job_cleanup(&j);
-  return st;
+  return call(ctx, opts, report, AS_FACTOR, input, NULL, 0, output, NULL);
 }
 
 ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
                               const char *output, const ooc_opts_t *opts, ooc_report_t *report) {
-  if (!ctx) return OOC_ERR_ARG;
-  job_t j;
-  ooc_report_t local;
-  ooc_status_t st = start(&j, ctx, opts, report, &local);
-  j.have_factor = 1;
-  if (st == OOC_OK) {
-    if (!b || !*b) st = OOC_FAIL(ctx, OOC_ERR_ARG, "no right-hand side given");
-    else st = run(&j, factor, b, output);
-  }
-  job_cleanup(&j);
-  return st;
+  return call(ctx, opts, report, AS_FACTORED, factor, b, 1, output, NULL);
 }
 
 ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
                         ooc_report_t *report, double *logdet) {
-  if (!ctx) return OOC_ERR_ARG;
-  job_t j;
-  ooc_report_t local;
-  ooc_status_t st = start(&j, ctx, opts, report, &local);
-  j.logdet_only = 1;
-  if (st == OOC_OK) st = run(&j, input, NULL, NULL);
-  if (logdet) *logdet = st == OOC_OK ? j.rep->logdet : NAN;
-  job_cleanup(&j);
-  return st;
+  return call(ctx, opts, report, AS_LOGDET, input, NULL, 0, NULL, logdet);
 }
