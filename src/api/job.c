@@ -142,6 +142,19 @@ static ooc_status_t plan_gpu(job_t *j) {
   return OOC_OK;
 }
 
+/* --device auto: a GPU pipeline that does not fit the budgets (--gpu-mem, or --host-mem for the
+ * pinned column blocks) is no reason to fail when the CPU can do the job: run on the CPU and say
+ * why. --device cuda keeps the error (the user asked for the GPU). */
+static ooc_status_t plan_gpu_or_cpu(job_t *j) {
+  ooc_status_t st = plan_gpu(j);
+  if (st != OOC_ERR_BUDGET || j->o.device != OOC_DEVICE_AUTO) return st;
+  ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "GPU not used: %s", ooc_ctx_error(j->ctx));
+  ooc_clear_error(j->ctx);
+  j->cuda = 0;
+  snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
+  return OOC_OK;
+}
+
 /* Host bytes of the solver's workspace for stripe W: the larger of gj's and chol's, since the
  * method is chosen only once the input has been read. */
 static int64_t solver_ws(const job_t *j, int64_t W) {
@@ -617,7 +630,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
     OOC_TRY(resolve_output(j, out_spec, afile, b_spec ? ".x" : ".inv", b_spec ? "/X" : "/inverse"));
   }
   OOC_TRY(plan(j));
-  if (j->cuda) OOC_TRY(plan_gpu(j));
+  if (j->cuda) OOC_TRY(plan_gpu_or_cpu(j));
   r->tile = j->b;
   r->stripe = j->W;
   r->host_budget = j->budget;
