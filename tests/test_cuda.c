@@ -239,7 +239,7 @@ static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, cons
   double *X = malloc((size_t)(n * n) * sizeof *X), *Xc = malloc((size_t)(n * n) * sizeof *Xc);
   CU_ASSERT(8 * n * n >= 4 * gpu_mem);
   ooc_ctx_t *ctx = tu_ctx();
-  ocu_config_t cfg = {gpu_mem, streams, trace, 1};
+  ocu_config_t cfg = {gpu_mem, streams, trace, 1, 0};
   int64_t W = 0, budget = 0, steps = 0, steps_c = 0;
   ooc_status_t pst = ocu_plan(ctx, n, b, 0, &cfg, &W, &budget);
   if (pst != OOC_OK) fprintf(stderr, "\nplan: %s\n", ooc_ctx_error(ctx));
@@ -285,10 +285,10 @@ static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, cons
 }
 
 static void t_out_of_gpu_core(void) {
-  direct_case(2000, 32, 8 << 20, 3, NULL);  /* 32 MB matrix, 8 MiB of GPU: 4x */
+  direct_case(2000, 32, 8000000, 3, NULL);  /* 32 MB matrix, 8 MB of GPU: 4x */
   direct_case(1500, 50, 4 << 20, 1, NULL);  /* tile does not divide n; one stream */
   direct_case(1500, 50, 4 << 20, 2, NULL);
-  direct_case(2000, 32, 8 << 20, 4, NULL);  /* two compute streams */
+  direct_case(2000, 32, 8000000, 4, NULL);  /* two compute streams */
 }
 
 static void t_sanitize(void) {

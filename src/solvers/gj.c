@@ -118,7 +118,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
 
   int sweeps = (W < n || m > 0);
   cpu_exec_t cpu = {{"cpu", 1, {NULL}, NULL, cpu_factor, cpu_transform, cpu_update, cpu_complete,
-                     NULL},
+                     NULL, NULL, NULL},
                     a->ops, 0, 0, 0, NULL, NULL, NULL, NULL};
   gj_exec_t *ex = a->exec ? a->exec : &cpu.e;
   double *own_panel = NULL;
@@ -152,8 +152,11 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     double t0 = ooc_now();
 
-    for (int64_t tj = kt0; tj < kt1; tj++)
+    for (int64_t tj = kt0; tj < kt1; tj++) {
       OOC_CHECK(st = ts_take_col(a->A, tj, panel + (tj - kt0) * b * n, n));
+      if (ex->panel_in)
+        OOC_CHECK(st = ex->panel_in(ex, panel, n, (tj - kt0) * b, part_len(cols, tj)));
+    }
     span(ex, "take panel", t0, 8 * n * w);
     OOC_CHECK(st = ex->factor(ex, panel, n, k0, w, ipiv, udiag));
     OOC_CHECK(st = check_pivots(ctx, k0, w, udiag, a->colnorm, info));
@@ -202,6 +205,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
       if (a->B) {
         for (int64_t ti = 0; ti < rows.count; ti++) ts_drop(a->A, ti, tj);
       } else {
+        if (ex->panel_out) OOC_CHECK(st = ex->panel_out(ex, (tj - kt0) * b, part_len(cols, tj)));
         OOC_CHECK(st = ts_put_col(a->A, tj, panel + (tj - kt0) * b * n, n));
       }
     }
