@@ -25,7 +25,7 @@ for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
   [ -e $d/libzstd.so.1 ] && [ -d $L ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
 done
 
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DOOC_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   > $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
 cmake --build $B -j16 >> $OUT/build.log 2>&1 || { grep -E "error" $OUT/build.log | head -20; exit 1; }
 echo "[$(el) s] built"
@@ -35,8 +35,8 @@ nproc; free -g | head -2; df -h /tmp | tail -1
 GEN=
 if [ "${CLI:-1}" = 1 ]; then # the HDF5 input, made while the tests run (CPU and disk only)
   mkdir -p $BIG
-  (/usr/bin/time -f "oocgen: %e s wall" $B/oocgen random --n $N --tile 1024 --force $BIG/A.h5) \
-    > $OUT/cli.log 2>&1 &
+  (g0=$(date +%s.%N); $B/oocgen random --n $N --tile 1024 --force $BIG/A.h5
+   echo "oocgen rc=$? $(awk "BEGIN{print $(date +%s.%N) - $g0}") s wall") > $OUT/cli.log 2>&1 &
   GEN=$!
 fi
 
@@ -66,10 +66,10 @@ if [ -n "$GEN" ]; then
   ls -la $BIG >> $OUT/cli.log
   # the whole CLI: HDF5 read, GPU compute out of GPU core (matrix 1.6x --gpu-mem), HDF5 write;
   # the probe check reads the output back (reported separately as t_check)
-  (/usr/bin/time -f "oocsolve: %e s wall, %M KiB max RSS" timeout 240 $B/oocsolve --device cuda \
-    --gpu-mem 12G --tile 1024 --method gj --check probe --force --trace $OUT/trace_cli.json \
-    --json $BIG/A.h5) >> $OUT/cli.log 2>&1
-  echo "oocsolve rc=$?" >> $OUT/cli.log
+  c0=$(date +%s)
+  timeout 240 $B/oocsolve --device cuda --gpu-mem 12G --tile 1024 --method gj --check probe \
+    --force --trace $OUT/trace_cli.json --json $BIG/A.h5 >> $OUT/cli.log 2>&1
+  echo "oocsolve rc=$? $(($(date +%s) - c0)) s wall" >> $OUT/cli.log
   rm -rf $BIG
   echo "[$(el) s] CLI done"
 fi
