@@ -7,8 +7,8 @@
  *                                         host memory (a tile store, HDF5 bypassed), GPU_MEM 0 =
  *                                         default budget; prints time, TFLOP/s (2n^3), overlap;
  *                                         cusolver-trtri: getri with cuSOLVER's trtri (compare)
- *   bench_cuda tstore N TILE              host tile store: take_col + put_col GB/s, with one copy
- *                                         thread and with the default count
+ *   bench_cuda tstore N TILE              host tile store: take_col + put_col GB/s, with 1 and 8
+ *                                         copy threads and the default count
  * Prints one "RESULT ..." line per measurement.
  */
 #include <cublas_v2.h>
@@ -212,11 +212,11 @@ static void tstore_bench(int64_t n, int64_t b) {
   double *col;
   CK(cudaHostAlloc((void **)&col, (size_t)(8 * n * b), cudaHostAllocDefault)); /* like a slot */
   memset(col, 1, (size_t)(8 * n * b));
-  for (int pass = 0; pass < 2; pass++) {
+  for (int pass = 0; pass < 3; pass++) {
     tcache_t *c;
     tstore_t *ts;
     CK(tcache_create(ctx, 8 * n * n + ((int64_t)1 << 28), &c));
-    if (pass == 0) tcache_set_threads(c, 1);
+    if (pass < 2) tcache_set_threads(c, pass == 0 ? 1 : 8); /* pass 2: the default */
     CK(tstore_create(ctx, c, n, n, b, NULL, NULL, &ts));
     part_t p = ts_cols(ts);
     double t0 = tnow();

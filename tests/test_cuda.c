@@ -9,6 +9,8 @@
  *   the device pool's peak can be checked against the budget; the result agrees with the CPU
  *   backend's; 1 to 4 streams; a trace file is written and well-formed;
  * - the same through the public API with --gpu-mem, and a budget too small to start.
+ * `test_cuda quick` runs all but the n = 1000 sweep and the solves; `test_cuda sanitize` one small
+ * out-of-core case (for compute-sanitizer).
  */
 #include <float.h>
 #include <math.h>
@@ -375,6 +377,18 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "sanitize")) { /* one small out-of-core case, for compute-sanitizer */
     static const tu_test_t small[] = {{"small out-of-GPU-core case", t_sanitize}, {NULL, NULL}};
     return tu_run("cuda-sanitize", small);
+  }
+  if (argc > 1 && !strcmp(argv[1], "quick")) { /* all but the n = 1000 sweep (device time) */
+    static const tu_test_t quick[] = {
+        {"n = 1..3, cuda", t_tiny},
+        {"n = 17, cuda", t_17},
+        {"n = 100, cuda", t_100},
+        {"out of GPU core: 4x --gpu-mem, pool peak <= budget, agrees with cpu", t_out_of_gpu_core},
+        {"trace file", t_trace},
+        {"out of GPU core through the API", t_api_out_of_gpu_core},
+        {"--gpu-mem too small", t_budget_too_small},
+        {NULL, NULL}};
+    return tu_run("cuda-quick", quick);
   }
   static const tu_test_t tests[] = {
       {"n = 1..3, cuda", t_tiny},

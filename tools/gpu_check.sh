@@ -8,7 +8,9 @@
 #   --gpu-mem 12G -> compute-sanitizer memcheck, then racecheck with the time left.
 # Logs go to $OUT (at most 8 files come back): build.log bench.log cli.log test_cuda.log
 # ctest.log sanitize.log trace_49152.json trace_cli.json. The last lines printed are a summary.
-# Switches: TESTS=0 BENCH=0 CLI=0 SAN=0 skip a stage; B = build directory (default /tmp/b-cuda).
+# Switches: TESTS=0 BENCH=0 CLI=0 SAN=0 skip a stage; QUICK=1 runs `test_cuda quick` (all but the
+# n = 1000 sweep and the solves); RACE=0 skips racecheck; CMP=0 skips the cuSOLVER-trtri variant;
+# B = build directory (default /tmp/b-cuda).
 set -o pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -43,7 +45,8 @@ fi
 if [ "${TESTS:-1}" = 1 ]; then
   (timeout 300 ctest --test-dir $B --output-on-failure -j6 -E test_cuda > $OUT/ctest.log 2>&1) &
   CT=$!
-  (cd $B && timeout 300 ./test_cuda > $OUT/test_cuda.log 2>&1; echo "test_cuda rc=$?" >> $OUT/test_cuda.log)
+  (cd $B && timeout 300 ./test_cuda $([ "${QUICK:-0}" = 1 ] && echo quick) > $OUT/test_cuda.log 2>&1
+   echo "test_cuda rc=$?" >> $OUT/test_cuda.log)
   wait $CT
   echo "[$(el) s] tests done"
 fi
@@ -52,10 +55,10 @@ if [ "${BENCH:-1}" = 1 ]; then
   {
     timeout 60 $B/bench_cuda ceil
     timeout 60 $B/bench_cuda tstore 16384 1024
-    timeout 60 $B/bench_cuda tstore 16384 4096
+    [ "${CMP:-1}" = 1 ] && timeout 60 $B/bench_cuda tstore 16384 4096
     timeout 90 $B/bench_cuda cusolver 32768
     timeout 90 $B/bench_cuda gj 32768 4096 0 3 -
-    timeout 90 $B/bench_cuda gj 32768 4096 0 3 - cusolver-trtri
+    [ "${CMP:-1}" = 1 ] && timeout 90 $B/bench_cuda gj 32768 4096 0 3 - cusolver-trtri
     timeout 120 $B/bench_cuda gj $N 1024 12G 3 $OUT/trace_49152.json
   } > $OUT/bench.log 2>&1
   echo "[$(el) s] benchmarks done"
@@ -77,7 +80,7 @@ fi
 if [ "${SAN:-1}" = 1 ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   : > $OUT/sanitize.log
-  for tool in memcheck racecheck; do
+  for tool in memcheck $([ "${RACE:-1}" = 1 ] && echo racecheck); do
     left=$((570 - $(el)))
     [ $left -lt 40 ] && { echo "compute-sanitizer $tool: not run (time)" >> $OUT/sanitize.log; continue; }
     lim=$([ $tool = memcheck ] && echo $((left < 150 ? left : 150)) || echo $left)

@@ -20,6 +20,7 @@ cudaError_t ocu_scatter_rows(const double *G, int64_t ldg, const int64_t *dst, i
                              int64_t nt, int64_t nc, double *C, int64_t ldc, cudaStream_t s);
 cudaError_t ocu_split_lower(double *A, int64_t lda, int64_t w, int64_t j, int64_t jb,
                             double *work, int64_t ldw, cudaStream_t s);
+cudaError_t ocu_preload(void);
 
 #define MAXS 8                   /* streams */
 #define NB 512                   /* getri's block */
@@ -70,6 +71,7 @@ typedef struct ocu {
   int64_t *cont;
   unsigned char *mark;
   cudaEvent_t ev_h2d[GJ_MAX_SLOTS], ev_comp[GJ_MAX_SLOTS], ev_done[GJ_MAX_SLOTS], ev_panel;
+  cudaEvent_t ev_tdone; /* the step's transform is done (compute stream 0) */
   cudaEvent_t ev_pout[MAXCH]; /* chunk i of the written-back panel is on the host */
   int npout;                  /* chunks of the last writeback (0: none pending) */
   int64_t pout_cw;            /* columns per chunk */
@@ -605,13 +607,25 @@ static ooc_status_t x_panel_in(gj_exec_t *e, double *panel, int64_t n, int64_t c
   return OOC_OK;
 }
 
-/* gj.c puts panel columns [c0, c0+nc) back: wait for the chunk of the writeback holding the last
- * of them (chunks are copied in order on one stream, so the earlier ones are there too). */
+/* gj.c puts panel columns [c0, c0+nc) back: wait for the chunks of the writeback holding them. */
 static ooc_status_t x_panel_out(gj_exec_t *e, int64_t c0, int64_t nc) {
   ocu_t *x = (ocu_t *)e;
   if (x->npout == 0) return OOC_OK;
-  int64_t i = ooc_min64((c0 + nc - 1) / x->pout_cw, x->npout - 1);
-  CU(x, cudaEventSynchronize(x->ev_pout[i]));
+  int64_t i1 = ooc_min64((c0 + nc - 1) / x->pout_cw, x->npout - 1);
+  for (int64_t i = c0 / x->pout_cw; i <= i1; i++) CU(x, cudaEventSynchronize(x->ev_pout[i]));
+  return OOC_OK;
+}
+
+/* Chunk i of the written-back panel: D2H once the compute stream has got this far. */
+static ooc_status_t writeback_chunk(ocu_t *x, double *panel, int64_t i) {
+  int64_t n = x->n, c = i * x->pout_cw, nc = ooc_min64(x->pout_cw, x->w - c);
+  CU(x, cudaEventRecord(x->ev_panel, x->st[x->icomp[0]]));
+  CU(x, cudaStreamWaitEvent(x->st[x->id2h], x->ev_panel, 0));
+  int64_t sp = sp_begin(x, x->id2h, "d2h panel", 8 * n * nc);
+  CU(x, cudaMemcpyAsync(panel + c * n, x->dP + c * n, (size_t)(8 * n * nc), cudaMemcpyDeviceToHost,
+                        x->st[x->id2h]));
+  sp_end(x, sp, x->id2h);
+  CU(x, cudaEventRecord(x->ev_pout[i], x->st[x->id2h]));
   return OOC_OK;
 }
 
@@ -682,6 +696,19 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
     OOC_TRY(trtri_rec(x, L11, w, n));
   }
   sp_end(x, sp, c0);
+  /* The writeback goes in chunks of whole tiles, each as soon as the sweep has finished its
+   * columns (the sweep runs last to first: after block j, columns >= j are final), so the D2H
+   * and gj.c's puts overlap the rest of the sweep. */
+  x->npout = 0;
+  int64_t cw = 0, next = -1;
+  if (writeback) {
+    int64_t nch = ooc_min64(MAXCH, ooc_cdiv64(w, x->b));
+    cw = ooc_cdiv64(ooc_cdiv64(w, nch), x->b) * x->b;
+    x->npout = (int)ooc_cdiv64(w, cw);
+    x->pout_cw = cw;
+    next = x->npout - 1;
+    x->bytes_d2h += 8 * n * w;
+  }
   sp = sp_begin(x, c0, "getri", 0);
   for (int64_t j = (w - 1) / NB * NB; j >= 0; j -= NB) {
     int64_t jb = ooc_min64(NB, w - j);
@@ -691,34 +718,25 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
                            L11 + (j + jb) * n, n, x->dWork + j + jb, w, &one, L11 + j * n, n));
     CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                          CUBLAS_DIAG_UNIT, w, jb, &one, x->dWork + j, w, L11 + j * n, n));
+    for (; next >= 0 && next * cw >= j; next--) OOC_TRY(writeback_chunk(x, panel, next));
   }
   sp_end(x, sp, c0);
+  for (; next >= 0; next--) OOC_TRY(writeback_chunk(x, panel, next)); /* (none left: j reaches 0) */
   CU(x, cudaMemcpyAsync(x->hInfo, x->dInfo, sizeof(int), cudaMemcpyDeviceToHost, sc));
   if (x->sweeps) {
     CU(x, cudaMemcpyAsync(x->dRows, x->hRows, (size_t)(8 * x->tcount), cudaMemcpyHostToDevice, sc));
     CU(x, cudaMemcpyAsync(x->dSrc, x->hSrc, (size_t)(8 * x->tcount), cudaMemcpyHostToDevice, sc));
   }
-  x->npout = 0;
-  if (writeback) { /* in chunks, so gj.c can put the first columns while the rest arrive */
-    CU(x, cudaEventRecord(x->ev_panel, sc));
-    CU(x, cudaStreamWaitEvent(x->st[x->id2h], x->ev_panel, 0));
-    int64_t nch = ooc_min64(MAXCH, ooc_cdiv64(w, x->b));
-    int64_t cw = ooc_cdiv64(ooc_cdiv64(w, nch), x->b) * x->b;
-    for (int64_t c = 0; c < w; c += cw) {
-      int64_t nc = ooc_min64(cw, w - c);
-      sp = sp_begin(x, x->id2h, "d2h panel", 8 * n * nc);
-      CU(x, cudaMemcpyAsync(panel + c * n, x->dP + c * n, (size_t)(8 * n * nc),
-                            cudaMemcpyDeviceToHost, x->st[x->id2h]));
-      sp_end(x, sp, x->id2h);
-      CU(x, cudaEventRecord(x->ev_pout[x->npout++], x->st[x->id2h]));
-    }
-    x->pout_cw = cw;
-    x->bytes_d2h += 8 * n * w;
+  /* Column blocks on any compute stream start after the transform (x_update waits for this). */
+  CU(x, cudaEventRecord(x->ev_tdone, sc));
+  if (x->trtri_cusolver) { /* its info says whether inv(U) exists: wait for it */
+    CU(x, cudaStreamSynchronize(sc));
+    if (*x->hInfo > 0) *bad = *x->hInfo;
+    else if (*x->hInfo < 0)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXtrtri: argument %d invalid", -*x->hInfo);
   }
-  CU(x, cudaStreamSynchronize(sc));
-  if (x->trtri_cusolver && *x->hInfo > 0) *bad = *x->hInfo;
-  else if (*x->hInfo < 0)
-    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXtrtri: argument %d invalid", -*x->hInfo);
+  /* Otherwise return while the device still works: u_jj != 0 was known from the factor, and
+   * gj.c can take the first column blocks (or put the first written-back columns) meanwhile. */
   return OOC_OK;
 }
 
@@ -737,6 +755,7 @@ static ooc_status_t x_update(gj_exec_t *e, int s, int64_t nc) {
   sp_end(x, sp, x->ih2d);
   CU(x, cudaEventRecord(x->ev_h2d[s], x->st[x->ih2d]));
   CU(x, cudaStreamWaitEvent(sc, x->ev_h2d[s], 0));
+  CU(x, cudaStreamWaitEvent(sc, x->ev_tdone, 0)); /* transform returned before it finished */
   x->bytes_h2d += bytes;
 
   sp = sp_begin(x, ic, "swap", 0);
@@ -779,6 +798,7 @@ static void destroy_handles(ocu_t *x) {
     if (x->ev_done[s]) cudaEventDestroy(x->ev_done[s]);
   }
   if (x->ev_panel) cudaEventDestroy(x->ev_panel);
+  if (x->ev_tdone) cudaEventDestroy(x->ev_tdone);
   for (int i = 0; i < MAXCH; i++)
     if (x->ev_pout[i]) cudaEventDestroy(x->ev_pout[i]);
   if (x->base) cudaEventDestroy(x->base);
@@ -830,6 +850,7 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
     x->id2h = x->S - 1;
     for (int g = 0; g < x->G; g++) x->icomp[g] = 1 + g;
   }
+  CU(x, ocu_preload());
   for (int s = 0; s < x->S; s++) CU(x, cudaStreamCreateWithFlags(&x->st[s], cudaStreamNonBlocking));
   CS(x, cusolverDnCreate(&x->sol));
   CS(x, cusolverDnCreateParams(&x->par));
@@ -875,6 +896,7 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
     CU(x, cudaEventCreateWithFlags(&x->ev_done[s], cudaEventDisableTiming));
   }
   CU(x, cudaEventCreateWithFlags(&x->ev_panel, cudaEventDisableTiming));
+  CU(x, cudaEventCreateWithFlags(&x->ev_tdone, cudaEventDisableTiming));
   for (int i = 0; i < MAXCH; i++)
     CU(x, cudaEventCreateWithFlags(&x->ev_pout[i], cudaEventDisableTiming | cudaEventBlockingSync));
   if (x->timing) {
