@@ -43,9 +43,10 @@ if [ "${CLI:-1}" = 1 ]; then # the HDF5 input, made while the tests run (CPU and
 fi
 
 if [ "${TESTS:-1}" = 1 ]; then
-  (timeout 300 ctest --test-dir $B --output-on-failure -j6 -E test_cuda > $OUT/ctest.log 2>&1) &
+  (timeout 200 ctest --test-dir $B --output-on-failure -j6 -E test_cuda > $OUT/ctest.log 2>&1) &
   CT=$!
-  (cd $B && timeout 300 ./test_cuda $([ "${QUICK:-0}" = 1 ] && echo quick) > $OUT/test_cuda.log 2>&1
+  (cd $B && timeout $([ "${QUICK:-0}" = 1 ] && echo 150 || echo 300) ./test_cuda \
+     $([ "${QUICK:-0}" = 1 ] && echo quick) > $OUT/test_cuda.log 2>&1
    echo "test_cuda rc=$?" >> $OUT/test_cuda.log)
   wait $CT
   echo "[$(el) s] tests done"
