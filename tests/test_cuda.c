@@ -9,8 +9,9 @@
  *   the device pool's peak can be checked against the budget; the result agrees with the CPU
  *   backend's; 1 to 4 streams; a trace file is written and well-formed;
  * - the same through the public API with --gpu-mem, and a budget too small to start.
- * `test_cuda quick` runs all but the n = 1000 sweep and the solves; `test_cuda sanitize` one small
- * out-of-core case (for compute-sanitizer).
+ * `test_cuda quick` runs all but the n = 1000 sweep and the solves, `test_cuda n1000` and
+ * `test_cuda solve` those two (quick + n1000 + solve = the full run, in parallel processes);
+ * `test_cuda sanitize` one small out-of-core case (for compute-sanitizer).
  */
 #include <float.h>
 #include <math.h>
@@ -377,6 +378,14 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "sanitize")) { /* one small out-of-core case, for compute-sanitizer */
     static const tu_test_t small[] = {{"small out-of-GPU-core case", t_sanitize}, {NULL, NULL}};
     return tu_run("cuda-sanitize", small);
+  }
+  if (argc > 1 && !strcmp(argv[1], "n1000")) { /* the rest of the full run, in two processes */
+    static const tu_test_t t[] = {{"n = 1000, cuda", t_1000}, {NULL, NULL}};
+    return tu_run("cuda-n1000", t);
+  }
+  if (argc > 1 && !strcmp(argv[1], "solve")) {
+    static const tu_test_t t[] = {{"solve, 1 and 50 right-hand sides, cuda", t_solve}, {NULL, NULL}};
+    return tu_run("cuda-solve", t);
   }
   if (argc > 1 && !strcmp(argv[1], "quick")) { /* all but the n = 1000 sweep (device time) */
     static const tu_test_t quick[] = {

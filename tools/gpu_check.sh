@@ -9,7 +9,8 @@
 # Logs go to $OUT (at most 8 files come back): build.log bench.log cli.log test_cuda.log
 # ctest.log sanitize.log trace_49152.json trace_cli.json. The last lines printed are a summary.
 # Switches: TESTS=0 BENCH=0 CLI=0 SAN=0 skip a stage; QUICK=1 runs `test_cuda quick` (all but the
-# n = 1000 sweep and the solves); RACE=0 skips racecheck; CMP=0 skips the cuSOLVER-trtri variant;
+# n = 1000 sweep and the solves), REST=1 runs just those two (with TESTS=0 BENCH=0 CLI=0 SAN=0);
+# RACE=0 skips racecheck; CMP=0 skips the cuSOLVER-trtri variant;
 # B = build directory (default /tmp/b-cuda).
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,14 @@ if [ "${CLI:-1}" = 1 ]; then # the HDF5 input, made while the tests run (CPU and
   (g0=$(date +%s.%N); $B/oocgen random --n $N --tile 1024 --force $BIG/A.h5
    echo "oocgen rc=$? $(awk "BEGIN{print $(date +%s.%N) - $g0}") s wall") > $OUT/cli.log 2>&1 &
   GEN=$!
+fi
+
+if [ "${REST:-0}" = 1 ]; then # the parts of test_cuda that QUICK=1 leaves out, in parallel
+  (cd $B && timeout 200 ./test_cuda n1000 > $OUT/test_cuda_n1000.log 2>&1; echo "test_cuda n1000 rc=$?" >> $OUT/test_cuda_n1000.log) &
+  (cd $B && timeout 200 ./test_cuda solve > $OUT/test_cuda.log 2>&1; echo "test_cuda solve rc=$?" >> $OUT/test_cuda.log)
+  wait
+  cat $OUT/test_cuda_n1000.log >> $OUT/test_cuda.log && rm $OUT/test_cuda_n1000.log
+  echo "[$(el) s] test_cuda n1000 + solve done"
 fi
 
 if [ "${TESTS:-1}" = 1 ]; then
