@@ -2,10 +2,13 @@
  * bench_cuda.c: the CUDA backend against its ceilings and its in-core peer, in one process.
  *   bench_cuda ceil                       DGEMM rate (n = 8192) and pinned PCIe H2D / D2H
  *   bench_cuda cusolver N                 cuSOLVER in core: getrf + getrs with an identity RHS
- *   bench_cuda gj N TILE GPU_MEM STREAMS [TRACE]
+ *   bench_cuda gj N TILE GPU_MEM STREAMS [TRACE|-] [cusolver-trtri]
  *                                         oocsolve's striped GJ on the CUDA executor: matrix in
  *                                         host memory (a tile store, HDF5 bypassed), GPU_MEM 0 =
- *                                         default budget; prints time, TFLOP/s (2n^3), overlap
+ *                                         default budget; prints time, TFLOP/s (2n^3), overlap;
+ *                                         cusolver-trtri: getri with cuSOLVER's trtri (compare)
+ *   bench_cuda tstore N TILE              host tile store: take_col + put_col GB/s, with 1 and 8
+ *                                         copy threads and the default count
  * Prints one "RESULT ..." line per measurement.
  */
 #include <cublas_v2.h>
@@ -203,14 +206,51 @@ static double upd_flops(int64_t n, int64_t W) {
   return f;
 }
 
-static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const char *trace) {
+static void tstore_bench(int64_t n, int64_t b) {
+  ooc_ctx_t *ctx;
+  CK(ooc_ctx_create(&ctx));
+  double *col;
+  CK(cudaHostAlloc((void **)&col, (size_t)(8 * n * b), cudaHostAllocDefault)); /* like a slot */
+  memset(col, 1, (size_t)(8 * n * b));
+  for (int pass = 0; pass < 3; pass++) {
+    tcache_t *c;
+    tstore_t *ts;
+    CK(tcache_create(ctx, 8 * n * n + ((int64_t)1 << 28), &c));
+    if (pass < 2) tcache_set_threads(c, pass == 0 ? 1 : 8); /* pass 2: the default */
+    CK(tstore_create(ctx, c, n, n, b, NULL, NULL, &ts));
+    part_t p = ts_cols(ts);
+    double t0 = tnow();
+    for (int64_t tj = 0; tj < p.count; tj++) CK(ts_put_col(ts, tj, col, n));
+    double tfill = tnow() - t0;
+    int64_t bytes = 0;
+    t0 = tnow();
+    for (int r = 0; r < 2; r++)
+      for (int64_t tj = 0; tj < p.count; tj++) {
+        CK(ts_take_col(ts, tj, col, n));
+        CK(ts_put_col(ts, tj, col, n));
+        bytes += 16 * n * part_len(p, tj);
+      }
+    double t = tnow() - t0;
+    printf("RESULT tstore n=%lld tile=%lld threads=%d: first fill %.2f GB/s, take+put %.2f GB/s "
+           "(bytes copied / time)\n",
+           (long long)n, (long long)b, tcache_threads(c), 8.0 * n * n / tfill * 1e-9,
+           bytes / t * 1e-9);
+    tstore_destroy(ts);
+    tcache_destroy(c);
+  }
+  cudaFreeHost(col);
+  ooc_ctx_destroy(ctx);
+}
+
+static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const char *trace,
+                     int trtri_cusolver) {
   ooc_ctx_t *ctx;
   CK(ooc_ctx_create(&ctx));
   double *A = gen_random(n, 0);
   double *colnorm = calloc((size_t)n, sizeof *colnorm);
   int64_t *perm = malloc((size_t)n * sizeof *perm), bi, bj;
   ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
-  ocu_config_t cfg = {gpu_mem, streams, trace, 1};
+  ocu_config_t cfg = {gpu_mem, streams, trace, 1, trtri_cusolver};
   int64_t W = 0, budget = 0;
   if (ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) != OOC_OK) {
     fprintf(stderr, "plan: %s\n", ooc_ctx_error(ctx));
@@ -252,10 +292,11 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
   double fl = 2.0 * n * n * n;
   printf("RESULT gj n=%lld tile=%lld gpu-mem=%.2f GiB (peak %.2f GiB) W=%lld steps=%lld streams=%d "
          "slots=%d on %s: compute %.3f s = %.2f TFLOP/s (2n^3); panel %.3f s, update %.3f s; "
-         "exec setup %.3f s, cache preload %.3f s\n",
+         "exec setup %.3f s, cache preload %.3f s, getri %s, %d copy threads\n",
          (long long)n, (long long)b, os.dev_budget / 1073741824.0, os.dev_peak / 1073741824.0,
          (long long)W, (long long)gs.steps, os.streams, os.nslots, os.device, t, fl / t * 1e-12,
-         gs.t_panel, gs.t_update, tc, tl);
+         gs.t_panel, gs.t_update, tc, tl, trtri_cusolver ? "cuSOLVER trtri" : "recursive trtri",
+         tcache_threads(cache));
   printf("RESULT   device busy: kernels %.3f s (update GEMMs %.3f s = %.2f TFLOP/s, panel "
          "getrf/trsm/getri %.3f s), copies %.3f s (H2D %.1f GB, D2H %.1f GB = %.1f GB/s over the "
          "copy time), overlap %.3f s = %.0f%% of copy time; trace span %.3f s\n",
@@ -264,6 +305,10 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
          os.t_panel_dev, os.t_copy, os.bytes_h2d * 1e-9, os.bytes_d2h * 1e-9,
          os.t_copy > 0 ? (os.bytes_h2d + os.bytes_d2h) / os.t_copy * 1e-9 : 0, os.t_overlap,
          os.t_copy > 0 ? 100 * os.t_overlap / os.t_copy : 0, os.t_span);
+  printf("RESULT   panel parts: getrf %.3f s, trsm %.3f s, trtri %.3f s, getri sweep %.3f s; host "
+         "tile-store takes+puts %.3f s for %.1f GB = %.1f GB/s\n",
+         os.t_getrf, os.t_trsm, os.t_trtri, os.t_getri, os.t_host, os.bytes_host * 1e-9,
+         os.t_host > 0 ? os.bytes_host / os.t_host * 1e-9 : 0);
   /* probe: r = A (X t) - t, X = store[:, perm] */
   double *u = calloc((size_t)n, 8), *y = calloc((size_t)n, 8), *tv = malloc((size_t)n * 8);
   double *xcol = calloc((size_t)n, 8), *tile = malloc((size_t)(8 * b * b));
@@ -313,9 +358,11 @@ int main(int argc, char **argv) {
   printf("bench_cuda on %s\n", why);
   if (argc >= 2 && !strcmp(argv[1], "ceil")) ceil_bench();
   else if (argc >= 3 && !strcmp(argv[1], "cusolver")) cusolver_bench(atoll(argv[2]));
+  else if (argc >= 4 && !strcmp(argv[1], "tstore")) tstore_bench(atoll(argv[2]), atoll(argv[3]));
   else if (argc >= 6 && !strcmp(argv[1], "gj"))
     gj_bench(atoll(argv[2]), atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
-             atoi(argv[5]), argc >= 7 ? argv[6] : NULL);
+             atoi(argv[5]), argc >= 7 && strcmp(argv[6], "-") ? argv[6] : NULL,
+             argc >= 8 && !strcmp(argv[7], "cusolver-trtri"));
   else {
     fprintf(stderr, "usage: see the comment at the top of tests/bench_cuda.c\n");
     return 2;

@@ -346,6 +346,7 @@ typedef struct {
 } bad_t;
 
 static void bad_begin(bad_t *b, const char *name, const char *file) {
+  b->hash = 0; /* no input written yet (a missing-file case never writes one) */
   xfmt(b->dir, PATH_CAP, "%s", case_dir(name));
   xfmt(b->input, PATH_CAP, "%s/%s", b->dir, file);
   /* the default output name: "x.h5" -> "x.inv.h5" */

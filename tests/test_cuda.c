@@ -9,6 +9,9 @@
  *   the device pool's peak can be checked against the budget; the result agrees with the CPU
  *   backend's; 1 to 4 streams; a trace file is written and well-formed;
  * - the same through the public API with --gpu-mem, and a budget too small to start.
+ * `test_cuda quick` runs all but the n = 1000 sweep and the solves, `test_cuda n1000` and
+ * `test_cuda solve` those two (quick + n1000 + solve = the full run, in parallel processes);
+ * `test_cuda sanitize` one small out-of-core case (for compute-sanitizer).
  */
 #include <float.h>
 #include <math.h>
@@ -239,7 +242,7 @@ static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, cons
   double *X = malloc((size_t)(n * n) * sizeof *X), *Xc = malloc((size_t)(n * n) * sizeof *Xc);
   CU_ASSERT(8 * n * n >= 4 * gpu_mem);
   ooc_ctx_t *ctx = tu_ctx();
-  ocu_config_t cfg = {gpu_mem, streams, trace, 1};
+  ocu_config_t cfg = {gpu_mem, streams, trace, 1, 0};
   int64_t W = 0, budget = 0, steps = 0, steps_c = 0;
   ooc_status_t pst = ocu_plan(ctx, n, b, 0, &cfg, &W, &budget);
   if (pst != OOC_OK) fprintf(stderr, "\nplan: %s\n", ooc_ctx_error(ctx));
@@ -285,10 +288,10 @@ static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, cons
 }
 
 static void t_out_of_gpu_core(void) {
-  direct_case(2000, 32, 8 << 20, 3, NULL);  /* 32 MB matrix, 8 MiB of GPU: 4x */
+  direct_case(2000, 32, 8000000, 3, NULL);  /* 32 MB matrix, 8 MB of GPU: 4x */
   direct_case(1500, 50, 4 << 20, 1, NULL);  /* tile does not divide n; one stream */
   direct_case(1500, 50, 4 << 20, 2, NULL);
-  direct_case(2000, 32, 8 << 20, 4, NULL);  /* two compute streams */
+  direct_case(2000, 32, 8000000, 4, NULL);  /* two compute streams */
 }
 
 static void t_sanitize(void) {
@@ -375,6 +378,26 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "sanitize")) { /* one small out-of-core case, for compute-sanitizer */
     static const tu_test_t small[] = {{"small out-of-GPU-core case", t_sanitize}, {NULL, NULL}};
     return tu_run("cuda-sanitize", small);
+  }
+  if (argc > 1 && !strcmp(argv[1], "n1000")) { /* the rest of the full run, in two processes */
+    static const tu_test_t t[] = {{"n = 1000, cuda", t_1000}, {NULL, NULL}};
+    return tu_run("cuda-n1000", t);
+  }
+  if (argc > 1 && !strcmp(argv[1], "solve")) {
+    static const tu_test_t t[] = {{"solve, 1 and 50 right-hand sides, cuda", t_solve}, {NULL, NULL}};
+    return tu_run("cuda-solve", t);
+  }
+  if (argc > 1 && !strcmp(argv[1], "quick")) { /* all but the n = 1000 sweep (device time) */
+    static const tu_test_t quick[] = {
+        {"n = 1..3, cuda", t_tiny},
+        {"n = 17, cuda", t_17},
+        {"n = 100, cuda", t_100},
+        {"out of GPU core: 4x --gpu-mem, pool peak <= budget, agrees with cpu", t_out_of_gpu_core},
+        {"trace file", t_trace},
+        {"out of GPU core through the API", t_api_out_of_gpu_core},
+        {"--gpu-mem too small", t_budget_too_small},
+        {NULL, NULL}};
+    return tu_run("cuda-quick", quick);
   }
   static const tu_test_t tests[] = {
       {"n = 1..3, cuda", t_tiny},

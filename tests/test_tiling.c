@@ -178,6 +178,116 @@ static void t_no_spill_is_budget_error(void) {
   tu_ctx_done(ctx);
 }
 
+/* ---- recycled buffers and copy threads ------------------------------------------------------ */
+
+/* Take/put cycles reuse tile buffers: no allocation after the first fill, and the budget
+ * (cached + pooled) is never exceeded, also when puts must evict to make room. */
+static void t_cache_recycles_buffers(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  int64_t n = 64, b = 16; /* 4 x 4 tiles of 2 KiB */
+  int64_t charge = 16 * 16 * 8 + 48, cap = 12 * charge + 100; /* 12 of 16 tiles fit */
+  tcache_t *c;
+  tstore_t *ts;
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &c) == OOC_OK);
+  tcache_set_threads(c, 1);
+  CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, NULL, &sp, &ts) == OOC_OK);
+  double col[64 * 16];
+  for (int64_t tj = 0; tj < 4; tj++) {
+    for (int64_t k = 0; k < n * b; k++) col[k] = (double)(tj * 10000 + k);
+    CU_ASSERT_FATAL(ts_put_col(ts, tj, col, n) == OOC_OK);
+  }
+  int64_t allocs = ctx->live_allocs, bytes = ctx->host_bytes;
+  for (int rep = 0; rep < 5; rep++)
+    for (int64_t tj = 0; tj < 4; tj++) {
+      CU_ASSERT_FATAL(ts_take_col(ts, tj, col, n) == OOC_OK);
+      CU_ASSERT(tcache_used(c) + tcache_pooled(c) <= cap);
+      for (int64_t k = 0; k < n * b; k++) col[k] += 1.0;
+      CU_ASSERT_FATAL(ts_put_col(ts, tj, col, n) == OOC_OK);
+      CU_ASSERT(tcache_used(c) + tcache_pooled(c) <= cap);
+      /* no tile buffer is malloc'd or freed in steady state (equal-size tiles) */
+      CU_ASSERT_EQUAL(ctx->live_allocs, allocs);
+      CU_ASSERT(ctx->host_bytes <= bytes);
+    }
+  CU_ASSERT(tcache_peak(c) <= cap);
+  CU_ASSERT(ms.puts > 0 && ms.gets > 0); /* the cycles did spill and read back */
+  for (int64_t tj = 0; tj < 4; tj++) {
+    CU_ASSERT_FATAL(ts_take_col(ts, tj, col, n) == OOC_OK);
+    int bad = 0;
+    for (int64_t k = 0; k < n * b; k++) bad += col[k] != (double)(tj * 10000 + k) + 5.0;
+    CU_ASSERT_EQUAL(bad, 0);
+  }
+  /* everything taken: the buffers wait in the pool, still charged, and a drop pools too */
+  CU_ASSERT_EQUAL(tcache_used(c), 0);
+  CU_ASSERT(tcache_pooled(c) > 0 && tcache_pooled(c) <= cap);
+  tcache_trim(c);
+  CU_ASSERT_EQUAL(tcache_pooled(c), 0);
+  tstore_destroy(ts);
+  CU_ASSERT_EQUAL(tcache_used(c) + tcache_pooled(c), 0);
+  tcache_destroy(c);
+  ms_free(&ms);
+  tu_ctx_done(ctx);
+}
+
+/* Columns large enough for the copy threads (>= 4 MiB), with a foreign leading dimension, edge
+ * tiles, and a cache smaller than one column, so puts evict tiles of the column being put and
+ * takes read scratch and source tiles while the threads copy the cached ones. */
+static void t_threaded_column_copies(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_source_t src = {NULL, gen_read};
+  int64_t n = 2100, b = 512, ld = n + 5; /* 5 row tiles, the last 52 rows; column 8.6 MB */
+  int64_t big = 8 * b * b + 48;
+  for (int threads = 1; threads <= 4; threads += 3)
+    for (int capt = 0; capt < 3; capt++) {
+      /* caches of 30 tiles (all fit), 9 tiles (1.8 columns) and 3 tiles (0.6 of a column) */
+      int64_t cap = (capt == 0 ? 30 : capt == 1 ? 9 : 3) * big;
+      tcache_t *c;
+      tstore_t *ts;
+      CU_ASSERT_FATAL(tcache_create(ctx, cap, &c) == OOC_OK);
+      tcache_set_threads(c, threads);
+      CU_ASSERT_EQUAL(tcache_threads(c), threads);
+      CU_ASSERT_FATAL(tstore_create(ctx, c, n, 3 * b, b, &src, &sp, &ts) == OOC_OK);
+      double *buf = malloc((size_t)(8 * ld * 2 * b));
+      CU_ASSERT_FATAL(buf != NULL);
+      /* two tile columns side by side in one buffer: 2 takes then 2 puts, three rounds */
+      for (int round = 0; round < 3; round++) {
+        for (int64_t tj = 0; tj < 3; tj++) {
+          CU_ASSERT_FATAL(ts_take_col(ts, tj, buf, ld) == OOC_OK);
+          int bad = 0;
+          for (int64_t j = 0; j < b; j++)
+            for (int64_t i = 0; i < n; i++)
+              bad += buf[i + j * ld] != val(i, tj * b + j) + round;
+          CU_ASSERT_EQUAL(bad, 0);
+          for (int64_t j = 0; j < b; j++)
+            for (int64_t i = 0; i < n; i++) buf[i + j * ld] += 1.0;
+          CU_ASSERT_FATAL(ts_put_col(ts, tj, buf, ld) == OOC_OK);
+          CU_ASSERT(tcache_used(c) + tcache_pooled(c) <= cap);
+        }
+      }
+      CU_ASSERT(tcache_peak(c) <= cap);
+      if (capt > 0) CU_ASSERT(ts_stats(ts)->spills > 0);
+      /* single tiles through ts_read with yet another leading dimension */
+      for (int64_t ti = 0; ti < 5; ti++) {
+        int64_t nr = part_len(ts_rows(ts), ti);
+        CU_ASSERT_FATAL(ts_read(ts, ti, 1, buf, nr + 1) == OOC_OK);
+        int bad = 0;
+        for (int64_t j = 0; j < b; j++)
+          for (int64_t i = 0; i < nr; i++) bad += buf[i + j * (nr + 1)] != val(ti * b + i, b + j) + 3;
+        CU_ASSERT_EQUAL(bad, 0);
+      }
+      free(buf);
+      tstore_destroy(ts);
+      tcache_destroy(c);
+      ms_free(&ms);
+      memset(&ms, 0, sizeof ms);
+      ms.ctx = ctx;
+    }
+  tu_ctx_done(ctx);
+}
+
 static void t_parse_size(void) {
   CU_ASSERT_EQUAL(ooc_parse_size("4096"), 4096);
   CU_ASSERT_EQUAL(ooc_parse_size("64M"), 64LL << 20);
@@ -203,6 +313,8 @@ int main(void) {
       {"cache budget, LRU and spill round trip", t_cache_budget_and_spill},
       {"zero-capacity cache writes through", t_cache_zero_capacity},
       {"no scratch: budget error", t_no_spill_is_budget_error},
+      {"buffers recycled, budget kept", t_cache_recycles_buffers},
+      {"column copies on threads, cache smaller than a column", t_threaded_column_copies},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
       {NULL, NULL}};

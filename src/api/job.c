@@ -111,7 +111,7 @@ static ooc_status_t pick_backend(job_t *j) {
 
 #ifdef OOC_HAVE_CUDA
 static ocu_config_t gpu_config(const job_t *j) {
-  ocu_config_t c = {j->o.gpu_mem, j->o.streams, j->o.trace, 0};
+  ocu_config_t c = {j->o.gpu_mem, j->o.streams, j->o.trace, 0, 0};
   return c;
 }
 #endif
@@ -141,6 +141,19 @@ static ooc_status_t plan_gpu(job_t *j) {
 #else
   (void)j;
 #endif
+  return OOC_OK;
+}
+
+/* --device auto: a GPU pipeline that does not fit the budgets (--gpu-mem, or --host-mem for the
+ * pinned column blocks) is no reason to fail when the CPU can do the job: run on the CPU and say
+ * why. --device cuda keeps the error (the user asked for the GPU). */
+static ooc_status_t plan_gpu_or_cpu(job_t *j) {
+  ooc_status_t st = plan_gpu(j);
+  if (st != OOC_ERR_BUDGET || j->o.device != OOC_DEVICE_AUTO) return st;
+  ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "GPU not used: %s", ooc_ctx_error(j->ctx));
+  ooc_clear_error(j->ctx);
+  j->cuda = 0;
+  snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
   return OOC_OK;
 }
 
@@ -653,7 +666,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
                            b_spec ? "/X" : j->factor_out ? "/L" : "/inverse"));
   }
   OOC_TRY(plan(j));
-  if (j->cuda) OOC_TRY(plan_gpu(j));
+  if (j->cuda) OOC_TRY(plan_gpu_or_cpu(j));
   r->tile = j->b;
   r->stripe = j->W;
   r->host_budget = j->budget;

@@ -107,6 +107,19 @@ static void span(gj_exec_t *e, const char *what, double t0, int64_t bytes) {
   if (e->host_span) e->host_span(e, what, t0, ooc_now(), bytes);
 }
 
+/* Inversion: panel tile column tj goes back to the store as the new column block (once the
+ * executor's writeback of it has reached the host). */
+static ooc_status_t put_panel_col(gj_exec_t *ex, tstore_t *A, double *panel, int64_t n,
+                                  int64_t kt0, int64_t tj) {
+  part_t cols = ts_cols(A);
+  int64_t c0 = (tj - kt0) * cols.b, nc = part_len(cols, tj);
+  if (ex->panel_out) OOC_TRY(ex->panel_out(ex, c0, nc));
+  double t0 = ooc_now();
+  OOC_TRY(ts_put_col(A, tj, panel + c0 * n, n));
+  span(ex, "put panel", t0, 8 * n * nc);
+  return OOC_OK;
+}
+
 ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info) {
   part_t rows = ts_rows(a->A), cols = ts_cols(a->A);
   int64_t n = rows.n, b = rows.b, m = a->B ? ts_cols(a->B).n : 0;
@@ -118,7 +131,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
 
   int sweeps = (W < n || m > 0);
   cpu_exec_t cpu = {{"cpu", 1, {NULL}, NULL, cpu_factor, cpu_transform, cpu_update, cpu_complete,
-                     NULL},
+                     NULL, NULL, NULL},
                     a->ops, 0, 0, 0, NULL, NULL, NULL, NULL};
   gj_exec_t *ex = a->exec ? a->exec : &cpu.e;
   double *own_panel = NULL;
@@ -152,8 +165,11 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     double t0 = ooc_now();
 
-    for (int64_t tj = kt0; tj < kt1; tj++)
+    for (int64_t tj = kt0; tj < kt1; tj++) {
       OOC_CHECK(st = ts_take_col(a->A, tj, panel + (tj - kt0) * b * n, n));
+      if (ex->panel_in)
+        OOC_CHECK(st = ex->panel_in(ex, panel, n, (tj - kt0) * b, part_len(cols, tj)));
+    }
     span(ex, "take panel", t0, 8 * n * w);
     OOC_CHECK(st = ex->factor(ex, panel, n, k0, w, ipiv, udiag));
     OOC_CHECK(st = check_pivots(ctx, k0, w, udiag, a->colnorm, info));
@@ -176,7 +192,11 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
       for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) targets[nt++] = (target_t){a->B, tj};
 #define TARGET(q) targets[(step % 2 == 0) ? nt - 1 - (q) : (q)]
     /* A ring of K slots: block q is taken into slot q % K while the executor still works on
-     * blocks q-K+1 .. q-1; before a slot is reused, its block is completed and put back. */
+     * blocks q-K+1 .. q-1; before a slot is reused, its block is completed and put back.
+     * Inversion: between blocks, the host also puts one panel tile column back (it has time
+     * while the executor multiplies), last column first (an executor finishes the transform's
+     * columns last to first); what is left goes back after the ring. */
+    int64_t pput = a->B ? kt0 - 1 : kt1 - 1; /* next panel tile column to put, downwards */
     for (int64_t q = 0; q < nt + K; q++) {
       if (q >= K && q - K < nt) { /* retire block q-K */
         int s = (int)((q - K) % K);
@@ -195,16 +215,14 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
         OOC_CHECK(st = ts_take_col(t.ts, t.tj, ex->slot[s], n));
         span(ex, "take col", tt, 8 * n * nc);
         OOC_CHECK(st = ex->update(ex, s, nc));
+        if (pput >= kt0) OOC_CHECK(st = put_panel_col(ex, a->A, panel, n, kt0, pput--));
       }
     }
 #undef TARGET
-    for (int64_t tj = kt0; tj < kt1; tj++) {
-      if (a->B) {
+    for (; pput >= kt0; pput--) OOC_CHECK(st = put_panel_col(ex, a->A, panel, n, kt0, pput));
+    if (a->B)
+      for (int64_t tj = kt0; tj < kt1; tj++)
         for (int64_t ti = 0; ti < rows.count; ti++) ts_drop(a->A, ti, tj);
-      } else {
-        OOC_CHECK(st = ts_put_col(a->A, tj, panel + (tj - kt0) * b * n, n));
-      }
-    }
     stats->t_update += ooc_now() - t1;
     stats->steps++;
     OOC_CHECK(st = ooc_tick(ctx, "eliminate", (step + 1.0) / nsteps));

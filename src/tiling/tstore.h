@@ -20,6 +20,19 @@
  *   tile whose content is no longer needed (it then reads as zero).
  * - Tile indices and element offsets are 64-bit: part_start(p, k) = k*b never overflows for any
  *   matrix that fits in an int64 element count.
+ *
+ * Speed (the stores stream 16 n^2 bytes per Gauss-Jordan step, so this is the host's hot path)
+ * - Tile buffers are recycled: a taken or dropped tile's buffer goes to the cache's free pool and
+ *   the next put of a tile of the same size reuses it (no free/malloc per take/put, so no page
+ *   faults and no fresh mmap for large tiles). Pooled buffers stay charged to the budget:
+ *   used + pooled <= capacity always; a put that needs room frees pooled buffers before it
+ *   evicts (spills) any cached tile. tcache_used counts cached tiles only.
+ * - Copies of whole tile columns (ts_take_col / ts_put_col) and of large single tiles run on a
+ *   small pool of copy threads owned by the cache (tcache_set_threads; default: the online CPUs,
+ *   at most 16); copies under 4 MiB stay on the calling thread. Disk reads and writes of spilled
+ *   tiles and source reads stay on the calling thread (one at a time, in order), overlapping the
+ *   threads' copies of cached tiles of the same column. The API itself is single-threaded: one
+ *   thread calls a cache and its stores at a time.
  */
 #ifndef OOC_TSTORE_H
 #define OOC_TSTORE_H
@@ -70,8 +83,14 @@ typedef struct ts_stats {
 
 ooc_status_t tcache_create(ooc_ctx_t *ctx, int64_t capacity_bytes, tcache_t **out);
 int64_t tcache_capacity(const tcache_t *c);
-int64_t tcache_used(const tcache_t *c);
-int64_t tcache_peak(const tcache_t *c);
+int64_t tcache_used(const tcache_t *c);   /* bytes of cached tiles (headers included) */
+int64_t tcache_pooled(const tcache_t *c); /* bytes of recycled buffers waiting for reuse */
+int64_t tcache_peak(const tcache_t *c);   /* peak of used + pooled: never above the capacity */
+/* Copy threads (1 = copy on the calling thread only; <= 0 = default). Takes effect at the next
+ * copy; threads are started lazily, on the first copy large enough to share. */
+void tcache_set_threads(tcache_t *c, int threads);
+int tcache_threads(const tcache_t *c);
+void tcache_trim(tcache_t *c);    /* free the pooled buffers */
 void tcache_destroy(tcache_t *c); /* stores must be destroyed first */
 
 /* Bytes of the per-tile bookkeeping and staging buffer a store allocates outside the cache. */

@@ -33,6 +33,8 @@ typedef struct ocu_config {
   int streams;     /* >= 3: one H2D, one D2H, streams-2 compute; 0 = 3 */
   const char *trace; /* NULL or a JSON path */
   int timing;      /* time every copy and kernel with events (implied by trace) */
+  int trtri_cusolver; /* 1: cuSOLVER's trtri on the whole triangle in getri (for comparison);
+                         0: the recursive trsm/trmm one */
 } ocu_config_t;
 
 typedef struct ocu_stats {
@@ -43,7 +45,10 @@ typedef struct ocu_stats {
   /* with timing: busy time (union of intervals) of copies and of kernels, and their overlap */
   double t_copy, t_kernel, t_overlap, t_span;
   double t_gemm_update; /* sum of update GEMM spans (column blocks) */
-  double t_panel_dev;   /* sum of panel spans on the device (getrf, trsm, getri) */
+  double t_panel_dev;   /* sum of panel spans on the device (getrf, trsm, trtri, getri) */
+  double t_getrf, t_trsm, t_trtri, t_getri; /* its parts */
+  double t_host;        /* sum of the host's tile-store spans (takes and puts) */
+  int64_t bytes_host;   /* bytes those spans moved */
 } ocu_stats_t;
 
 /* 1 and a description ("NVIDIA H100 80GB HBM3, 79.2 GiB free") if a GPU is usable; else 0 and

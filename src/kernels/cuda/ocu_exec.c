@@ -6,9 +6,12 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* ocu_kernels.cu */
 cudaError_t ocu_gather_rows(const double *C, int64_t ldc, const int64_t *src, int64_t nt,
@@ -17,9 +20,12 @@ cudaError_t ocu_scatter_rows(const double *G, int64_t ldg, const int64_t *dst, i
                              int64_t nt, int64_t nc, double *C, int64_t ldc, cudaStream_t s);
 cudaError_t ocu_split_lower(double *A, int64_t lda, int64_t w, int64_t j, int64_t jb,
                             double *work, int64_t ldw, cudaStream_t s);
+cudaError_t ocu_preload(void);
 
 #define MAXS 8                   /* streams */
 #define NB 512                   /* getri's block */
+#define TRTRI_LEAF 512           /* the recursive trtri hands blocks this small to cuSOLVER */
+#define MAXCH 64                 /* chunks of a written-back panel (one event each) */
 #define MAXALLOC 64
 #define ALIGN(x) (((x) + 255) / 256 * 256)
 
@@ -34,8 +40,10 @@ typedef struct span {
 typedef struct alloc_rec {
   void *p;
   int64_t bytes;
-  int pinned;
+  int pinned; /* 0 device, 1 cudaHostAlloc, 2 malloc + cudaHostRegister */
 } alloc_rec_t;
+
+#define PIN_BIG ((int64_t)256 << 20) /* pinned buffers this large are faulted in by threads */
 
 typedef struct ocu {
   gj_exec_t e;
@@ -63,8 +71,15 @@ typedef struct ocu {
   int64_t *cont;
   unsigned char *mark;
   cudaEvent_t ev_h2d[GJ_MAX_SLOTS], ev_comp[GJ_MAX_SLOTS], ev_done[GJ_MAX_SLOTS], ev_panel;
+  cudaEvent_t ev_tdone; /* the step's transform is done (compute stream 0) */
+  cudaEvent_t ev_pout[MAXCH]; /* chunk i of the written-back panel is on the host */
+  int npout;                  /* chunks of the last writeback (0: none pending) */
+  int64_t pout_cw;            /* columns per chunk */
   int busy[GJ_MAX_SLOTS];
   int64_t k0, w, tcount, qcount;
+  int64_t panel_cols; /* columns of this step's panel already sent by panel_in */
+  int64_t bad;        /* 1 + first j with u_jj == 0 (the factor's), else 0 */
+  int trtri_cusolver; /* ocu_config_t.trtri_cusolver */
   /* timing */
   int timing;
   const char *trace;
@@ -244,11 +259,60 @@ static ooc_status_t dalloc(ocu_t *x, void *pp, int64_t bytes, const char *what) 
   return OOC_OK;
 }
 
+typedef struct touch {
+  char *p, *end;
+} touch_t;
+static void *touch_pages(void *arg) {
+  touch_t *t = arg;
+  for (char *q = t->p; q < t->end; q += 4096) *(volatile char *)q = 0;
+  return NULL;
+}
+
+/* A large pinned buffer: cudaHostAlloc faults in and zeroes every page on one thread (about
+ * 1.2 GB/s measured, 9 s for the panel at n = 49152), so instead allocate, fault the pages in
+ * with several threads (huge pages where the kernel gives them), then page-lock them in place.
+ * NULL on any failure (the caller falls back to cudaHostAlloc). */
+static void *pin_big(int64_t bytes) {
+  void *p = NULL;
+  if (posix_memalign(&p, (size_t)2 << 20, (size_t)bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, (size_t)bytes, MADV_HUGEPAGE); /* a hint: failure is fine */
+#endif
+  long nt = sysconf(_SC_NPROCESSORS_ONLN);
+  nt = nt < 1 ? 1 : nt > 16 ? 16 : nt;
+  pthread_t th[16];
+  touch_t t[16];
+  int started = 0;
+  for (long i = 0; i < nt; i++) {
+    t[i].p = (char *)p + bytes * i / nt / 4096 * 4096;
+    t[i].end = (char *)p + (i + 1 == nt ? bytes : bytes * (i + 1) / nt / 4096 * 4096);
+    if (i > 0 && pthread_create(&th[i], NULL, touch_pages, &t[i]) == 0) started |= 1 << i;
+  }
+  touch_pages(&t[0]);
+  for (long i = 1; i < nt; i++) {
+    if (started & (1 << i)) pthread_join(th[i], NULL);
+    else touch_pages(&t[i]);
+  }
+  if (cudaHostRegister(p, (size_t)bytes, cudaHostRegisterDefault) != cudaSuccess) {
+    cudaGetLastError();
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
 static ooc_status_t halloc(ocu_t *x, void *pp, int64_t bytes, const char *what) {
   void **p = pp;
   *p = NULL;
   if (bytes <= 0) return OOC_OK;
   if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many host buffers");
+  if (bytes >= PIN_BIG && (*p = pin_big(bytes)) != NULL) {
+    x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 2};
+    x->pinned += bytes;
+    x->ctx->host_bytes += bytes;
+    if (x->ctx->host_bytes > x->ctx->host_peak) x->ctx->host_peak = x->ctx->host_bytes;
+    return OOC_OK;
+  }
   cudaError_t e = cudaHostAlloc(p, (size_t)bytes, cudaHostAllocDefault);
   if (e != cudaSuccess) {
     char a[32];
@@ -267,7 +331,12 @@ static ooc_status_t halloc(ocu_t *x, void *pp, int64_t bytes, const char *what) 
 static void free_all(ocu_t *x) {
   for (int i = x->nrec - 1; i >= 0; i--) {
     alloc_rec_t *r = &x->allocs[i];
-    if (r->pinned) {
+    if (r->pinned == 2) {
+      cudaHostUnregister(r->p);
+      free(r->p);
+      x->ctx->host_bytes -= r->bytes;
+      x->pinned -= r->bytes;
+    } else if (r->pinned) {
       cudaFreeHost(r->p);
       x->ctx->host_bytes -= r->bytes;
       x->pinned -= r->bytes;
@@ -397,13 +466,23 @@ void ocu_exec_stats(gj_exec_t *e, ocu_stats_t *s) {
   double lo = 1e300, hi = -1e300;
   for (int64_t i = 0; i < x->nspans; i++) {
     const span_t *sp = &x->spans[i];
-    if (sp->tid == 0) continue;
+    double d = (sp->t1 - sp->t0) * 1e-6;
+    if (sp->tid == 0) {
+      s->t_host += d;
+      s->bytes_host += sp->bytes;
+      continue;
+    }
+    if (!strcmp(sp->name, "getrf")) s->t_getrf += d;
+    if (!strcmp(sp->name, "trsm")) s->t_trsm += d;
+    if (!strcmp(sp->name, "trtri")) s->t_trtri += d;
+    if (!strcmp(sp->name, "getri")) s->t_getri += d;
     if (sp->t0 < lo) lo = sp->t0;
     if (sp->t1 > hi) hi = sp->t1;
     if (is_copy(sp)) cp[nc++] = (iv_t){sp->t0, sp->t1};
     else kn[nk++] = (iv_t){sp->t0, sp->t1};
     if (!strcmp(sp->name, "gemm")) s->t_gemm_update += (sp->t1 - sp->t0) * 1e-6;
-    if (!strcmp(sp->name, "getrf") || !strcmp(sp->name, "trsm") || !strcmp(sp->name, "getri"))
+    if (!strcmp(sp->name, "getrf") || !strcmp(sp->name, "trsm") || !strcmp(sp->name, "trtri") ||
+        !strcmp(sp->name, "getri"))
       s->t_panel_dev += (sp->t1 - sp->t0) * 1e-6;
   }
   nc = iv_merge(cp, nc);
@@ -458,10 +537,14 @@ static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0,
   cudaStream_t sc = x->st[c0];
   x->k0 = k0;
   x->w = w;
-  int64_t sp = sp_begin(x, x->ih2d, "h2d panel", 8 * n * w);
-  CU(x, cudaMemcpyAsync(x->dP, panel, (size_t)(8 * n * w), cudaMemcpyHostToDevice, x->st[x->ih2d]));
-  sp_end(x, sp, x->ih2d);
-  x->bytes_h2d += 8 * n * w;
+  int64_t sp;
+  if (x->panel_cols != w) { /* not (all) sent by panel_in: send it now */
+    sp = sp_begin(x, x->ih2d, "h2d panel", 8 * n * w);
+    CU(x, cudaMemcpyAsync(x->dP, panel, (size_t)(8 * n * w), cudaMemcpyHostToDevice, x->st[x->ih2d]));
+    sp_end(x, sp, x->ih2d);
+    x->bytes_h2d += 8 * n * w;
+  }
+  x->panel_cols = 0;
   CU(x, cudaEventRecord(x->ev_panel, x->st[x->ih2d]));
   CU(x, cudaStreamWaitEvent(sc, x->ev_panel, 0));
   size_t d = 0, h = 0;
@@ -481,9 +564,11 @@ static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0,
   CU(x, cudaStreamSynchronize(sc));
   if (*x->hInfo < 0)
     return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXgetrf: argument %d invalid", -*x->hInfo);
+  x->bad = 0;
   for (int64_t j = 0; j < w; j++) {
     ipiv[k0 + j] = k0 + x->hIpiv[j] - 1;
     udiag[j] = fabs(x->hDiag[j]);
+    if (x->hDiag[j] == 0 && !x->bad) x->bad = j + 1;
   }
   /* The rows the interchanges touch and, for each, the row its content comes from. */
   int64_t tc = 0;
@@ -509,6 +594,68 @@ static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0,
   return OOC_OK;
 }
 
+/* gj.c took panel columns [c0, c0+nc): send them while it takes the next ones. */
+static ooc_status_t x_panel_in(gj_exec_t *e, double *panel, int64_t n, int64_t c0, int64_t nc) {
+  ocu_t *x = (ocu_t *)e;
+  int64_t bytes = 8 * n * nc;
+  int64_t sp = sp_begin(x, x->ih2d, "h2d panel", bytes);
+  CU(x, cudaMemcpyAsync(x->dP + c0 * n, panel + c0 * n, (size_t)bytes, cudaMemcpyHostToDevice,
+                        x->st[x->ih2d]));
+  sp_end(x, sp, x->ih2d);
+  x->bytes_h2d += bytes;
+  x->panel_cols += nc;
+  return OOC_OK;
+}
+
+/* gj.c puts panel columns [c0, c0+nc) back: wait for the chunks of the writeback holding them. */
+static ooc_status_t x_panel_out(gj_exec_t *e, int64_t c0, int64_t nc) {
+  ocu_t *x = (ocu_t *)e;
+  if (x->npout == 0) return OOC_OK;
+  int64_t i1 = ooc_min64((c0 + nc - 1) / x->pout_cw, x->npout - 1);
+  for (int64_t i = c0 / x->pout_cw; i <= i1; i++) CU(x, cudaEventSynchronize(x->ev_pout[i]));
+  return OOC_OK;
+}
+
+/* Chunk i of the written-back panel: D2H once the compute stream has got this far. */
+static ooc_status_t writeback_chunk(ocu_t *x, double *panel, int64_t i) {
+  int64_t n = x->n, c = i * x->pout_cw, nc = ooc_min64(x->pout_cw, x->w - c);
+  CU(x, cudaEventRecord(x->ev_panel, x->st[x->icomp[0]]));
+  CU(x, cudaStreamWaitEvent(x->st[x->id2h], x->ev_panel, 0));
+  int64_t sp = sp_begin(x, x->id2h, "d2h panel", 8 * n * nc);
+  CU(x, cudaMemcpyAsync(panel + c * n, x->dP + c * n, (size_t)(8 * n * nc), cudaMemcpyDeviceToHost,
+                        x->st[x->id2h]));
+  sp_end(x, sp, x->id2h);
+  CU(x, cudaEventRecord(x->ev_pout[i], x->st[x->id2h]));
+  return OOC_OK;
+}
+
+/* inv(U) in place for the upper triangle (non-unit) of the w x w block at U (ld): recursive, so
+ * the work is in large cuBLAS trsm/trmm calls (GEMM rate) rather than in cuSOLVER's trtri:
+ *   inv([U11 U12; 0 U22]) = [inv(U11), -inv(U11) U12 inv(U22); 0, inv(U22)].
+ * The strictly lower part (L) is not touched. A zero u_jj was caught from the factor's diagonal. */
+static ooc_status_t trtri_rec(ocu_t *x, double *U, int64_t w, int64_t ld) {
+  cublasHandle_t h = x->bl[0];
+  if (w <= TRTRI_LEAF) {
+    size_t d = 0, hh = 0;
+    CS(x, cusolverDnXtrtri_bufferSize(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w,
+                                      CUDA_R_64F, U, ld, &d, &hh));
+    if (d > x->solWs || hh > x->hSolWsBytes)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER trtri wants more workspace than planned");
+    CS(x, cusolverDnXtrtri(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w, CUDA_R_64F, U,
+                           ld, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
+    return OOC_OK;
+  }
+  int64_t w1 = (w / 2 + 255) / 256 * 256, w2 = w - w1; /* w > 512: 0 < w1 < w */
+  double *U11 = U, *U12 = U + w1 * ld, *U22 = U + w1 + w1 * ld;
+  double one = 1.0, mone = -1.0;
+  CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                       CUBLAS_DIAG_NON_UNIT, w1, w2, &mone, U22, ld, U12, ld)); /* -U12 U22^-1 */
+  OOC_TRY(trtri_rec(x, U11, w1, ld));
+  CB(x, cublasDtrmm_64(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                       CUBLAS_DIAG_NON_UNIT, w1, w2, &one, U11, ld, U12, ld, U12, ld)); /* in place */
+  return trtri_rec(x, U22, w2, ld);
+}
+
 static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int64_t *bad) {
   ocu_t *x = (ocu_t *)e;
   int64_t n = x->n, k0 = x->k0, w = x->w, below = n - k0 - w;
@@ -529,16 +676,40 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
     CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                          CUBLAS_DIAG_UNIT, below, w, &mone, L11, n, x->dP + k0 + w, n));
   sp_end(x, sp, c0);
+  if (x->bad) { /* u_jj == 0: no inverse (gj.c's pivot test normally stops this earlier) */
+    *bad = x->bad;
+    CU(x, cudaStreamSynchronize(sc));
+    return OOC_OK;
+  }
   /* getri (LAPACK's dgetri, no pivoting): inv(U) by trtri, then solve X L = inv(U) from the
    * right, a block of NB columns at a time: GEMM-rate except the small triangular solves. */
+  sp = sp_begin(x, c0, "trtri", 0);
+  if (x->trtri_cusolver) { /* cuSOLVER's trtri on the whole triangle (for comparison) */
+    size_t d = 0, hh = 0;
+    CS(x, cusolverDnXtrtri_bufferSize(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w,
+                                      CUDA_R_64F, L11, n, &d, &hh));
+    if (d > x->solWs || hh > x->hSolWsBytes)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER trtri wants more workspace than planned");
+    CS(x, cusolverDnXtrtri(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w, CUDA_R_64F,
+                           L11, n, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
+  } else {
+    OOC_TRY(trtri_rec(x, L11, w, n));
+  }
+  sp_end(x, sp, c0);
+  /* The writeback goes in chunks of whole tiles, each as soon as the sweep has finished its
+   * columns (the sweep runs last to first: after block j, columns >= j are final), so the D2H
+   * and gj.c's puts overlap the rest of the sweep. */
+  x->npout = 0;
+  int64_t cw = 0, next = -1;
+  if (writeback) {
+    int64_t nch = ooc_min64(MAXCH, ooc_cdiv64(w, x->b));
+    cw = ooc_cdiv64(ooc_cdiv64(w, nch), x->b) * x->b;
+    x->npout = (int)ooc_cdiv64(w, cw);
+    x->pout_cw = cw;
+    next = x->npout - 1;
+    x->bytes_d2h += 8 * n * w;
+  }
   sp = sp_begin(x, c0, "getri", 0);
-  size_t d = 0, hh = 0;
-  CS(x, cusolverDnXtrtri_bufferSize(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w,
-                                    CUDA_R_64F, L11, n, &d, &hh));
-  if (d > x->solWs || hh > x->hSolWsBytes)
-    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER trtri wants more workspace than planned");
-  CS(x, cusolverDnXtrtri(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w, CUDA_R_64F, L11,
-                         n, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
   for (int64_t j = (w - 1) / NB * NB; j >= 0; j -= NB) {
     int64_t jb = ooc_min64(NB, w - j);
     CU(x, ocu_split_lower(L11, n, w, j, jb, x->dWork, w, sc));
@@ -547,26 +718,25 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
                            L11 + (j + jb) * n, n, x->dWork + j + jb, w, &one, L11 + j * n, n));
     CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                          CUBLAS_DIAG_UNIT, w, jb, &one, x->dWork + j, w, L11 + j * n, n));
+    for (; next >= 0 && next * cw >= j; next--) OOC_TRY(writeback_chunk(x, panel, next));
   }
   sp_end(x, sp, c0);
+  for (; next >= 0; next--) OOC_TRY(writeback_chunk(x, panel, next)); /* (none left: j reaches 0) */
   CU(x, cudaMemcpyAsync(x->hInfo, x->dInfo, sizeof(int), cudaMemcpyDeviceToHost, sc));
   if (x->sweeps) {
     CU(x, cudaMemcpyAsync(x->dRows, x->hRows, (size_t)(8 * x->tcount), cudaMemcpyHostToDevice, sc));
     CU(x, cudaMemcpyAsync(x->dSrc, x->hSrc, (size_t)(8 * x->tcount), cudaMemcpyHostToDevice, sc));
   }
-  if (writeback) {
-    CU(x, cudaEventRecord(x->ev_panel, sc));
-    CU(x, cudaStreamWaitEvent(x->st[x->id2h], x->ev_panel, 0));
-    sp = sp_begin(x, x->id2h, "d2h panel", 8 * n * w);
-    CU(x, cudaMemcpyAsync(panel, x->dP, (size_t)(8 * n * w), cudaMemcpyDeviceToHost, x->st[x->id2h]));
-    sp_end(x, sp, x->id2h);
-    x->bytes_d2h += 8 * n * w;
-    CU(x, cudaStreamSynchronize(x->st[x->id2h]));
+  /* Column blocks on any compute stream start after the transform (x_update waits for this). */
+  CU(x, cudaEventRecord(x->ev_tdone, sc));
+  if (x->trtri_cusolver) { /* its info says whether inv(U) exists: wait for it */
+    CU(x, cudaStreamSynchronize(sc));
+    if (*x->hInfo > 0) *bad = *x->hInfo;
+    else if (*x->hInfo < 0)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXtrtri: argument %d invalid", -*x->hInfo);
   }
-  CU(x, cudaStreamSynchronize(sc));
-  if (*x->hInfo > 0) *bad = *x->hInfo;
-  else if (*x->hInfo < 0)
-    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXtrtri: argument %d invalid", -*x->hInfo);
+  /* Otherwise return while the device still works: u_jj != 0 was known from the factor, and
+   * gj.c can take the first column blocks (or put the first written-back columns) meanwhile. */
   return OOC_OK;
 }
 
@@ -585,6 +755,7 @@ static ooc_status_t x_update(gj_exec_t *e, int s, int64_t nc) {
   sp_end(x, sp, x->ih2d);
   CU(x, cudaEventRecord(x->ev_h2d[s], x->st[x->ih2d]));
   CU(x, cudaStreamWaitEvent(sc, x->ev_h2d[s], 0));
+  CU(x, cudaStreamWaitEvent(sc, x->ev_tdone, 0)); /* transform returned before it finished */
   x->bytes_h2d += bytes;
 
   sp = sp_begin(x, ic, "swap", 0);
@@ -627,6 +798,9 @@ static void destroy_handles(ocu_t *x) {
     if (x->ev_done[s]) cudaEventDestroy(x->ev_done[s]);
   }
   if (x->ev_panel) cudaEventDestroy(x->ev_panel);
+  if (x->ev_tdone) cudaEventDestroy(x->ev_tdone);
+  for (int i = 0; i < MAXCH; i++)
+    if (x->ev_pout[i]) cudaEventDestroy(x->ev_pout[i]);
   if (x->base) cudaEventDestroy(x->base);
   for (int g = 0; g < MAXS; g++)
     if (x->bl[g]) cublasDestroy(x->bl[g]);
@@ -676,6 +850,7 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
     x->id2h = x->S - 1;
     for (int g = 0; g < x->G; g++) x->icomp[g] = 1 + g;
   }
+  CU(x, ocu_preload());
   for (int s = 0; s < x->S; s++) CU(x, cudaStreamCreateWithFlags(&x->st[s], cudaStreamNonBlocking));
   CS(x, cusolverDnCreate(&x->sol));
   CS(x, cusolverDnCreateParams(&x->par));
@@ -721,6 +896,9 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
     CU(x, cudaEventCreateWithFlags(&x->ev_done[s], cudaEventDisableTiming));
   }
   CU(x, cudaEventCreateWithFlags(&x->ev_panel, cudaEventDisableTiming));
+  CU(x, cudaEventCreateWithFlags(&x->ev_tdone, cudaEventDisableTiming));
+  for (int i = 0; i < MAXCH; i++)
+    CU(x, cudaEventCreateWithFlags(&x->ev_pout[i], cudaEventDisableTiming | cudaEventBlockingSync));
   if (x->timing) {
     CU(x, cudaEventCreate(&x->base));
     CU(x, cudaDeviceSynchronize());
@@ -750,6 +928,9 @@ ooc_status_t ocu_exec_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
   x->e.update = x_update;
   x->e.complete = x_complete;
   x->e.host_span = host_span;
+  x->e.panel_in = x_panel_in;
+  x->e.panel_out = x_panel_out;
+  x->trtri_cusolver = cfg && cfg->trtri_cusolver;
   ooc_status_t st = create(x, cfg);
   if (st != OOC_OK) {
     x->trace = NULL;
