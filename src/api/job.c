@@ -736,7 +736,7 @@ static void job_cleanup(job_t *j) {
   journal_free(ctx, j->jr);
   j->jr = NULL;
   if (j->lock_fd >= 0) { /* unlink first: whoever waits re-checks the path after locking */
-    fio_unlink(ctx, j->lockpath);
+    fio_remove(ctx, j->lockpath);
     fio_close(ctx, j->lock_fd);
     j->lock_fd = -1;
   }
@@ -938,7 +938,7 @@ static ooc_status_t prepare_journal(job_t *j) {
   OOC_TRY(take_lock(j));
   char tmp[PATH_MAX + 32];
   ooc_fmt(tmp, sizeof tmp, "%s.tmp", j->jpath);
-  if (path_exists(tmp)) fio_unlink(ctx, tmp); /* a commit that a crash cut short */
+  if (path_exists(tmp)) fio_remove(ctx, tmp); /* a commit that a crash cut short */
   int stale = h5m_remove_stale_tmp(ctx, j->out_file);
   if (stale)
     ooc_warn(r->warnings, sizeof r->warnings, "removed %d temporary output file%s of a killed run",
@@ -968,7 +968,7 @@ static ooc_status_t prepare_journal(job_t *j) {
     for (int k = 0; k < 2; k++) { /* spill files of a run killed before its first checkpoint */
       char sp[PATH_MAX + 32];
       scratch_name(j, k ? "B" : "A", sp, sizeof sp);
-      if (path_exists(sp) && fio_unlink(ctx, sp) == 0)
+      if (path_exists(sp) && fio_remove(ctx, sp) == 0)
         ooc_warn(r->warnings, sizeof r->warnings, "removed '%s', left by an earlier run that "
                  "stopped before its first checkpoint", sp);
     }
@@ -1074,6 +1074,9 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   jr->ipiv = NULL;
   jr->colnorm = NULL;
   journal_free(ctx, jr);
+  /* A failure after the rename (directory sync) leaves the new journal in place: it is ours to
+   * keep or remove, and it names versions that were synced before it was written. */
+  if (s != OOC_OK && path_exists(j->jpath)) j->jr_owned = 1;
   OOC_TRY(s);
   for (int k = 0; k < ns; k++) scratch_commit(j->spill[k].s);
   j->jr_owned = 1;
@@ -1095,15 +1098,22 @@ static ooc_status_t after_step(void *user, int64_t step, int64_t nsteps, const i
   return due ? checkpoint(j, step + 1, nsteps, ipiv) : OOC_OK;
 }
 
+/* Remove the journal, then the scratch files of the run it described that this run never
+ * opened (a resumed solve whose A tiles were all eliminated). If the journal cannot be removed it
+ * stays owned: settle_journal then keeps it with its scratch, so the state stays consistent. */
 static ooc_status_t drop_journal(job_t *j) {
   if (!j->jr_owned) return OOC_OK;
-  j->jr_owned = 0;
-  if (fio_unlink(j->ctx, j->jpath) != 0 && errno != ENOENT) {
-    int e = errno;
+  int e = fio_remove(j->ctx, j->jpath);
+  if (e)
     return OOC_FAIL(j->ctx, OOC_ERR_IO, "cannot remove the journal '%s': %s", j->jpath,
                     strerror(e));
-  }
+  j->jr_owned = 0;
   fio_sync_dir(j->ctx, j->jpath);
+  for (int k = 0; k < 2; k++) {
+    char sp[PATH_MAX + 32];
+    scratch_name(j, k ? "B" : "A", sp, sizeof sp);
+    if (!j->spill[k].s && path_exists(sp)) fio_remove(j->ctx, sp);
+  }
   return OOC_OK;
 }
 

@@ -134,6 +134,13 @@ int fio_unlink(ooc_ctx_t *ctx, const char *path) {
   return ops(ctx)->unlink(path);
 }
 
+int fio_remove(ooc_ctx_t *ctx, const char *path) {
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (fio_unlink(ctx, path) == 0 || errno == ENOENT) return 0;
+  }
+  return errno;
+}
+
 int fio_sync_dir(ooc_ctx_t *ctx, const char *path) {
   char dir[4096];
   const char *slash = strrchr(path, '/');

@@ -55,6 +55,9 @@ int fio_fallocate(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len);
 int fio_truncate(ooc_ctx_t *ctx, const char *path, int64_t len);
 int fio_rename(ooc_ctx_t *ctx, const char *from, const char *to);
 int fio_unlink(ooc_ctx_t *ctx, const char *path);
+/* Cleanup: unlink, tried twice unless the file is gone (a transient failure must not leave a
+ * spill file of many GiB behind). 0 or an errno. */
+int fio_remove(ooc_ctx_t *ctx, const char *path);
 /* fsync the directory holding `path`, so a rename or unlink in it is durable. File systems that
  * cannot sync a directory (EINVAL) are accepted: returns 0 or an errno. */
 int fio_sync_dir(ooc_ctx_t *ctx, const char *path);

@@ -871,13 +871,13 @@ static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname,
   int e = fd < 0 ? errno : fio_fallocate(ctx, fd, 0, CREATE_RESERVE_BYTES);
   if (fd >= 0) fio_close(ctx, fd);
   /* only a full disk counts: file systems without fallocate (EOPNOTSUPP) still work */
-  if (fd >= 0 && (e == ENOSPC || e == EDQUOT)) fio_unlink(ctx, tmp);
+  if (fd >= 0 && (e == ENOSPC || e == EDQUOT)) fio_remove(ctx, tmp);
   if (fd < 0 || e == ENOSPC || e == EDQUOT)
     return OOC_FAIL(ctx, errno_status(e), "%s: cannot create a file in directory '%s': %s", label,
                     dir, strerror(e));
   m->tmp = ooc_strdup(ctx, tmp);
   if (!m->tmp) {
-    fio_unlink(ctx, tmp);
+    fio_remove(ctx, tmp);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
   }
 
@@ -1090,7 +1090,7 @@ static void empty_tmp_if_full(h5mat_t *m, ooc_status_t why) {
 static void drop_tmp(h5mat_t *m) {
   if (!m->tmp) return;
   empty_tmp(m); /* should HDF5 still hold it (a failed close), it holds no disk space */
-  fio_unlink(m->ctx, m->tmp);
+  fio_remove(m->ctx, m->tmp);
   ooc_free(m->ctx, m->tmp);
   m->tmp = NULL;
 }

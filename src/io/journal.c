@@ -90,7 +90,7 @@ ooc_status_t journal_write(ooc_ctx_t *ctx, const char *path, const journal_t *j)
   if (!e) ooc_test_killpoint(ctx, "prerename");
   if (!e && fio_rename(ctx, tmp, path) != 0) e = errno;
   if (e) {
-    fio_unlink(ctx, tmp);
+    fio_remove(ctx, tmp);
     return OOC_FAIL(ctx, fio_status(e), "cannot write the journal '%s': %s", path, strerror(e));
   }
   e = fio_sync_dir(ctx, path);

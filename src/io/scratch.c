@@ -295,7 +295,7 @@ int64_t scratch_bytes_read(const scratch_t *s) { return s ? s->read : 0; }
 void scratch_close(scratch_t *s) {
   if (!s) return;
   if (s->fd >= 0) fio_close(s->ctx, s->fd);
-  if (s->path && s->fd >= 0 && !s->keep) fio_unlink(s->ctx, s->path);
+  if (s->path && s->fd >= 0 && !s->keep) fio_remove(s->ctx, s->path);
   ooc_free(s->ctx, s->cur);
   ooc_free(s->ctx, s->com);
   ooc_free(s->ctx, s->sum);
