@@ -521,6 +521,9 @@ static ooc_status_t eliminate_gj(job_t *j, int64_t *steps) {
   }
 #endif
   if (st == OOC_ERR_SINGULAR) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
+  if (st == OOC_ERR_CORRUPT) /* a scratch tile: say which matrix, and how tile ids map */
+    ooc_error_context(ctx, "%s (tile id = tile row * %lld + tile column, tiles of %lld)",
+                      h5m_name(j->in_a), (long long)ooc_cdiv64(j->n, j->b), (long long)j->b);
   return st;
 }
 
@@ -865,16 +868,6 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
     return ooc_fmt(buf, cap, "it is for the output %s, not %s", a->output, b->output), buf;
   if (a->nin != b->nin)
     return ooc_fmt(buf, cap, "it is for %s run", a->nin == 2 ? "a solve" : "an inverse"), buf;
-  for (int k = 0; k < a->nin; k++) {
-    const jr_input_t *x = &a->in[k], *y = &b->in[k];
-    if (strcmp(x->file, y->file) || strcmp(x->dset, y->dset))
-      return ooc_fmt(buf, cap, "it is for the input %s:%s, not %s:%s", x->file, x->dset, y->file,
-                     y->dset), buf;
-    if (x->size != y->size || x->mtime_ns != y->mtime_ns || x->sample != y->sample)
-      return ooc_fmt(buf, cap, "the input %s:%s changed since it was written (%s differs)",
-                     y->file, y->dset, x->size != y->size ? "size" : x->sample != y->sample
-                                                         ? "content" : "modification time"), buf;
-  }
 #define DIFF(field, opt)                                                                           \
   if (a->field != b->field)                                                                        \
     return ooc_fmt(buf, cap, "it was written with " opt " %lld, this run has %lld",                \
@@ -890,6 +883,17 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
   if (strcmp(a->backend, b->backend))
     return ooc_fmt(buf, cap, "it was written by the %s backend, this run uses %s", a->backend,
                    b->backend), buf;
+  /* inputs last: the sample checksum is over one tile column, so it needs the same tile */
+  for (int k = 0; k < a->nin; k++) {
+    const jr_input_t *x = &a->in[k], *y = &b->in[k];
+    if (strcmp(x->file, y->file) || strcmp(x->dset, y->dset))
+      return ooc_fmt(buf, cap, "it is for the input %s:%s, not %s:%s", x->file, x->dset, y->file,
+                     y->dset), buf;
+    if (x->size != y->size || x->mtime_ns != y->mtime_ns || x->sample != y->sample)
+      return ooc_fmt(buf, cap, "the input %s:%s changed since it was written (%s differs)",
+                     y->file, y->dset, x->size != y->size ? "size" : x->sample != y->sample
+                                                         ? "content" : "modification time"), buf;
+  }
   return NULL;
 }
 
