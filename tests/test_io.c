@@ -1227,7 +1227,11 @@ static void t_journal(void) {
     ooc_fault_arm(ctx, OOC_FAULT_IO_WRITE, 0, 0, 0);
     CU_ASSERT(!tu_file_exists(tmp));
     EXPECT_OK(ctx, journal_read(ctx, path, &r));
-    if (r) CU_ASSERT(r->steps_done == (st == OOC_OK ? 3 : 2));
+    /* the old journal or the new one, whole: the new one only once renamed (a failure of the
+     * directory sync that follows the rename) */
+    if (r) CU_ASSERT(r->steps_done == 3 || (st != OOC_OK && r->steps_done == 2));
+    if (r && st != OOC_OK && r->steps_done == 3)
+      CU_ASSERT(strstr(ooc_ctx_error(ctx), "directory") != NULL);
     if (st == OOC_OK) {
       CU_ASSERT(n > 10); /* open, 8 writes, fsync, rename: each one failed first */
       journal_free(ctx, r);
