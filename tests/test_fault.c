@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -335,6 +336,54 @@ static void t_seam(void) {
   tu_ctx_done(ctx);
 }
 
+
+/* A real full disk (a small tmpfs; needs root, skipped otherwise): scratch on it, then the
+ * output on it. OOC_ERR_NOSPACE, nothing left on the full file system, no output, input intact. */
+static int dir_empty(const char *dir) {
+  char list[2048];
+  return extras(dir, list, sizeof list) == 0 && !tu_file_exists(g_out);
+}
+
+static void t_real_tmpfs(void) {
+  if (!g_ref_inv) setup();
+  char fs[1100];
+  snprintf(fs, sizeof fs, "%s", tu_path("smallfs"));
+  mkdir(fs, 0700);
+  if (geteuid() != 0 || mount("tmpfs", fs, "tmpfs", 0, "size=16k") != 0) {
+    fprintf(stderr, "(skipped: cannot mount a small tmpfs) ");
+    rmdir(fs);
+    return;
+  }
+  uint64_t h = tu_file_hash(g_in);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  opts_for(&o);
+  o.scratch_dir = fs; /* the spill does not fit */
+  char in[1200], out[1200];
+  snprintf(in, sizeof in, "%s:/A", g_in);
+  snprintf(out, sizeof out, "%s:/X", g_out);
+  rm_dir_files(g_dir);
+  ooc_report_t rep;
+  ooc_status_t st = ooc_invert(ctx, in, out, &o, &rep);
+  CU_ASSERT_EQUAL(st, OOC_ERR_NOSPACE);
+  fprintf(stderr, "[scratch on a full tmpfs: %s \"%s\"] ", ooc_status_str(st), ooc_ctx_error(ctx));
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), fs) != NULL);
+  CU_ASSERT(dir_empty(fs) && dir_empty(g_dir));
+  ooc_clear_error(ctx);
+  /* the output on the full file system */
+  snprintf(out, sizeof out, "%s/out.h5:/X", fs);
+  o.scratch_dir = g_dir;
+  st = ooc_invert(ctx, in, out, &o, &rep);
+  CU_ASSERT_EQUAL(st, OOC_ERR_NOSPACE);
+  fprintf(stderr, "[output on a full tmpfs: %s \"%s\"] ", ooc_status_str(st), ooc_ctx_error(ctx));
+  CU_ASSERT(dir_empty(fs) && dir_empty(g_dir));
+  CU_ASSERT(tu_file_hash(g_in) == h);
+  CU_ASSERT(ooc_ctx_open_files(ctx) == 0);
+  tu_ctx_done(ctx);
+  umount(fs);
+  rmdir(fs);
+}
+
 static void t_totals(void) {
   fprintf(stderr, "\n  [totals: %ld faulted runs, %ld faults injected, %ld tolerated, %ld resumed "
           "from a kept journal] ", g_runs, g_faults, g_tolerated, g_resumes);
@@ -355,6 +404,7 @@ int main(void) {
                                     {"nospace_once", t_nospace_once},
                                     {"nospace_persistent", t_nospace_persistent},
                                     {"nospace_persistent_solve", t_nospace_persistent_solve},
+                                    {"real_tmpfs", t_real_tmpfs},
                                     {"totals", t_totals},
                                     {NULL, NULL}};
   return tu_run("fault", tests);
