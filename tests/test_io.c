@@ -1213,6 +1213,7 @@ static void t_journal(void) {
     flip_byte(path, (int64_t)off);
   }
   CU_ASSERT_EQUAL(found, tried);
+  fprintf(stderr, "[%d byte flips of a %zu-byte journal, %d found] ", tried, len, found);
   CU_ASSERT(truncate(path, (off_t)len - 1) == 0);
   EXPECT_FAIL(ctx, journal_read(ctx, path, &r), OOC_ERR_CORRUPT, "damaged");
   /* a failed write (disk full at the 3rd write) leaves the previous journal, no temporary */
