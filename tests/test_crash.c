@@ -123,6 +123,29 @@ static int leftovers(char *list, size_t cap) {
   return n;
 }
 
+/* "<dir>/.oocsolve-<out>-<dir hash><suffix>" (job.c names a run's state files so) into buf;
+ * returns 1 if such a file exists. */
+static int state_file(const char *dir, const char *out, const char *suffix, char *buf,
+                      size_t cap) {
+  char prefix[512];
+  snprintf(prefix, sizeof prefix, ".oocsolve-%s-", out);
+  size_t pl = strlen(prefix), sl = strlen(suffix);
+  int found = 0;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && !found) {
+    size_t len = strlen(e->d_name);
+    if (len == pl + 8 + sl && !strncmp(e->d_name, prefix, pl) &&
+        !strcmp(e->d_name + len - sl, suffix)) {
+      snprintf(buf, cap, "%s/%s", dir, e->d_name);
+      found = 1;
+    }
+  }
+  closedir(d);
+  return found;
+}
+
 static double *read_out(const char *file, int64_t *r, int64_t *c) {
   char spec[CAP + 16];
   snprintf(spec, sizeof spec, "%s:%s", file, "");
@@ -260,8 +283,7 @@ static void t_sigint(void) {
   CHECK(strstr(r.err, "rerun with --resume to continue") != NULL, "message: %s", r.err);
   CHECK(!tu_file_exists(g_out), "no output after SIGINT");
   char j[CAP + 64];
-  snprintf(j, sizeof j, "%s/.oocsolve-out.h5.journal", g_dir);
-  CHECK(tu_file_exists(j), "journal kept after SIGINT");
+  CHECK(state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal kept after SIGINT");
   r = solve_cmd(0, NULL, g_out, "--resume", NULL);
   CHECK(r.code == 0 && same_bits(0), "resume after SIGINT: exit %d: %s", r.code, r.err);
   char list[CAP];
@@ -273,12 +295,12 @@ static void t_stale_and_mismatch(void) {
   setup();
   reset_out();
   char j[CAP + 64];
-  snprintf(j, sizeof j, "%s/.oocsolve-out.h5.journal", g_dir);
   res_t r = solve_cmd(0, "commit:2", g_out, NULL, NULL);
   CHECK(r.code == 137, "kill: exit %d", r.code);
+  CHECK(state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal after the kill");
   uint64_t hj = tu_file_hash(j);
   r = solve_cmd(0, NULL, g_out, NULL, NULL);
-  CHECK(r.code == 5 && strstr(r.err, ".oocsolve-out.h5.journal") && strstr(r.err, "--resume"),
+  CHECK(r.code == 5 && strstr(r.err, j) && strstr(r.err, "--resume"),
         "stale journal without --resume: exit %d: %s", r.code, r.err);
   const char *a[] = {"--device", "cpu", "--tile", "16", "--stripe", "64", "--host-mem", "512K",
                      "--quiet", "--resume", g_in, "--out", g_out, NULL};
@@ -324,13 +346,13 @@ static void t_corrupt_scratch(void) {
   res_t r = solve_cmd(0, "commit:2", g_out, NULL, NULL);
   CHECK(r.code == 137, "kill: exit %d", r.code);
   char sp[CAP + 64];
-  snprintf(sp, sizeof sp, "%s/.oocsolve-out.h5.A.scratch", g_dir);
+  CHECK(state_file(g_dir, "out.h5", ".A.scratch", sp, sizeof sp), "scratch after the kill");
   int flipped = flip_scratch(sp);
   CHECK(flipped > 0, "flipped bytes in %d slots", flipped);
   g_corrupt += flipped;
   r = solve_cmd(0, NULL, g_out, "--resume", NULL);
   CHECK(r.code == 3, "corrupt scratch: exit %d: %s", r.code, r.err);
-  CHECK(strstr(r.err, ".oocsolve-out.h5.A.scratch") && strstr(r.err, "tile") &&
+  CHECK(strstr(r.err, sp) && strstr(r.err, "tile") &&
             strstr(r.err, "corrupt") && strstr(r.err, "A.h5"),
         "message names the input, scratch file and tile: %s", r.err);
   CHECK(!tu_file_exists(g_out), "no output after corruption");
@@ -441,6 +463,28 @@ static void t_incore_interval(void) {
   reset_out();
 }
 
+
+/* A scratch directory that cannot be used: an in-core run still works (without checkpoints, and
+ * says so); an out-of-core run fails naming the directory, leaving nothing. */
+static void t_scratch_dir_missing(void) {
+  setup();
+  reset_out();
+  char nodir[CAP];
+  snprintf(nodir, sizeof nodir, "%s/no/such/dir", g_dir);
+  const char *a[] = {"--device", "cpu", "--tile", "32", "--stripe", "64", "--host-mem", "64M",
+                     "--scratch", nodir, g_in, "--out", g_out, NULL};
+  res_t r = run_tool("oocsolve", NULL, a);
+  CHECK(r.code == 0 && same_bits(0), "in core, unusable scratch dir: exit %d: %s", r.code, r.err);
+  reset_out();
+  r = solve_cmd(0, NULL, g_out, "--scratch", nodir);
+  CHECK(r.code == 5 && strstr(r.err, nodir), "out of core, unusable scratch dir: exit %d: %s",
+        r.code, r.err);
+  CHECK(!tu_file_exists(g_out), "no output");
+  char list[CAP];
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  reset_out();
+}
+
 static void t_totals(void) {
   fprintf(stderr, "\n  [totals: %ld kills, %ld resumes, %ld corruptions] ", g_kills, g_resumes,
           g_corrupt);
@@ -459,6 +503,7 @@ int main(void) {
                                     {"corrupt_scratch", t_corrupt_scratch},
                                     {"corrupt_input_chunk", t_corrupt_input_chunk},
                                     {"incore_interval", t_incore_interval},
+                                    {"scratch_dir_missing", t_scratch_dir_missing},
                                     {"totals", t_totals},
                                     {NULL, NULL}};
   return tu_run("crash", tests);

@@ -805,9 +805,9 @@ ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opt
 /* ---- journal: resumable runs (docs/RELIABILITY.md) ---------------------------------------
  *
  * Files, all in the scratch directory, named after the output so the same command finds them:
- *   .oocsolve-<output file name>.lock       held (flock) for the whole run: one run per output
- *   .oocsolve-<output file name>.journal    the last committed checkpoint (io/journal.h)
- *   .oocsolve-<output file name>.A.scratch  (and .B.) the spilled tiles, two banks per tile
+ *   .oocsolve-<output name>-<dir hash>.lock       flock held for the whole run: one run per output
+ *   .oocsolve-<output name>-<dir hash>.journal    the last committed checkpoint (io/journal.h)
+ *   .oocsolve-<output name>-<dir hash>.A.scratch  (and .B.) spilled tiles, two banks per tile
  * A checkpoint (after a gj step): flush cached tiles to scratch, fsync, commit the journal
  * atomically, then let the scratch treat those versions as protected. Out-of-core runs checkpoint
  * every step (a step streams the whole matrix anyway; the flush adds at most one cache's worth of
@@ -910,6 +910,13 @@ static ooc_status_t take_lock(job_t *j) {
     int fd = fio_open(ctx, j->lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
       int e = errno;
+      if (e == EACCES || e == EROFS || e == ENOENT || e == EPERM) {
+        /* a scratch directory we cannot write: fine for a run that fits in memory, which then
+         * simply cannot checkpoint (a spill would fail later with its own message) */
+        ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "no checkpoints: cannot create "
+                 "'%s' (%s)", j->lockpath, strerror(e));
+        return OOC_OK;
+      }
       return OOC_FAIL(ctx, fio_status(e), "%s:%s: cannot create the lock file '%s': %s",
                       j->out_file, j->out_dset, j->lockpath, strerror(e));
     }
@@ -933,13 +940,26 @@ static ooc_status_t take_lock(job_t *j) {
 static ooc_status_t prepare_journal(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
+  /* Named after the output file and a hash of its directory: outputs with the same name in
+   * different directories may share one --scratch directory. */
   const char *slash = strrchr(j->out_file, '/');
-  if (ooc_fmt(j->jbase, sizeof j->jbase, "%s/.oocsolve-%s", j->scratch_dir,
-              slash ? slash + 1 : j->out_file) != 0)
+  char odir[PATH_MAX], real[PATH_MAX];
+  ooc_fmt(odir, sizeof odir, "%s", j->out_file);
+  const char *d = dirname(odir);
+  if (realpath(d, real)) d = real;
+  unsigned tag = (unsigned)(ooc_xxh64(d, strlen(d), 0) & 0xffffffffu);
+  if (ooc_fmt(j->jbase, sizeof j->jbase, "%s/.oocsolve-%s-%08x", j->scratch_dir,
+              slash ? slash + 1 : j->out_file, tag) != 0)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: scratch directory path too long", j->scratch_dir);
   ooc_fmt(j->jpath, sizeof j->jpath, "%s.journal", j->jbase);
   ooc_fmt(j->lockpath, sizeof j->lockpath, "%s.lock", j->jbase);
   OOC_TRY(take_lock(j));
+  if (j->lock_fd < 0) { /* unwritable scratch directory: no journal, but never a stale one */
+    if (path_exists(j->jpath))
+      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s:%s: found the journal '%s' of an interrupted run, "
+                      "but cannot lock its directory", j->out_file, j->out_dset, j->jpath);
+    return OOC_OK;
+  }
   char tmp[PATH_MAX + 32];
   ooc_fmt(tmp, sizeof tmp, "%s.tmp", j->jpath);
   if (path_exists(tmp)) fio_remove(ctx, tmp); /* a commit that a crash cut short */

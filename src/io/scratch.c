@@ -384,3 +384,4 @@ ooc_status_t scratch_restore(scratch_t *s, int64_t id, uint8_t bank, uint64_t su
 void scratch_keep(scratch_t *s, int keep) {
   if (s) s->keep = keep;
 }
+
