@@ -284,6 +284,10 @@ static void t_sigint(void) {
   CHECK(!tu_file_exists(g_out), "no output after SIGINT");
   char j[CAP + 64];
   CHECK(state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal kept after SIGINT");
+  /* SIGTERM during the resumed run, after its first commit: the same, at step 3 */
+  r = solve_cmd(0, "commit:1:TERM", g_out, "--resume", NULL);
+  CHECK(r.code == 130 && strstr(r.err, "interrupted at step 3 of 4"), "SIGTERM: exit %d: %s",
+        r.code, r.err);
   r = solve_cmd(0, NULL, g_out, "--resume", NULL);
   CHECK(r.code == 0 && same_bits(0), "resume after SIGINT: exit %d: %s", r.code, r.err);
   char list[CAP];
