@@ -36,7 +36,9 @@
 #define CAP 4096
 
 static char g_dir[1024], g_in[CAP], g_rhs[CAP], g_ref[CAP], g_refx[CAP], g_out[CAP];
-static double *g_inv, *g_x;
+static double *g_inv, *g_x, *g_chol;
+static char g_spd[CAP], g_refc[CAP];
+static const char *g_input = g_in; /* what solve_cmd inverts: g_in, or g_spd for Cholesky */
 static long g_kills, g_resumes, g_corrupt;
 
 typedef struct {
@@ -94,7 +96,7 @@ static res_t solve_cmd(int solve, const char *kill, const char *out, const char 
   for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) a[k++] = fixed[i];
   if (extra1) a[k++] = extra1;
   if (extra2) a[k++] = extra2;
-  a[k++] = g_in;
+  a[k++] = g_input;
   if (solve) a[k++] = g_rhs;
   a[k++] = "--out";
   a[k++] = out;
@@ -113,7 +115,7 @@ static int leftovers(char *list, size_t cap) {
     const char *nm = e->d_name;
     if (!strcmp(nm, ".") || !strcmp(nm, "..") || !strcmp(nm, "A.h5") || !strcmp(nm, "B.h5") ||
         !strcmp(nm, "ref.h5") || !strcmp(nm, "refx.h5") || !strcmp(nm, "out.h5") ||
-        !strcmp(nm, "Az.h5"))
+        !strcmp(nm, "Az.h5") || !strcmp(nm, "S.h5") || !strcmp(nm, "refc.h5"))
       continue;
     size_t len = strlen(list);
     snprintf(list + len, cap - len, "%s%s", n ? ", " : "", nm);
@@ -156,8 +158,9 @@ static double *read_out(const char *file, int64_t *r, int64_t *c) {
 static int same_bits(int solve) {
   int64_t r = 0, c = 0;
   double *X = read_out(g_out, &r, &c);
+  const double *ref = solve ? g_x : g_input == g_spd ? g_chol : g_inv;
   int ok = X && r == 256 && c == (solve ? 5 : 256) &&
-           !memcmp(X, solve ? g_x : g_inv, (size_t)(r * c) * sizeof(double));
+           !memcmp(X, ref, (size_t)(r * c) * sizeof(double));
   free(X);
   return ok;
 }
@@ -193,10 +196,20 @@ static void setup(void) {
   CU_ASSERT_FATAL(r.code == 0);
   r = solve_cmd(1, NULL, g_refx, "--checkpoint", "off");
   CU_ASSERT_FATAL(r.code == 0);
+  /* an SPD matrix: auto picks Cholesky */
+  snprintf(g_spd, sizeof g_spd, "%s/S.h5", g_dir);
+  snprintf(g_refc, sizeof g_refc, "%s/refc.h5", g_dir);
+  const char *gs[] = {"matern", "--n", "256", "--seed", "4", g_spd, NULL};
+  CU_ASSERT_FATAL(run_tool("oocgen", NULL, gs).code == 0);
+  g_input = g_spd;
+  r = solve_cmd(0, NULL, g_refc, "--checkpoint", "off");
+  g_input = g_in;
+  CU_ASSERT_FATAL(r.code == 0);
   int64_t a, b;
   g_inv = read_out(g_ref, &a, &b);
   g_x = read_out(g_refx, &a, &b);
-  CU_ASSERT_FATAL(g_inv && g_x);
+  g_chol = read_out(g_refc, &a, &b);
+  CU_ASSERT_FATAL(g_inv && g_x && g_chol);
 }
 
 #define CHECK(cond, ...)                                                                           \
@@ -213,7 +226,7 @@ static void setup(void) {
 /* Kill at `kill`, then resume (again with `kill2` if given, then clean) and compare. */
 static void kill_and_resume(int solve, const char *kill, const char *kill2) {
   reset_out();
-  uint64_t h = tu_file_hash(g_in), hb = tu_file_hash(g_rhs);
+  uint64_t h = tu_file_hash(g_input), hb = tu_file_hash(g_rhs);
   res_t r = solve_cmd(solve, kill, g_out, NULL, NULL);
   int killed = r.code == 128 + SIGKILL;
   if (killed) {
@@ -233,7 +246,7 @@ static void kill_and_resume(int solve, const char *kill, const char *kill2) {
         solve ? "solve" : "invert", kill);
   char list[CAP];
   CHECK(leftovers(list, sizeof list) == 0, "killed at %s: left behind: %s", kill, list);
-  CHECK(tu_file_hash(g_in) == h && tu_file_hash(g_rhs) == hb, "inputs unchanged");
+  CHECK(tu_file_hash(g_input) == h && tu_file_hash(g_rhs) == hb, "inputs unchanged");
 }
 
 static void t_kill_after_commit(void) {
@@ -265,6 +278,36 @@ static void t_kill_at_puts(void) {
       snprintf(k, sizeof k, "put:%d", puts[i]);
       kill_and_resume(solve, k, NULL);
     }
+}
+
+/* The Cholesky inverse (auto on an SPD matrix) journals its sweep steps the same way. */
+static void t_kill_chol(void) {
+  setup();
+  g_input = g_spd;
+  char k[64];
+  for (int c = 1; c <= 4; c++) {
+    snprintf(k, sizeof k, "commit:%d", c);
+    kill_and_resume(0, k, NULL);
+  }
+  static const int puts[] = {1, 50, 100, 170, 240, 310};
+  for (size_t i = 0; i < sizeof puts / sizeof *puts; i++) {
+    snprintf(k, sizeof k, "put:%d", puts[i]);
+    kill_and_resume(0, k, NULL);
+  }
+  kill_and_resume(0, "commit:1", "commit:2");
+  reset_out();
+  res_t r = solve_cmd(0, "commit:2:INT", g_out, NULL, NULL);
+  CHECK(r.code == 130 && strstr(r.err, "interrupted at step 2 of 4"), "chol SIGINT: %d %s",
+        r.code, r.err);
+  const char *a[] = {"--device", "cpu", "--tile", "32", "--stripe", "64", "--host-mem", "512K",
+                     "--quiet", "--method", "gj", "--resume", g_spd, "--out", g_out, NULL};
+  r = run_tool("oocsolve", NULL, a);
+  CHECK(r.code == 2 && strstr(r.err, "--method chol"), "resume as gj: exit %d: %s", r.code,
+        r.err);
+  r = solve_cmd(0, NULL, g_out, "--resume", NULL);
+  CHECK(r.code == 0 && same_bits(0), "chol resume after SIGINT: %d %s", r.code, r.err);
+  g_input = g_in;
+  reset_out();
 }
 
 static void t_kill_twice(void) {
@@ -495,6 +538,7 @@ static void t_totals(void) {
   CU_ASSERT(g_kills >= 20);
   free(g_inv);
   free(g_x);
+  free(g_chol);
 }
 
 int main(void) {
@@ -502,6 +546,7 @@ int main(void) {
                                     {"kill_before_rename", t_kill_before_rename},
                                     {"kill_at_puts", t_kill_at_puts},
                                     {"kill_twice", t_kill_twice},
+                                    {"kill_chol", t_kill_chol},
                                     {"sigint", t_sigint},
                                     {"stale_and_mismatch", t_stale_and_mismatch},
                                     {"corrupt_scratch", t_corrupt_scratch},

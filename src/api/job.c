@@ -67,6 +67,7 @@ typedef struct job {
   int out_of_core, every_step;
   double ckpt_interval, t_last_ckpt;
   int64_t committed_steps, steps_done, nsteps, resume_step;
+  double resume_logdet; /* chol: the journal's log-determinant sum */
 } job_t;
 
 /* ---- adapters from io to the tiling layer's interfaces ------------------------------------ */
@@ -457,12 +458,28 @@ static void unload_inputs(job_t *j) {
 
 /* Cholesky; under auto, a matrix that is not positive definite falls back to gj (the stores
  * are reloaded from the input, which was never modified). */
+static ooc_status_t after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv);
+static ooc_status_t chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet);
+static void start_checkpoints(job_t *j);
+static ooc_status_t drop_journal(job_t *j);
+
 static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   chol_args_t ca = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops,
                     .job = j->logdet_only ? CHOL_FACTOR : j->B ? CHOL_SOLVE : CHOL_INVERT,
                     .lower_only = j->o.lower_only};
+  if (ca.job == CHOL_INVERT) { /* resumable; factor and solve are not journaled yet */
+    ca.after_step = chol_after_step;
+    ca.step_user = j;
+    memset(j->perm, 0, (size_t)j->n * sizeof(int64_t)); /* the journal's (unused) pivots */
+    if (j->resuming) {
+      ca.start_step = j->resume_step;
+      ca.logdet0 = j->resume_logdet;
+      r->resumed_step = j->resume_step;
+    }
+    start_checkpoints(j);
+  }
   chol_stats_t cs = {0};
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   *steps = cs.steps;
@@ -476,6 +493,9 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   r->info = 0;
   r->logdet = NAN;
   ooc_clear_error(ctx);
+  OOC_TRY(drop_journal(j)); /* Cholesky's checkpoints are of no use to gj */
+  j->resuming = 0;
+  r->resumed_step = 0;
   unload_inputs(j);
   OOC_TRY(load_inputs(j));
   j->method = OOC_METHOD_GJ;
@@ -483,8 +503,6 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   return OOC_OK;
 }
 
-static ooc_status_t after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv);
-static void start_checkpoints(job_t *j);
 
 static ooc_status_t eliminate_gj(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
@@ -845,7 +863,8 @@ static ooc_status_t make_ident(job_t *j, jr_ident_t *id) {
   id->nin = j->in_b ? 2 : 1;
   OOC_TRY(ident_input(j, j->in_a, &id->in[0]));
   if (j->in_b) OOC_TRY(ident_input(j, j->in_b, &id->in[1]));
-  id->method = OOC_METHOD_GJ;
+  id->method = j->o.method; /* the checkpoint records the method actually running */
+  id->lower_only = j->o.lower_only;
   ooc_fmt(id->backend, sizeof id->backend, "%s", j->rep->backend);
   int f32 = j->o.out_dtype == OOC_DTYPE_F32 ||
             (j->o.out_dtype == OOC_DTYPE_AUTO && h5m_type(j->in_a) == H5M_F32 &&
@@ -878,8 +897,12 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
   DIFF(stripe, "stripe")
   DIFF(scratch_zstd, "--scratch-zstd")
   DIFF(out_f32, "f32 output =")
-  DIFF(method, "method")
+  DIFF(lower_only, "--triangle lower =")
 #undef DIFF
+  if (b->method != OOC_METHOD_AUTO && a->method != b->method)
+    return ooc_fmt(buf, cap, "it was written by --method %s, this run asks for %s",
+                   a->method == OOC_METHOD_CHOL ? "chol" : "gj",
+                   b->method == OOC_METHOD_CHOL ? "chol" : "gj"), buf;
   if (strcmp(a->backend, b->backend))
     return ooc_fmt(buf, cap, "it was written by the %s backend, this run uses %s", a->backend,
                    b->backend), buf;
@@ -999,11 +1022,9 @@ static ooc_status_t prepare_journal(job_t *j) {
     if (j->o.resume)
       ooc_warn(r->warnings, sizeof r->warnings, "--resume: no journal '%s', starting from the "
                "beginning", j->jpath);
-    if (j->o.checkpoint != OOC_CHECKPOINT_NEVER && j->o.method != OOC_METHOD_CHOL)
-      OOC_TRY(make_ident(j, &j->ident));
+    if (j->o.checkpoint != OOC_CHECKPOINT_NEVER) OOC_TRY(make_ident(j, &j->ident));
   }
-  j->journaled = j->resuming ||
-                 (j->o.checkpoint != OOC_CHECKPOINT_NEVER && j->o.method != OOC_METHOD_CHOL);
+  j->journaled = j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER;
   /* the tile tables a checkpoint builds come out of the budget */
   int64_t tiles = ooc_cdiv64(j->n, j->b) * (ooc_cdiv64(j->n, j->b) + ooc_cdiv64(j->m, j->b));
   if (j->journaled) j->fixed += (int64_t)sizeof(jr_tile_t) * tiles;
@@ -1043,8 +1064,10 @@ static ooc_status_t restore_stores(job_t *j) {
   j->jr_owned = 1;
   j->committed_steps = jr->steps_done;
   j->nsteps = jr->nsteps;
-  j->method = OOC_METHOD_GJ;
-  snprintf(j->rep->method, sizeof j->rep->method, "gj");
+  j->method = jr->id.method == OOC_METHOD_CHOL ? OOC_METHOD_CHOL : OOC_METHOD_GJ;
+  j->resume_logdet = jr->logdet;
+  snprintf(j->rep->method, sizeof j->rep->method, "%s",
+           j->method == OOC_METHOD_CHOL ? "chol" : "gj");
   journal_free(ctx, j->jr);
   j->jr = NULL;
   return OOC_OK;
@@ -1060,7 +1083,8 @@ static void start_checkpoints(job_t *j) {
   j->t_last_ckpt = ooc_now();
 }
 
-static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int64_t *ipiv) {
+static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int64_t *ipiv,
+                               double logdet) {
   ooc_ctx_t *ctx = j->ctx;
   tstore_t *st[2] = {j->A, j->B};
   int ns = j->B ? 2 : 1;
@@ -1070,6 +1094,8 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   if (!jr) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the journal");
   ooc_status_t s = OOC_OK;
   jr->id = j->ident;
+  jr->id.method = j->method;
+  jr->logdet = logdet;
   jr->steps_done = done;
   jr->nsteps = nsteps;
   jr->n = j->n;
@@ -1119,7 +1145,19 @@ static ooc_status_t after_step(void *user, int64_t step, int64_t nsteps, const i
   /* in core, a checkpoint after the last step would only copy the matrix to disk once more */
   int due = j->every_step || j->out_of_core ||
             (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted));
-  return due ? checkpoint(j, step + 1, nsteps, ipiv) : OOC_OK;
+  return due ? checkpoint(j, step + 1, nsteps, ipiv, 0.0) : OOC_OK;
+}
+
+/* The same for a Cholesky inverse (no pivots: the journal's pivot array holds zeros). */
+static ooc_status_t chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet) {
+  job_t *j = user;
+  j->steps_done = step + 1;
+  j->nsteps = nsteps;
+  if (!j->journaled) return OOC_OK;
+  int last = step + 1 == nsteps;
+  int due = j->every_step || j->out_of_core ||
+            (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted));
+  return due ? checkpoint(j, step + 1, nsteps, j->perm, logdet) : OOC_OK;
 }
 
 /* Remove the journal, then the scratch files of the run it described that this run never

@@ -14,7 +14,7 @@
 #include "io/fileio.h"
 
 #define JR_MAGIC 0x31304e524a434f4fULL /* "OOCJRN01" */
-#define JR_FORMAT 1u
+#define JR_FORMAT 2u
 
 typedef struct {
   uint64_t magic;
@@ -27,6 +27,7 @@ typedef struct {
   int64_t steps_done, nsteps, n;
   int32_t nstores, pad;
   int64_t ntiles[2];
+  double logdet;
 } jr_prog_t;
 
 typedef struct {
@@ -56,6 +57,7 @@ ooc_status_t journal_write(ooc_ctx_t *ctx, const char *path, const journal_t *j)
   memset(&pg, 0, sizeof pg);
   pg.steps_done = j->steps_done;
   pg.nsteps = j->nsteps;
+  pg.logdet = j->logdet;
   pg.n = j->n;
   pg.nstores = j->nstores;
   pg.ntiles[0] = j->ntiles[0];
@@ -164,6 +166,7 @@ ooc_status_t journal_read(ooc_ctx_t *ctx, const char *path, journal_t **out) {
   }
   j->steps_done = pg.steps_done;
   j->nsteps = pg.nsteps;
+  j->logdet = pg.logdet;
   j->n = pg.n;
   j->nstores = pg.nstores;
   j->ntiles[0] = pg.ntiles[0];

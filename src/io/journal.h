@@ -37,7 +37,9 @@ typedef struct jr_ident {
   char output[JR_PATH_CAP + 512]; /* "file:/dset" */
   jr_input_t in[2];
   int32_t nin;          /* 1 invert, 2 solve */
-  int32_t method;       /* OOC_METHOD_GJ */
+  int32_t method;       /* OOC_METHOD_GJ or OOC_METHOD_CHOL (the method that wrote it) */
+  int32_t lower_only;   /* chol inverse: lower triangle only */
+  int32_t pad;
   char backend[16];
   int32_t out_f32;
   int32_t scratch_zstd;
@@ -54,6 +56,7 @@ typedef struct jr_tile {
 typedef struct journal {
   jr_ident_t id;
   int64_t steps_done, nsteps;
+  double logdet;     /* chol: sum of 2 log L_jj over the completed steps */
   int64_t n;         /* entries of ipiv and colnorm */
   int64_t *ipiv;     /* pivots of the completed steps (0-based global rows) */
   double *colnorm;   /* ||A[:, j]||_1 of the input */
