@@ -4,7 +4,8 @@
  * For N = 1, 2, ... until a run completes without the fault being reached, the Nth host
  * allocation (ooc_malloc), then the Nth file operation of src/io (io/fileio.h: POSIX calls and
  * the HDF5 calls behind fio_gate), then the Nth writing file operation with ENOSPC, is made to
- * fail, once or from then on, in a full out-of-core ooc_invert / ooc_solve (scratch spills,
+ * fail, once or from then on, in a full out-of-core ooc_invert (Gauss-Jordan, and Cholesky chosen
+ * by auto on an SPD matrix) / ooc_solve (scratch spills,
  * journal checkpoints after every step, output, residual check, commit). Every time:
  * - the status is the one the fault maps to (OOC_ERR_NOMEM / OOC_ERR_IO / OOC_ERR_NOSPACE), or
  *   OOC_OK when the operation's failure is tolerated by design;
@@ -38,8 +39,11 @@
 #define TILE 8
 #define M 3
 
-static char g_dir[1024], g_in[1100], g_rhs[1100], g_out[1100];
-static double *g_ref_inv, *g_ref_x;
+static char g_dir[1024], g_in[1100], g_rhs[1100], g_spd[1100], g_out[1100];
+static double *g_ref_inv, *g_ref_x, *g_ref_chol;
+/* what a loop runs: */
+enum { INVERT = 0, SOLVE = 1, CHOL = 2 /* auto on an SPD matrix: the Cholesky inverse */ };
+static const char *job_name(int job) { return job == SOLVE ? "solve" : job == CHOL ? "chol" : "invert"; }
 static int64_t g_budget;
 static long g_runs, g_faults, g_resumes, g_tolerated;
 
@@ -121,7 +125,7 @@ static void opts_for(ooc_opts_t *o) {
   o->stripe = 2 * TILE;
   o->host_mem = g_budget;
   o->check = OOC_CHECK_FULL;
-  o->method = OOC_METHOD_GJ;
+  o->method = OOC_METHOD_GJ; /* run_job: auto for CHOL */
   o->checkpoint = OOC_CHECKPOINT_EVERY_STEP;
 }
 
@@ -140,11 +144,13 @@ static ooc_status_t run_job(ooc_ctx_t *ctx, int solve, int resume, ooc_report_t 
   ooc_opts_t o;
   opts_for(&o);
   o.resume = resume;
+  if (solve == CHOL) o.method = OOC_METHOD_AUTO;
   char in[1200], rhs[1200], out[1200];
-  snprintf(in, sizeof in, "%s:/A", g_in);
+  snprintf(in, sizeof in, "%s:/A", solve == CHOL ? g_spd : g_in);
   snprintf(rhs, sizeof rhs, "%s:/B", g_rhs);
   snprintf(out, sizeof out, "%s:/X", g_out);
-  return solve ? ooc_solve(ctx, in, rhs, out, &o, rep) : ooc_invert(ctx, in, out, &o, rep);
+  return solve == SOLVE ? ooc_solve(ctx, in, rhs, out, &o, rep)
+                        : ooc_invert(ctx, in, out, &o, rep);
 }
 
 /* Output present: bit-identical to the reference. */
@@ -153,8 +159,9 @@ static int output_matches(int solve) {
   snprintf(spec, sizeof spec, "%s:/X", g_out);
   int64_t r = 0, c = 0;
   double *X = tu_read_matrix(spec, &r, &c);
-  int ok = X && r == N && c == (solve ? M : N) &&
-           !memcmp(X, solve ? g_ref_x : g_ref_inv, (size_t)(r * c) * sizeof(double));
+  const double *ref = solve == SOLVE ? g_ref_x : solve == CHOL ? g_ref_chol : g_ref_inv;
+  int ok = X && r == N && c == (solve == SOLVE ? M : N) &&
+           !memcmp(X, ref, (size_t)(r * c) * sizeof(double));
   free(X);
   return ok;
 }
@@ -174,6 +181,15 @@ static void setup(void) {
   for (int i = 0; i < N * M; i++) B[i] = sin(0.37 * i);
   tu_write_matrix(g_in, "/A", N, N, A, 2);
   tu_write_matrix(g_rhs, "/B", N, M, B, 2);
+  snprintf(g_spd, sizeof g_spd, "%s", tu_path("S.h5")); /* S = A A^T + n I: SPD */
+  double *S = malloc(sizeof(double) * N * N);
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      double t = i == j ? N : 0;
+      for (int k = 0; k < N; k++) t += A[i + k * N] * A[j + k * N];
+      S[i + j * N] = t;
+    }
+  tu_write_matrix(g_spd, "/A", N, N, S, 2);
 
   /* The smallest budget that runs, plus a little: spills for sure, several steps. */
   ooc_ctx_t *ctx = tu_ctx();
@@ -184,6 +200,8 @@ static void setup(void) {
     ok = run_job(ctx, 0, 0, &rep) == OOC_OK;
     rm_dir_files(g_dir);
     ok = ok && run_job(ctx, 1, 0, &rep) == OOC_OK;
+    rm_dir_files(g_dir);
+    ok = ok && run_job(ctx, CHOL, 0, &rep) == OOC_OK;
     ooc_clear_error(ctx);
   }
   g_budget += 4096;
@@ -206,6 +224,14 @@ static void setup(void) {
   g_ref_x = tu_read_matrix(spec, &r, &c);
   CU_ASSERT_FATAL(g_ref_x != NULL);
   CU_ASSERT(tu_solve_ratio(N, M, A, g_ref_x, B, DBL_EPSILON) < 16);
+  rm_dir_files(g_dir);
+  CU_ASSERT_EQUAL_FATAL(run_job(ctx, CHOL, 0, &rep), OOC_OK);
+  CU_ASSERT_STRING_EQUAL(rep.method, "chol");
+  CU_ASSERT(rep.bytes_unspilled > 0 && rep.steps >= 3);
+  g_ref_chol = tu_read_matrix(spec, &r, &c);
+  CU_ASSERT_FATAL(g_ref_chol != NULL);
+  CU_ASSERT(tu_inverse_ratio(N, S, g_ref_chol, DBL_EPSILON) < 30);
+  free(S);
   rm_dir_files(g_dir);
   tu_ctx_done(ctx);
   free(A);
@@ -235,7 +261,7 @@ static void fault_loop(ooc_fault_kind_t kind, int persistent, int err, int solve
     g_runs++;
     char what[256];
     snprintf(what, sizeof what, "%s %s fault #%lld (%s, %s): %s \"%s\"", kind_name(kind),
-             persistent ? "persistent" : "one-shot", (long long)n, solve ? "solve" : "invert",
+             persistent ? "persistent" : "one-shot", (long long)n, job_name(solve),
              strerror(err), ooc_status_str(st), ooc_ctx_error(ctx));
     /* no leak, whatever happened */
     int leak = ctx->live_allocs != 0 || ctx->host_bytes != 0 || ooc_ctx_open_files(ctx) != 0 ||
@@ -304,7 +330,7 @@ static void fault_loop(ooc_fault_kind_t kind, int persistent, int err, int solve
   g_resumes += resumes;
   g_tolerated += ok_with_fault;
   fprintf(stderr, "\n  [%s %s %s (%s): %lld runs, %ld faults, %ld tolerated, %ld resumed] ",
-          kind_name(kind), persistent ? "persistent" : "one-shot", solve ? "solve" : "invert",
+          kind_name(kind), persistent ? "persistent" : "one-shot", job_name(solve),
           strerror(err), (long long)n, faults, ok_with_fault, resumes);
   CU_ASSERT(n > 1); /* the loop reached faults at all */
   rm_dir_files(g_dir);
@@ -319,6 +345,9 @@ static void t_io_once_solve(void) { fault_loop(OOC_FAULT_IO, 0, EIO, 1); }
 static void t_nospace_once(void) { fault_loop(OOC_FAULT_IO_WRITE, 0, ENOSPC, 0); }
 static void t_nospace_persistent(void) { fault_loop(OOC_FAULT_IO_WRITE, 1, ENOSPC, 0); }
 static void t_nospace_persistent_solve(void) { fault_loop(OOC_FAULT_IO_WRITE, 1, ENOSPC, 1); }
+static void t_alloc_once_chol(void) { fault_loop(OOC_FAULT_ALLOC, 0, 0, CHOL); }
+static void t_io_once_chol(void) { fault_loop(OOC_FAULT_IO, 0, EIO, CHOL); }
+static void t_nospace_persistent_chol(void) { fault_loop(OOC_FAULT_IO_WRITE, 1, ENOSPC, CHOL); }
 
 /* The seam itself: counts, fires at exactly the Nth call, once or from then on. */
 static void t_seam(void) {
@@ -413,7 +442,8 @@ static void t_totals(void) {
   CU_ASSERT(g_faults > 0);
   free(g_ref_inv);
   free(g_ref_x);
-  g_ref_inv = g_ref_x = NULL;
+  free(g_ref_chol);
+  g_ref_inv = g_ref_x = g_ref_chol = NULL;
 }
 
 int main(void) {
@@ -427,6 +457,9 @@ int main(void) {
                                     {"nospace_once", t_nospace_once},
                                     {"nospace_persistent", t_nospace_persistent},
                                     {"nospace_persistent_solve", t_nospace_persistent_solve},
+                                    {"alloc_once_chol", t_alloc_once_chol},
+                                    {"io_once_chol", t_io_once_chol},
+                                    {"nospace_persistent_chol", t_nospace_persistent_chol},
                                     {"real_tmpfs", t_real_tmpfs},
                                     {"totals", t_totals},
                                     {NULL, NULL}};
