@@ -894,7 +894,10 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
   DIFF(n, "n =")
   DIFF(m, "nrhs =")
   DIFF(tile, "--tile")
-  DIFF(stripe, "stripe")
+  if (a->stripe != b->stripe) /* the default stripe follows --host-mem and free GPU memory */
+    return ooc_fmt(buf, cap, "it was written with stripe %lld, this run plans %lld (give "
+                   "--stripe %lld and the same --host-mem/--gpu-mem)", (long long)a->stripe,
+                   (long long)b->stripe, (long long)a->stripe), buf;
   DIFF(scratch_zstd, "--scratch-zstd")
   DIFF(out_f32, "f32 output =")
   DIFF(lower_only, "--triangle lower =")
