@@ -119,7 +119,13 @@ typedef struct ooc_opts {
   const char *warm_start;/* newton/hyper7: start from this earlier inverse (spec string) */
   int max_iter;          /* newton/hyper7: iteration cap; 0 = 100 */
   int resume;            /* continue an interrupted run from the journal in the scratch dir */
+  double checkpoint;     /* gj: out-of-core runs journal every step; in-core runs at most every
+                            this many seconds (0 = 300). OOC_CHECKPOINT_EVERY_STEP: every step;
+                            OOC_CHECKPOINT_NEVER: no journal (the run cannot be resumed) */
 } ooc_opts_t;
+
+#define OOC_CHECKPOINT_EVERY_STEP (-1.0)
+#define OOC_CHECKPOINT_NEVER (-2.0)
 
 void ooc_opts_default(ooc_opts_t *o);
 

@@ -20,6 +20,8 @@
 #include <zstd.h>
 
 #include "io/h5mat.h"
+#include "io/fileio.h"
+#include "io/journal.h"
 #include "io/scratch.h"
 #include "testutil.h"
 
@@ -1094,6 +1096,161 @@ static void t_scratch_sparse_and_errors(void) {
   tu_ctx_done(ctx);
 }
 
+
+/* ---- journaled scratch and the journal (resumable runs) -------------------------------------- */
+
+/* Two banks: a put after a commit never overwrites the committed version, so after a "crash"
+ * (close, keeping the file) a reopen restored to the committed version reads it back, and a
+ * restore naming another version (wrong checksum) is refused as corrupt. */
+static void t_scratch_banks(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  const size_t slot = 4096;
+  unsigned char v1[4096], v2[4096], got[4096];
+  fill_random(v1, slot, 11);
+  fill_random(v2, slot, 12);
+  char path[1100];
+  snprintf(path, sizeof path, "%s", tu_path("banks.scratch"));
+  for (int level = 0; level <= 3; level += 3) {
+    unlink(path);
+    scratch_t *s = NULL;
+    EXPECT_OK(ctx, scratch_open_at(ctx, path, slot, level, SCRATCH_CREATE, &s));
+    EXPECT_OK(ctx, scratch_put(s, 5, v1, slot));
+    uint8_t bank1 = 9, bank2 = 9;
+    uint64_t sum1 = 0, sum2 = 0;
+    CU_ASSERT(scratch_version(s, 5, &bank1, &sum1));
+    CU_ASSERT(!scratch_version(s, 6, &bank2, &sum2));
+    EXPECT_OK(ctx, scratch_sync(s));
+    scratch_commit(s);
+    EXPECT_OK(ctx, scratch_put(s, 5, v2, slot)); /* after the commit: the other bank */
+    CU_ASSERT(scratch_version(s, 5, &bank2, &sum2));
+    CU_ASSERT(bank2 != bank1 && sum2 != sum1);
+    EXPECT_OK(ctx, scratch_get(s, 5, got, slot));
+    CU_ASSERT(!memcmp(got, v2, slot));
+    EXPECT_OK(ctx, scratch_put(s, 5, v1, slot)); /* again the uncommitted bank */
+    uint8_t b3;
+    uint64_t s3;
+    CU_ASSERT(scratch_version(s, 5, &b3, &s3) && b3 == bank2);
+    EXPECT_OK(ctx, scratch_put(s, 5, v2, slot));
+    scratch_keep(s, 1);
+    scratch_close(s); /* the crash */
+    CU_ASSERT(tu_file_exists(path));
+    EXPECT_FAIL(ctx, scratch_open_at(ctx, path, slot, level, SCRATCH_CREATE, &s), OOC_ERR_EXISTS,
+                path);
+    EXPECT_OK(ctx, scratch_open_at(ctx, path, slot, level, SCRATCH_REOPEN, &s));
+    EXPECT_OK(ctx, scratch_restore(s, 5, bank1, sum1));
+    EXPECT_OK(ctx, scratch_get(s, 5, got, slot));
+    CU_ASSERT(!memcmp(got, v1, slot)); /* the committed version, intact */
+    EXPECT_OK(ctx, scratch_restore(s, 5, bank2, sum1)); /* the journal says v1, bank2 holds v2 */
+    EXPECT_FAIL(ctx, scratch_get(s, 5, got, slot), OOC_ERR_CORRUPT, "another version");
+    EXPECT_FAIL(ctx, scratch_get(s, 7, got, slot), OOC_ERR_INTERNAL, "never written");
+    scratch_close(s); /* not kept: removed */
+    CU_ASSERT(!tu_file_exists(path));
+    EXPECT_FAIL(ctx, scratch_open_at(ctx, path, slot, level, SCRATCH_REOPEN, &s), OOC_ERR_IO,
+                "missing");
+  }
+  CU_ASSERT_EQUAL(ooc_ctx_open_files(ctx), 0);
+  tu_ctx_done(ctx);
+}
+
+static journal_t *make_journal(ooc_ctx_t *ctx, int64_t n, int64_t nt) {
+  journal_t *j = ooc_calloc(ctx, 1, sizeof *j);
+  snprintf(j->id.version, sizeof j->id.version, "test");
+  snprintf(j->id.output, sizeof j->id.output, "out.h5:/X");
+  j->id.n = n;
+  j->steps_done = 2;
+  j->nsteps = 5;
+  j->n = n;
+  j->ipiv = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
+  j->colnorm = ooc_malloc(ctx, (size_t)n * sizeof(double));
+  for (int64_t i = 0; i < n; i++) {
+    j->ipiv[i] = (i * 7) % n;
+    j->colnorm[i] = val(i, 3);
+  }
+  j->nstores = 2;
+  for (int k = 0; k < 2; k++) {
+    j->ntiles[k] = nt + k;
+    j->tiles[k] = ooc_calloc(ctx, (size_t)(nt + k), sizeof(jr_tile_t));
+    for (int64_t i = 0; i < nt + k; i++)
+      j->tiles[k][i] = (jr_tile_t){(uint64_t)i * 0x9E3779B97F4A7C15ULL, (uint8_t)(i % 2),
+                                   (uint8_t)(i % 3 == 0), {0}};
+    snprintf(j->scratch[k], sizeof j->scratch[k], "/x/.oocsolve-out.h5.%c.scratch", "AB"[k]);
+  }
+  return j;
+}
+
+/* Round trip; every single-byte flip and every truncation is found; the write is atomic. */
+static void t_journal(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char path[1100], tmp[1200];
+  snprintf(path, sizeof path, "%s", tu_path("j.journal"));
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  journal_t *w = make_journal(ctx, 37, 9), *r = NULL;
+  EXPECT_OK(ctx, journal_write(ctx, path, w));
+  CU_ASSERT(!tu_file_exists(tmp));
+  EXPECT_OK(ctx, journal_read(ctx, path, &r));
+  CU_ASSERT_FATAL(r != NULL);
+  CU_ASSERT(!memcmp(&r->id, &w->id, sizeof w->id));
+  CU_ASSERT(r->steps_done == 2 && r->nsteps == 5 && r->n == 37 && r->nstores == 2);
+  CU_ASSERT(!memcmp(r->ipiv, w->ipiv, 37 * sizeof(int64_t)));
+  CU_ASSERT(!memcmp(r->colnorm, w->colnorm, 37 * sizeof(double)));
+  for (int k = 0; k < 2; k++) {
+    CU_ASSERT(r->ntiles[k] == w->ntiles[k]);
+    CU_ASSERT(!memcmp(r->tiles[k], w->tiles[k], (size_t)w->ntiles[k] * sizeof(jr_tile_t)));
+    CU_ASSERT(!strcmp(r->scratch[k], w->scratch[k]));
+  }
+  journal_free(ctx, r);
+  /* damage: flip bytes all over the file, and truncate it */
+  size_t len = 0;
+  unsigned char *good = slurp(path, &len);
+  int found = 0, tried = 0;
+  for (size_t off = 0; off < len; off += 97) {
+    flip_byte(path, (int64_t)off);
+    ooc_status_t st = journal_read(ctx, path, &r);
+    tried++;
+    found += st == OOC_ERR_CORRUPT && strstr(ooc_ctx_error(ctx), path) != NULL;
+    if (st == OOC_OK) journal_free(ctx, r);
+    ooc_clear_error(ctx);
+    flip_byte(path, (int64_t)off);
+  }
+  CU_ASSERT_EQUAL(found, tried);
+  fprintf(stderr, "[%d byte flips of a %zu-byte journal, %d found] ", tried, len, found);
+  CU_ASSERT(truncate(path, (off_t)len - 1) == 0);
+  EXPECT_FAIL(ctx, journal_read(ctx, path, &r), OOC_ERR_CORRUPT, "damaged");
+  /* a failed write (disk full at the 3rd write) leaves the previous journal, no temporary */
+  int fd = open(path, O_WRONLY | O_TRUNC);
+  CU_ASSERT(write(fd, good, len) == (ssize_t)len);
+  close(fd);
+  w->steps_done = 3;
+  int committed = 0;
+  for (int n = 1; n <= 40 && !committed; n++) {
+    ooc_fault_arm(ctx, OOC_FAULT_IO_WRITE, n, 0, ENOSPC);
+    ooc_status_t st = journal_write(ctx, path, w);
+    ooc_fault_arm(ctx, OOC_FAULT_IO_WRITE, 0, 0, 0);
+    CU_ASSERT(!tu_file_exists(tmp));
+    EXPECT_OK(ctx, journal_read(ctx, path, &r));
+    /* the old journal or the new one, whole: the new one only once renamed (a failure of the
+     * directory sync that follows the rename) */
+    if (r) CU_ASSERT(r->steps_done == 3 || (st != OOC_OK && r->steps_done == 2));
+    if (r && st != OOC_OK && r->steps_done == 3)
+      CU_ASSERT(strstr(ooc_ctx_error(ctx), "directory") != NULL);
+    if (st == OOC_OK) {
+      CU_ASSERT(n > 10); /* open, 8 writes, fsync, rename: each one failed first */
+      journal_free(ctx, r);
+      committed = 1;
+      break;
+    }
+    CU_ASSERT_EQUAL(st, OOC_ERR_NOSPACE);
+    ooc_clear_error(ctx);
+    journal_free(ctx, r);
+  }
+  CU_ASSERT(committed);
+  free(good);
+  EXPECT_FAIL(ctx, journal_read(ctx, tu_path("nojournal"), &r), OOC_ERR_IO, "nojournal");
+  journal_free(ctx, w);
+  CU_ASSERT_EQUAL(ooc_ctx_open_files(ctx), 0);
+  tu_ctx_done(ctx);
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"split_spec", t_split_spec},
@@ -1129,6 +1286,8 @@ int main(void) {
       {"scratch_zstd", t_scratch_zstd},
       {"scratch_corruption", t_scratch_corruption},
       {"scratch_sparse_and_errors", t_scratch_sparse_and_errors},
+      {"scratch_banks", t_scratch_banks},
+      {"journal", t_journal},
       {NULL, NULL},
   };
   return tu_run("io", tests);

@@ -34,6 +34,9 @@ static const char *USAGE =
     "  --trace FILE         write a Chrome/Perfetto trace (JSON) of GPU copies and kernels\n"
     "  --check C            auto, full, probe or none (default auto: full up to n = 2048)\n"
     "  --force              replace an existing output\n"
+    "  --resume             continue an interrupted run from its journal (same command otherwise)\n"
+    "  --checkpoint S       journal in-core runs every S seconds (default 300), 'step' = every\n"
+    "                       step, 'off' = never; out-of-core runs journal every step\n"
     "  --json               print the report as one JSON object on stdout\n"
     "  --quiet              no progress bar and no report\n"
     "  --version, --help\n"
@@ -160,6 +163,22 @@ int main(int argc, char **argv) {
       NEEDV;
       if (pick(a, v, n, 4, &k)) return 2;
       o.check = (ooc_check_t)k;
+    } else if (!strcmp(a, "--resume")) {
+      o.resume = 1;
+    } else if (!strcmp(a, "--checkpoint")) {
+      NEEDV;
+      if (!strcmp(v, "step")) {
+        o.checkpoint = OOC_CHECKPOINT_EVERY_STEP;
+      } else if (!strcmp(v, "off")) {
+        o.checkpoint = OOC_CHECKPOINT_NEVER;
+      } else {
+        char *end = NULL;
+        double sec = strtod(v, &end);
+        if (end == v || *end || !(sec > 0) || sec > 1e9)
+          return usage_error("--checkpoint: '%s' is not a number of seconds > 0, 'step' or 'off'",
+                             v);
+        o.checkpoint = sec;
+      }
     } else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
       o.force = 1;
     } else if (!strcmp(a, "--json")) {
@@ -201,7 +220,8 @@ int main(int argc, char **argv) {
   if (st != OOC_OK) {
     fprintf(stderr, "oocsolve: error: %s\n", ooc_ctx_error(ctx));
     if (st == OOC_ERR_INTERRUPTED)
-      fprintf(stderr, "oocsolve: stopped; no output was written\n");
+      fprintf(stderr, "oocsolve: stopped; no output was written%s\n",
+              strstr(ooc_ctx_error(ctx), "--resume") ? "; rerun with --resume to continue" : "");
   }
   int code = ooc_status_exit_code(st);
   ooc_ctx_destroy(ctx);

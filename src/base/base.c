@@ -1,6 +1,8 @@
 /* base.c: context, accounted allocation, error recording, timers. See base.h. */
 #include "base/base.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@ static void default_free(void *user, void *p) {
 
 void *ooc_malloc(ooc_ctx_t *ctx, size_t bytes) {
   if (bytes > SIZE_MAX - 2 * OOC_ALIGN) return NULL;
+  if (ooc_fault_hit(ctx, OOC_FAULT_ALLOC)) return NULL;
   char *raw = ctx->malloc_fn(ctx->alloc_user, bytes + 2 * OOC_ALIGN);
   if (!raw) return NULL;
   uintptr_t base = (uintptr_t)raw + sizeof(blk_hdr_t);
@@ -61,12 +64,68 @@ char *ooc_strdup(ooc_ctx_t *ctx, const char *s) {
   return d;
 }
 
+/* ---- fault seams and leak counters ---------------------------------------------------------- */
+
+void ooc_fault_arm(ooc_ctx_t *ctx, ooc_fault_kind_t kind, int64_t n, int persistent, int err) {
+  if ((unsigned)kind >= OOC_FAULT_KINDS) return;
+  ooc_fault_t *f = &ctx->fault[kind];
+  f->calls = 0;
+  f->injected = 0;
+  f->fail_at = n > 0 ? n : 0;
+  f->persistent = persistent;
+  f->err = err > 0 ? err : EIO;
+}
+
+int ooc_fault_hit(ooc_ctx_t *ctx, ooc_fault_kind_t kind) {
+  if (!ctx || (unsigned)kind >= OOC_FAULT_KINDS) return 0;
+  ooc_fault_t *f = &ctx->fault[kind];
+  f->calls++;
+  if (f->fail_at <= 0) return 0;
+  if (f->calls == f->fail_at || (f->persistent && f->calls > f->fail_at)) {
+    f->injected++;
+    return f->err > 0 ? f->err : EIO;
+  }
+  return 0;
+}
+
+int64_t ooc_fault_calls(const ooc_ctx_t *ctx, ooc_fault_kind_t kind) {
+  return (unsigned)kind < OOC_FAULT_KINDS ? ctx->fault[kind].calls : 0;
+}
+int64_t ooc_fault_injected(const ooc_ctx_t *ctx, ooc_fault_kind_t kind) {
+  return (unsigned)kind < OOC_FAULT_KINDS ? ctx->fault[kind].injected : 0;
+}
+int64_t ooc_ctx_open_files(const ooc_ctx_t *ctx) { return ctx->open_files; }
+int64_t ooc_ctx_streams(const ooc_ctx_t *ctx) { return ctx->streams; }
+
+/* OOCSOLVE_TEST_KILL="commit:3" or "put:17:INT": a test-only hook, read once per context, so a
+ * crash test can stop the CLI at an exact point of its protocol (docs/RELIABILITY.md). */
+static void parse_killpoint(ooc_ctx_t *c) {
+  const char *v = getenv("OOCSOLVE_TEST_KILL");
+  if (!v || !*v) return;
+  const char *colon = strchr(v, ':');
+  if (!colon || (size_t)(colon - v) >= sizeof c->kill_event) return;
+  char *end = NULL;
+  long long at = strtoll(colon + 1, &end, 10);
+  if (at <= 0) return;
+  memcpy(c->kill_event, v, (size_t)(colon - v));
+  c->kill_event[colon - v] = 0;
+  c->kill_at = at;
+  c->kill_sig = (end && !strcmp(end, ":INT")) ? SIGINT : (end && !strcmp(end, ":TERM")) ? SIGTERM
+                                                                                        : SIGKILL;
+}
+
+void ooc_test_killpoint(ooc_ctx_t *ctx, const char *event) {
+  if (!ctx || ctx->kill_at <= 0 || strcmp(ctx->kill_event, event) != 0) return;
+  if (++ctx->kill_seen == ctx->kill_at) raise(ctx->kill_sig);
+}
+
 ooc_status_t ooc_ctx_create(ooc_ctx_t **out) {
   if (!out) return OOC_ERR_ARG;
   ooc_ctx_t *c = calloc(1, sizeof *c);
   if (!c) return OOC_ERR_NOMEM;
   c->malloc_fn = default_malloc;
   c->free_fn = default_free;
+  parse_killpoint(c);
   *out = c;
   return OOC_OK;
 }
@@ -100,6 +159,24 @@ ooc_status_t ooc_fail_at(ooc_ctx_t *ctx, ooc_status_t st, const char *file, int 
   va_end(ap);
   const char *slash = strstr(file, "src/");
   snprintf(ctx->err_where, sizeof ctx->err_where, "%s:%d", slash ? slash : file, line);
+  return st;
+}
+
+void ooc_error_append(ooc_ctx_t *ctx, const char *fmt, ...) {
+  size_t len = strlen(ctx->err);
+  if (len + 1 >= sizeof ctx->err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->err + len, sizeof ctx->err - len, fmt, ap);
+  va_end(ap);
+}
+
+ooc_status_t ooc_fail_replace(ooc_ctx_t *ctx, ooc_status_t st, const char *fmt, ...) {
+  ctx->err_status = st;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+  va_end(ap);
   return st;
 }
 

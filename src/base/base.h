@@ -9,6 +9,12 @@
  * - OOC_FAIL records a message (what, where, why) plus the source file:line and returns the status,
  *   so error paths read `return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: ...", name);`. The first failure
  *   wins: a later OOC_FAIL while a failure is recorded keeps the original message (the cause).
+ * - Fault seams (tested the SQLite way, docs/RELIABILITY.md): every host allocation (ooc_malloc),
+ *   every file operation of src/io (io/fileio.h) and every device or pinned allocation of the CUDA
+ *   executor asks ooc_fault_hit() first. A test arms "fail the Nth call of this kind, once or from
+ *   then on" with ooc_fault_arm(); unarmed, a seam costs one counter increment. Leak counters:
+ *   host bytes and blocks (above), open files and HDF5 file handles of src/io (open_files), CUDA
+ *   streams (streams); each is back to zero when a call returns, whatever its status.
  */
 #ifndef OOC_BASE_H
 #define OOC_BASE_H
@@ -19,6 +25,26 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Fault kinds. OOC_FAULT_IO counts every file operation of src/io; OOC_FAULT_IO_WRITE only those
+ * that write (write, flush, fsync, fallocate, rename, create), so a test can fill the disk. */
+typedef enum {
+  OOC_FAULT_ALLOC = 0,    /* ooc_malloc */
+  OOC_FAULT_IO = 1,       /* any file operation of src/io */
+  OOC_FAULT_IO_WRITE = 2, /* file operations of src/io that write */
+  OOC_FAULT_DEVICE = 3,   /* device and pinned allocations (src/kernels/cuda) */
+  OOC_FAULT_KINDS = 4
+} ooc_fault_kind_t;
+
+typedef struct ooc_fault {
+  int64_t calls;    /* seam calls since the last arm */
+  int64_t fail_at;  /* 0: disarmed; else the 1-based call that fails */
+  int persistent;   /* fail every call from fail_at on, not only that one */
+  int err;          /* errno an I/O fault reports (EIO, ENOSPC, ...) */
+  int64_t injected; /* faults delivered since the last arm */
+} ooc_fault_t;
+
+struct fio_ops; /* io/fileio.h: the file operations table of src/io */
 
 struct ooc_ctx {
   ooc_malloc_fn malloc_fn;
@@ -33,7 +59,28 @@ struct ooc_ctx {
   ooc_status_t err_status;
   char err[2048];
   char err_where[128]; /* src file:line of the first failure */
+  ooc_fault_t fault[OOC_FAULT_KINDS];
+  const struct fio_ops *io_ops; /* NULL: POSIX */
+  int64_t open_files; /* descriptors and HDF5 file handles src/io holds open */
+  int64_t streams;    /* CUDA streams alive */
+  /* Test kill point (docs/RELIABILITY.md): OOCSOLVE_TEST_KILL="event:N[:INT]" raises SIGKILL (or
+   * SIGINT) at the Nth ooc_test_killpoint(ctx, event). Parsed once by ooc_ctx_create. */
+  char kill_event[16];
+  int64_t kill_at, kill_seen;
+  int kill_sig;
 };
+
+/* Arm the Nth call (1-based, counted from now) of a seam to fail, once or persistently; n = 0
+ * disarms. err is the errno an I/O fault reports (ignored for allocations). */
+void ooc_fault_arm(ooc_ctx_t *ctx, ooc_fault_kind_t kind, int64_t n, int persistent, int err);
+/* Count a seam call; nonzero when this call must fail (for I/O: the errno to report). */
+int ooc_fault_hit(ooc_ctx_t *ctx, ooc_fault_kind_t kind);
+int64_t ooc_fault_calls(const ooc_ctx_t *ctx, ooc_fault_kind_t kind);
+int64_t ooc_fault_injected(const ooc_ctx_t *ctx, ooc_fault_kind_t kind);
+int64_t ooc_ctx_open_files(const ooc_ctx_t *ctx);
+int64_t ooc_ctx_streams(const ooc_ctx_t *ctx);
+/* The crash tests' hook: counts `event` and raises the armed signal at the armed count. */
+void ooc_test_killpoint(ooc_ctx_t *ctx, const char *event);
 
 void *ooc_malloc(ooc_ctx_t *ctx, size_t bytes);
 void *ooc_calloc(ooc_ctx_t *ctx, size_t count, size_t size);
@@ -45,6 +92,11 @@ ooc_status_t ooc_fail_at(ooc_ctx_t *ctx, ooc_status_t st, const char *file, int 
 #define OOC_FAIL(ctx, st, ...) ooc_fail_at((ctx), (st), __FILE__, __LINE__, __VA_ARGS__)
 /* Prefix the recorded failure's message with context ("cov.h5:/cov: " + message). */
 void ooc_error_context(ooc_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append text to the recorded failure's message ("...; the journal keeps ..."). */
+void ooc_error_append(ooc_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Replace the recorded failure (status and message) by a better one for the same event. */
+ooc_status_t ooc_fail_replace(ooc_ctx_t *ctx, ooc_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Clear the recorded failure (at the start of a public call). */
 void ooc_clear_error(ooc_ctx_t *ctx);
 

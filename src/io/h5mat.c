@@ -11,10 +11,18 @@
  * encoded) once per call however it straddles the rectangle, while the block itself stays small.
  * A square tile landing contiguously in memory skips staging: it is read row-major into the
  * destination and transposed in place.
+ *
+ * Every file operation goes through io/fileio.h: POSIX calls through its table, HDF5 calls that
+ * touch the file (open, create, read, write, flush, close) behind fio_gate, so a test can fail
+ * any of them; an injected HDF5 failure takes the same error path as a real one (injected()).
  */
 #include "io/h5mat.h"
 
+#include "io/fileio.h"
+
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <hdf5.h>
 #include <limits.h>
@@ -114,6 +122,16 @@ static h5err_t h5_last_error(void) {
 
 static ooc_status_t errno_status(int e) {
   return (e == ENOSPC || e == EDQUOT) ? OOC_ERR_NOSPACE : OOC_ERR_IO;
+}
+
+/* What h5_last_error would report had the file driver failed with errno e (a fault injected at
+ * the fio_gate in front of an HDF5 call). */
+static h5err_t injected(int e) {
+  h5err_t x;
+  memset(&x, 0, sizeof x);
+  x.sys_errno = e;
+  snprintf(x.inner, sizeof x.inner, "injected fault: %s", strerror(e));
+  return x;
 }
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -463,11 +481,16 @@ static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset
   if (S_ISDIR(sb.st_mode))
     return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: is a directory, not an HDF5 file", label);
   unsigned char head[8] = {0};
-  int fd = open(file, O_RDONLY | O_CLOEXEC);
+  int fd = fio_open(ctx, file, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot open the file: %s", label,
                               strerror(errno));
-  ssize_t got = pread(fd, head, sizeof head, 0);
-  close(fd);
+  int64_t got = fio_pread_all(ctx, fd, head, sizeof head, 0);
+  fio_close(ctx, fd);
+  if (got < 0)
+    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot read the file: %s", label, strerror((int)-got));
+  int inj = fio_gate(ctx, 0);
+  if (inj)
+    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot read the file: %s", label, strerror(inj));
   if (H5Fis_hdf5(file) <= 0) {
     static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     if (got == 8 && !memcmp(head, sig, 8))
@@ -482,9 +505,11 @@ static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset
   }
 
   hid_t fapl = make_fapl();
-  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, fapl);
-  h5err_t fe = h5_last_error();
+  inj = fio_gate(ctx, 0);
+  hid_t f = inj ? -1 : H5Fopen(file, H5F_ACC_RDONLY, fapl);
+  h5err_t fe = inj ? injected(inj) : h5_last_error();
   H5Pclose(fapl);
+  if (f >= 0) fio_h5_opened(ctx);
   if (f < 0) {
     if (fe.truncated && fe.stored_eof)
       return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: truncated HDF5 file (%llu of %llu bytes present)",
@@ -505,6 +530,7 @@ static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset
   h5mat_t *m = new_handle(ctx);
   if (!m) {
     H5Fclose(f);
+    fio_h5_closed(ctx);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
   }
   m->file = f;
@@ -695,7 +721,8 @@ static ooc_status_t io_rect(h5mat_t *m, int write, int64_t r, int64_t c, int64_t
                             void *buf, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
   hsize_t start[2] = {(hsize_t)r, (hsize_t)c}, count[2] = {(hsize_t)h, (hsize_t)w};
   herr_t rc = -1;
-  hid_t ms = H5Screate_simple(2, count, NULL);
+  int inj = fio_gate(m->ctx, write);
+  hid_t ms = inj ? -1 : H5Screate_simple(2, count, NULL);
   if (ms >= 0 && H5Sselect_hyperslab(m->fspace, H5S_SELECT_SET, start, NULL, count, NULL) >= 0)
     rc = write ? H5Dwrite(m->dset, m->memtype, ms, m->fspace, H5P_DEFAULT, buf)
                : H5Dread(m->dset, m->memtype, ms, m->fspace, H5P_DEFAULT, buf);
@@ -704,7 +731,8 @@ static ooc_status_t io_rect(h5mat_t *m, int write, int64_t r, int64_t c, int64_t
     m->bytes += h * w * (int64_t)m->file_es;
     return OOC_OK;
   }
-  h5err_t e = h5_last_error(); /* before H5Sclose, which clears the error stack */
+  /* before H5Sclose, which clears the error stack */
+  h5err_t e = inj ? injected(inj) : h5_last_error();
   if (ms >= 0) H5Sclose(ms);
   long long a = r0, b = r0 + nr - 1, x = c0, y = c0 + nc - 1;
   if (write) {
@@ -795,8 +823,9 @@ static ooc_status_t write_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, i
   ooc_free(m->ctx, stage);
   /* Metadata too (chunk index, object header) is written now, so the final close has little
    * left to write: see the chunk cache note in create_impl. */
-  if (st == OOC_OK && H5Dflush(m->dset) < 0) {
-    h5err_t e = h5_last_error();
+  int inj = st == OOC_OK ? fio_gate(m->ctx, 1) : 0;
+  if (st == OOC_OK && (inj || H5Dflush(m->dset) < 0)) {
+    h5err_t e = inj ? injected(inj) : h5_last_error();
     st = e.sys_errno
              ? OOC_FAIL(m->ctx, errno_status(e.sys_errno), "%s: cannot write rows %lld..%lld, "
                         "columns %lld..%lld: %s", m->name, (long long)r0, (long long)(r0 + nr - 1),
@@ -838,23 +867,26 @@ static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname,
    * The reservation matters on a full disk: an H5Fcreate that cannot write its superblock leaves
    * HDF5 holding a half-open file until exit; the space reserved here is what H5Fcreate's
    * truncation hands back to it. */
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  int e = fd < 0 ? errno : posix_fallocate(fd, 0, CREATE_RESERVE_BYTES);
-  if (fd >= 0) close(fd);
-  if (e == ENOSPC || e == EDQUOT) unlink(tmp);
+  int fd = fio_open(ctx, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  int e = fd < 0 ? errno : fio_fallocate(ctx, fd, 0, CREATE_RESERVE_BYTES);
+  if (fd >= 0) fio_close(ctx, fd);
+  /* only a full disk counts: file systems without fallocate (EOPNOTSUPP) still work */
+  if (fd >= 0 && (e == ENOSPC || e == EDQUOT)) fio_remove(ctx, tmp);
   if (fd < 0 || e == ENOSPC || e == EDQUOT)
     return OOC_FAIL(ctx, errno_status(e), "%s: cannot create a file in directory '%s': %s", label,
                     dir, strerror(e));
   m->tmp = ooc_strdup(ctx, tmp);
   if (!m->tmp) {
-    unlink(tmp);
+    fio_remove(ctx, tmp);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
   }
 
   hid_t fapl = make_fapl();
-  m->file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  h5err_t he = h5_last_error();
+  int inj = fio_gate(ctx, 1);
+  m->file = inj ? -1 : H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  h5err_t he = inj ? injected(inj) : h5_last_error();
   H5Pclose(fapl);
+  if (m->file >= 0) fio_h5_opened(ctx);
   if (m->file < 0) {
     if (he.sys_errno)
       return OOC_FAIL(ctx, errno_status(he.sys_errno), "%s: cannot create '%s': %s", label, tmp,
@@ -997,13 +1029,14 @@ static ooc_status_t attr_write(h5mat_t *m, const char *name, hid_t ftype, hid_t 
   quiet_t q = quiet_begin();
   ooc_status_t st = OOC_OK;
   hid_t sp = -1, a = -1;
+  int inj = 0;
   if (H5Aexists(m->dset, name) > 0 && H5Adelete(m->dset, name) < 0) goto fail;
   if ((sp = H5Screate(H5S_SCALAR)) < 0) goto fail;
   if ((a = H5Acreate2(m->dset, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto fail;
-  if (H5Awrite(a, mtype, buf) < 0) goto fail;
+  if ((inj = fio_gate(m->ctx, 1)) != 0 || H5Awrite(a, mtype, buf) < 0) goto fail;
   goto out;
 fail:;
-  h5err_t e = h5_last_error();
+  h5err_t e = inj ? injected(inj) : h5_last_error();
   st = e.sys_errno ? OOC_FAIL(m->ctx, errno_status(e.sys_errno), "%s: cannot write attribute '%s': "
                               "%s", m->name, name, strerror(e.sys_errno))
                    : OOC_FAIL(m->ctx, OOC_ERR_IO, "%s: cannot write attribute '%s' (%s)", m->name,
@@ -1058,7 +1091,7 @@ int h5m_attr_get_f64(h5mat_t *m, const char *name, double *value) {
 
 static void empty_tmp(h5mat_t *m) {
   if (!m->tmp) return;
-  int rc = truncate(m->tmp, 0);
+  int rc = fio_truncate(m->ctx, m->tmp, 0);
   (void)rc; /* best effort: the file is unlinked next either way */
 }
 
@@ -1073,7 +1106,7 @@ static void empty_tmp_if_full(h5mat_t *m, ooc_status_t why) {
 static void drop_tmp(h5mat_t *m) {
   if (!m->tmp) return;
   empty_tmp(m); /* should HDF5 still hold it (a failed close), it holds no disk space */
-  unlink(m->tmp);
+  fio_remove(m->ctx, m->tmp);
   ooc_free(m->ctx, m->tmp);
   m->tmp = NULL;
 }
@@ -1082,10 +1115,14 @@ static void drop_tmp(h5mat_t *m) {
  * close failed. The flush comes first because a failed flush leaves objects closable, while a
  * failed close leaves HDF5 holding the file until exit. */
 static void close_ids(h5mat_t *m) {
-  if (m->file >= 0) H5Fflush(m->file, H5F_SCOPE_LOCAL);
+  if (m->file >= 0 && m->writable && !fio_gate(m->ctx, 1)) H5Fflush(m->file, H5F_SCOPE_LOCAL);
   if (m->fspace >= 0) H5Sclose(m->fspace);
   if (m->dset >= 0) H5Dclose(m->dset);
-  if (m->file >= 0) H5Fclose(m->file);
+  if (m->file >= 0) {
+    (void)fio_gate(m->ctx, 0);
+    H5Fclose(m->file); /* released whatever an injected fault says, as a failed close is */
+    fio_h5_closed(m->ctx);
+  }
   m->fspace = m->dset = m->file = -1;
 }
 
@@ -1101,16 +1138,19 @@ static ooc_status_t commit_impl(h5mat_t *m) {
   int bad = 0;
   memset(&e, 0, sizeof e);
   /* The flush writes what remains cached (metadata): a full disk shows up here, not in a close. */
-  if (H5Fflush(m->file, H5F_SCOPE_LOCAL) < 0) {
+  int inj = fio_gate(ctx, 1);
+  if (inj || H5Fflush(m->file, H5F_SCOPE_LOCAL) < 0) {
     bad = 1;
-    e = h5_last_error();
+    e = inj ? injected(inj) : h5_last_error();
   }
   hid_t *ids[3] = {&m->fspace, &m->dset, &m->file};
   for (int k = 0; k < 3 && !bad; k++) {
+    inj = k == 2 ? fio_gate(ctx, 1) : 0;
     herr_t rc = k == 0 ? H5Sclose(*ids[k]) : k == 1 ? H5Dclose(*ids[k]) : H5Fclose(*ids[k]);
-    if (rc < 0) {
+    if (k == 2) fio_h5_closed(ctx); /* released even when it failed: never closed twice */
+    if (rc < 0 || inj) {
       bad = 1;
-      e = h5_last_error();
+      e = inj ? injected(inj) : h5_last_error();
     }
     *ids[k] = -1; /* never closed twice, even after a failure */
   }
@@ -1123,19 +1163,23 @@ static ooc_status_t commit_impl(h5mat_t *m) {
                       strerror(e.sys_errno));
     return OOC_FAIL(ctx, st, "%s: cannot finish writing '%s' (%s)", m->name, m->tmp, e.inner);
   }
-  int fd = open(m->tmp, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || fsync(fd) != 0) {
+  int fd = fio_open(ctx, m->tmp, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0 || fio_fsync(ctx, fd) != 0) {
     int err = errno;
-    if (fd >= 0) close(fd);
+    if (fd >= 0) fio_close(ctx, fd);
     return OOC_FAIL(ctx, errno_status(err), "%s: cannot sync '%s': %s", m->name, m->tmp,
                     strerror(err));
   }
-  close(fd);
+  if (fio_close(ctx, fd) != 0) {
+    int err = errno;
+    return OOC_FAIL(ctx, errno_status(err), "%s: cannot sync '%s': %s", m->name, m->tmp,
+                    strerror(err));
+  }
   struct stat sb;
   if (!m->force && stat(m->path, &sb) == 0)
     return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: output file appeared while writing (use force to "
                     "replace it)", m->name);
-  if (rename(m->tmp, m->path) != 0) {
+  if (fio_rename(ctx, m->tmp, m->path) != 0) {
     int err = errno;
     return OOC_FAIL(ctx, errno_status(err), "%s: cannot rename '%s' into place: %s", m->name,
                     m->tmp, strerror(err));
@@ -1146,14 +1190,10 @@ static ooc_status_t commit_impl(h5mat_t *m) {
    * directory (EINVAL), which we accept, but a real I/O error is reported. */
   char dir[PATH_CAP];
   dir_of(m->path, dir, sizeof dir);
-  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    int rc = fsync(dfd), err = errno;
-    close(dfd);
-    if (rc != 0 && err == EIO)
-      return OOC_FAIL(ctx, OOC_ERR_IO, "%s: written, but syncing directory '%s' failed: %s",
-                      m->name, dir, strerror(err));
-  }
+  int err = fio_sync_dir(ctx, m->path);
+  if (err == EIO)
+    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: written, but syncing directory '%s' failed: %s",
+                    m->name, dir, strerror(err));
   return OOC_OK;
 }
 
@@ -1184,4 +1224,28 @@ void h5m_close(h5mat_t *m) {
   ooc_free(ctx, m->path);
   ooc_free(ctx, m->name);
   ooc_free(ctx, m);
+}
+
+int h5m_remove_stale_tmp(ooc_ctx_t *ctx, const char *file) {
+  char dir[PATH_CAP], prefix[PATH_CAP + 8];
+  dir_of(file, dir, sizeof dir);
+  const char *slash = strrchr(file, '/');
+  snprintf(prefix, sizeof prefix, "%s.tmp-", slash ? slash + 1 : file);
+  size_t plen = strlen(prefix);
+  int removed = 0;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, prefix, plen) != 0) continue;
+    char *end = NULL;
+    long pid = strtol(e->d_name + plen, &end, 10);
+    if (pid <= 0 || !end || *end != '-') continue;
+    if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char path[2 * PATH_CAP];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (fio_unlink(ctx, path) == 0) removed++;
+  }
+  closedir(d);
+  return removed;
 }

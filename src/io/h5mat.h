@@ -79,6 +79,11 @@ void h5m_close(h5mat_t *m); /* NULL is fine */
  * 1 zstd, 2 deflate. */
 ooc_status_t h5m_parse_compress(ooc_ctx_t *ctx, const char *spec, int *kind, int *level);
 
+/* Remove "<file>.tmp-<pid>-<n>" temporaries whose process is gone (a run killed with SIGKILL
+ * cannot remove its own). Only call while holding the output's lock (job.c), so that no live run
+ * of this output can own one. Returns how many were removed. */
+int h5m_remove_stale_tmp(ooc_ctx_t *ctx, const char *file);
+
 /* Returns 1 when the filter is available, 0 if registration failed. */
 int h5m_register_zstd(void);
 

@@ -6,9 +6,13 @@
  * is sparse; only tiles actually spilled take disk space). The payload is written before its
  * header, so a put interrupted by a full disk leaves a slot whose checksum cannot match.
  *
+ * Journaled mode doubles the slots: tile id's bank k lives at slot 2 id + k.
+ *
  * Not thread-safe: one thread at a time per store (the compression buffer is shared).
  */
 #include "io/scratch.h"
+
+#include "io/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,45 +55,16 @@ struct scratch {
   ZSTD_CCtx *cctx;
   ZSTD_DCtx *dctx;
   int64_t written, read;
+  int banks;     /* 1, or 2 in journaled mode */
+  int keep;      /* scratch_close leaves the file */
+  int64_t nver;  /* journaled mode: entries in the version tables below */
+  uint8_t *cur;  /* 0: never written; else 1 + bank of the latest version */
+  uint8_t *com;  /* 0: nothing committed; else 1 + bank of the committed version */
+  uint64_t *sum; /* checksum of the latest version */
 };
 
 static ooc_status_t errno_status(int e) {
   return (e == ENOSPC || e == EDQUOT) ? OOC_ERR_NOSPACE : OOC_ERR_IO;
-}
-
-static int pwrite_all(int fd, const void *buf, size_t len, int64_t off) {
-  const char *p = buf;
-  while (len > 0) {
-    ssize_t n = pwrite(fd, p, len, (off_t)off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) return ENOSPC; /* a zero-byte write on a regular file means no room */
-    p += n;
-    len -= (size_t)n;
-    off += n;
-  }
-  return 0;
-}
-
-/* Returns bytes read (short at end of file) or -errno. */
-static int64_t pread_all(int fd, void *buf, size_t len, int64_t off) {
-  char *p = buf;
-  int64_t got = 0;
-  while (len > 0) {
-    ssize_t n = pread(fd, p, len, (off_t)off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (n == 0) break;
-    p += n;
-    len -= (size_t)n;
-    off += n;
-    got += n;
-  }
-  return got;
 }
 
 static uint64_t hdr_sum(const slot_hdr_t *h) { return ooc_xxh64(h, offsetof(slot_hdr_t, hsum), 0); }
@@ -118,6 +93,7 @@ ooc_status_t scratch_open(ooc_ctx_t *ctx, const char *dir, const char *tag, size
   s->slot_size = ooc_cdiv64((int64_t)(sizeof(slot_hdr_t) + slot_bytes), SCR_ALIGN) * SCR_ALIGN;
   s->max_id = INT64_MAX / s->slot_size - 1;
   s->level = zstd_level;
+  s->banks = 1;
 
   size_t cap = strlen(dir) + strlen(safe_tag) + 64;
   s->path = ooc_malloc(ctx, cap);
@@ -133,7 +109,7 @@ ooc_status_t scratch_open(ooc_ctx_t *ctx, const char *dir, const char *tag, size
     uint64_t in[2] = {seed, (uint64_t)attempt};
     unsigned rnd = (unsigned)ooc_xxh64(in, sizeof in, (uint64_t)getpid());
     snprintf(s->path, cap, "%s/.oocsolve-%s-%ld-%08x.scratch", dir, safe_tag, (long)getpid(), rnd);
-    s->fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    s->fd = fio_open(ctx, s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     err = s->fd < 0 ? errno : 0;
   }
   if (s->fd < 0) {
@@ -155,6 +131,34 @@ static ooc_status_t check_id(scratch_t *s, const char *what, int64_t id, const v
   if (bytes > s->slot_bytes || (!data && bytes))
     return OOC_FAIL(s->ctx, OOC_ERR_ARG, "scratch file '%s': %s of tile %lld: %zu bytes do not fit "
                     "a %zu-byte slot", s->path, what, (long long)id, bytes, s->slot_bytes);
+  return OOC_OK;
+}
+
+/* Journaled mode: grow the version tables to hold id. */
+static ooc_status_t ensure_ver(scratch_t *s, int64_t id) {
+  if (id < s->nver) return OOC_OK;
+  int64_t cap = ooc_max64(id + 1, ooc_max64(2 * s->nver, 64));
+  uint8_t *cur = ooc_calloc(s->ctx, (size_t)cap, 1), *com = ooc_calloc(s->ctx, (size_t)cap, 1);
+  uint64_t *sum = ooc_calloc(s->ctx, (size_t)cap, sizeof *sum);
+  if (!cur || !com || !sum) {
+    ooc_free(s->ctx, cur);
+    ooc_free(s->ctx, com);
+    ooc_free(s->ctx, sum);
+    return OOC_FAIL(s->ctx, OOC_ERR_NOMEM, "scratch file '%s': out of memory for the tile "
+                    "version table (%lld tiles)", s->path, (long long)cap);
+  }
+  if (s->nver) {
+    memcpy(cur, s->cur, (size_t)s->nver);
+    memcpy(com, s->com, (size_t)s->nver);
+    memcpy(sum, s->sum, (size_t)s->nver * sizeof *sum);
+  }
+  ooc_free(s->ctx, s->cur);
+  ooc_free(s->ctx, s->com);
+  ooc_free(s->ctx, s->sum);
+  s->cur = cur;
+  s->com = com;
+  s->sum = sum;
+  s->nver = cap;
   return OOC_OK;
 }
 
@@ -192,13 +196,26 @@ ooc_status_t scratch_put(scratch_t *s, int64_t id, const void *data, size_t byte
   }
   h.length = plen;
   h.hsum = hdr_sum(&h);
-  int64_t off = id * s->slot_size;
-  int err = pwrite_all(s->fd, payload, plen, off + (int64_t)sizeof h);
-  if (!err) err = pwrite_all(s->fd, &h, sizeof h, off);
-  if (err)
+  int bank = 0;
+  if (s->banks == 2) {
+    OOC_TRY(ensure_ver(s, id));
+    bank = s->com[id] == 1 ? 1 : 0; /* never the committed version's slot */
+    s->cur[id] = 0; /* until the write is complete, no version of this bank is valid */
+  }
+  int64_t off = (id * s->banks + bank) * s->slot_size;
+  int err = fio_pwrite_all(s->ctx, s->fd, payload, plen, off + (int64_t)sizeof h);
+  if (!err) err = fio_pwrite_all(s->ctx, s->fd, &h, sizeof h, off);
+  if (err) {
+    /* cur[id] stays 0: the failed bank holds no valid version, and the run stops here anyway */
     return OOC_FAIL(s->ctx, errno_status(err), "scratch file '%s': cannot write tile %lld: %s",
                     s->path, (long long)id, strerror(err));
+  }
+  if (s->banks == 2) {
+    s->cur[id] = (uint8_t)(1 + bank);
+    s->sum[id] = h.sum;
+  }
   s->written += (int64_t)bytes;
+  ooc_test_killpoint(s->ctx, "put");
   return OOC_OK;
 }
 
@@ -207,11 +224,18 @@ ooc_status_t scratch_get(scratch_t *s, int64_t id, void *data, size_t bytes) {
   OOC_TRY(check_id(s, "get", id, data, bytes));
   ooc_ctx_t *ctx = s->ctx;
   long long tid = (long long)id;
-  int64_t off = id * s->slot_size;
+  int bank = 0;
+  if (s->banks == 2) {
+    if (id >= s->nver || !s->cur[id])
+      return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "scratch file '%s': tile %lld was never written",
+                      s->path, tid);
+    bank = s->cur[id] - 1;
+  }
+  int64_t off = (id * s->banks + bank) * s->slot_size;
   slot_hdr_t h, zero;
   memset(&h, 0, sizeof h);
   memset(&zero, 0, sizeof zero);
-  int64_t got = pread_all(s->fd, &h, sizeof h, off);
+  int64_t got = fio_pread_all(ctx, s->fd, &h, sizeof h, off);
   if (got < 0)
     return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s': cannot read tile %lld: %s", s->path, tid,
                     strerror((int)-got));
@@ -228,6 +252,8 @@ ooc_status_t scratch_get(scratch_t *s, int64_t id, void *data, size_t bytes) {
     why = "slot holds another tile id";
   else if (h.raw_length != bytes)
     why = "stored length differs from the length asked for";
+  else if (s->banks == 2 && s->sum[id] && h.sum != s->sum[id])
+    why = "the slot holds another version than the journal recorded (checksum differs)";
   else if (h.length > s->slot_bytes || (h.flags == FLAG_RAW && h.length != h.raw_length) ||
            (h.flags != FLAG_RAW && h.flags != FLAG_ZSTD))
     why = "slot header is inconsistent";
@@ -240,7 +266,7 @@ ooc_status_t scratch_get(scratch_t *s, int64_t id, void *data, size_t bytes) {
     OOC_TRY(ensure_zstd(s));
     dst = s->zbuf;
   }
-  got = pread_all(s->fd, dst, (size_t)h.length, off + (int64_t)sizeof h);
+  got = fio_pread_all(ctx, s->fd, dst, (size_t)h.length, off + (int64_t)sizeof h);
   if (got < 0)
     return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s': cannot read tile %lld: %s", s->path, tid,
                     strerror((int)-got));
@@ -268,11 +294,94 @@ int64_t scratch_bytes_read(const scratch_t *s) { return s ? s->read : 0; }
 
 void scratch_close(scratch_t *s) {
   if (!s) return;
-  if (s->fd >= 0) close(s->fd);
-  if (s->path && s->fd >= 0) unlink(s->path);
+  if (s->fd >= 0) fio_close(s->ctx, s->fd);
+  if (s->path && s->fd >= 0 && !s->keep) fio_remove(s->ctx, s->path);
+  ooc_free(s->ctx, s->cur);
+  ooc_free(s->ctx, s->com);
+  ooc_free(s->ctx, s->sum);
   ZSTD_freeCCtx(s->cctx);
   ZSTD_freeDCtx(s->dctx);
   ooc_free(s->ctx, s->zbuf);
   ooc_free(s->ctx, s->path);
   ooc_free(s->ctx, s);
 }
+
+/* ---- journaled mode ------------------------------------------------------------------------ */
+
+ooc_status_t scratch_open_at(ooc_ctx_t *ctx, const char *path, size_t slot_bytes, int zstd_level,
+                             int mode, scratch_t **out) {
+  if (!ctx || !out || !path || !*path) return OOC_ERR_ARG;
+  *out = NULL;
+  if (slot_bytes == 0 || slot_bytes > ((size_t)1 << 40))
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "scratch file '%s': slot size %zu out of range", path,
+                    slot_bytes);
+  if (zstd_level > ZSTD_maxCLevel()) zstd_level = ZSTD_maxCLevel();
+  scratch_t *s = ooc_calloc(ctx, 1, sizeof *s);
+  if (!s) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch file '%s': out of memory", path);
+  s->ctx = ctx;
+  s->fd = -1;
+  s->slot_bytes = slot_bytes;
+  s->slot_size = ooc_cdiv64((int64_t)(sizeof(slot_hdr_t) + slot_bytes), SCR_ALIGN) * SCR_ALIGN;
+  s->banks = 2;
+  s->max_id = INT64_MAX / (2 * s->slot_size) - 1;
+  s->level = zstd_level;
+  s->path = ooc_strdup(ctx, path);
+  if (!s->path) {
+    scratch_close(s);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch file '%s': out of memory", path);
+  }
+  int flags = O_RDWR | O_CLOEXEC | (mode == SCRATCH_CREATE ? O_CREAT | O_EXCL
+                                    : mode == SCRATCH_ANY  ? O_CREAT : 0);
+  s->fd = fio_open(ctx, path, flags, 0600);
+  if (s->fd < 0) {
+    int e = errno;
+    ooc_free(ctx, s->path);
+    s->path = NULL; /* nothing of ours to unlink */
+    scratch_close(s);
+    if (e == EEXIST)
+      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "scratch file '%s' exists (left by another run)", path);
+    if (e == ENOENT && mode == SCRATCH_REOPEN)
+      return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s' of the interrupted run is missing",
+                      path);
+    return OOC_FAIL(ctx, errno_status(e), "cannot open scratch file '%s': %s", path, strerror(e));
+  }
+  *out = s;
+  return OOC_OK;
+}
+
+ooc_status_t scratch_sync(scratch_t *s) {
+  if (!s) return OOC_OK;
+  if (fio_fsync(s->ctx, s->fd) != 0) {
+    int e = errno;
+    return OOC_FAIL(s->ctx, errno_status(e), "scratch file '%s': cannot sync: %s", s->path,
+                    strerror(e));
+  }
+  return OOC_OK;
+}
+
+int scratch_version(const scratch_t *s, int64_t id, uint8_t *bank, uint64_t *sum) {
+  if (!s || s->banks != 2 || id < 0 || id >= s->nver || !s->cur[id]) return 0;
+  *bank = (uint8_t)(s->cur[id] - 1);
+  *sum = s->sum[id];
+  return 1;
+}
+
+void scratch_commit(scratch_t *s) {
+  if (!s || s->banks != 2) return;
+  if (s->nver) memcpy(s->com, s->cur, (size_t)s->nver);
+}
+
+ooc_status_t scratch_restore(scratch_t *s, int64_t id, uint8_t bank, uint64_t sum) {
+  if (!s || s->banks != 2 || bank > 1 || id < 0 || id > s->max_id)
+    return OOC_FAIL(s->ctx, OOC_ERR_INTERNAL, "scratch file '%s': bad restore of tile %lld",
+                    s ? s->path : "", (long long)id);
+  OOC_TRY(ensure_ver(s, id));
+  s->cur[id] = s->com[id] = (uint8_t)(1 + bank);
+  s->sum[id] = sum;
+  return OOC_OK;
+}
+
+void scratch_keep(scratch_t *s, int keep) {
+  if (s) s->keep = keep;
+}
+

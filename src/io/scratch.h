@@ -13,6 +13,16 @@
  * - ENOSPC/EDQUOT -> OOC_ERR_NOSPACE; other errors -> OOC_ERR_IO; messages name the file.
  * - scratch_close removes the file. NULL is fine.
  * - Counters: bytes of payload written and read (before compression).
+ * - Every file operation goes through io/fileio.h (fault injection, open-file counter).
+ *
+ * Journaled mode (resumable runs; docs/RELIABILITY.md). scratch_open_at opens a store at a fixed
+ * path with two slots per tile id ("banks"). The journal of a run records, for every tile it
+ * needs, the bank and checksum of the version it committed (scratch_version after scratch_sync);
+ * scratch_commit then makes those versions the protected ones: a later put of the same id goes to
+ * the other bank, so a crash at any moment leaves every committed version intact. A resumed run
+ * reopens the file and declares the committed versions with scratch_restore; a get then also
+ * checks that the slot holds exactly that version (checksum), so stale data is never mixed in.
+ * - scratch_keep(s, 1): scratch_close leaves the file in place (the journal refers to it).
  */
 #ifndef OOC_SCRATCH_H
 #define OOC_SCRATCH_H
@@ -29,5 +39,20 @@ const char *scratch_path(const scratch_t *s);
 int64_t scratch_bytes_written(const scratch_t *s);
 int64_t scratch_bytes_read(const scratch_t *s);
 void scratch_close(scratch_t *s);
+
+/* mode: SCRATCH_CREATE fails (OOC_ERR_EXISTS) if the file exists; SCRATCH_REOPEN fails
+ * (OOC_ERR_IO) if it does not; SCRATCH_ANY opens or creates it. */
+enum { SCRATCH_CREATE = 0, SCRATCH_REOPEN = 1, SCRATCH_ANY = 2 };
+ooc_status_t scratch_open_at(ooc_ctx_t *ctx, const char *path, size_t slot_bytes, int zstd_level,
+                             int mode, scratch_t **out);
+/* fsync the store: what was put is durable when this returns OOC_OK. */
+ooc_status_t scratch_sync(scratch_t *s);
+/* The latest version of tile id: 1 and its bank and checksum, or 0 if never written. */
+int scratch_version(const scratch_t *s, int64_t id, uint8_t *bank, uint64_t *sum);
+/* The latest versions become the committed ones (call after the journal naming them is durable). */
+void scratch_commit(scratch_t *s);
+/* After a reopen: tile id's committed version is in `bank` with checksum `sum`. */
+ooc_status_t scratch_restore(scratch_t *s, int64_t id, uint8_t bank, uint64_t sum);
+void scratch_keep(scratch_t *s, int keep);
 
 #endif

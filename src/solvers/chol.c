@@ -181,7 +181,8 @@ static ooc_status_t invert(chol_t *c) {
   int lower_only = c->a->lower_only;
   double *P = c->P, *S = c->S;
   int64_t nsteps = ooc_cdiv64(n, W);
-  for (int64_t step = 0; step < nsteps; step++) {
+  if (c->a->start_step > 0) c->logdet = c->a->logdet0;
+  for (int64_t step = c->a->start_step; step < nsteps; step++) {
     int64_t k0 = step * W, w = ooc_min64(W, n - k0), below = n - k0 - w;
     int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     int last = (step == nsteps - 1);
@@ -259,6 +260,7 @@ static ooc_status_t invert(chol_t *c) {
     }
     c->stats->t_update += ooc_now() - t4;
     c->stats->steps++;
+    if (c->a->after_step) OOC_TRY(c->a->after_step(c->a->step_user, step, nsteps, c->logdet));
     OOC_TRY(ooc_tick(c->ctx, "invert", (step + 1.0) / nsteps));
   }
   if (lower_only)

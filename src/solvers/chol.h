@@ -77,6 +77,14 @@ typedef struct chol_args {
   const ooc_ops_t *ops;
   int job;                /* CHOL_FACTOR, CHOL_INVERT, CHOL_SOLVE */
   int lower_only;         /* CHOL_INVERT: leave only the lower triangle of A^-1 (zeros above) */
+  /* Resumable CHOL_INVERT runs (docs/RELIABILITY.md), as in gj.h: start at step start_step with
+   * the store holding the earlier steps' result and logdet0 their log-determinant sum;
+   * after_step runs after each completed sweep step at a safe point (no tile checked out) with
+   * the sum so far, and may stop the run by returning a failure. */
+  int64_t start_step;
+  double logdet0;
+  ooc_status_t (*after_step)(void *user, int64_t step, int64_t nsteps, double logdet);
+  void *step_user;
 } chol_args_t;
 
 typedef struct chol_stats {

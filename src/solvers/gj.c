@@ -160,7 +160,8 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
   }
 
   int64_t nsteps = ooc_cdiv64(n, W);
-  for (int64_t step = 0; step < nsteps; step++) {
+  if (a->start_step > 0 && a->ipiv0) memcpy(ipiv, a->ipiv0, (size_t)n * sizeof(int64_t));
+  for (int64_t step = a->start_step; step < nsteps; step++) {
     int64_t k0 = step * W, w = ooc_min64(W, n - k0);
     int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     double t0 = ooc_now();
@@ -225,6 +226,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
         for (int64_t ti = 0; ti < rows.count; ti++) ts_drop(a->A, ti, tj);
     stats->t_update += ooc_now() - t1;
     stats->steps++;
+    if (a->after_step) OOC_CHECK(st = a->after_step(a->step_user, step, nsteps, ipiv));
     OOC_CHECK(st = ooc_tick(ctx, "eliminate", (step + 1.0) / nsteps));
   }
 

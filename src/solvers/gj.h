@@ -72,6 +72,14 @@ typedef struct gj_args {
   const double *colnorm;  /* ||A[:, j]||_1 of the input, n entries (for the singularity test) */
   int64_t *perm;          /* invert only, n entries out: A^-1[:, c] = store[:, perm[c]] */
   gj_exec_t *exec;        /* NULL: the CPU executor over ops; else e.g. the CUDA one */
+  /* Resumable runs (docs/RELIABILITY.md). start_step: the first step to run; the store holds the
+   * result of the steps before it and ipiv0 (n entries) their pivots. after_step, when set, is
+   * called after every completed step at a safe point (no tile checked out, the store holds the
+   * step's result, ipiv valid for rows < (step + 1) W); a failure it returns stops the run. */
+  int64_t start_step;
+  const int64_t *ipiv0;
+  ooc_status_t (*after_step)(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv);
+  void *step_user;
 } gj_args_t;
 
 typedef struct gj_stats {

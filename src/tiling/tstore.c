@@ -623,3 +623,58 @@ ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld)
   batch_run(c);
   return st;
 }
+
+/* ---- checkpoints (new functions only, see tstore.h) ---------------------------------------- */
+
+static ooc_status_t open_spill(tstore_t *ts) {
+  if (!ts->has_spill)
+    return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "checkpoint of a tile store without scratch");
+  if (!ts->spill_handle)
+    OOC_TRY(ts->spill.open(ts->spill.self, (size_t)(ts->rows.b * ts->cols.b) * sizeof(double),
+                           &ts->spill_handle));
+  return OOC_OK;
+}
+
+ooc_status_t ts_flush(tstore_t *ts) {
+  if (!ts) return OOC_OK;
+  int64_t nt = ts->rows.count * ts->cols.count;
+  for (int64_t idx = 0; idx < nt; idx++) {
+    uint8_t s = ts->state[idx];
+    if (s == T_TAKEN || (s == T_SOURCE && ts->has_source))
+      return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "checkpoint with tile %lld %s", (long long)idx,
+                      s == T_TAKEN ? "checked out" : "never read from its source");
+    if (s != T_CACHED) continue;
+    entry_t *e = ts->ent[idx];
+    int64_t bytes = e->charge - (int64_t)sizeof(entry_t);
+    double t0 = ooc_now();
+    OOC_TRY(open_spill(ts));
+    OOC_TRY(ts->spill.put(ts->spill_handle, idx, e->data, (size_t)bytes));
+    ts->st.t_spill += ooc_now() - t0;
+    ts->st.bytes_spilled += bytes;
+  }
+  return OOC_OK;
+}
+
+int ts_where(const tstore_t *ts, int64_t idx) {
+  switch (ts->state[idx]) {
+  case T_ZERO: return 0;
+  case T_SOURCE: return ts->has_source ? -1 : 0;
+  case T_SPILLED:
+  case T_CACHED: return 1; /* CACHED: valid only right after ts_flush, as documented */
+  default: return -1;
+  }
+}
+
+ooc_status_t ts_restore(tstore_t *ts, const uint8_t *where) {
+  int64_t nt = ts->rows.count * ts->cols.count;
+  int any = 0;
+  for (int64_t idx = 0; idx < nt; idx++) {
+    if (ts->ent[idx]) entry_free(ts->cache, ts->ent[idx]);
+    ts->state[idx] = where[idx] == 1 ? T_SPILLED : T_ZERO;
+    any |= where[idx] == 1;
+  }
+  if (any) OOC_TRY(open_spill(ts));
+  return OOC_OK;
+}
+
+void *ts_spill_handle(const tstore_t *ts) { return ts ? ts->spill_handle : NULL; }

@@ -115,4 +115,21 @@ void ts_drop(tstore_t *ts, int64_t ti, int64_t tj);
 ooc_status_t ts_take_col(tstore_t *ts, int64_t tj, double *dst, int64_t ld);
 ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld);
 
+/* Checkpoints (resumable runs, docs/RELIABILITY.md), at a safe point where no tile is checked out.
+ * - ts_flush writes every cached tile to scratch through the spill ops (the tile stays cached and
+ *   is still charged to the cache), so that afterwards every tile is zero or has its current
+ *   content in scratch. Costs one scratch write per cached tile. OOC_ERR_INTERNAL if a tile is
+ *   checked out, or a tile still comes from a source (a store with a source cannot be restored).
+ * - ts_where(ts, idx) with idx = ti * cols.count + tj (the scratch tile id): 0 zero, 1 the
+ *   scratch holds its content (after ts_flush), -1 neither (cached and not flushed, checked out,
+ *   or from a source).
+ * - ts_restore: every tile with where[idx] = 1 is in scratch (state SPILLED; the scratch is opened
+ *   through the spill opener, which must reopen the checkpoint's file), every other one is zero.
+ *   Cached tiles are forgotten first.
+ * - ts_spill_handle: the handle the spill opener returned, NULL before the first spill. */
+ooc_status_t ts_flush(tstore_t *ts);
+int ts_where(const tstore_t *ts, int64_t idx);
+ooc_status_t ts_restore(tstore_t *ts, const uint8_t *where);
+void *ts_spill_handle(const tstore_t *ts);
+
 #endif

@@ -245,7 +245,9 @@ static ooc_status_t dalloc(ocu_t *x, void *pp, int64_t bytes, const char *what) 
                     ooc_fmt_bytes(x->budget, bu, sizeof bu), ooc_fmt_bytes(bytes, a, sizeof a),
                     what, ooc_fmt_bytes(x->used, u, sizeof u));
   }
-  cudaError_t e = cudaMalloc(p, (size_t)bytes);
+  /* fault seam (base.h): an armed OOC_FAULT_DEVICE fails here as an out-of-memory would */
+  cudaError_t e = ooc_fault_hit(x->ctx, OOC_FAULT_DEVICE) ? cudaErrorMemoryAllocation
+                                                          : cudaMalloc(p, (size_t)bytes);
   if (e != cudaSuccess) {
     char a[32];
     cudaGetLastError();
@@ -306,6 +308,8 @@ static ooc_status_t halloc(ocu_t *x, void *pp, int64_t bytes, const char *what) 
   *p = NULL;
   if (bytes <= 0) return OOC_OK;
   if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many host buffers");
+  if (ooc_fault_hit(x->ctx, OOC_FAULT_DEVICE))
+    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "pinned allocation for %s failed (injected fault)", what);
   if (bytes >= PIN_BIG && (*p = pin_big(bytes)) != NULL) {
     x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 2};
     x->pinned += bytes;
@@ -807,7 +811,10 @@ static void destroy_handles(ocu_t *x) {
   if (x->par) cusolverDnDestroyParams(x->par);
   if (x->sol) cusolverDnDestroy(x->sol);
   for (int s = 0; s < MAXS; s++)
-    if (x->st[s]) cudaStreamDestroy(x->st[s]);
+    if (x->st[s]) {
+      cudaStreamDestroy(x->st[s]);
+      x->ctx->streams--; /* leak counter, base.h */
+    }
 }
 
 ooc_status_t ocu_exec_destroy(gj_exec_t *e) {
@@ -851,7 +858,10 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
     for (int g = 0; g < x->G; g++) x->icomp[g] = 1 + g;
   }
   CU(x, ocu_preload());
-  for (int s = 0; s < x->S; s++) CU(x, cudaStreamCreateWithFlags(&x->st[s], cudaStreamNonBlocking));
+  for (int s = 0; s < x->S; s++) {
+    CU(x, cudaStreamCreateWithFlags(&x->st[s], cudaStreamNonBlocking));
+    x->ctx->streams++; /* leak counter, base.h */
+  }
   CS(x, cusolverDnCreate(&x->sol));
   CS(x, cusolverDnCreateParams(&x->par));
   CS(x, cusolverDnSetStream(x->sol, x->st[x->icomp[0]]));

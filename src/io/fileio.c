@@ -1,0 +1,165 @@
+/* fileio.c: see fileio.h. */
+#include "io/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+static int p_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
+static int p_fallocate(int fd, off_t off, off_t len) { return posix_fallocate(fd, off, len); }
+
+static const fio_ops_t posix_ops = {p_open, close,    pread,  pwrite, fsync,
+                                    p_fallocate, truncate, rename, unlink};
+
+const fio_ops_t *fio_posix_ops(void) { return &posix_ops; }
+void fio_set_ops(ooc_ctx_t *ctx, const fio_ops_t *ops) { ctx->io_ops = ops; }
+
+static const fio_ops_t *ops(const ooc_ctx_t *ctx) {
+  return ctx && ctx->io_ops ? ctx->io_ops : &posix_ops;
+}
+
+int fio_gate(ooc_ctx_t *ctx, int writes) {
+  if (!ctx) return 0;
+  int e = ooc_fault_hit(ctx, OOC_FAULT_IO);
+  if (writes) {
+    int w = ooc_fault_hit(ctx, OOC_FAULT_IO_WRITE);
+    if (!e) e = w;
+  }
+  return e;
+}
+
+int fio_open(ooc_ctx_t *ctx, const char *path, int flags, mode_t mode) {
+  int e = fio_gate(ctx, (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  int fd;
+  do {
+    fd = ops(ctx)->open(path, flags, mode);
+  } while (fd < 0 && errno == EINTR);
+  if (fd >= 0 && ctx) ctx->open_files++;
+  return fd;
+}
+
+int fio_close(ooc_ctx_t *ctx, int fd) {
+  if (fd < 0) return 0;
+  int e = fio_gate(ctx, 0);
+  int rc = ops(ctx)->close(fd); /* released even when a fault is injected, as close(2) does */
+  if (ctx) ctx->open_files--;
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return rc;
+}
+
+int fio_pwrite_all(ooc_ctx_t *ctx, int fd, const void *buf, size_t len, int64_t off) {
+  int e = fio_gate(ctx, 1);
+  if (e) return e;
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t n = ops(ctx)->pwrite(fd, p, len, (off_t)off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return ENOSPC; /* a zero-byte write on a regular file means no room */
+    p += n;
+    len -= (size_t)n;
+    off += n;
+  }
+  return 0;
+}
+
+int64_t fio_pread_all(ooc_ctx_t *ctx, int fd, void *buf, size_t len, int64_t off) {
+  int e = fio_gate(ctx, 0);
+  if (e) return -e;
+  char *p = buf;
+  int64_t got = 0;
+  while (len > 0) {
+    ssize_t n = ops(ctx)->pread(fd, p, len, (off_t)off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) break;
+    p += n;
+    len -= (size_t)n;
+    off += n;
+    got += n;
+  }
+  return got;
+}
+
+int fio_fsync(ooc_ctx_t *ctx, int fd) {
+  int e = fio_gate(ctx, 1);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return ops(ctx)->fsync(fd);
+}
+
+int fio_fallocate(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len) {
+  int e = fio_gate(ctx, 1);
+  return e ? e : ops(ctx)->fallocate(fd, (off_t)off, (off_t)len);
+}
+
+int fio_truncate(ooc_ctx_t *ctx, const char *path, int64_t len) {
+  int e = fio_gate(ctx, 1);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return ops(ctx)->truncate(path, (off_t)len);
+}
+
+int fio_rename(ooc_ctx_t *ctx, const char *from, const char *to) {
+  int e = fio_gate(ctx, 1);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return ops(ctx)->rename(from, to);
+}
+
+int fio_unlink(ooc_ctx_t *ctx, const char *path) {
+  int e = fio_gate(ctx, 0);
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return ops(ctx)->unlink(path);
+}
+
+int fio_remove(ooc_ctx_t *ctx, const char *path) {
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (fio_unlink(ctx, path) == 0 || errno == ENOENT) return 0;
+  }
+  return errno;
+}
+
+int fio_sync_dir(ooc_ctx_t *ctx, const char *path) {
+  char dir[4096];
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf(dir, sizeof dir, "/");
+  else
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  int fd = fio_open(ctx, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  if (fd < 0) return errno == EACCES ? 0 : errno; /* an unreadable directory cannot be synced */
+  int rc = fio_fsync(ctx, fd), err = rc ? errno : 0;
+  fio_close(ctx, fd);
+  return (err == EINVAL || err == EROFS) ? 0 : err;
+}
+
+void fio_h5_opened(ooc_ctx_t *ctx) {
+  if (ctx) ctx->open_files++;
+}
+void fio_h5_closed(ooc_ctx_t *ctx) {
+  if (ctx) ctx->open_files--;
+}
