@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
       for (int64_t ti = 0; ti < p.count; ti++)
         if (ts_put(ts, ti, tj, A + part_start(p, ti) + part_start(p, tj) * n, n) != OOC_OK)
           return 4;
-    chol_args_t a = {ts, NULL, W, ooc_ops_cpu(), CHOL_INVERT, 0};
+    chol_args_t a = {ts, NULL, W, ooc_ops_cpu(), CHOL_INVERT, 0, NULL};
     chol_stats_t st;
     int64_t info;
     t0 = ooc_now();

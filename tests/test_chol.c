@@ -106,7 +106,7 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, &spb, &sb) == OOC_OK);
   r.budget = cap + chol_workspace_bytes(n, b, W, B ? m : 0) + tstore_overhead_bytes(n, n, b) +
              (B ? tstore_overhead_bytes(n, m, b) : 0) + SLACK;
-  chol_args_t args = {sa, sb, W, ops, job, lower_only};
+  chol_args_t args = {sa, sb, W, ops, job, lower_only, NULL};
   chol_stats_t stats;
   r.st = chol_run(ctx, &args, &stats, &r.info, &r.logdet);
   r.peak = ooc_ctx_host_peak(ctx);
