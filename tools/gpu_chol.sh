@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA Cholesky on the GPU host: build, benchmark against cuSOLVER, test, sanitize.
 # Run from the tree's root (via .devdeps/on-device); logs under $OUT. Each stage has its own
-# time limit; the whole script stays under ~570 s. BENCH=0 / TESTS=0 / SAN=0 / OOC=0 skip stages.
+# time limit; the whole script stays under ~450 s. BENCH=0 / TESTS=0 / SAN=0 / OOC=0 skip stages.
 set -o pipefail
 cd "$(dirname "$0")/.."
 B=/tmp/b-cholgpu
@@ -12,7 +12,7 @@ for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
   [ -e $d/libzstd.so.1 ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
 done
 nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,power.limit --format=csv,noheader
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DOOC_WERROR=ON > $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
 timeout 200 cmake --build $B -j16 --target test_cuda_chol bench_cuda_chol >> $OUT/build.log 2>&1 || { grep -E "error|Error" $OUT/build.log | head -30; exit 1; }
 echo "built at ${SECONDS}s"
 if [ "${BENCH:-1}" = 1 ]; then
@@ -33,8 +33,8 @@ fi
 if [ "${OOC:-1}" = 1 ]; then
   timeout 60 $B/bench_cuda_chol run 32768 4096 0 2>&1 | tee $OUT/bench_run32768.log | grep -E "RESULT|rror|failed"
   echo "run 32768 done at ${SECONDS}s"
-  left=$((575 - SECONDS))
-  if [ $left -gt 60 ]; then
+  left=$((440 - SECONDS))
+  if [ $left -gt 90 ]; then
     MALLOC_TRIM_THRESHOLD_=100000000000 MALLOC_TOP_PAD_=1073741824 timeout $left $B/bench_cuda_chol run 65536 1024 16G $OUT/trace_65536.json 2>&1 | tee $OUT/bench_run65536.log | grep -E "RESULT|rror|failed"
     echo "run 65536 rc=$? done at ${SECONDS}s"
   else
