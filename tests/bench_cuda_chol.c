@@ -96,10 +96,9 @@ static double sym_norm1(const double *A, int64_t n) {
 
 /* Probe residual of X (column j by get(j), full symmetric inverse) against A (lower). */
 typedef void (*getcol_t)(void *self, int64_t j0, int64_t nc, double *dst); /* n x nc, ld n */
-static double probe(const double *A, int64_t n, void *self, getcol_t get) {
+static double probe(const double *A, int64_t n, int64_t bc, void *self, getcol_t get) {
   double *t = malloc((size_t)n * sizeof *t), *y = calloc((size_t)n, sizeof *y);
   double *z = malloc((size_t)n * sizeof *z);
-  int64_t bc = 1024;
   double *buf = malloc((size_t)(n * bc) * sizeof *buf), xn = 0;
   uint64_t s = 99;
   double tn = 0;
@@ -244,7 +243,7 @@ static void incore(int64_t n, const char *nbs) {
       if (rep == 1) {
         dense_t d = {e->panel, n};
         printf("RESULT ours n=%lld nb=%lld probe residual %.3g\n", (long long)n, (long long)st.nb,
-               probe(A, n, &d, dense_get));
+               probe(A, n, 1024, &d, dense_get));
       }
     }
     OK(ctx, ocu_chol_destroy(e));
@@ -273,7 +272,7 @@ typedef struct {
   int64_t n, b;
   double *tile;
 } store_get_t;
-static void store_get(void *self, int64_t j0, int64_t nc, double *dst) {
+static void store_get(void *self, int64_t j0, int64_t nc, double *dst) { /* j0, nc: one tile column */
   store_get_t *g = self;
   part_t p = ts_rows(g->ts);
   for (int64_t tj = j0 / g->b; tj * g->b < j0 + nc; tj++)
@@ -328,7 +327,7 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   OK(ctx, ocu_chol_destroy(e));
   if (n <= 32768) {
     store_get_t g = {ts, n, b, NULL};
-    printf("RESULT chol_run n=%lld probe residual %.3g\n", (long long)n, probe(A, n, &g, store_get));
+    printf("RESULT chol_run n=%lld probe residual %.3g\n", (long long)n, probe(A, n, b, &g, store_get));
   }
   tstore_destroy(ts);
   tcache_destroy(cache);
@@ -338,6 +337,7 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
 
 int main(int argc, char **argv) {
   char why[256];
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each RESULT line out at once, even into a pipe */
   if (!ocu_probe(why, sizeof why)) {
     printf("bench_cuda_chol: no usable GPU (%s)\n", why);
     return 77;

@@ -561,6 +561,11 @@ static void t_api(void) {
     tu_ctx_done(ctx);
   }
   CU_ASSERT(info[0] == 701 && info[1] == 701);
+  /* auto: a negative diagonal entry sends it straight to gj; to meet Cholesky's failure, the
+   * matrix must look SPD to the pre-pass (symmetric, positive diagonal) and not be */
+  memcpy(M, A, (size_t)(n * n) * sizeof *M);
+  M[700 + 699 * n] = M[699 + 700 * n] = 3.0;
+  tu_write_matrix(bad, "/A", n, n, M, 2);
   {
     ooc_ctx_t *ctx = tu_ctx();
     ooc_opts_t o;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CUDA Cholesky on the GPU host: build, benchmark against cuSOLVER, test, sanitize.
 # Run from the tree's root (via .devdeps/on-device); logs under $OUT. Each stage has its own
-# time limit; the whole script stays under ~450 s. BENCH=0 / TESTS=0 / SAN=0 / OOC=0 skip stages.
+# time limit; the whole script stays under ~450 s. BENCH=0 / TESTS=0 / SAN=0 / OOC=0 / BIG=0 skip stages;
+# NBS=512,1024 picks the in-device sweep blocks the in-core benchmark tries.
 set -o pipefail
 cd "$(dirname "$0")/.."
 B=/tmp/b-cholgpu
@@ -16,7 +17,7 @@ cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > $OUT
 timeout 200 cmake --build $B -j16 --target test_cuda_chol bench_cuda_chol >> $OUT/build.log 2>&1 || { grep -E "error|Error" $OUT/build.log | head -30; exit 1; }
 echo "built at ${SECONDS}s"
 if [ "${BENCH:-1}" = 1 ]; then
-  timeout 110 $B/bench_cuda_chol incore 32768 ${NBS:-2048,1024,4096} 2>&1 | tee $OUT/bench_incore.log | grep -E "RESULT|rror|failed"
+  timeout 110 $B/bench_cuda_chol incore 32768 ${NBS:-1024,2048,4096} 2>&1 | tee $OUT/bench_incore.log | grep -E "RESULT|rror|failed"
   echo "incore bench done at ${SECONDS}s"
 fi
 if [ "${TESTS:-1}" = 1 ]; then
@@ -31,10 +32,10 @@ if [ "${SAN:-1}" = 1 ]; then
   echo "sanitize done at ${SECONDS}s"
 fi
 if [ "${OOC:-1}" = 1 ]; then
-  timeout 60 $B/bench_cuda_chol run 32768 4096 0 2>&1 | tee $OUT/bench_run32768.log | grep -E "RESULT|rror|failed"
+  timeout 90 $B/bench_cuda_chol run 32768 4096 0 2>&1 | tee $OUT/bench_run32768.log | grep -E "RESULT|rror|failed"
   echo "run 32768 done at ${SECONDS}s"
   left=$((440 - SECONDS))
-  if [ $left -gt 90 ]; then
+  if [ "${BIG:-1}" = 1 ] && [ $left -gt 90 ]; then
     MALLOC_TRIM_THRESHOLD_=100000000000 MALLOC_TOP_PAD_=1073741824 timeout $left $B/bench_cuda_chol run 65536 1024 16G $OUT/trace_65536.json 2>&1 | tee $OUT/bench_run65536.log | grep -E "RESULT|rror|failed"
     echo "run 65536 rc=$? done at ${SECONDS}s"
   else

@@ -5,7 +5,7 @@
  *
  * In core (the stripe W = n: the matrix fits --gpu-mem)
  * - invert: one H2D of the lower triangle, then the sweep of chol.h run *inside* the device with
- *   inner blocks of nb columns (default 2048): per block, cusolverDnXpotrf of the nb x nb pivot
+ *   inner blocks of nb columns (default 1024): per block, cusolverDnXpotrf of the nb x nb pivot
  *   block (its failure names the leading minor, its diagonal gives the logdet), two cuBLAS trsm
  *   on the n x nb panel, one GEMM per other column block for the rank-nb update of the lower
  *   triangle (the bulk: n^3 flops in all, at DGEMM rate), two trsm and a potri of the nb block;
