@@ -13,9 +13,10 @@
 /* ocu_chol_kernels.cu */
 cudaError_t ocu_chol_mirror(double *A, int64_t lda, int64_t w, int full, cudaStream_t s);
 
-#define NB_DEFAULT 1024 /* the in-device sweep's block; n = 32768 on an H100: 1024 0.92 s, 2048 0.97 s,
-                          * 4096 1.07 s (bench_cuda_chol incore): K = 1024 GEMMs are near the DGEMM
-                          * peak already, and smaller blocks waste less on the diagonal blocks */
+#define NB_DEFAULT 1024 /* the in-device sweep's block; n = 32768 on an H100 (bench_cuda_chol incore):
+                          * 512 0.94 s, 768 0.89, 1024 0.90, 1536 0.92, 2048 0.97, 4096 1.07: K = 1024
+                          * GEMMs run near the DGEMM peak already, larger blocks waste more on the
+                          * diagonal blocks and in the panel's trsm */
 #define NSLOTS 4        /* ring of column blocks: one being copied in, one multiplied, one out */
 #define MAXALLOC 64
 #define ALIGN(x) (((x) + 255) / 256 * 256)
