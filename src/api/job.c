@@ -25,6 +25,7 @@
 #include "tiling/tstore.h"
 #ifdef OOC_HAVE_CUDA
 #include "kernels/cuda/ocu.h"
+#include "kernels/cuda/ocu_chol.h"
 #endif
 
 /* Small allocations outside the planned buffers (structs, names): kept out of the cache. */
@@ -70,6 +71,7 @@ typedef struct job {
   double ckpt_interval, t_last_ckpt;
   int64_t committed_steps, steps_done, nsteps, resume_step;
   double resume_logdet; /* chol: the journal's log-determinant sum */
+  chol_exec_t *cexec; /* the CUDA Cholesky executor while chol_run runs */
 } job_t;
 
 /* ---- adapters from io to the tiling layer's interfaces ------------------------------------ */
@@ -450,11 +452,6 @@ static ooc_status_t choose_method(job_t *j) {
              sym ? "the diagonal is not positive" : "not symmetric");
   }
 chosen:
-  if (j->method == OOC_METHOD_CHOL && j->cuda) {
-    j->cuda = 0; /* the CUDA backend runs gj only so far */
-    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
-    ooc_warn(r->warnings, sizeof r->warnings, "chol runs on the CPU backend in this version");
-  }
   snprintf(r->method, sizeof r->method, "%s", j->method == OOC_METHOD_CHOL ? "chol" : "gj");
   return OOC_OK;
 }
@@ -481,6 +478,38 @@ static void unload_inputs(job_t *j) {
   tcache_destroy(j->cache);
   j->cache = NULL;
 }
+
+#ifdef OOC_HAVE_CUDA
+/* The CUDA Cholesky executor for ca->job: the stripe is the planned one, narrowed to what the
+ * Cholesky's device buffers allow. Its pinned panel and ring must fit in the host room plan()
+ * and plan_gpu() set aside for the solver (they were sized for gj, the method not yet known);
+ * when they do not (rare: chol's in-device sweep needs a little more device memory than gj, so
+ * a matrix that fits gj in one step can need chol's ring), chol runs on the CPU with a notice. */
+static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
+  ooc_ctx_t *ctx = j->ctx;
+  ooc_report_t *r = j->rep;
+  int64_t n = j->n, b = j->b, m = j->m, Wd = 0, gbudget = 0;
+  ocu_config_t c = gpu_config(j);
+  OOC_TRY(ocu_chol_plan(ctx, n, b, ca->job, 0, &c, &Wd, &gbudget));
+  int64_t W = ooc_min64(j->W, Wd);
+  int64_t reserved = solver_ws(j, j->W) + ocu_host_extra_bytes(n, b, j->W, m, &c);
+  int64_t need = ocu_chol_host_bytes(n, b, W, &c) + chol_workspace_bytes(n, b, W, m) - 8 * n * W;
+  if (need > reserved) {
+    char nb[32], rb[32];
+    j->cuda = 0;
+    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
+    ooc_warn(r->warnings, sizeof r->warnings, "chol ran on the CPU: the GPU pipeline needs %s of "
+             "host memory for stripe %lld, %s was planned", ooc_fmt_bytes(need, nb, sizeof nb),
+             (long long)W, ooc_fmt_bytes(reserved, rb, sizeof rb));
+    return OOC_OK;
+  }
+  OOC_TRY(ocu_chol_create(ctx, n, b, W, ca->job, 0, &c, &j->cexec));
+  ca->exec = j->cexec;
+  ca->stripe = W >= n ? ooc_cdiv64(n, b) * b : W; /* W = n also when b does not divide n */
+  r->stripe = ooc_min64(W, n);
+  return OOC_OK;
+}
+#endif
 
 /* Cholesky; under auto, a matrix that is not positive definite falls back to gj (the stores
  * are reloaded from the input, which was never modified). */
@@ -510,9 +539,25 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
     start_checkpoints(j);
   }
   chol_stats_t cs = {0};
+#ifdef OOC_HAVE_CUDA
+  if (j->cuda && !j->have_factor) OOC_TRY(chol_gpu_setup(j, &ca)); /* nothing to factor */
+#endif
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   *steps = cs.steps;
   if (st == OOC_ERR_FORMAT && j->have_factor) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
+#ifdef OOC_HAVE_CUDA
+  if (j->cexec) {
+    ocu_chol_stats_t os;
+    char pk[32], bu[32];
+    ocu_chol_stats(j->cexec, &os);
+    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s (chol, stripe %lld)",
+             ooc_fmt_bytes(os.dev_peak, pk, sizeof pk), ooc_fmt_bytes(os.dev_budget, bu, sizeof bu),
+             (long long)os.W);
+    ooc_status_t st2 = ocu_chol_destroy(j->cexec);
+    j->cexec = NULL;
+    if (st == OOC_OK) st = st2;
+  }
+#endif
   if (st != OOC_ERR_NOT_SPD) return st;
   if (j->o.method != OOC_METHOD_AUTO || j->logdet_only || j->factor_out) {
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));
@@ -796,6 +841,7 @@ static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
 #ifdef OOC_HAVE_CUDA
   if (j->exec) ocu_exec_destroy(j->exec);
+  if (j->cexec) ocu_chol_destroy(j->cexec);
 #endif
   unload_inputs(j);
   h5m_close(j->out); /* removes the temporary file unless committed */

@@ -131,6 +131,9 @@ static ooc_status_t factor(chol_t *c) {
 
 /* ---- invert: symmetric Gauss-Jordan (sweep) on the lower triangle ------------------------ */
 
+static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int64_t kt1,
+                              int last);
+
 /* Update tile column tj (outside the stripe) with W = panel (see chol.h), put it back; on the last
  * step also write its transposes into the upper triangle (or zero the diagonal tile's upper). */
 static ooc_status_t sweep_column(chol_t *c, int64_t tj, int64_t k0, int64_t w, int64_t kt0,
@@ -156,6 +159,16 @@ static ooc_status_t sweep_column(chol_t *c, int64_t tj, int64_t k0, int64_t w, i
     if (m1 > 0) o->gemm('N', 'T', m1, bj, w, -1.0, P + r0 + bj, n, P + r0, n, 1.0, C + r0 + bj, n);
   }
 
+  return sweep_put(c, tj, C, kt0, kt1, last);
+}
+
+/* Put tile column tj (outside the stripe, rows from its diagonal down, in C) back; on the last
+ * step also its transposes into the upper triangle (or zero the diagonal tile's upper). */
+static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int64_t kt1,
+                              int last) {
+  tstore_t *A = c->A;
+  part_t p = c->p;
+  int64_t n = c->n, r0 = part_start(p, tj), bj = part_len(p, tj);
   if (last) {
     if (c->a->lower_only) zero_upper(C + r0, n, bj);
     else symmetrize(C + r0, n, bj);
@@ -173,13 +186,71 @@ static ooc_status_t sweep_column(chol_t *c, int64_t tj, int64_t k0, int64_t w, i
   return OOC_OK;
 }
 
+/* Gather V: rows >= k0 from the stripe's lower tiles, rows < k0 from tile row P (transposed). */
+static ooc_status_t gather_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1) {
+  tstore_t *A = c->A;
+  part_t p = c->p;
+  int64_t n = c->n;
+  double *P = c->P, *S = c->S;
+  for (int64_t tj = kt0; tj < kt1; tj++) {
+    double *col = P + (part_start(p, tj) - k0) * n;
+    for (int64_t ti = tj; ti < p.count; ti++)
+      OOC_TRY(ts_take(A, ti, tj, col + part_start(p, ti), n));
+  }
+  for (int64_t ti = kt0; ti < kt1; ti++) {
+    int64_t bi = part_len(p, ti), ci = part_start(p, ti) - k0;
+    for (int64_t tj = 0; tj < kt0; tj++) {
+      int64_t bj = part_len(p, tj);
+      OOC_TRY(ts_take(A, ti, tj, S, bi));
+      transpose(S, bi, bi, bj, P + part_start(p, tj) + ci * n, n);
+    }
+  }
+  return OOC_OK;
+}
+
+/* Put the panel back: stripe columns from row k0 down, tile row P (transposed); on the last step
+ * of a full inverse also the upper tiles. */
+static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int last) {
+  tstore_t *A = c->A;
+  part_t p = c->p;
+  int64_t n = c->n;
+  int lower_only = c->a->lower_only;
+  double *P = c->P, *S = c->S;
+  for (int64_t tj = kt0; tj < kt1; tj++) {
+    int64_t cj = part_start(p, tj) - k0, bj = part_len(p, tj);
+    double *col = P + cj * n;
+    for (int64_t ti = kt0; ti < tj; ti++) { /* upper tiles inside the stripe */
+      if (last && !lower_only) OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
+    }
+    for (int64_t ti = tj; ti < p.count; ti++) {
+      int64_t bi = part_len(p, ti);
+      OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
+      if (last && !lower_only && ti >= kt1) { /* upper (tj, ti) right of the stripe */
+        transpose(col + part_start(p, ti), n, bi, bj, S, bj);
+        OOC_TRY(ts_put(A, tj, ti, S, bj));
+      }
+    }
+  }
+  for (int64_t ti = kt0; ti < kt1; ti++) {
+    int64_t bi = part_len(p, ti), ci = part_start(p, ti) - k0;
+    for (int64_t tj = 0; tj < kt0; tj++) {
+      int64_t bj = part_len(p, tj);
+      const double *blk = P + part_start(p, tj) + ci * n; /* rows of tj, columns of ti */
+      transpose(blk, n, bj, bi, S, bi);
+      OOC_TRY(ts_put(A, ti, tj, S, bi));
+      if (last && !lower_only) OOC_TRY(ts_put(A, tj, ti, blk, n)); /* upper above stripe */
+    }
+  }
+  return OOC_OK;
+}
+
 static ooc_status_t invert(chol_t *c) {
   const ooc_ops_t *o = c->o;
   tstore_t *A = c->A;
   part_t p = c->p;
   int64_t n = c->n, b = c->b, W = c->W;
   int lower_only = c->a->lower_only;
-  double *P = c->P, *S = c->S;
+  double *P = c->P;
   int64_t nsteps = ooc_cdiv64(n, W);
   if (c->a->start_step > 0) c->logdet = c->a->logdet0;
   for (int64_t step = c->a->start_step; step < nsteps; step++) {
@@ -189,21 +260,8 @@ static ooc_status_t invert(chol_t *c) {
     double *D = P + k0;
     double t0 = ooc_now();
 
-    /* Gather V: rows >= k0 from the stripe's lower tiles, rows < k0 from tile row P (transposed). */
-    for (int64_t tj = kt0; tj < kt1; tj++) {
-      double *col = P + (part_start(p, tj) - k0) * n;
-      for (int64_t ti = tj; ti < p.count; ti++)
-        OOC_TRY(ts_take(A, ti, tj, col + part_start(p, ti), n));
-    }
+    OOC_TRY(gather_v(c, k0, kt0, kt1));
     zero_upper(D, n, w);
-    for (int64_t ti = kt0; ti < kt1; ti++) {
-      int64_t bi = part_len(p, ti), ci = part_start(p, ti) - k0;
-      for (int64_t tj = 0; tj < kt0; tj++) {
-        int64_t bj = part_len(p, tj);
-        OOC_TRY(ts_take(A, ti, tj, S, bi));
-        transpose(S, bi, bi, bj, P + part_start(p, tj) + ci * n, n);
-      }
-    }
     double t1 = ooc_now();
     c->stats->t_update += t1 - t0;
 
@@ -232,32 +290,7 @@ static ooc_status_t invert(chol_t *c) {
     double t4 = ooc_now();
     c->stats->t_panel += t4 - t3;
 
-    /* Put the panel back: stripe columns from row k0 down, tile row P (transposed). */
-    for (int64_t tj = kt0; tj < kt1; tj++) {
-      int64_t cj = part_start(p, tj) - k0, bj = part_len(p, tj);
-      double *col = P + cj * n;
-      for (int64_t ti = kt0; ti < tj; ti++) { /* upper tiles inside the stripe */
-        if (last && !lower_only) OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
-      }
-      for (int64_t ti = tj; ti < p.count; ti++) {
-        int64_t bi = part_len(p, ti);
-        OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
-        if (last && !lower_only && ti >= kt1) { /* upper (tj, ti) right of the stripe */
-          transpose(col + part_start(p, ti), n, bi, bj, S, bj);
-          OOC_TRY(ts_put(A, tj, ti, S, bj));
-        }
-      }
-    }
-    for (int64_t ti = kt0; ti < kt1; ti++) {
-      int64_t bi = part_len(p, ti), ci = part_start(p, ti) - k0;
-      for (int64_t tj = 0; tj < kt0; tj++) {
-        int64_t bj = part_len(p, tj);
-        const double *blk = P + part_start(p, tj) + ci * n; /* rows of tj, columns of ti */
-        transpose(blk, n, bj, bi, S, bi);
-        OOC_TRY(ts_put(A, ti, tj, S, bi));
-        if (last && !lower_only) OOC_TRY(ts_put(A, tj, ti, blk, n)); /* upper above stripe */
-      }
-    }
+    OOC_TRY(put_v(c, k0, kt0, kt1, last));
     c->stats->t_update += ooc_now() - t4;
     c->stats->steps++;
     if (c->a->after_step) OOC_TRY(c->a->after_step(c->a->step_user, step, nsteps, c->logdet));
@@ -267,6 +300,155 @@ static ooc_status_t invert(chol_t *c) {
     for (int64_t tj = 1; tj < p.count; tj++)
       for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj);
   return OOC_OK;
+}
+
+/* ---- the same two algorithms on an executor (chol.h: chol_exec_t) -------------------------- */
+
+/* Wait for every slot in flight; on the sweep, put each finished column back. owner[s] is the
+ * tile column slot s holds (-1: none). Called before the slots are reused and on errors (then
+ * put is 0: the buffers must not go away under the device, the data no longer matters). */
+static ooc_status_t drain(chol_t *c, int64_t *owner, int put, int64_t kt0, int64_t kt1, int last) {
+  chol_exec_t *e = c->a->exec;
+  ooc_status_t st = OOC_OK;
+  for (int s = 0; s < e->nslots; s++) {
+    if (owner[s] < 0) continue;
+    ooc_status_t s1 = e->complete(e, s);
+    if (st == OOC_OK) st = s1;
+    if (st == OOC_OK && put) st = sweep_put(c, owner[s], e->slot[s], kt0, kt1, last);
+    owner[s] = -1;
+  }
+  return st;
+}
+
+static ooc_status_t factor_x(chol_t *c) {
+  chol_exec_t *e = c->a->exec;
+  tstore_t *A = c->A;
+  part_t p = c->p;
+  int64_t n = c->n, b = c->b, W = c->W;
+  double *P = c->P;
+  int64_t nsteps = ooc_cdiv64(n, W), owner[CHOL_MAX_SLOTS];
+  for (int s = 0; s < CHOL_MAX_SLOTS; s++) owner[s] = -1;
+  ooc_status_t st = OOC_OK;
+  for (int64_t step = 0; step < nsteps; step++) {
+    int64_t k0 = step * W, w = ooc_min64(W, n - k0);
+    int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
+    double t0 = ooc_now();
+    for (int64_t tj = kt0; tj < kt1; tj++) {
+      double *col = P + (part_start(p, tj) - k0) * n;
+      for (int64_t ti = tj; ti < p.count; ti++)
+        OOC_TRY(ts_take(A, ti, tj, col + part_start(p, ti), n));
+    }
+    OOC_TRY(e->load(e, P, k0, w, k0));
+    /* Ring of slots: column q is read into slot q % K while the device works on earlier ones. */
+    for (int64_t q = 0; q < kt0; q++) {
+      int64_t j = (step % 2 == 0) ? kt0 - 1 - q : q;
+      int s = (int)(q % e->nslots);
+      if (owner[s] >= 0) {
+        OOC_CHECK(st = e->complete(e, s));
+        owner[s] = -1;
+      }
+      for (int64_t ti = kt0; ti < p.count; ti++)
+        OOC_CHECK(st = ts_read(A, ti, j, e->slot[s] + part_start(p, ti), n));
+      OOC_CHECK(st = e->lupdate(e, s, part_len(p, j)));
+      owner[s] = j;
+      OOC_CHECK(st = ooc_tick(c->ctx, "factor", (step + (q + 1.0) / (kt0 + 1.0)) / nsteps));
+    }
+    OOC_CHECK(st = drain(c, owner, 0, 0, 0, 0));
+    double t1 = ooc_now();
+    c->stats->t_update += t1 - t0;
+
+    int64_t bad = 0;
+    double ld = 0.0;
+    OOC_TRY(e->pivot(e, CHOL_FACTOR, &bad, &ld));
+    if (bad) return not_spd(c, k0 + bad);
+    c->logdet += ld;
+    OOC_TRY(e->store(e, P, 0));
+    double t2 = ooc_now();
+    c->stats->t_panel += t2 - t1;
+
+    for (int64_t tj = kt0; tj < kt1; tj++) {
+      double *col = P + (part_start(p, tj) - k0) * n;
+      for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj);
+      for (int64_t ti = tj; ti < p.count; ti++)
+        OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
+    }
+    c->stats->t_update += ooc_now() - t2;
+    c->stats->steps++;
+    OOC_TRY(ooc_tick(c->ctx, "factor", (step + 1.0) / nsteps));
+  }
+  return OOC_OK;
+done:
+  (void)drain(c, owner, 0, 0, 0, 0);
+  return st;
+}
+
+static ooc_status_t invert_x(chol_t *c) {
+  chol_exec_t *e = c->a->exec;
+  tstore_t *A = c->A;
+  part_t p = c->p;
+  int64_t n = c->n, b = c->b, W = c->W;
+  int lower_only = c->a->lower_only;
+  double *P = c->P;
+  int64_t nsteps = ooc_cdiv64(n, W), owner[CHOL_MAX_SLOTS];
+  for (int s = 0; s < CHOL_MAX_SLOTS; s++) owner[s] = -1;
+  ooc_status_t st = OOC_OK;
+  if (c->a->start_step > 0) c->logdet = c->a->logdet0;
+  for (int64_t step = c->a->start_step; step < nsteps; step++) {
+    int64_t k0 = step * W, w = ooc_min64(W, n - k0);
+    int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
+    int last = (step == nsteps - 1);
+    double t0 = ooc_now();
+    OOC_TRY(gather_v(c, k0, kt0, kt1)); /* D's upper triangle is left as it is: never read */
+    OOC_TRY(e->load(e, P, k0, w, 0));
+    double t1 = ooc_now();
+    c->stats->t_update += t1 - t0;
+
+    int64_t bad = 0;
+    double ld = 0.0;
+    OOC_TRY(e->pivot(e, CHOL_INVERT, &bad, &ld));
+    if (bad) return not_spd(c, k0 + bad);
+    c->logdet += ld;
+    double t2 = ooc_now();
+    c->stats->t_panel += t2 - t1;
+
+    int64_t nt = p.count - (kt1 - kt0);
+    for (int64_t q = 0; q < nt; q++) {
+      int64_t r = (step % 2 == 0) ? nt - 1 - q : q; /* alternate direction between steps */
+      int64_t tj = r < kt0 ? r : r + (kt1 - kt0);
+      int s = (int)(q % e->nslots);
+      if (owner[s] >= 0) {
+        OOC_CHECK(st = e->complete(e, s));
+        OOC_CHECK(st = sweep_put(c, owner[s], e->slot[s], kt0, kt1, last));
+        owner[s] = -1;
+      }
+      for (int64_t ti = tj; ti < p.count; ti++)
+        if (ti < kt0 || ti >= kt1)
+          OOC_CHECK(st = ts_take(A, ti, tj, e->slot[s] + part_start(p, ti), n));
+      OOC_CHECK(st = e->supdate(e, s, part_start(p, tj), part_len(p, tj)));
+      owner[s] = tj;
+      OOC_CHECK(st = ooc_tick(c->ctx, "invert", (step + (q + 1.0) / (nt + 1.0)) / nsteps));
+    }
+    OOC_CHECK(st = drain(c, owner, 1, kt0, kt1, last));
+    double t3 = ooc_now();
+    c->stats->t_update += t3 - t2;
+
+    OOC_TRY(e->store(e, P, last && !lower_only));
+    double t4 = ooc_now();
+    c->stats->t_panel += t4 - t3;
+
+    OOC_TRY(put_v(c, k0, kt0, kt1, last));
+    c->stats->t_update += ooc_now() - t4;
+    c->stats->steps++;
+    if (c->a->after_step) OOC_TRY(c->a->after_step(c->a->step_user, step, nsteps, c->logdet));
+    OOC_TRY(ooc_tick(c->ctx, "invert", (step + 1.0) / nsteps));
+  }
+  if (lower_only)
+    for (int64_t tj = 1; tj < p.count; tj++)
+      for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj);
+  return OOC_OK;
+done:
+  (void)drain(c, owner, 0, 0, 0, 0);
+  return st;
 }
 
 /* ---- solve: forward and backward substitution streaming L -------------------------------- */
@@ -363,11 +545,16 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   if (solving && m == 0) m = 1; /* still factor: the workspace is the same shape */
   int64_t bb = ooc_min64(b, n);
 
+  chol_exec_t *ex = a->exec;
+  if (ex && (!ex->panel || W > ex->W || (W < n && (ex->nslots < 1 || ex->nslots > CHOL_MAX_SLOTS || !ex->slot[0]))))
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "Cholesky executor %s has no panel or %d column slots",
+                    ex->name, ex->nslots);
+
   chol_t c = {.ctx = ctx, .a = a, .o = a->ops, .A = a->A, .p = rows, .n = n, .b = b, .W = W,
               .stats = stats, .info = info};
   ooc_status_t st = OOC_OK;
-  int need_col = (W < n || solving);
-  c.P = ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
+  int need_col = ex ? solving : (W < n || solving);
+  c.P = ex ? ex->panel : ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
   c.C = need_col ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
   c.S = ooc_malloc(ctx, (size_t)(bb * bb) * sizeof(double));
   if (!c.P || (need_col && !c.C) || !c.S) {
@@ -377,9 +564,10 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
     goto done;
   }
   if (a->job == CHOL_INVERT) {
-    OOC_CHECK(st = invert(&c));
+    OOC_CHECK(st = ex ? invert_x(&c) : invert(&c));
   } else {
-    OOC_CHECK(st = a->job == CHOL_SOLVE_FACTORED ? factored_diag(&c) : factor(&c));
+    if (a->job == CHOL_SOLVE_FACTORED) OOC_CHECK(st = factored_diag(&c));
+    else OOC_CHECK(st = ex ? factor_x(&c) : factor(&c));
     if (solving && ts_cols(a->B).n > 0) {
       double t0 = ooc_now();
       OOC_CHECK(st = solve(&c, a->B));
@@ -388,7 +576,7 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   }
   if (logdet) *logdet = c.logdet;
 done:
-  ooc_free(ctx, c.P);
+  if (!ex) ooc_free(ctx, c.P);
   ooc_free(ctx, c.C);
   ooc_free(ctx, c.S);
   return st;

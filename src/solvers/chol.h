@@ -70,6 +70,46 @@
 
 enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2, CHOL_SOLVE_FACTORED = 3 };
 
+/* The executor: where a step's arithmetic runs (the seam, as gj_exec_t is for gj.c). The
+ * algorithm, the tile-store traffic and all judging (failing minor, logdet) stay in chol.c; with
+ * args->exec == NULL chol.c runs the host code above through the ops table, unchanged. The CUDA
+ * executor (src/kernels/cuda/ocu_chol.h) keeps the stripe's panel resident on the device and
+ * streams tile columns through a ring of pinned slots. Per step (host buffers column-major, ld n,
+ * row index = global row, like the panel above):
+ * - panel: host n x W buffer the executor owns (pinned); chol.c gathers the stripe into it.
+ * - load(panel, k0, w, r0): copy rows [r0, n) of the panel's w columns to the device (r0 = k0 to
+ *   factor, 0 to invert). Only the lower triangle of the diagonal block D = rows [k0, k0+w) is
+ *   ever read: its strict upper triangle may hold anything (even NaN).
+ * - lupdate(s, bj) [factor]: panel[k0:n] -= C[k0:n] C[k0:k0+w]^T for the bj columns of L in slot
+ *   s (rows >= k0 valid). May return before done.
+ * - pivot(job, bad, logdet): job CHOL_FACTOR: D = L L^T, rows below := rows below L^-T.
+ *   CHOL_INVERT: the sweep step's first half (chol.h: D = L L^T, W = V L^-T) and D^-1. *bad = the
+ *   1-based order, local to D, of the first leading minor that is not positive (0: none); then
+ *   nothing else is defined. *logdet = 2 sum log L_jj otherwise.
+ * - supdate(s, r0, bj) [invert]: the sweep's update of the tile column in slot s (bj columns,
+ *   first row r0, rows [r0, n) valid except the stripe's rows, which are ignored). May return
+ *   before done; complete(s) waits until slot s holds the result (or, after lupdate, may be
+ *   refilled). chol.c calls the tile store from its own thread only, between complete and the
+ *   next update of a slot, and completes every slot before it calls load, pivot or store.
+ * - store(panel, full): finish the step (invert: F_KP, F_TP, F_PP = D^-1) and copy rows [r0, n)
+ *   back to the host panel; the diagonal block's strict upper triangle is zero (full = 0) or its
+ *   lower triangle's transpose (full = 1: the last sweep step of a full inverse). */
+#define CHOL_MAX_SLOTS 8
+typedef struct chol_exec chol_exec_t;
+struct chol_exec {
+  const char *name;
+  int64_t W;              /* the widest stripe the panel holds */
+  int nslots;             /* slots (n x tile, ld n); needed when the stripe is narrower than n */
+  double *slot[CHOL_MAX_SLOTS];
+  double *panel;
+  ooc_status_t (*load)(chol_exec_t *e, const double *panel, int64_t k0, int64_t w, int64_t r0);
+  ooc_status_t (*lupdate)(chol_exec_t *e, int s, int64_t bj);
+  ooc_status_t (*pivot)(chol_exec_t *e, int job, int64_t *bad, double *logdet);
+  ooc_status_t (*supdate)(chol_exec_t *e, int s, int64_t r0, int64_t bj);
+  ooc_status_t (*complete)(chol_exec_t *e, int s);
+  ooc_status_t (*store)(chol_exec_t *e, double *panel, int full);
+};
+
 typedef struct chol_args {
   tstore_t *A;            /* n x n SPD, lower triangle read; overwritten (see above) */
   tstore_t *B;            /* CHOL_SOLVE: n x m right-hand sides (tile b), overwritten by X */
@@ -85,6 +125,9 @@ typedef struct chol_args {
   double logdet0;
   ooc_status_t (*after_step)(void *user, int64_t step, int64_t nsteps, double logdet);
   void *step_user;
+  chol_exec_t *exec;      /* NULL: host code through ops; else e.g. the CUDA executor (its stripe
+                             must be the one it was created for). CHOL_SOLVE: the factor runs on
+                             the executor, the triangular solves on the host through ops. */
 } chol_args_t;
 
 typedef struct chol_stats {
@@ -96,7 +139,8 @@ typedef struct chol_stats {
 } chol_stats_t;
 
 /* Host bytes chol_run allocates outside the tile cache for n, tile b, stripe W and m right-hand
- * sides (m > 0 means CHOL_SOLVE). */
+ * sides (m > 0 means CHOL_SOLVE). With an executor, the panel is the executor's and chol_run
+ * allocates only the transpose buffer and (solving) the column buffer. */
 int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
 
 /* Runs a->job. info (may be NULL) gets 0 or the failing leading minor; logdet (may be NULL) gets

@@ -1,0 +1,881 @@
+/* ocu_chol.c: the CUDA Cholesky executor (see ocu_chol.h for what it does, solvers/chol.h for
+ * the algorithms and the chol_exec_t contract it serves). */
+#include "kernels/cuda/ocu_chol.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ocu_chol_kernels.cu */
+cudaError_t ocu_chol_mirror(double *A, int64_t lda, int64_t w, int full, cudaStream_t s);
+
+#define NB_DEFAULT 1024 /* the in-device sweep's block; n = 32768 on an H100 (bench_cuda_chol incore):
+                          * 512 0.94 s, 768 0.89, 1024 0.90, 1536 0.92, 2048 0.97, 4096 1.07: K = 1024
+                          * GEMMs run near the DGEMM peak already, larger blocks waste more on the
+                          * diagonal blocks and in the panel's trsm */
+#define NSLOTS 4        /* ring of column blocks: one being copied in, one multiplied, one out */
+#define MAXALLOC 64
+#define ALIGN(x) (((x) + 255) / 256 * 256)
+
+enum { K_COPY = 0, K_UPDATE = 1, K_PIVOT = 2 };
+
+typedef struct span {
+  cudaEvent_t a, b;
+  int tid; /* 1 + stream index: 0 H2D, 1 compute, 2 D2H */
+  int kind;
+  const char *name;
+  int64_t bytes;
+  double flops;
+  double t0, t1; /* microseconds since the base */
+} span_t;
+
+typedef struct alloc_rec {
+  void *p;
+  int64_t bytes;
+  int pinned;
+} alloc_rec_t;
+
+typedef struct xc {
+  chol_exec_t e;
+  ooc_ctx_t *ctx;
+  int64_t n, b, W, nb;
+  int job, sweeps;
+  cudaStream_t st[3]; /* 0 H2D, 1 compute, 2 D2H */
+  cublasHandle_t bl;
+  cusolverDnHandle_t sol;
+  cusolverDnParams_t par;
+  /* the pool (the same rules as ocu_exec.c's, whose helpers are static there) */
+  int64_t budget, used, peak, pinned;
+  alloc_rec_t allocs[MAXALLOC];
+  int nrec;
+  /* device */
+  double *dP, *dV, *dE, *dC[NSLOTS], *dDiag;
+  int *dInfo;
+  int64_t ninfo;
+  void *dWs, *hWs;
+  size_t ws, hws;
+  int64_t potri_lwork; /* doubles, inside dWs */
+  /* pinned host */
+  int *hInfo;
+  double *hDiag;
+  cudaEvent_t ev_load, ev_h2d[NSLOTS], ev_comp[NSLOTS], ev_done[NSLOTS], ev_inner[2];
+  int busy[NSLOTS];
+  /* the step */
+  int64_t k0, w, r0;
+  int pjob, incore;
+  /* timing */
+  int timing;
+  const char *trace;
+  span_t *spans;
+  int64_t nspans, capspans;
+  cudaEvent_t base;
+  int64_t bytes_h2d, bytes_d2h;
+  double fl_update, fl_pivot;
+  char device[128];
+} xc_t;
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+#define CU(x, call)                                                                                \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess)                                                                         \
+      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "CUDA: %s failed: %s", #call,                      \
+                      cudaGetErrorString(e_));                                                     \
+  } while (0)
+#define CB(x, call)                                                                                \
+  do {                                                                                             \
+    cublasStatus_t e_ = (call);                                                                    \
+    if (e_ != CUBLAS_STATUS_SUCCESS)                                                               \
+      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "cuBLAS: %s failed: %s", #call,                    \
+                      cublasGetStatusString(e_));                                                  \
+  } while (0)
+#define CS(x, call)                                                                                \
+  do {                                                                                             \
+    cusolverStatus_t e_ = (call);                                                                  \
+    if (e_ != CUSOLVER_STATUS_SUCCESS)                                                             \
+      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "cuSOLVER: %s failed (status %d)", #call, (int)e_); \
+  } while (0)
+
+#define H2D cudaMemcpyHostToDevice
+#define D2H cudaMemcpyDeviceToHost
+#define D2D cudaMemcpyDeviceToDevice
+
+/* ---- sizes and planning --------------------------------------------------------------------- */
+
+/* Each cuBLAS handle's workspace: 32 MiB (what Hopper wants) unless the budget is tiny. */
+static int64_t cublas_ws(int64_t budget) {
+  int64_t w = ooc_min64((int64_t)32 << 20, ooc_max64((int64_t)256 << 10, budget / 32));
+  return w / 256 * 256;
+}
+
+static int64_t default_budget(void) {
+  size_t fr = 0, tot = 0;
+  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return 0;
+  int64_t margin = ooc_max64((int64_t)1 << 30, (int64_t)tot / 32);
+  return (int64_t)fr - margin;
+}
+
+static int64_t eff_nb(int64_t nb, int64_t W) { return ooc_max64(1, ooc_min64(nb > 0 ? nb : NB_DEFAULT, W)); }
+static int needs_sweep(int job) { return job == CHOL_INVERT; }
+
+/* cuSOLVER workspace (device bytes, host bytes, potri's lwork in doubles) for a stripe W: potrf
+ * of W x W with ld n, and the sweep's potrf + potri of nb x nb with ld W. */
+static void sol_ws(cusolverDnHandle_t h, cusolverDnParams_t par, int64_t n, int64_t W, int64_t nb,
+                   int job, size_t *dev, size_t *host, int64_t *lwork) {
+  size_t d1 = 0, h1 = 0, d2 = 0, h2 = 0;
+  int lw = 0;
+  if (cusolverDnXpotrf_bufferSize(h, par, CUBLAS_FILL_MODE_LOWER, W, CUDA_R_64F, NULL, n,
+                                  CUDA_R_64F, &d1, &h1) != CUSOLVER_STATUS_SUCCESS)
+    d1 = (size_t)(8 * W * 256);
+  if (needs_sweep(job)) {
+    if (cusolverDnXpotrf_bufferSize(h, par, CUBLAS_FILL_MODE_LOWER, nb, CUDA_R_64F, NULL, W,
+                                    CUDA_R_64F, &d2, &h2) != CUSOLVER_STATUS_SUCCESS)
+      d2 = (size_t)(8 * nb * 256);
+    if (cusolverDnDpotri_bufferSize(h, CUBLAS_FILL_MODE_LOWER, (int)nb, NULL, (int)W, &lw) !=
+        CUSOLVER_STATUS_SUCCESS)
+      lw = (int)(nb * 256);
+  }
+  size_t d3 = (size_t)lw * 8;
+  *dev = d1 > d2 ? d1 : d2;
+  if (d3 > *dev) *dev = d3;
+  *host = h1 > h2 ? h1 : h2;
+  *lwork = lw;
+}
+
+static int64_t dev_bytes(int64_t n, int64_t b, int64_t W, int job, int64_t nb, size_t ws,
+                         int64_t budget) {
+  int sweeps = W < n;
+  int64_t t = ALIGN(8 * n * W) + ALIGN(8 * W) + ALIGN(4 * (2 * ooc_cdiv64(W, nb) + 8)) +
+              ALIGN((int64_t)ws) + cublas_ws(budget);
+  if (needs_sweep(job)) {
+    t += ALIGN(8 * W * nb);
+    if (sweeps) t += ALIGN(8 * W * W);
+  }
+  if (sweeps) t += NSLOTS * ALIGN(8 * n * ooc_min64(b, n));
+  return t;
+}
+
+int64_t ocu_chol_host_bytes(int64_t n, int64_t b, int64_t W, const ocu_config_t *cfg) {
+  (void)cfg;
+  W = ooc_min64(W, n);
+  int64_t slots = W < n ? NSLOTS * 8 * n * ooc_min64(b, n) : 0;
+  return 8 * n * W + slots + 8 * W + 4 * (2 * W + 8) + 4096;
+}
+
+/* The block for stripe W: the requested (or default) one; in core, halved down to 512 while
+ * that is what keeps W = n within the budget. */
+static int64_t pick_nb(cusolverDnHandle_t h, cusolverDnParams_t par, int64_t n, int64_t b,
+                       int64_t W, int job, int64_t nb_req, int64_t budget, int *fits) {
+  int64_t nb = eff_nb(nb_req, W);
+  for (;;) {
+    size_t d = 0, hh = 0;
+    int64_t lw = 0;
+    sol_ws(h, par, n, W, nb, job, &d, &hh, &lw);
+    *fits = dev_bytes(n, b, W, job, nb, d, budget) <= budget;
+    if (*fits || W < n || !needs_sweep(job) || nb <= 512 || nb_req > 0) return nb;
+    nb /= 2;
+  }
+}
+
+ooc_status_t ocu_chol_plan(ooc_ctx_t *ctx, int64_t n, int64_t b, int job, int64_t nb,
+                           const ocu_config_t *cfg, int64_t *W, int64_t *budget) {
+  *W = 0;
+  b = ooc_min64(b, n);
+  *budget = cfg && cfg->gpu_mem > 0 ? cfg->gpu_mem : default_budget();
+  cusolverDnHandle_t h = NULL;
+  cusolverDnParams_t par = NULL;
+  if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS ||
+      cusolverDnCreateParams(&par) != CUSOLVER_STATUS_SUCCESS) {
+    if (h) cusolverDnDestroy(h);
+    return OOC_FAIL(ctx, OOC_ERR_DEVICE, "cuSOLVER could not be initialised");
+  }
+  int fits = 0;
+  pick_nb(h, par, n, b, n, job, nb, *budget, &fits);
+  if (fits) {
+    *W = n;
+  } else {
+    int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1; /* W = n did not fit */
+    while (lo < hi) {
+      int64_t mid = (lo + hi + 1) / 2;
+      pick_nb(h, par, n, b, mid * b, job, nb, *budget, &fits);
+      if (fits) lo = mid;
+      else hi = mid - 1;
+    }
+    *W = lo * b;
+  }
+  size_t dmin = 0, hh = 0;
+  int64_t lw = 0;
+  sol_ws(h, par, n, b, eff_nb(nb, b), job, &dmin, &hh, &lw);
+  cusolverDnDestroyParams(par);
+  cusolverDnDestroy(h);
+  if (*W < b) {
+    char have[32], need[32];
+    ooc_fmt_bytes(*budget, have, sizeof have);
+    ooc_fmt_bytes(dev_bytes(n, b, b, job, eff_nb(nb, b), dmin, *budget), need, sizeof need);
+    *W = 0;
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
+                    "--gpu-mem %s is too small for the Cholesky of n = %lld with tile %lld: at "
+                    "least %s of device memory is needed (a stripe of one tile column plus %d "
+                    "column blocks); raise --gpu-mem or lower --tile",
+                    have, (long long)n, (long long)b, need, NSLOTS);
+  }
+  return OOC_OK;
+}
+
+/* ---- the pool (copied from ocu_exec.c, where these helpers are static: same rules) --------- */
+
+static ooc_status_t dalloc(xc_t *x, void *pp, int64_t bytes, const char *what) {
+  void **p = pp;
+  *p = NULL;
+  if (bytes <= 0) return OOC_OK;
+  bytes = ALIGN(bytes);
+  if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many device buffers");
+  if (x->used + bytes > x->budget) {
+    char a[32], u[32], bu[32];
+    return OOC_FAIL(x->ctx, OOC_ERR_BUDGET, "--gpu-mem %s exceeded: %s for %s on top of %s in use",
+                    ooc_fmt_bytes(x->budget, bu, sizeof bu), ooc_fmt_bytes(bytes, a, sizeof a),
+                    what, ooc_fmt_bytes(x->used, u, sizeof u));
+  }
+  cudaError_t e = cudaMalloc(p, (size_t)bytes);
+  if (e != cudaSuccess) {
+    char a[32];
+    cudaGetLastError();
+    return OOC_FAIL(x->ctx, OOC_ERR_DEVICE, "device out of memory: cudaMalloc of %s for %s: %s",
+                    ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
+  }
+  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 0};
+  x->used += bytes;
+  if (x->used > x->peak) x->peak = x->used;
+  return OOC_OK;
+}
+
+static ooc_status_t halloc(xc_t *x, void *pp, int64_t bytes, const char *what) {
+  void **p = pp;
+  *p = NULL;
+  if (bytes <= 0) return OOC_OK;
+  if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many host buffers");
+  cudaError_t e = cudaHostAlloc(p, (size_t)bytes, cudaHostAllocDefault);
+  if (e != cudaSuccess) {
+    char a[32];
+    cudaGetLastError();
+    *p = NULL;
+    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "cudaHostAlloc of %s (pinned) for %s failed: %s",
+                    ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
+  }
+  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 1};
+  x->pinned += bytes;
+  x->ctx->host_bytes += bytes; /* pinned memory counts against --host-mem */
+  if (x->ctx->host_bytes > x->ctx->host_peak) x->ctx->host_peak = x->ctx->host_bytes;
+  return OOC_OK;
+}
+
+static void free_all(xc_t *x) {
+  for (int i = x->nrec - 1; i >= 0; i--) {
+    alloc_rec_t *r = &x->allocs[i];
+    if (r->pinned) {
+      cudaFreeHost(r->p);
+      x->ctx->host_bytes -= r->bytes;
+      x->pinned -= r->bytes;
+    } else {
+      cudaFree(r->p);
+      x->used -= r->bytes;
+    }
+  }
+  x->nrec = 0;
+}
+
+/* ---- timing spans --------------------------------------------------------------------------- */
+
+static int64_t sp_begin(xc_t *x, int s, int kind, const char *name, int64_t bytes, double flops) {
+  if (kind == K_UPDATE) x->fl_update += flops;
+  else if (kind == K_PIVOT) x->fl_pivot += flops;
+  if (!x->timing) return -1;
+  if (x->nspans == x->capspans) {
+    int64_t cap = x->capspans ? 2 * x->capspans : 1024;
+    span_t *p = realloc(x->spans, (size_t)cap * sizeof *p);
+    if (!p) return -1;
+    x->spans = p;
+    x->capspans = cap;
+  }
+  span_t *sp = &x->spans[x->nspans];
+  memset(sp, 0, sizeof *sp);
+  if (cudaEventCreate(&sp->a) != cudaSuccess) return -1;
+  if (cudaEventCreate(&sp->b) != cudaSuccess) {
+    cudaEventDestroy(sp->a);
+    return -1;
+  }
+  sp->tid = 1 + s;
+  sp->kind = kind;
+  sp->name = name;
+  sp->bytes = bytes;
+  sp->flops = flops;
+  cudaEventRecord(sp->a, x->st[s]);
+  return x->nspans++;
+}
+
+static void sp_end(xc_t *x, int64_t i, int s) {
+  if (i >= 0) cudaEventRecord(x->spans[i].b, x->st[s]);
+}
+
+static void resolve(xc_t *x) {
+  if (!x->timing) return;
+  cudaDeviceSynchronize();
+  for (int64_t i = 0; i < x->nspans; i++) {
+    span_t *sp = &x->spans[i];
+    if (!sp->a) continue;
+    float a = 0, b = 0;
+    cudaEventElapsedTime(&a, x->base, sp->a);
+    cudaEventElapsedTime(&b, x->base, sp->b);
+    sp->t0 = a * 1e3;
+    sp->t1 = b * 1e3;
+    cudaEventDestroy(sp->a);
+    cudaEventDestroy(sp->b);
+    sp->a = sp->b = NULL;
+  }
+}
+
+typedef struct iv {
+  double a, b;
+} iv_t;
+static int iv_cmp(const void *p, const void *q) {
+  double a = ((const iv_t *)p)->a, b = ((const iv_t *)q)->a;
+  return a < b ? -1 : a > b;
+}
+static int64_t iv_merge(iv_t *v, int64_t k) { /* sort, merge in place; returns the count */
+  if (k == 0) return 0;
+  qsort(v, (size_t)k, sizeof *v, iv_cmp);
+  int64_t o = 0;
+  for (int64_t i = 1; i < k; i++) {
+    if (v[i].a <= v[o].b) {
+      if (v[i].b > v[o].b) v[o].b = v[i].b;
+    } else {
+      v[++o] = v[i];
+    }
+  }
+  return o + 1;
+}
+static double iv_len(const iv_t *v, int64_t k) {
+  double s = 0;
+  for (int64_t i = 0; i < k; i++) s += v[i].b - v[i].a;
+  return s;
+}
+
+void ocu_chol_stats(chol_exec_t *e, ocu_chol_stats_t *s) {
+  xc_t *x = (xc_t *)e;
+  memset(s, 0, sizeof *s);
+  memcpy(s->device, x->device, sizeof s->device);
+  s->W = x->W;
+  s->nb = x->nb;
+  s->dev_budget = x->budget;
+  s->dev_peak = x->peak;
+  s->pinned_bytes = x->pinned;
+  s->bytes_h2d = x->bytes_h2d;
+  s->bytes_d2h = x->bytes_d2h;
+  s->nslots = x->e.nslots;
+  s->flops_update = x->fl_update;
+  s->flops_pivot = x->fl_pivot;
+  if (!x->timing) return;
+  resolve(x);
+  iv_t *cp = malloc((size_t)(x->nspans + 1) * sizeof *cp);
+  iv_t *kn = malloc((size_t)(x->nspans + 1) * sizeof *kn);
+  if (!cp || !kn) {
+    free(cp);
+    free(kn);
+    return;
+  }
+  int64_t nc = 0, nk = 0;
+  double lo = 1e300, hi = -1e300;
+  for (int64_t i = 0; i < x->nspans; i++) {
+    const span_t *sp = &x->spans[i];
+    lo = fmin(lo, sp->t0);
+    hi = fmax(hi, sp->t1);
+    if (sp->kind == K_COPY) cp[nc++] = (iv_t){sp->t0, sp->t1};
+    else kn[nk++] = (iv_t){sp->t0, sp->t1};
+    if (sp->kind == K_UPDATE) s->t_update += (sp->t1 - sp->t0) * 1e-6;
+    if (sp->kind == K_PIVOT) s->t_pivot += (sp->t1 - sp->t0) * 1e-6;
+  }
+  nc = iv_merge(cp, nc);
+  nk = iv_merge(kn, nk);
+  s->t_copy = iv_len(cp, nc) * 1e-6;
+  s->t_kernel = iv_len(kn, nk) * 1e-6;
+  double ov = 0;
+  for (int64_t i = 0, j = 0; i < nc && j < nk;) {
+    double a = fmax(cp[i].a, kn[j].a), b = fmin(cp[i].b, kn[j].b);
+    if (b > a) ov += b - a;
+    if (cp[i].b < kn[j].b) i++;
+    else j++;
+  }
+  s->t_overlap = ov * 1e-6;
+  s->t_span = hi > lo ? (hi - lo) * 1e-6 : 0;
+  free(cp);
+  free(kn);
+}
+
+static ooc_status_t write_trace(xc_t *x) {
+  resolve(x);
+  FILE *f = fopen(x->trace, "w");
+  if (!f) return OOC_FAIL(x->ctx, OOC_ERR_IO, "%s: cannot write the trace", x->trace);
+  static const char *role[3] = {"H2D", "compute", "D2H"};
+  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"device\":\"%s\"},\"traceEvents\":[\n"
+             "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":"
+             "\"oocsolve chol (cuda)\"}}",
+          x->device);
+  for (int s = 0; s < 3; s++)
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":"
+               "\"stream %d (%s)\"}}", s + 1, s, role[s]);
+  for (int64_t i = 0; i < x->nspans; i++) {
+    const span_t *sp = &x->spans[i];
+    fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+               "\"dur\":%.3f,\"args\":{\"bytes\":%lld,\"flops\":%.6g}}",
+            sp->name, sp->kind == K_COPY ? "copy" : "kernel", sp->tid, sp->t0, sp->t1 - sp->t0,
+            (long long)sp->bytes, sp->flops);
+  }
+  fprintf(f, "\n]}\n");
+  if (fclose(f) != 0) return OOC_FAIL(x->ctx, OOC_ERR_IO, "%s: writing the trace failed", x->trace);
+  return OOC_OK;
+}
+
+/* ---- the in-device sweep -------------------------------------------------------------------- */
+
+/* F (w x w, lower triangle, ld ldf) := F^-1 by chol.h's symmetric sweep with blocks of nb, all on
+ * the compute stream; dDiag[0:w) gets L's diagonal (the pivot blocks' Cholesky factors are the
+ * diagonal blocks of A's). The strict upper triangle of F is neither read nor kept. With V the
+ * w x nb panel (ld w) and, for the pivot block P = [i0, i1): V = F[:, P] (rows above P from row
+ * block P, transposed); D = V[P] = L L^T; V_K = W_K = V_K L^-T, V_T = Z_T = -V_T L^-T (the sign
+ * makes every update one GEMM with alpha = +1 left of P, -1 right of it, see chol.h); the other
+ * column blocks j get F[j0:w, j] += alpha V[j0:w] V[j]^T; then V_K = -W_K L^-1, V_T = W_T L^-1,
+ * D = D^-1, and V is written back. *bad = the 1-based order of the first leading minor that is
+ * not positive (0: none). The host checks each block's info one block late, so the device never
+ * waits for it. */
+static ooc_status_t dev_sweep(xc_t *x, double *F, int64_t ldf, int64_t w, int64_t *bad) {
+  cudaStream_t sc = x->st[1];
+  cublasHandle_t h = x->bl;
+  int64_t nb = ooc_min64(x->nb, w), ns = ooc_cdiv64(w, nb);
+  double one = 1.0, mone = -1.0, zero = 0.0;
+  double *V = x->dV;
+  *bad = 0;
+  if (2 * ns > x->ninfo) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "sweep: too few info slots");
+  int64_t s = 0;
+  for (; s < ns; s++) {
+    int64_t i0 = s * nb, ib = ooc_min64(nb, w - i0), i1 = i0 + ib, below = w - i1;
+    double *D = V + i0;
+    double fl = (double)w * w * ib;
+    int64_t sp = sp_begin(x, 1, K_PIVOT, "sweep block", 0, fl);
+    CU(x, cudaMemcpy2DAsync(V + i0, (size_t)(8 * w), F + i0 + i0 * ldf, (size_t)(8 * ldf),
+                            (size_t)(8 * (w - i0)), (size_t)ib, D2D, sc));
+    if (i0 > 0) /* V[0:i0] = F[P, 0:i0]^T (B = A with beta 0: nothing uninitialised is read) */
+      CB(x, cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_T, i0, ib, &one, F + i0, ldf, &zero, F + i0,
+                           ldf, V, w));
+    CS(x, cusolverDnXpotrf(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, ib, CUDA_R_64F, D, w, CUDA_R_64F,
+                           x->dWs, x->ws, x->hWs, x->hws, x->dInfo + s));
+    CU(x, cudaMemcpy2DAsync(x->dDiag + i0, sizeof(double), D, (size_t)(8 * (w + 1)),
+                            sizeof(double), (size_t)ib, D2D, sc));
+    if (i0 > 0)
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                           CUBLAS_DIAG_NON_UNIT, i0, ib, &one, D, w, V, w));
+    if (below > 0)
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                           CUBLAS_DIAG_NON_UNIT, below, ib, &mone, D, w, V + i1, w));
+    for (int64_t j = 0; j < ns; j++) {
+      if (j == s) continue;
+      int64_t j0 = j * nb, jb = ooc_min64(nb, w - j0);
+      /* rows [j0, w): for j left of P this includes rows P, whose result is overwritten below */
+      CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_T, w - j0, jb, ib, j < s ? &one : &mone,
+                           V + j0, w, V + j0, w, &one, F + j0 + j0 * ldf, ldf));
+    }
+    if (i0 > 0)
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                           CUBLAS_DIAG_NON_UNIT, i0, ib, &mone, D, w, V, w));
+    if (below > 0)
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                           CUBLAS_DIAG_NON_UNIT, below, ib, &mone, D, w, V + i1, w));
+    CS(x, cusolverDnDpotri(x->sol, CUBLAS_FILL_MODE_LOWER, (int)ib, D, (int)w, (double *)x->dWs,
+                           (int)x->potri_lwork, x->dInfo + ns + s));
+    CU(x, cudaMemcpy2DAsync(F + i0 + i0 * ldf, (size_t)(8 * ldf), V + i0, (size_t)(8 * w),
+                            (size_t)(8 * (w - i0)), (size_t)ib, D2D, sc));
+    if (i0 > 0)
+      CB(x, cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_T, ib, i0, &one, V, w, &zero, V, w, F + i0,
+                           ldf));
+    sp_end(x, sp, 1);
+    CU(x, cudaMemcpyAsync(x->hInfo + s, x->dInfo + s, sizeof(int), D2H, sc));
+    CU(x, cudaEventRecord(x->ev_inner[s % 2], sc));
+    if (s > 0) { /* block s-1 is done by now or soon; block s keeps the device busy meanwhile */
+      CU(x, cudaEventSynchronize(x->ev_inner[(s - 1) % 2]));
+      if (x->hInfo[s - 1] != 0) break;
+    }
+  }
+  CU(x, cudaMemcpyAsync(x->hInfo + ns, x->dInfo + ns, (size_t)(4 * ns), D2H, sc));
+  CU(x, cudaStreamSynchronize(sc));
+  for (int64_t t = 0; t < ns && t <= s; t++) {
+    int info = x->hInfo[t];
+    if (info < 0)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXpotrf: argument %d invalid", -info);
+    if (info > 0) {
+      *bad = t * nb + info;
+      return OOC_OK;
+    }
+  }
+  for (int64_t t = 0; t < ns; t++)
+    if (x->hInfo[ns + t] != 0) /* potri after a successful potrf: L_jj = 0 cannot happen */
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnDpotri: info %d in block %lld",
+                      x->hInfo[ns + t], (long long)t);
+  return OOC_OK;
+}
+
+/* ---- the executor --------------------------------------------------------------------------- */
+
+static ooc_status_t x_load(chol_exec_t *e, const double *panel, int64_t k0, int64_t w, int64_t r0) {
+  xc_t *x = (xc_t *)e;
+  int64_t n = x->n;
+  if (w > x->W || k0 + w > n || r0 > k0)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: step [%lld, +%lld) from row %lld "
+                    "outside the stripe %lld", (long long)k0, (long long)w, (long long)r0,
+                    (long long)x->W);
+  x->k0 = k0;
+  x->w = w;
+  x->r0 = r0;
+  int64_t bytes = 8 * (n - r0) * w;
+  int64_t sp = sp_begin(x, 0, K_COPY, "h2d panel", bytes, 0);
+  CU(x, cudaMemcpy2DAsync(x->dP + r0, (size_t)(8 * n), panel + r0, (size_t)(8 * n),
+                          (size_t)(8 * (n - r0)), (size_t)w, H2D, x->st[0]));
+  sp_end(x, sp, 0);
+  x->bytes_h2d += bytes;
+  CU(x, cudaEventRecord(x->ev_load, x->st[0]));
+  CU(x, cudaStreamWaitEvent(x->st[1], x->ev_load, 0));
+  return OOC_OK;
+}
+
+/* Slot s's rows [a, c) (bj columns) host -> device on the H2D stream. */
+static ooc_status_t h2d_rows(xc_t *x, int s, int64_t a, int64_t c, int64_t bj) {
+  if (c <= a) return OOC_OK;
+  int64_t n = x->n, bytes = 8 * (c - a) * bj;
+  int64_t sp = sp_begin(x, 0, K_COPY, "h2d col", bytes, 0);
+  CU(x, cudaMemcpy2DAsync(x->dC[s] + a, (size_t)(8 * n), x->e.slot[s] + a, (size_t)(8 * n),
+                          (size_t)(8 * (c - a)), (size_t)bj, H2D, x->st[0]));
+  sp_end(x, sp, 0);
+  x->bytes_h2d += bytes;
+  return OOC_OK;
+}
+
+static ooc_status_t d2h_rows(xc_t *x, int s, int64_t a, int64_t c, int64_t bj) {
+  if (c <= a) return OOC_OK;
+  int64_t n = x->n, bytes = 8 * (c - a) * bj;
+  int64_t sp = sp_begin(x, 2, K_COPY, "d2h col", bytes, 0);
+  CU(x, cudaMemcpy2DAsync(x->e.slot[s] + a, (size_t)(8 * n), x->dC[s] + a, (size_t)(8 * n),
+                          (size_t)(8 * (c - a)), (size_t)bj, D2H, x->st[2]));
+  sp_end(x, sp, 2);
+  x->bytes_d2h += bytes;
+  return OOC_OK;
+}
+
+static ooc_status_t x_lupdate(chol_exec_t *e, int s, int64_t bj) {
+  xc_t *x = (xc_t *)e;
+  int64_t n = x->n, k0 = x->k0, w = x->w, below = n - k0 - w;
+  double *C = x->dC[s], mone = -1.0, one = 1.0;
+  if (s < 0 || s >= e->nslots || x->busy[s])
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: slot %d not free", s);
+  OOC_TRY(h2d_rows(x, s, k0, n, bj));
+  CU(x, cudaEventRecord(x->ev_h2d[s], x->st[0]));
+  CU(x, cudaStreamWaitEvent(x->st[1], x->ev_h2d[s], 0));
+  int64_t sp = sp_begin(x, 1, K_UPDATE, "syrk+gemm", 0,
+                        (double)w * w * bj + 2.0 * below * w * bj);
+  CB(x, cublasDsyrk_64(x->bl, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, w, bj, &mone, C + k0, n, &one,
+                       x->dP + k0, n));
+  if (below > 0)
+    CB(x, cublasDgemm_64(x->bl, CUBLAS_OP_N, CUBLAS_OP_T, below, w, bj, &mone, C + k0 + w, n,
+                         C + k0, n, &one, x->dP + k0 + w, n));
+  sp_end(x, sp, 1);
+  CU(x, cudaEventRecord(x->ev_done[s], x->st[1]));
+  x->busy[s] = 1;
+  return OOC_OK;
+}
+
+static ooc_status_t x_supdate(chol_exec_t *e, int s, int64_t r0, int64_t bj) {
+  xc_t *x = (xc_t *)e;
+  int64_t n = x->n, k0 = x->k0, w = x->w, k1 = k0 + w;
+  double *C = x->dC[s], one = 1.0, mone = -1.0;
+  if (s < 0 || s >= e->nslots || x->busy[s] || x->pjob != CHOL_INVERT)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: slot %d not free or no sweep", s);
+  int left = r0 < k0; /* a column of K (else of T) */
+  if (left) { /* rows of the stripe are neither copied nor updated */
+    OOC_TRY(h2d_rows(x, s, r0, k0, bj));
+    OOC_TRY(h2d_rows(x, s, k1, n, bj));
+  } else {
+    OOC_TRY(h2d_rows(x, s, r0, n, bj));
+  }
+  CU(x, cudaEventRecord(x->ev_h2d[s], x->st[0]));
+  CU(x, cudaStreamWaitEvent(x->st[1], x->ev_h2d[s], 0));
+  /* the device panel holds W_K above the stripe and Z_T = -W_T below it (dev_sweep's signs) */
+  const double *al = left ? &one : &mone, *Zj = x->dP + r0;
+  int64_t m1 = left ? k0 - r0 - bj : n - r0 - bj, m2 = left ? n - k1 : 0;
+  int64_t sp = sp_begin(x, 1, K_UPDATE, "syrk+gemm", 0,
+                        (double)bj * bj * w + 2.0 * (m1 + m2) * bj * w);
+  CB(x, cublasDsyrk_64(x->bl, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, bj, w, al, Zj, n, &one, C + r0,
+                       n));
+  if (m1 > 0)
+    CB(x, cublasDgemm_64(x->bl, CUBLAS_OP_N, CUBLAS_OP_T, m1, bj, w, al, Zj + bj, n, Zj, n, &one,
+                         C + r0 + bj, n));
+  if (m2 > 0)
+    CB(x, cublasDgemm_64(x->bl, CUBLAS_OP_N, CUBLAS_OP_T, m2, bj, w, al, x->dP + k1, n, Zj, n,
+                         &one, C + k1, n));
+  sp_end(x, sp, 1);
+  CU(x, cudaEventRecord(x->ev_comp[s], x->st[1]));
+  CU(x, cudaStreamWaitEvent(x->st[2], x->ev_comp[s], 0));
+  if (left) {
+    OOC_TRY(d2h_rows(x, s, r0, k0, bj));
+    OOC_TRY(d2h_rows(x, s, k1, n, bj));
+  } else {
+    OOC_TRY(d2h_rows(x, s, r0, n, bj));
+  }
+  CU(x, cudaEventRecord(x->ev_done[s], x->st[2]));
+  x->busy[s] = 1;
+  return OOC_OK;
+}
+
+static ooc_status_t x_complete(chol_exec_t *e, int s) {
+  xc_t *x = (xc_t *)e;
+  if (s < 0 || s >= NSLOTS || !x->busy[s]) return OOC_OK;
+  x->busy[s] = 0;
+  CU(x, cudaEventSynchronize(x->ev_done[s]));
+  return OOC_OK;
+}
+
+/* L's diagonal (dDiag[0:w)) to the host: 2 sum log L_jj. */
+static ooc_status_t logdet_of(xc_t *x, int64_t w, double *logdet) {
+  CU(x, cudaMemcpyAsync(x->hDiag, x->dDiag, (size_t)(8 * w), D2H, x->st[1]));
+  CU(x, cudaStreamSynchronize(x->st[1]));
+  double s = 0.0;
+  for (int64_t j = 0; j < w; j++) s += log(x->hDiag[j]);
+  *logdet = 2.0 * s;
+  return OOC_OK;
+}
+
+static ooc_status_t x_pivot(chol_exec_t *e, int job, int64_t *bad, double *logdet) {
+  xc_t *x = (xc_t *)e;
+  int64_t n = x->n, k0 = x->k0, w = x->w, k1 = k0 + w, below = n - k1;
+  cudaStream_t sc = x->st[1];
+  cublasHandle_t h = x->bl;
+  double one = 1.0, mone = -1.0, *D = x->dP + k0;
+  *bad = 0;
+  *logdet = 0.0;
+  x->pjob = job;
+  for (int s = 0; s < NSLOTS; s++)
+    if (x->busy[s]) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: pivot with slot %d busy", s);
+  if (job == CHOL_INVERT && !needs_sweep(x->job))
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor created without the sweep's buffers");
+  x->incore = job == CHOL_INVERT && k0 == 0 && w == n;
+  if (x->incore) { /* the whole inverse, in place */
+    OOC_TRY(dev_sweep(x, x->dP, n, n, bad));
+    if (*bad) return OOC_OK;
+    return logdet_of(x, w, logdet);
+  }
+  if (job == CHOL_INVERT) { /* D^-1 (with the minor and the logdet) on a copy of D */
+    int64_t lde = x->W;
+    CU(x, cudaMemcpy2DAsync(x->dE, (size_t)(8 * lde), D, (size_t)(8 * n), (size_t)(8 * w),
+                            (size_t)w, D2D, sc));
+    OOC_TRY(dev_sweep(x, x->dE, lde, w, bad));
+    if (*bad) return OOC_OK;
+    OOC_TRY(logdet_of(x, w, logdet));
+  }
+  size_t d = 0, hh = 0;
+  CS(x, cusolverDnXpotrf_bufferSize(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n,
+                                    CUDA_R_64F, &d, &hh));
+  if (d > x->ws || hh > x->hws)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER potrf wants %zu+%zu bytes of workspace, "
+                    "%zu+%zu planned", d, hh, x->ws, x->hws);
+  double fl = (double)w * w * w / 3 + (double)w * w * (job == CHOL_INVERT ? n - w : below);
+  int64_t sp = sp_begin(x, 1, K_PIVOT, "potrf+trsm", 0, fl);
+  CS(x, cusolverDnXpotrf(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n, CUDA_R_64F,
+                         x->dWs, x->ws, x->hWs, x->hws, x->dInfo));
+  if (job == CHOL_INVERT) {
+    if (k0 > 0)
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                           CUBLAS_DIAG_NON_UNIT, k0, w, &one, D, n, x->dP, n));
+    if (below > 0) /* Z_T = -W_T */
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                           CUBLAS_DIAG_NON_UNIT, below, w, &mone, D, n, x->dP + k1, n));
+  } else {
+    if (below > 0)
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                           CUBLAS_DIAG_NON_UNIT, below, w, &one, D, n, x->dP + k1, n));
+    CU(x, cudaMemcpy2DAsync(x->dDiag, sizeof(double), D, (size_t)(8 * (n + 1)), sizeof(double),
+                            (size_t)w, D2D, sc));
+  }
+  sp_end(x, sp, 1);
+  CU(x, cudaMemcpyAsync(x->hInfo, x->dInfo, sizeof(int), D2H, sc));
+  CU(x, cudaStreamSynchronize(sc));
+  int info = x->hInfo[0];
+  if (info < 0) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXpotrf: argument %d invalid", -info);
+  if (info > 0) { /* after a successful sweep only by rounding at a pivot near zero */
+    *bad = info;
+    return OOC_OK;
+  }
+  if (job != CHOL_INVERT) OOC_TRY(logdet_of(x, w, logdet));
+  return OOC_OK;
+}
+
+static ooc_status_t x_store(chol_exec_t *e, double *panel, int full) {
+  xc_t *x = (xc_t *)e;
+  int64_t n = x->n, k0 = x->k0, w = x->w, k1 = k0 + w, below = n - k1, r0 = x->r0;
+  cudaStream_t sc = x->st[1];
+  cublasHandle_t h = x->bl;
+  double mone = -1.0, *D = x->dP + k0;
+  for (int s = 0; s < NSLOTS; s++)
+    if (x->busy[s]) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: store with slot %d busy", s);
+  if (x->pjob == CHOL_INVERT && !x->incore) { /* F_KP = -W_K L^-1, F_TP = W_T L^-1, F_PP = D^-1 */
+    int64_t sp = sp_begin(x, 1, K_PIVOT, "trsm+copy", 0, (double)w * w * (n - w));
+    if (k0 > 0)
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                           CUBLAS_DIAG_NON_UNIT, k0, w, &mone, D, n, x->dP, n));
+    if (below > 0)
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                           CUBLAS_DIAG_NON_UNIT, below, w, &mone, D, n, x->dP + k1, n));
+    CU(x, cudaMemcpy2DAsync(D, (size_t)(8 * n), x->dE, (size_t)(8 * x->W), (size_t)(8 * w),
+                            (size_t)w, D2D, sc));
+    sp_end(x, sp, 1);
+  }
+  CU(x, ocu_chol_mirror(D, n, w, full, sc));
+  CU(x, cudaEventRecord(x->ev_load, sc));
+  CU(x, cudaStreamWaitEvent(x->st[2], x->ev_load, 0));
+  int64_t bytes = 8 * (n - r0) * w;
+  int64_t sp = sp_begin(x, 2, K_COPY, "d2h panel", bytes, 0);
+  CU(x, cudaMemcpy2DAsync(panel + r0, (size_t)(8 * n), x->dP + r0, (size_t)(8 * n),
+                          (size_t)(8 * (n - r0)), (size_t)w, D2H, x->st[2]));
+  sp_end(x, sp, 2);
+  x->bytes_d2h += bytes;
+  CU(x, cudaStreamSynchronize(x->st[2]));
+  return OOC_OK;
+}
+
+/* ---- create / destroy ----------------------------------------------------------------------- */
+
+static void destroy_handles(xc_t *x) {
+  for (int s = 0; s < NSLOTS; s++) {
+    if (x->ev_h2d[s]) cudaEventDestroy(x->ev_h2d[s]);
+    if (x->ev_comp[s]) cudaEventDestroy(x->ev_comp[s]);
+    if (x->ev_done[s]) cudaEventDestroy(x->ev_done[s]);
+  }
+  for (int i = 0; i < 2; i++)
+    if (x->ev_inner[i]) cudaEventDestroy(x->ev_inner[i]);
+  if (x->ev_load) cudaEventDestroy(x->ev_load);
+  if (x->base) cudaEventDestroy(x->base);
+  if (x->bl) cublasDestroy(x->bl);
+  if (x->par) cusolverDnDestroyParams(x->par);
+  if (x->sol) cusolverDnDestroy(x->sol);
+  for (int s = 0; s < 3; s++)
+    if (x->st[s]) cudaStreamDestroy(x->st[s]);
+}
+
+ooc_status_t ocu_chol_destroy(chol_exec_t *e) {
+  if (!e) return OOC_OK;
+  xc_t *x = (xc_t *)e;
+  ooc_status_t st = OOC_OK;
+  cudaDeviceSynchronize();
+  if (x->trace && x->timing) st = write_trace(x);
+  else resolve(x);
+  for (int64_t i = 0; i < x->nspans; i++)
+    if (x->spans[i].a) {
+      cudaEventDestroy(x->spans[i].a);
+      cudaEventDestroy(x->spans[i].b);
+    }
+  free(x->spans);
+  free(x->hWs);
+  free_all(x);
+  destroy_handles(x);
+  ooc_free(x->ctx, x);
+  return st;
+}
+
+static ooc_status_t create(xc_t *x, const ocu_config_t *cfg, int64_t nb_req) {
+  int64_t n = x->n, b = x->b, W = x->W;
+  struct cudaDeviceProp p;
+  CU(x, cudaSetDevice(0));
+  CU(x, cudaGetDeviceProperties(&p, 0));
+  snprintf(x->device, sizeof x->device, "%.127s", p.name);
+  x->budget = cfg && cfg->gpu_mem > 0 ? cfg->gpu_mem : default_budget();
+  for (int s = 0; s < 3; s++) CU(x, cudaStreamCreateWithFlags(&x->st[s], cudaStreamNonBlocking));
+  CS(x, cusolverDnCreate(&x->sol));
+  CS(x, cusolverDnCreateParams(&x->par));
+  CS(x, cusolverDnSetStream(x->sol, x->st[1]));
+  int fits = 0;
+  x->nb = pick_nb(x->sol, x->par, n, b, W, x->job, nb_req, x->budget, &fits);
+  sol_ws(x->sol, x->par, n, W, x->nb, x->job, &x->ws, &x->hws, &x->potri_lwork);
+  void *cws;
+  CB(x, cublasCreate(&x->bl));
+  CB(x, cublasSetStream(x->bl, x->st[1])); /* before the workspace: it resets it */
+  OOC_TRY(dalloc(x, &cws, cublas_ws(x->budget), "cuBLAS workspace"));
+  CB(x, cublasSetWorkspace(x->bl, cws, (size_t)cublas_ws(x->budget)));
+  OOC_TRY(dalloc(x, &x->dP, 8 * n * W, "the panel"));
+  OOC_TRY(dalloc(x, &x->dDiag, 8 * W, "the factor's diagonal"));
+  x->ninfo = 2 * ooc_cdiv64(W, x->nb) + 8;
+  OOC_TRY(dalloc(x, &x->dInfo, 4 * x->ninfo, "info"));
+  OOC_TRY(dalloc(x, &x->dWs, (int64_t)x->ws, "cuSOLVER workspace"));
+  if (needs_sweep(x->job)) {
+    OOC_TRY(dalloc(x, &x->dV, 8 * W * x->nb, "the sweep's panel"));
+    if (x->sweeps) OOC_TRY(dalloc(x, &x->dE, 8 * W * W, "the pivot block's inverse"));
+  }
+  if (x->hws && !(x->hWs = malloc(x->hws)))
+    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (cuSOLVER host workspace)");
+  OOC_TRY(halloc(x, &x->e.panel, 8 * n * W, "the panel"));
+  OOC_TRY(halloc(x, &x->hDiag, 8 * W, "the factor's diagonal"));
+  OOC_TRY(halloc(x, &x->hInfo, 4 * x->ninfo, "info"));
+  x->e.nslots = x->sweeps ? NSLOTS : 0;
+  for (int s = 0; s < x->e.nslots; s++) {
+    OOC_TRY(dalloc(x, &x->dC[s], 8 * n * b, "a column block"));
+    OOC_TRY(halloc(x, &x->e.slot[s], 8 * n * b, "a column block"));
+  }
+  for (int s = 0; s < NSLOTS; s++) {
+    CU(x, cudaEventCreateWithFlags(&x->ev_h2d[s], cudaEventDisableTiming));
+    CU(x, cudaEventCreateWithFlags(&x->ev_comp[s], cudaEventDisableTiming));
+    CU(x, cudaEventCreateWithFlags(&x->ev_done[s], cudaEventDisableTiming));
+  }
+  for (int i = 0; i < 2; i++) CU(x, cudaEventCreateWithFlags(&x->ev_inner[i], cudaEventDisableTiming));
+  CU(x, cudaEventCreateWithFlags(&x->ev_load, cudaEventDisableTiming));
+  if (x->timing) {
+    CU(x, cudaEventCreate(&x->base));
+    CU(x, cudaDeviceSynchronize());
+    CU(x, cudaEventRecord(x->base, x->st[0]));
+    CU(x, cudaEventSynchronize(x->base));
+  }
+  return OOC_OK;
+}
+
+ooc_status_t ocu_chol_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int job, int64_t nb,
+                             const ocu_config_t *cfg, chol_exec_t **out) {
+  *out = NULL;
+  if (n <= 0 || b <= 0 || W <= 0 || (job != CHOL_FACTOR && job != CHOL_INVERT && job != CHOL_SOLVE))
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "chol executor: n = %lld, tile %lld, stripe %lld, job %d",
+                    (long long)n, (long long)b, (long long)W, job);
+  xc_t *x = ooc_calloc(ctx, 1, sizeof *x);
+  if (!x) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory");
+  x->ctx = ctx;
+  x->n = n;
+  x->b = ooc_min64(b, n);
+  /* chol_run's rounding, except that any W >= n is the whole matrix (one step) */
+  x->W = W >= n ? n : ooc_max64(x->b, W / x->b * x->b);
+  x->job = job;
+  x->sweeps = x->W < n;
+  x->trace = cfg && cfg->trace && *cfg->trace ? cfg->trace : NULL;
+  x->timing = x->trace || (cfg && cfg->timing);
+  x->e.name = "cuda";
+  x->e.W = x->W;
+  x->e.load = x_load;
+  x->e.lupdate = x_lupdate;
+  x->e.pivot = x_pivot;
+  x->e.supdate = x_supdate;
+  x->e.complete = x_complete;
+  x->e.store = x_store;
+  ooc_status_t st = create(x, cfg, nb);
+  if (st != OOC_OK) {
+    x->trace = NULL;
+    ocu_chol_destroy(&x->e);
+    return st;
+  }
+  *out = &x->e;
+  return OOC_OK;
+}

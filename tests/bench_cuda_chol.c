@@ -1,0 +1,358 @@
+/*
+ * bench_cuda_chol.c: the CUDA Cholesky executor against cuSOLVER, in one process.
+ *   bench_cuda_chol incore N NB[,NB...]
+ *       cuSOLVER in core: Xpotrf + Dpotri on the device-resident matrix (2 runs), and its H2D and
+ *       D2H of the matrix; then ours, for each NB: the executor's in-core path (load = H2D; pivot
+ *       = the in-device sweep; store = mirror + D2H), timed step by step. Prints the ratios of
+ *       ours to cuSOLVER (device compute alone, and with the copies), the logdets of both and a
+ *       probe residual of ours (||A X t - t||_1 / (n eps ||A||_1 ||X||_1 ||t||_1), host BLAS).
+ *   bench_cuda_chol run N TILE GPU_MEM [TRACE]
+ *       chol_run (CHOL_INVERT) on the executor with --gpu-mem GPU_MEM (0 = default), the matrix
+ *       in a tile store in host memory (HDF5 bypassed: the source is a generated matrix), the
+ *       stripe from ocu_chol_plan. Prints the wall time of the compute phase and TFLOP/s counting
+ *       n^3, and the device side from cudaEvents: update GEMM/SYRK time and rate, kernel-busy and
+ *       copy-busy time, their overlap; with N <= 32768 also a probe residual.
+ * The matrix: a uniform [-1, 1) lower triangle with n added to the diagonal (diagonally dominant,
+ * so SPD), filled by 16 threads; only the lower triangle is ever read.
+ * Prints one "RESULT ..." line per measurement.
+ */
+#include <cblas.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda/ocu_chol.h"
+#include "kernels/ops.h"
+#include "solvers/chol.h"
+#include "tiling/tstore.h"
+
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    int e_ = (int)(x);                                                                             \
+    if (e_) {                                                                                      \
+      fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #x, e_);                      \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+#define OK(ctx, x)                                                                                 \
+  do {                                                                                             \
+    if ((x) != OOC_OK) {                                                                           \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, ooc_ctx_error(ctx));             \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+typedef struct {
+  double *A;
+  int64_t n, c0, c1;
+} fill_t;
+
+static void *fill_cols(void *p) {
+  fill_t *f = p;
+  for (int64_t j = f->c0; j < f->c1; j++) {
+    uint64_t s = 0x2545F4914F6CDD1Dull ^ (0x9E3779B97F4A7C15ull * (uint64_t)(j + 1));
+    double *col = f->A + j * f->n;
+    for (int64_t i = 0; i < j; i++) col[i] = 0.0; /* the upper triangle: never read */
+    for (int64_t i = j; i < f->n; i++) {
+      s ^= s << 13;
+      s ^= s >> 7;
+      s ^= s << 17;
+      col[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+    }
+    col[j] += (double)f->n;
+  }
+  return NULL;
+}
+
+static void fill_spd(double *A, int64_t n) {
+  pthread_t th[16];
+  fill_t f[16];
+  for (int t = 0; t < 16; t++) {
+    f[t] = (fill_t){A, n, n * t / 16, n * (t + 1) / 16};
+    pthread_create(&th[t], NULL, fill_cols, &f[t]);
+  }
+  for (int t = 0; t < 16; t++) pthread_join(th[t], NULL);
+}
+
+/* ||A||_1 of the symmetric matrix whose lower triangle A holds. */
+static double sym_norm1(const double *A, int64_t n) {
+  double *c = calloc((size_t)n, sizeof *c), m = 0;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = j; i < n; i++) {
+      double a = fabs(A[i + j * n]);
+      c[j] += a;
+      if (i != j) c[i] += a;
+    }
+  for (int64_t j = 0; j < n; j++) m = fmax(m, c[j]);
+  free(c);
+  return m;
+}
+
+/* Probe residual of X (column j by get(j), full symmetric inverse) against A (lower). */
+typedef void (*getcol_t)(void *self, int64_t j0, int64_t nc, double *dst); /* n x nc, ld n */
+static double probe(const double *A, int64_t n, int64_t bc, void *self, getcol_t get) {
+  double *t = malloc((size_t)n * sizeof *t), *y = calloc((size_t)n, sizeof *y);
+  double *z = malloc((size_t)n * sizeof *z);
+  double *buf = malloc((size_t)(n * bc) * sizeof *buf), xn = 0;
+  uint64_t s = 99;
+  double tn = 0;
+  for (int64_t i = 0; i < n; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    t[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+    tn += fabs(t[i]);
+  }
+  for (int64_t j0 = 0; j0 < n; j0 += bc) { /* y = X t, and ||X||_1 */
+    int64_t nc = n - j0 < bc ? n - j0 : bc;
+    get(self, j0, nc, buf);
+    cblas_dgemv(CblasColMajor, CblasNoTrans, (int)n, (int)nc, 1.0, buf, (int)n, t + j0, 1, 1.0, y, 1);
+    for (int64_t c = 0; c < nc; c++) {
+      double cs = 0;
+      for (int64_t i = 0; i < n; i++) cs += fabs(buf[i + c * n]);
+      xn = fmax(xn, cs);
+    }
+  }
+  cblas_dsymv(CblasColMajor, CblasLower, (int)n, 1.0, A, (int)n, y, 1, 0.0, z, 1);
+  double r = 0;
+  for (int64_t i = 0; i < n; i++) r += fabs(z[i] - t[i]);
+  double ratio = r / ((double)n * (DBL_EPSILON / 2) * sym_norm1(A, n) * xn * tn);
+  free(t);
+  free(y);
+  free(z);
+  free(buf);
+  return ratio;
+}
+
+typedef struct {
+  const double *X;
+  int64_t n;
+} dense_t;
+static void dense_get(void *self, int64_t j0, int64_t nc, double *dst) {
+  dense_t *d = self;
+  memcpy(dst, d->X + j0 * d->n, (size_t)(8 * d->n * nc));
+}
+
+/* ---- in core: cuSOLVER potrf + potri vs the executor ----------------------------------------- */
+
+static void incore(int64_t n, const char *nbs) {
+  ooc_ctx_t *ctx = NULL;
+  CK(ooc_ctx_create(&ctx) != OOC_OK);
+  double *A = malloc((size_t)(8 * n * n));
+  fill_spd(A, n);
+  /* cuSOLVER, device-resident */
+  double *dA, *pin;
+  int *dinfo;
+  CK(cudaMalloc((void **)&dA, (size_t)(8 * n * n)));
+  CK(cudaMalloc((void **)&dinfo, sizeof(int)));
+  CK(cudaHostAlloc((void **)&pin, (size_t)(8 * n * n), cudaHostAllocDefault));
+  memcpy(pin, A, (size_t)(8 * n * n));
+  cusolverDnHandle_t s;
+  cusolverDnParams_t par;
+  CK(cusolverDnCreate(&s));
+  CK(cusolverDnCreateParams(&par));
+  size_t dws = 0, hws = 0;
+  int lw = 0;
+  CK(cusolverDnXpotrf_bufferSize(s, par, CUBLAS_FILL_MODE_LOWER, n, CUDA_R_64F, dA, n, CUDA_R_64F,
+                                 &dws, &hws));
+  CK(cusolverDnDpotri_bufferSize(s, CUBLAS_FILL_MODE_LOWER, (int)n, dA, (int)n, &lw));
+  size_t wsb = dws > (size_t)lw * 8 ? dws : (size_t)lw * 8;
+  void *dw, *hw = hws ? malloc(hws) : NULL;
+  CK(cudaMalloc(&dw, wsb ? wsb : 8));
+  double best = 1e30, bestf = 0, th2d = 0, td2h = 0, ldc = 0;
+  for (int rep = 0; rep < 2; rep++) {
+    CK(cudaDeviceSynchronize());
+    double t0 = ooc_now();
+    CK(cudaMemcpy(dA, pin, (size_t)(8 * n * n), cudaMemcpyHostToDevice));
+    double t1 = ooc_now();
+    CK(cusolverDnXpotrf(s, par, CUBLAS_FILL_MODE_LOWER, n, CUDA_R_64F, dA, n, CUDA_R_64F, dw, dws,
+                        hw, hws, dinfo));
+    CK(cudaDeviceSynchronize());
+    double t2 = ooc_now();
+    if (rep == 0) { /* logdet from the factor's diagonal */
+      double *dg = malloc((size_t)(8 * n));
+      CK(cudaMemcpy2D(dg, 8, dA, (size_t)(8 * (n + 1)), 8, (size_t)n, cudaMemcpyDeviceToHost));
+      for (int64_t j = 0; j < n; j++) ldc += 2 * log(dg[j]);
+      free(dg);
+    }
+    CK(cudaDeviceSynchronize());
+    double t2b = ooc_now();
+    CK(cusolverDnDpotri(s, CUBLAS_FILL_MODE_LOWER, (int)n, dA, (int)n, (double *)dw, lw, dinfo));
+    CK(cudaDeviceSynchronize());
+    double t3 = ooc_now();
+    CK(cudaMemcpy(pin, dA, (size_t)(8 * n * n), cudaMemcpyDeviceToHost));
+    double t4 = ooc_now();
+    int info = -1;
+    CK(cudaMemcpy(&info, dinfo, sizeof info, cudaMemcpyDeviceToHost));
+    double tc = (t2 - t1) + (t3 - t2b);
+    printf("RESULT cusolver n=%lld run %d: potrf %.3f s + potri %.3f s = %.3f s (info %d); H2D %.3f s, "
+           "D2H %.3f s\n", (long long)n, rep, t2 - t1, t3 - t2b, tc, info, t1 - t0, t4 - t3);
+    if (tc < best) {
+      best = tc;
+      bestf = t2 - t1;
+      th2d = t1 - t0;
+      td2h = t4 - t3;
+    }
+    memcpy(pin, A, (size_t)(8 * n * n));
+  }
+  cudaFree(dA);
+  cudaFree(dw);
+  cudaFreeHost(pin);
+  free(hw);
+  cusolverDnDestroyParams(par);
+  cusolverDnDestroy(s);
+  printf("RESULT cusolver n=%lld best: potrf %.3f + potri %.3f = %.3f s device (%.2f TFLOP/s at n^3); "
+         "with H2D+D2H %.3f s\n", (long long)n, bestf, best - bestf, best,
+         (double)n * n * n / best * 1e-12, best + th2d + td2h);
+
+  char list[256];
+  snprintf(list, sizeof list, "%s", nbs);
+  for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+    int64_t nb = atoll(tok);
+    ocu_config_t cfg = {.timing = 1};
+    chol_exec_t *e = NULL;
+    OK(ctx, ocu_chol_create(ctx, n, n, n, CHOL_INVERT, nb, &cfg, &e));
+    for (int rep = 0; rep < 2; rep++) {
+      memcpy(e->panel, A, (size_t)(8 * n * n));
+      int64_t bad = 0;
+      double ld = 0;
+      CK(cudaDeviceSynchronize());
+      double t0 = ooc_now();
+      OK(ctx, e->load(e, e->panel, 0, n, 0));
+      CK(cudaDeviceSynchronize());
+      double t1 = ooc_now();
+      OK(ctx, e->pivot(e, CHOL_INVERT, &bad, &ld));
+      double t2 = ooc_now();
+      OK(ctx, e->store(e, e->panel, 1));
+      double t3 = ooc_now();
+      ocu_chol_stats_t st;
+      ocu_chol_stats(e, &st);
+      double dev = t2 - t1, all = t3 - t0;
+      printf("RESULT ours n=%lld nb=%lld run %d: H2D %.3f s, sweep %.3f s (%.2f TFLOP/s at n^3), "
+             "mirror+D2H %.3f s, total %.3f s; bad %lld; logdet %.15g (cusolver %.15g, rel %.1e)\n",
+             (long long)n, (long long)st.nb, rep, t1 - t0, dev, (double)n * n * n / dev * 1e-12,
+             t3 - t2, all, (long long)bad, ld, ldc, fabs(ld - ldc) / fabs(ldc));
+      printf("RESULT ratio ours/cusolver n=%lld nb=%lld run %d: device compute %.3f, with copies %.3f\n",
+             (long long)n, (long long)st.nb, rep, dev / best, all / (best + th2d + td2h));
+      if (rep == 1) {
+        dense_t d = {e->panel, n};
+        printf("RESULT ours n=%lld nb=%lld probe residual %.3g\n", (long long)n, (long long)st.nb,
+               probe(A, n, 1024, &d, dense_get));
+      }
+    }
+    OK(ctx, ocu_chol_destroy(e));
+  }
+  free(A);
+  ooc_ctx_destroy(ctx);
+}
+
+/* ---- chol_run on the executor, tile store in memory ----------------------------------------- */
+
+typedef struct {
+  const double *M;
+  int64_t n;
+} memsrc_t;
+
+static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                             double *dst, int64_t ld) {
+  memsrc_t *s = self;
+  for (int64_t j = 0; j < nc; j++)
+    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->n, (size_t)nr * sizeof(double));
+  return OOC_OK;
+}
+
+typedef struct {
+  tstore_t *ts;
+  int64_t n, b;
+  double *tile;
+} store_get_t;
+static void store_get(void *self, int64_t j0, int64_t nc, double *dst) { /* j0, nc: one tile column */
+  store_get_t *g = self;
+  part_t p = ts_rows(g->ts);
+  for (int64_t tj = j0 / g->b; tj * g->b < j0 + nc; tj++)
+    for (int64_t ti = 0; ti < p.count; ti++)
+      if (ts_read(g->ts, ti, tj, dst + part_start(p, ti) + (part_start(p, tj) - j0) * g->n, g->n) != OOC_OK)
+        exit(1);
+}
+
+static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) {
+  ooc_ctx_t *ctx = NULL;
+  CK(ooc_ctx_create(&ctx) != OOC_OK);
+  double *A = malloc((size_t)(8 * n * n));
+  if (!A) exit(1);
+  fill_spd(A, n);
+  ocu_config_t cfg = {.gpu_mem = gpu_mem, .trace = trace, .timing = 1};
+  int64_t W = 0, gb = 0;
+  OK(ctx, ocu_chol_plan(ctx, n, b, CHOL_INVERT, 0, &cfg, &W, &gb));
+  tcache_t *cache = NULL;
+  tstore_t *ts = NULL;
+  memsrc_t ms = {A, n};
+  ooc_source_t src = {&ms, mem_read};
+  OK(ctx, tcache_create(ctx, (int64_t)1 << 50, &cache));
+  OK(ctx, tstore_create(ctx, cache, n, n, b, &src, NULL, &ts));
+  chol_exec_t *e = NULL;
+  double tc0 = ooc_now();
+  OK(ctx, ocu_chol_create(ctx, n, b, W, CHOL_INVERT, 0, &cfg, &e));
+  double tc1 = ooc_now();
+  chol_args_t a = {.A = ts, .stripe = W >= n ? (n + b - 1) / b * b : W, .ops = ooc_ops_cpu(),
+                   .job = CHOL_INVERT, .exec = e};
+  chol_stats_t cs;
+  int64_t info = 0;
+  double ld = 0;
+  double t0 = ooc_now();
+  OK(ctx, chol_run(ctx, &a, &cs, &info, &ld));
+  double t = ooc_now() - t0;
+  ocu_chol_stats_t st;
+  ocu_chol_stats(e, &st);
+  double f = (double)n * n * n;
+  printf("RESULT chol_run n=%lld tile %lld --gpu-mem %.2f GiB: stripe %lld, nb %lld, %lld steps, "
+         "peak %.2f GiB; executor setup %.2f s; compute %.2f s = %.2f TFLOP/s at n^3 "
+         "(host: panel %.2f s, update+I/O %.2f s)\n",
+         (long long)n, (long long)b, st.dev_budget / 1073741824.0, (long long)st.W, (long long)st.nb,
+         (long long)cs.steps, st.dev_peak / 1073741824.0, tc1 - tc0, t, f / t * 1e-12, cs.t_panel,
+         cs.t_update);
+  printf("RESULT device n=%lld: kernels busy %.2f s (%.2f TFLOP/s at n^3), updates %.2f s for "
+         "%.3g flops (%.2f TFLOP/s), pivots %.2f s for %.3g flops (%.2f TFLOP/s), copies busy %.2f s "
+         "for %.1f GB (%.1f GB/s), overlap %.2f s, span %.2f s\n",
+         (long long)n, st.t_kernel, f / st.t_kernel * 1e-12, st.t_update, st.flops_update,
+         st.flops_update / st.t_update * 1e-12, st.t_pivot, st.flops_pivot,
+         st.flops_pivot / st.t_pivot * 1e-12, st.t_copy, (st.bytes_h2d + st.bytes_d2h) * 1e-9,
+         (st.bytes_h2d + st.bytes_d2h) * 1e-9 / st.t_copy, st.t_overlap, st.t_span);
+  printf("RESULT chol_run n=%lld logdet %.15g\n", (long long)n, ld);
+  OK(ctx, ocu_chol_destroy(e));
+  if (n <= 32768) {
+    store_get_t g = {ts, n, b, NULL};
+    printf("RESULT chol_run n=%lld probe residual %.3g\n", (long long)n, probe(A, n, b, &g, store_get));
+  }
+  tstore_destroy(ts);
+  tcache_destroy(cache);
+  free(A);
+  ooc_ctx_destroy(ctx);
+}
+
+int main(int argc, char **argv) {
+  char why[256];
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each RESULT line out at once, even into a pipe */
+  if (!ocu_probe(why, sizeof why)) {
+    printf("bench_cuda_chol: no usable GPU (%s)\n", why);
+    return 77;
+  }
+  printf("bench_cuda_chol: on %s\n", why);
+  if (argc >= 4 && !strcmp(argv[1], "incore")) {
+    incore(atoll(argv[2]), argv[3]);
+  } else if (argc >= 5 && !strcmp(argv[1], "run")) {
+    double g = atof(argv[4]);
+    int64_t gm = (int64_t)(g * (strchr(argv[4], 'G') ? 1073741824.0 : 1.0));
+    run_bench(atoll(argv[2]), atoll(argv[3]), gm, argc > 5 ? argv[5] : NULL);
+  } else {
+    fprintf(stderr, "usage: bench_cuda_chol incore N NB[,NB..] | run N TILE GPU_MEM[G] [TRACE]\n");
+    return 2;
+  }
+  return 0;
+}
