@@ -1,4 +1,5 @@
 /* oocsolve: the command-line tool, a thin shell over liboocsolve. docs/CLI.md is its manual. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,11 @@ static const char *USAGE =
     "usage: oocsolve [invert] [options] A.h5[:/dset]            write A^-1\n"
     "       oocsolve solve [options] A.h5[:/dset] B.h5[:/dset]  write X = A^-1 B\n"
     "       oocsolve logdet [options] A.h5[:/dset]              print log det A (SPD A)\n"
+    "       oocsolve gemm [options] A.h5[:/dset] B.h5[:/dset]   write C = alpha A B + beta C0\n"
     "\n"
     "options:\n"
-    "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, or <B>.x.h5:/X for solve)\n"
+    "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, <B>.x.h5:/X for solve,\n"
+    "                       <A>.gemm.h5:/C for gemm)\n"
     "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
     "  --stripe N           columns eliminated per pass (default: as wide as --host-mem allows)\n"
     "  --host-mem SIZE      host memory budget, e.g. 512M, 8G (default: half of physical memory)\n"
@@ -20,8 +23,13 @@ static const char *USAGE =
     "  --scratch-zstd L     compress spilled tiles with zstd level L (default: raw)\n"
     "  --compress SPEC      output compression: none, zstd[:L], deflate[:L] (default none)\n"
     "  --out-type T         f32 or f64 (default: the input's floating type)\n"
-    "  --method M           auto, gj or chol (default auto: chol for symmetric input with a\n"
-    "                       positive diagonal, falling back to gj if it is not definite)\n"
+    "  --method M           auto, gj, chol, newton or hyper7 (default auto: chol for symmetric\n"
+    "                       input with a positive diagonal, falling back to gj if it is not\n"
+    "                       definite); newton/hyper7: iterative inverse from matrix products\n"
+    "  --warm-start F[:/d]  newton/hyper7: start from this earlier inverse\n"
+    "  --max-iter N         newton/hyper7: iteration cap (default 100)\n"
+    "  --alpha X, --beta Y  gemm: scalars (defaults 1, and 1 when --c is given)\n"
+    "  --c FILE[:/dset]     gemm: C0 added as beta C0 (default: none)\n"
     "  --triangle T         chol inverse: full (default) or lower (zeros above the diagonal)\n"
     "  --device D           auto, cpu, ref or cuda (default auto)\n"
     "  --gpu-mem SIZE       GPU memory budget (default: free device memory minus a margin)\n"
@@ -56,14 +64,18 @@ static int pick(const char *opt, const char *val, const char *const *names, int 
 int main(int argc, char **argv) {
   ooc_opts_t o;
   ooc_opts_default(&o);
-  const char *out = NULL, *pos[3] = {0};
-  int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0;
+  const char *out = NULL, *pos[3] = {0}, *c0 = NULL;
+  int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, gemm = 0, have_beta = 0;
+  double alpha = 1.0, beta = 1.0;
   int argi = 1;
   if (argi < argc && strcmp(argv[argi], "solve") == 0) {
     solve = 1;
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "logdet") == 0) {
     logdet = 1;
+    argi++;
+  } else if (argi < argc && strcmp(argv[argi], "gemm") == 0) {
+    gemm = 1;
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "invert") == 0) {
     argi++;
@@ -126,11 +138,33 @@ int main(int argc, char **argv) {
       if (pick(a, v, n, 3, &k)) return 2;
       o.out_dtype = (ooc_dtype_t)k;
     } else if (!strcmp(a, "--method")) {
-      static const char *const n[] = {"auto", "gj", "chol"};
+      static const char *const n[] = {"auto", "gj", "chol", "newton", "hyper7"};
       int k;
       NEEDV;
-      if (pick(a, v, n, 3, &k)) return 2;
+      if (pick(a, v, n, 5, &k)) return 2;
       o.method = (ooc_method_t)k;
+    } else if (!strcmp(a, "--warm-start")) {
+      NEEDV;
+      o.warm_start = v;
+    } else if (!strcmp(a, "--max-iter")) {
+      int64_t k = 0;
+      NEEDV;
+      if (cli_int64("oocsolve", a, v, 1, &k)) return 2;
+      if (k > 100000) return usage_error("--max-iter %s: at most 100000", v);
+      o.max_iter = (int)k;
+    } else if (!strcmp(a, "--alpha") || !strcmp(a, "--beta")) {
+      char *end;
+      NEEDV;
+      double x = strtod(v, &end);
+      if (!*v || *end || !isfinite(x)) return usage_error("%s: not a finite number", a);
+      if (a[2] == 'a') alpha = x;
+      else {
+        beta = x;
+        have_beta = 1;
+      }
+    } else if (!strcmp(a, "--c")) {
+      NEEDV;
+      c0 = v;
     } else if (!strcmp(a, "--triangle")) {
       static const char *const n[] = {"full", "lower"};
       int k;
@@ -162,8 +196,16 @@ int main(int argc, char **argv) {
       pos[npos++] = a;
     }
   }
-  if (npos != (solve ? 2 : 1))
-    return usage_error("%s", solve ? "solve needs A and B" : "give one input matrix");
+  if (npos != (solve || gemm ? 2 : 1))
+    return usage_error("%s", solve ? "solve needs A and B"
+                             : gemm ? "gemm needs A and B"
+                                    : "give one input matrix");
+  if (!gemm && (c0 || have_beta || alpha != 1.0))
+    return usage_error("%s", "--alpha, --beta and --c are gemm options");
+  if (gemm && have_beta && !c0) return usage_error("%s", "--beta needs --c (the C0 it scales)");
+  if ((o.warm_start || o.max_iter) && o.method != OOC_METHOD_NEWTON &&
+      o.method != OOC_METHOD_HYPER7)
+    return usage_error("%s", "--warm-start and --max-iter need --method newton or hyper7");
 
   ooc_ctx_t *ctx = NULL;
   if (ooc_ctx_create(&ctx) != OOC_OK) {
@@ -176,6 +218,7 @@ int main(int argc, char **argv) {
   ooc_report_t rep;
   double ld = 0;
   ooc_status_t st = solve    ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
+                    : gemm   ? ooc_gemm(ctx, pos[0], pos[1], c0, out, alpha, beta, &o, &rep)
                     : logdet ? ooc_logdet(ctx, pos[0], &o, &rep, &ld)
                              : ooc_invert(ctx, pos[0], out, &o, &rep);
   cli_progress_done();
