@@ -69,7 +69,8 @@ typedef struct ooc_ctx ooc_ctx_t;
 typedef void *(*ooc_malloc_fn)(void *user, size_t bytes);
 typedef void (*ooc_free_fn)(void *user, void *ptr);
 
-/* Progress: phase is "read", "eliminate", "write", "check"; fraction in [0, 1] of that phase.
+/* Progress: phase is "read", "eliminate", "write", "check" ("iterate": one newton/hyper7 step,
+ * "multiply": ooc_gemm's product); fraction in [0, 1] of that phase.
  * Return nonzero to stop the call at the next safe point (OOC_ERR_INTERRUPTED). */
 typedef int (*ooc_progress_fn)(void *user, const char *phase, double fraction);
 
