@@ -10,7 +10,10 @@
  * - the epilogue sees every element of C exactly once, tile-aligned blocks;
  * - C aliasing A is refused;
  * - the probe check passes a right product (ratio < 1) and fails one entry off by 1e-6 relative,
- *   a NaN, and a wrong beta.
+ *   a NaN, and a wrong beta;
+ * - the executor seam (what the CUDA executor plugs into) with a host stand-in that checks the
+ *   protocol (begin/end pairs, a slot refilled only after slot_wait, buffers never overrun):
+ *   same result as the reference, blocks and panels bounded by the executor's buffers.
  */
 #include <float.h>
 #include <math.h>
@@ -314,6 +317,109 @@ static void t_probe_check(void) {
   free(C);
 }
 
+/* ---- the executor seam, with a host "device" that checks the protocol ---------------------- */
+
+typedef struct {
+  gemm_exec_t e;
+  double *dev;
+  int ready[GEMM_MAX_SLOTS], misuse, begun;
+  int64_t panels;
+} fake_t;
+
+static ooc_status_t fk_begin(gemm_exec_t *e, int64_t mb, int64_t nb, int load) {
+  fake_t *f = (fake_t *)e;
+  if (mb > e->MB || nb > e->NB || f->begun) f->misuse++;
+  f->begun = 1;
+  for (int64_t i = 0; i < mb * nb; i++) f->dev[i] = load ? e->cblk[i] : 0.0;
+  return OOC_OK;
+}
+static ooc_status_t fk_wait(gemm_exec_t *e, int slot) {
+  ((fake_t *)e)->ready[slot] = 1;
+  return OOC_OK;
+}
+static ooc_status_t fk_panel(gemm_exec_t *e, int slot, int64_t mb, int64_t nb, int64_t kb,
+                             double alpha, double beta) {
+  fake_t *f = (fake_t *)e;
+  if (!f->ready[slot] || !f->begun || kb > e->KB) f->misuse++; /* filled without a wait */
+  f->ready[slot] = 0;
+  f->panels++;
+  ooc_ops_ref()->gemm('N', 'N', mb, nb, kb, alpha, e->apan[slot], mb, e->bpan[slot], kb, beta,
+                      f->dev, mb);
+  return OOC_OK;
+}
+static ooc_status_t fk_end(gemm_exec_t *e, int64_t mb, int64_t nb) {
+  fake_t *f = (fake_t *)e;
+  if (!f->begun) f->misuse++;
+  f->begun = 0;
+  memcpy(e->cblk, f->dev, (size_t)(mb * nb) * sizeof(double));
+  return OOC_OK;
+}
+
+static void t_executor_seam(void) {
+  static const int64_t shapes[][7] = {/* m n k b MB NB KB */
+                                      {100, 70, 130, 16, 48, 40, 16}, {37, 53, 29, 7, 21, 21, 14},
+                                      {64, 64, 1, 16, 64, 64, 16}, {50, 30, 0, 8, 16, 16, 8}};
+  for (int q = 0; q < 4; q++) {
+    int64_t m = shapes[q][0], n = shapes[q][1], k = shapes[q][2], b = shapes[q][3];
+    ooc_ctx_t *ctx = tu_ctx();
+    double *A = rnd(m * k, 11), *B = rnd(k * n, 12), *C0 = rnd(m * n, 13);
+    double *R = malloc((size_t)(m * n) * sizeof *R), *C = malloc((size_t)(m * n) * sizeof *C);
+    memcpy(R, C0, (size_t)(m * n) * sizeof *R);
+    ooc_ops_ref()->gemm('N', 'N', m, n, k, 0.75, A, m, B, k, -2.0, R, m);
+    memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
+    ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read}, sc = {&mc, mem_read};
+    tcache_t *cache;
+    tstore_t *TA, *TB, *TC;
+    CU_ASSERT_FATAL(tcache_create(ctx, 1 << 24, &cache) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, m, k, b, &sa, NULL, &TA) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, k, n, b, &sb, NULL, &TB) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, m, n, b, &sc, NULL, &TC) == OOC_OK);
+    fake_t f;
+    memset(&f, 0, sizeof f);
+    f.e = (gemm_exec_t){.nslots = 2, .MB = shapes[q][4], .NB = shapes[q][5], .KB = shapes[q][6],
+                        .begin = fk_begin, .slot_wait = fk_wait, .panel = fk_panel, .end = fk_end};
+    f.e.cblk = malloc((size_t)(f.e.MB * f.e.NB) * sizeof(double));
+    f.dev = malloc((size_t)(f.e.MB * f.e.NB) * sizeof(double));
+    for (int sl = 0; sl < 2; sl++) {
+      f.e.apan[sl] = malloc((size_t)(f.e.MB * f.e.KB + 1) * sizeof(double));
+      f.e.bpan[sl] = malloc((size_t)(f.e.KB * f.e.NB + 1) * sizeof(double));
+    }
+    gemm_args_t g = {.A = TA, .B = TB, .C = TC, .alpha = 0.75, .beta = -2.0,
+                     .ops = ooc_ops_ref(), .block = 1000, .kblock = 1000, .exec = &f.e};
+    gemm_stats_t gs = {0};
+    CU_ASSERT(gemm_run(ctx, &g, &gs) == OOC_OK);
+    CU_ASSERT(f.misuse == 0 && f.begun == 0);
+    /* blocks and panels bounded by the executor's buffers, rounded down to tiles */
+    int64_t s = ooc_max64(b, ooc_min64(f.e.MB, f.e.NB) / b * b), sk = ooc_max64(b, f.e.KB / b * b);
+    CU_ASSERT(gs.blocks == ooc_cdiv64(m, s) * ooc_cdiv64(n, s));
+    CU_ASSERT(f.panels == gs.blocks * ooc_cdiv64(k, sk));
+    part_t rp = ts_rows(TC), cp = ts_cols(TC);
+    for (int64_t tj = 0; tj < cp.count; tj++)
+      for (int64_t ti = 0; ti < rp.count; ti++)
+        ts_read(TC, ti, tj, C + part_start(rp, ti) + part_start(cp, tj) * m, m);
+    double err = 0;
+    for (int64_t i = 0; i < m * n; i++) err = fmax(err, fabs(C[i] - R[i]));
+    CU_ASSERT(err < 1e-12);
+    if (!(err < 1e-12)) fprintf(stderr, "\n  executor case %d: error %g\n", q, err);
+    for (int sl = 0; sl < 2; sl++) {
+      free(f.e.apan[sl]);
+      free(f.e.bpan[sl]);
+    }
+    free(f.e.cblk);
+    free(f.dev);
+    tstore_destroy(TA);
+    tstore_destroy(TB);
+    tstore_destroy(TC);
+    tcache_destroy(cache);
+    tu_ctx_done(ctx);
+    free(A);
+    free(B);
+    free(C0);
+    free(R);
+    free(C);
+  }
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"C = alpha A B + beta C against ref, spills, odd shapes", t_against_ref},
@@ -321,6 +427,7 @@ int main(void) {
       {"epilogue covers C once; aliasing refused", t_epilogue_cover},
       {"block sizes", t_block_sizes},
       {"probe check passes right, fails wrong", t_probe_check},
+      {"executor seam: protocol, bounds, result", t_executor_seam},
       {NULL, NULL},
   };
   return tu_run("gemm", tests);

@@ -22,6 +22,7 @@
 #include "tiling/tstore.h"
 #ifdef OOC_HAVE_CUDA
 #include "kernels/cuda/ocu.h"
+#include "kernels/cuda/ocu_gemm.h"
 #endif
 
 /* Small allocations outside the planned buffers (structs, names): kept out of the cache. */
@@ -58,6 +59,7 @@ typedef struct job {
   spill_slot_t ispill[ITER_MAX_STORES];
   tstore_t *result;
   h5mat_t *in_c;    /* gemm: C0 */
+  gemm_exec_t *gexec; /* gemm on the GPU: the executor */
   double iter_flops;
   int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
 } job_t;
@@ -828,6 +830,7 @@ static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
 #ifdef OOC_HAVE_CUDA
   if (j->exec) ocu_exec_destroy(j->exec);
+  if (j->gexec) ocu_gemm_destroy(j->gexec);
 #endif
   unload_inputs(j);
   h5m_close(j->out); /* removes the temporary file unless committed */
@@ -950,11 +953,6 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   snprintf(r->method, sizeof r->method, "gemm");
   snprintf(r->precision, sizeof r->precision, "f64");
   OOC_TRY(pick_backend(j));
-  if (j->cuda) {
-    j->cuda = 0;
-    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
-    ooc_warn(r->warnings, sizeof r->warnings, "gemm runs on the CPU backend in this version");
-  }
   OOC_TRY(h5m_split_spec(ctx, a_spec, afile, sizeof afile, adset, sizeof adset));
   OOC_TRY(resolve_output(j, out_spec, afile, ".gemm", "/C"));
   const char *others[2] = {b_spec, c_spec};
@@ -978,9 +976,20 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
              tstore_overhead_bytes(m, n, b) + SLACK_BYTES +
              16 * big + 8 * b * ooc_max64(b, 256); /* + the reader's/writer's staging */
   int64_t strip = 8 * b * big, avail = j->budget - j->fixed;
-  int64_t s = gemm_block_for(m, n, k, b, avail / 2);
+  int64_t s = gemm_block_for(m, n, k, b, avail / 2), kblock = 0;
   if (s < b && gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
-  if (s < b || ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s)) > avail) {
+  int64_t ws = ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
+#ifdef OOC_HAVE_CUDA
+  if (j->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace */
+    ocu_config_t c = gpu_config(j);
+    OOC_TRY(ocu_gemm_plan(ctx, m, n, k, b, &c, &s, &kblock));
+#define PINNED(t) ocu_gemm_bytes(ooc_min64(t, m), ooc_min64(t, n), ooc_min64(kblock, k), 2)
+    while (s > b && ooc_max64(strip, PINNED(s)) > avail) s -= b;
+    ws = ooc_max64(strip, PINNED(s));
+#undef PINNED
+  }
+#endif
+  if (s < b || ws > avail) {
     char have[32], need[32];
     return OOC_FAIL(ctx, OOC_ERR_BUDGET,
                     "%s: --host-mem %s is too small for a %lld x %lld by %lld x %lld product with "
@@ -1005,8 +1014,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
 
   /* load A, B (and C0) through the cache: finite check, each input byte read once */
   double t0 = ooc_now();
-  OOC_TRY(tcache_create(ctx, avail - ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s)),
-                        &j->cache));
+  OOC_TRY(tcache_create(ctx, avail - ws, &j->cache));
   j->spill[0] = (spill_slot_t){j, "A", NULL};
   j->spill[1] = (spill_slot_t){j, "B", NULL};
   j->ispill[0] = (spill_slot_t){j, "C", NULL};
@@ -1027,9 +1035,30 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
 
   double t1 = ooc_now(), sp0 = spill_time(j);
   gemm_args_t g = {.A = j->A, .B = j->B, .C = j->iv[0], .alpha = alpha,
-                   .beta = j->in_c ? beta : 0.0, .ops = j->ops, .block = s};
+                   .beta = j->in_c ? beta : 0.0, .ops = j->ops, .block = s, .kblock = kblock};
   gemm_stats_t gs = {0};
+#ifdef OOC_HAVE_CUDA
+  if (j->cuda) {
+    ocu_config_t c = gpu_config(j);
+    OOC_TRY(ocu_gemm_create(ctx, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kblock, ooc_max64(k, 1)),
+                            &c, &j->gexec));
+    g.exec = j->gexec;
+  }
+#endif
   OOC_TRY(gemm_run(ctx, &g, &gs));
+#ifdef OOC_HAVE_CUDA
+  if (j->gexec) {
+    ocu_stats_t os;
+    char pk[32], pn[32];
+    ocu_gemm_stats(j->gexec, &os);
+    ooc_warn(r->warnings, sizeof r->warnings, "GPU product: device %s, pinned %s, block %lld, "
+             "panels %lld", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
+             ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)s, (long long)kblock);
+    ooc_status_t st2 = ocu_gemm_destroy(j->gexec);
+    j->gexec = NULL;
+    OOC_TRY(st2);
+  }
+#endif
   double t2 = ooc_now(), sp1 = spill_time(j);
   r->steps = gs.blocks;
   r->t_spill = sp1;

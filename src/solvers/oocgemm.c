@@ -57,14 +57,23 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
   gemm_stats_t *gs = stats ? stats : &local;
   if (m == 0 || n == 0) return OOC_OK;
   const ooc_ops_t *o = a->ops;
+  gemm_exec_t *ex = a->exec;
   int64_t s = gemm_block(b, a->block);
-  int64_t st_ = s / b; /* tiles per block edge */
-  int64_t MB = ooc_min64(s, m), NB = ooc_min64(s, n), KB = ooc_min64(s, k);
-  double *Cb = ooc_malloc(ctx, (size_t)(MB * NB) * sizeof(double));
-  double *Ap = ooc_malloc(ctx, (size_t)ooc_max64(1, MB * KB) * sizeof(double));
-  double *Bp = ooc_malloc(ctx, (size_t)ooc_max64(1, KB * NB) * sizeof(double));
+  int64_t sk = a->kblock > 0 ? gemm_block(b, a->kblock) : s;
+  if (ex) { /* the executor's buffers bound the block and the panels */
+    s = ooc_min64(s, ooc_max64(b, ooc_min64(ex->MB, ex->NB) / b * b));
+    sk = ooc_min64(sk, ooc_max64(b, ex->KB / b * b));
+  }
+  int64_t st_ = s / b, kt_ = sk / b; /* tiles per block edge, per panel */
+  int64_t MB = ooc_min64(s, m), NB = ooc_min64(s, n), KB = ooc_min64(sk, k);
+  if (ex && (MB > ex->MB || NB > ex->NB || KB > ex->KB))
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "gemm: executor buffers %lld x %lld (k %lld) too small",
+                    (long long)ex->MB, (long long)ex->NB, (long long)ex->KB);
+  double *Cb = ex ? ex->cblk : ooc_malloc(ctx, (size_t)(MB * NB) * sizeof(double));
+  double *Ap = ex ? NULL : ooc_malloc(ctx, (size_t)ooc_max64(1, MB * KB) * sizeof(double));
+  double *Bp = ex ? NULL : ooc_malloc(ctx, (size_t)ooc_max64(1, KB * NB) * sizeof(double));
   ooc_status_t st = OOC_OK;
-  if (!Cb || !Ap || !Bp) {
+  if (!Cb || (!ex && (!Ap || !Bp))) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the product's %lld x %lld block",
                   (long long)MB, (long long)NB);
     goto done;
@@ -72,7 +81,8 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
   const char *phase = a->phase ? a->phase : "multiply";
   double p0 = a->progress0, p1 = a->progress1 > a->progress0 ? a->progress1 : 1.0;
   int64_t nbi = ooc_cdiv64(cm.count, st_), nbj = ooc_cdiv64(cn.count, st_);
-  int64_t nkp = ooc_cdiv64(ak.count, st_);
+  int64_t nkp = ooc_cdiv64(ak.count, kt_);
+  int slot = 0;
   int64_t done_blocks = 0;
   for (int64_t bi = 0; bi < nbi; bi++) {
     for (int64_t q = 0; q < nbj; q++) {
@@ -85,23 +95,41 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
       double t_a = ooc_now();
       if (a->beta != 0.0) {
         OOC_CHECK(st = read_block(C, t0, t1, u0, u1, Cb, mb, 1));
-      } else {
+      } else if (!ex) {
         memset(Cb, 0, (size_t)(mb * nb) * sizeof(double));
       }
+      if (ex) OOC_CHECK(st = ex->begin(ex, mb, nb, a->beta != 0.0));
       gs->t_io += ooc_now() - t_a;
       for (int64_t kq = 0; kq < nkp; kq++) {
         int64_t kp = (done_blocks % 2 == 0) ? kq : nkp - 1 - kq;
-        int64_t k0t = kp * st_, k1t = ooc_min64(ak.count, k0t + st_);
-        int64_t kb = ooc_min64(s, k - part_start(ak, k0t));
+        int64_t k0t = kp * kt_, k1t = ooc_min64(ak.count, k0t + kt_);
+        int64_t kb = ooc_min64(sk, k - part_start(ak, k0t));
         double t1s = ooc_now();
+        if (ex) {
+          OOC_CHECK(st = ex->slot_wait(ex, slot));
+          Ap = ex->apan[slot];
+          Bp = ex->bpan[slot];
+        }
+        double t1r = ooc_now();
         OOC_CHECK(st = read_block(A, t0, t1, k0t, k1t, Ap, mb, 0));
         OOC_CHECK(st = read_block(B, k0t, k1t, u0, u1, Bp, kb, 0));
         double t2s = ooc_now();
         /* the first panel applies beta (C was read, or zeroed when beta == 0) */
         double beta = (kq == 0 && a->beta != 0.0) ? a->beta : 1.0;
-        o->gemm('N', 'N', mb, nb, kb, a->alpha, Ap, mb, Bp, kb, beta, Cb, mb);
-        gs->t_io += t2s - t1s;
-        gs->t_gemm += ooc_now() - t2s;
+        if (ex) {
+          OOC_CHECK(st = ex->panel(ex, slot, mb, nb, kb, a->alpha, beta));
+          slot = (slot + 1) % ex->nslots;
+          gs->t_gemm += (t1r - t1s) + (ooc_now() - t2s); /* waiting for the device */
+        } else {
+          o->gemm('N', 'N', mb, nb, kb, a->alpha, Ap, mb, Bp, kb, beta, Cb, mb);
+          gs->t_gemm += ooc_now() - t2s;
+        }
+        gs->t_io += t2s - t1r;
+      }
+      if (ex) {
+        double t_e = ooc_now();
+        OOC_CHECK(st = ex->end(ex, mb, nb));
+        gs->t_gemm += ooc_now() - t_e;
       }
       if (nkp == 0 && a->beta != 0.0 && a->beta != 1.0) /* k == 0: C = beta C */
         for (int64_t i = 0; i < mb * nb; i++) Cb[i] *= a->beta;
@@ -120,9 +148,11 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
   }
   gs->flops += 2.0 * (double)m * (double)n * (double)k;
 done:
-  ooc_free(ctx, Cb);
-  ooc_free(ctx, Ap);
-  ooc_free(ctx, Bp);
+  if (!ex) {
+    ooc_free(ctx, Cb);
+    ooc_free(ctx, Ap);
+    ooc_free(ctx, Bp);
+  }
   return st;
 }
 

@@ -44,6 +44,29 @@
 typedef ooc_status_t (*gemm_epilogue_fn)(void *user, int64_t r0, int64_t c0, int64_t nr,
                                          int64_t nc, double *blk, int64_t ld);
 
+/* The executor seam (like gj.h's): where the panel products run. NULL = the ops table on the host,
+ * synchronously, on ooc_malloc'd buffers. A device executor (src/kernels/cuda/ocu_gemm.c) keeps
+ * the C block resident on the device and runs each panel asynchronously from host buffers it owns
+ * (pinned), so gathering panel q+1 from the tile store overlaps the copy and product of panel q.
+ * Contract, per C block (mb x nb <= MB x NB, panels kb <= KB, all column-major, ld = rows):
+ * - begin(mb, nb, load): the device block = cblk (load) or zero;
+ * - for each panel: slot_wait(s) (slot s's buffers are free to refill), then the host fills
+ *   apan[s] (mb x kb) and bpan[s] (kb x nb), then panel(s, ...): C = alpha A B + beta C;
+ * - end(mb, nb): the block is back in cblk (synchronous).
+ * Any call may fail with OOC_ERR_DEVICE (message recorded); the schedule then stops. */
+#define GEMM_MAX_SLOTS 4
+typedef struct gemm_exec gemm_exec_t;
+struct gemm_exec {
+  int nslots;
+  int64_t MB, NB, KB;
+  double *apan[GEMM_MAX_SLOTS], *bpan[GEMM_MAX_SLOTS], *cblk;
+  ooc_status_t (*begin)(gemm_exec_t *e, int64_t mb, int64_t nb, int load);
+  ooc_status_t (*slot_wait)(gemm_exec_t *e, int slot);
+  ooc_status_t (*panel)(gemm_exec_t *e, int slot, int64_t mb, int64_t nb, int64_t kb, double alpha,
+                        double beta);
+  ooc_status_t (*end)(gemm_exec_t *e, int64_t mb, int64_t nb);
+};
+
 typedef struct gemm_args {
   tstore_t *A, *B, *C;
   double alpha, beta;        /* beta == 0: C is output only (its old content is never read) */
@@ -53,6 +76,8 @@ typedef struct gemm_args {
   void *user;
   const char *phase;         /* progress phase name (NULL = "multiply") */
   double progress0, progress1; /* progress fraction range of this product (0, 0 = 0..1) */
+  int64_t kblock;            /* k panel width (multiple of the tile; 0 = block) */
+  gemm_exec_t *exec;         /* NULL = host; else its MB, NB, KB bound the block and panels */
 } gemm_args_t;
 
 typedef struct gemm_stats {
