@@ -10,12 +10,16 @@
 static const char *USAGE =
     "usage: oocsolve [invert] [options] A.h5[:/dset]            write A^-1\n"
     "       oocsolve solve [options] A.h5[:/dset] B.h5[:/dset]  write X = A^-1 B\n"
+    "       oocsolve solve --factor L.h5[:/dset] [options] B.h5[:/dset]\n"
+    "                                                   X = A^-1 B from A's Cholesky factor L\n"
     "       oocsolve logdet [options] A.h5[:/dset]              print log det A (SPD A)\n"
+    "       oocsolve factor [options] A.h5[:/dset]              write L, A = L L^T (SPD A)\n"
     "       oocsolve gemm [options] A.h5[:/dset] B.h5[:/dset]   write C = alpha A B + beta C0\n"
     "\n"
     "options:\n"
     "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, <B>.x.h5:/X for solve,\n"
-    "                       <A>.gemm.h5:/C for gemm)\n"
+    "                       <A>.chol.h5:/L for factor, <A>.gemm.h5:/C for gemm)\n"
+    "  --factor FILE        solve: use this Cholesky factor (from oocsolve factor) instead of A\n"
     "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
     "  --stripe N           columns eliminated per pass (default: as wide as --host-mem allows)\n"
     "  --host-mem SIZE      host memory budget, e.g. 512M, 8G (default: half of physical memory)\n"
@@ -64,8 +68,9 @@ static int pick(const char *opt, const char *val, const char *const *names, int 
 int main(int argc, char **argv) {
   ooc_opts_t o;
   ooc_opts_default(&o);
-  const char *out = NULL, *pos[3] = {0}, *c0 = NULL;
-  int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, gemm = 0, have_beta = 0;
+  const char *out = NULL, *factor = NULL, *pos[3] = {0}, *c0 = NULL;
+  int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, factorize = 0, gemm = 0,
+      have_beta = 0;
   double alpha = 1.0, beta = 1.0;
   int argi = 1;
   if (argi < argc && strcmp(argv[argi], "solve") == 0) {
@@ -73,6 +78,9 @@ int main(int argc, char **argv) {
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "logdet") == 0) {
     logdet = 1;
+    argi++;
+  } else if (argi < argc && strcmp(argv[argi], "factor") == 0) {
+    factorize = 1;
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "gemm") == 0) {
     gemm = 1;
@@ -97,6 +105,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--out") || !strcmp(a, "-o")) {
       NEEDV;
       out = v;
+    } else if (!strcmp(a, "--factor")) {
+      NEEDV;
+      factor = v;
     } else if (!strcmp(a, "--tile")) {
       NEEDV;
       if (cli_int64("oocsolve", a, v, 1, &o.tile)) return 2;
@@ -196,10 +207,12 @@ int main(int argc, char **argv) {
       pos[npos++] = a;
     }
   }
-  if (npos != (solve || gemm ? 2 : 1))
-    return usage_error("%s", solve ? "solve needs A and B"
-                             : gemm ? "gemm needs A and B"
-                                    : "give one input matrix");
+  if (factor && !solve) return usage_error("%s", "--factor is an option of solve");
+  if (npos != ((solve && !factor) || gemm ? 2 : 1))
+    return usage_error("%s", gemm     ? "gemm needs A and B"
+                             : !solve ? "give one input matrix"
+                             : factor ? "solve --factor L.h5 needs B only"
+                                      : "solve needs A and B");
   if (!gemm && (c0 || have_beta || alpha != 1.0))
     return usage_error("%s", "--alpha, --beta and --c are gemm options");
   if (gemm && have_beta && !c0) return usage_error("%s", "--beta needs --c (the C0 it scales)");
@@ -217,10 +230,12 @@ int main(int argc, char **argv) {
   cli_trap_signals(ctx);
   ooc_report_t rep;
   double ld = 0;
-  ooc_status_t st = solve    ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
-                    : gemm   ? ooc_gemm(ctx, pos[0], pos[1], c0, out, alpha, beta, &o, &rep)
-                    : logdet ? ooc_logdet(ctx, pos[0], &o, &rep, &ld)
-                             : ooc_invert(ctx, pos[0], out, &o, &rep);
+  ooc_status_t st = factor      ? ooc_solve_factor(ctx, factor, pos[0], out, &o, &rep)
+                    : solve     ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
+                    : gemm      ? ooc_gemm(ctx, pos[0], pos[1], c0, out, alpha, beta, &o, &rep)
+                    : logdet    ? ooc_logdet(ctx, pos[0], &o, &rep, &ld)
+                    : factorize ? ooc_factor(ctx, pos[0], out, &o, &rep)
+                                : ooc_invert(ctx, pos[0], out, &o, &rep);
   cli_progress_done();
   if (json) ooc_report_json(&rep, st, st ? ooc_ctx_error(ctx) : "", stdout);
   else if (logdet && st == OOC_OK) printf("%.17g\n", ld); /* scripts read this line */
