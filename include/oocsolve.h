@@ -69,7 +69,8 @@ typedef struct ooc_ctx ooc_ctx_t;
 typedef void *(*ooc_malloc_fn)(void *user, size_t bytes);
 typedef void (*ooc_free_fn)(void *user, void *ptr);
 
-/* Progress: phase is "read", "eliminate", "write", "check"; fraction in [0, 1] of that phase.
+/* Progress: phase is "read", "eliminate", "write", "check" ("iterate": one newton/hyper7 step,
+ * "multiply": ooc_gemm's product); fraction in [0, 1] of that phase.
  * Return nonzero to stop the call at the next safe point (OOC_ERR_INTERRUPTED). */
 typedef int (*ooc_progress_fn)(void *user, const char *phase, double fraction);
 
@@ -90,7 +91,9 @@ void ooc_ctx_reset_peak(ooc_ctx_t *ctx);
 
 /* auto: Cholesky for a symmetric matrix with a positive diagonal (falling back to gj, with a
  * notice, if it is not positive definite), gj otherwise. newton (Newton-Schulz) and hyper7
- * (Soleymani's order-7 hyperpower) are the iterative inversions built on the out-of-core GEMM. */
+ * (Soleymani's order-7 hyperpower) are the iterative inversions built on the out-of-core GEMM
+ * (inverse only; they stop when the residual ratio is below half the check threshold, and fail
+ * with OOC_ERR_ACCURACY when they diverge, stagnate or reach max_iter: docs/NUMERICS.md). */
 typedef enum {
   OOC_METHOD_AUTO = 0, OOC_METHOD_GJ = 1, OOC_METHOD_CHOL = 2, OOC_METHOD_NEWTON = 3,
   OOC_METHOD_HYPER7 = 4
@@ -134,8 +137,8 @@ void ooc_opts_default(ooc_opts_t *o);
 #define OOC_MAX_ITER_REPORT 64
 
 typedef struct ooc_report {
-  char kind[16];         /* "inverse", "solve", "factor", "logdet" */
-  char method[16];       /* "gj" or "chol" */
+  char kind[16];         /* "inverse", "solve", "factor", "logdet", "gemm" */
+  char method[16];       /* "gj", "chol", "newton", "hyper7" or "gemm" */
   char backend[16];      /* "cpu", "ref", "cuda" */
   char precision[8];     /* compute precision: "f64" */
   char out_dtype[8];     /* "f32" or "f64" */
@@ -155,10 +158,12 @@ typedef struct ooc_report {
   int64_t info;          /* > 0: 1-based column of the failed pivot (gj) or order of the
                             leading minor that is not positive (chol) */
   double logdet;         /* chol: log det A (NaN when not computed) */
-  int iterations;        /* newton/hyper7: steps taken */
-  double iter_residual[OOC_MAX_ITER_REPORT]; /* ||I - A V_k||_1 after each of the first steps */
+  int iterations;        /* newton/hyper7: steps taken (updates V_k -> V_{k+1}); also on failure */
+  double iter_residual[OOC_MAX_ITER_REPORT]; /* [k] = ||I - A V_k||_1 for k = 0 .. iterations
+                                                (the first OOC_MAX_ITER_REPORT); NaN after */
   int64_t resumed_step;  /* --resume: the journal step the run continued from (0 = fresh run) */
   char warnings[1024];   /* "; "-separated notices */
+  int64_t gemm_k;        /* ooc_gemm: the inner dimension (C is n x nrhs, A n x gemm_k) */
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -195,6 +200,16 @@ ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
  * (nothing is written). OOC_ERR_NOT_SPD (report->info = the leading minor) otherwise. */
 ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
                         ooc_report_t *report, double *logdet);
+
+/* C = alpha A B + beta C0, out of core: A (m x k), B (k x n) and C0 (m x n; NULL or "" = none,
+ * beta then ignored) are spec strings, any of them larger than --host-mem. The product is written
+ * to `output` (NULL = "<A stem>.gemm.h5:/C"), float32 only if every input is float32 (or
+ * opts->out_dtype says so), verified by a probe check before it is renamed into place
+ * (docs/NUMERICS.md: ratio < opts->check_threshold, default 30; OOC_CHECK_NONE skips it).
+ * report: n = m, nrhs = n, gemm_k = k, stripe = the resident C block's edge, steps = C blocks. */
+ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, const char *c0,
+                      const char *output, double alpha, double beta, const ooc_opts_t *opts,
+                      ooc_report_t *report);
 
 /* Parse a byte size: "512M", "2G", "1.5GiB", "4096" (bytes). Returns -1 if malformed. */
 int64_t ooc_parse_size(const char *s);

@@ -953,6 +953,173 @@ static void t_binary_present(void) {
   CU_ASSERT_FATAL(have_tool("oocsolve"));
 }
 
+/* ---- oocsolve gemm and the iterative methods ------------------------------------------------ */
+
+/* "key": number from a --json line; NAN if absent or null. */
+static double json_number(const char *json, const char *key) {
+  char k[64];
+  xfmt(k, sizeof k, "\"%s\": ", key);
+  const char *p = strstr(json, k);
+  if (!p) return NAN;
+  char *end;
+  double v = strtod(p + strlen(k), &end);
+  return end == p + strlen(k) ? NAN : v;
+}
+
+static void t_gemm_ok(void) {
+  const char *dir = case_dir("gemm");
+  char a[PATH_CAP], bf[PATH_CAP], c0[PATH_CAP], out[PATH_CAP], out2[PATH_CAP], spec[PATH_CAP + 8];
+  join(a, dir, "A.h5");
+  join(bf, dir, "B.h5");
+  join(c0, dir, "C0.h5");
+  join(out, dir, "C.h5");
+  join(out2, dir, "C2.h5");
+  if (gen("gemm_a", "random", "200", "--seed", "21", a) != 0) return;
+  if (gen("gemm_b", "rhs", "200", "--cols", "70", bf) != 0) return;
+  if (gen("gemm_c", "rhs", "200", "--cols", "70", c0) != 0) return;
+  uint64_t ha = tu_file_hash(a), hb = tu_file_hash(bf), hc = tu_file_hash(c0);
+  /* 600 KiB for 530 KiB of matrices plus bookkeeping: the product runs out of core */
+  res_t r = run("gemm", "oocsolve", "gemm", "--tile", "64", "--host-mem", "600K", a, bf, "--out",
+                out, NULL);
+  EXPECT_OK(r);
+  CU_ASSERT(strstr(r.out, "product") != NULL && strstr(r.out, "probe residual") != NULL);
+  CU_ASSERT(strstr(r.out, "spilled") != NULL && strstr(r.out, "spilled 0 B") == NULL);
+  res_free(&r);
+  /* C2 = -2 A B + 0.5 C0, --json */
+  r = run("gemm_json", "oocsolve", "gemm", "--json", "--tile", "48", "--alpha", "-2", "--beta",
+          "0.5", "--c", c0, a, bf, "--out", out2, NULL);
+  EXPECT_OK(r);
+  CU_ASSERT(strstr(r.out, "\"kind\": \"gemm\"") != NULL);
+  CU_ASSERT(json_number(r.out, "gemm_k") == 200);
+  CU_ASSERT(json_number(r.out, "residual") < 30);
+  res_free(&r);
+  int64_t m1, k1, k2, n2, x1, x2, y1, y2, z1, z2;
+  xfmt(spec, sizeof spec, "%s:/A", a);
+  double *A = tu_read_matrix(spec, &m1, &k1);
+  xfmt(spec, sizeof spec, "%s:/A", bf);
+  double *B = tu_read_matrix(spec, &k2, &n2);
+  xfmt(spec, sizeof spec, "%s:/A", c0);
+  double *C0 = tu_read_matrix(spec, &z1, &z2);
+  xfmt(spec, sizeof spec, "%s:/C", out);
+  double *C = tu_file_exists(out) ? tu_read_matrix(spec, &x1, &x2) : NULL;
+  xfmt(spec, sizeof spec, "%s:/C", out2);
+  double *C2 = tu_file_exists(out2) ? tu_read_matrix(spec, &y1, &y2) : NULL;
+  CU_ASSERT_FATAL(A && B && C0);
+  CU_ASSERT(C && C2);
+  if (C && C2) {
+    CU_ASSERT(x1 == 200 && x2 == 70 && y1 == 200 && y2 == 70);
+    double e1 = 0, e2 = 0;
+    for (int64_t j = 0; j < 70; j++)
+      for (int64_t i = 0; i < 200; i++) {
+        double s = 0;
+        for (int64_t l = 0; l < 200; l++) s += A[i + l * 200] * B[l + j * 200];
+        e1 = fmax(e1, fabs(C[i + j * 200] - s));
+        e2 = fmax(e2, fabs(C2[i + j * 200] - (-2 * s + 0.5 * C0[i + j * 200])));
+      }
+    CU_ASSERT(e1 < 1e-12 && e2 < 1e-12);
+    if (!(e1 < 1e-12 && e2 < 1e-12)) fprintf(stderr, "\n  gemm errors %g %g\n", e1, e2);
+  }
+  free(A);
+  free(B);
+  free(C0);
+  free(C);
+  free(C2);
+  /* inner dimensions disagree: B (200 x 70) times A is 70 vs 200 */
+  char bad[PATH_CAP];
+  join(bad, dir, "bad.h5");
+  r = run("gemm_inner", "oocsolve", "gemm", bf, a, "--out", bad, NULL);
+  EXPECT(r, 3, "inner dimensions", bf);
+  CHECK_ABSENT(bad);
+  res_free(&r);
+  r = run("gemm_beta", "oocsolve", "gemm", "--beta", "2", a, bf, "--out", bad, NULL);
+  EXPECT(r, 2, "--beta needs --c");
+  res_free(&r);
+  r = run("gemm_exists", "oocsolve", "gemm", a, bf, "--out", out, NULL);
+  EXPECT(r, 5, out);
+  res_free(&r);
+  CHECK_HASH(a, ha);
+  CHECK_HASH(bf, hb);
+  CHECK_HASH(c0, hc);
+  CHECK_CLEAN(dir);
+}
+
+static void t_newton_ok(void) {
+  const char *dir = case_dir("newton");
+  char in[PATH_CAP], out[PATH_CAP], out2[PATH_CAP], out3[PATH_CAP], sa[PATH_CAP + 8],
+      sx[PATH_CAP + 16];
+  join(in, dir, "cov.h5");
+  join(out, dir, "cov.inv.h5");
+  join(out2, dir, "warm.h5");
+  join(out3, dir, "h7.h5");
+  xfmt(sa, sizeof sa, "%s:/A", in);
+  xfmt(sx, sizeof sx, "%s:/inverse", out);
+  if (gen("gen_newton", "matern", "200", "--nugget", "0.05", in) != 0) return;
+  uint64_t h = tu_file_hash(in);
+  res_t r = run("newton", "oocsolve", "--method", "newton", "--tile", "64", "--host-mem", "1M",
+                in, NULL);
+  EXPECT_OK(r);
+  CU_ASSERT(strstr(r.out, "method  newton") != NULL && strstr(r.out, "iterate") != NULL);
+  CU_ASSERT(strstr(r.out, "spilled 0 B") == NULL);
+  res_free(&r);
+  CU_ASSERT_FATAL(tu_file_exists(out));
+  int64_t n1, n2, m1, m2;
+  double *A = tu_read_matrix(sa, &n1, &n2), *X = tu_read_matrix(sx, &m1, &m2);
+  CU_ASSERT_FATAL(A && X);
+  double ratio = tu_inverse_ratio(200, A, X, DBL_EPSILON / 2);
+  CU_ASSERT(ratio < 30);
+  free(A);
+  free(X);
+  /* warm start from that inverse: nothing to do, and the JSON carries the residuals */
+  r = run("newton_warm", "oocsolve", "--json", "--method", "newton", "--warm-start", sx, "--out",
+          out2, in, NULL);
+  EXPECT_OK(r);
+  CU_ASSERT(json_number(r.out, "iterations") == 0);
+  CU_ASSERT(strstr(r.out, "\"iter_residual\": [") != NULL);
+  CU_ASSERT(strstr(r.out, "\"method\": \"newton\"") != NULL);
+  res_free(&r);
+  r = run("hyper7", "oocsolve", "--json", "--method", "hyper7", "--max-iter", "30", "--out", out3,
+          in, NULL);
+  EXPECT_OK(r);
+  CU_ASSERT(json_number(r.out, "iterations") >= 1 && json_number(r.out, "residual") < 30);
+  res_free(&r);
+  /* the cap: exit 4, nothing written */
+  char capped[PATH_CAP];
+  join(capped, dir, "capped.h5");
+  r = run("newton_cap", "oocsolve", "--method", "newton", "--max-iter", "1", "--out", capped, in,
+          NULL);
+  EXPECT(r, 4, "did not converge in 1 steps", "gj", in);
+  CHECK_ABSENT(capped);
+  res_free(&r);
+  r = run("warm_needs_method", "oocsolve", "--warm-start", sx, in, NULL);
+  EXPECT(r, 2, "--warm-start");
+  res_free(&r);
+  CHECK_HASH(in, h);
+  CHECK_CLEAN(dir);
+}
+
+/* Symmetric with a positive diagonal but indefinite: newton diverges, exit 4, nothing left. */
+static void t_newton_diverges(void) {
+  const char *dir = case_dir("diverge");
+  char in[PATH_CAP], out[PATH_CAP];
+  join(in, dir, "indef.h5");
+  join(out, dir, "indef.inv.h5");
+  int64_t n = 40;
+  double *S = calloc((size_t)(n * n), sizeof *S);
+  for (int64_t i = 0; i < n; i += 2) {
+    S[i + i * n] = S[(i + 1) + (i + 1) * n] = 1;
+    S[i + (i + 1) * n] = S[(i + 1) + i * n] = 1.5;
+  }
+  tu_write_matrix(in, "/A", n, n, S, 2);
+  free(S);
+  uint64_t h = tu_file_hash(in);
+  res_t r = run("diverge", "oocsolve", "--method", "newton", "--tile", "16", in, NULL);
+  EXPECT(r, 4, "diverged", "gj", "chol", in);
+  CHECK_ABSENT(out);
+  CHECK_HASH(in, h);
+  CHECK_CLEAN(dir);
+  res_free(&r);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   static const tu_test_t tests[] = {
@@ -982,6 +1149,9 @@ int main(void) {
       {"solve A B:/B writes B.x.h5:/X", t_solve_ok},
       {"factor, solve --factor: the SPD workflow", t_factor_cli},
       {"SIGINT: exit 130, nothing left", t_sigint},
+      {"gemm: out of core, alpha/beta/C0, --json, bad shapes", t_gemm_ok},
+      {"--method newton/hyper7, --warm-start, --max-iter", t_newton_ok},
+      {"--method newton diverges on an indefinite matrix: exit 4", t_newton_diverges},
       {NULL, NULL},
   };
   return tu_run("cli", tests);

@@ -1,4 +1,5 @@
 /* oocsolve: the command-line tool, a thin shell over liboocsolve. docs/CLI.md is its manual. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,11 @@ static const char *USAGE =
     "                                                   X = A^-1 B from A's Cholesky factor L\n"
     "       oocsolve logdet [options] A.h5[:/dset]              print log det A (SPD A)\n"
     "       oocsolve factor [options] A.h5[:/dset]              write L, A = L L^T (SPD A)\n"
+    "       oocsolve gemm [options] A.h5[:/dset] B.h5[:/dset]   write C = alpha A B + beta C0\n"
     "\n"
     "options:\n"
     "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, <B>.x.h5:/X for solve,\n"
-    "                       <A>.chol.h5:/L for factor)\n"
+    "                       <A>.chol.h5:/L for factor, <A>.gemm.h5:/C for gemm)\n"
     "  --factor FILE        solve: use this Cholesky factor (from oocsolve factor) instead of A\n"
     "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
     "  --stripe N           columns eliminated per pass (default: as wide as --host-mem allows)\n"
@@ -25,8 +27,13 @@ static const char *USAGE =
     "  --scratch-zstd L     compress spilled tiles with zstd level L (default: raw)\n"
     "  --compress SPEC      output compression: none, zstd[:L], deflate[:L] (default none)\n"
     "  --out-type T         f32 or f64 (default: the input's floating type)\n"
-    "  --method M           auto, gj or chol (default auto: chol for symmetric input with a\n"
-    "                       positive diagonal, falling back to gj if it is not definite)\n"
+    "  --method M           auto, gj, chol, newton or hyper7 (default auto: chol for symmetric\n"
+    "                       input with a positive diagonal, falling back to gj if it is not\n"
+    "                       definite); newton/hyper7: iterative inverse from matrix products\n"
+    "  --warm-start F[:/d]  newton/hyper7: start from this earlier inverse\n"
+    "  --max-iter N         newton/hyper7: iteration cap (default 100)\n"
+    "  --alpha X, --beta Y  gemm: scalars (defaults 1, and 1 when --c is given)\n"
+    "  --c FILE[:/dset]     gemm: C0 added as beta C0 (default: none)\n"
     "  --triangle T         chol inverse: full (default) or lower (zeros above the diagonal)\n"
     "  --device D           auto, cpu, ref or cuda (default auto)\n"
     "  --gpu-mem SIZE       GPU memory budget (default: free device memory minus a margin)\n"
@@ -64,8 +71,10 @@ static int pick(const char *opt, const char *val, const char *const *names, int 
 int main(int argc, char **argv) {
   ooc_opts_t o;
   ooc_opts_default(&o);
-  const char *out = NULL, *factor = NULL, *pos[3] = {0};
-  int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, factorize = 0;
+  const char *out = NULL, *factor = NULL, *pos[3] = {0}, *c0 = NULL;
+  int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, factorize = 0, gemm = 0,
+      have_beta = 0;
+  double alpha = 1.0, beta = 1.0;
   int argi = 1;
   if (argi < argc && strcmp(argv[argi], "solve") == 0) {
     solve = 1;
@@ -75,6 +84,9 @@ int main(int argc, char **argv) {
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "factor") == 0) {
     factorize = 1;
+    argi++;
+  } else if (argi < argc && strcmp(argv[argi], "gemm") == 0) {
+    gemm = 1;
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "invert") == 0) {
     argi++;
@@ -140,11 +152,33 @@ int main(int argc, char **argv) {
       if (pick(a, v, n, 3, &k)) return 2;
       o.out_dtype = (ooc_dtype_t)k;
     } else if (!strcmp(a, "--method")) {
-      static const char *const n[] = {"auto", "gj", "chol"};
+      static const char *const n[] = {"auto", "gj", "chol", "newton", "hyper7"};
       int k;
       NEEDV;
-      if (pick(a, v, n, 3, &k)) return 2;
+      if (pick(a, v, n, 5, &k)) return 2;
       o.method = (ooc_method_t)k;
+    } else if (!strcmp(a, "--warm-start")) {
+      NEEDV;
+      o.warm_start = v;
+    } else if (!strcmp(a, "--max-iter")) {
+      int64_t k = 0;
+      NEEDV;
+      if (cli_int64("oocsolve", a, v, 1, &k)) return 2;
+      if (k > 100000) return usage_error("--max-iter %s: at most 100000", v);
+      o.max_iter = (int)k;
+    } else if (!strcmp(a, "--alpha") || !strcmp(a, "--beta")) {
+      char *end;
+      NEEDV;
+      double x = strtod(v, &end);
+      if (!*v || *end || !isfinite(x)) return usage_error("%s: not a finite number", a);
+      if (a[2] == 'a') alpha = x;
+      else {
+        beta = x;
+        have_beta = 1;
+      }
+    } else if (!strcmp(a, "--c")) {
+      NEEDV;
+      c0 = v;
     } else if (!strcmp(a, "--triangle")) {
       static const char *const n[] = {"full", "lower"};
       int k;
@@ -193,10 +227,17 @@ int main(int argc, char **argv) {
     }
   }
   if (factor && !solve) return usage_error("%s", "--factor is an option of solve");
-  if (npos != (solve && !factor ? 2 : 1))
-    return usage_error("%s", !solve ? "give one input matrix"
+  if (npos != ((solve && !factor) || gemm ? 2 : 1))
+    return usage_error("%s", gemm     ? "gemm needs A and B"
+                             : !solve ? "give one input matrix"
                              : factor ? "solve --factor L.h5 needs B only"
                                       : "solve needs A and B");
+  if (!gemm && (c0 || have_beta || alpha != 1.0))
+    return usage_error("%s", "--alpha, --beta and --c are gemm options");
+  if (gemm && have_beta && !c0) return usage_error("%s", "--beta needs --c (the C0 it scales)");
+  if ((o.warm_start || o.max_iter) && o.method != OOC_METHOD_NEWTON &&
+      o.method != OOC_METHOD_HYPER7)
+    return usage_error("%s", "--warm-start and --max-iter need --method newton or hyper7");
 
   ooc_ctx_t *ctx = NULL;
   if (ooc_ctx_create(&ctx) != OOC_OK) {
@@ -210,6 +251,7 @@ int main(int argc, char **argv) {
   double ld = 0;
   ooc_status_t st = factor      ? ooc_solve_factor(ctx, factor, pos[0], out, &o, &rep)
                     : solve     ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
+                    : gemm      ? ooc_gemm(ctx, pos[0], pos[1], c0, out, alpha, beta, &o, &rep)
                     : logdet    ? ooc_logdet(ctx, pos[0], &o, &rep, &ld)
                     : factorize ? ooc_factor(ctx, pos[0], out, &o, &rep)
                                 : ooc_invert(ctx, pos[0], out, &o, &rep);

@@ -12,10 +12,20 @@ void ooc_opts_default(ooc_opts_t *o) {
   o->out_dtype = OOC_DTYPE_AUTO;
 }
 
+static int is_gemm(const ooc_report_t *r) { return strcmp(r->method, "gemm") == 0; }
+static int is_iterative(const ooc_report_t *r) {
+  return strcmp(r->method, "newton") == 0 || strcmp(r->method, "hyper7") == 0;
+}
+
 void ooc_report_print(const ooc_report_t *r, FILE *f) {
   char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-  fprintf(f, "oocsolve %s: %s, n = %lld", OOC_VERSION_STRING, r->kind, (long long)r->n);
-  if (r->nrhs) fprintf(f, ", %lld right-hand sides", (long long)r->nrhs);
+  if (is_gemm(r)) {
+    fprintf(f, "oocsolve %s: product, (%lld x %lld)(%lld x %lld)", OOC_VERSION_STRING,
+            (long long)r->n, (long long)r->gemm_k, (long long)r->gemm_k, (long long)r->nrhs);
+  } else {
+    fprintf(f, "oocsolve %s: %s, n = %lld", OOC_VERSION_STRING, r->kind, (long long)r->n);
+    if (r->nrhs) fprintf(f, ", %lld right-hand sides", (long long)r->nrhs);
+  }
   fprintf(f, " -> %s (%s)\n", r->output, r->out_dtype);
   fprintf(f, "  method  %s on %s, %s; tile %lld, stripe %lld (%lld steps)\n", r->method,
           r->backend, r->precision, (long long)r->tile, (long long)r->stripe,
@@ -34,7 +44,13 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
     fprintf(f, "  check   %s residual ratio %.3g%s\n", r->check, r->residual,
             r->nrhs ? "" : "");
   if (!isnan(r->logdet)) fprintf(f, "  logdet  log det A = %.17g\n", r->logdet);
-  if (!r->nrhs && r->norm1_a > 0 && r->norm1_x > 0)
+  if (is_iterative(r)) {
+    fprintf(f, "  iterate %d steps, ||I - A V_k||_1:", r->iterations);
+    for (int k = 0; k <= r->iterations && k < OOC_MAX_ITER_REPORT; k++)
+      fprintf(f, " %.3g", r->iter_residual[k]);
+    fputc('\n', f);
+  }
+  if (!r->nrhs && !is_gemm(r) && r->norm1_a > 0 && r->norm1_x > 0)
     fprintf(f, "  cond    kappa_1(A) = ||A||_1 ||A^-1||_1 = %.3g\n", r->norm1_a * r->norm1_x);
   if (r->warnings[0]) fprintf(f, "  notice  %s\n", r->warnings);
 }
@@ -97,6 +113,14 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   else fprintf(f, "\"logdet\": null, ");
   json_str(f, "check", r->check, 1);
   json_int(f, "info", r->info);
+  if (is_gemm(r)) json_int(f, "gemm_k", r->gemm_k);
+  json_int(f, "iterations", r->iterations);
+  fputs("\"iter_residual\": [", f);
+  for (int k = 0; is_iterative(r) && k <= r->iterations && k < OOC_MAX_ITER_REPORT; k++) {
+    if (isfinite(r->iter_residual[k])) fprintf(f, "%s%.6g", k ? ", " : "", r->iter_residual[k]);
+    else fprintf(f, "%snull", k ? ", " : "");
+  }
+  fputs("], ", f);
   json_str(f, "warnings", r->warnings, 0);
   fputs("}\n", f);
 }

@@ -1,0 +1,113 @@
+/*
+ * oocgemm.h: out-of-core matrix product C = alpha A B + beta C on tile stores.
+ *
+ * A (m x k), B (k x n) and C (m x n) are tile stores with the same tile edge b (shapes need not
+ * be multiples of b), any of them larger than the host budget: their tiles live in the shared
+ * byte-budgeted cache and spill to scratch (tstore.h). C must be a store distinct from A and B.
+ *
+ * Schedule: one C block of mb x nb (whole tiles, mb = min(s, m), nb = min(s, n)) stays resident
+ * in a workspace buffer while the k dimension streams through it in panels of kb = min(s, k)
+ * columns of A (mb x kb, tile by tile with ts_read) and kb rows of B (kb x nb):
+ *     for each C block (I, J), block rows outer, block columns inner:
+ *       C_IJ = beta C_IJ (read only when beta != 0; ts_take, so its cache memory is free meanwhile)
+ *       for each k panel (direction alternating between consecutive blocks):
+ *         C_IJ += alpha A_IK B_KJ          (one ops->gemm on the panels: the flops)
+ *       epilogue(C_IJ), then ts_put of its tiles
+ * Inputs are only read (ts_read): a spilled A or B tile costs one scratch read, never a rewrite;
+ * C tiles are written exactly once.
+ *
+ * I/O per flop (DESIGN.md section 5). Per k panel the block reads 8 (mb kb + kb nb) bytes and does
+ * 2 mb nb kb flops: mb nb / (4 (mb + nb)) flop per byte, s/8 for square blocks, the same w/8 as a
+ * Gauss-Jordan stripe of width w. In all, A is read ceil(n/s) times and B ceil(m/s) times:
+ *     bytes = 8 (m k ceil(n/s) + k n ceil(m/s) + m n (1 + [beta != 0])).
+ * With M = 3 s^2 words of workspace this is 2 sqrt(3) m n k / sqrt(M) words plus the compulsory
+ * traffic, within a small constant of the Hong-Kung lower bound (~2 m n k / sqrt(M)) for any
+ * schedule that keeps M words in fast memory. Reversing the k order between consecutive blocks
+ * makes the panels read last (still in the LRU cache) the first ones read again.
+ * Why not a k-outer (outer-product) order: it would read and rewrite C once per k panel.
+ *
+ * Epilogue: an optional callback on each finished C block before it is stored: the iterative
+ * inversion uses it to take ||I - A V||_1 and to form 2I - A V or X Q + c I without another pass.
+ *
+ * Memory: gemm_workspace_bytes() host bytes outside the tile cache (ooc_malloc): the C block and
+ * the two panels. The cache must hold at least a tile per store in flight (any capacity works:
+ * tiles that cannot be cached go to scratch).
+ */
+#ifndef OOC_OOCGEMM_H
+#define OOC_OOCGEMM_H
+
+#include "kernels/ops.h"
+#include "tiling/tstore.h"
+
+/* Called once per C block (rows [r0, r0+nr), columns [c0, c0+nc), column-major, leading
+ * dimension ld) after its product is complete and before it is stored. May modify the block. */
+typedef ooc_status_t (*gemm_epilogue_fn)(void *user, int64_t r0, int64_t c0, int64_t nr,
+                                         int64_t nc, double *blk, int64_t ld);
+
+/* The executor seam (like gj.h's): where the panel products run. NULL = the ops table on the host,
+ * synchronously, on ooc_malloc'd buffers. A device executor (src/kernels/cuda/ocu_gemm.c) keeps
+ * the C block resident on the device and runs each panel asynchronously from host buffers it owns
+ * (pinned), so gathering panel q+1 from the tile store overlaps the copy and product of panel q.
+ * Contract, per C block (mb x nb <= MB x NB, panels kb <= KB, all column-major, ld = rows):
+ * - begin(mb, nb, load): the device block = cblk (load) or zero;
+ * - for each panel: slot_wait(s) (slot s's buffers are free to refill), then the host fills
+ *   apan[s] (mb x kb) and bpan[s] (kb x nb), then panel(s, ...): C = alpha A B + beta C;
+ * - end(mb, nb): the block is back in cblk (synchronous).
+ * Any call may fail with OOC_ERR_DEVICE (message recorded); the schedule then stops. */
+#define GEMM_MAX_SLOTS 4
+typedef struct gemm_exec gemm_exec_t;
+struct gemm_exec {
+  int nslots;
+  int64_t MB, NB, KB;
+  double *apan[GEMM_MAX_SLOTS], *bpan[GEMM_MAX_SLOTS], *cblk;
+  ooc_status_t (*begin)(gemm_exec_t *e, int64_t mb, int64_t nb, int load);
+  ooc_status_t (*slot_wait)(gemm_exec_t *e, int slot);
+  ooc_status_t (*panel)(gemm_exec_t *e, int slot, int64_t mb, int64_t nb, int64_t kb, double alpha,
+                        double beta);
+  ooc_status_t (*end)(gemm_exec_t *e, int64_t mb, int64_t nb);
+};
+
+typedef struct gemm_args {
+  tstore_t *A, *B, *C;
+  double alpha, beta;        /* beta == 0: C is output only (its old content is never read) */
+  const ooc_ops_t *ops;
+  int64_t block;             /* s: block edge, rounded down to a multiple of the tile (>= b) */
+  gemm_epilogue_fn epilogue; /* may be NULL */
+  void *user;
+  const char *phase;         /* progress phase name (NULL = "multiply") */
+  double progress0, progress1; /* progress fraction range of this product (0, 0 = 0..1) */
+  int64_t kblock;            /* k panel width (multiple of the tile; 0 = block) */
+  gemm_exec_t *exec;         /* NULL = host; else its MB, NB, KB bound the block and panels */
+} gemm_args_t;
+
+typedef struct gemm_stats {
+  int64_t blocks;            /* C blocks computed */
+  double t_gemm;             /* seconds in ops->gemm */
+  double t_io;               /* seconds moving tiles between stores and the workspace */
+  double flops;              /* 2 m n k */
+} gemm_stats_t;
+
+/* The block edge actually used for shape (m, n, k), tile b and requested s. */
+int64_t gemm_block(int64_t b, int64_t s);
+/* Host bytes gemm_run allocates outside the tile cache. */
+int64_t gemm_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t b, int64_t s);
+/* Largest block edge s (multiple of b, at most max(m, n, k) rounded up) whose workspace fits in
+ * mem bytes; 0 if not even s = b fits. */
+int64_t gemm_block_for(int64_t m, int64_t n, int64_t k, int64_t b, int64_t mem);
+
+/* C = alpha A B + beta C. stats may be NULL (else accumulated into). */
+ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats);
+
+/* Probe check of a product as written, streaming the sources (O((m + n + k) max(m, k)) work per
+ * probe, never a second product): with OOC_CHECK_PROBES random +-1 vectors t,
+ *     ratio = max_t ||C t - alpha A (B t) - beta C0 t||_1
+ *             / (max(k, 1) eps (|alpha| ||A||_1 ||B||_1 + |beta| ||C0||_1) ||t||_1)
+ * which is <= about 1 for any correctly rounded product (|fl(AB) - AB| <= gamma_k |A||B|, and
+ * the rounding of C to its stored type adds eps |C|). C0 may be NULL (beta ignored). NaN or Inf
+ * gives NaN. Host buffers within about `mem` bytes. */
+ooc_status_t gemm_check(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t m, int64_t n, int64_t k,
+                        const ooc_source_t *A, const ooc_source_t *B, const ooc_source_t *C0,
+                        const ooc_source_t *C, double alpha, double beta, double eps, int64_t mem,
+                        double *ratio);
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * test_gemm.c: the out-of-core product (src/solvers/oocgemm.c) on tile stores built directly
+ * (sources in memory, spills to the real scratch store in tu_tmpdir()).
+ * - C = alpha A B + beta C against the reference kernel in core, elementwise within
+ *   4 k eps (|alpha| |A||B| + |beta||C0|): shapes not multiples of the tile (m, n, k from 1 to 130,
+ *   k = 0), tiles 7/16/64, blocks of one tile, several tiles and the whole matrix, ref and cpu
+ *   backends, alpha/beta in {(1, 0), (-2.5, 0.5), (0.5, 1), (1.5, 0) over a NaN-filled C}
+ *   (beta = 0 must not read C), caches large enough for everything and far too small (spills
+ *   happen, the host peak stays within cache + workspace + bookkeeping);
+ * - the epilogue sees every element of C exactly once, tile-aligned blocks;
+ * - C aliasing A is refused;
+ * - the probe check passes a right product (ratio < 1) and fails one entry off by 1e-6 relative,
+ *   a NaN, and a wrong beta;
+ * - the executor seam (what the CUDA executor plugs into) with a host stand-in that checks the
+ *   protocol (begin/end pairs, a slot refilled only after slot_wait, buffers never overrun):
+ *   same result as the reference, blocks and panels bounded by the executor's buffers.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/scratch.h"
+#include "kernels/ops.h"
+#include "solvers/oocgemm.h"
+#include "testutil.h"
+
+#define EPS (DBL_EPSILON / 2)
+#define SLACK (64 * 1024)
+
+typedef struct {
+  const double *M;
+  int64_t ld;
+} memsrc_t;
+
+static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                             double *dst, int64_t ld) {
+  memsrc_t *s = self;
+  for (int64_t j = 0; j < nc; j++)
+    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->ld, (size_t)nr * sizeof(double));
+  return OOC_OK;
+}
+
+typedef struct {
+  ooc_ctx_t *ctx;
+  const char *tag;
+  scratch_t *s;
+} spill_t;
+
+static ooc_status_t sp_open(void *self, size_t slot, void **h) {
+  spill_t *sl = self;
+  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
+  *h = sl->s;
+  return OOC_OK;
+}
+static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
+  return scratch_put(h, id, d, bytes);
+}
+static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
+  return scratch_get(h, id, d, bytes);
+}
+
+static double *rnd(int64_t count, uint64_t seed) {
+  double *x = malloc((size_t)(count + 1) * sizeof *x);
+  uint64_t s = 0x9E3779B97F4A7C15ULL * (seed + 1);
+  for (int64_t i = 0; i < count; i++) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x[i] = (double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+  }
+  return x;
+}
+
+typedef struct {
+  ooc_status_t st;
+  int64_t spills, peak, budget;
+  double maxerr; /* max |C - ref| / bound */
+} outcome_t;
+
+/* Run one product and compare with the in-core reference. */
+static outcome_t run(const ooc_ops_t *ops, int64_t m, int64_t n, int64_t k, int64_t b, int64_t s,
+                     int64_t cap, double alpha, double beta, int nan_c) {
+  outcome_t r = {0};
+  ooc_ctx_t *ctx = tu_ctx();
+  double *A = rnd(m * k, 1), *B = rnd(k * n, 2), *C0 = rnd(m * n, 3);
+  if (nan_c)
+    for (int64_t i = 0; i < m * n; i++) C0[i] = NAN;
+  memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
+  ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read}, sc = {&mc, mem_read};
+  spill_t la = {ctx, "gA", NULL}, lb = {ctx, "gB", NULL}, lc = {ctx, "gC", NULL};
+  ooc_spill_ops_t pa = {&la, sp_open, sp_put, sp_get}, pb = {&lb, sp_open, sp_put, sp_get},
+                  pc = {&lc, sp_open, sp_put, sp_get};
+  tcache_t *cache = NULL;
+  tstore_t *TA = NULL, *TB = NULL, *TC = NULL;
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
+  /* A and B are put tile by tile (as the job's loader does), so a small cache spills them and
+   * the product reads them back from scratch; C0 comes from its source */
+  (void)sa;
+  (void)sb;
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, m, k, b, NULL, &pa, &TA) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, k, n, b, NULL, &pb, &TB) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, m, n, b, &sc, &pc, &TC) == OOC_OK);
+  for (int q = 0; q < 2; q++) {
+    tstore_t *T = q ? TB : TA;
+    const double *M = q ? B : A;
+    part_t rp = ts_rows(T), cp = ts_cols(T);
+    for (int64_t tj = 0; tj < cp.count; tj++)
+      for (int64_t ti = 0; ti < rp.count; ti++)
+        CU_ASSERT_FATAL(ts_put(T, ti, tj, M + part_start(rp, ti) + part_start(cp, tj) * rp.n,
+                               rp.n) == OOC_OK);
+  }
+  r.budget = cap + gemm_workspace_bytes(m, n, k, b, s) + tstore_overhead_bytes(m, k, b) +
+             tstore_overhead_bytes(k, n, b) + tstore_overhead_bytes(m, n, b) + SLACK;
+  ooc_ctx_reset_peak(ctx);
+  gemm_args_t g = {.A = TA, .B = TB, .C = TC, .alpha = alpha, .beta = beta, .ops = ops, .block = s};
+  gemm_stats_t gs = {0};
+  r.st = gemm_run(ctx, &g, &gs);
+  r.peak = ooc_ctx_host_peak(ctx);
+  r.spills = ts_stats(TA)->spills + ts_stats(TB)->spills + ts_stats(TC)->spills;
+  if (ts_stats(TA)->bytes_unspilled + ts_stats(TB)->bytes_unspilled > 0) r.spills |= 1 << 30;
+  if (r.st != OOC_OK) fprintf(stderr, "\n  gemm_run: %s\n", ooc_ctx_error(ctx));
+  if (r.st == OOC_OK) {
+    CU_ASSERT(fabs(gs.flops - 2.0 * m * n * k) < 0.5);
+    double *C = malloc((size_t)(m * n + 1) * sizeof *C);
+    part_t rp = ts_rows(TC), cp = ts_cols(TC);
+    for (int64_t tj = 0; tj < cp.count; tj++)
+      for (int64_t ti = 0; ti < rp.count; ti++)
+        CU_ASSERT(ts_read(TC, ti, tj, C + part_start(rp, ti) + part_start(cp, tj) * m, m) ==
+                  OOC_OK);
+    /* reference and bound: |alpha| |A||B| + |beta||C0| */
+    double *R = malloc((size_t)(m * n + 1) * sizeof *R), *Bd = calloc((size_t)(m * n + 1), 8);
+    double *AA = malloc((size_t)(m * k + 1) * 8), *BB = malloc((size_t)(k * n + 1) * 8);
+    for (int64_t i = 0; i < m * k; i++) AA[i] = fabs(A[i]);
+    for (int64_t i = 0; i < k * n; i++) BB[i] = fabs(B[i]);
+    for (int64_t i = 0; i < m * n; i++) R[i] = beta != 0 ? C0[i] : 0.0;
+    ooc_ops_ref()->gemm('N', 'N', m, n, k, alpha, A, m, B, k, beta != 0 ? beta : 0.0, R, m);
+    ooc_ops_ref()->gemm('N', 'N', m, n, k, fabs(alpha), AA, m, BB, k, 0.0, Bd, m);
+    r.maxerr = 0;
+    for (int64_t i = 0; i < m * n; i++) {
+      double bound = 4 * (double)(k + 2) * EPS * (Bd[i] + (beta != 0 ? fabs(beta * C0[i]) : 0)) +
+                     DBL_MIN;
+      double e = fabs(C[i] - R[i]) / bound;
+      if (!(e <= r.maxerr)) r.maxerr = isnan(e) ? INFINITY : e;
+    }
+    free(C);
+    free(R);
+    free(Bd);
+    free(AA);
+    free(BB);
+  }
+  tstore_destroy(TA);
+  tstore_destroy(TB);
+  tstore_destroy(TC);
+  scratch_close(la.s);
+  scratch_close(lb.s);
+  scratch_close(lc.s);
+  tcache_destroy(cache);
+  tu_ctx_done(ctx);
+  free(A);
+  free(B);
+  free(C0);
+  return r;
+}
+
+static void t_against_ref(void) {
+  static const int64_t shapes[][3] = {{1, 1, 1}, {37, 53, 29}, {100, 70, 130}, {130, 100, 1},
+                                      {64, 64, 64}, {20, 30, 0}};
+  static const double ab[][2] = {{1, 0}, {-2.5, 0.5}, {0.5, 1}};
+  static const int64_t tiles[] = {7, 16, 64};
+  int cases = 0, spilled = 0;
+  for (int be = 0; be < 2; be++) {
+    const ooc_ops_t *ops = be ? ooc_ops_cpu() : ooc_ops_ref();
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+      for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++)
+        for (int blk = 0; blk < 3; blk++)
+          for (size_t q = 0; q < sizeof ab / sizeof ab[0]; q++)
+            for (int small = 0; small < 2; small++) {
+              int64_t m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2], b = tiles[t];
+              int64_t s = blk == 0 ? b : blk == 1 ? 3 * b : 1000;
+              int64_t cap = small ? 3 * (int64_t)(b * b * 8 + 64) : (int64_t)64 << 20;
+              outcome_t r = run(ops, m, n, k, b, s, cap, ab[q][0], ab[q][1], 0);
+              cases++;
+              CU_ASSERT(r.st == OOC_OK);
+              int ok = r.st == OOC_OK && r.maxerr <= 1.0;
+              CU_ASSERT(ok);
+              if (!ok)
+                fprintf(stderr, "\n  %s m %lld n %lld k %lld b %lld s %lld a %g b %g small %d: "
+                        "err/bound %g\n", ops->name, (long long)m, (long long)n, (long long)k,
+                        (long long)b, (long long)s, ab[q][0], ab[q][1], small, r.maxerr);
+              CU_ASSERT(r.peak <= r.budget);
+              if (r.peak > r.budget)
+                fprintf(stderr, "\n  peak %lld > budget %lld\n", (long long)r.peak,
+                        (long long)r.budget);
+              if (small && m * k > 4 * b * b) { /* A alone overflows the cache */
+                CU_ASSERT(r.spills & (1 << 30)); /* inputs were read back from scratch */
+                spilled += r.spills > 0;
+              }
+            }
+  }
+  CU_ASSERT(spilled > 20);
+  fprintf(stderr, "[%d products, %d out of core] ", cases, spilled);
+}
+
+/* beta = 0: C's old content (NaN here) must never be read */
+static void t_beta_zero_ignores_c(void) {
+  for (int small = 0; small < 2; small++) {
+    outcome_t r = run(ooc_ops_cpu(), 50, 40, 30, 16, 16, small ? 4 * 16 * 16 * 8 : 1 << 24, 1.5,
+                      0.0, 1);
+    CU_ASSERT(r.st == OOC_OK);
+    CU_ASSERT(r.maxerr <= 1.0);
+  }
+}
+
+/* The epilogue covers C exactly once, in tile-aligned blocks. */
+typedef struct {
+  int64_t m, n, b;
+  int *seen;
+  int bad;
+} cover_t;
+
+static ooc_status_t cover(void *user, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *blk,
+                          int64_t ld) {
+  cover_t *c = user;
+  (void)blk;
+  if (r0 % c->b || c0 % c->b || ld < nr || r0 + nr > c->m || c0 + nc > c->n) c->bad++;
+  for (int64_t j = 0; j < nc; j++)
+    for (int64_t i = 0; i < nr; i++) c->seen[(r0 + i) + (c0 + j) * c->m]++;
+  return OOC_OK;
+}
+
+static void t_epilogue_cover(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t m = 45, n = 61, k = 33, b = 8;
+  double *A = rnd(m * k, 4), *B = rnd(k * n, 5);
+  memsrc_t ma = {A, m}, mb = {B, k};
+  ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read};
+  tcache_t *cache = NULL;
+  tstore_t *TA, *TB, *TC, *TD;
+  CU_ASSERT_FATAL(tcache_create(ctx, 1 << 24, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, m, k, b, &sa, NULL, &TA) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, k, n, b, &sb, NULL, &TB) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, m, n, b, NULL, NULL, &TC) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, k, n, b, NULL, NULL, &TD) == OOC_OK);
+  cover_t cv = {m, n, b, calloc((size_t)(m * n), sizeof(int)), 0};
+  gemm_args_t g = {.A = TA, .B = TB, .C = TC, .alpha = 1, .ops = ooc_ops_cpu(), .block = 2 * b,
+                   .epilogue = cover, .user = &cv};
+  gemm_stats_t gs = {0};
+  CU_ASSERT(gemm_run(ctx, &g, &gs) == OOC_OK);
+  int once = 1;
+  for (int64_t i = 0; i < m * n; i++) once &= cv.seen[i] == 1;
+  CU_ASSERT(once);
+  CU_ASSERT(cv.bad == 0);
+  CU_ASSERT(gs.blocks == ooc_cdiv64(m, 2 * b) * ooc_cdiv64(n, 2 * b));
+  /* aliasing and shape errors */
+  gemm_args_t alias = {.A = TA, .B = TB, .C = TA, .alpha = 1, .ops = ooc_ops_cpu(), .block = b};
+  CU_ASSERT(gemm_run(ctx, &alias, NULL) == OOC_ERR_INTERNAL);
+  ooc_clear_error(ctx);
+  gemm_args_t shape = {.A = TA, .B = TB, .C = TD, .alpha = 1, .ops = ooc_ops_cpu(), .block = b};
+  CU_ASSERT(gemm_run(ctx, &shape, NULL) == OOC_ERR_INTERNAL);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "shapes") != NULL);
+  free(cv.seen);
+  tstore_destroy(TA);
+  tstore_destroy(TB);
+  tstore_destroy(TC);
+  tstore_destroy(TD);
+  tcache_destroy(cache);
+  tu_ctx_done(ctx);
+  free(A);
+  free(B);
+}
+
+static void t_block_sizes(void) {
+  CU_ASSERT(gemm_block(64, 10) == 64);
+  CU_ASSERT(gemm_block(64, 200) == 192);
+  int64_t s = gemm_block_for(1000, 1000, 1000, 100, 3 * 8 * 400 * 400);
+  CU_ASSERT(s == 400);
+  CU_ASSERT(gemm_workspace_bytes(1000, 1000, 1000, 100, s) <= 3 * 8 * 400 * 400);
+  CU_ASSERT(gemm_block_for(1000, 1000, 1000, 100, 1000) == 0);
+  CU_ASSERT(gemm_block_for(50, 50, 50, 16, (int64_t)1 << 30) == 64); /* whole matrix, rounded up */
+}
+
+/* The probe check accepts a right product and rejects wrong ones. */
+static void t_probe_check(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t m = 90, n = 70, k = 110;
+  double *A = rnd(m * k, 6), *B = rnd(k * n, 7), *C0 = rnd(m * n, 8);
+  double *C = malloc((size_t)(m * n) * sizeof *C);
+  double alpha = 1.25, beta = -0.75;
+  memcpy(C, C0, (size_t)(m * n) * sizeof *C);
+  ooc_ops_cpu()->gemm('N', 'N', m, n, k, alpha, A, m, B, k, beta, C, m);
+  memsrc_t ma = {A, m}, mb = {B, k}, mc0 = {C0, m}, mc = {C, m};
+  ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read}, s0 = {&mc0, mem_read},
+               sc = {&mc, mem_read};
+  double ratio = -1;
+  for (int64_t mem = 4096; mem <= (1 << 22); mem *= 32) { /* strips of 1 column .. all */
+    CU_ASSERT(gemm_check(ctx, ooc_ops_cpu(), m, n, k, &sa, &sb, &s0, &sc, alpha, beta, EPS, mem,
+                         &ratio) == OOC_OK);
+    CU_ASSERT(ratio >= 0 && ratio < 1);
+  }
+  CU_ASSERT(gemm_check(ctx, ooc_ops_cpu(), m, n, k, &sa, &sb, &s0, &sc, alpha, 0.5, EPS, 1 << 20,
+                       &ratio) == OOC_OK);
+  CU_ASSERT(ratio > 30); /* wrong beta */
+  C[17 + 33 * m] *= 1 + 1e-6;
+  CU_ASSERT(gemm_check(ctx, ooc_ops_cpu(), m, n, k, &sa, &sb, &s0, &sc, alpha, beta, EPS, 1 << 20,
+                       &ratio) == OOC_OK);
+  CU_ASSERT(ratio > 30);
+  C[5] = NAN;
+  CU_ASSERT(gemm_check(ctx, ooc_ops_cpu(), m, n, k, &sa, &sb, &s0, &sc, alpha, beta, EPS, 1 << 20,
+                       &ratio) == OOC_OK);
+  CU_ASSERT(isnan(ratio));
+  tu_ctx_done(ctx);
+  free(A);
+  free(B);
+  free(C0);
+  free(C);
+}
+
+/* ---- the executor seam, with a host "device" that checks the protocol ---------------------- */
+
+typedef struct {
+  gemm_exec_t e;
+  double *dev;
+  int ready[GEMM_MAX_SLOTS], misuse, begun;
+  int64_t panels;
+} fake_t;
+
+static ooc_status_t fk_begin(gemm_exec_t *e, int64_t mb, int64_t nb, int load) {
+  fake_t *f = (fake_t *)e;
+  if (mb > e->MB || nb > e->NB || f->begun) f->misuse++;
+  f->begun = 1;
+  for (int64_t i = 0; i < mb * nb; i++) f->dev[i] = load ? e->cblk[i] : 0.0;
+  return OOC_OK;
+}
+static ooc_status_t fk_wait(gemm_exec_t *e, int slot) {
+  ((fake_t *)e)->ready[slot] = 1;
+  return OOC_OK;
+}
+static ooc_status_t fk_panel(gemm_exec_t *e, int slot, int64_t mb, int64_t nb, int64_t kb,
+                             double alpha, double beta) {
+  fake_t *f = (fake_t *)e;
+  if (!f->ready[slot] || !f->begun || kb > e->KB) f->misuse++; /* filled without a wait */
+  f->ready[slot] = 0;
+  f->panels++;
+  ooc_ops_ref()->gemm('N', 'N', mb, nb, kb, alpha, e->apan[slot], mb, e->bpan[slot], kb, beta,
+                      f->dev, mb);
+  return OOC_OK;
+}
+static ooc_status_t fk_end(gemm_exec_t *e, int64_t mb, int64_t nb) {
+  fake_t *f = (fake_t *)e;
+  if (!f->begun) f->misuse++;
+  f->begun = 0;
+  memcpy(e->cblk, f->dev, (size_t)(mb * nb) * sizeof(double));
+  return OOC_OK;
+}
+
+static void t_executor_seam(void) {
+  static const int64_t shapes[][7] = {/* m n k b MB NB KB */
+                                      {100, 70, 130, 16, 48, 40, 16}, {37, 53, 29, 7, 21, 21, 14},
+                                      {64, 64, 1, 16, 64, 64, 16}, {50, 30, 0, 8, 16, 16, 8}};
+  for (int q = 0; q < 4; q++) {
+    int64_t m = shapes[q][0], n = shapes[q][1], k = shapes[q][2], b = shapes[q][3];
+    ooc_ctx_t *ctx = tu_ctx();
+    double *A = rnd(m * k, 11), *B = rnd(k * n, 12), *C0 = rnd(m * n, 13);
+    double *R = malloc((size_t)(m * n) * sizeof *R), *C = malloc((size_t)(m * n) * sizeof *C);
+    memcpy(R, C0, (size_t)(m * n) * sizeof *R);
+    ooc_ops_ref()->gemm('N', 'N', m, n, k, 0.75, A, m, B, k, -2.0, R, m);
+    memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
+    ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read}, sc = {&mc, mem_read};
+    tcache_t *cache;
+    tstore_t *TA, *TB, *TC;
+    CU_ASSERT_FATAL(tcache_create(ctx, 1 << 24, &cache) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, m, k, b, &sa, NULL, &TA) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, k, n, b, &sb, NULL, &TB) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, m, n, b, &sc, NULL, &TC) == OOC_OK);
+    fake_t f;
+    memset(&f, 0, sizeof f);
+    f.e = (gemm_exec_t){.nslots = 2, .MB = shapes[q][4], .NB = shapes[q][5], .KB = shapes[q][6],
+                        .begin = fk_begin, .slot_wait = fk_wait, .panel = fk_panel, .end = fk_end};
+    f.e.cblk = malloc((size_t)(f.e.MB * f.e.NB) * sizeof(double));
+    f.dev = malloc((size_t)(f.e.MB * f.e.NB) * sizeof(double));
+    for (int sl = 0; sl < 2; sl++) {
+      f.e.apan[sl] = malloc((size_t)(f.e.MB * f.e.KB + 1) * sizeof(double));
+      f.e.bpan[sl] = malloc((size_t)(f.e.KB * f.e.NB + 1) * sizeof(double));
+    }
+    gemm_args_t g = {.A = TA, .B = TB, .C = TC, .alpha = 0.75, .beta = -2.0,
+                     .ops = ooc_ops_ref(), .block = 1000, .kblock = 1000, .exec = &f.e};
+    gemm_stats_t gs = {0};
+    CU_ASSERT(gemm_run(ctx, &g, &gs) == OOC_OK);
+    CU_ASSERT(f.misuse == 0 && f.begun == 0);
+    /* blocks and panels bounded by the executor's buffers, rounded down to tiles */
+    int64_t s = ooc_max64(b, ooc_min64(f.e.MB, f.e.NB) / b * b), sk = ooc_max64(b, f.e.KB / b * b);
+    CU_ASSERT(gs.blocks == ooc_cdiv64(m, s) * ooc_cdiv64(n, s));
+    CU_ASSERT(f.panels == gs.blocks * ooc_cdiv64(k, sk));
+    part_t rp = ts_rows(TC), cp = ts_cols(TC);
+    for (int64_t tj = 0; tj < cp.count; tj++)
+      for (int64_t ti = 0; ti < rp.count; ti++)
+        ts_read(TC, ti, tj, C + part_start(rp, ti) + part_start(cp, tj) * m, m);
+    double err = 0;
+    for (int64_t i = 0; i < m * n; i++) err = fmax(err, fabs(C[i] - R[i]));
+    CU_ASSERT(err < 1e-12);
+    if (!(err < 1e-12)) fprintf(stderr, "\n  executor case %d: error %g\n", q, err);
+    for (int sl = 0; sl < 2; sl++) {
+      free(f.e.apan[sl]);
+      free(f.e.bpan[sl]);
+    }
+    free(f.e.cblk);
+    free(f.dev);
+    tstore_destroy(TA);
+    tstore_destroy(TB);
+    tstore_destroy(TC);
+    tcache_destroy(cache);
+    tu_ctx_done(ctx);
+    free(A);
+    free(B);
+    free(C0);
+    free(R);
+    free(C);
+  }
+}
+
+int main(void) {
+  static const tu_test_t tests[] = {
+      {"C = alpha A B + beta C against ref, spills, odd shapes", t_against_ref},
+      {"beta = 0 never reads C", t_beta_zero_ignores_c},
+      {"epilogue covers C once; aliasing refused", t_epilogue_cover},
+      {"block sizes", t_block_sizes},
+      {"probe check passes right, fails wrong", t_probe_check},
+      {"executor seam: protocol, bounds, result", t_executor_seam},
+      {NULL, NULL},
+  };
+  return tu_run("gemm", tests);
+}
