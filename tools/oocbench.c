@@ -17,7 +17,7 @@
  * stop; a row that cannot run here (memory, no GPU, not SPD) is a row that says why it was skipped.
  *
  * Outputs in --out: bench.json (rewritten after every row, so an interrupted run keeps what it
- * measured), plot/ (one data file per series), plot.gp (gnuplot) or plot.py (matplotlib) and the
+ * measured), table.md (the rows as a Markdown table), plot/ (one data file per series), plot.gp (gnuplot) or plot.py (matplotlib) and the
  * PNGs they make (time_<type>.png, tflops_<type>.png). docs/PERFORMANCE.md documents the schema.
  *
  * Exit codes: 0 every row ran and passed or was skipped with a reason; 1 some row failed or
@@ -455,6 +455,7 @@ static void print_row(const bench_row_t *r) {
 
 /* Record the row: JSON rewritten (an interrupted run keeps what it measured), a line on stderr. */
 static void finish_row(bench_t *B, bench_row_t *r) {
+  if (!strcmp(r->status, "skipped")) r->host_rss_peak = -1; /* nothing ran: no peak of its own */
   print_row(r);
   if (write_json(B) != 0)
     fprintf(stderr, "oocbench: warning: cannot write %s/bench.json: %s\n", B->o.out, strerror(errno));
@@ -743,6 +744,58 @@ static int run_all(bench_t *B, ooc_ctx_t *ctx) {
     }
   }
   return interrupted ? 130 : 0;
+}
+
+/* ---- the Markdown table (what docs/PERFORMANCE.md shows) ------------------------------------ */
+
+static void mib(FILE *f, int64_t b) {
+  if (b >= 0) fprintf(f, " %.1f |", (double)b / 1048576.0);
+  else fputs(" - |", f);
+}
+
+static int write_table(bench_t *B) {
+  char path[PATH_CAP];
+  ooc_fmt(path, sizeof path, "%s/table.md", B->o.out);
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "| method / peer | device (backend) | dtype | type | n | status | time s (min-max) | "
+             "compute s | TFLOP/s | residual | disk read / written MiB | spilled MiB | host peak "
+             "MiB | RSS peak MiB | device peak MiB | note |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < B->nrows; i++) {
+    const bench_row_t *r = &B->rows[i];
+    fprintf(f, "| %s | %s (%s) | %s | %s | %lld | %s |", r->name, r->device,
+            r->backend[0] ? r->backend : "-", r->dtype, r->type, (long long)r->n, r->status);
+    if (isfinite(r->t_med))
+      fprintf(f, " %.3g (%.3g-%.3g) | %.3g | %.3g |", r->t_med, r->t_min, r->t_max, r->tc_med,
+              tflops_of(r->flops, r->t_med));
+    else
+      fputs(" - | - | - |", f);
+    if (isfinite(r->residual)) fprintf(f, " %.2g |", r->residual);
+    else fputs(" - |", f);
+    if (r->bytes_input >= 0)
+      fprintf(f, " %.1f / %.1f |", (double)r->bytes_input / 1048576.0,
+              (double)r->bytes_output / 1048576.0);
+    else
+      fputs(" - |", f);
+    mib(f, r->bytes_spilled);
+    mib(f, r->host_peak);
+    mib(f, r->host_rss_peak);
+    mib(f, r->dev_peak);
+    char note[1200] = "";
+    if (!strcmp(r->kind, "ceiling") && r->gemm_n > 0 && r->gemm_n != r->n)
+      ooc_fmt(note, sizeof note, "rate measured at n = %lld", (long long)r->gemm_n);
+    else if (r->iterations > 0)
+      ooc_fmt(note, sizeof note, "%d iterations; effective %.3g TFLOP/s", r->iterations,
+              tflops_of(r->flops_effective, r->t_med));
+    else if (r->error[0])
+      ooc_fmt(note, sizeof note, "%s", r->error);
+    for (char *p = note; *p; p++)
+      if (*p == '|' || *p == '\n') *p = ' ';
+    fprintf(f, " %s |\n", note);
+  }
+  int bad = ferror(f);
+  return fclose(f) != 0 || bad ? -1 : 0;
 }
 
 /* ---- plots --------------------------------------------------------------------------------- */
@@ -1061,6 +1114,7 @@ int main(int argc, char **argv) {
   if (o->no_plots) ooc_fmt(B->plots, sizeof B->plots, "skipped: --no-plots");
   else if (rc == 0) make_plots(B);
   else ooc_fmt(B->plots, sizeof B->plots, "skipped: the run stopped early");
+  if (write_table(B) != 0) fprintf(stderr, "oocbench: warning: cannot write %s/table.md\n", o->out);
   if (write_json(B) != 0 && rc == 0) {
     fprintf(stderr, "oocbench: cannot write %s/bench.json: %s\n", o->out, strerror(errno));
     rc = 5;
