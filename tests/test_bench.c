@@ -224,7 +224,7 @@ static const jv_t *jget(const jv_t *o, const char *key) {
 }
 static const char *jstr_of(const jv_t *o, const char *key) {
   const jv_t *v = jget(o, key);
-  return v && v->t == J_STR ? v->str : "";
+  return v && v->t == J_STR && v->str ? v->str : "";
 }
 static double jnum_of(const jv_t *o, const char *key) { /* NaN if absent or null */
   const jv_t *v = jget(o, key);

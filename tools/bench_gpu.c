@@ -239,7 +239,7 @@ int bench_cusolver_inverse(ooc_ctx_t *ctx, bench_row_t *row, const double *A, in
   double t0 = ooc_now();
   GCK(cudaMemcpy(hX, potri ? dA : dB, bytes, cudaMemcpyDeviceToHost));
   row->t_d2h = ooc_now() - t0;
-  row->bytes_h2d = (int64_t)bytes * (potri ? 1 : 2);
+  row->bytes_h2d = (int64_t)bytes + (potri ? 0 : n * (int64_t)es); /* A, and I's diagonal */
   row->bytes_d2h = (int64_t)bytes;
   if (f32) {
     const float *s = hX;

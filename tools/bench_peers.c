@@ -213,7 +213,7 @@ static void matvec(int64_t n, const double *A, const double *x, double *y) {
 }
 
 double bench_check_gemm(int64_t n, const double *A, const double *B, const double *C, double eps) {
-  double *t = malloc((size_t)n * sizeof *t), *u = malloc((size_t)n * sizeof *u);
+  double *t = calloc((size_t)n, sizeof *t), *u = malloc((size_t)n * sizeof *u);
   double *v = malloc((size_t)n * sizeof *v), *w = malloc((size_t)n * sizeof *w);
   double r = NAN;
   if (t && u && v && w) {
