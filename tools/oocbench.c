@@ -829,6 +829,9 @@ static int write_series(bench_t *B, series_t *ser, int cap) {
       if (ceil)
         ooc_fmt(s->title, sizeof s->title, "%s ceiling (%s, %s)", r->dtype[1] == '3' ? "SGEMM" : "DGEMM",
                  r->device, r->dtype);
+      else if (r->backend[0] && strcmp(r->kind, "ooc") == 0 && strcmp(r->backend, r->device) != 0)
+        ooc_fmt(s->title, sizeof s->title, "%s (%s, ran on %s, %s)", r->name, r->device, r->backend,
+                r->dtype); /* e.g. a method the GPU backend does not have yet */
       else
         ooc_fmt(s->title, sizeof s->title, "%s (%s, %s)", r->name, r->device, r->dtype);
       char path[PATH_CAP];
