@@ -204,7 +204,6 @@ static void apply_preset(bopts_t *o, const char *name, int set) {
     sizes = "512,1024,8192,16384", methods = "newton,hyper7,gj,chol", types = "matern,diagdom";
     peers = P_CUSOLVER_GETRS | P_CUSOLVER_POTRI | P_GEMM;
   }
-  int n;
   if (sizes && !(set & S_SIZES)) parse_sizes(sizes, o);
   if (methods && !(set & S_METHODS)) parse_words("", methods, NULL, &o->methods[0][0], 16, MAXL, &o->nmethods);
   if (types && !(set & S_TYPES)) parse_words("", types, NULL, &o->types[0][0], 16, MAXL, &o->ntypes);
@@ -213,7 +212,6 @@ static void apply_preset(bopts_t *o, const char *name, int set) {
   if (peers >= 0 && !(set & S_PEERS)) o->peers = peers;
   if (tile >= 0 && !(set & S_TILE)) o->tile = tile;
   if (reps && !(set & S_REPS)) o->reps = reps;
-  (void)n;
 }
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -767,6 +765,17 @@ static void mib(FILE *f, int64_t b) {
   else fputs(" - |", f);
 }
 
+static const bench_row_t *find_ok(const bench_t *B, const char *name, const char *type,
+                                  const char *dtype, int64_t n) {
+  for (int i = 0; i < B->nrows; i++) {
+    const bench_row_t *r = &B->rows[i];
+    if (!strcmp(r->name, name) && !strcmp(r->type, type) && !strcmp(r->dtype, dtype) &&
+        r->n == n && !strcmp(r->status, "ok"))
+      return r;
+  }
+  return NULL;
+}
+
 static int write_table(bench_t *B) {
   char path[PATH_CAP];
   ooc_fmt(path, sizeof path, "%s/table.md", B->o.out);
@@ -807,6 +816,32 @@ static int write_table(bench_t *B) {
     for (char *p = note; *p; p++)
       if (*p == '|' || *p == '\n') *p = ' ';
     fprintf(f, " %s |\n", note);
+  }
+  /* The ratios to quote: oocsolve's time over each peer's, measured in the same run on the same
+   * matrix, and its rate as a fraction of the device's GEMM ceiling. */
+  fprintf(f, "\n| method | device | dtype | type | n | time / LAPACK | compute / LAPACK | time / "
+             "cuSOLVER | compute / cuSOLVER | TFLOP/s / GEMM ceiling |\n"
+             "|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < B->nrows; i++) {
+    const bench_row_t *r = &B->rows[i];
+    if (strcmp(r->kind, "ooc") != 0 || strcmp(r->status, "ok") != 0) continue;
+    int spd = !strcmp(r->name, "chol");
+    const bench_row_t *lp = find_ok(B, spd ? "lapack-potri" : "lapack-getri", r->type, r->dtype, r->n);
+    const bench_row_t *cu = find_ok(B, spd ? "cusolver-potri" : "cusolver-getrs", r->type, r->dtype, r->n);
+    const char *bk = !strcmp(r->backend, "cuda") ? "cuda" : "cpu";
+    const bench_row_t *ce = NULL;
+    for (int k = 0; k < B->nrows; k++)
+      if (!strcmp(B->rows[k].kind, "ceiling") && !strcmp(B->rows[k].status, "ok") &&
+          !strcmp(B->rows[k].device, bk) && !strcmp(B->rows[k].dtype, r->dtype) && B->rows[k].n == r->n)
+        ce = &B->rows[k];
+    fprintf(f, "| %s | %s | %s | %s | %lld |", r->name, r->backend, r->dtype, r->type, (long long)r->n);
+    const bench_row_t *pe[2] = {lp, cu};
+    for (int k = 0; k < 2; k++) {
+      if (pe[k]) fprintf(f, " %.2f | %.2f |", r->t_med / pe[k]->t_med, r->tc_med / pe[k]->t_med);
+      else fputs(" - | - |", f);
+    }
+    if (ce) fprintf(f, " %.2f (%s) |\n", tflops_of(r->flops, r->t_med) / tflops_of(ce->flops, ce->t_med), bk);
+    else fputs(" - |\n", f);
   }
   int bad = ferror(f);
   return fclose(f) != 0 || bad ? -1 : 0;
