@@ -87,9 +87,12 @@ typedef struct bench_machine {
   char cuda_runtime[32], cuda_driver_api[32];
   int64_t gpu_memory;
   char hostname[128], date[64];
+  char loadavg_start[64], loadavg_end[64]; /* /proc/loadavg: other work on the machine skews times */
 } bench_machine_t;
 
 void bench_machine_cpu(bench_machine_t *m);
+/* The 1, 5 and 15 minute load averages ("0.52 0.61 0.70"), "" if unknown. */
+void bench_loadavg(char *buf, size_t cap);
 int64_t bench_mem_available(void);
 /* Reset the process's peak RSS (Linux /proc/self/clear_refs); -1 from bench_rss_peak if unknown. */
 void bench_rss_reset(void);

@@ -140,7 +140,17 @@ int64_t bench_mem_available(void) {
   return v > 0 ? v : ooc_physical_memory() / 2;
 }
 
+void bench_loadavg(char *buf, size_t cap) {
+  buf[0] = 0;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (!f) return;
+  double a, b, c;
+  if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(buf, cap, "%.2f %.2f %.2f", a, b, c);
+  fclose(f);
+}
+
 void bench_machine_cpu(bench_machine_t *m) {
+  bench_loadavg(m->loadavg_start, sizeof m->loadavg_start);
   read_cpu_model(m->cpu_model, sizeof m->cpu_model);
   long c = sysconf(_SC_NPROCESSORS_ONLN);
   m->cores = c > 0 ? (int)c : 0;

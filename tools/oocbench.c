@@ -388,6 +388,8 @@ static int write_json(bench_t *B) {
   kstr(f, "cuda_runtime", m->cuda_runtime);
   kstr(f, "cuda_driver_api", m->cuda_driver_api);
   kstr(f, "hostname", m->hostname);
+  kstr(f, "loadavg_start", m->loadavg_start);
+  kstr(f, "loadavg_end", m->loadavg_end);
   kstr(f, "oocsolve_version", ooc_version());
   kstr(f, "date", m->date);
   fputs("\"command_line\": ", f);
@@ -1169,6 +1171,7 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   int rc = run_all(B, ctx);
+  bench_loadavg(B->m.loadavg_end, sizeof B->m.loadavg_end);
   if (o->no_plots) ooc_fmt(B->plots, sizeof B->plots, "skipped: --no-plots");
   else if (rc == 0) make_plots(B);
   else ooc_fmt(B->plots, sizeof B->plots, "skipped: the run stopped early");
