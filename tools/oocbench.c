@@ -980,6 +980,11 @@ static void write_plot_scripts(bench_t *B, const series_t *ser, int ns) {
       }
       if (p) {
         fprintf(p, "plt.xscale('log', base=2)\n%s", which ? "plt.ylim(bottom=0)\n" : "plt.yscale('log')\n");
+        fputs("plt.xticks([", p);
+        for (int k = 0; k < o->nsizes; k++) fprintf(p, "%s%lld", k ? ", " : "", (long long)o->sizes[k]);
+        fputs("], [", p);
+        for (int k = 0; k < o->nsizes; k++) fprintf(p, "%s'%lld'", k ? ", " : "", (long long)o->sizes[k]);
+        fputs("])\n", p);
         fprintf(p, "plt.xlabel('n')\nplt.ylabel('%s')\nplt.grid(True, which='both', alpha=0.3)\n",
                 which ? "TFLOP/s" : "seconds");
         fprintf(p, "plt.title('oocbench: inverse of %s matrices, %s (median of %d)')\n", ty,
