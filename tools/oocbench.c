@@ -5,7 +5,8 @@
  *   oocbench --sizes 4096,8192 --methods gj,chol,newton,hyper7 --peers all --types random,matern
  *            --reps 3 --out bench/ [--device cpu|cuda|auto[,..]] [--dtypes f64,f32] [--tile N]
  *            [--host-mem SIZE | --mem-frac F] [--gpu-mem SIZE] [--check auto|full|probe]
- *            [--seed S] [--max-time SECONDS] [--keep] [--no-plots] [--quick] [--preset NAME]
+ *            [--seed S] [--max-time SECONDS] [--data DIR] [--keep] [--no-plots] [--quick]
+ *            [--preset NAME]
  *
  * For every precision, size and matrix type it generates the seeded matrix to HDF5 (src/gen, as
  * oocgen does), runs each oocsolve method through the public API (ooc_invert, opts.method) on each
@@ -62,6 +63,7 @@ typedef struct {
   int ndevices;
   int reps;
   const char *out;
+  const char *data; /* generated matrices, outputs and scratch (default OUT/data) */
   int64_t tile, host_mem, gpu_mem;
   double mem_frac;
   int check; /* 0 auto, 1 full, 2 probe */
@@ -87,6 +89,8 @@ static const char *USAGE =
     "  --device D[,D]        cpu, cuda or auto (GPU if usable) for oocsolve's methods (default auto)\n"
     "  --reps R              repetitions per row; times are median, min, max (default 3)\n"
     "  --out DIR             output directory (default bench)\n"
+    "  --data DIR            where the generated matrices, oocsolve's outputs and scratch go\n"
+    "                        (default OUT/data; removed as the run goes unless --keep)\n"
     "  --tile N              oocsolve's tile (default: the library's, 4096 clamped to n)\n"
     "  --host-mem SIZE       oocsolve's host budget, e.g. 2G (default: the library's)\n"
     "  --mem-frac F          host budget = F x the matrix bytes (forces out-of-core runs)\n"
@@ -411,6 +415,7 @@ static int write_json(bench_t *B) {
   kint(f, "host_mem", o->host_mem > 0 ? o->host_mem : -1);
   knum(f, "mem_frac", o->mem_frac > 0 ? o->mem_frac : NAN);
   kint(f, "gpu_mem", o->gpu_mem > 0 ? o->gpu_mem : -1);
+  kstr(f, "data", o->data);
   kstr(f, "check", o->check == 1 ? "full" : o->check == 2 ? "probe" : "auto");
   kint(f, "seed", o->seed);
   kstr(f, "preset", o->preset ? o->preset : (o->quick ? "quick" : ""));
@@ -563,7 +568,7 @@ static void run_ours(bench_t *B, ooc_ctx_t *ctx, bench_row_t *r, const char *in)
     return;
   }
   char out[PATH_CAP], outfile[PATH_CAP];
-  ooc_fmt(outfile, sizeof outfile, "%s/data/X.h5", o->out);
+  ooc_fmt(outfile, sizeof outfile, "%s/X.h5", o->data);
   ooc_fmt(out, sizeof out, "%s:/inverse", outfile);
   double tr[BENCH_MAX_REPS], ts[BENCH_MAX_REPS], tw[BENCH_MAX_REPS], tk[BENCH_MAX_REPS],
       tt[BENCH_MAX_REPS];
@@ -580,7 +585,7 @@ static void run_ours(bench_t *B, ooc_ctx_t *ctx, bench_row_t *r, const char *in)
   op.check = o->check == 1 ? OOC_CHECK_FULL : o->check == 2 ? OOC_CHECK_PROBE : OOC_CHECK_AUTO;
   op.force = 1;
   char scratch[PATH_CAP];
-  ooc_fmt(scratch, sizeof scratch, "%s/data", o->out);
+  ooc_fmt(scratch, sizeof scratch, "%s", o->data);
   op.scratch_dir = scratch;
   r->residual = 0;
   for (int k = 0; k < o->reps; k++) {
@@ -667,7 +672,7 @@ static void run_peer(bench_t *B, ooc_ctx_t *ctx, bench_row_t *r, const double *A
 static int run_all(bench_t *B, ooc_ctx_t *ctx) {
   const bopts_t *o = &B->o;
   char datadir[PATH_CAP];
-  ooc_fmt(datadir, sizeof datadir, "%s/data", o->out);
+  ooc_fmt(datadir, sizeof datadir, "%s", o->data);
   if (mkdir_p(datadir) != 0) {
     fprintf(stderr, "oocbench: cannot create %s: %s\n", datadir, strerror(errno));
     return 5;
@@ -1103,6 +1108,8 @@ int main(int argc, char **argv) {
       set |= S_REPS;
     } else if (!strcmp(a, "--out")) {
       o->out = v;
+    } else if (!strcmp(a, "--data")) {
+      o->data = v;
     } else if (!strcmp(a, "--tile")) {
       if (cli_int64("oocbench", a, v, 1, &o->tile)) return 2;
       set |= S_TILE;
@@ -1139,6 +1146,11 @@ int main(int argc, char **argv) {
   if (o->quick) apply_preset(o, "quick", set);
   if (o->preset) apply_preset(o, o->preset, set);
   if (!o->nsizes) return usage_error("--sizes is required (or --quick, or --preset)");
+  static char datadef[PATH_CAP];
+  if (!o->data) {
+    ooc_fmt(datadef, sizeof datadef, "%s/data", o->out);
+    o->data = datadef;
+  }
   if (!o->nmethods) parse_words("", "gj,chol", NULL, &o->methods[0][0], 16, MAXL, &o->nmethods);
   if (!o->ntypes) parse_words("", "random,matern", NULL, &o->types[0][0], 16, MAXL, &o->ntypes);
   if (!o->ndtypes) parse_words("", "f64", NULL, &o->dtypes[0][0], 8, 2, &o->ndtypes);
@@ -1185,11 +1197,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "oocbench: cannot write %s/bench.json: %s\n", o->out, strerror(errno));
     rc = 5;
   }
-  if (!o->keep) {
-    char d[PATH_CAP];
-    ooc_fmt(d, sizeof d, "%s/data", o->out);
-    rmdir(d); /* only if empty: the matrices of --keep stay */
-  }
+  if (!o->keep && o->data == datadef) rmdir(o->data); /* ours, and only if empty */
   int bad = 0;
   for (int i = 0; i < B->nrows; i++)
     if (!strcmp(B->rows[i].status, "fail") || !strcmp(B->rows[i].status, "error")) bad++;
