@@ -631,7 +631,7 @@ static void run_ours(bench_t *B, ooc_ctx_t *ctx, bench_row_t *r, const char *in)
     tr[k] = rep.t_read, ts[k] = rep.t_spill, tw[k] = rep.t_write, tk[k] = rep.t_check,
     tt[k] = rep.t_total;
     /* the worst repetition's residual: every run must pass */
-    r->residual = isnan(rep.residual) ? NAN : fmax(r->residual, rep.residual);
+    r->residual = isnan(r->residual) || isnan(rep.residual) ? NAN : fmax(r->residual, rep.residual);
     ooc_fmt(r->check, sizeof r->check, "%s", rep.check);
     r->iterations = rep.iterations;
     r->host_peak = ooc_max64(r->host_peak, rep.host_peak);
@@ -712,11 +712,15 @@ static int run_all(bench_t *B, ooc_ctx_t *ctx) {
         char gen_err[1024] = "";
         double tg = ooc_now();
         int64_t chunk = ooc_min64(n, o->tile > 0 ? o->tile : 1024);
-        if (generate(ctx, file, ty, f32, n, o->seed, chunk) != OOC_OK)
-          ooc_fmt(gen_err, sizeof gen_err, "generating %s failed: %s", file, ooc_ctx_error(ctx));
-        else
-          fprintf(stderr, "oocbench: generated %s (%s, n = %lld, %s) in %.2f s\n", file, ty,
-                  (long long)n, dt, ooc_now() - tg);
+        /* past --max-time every row of this matrix is skipped: do not spend time making it */
+        int late = o->max_time > 0 && tg - B->t_start > o->max_time;
+        if (!late) {
+          if (generate(ctx, file, ty, f32, n, o->seed, chunk) != OOC_OK)
+            ooc_fmt(gen_err, sizeof gen_err, "generating %s failed: %s", file, ooc_ctx_error(ctx));
+          else
+            fprintf(stderr, "oocbench: generated %s (%s, n = %lld, %s) in %.2f s\n", file, ty,
+                    (long long)n, dt, ooc_now() - tg);
+        }
         /* oocsolve's methods */
         for (int mi = 0; mi < o->nmethods && !interrupted; mi++)
           for (int dv = 0; dv < o->ndevices && !interrupted; dv++) {
@@ -738,7 +742,7 @@ static int run_all(bench_t *B, ooc_ctx_t *ctx) {
         for (int p = 0; p < 4; p++)
           if ((o->peers & peer_bits[p]) && !(spd_only(peer_names[p]) && !is_spd_type(ty)))
             want = 1;
-        if (want && !gen_err[0]) A = load_matrix(ctx, file, n, why, sizeof why);
+        if (want && !gen_err[0] && !late) A = load_matrix(ctx, file, n, why, sizeof why);
         if (gen_err[0]) ooc_fmt(why, sizeof why, "%s", gen_err);
         for (int p = 0; p < 4 && !interrupted; p++) {
           if (!(o->peers & peer_bits[p])) continue;
@@ -758,7 +762,7 @@ static int run_all(bench_t *B, ooc_ctx_t *ctx) {
           finish_row(B, r);
         }
         free(A);
-        if (!o->keep) unlink(file);
+        if (!o->keep && !late) unlink(file);
       }
     }
   }
