@@ -830,9 +830,9 @@ static int write_table(bench_t *B) {
   }
   /* The ratios to quote: oocsolve's time over each peer's, measured in the same run on the same
    * matrix, and its rate as a fraction of the device's GEMM ceiling. */
-  fprintf(f, "\n| method | device | dtype | type | n | time / LAPACK | compute / LAPACK | time / "
-             "cuSOLVER | compute / cuSOLVER | TFLOP/s / GEMM ceiling |\n"
-             "|---|---|---|---|---|---|---|---|---|---|\n");
+  fprintf(f, "\n| method | device | dtype | type | n | time / LAPACK (best / best) | compute / "
+             "LAPACK | time / cuSOLVER (best / best) | compute / cuSOLVER | TFLOP/s / GEMM "
+             "ceiling |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < B->nrows; i++) {
     const bench_row_t *r = &B->rows[i];
     if (strcmp(r->kind, "ooc") != 0 || strcmp(r->status, "ok") != 0) continue;
@@ -848,7 +848,9 @@ static int write_table(bench_t *B) {
     fprintf(f, "| %s | %s | %s | %s | %lld |", r->name, r->backend, r->dtype, r->type, (long long)r->n);
     const bench_row_t *pe[2] = {lp, cu};
     for (int k = 0; k < 2; k++) {
-      if (pe[k]) fprintf(f, " %.2f | %.2f |", r->t_med / pe[k]->t_med, r->tc_med / pe[k]->t_med);
+      if (pe[k])
+        fprintf(f, " %.2f (%.2f) | %.2f |", r->t_med / pe[k]->t_med, r->t_min / pe[k]->t_min,
+                r->tc_med / pe[k]->t_med);
       else fputs(" - | - |", f);
     }
     if (ce) fprintf(f, " %.2f (%s) |\n", tflops_of(r->flops, r->t_med) / tflops_of(ce->flops, ce->t_med), bk);
