@@ -2,7 +2,8 @@
  * test_bench.c: oocbench, run as a separate process, checked through the JSON it writes.
  *
  * - quick: `oocbench --quick` (the CI smoke test) must write a bench.json that parses, has the
- *   machine object, and has exactly the expected rows: for n in {256, 512}, the GEMM ceiling per
+ *   machine object, and has exactly the expected rows: for dtype in {f64, f32} and n in {256, 512},
+ *   the GEMM ceiling per
  *   device, and per type {random, matern}: gj, chol, newton, hyper7 on the resolved device plus
  *   lapack-getri, lapack-potri, cusolver-getrs, cusolver-potri. Every row must pass its residual
  *   check, with these exceptions and no others: the SPD-only rows (chol, *-potri) on random are
@@ -266,14 +267,14 @@ static int is_png(const char *path) {
 /* ---- the quick run ------------------------------------------------------------------------- */
 
 static const jv_t *find_row(const jv_t *rows, const char *name, const char *dev, const char *type,
-                            int64_t n, int *count) {
+                            const char *dtype, int64_t n, int *count) {
   const jv_t *hit = NULL;
   *count = 0;
   for (int i = 0; i < rows->n; i++) {
     const jv_t *r = rows->items[i];
     if (!strcmp(jstr_of(r, "name"), name) && !strcmp(jstr_of(r, "device"), dev) &&
         !strcmp(jstr_of(r, "type"), type) && jnum_of(r, "n") == (double)n &&
-        !strcmp(jstr_of(r, "dtype"), "f64")) {
+        !strcmp(jstr_of(r, "dtype"), dtype)) {
       hit = r;
       (*count)++;
     }
@@ -334,15 +335,17 @@ static void test_quick(void) {
   static const char *ours[] = {"gj", "chol", "newton", "hyper7"};
   static const char *peers[] = {"lapack-getri", "lapack-potri", "cusolver-getrs", "cusolver-potri"};
   int expected = 0, errors = 0, unavailable = 0;
+  for (int di = 0; di < 2; di++) /* f64, then f32 */
   for (int si = 0; si < 2; si++) {
+    const char *dt = di ? "f32" : "f64";
     int64_t n = si ? 512 : 256;
     double n3 = (double)n * (double)n * (double)n;
     char id[128];
     for (int d = 0; d < 2; d++) { /* the ceilings */
       int c;
       const char *dv = d ? "cuda" : "cpu";
-      const jv_t *r = find_row(rows, "gemm", dv, "any", n, &c);
-      snprintf(id, sizeof id, "gemm/%s n=%lld", dv, (long long)n);
+      const jv_t *r = find_row(rows, "gemm", dv, "any", dt, n, &c);
+      snprintf(id, sizeof id, "gemm/%s %s n=%lld", dv, dt, (long long)n);
       expected++;
       CHECK(c == 1, "%s: present once (%d)", id, c);
       if (!r) continue;
@@ -364,8 +367,8 @@ static void test_quick(void) {
         const char *dv = peer ? (k >= 6 ? "cuda" : "cpu") : dev;
         int spd_only = !strcmp(name, "chol") || strstr(name, "potri");
         int c;
-        const jv_t *r = find_row(rows, name, dv, types[t], n, &c);
-        snprintf(id, sizeof id, "%s/%s %s n=%lld", name, dv, types[t], (long long)n);
+        const jv_t *r = find_row(rows, name, dv, types[t], dt, n, &c);
+        snprintf(id, sizeof id, "%s/%s %s %s n=%lld", name, dv, types[t], dt, (long long)n);
         expected++;
         CHECK(c == 1, "%s: present once (%d)", id, c);
         if (!r) continue;
@@ -405,8 +408,10 @@ static void test_quick(void) {
                 "%s: the library's report is embedded", id);
           CHECK(jnum_of(r, "residual") >= jnum_of(rep, "residual"),
                 "%s: the row keeps the worst repetition's residual", id);
-          CHECK(jnum_of(by, "disk_read") >= 8.0 * n * n && jnum_of(by, "disk_written") >= 8.0 * n * n,
+          double eb = di ? 4.0 : 8.0; /* element bytes in the file */
+          CHECK(jnum_of(by, "disk_read") >= eb * n * n && jnum_of(by, "disk_written") >= eb * n * n,
                 "%s: bytes read and written cover the matrix", id);
+          CHECK(!strcmp(jstr_of(rep, "out_dtype"), dt), "%s: output dtype follows the input", id);
           CHECK(jnum_of(r, "tile") == 128, "%s: --quick's tile 128", id);
           CHECK(jnum_of(r, "compute_s") > 0 && jnum_of(r, "compute_s") <= jnum_of(r, "time_s"),
                 "%s: compute phase within the time", id);
@@ -416,7 +421,7 @@ static void test_quick(void) {
   }
   CHECK(rows->n == expected, "%d rows, expected exactly %d", rows->n, expected);
   CHECK(rc == (errors ? 1 : 0), "exit code %d with %d failed or errored rows", rc, errors);
-  CHECK(unavailable == 0 || unavailable == 8, "newton/hyper7: all unavailable or none (%d)",
+  CHECK(unavailable == 0 || unavailable == 16, "newton/hyper7: all unavailable or none (%d)",
         unavailable);
   /* plots: optional, but a claim of success must be true */
   const char *pl = jstr_of(root, "plots");

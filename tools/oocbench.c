@@ -100,7 +100,8 @@ static const char *USAGE =
     "  --max-time SECONDS    rows not started by then are recorded as skipped\n"
     "  --keep                keep the generated matrices in OUT/data\n"
     "  --no-plots            write the JSON only\n"
-    "  --quick               the CI smoke test: sizes 256,512, all methods and peers, tile 128\n"
+    "  --quick               the CI smoke test: sizes 256,512, all methods, peers, f64 and f32,\n"
+    "                        tile 128\n"
     "  --preset NAME         gj-thesis (Gauss-Jordan vs LU peers, CPU vs GPU, f64 vs f32) or\n"
     "                        climate (newton, hyper7 vs gj, chol on the climate paper's sizes);\n"
     "                        options given explicitly override the preset's\n"
@@ -193,9 +194,9 @@ static void apply_preset(bopts_t *o, const char *name, int set) {
   int peers = -1, reps = 0;
   int64_t tile = -1;
   if (!strcmp(name, "quick")) {
-    /* CI smoke test: every method and peer on two small sizes, several tiles per matrix */
+    /* CI smoke test: every method, peer and dtype on two small sizes, several tiles a matrix */
     sizes = "256,512", methods = "gj,chol,newton,hyper7", types = "random,matern";
-    peers = P_ALL, tile = 128, reps = 3;
+    dtypes = "f64,f32", peers = P_ALL, tile = 128, reps = 3;
   } else if (!strcmp(name, "gj-thesis")) {
     /* The GJ thesis's figures 8-11: Gauss-Jordan on CPU and GPU against the LU peer (cuSOLVER
      * getrf+getrs; LAPACK getrf+getri on the CPU), double and float input, random matrices. */
