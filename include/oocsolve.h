@@ -128,6 +128,7 @@ void ooc_opts_default(ooc_opts_t *o);
 #define OOC_MAX_ITER_REPORT 64
 
 typedef struct ooc_report {
+  char kind[16];         /* "inverse", "solve", "factor", "logdet" */
   char method[16];       /* "gj" or "chol" */
   char backend[16];      /* "cpu", "ref", "cuda" */
   char precision[8];     /* compute precision: "f64" */
@@ -168,6 +169,21 @@ ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
 /* X = A^-1 B for B with any number of columns, written to `output` (NULL = "<B stem>.x.h5:/X"). */
 ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
                        const ooc_opts_t *opts, ooc_report_t *report);
+
+/* Cholesky factor of the symmetric positive definite matrix at `input`: L lower triangular with
+ * A = L L^T, written as an n x n dataset with zeros above the diagonal (output NULL =
+ * "<input stem>.chol.h5:/L"), with attributes factor = "cholesky_lower", norm1_input = ||A||_1
+ * and logdet_input = log det A. Verified (||L L^T - A|| ratio, docs/NUMERICS.md) before it is
+ * renamed into place. Not SPD: OOC_ERR_NOT_SPD as for ooc_logdet. */
+ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
+                        const ooc_opts_t *opts, ooc_report_t *report);
+
+/* X = A^-1 B from a Cholesky factor L of A (as ooc_factor writes it; any lower-triangular L with
+ * a positive diagonal works, only its lower triangle is read): a forward and a backward solve,
+ * no factorization. Output NULL = "<B stem>.x.h5:/X". The check forms A x as L (L^T x).
+ * report->logdet = log det(L L^T). */
+ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
+                              const char *output, const ooc_opts_t *opts, ooc_report_t *report);
 
 /* log det A of a symmetric positive definite matrix, by an out-of-core Cholesky factorization
  * (nothing is written). OOC_ERR_NOT_SPD (report->info = the leading minor) otherwise. */

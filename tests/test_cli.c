@@ -836,6 +836,51 @@ static void t_solve_ok(void) {
   res_free(&r);
 }
 
+/* factor, then solve --factor, then logdet: SPD covariance workflow through the CLI. */
+static void t_factor_cli(void) {
+  const char *dir = case_dir("factor");
+  char a[PATH_CAP], l[PATH_CAP], lspec[PATH_CAP + 8], bspec[PATH_CAP + 8], bfile[PATH_CAP],
+      x[PATH_CAP];
+  join(a, dir, "cov.h5");
+  join(l, dir, "cov.chol.h5");
+  join(bfile, dir, "obs.h5");
+  join(x, dir, "obs.x.h5");
+  xfmt(lspec, sizeof lspec, "%s:/L", l);
+  xfmt(bspec, sizeof bspec, "%s:/B", bfile);
+  if (gen("gen_factor_a", "matern", "300", "--seed", "4", a) != 0) return;
+  if (gen("gen_factor_b", "rhs", "300", "--cols", "3", bspec) != 0) return;
+  uint64_t ha = tu_file_hash(a);
+  res_t r = run("factor", "oocsolve", "factor", "--tile", "64", "--host-mem", "640K", a, NULL);
+  EXPECT_OK(r);
+  CU_ASSERT(strstr(r.out, "factor") != NULL && strstr(r.out, "logdet") != NULL);
+  res_free(&r);
+  CHECK_HASH(a, ha);
+  check_at(tu_file_exists(l), __LINE__, "factor wrote %s", l);
+  r = run("solve_factor", "oocsolve", "solve", "--factor", lspec, "--json", bspec, NULL);
+  EXPECT_OK(r);
+  CU_ASSERT(strstr(r.out, "\"kind\": \"solve\"") != NULL);
+  CU_ASSERT(strstr(r.out, "\"method\": \"chol\"") != NULL);
+  res_free(&r);
+  if (tu_file_exists(x)) {
+    int64_t n1, n2, b1, b2, x1, x2;
+    double *A = tu_read_matrix(a, &n1, &n2), *B = tu_read_matrix(bspec, &b1, &b2);
+    double *X = tu_read_matrix(x, &x1, &x2);
+    CU_ASSERT_FATAL(A && B && X);
+    CU_ASSERT(tu_solve_ratio(300, 3, A, X, B, DBL_EPSILON / 2) < 16);
+    free(A);
+    free(B);
+    free(X);
+  }
+  r = run("factor_usage", "oocsolve", "--factor", lspec, a, NULL);
+  EXPECT(r, 2, "--factor");
+  res_free(&r);
+  r = run("factor_usage2", "oocsolve", "solve", "--factor", lspec, a, bspec, NULL);
+  EXPECT(r, 2, "B only");
+  res_free(&r);
+  CHECK_HASH(a, ha);
+  CHECK_CLEAN(dir);
+}
+
 /* SIGINT in the middle of a slow run (reference kernels, spilling): exit 130, a message, and
  * nothing left behind, the output's temporary and the scratch files included. */
 static void t_sigint(void) {
@@ -918,6 +963,7 @@ int main(void) {
       {"--host-mem 1K on n=500: exit 6", t_budget_too_small},
       {"invert matern 300 out of core, --json", t_invert_ok},
       {"solve A B:/B writes B.x.h5:/X", t_solve_ok},
+      {"factor, solve --factor: the SPD workflow", t_factor_cli},
       {"SIGINT: exit 130, nothing left", t_sigint},
       {NULL, NULL},
   };

@@ -181,12 +181,98 @@ static void t_solve_and_lower(void) {
   tu_ctx_done(ctx);
 }
 
+/* factor writes L (LAPACK's L, zeros above) with its records; solve --factor reuses it for 1 and
+ * 50 right-hand sides, out of core, agreeing with a direct solve; bad factors are refused. */
+static void t_factor_and_reuse(void) {
+  int64_t n = 400;
+  double *A = make(GEN_MATERN, n, n, 0.2);
+  tu_write_matrix(tu_path("fa.h5"), "/A", n, n, A, 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o = opts(48, 900 << 10); /* 1.28 MB matrix: out of core, tile does not divide n */
+  ooc_report_t rep;
+  ooc_status_t st = ooc_factor(ctx, tu_path("fa.h5"), NULL, &o, &rep);
+  if (st) fprintf(stderr, "\n%s\n", ooc_ctx_error(ctx));
+  CU_ASSERT_EQUAL_FATAL(st, OOC_OK);
+  CU_ASSERT_STRING_EQUAL(rep.kind, "factor");
+  CU_ASSERT(strstr(rep.output, "fa.chol.h5:/L") != NULL);
+  CU_ASSERT(rep.residual < 30);
+  CU_ASSERT(rep.bytes_spilled > 0 && rep.host_peak <= 900 << 10);
+  int64_t r, c;
+  double *L = tu_read_matrix(tu_path("fa.chol.h5"), &r, &c);
+  CU_ASSERT_FATAL(L != NULL && r == n && c == n);
+  double *R = malloc((size_t)(n * n) * sizeof *R), ld = 0, dmax = 0, upper = 0;
+  memcpy(R, A, (size_t)(n * n) * sizeof *R);
+  CU_ASSERT_FATAL(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, R, (lapack_int)n) == 0);
+  for (int64_t j = 0; j < n; j++) {
+    ld += 2 * log(R[j + j * n]);
+    for (int64_t i = 0; i < n; i++) {
+      if (i >= j) dmax = fmax(dmax, fabs(L[i + j * n] - R[i + j * n]));
+      else upper = fmax(upper, fabs(L[i + j * n]));
+    }
+  }
+  CU_ASSERT(dmax < 1e-10);
+  CU_ASSERT(upper == 0.0);
+  CU_ASSERT(fabs(rep.logdet - ld) <= 1e-9 * fabs(ld));
+
+  int64_t ms[] = {1, 50};
+  for (int k = 0; k < 2; k++) {
+    int64_t m = ms[k];
+    double *B = make(GEN_RHS, n, m, 0);
+    tu_write_matrix(tu_path("fb.h5"), "/B", n, m, B, 2);
+    st = ooc_solve_factor(ctx, tu_path("fa.chol.h5"), tu_path("fb.h5"), tu_path("fx.h5"), &o,
+                          &rep);
+    if (st) fprintf(stderr, "\n%s\n", ooc_ctx_error(ctx));
+    CU_ASSERT_EQUAL_FATAL(st, OOC_OK);
+    CU_ASSERT_STRING_EQUAL(rep.kind, "solve");
+    CU_ASSERT(rep.residual < 16);
+    CU_ASSERT(rep.flops == 2.0 * n * n * m);
+    CU_ASSERT(fabs(rep.logdet - ld) <= 1e-9 * fabs(ld));
+    CU_ASSERT(strstr(rep.warnings, "norm1_input") == NULL); /* our factor records ||A|| */
+    double *X = tu_read_matrix(tu_path("fx.h5"), &r, &c);
+    CU_ASSERT_FATAL(X != NULL && c == m);
+    CU_ASSERT(tu_solve_ratio(n, m, A, X, B, DBL_EPSILON / 2) < 16);
+    free(X);
+    free(B);
+  }
+
+  /* a factor with a negative diagonal entry: refused, naming the entry */
+  L[5 + 5 * n] = -L[5 + 5 * n];
+  tu_write_matrix(tu_path("bad.h5"), "/L", n, n, L, 2);
+  st = ooc_solve_factor(ctx, tu_path("bad.h5"), tu_path("fb.h5"), tu_path("fy.h5"), &o, &rep);
+  CU_ASSERT_EQUAL(st, OOC_ERR_FORMAT);
+  CU_ASSERT(rep.info == 6);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "bad.h5:/L") != NULL);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "L[5, 5]") != NULL);
+  CU_ASSERT(!tu_file_exists(tu_path("fy.h5")));
+  /* a wrong "factor" (one that does not solve: the check catches it) */
+  L[5 + 5 * n] = -L[5 + 5 * n];
+  L[9 + 3 * n] += 0.5;
+  tu_write_matrix(tu_path("bad.h5"), "/L", n, n, L, 2);
+  st = ooc_solve_factor(ctx, tu_path("bad.h5"), tu_path("fb.h5"), tu_path("fy.h5"), &o, &rep);
+  CU_ASSERT_EQUAL(st, OOC_OK); /* consistent with its own L L^T: that is what was asked */
+  CU_ASSERT(strstr(rep.warnings, "norm1_input") != NULL);
+  /* gj cannot factor; not SPD input names the minor */
+  o.method = OOC_METHOD_GJ;
+  CU_ASSERT_EQUAL(ooc_factor(ctx, tu_path("fa.h5"), tu_path("g.h5"), &o, &rep), OOC_ERR_ARG);
+  o.method = OOC_METHOD_AUTO;
+  A[11 + 11 * n] = -1;
+  tu_write_matrix(tu_path("fn.h5"), "/A", n, n, A, 2);
+  CU_ASSERT_EQUAL(ooc_factor(ctx, tu_path("fn.h5"), NULL, &o, &rep), OOC_ERR_NOT_SPD);
+  CU_ASSERT(rep.info == 12);
+  CU_ASSERT(!tu_file_exists(tu_path("fn.chol.h5")));
+  free(R);
+  free(L);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"auto picks chol for Matern covariances; logdet matches LAPACK", t_auto_picks_chol},
       {"ooc_logdet out of core, and not SPD names the leading minor", t_logdet_call},
       {"--method chol refuses non-symmetric input; auto falls back to gj", t_forced_chol_and_fallback},
       {"chol solve with 50 right-hand sides, lower-triangle output", t_solve_and_lower},
+      {"factor writes L; solve --factor reuses it; bad factors refused", t_factor_and_reuse},
       {NULL, NULL}};
   return tu_run("spd", tests);
 }

@@ -9,10 +9,15 @@
 static const char *USAGE =
     "usage: oocsolve [invert] [options] A.h5[:/dset]            write A^-1\n"
     "       oocsolve solve [options] A.h5[:/dset] B.h5[:/dset]  write X = A^-1 B\n"
+    "       oocsolve solve --factor L.h5[:/dset] [options] B.h5[:/dset]\n"
+    "                                                   X = A^-1 B from A's Cholesky factor L\n"
     "       oocsolve logdet [options] A.h5[:/dset]              print log det A (SPD A)\n"
+    "       oocsolve factor [options] A.h5[:/dset]              write L, A = L L^T (SPD A)\n"
     "\n"
     "options:\n"
-    "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, or <B>.x.h5:/X for solve)\n"
+    "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, <B>.x.h5:/X for solve,\n"
+    "                       <A>.chol.h5:/L for factor)\n"
+    "  --factor FILE        solve: use this Cholesky factor (from oocsolve factor) instead of A\n"
     "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
     "  --stripe N           columns eliminated per pass (default: as wide as --host-mem allows)\n"
     "  --host-mem SIZE      host memory budget, e.g. 512M, 8G (default: half of physical memory)\n"
@@ -56,14 +61,17 @@ static int pick(const char *opt, const char *val, const char *const *names, int 
 int main(int argc, char **argv) {
   ooc_opts_t o;
   ooc_opts_default(&o);
-  const char *out = NULL, *pos[3] = {0};
-  int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0;
+  const char *out = NULL, *factor = NULL, *pos[3] = {0};
+  int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, factorize = 0;
   int argi = 1;
   if (argi < argc && strcmp(argv[argi], "solve") == 0) {
     solve = 1;
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "logdet") == 0) {
     logdet = 1;
+    argi++;
+  } else if (argi < argc && strcmp(argv[argi], "factor") == 0) {
+    factorize = 1;
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "invert") == 0) {
     argi++;
@@ -85,6 +93,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--out") || !strcmp(a, "-o")) {
       NEEDV;
       out = v;
+    } else if (!strcmp(a, "--factor")) {
+      NEEDV;
+      factor = v;
     } else if (!strcmp(a, "--tile")) {
       NEEDV;
       if (cli_int64("oocsolve", a, v, 1, &o.tile)) return 2;
@@ -162,8 +173,11 @@ int main(int argc, char **argv) {
       pos[npos++] = a;
     }
   }
-  if (npos != (solve ? 2 : 1))
-    return usage_error("%s", solve ? "solve needs A and B" : "give one input matrix");
+  if (factor && !solve) return usage_error("%s", "--factor is an option of solve");
+  if (npos != (solve && !factor ? 2 : 1))
+    return usage_error("%s", !solve ? "give one input matrix"
+                             : factor ? "solve --factor L.h5 needs B only"
+                                      : "solve needs A and B");
 
   ooc_ctx_t *ctx = NULL;
   if (ooc_ctx_create(&ctx) != OOC_OK) {
@@ -175,9 +189,11 @@ int main(int argc, char **argv) {
   cli_trap_signals(ctx);
   ooc_report_t rep;
   double ld = 0;
-  ooc_status_t st = solve    ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
-                    : logdet ? ooc_logdet(ctx, pos[0], &o, &rep, &ld)
-                             : ooc_invert(ctx, pos[0], out, &o, &rep);
+  ooc_status_t st = factor      ? ooc_solve_factor(ctx, factor, pos[0], out, &o, &rep)
+                    : solve     ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
+                    : logdet    ? ooc_logdet(ctx, pos[0], &o, &rep, &ld)
+                    : factorize ? ooc_factor(ctx, pos[0], out, &o, &rep)
+                                : ooc_invert(ctx, pos[0], out, &o, &rep);
   cli_progress_done();
   if (json) ooc_report_json(&rep, st, st ? ooc_ctx_error(ctx) : "", stdout);
   else if (logdet && st == OOC_OK) printf("%.17g\n", ld); /* scripts read this line */

@@ -47,6 +47,8 @@ typedef struct job {
   int64_t *perm;
   int method;      /* OOC_METHOD_GJ or OOC_METHOD_CHOL, chosen after the input is read */
   int logdet_only; /* ooc_logdet: factor only, write nothing */
+  int factor_out;  /* ooc_factor: factor, write L */
+  int have_factor; /* ooc_solve_factor: the input "A" is a Cholesky factor L */
   int f32;         /* the input (and by default the output) is float32 */
   int cuda;        /* run the elimination on the GPU (pick_backend) */
   gj_exec_t *exec; /* the CUDA executor while gj_run runs */
@@ -375,11 +377,19 @@ static ooc_status_t choose_method(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   j->method = OOC_METHOD_GJ;
+  int chol_only = j->logdet_only || j->factor_out || j->have_factor;
+  if (chol_only && j->o.method != OOC_METHOD_AUTO && j->o.method != OOC_METHOD_CHOL)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: a Cholesky factor is computed or used here; --method "
+                    "must be auto or chol", h5m_name(j->in_a));
+  if (j->have_factor) { /* L is triangular, not symmetric: nothing to classify */
+    j->method = OOC_METHOD_CHOL;
+    goto chosen;
+  }
   if (j->o.method == OOC_METHOD_GJ) goto chosen;
   int sym, posdiag;
   char why[256];
   OOC_TRY(classify(j, &sym, &posdiag, why, sizeof why));
-  if (j->o.method == OOC_METHOD_CHOL || j->logdet_only) {
+  if (j->o.method == OOC_METHOD_CHOL || chol_only) {
     if (!sym)
       return OOC_FAIL(ctx, OOC_ERR_NOT_SPD, "%s: Cholesky needs a symmetric matrix: %s",
                       h5m_name(j->in_a), why);
@@ -405,8 +415,11 @@ chosen:
 /* Flops of the method as run (the usual counts: what GFLOP/s are quoted against). */
 static double method_flops(const job_t *j) {
   double n = (double)j->n, m = (double)j->m;
+  if (j->have_factor) return 2 * n * n * m;
   if (j->method == OOC_METHOD_CHOL)
-    return j->logdet_only ? n * n * n / 3 : j->B ? n * n * n / 3 + 2 * n * n * m : n * n * n;
+    return j->logdet_only || j->factor_out ? n * n * n / 3
+           : j->B                          ? n * n * n / 3 + 2 * n * n * m
+                                           : n * n * n;
   return j->B ? n * n * n + 2 * n * n * m : 2 * n * n * n;
 }
 
@@ -428,13 +441,17 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   chol_args_t ca = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops,
-                    .job = j->logdet_only ? CHOL_FACTOR : j->B ? CHOL_SOLVE : CHOL_INVERT,
+                    .job = j->have_factor                    ? CHOL_SOLVE_FACTORED
+                           : j->logdet_only || j->factor_out ? CHOL_FACTOR
+                           : j->B                            ? CHOL_SOLVE
+                                                             : CHOL_INVERT,
                     .lower_only = j->o.lower_only};
   chol_stats_t cs = {0};
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   *steps = cs.steps;
+  if (st == OOC_ERR_FORMAT && j->have_factor) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
   if (st != OOC_ERR_NOT_SPD) return st;
-  if (j->o.method != OOC_METHOD_AUTO || j->logdet_only) {
+  if (j->o.method != OOC_METHOD_AUTO || j->logdet_only || j->factor_out) {
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));
     return st;
   }
@@ -532,9 +549,19 @@ static ooc_status_t check_output(job_t *j, int f32) {
   int64_t mem = ooc_max64(j->budget - j->fixed, 3 * 8 * n);
   r->residual = NAN;
   if (ck != OOC_CHECK_NONE) {
-    if (solve)
+    double anorm = 0; /* ||A||_inf = ||A||_1 of the factor's input, if it recorded it */
+    if (solve && j->have_factor && !h5m_attr_get_f64(j->in_a, "norm1_input", &anorm))
+      ooc_warn(r->warnings, sizeof r->warnings, "%s records no norm1_input: the solve check "
+               "bounds ||A|| by ||L||_inf ||L||_1", h5m_name(j->in_a));
+    if (solve && j->have_factor)
+      OOC_TRY(check_solve_factor(ctx, j->ops, n, j->m, j->b, &srcA, anorm, &srcB, &srcX, eps,
+                                 mem, &r->residual, &r->norm1_x));
+    else if (solve)
       OOC_TRY(check_solve(ctx, j->ops, n, j->m, j->b, &srcA, &srcB, &srcX, eps, mem,
                           &r->residual, &r->norm1_x));
+    else if (j->factor_out)
+      OOC_TRY(check_factor(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps, mem,
+                           &r->residual, &r->norm1_a));
     else
       OOC_TRY(check_inverse(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps, mem,
                             &r->residual, &r->norm1_a, &r->norm1_x));
@@ -542,7 +569,7 @@ static ooc_status_t check_output(job_t *j, int f32) {
   r->t_check = ooc_now() - t0;
   r->host_peak = ooc_ctx_host_peak(ctx);
   double kappa = r->norm1_a * r->norm1_x;
-  if (!solve && kappa * eps > 1e-3)
+  if (!solve && !j->factor_out && kappa * eps > 1e-3)
     ooc_warn(r->warnings, sizeof r->warnings,
              "ill-conditioned: kappa_1(A) = %.2g, expect about %.0f correct digits in A^-1", kappa,
              fmax(0, -log10(kappa * eps * 2)));
@@ -564,7 +591,13 @@ static ooc_status_t commit_output(job_t *j) {
   OOC_TRY(h5m_attr_str(o, "precision", r->precision));
   OOC_TRY(h5m_attr_str(o, "input", h5m_name(j->in_a)));
   if (j->in_b) OOC_TRY(h5m_attr_str(o, "rhs", h5m_name(j->in_b)));
-  if (j->method == OOC_METHOD_CHOL && !j->in_b) {
+  if (j->factor_out) {
+    double a1 = 0;
+    for (int64_t c = 0; c < j->n; c++) a1 = fmax(a1, j->colnorm[c]);
+    OOC_TRY(h5m_attr_str(o, "factor", "cholesky_lower"));
+    OOC_TRY(h5m_attr_f64(o, "norm1_input", a1)); /* for the check of a later solve --factor */
+    OOC_TRY(h5m_attr_f64(o, "logdet_input", r->logdet));
+  } else if (j->method == OOC_METHOD_CHOL && !j->in_b) {
     OOC_TRY(h5m_attr_str(o, "triangle", j->o.lower_only ? "lower" : "full"));
     OOC_TRY(h5m_attr_f64(o, "logdet_input", r->logdet));
   }
@@ -588,6 +621,9 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   ooc_report_t *r = j->rep;
   double t_start = ooc_now();
   char afile[PATH_MAX], adset[512];
+  snprintf(r->kind, sizeof r->kind, "%s", b_spec ? "solve" : j->factor_out ? "factor"
+                                          : j->logdet_only ? "logdet" : "inverse");
+  snprintf(r->method, sizeof r->method, j->o.method == OOC_METHOD_CHOL ? "chol" : "gj");
 
   OOC_TRY(open_input(j, a_spec, &j->in_a));
   j->n = h5m_rows(j->in_a);
@@ -605,7 +641,6 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   int64_t n = j->n, m = j->m;
   r->n = n;
   r->nrhs = m;
-  snprintf(r->method, sizeof r->method, "gj");
   snprintf(r->precision, sizeof r->precision, "f64");
 
   OOC_TRY(pick_backend(j));
@@ -614,7 +649,8 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
     ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
             j->o.scratch_dir && *j->o.scratch_dir ? j->o.scratch_dir : dirname(afile));
   } else {
-    OOC_TRY(resolve_output(j, out_spec, afile, b_spec ? ".x" : ".inv", b_spec ? "/X" : "/inverse"));
+    OOC_TRY(resolve_output(j, out_spec, afile, b_spec ? ".x" : j->factor_out ? ".chol" : ".inv",
+                           b_spec ? "/X" : j->factor_out ? "/L" : "/inverse"));
   }
   OOC_TRY(plan(j));
   if (j->cuda) OOC_TRY(plan_gpu(j));
@@ -705,40 +741,49 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   return OOC_OK;
 }
 
-ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
-                        const ooc_opts_t *opts, ooc_report_t *report) {
+/* The public calls differ only in what the job does with its inputs (flags) and outputs. */
+enum { AS_INVERT = 0, AS_LOGDET = 1, AS_FACTOR = 2, AS_FACTORED = 4 };
+
+static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report, int as,
+                         const char *a, const char *b, int need_b, const char *out,
+                         double *logdet) {
   if (!ctx) return OOC_ERR_ARG;
   job_t j;
   ooc_report_t local;
   ooc_status_t st = start(&j, ctx, opts, report, &local);
-  if (st == OOC_OK) st = run(&j, input, NULL, output);
+  j.logdet_only = (as & AS_LOGDET) != 0;
+  j.factor_out = (as & AS_FACTOR) != 0;
+  j.have_factor = (as & AS_FACTORED) != 0;
+  if (st == OOC_OK) {
+    if (need_b && (!b || !*b)) st = OOC_FAIL(ctx, OOC_ERR_ARG, "no right-hand side given");
+    else st = run(&j, a, b, out);
+  }
+  if (logdet) *logdet = st == OOC_OK ? j.rep->logdet : NAN;
   job_cleanup(&j);
   return st;
+}
+
+ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
+                        const ooc_opts_t *opts, ooc_report_t *report) {
+  return call(ctx, opts, report, AS_INVERT, input, NULL, 0, output, NULL);
 }
 
 ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
                        const ooc_opts_t *opts, ooc_report_t *report) {
-  if (!ctx) return OOC_ERR_ARG;
-  job_t j;
-  ooc_report_t local;
-  ooc_status_t st = start(&j, ctx, opts, report, &local);
-  if (st == OOC_OK) {
-    if (!b || !*b) st = OOC_FAIL(ctx, OOC_ERR_ARG, "no right-hand side given");
-    else st = run(&j, a, b, output);
-  }
-  job_cleanup(&j);
-  return st;
+  return call(ctx, opts, report, AS_INVERT, a, b, 1, output, NULL);
+}
+
+ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
+                        const ooc_opts_t *opts, ooc_report_t *report) {
+  return call(ctx, opts, report, AS_FACTOR, input, NULL, 0, output, NULL);
+}
+
+ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
+                              const char *output, const ooc_opts_t *opts, ooc_report_t *report) {
+  return call(ctx, opts, report, AS_FACTORED, factor, b, 1, output, NULL);
 }
 
 ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
                         ooc_report_t *report, double *logdet) {
-  if (!ctx) return OOC_ERR_ARG;
-  job_t j;
-  ooc_report_t local;
-  ooc_status_t st = start(&j, ctx, opts, report, &local);
-  j.logdet_only = 1;
-  if (st == OOC_OK) st = run(&j, input, NULL, NULL);
-  if (logdet) *logdet = st == OOC_OK ? j.rep->logdet : NAN;
-  job_cleanup(&j);
-  return st;
+  return call(ctx, opts, report, AS_LOGDET, input, NULL, 0, NULL, logdet);
 }

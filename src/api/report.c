@@ -14,9 +14,7 @@ void ooc_opts_default(ooc_opts_t *o) {
 
 void ooc_report_print(const ooc_report_t *r, FILE *f) {
   char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-  fprintf(f, "oocsolve %s: %s, n = %lld", OOC_VERSION_STRING,
-          r->nrhs ? "solve" : r->output[0] ? "inverse" : "log-determinant",
-          (long long)r->n);
+  fprintf(f, "oocsolve %s: %s, n = %lld", OOC_VERSION_STRING, r->kind, (long long)r->n);
   if (r->nrhs) fprintf(f, ", %lld right-hand sides", (long long)r->nrhs);
   fprintf(f, " -> %s (%s)\n", r->output, r->out_dtype);
   fprintf(f, "  method  %s on %s, %s; tile %lld, stripe %lld (%lld steps)\n", r->method,
@@ -67,7 +65,7 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_str(f, "status", ooc_status_str(status), 1);
   json_int(f, "exit_code", ooc_status_exit_code(status));
   json_str(f, "error", error, 1);
-  json_str(f, "kind", r->nrhs ? "solve" : r->output[0] ? "inverse" : "logdet", 1);
+  json_str(f, "kind", r->kind, 1);
   json_str(f, "method", r->method, 1);
   json_str(f, "backend", r->backend, 1);
   json_str(f, "precision", r->precision, 1);

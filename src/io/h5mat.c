@@ -1038,6 +1038,22 @@ ooc_status_t h5m_attr_i64(h5mat_t *m, const char *name, int64_t value) {
   return attr_write(m, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value);
 }
 
+int h5m_attr_get_f64(h5mat_t *m, const char *name, double *value) {
+  if (!m || m->dset < 0 || !name) return 0;
+  quiet_t q = quiet_begin();
+  int ok = 0;
+  hid_t a = H5Aexists(m->dset, name) > 0 ? H5Aopen(m->dset, name, H5P_DEFAULT) : -1;
+  if (a >= 0) {
+    hid_t sp = H5Aget_space(a);
+    ok = sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1 &&
+         H5Aread(a, H5T_NATIVE_DOUBLE, value) >= 0;
+    if (sp >= 0) H5Sclose(sp);
+    H5Aclose(a);
+  }
+  quiet_end(q);
+  return ok;
+}
+
 /* ---- commit and close ----------------------------------------------------------------------- */
 
 static void empty_tmp(h5mat_t *m) {

@@ -68,6 +68,9 @@ ooc_status_t h5m_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t n
 ooc_status_t h5m_attr_str(h5mat_t *m, const char *name, const char *value);
 ooc_status_t h5m_attr_f64(h5mat_t *m, const char *name, double value);
 ooc_status_t h5m_attr_i64(h5mat_t *m, const char *name, int64_t value);
+/* Read a numeric scalar attribute of the dataset (converted to double): 1 if it exists and
+ * reads, 0 otherwise (never an error: callers treat a missing attribute as unknown). */
+int h5m_attr_get_f64(h5mat_t *m, const char *name, double *value);
 
 ooc_status_t h5m_commit(h5mat_t *m);
 void h5m_close(h5mat_t *m); /* NULL is fine */

@@ -116,11 +116,16 @@ static double absmax(const double *v, int64_t n) {
   return m;
 }
 
-ooc_status_t check_solve(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m, int64_t b,
-                         const ooc_source_t *A, const ooc_source_t *B, const ooc_source_t *X,
-                         double eps, int64_t mem, double *ratio, double *norm1_x) {
+/* The solve ratio with A given either as itself (L == NULL... see check.h) or as a factor L:
+ * then A X = L (L^T X) is formed strip by strip of L, Y_l = L[:, l]^T X, R += L[:, l] Y_l,
+ * one pass over L per block of right-hand sides, and ||A||_inf is `anorm` when > 0, else the
+ * bound ||L||_inf ||L||_1. */
+static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m,
+                                int64_t b, const ooc_source_t *A, int factored, double anorm,
+                                const ooc_source_t *B, const ooc_source_t *X, double eps,
+                                int64_t mem, double *ratio, double *norm1_x) {
   ooc_status_t st = OOC_OK;
-  int64_t bw = block_width(n, b, mem, 5);
+  int64_t bw = block_width(n, b, mem, factored ? 6 : 5);
   part_t cp = part_make(m, bw), ap = part_make(n, bw);
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   double *Rj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
@@ -128,10 +133,12 @@ ooc_status_t check_solve(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t 
   double *rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_x = ooc_calloc(ctx, (size_t)bw, sizeof(double));
   double *b_inf = ooc_calloc(ctx, (size_t)bw, sizeof(double));
+  double *colsum = factored ? ooc_calloc(ctx, (size_t)n, sizeof(double)) : NULL;
+  double *Yl = factored ? ooc_malloc(ctx, (size_t)(bw * bw) * sizeof(double)) : NULL;
   int64_t bi, bj;
   *ratio = NAN;
   *norm1_x = 0;
-  if (!Xj || !Rj || !Al || !rowsum || !acc_x || !b_inf) {
+  if (!Xj || !Rj || !Al || !rowsum || !acc_x || !b_inf || (factored && (!colsum || !Yl))) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
@@ -151,9 +158,17 @@ ooc_status_t check_solve(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t 
       if (j == 0)
         for (int64_t q = 0; q < nl; q++)
           for (int64_t i = 0; i < n; i++) rowsum[i] += fabs(Al[i + q * n]);
-      o->gemm('N', 'N', n, nc, nl, 1.0, Al, n, Xj + l0, n, 1.0, Rj, n);
+      if (factored) {
+        if (j == 0) o->colabs(n, nl, Al, n, colsum + l0, &bi, &bj);
+        o->gemm('T', 'N', nl, nc, n, 1.0, Al, n, Xj, n, 0.0, Yl, nl);
+        o->gemm('N', 'N', n, nc, nl, 1.0, Al, n, Yl, nl, 1.0, Rj, n);
+      } else {
+        o->gemm('N', 'N', n, nc, nl, 1.0, Al, n, Xj + l0, n, 1.0, Rj, n);
+      }
     }
-    if (j == 0) anorm_inf = absmax(rowsum, n);
+    if (j == 0)
+      anorm_inf = !factored ? absmax(rowsum, n)
+                  : anorm > 0 ? anorm : absmax(rowsum, n) * max_colsum(colsum, n);
     for (int64_t c = 0; c < nc; c++) {
       double r_inf = absmax(Rj + c * n, n), x_inf = absmax(Xj + c * n, n);
       worst = nanmax(worst, r_inf / (eps * (anorm_inf * x_inf + b_inf[c]) * (double)n));
@@ -168,5 +183,92 @@ done:
   ooc_free(ctx, rowsum);
   ooc_free(ctx, acc_x);
   ooc_free(ctx, b_inf);
+  ooc_free(ctx, colsum);
+  ooc_free(ctx, Yl);
+  return st;
+}
+
+ooc_status_t check_solve(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m, int64_t b,
+                         const ooc_source_t *A, const ooc_source_t *B, const ooc_source_t *X,
+                         double eps, int64_t mem, double *ratio, double *norm1_x) {
+  return solve_ratio(ctx, o, n, m, b, A, 0, 0, B, X, eps, mem, ratio, norm1_x);
+}
+
+ooc_status_t check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m,
+                                int64_t b, const ooc_source_t *L, double anorm,
+                                const ooc_source_t *B, const ooc_source_t *X, double eps,
+                                int64_t mem, double *ratio, double *norm1_x) {
+  return solve_ratio(ctx, o, n, m, b, L, 1, anorm, B, X, eps, mem, ratio, norm1_x);
+}
+
+ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
+                          const ooc_source_t *A, const ooc_source_t *L, int full, double eps,
+                          int64_t mem, double *ratio, double *norm1_a) {
+  ooc_status_t st = OOC_OK;
+  int64_t bw = block_width(n, b, mem, 4), p = OOC_CHECK_PROBES;
+  int64_t rc = full ? bw : p; /* columns of the residual block */
+  part_t cp = part_make(n, bw);
+  double *Al = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
+  double *Rj = ooc_malloc(ctx, (size_t)(n * rc) * sizeof(double));
+  double *Yl = ooc_malloc(ctx, (size_t)(bw * ooc_max64(bw, p)) * sizeof(double));
+  double *acc_a = ooc_calloc(ctx, (size_t)n, sizeof(double));
+  double *acc_r = ooc_calloc(ctx, (size_t)rc, sizeof(double));
+  double *t = full ? NULL : ooc_malloc(ctx, (size_t)(n * p) * sizeof(double));
+  int64_t bi, bj;
+  *ratio = NAN;
+  if (!Al || !Rj || !Yl || !acc_a || !acc_r || (!full && !t)) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
+    goto done;
+  }
+  double rmax = 0;
+  /* Residual block R = L L^T T - A T for T = the identity's columns [c0, c0+nc) (full) or the
+   * probe vectors: A T by streaming A, L (L^T T) by streaming L, both by column strips. */
+  int64_t nblocks = full ? cp.count : 1;
+  if (!full) {
+    uint64_t s = 0x9E3779B97F4A7C15ULL;
+    for (int64_t i = 0; i < n * p; i++) {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      t[i] = (s >> 63) ? 1.0 : -1.0;
+    }
+  }
+  for (int64_t j = 0; j < nblocks; j++) {
+    int64_t c0 = full ? part_start(cp, j) : 0, nc = full ? part_len(cp, j) : p;
+    memset(Rj, 0, (size_t)(n * nc) * sizeof(double));
+    for (int64_t l = 0; l < cp.count; l++) { /* R -= A T */
+      int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
+      if (full && l != j) continue; /* A T for T = I[:, block j] is just A's block j */
+      OOC_CHECK(st = A->read(A->self, 0, l0, n, nl, Al, n));
+      o->colabs(n, nl, Al, n, acc_a + l0, &bi, &bj);
+      if (full)
+        for (int64_t i = 0; i < n * nl; i++) Rj[i] = -Al[i];
+      else
+        o->gemm('N', 'N', n, nc, nl, -1.0, Al, n, t + l0, n, 1.0, Rj, n);
+    }
+    for (int64_t l = 0; l < cp.count; l++) { /* R += L (L^T T), strip by strip of L */
+      int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
+      if (full && l0 > c0 + nc - 1) break; /* L^T T is zero below row c0 + nc - 1 */
+      OOC_CHECK(st = L->read(L->self, 0, l0, n, nl, Al, n));
+      if (full) /* Y = L[:, l]^T I[:, c0:c0+nc] = rows c0.. of L[:, l], transposed */
+        for (int64_t c = 0; c < nc; c++)
+          for (int64_t q = 0; q < nl; q++) Yl[q + c * nl] = Al[c0 + c + q * n];
+      else
+        o->gemm('T', 'N', nl, nc, n, 1.0, Al, n, t, n, 0.0, Yl, nl);
+      o->gemm('N', 'N', n, nc, nl, 1.0, Al, n, Yl, nl, 1.0, Rj, n);
+    }
+    memset(acc_r, 0, (size_t)nc * sizeof(double));
+    o->colabs(n, nc, Rj, n, acc_r, &bi, &bj);
+    for (int64_t c = 0; c < nc; c++) /* ||t_c||_1 = n for a probe, 1 for a unit vector */
+      rmax = nanmax(rmax, acc_r[c] / (full ? 1.0 : (double)n));
+    OOC_CHECK(st = ooc_tick(ctx, "check", (j + 1.0) / nblocks));
+  }
+  *norm1_a = max_colsum(acc_a, n);
+  *ratio = rmax / ((double)n * *norm1_a * eps);
+done:
+  ooc_free(ctx, Al);
+  ooc_free(ctx, Rj);
+  ooc_free(ctx, Yl);
+  ooc_free(ctx, acc_a);
+  ooc_free(ctx, acc_r);
+  ooc_free(ctx, t);
   return st;
 }

@@ -309,6 +309,30 @@ static ooc_status_t solve(chol_t *c, tstore_t *B) {
   return OOC_OK;
 }
 
+/* ---- a factor given by the caller ------------------------------------------------------- */
+
+/* CHOL_SOLVE_FACTORED: A already holds L. Check that its diagonal is positive and finite (a
+ * zero or negative L_jj is not a Cholesky factor, and the solve would divide by it) and take
+ * log det(L L^T) = 2 sum log L_jj from it. */
+static ooc_status_t factored_diag(chol_t *c) {
+  part_t p = c->p;
+  for (int64_t t = 0; t < p.count; t++) {
+    int64_t w = part_len(p, t), k0 = part_start(p, t);
+    OOC_TRY(ts_read(c->A, t, t, c->S, w));
+    for (int64_t j = 0; j < w; j++) {
+      double d = c->S[j + j * w];
+      if (!(d > 0) || !isfinite(d)) {
+        if (c->info) *c->info = k0 + j + 1;
+        return OOC_FAIL(c->ctx, OOC_ERR_FORMAT,
+                        "not a Cholesky factor: L[%lld, %lld] = %g (the diagonal must be "
+                        "positive)", (long long)(k0 + j), (long long)(k0 + j), d);
+      }
+      c->logdet += 2.0 * log(d);
+    }
+  }
+  return OOC_OK;
+}
+
 /* ---- entry ------------------------------------------------------------------------------- */
 
 ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats, int64_t *info,
@@ -323,9 +347,10 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   if (cols.n != n)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "Cholesky needs a square matrix (got %lld x %lld)",
                     (long long)n, (long long)cols.n);
-  if (a->job != CHOL_FACTOR && a->job != CHOL_INVERT && a->job != CHOL_SOLVE)
+  if (a->job != CHOL_FACTOR && a->job != CHOL_INVERT && a->job != CHOL_SOLVE &&
+      a->job != CHOL_SOLVE_FACTORED)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "Cholesky: unknown job %d", a->job);
-  int solving = a->job == CHOL_SOLVE;
+  int solving = a->job == CHOL_SOLVE || a->job == CHOL_SOLVE_FACTORED;
   if (solving && (!a->B || ts_rows(a->B).n != n || ts_rows(a->B).b != b || ts_cols(a->B).b != b))
     return OOC_FAIL(ctx, OOC_ERR_ARG,
                     "Cholesky solve: right-hand sides must have %lld rows and tile %lld", (long long)n,
@@ -352,7 +377,7 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   if (a->job == CHOL_INVERT) {
     OOC_CHECK(st = invert(&c));
   } else {
-    OOC_CHECK(st = factor(&c));
+    OOC_CHECK(st = a->job == CHOL_SOLVE_FACTORED ? factored_diag(&c) : factor(&c));
     if (solving && ts_cols(a->B).n > 0) {
       double t0 = ooc_now();
       OOC_CHECK(st = solve(&c, a->B));

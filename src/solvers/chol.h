@@ -50,6 +50,10 @@
  *   streaming the tile columns of L once (read-only): 2 n^2 mw flops for 8 n^2 bytes per stripe.
  *   B (n x m, same tile b, any m) is overwritten by X; A is left holding L.
  *
+ * CHOL_SOLVE_FACTORED: the same solve with A already holding L (a factor written earlier by
+ *   CHOL_FACTOR, or by anyone: only the lower triangle is read). A diagonal entry of L that is not
+ *   positive and finite is OOC_ERR_FORMAT (*info = its 1-based index); logdet = 2 sum log L_jj.
+ *
  * Not SPD: OOC_ERR_NOT_SPD, *info = 1-based global order of the first leading minor that is not
  * positive (LAPACK dpotrf's convention), also when a pivot is NaN or Inf. Message:
  * "matrix is not positive definite: leading minor of order %lld is not positive".
@@ -64,7 +68,7 @@
 #include "kernels/ops.h"
 #include "tiling/tstore.h"
 
-enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2 };
+enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2, CHOL_SOLVE_FACTORED = 3 };
 
 typedef struct chol_args {
   tstore_t *A;            /* n x n SPD, lower triangle read; overwritten (see above) */
