@@ -476,6 +476,16 @@ static int out_of_time(bench_t *B, bench_row_t *r) {
   return 0;
 }
 
+/* SIGINT/SIGTERM: the running oocsolve call stops at its next safe point (the library's flag);
+ * a peer in progress finishes; matrix generation stops at the next tile; no new row starts; the JSON keeps what was measured (exit 130). */
+static volatile sig_atomic_t interrupted;
+static ooc_ctx_t *g_ctx;
+static void on_signal(int sig) {
+  (void)sig;
+  interrupted = 1;
+  if (g_ctx) ooc_ctx_interrupt(g_ctx);
+}
+
 /* Generate the seeded matrix to HDF5, tile by tile, as oocgen does (with the same attributes). */
 static ooc_status_t generate(ooc_ctx_t *ctx, const char *file, const char *type, int f32, int64_t n,
                              int64_t seed, int64_t chunk) {
@@ -497,6 +507,10 @@ static ooc_status_t generate(ooc_ctx_t *ctx, const char *file, const char *type,
   for (int64_t r0 = 0; r0 < n; r0 += chunk)
     for (int64_t c0 = 0; c0 < n; c0 += chunk) {
       int64_t nr = ooc_min64(chunk, n - r0), nc = ooc_min64(chunk, n - c0);
+      if (interrupted) {
+        st = OOC_FAIL(ctx, OOC_ERR_INTERRUPTED, "interrupted while generating %s", file);
+        goto done; /* h5m_close removes the uncommitted file */
+      }
       gen_tile(g, r0, c0, nr, nc, buf, nr);
       OOC_CHECK(st = h5m_write(m, r0, c0, nr, nc, buf, nr));
     }
@@ -536,15 +550,6 @@ static double *load_matrix(ooc_ctx_t *ctx, const char *file, int64_t n, char *wh
   return A;
 }
 
-/* SIGINT/SIGTERM: the running oocsolve call stops at its next safe point (the library's flag);
- * a peer in progress finishes; no new row starts; the JSON keeps what was measured (exit 130). */
-static volatile sig_atomic_t interrupted;
-static ooc_ctx_t *g_ctx;
-static void on_signal(int sig) {
-  (void)sig;
-  interrupted = 1;
-  if (g_ctx) ooc_ctx_interrupt(g_ctx);
-}
 
 static int cmp_dbl(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
