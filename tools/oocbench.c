@@ -18,8 +18,9 @@
  * stop; a row that cannot run here (memory, no GPU, not SPD) is a row that says why it was skipped.
  *
  * Outputs in --out: bench.json (rewritten after every row, so an interrupted run keeps what it
- * measured), table.md (the rows as a Markdown table), plot/ (one data file per series), plot.gp (gnuplot) or plot.py (matplotlib) and the
- * PNGs they make (time_<type>.png, tflops_<type>.png). docs/PERFORMANCE.md documents the schema.
+ * measured), table.md (the rows and the ratios to quote as Markdown tables), plot/ (one data file
+ * per series), plot.gp (gnuplot) and plot.py (matplotlib), and the PNGs made by whichever of the
+ * two is installed (time_<type>.png, tflops_<type>.png). docs/PERFORMANCE.md has the schema.
  *
  * Exit codes: 0 every row ran and passed or was skipped with a reason; 1 some row failed or
  * errored (the JSON says which); 2 usage; 5 the output directory cannot be written; 130 interrupted.
