@@ -12,6 +12,8 @@
 #   main       n = 4096, 8192, 16384: gj, chol, newton, hyper7 against cuSOLVER, random + matern
 #   big        n = 32768: gj against cuSOLVER getrf+getrs(I), random (2 repetitions)
 #   climate    --preset climate (newton, hyper7 vs gj, chol; Table 2 sizes and beyond)
+#   h100       n = 8192, 16384, 32768 Matern: gj and chol on the GPU against cuSOLVER (the short
+#              release table of docs/PERFORMANCE.md; tools/gpu_release.sh runs it)
 # The generated matrices and oocsolve's outputs go to $DATA (default /tmp/oocbench-data), never
 # under $OUT, so multi-GB files are not fetched back.
 set -o pipefail
@@ -67,6 +69,8 @@ for w in $WHAT; do
           --types random,matern --reps 3 ;;
   big) part big --sizes 32768 --methods gj --peers cusolver,gemm --types random --reps 2 ;;
   climate) part climate --preset climate ;;
+  h100) part h100 --sizes 8192,16384,32768 --methods gj,chol --peers cusolver,gemm --types matern \
+          --device cuda --reps 2 ;;
   *) echo "unknown part '$w'" ;;
   esac
 done
