@@ -30,6 +30,8 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
   fprintf(f, "  method  %s on %s, %s; tile %lld, stripe %lld (%lld steps)\n", r->method,
           r->backend, r->precision, (long long)r->tile, (long long)r->stripe,
           (long long)r->steps);
+  if (r->resumed_step > 0)
+    fprintf(f, "  resumed from the journal after step %lld\n", (long long)r->resumed_step);
   fprintf(f, "  time    %.3f s = read %.3f + compute %.3f + spill %.3f + write %.3f + check %.3f\n",
           r->t_total, r->t_read, r->t_compute, r->t_spill, r->t_write, r->t_check);
   fprintf(f, "  speed   %.2f GFLOP/s in the compute phase (%.3g flop)\n", r->gflops, r->flops);
@@ -92,6 +94,7 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_int(f, "tile", r->tile);
   json_int(f, "stripe", r->stripe);
   json_int(f, "steps", r->steps);
+  json_int(f, "resumed_step", r->resumed_step);
   json_num(f, "t_read", r->t_read);
   json_num(f, "t_compute", r->t_compute);
   json_num(f, "t_spill", r->t_spill);
