@@ -2,11 +2,14 @@
  * bench_cuda.c: the CUDA backend against its ceilings and its in-core peer, in one process.
  *   bench_cuda ceil                       DGEMM rate (n = 8192) and pinned PCIe H2D / D2H
  *   bench_cuda cusolver N                 cuSOLVER in core: getrf + getrs with an identity RHS
- *   bench_cuda gj N TILE GPU_MEM STREAMS [TRACE|-] [cusolver-trtri]
+ *   bench_cuda gj N TILE GPU_MEM STREAMS [TRACE|-] [cusolver-trtri] [leaf=L1,L2,...]
  *                                         oocsolve's striped GJ on the CUDA executor: matrix in
  *                                         host memory (a tile store, HDF5 bypassed), GPU_MEM 0 =
  *                                         default budget; prints time, TFLOP/s (2n^3), overlap;
- *                                         cusolver-trtri: getri with cuSOLVER's trtri (compare)
+ *                                         cusolver-trtri: getri with cuSOLVER's trtri (compare);
+ *                                         leaf=: one run per panel-LU leaf width on the same
+ *                                         matrix (ocu_exec_set_leaf: 0 default, -1
+ *                                         cuSOLVER's getrf on the whole panel); TRACE: first run
  *   bench_cuda tstore N TILE              host tile store: take_col + put_col GB/s, with 1 and 8
  *                                         copy threads and the default count
  * Prints one "RESULT ..." line per measurement.
@@ -243,13 +246,10 @@ static void tstore_bench(int64_t n, int64_t b) {
 }
 
 static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const char *trace,
-                     int trtri_cusolver) {
+                     int trtri_cusolver, int leaf, const double *A, const double *colnorm) {
   ooc_ctx_t *ctx;
   CK(ooc_ctx_create(&ctx));
-  double *A = gen_random(n, 0);
-  double *colnorm = calloc((size_t)n, sizeof *colnorm);
-  int64_t *perm = malloc((size_t)n * sizeof *perm), bi, bj;
-  ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
+  int64_t *perm = malloc((size_t)n * sizeof *perm);
   ocu_config_t cfg = {gpu_mem, streams, trace, 1, trtri_cusolver};
   int64_t W = 0, budget = 0;
   if (ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) != OOC_OK) {
@@ -270,7 +270,8 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
   double tl = tnow() - t0;
   gj_exec_t *ex;
   t0 = tnow();
-  if (ocu_exec_create(ctx, n, b, W, 0, &cfg, &ex) != OOC_OK) {
+  if (ocu_exec_create(ctx, n, b, W, 0, &cfg, &ex) != OOC_OK ||
+      (leaf && ocu_exec_set_leaf(ex, leaf) != OOC_OK)) {
     fprintf(stderr, "exec: %s\n", ooc_ctx_error(ctx));
     exit(1);
   }
@@ -292,11 +293,11 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
   double fl = 2.0 * n * n * n;
   printf("RESULT gj n=%lld tile=%lld gpu-mem=%.2f GiB (peak %.2f GiB) W=%lld steps=%lld streams=%d "
          "slots=%d on %s: compute %.3f s = %.2f TFLOP/s (2n^3); panel %.3f s, update %.3f s; "
-         "exec setup %.3f s, cache preload %.3f s, getri %s, %d copy threads\n",
+         "exec setup %.3f s, cache preload %.3f s, getri %s, getrf %s (leaf %d), %d copy threads\n",
          (long long)n, (long long)b, os.dev_budget / 1073741824.0, os.dev_peak / 1073741824.0,
          (long long)W, (long long)gs.steps, os.streams, os.nslots, os.device, t, fl / t * 1e-12,
          gs.t_panel, gs.t_update, tc, tl, trtri_cusolver ? "cuSOLVER trtri" : "recursive trtri",
-         tcache_threads(cache));
+         leaf < 0 ? "cuSOLVER whole panel" : "recursive", leaf, tcache_threads(cache));
   printf("RESULT   device busy: kernels %.3f s (update GEMMs %.3f s = %.2f TFLOP/s, panel "
          "getrf/trsm/getri %.3f s), copies %.3f s (H2D %.1f GB, D2H %.1f GB = %.1f GB/s over the "
          "copy time), overlap %.3f s = %.0f%% of copy time; trace span %.3f s\n",
@@ -337,8 +338,6 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
          rn / ((double)n * 1.1102230246251565e-16 * an * xn * tn));
   tstore_destroy(ts);
   tcache_destroy(cache);
-  free(A);
-  free(colnorm);
   free(perm);
   free(u);
   free(y);
@@ -351,6 +350,7 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
 
 int main(int argc, char **argv) {
   char why[256];
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each RESULT line survives a timeout */
   if (!ocu_probe(why, sizeof why)) {
     printf("bench_cuda: no usable GPU (%s)\n", why);
     return 77;
@@ -359,11 +359,31 @@ int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "ceil")) ceil_bench();
   else if (argc >= 3 && !strcmp(argv[1], "cusolver")) cusolver_bench(atoll(argv[2]));
   else if (argc >= 4 && !strcmp(argv[1], "tstore")) tstore_bench(atoll(argv[2]), atoll(argv[3]));
-  else if (argc >= 6 && !strcmp(argv[1], "gj"))
-    gj_bench(atoll(argv[2]), atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
-             atoi(argv[5]), argc >= 7 && strcmp(argv[6], "-") ? argv[6] : NULL,
-             argc >= 8 && !strcmp(argv[7], "cusolver-trtri"));
-  else {
+  else if (argc >= 6 && !strcmp(argv[1], "gj")) {
+    int64_t n = atoll(argv[2]);
+    int trtri_cusolver = 0, leaves[16] = {0}, nl = 1;
+    for (int i = 7; i < argc; i++) {
+      if (!strcmp(argv[i], "cusolver-trtri")) trtri_cusolver = 1;
+      if (!strncmp(argv[i], "leaf=", 5)) {
+        nl = 0;
+        for (char *q = argv[i] + 5; *q && nl < 16;) {
+          leaves[nl++] = (int)strtol(q, &q, 10);
+          if (*q == ',') q++;
+          else break;
+        }
+      }
+    }
+    double *A = gen_random(n, 0);
+    double *colnorm = calloc((size_t)n, sizeof *colnorm);
+    int64_t bi, bj;
+    ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
+    for (int v = 0; v < nl; v++)
+      gj_bench(n, atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
+               atoi(argv[5]), v == 0 && argc >= 7 && strcmp(argv[6], "-") ? argv[6] : NULL,
+               trtri_cusolver, leaves[v], A, colnorm);
+    free(A);
+    free(colnorm);
+  } else {
     fprintf(stderr, "usage: see the comment at the top of tests/bench_cuda.c\n");
     return 2;
   }

@@ -205,7 +205,7 @@ static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int
 
 /* Invert A (n x n, in memory) with gj_run on the given executor (NULL = cpu); X gets A^-1. */
 static ooc_status_t run_gj(ooc_ctx_t *ctx, const double *A, int64_t n, int64_t b, int64_t W,
-                           gj_exec_t *ex, double *X, int64_t *steps) {
+                           gj_exec_t *ex, double *X, int64_t *steps, int64_t *info_out) {
   memsrc_t ms = {A, n};
   ooc_source_t src = {&ms, mem_read};
   double *colnorm = calloc((size_t)n, sizeof *colnorm);
@@ -221,6 +221,7 @@ static ooc_status_t run_gj(ooc_ctx_t *ctx, const double *A, int64_t n, int64_t b
   int64_t info = 0;
   if (st == OOC_OK) st = gj_run(ctx, &ga, &gs, &info);
   *steps = gs.steps;
+  if (info_out) *info_out = info;
   if (st == OOC_OK) {
     part_t p = part_make(n, b);
     double *S = malloc((size_t)(n * n) * sizeof *S);
@@ -254,7 +255,7 @@ static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, cons
   if (st != OOC_OK) fprintf(stderr, "\nexec: %s\n", ooc_ctx_error(ctx));
   CU_ASSERT_FATAL(st == OOC_OK);
   double t0 = ooc_now();
-  st = run_gj(ctx, A, n, b, W, ex, X, &steps);
+  st = run_gj(ctx, A, n, b, W, ex, X, &steps, NULL);
   double t1 = ooc_now();
   if (st != OOC_OK) fprintf(stderr, "\ngj (cuda): %s\n", ooc_ctx_error(ctx));
   CU_ASSERT(st == OOC_OK);
@@ -264,7 +265,7 @@ static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, cons
   CU_ASSERT(os.dev_peak > 0 && os.dev_allocs > 0);
   CU_ASSERT(steps > 1);
   CU_ASSERT(ocu_exec_destroy(ex) == OOC_OK);
-  CU_ASSERT(run_gj(ctx, A, n, b, W, NULL, Xc, &steps_c) == OOC_OK);
+  CU_ASSERT(run_gj(ctx, A, n, b, W, NULL, Xc, &steps_c, NULL) == OOC_OK);
   double eps = DBL_EPSILON / 2, r = tu_inverse_ratio(n, A, X, eps), rc = tu_inverse_ratio(n, A, Xc, eps);
   double dn = 0, xn = 0;
   for (int64_t i = 0; i < n * n; i++) {
@@ -294,9 +295,76 @@ static void t_out_of_gpu_core(void) {
   direct_case(2000, 32, 8000000, 4, NULL);  /* two compute streams */
 }
 
+/* The recursive panel LU with small leaves (deep recursion, many leaves, panels arriving in
+ * many tile columns, leaves not dividing the panel): the same result as the CPU backend (same
+ * pivots: partial pivoting), a residual ratio < 30, the CPU's singular column. W = 0: in core. */
+static void leaf_case(gen_kind_t kind, int64_t n, int64_t b, int64_t Wreq, int leaf, int streams) {
+  double *A = make(kind, n, n, 21 + (uint64_t)n);
+  double *X = malloc((size_t)(n * n) * sizeof *X), *Xc = malloc((size_t)(n * n) * sizeof *Xc);
+  ooc_ctx_t *ctx = tu_ctx();
+  ocu_config_t cfg = {0, streams, NULL, 1, 0};
+  int64_t W = 0, budget = 0, steps = 0, steps_c = 0, info = 0, info_c = 0;
+  CU_ASSERT_FATAL(ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) == OOC_OK);
+  W = gj_stripe(n, b, Wreq > 0 ? ooc_min64(W, Wreq) : W); /* what gj_run will use */
+  gj_exec_t *ex = NULL;
+  ooc_status_t st = ocu_exec_create(ctx, n, b, W, 0, &cfg, &ex);
+  if (st != OOC_OK) fprintf(stderr, "\nexec: %s\n", ooc_ctx_error(ctx));
+  CU_ASSERT_FATAL(st == OOC_OK);
+  if (leaf) CU_ASSERT_FATAL(ocu_exec_set_leaf(ex, leaf) == OOC_OK);
+  st = run_gj(ctx, A, n, b, W, ex, X, &steps, &info);
+  ocu_stats_t os;
+  ocu_exec_stats(ex, &os);
+  CU_ASSERT(ocu_exec_destroy(ex) == OOC_OK);
+  ooc_status_t stc = run_gj(ctx, A, n, b, W, NULL, Xc, &steps_c, &info_c);
+  CU_ASSERT_EQUAL(st, stc);
+  CU_ASSERT_EQUAL(info, info_c);
+  double r = -1, dn = 0, xn = 0;
+  if (kind == GEN_SINGULAR) {
+    CU_ASSERT_EQUAL(st, OOC_ERR_SINGULAR);
+    CU_ASSERT_EQUAL(info, n / 2 + 1);
+  } else {
+    if (st != OOC_OK) fprintf(stderr, "\ngj (cuda): %s\n", ooc_ctx_error(ctx));
+    CU_ASSERT_FATAL(st == OOC_OK && stc == OOC_OK);
+    r = tu_inverse_ratio(n, A, X, DBL_EPSILON / 2);
+    for (int64_t i = 0; i < n * n; i++) {
+      dn += fabs(X[i] - Xc[i]);
+      xn += fabs(Xc[i]);
+    }
+    CU_ASSERT(r < 30);
+    if (kind != GEN_COND) CU_ASSERT(dn / xn < 1e-8);
+  }
+  fprintf(stderr, "[%s n=%lld b=%lld W=%lld leaf=%d streams=%d: %lld steps, info %lld, ratio %.3g, "
+          "|X-Xcpu|/|Xcpu| = %.2g, getrf %.4f s] ", gen_kind_name(kind), (long long)n,
+          (long long)b, (long long)W, leaf, streams, (long long)steps, (long long)info, r,
+          xn > 0 ? dn / xn : 0, os.t_getrf);
+  tu_ctx_done(ctx);
+  free(A);
+  free(X);
+  free(Xc);
+}
+
+static void t_leaves(void) {
+  leaf_case(GEN_RANDOM, 1024, 64, 0, 8, 3);      /* in core: 128 leaves, 16 tile columns */
+  leaf_case(GEN_RANDOM, 1000, 64, 0, 8, 3);      /* 960 + 40: 120 leaves, then 5 */
+  leaf_case(GEN_RANDOM, 1000, 64, 320, 32, 3);   /* 4 steps, the last 40 wide */
+  leaf_case(GEN_RANDOM, 777, 50, 0, 64, 3);      /* nothing divides anything */
+  leaf_case(GEN_RANDOM, 600, 7, 0, 1, 3);        /* one-column leaves */
+  leaf_case(GEN_DIAGDOM, 500, 20, 0, 16, 3);     /* few interchanges */
+  leaf_case(GEN_MATERN, 500, 20, 200, 16, 3);
+  leaf_case(GEN_COND, 500, 32, 0, 32, 3);
+  leaf_case(GEN_SINGULAR, 300, 16, 0, 16, 3);    /* zero column inside a leaf */
+  leaf_case(GEN_SINGULAR, 300, 16, 96, 16, 3);   /* ... in a later step */
+  leaf_case(GEN_RANDOM, 900, 30, 300, 16, 1);    /* one stream */
+  leaf_case(GEN_RANDOM, 900, 30, 300, 16, 4);    /* two compute streams */
+  leaf_case(GEN_RANDOM, 1000, 64, 0, 0, 3);      /* the default leaf */
+  leaf_case(GEN_RANDOM, 1000, 64, 250, -1, 3);   /* cuSOLVER's getrf on the whole panel */
+}
+
 static void t_sanitize(void) {
   direct_case(1400, 32, 8 * 1400 * 1400 / 4, 3, NULL);
   direct_case(1400, 32, 8 * 1400 * 1400 / 4, 4, NULL);
+  leaf_case(GEN_RANDOM, 700, 50, 0, 16, 3);
+  leaf_case(GEN_RANDOM, 700, 50, 200, 8, 4);
 }
 
 static void t_trace(void) {
@@ -393,6 +461,7 @@ int main(int argc, char **argv) {
         {"n = 17, cuda", t_17},
         {"n = 100, cuda", t_100},
         {"out of GPU core: 4x --gpu-mem, pool peak <= budget, agrees with cpu", t_out_of_gpu_core},
+        {"recursive panel LU: small leaves, agrees with cpu", t_leaves},
         {"trace file", t_trace},
         {"out of GPU core through the API", t_api_out_of_gpu_core},
         {"--gpu-mem too small", t_budget_too_small},
@@ -406,6 +475,7 @@ int main(int argc, char **argv) {
       {"n = 1000, cuda", t_1000},
       {"solve, 1 and 50 right-hand sides, cuda", t_solve},
       {"out of GPU core: 4x --gpu-mem, pool peak <= budget, agrees with cpu", t_out_of_gpu_core},
+      {"recursive panel LU: small leaves, agrees with cpu", t_leaves},
       {"trace file", t_trace},
       {"out of GPU core through the API", t_api_out_of_gpu_core},
       {"--gpu-mem too small", t_budget_too_small},

@@ -10,8 +10,14 @@
 # ctest.log sanitize.log trace_49152.json trace_cli.json. The last lines printed are a summary.
 # Switches: TESTS=0 BENCH=0 CLI=0 SAN=0 skip a stage; QUICK=1 runs `test_cuda quick` (all but the
 # n = 1000 sweep and the solves), REST=1 runs just those two (with TESTS=0 BENCH=0 CLI=0 SAN=0);
-# RACE=0 skips racecheck; CMP=0 skips the cuSOLVER-trtri variant;
+# RACE=0 skips racecheck; CMP=0 skips the cuSOLVER-trtri variant; CTEST=0 skips the other suites;
+# TARGETS="bench_cuda test_cuda" builds only those; GJ=1 runs only the DGEMM/PCIe ceilings and
+# the n = $N, --gpu-mem 12G GJ row, once per panel-LU leaf in LEAVES (default "0,-1": the
+# default recursive LU, then cuSOLVER's getrf on the whole panel; see bench_cuda's leaf=);
 # B = build directory (default /tmp/b-cuda).
+#   e.g. the GJ look-ahead check (two device calls' worth in one):
+#   bash .devdeps/on-device bash -c 'cd .wt/lookahead && TARGETS="bench_cuda test_cuda" QUICK=1 \
+#     CTEST=0 CLI=0 SAN=0 GJ=1 LEAVES=0,-1,256,1024 bash tools/gpu_check.sh'
 set -o pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -30,7 +36,7 @@ done
 
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   > $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
-cmake --build $B -j16 >> $OUT/build.log 2>&1 || { grep -E "error" $OUT/build.log | head -20; exit 1; }
+cmake --build $B -j16 ${TARGETS:+--target $TARGETS} >> $OUT/build.log 2>&1 || { grep -E "error" $OUT/build.log | head -20; exit 1; }
 echo "[$(el) s] built"
 nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,clocks.max.sm,power.limit --format=csv,noheader
 nproc; free -g | head -2; df -h /tmp | tail -1
@@ -52,16 +58,25 @@ if [ "${REST:-0}" = 1 ]; then # the parts of test_cuda that QUICK=1 leaves out, 
 fi
 
 if [ "${TESTS:-1}" = 1 ]; then
-  (timeout 200 ctest --test-dir $B --output-on-failure -j6 -E test_cuda > $OUT/ctest.log 2>&1) &
-  CT=$!
+  CT=
+  if [ "${CTEST:-1}" = 1 ]; then
+    (timeout 200 ctest --test-dir $B --output-on-failure -j6 -E test_cuda > $OUT/ctest.log 2>&1) &
+    CT=$!
+  fi
   (cd $B && timeout $([ "${QUICK:-0}" = 1 ] && echo 150 || echo 300) ./test_cuda \
      $([ "${QUICK:-0}" = 1 ] && echo quick) > $OUT/test_cuda.log 2>&1
    echo "test_cuda rc=$?" >> $OUT/test_cuda.log)
-  wait $CT
+  [ -n "$CT" ] && wait $CT
   echo "[$(el) s] tests done"
 fi
 
-if [ "${BENCH:-1}" = 1 ]; then
+if [ "${GJ:-0}" = 1 ]; then
+  {
+    timeout 60 $B/bench_cuda ceil
+    timeout ${GJ_LIMIT:-240} $B/bench_cuda gj $N 1024 12G 3 $OUT/trace_49152.json leaf=${LEAVES:-0,-1}
+  } > $OUT/bench.log 2>&1
+  echo "[$(el) s] GJ benchmarks done"
+elif [ "${BENCH:-1}" = 1 ]; then
   {
     timeout 60 $B/bench_cuda ceil
     timeout 60 $B/bench_cuda tstore 16384 1024

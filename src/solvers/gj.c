@@ -169,7 +169,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     for (int64_t tj = kt0; tj < kt1; tj++) {
       OOC_CHECK(st = ts_take_col(a->A, tj, panel + (tj - kt0) * b * n, n));
       if (ex->panel_in)
-        OOC_CHECK(st = ex->panel_in(ex, panel, n, (tj - kt0) * b, part_len(cols, tj)));
+        OOC_CHECK(st = ex->panel_in(ex, panel, n, k0, w, (tj - kt0) * b, part_len(cols, tj)));
     }
     span(ex, "take panel", t0, 8 * n * w);
     OOC_CHECK(st = ex->factor(ex, panel, n, k0, w, ipiv, udiag));

@@ -42,8 +42,10 @@
  *   the next update of a slot.
  * - panel: a host n x W buffer the executor owns (pinned for CUDA), or NULL (gj.c allocates).
  * - host_span: optional; gj.c reports its tile-store takes and puts (for traces).
- * - panel_in: optional; gj.c has taken the panel's columns [c0, c0+nc) into the panel buffer
- *   (before factor): the executor may start moving them to the device while the rest is taken.
+ * - panel_in: optional; gj.c has taken the panel's columns [c0, c0+nc) of step (k0, w) into the
+ *   panel buffer (before factor, in order c0 = 0, b, 2b, ...): the executor may start moving them
+ *   to the device, and factoring what they complete, while the rest is taken. factor(k0, w)
+ *   follows with the same step.
  * - panel_out: optional; gj.c is about to put the panel's columns [c0, c0+nc) back after a
  *   transform with writeback. An executor with panel_out may return from transform before the
  *   written-back panel has reached the host; panel_out returns once those columns have. */
@@ -60,7 +62,8 @@ struct gj_exec {
   ooc_status_t (*update)(gj_exec_t *e, int slot, int64_t nc);
   ooc_status_t (*complete)(gj_exec_t *e, int slot);
   void (*host_span)(gj_exec_t *e, const char *what, double t0, double t1, int64_t bytes);
-  ooc_status_t (*panel_in)(gj_exec_t *e, double *panel, int64_t n, int64_t c0, int64_t nc);
+  ooc_status_t (*panel_in)(gj_exec_t *e, double *panel, int64_t n, int64_t k0, int64_t w,
+                           int64_t c0, int64_t nc);
   ooc_status_t (*panel_out)(gj_exec_t *e, int64_t c0, int64_t nc);
 };
 

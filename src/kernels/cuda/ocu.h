@@ -5,8 +5,10 @@
  * - ocu_probe: is there a usable GPU (the driver answers, one device, memory can be queried)?
  * - ocu_plan: the widest stripe W whose device buffers fit the GPU byte budget.
  * - ocu_exec_create: the Gauss-Jordan executor (see gj.h) that factors each panel on the GPU
- *   (cusolverDnXgetrf on rows [k0, n), cuBLAS trsm, an in-device getri: cusolverDnXtrtri plus
- *   a blocked GEMM/trsm sweep, LAPACK's dgetri) and keeps N_up / P / N_low resident, then streams
+ *   (a recursive LU of rows [k0, n) whose bulk is cuBLAS trsm/GEMM, cusolverDnXgetrf only on
+ *   leaves of getrf_leaf columns, started while the panel's later tile columns are still being
+ *   taken and copied in; cuBLAS trsm; an in-device getri: a recursive trtri plus a blocked
+ *   GEMM/trsm sweep, LAPACK's dgetri) and keeps N_up / P / N_low resident, then streams
  *   column blocks through a ring of pinned host buffers: H2D on one stream, row interchanges and
  *   three GEMMs on the compute stream(s), D2H on another, ordered by events. Block q+1 is copied
  *   in while block q is multiplied and block q-1 copied out.
@@ -15,7 +17,8 @@
  * - Device: every cudaMalloc goes through one wrapper that refuses to pass the byte budget
  *   (--gpu-mem; 0 = free memory minus max(1 GiB, 1/32 of the card)). The peak is reported.
  *   Counted: panel n*W, the ring's K device blocks n*b, per compute stream a gather buffer 2W*b,
- *   getri's work W*nb, cuSOLVER's workspace and each cuBLAS handle's workspace. Not counted:
+ *   getri's work W*nb, the panel LU's permutation tables 2 x (2W + 2048) int64, cuSOLVER's
+ *   workspace (whole panel and leaves) and each cuBLAS handle's workspace. Not counted:
  *   the CUDA context itself and the libraries' own small internal allocations.
  * - Host: every cudaHostAlloc goes through one wrapper that charges the context's host byte
  *   count (so pinned bytes count against --host-mem exactly as ooc_malloc'd ones do).
@@ -36,6 +39,9 @@ typedef struct ocu_config {
   int trtri_cusolver; /* 1: cuSOLVER's trtri on the whole triangle in getri (for comparison);
                          0: the recursive trsm/trmm one */
 } ocu_config_t;
+
+#define OCU_GETRF_LEAF 1024     /* the panel LU's default leaf width */
+#define OCU_GETRF_LEAF_MAX 1024
 
 typedef struct ocu_stats {
   char device[128];
@@ -66,6 +72,11 @@ int64_t ocu_host_extra_bytes(int64_t n, int64_t b, int64_t W, int64_t m, const o
 
 ooc_status_t ocu_exec_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int64_t m,
                              const ocu_config_t *cfg, gj_exec_t **out);
+/* The panel LU of later steps (tests, benchmarks): leaf > 0: the recursive LU with leaves of
+ * that many columns (at most OCU_GETRF_LEAF_MAX; the default is OCU_GETRF_LEAF); leaf < 0:
+ * cuSOLVER's getrf on the whole panel once all of it is on the device (for comparison). Device
+ * memory is planned for any leaf. Call between steps (not while a panel is being sent). */
+ooc_status_t ocu_exec_set_leaf(gj_exec_t *e, int leaf);
 /* Statistics so far (with timing: waits for the device first). */
 void ocu_exec_stats(gj_exec_t *e, ocu_stats_t *s);
 /* Frees everything; writes the trace if one was asked for (its failure is the return value). */

@@ -20,12 +20,18 @@ cudaError_t ocu_scatter_rows(const double *G, int64_t ldg, const int64_t *dst, i
                              int64_t nt, int64_t nc, double *C, int64_t ldc, cudaStream_t s);
 cudaError_t ocu_split_lower(double *A, int64_t lda, int64_t w, int64_t j, int64_t jb,
                             double *work, int64_t ldw, cudaStream_t s);
+cudaError_t ocu_lu_compose(int64_t *ipiv, int64_t nb, int64_t c, int64_t *dst, int64_t *src,
+                           int64_t T, cudaStream_t s);
+cudaError_t ocu_lu_apply(double *A, int64_t lda, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
+                         const int64_t *dst, const int64_t *src, int64_t T, int64_t nperm,
+                         cudaStream_t s);
 cudaError_t ocu_preload(void);
 
 #define MAXS 8                   /* streams */
 #define NB 512                   /* getri's block */
 #define TRTRI_LEAF 512           /* the recursive trtri hands blocks this small to cuSOLVER */
 #define MAXCH 64                 /* chunks of a written-back panel (one event each) */
+#define NPIN 32                  /* events for the arrivals of panel columns (a ring) */
 #define MAXALLOC 64
 #define ALIGN(x) (((x) + 255) / 256 * 256)
 
@@ -36,6 +42,12 @@ typedef struct span {
   int64_t bytes;
   double t0, t1; /* microseconds since the base */
 } span_t;
+
+/* One operation of the recursive panel LU, in execution order (lu_plan). */
+typedef struct lu_op {
+  int64_t c, n1, n2; /* leaf: columns [c, c+n1); node: trsm + GEMM of [c+n1, c+n1+n2) by [c, c+n1) */
+  int leaf;
+} lu_op_t;
 
 typedef struct alloc_rec {
   void *p;
@@ -78,6 +90,24 @@ typedef struct ocu {
   int busy[GJ_MAX_SLOTS];
   int64_t k0, w, tcount, qcount;
   int64_t panel_cols; /* columns of this step's panel already sent by panel_in */
+  /* the recursive panel LU (leaf > 0): its operations, how far they are queued, which panel
+   * columns are on their way to the device, how many leaves' interchanges exist */
+  int64_t leaf, T;    /* leaf width; entries of one leaf's permutation table (2 leaf) */
+  lu_op_t *ops;
+  int64_t nops, cur, present, ndone;
+  int lu_open;        /* a step's LU is being queued (panel_in has started it) */
+  int64_t *dLuDst, *dLuSrc; /* permutation tables, one per leaf (lu_compose) */
+  cudaEvent_t ev_pin[NPIN]; /* arrival k of the step's panel columns is on the device: [k % NPIN] */
+  int64_t narrived;     /* arrivals (panel_in calls) this step */
+  /* The LU is queued by its own thread: some cuSOLVER/cuBLAS calls block the calling thread
+   * until the device has caught up, which would stall gj.c's takes of the next panel columns. */
+  pthread_t lu_th;
+  int lu_th_on, span_mu_on, lu_mu_on;
+  pthread_mutex_t lu_mu, span_mu;
+  pthread_cond_t lu_cv;
+  int64_t lu_post_hi, lu_post_k; /* posted by panel_in: columns [0, hi) sent, arrival k */
+  int lu_last, lu_abort;         /* no more posts this step / stop at once */
+  ooc_status_t lu_st;            /* the thread's result */
   int64_t bad;        /* 1 + first j with u_jj == 0 (the factor's), else 0 */
   int trtri_cusolver; /* ocu_config_t.trtri_cusolver */
   /* timing */
@@ -144,6 +174,9 @@ static int cfg_streams(const ocu_config_t *cfg) {
 }
 static int nslots_for(int S) { return S + 1 < GJ_MAX_SLOTS ? S + 1 : GJ_MAX_SLOTS; }
 static int ncompute_for(int S) { return S >= 3 ? S - 2 : 1; }
+/* Entries of the panel LU's permutation tables for a panel W wide, any leaf <= the maximum:
+ * ceil(W / leaf) tables of 2 leaf entries (lu_compose) < 2 W + 2 leaf. */
+static int64_t lu_table_entries(int64_t W) { return 2 * W + 2 * OCU_GETRF_LEAF_MAX; }
 
 /* Each cuBLAS handle's workspace: 32 MiB (what Hopper wants) unless the budget is tiny. */
 static int64_t cublas_ws(int64_t budget) {
@@ -158,10 +191,14 @@ static int64_t default_budget(void) {
   return (int64_t)fr - margin;
 }
 
-/* cuSOLVER workspace (device, host) for getrf on up to n x W and trtri on W. */
+/* cuSOLVER workspace (device, host) for getrf on up to n x W (the whole panel, or leaves of up
+ * to OCU_GETRF_LEAF_MAX columns) and trtri on W. */
 static void sol_ws(cusolverDnHandle_t h, cusolverDnParams_t par, int64_t n, int64_t W, size_t *dev,
                    size_t *host) {
-  size_t d1 = 0, h1 = 0, d2 = 0, h2 = 0;
+  size_t d1 = 0, h1 = 0, d2 = 0, h2 = 0, d3 = 0, h3 = 0;
+  if (cusolverDnXgetrf_bufferSize(h, par, n, ooc_min64(OCU_GETRF_LEAF_MAX, W), CUDA_R_64F, NULL, n,
+                                  CUDA_R_64F, &d3, &h3) != CUSOLVER_STATUS_SUCCESS)
+    d3 = (size_t)(8 * (n + OCU_GETRF_LEAF_MAX) * 64);
   if (cusolverDnXgetrf_bufferSize(h, par, n, W, CUDA_R_64F, NULL, n, CUDA_R_64F, &d1, &h1) !=
       CUSOLVER_STATUS_SUCCESS)
     d1 = (size_t)(8 * (n + W) * 64); /* conservative guess */
@@ -170,6 +207,8 @@ static void sol_ws(cusolverDnHandle_t h, cusolverDnParams_t par, int64_t n, int6
     d2 = (size_t)(8 * W * 64);
   *dev = d1 > d2 ? d1 : d2;
   *host = h1 > h2 ? h1 : h2;
+  if (d3 > *dev) *dev = d3;
+  if (h3 > *host) *host = h3;
 }
 
 static int64_t device_bytes(int64_t n, int64_t b, int64_t W, int64_t m, int S, size_t solws,
@@ -177,6 +216,7 @@ static int64_t device_bytes(int64_t n, int64_t b, int64_t W, int64_t m, int S, s
   int sweeps = W < n || m > 0, K = nslots_for(S), G = ncompute_for(S);
   int64_t t = ALIGN(8 * n * W) + ALIGN(8 * W * ooc_min64(W, NB)) + ALIGN(8 * W) +
               2 * ALIGN(8 * 2 * W) + ALIGN(8) + ALIGN((int64_t)solws) + (int64_t)G * cublas_ws(budget);
+  t += 2 * ALIGN(8 * lu_table_entries(W));
   if (sweeps) t += K * ALIGN(8 * n * b) + G * ALIGN(8 * 2 * W * b);
   return t;
 }
@@ -354,8 +394,8 @@ static void free_all(ocu_t *x) {
 
 /* ---- timing spans -------------------------------------------------------------------------- */
 
-static int64_t sp_begin(ocu_t *x, int s, const char *name, int64_t bytes) {
-  if (!x->timing) return -1;
+/* Spans are recorded from the main thread and from the panel LU's thread: one mutex. */
+static int64_t sp_begin_locked(ocu_t *x, int s, const char *name, int64_t bytes) {
   if (x->nspans == x->capspans) {
     int64_t cap = x->capspans ? 2 * x->capspans : 1024;
     span_t *p = realloc(x->spans, (size_t)cap * sizeof *p);
@@ -377,17 +417,32 @@ static int64_t sp_begin(ocu_t *x, int s, const char *name, int64_t bytes) {
   return x->nspans++;
 }
 
+static int64_t sp_begin(ocu_t *x, int s, const char *name, int64_t bytes) {
+  if (!x->timing) return -1;
+  pthread_mutex_lock(&x->span_mu);
+  int64_t i = sp_begin_locked(x, s, name, bytes);
+  pthread_mutex_unlock(&x->span_mu);
+  return i;
+}
+
 static void sp_end(ocu_t *x, int64_t i, int s) {
-  if (i >= 0) cudaEventRecord(x->spans[i].b, x->st[s]);
+  if (i < 0) return;
+  pthread_mutex_lock(&x->span_mu);
+  cudaEventRecord(x->spans[i].b, x->st[s]);
+  pthread_mutex_unlock(&x->span_mu);
 }
 
 static void host_span(gj_exec_t *e, const char *what, double t0, double t1, int64_t bytes) {
   ocu_t *x = (ocu_t *)e;
   if (!x->timing) return;
+  pthread_mutex_lock(&x->span_mu);
   if (x->nspans == x->capspans) {
     int64_t cap = x->capspans ? 2 * x->capspans : 1024;
     span_t *p = realloc(x->spans, (size_t)cap * sizeof *p);
-    if (!p) return;
+    if (!p) {
+      pthread_mutex_unlock(&x->span_mu);
+      return;
+    }
     x->spans = p;
     x->capspans = cap;
   }
@@ -398,6 +453,7 @@ static void host_span(gj_exec_t *e, const char *what, double t0, double t1, int6
   sp->bytes = bytes;
   sp->t0 = (t0 - x->host_base) * 1e6;
   sp->t1 = (t1 - x->host_base) * 1e6;
+  pthread_mutex_unlock(&x->span_mu);
 }
 
 static void resolve(ocu_t *x) {
@@ -534,33 +590,254 @@ static ooc_status_t write_trace(ocu_t *x) {
 
 /* ---- the executor -------------------------------------------------------------------------- */
 
+/* ---- the panel LU ---------------------------------------------------------------------------
+ * cuSOLVER's getrf runs at about half the DGEMM rate on a tall panel and can only start once the
+ * whole panel is on the device. The recursive LU (Toledo) of rows [k0, n) of the panel,
+ *   node(c, nc): node(c, n1); A12 = L11^-1 A12 (trsm); A22 -= A21 A12 (GEMM); node(c+n1, n2),
+ * puts almost all of its flops in large trsm/GEMMs and leaves only leaves of `leaf` columns to
+ * cusolverDnXgetrf; and since node(c, nc) needs only columns < c + nc, its operations are queued
+ * as the panel's tile columns arrive (panel_in), so the take and H2D of the panel overlap its
+ * factorization. Each leaf's interchanges go at once, as one row permutation (lu_compose), to
+ * every other column already sent; columns sent later first get the interchanges of all leaves
+ * so far (catch-up), in order. Row swaps commute with the delayed trsm/GEMMs of columns they do
+ * not read, so this is the same elimination as LAPACK's getrf: the same partial pivoting (the
+ * largest |entry| of the updated column), pivots and |u_jj| reported as before. */
+
+static void lu_plan(ocu_t *x, int64_t c, int64_t nc) {
+  if (nc <= x->leaf) {
+    x->ops[x->nops++] = (lu_op_t){c, nc, 0, 1};
+    return;
+  }
+  /* n1 a multiple of the leaf, so every leaf starts at a multiple of it and all but the last
+   * are full (leaf index = c / leaf); 0 < n1 < nc since nc > leaf */
+  int64_t n1 = ooc_cdiv64(ooc_cdiv64(nc, 2), x->leaf) * x->leaf;
+  lu_plan(x, c, n1);
+  x->ops[x->nops++] = (lu_op_t){c, n1, nc - n1, 0};
+  lu_plan(x, c + n1, nc - n1);
+}
+
+ooc_status_t ocu_exec_set_leaf(gj_exec_t *e, int leaf) {
+  ocu_t *x = (ocu_t *)e;
+  if (leaf > OCU_GETRF_LEAF_MAX)
+    return OOC_FAIL(x->ctx, OOC_ERR_ARG, "panel LU leaf %d > %d", leaf, OCU_GETRF_LEAF_MAX);
+  x->lu_open = 0;
+  x->leaf = leaf > 0 ? leaf : 0;
+  x->T = 2 * x->leaf;
+  ooc_free(x->ctx, x->ops);
+  x->ops = NULL;
+  if (x->leaf == 0) return OOC_OK;
+  x->ops = ooc_malloc(x->ctx, (size_t)(2 * ooc_cdiv64(x->W, x->leaf) + 1) * sizeof *x->ops);
+  if (!x->ops) return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (panel LU plan)");
+  return OOC_OK;
+}
+
+static void lu_begin(ocu_t *x, int64_t k0, int64_t w) {
+  x->k0 = k0;
+  x->w = w;
+  x->nops = x->cur = x->present = x->ndone = x->narrived = 0;
+  lu_plan(x, 0, w);
+  x->lu_open = 1;
+}
+
+/* Queue the operations whose columns have all been sent. */
+static ooc_status_t lu_advance(ocu_t *x) {
+  int64_t n = x->n, m = n - x->k0, T = x->T;
+  int c0 = x->icomp[0];
+  cudaStream_t sc = x->st[c0];
+  cublasHandle_t h = x->bl[0];
+  double *A = x->dP + x->k0; /* the sub-panel: rows [k0, n), ld n */
+  double one = 1.0, mone = -1.0;
+  for (; x->cur < x->nops; x->cur++) {
+    const lu_op_t *o = &x->ops[x->cur];
+    int64_t c = o->c;
+    if (c + o->n1 + o->n2 > x->present) break;
+    int64_t sp = sp_begin(x, c0, "getrf", 0);
+    if (o->leaf) {
+      int64_t nc = o->n1, li = c / x->leaf;
+      double *L = A + c + c * n;
+      size_t d = 0, hb = 0;
+      CS(x, cusolverDnXgetrf_bufferSize(x->sol, x->par, m - c, nc, CUDA_R_64F, L, n, CUDA_R_64F,
+                                        &d, &hb));
+      if (d > x->solWs || hb > x->hSolWsBytes)
+        return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER getrf wants %zu+%zu bytes of "
+                        "workspace, %zu+%zu planned", d, hb, x->solWs, x->hSolWsBytes);
+      CS(x, cusolverDnXgetrf(x->sol, x->par, m - c, nc, CUDA_R_64F, L, n, x->dIpiv + c,
+                             CUDA_R_64F, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
+      if (li != x->ndone)
+        return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "panel LU: leaf %lld out of order",
+                        (long long)li);
+      int64_t *dst = x->dLuDst + li * T, *src = x->dLuSrc + li * T;
+      CU(x, ocu_lu_compose(x->dIpiv + c, nc, c, dst, src, T, sc));
+      CU(x, ocu_lu_apply(A, n, 0, c, c + nc, x->present, dst, src, T, 1, sc));
+      x->ndone++;
+    } else {
+      int64_t n1 = o->n1, n2 = o->n2;
+      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                           CUBLAS_DIAG_UNIT, n1, n2, &one, A + c + c * n, n, A + c + (c + n1) * n,
+                           n));
+      if (m - c - n1 > 0)
+        CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, m - c - n1, n2, n1, &mone,
+                             A + c + n1 + c * n, n, A + c + (c + n1) * n, n, &one,
+                             A + c + n1 + (c + n1) * n, n));
+    }
+    sp_end(x, sp, c0);
+  }
+  return OOC_OK;
+}
+
+/* Panel columns [present, hi) have been queued for H2D and arrival k's event recorded after
+ * them: let the compute stream wait for them, give them the interchanges of the leaves factored
+ * so far, and queue what they allow. (A newer record of the same ring event only waits longer:
+ * the H2D stream is in order.) */
+static ooc_status_t lu_arrive(ocu_t *x, int64_t hi, int64_t k) {
+  int c0 = x->icomp[0];
+  CU(x, cudaStreamWaitEvent(x->st[c0], x->ev_pin[k % NPIN], 0));
+  if (x->ndone > 0) {
+    int64_t sp = sp_begin(x, c0, "getrf", 0);
+    CU(x, ocu_lu_apply(x->dP + x->k0, x->n, x->present, hi, 0, 0, x->dLuDst, x->dLuSrc, x->T,
+                       x->ndone, x->st[c0]));
+    sp_end(x, sp, c0);
+  }
+  x->present = hi;
+  return lu_advance(x);
+}
+
+static ooc_status_t send_panel(ocu_t *x, const double *panel, int64_t c0, int64_t nc) {
+  int64_t n = x->n, bytes = 8 * n * nc;
+  int64_t sp = sp_begin(x, x->ih2d, "h2d panel", bytes);
+  CU(x, cudaMemcpyAsync(x->dP + c0 * n, panel + c0 * n, (size_t)bytes, cudaMemcpyHostToDevice,
+                        x->st[x->ih2d]));
+  sp_end(x, sp, x->ih2d);
+  x->bytes_h2d += bytes;
+  return OOC_OK;
+}
+
+/* The LU's thread: queue the LU for the columns panel_in posts, until the last post. */
+static void *lu_thread(void *arg) {
+  ocu_t *x = arg;
+  ooc_status_t st = cudaSetDevice(0) == cudaSuccess ? OOC_OK : OOC_ERR_DEVICE;
+  if (st != OOC_OK) (void)OOC_FAIL(x->ctx, OOC_ERR_DEVICE, "panel LU thread: cudaSetDevice failed");
+  for (;;) {
+    pthread_mutex_lock(&x->lu_mu);
+    while (!x->lu_abort && !x->lu_last && x->lu_post_hi == x->present)
+      pthread_cond_wait(&x->lu_cv, &x->lu_mu);
+    int64_t hi = x->lu_post_hi, k = x->lu_post_k;
+    int stop = x->lu_abort || (x->lu_last && hi == x->present);
+    pthread_mutex_unlock(&x->lu_mu);
+    if (stop || st != OOC_OK) break;
+    st = lu_arrive(x, hi, k);
+  }
+  x->lu_st = st;
+  return NULL;
+}
+
+static void lu_post(ocu_t *x, int64_t hi, int64_t k, int last, int abort) {
+  pthread_mutex_lock(&x->lu_mu);
+  if (hi >= 0) {
+    x->lu_post_hi = hi;
+    x->lu_post_k = k;
+  }
+  x->lu_last |= last;
+  x->lu_abort |= abort;
+  pthread_cond_signal(&x->lu_cv);
+  pthread_mutex_unlock(&x->lu_mu);
+}
+
+/* Wait for the LU's thread (abort: make it stop at once); its status. */
+static ooc_status_t lu_join(ocu_t *x, int abort) {
+  if (!x->lu_th_on) return OOC_OK;
+  lu_post(x, -1, 0, 1, abort);
+  pthread_join(x->lu_th, NULL);
+  x->lu_th_on = 0;
+  return x->lu_st;
+}
+
+/* Record arrival k (columns sent up to hi) on the H2D stream. */
+static ooc_status_t lu_record(ocu_t *x, int64_t *k) {
+  *k = x->narrived++;
+  CU(x, cudaEventRecord(x->ev_pin[*k % NPIN], x->st[x->ih2d]));
+  return OOC_OK;
+}
+
+/* gj.c took panel columns [c0, c0+nc) of the step (k0, w): send them while it takes the next
+ * ones, and (recursive LU) start factoring what they complete. */
+static ooc_status_t x_panel_in(gj_exec_t *e, double *panel, int64_t n, int64_t k0, int64_t w,
+                               int64_t c0, int64_t nc) {
+  ocu_t *x = (ocu_t *)e;
+  (void)n;
+  if (x->leaf == 0) { /* cuSOLVER's getrf: it starts once the whole panel is there */
+    OOC_TRY(send_panel(x, panel, c0, nc));
+    x->panel_cols += nc;
+    return OOC_OK;
+  }
+  if (c0 == 0 || !x->lu_open || x->k0 != k0 || x->w != w) {
+    OOC_TRY(lu_join(x, 1)); /* (none normally: factor joined it) */
+    lu_begin(x, k0, w);
+    x->lu_post_hi = 0;
+    x->lu_last = x->lu_abort = 0;
+    x->lu_st = OOC_OK;
+    if (pthread_create(&x->lu_th, NULL, lu_thread, x) != 0)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cannot start the panel LU's thread");
+    x->lu_th_on = 1;
+  }
+  if (c0 != x->lu_post_hi)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "panel columns sent out of order (%lld, expected "
+                    "%lld)", (long long)c0, (long long)x->lu_post_hi);
+  int64_t k;
+  OOC_TRY(send_panel(x, panel, c0, nc));
+  OOC_TRY(lu_record(x, &k));
+  lu_post(x, c0 + nc, k, 0, 0);
+  return OOC_OK;
+}
+
 static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0, int64_t w,
                              int64_t *ipiv, double *udiag) {
   ocu_t *x = (ocu_t *)e;
   int c0 = x->icomp[0];
   cudaStream_t sc = x->st[c0];
-  x->k0 = k0;
-  x->w = w;
-  int64_t sp;
-  if (x->panel_cols != w) { /* not (all) sent by panel_in: send it now */
-    sp = sp_begin(x, x->ih2d, "h2d panel", 8 * n * w);
-    CU(x, cudaMemcpyAsync(x->dP, panel, (size_t)(8 * n * w), cudaMemcpyHostToDevice, x->st[x->ih2d]));
-    sp_end(x, sp, x->ih2d);
-    x->bytes_h2d += 8 * n * w;
+  if (x->leaf > 0) {
+    if (x->lu_open && (x->k0 != k0 || x->w != w)) {
+      OOC_TRY(lu_join(x, 1));
+      x->lu_open = 0;
+    }
+    OOC_TRY(lu_join(x, 0)); /* everything panel_in posted is queued */
+    if (!x->lu_open) lu_begin(x, k0, w);
+    if (x->present < w) { /* columns panel_in did not send: here, on this thread */
+      int64_t k;
+      OOC_TRY(send_panel(x, panel, x->present, w - x->present));
+      OOC_TRY(lu_record(x, &k));
+      OOC_TRY(lu_arrive(x, w, k));
+    }
+    x->lu_open = 0;
+    if (x->cur != x->nops)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "panel LU: %lld of %lld operations queued",
+                      (long long)x->cur, (long long)x->nops);
+  } else {
+    x->k0 = k0;
+    x->w = w;
+    int64_t sp;
+    if (x->panel_cols != w) { /* not (all) sent by panel_in: send it now */
+      sp = sp_begin(x, x->ih2d, "h2d panel", 8 * n * w);
+      CU(x, cudaMemcpyAsync(x->dP, panel, (size_t)(8 * n * w), cudaMemcpyHostToDevice,
+                            x->st[x->ih2d]));
+      sp_end(x, sp, x->ih2d);
+      x->bytes_h2d += 8 * n * w;
+    }
+    x->panel_cols = 0;
+    CU(x, cudaEventRecord(x->ev_panel, x->st[x->ih2d]));
+    CU(x, cudaStreamWaitEvent(sc, x->ev_panel, 0));
+    size_t d = 0, h = 0;
+    CS(x, cusolverDnXgetrf_bufferSize(x->sol, x->par, n - k0, w, CUDA_R_64F, x->dP + k0, n,
+                                      CUDA_R_64F, &d, &h));
+    if (d > x->solWs || h > x->hSolWsBytes)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER getrf wants %zu+%zu bytes of workspace, "
+                      "%zu+%zu planned", d, h, x->solWs, x->hSolWsBytes);
+    sp = sp_begin(x, c0, "getrf", 0);
+    CS(x, cusolverDnXgetrf(x->sol, x->par, n - k0, w, CUDA_R_64F, x->dP + k0, n, x->dIpiv,
+                           CUDA_R_64F, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
+    sp_end(x, sp, c0);
   }
-  x->panel_cols = 0;
-  CU(x, cudaEventRecord(x->ev_panel, x->st[x->ih2d]));
-  CU(x, cudaStreamWaitEvent(sc, x->ev_panel, 0));
-  size_t d = 0, h = 0;
-  CS(x, cusolverDnXgetrf_bufferSize(x->sol, x->par, n - k0, w, CUDA_R_64F, x->dP + k0, n,
-                                    CUDA_R_64F, &d, &h));
-  if (d > x->solWs || h > x->hSolWsBytes)
-    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER getrf wants %zu+%zu bytes of workspace, "
-                    "%zu+%zu planned", d, h, x->solWs, x->hSolWsBytes);
-  sp = sp_begin(x, c0, "getrf", 0);
-  CS(x, cusolverDnXgetrf(x->sol, x->par, n - k0, w, CUDA_R_64F, x->dP + k0, n, x->dIpiv,
-                         CUDA_R_64F, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
-  sp_end(x, sp, c0);
+  /* pivots (1-based, relative to row k0) and the diagonal of U */
   CU(x, cudaMemcpyAsync(x->hIpiv, x->dIpiv, (size_t)(8 * w), cudaMemcpyDeviceToHost, sc));
   CU(x, cudaMemcpy2DAsync(x->hDiag, sizeof(double), x->dP + k0, (size_t)(8 * (n + 1)),
                           sizeof(double), (size_t)w, cudaMemcpyDeviceToHost, sc));
@@ -595,19 +872,6 @@ static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0,
     x->mark[x->hRows[t]] = 0;
   }
   x->tcount = tc;
-  return OOC_OK;
-}
-
-/* gj.c took panel columns [c0, c0+nc): send them while it takes the next ones. */
-static ooc_status_t x_panel_in(gj_exec_t *e, double *panel, int64_t n, int64_t c0, int64_t nc) {
-  ocu_t *x = (ocu_t *)e;
-  int64_t bytes = 8 * n * nc;
-  int64_t sp = sp_begin(x, x->ih2d, "h2d panel", bytes);
-  CU(x, cudaMemcpyAsync(x->dP + c0 * n, panel + c0 * n, (size_t)bytes, cudaMemcpyHostToDevice,
-                        x->st[x->ih2d]));
-  sp_end(x, sp, x->ih2d);
-  x->bytes_h2d += bytes;
-  x->panel_cols += nc;
   return OOC_OK;
 }
 
@@ -746,12 +1010,12 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
 
 static ooc_status_t x_update(gj_exec_t *e, int s, int64_t nc) {
   ocu_t *x = (ocu_t *)e;
-  int64_t n = x->n, k0 = x->k0, w = x->w, below = n - k0 - w, tc = x->tcount;
+  int64_t n = x->n, k0 = x->k0, w = x->w, tc = x->tcount;
   int g = (int)(x->qcount++ % x->G), ic = x->icomp[g];
   cudaStream_t sc = x->st[ic];
   cublasHandle_t h = x->bl[g];
   double *C = x->dC[s], *R = x->dG[g];
-  double one = 1.0, zero = 0.0;
+  double one = 1.0;
   int64_t bytes = 8 * n * nc;
 
   int64_t sp = sp_begin(x, x->ih2d, "h2d col", bytes);
@@ -766,14 +1030,12 @@ static ooc_status_t x_update(gj_exec_t *e, int s, int64_t nc) {
   CU(x, ocu_gather_rows(C, n, x->dSrc, tc, nc, R, tc, sc));
   CU(x, ocu_scatter_rows(R, tc, x->dRows, w, tc, nc, C, n, sc));
   sp_end(x, sp, ic);
+  /* C_up += N_up R, C_k = P R, C_low += N_low R as ONE n x nc x w GEMM over the whole panel
+   * [N_up; P; N_low]: R is safe in the gather buffer, so zero C_k first. One GEMM of n rows
+   * fills the GPU in fewer partial waves than three of k0, w and n - k0 - w rows. */
+  CU(x, cudaMemset2DAsync(C + k0, (size_t)(8 * n), 0, (size_t)(8 * w), (size_t)nc, sc));
   sp = sp_begin(x, ic, "gemm", 0);
-  if (k0 > 0)
-    CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, k0, nc, w, &one, x->dP, n, R, tc, &one, C, n));
-  if (below > 0)
-    CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, below, nc, w, &one, x->dP + k0 + w, n, R,
-                         tc, &one, C + k0 + w, n));
-  CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, w, nc, w, &one, x->dP + k0, n, R, tc, &zero,
-                       C + k0, n));
+  CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, n, nc, w, &one, x->dP, n, R, tc, &one, C, n));
   sp_end(x, sp, ic);
   CU(x, cudaEventRecord(x->ev_comp[s], sc));
 
@@ -803,6 +1065,8 @@ static void destroy_handles(ocu_t *x) {
   }
   if (x->ev_panel) cudaEventDestroy(x->ev_panel);
   if (x->ev_tdone) cudaEventDestroy(x->ev_tdone);
+  for (int i = 0; i < NPIN; i++)
+    if (x->ev_pin[i]) cudaEventDestroy(x->ev_pin[i]);
   for (int i = 0; i < MAXCH; i++)
     if (x->ev_pout[i]) cudaEventDestroy(x->ev_pout[i]);
   if (x->base) cudaEventDestroy(x->base);
@@ -821,6 +1085,7 @@ ooc_status_t ocu_exec_destroy(gj_exec_t *e) {
   if (!e) return OOC_OK;
   ocu_t *x = (ocu_t *)e;
   ooc_status_t st = OOC_OK;
+  (void)lu_join(x, 1);
   cudaDeviceSynchronize();
   if (x->trace && x->timing) st = write_trace(x);
   else resolve(x);
@@ -831,10 +1096,47 @@ ooc_status_t ocu_exec_destroy(gj_exec_t *e) {
     }
   free(x->spans);
   free(x->hSolWs);
+  ooc_free(x->ctx, x->ops);
   free_all(x);
   destroy_handles(x);
+  if (x->span_mu_on) pthread_mutex_destroy(&x->span_mu);
+  if (x->lu_mu_on) {
+    pthread_mutex_destroy(&x->lu_mu);
+    pthread_cond_destroy(&x->lu_cv);
+  }
   ooc_free(x->ctx, x);
   return st;
+}
+
+/* Load cuSOLVER's getrf and trtri now (lazy module loading): the first leaf getrf of a run was
+ * measured at 99 ms instead of 4. A panel-shaped getrf on [I; 0] in the panel buffer (whatever
+ * is there is overwritten by the first panel). */
+static ooc_status_t warm_up(ocu_t *x) {
+  int64_t n = x->n, lw = ooc_min64(OCU_GETRF_LEAF, x->W), tw = ooc_min64(TRTRI_LEAF, x->W);
+  cudaStream_t sc = x->st[x->icomp[0]];
+  double *ones = malloc((size_t)lw * sizeof *ones);
+  if (!ones) return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (warm-up)");
+  for (int64_t i = 0; i < lw; i++) ones[i] = 1.0;
+  cudaError_t e = cudaMemsetAsync(x->dP, 0, (size_t)(8 * n * lw), sc);
+  if (e == cudaSuccess)
+    e = cudaMemcpy2DAsync(x->dP, (size_t)(8 * (n + 1)), ones, sizeof(double), sizeof(double),
+                          (size_t)lw, cudaMemcpyHostToDevice, sc);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(sc);
+  free(ones);
+  CU(x, e);
+  size_t d = 0, hb = 0;
+  CS(x, cusolverDnXgetrf_bufferSize(x->sol, x->par, n, lw, CUDA_R_64F, x->dP, n, CUDA_R_64F, &d,
+                                    &hb));
+  if (d <= x->solWs && hb <= x->hSolWsBytes)
+    CS(x, cusolverDnXgetrf(x->sol, x->par, n, lw, CUDA_R_64F, x->dP, n, x->dIpiv, CUDA_R_64F,
+                           x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
+  CS(x, cusolverDnXtrtri_bufferSize(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, tw,
+                                    CUDA_R_64F, x->dP, n, &d, &hb));
+  if (d <= x->solWs && hb <= x->hSolWsBytes)
+    CS(x, cusolverDnXtrtri(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, tw, CUDA_R_64F,
+                           x->dP, n, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
+  CU(x, cudaStreamSynchronize(sc));
+  return OOC_OK;
 }
 
 static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
@@ -880,6 +1182,9 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
   OOC_TRY(dalloc(x, &x->dSrc, 8 * 2 * W, "interchanges"));
   OOC_TRY(dalloc(x, &x->dInfo, 8, "info"));
   OOC_TRY(dalloc(x, &x->dSolWs, (int64_t)x->solWs, "cuSOLVER workspace"));
+  OOC_TRY(dalloc(x, &x->dLuDst, 8 * lu_table_entries(W), "the panel LU's interchanges"));
+  OOC_TRY(dalloc(x, &x->dLuSrc, 8 * lu_table_entries(W), "the panel LU's interchanges"));
+  OOC_TRY(ocu_exec_set_leaf(&x->e, OCU_GETRF_LEAF));
   if (x->hSolWsBytes && !(x->hSolWs = malloc(x->hSolWsBytes)))
     return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (cuSOLVER host workspace)");
   OOC_TRY(halloc(x, &x->e.panel, 8 * n * W, "the panel"));
@@ -900,6 +1205,7 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
       OOC_TRY(halloc(x, &x->e.slot[s], 8 * n * b, "a column block"));
     }
   }
+  OOC_TRY(warm_up(x));
   for (int s = 0; s < GJ_MAX_SLOTS; s++) {
     CU(x, cudaEventCreateWithFlags(&x->ev_h2d[s], cudaEventDisableTiming));
     CU(x, cudaEventCreateWithFlags(&x->ev_comp[s], cudaEventDisableTiming));
@@ -907,6 +1213,8 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
   }
   CU(x, cudaEventCreateWithFlags(&x->ev_panel, cudaEventDisableTiming));
   CU(x, cudaEventCreateWithFlags(&x->ev_tdone, cudaEventDisableTiming));
+  for (int i = 0; i < NPIN; i++)
+    CU(x, cudaEventCreateWithFlags(&x->ev_pin[i], cudaEventDisableTiming));
   for (int i = 0; i < MAXCH; i++)
     CU(x, cudaEventCreateWithFlags(&x->ev_pout[i], cudaEventDisableTiming | cudaEventBlockingSync));
   if (x->timing) {
@@ -941,7 +1249,15 @@ ooc_status_t ocu_exec_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
   x->e.panel_in = x_panel_in;
   x->e.panel_out = x_panel_out;
   x->trtri_cusolver = cfg && cfg->trtri_cusolver;
-  ooc_status_t st = create(x, cfg);
+  ooc_status_t st = OOC_OK;
+  if (pthread_mutex_init(&x->span_mu, NULL) == 0) x->span_mu_on = 1;
+  if (pthread_mutex_init(&x->lu_mu, NULL) == 0) {
+    if (pthread_cond_init(&x->lu_cv, NULL) == 0) x->lu_mu_on = 1;
+    else pthread_mutex_destroy(&x->lu_mu);
+  }
+  if (!x->span_mu_on || !x->lu_mu_on)
+    st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "cannot initialise the executor's mutexes");
+  if (st == OOC_OK) st = create(x, cfg);
   if (st != OOC_OK) {
     x->trace = NULL;
     ocu_exec_destroy(&x->e);
