@@ -10,9 +10,13 @@ static const double HORNER_C[7] = {93, -315, 651, -861, 735, -393, 120};
 
 int iter_stores(int method) { return method == OOC_METHOD_HYPER7 ? 4 : 3; }
 
-int64_t iter_workspace_bytes(int64_t n, int64_t b, int64_t s) {
+int64_t iter_own_bytes(int64_t n, int64_t b) {
   b = ooc_min64(b, n);
-  return gemm_workspace_bytes(n, n, n, b, s) + 8 * (3 * n + 2 * b * b);
+  return 8 * (3 * n + 2 * b * b);
+}
+
+int64_t iter_workspace_bytes(int64_t n, int64_t b, int64_t s) {
+  return gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s) + iter_own_bytes(n, b);
 }
 
 static double step_bound(int method, double r) {
@@ -117,7 +121,8 @@ static ooc_status_t product(it_t *it, tstore_t *A, tstore_t *B, tstore_t *C, dou
   e->it = it;
   double f0 = (double)it->step_done / it->step_products;
   gemm_args_t g = {.A = A, .B = B, .C = C, .alpha = alpha, .beta = 0.0, .ops = a->ops,
-                   .block = a->block, .epilogue = epilogue, .user = e, .phase = "iterate",
+                   .block = a->block, .kblock = a->kblock, .exec = a->exec,
+                   .epilogue = epilogue, .user = e, .phase = "iterate",
                    .progress0 = f0, .progress1 = f0 + 1.0 / it->step_products};
   ooc_status_t st = gemm_run(it->ctx, &g, &it->res->gemm);
   it->res->products++;
