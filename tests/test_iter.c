@@ -497,6 +497,22 @@ static void t_predict(void) {
   CU_ASSERT(iter_stores(OOC_METHOD_NEWTON) == 3 && iter_stores(OOC_METHOD_HYPER7) == 4);
 }
 
+/* Blocks large enough for the epilogues to run on several threads (column ranges, not tiles). */
+static void t_converge_threaded_epilogues(void) {
+  int64_t n = 520;
+  double *A = gen_matrix(GEN_MATERN, n, 0, 1e-2, 9);
+  for (int method = OOC_METHOD_NEWTON; method <= OOC_METHOD_HYPER7; method++) {
+    outcome_t o = run(method, A, n, 64, 1000, (int64_t)64 << 20, NULL, 0, 0);
+    CU_ASSERT(o.st == OOC_OK && o.ratio < 30 && o.r.ratio < 15);
+    CU_ASSERT(strcmp(o.r.start, "identity") == 0);
+    if (o.st == OOC_OK) check_law(method, &o.r, 1e-10); /* the floor grows with n */
+    fprintf(stderr, "[matern %lld %s: %d steps, ratio %.2g] ", (long long)n, mname(method),
+            o.r.iterations, o.ratio);
+    free(o.V);
+  }
+  free(A);
+}
+
 /* Every product through an executor (the host stand-in above, one and two C buffers, so the
  * epilogues see slices of blocks): the same starts, steps and residuals as on the host path. */
 static void t_executor(void) {
@@ -545,6 +561,7 @@ int main(void) {
       {"divergence detected", t_diverge},
       {"iteration cap", t_max_iter},
       {"every product through an executor (1 and 2 C buffers): same steps", t_executor},
+      {"Matern n = 520 in one block: epilogues on threads", t_converge_threaded_epilogues},
       {NULL, NULL},
   };
   return tu_run("iter", tests);

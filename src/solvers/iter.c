@@ -4,6 +4,7 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Horner coefficients of p after the leading x^8 - 15 x^7 (iter.h): Q_{i+1} = X Q_i + c_i I. */
 static const double HORNER_C[7] = {93, -315, 651, -861, 735, -393, 120};
@@ -39,6 +40,7 @@ typedef struct it {
   double *rowabs, *diag;
   double *t1, *t2; /* b x b tile buffers */
   int step_products, step_done; /* progress within a step */
+  int threads;                  /* for the epilogues: the online CPUs, at most 16 */
 } it_t;
 
 enum { EPI_RESID_NEWTON, EPI_RESID, EPI_VNORM, EPI_HORNER1, EPI_ADDDIAG };
@@ -124,6 +126,9 @@ static ooc_status_t product(it_t *it, tstore_t *A, tstore_t *B, tstore_t *C, dou
                    .block = a->block, .kblock = a->kblock, .exec = a->exec,
                    .epilogue = epilogue, .user = e, .phase = "iterate",
                    .progress0 = f0, .progress1 = f0 + 1.0 / it->step_products};
+  /* the epilogues write disjoint columns of the block and of acc, so they may run on several
+   * threads, except HORNER1, which reads X through the (single-threaded) tile store */
+  if (e->mode != EPI_HORNER1) g.epilogue_threads = it->threads;
   ooc_status_t st = gemm_run(it->ctx, &g, &it->res->gemm);
   it->res->products++;
   it->step_done++;
@@ -215,7 +220,8 @@ ooc_status_t iter_run(ooc_ctx_t *ctx, const iter_args_t *a, iter_result_t *res) 
   res->ratio = NAN;
   if (a->method != OOC_METHOD_NEWTON && a->method != OOC_METHOD_HYPER7)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "iterative inverse: unknown method %d", a->method);
-  it_t it = {.ctx = ctx, .a = a, .res = res};
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  it_t it = {.ctx = ctx, .a = a, .res = res, .threads = ncpu < 1 ? 1 : ncpu > 16 ? 16 : (int)ncpu};
   part_t p = ts_rows(a->A);
   it.n = p.n;
   it.b = p.b;

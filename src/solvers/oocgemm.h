@@ -93,6 +93,10 @@ typedef struct gemm_args {
   double progress0, progress1; /* progress fraction range of this product (0, 0 = 0..1) */
   int64_t kblock;            /* k panel width (multiple of the tile; 0 = block) */
   gemm_exec_t *exec;         /* NULL = host; else its MB, NB, KB bound the block and panels */
+  int epilogue_threads;      /* > 1: the epilogue may run concurrently on disjoint column ranges
+                              * of a block (not tile-aligned then): up to this many threads split
+                              * each large block or slice (it is a single pass over C in memory,
+                              * which one thread makes the bound of a GPU product) */
 } gemm_args_t;
 
 typedef struct gemm_stats {
