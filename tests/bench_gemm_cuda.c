@@ -284,6 +284,11 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
 }
 
 int main(int argc, char **argv) {
+  char why[256];
+  if (!ocu_probe(why, sizeof why)) { /* before filling tens of GiB */
+    fprintf(stderr, "bench_gemm_cuda: no usable GPU (%s)\n", why);
+    return 77;
+  }
   if (argc > 1 && !strcmp(argv[1], "check")) return check();
   if (argc > 1 && !strcmp(argv[1], "ceil")) return ceil_bench(argc > 2 ? atoll(argv[2]) : 16384);
   if (argc > 4 && !strcmp(argv[1], "ooc"))
