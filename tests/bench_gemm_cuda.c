@@ -9,10 +9,11 @@
  *                                         C = A B, N x N, stores in host memory (all cached, no
  *                                         HDF5: what is timed is the executor and the tile store
  *                                         gather), --gpu-mem GPUMEM, once per variant V:
- *                                         "plan" (ocu_gemm_plan's choice), "1" / "2" (one / two C
- *                                         buffers, the largest block that fits), "1t1" / "2t1"
- *                                         (the same with one copy thread: the old gather);
- *                                         default "plan 1". TFLOP/s, gather and wait time.
+ *                                         "plan" (ocu_gemm_plan's choice), "C[sS][t1]": C = 1 or 2
+ *                                         C buffers, S = 2 or 3 panel slots (default: the
+ *                                         plan's), the largest block that fits; t1: one copy
+ *                                         thread (the old gather). Default "plan 1". TFLOP/s,
+ *                                         gather and wait time.
  * Lines starting with RESULT are the figures.
  */
 #include <pthread.h>
@@ -96,44 +97,43 @@ static int check(void) {
     tcache_t *c;
     tcache_create(ctx, (int64_t)8 << 30, &c);
     tstore_t *A = filled(ctx, c, m, k, b, 1), *B = filled(ctx, c, k, n, b, 2);
-    tstore_t *C[3] = {filled(ctx, c, m, n, b, 3), filled(ctx, c, m, n, b, 3),
-                      filled(ctx, c, m, n, b, 3)};
-    for (int gpu = 0; gpu < 3; gpu++) { /* 0: CPU; 1, 2: GPU with that many C buffers */
+    tstore_t *C[5];
+    for (int i = 0; i < 5; i++) C[i] = filled(ctx, c, m, n, b, 3);
+    for (int gpu = 0; gpu < 5; gpu++) { /* 0: CPU; 1-4: GPU with 1, 2 C buffers x 2, 3 slots */
       gemm_args_t g = {.A = A, .B = B, .C = C[gpu], .alpha = -1.5, .beta = 0.5,
                        .ops = ooc_ops_cpu(), .block = 1 << 30};
       gemm_exec_t *ex = NULL;
       if (gpu) {
         ocu_config_t cfg = {.gpu_mem = (int64_t)256 << 20};
         int64_t s, kb;
-        int nc;
-        if (ocu_gemm_plan(ctx, m, n, k, b, &cfg, 0, &s, &kb, &nc) != OOC_OK) die(ctx, "plan");
-        /* the other count: the largest block that fits it */
-        while (gpu != nc && s > b &&
-               ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), 2, gpu) +
-                       ((int64_t)32 << 20) > cfg.gpu_mem)
+        int nc, ns, want_c = (gpu + 1) / 2, want_s = 2 + (gpu + 1) % 2;
+        if (ocu_gemm_plan(ctx, m, n, k, b, &cfg, 0, &s, &kb, &ns, &nc) != OOC_OK) die(ctx, "plan");
+        /* the configuration asked for: the largest block that fits it */
+        while (s > b && ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s,
+                                       want_c) + ((int64_t)32 << 20) > cfg.gpu_mem)
           s -= b;
-        if (ocu_gemm_create(ctx, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), gpu, &cfg,
-                            &ex) != OOC_OK)
+        if (ocu_gemm_create(ctx, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s,
+                            want_c, &cfg, &ex) != OOC_OK)
           die(ctx, "create");
         g.block = s;
         g.kblock = kb;
         g.exec = ex;
-        printf("check %lld x %lld x %lld tile %lld: GPU block %lld, panels %lld, %d C buffer(s) "
-               "(plan: %d)\n", (long long)m, (long long)n, (long long)k, (long long)b,
-               (long long)s, (long long)kb, gpu, nc);
+        printf("check %lld x %lld x %lld tile %lld: GPU block %lld, panels %lld x %d, %d C "
+               "buffer(s) (plan: %lld x %d, %d)\n", (long long)m, (long long)n, (long long)k,
+               (long long)b, (long long)s, (long long)kb, want_s, want_c, (long long)kb, ns, nc);
       }
       if (gemm_run(ctx, &g, NULL) != OOC_OK) die(ctx, "gemm_run");
       if (ex && ocu_gemm_destroy(ex) != OOC_OK) die(ctx, "destroy");
     }
     double *X = read_all(C[0]);
-    for (int gpu = 1; gpu < 3; gpu++) {
+    for (int gpu = 1; gpu < 5; gpu++) {
       double *Y = read_all(C[gpu]), scale = 0, err = 0;
       for (int64_t i = 0; i < m * n; i++) {
         scale = fmax(scale, fabs(X[i]));
         err = fmax(err, isnan(Y[i]) ? INFINITY : fabs(X[i] - Y[i]));
       }
       double rel = err / (scale > 0 ? scale : 1);
-      printf("check %lld x %lld x %lld, %d C buffer(s): max |GPU - CPU| / max |C| = %.3g\n",
+      printf("check %lld x %lld x %lld, GPU config %d: max |GPU - CPU| / max |C| = %.3g\n",
              (long long)m, (long long)n, (long long)k, gpu, rel);
       worst = fmax(worst, isnan(rel) ? INFINITY : rel);
       free(Y);
@@ -141,7 +141,7 @@ static int check(void) {
     free(X);
     tstore_destroy(A);
     tstore_destroy(B);
-    for (int i = 0; i < 3; i++) tstore_destroy(C[i]);
+    for (int i = 0; i < 5; i++) tstore_destroy(C[i]);
     tcache_destroy(c);
   }
   printf("RESULT check worst relative difference %.3g (%s)\n", worst, worst < 1e-12 ? "PASS" : "FAIL");
@@ -234,21 +234,24 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
     const char *var = variants[v];
     ocu_config_t cfg = {.gpu_mem = gpu_mem};
     int64_t s, kb;
-    int nc, want = !strcmp(var, "plan") ? 0 : atoi(var);
-    if (ocu_gemm_plan(ctx, n, n, n, b, &cfg, 0, &s, &kb, &nc) != OOC_OK) die(ctx, "plan");
-    if (want && want != nc) { /* the largest block for the forced count */
+    int nc, ns, want = !strcmp(var, "plan") ? 0 : atoi(var);
+    const char *sl = strchr(var, 's');
+    int want_s = sl ? atoi(sl + 1) : 0;
+    if (ocu_gemm_plan(ctx, n, n, n, b, &cfg, 0, &s, &kb, &ns, &nc) != OOC_OK) die(ctx, "plan");
+    if (want || want_s) { /* the largest block for the forced configuration */
+      nc = want ? want : nc;
+      ns = want_s ? want_s : ns;
       s = 0;
       for (int64_t t = b; t <= ooc_cdiv64(n, b) * b; t += b)
-        if (ocu_gemm_bytes(ooc_min64(t, n), ooc_min64(t, n), ooc_min64(kb, n), 2, want) +
+        if (ocu_gemm_bytes(ooc_min64(t, n), ooc_min64(t, n), ooc_min64(kb, n), ns, nc) +
                 ((int64_t)32 << 20) <= gpu_mem)
           s = t;
       if (s == 0) die(NULL, "variant does not fit");
-      nc = want;
     }
     tcache_set_threads(c, strstr(var, "t1") ? 1 : 0);
     gemm_exec_t *ex = NULL;
-    if (ocu_gemm_create(ctx, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), nc, &cfg, &ex) !=
-        OOC_OK)
+    if (ocu_gemm_create(ctx, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns, nc, &cfg,
+                        &ex) != OOC_OK)
       die(ctx, "create");
     gemm_args_t g = {.A = A, .B = B, .C = C, .alpha = 1, .beta = 0, .ops = ooc_ops_cpu(),
                      .block = s, .kblock = kb, .exec = ex};
@@ -259,12 +262,12 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
     ocu_stats_t os;
     ocu_gemm_stats(ex, &os);
     double flops = 2.0 * n * n * n;
-    printf("RESULT ooc [%s] n=%lld tile %lld gpu-mem %.1f GiB: block %lld, panels %lld, %d C "
+    printf("RESULT ooc [%s] n=%lld tile %lld gpu-mem %.1f GiB: block %lld, panels %lld x %d, %d C "
            "buffer(s), %lld blocks, %d copy threads: %.2f s, %.2f TFLOP/s (host gather/store "
            "%.2f s, waiting for the GPU %.2f s, H2D %.1f GiB, D2H %.1f GiB, device %.2f GiB, "
            "pinned %.2f GiB)\n",
            var, (long long)n, (long long)b, gpu_mem / 1073741824.0, (long long)s, (long long)kb,
-           nc, (long long)gs.blocks, tcache_threads(c), t, flops / t * 1e-12, gs.t_io, gs.t_gemm,
+           ns, nc, (long long)gs.blocks, tcache_threads(c), t, flops / t * 1e-12, gs.t_io, gs.t_gemm,
            os.bytes_h2d / 1073741824.0, os.bytes_d2h / 1073741824.0, os.dev_peak / 1073741824.0,
            os.pinned_bytes / 1073741824.0);
     ocu_gemm_destroy(ex);
@@ -293,6 +296,6 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "ceil")) return ceil_bench(argc > 2 ? atoll(argv[2]) : 16384);
   if (argc > 4 && !strcmp(argv[1], "ooc"))
     return ooc_bench(atoll(argv[2]), atoll(argv[3]), ooc_parse_size(argv[4]), argc - 5, argv + 5);
-  fprintf(stderr, "usage: bench_gemm_cuda check | ceil [n] | ooc N TILE GPUMEM [plan|1|2|1t1|2t1 ...]\n");
+  fprintf(stderr, "usage: bench_gemm_cuda check | ceil [n] | ooc N TILE GPUMEM [plan|C[sS][t1] ...]\n");
   return 2;
 }

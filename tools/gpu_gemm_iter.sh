@@ -5,12 +5,13 @@
 #         (GPU vs CPU product check; cuBLAS DGEMM ceiling n = 16384; the out-of-core product at
 #         n = 49152, tile 4096, --gpu-mem 12G, variants $VARIANTS) -> the table rows for n in
 #         $NS (default 512 1024 8192) -> n = 32768 rows ($BIG) while the estimate fits LIMIT.
-# PART=2: build -> only the n = 32768 rows ($BIG).
-# Table rows: `oocsolve --json --device cuda --method M --force --out X KIND_n.h5` for M in
-# newton hyper7 gj chol on oocgen matern (default length/nugget) and diagdom (not symmetric: no
-# chol); one JSON object per run in $OUT/rows.jsonl, a summary table at the end.
+# PART=2: build -> ceiling and the n = 49152 product ($VARIANTS) -> test_iter_cuda while the
+#         32768 inputs are generated -> the n = 32768 rows ($BIG).
+# Table rows: `oocsolve --json --device cuda --method M --check $CHECK --force --out X KIND_n.h5`
+# for M in newton hyper7 gj chol on oocgen matern (default length/nugget) and diagdom (not
+# symmetric: no chol); one JSON object per run in $OUT/rows.jsonl.
 # A 32768 row runs only if the time left exceeds the estimate in its BIG entry (seconds, from
-# the 8192 rows scaled by 64 for the flops plus the measured file I/O; see docs/NUMERICS.md).
+# the 8192 rows and the first 32768 row: ~57 s of file I/O and probe check, ~22 s without check).
 set -o pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -29,8 +30,7 @@ L=/opt/deps/usr/lib/x86_64-linux-gnu # staging bug: libzstd's versioned name may
 for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
   [ -e $d/libzstd.so.1 ] && [ -d $L ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
 done
-TARGETS="oocsolve_bin oocgen_bin"
-[ "$PART" = 1 ] && TARGETS="$TARGETS bench_gemm_cuda test_iter_cuda"
+TARGETS="oocsolve_bin oocgen_bin bench_gemm_cuda test_iter_cuda"
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DOOC_BUILD_TESTS=ON > $OUT/build.log 2>&1 &&
   cmake --build $B -j16 --target $TARGETS >> $OUT/build.log 2>&1 || { grep -E "error" $OUT/build.log | head -20; exit 1; }
 echo "[$(el) s] built"
@@ -47,7 +47,7 @@ row() { # kind n method [timeout]
   f=$(gen $1 $2) || { echo "gen $1 $2 failed"; return 1; }
   o=$W/out_$1_$2_$3.h5
   t0=$(date +%s.%N)
-  timeout ${4:-120} $B/oocsolve --json --device ${DEVICE:-cuda} --method $3 --force --out $o $f > $W/row.json 2> $W/row.err
+  timeout -k 3 ${4:-120} $B/oocsolve --json --device ${DEVICE:-cuda} --method $3 --check ${CHECK:-auto} --force --out $o $f > $W/row.json 2> $W/row.err
   rc=$?
   python3 - "$1" "$2" "$3" "$rc" "$t0" >> $OUT/rows.jsonl <<'EOF'
 import json, sys, time
@@ -91,9 +91,19 @@ if [ "$PART" = 1 ]; then
     done
     echo "[$(el) s] n = $n done"
   done
-elif [ -n "$BIG" ]; then
-  gen matern 32768 > /dev/null & gen diagdom 32768 > /dev/null & wait
-  echo "[$(el) s] generated"
+else
+  { timeout 20 $B/bench_gemm_cuda ceil 16384
+    timeout 120 $B/bench_gemm_cuda ooc ${N:-49152} 4096 12G $VARIANTS
+  } > $OUT/bench.log 2>&1
+  grep -E "RESULT|filled|error|bench_gemm_cuda:" $OUT/bench.log
+  echo "[$(el) s] bench done"
+  if [ -n "$BIG" ]; then
+    (gen matern 32768 > /dev/null; echo "[$(el) s] matern 32768 generated") > $OUT/gen.log 2>&1 &
+    (gen diagdom 32768 > /dev/null; echo "[$(el) s] diagdom 32768 generated") >> $OUT/gen.log 2>&1 &
+  fi
+  (cd $B && timeout 90 ./test_iter_cuda > $OUT/test_iter_cuda.log 2>&1; echo "test_iter_cuda rc=$?" >> $OUT/test_iter_cuda.log)
+  grep -E "FAILED|asserts|tests  |rc=|SKIPPED" $OUT/test_iter_cuda.log | head -12
+  echo "[$(el) s] test_iter_cuda done"
 fi
 wait # the generators
 cat $OUT/gen.log 2>/dev/null

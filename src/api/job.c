@@ -82,8 +82,8 @@ typedef struct job {
   tstore_t *result;
   h5mat_t *in_c;    /* gemm: C0 */
   gemm_exec_t *gexec; /* gemm, newton/hyper7 on the GPU: the product's executor */
-  int64_t gkb;        /* newton/hyper7 on the GPU: the executor's panel width and C buffers */
-  int gncblk;         /* (0 = not planned: the products run on the host) */
+  int64_t gkb;        /* newton/hyper7 on the GPU: the executor's panel width, C buffers and */
+  int gncblk, gslots; /* slots (gncblk 0 = not planned: the products run on the host) */
   double iter_flops;
   int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
 } job_t;
@@ -680,7 +680,7 @@ static int64_t iter_gemm_bytes(const job_t *j, int64_t s) {
 #ifdef OOC_HAVE_CUDA
   if (j->cuda && j->gncblk > 0) {
     int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
-    return ocu_gemm_bytes(MB, MB, ooc_min64(j->gkb, n), 2, j->gncblk);
+    return ocu_gemm_bytes(MB, MB, ooc_min64(j->gkb, n), j->gslots, j->gncblk);
   }
 #endif
   return gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
@@ -701,7 +701,7 @@ static int64_t iter_ws(const job_t *j, int64_t s) {
 static ooc_status_t plan_gpu_iter(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   int64_t n = j->n, b = j->b, s = 0, kb = 0;
-  int ncblk = 0;
+  int ncblk = 0, nslots = 0;
   int64_t host_max = (j->budget - j->fixed) / 2 - iter_stores(j->o.method) *
                      tstore_overhead_bytes(n, n, b) - iter_own_bytes(n, b);
   if (host_max <= 0) {
@@ -712,10 +712,11 @@ static ooc_status_t plan_gpu_iter(job_t *j) {
                     (long long)b);
   }
   ocu_config_t c = gpu_config(j);
-  OOC_TRY(ocu_gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &ncblk));
+  OOC_TRY(ocu_gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &nslots, &ncblk));
   if (j->o.stripe > 0) s = ooc_min64(s, ooc_max64(b, j->o.stripe / b * b));
   j->gkb = kb;
   j->gncblk = ncblk;
+  j->gslots = nslots;
   j->W = ooc_min64(s, n);
   return OOC_OK;
 }
@@ -793,7 +794,8 @@ static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
   if (j->cuda && j->gncblk > 0) { /* every product through the GPU executor; epilogues on host */
     ocu_config_t c = gpu_config(j);
     int64_t MB = ooc_min64(ia.block, n);
-    OOC_TRY(ocu_gemm_create(ctx, MB, MB, ooc_min64(j->gkb, n), j->gncblk, &c, &j->gexec));
+    OOC_TRY(ocu_gemm_create(ctx, MB, MB, ooc_min64(j->gkb, n), j->gslots, j->gncblk, &c,
+                            &j->gexec));
     ia.exec = j->gexec;
     ia.kblock = j->gkb;
   }
@@ -806,10 +808,11 @@ static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
     char pk[32], pn[32];
     ocu_gemm_stats(j->gexec, &os);
     ooc_warn(r->warnings, sizeof r->warnings, "GPU products: device %s, pinned %s, block %lld, "
-             "panels %lld, %d C buffer(s); host gather/store %.2f s, epilogues %.2f s, waiting "
-             "for the GPU %.2f s", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
+             "panels %lld x %d, %d C buffer(s); host gather/store %.2f s, epilogues %.2f s, "
+             "waiting for the GPU %.2f s", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
              ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)ia.block,
-             (long long)j->gkb, j->gncblk, ir.gemm.t_io, ir.gemm.t_epilogue, ir.gemm.t_gemm);
+             (long long)j->gkb, j->gslots, j->gncblk, ir.gemm.t_io, ir.gemm.t_epilogue,
+             ir.gemm.t_gemm);
     ooc_status_t st2 = ocu_gemm_destroy(j->gexec);
     j->gexec = NULL;
     if (st == OOC_OK) st = st2;
@@ -1622,13 +1625,14 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   if (s < b && gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
   int64_t ws = ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
 #ifdef OOC_HAVE_CUDA
-  int gncblk = 1;
+  int gncblk = 1, gslots = 2;
   if (j->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
                   * get at most half of the room, as the host block does */
     ocu_config_t c = gpu_config(j);
-    OOC_TRY(ocu_gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &s, &kblock, &gncblk));
-    ws = ooc_max64(strip, ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kblock, k), 2,
-                                         gncblk));
+    OOC_TRY(ocu_gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &s, &kblock, &gslots,
+                          &gncblk));
+    ws = ooc_max64(strip, ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kblock, k),
+                                         gslots, gncblk));
   }
 #endif
   if (s < b || ws > avail) {
@@ -1683,7 +1687,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   if (j->cuda) {
     ocu_config_t c = gpu_config(j);
     OOC_TRY(ocu_gemm_create(ctx, ooc_min64(s, m), ooc_min64(s, n),
-                            ooc_min64(kblock, ooc_max64(k, 1)), gncblk, &c, &j->gexec));
+                            ooc_min64(kblock, ooc_max64(k, 1)), gslots, gncblk, &c, &j->gexec));
     g.exec = j->gexec;
   }
 #endif
@@ -1694,10 +1698,10 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
     char pk[32], pn[32];
     ocu_gemm_stats(j->gexec, &os);
     ooc_warn(r->warnings, sizeof r->warnings, "GPU product: device %s, pinned %s, block %lld, "
-             "panels %lld, %d C buffer(s); host gather/store %.2f s, waiting for the GPU %.2f s",
-             ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
+             "panels %lld x %d, %d C buffer(s); host gather/store %.2f s, waiting for the GPU "
+             "%.2f s", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
              ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)s, (long long)kblock,
-             gncblk, gs.t_io, gs.t_gemm);
+             gslots, gncblk, gs.t_io, gs.t_gemm);
     ooc_status_t st2 = ocu_gemm_destroy(j->gexec);
     j->gexec = NULL;
     OOC_TRY(st2);

@@ -238,7 +238,11 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
       OOC_CHECK(st = store_upto(&sc, &pd, pd.u1)); /* what is left of the previous block */
       pd = (pend_t){.active = 1, .c = c, .t0 = t0, .t1 = t1, .u0 = u0, .u1 = u1, .r0 = r0,
                     .c0 = c0, .mb = mb, .nb = nb, .ucur = u0, .Cb = Cb};
-      if (!ex || ncblk == 1) OOC_CHECK(st = store_upto(&sc, &pd, pd.u1));
+      if (!ex) {
+        OOC_CHECK(st = store_upto(&sc, &pd, pd.u1));
+      } else if (ncblk == 1) { /* column by column: a column's store overlaps the next's D2H */
+        for (int64_t u = u0 + 1; u <= u1; u++) OOC_CHECK(st = store_upto(&sc, &pd, u));
+      }
     }
   }
   OOC_CHECK(st = store_upto(&sc, &pd, pd.u1));

@@ -4,6 +4,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,33 +55,62 @@ static int64_t budget_of(const ocu_config_t *cfg) {
 
 /* Largest block edge t (multiple of b, at most top) whose buffers fit both budgets; 0 if none. */
 static int64_t largest_block(int64_t m, int64_t n, int64_t k, int64_t b, int64_t top, int64_t kb,
-                             int ncblk, int64_t dev_budget, int64_t host_max) {
+                             int nslots, int ncblk, int64_t dev_budget, int64_t host_max) {
   int64_t best = 0;
   for (int64_t t = b; t <= top; t += b) {
-    int64_t bytes = ocu_gemm_bytes(ooc_min64(t, m), ooc_min64(t, n), ooc_min64(kb, k), 2, ncblk);
+    int64_t bytes =
+        ocu_gemm_bytes(ooc_min64(t, m), ooc_min64(t, n), ooc_min64(kb, k), nslots, ncblk);
     if (bytes > dev_budget || (host_max > 0 && bytes > host_max)) break;
     best = t;
   }
   return best;
 }
 
+/* Modelled seconds of the product with block s (see ocu_gemm.h): the slowest of the GPU's flops,
+ * the host's gather and store, the panels' H2D; plus, with two slots, the H2D that then waits
+ * for the gather instead of overlapping it; plus the C stores the device does not overlap (each
+ * block's with one buffer, the last block's with two). Rates of the H100 host, where these were
+ * measured; only their ratios choose. */
+#define RATE_GPU 60e12  /* DGEMM flop/s */
+#define RATE_HOST 35e9  /* gather/store bytes/s with the cache's copy threads */
+#define RATE_PCIE 50e9  /* pinned H2D bytes/s */
+static double model(int64_t m, int64_t n, int64_t k, int64_t s, int nslots, int ncblk) {
+  double bi = (double)ooc_cdiv64(m, s), bj = (double)ooc_cdiv64(n, s);
+  double ab = 8.0 * (double)k * ((double)m * bj + (double)n * bi), c = 8.0 * (double)m * (double)n;
+  double t = fmax(2.0 * (double)m * (double)n * (double)k / RATE_GPU,
+                  fmax((ab + c) / RATE_HOST, ab / RATE_PCIE));
+  if (nslots < 3) t += ab / RATE_PCIE;
+  return t + c / RATE_HOST / (ncblk == 1 ? 1.0 : bi * bj);
+}
+
 ooc_status_t ocu_gemm_plan(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int64_t b,
                            const ocu_config_t *cfg, int64_t host_max, int64_t *s, int64_t *kb,
-                           int *ncblk) {
+                           int *nslots, int *ncblk) {
   int64_t budget = budget_of(cfg) - WS_BYTES;
   int64_t top = ooc_cdiv64(ooc_max64(m, n), b) * b, kt = ooc_cdiv64(ooc_max64(k, 1), b) * b;
   /* panels of one tile: kb does not change the flop per byte (ocu_gemm.h), so memory goes to the
    * C block, whose edge sets it */
   *kb = ooc_min64(b, kt);
-  int64_t s1 = largest_block(m, n, k, b, top, *kb, 1, budget, host_max);
-  int64_t s2 = s1 >= top ? 0 : largest_block(m, n, k, b, top, *kb, 2, budget, host_max);
-  /* one buffer when one block covers C (nothing to overlap with) or two do not fit */
-  *ncblk = s2 > 0 ? 2 : 1;
-  *s = s2 > 0 ? s2 : s1;
+  *s = 0;
+  *nslots = 2;
+  *ncblk = 1;
+  double best = 0;
+  for (int nc = 1; nc <= 2; nc++) /* ties keep the earlier: one buffer, two slots */
+    for (int ns = 2; ns <= 3; ns++) {
+      int64_t t = largest_block(m, n, k, b, top, *kb, ns, nc, budget, host_max);
+      if (t == 0) continue;
+      double tm = model(m, n, ooc_max64(k, 1), t, ns, nc);
+      if (*s == 0 || tm < best * (1 - 1e-9)) {
+        best = tm;
+        *s = t;
+        *nslots = ns;
+        *ncblk = nc;
+      }
+    }
   if (*s == 0) {
     char have[32], hb[32];
-    if (host_max > 0 && ocu_gemm_bytes(ooc_min64(b, m), ooc_min64(b, n), ooc_min64(*kb, k), 2, 1) >
-                            host_max)
+    if (host_max > 0 &&
+        ocu_gemm_bytes(ooc_min64(b, m), ooc_min64(b, n), ooc_min64(*kb, k), 2, 1) > host_max)
       return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem leaves %s for the GPU product's pinned "
                       "buffers: too small for a block of one tile (%lld) with two panel buffers; "
                       "raise --host-mem or lower --tile", ooc_fmt_bytes(host_max, hb, sizeof hb),
@@ -182,16 +212,17 @@ static ooc_status_t pin_alloc(og_t *x, double **p, int64_t bytes) {
   return OOC_OK;
 }
 
-ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB, int ncblk,
-                             const ocu_config_t *cfg, gemm_exec_t **out) {
+ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB, int nslots,
+                             int ncblk, const ocu_config_t *cfg, gemm_exec_t **out) {
   *out = NULL;
-  if (ncblk < 1 || ncblk > GEMM_MAX_CBLK)
-    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "GPU product: %d C block buffers asked for", ncblk);
+  if (ncblk < 1 || ncblk > GEMM_MAX_CBLK || nslots < 1 || nslots > GEMM_MAX_SLOTS)
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "GPU product: %d C block buffers, %d slots asked for",
+                    ncblk, nslots);
   og_t *x = ooc_calloc(ctx, 1, sizeof *x);
   if (!x) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the GPU product");
   x->ctx = ctx;
   gemm_exec_t *e = &x->e;
-  e->nslots = 2;
+  e->nslots = nslots;
   e->ncblk = ncblk;
   e->MB = MB;
   e->NB = NB;

@@ -15,6 +15,10 @@
  * 65 TFLOP/s, s >= ~9,500 keeps the GPU busy. The host gathers the same bytes from the tile store
  * into the pinned panels with the cache's copy threads (ts_read_tiles).
  *
+ * Three slots let the host gather panel q+2 while panel q+1 crosses PCIe and panel q multiplies
+ * (with two, a panel's H2D starts only once its gather is done: on the H100 host that left the
+ * GPU waiting 15-20% of each panel at n = 49152).
+ *
  * Budgets: device bytes = 8 (ncblk MB NB + nslots (MB KB + KB NB)) + the cuBLAS workspace, refused
  * above cfg->gpu_mem (0 = free memory minus max(1 GiB, 1/32)); the same host bytes are pinned and
  * charged to the context's host count (so --host-mem covers them).
@@ -28,15 +32,17 @@
 /* Bytes the executor allocates on the device less the cuBLAS workspace; also the bytes it pins
  * on the host. */
 int64_t ocu_gemm_bytes(int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk);
-/* The block for an m x n x k product with tile b: panels of one tile (kb = b), and the largest
- * square block s (multiple of b, at most the shape) whose buffers fit the device budget and, if
- * host_max > 0, host_max pinned bytes. ncblk = 1 when one block covers C or two buffers of even
- * one tile do not fit, else 2 (s then fits two buffers). OOC_ERR_BUDGET if not even s = b fits. */
+/* The buffers for an m x n x k product with tile b: panels of one tile (kb = b); for each of
+ * one or two C buffers and two or three panel slots the largest square block s (multiple of b,
+ * at most the shape) whose buffers fit the device budget and, if host_max > 0, host_max pinned
+ * bytes; of these the one a simple model says is fastest (ocu_gemm.c: the slowest of flops,
+ * host gather and PCIe, plus the H2D a two-slot pipeline does not overlap with the gather, plus
+ * the C stores no next block overlaps). OOC_ERR_BUDGET if not even s = b fits. */
 ooc_status_t ocu_gemm_plan(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int64_t b,
                            const ocu_config_t *cfg, int64_t host_max, int64_t *s, int64_t *kb,
-                           int *ncblk);
-ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB, int ncblk,
-                             const ocu_config_t *cfg, gemm_exec_t **out);
+                           int *nslots, int *ncblk);
+ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB, int nslots,
+                             int ncblk, const ocu_config_t *cfg, gemm_exec_t **out);
 /* Device peak and copy/kernel totals so far into s (fields of ocu_stats_t it knows). */
 void ocu_gemm_stats(gemm_exec_t *e, ocu_stats_t *s);
 ooc_status_t ocu_gemm_destroy(gemm_exec_t *e); /* NULL is fine */
