@@ -14,7 +14,9 @@
  * - divergence: a start scaled 3x too large, a warm start 3x too large, a symmetric matrix with a
  *   positive diagonal that is not definite: OOC_ERR_ACCURACY naming the cause and suggesting gj;
  *   the iteration cap: OOC_ERR_ACCURACY "did not converge";
- * - host peak within cache + iter_workspace_bytes + bookkeeping.
+ * - host peak within cache + iter_workspace_bytes + bookkeeping;
+ * - every product through the executor seam (a host stand-in, asynchronous like the GPU's, one
+ *   and two C buffers): the same start, steps, products and residuals as the host path.
  */
 #include <float.h>
 #include <math.h>
@@ -112,6 +114,103 @@ typedef struct {
   int64_t peak, budget, spills;
 } outcome_t;
 
+/* ---- a host stand-in for the GPU executor (oocgemm.h's seam), asynchronous like one: loads are
+ * read at the first panel, a block comes back (NaN before) only when fetched. g_exec_cblk = 1 or
+ * 2 makes run() send every product through it (0: the host path). ---------------------------- */
+
+static int g_exec_cblk;
+
+typedef struct {
+  gemm_exec_t e;
+  double *dev[GEMM_MAX_CBLK];
+  int state[GEMM_MAX_CBLK]; /* 0 idle, 1 begun (load pending), 2 begun, 3 ended */
+  int64_t mb[GEMM_MAX_CBLK], nb[GEMM_MAX_CBLK], back[GEMM_MAX_CBLK];
+  int misuse;
+  int64_t fetches;
+} fake_t;
+
+static void fk_load(fake_t *f, int c) {
+  if (f->state[c] == 1) memcpy(f->dev[c], f->e.cblk[c], (size_t)(f->mb[c] * f->nb[c]) * 8);
+  f->state[c] = 2;
+}
+static ooc_status_t fk_begin(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int load) {
+  fake_t *f = (fake_t *)e;
+  if (f->state[c] != 0 || mb > e->MB || nb > e->NB) f->misuse++;
+  f->mb[c] = mb;
+  f->nb[c] = nb;
+  f->state[c] = load ? 1 : 2;
+  if (!load) memset(f->dev[c], 0, (size_t)(mb * nb) * 8);
+  return OOC_OK;
+}
+static ooc_status_t fk_wait(gemm_exec_t *e, int slot) {
+  (void)e;
+  (void)slot;
+  return OOC_OK;
+}
+static ooc_status_t fk_panel(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
+                             double alpha, double beta) {
+  fake_t *f = (fake_t *)e;
+  if (f->state[c] == 0 || f->state[c] == 3 || mb != f->mb[c] || nb != f->nb[c]) f->misuse++;
+  fk_load(f, c);
+  ooc_ops_cpu()->gemm('N', 'N', mb, nb, kb, alpha, e->apan[slot], mb, e->bpan[slot], kb, beta,
+                      f->dev[c], mb);
+  return OOC_OK;
+}
+static ooc_status_t fk_end(gemm_exec_t *e, int c, int64_t mb, int64_t nb) {
+  fake_t *f = (fake_t *)e;
+  if (f->state[c] == 0 || f->state[c] == 3) f->misuse++;
+  fk_load(f, c);
+  f->state[c] = 3;
+  f->back[c] = 0;
+  for (int64_t i = 0; i < mb * nb; i++) e->cblk[c][i] = NAN;
+  return OOC_OK;
+}
+static ooc_status_t fk_fetch(gemm_exec_t *e, int c, int64_t cols) {
+  fake_t *f = (fake_t *)e;
+  if (f->state[c] != 3 || cols < f->back[c] || cols > f->nb[c]) {
+    f->misuse++;
+    return OOC_OK;
+  }
+  memcpy(e->cblk[c] + f->back[c] * f->mb[c], f->dev[c] + f->back[c] * f->mb[c],
+         (size_t)((cols - f->back[c]) * f->mb[c]) * 8);
+  f->back[c] = cols;
+  f->fetches++;
+  if (cols == f->nb[c]) f->state[c] = 0;
+  return OOC_OK;
+}
+static fake_t *fake_create(int ncblk, int64_t MB, int64_t KB) {
+  fake_t *f = calloc(1, sizeof *f);
+  f->e = (gemm_exec_t){.nslots = 2, .ncblk = ncblk, .MB = MB, .NB = MB, .KB = KB,
+                       .begin = fk_begin, .slot_wait = fk_wait, .panel = fk_panel, .end = fk_end,
+                       .fetch = fk_fetch};
+  for (int c = 0; c < ncblk; c++) {
+    f->e.cblk[c] = malloc((size_t)(MB * MB) * 8);
+    f->dev[c] = malloc((size_t)(MB * MB) * 8);
+  }
+  for (int sl = 0; sl < 2; sl++) {
+    f->e.apan[sl] = malloc((size_t)(MB * KB) * 8);
+    f->e.bpan[sl] = malloc((size_t)(MB * KB) * 8);
+  }
+  return f;
+}
+static void fake_destroy(fake_t *f) {
+  for (int c = 0; c < f->e.ncblk; c++) {
+    free(f->e.cblk[c]);
+    free(f->dev[c]);
+  }
+  for (int sl = 0; sl < 2; sl++) {
+    free(f->e.apan[sl]);
+    free(f->e.bpan[sl]);
+  }
+  free(f);
+}
+
+typedef struct {
+  int misuse, busy;
+  int64_t fetches;
+} fake_report_t;
+static fake_report_t g_fake;
+
 /* Run iter_run on A; warm (may be NULL) is V_0. */
 static outcome_t run(int method, const double *A, int64_t n, int64_t b, int64_t s, int64_t cap,
                      const double *warm, double v0_scale, int max_iter) {
@@ -143,8 +242,21 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int64_t 
   for (int i = 0; i < n; i++) a.spd &= A[i + i * n] > 0;
   for (int q = 0; q < ns; q++) a.S[q] = T[q + 1];
   o.budget = cap + iter_workspace_bytes(n, b, s) + (ns + 1) * tstore_overhead_bytes(n, n, b) + SLACK;
+  fake_t *fk = NULL;
+  if (g_exec_cblk) { /* panels as wide as the host path's, so the results are the same */
+    int64_t MB = ooc_min64(ooc_max64(b, s / b * b), n);
+    fk = fake_create(g_exec_cblk, MB, MB);
+    a.exec = &fk->e;
+    a.kblock = s;
+  }
   ooc_ctx_reset_peak(ctx);
   o.st = iter_run(ctx, &a, &o.r);
+  if (fk) {
+    g_fake.misuse = fk->misuse;
+    g_fake.busy = fk->state[0] != 0 || fk->state[1] != 0;
+    g_fake.fetches = fk->fetches;
+    fake_destroy(fk);
+  }
   o.peak = ooc_ctx_host_peak(ctx);
   snprintf(o.err, sizeof o.err, "%s", ooc_ctx_error(ctx));
   for (int q = 0; q <= ns; q++) o.spills += ts_stats(T[q])->spills;
@@ -385,6 +497,58 @@ static void t_predict(void) {
   CU_ASSERT(iter_stores(OOC_METHOD_NEWTON) == 3 && iter_stores(OOC_METHOD_HYPER7) == 4);
 }
 
+/* Blocks large enough for the epilogues to run on several threads (column ranges, not tiles). */
+static void t_converge_threaded_epilogues(void) {
+  int64_t n = 520;
+  double *A = gen_matrix(GEN_MATERN, n, 0, 1e-2, 9);
+  for (int method = OOC_METHOD_NEWTON; method <= OOC_METHOD_HYPER7; method++) {
+    outcome_t o = run(method, A, n, 64, 1000, (int64_t)64 << 20, NULL, 0, 0);
+    CU_ASSERT(o.st == OOC_OK && o.ratio < 30 && o.r.ratio < 15);
+    CU_ASSERT(strcmp(o.r.start, "identity") == 0);
+    if (o.st == OOC_OK) check_law(method, &o.r, 1e-10); /* the floor grows with n */
+    fprintf(stderr, "[matern %lld %s: %d steps, ratio %.2g] ", (long long)n, mname(method),
+            o.r.iterations, o.ratio);
+    free(o.V);
+  }
+  free(A);
+}
+
+/* Every product through an executor (the host stand-in above, one and two C buffers, so the
+ * epilogues see slices of blocks): the same starts, steps and residuals as on the host path. */
+static void t_executor(void) {
+  static const gen_kind_t kinds[3] = {GEN_DIAGDOM, GEN_MATERN, GEN_COND};
+  int64_t n = 150;
+  for (int q = 0; q < 3; q++) {
+    double *A = gen_matrix(kinds[q], n, kinds[q] == GEN_COND ? 30 : 0,
+                           kinds[q] == GEN_MATERN ? 1e-2 : 0, 3 + (uint64_t)q);
+    for (int method = OOC_METHOD_NEWTON; method <= OOC_METHOD_HYPER7; method++) {
+      outcome_t h = run(method, A, n, 32, 64, n * n * 8, NULL, 0, 0); /* spills */
+      for (int cb = 1; cb <= 2; cb++) {
+        g_exec_cblk = cb;
+        memset(&g_fake, 0, sizeof g_fake);
+        outcome_t o = run(method, A, n, 32, 64, n * n * 8, NULL, 0, 0);
+        g_exec_cblk = 0;
+        int same = o.st == OOC_OK && h.st == OOC_OK && o.r.iterations == h.r.iterations &&
+                   o.r.nres == h.r.nres && !strcmp(o.r.start, h.r.start) &&
+                   o.r.products == h.r.products;
+        for (int k = 0; same && k < o.r.nres; k++)
+          same = fabs(o.r.res[k] - h.r.res[k]) <= 1e-9 * fmax(1e-6, h.r.res[k]);
+        CU_ASSERT(same);
+        CU_ASSERT(o.ratio < 30);
+        CU_ASSERT(g_fake.misuse == 0 && !g_fake.busy);
+        if (cb == 2) CU_ASSERT(g_fake.fetches > o.r.products * 9); /* slices: 9 blocks each */
+        if (!same || g_fake.misuse)
+          fprintf(stderr, "\n  executor (%d buffers) %s kind %d: %s, %d vs %d steps, misuse %d: "
+                  "%s\n", cb, mname(method), q, ooc_status_str(o.st), o.r.iterations,
+                  h.r.iterations, g_fake.misuse, o.err);
+        free(o.V);
+      }
+      free(h.V);
+    }
+    free(A);
+  }
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"theory helper", t_predict},
@@ -396,6 +560,8 @@ int main(void) {
       {"warm start from a 1e-3 perturbation: <= 3 steps", t_warm_start},
       {"divergence detected", t_diverge},
       {"iteration cap", t_max_iter},
+      {"every product through an executor (1 and 2 C buffers): same steps", t_executor},
+      {"Matern n = 520 in one block: epilogues on threads", t_converge_threaded_epilogues},
       {NULL, NULL},
   };
   return tu_run("iter", tests);

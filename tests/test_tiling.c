@@ -288,6 +288,89 @@ static void t_threaded_column_copies(void) {
   tu_ctx_done(ctx);
 }
 
+/* Blocks of tiles (ts_read_tiles / ts_take_tiles / ts_put_tiles): every tile state in one block
+ * (source, cached, spilled, dropped = zero), edge tiles, a foreign leading dimension, blocks over
+ * the 4 MiB threshold with 1 and 4 threads, against per-tile ts_read; a take leaves the block
+ * checked out until the put; ranges outside the store are refused. */
+static void t_tile_blocks(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t rows = 1100, cols = 1000, b = 256, ld = 1111; /* 5 x 4 tiles, edges of 76 and 232 */
+  int64_t big = 8 * b * b + 48;
+  double *buf = malloc((size_t)(8 * ld * cols)), *tile = malloc((size_t)(8 * b * b));
+  CU_ASSERT_FATAL(buf && tile);
+  for (int threads = 1; threads <= 4; threads += 3) {
+    memspill_t ms = {.ctx = ctx};
+    ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+    ooc_source_t src = {NULL, gen_read};
+    tcache_t *c;
+    tstore_t *ts;
+    CU_ASSERT_FATAL(tcache_create(ctx, 8 * big, &c) == OOC_OK); /* 8 of the 20 tiles */
+    tcache_set_threads(c, threads);
+    CU_ASSERT_FATAL(tstore_create(ctx, c, rows, cols, b, &src, &sp, &ts) == OOC_OK);
+    /* states: columns 0-1 touched (+1: 10 puts into 8 tiles of cache, so some spill), tile
+     * (4, 3) dropped (zero), the rest still from the source */
+    for (int64_t tj = 0; tj < 2; tj++)
+      for (int64_t ti = 0; ti < 5; ti++) {
+        int64_t nr = part_len(ts_rows(ts), ti), nc = part_len(ts_cols(ts), tj);
+        CU_ASSERT_FATAL(ts_read(ts, ti, tj, tile, nr) == OOC_OK);
+        for (int64_t q = 0; q < nr * nc; q++) tile[q] += 1.0;
+        CU_ASSERT_FATAL(ts_put(ts, ti, tj, tile, nr) == OOC_OK);
+      }
+    ts_drop(ts, 4, 3);
+    CU_ASSERT(ts_stats(ts)->spills > 0);
+    /* expected content of element (i, j) */
+#define EXPECT(i, j) ((j) < 2 * b ? val(i, j) + 1.0 : ((i) >= 4 * b && (j) >= 3 * b) ? 0.0 : val(i, j))
+    /* the whole store, then an inner block of 3 x 2 tiles at tile (1, 1) */
+    static const int64_t blocks[][4] = {{0, 5, 0, 4}, {1, 4, 1, 3}, {4, 5, 2, 4}};
+    for (int q = 0; q < 3; q++) {
+      int64_t t0 = blocks[q][0], t1 = blocks[q][1], u0 = blocks[q][2], u1 = blocks[q][3];
+      int64_t r0 = t0 * b, c0 = u0 * b;
+      int64_t nr = ooc_min64(t1 * b, rows) - r0, nc = ooc_min64(u1 * b, cols) - c0;
+      memset(buf, 0xff, (size_t)(8 * ld * cols));
+      CU_ASSERT_FATAL(ts_read_tiles(ts, t0, t1, u0, u1, buf, ld) == OOC_OK);
+      int64_t bad = 0;
+      for (int64_t j = 0; j < nc; j++)
+        for (int64_t i = 0; i < nr; i++) bad += buf[i + j * ld] != EXPECT(r0 + i, c0 + j);
+      CU_ASSERT_EQUAL(bad, 0);
+      if (bad) fprintf(stderr, "\n  read block %d (threads %d): %lld wrong\n", q, threads, (long long)bad);
+    }
+    /* take a block, see it checked out, modify it, put it back */
+    CU_ASSERT_FATAL(ts_take_tiles(ts, 1, 5, 1, 4, buf, ld) == OOC_OK);
+    CU_ASSERT(ts_read(ts, 2, 2, tile, b) == OOC_ERR_INTERNAL);
+    int64_t nr = rows - b, nc = cols - b, bad = 0;
+    for (int64_t j = 0; j < nc; j++)
+      for (int64_t i = 0; i < nr; i++) {
+        bad += buf[i + j * ld] != EXPECT(b + i, b + j);
+        buf[i + j * ld] = -val(b + i, b + j);
+      }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_FATAL(ts_put_tiles(ts, 1, 5, 1, 4, buf, ld) == OOC_OK);
+    CU_ASSERT(tcache_peak(c) <= 8 * big);
+    bad = 0;
+    for (int64_t tj = 0; tj < 4; tj++)
+      for (int64_t ti = 0; ti < 5; ti++) {
+        int64_t tr = part_len(ts_rows(ts), ti), tc = part_len(ts_cols(ts), tj);
+        CU_ASSERT_FATAL(ts_read(ts, ti, tj, tile, tr) == OOC_OK);
+        for (int64_t j = 0; j < tc; j++)
+          for (int64_t i = 0; i < tr; i++) {
+            int64_t gi = ti * b + i, gj = tj * b + j;
+            double want = (ti >= 1 && tj >= 1) ? -val(gi, gj) : EXPECT(gi, gj);
+            bad += tile[i + j * tr] != want;
+          }
+      }
+#undef EXPECT
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(ts_read_tiles(ts, 0, 6, 0, 1, buf, ld) == OOC_ERR_INTERNAL);
+    CU_ASSERT(ts_put_tiles(ts, 2, 1, 0, 1, buf, ld) == OOC_ERR_INTERNAL);
+    tstore_destroy(ts);
+    tcache_destroy(c);
+    ms_free(&ms);
+  }
+  free(buf);
+  free(tile);
+  tu_ctx_done(ctx);
+}
+
 static void t_parse_size(void) {
   CU_ASSERT_EQUAL(ooc_parse_size("4096"), 4096);
   CU_ASSERT_EQUAL(ooc_parse_size("64M"), 64LL << 20);
@@ -315,6 +398,7 @@ int main(void) {
       {"no scratch: budget error", t_no_spill_is_budget_error},
       {"buffers recycled, budget kept", t_cache_recycles_buffers},
       {"column copies on threads, cache smaller than a column", t_threaded_column_copies},
+      {"blocks of tiles: every state, threads, take/put", t_tile_blocks},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
       {NULL, NULL}};

@@ -81,7 +81,9 @@ typedef struct job {
   spill_slot_t ispill[ITER_MAX_STORES];
   tstore_t *result;
   h5mat_t *in_c;    /* gemm: C0 */
-  gemm_exec_t *gexec; /* gemm on the GPU: the executor */
+  gemm_exec_t *gexec; /* gemm, newton/hyper7 on the GPU: the product's executor */
+  int64_t gkb;        /* newton/hyper7 on the GPU: the executor's panel width, C buffers and */
+  int gncblk, gslots; /* slots (gncblk 0 = not planned: the products run on the host) */
   double iter_flops;
   int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
 } job_t;
@@ -161,10 +163,16 @@ static ocu_config_t gpu_config(const job_t *j) {
 }
 #endif
 
+static int is_iter(const job_t *j);
+#ifdef OOC_HAVE_CUDA
+static ooc_status_t plan_gpu_iter(job_t *j);
+#endif
+
 /* After plan(): the stripe must also fit the GPU budget, and the executor's pinned ring of column
  * blocks comes out of the host budget (charged as fixed, so the tile cache shrinks to match). */
 static ooc_status_t plan_gpu(job_t *j) {
 #ifdef OOC_HAVE_CUDA
+  if (is_iter(j)) return plan_gpu_iter(j);
   ooc_ctx_t *ctx = j->ctx;
   int64_t n = j->n, b = j->b, m = j->m, Wg = 0, gbudget = 0;
   ocu_config_t c = gpu_config(j);
@@ -198,6 +206,7 @@ static ooc_status_t plan_gpu_or_cpu(job_t *j) {
   ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "GPU not used: %s", ooc_ctx_error(j->ctx));
   ooc_clear_error(j->ctx);
   j->cuda = 0;
+  j->gncblk = 0; /* newton/hyper7: plan()'s host block stands */
   snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
   return OOC_OK;
 }
@@ -455,13 +464,7 @@ static ooc_status_t choose_method(job_t *j) {
     if (j->B)
       return OOC_FAIL(ctx, OOC_ERR_ARG, "--method %s computes inverses only; solve with gj or "
                       "chol", j->o.method == OOC_METHOD_NEWTON ? "newton" : "hyper7");
-    j->method = j->o.method;
-    if (j->cuda) {
-      j->cuda = 0; /* the iteration's GEMM runs on the host backend in this version */
-      snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
-      ooc_warn(r->warnings, sizeof r->warnings, "%s runs on the CPU backend in this version",
-               j->method == OOC_METHOD_NEWTON ? "newton" : "hyper7");
-    }
+    j->method = j->o.method; /* on the GPU (j->cuda): the products, through eliminate_iter */
     snprintf(r->method, sizeof r->method, "%s",
              j->method == OOC_METHOD_NEWTON ? "newton" : "hyper7");
     return OOC_OK;
@@ -670,13 +673,54 @@ static ooc_status_t eliminate_gj(job_t *j, int64_t *steps) {
 
 /* ---- newton / hyper7 --------------------------------------------------------------------- */
 
+/* Host bytes of the products' buffers for GEMM block s: the GPU executor's pinned buffers once
+ * plan_gpu_iter has planned them, else the host workspace. */
+static int64_t iter_gemm_bytes(const job_t *j, int64_t s) {
+  int64_t n = j->n, b = j->b;
+#ifdef OOC_HAVE_CUDA
+  if (j->cuda && j->gncblk > 0) {
+    int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
+    return ocu_gemm_bytes(MB, MB, ooc_min64(j->gkb, n), j->gslots, j->gncblk);
+  }
+#endif
+  return gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
+}
+
 /* Host bytes outside the cache for the iteration with GEMM block s: the work stores' bookkeeping,
  * and the larger of the loader's/writer's n x b strip and the iteration's own buffers. */
 static int64_t iter_ws(const job_t *j, int64_t s) {
   int64_t n = j->n, b = j->b;
   return iter_stores(j->o.method) * tstore_overhead_bytes(n, n, b) +
-         ooc_max64(8 * n * b, iter_workspace_bytes(n, b, s));
+         ooc_max64(8 * n * b, iter_gemm_bytes(j, s) + iter_own_bytes(n, b));
 }
+
+#ifdef OOC_HAVE_CUDA
+/* newton/hyper7 on the GPU, after plan(): the block from the GPU budget (ocu_gemm_plan), its
+ * pinned buffers within the half of the host room that plan() gives the CPU's block (the cache,
+ * A and the iterates, gets the rest); --stripe caps it as on the CPU. */
+static ooc_status_t plan_gpu_iter(job_t *j) {
+  ooc_ctx_t *ctx = j->ctx;
+  int64_t n = j->n, b = j->b, s = 0, kb = 0;
+  int ncblk = 0, nslots = 0;
+  int64_t host_max = (j->budget - j->fixed) / 2 - iter_stores(j->o.method) *
+                     tstore_overhead_bytes(n, n, b) - iter_own_bytes(n, b);
+  if (host_max <= 0) {
+    char have[32];
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --host-mem %s leaves no room for the GPU product's "
+                    "pinned buffers (n = %lld, tile %lld); raise --host-mem or lower --tile",
+                    h5m_name(j->in_a), ooc_fmt_bytes(j->budget, have, sizeof have), (long long)n,
+                    (long long)b);
+  }
+  ocu_config_t c = gpu_config(j);
+  OOC_TRY(ocu_gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &nslots, &ncblk));
+  if (j->o.stripe > 0) s = ooc_min64(s, ooc_max64(b, j->o.stripe / b * b));
+  j->gkb = kb;
+  j->gncblk = ncblk;
+  j->gslots = nslots;
+  j->W = ooc_min64(s, n);
+  return OOC_OK;
+}
+#endif
 
 /* Seconds spent spilling and reading back, all live stores. */
 static double spill_time(const job_t *j) {
@@ -746,8 +790,34 @@ static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
   double thr = j->o.check_threshold > 0 ? j->o.check_threshold : 30;
   ia.target = thr / 2;
   ia.accept = thr;
+#ifdef OOC_HAVE_CUDA
+  if (j->cuda && j->gncblk > 0) { /* every product through the GPU executor; epilogues on host */
+    ocu_config_t c = gpu_config(j);
+    int64_t MB = ooc_min64(ia.block, n);
+    OOC_TRY(ocu_gemm_create(ctx, MB, MB, ooc_min64(j->gkb, n), j->gslots, j->gncblk, &c,
+                            &j->gexec));
+    ia.exec = j->gexec;
+    ia.kblock = j->gkb;
+  }
+#endif
   iter_result_t ir;
   ooc_status_t st = iter_run(ctx, &ia, &ir);
+#ifdef OOC_HAVE_CUDA
+  if (j->gexec) {
+    ocu_stats_t os;
+    char pk[32], pn[32];
+    ocu_gemm_stats(j->gexec, &os);
+    ooc_warn(r->warnings, sizeof r->warnings, "GPU products: device %s, pinned %s, block %lld, "
+             "panels %lld x %d, %d C buffer(s); host gather/store %.2f s, epilogues %.2f s, "
+             "waiting for the GPU %.2f s", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
+             ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)ia.block,
+             (long long)j->gkb, j->gslots, j->gncblk, ir.gemm.t_io, ir.gemm.t_epilogue,
+             ir.gemm.t_gemm);
+    ooc_status_t st2 = ocu_gemm_destroy(j->gexec);
+    j->gexec = NULL;
+    if (st == OOC_OK) st = st2;
+  }
+#endif
   r->iterations = ir.iterations;
   for (int k = 0; k < OOC_MAX_ITER_REPORT; k++) r->iter_residual[k] = k < ir.nres ? ir.res[k] : NAN;
   *steps = ir.iterations;
@@ -1555,13 +1625,14 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   if (s < b && gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
   int64_t ws = ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
 #ifdef OOC_HAVE_CUDA
-  if (j->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace */
+  int gncblk = 1, gslots = 2;
+  if (j->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
+                  * get at most half of the room, as the host block does */
     ocu_config_t c = gpu_config(j);
-    OOC_TRY(ocu_gemm_plan(ctx, m, n, k, b, &c, &s, &kblock));
-#define PINNED(t) ocu_gemm_bytes(ooc_min64(t, m), ooc_min64(t, n), ooc_min64(kblock, k), 2)
-    while (s > b && ooc_max64(strip, PINNED(s)) > avail) s -= b;
-    ws = ooc_max64(strip, PINNED(s));
-#undef PINNED
+    OOC_TRY(ocu_gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &s, &kblock, &gslots,
+                          &gncblk));
+    ws = ooc_max64(strip, ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kblock, k),
+                                         gslots, gncblk));
   }
 #endif
   if (s < b || ws > avail) {
@@ -1615,8 +1686,8 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
 #ifdef OOC_HAVE_CUDA
   if (j->cuda) {
     ocu_config_t c = gpu_config(j);
-    OOC_TRY(ocu_gemm_create(ctx, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kblock, ooc_max64(k, 1)),
-                            &c, &j->gexec));
+    OOC_TRY(ocu_gemm_create(ctx, ooc_min64(s, m), ooc_min64(s, n),
+                            ooc_min64(kblock, ooc_max64(k, 1)), gslots, gncblk, &c, &j->gexec));
     g.exec = j->gexec;
   }
 #endif
@@ -1627,8 +1698,10 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
     char pk[32], pn[32];
     ocu_gemm_stats(j->gexec, &os);
     ooc_warn(r->warnings, sizeof r->warnings, "GPU product: device %s, pinned %s, block %lld, "
-             "panels %lld", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
-             ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)s, (long long)kblock);
+             "panels %lld x %d, %d C buffer(s); host gather/store %.2f s, waiting for the GPU "
+             "%.2f s", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
+             ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)s, (long long)kblock,
+             gslots, gncblk, gs.t_io, gs.t_gemm);
     ooc_status_t st2 = ocu_gemm_destroy(j->gexec);
     j->gexec = NULL;
     OOC_TRY(st2);

@@ -4,15 +4,20 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Horner coefficients of p after the leading x^8 - 15 x^7 (iter.h): Q_{i+1} = X Q_i + c_i I. */
 static const double HORNER_C[7] = {93, -315, 651, -861, 735, -393, 120};
 
 int iter_stores(int method) { return method == OOC_METHOD_HYPER7 ? 4 : 3; }
 
-int64_t iter_workspace_bytes(int64_t n, int64_t b, int64_t s) {
+int64_t iter_own_bytes(int64_t n, int64_t b) {
   b = ooc_min64(b, n);
-  return gemm_workspace_bytes(n, n, n, b, s) + 8 * (3 * n + 2 * b * b);
+  return 8 * (3 * n + 2 * b * b);
+}
+
+int64_t iter_workspace_bytes(int64_t n, int64_t b, int64_t s) {
+  return gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s) + iter_own_bytes(n, b);
 }
 
 static double step_bound(int method, double r) {
@@ -35,6 +40,7 @@ typedef struct it {
   double *rowabs, *diag;
   double *t1, *t2; /* b x b tile buffers */
   int step_products, step_done; /* progress within a step */
+  int threads;                  /* for the epilogues: the online CPUs, at most 16 */
 } it_t;
 
 enum { EPI_RESID_NEWTON, EPI_RESID, EPI_VNORM, EPI_HORNER1, EPI_ADDDIAG };
@@ -117,8 +123,12 @@ static ooc_status_t product(it_t *it, tstore_t *A, tstore_t *B, tstore_t *C, dou
   e->it = it;
   double f0 = (double)it->step_done / it->step_products;
   gemm_args_t g = {.A = A, .B = B, .C = C, .alpha = alpha, .beta = 0.0, .ops = a->ops,
-                   .block = a->block, .epilogue = epilogue, .user = e, .phase = "iterate",
+                   .block = a->block, .kblock = a->kblock, .exec = a->exec,
+                   .epilogue = epilogue, .user = e, .phase = "iterate",
                    .progress0 = f0, .progress1 = f0 + 1.0 / it->step_products};
+  /* the epilogues write disjoint columns of the block and of acc, so they may run on several
+   * threads, except HORNER1, which reads X through the (single-threaded) tile store */
+  if (e->mode != EPI_HORNER1) g.epilogue_threads = it->threads;
   ooc_status_t st = gemm_run(it->ctx, &g, &it->res->gemm);
   it->res->products++;
   it->step_done++;
@@ -210,7 +220,8 @@ ooc_status_t iter_run(ooc_ctx_t *ctx, const iter_args_t *a, iter_result_t *res) 
   res->ratio = NAN;
   if (a->method != OOC_METHOD_NEWTON && a->method != OOC_METHOD_HYPER7)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "iterative inverse: unknown method %d", a->method);
-  it_t it = {.ctx = ctx, .a = a, .res = res};
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  it_t it = {.ctx = ctx, .a = a, .res = res, .threads = ncpu < 1 ? 1 : ncpu > 16 ? 16 : (int)ncpu};
   part_t p = ts_rows(a->A);
   it.n = p.n;
   it.b = p.b;

@@ -47,7 +47,8 @@
  *
  * Stores: A (read only) and iter_stores(method) work stores S[] (n x n, same tile and cache);
  * dead iterates are dropped (ts_drop) as soon as they are dead so the cache holds live data.
- * Memory: iter_workspace_bytes() host bytes outside the cache (GEMM block, O(n) vectors, two tiles).
+ * Memory: iter_workspace_bytes() host bytes outside the cache (GEMM block, O(n) vectors, two tiles);
+ * with an executor (args->exec) iter_own_bytes() plus the executor's own buffers.
  */
 #ifndef OOC_ITER_H
 #define OOC_ITER_H
@@ -63,6 +64,9 @@ typedef struct iter_args {
   int method;             /* OOC_METHOD_NEWTON or OOC_METHOD_HYPER7 */
   const ooc_ops_t *ops;
   int64_t block;          /* GEMM block edge (oocgemm.h) */
+  int64_t kblock;         /* GEMM k panel width (0 = block) */
+  gemm_exec_t *exec;      /* NULL: products on the host (ops); else every product runs through
+                           * this executor (e.g. the GPU's, ocu_gemm.h), epilogues on the host */
   int spd;                /* symmetric with a positive diagonal */
   int warm;               /* S[0] holds V_0 */
   double v0_scale;        /* multiply the built-in V_0 by this (0 = 1; tests use it to diverge) */
@@ -87,8 +91,12 @@ typedef struct iter_result {
 
 /* Work stores the method needs (3 newton, 4 hyper7). */
 int iter_stores(int method);
-/* Host bytes iter_run allocates outside the tile cache for n, tile b, GEMM block s. */
+/* Host bytes iter_run allocates outside the tile cache for n, tile b, GEMM block s, products on
+ * the host (without an executor). */
 int64_t iter_workspace_bytes(int64_t n, int64_t b, int64_t s);
+/* The part of it that is the iteration's own (vectors, tiles): with an executor, add the
+ * executor's buffers instead of gemm_workspace_bytes. */
+int64_t iter_own_bytes(int64_t n, int64_t b);
 /* Steps the norm bound predicts from r0 until the residual is <= goal (-1 if r0 >= 1). */
 int iter_predict(int method, double r0, double goal);
 

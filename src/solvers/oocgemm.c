@@ -2,6 +2,7 @@
 #include "solvers/oocgemm.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 int64_t gemm_block(int64_t b, int64_t s) {
@@ -27,16 +28,102 @@ int64_t gemm_block_for(int64_t m, int64_t n, int64_t k, int64_t b, int64_t mem) 
   return lo * b;
 }
 
-/* Tiles [t0, t1) x [u0, u1) of ts into buf (ld), global offsets relative to the block corner. */
-static ooc_status_t read_block(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
-                               double *buf, int64_t ld, int take) {
-  part_t rp = ts_rows(ts), cp = ts_cols(ts);
-  int64_t r0 = part_start(rp, t0), c0 = part_start(cp, u0);
-  for (int64_t tj = u0; tj < u1; tj++)
-    for (int64_t ti = t0; ti < t1; ti++) {
-      double *dst = buf + (part_start(rp, ti) - r0) + (part_start(cp, tj) - c0) * ld;
-      OOC_TRY(take ? ts_take(ts, ti, tj, dst, ld) : ts_read(ts, ti, tj, dst, ld));
-    }
+/* A finished C block waiting to be stored (epilogue, then ts_put_tiles), tile column by tile
+ * column: with a two-buffer executor while the next block's panels run. */
+typedef struct pend {
+  int active, c;
+  int64_t t0, t1, u0, u1, r0, c0, mb, nb;
+  int64_t ucur;   /* tile columns [u0, ucur) are stored */
+  int64_t cols;   /* columns known to be back in Cb (fetched) */
+  double *Cb;
+} pend_t;
+
+typedef struct sched {
+  ooc_ctx_t *ctx;
+  const gemm_args_t *a;
+  gemm_exec_t *ex;
+  gemm_stats_t *gs;
+  int64_t done_blocks, nblocks;
+  double p0, p1;
+  const char *phase;
+} sched_t;
+
+/* The epilogue on columns [c0, c0 + nc) of a block, split over up to a->epilogue_threads threads
+ * (column ranges) when it is large enough to pay for starting them. */
+typedef struct epi_part {
+  const gemm_args_t *a;
+  int64_t r0, c0, nr, nc, ld;
+  double *blk;
+  ooc_status_t st;
+} epi_part_t;
+
+static void *epi_thread(void *arg) {
+  epi_part_t *p = arg;
+  p->st = p->a->epilogue(p->a->user, p->r0, p->c0, p->nr, p->nc, p->blk, p->ld);
+  return NULL;
+}
+
+#define EPI_MAX_THREADS 32
+#define EPI_MIN_ELEMS ((int64_t)1 << 16) /* per thread: 512 KiB, much more than a thread's start */
+
+static ooc_status_t run_epilogue(const gemm_args_t *a, int64_t r0, int64_t c0, int64_t nr,
+                                 int64_t nc, double *blk, int64_t ld) {
+  int64_t nt = ooc_min64(ooc_min64(a->epilogue_threads, EPI_MAX_THREADS), nc);
+  nt = ooc_min64(nt, nr * nc / EPI_MIN_ELEMS);
+  if (nt <= 1) return a->epilogue(a->user, r0, c0, nr, nc, blk, ld);
+  epi_part_t part[EPI_MAX_THREADS];
+  pthread_t th[EPI_MAX_THREADS];
+  int started[EPI_MAX_THREADS] = {0};
+  for (int64_t t = 0; t < nt; t++) {
+    int64_t j0 = nc * t / nt, j1 = nc * (t + 1) / nt;
+    part[t] = (epi_part_t){a, r0, c0 + j0, nr, j1 - j0, ld, blk + j0 * ld, OOC_OK};
+    if (t > 0) started[t] = pthread_create(&th[t], NULL, epi_thread, &part[t]) == 0;
+  }
+  epi_thread(&part[0]);
+  ooc_status_t st = part[0].st;
+  for (int64_t t = 1; t < nt; t++) {
+    if (started[t]) pthread_join(th[t], NULL);
+    else epi_thread(&part[t]); /* no thread: run it here */
+    if (st == OOC_OK) st = part[t].st;
+  }
+  return st;
+}
+
+/* Store tile columns [ucur, u_end) of the pending block: fetch them from the executor, scale (k =
+ * 0), epilogue, put. Completing the block counts it and ticks the progress. */
+static ooc_status_t store_upto(sched_t *sc, pend_t *p, int64_t u_end) {
+  if (!p->active || u_end <= p->ucur) return OOC_OK;
+  const gemm_args_t *a = sc->a;
+  part_t cn = ts_cols(a->C);
+  u_end = ooc_min64(u_end, p->u1);
+  int64_t cs = part_start(cn, p->ucur) - p->c0;
+  int64_t ce = u_end == p->u1 ? p->nb : part_start(cn, u_end) - p->c0;
+  if (sc->ex && ce > p->cols) {
+    double t = ooc_now();
+    OOC_TRY(sc->ex->fetch(sc->ex, p->c, ce));
+    sc->gs->t_gemm += ooc_now() - t; /* waiting for the device */
+    p->cols = ce;
+  }
+  double *blk = p->Cb + cs * p->mb;
+  int64_t len = p->mb * (ce - cs);
+  if (ts_cols(a->A).n == 0 && a->beta != 0.0 && a->beta != 1.0) /* k == 0: C = beta C */
+    for (int64_t i = 0; i < len; i++) blk[i] *= a->beta;
+  if (a->epilogue) {
+    double t = ooc_now();
+    OOC_TRY(run_epilogue(a, p->r0, p->c0 + cs, p->mb, ce - cs, blk, p->mb));
+    sc->gs->t_epilogue += ooc_now() - t;
+  }
+  double t = ooc_now();
+  OOC_TRY(ts_put_tiles(a->C, p->t0, p->t1, p->ucur, u_end, blk, p->mb));
+  sc->gs->t_io += ooc_now() - t;
+  p->ucur = u_end;
+  if (u_end == p->u1) {
+    p->active = 0;
+    sc->gs->blocks++;
+    sc->done_blocks++;
+    OOC_TRY(ooc_tick(sc->ctx, sc->phase,
+                     sc->p0 + (sc->p1 - sc->p0) * sc->done_blocks / (double)sc->nblocks));
+  }
   return OOC_OK;
 }
 
@@ -60,48 +147,61 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
   gemm_exec_t *ex = a->exec;
   int64_t s = gemm_block(b, a->block);
   int64_t sk = a->kblock > 0 ? gemm_block(b, a->kblock) : s;
-  if (ex) { /* the executor's buffers bound the block and the panels */
-    s = ooc_min64(s, ooc_max64(b, ooc_min64(ex->MB, ex->NB) / b * b));
-    sk = ooc_min64(sk, ooc_max64(b, ex->KB / b * b));
+  if (ex) { /* the executor's buffers bound the block and the panels (a buffer that holds the
+             * whole dimension bounds nothing, also when it is not a multiple of the tile) */
+    if (ex->MB < m) s = ooc_min64(s, ooc_max64(b, ex->MB / b * b));
+    if (ex->NB < n) s = ooc_min64(s, ooc_max64(b, ex->NB / b * b));
+    if (ex->KB < k) sk = ooc_min64(sk, ooc_max64(b, ex->KB / b * b));
   }
   int64_t st_ = s / b, kt_ = sk / b; /* tiles per block edge, per panel */
   int64_t MB = ooc_min64(s, m), NB = ooc_min64(s, n), KB = ooc_min64(sk, k);
-  if (ex && (MB > ex->MB || NB > ex->NB || KB > ex->KB))
-    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "gemm: executor buffers %lld x %lld (k %lld) too small",
-                    (long long)ex->MB, (long long)ex->NB, (long long)ex->KB);
-  double *Cb = ex ? ex->cblk : ooc_malloc(ctx, (size_t)(MB * NB) * sizeof(double));
+  int ncblk = ex ? ex->ncblk : 1;
+  if (ex && (MB > ex->MB || NB > ex->NB || KB > ex->KB || ex->nslots < 1 ||
+             ex->nslots > GEMM_MAX_SLOTS || ncblk < 1 || ncblk > GEMM_MAX_CBLK))
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "gemm: executor buffers %lld x %lld (k %lld), %d slots, "
+                    "%d blocks unusable for tile %lld", (long long)ex->MB, (long long)ex->NB,
+                    (long long)ex->KB, ex->nslots, ncblk, (long long)b);
+  double *Ch = ex ? NULL : ooc_malloc(ctx, (size_t)(MB * NB) * sizeof(double));
   double *Ap = ex ? NULL : ooc_malloc(ctx, (size_t)ooc_max64(1, MB * KB) * sizeof(double));
   double *Bp = ex ? NULL : ooc_malloc(ctx, (size_t)ooc_max64(1, KB * NB) * sizeof(double));
   ooc_status_t st = OOC_OK;
-  if (!Cb || (!ex && (!Ap || !Bp))) {
+  if (!ex && (!Ch || !Ap || !Bp)) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the product's %lld x %lld block",
                   (long long)MB, (long long)NB);
     goto done;
   }
-  const char *phase = a->phase ? a->phase : "multiply";
-  double p0 = a->progress0, p1 = a->progress1 > a->progress0 ? a->progress1 : 1.0;
   int64_t nbi = ooc_cdiv64(cm.count, st_), nbj = ooc_cdiv64(cn.count, st_);
   int64_t nkp = ooc_cdiv64(ak.count, kt_);
+  sched_t sc = {.ctx = ctx, .a = a, .ex = ex, .gs = gs, .nblocks = nbi * nbj,
+                .p0 = a->progress0, .p1 = a->progress1 > a->progress0 ? a->progress1 : 1.0,
+                .phase = a->phase ? a->phase : "multiply"};
+  pend_t pd = {0};
   int slot = 0;
-  int64_t done_blocks = 0;
+  int64_t seq = 0;
+  /* with several slots the previous block's store starts once they are all queued, so the device
+   * has their products to run while the host waits for the first columns to come back */
+  int64_t first_store = ex ? ooc_min64(ex->nslots - 1, nkp - 1) : 0;
   for (int64_t bi = 0; bi < nbi; bi++) {
-    for (int64_t q = 0; q < nbj; q++) {
+    for (int64_t q = 0; q < nbj; q++, seq++) {
       /* serpentine over block columns: the B panels read last are read first again */
       int64_t bj = (bi % 2 == 0) ? q : nbj - 1 - q;
       int64_t t0 = bi * st_, t1 = ooc_min64(cm.count, t0 + st_);
       int64_t u0 = bj * st_, u1 = ooc_min64(cn.count, u0 + st_);
       int64_t r0 = part_start(cm, t0), c0 = part_start(cn, u0);
       int64_t mb = ooc_min64(s, m - r0), nb = ooc_min64(s, n - c0);
+      int c = (int)(seq % ncblk);
+      double *Cb = ex ? ex->cblk[c] : Ch;
+      if (pd.active && pd.c == c) OOC_CHECK(st = store_upto(&sc, &pd, pd.u1)); /* buffer reuse */
       double t_a = ooc_now();
       if (a->beta != 0.0) {
-        OOC_CHECK(st = read_block(C, t0, t1, u0, u1, Cb, mb, 1));
+        OOC_CHECK(st = ts_take_tiles(C, t0, t1, u0, u1, Cb, mb));
       } else if (!ex) {
         memset(Cb, 0, (size_t)(mb * nb) * sizeof(double));
       }
-      if (ex) OOC_CHECK(st = ex->begin(ex, mb, nb, a->beta != 0.0));
+      if (ex) OOC_CHECK(st = ex->begin(ex, c, mb, nb, a->beta != 0.0));
       gs->t_io += ooc_now() - t_a;
       for (int64_t kq = 0; kq < nkp; kq++) {
-        int64_t kp = (done_blocks % 2 == 0) ? kq : nkp - 1 - kq;
+        int64_t kp = (seq % 2 == 0) ? kq : nkp - 1 - kq;
         int64_t k0t = kp * kt_, k1t = ooc_min64(ak.count, k0t + kt_);
         int64_t kb = ooc_min64(sk, k - part_start(ak, k0t));
         double t1s = ooc_now();
@@ -111,13 +211,13 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
           Bp = ex->bpan[slot];
         }
         double t1r = ooc_now();
-        OOC_CHECK(st = read_block(A, t0, t1, k0t, k1t, Ap, mb, 0));
-        OOC_CHECK(st = read_block(B, k0t, k1t, u0, u1, Bp, kb, 0));
+        OOC_CHECK(st = ts_read_tiles(A, t0, t1, k0t, k1t, Ap, mb));
+        OOC_CHECK(st = ts_read_tiles(B, k0t, k1t, u0, u1, Bp, kb));
         double t2s = ooc_now();
         /* the first panel applies beta (C was read, or zeroed when beta == 0) */
         double beta = (kq == 0 && a->beta != 0.0) ? a->beta : 1.0;
         if (ex) {
-          OOC_CHECK(st = ex->panel(ex, slot, mb, nb, kb, a->alpha, beta));
+          OOC_CHECK(st = ex->panel(ex, slot, c, mb, nb, kb, a->alpha, beta));
           slot = (slot + 1) % ex->nslots;
           gs->t_gemm += (t1r - t1s) + (ooc_now() - t2s); /* waiting for the device */
         } else {
@@ -125,31 +225,31 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
           gs->t_gemm += ooc_now() - t2s;
         }
         gs->t_io += t2s - t1r;
+        if (pd.active && kq >= first_store) /* a share of the previous block, spread evenly */
+          OOC_CHECK(st = store_upto(&sc, &pd,
+                                    pd.u0 + ooc_cdiv64((kq + 1 - first_store) * (pd.u1 - pd.u0),
+                                                       nkp - first_store)));
       }
       if (ex) {
         double t_e = ooc_now();
-        OOC_CHECK(st = ex->end(ex, mb, nb));
+        OOC_CHECK(st = ex->end(ex, c, mb, nb));
         gs->t_gemm += ooc_now() - t_e;
       }
-      if (nkp == 0 && a->beta != 0.0 && a->beta != 1.0) /* k == 0: C = beta C */
-        for (int64_t i = 0; i < mb * nb; i++) Cb[i] *= a->beta;
-      if (a->epilogue) OOC_CHECK(st = a->epilogue(a->user, r0, c0, mb, nb, Cb, mb));
-      t_a = ooc_now();
-      for (int64_t tj = u0; tj < u1; tj++)
-        for (int64_t ti = t0; ti < t1; ti++)
-          OOC_CHECK(st = ts_put(C, ti, tj,
-                                Cb + (part_start(cm, ti) - r0) + (part_start(cn, tj) - c0) * mb,
-                                mb));
-      gs->t_io += ooc_now() - t_a;
-      gs->blocks++;
-      done_blocks++;
-      OOC_CHECK(st = ooc_tick(ctx, phase, p0 + (p1 - p0) * done_blocks / (double)(nbi * nbj)));
+      OOC_CHECK(st = store_upto(&sc, &pd, pd.u1)); /* what is left of the previous block */
+      pd = (pend_t){.active = 1, .c = c, .t0 = t0, .t1 = t1, .u0 = u0, .u1 = u1, .r0 = r0,
+                    .c0 = c0, .mb = mb, .nb = nb, .ucur = u0, .Cb = Cb};
+      if (!ex) {
+        OOC_CHECK(st = store_upto(&sc, &pd, pd.u1));
+      } else if (ncblk == 1) { /* column by column: a column's store overlaps the next's D2H */
+        for (int64_t u = u0 + 1; u <= u1; u++) OOC_CHECK(st = store_upto(&sc, &pd, u));
+      }
     }
   }
+  OOC_CHECK(st = store_upto(&sc, &pd, pd.u1));
   gs->flops += 2.0 * (double)m * (double)n * (double)k;
 done:
+  ooc_free(ctx, Ch);
   if (!ex) {
-    ooc_free(ctx, Cb);
     ooc_free(ctx, Ap);
     ooc_free(ctx, Bp);
   }

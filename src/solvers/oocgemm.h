@@ -7,12 +7,15 @@
  *
  * Schedule: one C block of mb x nb (whole tiles, mb = min(s, m), nb = min(s, n)) stays resident
  * in a workspace buffer while the k dimension streams through it in panels of kb = min(s, k)
- * columns of A (mb x kb, tile by tile with ts_read) and kb rows of B (kb x nb):
+ * columns of A (mb x kb, one ts_read_tiles: the cache's copy threads gather the panel) and kb
+ * rows of B (kb x nb):
  *     for each C block (I, J), block rows outer, block columns inner:
- *       C_IJ = beta C_IJ (read only when beta != 0; ts_take, so its cache memory is free meanwhile)
+ *       C_IJ = beta C_IJ (read only when beta != 0; ts_take_tiles, so its cache memory is free
+ *                         meanwhile)
  *       for each k panel (direction alternating between consecutive blocks):
  *         C_IJ += alpha A_IK B_KJ          (one ops->gemm on the panels: the flops)
- *       epilogue(C_IJ), then ts_put of its tiles
+ *       epilogue(C_IJ), then ts_put_tiles of its tiles (with a two-buffer executor: interleaved
+ *       with the next block's panels, see gemm_exec_t; the same bytes move)
  * Inputs are only read (ts_read): a spilled A or B tile costs one scratch read, never a rewrite;
  * C tiles are written exactly once.
  *
@@ -28,6 +31,9 @@
  *
  * Epilogue: an optional callback on each finished C block before it is stored: the iterative
  * inversion uses it to take ||I - A V||_1 and to form 2I - A V or X Q + c I without another pass.
+ * It runs on the host. Without an executor it sees each C block whole; with one it may see a
+ * block as several slices of whole tile columns (rows of the block, columns [c0, c0 + nc)) as
+ * they come back from the device. Either way every element of C exactly once, tile-aligned.
  *
  * Memory: gemm_workspace_bytes() host bytes outside the tile cache (ooc_malloc): the C block and
  * the two panels. The cache must hold at least a tile per store in flight (any capacity works:
@@ -39,8 +45,8 @@
 #include "kernels/ops.h"
 #include "tiling/tstore.h"
 
-/* Called once per C block (rows [r0, r0+nr), columns [c0, c0+nc), column-major, leading
- * dimension ld) after its product is complete and before it is stored. May modify the block. */
+/* Called on each C block or slice of one (rows [r0, r0+nr), columns [c0, c0+nc), column-major,
+ * leading dimension ld) after its product is complete and before it is stored. May modify it. */
 typedef ooc_status_t (*gemm_epilogue_fn)(void *user, int64_t r0, int64_t c0, int64_t nr,
                                          int64_t nc, double *blk, int64_t ld);
 
@@ -48,23 +54,32 @@ typedef ooc_status_t (*gemm_epilogue_fn)(void *user, int64_t r0, int64_t c0, int
  * synchronously, on ooc_malloc'd buffers. A device executor (src/kernels/cuda/ocu_gemm.c) keeps
  * the C block resident on the device and runs each panel asynchronously from host buffers it owns
  * (pinned), so gathering panel q+1 from the tile store overlaps the copy and product of panel q.
- * Contract, per C block (mb x nb <= MB x NB, panels kb <= KB, all column-major, ld = rows):
- * - begin(mb, nb, load): the device block = cblk (load) or zero;
+ * With ncblk = 2 C block buffers, block i+1's panels are multiplied while block i is copied back,
+ * finished (epilogue) and stored, a slice of tile columns after each of block i+1's panels; with
+ * ncblk = 1 block i is stored before block i+1 starts.
+ * Contract, per C block on buffer c (mb x nb <= MB x NB, panels kb <= KB, column-major, ld = rows):
+ * - begin(c, mb, nb, load): device block c = cblk[c] (load) or zero. Called only once the
+ *   previous block on buffer c was fetched whole; with load the executor may read cblk[c] until
+ *   that block's fetch, so the host leaves cblk[c] alone meanwhile;
  * - for each panel: slot_wait(s) (slot s's buffers are free to refill), then the host fills
- *   apan[s] (mb x kb) and bpan[s] (kb x nb), then panel(s, ...): C = alpha A B + beta C;
- * - end(mb, nb): the block is back in cblk (synchronous).
+ *   apan[s] (mb x kb) and bpan[s] (kb x nb), then panel(s, c, ...): C_c = alpha A B + beta C_c;
+ * - end(c, mb, nb): start copying block c back to cblk[c] (may return before it is there);
+ * - fetch(c, cols): wait until the first cols columns of block c are in cblk[c] (any order of
+ *   growing cols; the last call has cols = nb).
  * Any call may fail with OOC_ERR_DEVICE (message recorded); the schedule then stops. */
 #define GEMM_MAX_SLOTS 4
+#define GEMM_MAX_CBLK 2
 typedef struct gemm_exec gemm_exec_t;
 struct gemm_exec {
-  int nslots;
+  int nslots, ncblk;
   int64_t MB, NB, KB;
-  double *apan[GEMM_MAX_SLOTS], *bpan[GEMM_MAX_SLOTS], *cblk;
-  ooc_status_t (*begin)(gemm_exec_t *e, int64_t mb, int64_t nb, int load);
+  double *apan[GEMM_MAX_SLOTS], *bpan[GEMM_MAX_SLOTS], *cblk[GEMM_MAX_CBLK];
+  ooc_status_t (*begin)(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int load);
   ooc_status_t (*slot_wait)(gemm_exec_t *e, int slot);
-  ooc_status_t (*panel)(gemm_exec_t *e, int slot, int64_t mb, int64_t nb, int64_t kb, double alpha,
-                        double beta);
-  ooc_status_t (*end)(gemm_exec_t *e, int64_t mb, int64_t nb);
+  ooc_status_t (*panel)(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
+                        double alpha, double beta);
+  ooc_status_t (*end)(gemm_exec_t *e, int c, int64_t mb, int64_t nb);
+  ooc_status_t (*fetch)(gemm_exec_t *e, int c, int64_t cols);
 };
 
 typedef struct gemm_args {
@@ -78,12 +93,17 @@ typedef struct gemm_args {
   double progress0, progress1; /* progress fraction range of this product (0, 0 = 0..1) */
   int64_t kblock;            /* k panel width (multiple of the tile; 0 = block) */
   gemm_exec_t *exec;         /* NULL = host; else its MB, NB, KB bound the block and panels */
+  int epilogue_threads;      /* > 1: the epilogue may run concurrently on disjoint column ranges
+                              * of a block (not tile-aligned then): up to this many threads split
+                              * each large block or slice (it is a single pass over C in memory,
+                              * which one thread makes the bound of a GPU product) */
 } gemm_args_t;
 
 typedef struct gemm_stats {
   int64_t blocks;            /* C blocks computed */
   double t_gemm;             /* seconds in ops->gemm */
   double t_io;               /* seconds moving tiles between stores and the workspace */
+  double t_epilogue;         /* seconds in the epilogue */
   double flops;              /* 2 m n k */
 } gemm_stats_t;
 

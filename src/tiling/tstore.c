@@ -595,33 +595,77 @@ void ts_drop(tstore_t *ts, int64_t ti, int64_t tj) {
   ts->state[idx] = T_ZERO;
 }
 
-/* A column: the threads copy the cached tiles while this thread reads the others (scratch,
- * source) in order; all copies are done when it returns, also on failure. */
-ooc_status_t ts_take_col(tstore_t *ts, int64_t tj, double *dst, int64_t ld) {
+/* A block of tiles [t0, t1) x [u0, u1): the threads copy the cached tiles (and zero fills) while
+ * this thread reads the others (scratch, source) in order; all copies are done when it returns,
+ * also on failure. Pass 2 touches only tiles whose content pass 1 left (still SPILLED, or SOURCE
+ * with a source): those are read and copied here directly, so the running batch is not touched. */
+static ooc_status_t fetch_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
+                                double *dst, int64_t ld, int forget) {
   tcache_t *c = ts->cache;
   int left = 0;
-  ooc_status_t st = batch_reserve(c, ts->rows.count);
-  for (int64_t ti = 0; st == OOC_OK && ti < ts->rows.count; ti++)
-    st = fetch(ts, ti, tj, dst + part_start(ts->rows, ti), ld, 1, 0, &left);
+  int64_t r0 = part_start(ts->rows, t0), c0 = part_start(ts->cols, u0);
+  ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
+  for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
+    for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++)
+      st = fetch(ts, ti, tj,
+                 dst + (part_start(ts->rows, ti) - r0) + (part_start(ts->cols, tj) - c0) * ld, ld,
+                 forget, 0, &left);
   batch_start(c);
-  /* pass 2, while the threads copy: the tiles still in scratch or the source (not yet TAKEN).
-   * These are read and copied here directly, so the running batch is not touched. */
-  for (int64_t ti = 0; left && st == OOC_OK && ti < ts->rows.count; ti++) {
-    int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
-    if (ts->state[idx] != T_TAKEN)
-      st = fetch(ts, ti, tj, dst + part_start(ts->rows, ti), ld, 1, 1, &left);
-  }
+  for (int64_t tj = u0; left && st == OOC_OK && tj < u1; tj++)
+    for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++) {
+      int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+      uint8_t s = ts->state[idx];
+      if (s == T_SPILLED || (s == T_SOURCE && ts->has_source))
+        st = fetch(ts, ti, tj,
+                   dst + (part_start(ts->rows, ti) - r0) + (part_start(ts->cols, tj) - c0) * ld,
+                   ld, forget, 1, &left);
+    }
   batch_finish(c);
   return st;
 }
 
-ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld) {
+static ooc_status_t check_range(const tstore_t *ts, int64_t t0, int64_t t1, int64_t u0,
+                                int64_t u1) {
+  if (t0 < 0 || u0 < 0 || t1 > ts->rows.count || u1 > ts->cols.count || t0 > t1 || u0 > u1)
+    return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL,
+                    "tile range [%lld, %lld) x [%lld, %lld) outside a %lld x %lld tile store",
+                    (long long)t0, (long long)t1, (long long)u0, (long long)u1,
+                    (long long)ts->rows.count, (long long)ts->cols.count);
+  return OOC_OK;
+}
+
+ooc_status_t ts_read_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
+                           double *dst, int64_t ld) {
+  OOC_TRY(check_range(ts, t0, t1, u0, u1));
+  return fetch_tiles(ts, t0, t1, u0, u1, dst, ld, 0);
+}
+
+ooc_status_t ts_take_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
+                           double *dst, int64_t ld) {
+  OOC_TRY(check_range(ts, t0, t1, u0, u1));
+  return fetch_tiles(ts, t0, t1, u0, u1, dst, ld, 1);
+}
+
+ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
+                          const double *src, int64_t ld) {
+  OOC_TRY(check_range(ts, t0, t1, u0, u1));
   tcache_t *c = ts->cache;
-  ooc_status_t st = batch_reserve(c, ts->rows.count);
-  for (int64_t ti = 0; st == OOC_OK && ti < ts->rows.count; ti++)
-    st = put(ts, ti, tj, src + part_start(ts->rows, ti), ld);
+  int64_t r0 = part_start(ts->rows, t0), c0 = part_start(ts->cols, u0);
+  ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
+  for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
+    for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++)
+      st = put(ts, ti, tj,
+               src + (part_start(ts->rows, ti) - r0) + (part_start(ts->cols, tj) - c0) * ld, ld);
   batch_run(c);
   return st;
+}
+
+ooc_status_t ts_take_col(tstore_t *ts, int64_t tj, double *dst, int64_t ld) {
+  return fetch_tiles(ts, 0, ts->rows.count, tj, tj + 1, dst, ld, 1);
+}
+
+ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld) {
+  return ts_put_tiles(ts, 0, ts->rows.count, tj, tj + 1, src, ld);
 }
 
 /* ---- checkpoints (new functions only, see tstore.h) ---------------------------------------- */

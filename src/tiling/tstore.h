@@ -27,9 +27,10 @@
  *   faults and no fresh mmap for large tiles). Pooled buffers stay charged to the budget:
  *   used + pooled <= capacity always; a put that needs room frees pooled buffers before it
  *   evicts (spills) any cached tile. tcache_used counts cached tiles only.
- * - Copies of whole tile columns (ts_take_col / ts_put_col) and of large single tiles run on a
- *   small pool of copy threads owned by the cache (tcache_set_threads; default: the online CPUs,
- *   at most 16); copies under 4 MiB stay on the calling thread. Disk reads and writes of spilled
+ * - Copies of whole tile columns (ts_take_col / ts_put_col), of blocks of tiles (ts_*_tiles) and
+ *   of large single tiles run on a small pool of copy threads owned by the cache
+ *   (tcache_set_threads; default: the online CPUs, at most 16); copies under 4 MiB stay on the
+ *   calling thread. Disk reads and writes of spilled
  *   tiles and source reads stay on the calling thread (one at a time, in order), overlapping the
  *   threads' copies of cached tiles of the same column. The API itself is single-threaded: one
  *   thread calls a cache and its stores at a time.
@@ -114,6 +115,17 @@ void ts_drop(tstore_t *ts, int64_t ti, int64_t tj);
  * rows x len(tj) with leading dimension ld. */
 ooc_status_t ts_take_col(tstore_t *ts, int64_t tj, double *dst, int64_t ld);
 ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld);
+/* Blocks of tiles: read/take/put tiles [t0, t1) x [u0, u1) from/into a buffer whose element
+ * (0, 0) is the first element of tile (t0, u0), leading dimension ld. Like the column calls, one
+ * batch: the cached tiles of the whole block are copied by the threads together (also when each
+ * tile is under the 4 MiB threshold) while this thread does the scratch and source reads.
+ * The out-of-core product gathers its panels with these. */
+ooc_status_t ts_read_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
+                           double *dst, int64_t ld);
+ooc_status_t ts_take_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
+                           double *dst, int64_t ld);
+ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
+                          const double *src, int64_t ld);
 
 /* Checkpoints (resumable runs, docs/RELIABILITY.md), at a safe point where no tile is checked out.
  * - ts_flush writes every cached tile to scratch through the spill ops (the tile stays cached and
