@@ -758,6 +758,27 @@ done:
   return st;
 }
 
+#ifdef OOC_HAVE_CUDA
+/* After the products on the GPU executor: its figures into the report's notices, then the
+ * executor freed. Returns the destroy's status (a late device error). */
+static ooc_status_t gemm_gpu_done(job_t *j, int64_t block, int64_t kblock, int slots, int ncblk,
+                                  const gemm_stats_t *gs) {
+  ooc_report_t *r = j->rep;
+  ocu_stats_t os;
+  char pk[32], pn[32], ep[48] = "";
+  ocu_gemm_stats(j->gexec, &os);
+  if (gs->t_epilogue > 0) snprintf(ep, sizeof ep, ", epilogues %.2f s", gs->t_epilogue);
+  ooc_warn(r->warnings, sizeof r->warnings, "GPU products: device %s, pinned %s, block %lld, "
+           "panels %lld x %d, %d C buffer(s); host gather/store %.2f s%s, waiting for the GPU "
+           "%.2f s", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
+           ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)block, (long long)kblock,
+           slots, ncblk, gs->t_io, ep, gs->t_gemm);
+  ooc_status_t st = ocu_gemm_destroy(j->gexec);
+  j->gexec = NULL;
+  return st;
+}
+#endif
+
 static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
@@ -804,17 +825,7 @@ static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
   ooc_status_t st = iter_run(ctx, &ia, &ir);
 #ifdef OOC_HAVE_CUDA
   if (j->gexec) {
-    ocu_stats_t os;
-    char pk[32], pn[32];
-    ocu_gemm_stats(j->gexec, &os);
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU products: device %s, pinned %s, block %lld, "
-             "panels %lld x %d, %d C buffer(s); host gather/store %.2f s, epilogues %.2f s, "
-             "waiting for the GPU %.2f s", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
-             ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)ia.block,
-             (long long)j->gkb, j->gslots, j->gncblk, ir.gemm.t_io, ir.gemm.t_epilogue,
-             ir.gemm.t_gemm);
-    ooc_status_t st2 = ocu_gemm_destroy(j->gexec);
-    j->gexec = NULL;
+    ooc_status_t st2 = gemm_gpu_done(j, ia.block, j->gkb, j->gslots, j->gncblk, &ir.gemm);
     if (st == OOC_OK) st = st2;
   }
 #endif
@@ -1693,19 +1704,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
 #endif
   OOC_TRY(gemm_run(ctx, &g, &gs));
 #ifdef OOC_HAVE_CUDA
-  if (j->gexec) {
-    ocu_stats_t os;
-    char pk[32], pn[32];
-    ocu_gemm_stats(j->gexec, &os);
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU product: device %s, pinned %s, block %lld, "
-             "panels %lld x %d, %d C buffer(s); host gather/store %.2f s, waiting for the GPU "
-             "%.2f s", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
-             ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)s, (long long)kblock,
-             gslots, gncblk, gs.t_io, gs.t_gemm);
-    ooc_status_t st2 = ocu_gemm_destroy(j->gexec);
-    j->gexec = NULL;
-    OOC_TRY(st2);
-  }
+  if (j->gexec) OOC_TRY(gemm_gpu_done(j, s, kblock, gslots, gncblk, &gs));
 #endif
   double t2 = ooc_now(), sp1 = spill_time(j);
   r->steps = gs.blocks;
