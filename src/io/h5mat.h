@@ -53,6 +53,8 @@ ooc_status_t h5m_create(ooc_ctx_t *ctx, const char *file, const char *dset, int6
 int64_t h5m_rows(const h5mat_t *m);
 int64_t h5m_cols(const h5mat_t *m);
 h5m_type_t h5m_type(const h5mat_t *m);
+/* Columns of a chunk (0: not chunked): readers align their column strips with it. */
+int64_t h5m_chunk_cols(const h5mat_t *m);
 /* "file.h5:/dset" as resolved (dataset found by auto-detection included). */
 const char *h5m_name(const h5mat_t *m);
 /* Bytes read from / written to the file so far (uncompressed element bytes). */
@@ -83,6 +85,16 @@ ooc_status_t h5m_parse_compress(ooc_ctx_t *ctx, const char *spec, int *kind, int
  * cannot remove its own). Only call while holding the output's lock (job.c), so that no live run
  * of this output can own one. Returns how many were removed. */
 int h5m_remove_stale_tmp(ooc_ctx_t *ctx, const char *file);
+
+/* Direct chunk I/O (h5mat.c explains when it applies): h5m_direct says which path a handle
+ * takes (0: HDF5's H5Dread/H5Dwrite; 1: direct reads of contiguous data; 2: direct chunk reads
+ * and, for outputs, direct chunk writes). h5m_set_direct(m, 0) forces HDF5's path, 1 restores
+ * the default: tests compare the two, benchmarks time them. */
+int h5m_direct(const h5mat_t *m);
+/* Bytes of buffers one h5m_read/h5m_write of this handle may allocate for its threads' windows
+ * and chunk buffers (<= 0: the default, 8 MiB); a call always gets one window or one chunk. */
+void h5m_set_stage(h5mat_t *m, int64_t bytes);
+void h5m_set_direct(h5mat_t *m, int on);
 
 /* Returns 1 when the filter is available, 0 if registration failed. */
 int h5m_register_zstd(void);
