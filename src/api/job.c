@@ -323,7 +323,7 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the output");
     goto done;
   }
-  h5m_set_stage(j->out, ooc_max64(io_min_stage(b), j->io_room - 16 * b * ncols));
+  h5m_set_stage(j->out, ooc_max64(io_min_stage(b), j->io_room - (perm ? 16 : 8) * b * ncols));
   for (int64_t ti = 0; ti < rp.count; ti++) {
     int64_t nr = part_len(rp, ti);
     for (int64_t tj = 0; tj < cp.count; tj++)
@@ -338,6 +338,7 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
     OOC_CHECK(st = ooc_tick(ctx, "write", (ti + 1.0) / rp.count));
   }
 done:
+  h5m_set_stage(j->out, 0); /* releases the chunk buffers the writes kept */
   ooc_free(ctx, rows);
   ooc_free(ctx, perm_rows);
   return st;

@@ -81,6 +81,11 @@ struct h5mat {
   int64_t contig_addr; /* DIRECT_CONTIG: file offset of element (0, 0) */
   int out_kind, out_level; /* outputs: compression as h5m_parse_compress gives it */
   int64_t stage;           /* h5m_set_stage */
+  /* direct writes: chunk buffers kept from one h5m_write to the next (large ones would be fresh
+   * pages, faulted in again, at every call); released by h5m_set_stage, a read, commit, close */
+  char **wslot;
+  int64_t nwslot;
+  size_t wslot_bytes;
 };
 
 /* ---- HDF5 error handling -------------------------------------------------------------------- */
@@ -783,8 +788,18 @@ void h5m_set_direct(h5mat_t *m, int on) {
 
 int h5m_direct(const h5mat_t *m) { return m ? m->direct : 0; }
 
+static void release_wslots(h5mat_t *m) {
+  for (int64_t k = 0; k < m->nwslot; k++) ooc_free(m->ctx, m->wslot[k]);
+  ooc_free(m->ctx, m->wslot);
+  m->wslot = NULL;
+  m->nwslot = 0;
+  m->wslot_bytes = 0;
+}
+
 void h5m_set_stage(h5mat_t *m, int64_t bytes) {
-  if (m) m->stage = bytes > 0 ? bytes : DIRECT_STAGE_BYTES;
+  if (!m) return;
+  m->stage = bytes > 0 ? bytes : DIRECT_STAGE_BYTES;
+  release_wslots(m);
 }
 
 /* One piece of a direct read: the part of the rectangle in one stored block (a chunk, or a band
@@ -934,7 +949,7 @@ typedef struct {
   const double *src;
   int64_t ld, r0, c0, ncc; /* ncc: chunks across the rectangle */
   int64_t first;           /* the batch's first chunk */
-  char *slots;
+  char **slot; /* nslot buffers of slot_bytes */
   int64_t nslot;
   size_t raw_bytes, slot_bytes;
   size_t *size; /* per slot: the bytes to write, 0 if compression failed */
@@ -947,7 +962,7 @@ static void pack_rows(const wbatch_t *b, int64_t q, int64_t ia, int64_t ib) {
   int64_t R = b->r0 + (q / b->ncc) * m->chunk_r, C = b->c0 + (q % b->ncc) * m->chunk_c;
   int64_t h = ooc_min64(m->chunk_r, m->rows - R), w = ooc_min64(m->chunk_c, m->cols - C);
   size_t row_bytes = (size_t)m->chunk_c * m->file_es;
-  char *raw = b->slots + (size_t)(q % b->nslot) * b->slot_bytes + (size_t)ia * row_bytes;
+  char *raw = b->slot[q % b->nslot] + (size_t)ia * row_bytes;
   if (h < m->chunk_r || w < m->chunk_c) memset(raw, 0, (size_t)(ib - ia) * row_bytes);
   int64_t ie = ooc_min64(ib, h);
   if (ie > ia)
@@ -957,7 +972,7 @@ static void pack_rows(const wbatch_t *b, int64_t q, int64_t ia, int64_t ib) {
 
 static void seal_slot(const wbatch_t *b, int64_t q) {
   int64_t s = q % b->nslot;
-  char *raw = b->slots + (size_t)s * b->slot_bytes;
+  char *raw = b->slot[s];
   b->size[s] = b->m->zstd ? cio_zstd_compress(b->m->out_level, b->zworkers, raw, b->raw_bytes,
                                               raw + b->raw_bytes, b->slot_bytes - b->raw_bytes)
                           : b->raw_bytes;
@@ -1010,26 +1025,32 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
   int64_t ncr = ooc_cdiv64(nr, m->chunk_r), ncc = ooc_cdiv64(nc, m->chunk_c), total = ncr * ncc;
   size_t raw_bytes = (size_t)(m->chunk_r * m->chunk_c) * m->file_es;
   size_t slot_bytes = raw_bytes + (m->zstd ? cio_zstd_bound(raw_bytes) : 0);
-  slot_bytes = (slot_bytes + 63) & ~(size_t)63;
   int threads = cio_default_threads();
   /* batches of B chunks, double-buffered when two batches fit in the staging allowance; a chunk
    * larger than half of it is written one at a time (zstd then compresses it on its threads) */
   int64_t B = 1, nslot = 1;
   if (2 * (int64_t)slot_bytes <= m->stage) {
-    B = ooc_min64(total, ooc_min64(4 * threads, m->stage / (2 * (int64_t)slot_bytes)));
+    B = ooc_min64(total, ooc_min64(2 * threads, m->stage / (2 * (int64_t)slot_bytes)));
     nslot = total > B ? 2 * B : B;
   }
-  char *slots = ooc_malloc(ctx, (size_t)nslot * slot_bytes);
-  size_t *size = ooc_calloc(ctx, (size_t)nslot, sizeof *size);
-  if (!slots || !size) {
-    ooc_free(ctx, slots);
-    ooc_free(ctx, size);
-    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: cannot allocate %lld bytes of chunk buffers",
-                    m->name, (long long)(nslot * (int64_t)slot_bytes));
+  if (m->wslot && (m->nwslot < nslot || m->wslot_bytes != slot_bytes)) release_wslots(m);
+  if (!m->wslot) {
+    int ok = (m->wslot = ooc_calloc(ctx, (size_t)nslot, sizeof *m->wslot)) != NULL;
+    m->wslot_bytes = slot_bytes;
+    for (; ok && m->nwslot < nslot; m->nwslot++)
+      ok = (m->wslot[m->nwslot] = ooc_malloc(ctx, slot_bytes)) != NULL;
+    if (!ok) {
+      release_wslots(m);
+      return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: cannot allocate %lld bytes of chunk buffers",
+                      m->name, (long long)(nslot * (int64_t)slot_bytes));
+    }
   }
+  char **slot = m->wslot;
+  size_t *size = ooc_calloc(ctx, (size_t)nslot, sizeof *size);
+  if (!size) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory writing", m->name);
   wbatch_t wb[2];
   for (int k = 0; k < 2; k++)
-    wb[k] = (wbatch_t){m, src, ld, r0, c0, ncc, 0, slots, nslot, raw_bytes, slot_bytes, size,
+    wb[k] = (wbatch_t){m, src, ld, r0, c0, ncc, 0, slot, nslot, raw_bytes, slot_bytes, size,
                        nslot == 1 ? threads : 1};
   ooc_status_t st = OOC_OK;
   prepare_batch(&wb[0], threads, 0, ooc_min64(B, total));
@@ -1052,7 +1073,7 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
       }
       hsize_t off[2] = {(hsize_t)R, (hsize_t)C};
       int inj = fio_gate(ctx, 1);
-      const char *data = slots + (size_t)s * slot_bytes + (m->zstd ? raw_bytes : 0);
+      const char *data = slot[s] + (m->zstd ? raw_bytes : 0);
       if (inj || H5Dwrite_chunk(m->dset, H5P_DEFAULT, 0, off, size[s], data) < 0)
         st = write_fail(m, inj ? injected(inj) : h5_last_error(), r0, c0, nr, nc);
       else
@@ -1062,8 +1083,8 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
     if (overlap) cio_join(&g);
     if (st == OOC_OK && !overlap && ncnt > 0) prepare_batch(&wb[0], threads, next, ncnt);
   }
-  ooc_free(ctx, slots);
   ooc_free(ctx, size);
+  if (st != OOC_OK) release_wslots(m);
   return st;
 }
 
@@ -1160,6 +1181,7 @@ static ooc_status_t read_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int
 
 static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                               double *dst, int64_t ld) {
+  release_wslots(m); /* writing is over (the check reads the output back) */
   if (m->direct) {
     int fallback = 0;
     ooc_status_t st = direct_read(m, r0, c0, nr, nc, dst, ld, &fallback);
@@ -1620,6 +1642,7 @@ static ooc_status_t commit_impl(h5mat_t *m) {
 
 ooc_status_t h5m_commit(h5mat_t *m) {
   if (!m) return OOC_ERR_ARG;
+  release_wslots(m);
   if (!m->writable || m->committed || m->file < 0)
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: commit of a handle that is not an open output",
                     m->name);
@@ -1636,6 +1659,7 @@ ooc_status_t h5m_commit(h5mat_t *m) {
 void h5m_close(h5mat_t *m) {
   if (!m) return;
   ooc_ctx_t *ctx = m->ctx;
+  release_wslots(m);
   if (m->writable && !m->committed) empty_tmp_if_full(m, m->failed);
   quiet_t q = quiet_begin();
   close_ids(m);

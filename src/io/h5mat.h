@@ -92,7 +92,9 @@ int h5m_remove_stale_tmp(ooc_ctx_t *ctx, const char *file);
  * the default: tests compare the two, benchmarks time them. */
 int h5m_direct(const h5mat_t *m);
 /* Bytes of buffers one h5m_read/h5m_write of this handle may allocate for its threads' windows
- * and chunk buffers (<= 0: the default, 8 MiB); a call always gets one window or one chunk. */
+ * and chunk buffers (<= 0: the default, 8 MiB); a call always gets one window or one chunk.
+ * Direct writes keep their chunk buffers for the next h5m_write; h5m_set_stage (with any
+ * value), a read, h5m_commit and h5m_close release them. */
 void h5m_set_stage(h5mat_t *m, int64_t bytes);
 void h5m_set_direct(h5mat_t *m, int on);
 
