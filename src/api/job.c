@@ -837,6 +837,10 @@ static ooc_status_t check_output(job_t *j, int f32) {
   if (j->method == OOC_METHOD_CHOL && !solve && j->o.lower_only)
     srcX = (ooc_source_t){j, sym_lower_read};
   int64_t mem = ooc_max64(j->budget - j->fixed, 3 * 8 * n);
+  /* the readers' windows: the share of `mem` check.c leaves to a reader (one of up to 6 buffers) */
+  h5mat_t *readers[3] = {j->in_a, j->in_b, j->out};
+  for (int k = 0; k < 3; k++)
+    if (readers[k]) h5m_set_stage(readers[k], ooc_max64(io_min_stage(j->b), mem / 6));
   r->residual = NAN;
   if (ck != OOC_CHECK_NONE) {
     double anorm = 0; /* ||A||_inf = ||A||_1 of the factor's input, if it recorded it */

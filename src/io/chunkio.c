@@ -237,8 +237,13 @@ size_t cio_zstd_compress(int level, int workers, const void *src, size_t bytes, 
   size_t n = 0;
   if (c && !ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level)) &&
       !ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1))) {
-    /* a library built without threads refuses this: one thread compresses then */
-    if (workers > 1) (void)ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, workers);
+    /* a library built without threads refuses this: one thread compresses then. zstd's jobs
+     * default to several MiB, so a chunk of a few MiB would be one job: at least two jobs per
+     * worker, of at most 8 MiB (zstd raises a job below its minimum, 512 KiB) */
+    if (workers > 1 && !ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, workers))) {
+      size_t job = bytes / (2 * (size_t)workers) + 1, most = (size_t)8 << 20;
+      (void)ZSTD_CCtx_setParameter(c, ZSTD_c_jobSize, (int)(job < most ? job : most));
+    }
     n = ZSTD_compress2(c, dst, cap, src, bytes);
   }
   ZSTD_freeCCtx(c);

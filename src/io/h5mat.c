@@ -5,7 +5,8 @@
  * the caller's handler afterwards, so an application that uses HDF5 itself keeps its own settings.
  * HDF5 failures are turned into messages by walking the error stack right after the failing call.
  *
- * Rectangles travel through a row-major staging buffer because HDF5 maps file and memory
+ * Where the data allows it, rectangles bypass H5Dread/H5Dwrite ("direct chunk I/O" below).
+ * Otherwise they travel through a row-major staging buffer because HDF5 maps file and memory
  * selections element by element in row-major order: no choice of dataspaces can transpose. The
  * staging buffer is filled in blocks of whole chunks, so a compressed chunk is decoded (or
  * encoded) once per call however it straddles the rectangle, while the block itself stays small.
@@ -1104,9 +1105,9 @@ static ooc_status_t check_rect(h5mat_t *m, const char *what, int64_t r0, int64_t
   return OOC_OK;
 }
 
-/* Staging blocks: about the handle's stage (h5m_set_stage), made of whole chunks when chunked so that each
- * chunk falls in exactly one block (one decode or encode per call), and never less than one
- * chunk. Wide rectangles are cut into column blocks, tall ones into row bands. */
+/* Staging blocks: about the handle's stage (h5m_set_stage), made of whole chunks when chunked
+ * so that each chunk falls in exactly one block (one decode or encode per call), and never less
+ * than one chunk. Wide rectangles are cut into column blocks, tall ones into row bands. */
 typedef struct {
   int64_t ar, ac; /* alignment: chunk shape, or 1 x 1 */
   int64_t bh, bw; /* block extent, multiples of the alignment */

@@ -14,6 +14,8 @@
  *   dimension. Squareness is the caller's business. Every message starts with "file:/dset: ".
  * - h5m_read: any rectangle inside the matrix; float32/float64/integer converted to float64.
  *   A chunk that fails to decode (corrupt, truncated) gives OOC_ERR_CORRUPT naming the rectangle.
+ *   Raw, zstd and contiguous float data are read directly, on several threads (see h5m_direct);
+ *   strips at least a chunk wide decode each chunk once (narrower ones once per strip).
  * - h5m_create: creates the output at a temporary path in the same directory as `file`
  *   ("<file>.tmp-<pid>-<n>"), dataset `dset` (intermediate groups created), rows x cols, dtype f32
  *   or f64, chunked by chunk x chunk (clamped to the shape; chunk <= 0: contiguous, or 1024 when
@@ -22,8 +24,9 @@
  *   not writable (errno text in the message), OOC_ERR_NOSPACE if the disk is full.
  * - h5m_write: any rectangle from column-major float64 (converted to the dataset type), written
  *   through to the file before it returns (a full disk is reported here). Rectangles made of whole
- *   chunks are cheapest; a chunk written in pieces is re-encoded for each piece. A failed write
- *   makes h5m_commit refuse the output.
+ *   chunks are cheapest: without filter or with zstd they are packed and compressed on several
+ *   threads and written with H5Dwrite_chunk; a chunk written in pieces is re-encoded for each
+ *   piece. A failed write makes h5m_commit refuse the output.
  * - h5m_attr_str / h5m_attr_f64 / h5m_attr_i64: scalar attributes on the dataset.
  * - h5m_commit: flush, close, fsync and rename the temporary file onto `file`. After a failure
  *   the temporary file is removed. h5m_close on an uncommitted output removes the temporary.
