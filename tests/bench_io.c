@@ -75,6 +75,8 @@ static int bench_write(ooc_ctx_t *ctx, const char *file, int64_t n, int64_t b, c
       fprintf(stderr, "%s\n", ooc_ctx_error(ctx));
       return 1;
     }
+    /* BENCH_STAGE=bytes: the writer's buffer allowance, as job.c sets it from the budget */
+    if (getenv("BENCH_STAGE")) h5m_set_stage(m, atoll(getenv("BENCH_STAGE")));
     for (int64_t r0 = 0; r0 < n; r0 += b) {
       int64_t nr = n - r0 < b ? n - r0 : b;
       /* as job.c's write_rows: one call per row band (BENCH_PIECES=1: chunk-wide pieces, as
