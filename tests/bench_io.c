@@ -1,8 +1,9 @@
 /*
  * bench_io.c: HDF5 read/write throughput of src/io/h5mat.c as oocsolve uses it, without the
  * solver. Not a test (not named test_*.c); build by hand:
- *   gcc -O2 -std=c11 -Iinclude -Isrc tests/bench_io.c build/liboocsolve.a \
- *       -lhdf5_serial -lzstd -llapacke -lopenblas -lpthread -lm -o /tmp/bench_io
+ *   gcc -O2 -std=c11 -Iinclude -Isrc -I/usr/include/hdf5/serial tests/bench_io.c \
+ *       build/liboocsolve.a -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 -lzstd -llapacke \
+ *       -lopenblas -lpthread -lm -o /tmp/bench_io
  *   /tmp/bench_io read  IN.h5[:/dset] TILE [reps=3]      load(): n x TILE strips + colabs
  *   /tmp/bench_io write OUT.h5 N TILE [none|zstd[:L]] [f64|f32] [reps=3]
  *                                                         write_rows(): TILE-row bands
