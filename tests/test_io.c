@@ -628,6 +628,214 @@ static void t_corrupt_chunk(void) {
   tu_ctx_done(ctx);
 }
 
+/* ---- direct chunk I/O ----------------------------------------------------------------------- */
+
+/* Reads the whole matrix and strips of every width through the handle's current path into one
+ * buffer per rectangle; returns how many elements differ from A. */
+static int read_back(ooc_ctx_t *ctx, h5mat_t *m, const double *A, int64_t rows, int64_t cols,
+                     int f32) {
+  const int64_t rect[][4] = {{0, 0, rows, cols}, {0, 5, rows, 3},  {0, 37, rows, 90},
+                             {7, 0, 150, cols},  {rows - 1, 0, 1, cols}, {11, 13, 1, 1}};
+  int bad = 0;
+  for (size_t k = 0; k < sizeof rect / sizeof rect[0]; k++) {
+    int64_t r0 = rect[k][0], c0 = rect[k][1], nr = rect[k][2], nc = rect[k][3], ld = nr + 2;
+    double *B = malloc((size_t)(ld * nc) * sizeof *B);
+    for (int64_t t = 0; t < ld * nc; t++) B[t] = -777.0;
+    EXPECT_OK(ctx, h5m_read(m, r0, c0, nr, nc, B, ld));
+    for (int64_t j = 0; j < nc; j++)
+      for (int64_t i = 0; i < ld; i++) {
+        double want = i < nr ? A[(r0 + i) + (c0 + j) * rows] : -777.0;
+        if (f32 && i < nr) want = (double)(float)want;
+        bad += B[i + j * ld] != want;
+      }
+    free(B);
+  }
+  return bad;
+}
+
+/* Every layout the direct path takes: written by whole-chunk row bands (direct chunk writes),
+ * or element by element through H5Dwrite (direct off); read back directly, through H5Dread, and
+ * with the smallest stage (one thread, one window); the two files hold the same numbers. */
+static void t_direct_io(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  const int64_t rows = 300, cols = 230; /* edge chunks are partial */
+  double *A = make_matrix(rows, cols);
+  const struct {
+    int64_t chunk;
+    const char *comp;
+    h5m_type_t type;
+    int direct; /* h5m_direct of the output and of the file reopened */
+  } cases[] = {{0, "none", H5M_F64, 0},   {64, "none", H5M_F64, 2}, {48, "none", H5M_F32, 2},
+               {40, "zstd", H5M_F64, 2},  {64, "zstd:5", H5M_F32, 2},
+               {32, "deflate", H5M_F64, 0}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    int f32 = cases[k].type == H5M_F32;
+    char file[2][1024];
+    for (int v = 0; v < 2; v++) {
+      char name[32];
+      snprintf(name, sizeof name, "direct%zu_%d.h5", k, v);
+      snprintf(file[v], sizeof file[v], "%s", tu_path(name));
+      h5mat_t *m = NULL;
+      EXPECT_OK(ctx, h5m_create(ctx, file[v], "/A", rows, cols, cases[k].type, cases[k].chunk,
+                                cases[k].comp, 1, &m));
+      CU_ASSERT_EQUAL(h5m_direct(m), cases[k].direct);
+      if (v == 1) h5m_set_direct(m, 0);
+      int64_t band = cases[k].chunk > 0 ? cases[k].chunk : 64;
+      for (int64_t r = 0; r < rows; r += band)
+        EXPECT_OK(ctx, h5m_write(m, r, 0, ooc_min64(band, rows - r), cols, A + r, rows));
+      CU_ASSERT_EQUAL(h5m_bytes(m), rows * cols * (f32 ? 4 : 8));
+      /* the output reads back before its commit (the check does that), both ways */
+      CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);
+      h5m_set_direct(m, 0);
+      CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);
+      EXPECT_OK(ctx, h5m_commit(m));
+      h5m_close(m);
+    }
+    for (int v = 0; v < 2; v++) {
+      h5mat_t *m = NULL;
+      EXPECT_OK(ctx, h5m_open(ctx, file[v], NULL, &m));
+      CU_ASSERT_EQUAL(h5m_direct(m), cases[k].direct ? cases[k].direct : cases[k].chunk ? 0 : 1);
+      CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);
+      h5m_set_stage(m, 1);
+      CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);
+      h5m_set_stage(m, 0);
+      h5m_set_direct(m, 0);
+      CU_ASSERT_EQUAL(h5m_direct(m), 0);
+      CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);
+      h5m_set_direct(m, 1);
+      h5m_close(m);
+    }
+    check_rects(ctx, file[0], "/A", A, rows, cols, f32);
+  }
+  CU_ASSERT_EQUAL(ooc_ctx_open_files(ctx), 0);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+/* Where the direct path does not apply, h5mat reads through HDF5: an unallocated chunk (fill
+ * values), a user block, a second filter. */
+static void t_direct_fallback(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  const int64_t n = 64;
+  double *rm = malloc((size_t)(n * n) * sizeof *rm);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < n; j++) rm[i * n + j] = val(i, j);
+  hsize_t dims[2] = {(hsize_t)n, (hsize_t)n}, cdims[2] = {32, 32};
+  for (int k = 0; k < 3; k++) {
+    char file[1024], name[32];
+    snprintf(name, sizeof name, "fallback%d.h5", k);
+    snprintf(file, sizeof file, "%s", tu_path(name));
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (k == 1) H5Pset_userblock(fcpl, 512);
+    hid_t f = H5Fcreate(file, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, cdims);
+    unsigned level = 3;
+    if (k == 2) {
+      H5Pset_shuffle(dcpl);
+      H5Pset_filter(dcpl, OOC_H5Z_ZSTD, H5Z_FLAG_MANDATORY, 1, &level);
+    }
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t d = H5Dcreate2(f, "/x", H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (k == 0) { /* only the chunk at (0, 0) */
+      hsize_t start[2] = {0, 0}, count[2] = {32, 32};
+      hid_t ms = H5Screate_simple(2, count, NULL);
+      H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL);
+      double *blk = malloc(32 * 32 * sizeof *blk);
+      for (int64_t i = 0; i < 32; i++)
+        for (int64_t j = 0; j < 32; j++) blk[i * 32 + j] = val(i, j);
+      CU_ASSERT(H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, blk) >= 0);
+      free(blk);
+      H5Sclose(ms);
+    } else {
+      CU_ASSERT(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, rm) >= 0);
+    }
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    H5Pclose(fcpl);
+    H5Fclose(f);
+
+    h5mat_t *m = NULL;
+    EXPECT_OK(ctx, h5m_open(ctx, file, "/x", &m));
+    CU_ASSERT_EQUAL(h5m_direct(m), k == 0 ? 2 : 0);
+    double *B = malloc((size_t)(n * n) * sizeof *B);
+    EXPECT_OK(ctx, h5m_read(m, 0, 0, n, n, B, n));
+    int bad = 0;
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < n; i++)
+        bad += B[i + j * n] != (k > 0 || (i < 32 && j < 32) ? val(i, j) : 0.0);
+    CU_ASSERT_EQUAL(bad, 0);
+    free(B);
+    h5m_close(m);
+  }
+  free(rm);
+  tu_ctx_done(ctx);
+}
+
+/* The threads' reads go through the ops table (a failing or short pread is reported with the
+ * rectangle), and the one gate of a direct read or of each direct chunk write takes faults. */
+static int fail_mode; /* 1: pread fails with EIO, 2: pread finds the end of the file */
+static ssize_t bad_pread(int fd, void *buf, size_t len, off_t off) {
+  if (fail_mode == 1) {
+    errno = EIO;
+    return -1;
+  }
+  if (fail_mode == 2) return 0;
+  return pread(fd, buf, len, off);
+}
+
+static void t_direct_faults(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  const int64_t n = 96;
+  double *A = make_matrix(n, n), *B = malloc((size_t)(n * n) * sizeof *B);
+  const char *comp[2] = {"none", "zstd"};
+  fio_ops_t ops = *fio_posix_ops();
+  ops.pread = bad_pread;
+  for (int k = 0; k < 2; k++) {
+    char file[1024], name[32];
+    snprintf(name, sizeof name, "dfault%d.h5", k);
+    snprintf(file, sizeof file, "%s", tu_path(name));
+    h5mat_t *m = NULL;
+    /* a direct chunk write that meets an injected fault: the output is never committed */
+    EXPECT_OK(ctx, h5m_create(ctx, file, "/A", n, n, H5M_F64, 32, comp[k], 1, &m));
+    EXPECT_OK(ctx, h5m_write(m, 0, 0, 32, n, A, n));
+    ooc_fault_arm(ctx, OOC_FAULT_IO_WRITE, 2, 0, ENOSPC);
+    EXPECT_FAIL(ctx, h5m_write(m, 32, 0, 32, n, A + 32, n), OOC_ERR_NOSPACE,
+                "cannot write rows 32..63");
+    ooc_fault_arm(ctx, OOC_FAULT_IO_WRITE, 0, 0, 0);
+    EXPECT_FAIL(ctx, h5m_commit(m), OOC_ERR_NOSPACE, "not committed");
+    h5m_close(m);
+    CU_ASSERT(access(file, F_OK) != 0);
+
+    write_output(ctx, file, "/A", A, n, n, H5M_F64, 32, comp[k]);
+    EXPECT_OK(ctx, h5m_open(ctx, file, "/A", &m));
+    CU_ASSERT_EQUAL(h5m_direct(m), 2);
+    ooc_fault_arm(ctx, OOC_FAULT_IO, 1, 0, EIO);
+    EXPECT_FAIL(ctx, h5m_read(m, 0, 0, n, n, B, n), OOC_ERR_IO, "cannot read rows 0..95");
+    ooc_fault_arm(ctx, OOC_FAULT_IO, 0, 0, 0);
+    fio_set_ops(ctx, &ops);
+    fail_mode = 1;
+    EXPECT_FAIL(ctx, h5m_read(m, 3, 40, 50, 20, B, 50), OOC_ERR_IO,
+                "cannot read rows 3..52, columns 40..59: Input/output error");
+    fail_mode = 2;
+    EXPECT_FAIL(ctx, h5m_read(m, 0, 0, n, n, B, n), OOC_ERR_CORRUPT, k ? "truncated" : "past");
+    h5m_set_direct(m, 0); /* HDF5's own reads do not use the table */
+    EXPECT_OK(ctx, h5m_read(m, 0, 0, n, n, B, n));
+    CU_ASSERT_EQUAL(B[5 + 7 * n], A[5 + 7 * n]);
+    fail_mode = 0;
+    fio_set_ops(ctx, NULL);
+    h5m_set_direct(m, 1);
+    EXPECT_OK(ctx, h5m_read(m, 0, 0, n, n, B, n));
+    CU_ASSERT(memcmp(A, B, (size_t)(n * n) * sizeof *B) == 0);
+    h5m_close(m);
+  }
+  CU_ASSERT_EQUAL(ooc_ctx_open_files(ctx), 0);
+  free(A);
+  free(B);
+  tu_ctx_done(ctx);
+}
+
 /* ---- error cases ---------------------------------------------------------------------------- */
 
 static void t_err_missing_file(void) {
@@ -1273,6 +1481,9 @@ int main(void) {
       {"zstd_stream_frames", t_zstd_stream_frames},
       {"zstd_output", t_zstd_output},
       {"corrupt_chunk", t_corrupt_chunk},
+      {"direct_io", t_direct_io},
+      {"direct_fallback", t_direct_fallback},
+      {"direct_faults", t_direct_faults},
       {"err_missing_file", t_err_missing_file},
       {"err_not_hdf5", t_err_not_hdf5},
       {"err_truncated", t_err_truncated},

@@ -86,6 +86,9 @@ typedef struct job {
   int gncblk, gslots; /* slots (gncblk 0 = not planned: the products run on the host) */
   double iter_flops;
   int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
+  /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's
+   * workspace is not allocated (wider strips, h5mat's chunk buffers); 0: the minimum. */
+  int64_t io_room;
 } job_t;
 
 /* ---- adapters from io to the tiling layer's interfaces ------------------------------------ */
@@ -270,18 +273,32 @@ static ooc_status_t plan(job_t *j) {
 
 /* ---- phases ------------------------------------------------------------------------------ */
 
+/* The staging h5mat may always use: the writer's allowance in plan()'s fixed bytes. */
+static int64_t io_min_stage(int64_t b) { return 8 * b * ooc_max64(b, 256); }
+
+/* Columns of the strips load() reads: whole tiles, and at least a whole chunk column when the
+ * room allows (a strip narrower than the file's chunks would decode each chunk several times),
+ * within `room` bytes (the solver's workspace, not allocated yet while the input is read). */
+static int64_t strip_cols(int64_t n, int64_t b, int64_t chunk_c, int64_t room) {
+  int64_t w = chunk_c > b ? ooc_cdiv64(chunk_c, b) * b : b;
+  while (w > b && 8 * n * w > room) w -= b;
+  return w;
+}
+
 /* Read the input once, a strip of tile columns at a time (few large HDF5 reads, whatever the
- * tile): reject NaN/Inf, take column norms, and fill the store. The strip fits in the room the
- * solver's workspace will use later. */
+ * tile): reject NaN/Inf, take column norms, and fill the store (a tile column at a time, copied
+ * by the cache's threads). The strip fits in the room the solver's workspace will use later. */
 static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
   int64_t n = rp.n;
   ooc_status_t st = OOC_OK;
-  double *strip = ooc_malloc(ctx, (size_t)(n * cp.b) * sizeof(double));
+  int64_t sw = ooc_min64(strip_cols(n, cp.b, h5m_chunk_cols(src), j->io_room), cp.n);
+  h5m_set_stage(src, ooc_max64(io_min_stage(cp.b), j->io_room - 8 * n * sw));
+  double *strip = ooc_malloc(ctx, (size_t)(n * sw) * sizeof(double));
   if (!strip) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
-  for (int64_t tj = 0; tj < cp.count; tj++) {
-    int64_t c0 = part_start(cp, tj), nc = part_len(cp, tj), bi = 0, bj = 0;
+  for (int64_t c0 = 0; c0 < cp.n; c0 += sw) {
+    int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
     OOC_CHECK(st = h5m_read(src, 0, c0, n, nc, strip, n));
     if (j->ops->colabs(n, nc, strip, n, colnorm + c0, &bi, &bj)) {
       double v = strip[bi + bj * n];
@@ -290,9 +307,9 @@ static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) 
                     isnan(v) ? "NaN" : (v > 0 ? "+Inf" : "-Inf"));
       goto done;
     }
-    for (int64_t ti = 0; ti < rp.count; ti++)
-      OOC_CHECK(st = ts_put(ts, ti, tj, strip + part_start(rp, ti), n));
-    OOC_CHECK(st = ooc_tick(ctx, "read", (tj + 1.0) / cp.count));
+    for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++)
+      OOC_CHECK(st = ts_put_col(ts, tj, strip + (part_start(cp, tj) - c0) * n, n));
+    OOC_CHECK(st = ooc_tick(ctx, "read", (double)(c0 + nc) / (double)cp.n));
   }
 done:
   ooc_free(ctx, strip);
@@ -301,7 +318,9 @@ done:
 
 /* Write a store to the output by row blocks (one tile row at a time, every store tile read
  * exactly once), with output column c taken from store column perm[c] (perm NULL: identity).
- * Rows, not columns, because the inverse's column permutation then stays inside one buffer. */
+ * Rows, not columns, because the inverse's column permutation then stays inside one buffer.
+ * One h5m_write per row block: it is made of whole chunks (chunk = tile), so h5mat packs and
+ * compresses them on several threads and writes them directly. */
 static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
@@ -313,6 +332,7 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the output");
     goto done;
   }
+  h5m_set_stage(j->out, ooc_max64(io_min_stage(b), j->io_room - (perm ? 16 : 8) * b * ncols));
   for (int64_t ti = 0; ti < rp.count; ti++) {
     int64_t nr = part_len(rp, ti);
     for (int64_t tj = 0; tj < cp.count; tj++)
@@ -323,12 +343,11 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
         memcpy(perm_rows + c * nr, rows + perm[c] * nr, (size_t)nr * sizeof(double));
       src = perm_rows;
     }
-    for (int64_t c0 = 0; c0 < ncols; c0 += j->chunk) /* chunk-wide pieces: bounded staging */
-      OOC_CHECK(st = h5m_write(j->out, part_start(rp, ti), c0, nr, ooc_min64(j->chunk, ncols - c0),
-                               src + c0 * nr, nr));
+    OOC_CHECK(st = h5m_write(j->out, part_start(rp, ti), 0, nr, ncols, src, nr));
     OOC_CHECK(st = ooc_tick(ctx, "write", (ti + 1.0) / rp.count));
   }
 done:
+  h5m_set_stage(j->out, 0); /* releases the chunk buffers the writes kept */
   ooc_free(ctx, rows);
   ooc_free(ctx, perm_rows);
   return st;
@@ -396,14 +415,16 @@ static ooc_status_t load_inputs(job_t *j) {
   if (j->in_b) OOC_TRY(tstore_create(ctx, j->cache, n, m, j->b, NULL, &spB, &j->B));
   if (j->resuming) return restore_stores(j);
   memset(j->colnorm, 0, (size_t)n * sizeof(double));
-  OOC_TRY(load(j, j->A, j->in_a, j->colnorm));
-  if (j->B) {
+  j->io_room = solver_ws(j, j->W); /* the solver allocates it only after the load */
+  ooc_status_t st = load(j, j->A, j->in_a, j->colnorm);
+  if (st == OOC_OK && j->B) {
     double *bnorm = ooc_calloc(ctx, (size_t)m, sizeof(double));
-    if (!bnorm) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (m = %lld)", (long long)m);
-    ooc_status_t st = load(j, j->B, j->in_b, bnorm);
+    st = bnorm ? load(j, j->B, j->in_b, bnorm)
+               : OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (m = %lld)", (long long)m);
     ooc_free(ctx, bnorm);
-    OOC_TRY(st);
   }
+  j->io_room = 0;
+  OOC_TRY(st);
   j->rep->t_read = ooc_now() - t0 - ts_stats(j->A)->t_spill - (j->B ? ts_stats(j->B)->t_spill : 0);
   return OOC_OK;
 }
@@ -897,6 +918,10 @@ static ooc_status_t check_output(job_t *j, int f32) {
   if (j->method == OOC_METHOD_CHOL && !solve && j->o.lower_only)
     srcX = (ooc_source_t){j, sym_lower_read};
   int64_t mem = ooc_max64(j->budget - j->fixed, 3 * 8 * n);
+  /* the readers' windows: the share of `mem` check.c leaves to a reader (one of up to 6 buffers) */
+  h5mat_t *readers[3] = {j->in_a, j->in_b, j->out};
+  for (int k = 0; k < 3; k++)
+    if (readers[k]) h5m_set_stage(readers[k], ooc_max64(io_min_stage(j->b), mem / 6));
   r->residual = NAN;
   if (ck != OOC_CHECK_NONE) {
     double anorm = 0; /* ||A||_inf = ||A||_1 of the factor's input, if it recorded it */
@@ -1057,6 +1082,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
 
   /* write */
   const int64_t *perm = j->method == OOC_METHOD_GJ ? j->perm : NULL;
+  j->io_room = solver_ws(j, j->W); /* the solver's workspace is free again */
   OOC_TRY(j->B ? write_rows(j, j->B, NULL) : write_rows(j, j->result ? j->result : j->A, perm));
   r->t_spill += spill_time(j) - spill_after;
   r->t_write = ooc_now() - t2;

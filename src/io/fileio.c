@@ -157,6 +157,10 @@ int fio_sync_dir(ooc_ctx_t *ctx, const char *path) {
   return (err == EINVAL || err == EROFS) ? 0 : err;
 }
 
+ssize_t (*fio_pread_op(const ooc_ctx_t *ctx))(int fd, void *buf, size_t len, off_t off) {
+  return ops(ctx)->pread;
+}
+
 void fio_h5_opened(ooc_ctx_t *ctx) {
   if (ctx) ctx->open_files++;
 }

@@ -62,6 +62,11 @@ int fio_remove(ooc_ctx_t *ctx, const char *path);
  * cannot sync a directory (EINVAL) are accepted: returns 0 or an errno. */
 int fio_sync_dir(ooc_ctx_t *ctx, const char *path);
 
+/* The table's pread, for worker threads (io/chunkio.h) reading a batch of data whose one
+ * fio_gate the caller passed on its own thread: the gate counts and faults are not thread-safe,
+ * the table's functions are. */
+ssize_t (*fio_pread_op(const ooc_ctx_t *ctx))(int fd, void *buf, size_t len, off_t off);
+
 void fio_h5_opened(ooc_ctx_t *ctx);
 void fio_h5_closed(ooc_ctx_t *ctx);
 

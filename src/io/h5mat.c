@@ -5,7 +5,8 @@
  * the caller's handler afterwards, so an application that uses HDF5 itself keeps its own settings.
  * HDF5 failures are turned into messages by walking the error stack right after the failing call.
  *
- * Rectangles travel through a row-major staging buffer because HDF5 maps file and memory
+ * Where the data allows it, rectangles bypass H5Dread/H5Dwrite ("direct chunk I/O" below).
+ * Otherwise they travel through a row-major staging buffer because HDF5 maps file and memory
  * selections element by element in row-major order: no choice of dataspaces can transpose. The
  * staging buffer is filled in blocks of whole chunks, so a compressed chunk is decoded (or
  * encoded) once per call however it straddles the rectangle, while the block itself stays small.
@@ -18,6 +19,7 @@
  */
 #include "io/h5mat.h"
 
+#include "io/chunkio.h"
 #include "io/fileio.h"
 
 #include <dirent.h>
@@ -35,8 +37,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-/* Target size of a staging block; a block still holds at least one whole chunk. */
-#define STAGE_TARGET_BYTES ((int64_t)8 << 20)
 /* The chunk cache is sized for a row of chunks as wide as a default tile, within this cap. */
 #define CACHE_CAP_BYTES ((size_t)64 << 20)
 #define CACHE_TILE_COLS 4096
@@ -48,6 +48,16 @@
 #define NAME_CAP 1024 /* dataset paths */
 #define PATH_CAP 4096 /* file paths (Linux PATH_MAX) */
 #define LABEL_CAP (PATH_CAP + NAME_CAP + 8)
+/* Direct chunk I/O: the read window of one worker thread (a chunk row more if rows are wider),
+ * the default bytes of windows and chunk buffers of one call (h5m_set_stage; a call always gets
+ * one), and the smallest call worth more than one thread. */
+#define DIRECT_WIN_BYTES ((size_t)2 << 20)
+#define DIRECT_STAGE_BYTES ((int64_t)8 << 20)
+#define DIRECT_PAR_MIN_BYTES ((int64_t)1 << 20)
+/* Uncompressed data is cut into jobs of about this many bytes, so that threads share a strip
+ * that spans few chunks. */
+#define DIRECT_JOB_BYTES ((int64_t)4 << 20)
+enum { DIRECT_OFF = 0, DIRECT_CONTIG = 1, DIRECT_CHUNKED = 2 };
 
 struct h5mat {
   ooc_ctx_t *ctx;
@@ -65,6 +75,18 @@ struct h5mat {
   char *tmp;  /* output only: the temporary file being written; NULL once gone */
   char *name; /* "file:/dset" */
   char notice[160];
+  /* Direct chunk I/O (see "direct chunk I/O" below); 0: everything through H5Dread/H5Dwrite. */
+  int direct;          /* reads: DIRECT_CONTIG or DIRECT_CHUNKED */
+  int zstd;            /* chunks are zstd frames (filter 32015 is the only filter) */
+  int fd;              /* HDF5's own descriptor of the file (sec2 driver), for pread */
+  int64_t contig_addr; /* DIRECT_CONTIG: file offset of element (0, 0) */
+  int out_kind, out_level; /* outputs: compression as h5m_parse_compress gives it */
+  int64_t stage;           /* h5m_set_stage */
+  /* direct writes: chunk buffers kept from one h5m_write to the next (large ones would be fresh
+   * pages, faulted in again, at every call); released by h5m_set_stage, a read, commit, close */
+  char **wslot;
+  int64_t nwslot;
+  size_t wslot_bytes;
 };
 
 /* ---- HDF5 error handling -------------------------------------------------------------------- */
@@ -133,6 +155,8 @@ static h5err_t injected(int e) {
   snprintf(x.inner, sizeof x.inner, "injected fault: %s", strerror(e));
   return x;
 }
+
+static void setup_direct(h5mat_t *m);
 
 /* ---- small helpers -------------------------------------------------------------------------- */
 
@@ -294,6 +318,7 @@ h5m_type_t h5m_type(const h5mat_t *m) { return m ? m->type : H5M_F64; }
 const char *h5m_name(const h5mat_t *m) { return m && m->name ? m->name : ""; }
 const char *h5m_notice(const h5mat_t *m) { return m ? m->notice : ""; }
 int64_t h5m_bytes(const h5mat_t *m) { return m ? m->bytes : 0; }
+int64_t h5m_chunk_cols(const h5mat_t *m) { return m ? m->chunk_c : 0; }
 
 /* ---- opening -------------------------------------------------------------------------------- */
 
@@ -302,6 +327,8 @@ static h5mat_t *new_handle(ooc_ctx_t *ctx) {
   if (!m) return NULL;
   m->ctx = ctx;
   m->file = m->dset = m->fspace = -1;
+  m->fd = -1;
+  m->stage = DIRECT_STAGE_BYTES;
   return m;
 }
 
@@ -593,6 +620,7 @@ static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset
       goto done;
     }
   }
+  setup_direct(m);
   m->path = ooc_strdup(ctx, file);
   m->name = ooc_strdup(ctx, label);
   if (!m->path || !m->name) st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
@@ -671,6 +699,396 @@ static void transpose_square(double *a, int64_t n) {
     }
 }
 
+/* ---- direct chunk I/O ----------------------------------------------------------------------
+ *
+ * Reading: HDF5 says where each chunk (or the contiguous data) lies in the file; its bytes are
+ * then read with pread on HDF5's own descriptor, decoded, converted and transposed straight
+ * into the caller's column-major buffer by several threads (io/chunkio.h). That skips HDF5's
+ * chunk cache, its filter buffers and our row-major staging copy, and decodes zstd chunks in
+ * parallel. Taken only where the bytes on disk are what chunkio decodes: IEEE float32/float64
+ * in the native (little-endian) order, no user block, the sec2 driver, and contiguous storage
+ * (not external) or chunks stored raw or as zstd frames (filter 32015 alone). Anything else
+ * (integers, big-endian, other filters, an unallocated chunk, a raw chunk of the wrong size)
+ * goes through H5Dread as before.
+ *
+ * Writing: a rectangle of whole chunks of an output without filter or with zstd is packed
+ * chunk by chunk (transposed, converted, compressed) on several threads and handed to HDF5 with
+ * H5Dwrite_chunk, on this thread, while the threads prepare the next batch. The filter stays
+ * on the dataset, so h5py and HDF5 decode those chunks as any other.
+ *
+ * Faults: one fio_gate per direct read (it covers the preads of its threads) and one per chunk
+ * written, so injected faults hit these paths as they hit H5Dread and H5Dwrite. */
+
+static int vfd_fd(hid_t file) {
+  hid_t fapl = H5Fget_access_plist(file);
+  int fd = -1;
+  if (fapl >= 0) {
+    void *h = NULL;
+    if (H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(file, fapl, &h) >= 0 && h)
+      fd = *(int *)h;
+    H5Pclose(fapl);
+  }
+  return fd;
+}
+
+/* Decides m->direct for an open dataset (input or output). */
+static void setup_direct(h5mat_t *m) {
+  m->direct = DIRECT_OFF;
+  m->zstd = 0;
+  if (H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) <= 0 ||
+      H5Tequal(H5T_NATIVE_FLOAT, H5T_IEEE_F32LE) <= 0)
+    return;
+  hid_t ft = H5Dget_type(m->dset);
+  int raw = ft >= 0 && ((m->type == H5M_F64 && H5Tequal(ft, H5T_IEEE_F64LE) > 0) ||
+                        (m->type == H5M_F32 && H5Tequal(ft, H5T_IEEE_F32LE) > 0));
+  if (ft >= 0) H5Tclose(ft);
+  hid_t fcpl = raw ? H5Fget_create_plist(m->file) : -1;
+  hsize_t ub = 1;
+  if (fcpl >= 0) {
+    if (H5Pget_userblock(fcpl, &ub) < 0) ub = 1;
+    H5Pclose(fcpl);
+  }
+  int fd = ub == 0 ? vfd_fd(m->file) : -1;
+  hid_t dcpl = fd >= 0 ? H5Dget_create_plist(m->dset) : -1;
+  if (dcpl < 0) return;
+  H5D_layout_t lay = H5Pget_layout(dcpl);
+  int nf = H5Pget_nfilters(dcpl);
+  if (lay == H5D_CONTIGUOUS && nf == 0 && H5Pget_external_count(dcpl) == 0) {
+    haddr_t a = H5Dget_offset(m->dset); /* undefined until the storage is allocated */
+    if (a != HADDR_UNDEF && a <= (haddr_t)INT64_MAX) {
+      m->contig_addr = (int64_t)a;
+      m->direct = DIRECT_CONTIG;
+    }
+  } else if (lay == H5D_CHUNKED && m->chunk_r > 0) {
+    int ok = nf == 0;
+    if (nf == 1) {
+      unsigned flags = 0, opts = 0, cd[8];
+      size_t ncd = 8;
+      H5Z_filter_t id = H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL);
+      /* edge chunks stored unfiltered by that option carry no mark we could rely on */
+      ok = id == (H5Z_filter_t)OOC_H5Z_ZSTD && H5Pget_chunk_opts(dcpl, &opts) >= 0 &&
+           !(opts & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS);
+      m->zstd = ok;
+    }
+    if (ok) m->direct = DIRECT_CHUNKED;
+  }
+  H5Pclose(dcpl);
+  m->fd = m->direct ? fd : -1;
+}
+
+void h5m_set_direct(h5mat_t *m, int on) {
+  if (!m) return;
+  if (!on) {
+    m->direct = DIRECT_OFF;
+  } else if (m->dset >= 0) {
+    quiet_t q = quiet_begin();
+    setup_direct(m);
+    quiet_end(q);
+  }
+}
+
+int h5m_direct(const h5mat_t *m) { return m ? m->direct : 0; }
+
+static void release_wslots(h5mat_t *m) {
+  for (int64_t k = 0; k < m->nwslot; k++) ooc_free(m->ctx, m->wslot[k]);
+  ooc_free(m->ctx, m->wslot);
+  m->wslot = NULL;
+  m->nwslot = 0;
+  m->wslot_bytes = 0;
+}
+
+void h5m_set_stage(h5mat_t *m, int64_t bytes) {
+  if (!m) return;
+  m->stage = bytes > 0 ? bytes : DIRECT_STAGE_BYTES;
+  release_wslots(m);
+}
+
+/* One piece of a direct read: the part of the rectangle in one stored block (a chunk, or a band
+ * of its rows; for contiguous data, a band of the matrix's rows). */
+typedef struct {
+  int64_t r, c, h, w;  /* the piece, in matrix coordinates */
+  int64_t base, csize; /* file offset of the block's element (0, 0); zstd: the frame's bytes */
+  int64_t br, rw;      /* the stored block: rows, elements per row */
+  int64_t i0, j0;      /* (r, c) inside the block */
+  int zstd, err;
+  const char *why;
+} rjob_t;
+
+typedef struct {
+  const h5mat_t *m;
+  rjob_t *jobs;
+  double *dst;
+  int64_t ld, r0, c0;
+  char **win; /* per worker: win_bytes, twice for zstd (input and output windows) */
+  size_t win_bytes;
+  cio_pread_fn pread_fn;
+} rbatch_t;
+
+static void rjob_run(void *arg, int64_t k, int worker) {
+  rbatch_t *b = arg;
+  rjob_t *j = &b->jobs[k];
+  double *d = b->dst + (j->r - b->r0) + (j->c - b->c0) * b->ld;
+  size_t es = b->m->file_es;
+  char *w = b->win[worker];
+  if (j->zstd)
+    j->err = cio_read_zstd(b->pread_fn, b->m->fd, j->base, j->csize, es, j->br, j->rw, j->i0,
+                           j->j0, j->h, j->w, d, b->ld, w, w + b->win_bytes, b->win_bytes, &j->why);
+  else
+    j->err = cio_read_raw(b->pread_fn, b->m->fd, j->base, es, j->rw, j->i0, j->j0, j->h, j->w, d,
+                          b->ld, w, b->win_bytes);
+}
+
+static ooc_status_t read_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int64_t nr,
+                              int64_t nc);
+
+static ooc_status_t direct_read_error(h5mat_t *m, const rjob_t *j, int64_t r0, int64_t c0,
+                                      int64_t nr, int64_t nc) {
+  long long a = r0, b = r0 + nr - 1, x = c0, y = c0 + nc - 1;
+  long long br = j->r - j->i0, bc = j->c - j->j0;
+  if (j->err == CIO_EDECODE)
+    return OOC_FAIL(m->ctx, OOC_ERR_CORRUPT, "%s: rows %lld..%lld, columns %lld..%lld: a chunk "
+                    "failed to decode (corrupt or truncated data: the chunk at row %lld, column "
+                    "%lld: %s)", m->name, a, b, x, y, br, bc, j->why ? j->why : "?");
+  if (j->err == CIO_ESHORT)
+    return OOC_FAIL(m->ctx, OOC_ERR_CORRUPT, "%s: rows %lld..%lld, columns %lld..%lld cannot be "
+                    "read (corrupt or truncated file: the data stored from byte %lld runs past "
+                    "its end)", m->name, a, b, x, y, (long long)j->base);
+  if (j->err == ENOMEM)
+    return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: out of memory decoding rows %lld..%lld, columns "
+                    "%lld..%lld", m->name, a, b, x, y);
+  return OOC_FAIL(m->ctx, OOC_ERR_IO, "%s: cannot read rows %lld..%lld, columns %lld..%lld: %s",
+                  m->name, a, b, x, y, strerror(j->err));
+}
+
+/* *fallback = 1 (nothing read, no error): this rectangle needs H5Dread after all. */
+static ooc_status_t direct_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                                double *dst, int64_t ld, int *fallback) {
+  ooc_ctx_t *ctx = m->ctx;
+  *fallback = 0;
+  int inj = fio_gate(ctx, 0);
+  if (inj) return read_fail(m, injected(inj), r0, c0, nr, nc);
+  int chunked = m->direct == DIRECT_CHUNKED;
+  int64_t es = (int64_t)m->file_es;
+  int64_t cr = chunked ? m->chunk_r : m->rows, cc = chunked ? m->chunk_c : m->cols;
+  int64_t ci0 = r0 / cr, ci1 = (r0 + nr - 1) / cr, cj0 = c0 / cc, cj1 = (c0 + nc - 1) / cc;
+  int64_t nchunks = (ci1 - ci0 + 1) * (cj1 - cj0 + 1);
+  int64_t cap = 2 * nchunks + nr * nc * 8 / DIRECT_JOB_BYTES + 1, njobs = 0;
+  rjob_t *jobs = ooc_malloc(ctx, (size_t)cap * sizeof *jobs);
+  if (!jobs) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory reading", m->name);
+  ooc_status_t st = OOC_OK;
+  int any_zstd = 0;
+  for (int64_t ci = ci0; ci <= ci1 && !*fallback; ci++)
+    for (int64_t cj = cj0; cj <= cj1 && !*fallback; cj++) {
+      int64_t R = ci * cr, C = cj * cc;
+      int64_t a = ooc_max64(r0, R), b = ooc_min64(r0 + nr, R + cr);
+      int64_t x = ooc_max64(c0, C), y = ooc_min64(c0 + nc, C + cc);
+      rjob_t t = {a, x, b - a, y - x, m->contig_addr, 0, cr, cc, a - R, x - C, 0, 0, NULL};
+      if (chunked) {
+        hsize_t off[2] = {(hsize_t)R, (hsize_t)C}, size = 0;
+        unsigned mask = 0;
+        haddr_t addr = HADDR_UNDEF;
+        if (H5Dget_chunk_info_by_coord(m->dset, off, &mask, &addr, &size) < 0 ||
+            addr == HADDR_UNDEF || addr > (haddr_t)INT64_MAX || size > (hsize_t)INT64_MAX) {
+          *fallback = 1; /* unallocated (fill values) or unreadable: HDF5 knows what to say */
+          break;
+        }
+        t.base = (int64_t)addr;
+        t.csize = (int64_t)size;
+        t.zstd = m->zstd && !(mask & 1u); /* bit 0 set: the filter was skipped for this chunk */
+        if (!t.zstd && t.csize != cr * cc * es) {
+          *fallback = 1;
+          break;
+        }
+      }
+      any_zstd |= t.zstd;
+      if (t.zstd) {
+        jobs[njobs++] = t;
+        continue;
+      }
+      int64_t band = ooc_max64(1, DIRECT_JOB_BYTES / (t.w * 8));
+      for (int64_t i = 0; i < t.h; i += band) {
+        rjob_t u = t;
+        u.r = t.r + i;
+        u.i0 = t.i0 + i;
+        u.h = ooc_min64(band, t.h - i);
+        jobs[njobs++] = u;
+      }
+    }
+  if (*fallback) {
+    ooc_free(ctx, jobs);
+    return OOC_OK;
+  }
+  /* Windows: DIRECT_WIN_BYTES per thread (two for zstd: input and output), fewer threads and
+   * smaller windows within the handle's stage; never less than a chunk row for zstd. */
+  int64_t rect = nr * nc * es, per = any_zstd ? 2 : 1;
+  int threads = rect < DIRECT_PAR_MIN_BYTES ? 1 : cio_default_threads();
+  threads = (int)ooc_min64(threads, njobs);
+  int64_t want = ooc_min64((int64_t)DIRECT_WIN_BYTES, ooc_max64(rect / threads, 4096));
+  threads = (int)ooc_max64(1, ooc_min64(threads, m->stage / (want * per)));
+  int64_t need = any_zstd ? cc * es : es;
+  size_t win = (size_t)ooc_max64(need, ooc_min64(want, m->stage / per));
+  char *wins[CIO_MAX_THREADS] = {NULL};
+  for (int k = 0; k < threads && st == OOC_OK; k++)
+    if (!(wins[k] = ooc_malloc(ctx, win * (any_zstd ? 2 : 1))))
+      st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory for the read windows", m->name);
+  if (st == OOC_OK) {
+    rbatch_t rb = {m, jobs, dst, ld, r0, c0, wins, win, fio_pread_op(ctx)};
+    cio_parallel(threads, njobs, rjob_run, &rb);
+    for (int64_t k = 0; k < njobs && st == OOC_OK; k++)
+      if (jobs[k].err) st = direct_read_error(m, &jobs[k], r0, c0, nr, nc);
+    if (st == OOC_OK) m->bytes += nr * nc * es;
+  }
+  for (int k = 0; k < threads; k++) ooc_free(ctx, wins[k]);
+  ooc_free(ctx, jobs);
+  return st;
+}
+
+/* A direct write: chunk q of the rectangle (row-major among its chunks) is prepared in slot
+ * q % nslot: packed (zero-padded at the matrix's edge), then compressed behind the raw bytes. */
+typedef struct {
+  const h5mat_t *m;
+  const double *src;
+  int64_t ld, r0, c0, ncc; /* ncc: chunks across the rectangle */
+  int64_t first;           /* the batch's first chunk */
+  char **slot; /* nslot buffers of slot_bytes */
+  int64_t nslot;
+  size_t raw_bytes, slot_bytes;
+  size_t *size; /* per slot: the bytes to write, 0 if compression failed */
+  int zworkers;
+} wbatch_t;
+
+/* Rows [ia, ib) of chunk q into its slot (zeros beyond the matrix's edge). */
+static void pack_rows(const wbatch_t *b, int64_t q, int64_t ia, int64_t ib) {
+  const h5mat_t *m = b->m;
+  int64_t R = b->r0 + (q / b->ncc) * m->chunk_r, C = b->c0 + (q % b->ncc) * m->chunk_c;
+  int64_t h = ooc_min64(m->chunk_r, m->rows - R), w = ooc_min64(m->chunk_c, m->cols - C);
+  size_t row_bytes = (size_t)m->chunk_c * m->file_es;
+  char *raw = b->slot[q % b->nslot] + (size_t)ia * row_bytes;
+  if (h < m->chunk_r || w < m->chunk_c) memset(raw, 0, (size_t)(ib - ia) * row_bytes);
+  int64_t ie = ooc_min64(ib, h);
+  if (ie > ia)
+    cio_pack(b->src + (R - b->r0 + ia) + (C - b->c0) * b->ld, b->ld, ie - ia, w, m->file_es, raw,
+             m->chunk_c);
+}
+
+static void seal_slot(const wbatch_t *b, int64_t q) {
+  int64_t s = q % b->nslot;
+  char *raw = b->slot[s];
+  b->size[s] = b->m->zstd ? cio_zstd_compress(b->m->out_level, b->zworkers, raw, b->raw_bytes,
+                                              raw + b->raw_bytes, b->slot_bytes - b->raw_bytes)
+                          : b->raw_bytes;
+}
+
+/* job k: the whole chunk first + k */
+static void wjob_run(void *arg, int64_t k, int worker) {
+  (void)worker;
+  const wbatch_t *b = arg;
+  pack_rows(b, b->first + k, 0, b->m->chunk_r);
+  seal_slot(b, b->first + k);
+}
+
+/* job k: a band of rows of the one chunk `first` (a chunk too large to prepare several) */
+#define PACK_BAND_ROWS 64
+static void wband_run(void *arg, int64_t k, int worker) {
+  (void)worker;
+  const wbatch_t *b = arg;
+  pack_rows(b, b->first, k * PACK_BAND_ROWS,
+            ooc_min64((k + 1) * PACK_BAND_ROWS, b->m->chunk_r));
+}
+
+/* Prepare chunks [first, first + cnt): each on a thread, or one large chunk by bands of rows
+ * and then compressed by zstd's own threads. */
+static void prepare_batch(wbatch_t *b, int threads, int64_t first, int64_t cnt) {
+  b->first = first;
+  if (b->nslot > 1) {
+    cio_parallel(threads, cnt, wjob_run, b);
+    return;
+  }
+  for (int64_t q = first; q < first + cnt; q++) {
+    b->first = q;
+    cio_parallel(threads, ooc_cdiv64(b->m->chunk_r, PACK_BAND_ROWS), wband_run, b);
+    seal_slot(b, q);
+  }
+}
+
+static ooc_status_t write_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int64_t nr,
+                               int64_t nc);
+
+static int direct_write_fits(const h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
+  return m->writable && m->direct == DIRECT_CHUNKED && r0 % m->chunk_r == 0 &&
+         c0 % m->chunk_c == 0 && (nr % m->chunk_r == 0 || r0 + nr == m->rows) &&
+         (nc % m->chunk_c == 0 || c0 + nc == m->cols);
+}
+
+static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                                 const double *src, int64_t ld) {
+  ooc_ctx_t *ctx = m->ctx;
+  int64_t ncr = ooc_cdiv64(nr, m->chunk_r), ncc = ooc_cdiv64(nc, m->chunk_c), total = ncr * ncc;
+  size_t raw_bytes = (size_t)(m->chunk_r * m->chunk_c) * m->file_es;
+  size_t slot_bytes = raw_bytes + (m->zstd ? cio_zstd_bound(raw_bytes) : 0);
+  int threads = cio_default_threads();
+  /* batches of B chunks, double-buffered when two batches fit in the staging allowance; a chunk
+   * larger than half of it is written one at a time (zstd then compresses it on its threads) */
+  int64_t B = 1, nslot = 1;
+  if (2 * (int64_t)slot_bytes <= m->stage) {
+    B = ooc_min64(total, ooc_min64(2 * threads, m->stage / (2 * (int64_t)slot_bytes)));
+    nslot = total > B ? 2 * B : B;
+  }
+  if (m->wslot && (m->nwslot < nslot || m->wslot_bytes != slot_bytes)) release_wslots(m);
+  if (!m->wslot) {
+    int ok = (m->wslot = ooc_calloc(ctx, (size_t)nslot, sizeof *m->wslot)) != NULL;
+    m->wslot_bytes = slot_bytes;
+    for (; ok && m->nwslot < nslot; m->nwslot++)
+      ok = (m->wslot[m->nwslot] = ooc_malloc(ctx, slot_bytes)) != NULL;
+    if (!ok) {
+      release_wslots(m);
+      return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: cannot allocate %lld bytes of chunk buffers",
+                      m->name, (long long)(nslot * (int64_t)slot_bytes));
+    }
+  }
+  char **slot = m->wslot;
+  size_t *size = ooc_calloc(ctx, (size_t)nslot, sizeof *size);
+  if (!size) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory writing", m->name);
+  wbatch_t wb[2];
+  for (int k = 0; k < 2; k++)
+    wb[k] = (wbatch_t){m, src, ld, r0, c0, ncc, 0, slot, nslot, raw_bytes, slot_bytes, size,
+                       nslot == 1 ? threads : 1};
+  ooc_status_t st = OOC_OK;
+  prepare_batch(&wb[0], threads, 0, ooc_min64(B, total));
+  for (int64_t first = 0, bi = 0; first < total && st == OOC_OK; first += B, bi++) {
+    int64_t cnt = ooc_min64(B, total - first), next = first + B;
+    int64_t ncnt = next < total ? ooc_min64(B, total - next) : 0;
+    int overlap = nslot > B && ncnt > 0;
+    cio_group_t g;
+    if (overlap) { /* the threads prepare the next batch in the other half of the slots */
+      wb[(bi + 1) & 1].first = next;
+      cio_start(&g, threads, ncnt, wjob_run, &wb[(bi + 1) & 1]);
+    }
+    for (int64_t q = first; q < first + cnt && st == OOC_OK; q++) {
+      int64_t s = q % nslot;
+      int64_t R = r0 + (q / ncc) * m->chunk_r, C = c0 + (q % ncc) * m->chunk_c;
+      if (!size[s]) {
+        st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: cannot compress the chunk at row %lld, column "
+                      "%lld (zstd failed: out of memory?)", m->name, (long long)R, (long long)C);
+        break;
+      }
+      hsize_t off[2] = {(hsize_t)R, (hsize_t)C};
+      int inj = fio_gate(ctx, 1);
+      const char *data = slot[s] + (m->zstd ? raw_bytes : 0);
+      if (inj || H5Dwrite_chunk(m->dset, H5P_DEFAULT, 0, off, size[s], data) < 0)
+        st = write_fail(m, inj ? injected(inj) : h5_last_error(), r0, c0, nr, nc);
+      else
+        m->bytes += ooc_min64(m->chunk_r, m->rows - R) * ooc_min64(m->chunk_c, m->cols - C) *
+                    (int64_t)m->file_es;
+    }
+    if (overlap) cio_join(&g);
+    if (st == OOC_OK && !overlap && ncnt > 0) prepare_batch(&wb[0], threads, next, ncnt);
+  }
+  ooc_free(ctx, size);
+  if (st != OOC_OK) release_wslots(m);
+  return st;
+}
+
 /* ---- reading and writing rectangles --------------------------------------------------------- */
 
 static ooc_status_t check_rect(h5mat_t *m, const char *what, int64_t r0, int64_t c0, int64_t nr,
@@ -687,9 +1105,9 @@ static ooc_status_t check_rect(h5mat_t *m, const char *what, int64_t r0, int64_t
   return OOC_OK;
 }
 
-/* Staging blocks: about STAGE_TARGET_BYTES, made of whole chunks when chunked so that each
- * chunk falls in exactly one block (one decode or encode per call), and never less than one
- * chunk. Wide rectangles are cut into column blocks, tall ones into row bands. */
+/* Staging blocks: about the handle's stage (h5m_set_stage), made of whole chunks when chunked
+ * so that each chunk falls in exactly one block (one decode or encode per call), and never less
+ * than one chunk. Wide rectangles are cut into column blocks, tall ones into row bands. */
 typedef struct {
   int64_t ar, ac; /* alignment: chunk shape, or 1 x 1 */
   int64_t bh, bw; /* block extent, multiples of the alignment */
@@ -698,15 +1116,16 @@ typedef struct {
 static blocks_t plan_blocks(const h5mat_t *m, int64_t nc) {
   blocks_t b;
   int64_t es = (int64_t)m->stage_es;
+  const int64_t target = m->stage; /* h5m_set_stage; 8 MiB by default */
   b.ar = m->chunk_r > 0 ? m->chunk_r : 1;
   b.ac = m->chunk_c > 0 ? m->chunk_c : 1;
   int64_t width = ooc_cdiv64(nc, b.ac) * b.ac + b.ac; /* covers nc from any alignment */
-  if (b.ar * width * es <= STAGE_TARGET_BYTES) {
+  if (b.ar * width * es <= target) {
     b.bw = width;
-    b.bh = ooc_max64(1, STAGE_TARGET_BYTES / (width * es * b.ar)) * b.ar;
+    b.bh = ooc_max64(1, target / (width * es * b.ar)) * b.ar;
   } else {
     b.bh = b.ar;
-    b.bw = ooc_max64(1, STAGE_TARGET_BYTES / (b.ar * es * b.ac)) * b.ac;
+    b.bw = ooc_max64(1, target / (b.ar * es * b.ac)) * b.ac;
   }
   return b;
 }
@@ -734,14 +1153,22 @@ static ooc_status_t io_rect(h5mat_t *m, int write, int64_t r, int64_t c, int64_t
   /* before H5Sclose, which clears the error stack */
   h5err_t e = inj ? injected(inj) : h5_last_error();
   if (ms >= 0) H5Sclose(ms);
+  return write ? write_fail(m, e, r0, c0, nr, nc) : read_fail(m, e, r0, c0, nr, nc);
+}
+
+static ooc_status_t write_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int64_t nr,
+                               int64_t nc) {
   long long a = r0, b = r0 + nr - 1, x = c0, y = c0 + nc - 1;
-  if (write) {
-    if (e.sys_errno)
-      return OOC_FAIL(m->ctx, errno_status(e.sys_errno), "%s: cannot write rows %lld..%lld, "
-                      "columns %lld..%lld: %s", m->name, a, b, x, y, strerror(e.sys_errno));
-    return OOC_FAIL(m->ctx, OOC_ERR_IO, "%s: cannot write rows %lld..%lld, columns %lld..%lld (%s)",
-                    m->name, a, b, x, y, e.inner);
-  }
+  if (e.sys_errno)
+    return OOC_FAIL(m->ctx, errno_status(e.sys_errno), "%s: cannot write rows %lld..%lld, "
+                    "columns %lld..%lld: %s", m->name, a, b, x, y, strerror(e.sys_errno));
+  return OOC_FAIL(m->ctx, OOC_ERR_IO, "%s: cannot write rows %lld..%lld, columns %lld..%lld (%s)",
+                  m->name, a, b, x, y, e.inner);
+}
+
+static ooc_status_t read_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int64_t nr,
+                              int64_t nc) {
+  long long a = r0, b = r0 + nr - 1, x = c0, y = c0 + nc - 1;
   if (e.pipeline)
     return OOC_FAIL(m->ctx, OOC_ERR_CORRUPT, "%s: rows %lld..%lld, columns %lld..%lld: a chunk "
                     "failed to decode (corrupt or truncated data: %s)", m->name, a, b, x, y,
@@ -755,6 +1182,12 @@ static ooc_status_t io_rect(h5mat_t *m, int write, int64_t r, int64_t c, int64_t
 
 static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                               double *dst, int64_t ld) {
+  release_wslots(m); /* writing is over (the check reads the output back) */
+  if (m->direct) {
+    int fallback = 0;
+    ooc_status_t st = direct_read(m, r0, c0, nr, nc, dst, ld, &fallback);
+    if (!fallback) return st;
+  }
   /* A square tile stored contiguously needs no staging: read row-major into dst, then transpose
    * in place. This is the common case (b x b tiles) and saves a tile-sized buffer. */
   if (m->memtype == H5T_NATIVE_DOUBLE && nr == nc && ld == nr) {
@@ -799,8 +1232,8 @@ ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc
   return st;
 }
 
-static ooc_status_t write_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                               const double *src, int64_t ld) {
+static ooc_status_t write_staged(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                                 const double *src, int64_t ld) {
   blocks_t b = plan_blocks(m, nc);
   int64_t cap = ooc_min64(b.bh, nr) * ooc_min64(b.bw, nc) * (int64_t)m->stage_es;
   void *stage = ooc_malloc(m->ctx, (size_t)cap);
@@ -821,6 +1254,14 @@ static ooc_status_t write_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, i
     }
   }
   ooc_free(m->ctx, stage);
+  return st;
+}
+
+static ooc_status_t write_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                               const double *src, int64_t ld) {
+  ooc_status_t st = direct_write_fits(m, r0, c0, nr, nc)
+                        ? direct_write(m, r0, c0, nr, nc, src, ld)
+                        : write_staged(m, r0, c0, nr, nc, src, ld);
   /* Metadata too (chunk index, object header) is written now, so the final close has little
    * left to write: see the chunk cache note in create_impl. */
   int inj = st == OOC_OK ? fio_gate(m->ctx, 1) : 0;
@@ -948,6 +1389,9 @@ static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname,
       m->fspace = H5Dget_space(m->dset);
       if (m->fspace < 0)
         st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "%s: cannot get the dataspace", label);
+      m->out_kind = kind;
+      m->out_level = level;
+      if (st == OOC_OK) setup_direct(m);
     }
   }
   if (sp >= 0) H5Sclose(sp);
@@ -1199,6 +1643,7 @@ static ooc_status_t commit_impl(h5mat_t *m) {
 
 ooc_status_t h5m_commit(h5mat_t *m) {
   if (!m) return OOC_ERR_ARG;
+  release_wslots(m);
   if (!m->writable || m->committed || m->file < 0)
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: commit of a handle that is not an open output",
                     m->name);
@@ -1215,6 +1660,7 @@ ooc_status_t h5m_commit(h5mat_t *m) {
 void h5m_close(h5mat_t *m) {
   if (!m) return;
   ooc_ctx_t *ctx = m->ctx;
+  release_wslots(m);
   if (m->writable && !m->committed) empty_tmp_if_full(m, m->failed);
   quiet_t q = quiet_begin();
   close_ids(m);

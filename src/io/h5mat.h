@@ -14,6 +14,8 @@
  *   dimension. Squareness is the caller's business. Every message starts with "file:/dset: ".
  * - h5m_read: any rectangle inside the matrix; float32/float64/integer converted to float64.
  *   A chunk that fails to decode (corrupt, truncated) gives OOC_ERR_CORRUPT naming the rectangle.
+ *   Raw, zstd and contiguous float data are read directly, on several threads (see h5m_direct);
+ *   strips at least a chunk wide decode each chunk once (narrower ones once per strip).
  * - h5m_create: creates the output at a temporary path in the same directory as `file`
  *   ("<file>.tmp-<pid>-<n>"), dataset `dset` (intermediate groups created), rows x cols, dtype f32
  *   or f64, chunked by chunk x chunk (clamped to the shape; chunk <= 0: contiguous, or 1024 when
@@ -22,8 +24,9 @@
  *   not writable (errno text in the message), OOC_ERR_NOSPACE if the disk is full.
  * - h5m_write: any rectangle from column-major float64 (converted to the dataset type), written
  *   through to the file before it returns (a full disk is reported here). Rectangles made of whole
- *   chunks are cheapest; a chunk written in pieces is re-encoded for each piece. A failed write
- *   makes h5m_commit refuse the output.
+ *   chunks are cheapest: without filter or with zstd they are packed and compressed on several
+ *   threads and written with H5Dwrite_chunk; a chunk written in pieces is re-encoded for each
+ *   piece. A failed write makes h5m_commit refuse the output.
  * - h5m_attr_str / h5m_attr_f64 / h5m_attr_i64: scalar attributes on the dataset.
  * - h5m_commit: flush, close, fsync and rename the temporary file onto `file`. After a failure
  *   the temporary file is removed. h5m_close on an uncommitted output removes the temporary.
@@ -53,6 +56,8 @@ ooc_status_t h5m_create(ooc_ctx_t *ctx, const char *file, const char *dset, int6
 int64_t h5m_rows(const h5mat_t *m);
 int64_t h5m_cols(const h5mat_t *m);
 h5m_type_t h5m_type(const h5mat_t *m);
+/* Columns of a chunk (0: not chunked): readers align their column strips with it. */
+int64_t h5m_chunk_cols(const h5mat_t *m);
 /* "file.h5:/dset" as resolved (dataset found by auto-detection included). */
 const char *h5m_name(const h5mat_t *m);
 /* Bytes read from / written to the file so far (uncompressed element bytes). */
@@ -83,6 +88,18 @@ ooc_status_t h5m_parse_compress(ooc_ctx_t *ctx, const char *spec, int *kind, int
  * cannot remove its own). Only call while holding the output's lock (job.c), so that no live run
  * of this output can own one. Returns how many were removed. */
 int h5m_remove_stale_tmp(ooc_ctx_t *ctx, const char *file);
+
+/* Direct chunk I/O (h5mat.c explains when it applies): h5m_direct says which path a handle
+ * takes (0: HDF5's H5Dread/H5Dwrite; 1: direct reads of contiguous data; 2: direct chunk reads
+ * and, for outputs, direct chunk writes). h5m_set_direct(m, 0) forces HDF5's path, 1 restores
+ * the default: tests compare the two, benchmarks time them. */
+int h5m_direct(const h5mat_t *m);
+/* Bytes of buffers one h5m_read/h5m_write of this handle may allocate for its threads' windows
+ * and chunk buffers (<= 0: the default, 8 MiB); a call always gets one window or one chunk.
+ * Direct writes keep their chunk buffers for the next h5m_write; h5m_set_stage (with any
+ * value), a read, h5m_commit and h5m_close release them. */
+void h5m_set_stage(h5mat_t *m, int64_t bytes);
+void h5m_set_direct(h5mat_t *m, int on);
 
 /* Returns 1 when the filter is available, 0 if registration failed. */
 int h5m_register_zstd(void);

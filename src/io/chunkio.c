@@ -1,0 +1,251 @@
+/* chunkio.c: see chunkio.h. No HDF5, no allocator, no context: safe on any thread. */
+#include "io/chunkio.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* ---- the parallel loop ---------------------------------------------------------------------- */
+
+typedef struct cio_lane lane_t;
+
+static void run_lane(cio_loop_t *l, int worker) {
+  for (;;) {
+    int64_t k = atomic_fetch_add(&l->next, 1);
+    if (k >= l->n) return;
+    l->fn(l->arg, k, worker);
+  }
+}
+
+static void *lane_main(void *p) {
+  lane_t *ln = p;
+  run_lane(ln->loop, ln->worker);
+  return NULL;
+}
+
+static int clamp_threads(int threads, int64_t n) {
+  int t = threads < 1 ? 1 : threads > CIO_MAX_THREADS ? CIO_MAX_THREADS : threads;
+  return t > n ? (int)n : t;
+}
+
+void cio_start(cio_group_t *g, int threads, int64_t n,
+               void (*fn)(void *arg, int64_t k, int worker), void *arg) {
+  g->loop.fn = fn;
+  g->loop.arg = arg;
+  g->loop.n = n < 0 ? 0 : n;
+  atomic_init(&g->loop.next, 0);
+  g->nth = n > 0 ? clamp_threads(threads, n) : 0;
+  for (int k = 0; k < g->nth; k++) {
+    g->lanes[k] = (lane_t){&g->loop, k};
+    g->started[k] = pthread_create(&g->th[k], NULL, lane_main, &g->lanes[k]) == 0;
+  }
+}
+
+void cio_join(cio_group_t *g) {
+  for (int k = 0; k < g->nth; k++)
+    if (g->started[k]) pthread_join(g->th[k], NULL);
+  run_lane(&g->loop, 0); /* the share of threads that did not start (all of them are joined) */
+  g->nth = 0;
+}
+
+void cio_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t k, int worker), void *arg) {
+  if (n <= 0) return;
+  cio_group_t g;
+  /* workers 1.. on new threads, worker 0 on the caller */
+  g.loop.fn = fn;
+  g.loop.arg = arg;
+  g.loop.n = n;
+  atomic_init(&g.loop.next, 0);
+  g.nth = clamp_threads(threads, n);
+  for (int k = 1; k < g.nth; k++) {
+    g.lanes[k] = (lane_t){&g.loop, k};
+    g.started[k] = pthread_create(&g.th[k], NULL, lane_main, &g.lanes[k]) == 0;
+  }
+  run_lane(&g.loop, 0);
+  for (int k = 1; k < g.nth; k++)
+    if (g.started[k]) pthread_join(g.th[k], NULL);
+}
+
+int cio_default_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > CIO_MAX_THREADS ? CIO_MAX_THREADS : (int)n;
+}
+
+/* ---- transposing copies --------------------------------------------------------------------- */
+
+/* Blocks of TB x TB elements: both sides stay in L1 while a block is transposed. */
+#define TB 32
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,
+                int64_t ld) {
+  for (int64_t ib = 0; ib < h; ib += TB)
+    for (int64_t jb = 0; jb < w; jb += TB) {
+      int64_t ie = min64(ib + TB, h), je = min64(jb + TB, w);
+      if (es == 8) {
+        const double *s = src;
+        for (int64_t j = jb; j < je; j++)
+          for (int64_t i = ib; i < ie; i++) dst[i + j * ld] = s[i * rw + j];
+      } else {
+        const float *s = src;
+        for (int64_t j = jb; j < je; j++)
+          for (int64_t i = ib; i < ie; i++) dst[i + j * ld] = (double)s[i * rw + j];
+      }
+    }
+}
+
+void cio_pack(const double *src, int64_t ld, int64_t h, int64_t w, size_t es, void *dst,
+              int64_t rw) {
+  for (int64_t ib = 0; ib < h; ib += TB)
+    for (int64_t jb = 0; jb < w; jb += TB) {
+      int64_t ie = min64(ib + TB, h), je = min64(jb + TB, w);
+      if (es == 8) {
+        double *d = dst;
+        for (int64_t i = ib; i < ie; i++)
+          for (int64_t j = jb; j < je; j++) d[i * rw + j] = src[i + j * ld];
+      } else {
+        float *d = dst;
+        for (int64_t i = ib; i < ie; i++)
+          for (int64_t j = jb; j < je; j++) d[i * rw + j] = (float)src[i + j * ld];
+      }
+    }
+}
+
+/* ---- reads ---------------------------------------------------------------------------------- */
+
+static int read_full(cio_pread_fn pread_fn, int fd, void *buf, size_t len, int64_t off) {
+  char *p = buf;
+  while (len > 0) {
+    ssize_t n = pread_fn(fd, p, len, (off_t)off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno ? errno : EIO;
+    }
+    if (n == 0) return CIO_ESHORT;
+    p += n;
+    len -= (size_t)n;
+    off += n;
+  }
+  return 0;
+}
+
+int cio_read_raw(cio_pread_fn pread_fn, int fd, int64_t base, size_t es, int64_t rw, int64_t i0,
+                 int64_t j0, int64_t h, int64_t w, double *dst, int64_t ld, void *win,
+                 size_t win_bytes) {
+  int64_t ses = (int64_t)es, cap = (int64_t)(win_bytes / es);
+  if (w * 4 >= rw && rw <= cap) {
+    /* dense: spans of whole rows, from column j0 of the first to j0 + w of the last */
+    int64_t R = cap / rw;
+    for (int64_t i = 0; i < h; i += R) {
+      int64_t nr = min64(R, h - i), len = (nr - 1) * rw + w;
+      int e = read_full(pread_fn, fd, win, (size_t)(len * ses),
+                        base + ((i0 + i) * rw + j0) * ses);
+      if (e) return e;
+      cio_unpack(win, es, rw, nr, w, dst + i, ld);
+    }
+    return 0;
+  }
+  /* sparse (a narrow strip of wide rows): one read per row segment, stacked in the window */
+  int64_t wp = min64(w, cap);
+  for (int64_t j = 0; j < w; j += wp) {
+    int64_t nw = min64(wp, w - j), R = cap / nw;
+    for (int64_t i = 0; i < h; i += R) {
+      int64_t nr = min64(R, h - i);
+      for (int64_t q = 0; q < nr; q++) {
+        int e = read_full(pread_fn, fd, (char *)win + q * nw * ses, (size_t)(nw * ses),
+                          base + ((i0 + i + q) * rw + j0 + j) * ses);
+        if (e) return e;
+      }
+      cio_unpack(win, es, nw, nr, nw, dst + i + j * ld, ld);
+    }
+  }
+  return 0;
+}
+
+int cio_read_zstd(cio_pread_fn pread_fn, int fd, int64_t base, int64_t csize, size_t es,
+                  int64_t cr, int64_t rw, int64_t i0, int64_t j0, int64_t h, int64_t w,
+                  double *dst, int64_t ld, void *in, void *out, size_t win_bytes,
+                  const char **why) {
+  size_t rowbytes = (size_t)rw * es;
+  int64_t R = (int64_t)(win_bytes / rowbytes);
+  if (R < 1) {
+    *why = "internal: decode window smaller than a chunk row";
+    return CIO_EDECODE;
+  }
+  ZSTD_DCtx *d = ZSTD_createDCtx();
+  if (!d) return ENOMEM;
+  ZSTD_inBuffer ib = {in, 0, 0};
+  ZSTD_outBuffer ob = {out, (size_t)R * rowbytes, 0};
+  int64_t off = 0, row = 0;
+  int rc = 0;
+  for (;;) {
+    if (ib.pos == ib.size && off < csize) {
+      size_t len = (size_t)min64((int64_t)win_bytes, csize - off);
+      rc = read_full(pread_fn, fd, in, len, base + off);
+      if (rc) break;
+      ib.size = len;
+      ib.pos = 0;
+      off += (int64_t)len;
+    }
+    size_t ret = ZSTD_decompressStream(d, &ob, &ib);
+    if (ZSTD_isError(ret)) {
+      *why = ZSTD_getErrorName(ret);
+      rc = CIO_EDECODE;
+      break;
+    }
+    int full = ob.pos == ob.size;
+    if (full || ret == 0) {
+      int64_t nrows = (int64_t)(ob.pos / rowbytes);
+      if (ob.pos % rowbytes || row + nrows > cr) {
+        *why = "the frame does not decode to the chunk's size";
+        rc = CIO_EDECODE;
+        break;
+      }
+      int64_t a = row > i0 ? row : i0, b = min64(row + nrows, i0 + h);
+      if (a < b)
+        cio_unpack((const char *)out + ((size_t)(a - row) * rw + (size_t)j0) * es, es, rw, b - a,
+                   w, dst + (a - i0), ld);
+      row += nrows;
+      ob.pos = 0;
+    }
+    if (ret == 0) break; /* the end of the frame, checksum verified */
+    if (!full && ib.pos == ib.size && off >= csize) {
+      *why = "the frame ends early (truncated chunk)";
+      rc = CIO_EDECODE;
+      break;
+    }
+  }
+  ZSTD_freeDCtx(d);
+  if (rc == 0 && row != cr) {
+    *why = "the frame does not decode to the chunk's size";
+    rc = CIO_EDECODE;
+  }
+  return rc;
+}
+
+/* ---- writes --------------------------------------------------------------------------------- */
+
+size_t cio_zstd_bound(size_t bytes) { return ZSTD_compressBound(bytes); }
+
+size_t cio_zstd_compress(int level, int workers, const void *src, size_t bytes, void *dst,
+                         size_t cap) {
+  ZSTD_CCtx *c = ZSTD_createCCtx();
+  size_t n = 0;
+  if (c && !ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level)) &&
+      !ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1))) {
+    /* a library built without threads refuses this: one thread compresses then. zstd's jobs
+     * default to several MiB, so a chunk of a few MiB would be one job: at least two jobs per
+     * worker, of at most 8 MiB (zstd raises a job below its minimum, 512 KiB) */
+    if (workers > 1 && !ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, workers))) {
+      size_t job = bytes / (2 * (size_t)workers) + 1, most = (size_t)8 << 20;
+      (void)ZSTD_CCtx_setParameter(c, ZSTD_c_jobSize, (int)(job < most ? job : most));
+    }
+    n = ZSTD_compress2(c, dst, cap, src, bytes);
+  }
+  ZSTD_freeCCtx(c);
+  return (!c || ZSTD_isError(n)) ? 0 : n;
+}

@@ -1,0 +1,90 @@
+/*
+ * chunkio.h: the CPU side of direct chunk I/O for h5mat.c: a parallel loop, the transposing
+ * copies between a row-major chunk (float32 or float64, little-endian as on disk) and the
+ * solvers' column-major float64, and zstd frames read and written in bounded memory.
+ *
+ * Why a module of its own: HDF5 is not thread-safe, so h5mat.c keeps every HDF5 call on the
+ * caller's thread and hands the byte work (pread of a chunk at the address HDF5 reported,
+ * decompression, transposition, conversion, compression) to this module, which calls no HDF5 and
+ * no allocator, counts no fault and touches no context state: it can run on any thread.
+ *
+ * Contract
+ * - cio_parallel(threads, n, fn, arg): fn(arg, k, worker) for every k in [0, n), on at most
+ *   `threads` threads including the caller (worker 0 is the caller; workers are numbered below
+ *   min(threads, n)). Jobs are claimed in increasing k. Threads are started for the call and
+ *   joined before it returns; a thread that cannot start leaves its share to the others.
+ * - cio_default_threads: online CPUs, at most CIO_MAX_THREADS.
+ * - cio_unpack / cio_pack: an h x w block between a row-major buffer of `rw` elements per row
+ *   (element size es = 4 or 8) and column-major float64 with leading dimension ld; pack converts
+ *   to float32 when es = 4 (round to nearest, as HDF5's conversion does).
+ * - cio_read_raw: the rows [i0, i0+h) x columns [j0, j0+w) of an uncompressed row-major block of
+ *   rw elements per row stored at file offset `base`, read with `pread` (the ops table's, called
+ *   without the fault gate: the caller passed it) into dst. `win` bytes of scratch (at least one
+ *   row) bound the reads. 0, or an errno; a read past the end of the file gives CIO_ESHORT.
+ * - cio_read_zstd: the same block from one zstd frame of `csize` bytes at `base` that decodes to
+ *   the whole cr x rw chunk; the frame is decoded to its end (its checksum is verified) in windows
+ *   of whole rows, through `in`/`out` scratch of `win` bytes each. CIO_EDECODE with a static
+ *   message in *why on a frame that does not decode to exactly the chunk.
+ * - cio_zstd_compress: one frame with a content checksum (what zstd_filter.c writes), made by
+ *   `workers` threads of zstd's own where the library has them (one frame either way); 0 on
+ *   failure. cio_zstd_bound is the output capacity it needs.
+ */
+#ifndef OOC_CHUNKIO_H
+#define OOC_CHUNKIO_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CIO_MAX_THREADS 8
+#define CIO_ESHORT (-1)  /* the file ends inside the data */
+#define CIO_EDECODE (-2) /* a zstd frame did not decode to the chunk */
+
+typedef ssize_t (*cio_pread_fn)(int fd, void *buf, size_t len, off_t off);
+
+void cio_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t k, int worker), void *arg);
+
+/* The same loop in the background, without the caller: cio_start returns at once, cio_join
+ * waits for it (and runs on the caller whatever no thread could take). Between the two the
+ * caller may do other work, but not touch what the jobs write. */
+typedef struct cio_loop {
+  void (*fn)(void *arg, int64_t k, int worker);
+  void *arg;
+  int64_t n;
+  atomic_llong next;
+} cio_loop_t;
+typedef struct cio_group {
+  cio_loop_t loop;
+  pthread_t th[CIO_MAX_THREADS];
+  struct cio_lane {
+    cio_loop_t *loop;
+    int worker;
+  } lanes[CIO_MAX_THREADS];
+  int started[CIO_MAX_THREADS];
+  int nth;
+} cio_group_t;
+void cio_start(cio_group_t *g, int threads, int64_t n,
+               void (*fn)(void *arg, int64_t k, int worker), void *arg);
+void cio_join(cio_group_t *g);
+int cio_default_threads(void);
+
+void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,
+                int64_t ld);
+void cio_pack(const double *src, int64_t ld, int64_t h, int64_t w, size_t es, void *dst,
+              int64_t rw);
+
+int cio_read_raw(cio_pread_fn pread_fn, int fd, int64_t base, size_t es, int64_t rw, int64_t i0,
+                 int64_t j0, int64_t h, int64_t w, double *dst, int64_t ld, void *win,
+                 size_t win_bytes);
+int cio_read_zstd(cio_pread_fn pread_fn, int fd, int64_t base, int64_t csize, size_t es,
+                  int64_t cr, int64_t rw, int64_t i0, int64_t j0, int64_t h, int64_t w,
+                  double *dst, int64_t ld, void *in, void *out, size_t win_bytes,
+                  const char **why);
+
+size_t cio_zstd_bound(size_t bytes);
+size_t cio_zstd_compress(int level, int workers, const void *src, size_t bytes, void *dst,
+                         size_t cap);
+
+#endif
