@@ -60,6 +60,26 @@ static void symmetrize(double *A, int64_t ld, int64_t w) {
     }
 }
 
+/* Tiles [t0, t1) of tile column tj to or from the column buffer col (rows at their global
+ * offsets, ld n), as one batch: the tile cache spreads a batch over its copy threads, which a
+ * tile-by-tile loop of 8 MiB copies cannot keep busy. */
+enum { MOVE_TAKE, MOVE_READ, MOVE_PUT };
+static ooc_status_t move_col(chol_t *c, int how, int64_t t0, int64_t t1, int64_t tj, double *col) {
+  if (t0 >= t1) return OOC_OK;
+  double *at = col + part_start(c->p, t0);
+  if (how == MOVE_TAKE) return ts_take_tiles(c->A, t0, t1, tj, tj + 1, at, c->n);
+  if (how == MOVE_READ) return ts_read_tiles(c->A, t0, t1, tj, tj + 1, at, c->n);
+  return ts_put_tiles(c->A, t0, t1, tj, tj + 1, at, c->n);
+}
+
+/* The same for the rows of tile column tj from its diagonal down, leaving out the stripe's tile
+ * rows [kt0, kt1) (the sweep's columns outside the stripe). */
+static ooc_status_t move_outside(chol_t *c, int how, int64_t tj, int64_t kt0, int64_t kt1,
+                                 double *col) {
+  OOC_TRY(move_col(c, how, tj, ooc_min64(kt0, c->p.count), tj, col));
+  return move_col(c, how, ooc_max64(tj, kt1), c->p.count, tj, col);
+}
+
 static ooc_status_t not_spd(chol_t *c, int64_t order) {
   if (c->info) *c->info = order;
   return OOC_FAIL(c->ctx, OOC_ERR_NOT_SPD,
@@ -93,16 +113,14 @@ static ooc_status_t factor(chol_t *c) {
 
     for (int64_t tj = kt0; tj < kt1; tj++) {
       double *col = P + (part_start(p, tj) - k0) * n;
-      for (int64_t ti = tj; ti < p.count; ti++)
-        OOC_TRY(ts_take(A, ti, tj, col + part_start(p, ti), n));
+      OOC_TRY(move_col(c, MOVE_TAKE, tj, p.count, tj, col));
     }
     zero_upper(P + k0, n, w); /* the input's upper triangle is never used */
 
     for (int64_t q = 0; q < kt0; q++) {
       int64_t j = (step % 2 == 0) ? kt0 - 1 - q : q; /* alternate: last read is read first */
       int64_t bj = part_len(p, j);
-      for (int64_t ti = kt0; ti < p.count; ti++)
-        OOC_TRY(ts_read(A, ti, j, Lc + part_start(p, ti), n));
+      OOC_TRY(move_col(c, MOVE_READ, kt0, p.count, j, Lc));
       o->syrk('L', 'N', w, bj, -1.0, Lc + k0, n, 1.0, P + k0, n);
       if (below > 0)
         o->gemm('N', 'T', below, w, bj, -1.0, Lc + k0 + w, n, Lc + k0, n, 1.0, P + k0 + w, n);
@@ -119,8 +137,7 @@ static ooc_status_t factor(chol_t *c) {
     for (int64_t tj = kt0; tj < kt1; tj++) {
       double *col = P + (part_start(p, tj) - k0) * n;
       for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj); /* L is lower: upper reads as 0 */
-      for (int64_t ti = tj; ti < p.count; ti++)
-        OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
+      OOC_TRY(move_col(c, MOVE_PUT, tj, p.count, tj, col));
     }
     c->stats->t_update += ooc_now() - t2;
     c->stats->steps++;
@@ -139,13 +156,11 @@ static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int
 static ooc_status_t sweep_column(chol_t *c, int64_t tj, int64_t k0, int64_t w, int64_t kt0,
                                  int64_t kt1, int last) {
   const ooc_ops_t *o = c->o;
-  tstore_t *A = c->A;
   part_t p = c->p;
   int64_t n = c->n, below = n - k0 - w;
   double *P = c->P, *C = c->C;
   int64_t r0 = part_start(p, tj), bj = part_len(p, tj);
-  for (int64_t ti = tj; ti < p.count; ti++)
-    if (ti < kt0 || ti >= kt1) OOC_TRY(ts_take(A, ti, tj, C + part_start(p, ti), n));
+  OOC_TRY(move_outside(c, MOVE_TAKE, tj, kt0, kt1, C));
 
   if (tj < kt0) { /* column in K: rows [r0, k0) are K x K (+), rows in T are T x K (-) */
     o->syrk('L', 'N', bj, w, 1.0, P + r0, n, 1.0, C + r0, n);
@@ -173,16 +188,14 @@ static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int
     if (c->a->lower_only) zero_upper(C + r0, n, bj);
     else symmetrize(C + r0, n, bj);
   }
-  for (int64_t ti = tj; ti < p.count; ti++) {
-    if (ti >= kt0 && ti < kt1) continue;
-    double *t = C + part_start(p, ti);
-    OOC_TRY(ts_put(A, ti, tj, t, n));
-    if (last && !c->a->lower_only && ti > tj) {
+  OOC_TRY(move_outside(c, MOVE_PUT, tj, kt0, kt1, C));
+  if (last && !c->a->lower_only)
+    for (int64_t ti = tj + 1; ti < p.count; ti++) { /* the upper triangle's copy */
+      if (ti >= kt0 && ti < kt1) continue;
       int64_t bi = part_len(p, ti);
-      transpose(t, n, bi, bj, c->S, bj);
+      transpose(C + part_start(p, ti), n, bi, bj, c->S, bj);
       OOC_TRY(ts_put(A, tj, ti, c->S, bj));
     }
-  }
   return OOC_OK;
 }
 
@@ -194,8 +207,7 @@ static ooc_status_t gather_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1) {
   double *P = c->P, *S = c->S;
   for (int64_t tj = kt0; tj < kt1; tj++) {
     double *col = P + (part_start(p, tj) - k0) * n;
-    for (int64_t ti = tj; ti < p.count; ti++)
-      OOC_TRY(ts_take(A, ti, tj, col + part_start(p, ti), n));
+    OOC_TRY(move_col(c, MOVE_TAKE, tj, p.count, tj, col));
   }
   for (int64_t ti = kt0; ti < kt1; ti++) {
     int64_t bi = part_len(p, ti), ci = part_start(p, ti) - k0;
@@ -222,13 +234,11 @@ static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int l
     for (int64_t ti = kt0; ti < tj; ti++) { /* upper tiles inside the stripe */
       if (last && !lower_only) OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
     }
-    for (int64_t ti = tj; ti < p.count; ti++) {
+    OOC_TRY(move_col(c, MOVE_PUT, tj, p.count, tj, col));
+    for (int64_t ti = kt1; last && !lower_only && ti < p.count; ti++) { /* upper (tj, ti) */
       int64_t bi = part_len(p, ti);
-      OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
-      if (last && !lower_only && ti >= kt1) { /* upper (tj, ti) right of the stripe */
-        transpose(col + part_start(p, ti), n, bi, bj, S, bj);
-        OOC_TRY(ts_put(A, tj, ti, S, bj));
-      }
+      transpose(col + part_start(p, ti), n, bi, bj, S, bj);
+      OOC_TRY(ts_put(A, tj, ti, S, bj));
     }
   }
   for (int64_t ti = kt0; ti < kt1; ti++) {
@@ -335,8 +345,7 @@ static ooc_status_t factor_x(chol_t *c) {
     double t0 = ooc_now();
     for (int64_t tj = kt0; tj < kt1; tj++) {
       double *col = P + (part_start(p, tj) - k0) * n;
-      for (int64_t ti = tj; ti < p.count; ti++)
-        OOC_TRY(ts_take(A, ti, tj, col + part_start(p, ti), n));
+      OOC_TRY(move_col(c, MOVE_TAKE, tj, p.count, tj, col));
     }
     OOC_TRY(e->load(e, P, k0, w, k0));
     /* Ring of slots: column q is read into slot q % K while the device works on earlier ones. */
@@ -347,8 +356,7 @@ static ooc_status_t factor_x(chol_t *c) {
         OOC_CHECK(st = e->complete(e, s));
         owner[s] = -1;
       }
-      for (int64_t ti = kt0; ti < p.count; ti++)
-        OOC_CHECK(st = ts_read(A, ti, j, e->slot[s] + part_start(p, ti), n));
+      OOC_CHECK(st = move_col(c, MOVE_READ, kt0, p.count, j, e->slot[s]));
       OOC_CHECK(st = e->lupdate(e, s, part_len(p, j)));
       owner[s] = j;
       OOC_CHECK(st = ooc_tick(c->ctx, "factor", (step + (q + 1.0) / (kt0 + 1.0)) / nsteps));
@@ -369,8 +377,7 @@ static ooc_status_t factor_x(chol_t *c) {
     for (int64_t tj = kt0; tj < kt1; tj++) {
       double *col = P + (part_start(p, tj) - k0) * n;
       for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj);
-      for (int64_t ti = tj; ti < p.count; ti++)
-        OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
+      OOC_TRY(move_col(c, MOVE_PUT, tj, p.count, tj, col));
     }
     c->stats->t_update += ooc_now() - t2;
     c->stats->steps++;
@@ -421,9 +428,7 @@ static ooc_status_t invert_x(chol_t *c) {
         OOC_CHECK(st = sweep_put(c, owner[s], e->slot[s], kt0, kt1, last));
         owner[s] = -1;
       }
-      for (int64_t ti = tj; ti < p.count; ti++)
-        if (ti < kt0 || ti >= kt1)
-          OOC_CHECK(st = ts_take(A, ti, tj, e->slot[s] + part_start(p, ti), n));
+      OOC_CHECK(st = move_outside(c, MOVE_TAKE, tj, kt0, kt1, e->slot[s]));
       OOC_CHECK(st = e->supdate(e, s, part_start(p, tj), part_len(p, tj)));
       owner[s] = tj;
       OOC_CHECK(st = ooc_tick(c->ctx, "invert", (step + (q + 1.0) / (nt + 1.0)) / nsteps));
@@ -454,9 +459,7 @@ done:
 /* ---- solve: forward and backward substitution streaming L -------------------------------- */
 
 static ooc_status_t read_lcol(chol_t *c, int64_t tj) {
-  for (int64_t ti = tj; ti < c->p.count; ti++)
-    OOC_TRY(ts_read(c->A, ti, tj, c->C + part_start(c->p, ti), c->n));
-  return OOC_OK;
+  return move_col(c, MOVE_READ, tj, c->p.count, tj, c->C);
 }
 
 static ooc_status_t solve(chol_t *c, tstore_t *B) {
