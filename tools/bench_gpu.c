@@ -10,6 +10,7 @@
  * code as oocsolve's (bench_check_inverse).
  */
 #include <math.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,12 +61,13 @@ static void driver_string(char *buf, size_t cap) {
   if (!f) return;
   char line[512];
   if (fgets(line, sizeof line, f)) {
-    /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar ..." */
-    char *p = strstr(line, "Kernel Module");
-    p = p ? p + strlen("Kernel Module") : line;
-    while (*p == ' ') p++;
-    p[strcspn(p, " \n")] = 0;
-    ooc_fmt(buf, cap, "%s", p);
+    /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar ..." or "... Open
+     * Kernel Module for x86_64  580.159.04  Release Build ...": the first token shaped 1.2 */
+    for (char *t = strtok(line, " \t\n"); t; t = strtok(NULL, " \t\n"))
+      if (isdigit((unsigned char)t[0]) && strchr(t, '.')) {
+        ooc_fmt(buf, cap, "%s", t);
+        break;
+      }
   }
   fclose(f);
 }
