@@ -277,16 +277,6 @@ static void t_upper_not_read(void) {
 
 /* ---- factor ------------------------------------------------------------------------------ */
 
-static double norm1(int64_t n, const double *A) {
-  double m = 0;
-  for (int64_t j = 0; j < n; j++) {
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += fabs(A[i + j * n]);
-    if (!(s <= m)) m = s;
-  }
-  return m;
-}
-
 static void factor_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t b, int64_t W,
                         int64_t cap, double ldtol) {
   outcome_t r = run(ops, CHOL_FACTOR, A, n, NULL, 0, b, W, cap, 0);
@@ -302,7 +292,7 @@ static void factor_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_
       E[i + j * n] = (i >= j ? A[i + j * n] : A[j + i * n]) - s;
     }
   CU_ASSERT(upper_zero);
-  double ratio = norm1(n, E) / ((double)n * norm1(n, A) * EPS);
+  double ratio = tu_norm1(n, E) / ((double)n * tu_norm1(n, A) * EPS);
   CU_ASSERT(ratio < 30);
   if (!(ratio < 30)) LOG("\n  factor %s n=%lld: ratio %g\n", ops->name, (long long)n, ratio);
   double ld;

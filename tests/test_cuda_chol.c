@@ -292,16 +292,6 @@ static void t_upper_not_read(void) {
 
 /* ---- factor and solve ----------------------------------------------------------------------- */
 
-static double norm1(int64_t n, const double *A) {
-  double m = 0;
-  for (int64_t j = 0; j < n; j++) {
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += fabs(A[i + j * n]);
-    if (!(s <= m)) m = s;
-  }
-  return m;
-}
-
 static void factor_case(const double *A, int64_t n, int64_t b, int64_t W, double ldtol) {
   outcome_t r = run(1, CHOL_FACTOR, A, n, NULL, 0, b, W, 0, 0);
   CU_ASSERT_EQUAL_FATAL(r.st, OOC_OK);
@@ -315,7 +305,7 @@ static void factor_case(const double *A, int64_t n, int64_t b, int64_t W, double
       E[i + j * n] = (i >= j ? A[i + j * n] : A[j + i * n]) - s;
     }
   CU_ASSERT(upper_zero);
-  double ratio = norm1(n, E) / ((double)n * norm1(n, A) * EPS);
+  double ratio = tu_norm1(n, E) / ((double)n * tu_norm1(n, A) * EPS);
   CU_ASSERT(ratio < 30);
   if (!(ratio < 30)) LOG("\n  factor n=%lld b=%lld W=%lld: ratio %g\n", (long long)n, (long long)b, (long long)W, ratio);
   double ld;

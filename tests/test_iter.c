@@ -78,15 +78,6 @@ static double urand(void) { /* [-1, 1) */
   return (double)(g_rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
 
-static double norm1(int64_t n, const double *A) {
-  double m = 0;
-  for (int64_t j = 0; j < n; j++) {
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += fabs(A[i + j * n]);
-    m = fmax(m, s);
-  }
-  return m;
-}
 static double norminf(int64_t n, const double *A) {
   double m = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -237,7 +228,7 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int64_t 
     }
   iter_args_t a = {.A = T[0], .method = method, .ops = ooc_ops_cpu(), .block = s,
                    .spd = is_symmetric(n, A), .warm = warm != NULL, .v0_scale = v0_scale,
-                   .norm1_a = norm1(n, A), .norm1_v0 = warm ? norm1(n, warm) : 0, .target = 15,
+                   .norm1_a = tu_norm1(n, A), .norm1_v0 = warm ? tu_norm1(n, warm) : 0, .target = 15,
                    .accept = 30, .max_iter = max_iter};
   for (int i = 0; i < n; i++) a.spd &= A[i + i * n] > 0;
   for (int q = 0; q < ns; q++) a.S[q] = T[q + 1];
@@ -340,7 +331,7 @@ static void t_converge_general(void) {
 
 /* Count predicted for starting radius rho until the residual is below the stopping goal. */
 static int predict(int method, double rho, const double *A, int64_t n, double norm1_v) {
-  double goal = 15.0 * (double)n * norm1(n, A) * norm1_v * EPS;
+  double goal = 15.0 * (double)n * tu_norm1(n, A) * norm1_v * EPS;
   return iter_predict(method, rho, goal);
 }
 
@@ -378,7 +369,7 @@ static void t_count_exact(void) {
 /* rho(E_0) of the symmetric starts, from LAPACK's eigenvalues of E_0 (computed here). */
 static double rho_symmetric_start(const double *A, int64_t n, int transpose) {
   double *E = malloc((size_t)(n * n) * sizeof *E), *w = malloc((size_t)n * sizeof *w);
-  double n1 = norm1(n, A), ni = norminf(n, A);
+  double n1 = tu_norm1(n, A), ni = norminf(n, A);
   if (transpose) { /* E = I - A A^T / (||A||_1 ||A||_inf) */
     ooc_ops_cpu()->gemm('N', 'T', n, n, n, -1.0 / (n1 * ni), A, n, A, n, 0.0, E, n);
   } else {

@@ -50,16 +50,6 @@ static double *gen_matrix(gen_kind_t kind, int64_t n, uint64_t seed) {
   return A;
 }
 
-static double norm1(int64_t n, const double *A) {
-  double m = 0;
-  for (int64_t j = 0; j < n; j++) {
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += fabs(A[i + j * n]);
-    m = fmax(m, s);
-  }
-  return m;
-}
-
 typedef struct {
   ooc_status_t st;
   iter_result_t r;
@@ -90,7 +80,7 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int ncbl
     for (int64_t i = 0; i < j && spd; i++) spd &= A[i + j * n] == A[j + i * n];
   }
   iter_args_t a = {.A = T[0], .method = method, .ops = ooc_ops_cpu(), .block = n, .spd = spd,
-                   .norm1_a = norm1(n, A), .target = 15, .accept = 30};
+                   .norm1_a = tu_norm1(n, A), .target = 15, .accept = 30};
   for (int q = 0; q < ns; q++) a.S[q] = T[q + 1];
   gemm_exec_t *ex = NULL;
   if (ncblk >= 0) {

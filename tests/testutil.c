@@ -99,6 +99,8 @@ static double norm1(int64_t m, int64_t n, const double *A, int64_t lda) {
   return best;
 }
 
+double tu_norm1(int64_t n, const double *A) { return norm1(n, n, A, n); }
+
 double tu_inverse_ratio(int64_t n, const double *A, const double *X, double eps) {
   if (n == 0) return 0;
   double *R = calloc((size_t)(n * n), sizeof *R);

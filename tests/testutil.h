@@ -29,6 +29,8 @@ const char *tu_path(const char *name);
 ooc_ctx_t *tu_ctx(void);
 void tu_ctx_done(ooc_ctx_t *ctx);
 
+/* ||A||_1 of an n x n matrix (ld n); NaN in -> NaN out. */
+double tu_norm1(int64_t n, const double *A);
 /* ||I - A X||_1 / (n ||A||_1 ||X||_1 eps): LAPACK's inverse residual ratio. NaN in -> NaN out. */
 double tu_inverse_ratio(int64_t n, const double *A, const double *X, double eps);
 /* HPL ratio max_j ||A x_j - b_j||_inf / (eps (||A||_inf ||x_j||_inf + ||b_j||_inf) n). */
