@@ -1,78 +1,14 @@
 /* chunkio.c: see chunkio.h. No HDF5, no allocator, no context: safe on any thread. */
 #include "io/chunkio.h"
 
+#include "base/parloop.h"
+
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
 
-/* ---- the parallel loop ---------------------------------------------------------------------- */
-
-typedef struct cio_lane lane_t;
-
-static void run_lane(cio_loop_t *l, int worker) {
-  for (;;) {
-    int64_t k = atomic_fetch_add(&l->next, 1);
-    if (k >= l->n) return;
-    l->fn(l->arg, k, worker);
-  }
-}
-
-static void *lane_main(void *p) {
-  lane_t *ln = p;
-  run_lane(ln->loop, ln->worker);
-  return NULL;
-}
-
-static int clamp_threads(int threads, int64_t n) {
-  int t = threads < 1 ? 1 : threads > CIO_MAX_THREADS ? CIO_MAX_THREADS : threads;
-  return t > n ? (int)n : t;
-}
-
-void cio_start(cio_group_t *g, int threads, int64_t n,
-               void (*fn)(void *arg, int64_t k, int worker), void *arg) {
-  g->loop.fn = fn;
-  g->loop.arg = arg;
-  g->loop.n = n < 0 ? 0 : n;
-  atomic_init(&g->loop.next, 0);
-  g->nth = n > 0 ? clamp_threads(threads, n) : 0;
-  for (int k = 0; k < g->nth; k++) {
-    g->lanes[k] = (lane_t){&g->loop, k};
-    g->started[k] = pthread_create(&g->th[k], NULL, lane_main, &g->lanes[k]) == 0;
-  }
-}
-
-void cio_join(cio_group_t *g) {
-  for (int k = 0; k < g->nth; k++)
-    if (g->started[k]) pthread_join(g->th[k], NULL);
-  run_lane(&g->loop, 0); /* the share of threads that did not start (all of them are joined) */
-  g->nth = 0;
-}
-
-void cio_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t k, int worker), void *arg) {
-  if (n <= 0) return;
-  cio_group_t g;
-  /* workers 1.. on new threads, worker 0 on the caller */
-  g.loop.fn = fn;
-  g.loop.arg = arg;
-  g.loop.n = n;
-  atomic_init(&g.loop.next, 0);
-  g.nth = clamp_threads(threads, n);
-  for (int k = 1; k < g.nth; k++) {
-    g.lanes[k] = (lane_t){&g.loop, k};
-    g.started[k] = pthread_create(&g.th[k], NULL, lane_main, &g.lanes[k]) == 0;
-  }
-  run_lane(&g.loop, 0);
-  for (int k = 1; k < g.nth; k++)
-    if (g.started[k]) pthread_join(g.th[k], NULL);
-}
-
-int cio_default_threads(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > CIO_MAX_THREADS ? CIO_MAX_THREADS : (int)n;
-}
+int cio_default_threads(void) { return ooc_par_cpus(CIO_MAX_THREADS); }
 
 /* ---- transposing copies --------------------------------------------------------------------- */
 

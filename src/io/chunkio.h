@@ -1,6 +1,5 @@
 /*
- * chunkio.h: the CPU side of direct chunk I/O for h5mat.c: a parallel loop, the transposing
- * copies between a row-major chunk (float32 or float64, little-endian as on disk) and the
+ * chunkio.h: the CPU side of direct chunk I/O for h5mat.c: the transposing copies between a row-major chunk (float32 or float64, little-endian as on disk) and the
  * solvers' column-major float64, and zstd frames read and written in bounded memory.
  *
  * Why a module of its own: HDF5 is not thread-safe, so h5mat.c keeps every HDF5 call on the
@@ -8,11 +7,7 @@
  * decompression, transposition, conversion, compression) to this module, which calls no HDF5 and
  * no allocator, counts no fault and touches no context state: it can run on any thread.
  *
- * Contract
- * - cio_parallel(threads, n, fn, arg): fn(arg, k, worker) for every k in [0, n), on at most
- *   `threads` threads including the caller (worker 0 is the caller; workers are numbered below
- *   min(threads, n)). Jobs are claimed in increasing k. Threads are started for the call and
- *   joined before it returns; a thread that cannot start leaves its share to the others.
+ * Contract (h5mat.c runs these on the threads of base/parloop.h)
  * - cio_default_threads: online CPUs, at most CIO_MAX_THREADS.
  * - cio_unpack / cio_pack: an h x w block between a row-major buffer of `rw` elements per row
  *   (element size es = 4 or 8) and column-major float64 with leading dimension ld; pack converts
@@ -32,8 +27,6 @@
 #ifndef OOC_CHUNKIO_H
 #define OOC_CHUNKIO_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -44,30 +37,6 @@
 
 typedef ssize_t (*cio_pread_fn)(int fd, void *buf, size_t len, off_t off);
 
-void cio_parallel(int threads, int64_t n, void (*fn)(void *arg, int64_t k, int worker), void *arg);
-
-/* The same loop in the background, without the caller: cio_start returns at once, cio_join
- * waits for it (and runs on the caller whatever no thread could take). Between the two the
- * caller may do other work, but not touch what the jobs write. */
-typedef struct cio_loop {
-  void (*fn)(void *arg, int64_t k, int worker);
-  void *arg;
-  int64_t n;
-  atomic_llong next;
-} cio_loop_t;
-typedef struct cio_group {
-  cio_loop_t loop;
-  pthread_t th[CIO_MAX_THREADS];
-  struct cio_lane {
-    cio_loop_t *loop;
-    int worker;
-  } lanes[CIO_MAX_THREADS];
-  int started[CIO_MAX_THREADS];
-  int nth;
-} cio_group_t;
-void cio_start(cio_group_t *g, int threads, int64_t n,
-               void (*fn)(void *arg, int64_t k, int worker), void *arg);
-void cio_join(cio_group_t *g);
 int cio_default_threads(void);
 
 void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,

@@ -19,6 +19,7 @@
  */
 #include "io/h5mat.h"
 
+#include "base/parloop.h"
 #include "io/chunkio.h"
 #include "io/fileio.h"
 
@@ -933,7 +934,7 @@ static ooc_status_t direct_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, 
       st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory for the read windows", m->name);
   if (st == OOC_OK) {
     rbatch_t rb = {m, jobs, dst, ld, r0, c0, wins, win, fio_pread_op(ctx)};
-    cio_parallel(threads, njobs, rjob_run, &rb);
+    ooc_parallel(threads, njobs, rjob_run, &rb);
     for (int64_t k = 0; k < njobs && st == OOC_OK; k++)
       if (jobs[k].err) st = direct_read_error(m, &jobs[k], r0, c0, nr, nc);
     if (st == OOC_OK) m->bytes += nr * nc * es;
@@ -1001,12 +1002,12 @@ static void wband_run(void *arg, int64_t k, int worker) {
 static void prepare_batch(wbatch_t *b, int threads, int64_t first, int64_t cnt) {
   b->first = first;
   if (b->nslot > 1) {
-    cio_parallel(threads, cnt, wjob_run, b);
+    ooc_parallel(threads, cnt, wjob_run, b);
     return;
   }
   for (int64_t q = first; q < first + cnt; q++) {
     b->first = q;
-    cio_parallel(threads, ooc_cdiv64(b->m->chunk_r, PACK_BAND_ROWS), wband_run, b);
+    ooc_parallel(threads, ooc_cdiv64(b->m->chunk_r, PACK_BAND_ROWS), wband_run, b);
     seal_slot(b, q);
   }
 }
@@ -1059,10 +1060,10 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
     int64_t cnt = ooc_min64(B, total - first), next = first + B;
     int64_t ncnt = next < total ? ooc_min64(B, total - next) : 0;
     int overlap = nslot > B && ncnt > 0;
-    cio_group_t g;
+    ooc_par_group_t g;
     if (overlap) { /* the threads prepare the next batch in the other half of the slots */
       wb[(bi + 1) & 1].first = next;
-      cio_start(&g, threads, ncnt, wjob_run, &wb[(bi + 1) & 1]);
+      ooc_par_start(&g, threads, ncnt, wjob_run, &wb[(bi + 1) & 1]);
     }
     for (int64_t q = first; q < first + cnt && st == OOC_OK; q++) {
       int64_t s = q % nslot;
@@ -1081,7 +1082,7 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
         m->bytes += ooc_min64(m->chunk_r, m->rows - R) * ooc_min64(m->chunk_c, m->cols - C) *
                     (int64_t)m->file_es;
     }
-    if (overlap) cio_join(&g);
+    if (overlap) ooc_par_join(&g);
     if (st == OOC_OK && !overlap && ncnt > 0) prepare_batch(&wb[0], threads, next, ncnt);
   }
   ooc_free(ctx, size);

@@ -1,8 +1,9 @@
 /* oocgemm.c: the blocked out-of-core product. See oocgemm.h for the schedule and its I/O. */
 #include "solvers/oocgemm.h"
 
+#include "base/parloop.h"
+
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 
 int64_t gemm_block(int64_t b, int64_t s) {
@@ -48,45 +49,35 @@ typedef struct sched {
   const char *phase;
 } sched_t;
 
-/* The epilogue on columns [c0, c0 + nc) of a block, split over up to a->epilogue_threads threads
- * (column ranges) when it is large enough to pay for starting them. */
-typedef struct epi_part {
+/* The epilogue on columns [c0, c0 + nc) of a block, split into up to a->epilogue_threads column
+ * ranges run in parallel when it is large enough to pay for starting threads. */
+typedef struct epi_job {
   const gemm_args_t *a;
-  int64_t r0, c0, nr, nc, ld;
+  int64_t r0, c0, nr, nc, ld, nt;
   double *blk;
-  ooc_status_t st;
-} epi_part_t;
+  ooc_status_t st[OOC_PAR_MAX_THREADS];
+} epi_job_t;
 
-static void *epi_thread(void *arg) {
-  epi_part_t *p = arg;
-  p->st = p->a->epilogue(p->a->user, p->r0, p->c0, p->nr, p->nc, p->blk, p->ld);
-  return NULL;
+static void epi_range(void *arg, int64_t t, int worker) {
+  epi_job_t *e = arg;
+  (void)worker;
+  int64_t j0 = e->nc * t / e->nt, j1 = e->nc * (t + 1) / e->nt;
+  e->st[t] = e->a->epilogue(e->a->user, e->r0, e->c0 + j0, e->nr, j1 - j0, e->blk + j0 * e->ld,
+                            e->ld);
 }
 
-#define EPI_MAX_THREADS 32
 #define EPI_MIN_ELEMS ((int64_t)1 << 16) /* per thread: 512 KiB, much more than a thread's start */
 
 static ooc_status_t run_epilogue(const gemm_args_t *a, int64_t r0, int64_t c0, int64_t nr,
                                  int64_t nc, double *blk, int64_t ld) {
-  int64_t nt = ooc_min64(ooc_min64(a->epilogue_threads, EPI_MAX_THREADS), nc);
+  int64_t nt = ooc_min64(ooc_min64(a->epilogue_threads, OOC_PAR_MAX_THREADS), nc);
   nt = ooc_min64(nt, nr * nc / EPI_MIN_ELEMS);
   if (nt <= 1) return a->epilogue(a->user, r0, c0, nr, nc, blk, ld);
-  epi_part_t part[EPI_MAX_THREADS];
-  pthread_t th[EPI_MAX_THREADS];
-  int started[EPI_MAX_THREADS] = {0};
-  for (int64_t t = 0; t < nt; t++) {
-    int64_t j0 = nc * t / nt, j1 = nc * (t + 1) / nt;
-    part[t] = (epi_part_t){a, r0, c0 + j0, nr, j1 - j0, ld, blk + j0 * ld, OOC_OK};
-    if (t > 0) started[t] = pthread_create(&th[t], NULL, epi_thread, &part[t]) == 0;
-  }
-  epi_thread(&part[0]);
-  ooc_status_t st = part[0].st;
-  for (int64_t t = 1; t < nt; t++) {
-    if (started[t]) pthread_join(th[t], NULL);
-    else epi_thread(&part[t]); /* no thread: run it here */
-    if (st == OOC_OK) st = part[t].st;
-  }
-  return st;
+  epi_job_t e = {.a = a, .r0 = r0, .c0 = c0, .nr = nr, .nc = nc, .ld = ld, .nt = nt, .blk = blk};
+  ooc_parallel((int)nt, nt, epi_range, &e);
+  for (int64_t t = 0; t < nt; t++)
+    if (e.st[t] != OOC_OK) return e.st[t];
+  return OOC_OK;
 }
 
 /* Store tile columns [ucur, u_end) of the pending block: fetch them from the executor, scale (k =
