@@ -28,6 +28,7 @@
 #include "io/scratch.h"
 #include "kernels/ops.h"
 #include "solvers/oocgemm.h"
+#include "fake_exec.h"
 #include "testutil.h"
 
 #define EPS (DBL_EPSILON / 2)
@@ -347,81 +348,6 @@ static void t_probe_check(void) {
 
 /* ---- the executor seam, with a host "device" that checks the protocol ---------------------- */
 
-/* Asynchronous like the GPU: a load is taken from cblk[c] only at the block's first panel (or
- * end), and end() leaves cblk[c] filled with NaN until fetch() brings the columns back, so a
- * host that touches cblk[c] at the wrong time gets a wrong result or a NaN. */
-typedef struct {
-  gemm_exec_t e;
-  double *dev[GEMM_MAX_CBLK];
-  int ready[GEMM_MAX_SLOTS], misuse;
-  int state[GEMM_MAX_CBLK]; /* 0 idle, 1 begun (load pending), 2 begun, 3 ended */
-  int64_t mb[GEMM_MAX_CBLK], nb[GEMM_MAX_CBLK], back[GEMM_MAX_CBLK];
-  int64_t panels, fetches;
-} fake_t;
-
-static void fk_load(fake_t *f, int c) {
-  if (f->state[c] == 1) memcpy(f->dev[c], f->e.cblk[c], (size_t)(f->mb[c] * f->nb[c]) * 8);
-  f->state[c] = 2;
-}
-static ooc_status_t fk_begin(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int load) {
-  fake_t *f = (fake_t *)e;
-  if (c < 0 || c >= e->ncblk || mb > e->MB || nb > e->NB || f->state[c] != 0) {
-    f->misuse++;
-    return OOC_OK;
-  }
-  f->mb[c] = mb;
-  f->nb[c] = nb;
-  f->state[c] = load ? 1 : 2;
-  if (!load) memset(f->dev[c], 0, (size_t)(mb * nb) * 8);
-  return OOC_OK;
-}
-static ooc_status_t fk_wait(gemm_exec_t *e, int slot) {
-  ((fake_t *)e)->ready[slot] = 1;
-  return OOC_OK;
-}
-static ooc_status_t fk_panel(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
-                             double alpha, double beta) {
-  fake_t *f = (fake_t *)e;
-  if (c < 0 || c >= e->ncblk || !f->ready[slot] || f->state[c] == 0 || f->state[c] == 3 ||
-      kb > e->KB || mb != f->mb[c] || nb != f->nb[c]) { /* filled without a wait, or no block */
-    f->misuse++;
-    return OOC_OK;
-  }
-  fk_load(f, c);
-  f->ready[slot] = 0;
-  f->panels++;
-  ooc_ops_ref()->gemm('N', 'N', mb, nb, kb, alpha, e->apan[slot], mb, e->bpan[slot], kb, beta,
-                      f->dev[c], mb);
-  return OOC_OK;
-}
-static ooc_status_t fk_end(gemm_exec_t *e, int c, int64_t mb, int64_t nb) {
-  fake_t *f = (fake_t *)e;
-  if (c < 0 || c >= e->ncblk || f->state[c] == 0 || f->state[c] == 3 || mb != f->mb[c] ||
-      nb != f->nb[c]) {
-    f->misuse++;
-    return OOC_OK;
-  }
-  fk_load(f, c);
-  f->state[c] = 3;
-  f->back[c] = 0;
-  for (int64_t i = 0; i < mb * nb; i++) e->cblk[c][i] = NAN; /* not back yet */
-  return OOC_OK;
-}
-static ooc_status_t fk_fetch(gemm_exec_t *e, int c, int64_t cols) {
-  fake_t *f = (fake_t *)e;
-  if (c < 0 || c >= e->ncblk || f->state[c] != 3 || cols < f->back[c] || cols > f->nb[c]) {
-    f->misuse++;
-    return OOC_OK;
-  }
-  int64_t mb = f->mb[c];
-  memcpy(e->cblk[c] + f->back[c] * mb, f->dev[c] + f->back[c] * mb,
-         (size_t)((cols - f->back[c]) * mb) * 8);
-  f->back[c] = cols;
-  f->fetches++;
-  if (cols == f->nb[c]) f->state[c] = 0;
-  return OOC_OK;
-}
-
 static void t_executor_seam(void) {
   static const int64_t shapes[][7] = {/* m n k b MB NB KB */
                                       {100, 70, 130, 16, 48, 40, 16}, {37, 53, 29, 7, 21, 21, 14},
@@ -447,43 +373,31 @@ static void t_executor_seam(void) {
           CU_ASSERT_FATAL(tstore_create(ctx, cache, m, k, b, &sa, NULL, &TA) == OOC_OK);
           CU_ASSERT_FATAL(tstore_create(ctx, cache, k, n, b, &sb, NULL, &TB) == OOC_OK);
           CU_ASSERT_FATAL(tstore_create(ctx, cache, m, n, b, &sc, NULL, &TC) == OOC_OK);
-          fake_t f;
-          memset(&f, 0, sizeof f);
-          f.e = (gemm_exec_t){.nslots = nslots, .ncblk = ncblk, .MB = shapes[q][4],
-                              .NB = shapes[q][5], .KB = shapes[q][6], .begin = fk_begin,
-                              .slot_wait = fk_wait, .panel = fk_panel, .end = fk_end,
-                              .fetch = fk_fetch};
-          for (int c = 0; c < ncblk; c++) {
-            f.e.cblk[c] = malloc((size_t)(f.e.MB * f.e.NB) * sizeof(double));
-            f.dev[c] = malloc((size_t)(f.e.MB * f.e.NB) * sizeof(double));
-          }
-          for (int sl = 0; sl < nslots; sl++) {
-            f.e.apan[sl] = malloc((size_t)(f.e.MB * f.e.KB + 1) * sizeof(double));
-            f.e.bpan[sl] = malloc((size_t)(f.e.KB * f.e.NB + 1) * sizeof(double));
-          }
+          fake_exec_t *fk = fake_exec_create(nslots, ncblk, shapes[q][4], shapes[q][5],
+                                             shapes[q][6], ooc_ops_ref());
           cover_t cv = {m, n, b, calloc((size_t)(m * n), sizeof(int)), 0, 0};
           gemm_args_t g = {.A = TA, .B = TB, .C = TC, .alpha = alpha, .beta = beta,
-                           .ops = ooc_ops_ref(), .block = 1000, .kblock = 1000, .exec = &f.e,
+                           .ops = ooc_ops_ref(), .block = 1000, .kblock = 1000, .exec = &fk->e,
                            .epilogue = cover, .user = &cv};
           gemm_stats_t gs = {0};
           CU_ASSERT(gemm_run(ctx, &g, &gs) == OOC_OK);
-          CU_ASSERT(f.misuse == 0);
-          for (int c = 0; c < ncblk; c++) CU_ASSERT(f.state[c] == 0); /* every block fetched */
+          CU_ASSERT(fk->misuse == 0);
+          for (int c = 0; c < ncblk; c++) CU_ASSERT(fk->state[c] == 0); /* every block fetched */
           int once = 1;
           for (int64_t i = 0; i < m * n; i++) once &= cv.seen[i] == 1;
           CU_ASSERT(once && cv.bad == 0);
           /* blocks and panels bounded by the executor's buffers, rounded down to tiles; a buffer
            * holding the whole dimension bounds nothing */
           int64_t s = 1000, sk = 1000;
-          if (f.e.MB < m) s = ooc_min64(s, ooc_max64(b, f.e.MB / b * b));
-          if (f.e.NB < n) s = ooc_min64(s, ooc_max64(b, f.e.NB / b * b));
-          if (f.e.KB < k) sk = ooc_max64(b, f.e.KB / b * b);
+          if (fk->e.MB < m) s = ooc_min64(s, ooc_max64(b, fk->e.MB / b * b));
+          if (fk->e.NB < n) s = ooc_min64(s, ooc_max64(b, fk->e.NB / b * b));
+          if (fk->e.KB < k) sk = ooc_max64(b, fk->e.KB / b * b);
           s = s / b * b;
           sk = sk / b * b;
           CU_ASSERT(gs.blocks == ooc_cdiv64(m, s) * ooc_cdiv64(n, s));
-          CU_ASSERT(f.panels == gs.blocks * ooc_cdiv64(k, sk));
+          CU_ASSERT(fk->panels == gs.blocks * ooc_cdiv64(k, sk));
           /* slices (with 3 slots the store starts at the third panel: some blocks have fewer) */
-          if (ncblk == 2 && nslots == 1 && gs.blocks > 1 && k > 0) CU_ASSERT(f.fetches > gs.blocks);
+          if (ncblk == 2 && nslots == 1 && gs.blocks > 1 && k > 0) CU_ASSERT(fk->fetches > gs.blocks);
           part_t rp = ts_rows(TC), cp = ts_cols(TC);
           for (int64_t tj = 0; tj < cp.count; tj++)
             for (int64_t ti = 0; ti < rp.count; ti++)
@@ -491,17 +405,10 @@ static void t_executor_seam(void) {
           double err = 0;
           for (int64_t i = 0; i < m * n; i++) err = fmax(err, isnan(C[i]) ? INFINITY : fabs(C[i] - R[i]));
           CU_ASSERT(err < 1e-12);
-          if (!(err < 1e-12) || f.misuse)
+          if (!(err < 1e-12) || fk->misuse)
             fprintf(stderr, "\n  executor case %d (%d buffers, %d slots, beta %g): error %g, "
-                    "misuse %d\n", q, ncblk, nslots, beta, err, f.misuse);
-          for (int sl = 0; sl < nslots; sl++) {
-            free(f.e.apan[sl]);
-            free(f.e.bpan[sl]);
-          }
-          for (int c = 0; c < ncblk; c++) {
-            free(f.e.cblk[c]);
-            free(f.dev[c]);
-          }
+                    "misuse %d\n", q, ncblk, nslots, beta, err, fk->misuse);
+          fake_exec_destroy(fk);
           free(cv.seen);
           tstore_destroy(TA);
           tstore_destroy(TB);

@@ -26,6 +26,7 @@
 
 #include <lapacke.h>
 
+#include "fake_exec.h"
 #include "gen/gen.h"
 #include "io/scratch.h"
 #include "kernels/ops.h"
@@ -52,22 +53,6 @@ static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
 }
 static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
   return scratch_get(h, id, d, bytes);
-}
-
-static double *gen_matrix(gen_kind_t kind, int64_t n, double cond, double nugget, uint64_t seed) {
-  ooc_ctx_t *ctx = tu_ctx();
-  gen_spec_t s;
-  gen_spec_default(&s, kind, n);
-  s.seed = seed;
-  if (cond > 0) s.cond = cond;
-  if (nugget > 0) s.nugget = nugget;
-  gen_t *g = NULL;
-  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
-  double *A = malloc((size_t)(n * n) * sizeof *A);
-  gen_tile(g, 0, 0, n, n, A, n);
-  gen_destroy(g);
-  tu_ctx_done(ctx);
-  return A;
 }
 
 static uint64_t g_rng = 88172645463325252ULL;
@@ -105,96 +90,9 @@ typedef struct {
   int64_t peak, budget, spills;
 } outcome_t;
 
-/* ---- a host stand-in for the GPU executor (oocgemm.h's seam), asynchronous like one: loads are
- * read at the first panel, a block comes back (NaN before) only when fetched. g_exec_cblk = 1 or
- * 2 makes run() send every product through it (0: the host path). ---------------------------- */
-
+/* g_exec_cblk = 1 or 2 makes run() send every product through the host stand-in for the GPU
+ * executor (fake_exec.h: asynchronous like one, checking the protocol); 0: the host path. */
 static int g_exec_cblk;
-
-typedef struct {
-  gemm_exec_t e;
-  double *dev[GEMM_MAX_CBLK];
-  int state[GEMM_MAX_CBLK]; /* 0 idle, 1 begun (load pending), 2 begun, 3 ended */
-  int64_t mb[GEMM_MAX_CBLK], nb[GEMM_MAX_CBLK], back[GEMM_MAX_CBLK];
-  int misuse;
-  int64_t fetches;
-} fake_t;
-
-static void fk_load(fake_t *f, int c) {
-  if (f->state[c] == 1) memcpy(f->dev[c], f->e.cblk[c], (size_t)(f->mb[c] * f->nb[c]) * 8);
-  f->state[c] = 2;
-}
-static ooc_status_t fk_begin(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int load) {
-  fake_t *f = (fake_t *)e;
-  if (f->state[c] != 0 || mb > e->MB || nb > e->NB) f->misuse++;
-  f->mb[c] = mb;
-  f->nb[c] = nb;
-  f->state[c] = load ? 1 : 2;
-  if (!load) memset(f->dev[c], 0, (size_t)(mb * nb) * 8);
-  return OOC_OK;
-}
-static ooc_status_t fk_wait(gemm_exec_t *e, int slot) {
-  (void)e;
-  (void)slot;
-  return OOC_OK;
-}
-static ooc_status_t fk_panel(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
-                             double alpha, double beta) {
-  fake_t *f = (fake_t *)e;
-  if (f->state[c] == 0 || f->state[c] == 3 || mb != f->mb[c] || nb != f->nb[c]) f->misuse++;
-  fk_load(f, c);
-  ooc_ops_cpu()->gemm('N', 'N', mb, nb, kb, alpha, e->apan[slot], mb, e->bpan[slot], kb, beta,
-                      f->dev[c], mb);
-  return OOC_OK;
-}
-static ooc_status_t fk_end(gemm_exec_t *e, int c, int64_t mb, int64_t nb) {
-  fake_t *f = (fake_t *)e;
-  if (f->state[c] == 0 || f->state[c] == 3) f->misuse++;
-  fk_load(f, c);
-  f->state[c] = 3;
-  f->back[c] = 0;
-  for (int64_t i = 0; i < mb * nb; i++) e->cblk[c][i] = NAN;
-  return OOC_OK;
-}
-static ooc_status_t fk_fetch(gemm_exec_t *e, int c, int64_t cols) {
-  fake_t *f = (fake_t *)e;
-  if (f->state[c] != 3 || cols < f->back[c] || cols > f->nb[c]) {
-    f->misuse++;
-    return OOC_OK;
-  }
-  memcpy(e->cblk[c] + f->back[c] * f->mb[c], f->dev[c] + f->back[c] * f->mb[c],
-         (size_t)((cols - f->back[c]) * f->mb[c]) * 8);
-  f->back[c] = cols;
-  f->fetches++;
-  if (cols == f->nb[c]) f->state[c] = 0;
-  return OOC_OK;
-}
-static fake_t *fake_create(int ncblk, int64_t MB, int64_t KB) {
-  fake_t *f = calloc(1, sizeof *f);
-  f->e = (gemm_exec_t){.nslots = 2, .ncblk = ncblk, .MB = MB, .NB = MB, .KB = KB,
-                       .begin = fk_begin, .slot_wait = fk_wait, .panel = fk_panel, .end = fk_end,
-                       .fetch = fk_fetch};
-  for (int c = 0; c < ncblk; c++) {
-    f->e.cblk[c] = malloc((size_t)(MB * MB) * 8);
-    f->dev[c] = malloc((size_t)(MB * MB) * 8);
-  }
-  for (int sl = 0; sl < 2; sl++) {
-    f->e.apan[sl] = malloc((size_t)(MB * KB) * 8);
-    f->e.bpan[sl] = malloc((size_t)(MB * KB) * 8);
-  }
-  return f;
-}
-static void fake_destroy(fake_t *f) {
-  for (int c = 0; c < f->e.ncblk; c++) {
-    free(f->e.cblk[c]);
-    free(f->dev[c]);
-  }
-  for (int sl = 0; sl < 2; sl++) {
-    free(f->e.apan[sl]);
-    free(f->e.bpan[sl]);
-  }
-  free(f);
-}
 
 typedef struct {
   int misuse, busy;
@@ -233,10 +131,10 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int64_t 
   for (int i = 0; i < n; i++) a.spd &= A[i + i * n] > 0;
   for (int q = 0; q < ns; q++) a.S[q] = T[q + 1];
   o.budget = cap + iter_workspace_bytes(n, b, s) + (ns + 1) * tstore_overhead_bytes(n, n, b) + SLACK;
-  fake_t *fk = NULL;
+  fake_exec_t *fk = NULL;
   if (g_exec_cblk) { /* panels as wide as the host path's, so the results are the same */
     int64_t MB = ooc_min64(ooc_max64(b, s / b * b), n);
-    fk = fake_create(g_exec_cblk, MB, MB);
+    fk = fake_exec_create(2, g_exec_cblk, MB, MB, MB, ooc_ops_cpu());
     a.exec = &fk->e;
     a.kblock = s;
   }
@@ -246,7 +144,7 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int64_t 
     g_fake.misuse = fk->misuse;
     g_fake.busy = fk->state[0] != 0 || fk->state[1] != 0;
     g_fake.fetches = fk->fetches;
-    fake_destroy(fk);
+    fake_exec_destroy(fk);
   }
   o.peak = ooc_ctx_host_peak(ctx);
   snprintf(o.err, sizeof o.err, "%s", ooc_ctx_error(ctx));
@@ -308,21 +206,21 @@ static void converge_case(const char *what, const double *A, int64_t n, const ch
 
 static void t_converge_diagdom(void) {
   int64_t n = 150;
-  double *A = gen_matrix(GEN_DIAGDOM, n, 0, 0, 3);
+  double *A = tu_gen_matrix(GEN_DIAGDOM, n, 0, 0, 3);
   converge_case("diagdom", A, n, "diagonal");
   free(A);
 }
 
 static void t_converge_matern(void) {
   int64_t n = 150;
-  double *A = gen_matrix(GEN_MATERN, n, 0, 1e-2, 4);
+  double *A = tu_gen_matrix(GEN_MATERN, n, 0, 1e-2, 4);
   converge_case("matern", A, n, "identity");
   free(A);
 }
 
 static void t_converge_general(void) {
   int64_t n = 150;
-  double *A = gen_matrix(GEN_COND, n, 30, 0, 5); /* not symmetric, kappa_2 = 30 */
+  double *A = tu_gen_matrix(GEN_COND, n, 30, 0, 5); /* not symmetric, kappa_2 = 30 */
   converge_case("general", A, n, "transpose");
   free(A);
 }
@@ -386,9 +284,9 @@ static double rho_symmetric_start(const double *A, int64_t n, int transpose) {
 
 static void t_count_symmetric_starts(void) {
   int64_t n = 120;
-  double *M = gen_matrix(GEN_MATERN, n, 0, 1e-2, 6);
+  double *M = tu_gen_matrix(GEN_MATERN, n, 0, 1e-2, 6);
   count_case("matern", M, n, rho_symmetric_start(M, n, 0), 0);
-  double *G = gen_matrix(GEN_COND, n, 10, 0, 7);
+  double *G = tu_gen_matrix(GEN_COND, n, 10, 0, 7);
   count_case("general", G, n, rho_symmetric_start(G, n, 1), 0);
   free(M);
   free(G);
@@ -410,7 +308,7 @@ static void t_warm_start(void) {
   int64_t n = 140;
   const gen_kind_t kinds[2] = {GEN_MATERN, GEN_COND};
   for (int q = 0; q < 2; q++) {
-    double *A = gen_matrix(kinds[q], n, 100, 1e-1, 8 + q); /* kappa ~ 1e2 */
+    double *A = tu_gen_matrix(kinds[q], n, 100, 1e-1, 8 + q); /* kappa ~ 1e2 */
     double *P = malloc((size_t)(n * n) * sizeof *P);
     for (int64_t i = 0; i < n * n; i++) P[i] = A[i] * (1 + 1e-3 * urand());
     double *W = inverse(P, n);
@@ -442,7 +340,7 @@ static void expect_fail(const outcome_t *o, const char *needle, int line) {
 
 static void t_diverge(void) {
   int64_t n = 100;
-  double *A = gen_matrix(GEN_DIAGDOM, n, 0, 0, 11);
+  double *A = tu_gen_matrix(GEN_DIAGDOM, n, 0, 0, 11);
   for (int method = OOC_METHOD_NEWTON; method <= OOC_METHOD_HYPER7; method++) {
     outcome_t o = run(method, A, n, 32, 64, 64 << 20, NULL, 3.0, 0); /* V_0 = 3 D^-1 */
     expect_fail(&o, "diverged", __LINE__);
@@ -472,7 +370,7 @@ static void t_diverge(void) {
 
 static void t_max_iter(void) {
   int64_t n = 100;
-  double *A = gen_matrix(GEN_MATERN, n, 0, 1e-3, 12);
+  double *A = tu_gen_matrix(GEN_MATERN, n, 0, 1e-3, 12);
   outcome_t o = run(OOC_METHOD_NEWTON, A, n, 32, 64, 64 << 20, NULL, 0, 2);
   expect_fail(&o, "did not converge in 2 steps", __LINE__);
   CU_ASSERT(o.r.iterations == 2 && o.r.nres == 3);
@@ -491,7 +389,7 @@ static void t_predict(void) {
 /* Blocks large enough for the epilogues to run on several threads (column ranges, not tiles). */
 static void t_converge_threaded_epilogues(void) {
   int64_t n = 520;
-  double *A = gen_matrix(GEN_MATERN, n, 0, 1e-2, 9);
+  double *A = tu_gen_matrix(GEN_MATERN, n, 0, 1e-2, 9);
   for (int method = OOC_METHOD_NEWTON; method <= OOC_METHOD_HYPER7; method++) {
     outcome_t o = run(method, A, n, 64, 1000, (int64_t)64 << 20, NULL, 0, 0);
     CU_ASSERT(o.st == OOC_OK && o.ratio < 30 && o.r.ratio < 15);
@@ -510,8 +408,8 @@ static void t_executor(void) {
   static const gen_kind_t kinds[3] = {GEN_DIAGDOM, GEN_MATERN, GEN_COND};
   int64_t n = 150;
   for (int q = 0; q < 3; q++) {
-    double *A = gen_matrix(kinds[q], n, kinds[q] == GEN_COND ? 30 : 0,
-                           kinds[q] == GEN_MATERN ? 1e-2 : 0, 3 + (uint64_t)q);
+    double *A = tu_gen_matrix(kinds[q], n, kinds[q] == GEN_COND ? 30 : 0,
+                              kinds[q] == GEN_MATERN ? 1e-2 : 0, 3 + (uint64_t)q);
     for (int method = OOC_METHOD_NEWTON; method <= OOC_METHOD_HYPER7; method++) {
       outcome_t h = run(method, A, n, 32, 64, n * n * 8, NULL, 0, 0); /* spills */
       for (int cb = 1; cb <= 2; cb++) {

@@ -34,20 +34,9 @@ int main(void) {
 
 #define EPS (DBL_EPSILON / 2)
 
+/* The suites' inputs: Matern with a 1e-2 nugget, cond with kappa 30, else the defaults. */
 static double *gen_matrix(gen_kind_t kind, int64_t n, uint64_t seed) {
-  ooc_ctx_t *ctx = tu_ctx();
-  gen_spec_t s;
-  gen_spec_default(&s, kind, n);
-  s.seed = seed;
-  if (kind == GEN_MATERN) s.nugget = 1e-2;
-  if (kind == GEN_COND) s.cond = 30;
-  gen_t *g = NULL;
-  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
-  double *A = malloc((size_t)(n * n) * sizeof *A);
-  gen_tile(g, 0, 0, n, n, A, n);
-  gen_destroy(g);
-  tu_ctx_done(ctx);
-  return A;
+  return tu_gen_matrix(kind, n, kind == GEN_COND ? 30 : 0, kind == GEN_MATERN ? 1e-2 : 0, seed);
 }
 
 typedef struct {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gen/gen.h"
 #include "io/h5mat.h"
 
 static char g_tmpdir[512];
@@ -201,4 +202,20 @@ uint64_t tu_file_hash(const char *path) {
 int tu_file_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
+}
+
+double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t seed) {
+  ooc_ctx_t *ctx = tu_ctx();
+  gen_spec_t s;
+  gen_spec_default(&s, (gen_kind_t)kind, n);
+  s.seed = seed;
+  if (cond > 0) s.cond = cond;
+  if (nugget > 0) s.nugget = nugget;
+  gen_t *g = NULL;
+  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
+  double *A = malloc((size_t)(n * n) * sizeof *A);
+  gen_tile(g, 0, 0, n, n, A, n);
+  gen_destroy(g);
+  tu_ctx_done(ctx);
+  return A;
 }

@@ -29,6 +29,9 @@ const char *tu_path(const char *name);
 ooc_ctx_t *tu_ctx(void);
 void tu_ctx_done(ooc_ctx_t *ctx);
 
+/* The whole n x n matrix of generator `kind` (gen_kind_t) with that seed; cond, nugget > 0
+ * override the generator's defaults. Caller frees with free(). */
+double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t seed);
 /* ||A||_1 of an n x n matrix (ld n); NaN in -> NaN out. */
 double tu_norm1(int64_t n, const double *A);
 /* ||I - A X||_1 / (n ||A||_1 ||X||_1 eps): LAPACK's inverse residual ratio. NaN in -> NaN out. */

@@ -1,10 +1,11 @@
 /* iter.c: Newton-Schulz and order-7 hyperpower inversion on tile stores. See iter.h. */
 #include "solvers/iter.h"
 
+#include "base/parloop.h"
+
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Horner coefficients of p after the leading x^8 - 15 x^7 (iter.h): Q_{i+1} = X Q_i + c_i I. */
 static const double HORNER_C[7] = {93, -315, 651, -861, 735, -393, 120};
@@ -220,8 +221,7 @@ ooc_status_t iter_run(ooc_ctx_t *ctx, const iter_args_t *a, iter_result_t *res) 
   res->ratio = NAN;
   if (a->method != OOC_METHOD_NEWTON && a->method != OOC_METHOD_HYPER7)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "iterative inverse: unknown method %d", a->method);
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  it_t it = {.ctx = ctx, .a = a, .res = res, .threads = ncpu < 1 ? 1 : ncpu > 16 ? 16 : (int)ncpu};
+  it_t it = {.ctx = ctx, .a = a, .res = res, .threads = ooc_par_cpus(16)};
   part_t p = ts_rows(a->A);
   it.n = p.n;
   it.b = p.b;

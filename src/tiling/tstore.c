@@ -595,6 +595,13 @@ void ts_drop(tstore_t *ts, int64_t ti, int64_t tj) {
   ts->state[idx] = T_ZERO;
 }
 
+/* Where tile (ti, tj) of the block whose corner is tile (t0, u0) lies in a buffer with ld. */
+static int64_t block_off(const tstore_t *ts, int64_t t0, int64_t u0, int64_t ti, int64_t tj,
+                         int64_t ld) {
+  return (part_start(ts->rows, ti) - part_start(ts->rows, t0)) +
+         (part_start(ts->cols, tj) - part_start(ts->cols, u0)) * ld;
+}
+
 /* A block of tiles [t0, t1) x [u0, u1): the threads copy the cached tiles (and zero fills) while
  * this thread reads the others (scratch, source) in order; all copies are done when it returns,
  * also on failure. Pass 2 touches only tiles whose content pass 1 left (still SPILLED, or SOURCE
@@ -603,22 +610,18 @@ static ooc_status_t fetch_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0
                                 double *dst, int64_t ld, int forget) {
   tcache_t *c = ts->cache;
   int left = 0;
-  int64_t r0 = part_start(ts->rows, t0), c0 = part_start(ts->cols, u0);
   ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
   for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
     for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++)
       st = fetch(ts, ti, tj,
-                 dst + (part_start(ts->rows, ti) - r0) + (part_start(ts->cols, tj) - c0) * ld, ld,
-                 forget, 0, &left);
+                 dst + block_off(ts, t0, u0, ti, tj, ld), ld, forget, 0, &left);
   batch_start(c);
   for (int64_t tj = u0; left && st == OOC_OK && tj < u1; tj++)
     for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++) {
       int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
       uint8_t s = ts->state[idx];
       if (s == T_SPILLED || (s == T_SOURCE && ts->has_source))
-        st = fetch(ts, ti, tj,
-                   dst + (part_start(ts->rows, ti) - r0) + (part_start(ts->cols, tj) - c0) * ld,
-                   ld, forget, 1, &left);
+        st = fetch(ts, ti, tj, dst + block_off(ts, t0, u0, ti, tj, ld), ld, forget, 1, &left);
     }
   batch_finish(c);
   return st;
@@ -650,12 +653,10 @@ ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int6
                           const double *src, int64_t ld) {
   OOC_TRY(check_range(ts, t0, t1, u0, u1));
   tcache_t *c = ts->cache;
-  int64_t r0 = part_start(ts->rows, t0), c0 = part_start(ts->cols, u0);
   ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
   for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
     for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++)
-      st = put(ts, ti, tj,
-               src + (part_start(ts->rows, ti) - r0) + (part_start(ts->cols, tj) - c0) * ld, ld);
+      st = put(ts, ti, tj, src + block_off(ts, t0, u0, ti, tj, ld), ld);
   batch_run(c);
   return st;
 }
