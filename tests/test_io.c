@@ -82,6 +82,31 @@ static void write_output(ooc_ctx_t *ctx, const char *file, const char *dset, con
   h5m_close(m);
 }
 
+/* Reads rectangle (r0, c0, nr, nc) of m into a buffer with leading dimension ld (the rows
+ * past nr hold a sentinel that must survive) and compares with A (rows x ., rounded through
+ * float for f32); returns how many elements differ, printing the first few when `say`. */
+static int compare_rect(ooc_ctx_t *ctx, h5mat_t *m, const double *A, int64_t rows, int64_t r0,
+                        int64_t c0, int64_t nr, int64_t nc, int64_t ld, int f32, int say) {
+  const double sentinel = -12345.0;
+  double *B = malloc((size_t)(ld * nc) * sizeof *B);
+  for (int64_t t = 0; t < ld * nc; t++) B[t] = sentinel;
+  EXPECT_OK(ctx, h5m_read(m, r0, c0, nr, nc, B, ld));
+  int bad = 0;
+  for (int64_t j = 0; j < nc; j++)
+    for (int64_t i = 0; i < ld; i++) {
+      double want = i < nr ? A[(r0 + i) + (c0 + j) * rows] : sentinel;
+      if (f32 && i < nr) want = (double)(float)want;
+      if (B[i + j * ld] == want) continue;
+      if (say && bad < 5)
+        fprintf(stderr, "\n  rect (%lld, %lld, %lld x %lld): B(%lld,%lld) = %.17g, want %.17g\n",
+                (long long)r0, (long long)c0, (long long)nr, (long long)nc, (long long)i,
+                (long long)j, B[i + j * ld], want);
+      bad++;
+    }
+  free(B);
+  return bad;
+}
+
 /* Reads rectangles of every kind back and compares with A (rounded through float for f32). */
 static void check_rects(ooc_ctx_t *ctx, const char *file, const char *dset, const double *A,
                         int64_t rows, int64_t cols, int f32) {
@@ -99,22 +124,9 @@ static void check_rects(ooc_ctx_t *ctx, const char *file, const char *dset, cons
       {0, cols - 1, rows, 1, 0},     {rows - 1, 0, 1, cols, 0}, {5, 5, 1, 1, 0},
   };
   int bad = 0;
-  for (size_t k = 0; k < sizeof rect / sizeof rect[0]; k++) {
-    int64_t r0 = rect[k][0], c0 = rect[k][1], nr = rect[k][2], nc = rect[k][3];
-    int64_t ld = nr + rect[k][4];
-    double *B = malloc((size_t)(ld * nc) * sizeof *B);
-    for (int64_t t = 0; t < ld * nc; t++) B[t] = -12345.0;
-    EXPECT_OK(ctx, h5m_read(m, r0, c0, nr, nc, B, ld));
-    for (int64_t j = 0; j < nc; j++)
-      for (int64_t i = 0; i < ld; i++) {
-        double want = i < nr ? A[(r0 + i) + (c0 + j) * rows] : -12345.0;
-        if (f32 && i < nr) want = (double)(float)want;
-        if (B[i + j * ld] != want && bad++ < 5)
-          fprintf(stderr, "\n  rect %zu: B(%lld,%lld) = %.17g, want %.17g\n", k, (long long)i,
-                  (long long)j, B[i + j * ld], want);
-      }
-    free(B);
-  }
+  for (size_t k = 0; k < sizeof rect / sizeof rect[0]; k++)
+    bad += compare_rect(ctx, m, A, rows, rect[k][0], rect[k][1], rect[k][2], rect[k][3],
+                        rect[k][2] + rect[k][4], f32, 1);
   CU_ASSERT_EQUAL(bad, 0);
   h5m_close(m);
 }
@@ -637,19 +649,9 @@ static int read_back(ooc_ctx_t *ctx, h5mat_t *m, const double *A, int64_t rows, 
   const int64_t rect[][4] = {{0, 0, rows, cols}, {0, 5, rows, 3},  {0, 37, rows, 90},
                              {7, 0, 150, cols},  {rows - 1, 0, 1, cols}, {11, 13, 1, 1}};
   int bad = 0;
-  for (size_t k = 0; k < sizeof rect / sizeof rect[0]; k++) {
-    int64_t r0 = rect[k][0], c0 = rect[k][1], nr = rect[k][2], nc = rect[k][3], ld = nr + 2;
-    double *B = malloc((size_t)(ld * nc) * sizeof *B);
-    for (int64_t t = 0; t < ld * nc; t++) B[t] = -777.0;
-    EXPECT_OK(ctx, h5m_read(m, r0, c0, nr, nc, B, ld));
-    for (int64_t j = 0; j < nc; j++)
-      for (int64_t i = 0; i < ld; i++) {
-        double want = i < nr ? A[(r0 + i) + (c0 + j) * rows] : -777.0;
-        if (f32 && i < nr) want = (double)(float)want;
-        bad += B[i + j * ld] != want;
-      }
-    free(B);
-  }
+  for (size_t k = 0; k < sizeof rect / sizeof rect[0]; k++)
+    bad += compare_rect(ctx, m, A, rows, rect[k][0], rect[k][1], rect[k][2], rect[k][3],
+                        rect[k][2] + 2, f32, 0);
   return bad;
 }
 
