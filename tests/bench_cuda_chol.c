@@ -313,10 +313,11 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   double f = (double)n * n * n;
   printf("RESULT chol_run n=%lld tile %lld --gpu-mem %.2f GiB: stripe %lld, nb %lld, %lld steps, "
          "peak %.2f GiB; executor setup %.2f s; compute %.2f s = %.2f TFLOP/s at n^3 "
-         "(host: panel %.2f s, update+I/O %.2f s)\n",
+         "(host: panel %.2f s, update+I/O %.2f s; of these takes %.2f s, puts %.2f s, waits for "
+         "the device %.2f s)\n",
          (long long)n, (long long)b, st.dev_budget / 1073741824.0, (long long)st.W, (long long)st.nb,
          (long long)cs.steps, st.dev_peak / 1073741824.0, tc1 - tc0, t, f / t * 1e-12, cs.t_panel,
-         cs.t_update);
+         cs.t_update, cs.t_take, cs.t_put, cs.t_wait);
   printf("RESULT device n=%lld: kernels busy %.2f s (%.2f TFLOP/s at n^3), updates %.2f s for "
          "%.3g flops (%.2f TFLOP/s), pivots %.2f s for %.3g flops (%.2f TFLOP/s), copies busy %.2f s "
          "for %.1f GB (%.1f GB/s), overlap %.2f s, span %.2f s\n",

@@ -151,6 +151,23 @@ static ooc_status_t factor(chol_t *c) {
 static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int64_t kt1,
                               int last);
 
+/* Run `call` (an ooc_status_t expression) and add its seconds to *acc (the executor paths'
+ * split of the host time, chol_stats_t). */
+#define TIMED(acc, call)                                                                           \
+  do {                                                                                             \
+    double t_ = ooc_now();                                                                         \
+    ooc_status_t s_ = (call);                                                                      \
+    (acc) += ooc_now() - t_;                                                                       \
+    if (s_ != OOC_OK) return s_;                                                                   \
+  } while (0)
+#define TIMED_CHECK(acc, call)                                                                     \
+  do {                                                                                             \
+    double t_ = ooc_now();                                                                         \
+    st = (call);                                                                                   \
+    (acc) += ooc_now() - t_;                                                                       \
+    if (st != OOC_OK) goto done;                                                                   \
+  } while (0)
+
 /* Update tile column tj (outside the stripe) with W = panel (see chol.h), put it back; on the last
  * step also write its transposes into the upper triangle (or zero the diagonal tile's upper). */
 static ooc_status_t sweep_column(chol_t *c, int64_t tj, int64_t k0, int64_t w, int64_t kt0,
@@ -231,9 +248,7 @@ static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int l
   for (int64_t tj = kt0; tj < kt1; tj++) {
     int64_t cj = part_start(p, tj) - k0, bj = part_len(p, tj);
     double *col = P + cj * n;
-    for (int64_t ti = kt0; ti < tj; ti++) { /* upper tiles inside the stripe */
-      if (last && !lower_only) OOC_TRY(ts_put(A, ti, tj, col + part_start(p, ti), n));
-    }
+    if (last && !lower_only) OOC_TRY(move_col(c, MOVE_PUT, kt0, tj, tj, col)); /* upper, in stripe */
     OOC_TRY(move_col(c, MOVE_PUT, tj, p.count, tj, col));
     for (int64_t ti = kt1; last && !lower_only && ti < p.count; ti++) { /* upper (tj, ti) */
       int64_t bi = part_len(p, ti);
@@ -248,8 +263,9 @@ static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int l
       const double *blk = P + part_start(p, tj) + ci * n; /* rows of tj, columns of ti */
       transpose(blk, n, bj, bi, S, bi);
       OOC_TRY(ts_put(A, ti, tj, S, bi));
-      if (last && !lower_only) OOC_TRY(ts_put(A, tj, ti, blk, n)); /* upper above stripe */
     }
+    if (last && !lower_only) /* the upper tiles above the stripe: rows [0, k0) of its columns */
+      OOC_TRY(ts_put_tiles(A, 0, kt0, ti, ti + 1, P + ci * n, n));
   }
   return OOC_OK;
 }
@@ -322,9 +338,13 @@ static ooc_status_t drain(chol_t *c, int64_t *owner, int put, int64_t kt0, int64
   ooc_status_t st = OOC_OK;
   for (int s = 0; s < e->nslots; s++) {
     if (owner[s] < 0) continue;
+    double t0 = ooc_now();
     ooc_status_t s1 = e->complete(e, s);
+    double t1 = ooc_now();
+    c->stats->t_wait += t1 - t0;
     if (st == OOC_OK) st = s1;
     if (st == OOC_OK && put) st = sweep_put(c, owner[s], e->slot[s], kt0, kt1, last);
+    c->stats->t_put += ooc_now() - t1;
     owner[s] = -1;
   }
   return st;
@@ -345,7 +365,7 @@ static ooc_status_t factor_x(chol_t *c) {
     double t0 = ooc_now();
     for (int64_t tj = kt0; tj < kt1; tj++) {
       double *col = P + (part_start(p, tj) - k0) * n;
-      OOC_TRY(move_col(c, MOVE_TAKE, tj, p.count, tj, col));
+      TIMED(c->stats->t_take, move_col(c, MOVE_TAKE, tj, p.count, tj, col));
     }
     OOC_TRY(e->load(e, P, k0, w, k0));
     /* Ring of slots: column q is read into slot q % K while the device works on earlier ones. */
@@ -353,10 +373,10 @@ static ooc_status_t factor_x(chol_t *c) {
       int64_t j = (step % 2 == 0) ? kt0 - 1 - q : q;
       int s = (int)(q % e->nslots);
       if (owner[s] >= 0) {
-        OOC_CHECK(st = e->complete(e, s));
+        TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
         owner[s] = -1;
       }
-      OOC_CHECK(st = move_col(c, MOVE_READ, kt0, p.count, j, e->slot[s]));
+      TIMED_CHECK(c->stats->t_take, move_col(c, MOVE_READ, kt0, p.count, j, e->slot[s]));
       OOC_CHECK(st = e->lupdate(e, s, part_len(p, j)));
       owner[s] = j;
       OOC_CHECK(st = ooc_tick(c->ctx, "factor", (step + (q + 1.0) / (kt0 + 1.0)) / nsteps));
@@ -367,17 +387,17 @@ static ooc_status_t factor_x(chol_t *c) {
 
     int64_t bad = 0;
     double ld = 0.0;
-    OOC_TRY(e->pivot(e, CHOL_FACTOR, &bad, &ld));
+    TIMED(c->stats->t_wait, e->pivot(e, CHOL_FACTOR, &bad, &ld));
     if (bad) return not_spd(c, k0 + bad);
     c->logdet += ld;
-    OOC_TRY(e->store(e, P, 0));
+    TIMED(c->stats->t_wait, e->store(e, P, 0));
     double t2 = ooc_now();
     c->stats->t_panel += t2 - t1;
 
     for (int64_t tj = kt0; tj < kt1; tj++) {
       double *col = P + (part_start(p, tj) - k0) * n;
       for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj);
-      OOC_TRY(move_col(c, MOVE_PUT, tj, p.count, tj, col));
+      TIMED(c->stats->t_put, move_col(c, MOVE_PUT, tj, p.count, tj, col));
     }
     c->stats->t_update += ooc_now() - t2;
     c->stats->steps++;
@@ -405,14 +425,15 @@ static ooc_status_t invert_x(chol_t *c) {
     int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     int last = (step == nsteps - 1);
     double t0 = ooc_now();
-    OOC_TRY(gather_v(c, k0, kt0, kt1)); /* D's upper triangle is left as it is: never read */
+    /* D's upper triangle is left as it is: never read */
+    TIMED(c->stats->t_take, gather_v(c, k0, kt0, kt1));
     OOC_TRY(e->load(e, P, k0, w, 0));
     double t1 = ooc_now();
     c->stats->t_update += t1 - t0;
 
     int64_t bad = 0;
     double ld = 0.0;
-    OOC_TRY(e->pivot(e, CHOL_INVERT, &bad, &ld));
+    TIMED(c->stats->t_wait, e->pivot(e, CHOL_INVERT, &bad, &ld));
     if (bad) return not_spd(c, k0 + bad);
     c->logdet += ld;
     double t2 = ooc_now();
@@ -424,11 +445,11 @@ static ooc_status_t invert_x(chol_t *c) {
       int64_t tj = r < kt0 ? r : r + (kt1 - kt0);
       int s = (int)(q % e->nslots);
       if (owner[s] >= 0) {
-        OOC_CHECK(st = e->complete(e, s));
-        OOC_CHECK(st = sweep_put(c, owner[s], e->slot[s], kt0, kt1, last));
+        TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
+        TIMED_CHECK(c->stats->t_put, sweep_put(c, owner[s], e->slot[s], kt0, kt1, last));
         owner[s] = -1;
       }
-      OOC_CHECK(st = move_outside(c, MOVE_TAKE, tj, kt0, kt1, e->slot[s]));
+      TIMED_CHECK(c->stats->t_take, move_outside(c, MOVE_TAKE, tj, kt0, kt1, e->slot[s]));
       OOC_CHECK(st = e->supdate(e, s, part_start(p, tj), part_len(p, tj)));
       owner[s] = tj;
       OOC_CHECK(st = ooc_tick(c->ctx, "invert", (step + (q + 1.0) / (nt + 1.0)) / nsteps));
@@ -437,11 +458,11 @@ static ooc_status_t invert_x(chol_t *c) {
     double t3 = ooc_now();
     c->stats->t_update += t3 - t2;
 
-    OOC_TRY(e->store(e, P, last && !lower_only));
+    TIMED(c->stats->t_wait, e->store(e, P, last && !lower_only));
     double t4 = ooc_now();
     c->stats->t_panel += t4 - t3;
 
-    OOC_TRY(put_v(c, k0, kt0, kt1, last));
+    TIMED(c->stats->t_put, put_v(c, k0, kt0, kt1, last));
     c->stats->t_update += ooc_now() - t4;
     c->stats->steps++;
     if (c->a->after_step) OOC_TRY(c->a->after_step(c->a->step_user, step, nsteps, c->logdet));

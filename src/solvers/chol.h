@@ -136,6 +136,9 @@ typedef struct chol_stats {
   double t_update;        /* seconds gathering and updating (factor: earlier columns; invert:
                              the other tiles), I/O included */
   double t_solve;         /* seconds in the triangular solves (CHOL_SOLVE), I/O included */
+  /* With an executor, where the host's time went (parts of t_panel + t_update): tile-store
+   * takes and reads, puts (the upper triangle's mirror included), and waits for the device */
+  double t_take, t_put, t_wait;
 } chol_stats_t;
 
 /* Host bytes chol_run allocates outside the tile cache for n, tile b, stripe W and m right-hand
