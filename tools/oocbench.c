@@ -1203,7 +1203,7 @@ int main(int argc, char **argv) {
   int rc = run_all(B, ctx);
   bench_loadavg(B->m.loadavg_end, sizeof B->m.loadavg_end);
   if (o->no_plots) ooc_fmt(B->plots, sizeof B->plots, "skipped: --no-plots");
-  else if (rc == 0) make_plots(B);
+  else if (rc == 0 || rc == 130) make_plots(B); /* interrupted: plot the rows it measured */
   else ooc_fmt(B->plots, sizeof B->plots, "skipped: the run stopped early");
   if (write_table(B) != 0) fprintf(stderr, "oocbench: warning: cannot write %s/table.md\n", o->out);
   if (write_json(B) != 0 && rc == 0) {
