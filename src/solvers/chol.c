@@ -2,6 +2,8 @@
  * See chol.h for the algorithms, flop counts and I/O. */
 #include "solvers/chol.h"
 
+#include "base/parloop.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -9,6 +11,7 @@ int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   W = ooc_min64(W, n);
+  /* the column buffer (host code), or with an executor the mirror's tile row (chol_t.M) */
   int64_t col = (W < n || m > 0) ? n * b : 0;
   return 8 * (n * W + col + b * b);
 }
@@ -24,6 +27,8 @@ typedef struct chol {
   double *P;        /* n x W panel, ld n, row index = global row */
   double *C;        /* n x b column buffer, ld n, global rows (NULL when not needed) */
   double *S;        /* b x b transpose buffer */
+  double *M;        /* b x n: a tile row of the upper triangle (the last sweep step's mirror
+                       with an executor, in the room of the column buffer it does not use) */
   chol_stats_t *stats;
   int64_t *info;
   double logdet;
@@ -151,6 +156,40 @@ static ooc_status_t factor(chol_t *c) {
 static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int64_t kt1,
                               int last);
 
+/* Tiles (tj, u) for u in [u0, u1) of the upper triangle from the lower tile column tj in C (rows
+ * at their global offsets, ld n). With the tile row buffer M (executor runs) the blocks are
+ * transposed by threads into M (bj x cols, ld bj), which then goes to the store as one batch:
+ * on the last sweep step of a full inverse this moves half the matrix, which tile by tile on one
+ * thread took seconds at n = 65536. Without M (host code, whose column buffer is C itself), one
+ * tile at a time through S. */
+typedef struct {
+  const double *C;
+  double *M;
+  part_t p;
+  int64_t n, bj, u0;
+} mirror_t;
+
+static void mirror_tile(void *arg, int64_t k, int worker) {
+  const mirror_t *m = arg;
+  (void)worker;
+  int64_t u = m->u0 + k, off = part_start(m->p, u) - part_start(m->p, m->u0);
+  transpose(m->C + part_start(m->p, u), m->n, part_len(m->p, u), m->bj, m->M + off * m->bj, m->bj);
+}
+
+static ooc_status_t mirror_row(chol_t *c, int64_t tj, const double *C, int64_t u0, int64_t u1) {
+  if (u0 >= u1) return OOC_OK;
+  mirror_t m = {C, c->M, c->p, c->n, part_len(c->p, tj), u0};
+  if (!c->M) {
+    for (int64_t u = u0; u < u1; u++) {
+      transpose(C + part_start(c->p, u), c->n, part_len(c->p, u), m.bj, c->S, m.bj);
+      OOC_TRY(ts_put(c->A, tj, u, c->S, m.bj));
+    }
+    return OOC_OK;
+  }
+  ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), u1 - u0, mirror_tile, &m);
+  return ts_put_tiles(c->A, tj, tj + 1, u0, u1, c->M, m.bj);
+}
+
 /* Run `call` (an ooc_status_t expression) and add its seconds to *acc (the executor paths'
  * split of the host time, chol_stats_t). */
 #define TIMED(acc, call)                                                                           \
@@ -198,7 +237,6 @@ static ooc_status_t sweep_column(chol_t *c, int64_t tj, int64_t k0, int64_t w, i
  * step also its transposes into the upper triangle (or zero the diagonal tile's upper). */
 static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int64_t kt1,
                               int last) {
-  tstore_t *A = c->A;
   part_t p = c->p;
   int64_t n = c->n, r0 = part_start(p, tj), bj = part_len(p, tj);
   if (last) {
@@ -206,13 +244,10 @@ static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int
     else symmetrize(C + r0, n, bj);
   }
   OOC_TRY(move_outside(c, MOVE_PUT, tj, kt0, kt1, C));
-  if (last && !c->a->lower_only)
-    for (int64_t ti = tj + 1; ti < p.count; ti++) { /* the upper triangle's copy */
-      if (ti >= kt0 && ti < kt1) continue;
-      int64_t bi = part_len(p, ti);
-      transpose(C + part_start(p, ti), n, bi, bj, c->S, bj);
-      OOC_TRY(ts_put(A, tj, ti, c->S, bj));
-    }
+  if (last && !c->a->lower_only) { /* the upper triangle's copy: tile row tj, outside the stripe */
+    OOC_TRY(mirror_row(c, tj, C, tj + 1, ooc_min64(kt0, p.count)));
+    OOC_TRY(mirror_row(c, tj, C, ooc_max64(tj + 1, kt1), p.count));
+  }
   return OOC_OK;
 }
 
@@ -581,7 +616,9 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   c.P = ex ? ex->panel : ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
   c.C = need_col ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
   c.S = ooc_malloc(ctx, (size_t)(bb * bb) * sizeof(double));
-  if (!c.P || (need_col && !c.C) || !c.S) {
+  int need_mirror = ex && a->job == CHOL_INVERT && !a->lower_only && W < n && !need_col;
+  c.M = need_mirror ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
+  if (!c.P || (need_col && !c.C) || !c.S || (need_mirror && !c.M)) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM,
                   "out of host memory for the Cholesky workspace (%lld bytes)",
                   (long long)chol_workspace_bytes(n, b, W, m));
@@ -603,5 +640,6 @@ done:
   if (!ex) ooc_free(ctx, c.P);
   ooc_free(ctx, c.C);
   ooc_free(ctx, c.S);
+  ooc_free(ctx, c.M);
   return st;
 }
