@@ -27,8 +27,8 @@ typedef struct chol {
   double *P;        /* n x W panel, ld n, row index = global row */
   double *C;        /* n x b column buffer, ld n, global rows (NULL when not needed) */
   double *S;        /* b x b transpose buffer */
-  double *M;        /* b x n: a tile row of the upper triangle (the last sweep step's mirror
-                       with an executor, in the room of the column buffer it does not use) */
+  double *M;        /* b x n: one tile row (put_row_t / take_row_t), with an executor only, in
+                       the room of the column buffer it does not use; else NULL */
   chol_stats_t *stats;
   int64_t *info;
   double logdet;
@@ -156,38 +156,59 @@ static ooc_status_t factor(chol_t *c) {
 static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int64_t kt1,
                               int last);
 
-/* Tiles (tj, u) for u in [u0, u1) of the upper triangle from the lower tile column tj in C (rows
- * at their global offsets, ld n). With the tile row buffer M (executor runs) the blocks are
- * transposed by threads into M (bj x cols, ld bj), which then goes to the store as one batch:
- * on the last sweep step of a full inverse this moves half the matrix, which tile by tile on one
- * thread took seconds at n = 65536. Without M (host code, whose column buffer is C itself), one
- * tile at a time through S. */
+/* Tile rows moved with a transpose. A tile row ti of the store, tiles (ti, u) for u in [u0, u1),
+ * holds the transposes of the blocks of a column buffer B (rows at their global offsets, ld n,
+ * bi columns): put_row_t writes them there, take_row_t takes them back into B. Three places need
+ * this: the sweep's gather and put of tile row P (chol.h's V), and the mirror of the upper
+ * triangle on the last step of a full inverse, which between them move about half the matrix
+ * per step. With the tile-row buffer M (executor runs) the transposes run on threads and the
+ * tile row moves as one batch (one thread tile by tile took most of the host time at n = 65536);
+ * without it (host code, whose column buffer is C itself) one tile at a time through S. */
 typedef struct {
-  const double *C;
+  const double *B; /* put: read B, write M */
+  double *Bw;      /* take: read M, write B */
   double *M;
   part_t p;
-  int64_t n, bj, u0;
-} mirror_t;
+  int64_t n, bi, u0;
+} trow_t;
 
-static void mirror_tile(void *arg, int64_t k, int worker) {
-  const mirror_t *m = arg;
+static void trow_job(void *arg, int64_t k, int worker) {
+  const trow_t *t = arg;
   (void)worker;
-  int64_t u = m->u0 + k, off = part_start(m->p, u) - part_start(m->p, m->u0);
-  transpose(m->C + part_start(m->p, u), m->n, part_len(m->p, u), m->bj, m->M + off * m->bj, m->bj);
+  int64_t u = t->u0 + k, bu = part_len(t->p, u), off = part_start(t->p, u) - part_start(t->p, t->u0);
+  if (t->B) transpose(t->B + part_start(t->p, u), t->n, bu, t->bi, t->M + off * t->bi, t->bi);
+  else transpose(t->M + off * t->bi, t->bi, t->bi, bu, t->Bw + part_start(t->p, u), t->n);
 }
 
-static ooc_status_t mirror_row(chol_t *c, int64_t tj, const double *C, int64_t u0, int64_t u1) {
+static ooc_status_t put_row_t(chol_t *c, int64_t ti, const double *B, int64_t u0, int64_t u1) {
   if (u0 >= u1) return OOC_OK;
-  mirror_t m = {C, c->M, c->p, c->n, part_len(c->p, tj), u0};
+  int64_t bi = part_len(c->p, ti);
   if (!c->M) {
     for (int64_t u = u0; u < u1; u++) {
-      transpose(C + part_start(c->p, u), c->n, part_len(c->p, u), m.bj, c->S, m.bj);
-      OOC_TRY(ts_put(c->A, tj, u, c->S, m.bj));
+      transpose(B + part_start(c->p, u), c->n, part_len(c->p, u), bi, c->S, bi);
+      OOC_TRY(ts_put(c->A, ti, u, c->S, bi));
     }
     return OOC_OK;
   }
-  ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), u1 - u0, mirror_tile, &m);
-  return ts_put_tiles(c->A, tj, tj + 1, u0, u1, c->M, m.bj);
+  trow_t t = {B, NULL, c->M, c->p, c->n, bi, u0};
+  ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), u1 - u0, trow_job, &t);
+  return ts_put_tiles(c->A, ti, ti + 1, u0, u1, c->M, bi);
+}
+
+static ooc_status_t take_row_t(chol_t *c, int64_t ti, double *B, int64_t u0, int64_t u1) {
+  if (u0 >= u1) return OOC_OK;
+  int64_t bi = part_len(c->p, ti);
+  if (!c->M) {
+    for (int64_t u = u0; u < u1; u++) {
+      OOC_TRY(ts_take(c->A, ti, u, c->S, bi));
+      transpose(c->S, bi, bi, part_len(c->p, u), B + part_start(c->p, u), c->n);
+    }
+    return OOC_OK;
+  }
+  OOC_TRY(ts_take_tiles(c->A, ti, ti + 1, u0, u1, c->M, bi));
+  trow_t t = {NULL, B, c->M, c->p, c->n, bi, u0};
+  ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), u1 - u0, trow_job, &t);
+  return OOC_OK;
 }
 
 /* Run `call` (an ooc_status_t expression) and add its seconds to *acc (the executor paths'
@@ -245,62 +266,41 @@ static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int
   }
   OOC_TRY(move_outside(c, MOVE_PUT, tj, kt0, kt1, C));
   if (last && !c->a->lower_only) { /* the upper triangle's copy: tile row tj, outside the stripe */
-    OOC_TRY(mirror_row(c, tj, C, tj + 1, ooc_min64(kt0, p.count)));
-    OOC_TRY(mirror_row(c, tj, C, ooc_max64(tj + 1, kt1), p.count));
+    OOC_TRY(put_row_t(c, tj, C, tj + 1, ooc_min64(kt0, p.count)));
+    OOC_TRY(put_row_t(c, tj, C, ooc_max64(tj + 1, kt1), p.count));
   }
   return OOC_OK;
 }
 
 /* Gather V: rows >= k0 from the stripe's lower tiles, rows < k0 from tile row P (transposed). */
 static ooc_status_t gather_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1) {
-  tstore_t *A = c->A;
   part_t p = c->p;
-  int64_t n = c->n;
-  double *P = c->P, *S = c->S;
+  double *P = c->P;
   for (int64_t tj = kt0; tj < kt1; tj++) {
-    double *col = P + (part_start(p, tj) - k0) * n;
+    double *col = P + (part_start(p, tj) - k0) * c->n;
     OOC_TRY(move_col(c, MOVE_TAKE, tj, p.count, tj, col));
   }
-  for (int64_t ti = kt0; ti < kt1; ti++) {
-    int64_t bi = part_len(p, ti), ci = part_start(p, ti) - k0;
-    for (int64_t tj = 0; tj < kt0; tj++) {
-      int64_t bj = part_len(p, tj);
-      OOC_TRY(ts_take(A, ti, tj, S, bi));
-      transpose(S, bi, bi, bj, P + part_start(p, tj) + ci * n, n);
-    }
-  }
+  for (int64_t ti = kt0; ti < kt1; ti++)
+    OOC_TRY(take_row_t(c, ti, P + (part_start(p, ti) - k0) * c->n, 0, kt0));
   return OOC_OK;
 }
 
 /* Put the panel back: stripe columns from row k0 down, tile row P (transposed); on the last step
  * of a full inverse also the upper tiles. */
 static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int last) {
-  tstore_t *A = c->A;
   part_t p = c->p;
-  int64_t n = c->n;
-  int lower_only = c->a->lower_only;
-  double *P = c->P, *S = c->S;
+  int upper = last && !c->a->lower_only;
+  double *P = c->P;
   for (int64_t tj = kt0; tj < kt1; tj++) {
-    int64_t cj = part_start(p, tj) - k0, bj = part_len(p, tj);
-    double *col = P + cj * n;
-    if (last && !lower_only) OOC_TRY(move_col(c, MOVE_PUT, kt0, tj, tj, col)); /* upper, in stripe */
+    double *col = P + (part_start(p, tj) - k0) * c->n;
+    if (upper) OOC_TRY(move_col(c, MOVE_PUT, kt0, tj, tj, col)); /* upper, in the stripe */
     OOC_TRY(move_col(c, MOVE_PUT, tj, p.count, tj, col));
-    for (int64_t ti = kt1; last && !lower_only && ti < p.count; ti++) { /* upper (tj, ti) */
-      int64_t bi = part_len(p, ti);
-      transpose(col + part_start(p, ti), n, bi, bj, S, bj);
-      OOC_TRY(ts_put(A, tj, ti, S, bj));
-    }
+    if (upper) OOC_TRY(put_row_t(c, tj, col, kt1, p.count)); /* upper, right of the stripe */
   }
   for (int64_t ti = kt0; ti < kt1; ti++) {
-    int64_t bi = part_len(p, ti), ci = part_start(p, ti) - k0;
-    for (int64_t tj = 0; tj < kt0; tj++) {
-      int64_t bj = part_len(p, tj);
-      const double *blk = P + part_start(p, tj) + ci * n; /* rows of tj, columns of ti */
-      transpose(blk, n, bj, bi, S, bi);
-      OOC_TRY(ts_put(A, ti, tj, S, bi));
-    }
-    if (last && !lower_only) /* the upper tiles above the stripe: rows [0, k0) of its columns */
-      OOC_TRY(ts_put_tiles(A, 0, kt0, ti, ti + 1, P + ci * n, n));
+    double *col = P + (part_start(p, ti) - k0) * c->n; /* rows [0, k0): tile row ti, transposed */
+    OOC_TRY(put_row_t(c, ti, col, 0, kt0));
+    if (upper) OOC_TRY(ts_put_tiles(c->A, 0, kt0, ti, ti + 1, col, c->n)); /* upper, above it */
   }
   return OOC_OK;
 }
@@ -616,9 +616,9 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   c.P = ex ? ex->panel : ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
   c.C = need_col ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
   c.S = ooc_malloc(ctx, (size_t)(bb * bb) * sizeof(double));
-  int need_mirror = ex && a->job == CHOL_INVERT && !a->lower_only && W < n && !need_col;
-  c.M = need_mirror ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
-  if (!c.P || (need_col && !c.C) || !c.S || (need_mirror && !c.M)) {
+  int need_row = ex && a->job == CHOL_INVERT && W < n && !need_col; /* chol_t.M */
+  c.M = need_row ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
+  if (!c.P || (need_col && !c.C) || !c.S || (need_row && !c.M)) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM,
                   "out of host memory for the Cholesky workspace (%lld bytes)",
                   (long long)chol_workspace_bytes(n, b, W, m));
