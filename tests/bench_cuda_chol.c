@@ -296,6 +296,13 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   ooc_source_t src = {&ms, mem_read};
   OK(ctx, tcache_create(ctx, (int64_t)1 << 50, &cache));
   OK(ctx, tstore_create(ctx, cache, n, n, b, &src, NULL, &ts));
+  /* The lower tiles go into the host cache first, outside the timing, as the CLI's read phase
+   * leaves them (a first take from the source would run on one thread, and time our memcpy). */
+  part_t pp = part_make(n, b);
+  double tp0 = ooc_now();
+  for (int64_t tj = 0; tj < pp.count; tj++)
+    OK(ctx, ts_put_tiles(ts, tj, pp.count, tj, tj + 1, A + part_start(pp, tj) * (n + 1), n));
+  double tpre = ooc_now() - tp0;
   chol_exec_t *e = NULL;
   double tc0 = ooc_now();
   OK(ctx, ocu_chol_create(ctx, n, b, W, CHOL_INVERT, 0, &cfg, &e));
@@ -314,10 +321,10 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   printf("RESULT chol_run n=%lld tile %lld --gpu-mem %.2f GiB: stripe %lld, nb %lld, %lld steps, "
          "peak %.2f GiB; executor setup %.2f s; compute %.2f s = %.2f TFLOP/s at n^3 "
          "(host: panel %.2f s, update+I/O %.2f s; of these takes %.2f s, puts %.2f s, waits for "
-         "the device %.2f s)\n",
+         "the device %.2f s); cache preload %.2f s\n",
          (long long)n, (long long)b, st.dev_budget / 1073741824.0, (long long)st.W, (long long)st.nb,
          (long long)cs.steps, st.dev_peak / 1073741824.0, tc1 - tc0, t, f / t * 1e-12, cs.t_panel,
-         cs.t_update, cs.t_take, cs.t_put, cs.t_wait);
+         cs.t_update, cs.t_take, cs.t_put, cs.t_wait, tpre);
   printf("RESULT device n=%lld: kernels busy %.2f s (%.2f TFLOP/s at n^3), updates %.2f s for "
          "%.3g flops (%.2f TFLOP/s), pivots %.2f s for %.3g flops (%.2f TFLOP/s), copies busy %.2f s "
          "for %.1f GB (%.1f GB/s), overlap %.2f s, span %.2f s\n",
