@@ -1,6 +1,7 @@
 /* ocu_chol.c: the CUDA Cholesky executor (see ocu_chol.h for what it does, solvers/chol.h for
  * the algorithms and the chol_exec_t contract it serves). */
 #include "kernels/cuda/ocu_chol.h"
+#include "kernels/cuda/ocu_pin.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -36,7 +37,7 @@ typedef struct span {
 typedef struct alloc_rec {
   void *p;
   int64_t bytes;
-  int pinned;
+  int pinned; /* 0 device, else how ocu_pin_alloc made it (OCU_PIN_*) */
 } alloc_rec_t;
 
 typedef struct xc {
@@ -259,15 +260,14 @@ static ooc_status_t halloc(xc_t *x, void *pp, int64_t bytes, const char *what) {
   *p = NULL;
   if (bytes <= 0) return OOC_OK;
   if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many host buffers");
-  cudaError_t e = cudaHostAlloc(p, (size_t)bytes, cudaHostAllocDefault);
+  int how = 0;
+  cudaError_t e = ocu_pin_alloc(p, bytes, &how);
   if (e != cudaSuccess) {
     char a[32];
-    cudaGetLastError();
-    *p = NULL;
-    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "cudaHostAlloc of %s (pinned) for %s failed: %s",
+    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "pinned allocation of %s for %s failed: %s",
                     ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
   }
-  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 1};
+  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, how};
   x->pinned += bytes;
   x->ctx->host_bytes += bytes; /* pinned memory counts against --host-mem */
   if (x->ctx->host_bytes > x->ctx->host_peak) x->ctx->host_peak = x->ctx->host_bytes;
@@ -278,7 +278,7 @@ static void free_all(xc_t *x) {
   for (int i = x->nrec - 1; i >= 0; i--) {
     alloc_rec_t *r = &x->allocs[i];
     if (r->pinned) {
-      cudaFreeHost(r->p);
+      ocu_pin_free(r->p, r->pinned);
       x->ctx->host_bytes -= r->bytes;
       x->pinned -= r->bytes;
     } else {

@@ -1,6 +1,7 @@
 /* ocu_exec.c: the CUDA Gauss-Jordan executor, its device memory pool, its pinned host buffers
  * and its trace. See ocu.h for the contract and gj.h for the algorithm it serves. */
 #include "kernels/cuda/ocu.h"
+#include "kernels/cuda/ocu_pin.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -10,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 /* ocu_kernels.cu */
 cudaError_t ocu_gather_rows(const double *C, int64_t ldc, const int64_t *src, int64_t nt,
@@ -52,10 +51,9 @@ typedef struct lu_op {
 typedef struct alloc_rec {
   void *p;
   int64_t bytes;
-  int pinned; /* 0 device, 1 cudaHostAlloc, 2 malloc + cudaHostRegister */
+  int pinned; /* 0 device, else how ocu_pin_alloc made it (OCU_PIN_*) */
 } alloc_rec_t;
 
-#define PIN_BIG ((int64_t)256 << 20) /* pinned buffers this large are faulted in by threads */
 
 typedef struct ocu {
   gj_exec_t e;
@@ -301,48 +299,6 @@ static ooc_status_t dalloc(ocu_t *x, void *pp, int64_t bytes, const char *what) 
   return OOC_OK;
 }
 
-typedef struct touch {
-  char *p, *end;
-} touch_t;
-static void *touch_pages(void *arg) {
-  touch_t *t = arg;
-  for (char *q = t->p; q < t->end; q += 4096) *(volatile char *)q = 0;
-  return NULL;
-}
-
-/* A large pinned buffer: cudaHostAlloc faults in and zeroes every page on one thread (about
- * 1.2 GB/s measured, 9 s for the panel at n = 49152), so instead allocate, fault the pages in
- * with several threads (huge pages where the kernel gives them), then page-lock them in place.
- * NULL on any failure (the caller falls back to cudaHostAlloc). */
-static void *pin_big(int64_t bytes) {
-  void *p = NULL;
-  if (posix_memalign(&p, (size_t)2 << 20, (size_t)bytes) != 0) return NULL;
-#ifdef MADV_HUGEPAGE
-  madvise(p, (size_t)bytes, MADV_HUGEPAGE); /* a hint: failure is fine */
-#endif
-  long nt = sysconf(_SC_NPROCESSORS_ONLN);
-  nt = nt < 1 ? 1 : nt > 16 ? 16 : nt;
-  pthread_t th[16];
-  touch_t t[16];
-  int started = 0;
-  for (long i = 0; i < nt; i++) {
-    t[i].p = (char *)p + bytes * i / nt / 4096 * 4096;
-    t[i].end = (char *)p + (i + 1 == nt ? bytes : bytes * (i + 1) / nt / 4096 * 4096);
-    if (i > 0 && pthread_create(&th[i], NULL, touch_pages, &t[i]) == 0) started |= 1 << i;
-  }
-  touch_pages(&t[0]);
-  for (long i = 1; i < nt; i++) {
-    if (started & (1 << i)) pthread_join(th[i], NULL);
-    else touch_pages(&t[i]);
-  }
-  if (cudaHostRegister(p, (size_t)bytes, cudaHostRegisterDefault) != cudaSuccess) {
-    cudaGetLastError();
-    free(p);
-    return NULL;
-  }
-  return p;
-}
-
 static ooc_status_t halloc(ocu_t *x, void *pp, int64_t bytes, const char *what) {
   void **p = pp;
   *p = NULL;
@@ -350,22 +306,14 @@ static ooc_status_t halloc(ocu_t *x, void *pp, int64_t bytes, const char *what) 
   if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many host buffers");
   if (ooc_fault_hit(x->ctx, OOC_FAULT_DEVICE))
     return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "pinned allocation for %s failed (injected fault)", what);
-  if (bytes >= PIN_BIG && (*p = pin_big(bytes)) != NULL) {
-    x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 2};
-    x->pinned += bytes;
-    x->ctx->host_bytes += bytes;
-    if (x->ctx->host_bytes > x->ctx->host_peak) x->ctx->host_peak = x->ctx->host_bytes;
-    return OOC_OK;
-  }
-  cudaError_t e = cudaHostAlloc(p, (size_t)bytes, cudaHostAllocDefault);
+  int how = 0;
+  cudaError_t e = ocu_pin_alloc(p, bytes, &how);
   if (e != cudaSuccess) {
     char a[32];
-    cudaGetLastError();
-    *p = NULL;
-    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "cudaHostAlloc of %s (pinned) for %s failed: %s",
+    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "pinned allocation of %s for %s failed: %s",
                     ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
   }
-  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 1};
+  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, how};
   x->pinned += bytes;
   x->ctx->host_bytes += bytes; /* pinned memory counts against --host-mem */
   if (x->ctx->host_bytes > x->ctx->host_peak) x->ctx->host_peak = x->ctx->host_bytes;
@@ -375,13 +323,8 @@ static ooc_status_t halloc(ocu_t *x, void *pp, int64_t bytes, const char *what) 
 static void free_all(ocu_t *x) {
   for (int i = x->nrec - 1; i >= 0; i--) {
     alloc_rec_t *r = &x->allocs[i];
-    if (r->pinned == 2) {
-      cudaHostUnregister(r->p);
-      free(r->p);
-      x->ctx->host_bytes -= r->bytes;
-      x->pinned -= r->bytes;
-    } else if (r->pinned) {
-      cudaFreeHost(r->p);
+    if (r->pinned) {
+      ocu_pin_free(r->p, r->pinned);
       x->ctx->host_bytes -= r->bytes;
       x->pinned -= r->bytes;
     } else {

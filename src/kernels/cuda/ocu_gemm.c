@@ -1,6 +1,7 @@
 /* ocu_gemm.c: the GPU executor of the out-of-core product. See ocu_gemm.h (contract, budgets)
  * and oocgemm.h (the schedule it serves). */
 #include "kernels/cuda/ocu_gemm.h"
+#include "kernels/cuda/ocu_pin.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -23,6 +24,7 @@ typedef struct og {
   int64_t chunk_end[GEMM_MAX_CBLK][NCHUNK]; /* columns back once chunk i's event has passed */
   int nchunks[GEMM_MAX_CBLK];
   int used[GEMM_MAX_SLOTS];
+  int how_c[GEMM_MAX_CBLK], how_a[GEMM_MAX_SLOTS], how_b[GEMM_MAX_SLOTS]; /* ocu_pin_free's */
   int64_t dev_bytes, pinned_bytes, bytes_h2d, bytes_d2h;
   int have_streams, have_handle, have_events;
 } og_t;
@@ -197,13 +199,12 @@ static ooc_status_t dev_alloc(og_t *x, void **p, int64_t bytes) {
   return OOC_OK;
 }
 
-static ooc_status_t pin_alloc(og_t *x, double **p, int64_t bytes) {
+static ooc_status_t pin_alloc(og_t *x, double **p, int *how, int64_t bytes) {
   bytes = ooc_max64(bytes, 8);
-  cudaError_t err = cudaHostAlloc((void **)p, (size_t)bytes, cudaHostAllocDefault);
+  cudaError_t err = ocu_pin_alloc((void **)p, bytes, how);
   if (err != cudaSuccess) {
-    *p = NULL;
     char b[32];
-    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "cudaHostAlloc of %s (pinned, product buffers) failed: "
+    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "pinned allocation of %s (product buffers) failed: "
                     "%s", ooc_fmt_bytes(bytes, b, sizeof b), cudaGetErrorString(err));
   }
   x->pinned_bytes += bytes;
@@ -253,13 +254,13 @@ ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB,
   CB(x, cublasSetWorkspace(x->bl, x->dWs, (size_t)WS_BYTES));
   for (int c = 0; c < ncblk; c++) {
     OOC_TRY(dev_alloc(x, (void **)&x->dC[c], 8 * MB * NB));
-    OOC_TRY(pin_alloc(x, &e->cblk[c], 8 * MB * NB));
+    OOC_TRY(pin_alloc(x, &e->cblk[c], &x->how_c[c], 8 * MB * NB));
   }
   for (int s = 0; s < e->nslots; s++) {
     OOC_TRY(dev_alloc(x, (void **)&x->dA[s], 8 * MB * KB));
     OOC_TRY(dev_alloc(x, (void **)&x->dB[s], 8 * KB * NB));
-    OOC_TRY(pin_alloc(x, &e->apan[s], 8 * MB * KB));
-    OOC_TRY(pin_alloc(x, &e->bpan[s], 8 * KB * NB));
+    OOC_TRY(pin_alloc(x, &e->apan[s], &x->how_a[s], 8 * MB * KB));
+    OOC_TRY(pin_alloc(x, &e->bpan[s], &x->how_b[s], 8 * KB * NB));
   }
   /* all events at once (the destroy path frees them by one flag) */
   cudaError_t err = cudaSuccess;
@@ -317,12 +318,12 @@ ooc_status_t ocu_gemm_destroy(gemm_exec_t *e) {
     }
   }
   for (int c = 0; c < GEMM_MAX_CBLK; c++) {
-    if (e->cblk[c]) cudaFreeHost(e->cblk[c]);
+    ocu_pin_free(e->cblk[c], x->how_c[c]);
     cudaFree(x->dC[c]);
   }
   for (int s = 0; s < GEMM_MAX_SLOTS; s++) {
-    if (e->apan[s]) cudaFreeHost(e->apan[s]);
-    if (e->bpan[s]) cudaFreeHost(e->bpan[s]);
+    ocu_pin_free(e->apan[s], x->how_a[s]);
+    ocu_pin_free(e->bpan[s], x->how_b[s]);
     cudaFree(x->dA[s]);
     cudaFree(x->dB[s]);
   }
