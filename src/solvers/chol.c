@@ -11,7 +11,7 @@ int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   W = ooc_min64(W, n);
-  /* the column buffer (host code), or with an executor the mirror's tile row (chol_t.M) */
+  /* the column buffer (host code), or with an executor the tile-row buffer (chol_t.M) */
   int64_t col = (W < n || m > 0) ? n * b : 0;
   return 8 * (n * W + col + b * b);
 }

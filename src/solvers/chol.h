@@ -61,6 +61,9 @@
  *
  * Memory: chol_workspace_bytes() host bytes outside the tile cache, all through ooc_malloc:
  * the n x W panel, an n x b column buffer (when W < n or solving), a b x b transpose buffer.
+ * An executor run of CHOL_INVERT with W < n uses the column buffer's room for a b x n tile-row
+ * buffer instead: the sweep's transposed moves (tile row P, the last step's mirror) then run on
+ * threads, a tile row at a time.
  */
 #ifndef OOC_CHOL_H
 #define OOC_CHOL_H
