@@ -15,7 +15,6 @@
 #include "testutil.h"
 
 static double *make(gen_kind_t kind, int64_t rows, int64_t cols, double param) {
-  ooc_ctx_t *ctx = tu_ctx();
   gen_spec_t s;
   gen_spec_default(&s, kind, rows);
   s.cols = cols;
@@ -24,13 +23,7 @@ static double *make(gen_kind_t kind, int64_t rows, int64_t cols, double param) {
     s.cond = param;
     s.symmetric = 1;
   }
-  gen_t *g = NULL;
-  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
-  double *A = malloc((size_t)(rows * cols) * sizeof *A);
-  gen_tile(g, 0, 0, rows, cols, A, rows);
-  gen_destroy(g);
-  tu_ctx_done(ctx);
-  return A;
+  return tu_gen_spec(&s);
 }
 
 static ooc_opts_t opts(int64_t tile, int64_t mem) {

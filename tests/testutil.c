@@ -204,18 +204,22 @@ int tu_file_exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
-double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t seed) {
+double *tu_gen_spec(const gen_spec_t *s) {
   ooc_ctx_t *ctx = tu_ctx();
+  gen_t *g = NULL;
+  CU_ASSERT_FATAL(gen_create(ctx, s, &g) == OOC_OK);
+  double *A = malloc((size_t)(s->rows * s->cols) * sizeof *A);
+  gen_tile(g, 0, 0, s->rows, s->cols, A, s->rows);
+  gen_destroy(g);
+  tu_ctx_done(ctx);
+  return A;
+}
+
+double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t seed) {
   gen_spec_t s;
   gen_spec_default(&s, (gen_kind_t)kind, n);
   s.seed = seed;
   if (cond > 0) s.cond = cond;
   if (nugget > 0) s.nugget = nugget;
-  gen_t *g = NULL;
-  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
-  double *A = malloc((size_t)(n * n) * sizeof *A);
-  gen_tile(g, 0, 0, n, n, A, n);
-  gen_destroy(g);
-  tu_ctx_done(ctx);
-  return A;
+  return tu_gen_spec(&s);
 }

@@ -29,6 +29,9 @@ const char *tu_path(const char *name);
 ooc_ctx_t *tu_ctx(void);
 void tu_ctx_done(ooc_ctx_t *ctx);
 
+/* The whole rows x cols matrix a generator spec describes (ld rows). Caller frees with free(). */
+struct gen_spec;
+double *tu_gen_spec(const struct gen_spec *s);
 /* The whole n x n matrix of generator `kind` (gen_kind_t) with that seed; cond, nugget > 0
  * override the generator's defaults. Caller frees with free(). */
 double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t seed);
