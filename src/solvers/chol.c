@@ -300,7 +300,7 @@ static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int l
   for (int64_t ti = kt0; ti < kt1; ti++) {
     double *col = P + (part_start(p, ti) - k0) * c->n; /* rows [0, k0): tile row ti, transposed */
     OOC_TRY(put_row_t(c, ti, col, 0, kt0));
-    if (upper) OOC_TRY(ts_put_tiles(c->A, 0, kt0, ti, ti + 1, col, c->n)); /* upper, above it */
+    if (upper) OOC_TRY(move_col(c, MOVE_PUT, 0, kt0, ti, col)); /* upper, above it */
   }
   return OOC_OK;
 }
@@ -378,8 +378,10 @@ static ooc_status_t drain(chol_t *c, int64_t *owner, int put, int64_t kt0, int64
     double t1 = ooc_now();
     c->stats->t_wait += t1 - t0;
     if (st == OOC_OK) st = s1;
-    if (st == OOC_OK && put) st = sweep_put(c, owner[s], e->slot[s], kt0, kt1, last);
-    c->stats->t_put += ooc_now() - t1;
+    if (st == OOC_OK && put) {
+      st = sweep_put(c, owner[s], e->slot[s], kt0, kt1, last);
+      c->stats->t_put += ooc_now() - t1;
+    }
     owner[s] = -1;
   }
   return st;
