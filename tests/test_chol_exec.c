@@ -30,8 +30,8 @@ typedef struct hx {
   int64_t n, k0, w, r0;
   int job;
   double *P;                      /* the "device" panel, n x W */
-  int pending[CHOL_MAX_SLOTS];    /* 0 none, 1 lupdate, 2 supdate */
-  int64_t arg_r0[CHOL_MAX_SLOTS], arg_bj[CHOL_MAX_SLOTS];
+  int pending[CHOL_MAX_SLOTS];    /* 0 none, 1 lupdate, 2 supdate, 3 rowload, 4 rowstore */
+  int64_t arg_r0[CHOL_MAX_SLOTS], arg_bj[CHOL_MAX_SLOTS]; /* rowload/rowstore: c0, bi */
   int violations;                 /* contract breaches seen */
 } hx_t;
 
@@ -47,8 +47,10 @@ static ooc_status_t h_load(chol_exec_t *e, const double *panel, int64_t k0, int6
   x->k0 = k0;
   x->w = w;
   x->r0 = r0;
-  for (int64_t j = 0; j < w; j++)
+  for (int64_t j = 0; j < w; j++) {
+    for (int64_t i = 0; i < r0; i++) x->P[i + j * x->n] = NAN; /* rowload's, or unused */
     memcpy(x->P + r0 + j * x->n, panel + r0 + j * x->n, (size_t)(x->n - r0) * sizeof(double));
+  }
   return OOC_OK;
 }
 
@@ -60,13 +62,22 @@ static ooc_status_t h_lupdate(chol_exec_t *e, int s, int64_t bj) {
   return OOC_OK;
 }
 
-static ooc_status_t h_supdate(chol_exec_t *e, int s, int64_t r0, int64_t bj) {
+static ooc_status_t defer(chol_exec_t *e, int s, int what, int64_t r0, int64_t bj) {
   hx_t *x = (hx_t *)e;
   if (x->pending[s]) x->violations++;
-  x->pending[s] = 2;
+  x->pending[s] = what;
   x->arg_r0[s] = r0;
   x->arg_bj[s] = bj;
   return OOC_OK;
+}
+static ooc_status_t h_supdate(chol_exec_t *e, int s, int64_t r0, int64_t bj) {
+  return defer(e, s, 2, r0, bj);
+}
+static ooc_status_t h_rowload(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
+  return defer(e, s, 3, c0, bi);
+}
+static ooc_status_t h_rowstore(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
+  return defer(e, s, 4, c0, bi);
 }
 
 /* The deferred work, done when chol.c waits for it. */
@@ -88,6 +99,13 @@ static ooc_status_t h_complete(chol_exec_t *e, int s) {
       o->syrk('L', 'N', bj, w, -1.0, Wj, n, 1.0, C + r0, n);
       if (n - r0 - bj > 0) o->gemm('N', 'T', n - r0 - bj, bj, w, -1.0, Wj + bj, n, Wj, n, 1.0, C + r0 + bj, n);
     }
+  } else if (x->pending[s] >= 3) { /* panel rows [0, k0) of columns [c0, c0 + bi) <-> slot^T */
+    for (int64_t j = 0; j < bj; j++)
+      for (int64_t i = 0; i < k0; i++) {
+        double *pv = P + i + (r0 + j) * n, *cv = C + j + i * bj;
+        if (x->pending[s] == 3) *pv = *cv;
+        else *cv = *pv;
+      }
   }
   x->pending[s] = 0;
   return OOC_OK;
@@ -122,8 +140,9 @@ static ooc_status_t h_store(chol_exec_t *e, double *panel, int full) {
   }
   for (int64_t j = 0; j < w; j++)
     for (int64_t i = 0; i < j; i++) D[i + j * n] = full ? D[j + i * n] : 0.0;
+  int64_t r0 = full ? 0 : x->r0;
   for (int64_t j = 0; j < w; j++)
-    memcpy(panel + x->r0 + j * n, x->P + x->r0 + j * n, (size_t)(n - x->r0) * sizeof(double));
+    memcpy(panel + r0 + j * n, x->P + r0 + j * n, (size_t)(n - r0) * sizeof(double));
   return OOC_OK;
 }
 
@@ -143,6 +162,8 @@ static hx_t *hx_create(int64_t n, int64_t b, int64_t W, int nslots) {
   x->e.supdate = h_supdate;
   x->e.complete = h_complete;
   x->e.store = h_store;
+  x->e.rowload = h_rowload;
+  x->e.rowstore = h_rowstore;
   return x;
 }
 

@@ -158,15 +158,15 @@ static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int
 
 /* Tile rows moved with a transpose. A tile row ti of the store, tiles (ti, u) for u in [u0, u1),
  * holds the transposes of the blocks of a column buffer B (rows at their global offsets, ld n,
- * bi columns): put_row_t writes them there, take_row_t takes them back into B. Three places need
- * this: the sweep's gather and put of tile row P (chol.h's V), and the mirror of the upper
- * triangle on the last step of a full inverse, which between them move about half the matrix
- * per step. With the tile-row buffer M (executor runs) the transposes run on threads and the
- * tile row moves as one batch (one thread tile by tile took most of the host time at n = 65536);
- * without it (host code, whose column buffer is C itself) one tile at a time through S. */
+ * bi columns): put_row_t writes them there, take_row_t takes them back into B. The host code
+ * needs this for the sweep's gather and put of tile row P (chol.h's V) and for the mirror of the
+ * upper triangle on the last step of a full inverse; executor runs only for the mirror (tile row
+ * P goes through the executor, which transposes it: gather_vx, put_vx). With the tile-row buffer
+ * M (executor runs) the transposes run on threads and the tile row moves as one batch (one
+ * thread tile by tile took most of the host time at n = 65536); without it, one tile at a time
+ * through S. */
 typedef struct {
-  const double *B; /* put: read B, write M */
-  double *Bw;      /* take: read M, write B */
+  const double *B;
   double *M;
   part_t p;
   int64_t n, bi, u0;
@@ -176,8 +176,7 @@ static void trow_job(void *arg, int64_t k, int worker) {
   const trow_t *t = arg;
   (void)worker;
   int64_t u = t->u0 + k, bu = part_len(t->p, u), off = part_start(t->p, u) - part_start(t->p, t->u0);
-  if (t->B) transpose(t->B + part_start(t->p, u), t->n, bu, t->bi, t->M + off * t->bi, t->bi);
-  else transpose(t->M + off * t->bi, t->bi, t->bi, bu, t->Bw + part_start(t->p, u), t->n);
+  transpose(t->B + part_start(t->p, u), t->n, bu, t->bi, t->M + off * t->bi, t->bi);
 }
 
 static ooc_status_t put_row_t(chol_t *c, int64_t ti, const double *B, int64_t u0, int64_t u1) {
@@ -190,24 +189,17 @@ static ooc_status_t put_row_t(chol_t *c, int64_t ti, const double *B, int64_t u0
     }
     return OOC_OK;
   }
-  trow_t t = {B, NULL, c->M, c->p, c->n, bi, u0};
+  trow_t t = {B, c->M, c->p, c->n, bi, u0};
   ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), u1 - u0, trow_job, &t);
   return ts_put_tiles(c->A, ti, ti + 1, u0, u1, c->M, bi);
 }
 
 static ooc_status_t take_row_t(chol_t *c, int64_t ti, double *B, int64_t u0, int64_t u1) {
-  if (u0 >= u1) return OOC_OK;
   int64_t bi = part_len(c->p, ti);
-  if (!c->M) {
-    for (int64_t u = u0; u < u1; u++) {
-      OOC_TRY(ts_take(c->A, ti, u, c->S, bi));
-      transpose(c->S, bi, bi, part_len(c->p, u), B + part_start(c->p, u), c->n);
-    }
-    return OOC_OK;
+  for (int64_t u = u0; u < u1; u++) {
+    OOC_TRY(ts_take(c->A, ti, u, c->S, bi));
+    transpose(c->S, bi, bi, part_len(c->p, u), B + part_start(c->p, u), c->n);
   }
-  OOC_TRY(ts_take_tiles(c->A, ti, ti + 1, u0, u1, c->M, bi));
-  trow_t t = {NULL, B, c->M, c->p, c->n, bi, u0};
-  ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), u1 - u0, trow_job, &t);
   return OOC_OK;
 }
 
@@ -272,36 +264,42 @@ static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int
   return OOC_OK;
 }
 
-/* Gather V: rows >= k0 from the stripe's lower tiles, rows < k0 from tile row P (transposed). */
-static ooc_status_t gather_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1) {
-  part_t p = c->p;
-  double *P = c->P;
-  for (int64_t tj = kt0; tj < kt1; tj++) {
-    double *col = P + (part_start(p, tj) - k0) * c->n;
-    OOC_TRY(move_col(c, MOVE_TAKE, tj, p.count, tj, col));
-  }
-  for (int64_t ti = kt0; ti < kt1; ti++)
-    OOC_TRY(take_row_t(c, ti, P + (part_start(p, ti) - k0) * c->n, 0, kt0));
+/* The panel's stripe columns, rows from k0 down, from the stripe's lower tiles. */
+static ooc_status_t take_stripe(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1) {
+  for (int64_t tj = kt0; tj < kt1; tj++)
+    OOC_TRY(move_col(c, MOVE_TAKE, tj, c->p.count, tj, c->P + (part_start(c->p, tj) - k0) * c->n));
   return OOC_OK;
 }
 
-/* Put the panel back: stripe columns from row k0 down, tile row P (transposed); on the last step
- * of a full inverse also the upper tiles. */
-static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int last) {
+/* Put the panel's stripe columns back from row k0 down; on the last step of a full inverse
+ * (upper) also the upper tiles they give: in the stripe, right of it (transposed) and above it. */
+static ooc_status_t put_stripe(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int upper) {
   part_t p = c->p;
-  int upper = last && !c->a->lower_only;
-  double *P = c->P;
   for (int64_t tj = kt0; tj < kt1; tj++) {
-    double *col = P + (part_start(p, tj) - k0) * c->n;
-    if (upper) OOC_TRY(move_col(c, MOVE_PUT, kt0, tj, tj, col)); /* upper, in the stripe */
+    double *col = c->P + (part_start(p, tj) - k0) * c->n;
+    if (upper) {
+      OOC_TRY(move_col(c, MOVE_PUT, 0, kt0, tj, col));  /* above the stripe */
+      OOC_TRY(move_col(c, MOVE_PUT, kt0, tj, tj, col)); /* in the stripe */
+      OOC_TRY(put_row_t(c, tj, col, kt1, p.count));     /* right of it */
+    }
     OOC_TRY(move_col(c, MOVE_PUT, tj, p.count, tj, col));
-    if (upper) OOC_TRY(put_row_t(c, tj, col, kt1, p.count)); /* upper, right of the stripe */
   }
-  for (int64_t ti = kt0; ti < kt1; ti++) {
-    double *col = P + (part_start(p, ti) - k0) * c->n; /* rows [0, k0): tile row ti, transposed */
-    OOC_TRY(put_row_t(c, ti, col, 0, kt0));
-    if (upper) OOC_TRY(move_col(c, MOVE_PUT, 0, kt0, ti, col)); /* upper, above it */
-  }
+  return OOC_OK;
+}
+
+/* Gather V (host code): the stripe's columns, and rows < k0 from tile row P (transposed). */
+static ooc_status_t gather_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1) {
+  OOC_TRY(take_stripe(c, k0, kt0, kt1));
+  for (int64_t ti = kt0; ti < kt1; ti++)
+    OOC_TRY(take_row_t(c, ti, c->P + (part_start(c->p, ti) - k0) * c->n, 0, kt0));
+  return OOC_OK;
+}
+
+/* Put the panel back (host code): the stripe's columns, tile row P (transposed). */
+static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int last) {
+  OOC_TRY(put_stripe(c, k0, kt0, kt1, last && !c->a->lower_only));
+  for (int64_t ti = kt0; ti < kt1; ti++)
+    OOC_TRY(put_row_t(c, ti, c->P + (part_start(c->p, ti) - k0) * c->n, 0, kt0));
   return OOC_OK;
 }
 
@@ -387,6 +385,62 @@ static ooc_status_t drain(chol_t *c, int64_t *owner, int put, int64_t kt0, int64
   return st;
 }
 
+/* Gather V on an executor: the stripe's columns through the panel (rows >= k0), then tile row P
+ * tile row by tile row through the slots, untransposed; the executor transposes it into the
+ * panel's rows [0, k0) (chol.h: rowload). */
+static ooc_status_t gather_vx(chol_t *c, int64_t *owner, int64_t k0, int64_t w, int64_t kt0,
+                              int64_t kt1) {
+  chol_exec_t *e = c->a->exec;
+  ooc_status_t st = OOC_OK;
+  TIMED(c->stats->t_take, take_stripe(c, k0, kt0, kt1));
+  OOC_TRY(e->load(e, c->P, k0, w, k0));
+  for (int64_t ti = kt0; ti < kt1 && kt0 > 0; ti++) {
+    int s = (int)((ti - kt0) % e->nslots);
+    int64_t bi = part_len(c->p, ti);
+    if (owner[s] >= 0) {
+      TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
+      owner[s] = -1;
+    }
+    TIMED_CHECK(c->stats->t_take, ts_take_tiles(c->A, ti, ti + 1, 0, kt0, e->slot[s], bi));
+    OOC_CHECK(st = e->rowload(e, s, part_start(c->p, ti) - k0, bi));
+    owner[s] = ti;
+  }
+done:;
+  ooc_status_t s2 = drain(c, owner, 0, 0, 0, 0);
+  return st != OOC_OK ? st : s2;
+}
+
+/* Put V back on an executor, after store: tile row P's transposes come back through the slots
+ * (chol.h: rowstore), the first ones while this thread puts the stripe's columns. */
+static ooc_status_t put_vx(chol_t *c, int64_t *owner, int64_t k0, int64_t kt0, int64_t kt1,
+                           int last) {
+  chol_exec_t *e = c->a->exec;
+  ooc_status_t st = OOC_OK;
+  int64_t rows = kt0 > 0 ? kt1 - kt0 : 0, issued = 0;
+  for (; issued < rows && issued < e->nslots; issued++) {
+    int64_t ti = kt0 + issued;
+    OOC_CHECK(st = e->rowstore(e, (int)issued, part_start(c->p, ti) - k0, part_len(c->p, ti)));
+    owner[issued] = ti;
+  }
+  TIMED_CHECK(c->stats->t_put, put_stripe(c, k0, kt0, kt1, last && !c->a->lower_only));
+  for (int64_t q = 0; q < rows; q++) {
+    int s = (int)(q % e->nslots);
+    int64_t ti = owner[s];
+    TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
+    owner[s] = -1;
+    TIMED_CHECK(c->stats->t_put, ts_put_tiles(c->A, ti, ti + 1, 0, kt0, e->slot[s], part_len(c->p, ti)));
+    if (issued < rows) {
+      int64_t tn = kt0 + issued++;
+      OOC_CHECK(st = e->rowstore(e, s, part_start(c->p, tn) - k0, part_len(c->p, tn)));
+      owner[s] = tn;
+    }
+  }
+  return OOC_OK;
+done:
+  (void)drain(c, owner, 0, 0, 0, 0);
+  return st;
+}
+
 static ooc_status_t factor_x(chol_t *c) {
   chol_exec_t *e = c->a->exec;
   tstore_t *A = c->A;
@@ -463,9 +517,9 @@ static ooc_status_t invert_x(chol_t *c) {
     int last = (step == nsteps - 1);
     double t0 = ooc_now();
     /* D's upper triangle is left as it is: never read */
-    TIMED(c->stats->t_take, gather_v(c, k0, kt0, kt1));
-    OOC_TRY(e->load(e, P, k0, w, 0));
+    OOC_TRY(gather_vx(c, owner, k0, w, kt0, kt1));
     double t1 = ooc_now();
+    c->stats->t_vmove += t1 - t0;
     c->stats->t_update += t1 - t0;
 
     int64_t bad = 0;
@@ -499,7 +553,8 @@ static ooc_status_t invert_x(chol_t *c) {
     double t4 = ooc_now();
     c->stats->t_panel += t4 - t3;
 
-    TIMED(c->stats->t_put, put_v(c, k0, kt0, kt1, last));
+    OOC_TRY(put_vx(c, owner, k0, kt0, kt1, last));
+    c->stats->t_vmove += ooc_now() - t4;
     c->stats->t_update += ooc_now() - t4;
     c->stats->steps++;
     if (c->a->after_step) OOC_TRY(c->a->after_step(c->a->step_user, step, nsteps, c->logdet));

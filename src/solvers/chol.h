@@ -62,8 +62,8 @@
  * Memory: chol_workspace_bytes() host bytes outside the tile cache, all through ooc_malloc:
  * the n x W panel, an n x b column buffer (when W < n or solving), a b x b transpose buffer.
  * An executor run of CHOL_INVERT with W < n uses the column buffer's room for a b x n tile-row
- * buffer instead: the sweep's transposed moves (tile row P, the last step's mirror) then run on
- * threads, a tile row at a time.
+ * buffer instead: the last step's mirror of the upper triangle then runs on threads, a tile row
+ * at a time (tile row P moves through the executor's slots, transposed there).
  */
 #ifndef OOC_CHOL_H
 #define OOC_CHOL_H
@@ -95,8 +95,16 @@ enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2, CHOL_SOLVE_FACTORED = 3
  *   refilled). chol.c calls the tile store from its own thread only, between complete and the
  *   next update of a slot, and completes every slot before it calls load, pivot or store.
  * - store(panel, full): finish the step (invert: F_KP, F_TP, F_PP = D^-1) and copy rows [r0, n)
- *   back to the host panel; the diagonal block's strict upper triangle is zero (full = 0) or its
- *   lower triangle's transpose (full = 1: the last sweep step of a full inverse). */
+ *   back to the host panel (full: rows [0, n)); the diagonal block's strict upper triangle is
+ *   zero (full = 0) or its lower triangle's transpose (full = 1: the last sweep step of a full
+ *   inverse).
+ * - rowload(s, c0, bi) [invert, after load with r0 = k0]: slot s holds a bi x k0 block, ld bi
+ *   (tile row P's tiles left of the stripe side by side, as ts_take_tiles leaves them); the
+ *   panel's rows [0, k0) of columns [c0, c0 + bi) become its transpose. rowstore(s, c0, bi)
+ *   [after store]: slot s gets the transpose of those panel rows and columns, bi x k0, ld bi.
+ *   Both may return before done; complete(s) waits. The transposes of the tile row are the
+ *   executor's so that the host only copies (the host's strided transposes of tile row P took
+ *   about a quarter of the compute phase at n = 65536). */
 #define CHOL_MAX_SLOTS 8
 typedef struct chol_exec chol_exec_t;
 struct chol_exec {
@@ -111,6 +119,8 @@ struct chol_exec {
   ooc_status_t (*supdate)(chol_exec_t *e, int s, int64_t r0, int64_t bj);
   ooc_status_t (*complete)(chol_exec_t *e, int s);
   ooc_status_t (*store)(chol_exec_t *e, double *panel, int full);
+  ooc_status_t (*rowload)(chol_exec_t *e, int s, int64_t c0, int64_t bi);
+  ooc_status_t (*rowstore)(chol_exec_t *e, int s, int64_t c0, int64_t bi);
 };
 
 typedef struct chol_args {
@@ -140,8 +150,9 @@ typedef struct chol_stats {
                              the other tiles), I/O included */
   double t_solve;         /* seconds in the triangular solves (CHOL_SOLVE), I/O included */
   /* With an executor, where the host's time went (parts of t_panel + t_update): tile-store
-   * takes and reads, puts (the upper triangle's mirror included), and waits for the device */
-  double t_take, t_put, t_wait;
+   * takes and reads, puts (the upper triangle's mirror included), and waits for the device;
+   * t_vmove is the part of t_take + t_put that gathers and puts the sweep's panel V */
+  double t_take, t_put, t_wait, t_vmove;
 } chol_stats_t;
 
 /* Host bytes chol_run allocates outside the tile cache for n, tile b, stripe W and m right-hand

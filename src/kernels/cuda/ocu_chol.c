@@ -742,6 +742,7 @@ static ooc_status_t x_store(chol_exec_t *e, double *panel, int full) {
   CU(x, ocu_chol_mirror(D, n, w, full, sc));
   CU(x, cudaEventRecord(x->ev_load, sc));
   CU(x, cudaStreamWaitEvent(x->st[2], x->ev_load, 0));
+  if (full) r0 = 0; /* the last step of a full inverse: its rows above k0 are upper tiles */
   int64_t bytes = 8 * (n - r0) * w;
   int64_t sp = sp_begin(x, 2, K_COPY, "d2h panel", bytes, 0);
   CU(x, cudaMemcpy2DAsync(panel + r0, (size_t)(8 * n), x->dP + r0, (size_t)(8 * n),
@@ -749,6 +750,57 @@ static ooc_status_t x_store(chol_exec_t *e, double *panel, int full) {
   sp_end(x, sp, 2);
   x->bytes_d2h += bytes;
   CU(x, cudaStreamSynchronize(x->st[2]));
+  return OOC_OK;
+}
+
+/* Tile row P through slot s (chol.h: rowload, rowstore): the bi x k0 block in the slot (ld bi)
+ * is the transpose of the panel's rows [0, k0) of columns [c0, c0 + bi). cublasDgeam transposes
+ * it on the device, through dC[s]. */
+static ooc_status_t row_check(xc_t *x, int s, int64_t c0, int64_t bi) {
+  if (s < 0 || s >= x->e.nslots || x->busy[s] || c0 < 0 || bi < 1 || c0 + bi > x->w ||
+      !needs_sweep(x->job))
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: tile row [%lld, +%lld) of a step of "
+                    "%lld columns in slot %d", (long long)c0, (long long)bi, (long long)x->w, s);
+  return OOC_OK;
+}
+
+static ooc_status_t x_rowload(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
+  xc_t *x = (xc_t *)e;
+  OOC_TRY(row_check(x, s, c0, bi));
+  int64_t n = x->n, k0 = x->k0, bytes = 8 * bi * k0;
+  double one = 1.0, zero = 0.0, *dst = x->dP + c0 * n;
+  int64_t sp = sp_begin(x, 0, K_COPY, "h2d row", bytes, 0);
+  CU(x, cudaMemcpyAsync(x->dC[s], e->slot[s], (size_t)bytes, H2D, x->st[0]));
+  sp_end(x, sp, 0);
+  x->bytes_h2d += bytes;
+  CU(x, cudaEventRecord(x->ev_h2d[s], x->st[0]));
+  CU(x, cudaStreamWaitEvent(x->st[1], x->ev_h2d[s], 0));
+  sp = sp_begin(x, 1, K_COPY, "transpose row", 0, 0);
+  CB(x, cublasDgeam_64(x->bl, CUBLAS_OP_T, CUBLAS_OP_N, k0, bi, &one, x->dC[s], bi, &zero, dst, n,
+                       dst, n));
+  sp_end(x, sp, 1);
+  CU(x, cudaEventRecord(x->ev_done[s], x->st[1]));
+  x->busy[s] = 1;
+  return OOC_OK;
+}
+
+static ooc_status_t x_rowstore(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
+  xc_t *x = (xc_t *)e;
+  OOC_TRY(row_check(x, s, c0, bi));
+  int64_t n = x->n, k0 = x->k0, bytes = 8 * bi * k0;
+  double one = 1.0, zero = 0.0, *src = x->dP + c0 * n;
+  int64_t sp = sp_begin(x, 1, K_COPY, "transpose row", 0, 0);
+  CB(x, cublasDgeam_64(x->bl, CUBLAS_OP_T, CUBLAS_OP_N, bi, k0, &one, src, n, &zero, x->dC[s], bi,
+                       x->dC[s], bi));
+  sp_end(x, sp, 1);
+  CU(x, cudaEventRecord(x->ev_comp[s], x->st[1]));
+  CU(x, cudaStreamWaitEvent(x->st[2], x->ev_comp[s], 0));
+  sp = sp_begin(x, 2, K_COPY, "d2h row", bytes, 0);
+  CU(x, cudaMemcpyAsync(e->slot[s], x->dC[s], (size_t)bytes, D2H, x->st[2]));
+  sp_end(x, sp, 2);
+  x->bytes_d2h += bytes;
+  CU(x, cudaEventRecord(x->ev_done[s], x->st[2]));
+  x->busy[s] = 1;
   return OOC_OK;
 }
 
@@ -870,6 +922,8 @@ ooc_status_t ocu_chol_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
   x->e.supdate = x_supdate;
   x->e.complete = x_complete;
   x->e.store = x_store;
+  x->e.rowload = x_rowload;
+  x->e.rowstore = x_rowstore;
   ooc_status_t st = create(x, cfg, nb);
   if (st != OOC_OK) {
     x->trace = NULL;

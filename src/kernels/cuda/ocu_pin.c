@@ -1,44 +1,36 @@
 /* ocu_pin.c: pinned host memory for the executors. See ocu_pin.h. */
 #include "kernels/cuda/ocu_pin.h"
 
-#include <pthread.h>
+#include "base/parloop.h"
+
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <unistd.h>
+
+enum { TOUCH_CHUNK = 64 << 20 }; /* bytes a thread faults in per job */
 
 typedef struct touch {
-  char *p, *end;
+  char *p;
+  int64_t bytes;
 } touch_t;
 
-static void *touch_pages(void *arg) {
-  touch_t *t = arg;
-  for (char *q = t->p; q < t->end; q += 4096) *(volatile char *)q = 0;
-  return NULL;
+static void touch_job(void *arg, int64_t k, int worker) {
+  const touch_t *t = arg;
+  (void)worker;
+  int64_t end = (k + 1) * (int64_t)TOUCH_CHUNK < t->bytes ? (k + 1) * (int64_t)TOUCH_CHUNK : t->bytes;
+  for (int64_t q = k * (int64_t)TOUCH_CHUNK; q < end; q += 4096) *(volatile char *)(t->p + q) = 0;
 }
 
-/* Allocate, fault the pages in on several threads (huge pages where the kernel gives them), then
- * page-lock them in place. NULL on any failure. */
+/* Allocate, fault the pages in on several threads (huge pages where the kernel gives them; one
+ * thread faulting tens of GB in is what made cudaHostAlloc slow), then page-lock them in place.
+ * NULL on any failure. */
 static void *pin_big(int64_t bytes) {
   void *p = NULL;
   if (posix_memalign(&p, (size_t)2 << 20, (size_t)bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
   madvise(p, (size_t)bytes, MADV_HUGEPAGE); /* a hint: failure is fine */
 #endif
-  long nt = sysconf(_SC_NPROCESSORS_ONLN);
-  nt = nt < 1 ? 1 : nt > 16 ? 16 : nt;
-  pthread_t th[16];
-  touch_t t[16];
-  int started = 0;
-  for (long i = 0; i < nt; i++) {
-    t[i].p = (char *)p + bytes * i / nt / 4096 * 4096;
-    t[i].end = (char *)p + (i + 1 == nt ? bytes : bytes * (i + 1) / nt / 4096 * 4096);
-    if (i > 0 && pthread_create(&th[i], NULL, touch_pages, &t[i]) == 0) started |= 1 << i;
-  }
-  touch_pages(&t[0]);
-  for (long i = 1; i < nt; i++) {
-    if (started & (1 << i)) pthread_join(th[i], NULL);
-    else touch_pages(&t[i]);
-  }
+  touch_t t = {p, bytes};
+  ooc_parallel(ooc_par_cpus(16), (bytes + TOUCH_CHUNK - 1) / TOUCH_CHUNK, touch_job, &t);
   if (cudaHostRegister(p, (size_t)bytes, cudaHostRegisterDefault) != cudaSuccess) {
     cudaGetLastError();
     free(p);
