@@ -30,8 +30,9 @@ typedef struct hx {
   int64_t n, k0, w, r0;
   int job;
   double *P;                      /* the "device" panel, n x W */
-  int pending[CHOL_MAX_SLOTS];    /* 0 none, 1 lupdate, 2 supdate, 3 rowload, 4 rowstore */
-  int64_t arg_r0[CHOL_MAX_SLOTS], arg_bj[CHOL_MAX_SLOTS]; /* rowload/rowstore: c0, bi */
+  int pending[CHOL_MAX_SLOTS];    /* 0 none, 1 lupdate, 2 supdate, 3 rowload, 4 rowstore,
+                                     5 colload, 6 colstore */
+  int64_t arg_r0[CHOL_MAX_SLOTS], arg_bj[CHOL_MAX_SLOTS], arg_c0[CHOL_MAX_SLOTS];
   int violations;                 /* contract breaches seen */
 } hx_t;
 
@@ -47,10 +48,11 @@ static ooc_status_t h_load(chol_exec_t *e, const double *panel, int64_t k0, int6
   x->k0 = k0;
   x->w = w;
   x->r0 = r0;
-  for (int64_t j = 0; j < w; j++) {
-    for (int64_t i = 0; i < r0; i++) x->P[i + j * x->n] = NAN; /* rowload's, or unused */
-    memcpy(x->P + r0 + j * x->n, panel + r0 + j * x->n, (size_t)(x->n - r0) * sizeof(double));
-  }
+  for (int64_t j = 0; j < w; j++) /* what the step does not load must not be read */
+    for (int64_t i = 0; i < x->n; i++) x->P[i + j * x->n] = NAN;
+  if (panel)
+    for (int64_t j = 0; j < w; j++)
+      memcpy(x->P + r0 + j * x->n, panel + r0 + j * x->n, (size_t)(x->n - r0) * sizeof(double));
   return OOC_OK;
 }
 
@@ -62,22 +64,29 @@ static ooc_status_t h_lupdate(chol_exec_t *e, int s, int64_t bj) {
   return OOC_OK;
 }
 
-static ooc_status_t defer(chol_exec_t *e, int s, int what, int64_t r0, int64_t bj) {
+static ooc_status_t defer(chol_exec_t *e, int s, int what, int64_t c0, int64_t r0, int64_t bj) {
   hx_t *x = (hx_t *)e;
-  if (x->pending[s]) x->violations++;
+  if (x->pending[s] || (what >= 3 && c0 + bj > x->w)) x->violations++;
   x->pending[s] = what;
+  x->arg_c0[s] = c0;
   x->arg_r0[s] = r0;
   x->arg_bj[s] = bj;
   return OOC_OK;
 }
 static ooc_status_t h_supdate(chol_exec_t *e, int s, int64_t r0, int64_t bj) {
-  return defer(e, s, 2, r0, bj);
+  return defer(e, s, 2, 0, r0, bj);
 }
 static ooc_status_t h_rowload(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
-  return defer(e, s, 3, c0, bi);
+  return defer(e, s, 3, c0, 0, bi);
 }
 static ooc_status_t h_rowstore(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
-  return defer(e, s, 4, c0, bi);
+  return defer(e, s, 4, c0, 0, bi);
+}
+static ooc_status_t h_colload(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
+  return defer(e, s, 5, c0, r0, bj);
+}
+static ooc_status_t h_colstore(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
+  return defer(e, s, 6, c0, r0, bj);
 }
 
 /* The deferred work, done when chol.c waits for it. */
@@ -99,13 +108,19 @@ static ooc_status_t h_complete(chol_exec_t *e, int s) {
       o->syrk('L', 'N', bj, w, -1.0, Wj, n, 1.0, C + r0, n);
       if (n - r0 - bj > 0) o->gemm('N', 'T', n - r0 - bj, bj, w, -1.0, Wj + bj, n, Wj, n, 1.0, C + r0 + bj, n);
     }
-  } else if (x->pending[s] >= 3) { /* panel rows [0, k0) of columns [c0, c0 + bi) <-> slot^T */
+  } else if (x->pending[s] == 3 || x->pending[s] == 4) { /* rows [0, k0) of columns c0.. <-> C^T */
     for (int64_t j = 0; j < bj; j++)
       for (int64_t i = 0; i < k0; i++) {
-        double *pv = P + i + (r0 + j) * n, *cv = C + j + i * bj;
+        double *pv = P + i + (x->arg_c0[s] + j) * n, *cv = C + j + i * bj;
         if (x->pending[s] == 3) *pv = *cv;
         else *cv = *pv;
       }
+  } else if (x->pending[s] >= 5) { /* rows [r0, n) of columns c0.. <-> C (ld n) */
+    for (int64_t j = 0; j < bj; j++) {
+      double *pv = P + r0 + (x->arg_c0[s] + j) * n, *cv = C + r0 + j * n;
+      memcpy(x->pending[s] == 5 ? pv : cv, x->pending[s] == 5 ? cv : pv,
+             (size_t)(n - r0) * sizeof(double));
+    }
   }
   x->pending[s] = 0;
   return OOC_OK;
@@ -141,12 +156,13 @@ static ooc_status_t h_store(chol_exec_t *e, double *panel, int full) {
   for (int64_t j = 0; j < w; j++)
     for (int64_t i = 0; i < j; i++) D[i + j * n] = full ? D[j + i * n] : 0.0;
   int64_t r0 = full ? 0 : x->r0;
-  for (int64_t j = 0; j < w; j++)
+  for (int64_t j = 0; j < w && panel; j++)
     memcpy(panel + r0 + j * n, x->P + r0 + j * n, (size_t)(n - r0) * sizeof(double));
   return OOC_OK;
 }
 
-static hx_t *hx_create(int64_t n, int64_t b, int64_t W, int nslots) {
+/* As the CUDA executor: no host panel for the sweep out of core. */
+static hx_t *hx_create(int64_t n, int64_t b, int64_t W, int nslots, int job) {
   hx_t *x = calloc(1, sizeof *x);
   x->o = ooc_ops_cpu();
   x->n = n;
@@ -154,7 +170,7 @@ static hx_t *hx_create(int64_t n, int64_t b, int64_t W, int nslots) {
   x->e.W = W;
   x->e.nslots = nslots;
   for (int s = 0; s < nslots; s++) x->e.slot[s] = malloc((size_t)(n * b) * sizeof(double));
-  x->e.panel = malloc((size_t)(n * W) * sizeof(double));
+  if (W >= n || job != CHOL_INVERT) x->e.panel = malloc((size_t)(n * W) * sizeof(double));
   x->P = malloc((size_t)(n * W) * sizeof(double));
   x->e.load = h_load;
   x->e.lupdate = h_lupdate;
@@ -162,6 +178,8 @@ static hx_t *hx_create(int64_t n, int64_t b, int64_t W, int nslots) {
   x->e.supdate = h_supdate;
   x->e.complete = h_complete;
   x->e.store = h_store;
+  x->e.colload = h_colload;
+  x->e.colstore = h_colstore;
   x->e.rowload = h_rowload;
   x->e.rowstore = h_rowstore;
   return x;
@@ -225,10 +243,11 @@ static outcome_t run(int job, const double *A, int64_t n, const double *B, int64
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, NULL, &sa) == OOC_OK);
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, NULL, &sb) == OOC_OK);
   int64_t Wr = W >= n ? n : W;
-  hx_t *x = nslots ? hx_create(n, b, Wr, nslots) : NULL;
+  hx_t *x = nslots ? hx_create(n, b, Wr, nslots, job) : NULL;
   chol_args_t args = {.A = sa, .B = sb, .stripe = W >= n ? (n + b - 1) / b * b : W,
                       .ops = ooc_ops_cpu(), .job = job, .exec = x ? &x->e : NULL};
   r.st = chol_run(ctx, &args, NULL, &r.info, &r.logdet);
+  if (r.st != OOC_OK && r.st != OOC_ERR_NOT_SPD) fprintf(stderr, "\n  chol_run: %s\n", ooc_ctx_error(ctx));
   if (x) {
     CU_ASSERT_EQUAL(x->violations, 0);
     hx_destroy(x);

@@ -565,7 +565,7 @@ static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
   OOC_TRY(ocu_chol_plan(ctx, n, b, ca->job, 0, &c, &Wd, &gbudget));
   int64_t W = ooc_min64(j->W, Wd);
   int64_t reserved = solver_ws(j, j->W) + ocu_host_extra_bytes(n, b, j->W, m, &c);
-  int64_t need = ocu_chol_host_bytes(n, b, W, &c) + chol_workspace_bytes(n, b, W, m) - 8 * n * W;
+  int64_t need = ocu_chol_host_bytes(n, b, W, ca->job, &c) + chol_workspace_bytes(n, b, W, m) - 8 * n * W;
   if (need > reserved) {
     char nb[32], rb[32];
     j->cuda = 0;

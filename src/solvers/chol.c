@@ -264,42 +264,39 @@ static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int
   return OOC_OK;
 }
 
-/* The panel's stripe columns, rows from k0 down, from the stripe's lower tiles. */
-static ooc_status_t take_stripe(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1) {
-  for (int64_t tj = kt0; tj < kt1; tj++)
-    OOC_TRY(move_col(c, MOVE_TAKE, tj, c->p.count, tj, c->P + (part_start(c->p, tj) - k0) * c->n));
-  return OOC_OK;
+/* Stripe column tj of the panel (col: ld n, rows at their global offsets): its rows from the
+ * diagonal down come from the lower tiles; put back, on the last step of a full inverse (upper)
+ * also the upper tiles it gives: above the stripe, in it, and right of it (transposed). */
+static ooc_status_t take_scol(chol_t *c, int64_t tj, double *col) {
+  return move_col(c, MOVE_TAKE, tj, c->p.count, tj, col);
 }
 
-/* Put the panel's stripe columns back from row k0 down; on the last step of a full inverse
- * (upper) also the upper tiles they give: in the stripe, right of it (transposed) and above it. */
-static ooc_status_t put_stripe(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int upper) {
-  part_t p = c->p;
-  for (int64_t tj = kt0; tj < kt1; tj++) {
-    double *col = c->P + (part_start(p, tj) - k0) * c->n;
-    if (upper) {
-      OOC_TRY(move_col(c, MOVE_PUT, 0, kt0, tj, col));  /* above the stripe */
-      OOC_TRY(move_col(c, MOVE_PUT, kt0, tj, tj, col)); /* in the stripe */
-      OOC_TRY(put_row_t(c, tj, col, kt1, p.count));     /* right of it */
-    }
-    OOC_TRY(move_col(c, MOVE_PUT, tj, p.count, tj, col));
+static ooc_status_t put_scol(chol_t *c, int64_t tj, double *col, int64_t kt0, int64_t kt1,
+                             int upper) {
+  if (upper) {
+    OOC_TRY(move_col(c, MOVE_PUT, 0, kt0, tj, col));  /* above the stripe */
+    OOC_TRY(move_col(c, MOVE_PUT, kt0, tj, tj, col)); /* in the stripe */
+    OOC_TRY(put_row_t(c, tj, col, kt1, c->p.count));  /* right of it */
   }
-  return OOC_OK;
+  return move_col(c, MOVE_PUT, tj, c->p.count, tj, col);
+}
+
+static double *pcol(chol_t *c, int64_t k0, int64_t tj) {
+  return c->P + (part_start(c->p, tj) - k0) * c->n;
 }
 
 /* Gather V (host code): the stripe's columns, and rows < k0 from tile row P (transposed). */
 static ooc_status_t gather_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1) {
-  OOC_TRY(take_stripe(c, k0, kt0, kt1));
-  for (int64_t ti = kt0; ti < kt1; ti++)
-    OOC_TRY(take_row_t(c, ti, c->P + (part_start(c->p, ti) - k0) * c->n, 0, kt0));
+  for (int64_t tj = kt0; tj < kt1; tj++) OOC_TRY(take_scol(c, tj, pcol(c, k0, tj)));
+  for (int64_t ti = kt0; ti < kt1; ti++) OOC_TRY(take_row_t(c, ti, pcol(c, k0, ti), 0, kt0));
   return OOC_OK;
 }
 
 /* Put the panel back (host code): the stripe's columns, tile row P (transposed). */
 static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int last) {
-  OOC_TRY(put_stripe(c, k0, kt0, kt1, last && !c->a->lower_only));
-  for (int64_t ti = kt0; ti < kt1; ti++)
-    OOC_TRY(put_row_t(c, ti, c->P + (part_start(c->p, ti) - k0) * c->n, 0, kt0));
+  int upper = last && !c->a->lower_only;
+  for (int64_t tj = kt0; tj < kt1; tj++) OOC_TRY(put_scol(c, tj, pcol(c, k0, tj), kt0, kt1, upper));
+  for (int64_t ti = kt0; ti < kt1; ti++) OOC_TRY(put_row_t(c, ti, pcol(c, k0, ti), 0, kt0));
   return OOC_OK;
 }
 
@@ -385,54 +382,77 @@ static ooc_status_t drain(chol_t *c, int64_t *owner, int put, int64_t kt0, int64
   return st;
 }
 
-/* Gather V on an executor: the stripe's columns through the panel (rows >= k0), then tile row P
- * tile row by tile row through the slots, untransposed; the executor transposes it into the
- * panel's rows [0, k0) (chol.h: rowload). */
+/* V on an executor (W < n): it moves through the slots, no host panel. Move q of a step is
+ * stripe column kt0 + q for q < w's tile count, else tile row kt0 + q - that count (only when
+ * there are rows above the stripe: kt0 > 0); the executor transposes tile rows (chol.h:
+ * colload/rowload, colstore/rowstore). */
+static int64_t v_moves(int64_t kt0, int64_t kt1) { return (kt1 - kt0) * (kt0 > 0 ? 2 : 1); }
+
+static ooc_status_t v_take(chol_t *c, int s, int64_t q, int64_t k0, int64_t kt0, int64_t kt1) {
+  chol_exec_t *e = c->a->exec;
+  int64_t t = kt0 + q % (kt1 - kt0), start = part_start(c->p, t), bt = part_len(c->p, t);
+  if (q < kt1 - kt0) {
+    TIMED(c->stats->t_take, take_scol(c, t, e->slot[s]));
+    return e->colload(e, s, start - k0, start, bt);
+  }
+  TIMED(c->stats->t_take, ts_take_tiles(c->A, t, t + 1, 0, kt0, e->slot[s], bt));
+  return e->rowload(e, s, start - k0, bt);
+}
+
+/* The step's V into the device panel: slot q % K takes move q while the device copies earlier
+ * ones in. */
 static ooc_status_t gather_vx(chol_t *c, int64_t *owner, int64_t k0, int64_t w, int64_t kt0,
                               int64_t kt1) {
   chol_exec_t *e = c->a->exec;
-  ooc_status_t st = OOC_OK;
-  TIMED(c->stats->t_take, take_stripe(c, k0, kt0, kt1));
-  OOC_TRY(e->load(e, c->P, k0, w, k0));
-  for (int64_t ti = kt0; ti < kt1 && kt0 > 0; ti++) {
-    int s = (int)((ti - kt0) % e->nslots);
-    int64_t bi = part_len(c->p, ti);
+  ooc_status_t st = e->load(e, NULL, k0, w, k0);
+  for (int64_t q = 0; st == OOC_OK && q < v_moves(kt0, kt1); q++) {
+    int s = (int)(q % e->nslots);
     if (owner[s] >= 0) {
       TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
       owner[s] = -1;
     }
-    TIMED_CHECK(c->stats->t_take, ts_take_tiles(c->A, ti, ti + 1, 0, kt0, e->slot[s], bi));
-    OOC_CHECK(st = e->rowload(e, s, part_start(c->p, ti) - k0, bi));
-    owner[s] = ti;
+    OOC_CHECK(st = v_take(c, s, q, k0, kt0, kt1));
+    owner[s] = q;
   }
 done:;
   ooc_status_t s2 = drain(c, owner, 0, 0, 0, 0);
   return st != OOC_OK ? st : s2;
 }
 
-/* Put V back on an executor, after store: tile row P's transposes come back through the slots
- * (chol.h: rowstore), the first ones while this thread puts the stripe's columns. */
-static ooc_status_t put_vx(chol_t *c, int64_t *owner, int64_t k0, int64_t kt0, int64_t kt1,
-                           int last) {
+static ooc_status_t v_fetch(chol_t *c, int s, int64_t q, int64_t k0, int64_t kt0, int64_t kt1,
+                            int upper) {
   chol_exec_t *e = c->a->exec;
+  int64_t t = kt0 + q % (kt1 - kt0), start = part_start(c->p, t), bt = part_len(c->p, t);
+  if (q < kt1 - kt0) return e->colstore(e, s, start - k0, upper ? 0 : start, bt);
+  return e->rowstore(e, s, start - k0, bt);
+}
+
+static ooc_status_t v_put(chol_t *c, int s, int64_t q, int64_t kt0, int64_t kt1, int upper) {
+  int64_t t = kt0 + q % (kt1 - kt0);
+  if (q < kt1 - kt0) return put_scol(c, t, c->a->exec->slot[s], kt0, kt1, upper);
+  return ts_put_tiles(c->A, t, t + 1, 0, kt0, c->a->exec->slot[s], part_len(c->p, t));
+}
+
+/* The step's V back, after store: K moves in flight, each put by this thread when it lands. On
+ * the last step of a full inverse the stripe's columns come with their rows above the diagonal
+ * (the upper tiles they give). */
+static ooc_status_t put_vx(chol_t *c, int64_t *owner, int64_t k0, int64_t kt0, int64_t kt1,
+                           int upper) {
+  chol_exec_t *e = c->a->exec;
+  int64_t nq = v_moves(kt0, kt1);
   ooc_status_t st = OOC_OK;
-  int64_t rows = kt0 > 0 ? kt1 - kt0 : 0, issued = 0;
-  for (; issued < rows && issued < e->nslots; issued++) {
-    int64_t ti = kt0 + issued;
-    OOC_CHECK(st = e->rowstore(e, (int)issued, part_start(c->p, ti) - k0, part_len(c->p, ti)));
-    owner[issued] = ti;
+  for (int64_t q = 0; q < nq && q < e->nslots; q++) {
+    OOC_CHECK(st = v_fetch(c, (int)q, q, k0, kt0, kt1, upper));
+    owner[q] = q;
   }
-  TIMED_CHECK(c->stats->t_put, put_stripe(c, k0, kt0, kt1, last && !c->a->lower_only));
-  for (int64_t q = 0; q < rows; q++) {
+  for (int64_t q = 0; q < nq; q++) {
     int s = (int)(q % e->nslots);
-    int64_t ti = owner[s];
     TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
     owner[s] = -1;
-    TIMED_CHECK(c->stats->t_put, ts_put_tiles(c->A, ti, ti + 1, 0, kt0, e->slot[s], part_len(c->p, ti)));
-    if (issued < rows) {
-      int64_t tn = kt0 + issued++;
-      OOC_CHECK(st = e->rowstore(e, s, part_start(c->p, tn) - k0, part_len(c->p, tn)));
-      owner[s] = tn;
+    TIMED_CHECK(c->stats->t_put, v_put(c, s, q, kt0, kt1, upper));
+    if (q + e->nslots < nq) {
+      OOC_CHECK(st = v_fetch(c, s, q + e->nslots, k0, kt0, kt1, upper));
+      owner[s] = q + e->nslots;
     }
   }
   return OOC_OK;
@@ -514,10 +534,16 @@ static ooc_status_t invert_x(chol_t *c) {
   for (int64_t step = c->a->start_step; step < nsteps; step++) {
     int64_t k0 = step * W, w = ooc_min64(W, n - k0);
     int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
-    int last = (step == nsteps - 1);
+    int last = (step == nsteps - 1), upper = last && !lower_only;
     double t0 = ooc_now();
     /* D's upper triangle is left as it is: never read */
-    OOC_TRY(gather_vx(c, owner, k0, w, kt0, kt1));
+    if (W < n) {
+      OOC_TRY(gather_vx(c, owner, k0, w, kt0, kt1));
+    } else { /* in core: one step through the executor's host panel */
+      for (int64_t tj = kt0; tj < kt1; tj++)
+        TIMED(c->stats->t_take, take_scol(c, tj, pcol(c, k0, tj)));
+      OOC_TRY(e->load(e, P, k0, w, k0));
+    }
     double t1 = ooc_now();
     c->stats->t_vmove += t1 - t0;
     c->stats->t_update += t1 - t0;
@@ -549,11 +575,16 @@ static ooc_status_t invert_x(chol_t *c) {
     double t3 = ooc_now();
     c->stats->t_update += t3 - t2;
 
-    TIMED(c->stats->t_wait, e->store(e, P, last && !lower_only));
+    TIMED(c->stats->t_wait, e->store(e, W < n ? NULL : P, upper));
     double t4 = ooc_now();
     c->stats->t_panel += t4 - t3;
 
-    OOC_TRY(put_vx(c, owner, k0, kt0, kt1, last));
+    if (W < n) {
+      OOC_TRY(put_vx(c, owner, k0, kt0, kt1, upper));
+    } else {
+      for (int64_t tj = kt0; tj < kt1; tj++)
+        TIMED(c->stats->t_put, put_scol(c, tj, pcol(c, k0, tj), kt0, kt1, upper));
+    }
     c->stats->t_vmove += ooc_now() - t4;
     c->stats->t_update += ooc_now() - t4;
     c->stats->steps++;
@@ -662,9 +693,13 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   int64_t bb = ooc_min64(b, n);
 
   chol_exec_t *ex = a->exec;
-  if (ex && (!ex->panel || W > ex->W || (W < n && (ex->nslots < 1 || ex->nslots > CHOL_MAX_SLOTS || !ex->slot[0]))))
-    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "Cholesky executor %s has no panel or %d column slots",
-                    ex->name, ex->nslots);
+  int ring = W < n, vring = ring && a->job == CHOL_INVERT; /* chol.h: V through the slots */
+  if (ex && (W > ex->W || (!vring && !ex->panel) ||
+             (ring && (ex->nslots < 1 || ex->nslots > CHOL_MAX_SLOTS || !ex->slot[0])) ||
+             (vring && (!ex->colload || !ex->colstore || !ex->rowload || !ex->rowstore))))
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "Cholesky executor %s: stripe %lld wider than its %lld, "
+                    "or no panel, or %d column slots, or no V moves", ex->name, (long long)W,
+                    (long long)ex->W, ex->nslots);
 
   chol_t c = {.ctx = ctx, .a = a, .o = a->ops, .A = a->A, .p = rows, .n = n, .b = b, .W = W,
               .stats = stats, .info = info};
@@ -675,7 +710,7 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   c.S = ooc_malloc(ctx, (size_t)(bb * bb) * sizeof(double));
   int need_row = ex && a->job == CHOL_INVERT && W < n && !need_col; /* chol_t.M */
   c.M = need_row ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
-  if (!c.P || (need_col && !c.C) || !c.S || (need_row && !c.M)) {
+  if ((!ex && !c.P) || (need_col && !c.C) || !c.S || (need_row && !c.M)) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM,
                   "out of host memory for the Cholesky workspace (%lld bytes)",
                   (long long)chol_workspace_bytes(n, b, W, m));

@@ -80,9 +80,11 @@ enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2, CHOL_SOLVE_FACTORED = 3
  * streams tile columns through a ring of pinned slots. Per step (host buffers column-major, ld n,
  * row index = global row, like the panel above):
  * - panel: host n x W buffer the executor owns (pinned); chol.c gathers the stripe into it.
- * - load(panel, k0, w, r0): copy rows [r0, n) of the panel's w columns to the device (r0 = k0 to
- *   factor, 0 to invert). Only the lower triangle of the diagonal block D = rows [k0, k0+w) is
- *   ever read: its strict upper triangle may hold anything (even NaN).
+ *   NULL allowed for CHOL_INVERT with W < n, where the panel's columns and rows move through
+ *   the slots instead (colload/rowload, colstore/rowstore below).
+ * - load(panel, k0, w, r0): start the step; copy rows [r0, n) of the panel's w columns to the
+ *   device (r0 = k0; none when panel is NULL). Only the lower triangle of the diagonal block D =
+ *   rows [k0, k0+w) is ever read: its strict upper triangle may hold anything (even NaN).
  * - lupdate(s, bj) [factor]: panel[k0:n] -= C[k0:n] C[k0:k0+w]^T for the bj columns of L in slot
  *   s (rows >= k0 valid). May return before done.
  * - pivot(job, bad, logdet): job CHOL_FACTOR: D = L L^T, rows below := rows below L^-T.
@@ -95,16 +97,18 @@ enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2, CHOL_SOLVE_FACTORED = 3
  *   refilled). chol.c calls the tile store from its own thread only, between complete and the
  *   next update of a slot, and completes every slot before it calls load, pivot or store.
  * - store(panel, full): finish the step (invert: F_KP, F_TP, F_PP = D^-1) and copy rows [r0, n)
- *   back to the host panel (full: rows [0, n)); the diagonal block's strict upper triangle is
- *   zero (full = 0) or its lower triangle's transpose (full = 1: the last sweep step of a full
- *   inverse).
- * - rowload(s, c0, bi) [invert, after load with r0 = k0]: slot s holds a bi x k0 block, ld bi
- *   (tile row P's tiles left of the stripe side by side, as ts_take_tiles leaves them); the
- *   panel's rows [0, k0) of columns [c0, c0 + bi) become its transpose. rowstore(s, c0, bi)
- *   [after store]: slot s gets the transpose of those panel rows and columns, bi x k0, ld bi.
- *   Both may return before done; complete(s) waits. The transposes of the tile row are the
- *   executor's so that the host only copies (the host's strided transposes of tile row P took
- *   about a quarter of the compute phase at n = 65536). */
+ *   back to the host panel (full: rows [0, n); panel NULL: nothing); the diagonal block's strict
+ *   upper triangle is zero (full = 0) or its lower triangle's transpose (full = 1: the last sweep
+ *   step of a full inverse).
+ * - V through the slots [invert, W < n]. colload(s, c0, r0, bj): slot s holds rows [r0, n) of bj
+ *   columns (ld n, global rows) that become the panel's columns [c0, c0 + bj) from row r0 (after
+ *   load); colstore(s, c0, r0, bj) the reverse (after store). rowload(s, c0, bi): slot s holds a
+ *   bi x k0 block, ld bi (tile row P's tiles left of the stripe side by side, as ts_take_tiles
+ *   leaves them); the panel's rows [0, k0) of columns [c0, c0 + bi) become its transpose;
+ *   rowstore(s, c0, bi) the reverse. All four may return before done; complete(s) waits. The
+ *   executor transposes tile row P so that the host only copies (the host's strided transposes
+ *   took about a quarter of the compute phase at n = 65536), and the copies of one move overlap
+ *   the host's work on the next (no host panel between tile store and device). */
 #define CHOL_MAX_SLOTS 8
 typedef struct chol_exec chol_exec_t;
 struct chol_exec {
@@ -119,6 +123,8 @@ struct chol_exec {
   ooc_status_t (*supdate)(chol_exec_t *e, int s, int64_t r0, int64_t bj);
   ooc_status_t (*complete)(chol_exec_t *e, int s);
   ooc_status_t (*store)(chol_exec_t *e, double *panel, int full);
+  ooc_status_t (*colload)(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj);
+  ooc_status_t (*colstore)(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj);
   ooc_status_t (*rowload)(chol_exec_t *e, int s, int64_t c0, int64_t bi);
   ooc_status_t (*rowstore)(chol_exec_t *e, int s, int64_t c0, int64_t bi);
 };

@@ -161,11 +161,14 @@ static int64_t dev_bytes(int64_t n, int64_t b, int64_t W, int job, int64_t nb, s
   return t;
 }
 
-int64_t ocu_chol_host_bytes(int64_t n, int64_t b, int64_t W, const ocu_config_t *cfg) {
+/* The sweep out of core (invert, W < n) moves V through the slots: no host panel. */
+static int host_panel(int64_t n, int64_t W, int job) { return W >= n || !needs_sweep(job); }
+
+int64_t ocu_chol_host_bytes(int64_t n, int64_t b, int64_t W, int job, const ocu_config_t *cfg) {
   (void)cfg;
   W = ooc_min64(W, n);
   int64_t slots = W < n ? NSLOTS * 8 * n * ooc_min64(b, n) : 0;
-  return 8 * n * W + slots + 8 * W + 4 * (2 * W + 8) + 4096;
+  return (host_panel(n, W, job) ? 8 * n * W : 0) + slots + 8 * W + 4 * (2 * W + 8) + 4096;
 }
 
 /* The block for stripe W: the requested (or default) one; in core, halved down to 512 while
@@ -539,6 +542,7 @@ static ooc_status_t x_load(chol_exec_t *e, const double *panel, int64_t k0, int6
   x->k0 = k0;
   x->w = w;
   x->r0 = r0;
+  if (!panel) return OOC_OK; /* V comes through the slots: x_colload, x_rowload */
   int64_t bytes = 8 * (n - r0) * w;
   int64_t sp = sp_begin(x, 0, K_COPY, "h2d panel", bytes, 0);
   CU(x, cudaMemcpy2DAsync(x->dP + r0, (size_t)(8 * n), panel + r0, (size_t)(8 * n),
@@ -742,6 +746,7 @@ static ooc_status_t x_store(chol_exec_t *e, double *panel, int full) {
   CU(x, ocu_chol_mirror(D, n, w, full, sc));
   CU(x, cudaEventRecord(x->ev_load, sc));
   CU(x, cudaStreamWaitEvent(x->st[2], x->ev_load, 0));
+  if (!panel) return OOC_OK; /* V leaves through the slots: x_colstore, x_rowstore */
   if (full) r0 = 0; /* the last step of a full inverse: its rows above k0 are upper tiles */
   int64_t bytes = 8 * (n - r0) * w;
   int64_t sp = sp_begin(x, 2, K_COPY, "d2h panel", bytes, 0);
@@ -753,20 +758,50 @@ static ooc_status_t x_store(chol_exec_t *e, double *panel, int full) {
   return OOC_OK;
 }
 
-/* Tile row P through slot s (chol.h: rowload, rowstore): the bi x k0 block in the slot (ld bi)
- * is the transpose of the panel's rows [0, k0) of columns [c0, c0 + bi). cublasDgeam transposes
- * it on the device, through dC[s]. */
-static ooc_status_t row_check(xc_t *x, int s, int64_t c0, int64_t bi) {
-  if (s < 0 || s >= x->e.nslots || x->busy[s] || c0 < 0 || bi < 1 || c0 + bi > x->w ||
+/* V through slot s (chol.h: colload, colstore, rowload, rowstore). A stripe column block goes
+ * straight between the slot and the panel (ld n both); tile row P's bi x k0 block in the slot
+ * (ld bi) is the transpose of the panel's rows [0, k0) of columns [c0, c0 + bi), transposed on
+ * the device by cublasDgeam through dC[s]. */
+static ooc_status_t v_check(xc_t *x, int s, int64_t c0, int64_t bj) {
+  if (s < 0 || s >= x->e.nslots || x->busy[s] || c0 < 0 || bj < 1 || c0 + bj > x->w ||
       !needs_sweep(x->job))
-    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: tile row [%lld, +%lld) of a step of "
-                    "%lld columns in slot %d", (long long)c0, (long long)bi, (long long)x->w, s);
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: V's columns [%lld, +%lld) of a step "
+                    "of %lld in slot %d", (long long)c0, (long long)bj, (long long)x->w, s);
+  return OOC_OK;
+}
+
+static ooc_status_t x_colload(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
+  xc_t *x = (xc_t *)e;
+  OOC_TRY(v_check(x, s, c0, bj));
+  int64_t n = x->n, bytes = 8 * (n - r0) * bj;
+  int64_t sp = sp_begin(x, 0, K_COPY, "h2d panel", bytes, 0);
+  CU(x, cudaMemcpy2DAsync(x->dP + c0 * n + r0, (size_t)(8 * n), e->slot[s] + r0, (size_t)(8 * n),
+                          (size_t)(8 * (n - r0)), (size_t)bj, H2D, x->st[0]));
+  sp_end(x, sp, 0);
+  x->bytes_h2d += bytes;
+  CU(x, cudaEventRecord(x->ev_done[s], x->st[0]));
+  CU(x, cudaStreamWaitEvent(x->st[1], x->ev_done[s], 0)); /* the pivot reads it */
+  x->busy[s] = 1;
+  return OOC_OK;
+}
+
+static ooc_status_t x_colstore(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
+  xc_t *x = (xc_t *)e;
+  OOC_TRY(v_check(x, s, c0, bj));
+  int64_t n = x->n, bytes = 8 * (n - r0) * bj;
+  int64_t sp = sp_begin(x, 2, K_COPY, "d2h panel", bytes, 0); /* after x_store, on its stream */
+  CU(x, cudaMemcpy2DAsync(e->slot[s] + r0, (size_t)(8 * n), x->dP + c0 * n + r0, (size_t)(8 * n),
+                          (size_t)(8 * (n - r0)), (size_t)bj, D2H, x->st[2]));
+  sp_end(x, sp, 2);
+  x->bytes_d2h += bytes;
+  CU(x, cudaEventRecord(x->ev_done[s], x->st[2]));
+  x->busy[s] = 1;
   return OOC_OK;
 }
 
 static ooc_status_t x_rowload(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
   xc_t *x = (xc_t *)e;
-  OOC_TRY(row_check(x, s, c0, bi));
+  OOC_TRY(v_check(x, s, c0, bi));
   int64_t n = x->n, k0 = x->k0, bytes = 8 * bi * k0;
   double one = 1.0, zero = 0.0, *dst = x->dP + c0 * n;
   int64_t sp = sp_begin(x, 0, K_COPY, "h2d row", bytes, 0);
@@ -786,7 +821,7 @@ static ooc_status_t x_rowload(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
 
 static ooc_status_t x_rowstore(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
   xc_t *x = (xc_t *)e;
-  OOC_TRY(row_check(x, s, c0, bi));
+  OOC_TRY(v_check(x, s, c0, bi));
   int64_t n = x->n, k0 = x->k0, bytes = 8 * bi * k0;
   double one = 1.0, zero = 0.0, *src = x->dP + c0 * n;
   int64_t sp = sp_begin(x, 1, K_COPY, "transpose row", 0, 0);
@@ -873,7 +908,7 @@ static ooc_status_t create(xc_t *x, const ocu_config_t *cfg, int64_t nb_req) {
   }
   if (x->hws && !(x->hWs = malloc(x->hws)))
     return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (cuSOLVER host workspace)");
-  OOC_TRY(halloc(x, &x->e.panel, 8 * n * W, "the panel"));
+  if (host_panel(n, W, x->job)) OOC_TRY(halloc(x, &x->e.panel, 8 * n * W, "the panel"));
   OOC_TRY(halloc(x, &x->hDiag, 8 * W, "the factor's diagonal"));
   OOC_TRY(halloc(x, &x->hInfo, 4 * x->ninfo, "info"));
   x->e.nslots = x->sweeps ? NSLOTS : 0;
@@ -922,6 +957,8 @@ ooc_status_t ocu_chol_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
   x->e.supdate = x_supdate;
   x->e.complete = x_complete;
   x->e.store = x_store;
+  x->e.colload = x_colload;
+  x->e.colstore = x_colstore;
   x->e.rowload = x_rowload;
   x->e.rowstore = x_rowstore;
   ooc_status_t st = create(x, cfg, nb);

@@ -23,7 +23,10 @@
  * Budgets: every cudaMalloc through a pool that refuses to pass --gpu-mem (as ocu_exec.c's),
  * every pinned buffer charged to the context's host bytes (--host-mem). Device bytes: panel n W,
  * the sweep's panel W nb and (out of core, invert) the W x W copy of D, K = streams + 1 slots of
- * n x tile (out of core), cuSOLVER and cuBLAS workspaces. Host (pinned): panel n W, K slots.
+ * n x tile (out of core), cuSOLVER and cuBLAS workspaces. Host (pinned): K slots, and the panel
+ * n W except for the sweep out of core: there the stripe's columns go between the tile store and
+ * the device through the slots (copies of one overlapping the host's work on the next), and tile
+ * row P too, transposed on the device (cublasDgeam), so the host only copies.
  */
 #ifndef OOC_OCU_CHOL_H
 #define OOC_OCU_CHOL_H
@@ -49,8 +52,9 @@ typedef struct ocu_chol_stats {
 ooc_status_t ocu_chol_plan(ooc_ctx_t *ctx, int64_t n, int64_t b, int job, int64_t nb,
                            const ocu_config_t *cfg, int64_t *W, int64_t *budget);
 
-/* Pinned host bytes the executor allocates for stripe W (the panel and the ring). */
-int64_t ocu_chol_host_bytes(int64_t n, int64_t b, int64_t W, const ocu_config_t *cfg);
+/* Pinned host bytes the executor allocates for stripe W and job (the panel and the ring; no
+ * panel for CHOL_INVERT with W < n, whose panel moves through the ring). */
+int64_t ocu_chol_host_bytes(int64_t n, int64_t b, int64_t W, int job, const ocu_config_t *cfg);
 
 ooc_status_t ocu_chol_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int job, int64_t nb,
                              const ocu_config_t *cfg, chol_exec_t **out);
