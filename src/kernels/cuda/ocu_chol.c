@@ -770,73 +770,71 @@ static ooc_status_t v_check(xc_t *x, int s, int64_t c0, int64_t bj) {
   return OOC_OK;
 }
 
-static ooc_status_t x_colload(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
+/* Stripe columns: H2D slot -> panel on the copy-in stream (the pivot waits for it), or D2H
+ * panel -> slot on the copy-out stream, which x_store has made wait for its work. */
+static ooc_status_t col_move(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj,
+                             enum cudaMemcpyKind dir) {
   xc_t *x = (xc_t *)e;
   OOC_TRY(v_check(x, s, c0, bj));
+  int in = dir == H2D, q = in ? 0 : 2;
   int64_t n = x->n, bytes = 8 * (n - r0) * bj;
-  int64_t sp = sp_begin(x, 0, K_COPY, "h2d panel", bytes, 0);
-  CU(x, cudaMemcpy2DAsync(x->dP + c0 * n + r0, (size_t)(8 * n), e->slot[s] + r0, (size_t)(8 * n),
-                          (size_t)(8 * (n - r0)), (size_t)bj, H2D, x->st[0]));
-  sp_end(x, sp, 0);
-  x->bytes_h2d += bytes;
-  CU(x, cudaEventRecord(x->ev_done[s], x->st[0]));
-  CU(x, cudaStreamWaitEvent(x->st[1], x->ev_done[s], 0)); /* the pivot reads it */
+  double *dev = x->dP + c0 * n + r0, *host = e->slot[s] + r0;
+  int64_t sp = sp_begin(x, q, K_COPY, in ? "h2d panel" : "d2h panel", bytes, 0);
+  CU(x, cudaMemcpy2DAsync(in ? dev : host, (size_t)(8 * n), in ? host : dev, (size_t)(8 * n),
+                          (size_t)(8 * (n - r0)), (size_t)bj, dir, x->st[q]));
+  sp_end(x, sp, q);
+  *(in ? &x->bytes_h2d : &x->bytes_d2h) += bytes;
+  CU(x, cudaEventRecord(x->ev_done[s], x->st[q]));
+  if (in) CU(x, cudaStreamWaitEvent(x->st[1], x->ev_done[s], 0));
   x->busy[s] = 1;
   return OOC_OK;
 }
 
-static ooc_status_t x_colstore(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
-  xc_t *x = (xc_t *)e;
-  OOC_TRY(v_check(x, s, c0, bj));
-  int64_t n = x->n, bytes = 8 * (n - r0) * bj;
-  int64_t sp = sp_begin(x, 2, K_COPY, "d2h panel", bytes, 0); /* after x_store, on its stream */
-  CU(x, cudaMemcpy2DAsync(e->slot[s] + r0, (size_t)(8 * n), x->dP + c0 * n + r0, (size_t)(8 * n),
-                          (size_t)(8 * (n - r0)), (size_t)bj, D2H, x->st[2]));
-  sp_end(x, sp, 2);
-  x->bytes_d2h += bytes;
-  CU(x, cudaEventRecord(x->ev_done[s], x->st[2]));
-  x->busy[s] = 1;
-  return OOC_OK;
-}
-
-static ooc_status_t x_rowload(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
+/* Tile row P: in, H2D slot -> dC[s], then the compute stream transposes dC[s] into the panel;
+ * out, the compute stream transposes the panel into dC[s], then D2H dC[s] -> slot. */
+static ooc_status_t row_move(chol_exec_t *e, int s, int64_t c0, int64_t bi, int in) {
   xc_t *x = (xc_t *)e;
   OOC_TRY(v_check(x, s, c0, bi));
-  int64_t n = x->n, k0 = x->k0, bytes = 8 * bi * k0;
-  double one = 1.0, zero = 0.0, *dst = x->dP + c0 * n;
-  int64_t sp = sp_begin(x, 0, K_COPY, "h2d row", bytes, 0);
-  CU(x, cudaMemcpyAsync(x->dC[s], e->slot[s], (size_t)bytes, H2D, x->st[0]));
-  sp_end(x, sp, 0);
-  x->bytes_h2d += bytes;
-  CU(x, cudaEventRecord(x->ev_h2d[s], x->st[0]));
-  CU(x, cudaStreamWaitEvent(x->st[1], x->ev_h2d[s], 0));
+  int64_t n = x->n, k0 = x->k0, bytes = 8 * bi * k0, sp;
+  double one = 1.0, zero = 0.0, *P = x->dP + c0 * n, *T = x->dC[s];
+  if (in) {
+    sp = sp_begin(x, 0, K_COPY, "h2d row", bytes, 0);
+    CU(x, cudaMemcpyAsync(T, e->slot[s], (size_t)bytes, H2D, x->st[0]));
+    sp_end(x, sp, 0);
+    x->bytes_h2d += bytes;
+    CU(x, cudaEventRecord(x->ev_h2d[s], x->st[0]));
+    CU(x, cudaStreamWaitEvent(x->st[1], x->ev_h2d[s], 0));
+  }
   sp = sp_begin(x, 1, K_COPY, "transpose row", 0, 0);
-  CB(x, cublasDgeam_64(x->bl, CUBLAS_OP_T, CUBLAS_OP_N, k0, bi, &one, x->dC[s], bi, &zero, dst, n,
-                       dst, n));
+  if (in) CB(x, cublasDgeam_64(x->bl, CUBLAS_OP_T, CUBLAS_OP_N, k0, bi, &one, T, bi, &zero, P, n, P, n));
+  else CB(x, cublasDgeam_64(x->bl, CUBLAS_OP_T, CUBLAS_OP_N, bi, k0, &one, P, n, &zero, T, bi, T, bi));
   sp_end(x, sp, 1);
-  CU(x, cudaEventRecord(x->ev_done[s], x->st[1]));
+  if (in) {
+    CU(x, cudaEventRecord(x->ev_done[s], x->st[1]));
+  } else {
+    CU(x, cudaEventRecord(x->ev_comp[s], x->st[1]));
+    CU(x, cudaStreamWaitEvent(x->st[2], x->ev_comp[s], 0));
+    sp = sp_begin(x, 2, K_COPY, "d2h row", bytes, 0);
+    CU(x, cudaMemcpyAsync(e->slot[s], T, (size_t)bytes, D2H, x->st[2]));
+    sp_end(x, sp, 2);
+    x->bytes_d2h += bytes;
+    CU(x, cudaEventRecord(x->ev_done[s], x->st[2]));
+  }
   x->busy[s] = 1;
   return OOC_OK;
 }
 
+static ooc_status_t x_colload(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
+  return col_move(e, s, c0, r0, bj, H2D);
+}
+static ooc_status_t x_colstore(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
+  return col_move(e, s, c0, r0, bj, D2H);
+}
+static ooc_status_t x_rowload(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
+  return row_move(e, s, c0, bi, 1);
+}
 static ooc_status_t x_rowstore(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
-  xc_t *x = (xc_t *)e;
-  OOC_TRY(v_check(x, s, c0, bi));
-  int64_t n = x->n, k0 = x->k0, bytes = 8 * bi * k0;
-  double one = 1.0, zero = 0.0, *src = x->dP + c0 * n;
-  int64_t sp = sp_begin(x, 1, K_COPY, "transpose row", 0, 0);
-  CB(x, cublasDgeam_64(x->bl, CUBLAS_OP_T, CUBLAS_OP_N, bi, k0, &one, src, n, &zero, x->dC[s], bi,
-                       x->dC[s], bi));
-  sp_end(x, sp, 1);
-  CU(x, cudaEventRecord(x->ev_comp[s], x->st[1]));
-  CU(x, cudaStreamWaitEvent(x->st[2], x->ev_comp[s], 0));
-  sp = sp_begin(x, 2, K_COPY, "d2h row", bytes, 0);
-  CU(x, cudaMemcpyAsync(e->slot[s], x->dC[s], (size_t)bytes, D2H, x->st[2]));
-  sp_end(x, sp, 2);
-  x->bytes_d2h += bytes;
-  CU(x, cudaEventRecord(x->ev_done[s], x->st[2]));
-  x->busy[s] = 1;
-  return OOC_OK;
+  return row_move(e, s, c0, bi, 0);
 }
 
 /* ---- create / destroy ----------------------------------------------------------------------- */
