@@ -144,7 +144,8 @@ typedef struct ooc_report {
   char out_dtype[8];     /* "f32" or "f64" */
   char output[1024];     /* "file.h5:/dset" written */
   int64_t n, nrhs, tile, stripe, steps;
-  double t_read, t_compute, t_spill, t_write, t_check, t_total; /* seconds */
+  /* seconds; t_read includes the input's checks (finite values, norms, auto's symmetry pre-pass) */
+  double t_read, t_compute, t_spill, t_write, t_check, t_total;
   double flops;          /* useful flops of the method (2n^3 for a GJ inverse) */
   double gflops;         /* flops / t_compute */
   int64_t bytes_input;   /* read from the input files */

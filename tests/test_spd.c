@@ -259,11 +259,52 @@ static void t_factor_and_reuse(void) {
   tu_ctx_done(ctx);
 }
 
+/* The pre-pass (compared on threads, tile by tile) names the first differing pair in (tile
+ * column, tile row, column, row) order, for tiles and stripes of several sizes, and sees a
+ * non-positive diagonal. */
+static void t_classify(void) {
+  int64_t n = 150;
+  double *A = make(GEN_MATERN, n, n, 0.3);
+  tu_write_matrix(tu_path("cl_sym.h5"), "/A", n, n, A, 2);
+  A[130 + 20 * n] *= 1.5; /* tile column 1 (tile 16): the first in that order */
+  A[100 + 40 * n] *= 1.5; /* tile column 2 */
+  A[140 + 140 * n] += 1.0;
+  tu_write_matrix(tu_path("cl_asym.h5"), "/A", n, n, A, 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t tiles[] = {16, 16, 8}, stripes[] = {0, 16, 8};
+  for (int k = 0; k < 3; k++) {
+    ooc_opts_t o = opts(tiles[k], 0);
+    o.stripe = stripes[k];
+    o.method = OOC_METHOD_CHOL;
+    ooc_report_t rep;
+    CU_ASSERT_EQUAL(ooc_invert(ctx, tu_path("cl_asym.h5"), tu_path("cl_x.h5"), &o, &rep),
+                    OOC_ERR_NOT_SPD);
+    char want[128];
+    snprintf(want, sizeof want, "A[130, 20] = %.17g but A[20, 130] = %.17g", A[130 + 20 * n],
+             A[20 + 130 * n]);
+    CU_ASSERT(strstr(ooc_ctx_error(ctx), want) != NULL);
+    if (!strstr(ooc_ctx_error(ctx), want)) fprintf(stderr, "\n  %s\n", ooc_ctx_error(ctx));
+  }
+  /* symmetric again, one diagonal entry negative: auto says so and uses gj */
+  double *S = make(GEN_MATERN, n, n, 0.3);
+  S[140 + 140 * n] = -1.0;
+  tu_write_matrix(tu_path("cl_neg.h5"), "/A", n, n, S, 2);
+  ooc_opts_t o = opts(16, 150 << 10);
+  ooc_report_t rep;
+  CU_ASSERT_EQUAL(ooc_invert(ctx, tu_path("cl_neg.h5"), tu_path("cl_x.h5"), &o, &rep), OOC_OK);
+  CU_ASSERT_STRING_EQUAL(rep.method, "gj");
+  CU_ASSERT(strstr(rep.warnings, "the diagonal is not positive") != NULL);
+  free(S);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"auto picks chol for Matern covariances; logdet matches LAPACK", t_auto_picks_chol},
       {"ooc_logdet out of core, and not SPD names the leading minor", t_logdet_call},
       {"--method chol refuses non-symmetric input; auto falls back to gj", t_forced_chol_and_fallback},
+      {"the symmetry pre-pass names the first differing pair and sees the diagonal", t_classify},
       {"chol solve with 50 right-hand sides, lower-triangle output", t_solve_and_lower},
       {"factor writes L; solve --factor reuses it; bad factors refused", t_factor_and_reuse},
       {NULL, NULL}};

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 
+#include "base/parloop.h"
 #include "io/fileio.h"
 #include "io/h5mat.h"
 #include "io/journal.h"
@@ -433,43 +434,88 @@ static ooc_status_t load_inputs(job_t *j) {
 
 /* The "matrix type identification" pre-pass (one read of every tile pair): symmetric to a
  * tolerance (1e-12 relative, 1e-5 for float32 data) and a positive diagonal. Stops at the first
- * asymmetric pair, naming it in *why. */
+ * asymmetric pair in (tile column, tile row, column, row) order, naming it in *why.
+ * Per tile column tj, its tiles from the diagonal down (L) and tile row tj from the diagonal
+ * right (U) are read as two batches (the cache's copy threads), then compared on threads, tile
+ * by tile in 64 x 64 blocks: one thread tile by tile took 46 s of a 104 s run at n = 65536.
+ * The two n x b buffers fit in the solver's workspace (at least 16 n b bytes), not allocated
+ * yet. */
+enum { CL_BLOCK = 64 };
+
+typedef struct classify_run {
+  const double *L, *U; /* L: tiles (tj.., tj), ld ldl; U: tiles (tj, tj..), ld bj */
+  part_t p;
+  int64_t ldl, tj, bj;
+  double tol;
+  uint8_t *asym, *nonpos; /* per tile row ti - tj: a differing pair; a diagonal entry <= 0 */
+} classify_run_t;
+
+static int cl_differ(double x, double y, double tol) {
+  return fabs(x - y) > tol * fmax(fabs(x), fabs(y));
+}
+
+static void classify_job(void *arg, int64_t k, int worker) {
+  const classify_run_t *c = arg;
+  (void)worker;
+  int64_t ti = c->tj + k, nr = part_len(c->p, ti), off = part_start(c->p, ti) - part_start(c->p, c->tj);
+  const double *L = c->L + off, *U = c->U + off * c->bj;
+  for (int64_t c0 = 0; c0 < c->bj && !c->asym[k]; c0 += CL_BLOCK)
+    for (int64_t r0 = 0; r0 < nr && !c->asym[k]; r0 += CL_BLOCK) {
+      int64_t c1 = ooc_min64(c->bj, c0 + CL_BLOCK), r1 = ooc_min64(nr, r0 + CL_BLOCK);
+      for (int64_t cc = c0; cc < c1; cc++)
+        for (int64_t r = r0; r < r1; r++)
+          if (cl_differ(L[r + cc * c->ldl], U[cc + r * c->bj], c->tol)) c->asym[k] = 1;
+    }
+  if (k == 0)
+    for (int64_t d = 0; d < nr; d++)
+      if (!(L[d + d * c->ldl] > 0)) c->nonpos[k] = 1;
+}
+
 static ooc_status_t classify(job_t *j, int *symmetric, int *posdiag, char *why, size_t cap) {
   ooc_ctx_t *ctx = j->ctx;
   part_t p = ts_rows(j->A);
-  int64_t b = p.b;
-  double tol = j->f32 ? 1e-5 : 1e-12;
+  int64_t n = p.n, b = p.b;
+  classify_run_t c = {.p = p, .tol = j->f32 ? 1e-5 : 1e-12};
+  double *L = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+  double *U = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+  uint8_t *flags = ooc_malloc(ctx, (size_t)(2 * p.count));
   ooc_status_t st = OOC_OK;
-  double *t1 = ooc_malloc(ctx, (size_t)(b * b) * sizeof(double));
-  double *t2 = ooc_malloc(ctx, (size_t)(b * b) * sizeof(double));
   *symmetric = *posdiag = 1;
   why[0] = 0;
-  if (!t1 || !t2) {
+  if (!L || !U || !flags) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory classifying the matrix");
     goto done;
   }
   for (int64_t tj = 0; tj < p.count && *symmetric; tj++) {
-    for (int64_t ti = tj; ti < p.count && *symmetric; ti++) {
-      int64_t nr = part_len(p, ti), nc = part_len(p, tj);
-      OOC_CHECK(st = ts_read(j->A, ti, tj, t1, nr));
-      OOC_CHECK(st = ts_read(j->A, tj, ti, t2, nc));
-      for (int64_t c = 0; c < nc && *symmetric; c++)
+    int64_t rows = n - part_start(p, tj), nt = p.count - tj;
+    c = (classify_run_t){.L = L, .U = U, .p = p, .ldl = rows, .tj = tj, .bj = part_len(p, tj),
+                         .tol = c.tol, .asym = flags, .nonpos = flags + nt};
+    memset(flags, 0, (size_t)(2 * nt));
+    OOC_CHECK(st = ts_read_tiles(j->A, tj, p.count, tj, tj + 1, L, rows));
+    OOC_CHECK(st = ts_read_tiles(j->A, tj, tj + 1, tj, p.count, U, c.bj));
+    ooc_parallel(ooc_par_cpus(16), nt, classify_job, &c);
+    if (c.nonpos[0]) *posdiag = 0;
+    for (int64_t k = 0; k < nt && *symmetric; k++) {
+      if (!c.asym[k]) continue;
+      /* the first differing pair of this tile, in column-major order */
+      int64_t ti = tj + k, nr = part_len(p, ti), off = part_start(p, ti) - part_start(p, tj);
+      for (int64_t cc = 0; cc < c.bj && *symmetric; cc++)
         for (int64_t r = 0; r < nr; r++) {
-          double x = t1[r + c * nr], y = t2[c + r * nc];
-          if (fabs(x - y) > tol * fmax(fabs(x), fabs(y))) {
+          double x = L[off + r + cc * rows], y = U[cc + (off + r) * c.bj];
+          if (cl_differ(x, y, c.tol)) {
             *symmetric = 0;
             ooc_fmt(why, cap, "A[%lld, %lld] = %.17g but A[%lld, %lld] = %.17g",
-                    (long long)(part_start(p, ti) + r), (long long)(part_start(p, tj) + c), x,
-                    (long long)(part_start(p, tj) + c), (long long)(part_start(p, ti) + r), y);
+                    (long long)(part_start(p, ti) + r), (long long)(part_start(p, tj) + cc), x,
+                    (long long)(part_start(p, tj) + cc), (long long)(part_start(p, ti) + r), y);
             break;
           }
-          if (ti == tj && r == c && !(x > 0)) *posdiag = 0;
         }
     }
   }
 done:
-  ooc_free(ctx, t1);
-  ooc_free(ctx, t2);
+  ooc_free(ctx, L);
+  ooc_free(ctx, U);
+  ooc_free(ctx, flags);
   return st;
 }
 
@@ -1054,7 +1100,9 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (!j->colnorm || !j->perm)
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
   OOC_TRY(load_inputs(j));
+  double t_pre = ooc_now();
   if (!j->resuming) OOC_TRY(choose_method(j));
+  r->t_read += ooc_now() - t_pre; /* the symmetry pre-pass inspects the input: part of reading */
 
   /* eliminate */
   double t1 = ooc_now();
