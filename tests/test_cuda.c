@@ -11,7 +11,8 @@
  * - the same through the public API with --gpu-mem, and a budget too small to start.
  * `test_cuda quick` runs all but the n = 1000 sweep and the solves, `test_cuda n1000` and
  * `test_cuda solve` those two (quick + n1000 + solve = the full run, in parallel processes);
- * `test_cuda sanitize` one small out-of-core case (for compute-sanitizer).
+ * `test_cuda sanitize` one small out-of-core case (for compute-sanitizer), `test_cuda race` smaller
+ * ones (for racecheck, which is ~50x slower).
  */
 #include <float.h>
 #include <math.h>
@@ -367,6 +368,15 @@ static void t_sanitize(void) {
   leaf_case(GEN_RANDOM, 700, 50, 200, 8, 4);
 }
 
+/* The same paths at a size racecheck finishes in minutes (it serialises every shared-memory
+ * access: the n = 1400 case above takes ~130 s under it on an H200): several out-of-core steps,
+ * three and four streams, the recursive panel LU with small leaves. */
+static void t_race(void) {
+  direct_case(1000, 16, 8 * 1000 * 1000 / 4, 3, NULL);
+  direct_case(1000, 16, 8 * 1000 * 1000 / 4, 4, NULL);
+  leaf_case(GEN_RANDOM, 300, 20, 100, 8, 4);
+}
+
 static void t_trace(void) {
   const char *tr = tu_path("trace.json");
   direct_case(1200, 24, 2 << 20, 3, tr);
@@ -446,6 +456,10 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "sanitize")) { /* one small out-of-core case, for compute-sanitizer */
     static const tu_test_t small[] = {{"small out-of-GPU-core case", t_sanitize}, {NULL, NULL}};
     return tu_run("cuda-sanitize", small);
+  }
+  if (argc > 1 && !strcmp(argv[1], "race")) { /* smaller still, for racecheck */
+    static const tu_test_t small[] = {{"tiny out-of-GPU-core cases", t_race}, {NULL, NULL}};
+    return tu_run("cuda-race", small);
   }
   if (argc > 1 && !strcmp(argv[1], "n1000")) { /* the rest of the full run, in two processes */
     static const tu_test_t t[] = {{"n = 1000, cuda", t_1000}, {NULL, NULL}};

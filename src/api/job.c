@@ -609,7 +609,7 @@ static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
   int64_t n = j->n, b = j->b, m = j->m, Wd = 0, gbudget = 0;
   ocu_config_t c = gpu_config(j);
   OOC_TRY(ocu_chol_plan(ctx, n, b, ca->job, 0, &c, &Wd, &gbudget));
-  int64_t W = ooc_min64(j->W, Wd);
+  int64_t W = chol_even_stripe(n, b, ooc_min64(j->W, Wd));
   int64_t reserved = solver_ws(j, j->W) + ocu_host_extra_bytes(n, b, j->W, m, &c);
   int64_t need = ocu_chol_host_bytes(n, b, W, ca->job, &c) + chol_workspace_bytes(n, b, W, m) - 8 * n * W;
   if (need > reserved) {

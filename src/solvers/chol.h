@@ -166,6 +166,13 @@ typedef struct chol_stats {
  * allocates only the transpose buffer and (solving) the column buffer. */
 int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
 
+/* The narrowest stripe (a multiple of b, at most W) that covers n in as many steps as W does:
+ * the steps then carry equal work. Every sweep step streams the whole lower triangle whatever
+ * its width, so a narrow last step (n = 65536, W = 20480: 20480 x 3 + 4096) pays a full pass of
+ * copies for a fifth of a step's flops; and a step's pivot work (2 (n-w) w^2 + w^3) falls as w
+ * narrows, at no extra pass. W >= n is returned unchanged. */
+int64_t chol_even_stripe(int64_t n, int64_t b, int64_t W);
+
 /* Runs a->job. info (may be NULL) gets 0 or the failing leading minor; logdet (may be NULL) gets
  * log det A = 2 sum log L_jj when the factorization succeeds. */
 ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats, int64_t *info,
