@@ -11,8 +11,8 @@
  * - the same through the public API with --gpu-mem, and a budget too small to start.
  * `test_cuda quick` runs all but the n = 1000 sweep and the solves, `test_cuda n1000` and
  * `test_cuda solve` those two (quick + n1000 + solve = the full run, in parallel processes);
- * `test_cuda sanitize` one small out-of-core case (for compute-sanitizer), `test_cuda race` smaller
- * ones (for racecheck, which is ~50x slower).
+ * `test_cuda sanitize` small out-of-core cases (for compute-sanitizer), `test_cuda race K` one of
+ * three such cases (K = 0, 1, 2: for racecheck, ~50x slower, one process each).
  */
 #include <float.h>
 #include <math.h>
@@ -368,13 +368,17 @@ static void t_sanitize(void) {
   leaf_case(GEN_RANDOM, 700, 50, 200, 8, 4);
 }
 
-/* The same paths at a size racecheck finishes in minutes (it serialises every shared-memory
- * access: the n = 1400 case above takes ~130 s under it on an H200): several out-of-core steps,
- * three and four streams, the recursive panel LU with small leaves. */
+/* The same paths, one case per process, for racecheck (it serialises every shared-memory
+ * access: the sanitize cases take ~130 s each under it on an H200, so the three run side by side
+ * as `test_cuda race 0|1|2`): several out-of-core steps on three and on four streams, and the
+ * recursive panel LU with small leaves. */
+static int g_race = 0;
 static void t_race(void) {
-  direct_case(1000, 16, 8 * 1000 * 1000 / 4, 3, NULL);
-  direct_case(1000, 16, 8 * 1000 * 1000 / 4, 4, NULL);
-  leaf_case(GEN_RANDOM, 300, 20, 100, 8, 4);
+  switch (g_race) {
+  case 0: direct_case(1000, 16, 8 * 1000 * 1000 / 4, 3, NULL); break;
+  case 1: direct_case(1000, 16, 8 * 1000 * 1000 / 4, 4, NULL); break;
+  default: leaf_case(GEN_RANDOM, 300, 20, 100, 8, 4); break;
+  }
 }
 
 static void t_trace(void) {
@@ -457,7 +461,8 @@ int main(int argc, char **argv) {
     static const tu_test_t small[] = {{"small out-of-GPU-core case", t_sanitize}, {NULL, NULL}};
     return tu_run("cuda-sanitize", small);
   }
-  if (argc > 1 && !strcmp(argv[1], "race")) { /* smaller still, for racecheck */
+  if (argc > 1 && !strcmp(argv[1], "race")) { /* one case per process, for racecheck */
+    g_race = argc > 2 ? atoi(argv[2]) : 0;
     static const tu_test_t small[] = {{"tiny out-of-GPU-core cases", t_race}, {NULL, NULL}};
     return tu_run("cuda-race", small);
   }
