@@ -4,10 +4,14 @@
 # 1. build the GPU suites and benchmarks (Release, sm_90; the CPU suites run in CI instead);
 # 2. test_cuda quick, test_cuda_chol and test_iter_cuda, side by side on the GPU;
 # 3. the headline rows of docs/PERFORMANCE.md, each only if the time left allows it:
-#    gj n = 32768 in core against cuSOLVER getrf+getrs(I) (issue 3), chol n = 65536 with
-#    --gpu-mem 16G (issue 4), then oocbench's `h100` part (tools/bench_gpu_run.sh) in what is left.
+#    gj n = 32768 in core against cuSOLVER getrf+getrs(I) and gj n = 49152 with --gpu-mem 12G
+#    (issue 3), chol n = 65536 with --gpu-mem 16G (issue 4), the out-of-core product n = 49152
+#    with --gpu-mem 12G, cold then warm (issue 5);
+# 4. compute-sanitizer: memcheck on test_cuda's and test_cuda_chol's sanitize cases, racecheck on
+#    test_cuda's three race cases and test_cuda_chol's sanitize cases, side by side;
+# 5. oocbench's `h100` part (tools/bench_gpu_run.sh) in what is left.
 # Everything lands in $OUT/all.tgz (the device returns at most 8 files); the last lines printed
-# are the summary lines to quote. SKIP="tests bench oocbench" skips stages.
+# are the summary lines to quote. SKIP="tests bench san oocbench" skips stages.
 set -o pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -30,7 +34,7 @@ done
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee $R/gpu.txt
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > $R/build.log 2>&1 &&
   cmake --build $B -j"$(nproc)" --target test_cuda test_cuda_chol test_iter_cuda bench_cuda \
-    bench_cuda_chol oocbench_bin oocsolve_bin oocgen_bin test_bench >> $R/build.log 2>&1 ||
+    bench_cuda_chol bench_gemm_cuda oocbench_bin oocsolve_bin oocgen_bin test_bench >> $R/build.log 2>&1 ||
   { grep -E "error" $R/build.log | head -20; exit 1; }
 echo "[$(el) s] built"
 
@@ -62,6 +66,27 @@ if ! skip bench; then
   MALLOC_TRIM_THRESHOLD_=100000000000 MALLOC_TOP_PAD_=1073741824 \
     run 150 chol.log $B/bench_cuda_chol run 65536 1024 16G
   grep -E "RESULT" $R/chol.log
+  run 60 gj49152.log $B/bench_cuda gj 49152 1024 12G 3 -
+  grep -E "RESULT gj" $R/gj49152.log
+  run 90 gemm.log $B/bench_gemm_cuda ooc 49152 4096 12G plan plan
+  grep -E "RESULT ooc.*TFLOP" $R/gemm.log
+fi
+if ! skip san && [ "$(left)" -gt 200 ]; then
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  san() { # log tool args...
+    local log=$1 tool=$2
+    shift 2
+    timeout $(($(left) - 10)) $CS --tool $tool --error-exitcode 9 "$@" > $R/$log 2>&1
+    echo "compute-sanitizer $tool $* rc=$?" >> $R/$log
+  }
+  (cd $B && san mem_gj.log memcheck ./test_cuda sanitize) &
+  (cd $B && san mem_chol.log memcheck ./test_cuda_chol sanitize) &
+  wait
+  for k in 0 1 2; do (cd $B && san race_gj$k.log racecheck ./test_cuda race $k) & done
+  (cd $B && san race_chol.log racecheck ./test_cuda_chol sanitize) &
+  wait
+  echo "[$(el) s] sanitizers done"
+  grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|rc=" $R/mem_*.log $R/race_*.log
 fi
 if ! skip oocbench && [ "$(left)" -gt 90 ]; then
   OUT=$R/bench B=$B BUDGET=$(($(left) - 15)) WHAT="${WHAT:-h100}" bash tools/bench_gpu_run.sh \
