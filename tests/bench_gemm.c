@@ -1,9 +1,17 @@
 /*
  * bench_gemm.c: in-core cblas_dgemm (the ceiling for the out-of-core product on this machine) on
- * the same OpenBLAS as liboocsolve. Not a test (not named test_*.c); build by hand:
- *   gcc -O2 -std=c11 tests/bench_gemm.c -I/usr/include/x86_64-linux-gnu/openblas-pthread \
- *       -lopenblas -o /tmp/bench_gemm
+ * the same OpenBLAS as liboocsolve, and the product's C store into fresh tiles. Not a test (not
+ * named test_*.c); build by hand:
+ *   gcc -O2 -std=c11 -Iinclude -Isrc -I/usr/include/x86_64-linux-gnu/openblas-pthread \
+ *       tests/bench_gemm.c build/liboocsolve.a -lhdf5_serial -lzstd -llapacke -lopenblas \
+ *       -lpthread -lm -o /tmp/bench_gemm
  *   /tmp/bench_gemm [n=4096] [reps=3]       -> best GFLOP/s of C = A B, n x n, float64
+ *   /tmp/bench_gemm store [GiB=4] [tile=4096] [reps=3]
+ *                                           -> ts_put_col of a store of GiB in tiles of tile
+ *       (tile columns of 8 tiles) from one column buffer, as the product stores C: into a fresh
+ *       store ("cold": every tile buffer new, faulted in by the copy), after ts_prefill of the
+ *       whole store in the product's 64 MiB steps ("prefilled": the put's time, and the
+ *       prefill's), and again into the same store ("warm": tiles cached). Best of reps.
  * Compare with `oocsolve gemm --json ... A.h5 B.h5` (its "gflops" is the compute phase) run
  * right after it: docs/NUMERICS.md, "Iterative inverse: measurements".
  */
@@ -11,7 +19,10 @@
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include "tiling/tstore.h"
 
 static double now(void) {
   struct timespec t;
@@ -19,7 +30,69 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+static double put_all(tstore_t *ts, const double *col) {
+  part_t cp = ts_cols(ts);
+  double t0 = now();
+  for (int64_t tj = 0; tj < cp.count; tj++)
+    if (ts_put_col(ts, tj, col, ts_rows(ts).n) != OOC_OK) return -1;
+  return now() - t0;
+}
+
+static int store_bench(double gib, int64_t b, int reps) {
+  const int64_t rt = 8; /* row tiles: a column of 8 tiles, like a product block's */
+  int64_t rows = rt * b, bytes_tile = 8 * b * b;
+  int64_t ct = (int64_t)(gib * 1073741824.0 / (double)(rt * bytes_tile) + 0.5), cols = ct * b;
+  if (ct < 1) return 2;
+  double gb = 8.0 * (double)rows * (double)cols / 1e9;
+  ooc_ctx_t *ctx = NULL;
+  if (ooc_ctx_create(&ctx) != OOC_OK) return 1;
+  double *col = malloc((size_t)(rows * b) * sizeof *col);
+  if (!col) return 1;
+  for (int64_t i = 0; i < rows * b; i++) col[i] = (double)(i % 1000);
+  double cold = 1e30, put = 1e30, pre = 1e30, warm = 1e30;
+  int threads = 0;
+  for (int r = 0; r < reps; r++)
+    for (int q = 0; q < 2; q++) {
+      int mode = (q + r) % 2; /* alternate which goes first: the first touch of memory the
+                               * process never had can cost more (a VM's host faults too) */
+      tcache_t *c;
+      tstore_t *ts;
+      if (tcache_create(ctx, 2 * (int64_t)(gb * 1e9), &c) != OOC_OK ||
+          tstore_create(ctx, c, rows, cols, b, NULL, NULL, &ts) != OOC_OK)
+        return 1;
+      threads = tcache_threads(c);
+      if (mode == 1) { /* the product's steps: 64 MiB (at least a tile) a call */
+        ts_range_t all = {0, rt, 0, ct};
+        int64_t made = 1;
+        double t0 = now();
+        while (made > 0)
+          if (ts_prefill(ts, &all, 1, (int64_t)64 << 20, &made) != OOC_OK) return 1;
+        double t = now() - t0;
+        pre = t < pre ? t : pre;
+      }
+      double t = put_all(ts, col);
+      if (t < 0) return 1;
+      if (mode == 0) cold = t < cold ? t : cold;
+      else put = t < put ? t : put;
+      t = put_all(ts, col); /* same store again: cached tiles */
+      if (t < 0) return 1;
+      warm = t < warm ? t : warm;
+      tstore_destroy(ts);
+      tcache_destroy(c);
+    }
+  printf("{\"store_gb\": %.2f, \"tile\": %lld, \"threads\": %d, \"cold_s\": %.3f, "
+         "\"cold_gbs\": %.2f, \"prefill_s\": %.3f, \"prefill_gbs\": %.2f, \"put_after_prefill_s\": "
+         "%.3f, \"put_after_prefill_gbs\": %.2f, \"warm_s\": %.3f, \"warm_gbs\": %.2f}\n",
+         gb, (long long)b, threads, cold, gb / cold, pre, gb / pre, put, gb / put, warm, gb / warm);
+  free(col);
+  ooc_ctx_destroy(ctx);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "store"))
+    return store_bench(argc > 2 ? atof(argv[2]) : 4.0, argc > 3 ? atoll(argv[3]) : 4096,
+                       argc > 4 ? atoi(argv[4]) : 3);
   long n = argc > 1 ? atol(argv[1]) : 4096;
   int reps = argc > 2 ? atoi(argv[2]) : 3;
   double *A = malloc(sizeof(double) * (size_t)(n * n)), *B = malloc(sizeof(double) * (size_t)(n * n)),

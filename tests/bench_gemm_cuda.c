@@ -264,10 +264,11 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
     double flops = 2.0 * n * n * n;
     printf("RESULT ooc [%s] n=%lld tile %lld gpu-mem %.1f GiB: block %lld, panels %lld x %d, %d C "
            "buffer(s), %lld blocks, %d copy threads: %.2f s, %.2f TFLOP/s (host gather/store "
-           "%.2f s, waiting for the GPU %.2f s, H2D %.1f GiB, D2H %.1f GiB, device %.2f GiB, "
-           "pinned %.2f GiB)\n",
+           "%.2f s, waiting for the GPU %.2f s of which prefilling C's new tiles %.2f s for "
+           "%.1f GiB, H2D %.1f GiB, D2H %.1f GiB, device %.2f GiB, pinned %.2f GiB)\n",
            var, (long long)n, (long long)b, gpu_mem / 1073741824.0, (long long)s, (long long)kb,
            ns, nc, (long long)gs.blocks, tcache_threads(c), t, flops / t * 1e-12, gs.t_io, gs.t_gemm,
+           gs.t_prefill, gs.bytes_prefill / 1073741824.0,
            os.bytes_h2d / 1073741824.0, os.bytes_d2h / 1073741824.0, os.dev_peak / 1073741824.0,
            os.pinned_bytes / 1073741824.0);
     ocu_gemm_destroy(ex);

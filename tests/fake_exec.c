@@ -25,7 +25,16 @@ static ooc_status_t fk_begin(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int 
 
 static ooc_status_t fk_wait(gemm_exec_t *e, int slot) {
   ((fake_exec_t *)e)->ready[slot] = 1;
+  ((fake_exec_t *)e)->busy[slot] = 0;
   return OOC_OK;
+}
+
+static int fk_busy(gemm_exec_t *e, int slot) {
+  fake_exec_t *f = (fake_exec_t *)e;
+  if (f->busy[slot] <= 0) return 0;
+  f->busy[slot]--;
+  f->polls_busy++;
+  return 1;
 }
 
 static ooc_status_t fk_panel(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
@@ -38,6 +47,7 @@ static ooc_status_t fk_panel(gemm_exec_t *e, int slot, int c, int64_t mb, int64_
   }
   fk_load(f, c);
   f->ready[slot] = 0;
+  f->busy[slot] = f->busy_polls;
   f->panels++;
   f->ops->gemm('N', 'N', mb, nb, kb, alpha, e->apan[slot], mb, e->bpan[slot], kb, beta, f->dev[c],
                mb);
@@ -80,7 +90,8 @@ fake_exec_t *fake_exec_create(int nslots, int ncblk, int64_t MB, int64_t NB, int
   f->ops = ops;
   f->e = (gemm_exec_t){.nslots = nslots, .ncblk = ncblk, .MB = MB, .NB = NB, .KB = KB,
                        .begin = fk_begin, .slot_wait = fk_wait, .panel = fk_panel, .end = fk_end,
-                       .fetch = fk_fetch};
+                       .fetch = fk_fetch, .slot_busy = fk_busy};
+  f->busy_polls = 2;
   for (int c = 0; c < ncblk; c++) {
     f->e.cblk[c] = malloc((size_t)(MB * NB) * sizeof(double));
     f->dev[c] = malloc((size_t)(MB * NB) * sizeof(double));

@@ -5,6 +5,8 @@
  * columns back, so a host that touches cblk[c] at the wrong time gets a wrong result or a NaN.
  * A panel filled without slot_wait, a block used before begin or after end, or buffers too
  * small count as misuse (the call still returns OOC_OK, so the test sees the count).
+ * slot_busy says a slot is busy for its first `busy_polls` polls after each panel (default 2),
+ * as a device still multiplying would, so the host's work while it waits (prefill) runs.
  */
 #ifndef OOC_FAKE_EXEC_H
 #define OOC_FAKE_EXEC_H
@@ -20,6 +22,8 @@ typedef struct fake_exec {
   int state[GEMM_MAX_CBLK]; /* 0 idle, 1 begun (load pending), 2 begun, 3 ended */
   int64_t mb[GEMM_MAX_CBLK], nb[GEMM_MAX_CBLK], back[GEMM_MAX_CBLK];
   int64_t panels, fetches;
+  int busy_polls, busy[GEMM_MAX_SLOTS];
+  int64_t polls_busy; /* slot_busy calls that said busy */
 } fake_exec_t;
 
 /* nslots panel slots of MB x KB and KB x NB, ncblk C buffers of MB x NB; products with ops. */

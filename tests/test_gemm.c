@@ -17,7 +17,9 @@
  *   overrun) and is asynchronous like a device (a load is read late, a block comes back only
  *   when fetched): one and two C buffers, one and three slots, beta zero or not: same result as
  *   the reference, the epilogue sees every element once (slices with two buffers), blocks and
- *   panels bounded by the executor's buffers.
+ *   panels bounded by the executor's buffers; while the stand-in says a slot is busy, C's new
+ *   tile buffers are prefilled (within the budget), and a second product into the same C (its
+ *   tiles cached) prefills nothing.
  */
 #include <float.h>
 #include <math.h>
@@ -408,6 +410,26 @@ static void t_executor_seam(void) {
           if (!(err < 1e-12) || fk->misuse)
             fprintf(stderr, "\n  executor case %d (%d buffers, %d slots, beta %g): error %g, "
                     "misuse %d\n", q, ncblk, nslots, beta, err, fk->misuse);
+          /* C's tiles were new (from the source when taken, or never there): buffers for them
+           * were touched while the "device" was busy (if the host waited at all: more panels
+           * than slots), within the cache's budget */
+          if (fk->panels > nslots) CU_ASSERT(fk->polls_busy > 0 && gs.bytes_prefill > 0);
+          CU_ASSERT(tcache_peak(cache) <= tcache_capacity(cache));
+          if (betaq == 0 && k > 0) { /* again into the same C: its tiles are cached, no prefill */
+            gemm_stats_t g2 = {0};
+            cv.bad = 0;
+            memset(cv.seen, 0, (size_t)(m * n) * sizeof(int));
+            CU_ASSERT(gemm_run(ctx, &g, &g2) == OOC_OK);
+            CU_ASSERT(fk->misuse == 0);
+            CU_ASSERT_EQUAL(g2.bytes_prefill, 0);
+            double err2 = 0;
+            for (int64_t tj = 0; tj < cp.count; tj++)
+              for (int64_t ti = 0; ti < rp.count; ti++)
+                ts_read(TC, ti, tj, C + part_start(rp, ti) + part_start(cp, tj) * m, m);
+            for (int64_t i = 0; i < m * n; i++)
+              err2 = fmax(err2, isnan(C[i]) ? INFINITY : fabs(C[i] - R[i]));
+            CU_ASSERT(err2 < 1e-12);
+          }
           fake_exec_destroy(fk);
           free(cv.seen);
           tstore_destroy(TA);

@@ -371,6 +371,111 @@ static void t_tile_blocks(void) {
   tu_ctx_done(ctx);
 }
 
+/* ts_prefill: buffers for the uncached tiles of the ranges go to the pool, touched, within the
+ * free room only (cached tiles stay cached, nothing spills); pooled buffers count; a following
+ * put takes them (no allocation); max_bytes bounds a call; an allocation failure stops it
+ * quietly; edge tiles (four sizes); large tiles on the copy threads. */
+static void t_prefill(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  tcache_t *c;
+  tstore_t *ts;
+  double t[256];
+  for (int k = 0; k < 256; k++) t[k] = k;
+  /* a 16 x 16 tile's charge (payload + header), measured */
+  CU_ASSERT_FATAL(tcache_create(ctx, 1 << 20, &c) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, c, 16, 16, 16, NULL, NULL, &ts) == OOC_OK);
+  CU_ASSERT_FATAL(ts_put(ts, 0, 0, t, 16) == OOC_OK);
+  int64_t charge = tcache_used(c), hdr = charge - 16 * 16 * 8;
+  tstore_destroy(ts);
+  tcache_destroy(c);
+  int64_t cap = 10 * charge + 100; /* 10 of 16 tiles fit */
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &c) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, c, 64, 64, 16, NULL, &sp, &ts) == OOC_OK);
+  for (int64_t ti = 0; ti < 3; ti++) CU_ASSERT_FATAL(ts_put(ts, ti, 0, t, 16) == OOC_OK);
+  CU_ASSERT_EQUAL(tcache_used(c), 3 * charge);
+  int64_t allocs = ctx->live_allocs, made = -1;
+  /* tile columns 0-1: 8 tiles, 3 cached, so 5 buffers */
+  ts_range_t r01 = {0, 4, 0, 2};
+  CU_ASSERT(ts_prefill(ts, &r01, 1, 1 << 30, &made) == OOC_OK);
+  CU_ASSERT_EQUAL(made, 5 * charge);
+  CU_ASSERT_EQUAL(tcache_pooled(c), 5 * charge);
+  CU_ASSERT_EQUAL(tcache_used(c), 3 * charge);
+  CU_ASSERT_EQUAL(ctx->live_allocs, allocs + 5);
+  CU_ASSERT(ts_prefill(ts, &r01, 1, 1 << 30, &made) == OOC_OK); /* pooled ones count */
+  CU_ASSERT_EQUAL(made, 0);
+  CU_ASSERT_EQUAL(ctx->live_allocs, allocs + 5);
+  /* the whole store: 13 uncached, 5 pooled, but room for only 2 more; nothing is evicted */
+  ts_range_t all = {0, 4, 0, 4};
+  CU_ASSERT(ts_prefill(ts, &all, 1, 1, &made) == OOC_OK); /* max_bytes: one buffer a call */
+  CU_ASSERT_EQUAL(made, charge);
+  CU_ASSERT(ts_prefill(ts, &all, 1, 1 << 30, &made) == OOC_OK);
+  CU_ASSERT_EQUAL(made, charge);
+  CU_ASSERT(ts_prefill(ts, &all, 1, 1 << 30, &made) == OOC_OK);
+  CU_ASSERT_EQUAL(made, 0);
+  CU_ASSERT_EQUAL(tcache_used(c), 3 * charge);
+  CU_ASSERT_EQUAL(tcache_pooled(c), 7 * charge);
+  CU_ASSERT(tcache_peak(c) <= cap);
+  CU_ASSERT_EQUAL(ms.puts, 0);
+  /* two ranges count their tiles twice: column 1 (4 uncached) twice wants 8 > 7 pooled, but
+   * there is no room for an eighth */
+  ts_range_t twice[2] = {{0, 4, 1, 2}, {0, 4, 1, 2}};
+  CU_ASSERT(ts_prefill(ts, twice, 2, 1 << 30, &made) == OOC_OK);
+  CU_ASSERT_EQUAL(made, 0); /* no room */
+  /* puts take the pooled buffers: no allocation */
+  allocs = ctx->live_allocs;
+  for (int64_t tj = 1; tj < 3; tj++)
+    for (int64_t ti = 0; ti < 3; ti++) CU_ASSERT_FATAL(ts_put(ts, ti, tj, t, 16) == OOC_OK);
+  CU_ASSERT_EQUAL(ctx->live_allocs, allocs);
+  CU_ASSERT_EQUAL(tcache_used(c), 9 * charge);
+  CU_ASSERT_EQUAL(tcache_pooled(c), 1 * charge);
+  CU_ASSERT_EQUAL(ms.puts, 0);
+  double u[256];
+  CU_ASSERT(ts_read(ts, 2, 2, u, 16) == OOC_OK);
+  CU_ASSERT(memcmp(t, u, sizeof t) == 0);
+  /* a range outside the store is a bug; an allocation failure stops quietly */
+  ts_range_t bad = {0, 5, 0, 1};
+  CU_ASSERT(ts_prefill(ts, &bad, 1, 1 << 30, &made) == OOC_ERR_INTERNAL);
+  ooc_clear_error(ctx);
+  tcache_trim(c);
+  ooc_fault_arm(ctx, OOC_FAULT_ALLOC, 1, 1, 0);
+  CU_ASSERT(ts_prefill(ts, &all, 1, 1 << 30, &made) == OOC_OK);
+  CU_ASSERT(ooc_fault_injected(ctx, OOC_FAULT_ALLOC) > 0);
+  ooc_fault_arm(ctx, OOC_FAULT_ALLOC, 0, 0, 0);
+  CU_ASSERT_EQUAL(made, 0);
+  CU_ASSERT_EQUAL(ooc_ctx_error(ctx)[0], '\0');
+  CU_ASSERT_EQUAL(tcache_pooled(c), 0);
+  tstore_destroy(ts);
+  tcache_destroy(c);
+  ms_free(&ms);
+
+  /* edge tiles (40 = 2 x 16 + 8: four sizes) and 2 MiB tiles (an 8 MiB batch: copy threads) */
+  for (int q = 0; q < 2; q++) {
+    int64_t n = q ? 1024 + 100 : 40, b = q ? 512 : 16;
+    CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &c) == OOC_OK);
+    tcache_set_threads(c, q ? 4 : 1);
+    CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, NULL, NULL, &ts) == OOC_OK);
+    ts_range_t whole = {0, 3, 0, 3};
+    CU_ASSERT(ts_prefill(ts, &whole, 1, (int64_t)1 << 30, &made) == OOC_OK);
+    CU_ASSERT_EQUAL(made, 9 * hdr + n * n * 8);
+    double *m = malloc((size_t)(n * n) * sizeof *m), *back = malloc((size_t)(n * n) * sizeof *m);
+    CU_ASSERT_FATAL(m && back);
+    for (int64_t i = 0; i < n * n; i++) m[i] = (double)i;
+    allocs = ctx->live_allocs;
+    CU_ASSERT_FATAL(ts_put_tiles(ts, 0, 3, 0, 3, m, n) == OOC_OK);
+    CU_ASSERT_EQUAL(ctx->live_allocs, allocs);
+    CU_ASSERT_EQUAL(tcache_pooled(c), 0);
+    CU_ASSERT_FATAL(ts_read_tiles(ts, 0, 3, 0, 3, back, n) == OOC_OK);
+    CU_ASSERT(memcmp(m, back, (size_t)(n * n) * sizeof *m) == 0);
+    free(m);
+    free(back);
+    tstore_destroy(ts);
+    tcache_destroy(c);
+  }
+  tu_ctx_done(ctx);
+}
+
 static void t_parse_size(void) {
   CU_ASSERT_EQUAL(ooc_parse_size("4096"), 4096);
   CU_ASSERT_EQUAL(ooc_parse_size("64M"), 64LL << 20);
@@ -399,6 +504,7 @@ int main(void) {
       {"buffers recycled, budget kept", t_cache_recycles_buffers},
       {"column copies on threads, cache smaller than a column", t_threaded_column_copies},
       {"blocks of tiles: every state, threads, take/put", t_tile_blocks},
+      {"prefill: free room only, reused by puts, steps, faults", t_prefill},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
       {NULL, NULL}};

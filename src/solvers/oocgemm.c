@@ -118,6 +118,29 @@ static ooc_status_t store_upto(sched_t *sc, pend_t *p, int64_t u_end) {
   return OOC_OK;
 }
 
+/* Before slot_wait(slot): while the device still holds the slot, touch new buffers for the C
+ * tiles still to be put (the rest of the pending block and the block being multiplied), a step
+ * of a few ms of page faults on the copy threads at a time, so the gather that follows starts
+ * at most a step late. *more drops to 0 once nothing is left to do: after C's tiles are cached
+ * or pooled (the warm case) this costs one scan per block. */
+#define PREFILL_STEP ((int64_t)64 << 20)
+static ooc_status_t prefill_while_busy(sched_t *sc, const pend_t *p, ts_range_t cur, int slot,
+                                       int *more) {
+  ts_range_t r[2];
+  int nr = 0;
+  if (p->active && p->ucur < p->u1) r[nr++] = (ts_range_t){p->t0, p->t1, p->ucur, p->u1};
+  r[nr++] = cur;
+  while (*more && sc->ex->slot_busy(sc->ex, slot)) {
+    int64_t made = 0;
+    double t = ooc_now();
+    OOC_TRY(ts_prefill(sc->a->C, r, nr, PREFILL_STEP, &made));
+    sc->gs->t_prefill += ooc_now() - t;
+    sc->gs->bytes_prefill += made;
+    *more = made > 0;
+  }
+  return OOC_OK;
+}
+
 ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats) {
   tstore_t *A = a->A, *B = a->B, *C = a->C;
   if (!A || !B || !C || C == A || C == B)
@@ -191,12 +214,16 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
       }
       if (ex) OOC_CHECK(st = ex->begin(ex, c, mb, nb, a->beta != 0.0));
       gs->t_io += ooc_now() - t_a;
+      int prefill = ex && ex->slot_busy; /* until a prefill finds nothing left to do */
       for (int64_t kq = 0; kq < nkp; kq++) {
         int64_t kp = (seq % 2 == 0) ? kq : nkp - 1 - kq;
         int64_t k0t = kp * kt_, k1t = ooc_min64(ak.count, k0t + kt_);
         int64_t kb = ooc_min64(sk, k - part_start(ak, k0t));
         double t1s = ooc_now();
         if (ex) {
+          if (prefill)
+            OOC_CHECK(st = prefill_while_busy(&sc, &pd, (ts_range_t){t0, t1, u0, u1}, slot,
+                                              &prefill));
           OOC_CHECK(st = ex->slot_wait(ex, slot));
           Ap = ex->apan[slot];
           Bp = ex->bpan[slot];

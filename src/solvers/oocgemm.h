@@ -65,7 +65,11 @@ typedef ooc_status_t (*gemm_epilogue_fn)(void *user, int64_t r0, int64_t c0, int
  *   apan[s] (mb x kb) and bpan[s] (kb x nb), then panel(s, c, ...): C_c = alpha A B + beta C_c;
  * - end(c, mb, nb): start copying block c back to cblk[c] (may return before it is there);
  * - fetch(c, cols): wait until the first cols columns of block c are in cblk[c] (any order of
- *   growing cols; the last call has cols = nb).
+ *   growing cols; the last call has cols = nb);
+ * - slot_busy(s) (optional, NULL: unknown): nonzero while slot_wait(s) would still block. Never
+ *   fails (an error is left for slot_wait to report). While it says busy, the host touches
+ *   C's new tile buffers ahead of their puts (ts_prefill): the page faults of a first product
+ *   into a fresh store move into time the host would spend waiting.
  * Any call may fail with OOC_ERR_DEVICE (message recorded); the schedule then stops. */
 #define GEMM_MAX_SLOTS 4
 #define GEMM_MAX_CBLK 2
@@ -80,6 +84,7 @@ struct gemm_exec {
                         double alpha, double beta);
   ooc_status_t (*end)(gemm_exec_t *e, int c, int64_t mb, int64_t nb);
   ooc_status_t (*fetch)(gemm_exec_t *e, int c, int64_t cols);
+  int (*slot_busy)(gemm_exec_t *e, int slot);
 };
 
 typedef struct gemm_args {
@@ -104,6 +109,9 @@ typedef struct gemm_stats {
   double t_gemm;             /* seconds in ops->gemm */
   double t_io;               /* seconds moving tiles between stores and the workspace */
   double t_epilogue;         /* seconds in the epilogue */
+  double t_prefill;          /* seconds touching C's new tile buffers while the device was busy
+                              * (part of t_gemm: the wait they used) */
+  int64_t bytes_prefill;     /* bytes of those buffers */
   double flops;              /* 2 m n k */
 } gemm_stats_t;
 

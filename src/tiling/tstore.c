@@ -26,11 +26,14 @@ typedef struct entry {
 } entry_t;
 
 /* One copy of nr x nc doubles from src (leading dimension lds) to dst (ldd); src NULL fills
- * zeros. Cut into pieces of cpp columns, numbered from `first` among the batch's pieces. */
+ * zeros, or with touch only writes a byte per page (ts_prefill: the first touch of a new buffer,
+ * whose content does not matter). Cut into pieces of cpp columns, numbered from `first` among
+ * the batch's pieces. */
 typedef struct cjob {
   const double *src;
   double *dst;
   int64_t lds, ldd, nr, nc, cpp, first;
+  int touch;
 } cjob_t;
 
 /* The copy threads: the caller publishes a batch (gen++), workers and the caller claim pieces
@@ -79,9 +82,15 @@ struct tstore {
 
 /* ---- copies --------------------------------------------------------------------------------- */
 
+#define TOUCH_STRIDE 4096 /* the smallest page size: one write per page faults each in */
+
 static void copy_cols(const cjob_t *j, int64_t c0, int64_t c1) {
   size_t colb = (size_t)j->nr * sizeof(double);
-  if (!j->src) {
+  if (j->touch) { /* contiguous (ldd == nr): a store per page, not a memset of the whole range */
+    char *p = (char *)(j->dst + c0 * j->ldd), *e = (char *)(j->dst + c1 * j->ldd);
+    if (p < e) e[-1] = 0; /* the last page, which the stride may step over */
+    for (; p < e; p += TOUCH_STRIDE) *p = 0;
+  } else if (!j->src) {
     if (j->ldd == j->nr) memset(j->dst + c0 * j->ldd, 0, colb * (size_t)(c1 - c0));
     else
       for (int64_t c = c0; c < c1; c++) memset(j->dst + c * j->ldd, 0, colb);
@@ -186,7 +195,7 @@ static ooc_status_t batch_reserve(tcache_t *c, int64_t njobs) {
 static void batch_add(tcache_t *c, const double *src, int64_t lds, double *dst, int64_t ldd,
                       int64_t nr, int64_t nc) {
   if (nr <= 0 || nc <= 0) return;
-  c->jobs[c->njobs++] = (cjob_t){src, dst, lds, ldd, nr, nc, 0, 0};
+  c->jobs[c->njobs++] = (cjob_t){src, dst, lds, ldd, nr, nc, 0, 0, 0};
   c->jbytes += nr * nc * (int64_t)sizeof(double);
 }
 
@@ -396,7 +405,7 @@ const ts_stats_t *ts_stats(const tstore_t *ts) { return &ts->st; }
 
 static void copy_block(int64_t nr, int64_t nc, const double *src, int64_t lds, double *dst,
                        int64_t ldd) {
-  cjob_t j = {src, dst, lds, ldd, nr, nc, nc, 0};
+  cjob_t j = {src, dst, lds, ldd, nr, nc, nc, 0, 0};
   if (nr > 0 && nc > 0) copy_cols(&j, 0, nc);
 }
 
@@ -659,6 +668,69 @@ ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int6
       st = put(ts, ti, tj, src + block_off(ts, t0, u0, ti, tj, ld), ld);
   batch_run(c);
   return st;
+}
+
+/* ---- prefill (see tstore.h) ----------------------------------------------------------------- */
+
+ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_bytes,
+                        int64_t *made) {
+  tcache_t *c = ts->cache;
+  /* what the coming puts need, per tile size: a store has at most four (interior, the two edges,
+   * the corner); tiles of equal bytes share a buffer size whatever their shape */
+  struct pf_size {
+    int64_t charge, nr, nc, want;
+  } k[4];
+  int nk = 0;
+  int64_t want = 0;
+  *made = 0;
+  for (int q = 0; q < nr; q++) {
+    OOC_TRY(check_range(ts, r[q].t0, r[q].t1, r[q].u0, r[q].u1));
+    for (int64_t tj = r[q].u0; tj < r[q].u1; tj++)
+      for (int64_t ti = r[q].t0; ti < r[q].t1; ti++) {
+        int64_t h, w, idx = tile_index(ts, ti, tj, &h, &w);
+        int64_t charge = (int64_t)sizeof(entry_t) + h * w * (int64_t)sizeof(double);
+        if (ts->state[idx] == T_CACHED || charge > c->cap) continue; /* reused / written through */
+        int s = 0;
+        while (s < nk && k[s].charge != charge) s++;
+        if (s == 4) continue; /* cannot happen (four sizes at most) */
+        if (s == nk) k[nk++] = (struct pf_size){charge, h, w, 0};
+        k[s].want++;
+        want++;
+      }
+  }
+  for (entry_t *e = c->pool; e && want > 0; e = e->next) /* already there (warm: all of them) */
+    for (int s = 0; s < nk; s++)
+      if (k[s].charge == e->charge && k[s].want > 0) {
+        k[s].want--;
+        want--;
+        break;
+      }
+  /* new buffers: within the free room only (never an eviction), within max_bytes (but at least
+   * one), and within the copy list already reserved, so that nothing here can fail */
+  int64_t slots = ooc_min64(c->capjobs - c->njobs, c->cappend - c->npend);
+  for (int s = 0; s < nk && slots > 0; s++)
+    while (k[s].want > 0 && slots > 0 && (*made == 0 || *made + k[s].charge <= max_bytes) &&
+           c->used + c->pooled + k[s].charge <= c->cap) {
+      entry_t *e = ooc_malloc(c->ctx, (size_t)k[s].charge);
+      if (!e) { /* no memory now: the put that needs it will say so */
+        slots = 0;
+        break;
+      }
+      e->prev = e->next = NULL;
+      e->ts = NULL;
+      e->idx = -1;
+      e->charge = k[s].charge;
+      c->pooled += e->charge;
+      c->pend[c->npend++] = e; /* to the pool once touched */
+      batch_add(c, NULL, 0, e->data, k[s].nr, k[s].nr, k[s].nc);
+      c->jobs[c->njobs - 1].touch = 1;
+      k[s].want--;
+      slots--;
+      *made += e->charge;
+    }
+  if (c->used + c->pooled > c->peak) c->peak = c->used + c->pooled;
+  batch_run(c);
+  return OOC_OK;
 }
 
 ooc_status_t ts_take_col(tstore_t *ts, int64_t tj, double *dst, int64_t ld) {

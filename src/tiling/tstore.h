@@ -127,6 +127,31 @@ ooc_status_t ts_take_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int
 ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
                           const double *src, int64_t ld);
 
+/* Prefill: first touch of tile buffers ahead of the puts that will need them, so that the page
+ * faults of fresh memory (a first product into a new output store) are taken while the caller
+ * would otherwise wait (for a device), not while a put copies. A put into a tile that is not
+ * cached takes a pooled buffer of its size if there is one; ts_prefill makes there be one.
+ * - The tiles of the ranges [t0, t1) x [u0, u1) (the puts to come; tiles in two ranges count
+ *   twice) that are not cached need a buffer each; pooled buffers of their sizes count as
+ *   already there. For the rest, new buffers are allocated, their pages written once on the
+ *   copy threads, and left in the free pool (charged as pooled: used + pooled <= capacity
+ *   holds). Only free room is used: no cached tile is evicted, no pooled buffer freed, so a
+ *   prefill that does not fit does less, or nothing.
+ * - At most max_bytes of new buffers per call (at least one buffer when any is needed, whatever
+ *   its size), so a caller can prefill in steps between polls of what it waits for. *made:
+ *   bytes of new buffers; 0 means nothing more to do (everything pooled or cached: the warm
+ *   case costs a scan of the ranges and the pool) or no room.
+ * - Fails only on a range outside the store (OOC_ERR_INTERNAL). Running out of host memory
+ *   stops the prefill quietly (nothing recorded): the put that needs the buffer reports it.
+ * - Buffers are interchangeable within a size: a put of any tile (of any store of the cache)
+ *   may take them, and a put of another size that needs room frees them first, as any pooled
+ *   buffer. */
+typedef struct ts_range {
+  int64_t t0, t1, u0, u1;
+} ts_range_t;
+ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_bytes,
+                        int64_t *made);
+
 /* Checkpoints (resumable runs, docs/RELIABILITY.md), at a safe point where no tile is checked out.
  * - ts_flush writes every cached tile to scratch through the spill ops (the tile stays cached and
  *   is still charged to the cache), so that afterwards every tile is zero or has its current

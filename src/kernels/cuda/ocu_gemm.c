@@ -145,6 +145,14 @@ static ooc_status_t og_slot_wait(gemm_exec_t *e, int slot) {
   return OOC_OK;
 }
 
+static int og_slot_busy(gemm_exec_t *e, int slot) {
+  og_t *x = (og_t *)e;
+  if (!x->used[slot] || cudaEventQuery(x->ev_used[slot]) != cudaErrorNotReady)
+    return 0; /* free, or an error og_slot_wait will report */
+  (void)cudaGetLastError(); /* "not ready" is no error: leave none for a later launch check */
+  return 1;
+}
+
 static ooc_status_t og_panel(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
                              double alpha, double beta) {
   og_t *x = (og_t *)e;
@@ -233,6 +241,7 @@ ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB,
   e->panel = og_panel;
   e->end = og_end;
   e->fetch = og_fetch;
+  e->slot_busy = og_slot_busy;
   *out = e;
   int64_t budget = budget_of(cfg), need = ocu_gemm_bytes(MB, NB, KB, e->nslots, ncblk) + WS_BYTES;
   if (need > budget) {
