@@ -59,9 +59,16 @@ typedef struct gj_cpu {
   int64_t pending;            /* queued or running */
 } gj_cpu_t;
 
+/* Jobs queued at once: the chunks of two targets (at most one per row tile each), or a
+ * transform's row chunks (CHUNK_ROWS each, however large the tiles). */
+static int64_t jobs_cap(int64_t n, int64_t b) {
+  return 2 * ooc_cdiv64(n, b) + ooc_cdiv64(n, CHUNK_ROWS) + 8;
+}
+
 int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps) {
   int64_t rt = ooc_cdiv64(n, b);
-  return 8 * (W + (sweeps ? n * b + 2 * W * b : 0)) + rt * (5 * 8 + 1) + (2 * rt + 8) * 64;
+  return 8 * (W + (sweeps ? n * b + 2 * W * b : 0)) + rt * (5 * 8 + 1) +
+         jobs_cap(n, b) * (int64_t)sizeof(job_t);
 }
 
 /* ---- the pool ------------------------------------------------------------------------------ */
@@ -349,7 +356,7 @@ ooc_status_t gj_cpu_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int6
   x->rt = ooc_cdiv64(n, b);
   x->nth = threads > 0 ? ooc_min64(threads, GJC_MAX_THREADS) : ooc_par_cpus(GJC_MAX_THREADS);
   int64_t rt = x->rt;
-  x->jcap = 2 * rt + 8; /* two targets' chunks, or one transform's row chunks */
+  x->jcap = jobs_cap(n, b);
   x->ipiv_local = ooc_malloc(ctx, (size_t)ooc_max64(W, 1) * sizeof(int64_t));
   x->jobs = ooc_malloc(ctx, (size_t)x->jcap * sizeof(job_t));
   int ok = x->ipiv_local && x->jobs;
