@@ -12,10 +12,11 @@
  * run at the single-thread GEMM rate here, and two tiles per chunk keep the caller's tile moves
  * a small part of a chunk's time. */
 #define CHUNK_ROWS 512
-/* getri of the pivot block on all threads from this width on (one library thread below: a
- * 512-wide getri takes milliseconds, and the library's pool would spin afterwards). getrf stays
- * on one thread: OpenBLAS 0.3.21's threaded dgetrf measured no faster here, even at 4096^2. */
-#define GETRI_THREADED_W 1024
+/* getrf and getri of the panel on all library threads from this width on (in core, W = n: a
+ * 4096^2 getrf takes 0.53 s on 2 threads, 0.99 s on one). Below, one library thread: a
+ * 4096 x 512 getrf takes 25 ms on one thread, 23 on two, and the library's pool would then spin
+ * beside the executor's threads. */
+#define PANEL_THREADED_W 1024
 
 enum { J_GEMM = 0, J_TRSM_UP, J_TRSM_LOW };
 enum { T_EMPTY = 0, T_LOADED, T_DONE };
@@ -163,7 +164,10 @@ static void drain(gj_cpu_t *x) {
 static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, int64_t w,
                                int64_t *ipiv, double *udiag) {
   gj_cpu_t *x = (gj_cpu_t *)e;
+  int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
+  if (more) x->ops->threads(x->nth);
   x->ops->getrf(n - k0, w, P + k0, n, x->ipiv_local);
+  if (more) x->ops->threads(1);
   for (int64_t j = 0; j < w; j++) {
     ipiv[k0 + j] = k0 + x->ipiv_local[j];
     udiag[j] = fabs(P[k0 + j + j * n]);
@@ -191,7 +195,7 @@ static ooc_status_t cpu_transform(gj_exec_t *e, double *P, int writeback, int64_
   pthread_mutex_unlock(&x->mu);
   run_all(x);
   /* getri overwrites L11/U11, which the trsm read: after them */
-  int more = w >= GETRI_THREADED_W && x->nth > 1 && x->ops->threads;
+  int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
   if (more) x->ops->threads(x->nth);
   *bad = x->ops->getri(w, P + k0, n);
   if (more) x->ops->threads(1);

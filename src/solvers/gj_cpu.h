@@ -10,9 +10,10 @@
  * `threads` threads: the caller and threads - 1 workers. The caller is also the only thread that
  * calls the tile store (tstore.h: single-threaded API); the workers only compute.
  *
- * - factor: getrf of the panel on the caller (one library thread).
+ * - factor: getrf of the panel on the caller (one library thread; all of them for a panel of
+ *   1024 columns or more, where the library's threads pay, e.g. in core).
  * - transform: the trsm of rows above and below the pivot block in row chunks on all threads,
- *   then getri on the caller.
+ *   then getri on the caller (library threads as for getrf).
  * - sweep (gj.h): row tile by row tile. Each target's tile column is taken into one n x b slot
  *   tile by tile, its products are cut into chunks of whole row tiles (C_rows = beta C_rows +
  *   panel_rows R, beta 0 in the pivot rows), and a row tile goes back to the store as soon as
