@@ -27,8 +27,8 @@
 #include "tiling/tstore.h"
 
 /* The executor: where a step's arithmetic runs (the seam between the algorithm, which stays in
- * gj.c, and the device mechanics). The CPU executor (built by gj_run when args->exec is NULL)
- * runs today's host code through the ops table, synchronously; the CUDA executor
+ * gj.c, and the device mechanics). The CPU executor (gj_cpu.h, built by gj_run when args->exec
+ * is NULL) runs the ops table on threads it owns and sweeps tile by tile; the CUDA executor
  * (src/kernels/cuda) keeps the panel's transform resident on the GPU and streams column blocks
  * through a ring of pinned buffers, so copies of block q+1 overlap the GEMMs of block q.
  * Contract, per step (all host buffers column-major, ld n):
