@@ -16,7 +16,9 @@
 
 #include "gen/gen.h"
 #include "kernels/ops.h"
+#include "io/scratch.h"
 #include "solvers/check.h"
+#include "solvers/gj.h"
 #include "testutil.h"
 
 static double *make(gen_kind_t kind, int64_t rows, int64_t cols, uint64_t seed) {
@@ -305,6 +307,120 @@ static void t_checker_fails_bad_results(void) {
   free(Y);
 }
 
+/* ---- the CPU executor's threads: same bits whatever their number ---------------------------- */
+
+typedef struct {
+  ooc_ctx_t *ctx;
+  scratch_t *s;
+} spill_t;
+
+static ooc_status_t sp_open(void *self, size_t slot, void **h) {
+  spill_t *sl = self;
+  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), "gjthr", slot, 0, &sl->s));
+  *h = sl->s;
+  return OOC_OK;
+}
+static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
+  return scratch_put(h, id, d, bytes);
+}
+static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
+  return scratch_get(h, id, d, bytes);
+}
+
+/* gj_run on stores over A [and B] (n x n, n x m) with tile b, stripe W, cache cap and `threads`
+ * executor threads. Returns the result store's content (A^-1 P_r^T, or X) and perm. */
+static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const double *B,
+                         int64_t m, int64_t b, int64_t W, int64_t cap, int threads, int64_t *perm,
+                         int64_t *spills) {
+  ooc_ctx_t *ctx = tu_ctx();
+  tcache_t *cache = NULL;
+  tstore_t *sa = NULL, *sb = NULL;
+  memsrc_t ma = {A, n}, mb = {B, n};
+  ooc_source_t srca = {&ma, mem_read}, srcb = {&mb, mem_read};
+  spill_t sla = {ctx, NULL}, slb = {ctx, NULL};
+  ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get}, spb = {&slb, sp_open, sp_put, sp_get};
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
+  if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, &spb, &sb) == OOC_OK);
+  double *colnorm = calloc((size_t)n, sizeof *colnorm);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) colnorm[j] += fabs(A[i + j * n]);
+  gj_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .colnorm = colnorm,
+                    .perm = B ? NULL : perm, .threads = threads};
+  gj_stats_t stats;
+  int64_t info = 0;
+  ooc_status_t st = gj_run(ctx, &args, &stats, &info);
+  CU_ASSERT_EQUAL(st, OOC_OK);
+  if (st != OOC_OK) fprintf(stderr, "\n  gj_run: %s\n", ooc_ctx_error(ctx));
+  CU_ASSERT(stats.steps == ooc_cdiv64(n, gj_stripe(n, b, W)));
+  double *R = NULL;
+  *spills = ts_stats(sa)->spills + (sb ? ts_stats(sb)->spills : 0);
+  if (st == OOC_OK) {
+    tstore_t *out = B ? sb : sa;
+    int64_t rc = B ? m : n;
+    part_t pr = ts_rows(out), pc = ts_cols(out);
+    R = malloc((size_t)(n * rc + 1) * sizeof(double));
+    for (int64_t tj = 0; tj < pc.count; tj++)
+      for (int64_t ti = 0; ti < pr.count; ti++)
+        CU_ASSERT(ts_read(out, ti, tj, R + part_start(pr, ti) + part_start(pc, tj) * n, n) ==
+                  OOC_OK);
+  }
+  tstore_destroy(sa);
+  tstore_destroy(sb);
+  tcache_destroy(cache);
+  scratch_close(sla.s);
+  scratch_close(slb.s);
+  free(colnorm);
+  tu_ctx_done(ctx);
+  return R;
+}
+
+static void threads_case(const ooc_ops_t *ops, int64_t n, int64_t m, int64_t b, int64_t W,
+                         int64_t cap) {
+  double *A = make(GEN_RANDOM, n, n, 21), *B = m ? make(GEN_RHS, n, m, 22) : NULL;
+  int64_t rc = m ? m : n;
+  int64_t *perm0 = malloc((size_t)n * sizeof *perm0), *perm = malloc((size_t)n * sizeof *perm);
+  int64_t spills = 0;
+  double *R0 = gj_direct(ops, A, n, B, m, b, W, cap, 1, perm0, &spills);
+  CU_ASSERT_FATAL(R0 != NULL);
+  if (cap < 8 * n * (n + m)) CU_ASSERT(spills > 0);
+  /* the answer is right */
+  double *X = malloc((size_t)(n * rc) * sizeof *X);
+  for (int64_t c = 0; c < rc; c++)
+    memcpy(X + c * n, R0 + (m ? c : perm0[c]) * n, (size_t)n * sizeof *X); /* A^-1 = R0 P_r */
+  double ratio = m ? tu_solve_ratio(n, m, A, X, B, DBL_EPSILON / 2)
+                   : tu_inverse_ratio(n, A, X, DBL_EPSILON / 2);
+  CU_ASSERT(ratio < (m ? 16 : 30));
+  if (!(ratio < (m ? 16 : 30)))
+    fprintf(stderr, "\n  n=%lld m=%lld b=%lld W=%lld: ratio %g\n", (long long)n, (long long)m,
+            (long long)b, (long long)W, ratio);
+  static const int THR[] = {2, 3, 6};
+  for (size_t k = 0; k < 3; k++) {
+    double *R = gj_direct(ops, A, n, B, m, b, W, cap, THR[k], perm, &spills);
+    CU_ASSERT_FATAL(R != NULL);
+    CU_ASSERT(memcmp(R, R0, (size_t)(n * rc) * sizeof *R) == 0);
+    if (!m) CU_ASSERT(memcmp(perm, perm0, (size_t)n * sizeof *perm) == 0);
+    free(R);
+  }
+  free(X);
+  free(R0);
+  free(A);
+  free(B);
+  free(perm0);
+  free(perm);
+}
+
+static void t_threads(void) {
+  const int64_t big = (int64_t)1 << 30;
+  threads_case(ooc_ops_cpu(), 300, 0, 32, 64, big);      /* in core, edge tile of 12 rows */
+  threads_case(ooc_ops_cpu(), 300, 0, 32, 96, 64 << 10); /* spilling: a few tiles cached */
+  threads_case(ooc_ops_cpu(), 300, 5, 32, 64, 64 << 10); /* solve: targets in A and B */
+  threads_case(ooc_ops_cpu(), 256, 0, 16, 16, big);      /* one tile per step */
+  threads_case(ooc_ops_cpu(), 300, 0, 300, 300, big);    /* one step, no sweep */
+  threads_case(ooc_ops_ref(), 130, 3, 8, 24, 16 << 10);  /* ref kernels, 17 row tiles */
+  threads_case(ooc_ops_cpu(), 1100, 0, 64, 128, 1 << 20); /* chunks of several tiles */
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"n = 1..3, ref", t_tiny_ref},          {"n = 1..3, cpu", t_tiny_cpu},
@@ -315,6 +431,7 @@ int main(void) {
       {"out of core: 4x the host budget", t_out_of_core},
       {"budget too small", t_budget_too_small},
       {"the checker fails wrong results and NaN", t_checker_fails_bad_results},
+      {"CPU executor: the same bits on 1, 2, 3 and 6 threads", t_threads},
       {NULL, NULL}};
   return tu_run("gj", tests);
 }

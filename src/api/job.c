@@ -216,13 +216,16 @@ static ooc_status_t plan_gpu_or_cpu(job_t *j) {
 }
 
 /* Host bytes of the solver's workspace for stripe W: the larger of gj's and chol's, since the
- * method is chosen only once the input has been read. */
+ * method is chosen only once the input has been read (Cholesky's alone for the jobs that never
+ * fall back to gj: logdet, factor, solve with a factor). */
 static int64_t iter_ws(const job_t *j, int64_t s);
 static int is_iter(const job_t *j) {
   return j->o.method == OOC_METHOD_NEWTON || j->o.method == OOC_METHOD_HYPER7;
 }
 static int64_t solver_ws(const job_t *j, int64_t W) {
   if (is_iter(j)) return iter_ws(j, W);
+  if (j->logdet_only || j->factor_out || j->have_factor) /* Cholesky only: never falls back */
+    return chol_workspace_bytes(j->n, j->b, W, j->m);
   return ooc_max64(gj_workspace_bytes(j->n, j->b, W, j->m),
                    chol_workspace_bytes(j->n, j->b, W, j->m));
 }

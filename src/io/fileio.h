@@ -62,6 +62,11 @@ int fio_remove(ooc_ctx_t *ctx, const char *path);
  * cannot sync a directory (EINVAL) are accepted: returns 0 or an errno. */
 int fio_sync_dir(ooc_ctx_t *ctx, const char *path);
 
+/* Start writing [off, off + len) of fd back to the device now, without waiting for it (Linux:
+ * sync_file_range with SYNC_FILE_RANGE_WRITE), so that a later fsync finds less to write. A hint:
+ * it never fails, is no fault seam, and does nothing when ctx->io_ops replaces POSIX. */
+void fio_writeback_hint(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len);
+
 /* The table's pread, for worker threads (io/chunkio.h) reading a batch of data whose one
  * fio_gate the caller passed on its own thread: the gate counts and faults are not thread-safe,
  * the table's functions are. */

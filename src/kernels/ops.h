@@ -31,6 +31,11 @@
  * - potri: from L (lower, as potrf leaves it) overwrite the lower triangle with that of
  *          (L L^T)^-1 = L^-T L^-1; strict upper untouched. Returns 0, or j+1 if L(j,j) == 0
  *          (then the block is left as it was).
+ * - threads: the number of threads the backend's own library runs one call on, for the whole
+ *            process (OpenBLAS keeps one setting); t > 0 sets it, t <= 0 only asks. Returns the
+ *            setting before the call. NULL, or 1 always, for a backend without threads (ref).
+ *            With 1, the kernels may be called from several threads at once: a caller that runs
+ *            its own threads (gj's CPU executor) sets 1 and restores what it found.
  */
 #ifndef OOC_OPS_H
 #define OOC_OPS_H
@@ -54,6 +59,8 @@ typedef struct ooc_ops {
                int64_t lda, double beta, double *C, int64_t ldc);
   int64_t (*potrf)(int64_t n, double *A, int64_t lda);
   int64_t (*potri)(int64_t n, double *A, int64_t lda);
+  /* Appended for the CPU executor of gj (callers test for NULL). */
+  int (*threads)(int t);
 } ooc_ops_t;
 
 const ooc_ops_t *ooc_ops_ref(void);

@@ -1,89 +1,24 @@
 /* gj.c: striped Gauss-Jordan with partial pivoting on tile stores. See gj.h for the algorithm
- * and for the executor seam (the CPU executor is defined here; the CUDA one in kernels/cuda). */
+ * and for the executor seam (the CPU executor is in gj_cpu.c; the CUDA one in kernels/cuda). */
 #include "solvers/gj.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "solvers/gj_cpu.h"
+
 int64_t gj_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   W = ooc_min64(W, n);
-  int64_t sweeps = (W < n || m > 0);
-  return 8 * (n * W + (sweeps ? n * b + W * b : 0) + n + W);
+  int sweeps = (W < n || m > 0);
+  return 8 * (n * W + n + W) + gj_cpu_workspace_bytes(n, b, W, sweeps);
 }
 
 int64_t gj_stripe(int64_t n, int64_t b, int64_t stripe) {
   return ooc_min64(ooc_max64(b, stripe / b * b), n);
 }
 
-typedef struct target {
-  tstore_t *ts;
-  int64_t tj;
-} target_t;
-
-/* ---- the CPU executor: host BLAS through the ops table, synchronous ----------------------- */
-
-typedef struct cpu_exec {
-  gj_exec_t e;
-  const ooc_ops_t *ops;
-  int64_t n, k0, w;
-  double *panel;       /* n x w, ld n: N_up, P, N_low after transform */
-  const int64_t *ipiv; /* global, 0-based */
-  int64_t *ipiv_local; /* W */
-  double *R;           /* W x b */
-} cpu_exec_t;
-
-static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, int64_t w,
-                               int64_t *ipiv, double *udiag) {
-  cpu_exec_t *x = (cpu_exec_t *)e;
-  x->ops->getrf(n - k0, w, P + k0, n, x->ipiv_local);
-  for (int64_t j = 0; j < w; j++) {
-    ipiv[k0 + j] = k0 + x->ipiv_local[j];
-    udiag[j] = fabs(P[k0 + j + j * n]);
-  }
-  x->n = n;
-  x->k0 = k0;
-  x->w = w;
-  x->panel = P;
-  x->ipiv = ipiv;
-  return OOC_OK;
-}
-
-static ooc_status_t cpu_transform(gj_exec_t *e, double *P, int writeback, int64_t *bad) {
-  cpu_exec_t *x = (cpu_exec_t *)e;
-  const ooc_ops_t *o = x->ops;
-  int64_t n = x->n, k0 = x->k0, w = x->w, below = n - k0 - w;
-  (void)writeback; /* the transform is computed in the host panel itself */
-  double *L11 = P + k0;
-  if (k0 > 0) {
-    o->trsm('R', 'U', 'N', 'N', k0, w, 1.0, L11, n, P, n);
-    o->trsm('R', 'L', 'N', 'U', k0, w, -1.0, L11, n, P, n);
-  }
-  if (below > 0) o->trsm('R', 'L', 'N', 'U', below, w, -1.0, L11, n, P + k0 + w, n);
-  *bad = o->getri(w, L11, n);
-  return OOC_OK;
-}
-
-/* Apply one elimination step to the column block in slot 0 (n x nc, ld n). */
-static ooc_status_t cpu_update(gj_exec_t *e, int slot, int64_t nc) {
-  cpu_exec_t *x = (cpu_exec_t *)e;
-  const ooc_ops_t *o = x->ops;
-  double *C = e->slot[slot];
-  int64_t n = x->n, k0 = x->k0, w = x->w, below = n - k0 - w;
-  o->laswp(nc, C, n, k0, k0 + w, x->ipiv);
-  for (int64_t j = 0; j < nc; j++) memcpy(x->R + j * w, C + k0 + j * n, (size_t)w * sizeof(double));
-  if (k0 > 0) o->gemm('N', 'N', k0, nc, w, 1.0, x->panel, n, x->R, w, 1.0, C, n);
-  if (below > 0)
-    o->gemm('N', 'N', below, nc, w, 1.0, x->panel + k0 + w, n, x->R, w, 1.0, C + k0 + w, n);
-  o->gemm('N', 'N', w, nc, w, 1.0, x->panel + k0, n, x->R, w, 0.0, C + k0, n);
-  return OOC_OK;
-}
-
-static ooc_status_t cpu_complete(gj_exec_t *e, int slot) {
-  (void)e;
-  (void)slot;
-  return OOC_OK;
-}
+typedef gj_target_t target_t;
 
 /* ---- the algorithm -------------------------------------------------------------------------- */
 
@@ -120,6 +55,23 @@ static ooc_status_t put_panel_col(gj_exec_t *ex, tstore_t *A, double *panel, int
   return OOC_OK;
 }
 
+/* An executor's sweep calls this once target q is back in the store: as the ring does between
+ * blocks, put one panel tile column back (inversion) and report progress. */
+typedef struct gj_between {
+  gj_exec_t *ex;
+  tstore_t *A;
+  double *panel;
+  int64_t n, kt0, pput;
+  ooc_ctx_t *ctx;
+  int64_t step, nsteps, nt;
+} gj_between_t;
+
+static ooc_status_t between(void *user, int64_t q) {
+  gj_between_t *w = user;
+  if (w->pput >= w->kt0) OOC_TRY(put_panel_col(w->ex, w->A, w->panel, w->n, w->kt0, w->pput--));
+  return ooc_tick(w->ctx, "eliminate", (w->step + (q + 1.0) / (w->nt + 1.0)) / w->nsteps);
+}
+
 ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info) {
   part_t rows = ts_rows(a->A), cols = ts_cols(a->A);
   int64_t n = rows.n, b = rows.b, m = a->B ? ts_cols(a->B).n : 0;
@@ -130,31 +82,29 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
   if (n == 0) return OOC_OK;
 
   int sweeps = (W < n || m > 0);
-  cpu_exec_t cpu = {{"cpu", 1, {NULL}, NULL, cpu_factor, cpu_transform, cpu_update, cpu_complete,
-                     NULL, NULL, NULL},
-                    a->ops, 0, 0, 0, NULL, NULL, NULL, NULL};
-  gj_exec_t *ex = a->exec ? a->exec : &cpu.e;
+  gj_exec_t *cpu = NULL, *ex = a->exec;
+  if (!ex) {
+    st = gj_cpu_create(ctx, a->ops, n, b, W, sweeps, a->threads, &cpu);
+    if (st != OOC_OK) return st;
+    ex = cpu;
+  }
   double *own_panel = NULL;
   double *panel = ex->panel;
+  gj_between_t bw = {.ex = ex, .A = a->A, .n = n, .ctx = ctx};
   if (!panel) panel = own_panel = ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
-  if (!a->exec && sweeps) {
-    cpu.e.slot[0] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
-    cpu.R = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
-  }
-  if (!a->exec) cpu.ipiv_local = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
   int64_t *ipiv = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
   double *udiag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   int64_t ntargets = cols.count + (a->B ? ts_cols(a->B).count : 0);
   target_t *targets = ooc_malloc(ctx, (size_t)(ntargets + 1) * sizeof(target_t));
-  if (!panel || (!a->exec && ((sweeps && (!cpu.e.slot[0] || !cpu.R)) || !cpu.ipiv_local)) ||
-      !ipiv || !udiag || !targets) {
+  if (!panel || !ipiv || !udiag || !targets) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM,
                   "out of host memory for the Gauss-Jordan workspace (%lld bytes)",
                   (long long)gj_workspace_bytes(n, b, W, m));
     goto done;
   }
-  int K = sweeps ? ex->nslots : 0;
-  if (sweeps && (K < 1 || K > GJ_MAX_SLOTS || !ex->slot[0])) {
+  bw.panel = panel;
+  int K = sweeps && !ex->sweep ? ex->nslots : 0;
+  if (sweeps && !ex->sweep && (K < 1 || K > GJ_MAX_SLOTS || !ex->slot[0])) {
     st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "executor %s has %d column slots", ex->name, K);
     goto done;
   }
@@ -185,20 +135,36 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     double t1 = ooc_now();
     stats->t_panel += t1 - t0;
 
-    /* The columns this step must update, in an order that alternates between steps. */
+    /* The columns this step must update, in an order that alternates between steps (the tiles
+     * touched last are then the first ones taken, while they are still cached). */
     int64_t nt = 0;
     for (int64_t tj = 0; tj < cols.count; tj++)
       if ((a->B ? tj >= kt1 : (tj < kt0 || tj >= kt1))) targets[nt++] = (target_t){a->A, tj};
     if (a->B)
       for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) targets[nt++] = (target_t){a->B, tj};
-#define TARGET(q) targets[(step % 2 == 0) ? nt - 1 - (q) : (q)]
+    if (step % 2 == 0)
+      for (int64_t q = 0; q < nt / 2; q++) {
+        target_t tmp = targets[q];
+        targets[q] = targets[nt - 1 - q];
+        targets[nt - 1 - q] = tmp;
+      }
+#define TARGET(q) targets[q]
     /* A ring of K slots: block q is taken into slot q % K while the executor still works on
      * blocks q-K+1 .. q-1; before a slot is reused, its block is completed and put back.
      * Inversion: between blocks, the host also puts one panel tile column back (it has time
      * while the executor multiplies), last column first (an executor finishes the transform's
      * columns last to first); what is left goes back after the ring. */
     int64_t pput = a->B ? kt0 - 1 : kt1 - 1; /* next panel tile column to put, downwards */
-    for (int64_t q = 0; q < nt + K; q++) {
+    if (ex->sweep) {
+      bw.kt0 = kt0;
+      bw.pput = pput;
+      bw.step = step;
+      bw.nsteps = nsteps;
+      bw.nt = nt;
+      OOC_CHECK(st = ex->sweep(ex, targets, nt, between, &bw));
+      pput = bw.pput;
+    }
+    for (int64_t q = 0; q < (ex->sweep ? 0 : nt + K); q++) {
       if (q >= K && q - K < nt) { /* retire block q-K */
         int s = (int)((q - K) % K);
         target_t t = TARGET(q - K);
@@ -244,9 +210,7 @@ done:
   if (st != OOC_OK && a->exec)
     for (int s = 0; s < ex->nslots; s++) (void)ex->complete(ex, s);
   ooc_free(ctx, own_panel);
-  ooc_free(ctx, cpu.e.slot[0]);
-  ooc_free(ctx, cpu.R);
-  ooc_free(ctx, cpu.ipiv_local);
+  gj_cpu_destroy(cpu);
   ooc_free(ctx, ipiv);
   ooc_free(ctx, udiag);
   ooc_free(ctx, targets);

@@ -27,8 +27,8 @@
 #include "tiling/tstore.h"
 
 /* The executor: where a step's arithmetic runs (the seam between the algorithm, which stays in
- * gj.c, and the device mechanics). The CPU executor (built by gj_run when args->exec is NULL)
- * runs today's host code through the ops table, synchronously; the CUDA executor
+ * gj.c, and the device mechanics). The CPU executor (gj_cpu.h, built by gj_run when args->exec
+ * is NULL) runs the ops table on threads it owns and sweeps tile by tile; the CUDA executor
  * (src/kernels/cuda) keeps the panel's transform resident on the GPU and streams column blocks
  * through a ring of pinned buffers, so copies of block q+1 overlap the GEMMs of block q.
  * Contract, per step (all host buffers column-major, ld n):
@@ -48,8 +48,19 @@
  *   follows with the same step.
  * - panel_out: optional; gj.c is about to put the panel's columns [c0, c0+nc) back after a
  *   transform with writeback. An executor with panel_out may return from transform before the
- *   written-back panel has reached the host; panel_out returns once those columns have. */
+ *   written-back panel has reached the host; panel_out returns once those columns have.
+ * - sweep: optional; it replaces the slot ring (nslots, slot, update and complete are then
+ *   unused). After transform, sweep(e, t, nt, between, user) applies the step to the tile
+ *   columns t[0..nt) itself, taking them from and putting them back to their stores on the
+ *   calling thread only (tile by tile, in any order); between(user, q) is called on the calling
+ *   thread once t[q] is wholly back, for q = 0, 1, ... in order. A failure of the store or of
+ *   between ends the sweep once the executor's threads have stopped, and is returned.
+ *   The CPU executor (gj_cpu.h) has one. */
 #define GJ_MAX_SLOTS 8
+typedef struct gj_target {
+  tstore_t *ts;
+  int64_t tj;
+} gj_target_t;
 typedef struct gj_exec gj_exec_t;
 struct gj_exec {
   const char *name;
@@ -65,6 +76,8 @@ struct gj_exec {
   ooc_status_t (*panel_in)(gj_exec_t *e, double *panel, int64_t n, int64_t k0, int64_t w,
                            int64_t c0, int64_t nc);
   ooc_status_t (*panel_out)(gj_exec_t *e, int64_t c0, int64_t nc);
+  ooc_status_t (*sweep)(gj_exec_t *e, const gj_target_t *t, int64_t nt,
+                        ooc_status_t (*between)(void *user, int64_t q), void *user);
 };
 
 typedef struct gj_args {
@@ -74,7 +87,8 @@ typedef struct gj_args {
   const ooc_ops_t *ops;
   const double *colnorm;  /* ||A[:, j]||_1 of the input, n entries (for the singularity test) */
   int64_t *perm;          /* invert only, n entries out: A^-1[:, c] = store[:, perm[c]] */
-  gj_exec_t *exec;        /* NULL: the CPU executor over ops; else e.g. the CUDA one */
+  gj_exec_t *exec;        /* NULL: the CPU executor over ops (gj_cpu.h); else e.g. the CUDA one */
+  int threads;            /* the CPU executor's threads; <= 0: the online CPUs */
   /* Resumable runs (docs/RELIABILITY.md). start_step: the first step to run; the store holds the
    * result of the steps before it and ipiv0 (n entries) their pivots. after_step, when set, is
    * called after every completed step at a safe point (no tile checked out, the store holds the

@@ -169,6 +169,15 @@ static int64_t cpu_potri(int64_t n, double *A, int64_t lda) {
   return info > 0 ? (int64_t)info : 0;
 }
 
+/* OpenBLAS (pthreads build) runs a call with one thread directly on the caller's thread, so
+ * calls from several threads at once do not share its thread pool; its idle pool threads spin
+ * (sched_yield) for a while after each threaded call and then sleep. */
+static int cpu_threads(int t) {
+  int was = openblas_get_num_threads();
+  if (t > 0 && t != was) openblas_set_num_threads(t);
+  return was;
+}
+
 static const ooc_ops_t cpu_ops = {
     .name = "cpu",
     .gemm = cpu_gemm,
@@ -180,6 +189,7 @@ static const ooc_ops_t cpu_ops = {
     .syrk = cpu_syrk,
     .potrf = cpu_potrf,
     .potri = cpu_potri,
+    .threads = cpu_threads,
 };
 
 const ooc_ops_t *ooc_ops_cpu(void) { return &cpu_ops; }

@@ -1,0 +1,41 @@
+/*
+ * gj_cpu.h: the CPU executor of gj (gj.h's gj_exec_t seam): host kernels through the ops table,
+ * on threads it owns.
+ *
+ * Why it owns its threads: out of core, a step's column sweep is half arithmetic and half tile
+ * store traffic (scratch reads and writes, checksums), which runs on the calling thread. With the
+ * BLAS library's own threads, the traffic and the products take turns, and the library's idle
+ * threads spin between calls on the cores the traffic needs. Here every kernel call runs with
+ * one library thread (ops->threads(1) for the executor's life, restored by gj_cpu_destroy), on
+ * `threads` threads: the caller and threads - 1 workers. The caller is also the only thread that
+ * calls the tile store (tstore.h: single-threaded API); the workers only compute.
+ *
+ * - factor: getrf of the panel on the caller (one library thread; all of them for a panel of
+ *   1024 columns or more, where the library's threads pay, e.g. in core).
+ * - transform: the trsm of rows above and below the pivot block in row chunks on all threads,
+ *   then getri on the caller (library threads as for getrf).
+ * - sweep (gj.h): row tile by row tile. Each target's tile column is taken into one n x b slot
+ *   tile by tile, its products are cut into chunks of whole row tiles (C_rows = beta C_rows +
+ *   panel_rows R, beta 0 in the pivot rows), and a row tile goes back to the store as soon as
+ *   its chunk is done; the next target's tile takes its place at once. The row swaps and R of the
+ *   next target need only its rows [k0, n), so chunks run in the order pivot rows, rows below,
+ *   rows above: the caller's takes and puts of the next target overlap the products of the rows
+ *   above of this one. R is double-buffered (two W x b buffers). The caller computes chunks too
+ *   whenever it has no tile to move.
+ * The chunks are a fixed function of (n, b, k0, w): which thread runs one does not change a bit
+ * of the result, so runs stay bit-identical to each other and to resumed runs.
+ */
+#ifndef OOC_GJ_CPU_H
+#define OOC_GJ_CPU_H
+
+#include "solvers/gj.h"
+
+/* Host bytes gj_cpu_create allocates (slot n x b, two R of W x b when sweeps, local pivots). */
+int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps);
+
+/* threads <= 0: the online CPUs (at most 16). Fewer workers start if the system refuses some. */
+ooc_status_t gj_cpu_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int64_t b, int64_t W,
+                           int sweeps, int threads, gj_exec_t **out);
+void gj_cpu_destroy(gj_exec_t *e);
+
+#endif
