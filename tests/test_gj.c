@@ -357,13 +357,7 @@ static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const
   *spills = ts_stats(sa)->spills + (sb ? ts_stats(sb)->spills : 0);
   if (st == OOC_OK) {
     tstore_t *out = B ? sb : sa;
-    int64_t rc = B ? m : n;
-    part_t pr = ts_rows(out), pc = ts_cols(out);
-    R = malloc((size_t)(n * rc + 1) * sizeof(double));
-    for (int64_t tj = 0; tj < pc.count; tj++)
-      for (int64_t ti = 0; ti < pr.count; ti++)
-        CU_ASSERT(ts_read(out, ti, tj, R + part_start(pr, ti) + part_start(pc, tj) * n, n) ==
-                  OOC_OK);
+    R = tu_read_store(out, n);
   }
   tstore_destroy(sa);
   tstore_destroy(sb);

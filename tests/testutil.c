@@ -1,6 +1,8 @@
 /* testutil.c: see testutil.h. */
 #include "testutil.h"
 
+#include "tiling/tstore.h"
+
 #include <dirent.h>
 #include <hdf5.h>
 #include <math.h>
@@ -222,4 +224,13 @@ double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t 
   if (cond > 0) s.cond = cond;
   if (nugget > 0) s.nugget = nugget;
   return tu_gen_spec(&s);
+}
+
+double *tu_read_store(struct tstore *ts, int64_t ld) {
+  part_t pr = ts_rows(ts), pc = ts_cols(ts);
+  double *R = malloc((size_t)(ld * pc.n + 1) * sizeof(double));
+  for (int64_t tj = 0; tj < pc.count; tj++)
+    for (int64_t ti = 0; ti < pr.count; ti++)
+      CU_ASSERT(ts_read(ts, ti, tj, R + part_start(pr, ti) + part_start(pc, tj) * ld, ld) == OOC_OK);
+  return R;
 }

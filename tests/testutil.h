@@ -52,4 +52,10 @@ void tu_write_matrix(const char *file, const char *dset, int64_t rows, int64_t c
 uint64_t tu_file_hash(const char *path);
 int tu_file_exists(const char *path);
 
+/* Every tile of a store, read (not taken) into a new column-major buffer with leading dimension
+ * ld >= its rows (one spare element, so an empty store still gets a buffer); each read is
+ * asserted. The caller frees it. */
+struct tstore;
+double *tu_read_store(struct tstore *ts, int64_t ld);
+
 #endif
