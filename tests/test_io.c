@@ -307,6 +307,11 @@ static void t_attributes(void) {
   EXPECT_FAIL(ctx, h5m_attr_f64(m, "late", 1), OOC_ERR_ARG, "not an open output");
   EXPECT_FAIL(ctx, h5m_write(m, 0, 0, 1, 1, A, 1), OOC_ERR_ARG, "not an open output");
   h5m_close(m);
+  EXPECT_OK(ctx, h5m_create(ctx, tu_path("rect_t.h5"), "/r", 3, 4, H5M_F64, 2, NULL, 1, &m));
+  EXPECT_FAIL(ctx, h5m_write_t(m, 0, 0, 2, 3, A, 2), OOC_ERR_ARG, "leading dimension");
+  EXPECT_FAIL(ctx, h5m_write_t(m, 0, 2, 2, 3, A, 3), OOC_ERR_ARG, "outside the 3 x 4 matrix");
+  EXPECT_OK(ctx, h5m_write_t(m, 0, 0, 2, 3, A, 3));
+  h5m_close(m);
 
   hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
   hid_t d = H5Dopen2(f, "/inverse", H5P_DEFAULT);
@@ -670,10 +675,15 @@ static void t_direct_io(void) {
   } cases[] = {{0, "none", H5M_F64, 0},   {64, "none", H5M_F64, 2}, {48, "none", H5M_F32, 2},
                {40, "zstd", H5M_F64, 2},  {64, "zstd:5", H5M_F32, 2},
                {32, "deflate", H5M_F64, 0}};
+  double *At = malloc((size_t)(rows * cols) * sizeof *At); /* A^T, ld cols: for h5m_write_t */
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t i = 0; i < rows; i++) At[j + i * cols] = A[i + j * rows];
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     int f32 = cases[k].type == H5M_F32;
-    char file[2][1024];
-    for (int v = 0; v < 2; v++) {
+    char file[4][1024];
+    /* v = 0, 1: h5m_write with the direct path on and off; v = 2, 3: the same from the
+     * transpose (h5m_write_t), in two column blocks split at a chunk edge */
+    for (int v = 0; v < 4; v++) {
       char name[32];
       snprintf(name, sizeof name, "direct%zu_%d.h5", k, v);
       snprintf(file[v], sizeof file[v], "%s", tu_path(name));
@@ -681,10 +691,17 @@ static void t_direct_io(void) {
       EXPECT_OK(ctx, h5m_create(ctx, file[v], "/A", rows, cols, cases[k].type, cases[k].chunk,
                                 cases[k].comp, 1, &m));
       CU_ASSERT_EQUAL(h5m_direct(m), cases[k].direct);
-      if (v == 1) h5m_set_direct(m, 0);
-      int64_t band = cases[k].chunk > 0 ? cases[k].chunk : 64;
-      for (int64_t r = 0; r < rows; r += band)
-        EXPECT_OK(ctx, h5m_write(m, r, 0, ooc_min64(band, rows - r), cols, A + r, rows));
+      if (v % 2 == 1) h5m_set_direct(m, 0);
+      int64_t band = cases[k].chunk > 0 ? cases[k].chunk : 64, c1 = 2 * band;
+      for (int64_t r = 0; r < rows; r += band) {
+        int64_t nr = ooc_min64(band, rows - r);
+        if (v < 2) {
+          EXPECT_OK(ctx, h5m_write(m, r, 0, nr, cols, A + r, rows));
+        } else {
+          EXPECT_OK(ctx, h5m_write_t(m, r, 0, nr, c1, At + r * cols, cols));
+          EXPECT_OK(ctx, h5m_write_t(m, r, c1, nr, cols - c1, At + c1 + r * cols, cols));
+        }
+      }
       CU_ASSERT_EQUAL(h5m_bytes(m), rows * cols * (f32 ? 4 : 8));
       /* the output reads back before its commit (the check does that), both ways */
       CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);
@@ -693,7 +710,7 @@ static void t_direct_io(void) {
       EXPECT_OK(ctx, h5m_commit(m));
       h5m_close(m);
     }
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < 4; v++) {
       h5mat_t *m = NULL;
       EXPECT_OK(ctx, h5m_open(ctx, file[v], NULL, &m));
       CU_ASSERT_EQUAL(h5m_direct(m), cases[k].direct ? cases[k].direct : cases[k].chunk ? 0 : 1);
@@ -708,8 +725,10 @@ static void t_direct_io(void) {
       h5m_close(m);
     }
     check_rects(ctx, file[0], "/A", A, rows, cols, f32);
+    check_rects(ctx, file[2], "/A", A, rows, cols, f32);
   }
   CU_ASSERT_EQUAL(ooc_ctx_open_files(ctx), 0);
+  free(At);
   free(A);
   tu_ctx_done(ctx);
 }
@@ -965,6 +984,11 @@ static void t_err_bad_rectangles(void) {
   EXPECT_FAIL(ctx, h5m_read(m, 0, 0, 3, 1, B, 2), OOC_ERR_ARG, "leading dimension");
   EXPECT_OK(ctx, h5m_read(m, 3, 4, 0, 0, NULL, 1)); /* empty rectangle at the corner */
   EXPECT_FAIL(ctx, h5m_write(m, 0, 0, 1, 1, A, 1), OOC_ERR_ARG, "not an open output");
+  h5m_close(m);
+  EXPECT_OK(ctx, h5m_create(ctx, tu_path("rect_t.h5"), "/r", 3, 4, H5M_F64, 2, NULL, 1, &m));
+  EXPECT_FAIL(ctx, h5m_write_t(m, 0, 0, 2, 3, A, 2), OOC_ERR_ARG, "leading dimension");
+  EXPECT_FAIL(ctx, h5m_write_t(m, 0, 2, 2, 3, A, 3), OOC_ERR_ARG, "outside the 3 x 4 matrix");
+  EXPECT_OK(ctx, h5m_write_t(m, 0, 0, 2, 3, A, 3));
   h5m_close(m);
   EXPECT_FAIL(ctx, h5m_create(ctx, tu_path("x.h5"), "/x", 4, 4, H5M_F64, 2, "brotli", 0, &m),
               OOC_ERR_ARG, "unknown compression");

@@ -60,6 +60,8 @@ typedef struct job {
   int logdet_only; /* ooc_logdet: factor only, write nothing */
   int factor_out;  /* ooc_factor: factor, write L */
   int have_factor; /* ooc_solve_factor: the input "A" is a Cholesky factor L */
+  int mirror_out;  /* the store holds a symmetric result's lower triangle (diagonal tiles with
+                      zeros above): write_rows writes the upper triangle from its transpose */
   int f32;         /* the input (and by default the output) is float32 */
   int cuda;        /* run the elimination on the GPU (pick_backend) */
   gj_exec_t *exec; /* the CUDA executor while gj_run runs */
@@ -320,15 +322,21 @@ done:
   return st;
 }
 
-/* Write a store to the output by row blocks (one tile row at a time, every store tile read
- * exactly once), with output column c taken from store column perm[c] (perm NULL: identity).
- * Rows, not columns, because the inverse's column permutation then stays inside one buffer.
- * One h5m_write per row block: it is made of whole chunks (chunk = tile), so h5mat packs and
- * compresses them on several threads and writes them directly. */
+/* Write a store to the output by row blocks (one tile row at a time), with output column c
+ * taken from store column perm[c] (perm NULL: identity). Rows, not columns, because the
+ * inverse's column permutation then stays inside one buffer. One h5m_write per row block: it is
+ * made of whole chunks (chunk = tile), so h5mat packs and compresses them on several threads and
+ * writes them directly.
+ * With j->mirror_out (a symmetric result whose store holds the lower triangle, chol.h's
+ * lower_only), row block ti is its lower tiles (the diagonal tile mirrored here) and, right of
+ * the diagonal, the transpose of tile column ti below it, which h5m_write_t packs as cheaply as
+ * an untransposed block. Every lower tile is then read twice (once for each of its places), in
+ * exchange for no mirror pass in the solver (chol.c: the last sweep step's transposed puts). */
 static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
   int64_t ncols = cp.n, b = rp.b;
+  int mirror = j->mirror_out && !perm && rp.n == cp.n;
   ooc_status_t st = OOC_OK;
   double *rows = ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double));
   double *perm_rows = perm ? ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double)) : NULL;
@@ -338,8 +346,9 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   }
   h5m_set_stage(j->out, ooc_max64(io_min_stage(b), j->io_room - (perm ? 16 : 8) * b * ncols));
   for (int64_t ti = 0; ti < rp.count; ti++) {
-    int64_t nr = part_len(rp, ti);
-    for (int64_t tj = 0; tj < cp.count; tj++)
+    int64_t nr = part_len(rp, ti), r0 = part_start(rp, ti), r1 = r0 + nr;
+    int64_t tl = mirror ? ti + 1 : cp.count, lc = mirror ? r1 : ncols; /* tiles, columns read */
+    for (int64_t tj = 0; tj < tl; tj++)
       OOC_CHECK(st = ts_read(ts, ti, tj, rows + part_start(cp, tj) * nr, nr));
     const double *src = rows;
     if (perm) {
@@ -347,7 +356,18 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
         memcpy(perm_rows + c * nr, rows + perm[c] * nr, (size_t)nr * sizeof(double));
       src = perm_rows;
     }
-    OOC_CHECK(st = h5m_write(j->out, part_start(rp, ti), 0, nr, ncols, src, nr));
+    if (mirror) { /* the diagonal tile's upper triangle from its lower */
+      double *d = rows + r0 * nr;
+      for (int64_t c = 1; c < nr; c++)
+        for (int64_t i = 0; i < c; i++) d[i + c * nr] = d[c + i * nr];
+    }
+    OOC_CHECK(st = h5m_write(j->out, r0, 0, nr, lc, src, nr));
+    if (mirror && r1 < ncols) { /* right of the diagonal: tile column ti below it, transposed */
+      double *up = rows + r1 * nr; /* (n - r1) x nr, ld n - r1 */
+      for (int64_t tu = ti + 1; tu < rp.count; tu++)
+        OOC_CHECK(st = ts_read(ts, tu, ti, up + (part_start(rp, tu) - r1), ncols - r1));
+      OOC_CHECK(st = h5m_write_t(j->out, r0, r1, nr, ncols - r1, up, ncols - r1));
+    }
     OOC_CHECK(st = ooc_tick(ctx, "write", (ti + 1.0) / rp.count));
   }
 done:
@@ -647,7 +667,10 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
                            : j->logdet_only || j->factor_out ? CHOL_FACTOR
                            : j->B                            ? CHOL_SOLVE
                                                              : CHOL_INVERT,
-                    .lower_only = j->o.lower_only};
+                    .lower_only = 1};
+  /* A full inverse leaves its upper triangle to the writer (write_rows), which packs it from the
+   * lower tiles for free, instead of a transposed put of half the matrix in the last step. */
+  j->mirror_out = ca.job == CHOL_INVERT && !j->o.lower_only;
   if (ca.job == CHOL_INVERT) { /* resumable; factor and solve are not journaled yet */
     ca.after_step = chol_after_step;
     ca.step_user = j;
@@ -688,6 +711,7 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
            "%lld not positive; fell back to Gauss-Jordan", (long long)r->info);
   r->info = 0;
   r->logdet = NAN;
+  j->mirror_out = 0;
   ooc_clear_error(ctx);
   OOC_TRY(drop_journal(j)); /* Cholesky's checkpoints are of no use to gj */
   j->resuming = 0;

@@ -34,19 +34,19 @@ void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, do
     }
 }
 
-void cio_pack(const double *src, int64_t ld, int64_t h, int64_t w, size_t es, void *dst,
-              int64_t rw) {
+void cio_pack(const double *src, int64_t rs, int64_t cs, int64_t h, int64_t w, size_t es,
+              void *dst, int64_t rw) {
   for (int64_t ib = 0; ib < h; ib += TB)
     for (int64_t jb = 0; jb < w; jb += TB) {
       int64_t ie = min64(ib + TB, h), je = min64(jb + TB, w);
       if (es == 8) {
         double *d = dst;
         for (int64_t i = ib; i < ie; i++)
-          for (int64_t j = jb; j < je; j++) d[i * rw + j] = src[i + j * ld];
+          for (int64_t j = jb; j < je; j++) d[i * rw + j] = src[i * rs + j * cs];
       } else {
         float *d = dst;
         for (int64_t i = ib; i < ie; i++)
-          for (int64_t j = jb; j < je; j++) d[i * rw + j] = (float)src[i + j * ld];
+          for (int64_t j = jb; j < je; j++) d[i * rw + j] = (float)src[i * rs + j * cs];
       }
     }
 }

@@ -10,8 +10,10 @@
  * Contract (h5mat.c runs these on the threads of base/parloop.h)
  * - cio_default_threads: online CPUs, at most CIO_MAX_THREADS.
  * - cio_unpack / cio_pack: an h x w block between a row-major buffer of `rw` elements per row
- *   (element size es = 4 or 8) and column-major float64 with leading dimension ld; pack converts
- *   to float32 when es = 4 (round to nearest, as HDF5's conversion does).
+ *   (element size es = 4 or 8) and float64: unpack writes it column-major with leading dimension
+ *   ld; pack reads element (i, j) at src[i * rs + j * cs] (column-major: rs = 1, cs = ld; a
+ *   transposed source: rs = ld, cs = 1) and converts to float32 when es = 4 (round to nearest,
+ *   as HDF5's conversion does).
  * - cio_read_raw: the rows [i0, i0+h) x columns [j0, j0+w) of an uncompressed row-major block of
  *   rw elements per row stored at file offset `base`, read with `pread` (the ops table's, called
  *   without the fault gate: the caller passed it) into dst. `win` bytes of scratch (at least one
@@ -41,8 +43,8 @@ int cio_default_threads(void);
 
 void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,
                 int64_t ld);
-void cio_pack(const double *src, int64_t ld, int64_t h, int64_t w, size_t es, void *dst,
-              int64_t rw);
+void cio_pack(const double *src, int64_t rs, int64_t cs, int64_t h, int64_t w, size_t es,
+              void *dst, int64_t rw);
 
 int cio_read_raw(cio_pread_fn pread_fn, int fd, int64_t base, size_t es, int64_t rw, int64_t i0,
                  int64_t j0, int64_t h, int64_t w, double *dst, int64_t ld, void *win,

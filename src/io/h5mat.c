@@ -669,24 +669,6 @@ static void rm_to_cm_f(const float *s, int64_t h, int64_t w, double *d, int64_t 
     }
 }
 
-static void cm_to_rm_d(const double *s, int64_t ld, int64_t h, int64_t w, double *d) {
-  for (int64_t ib = 0; ib < h; ib += TB)
-    for (int64_t jb = 0; jb < w; jb += TB) {
-      int64_t ie = ooc_min64(ib + TB, h), je = ooc_min64(jb + TB, w);
-      for (int64_t i = ib; i < ie; i++)
-        for (int64_t j = jb; j < je; j++) d[i * w + j] = s[i + j * ld];
-    }
-}
-
-static void cm_to_rm_f(const double *s, int64_t ld, int64_t h, int64_t w, float *d) {
-  for (int64_t ib = 0; ib < h; ib += TB)
-    for (int64_t jb = 0; jb < w; jb += TB) {
-      int64_t ie = ooc_min64(ib + TB, h), je = ooc_min64(jb + TB, w);
-      for (int64_t i = ib; i < ie; i++)
-        for (int64_t j = jb; j < je; j++) d[i * w + j] = (float)s[i + j * ld];
-    }
-}
-
 static void transpose_square(double *a, int64_t n) {
   for (int64_t ib = 0; ib < n; ib += TB)
     for (int64_t jb = ib; jb < n; jb += TB) {
@@ -949,7 +931,8 @@ static ooc_status_t direct_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, 
 typedef struct {
   const h5mat_t *m;
   const double *src;
-  int64_t ld, r0, c0, ncc; /* ncc: chunks across the rectangle */
+  int64_t rs, cs;          /* element (i, j) of the rectangle at src[i * rs + j * cs] */
+  int64_t r0, c0, ncc;     /* ncc: chunks across the rectangle */
   int64_t first;           /* the batch's first chunk */
   char **slot; /* nslot buffers of slot_bytes */
   int64_t nslot;
@@ -968,8 +951,8 @@ static void pack_rows(const wbatch_t *b, int64_t q, int64_t ia, int64_t ib) {
   if (h < m->chunk_r || w < m->chunk_c) memset(raw, 0, (size_t)(ib - ia) * row_bytes);
   int64_t ie = ooc_min64(ib, h);
   if (ie > ia)
-    cio_pack(b->src + (R - b->r0 + ia) + (C - b->c0) * b->ld, b->ld, ie - ia, w, m->file_es, raw,
-             m->chunk_c);
+    cio_pack(b->src + (R - b->r0 + ia) * b->rs + (C - b->c0) * b->cs, b->rs, b->cs, ie - ia, w,
+             m->file_es, raw, m->chunk_c);
 }
 
 static void seal_slot(const wbatch_t *b, int64_t q) {
@@ -1022,7 +1005,7 @@ static int direct_write_fits(const h5mat_t *m, int64_t r0, int64_t c0, int64_t n
 }
 
 static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                                 const double *src, int64_t ld) {
+                                 const double *src, int64_t rs, int64_t cs) {
   ooc_ctx_t *ctx = m->ctx;
   int64_t ncr = ooc_cdiv64(nr, m->chunk_r), ncc = ooc_cdiv64(nc, m->chunk_c), total = ncr * ncc;
   size_t raw_bytes = (size_t)(m->chunk_r * m->chunk_c) * m->file_es;
@@ -1052,7 +1035,7 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
   if (!size) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory writing", m->name);
   wbatch_t wb[2];
   for (int k = 0; k < 2; k++)
-    wb[k] = (wbatch_t){m, src, ld, r0, c0, ncc, 0, slot, nslot, raw_bytes, slot_bytes, size,
+    wb[k] = (wbatch_t){m, src, rs, cs, r0, c0, ncc, 0, slot, nslot, raw_bytes, slot_bytes, size,
                        nslot == 1 ? threads : 1};
   ooc_status_t st = OOC_OK;
   prepare_batch(&wb[0], threads, 0, ooc_min64(B, total));
@@ -1092,17 +1075,18 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
 
 /* ---- reading and writing rectangles --------------------------------------------------------- */
 
+/* The rectangle lies in the matrix; buf has a leading dimension of at least ldmin (its rows). */
 static ooc_status_t check_rect(h5mat_t *m, const char *what, int64_t r0, int64_t c0, int64_t nr,
-                               int64_t nc, const void *buf, int64_t ld) {
+                               int64_t nc, const void *buf, int64_t ld, int64_t ldmin) {
   if (r0 < 0 || c0 < 0 || nr < 0 || nc < 0 || r0 > m->rows - nr || c0 > m->cols - nc)
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: %s of rows %lld..%lld, columns %lld..%lld is outside "
                     "the %lld x %lld matrix", m->name, what, (long long)r0,
                     (long long)(r0 + nr - 1), (long long)c0, (long long)(c0 + nc - 1),
                     (long long)m->rows, (long long)m->cols);
-  if (nr > 0 && nc > 0 && (!buf || ld < nr))
+  if (nr > 0 && nc > 0 && (!buf || ld < ldmin))
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: %s with %s (ld %lld, %lld rows)", m->name, what,
-                    buf ? "a leading dimension smaller than the row count" : "no buffer",
-                    (long long)ld, (long long)nr);
+                    buf ? "a leading dimension smaller than the buffer's row count" : "no buffer",
+                    (long long)ld, (long long)ldmin);
   return OOC_OK;
 }
 
@@ -1225,7 +1209,7 @@ ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc
   if (!m) return OOC_ERR_ARG;
   if (m->dset < 0)
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: read from a closed or committed handle", m->name);
-  OOC_TRY(check_rect(m, "read", r0, c0, nr, nc, dst, ld));
+  OOC_TRY(check_rect(m, "read", r0, c0, nr, nc, dst, ld, nr));
   if (nr == 0 || nc == 0) return OOC_OK;
   quiet_t q = quiet_begin();
   ooc_status_t st = read_impl(m, r0, c0, nr, nc, dst, ld);
@@ -1234,7 +1218,7 @@ ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc
 }
 
 static ooc_status_t write_staged(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                                 const double *src, int64_t ld) {
+                                 const double *src, int64_t rs, int64_t cs) {
   blocks_t b = plan_blocks(m, nc);
   int64_t cap = ooc_min64(b.bh, nr) * ooc_min64(b.bw, nc) * (int64_t)m->stage_es;
   void *stage = ooc_malloc(m->ctx, (size_t)cap);
@@ -1246,11 +1230,8 @@ static ooc_status_t write_staged(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
     re = block_end(r, b.ar, b.bh, r0 + nr);
     for (int64_t c = c0, ce; c < c0 + nc && st == OOC_OK; c = ce) {
       ce = block_end(c, b.ac, b.bw, c0 + nc);
-      const double *sp = src + (r - r0) + (c - c0) * ld;
-      if (m->memtype == H5T_NATIVE_FLOAT)
-        cm_to_rm_f(sp, ld, re - r, ce - c, stage);
-      else
-        cm_to_rm_d(sp, ld, re - r, ce - c, stage);
+      cio_pack(src + (r - r0) * rs + (c - c0) * cs, rs, cs, re - r, ce - c, m->stage_es, stage,
+               ce - c);
       st = io_rect(m, 1, r, c, re - r, ce - c, stage, r0, c0, nr, nc);
     }
   }
@@ -1259,10 +1240,10 @@ static ooc_status_t write_staged(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
 }
 
 static ooc_status_t write_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                               const double *src, int64_t ld) {
+                               const double *src, int64_t rs, int64_t cs) {
   ooc_status_t st = direct_write_fits(m, r0, c0, nr, nc)
-                        ? direct_write(m, r0, c0, nr, nc, src, ld)
-                        : write_staged(m, r0, c0, nr, nc, src, ld);
+                        ? direct_write(m, r0, c0, nr, nc, src, rs, cs)
+                        : write_staged(m, r0, c0, nr, nc, src, rs, cs);
   /* Metadata too (chunk index, object header) is written now, so the final close has little
    * left to write: see the chunk cache note in create_impl. */
   int inj = st == OOC_OK ? fio_gate(m->ctx, 1) : 0;
@@ -1279,19 +1260,32 @@ static ooc_status_t write_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, i
   return st;
 }
 
-ooc_status_t h5m_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                       const double *src, int64_t ld) {
+static ooc_status_t write_rect(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                               const double *src, int64_t ld, int trans) {
   if (!m) return OOC_ERR_ARG;
   if (!m->writable || m->dset < 0)
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: write to a handle that is not an open output",
                     m->name);
-  OOC_TRY(check_rect(m, "write", r0, c0, nr, nc, src, ld));
+  /* the buffer is nr x nc (ld >= nr) or, transposed, nc x nr (ld >= nc) */
+  OOC_TRY(check_rect(m, trans ? "transposed write" : "write", r0, c0, nr, nc, src, ld,
+                     trans ? nc : nr));
   if (nr == 0 || nc == 0) return OOC_OK;
   quiet_t q = quiet_begin();
-  ooc_status_t st = write_impl(m, r0, c0, nr, nc, src, ld);
+  ooc_status_t st = trans ? write_impl(m, r0, c0, nr, nc, src, ld, 1)
+                          : write_impl(m, r0, c0, nr, nc, src, 1, ld);
   quiet_end(q);
   if (st != OOC_OK && !m->failed) m->failed = st;
   return st;
+}
+
+ooc_status_t h5m_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                       const double *src, int64_t ld) {
+  return write_rect(m, r0, c0, nr, nc, src, ld, 0);
+}
+
+ooc_status_t h5m_write_t(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                         const double *src_t, int64_t ld) {
+  return write_rect(m, r0, c0, nr, nc, src_t, ld, 1);
 }
 
 /* ---- creating outputs ----------------------------------------------------------------------- */

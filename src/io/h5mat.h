@@ -69,6 +69,12 @@ ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc
                       int64_t ld);
 ooc_status_t h5m_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                        const double *src, int64_t ld);
+/* h5m_write from the rectangle's transpose: element (i, j) at src_t[j + i * ld], i.e. src_t is
+ * the nc x nr column-major matrix (ld >= nc). For the chunk packer this is the cheap direction
+ * (rows of the file are columns of src_t): a symmetric matrix's upper triangle is written from
+ * its lower tiles at no extra pass. */
+ooc_status_t h5m_write_t(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                         const double *src_t, int64_t ld);
 
 ooc_status_t h5m_attr_str(h5mat_t *m, const char *name, const char *value);
 ooc_status_t h5m_attr_f64(h5mat_t *m, const char *name, double value);
