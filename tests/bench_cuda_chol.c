@@ -15,7 +15,9 @@
  *       copy-busy time, their overlap; with N <= 32768 also a probe residual. COPY_THREADS=T
  *       in the environment sets the tile cache's copy threads (tcache_set_threads); every tile
  *       is cached before the clock starts, as the CLI's read phase leaves them (PRELOAD=lower:
- *       the lower ones only).
+ *       the lower ones only). The store ends holding the lower triangle, as in the CLI, whose
+ *       writer mirrors it (MIRROR=1: the solver's last step writes the upper tiles too). SPLIT=0:
+ *       the executor's pivot whole after V's gather (chol.h's split pivot off).
  * The matrix: a uniform [-1, 1) lower triangle with n added to the diagonal (diagonally dominant,
  * so SPD), filled by 16 threads; only the lower triangle is ever read.
  * Prints one "RESULT ..." line per measurement.
@@ -274,15 +276,28 @@ static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int
 typedef struct {
   tstore_t *ts;
   int64_t n, b;
-  double *tile;
+  int lower; /* the store holds the lower triangle (diagonal tiles' upper zero): mirror it */
 } store_get_t;
 static void store_get(void *self, int64_t j0, int64_t nc, double *dst) { /* j0, nc: one tile column */
   store_get_t *g = self;
   part_t p = ts_rows(g->ts);
-  for (int64_t tj = j0 / g->b; tj * g->b < j0 + nc; tj++)
-    for (int64_t ti = 0; ti < p.count; ti++)
-      if (ts_read(g->ts, ti, tj, dst + part_start(p, ti) + (part_start(p, tj) - j0) * g->n, g->n) != OOC_OK)
-        exit(1);
+  for (int64_t tj = j0 / g->b; tj * g->b < j0 + nc; tj++) {
+    int64_t c0 = part_start(p, tj), bj = part_len(p, tj);
+    double *col = dst + (c0 - j0) * g->n;
+    for (int64_t ti = g->lower ? tj : 0; ti < p.count; ti++)
+      if (ts_read(g->ts, ti, tj, col + part_start(p, ti), g->n) != OOC_OK) exit(1);
+    if (!g->lower) continue;
+    for (int64_t j = 0; j < bj; j++) /* the diagonal tile's upper triangle */
+      for (int64_t i = 0; i < j; i++) col[c0 + i + j * g->n] = col[c0 + j + i * g->n];
+    for (int64_t ti = 0; ti < tj; ti++) { /* upper tiles: transposes of tile row tj's */
+      int64_t r0 = part_start(p, ti), bi = part_len(p, ti);
+      double *t = malloc((size_t)(bj * bi) * sizeof *t);
+      if (!t || ts_read(g->ts, tj, ti, t, bj) != OOC_OK) exit(1);
+      for (int64_t j = 0; j < bj; j++)
+        for (int64_t i = 0; i < bi; i++) col[r0 + i + j * g->n] = t[j + i * bj];
+      free(t);
+    }
+  }
 }
 
 static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) {
@@ -318,8 +333,14 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   double tc0 = ooc_now();
   OK(ctx, ocu_chol_create(ctx, n, b, W, CHOL_INVERT, 0, &cfg, &e));
   double tc1 = ooc_now();
+  if (getenv("SPLIT") && !atoi(getenv("SPLIT"))) { /* A/B */
+    e->pivot_begin = NULL;
+    e->vready = NULL;
+  }
+  /* as the CLI: the lower triangle, the writer mirrors it (MIRROR=1: the solver does) */
+  int mirror = getenv("MIRROR") && atoi(getenv("MIRROR"));
   chol_args_t a = {.A = ts, .stripe = W >= n ? (n + b - 1) / b * b : W, .ops = ooc_ops_cpu(),
-                   .job = CHOL_INVERT, .exec = e};
+                   .job = CHOL_INVERT, .lower_only = !mirror, .exec = e};
   chol_stats_t cs;
   int64_t info = 0;
   double ld = 0;
@@ -346,7 +367,7 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   printf("RESULT chol_run n=%lld logdet %.15g\n", (long long)n, ld);
   OK(ctx, ocu_chol_destroy(e));
   if (n <= 32768) {
-    store_get_t g = {ts, n, b, NULL};
+    store_get_t g = {ts, n, b, !mirror};
     printf("RESULT chol_run n=%lld probe residual %.3g\n", (long long)n, probe(A, n, b, &g, store_get));
   }
   tstore_destroy(ts);

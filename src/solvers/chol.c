@@ -382,54 +382,85 @@ static ooc_status_t drain(chol_t *c, int64_t *owner, int put, int64_t kt0, int64
   return st;
 }
 
-/* V on an executor (W < n): it moves through the slots, no host panel. Move q of a step is
- * stripe column kt0 + q for q < w's tile count, else tile row kt0 + q - that count (only when
- * there are rows above the stripe: kt0 > 0); the executor transposes tile rows (chol.h:
- * colload/rowload, colstore/rowstore). */
-static int64_t v_moves(int64_t kt0, int64_t kt1) { return (kt1 - kt0) * (kt0 > 0 ? 2 : 1); }
+/* V on an executor (W < n): it moves through the slots, no host panel (chol.h: colload/rowload,
+ * colstore/rowstore; the executor transposes tile rows). A move is stripe column t's rows of tiles
+ * [t0, t1) (VM_COL) or tile row t's tiles left of the stripe (VM_ROW, only when kt0 > 0). */
+enum { VM_COL, VM_ROW };
 
-static ooc_status_t v_take(chol_t *c, int s, int64_t q, int64_t k0, int64_t kt0, int64_t kt1) {
+/* Take move (kind, t, tiles [t0, t1)) into a free slot and start its load; *q counts the
+ * step's moves (slot q % K, completed first if still in flight). */
+static ooc_status_t v_in(chol_t *c, int64_t *owner, int64_t *q, int kind, int64_t t, int64_t t0,
+                         int64_t t1, int64_t k0, int64_t kt0) {
   chol_exec_t *e = c->a->exec;
-  int64_t t = kt0 + q % (kt1 - kt0), start = part_start(c->p, t), bt = part_len(c->p, t);
-  if (q < kt1 - kt0) {
-    TIMED(c->stats->t_take, take_scol(c, t, e->slot[s]));
-    return e->colload(e, s, start - k0, start, bt);
+  int s = (int)(*q % e->nslots);
+  int64_t start = part_start(c->p, t), bt = part_len(c->p, t);
+  if (owner[s] >= 0) {
+    TIMED(c->stats->t_wait, e->complete(e, s));
+    owner[s] = -1;
   }
-  TIMED(c->stats->t_take, ts_take_tiles(c->A, t, t + 1, 0, kt0, e->slot[s], bt));
-  return e->rowload(e, s, start - k0, bt);
+  if (kind == VM_ROW) {
+    TIMED(c->stats->t_take, ts_take_tiles(c->A, t, t + 1, 0, kt0, e->slot[s], bt));
+    OOC_TRY(e->rowload(e, s, start - k0, bt));
+  } else {
+    TIMED(c->stats->t_take, move_col(c, MOVE_TAKE, t0, t1, t, e->slot[s]));
+    OOC_TRY(e->colload(e, s, start - k0, part_start(c->p, t0),
+                       t1 < c->p.count ? part_start(c->p, t1) : c->n, bt));
+  }
+  owner[s] = (*q)++;
+  return OOC_OK;
 }
 
-/* The step's V into the device panel: slot q % K takes move q while the device copies earlier
- * ones in. */
+/* The step's V into the device panel. With pivot_begin (chol.h) D first, then the pivot starts
+ * while the rest streams in, column block by column block; else the stripe's columns whole, then
+ * tile row P. */
 static ooc_status_t gather_vx(chol_t *c, int64_t *owner, int64_t k0, int64_t w, int64_t kt0,
                               int64_t kt1) {
   chol_exec_t *e = c->a->exec;
+  int64_t nt = c->p.count, q = 0;
   ooc_status_t st = e->load(e, NULL, k0, w, k0);
-  for (int64_t q = 0; st == OOC_OK && q < v_moves(kt0, kt1); q++) {
-    int s = (int)(q % e->nslots);
-    if (owner[s] >= 0) {
-      TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
-      owner[s] = -1;
+  if (st == OOC_OK && e->pivot_begin) {
+    for (int64_t t = kt0; t < kt1 && st == OOC_OK; t++)
+      st = v_in(c, owner, &q, VM_COL, t, t, kt1, k0, kt0);
+    if (st == OOC_OK) st = e->pivot_begin(e, CHOL_INVERT);
+    for (int64_t t = kt0; t < kt1 && st == OOC_OK; t++) {
+      if (kt0 > 0) st = v_in(c, owner, &q, VM_ROW, t, 0, kt0, k0, kt0);
+      if (st == OOC_OK && kt1 < nt) st = v_in(c, owner, &q, VM_COL, t, kt1, nt, k0, kt0);
+      if (st == OOC_OK) st = e->vready(e, part_start(c->p, t) - k0, part_len(c->p, t));
     }
-    OOC_CHECK(st = v_take(c, s, q, k0, kt0, kt1));
-    owner[s] = q;
+  } else {
+    for (int64_t t = kt0; t < kt1 && st == OOC_OK; t++)
+      st = v_in(c, owner, &q, VM_COL, t, t, nt, k0, kt0);
+    for (int64_t t = kt0; t < kt1 && st == OOC_OK && kt0 > 0; t++)
+      st = v_in(c, owner, &q, VM_ROW, t, 0, kt0, k0, kt0);
   }
-done:;
   ooc_status_t s2 = drain(c, owner, 0, 0, 0, 0);
   return st != OOC_OK ? st : s2;
+}
+
+/* Put move q of V, from the last column block to the first (chol.h): column block t = kt1 - 1 -
+ * q / m (m = 2 moves per block with rows above the stripe, else 1), its column then its row. */
+static void v_out_move(int64_t q, int64_t kt0, int64_t kt1, int64_t *t, int *kind) {
+  int64_t m = kt0 > 0 ? 2 : 1;
+  *t = kt1 - 1 - q / m;
+  *kind = q % m ? VM_ROW : VM_COL;
 }
 
 static ooc_status_t v_fetch(chol_t *c, int s, int64_t q, int64_t k0, int64_t kt0, int64_t kt1,
                             int upper) {
   chol_exec_t *e = c->a->exec;
-  int64_t t = kt0 + q % (kt1 - kt0), start = part_start(c->p, t), bt = part_len(c->p, t);
-  if (q < kt1 - kt0) return e->colstore(e, s, start - k0, upper ? 0 : start, bt);
+  int64_t t;
+  int kind;
+  v_out_move(q, kt0, kt1, &t, &kind);
+  int64_t start = part_start(c->p, t), bt = part_len(c->p, t);
+  if (kind == VM_COL) return e->colstore(e, s, start - k0, upper ? 0 : start, bt);
   return e->rowstore(e, s, start - k0, bt);
 }
 
 static ooc_status_t v_put(chol_t *c, int s, int64_t q, int64_t kt0, int64_t kt1, int upper) {
-  int64_t t = kt0 + q % (kt1 - kt0);
-  if (q < kt1 - kt0) return put_scol(c, t, c->a->exec->slot[s], kt0, kt1, upper);
+  int64_t t;
+  int kind;
+  v_out_move(q, kt0, kt1, &t, &kind);
+  if (kind == VM_COL) return put_scol(c, t, c->a->exec->slot[s], kt0, kt1, upper);
   return ts_put_tiles(c->A, t, t + 1, 0, kt0, c->a->exec->slot[s], part_len(c->p, t));
 }
 
@@ -439,7 +470,7 @@ static ooc_status_t v_put(chol_t *c, int s, int64_t q, int64_t kt0, int64_t kt1,
 static ooc_status_t put_vx(chol_t *c, int64_t *owner, int64_t k0, int64_t kt0, int64_t kt1,
                            int upper) {
   chol_exec_t *e = c->a->exec;
-  int64_t nq = v_moves(kt0, kt1);
+  int64_t nq = (kt1 - kt0) * (kt0 > 0 ? 2 : 1);
   ooc_status_t st = OOC_OK;
   for (int64_t q = 0; q < nq && q < e->nslots; q++) {
     OOC_CHECK(st = v_fetch(c, (int)q, q, k0, kt0, kt1, upper));
@@ -702,9 +733,11 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   int ring = W < n, vring = ring && a->job == CHOL_INVERT; /* chol.h: V through the slots */
   if (ex && (W > ex->W || (!vring && !ex->panel) ||
              (ring && (ex->nslots < 1 || ex->nslots > CHOL_MAX_SLOTS || !ex->slot[0])) ||
-             (vring && (!ex->colload || !ex->colstore || !ex->rowload || !ex->rowstore))))
+             (vring && (!ex->colload || !ex->colstore || !ex->rowload || !ex->rowstore)) ||
+             !ex->pivot_begin != !ex->vready))
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "Cholesky executor %s: stripe %lld wider than its %lld, "
-                    "or no panel, or %d column slots, or no V moves", ex->name, (long long)W,
+                    "or no panel, or %d column slots, or no V moves, or half a split pivot",
+                    ex->name, (long long)W,
                     (long long)ex->W, ex->nslots);
 
   chol_t c = {.ctx = ctx, .a = a, .o = a->ops, .A = a->A, .p = rows, .n = n, .b = b, .W = W,

@@ -100,15 +100,24 @@ enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2, CHOL_SOLVE_FACTORED = 3
  *   back to the host panel (full: rows [0, n); panel NULL: nothing); the diagonal block's strict
  *   upper triangle is zero (full = 0) or its lower triangle's transpose (full = 1: the last sweep
  *   step of a full inverse).
- * - V through the slots [invert, W < n]. colload(s, c0, r0, bj): slot s holds rows [r0, n) of bj
- *   columns (ld n, global rows) that become the panel's columns [c0, c0 + bj) from row r0 (after
- *   load); colstore(s, c0, r0, bj) the reverse (after store). rowload(s, c0, bi): slot s holds a
- *   bi x k0 block, ld bi (tile row P's tiles left of the stripe side by side, as ts_take_tiles
- *   leaves them); the panel's rows [0, k0) of columns [c0, c0 + bi) become its transpose;
+ * - V through the slots [invert, W < n]. colload(s, c0, r0, r1, bj): slot s holds rows [r0, r1)
+ *   of bj columns (ld n, global rows) that become those rows of the panel's columns [c0, c0 + bj)
+ *   (after load); colstore(s, c0, r0, bj) moves rows [r0, n) back (after store). chol.c stores
+ *   V's column blocks from the last to the first: the order in which an executor that finishes
+ *   the step by column blocks (F_P = -W L^-1 runs backwards) has them. rowload(s, c0, bi): slot
+ *   s holds a bi x k0 block, ld bi (tile row P's tiles left of the stripe side by side, as
+ *   ts_take_tiles leaves them); the panel's rows [0, k0) of columns [c0, c0 + bi) become its
+ *   transpose;
  *   rowstore(s, c0, bi) the reverse. All four may return before done; complete(s) waits. The
  *   executor transposes tile row P so that the host only copies (the host's strided transposes
  *   took about a quarter of the compute phase at n = 65536), and the copies of one move overlap
- *   the host's work on the next (no host panel between tile store and device). */
+ *   the host's work on the next (no host panel between tile store and device).
+ * - The pivot in pieces [invert, W < n; optional, both NULL or both set], so that the device
+ *   works while V streams in: chol.c first loads D (the stripe's columns, rows [k0, k0 + w)),
+ *   calls pivot_begin(CHOL_INVERT), then loads the rest of V column block by column block (tile
+ *   row P's block, then the column's rows below the stripe) and calls vready(c0, bj) after each
+ *   block's loads, in increasing c0, covering [0, w); then pivot() reports as usual. Without them,
+ *   V is loaded whole (columns, then tile row P) and pivot() does everything. */
 #define CHOL_MAX_SLOTS 8
 typedef struct chol_exec chol_exec_t;
 struct chol_exec {
@@ -123,10 +132,12 @@ struct chol_exec {
   ooc_status_t (*supdate)(chol_exec_t *e, int s, int64_t r0, int64_t bj);
   ooc_status_t (*complete)(chol_exec_t *e, int s);
   ooc_status_t (*store)(chol_exec_t *e, double *panel, int full);
-  ooc_status_t (*colload)(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj);
+  ooc_status_t (*colload)(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t r1, int64_t bj);
   ooc_status_t (*colstore)(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj);
   ooc_status_t (*rowload)(chol_exec_t *e, int s, int64_t c0, int64_t bi);
   ooc_status_t (*rowstore)(chol_exec_t *e, int s, int64_t c0, int64_t bi);
+  ooc_status_t (*pivot_begin)(chol_exec_t *e, int job);
+  ooc_status_t (*vready)(chol_exec_t *e, int64_t c0, int64_t bj);
 };
 
 typedef struct chol_args {

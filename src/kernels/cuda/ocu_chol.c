@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ocu_chol_kernels.cu */
-cudaError_t ocu_chol_mirror(double *A, int64_t lda, int64_t w, int full, cudaStream_t s);
+/* ocu_chol_kernels.cu: columns [j0, j1) of A above the diagonal := S's lower triangle
+ * transposed (full) or zero; S may be A */
+cudaError_t ocu_chol_upper(double *A, int64_t lda, const double *S, int64_t lds, int64_t j0,
+                           int64_t j1, int full, cudaStream_t s);
 
 #define NB_DEFAULT 1024 /* the in-device sweep's block; n = 32768 on an H100 (bench_cuda_chol incore):
                           * 512 0.94 s, 768 0.89, 1024 0.90, 1536 0.92, 2048 0.97, 4096 1.07: K = 1024
@@ -20,6 +22,7 @@ cudaError_t ocu_chol_mirror(double *A, int64_t lda, int64_t w, int full, cudaStr
                           * diagonal blocks and in the panel's trsm */
 #define NSLOTS 4        /* ring of column blocks: one being copied in, one multiplied, one out */
 #define MAXALLOC 64
+#define COPY_WS ((int64_t)1 << 20) /* workspace of the copy streams' cuBLAS handles (geam) */
 #define ALIGN(x) (((x) + 255) / 256 * 256)
 
 enum { K_COPY = 0, K_UPDATE = 1, K_PIVOT = 2 };
@@ -46,7 +49,7 @@ typedef struct xc {
   int64_t n, b, W, nb;
   int job, sweeps;
   cudaStream_t st[3]; /* 0 H2D, 1 compute, 2 D2H */
-  cublasHandle_t bl;
+  cublasHandle_t bl, blc[2]; /* on the compute stream; on the H2D and D2H streams (transposes) */
   cusolverDnHandle_t sol;
   cusolverDnParams_t par;
   /* the pool (the same rules as ocu_exec.c's, whose helpers are static there) */
@@ -63,11 +66,15 @@ typedef struct xc {
   /* pinned host */
   int *hInfo;
   double *hDiag;
-  cudaEvent_t ev_load, ev_h2d[NSLOTS], ev_comp[NSLOTS], ev_done[NSLOTS], ev_inner[2];
+  cudaEvent_t ev_load, ev_h2d[NSLOTS], ev_comp[NSLOTS], ev_done[NSLOTS];
+  cudaEvent_t *ev_blk; /* per tile column block of the stripe: x_store has finished it */
+  int64_t nblk;
   int busy[NSLOTS];
   /* the step */
   int64_t k0, w, r0;
   int pjob, incore;
+  int begun;     /* x_pivot_begin ran; x_vready has done columns [0, ready) */
+  int64_t ready;
   /* timing */
   int timing;
   const char *trace;
@@ -152,7 +159,7 @@ static int64_t dev_bytes(int64_t n, int64_t b, int64_t W, int job, int64_t nb, s
                          int64_t budget) {
   int sweeps = W < n;
   int64_t t = ALIGN(8 * n * W) + ALIGN(8 * W) + ALIGN(4 * (2 * ooc_cdiv64(W, nb) + 8)) +
-              ALIGN((int64_t)ws) + cublas_ws(budget);
+              ALIGN((int64_t)ws) + cublas_ws(budget) + 2 * COPY_WS;
   if (needs_sweep(job)) {
     t += ALIGN(8 * W * nb);
     if (sweeps) t += ALIGN(8 * W * W);
@@ -452,19 +459,18 @@ static ooc_status_t write_trace(xc_t *x) {
  * block P, transposed); D = V[P] = L L^T; V_K = W_K = V_K L^-T, V_T = Z_T = -V_T L^-T (the sign
  * makes every update one GEMM with alpha = +1 left of P, -1 right of it, see chol.h); the other
  * column blocks j get F[j0:w, j] += alpha V[j0:w] V[j]^T; then V_K = -W_K L^-1, V_T = W_T L^-1,
- * D = D^-1, and V is written back. *bad = the 1-based order of the first leading minor that is
- * not positive (0: none). The host checks each block's info one block late, so the device never
- * waits for it. */
-static ooc_status_t dev_sweep(xc_t *x, double *F, int64_t ldf, int64_t w, int64_t *bad) {
+ * D = D^-1, and V is written back. Block s's potrf and potri infos go to dInfo[s] and
+ * dInfo[ns + s] (ns = the block count); sweep_result reads them. Nothing here waits for the
+ * device: the host goes on queueing (V's moves, chol.h's split pivot), and a failed block only
+ * makes the later ones compute garbage that sweep_result never reports. */
+static ooc_status_t dev_sweep(xc_t *x, double *F, int64_t ldf, int64_t w) {
   cudaStream_t sc = x->st[1];
   cublasHandle_t h = x->bl;
   int64_t nb = ooc_min64(x->nb, w), ns = ooc_cdiv64(w, nb);
   double one = 1.0, mone = -1.0, zero = 0.0;
   double *V = x->dV;
-  *bad = 0;
-  if (2 * ns > x->ninfo) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "sweep: too few info slots");
-  int64_t s = 0;
-  for (; s < ns; s++) {
+  if (2 * ns + 1 > x->ninfo) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "sweep: too few info slots");
+  for (int64_t s = 0; s < ns; s++) {
     int64_t i0 = s * nb, ib = ooc_min64(nb, w - i0), i1 = i0 + ib, below = w - i1;
     double *D = V + i0;
     double fl = (double)w * w * ib;
@@ -505,28 +511,33 @@ static ooc_status_t dev_sweep(xc_t *x, double *F, int64_t ldf, int64_t w, int64_
       CB(x, cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_T, ib, i0, &one, V, w, &zero, V, w, F + i0,
                            ldf));
     sp_end(x, sp, 1);
-    CU(x, cudaMemcpyAsync(x->hInfo + s, x->dInfo + s, sizeof(int), D2H, sc));
-    CU(x, cudaEventRecord(x->ev_inner[s % 2], sc));
-    if (s > 0) { /* block s-1 is done by now or soon; block s keeps the device busy meanwhile */
-      CU(x, cudaEventSynchronize(x->ev_inner[(s - 1) % 2]));
-      if (x->hInfo[s - 1] != 0) break;
-    }
   }
-  CU(x, cudaMemcpyAsync(x->hInfo + ns, x->dInfo + ns, (size_t)(4 * ns), D2H, sc));
-  CU(x, cudaStreamSynchronize(sc));
-  for (int64_t t = 0; t < ns && t <= s; t++) {
-    int info = x->hInfo[t];
-    if (info < 0)
-      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXpotrf: argument %d invalid", -info);
-    if (info > 0) {
-      *bad = t * nb + info;
+  return OOC_OK;
+}
+
+/* Waits for the compute stream and judges dev_sweep's blocks for w (and, with potrf_info, the
+ * split pivot's potrf, whose info is dInfo[2 cdiv(W, nb)]): *bad = the 1-based order of the first leading minor that is
+ * not positive, 0 if none. */
+static ooc_status_t sweep_result(xc_t *x, int64_t w, int potrf_info, int64_t *bad) {
+  int64_t nb = ooc_min64(x->nb, w), ns = ooc_cdiv64(w, nb), pi = 2 * ooc_cdiv64(x->W, x->nb);
+  int64_t k = potrf_info ? pi + 1 : 2 * ns;
+  *bad = 0;
+  CU(x, cudaMemcpyAsync(x->hInfo, x->dInfo, (size_t)(4 * k), D2H, x->st[1]));
+  CU(x, cudaStreamSynchronize(x->st[1]));
+  for (int64_t t = 0; t < k; t++)
+    if (x->hInfo[t] < 0)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER: argument %d invalid (info slot %lld)",
+                      -x->hInfo[t], (long long)t);
+  for (int64_t t = 0; t < ns; t++)
+    if (x->hInfo[t] > 0) {
+      *bad = t * nb + x->hInfo[t];
       return OOC_OK;
     }
-  }
   for (int64_t t = 0; t < ns; t++)
     if (x->hInfo[ns + t] != 0) /* potri after a successful potrf: L_jj = 0 cannot happen */
       return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnDpotri: info %d in block %lld",
                       x->hInfo[ns + t], (long long)t);
+  if (potrf_info) *bad = x->hInfo[pi]; /* after a successful sweep only by rounding */
   return OOC_OK;
 }
 
@@ -542,6 +553,7 @@ static ooc_status_t x_load(chol_exec_t *e, const double *panel, int64_t k0, int6
   x->k0 = k0;
   x->w = w;
   x->r0 = r0;
+  x->begun = 0;
   if (!panel) return OOC_OK; /* V comes through the slots: x_colload, x_rowload */
   int64_t bytes = 8 * (n - r0) * w;
   int64_t sp = sp_begin(x, 0, K_COPY, "h2d panel", bytes, 0);
@@ -659,32 +671,98 @@ static ooc_status_t logdet_of(xc_t *x, int64_t w, double *logdet) {
   return OOC_OK;
 }
 
+/* Rows [r0, r0 + m) of the panel's column block [c0, c0 + bj) := sgn V L^-T, the blocks left
+ * of c0 done (X L^T = sgn V by column blocks: V_J := sgn V_J - X_<J L_J,<J^T, then the diagonal
+ * block's trsm). The pivot's trsm of W = V L^-T (and Z_T = -W_T) in the pieces x_vready runs as
+ * V's column blocks arrive. */
+static ooc_status_t fwd_block(xc_t *x, int64_t r0, int64_t m, int64_t c0, int64_t bj, double sgn) {
+  int64_t n = x->n;
+  double *D = x->dP + x->k0, *V = x->dP + r0 + c0 * n, mone = -1.0, one = 1.0;
+  if (m <= 0) return OOC_OK;
+  if (c0 > 0)
+    CB(x, cublasDgemm_64(x->bl, CUBLAS_OP_N, CUBLAS_OP_T, m, bj, c0, &mone, x->dP + r0, n, D + c0,
+                         n, &sgn, V, n));
+  CB(x, cublasDtrsm_64(x->bl, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                       CUBLAS_DIAG_NON_UNIT, m, bj, c0 > 0 ? &one : &sgn, D + c0 + c0 * n, n, V, n));
+  return OOC_OK;
+}
+
+/* The split pivot's first half (chol.h; invert out of core): D is on the device (or queued
+ * ahead), the rest of V is not. D^-1 by the in-device sweep on the copy dE (minor, logdet) and
+ * D = L L^T for the trsm; nothing waits for the device. */
+static ooc_status_t x_pivot_begin(chol_exec_t *e, int job) {
+  xc_t *x = (xc_t *)e;
+  int64_t n = x->n, w = x->w, nsw = ooc_cdiv64(x->W, x->nb);
+  double *D = x->dP + x->k0;
+  if (job != CHOL_INVERT || !needs_sweep(x->job) || x->begun || (x->k0 == 0 && w == n))
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: split pivot for job %d", job);
+  x->pjob = job;
+  x->incore = 0;
+  size_t d = 0, hh = 0;
+  CS(x, cusolverDnXpotrf_bufferSize(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n,
+                                    CUDA_R_64F, &d, &hh));
+  if (d > x->ws || hh > x->hws)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER potrf wants %zu+%zu bytes of workspace, "
+                    "%zu+%zu planned", d, hh, x->ws, x->hws);
+  CU(x, cudaMemcpy2DAsync(x->dE, (size_t)(8 * x->W), D, (size_t)(8 * n), (size_t)(8 * w),
+                          (size_t)w, D2D, x->st[1]));
+  OOC_TRY(dev_sweep(x, x->dE, x->W, w));
+  int64_t sp = sp_begin(x, 1, K_PIVOT, "potrf", 0, (double)w * w * w / 3);
+  CS(x, cusolverDnXpotrf(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n, CUDA_R_64F,
+                         x->dWs, x->ws, x->hWs, x->hws, x->dInfo + 2 * nsw));
+  sp_end(x, sp, 1);
+  x->begun = 1;
+  x->ready = 0;
+  return OOC_OK;
+}
+
+/* V's columns [c0, c0 + bj) are all queued in: their trsm (W_K = V_K L^-T, Z_T = -V_T L^-T). */
+static ooc_status_t x_vready(chol_exec_t *e, int64_t c0, int64_t bj) {
+  xc_t *x = (xc_t *)e;
+  int64_t n = x->n, k0 = x->k0, k1 = k0 + x->w;
+  if (!x->begun || c0 != x->ready || bj < 1 || c0 + bj > x->w)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: V's columns [%lld, +%lld) ready "
+                    "out of order (%lld done)", (long long)c0, (long long)bj, (long long)x->ready);
+  int64_t sp = sp_begin(x, 1, K_PIVOT, "trsm block", 0, (double)(n - x->w) * bj * (2 * c0 + bj));
+  OOC_TRY(fwd_block(x, 0, k0, c0, bj, 1.0));
+  OOC_TRY(fwd_block(x, k1, n - k1, c0, bj, -1.0));
+  sp_end(x, sp, 1);
+  x->ready = c0 + bj;
+  return OOC_OK;
+}
+
 static ooc_status_t x_pivot(chol_exec_t *e, int job, int64_t *bad, double *logdet) {
   xc_t *x = (xc_t *)e;
   int64_t n = x->n, k0 = x->k0, w = x->w, k1 = k0 + w, below = n - k1;
   cudaStream_t sc = x->st[1];
   cublasHandle_t h = x->bl;
-  double one = 1.0, mone = -1.0, *D = x->dP + k0;
+  double one = 1.0, *D = x->dP + k0;
   *bad = 0;
   *logdet = 0.0;
-  x->pjob = job;
   for (int s = 0; s < NSLOTS; s++)
     if (x->busy[s]) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: pivot with slot %d busy", s);
   if (job == CHOL_INVERT && !needs_sweep(x->job))
     return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor created without the sweep's buffers");
+  x->pjob = job;
   x->incore = job == CHOL_INVERT && k0 == 0 && w == n;
   if (x->incore) { /* the whole inverse, in place */
-    OOC_TRY(dev_sweep(x, x->dP, n, n, bad));
+    OOC_TRY(dev_sweep(x, x->dP, n, n));
+    OOC_TRY(sweep_result(x, n, 0, bad));
     if (*bad) return OOC_OK;
     return logdet_of(x, w, logdet);
   }
-  if (job == CHOL_INVERT) { /* D^-1 (with the minor and the logdet) on a copy of D */
-    int64_t lde = x->W;
-    CU(x, cudaMemcpy2DAsync(x->dE, (size_t)(8 * lde), D, (size_t)(8 * n), (size_t)(8 * w),
-                            (size_t)w, D2D, sc));
-    OOC_TRY(dev_sweep(x, x->dE, lde, w, bad));
+  if (job == CHOL_INVERT) { /* the split pivot, whole if chol.c did not split it */
+    if (!x->begun) {
+      OOC_TRY(x_pivot_begin(e, job));
+      OOC_TRY(x_vready(e, 0, w));
+    }
+    x->begun = 0;
+    if (x->ready != w)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: pivot with V's columns [%lld, %lld) "
+                      "not ready", (long long)x->ready, (long long)w);
+    OOC_TRY(sweep_result(x, w, 1, bad));
     if (*bad) return OOC_OK;
-    OOC_TRY(logdet_of(x, w, logdet));
+    return logdet_of(x, w, logdet);
   }
   size_t d = 0, hh = 0;
   CS(x, cusolverDnXpotrf_bufferSize(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n,
@@ -692,61 +770,74 @@ static ooc_status_t x_pivot(chol_exec_t *e, int job, int64_t *bad, double *logde
   if (d > x->ws || hh > x->hws)
     return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER potrf wants %zu+%zu bytes of workspace, "
                     "%zu+%zu planned", d, hh, x->ws, x->hws);
-  double fl = (double)w * w * w / 3 + (double)w * w * (job == CHOL_INVERT ? n - w : below);
-  int64_t sp = sp_begin(x, 1, K_PIVOT, "potrf+trsm", 0, fl);
+  int64_t sp = sp_begin(x, 1, K_PIVOT, "potrf+trsm", 0, (double)w * w * w / 3 + (double)w * w * below);
   CS(x, cusolverDnXpotrf(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n, CUDA_R_64F,
                          x->dWs, x->ws, x->hWs, x->hws, x->dInfo));
-  if (job == CHOL_INVERT) {
-    if (k0 > 0)
-      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                           CUBLAS_DIAG_NON_UNIT, k0, w, &one, D, n, x->dP, n));
-    if (below > 0) /* Z_T = -W_T */
-      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                           CUBLAS_DIAG_NON_UNIT, below, w, &mone, D, n, x->dP + k1, n));
-  } else {
-    if (below > 0)
-      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                           CUBLAS_DIAG_NON_UNIT, below, w, &one, D, n, x->dP + k1, n));
-    CU(x, cudaMemcpy2DAsync(x->dDiag, sizeof(double), D, (size_t)(8 * (n + 1)), sizeof(double),
-                            (size_t)w, D2D, sc));
-  }
+  if (below > 0)
+    CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                         CUBLAS_DIAG_NON_UNIT, below, w, &one, D, n, x->dP + k1, n));
+  CU(x, cudaMemcpy2DAsync(x->dDiag, sizeof(double), D, (size_t)(8 * (n + 1)), sizeof(double),
+                          (size_t)w, D2D, sc));
   sp_end(x, sp, 1);
   CU(x, cudaMemcpyAsync(x->hInfo, x->dInfo, sizeof(int), D2H, sc));
   CU(x, cudaStreamSynchronize(sc));
   int info = x->hInfo[0];
   if (info < 0) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXpotrf: argument %d invalid", -info);
-  if (info > 0) { /* after a successful sweep only by rounding at a pivot near zero */
+  if (info > 0) {
     *bad = info;
     return OOC_OK;
   }
-  if (job != CHOL_INVERT) OOC_TRY(logdet_of(x, w, logdet));
+  return logdet_of(x, w, logdet);
+}
+
+/* Rows [r0, r0 + m) of the panel's column block [j0, j0 + bj) := -V L^-1, the blocks right of it
+ * done (X L = -V backwards: V_J := -V_J - X_>J L_>J,J, then the diagonal block's trsm): F_KP =
+ * -W_K L^-1 and F_TP = W_T L^-1 = -Z_T L^-1, block by block from the last, so that each block's
+ * copies out start while the next is computed. */
+static ooc_status_t bwd_block(xc_t *x, int64_t r0, int64_t m, int64_t j0, int64_t bj) {
+  int64_t n = x->n, w = x->w, j1 = j0 + bj;
+  double *D = x->dP + x->k0, *V = x->dP + r0 + j0 * n, mone = -1.0, one = 1.0;
+  if (m <= 0) return OOC_OK;
+  if (j1 < w)
+    CB(x, cublasDgemm_64(x->bl, CUBLAS_OP_N, CUBLAS_OP_N, m, bj, w - j1, &mone,
+                         x->dP + r0 + j1 * n, n, D + j1 + j0 * n, n, &mone, V, n));
+  CB(x, cublasDtrsm_64(x->bl, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                       CUBLAS_DIAG_NON_UNIT, m, bj, j1 < w ? &one : &mone, D + j0 + j0 * n, n, V, n));
   return OOC_OK;
 }
 
 static ooc_status_t x_store(chol_exec_t *e, double *panel, int full) {
   xc_t *x = (xc_t *)e;
-  int64_t n = x->n, k0 = x->k0, w = x->w, k1 = k0 + w, below = n - k1, r0 = x->r0;
+  int64_t n = x->n, k0 = x->k0, w = x->w, k1 = k0 + w, r0 = x->r0;
   cudaStream_t sc = x->st[1];
-  cublasHandle_t h = x->bl;
-  double mone = -1.0, *D = x->dP + k0;
+  double *D = x->dP + k0;
   for (int s = 0; s < NSLOTS; s++)
     if (x->busy[s]) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: store with slot %d busy", s);
-  if (x->pjob == CHOL_INVERT && !x->incore) { /* F_KP = -W_K L^-1, F_TP = W_T L^-1, F_PP = D^-1 */
-    int64_t sp = sp_begin(x, 1, K_PIVOT, "trsm+copy", 0, (double)w * w * (n - w));
-    if (k0 > 0)
-      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                           CUBLAS_DIAG_NON_UNIT, k0, w, &mone, D, n, x->dP, n));
-    if (below > 0)
-      CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                           CUBLAS_DIAG_NON_UNIT, below, w, &mone, D, n, x->dP + k1, n));
-    CU(x, cudaMemcpy2DAsync(D, (size_t)(8 * n), x->dE, (size_t)(8 * x->W), (size_t)(8 * w),
-                            (size_t)w, D2D, sc));
-    sp_end(x, sp, 1);
+  if (x->pjob == CHOL_INVERT && !x->incore) {
+    /* F_KP = -W_K L^-1, F_TP = W_T L^-1, F_PP = D^-1 (from dE), by tile column blocks from the
+     * last: block J's L is last used by block J itself, so D's block J then takes D^-1's; its
+     * event lets V's moves out of block J (x_colstore, x_rowstore) start at once */
+    if (x->nblk < ooc_cdiv64(w, x->b))
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: store without block events");
+    for (int64_t J = ooc_cdiv64(w, x->b) - 1; J >= 0; J--) {
+      int64_t j0 = J * x->b, bj = ooc_min64(x->b, w - j0);
+      int64_t sp = sp_begin(x, 1, K_PIVOT, "trsm+copy block", 0,
+                            (double)(n - w) * bj * (2 * (w - j0 - bj) + bj));
+      OOC_TRY(bwd_block(x, 0, k0, j0, bj));
+      OOC_TRY(bwd_block(x, k1, n - k1, j0, bj));
+      CU(x, cudaMemcpy2DAsync(D + j0 + j0 * n, (size_t)(8 * n), x->dE + j0 + j0 * x->W,
+                              (size_t)(8 * x->W), (size_t)(8 * (w - j0)), (size_t)bj, D2D, sc));
+      CU(x, ocu_chol_upper(D, n, x->dE, x->W, j0, j0 + bj, full, sc));
+      sp_end(x, sp, 1);
+      CU(x, cudaEventRecord(x->ev_blk[J], sc));
+    }
+    if (!panel) return OOC_OK; /* V leaves through the slots: x_colstore, x_rowstore */
+  } else {
+    CU(x, ocu_chol_upper(D, n, D, n, 0, w, full, sc));
   }
-  CU(x, ocu_chol_mirror(D, n, w, full, sc));
   CU(x, cudaEventRecord(x->ev_load, sc));
   CU(x, cudaStreamWaitEvent(x->st[2], x->ev_load, 0));
-  if (!panel) return OOC_OK; /* V leaves through the slots: x_colstore, x_rowstore */
+  if (!panel) return OOC_OK;
   if (full) r0 = 0; /* the last step of a full inverse: its rows above k0 are upper tiles */
   int64_t bytes = 8 * (n - r0) * w;
   int64_t sp = sp_begin(x, 2, K_COPY, "d2h panel", bytes, 0);
@@ -761,27 +852,34 @@ static ooc_status_t x_store(chol_exec_t *e, double *panel, int full) {
 /* V through slot s (chol.h: colload, colstore, rowload, rowstore). A stripe column block goes
  * straight between the slot and the panel (ld n both); tile row P's bi x k0 block in the slot
  * (ld bi) is the transpose of the panel's rows [0, k0) of columns [c0, c0 + bi), transposed on
- * the device by cublasDgeam through dC[s]. */
+ * the device by cublasDgeam through dC[s] on the copy stream itself, so that neither direction
+ * queues behind the compute stream's pivot work. Moves out wait for x_store's block event. */
 static ooc_status_t v_check(xc_t *x, int s, int64_t c0, int64_t bj) {
   if (s < 0 || s >= x->e.nslots || x->busy[s] || c0 < 0 || bj < 1 || c0 + bj > x->w ||
-      !needs_sweep(x->job))
+      !needs_sweep(x->job) || c0 % x->b != 0 || c0 / x->b >= x->nblk)
     return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: V's columns [%lld, +%lld) of a step "
                     "of %lld in slot %d", (long long)c0, (long long)bj, (long long)x->w, s);
   return OOC_OK;
 }
 
-/* Stripe columns: H2D slot -> panel on the copy-in stream (the pivot waits for it), or D2H
- * panel -> slot on the copy-out stream, which x_store has made wait for its work. */
-static ooc_status_t col_move(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj,
-                             enum cudaMemcpyKind dir) {
+/* Stripe columns [c0, c0 + bj), rows [r0, r1): H2D slot -> panel on the copy-in stream (the
+ * compute stream waits for it), or D2H panel -> slot on the copy-out stream once x_store has
+ * finished the block. */
+static ooc_status_t col_move(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t r1,
+                             int64_t bj, enum cudaMemcpyKind dir) {
   xc_t *x = (xc_t *)e;
   OOC_TRY(v_check(x, s, c0, bj));
   int in = dir == H2D, q = in ? 0 : 2;
-  int64_t n = x->n, bytes = 8 * (n - r0) * bj;
+  int64_t n = x->n, bytes = 8 * (r1 - r0) * bj;
+  if (r0 < 0 || r1 > n || r1 < r0)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: rows [%lld, %lld) of V",
+                    (long long)r0, (long long)r1);
   double *dev = x->dP + c0 * n + r0, *host = e->slot[s] + r0;
+  if (!in) CU(x, cudaStreamWaitEvent(x->st[2], x->ev_blk[c0 / x->b], 0));
   int64_t sp = sp_begin(x, q, K_COPY, in ? "h2d panel" : "d2h panel", bytes, 0);
-  CU(x, cudaMemcpy2DAsync(in ? dev : host, (size_t)(8 * n), in ? host : dev, (size_t)(8 * n),
-                          (size_t)(8 * (n - r0)), (size_t)bj, dir, x->st[q]));
+  if (bytes > 0)
+    CU(x, cudaMemcpy2DAsync(in ? dev : host, (size_t)(8 * n), in ? host : dev, (size_t)(8 * n),
+                            (size_t)(8 * (r1 - r0)), (size_t)bj, dir, x->st[q]));
   sp_end(x, sp, q);
   *(in ? &x->bytes_h2d : &x->bytes_d2h) += bytes;
   CU(x, cudaEventRecord(x->ev_done[s], x->st[q]));
@@ -790,45 +888,46 @@ static ooc_status_t col_move(chol_exec_t *e, int s, int64_t c0, int64_t r0, int6
   return OOC_OK;
 }
 
-/* Tile row P: in, H2D slot -> dC[s], then the compute stream transposes dC[s] into the panel;
- * out, the compute stream transposes the panel into dC[s], then D2H dC[s] -> slot. */
+/* Tile row P: in, H2D slot -> dC[s], then a transpose of dC[s] into the panel, both on the
+ * copy-in stream (the compute stream waits for them); out, after x_store's block, a transpose of
+ * the panel into dC[s] and the D2H dC[s] -> slot, both on the copy-out stream. */
 static ooc_status_t row_move(chol_exec_t *e, int s, int64_t c0, int64_t bi, int in) {
   xc_t *x = (xc_t *)e;
   OOC_TRY(v_check(x, s, c0, bi));
+  int q = in ? 0 : 2;
   int64_t n = x->n, k0 = x->k0, bytes = 8 * bi * k0, sp;
   double one = 1.0, zero = 0.0, *P = x->dP + c0 * n, *T = x->dC[s];
+  cublasHandle_t h = x->blc[in ? 0 : 1];
   if (in) {
     sp = sp_begin(x, 0, K_COPY, "h2d row", bytes, 0);
     CU(x, cudaMemcpyAsync(T, e->slot[s], (size_t)bytes, H2D, x->st[0]));
     sp_end(x, sp, 0);
     x->bytes_h2d += bytes;
-    CU(x, cudaEventRecord(x->ev_h2d[s], x->st[0]));
-    CU(x, cudaStreamWaitEvent(x->st[1], x->ev_h2d[s], 0));
-  }
-  sp = sp_begin(x, 1, K_COPY, "transpose row", 0, 0);
-  if (in) CB(x, cublasDgeam_64(x->bl, CUBLAS_OP_T, CUBLAS_OP_N, k0, bi, &one, T, bi, &zero, P, n, P, n));
-  else CB(x, cublasDgeam_64(x->bl, CUBLAS_OP_T, CUBLAS_OP_N, bi, k0, &one, P, n, &zero, T, bi, T, bi));
-  sp_end(x, sp, 1);
-  if (in) {
-    CU(x, cudaEventRecord(x->ev_done[s], x->st[1]));
   } else {
-    CU(x, cudaEventRecord(x->ev_comp[s], x->st[1]));
-    CU(x, cudaStreamWaitEvent(x->st[2], x->ev_comp[s], 0));
+    CU(x, cudaStreamWaitEvent(x->st[2], x->ev_blk[c0 / x->b], 0));
+  }
+  sp = sp_begin(x, q, K_COPY, "transpose row", 0, 0);
+  if (in) CB(x, cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, k0, bi, &one, T, bi, &zero, P, n, P, n));
+  else CB(x, cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, bi, k0, &one, P, n, &zero, T, bi, T, bi));
+  sp_end(x, sp, q);
+  if (!in) {
     sp = sp_begin(x, 2, K_COPY, "d2h row", bytes, 0);
     CU(x, cudaMemcpyAsync(e->slot[s], T, (size_t)bytes, D2H, x->st[2]));
     sp_end(x, sp, 2);
     x->bytes_d2h += bytes;
-    CU(x, cudaEventRecord(x->ev_done[s], x->st[2]));
   }
+  CU(x, cudaEventRecord(x->ev_done[s], x->st[q]));
+  if (in) CU(x, cudaStreamWaitEvent(x->st[1], x->ev_done[s], 0));
   x->busy[s] = 1;
   return OOC_OK;
 }
 
-static ooc_status_t x_colload(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
-  return col_move(e, s, c0, r0, bj, H2D);
+static ooc_status_t x_colload(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t r1,
+                              int64_t bj) {
+  return col_move(e, s, c0, r0, r1, bj, H2D);
 }
 static ooc_status_t x_colstore(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj) {
-  return col_move(e, s, c0, r0, bj, D2H);
+  return col_move(e, s, c0, r0, ((xc_t *)e)->n, bj, D2H);
 }
 static ooc_status_t x_rowload(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
   return row_move(e, s, c0, bi, 1);
@@ -845,11 +944,14 @@ static void destroy_handles(xc_t *x) {
     if (x->ev_comp[s]) cudaEventDestroy(x->ev_comp[s]);
     if (x->ev_done[s]) cudaEventDestroy(x->ev_done[s]);
   }
-  for (int i = 0; i < 2; i++)
-    if (x->ev_inner[i]) cudaEventDestroy(x->ev_inner[i]);
+  for (int64_t j = 0; j < x->nblk; j++)
+    if (x->ev_blk[j]) cudaEventDestroy(x->ev_blk[j]);
+  free(x->ev_blk);
   if (x->ev_load) cudaEventDestroy(x->ev_load);
   if (x->base) cudaEventDestroy(x->base);
   if (x->bl) cublasDestroy(x->bl);
+  for (int i = 0; i < 2; i++)
+    if (x->blc[i]) cublasDestroy(x->blc[i]);
   if (x->par) cusolverDnDestroyParams(x->par);
   if (x->sol) cusolverDnDestroy(x->sol);
   for (int s = 0; s < 3; s++)
@@ -895,6 +997,12 @@ static ooc_status_t create(xc_t *x, const ocu_config_t *cfg, int64_t nb_req) {
   CB(x, cublasSetStream(x->bl, x->st[1])); /* before the workspace: it resets it */
   OOC_TRY(dalloc(x, &cws, cublas_ws(x->budget), "cuBLAS workspace"));
   CB(x, cublasSetWorkspace(x->bl, cws, (size_t)cublas_ws(x->budget)));
+  for (int i = 0; i < 2; i++) { /* the copy streams' transposes (V's tile row P) */
+    CB(x, cublasCreate(&x->blc[i]));
+    CB(x, cublasSetStream(x->blc[i], x->st[2 * i]));
+    OOC_TRY(dalloc(x, &cws, COPY_WS, "cuBLAS workspace"));
+    CB(x, cublasSetWorkspace(x->blc[i], cws, (size_t)COPY_WS));
+  }
   OOC_TRY(dalloc(x, &x->dP, 8 * n * W, "the panel"));
   OOC_TRY(dalloc(x, &x->dDiag, 8 * W, "the factor's diagonal"));
   x->ninfo = 2 * ooc_cdiv64(W, x->nb) + 8;
@@ -919,7 +1027,13 @@ static ooc_status_t create(xc_t *x, const ocu_config_t *cfg, int64_t nb_req) {
     CU(x, cudaEventCreateWithFlags(&x->ev_comp[s], cudaEventDisableTiming));
     CU(x, cudaEventCreateWithFlags(&x->ev_done[s], cudaEventDisableTiming));
   }
-  for (int i = 0; i < 2; i++) CU(x, cudaEventCreateWithFlags(&x->ev_inner[i], cudaEventDisableTiming));
+  if (x->sweeps && needs_sweep(x->job)) { /* x_store's blocks */
+    int64_t nblk = ooc_cdiv64(W, b);
+    if (!(x->ev_blk = calloc((size_t)nblk, sizeof *x->ev_blk)))
+      return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (%lld events)", (long long)nblk);
+    for (; x->nblk < nblk; x->nblk++)
+      CU(x, cudaEventCreateWithFlags(&x->ev_blk[x->nblk], cudaEventDisableTiming));
+  }
   CU(x, cudaEventCreateWithFlags(&x->ev_load, cudaEventDisableTiming));
   if (x->timing) {
     CU(x, cudaEventCreate(&x->base));
@@ -959,6 +1073,10 @@ ooc_status_t ocu_chol_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
   x->e.colstore = x_colstore;
   x->e.rowload = x_rowload;
   x->e.rowstore = x_rowstore;
+  if (x->sweeps && needs_sweep(job)) { /* chol.h: the pivot split while V streams in */
+    x->e.pivot_begin = x_pivot_begin;
+    x->e.vready = x_vready;
+  }
   ooc_status_t st = create(x, cfg, nb);
   if (st != OOC_OK) {
     x->trace = NULL;
