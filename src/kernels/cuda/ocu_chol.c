@@ -22,7 +22,6 @@ cudaError_t ocu_chol_upper(double *A, int64_t lda, const double *S, int64_t lds,
                           * diagonal blocks and in the panel's trsm */
 #define NSLOTS 4        /* ring of column blocks: one being copied in, one multiplied, one out */
 #define MAXALLOC 64
-#define COPY_WS ((int64_t)1 << 20) /* workspace of the copy streams' cuBLAS handles (geam) */
 #define ALIGN(x) (((x) + 255) / 256 * 256)
 
 enum { K_COPY = 0, K_UPDATE = 1, K_PIVOT = 2 };
@@ -121,6 +120,12 @@ static int64_t cublas_ws(int64_t budget) {
   return w / 256 * 256;
 }
 
+/* The copy streams' handles run only geam (transposes): a token workspace, so that cuBLAS
+ * allocates none of its own outside the pool. */
+static int64_t copy_ws(int64_t budget) {
+  return ooc_min64((int64_t)1 << 20, ooc_max64(4096, budget / 256)) / 256 * 256;
+}
+
 static int64_t default_budget(void) {
   size_t fr = 0, tot = 0;
   if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return 0;
@@ -159,7 +164,7 @@ static int64_t dev_bytes(int64_t n, int64_t b, int64_t W, int job, int64_t nb, s
                          int64_t budget) {
   int sweeps = W < n;
   int64_t t = ALIGN(8 * n * W) + ALIGN(8 * W) + ALIGN(4 * (2 * ooc_cdiv64(W, nb) + 8)) +
-              ALIGN((int64_t)ws) + cublas_ws(budget) + 2 * COPY_WS;
+              ALIGN((int64_t)ws) + cublas_ws(budget) + 2 * copy_ws(budget);
   if (needs_sweep(job)) {
     t += ALIGN(8 * W * nb);
     if (sweeps) t += ALIGN(8 * W * W);
@@ -1000,8 +1005,8 @@ static ooc_status_t create(xc_t *x, const ocu_config_t *cfg, int64_t nb_req) {
   for (int i = 0; i < 2; i++) { /* the copy streams' transposes (V's tile row P) */
     CB(x, cublasCreate(&x->blc[i]));
     CB(x, cublasSetStream(x->blc[i], x->st[2 * i]));
-    OOC_TRY(dalloc(x, &cws, COPY_WS, "cuBLAS workspace"));
-    CB(x, cublasSetWorkspace(x->blc[i], cws, (size_t)COPY_WS));
+    OOC_TRY(dalloc(x, &cws, copy_ws(x->budget), "cuBLAS workspace"));
+    CB(x, cublasSetWorkspace(x->blc[i], cws, (size_t)copy_ws(x->budget)));
   }
   OOC_TRY(dalloc(x, &x->dP, 8 * n * W, "the panel"));
   OOC_TRY(dalloc(x, &x->dDiag, 8 * W, "the factor's diagonal"));
