@@ -12,6 +12,11 @@
  *       store ("cold": every tile buffer new, faulted in by the copy), after ts_prefill of the
  *       whole store in the product's 64 MiB steps ("prefilled": the put's time, and the
  *       prefill's), and again into the same store ("warm": tiles cached). Best of reps.
+ *   /tmp/bench_gemm model [n=49152] [tile=4096] [gpu-mem=12G]
+ *                                           -> the GPU product's cost model (gemm_model.h): the
+ *       plan ocu_gemm_plan picks for an n x n x n product with that --gpu-mem, and predictions
+ *       of it and of the previous plan (block 20480 at n = 49152), with and without the
+ *       schedule's ends (GEMM_END_FIRST/LAST). No GPU needed.
  * Compare with `oocsolve gemm --json ... A.h5 B.h5` (its "gflops" is the compute phase) run
  * right after it: docs/NUMERICS.md, "Iterative inverse: measurements".
  */
@@ -22,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "solvers/gemm_model.h"
+#include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
 
 static double now(void) {
@@ -89,7 +96,68 @@ static int store_bench(double gib, int64_t b, int reps) {
   return 0;
 }
 
+static void model_line(const char *what, const gemm_shape_t *sh, const gemm_rates_t *r) {
+  gemm_pred_t p, ps;
+  gemm_model(sh, r, &p);
+  gemm_rates_t slow = *r; /* the plan's second look (gemm_model.h) */
+  slow.gather *= GEMM_MODEL_SLOW_HOST;
+  slow.store *= GEMM_MODEL_SLOW_HOST;
+  gemm_model(sh, &slow, &ps);
+  double fl = 2.0 * (double)sh->m * (double)sh->n * (double)sh->k;
+  printf("{\"model\": \"%s\", \"block\": %lld, \"blocks\": %lld, \"kb\": %lld, \"slots\": %d, "
+         "\"cbuf\": %d, \"ends\": %d, \"total_s\": %.4f, \"tflops\": %.2f, \"device_s\": %.4f, "
+         "\"idle_s\": %.4f, \"head_ms\": %.1f, \"tail_ms\": %.1f, \"host_s\": %.4f, "
+         "\"wait_s\": %.4f, \"slow_host_total_s\": %.4f}\n",
+         what, (long long)sh->s, (long long)p.blocks, (long long)sh->kb, sh->nslots, sh->ncblk,
+         sh->ends, p.total, fl / p.total * 1e-12, p.device, p.total - p.device, 1e3 * p.head,
+         1e3 * p.tail, p.host, p.total - p.host, ps.total);
+}
+
+/* The GPU plan and the ends' savings as the model sees them (gemm_model.h). */
+static int model_bench(int64_t n, int64_t b, int64_t gpu_mem) {
+  gemm_rates_t r = gemm_rates_gpu();
+  const int all = GEMM_END_FIRST | GEMM_END_LAST;
+  gemm_shape_t plan;
+  /* ocu_gemm_plan's room: --gpu-mem less the cuBLAS workspace (32 MiB) */
+  if (!gemm_model_plan(n, n, n, b, gpu_mem - ((int64_t)32 << 20), all, 0, &r, &plan, NULL)) {
+    fprintf(stderr, "bench_gemm model: not even a block of one tile fits\n");
+    return 1;
+  }
+  printf("{\"rates\": {\"tflops\": %.1f, \"gather_gbs\": %.1f, \"store_gbs\": %.1f, "
+         "\"h2d_gbs\": %.1f, \"d2h_gbs\": %.1f}}\n", r.flops * 1e-12, r.gather * 1e-9,
+         r.store * 1e-9, r.h2d * 1e-9, r.d2h * 1e-9);
+  gemm_shape_t sh = plan;
+  model_line("plan", &sh, &r);
+  for (int e = 0; e < 3; e++) {
+    sh.ends = e == 0 ? 0 : e == 1 ? GEMM_END_FIRST : GEMM_END_LAST;
+    model_line(e == 0 ? "plan, ends off" : e == 1 ? "plan, first only" : "plan, last only", &sh,
+               &r);
+  }
+  /* the largest block with 2 C buffers and 3 slots: the plan before the model replayed the
+   * schedule (20480 at n = 49152, --gpu-mem 12G) */
+  int64_t big = 0;
+  for (int64_t t = b; t <= ooc_cdiv64(n, b) * b; t += b)
+    if (gemm_exec_bytes(ooc_min64(t, n), ooc_min64(t, n), ooc_min64(b, n), 3, 2) <=
+        gpu_mem - ((int64_t)32 << 20))
+      big = t;
+  if (big > 0) {
+    sh = (gemm_shape_t){.m = n, .n = n, .k = n, .b = b, .s = big, .kb = b, .nslots = 3,
+                        .ncblk = 2, .ends = 0};
+    model_line("largest 2s3, ends off (the previous plan)", &sh, &r);
+    sh.ends = GEMM_END_FIRST;
+    model_line("largest 2s3, first only", &sh, &r);
+    sh.ends = GEMM_END_LAST;
+    model_line("largest 2s3, last only", &sh, &r);
+    sh.ends = all;
+    model_line("largest 2s3, ends on", &sh, &r);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "model"))
+    return model_bench(argc > 2 ? atoll(argv[2]) : 49152, argc > 3 ? atoll(argv[3]) : 4096,
+                       argc > 4 ? ooc_parse_size(argv[4]) : (int64_t)12 << 30);
   if (argc > 1 && !strcmp(argv[1], "store"))
     return store_bench(argc > 2 ? atof(argv[2]) : 4.0, argc > 3 ? atoll(argv[3]) : 4096,
                        argc > 4 ? atoi(argv[4]) : 3);

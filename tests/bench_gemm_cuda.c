@@ -3,17 +3,33 @@
  * against the in-core cuBLAS DGEMM ceiling, in one process. Built by CMake when CUDA is found.
  *   bench_gemm_cuda check                 GPU product vs the CPU product (odd shapes, tiles, a
  *                                         256 MiB GPU budget forcing many blocks; one and two C
- *                                         buffers): max rel. error
+ *                                         buffers, two and three slots, the schedule's ends on
+ *                                         and off): max rel. error
  *   bench_gemm_cuda ceil [n=16384]        cublasDgemm_64 in core, best of 3: TFLOP/s
  *   bench_gemm_cuda ooc N TILE GPUMEM [V...]
  *                                         C = A B, N x N, stores in host memory (all cached, no
  *                                         HDF5: what is timed is the executor and the tile store
- *                                         gather), --gpu-mem GPUMEM, once per variant V:
- *                                         "plan" (ocu_gemm_plan's choice), "C[sS][t1]": C = 1 or 2
- *                                         C buffers, S = 2 or 3 panel slots (default: the
- *                                         plan's), the largest block that fits; t1: one copy
- *                                         thread (the old gather). Default "plan 1". TFLOP/s,
- *                                         gather and wait time.
+ *                                         gather), --gpu-mem GPUMEM, once per variant V, all in
+ *                                         one process (the first into a fresh C store: "cold"):
+ *                                         V = BASE[sS][bB][kK][eE][c][t1], BASE = "plan"
+ *                                         (ocu_gemm_plan's choice) or C = 1 or 2 C buffers with
+ *                                         the largest block that fits; then, each optional:
+ *                                         sS: S = 2 or 3 panel slots (default: the plan's);
+ *                                         bB: block edge B tiles; kK: panels of K tiles;
+ *                                         eE: the schedule's ends in effect (oocgemm.h
+ *                                         GEMM_END_*: 0 none, 1 first, 2 last, 3 both, the
+ *                                         default); c: into a fresh C store (cold; the cache's
+ *                                         pooled buffers freed first); t1: one copy thread (the
+ *                                         old gather). Default "plan 1". TFLOP/s, gather and
+ *                                         wait time, and the model's prediction (gemm_model.h).
+ *                                         The plan before the model replayed the schedule, at
+ *                                         N = 49152, TILE 4096, 12G: "2s3e0" (block 20480).
+ *   bench_gemm_cuda gemms N TILE GPUMEM [V...]
+ *                                         only the GEMMs of variant V's schedule (same block
+ *                                         and panel shapes, same count), back to back on device
+ *                                         buffers, no copies: the sustained DGEMM rate the
+ *                                         product can reach (the ceiling of `ooc`; the in-core
+ *                                         `ceil` is a 0.13 s burst)
  * Lines starting with RESULT are the figures.
  */
 #include <pthread.h>
@@ -26,6 +42,7 @@
 
 #include "kernels/cuda/ocu_gemm.h"
 #include "kernels/ops.h"
+#include "solvers/gemm_model.h"
 #include "solvers/oocgemm.h"
 
 static void die(ooc_ctx_t *ctx, const char *what) {
@@ -97,16 +114,20 @@ static int check(void) {
     tcache_t *c;
     tcache_create(ctx, (int64_t)8 << 30, &c);
     tstore_t *A = filled(ctx, c, m, k, b, 1), *B = filled(ctx, c, k, n, b, 2);
-    tstore_t *C[5];
-    for (int i = 0; i < 5; i++) C[i] = filled(ctx, c, m, n, b, 3);
-    for (int gpu = 0; gpu < 5; gpu++) { /* 0: CPU; 1-4: GPU with 1, 2 C buffers x 2, 3 slots */
+    enum { NCFG = 9 };
+    tstore_t *C[NCFG];
+    for (int i = 0; i < NCFG; i++) C[i] = filled(ctx, c, m, n, b, 3);
+    for (int gpu = 0; gpu < NCFG; gpu++) { /* 0: CPU; 1-4: GPU with 1, 2 C buffers x 2, 3 slots;
+                                            * 5-8: the same without the schedule's ends */
       gemm_args_t g = {.A = A, .B = B, .C = C[gpu], .alpha = -1.5, .beta = 0.5,
-                       .ops = ooc_ops_cpu(), .block = 1 << 30};
+                       .ops = ooc_ops_cpu(), .block = 1 << 30,
+                       .ends_off = gpu > 4 ? GEMM_END_FIRST | GEMM_END_LAST : 0};
       gemm_exec_t *ex = NULL;
       if (gpu) {
         ocu_config_t cfg = {.gpu_mem = (int64_t)256 << 20};
         int64_t s, kb;
-        int nc, ns, want_c = (gpu + 1) / 2, want_s = 2 + (gpu + 1) % 2;
+        int cfgi = (gpu - 1) % 4 + 1;
+        int nc, ns, want_c = (cfgi + 1) / 2, want_s = 2 + (cfgi + 1) % 2;
         if (ocu_gemm_plan(ctx, m, n, k, b, &cfg, 0, &s, &kb, &ns, &nc) != OOC_OK) die(ctx, "plan");
         /* the configuration asked for: the largest block that fits it */
         while (s > b && ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s,
@@ -119,14 +140,15 @@ static int check(void) {
         g.kblock = kb;
         g.exec = ex;
         printf("check %lld x %lld x %lld tile %lld: GPU block %lld, panels %lld x %d, %d C "
-               "buffer(s) (plan: %lld x %d, %d)\n", (long long)m, (long long)n, (long long)k,
-               (long long)b, (long long)s, (long long)kb, want_s, want_c, (long long)kb, ns, nc);
+               "buffer(s), ends %s (plan: %lld x %d, %d)\n", (long long)m, (long long)n,
+               (long long)k, (long long)b, (long long)s, (long long)kb, want_s, want_c,
+               gpu > 4 ? "off" : "on", (long long)kb, ns, nc);
       }
       if (gemm_run(ctx, &g, NULL) != OOC_OK) die(ctx, "gemm_run");
       if (ex && ocu_gemm_destroy(ex) != OOC_OK) die(ctx, "destroy");
     }
     double *X = read_all(C[0]);
-    for (int gpu = 1; gpu < 5; gpu++) {
+    for (int gpu = 1; gpu < NCFG; gpu++) {
       double *Y = read_all(C[gpu]), scale = 0, err = 0;
       for (int64_t i = 0; i < m * n; i++) {
         scale = fmax(scale, fabs(X[i]));
@@ -141,7 +163,7 @@ static int check(void) {
     free(X);
     tstore_destroy(A);
     tstore_destroy(B);
-    for (int i = 0; i < 5; i++) tstore_destroy(C[i]);
+    for (int i = 0; i < NCFG; i++) tstore_destroy(C[i]);
     tcache_destroy(c);
   }
   printf("RESULT check worst relative difference %.3g (%s)\n", worst, worst < 1e-12 ? "PASS" : "FAIL");
@@ -211,6 +233,117 @@ static double spot_check(tstore_t *A, tstore_t *B, tstore_t *C, int64_t n, doubl
   return maxrel;
 }
 
+/* A variant of the product (see the usage above). */
+typedef struct variant {
+  int64_t s, kb; /* block edge, panel width */
+  int ns, nc, ends, cold, one_thread;
+} variant_t;
+
+static int64_t num_after(const char *v, char key) {
+  for (const char *p = v; *p; p++)
+    if (*p == key && p[1] >= '0' && p[1] <= '9') return atoll(p + 1);
+  return -1;
+}
+
+static void parse_variant(ooc_ctx_t *ctx, const char *var, int64_t n, int64_t b, int64_t gpu_mem,
+                          variant_t *v) {
+  ocu_config_t cfg = {.gpu_mem = gpu_mem};
+  int is_plan = !strncmp(var, "plan", 4);
+  const char *rest = is_plan ? var + 4 : var;
+  while (*rest >= '0' && *rest <= '9') rest++; /* past the C count */
+  if (ocu_gemm_plan(ctx, n, n, n, b, &cfg, 0, &v->s, &v->kb, &v->ns, &v->nc) != OOC_OK)
+    die(ctx, "plan");
+  int want_c = is_plan ? 0 : atoi(var);
+  int64_t want_s = num_after(rest, 's'), want_b = num_after(rest, 'b');
+  int64_t want_k = num_after(rest, 'k'), want_e = num_after(rest, 'e');
+  v->ends = want_e >= 0 ? (int)want_e : GEMM_END_FIRST | GEMM_END_LAST;
+  v->cold = strchr(rest, 'c') != NULL;
+  v->one_thread = strstr(rest, "t1") != NULL;
+  if (want_c > 0) v->nc = want_c;
+  if (want_s > 0) v->ns = (int)want_s;
+  if (want_k > 0) v->kb = want_k * b;
+  if (want_b > 0) {
+    v->s = want_b * b;
+  } else if (want_c > 0 || want_s > 0 || want_k > 0) { /* the largest block for the forced one */
+    v->s = 0;
+    for (int64_t t = b; t <= ooc_cdiv64(n, b) * b; t += b)
+      if (ocu_gemm_bytes(ooc_min64(t, n), ooc_min64(t, n), ooc_min64(v->kb, n), v->ns, v->nc) +
+              ((int64_t)32 << 20) <= gpu_mem)
+        v->s = t;
+  }
+  if (v->s == 0 ||
+      ocu_gemm_bytes(ooc_min64(v->s, n), ooc_min64(v->s, n), ooc_min64(v->kb, n), v->ns, v->nc) +
+              ((int64_t)32 << 20) > gpu_mem) {
+    fprintf(stderr, "bench_gemm_cuda: variant %s does not fit %lld bytes\n", var,
+            (long long)gpu_mem);
+    exit(1);
+  }
+}
+
+/* The variant's GEMMs alone, as gemm_run issues them (whole panels), on device buffers. */
+static int gemms_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **variants) {
+  static char *defaults[] = {"plan"};
+  if (nv == 0) {
+    nv = 1;
+    variants = defaults;
+  }
+  ooc_ctx_t *ctx;
+  ooc_ctx_create(&ctx);
+  for (int q = 0; q < nv; q++) {
+    variant_t v;
+    parse_variant(ctx, variants[q], n, b, gpu_mem, &v);
+    int64_t MB = ooc_min64(v.s, n), KB = ooc_min64(v.kb, n);
+    double *dA, *dB, *dC[2];
+    if (cudaMalloc((void **)&dA, (size_t)(MB * KB) * 8) ||
+        cudaMalloc((void **)&dB, (size_t)(KB * MB) * 8) ||
+        cudaMalloc((void **)&dC[0], (size_t)(MB * MB) * 8) ||
+        cudaMalloc((void **)&dC[1], (size_t)(MB * MB) * 8)) {
+      fprintf(stderr, "bench_gemm_cuda: cudaMalloc failed\n");
+      return 1;
+    }
+    cudaMemset(dA, 0, (size_t)(MB * KB) * 8);
+    cudaMemset(dB, 0, (size_t)(KB * MB) * 8);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    double one = 1, zero = 0;
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    int64_t nblk = ooc_cdiv64(n, v.s), nkp = ooc_cdiv64(n, v.kb), calls = 0;
+    cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, MB, MB, KB, &one, dA, MB, dB, KB, &zero, dC[0],
+                   MB); /* warm-up */
+    cudaEventRecord(e0, 0);
+    for (int64_t bi = 0; bi < nblk; bi++)
+      for (int64_t bj = 0; bj < nblk; bj++) {
+        int64_t mb = ooc_min64(v.s, n - bi * v.s), nb = ooc_min64(v.s, n - bj * v.s);
+        for (int64_t kp = 0; kp < nkp; kp++, calls++) {
+          int64_t kb = ooc_min64(v.kb, n - kp * v.kb);
+          cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, mb, nb, kb, &one, dA, mb, dB, kb,
+                         kp ? &one : &zero, dC[(bi * nblk + bj) % 2], mb);
+        }
+      }
+    cudaEventRecord(e1, 0);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    double t = ms / 1e3, fl = 2.0 * n * n * n;
+    gemm_rates_t r = gemm_rates_gpu();
+    printf("RESULT gemms [%s] n=%lld block %lld panels %lld: %lld GEMMs back to back in %.3f s, "
+           "%.2f TFLOP/s sustained (the model assumes %.1f)\n", variants[q], (long long)n,
+           (long long)v.s, (long long)v.kb, (long long)calls, t, fl / t * 1e-12, r.flops * 1e-12);
+    fflush(stdout);
+    cublasDestroy(h);
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dC[0]);
+    cudaFree(dC[1]);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  }
+  ooc_ctx_destroy(ctx);
+  return 0;
+}
+
 static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **variants) {
   static char *defaults[] = {"plan", "1"};
   if (nv == 0) {
@@ -233,28 +366,23 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
   for (int v = 0; v < nv; v++) {
     const char *var = variants[v];
     ocu_config_t cfg = {.gpu_mem = gpu_mem};
-    int64_t s, kb;
-    int nc, ns, want = !strcmp(var, "plan") ? 0 : atoi(var);
-    const char *sl = strchr(var, 's');
-    int want_s = sl ? atoi(sl + 1) : 0;
-    if (ocu_gemm_plan(ctx, n, n, n, b, &cfg, 0, &s, &kb, &ns, &nc) != OOC_OK) die(ctx, "plan");
-    if (want || want_s) { /* the largest block for the forced configuration */
-      nc = want ? want : nc;
-      ns = want_s ? want_s : ns;
-      s = 0;
-      for (int64_t t = b; t <= ooc_cdiv64(n, b) * b; t += b)
-        if (ocu_gemm_bytes(ooc_min64(t, n), ooc_min64(t, n), ooc_min64(kb, n), ns, nc) +
-                ((int64_t)32 << 20) <= gpu_mem)
-          s = t;
-      if (s == 0) die(NULL, "variant does not fit");
+    variant_t vv;
+    parse_variant(ctx, var, n, b, gpu_mem, &vv);
+    int64_t s = vv.s, kb = vv.kb;
+    int ns = vv.ns, nc = vv.nc;
+    if (vv.cold && v > 0) { /* a fresh C: new tiles, none of the old ones' buffers pooled */
+      tstore_destroy(C);
+      tcache_trim(c);
+      if (tstore_create(ctx, c, n, n, b, NULL, NULL, &C) != OOC_OK) die(ctx, "store C");
     }
-    tcache_set_threads(c, strstr(var, "t1") ? 1 : 0);
+    tcache_set_threads(c, vv.one_thread ? 1 : 0);
     gemm_exec_t *ex = NULL;
     if (ocu_gemm_create(ctx, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns, nc, &cfg,
                         &ex) != OOC_OK)
       die(ctx, "create");
     gemm_args_t g = {.A = A, .B = B, .C = C, .alpha = 1, .beta = 0, .ops = ooc_ops_cpu(),
-                     .block = s, .kblock = kb, .exec = ex};
+                     .block = s, .kblock = kb, .exec = ex,
+                     .ends_off = (GEMM_END_FIRST | GEMM_END_LAST) & ~vv.ends};
     gemm_stats_t gs = {0};
     t0 = ooc_now();
     if (gemm_run(ctx, &g, &gs) != OOC_OK) die(ctx, "gemm_run");
@@ -262,15 +390,22 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
     ocu_stats_t os;
     ocu_gemm_stats(ex, &os);
     double flops = 2.0 * n * n * n;
+    gemm_rates_t rates = gemm_rates_gpu();
+    gemm_shape_t sh = {.m = n, .n = n, .k = n, .b = b, .s = s, .kb = kb, .nslots = ns,
+                       .ncblk = nc, .ends = vv.ends};
+    gemm_pred_t pr;
+    gemm_model(&sh, &rates, &pr);
     printf("RESULT ooc [%s] n=%lld tile %lld gpu-mem %.1f GiB: block %lld, panels %lld x %d, %d C "
-           "buffer(s), %lld blocks, %d copy threads: %.2f s, %.2f TFLOP/s (host gather/store "
-           "%.2f s, waiting for the GPU %.2f s of which prefilling C's new tiles %.2f s for "
-           "%.1f GiB, H2D %.1f GiB, D2H %.1f GiB, device %.2f GiB, pinned %.2f GiB)\n",
+           "buffer(s), %lld blocks, ends %d, %d copy threads, C %s: %.2f s, %.2f TFLOP/s (host "
+           "gather/store %.2f s, waiting for the GPU %.2f s of which prefilling C's new tiles "
+           "%.2f s for %.1f GiB, H2D %.1f GiB, D2H %.1f GiB, device %.2f GiB, pinned %.2f GiB; "
+           "model %.2f s: GEMMs %.2f s, head %.0f ms, tail %.0f ms)\n",
            var, (long long)n, (long long)b, gpu_mem / 1073741824.0, (long long)s, (long long)kb,
-           ns, nc, (long long)gs.blocks, tcache_threads(c), t, flops / t * 1e-12, gs.t_io, gs.t_gemm,
+           ns, nc, (long long)gs.blocks, vv.ends, tcache_threads(c),
+           v == 0 || vv.cold ? "cold" : "warm", t, flops / t * 1e-12, gs.t_io, gs.t_gemm,
            gs.t_prefill, gs.bytes_prefill / 1073741824.0,
            os.bytes_h2d / 1073741824.0, os.bytes_d2h / 1073741824.0, os.dev_peak / 1073741824.0,
-           os.pinned_bytes / 1073741824.0);
+           os.pinned_bytes / 1073741824.0, pr.total, pr.device, 1e3 * pr.head, 1e3 * pr.tail);
     ocu_gemm_destroy(ex);
     double maxrel = spot_check(A, B, C, n, tile);
     printf("RESULT ooc [%s] spot check max |C_ij - dot| / sum |a b| = %.3g (%s)\n", var, maxrel,
@@ -297,6 +432,10 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "ceil")) return ceil_bench(argc > 2 ? atoll(argv[2]) : 16384);
   if (argc > 4 && !strcmp(argv[1], "ooc"))
     return ooc_bench(atoll(argv[2]), atoll(argv[3]), ooc_parse_size(argv[4]), argc - 5, argv + 5);
-  fprintf(stderr, "usage: bench_gemm_cuda check | ceil [n] | ooc N TILE GPUMEM [plan|C[sS][t1] ...]\n");
+  if (argc > 4 && !strcmp(argv[1], "gemms"))
+    return gemms_bench(atoll(argv[2]), atoll(argv[3]), ooc_parse_size(argv[4]), argc - 5,
+                       argv + 5);
+  fprintf(stderr, "usage: bench_gemm_cuda check | ceil [n] | ooc N TILE GPUMEM "
+          "[plan|C][sS][bB][kK][eE][c][t1] ... | gemms N TILE GPUMEM [variants]\n");
   return 2;
 }

@@ -19,7 +19,17 @@
  *   the reference, the epilogue sees every element once (slices with two buffers), blocks and
  *   panels bounded by the executor's buffers; while the stand-in says a slot is busy, C's new
  *   tile buffers are prefilled (within the budget), and a second product into the same C (its
- *   tiles cached) prefills nothing.
+ *   tiles cached) prefills nothing;
+ * - the schedule's ends (oocgemm.h GEMM_END_*), each on and off and the executor without the
+ *   hooks, on shapes whose first block has more tiles than pieces, fewer row tiles than pieces,
+ *   fewer column tiles than pieces: same result, the first panels went up in pieces and the last
+ *   blocks' last panels by column groups exactly where they apply; the stand-in counts misuse
+ *   (a part before its upload, after its columns went back, ...) and a product missing one part
+ *   is caught by the comparison;
+ * - the cost model (gemm_model.h): device time = flops / rate, total >= device and host time,
+ *   the same bytes up and flops as gemm_run drives through the stand-in (it replays the same
+ *   panels and pieces), the ends shorten head and tail at n = 49152, and the plan there (block
+ *   16384, 2 buffers, 3 slots) beats the previous one; plans fit their budget.
  */
 #include <float.h>
 #include <math.h>
@@ -29,6 +39,7 @@
 
 #include "io/scratch.h"
 #include "kernels/ops.h"
+#include "solvers/gemm_model.h"
 #include "solvers/oocgemm.h"
 #include "fake_exec.h"
 #include "testutil.h"
@@ -350,13 +361,28 @@ static void t_probe_check(void) {
 
 /* ---- the executor seam, with a host "device" that checks the protocol ---------------------- */
 
+/* The schedule's ends (oocgemm.h GEMM_END_*) in t_executor_seam: 0 the executor has no hooks;
+ * 1 all ends; 2 only the last (GEMM_END_FIRST off); 3 only the first. */
+static int ends_of(int mode) {
+  return mode == 0 ? 0 : mode == 1 ? GEMM_END_FIRST | GEMM_END_LAST
+                     : mode == 2 ? GEMM_END_LAST : GEMM_END_FIRST;
+}
+
 static void t_executor_seam(void) {
   static const int64_t shapes[][7] = {/* m n k b MB NB KB */
                                       {100, 70, 130, 16, 48, 40, 16}, {37, 53, 29, 7, 21, 21, 14},
                                       {64, 64, 1, 16, 64, 64, 16}, {50, 30, 0, 8, 16, 16, 8},
-                                      {100, 90, 75, 10, 100, 90, 20}, {75, 75, 75, 10, 75, 35, 30}};
+                                      {100, 90, 75, 10, 100, 90, 20}, {75, 75, 75, 10, 75, 35, 30},
+                                      /* first block of 12 x 12 tiles (more than GEMM_MAX_PIECES,
+                                       * the last row tile 1 row), blocks of 12, 12, 9 columns */
+                                      {45, 130, 50, 4, 48, 48, 8},
+                                      /* first block of 2 x 8 tiles: pieces 2..7 have no rows */
+                                      {9, 200, 33, 8, 64, 64, 8},
+                                      /* 8 x 2 tiles: pieces without columns; one block column */
+                                      {61, 11, 17, 8, 64, 64, 8}};
   const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
   for (int q = 0; q < nshapes; q++)
+    for (int mode = 0; mode < 4; mode++)
     for (int ncblk = 1; ncblk <= 2; ncblk++)
       for (int nslots = 1; nslots <= 3; nslots += 2)
         for (int betaq = 0; betaq < 2; betaq++) {
@@ -377,10 +403,13 @@ static void t_executor_seam(void) {
           CU_ASSERT_FATAL(tstore_create(ctx, cache, m, n, b, &sc, NULL, &TC) == OOC_OK);
           fake_exec_t *fk = fake_exec_create(nslots, ncblk, shapes[q][4], shapes[q][5],
                                              shapes[q][6], ooc_ops_ref());
+          int ends = ends_of(mode);
+          if (mode == 0) fk->e.upload = NULL, fk->e.part = NULL, fk->e.end_cols = NULL;
           cover_t cv = {m, n, b, calloc((size_t)(m * n), sizeof(int)), 0, 0};
           gemm_args_t g = {.A = TA, .B = TB, .C = TC, .alpha = alpha, .beta = beta,
                            .ops = ooc_ops_ref(), .block = 1000, .kblock = 1000, .exec = &fk->e,
-                           .epilogue = cover, .user = &cv};
+                           .epilogue = cover, .user = &cv,
+                           .ends_off = (GEMM_END_FIRST | GEMM_END_LAST) & ~ends};
           gemm_stats_t gs = {0};
           CU_ASSERT(gemm_run(ctx, &g, &gs) == OOC_OK);
           CU_ASSERT(fk->misuse == 0);
@@ -398,6 +427,40 @@ static void t_executor_seam(void) {
           sk = sk / b * b;
           CU_ASSERT(gs.blocks == ooc_cdiv64(m, s) * ooc_cdiv64(n, s));
           CU_ASSERT(fk->panels == gs.blocks * ooc_cdiv64(k, sk));
+          /* the ends ran where they apply, and only when asked for: the first panel in pieces,
+           * multiplied in more than one part (first block of more than one tile); the last
+           * block's (with one buffer: every block's) last panel by column groups */
+          int64_t ti0 = ooc_cdiv64(ooc_min64(s, m), b), ui0 = ooc_cdiv64(ooc_min64(s, n), b);
+          int64_t nbj = ooc_cdiv64(n, s), ui_last = ooc_cdiv64(n - (nbj - 1) * s, b);
+          int64_t nbi = ooc_cdiv64(m, s);
+          if (nbi % 2 == 0) ui_last = ui0; /* serpentine: an even count of block rows ends on the
+                                            * first block column */
+          int64_t nkp = ooc_cdiv64(k, sk);
+          int first = (ends & GEMM_END_FIRST) && k > 0 && gemm_first_pieces(ti0, ui0) > 1;
+          int64_t first_panels = ooc_min64(nslots > 2 ? nslots - 1 : 1, nkp);
+          CU_ASSERT_EQUAL(fk->piece_panels, first ? first_panels : 0);
+          int64_t last_blocks = 0; /* blocks whose last panel goes by column groups */
+          if ((ends & GEMM_END_LAST) && k > 0) {
+            if (ncblk == 1) {
+              for (int64_t bj = 0; bj < nbj; bj++)
+                last_blocks += nbi * (ooc_cdiv64(ooc_min64(s, n - bj * s), b) > 1);
+            } else {
+              last_blocks = ui_last > 1;
+            }
+            /* a first block whose only panel went in pieces was not split by columns */
+            if ((ends & GEMM_END_FIRST) && nkp == 1 && ui0 > 1 && (ncblk == 1 || nbi * nbj == 1))
+              last_blocks--;
+          }
+          CU_ASSERT_EQUAL(fk->ended_early, last_blocks);
+          CU_ASSERT_EQUAL(fk->split_panels, (int64_t)first + last_blocks);
+          if (!(fk->ended_early == last_blocks && fk->split_panels == first + last_blocks &&
+                fk->piece_panels == (first ? first_panels : 0)))
+            fprintf(stderr, "\n  executor case %d (%d buffers, %d slots, ends %d): pieces %lld "
+                    "split %lld ended early %lld, expected first %d x %lld, last %lld\n", q,
+                    ncblk, nslots, ends, (long long)fk->piece_panels,
+                    (long long)fk->split_panels, (long long)fk->ended_early, first,
+                    (long long)first_panels, (long long)last_blocks);
+          if (mode == 0) CU_ASSERT(fk->uploads == 0 && fk->parts == 0 && fk->end_cols == 0);
           /* slices (with 3 slots the store starts at the third panel: some blocks have fewer) */
           if (ncblk == 2 && nslots == 1 && gs.blocks > 1 && k > 0) CU_ASSERT(fk->fetches > gs.blocks);
           part_t rp = ts_rows(TC), cp = ts_cols(TC);
@@ -408,8 +471,8 @@ static void t_executor_seam(void) {
           for (int64_t i = 0; i < m * n; i++) err = fmax(err, isnan(C[i]) ? INFINITY : fabs(C[i] - R[i]));
           CU_ASSERT(err < 1e-12);
           if (!(err < 1e-12) || fk->misuse)
-            fprintf(stderr, "\n  executor case %d (%d buffers, %d slots, beta %g): error %g, "
-                    "misuse %d\n", q, ncblk, nslots, beta, err, fk->misuse);
+            fprintf(stderr, "\n  executor case %d (%d buffers, %d slots, beta %g, ends %d): "
+                    "error %g, misuse %d\n", q, ncblk, nslots, beta, ends, err, fk->misuse);
           /* C's tiles were new (from the source when taken, or never there): buffers for them
            * were touched while the "device" was busy (if the host waited at all: more panels
            * than slots), within the cache's budget */
@@ -445,6 +508,177 @@ static void t_executor_seam(void) {
         }
 }
 
+/* The stand-in catches what the ends could get wrong: a part on rows not uploaded yet, columns
+ * already sent back, panel() on a slot filled by pieces, end_cols out of order; and a product
+ * part that goes missing makes the result wrong (the seam test would see it). */
+static void t_fake_catches(void) {
+  fake_exec_t *f = fake_exec_create(1, 1, 8, 8, 4, ooc_ops_ref());
+  gemm_exec_t *e = &f->e;
+  CU_ASSERT(e->begin(e, 0, 8, 8, 0) == OOC_OK);
+  CU_ASSERT(e->slot_wait(e, 0) == OOC_OK);
+  CU_ASSERT(e->upload(e, 0, 8, 8, 4, 0, 4, 0, 4) == OOC_OK);
+  CU_ASSERT(f->misuse == 0);
+  CU_ASSERT(e->part(e, 0, 0, 8, 8, 4, 0, 8, 0, 4, 1, 0, 0) == OOC_OK); /* rows 4..7 not up */
+  CU_ASSERT_EQUAL(f->misuse, 1);
+  CU_ASSERT(e->part(e, 0, 0, 8, 8, 4, 0, 4, 0, 8, 1, 0, 0) == OOC_OK); /* columns 4..7 not up */
+  CU_ASSERT_EQUAL(f->misuse, 2);
+  CU_ASSERT(e->panel(e, 0, 0, 8, 8, 4, 1, 0) == OOC_OK); /* a slot filled by pieces */
+  CU_ASSERT_EQUAL(f->misuse, 3);
+  CU_ASSERT(e->part(e, 0, 0, 8, 8, 4, 0, 4, 0, 4, 1, 0, 0) == OOC_OK);
+  CU_ASSERT(e->end_cols(e, 0, 8, 8, 2, 4) == OOC_OK); /* not from column 0 */
+  CU_ASSERT_EQUAL(f->misuse, 4);
+  CU_ASSERT(e->end_cols(e, 0, 8, 8, 0, 4) == OOC_OK);
+  CU_ASSERT_EQUAL(f->misuse, 4);
+  CU_ASSERT(e->upload(e, 0, 8, 8, 4, 4, 8, 4, 8) == OOC_OK);
+  CU_ASSERT(e->part(e, 0, 0, 8, 8, 4, 0, 8, 0, 8, 1, 0, 1) == OOC_OK); /* columns 0..3 sent */
+  CU_ASSERT_EQUAL(f->misuse, 5);
+  fake_exec_destroy(f);
+
+  /* a product missing one part: the first piece's (ends on) or the last column group's */
+  int64_t m = 40, n = 40, k = 24, b = 8;
+  double *A = rnd(m * k, 21), *B = rnd(k * n, 22), *R = calloc((size_t)(m * n), sizeof *R);
+  double *C = malloc((size_t)(m * n) * sizeof *C);
+  ooc_ops_ref()->gemm('N', 'N', m, n, k, 1.0, A, m, B, k, 0.0, R, m);
+  for (int which = 0; which < 3; which++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    memsrc_t ma = {A, m}, mb = {B, k};
+    ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read};
+    tcache_t *cache;
+    tstore_t *TA, *TB, *TC;
+    CU_ASSERT_FATAL(tcache_create(ctx, 1 << 24, &cache) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, m, k, b, &sa, NULL, &TA) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, k, n, b, &sb, NULL, &TB) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, m, n, b, NULL, NULL, &TC) == OOC_OK);
+    fake_exec_t *fk = fake_exec_create(3, 2, 24, 24, 8, ooc_ops_ref());
+    gemm_args_t g = {.A = TA, .B = TB, .C = TC, .alpha = 1, .ops = ooc_ops_ref(), .block = 24,
+                     .kblock = 8, .exec = &fk->e};
+    CU_ASSERT(gemm_run(ctx, &g, NULL) == OOC_OK);
+    int64_t parts = fk->parts;
+    fake_exec_destroy(fk);
+    fk = fake_exec_create(3, 2, 24, 24, 8, ooc_ops_ref());
+    g.exec = &fk->e;
+    /* 0: the first piece's first part; 1: the first piece's second part is empty, so the second
+     * piece's first; 2: the very last part (the last block's last column group) */
+    fk->skip_part = which == 0 ? 1 : which == 1 ? 3 : parts;
+    CU_ASSERT(gemm_run(ctx, &g, NULL) == OOC_OK);
+    CU_ASSERT(fk->misuse == 0);
+    part_t rp = ts_rows(TC), cp = ts_cols(TC);
+    for (int64_t tj = 0; tj < cp.count; tj++)
+      for (int64_t ti = 0; ti < rp.count; ti++)
+        ts_read(TC, ti, tj, C + part_start(rp, ti) + part_start(cp, tj) * m, m);
+    double err = 0;
+    for (int64_t i = 0; i < m * n; i++) err = fmax(err, fabs(C[i] - R[i]));
+    CU_ASSERT(err > 1e-3); /* the seam test's bound is 1e-12 */
+    fake_exec_destroy(fk);
+    tstore_destroy(TA);
+    tstore_destroy(TB);
+    tstore_destroy(TC);
+    tcache_destroy(cache);
+    tu_ctx_done(ctx);
+  }
+  free(A);
+  free(B);
+  free(R);
+  free(C);
+}
+
+/* The cost model (gemm_model.h): its bounds, that it replays the schedule's panels (bytes up
+ * and flops as the stand-in counts them when gemm_run drives it), what the ends save, and the
+ * plan at the size the issue is about. */
+static void t_cost_model(void) {
+  gemm_rates_t r = gemm_rates_gpu();
+  const int all = GEMM_END_FIRST | GEMM_END_LAST;
+  static const int64_t shapes[][8] = {/* m n k b s kb nslots ncblk */
+                                      {100, 70, 130, 16, 32, 16, 3, 2},
+                                      {37, 53, 29, 7, 21, 14, 1, 1},
+                                      {45, 130, 50, 4, 48, 8, 3, 2},
+                                      {9, 200, 33, 8, 64, 8, 2, 1},
+                                      {61, 11, 17, 8, 64, 8, 3, 2},
+                                      {300, 300, 300, 16, 96, 16, 3, 2}};
+  for (size_t q = 0; q < sizeof shapes / sizeof shapes[0]; q++)
+    for (int e = 0; e < 4; e++) {
+      const int64_t *v = shapes[q];
+      gemm_shape_t sh = {.m = v[0], .n = v[1], .k = v[2], .b = v[3], .s = v[4], .kb = v[5],
+                         .nslots = (int)v[6], .ncblk = (int)v[7], .ends = ends_of(e)};
+      gemm_pred_t p;
+      gemm_model(&sh, &r, &p);
+      double fl = 2.0 * (double)sh.m * (double)sh.n * (double)sh.k;
+      CU_ASSERT(fabs(p.device - fl / r.flops) <= 1e-12 * p.device);
+      CU_ASSERT(p.total >= p.device && p.total >= p.host && p.head >= 0 && p.tail >= 0);
+      /* the same panels and pieces as gemm_run with the stand-in */
+      ooc_ctx_t *ctx = tu_ctx();
+      double *A = rnd(sh.m * sh.k, 31), *B = rnd(sh.k * sh.n, 32);
+      memsrc_t ma = {A, sh.m}, mb = {B, sh.k};
+      ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read};
+      tcache_t *cache;
+      tstore_t *TA, *TB, *TC;
+      CU_ASSERT_FATAL(tcache_create(ctx, 1 << 26, &cache) == OOC_OK);
+      CU_ASSERT_FATAL(tstore_create(ctx, cache, sh.m, sh.k, sh.b, &sa, NULL, &TA) == OOC_OK);
+      CU_ASSERT_FATAL(tstore_create(ctx, cache, sh.k, sh.n, sh.b, &sb, NULL, &TB) == OOC_OK);
+      CU_ASSERT_FATAL(tstore_create(ctx, cache, sh.m, sh.n, sh.b, NULL, NULL, &TC) == OOC_OK);
+      fake_exec_t *fk = fake_exec_create(sh.nslots, sh.ncblk, ooc_min64(sh.s, sh.m),
+                                         ooc_min64(sh.s, sh.n), ooc_min64(sh.kb, sh.k),
+                                         ooc_ops_ref());
+      if (e == 0) fk->e.upload = NULL, fk->e.part = NULL, fk->e.end_cols = NULL;
+      gemm_args_t g = {.A = TA, .B = TB, .C = TC, .alpha = 1, .ops = ooc_ops_ref(), .block = sh.s,
+                       .kblock = sh.kb, .exec = &fk->e, .ends_off = all & ~sh.ends};
+      gemm_stats_t gs = {0};
+      CU_ASSERT(gemm_run(ctx, &g, &gs) == OOC_OK);
+      CU_ASSERT(fk->misuse == 0);
+      CU_ASSERT(fabs(fk->bytes_up - p.h2d_bytes) <= 1e-9 * p.h2d_bytes);
+      CU_ASSERT(fabs(fk->flops - fl) <= 1e-9 * fl);
+      CU_ASSERT_EQUAL(gs.blocks, p.blocks);
+      fake_exec_destroy(fk);
+      tstore_destroy(TA);
+      tstore_destroy(TB);
+      tstore_destroy(TC);
+      tcache_destroy(cache);
+      tu_ctx_done(ctx);
+      free(A);
+      free(B);
+    }
+  /* n = 49152, tile 4096, --gpu-mem 12G (less the cuBLAS workspace): the ends shorten the head
+   * and the tail; the plan is 2 buffers, 3 slots, even blocks of 16384 (the same bytes as the
+   * previous 20480, no thin last block row), and faster than the previous plan */
+  int64_t n = 49152, b = 4096, room = ((int64_t)12 << 30) - ((int64_t)32 << 20);
+  gemm_shape_t old = {.m = n, .n = n, .k = n, .b = b, .s = 20480, .kb = b, .nslots = 3, .ncblk = 2};
+  gemm_shape_t ends = old;
+  ends.ends = all;
+  gemm_pred_t po, pe, pp;
+  gemm_model(&old, &r, &po);
+  gemm_model(&ends, &r, &pe);
+  CU_ASSERT(pe.head < 0.5 * po.head);
+  CU_ASSERT(pe.tail < po.tail);
+  CU_ASSERT(pe.total < po.total);
+  CU_ASSERT(gemm_exec_bytes(20480, 20480, b, 3, 2) <= room);
+  CU_ASSERT(gemm_exec_bytes(24576, 24576, b, 3, 2) > room);
+  gemm_shape_t plan;
+  CU_ASSERT_FATAL(gemm_model_plan(n, n, n, b, room, all, 0, &r, &plan, &pp) == 1);
+  CU_ASSERT_EQUAL(plan.s, 16384);
+  CU_ASSERT_EQUAL(plan.kb, b);
+  CU_ASSERT_EQUAL(plan.nslots, 3);
+  CU_ASSERT_EQUAL(plan.ncblk, 2);
+  CU_ASSERT(pp.total < pe.total && pp.total < po.total - 0.04);
+  fprintf(stderr, "[n = 49152, 12G: previous plan %.3f s (head %.0f ms, tail %.0f ms), with the "
+          "ends %.3f s (%.0f, %.0f), the plan (block %lld) %.3f s (%.0f, %.0f)] ", po.total,
+          1e3 * po.head, 1e3 * po.tail, pe.total, 1e3 * pe.head, 1e3 * pe.tail,
+          (long long)plan.s, pp.total, 1e3 * pp.head, 1e3 * pp.tail);
+  /* plans fit their room, and none below a block of one tile */
+  for (int64_t mm = 500; mm <= 20000; mm = mm * 3 + 17)
+    for (int64_t bb = 64; bb <= 1024; bb *= 4) {
+      int64_t rm = (int64_t)200 << 20;
+      if (gemm_model_plan(mm, mm + 333, mm / 2 + 1, bb, rm, all, 1, &r, &plan, NULL)) {
+        CU_ASSERT(gemm_exec_bytes(ooc_min64(plan.s, mm), ooc_min64(plan.s, mm + 333),
+                                  ooc_min64(plan.kb, mm / 2 + 1), plan.nslots, plan.ncblk) <= rm);
+        CU_ASSERT(plan.s % bb == 0 && plan.kb == bb);
+      } else {
+        CU_ASSERT(gemm_exec_bytes(ooc_min64(bb, mm), ooc_min64(bb, mm + 333), bb, 2, 1) > rm);
+      }
+    }
+  CU_ASSERT(gemm_model_plan(1000, 1000, 1000, 256, 1000, all, 0, &r, &plan, NULL) == 0);
+  CU_ASSERT(plan.s == 0);
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"C = alpha A B + beta C against ref, spills, odd shapes", t_against_ref},
@@ -453,6 +687,8 @@ int main(void) {
       {"block sizes", t_block_sizes},
       {"probe check passes right, fails wrong", t_probe_check},
       {"executor seam: protocol, 1-2 C buffers, async, bounds, result", t_executor_seam},
+      {"the stand-in executor catches misuse and a missing part", t_fake_catches},
+      {"cost model: bounds, replays the schedule, ends, the plan", t_cost_model},
       {NULL, NULL},
   };
   return tu_run("gemm", tests);

@@ -141,6 +141,70 @@ static ooc_status_t prefill_while_busy(sched_t *sc, const pend_t *p, ts_range_t 
   return OOC_OK;
 }
 
+/* A C block in the schedule: buffer c, tiles [t0, t1) x [u0, u1), elements at (r0, c0). */
+typedef struct cblock {
+  int c;
+  int64_t t0, t1, u0, u1, r0, c0, mb, nb;
+} cblock_t;
+
+/* Element offsets in the block of the boundaries of tile row t / tile column u (t1, u1: the
+ * block's edge, whose tiles may be short). */
+static int64_t row_off(const sched_t *sc, const cblock_t *k, int64_t t) {
+  return t >= k->t1 ? k->mb : part_start(ts_rows(sc->a->C), t) - k->r0;
+}
+static int64_t col_off(const sched_t *sc, const cblock_t *k, int64_t u) {
+  return u >= k->u1 ? k->nb : part_start(ts_cols(sc->a->C), u) - k->c0;
+}
+
+/* Multiply the panel of slot, uploaded whole: in one part, or with by_cols (GEMM_END_LAST,
+ * oocgemm.h: the block's last panel when nothing overlaps its store) in groups of tile columns,
+ * each copied back as soon as its product is queued. */
+static ooc_status_t multiply_uploaded(sched_t *sc, const cblock_t *k, int slot, int64_t kb,
+                                      double beta, int by_cols) {
+  gemm_exec_t *ex = sc->ex;
+  int64_t ui = k->u1 - k->u0;
+  int G = by_cols ? gemm_last_groups(ui) : 1;
+  if (G <= 1)
+    return ex->part(ex, slot, k->c, k->mb, k->nb, kb, 0, k->mb, 0, k->nb, sc->a->alpha, beta, 1);
+  for (int g = 0; g < G; g++) {
+    int64_t j0 = col_off(sc, k, k->u0 + gemm_piece(ui, G, g));
+    int64_t j1 = col_off(sc, k, k->u0 + gemm_piece(ui, G, g + 1));
+    OOC_TRY(ex->part(ex, slot, k->c, k->mb, k->nb, kb, 0, k->mb, j0, j1, sc->a->alpha, beta,
+                     g == G - 1));
+    OOC_TRY(ex->end_cols(ex, k->c, k->mb, k->nb, j0, j1));
+  }
+  return OOC_OK;
+}
+
+/* GEMM_END_FIRST (oocgemm.h): gather and upload the panel of slot in pieces; with split, multiply
+ * each piece as it arrives (the first panel), else the whole panel after the last piece (by
+ * columns with by_cols). Seconds in the gathers add to *t_gather. */
+static ooc_status_t panel_in_pieces(sched_t *sc, const cblock_t *k, int slot, int64_t k0t,
+                                    int64_t k1t, int64_t kb, double beta, int split, int by_cols,
+                                    double *t_gather) {
+  gemm_exec_t *ex = sc->ex;
+  const gemm_args_t *a = sc->a;
+  int64_t ti = k->t1 - k->t0, ui = k->u1 - k->u0;
+  int P = gemm_first_pieces(ti, ui);
+  for (int p = 0; p < P; p++) {
+    int64_t ta = k->t0 + gemm_piece(ti, P, p), tb = k->t0 + gemm_piece(ti, P, p + 1);
+    int64_t ua = k->u0 + gemm_piece(ui, P, p), ub = k->u0 + gemm_piece(ui, P, p + 1);
+    int64_t i0 = row_off(sc, k, ta), i1 = row_off(sc, k, tb);
+    int64_t j0 = col_off(sc, k, ua), j1 = col_off(sc, k, ub);
+    double t = ooc_now();
+    if (tb > ta) OOC_TRY(ts_read_tiles(a->A, ta, tb, k0t, k1t, ex->apan[slot] + i0, k->mb));
+    if (ub > ua) OOC_TRY(ts_read_tiles(a->B, k0t, k1t, ua, ub, ex->bpan[slot] + j0 * kb, kb));
+    *t_gather += ooc_now() - t;
+    OOC_TRY(ex->upload(ex, slot, k->mb, k->nb, kb, i0, i1, j0, j1));
+    if (split) { /* its rows against the columns so far, the rows so far against its columns */
+      OOC_TRY(ex->part(ex, slot, k->c, k->mb, k->nb, kb, i0, i1, 0, j1, a->alpha, beta, 0));
+      OOC_TRY(ex->part(ex, slot, k->c, k->mb, k->nb, kb, 0, i0, j0, j1, a->alpha, beta,
+                       p == P - 1));
+    }
+  }
+  return split ? OOC_OK : multiply_uploaded(sc, k, slot, kb, beta, by_cols);
+}
+
 ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats) {
   tstore_t *A = a->A, *B = a->B, *C = a->C;
   if (!A || !B || !C || C == A || C == B)
@@ -192,6 +256,8 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
   pend_t pd = {0};
   int slot = 0;
   int64_t seq = 0;
+  int hooks = ex && ex->upload && ex->part && ex->end_cols;
+  int ends = hooks ? (GEMM_END_FIRST | GEMM_END_LAST) & ~a->ends_off : 0;
   /* with several slots the previous block's store starts once they are all queued, so the device
    * has their products to run while the host waits for the first columns to come back */
   int64_t first_store = ex ? ooc_min64(ex->nslots - 1, nkp - 1) : 0;
@@ -205,6 +271,11 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
       int64_t mb = ooc_min64(s, m - r0), nb = ooc_min64(s, n - c0);
       int c = (int)(seq % ncblk);
       double *Cb = ex ? ex->cblk[c] : Ch;
+      cblock_t kblk = {.c = c, .t0 = t0, .t1 = t1, .u0 = u0, .u1 = u1, .r0 = r0, .c0 = c0,
+                       .mb = mb, .nb = nb};
+      /* a block whose copy back and store no later block overlaps: its last panel by columns */
+      int by_cols =
+          (ends & GEMM_END_LAST) && (seq == sc.nblocks - 1 || ncblk == 1) && u1 - u0 > 1;
       if (pd.active && pd.c == c) OOC_CHECK(st = store_upto(&sc, &pd, pd.u1)); /* buffer reuse */
       double t_a = ooc_now();
       if (a->beta != 0.0) {
@@ -219,7 +290,7 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
         int64_t kp = (seq % 2 == 0) ? kq : nkp - 1 - kq;
         int64_t k0t = kp * kt_, k1t = ooc_min64(ak.count, k0t + kt_);
         int64_t kb = ooc_min64(sk, k - part_start(ak, k0t));
-        double t1s = ooc_now();
+        double t1s = ooc_now(), t_gather = 0;
         if (ex) {
           if (prefill)
             OOC_CHECK(st = prefill_while_busy(&sc, &pd, (ts_range_t){t0, t1, u0, u1}, slot,
@@ -228,21 +299,34 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
           Ap = ex->apan[slot];
           Bp = ex->bpan[slot];
         }
-        double t1r = ooc_now();
-        OOC_CHECK(st = ts_read_tiles(A, t0, t1, k0t, k1t, Ap, mb));
-        OOC_CHECK(st = ts_read_tiles(B, k0t, k1t, u0, u1, Bp, kb));
-        double t2s = ooc_now();
         /* the first panel applies beta (C was read, or zeroed when beta == 0) */
         double beta = (kq == 0 && a->beta != 0.0) ? a->beta : 1.0;
-        if (ex) {
-          OOC_CHECK(st = ex->panel(ex, slot, c, mb, nb, kb, a->alpha, beta));
-          slot = (slot + 1) % ex->nslots;
-          gs->t_gemm += (t1r - t1s) + (ooc_now() - t2s); /* waiting for the device */
+        int cols_now = by_cols && kq == nkp - 1;
+        if ((ends & GEMM_END_FIRST) && seq == 0 && kq < gemm_first_panels(ex->nslots)) {
+          /* (a first panel that is also the block's last is split by pieces, not columns) */
+          OOC_CHECK(st = panel_in_pieces(&sc, &kblk, slot, k0t, k1t, kb, beta, kq == 0,
+                                         cols_now, &t_gather));
         } else {
-          o->gemm('N', 'N', mb, nb, kb, a->alpha, Ap, mb, Bp, kb, beta, Cb, mb);
-          gs->t_gemm += ooc_now() - t2s;
+          double t1r = ooc_now();
+          OOC_CHECK(st = ts_read_tiles(A, t0, t1, k0t, k1t, Ap, mb));
+          OOC_CHECK(st = ts_read_tiles(B, k0t, k1t, u0, u1, Bp, kb));
+          double t2s = ooc_now();
+          t_gather = t2s - t1r;
+          if (!ex) {
+            o->gemm('N', 'N', mb, nb, kb, a->alpha, Ap, mb, Bp, kb, beta, Cb, mb);
+            gs->t_gemm += ooc_now() - t2s;
+          } else if (cols_now) {
+            OOC_CHECK(st = ex->upload(ex, slot, mb, nb, kb, 0, mb, 0, nb));
+            OOC_CHECK(st = multiply_uploaded(&sc, &kblk, slot, kb, beta, 1));
+          } else {
+            OOC_CHECK(st = ex->panel(ex, slot, c, mb, nb, kb, a->alpha, beta));
+          }
         }
-        gs->t_io += t2s - t1r;
+        if (ex) {
+          slot = (slot + 1) % ex->nslots;
+          gs->t_gemm += ooc_now() - t1s - t_gather; /* waiting for the device */
+        }
+        gs->t_io += t_gather;
         if (pd.active && kq >= first_store) /* a share of the previous block, spread evenly */
           OOC_CHECK(st = store_upto(&sc, &pd,
                                     pd.u0 + ooc_cdiv64((kq + 1 - first_store) * (pd.u1 - pd.u0),
@@ -258,7 +342,8 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
                     .c0 = c0, .mb = mb, .nb = nb, .ucur = u0, .Cb = Cb};
       if (!ex) {
         OOC_CHECK(st = store_upto(&sc, &pd, pd.u1));
-      } else if (ncblk == 1) { /* column by column: a column's store overlaps the next's D2H */
+      } else if (ncblk == 1 || by_cols) { /* column by column: a column's store overlaps the
+                                           * next's D2H (and with by_cols the last products) */
         for (int64_t u = u0 + 1; u <= u1; u++) OOC_CHECK(st = store_upto(&sc, &pd, u));
       }
     }

@@ -16,6 +16,9 @@
  *         C_IJ += alpha A_IK B_KJ          (one ops->gemm on the panels: the flops)
  *       epilogue(C_IJ), then ts_put_tiles of its tiles (with a two-buffer executor: interleaved
  *       with the next block's panels, see gemm_exec_t; the same bytes move)
+ * With an executor, the schedule's ends (GEMM_END_FIRST/LAST below) cut the first block's first
+ * panels into pieces and the last block's last panel into column groups; gemm_model.h replays
+ * this order to predict its time.
  * Inputs are only read (ts_read): a spilled A or B tile costs one scratch read, never a rewrite;
  * C tiles are written exactly once.
  *
@@ -70,9 +73,25 @@ typedef ooc_status_t (*gemm_epilogue_fn)(void *user, int64_t r0, int64_t c0, int
  *   fails (an error is left for slot_wait to report). While it says busy, the host touches
  *   C's new tile buffers ahead of their puts (ts_prefill): the page faults of a first product
  *   into a fresh store move into time the host would spend waiting.
+ * The schedule's ends (optional: upload, part and end_cols, all three or none; NULL: panels go
+ * whole, as above). Nothing overlaps the gather and copy of the first panels, nor the copy back
+ * and store of a block no later block overlaps; with these the device starts on a piece of the
+ * first panel and the last columns' stores overlap the last panel's products:
+ * - upload(s, mb, nb, kb, i0, i1, j0, j1): rows [i0, i1) of apan[s] (all kb columns) and columns
+ *   [j0, j1) of bpan[s] (all kb rows) are filled: start copying them (either range may be empty).
+ *   The host does not touch them again before slot_wait(s). A slot filled this way is multiplied
+ *   by part(), never panel();
+ * - part(s, c, mb, nb, kb, i0, i1, j0, j1, alpha, beta, last): C_c[i0:i1, j0:j1] = alpha
+ *   A[i0:i1, :] B[:, j0:j1] + beta C_c[i0:i1, j0:j1], from rows of A and columns of B uploaded
+ *   already (it waits for their copies); an empty range multiplies nothing. last: the slot's
+ *   final part (slot_wait(s) then waits for all of them);
+ * - end_cols(c, mb, nb, j0, j1): columns [j0, j1) of block c have all their products queued:
+ *   start copying them back. Called in column order (j0 = 0, then the previous j1); end() copies
+ *   the rest, and fetch() then works as above.
  * Any call may fail with OOC_ERR_DEVICE (message recorded); the schedule then stops. */
 #define GEMM_MAX_SLOTS 4
 #define GEMM_MAX_CBLK 2
+#define GEMM_MAX_PIECES 8 /* the first panel's pieces, the last panel's column groups */
 typedef struct gemm_exec gemm_exec_t;
 struct gemm_exec {
   int nslots, ncblk;
@@ -85,7 +104,52 @@ struct gemm_exec {
   ooc_status_t (*end)(gemm_exec_t *e, int c, int64_t mb, int64_t nb);
   ooc_status_t (*fetch)(gemm_exec_t *e, int c, int64_t cols);
   int (*slot_busy)(gemm_exec_t *e, int slot);
+  ooc_status_t (*upload)(gemm_exec_t *e, int slot, int64_t mb, int64_t nb, int64_t kb, int64_t i0,
+                         int64_t i1, int64_t j0, int64_t j1);
+  ooc_status_t (*part)(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
+                       int64_t i0, int64_t i1, int64_t j0, int64_t j1, double alpha, double beta,
+                       int last);
+  ooc_status_t (*end_cols)(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int64_t j0, int64_t j1);
 };
+
+/* The schedule's ends with an executor that has the optional hooks (gemm_args_t.ends_off turns
+ * them off, to measure what they save):
+ * GEMM_END_FIRST: the first block's first panels (max(1, nslots - 1) of them: those gathered
+ *   before the pipeline has a panel in hand) are gathered and uploaded in up to GEMM_MAX_PIECES
+ *   pieces (a group of A's tile rows and one of B's tile columns each), and the first panel is
+ *   multiplied piece by piece as the pieces arrive: piece p multiplies its rows against the
+ *   columns of pieces 0..p and the rows of pieces 0..p-1 against its columns, so every element
+ *   of C is multiplied once. The device starts after a piece instead of a whole panel's gather
+ *   and copy.
+ * GEMM_END_LAST: a block whose copy back and store no later block's products overlap (the last
+ *   block; with one C buffer, every block) multiplies its last panel in up to GEMM_MAX_PIECES
+ *   groups of tile columns, each copied back as soon as its product is queued, and is stored
+ *   tile column by tile column: the copy back and store of the first columns overlap the
+ *   products of the last ones.
+ * Parts of a product give the same sums per element as the whole one on the host kernels; on a
+ * device the library may pick other kernels for the smaller shapes (rounding within the same
+ * error bound, as for any change of block). */
+#define GEMM_END_FIRST 1
+#define GEMM_END_LAST 2
+
+/* Pieces of the first panel for a block of ti x ui tiles; column groups of the last panel for ui
+ * tile columns; the tile offset of boundary p of `pieces` over cnt tiles: an even split, or with
+ * fewer tiles than pieces one tile a piece (the later pieces are then empty on that side). The
+ * cost model (gemm_model.h) replays the same cuts. */
+static inline int gemm_first_pieces(int64_t ti, int64_t ui) {
+  int64_t p = ti > ui ? ti : ui;
+  return (int)(p < GEMM_MAX_PIECES ? p : GEMM_MAX_PIECES);
+}
+static inline int gemm_last_groups(int64_t ui) {
+  return (int)(ui < GEMM_MAX_PIECES ? ui : GEMM_MAX_PIECES);
+}
+static inline int64_t gemm_piece(int64_t cnt, int pieces, int p) {
+  return cnt >= pieces ? p * cnt / pieces : (p < cnt ? p : cnt);
+}
+/* How many of the first block's panels go up in pieces with `nslots` slots: those gathered
+ * before the pipeline holds a panel ahead (the first's and, with three slots, the second's copy
+ * would otherwise wait for their whole gather while the device has nothing to do). */
+static inline int64_t gemm_first_panels(int nslots) { return nslots > 2 ? nslots - 1 : 1; }
 
 typedef struct gemm_args {
   tstore_t *A, *B, *C;
@@ -98,6 +162,7 @@ typedef struct gemm_args {
   double progress0, progress1; /* progress fraction range of this product (0, 0 = 0..1) */
   int64_t kblock;            /* k panel width (multiple of the tile; 0 = block) */
   gemm_exec_t *exec;         /* NULL = host; else its MB, NB, KB bound the block and panels */
+  int ends_off;              /* GEMM_END_* bits: schedule those ends as plain panels (A/B) */
   int epilogue_threads;      /* > 1: the epilogue may run concurrently on disjoint column ranges
                               * of a block (not tile-aligned then): up to this many threads split
                               * each large block or slice (it is a single pass over C in memory,

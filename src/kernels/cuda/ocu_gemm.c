@@ -2,6 +2,7 @@
  * and oocgemm.h (the schedule it serves). */
 #include "kernels/cuda/ocu_gemm.h"
 #include "kernels/cuda/ocu_pin.h"
+#include "solvers/gemm_model.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -10,7 +11,10 @@
 #include <string.h>
 
 #define WS_BYTES ((int64_t)32 << 20) /* cuBLAS workspace (what Hopper wants) */
-#define NCHUNK 16                    /* a C block comes back in up to this many column chunks */
+#define NCHUNK 16                    /* a C block comes back in chunks of ~nb / NCHUNK columns */
+/* chunk events per C buffer: the chunks of end() plus, with end_cols, at most one short chunk
+ * per column group and one for what end() copies after them */
+#define NBACK (NCHUNK + GEMM_MAX_PIECES + 1)
 
 typedef struct og {
   gemm_exec_t e; /* first: the seam's pointer is ours */
@@ -20,9 +24,10 @@ typedef struct og {
   double *dC[GEMM_MAX_CBLK], *dA[GEMM_MAX_SLOTS], *dB[GEMM_MAX_SLOTS];
   void *dWs;
   cudaEvent_t ev_copied[GEMM_MAX_SLOTS], ev_used[GEMM_MAX_SLOTS];
-  cudaEvent_t ev_loaded[GEMM_MAX_CBLK], ev_done[GEMM_MAX_CBLK], ev_back[GEMM_MAX_CBLK][NCHUNK];
-  int64_t chunk_end[GEMM_MAX_CBLK][NCHUNK]; /* columns back once chunk i's event has passed */
+  cudaEvent_t ev_loaded[GEMM_MAX_CBLK], ev_done[GEMM_MAX_CBLK], ev_back[GEMM_MAX_CBLK][NBACK];
+  int64_t chunk_end[GEMM_MAX_CBLK][NBACK]; /* columns back once chunk i's event has passed */
   int nchunks[GEMM_MAX_CBLK];
+  int64_t queued[GEMM_MAX_CBLK]; /* columns [0, queued) of the block have their copy back queued */
   int used[GEMM_MAX_SLOTS];
   int how_c[GEMM_MAX_CBLK], how_a[GEMM_MAX_SLOTS], how_b[GEMM_MAX_SLOTS]; /* ocu_pin_free's */
   int64_t dev_bytes, pinned_bytes, bytes_h2d, bytes_d2h;
@@ -45,7 +50,7 @@ typedef struct og {
   } while (0)
 
 int64_t ocu_gemm_bytes(int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk) {
-  return 8 * ((int64_t)ncblk * MB * NB + (int64_t)nslots * (MB * KB + KB * NB));
+  return gemm_exec_bytes(MB, NB, KB, nslots, ncblk);
 }
 
 static int64_t budget_of(const ocu_config_t *cfg) {
@@ -55,64 +60,26 @@ static int64_t budget_of(const ocu_config_t *cfg) {
   return (int64_t)fr - ooc_max64((int64_t)1 << 30, (int64_t)tot / 32);
 }
 
-/* Largest block edge t (multiple of b, at most top) whose buffers fit both budgets; 0 if none. */
-static int64_t largest_block(int64_t m, int64_t n, int64_t k, int64_t b, int64_t top, int64_t kb,
-                             int nslots, int ncblk, int64_t dev_budget, int64_t host_max) {
-  int64_t best = 0;
-  for (int64_t t = b; t <= top; t += b) {
-    int64_t bytes =
-        ocu_gemm_bytes(ooc_min64(t, m), ooc_min64(t, n), ooc_min64(kb, k), nslots, ncblk);
-    if (bytes > dev_budget || (host_max > 0 && bytes > host_max)) break;
-    best = t;
-  }
-  return best;
-}
-
-/* Modelled seconds of the product with block s (see ocu_gemm.h): the slowest of the GPU's flops,
- * the host's gather and store, the panels' H2D; plus, with two slots, the H2D that then waits
- * for the gather instead of overlapping it; plus the C stores the device does not overlap (each
- * block's with one buffer, the last block's with two). Rates of the H100 host, where these were
- * measured; only their ratios choose. */
-#define RATE_GPU 60e12  /* DGEMM flop/s */
-#define RATE_HOST 35e9  /* gather/store bytes/s with the cache's copy threads */
-#define RATE_PCIE 50e9  /* pinned H2D bytes/s */
-static double model(int64_t m, int64_t n, int64_t k, int64_t s, int nslots, int ncblk) {
-  double bi = (double)ooc_cdiv64(m, s), bj = (double)ooc_cdiv64(n, s);
-  double ab = 8.0 * (double)k * ((double)m * bj + (double)n * bi), c = 8.0 * (double)m * (double)n;
-  double t = fmax(2.0 * (double)m * (double)n * (double)k / RATE_GPU,
-                  fmax((ab + c) / RATE_HOST, ab / RATE_PCIE));
-  if (nslots < 3) t += ab / RATE_PCIE;
-  return t + c / RATE_HOST / (ncblk == 1 ? 1.0 : bi * bj);
-}
-
 ooc_status_t ocu_gemm_plan(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int64_t b,
                            const ocu_config_t *cfg, int64_t host_max, int64_t *s, int64_t *kb,
                            int *nslots, int *ncblk) {
   int64_t budget = budget_of(cfg) - WS_BYTES;
-  int64_t top = ooc_cdiv64(ooc_max64(m, n), b) * b, kt = ooc_cdiv64(ooc_max64(k, 1), b) * b;
-  /* panels of one tile: kb does not change the flop per byte (ocu_gemm.h), so memory goes to the
-   * C block, whose edge sets it */
-  *kb = ooc_min64(b, kt);
-  *s = 0;
-  *nslots = 2;
-  *ncblk = 1;
-  double best = 0;
-  for (int nc = 1; nc <= 2; nc++) /* ties keep the earlier: one buffer, two slots */
-    for (int ns = 2; ns <= 3; ns++) {
-      int64_t t = largest_block(m, n, k, b, top, *kb, ns, nc, budget, host_max);
-      if (t == 0) continue;
-      double tm = model(m, n, ooc_max64(k, 1), t, ns, nc);
-      if (*s == 0 || tm < best * (1 - 1e-9)) {
-        best = tm;
-        *s = t;
-        *nslots = ns;
-        *ncblk = nc;
-      }
-    }
-  if (*s == 0) {
+  int64_t room = host_max > 0 ? ooc_min64(budget, host_max) : budget;
+  gemm_rates_t r = gemm_rates_gpu();
+  gemm_shape_t best;
+  /* the ends this executor has (all of them: upload, part, end_cols); beta is not known here
+   * and moves every plan alike */
+  int found = gemm_model_plan(m, n, k, b, room, GEMM_END_FIRST | GEMM_END_LAST, 0, &r, &best,
+                              NULL);
+  *s = best.s;
+  *kb = best.kb;
+  *nslots = found ? best.nslots : 2;
+  *ncblk = found ? best.ncblk : 1;
+  if (!found) {
     char have[32], hb[32];
+    int64_t kb1 = ooc_min64(b, ooc_cdiv64(ooc_max64(k, 1), b) * b);
     if (host_max > 0 &&
-        ocu_gemm_bytes(ooc_min64(b, m), ooc_min64(b, n), ooc_min64(*kb, k), 2, 1) > host_max)
+        ocu_gemm_bytes(ooc_min64(b, m), ooc_min64(b, n), ooc_min64(kb1, k), 2, 1) > host_max)
       return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem leaves %s for the GPU product's pinned "
                       "buffers: too small for a block of one tile (%lld) with two panel buffers; "
                       "raise --host-mem or lower --tile", ooc_fmt_bytes(host_max, hb, sizeof hb),
@@ -127,6 +94,8 @@ ooc_status_t ocu_gemm_plan(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int6
 static ooc_status_t og_begin(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int load) {
   og_t *x = (og_t *)e;
   size_t bytes = (size_t)(mb * nb) * sizeof(double);
+  x->nchunks[c] = 0;
+  x->queued[c] = 0;
   if (load) { /* on the copy stream, behind the panels already queued; the GEMMs wait for it */
     CU(x, cudaMemcpyAsync(x->dC[c], e->cblk[c], bytes, cudaMemcpyHostToDevice, x->copy));
     CU(x, cudaEventRecord(x->ev_loaded[c], x->copy));
@@ -153,42 +122,91 @@ static int og_slot_busy(gemm_exec_t *e, int slot) {
   return 1;
 }
 
-static ooc_status_t og_panel(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
-                             double alpha, double beta) {
+/* Rows [i0, i1) of the slot's A panel (a strided piece of the column-major mb x kb panel, unless
+ * it is all of it) and columns [j0, j1) of its B panel (contiguous) to the device; the GEMMs that
+ * read them wait for ev_copied, recorded after the latest piece. */
+static ooc_status_t og_upload(gemm_exec_t *e, int slot, int64_t mb, int64_t nb, int64_t kb,
+                              int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   og_t *x = (og_t *)e;
-  size_t ba = (size_t)(mb * kb) * sizeof(double), bb = (size_t)(kb * nb) * sizeof(double);
-  CU(x, cudaMemcpyAsync(x->dA[slot], e->apan[slot], ba, cudaMemcpyHostToDevice, x->copy));
-  CU(x, cudaMemcpyAsync(x->dB[slot], e->bpan[slot], bb, cudaMemcpyHostToDevice, x->copy));
+  (void)nb;
+  if (i1 > i0 && kb > 0) {
+    size_t w = (size_t)(i1 - i0) * sizeof(double), pitch = (size_t)mb * sizeof(double);
+    if (i0 == 0 && i1 == mb)
+      CU(x, cudaMemcpyAsync(x->dA[slot], e->apan[slot], w * (size_t)kb, cudaMemcpyHostToDevice,
+                            x->copy));
+    else
+      CU(x, cudaMemcpy2DAsync(x->dA[slot] + i0, pitch, e->apan[slot] + i0, pitch, w, (size_t)kb,
+                              cudaMemcpyHostToDevice, x->copy));
+    x->bytes_h2d += (int64_t)w * kb;
+  }
+  if (j1 > j0 && kb > 0) {
+    size_t bytes = (size_t)((j1 - j0) * kb) * sizeof(double);
+    CU(x, cudaMemcpyAsync(x->dB[slot] + j0 * kb, e->bpan[slot] + j0 * kb, bytes,
+                          cudaMemcpyHostToDevice, x->copy));
+    x->bytes_h2d += (int64_t)bytes;
+  }
   CU(x, cudaEventRecord(x->ev_copied[slot], x->copy));
-  CU(x, cudaStreamWaitEvent(x->comp, x->ev_copied[slot], 0));
-  CB(x, cublasDgemm_64(x->bl, CUBLAS_OP_N, CUBLAS_OP_N, mb, nb, kb, &alpha, x->dA[slot], mb,
-                       x->dB[slot], kb, &beta, x->dC[c], mb));
-  CU(x, cudaEventRecord(x->ev_used[slot], x->comp));
-  x->used[slot] = 1;
-  x->bytes_h2d += (int64_t)(ba + bb);
   return OOC_OK;
 }
 
-/* The block goes back on its own stream, in column chunks with an event each, so the host can
- * finish and store the first columns while the rest are in flight and the next block's GEMMs
- * run on the compute stream. */
-static ooc_status_t og_end(gemm_exec_t *e, int c, int64_t mb, int64_t nb) {
+static ooc_status_t og_part(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
+                            int64_t i0, int64_t i1, int64_t j0, int64_t j1, double alpha,
+                            double beta, int last) {
   og_t *x = (og_t *)e;
+  (void)nb;
+  if (i1 > i0 && j1 > j0) {
+    CU(x, cudaStreamWaitEvent(x->comp, x->ev_copied[slot], 0));
+    CB(x, cublasDgemm_64(x->bl, CUBLAS_OP_N, CUBLAS_OP_N, i1 - i0, j1 - j0, kb, &alpha,
+                         x->dA[slot] + i0, mb, x->dB[slot] + j0 * kb, kb, &beta,
+                         x->dC[c] + i0 + j0 * mb, mb));
+  }
+  if (last) {
+    CU(x, cudaEventRecord(x->ev_used[slot], x->comp));
+    x->used[slot] = 1;
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t og_panel(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
+                             double alpha, double beta) {
+  OOC_TRY(og_upload(e, slot, mb, nb, kb, 0, mb, 0, nb));
+  return og_part(e, slot, c, mb, nb, kb, 0, mb, 0, nb, alpha, beta, 1);
+}
+
+/* Columns [j0, j1) of block c go back on their own stream once the compute stream has queued
+ * their products, in chunks of ~nb / NCHUNK columns with an event each, so the host can finish
+ * and store the first columns while the rest are in flight and GEMMs run on the compute stream. */
+static ooc_status_t og_end_cols(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int64_t j0,
+                                int64_t j1) {
+  og_t *x = (og_t *)e;
+  if (j0 != x->queued[c] || j1 < j0 || j1 > nb)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "GPU product: columns [%lld, %lld) of a block of "
+                    "%lld sent back out of order (%lld queued)", (long long)j0, (long long)j1,
+                    (long long)nb, (long long)x->queued[c]);
+  if (j1 == j0) return OOC_OK;
   CU(x, cudaEventRecord(x->ev_done[c], x->comp));
   CU(x, cudaStreamWaitEvent(x->back, x->ev_done[c], 0));
   int64_t per = ooc_max64(1, ooc_cdiv64(nb, NCHUNK));
-  int q = 0;
-  for (int64_t c0 = 0; c0 < nb; c0 += per, q++) {
-    int64_t nc = ooc_min64(per, nb - c0);
+  for (int64_t c0 = j0; c0 < j1; c0 += per) {
+    int q = x->nchunks[c];
+    if (q >= NBACK)
+      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "GPU product: more than %d chunks for a block "
+                      "of %lld columns", NBACK, (long long)nb);
+    int64_t nc = ooc_min64(per, j1 - c0);
     size_t bytes = (size_t)(mb * nc) * sizeof(double);
     CU(x, cudaMemcpyAsync(e->cblk[c] + c0 * mb, x->dC[c] + c0 * mb, bytes, cudaMemcpyDeviceToHost,
                           x->back));
     CU(x, cudaEventRecord(x->ev_back[c][q], x->back));
     x->chunk_end[c][q] = c0 + nc;
+    x->nchunks[c] = q + 1;
     x->bytes_d2h += (int64_t)bytes;
   }
-  x->nchunks[c] = q;
+  x->queued[c] = j1;
   return OOC_OK;
+}
+
+static ooc_status_t og_end(gemm_exec_t *e, int c, int64_t mb, int64_t nb) {
+  return og_end_cols(e, c, mb, nb, ((og_t *)e)->queued[c], nb);
 }
 
 static ooc_status_t og_fetch(gemm_exec_t *e, int c, int64_t cols) {
@@ -242,6 +260,9 @@ ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB,
   e->end = og_end;
   e->fetch = og_fetch;
   e->slot_busy = og_slot_busy;
+  e->upload = og_upload;
+  e->part = og_part;
+  e->end_cols = og_end_cols;
   *out = e;
   int64_t budget = budget_of(cfg), need = ocu_gemm_bytes(MB, NB, KB, e->nslots, ncblk) + WS_BYTES;
   if (need > budget) {
@@ -280,7 +301,7 @@ ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB,
   for (int c = 0; c < GEMM_MAX_CBLK && err == cudaSuccess; c++) {
     err = cudaEventCreateWithFlags(&x->ev_loaded[c], cudaEventDisableTiming);
     if (err == cudaSuccess) err = cudaEventCreateWithFlags(&x->ev_done[c], cudaEventDisableTiming);
-    for (int q = 0; q < NCHUNK && err == cudaSuccess; q++)
+    for (int q = 0; q < NBACK && err == cudaSuccess; q++)
       err = cudaEventCreateWithFlags(&x->ev_back[c][q], cudaEventDisableTiming);
   }
   x->have_events = 1;
@@ -322,7 +343,7 @@ ooc_status_t ocu_gemm_destroy(gemm_exec_t *e) {
     for (int c = 0; c < GEMM_MAX_CBLK; c++) {
       if (x->ev_loaded[c]) cudaEventDestroy(x->ev_loaded[c]);
       if (x->ev_done[c]) cudaEventDestroy(x->ev_done[c]);
-      for (int q = 0; q < NCHUNK; q++)
+      for (int q = 0; q < NBACK; q++)
         if (x->ev_back[c][q]) cudaEventDestroy(x->ev_back[c][q]);
     }
   }

@@ -19,6 +19,11 @@
  * (with two, a panel's H2D starts only once its gather is done: on the H100 host that left the
  * GPU waiting 15-20% of each panel at n = 49152).
  *
+ * The schedule's ends (oocgemm.h, GEMM_END_*): upload() copies a piece of a slot's panels (a
+ * group of A's rows is a strided 2-D copy), part() runs cublasDgemm_64 on a sub-block of C after
+ * the slot's latest piece, end_cols() queues the copy back of finished columns; end() sends what
+ * end_cols() has not. panel() is upload() of everything then one part().
+ *
  * Budgets: device bytes = 8 (ncblk MB NB + nslots (MB KB + KB NB)) + the cuBLAS workspace, refused
  * above cfg->gpu_mem (0 = free memory minus max(1 GiB, 1/32)); the same host bytes are pinned and
  * charged to the context's host count (so --host-mem covers them).
@@ -32,12 +37,12 @@
 /* Bytes the executor allocates on the device less the cuBLAS workspace; also the bytes it pins
  * on the host. */
 int64_t ocu_gemm_bytes(int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk);
-/* The buffers for an m x n x k product with tile b: panels of one tile (kb = b); for each of
- * one or two C buffers and two or three panel slots the largest square block s (multiple of b,
- * at most the shape) whose buffers fit the device budget and, if host_max > 0, host_max pinned
- * bytes; of these the one a simple model says is fastest (ocu_gemm.c: the slowest of flops,
- * host gather and PCIe, plus the H2D a two-slot pipeline does not overlap with the gather, plus
- * the C stores no next block overlaps). OOC_ERR_BUDGET if not even s = b fits. */
+/* The buffers for an m x n x k product with tile b whose buffers fit the device budget and, if
+ * host_max > 0, host_max pinned bytes: gemm_model_plan (gemm_model.h) with the GPU hosts' rates:
+ * panels of one tile (kb = b); one or two C buffers, two or three slots, and a square block s
+ * (multiple of b): the largest that fits or an even split of the shape into as many or a few more
+ * blocks, whichever the model (the schedule replayed, its ends included) says is fastest.
+ * OOC_ERR_BUDGET if not even s = b fits. */
 ooc_status_t ocu_gemm_plan(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int64_t b,
                            const ocu_config_t *cfg, int64_t host_max, int64_t *s, int64_t *kb,
                            int *nslots, int *ncblk);
