@@ -16,10 +16,18 @@
  * - factor (left-looking): earlier tile columns of L stream through the ring of pinned slots
  *   (H2D only) and update the panel by SYRK + GEMM; then potrf + trsm on the device.
  * - invert (sweep): pivot = the in-device sweep on a W x W copy of D (D^-1, minor, logdet) plus
- *   cusolverDnXpotrf of D (L) and the two trsm; every other tile column streams through the ring
- *   (H2D, one SYRK + one GEMM, D2H), block q+1 copied in while block q is multiplied and q-1
- *   copied out; then two trsm and F_PP = D^-1.
+ *   cusolverDnXpotrf of D (L) and the trsm W = V L^-T; every other tile column streams through
+ *   the ring (H2D, one SYRK + one GEMM, D2H), block q+1 copied in while block q is multiplied and
+ *   q-1 copied out; then F_P = -W L^-1 and F_PP = D^-1. V itself moves through the ring too, and
+ *   overlaps the pivot work both ways (chol.h's split pivot): the sweep and potrf start once D
+ *   is in, and the trsm runs tile column block by block as the rest of V arrives (pivot_begin,
+ *   vready); at the end the finishing trsm runs block by block from the last, each block's
+ *   copies out waiting only for its own event. Tile row P is transposed on the copy streams
+ *   (their own cuBLAS handles), so neither direction queues behind the compute stream; nothing
+ *   waits for the device inside the pivot until its end (the minor is judged there).
  *
+ * The strict upper triangle of D (the last step of a full inverse: of the whole stripe) is D^-1's
+ * lower transposed or zero, per chol.h's store(full).
  * Budgets: every cudaMalloc through a pool that refuses to pass --gpu-mem (as ocu_exec.c's),
  * every pinned buffer charged to the context's host bytes (--host-mem). Device bytes: panel n W,
  * the sweep's panel W nb and (out of core, invert) the W x W copy of D, K = streams + 1 slots of
