@@ -1036,7 +1036,7 @@ ooc_status_t ocu_exec_destroy(gj_exec_t *e) {
  * measured at 99 ms instead of 4. A panel-shaped getrf on [I; 0] in the panel buffer (whatever
  * is there is overwritten by the first panel). */
 static ooc_status_t warm_up(ocu_t *x) {
-  int64_t n = x->n, lw = ooc_min64(OCU_GETRF_LEAF, x->W), 
+  int64_t n = x->n, lw = ooc_min64(OCU_GETRF_LEAF, x->W),
           tw = ooc_min64(x->tt.leaf > 0 ? x->tt.leaf : OCU_TRTRI_LEAF, x->W);
   cudaStream_t sc = x->st[x->icomp[0]];
   double *ones = malloc((size_t)lw * sizeof *ones);
