@@ -13,7 +13,7 @@
  *   inside the executor in core and in several steps.
  * `test_cuda quick` runs all but the n = 1000 sweep and the solves, `test_cuda n1000` and
  * `test_cuda solve` those two (quick + n1000 + solve = the full run, in parallel processes);
- * `test_cuda sanitize` small out-of-core cases (for compute-sanitizer), `test_cuda race K` one of
+ * `test_cuda trtri` only the trtri cases; `test_cuda sanitize` small out-of-core cases (for compute-sanitizer), `test_cuda race K` one of
  * three such cases (K = 0, 1, 2: for racecheck, ~50x slower, one process each).
  */
 #include <float.h>
@@ -584,6 +584,12 @@ int main(int argc, char **argv) {
     g_race = argc > 2 ? atoi(argv[2]) : 0;
     static const tu_test_t small[] = {{"tiny out-of-GPU-core cases", t_race}, {NULL, NULL}};
     return tu_run("cuda-race", small);
+  }
+  if (argc > 1 && !strcmp(argv[1], "trtri")) { /* getri's trtri variants only */
+    static const tu_test_t t[] = {{"trtri variants alone: U X = I, lower part untouched", t_trtri},
+                                  {"trtri variants in the executor, agree with cpu", t_trtri_gj},
+                                  {NULL, NULL}};
+    return tu_run("cuda-trtri", t);
   }
   if (argc > 1 && !strcmp(argv[1], "n1000")) { /* the rest of the full run, in two processes */
     static const tu_test_t t[] = {{"n = 1000, cuda", t_1000}, {NULL, NULL}};
