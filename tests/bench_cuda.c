@@ -3,13 +3,25 @@
  *   bench_cuda ceil                       DGEMM rate (n = 8192) and pinned PCIe H2D / D2H
  *   bench_cuda cusolver N                 cuSOLVER in core: getrf + getrs with an identity RHS
  *   bench_cuda gj N TILE GPU_MEM STREAMS [TRACE|-] [cusolver-trtri] [leaf=L1,L2,...]
+ *                [trtri=SPEC1,SPEC2,...]
  *                                         oocsolve's striped GJ on the CUDA executor: matrix in
  *                                         host memory (a tile store, HDF5 bypassed), GPU_MEM 0 =
  *                                         default budget; prints time, TFLOP/s (2n^3), overlap;
  *                                         cusolver-trtri: getri with cuSOLVER's trtri (compare);
  *                                         leaf=: one run per panel-LU leaf width on the same
  *                                         matrix (ocu_exec_set_leaf: 0 default, -1
- *                                         cuSOLVER's getrf on the whole panel); TRACE: first run
+ *                                         cuSOLVER's getrf on the whole panel); TRACE: first run;
+ *                                         trtri=: one run per getri trtri variant (ocu_trtri.h
+ *                                         specs, e.g. rec,gemm,ws:256) x each leaf, same matrix
+ *   bench_cuda trtri W LD [WSCOLS] [SPEC ...]
+ *                                         inv(U) alone on a device-resident well-conditioned
+ *                                         upper-triangular W x W (leading dimension LD, as in the
+ *                                         panel) per variant: TFLOP/s (W^3/3), residual
+ *                                         ||U X V - V|| / ||V||, distance to cuSOLVER's X, lower
+ *                                         part untouched; workspace W x WSCOLS (default 2048 =
+ *                                         what the executor lends at tile 1024); cuSOLVER's
+ *                                         whole-triangle trtri runs first (the reference);
+ *                                         default specs: a spread of variants and leaves
  *   bench_cuda tstore N TILE              host tile store: take_col + put_col GB/s, with 1 and 8
  *                                         copy threads and the default count
  * Prints one "RESULT ..." line per measurement.
@@ -24,6 +36,7 @@
 #include <string.h>
 
 #include "kernels/cuda/ocu.h"
+#include "kernels/cuda/ocu_trtri.h"
 #include "kernels/ops.h"
 #include "solvers/gj.h"
 #include "tiling/tstore.h"
@@ -245,12 +258,192 @@ static void tstore_bench(int64_t n, int64_t b) {
   ooc_ctx_destroy(ctx);
 }
 
+/* ---- trtri alone (ocu_trtri.c's variants on one device-resident triangle) ------------------- */
+
+#define TR_SENT 12345.0 /* the strictly lower part: must come back untouched */
+
+typedef struct {
+  double *U;
+  int64_t w, c0, c1;
+} trfill_t;
+
+/* u_jj in [1, 2), u_ij (i < j) in [-1, 1) / w: D + N with ||D^-1 N||_inf < 1, so cond(U) is
+ * small whatever w (a random triangle's condition grows exponentially with w). */
+static void *trfill_cols(void *p) {
+  trfill_t *f = p;
+  for (int64_t j = f->c0; j < f->c1; j++) {
+    uint64_t s = 0x2545F4914F6CDD1Dull ^ (0x9E3779B97F4A7C15ull * (uint64_t)(j + 1));
+    double *c = f->U + j * f->w;
+    for (int64_t i = 0; i < f->w; i++) {
+      s ^= s << 13;
+      s ^= s >> 7;
+      s ^= s << 17;
+      double r = (double)(s >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
+      c[i] = i < j ? (2 * r - 1) / (double)f->w : i == j ? 1 + r : TR_SENT;
+    }
+  }
+  return NULL;
+}
+
+static void trtri_bench(int64_t w, int64_t ld, int64_t wscols, const char **specs, int ns) {
+  if (ld < w) ld = w;
+  const int64_t nv = 8;
+  double *Uh = malloc((size_t)(8 * w * w));
+  if (!Uh) exit(1);
+  pthread_t th[16];
+  trfill_t tf[16];
+  for (int t = 0; t < 16; t++) {
+    tf[t] = (trfill_t){Uh, w, w * t / 16, w * (t + 1) / 16};
+    pthread_create(&th[t], NULL, trfill_cols, &tf[t]);
+  }
+  for (int t = 0; t < 16; t++) pthread_join(th[t], NULL);
+  double *U0, *A, *Xref, *V, *Y, *Yref, *Z, *work = NULL;
+  int *dinfo;
+  CK(cudaMalloc((void **)&U0, (size_t)(8 * w * w)));
+  CK(cudaMalloc((void **)&A, (size_t)(8 * ld * w)));
+  CK(cudaMalloc((void **)&Xref, (size_t)(8 * w * w)));
+  CK(cudaMalloc((void **)&V, (size_t)(8 * w * nv)));
+  CK(cudaMalloc((void **)&Y, (size_t)(8 * w * nv)));
+  CK(cudaMalloc((void **)&Yref, (size_t)(8 * w * nv)));
+  CK(cudaMalloc((void **)&Z, (size_t)(8 * w * nv)));
+  if (wscols > 0) CK(cudaMalloc((void **)&work, (size_t)(8 * w * wscols)));
+  CK(cudaMalloc((void **)&dinfo, sizeof(int)));
+  CK(cudaMemcpy(U0, Uh, (size_t)(8 * w * w), cudaMemcpyHostToDevice));
+  CK(cudaMemset(A, 0x41, (size_t)(8 * ld * w))); /* rows >= w: this byte pattern must survive */
+  free(Uh);
+  double *Vh = malloc((size_t)(8 * w * nv)), *Yh = malloc((size_t)(8 * w * nv)),
+         *Rh = malloc((size_t)(8 * w * nv)), *col = malloc((size_t)(8 * ld));
+  for (int64_t i = 0; i < w * nv; i++) Vh[i] = sin(0.37 * (double)i) + 0.5;
+  CK(cudaMemcpy(V, Vh, (size_t)(8 * w * nv), cudaMemcpyHostToDevice));
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cublasHandle_t h;
+  cusolverDnHandle_t sol;
+  CK(cublasCreate(&h));
+  CK(cublasSetStream(h, st));
+  CK(cusolverDnCreate(&sol));
+  CK(cusolverDnSetStream(sol, st));
+  size_t dws = 0, hws = 0;
+  CK(cusolverDnXtrtri_bufferSize(sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w, CUDA_R_64F,
+                                 A, ld, &dws, &hws));
+  void *dsol = NULL, *hsol = hws ? malloc(hws) : NULL;
+  CK(cudaMalloc(&dsol, dws ? dws : 1));
+  ocu_trtri_ws_t ws = {work, w * wscols, dsol, dws, hsol, hws, dinfo};
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  double one = 1;
+  double fl = (double)w * w * w / 3;
+  printf("RESULT trtri W=%lld LD=%lld workspace W x %lld (%.2f GiB), %lld probe columns\n",
+         (long long)w, (long long)ld, (long long)wscols, 8.0 * w * wscols / 1073741824.0,
+         (long long)nv);
+  for (int k = -1; k < 0 || (ns < 0 ? specs[k] != NULL : k < ns); k++) {
+    /* k = -1: cuSOLVER's whole-triangle trtri, the reference every variant is compared with */
+    ocu_trtri_cfg_t cf;
+    const char *spec = k < 0 ? "cusolver" : specs[k];
+    if (ocu_trtri_parse(spec, &cf)) {
+      printf("RESULT trtri %s: unknown spec\n", spec);
+      continue;
+    }
+    double best = 1e30, sum = 0;
+    int reps = k < 0 ? 1 : 3, code = 0;
+    for (int r = -1; r < reps; r++) { /* r = -1: warm-up, untimed */
+      CK(cudaMemcpy2DAsync(A, (size_t)(8 * ld), U0, (size_t)(8 * w), (size_t)(8 * w), (size_t)w,
+                           cudaMemcpyDeviceToDevice, st));
+      CK(cudaEventRecord(e0, st));
+      const char *err = ocu_trtri(h, sol, A, w, ld, &cf, &ws, &code);
+      if (err) {
+        printf("RESULT trtri %s: %s failed (%d)\n", spec, err, code);
+        exit(1);
+      }
+      CK(cudaEventRecord(e1, st));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (r >= 0) {
+        best = fmin(best, ms * 1e-3);
+        sum += ms * 1e-3;
+      }
+    }
+    int info = 0;
+    CK(cudaMemcpy(&info, dinfo, sizeof info, cudaMemcpyDeviceToHost));
+    /* Y = X V, Z = U Y: ||Z - V|| / ||V||, and ||Y - Xref V|| / ||Xref V|| */
+    CK(cublasDtrmm_64(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                      w, nv, &one, A, ld, V, w, Y, w));
+    CK(cublasDtrmm_64(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                      w, nv, &one, U0, w, Y, w, Z, w));
+    if (k < 0) {
+      CK(cudaMemcpy2DAsync(Xref, (size_t)(8 * w), A, (size_t)(8 * ld), (size_t)(8 * w), (size_t)w,
+                           cudaMemcpyDeviceToDevice, st));
+      CK(cudaMemcpyAsync(Yref, Y, (size_t)(8 * w * nv), cudaMemcpyDeviceToDevice, st));
+    }
+    CK(cudaStreamSynchronize(st));
+    CK(cudaMemcpy(Rh, Z, (size_t)(8 * w * nv), cudaMemcpyDeviceToHost));
+    double rn = 0, vn = 0, dn = 0, yn = 0;
+    for (int64_t i = 0; i < w * nv; i++) {
+      rn += (Rh[i] - Vh[i]) * (Rh[i] - Vh[i]);
+      vn += Vh[i] * Vh[i];
+    }
+    CK(cudaMemcpy(Yh, Y, (size_t)(8 * w * nv), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(Rh, Yref, (size_t)(8 * w * nv), cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < w * nv; i++) {
+      dn += (Yh[i] - Rh[i]) * (Yh[i] - Rh[i]);
+      yn += Rh[i] * Rh[i];
+    }
+    /* the strictly lower part and the rows below the triangle: untouched */
+    int64_t bad = 0, cols[3] = {0, w / 3, w - 1};
+    double pat;
+    memset(&pat, 0x41, sizeof pat);
+    for (int c = 0; c < 3; c++) {
+      CK(cudaMemcpy(col, A + cols[c] * ld, (size_t)(8 * ld), cudaMemcpyDeviceToHost));
+      for (int64_t i = cols[c] + 1; i < ld; i++)
+        if (memcmp(&col[i], i < w ? &(double){TR_SENT} : &pat, sizeof pat)) bad++;
+    }
+    char desc[96];
+    double res = sqrt(rn / vn), dif = sqrt(dn / yn);
+    int ok = info == 0 && bad == 0 && res < 1e-12 && dif < 1e-12;
+    printf("RESULT trtri W=%lld %-32s best %.4f s (mean %.4f) = %6.2f TFLOP/s (W^3/3); "
+           "||U X V - V||/||V|| %.2e, vs cuSOLVER %.2e, info %d, lower %s: %s\n",
+           (long long)w, ocu_trtri_describe(&cf, desc, sizeof desc), best, sum / reps,
+           fl / best * 1e-12, res, dif, info, bad ? "CHANGED" : "untouched", ok ? "ok" : "FAIL");
+  }
+  cudaFree(U0);
+  cudaFree(A);
+  cudaFree(Xref);
+  cudaFree(V);
+  cudaFree(Y);
+  cudaFree(Yref);
+  cudaFree(Z);
+  cudaFree(work);
+  cudaFree(dinfo);
+  cudaFree(dsol);
+  free(hsol);
+  free(Vh);
+  free(Yh);
+  free(Rh);
+  free(col);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cublasDestroy(h);
+  cusolverDnDestroy(sol);
+  cudaStreamDestroy(st);
+}
+
 static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const char *trace,
-                     int trtri_cusolver, int leaf, const double *A, const double *colnorm) {
+                     int trtri_cusolver, const char *trtri, int leaf, const double *A,
+                     const double *colnorm) {
   ooc_ctx_t *ctx;
   CK(ooc_ctx_create(&ctx));
   int64_t *perm = malloc((size_t)n * sizeof *perm);
-  ocu_config_t cfg = {gpu_mem, streams, trace, 1, trtri_cusolver};
+  ocu_config_t cfg = {gpu_mem, streams, trace, 1, trtri_cusolver, trtri};
+  ocu_trtri_cfg_t tcf = {0};
+  char tdesc[96];
+  if (trtri_cusolver) tcf.variant = OCU_TRTRI_CUSOLVER;
+  else if (ocu_trtri_parse(trtri ? trtri : OCU_TRTRI_DEFAULT, &tcf)) {
+    fprintf(stderr, "unknown trtri spec %s\n", trtri);
+    exit(2);
+  }
+  ocu_trtri_describe(&tcf, tdesc, sizeof tdesc);
   int64_t W = 0, budget = 0;
   if (ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) != OOC_OK) {
     fprintf(stderr, "plan: %s\n", ooc_ctx_error(ctx));
@@ -293,10 +486,11 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
   double fl = 2.0 * n * n * n;
   printf("RESULT gj n=%lld tile=%lld gpu-mem=%.2f GiB (peak %.2f GiB) W=%lld steps=%lld streams=%d "
          "slots=%d on %s: compute %.3f s = %.2f TFLOP/s (2n^3); panel %.3f s, update %.3f s; "
-         "exec setup %.3f s, cache preload %.3f s, getri %s, getrf %s (leaf %d), %d copy threads\n",
+         "exec setup %.3f s, cache preload %.3f s, getri trtri %s, getrf %s (leaf %d), %d copy "
+         "threads\n",
          (long long)n, (long long)b, os.dev_budget / 1073741824.0, os.dev_peak / 1073741824.0,
          (long long)W, (long long)gs.steps, os.streams, os.nslots, os.device, t, fl / t * 1e-12,
-         gs.t_panel, gs.t_update, tc, tl, trtri_cusolver ? "cuSOLVER trtri" : "recursive trtri",
+         gs.t_panel, gs.t_update, tc, tl, tdesc,
          leaf < 0 ? "cuSOLVER whole panel" : "recursive", leaf, tcache_threads(cache));
   printf("RESULT   device busy: kernels %.3f s (update GEMMs %.3f s = %.2f TFLOP/s, panel "
          "getrf/trsm/getri %.3f s), copies %.3f s (H2D %.1f GB, D2H %.1f GB = %.1f GB/s over the "
@@ -359,11 +553,26 @@ int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "ceil")) ceil_bench();
   else if (argc >= 3 && !strcmp(argv[1], "cusolver")) cusolver_bench(atoll(argv[2]));
   else if (argc >= 4 && !strcmp(argv[1], "tstore")) tstore_bench(atoll(argv[2]), atoll(argv[3]));
+  else if (argc >= 4 && !strcmp(argv[1], "trtri")) {
+    int64_t wscols = argc >= 5 ? atoll(argv[4]) : 2048;
+    static const char *defaults[] = {"rec", "rec:256", "rec:1024", "ws", "ws:256",
+                                     "ws:1024", "trmm2", "trmm2:256", "gemm", "gemm:512:2048",
+                                     "gemm:256:1024", "gemm:512:512", "gemm:1024:4096", NULL};
+    trtri_bench(atoll(argv[2]), atoll(argv[3]), wscols, argc >= 6 ? (const char **)argv + 5 : defaults,
+                argc >= 6 ? argc - 5 : -1);
+  }
   else if (argc >= 6 && !strcmp(argv[1], "gj")) {
     int64_t n = atoll(argv[2]);
-    int trtri_cusolver = 0, leaves[16] = {0}, nl = 1;
+    int trtri_cusolver = 0, leaves[16] = {0}, nl = 1, nt = 1;
+    char *specs[16] = {NULL};
     for (int i = 7; i < argc; i++) {
       if (!strcmp(argv[i], "cusolver-trtri")) trtri_cusolver = 1;
+      if (!strncmp(argv[i], "trtri=", 6)) {
+        nt = 0;
+        for (char *q = strtok(argv[i] + 6, ","); q && nt < 16; q = strtok(NULL, ","))
+          specs[nt++] = q;
+        if (!nt) nt = 1;
+      }
       if (!strncmp(argv[i], "leaf=", 5)) {
         nl = 0;
         for (char *q = argv[i] + 5; *q && nl < 16;) {
@@ -377,10 +586,12 @@ int main(int argc, char **argv) {
     double *colnorm = calloc((size_t)n, sizeof *colnorm);
     int64_t bi, bj;
     ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
-    for (int v = 0; v < nl; v++)
-      gj_bench(n, atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
-               atoi(argv[5]), v == 0 && argc >= 7 && strcmp(argv[6], "-") ? argv[6] : NULL,
-               trtri_cusolver, leaves[v], A, colnorm);
+    for (int t = 0; t < nt; t++)
+      for (int v = 0; v < nl; v++)
+        gj_bench(n, atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
+                 atoi(argv[5]),
+                 t == 0 && v == 0 && argc >= 7 && strcmp(argv[6], "-") ? argv[6] : NULL,
+                 trtri_cusolver, specs[t], leaves[v], A, colnorm);
     free(A);
     free(colnorm);
   } else {

@@ -8,10 +8,12 @@
  * - out of GPU core: a matrix >= 4x --gpu-mem through gj_run and the CUDA executor directly, so
  *   the device pool's peak can be checked against the budget; the result agrees with the CPU
  *   backend's; 1 to 4 streams; a trace file is written and well-formed;
- * - the same through the public API with --gpu-mem, and a budget too small to start.
+ * - the same through the public API with --gpu-mem, and a budget too small to start;
+ * - getri's trtri (ocu_trtri.h): every variant alone at sizes around its leaves and splits, and
+ *   inside the executor in core and in several steps.
  * `test_cuda quick` runs all but the n = 1000 sweep and the solves, `test_cuda n1000` and
  * `test_cuda solve` those two (quick + n1000 + solve = the full run, in parallel processes);
- * `test_cuda sanitize` small out-of-core cases (for compute-sanitizer), `test_cuda race K` one of
+ * `test_cuda trtri` only the trtri cases; `test_cuda sanitize` small out-of-core cases (for compute-sanitizer), `test_cuda race K` one of
  * three such cases (K = 0, 1, 2: for racecheck, ~50x slower, one process each).
  */
 #include <float.h>
@@ -44,7 +46,12 @@ int main(void) {
 
 #include "gen/gen.h"
 #include "kernels/cuda/ocu.h"
+#include "kernels/cuda/ocu_trtri.h"
 #include "kernels/ops.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
 #include "solvers/gj.h"
 #include "tiling/tstore.h"
 
@@ -244,7 +251,7 @@ static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, cons
   double *X = malloc((size_t)(n * n) * sizeof *X), *Xc = malloc((size_t)(n * n) * sizeof *Xc);
   CU_ASSERT(8 * n * n >= 4 * gpu_mem);
   ooc_ctx_t *ctx = tu_ctx();
-  ocu_config_t cfg = {gpu_mem, streams, trace, 1, 0};
+  ocu_config_t cfg = {gpu_mem, streams, trace, 1, 0, NULL};
   int64_t W = 0, budget = 0, steps = 0, steps_c = 0;
   ooc_status_t pst = ocu_plan(ctx, n, b, 0, &cfg, &W, &budget);
   if (pst != OOC_OK) fprintf(stderr, "\nplan: %s\n", ooc_ctx_error(ctx));
@@ -296,6 +303,8 @@ static void t_out_of_gpu_core(void) {
   direct_case(2000, 32, 8000000, 4, NULL);  /* two compute streams */
 }
 
+static const char *g_trtri = NULL; /* leaf_case's getri trtri variant (NULL: the default) */
+
 /* The recursive panel LU with small leaves (deep recursion, many leaves, panels arriving in
  * many tile columns, leaves not dividing the panel): the same result as the CPU backend (same
  * pivots: partial pivoting), a residual ratio < 30, the CPU's singular column. W = 0: in core. */
@@ -303,7 +312,7 @@ static void leaf_case(gen_kind_t kind, int64_t n, int64_t b, int64_t Wreq, int l
   double *A = make(kind, n, n, 21 + (uint64_t)n);
   double *X = malloc((size_t)(n * n) * sizeof *X), *Xc = malloc((size_t)(n * n) * sizeof *Xc);
   ooc_ctx_t *ctx = tu_ctx();
-  ocu_config_t cfg = {0, streams, NULL, 1, 0};
+  ocu_config_t cfg = {0, streams, NULL, 1, 0, g_trtri};
   int64_t W = 0, budget = 0, steps = 0, steps_c = 0, info = 0, info_c = 0;
   CU_ASSERT_FATAL(ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) == OOC_OK);
   W = gj_stripe(n, b, Wreq > 0 ? ooc_min64(W, Wreq) : W); /* what gj_run will use */
@@ -334,10 +343,10 @@ static void leaf_case(gen_kind_t kind, int64_t n, int64_t b, int64_t Wreq, int l
     CU_ASSERT(r < 30);
     if (kind != GEN_COND) CU_ASSERT(dn / xn < 1e-8);
   }
-  fprintf(stderr, "[%s n=%lld b=%lld W=%lld leaf=%d streams=%d: %lld steps, info %lld, ratio %.3g, "
-          "|X-Xcpu|/|Xcpu| = %.2g, getrf %.4f s] ", gen_kind_name(kind), (long long)n,
-          (long long)b, (long long)W, leaf, streams, (long long)steps, (long long)info, r,
-          xn > 0 ? dn / xn : 0, os.t_getrf);
+  fprintf(stderr, "[%s n=%lld b=%lld W=%lld leaf=%d streams=%d trtri=%s: %lld steps, info %lld, "
+          "ratio %.3g, |X-Xcpu|/|Xcpu| = %.2g, getrf %.4f s] ", gen_kind_name(kind), (long long)n,
+          (long long)b, (long long)W, leaf, streams, g_trtri ? g_trtri : "default",
+          (long long)steps, (long long)info, r, xn > 0 ? dn / xn : 0, os.t_getrf);
   tu_ctx_done(ctx);
   free(A);
   free(X);
@@ -359,6 +368,116 @@ static void t_leaves(void) {
   leaf_case(GEN_RANDOM, 900, 30, 300, 16, 4);    /* two compute streams */
   leaf_case(GEN_RANDOM, 1000, 64, 0, 0, 3);      /* the default leaf */
   leaf_case(GEN_RANDOM, 1000, 64, 250, -1, 3);   /* cuSOLVER's getrf on the whole panel */
+}
+
+/* ocu_trtri alone, every variant: sizes around the leaf and split (1, a leaf, one past it, none
+ * dividing anything), small leaves (deep recursion), leaves not multiples of the split, and the
+ * workspace absent, small (several chunks per trmm) and ample. inv(U) of a well-conditioned
+ * triangle (D + N, ||D^-1 N||_inf < 1) against U X = I, and the strictly lower part and the
+ * rows below the block (ld > w) untouched. */
+static void trtri_one(cublasHandle_t h, cusolverDnHandle_t sol, const char *spec, int64_t w,
+                      int wsmode) {
+  int64_t ld = w + 3;
+  ocu_trtri_cfg_t cf;
+  CU_ASSERT_FATAL(ocu_trtri_parse(spec, &cf) == 0);
+  double *U = malloc((size_t)(8 * ld * w)), *X = malloc((size_t)(8 * ld * w));
+  double *Uu = calloc((size_t)(w * w), 8), *Xu = calloc((size_t)(w * w), 8), *P = malloc((size_t)(8 * w * w));
+  uint64_t s = 88172645463325252ull + (uint64_t)w;
+  for (int64_t j = 0; j < w; j++)
+    for (int64_t i = 0; i < ld; i++) {
+      s ^= s << 13;
+      s ^= s >> 7;
+      s ^= s << 17;
+      double r = (double)(s >> 11) * (1.0 / 9007199254740992.0);
+      U[i + j * ld] = i < j ? (2 * r - 1) / (double)w : i == j ? 1 + r : -7.25;
+      if (i <= j) Uu[i + j * w] = U[i + j * ld];
+    }
+  double *dU, *work = NULL;
+  int *dinfo;
+  int64_t welems = wsmode == 0 ? 0 : wsmode == 1 ? 70 * w : w * w;
+  size_t dws = 0, hws = 0;
+  CU_ASSERT_FATAL(cusolverDnXtrtri_bufferSize(sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w,
+                                              CUDA_R_64F, NULL, ld, &dws, &hws) == 0);
+  void *dsol = NULL, *hsol = hws ? malloc(hws) : NULL;
+  CU_ASSERT_FATAL(cudaMalloc((void **)&dU, (size_t)(8 * ld * w)) == cudaSuccess);
+  CU_ASSERT_FATAL(cudaMalloc((void **)&dinfo, sizeof(int)) == cudaSuccess);
+  CU_ASSERT_FATAL(cudaMalloc(&dsol, dws ? dws : 1) == cudaSuccess);
+  if (welems) CU_ASSERT_FATAL(cudaMalloc((void **)&work, (size_t)(8 * welems)) == cudaSuccess);
+  CU_ASSERT_FATAL(cudaMemcpy(dU, U, (size_t)(8 * ld * w), cudaMemcpyHostToDevice) == cudaSuccess);
+  ocu_trtri_ws_t ws = {work, welems, dsol, dws, hsol, hws, dinfo};
+  int code = 0, info = -1;
+  const char *err = ocu_trtri(h, sol, dU, w, ld, &cf, &ws, &code);
+  if (err) fprintf(stderr, "\ntrtri %s w=%lld: %s (%d)\n", spec, (long long)w, err, code);
+  CU_ASSERT_FATAL(err == NULL);
+  CU_ASSERT_FATAL(cudaDeviceSynchronize() == cudaSuccess);
+  CU_ASSERT(cudaMemcpy(X, dU, (size_t)(8 * ld * w), cudaMemcpyDeviceToHost) == cudaSuccess);
+  CU_ASSERT(cudaMemcpy(&info, dinfo, sizeof info, cudaMemcpyDeviceToHost) == cudaSuccess);
+  int64_t changed = 0;
+  for (int64_t j = 0; j < w; j++)
+    for (int64_t i = 0; i < ld; i++) {
+      if (i > j && X[i + j * ld] != -7.25) changed++;
+      if (i <= j) Xu[i + j * w] = X[i + j * ld];
+    }
+  ooc_ops_cpu()->gemm('N', 'N', w, w, w, 1.0, Uu, w, Xu, w, 0.0, P, w);
+  double e = 0;
+  for (int64_t j = 0; j < w; j++)
+    for (int64_t i = 0; i < w; i++) e = fmax(e, fabs(P[i + j * w] - (i == j)));
+  CU_ASSERT(changed == 0);
+  CU_ASSERT(info == 0 || cf.variant != OCU_TRTRI_CUSOLVER);
+  CU_ASSERT(e < 1e-13);
+  if (changed || e >= 1e-13)
+    fprintf(stderr, "\n[trtri %s w=%lld ws=%d: max|UX - I| = %.3g, lower changed %lld] ", spec,
+            (long long)w, wsmode, e, (long long)changed);
+  cudaFree(dU);
+  cudaFree(dinfo);
+  cudaFree(dsol);
+  cudaFree(work);
+  free(hsol);
+  free(U);
+  free(X);
+  free(Uu);
+  free(Xu);
+  free(P);
+}
+
+static void t_trtri(void) {
+  static const char *specs[] = {"rec", "ws", "gemm", "trmm2", "cusolver", "rec:64:0:32",
+                                "ws:64:0:32", "gemm:64:128:32", "gemm:100:300:64",
+                                "trmm2:37:0:16", "gemm:512:512:256", NULL};
+  static const int64_t sizes[] = {1, 2, 100, 511, 512, 513, 1000, 1337, 2500};
+  cudaStream_t st;
+  cublasHandle_t h;
+  cusolverDnHandle_t sol;
+  CU_ASSERT_FATAL(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess);
+  CU_ASSERT_FATAL(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  CU_ASSERT_FATAL(cublasSetStream(h, st) == CUBLAS_STATUS_SUCCESS);
+  CU_ASSERT_FATAL(cusolverDnCreate(&sol) == CUSOLVER_STATUS_SUCCESS);
+  CU_ASSERT_FATAL(cusolverDnSetStream(sol, st) == CUSOLVER_STATUS_SUCCESS);
+  int cases = 0;
+  for (int k = 0; specs[k]; k++)
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+      for (int m = 0; m < 3; m++) {
+        if (sizes[i] > 1337 && m != 1) continue; /* the largest with several chunks only */
+        trtri_one(h, sol, specs[k], sizes[i], m);
+        cases++;
+      }
+  fprintf(stderr, "[%d trtri cases] ", cases);
+  cusolverDnDestroy(sol);
+  cublasDestroy(h);
+  cudaStreamDestroy(st);
+}
+
+/* Each variant inside the executor: in core (no sweeps: getri's work is the workspace) and in
+ * several steps (the gather buffer is: x_update's of compute stream 0), against the CPU. */
+static void t_trtri_gj(void) {
+  static const char *specs[] = {"gemm:64:128:32", "ws:64", "trmm2:64:0:32", "rec:100", "cusolver",
+                                "gemm", NULL};
+  for (int k = 0; specs[k]; k++) {
+    g_trtri = specs[k];
+    leaf_case(GEN_RANDOM, 1000, 64, 0, 0, 3);
+    leaf_case(GEN_RANDOM, 1500, 50, 700, 0, 3);
+  }
+  g_trtri = NULL;
 }
 
 static void t_sanitize(void) {
@@ -466,6 +585,12 @@ int main(int argc, char **argv) {
     static const tu_test_t small[] = {{"tiny out-of-GPU-core cases", t_race}, {NULL, NULL}};
     return tu_run("cuda-race", small);
   }
+  if (argc > 1 && !strcmp(argv[1], "trtri")) { /* getri's trtri variants only */
+    static const tu_test_t t[] = {{"trtri variants alone: U X = I, lower part untouched", t_trtri},
+                                  {"trtri variants in the executor, agree with cpu", t_trtri_gj},
+                                  {NULL, NULL}};
+    return tu_run("cuda-trtri", t);
+  }
   if (argc > 1 && !strcmp(argv[1], "n1000")) { /* the rest of the full run, in two processes */
     static const tu_test_t t[] = {{"n = 1000, cuda", t_1000}, {NULL, NULL}};
     return tu_run("cuda-n1000", t);
@@ -481,6 +606,8 @@ int main(int argc, char **argv) {
         {"n = 100, cuda", t_100},
         {"out of GPU core: 4x --gpu-mem, pool peak <= budget, agrees with cpu", t_out_of_gpu_core},
         {"recursive panel LU: small leaves, agrees with cpu", t_leaves},
+        {"trtri variants alone: U X = I, lower part untouched", t_trtri},
+        {"trtri variants in the executor, agree with cpu", t_trtri_gj},
         {"trace file", t_trace},
         {"out of GPU core through the API", t_api_out_of_gpu_core},
         {"--gpu-mem too small", t_budget_too_small},
@@ -495,6 +622,8 @@ int main(int argc, char **argv) {
       {"solve, 1 and 50 right-hand sides, cuda", t_solve},
       {"out of GPU core: 4x --gpu-mem, pool peak <= budget, agrees with cpu", t_out_of_gpu_core},
       {"recursive panel LU: small leaves, agrees with cpu", t_leaves},
+      {"trtri variants alone: U X = I, lower part untouched", t_trtri},
+      {"trtri variants in the executor, agree with cpu", t_trtri_gj},
       {"trace file", t_trace},
       {"out of GPU core through the API", t_api_out_of_gpu_core},
       {"--gpu-mem too small", t_budget_too_small},

@@ -38,6 +38,8 @@ typedef struct ocu_config {
   int timing;      /* time every copy and kernel with events (implied by trace) */
   int trtri_cusolver; /* 1: cuSOLVER's trtri on the whole triangle in getri (for comparison);
                          0: the recursive trsm/trmm one */
+  const char *trtri; /* NULL: the default; else a variant spec for getri's trtri, e.g. "gemm" or
+                        "ws:256" (ocu_trtri_parse, ocu_trtri.h; benchmarks A/B them) */
 } ocu_config_t;
 
 #define OCU_GETRF_LEAF 1024     /* the panel LU's default leaf width */

@@ -2,6 +2,7 @@
  * and its trace. See ocu.h for the contract and gj.h for the algorithm it serves. */
 #include "kernels/cuda/ocu.h"
 #include "kernels/cuda/ocu_pin.h"
+#include "kernels/cuda/ocu_trtri.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -28,7 +29,6 @@ cudaError_t ocu_preload(void);
 
 #define MAXS 8                   /* streams */
 #define NB 512                   /* getri's block */
-#define TRTRI_LEAF 512           /* the recursive trtri hands blocks this small to cuSOLVER */
 #define MAXCH 64                 /* chunks of a written-back panel (one event each) */
 #define NPIN 32                  /* events for the arrivals of panel columns (a ring) */
 #define MAXALLOC 64
@@ -107,7 +107,7 @@ typedef struct ocu {
   int lu_last, lu_abort;         /* no more posts this step / stop at once */
   ooc_status_t lu_st;            /* the thread's result */
   int64_t bad;        /* 1 + first j with u_jj == 0 (the factor's), else 0 */
-  int trtri_cusolver; /* ocu_config_t.trtri_cusolver */
+  ocu_trtri_cfg_t tt; /* getri's trtri (ocu_config_t.trtri / trtri_cusolver) */
   /* timing */
   int timing;
   const char *trace;
@@ -840,31 +840,22 @@ static ooc_status_t writeback_chunk(ocu_t *x, double *panel, int64_t i) {
   return OOC_OK;
 }
 
-/* inv(U) in place for the upper triangle (non-unit) of the w x w block at U (ld): recursive, so
- * the work is in large cuBLAS trsm/trmm calls (GEMM rate) rather than in cuSOLVER's trtri:
- *   inv([U11 U12; 0 U22]) = [inv(U11), -inv(U11) U12 inv(U22); 0, inv(U22)].
- * The strictly lower part (L) is not touched. A zero u_jj was caught from the factor's diagonal. */
-static ooc_status_t trtri_rec(ocu_t *x, double *U, int64_t w, int64_t ld) {
-  cublasHandle_t h = x->bl[0];
-  if (w <= TRTRI_LEAF) {
-    size_t d = 0, hh = 0;
-    CS(x, cusolverDnXtrtri_bufferSize(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w,
-                                      CUDA_R_64F, U, ld, &d, &hh));
-    if (d > x->solWs || hh > x->hSolWsBytes)
-      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER trtri wants more workspace than planned");
-    CS(x, cusolverDnXtrtri(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w, CUDA_R_64F, U,
-                           ld, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
-    return OOC_OK;
+/* inv(U) in place for the w x w upper triangle at U (ocu_trtri.h). Its workspace is whichever
+ * is larger of getri's work and compute stream 0's gather buffer: both are used only on this
+ * stream (the sweep after trtri; x_update's gathers of g = 0), so stream order makes them idle
+ * here, and both are already in the pool's count. */
+static ooc_status_t trtri(ocu_t *x, double *U, int64_t w, int64_t ld) {
+  ocu_trtri_ws_t ws = {x->dWork, x->W * ooc_min64(x->W, NB), x->dSolWs, x->solWs, x->hSolWs,
+                       x->hSolWsBytes, x->dInfo};
+  if (x->sweeps && x->dG[0] && 2 * x->W * x->b > ws.work_elems) {
+    ws.work = x->dG[0];
+    ws.work_elems = 2 * x->W * x->b;
   }
-  int64_t w1 = (w / 2 + 255) / 256 * 256, w2 = w - w1; /* w > 512: 0 < w1 < w */
-  double *U11 = U, *U12 = U + w1 * ld, *U22 = U + w1 + w1 * ld;
-  double one = 1.0, mone = -1.0;
-  CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                       CUBLAS_DIAG_NON_UNIT, w1, w2, &mone, U22, ld, U12, ld)); /* -U12 U22^-1 */
-  OOC_TRY(trtri_rec(x, U11, w1, ld));
-  CB(x, cublasDtrmm_64(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                       CUBLAS_DIAG_NON_UNIT, w1, w2, &one, U11, ld, U12, ld, U12, ld)); /* in place */
-  return trtri_rec(x, U22, w2, ld);
+  int code = 0;
+  const char *err = ocu_trtri(x->bl[0], x->sol, U, w, ld, &x->tt, &ws, &code);
+  if (err) return OOC_FAIL(x->ctx, OOC_ERR_DEVICE, "trtri (%s): %s failed (status %d)",
+                           ocu_trtri_name(x->tt.variant), err, code);
+  return OOC_OK;
 }
 
 static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int64_t *bad) {
@@ -895,17 +886,7 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
   /* getri (LAPACK's dgetri, no pivoting): inv(U) by trtri, then solve X L = inv(U) from the
    * right, a block of NB columns at a time: GEMM-rate except the small triangular solves. */
   sp = sp_begin(x, c0, "trtri", 0);
-  if (x->trtri_cusolver) { /* cuSOLVER's trtri on the whole triangle (for comparison) */
-    size_t d = 0, hh = 0;
-    CS(x, cusolverDnXtrtri_bufferSize(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w,
-                                      CUDA_R_64F, L11, n, &d, &hh));
-    if (d > x->solWs || hh > x->hSolWsBytes)
-      return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER trtri wants more workspace than planned");
-    CS(x, cusolverDnXtrtri(x->sol, CUBLAS_FILL_MODE_UPPER, CUBLAS_DIAG_NON_UNIT, w, CUDA_R_64F,
-                           L11, n, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
-  } else {
-    OOC_TRY(trtri_rec(x, L11, w, n));
-  }
+  OOC_TRY(trtri(x, L11, w, n)); /* the variant OCU_TRTRI_CUSOLVER: cuSOLVER's, to compare */
   sp_end(x, sp, c0);
   /* The writeback goes in chunks of whole tiles, each as soon as the sweep has finished its
    * columns (the sweep runs last to first: after block j, columns >= j are final), so the D2H
@@ -940,7 +921,7 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
   }
   /* Column blocks on any compute stream start after the transform (x_update waits for this). */
   CU(x, cudaEventRecord(x->ev_tdone, sc));
-  if (x->trtri_cusolver) { /* its info says whether inv(U) exists: wait for it */
+  if (x->tt.variant == OCU_TRTRI_CUSOLVER) { /* its info says whether inv(U) exists: wait */
     CU(x, cudaStreamSynchronize(sc));
     if (*x->hInfo > 0) *bad = *x->hInfo;
     else if (*x->hInfo < 0)
@@ -1055,7 +1036,8 @@ ooc_status_t ocu_exec_destroy(gj_exec_t *e) {
  * measured at 99 ms instead of 4. A panel-shaped getrf on [I; 0] in the panel buffer (whatever
  * is there is overwritten by the first panel). */
 static ooc_status_t warm_up(ocu_t *x) {
-  int64_t n = x->n, lw = ooc_min64(OCU_GETRF_LEAF, x->W), tw = ooc_min64(TRTRI_LEAF, x->W);
+  int64_t n = x->n, lw = ooc_min64(OCU_GETRF_LEAF, x->W),
+          tw = ooc_min64(x->tt.leaf > 0 ? x->tt.leaf : OCU_TRTRI_LEAF, x->W);
   cudaStream_t sc = x->st[x->icomp[0]];
   double *ones = malloc((size_t)lw * sizeof *ones);
   if (!ones) return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (warm-up)");
@@ -1191,7 +1173,12 @@ ooc_status_t ocu_exec_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
   x->e.host_span = host_span;
   x->e.panel_in = x_panel_in;
   x->e.panel_out = x_panel_out;
-  x->trtri_cusolver = cfg && cfg->trtri_cusolver;
+  const char *tspec = cfg && cfg->trtri ? cfg->trtri : OCU_TRTRI_DEFAULT;
+  if (ocu_trtri_parse(tspec, &x->tt)) {
+    ooc_free(ctx, x);
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown trtri variant '%s' (ocu_trtri.h)", tspec);
+  }
+  if (cfg && cfg->trtri_cusolver) x->tt.variant = OCU_TRTRI_CUSOLVER;
   ooc_status_t st = OOC_OK;
   if (pthread_mutex_init(&x->span_mu, NULL) == 0) x->span_mu_on = 1;
   if (pthread_mutex_init(&x->lu_mu, NULL) == 0) {
