@@ -18,16 +18,17 @@
  * beside the executor's threads. */
 #define PANEL_THREADED_W 1024
 
-enum { J_GEMM = 0, J_TRSM_UP, J_TRSM_LOW };
+enum { J_GEMM = 0, J_TRSM_UP, J_TRSM_LOW, J_GEMM_UP };
 enum { T_EMPTY = 0, T_LOADED, T_DONE };
 
 typedef struct job {
   int kind;
-  int64_t r0, r1; /* rows of the panel (trsm) or of the slot and panel (gemm) */
+  int64_t r0, r1; /* rows of the panel (trsm, gemm up) or of the slot and panel (gemm) */
   int64_t nc;     /* gemm: columns of the target */
   double beta;    /* gemm: 0 in the pivot rows, 1 elsewhere */
   const double *R;
   int64_t c; /* gemm: the chunk, whose row tiles become T_DONE */
+  int tmp;   /* gemm up: the product buffer it holds while it runs (given by pop) */
 } job_t;
 
 typedef struct gj_cpu {
@@ -49,6 +50,10 @@ typedef struct gj_cpu {
   int64_t *chunk_of; /* row tile -> chunk */
   int64_t *blk;      /* row tile -> the target whose tile is in the slot, -1 none */
   uint8_t *tst;      /* row tile -> T_*: changed under mu once a chunk is queued */
+  /* the transform's product buffers (in the slot, see cpu_transform): a bit per free one */
+  double *Pinv; /* w x w, ld w: the pivot block's inverse while the rows above are multiplied */
+  double *tmp[GJC_MAX_THREADS];
+  unsigned tmp_free;
   /* the pool: a ring of jobs under mu */
   int nth; /* threads including the caller */
   int workers, sync_ok, quit;
@@ -87,6 +92,13 @@ static void run_job(gj_cpu_t *x, const job_t *j) {
     o->trsm('R', 'U', 'N', 'N', rows, w, 1.0, L11, n, P + j->r0, n);
     o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, n, P + j->r0, n);
     break;
+  case J_GEMM_UP: { /* N_up = -A_up P, through a buffer: the product cannot be in place */
+    double *T = x->tmp[j->tmp];
+    o->gemm('N', 'N', rows, w, w, -1.0, P + j->r0, n, x->Pinv, w, 0.0, T, rows);
+    for (int64_t c = 0; c < w; c++)
+      memcpy(P + j->r0 + c * n, T + c * rows, (size_t)rows * sizeof(double));
+    break;
+  }
   default: /* J_TRSM_LOW: N_low = -L21 L11^-1 */
     o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, n, P + j->r0, n);
     break;
@@ -97,6 +109,10 @@ static void run_job(gj_cpu_t *x, const job_t *j) {
 static void job_finished(gj_cpu_t *x, const job_t *j) {
   if (j->kind == J_GEMM)
     for (int64_t k = x->ck0[j->c]; k < x->ck1[j->c]; k++) x->tst[x->order[k]] = T_DONE;
+  if (j->kind == J_GEMM_UP) { /* its buffer is free: a thread may be waiting for one */
+    x->tmp_free |= 1u << j->tmp;
+    pthread_cond_broadcast(&x->work);
+  }
   x->pending--;
 }
 
@@ -108,9 +124,15 @@ static void push(gj_cpu_t *x, job_t j) {
   pthread_cond_signal(&x->work);
 }
 
+/* Under mu: the next job, if there is one that can start (a gemm up needs a free buffer). */
 static int pop(gj_cpu_t *x, job_t *j) {
   if (x->jhead == x->jtail) return 0;
   *j = x->jobs[x->jhead % x->jcap];
+  if (j->kind == J_GEMM_UP) {
+    if (!x->tmp_free) return 0;
+    j->tmp = __builtin_ctz(x->tmp_free);
+    x->tmp_free &= ~(1u << j->tmp);
+  }
   x->jhead++;
   return 1;
 }
@@ -120,9 +142,9 @@ static void *worker(void *arg) {
   job_t j;
   pthread_mutex_lock(&x->mu);
   for (;;) {
-    while (!x->quit && x->jhead == x->jtail) pthread_cond_wait(&x->work, &x->mu);
-    if (x->quit) break;
-    pop(x, &j);
+    int got = 0;
+    while (!x->quit && !(got = pop(x, &j))) pthread_cond_wait(&x->work, &x->mu);
+    if (!got) break;
     pthread_mutex_unlock(&x->mu);
     run_job(x, &j);
     pthread_mutex_lock(&x->mu);
@@ -179,26 +201,68 @@ static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, i
   return OOC_OK;
 }
 
-/* Rows [r0, r1) in chunks of CHUNK_ROWS (the trsm of rows is row by row). */
-static void push_rows(gj_cpu_t *x, int kind, int64_t r0, int64_t r1) {
-  for (int64_t r = r0; r < r1; r += CHUNK_ROWS)
-    push(x, (job_t){kind, r, ooc_min64(r1, r + CHUNK_ROWS), 0, 0.0, NULL, 0});
+/* Rows [r0, r1) in chunks of `chunk` (a trsm or product of rows is row by row). */
+static void push_rows(gj_cpu_t *x, int kind, int64_t r0, int64_t r1, int64_t chunk) {
+  for (int64_t r = r0; r < r1; r += chunk)
+    push(x, (job_t){kind, r, ooc_min64(r1, r + chunk), 0, 0.0, NULL, 0, 0});
 }
 
+static int64_t getri_on(gj_cpu_t *x, int64_t w, double *A, int64_t lda) {
+  int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
+  if (more) x->ops->threads(x->nth);
+  int64_t bad = x->ops->getri(w, A, lda);
+  if (more) x->ops->threads(1);
+  return bad;
+}
+
+/* Product buffers of b x w after the w x w pivot block in the slot, if one fits beside it: then
+ * the rows above are a GEMM with P (cpu_transform). How many fit (capped by the threads) does not
+ * change the result; whether one fits depends on n, b and w only, so neither does the path. */
+static int transform_buffers(gj_cpu_t *x, int64_t w) {
+  if (!x->C || w * w + x->b * w > x->n * x->b) return 0;
+  int64_t fit = (x->n * x->b - w * w) / (x->b * w);
+  int k = (int)ooc_min64(fit, x->nth);
+  x->Pinv = x->C;
+  x->tmp_free = 0;
+  for (int t = 0; t < k; t++) {
+    x->tmp[t] = x->C + w * w + (int64_t)t * x->b * w;
+    x->tmp_free |= 1u << t;
+  }
+  return k;
+}
+
+/* gj.h step 3. The slot is free until the sweep, so when it holds the pivot block and a product
+ * buffer: P = (L11 U11)^-1 on a copy of the block on this thread while the other threads solve
+ * the rows below (they read L11 in the panel), then N_up = -A_up P as GEMMs in tile rows (two
+ * triangular solves of the same flops ran at ~2/3 of the GEMM rate), and P into the panel. Else
+ * both triangular solves on all threads, then getri in place. */
 static ooc_status_t cpu_transform(gj_exec_t *e, double *P, int writeback, int64_t *bad) {
   gj_cpu_t *x = (gj_cpu_t *)e;
   int64_t n = x->n, k0 = x->k0, w = x->w;
+  double *D = P + k0; /* the pivot block: rows [k0, k0 + w) of the panel */
   (void)writeback; /* the transform is computed in the host panel itself */
+  if (transform_buffers(x, w) > 0) {
+    pthread_mutex_lock(&x->mu);
+    push_rows(x, J_TRSM_LOW, k0 + w, n, CHUNK_ROWS);
+    pthread_mutex_unlock(&x->mu);
+    for (int64_t c = 0; c < w; c++) memcpy(x->Pinv + c * w, D + c * n, (size_t)w * sizeof(double));
+    *bad = getri_on(x, w, x->Pinv, w);
+    run_all(x);
+    if (*bad) return OOC_OK;
+    pthread_mutex_lock(&x->mu);
+    push_rows(x, J_GEMM_UP, 0, k0, x->b);
+    pthread_mutex_unlock(&x->mu);
+    run_all(x);
+    for (int64_t c = 0; c < w; c++) memcpy(D + c * n, x->Pinv + c * w, (size_t)w * sizeof(double));
+    return OOC_OK;
+  }
   pthread_mutex_lock(&x->mu);
-  push_rows(x, J_TRSM_UP, 0, k0);
-  push_rows(x, J_TRSM_LOW, k0 + w, n);
+  push_rows(x, J_TRSM_UP, 0, k0, CHUNK_ROWS);
+  push_rows(x, J_TRSM_LOW, k0 + w, n, CHUNK_ROWS);
   pthread_mutex_unlock(&x->mu);
   run_all(x);
   /* getri overwrites L11/U11, which the trsm read: after them */
-  int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
-  if (more) x->ops->threads(x->nth);
-  *bad = x->ops->getri(w, P + k0, n);
-  if (more) x->ops->threads(1);
+  *bad = getri_on(x, w, D, n);
   return OOC_OK;
 }
 
@@ -226,7 +290,7 @@ static job_t gemm_job(gj_cpu_t *x, int64_t c, int64_t nc, const double *R) {
   int64_t t0 = x->order[x->ck0[c]], t1 = x->order[x->ck1[c] - 1];
   int64_t kt0 = x->k0 / x->b, kt1 = ooc_cdiv64(x->k0 + x->w, x->b);
   double beta = (t0 >= kt0 && t0 < kt1) ? 0.0 : 1.0; /* C_k = P R in the pivot rows */
-  return (job_t){J_GEMM, t0 * x->b, ooc_min64(x->n, (t1 + 1) * x->b), nc, beta, R, c};
+  return (job_t){J_GEMM, t0 * x->b, ooc_min64(x->n, (t1 + 1) * x->b), nc, beta, R, c, 0};
 }
 
 /* Target q's tiles of rows [k0, n) are all in the slot: its row swaps and its R (only those rows

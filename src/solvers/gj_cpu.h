@@ -12,8 +12,12 @@
  *
  * - factor: getrf of the panel on the caller (one library thread; all of them for a panel of
  *   1024 columns or more, where the library's threads pay, e.g. in core).
- * - transform: the trsm of rows above and below the pivot block in row chunks on all threads,
- *   then getri on the caller (library threads as for getrf).
+ * - transform: when the slot (below) holds a copy of the w x w pivot block and at least one
+ *   b x w product buffer beside it (a function of n, b and w only): getri of the copy on the
+ *   caller while the other threads run the trsm of the rows below in row chunks, then the rows
+ *   above as GEMMs with the inverse (N_up = -A_up P, tile rows through the buffers, on all
+ *   threads), then the inverse into the panel. Otherwise the trsm of rows above and below on all
+ *   threads, then getri in place on the caller (library threads as for getrf).
  * - sweep (gj.h): row tile by row tile. Each target's tile column is taken into one n x b slot
  *   tile by tile, its products are cut into chunks of whole row tiles (C_rows = beta C_rows +
  *   panel_rows R, beta 0 in the pivot rows), and a row tile goes back to the store as soon as
