@@ -13,12 +13,15 @@
  * a small part of a chunk's time. */
 #define CHUNK_ROWS 512
 /* getrf and getri of the panel on all library threads from this width on (in core, W = n: a
- * 4096^2 getrf takes 0.53 s on 2 threads, 0.99 s on one). Below, one library thread: a
- * 4096 x 512 getrf takes 25 ms on one thread, 23 on two, and the library's pool would then spin
- * beside the executor's threads. */
+ * 4096^2 getrf takes 0.53 s on 2 threads, 0.99 s on one). Below, getri on one library thread,
+ * and getrf recursive (panel_lu) with its updates on the executor's threads: a 4096 x 512 getrf
+ * takes 25 ms on one library thread and 23 on two, whose pool would spin beside ours. */
 #define PANEL_THREADED_W 1024
+/* Widths panel_lu leaves to the library's getrf on one thread: 4096 x 64 runs at 25 GFLOP/s
+ * there, and the updates between leaves are GEMMs at ~48 GFLOP/s a thread. */
+#define LU_LEAF 64
 
-enum { J_GEMM = 0, J_TRSM_UP, J_TRSM_LOW, J_GEMM_UP };
+enum { J_GEMM = 0, J_TRSM_UP, J_TRSM_LOW, J_GEMM_UP, J_LU_UPDATE };
 enum { T_EMPTY = 0, T_LOADED, T_DONE };
 
 typedef struct job {
@@ -29,6 +32,10 @@ typedef struct job {
   const double *R;
   int64_t c; /* gemm: the chunk, whose row tiles become T_DONE */
   int tmp;   /* gemm up: the product buffer it holds while it runs (given by pop) */
+  /* LU update: rows [r0, r1) of A22 -= A21 A12, A21 at a + r0, A22 at a12 + r0 (ld lda) */
+  const double *a;
+  double *a12;
+  int64_t k, lda;
 } job_t;
 
 typedef struct gj_cpu {
@@ -99,6 +106,10 @@ static void run_job(gj_cpu_t *x, const job_t *j) {
       memcpy(P + j->r0 + c * n, T + c * rows, (size_t)rows * sizeof(double));
     break;
   }
+  case J_LU_UPDATE:
+    o->gemm('N', 'N', rows, j->nc, j->k, -1.0, j->a + j->r0, j->lda, j->a12, j->lda, 1.0,
+            j->a12 + j->r0, j->lda);
+    break;
   default: /* J_TRSM_LOW: N_low = -L21 L11^-1 */
     o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, n, P + j->r0, n);
     break;
@@ -183,12 +194,44 @@ static void drain(gj_cpu_t *x) {
 
 /* ---- panel ----------------------------------------------------------------------------------- */
 
+/* LU with partial pivoting of the m x w block A (m >= w), recursive (Toledo; ReLAPACK's
+ * getrf): the left half, its pivots applied to the right half, U12 = L11^-1 A12, then
+ * A22 -= A21 U12 in row chunks on all threads (fixed chunks: the bits do not depend on the
+ * thread count), the right half, its pivots applied back to the left. ipiv 0-based, relative
+ * to A's first row. The same factorization as getrf's; only the order of the updates differs. */
+static void panel_lu(gj_cpu_t *x, double *A, int64_t m, int64_t w, int64_t lda, int64_t *ipiv) {
+  const ooc_ops_t *o = x->ops;
+  if (w <= LU_LEAF) {
+    o->getrf(m, w, A, lda, ipiv);
+    return;
+  }
+  int64_t w1 = w / 2, w2 = w - w1;
+  double *A12 = A + w1 * lda;
+  panel_lu(x, A, m, w1, lda, ipiv);
+  o->laswp(w2, A12, lda, 0, w1, ipiv);
+  o->trsm('L', 'L', 'N', 'U', w1, w2, 1.0, A, lda, A12, lda);
+  pthread_mutex_lock(&x->mu);
+  for (int64_t r = w1; r < m; r += CHUNK_ROWS) {
+    job_t j = {.kind = J_LU_UPDATE, .r0 = r, .r1 = ooc_min64(m, r + CHUNK_ROWS), .nc = w2,
+               .a = A, .a12 = A12, .k = w1, .lda = lda};
+    push(x, j);
+  }
+  pthread_mutex_unlock(&x->mu);
+  run_all(x);
+  panel_lu(x, A12 + w1, m - w1, w2, lda, ipiv + w1);
+  for (int64_t i = w1; i < w; i++) ipiv[i] += w1;
+  o->laswp(w1, A, lda, w1, w, ipiv);
+}
+
 static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, int64_t w,
                                int64_t *ipiv, double *udiag) {
   gj_cpu_t *x = (gj_cpu_t *)e;
   int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
   if (more) x->ops->threads(x->nth);
-  x->ops->getrf(n - k0, w, P + k0, n, x->ipiv_local);
+  if (w >= PANEL_THREADED_W)
+    x->ops->getrf(n - k0, w, P + k0, n, x->ipiv_local);
+  else
+    panel_lu(x, P + k0, n - k0, w, n, x->ipiv_local);
   if (more) x->ops->threads(1);
   for (int64_t j = 0; j < w; j++) {
     ipiv[k0 + j] = k0 + x->ipiv_local[j];
@@ -204,7 +247,7 @@ static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, i
 /* Rows [r0, r1) in chunks of `chunk` (a trsm or product of rows is row by row). */
 static void push_rows(gj_cpu_t *x, int kind, int64_t r0, int64_t r1, int64_t chunk) {
   for (int64_t r = r0; r < r1; r += chunk)
-    push(x, (job_t){kind, r, ooc_min64(r1, r + chunk), 0, 0.0, NULL, 0, 0});
+    push(x, (job_t){.kind = kind, .r0 = r, .r1 = ooc_min64(r1, r + chunk)});
 }
 
 static int64_t getri_on(gj_cpu_t *x, int64_t w, double *A, int64_t lda) {
@@ -290,7 +333,8 @@ static job_t gemm_job(gj_cpu_t *x, int64_t c, int64_t nc, const double *R) {
   int64_t t0 = x->order[x->ck0[c]], t1 = x->order[x->ck1[c] - 1];
   int64_t kt0 = x->k0 / x->b, kt1 = ooc_cdiv64(x->k0 + x->w, x->b);
   double beta = (t0 >= kt0 && t0 < kt1) ? 0.0 : 1.0; /* C_k = P R in the pivot rows */
-  return (job_t){J_GEMM, t0 * x->b, ooc_min64(x->n, (t1 + 1) * x->b), nc, beta, R, c, 0};
+  return (job_t){.kind = J_GEMM, .r0 = t0 * x->b, .r1 = ooc_min64(x->n, (t1 + 1) * x->b),
+                 .nc = nc, .beta = beta, .R = R, .c = c};
 }
 
 /* Target q's tiles of rows [k0, n) are all in the slot: its row swaps and its R (only those rows

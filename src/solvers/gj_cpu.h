@@ -10,8 +10,9 @@
  * `threads` threads: the caller and threads - 1 workers. The caller is also the only thread that
  * calls the tile store (tstore.h: single-threaded API); the workers only compute.
  *
- * - factor: getrf of the panel on the caller (one library thread; all of them for a panel of
- *   1024 columns or more, where the library's threads pay, e.g. in core).
+ * - factor: below 1024 columns, a recursive LU whose leaves (64 columns) are getrf on the caller
+ *   and whose updates run in row chunks on all threads; from 1024 columns (e.g. in core) the
+ *   library's getrf on all of its threads, where they pay.
  * - transform: when the slot (below) holds a copy of the w x w pivot block and at least one
  *   b x w product buffer beside it (a function of n, b and w only): getri of the copy on the
  *   caller while the other threads run the trsm of the rows below in row chunks, then the rows
