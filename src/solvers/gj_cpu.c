@@ -43,6 +43,7 @@ typedef struct gj_cpu {
   ooc_ctx_t *ctx;
   const ooc_ops_t *ops;
   int64_t n, b, W;
+  int64_t ld; /* leading dimension of the panel and the slot (gj_cpu_ld) */
   int blas_was; /* ops->threads setting found at create (0: nothing to restore) */
   /* the step, from factor */
   int64_t k0, w;
@@ -78,9 +79,14 @@ static int64_t jobs_cap(int64_t n, int64_t b) {
   return 2 * ooc_cdiv64(n, b) + ooc_cdiv64(n, CHUNK_ROWS) + 8;
 }
 
+int64_t gj_cpu_ld(int64_t n) {
+  int64_t ld = ooc_cdiv64(n, 8) * 8;
+  return ld % 256 == 0 ? ld + 8 : ld;
+}
+
 int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps) {
   int64_t rt = ooc_cdiv64(n, b);
-  return 8 * (W + (sweeps ? n * b + 2 * W * b : 0)) + rt * (5 * 8 + 1) +
+  return 8 * (W + (sweeps ? gj_cpu_ld(n) * b + 2 * W * b : 0)) + rt * (5 * 8 + 1) +
          jobs_cap(n, b) * (int64_t)sizeof(job_t);
 }
 
@@ -88,22 +94,22 @@ int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps) {
 
 static void run_job(gj_cpu_t *x, const job_t *j) {
   const ooc_ops_t *o = x->ops;
-  int64_t n = x->n, w = x->w, rows = j->r1 - j->r0;
+  int64_t ld = x->ld, w = x->w, rows = j->r1 - j->r0;
   double *P = x->panel;
   const double *L11 = P + x->k0;
   switch (j->kind) {
   case J_GEMM:
-    o->gemm('N', 'N', rows, j->nc, w, 1.0, P + j->r0, n, j->R, w, j->beta, x->C + j->r0, n);
+    o->gemm('N', 'N', rows, j->nc, w, 1.0, P + j->r0, ld, j->R, w, j->beta, x->C + j->r0, ld);
     break;
   case J_TRSM_UP: /* N_up = -A_up U11^-1 L11^-1: each row on its own */
-    o->trsm('R', 'U', 'N', 'N', rows, w, 1.0, L11, n, P + j->r0, n);
-    o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, n, P + j->r0, n);
+    o->trsm('R', 'U', 'N', 'N', rows, w, 1.0, L11, ld, P + j->r0, ld);
+    o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, ld, P + j->r0, ld);
     break;
   case J_GEMM_UP: { /* N_up = -A_up P, through a buffer: the product cannot be in place */
     double *T = x->tmp[j->tmp];
-    o->gemm('N', 'N', rows, w, w, -1.0, P + j->r0, n, x->Pinv, w, 0.0, T, rows);
+    o->gemm('N', 'N', rows, w, w, -1.0, P + j->r0, ld, x->Pinv, w, 0.0, T, rows);
     for (int64_t c = 0; c < w; c++)
-      memcpy(P + j->r0 + c * n, T + c * rows, (size_t)rows * sizeof(double));
+      memcpy(P + j->r0 + c * ld, T + c * rows, (size_t)rows * sizeof(double));
     break;
   }
   case J_LU_UPDATE:
@@ -111,7 +117,7 @@ static void run_job(gj_cpu_t *x, const job_t *j) {
             j->a12 + j->r0, j->lda);
     break;
   default: /* J_TRSM_LOW: N_low = -L21 L11^-1 */
-    o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, n, P + j->r0, n);
+    o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, ld, P + j->r0, ld);
     break;
   }
 }
@@ -226,16 +232,17 @@ static void panel_lu(gj_cpu_t *x, double *A, int64_t m, int64_t w, int64_t lda, 
 static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, int64_t w,
                                int64_t *ipiv, double *udiag) {
   gj_cpu_t *x = (gj_cpu_t *)e;
+  int64_t ld = x->ld;
   int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
   if (more) x->ops->threads(x->nth);
   if (w >= PANEL_THREADED_W)
-    x->ops->getrf(n - k0, w, P + k0, n, x->ipiv_local);
+    x->ops->getrf(n - k0, w, P + k0, ld, x->ipiv_local);
   else
-    panel_lu(x, P + k0, n - k0, w, n, x->ipiv_local);
+    panel_lu(x, P + k0, n - k0, w, ld, x->ipiv_local);
   if (more) x->ops->threads(1);
   for (int64_t j = 0; j < w; j++) {
     ipiv[k0 + j] = k0 + x->ipiv_local[j];
-    udiag[j] = fabs(P[k0 + j + j * n]);
+    udiag[j] = fabs(P[k0 + j + j * ld]);
   }
   x->k0 = k0;
   x->w = w;
@@ -262,8 +269,8 @@ static int64_t getri_on(gj_cpu_t *x, int64_t w, double *A, int64_t lda) {
  * the rows above are a GEMM with P (cpu_transform). How many fit (capped by the threads) does not
  * change the result; whether one fits depends on n, b and w only, so neither does the path. */
 static int transform_buffers(gj_cpu_t *x, int64_t w) {
-  if (!x->C || w * w + x->b * w > x->n * x->b) return 0;
-  int64_t fit = (x->n * x->b - w * w) / (x->b * w);
+  if (!x->C || w * w + x->b * w > x->ld * x->b) return 0;
+  int64_t fit = (x->ld * x->b - w * w) / (x->b * w);
   int k = (int)ooc_min64(fit, x->nth);
   x->Pinv = x->C;
   x->tmp_free = 0;
@@ -281,14 +288,14 @@ static int transform_buffers(gj_cpu_t *x, int64_t w) {
  * both triangular solves on all threads, then getri in place. */
 static ooc_status_t cpu_transform(gj_exec_t *e, double *P, int writeback, int64_t *bad) {
   gj_cpu_t *x = (gj_cpu_t *)e;
-  int64_t n = x->n, k0 = x->k0, w = x->w;
+  int64_t n = x->n, ld = x->ld, k0 = x->k0, w = x->w;
   double *D = P + k0; /* the pivot block: rows [k0, k0 + w) of the panel */
   (void)writeback; /* the transform is computed in the host panel itself */
   if (transform_buffers(x, w) > 0) {
     pthread_mutex_lock(&x->mu);
     push_rows(x, J_TRSM_LOW, k0 + w, n, CHUNK_ROWS);
     pthread_mutex_unlock(&x->mu);
-    for (int64_t c = 0; c < w; c++) memcpy(x->Pinv + c * w, D + c * n, (size_t)w * sizeof(double));
+    for (int64_t c = 0; c < w; c++) memcpy(x->Pinv + c * w, D + c * ld, (size_t)w * sizeof(double));
     *bad = getri_on(x, w, x->Pinv, w);
     run_all(x);
     if (*bad) return OOC_OK;
@@ -296,7 +303,7 @@ static ooc_status_t cpu_transform(gj_exec_t *e, double *P, int writeback, int64_
     push_rows(x, J_GEMM_UP, 0, k0, x->b);
     pthread_mutex_unlock(&x->mu);
     run_all(x);
-    for (int64_t c = 0; c < w; c++) memcpy(D + c * n, x->Pinv + c * w, (size_t)w * sizeof(double));
+    for (int64_t c = 0; c < w; c++) memcpy(D + c * ld, x->Pinv + c * w, (size_t)w * sizeof(double));
     return OOC_OK;
   }
   pthread_mutex_lock(&x->mu);
@@ -305,7 +312,7 @@ static ooc_status_t cpu_transform(gj_exec_t *e, double *P, int writeback, int64_
   pthread_mutex_unlock(&x->mu);
   run_all(x);
   /* getri overwrites L11/U11, which the trsm read: after them */
-  *bad = getri_on(x, w, D, n);
+  *bad = getri_on(x, w, D, ld);
   return OOC_OK;
 }
 
@@ -340,9 +347,9 @@ static job_t gemm_job(gj_cpu_t *x, int64_t c, int64_t nc, const double *R) {
 /* Target q's tiles of rows [k0, n) are all in the slot: its row swaps and its R (only those rows
  * take part). Runs while the workers may compute other rows of the slot. */
 static void prep(gj_cpu_t *x, int64_t nc, double *R) {
-  int64_t n = x->n, k0 = x->k0, w = x->w;
-  x->ops->laswp(nc, x->C, n, k0, k0 + w, x->ipiv);
-  for (int64_t j = 0; j < nc; j++) memcpy(R + j * w, x->C + k0 + j * n, (size_t)w * sizeof(double));
+  int64_t ld = x->ld, k0 = x->k0, w = x->w;
+  x->ops->laswp(nc, x->C, ld, k0, k0 + w, x->ipiv);
+  for (int64_t j = 0; j < nc; j++) memcpy(R + j * w, x->C + k0 + j * ld, (size_t)w * sizeof(double));
 }
 
 /* Under mu: queue chunk c of target q if every row tile of it holds q's tile, not yet run. */
@@ -382,7 +389,7 @@ static void try_prep(gj_cpu_t *x, sweep_t *s, int64_t p) {
 static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
                               ooc_status_t (*between)(void *user, int64_t q), void *user) {
   gj_cpu_t *x = (gj_cpu_t *)e;
-  int64_t n = x->n, b = x->b, rt = x->rt;
+  int64_t ld = x->ld, b = x->b, rt = x->rt;
   int64_t kt0 = x->k0 / b, kt1 = ooc_cdiv64(x->k0 + x->w, b);
   sweep_t s = {.t = t, .nt = nt, .nlow = rt - kt0}; /* nlow: row tiles of rows [k0, n) */
   ooc_status_t st = OOC_OK;
@@ -394,7 +401,7 @@ static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
   }
   for (int64_t k = 0; k < rt; k++) {
     int64_t i = x->order[k];
-    OOC_CHECK(st = ts_take(t[0].ts, i, t[0].tj, x->C + i * b, n));
+    OOC_CHECK(st = ts_take(t[0].ts, i, t[0].tj, x->C + i * b, ld));
     x->blk[i] = 0;
     x->tst[i] = T_LOADED;
   }
@@ -427,7 +434,7 @@ static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
     /* row tile io of target q is done: back to the store, and the next target's tile in */
     int64_t q = x->blk[io];
     x->blk[io] = -1;
-    OOC_CHECK(st = ts_put(t[q].ts, io, t[q].tj, x->C + io * b, n));
+    OOC_CHECK(st = ts_put(t[q].ts, io, t[q].tj, x->C + io * b, ld));
     if (++s.back[q & 3] == rt) {
       s.completed++;
       s.back[q & 3] = s.low[q & 3] = s.prepped[q & 3] = 0; /* the entry now serves q + 4 */
@@ -436,7 +443,7 @@ static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
     }
     int64_t p = q + 1;
     if (p >= nt) continue;
-    OOC_CHECK(st = ts_take(t[p].ts, io, t[p].tj, x->C + io * b, n));
+    OOC_CHECK(st = ts_take(t[p].ts, io, t[p].tj, x->C + io * b, ld));
     pthread_mutex_lock(&x->mu);
     x->blk[io] = p;
     x->tst[io] = T_LOADED;
@@ -463,6 +470,8 @@ ooc_status_t gj_cpu_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int6
   x->ctx = ctx;
   x->ops = ops;
   x->n = n;
+  x->ld = gj_cpu_ld(n);
+  x->e.panel_ld = x->ld;
   x->b = b;
   x->W = W;
   x->rt = ooc_cdiv64(n, b);
@@ -473,7 +482,7 @@ ooc_status_t gj_cpu_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int6
   x->jobs = ooc_malloc(ctx, (size_t)x->jcap * sizeof(job_t));
   int ok = x->ipiv_local && x->jobs;
   if (sweeps) {
-    x->C = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+    x->C = ooc_malloc(ctx, (size_t)(x->ld * b) * sizeof(double));
     for (int k = 0; k < 2; k++) x->R[k] = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
     x->order = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->ck0 = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
