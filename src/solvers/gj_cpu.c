@@ -79,10 +79,7 @@ static int64_t jobs_cap(int64_t n, int64_t b) {
   return 2 * ooc_cdiv64(n, b) + ooc_cdiv64(n, CHUNK_ROWS) + 8;
 }
 
-int64_t gj_cpu_ld(int64_t n) {
-  int64_t ld = ooc_cdiv64(n, 8) * 8;
-  return ld % 256 == 0 ? ld + 8 : ld;
-}
+int64_t gj_cpu_ld(int64_t n) { return n > 0 && n % 256 == 0 ? n + 8 : n; }
 
 int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps) {
   int64_t rt = ooc_cdiv64(n, b);

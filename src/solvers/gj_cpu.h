@@ -35,9 +35,10 @@
 
 #include "solvers/gj.h"
 
-/* The leading dimension of the panel and the slot: n rounded up to 8, plus 8 when that is a
- * multiple of 256 (2 KiB): at a power-of-two stride the columns of a row block share cache sets
- * (measured: 512 x 256 x 512 chunk products at ld 4096 49.7 GFLOP/s, at ld 4104 50.7). */
+/* The leading dimension of the panel and the slot: n, plus 8 when n is a multiple of 256 (a
+ * stride of 2 KiB multiples puts the columns of a row block in the same cache sets; measured:
+ * 512 x 256 x 512 chunk products at ld 4096 49.7 GFLOP/s, at ld 4104 50.7). Other n cost
+ * nothing extra, so budgets planned at the edge still fit. */
 int64_t gj_cpu_ld(int64_t n);
 
 /* Host bytes gj_cpu_create allocates (slot ld x b, two R of W x b when sweeps, local pivots). */
