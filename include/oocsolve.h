@@ -144,7 +144,10 @@ typedef struct ooc_report {
   char out_dtype[8];     /* "f32" or "f64" */
   char output[1024];     /* "file.h5:/dset" written */
   int64_t n, nrhs, tile, stripe, steps;
-  /* seconds; t_read includes the input's checks (finite values, norms, auto's symmetry pre-pass) */
+  /* seconds; t_read includes the input's checks (finite values, norms, auto's symmetry pre-pass).
+   * t_spill is the time of scratch reads and writes on the calling thread in every phase;
+   * t_read, t_compute and t_write exclude it, so the four add up to the wall time from the
+   * input to the written output (t_check and setup are outside; t_total has everything). */
   double t_read, t_compute, t_spill, t_write, t_check, t_total;
   double flops;          /* useful flops of the method (2n^3 for a GJ inverse) */
   double gflops;         /* flops / t_compute */

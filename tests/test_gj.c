@@ -413,6 +413,11 @@ static void t_threads(void) {
   threads_case(ooc_ops_cpu(), 300, 0, 300, 300, big);    /* one step, no sweep */
   threads_case(ooc_ops_ref(), 130, 3, 8, 24, 16 << 10);  /* ref kernels, 17 row tiles */
   threads_case(ooc_ops_cpu(), 1100, 0, 64, 128, 1 << 20); /* chunks of several tiles */
+  /* the transform's two paths (gj_cpu.h): a stripe too wide for a product buffer beside the
+   * pivot block in the slot (trsm above and below), and room for one buffer only, which the
+   * threads' products of the rows above then take in turn */
+  threads_case(ooc_ops_cpu(), 256, 0, 16, 64, 64 << 10);
+  threads_case(ooc_ops_cpu(), 448, 0, 32, 96, 128 << 10);
 }
 
 int main(void) {

@@ -495,6 +495,47 @@ static void t_xxh64_known_values(void) {
   CU_ASSERT_EQUAL(ooc_xxh64("abc", 3, 0), 0x44BC2CF5AD770999ULL);
 }
 
+static void t_xxh3_known_values(void) {
+  /* XXH3-64 (seed 0) of byte patterns whose lengths reach every path of the algorithm (0, 1-3,
+   * 4-8, 9-16, 17-128, 129-240, more than 240: whole and partial blocks of 1024), values from
+   * the xxHash library 0.8 (XXH3_64bits). */
+  static const struct {
+    size_t len;
+    uint64_t sum;
+  } v[] = {
+      {0, 0x2D06800538D394C2ULL},     {1, 0x4C5CCA45D0F4811FULL},
+      {3, 0x6E3E2670E61106ACULL},     {4, 0x5C4C63133443D03FULL},
+      {8, 0xF9FD4DD0B04D78F5ULL},     {9, 0x7C20DF9712C26EDFULL},
+      {16, 0x86ABF6BACCEA0858ULL},    {17, 0xB58BF5DC5022D071ULL},
+      {128, 0x10D17F72C0CCBA41ULL},   {129, 0x1648BDC3DB49D1A2ULL},
+      {240, 0xB6CFAF343FAB81E6ULL},   {241, 0x956CAE592C67279EULL},
+      {1024, 0x70BD377D9574F4BBULL},  {1025, 0x66C4487C41E127A7ULL},
+      {2051, 0x238337CB257A58E0ULL},  {100000, 0x14CE8D6FC2C4868BULL},
+  };
+  unsigned char *b = malloc(100000);
+  CU_ASSERT_FATAL(b != NULL);
+  for (int i = 0; i < 100000; i++) b[i] = (unsigned char)(i * 131 + 7);
+  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+    CU_ASSERT_EQUAL(ooc_xxh3(b, v[k].len), v[k].sum);
+    /* the same bytes cut into columns (lengths that do and do not divide 64 and 1024), spread
+     * out with gaps between them, hash the same */
+    static const size_t cuts[] = {1, 7, 64, 100, 1024, 2048};
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+      size_t cb = cuts[c], nc = cb ? v[k].len / cb : 0, stride = cb + 24;
+      if (nc < 2 || nc * cb != v[k].len) continue;
+      unsigned char *spread = malloc(nc * stride);
+      CU_ASSERT_FATAL(spread != NULL);
+      memset(spread, 0xA5, nc * stride);
+      for (size_t j = 0; j < nc; j++) memcpy(spread + j * stride, b + j * cb, cb);
+      CU_ASSERT_EQUAL(ooc_xxh3_cols(spread, cb, nc, stride), v[k].sum);
+      free(spread);
+    }
+  }
+  CU_ASSERT_EQUAL(ooc_xxh3("abc", 3), 0x78AF5F94892F3950ULL);
+  CU_ASSERT_NOT_EQUAL(ooc_xxh3(b, 4096), ooc_xxh3(b + 1, 4096));
+  free(b);
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"64-bit tile arithmetic at n = 46341 and 100000", t_part_large},
@@ -507,6 +548,7 @@ int main(void) {
       {"prefill: free room only, reused by puts, steps, faults", t_prefill},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
+      {"xxh3 test vectors, whole and in columns", t_xxh3_known_values},
       {NULL, NULL}};
   return tu_run("tiling", tests);
 }

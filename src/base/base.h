@@ -122,6 +122,12 @@ double ooc_now(void);
 
 /* 64-bit checksum (XXH64-compatible) of a buffer. */
 uint64_t ooc_xxh64(const void *data, size_t len, uint64_t seed);
+/* XXH3-64 (seed 0, the default secret; the public algorithm) of a buffer: the same strength as
+ * XXH64, 2-4x faster on large buffers (SIMD; xxh3.c). ooc_xxh3_cols: XXH3-64 of ncols columns of
+ * col_bytes each, column c at data + c * stride, as if they were contiguous (a tile inside a
+ * larger column-major buffer, checksummed where it lies). */
+uint64_t ooc_xxh3(const void *data, size_t len);
+uint64_t ooc_xxh3_cols(const void *data, size_t col_bytes, size_t ncols, size_t stride);
 
 /* Physical memory of the machine in bytes (0 if unknown). */
 int64_t ooc_physical_memory(void);

@@ -7,7 +7,7 @@
  *   largest payload a put may hold. zstd_level > 0 compresses payloads (stored raw if that is not
  *   smaller). OOC_ERR_IO names the directory and errno when it cannot be created.
  * - scratch_put(id, data, bytes) writes the payload with a header: magic, id, length, flags and an
- *   XXH64 checksum of the payload as given. A later put of the same id replaces it.
+ *   XXH3-64 checksum of the payload as given. A later put of the same id replaces it.
  * - scratch_get(id, data, bytes) reads it back and verifies header and checksum: a mismatch is
  *   OOC_ERR_CORRUPT naming the scratch file and the tile id; a never-written id is OOC_ERR_INTERNAL.
  * - ENOSPC/EDQUOT -> OOC_ERR_NOSPACE; other errors -> OOC_ERR_IO; messages name the file.

@@ -11,7 +11,8 @@
 int64_t gj_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   W = ooc_min64(W, n);
   int sweeps = (W < n || m > 0);
-  return 8 * (n * W + n + W) + gj_cpu_workspace_bytes(n, b, W, sweeps);
+  /* the panel at the CPU executor's padded leading dimension (other executors' is n) */
+  return 8 * (gj_cpu_ld(n) * W + n + W) + gj_cpu_workspace_bytes(n, b, W, sweeps);
 }
 
 int64_t gj_stripe(int64_t n, int64_t b, int64_t stripe) {
@@ -44,14 +45,14 @@ static void span(gj_exec_t *e, const char *what, double t0, int64_t bytes) {
 
 /* Inversion: panel tile column tj goes back to the store as the new column block (once the
  * executor's writeback of it has reached the host). */
-static ooc_status_t put_panel_col(gj_exec_t *ex, tstore_t *A, double *panel, int64_t n,
+static ooc_status_t put_panel_col(gj_exec_t *ex, tstore_t *A, double *panel, int64_t ldp,
                                   int64_t kt0, int64_t tj) {
   part_t cols = ts_cols(A);
   int64_t c0 = (tj - kt0) * cols.b, nc = part_len(cols, tj);
   if (ex->panel_out) OOC_TRY(ex->panel_out(ex, c0, nc));
   double t0 = ooc_now();
-  OOC_TRY(ts_put_col(A, tj, panel + c0 * n, n));
-  span(ex, "put panel", t0, 8 * n * nc);
+  OOC_TRY(ts_put_col(A, tj, panel + c0 * ldp, ldp));
+  span(ex, "put panel", t0, 8 * ts_rows(A).n * nc);
   return OOC_OK;
 }
 
@@ -61,14 +62,14 @@ typedef struct gj_between {
   gj_exec_t *ex;
   tstore_t *A;
   double *panel;
-  int64_t n, kt0, pput;
+  int64_t ldp, kt0, pput;
   ooc_ctx_t *ctx;
   int64_t step, nsteps, nt;
 } gj_between_t;
 
 static ooc_status_t between(void *user, int64_t q) {
   gj_between_t *w = user;
-  if (w->pput >= w->kt0) OOC_TRY(put_panel_col(w->ex, w->A, w->panel, w->n, w->kt0, w->pput--));
+  if (w->pput >= w->kt0) OOC_TRY(put_panel_col(w->ex, w->A, w->panel, w->ldp, w->kt0, w->pput--));
   return ooc_tick(w->ctx, "eliminate", (w->step + (q + 1.0) / (w->nt + 1.0)) / w->nsteps);
 }
 
@@ -90,8 +91,9 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
   }
   double *own_panel = NULL;
   double *panel = ex->panel;
-  gj_between_t bw = {.ex = ex, .A = a->A, .n = n, .ctx = ctx};
-  if (!panel) panel = own_panel = ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
+  int64_t ldp = ex->panel_ld > 0 ? ex->panel_ld : n;
+  gj_between_t bw = {.ex = ex, .A = a->A, .ldp = ldp, .ctx = ctx};
+  if (!panel) panel = own_panel = ooc_malloc(ctx, (size_t)(ldp * W) * sizeof(double));
   int64_t *ipiv = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
   double *udiag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   int64_t ntargets = cols.count + (a->B ? ts_cols(a->B).count : 0);
@@ -117,7 +119,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     double t0 = ooc_now();
 
     for (int64_t tj = kt0; tj < kt1; tj++) {
-      OOC_CHECK(st = ts_take_col(a->A, tj, panel + (tj - kt0) * b * n, n));
+      OOC_CHECK(st = ts_take_col(a->A, tj, panel + (tj - kt0) * b * ldp, ldp));
       if (ex->panel_in)
         OOC_CHECK(st = ex->panel_in(ex, panel, n, k0, w, (tj - kt0) * b, part_len(cols, tj)));
     }
@@ -182,11 +184,11 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
         OOC_CHECK(st = ts_take_col(t.ts, t.tj, ex->slot[s], n));
         span(ex, "take col", tt, 8 * n * nc);
         OOC_CHECK(st = ex->update(ex, s, nc));
-        if (pput >= kt0) OOC_CHECK(st = put_panel_col(ex, a->A, panel, n, kt0, pput--));
+        if (pput >= kt0) OOC_CHECK(st = put_panel_col(ex, a->A, panel, ldp, kt0, pput--));
       }
     }
 #undef TARGET
-    for (; pput >= kt0; pput--) OOC_CHECK(st = put_panel_col(ex, a->A, panel, n, kt0, pput));
+    for (; pput >= kt0; pput--) OOC_CHECK(st = put_panel_col(ex, a->A, panel, ldp, kt0, pput));
     if (a->B)
       for (int64_t tj = kt0; tj < kt1; tj++)
         for (int64_t ti = 0; ti < rows.count; ti++) ts_drop(a->A, ti, tj);

@@ -31,7 +31,7 @@
  * is NULL) runs the ops table on threads it owns and sweeps tile by tile; the CUDA executor
  * (src/kernels/cuda) keeps the panel's transform resident on the GPU and streams column blocks
  * through a ring of pinned buffers, so copies of block q+1 overlap the GEMMs of block q.
- * Contract, per step (all host buffers column-major, ld n):
+ * Contract, per step (all host buffers column-major, ld n; the panel's is panel_ld):
  * - factor(panel, n, k0, w, ipiv, udiag): LU with partial pivoting of rows [k0, n) of the n x w
  *   panel; ipiv[k0 + j] = global 0-based pivot row, udiag[j] = |u_jj| (gj.c judges singularity).
  * - transform(panel, writeback, bad): turn the factored panel into N_up / P / N_low (gj.h step
@@ -41,6 +41,9 @@
  *   holds the result. gj.c calls the tile store from its own thread only, between complete and
  *   the next update of a slot.
  * - panel: a host n x W buffer the executor owns (pinned for CUDA), or NULL (gj.c allocates).
+ * - panel_ld: the panel's leading dimension (>= n); 0 means n. gj.c allocates its panel with it
+ *   and takes and puts the panel's tiles with it; factor and transform receive n as before. The
+ *   CPU executor pads it (gj_cpu_ld) so the columns of a row block do not share cache sets.
  * - host_span: optional; gj.c reports its tile-store takes and puts (for traces).
  * - panel_in: optional; gj.c has taken the panel's columns [c0, c0+nc) of step (k0, w) into the
  *   panel buffer (before factor, in order c0 = 0, b, 2b, ...): the executor may start moving them
@@ -67,6 +70,7 @@ struct gj_exec {
   int nslots;
   double *slot[GJ_MAX_SLOTS];
   double *panel;
+  int64_t panel_ld;
   ooc_status_t (*factor)(gj_exec_t *e, double *panel, int64_t n, int64_t k0, int64_t w,
                          int64_t *ipiv, double *udiag);
   ooc_status_t (*transform)(gj_exec_t *e, double *panel, int writeback, int64_t *bad);

@@ -13,21 +13,29 @@
  * a small part of a chunk's time. */
 #define CHUNK_ROWS 512
 /* getrf and getri of the panel on all library threads from this width on (in core, W = n: a
- * 4096^2 getrf takes 0.53 s on 2 threads, 0.99 s on one). Below, one library thread: a
- * 4096 x 512 getrf takes 25 ms on one thread, 23 on two, and the library's pool would then spin
- * beside the executor's threads. */
+ * 4096^2 getrf takes 0.53 s on 2 threads, 0.99 s on one). Below, getri on one library thread,
+ * and getrf recursive (panel_lu) with its updates on the executor's threads: a 4096 x 512 getrf
+ * takes 25 ms on one library thread and 23 on two, whose pool would spin beside ours. */
 #define PANEL_THREADED_W 1024
+/* Widths panel_lu leaves to the library's getrf on one thread: 4096 x 64 runs at 25 GFLOP/s
+ * there, and the updates between leaves are GEMMs at ~48 GFLOP/s a thread. */
+#define LU_LEAF 64
 
-enum { J_GEMM = 0, J_TRSM_UP, J_TRSM_LOW };
+enum { J_GEMM = 0, J_TRSM_UP, J_TRSM_LOW, J_GEMM_UP, J_LU_UPDATE };
 enum { T_EMPTY = 0, T_LOADED, T_DONE };
 
 typedef struct job {
   int kind;
-  int64_t r0, r1; /* rows of the panel (trsm) or of the slot and panel (gemm) */
+  int64_t r0, r1; /* rows of the panel (trsm, gemm up) or of the slot and panel (gemm) */
   int64_t nc;     /* gemm: columns of the target */
   double beta;    /* gemm: 0 in the pivot rows, 1 elsewhere */
   const double *R;
   int64_t c; /* gemm: the chunk, whose row tiles become T_DONE */
+  int tmp;   /* gemm up: the product buffer it holds while it runs (given by pop) */
+  /* LU update: rows [r0, r1) of A22 -= A21 A12, A21 at a + r0, A22 at a12 + r0 (ld lda) */
+  const double *a;
+  double *a12;
+  int64_t k, lda;
 } job_t;
 
 typedef struct gj_cpu {
@@ -35,6 +43,7 @@ typedef struct gj_cpu {
   ooc_ctx_t *ctx;
   const ooc_ops_t *ops;
   int64_t n, b, W;
+  int64_t ld; /* leading dimension of the panel and the slot (gj_cpu_ld) */
   int blas_was; /* ops->threads setting found at create (0: nothing to restore) */
   /* the step, from factor */
   int64_t k0, w;
@@ -49,6 +58,10 @@ typedef struct gj_cpu {
   int64_t *chunk_of; /* row tile -> chunk */
   int64_t *blk;      /* row tile -> the target whose tile is in the slot, -1 none */
   uint8_t *tst;      /* row tile -> T_*: changed under mu once a chunk is queued */
+  /* the transform's product buffers (in the slot, see cpu_transform): a bit per free one */
+  double *Pinv; /* w x w, ld w: the pivot block's inverse while the rows above are multiplied */
+  double *tmp[GJC_MAX_THREADS];
+  unsigned tmp_free;
   /* the pool: a ring of jobs under mu */
   int nth; /* threads including the caller */
   int workers, sync_ok, quit;
@@ -66,9 +79,11 @@ static int64_t jobs_cap(int64_t n, int64_t b) {
   return 2 * ooc_cdiv64(n, b) + ooc_cdiv64(n, CHUNK_ROWS) + 8;
 }
 
+int64_t gj_cpu_ld(int64_t n) { return n > 0 && n % 256 == 0 ? n + 8 : n; }
+
 int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps) {
   int64_t rt = ooc_cdiv64(n, b);
-  return 8 * (W + (sweeps ? n * b + 2 * W * b : 0)) + rt * (5 * 8 + 1) +
+  return 8 * (W + (sweeps ? gj_cpu_ld(n) * b + 2 * W * b : 0)) + rt * (5 * 8 + 1) +
          jobs_cap(n, b) * (int64_t)sizeof(job_t);
 }
 
@@ -76,19 +91,30 @@ int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps) {
 
 static void run_job(gj_cpu_t *x, const job_t *j) {
   const ooc_ops_t *o = x->ops;
-  int64_t n = x->n, w = x->w, rows = j->r1 - j->r0;
+  int64_t ld = x->ld, w = x->w, rows = j->r1 - j->r0;
   double *P = x->panel;
   const double *L11 = P + x->k0;
   switch (j->kind) {
   case J_GEMM:
-    o->gemm('N', 'N', rows, j->nc, w, 1.0, P + j->r0, n, j->R, w, j->beta, x->C + j->r0, n);
+    o->gemm('N', 'N', rows, j->nc, w, 1.0, P + j->r0, ld, j->R, w, j->beta, x->C + j->r0, ld);
     break;
   case J_TRSM_UP: /* N_up = -A_up U11^-1 L11^-1: each row on its own */
-    o->trsm('R', 'U', 'N', 'N', rows, w, 1.0, L11, n, P + j->r0, n);
-    o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, n, P + j->r0, n);
+    o->trsm('R', 'U', 'N', 'N', rows, w, 1.0, L11, ld, P + j->r0, ld);
+    o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, ld, P + j->r0, ld);
+    break;
+  case J_GEMM_UP: { /* N_up = -A_up P, through a buffer: the product cannot be in place */
+    double *T = x->tmp[j->tmp];
+    o->gemm('N', 'N', rows, w, w, -1.0, P + j->r0, ld, x->Pinv, w, 0.0, T, rows);
+    for (int64_t c = 0; c < w; c++)
+      memcpy(P + j->r0 + c * ld, T + c * rows, (size_t)rows * sizeof(double));
+    break;
+  }
+  case J_LU_UPDATE:
+    o->gemm('N', 'N', rows, j->nc, j->k, -1.0, j->a + j->r0, j->lda, j->a12, j->lda, 1.0,
+            j->a12 + j->r0, j->lda);
     break;
   default: /* J_TRSM_LOW: N_low = -L21 L11^-1 */
-    o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, n, P + j->r0, n);
+    o->trsm('R', 'L', 'N', 'U', rows, w, -1.0, L11, ld, P + j->r0, ld);
     break;
   }
 }
@@ -97,6 +123,10 @@ static void run_job(gj_cpu_t *x, const job_t *j) {
 static void job_finished(gj_cpu_t *x, const job_t *j) {
   if (j->kind == J_GEMM)
     for (int64_t k = x->ck0[j->c]; k < x->ck1[j->c]; k++) x->tst[x->order[k]] = T_DONE;
+  if (j->kind == J_GEMM_UP) { /* its buffer is free: a thread may be waiting for one */
+    x->tmp_free |= 1u << j->tmp;
+    pthread_cond_broadcast(&x->work);
+  }
   x->pending--;
 }
 
@@ -108,9 +138,15 @@ static void push(gj_cpu_t *x, job_t j) {
   pthread_cond_signal(&x->work);
 }
 
+/* Under mu: the next job, if there is one that can start (a gemm up needs a free buffer). */
 static int pop(gj_cpu_t *x, job_t *j) {
   if (x->jhead == x->jtail) return 0;
   *j = x->jobs[x->jhead % x->jcap];
+  if (j->kind == J_GEMM_UP) {
+    if (!x->tmp_free) return 0;
+    j->tmp = __builtin_ctz(x->tmp_free);
+    x->tmp_free &= ~(1u << j->tmp);
+  }
   x->jhead++;
   return 1;
 }
@@ -120,9 +156,9 @@ static void *worker(void *arg) {
   job_t j;
   pthread_mutex_lock(&x->mu);
   for (;;) {
-    while (!x->quit && x->jhead == x->jtail) pthread_cond_wait(&x->work, &x->mu);
-    if (x->quit) break;
-    pop(x, &j);
+    int got = 0;
+    while (!x->quit && !(got = pop(x, &j))) pthread_cond_wait(&x->work, &x->mu);
+    if (!got) break;
     pthread_mutex_unlock(&x->mu);
     run_job(x, &j);
     pthread_mutex_lock(&x->mu);
@@ -161,16 +197,49 @@ static void drain(gj_cpu_t *x) {
 
 /* ---- panel ----------------------------------------------------------------------------------- */
 
+/* LU with partial pivoting of the m x w block A (m >= w), recursive (Toledo; ReLAPACK's
+ * getrf): the left half, its pivots applied to the right half, U12 = L11^-1 A12, then
+ * A22 -= A21 U12 in row chunks on all threads (fixed chunks: the bits do not depend on the
+ * thread count), the right half, its pivots applied back to the left. ipiv 0-based, relative
+ * to A's first row. The same factorization as getrf's; only the order of the updates differs. */
+static void panel_lu(gj_cpu_t *x, double *A, int64_t m, int64_t w, int64_t lda, int64_t *ipiv) {
+  const ooc_ops_t *o = x->ops;
+  if (w <= LU_LEAF) {
+    o->getrf(m, w, A, lda, ipiv);
+    return;
+  }
+  int64_t w1 = w / 2, w2 = w - w1;
+  double *A12 = A + w1 * lda;
+  panel_lu(x, A, m, w1, lda, ipiv);
+  o->laswp(w2, A12, lda, 0, w1, ipiv);
+  o->trsm('L', 'L', 'N', 'U', w1, w2, 1.0, A, lda, A12, lda);
+  pthread_mutex_lock(&x->mu);
+  for (int64_t r = w1; r < m; r += CHUNK_ROWS) {
+    job_t j = {.kind = J_LU_UPDATE, .r0 = r, .r1 = ooc_min64(m, r + CHUNK_ROWS), .nc = w2,
+               .a = A, .a12 = A12, .k = w1, .lda = lda};
+    push(x, j);
+  }
+  pthread_mutex_unlock(&x->mu);
+  run_all(x);
+  panel_lu(x, A12 + w1, m - w1, w2, lda, ipiv + w1);
+  for (int64_t i = w1; i < w; i++) ipiv[i] += w1;
+  o->laswp(w1, A, lda, w1, w, ipiv);
+}
+
 static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, int64_t w,
                                int64_t *ipiv, double *udiag) {
   gj_cpu_t *x = (gj_cpu_t *)e;
+  int64_t ld = x->ld;
   int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
   if (more) x->ops->threads(x->nth);
-  x->ops->getrf(n - k0, w, P + k0, n, x->ipiv_local);
+  if (w >= PANEL_THREADED_W)
+    x->ops->getrf(n - k0, w, P + k0, ld, x->ipiv_local);
+  else
+    panel_lu(x, P + k0, n - k0, w, ld, x->ipiv_local);
   if (more) x->ops->threads(1);
   for (int64_t j = 0; j < w; j++) {
     ipiv[k0 + j] = k0 + x->ipiv_local[j];
-    udiag[j] = fabs(P[k0 + j + j * n]);
+    udiag[j] = fabs(P[k0 + j + j * ld]);
   }
   x->k0 = k0;
   x->w = w;
@@ -179,26 +248,68 @@ static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, i
   return OOC_OK;
 }
 
-/* Rows [r0, r1) in chunks of CHUNK_ROWS (the trsm of rows is row by row). */
-static void push_rows(gj_cpu_t *x, int kind, int64_t r0, int64_t r1) {
-  for (int64_t r = r0; r < r1; r += CHUNK_ROWS)
-    push(x, (job_t){kind, r, ooc_min64(r1, r + CHUNK_ROWS), 0, 0.0, NULL, 0});
+/* Rows [r0, r1) in chunks of `chunk` (a trsm or product of rows is row by row). */
+static void push_rows(gj_cpu_t *x, int kind, int64_t r0, int64_t r1, int64_t chunk) {
+  for (int64_t r = r0; r < r1; r += chunk)
+    push(x, (job_t){.kind = kind, .r0 = r, .r1 = ooc_min64(r1, r + chunk)});
 }
 
+static int64_t getri_on(gj_cpu_t *x, int64_t w, double *A, int64_t lda) {
+  int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
+  if (more) x->ops->threads(x->nth);
+  int64_t bad = x->ops->getri(w, A, lda);
+  if (more) x->ops->threads(1);
+  return bad;
+}
+
+/* Product buffers of b x w after the w x w pivot block in the slot, if one fits beside it: then
+ * the rows above are a GEMM with P (cpu_transform). How many fit (capped by the threads) does not
+ * change the result; whether one fits depends on n, b and w only, so neither does the path. */
+static int transform_buffers(gj_cpu_t *x, int64_t w) {
+  if (!x->C || w * w + x->b * w > x->ld * x->b) return 0;
+  int64_t fit = (x->ld * x->b - w * w) / (x->b * w);
+  int k = (int)ooc_min64(fit, x->nth);
+  x->Pinv = x->C;
+  x->tmp_free = 0;
+  for (int t = 0; t < k; t++) {
+    x->tmp[t] = x->C + w * w + (int64_t)t * x->b * w;
+    x->tmp_free |= 1u << t;
+  }
+  return k;
+}
+
+/* gj.h step 3. The slot is free until the sweep, so when it holds the pivot block and a product
+ * buffer: P = (L11 U11)^-1 on a copy of the block on this thread while the other threads solve
+ * the rows below (they read L11 in the panel), then N_up = -A_up P as GEMMs in tile rows (two
+ * triangular solves of the same flops ran at ~2/3 of the GEMM rate), and P into the panel. Else
+ * both triangular solves on all threads, then getri in place. */
 static ooc_status_t cpu_transform(gj_exec_t *e, double *P, int writeback, int64_t *bad) {
   gj_cpu_t *x = (gj_cpu_t *)e;
-  int64_t n = x->n, k0 = x->k0, w = x->w;
+  int64_t n = x->n, ld = x->ld, k0 = x->k0, w = x->w;
+  double *D = P + k0; /* the pivot block: rows [k0, k0 + w) of the panel */
   (void)writeback; /* the transform is computed in the host panel itself */
+  if (transform_buffers(x, w) > 0) {
+    pthread_mutex_lock(&x->mu);
+    push_rows(x, J_TRSM_LOW, k0 + w, n, CHUNK_ROWS);
+    pthread_mutex_unlock(&x->mu);
+    for (int64_t c = 0; c < w; c++) memcpy(x->Pinv + c * w, D + c * ld, (size_t)w * sizeof(double));
+    *bad = getri_on(x, w, x->Pinv, w);
+    run_all(x);
+    if (*bad) return OOC_OK;
+    pthread_mutex_lock(&x->mu);
+    push_rows(x, J_GEMM_UP, 0, k0, x->b);
+    pthread_mutex_unlock(&x->mu);
+    run_all(x);
+    for (int64_t c = 0; c < w; c++) memcpy(D + c * ld, x->Pinv + c * w, (size_t)w * sizeof(double));
+    return OOC_OK;
+  }
   pthread_mutex_lock(&x->mu);
-  push_rows(x, J_TRSM_UP, 0, k0);
-  push_rows(x, J_TRSM_LOW, k0 + w, n);
+  push_rows(x, J_TRSM_UP, 0, k0, CHUNK_ROWS);
+  push_rows(x, J_TRSM_LOW, k0 + w, n, CHUNK_ROWS);
   pthread_mutex_unlock(&x->mu);
   run_all(x);
   /* getri overwrites L11/U11, which the trsm read: after them */
-  int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
-  if (more) x->ops->threads(x->nth);
-  *bad = x->ops->getri(w, P + k0, n);
-  if (more) x->ops->threads(1);
+  *bad = getri_on(x, w, D, ld);
   return OOC_OK;
 }
 
@@ -226,15 +337,16 @@ static job_t gemm_job(gj_cpu_t *x, int64_t c, int64_t nc, const double *R) {
   int64_t t0 = x->order[x->ck0[c]], t1 = x->order[x->ck1[c] - 1];
   int64_t kt0 = x->k0 / x->b, kt1 = ooc_cdiv64(x->k0 + x->w, x->b);
   double beta = (t0 >= kt0 && t0 < kt1) ? 0.0 : 1.0; /* C_k = P R in the pivot rows */
-  return (job_t){J_GEMM, t0 * x->b, ooc_min64(x->n, (t1 + 1) * x->b), nc, beta, R, c};
+  return (job_t){.kind = J_GEMM, .r0 = t0 * x->b, .r1 = ooc_min64(x->n, (t1 + 1) * x->b),
+                 .nc = nc, .beta = beta, .R = R, .c = c};
 }
 
 /* Target q's tiles of rows [k0, n) are all in the slot: its row swaps and its R (only those rows
  * take part). Runs while the workers may compute other rows of the slot. */
 static void prep(gj_cpu_t *x, int64_t nc, double *R) {
-  int64_t n = x->n, k0 = x->k0, w = x->w;
-  x->ops->laswp(nc, x->C, n, k0, k0 + w, x->ipiv);
-  for (int64_t j = 0; j < nc; j++) memcpy(R + j * w, x->C + k0 + j * n, (size_t)w * sizeof(double));
+  int64_t ld = x->ld, k0 = x->k0, w = x->w;
+  x->ops->laswp(nc, x->C, ld, k0, k0 + w, x->ipiv);
+  for (int64_t j = 0; j < nc; j++) memcpy(R + j * w, x->C + k0 + j * ld, (size_t)w * sizeof(double));
 }
 
 /* Under mu: queue chunk c of target q if every row tile of it holds q's tile, not yet run. */
@@ -274,7 +386,7 @@ static void try_prep(gj_cpu_t *x, sweep_t *s, int64_t p) {
 static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
                               ooc_status_t (*between)(void *user, int64_t q), void *user) {
   gj_cpu_t *x = (gj_cpu_t *)e;
-  int64_t n = x->n, b = x->b, rt = x->rt;
+  int64_t ld = x->ld, b = x->b, rt = x->rt;
   int64_t kt0 = x->k0 / b, kt1 = ooc_cdiv64(x->k0 + x->w, b);
   sweep_t s = {.t = t, .nt = nt, .nlow = rt - kt0}; /* nlow: row tiles of rows [k0, n) */
   ooc_status_t st = OOC_OK;
@@ -286,7 +398,7 @@ static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
   }
   for (int64_t k = 0; k < rt; k++) {
     int64_t i = x->order[k];
-    OOC_CHECK(st = ts_take(t[0].ts, i, t[0].tj, x->C + i * b, n));
+    OOC_CHECK(st = ts_take(t[0].ts, i, t[0].tj, x->C + i * b, ld));
     x->blk[i] = 0;
     x->tst[i] = T_LOADED;
   }
@@ -319,7 +431,7 @@ static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
     /* row tile io of target q is done: back to the store, and the next target's tile in */
     int64_t q = x->blk[io];
     x->blk[io] = -1;
-    OOC_CHECK(st = ts_put(t[q].ts, io, t[q].tj, x->C + io * b, n));
+    OOC_CHECK(st = ts_put(t[q].ts, io, t[q].tj, x->C + io * b, ld));
     if (++s.back[q & 3] == rt) {
       s.completed++;
       s.back[q & 3] = s.low[q & 3] = s.prepped[q & 3] = 0; /* the entry now serves q + 4 */
@@ -328,7 +440,7 @@ static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
     }
     int64_t p = q + 1;
     if (p >= nt) continue;
-    OOC_CHECK(st = ts_take(t[p].ts, io, t[p].tj, x->C + io * b, n));
+    OOC_CHECK(st = ts_take(t[p].ts, io, t[p].tj, x->C + io * b, ld));
     pthread_mutex_lock(&x->mu);
     x->blk[io] = p;
     x->tst[io] = T_LOADED;
@@ -355,6 +467,8 @@ ooc_status_t gj_cpu_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int6
   x->ctx = ctx;
   x->ops = ops;
   x->n = n;
+  x->ld = gj_cpu_ld(n);
+  x->e.panel_ld = x->ld;
   x->b = b;
   x->W = W;
   x->rt = ooc_cdiv64(n, b);
@@ -365,7 +479,7 @@ ooc_status_t gj_cpu_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int6
   x->jobs = ooc_malloc(ctx, (size_t)x->jcap * sizeof(job_t));
   int ok = x->ipiv_local && x->jobs;
   if (sweeps) {
-    x->C = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+    x->C = ooc_malloc(ctx, (size_t)(x->ld * b) * sizeof(double));
     for (int k = 0; k < 2; k++) x->R[k] = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
     x->order = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->ck0 = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));

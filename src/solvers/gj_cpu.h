@@ -10,10 +10,15 @@
  * `threads` threads: the caller and threads - 1 workers. The caller is also the only thread that
  * calls the tile store (tstore.h: single-threaded API); the workers only compute.
  *
- * - factor: getrf of the panel on the caller (one library thread; all of them for a panel of
- *   1024 columns or more, where the library's threads pay, e.g. in core).
- * - transform: the trsm of rows above and below the pivot block in row chunks on all threads,
- *   then getri on the caller (library threads as for getrf).
+ * - factor: below 1024 columns, a recursive LU whose leaves (64 columns) are getrf on the caller
+ *   and whose updates run in row chunks on all threads; from 1024 columns (e.g. in core) the
+ *   library's getrf on all of its threads, where they pay.
+ * - transform: when the slot (below) holds a copy of the w x w pivot block and at least one
+ *   b x w product buffer beside it (a function of n, b and w only): getri of the copy on the
+ *   caller while the other threads run the trsm of the rows below in row chunks, then the rows
+ *   above as GEMMs with the inverse (N_up = -A_up P, tile rows through the buffers, on all
+ *   threads), then the inverse into the panel. Otherwise the trsm of rows above and below on all
+ *   threads, then getri in place on the caller (library threads as for getrf).
  * - sweep (gj.h): row tile by row tile. Each target's tile column is taken into one n x b slot
  *   tile by tile, its products are cut into chunks of whole row tiles (C_rows = beta C_rows +
  *   panel_rows R, beta 0 in the pivot rows), and a row tile goes back to the store as soon as
@@ -30,7 +35,13 @@
 
 #include "solvers/gj.h"
 
-/* Host bytes gj_cpu_create allocates (slot n x b, two R of W x b when sweeps, local pivots). */
+/* The leading dimension of the panel and the slot: n, plus 8 when n is a multiple of 256 (a
+ * stride of 2 KiB multiples puts the columns of a row block in the same cache sets; measured:
+ * 512 x 256 x 512 chunk products at ld 4096 49.7 GFLOP/s, at ld 4104 50.7). Other n cost
+ * nothing extra, so budgets planned at the edge still fit. */
+int64_t gj_cpu_ld(int64_t n);
+
+/* Host bytes gj_cpu_create allocates (slot ld x b, two R of W x b when sweeps, local pivots). */
 int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps);
 
 /* threads <= 0: the online CPUs (at most 16). Fewer workers start if the system refuses some. */

@@ -503,12 +503,14 @@ static ooc_status_t fetch(tstore_t *ts, int64_t ti, int64_t tj, double *dst, int
       *left = 1;
       return OOC_OK;
     }
-    double t0 = ooc_now();
-    OOC_TRY(ts->spill.get(ts->spill_handle, idx, ts->staging, (size_t)bytes));
+    /* a destination laid out as the tile is (ld = rows: write_rows' row blocks) takes it
+     * straight from scratch; another goes through the staging tile */
+    double t0 = ooc_now(), *to = ld == nr ? dst : ts->staging;
+    OOC_TRY(ts->spill.get(ts->spill_handle, idx, to, (size_t)bytes));
     ts->st.t_spill += ooc_now() - t0;
     ts->st.bytes_unspilled += bytes;
     ts->st.misses++;
-    copy_block(nr, nc, ts->staging, nr, dst, ld);
+    if (to != dst) copy_block(nr, nc, ts->staging, nr, dst, ld);
     break;
   }
   case T_SOURCE:
