@@ -910,6 +910,7 @@ static ooc_status_t direct_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, 
   threads = (int)ooc_max64(1, ooc_min64(threads, m->stage / (want * per)));
   int64_t need = any_zstd ? cc * es : es;
   size_t win = (size_t)ooc_max64(need, ooc_min64(want, m->stage / per));
+  win = (win + 63) / 64 * 64; /* the output window starts at wins[k] + win: keep it aligned */
   char *wins[CIO_MAX_THREADS] = {NULL};
   for (int k = 0; k < threads && st == OOC_OK; k++)
     if (!(wins[k] = ooc_malloc(ctx, win * (any_zstd ? 2 : 1))))
