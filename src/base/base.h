@@ -120,7 +120,7 @@ ooc_status_t ooc_tick(ooc_ctx_t *ctx, const char *phase, double fraction);
 /* Monotonic wall clock in seconds. */
 double ooc_now(void);
 
-/* 64-bit checksum (XXH64-compatible) of a buffer. */
+/* 64-bit checksum (XXH64-compatible) of a buffer (xxh3.c, with XXH3). */
 uint64_t ooc_xxh64(const void *data, size_t len, uint64_t seed);
 /* XXH3-64 (seed 0, the default secret; the public algorithm) of a buffer: the same strength as
  * XXH64, 2-4x faster on large buffers (SIMD; xxh3.c). ooc_xxh3_cols: XXH3-64 of ncols columns of

@@ -1,7 +1,8 @@
-/* xxh3.c: XXH3-64 (seed 0, default secret), written from the xxHash specification
- * (doc/xxhash_spec.md of the xxHash project), and the same hash over columns in memory.
+/* xxh3.c: the xxHash hashes, written from the xxHash specification (doc/xxhash_spec.md of
+ * the xxHash project): XXH64 (ooc_xxh64: small records, seeds) and XXH3-64 (seed 0, default
+ * secret), also over columns in memory.
  *
- * Why XXH3 beside XXH64 (base.c): the scratch store checksums every spilled tile twice (written,
+ * Why XXH3 beside XXH64: the scratch store checksums every spilled tile twice (written,
  * read back), and out of core that is gigabytes a run. XXH64's four serial multiply chains run at
  * ~10 GB/s on the hosts we measure; XXH3's long-input loop is 8 independent 32x32->64 multiply-
  * adds per 64-byte stripe, which SIMD units do several at a time (SSE2 on every x86-64, AVX2 where
@@ -288,4 +289,60 @@ uint64_t ooc_xxh3_cols(const void *data, size_t col_bytes, size_t ncols, size_t 
     need -= k;
   }
   return long_finish(&x, last);
+}
+
+/* ---- XXH64 (the public algorithm, written from its specification; same primes) ------------ */
+static uint64_t round1(uint64_t acc, uint64_t in) {
+  acc += in * X3_P64_2;
+  acc = rotl64(acc, 31);
+  return acc * X3_P64_1;
+}
+static uint64_t merge(uint64_t acc, uint64_t v) {
+  acc ^= round1(0, v);
+  return acc * X3_P64_1 + X3_P64_4;
+}
+
+uint64_t ooc_xxh64(const void *data, size_t len, uint64_t seed) {
+  const unsigned char *p = data, *end = p + len;
+  uint64_t h;
+  if (len >= 32) {
+    uint64_t v1 = seed + X3_P64_1 + X3_P64_2, v2 = seed + X3_P64_2, v3 = seed, v4 = seed - X3_P64_1;
+    const unsigned char *limit = end - 32;
+    do {
+      v1 = round1(v1, rd64(p));
+      v2 = round1(v2, rd64(p + 8));
+      v3 = round1(v3, rd64(p + 16));
+      v4 = round1(v4, rd64(p + 24));
+      p += 32;
+    } while (p <= limit);
+    h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+    h = merge(h, v1);
+    h = merge(h, v2);
+    h = merge(h, v3);
+    h = merge(h, v4);
+  } else {
+    h = seed + X3_P64_5;
+  }
+  h += (uint64_t)len;
+  while (p + 8 <= end) {
+    h ^= round1(0, rd64(p));
+    h = rotl64(h, 27) * X3_P64_1 + X3_P64_4;
+    p += 8;
+  }
+  if (p + 4 <= end) {
+    h ^= (uint64_t)rd32(p) * X3_P64_1;
+    h = rotl64(h, 23) * X3_P64_2 + X3_P64_3;
+    p += 4;
+  }
+  while (p < end) {
+    h ^= (*p) * X3_P64_5;
+    h = rotl64(h, 11) * X3_P64_1;
+    p++;
+  }
+  h ^= h >> 33;
+  h *= X3_P64_2;
+  h ^= h >> 29;
+  h *= X3_P64_3;
+  h ^= h >> 32;
+  return h;
 }
