@@ -676,6 +676,20 @@ static ooc_status_t logdet_of(xc_t *x, int64_t w, double *logdet) {
   return OOC_OK;
 }
 
+/* D (w x w, ld n) = L L^T on the compute stream, info to *info (device); the workspace is the
+ * one planned for the widest stripe. */
+static ooc_status_t potrf_d(xc_t *x, double *D, int64_t w, int *info) {
+  size_t d = 0, hh = 0;
+  CS(x, cusolverDnXpotrf_bufferSize(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D,
+                                    x->n, CUDA_R_64F, &d, &hh));
+  if (d > x->ws || hh > x->hws)
+    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER potrf wants %zu+%zu bytes of workspace, "
+                    "%zu+%zu planned", d, hh, x->ws, x->hws);
+  CS(x, cusolverDnXpotrf(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, x->n,
+                         CUDA_R_64F, x->dWs, x->ws, x->hWs, x->hws, info));
+  return OOC_OK;
+}
+
 /* Rows [r0, r0 + m) of the panel's column block [c0, c0 + bj) := sgn V L^-T, the blocks left
  * of c0 done (X L^T = sgn V by column blocks: V_J := sgn V_J - X_<J L_J,<J^T, then the diagonal
  * block's trsm). The pivot's trsm of W = V L^-T (and Z_T = -W_T) in the pieces x_vready runs as
@@ -703,18 +717,11 @@ static ooc_status_t x_pivot_begin(chol_exec_t *e, int job) {
     return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "chol executor: split pivot for job %d", job);
   x->pjob = job;
   x->incore = 0;
-  size_t d = 0, hh = 0;
-  CS(x, cusolverDnXpotrf_bufferSize(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n,
-                                    CUDA_R_64F, &d, &hh));
-  if (d > x->ws || hh > x->hws)
-    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER potrf wants %zu+%zu bytes of workspace, "
-                    "%zu+%zu planned", d, hh, x->ws, x->hws);
   CU(x, cudaMemcpy2DAsync(x->dE, (size_t)(8 * x->W), D, (size_t)(8 * n), (size_t)(8 * w),
                           (size_t)w, D2D, x->st[1]));
   OOC_TRY(dev_sweep(x, x->dE, x->W, w));
   int64_t sp = sp_begin(x, 1, K_PIVOT, "potrf", 0, (double)w * w * w / 3);
-  CS(x, cusolverDnXpotrf(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n, CUDA_R_64F,
-                         x->dWs, x->ws, x->hWs, x->hws, x->dInfo + 2 * nsw));
+  OOC_TRY(potrf_d(x, D, w, x->dInfo + 2 * nsw));
   sp_end(x, sp, 1);
   x->begun = 1;
   x->ready = 0;
@@ -769,15 +776,8 @@ static ooc_status_t x_pivot(chol_exec_t *e, int job, int64_t *bad, double *logde
     if (*bad) return OOC_OK;
     return logdet_of(x, w, logdet);
   }
-  size_t d = 0, hh = 0;
-  CS(x, cusolverDnXpotrf_bufferSize(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n,
-                                    CUDA_R_64F, &d, &hh));
-  if (d > x->ws || hh > x->hws)
-    return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER potrf wants %zu+%zu bytes of workspace, "
-                    "%zu+%zu planned", d, hh, x->ws, x->hws);
   int64_t sp = sp_begin(x, 1, K_PIVOT, "potrf+trsm", 0, (double)w * w * w / 3 + (double)w * w * below);
-  CS(x, cusolverDnXpotrf(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, n, CUDA_R_64F,
-                         x->dWs, x->ws, x->hWs, x->hws, x->dInfo));
+  OOC_TRY(potrf_d(x, D, w, x->dInfo));
   if (below > 0)
     CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                          CUBLAS_DIAG_NON_UNIT, below, w, &one, D, n, x->dP + k1, n));
