@@ -3,7 +3,7 @@
  *   bench_cuda ceil                       DGEMM rate (n = 8192) and pinned PCIe H2D / D2H
  *   bench_cuda cusolver N                 cuSOLVER in core: getrf + getrs with an identity RHS
  *   bench_cuda gj N TILE GPU_MEM STREAMS [TRACE|-] [cusolver-trtri] [leaf=L1,L2,...]
- *                [trtri=SPEC1,SPEC2,...]
+ *                [trtri=SPEC1,SPEC2,...] [w=W1,W2,...]
  *                                         oocsolve's striped GJ on the CUDA executor: matrix in
  *                                         host memory (a tile store, HDF5 bypassed), GPU_MEM 0 =
  *                                         default budget; prints time, TFLOP/s (2n^3), overlap;
@@ -12,7 +12,9 @@
  *                                         matrix (ocu_exec_set_leaf: 0 default, -1
  *                                         cuSOLVER's getrf on the whole panel); TRACE: first run;
  *                                         trtri=: one run per getri trtri variant (ocu_trtri.h
- *                                         specs, e.g. rec,gemm,ws:256) x each leaf, same matrix
+ *                                         specs, e.g. rec,gemm,ws:256) x each leaf, same matrix;
+ *                                         w=: one run per stripe width (0 = the plan's, the
+ *                                         widest the budget allows) x each trtri x each leaf
  *   bench_cuda trtri W LD [WSCOLS] [SPEC ...]
  *                                         inv(U) alone on a device-resident well-conditioned
  *                                         upper-triangular W x W (leading dimension LD, as in the
@@ -430,8 +432,8 @@ static void trtri_bench(int64_t w, int64_t ld, int64_t wscols, const char **spec
 }
 
 static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const char *trace,
-                     int trtri_cusolver, const char *trtri, int leaf, const double *A,
-                     const double *colnorm) {
+                     int trtri_cusolver, const char *trtri, int leaf, int64_t wreq,
+                     const double *A, const double *colnorm) {
   ooc_ctx_t *ctx;
   CK(ooc_ctx_create(&ctx));
   int64_t *perm = malloc((size_t)n * sizeof *perm);
@@ -449,6 +451,7 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
     fprintf(stderr, "plan: %s\n", ooc_ctx_error(ctx));
     exit(1);
   }
+  if (wreq > 0 && wreq < W) W = wreq; /* w=: a narrower stripe than the budget allows */
   memsrc_t ms = {A, n};
   ooc_source_t src = {&ms, mem_read};
   tcache_t *cache;
@@ -563,7 +566,8 @@ int main(int argc, char **argv) {
   }
   else if (argc >= 6 && !strcmp(argv[1], "gj")) {
     int64_t n = atoll(argv[2]);
-    int trtri_cusolver = 0, leaves[16] = {0}, nl = 1, nt = 1;
+    int trtri_cusolver = 0, leaves[16] = {0}, nl = 1, nt = 1, nw = 1;
+    int64_t widths[16] = {0};
     char *specs[16] = {NULL};
     for (int i = 7; i < argc; i++) {
       if (!strcmp(argv[i], "cusolver-trtri")) trtri_cusolver = 1;
@@ -572,6 +576,15 @@ int main(int argc, char **argv) {
         for (char *q = strtok(argv[i] + 6, ","); q && nt < 16; q = strtok(NULL, ","))
           specs[nt++] = q;
         if (!nt) nt = 1;
+      }
+      if (!strncmp(argv[i], "w=", 2)) {
+        nw = 0;
+        for (char *q = argv[i] + 2; *q && nw < 16;) {
+          widths[nw++] = strtoll(q, &q, 10);
+          if (*q == ',') q++;
+          else break;
+        }
+        if (!nw) nw = 1;
       }
       if (!strncmp(argv[i], "leaf=", 5)) {
         nl = 0;
@@ -586,12 +599,13 @@ int main(int argc, char **argv) {
     double *colnorm = calloc((size_t)n, sizeof *colnorm);
     int64_t bi, bj;
     ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
-    for (int t = 0; t < nt; t++)
-      for (int v = 0; v < nl; v++)
-        gj_bench(n, atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
-                 atoi(argv[5]),
-                 t == 0 && v == 0 && argc >= 7 && strcmp(argv[6], "-") ? argv[6] : NULL,
-                 trtri_cusolver, specs[t], leaves[v], A, colnorm);
+    for (int u = 0; u < nw; u++)
+      for (int t = 0; t < nt; t++)
+        for (int v = 0; v < nl; v++)
+          gj_bench(n, atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
+                   atoi(argv[5]),
+                   u == 0 && t == 0 && v == 0 && argc >= 7 && strcmp(argv[6], "-") ? argv[6] : NULL,
+                   trtri_cusolver, specs[t], leaves[v], widths[u], A, colnorm);
     free(A);
     free(colnorm);
   } else {

@@ -164,7 +164,7 @@ static ooc_status_t pick_backend(job_t *j) {
 
 #ifdef OOC_HAVE_CUDA
 static ocu_config_t gpu_config(const job_t *j) {
-  ocu_config_t c = {j->o.gpu_mem, j->o.streams, j->o.trace, 0, 0, NULL};
+  ocu_config_t c = {.gpu_mem = j->o.gpu_mem, .streams = j->o.streams, .trace = j->o.trace};
   return c;
 }
 #endif

@@ -56,8 +56,16 @@ static ooc_status_t put_panel_col(gj_exec_t *ex, tstore_t *A, double *panel, int
   return OOC_OK;
 }
 
+/* Panel tile columns to put back after block q of nt (inversion), `left` still out: an even
+ * share of what is left, so that none remains after the ring. With more panel tile columns than
+ * blocks (n = 49152 at 12 GiB: 26 for 22), one per block left four to go back after the ring,
+ * at the step boundary with the device idle (~32 ms). */
+static int64_t puts_due(int64_t left, int64_t q, int64_t nt) {
+  return left <= 0 ? 0 : ooc_cdiv64(left, nt - q > 1 ? nt - q : 1);
+}
+
 /* An executor's sweep calls this once target q is back in the store: as the ring does between
- * blocks, put one panel tile column back (inversion) and report progress. */
+ * blocks, put panel tile columns back (inversion) and report progress. */
 typedef struct gj_between {
   gj_exec_t *ex;
   tstore_t *A;
@@ -69,7 +77,8 @@ typedef struct gj_between {
 
 static ooc_status_t between(void *user, int64_t q) {
   gj_between_t *w = user;
-  if (w->pput >= w->kt0) OOC_TRY(put_panel_col(w->ex, w->A, w->panel, w->ldp, w->kt0, w->pput--));
+  for (int64_t k = puts_due(w->pput - w->kt0 + 1, q, w->nt); k > 0; k--)
+    OOC_TRY(put_panel_col(w->ex, w->A, w->panel, w->ldp, w->kt0, w->pput--));
   return ooc_tick(w->ctx, "eliminate", (w->step + (q + 1.0) / (w->nt + 1.0)) / w->nsteps);
 }
 
@@ -153,9 +162,10 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
 #define TARGET(q) targets[q]
     /* A ring of K slots: block q is taken into slot q % K while the executor still works on
      * blocks q-K+1 .. q-1; before a slot is reused, its block is completed and put back.
-     * Inversion: between blocks, the host also puts one panel tile column back (it has time
-     * while the executor multiplies), last column first (an executor finishes the transform's
-     * columns last to first); what is left goes back after the ring. */
+     * Inversion: between blocks, the host also puts panel tile columns back (it has time
+     * while the executor multiplies; puts_due spreads them over the blocks), last column first
+     * (an executor finishes the transform's columns last to first); what is left (no blocks:
+     * the last step of an inversion without sweeps) goes back after the ring. */
     int64_t pput = a->B ? kt0 - 1 : kt1 - 1; /* next panel tile column to put, downwards */
     if (ex->sweep) {
       bw.kt0 = kt0;
@@ -184,7 +194,8 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
         OOC_CHECK(st = ts_take_col(t.ts, t.tj, ex->slot[s], n));
         span(ex, "take col", tt, 8 * n * nc);
         OOC_CHECK(st = ex->update(ex, s, nc));
-        if (pput >= kt0) OOC_CHECK(st = put_panel_col(ex, a->A, panel, ldp, kt0, pput--));
+        for (int64_t k = puts_due(pput - kt0 + 1, q, nt); k > 0; k--)
+          OOC_CHECK(st = put_panel_col(ex, a->A, panel, ldp, kt0, pput--));
       }
     }
 #undef TARGET

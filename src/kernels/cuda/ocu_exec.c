@@ -96,6 +96,11 @@ typedef struct ocu {
   int lu_open;        /* a step's LU is being queued (panel_in has started it) */
   int64_t *dLuDst, *dLuSrc; /* permutation tables, one per leaf (lu_compose) */
   cudaEvent_t ev_pin[NPIN]; /* arrival k of the step's panel columns is on the device: [k % NPIN] */
+  /* The LU reads only rows [k0, n): panel_in sends those first and the rows above (the N_up
+   * part, read first by the transform's trsm) once the last column is sent. */
+  int64_t top_sent;   /* columns whose rows [0, k0) are sent this step */
+  int top_wait;       /* the transform must wait for ev_top */
+  cudaEvent_t ev_top;
   int64_t narrived;     /* arrivals (panel_in calls) this step */
   /* The LU is queued by its own thread: some cuSOLVER/cuBLAS calls block the calling thread
    * until the device has caught up, which would stall gj.c's takes of the next panel columns. */
@@ -577,6 +582,7 @@ ooc_status_t ocu_exec_set_leaf(gj_exec_t *e, int leaf) {
 static void lu_begin(ocu_t *x, int64_t k0, int64_t w) {
   x->k0 = k0;
   x->w = w;
+  x->top_sent = 0;
   x->nops = x->cur = x->present = x->ndone = x->narrived = 0;
   lu_plan(x, 0, w);
   x->lu_open = 1;
@@ -645,13 +651,39 @@ static ooc_status_t lu_arrive(ocu_t *x, int64_t hi, int64_t k) {
   return lu_advance(x);
 }
 
-static ooc_status_t send_panel(ocu_t *x, const double *panel, int64_t c0, int64_t nc) {
-  int64_t n = x->n, bytes = 8 * n * nc;
-  int64_t sp = sp_begin(x, x->ih2d, "h2d panel", bytes);
-  CU(x, cudaMemcpyAsync(x->dP + c0 * n, panel + c0 * n, (size_t)bytes, cudaMemcpyHostToDevice,
-                        x->st[x->ih2d]));
+/* Rows [r0, r1) of panel columns [c0, c0+nc) to the device. */
+static ooc_status_t send_rows(ocu_t *x, const double *panel, int64_t c0, int64_t nc, int64_t r0,
+                              int64_t r1, const char *what) {
+  int64_t n = x->n, bytes = 8 * (r1 - r0) * nc;
+  if (bytes <= 0) return OOC_OK;
+  int64_t sp = sp_begin(x, x->ih2d, what, bytes);
+  if (r1 - r0 == n)
+    CU(x, cudaMemcpyAsync(x->dP + c0 * n, panel + c0 * n, (size_t)bytes, cudaMemcpyHostToDevice,
+                          x->st[x->ih2d]));
+  else
+    CU(x, cudaMemcpy2DAsync(x->dP + r0 + c0 * n, (size_t)(8 * n), panel + r0 + c0 * n,
+                            (size_t)(8 * n), (size_t)(8 * (r1 - r0)), (size_t)nc,
+                            cudaMemcpyHostToDevice, x->st[x->ih2d]));
   sp_end(x, sp, x->ih2d);
   x->bytes_h2d += bytes;
+  return OOC_OK;
+}
+
+/* The recursive LU's columns: rows [k0, n) now (all the LU reads), rows [0, k0) by send_top. */
+static ooc_status_t send_panel(ocu_t *x, const double *panel, int64_t c0, int64_t nc) {
+  return send_rows(x, panel, c0, nc, x->k0, x->n, "h2d panel");
+}
+
+/* Rows [0, k0) of the columns not yet sent that way, behind every LU row already queued on the
+ * H2D stream; the transform waits for them (ev_top). At n = 49152, 12 GiB, step 2 (k0 = 26624)
+ * sent whole columns at ~8 ms per tile column while the LU of its 22528 rows needed ~5: the LU
+ * waited ~0.12 s for its columns. */
+static ooc_status_t send_top(ocu_t *x, const double *panel) {
+  if (x->k0 == 0 || x->top_sent >= x->w) return OOC_OK;
+  OOC_TRY(send_rows(x, panel, x->top_sent, x->w - x->top_sent, 0, x->k0, "h2d panel top"));
+  x->top_sent = x->w;
+  CU(x, cudaEventRecord(x->ev_top, x->st[x->ih2d]));
+  x->top_wait = 1;
   return OOC_OK;
 }
 
@@ -709,7 +741,7 @@ static ooc_status_t x_panel_in(gj_exec_t *e, double *panel, int64_t n, int64_t k
   ocu_t *x = (ocu_t *)e;
   (void)n;
   if (x->leaf == 0) { /* cuSOLVER's getrf: it starts once the whole panel is there */
-    OOC_TRY(send_panel(x, panel, c0, nc));
+    OOC_TRY(send_rows(x, panel, c0, nc, 0, x->n, "h2d panel"));
     x->panel_cols += nc;
     return OOC_OK;
   }
@@ -730,6 +762,7 @@ static ooc_status_t x_panel_in(gj_exec_t *e, double *panel, int64_t n, int64_t k
   OOC_TRY(send_panel(x, panel, c0, nc));
   OOC_TRY(lu_record(x, &k));
   lu_post(x, c0 + nc, k, 0, 0);
+  if (c0 + nc == w) OOC_TRY(send_top(x, panel));
   return OOC_OK;
 }
 
@@ -751,6 +784,7 @@ static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0,
       OOC_TRY(lu_record(x, &k));
       OOC_TRY(lu_arrive(x, w, k));
     }
+    OOC_TRY(send_top(x, panel));
     x->lu_open = 0;
     if (x->cur != x->nops)
       return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "panel LU: %lld of %lld operations queued",
@@ -867,6 +901,10 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
   double one = 1.0, mone = -1.0;
   double *L11 = x->dP + k0;
   *bad = 0;
+  if (x->top_wait) { /* rows [0, k0) of the panel (send_top) */
+    CU(x, cudaStreamWaitEvent(sc, x->ev_top, 0));
+    x->top_wait = 0;
+  }
   int64_t sp = sp_begin(x, c0, "trsm", 0);
   if (k0 > 0) {
     CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
@@ -988,6 +1026,7 @@ static void destroy_handles(ocu_t *x) {
     if (x->ev_done[s]) cudaEventDestroy(x->ev_done[s]);
   }
   if (x->ev_panel) cudaEventDestroy(x->ev_panel);
+  if (x->ev_top) cudaEventDestroy(x->ev_top);
   if (x->ev_tdone) cudaEventDestroy(x->ev_tdone);
   for (int i = 0; i < NPIN; i++)
     if (x->ev_pin[i]) cudaEventDestroy(x->ev_pin[i]);
@@ -1138,6 +1177,7 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
   }
   CU(x, cudaEventCreateWithFlags(&x->ev_panel, cudaEventDisableTiming));
   CU(x, cudaEventCreateWithFlags(&x->ev_tdone, cudaEventDisableTiming));
+  CU(x, cudaEventCreateWithFlags(&x->ev_top, cudaEventDisableTiming));
   for (int i = 0; i < NPIN; i++)
     CU(x, cudaEventCreateWithFlags(&x->ev_pin[i], cudaEventDisableTiming));
   for (int i = 0; i < MAXCH; i++)
