@@ -20,19 +20,13 @@
 #     CTEST=0 CLI=0 SAN=0 GJ=1 LEAVES=0,-1,256,1024 bash tools/gpu_check.sh'
 set -o pipefail
 cd "$(dirname "$0")/.."
-T0=$(date +%s)
-el() { echo $(($(date +%s) - T0)); }
 B=${B:-/tmp/b-cuda}
 OUT=${OUT:-/tmp/gpu_check_out}
 mkdir -p "$OUT"
 BIG=/tmp/oocbig
 N=${N:-49152}
 
-# staging bug of the unpacked deps: libzstd's versioned name may be missing
-L=/opt/deps/usr/lib/x86_64-linux-gnu
-for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
-  [ -e $d/libzstd.so.1 ] && [ -d $L ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
-done
+. tools/gpu_lib.sh
 
 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   > $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }

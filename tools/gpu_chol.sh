@@ -8,14 +8,9 @@ cd "$(dirname "$0")/.."
 B=/tmp/b-cholgpu
 OUT=${OUT:-/tmp/out-cholgpu}
 mkdir -p $OUT
-L=/opt/deps/usr/lib/x86_64-linux-gnu
-for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
-  [ -e $d/libzstd.so.1 ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
-done
+. tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,power.limit --format=csv,noheader
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > $OUT/build.log 2>&1 || { tail -30 $OUT/build.log; exit 1; }
-timeout 200 cmake --build $B -j16 --target test_cuda_chol bench_cuda_chol >> $OUT/build.log 2>&1 || { grep -E "error|Error" $OUT/build.log | head -30; exit 1; }
-echo "built at ${SECONDS}s"
+gpu_build $OUT/build.log test_cuda_chol bench_cuda_chol
 if [ "${BENCH:-1}" = 1 ]; then
   timeout 110 $B/bench_cuda_chol incore 32768 ${NBS:-1024,2048,4096} 2>&1 | tee $OUT/bench_incore.log | grep -E "RESULT|rror|failed"
   echo "incore bench done at ${SECONDS}s"

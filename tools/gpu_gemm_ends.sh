@@ -16,23 +16,13 @@
 # Lines starting with RESULT are the figures; logs in $OUT. SKIP="check san gemms" skips stages.
 set -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-T0=$(date +%s)
-el() { echo $(($(date +%s) - T0)); }
-left() { echo $((${LIMIT:-560} - $(el))); }
-skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
 B=${B:-/tmp/b-gemmends}
 OUT=${OUT:-/tmp/gpu_gemm_ends_out}
 VARIANTS=${VARIANTS:-plan 2s3e0c plan 2s3e0 2s3 plane0 planc 2s3e0c}
 mkdir -p "$OUT"
-L=/opt/deps/usr/lib/x86_64-linux-gnu # staging bug: libzstd's versioned name may be missing
-for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
-  [ -e $d/libzstd.so.1 ] && [ -d $L ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
-done
+. tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
-cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT"/build.log 2>&1 &&
-  cmake --build "$B" -j"$(nproc)" --target bench_gemm_cuda test_iter_cuda >> "$OUT"/build.log 2>&1 ||
-  { grep -E "error" "$OUT"/build.log | head -20; exit 1; }
-echo "[$(el) s] built"
+gpu_build "$OUT"/build.log bench_gemm_cuda test_iter_cuda
 
 if ! skip check; then
   timeout 120 "$B"/bench_gemm_cuda check > "$OUT"/check.log 2>&1

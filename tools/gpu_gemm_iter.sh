@@ -14,8 +14,6 @@
 # the 8192 rows and the first 32768 row: ~57 s of file I/O and probe check, ~22 s without check).
 set -o pipefail
 cd "$(dirname "$0")/.."
-T0=$(date +%s)
-el() { echo $(($(date +%s) - T0)); }
 PART=${PART:-1}
 LIMIT=${LIMIT:-290}
 OUT=${OUT:-/tmp/gpu_gemm_iter_out}
@@ -26,14 +24,8 @@ VARIANTS=${VARIANTS:-plan 1 plan}
 # "kind:method:estimate_seconds", run in this order while they fit
 BIG=${BIG-diagdom:gj:40 matern:chol:35 diagdom:newton:50 matern:gj:40 diagdom:hyper7:80 matern:newton:150}
 mkdir -p "$OUT" "$W"
-L=/opt/deps/usr/lib/x86_64-linux-gnu # staging bug: libzstd's versioned name may be missing
-for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
-  [ -e $d/libzstd.so.1 ] && [ -d $L ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
-done
-TARGETS="oocsolve_bin oocgen_bin bench_gemm_cuda test_iter_cuda"
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DOOC_BUILD_TESTS=ON > $OUT/build.log 2>&1 &&
-  cmake --build $B -j16 --target $TARGETS >> $OUT/build.log 2>&1 || { grep -E "error" $OUT/build.log | head -20; exit 1; }
-echo "[$(el) s] built"
+. tools/gpu_lib.sh
+GPU_CMAKE=-DOOC_BUILD_TESTS=ON gpu_build $OUT/build.log oocsolve_bin oocgen_bin bench_gemm_cuda test_iter_cuda
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader
 nproc
 

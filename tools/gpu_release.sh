@@ -14,10 +14,7 @@
 # are the summary lines to quote. SKIP="tests bench san oocbench" skips stages.
 set -o pipefail
 cd "$(dirname "$0")/.."
-T0=$(date +%s)
-el() { echo $(($(date +%s) - T0)); }
-left() { echo $((${LIMIT:-570} - $(el))); }
-skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
+LIMIT=${LIMIT:-570}
 B=${B:-/tmp/b-release}
 OUT=${OUT:-/tmp/gpu_release_out}
 R=$OUT/r # logs; tarred at the end
@@ -27,16 +24,10 @@ finish() {
   echo "[$(el) s] done"
 }
 trap finish EXIT
-L=/opt/deps/usr/lib/x86_64-linux-gnu # staging bug: libzstd's versioned name may be missing
-for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
-  [ -e $d/libzstd.so.1 ] && [ -d $L ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
-done
+. tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee $R/gpu.txt
-cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > $R/build.log 2>&1 &&
-  cmake --build $B -j"$(nproc)" --target test_cuda test_cuda_chol test_iter_cuda bench_cuda \
-    bench_cuda_chol bench_gemm_cuda oocbench_bin oocsolve_bin oocgen_bin test_bench >> $R/build.log 2>&1 ||
-  { grep -E "error" $R/build.log | head -20; exit 1; }
-echo "[$(el) s] built"
+gpu_build $R/build.log test_cuda test_cuda_chol test_iter_cuda bench_cuda bench_cuda_chol \
+  bench_gemm_cuda oocbench_bin oocsolve_bin oocgen_bin test_bench
 
 if ! skip tests; then
   (cd $B && timeout 240 ./test_cuda quick > $R/test_cuda.log 2>&1; echo "rc=$?" >> $R/test_cuda.log) &

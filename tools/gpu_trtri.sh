@@ -13,24 +13,14 @@
 # Lines starting with RESULT are the figures; logs in $OUT. SKIP="test san micro gj" skips stages.
 set -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-T0=$(date +%s)
-el() { echo $(($(date +%s) - T0)); }
-left() { echo $((${LIMIT:-560} - $(el))); }
-skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
 B=${B:-/tmp/b-gj}
 OUT=${OUT:-/tmp/gpu_trtri_out}
 WS=${WS:-26624 22528 32768}
 GJ_SPECS=${GJ_SPECS:-gemm,rec,ws,gemm}
 mkdir -p "$OUT"
-L=/opt/deps/usr/lib/x86_64-linux-gnu # staging bug: libzstd's versioned name may be missing
-for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
-  [ -e $d/libzstd.so.1 ] && [ -d $L ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
-done
+. tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
-cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DOOC_WERROR=ON -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT"/build.log 2>&1 &&
-  cmake --build "$B" -j"$(nproc)" --target bench_cuda test_cuda >> "$OUT"/build.log 2>&1 ||
-  { grep -E "error" "$OUT"/build.log | head -20; exit 1; }
-echo "[$(el) s] built"
+GPU_CMAKE=-DOOC_WERROR=ON gpu_build "$OUT"/build.log bench_cuda test_cuda
 
 if ! skip test; then
   (cd "$B" && timeout 180 ./test_cuda trtri > "$OUT"/test_trtri.log 2>&1; echo "rc=$?" >> "$OUT"/test_trtri.log)

@@ -19,8 +19,6 @@ int64_t gj_stripe(int64_t n, int64_t b, int64_t stripe) {
   return ooc_min64(ooc_max64(b, stripe / b * b), n);
 }
 
-typedef gj_target_t target_t;
-
 /* ---- the algorithm -------------------------------------------------------------------------- */
 
 /* gj.h step 2: the pivots the executor found must be usable. */
@@ -106,7 +104,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
   int64_t *ipiv = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
   double *udiag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   int64_t ntargets = cols.count + (a->B ? ts_cols(a->B).count : 0);
-  target_t *targets = ooc_malloc(ctx, (size_t)(ntargets + 1) * sizeof(target_t));
+  gj_target_t *targets = ooc_malloc(ctx, (size_t)(ntargets + 1) * sizeof(gj_target_t));
   if (!panel || !ipiv || !udiag || !targets) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM,
                   "out of host memory for the Gauss-Jordan workspace (%lld bytes)",
@@ -150,16 +148,15 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
      * touched last are then the first ones taken, while they are still cached). */
     int64_t nt = 0;
     for (int64_t tj = 0; tj < cols.count; tj++)
-      if ((a->B ? tj >= kt1 : (tj < kt0 || tj >= kt1))) targets[nt++] = (target_t){a->A, tj};
+      if ((a->B ? tj >= kt1 : (tj < kt0 || tj >= kt1))) targets[nt++] = (gj_target_t){a->A, tj};
     if (a->B)
-      for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) targets[nt++] = (target_t){a->B, tj};
+      for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) targets[nt++] = (gj_target_t){a->B, tj};
     if (step % 2 == 0)
       for (int64_t q = 0; q < nt / 2; q++) {
-        target_t tmp = targets[q];
+        gj_target_t tmp = targets[q];
         targets[q] = targets[nt - 1 - q];
         targets[nt - 1 - q] = tmp;
       }
-#define TARGET(q) targets[q]
     /* A ring of K slots: block q is taken into slot q % K while the executor still works on
      * blocks q-K+1 .. q-1; before a slot is reused, its block is completed and put back.
      * Inversion: between blocks, the host also puts panel tile columns back (it has time
@@ -179,7 +176,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     for (int64_t q = 0; q < (ex->sweep ? 0 : nt + K); q++) {
       if (q >= K && q - K < nt) { /* retire block q-K */
         int s = (int)((q - K) % K);
-        target_t t = TARGET(q - K);
+        gj_target_t t = targets[q - K];
         OOC_CHECK(st = ex->complete(ex, s));
         double tp = ooc_now();
         OOC_CHECK(st = ts_put_col(t.ts, t.tj, ex->slot[s], n));
@@ -188,7 +185,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
       }
       if (q < nt) {
         int s = (int)(q % K);
-        target_t t = TARGET(q);
+        gj_target_t t = targets[q];
         int64_t nc = part_len(ts_cols(t.ts), t.tj);
         double tt = ooc_now();
         OOC_CHECK(st = ts_take_col(t.ts, t.tj, ex->slot[s], n));
@@ -198,7 +195,6 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
           OOC_CHECK(st = put_panel_col(ex, a->A, panel, ldp, kt0, pput--));
       }
     }
-#undef TARGET
     for (; pput >= kt0; pput--) OOC_CHECK(st = put_panel_col(ex, a->A, panel, ldp, kt0, pput));
     if (a->B)
       for (int64_t tj = kt0; tj < kt1; tj++)

@@ -226,17 +226,26 @@ static void panel_lu(gj_cpu_t *x, double *A, int64_t m, int64_t w, int64_t lda, 
   o->laswp(w1, A, lda, w1, w, ipiv);
 }
 
+/* A panel of width w on all library threads (PANEL_THREADED_W) until lib_narrow: 1 if widened. */
+static int lib_widen(gj_cpu_t *x, int64_t w) {
+  int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
+  if (more) x->ops->threads(x->nth);
+  return more;
+}
+static void lib_narrow(gj_cpu_t *x, int more) {
+  if (more) x->ops->threads(1);
+}
+
 static ooc_status_t cpu_factor(gj_exec_t *e, double *P, int64_t n, int64_t k0, int64_t w,
                                int64_t *ipiv, double *udiag) {
   gj_cpu_t *x = (gj_cpu_t *)e;
   int64_t ld = x->ld;
-  int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
-  if (more) x->ops->threads(x->nth);
+  int more = lib_widen(x, w);
   if (w >= PANEL_THREADED_W)
     x->ops->getrf(n - k0, w, P + k0, ld, x->ipiv_local);
   else
     panel_lu(x, P + k0, n - k0, w, ld, x->ipiv_local);
-  if (more) x->ops->threads(1);
+  lib_narrow(x, more);
   for (int64_t j = 0; j < w; j++) {
     ipiv[k0 + j] = k0 + x->ipiv_local[j];
     udiag[j] = fabs(P[k0 + j + j * ld]);
@@ -255,10 +264,9 @@ static void push_rows(gj_cpu_t *x, int kind, int64_t r0, int64_t r1, int64_t chu
 }
 
 static int64_t getri_on(gj_cpu_t *x, int64_t w, double *A, int64_t lda) {
-  int more = w >= PANEL_THREADED_W && x->nth > 1 && x->ops->threads;
-  if (more) x->ops->threads(x->nth);
+  int more = lib_widen(x, w);
   int64_t bad = x->ops->getri(w, A, lda);
-  if (more) x->ops->threads(1);
+  lib_narrow(x, more);
   return bad;
 }
 

@@ -792,14 +792,8 @@ static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0,
   } else {
     x->k0 = k0;
     x->w = w;
-    int64_t sp;
-    if (x->panel_cols != w) { /* not (all) sent by panel_in: send it now */
-      sp = sp_begin(x, x->ih2d, "h2d panel", 8 * n * w);
-      CU(x, cudaMemcpyAsync(x->dP, panel, (size_t)(8 * n * w), cudaMemcpyHostToDevice,
-                            x->st[x->ih2d]));
-      sp_end(x, sp, x->ih2d);
-      x->bytes_h2d += 8 * n * w;
-    }
+    if (x->panel_cols != w) /* not (all) sent by panel_in: send it now */
+      OOC_TRY(send_rows(x, panel, 0, w, 0, n, "h2d panel"));
     x->panel_cols = 0;
     CU(x, cudaEventRecord(x->ev_panel, x->st[x->ih2d]));
     CU(x, cudaStreamWaitEvent(sc, x->ev_panel, 0));
@@ -809,7 +803,7 @@ static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0,
     if (d > x->solWs || h > x->hSolWsBytes)
       return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER getrf wants %zu+%zu bytes of workspace, "
                       "%zu+%zu planned", d, h, x->solWs, x->hSolWsBytes);
-    sp = sp_begin(x, c0, "getrf", 0);
+    int64_t sp = sp_begin(x, c0, "getrf", 0);
     CS(x, cusolverDnXgetrf(x->sol, x->par, n - k0, w, CUDA_R_64F, x->dP + k0, n, x->dIpiv,
                            CUDA_R_64F, x->dSolWs, x->solWs, x->hSolWs, x->hSolWsBytes, x->dInfo));
     sp_end(x, sp, c0);

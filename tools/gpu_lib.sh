@@ -1,0 +1,25 @@
+# gpu_lib.sh: the start every GPU-host script shares (sourced from the repository root, after B,
+# OUT and LIMIT are set): elapsed and remaining seconds, SKIP tests, the staging fix, and the
+# Release sm_90 build of the targets a script needs.
+T0=$(date +%s)
+el() { echo $(($(date +%s) - T0)); }
+left() { echo $((${LIMIT:-560} - $(el))); }
+skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
+
+# The staging bug: libzstd's versioned name may be missing from the staged dependencies.
+L=/opt/deps/usr/lib/x86_64-linux-gnu
+for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
+  [ -e $d/libzstd.so.1 ] && [ -d $L ] && [ ! -e $L/libzstd.so.1.5.4 ] && ln -sf $d/libzstd.so.1 $L/libzstd.so.1.5.4
+done
+
+# gpu_build LOG TARGET...: configure (Release, sm_90, $GPU_CMAKE extra flags) and build into $B,
+# the log to LOG; on failure print its errors and exit.
+gpu_build() {
+  local log=$1
+  shift
+  # shellcheck disable=SC2086
+  cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${GPU_CMAKE:-} \
+    > "$log" 2>&1 && cmake --build "$B" -j"$(nproc)" --target "$@" >> "$log" 2>&1 ||
+    { grep -E "error" "$log" | head -20; exit 1; }
+  echo "[$(el) s] built"
+}
