@@ -317,6 +317,7 @@ static void trtri_bench(int64_t w, int64_t ld, int64_t wscols, const char **spec
          *Rh = malloc((size_t)(8 * w * nv)), *col = malloc((size_t)(8 * ld));
   for (int64_t i = 0; i < w * nv; i++) Vh[i] = sin(0.37 * (double)i) + 0.5;
   CK(cudaMemcpy(V, Vh, (size_t)(8 * w * nv), cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize()); /* pageable uploads may still be landing; st does not wait for them */
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cublasHandle_t h;

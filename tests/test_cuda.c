@@ -401,11 +401,14 @@ static void trtri_one(cublasHandle_t h, cusolverDnHandle_t sol, const char *spec
   void *dsol = NULL, *hsol = hws ? malloc(hws) : NULL;
   CU_ASSERT_FATAL(cudaMalloc((void **)&dU, (size_t)(8 * ld * w)) == cudaSuccess);
   CU_ASSERT_FATAL(cudaMalloc((void **)&dinfo, sizeof(int)) == cudaSuccess);
-  /* cuSOLVER's trtri need not write info on every path: a fresh allocation held garbage once */
-  CU_ASSERT_FATAL(cudaMemset(dinfo, 0, sizeof(int)) == cudaSuccess);
+  CU_ASSERT_FATAL(cudaMemset(dinfo, 0, sizeof(int)) == cudaSuccess); /* read back below */
   CU_ASSERT_FATAL(cudaMalloc(&dsol, dws ? dws : 1) == cudaSuccess);
   if (welems) CU_ASSERT_FATAL(cudaMalloc((void **)&work, (size_t)(8 * welems)) == cudaSuccess);
   CU_ASSERT_FATAL(cudaMemcpy(dU, U, (size_t)(8 * ld * w), cudaMemcpyHostToDevice) == cudaSuccess);
+  /* from pageable memory cudaMemcpy may return before its DMA lands, and the non-blocking stream
+   * of h does not wait for the legacy stream: without this, trtri read a half-copied U when the
+   * GPU was shared (two wrong results in the release script's side-by-side test runs) */
+  CU_ASSERT_FATAL(cudaDeviceSynchronize() == cudaSuccess);
   ocu_trtri_ws_t ws = {work, welems, dsol, dws, hsol, hws, dinfo};
   int code = 0, info = -1;
   const char *err = ocu_trtri(h, sol, dU, w, ld, &cf, &ws, &code);
