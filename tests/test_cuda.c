@@ -315,7 +315,7 @@ static void leaf_case(gen_kind_t kind, int64_t n, int64_t b, int64_t Wreq, int l
   ocu_config_t cfg = {0, streams, NULL, 1, 0, g_trtri};
   int64_t W = 0, budget = 0, steps = 0, steps_c = 0, info = 0, info_c = 0;
   CU_ASSERT_FATAL(ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) == OOC_OK);
-  W = gj_stripe(n, b, Wreq > 0 ? ooc_min64(W, Wreq) : W); /* what gj_run will use */
+  W = ts_stripe(n, b, Wreq > 0 ? ooc_min64(W, Wreq) : W); /* what gj_run will use */
   gj_exec_t *ex = NULL;
   ooc_status_t st = ocu_exec_create(ctx, n, b, W, 0, &cfg, &ex);
   if (st != OOC_OK) fprintf(stderr, "\nexec: %s\n", ooc_ctx_error(ctx));

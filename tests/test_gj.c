@@ -352,7 +352,7 @@ static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const
   ooc_status_t st = gj_run(ctx, &args, &stats, &info);
   CU_ASSERT_EQUAL(st, OOC_OK);
   if (st != OOC_OK) fprintf(stderr, "\n  gj_run: %s\n", ooc_ctx_error(ctx));
-  CU_ASSERT(stats.steps == ooc_cdiv64(n, gj_stripe(n, b, W)));
+  CU_ASSERT(stats.steps == ooc_cdiv64(n, ts_stripe(n, b, W)));
   double *R = NULL;
   *spills = ts_stats(sa)->spills + (sb ? ts_stats(sb)->spills : 0);
   if (st == OOC_OK) {

@@ -119,7 +119,7 @@ static void t_forced_chol_and_fallback(void) {
   for (int64_t i = 0; i < n; i++) R[i + i * n] = 0.5;
   tu_write_matrix(tu_path("s.h5"), "/A", n, n, R, 2);
   o.method = OOC_METHOD_AUTO;
-  o.host_mem = 150 << 10; /* out of core (180 KB matrix): the fallback must reload the input */
+  o.host_mem = 160 << 10; /* out of core (180 KB matrix): the fallback must reload the input */
   o.tile = 16;
   ooc_status_t st = ooc_invert(ctx, tu_path("s.h5"), tu_path("si.h5"), &o, &rep);
   if (st) fprintf(stderr, "\n%s\n", ooc_ctx_error(ctx));
@@ -289,7 +289,7 @@ static void t_classify(void) {
   double *S = make(GEN_MATERN, n, n, 0.3);
   S[140 + 140 * n] = -1.0;
   tu_write_matrix(tu_path("cl_neg.h5"), "/A", n, n, S, 2);
-  ooc_opts_t o = opts(16, 150 << 10);
+  ooc_opts_t o = opts(16, 160 << 10);
   ooc_report_t rep;
   CU_ASSERT_EQUAL(ooc_invert(ctx, tu_path("cl_neg.h5"), tu_path("cl_x.h5"), &o, &rep), OOC_OK);
   CU_ASSERT_STRING_EQUAL(rep.method, "gj");

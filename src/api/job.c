@@ -26,14 +26,12 @@
 #include "solvers/iter.h"
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
+#include "api/plan.h"
 #ifdef OOC_HAVE_CUDA
 #include "kernels/cuda/ocu.h"
 #include "kernels/cuda/ocu_chol.h"
 #include "kernels/cuda/ocu_gemm.h"
 #endif
-
-/* Small allocations outside the planned buffers (structs, names): kept out of the cache. */
-#define SLACK_BYTES (64 * 1024)
 
 typedef struct spill_slot {
   struct job *job;
@@ -49,6 +47,7 @@ typedef struct job {
   const ooc_ops_t *ops;
   h5mat_t *in_a, *in_b, *out;
   char out_file[PATH_MAX], out_dset[512], scratch_dir[PATH_MAX];
+  plan_t plan; /* api/plan.h; n .. fixed below are its numbers */
   int64_t n, m, b, W, budget, fixed;
   int64_t chunk; /* output chunk edge: the tile, but at least 256 (tiny chunks make HDF5 crawl) */
   tcache_t *cache;
@@ -85,8 +84,6 @@ typedef struct job {
   tstore_t *result;
   h5mat_t *in_c;    /* gemm: C0 */
   gemm_exec_t *gexec; /* gemm, newton/hyper7 on the GPU: the product's executor */
-  int64_t gkb;        /* newton/hyper7 on the GPU: the executor's panel width, C buffers and */
-  int gncblk, gslots; /* slots (gncblk 0 = not planned: the products run on the host) */
   double iter_flops;
   int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
   /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's
@@ -169,113 +166,30 @@ static ocu_config_t gpu_config(const job_t *j) {
 }
 #endif
 
-static int is_iter(const job_t *j);
-#ifdef OOC_HAVE_CUDA
-static ooc_status_t plan_gpu_iter(job_t *j);
-#endif
-
-/* After plan(): the stripe must also fit the GPU budget, and the executor's pinned ring of column
- * blocks comes out of the host budget (charged as fixed, so the tile cache shrinks to match). */
-static ooc_status_t plan_gpu(job_t *j) {
-#ifdef OOC_HAVE_CUDA
-  if (is_iter(j)) return plan_gpu_iter(j);
-  ooc_ctx_t *ctx = j->ctx;
-  int64_t n = j->n, b = j->b, m = j->m, Wg = 0, gbudget = 0;
-  ocu_config_t c = gpu_config(j);
-  OOC_TRY(ocu_plan(ctx, n, b, m, &c, &Wg, &gbudget));
-  int64_t W = ooc_min64(j->W, Wg);
-  while (W > b && j->fixed + ocu_host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m) > j->budget)
-    W -= b;
-  int64_t need = j->fixed + ocu_host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m);
-  if (need > j->budget) {
-    char have[32], nb[32];
-    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
-                    "%s: --host-mem %s is too small for the GPU pipeline with n = %lld and tile "
-                    "%lld: at least %s is needed (pinned column blocks); raise --host-mem or lower "
-                    "--tile", h5m_name(j->in_a), ooc_fmt_bytes(j->budget, have, sizeof have),
-                    (long long)n, (long long)b, ooc_fmt_bytes(need, nb, sizeof nb));
-  }
-  j->fixed += ocu_host_extra_bytes(n, b, W, m, &c);
-  j->W = W;
-#else
-  (void)j;
-#endif
-  return OOC_OK;
-}
-
-/* --device auto: a GPU pipeline that does not fit the budgets (--gpu-mem, or --host-mem for the
- * pinned column blocks) is no reason to fail when the CPU can do the job: run on the CPU and say
- * why. --device cuda keeps the error (the user asked for the GPU). */
-static ooc_status_t plan_gpu_or_cpu(job_t *j) {
-  ooc_status_t st = plan_gpu(j);
-  if (st != OOC_ERR_BUDGET || j->o.device != OOC_DEVICE_AUTO) return st;
-  ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "GPU not used: %s", ooc_ctx_error(j->ctx));
-  ooc_clear_error(j->ctx);
-  j->cuda = 0;
-  j->gncblk = 0; /* newton/hyper7: plan()'s host block stands */
-  snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
-  return OOC_OK;
-}
-
-/* Host bytes of the solver's workspace for stripe W: the larger of gj's and chol's, since the
- * method is chosen only once the input has been read (Cholesky's alone for the jobs that never
- * fall back to gj: logdet, factor, solve with a factor). */
-static int64_t iter_ws(const job_t *j, int64_t s);
 static int is_iter(const job_t *j) {
   return j->o.method == OOC_METHOD_NEWTON || j->o.method == OOC_METHOD_HYPER7;
 }
-static int64_t solver_ws(const job_t *j, int64_t W) {
-  if (is_iter(j)) return iter_ws(j, W);
-  if (j->logdet_only || j->factor_out || j->have_factor) /* Cholesky only: never falls back */
-    return chol_workspace_bytes(j->n, j->b, W, j->m);
-  return ooc_max64(gj_workspace_bytes(j->n, j->b, W, j->m),
-                   chol_workspace_bytes(j->n, j->b, W, j->m));
-}
 
-/* Budget = fixed bookkeeping + solver workspace (panel of W columns...) + tile cache. The stripe
- * is as wide as the budget allows (fewest passes over the matrix), or --stripe if smaller. */
+/* The plan (api/plan.h decides; the job keeps its numbers at hand). */
 static ooc_status_t plan(job_t *j) {
-  ooc_ctx_t *ctx = j->ctx;
-  int64_t n = j->n, m = j->m;
-  if (j->o.tile < 0) return OOC_FAIL(ctx, OOC_ERR_ARG, "--tile must be positive (got %lld)", (long long)j->o.tile);
-  j->b = ooc_min64(j->o.tile ? j->o.tile : 4096, n);
-  int64_t b = j->b;
-  j->budget = j->o.host_mem > 0 ? j->o.host_mem : ooc_physical_memory() / 2;
-  if (j->budget <= 0) j->budget = (int64_t)1 << 30;
-  j->fixed = tstore_overhead_bytes(n, n, b) + (m ? tstore_overhead_bytes(n, m, b) : 0) +
-             16 * n + 8 * b * ooc_max64(b, 256) + SLACK_BYTES; /* + the writer's staging */
-  int64_t avail = j->budget - j->fixed;
-  int64_t W = 0;
-  if (avail >= solver_ws(j, n)) {
-    W = n;
-  } else {
-    /* largest multiple of b that fits (workspace grows linearly in W) */
-    int64_t lo = 0, hi = ooc_cdiv64(n, b);
-    while (lo < hi) {
-      int64_t mid = (lo + hi + 1) / 2;
-      if (solver_ws(j, mid * b) <= avail) lo = mid;
-      else hi = mid - 1;
-    }
-    W = lo * b;
+  plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .n = j->n, .m = j->m,
+                  .chol_only = j->logdet_only || j->factor_out || j->have_factor,
+                  .journaled = !j->logdet_only &&
+                               (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
+                  .cuda = j->cuda};
+  OOC_TRY(plan_solver(j->ctx, &q, &j->plan));
+  if (j->plan.notice[0]) {
+    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", j->plan.notice);
+    snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
   }
-  if (is_iter(j)) { /* W = GEMM block: half the room; the cache (A, iterates) gets the rest */
-    W = solver_ws(j, b) <= avail ? b : 0;
-    while (W > 0 && W < n && solver_ws(j, W + b) <= avail / 2) W += b;
-  }
-  if (W < b) {
-    char have[32], need[32];
-    ooc_fmt_bytes(j->budget, have, sizeof have);
-    ooc_fmt_bytes(j->fixed + solver_ws(j, b), need, sizeof need);
-    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
-                    "%s: --host-mem %s is too small for n = %lld with tile %lld: at least %s is "
-                    "needed (a stripe of one tile column, n x tile doubles, plus buffers); raise "
-                    "--host-mem or lower --tile",
-                    h5m_name(j->in_a), have, (long long)n, (long long)b, need);
-  }
-  if (j->o.stripe > 0) W = ooc_min64(W, ooc_max64(b, j->o.stripe / b * b));
-  j->W = ooc_min64(W, n);
+  j->cuda = j->plan.cuda;
+  j->b = j->plan.b;
+  j->W = j->plan.W;
+  j->budget = j->plan.budget;
+  j->fixed = j->plan.fixed;
   return OOC_OK;
 }
+static int64_t solver_ws(const job_t *j, int64_t W) { return plan_ws(&j->plan, W); }
 
 /* ---- phases ------------------------------------------------------------------------------ */
 
@@ -621,33 +535,24 @@ static void unload_inputs(job_t *j) {
 }
 
 #ifdef OOC_HAVE_CUDA
-/* The CUDA Cholesky executor for ca->job: the stripe is the planned one, narrowed to what the
- * Cholesky's device buffers allow. Its pinned panel and ring must fit in the host room plan()
- * and plan_gpu() set aside for the solver (they were sized for gj, the method not yet known);
- * when they do not (rare: chol's in-device sweep needs a little more device memory than gj, so
- * a matrix that fits gj in one step can need chol's ring), chol runs on the CPU with a notice. */
+/* The CUDA Cholesky executor for ca->job at the planner's stripe (plan_chol_gpu); chol runs on
+ * the CPU with a notice when its pinned buffers do not fit the planned host room. */
 static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
-  ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
-  int64_t n = j->n, b = j->b, m = j->m, Wd = 0, gbudget = 0;
-  ocu_config_t c = gpu_config(j);
-  OOC_TRY(ocu_chol_plan(ctx, n, b, ca->job, 0, &c, &Wd, &gbudget));
-  int64_t W = chol_even_stripe(n, b, ooc_min64(j->W, Wd));
-  int64_t reserved = solver_ws(j, j->W) + ocu_host_extra_bytes(n, b, j->W, m, &c);
-  int64_t need = ocu_chol_host_bytes(n, b, W, ca->job, &c) + chol_workspace_bytes(n, b, W, m) - 8 * n * W;
-  if (need > reserved) {
-    char nb[32], rb[32];
+  int64_t W = 0;
+  char why[256];
+  OOC_TRY(plan_chol_gpu(j->ctx, &j->plan, ca->job, &W, why, sizeof why));
+  if (W == 0) {
     j->cuda = 0;
     snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
-    ooc_warn(r->warnings, sizeof r->warnings, "chol ran on the CPU: the GPU pipeline needs %s of "
-             "host memory for stripe %lld, %s was planned", ooc_fmt_bytes(need, nb, sizeof nb),
-             (long long)W, ooc_fmt_bytes(reserved, rb, sizeof rb));
+    ooc_warn(r->warnings, sizeof r->warnings, "%s", why);
     return OOC_OK;
   }
-  OOC_TRY(ocu_chol_create(ctx, n, b, W, ca->job, 0, &c, &j->cexec));
+  ocu_config_t c = gpu_config(j);
+  OOC_TRY(ocu_chol_create(j->ctx, j->n, j->b, W, ca->job, 0, &c, &j->cexec));
   ca->exec = j->cexec;
-  ca->stripe = W >= n ? ooc_cdiv64(n, b) * b : W; /* W = n also when b does not divide n */
-  r->stripe = ooc_min64(W, n);
+  ca->stripe = W;
+  r->stripe = W;
   return OOC_OK;
 }
 #endif
@@ -739,7 +644,7 @@ static ooc_status_t eliminate_gj(job_t *j, int64_t *steps) {
 #ifdef OOC_HAVE_CUDA
   if (j->cuda) {
     ocu_config_t c = gpu_config(j);
-    OOC_TRY(ocu_exec_create(ctx, j->n, j->b, gj_stripe(j->n, j->b, j->W), j->m, &c, &j->exec));
+    OOC_TRY(ocu_exec_create(ctx, j->n, j->b, j->W, j->m, &c, &j->exec));
     ga.exec = j->exec;
   }
 #endif
@@ -766,55 +671,6 @@ static ooc_status_t eliminate_gj(job_t *j, int64_t *steps) {
 }
 
 /* ---- newton / hyper7 --------------------------------------------------------------------- */
-
-/* Host bytes of the products' buffers for GEMM block s: the GPU executor's pinned buffers once
- * plan_gpu_iter has planned them, else the host workspace. */
-static int64_t iter_gemm_bytes(const job_t *j, int64_t s) {
-  int64_t n = j->n, b = j->b;
-#ifdef OOC_HAVE_CUDA
-  if (j->cuda && j->gncblk > 0) {
-    int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
-    return ocu_gemm_bytes(MB, MB, ooc_min64(j->gkb, n), j->gslots, j->gncblk);
-  }
-#endif
-  return gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
-}
-
-/* Host bytes outside the cache for the iteration with GEMM block s: the work stores' bookkeeping,
- * and the larger of the loader's/writer's n x b strip and the iteration's own buffers. */
-static int64_t iter_ws(const job_t *j, int64_t s) {
-  int64_t n = j->n, b = j->b;
-  return iter_stores(j->o.method) * tstore_overhead_bytes(n, n, b) +
-         ooc_max64(8 * n * b, iter_gemm_bytes(j, s) + iter_own_bytes(n, b));
-}
-
-#ifdef OOC_HAVE_CUDA
-/* newton/hyper7 on the GPU, after plan(): the block from the GPU budget (ocu_gemm_plan), its
- * pinned buffers within the half of the host room that plan() gives the CPU's block (the cache,
- * A and the iterates, gets the rest); --stripe caps it as on the CPU. */
-static ooc_status_t plan_gpu_iter(job_t *j) {
-  ooc_ctx_t *ctx = j->ctx;
-  int64_t n = j->n, b = j->b, s = 0, kb = 0;
-  int ncblk = 0, nslots = 0;
-  int64_t host_max = (j->budget - j->fixed) / 2 - iter_stores(j->o.method) *
-                     tstore_overhead_bytes(n, n, b) - iter_own_bytes(n, b);
-  if (host_max <= 0) {
-    char have[32];
-    return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --host-mem %s leaves no room for the GPU product's "
-                    "pinned buffers (n = %lld, tile %lld); raise --host-mem or lower --tile",
-                    h5m_name(j->in_a), ooc_fmt_bytes(j->budget, have, sizeof have), (long long)n,
-                    (long long)b);
-  }
-  ocu_config_t c = gpu_config(j);
-  OOC_TRY(ocu_gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &nslots, &ncblk));
-  if (j->o.stripe > 0) s = ooc_min64(s, ooc_max64(b, j->o.stripe / b * b));
-  j->gkb = kb;
-  j->gncblk = ncblk;
-  j->gslots = nslots;
-  j->W = ooc_min64(s, n);
-  return OOC_OK;
-}
-#endif
 
 /* Seconds spent spilling and reading back, all live stores. */
 static double spill_time(const job_t *j) {
@@ -906,20 +762,20 @@ static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
   ia.target = thr / 2;
   ia.accept = thr;
 #ifdef OOC_HAVE_CUDA
-  if (j->cuda && j->gncblk > 0) { /* every product through the GPU executor; epilogues on host */
+  if (j->cuda && j->plan.gncblk > 0) { /* every product on the GPU executor; epilogues on host */
     ocu_config_t c = gpu_config(j);
     int64_t MB = ooc_min64(ia.block, n);
-    OOC_TRY(ocu_gemm_create(ctx, MB, MB, ooc_min64(j->gkb, n), j->gslots, j->gncblk, &c,
+    OOC_TRY(ocu_gemm_create(ctx, MB, MB, ooc_min64(j->plan.gkb, n), j->plan.gslots, j->plan.gncblk, &c,
                             &j->gexec));
     ia.exec = j->gexec;
-    ia.kblock = j->gkb;
+    ia.kblock = j->plan.gkb;
   }
 #endif
   iter_result_t ir;
   ooc_status_t st = iter_run(ctx, &ia, &ir);
 #ifdef OOC_HAVE_CUDA
   if (j->gexec) {
-    ooc_status_t st2 = gemm_gpu_done(j, ia.block, j->gkb, j->gslots, j->gncblk, &ir.gemm);
+    ooc_status_t st2 = gemm_gpu_done(j, ia.block, j->plan.gkb, j->plan.gslots, j->plan.gncblk, &ir.gemm);
     if (st == OOC_OK) st = st2;
   }
 #endif
@@ -1107,7 +963,6 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
                            b_spec ? "/X" : j->factor_out ? "/L" : "/inverse"));
   }
   OOC_TRY(plan(j));
-  if (j->cuda) OOC_TRY(plan_gpu_or_cpu(j));
   r->tile = j->b;
   r->stripe = j->W;
   r->host_budget = j->budget;
@@ -1270,7 +1125,7 @@ static ooc_status_t make_ident(job_t *j, jr_ident_t *id) {
   id->n = j->n;
   id->m = j->m;
   id->tile = j->b;
-  id->stripe = gj_stripe(j->n, j->b, j->W);
+  id->stripe = j->W;
   return OOC_OK;
 }
 
@@ -1424,9 +1279,7 @@ static ooc_status_t prepare_journal(job_t *j) {
     if (j->o.checkpoint != OOC_CHECKPOINT_NEVER) OOC_TRY(make_ident(j, &j->ident));
   }
   j->journaled = j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER;
-  /* the tile tables a checkpoint builds come out of the budget */
-  int64_t tiles = ooc_cdiv64(j->n, j->b) * (ooc_cdiv64(j->n, j->b) + ooc_cdiv64(j->m, j->b));
-  if (j->journaled) j->fixed += (int64_t)sizeof(jr_tile_t) * tiles;
+  /* the tile tables a checkpoint builds came out of the budget in plan_solver (plan_req_t) */
   return OOC_OK;
 }
 
@@ -1724,44 +1577,13 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
                         "another", j->out_file);
     }
 
-  /* plan: bookkeeping + max(loader/writer strip, GEMM block) + cache; the block gets at most
-   * half of the room (oocgemm.h: traffic ~ 1/s), the cache the rest */
-  if (j->o.tile < 0) return OOC_FAIL(ctx, OOC_ERR_ARG, "--tile must be positive");
+  plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .cuda = j->cuda};
+  OOC_TRY(plan_gemm(ctx, &q, m, n, k, &j->plan));
+  int64_t b = j->b = j->plan.b, s = j->W = j->plan.W, kblock = j->plan.gkb;
   int64_t big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
-  j->b = ooc_min64(j->o.tile ? j->o.tile : 4096, big);
-  int64_t b = j->b;
-  j->budget = j->o.host_mem > 0 ? j->o.host_mem : ooc_physical_memory() / 2;
-  if (j->budget <= 0) j->budget = (int64_t)1 << 30;
-  j->fixed = tstore_overhead_bytes(m, k, b) + tstore_overhead_bytes(k, n, b) +
-             tstore_overhead_bytes(m, n, b) + SLACK_BYTES +
-             16 * big + 8 * b * ooc_max64(b, 256); /* + the reader's/writer's staging */
-  int64_t strip = 8 * b * big, avail = j->budget - j->fixed;
-  int64_t s = gemm_block_for(m, n, k, b, avail / 2), kblock = 0;
-  if (s < b && gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
-  int64_t ws = ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
-#ifdef OOC_HAVE_CUDA
-  int gncblk = 1, gslots = 2;
-  if (j->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
-                  * get at most half of the room, as the host block does */
-    ocu_config_t c = gpu_config(j);
-    OOC_TRY(ocu_gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &s, &kblock, &gslots,
-                          &gncblk));
-    ws = ooc_max64(strip, ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kblock, k),
-                                         gslots, gncblk));
-  }
-#endif
-  if (s < b || ws > avail) {
-    char have[32], need[32];
-    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
-                    "%s: --host-mem %s is too small for a %lld x %lld by %lld x %lld product with "
-                    "tile %lld: at least %s is needed (a block of tiles and a strip of rows); "
-                    "raise --host-mem or lower --tile", h5m_name(j->in_a),
-                    ooc_fmt_bytes(j->budget, have, sizeof have), (long long)m, (long long)k,
-                    (long long)k, (long long)n, (long long)b,
-                    ooc_fmt_bytes(j->fixed + ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, b)),
-                                  need, sizeof need));
-  }
-  j->W = s;
+  j->budget = j->plan.budget;
+  j->fixed = j->plan.fixed;
+  int64_t ws = plan_gemm_ws(&j->plan, m, n, k), avail = j->budget - j->fixed;
   r->tile = b;
   r->stripe = s;
   r->host_budget = j->budget;
@@ -1802,13 +1624,14 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   if (j->cuda) {
     ocu_config_t c = gpu_config(j);
     OOC_TRY(ocu_gemm_create(ctx, ooc_min64(s, m), ooc_min64(s, n),
-                            ooc_min64(kblock, ooc_max64(k, 1)), gslots, gncblk, &c, &j->gexec));
+                            ooc_min64(kblock, ooc_max64(k, 1)), j->plan.gslots, j->plan.gncblk,
+                            &c, &j->gexec));
     g.exec = j->gexec;
   }
 #endif
   OOC_TRY(gemm_run(ctx, &g, &gs));
 #ifdef OOC_HAVE_CUDA
-  if (j->gexec) OOC_TRY(gemm_gpu_done(j, s, kblock, gslots, gncblk, &gs));
+  if (j->gexec) OOC_TRY(gemm_gpu_done(j, s, kblock, j->plan.gslots, j->plan.gncblk, &gs));
 #endif
   double t2 = ooc_now(), sp1 = spill_time(j);
   r->steps = gs.blocks;

@@ -724,7 +724,7 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
                     "Cholesky solve: right-hand sides must have %lld rows and tile %lld", (long long)n,
                     (long long)b);
   if (n == 0) return OOC_OK;
-  int64_t W = ooc_min64(ooc_max64(b, a->stripe / b * b), n);
+  int64_t W = ts_stripe(n, b, a->stripe);
   int64_t m = solving ? ts_cols(a->B).n : 0;
   if (solving && m == 0) m = 1; /* still factor: the workspace is the same shape */
   int64_t bb = ooc_min64(b, n);

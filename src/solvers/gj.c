@@ -15,10 +15,6 @@ int64_t gj_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   return 8 * (gj_cpu_ld(n) * W + n + W) + gj_cpu_workspace_bytes(n, b, W, sweeps);
 }
 
-int64_t gj_stripe(int64_t n, int64_t b, int64_t stripe) {
-  return ooc_min64(ooc_max64(b, stripe / b * b), n);
-}
-
 /* ---- the algorithm -------------------------------------------------------------------------- */
 
 /* gj.h step 2: the pivots the executor found must be usable. */
@@ -83,7 +79,7 @@ static ooc_status_t between(void *user, int64_t q) {
 ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info) {
   part_t rows = ts_rows(a->A), cols = ts_cols(a->A);
   int64_t n = rows.n, b = rows.b, m = a->B ? ts_cols(a->B).n : 0;
-  int64_t W = gj_stripe(n, b, a->stripe);
+  int64_t W = ts_stripe(n, b, a->stripe);
   ooc_status_t st = OOC_OK;
   *info = 0;
   memset(stats, 0, sizeof *stats);

@@ -108,9 +108,6 @@ typedef struct gj_stats {
   double t_panel, t_update; /* seconds in panel factorization and in column updates (incl. I/O) */
 } gj_stats_t;
 
-/* The stripe gj_run uses for a requested one: a multiple of b (at least b), at most n. */
-int64_t gj_stripe(int64_t n, int64_t b, int64_t stripe);
-
 /* Host bytes gj_run allocates outside the tile cache for n, tile b, stripe W, and m RHS. */
 int64_t gj_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
 

@@ -338,6 +338,11 @@ static void entry_free(tcache_t *c, entry_t *e) {
 
 /* ---- store ------------------------------------------------------------------------------- */
 
+int64_t ts_stripe(int64_t n, int64_t b, int64_t want) {
+  if (want >= n || b >= n) return n;
+  return ooc_max64(b, want / b * b);
+}
+
 int64_t tstore_overhead_bytes(int64_t rows, int64_t cols, int64_t b) {
   int64_t rt = ooc_cdiv64(rows, b), nt = rt * ooc_cdiv64(cols, b);
   /* + the cache's copy list for a column of this store (jobs and pending entries) */

@@ -97,6 +97,12 @@ void tcache_destroy(tcache_t *c); /* stores must be destroyed first */
 /* Bytes of the per-tile bookkeeping and staging buffer a store allocates outside the cache. */
 int64_t tstore_overhead_bytes(int64_t rows, int64_t cols, int64_t b);
 
+/* The stripe a method runs for a requested width: n when want >= n (one step, whether or not b
+ * divides n), else whole tile columns, at least one. The planner (src/api/plan.c) reports this
+ * value and sizes the workspace for it, and every striped method (gj, chol) runs exactly it: one
+ * function, so the plan and the run cannot disagree. */
+int64_t ts_stripe(int64_t n, int64_t b, int64_t want);
+
 ooc_status_t tstore_create(ooc_ctx_t *ctx, tcache_t *cache, int64_t rows, int64_t cols, int64_t b,
                            const ooc_source_t *source, const ooc_spill_ops_t *spill,
                            tstore_t **out);

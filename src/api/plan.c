@@ -1,0 +1,278 @@
+/* plan.c: the planner (plan.h). Every stripe, block and budget split of a call is decided here. */
+#include "api/plan.h"
+
+#include <string.h>
+
+#include "io/journal.h"
+#include "solvers/chol.h"
+#include "solvers/gj.h"
+#include "solvers/iter.h"
+#include "solvers/oocgemm.h"
+#include "tiling/tstore.h"
+#ifdef OOC_HAVE_CUDA
+#include "kernels/cuda/ocu.h"
+#include "kernels/cuda/ocu_chol.h"
+#include "kernels/cuda/ocu_gemm.h"
+#endif
+
+/* Small allocations outside the planned buffers (structs, names): kept out of the cache. */
+#define SLACK_BYTES (64 * 1024)
+
+/* The staging the HDF5 reader and writer may always use (job.c's io_min_stage). */
+static int64_t io_stage(int64_t b) { return 8 * b * ooc_max64(b, 256); }
+
+static int64_t host_budget(const ooc_opts_t *o) {
+  int64_t m = o->host_mem > 0 ? o->host_mem : ooc_physical_memory() / 2;
+  return m > 0 ? m : (int64_t)1 << 30;
+}
+
+static int is_iter(const plan_t *p) {
+  return p->q.o->method == OOC_METHOD_NEWTON || p->q.o->method == OOC_METHOD_HYPER7;
+}
+
+#ifdef OOC_HAVE_CUDA
+static ocu_config_t gpu_config(const ooc_opts_t *o) {
+  ocu_config_t c = {.gpu_mem = o->gpu_mem, .streams = o->streams, .trace = o->trace};
+  return c;
+}
+#endif
+
+/* newton/hyper7: host bytes of the products' buffers for GEMM block s (the GPU executor's pinned
+ * buffers once they are planned, else the host workspace), and the whole workspace: the work
+ * stores' bookkeeping, and the larger of the loader's/writer's n x b strip and the iteration's
+ * own buffers. */
+static int64_t iter_gemm_bytes(const plan_t *p, int64_t s) {
+  int64_t n = p->q.n, b = p->b;
+#ifdef OOC_HAVE_CUDA
+  if (p->cuda && p->gncblk > 0) {
+    int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
+    return ocu_gemm_bytes(MB, MB, ooc_min64(p->gkb, n), p->gslots, p->gncblk);
+  }
+#endif
+  return gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
+}
+
+int64_t plan_ws(const plan_t *p, int64_t W) {
+  int64_t n = p->q.n, b = p->b, m = p->q.m;
+  if (is_iter(p))
+    return iter_stores(p->q.o->method) * tstore_overhead_bytes(n, n, b) +
+           ooc_max64(8 * n * b, iter_gemm_bytes(p, W) + iter_own_bytes(n, b));
+  W = ts_stripe(n, b, W); /* what the method will run */
+  if (p->q.chol_only || p->q.o->method == OOC_METHOD_CHOL) return chol_workspace_bytes(n, b, W, m);
+  if (p->q.o->method == OOC_METHOD_GJ) return gj_workspace_bytes(n, b, W, m);
+  return ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
+}
+
+int64_t plan_cache(const plan_t *p) { return p->budget - p->fixed - plan_ws(p, p->W); }
+
+static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
+  char have[32], nb[32];
+  return OOC_FAIL(ctx, OOC_ERR_BUDGET,
+                  "%s: --host-mem %s is too small for n = %lld with tile %lld: at least %s is "
+                  "needed (a stripe of one tile column, n x tile doubles, plus buffers); raise "
+                  "--host-mem or lower --tile",
+                  p->q.name, ooc_fmt_bytes(p->budget, have, sizeof have), (long long)p->q.n,
+                  (long long)p->b, ooc_fmt_bytes(need, nb, sizeof nb));
+}
+
+/* The GPU pipeline after the host plan: the stripe must also fit the GPU budget, and the
+ * executor's pinned ring of column blocks comes out of the host budget (charged as fixed, so the
+ * tile cache shrinks to match). newton/hyper7: the block from the GPU budget, its pinned buffers
+ * within the half of the host room the host block would get (the cache, A and the iterates, get
+ * the rest); --stripe caps it as on the CPU. */
+static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
+#ifdef OOC_HAVE_CUDA
+  int64_t n = p->q.n, b = p->b, m = p->q.m;
+  ocu_config_t c = gpu_config(p->q.o);
+  char have[32], nb[32];
+  if (is_iter(p)) {
+    int64_t s = 0, kb = 0;
+    int ncblk = 0, nslots = 0;
+    int64_t host_max = (p->budget - p->fixed) / 2 -
+                       iter_stores(p->q.o->method) * tstore_overhead_bytes(n, n, b) -
+                       iter_own_bytes(n, b);
+    if (host_max <= 0)
+      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --host-mem %s leaves no room for the GPU "
+                      "product's pinned buffers (n = %lld, tile %lld); raise --host-mem or lower "
+                      "--tile", p->q.name, ooc_fmt_bytes(p->budget, have, sizeof have),
+                      (long long)n, (long long)b);
+    OOC_TRY(ocu_gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &nslots, &ncblk));
+    if (p->q.o->stripe > 0) s = ooc_min64(s, ooc_max64(b, p->q.o->stripe / b * b));
+    p->gkb = kb;
+    p->gncblk = ncblk;
+    p->gslots = nslots;
+    p->W = ooc_min64(s, n);
+    return OOC_OK;
+  }
+  int64_t Wg = 0, gbudget = 0;
+  OOC_TRY(ocu_plan(ctx, n, b, m, &c, &Wg, &gbudget));
+  int64_t W = ts_stripe(n, b, ooc_min64(p->W, Wg));
+  /* gj's workspace, as the executor allocates it (plan_chol_gpu checks chol's against it) */
+  while (W > b && p->fixed + ocu_host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m) >
+                      p->budget)
+    W = ts_stripe(n, b, W - b);
+  int64_t need = p->fixed + ocu_host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m);
+  if (need > p->budget)
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
+                    "%s: --host-mem %s is too small for the GPU pipeline with n = %lld and tile "
+                    "%lld: at least %s is needed (pinned column blocks); raise --host-mem or lower "
+                    "--tile", p->q.name, ooc_fmt_bytes(p->budget, have, sizeof have),
+                    (long long)n, (long long)b, ooc_fmt_bytes(need, nb, sizeof nb));
+  p->fixed += ocu_host_extra_bytes(n, b, W, m, &c);
+  p->W = W;
+#else
+  (void)ctx;
+  (void)p;
+#endif
+  return OOC_OK;
+}
+
+ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
+  memset(p, 0, sizeof *p);
+  p->q = *q;
+  const ooc_opts_t *o = q->o;
+  int64_t n = q->n, m = q->m;
+  if (o->tile < 0)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "--tile must be positive (got %lld)", (long long)o->tile);
+  p->b = ooc_min64(o->tile ? o->tile : 4096, n);
+  int64_t b = p->b;
+  p->budget = host_budget(o);
+  p->fixed = tstore_overhead_bytes(n, n, b) + (m ? tstore_overhead_bytes(n, m, b) : 0) + 16 * n +
+             io_stage(b) + SLACK_BYTES;
+  if (q->journaled && n > 0) { /* the tile tables a checkpoint builds */
+    int64_t nt = ooc_cdiv64(n, b);
+    p->fixed += (int64_t)sizeof(jr_tile_t) * nt * (nt + ooc_cdiv64(m, b));
+  }
+  int64_t avail = p->budget - p->fixed;
+  int64_t W = 0;
+  if (n == 0) {
+    W = 0;
+  } else if (is_iter(p)) { /* W = GEMM block: half the room; the cache (A, iterates) the rest */
+    W = plan_ws(p, b) <= avail ? b : 0;
+    while (W > 0 && W < n && plan_ws(p, W + b) <= avail / 2) W += b;
+    if (W < b) return too_small(ctx, p, p->fixed + plan_ws(p, b));
+    if (o->stripe > 0) W = ooc_min64(W, ooc_max64(b, o->stripe / b * b));
+    W = ooc_min64(W, n);
+  } else {
+    /* the widest stripe that fits: n (one step), else the most tile columns (the workspace
+     * grows with W) */
+    if (plan_ws(p, n) <= avail) {
+      W = n;
+    } else {
+      int64_t lo = 0, hi = ooc_cdiv64(n, b);
+      while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (plan_ws(p, mid * b) <= avail) lo = mid;
+        else hi = mid - 1;
+      }
+      W = lo * b;
+    }
+    if (W < b) return too_small(ctx, p, p->fixed + plan_ws(p, b));
+    if (o->stripe > 0) W = ooc_min64(W, o->stripe);
+    W = ts_stripe(n, b, W);
+  }
+  p->W = W;
+  p->cuda = q->cuda;
+  if (p->cuda && n > 0) {
+    ooc_status_t st = plan_gpu(ctx, p);
+    /* --device auto: a GPU pipeline that does not fit the budgets is no reason to fail when the
+     * CPU can do the job: run on the CPU and say why. --device cuda keeps the error. */
+    if (st == OOC_ERR_BUDGET && o->device == OOC_DEVICE_AUTO) {
+      snprintf(p->notice, sizeof p->notice, "GPU not used: %s", ooc_ctx_error(ctx));
+      ooc_clear_error(ctx);
+      p->cuda = 0;
+      p->gncblk = 0; /* newton/hyper7: the host block stands */
+      p->W = W;
+      st = OOC_OK;
+    }
+    OOC_TRY(st);
+  }
+  return OOC_OK;
+}
+
+ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W, char *why,
+                           size_t cap) {
+  *W = 0;
+  why[0] = 0;
+#ifdef OOC_HAVE_CUDA
+  int64_t n = p->q.n, b = p->b, m = p->q.m, Wd = 0, gbudget = 0;
+  ocu_config_t c = gpu_config(p->q.o);
+  OOC_TRY(ocu_chol_plan(ctx, n, b, job, 0, &c, &Wd, &gbudget));
+  int64_t Wc = ts_stripe(n, b, chol_even_stripe(n, b, ooc_min64(p->W, Wd)));
+  /* its pinned panel and ring must fit the host room planned for the method (sized for gj when
+   * the method was not yet known; chol's in-device sweep needs a little more device memory than
+   * gj, so a matrix that fits gj in one step can need chol's ring) */
+  int64_t reserved = plan_ws(p, p->W) + ocu_host_extra_bytes(n, b, p->W, m, &c);
+  int64_t need = ocu_chol_host_bytes(n, b, Wc, job, &c) + chol_workspace_bytes(n, b, Wc, m) -
+                 8 * n * Wc;
+  if (need > reserved) {
+    char nb[32], rb[32];
+    snprintf(why, cap, "chol ran on the CPU: the GPU pipeline needs %s of host memory for stripe "
+             "%lld, %s was planned", ooc_fmt_bytes(need, nb, sizeof nb), (long long)Wc,
+             ooc_fmt_bytes(reserved, rb, sizeof rb));
+    return OOC_OK;
+  }
+  *W = Wc;
+#else
+  (void)ctx;
+  (void)p;
+  (void)job;
+  snprintf(why, cap, "this build has no CUDA backend");
+#endif
+  return OOC_OK;
+}
+
+int64_t plan_gemm_ws(const plan_t *p, int64_t m, int64_t n, int64_t k) {
+  int64_t big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k))), b = p->b, s = p->W;
+  int64_t strip = 8 * b * big;
+#ifdef OOC_HAVE_CUDA
+  if (p->cuda)
+    return ooc_max64(strip, ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n),
+                                           ooc_min64(p->gkb, k), p->gslots, p->gncblk));
+#endif
+  return ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
+}
+
+ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n, int64_t k,
+                       plan_t *p) {
+  memset(p, 0, sizeof *p);
+  p->q = *q;
+  const ooc_opts_t *o = q->o;
+  if (o->tile < 0) return OOC_FAIL(ctx, OOC_ERR_ARG, "--tile must be positive");
+  int64_t big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
+  p->b = ooc_min64(o->tile ? o->tile : 4096, big);
+  int64_t b = p->b;
+  p->budget = host_budget(o);
+  /* bookkeeping of A, B, C + the reader's/writer's staging; the block gets at most half of the
+   * room (oocgemm.h: traffic ~ 1/s), the cache the rest */
+  p->fixed = tstore_overhead_bytes(m, k, b) + tstore_overhead_bytes(k, n, b) +
+             tstore_overhead_bytes(m, n, b) + SLACK_BYTES + 16 * big + io_stage(b);
+  int64_t avail = p->budget - p->fixed;
+  int64_t s = gemm_block_for(m, n, k, b, avail / 2);
+  if (s < b && gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
+  p->W = s;
+  p->cuda = q->cuda;
+  p->gncblk = 1;
+  p->gslots = 2;
+#ifdef OOC_HAVE_CUDA
+  if (p->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
+                  * get at most half of the room, as the host block does */
+    ocu_config_t c = gpu_config(o);
+    OOC_TRY(ocu_gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &p->W, &p->gkb,
+                          &p->gslots, &p->gncblk));
+  }
+#endif
+  if (p->W < b || plan_gemm_ws(p, m, n, k) > avail) {
+    char have[32], need[32];
+    p->W = b;
+    p->cuda = 0;
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
+                    "%s: --host-mem %s is too small for a %lld x %lld by %lld x %lld product with "
+                    "tile %lld: at least %s is needed (a block of tiles and a strip of rows); "
+                    "raise --host-mem or lower --tile", q->name,
+                    ooc_fmt_bytes(p->budget, have, sizeof have), (long long)m, (long long)k,
+                    (long long)k, (long long)n, (long long)b,
+                    ooc_fmt_bytes(p->fixed + plan_gemm_ws(p, m, n, k), need, sizeof need));
+  }
+  return OOC_OK;
+}

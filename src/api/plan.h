@@ -1,0 +1,69 @@
+/*
+ * plan.h: the planner. The only place oocsolve decides, for one call, the tile, the stripe (the
+ * columns a striped method eliminates per step) or the product's block, and how the host budget
+ * (--host-mem) splits into bookkeeping, the method's workspace and the tile cache, with the GPU's
+ * share when the GPU runs it (--gpu-mem through the CUDA executors' capacity questions).
+ *
+ * Contract
+ * - What is planned is what runs: the stripe is ts_stripe()'s (tstore.h), which gj_run and chol_run
+ *   apply to what they are given, so plan_t.W is both the reported stripe and the stripe of every
+ *   step (steps = ceil(n / W)); the workspace is the method's own *_workspace_bytes at that W.
+ * - budget = fixed + ws(W) + cache, cache >= 0: the host peak of a call stays within --host-mem
+ *   (tests/test_budget.c sweeps n, tile, --stripe and --host-mem for every job and asserts it).
+ * - Methods are planned once the call is known: elimination jobs whose method is chosen only after
+ *   the input is read (auto) get the larger of gj's and chol's workspace, so either fits.
+ * - A budget too small fails with OOC_ERR_BUDGET and a message naming --host-mem (or --gpu-mem)
+ *   and what is needed. Under --device auto a GPU plan that does not fit falls back to the CPU
+ *   (p->cuda cleared, p->notice says why); --device cuda keeps the error.
+ * The caller (job.c) sets the report's tile, stripe and budget from the plan.
+ */
+#ifndef OOC_PLAN_H
+#define OOC_PLAN_H
+
+#include "oocsolve.h"
+#include "base/base.h"
+
+typedef struct plan_req {
+  const ooc_opts_t *o; /* tile, stripe, host_mem, method, device, gpu_mem, streams, trace */
+  const char *name;    /* the input, for messages */
+  int64_t n, m;        /* A is n x n; m right-hand-side columns (0: no B) */
+  int chol_only;       /* logdet, factor, solve --factor: Cholesky, never a fallback to gj */
+  int journaled;       /* checkpoints possible: the journal's tile tables come out of the budget */
+  int cuda;            /* the GPU was chosen (the backend); the plan may still drop it */
+} plan_req_t;
+
+typedef struct plan {
+  plan_req_t q;
+  int64_t b;      /* tile edge */
+  int64_t W;      /* stripe (gj, chol) or GEMM block edge (newton, hyper7, gemm) */
+  int64_t budget; /* host bytes */
+  int64_t fixed;  /* bookkeeping, staging, slack, the GPU pipeline's pinned extras */
+  int cuda;       /* the GPU runs the method */
+  int64_t gkb;    /* newton/hyper7 and gemm on the GPU: the executor's k panel, C buffers, slots */
+  int gncblk, gslots;
+  char notice[512]; /* why the GPU is not used, when the plan dropped it; else "" */
+} plan_t;
+
+/* gj, chol, newton, hyper7: tile, budget split and stripe (or GEMM block). */
+ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
+
+/* Host bytes of the method's workspace for stripe (or block) W, as planned. */
+int64_t plan_ws(const plan_t *p, int64_t W);
+
+/* The tile cache's bytes: what the budget leaves after fixed bytes and the workspace. */
+int64_t plan_cache(const plan_t *p);
+
+/* The Cholesky's GPU stripe (its device buffers differ from gj's, for which an auto plan was
+ * sized): *W is the stripe to run on the GPU, or 0 with `why` set when chol must run on the CPU
+ * because its pinned buffers do not fit the host room planned for the method. */
+ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W, char *why,
+                           size_t cap);
+
+/* The out-of-core product C (m x n) = A (m x k) B (k x n): tile, budget split, block edge (W),
+ * and on the GPU the executor's k panel, buffers and slots. req.n, req.m are unused. */
+ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n, int64_t k,
+                       plan_t *p);
+/* The product's host workspace (the larger of the load/write strip and the block buffers). */
+int64_t plan_gemm_ws(const plan_t *p, int64_t m, int64_t n, int64_t k);
+
+#endif

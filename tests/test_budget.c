@@ -1,0 +1,212 @@
+/*
+ * test_budget.c: the planner's promise, for every job and method on the CPU backends (issue 18):
+ * with --host-mem M the host peak never exceeds M, and the report says what ran: the stripe in
+ * the report is the one the method used (gj, chol: steps = ceil(n / stripe)), the product's block
+ * edge gives its block count. Sweeps n, tile, --stripe and --host-mem from the edge of what fits
+ * to in core; a budget too small must be refused cleanly (OOC_ERR_BUDGET, nothing written), never
+ * overrun. Every result that is written passes its check (the runs use --check full).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/gen.h"
+#include "testutil.h"
+
+typedef enum { J_INV_GJ, J_INV_CHOL, J_INV_AUTO, J_SOLVE_GJ, J_SOLVE_CHOL, J_FACTOR, J_LOGDET,
+               J_SOLVE_FACTOR, J_NEWTON, J_HYPER7, J_GEMM, J_COUNT } job_kind_t;
+static const char *job_name[J_COUNT] = {"invert gj", "invert chol", "invert auto", "solve gj",
+                                        "solve chol", "factor", "logdet", "solve --factor",
+                                        "newton", "hyper7", "gemm"};
+
+/* Counters over the whole sweep, printed at the end (the note quotes them). */
+static int n_runs, n_ok, n_refused, n_over;
+
+static void write_inputs(int64_t n, int64_t m) {
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_DIAGDOM, n);
+  double *A = tu_gen_spec(&s);
+  tu_write_matrix(tu_path("g.h5"), "/A", n, n, A, 2);
+  free(A);
+  gen_spec_default(&s, GEN_MATERN, n);
+  s.length = 0.1;
+  s.nugget = 0.05;
+  double *S = tu_gen_spec(&s);
+  tu_write_matrix(tu_path("s.h5"), "/A", n, n, S, 2);
+  free(S);
+  gen_spec_default(&s, GEN_RHS, n);
+  s.cols = m;
+  double *B = tu_gen_spec(&s);
+  tu_write_matrix(tu_path("b.h5"), "/B", n, m, B, 2);
+  free(B);
+}
+
+/* One run; returns its status and fills rep. */
+static ooc_status_t run_job(job_kind_t k, int64_t tile, int64_t stripe, int64_t mem, int journal,
+                            ooc_report_t *rep, ooc_ctx_t *ctx) {
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  o.tile = tile;
+  o.stripe = stripe;
+  o.host_mem = mem;
+  o.force = 1;
+  o.check = OOC_CHECK_FULL;
+  o.scratch_dir = tu_tmpdir();
+  /* journaled runs take the checkpoint's tile tables out of the budget too */
+  o.checkpoint = journal ? OOC_CHECKPOINT_EVERY_STEP : OOC_CHECKPOINT_NEVER;
+  const char *g = tu_path("g.h5"), *s = tu_path("s.h5"), *b = tu_path("b.h5");
+  const char *out = tu_path("out.h5");
+  double ld = 0;
+  switch (k) {
+  case J_INV_GJ: o.method = OOC_METHOD_GJ; return ooc_invert(ctx, g, out, &o, rep);
+  case J_INV_CHOL: o.method = OOC_METHOD_CHOL; return ooc_invert(ctx, s, out, &o, rep);
+  case J_INV_AUTO: return ooc_invert(ctx, s, out, &o, rep);
+  case J_SOLVE_GJ: o.method = OOC_METHOD_GJ; return ooc_solve(ctx, g, b, out, &o, rep);
+  case J_SOLVE_CHOL: o.method = OOC_METHOD_CHOL; return ooc_solve(ctx, s, b, out, &o, rep);
+  case J_FACTOR: return ooc_factor(ctx, s, tu_path("L.h5"), &o, rep);
+  case J_LOGDET: return ooc_logdet(ctx, s, &o, rep, &ld);
+  case J_SOLVE_FACTOR: return ooc_solve_factor(ctx, tu_path("L.h5"), b, out, &o, rep);
+  case J_NEWTON: o.method = OOC_METHOD_NEWTON; return ooc_invert(ctx, s, out, &o, rep);
+  case J_HYPER7: o.method = OOC_METHOD_HYPER7; return ooc_invert(ctx, s, out, &o, rep);
+  case J_GEMM: o.check = OOC_CHECK_AUTO; return ooc_gemm(ctx, g, s, NULL, out, 1.0, 0.0, &o, rep);
+  default: return OOC_ERR_INTERNAL;
+  }
+}
+
+/* The sweep for one job at one (n, m): budgets from ~6% of the matrix to twice its size. */
+static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles) {
+  static const double frac[] = {0.06, 0.12, 0.25, 0.5, 1.0, 2.5};
+  int ok_here = 0;
+  for (int ti = 0; ti < ntiles; ti++) {
+    int64_t tile = tiles[ti];
+    int64_t stripes[] = {0, tile, 3 * tile};
+    for (int si = 0; si < 3; si++) {
+      if (stripes[si] >= n) continue;
+      for (int fi = 0; fi < (int)(sizeof frac / sizeof frac[0]); fi++) {
+        int64_t mem = (int64_t)(frac[fi] * 8.0 * (double)n * (double)n) + 256 * 1024;
+        ooc_ctx_t *ctx = tu_ctx();
+        ooc_report_t rep;
+        memset(&rep, 0, sizeof rep);
+        ooc_status_t st = run_job(k, tile, stripes[si], mem, (fi + si) % 2, &rep, ctx);
+        n_runs++;
+        int64_t peak = ooc_ctx_host_peak(ctx);
+        if (peak > mem) {
+          n_over++;
+          fprintf(stderr, "OVER BUDGET: %s n=%lld tile=%lld stripe=%lld mem=%lld: peak %lld "
+                  "(+%.1f%%), status %s\n", job_name[k], (long long)n, (long long)tile,
+                  (long long)stripes[si], (long long)mem, (long long)peak,
+                  100.0 * (double)(peak - mem) / (double)mem, ooc_status_str(st));
+        }
+        CU_ASSERT(peak <= mem);
+        if (st == OOC_ERR_BUDGET) {
+          n_refused++;
+          CU_ASSERT(strstr(ooc_ctx_error(ctx), "--host-mem") != NULL);
+        } else {
+          if (st != OOC_OK)
+            fprintf(stderr, "FAILED: %s n=%lld tile=%lld stripe=%lld mem=%lld: %s: %s\n",
+                    job_name[k], (long long)n, (long long)tile, (long long)stripes[si],
+                    (long long)mem, ooc_status_str(st), ooc_ctx_error(ctx));
+          CU_ASSERT_EQUAL(st, OOC_OK);
+          if (st == OOC_OK) {
+            n_ok++;
+            ok_here++;
+            CU_ASSERT(rep.host_peak <= rep.host_budget);
+            CU_ASSERT_EQUAL(rep.host_budget, mem);
+            /* what ran is what the report says: the stripe, and the steps it implies */
+            int64_t b = tile < n ? tile : n;
+            CU_ASSERT_EQUAL(rep.tile, b);
+            if (k != J_NEWTON && k != J_HYPER7 && k != J_GEMM) {
+              int64_t want = rep.stripe > 0 ? (n + rep.stripe - 1) / rep.stripe : -1;
+              if (k == J_SOLVE_FACTOR) want = rep.steps; /* no elimination: sweeps only */
+              if (rep.steps != want)
+                fprintf(stderr, "REPORT: %s n=%lld tile=%lld stripe=%lld mem=%lld: stripe %lld "
+                        "but %lld steps\n", job_name[k], (long long)n, (long long)tile,
+                        (long long)stripes[si], (long long)mem, (long long)rep.stripe,
+                        (long long)rep.steps);
+              CU_ASSERT_EQUAL(rep.steps, want);
+              CU_ASSERT(rep.stripe == n || (rep.stripe > 0 && rep.stripe % b == 0));
+              if (stripes[si] > 0) CU_ASSERT(rep.stripe <= stripes[si]);
+            } else {
+              CU_ASSERT(rep.stripe > 0 && rep.stripe <= n);
+            }
+          }
+        }
+        tu_ctx_done(ctx);
+      }
+    }
+  }
+  CU_ASSERT(ok_here > 0); /* each job must run somewhere in the sweep */
+}
+
+static void sweep(job_kind_t first, job_kind_t last) {
+  static const int64_t tiles[] = {16, 48, 100};
+  const int64_t sizes[] = {150, 317};
+  for (int ni = 0; ni < 2; ni++) {
+    write_inputs(sizes[ni], 7);
+    for (job_kind_t k = first; k <= last; k++) {
+      if (k == J_SOLVE_FACTOR) { /* needs a factor at the same n */
+        ooc_ctx_t *ctx = tu_ctx();
+        ooc_report_t rep;
+        CU_ASSERT_EQUAL_FATAL(run_job(J_FACTOR, 32, 0, 0, 0, &rep, ctx), OOC_OK);
+        tu_ctx_done(ctx);
+      }
+      sweep_job(k, sizes[ni], tiles, 3);
+    }
+  }
+}
+
+static void t_gj(void) { sweep(J_INV_GJ, J_INV_GJ), sweep(J_SOLVE_GJ, J_SOLVE_GJ); }
+static void t_chol(void) { sweep(J_INV_CHOL, J_INV_AUTO), sweep(J_SOLVE_CHOL, J_SOLVE_FACTOR); }
+static void t_iter(void) { sweep(J_NEWTON, J_HYPER7); }
+static void t_gemm(void) { sweep(J_GEMM, J_GEMM); }
+
+/* The issue's case: n = 2000, tile 256, --host-mem 40M planned a stripe of n (one step), gj ran
+ * two steps of 1792 and peaked 16.7% over the budget. */
+static void t_issue_case(void) {
+  int64_t n = 2000;
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_RANDOM, n);
+  double *A = tu_gen_spec(&s);
+  tu_write_matrix(tu_path("r.h5"), "/A", n, n, A, 2);
+  free(A);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  o.tile = 256;
+  o.host_mem = 40 << 20;
+  o.force = 1;
+  o.scratch_dir = tu_tmpdir();
+  o.checkpoint = OOC_CHECKPOINT_NEVER;
+  ooc_report_t rep;
+  CU_ASSERT_EQUAL_FATAL(ooc_invert(ctx, tu_path("r.h5"), tu_path("ri.h5"), &o, &rep), OOC_OK);
+  CU_ASSERT(ooc_ctx_host_peak(ctx) <= o.host_mem);
+  CU_ASSERT(rep.host_peak <= rep.host_budget);
+  CU_ASSERT_EQUAL(rep.steps, (n + rep.stripe - 1) / rep.stripe);
+  CU_ASSERT(rep.residual < 30);
+  printf("\n  n = 2000, tile 256, --host-mem 40M: stripe %lld, %lld steps, peak %lld of %lld\n",
+         (long long)rep.stripe, (long long)rep.steps, (long long)rep.host_peak,
+         (long long)rep.host_budget);
+  tu_ctx_done(ctx);
+}
+
+static void t_summary(void) {
+  printf("\n  budget sweep: %d runs, %d ran, %d refused (budget too small), %d over budget\n",
+         n_runs, n_ok, n_refused, n_over);
+  CU_ASSERT_EQUAL(n_over, 0);
+  CU_ASSERT(n_ok > n_runs / 2);
+}
+
+int main(void) {
+  const tu_test_t tests[] = {{"issue case n=2000 tile 256 40M", t_issue_case},
+                             {"gj invert and solve", t_gj},
+                             {"chol invert, auto, solve, factor, logdet, solve --factor", t_chol},
+                             {"newton, hyper7", t_iter},
+                             {"gemm", t_gemm},
+                             {"summary", t_summary},
+                             {NULL, NULL}};
+  return tu_run("budget", tests);
+}
