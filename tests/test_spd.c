@@ -259,15 +259,15 @@ static void t_factor_and_reuse(void) {
   tu_ctx_done(ctx);
 }
 
-/* The pre-pass (compared on threads, tile by tile) names the first differing pair in (tile
- * column, tile row, column, row) order, for tiles and stripes of several sizes, and sees a
- * non-positive diagonal. */
+/* The pre-pass (run during the load, compared on threads, tile by tile) names the first
+ * differing pair in the order the input is read (by column of the upper element, then row), for
+ * tiles and stripes of several sizes, and sees a non-positive diagonal. */
 static void t_classify(void) {
   int64_t n = 150;
   double *A = make(GEN_MATERN, n, n, 0.3);
   tu_write_matrix(tu_path("cl_sym.h5"), "/A", n, n, A, 2);
-  A[130 + 20 * n] *= 1.5; /* tile column 1 (tile 16): the first in that order */
-  A[100 + 40 * n] *= 1.5; /* tile column 2 */
+  A[130 + 20 * n] *= 1.5; /* its upper element A[20, 130] is in column 130 */
+  A[100 + 40 * n] *= 1.5; /* A[40, 100]: column 100, the first in read order */
   A[140 + 140 * n] += 1.0;
   tu_write_matrix(tu_path("cl_asym.h5"), "/A", n, n, A, 2);
   ooc_ctx_t *ctx = tu_ctx();
@@ -280,8 +280,8 @@ static void t_classify(void) {
     CU_ASSERT_EQUAL(ooc_invert(ctx, tu_path("cl_asym.h5"), tu_path("cl_x.h5"), &o, &rep),
                     OOC_ERR_NOT_SPD);
     char want[128];
-    snprintf(want, sizeof want, "A[130, 20] = %.17g but A[20, 130] = %.17g", A[130 + 20 * n],
-             A[20 + 130 * n]);
+    snprintf(want, sizeof want, "A[100, 40] = %.17g but A[40, 100] = %.17g", A[100 + 40 * n],
+             A[40 + 100 * n]);
     CU_ASSERT(strstr(ooc_ctx_error(ctx), want) != NULL);
     if (!strstr(ooc_ctx_error(ctx), want)) fprintf(stderr, "\n  %s\n", ooc_ctx_error(ctx));
   }
@@ -299,6 +299,71 @@ static void t_classify(void) {
   tu_ctx_done(ctx);
 }
 
+/* Cholesky keeps only the lower triangle in the tile store: with a budget where the lower tiles
+ * fit and the whole matrix does not, inverse, solve, logdet and solve --factor spill nothing. */
+static void t_lower_only(void) {
+  int64_t n = 1000, b = 100;
+  double *S = make(GEN_MATERN, n, n, 0.2);
+  tu_write_matrix(tu_path("lo.h5"), "/A", n, n, S, 2);
+  double *B = make(GEN_RHS, n, 3, 0);
+  tu_write_matrix(tu_path("lob.h5"), "/B", n, 3, B, 2);
+  /* 8 n^2 = 8 MB; the lower tiles 4.4 MB; stripe of one tile: workspace ~1.7 MB */
+  ooc_opts_t o = opts(b, 6800 << 10);
+  o.stripe = b;
+  o.checkpoint = OOC_CHECKPOINT_NEVER; /* a checkpoint writes the cached tiles to scratch too */
+  for (int k = 0; k < 4; k++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_report_t rep;
+    double ld = 0;
+    ooc_status_t st = k == 0   ? ooc_invert(ctx, tu_path("lo.h5"), tu_path("loi.h5"), &o, &rep)
+                      : k == 1 ? ooc_solve(ctx, tu_path("lo.h5"), tu_path("lob.h5"),
+                                           tu_path("lox.h5"), &o, &rep)
+                      : k == 2 ? ooc_factor(ctx, tu_path("lo.h5"), tu_path("loL.h5"), &o, &rep)
+                               : ooc_solve_factor(ctx, tu_path("loL.h5"), tu_path("lob.h5"),
+                                                  tu_path("lox2.h5"), &o, &rep);
+    if (st) fprintf(stderr, "\n%s\n", ooc_ctx_error(ctx));
+    CU_ASSERT_EQUAL(st, OOC_OK);
+    CU_ASSERT_STRING_EQUAL(rep.method, "chol");
+    CU_ASSERT(rep.residual < (k == 1 || k == 3 ? 16 : 30));
+    CU_ASSERT(rep.host_peak <= rep.host_budget);
+    if (rep.bytes_spilled != 0)
+      fprintf(stderr, "\n  case %d spilled %lld bytes\n", k, (long long)rep.bytes_spilled);
+    CU_ASSERT_EQUAL(rep.bytes_spilled, 0);
+    (void)ld;
+    tu_ctx_done(ctx);
+  }
+  free(S);
+  free(B);
+}
+
+/* auto on a matrix that is symmetric but for one pair in its last tile column: the load kept
+ * only the lower triangle until then, so the upper tiles are read again for gj (and the inverse
+ * is of the input, not of its symmetric part: the full check compares with the file). */
+static void t_late_asymmetry(void) {
+  int64_t n = 300;
+  double *A = make(GEN_MATERN, n, n, 0.3);
+  A[5 + 290 * n] += 0.25; /* upper element in the last tile column */
+  tu_write_matrix(tu_path("la.h5"), "/A", n, n, A, 2);
+  int64_t tiles[] = {32, 64, 300};
+  for (int k = 0; k < 3; k++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o = opts(tiles[k], k == 0 ? (900 << 10) : 0);
+    ooc_report_t rep;
+    ooc_status_t st = ooc_invert(ctx, tu_path("la.h5"), tu_path("lai.h5"), &o, &rep);
+    if (st) fprintf(stderr, "\n%s\n", ooc_ctx_error(ctx));
+    CU_ASSERT_EQUAL_FATAL(st, OOC_OK);
+    CU_ASSERT_STRING_EQUAL(rep.method, "gj");
+    CU_ASSERT(strstr(rep.warnings, "not symmetric") != NULL);
+    int64_t r, c;
+    double *X = tu_read_matrix(tu_path("lai.h5"), &r, &c);
+    CU_ASSERT_FATAL(X != NULL);
+    CU_ASSERT(tu_inverse_ratio(n, A, X, DBL_EPSILON / 2) < 30);
+    free(X);
+    tu_ctx_done(ctx);
+  }
+  free(A);
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"auto picks chol for Matern covariances; logdet matches LAPACK", t_auto_picks_chol},
@@ -307,6 +372,8 @@ int main(void) {
       {"the symmetry pre-pass names the first differing pair and sees the diagonal", t_classify},
       {"chol solve with 50 right-hand sides, lower-triangle output", t_solve_and_lower},
       {"factor writes L; solve --factor reuses it; bad factors refused", t_factor_and_reuse},
+      {"Cholesky keeps only the lower triangle: no spill where the whole would", t_lower_only},
+      {"auto: asymmetry in the last tile column reloads the upper tiles for gj", t_late_asymmetry},
       {NULL, NULL}};
   return tu_run("spd", tests);
 }

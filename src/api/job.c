@@ -26,6 +26,7 @@
 #include "solvers/iter.h"
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
+#include "api/classify.h"
 #include "api/plan.h"
 #ifdef OOC_HAVE_CUDA
 #include "kernels/cuda/ocu.h"
@@ -62,6 +63,13 @@ typedef struct job {
   int mirror_out;  /* the store holds a symmetric result's lower triangle (diagonal tiles with
                       zeros above): write_rows writes the upper triangle from its transpose */
   int f32;         /* the input (and by default the output) is float32 */
+  /* Cholesky keeps only A's lower triangle (load): lower_load while loading so; classify_load:
+   * the symmetry pre-pass runs during the load, its verdict in `verdict`; may_gj: auto may still
+   * pick gj (then the load switches to the whole of A, upper_from: the first tile column read
+   * whole) */
+  int lower_load, classify_load, may_gj;
+  int64_t upper_from;
+  cl_verdict_t verdict;
   int cuda;        /* run the elimination on the GPU (pick_backend) */
   gj_exec_t *exec; /* the CUDA executor while gj_run runs */
   /* resumable runs (docs/RELIABILITY.md; the functions under "journal" below) */
@@ -205,18 +213,51 @@ static int64_t strip_cols(int64_t n, int64_t b, int64_t chunk_c, int64_t room) {
   return w;
 }
 
+/* Auto found A not symmetric, or its diagonal not positive, while keeping only the lower
+ * triangle: gj needs all of A. The tiles above the diagonal of tile columns [0, tj1) (read, then
+ * left out) are read again from the input, a strip of tile columns at a time through `buf` (n x
+ * sw doubles). */
+static ooc_status_t load_upper(tstore_t *ts, h5mat_t *src, int64_t tj1, double *buf, int64_t sw) {
+  part_t p = ts_cols(ts);
+  for (int64_t t0 = 1; t0 < tj1;) {
+    int64_t t1 = t0, c0 = part_start(p, t0);
+    while (t1 < tj1 && part_start(p, t1) + part_len(p, t1) - c0 <= sw) t1++;
+    if (t1 == t0) t1 = t0 + 1; /* sw >= b always */
+    int64_t nc = part_start(p, t1 - 1) + part_len(p, t1 - 1) - c0, nr = part_start(p, t1 - 1);
+    OOC_TRY(h5m_read(src, 0, c0, nr, nc, buf, nr));
+    for (int64_t tj = t0; tj < t1; tj++)
+      OOC_TRY(ts_put_tiles(ts, 0, tj, tj, tj + 1, buf + (part_start(p, tj) - c0) * nr, nr));
+    t0 = t1;
+  }
+  return OOC_OK;
+}
+
 /* Read the input once, a strip of tile columns at a time (few large HDF5 reads, whatever the
  * tile): reject NaN/Inf, take column norms, and fill the store (a tile column at a time, copied
- * by the cache's threads). The strip fits in the room the solver's workspace will use later. */
+ * by the cache's threads). The strip fits in the room the solver's workspace will use later.
+ * A of a Cholesky job (j->lower_load): only the tiles on and below the diagonal are stored (half
+ * the memory and spill); with j->classify_load each tile column's upper part is compared with
+ * the stored tile row (classify.h) on the way. Under auto, a matrix shown not to be for Cholesky
+ * (not symmetric, or a diagonal entry not positive) is stored whole from there on, and the upper
+ * tiles left out before are read again (load_upper); --method chol stops at the first
+ * asymmetric pair. */
 static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
   int64_t n = rp.n;
   ooc_status_t st = OOC_OK;
-  int64_t sw = ooc_min64(strip_cols(n, cp.b, h5m_chunk_cols(src), j->io_room), cp.n);
-  h5m_set_stage(src, ooc_max64(io_min_stage(cp.b), j->io_room - 8 * n * sw));
+  int lower = ts == j->A && j->lower_load, cl = ts == j->A && j->classify_load;
+  int64_t room = j->io_room - (cl ? 8 * n * cp.b + 2 * cp.count : 0); /* tile row, flags */
+  int64_t sw = ooc_min64(strip_cols(n, cp.b, h5m_chunk_cols(src), room), cp.n);
+  h5m_set_stage(src, ooc_max64(io_min_stage(cp.b), room - 8 * n * sw));
   double *strip = ooc_malloc(ctx, (size_t)(n * sw) * sizeof(double));
-  if (!strip) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
+  double *U = cl ? ooc_malloc(ctx, (size_t)(n * cp.b) * sizeof(double)) : NULL;
+  uint8_t *flags = cl ? ooc_malloc(ctx, (size_t)(2 * cp.count)) : NULL;
+  if (!strip || (cl && (!U || !flags))) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
+    goto done;
+  }
+  if (cl) cl_init(&j->verdict, j->f32);
   for (int64_t c0 = 0; c0 < cp.n; c0 += sw) {
     int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
     OOC_CHECK(st = h5m_read(src, 0, c0, n, nc, strip, n));
@@ -227,12 +268,38 @@ static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) 
                     isnan(v) ? "NaN" : (v > 0 ? "+Inf" : "-Inf"));
       goto done;
     }
-    for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++)
-      OOC_CHECK(st = ts_put_col(ts, tj, strip + (part_start(cp, tj) - c0) * n, n));
+    for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++) {
+      double *col = strip + (part_start(cp, tj) - c0) * n;
+      if (lower)
+        OOC_CHECK(st = ts_put_tiles(ts, tj, rp.count, tj, tj + 1, col + part_start(rp, tj), n));
+      else
+        OOC_CHECK(st = ts_put_col(ts, tj, col, n));
+      if (cl) {
+        OOC_CHECK(st = ts_read_tiles(ts, tj, tj + 1, 0, tj + 1, U, part_len(cp, tj)));
+        cl_column(&j->verdict, rp, tj, col, n, U, flags);
+      }
+      if (!lower || (j->verdict.symmetric && j->verdict.posdiag)) continue;
+      if (!j->may_gj) {
+        if (j->verdict.symmetric) continue; /* chol meets the diagonal as a leading minor */
+        st = OOC_FAIL(ctx, OOC_ERR_NOT_SPD, "%s: Cholesky needs a symmetric matrix: %s",
+                      h5m_name(src), j->verdict.why);
+        goto done;
+      }
+      /* auto: gj will run; from here on the whole of A */
+      OOC_CHECK(st = ts_put_tiles(ts, 0, tj, tj, tj + 1, col, n));
+      lower = j->lower_load = 0;
+      j->upper_from = tj; /* tile columns before it lack their upper tiles */
+    }
     OOC_CHECK(st = ooc_tick(ctx, "read", (double)(c0 + nc) / (double)cp.n));
+  }
+  if (ts == j->A && j->upper_from > 0) {
+    OOC_CHECK(st = load_upper(ts, src, j->upper_from, strip, sw));
+    j->upper_from = 0;
   }
 done:
   ooc_free(ctx, strip);
+  ooc_free(ctx, U);
+  ooc_free(ctx, flags);
   return st;
 }
 
@@ -369,93 +436,6 @@ static ooc_status_t load_inputs(job_t *j) {
 
 /* ---- method choice and the two eliminations --------------------------------------------- */
 
-/* The "matrix type identification" pre-pass (one read of every tile pair): symmetric to a
- * tolerance (1e-12 relative, 1e-5 for float32 data) and a positive diagonal. Stops at the first
- * asymmetric pair in (tile column, tile row, column, row) order, naming it in *why.
- * Per tile column tj, its tiles from the diagonal down (L) and tile row tj from the diagonal
- * right (U) are read as two batches (the cache's copy threads), then compared on threads, tile
- * by tile in 64 x 64 blocks: one thread tile by tile took 46 s of a 104 s run at n = 65536.
- * The two n x b buffers fit in the solver's workspace (at least 16 n b bytes), not allocated
- * yet. */
-enum { CL_BLOCK = 64 };
-
-typedef struct classify_run {
-  const double *L, *U; /* L: tiles (tj.., tj), ld ldl; U: tiles (tj, tj..), ld bj */
-  part_t p;
-  int64_t ldl, tj, bj;
-  double tol;
-  uint8_t *asym, *nonpos; /* per tile row ti - tj: a differing pair; a diagonal entry <= 0 */
-} classify_run_t;
-
-static int cl_differ(double x, double y, double tol) {
-  return fabs(x - y) > tol * fmax(fabs(x), fabs(y));
-}
-
-static void classify_job(void *arg, int64_t k, int worker) {
-  const classify_run_t *c = arg;
-  (void)worker;
-  int64_t ti = c->tj + k, nr = part_len(c->p, ti), off = part_start(c->p, ti) - part_start(c->p, c->tj);
-  const double *L = c->L + off, *U = c->U + off * c->bj;
-  for (int64_t c0 = 0; c0 < c->bj && !c->asym[k]; c0 += CL_BLOCK)
-    for (int64_t r0 = 0; r0 < nr && !c->asym[k]; r0 += CL_BLOCK) {
-      int64_t c1 = ooc_min64(c->bj, c0 + CL_BLOCK), r1 = ooc_min64(nr, r0 + CL_BLOCK);
-      for (int64_t cc = c0; cc < c1; cc++)
-        for (int64_t r = r0; r < r1; r++)
-          if (cl_differ(L[r + cc * c->ldl], U[cc + r * c->bj], c->tol)) c->asym[k] = 1;
-    }
-  if (k == 0)
-    for (int64_t d = 0; d < nr; d++)
-      if (!(L[d + d * c->ldl] > 0)) c->nonpos[k] = 1;
-}
-
-static ooc_status_t classify(job_t *j, int *symmetric, int *posdiag, char *why, size_t cap) {
-  ooc_ctx_t *ctx = j->ctx;
-  part_t p = ts_rows(j->A);
-  int64_t n = p.n, b = p.b;
-  classify_run_t c = {.p = p, .tol = j->f32 ? 1e-5 : 1e-12};
-  double *L = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
-  double *U = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
-  uint8_t *flags = ooc_malloc(ctx, (size_t)(2 * p.count));
-  ooc_status_t st = OOC_OK;
-  *symmetric = *posdiag = 1;
-  why[0] = 0;
-  if (!L || !U || !flags) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory classifying the matrix");
-    goto done;
-  }
-  for (int64_t tj = 0; tj < p.count && *symmetric; tj++) {
-    int64_t rows = n - part_start(p, tj), nt = p.count - tj;
-    c = (classify_run_t){.L = L, .U = U, .p = p, .ldl = rows, .tj = tj, .bj = part_len(p, tj),
-                         .tol = c.tol, .asym = flags, .nonpos = flags + nt};
-    memset(flags, 0, (size_t)(2 * nt));
-    OOC_CHECK(st = ts_read_tiles(j->A, tj, p.count, tj, tj + 1, L, rows));
-    OOC_CHECK(st = ts_read_tiles(j->A, tj, tj + 1, tj, p.count, U, c.bj));
-    ooc_parallel(ooc_par_cpus(16), nt, classify_job, &c);
-    if (c.nonpos[0]) *posdiag = 0;
-    for (int64_t k = 0; k < nt && *symmetric; k++) {
-      if (!c.asym[k]) continue;
-      /* the first differing pair of this tile, in column-major order */
-      int64_t ti = tj + k, nr = part_len(p, ti), off = part_start(p, ti) - part_start(p, tj);
-      for (int64_t cc = 0; cc < c.bj && *symmetric; cc++)
-        for (int64_t r = 0; r < nr; r++) {
-          double x = L[off + r + cc * rows], y = U[cc + (off + r) * c.bj];
-          if (cl_differ(x, y, c.tol)) {
-            *symmetric = 0;
-            ooc_fmt(why, cap, "A[%lld, %lld] = %.17g but A[%lld, %lld] = %.17g",
-                    (long long)(part_start(p, ti) + r), (long long)(part_start(p, tj) + cc), x,
-                    (long long)(part_start(p, tj) + cc), (long long)(part_start(p, ti) + r), y);
-            break;
-          }
-        }
-    }
-  }
-done:
-  ooc_free(ctx, L);
-  ooc_free(ctx, U);
-  ooc_free(ctx, flags);
-  return st;
-}
-
 static ooc_status_t choose_method(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
@@ -478,13 +458,12 @@ static ooc_status_t choose_method(job_t *j) {
     goto chosen;
   }
   if (j->o.method == OOC_METHOD_GJ) goto chosen;
-  int sym, posdiag;
-  char why[256];
-  OOC_TRY(classify(j, &sym, &posdiag, why, sizeof why));
+  /* the pre-pass ran during the load (classify.h) */
+  int sym = j->verdict.symmetric, posdiag = j->verdict.posdiag;
   if (j->o.method == OOC_METHOD_CHOL || chol_only) {
     if (!sym)
       return OOC_FAIL(ctx, OOC_ERR_NOT_SPD, "%s: Cholesky needs a symmetric matrix: %s",
-                      h5m_name(j->in_a), why);
+                      h5m_name(j->in_a), j->verdict.why);
     j->method = OOC_METHOD_CHOL;
   } else if (sym && posdiag) {
     j->method = OOC_METHOD_CHOL;
@@ -622,6 +601,7 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   j->resuming = 0;
   r->resumed_step = 0;
   unload_inputs(j);
+  j->lower_load = j->classify_load = 0; /* gj needs the whole of A */
   OOC_TRY(load_inputs(j));
   j->method = OOC_METHOD_GJ;
   snprintf(r->method, sizeof r->method, "gj");
@@ -734,9 +714,7 @@ static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
   ooc_report_t *r = j->rep;
   int64_t n = j->n;
   static const char *const tags[ITER_MAX_STORES] = {"V0", "V1", "V2", "V3"};
-  int sym = 0, posdiag = 0;
-  char why[256];
-  OOC_TRY(classify(j, &sym, &posdiag, why, sizeof why)); /* the job's pre-pass: symmetry */
+  int sym = j->verdict.symmetric, posdiag = j->verdict.posdiag; /* the load's pre-pass */
   int ns = iter_stores(j->method);
   /* plan() made W a multiple of the tile before clamping it to n: undo the clamp, so W = n is
    * one block rather than n rounded down to tiles */
@@ -981,10 +959,14 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   j->perm = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
   if (!j->colnorm || !j->perm)
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
-  OOC_TRY(load_inputs(j));
-  double t_pre = ooc_now();
+  /* What the method may need of A decides what the load keeps (classify.h) */
+  int chol_only = j->logdet_only || j->factor_out || j->have_factor;
+  j->classify_load = !j->have_factor && j->o.method != OOC_METHOD_GJ; /* newton: V_0's choice */
+  j->lower_load = (j->classify_load && !(is_iter(j) && !j->logdet_only)) || j->have_factor;
+  j->may_gj = j->o.method == OOC_METHOD_AUTO && !chol_only;
+  cl_init(&j->verdict, j->f32);
+  OOC_TRY(load_inputs(j)); /* t_read includes the symmetry pre-pass, run during the load */
   if (!j->resuming) OOC_TRY(choose_method(j));
-  r->t_read += ooc_now() - t_pre; /* the symmetry pre-pass inspects the input: part of reading */
 
   /* eliminate */
   double t1 = ooc_now();
