@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/plan.h"
 #include "gen/gen.h"
 #include "testutil.h"
 
@@ -193,6 +194,47 @@ static void t_issue_case(void) {
   tu_ctx_done(ctx);
 }
 
+/* The planner alone (no files): the SPD solve of issue 18 (n = 106,496, a 45 GB lower triangle
+ * in float64) with --host-mem 112G keeps the lower triangle in the cache with a stripe still
+ * >= 8192 columns, instead of the widest stripe (which left too little cache and spilled to
+ * disk); where the stores cannot fit at all, the widest stripe stands. */
+static void t_planner_nospill(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  o.tile = 4096;
+  o.host_mem = (int64_t)112 << 30;
+  o.method = OOC_METHOD_CHOL;
+  int64_t n = 106496;
+  plan_req_t q = {.o = &o, .name = "test", .n = n, .m = 1, .journaled = 1};
+  plan_t p;
+  CU_ASSERT_EQUAL_FATAL(plan_solver(ctx, &q, &p), OOC_OK);
+  int64_t lower = 8 * (n * n + n * o.tile) / 2 + 8 * n;
+  printf("\n  n = 106496, tile 4096, 112G: stripe %lld, cache %.1f GB for a %.1f GB triangle\n",
+         (long long)p.W, plan_cache(&p) / 1e9, lower / 1e9);
+  CU_ASSERT(plan_cache(&p) >= lower);
+  CU_ASSERT(p.W >= 8192 && p.W % 4096 == 0);
+  CU_ASSERT(p.budget == o.host_mem && p.fixed + plan_ws(&p, p.W) + plan_cache(&p) == p.budget);
+  /* 40G: the triangle cannot stay; the widest stripe that fits */
+  o.host_mem = (int64_t)40 << 30;
+  plan_t p2;
+  CU_ASSERT_EQUAL_FATAL(plan_solver(ctx, &q, &p2), OOC_OK);
+  CU_ASSERT(plan_ws(&p2, p2.W + 4096) > p2.budget - p2.fixed);
+  /* gj keeps the whole matrix (8 n^2 = 90.7 GB): at 112G it stays in the cache with a stripe
+   * >= 8192; at 90G that would leave fewer than 8192 columns: the widest stripe */
+  o.method = OOC_METHOD_GJ;
+  o.host_mem = (int64_t)112 << 30;
+  plan_t p3;
+  CU_ASSERT_EQUAL_FATAL(plan_solver(ctx, &q, &p3), OOC_OK);
+  CU_ASSERT(plan_cache(&p3) >= 8 * n * n + 8 * n && p3.W >= 8192);
+  o.host_mem = (int64_t)90 << 30;
+  CU_ASSERT_EQUAL_FATAL(plan_solver(ctx, &q, &p3), OOC_OK);
+  CU_ASSERT(plan_ws(&p3, p3.W + 4096) > p3.budget - p3.fixed);
+  CU_ASSERT(plan_cache(&p3) < 8 * n * n);
+  tu_ctx_done(ctx);
+}
+
 static void t_summary(void) {
   printf("\n  budget sweep: %d runs, %d ran, %d refused (budget too small), %d over budget\n",
          n_runs, n_ok, n_refused, n_over);
@@ -206,6 +248,7 @@ int main(void) {
                              {"chol invert, auto, solve, factor, logdet, solve --factor", t_chol},
                              {"newton, hyper7", t_iter},
                              {"gemm", t_gemm},
+                             {"planner: keep the stores in the cache when a wide stripe remains", t_planner_nospill},
                              {"summary", t_summary},
                              {NULL, NULL}};
   return tu_run("budget", tests);

@@ -65,6 +65,32 @@ int64_t plan_ws(const plan_t *p, int64_t W) {
 
 int64_t plan_cache(const plan_t *p) { return p->budget - p->fixed - plan_ws(p, p->W); }
 
+/* Bytes the tile stores hold when nothing spills: A (its lower triangle when Cholesky may run:
+ * job.c stores no more) and B. */
+static int64_t store_bytes(const plan_t *p) {
+  int64_t n = p->q.n, b = p->b;
+  int lower = p->q.chol_only || p->q.o->method == OOC_METHOD_CHOL ||
+              p->q.o->method == OOC_METHOD_AUTO;
+  int64_t a = lower ? 8 * (n * n + n * b) / 2 : 8 * n * n; /* diagonal tiles whole */
+  return a + 8 * n * p->q.m;
+}
+
+/* A stripe narrower than the widest may keep the stores in the cache: a spill costs a write and
+ * a read of every evicted tile per step (16 n^2 bytes from disk), a narrower stripe only more
+ * passes over memory. The widest stripe with no spill, if it is at least min(n, 8192) columns
+ * (the width a GPU step needs to stay compute-bound, DESIGN.md section 5); else Wmax. */
+static int64_t nospill_stripe(const plan_t *p, int64_t avail, int64_t Wmax) {
+  int64_t n = p->q.n, b = p->b, room = avail - store_bytes(p);
+  if (plan_ws(p, Wmax) <= room) return Wmax;
+  int64_t lo = 0, hi = Wmax / b;
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (plan_ws(p, mid * b) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo * b >= ooc_min64(n, ooc_max64(b, 8192)) ? lo * b : Wmax;
+}
+
 static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
   char have[32], nb[32];
   return OOC_FAIL(ctx, OOC_ERR_BUDGET,
@@ -168,6 +194,7 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
       W = lo * b;
     }
     if (W < b) return too_small(ctx, p, p->fixed + plan_ws(p, b));
+    W = ooc_min64(W, nospill_stripe(p, avail, W));
     if (o->stripe > 0) W = ooc_min64(W, o->stripe);
     W = ts_stripe(n, b, W);
   }
