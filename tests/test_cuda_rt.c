@@ -20,9 +20,9 @@
  *   fails, once and from then on, in ooc_invert on --device cuda out of GPU core; each time the
  *   status is OOC_ERR_DEVICE (device) or OOC_ERR_NOMEM (pinned) with a message saying
  *   "injected", no output, the input unchanged, host bytes and blocks and CUDA streams back to
- *   zero; the run past the last allocation succeeds; the GPU's free memory after each loop is
- *   within 16 MiB of what it was before it (printed).
- * `test_cuda_rt sanitize` runs the runtime case and one short loop (for compute-sanitizer).
+ *   zero; the run past the last allocation succeeds; the GPU's free memory before and after
+ *   each loop is printed (not asserted: processes beside this one move it).
+ * `test_cuda_rt sanitize` runs the runtime case and the budget cases (for compute-sanitizer).
  */
 #include <math.h>
 #include <stdio.h>
@@ -174,7 +174,8 @@ static void t_runtime(void) {
   int64_t hb = ctx->host_bytes;
   CU_ASSERT_FATAL(ocu_rt_halloc(&rt, &h, 8 * 1000, "a pinned vector") == OOC_OK);
   CU_ASSERT(ctx->host_bytes == hb + 8000 && rt.pinned == 8000);
-  CU_ASSERT(ocu_rt_dalloc(&rt, &d, budget, "too much") == OOC_ERR_BUDGET);
+  void *big = NULL;
+  CU_ASSERT(ocu_rt_dalloc(&rt, &big, budget, "too much") == OOC_ERR_BUDGET && big == NULL);
   ooc_clear_error(ctx);
   CU_ASSERT_FATAL(ocu_rt_clock(&rt) == OOC_OK);
   for (int i = 0; i < 1000; i++) h[i] = i;
@@ -364,8 +365,11 @@ static void fault_loop(int ex, int persistent, int64_t max_n) {
     remove(out);
     tu_ctx_done(ctx);
   }
+  /* Device buffers cannot outlive a run: every one is in its runtime's pool, which ocu_rt_fini
+   * empties, and every executor creates its streams before any buffer, so a runtime that was
+   * not finished shows in the stream count asserted above. The GPU's free memory is printed,
+   * not asserted: other processes on the GPU (the suites run side by side) move it by GiBs. */
   int64_t free1 = gpu_free();
-  CU_ASSERT(free0 > 0 && free1 >= free0 - ((int64_t)16 << 20));
   g_faults += faults;
   fprintf(stderr, "\n  [%s %s: %lld runs, %ld faults (%ld device, %ld pinned), GPU free memory "
           "%+lld bytes] ", ex_name(ex), persistent ? "persistent" : "one-shot", (long long)n,
@@ -390,7 +394,7 @@ int main(int argc, char **argv) {
   printf("test_cuda_rt: %s %s\n", g_gpu ? "on" : "no usable GPU (the pool's rules only):", why);
   if (argc > 1 && !strcmp(argv[1], "sanitize")) {
     static const tu_test_t t[] = {{"the runtime on the GPU", t_runtime},
-                                  {"fault loop: product, one-shot", t_fault_product_once},
+                                  {"--gpu-mem enforced by the three pools", t_budget},
                                   {NULL, NULL}};
     return tu_run("cuda-rt-sanitize", t);
   }
