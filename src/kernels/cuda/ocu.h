@@ -42,6 +42,7 @@ typedef struct ocu_config {
                          0: the recursive trsm/trmm one */
   const char *trtri; /* NULL: the default; else a variant spec for getri's trtri, e.g. "gemm" or
                         "ws:256" (ocu_trtri_parse, ocu_trtri.h; benchmarks A/B them) */
+  int device;        /* CUDA device ordinal of the executor (ocu_rt.h: one runtime per device) */
 } ocu_config_t;
 
 #define OCU_GETRF_LEAF 1024     /* the panel LU's default leaf width */

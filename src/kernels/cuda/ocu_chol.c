@@ -135,7 +135,7 @@ ooc_status_t ocu_chol_plan(ooc_ctx_t *ctx, int64_t n, int64_t b, int job, int64_
                            const ocu_config_t *cfg, int64_t *W, int64_t *budget) {
   *W = 0;
   b = ooc_min64(b, n);
-  *budget = ocu_rt_budget(0, cfg ? cfg->gpu_mem : 0);
+  *budget = ocu_rt_budget(cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0);
   cusolverDnHandle_t h = NULL;
   cusolverDnParams_t par = NULL;
   if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS ||
@@ -786,7 +786,7 @@ ooc_status_t ocu_chol_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
     x->e.pivot_begin = x_pivot_begin;
     x->e.vready = x_vready;
   }
-  ooc_status_t st = ocu_rt_init(&x->rt, ctx, 0, cfg ? cfg->gpu_mem : 0, cfg ? cfg->trace : NULL,
+  ooc_status_t st = ocu_rt_init(&x->rt, ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, cfg ? cfg->trace : NULL,
                                 cfg && cfg->timing, "oocsolve chol (cuda)");
   if (st == OOC_OK) st = create(x, nb);
   if (st == OOC_OK) *out = &x->e;

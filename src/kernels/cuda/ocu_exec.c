@@ -168,7 +168,7 @@ ooc_status_t ocu_plan(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t m, const ocu
                       int64_t *W, int64_t *budget) {
   *W = 0;
   int S = cfg_streams(cfg);
-  *budget = ocu_rt_budget(0, cfg ? cfg->gpu_mem : 0);
+  *budget = ocu_rt_budget(cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0);
   cusolverDnHandle_t h = NULL;
   cusolverDnParams_t par = NULL;
   if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS || cusolverDnCreateParams(&par) != CUSOLVER_STATUS_SUCCESS) {
@@ -873,7 +873,7 @@ ooc_status_t ocu_exec_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
     return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown trtri variant '%s' (ocu_trtri.h)", tspec);
   }
   if (cfg && cfg->trtri_cusolver) x->tt.variant = OCU_TRTRI_CUSOLVER;
-  ooc_status_t st = ocu_rt_init(&x->rt, ctx, 0, cfg ? cfg->gpu_mem : 0, cfg ? cfg->trace : NULL,
+  ooc_status_t st = ocu_rt_init(&x->rt, ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, cfg ? cfg->trace : NULL,
                                 cfg && cfg->timing, "oocsolve gj (cuda)");
   if (st == OOC_OK && pthread_mutex_init(&x->lu_mu, NULL) == 0) {
     if (pthread_cond_init(&x->lu_cv, NULL) == 0) x->lu_mu_on = 1;

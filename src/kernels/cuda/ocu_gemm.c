@@ -38,7 +38,7 @@ ooc_status_t ocu_gemm_plan(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int6
                            const ocu_config_t *cfg, int64_t host_max, int64_t *s, int64_t *kb,
                            int *nslots, int *ncblk) {
   /* the pool rounds each buffer up to OCU_RT_ALIGN bytes: keep room for that */
-  int64_t budget = ocu_rt_budget(0, cfg ? cfg->gpu_mem : 0) - WS_BYTES -
+  int64_t budget = ocu_rt_budget(cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0) - WS_BYTES -
                    OCU_RT_ALIGN * (GEMM_MAX_CBLK + 2 * GEMM_MAX_SLOTS);
   int64_t room = host_max > 0 ? ooc_min64(budget, host_max) : budget;
   gemm_rates_t r = gemm_rates_gpu();
@@ -62,7 +62,7 @@ ooc_status_t ocu_gemm_plan(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int6
                       (long long)b);
     return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem %s is too small for a product block of one "
                     "tile (%lld) with two panel buffers; raise --gpu-mem or lower --tile",
-                    ooc_fmt_bytes(ocu_rt_budget(0, cfg ? cfg->gpu_mem : 0), have, sizeof have),
+                    ooc_fmt_bytes(ocu_rt_budget(cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0), have, sizeof have),
                     (long long)b);
   }
   return OOC_OK;
@@ -249,7 +249,7 @@ ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB,
   e->upload = og_upload;
   e->part = og_part;
   e->end_cols = og_end_cols;
-  ooc_status_t st = ocu_rt_init(&x->rt, ctx, 0, cfg ? cfg->gpu_mem : 0, NULL, 0,
+  ooc_status_t st = ocu_rt_init(&x->rt, ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, NULL, 0,
                                 "oocsolve product (cuda)");
   if (st == OOC_OK) st = create(x);
   if (st == OOC_OK) *out = e;

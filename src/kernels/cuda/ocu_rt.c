@@ -9,9 +9,11 @@
 #include <string.h>
 
 int64_t ocu_rt_budget(int dev, int64_t gpu_mem) {
-  if (gpu_mem > 0) return gpu_mem;
   size_t fr = 0, tot = 0;
-  if (cudaSetDevice(dev) != cudaSuccess || cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+  /* the device is made current either way: the plans query cuSOLVER on it next */
+  if (cudaSetDevice(dev) != cudaSuccess) cudaGetLastError();
+  if (gpu_mem > 0) return gpu_mem;
+  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
     cudaGetLastError();
     return 0;
   }

@@ -111,7 +111,9 @@ typedef struct ocu_rt_times {
   int64_t bytes_host;
 } ocu_rt_times_t;
 
-/* The budget for --gpu-mem (0: free memory of device dev minus max(1 GiB, 1/32 of the card)). */
+/* The budget for --gpu-mem (0: free memory of device dev minus max(1 GiB, 1/32 of the card));
+ * makes dev the calling thread's current device. The executors' queueing calls assume their
+ * runtime's device is current on the calling thread (ocu_rt_open makes it so). */
 int64_t ocu_rt_budget(int dev, int64_t gpu_mem);
 /* A cuBLAS handle's workspace for a budget: 32 MiB (what Hopper wants) unless the budget is tiny. */
 int64_t ocu_rt_cublas_ws(int64_t budget);
