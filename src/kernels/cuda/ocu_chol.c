@@ -117,63 +117,32 @@ int64_t ocu_chol_host_bytes(int64_t n, int64_t b, int64_t W, int job, const ocu_
 }
 
 /* The block for stripe W: the requested (or default) one; in core, halved down to 512 while
- * that is what keeps W = n within the budget. */
+ * that is what keeps W = n within the budget. *bytes: the device bytes with it. */
 static int64_t pick_nb(cusolverDnHandle_t h, cusolverDnParams_t par, int64_t n, int64_t b,
-                       int64_t W, int job, int64_t nb_req, int64_t budget, int *fits) {
+                       int64_t W, int job, int64_t nb_req, int64_t budget, int64_t *bytes) {
   int64_t nb = eff_nb(nb_req, W);
   for (;;) {
     size_t d = 0, hh = 0;
     int64_t lw = 0;
     sol_ws(h, par, n, W, nb, job, &d, &hh, &lw);
-    *fits = dev_bytes(n, b, W, job, nb, d, budget) <= budget;
-    if (*fits || W < n || !needs_sweep(job) || nb <= 512 || nb_req > 0) return nb;
+    *bytes = dev_bytes(n, b, W, job, nb, d, budget);
+    if (*bytes <= budget || W < n || !needs_sweep(job) || nb <= 512 || nb_req > 0) return nb;
     nb /= 2;
   }
 }
 
+static int64_t plan_bytes(const ocu_rt_shape_t *a, int64_t W, cusolverDnHandle_t h,
+                          cusolverDnParams_t par) {
+  int64_t bytes = 0;
+  pick_nb(h, par, a->n, a->b, W, a->job, a->nb, a->budget, &bytes);
+  return bytes;
+}
+
 ooc_status_t ocu_chol_plan(ooc_ctx_t *ctx, int64_t n, int64_t b, int job, int64_t nb,
                            const ocu_config_t *cfg, int64_t *W, int64_t *budget) {
-  *W = 0;
-  b = ooc_min64(b, n);
-  *budget = ocu_rt_budget(cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0);
-  cusolverDnHandle_t h = NULL;
-  cusolverDnParams_t par = NULL;
-  if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS ||
-      cusolverDnCreateParams(&par) != CUSOLVER_STATUS_SUCCESS) {
-    if (h) cusolverDnDestroy(h);
-    return OOC_FAIL(ctx, OOC_ERR_DEVICE, "cuSOLVER could not be initialised");
-  }
-  int fits = 0;
-  pick_nb(h, par, n, b, n, job, nb, *budget, &fits);
-  if (fits) {
-    *W = n;
-  } else {
-    int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1; /* W = n did not fit */
-    while (lo < hi) {
-      int64_t mid = (lo + hi + 1) / 2;
-      pick_nb(h, par, n, b, mid * b, job, nb, *budget, &fits);
-      if (fits) lo = mid;
-      else hi = mid - 1;
-    }
-    *W = lo * b;
-  }
-  size_t dmin = 0, hh = 0;
-  int64_t lw = 0;
-  sol_ws(h, par, n, b, eff_nb(nb, b), job, &dmin, &hh, &lw);
-  cusolverDnDestroyParams(par);
-  cusolverDnDestroy(h);
-  if (*W < b) {
-    char have[32], need[32];
-    ooc_fmt_bytes(*budget, have, sizeof have);
-    ooc_fmt_bytes(dev_bytes(n, b, b, job, eff_nb(nb, b), dmin, *budget), need, sizeof need);
-    *W = 0;
-    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
-                    "--gpu-mem %s is too small for the Cholesky of n = %lld with tile %lld: at "
-                    "least %s of device memory is needed (a stripe of one tile column plus %d "
-                    "column blocks); raise --gpu-mem or lower --tile",
-                    have, (long long)n, (long long)b, need, NSLOTS);
-  }
-  return OOC_OK;
+  ocu_rt_shape_t a = {.n = n, .b = b, .nb = nb, .job = job};
+  return ocu_rt_widest(ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, &a, plan_bytes,
+                       "the Cholesky of ", NSLOTS, W, budget);
 }
 
 /* ---- timing (ocu_rt.h's spans; the flops are counted with or without timing) ---------------- */
@@ -715,8 +684,8 @@ static ooc_status_t create(xc_t *x, int64_t nb_req) {
   OOC_TRY(ocu_rt_open(rt));
   for (int s = 0; s < 3; s++) OOC_TRY(ocu_rt_stream(rt, &x->st[s], role[s]));
   OOC_TRY(ocu_rt_solver(rt, x->st[1]));
-  int fits = 0;
-  x->nb = pick_nb(x->rt.sol, x->rt.par, n, b, W, x->job, nb_req, rt->budget, &fits);
+  int64_t bytes = 0;
+  x->nb = pick_nb(x->rt.sol, x->rt.par, n, b, W, x->job, nb_req, rt->budget, &bytes);
   sol_ws(x->rt.sol, x->rt.par, n, W, x->nb, x->job, &x->ws, &x->hws, &x->potri_lwork);
   OOC_TRY(ocu_rt_blas(rt, &x->bl, x->st[1], ocu_rt_cublas_ws(rt->budget)));
   for (int i = 0; i < 2; i++) /* the copy streams' transposes (V's tile row P) */

@@ -164,47 +164,18 @@ int64_t ocu_host_extra_bytes(int64_t n, int64_t b, int64_t W, int64_t m, const o
   return (sweeps ? 8 * K * n * b : 0) + 8 * (W + 4 * W + W) + 64 + 9 * n + 4096;
 }
 
+static int64_t plan_bytes(const ocu_rt_shape_t *a, int64_t W, cusolverDnHandle_t h,
+                          cusolverDnParams_t par) {
+  size_t d = 0, hh = 0;
+  sol_ws(h, par, a->n, W, &d, &hh);
+  return device_bytes(a->n, a->b, W, a->m, a->streams, d, a->budget);
+}
+
 ooc_status_t ocu_plan(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t m, const ocu_config_t *cfg,
                       int64_t *W, int64_t *budget) {
-  *W = 0;
-  int S = cfg_streams(cfg);
-  *budget = ocu_rt_budget(cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0);
-  cusolverDnHandle_t h = NULL;
-  cusolverDnParams_t par = NULL;
-  if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS || cusolverDnCreateParams(&par) != CUSOLVER_STATUS_SUCCESS) {
-    if (h) cusolverDnDestroy(h);
-    return OOC_FAIL(ctx, OOC_ERR_DEVICE, "cuSOLVER could not be initialised");
-  }
-  size_t d = 0, hh = 0;
-#define FITS(w) (sol_ws(h, par, n, (w), &d, &hh), device_bytes(n, b, (w), m, S, d, *budget) <= *budget)
-  if (FITS(n)) {
-    *W = n;
-  } else {
-    int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1; /* W = n did not fit */
-    while (lo < hi) {
-      int64_t mid = (lo + hi + 1) / 2;
-      if (FITS(mid * b)) lo = mid;
-      else hi = mid - 1;
-    }
-    *W = lo * b;
-  }
-#undef FITS
-  size_t dmin = 0;
-  sol_ws(h, par, n, ooc_min64(b, n), &dmin, &hh);
-  cusolverDnDestroyParams(par);
-  cusolverDnDestroy(h);
-  if (*W < ooc_min64(b, n)) {
-    char have[32], need[32];
-    ooc_fmt_bytes(*budget, have, sizeof have);
-    ooc_fmt_bytes(device_bytes(n, b, ooc_min64(b, n), m, S, dmin, *budget), need, sizeof need);
-    *W = 0;
-    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
-                    "--gpu-mem %s is too small for n = %lld with tile %lld: at least %s of device "
-                    "memory is needed (a stripe of one tile column plus %d column blocks); raise "
-                    "--gpu-mem or lower --tile",
-                    have, (long long)n, (long long)b, need, nslots_for(S));
-  }
-  return OOC_OK;
+  ocu_rt_shape_t a = {.n = n, .b = b, .m = m, .streams = cfg_streams(cfg)};
+  return ocu_rt_widest(ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, &a, plan_bytes, "",
+                       nslots_for(a.streams), W, budget);
 }
 
 /* ---- timing (ocu_rt.h's spans; copies are the spans named h2d... and d2h...) --------------- */

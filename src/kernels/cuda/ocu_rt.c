@@ -39,6 +39,46 @@ const char *ocu_cusolver_string(cusolverStatus_t s) {
   }
 }
 
+ooc_status_t ocu_rt_widest(ooc_ctx_t *ctx, int dev, int64_t gpu_mem, ocu_rt_shape_t *a,
+                           ocu_rt_bytes_fn bytes, const char *what, int nslots, int64_t *W,
+                           int64_t *budget) {
+  int64_t n = a->n, b = a->b = ooc_min64(a->b, a->n);
+  *W = 0;
+  *budget = a->budget = ocu_rt_budget(dev, gpu_mem);
+  cusolverDnHandle_t h = NULL;
+  cusolverDnParams_t par = NULL;
+  if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS ||
+      cusolverDnCreateParams(&par) != CUSOLVER_STATUS_SUCCESS) {
+    if (h) cusolverDnDestroy(h);
+    return OOC_FAIL(ctx, OOC_ERR_DEVICE, "cuSOLVER could not be initialised");
+  }
+  if (bytes(a, n, h, par) <= *budget) {
+    *W = n;
+  } else { /* the largest k with k tile columns fitting, k < cdiv(n, b) */
+    int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1;
+    while (lo < hi) {
+      int64_t mid = (lo + hi + 1) / 2;
+      if (bytes(a, mid * b, h, par) <= *budget) lo = mid;
+      else hi = mid - 1;
+    }
+    *W = lo * b;
+  }
+  int64_t need = *W < b ? bytes(a, b, h, par) : 0;
+  cusolverDnDestroyParams(par);
+  cusolverDnDestroy(h);
+  if (*W < b) {
+    char have[32], nd[32];
+    *W = 0;
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
+                    "--gpu-mem %s is too small for %sn = %lld with tile %lld: at least %s of device "
+                    "memory is needed (a stripe of one tile column plus %d column blocks); raise "
+                    "--gpu-mem or lower --tile",
+                    ooc_fmt_bytes(*budget, have, sizeof have), what, (long long)n, (long long)b,
+                    ooc_fmt_bytes(need, nd, sizeof nd), nslots);
+  }
+  return OOC_OK;
+}
+
 ooc_status_t ocu_rt_init(ocu_rt_t *rt, ooc_ctx_t *ctx, int dev, int64_t gpu_mem, const char *trace,
                          int timing, const char *title) {
   memset(rt, 0, sizeof *rt);
