@@ -8,7 +8,10 @@
  *   rounded up to OCU_RT_ALIGN); an armed OOC_FAULT_DEVICE fails a device allocation with
  *   OOC_ERR_DEVICE and a pinned one with OOC_ERR_NOMEM, once or from then on, both saying
  *   "injected", nothing counted; ocu_rt_fini of a runtime that never opened a device is clean;
- * - CU / CB / CS name the library and the call as written and record this file's line.
+ * - CU / CB / CS name the library and the call as written and record this file's line;
+ * - the plans' search (ocu_rt_widest_with, on a byte model): W = n when it fits, else the most
+ *   whole tile columns that do, a tile wider than n taken as n, OOC_ERR_BUDGET naming the
+ *   bytes of one tile column when not even that fits.
  * With a GPU:
  * - the runtime itself: device and pinned bytes, the peak, the stream counter, a trace file;
  *   everything back to zero after ocu_rt_fini;
@@ -108,6 +111,39 @@ static void t_pool_rules(void) {
   CU_ASSERT(ocu_rt_cublas_ws(0) == (int64_t)256 << 10);
   CU_ASSERT(!strcmp(ocu_cusolver_string(CUSOLVER_STATUS_INVALID_VALUE),
                     "CUSOLVER_STATUS_INVALID_VALUE"));
+}
+
+/* A model of 1000 bytes per column plus 5000 fixed, counting calls. */
+static int g_calls;
+static int64_t model(const ocu_rt_shape_t *a, int64_t W, cusolverDnHandle_t h,
+                     cusolverDnParams_t par) {
+  (void)a, (void)h, (void)par;
+  g_calls++;
+  return 1000 * W + 5000;
+}
+
+static void t_widest(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t W = -1;
+  ocu_rt_shape_t a = {.n = 100, .b = 7, .budget = 1000 * 100 + 5000};
+  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "", 4, &W) == OOC_OK && W == 100);
+  a.budget -= 1; /* n no longer fits: the most tile columns that do, 14 x 7 = 98 */
+  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "", 4, &W) == OOC_OK && W == 98);
+  a.budget = 1000 * 50 + 5000; /* 7 x 7 = 49 */
+  g_calls = 0;
+  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "", 4, &W) == OOC_OK && W == 49);
+  CU_ASSERT(g_calls <= 1 + 5); /* a bisection over 14 candidates */
+  a.b = 500; /* a tile wider than n is n */
+  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "", 4, &W) == OOC_ERR_BUDGET && W == 0);
+  CU_ASSERT(a.b == 100);
+  ooc_clear_error(ctx);
+  a.b = 7;
+  a.budget = 1000 * 7 + 4999; /* not one tile column */
+  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "the test of ", 3, &W) == OOC_ERR_BUDGET);
+  CU_ASSERT(W == 0 && has(ctx, "too small for the test of n = 100 with tile 7") &&
+            has(ctx, "plus 3 column blocks") && has(ctx, "11.7 KiB"));
+  fprintf(stderr, "[%s] ", ooc_ctx_error(ctx));
+  tu_ctx_done(ctx);
 }
 
 typedef struct {
@@ -401,6 +437,7 @@ int main(int argc, char **argv) {
   static const tu_test_t tests[] = {
       {"pool: budget before seam, seam for device and pinned", t_pool_rules},
       {"CU/CB/CS: library, call, file:line", t_error_macros},
+      {"the widest stripe that fits (the gj and chol plans' search)", t_widest},
       {"the runtime on the GPU: counts, streams, trace", t_runtime},
       {"--gpu-mem enforced by the gj, chol and product pools", t_budget},
       {"fault loop: gj, one-shot", t_fault_gj_once},

@@ -133,6 +133,10 @@ typedef int64_t (*ocu_rt_bytes_fn)(const ocu_rt_shape_t *a, int64_t W, cusolverD
 ooc_status_t ocu_rt_widest(ooc_ctx_t *ctx, int dev, int64_t gpu_mem, ocu_rt_shape_t *a,
                            ocu_rt_bytes_fn bytes, const char *what, int nslots, int64_t *W,
                            int64_t *budget);
+/* The same search with a->budget set and the caller's handles (NULL ones are passed on). */
+ooc_status_t ocu_rt_widest_with(ooc_ctx_t *ctx, ocu_rt_shape_t *a, ocu_rt_bytes_fn bytes,
+                                cusolverDnHandle_t h, cusolverDnParams_t par, const char *what,
+                                int nslots, int64_t *W);
 /* "CUSOLVER_STATUS_..." for a cuSOLVER status. */
 const char *ocu_cusolver_string(cusolverStatus_t s);
 
