@@ -438,7 +438,8 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
   ooc_ctx_t *ctx;
   CK(ooc_ctx_create(&ctx));
   int64_t *perm = malloc((size_t)n * sizeof *perm);
-  ocu_config_t cfg = {gpu_mem, streams, trace, 1, trtri_cusolver, trtri};
+  ocu_config_t cfg = {.gpu_mem = gpu_mem, .streams = streams, .trace = trace, .timing = 1,
+                      .trtri_cusolver = trtri_cusolver, .trtri = trtri};
   ocu_trtri_cfg_t tcf = {0};
   char tdesc[96];
   if (trtri_cusolver) tcf.variant = OCU_TRTRI_CUSOLVER;

@@ -251,7 +251,7 @@ static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int streams, cons
   double *X = malloc((size_t)(n * n) * sizeof *X), *Xc = malloc((size_t)(n * n) * sizeof *Xc);
   CU_ASSERT(8 * n * n >= 4 * gpu_mem);
   ooc_ctx_t *ctx = tu_ctx();
-  ocu_config_t cfg = {gpu_mem, streams, trace, 1, 0, NULL};
+  ocu_config_t cfg = {.gpu_mem = gpu_mem, .streams = streams, .trace = trace, .timing = 1};
   int64_t W = 0, budget = 0, steps = 0, steps_c = 0;
   ooc_status_t pst = ocu_plan(ctx, n, b, 0, &cfg, &W, &budget);
   if (pst != OOC_OK) fprintf(stderr, "\nplan: %s\n", ooc_ctx_error(ctx));
@@ -312,7 +312,7 @@ static void leaf_case(gen_kind_t kind, int64_t n, int64_t b, int64_t Wreq, int l
   double *A = make(kind, n, n, 21 + (uint64_t)n);
   double *X = malloc((size_t)(n * n) * sizeof *X), *Xc = malloc((size_t)(n * n) * sizeof *Xc);
   ooc_ctx_t *ctx = tu_ctx();
-  ocu_config_t cfg = {0, streams, NULL, 1, 0, g_trtri};
+  ocu_config_t cfg = {.streams = streams, .timing = 1, .trtri = g_trtri};
   int64_t W = 0, budget = 0, steps = 0, steps_c = 0, info = 0, info_c = 0;
   CU_ASSERT_FATAL(ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) == OOC_OK);
   W = ts_stripe(n, b, Wreq > 0 ? ooc_min64(W, Wreq) : W); /* what gj_run will use */

@@ -5,7 +5,8 @@
  * - iter_run with the GPU executor, a --gpu-mem small enough for several C blocks, one and two C
  *   buffers (two: the epilogues see slices of blocks as they come back), diagonally dominant,
  *   Matern and general input, both methods: the same start and step count as the CPU run, and
- *   LAPACK's inverse ratio of the result < 30 (computed here, in core);
+ *   LAPACK's inverse ratio of the result < 30 (computed here, in core); the executor's device
+ *   peak within --gpu-mem and its streams back to zero;
  * - the public API (ooc_invert, --device cuda and auto, --method newton/hyper7, a small
  *   --gpu-mem and --host-mem): OK, backend "cuda", the GPU product notice, the written inverse
  *   passes the ratio; and the executor planned within --host-mem (host peak <= budget).
@@ -96,7 +97,13 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int ncbl
   }
   o.st = iter_run(ctx, &a, &o.r);
   snprintf(o.err, sizeof o.err, "%s", ooc_ctx_error(ctx));
-  if (ex) CU_ASSERT(ocu_gemm_destroy(ex) == OOC_OK);
+  if (ex) { /* the pool kept to --gpu-mem (ocu_rt.h) */
+    ocu_stats_t os;
+    ocu_gemm_stats(ex, &os);
+    CU_ASSERT(os.dev_peak > 0 && os.dev_peak <= gpu_mem && os.dev_budget == gpu_mem);
+    CU_ASSERT(ocu_gemm_destroy(ex) == OOC_OK);
+    CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+  }
   if (o.st == OOC_OK) {
     double *V = malloc((size_t)(n * n) * sizeof *V);
     CU_ASSERT(ts_read_tiles(a.S[o.r.result], 0, p.count, 0, p.count, V, n) == OOC_OK);

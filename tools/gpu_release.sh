@@ -2,7 +2,8 @@
 # gpu_release.sh: the GPU host's check of main in one device call (at most LIMIT seconds):
 #   bash .devdeps/on-device bash tools/gpu_release.sh
 # 1. build the GPU suites and benchmarks (Release, sm_90; the CPU suites run in CI instead);
-# 2. test_cuda quick, test_cuda_chol and test_iter_cuda, side by side on the GPU;
+# 2. test_cuda quick, test_cuda_chol and test_iter_cuda, side by side on the GPU, then
+#    test_cuda_rt (the CUDA runtime, --gpu-mem per executor, device fault loops) alone;
 # 3. the headline rows of docs/PERFORMANCE.md, each only if the time left allows it:
 #    gj n = 32768 in core against cuSOLVER getrf+getrs(I) and gj n = 49152 with --gpu-mem 12G
 #    (issue 3), chol n = 65536 with --gpu-mem 16G (issue 4), the out-of-core product n = 49152
@@ -26,7 +27,7 @@ finish() {
 trap finish EXIT
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee $R/gpu.txt
-gpu_build $R/build.log test_cuda test_cuda_chol test_iter_cuda bench_cuda bench_cuda_chol \
+gpu_build $R/build.log test_cuda test_cuda_chol test_iter_cuda test_cuda_rt bench_cuda bench_cuda_chol \
   bench_gemm_cuda oocbench_bin oocsolve_bin oocgen_bin test_bench
 
 if ! skip tests; then
@@ -34,8 +35,10 @@ if ! skip tests; then
   (cd $B && timeout 240 ./test_cuda_chol > $R/test_cuda_chol.log 2>&1; echo "rc=$?" >> $R/test_cuda_chol.log) &
   (cd $B && timeout 240 ./test_iter_cuda > $R/test_iter_cuda.log 2>&1; echo "rc=$?" >> $R/test_iter_cuda.log) &
   wait
+  # alone: its device fault loops print the GPU's free memory, which other processes move
+  (cd $B && timeout 120 ./test_cuda_rt > $R/test_cuda_rt.log 2>&1; echo "rc=$?" >> $R/test_cuda_rt.log)
   echo "[$(el) s] tests done"
-  for f in test_cuda test_cuda_chol test_iter_cuda; do
+  for f in test_cuda test_cuda_chol test_iter_cuda test_cuda_rt; do
     grep -E "FAILED|Test:.*(failed|FAILED)|asserts|tests  |rc=" $R/$f.log | sed "s/^/$f: /" | head -12
   done
 fi

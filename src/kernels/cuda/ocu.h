@@ -13,15 +13,17 @@
  *   three GEMMs on the compute stream(s), D2H on another, ordered by events. Block q+1 is copied
  *   in while block q is multiplied and block q-1 copied out.
  *
- * Budgets
- * - Device: every cudaMalloc goes through one wrapper that refuses to pass the byte budget
- *   (--gpu-mem; 0 = free memory minus max(1 GiB, 1/32 of the card)). The peak is reported.
+ * Budgets (the runtime every CUDA executor shares, ocu_rt.h)
+ * - Device: every cudaMalloc goes through the runtime's pool, which refuses to pass the byte
+ *   budget (--gpu-mem; 0 = free memory minus max(1 GiB, 1/32 of the card)) and asks the fault
+ *   seam. The peak is reported.
  *   Counted: panel n*W, the ring's K device blocks n*b, per compute stream a gather buffer 2W*b,
  *   getri's work W*nb, the panel LU's permutation tables 2 x (2W + 2048) int64, cuSOLVER's
  *   workspace (whole panel and leaves) and each cuBLAS handle's workspace. Not counted:
  *   the CUDA context itself and the libraries' own small internal allocations.
- * - Host: every cudaHostAlloc goes through one wrapper that charges the context's host byte
- *   count (so pinned bytes count against --host-mem exactly as ooc_malloc'd ones do).
+ * - Host: every pinned buffer comes from the runtime (ocu_pin.h underneath), which asks the fault
+ *   seam and charges the context's host byte count (so pinned bytes count against --host-mem
+ *   exactly as ooc_malloc'd ones do).
  * - Trace (cfg.trace): Chrome/Perfetto JSON, one tid per stream plus tid 0 for the host's tile
  *   store takes and puts (which include disk reads and writes), times from cudaEvents.
  */
@@ -40,6 +42,7 @@ typedef struct ocu_config {
                          0: the recursive trsm/trmm one */
   const char *trtri; /* NULL: the default; else a variant spec for getri's trtri, e.g. "gemm" or
                         "ws:256" (ocu_trtri_parse, ocu_trtri.h; benchmarks A/B them) */
+  int device;        /* CUDA device ordinal of the executor (ocu_rt.h: one runtime per device) */
 } ocu_config_t;
 
 #define OCU_GETRF_LEAF 1024     /* the panel LU's default leaf width */

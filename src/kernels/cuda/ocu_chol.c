@@ -1,11 +1,8 @@
 /* ocu_chol.c: the CUDA Cholesky executor (see ocu_chol.h for what it does, solvers/chol.h for
  * the algorithms and the chol_exec_t contract it serves). */
 #include "kernels/cuda/ocu_chol.h"
-#include "kernels/cuda/ocu_pin.h"
+#include "kernels/cuda/ocu_rt.h"
 
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <cusolverDn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,40 +18,19 @@ cudaError_t ocu_chol_upper(double *A, int64_t lda, const double *S, int64_t lds,
                           * GEMMs run near the DGEMM peak already, larger blocks waste more on the
                           * diagonal blocks and in the panel's trsm */
 #define NSLOTS 4        /* ring of column blocks: one being copied in, one multiplied, one out */
-#define MAXALLOC 64
-#define ALIGN(x) (((x) + 255) / 256 * 256)
+#define ALIGN(x) OCU_RT_ROUND(x)
 
-enum { K_COPY = 0, K_UPDATE = 1, K_PIVOT = 2 };
-
-typedef struct span {
-  cudaEvent_t a, b;
-  int tid; /* 1 + stream index: 0 H2D, 1 compute, 2 D2H */
-  int kind;
-  const char *name;
-  int64_t bytes;
-  double flops;
-  double t0, t1; /* microseconds since the base */
-} span_t;
-
-typedef struct alloc_rec {
-  void *p;
-  int64_t bytes;
-  int pinned; /* 0 device, else how ocu_pin_alloc made it (OCU_PIN_*) */
-} alloc_rec_t;
+/* span kinds (ocu_rt.h): copies, the streamed updates, the pivot work */
+enum { K_COPY = OCU_SPAN_COPY, K_UPDATE = OCU_SPAN_KERNEL + 1, K_PIVOT };
 
 typedef struct xc {
   chol_exec_t e;
   ooc_ctx_t *ctx;
+  ocu_rt_t rt; /* pool, pinned buffers, streams, events, handles, trace */
   int64_t n, b, W, nb;
   int job, sweeps;
   cudaStream_t st[3]; /* 0 H2D, 1 compute, 2 D2H */
   cublasHandle_t bl, blc[2]; /* on the compute stream; on the H2D and D2H streams (transposes) */
-  cusolverDnHandle_t sol;
-  cusolverDnParams_t par;
-  /* the pool (the same rules as ocu_exec.c's, whose helpers are static there) */
-  int64_t budget, used, peak, pinned;
-  alloc_rec_t allocs[MAXALLOC];
-  int nrec;
   /* device */
   double *dP, *dV, *dE, *dC[NSLOTS], *dDiag;
   int *dInfo;
@@ -74,39 +50,9 @@ typedef struct xc {
   int pjob, incore;
   int begun;     /* x_pivot_begin ran; x_vready has done columns [0, ready) */
   int64_t ready;
-  /* timing */
-  int timing;
-  const char *trace;
-  span_t *spans;
-  int64_t nspans, capspans;
-  cudaEvent_t base;
   int64_t bytes_h2d, bytes_d2h;
   double fl_update, fl_pivot;
-  char device[128];
 } xc_t;
-
-/* ---- errors -------------------------------------------------------------------------------- */
-
-#define CU(x, call)                                                                                \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess)                                                                         \
-      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "CUDA: %s failed: %s", #call,                      \
-                      cudaGetErrorString(e_));                                                     \
-  } while (0)
-#define CB(x, call)                                                                                \
-  do {                                                                                             \
-    cublasStatus_t e_ = (call);                                                                    \
-    if (e_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "cuBLAS: %s failed: %s", #call,                    \
-                      cublasGetStatusString(e_));                                                  \
-  } while (0)
-#define CS(x, call)                                                                                \
-  do {                                                                                             \
-    cusolverStatus_t e_ = (call);                                                                  \
-    if (e_ != CUSOLVER_STATUS_SUCCESS)                                                             \
-      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "cuSOLVER: %s failed (status %d)", #call, (int)e_); \
-  } while (0)
 
 #define H2D cudaMemcpyHostToDevice
 #define D2H cudaMemcpyDeviceToHost
@@ -114,23 +60,10 @@ typedef struct xc {
 
 /* ---- sizes and planning --------------------------------------------------------------------- */
 
-/* Each cuBLAS handle's workspace: 32 MiB (what Hopper wants) unless the budget is tiny. */
-static int64_t cublas_ws(int64_t budget) {
-  int64_t w = ooc_min64((int64_t)32 << 20, ooc_max64((int64_t)256 << 10, budget / 32));
-  return w / 256 * 256;
-}
-
 /* The copy streams' handles run only geam (transposes): a token workspace, so that cuBLAS
  * allocates none of its own outside the pool. */
 static int64_t copy_ws(int64_t budget) {
   return ooc_min64((int64_t)1 << 20, ooc_max64(4096, budget / 256)) / 256 * 256;
-}
-
-static int64_t default_budget(void) {
-  size_t fr = 0, tot = 0;
-  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return 0;
-  int64_t margin = ooc_max64((int64_t)1 << 30, (int64_t)tot / 32);
-  return (int64_t)fr - margin;
 }
 
 static int64_t eff_nb(int64_t nb, int64_t W) { return ooc_max64(1, ooc_min64(nb > 0 ? nb : NB_DEFAULT, W)); }
@@ -164,7 +97,7 @@ static int64_t dev_bytes(int64_t n, int64_t b, int64_t W, int job, int64_t nb, s
                          int64_t budget) {
   int sweeps = W < n;
   int64_t t = ALIGN(8 * n * W) + ALIGN(8 * W) + ALIGN(4 * (2 * ooc_cdiv64(W, nb) + 8)) +
-              ALIGN((int64_t)ws) + cublas_ws(budget) + 2 * copy_ws(budget);
+              ALIGN((int64_t)ws) + ocu_rt_cublas_ws(budget) + 2 * copy_ws(budget);
   if (needs_sweep(job)) {
     t += ALIGN(8 * W * nb);
     if (sweeps) t += ALIGN(8 * W * W);
@@ -184,275 +117,66 @@ int64_t ocu_chol_host_bytes(int64_t n, int64_t b, int64_t W, int job, const ocu_
 }
 
 /* The block for stripe W: the requested (or default) one; in core, halved down to 512 while
- * that is what keeps W = n within the budget. */
+ * that is what keeps W = n within the budget. *bytes: the device bytes with it. */
 static int64_t pick_nb(cusolverDnHandle_t h, cusolverDnParams_t par, int64_t n, int64_t b,
-                       int64_t W, int job, int64_t nb_req, int64_t budget, int *fits) {
+                       int64_t W, int job, int64_t nb_req, int64_t budget, int64_t *bytes) {
   int64_t nb = eff_nb(nb_req, W);
   for (;;) {
     size_t d = 0, hh = 0;
     int64_t lw = 0;
     sol_ws(h, par, n, W, nb, job, &d, &hh, &lw);
-    *fits = dev_bytes(n, b, W, job, nb, d, budget) <= budget;
-    if (*fits || W < n || !needs_sweep(job) || nb <= 512 || nb_req > 0) return nb;
+    *bytes = dev_bytes(n, b, W, job, nb, d, budget);
+    if (*bytes <= budget || W < n || !needs_sweep(job) || nb <= 512 || nb_req > 0) return nb;
     nb /= 2;
   }
 }
 
+static int64_t plan_bytes(const ocu_rt_shape_t *a, int64_t W, cusolverDnHandle_t h,
+                          cusolverDnParams_t par) {
+  int64_t bytes = 0;
+  pick_nb(h, par, a->n, a->b, W, a->job, a->nb, a->budget, &bytes);
+  return bytes;
+}
+
 ooc_status_t ocu_chol_plan(ooc_ctx_t *ctx, int64_t n, int64_t b, int job, int64_t nb,
                            const ocu_config_t *cfg, int64_t *W, int64_t *budget) {
-  *W = 0;
-  b = ooc_min64(b, n);
-  *budget = cfg && cfg->gpu_mem > 0 ? cfg->gpu_mem : default_budget();
-  cusolverDnHandle_t h = NULL;
-  cusolverDnParams_t par = NULL;
-  if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS ||
-      cusolverDnCreateParams(&par) != CUSOLVER_STATUS_SUCCESS) {
-    if (h) cusolverDnDestroy(h);
-    return OOC_FAIL(ctx, OOC_ERR_DEVICE, "cuSOLVER could not be initialised");
-  }
-  int fits = 0;
-  pick_nb(h, par, n, b, n, job, nb, *budget, &fits);
-  if (fits) {
-    *W = n;
-  } else {
-    int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1; /* W = n did not fit */
-    while (lo < hi) {
-      int64_t mid = (lo + hi + 1) / 2;
-      pick_nb(h, par, n, b, mid * b, job, nb, *budget, &fits);
-      if (fits) lo = mid;
-      else hi = mid - 1;
-    }
-    *W = lo * b;
-  }
-  size_t dmin = 0, hh = 0;
-  int64_t lw = 0;
-  sol_ws(h, par, n, b, eff_nb(nb, b), job, &dmin, &hh, &lw);
-  cusolverDnDestroyParams(par);
-  cusolverDnDestroy(h);
-  if (*W < b) {
-    char have[32], need[32];
-    ooc_fmt_bytes(*budget, have, sizeof have);
-    ooc_fmt_bytes(dev_bytes(n, b, b, job, eff_nb(nb, b), dmin, *budget), need, sizeof need);
-    *W = 0;
-    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
-                    "--gpu-mem %s is too small for the Cholesky of n = %lld with tile %lld: at "
-                    "least %s of device memory is needed (a stripe of one tile column plus %d "
-                    "column blocks); raise --gpu-mem or lower --tile",
-                    have, (long long)n, (long long)b, need, NSLOTS);
-  }
-  return OOC_OK;
+  ocu_rt_shape_t a = {.n = n, .b = b, .nb = nb, .job = job};
+  return ocu_rt_widest(ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, &a, plan_bytes,
+                       "the Cholesky of ", NSLOTS, W, budget);
 }
 
-/* ---- the pool (copied from ocu_exec.c, where these helpers are static: same rules) --------- */
-
-static ooc_status_t dalloc(xc_t *x, void *pp, int64_t bytes, const char *what) {
-  void **p = pp;
-  *p = NULL;
-  if (bytes <= 0) return OOC_OK;
-  bytes = ALIGN(bytes);
-  if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many device buffers");
-  if (x->used + bytes > x->budget) {
-    char a[32], u[32], bu[32];
-    return OOC_FAIL(x->ctx, OOC_ERR_BUDGET, "--gpu-mem %s exceeded: %s for %s on top of %s in use",
-                    ooc_fmt_bytes(x->budget, bu, sizeof bu), ooc_fmt_bytes(bytes, a, sizeof a),
-                    what, ooc_fmt_bytes(x->used, u, sizeof u));
-  }
-  cudaError_t e = cudaMalloc(p, (size_t)bytes);
-  if (e != cudaSuccess) {
-    char a[32];
-    cudaGetLastError();
-    return OOC_FAIL(x->ctx, OOC_ERR_DEVICE, "device out of memory: cudaMalloc of %s for %s: %s",
-                    ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
-  }
-  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 0};
-  x->used += bytes;
-  if (x->used > x->peak) x->peak = x->used;
-  return OOC_OK;
-}
-
-static ooc_status_t halloc(xc_t *x, void *pp, int64_t bytes, const char *what) {
-  void **p = pp;
-  *p = NULL;
-  if (bytes <= 0) return OOC_OK;
-  if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many host buffers");
-  int how = 0;
-  cudaError_t e = ocu_pin_alloc(p, bytes, &how);
-  if (e != cudaSuccess) {
-    char a[32];
-    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "pinned allocation of %s for %s failed: %s",
-                    ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
-  }
-  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, how};
-  x->pinned += bytes;
-  x->ctx->host_bytes += bytes; /* pinned memory counts against --host-mem */
-  if (x->ctx->host_bytes > x->ctx->host_peak) x->ctx->host_peak = x->ctx->host_bytes;
-  return OOC_OK;
-}
-
-static void free_all(xc_t *x) {
-  for (int i = x->nrec - 1; i >= 0; i--) {
-    alloc_rec_t *r = &x->allocs[i];
-    if (r->pinned) {
-      ocu_pin_free(r->p, r->pinned);
-      x->ctx->host_bytes -= r->bytes;
-      x->pinned -= r->bytes;
-    } else {
-      cudaFree(r->p);
-      x->used -= r->bytes;
-    }
-  }
-  x->nrec = 0;
-}
-
-/* ---- timing spans --------------------------------------------------------------------------- */
+/* ---- timing (ocu_rt.h's spans; the flops are counted with or without timing) ---------------- */
 
 static int64_t sp_begin(xc_t *x, int s, int kind, const char *name, int64_t bytes, double flops) {
   if (kind == K_UPDATE) x->fl_update += flops;
   else if (kind == K_PIVOT) x->fl_pivot += flops;
-  if (!x->timing) return -1;
-  if (x->nspans == x->capspans) {
-    int64_t cap = x->capspans ? 2 * x->capspans : 1024;
-    span_t *p = realloc(x->spans, (size_t)cap * sizeof *p);
-    if (!p) return -1;
-    x->spans = p;
-    x->capspans = cap;
-  }
-  span_t *sp = &x->spans[x->nspans];
-  memset(sp, 0, sizeof *sp);
-  if (cudaEventCreate(&sp->a) != cudaSuccess) return -1;
-  if (cudaEventCreate(&sp->b) != cudaSuccess) {
-    cudaEventDestroy(sp->a);
-    return -1;
-  }
-  sp->tid = 1 + s;
-  sp->kind = kind;
-  sp->name = name;
-  sp->bytes = bytes;
-  sp->flops = flops;
-  cudaEventRecord(sp->a, x->st[s]);
-  return x->nspans++;
+  return ocu_rt_span(&x->rt, s, kind, name, bytes, flops);
 }
 
-static void sp_end(xc_t *x, int64_t i, int s) {
-  if (i >= 0) cudaEventRecord(x->spans[i].b, x->st[s]);
-}
-
-static void resolve(xc_t *x) {
-  if (!x->timing) return;
-  cudaDeviceSynchronize();
-  for (int64_t i = 0; i < x->nspans; i++) {
-    span_t *sp = &x->spans[i];
-    if (!sp->a) continue;
-    float a = 0, b = 0;
-    cudaEventElapsedTime(&a, x->base, sp->a);
-    cudaEventElapsedTime(&b, x->base, sp->b);
-    sp->t0 = a * 1e3;
-    sp->t1 = b * 1e3;
-    cudaEventDestroy(sp->a);
-    cudaEventDestroy(sp->b);
-    sp->a = sp->b = NULL;
-  }
-}
-
-typedef struct iv {
-  double a, b;
-} iv_t;
-static int iv_cmp(const void *p, const void *q) {
-  double a = ((const iv_t *)p)->a, b = ((const iv_t *)q)->a;
-  return a < b ? -1 : a > b;
-}
-static int64_t iv_merge(iv_t *v, int64_t k) { /* sort, merge in place; returns the count */
-  if (k == 0) return 0;
-  qsort(v, (size_t)k, sizeof *v, iv_cmp);
-  int64_t o = 0;
-  for (int64_t i = 1; i < k; i++) {
-    if (v[i].a <= v[o].b) {
-      if (v[i].b > v[o].b) v[o].b = v[i].b;
-    } else {
-      v[++o] = v[i];
-    }
-  }
-  return o + 1;
-}
-static double iv_len(const iv_t *v, int64_t k) {
-  double s = 0;
-  for (int64_t i = 0; i < k; i++) s += v[i].b - v[i].a;
-  return s;
-}
+static void sp_end(xc_t *x, int64_t i, int s) { ocu_rt_span_end(&x->rt, i, s); }
 
 void ocu_chol_stats(chol_exec_t *e, ocu_chol_stats_t *s) {
   xc_t *x = (xc_t *)e;
+  ocu_rt_times_t t;
   memset(s, 0, sizeof *s);
-  memcpy(s->device, x->device, sizeof s->device);
+  memcpy(s->device, x->rt.device, sizeof s->device);
   s->W = x->W;
   s->nb = x->nb;
-  s->dev_budget = x->budget;
-  s->dev_peak = x->peak;
-  s->pinned_bytes = x->pinned;
+  s->dev_budget = x->rt.budget;
+  s->dev_peak = x->rt.peak;
+  s->pinned_bytes = x->rt.pinned;
   s->bytes_h2d = x->bytes_h2d;
   s->bytes_d2h = x->bytes_d2h;
   s->nslots = x->e.nslots;
   s->flops_update = x->fl_update;
   s->flops_pivot = x->fl_pivot;
-  if (!x->timing) return;
-  resolve(x);
-  iv_t *cp = malloc((size_t)(x->nspans + 1) * sizeof *cp);
-  iv_t *kn = malloc((size_t)(x->nspans + 1) * sizeof *kn);
-  if (!cp || !kn) {
-    free(cp);
-    free(kn);
-    return;
-  }
-  int64_t nc = 0, nk = 0;
-  double lo = 1e300, hi = -1e300;
-  for (int64_t i = 0; i < x->nspans; i++) {
-    const span_t *sp = &x->spans[i];
-    lo = fmin(lo, sp->t0);
-    hi = fmax(hi, sp->t1);
-    if (sp->kind == K_COPY) cp[nc++] = (iv_t){sp->t0, sp->t1};
-    else kn[nk++] = (iv_t){sp->t0, sp->t1};
-    if (sp->kind == K_UPDATE) s->t_update += (sp->t1 - sp->t0) * 1e-6;
-    if (sp->kind == K_PIVOT) s->t_pivot += (sp->t1 - sp->t0) * 1e-6;
-  }
-  nc = iv_merge(cp, nc);
-  nk = iv_merge(kn, nk);
-  s->t_copy = iv_len(cp, nc) * 1e-6;
-  s->t_kernel = iv_len(kn, nk) * 1e-6;
-  double ov = 0;
-  for (int64_t i = 0, j = 0; i < nc && j < nk;) {
-    double a = fmax(cp[i].a, kn[j].a), b = fmin(cp[i].b, kn[j].b);
-    if (b > a) ov += b - a;
-    if (cp[i].b < kn[j].b) i++;
-    else j++;
-  }
-  s->t_overlap = ov * 1e-6;
-  s->t_span = hi > lo ? (hi - lo) * 1e-6 : 0;
-  free(cp);
-  free(kn);
-}
-
-static ooc_status_t write_trace(xc_t *x) {
-  resolve(x);
-  FILE *f = fopen(x->trace, "w");
-  if (!f) return OOC_FAIL(x->ctx, OOC_ERR_IO, "%s: cannot write the trace", x->trace);
-  static const char *role[3] = {"H2D", "compute", "D2H"};
-  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"device\":\"%s\"},\"traceEvents\":[\n"
-             "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":"
-             "\"oocsolve chol (cuda)\"}}",
-          x->device);
-  for (int s = 0; s < 3; s++)
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":"
-               "\"stream %d (%s)\"}}", s + 1, s, role[s]);
-  for (int64_t i = 0; i < x->nspans; i++) {
-    const span_t *sp = &x->spans[i];
-    fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
-               "\"dur\":%.3f,\"args\":{\"bytes\":%lld,\"flops\":%.6g}}",
-            sp->name, sp->kind == K_COPY ? "copy" : "kernel", sp->tid, sp->t0, sp->t1 - sp->t0,
-            (long long)sp->bytes, sp->flops);
-  }
-  fprintf(f, "\n]}\n");
-  if (fclose(f) != 0) return OOC_FAIL(x->ctx, OOC_ERR_IO, "%s: writing the trace failed", x->trace);
-  return OOC_OK;
+  ocu_rt_times(&x->rt, &t);
+  s->t_copy = t.copy;
+  s->t_kernel = t.kernel;
+  s->t_overlap = t.overlap;
+  s->t_span = t.span;
+  s->t_update = ocu_rt_sum(&x->rt, NULL, K_UPDATE);
+  s->t_pivot = ocu_rt_sum(&x->rt, NULL, K_PIVOT);
 }
 
 /* ---- the in-device sweep -------------------------------------------------------------------- */
@@ -485,8 +209,8 @@ static ooc_status_t dev_sweep(xc_t *x, double *F, int64_t ldf, int64_t w) {
     if (i0 > 0) /* V[0:i0] = F[P, 0:i0]^T (B = A with beta 0: nothing uninitialised is read) */
       CB(x, cublasDgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_T, i0, ib, &one, F + i0, ldf, &zero, F + i0,
                            ldf, V, w));
-    CS(x, cusolverDnXpotrf(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, ib, CUDA_R_64F, D, w, CUDA_R_64F,
-                           x->dWs, x->ws, x->hWs, x->hws, x->dInfo + s));
+    CS(x, cusolverDnXpotrf(x->rt.sol, x->rt.par, CUBLAS_FILL_MODE_LOWER, ib, CUDA_R_64F, D, w,
+                           CUDA_R_64F, x->dWs, x->ws, x->hWs, x->hws, x->dInfo + s));
     CU(x, cudaMemcpy2DAsync(x->dDiag + i0, sizeof(double), D, (size_t)(8 * (w + 1)),
                             sizeof(double), (size_t)ib, D2D, sc));
     if (i0 > 0)
@@ -508,7 +232,7 @@ static ooc_status_t dev_sweep(xc_t *x, double *F, int64_t ldf, int64_t w) {
     if (below > 0)
       CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                            CUBLAS_DIAG_NON_UNIT, below, ib, &mone, D, w, V + i1, w));
-    CS(x, cusolverDnDpotri(x->sol, CUBLAS_FILL_MODE_LOWER, (int)ib, D, (int)w, (double *)x->dWs,
+    CS(x, cusolverDnDpotri(x->rt.sol, CUBLAS_FILL_MODE_LOWER, (int)ib, D, (int)w, (double *)x->dWs,
                            (int)x->potri_lwork, x->dInfo + ns + s));
     CU(x, cudaMemcpy2DAsync(F + i0 + i0 * ldf, (size_t)(8 * ldf), V + i0, (size_t)(8 * w),
                             (size_t)(8 * (w - i0)), (size_t)ib, D2D, sc));
@@ -680,12 +404,12 @@ static ooc_status_t logdet_of(xc_t *x, int64_t w, double *logdet) {
  * one planned for the widest stripe. */
 static ooc_status_t potrf_d(xc_t *x, double *D, int64_t w, int *info) {
   size_t d = 0, hh = 0;
-  CS(x, cusolverDnXpotrf_bufferSize(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D,
+  CS(x, cusolverDnXpotrf_bufferSize(x->rt.sol, x->rt.par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D,
                                     x->n, CUDA_R_64F, &d, &hh));
   if (d > x->ws || hh > x->hws)
     return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cuSOLVER potrf wants %zu+%zu bytes of workspace, "
                     "%zu+%zu planned", d, hh, x->ws, x->hws);
-  CS(x, cusolverDnXpotrf(x->sol, x->par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, x->n,
+  CS(x, cusolverDnXpotrf(x->rt.sol, x->rt.par, CUBLAS_FILL_MODE_LOWER, w, CUDA_R_64F, D, x->n,
                          CUDA_R_64F, x->dWs, x->ws, x->hWs, x->hws, info));
   return OOC_OK;
 }
@@ -943,110 +667,61 @@ static ooc_status_t x_rowstore(chol_exec_t *e, int s, int64_t c0, int64_t bi) {
 
 /* ---- create / destroy ----------------------------------------------------------------------- */
 
-static void destroy_handles(xc_t *x) {
-  for (int s = 0; s < NSLOTS; s++) {
-    if (x->ev_h2d[s]) cudaEventDestroy(x->ev_h2d[s]);
-    if (x->ev_comp[s]) cudaEventDestroy(x->ev_comp[s]);
-    if (x->ev_done[s]) cudaEventDestroy(x->ev_done[s]);
-  }
-  for (int64_t j = 0; j < x->nblk; j++)
-    if (x->ev_blk[j]) cudaEventDestroy(x->ev_blk[j]);
-  free(x->ev_blk);
-  if (x->ev_load) cudaEventDestroy(x->ev_load);
-  if (x->base) cudaEventDestroy(x->base);
-  if (x->bl) cublasDestroy(x->bl);
-  for (int i = 0; i < 2; i++)
-    if (x->blc[i]) cublasDestroy(x->blc[i]);
-  if (x->par) cusolverDnDestroyParams(x->par);
-  if (x->sol) cusolverDnDestroy(x->sol);
-  for (int s = 0; s < 3; s++)
-    if (x->st[s]) cudaStreamDestroy(x->st[s]);
-}
-
 ooc_status_t ocu_chol_destroy(chol_exec_t *e) {
   if (!e) return OOC_OK;
   xc_t *x = (xc_t *)e;
-  ooc_status_t st = OOC_OK;
-  cudaDeviceSynchronize();
-  if (x->trace && x->timing) st = write_trace(x);
-  else resolve(x);
-  for (int64_t i = 0; i < x->nspans; i++)
-    if (x->spans[i].a) {
-      cudaEventDestroy(x->spans[i].a);
-      cudaEventDestroy(x->spans[i].b);
-    }
-  free(x->spans);
+  ooc_status_t st = ocu_rt_fini(&x->rt); /* waits for the device first */
+  free(x->ev_blk);
   free(x->hWs);
-  free_all(x);
-  destroy_handles(x);
   ooc_free(x->ctx, x);
   return st;
 }
 
-static ooc_status_t create(xc_t *x, const ocu_config_t *cfg, int64_t nb_req) {
+static ooc_status_t create(xc_t *x, int64_t nb_req) {
   int64_t n = x->n, b = x->b, W = x->W;
-  struct cudaDeviceProp p;
-  CU(x, cudaSetDevice(0));
-  CU(x, cudaGetDeviceProperties(&p, 0));
-  snprintf(x->device, sizeof x->device, "%.127s", p.name);
-  x->budget = cfg && cfg->gpu_mem > 0 ? cfg->gpu_mem : default_budget();
-  for (int s = 0; s < 3; s++) CU(x, cudaStreamCreateWithFlags(&x->st[s], cudaStreamNonBlocking));
-  CS(x, cusolverDnCreate(&x->sol));
-  CS(x, cusolverDnCreateParams(&x->par));
-  CS(x, cusolverDnSetStream(x->sol, x->st[1]));
-  int fits = 0;
-  x->nb = pick_nb(x->sol, x->par, n, b, W, x->job, nb_req, x->budget, &fits);
-  sol_ws(x->sol, x->par, n, W, x->nb, x->job, &x->ws, &x->hws, &x->potri_lwork);
-  void *cws;
-  CB(x, cublasCreate(&x->bl));
-  CB(x, cublasSetStream(x->bl, x->st[1])); /* before the workspace: it resets it */
-  OOC_TRY(dalloc(x, &cws, cublas_ws(x->budget), "cuBLAS workspace"));
-  CB(x, cublasSetWorkspace(x->bl, cws, (size_t)cublas_ws(x->budget)));
-  for (int i = 0; i < 2; i++) { /* the copy streams' transposes (V's tile row P) */
-    CB(x, cublasCreate(&x->blc[i]));
-    CB(x, cublasSetStream(x->blc[i], x->st[2 * i]));
-    OOC_TRY(dalloc(x, &cws, copy_ws(x->budget), "cuBLAS workspace"));
-    CB(x, cublasSetWorkspace(x->blc[i], cws, (size_t)copy_ws(x->budget)));
-  }
-  OOC_TRY(dalloc(x, &x->dP, 8 * n * W, "the panel"));
-  OOC_TRY(dalloc(x, &x->dDiag, 8 * W, "the factor's diagonal"));
+  ocu_rt_t *rt = &x->rt;
+  static const char *role[3] = {"H2D", "compute", "D2H"};
+  OOC_TRY(ocu_rt_open(rt));
+  for (int s = 0; s < 3; s++) OOC_TRY(ocu_rt_stream(rt, &x->st[s], role[s]));
+  OOC_TRY(ocu_rt_solver(rt, x->st[1]));
+  int64_t bytes = 0;
+  x->nb = pick_nb(x->rt.sol, x->rt.par, n, b, W, x->job, nb_req, rt->budget, &bytes);
+  sol_ws(x->rt.sol, x->rt.par, n, W, x->nb, x->job, &x->ws, &x->hws, &x->potri_lwork);
+  OOC_TRY(ocu_rt_blas(rt, &x->bl, x->st[1], ocu_rt_cublas_ws(rt->budget)));
+  for (int i = 0; i < 2; i++) /* the copy streams' transposes (V's tile row P) */
+    OOC_TRY(ocu_rt_blas(rt, &x->blc[i], x->st[2 * i], copy_ws(rt->budget)));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dP, 8 * n * W, "the panel"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dDiag, 8 * W, "the factor's diagonal"));
   x->ninfo = 2 * ooc_cdiv64(W, x->nb) + 8;
-  OOC_TRY(dalloc(x, &x->dInfo, 4 * x->ninfo, "info"));
-  OOC_TRY(dalloc(x, &x->dWs, (int64_t)x->ws, "cuSOLVER workspace"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dInfo, 4 * x->ninfo, "info"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dWs, (int64_t)x->ws, "cuSOLVER workspace"));
   if (needs_sweep(x->job)) {
-    OOC_TRY(dalloc(x, &x->dV, 8 * W * x->nb, "the sweep's panel"));
-    if (x->sweeps) OOC_TRY(dalloc(x, &x->dE, 8 * W * W, "the pivot block's inverse"));
+    OOC_TRY(ocu_rt_dalloc(rt, &x->dV, 8 * W * x->nb, "the sweep's panel"));
+    if (x->sweeps) OOC_TRY(ocu_rt_dalloc(rt, &x->dE, 8 * W * W, "the pivot block's inverse"));
   }
   if (x->hws && !(x->hWs = malloc(x->hws)))
     return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (cuSOLVER host workspace)");
-  if (host_panel(n, W, x->job)) OOC_TRY(halloc(x, &x->e.panel, 8 * n * W, "the panel"));
-  OOC_TRY(halloc(x, &x->hDiag, 8 * W, "the factor's diagonal"));
-  OOC_TRY(halloc(x, &x->hInfo, 4 * x->ninfo, "info"));
+  if (host_panel(n, W, x->job)) OOC_TRY(ocu_rt_halloc(rt, &x->e.panel, 8 * n * W, "the panel"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->hDiag, 8 * W, "the factor's diagonal"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->hInfo, 4 * x->ninfo, "info"));
   x->e.nslots = x->sweeps ? NSLOTS : 0;
   for (int s = 0; s < x->e.nslots; s++) {
-    OOC_TRY(dalloc(x, &x->dC[s], 8 * n * b, "a column block"));
-    OOC_TRY(halloc(x, &x->e.slot[s], 8 * n * b, "a column block"));
+    OOC_TRY(ocu_rt_dalloc(rt, &x->dC[s], 8 * n * b, "a column block"));
+    OOC_TRY(ocu_rt_halloc(rt, &x->e.slot[s], 8 * n * b, "a column block"));
   }
-  for (int s = 0; s < NSLOTS; s++) {
-    CU(x, cudaEventCreateWithFlags(&x->ev_h2d[s], cudaEventDisableTiming));
-    CU(x, cudaEventCreateWithFlags(&x->ev_comp[s], cudaEventDisableTiming));
-    CU(x, cudaEventCreateWithFlags(&x->ev_done[s], cudaEventDisableTiming));
-  }
+  unsigned nt = cudaEventDisableTiming;
+  OOC_TRY(ocu_rt_events(rt, x->ev_h2d, NSLOTS, nt));
+  OOC_TRY(ocu_rt_events(rt, x->ev_comp, NSLOTS, nt));
+  OOC_TRY(ocu_rt_events(rt, x->ev_done, NSLOTS, nt));
+  OOC_TRY(ocu_rt_events(rt, &x->ev_load, 1, nt));
   if (x->sweeps && needs_sweep(x->job)) { /* x_store's blocks */
     int64_t nblk = ooc_cdiv64(W, b);
     if (!(x->ev_blk = calloc((size_t)nblk, sizeof *x->ev_blk)))
       return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (%lld events)", (long long)nblk);
-    for (; x->nblk < nblk; x->nblk++)
-      CU(x, cudaEventCreateWithFlags(&x->ev_blk[x->nblk], cudaEventDisableTiming));
+    OOC_TRY(ocu_rt_events(rt, x->ev_blk, nblk, nt));
+    x->nblk = nblk;
   }
-  CU(x, cudaEventCreateWithFlags(&x->ev_load, cudaEventDisableTiming));
-  if (x->timing) {
-    CU(x, cudaEventCreate(&x->base));
-    CU(x, cudaDeviceSynchronize());
-    CU(x, cudaEventRecord(x->base, x->st[0]));
-    CU(x, cudaEventSynchronize(x->base));
-  }
-  return OOC_OK;
+  return ocu_rt_clock(rt);
 }
 
 ooc_status_t ocu_chol_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int job, int64_t nb,
@@ -1064,8 +739,6 @@ ooc_status_t ocu_chol_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
   x->W = W >= n ? n : ooc_max64(x->b, W / x->b * x->b);
   x->job = job;
   x->sweeps = x->W < n;
-  x->trace = cfg && cfg->trace && *cfg->trace ? cfg->trace : NULL;
-  x->timing = x->trace || (cfg && cfg->timing);
   x->e.name = "cuda";
   x->e.W = x->W;
   x->e.load = x_load;
@@ -1082,12 +755,10 @@ ooc_status_t ocu_chol_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
     x->e.pivot_begin = x_pivot_begin;
     x->e.vready = x_vready;
   }
-  ooc_status_t st = create(x, cfg, nb);
-  if (st != OOC_OK) {
-    x->trace = NULL;
-    ocu_chol_destroy(&x->e);
-    return st;
-  }
-  *out = &x->e;
-  return OOC_OK;
+  ooc_status_t st = ocu_rt_init(&x->rt, ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, cfg ? cfg->trace : NULL,
+                                cfg && cfg->timing, "oocsolve chol (cuda)");
+  if (st == OOC_OK) st = create(x, nb);
+  if (st == OOC_OK) *out = &x->e;
+  else ocu_chol_destroy(&x->e);
+  return st;
 }

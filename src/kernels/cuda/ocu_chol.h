@@ -28,8 +28,9 @@
  *
  * The strict upper triangle of D (the last step of a full inverse: of the whole stripe) is D^-1's
  * lower transposed or zero, per chol.h's store(full).
- * Budgets: every cudaMalloc through a pool that refuses to pass --gpu-mem (as ocu_exec.c's),
- * every pinned buffer charged to the context's host bytes (--host-mem). Device bytes: panel n W,
+ * Budgets: every cudaMalloc through the runtime's pool (ocu_rt.h), which refuses to pass
+ * --gpu-mem and asks the fault seam, every pinned buffer charged to the context's host bytes
+ * (--host-mem); its three streams are counted for the leak check. Device bytes: panel n W,
  * the sweep's panel W nb and (out of core, invert) the W x W copy of D, K = streams + 1 slots of
  * n x tile (out of core), cuSOLVER and cuBLAS workspaces. Host (pinned): K slots, and the panel
  * n W except for the sweep out of core: there the stripe's columns go between the tile store and

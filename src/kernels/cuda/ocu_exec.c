@@ -1,12 +1,9 @@
-/* ocu_exec.c: the CUDA Gauss-Jordan executor, its device memory pool, its pinned host buffers
- * and its trace. See ocu.h for the contract and gj.h for the algorithm it serves. */
+/* ocu_exec.c: the CUDA Gauss-Jordan executor on the CUDA runtime (ocu_rt.h: pool, pinned memory,
+ * streams, trace). See ocu.h for the contract and gj.h for the algorithm it serves. */
 #include "kernels/cuda/ocu.h"
-#include "kernels/cuda/ocu_pin.h"
+#include "kernels/cuda/ocu_rt.h"
 #include "kernels/cuda/ocu_trtri.h"
 
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <cusolverDn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,16 +28,7 @@ cudaError_t ocu_preload(void);
 #define NB 512                   /* getri's block */
 #define MAXCH 64                 /* chunks of a written-back panel (one event each) */
 #define NPIN 32                  /* events for the arrivals of panel columns (a ring) */
-#define MAXALLOC 64
-#define ALIGN(x) (((x) + 255) / 256 * 256)
-
-typedef struct span {
-  cudaEvent_t a, b;
-  int tid; /* 0 host, 1 + stream index */
-  const char *name;
-  int64_t bytes;
-  double t0, t1; /* microseconds since the base */
-} span_t;
+#define ALIGN(x) OCU_RT_ROUND(x)
 
 /* One operation of the recursive panel LU, in execution order (lu_plan). */
 typedef struct lu_op {
@@ -48,26 +36,16 @@ typedef struct lu_op {
   int leaf;
 } lu_op_t;
 
-typedef struct alloc_rec {
-  void *p;
-  int64_t bytes;
-  int pinned; /* 0 device, else how ocu_pin_alloc made it (OCU_PIN_*) */
-} alloc_rec_t;
-
-
 typedef struct ocu {
   gj_exec_t e;
   ooc_ctx_t *ctx;
+  ocu_rt_t rt; /* pool, pinned buffers, streams, events, handles, trace */
   int64_t n, b, W, m;
   int sweeps, S, G, ih2d, id2h, icomp[MAXS];
   cudaStream_t st[MAXS];
   cublasHandle_t bl[MAXS]; /* one per compute stream */
   cusolverDnHandle_t sol;
   cusolverDnParams_t par;
-  /* the pool */
-  int64_t budget, used, peak, nalloc, pinned;
-  alloc_rec_t allocs[MAXALLOC];
-  int nrec;
   /* device buffers */
   double *dP, *dC[GJ_MAX_SLOTS], *dG[MAXS], *dWork;
   int64_t *dIpiv, *dRows, *dSrc;
@@ -105,48 +83,16 @@ typedef struct ocu {
   /* The LU is queued by its own thread: some cuSOLVER/cuBLAS calls block the calling thread
    * until the device has caught up, which would stall gj.c's takes of the next panel columns. */
   pthread_t lu_th;
-  int lu_th_on, span_mu_on, lu_mu_on;
-  pthread_mutex_t lu_mu, span_mu;
+  int lu_th_on, lu_mu_on;
+  pthread_mutex_t lu_mu;
   pthread_cond_t lu_cv;
   int64_t lu_post_hi, lu_post_k; /* posted by panel_in: columns [0, hi) sent, arrival k */
   int lu_last, lu_abort;         /* no more posts this step / stop at once */
   ooc_status_t lu_st;            /* the thread's result */
   int64_t bad;        /* 1 + first j with u_jj == 0 (the factor's), else 0 */
   ocu_trtri_cfg_t tt; /* getri's trtri (ocu_config_t.trtri / trtri_cusolver) */
-  /* timing */
-  int timing;
-  const char *trace;
-  span_t *spans;
-  int64_t nspans, capspans;
-  cudaEvent_t base;
-  double host_base;
-  int resolved;
   int64_t bytes_h2d, bytes_d2h;
-  char device[128];
 } ocu_t;
-
-/* ---- errors -------------------------------------------------------------------------------- */
-
-#define CU(x, call)                                                                                \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess)                                                                         \
-      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "CUDA: %s failed: %s", #call,                      \
-                      cudaGetErrorString(e_));                                                     \
-  } while (0)
-#define CB(x, call)                                                                                \
-  do {                                                                                             \
-    cublasStatus_t e_ = (call);                                                                    \
-    if (e_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "cuBLAS: %s failed: %s", #call,                    \
-                      cublasGetStatusString(e_));                                                  \
-  } while (0)
-#define CS(x, call)                                                                                \
-  do {                                                                                             \
-    cusolverStatus_t e_ = (call);                                                                  \
-    if (e_ != CUSOLVER_STATUS_SUCCESS)                                                             \
-      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "cuSOLVER: %s failed (status %d)", #call, (int)e_); \
-  } while (0)
 
 /* ---- probe and plan ------------------------------------------------------------------------ */
 
@@ -181,19 +127,6 @@ static int ncompute_for(int S) { return S >= 3 ? S - 2 : 1; }
  * ceil(W / leaf) tables of 2 leaf entries (lu_compose) < 2 W + 2 leaf. */
 static int64_t lu_table_entries(int64_t W) { return 2 * W + 2 * OCU_GETRF_LEAF_MAX; }
 
-/* Each cuBLAS handle's workspace: 32 MiB (what Hopper wants) unless the budget is tiny. */
-static int64_t cublas_ws(int64_t budget) {
-  int64_t w = ooc_min64((int64_t)32 << 20, ooc_max64((int64_t)256 << 10, budget / 32));
-  return w / 256 * 256;
-}
-
-static int64_t default_budget(void) {
-  size_t fr = 0, tot = 0;
-  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return 0;
-  int64_t margin = ooc_max64((int64_t)1 << 30, (int64_t)tot / 32);
-  return (int64_t)fr - margin;
-}
-
 /* cuSOLVER workspace (device, host) for getrf on up to n x W (the whole panel, or leaves of up
  * to OCU_GETRF_LEAF_MAX columns) and trtri on W. */
 static void sol_ws(cusolverDnHandle_t h, cusolverDnParams_t par, int64_t n, int64_t W, size_t *dev,
@@ -218,7 +151,8 @@ static int64_t device_bytes(int64_t n, int64_t b, int64_t W, int64_t m, int S, s
                             int64_t budget) {
   int sweeps = W < n || m > 0, K = nslots_for(S), G = ncompute_for(S);
   int64_t t = ALIGN(8 * n * W) + ALIGN(8 * W * ooc_min64(W, NB)) + ALIGN(8 * W) +
-              2 * ALIGN(8 * 2 * W) + ALIGN(8) + ALIGN((int64_t)solws) + (int64_t)G * cublas_ws(budget);
+              2 * ALIGN(8 * 2 * W) + ALIGN(8) + ALIGN((int64_t)solws) +
+              (int64_t)G * ocu_rt_cublas_ws(budget);
   t += 2 * ALIGN(8 * lu_table_entries(W));
   if (sweeps) t += K * ALIGN(8 * n * b) + G * ALIGN(8 * 2 * W * b);
   return t;
@@ -230,310 +164,60 @@ int64_t ocu_host_extra_bytes(int64_t n, int64_t b, int64_t W, int64_t m, const o
   return (sweeps ? 8 * K * n * b : 0) + 8 * (W + 4 * W + W) + 64 + 9 * n + 4096;
 }
 
+static int64_t plan_bytes(const ocu_rt_shape_t *a, int64_t W, cusolverDnHandle_t h,
+                          cusolverDnParams_t par) {
+  size_t d = 0, hh = 0;
+  sol_ws(h, par, a->n, W, &d, &hh);
+  return device_bytes(a->n, a->b, W, a->m, a->streams, d, a->budget);
+}
+
 ooc_status_t ocu_plan(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t m, const ocu_config_t *cfg,
                       int64_t *W, int64_t *budget) {
-  *W = 0;
-  int S = cfg_streams(cfg);
-  *budget = cfg && cfg->gpu_mem > 0 ? cfg->gpu_mem : default_budget();
-  cusolverDnHandle_t h = NULL;
-  cusolverDnParams_t par = NULL;
-  if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS || cusolverDnCreateParams(&par) != CUSOLVER_STATUS_SUCCESS) {
-    if (h) cusolverDnDestroy(h);
-    return OOC_FAIL(ctx, OOC_ERR_DEVICE, "cuSOLVER could not be initialised");
-  }
-  size_t d = 0, hh = 0;
-#define FITS(w) (sol_ws(h, par, n, (w), &d, &hh), device_bytes(n, b, (w), m, S, d, *budget) <= *budget)
-  if (FITS(n)) {
-    *W = n;
-  } else {
-    int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1; /* W = n did not fit */
-    while (lo < hi) {
-      int64_t mid = (lo + hi + 1) / 2;
-      if (FITS(mid * b)) lo = mid;
-      else hi = mid - 1;
-    }
-    *W = lo * b;
-  }
-#undef FITS
-  size_t dmin = 0;
-  sol_ws(h, par, n, ooc_min64(b, n), &dmin, &hh);
-  cusolverDnDestroyParams(par);
-  cusolverDnDestroy(h);
-  if (*W < ooc_min64(b, n)) {
-    char have[32], need[32];
-    ooc_fmt_bytes(*budget, have, sizeof have);
-    ooc_fmt_bytes(device_bytes(n, b, ooc_min64(b, n), m, S, dmin, *budget), need, sizeof need);
-    *W = 0;
-    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
-                    "--gpu-mem %s is too small for n = %lld with tile %lld: at least %s of device "
-                    "memory is needed (a stripe of one tile column plus %d column blocks); raise "
-                    "--gpu-mem or lower --tile",
-                    have, (long long)n, (long long)b, need, nslots_for(S));
-  }
-  return OOC_OK;
+  ocu_rt_shape_t a = {.n = n, .b = b, .m = m, .streams = cfg_streams(cfg)};
+  return ocu_rt_widest(ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, &a, plan_bytes, "",
+                       nslots_for(a.streams), W, budget);
 }
 
-/* ---- the pool: every device and pinned allocation goes through here ------------------------ */
-
-static ooc_status_t dalloc(ocu_t *x, void *pp, int64_t bytes, const char *what) {
-  void **p = pp;
-  *p = NULL;
-  if (bytes <= 0) return OOC_OK;
-  bytes = ALIGN(bytes);
-  if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many device buffers");
-  if (x->used + bytes > x->budget) {
-    char a[32], u[32], bu[32];
-    return OOC_FAIL(x->ctx, OOC_ERR_BUDGET,
-                    "--gpu-mem %s exceeded: %s for %s on top of %s in use",
-                    ooc_fmt_bytes(x->budget, bu, sizeof bu), ooc_fmt_bytes(bytes, a, sizeof a),
-                    what, ooc_fmt_bytes(x->used, u, sizeof u));
-  }
-  /* fault seam (base.h): an armed OOC_FAULT_DEVICE fails here as an out-of-memory would */
-  cudaError_t e = ooc_fault_hit(x->ctx, OOC_FAULT_DEVICE) ? cudaErrorMemoryAllocation
-                                                          : cudaMalloc(p, (size_t)bytes);
-  if (e != cudaSuccess) {
-    char a[32];
-    cudaGetLastError();
-    return OOC_FAIL(x->ctx, OOC_ERR_DEVICE, "device out of memory: cudaMalloc of %s for %s: %s",
-                    ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
-  }
-  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, 0};
-  x->used += bytes;
-  x->nalloc++;
-  if (x->used > x->peak) x->peak = x->used;
-  return OOC_OK;
-}
-
-static ooc_status_t halloc(ocu_t *x, void *pp, int64_t bytes, const char *what) {
-  void **p = pp;
-  *p = NULL;
-  if (bytes <= 0) return OOC_OK;
-  if (x->nrec == MAXALLOC) return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "too many host buffers");
-  if (ooc_fault_hit(x->ctx, OOC_FAULT_DEVICE))
-    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "pinned allocation for %s failed (injected fault)", what);
-  int how = 0;
-  cudaError_t e = ocu_pin_alloc(p, bytes, &how);
-  if (e != cudaSuccess) {
-    char a[32];
-    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "pinned allocation of %s for %s failed: %s",
-                    ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
-  }
-  x->allocs[x->nrec++] = (alloc_rec_t){*p, bytes, how};
-  x->pinned += bytes;
-  x->ctx->host_bytes += bytes; /* pinned memory counts against --host-mem */
-  if (x->ctx->host_bytes > x->ctx->host_peak) x->ctx->host_peak = x->ctx->host_bytes;
-  return OOC_OK;
-}
-
-static void free_all(ocu_t *x) {
-  for (int i = x->nrec - 1; i >= 0; i--) {
-    alloc_rec_t *r = &x->allocs[i];
-    if (r->pinned) {
-      ocu_pin_free(r->p, r->pinned);
-      x->ctx->host_bytes -= r->bytes;
-      x->pinned -= r->bytes;
-    } else {
-      cudaFree(r->p);
-      x->used -= r->bytes;
-    }
-  }
-  x->nrec = 0;
-}
-
-/* ---- timing spans -------------------------------------------------------------------------- */
-
-/* Spans are recorded from the main thread and from the panel LU's thread: one mutex. */
-static int64_t sp_begin_locked(ocu_t *x, int s, const char *name, int64_t bytes) {
-  if (x->nspans == x->capspans) {
-    int64_t cap = x->capspans ? 2 * x->capspans : 1024;
-    span_t *p = realloc(x->spans, (size_t)cap * sizeof *p);
-    if (!p) return -1;
-    x->spans = p;
-    x->capspans = cap;
-  }
-  span_t *sp = &x->spans[x->nspans];
-  memset(sp, 0, sizeof *sp);
-  if (cudaEventCreate(&sp->a) != cudaSuccess) return -1;
-  if (cudaEventCreate(&sp->b) != cudaSuccess) {
-    cudaEventDestroy(sp->a);
-    return -1;
-  }
-  sp->tid = 1 + s;
-  sp->name = name;
-  sp->bytes = bytes;
-  cudaEventRecord(sp->a, x->st[s]);
-  return x->nspans++;
-}
+/* ---- timing (ocu_rt.h's spans; copies are the spans named h2d... and d2h...) --------------- */
 
 static int64_t sp_begin(ocu_t *x, int s, const char *name, int64_t bytes) {
-  if (!x->timing) return -1;
-  pthread_mutex_lock(&x->span_mu);
-  int64_t i = sp_begin_locked(x, s, name, bytes);
-  pthread_mutex_unlock(&x->span_mu);
-  return i;
+  int copy = !strncmp(name, "h2d", 3) || !strncmp(name, "d2h", 3);
+  return ocu_rt_span(&x->rt, s, copy ? OCU_SPAN_COPY : OCU_SPAN_KERNEL, name, bytes, 0);
 }
 
-static void sp_end(ocu_t *x, int64_t i, int s) {
-  if (i < 0) return;
-  pthread_mutex_lock(&x->span_mu);
-  cudaEventRecord(x->spans[i].b, x->st[s]);
-  pthread_mutex_unlock(&x->span_mu);
-}
+static void sp_end(ocu_t *x, int64_t i, int s) { ocu_rt_span_end(&x->rt, i, s); }
 
 static void host_span(gj_exec_t *e, const char *what, double t0, double t1, int64_t bytes) {
-  ocu_t *x = (ocu_t *)e;
-  if (!x->timing) return;
-  pthread_mutex_lock(&x->span_mu);
-  if (x->nspans == x->capspans) {
-    int64_t cap = x->capspans ? 2 * x->capspans : 1024;
-    span_t *p = realloc(x->spans, (size_t)cap * sizeof *p);
-    if (!p) {
-      pthread_mutex_unlock(&x->span_mu);
-      return;
-    }
-    x->spans = p;
-    x->capspans = cap;
-  }
-  span_t *sp = &x->spans[x->nspans++];
-  memset(sp, 0, sizeof *sp);
-  sp->tid = 0;
-  sp->name = what;
-  sp->bytes = bytes;
-  sp->t0 = (t0 - x->host_base) * 1e6;
-  sp->t1 = (t1 - x->host_base) * 1e6;
-  pthread_mutex_unlock(&x->span_mu);
-}
-
-static void resolve(ocu_t *x) {
-  if (!x->timing) return;
-  cudaDeviceSynchronize();
-  for (int64_t i = 0; i < x->nspans; i++) {
-    span_t *sp = &x->spans[i];
-    if (sp->tid == 0 || !sp->a) continue;
-    float a = 0, b = 0;
-    cudaEventElapsedTime(&a, x->base, sp->a);
-    cudaEventElapsedTime(&b, x->base, sp->b);
-    sp->t0 = a * 1e3;
-    sp->t1 = b * 1e3;
-    cudaEventDestroy(sp->a);
-    cudaEventDestroy(sp->b);
-    sp->a = sp->b = NULL;
-  }
-}
-
-static int is_copy(const span_t *s) { return !strncmp(s->name, "h2d", 3) || !strncmp(s->name, "d2h", 3); }
-
-typedef struct iv {
-  double a, b;
-} iv_t;
-static int iv_cmp(const void *p, const void *q) {
-  double a = ((const iv_t *)p)->a, b = ((const iv_t *)q)->a;
-  return a < b ? -1 : a > b;
-}
-/* merge intervals in place (sorted, disjoint); returns the count */
-static int64_t iv_merge(iv_t *v, int64_t k) {
-  if (k == 0) return 0;
-  qsort(v, (size_t)k, sizeof *v, iv_cmp);
-  int64_t o = 0;
-  for (int64_t i = 1; i < k; i++) {
-    if (v[i].a <= v[o].b) {
-      if (v[i].b > v[o].b) v[o].b = v[i].b;
-    } else {
-      v[++o] = v[i];
-    }
-  }
-  return o + 1;
-}
-static double iv_len(const iv_t *v, int64_t k) {
-  double s = 0;
-  for (int64_t i = 0; i < k; i++) s += v[i].b - v[i].a;
-  return s;
+  ocu_rt_host_span(&((ocu_t *)e)->rt, what, t0, t1, bytes);
 }
 
 void ocu_exec_stats(gj_exec_t *e, ocu_stats_t *s) {
   ocu_t *x = (ocu_t *)e;
+  ocu_rt_t *rt = &x->rt;
+  ocu_rt_times_t t;
   memset(s, 0, sizeof *s);
-  memcpy(s->device, x->device, sizeof s->device);
-  s->dev_budget = x->budget;
-  s->dev_peak = x->peak;
-  s->dev_allocs = x->nalloc;
-  s->pinned_bytes = x->pinned;
+  memcpy(s->device, rt->device, sizeof s->device);
+  s->dev_budget = rt->budget;
+  s->dev_peak = rt->peak;
+  s->dev_allocs = rt->nalloc;
+  s->pinned_bytes = rt->pinned;
   s->bytes_h2d = x->bytes_h2d;
   s->bytes_d2h = x->bytes_d2h;
   s->nslots = x->e.nslots;
   s->streams = x->S;
-  if (!x->timing) return;
-  resolve(x);
-  iv_t *cp = malloc((size_t)(x->nspans + 1) * sizeof *cp), *kn = malloc((size_t)(x->nspans + 1) * sizeof *kn);
-  if (!cp || !kn) {
-    free(cp);
-    free(kn);
-    return;
-  }
-  int64_t nc = 0, nk = 0;
-  double lo = 1e300, hi = -1e300;
-  for (int64_t i = 0; i < x->nspans; i++) {
-    const span_t *sp = &x->spans[i];
-    double d = (sp->t1 - sp->t0) * 1e-6;
-    if (sp->tid == 0) {
-      s->t_host += d;
-      s->bytes_host += sp->bytes;
-      continue;
-    }
-    if (!strcmp(sp->name, "getrf")) s->t_getrf += d;
-    if (!strcmp(sp->name, "trsm")) s->t_trsm += d;
-    if (!strcmp(sp->name, "trtri")) s->t_trtri += d;
-    if (!strcmp(sp->name, "getri")) s->t_getri += d;
-    if (sp->t0 < lo) lo = sp->t0;
-    if (sp->t1 > hi) hi = sp->t1;
-    if (is_copy(sp)) cp[nc++] = (iv_t){sp->t0, sp->t1};
-    else kn[nk++] = (iv_t){sp->t0, sp->t1};
-    if (!strcmp(sp->name, "gemm")) s->t_gemm_update += (sp->t1 - sp->t0) * 1e-6;
-    if (!strcmp(sp->name, "getrf") || !strcmp(sp->name, "trsm") || !strcmp(sp->name, "trtri") ||
-        !strcmp(sp->name, "getri"))
-      s->t_panel_dev += (sp->t1 - sp->t0) * 1e-6;
-  }
-  nc = iv_merge(cp, nc);
-  nk = iv_merge(kn, nk);
-  s->t_copy = iv_len(cp, nc) * 1e-6;
-  s->t_kernel = iv_len(kn, nk) * 1e-6;
-  double ov = 0;
-  for (int64_t i = 0, j = 0; i < nc && j < nk;) { /* intersection of two sorted disjoint lists */
-    double a = fmax(cp[i].a, kn[j].a), b = fmin(cp[i].b, kn[j].b);
-    if (b > a) ov += b - a;
-    if (cp[i].b < kn[j].b) i++;
-    else j++;
-  }
-  s->t_overlap = ov * 1e-6;
-  s->t_span = hi > lo ? (hi - lo) * 1e-6 : 0;
-  free(cp);
-  free(kn);
-}
-
-static ooc_status_t write_trace(ocu_t *x) {
-  resolve(x);
-  FILE *f = fopen(x->trace, "w");
-  if (!f) return OOC_FAIL(x->ctx, OOC_ERR_IO, "%s: cannot write the trace", x->trace);
-  fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"device\":\"%s\"},\"traceEvents\":[\n",
-          x->device);
-  fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"oocsolve gj (cuda)\"}},\n");
-  fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"host: tile store (cache, disk)\"}}");
-  for (int s = 0; s < x->S; s++) {
-    const char *role = s == x->ih2d && s == x->id2h ? "copies + compute"
-                       : s == x->ih2d ? "H2D" : s == x->id2h ? "D2H" : "compute";
-    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"stream %d (%s)\"}}",
-            s + 1, s, role);
-  }
-  for (int64_t i = 0; i < x->nspans; i++) {
-    const span_t *sp = &x->spans[i];
-    fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
-               "\"dur\":%.3f,\"args\":{\"bytes\":%lld}}",
-            sp->name, sp->tid == 0 ? "host" : is_copy(sp) ? "copy" : "kernel", sp->tid, sp->t0,
-            sp->t1 - sp->t0, (long long)sp->bytes);
-  }
-  fprintf(f, "\n]}\n");
-  if (fclose(f) != 0) return OOC_FAIL(x->ctx, OOC_ERR_IO, "%s: writing the trace failed", x->trace);
-  return OOC_OK;
+  ocu_rt_times(rt, &t);
+  s->t_copy = t.copy;
+  s->t_kernel = t.kernel;
+  s->t_overlap = t.overlap;
+  s->t_span = t.span;
+  s->t_host = t.host;
+  s->bytes_host = t.bytes_host;
+  s->t_getrf = ocu_rt_sum(rt, "getrf", -1);
+  s->t_trsm = ocu_rt_sum(rt, "trsm", -1);
+  s->t_trtri = ocu_rt_sum(rt, "trtri", -1);
+  s->t_getri = ocu_rt_sum(rt, "getri", -1);
+  s->t_gemm_update = ocu_rt_sum(rt, "gemm", -1);
+  s->t_panel_dev = s->t_getrf + s->t_trsm + s->t_trtri + s->t_getri;
 }
 
 /* ---- the executor -------------------------------------------------------------------------- */
@@ -690,7 +374,7 @@ static ooc_status_t send_top(ocu_t *x, const double *panel) {
 /* The LU's thread: queue the LU for the columns panel_in posts, until the last post. */
 static void *lu_thread(void *arg) {
   ocu_t *x = arg;
-  ooc_status_t st = cudaSetDevice(0) == cudaSuccess ? OOC_OK : OOC_ERR_DEVICE;
+  ooc_status_t st = cudaSetDevice(x->rt.dev) == cudaSuccess ? OOC_OK : OOC_ERR_DEVICE;
   if (st != OOC_OK) (void)OOC_FAIL(x->ctx, OOC_ERR_DEVICE, "panel LU thread: cudaSetDevice failed");
   for (;;) {
     pthread_mutex_lock(&x->lu_mu);
@@ -1013,50 +697,13 @@ static ooc_status_t x_complete(gj_exec_t *e, int s) {
   return OOC_OK;
 }
 
-static void destroy_handles(ocu_t *x) {
-  for (int s = 0; s < GJ_MAX_SLOTS; s++) {
-    if (x->ev_h2d[s]) cudaEventDestroy(x->ev_h2d[s]);
-    if (x->ev_comp[s]) cudaEventDestroy(x->ev_comp[s]);
-    if (x->ev_done[s]) cudaEventDestroy(x->ev_done[s]);
-  }
-  if (x->ev_panel) cudaEventDestroy(x->ev_panel);
-  if (x->ev_top) cudaEventDestroy(x->ev_top);
-  if (x->ev_tdone) cudaEventDestroy(x->ev_tdone);
-  for (int i = 0; i < NPIN; i++)
-    if (x->ev_pin[i]) cudaEventDestroy(x->ev_pin[i]);
-  for (int i = 0; i < MAXCH; i++)
-    if (x->ev_pout[i]) cudaEventDestroy(x->ev_pout[i]);
-  if (x->base) cudaEventDestroy(x->base);
-  for (int g = 0; g < MAXS; g++)
-    if (x->bl[g]) cublasDestroy(x->bl[g]);
-  if (x->par) cusolverDnDestroyParams(x->par);
-  if (x->sol) cusolverDnDestroy(x->sol);
-  for (int s = 0; s < MAXS; s++)
-    if (x->st[s]) {
-      cudaStreamDestroy(x->st[s]);
-      x->ctx->streams--; /* leak counter, base.h */
-    }
-}
-
 ooc_status_t ocu_exec_destroy(gj_exec_t *e) {
   if (!e) return OOC_OK;
   ocu_t *x = (ocu_t *)e;
-  ooc_status_t st = OOC_OK;
   (void)lu_join(x, 1);
-  cudaDeviceSynchronize();
-  if (x->trace && x->timing) st = write_trace(x);
-  else resolve(x);
-  for (int64_t i = 0; i < x->nspans; i++)
-    if (x->spans[i].a) {
-      cudaEventDestroy(x->spans[i].a);
-      cudaEventDestroy(x->spans[i].b);
-    }
-  free(x->spans);
+  ooc_status_t st = ocu_rt_fini(&x->rt); /* waits for the device first */
   free(x->hSolWs);
   ooc_free(x->ctx, x->ops);
-  free_all(x);
-  destroy_handles(x);
-  if (x->span_mu_on) pthread_mutex_destroy(&x->span_mu);
   if (x->lu_mu_on) {
     pthread_mutex_destroy(&x->lu_mu);
     pthread_cond_destroy(&x->lu_cv);
@@ -1097,13 +744,16 @@ static ooc_status_t warm_up(ocu_t *x) {
   return OOC_OK;
 }
 
+/* The trace's name for stream s. */
+static const char *role(const ocu_t *x, int s) {
+  int h = s == x->ih2d, d = s == x->id2h, c = s == x->icomp[0] || (s > x->ih2d && s < x->id2h);
+  return h && d ? (c ? "copies + compute" : "copies") : h ? "H2D" : d ? "D2H" : "compute";
+}
+
 static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
   int64_t n = x->n, b = x->b, W = x->W;
-  struct cudaDeviceProp p;
-  CU(x, cudaSetDevice(0));
-  CU(x, cudaGetDeviceProperties(&p, 0));
-  snprintf(x->device, sizeof x->device, "%.127s", p.name);
-  x->budget = cfg && cfg->gpu_mem > 0 ? cfg->gpu_mem : default_budget();
+  ocu_rt_t *rt = &x->rt;
+  OOC_TRY(ocu_rt_open(rt));
   x->S = cfg_streams(cfg);
   x->G = ncompute_for(x->S);
   if (x->S == 1) {
@@ -1118,72 +768,55 @@ static ooc_status_t create(ocu_t *x, const ocu_config_t *cfg) {
     for (int g = 0; g < x->G; g++) x->icomp[g] = 1 + g;
   }
   CU(x, ocu_preload());
-  for (int s = 0; s < x->S; s++) {
-    CU(x, cudaStreamCreateWithFlags(&x->st[s], cudaStreamNonBlocking));
-    x->ctx->streams++; /* leak counter, base.h */
-  }
-  CS(x, cusolverDnCreate(&x->sol));
-  CS(x, cusolverDnCreateParams(&x->par));
-  CS(x, cusolverDnSetStream(x->sol, x->st[x->icomp[0]]));
+  for (int s = 0; s < x->S; s++) OOC_TRY(ocu_rt_stream(rt, &x->st[s], role(x, s)));
+  OOC_TRY(ocu_rt_solver(rt, x->st[x->icomp[0]]));
+  x->sol = rt->sol;
+  x->par = rt->par;
   sol_ws(x->sol, x->par, n, W, &x->solWs, &x->hSolWsBytes);
-  for (int g = 0; g < x->G; g++) {
-    void *ws;
-    CB(x, cublasCreate(&x->bl[g]));
-    CB(x, cublasSetStream(x->bl[g], x->st[x->icomp[g]])); /* before the workspace: it resets it */
-    OOC_TRY(dalloc(x, &ws, cublas_ws(x->budget), "cuBLAS workspace"));
-    CB(x, cublasSetWorkspace(x->bl[g], ws, (size_t)cublas_ws(x->budget)));
-  }
-  OOC_TRY(dalloc(x, &x->dP, 8 * n * W, "the panel"));
-  OOC_TRY(dalloc(x, &x->dWork, 8 * W * ooc_min64(W, NB), "getri's work"));
-  OOC_TRY(dalloc(x, &x->dIpiv, 8 * W, "pivots"));
-  OOC_TRY(dalloc(x, &x->dRows, 8 * 2 * W, "interchanges"));
-  OOC_TRY(dalloc(x, &x->dSrc, 8 * 2 * W, "interchanges"));
-  OOC_TRY(dalloc(x, &x->dInfo, 8, "info"));
-  OOC_TRY(dalloc(x, &x->dSolWs, (int64_t)x->solWs, "cuSOLVER workspace"));
-  OOC_TRY(dalloc(x, &x->dLuDst, 8 * lu_table_entries(W), "the panel LU's interchanges"));
-  OOC_TRY(dalloc(x, &x->dLuSrc, 8 * lu_table_entries(W), "the panel LU's interchanges"));
+  for (int g = 0; g < x->G; g++)
+    OOC_TRY(ocu_rt_blas(rt, &x->bl[g], x->st[x->icomp[g]], ocu_rt_cublas_ws(rt->budget)));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dP, 8 * n * W, "the panel"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dWork, 8 * W * ooc_min64(W, NB), "getri's work"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dIpiv, 8 * W, "pivots"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dRows, 8 * 2 * W, "interchanges"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dSrc, 8 * 2 * W, "interchanges"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dInfo, 8, "info"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dSolWs, (int64_t)x->solWs, "cuSOLVER workspace"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dLuDst, 8 * lu_table_entries(W), "the panel LU's interchanges"));
+  OOC_TRY(ocu_rt_dalloc(rt, &x->dLuSrc, 8 * lu_table_entries(W), "the panel LU's interchanges"));
   OOC_TRY(ocu_exec_set_leaf(&x->e, OCU_GETRF_LEAF));
   if (x->hSolWsBytes && !(x->hSolWs = malloc(x->hSolWsBytes)))
     return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "out of host memory (cuSOLVER host workspace)");
-  OOC_TRY(halloc(x, &x->e.panel, 8 * n * W, "the panel"));
-  OOC_TRY(halloc(x, &x->hIpiv, 8 * W, "pivots"));
-  OOC_TRY(halloc(x, &x->hDiag, 8 * W, "pivots"));
-  OOC_TRY(halloc(x, &x->hRows, 8 * 2 * W, "interchanges"));
-  OOC_TRY(halloc(x, &x->hSrc, 8 * 2 * W, "interchanges"));
-  OOC_TRY(halloc(x, &x->hInfo, 64, "info"));
-  OOC_TRY(halloc(x, &x->cont, 8 * n, "interchanges"));
-  OOC_TRY(halloc(x, &x->mark, n, "interchanges"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->e.panel, 8 * n * W, "the panel"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->hIpiv, 8 * W, "pivots"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->hDiag, 8 * W, "pivots"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->hRows, 8 * 2 * W, "interchanges"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->hSrc, 8 * 2 * W, "interchanges"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->hInfo, 64, "info"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->cont, 8 * n, "interchanges"));
+  OOC_TRY(ocu_rt_halloc(rt, &x->mark, n, "interchanges"));
   for (int64_t i = 0; i < n; i++) x->cont[i] = i;
   memset(x->mark, 0, (size_t)n);
   x->e.nslots = x->sweeps ? nslots_for(x->S) : 1;
   if (x->sweeps) {
-    for (int g = 0; g < x->G; g++) OOC_TRY(dalloc(x, &x->dG[g], 8 * 2 * W * b, "row gather"));
+    for (int g = 0; g < x->G; g++)
+      OOC_TRY(ocu_rt_dalloc(rt, &x->dG[g], 8 * 2 * W * b, "row gather"));
     for (int s = 0; s < x->e.nslots; s++) {
-      OOC_TRY(dalloc(x, &x->dC[s], 8 * n * b, "a column block"));
-      OOC_TRY(halloc(x, &x->e.slot[s], 8 * n * b, "a column block"));
+      OOC_TRY(ocu_rt_dalloc(rt, &x->dC[s], 8 * n * b, "a column block"));
+      OOC_TRY(ocu_rt_halloc(rt, &x->e.slot[s], 8 * n * b, "a column block"));
     }
   }
   OOC_TRY(warm_up(x));
-  for (int s = 0; s < GJ_MAX_SLOTS; s++) {
-    CU(x, cudaEventCreateWithFlags(&x->ev_h2d[s], cudaEventDisableTiming));
-    CU(x, cudaEventCreateWithFlags(&x->ev_comp[s], cudaEventDisableTiming));
-    CU(x, cudaEventCreateWithFlags(&x->ev_done[s], cudaEventDisableTiming));
-  }
-  CU(x, cudaEventCreateWithFlags(&x->ev_panel, cudaEventDisableTiming));
-  CU(x, cudaEventCreateWithFlags(&x->ev_tdone, cudaEventDisableTiming));
-  CU(x, cudaEventCreateWithFlags(&x->ev_top, cudaEventDisableTiming));
-  for (int i = 0; i < NPIN; i++)
-    CU(x, cudaEventCreateWithFlags(&x->ev_pin[i], cudaEventDisableTiming));
-  for (int i = 0; i < MAXCH; i++)
-    CU(x, cudaEventCreateWithFlags(&x->ev_pout[i], cudaEventDisableTiming | cudaEventBlockingSync));
-  if (x->timing) {
-    CU(x, cudaEventCreate(&x->base));
-    CU(x, cudaDeviceSynchronize());
-    CU(x, cudaEventRecord(x->base, x->st[0]));
-    CU(x, cudaEventSynchronize(x->base));
-    x->host_base = ooc_now();
-  }
-  return OOC_OK;
+  unsigned nt = cudaEventDisableTiming;
+  OOC_TRY(ocu_rt_events(rt, x->ev_h2d, GJ_MAX_SLOTS, nt));
+  OOC_TRY(ocu_rt_events(rt, x->ev_comp, GJ_MAX_SLOTS, nt));
+  OOC_TRY(ocu_rt_events(rt, x->ev_done, GJ_MAX_SLOTS, nt));
+  OOC_TRY(ocu_rt_events(rt, &x->ev_panel, 1, nt));
+  OOC_TRY(ocu_rt_events(rt, &x->ev_tdone, 1, nt));
+  OOC_TRY(ocu_rt_events(rt, &x->ev_top, 1, nt));
+  OOC_TRY(ocu_rt_events(rt, x->ev_pin, NPIN, nt));
+  OOC_TRY(ocu_rt_events(rt, x->ev_pout, MAXCH, nt | cudaEventBlockingSync));
+  return ocu_rt_clock(rt);
 }
 
 ooc_status_t ocu_exec_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int64_t m,
@@ -1197,8 +830,6 @@ ooc_status_t ocu_exec_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
   x->W = ooc_min64(W, n);
   x->m = m;
   x->sweeps = x->W < n || m > 0;
-  x->trace = cfg && cfg->trace && *cfg->trace ? cfg->trace : NULL;
-  x->timing = x->trace || (cfg && cfg->timing);
   x->e.name = "cuda";
   x->e.factor = x_factor;
   x->e.transform = x_transform;
@@ -1213,20 +844,16 @@ ooc_status_t ocu_exec_create(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, in
     return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown trtri variant '%s' (ocu_trtri.h)", tspec);
   }
   if (cfg && cfg->trtri_cusolver) x->tt.variant = OCU_TRTRI_CUSOLVER;
-  ooc_status_t st = OOC_OK;
-  if (pthread_mutex_init(&x->span_mu, NULL) == 0) x->span_mu_on = 1;
-  if (pthread_mutex_init(&x->lu_mu, NULL) == 0) {
+  ooc_status_t st = ocu_rt_init(&x->rt, ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, cfg ? cfg->trace : NULL,
+                                cfg && cfg->timing, "oocsolve gj (cuda)");
+  if (st == OOC_OK && pthread_mutex_init(&x->lu_mu, NULL) == 0) {
     if (pthread_cond_init(&x->lu_cv, NULL) == 0) x->lu_mu_on = 1;
     else pthread_mutex_destroy(&x->lu_mu);
   }
-  if (!x->span_mu_on || !x->lu_mu_on)
+  if (st == OOC_OK && !x->lu_mu_on)
     st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "cannot initialise the executor's mutexes");
   if (st == OOC_OK) st = create(x, cfg);
-  if (st != OOC_OK) {
-    x->trace = NULL;
-    ocu_exec_destroy(&x->e);
-    return st;
-  }
-  *out = &x->e;
-  return OOC_OK;
+  if (st == OOC_OK) *out = &x->e;
+  else ocu_exec_destroy(&x->e);
+  return st;
 }

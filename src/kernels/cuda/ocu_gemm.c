@@ -1,11 +1,9 @@
 /* ocu_gemm.c: the GPU executor of the out-of-core product. See ocu_gemm.h (contract, budgets)
  * and oocgemm.h (the schedule it serves). */
 #include "kernels/cuda/ocu_gemm.h"
-#include "kernels/cuda/ocu_pin.h"
+#include "kernels/cuda/ocu_rt.h"
 #include "solvers/gemm_model.h"
 
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,51 +17,29 @@
 typedef struct og {
   gemm_exec_t e; /* first: the seam's pointer is ours */
   ooc_ctx_t *ctx;
+  ocu_rt_t rt;                   /* pool, pinned buffers, streams, events, handle */
   cudaStream_t copy, comp, back; /* H2D (panels, C loads); GEMMs; D2H of C blocks */
   cublasHandle_t bl;
   double *dC[GEMM_MAX_CBLK], *dA[GEMM_MAX_SLOTS], *dB[GEMM_MAX_SLOTS];
-  void *dWs;
   cudaEvent_t ev_copied[GEMM_MAX_SLOTS], ev_used[GEMM_MAX_SLOTS];
   cudaEvent_t ev_loaded[GEMM_MAX_CBLK], ev_done[GEMM_MAX_CBLK], ev_back[GEMM_MAX_CBLK][NBACK];
   int64_t chunk_end[GEMM_MAX_CBLK][NBACK]; /* columns back once chunk i's event has passed */
   int nchunks[GEMM_MAX_CBLK];
   int64_t queued[GEMM_MAX_CBLK]; /* columns [0, queued) of the block have their copy back queued */
   int used[GEMM_MAX_SLOTS];
-  int how_c[GEMM_MAX_CBLK], how_a[GEMM_MAX_SLOTS], how_b[GEMM_MAX_SLOTS]; /* ocu_pin_free's */
-  int64_t dev_bytes, pinned_bytes, bytes_h2d, bytes_d2h;
-  int have_streams, have_handle, have_events;
+  int64_t bytes_h2d, bytes_d2h;
 } og_t;
-
-#define CU(x, call)                                                                                \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess)                                                                         \
-      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "CUDA (product): %s failed: %s", #call,            \
-                      cudaGetErrorString(e_));                                                     \
-  } while (0)
-#define CB(x, call)                                                                                \
-  do {                                                                                             \
-    cublasStatus_t e_ = (call);                                                                    \
-    if (e_ != CUBLAS_STATUS_SUCCESS)                                                               \
-      return OOC_FAIL((x)->ctx, OOC_ERR_DEVICE, "cuBLAS (product): %s failed: %s", #call,          \
-                      cublasGetStatusString(e_));                                                  \
-  } while (0)
 
 int64_t ocu_gemm_bytes(int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk) {
   return gemm_exec_bytes(MB, NB, KB, nslots, ncblk);
 }
 
-static int64_t budget_of(const ocu_config_t *cfg) {
-  if (cfg && cfg->gpu_mem > 0) return cfg->gpu_mem;
-  size_t fr = 0, tot = 0;
-  if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return 0;
-  return (int64_t)fr - ooc_max64((int64_t)1 << 30, (int64_t)tot / 32);
-}
-
 ooc_status_t ocu_gemm_plan(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int64_t b,
                            const ocu_config_t *cfg, int64_t host_max, int64_t *s, int64_t *kb,
                            int *nslots, int *ncblk) {
-  int64_t budget = budget_of(cfg) - WS_BYTES;
+  /* the pool rounds each buffer up to OCU_RT_ALIGN bytes: keep room for that */
+  int64_t budget = ocu_rt_budget(cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0) - WS_BYTES -
+                   OCU_RT_ALIGN * (GEMM_MAX_CBLK + 2 * GEMM_MAX_SLOTS);
   int64_t room = host_max > 0 ? ooc_min64(budget, host_max) : budget;
   gemm_rates_t r = gemm_rates_gpu();
   gemm_shape_t best;
@@ -86,7 +62,8 @@ ooc_status_t ocu_gemm_plan(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int6
                       (long long)b);
     return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem %s is too small for a product block of one "
                     "tile (%lld) with two panel buffers; raise --gpu-mem or lower --tile",
-                    ooc_fmt_bytes(budget + WS_BYTES, have, sizeof have), (long long)b);
+                    ooc_fmt_bytes(ocu_rt_budget(cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0), have, sizeof have),
+                    (long long)b);
   }
   return OOC_OK;
 }
@@ -219,24 +196,33 @@ static ooc_status_t og_fetch(gemm_exec_t *e, int c, int64_t cols) {
   return OOC_OK;
 }
 
-static ooc_status_t dev_alloc(og_t *x, void **p, int64_t bytes) {
-  CU(x, cudaMalloc(p, (size_t)ooc_max64(bytes, 8)));
-  x->dev_bytes += bytes;
-  return OOC_OK;
-}
-
-static ooc_status_t pin_alloc(og_t *x, double **p, int *how, int64_t bytes) {
-  bytes = ooc_max64(bytes, 8);
-  cudaError_t err = ocu_pin_alloc((void **)p, bytes, how);
-  if (err != cudaSuccess) {
-    char b[32];
-    return OOC_FAIL(x->ctx, OOC_ERR_NOMEM, "pinned allocation of %s (product buffers) failed: "
-                    "%s", ooc_fmt_bytes(bytes, b, sizeof b), cudaGetErrorString(err));
+/* Streams, the handle, the buffers (device and pinned) and the events, all from the runtime. */
+static ooc_status_t create(og_t *x) {
+  ocu_rt_t *rt = &x->rt;
+  gemm_exec_t *e = &x->e;
+  int64_t MB = e->MB, NB = e->NB, KB = e->KB;
+  unsigned nt = cudaEventDisableTiming;
+  OOC_TRY(ocu_rt_open(rt));
+  OOC_TRY(ocu_rt_stream(rt, &x->copy, "H2D"));
+  OOC_TRY(ocu_rt_stream(rt, &x->comp, "compute"));
+  OOC_TRY(ocu_rt_stream(rt, &x->back, "D2H"));
+  OOC_TRY(ocu_rt_blas(rt, &x->bl, x->comp, WS_BYTES));
+  for (int c = 0; c < e->ncblk; c++) {
+    OOC_TRY(ocu_rt_dalloc(rt, &x->dC[c], 8 * MB * NB, "a product block"));
+    OOC_TRY(ocu_rt_halloc(rt, &e->cblk[c], 8 * MB * NB, "a product block"));
   }
-  x->pinned_bytes += bytes;
-  x->ctx->host_bytes += bytes; /* pinned memory counts against --host-mem */
-  if (x->ctx->host_bytes > x->ctx->host_peak) x->ctx->host_peak = x->ctx->host_bytes;
-  return OOC_OK;
+  for (int s = 0; s < e->nslots; s++) {
+    OOC_TRY(ocu_rt_dalloc(rt, &x->dA[s], 8 * MB * KB, "a panel of A"));
+    OOC_TRY(ocu_rt_dalloc(rt, &x->dB[s], 8 * KB * NB, "a panel of B"));
+    OOC_TRY(ocu_rt_halloc(rt, &e->apan[s], 8 * MB * KB, "a panel of A"));
+    OOC_TRY(ocu_rt_halloc(rt, &e->bpan[s], 8 * KB * NB, "a panel of B"));
+  }
+  OOC_TRY(ocu_rt_events(rt, x->ev_copied, GEMM_MAX_SLOTS, nt));
+  OOC_TRY(ocu_rt_events(rt, x->ev_used, GEMM_MAX_SLOTS, nt));
+  OOC_TRY(ocu_rt_events(rt, x->ev_loaded, GEMM_MAX_CBLK, nt));
+  OOC_TRY(ocu_rt_events(rt, x->ev_done, GEMM_MAX_CBLK, nt));
+  for (int c = 0; c < GEMM_MAX_CBLK; c++) OOC_TRY(ocu_rt_events(rt, x->ev_back[c], NBACK, nt));
+  return ocu_rt_clock(rt);
 }
 
 ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB, int nslots,
@@ -263,60 +249,23 @@ ooc_status_t ocu_gemm_create(ooc_ctx_t *ctx, int64_t MB, int64_t NB, int64_t KB,
   e->upload = og_upload;
   e->part = og_part;
   e->end_cols = og_end_cols;
-  *out = e;
-  int64_t budget = budget_of(cfg), need = ocu_gemm_bytes(MB, NB, KB, e->nslots, ncblk) + WS_BYTES;
-  if (need > budget) {
-    char nb[32], have[32];
-    return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem %s is too small for %d product block(s) of "
-                    "%lld x %lld with panels of %lld (%s needed)",
-                    ooc_fmt_bytes(budget, have, sizeof have), ncblk, (long long)MB, (long long)NB,
-                    (long long)KB, ooc_fmt_bytes(need, nb, sizeof nb));
-  }
-  CU(x, cudaSetDevice(0));
-  CU(x, cudaStreamCreateWithFlags(&x->copy, cudaStreamNonBlocking));
-  CU(x, cudaStreamCreateWithFlags(&x->comp, cudaStreamNonBlocking));
-  CU(x, cudaStreamCreateWithFlags(&x->back, cudaStreamNonBlocking));
-  x->have_streams = 1;
-  CB(x, cublasCreate(&x->bl));
-  x->have_handle = 1;
-  CB(x, cublasSetStream(x->bl, x->comp));
-  OOC_TRY(dev_alloc(x, &x->dWs, WS_BYTES));
-  CB(x, cublasSetWorkspace(x->bl, x->dWs, (size_t)WS_BYTES));
-  for (int c = 0; c < ncblk; c++) {
-    OOC_TRY(dev_alloc(x, (void **)&x->dC[c], 8 * MB * NB));
-    OOC_TRY(pin_alloc(x, &e->cblk[c], &x->how_c[c], 8 * MB * NB));
-  }
-  for (int s = 0; s < e->nslots; s++) {
-    OOC_TRY(dev_alloc(x, (void **)&x->dA[s], 8 * MB * KB));
-    OOC_TRY(dev_alloc(x, (void **)&x->dB[s], 8 * KB * NB));
-    OOC_TRY(pin_alloc(x, &e->apan[s], &x->how_a[s], 8 * MB * KB));
-    OOC_TRY(pin_alloc(x, &e->bpan[s], &x->how_b[s], 8 * KB * NB));
-  }
-  /* all events at once (the destroy path frees them by one flag) */
-  cudaError_t err = cudaSuccess;
-  for (int s = 0; s < GEMM_MAX_SLOTS && err == cudaSuccess; s++) {
-    err = cudaEventCreateWithFlags(&x->ev_copied[s], cudaEventDisableTiming);
-    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&x->ev_used[s], cudaEventDisableTiming);
-  }
-  for (int c = 0; c < GEMM_MAX_CBLK && err == cudaSuccess; c++) {
-    err = cudaEventCreateWithFlags(&x->ev_loaded[c], cudaEventDisableTiming);
-    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&x->ev_done[c], cudaEventDisableTiming);
-    for (int q = 0; q < NBACK && err == cudaSuccess; q++)
-      err = cudaEventCreateWithFlags(&x->ev_back[c][q], cudaEventDisableTiming);
-  }
-  x->have_events = 1;
-  if (err != cudaSuccess)
-    return OOC_FAIL(ctx, OOC_ERR_DEVICE, "CUDA (product): creating events failed: %s",
-                    cudaGetErrorString(err));
-  return OOC_OK;
+  ooc_status_t st = ocu_rt_init(&x->rt, ctx, cfg ? cfg->device : 0, cfg ? cfg->gpu_mem : 0, NULL, 0,
+                                "oocsolve product (cuda)");
+  if (st == OOC_OK) st = create(x);
+  if (st == OOC_OK) *out = e;
+  else ocu_gemm_destroy(e);
+  return st;
 }
 
 void ocu_gemm_stats(gemm_exec_t *e, ocu_stats_t *s) {
   og_t *x = (og_t *)e;
   memset(s, 0, sizeof *s);
   if (!x) return;
-  s->dev_peak = x->dev_bytes;
-  s->pinned_bytes = x->pinned_bytes;
+  memcpy(s->device, x->rt.device, sizeof s->device);
+  s->dev_budget = x->rt.budget;
+  s->dev_peak = x->rt.peak;
+  s->dev_allocs = x->rt.nalloc;
+  s->pinned_bytes = x->rt.pinned;
   s->bytes_h2d = x->bytes_h2d;
   s->bytes_d2h = x->bytes_d2h;
   s->streams = 3;
@@ -326,45 +275,7 @@ void ocu_gemm_stats(gemm_exec_t *e, ocu_stats_t *s) {
 ooc_status_t ocu_gemm_destroy(gemm_exec_t *e) {
   og_t *x = (og_t *)e;
   if (!x) return OOC_OK;
-  ooc_status_t st = OOC_OK;
-  if (x->have_streams) {
-    cudaError_t err = cudaStreamSynchronize(x->comp);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(x->copy);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(x->back);
-    if (err != cudaSuccess)
-      st = OOC_FAIL(x->ctx, OOC_ERR_DEVICE, "CUDA (product): the last copies failed: %s",
-                    cudaGetErrorString(err));
-  }
-  if (x->have_events) { /* never-created handles are NULL: destroying those is harmless */
-    for (int s = 0; s < GEMM_MAX_SLOTS; s++) {
-      if (x->ev_copied[s]) cudaEventDestroy(x->ev_copied[s]);
-      if (x->ev_used[s]) cudaEventDestroy(x->ev_used[s]);
-    }
-    for (int c = 0; c < GEMM_MAX_CBLK; c++) {
-      if (x->ev_loaded[c]) cudaEventDestroy(x->ev_loaded[c]);
-      if (x->ev_done[c]) cudaEventDestroy(x->ev_done[c]);
-      for (int q = 0; q < NBACK; q++)
-        if (x->ev_back[c][q]) cudaEventDestroy(x->ev_back[c][q]);
-    }
-  }
-  for (int c = 0; c < GEMM_MAX_CBLK; c++) {
-    ocu_pin_free(e->cblk[c], x->how_c[c]);
-    cudaFree(x->dC[c]);
-  }
-  for (int s = 0; s < GEMM_MAX_SLOTS; s++) {
-    ocu_pin_free(e->apan[s], x->how_a[s]);
-    ocu_pin_free(e->bpan[s], x->how_b[s]);
-    cudaFree(x->dA[s]);
-    cudaFree(x->dB[s]);
-  }
-  x->ctx->host_bytes -= x->pinned_bytes;
-  cudaFree(x->dWs);
-  if (x->have_handle) cublasDestroy(x->bl);
-  if (x->have_streams) {
-    cudaStreamDestroy(x->copy);
-    cudaStreamDestroy(x->comp);
-    cudaStreamDestroy(x->back);
-  }
+  ooc_status_t st = ocu_rt_fini(&x->rt); /* waits for the last copies; their failure is st */
   ooc_free(x->ctx, x);
   return st;
 }

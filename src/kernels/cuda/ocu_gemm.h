@@ -24,9 +24,11 @@
  * the slot's latest piece, end_cols() queues the copy back of finished columns; end() sends what
  * end_cols() has not. panel() is upload() of everything then one part().
  *
- * Budgets: device bytes = 8 (ncblk MB NB + nslots (MB KB + KB NB)) + the cuBLAS workspace, refused
- * above cfg->gpu_mem (0 = free memory minus max(1 GiB, 1/32)); the same host bytes are pinned and
- * charged to the context's host count (so --host-mem covers them).
+ * Budgets: device bytes = 8 (ncblk MB NB + nslots (MB KB + KB NB)) + the cuBLAS workspace, each
+ * buffer from the runtime's pool (ocu_rt.h), which refuses to pass cfg->gpu_mem (0 = free memory
+ * minus max(1 GiB, 1/32)) and asks the fault seam; the plan leaves room for the pool's rounding.
+ * The same host bytes are pinned and charged to the context's host count (so --host-mem covers
+ * them). A failed creation releases everything (*out = NULL).
  */
 #ifndef OOC_OCU_GEMM_H
 #define OOC_OCU_GEMM_H

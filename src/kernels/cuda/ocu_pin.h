@@ -1,5 +1,5 @@
 /*
- * ocu_pin.h: pinned (page-locked) host memory for the CUDA executors (gj, chol, product).
+ * ocu_pin.h: pinned (page-locked) host memory under the CUDA runtime (ocu_rt_halloc, ocu_rt.h).
  *
  * Why not plain cudaHostAlloc: it faults in and zeroes every page on one thread, about 1.2 GB/s
  * on the H100 host (9 s for the gj panel at n = 49152, 3.9 s of chol's setup at n = 32768). A
@@ -10,8 +10,8 @@
  * Contract
  * - ocu_pin_alloc(&p, bytes, &how): cudaSuccess and p, how (what ocu_pin_free needs), or the
  *   error of the cudaHostAlloc fallback with p = NULL (the CUDA error state is cleared).
- * - ocu_pin_free(p, how): releases p (NULL is fine). No accounting: callers charge the bytes to
- *   their context's host memory themselves.
+ * - ocu_pin_free(p, how): releases p (NULL is fine). No accounting: ocu_rt_halloc charges the
+ *   bytes to the context's host memory.
  */
 #ifndef OOC_OCU_PIN_H
 #define OOC_OCU_PIN_H
