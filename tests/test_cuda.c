@@ -5,6 +5,7 @@
  *   {1, 7, 64, n}, every generator, float64 and float32 input; each case both in one step (the
  *   stripe as wide as the GPU allows) and in several (narrow stripes: the column pipeline);
  * - solve with 1 and 50 right-hand sides;
+ * - wide stripes on ill-conditioned input (cond up to 0.1/eps): within 10x of LAPACK's getri;
  * - out of GPU core: a matrix >= 4x --gpu-mem through gj_run and the CUDA executor directly, so
  *   the device pool's peak can be checked against the budget; the result agrees with the CPU
  *   backend's; 1 to 4 streams; a trace file is written and well-formed;
@@ -125,6 +126,62 @@ static void invert_case(gen_kind_t kind, int64_t n, int64_t tile, int64_t stripe
   remove(in);
   remove(out);
   free(A);
+}
+
+/* As test_gj's wide-stripe case: ill-conditioned input (cond 1e8, 1e12, 0.1/eps) in a wide
+ * first step and a narrow last one (the tile does not divide n), and in narrow steps: ratio
+ * < 30 and within 10x of LAPACK's own getri ratio on the same matrix (issue 19: the update with
+ * the explicit inverse of the pivot block gave kappa-size ratios, 489 at n = 3000, cond 1e8). */
+static void t_wide(void) {
+  const double conds[] = {1e8, 1e12, 0.1 / DBL_EPSILON};
+  const int64_t cfg[][2] = {{128, 768}, {100, 700}, {128, 128}}; /* tile, stripe; n = 1000 */
+  int64_t n = 1000;
+  double worst = 0, eps = DBL_EPSILON / 2;
+  char in[1024], out[1100];
+  snprintf(in, sizeof in, "%s", tu_path("W_A.h5"));
+  snprintf(out, sizeof out, "%s.inv.h5", in);
+  for (int c = 0; c < 3; c++) {
+    double *A = tu_gen_matrix(GEN_COND, n, conds[c], 0, 5);
+    tu_write_matrix(in, "/A", n, n, A, 2);
+    double lapack = tu_lapack_inverse_ratio(n, A, eps);
+    CU_ASSERT(lapack < 30);
+    for (int k = 0; k < 3; k++) {
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_opts_t o;
+      ooc_opts_default(&o);
+      o.tile = cfg[k][0];
+      o.stripe = cfg[k][1];
+      o.method = OOC_METHOD_GJ;
+      o.device = OOC_DEVICE_CUDA;
+      o.check = OOC_CHECK_FULL;
+      o.force = 1;
+      ooc_report_t rep;
+      ooc_status_t st = ooc_invert(ctx, in, out, &o, &rep);
+      CU_ASSERT_EQUAL(st, OOC_OK);
+      if (st != OOC_OK) fprintf(stderr, "\nwide cuda: %s\n", ooc_ctx_error(ctx));
+      if (st == OOC_OK) {
+        int64_t r, cc;
+        double *X = tu_read_matrix(out, &r, &cc);
+        CU_ASSERT_FATAL(X != NULL);
+        double ratio = tu_inverse_ratio(n, A, X, eps);
+        CU_ASSERT(strcmp(rep.backend, "cuda") == 0);
+        CU_ASSERT(rep.steps >= 2);
+        CU_ASSERT(ratio < 30);
+        CU_ASSERT(ratio <= 10 * lapack);
+        if (ratio / lapack > worst) worst = ratio / lapack;
+        if (!(ratio < 30 && ratio <= 10 * lapack))
+          fprintf(stderr, "\nwide cuda: cond %g tile %lld stripe %lld (%lld steps): ratio %g, "
+                  "LAPACK getri %g\n", conds[c], (long long)o.tile, (long long)o.stripe,
+                  (long long)rep.steps, ratio, lapack);
+        free(X);
+      }
+      tu_ctx_done(ctx);
+      remove(out);
+    }
+    remove(in);
+    free(A);
+  }
+  printf("[9 runs, worst ratio / LAPACK getri's %.3g] ", worst);
 }
 
 static const gen_kind_t KINDS[] = {GEN_RANDOM, GEN_DIAGDOM, GEN_MATERN, GEN_COND, GEN_SINGULAR};
@@ -609,6 +666,7 @@ int main(int argc, char **argv) {
         {"n = 1..3, cuda", t_tiny},
         {"n = 17, cuda", t_17},
         {"n = 100, cuda", t_100},
+        {"wide stripes, cond up to 0.1/eps: within 10x of LAPACK getri, cuda", t_wide},
         {"out of GPU core: 4x --gpu-mem, pool peak <= budget, agrees with cpu", t_out_of_gpu_core},
         {"recursive panel LU: small leaves, agrees with cpu", t_leaves},
         {"trtri variants alone: U X = I, lower part untouched", t_trtri},
@@ -624,6 +682,7 @@ int main(int argc, char **argv) {
       {"n = 17, cuda", t_17},
       {"n = 100, cuda", t_100},
       {"n = 1000, cuda", t_1000},
+      {"wide stripes, cond up to 0.1/eps: within 10x of LAPACK getri, cuda", t_wide},
       {"solve, 1 and 50 right-hand sides, cuda", t_solve},
       {"out of GPU core: 4x --gpu-mem, pool peak <= budget, agrees with cpu", t_out_of_gpu_core},
       {"recursive panel LU: small leaves, agrees with cpu", t_leaves},

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <hdf5.h>
 #include <math.h>
+#include <lapacke.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,19 @@ double tu_inverse_ratio(int64_t n, const double *A, const double *X, double eps)
   free(R);
   double ratio = r / ((double)n * a * x * eps);
   return ratio;
+}
+
+double tu_lapack_inverse_ratio(int64_t n, const double *A, double eps) {
+  if (n == 0) return 0;
+  double *X = malloc((size_t)(n * n) * sizeof *X);
+  lapack_int *ipiv = malloc((size_t)n * sizeof *ipiv);
+  memcpy(X, A, (size_t)(n * n) * sizeof *X);
+  lapack_int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, X, (lapack_int)n, ipiv);
+  if (info == 0) info = LAPACKE_dgetri(LAPACK_COL_MAJOR, (lapack_int)n, X, (lapack_int)n, ipiv);
+  double r = info == 0 ? tu_inverse_ratio(n, A, X, eps) : NAN;
+  free(X);
+  free(ipiv);
+  return r;
 }
 
 double tu_solve_ratio(int64_t n, int64_t m, const double *A, const double *X, const double *B,

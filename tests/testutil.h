@@ -39,6 +39,9 @@ double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t 
 double tu_norm1(int64_t n, const double *A);
 /* ||I - A X||_1 / (n ||A||_1 ||X||_1 eps): LAPACK's inverse residual ratio. NaN in -> NaN out. */
 double tu_inverse_ratio(int64_t n, const double *A, const double *X, double eps);
+/* LAPACK's own inverse of A (dgetrf + dgetri via LAPACKE) and its tu_inverse_ratio: the yardstick
+ * the residual suites compare with. NaN if LAPACK finds A exactly singular (info > 0). */
+double tu_lapack_inverse_ratio(int64_t n, const double *A, double eps);
 /* HPL ratio max_j ||A x_j - b_j||_inf / (eps (||A||_inf ||x_j||_inf + ||b_j||_inf) n). */
 double tu_solve_ratio(int64_t n, int64_t m, const double *A, const double *X, const double *B,
                       double eps);

@@ -50,29 +50,15 @@ static ooc_status_t put_panel_col(gj_exec_t *ex, tstore_t *A, double *panel, int
   return OOC_OK;
 }
 
-/* Panel tile columns to put back after block q of nt (inversion), `left` still out: an even
- * share of what is left, so that none remains after the ring. With more panel tile columns than
- * blocks (n = 49152 at 12 GiB: 26 for 22), one per block left four to go back after the ring,
- * at the step boundary with the device idle (~32 ms). */
-static int64_t puts_due(int64_t left, int64_t q, int64_t nt) {
-  return left <= 0 ? 0 : ooc_cdiv64(left, nt - q > 1 ? nt - q : 1);
-}
-
-/* An executor's sweep calls this once target q is back in the store: as the ring does between
- * blocks, put panel tile columns back (inversion) and report progress. */
+/* An executor's sweep calls this once target q is back in the store: progress, as the ring
+ * reports it between blocks. */
 typedef struct gj_between {
-  gj_exec_t *ex;
-  tstore_t *A;
-  double *panel;
-  int64_t ldp, kt0, pput;
   ooc_ctx_t *ctx;
   int64_t step, nsteps, nt;
 } gj_between_t;
 
 static ooc_status_t between(void *user, int64_t q) {
   gj_between_t *w = user;
-  for (int64_t k = puts_due(w->pput - w->kt0 + 1, q, w->nt); k > 0; k--)
-    OOC_TRY(put_panel_col(w->ex, w->A, w->panel, w->ldp, w->kt0, w->pput--));
   return ooc_tick(w->ctx, "eliminate", (w->step + (q + 1.0) / (w->nt + 1.0)) / w->nsteps);
 }
 
@@ -95,7 +81,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
   double *own_panel = NULL;
   double *panel = ex->panel;
   int64_t ldp = ex->panel_ld > 0 ? ex->panel_ld : n;
-  gj_between_t bw = {.ex = ex, .A = a->A, .ldp = ldp, .ctx = ctx};
+  gj_between_t bw = {.ctx = ctx};
   if (!panel) panel = own_panel = ooc_malloc(ctx, (size_t)(ldp * W) * sizeof(double));
   int64_t *ipiv = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
   double *udiag = ooc_malloc(ctx, (size_t)W * sizeof(double));
@@ -107,7 +93,6 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
                   (long long)gj_workspace_bytes(n, b, W, m));
     goto done;
   }
-  bw.panel = panel;
   int K = sweeps && !ex->sweep ? ex->nslots : 0;
   if (sweeps && !ex->sweep && (K < 1 || K > GJ_MAX_SLOTS || !ex->slot[0])) {
     st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "executor %s has %d column slots", ex->name, K);
@@ -129,14 +114,6 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     span(ex, "take panel", t0, 8 * n * w);
     OOC_CHECK(st = ex->factor(ex, panel, n, k0, w, ipiv, udiag));
     OOC_CHECK(st = check_pivots(ctx, k0, w, udiag, a->colnorm, info));
-    int64_t bad = 0;
-    OOC_CHECK(st = ex->transform(ex, panel, !a->B, &bad));
-    if (bad) {
-      *info = k0 + bad;
-      st = OOC_FAIL(ctx, OOC_ERR_SINGULAR, "matrix is singular: zero pivot in column %lld",
-                    (long long)(k0 + bad - 1));
-      goto done;
-    }
     double t1 = ooc_now();
     stats->t_panel += t1 - t0;
 
@@ -155,19 +132,14 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
       }
     /* A ring of K slots: block q is taken into slot q % K while the executor still works on
      * blocks q-K+1 .. q-1; before a slot is reused, its block is completed and put back.
-     * Inversion: between blocks, the host also puts panel tile columns back (it has time
-     * while the executor multiplies; puts_due spreads them over the blocks), last column first
-     * (an executor finishes the transform's columns last to first); what is left (no blocks:
-     * the last step of an inversion without sweeps) goes back after the ring. */
-    int64_t pput = a->B ? kt0 - 1 : kt1 - 1; /* next panel tile column to put, downwards */
+     * The blocks are updated from the factored panel (gj.h step 4), so the panel is
+     * transformed only after the ring (step 5) and its tile columns go back after that, last
+     * column first (an executor finishes the transform's columns last to first). */
     if (ex->sweep) {
-      bw.kt0 = kt0;
-      bw.pput = pput;
       bw.step = step;
       bw.nsteps = nsteps;
       bw.nt = nt;
       OOC_CHECK(st = ex->sweep(ex, targets, nt, between, &bw));
-      pput = bw.pput;
     }
     for (int64_t q = 0; q < (ex->sweep ? 0 : nt + K); q++) {
       if (q >= K && q - K < nt) { /* retire block q-K */
@@ -187,15 +159,28 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
         OOC_CHECK(st = ts_take_col(t.ts, t.tj, ex->slot[s], n));
         span(ex, "take col", tt, 8 * n * nc);
         OOC_CHECK(st = ex->update(ex, s, nc));
-        for (int64_t k = puts_due(pput - kt0 + 1, q, nt); k > 0; k--)
-          OOC_CHECK(st = put_panel_col(ex, a->A, panel, ldp, kt0, pput--));
       }
     }
-    for (; pput >= kt0; pput--) OOC_CHECK(st = put_panel_col(ex, a->A, panel, ldp, kt0, pput));
+    stats->t_update += ooc_now() - t1;
+    if (!a->B) { /* step 5: the panel becomes the transform column, the new column block */
+      double t2 = ooc_now();
+      int64_t bad = 0;
+      OOC_CHECK(st = ex->transform(ex, panel, 1, &bad));
+      if (bad) {
+        *info = k0 + bad;
+        st = OOC_FAIL(ctx, OOC_ERR_SINGULAR, "matrix is singular: zero pivot in column %lld",
+                      (long long)(k0 + bad - 1));
+        goto done;
+      }
+      stats->t_panel += ooc_now() - t2;
+      t1 = ooc_now();
+    }
+    for (int64_t pput = kt1 - 1; !a->B && pput >= kt0; pput--)
+      OOC_CHECK(st = put_panel_col(ex, a->A, panel, ldp, kt0, pput));
     if (a->B)
       for (int64_t tj = kt0; tj < kt1; tj++)
         for (int64_t ti = 0; ti < rows.count; ti++) ts_drop(a->A, ti, tj);
-    stats->t_update += ooc_now() - t1;
+    if (!a->B) stats->t_update += ooc_now() - t1;
     stats->steps++;
     if (a->after_step) OOC_CHECK(st = a->after_step(a->step_user, step, nsteps, ipiv));
     OOC_CHECK(st = ooc_tick(ctx, "eliminate", (step + 1.0) / nsteps));

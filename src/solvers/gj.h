@@ -6,14 +6,22 @@
  *   1. take the stripe (all rows of those tile columns) into one n x W panel buffer;
  *   2. LU with partial pivoting of its rows [k0, n) picks the W pivots (the same pivots unblocked
  *      Gauss-Jordan would pick: rows above k0 are never candidates);
- *   3. the panel becomes the Gauss-Jordan transform column: with P = (L11 U11)^-1,
- *        rows above:  N_up  = -A_up P        (two trsm with U11 then L11)
- *        rows below:  N_low = -L21 L11^-1    (one trsm; equals -A_low P)
- *        diagonal:    P                      (getri);
+ *   3. (the panel now holds [A_up; L11\U11; L21]: rows above as they were, the LU below)
  *   4. every other tile column C (streamed through the cache, alternating direction so the
  *      tiles touched last are hit first) gets the row swaps, then with R = C[k0:k0+W]:
- *        C_up += N_up R,  C_low += N_low R,  C_k = P R   (three GEMMs: the bulk of the flops);
- *   5. inversion: the panel is put back as the new column block; solve: it is dropped.
+ *        Z = L11^-1 R,  C_low -= L21 Z,  C_k = U11^-1 Z,  C_up -= A_up C_k
+ *      (two trsm of w^2 nc flops each and two GEMMs: the bulk of the flops);
+ *   5. inversion: the panel becomes the Gauss-Jordan transform column, with P = (L11 U11)^-1,
+ *        rows above:  N_up  = -A_up P        (two trsm with U11 then L11)
+ *        rows below:  N_low = -L21 L11^-1    (one trsm; equals -A_low P)
+ *        diagonal:    P                      (getri),
+ *      and is put back as the new column block; solve: it is dropped (no transform).
+ * Why step 4 does not multiply by the transform column ([N_up; P; N_low] R, one GEMM, the
+ * flops of the same count): P is the explicit inverse of the w x w pivot block, and a wide
+ * stripe's pivot block carries most of A's condition: P R has errors ~ kappa(A11) eps |P||R|,
+ * which the rows above then multiply on. On a cond-1e8 matrix, n = 3000, a 2560 + 440 stripe
+ * gave ||I - A X|| ratio 314 where LAPACK's getri gives 0.001; the solves with the factors give
+ * 1e-4 (docs/NUMERICS.md, "Gauss-Jordan on wide stripes"). With one step (W = n) nothing changes.
  * Inversion leaves (P_r A)^-1 = A^-1 P_r^T in the store; `perm` then says where each column goes.
  * Per step the store is streamed once: 16 n^2 bytes for 2 n^2 W flops (DESIGN.md section 5).
  *
@@ -35,11 +43,13 @@
  * - factor(panel, n, k0, w, ipiv, udiag): LU with partial pivoting of rows [k0, n) of the n x w
  *   panel; ipiv[k0 + j] = global 0-based pivot row, udiag[j] = |u_jj| (gj.c judges singularity).
  * - transform(panel, writeback, bad): turn the factored panel into N_up / P / N_low (gj.h step
- *   3); with writeback the host panel holds them on return. *bad = j + 1 if u_jj == 0 in getri.
+ *   5); with writeback the host panel holds them on return. *bad = j + 1 if u_jj == 0 in getri.
+ *   Called for an inversion only, once the step's updates are all complete (they read the
+ *   factored panel); gj.c puts the panel back after it (writeback is always 1).
  * - slot[s], s < nslots: host column buffers (n x tile) owned by the executor. update(s, nc)
  *   applies the step to slot s (may return before it is done); complete(s) waits until slot s
- *   holds the result. gj.c calls the tile store from its own thread only, between complete and
- *   the next update of a slot.
+ *   holds the result (step 4, from the factored panel). gj.c calls the tile store from its own
+ *   thread only, between complete and the next update of a slot.
  * - panel: a host n x W buffer the executor owns (pinned for CUDA), or NULL (gj.c allocates).
  * - panel_ld: the panel's leading dimension (>= n); 0 means n. gj.c allocates its panel with it
  *   and takes and puts the panel's tiles with it; factor and transform receive n as before. The
@@ -53,7 +63,7 @@
  *   transform with writeback. An executor with panel_out may return from transform before the
  *   written-back panel has reached the host; panel_out returns once those columns have.
  * - sweep: optional; it replaces the slot ring (nslots, slot, update and complete are then
- *   unused). After transform, sweep(e, t, nt, between, user) applies the step to the tile
+ *   unused). After factor, sweep(e, t, nt, between, user) applies the step to the tile
  *   columns t[0..nt) itself, taking them from and putting them back to their stores on the
  *   calling thread only (tile by tile, in any order); between(user, q) is called on the calling
  *   thread once t[q] is wholly back, for q = 0, 1, ... in order. A failure of the store or of

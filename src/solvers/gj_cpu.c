@@ -28,8 +28,8 @@ typedef struct job {
   int kind;
   int64_t r0, r1; /* rows of the panel (trsm, gemm up) or of the slot and panel (gemm) */
   int64_t nc;     /* gemm: columns of the target */
-  double beta;    /* gemm: 0 in the pivot rows, 1 elsewhere */
-  const double *R;
+  int pivot;      /* gemm: the chunk is the pivot rows (a copy of R = U11^-1 L11^-1 R0) */
+  const double *R; /* gemm: Z = L11^-1 R0 (rows below) or U11^-1 Z (pivot rows, rows above) */
   int64_t c; /* gemm: the chunk, whose row tiles become T_DONE */
   int tmp;   /* gemm up: the product buffer it holds while it runs (given by pop) */
   /* LU update: rows [r0, r1) of A22 -= A21 A12, A21 at a + r0, A22 at a12 + r0 (ld lda) */
@@ -50,7 +50,7 @@ typedef struct gj_cpu {
   double *panel;
   const int64_t *ipiv;
   int64_t *ipiv_local;
-  double *C, *R[2];
+  double *C, *Z[2], *K[2]; /* the slot; per target parity Z = L11^-1 R0 and K = U11^-1 Z */
   /* the sweep's row tiles and chunks */
   int64_t rt, nchunks;
   int64_t *order;    /* row tiles in the order their products run */
@@ -83,7 +83,7 @@ int64_t gj_cpu_ld(int64_t n) { return n > 0 && n % 256 == 0 ? n + 8 : n; }
 
 int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps) {
   int64_t rt = ooc_cdiv64(n, b);
-  return 8 * (W + (sweeps ? gj_cpu_ld(n) * b + 2 * W * b : 0)) + rt * (5 * 8 + 1) +
+  return 8 * (W + (sweeps ? gj_cpu_ld(n) * b + 4 * W * b : 0)) + rt * (5 * 8 + 1) +
          jobs_cap(n, b) * (int64_t)sizeof(job_t);
 }
 
@@ -95,8 +95,12 @@ static void run_job(gj_cpu_t *x, const job_t *j) {
   double *P = x->panel;
   const double *L11 = P + x->k0;
   switch (j->kind) {
-  case J_GEMM:
-    o->gemm('N', 'N', rows, j->nc, w, 1.0, P + j->r0, ld, j->R, w, j->beta, x->C + j->r0, ld);
+  case J_GEMM: /* gj.h step 4: C_k = K, C_low -= L21 Z, C_up -= A_up K */
+    if (j->pivot)
+      for (int64_t c = 0; c < j->nc; c++)
+        memcpy(x->C + j->r0 + c * ld, j->R + (j->r0 - x->k0) + c * w, (size_t)rows * sizeof(double));
+    else
+      o->gemm('N', 'N', rows, j->nc, w, -1.0, P + j->r0, ld, j->R, w, 1.0, x->C + j->r0, ld);
     break;
   case J_TRSM_UP: /* N_up = -A_up U11^-1 L11^-1: each row on its own */
     o->trsm('R', 'U', 'N', 'N', rows, w, 1.0, L11, ld, P + j->r0, ld);
@@ -341,34 +345,46 @@ static void plan_chunks(gj_cpu_t *x, int64_t kt0, int64_t kt1) {
     }
 }
 
-static job_t gemm_job(gj_cpu_t *x, int64_t c, int64_t nc, const double *R) {
+/* Chunk c of a target with the Z and K of parity `par`: the rows below multiply Z, the pivot
+ * rows copy K and the rows above multiply K. */
+static job_t gemm_job(gj_cpu_t *x, int64_t c, int64_t nc, int par) {
   int64_t t0 = x->order[x->ck0[c]], t1 = x->order[x->ck1[c] - 1];
   int64_t kt0 = x->k0 / x->b, kt1 = ooc_cdiv64(x->k0 + x->w, x->b);
-  double beta = (t0 >= kt0 && t0 < kt1) ? 0.0 : 1.0; /* C_k = P R in the pivot rows */
+  int pivot = t0 >= kt0 && t0 < kt1;
   return (job_t){.kind = J_GEMM, .r0 = t0 * x->b, .r1 = ooc_min64(x->n, (t1 + 1) * x->b),
-                 .nc = nc, .beta = beta, .R = R, .c = c};
+                 .nc = nc, .pivot = pivot, .R = t0 >= kt1 ? x->Z[par] : x->K[par], .c = c};
 }
 
-/* Target q's tiles of rows [k0, n) are all in the slot: its row swaps and its R (only those rows
- * take part). Runs while the workers may compute other rows of the slot. */
-static void prep(gj_cpu_t *x, int64_t nc, double *R) {
+/* Target q's tiles of rows [k0, n) are all in the slot: its row swaps, then from its pivot rows
+ * R0 the two triangular solves with the factored pivot block, Z = L11^-1 R0 and K = U11^-1 Z
+ * (only rows [k0, n) take part). Runs while the workers may compute other rows of the slot.
+ * Why solves and not P R0 with the inverse P (as the transform column would give): the
+ * explicit inverse of a wide, ill-conditioned pivot block puts errors of size
+ * kappa(A11) eps |P| |R0| into C_k, and the rows above multiply them on; the solves are
+ * backward stable (docs/NUMERICS.md, "Gauss-Jordan on wide stripes"). Same flops: 2 w^2 nc. */
+static void prep(gj_cpu_t *x, int64_t nc, int par) {
   int64_t ld = x->ld, k0 = x->k0, w = x->w;
+  double *Z = x->Z[par], *K = x->K[par];
+  const double *L11 = x->panel + k0;
   x->ops->laswp(nc, x->C, ld, k0, k0 + w, x->ipiv);
-  for (int64_t j = 0; j < nc; j++) memcpy(R + j * w, x->C + k0 + j * ld, (size_t)w * sizeof(double));
+  for (int64_t j = 0; j < nc; j++) memcpy(Z + j * w, x->C + k0 + j * ld, (size_t)w * sizeof(double));
+  x->ops->trsm('L', 'L', 'N', 'U', w, nc, 1.0, L11, ld, Z, w);
+  memcpy(K, Z, (size_t)(w * nc) * sizeof(double));
+  x->ops->trsm('L', 'U', 'N', 'N', w, nc, 1.0, L11, ld, K, w);
 }
 
 /* Under mu: queue chunk c of target q if every row tile of it holds q's tile, not yet run. */
-static void queue_if_loaded(gj_cpu_t *x, int64_t c, int64_t q, int64_t nc, const double *R) {
+static void queue_if_loaded(gj_cpu_t *x, int64_t c, int64_t q, int64_t nc, int par) {
   for (int64_t k = x->ck0[c]; k < x->ck1[c]; k++) {
     int64_t i = x->order[k];
     if (x->blk[i] != q || x->tst[i] != T_LOADED) return;
   }
-  push(x, gemm_job(x, c, nc, R));
+  push(x, gemm_job(x, c, nc, par));
 }
 
 /* Per target q, while it is in flight (entry q & 3): row tiles of [k0, n) taken, row tiles put
  * back, swaps and R done. Targets complete in order (q + 1's tile i is taken only after q's is
- * put), and q + 2 is prepared only once q is complete (it reuses q's R), so at most q, q + 1 and
+ * put), and q + 2 is prepared only once q is complete (it reuses q's Z and K), so at most q, q + 1 and
  * q + 2 have entries at once. */
 typedef struct sweep {
   const gj_target_t *t;
@@ -383,11 +399,10 @@ static int64_t ncols(const sweep_t *s, int64_t q) { return part_len(ts_cols(s->t
 static void try_prep(gj_cpu_t *x, sweep_t *s, int64_t p) {
   int e = (int)(p & 3);
   if (p >= s->nt || s->prepped[e] || s->low[e] < s->nlow || p - 2 >= s->completed) return;
-  double *R = x->R[p & 1];
-  prep(x, ncols(s, p), R);
+  prep(x, ncols(s, p), (int)(p & 1));
   s->prepped[e] = 1;
   pthread_mutex_lock(&x->mu);
-  for (int64_t c = 0; c < x->nchunks; c++) queue_if_loaded(x, c, p, ncols(s, p), R);
+  for (int64_t c = 0; c < x->nchunks; c++) queue_if_loaded(x, c, p, ncols(s, p), (int)(p & 1));
   pthread_mutex_unlock(&x->mu);
 }
 
@@ -452,7 +467,7 @@ static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
     pthread_mutex_lock(&x->mu);
     x->blk[io] = p;
     x->tst[io] = T_LOADED;
-    if (s.prepped[p & 3]) queue_if_loaded(x, x->chunk_of[io], p, ncols(&s, p), x->R[p & 1]);
+    if (s.prepped[p & 3]) queue_if_loaded(x, x->chunk_of[io], p, ncols(&s, p), (int)(p & 1));
     pthread_mutex_unlock(&x->mu);
     if (io >= kt0 && ++s.low[p & 3] == s.nlow) try_prep(x, &s, p);
   }
@@ -488,14 +503,17 @@ ooc_status_t gj_cpu_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int6
   int ok = x->ipiv_local && x->jobs;
   if (sweeps) {
     x->C = ooc_malloc(ctx, (size_t)(x->ld * b) * sizeof(double));
-    for (int k = 0; k < 2; k++) x->R[k] = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
+    for (int k = 0; k < 2; k++) {
+      x->Z[k] = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
+      x->K[k] = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
+    }
     x->order = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->ck0 = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->ck1 = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->chunk_of = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->blk = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->tst = ooc_malloc(ctx, (size_t)rt);
-    ok = ok && x->C && x->R[0] && x->R[1] && x->order && x->ck0 && x->ck1 && x->chunk_of &&
+    ok = ok && x->C && x->Z[0] && x->Z[1] && x->K[0] && x->K[1] && x->order && x->ck0 && x->ck1 && x->chunk_of &&
          x->blk && x->tst;
   }
   if (!ok) {
@@ -540,8 +558,10 @@ void gj_cpu_destroy(gj_exec_t *e) {
   ooc_free(ctx, x->ipiv_local);
   ooc_free(ctx, x->jobs);
   ooc_free(ctx, x->C);
-  ooc_free(ctx, x->R[0]);
-  ooc_free(ctx, x->R[1]);
+  for (int k = 0; k < 2; k++) {
+    ooc_free(ctx, x->Z[k]);
+    ooc_free(ctx, x->K[k]);
+  }
   ooc_free(ctx, x->order);
   ooc_free(ctx, x->ck0);
   ooc_free(ctx, x->ck1);

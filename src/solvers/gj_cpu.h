@@ -13,20 +13,23 @@
  * - factor: below 1024 columns, a recursive LU whose leaves (64 columns) are getrf on the caller
  *   and whose updates run in row chunks on all threads; from 1024 columns (e.g. in core) the
  *   library's getrf on all of its threads, where they pay.
- * - transform: when the slot (below) holds a copy of the w x w pivot block and at least one
- *   b x w product buffer beside it (a function of n, b and w only): getri of the copy on the
- *   caller while the other threads run the trsm of the rows below in row chunks, then the rows
- *   above as GEMMs with the inverse (N_up = -A_up P, tile rows through the buffers, on all
- *   threads), then the inverse into the panel. Otherwise the trsm of rows above and below on all
- *   threads, then getri in place on the caller (library threads as for getrf).
+ * - transform (after the sweep, so the slot is free): when the slot (below) holds a copy of the
+ *   w x w pivot block and at least one b x w product buffer beside it (a function of n, b and w
+ *   only): getri of the copy on the caller while the other threads run the trsm of the rows
+ *   below in row chunks, then the rows above as GEMMs with the inverse (N_up = -A_up P, tile
+ *   rows through the buffers, on all threads), then the inverse into the panel. Otherwise the
+ *   trsm of rows above and below on all threads, then getri in place on the caller (library
+ *   threads as for getrf). The transform column is only written back, never multiplied.
  * - sweep (gj.h): row tile by row tile. Each target's tile column is taken into one n x b slot
  *   tile by tile, its products are cut into chunks of whole row tiles (C_rows = beta C_rows +
  *   panel_rows R, beta 0 in the pivot rows), and a row tile goes back to the store as soon as
- *   its chunk is done; the next target's tile takes its place at once. The row swaps and R of the
- *   next target need only its rows [k0, n), so chunks run in the order pivot rows, rows below,
- *   rows above: the caller's takes and puts of the next target overlap the products of the rows
- *   above of this one. R is double-buffered (two W x b buffers). The caller computes chunks too
- *   whenever it has no tile to move.
+ *   its chunk is done; the next target's tile takes its place at once. The row swaps of the next
+ *   target and its two triangular solves with the factored pivot block (Z = L11^-1 R and
+ *   K = U11^-1 Z, on the caller: 2 w^2 b flops) need only its rows [k0, n), so chunks run in the
+ *   order pivot rows (C_k = K), rows below (C_low -= L21 Z), rows above (C_up -= A_up K): the
+ *   caller's takes, puts and solves of the next target overlap the products of the rows above
+ *   of this one. Z and K are double-buffered (four W x b buffers). The caller computes chunks
+ *   too whenever it has no tile to move.
  * The chunks are a fixed function of (n, b, k0, w): which thread runs one does not change a bit
  * of the result, so runs stay bit-identical to each other and to resumed runs.
  */

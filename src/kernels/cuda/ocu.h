@@ -8,10 +8,11 @@
  *   (a recursive LU of rows [k0, n) whose bulk is cuBLAS trsm/GEMM, cusolverDnXgetrf only on
  *   leaves of getrf_leaf columns, started while the panel's later tile columns are still being
  *   taken and copied in; cuBLAS trsm; an in-device getri: a recursive trtri plus a blocked
- *   GEMM/trsm sweep, LAPACK's dgetri) and keeps N_up / P / N_low resident, then streams
- *   column blocks through a ring of pinned host buffers: H2D on one stream, row interchanges and
- *   three GEMMs on the compute stream(s), D2H on another, ordered by events. Block q+1 is copied
- *   in while block q is multiplied and block q-1 copied out.
+ *   GEMM/trsm sweep, LAPACK's dgetri). The factored panel stays resident while column blocks
+ *   stream through a ring of pinned host buffers: H2D on one stream, row interchanges, two trsm
+ *   with the pivot block and two GEMMs on the compute stream(s), D2H on another, ordered by
+ *   events (block q+1 is copied in while block q is multiplied and block q-1 copied out); then
+ *   the panel becomes N_up / P / N_low and goes back to the host.
  *
  * Budgets (the runtime every CUDA executor shares, ocu_rt.h)
  * - Device: every cudaMalloc goes through the runtime's pool, which refuses to pass the byte

@@ -59,7 +59,7 @@ typedef struct ocu {
   int64_t *cont;
   unsigned char *mark;
   cudaEvent_t ev_h2d[GJ_MAX_SLOTS], ev_comp[GJ_MAX_SLOTS], ev_done[GJ_MAX_SLOTS], ev_panel;
-  cudaEvent_t ev_tdone; /* the step's transform is done (compute stream 0) */
+  cudaEvent_t ev_tdone; /* the step's factor and interchange tables are on the device */
   cudaEvent_t ev_pout[MAXCH]; /* chunk i of the written-back panel is on the host */
   int npout;                  /* chunks of the last writeback (0: none pending) */
   int64_t pout_cw;            /* columns per chunk */
@@ -77,7 +77,7 @@ typedef struct ocu {
   /* The LU reads only rows [k0, n): panel_in sends those first and the rows above (the N_up
    * part, read first by the transform's trsm) once the last column is sent. */
   int64_t top_sent;   /* columns whose rows [0, k0) are sent this step */
-  int top_wait;       /* the transform must wait for ev_top */
+  int top_wait;       /* the updates must wait for ev_top (x_factor) */
   cudaEvent_t ev_top;
   int64_t narrived;     /* arrivals (panel_in calls) this step */
   /* The LU is queued by its own thread: some cuSOLVER/cuBLAS calls block the calling thread
@@ -527,6 +527,17 @@ static ooc_status_t x_factor(gj_exec_t *e, double *panel, int64_t n, int64_t k0,
     x->mark[x->hRows[t]] = 0;
   }
   x->tcount = tc;
+  /* The column blocks are updated from the factored panel (gj.h step 4), before the transform:
+   * they need the rows above (send_top) and the interchange tables on the device. */
+  if (x->top_wait) {
+    CU(x, cudaStreamWaitEvent(sc, x->ev_top, 0));
+    x->top_wait = 0;
+  }
+  if (x->sweeps) {
+    CU(x, cudaMemcpyAsync(x->dRows, x->hRows, (size_t)(8 * tc), cudaMemcpyHostToDevice, sc));
+    CU(x, cudaMemcpyAsync(x->dSrc, x->hSrc, (size_t)(8 * tc), cudaMemcpyHostToDevice, sc));
+  }
+  CU(x, cudaEventRecord(x->ev_tdone, sc)); /* x_update waits for this */
   return OOC_OK;
 }
 
@@ -579,10 +590,8 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
   double one = 1.0, mone = -1.0;
   double *L11 = x->dP + k0;
   *bad = 0;
-  if (x->top_wait) { /* rows [0, k0) of the panel (send_top) */
-    CU(x, cudaStreamWaitEvent(sc, x->ev_top, 0));
-    x->top_wait = 0;
-  }
+  /* gj.c calls this after the step's column blocks are complete (they read the factored
+   * panel this overwrites); the rows above arrived before them (x_factor). */
   int64_t sp = sp_begin(x, c0, "trsm", 0);
   if (k0 > 0) {
     CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
@@ -604,9 +613,9 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
   sp = sp_begin(x, c0, "trtri", 0);
   OOC_TRY(trtri(x, L11, w, n)); /* the variant OCU_TRTRI_CUSOLVER: cuSOLVER's, to compare */
   sp_end(x, sp, c0);
-  /* The writeback goes in chunks of whole tiles, each as soon as the sweep has finished its
-   * columns (the sweep runs last to first: after block j, columns >= j are final), so the D2H
-   * and gj.c's puts overlap the rest of the sweep. */
+  /* The writeback goes in chunks of whole tiles, each as soon as getri's sweep has finished its
+   * columns (it runs last to first: after block j, columns >= j are final), so the D2H and
+   * gj.c's puts overlap the rest of getri. */
   x->npout = 0;
   int64_t cw = 0, next = -1;
   if (writeback) {
@@ -631,12 +640,6 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
   sp_end(x, sp, c0);
   for (; next >= 0; next--) OOC_TRY(writeback_chunk(x, panel, next)); /* (none left: j reaches 0) */
   CU(x, cudaMemcpyAsync(x->hInfo, x->dInfo, sizeof(int), cudaMemcpyDeviceToHost, sc));
-  if (x->sweeps) {
-    CU(x, cudaMemcpyAsync(x->dRows, x->hRows, (size_t)(8 * x->tcount), cudaMemcpyHostToDevice, sc));
-    CU(x, cudaMemcpyAsync(x->dSrc, x->hSrc, (size_t)(8 * x->tcount), cudaMemcpyHostToDevice, sc));
-  }
-  /* Column blocks on any compute stream start after the transform (x_update waits for this). */
-  CU(x, cudaEventRecord(x->ev_tdone, sc));
   if (x->tt.variant == OCU_TRTRI_CUSOLVER) { /* its info says whether inv(U) exists: wait */
     CU(x, cudaStreamSynchronize(sc));
     if (*x->hInfo > 0) *bad = *x->hInfo;
@@ -644,7 +647,7 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
       return OOC_FAIL(x->ctx, OOC_ERR_INTERNAL, "cusolverDnXtrtri: argument %d invalid", -*x->hInfo);
   }
   /* Otherwise return while the device still works: u_jj != 0 was known from the factor, and
-   * gj.c can take the first column blocks (or put the first written-back columns) meanwhile. */
+   * gj.c can put the first written-back columns meanwhile. */
   return OOC_OK;
 }
 
@@ -655,7 +658,8 @@ static ooc_status_t x_update(gj_exec_t *e, int s, int64_t nc) {
   cudaStream_t sc = x->st[ic];
   cublasHandle_t h = x->bl[g];
   double *C = x->dC[s], *R = x->dG[g];
-  double one = 1.0;
+  double one = 1.0, mone = -1.0;
+  const double *L11 = x->dP + k0;
   int64_t bytes = 8 * n * nc;
 
   int64_t sp = sp_begin(x, x->ih2d, "h2d col", bytes);
@@ -663,19 +667,31 @@ static ooc_status_t x_update(gj_exec_t *e, int s, int64_t nc) {
   sp_end(x, sp, x->ih2d);
   CU(x, cudaEventRecord(x->ev_h2d[s], x->st[x->ih2d]));
   CU(x, cudaStreamWaitEvent(sc, x->ev_h2d[s], 0));
-  CU(x, cudaStreamWaitEvent(sc, x->ev_tdone, 0)); /* transform returned before it finished */
+  CU(x, cudaStreamWaitEvent(sc, x->ev_tdone, 0)); /* the factor and its tables */
   x->bytes_h2d += bytes;
 
   sp = sp_begin(x, ic, "swap", 0);
   CU(x, ocu_gather_rows(C, n, x->dSrc, tc, nc, R, tc, sc));
   CU(x, ocu_scatter_rows(R, tc, x->dRows, w, tc, nc, C, n, sc));
   sp_end(x, sp, ic);
-  /* C_up += N_up R, C_k = P R, C_low += N_low R as ONE n x nc x w GEMM over the whole panel
-   * [N_up; P; N_low]: R is safe in the gather buffer, so zero C_k first. One GEMM of n rows
-   * fills the GPU in fewer partial waves than three of k0, w and n - k0 - w rows. */
-  CU(x, cudaMemset2DAsync(C + k0, (size_t)(8 * n), 0, (size_t)(8 * w), (size_t)nc, sc));
+  /* gj.h step 4 from the factored panel [A_up; L11\U11; L21], R (the pivot rows, rows [0, w)
+   * of the gather buffer) in place: Z = L11^-1 R, C_low -= L21 Z, K = U11^-1 Z, C_k = K,
+   * C_up -= A_up K. Not one GEMM with the transform column [N_up; P; N_low]: its explicit
+   * inverse P of a wide, ill-conditioned pivot block cost kappa(A11) in accuracy (NUMERICS.md,
+   * "Gauss-Jordan on wide stripes"). The same flops; 2 w^2 nc of them in trsm. */
   sp = sp_begin(x, ic, "gemm", 0);
-  CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, n, nc, w, &one, x->dP, n, R, tc, &one, C, n));
+  CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT,
+                       w, nc, &one, L11, n, R, tc));
+  if (n - k0 - w > 0)
+    CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, n - k0 - w, nc, w, &mone, L11 + w, n, R, tc,
+                         &one, C + k0 + w, n));
+  CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                       CUBLAS_DIAG_NON_UNIT, w, nc, &one, L11, n, R, tc));
+  CU(x, cudaMemcpy2DAsync(C + k0, (size_t)(8 * n), R, (size_t)(8 * tc), (size_t)(8 * w),
+                          (size_t)nc, cudaMemcpyDeviceToDevice, sc));
+  if (k0 > 0)
+    CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, k0, nc, w, &mone, x->dP, n, R, tc, &one, C,
+                         n));
   sp_end(x, sp, ic);
   CU(x, cudaEventRecord(x->ev_comp[s], sc));
 
