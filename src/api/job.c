@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 
+#include "api/outpath.h"
 #include "base/parloop.h"
 #include "io/fileio.h"
 #include "io/h5mat.h"
@@ -400,10 +401,14 @@ static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_
     j->out_dset[0] = 0;
   }
   if (!j->out_dset[0]) snprintf(j->out_dset, sizeof j->out_dset, "%s", default_dset);
-  char ra[PATH_MAX], rb[PATH_MAX];
-  if (realpath(j->out_file, ra) && realpath(from_file, rb) && strcmp(ra, rb) == 0)
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: the output would replace an input file; name another",
-                    j->out_file);
+  /* every file this run reads: the named inputs, the files holding their data, the warm start */
+  char warm[PATH_MAX] = "", wd[512];
+  if (j->o.warm_start && *j->o.warm_start)
+    OOC_TRY(h5m_split_spec(ctx, j->o.warm_start, warm, sizeof warm, wd, sizeof wd));
+  const char *ins[] = {from_file, warm, h5m_path(j->in_a), h5m_data_file(j->in_a),
+                       h5m_path(j->in_b), h5m_data_file(j->in_b), h5m_path(j->in_c),
+                       h5m_data_file(j->in_c)};
+  OOC_TRY(outpath_check(ctx, j->out_file, ins, (int)(sizeof ins / sizeof ins[0])));
   char tmp[PATH_MAX];
   ooc_fmt(tmp, sizeof tmp, "%s", j->out_file);
   ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
@@ -417,6 +422,7 @@ static ooc_status_t open_input(job_t *j, const char *spec, h5mat_t **out) {
   if (!spec || !*spec) return OOC_FAIL(j->ctx, OOC_ERR_ARG, "no input matrix given");
   OOC_TRY(h5m_split_spec(j->ctx, spec, file, sizeof file, dset, sizeof dset));
   OOC_TRY(h5m_open(j->ctx, file, dset, out));
+  h5m_set_allow_fill(*out, j->o.allow_fill);
   const char *note = h5m_notice(*out);
   if (note && *note) ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", note);
   return OOC_OK;
