@@ -378,9 +378,11 @@ def case_kill(d):
     kills = resumed = 0
     for what, args, out in cmds:
         for point in ("put:3", "put:40"):
-            p = run(*args, *common, env={"OOCSOLVE_TEST_KILL": point}, quiet=True)
+            p = run(*args, *common, "--force", env={"OOCSOLVE_TEST_KILL": point}, quiet=True)
             killed = p.returncode == -signal.SIGKILL
             kills += killed
+            print(f"  {what} with OOCSOLVE_TEST_KILL={point}: "
+                  f"{'killed' if killed else 'exit %d' % p.returncode}")
             left = leftovers(d, keep=set(inputs) | {"C.h5", "N.h5", "H.h5"})
             if killed:
                 check(len(left) > 0 or point == "put:3",

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <fcntl.h>
 
 #include "api/outpath.h"
@@ -1075,6 +1076,7 @@ static ooc_status_t commit_output(job_t *j) {
 static ooc_status_t prepare_journal(job_t *j);
 static ooc_status_t drop_journal(job_t *j);
 static ooc_status_t settle_journal(job_t *j, ooc_status_t st);
+static void remove_stale_spills(job_t *j);
 
 static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const char *out_spec) {
   ooc_ctx_t *ctx = j->ctx;
@@ -1108,6 +1110,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (j->logdet_only) { /* no output; scratch beside the input */
     ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
             j->o.scratch_dir && *j->o.scratch_dir ? j->o.scratch_dir : dirname(afile));
+    remove_stale_spills(j);
   } else {
     OOC_TRY(resolve_output(j, out_spec, afile, b_spec ? ".x" : j->factor_out ? ".chol" : ".inv",
                            b_spec ? "/X" : j->factor_out ? "/L" : "/inverse"));
@@ -1365,7 +1368,42 @@ static ooc_status_t take_lock(job_t *j) {
                   j->out_file, j->out_dset, j->lockpath);
 }
 
-static ooc_status_t prepare_journal(job_t *j) {
+/* Files "<jbase>.<tag>.scratch" in the scratch directory, other than A and B when `keep_ab`:
+ * under the output's lock no live run owns one, so they are a killed run's (issue 20: a killed
+ * newton left its stores, and every later run for the output stopped on them). */
+static void remove_stale_stores(job_t *j, int keep_ab) {
+  const char *base = strrchr(j->jbase, '/');
+  base = base ? base + 1 : j->jbase;
+  size_t bl = strlen(base);
+  DIR *d = opendir(j->scratch_dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *nm = e->d_name;
+    size_t len = strlen(nm);
+    if (len <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.' || strcmp(nm + len - 8, ".scratch"))
+      continue;
+    if (keep_ab && (!strcmp(nm + bl, ".A.scratch") || !strcmp(nm + bl, ".B.scratch"))) continue;
+    char sp[PATH_MAX + 300];
+    ooc_fmt(sp, sizeof sp, "%s/%s", j->scratch_dir, nm);
+    if (fio_remove(j->ctx, sp) == 0)
+      ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "removed '%s', left by an earlier run "
+               "that was killed or stopped before its first checkpoint", sp);
+  }
+  closedir(d);
+}
+
+/* Spill files of runs that are gone (any command; scratch.h), with a notice. */
+static void remove_stale_spills(job_t *j) {
+  int k = scratch_remove_stale(j->ctx, j->scratch_dir);
+  if (k)
+    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "removed %d scratch file%s of killed "
+             "runs from '%s'", k, k > 1 ? "s" : "", j->scratch_dir);
+}
+
+/* The output's names in the scratch directory, its lock, and what killed runs left for it
+ * (temporary outputs). Every command that writes an output calls it. */
+static ooc_status_t claim_output(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   /* Named after the output file and a hash of its directory: outputs with the same name in
@@ -1381,6 +1419,7 @@ static ooc_status_t prepare_journal(job_t *j) {
     return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: scratch directory path too long", j->scratch_dir);
   ooc_fmt(j->jpath, sizeof j->jpath, "%s.journal", j->jbase);
   ooc_fmt(j->lockpath, sizeof j->lockpath, "%s.lock", j->jbase);
+  remove_stale_spills(j);
   OOC_TRY(take_lock(j));
   if (j->lock_fd < 0) { /* unwritable scratch directory: no journal, but never a stale one */
     if (path_exists(j->jpath))
@@ -1388,13 +1427,21 @@ static ooc_status_t prepare_journal(job_t *j) {
                       "but cannot lock its directory", j->out_file, j->out_dset, j->jpath);
     return OOC_OK;
   }
-  char tmp[PATH_MAX + 32];
-  ooc_fmt(tmp, sizeof tmp, "%s.tmp", j->jpath);
-  if (path_exists(tmp)) fio_remove(ctx, tmp); /* a commit that a crash cut short */
   int stale = h5m_remove_stale_tmp(ctx, j->out_file);
   if (stale)
     ooc_warn(r->warnings, sizeof r->warnings, "removed %d temporary output file%s of a killed run",
              stale, stale > 1 ? "s" : "");
+  return OOC_OK;
+}
+
+static ooc_status_t prepare_journal(job_t *j) {
+  ooc_ctx_t *ctx = j->ctx;
+  ooc_report_t *r = j->rep;
+  OOC_TRY(claim_output(j));
+  if (j->lock_fd < 0) return OOC_OK;
+  char tmp[PATH_MAX + 32];
+  ooc_fmt(tmp, sizeof tmp, "%s.tmp", j->jpath);
+  if (path_exists(tmp)) fio_remove(ctx, tmp); /* a commit that a crash cut short */
 
   if (path_exists(j->jpath)) {
     if (!j->o.resume)
@@ -1414,16 +1461,11 @@ static ooc_status_t prepare_journal(job_t *j) {
                       (long long)j->jr->n);
     j->resuming = 1;
     j->resume_step = j->jr->steps_done;
+    remove_stale_stores(j, 1); /* the journal names only A and B */
     ooc_warn(r->warnings, sizeof r->warnings, "resuming from the journal after step %lld of %lld",
              (long long)j->jr->steps_done, (long long)j->jr->nsteps);
   } else {
-    for (int k = 0; k < 2; k++) { /* spill files of a run killed before its first checkpoint */
-      char sp[PATH_MAX + 32];
-      scratch_name(j, k ? "B" : "A", sp, sizeof sp);
-      if (path_exists(sp) && fio_remove(ctx, sp) == 0)
-        ooc_warn(r->warnings, sizeof r->warnings, "removed '%s', left by an earlier run that "
-                 "stopped before its first checkpoint", sp);
-    }
+    remove_stale_stores(j, 0); /* of a run killed before its first checkpoint, or not journaled */
     if (j->o.resume)
       ooc_warn(r->warnings, sizeof r->warnings, "--resume: no journal '%s', starting from the "
                "beginning", j->jpath);
@@ -1729,6 +1771,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
         return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: the output would replace an input file; name "
                         "another", j->out_file);
     }
+  OOC_TRY(claim_output(j)); /* its lock, and what a killed gemm left (temporaries, spills) */
 
   /* plan: bookkeeping + max(loader/writer strip, GEMM block) + cache; the block gets at most
    * half of the room (oocgemm.h: traffic ~ 1/s), the cache the rest */
