@@ -408,7 +408,7 @@ def case_identity(d):
     a = rnd(n, 9)
     with h5py.File("A.h5", "w") as f:
         f.create_dataset("A", data=a, chunks=(32, 32))
-    common = ["A.h5", "--out", "X.h5", "--tile", "32", "--stripe", "32", "--host-mem", "200K",
+    common = ["A.h5", "--out", "X.h5", "--tile", "32", "--stripe", "32", "--host-mem", "240K",
               "--device", "cpu", "--check", "none", "--method", "gj"]
     p = run(*common, env={"OOCSOLVE_TEST_KILL": "commit:1"})
     check(p.returncode == -signal.SIGKILL, "identity: killed after the first commit")

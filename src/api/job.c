@@ -296,6 +296,10 @@ static int64_t strip_cols(int64_t n, int64_t b, int64_t chunk_c, int64_t room) {
 /* Read the input once, a strip of tile columns at a time (few large HDF5 reads, whatever the
  * tile): reject NaN/Inf, take column norms, and fill the store (a tile column at a time, copied
  * by the cache's threads). The strip fits in the room the solver's workspace will use later. */
+static void content_hash_cols(const job_t *j, const double *strip, int64_t rows, int64_t c0,
+                              int64_t nc, uint64_t *hashes);
+static int path_exists(const char *p);
+
 static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
@@ -305,9 +309,17 @@ static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) 
   h5m_set_stage(src, ooc_max64(io_min_stage(cp.b), j->io_room - 8 * n * sw));
   double *strip = ooc_malloc(ctx, (size_t)(n * sw) * sizeof(double));
   if (!strip) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
+  /* a journaled run's identity: the content hash of its inputs, from the strips read here */
+  int who = !j->journaled ? -1 : src == j->in_a ? 0 : src == j->in_b ? 1 : -1;
+  uint64_t *hashes = who >= 0 ? ooc_malloc(ctx, (size_t)cp.count * sizeof(uint64_t)) : NULL;
+  if (who >= 0 && !hashes) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
+    goto done;
+  }
   for (int64_t c0 = 0; c0 < cp.n; c0 += sw) {
     int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
     OOC_CHECK(st = h5m_read(src, 0, c0, n, nc, strip, n));
+    if (hashes) content_hash_cols(j, strip, n, c0, nc, hashes);
     if (j->ops->colabs(n, nc, strip, n, colnorm + c0, &bi, &bj)) {
       double v = strip[bi + bj * n];
       st = OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %s; the matrix must be "
@@ -319,8 +331,10 @@ static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) 
       OOC_CHECK(st = ts_put_col(ts, tj, strip + (part_start(cp, tj) - c0) * n, n));
     OOC_CHECK(st = ooc_tick(ctx, "read", (double)(c0 + nc) / (double)cp.n));
   }
+  if (hashes) j->ident.in[who].sample = ooc_xxh3(hashes, (size_t)cp.count * sizeof(uint64_t));
 done:
   ooc_free(ctx, strip);
+  ooc_free(ctx, hashes);
   return st;
 }
 
@@ -1238,7 +1252,39 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
 
 #define CKPT_DEFAULT_S 300.0
 
-/* Identity of an input: name, size, mtime, and a checksum of its first tile column as read. */
+/* The content hash of an input (jr_input_t.sample): XXH3 of the XXH3 of each tile column, in
+ * tile-column order. load() computes it from the strips it reads anyway (content_hash_cols);
+ * a resumed run, which reads no input, computes it here with one extra pass over the input:
+ * O(n^2) reads against the O(n^3) work it saves. */
+static void content_hash_cols(const job_t *j, const double *strip, int64_t rows, int64_t c0,
+                              int64_t nc, uint64_t *hashes) {
+  for (int64_t c = 0; c < nc; c += j->b) {
+    int64_t w = ooc_min64(j->b, nc - c);
+    hashes[(c0 + c) / j->b] = ooc_xxh3(strip + c * rows, (size_t)(rows * w) * sizeof(double));
+  }
+}
+
+static ooc_status_t content_hash(job_t *j, h5mat_t *m, uint64_t *out) {
+  ooc_ctx_t *ctx = j->ctx;
+  int64_t rows = h5m_rows(m), cols = h5m_cols(m), nt = ooc_cdiv64(cols, j->b);
+  double *strip = ooc_malloc(ctx, (size_t)(rows * ooc_min64(j->b, cols)) * sizeof(double));
+  uint64_t *h = ooc_malloc(ctx, (size_t)nt * sizeof(uint64_t));
+  ooc_status_t st = strip && h ? OOC_OK : OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory "
+                                                   "reading %s", h5m_name(m));
+  for (int64_t c0 = 0; c0 < cols && st == OOC_OK; c0 += j->b) {
+    int64_t nc = ooc_min64(j->b, cols - c0);
+    st = h5m_read(m, 0, c0, rows, nc, strip, rows);
+    if (st == OOC_OK) content_hash_cols(j, strip, rows, c0, nc, h);
+    if (st == OOC_OK) st = ooc_tick(ctx, "read", (double)(c0 + nc) / (double)cols);
+  }
+  if (st == OOC_OK) *out = ooc_xxh3(h, (size_t)nt * sizeof(uint64_t));
+  ooc_free(ctx, strip);
+  ooc_free(ctx, h);
+  return st;
+}
+
+/* Identity of an input: name, size, mtime, and (resuming) its content hash; a fresh run's
+ * content hash is filled in by load(). */
 static ooc_status_t ident_input(job_t *j, h5mat_t *m, jr_input_t *in) {
   ooc_ctx_t *ctx = j->ctx;
   char file[PATH_MAX], dset[512];
@@ -1252,13 +1298,7 @@ static ooc_status_t ident_input(job_t *j, h5mat_t *m, jr_input_t *in) {
     return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot stat the input: %s", name, strerror(errno));
   in->size = (int64_t)sb.st_size;
   in->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-  int64_t rows = h5m_rows(m), cols = ooc_min64(j->b, h5m_cols(m));
-  double *strip = ooc_malloc(ctx, (size_t)(rows * cols) * sizeof(double));
-  if (!strip) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", name);
-  ooc_status_t st = h5m_read(m, 0, 0, rows, cols, strip, rows);
-  if (st == OOC_OK) in->sample = ooc_xxh64(strip, (size_t)(rows * cols) * sizeof(double), 0);
-  ooc_free(ctx, strip);
-  return st;
+  return j->o.resume && path_exists(j->jpath) ? content_hash(j, m, &in->sample) : OOC_OK;
 }
 
 static ooc_status_t make_ident(job_t *j, jr_ident_t *id) {
@@ -1320,10 +1360,13 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
     if (strcmp(x->file, y->file) || strcmp(x->dset, y->dset))
       return ooc_fmt(buf, cap, "it is for the input %s:%s, not %s:%s", x->file, x->dset, y->file,
                      y->dset), buf;
-    if (x->size != y->size || x->mtime_ns != y->mtime_ns || x->sample != y->sample)
-      return ooc_fmt(buf, cap, "the input %s:%s changed since it was written (%s differs)",
-                     y->file, y->dset, x->size != y->size ? "size" : x->sample != y->sample
-                                                         ? "content" : "modification time"), buf;
+    /* content, not size or mtime: an edit in place may keep both (issue 20), a copy changes
+     * the mtime and leaves the matrix as it was */
+    if (x->sample != y->sample)
+      return ooc_fmt(buf, cap, "the input %s:%s changed since it was written (its content hash "
+                     "differs%s)", y->file, y->dset,
+                     x->mtime_ns == y->mtime_ns ? ", though its modification time is the same"
+                                                : ""), buf;
   }
   return NULL;
 }
