@@ -445,6 +445,26 @@ static ooc_status_t open_input(job_t *j, const char *spec, h5mat_t **out) {
 
 static ooc_status_t restore_stores(job_t *j);
 
+/* Facts of A that would otherwise surface as a misleading "singular" (issue 20): a matrix of
+ * zeros only (often missing data read as the fill value), and finite entries whose column sums
+ * overflow (every norm, pivot test and residual check would be Inf). */
+static ooc_status_t scale_check(job_t *j) {
+  int64_t zero = 0;
+  for (int64_t c = 0; c < j->n; c++) {
+    if (!isfinite(j->colnorm[c]))
+      return OOC_FAIL(j->ctx, OOC_ERR_NONFINITE, "%s: the 1-norm of column %lld overflows (its "
+                      "entries are finite but their absolute sum exceeds %.3g): scale the "
+                      "matrix, e.g. by a power of 2, and the result back", h5m_name(j->in_a),
+                      (long long)c, DBL_MAX);
+    zero += j->colnorm[c] == 0;
+  }
+  if (zero == j->n && !j->have_factor) /* a factor's diagonal has its own check (exit 3) */
+    return OOC_FAIL(j->ctx, OOC_ERR_SINGULAR, "%s: the matrix is all zeros (singular; were its "
+                    "data written? a dataset never written reads as its fill value)",
+                    h5m_name(j->in_a));
+  return OOC_OK;
+}
+
 /* Create the cache and stores and fill them from the inputs (once; again after a fallback). */
 static ooc_status_t load_inputs(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
@@ -462,6 +482,7 @@ static ooc_status_t load_inputs(job_t *j) {
   memset(j->colnorm, 0, (size_t)n * sizeof(double));
   j->io_room = solver_ws(j, j->W); /* the solver allocates it only after the load */
   ooc_status_t st = load(j, j->A, j->in_a, j->colnorm);
+  if (st == OOC_OK) st = scale_check(j);
   if (st == OOC_OK && j->B) {
     double *bnorm = ooc_calloc(ctx, (size_t)m, sizeof(double));
     st = bnorm ? load(j, j->B, j->in_b, bnorm)
@@ -1347,10 +1368,12 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
   DIFF(out_f32, "f32 output =")
   DIFF(lower_only, "--triangle lower =")
 #undef DIFF
+  static const char *const mname[] = {"auto", "gj", "chol", "newton", "hyper7"};
+#define MNAME(x) ((x) >= 0 && (x) <= 4 ? mname[(x)] : "?")
   if (b->method != OOC_METHOD_AUTO && a->method != b->method)
     return ooc_fmt(buf, cap, "it was written by --method %s, this run asks for %s",
-                   a->method == OOC_METHOD_CHOL ? "chol" : "gj",
-                   b->method == OOC_METHOD_CHOL ? "chol" : "gj"), buf;
+                   MNAME(a->method), MNAME(b->method)), buf;
+#undef MNAME
   if (strcmp(a->backend, b->backend))
     return ooc_fmt(buf, cap, "it was written by the %s backend, this run uses %s", a->backend,
                    b->backend), buf;
@@ -1457,8 +1480,17 @@ static ooc_status_t claim_output(job_t *j) {
   const char *d = dirname(odir);
   if (realpath(d, real)) d = real;
   unsigned tag = (unsigned)(ooc_xxh64(d, strlen(d), 0) & 0xffffffffu);
-  if (ooc_fmt(j->jbase, sizeof j->jbase, "%s/.oocsolve-%s-%08x", j->scratch_dir,
-              slash ? slash + 1 : j->out_file, tag) != 0)
+  /* A name component has at most NAME_MAX (255) bytes: a long output name is cut and the hash
+   * then covers the whole name too, so that "<jbase>.journal.tmp" and "<jbase>.<tag>.scratch"
+   * still fit (issue 20: a 240-character output name failed at its lock). */
+  const char *base = slash ? slash + 1 : j->out_file;
+  int keep = (int)strlen(base);
+  if (keep > 160) {
+    keep = 160;
+    tag ^= (unsigned)(ooc_xxh64(base, strlen(base), 1) & 0xffffffffu);
+  }
+  if (ooc_fmt(j->jbase, sizeof j->jbase, "%s/.oocsolve-%.*s-%08x", j->scratch_dir, keep, base,
+              tag) != 0)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: scratch directory path too long", j->scratch_dir);
   ooc_fmt(j->jpath, sizeof j->jpath, "%s.journal", j->jbase);
   ooc_fmt(j->lockpath, sizeof j->lockpath, "%s.lock", j->jbase);
@@ -1509,9 +1541,30 @@ static ooc_status_t prepare_journal(job_t *j) {
              (long long)j->jr->steps_done, (long long)j->jr->nsteps);
   } else {
     remove_stale_stores(j, 0); /* of a run killed before its first checkpoint, or not journaled */
-    if (j->o.resume)
+    if (j->o.resume) {
+      /* a journal written for another --out or --scratch is not found here: name the ones
+       * that are nearby, so they are neither forgotten nor left to fill the disk */
+      char others[1024] = "", odir[PATH_MAX];
+      ooc_fmt(odir, sizeof odir, "%s", j->out_file);
+      const char *dirs[2] = {j->scratch_dir, dirname(odir)};
+      for (int k = 0; k < 2; k++) {
+        DIR *dd = (k == 0 || strcmp(dirs[0], dirs[1])) ? opendir(dirs[k]) : NULL;
+        struct dirent *e;
+        while (dd && (e = readdir(dd))) {
+          size_t len = strlen(e->d_name), ol = strlen(others);
+          if (strncmp(e->d_name, ".oocsolve-", 10) || len < 18 ||
+              strcmp(e->d_name + len - 8, ".journal"))
+            continue;
+          snprintf(others + ol, sizeof others - ol, "%s'%s/%s'", ol ? ", " : "", dirs[k],
+                   e->d_name);
+        }
+        if (dd) closedir(dd);
+      }
       ooc_warn(r->warnings, sizeof r->warnings, "--resume: no journal '%s', starting from the "
-               "beginning", j->jpath);
+               "beginning%s%s%s", j->jpath, others[0] ? "; journals of other runs (another "
+               "--out or --scratch; resume with those options, or delete them with their "
+               "'.*.scratch' files): " : "", others, "");
+    }
     if (j->o.checkpoint != OOC_CHECKPOINT_NEVER) OOC_TRY(make_ident(j, &j->ident));
   }
   j->journaled = j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER;

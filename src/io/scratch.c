@@ -252,7 +252,12 @@ ooc_status_t scratch_get(scratch_t *s, int64_t id, void *data, size_t bytes) {
   if (got < 0)
     return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s': cannot read tile %lld: %s", s->path, tid,
                     strerror((int)-got));
-  /* a hole or the region past the end of the file reads as zeros */
+  /* A hole or the region past the end of the file reads as zeros: our bug when we wrote it in
+   * this run, but damage when a journal committed it (a truncated or replaced file, issue 20). */
+  if (!memcmp(&h, &zero, sizeof h) && s->banks == 2 && s->com[id] && s->cur[id] == s->com[id])
+    return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "scratch file '%s': tile %lld, which the journal "
+                    "records, is missing: the file was truncated or overwritten since", s->path,
+                    tid);
   if (!memcmp(&h, &zero, sizeof h))
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "scratch file '%s': tile %lld was never written",
                     s->path, tid);
