@@ -361,6 +361,9 @@ def case_chunksize(d):
 # ---- 5 ------------------------------------------------------------------------------------------
 
 def case_kill(d):
+    """SIGKILL during every command that keeps no journal, at two scratch-write counts; the same
+    command then (with and without --resume) succeeds, leaves nothing behind and gives the bits
+    of an uninterrupted run."""
     n = 128
     r = np.random.default_rng(7)
     a = r.uniform(-1, 1, (n, n)) + 8 * np.eye(n)
@@ -371,38 +374,56 @@ def case_kill(d):
         f["B"] = r.uniform(-1, 1, (n, n))
     with h5py.File("S.h5", "w") as f:
         f["S"] = spd
-    inputs = {x: sha(x) for x in ("A.h5", "B.h5", "S.h5")}
     common = ["--tile", "16", "--host-mem", "160K", "--device", "cpu"]
+    p = run("factor", "S.h5", "--out", "L.h5", "--device", "cpu")
+    expect(p, 0, what="factor for solve --factor")
+    inputs = {x: sha(x) for x in ("A.h5", "B.h5", "S.h5", "L.h5")}
     cmds = [
-        ("gemm", ["gemm", "A.h5", "B.h5", "--out", "C.h5"], "C.h5"),
-        ("logdet", ["logdet", "S.h5"], None),
-        ("newton", ["--method", "newton", "A.h5", "--out", "N.h5"], "N.h5"),
-        ("hyper7", ["--method", "hyper7", "A.h5", "--out", "H.h5"], "H.h5"),
+        ("gemm", ["gemm", "A.h5", "B.h5", "--out", "O.h5"]),
+        ("logdet", ["logdet", "S.h5"]),
+        ("newton", ["--method", "newton", "A.h5", "--out", "O.h5"]),
+        ("hyper7", ["--method", "hyper7", "A.h5", "--out", "O.h5"]),
+        ("factor", ["factor", "S.h5", "--out", "O.h5"]),
+        ("chol solve", ["solve", "S.h5", "B.h5", "--out", "O.h5"]),
+        ("solve --factor", ["solve", "--factor", "L.h5", "B.h5", "--out", "O.h5"]),
     ]
+
+    def result(p, logdet):
+        if logdet:
+            return p.stdout.strip()
+        with h5py.File("O.h5", "r") as f:
+            ds = f[list(f.keys())[0]]
+            return ds[:].tobytes()
+
     kills = resumed = 0
-    for what, args, out in cmds:
-        for point in ("put:3", "put:40"):
+    for what, args in cmds:
+        logdet = args[0] == "logdet"
+        p = run(*args, *common, "--force", quiet=True)
+        if not expect(p, 0, what=f"{what}, uninterrupted"):
+            continue
+        ref = result(p, logdet)
+        killed_here = 0
+        for point in ("put:2", "put:25"):
             p = run(*args, *common, "--force", env={"OOCSOLVE_TEST_KILL": point}, quiet=True)
             killed = p.returncode == -signal.SIGKILL
             kills += killed
+            killed_here += killed
             print(f"  {what} with OOCSOLVE_TEST_KILL={point}: "
                   f"{'killed' if killed else 'exit %d' % p.returncode}")
-            left = leftovers(d, keep=set(inputs) | {"C.h5", "N.h5", "H.h5"})
-            if killed:
-                check(len(left) > 0 or point == "put:3",
-                      f"kill {what} at {point}: the killed run left {left}")
             for extra in ([], ["--resume"]):
                 p = run(*args, *common, *extra, "--force", quiet=True)
-                if not expect(p, 0, what=f"{what} after kill at {point} {' '.join(extra)}"):
+                tag = f"{what} after kill at {point} {' '.join(extra)}"
+                if not expect(p, 0, what=tag):
                     continue
                 resumed += 1
-                check(leftovers(d, keep=set(inputs) | {"C.h5", "N.h5", "H.h5"}) == [],
-                      f"{what} after kill at {point} {' '.join(extra)}: nothing left "
-                      f"({leftovers(d, keep=set(inputs) | {'C.h5', 'N.h5', 'H.h5'})})")
-    check(kills >= 6, f"kill: {kills} SIGKILLs delivered (the kill points fell inside the runs)")
+                check(result(p, logdet) == ref, f"{tag}: the uninterrupted run's bits")
+                left = leftovers(d, keep=set(inputs) | {"O.h5"})
+                check(left == [], f"{tag}: nothing left ({left})")
+        check(killed_here > 0, f"kill: {what} was killed ({killed_here} of 2 kill points)")
     check(all(sha(x) == inputs[x] for x in inputs), "kill: inputs unchanged")
     counts["kill"] = (kills, resumed)
-    print(f"  counts: {kills} SIGKILLs of gemm/logdet/newton/hyper7, {resumed} later runs clean")
+    print(f"  counts: {kills} SIGKILLs of gemm, logdet, newton, hyper7, factor, chol solve and "
+          f"solve --factor; {resumed} later runs bit-identical with nothing left")
 
 
 # ---- 7 ------------------------------------------------------------------------------------------
