@@ -1581,6 +1581,12 @@ static ooc_status_t restore_stores(job_t *j) {
   tstore_t *st[2] = {j->A, j->B};
   if (jr->nstores != (j->B ? 2 : 1))
     return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "the journal '%s' is damaged (stores)", j->jpath);
+  /* Adopted from here on: a failure while restoring (out of memory in a version table, found
+   * by the fault loops of issue 20) keeps journal and scratch together or removes both, never
+   * the scratch alone. */
+  j->jr_owned = 1;
+  j->committed_steps = jr->steps_done;
+  j->nsteps = jr->nsteps;
   memcpy(j->colnorm, jr->colnorm, (size_t)j->n * sizeof(double));
   memcpy(j->perm, jr->ipiv, (size_t)j->n * sizeof(int64_t)); /* gj's ipiv0, see eliminate_gj */
   for (int k = 0; k < jr->nstores; k++) {
@@ -1604,9 +1610,6 @@ static ooc_status_t restore_stores(job_t *j) {
         OOC_TRY(scratch_restore(j->spill[k].s, i, jr->tiles[k][i].bank, jr->tiles[k][i].sum));
     j->spill[k].must_exist = 0; /* later spills may create nothing new; the file exists */
   }
-  j->jr_owned = 1;
-  j->committed_steps = jr->steps_done;
-  j->nsteps = jr->nsteps;
   j->method = jr->id.method == OOC_METHOD_CHOL ? OOC_METHOD_CHOL : OOC_METHOD_GJ;
   j->resume_logdet = jr->logdet;
   snprintf(j->rep->method, sizeof j->rep->method, "%s",
