@@ -125,6 +125,9 @@ typedef struct ooc_opts {
   double checkpoint;     /* gj: out-of-core runs journal every step; in-core runs at most every
                             this many seconds (0 = 300). OOC_CHECKPOINT_EVERY_STEP: every step;
                             OOC_CHECKPOINT_NEVER: no journal (the run cannot be resumed) */
+  int allow_fill;        /* read missing data (chunks never written, missing virtual-dataset
+                            sources, short external raw files) as the dataset's fill value;
+                            0 = refuse them with OOC_ERR_FORMAT naming the first missing block */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)

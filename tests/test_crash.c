@@ -355,12 +355,14 @@ static void t_stale_and_mismatch(void) {
   CHECK(r.code == 2 && strstr(r.err, "--tile 32, this run has 16"),
         "resume with another tile: exit %d: %s", r.code, r.err);
   CHECK(tu_file_hash(j) == hj, "the journal is untouched by refused runs");
-  /* the input changes (same content, new mtime): refused */
+  /* the input touched (same content, new mtime): the identity is the content (issue 20), so
+   * the run resumes; an edit in place that keeps the mtime is refused (reliab_corpus.py
+   * identity) */
   struct timespec ts[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
   sleep(1);
   CU_ASSERT(utimensat(AT_FDCWD, g_in, ts, 0) == 0);
   r = solve_cmd(0, NULL, g_out, "--resume", NULL);
-  CHECK(r.code == 2 && strstr(r.err, "changed"), "changed input: exit %d: %s", r.code, r.err);
+  CHECK(r.code == 0 && same_bits(0), "touched input resumes: exit %d: %s", r.code, r.err);
   reset_out();
   r = solve_cmd(0, NULL, g_out, NULL, NULL);
   CHECK(r.code == 0 && same_bits(0), "fresh run after removing the journal: %d %s", r.code,

@@ -39,13 +39,30 @@
 #define TILE 8
 #define M 3
 
-static char g_dir[1024], g_in[1100], g_rhs[1100], g_spd[1100], g_out[1100];
+static char g_dir[1024], g_in[1100], g_rhs[1100], g_spd[1100], g_out[1100], g_fac[1100],
+    g_snap[1100];
 static double *g_ref_inv, *g_ref_x, *g_ref_chol;
 /* what a loop runs: */
-enum { INVERT = 0, SOLVE = 1, CHOL = 2 /* auto on an SPD matrix: the Cholesky inverse */ };
-static const char *job_name(int job) { return job == SOLVE ? "solve" : job == CHOL ? "chol" : "invert"; }
-static int64_t g_budget;
+enum {
+  INVERT = 0, SOLVE = 1, CHOL = 2, /* auto on an SPD matrix: the Cholesky inverse */
+  /* issue 20: every other command, and the output/scratch variants */
+  FACTOR, LOGDET, CHOLSOLVE, /* auto on the SPD matrix: Cholesky solve */
+  SOLVEF,                    /* solve --factor with the factor g_fac */
+  GEMM, NEWTON, HYPER7,
+  VARIANT,                   /* invert to a zstd-compressed float32 output, --scratch-zstd 1 */
+  RESUMED,                   /* --resume of a gj inverse from a journal (faults in the resume) */
+  NJOBS
+};
+static const char *const g_job_names[NJOBS] = {
+    "invert", "solve", "chol", "factor", "logdet", "chol solve", "solve --factor", "gemm",
+    "newton", "hyper7", "invert zstd f32 scratch-zstd", "resume"};
+static const char *job_name(int job) { return g_job_names[job]; }
+static int64_t g_budget, g_jbudget[NJOBS];
+static double *g_ref[NJOBS];
+static int64_t g_ref_r[NJOBS], g_ref_c[NJOBS];
+static double g_ref_logdet;
 static long g_runs, g_faults, g_resumes, g_tolerated;
+static long g_job_runs[NJOBS];
 
 static int count_fds(void) {
   int n = 0;
@@ -136,6 +153,8 @@ static int no_fsync(int fd) {
   return 0;
 }
 
+static double g_logdet; /* LOGDET's result */
+
 static ooc_status_t run_job(ooc_ctx_t *ctx, int solve, int resume, ooc_report_t *rep) {
   static fio_ops_t fast;
   fast = *fio_posix_ops();
@@ -143,27 +162,131 @@ static ooc_status_t run_job(ooc_ctx_t *ctx, int solve, int resume, ooc_report_t 
   fio_set_ops(ctx, &fast);
   ooc_opts_t o;
   opts_for(&o);
-  o.resume = resume;
-  if (solve == CHOL) o.method = OOC_METHOD_AUTO;
-  char in[1200], rhs[1200], out[1200];
-  snprintf(in, sizeof in, "%s:/A", solve == CHOL ? g_spd : g_in);
+  o.resume = resume || solve == RESUMED;
+  if (g_jbudget[solve] > 0) o.host_mem = g_jbudget[solve];
+  int spd = solve == CHOL || solve == FACTOR || solve == LOGDET || solve == CHOLSOLVE;
+  if (spd || solve == GEMM || solve == SOLVEF) o.method = OOC_METHOD_AUTO;
+  if (solve == NEWTON) o.method = OOC_METHOD_NEWTON;
+  if (solve == HYPER7) o.method = OOC_METHOD_HYPER7;
+  if (solve == VARIANT) {
+    o.compress = "zstd:1";
+    o.out_dtype = OOC_DTYPE_F32;
+    o.scratch_zstd = 1;
+  }
+  char in[1200], rhs[1200], out[1200], fac[1200];
+  snprintf(in, sizeof in, "%s:/A", spd ? g_spd : g_in);
   snprintf(rhs, sizeof rhs, "%s:/B", g_rhs);
   snprintf(out, sizeof out, "%s:/X", g_out);
-  return solve == SOLVE ? ooc_solve(ctx, in, rhs, out, &o, rep)
-                        : ooc_invert(ctx, in, out, &o, rep);
+  snprintf(fac, sizeof fac, "%s:/L", g_fac);
+  switch (solve) {
+  case SOLVE:
+  case CHOLSOLVE: return ooc_solve(ctx, in, rhs, out, &o, rep);
+  case FACTOR: return ooc_factor(ctx, in, out, &o, rep);
+  case LOGDET: return ooc_logdet(ctx, in, &o, rep, &g_logdet);
+  case SOLVEF: return ooc_solve_factor(ctx, fac, rhs, out, &o, rep);
+  case GEMM: return ooc_gemm(ctx, in, rhs, NULL, out, 1.0, 0.0, &o, rep);
+  default: return ooc_invert(ctx, in, out, &o, rep);
+  }
 }
 
-/* Output present: bit-identical to the reference. */
+/* RESUMED: the directory as a killed gj inverse left it (journal, scratch), saved in g_snap
+ * by make_snapshot and put back before every run of the loop. */
+static void copy_files(const char *from, const char *to) {
+  rm_dir_files(to);
+  DIR *d = opendir(from);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char a[2200], b[2200];
+    snprintf(a, sizeof a, "%s/%s", from, e->d_name);
+    snprintf(b, sizeof b, "%s/%s", to, e->d_name);
+    FILE *fi = fopen(a, "rb"), *fo = fopen(b, "wb");
+    char buf[65536];
+    size_t k;
+    while (fi && fo && (k = fread(buf, 1, sizeof buf, fi)) > 0) fwrite(buf, 1, k, fo);
+    if (fi) fclose(fi);
+    if (fo) fclose(fo);
+  }
+  if (d) closedir(d);
+}
+
+static void reset_dir(int job) {
+  if (job == RESUMED) copy_files(g_snap, g_dir);
+  else rm_dir_files(g_dir);
+}
+
+/* Output present: bit-identical to the reference (LOGDET: the same value). */
 static int output_matches(int solve) {
+  if (solve == LOGDET) return !memcmp(&g_logdet, &g_ref_logdet, sizeof g_logdet);
   char spec[1200];
   snprintf(spec, sizeof spec, "%s:/X", g_out);
   int64_t r = 0, c = 0;
   double *X = tu_read_matrix(spec, &r, &c);
-  const double *ref = solve == SOLVE ? g_ref_x : solve == CHOL ? g_ref_chol : g_ref_inv;
-  int ok = X && r == N && c == (solve == SOLVE ? M : N) &&
-           !memcmp(X, ref, (size_t)(r * c) * sizeof(double));
+  const double *ref = solve == SOLVE ? g_ref_x : solve == CHOL ? g_ref_chol
+                      : solve == INVERT ? g_ref_inv : g_ref[solve];
+  int64_t rr = solve <= CHOL ? N : g_ref_r[solve], rc = solve == SOLVE ? M
+                                                       : solve <= CHOL ? N : g_ref_c[solve];
+  int ok = X && ref && r == rr && c == rc && !memcmp(X, ref, (size_t)(r * c) * sizeof(double));
   free(X);
   return ok;
+}
+
+/* The other commands' references (issue 20): each at the smallest budget that runs it, plus a
+ * little, so that it spills; the factor for SOLVEF; the journal state for RESUMED. */
+static void setup_more(ooc_ctx_t *ctx) {
+  ooc_report_t rep;
+  char spec[1200];
+  snprintf(spec, sizeof spec, "%s:/X", g_out);
+  snprintf(g_fac, sizeof g_fac, "%s", tu_path("L.h5"));
+  snprintf(g_snap, sizeof g_snap, "%s", tu_path("fault-snap"));
+  mkdir(g_snap, 0700);
+  for (int job = FACTOR; job < NJOBS; job++) {
+    if (job == RESUMED) continue;
+    ooc_status_t st = OOC_ERR_BUDGET;
+    for (g_jbudget[job] = 48 * 1024; g_jbudget[job] < 4 << 20; g_jbudget[job] += 4096) {
+      rm_dir_files(g_dir);
+      ooc_clear_error(ctx);
+      if ((st = run_job(ctx, job, 0, &rep)) != OOC_ERR_BUDGET) break;
+    }
+    g_jbudget[job] += 4096;
+    rm_dir_files(g_dir);
+    st = run_job(ctx, job, 0, &rep);
+    CU_ASSERT_EQUAL(st, OOC_OK);
+    if (st != OOC_OK) fprintf(stderr, "\n  %s: %s\n", job_name(job), ooc_ctx_error(ctx));
+    fprintf(stderr, "\n  [%s: budget %lld B, %lld steps, %lld B spilled, %lld B read back] ",
+            job_name(job), (long long)g_jbudget[job], (long long)rep.steps,
+            (long long)rep.bytes_spilled, (long long)rep.bytes_unspilled);
+    if (job == LOGDET) g_ref_logdet = g_logdet;
+    else g_ref[job] = tu_read_matrix(spec, &g_ref_r[job], &g_ref_c[job]);
+    if (job == FACTOR) { /* the factor SOLVEF reads */
+      tu_write_matrix(g_fac, "/L", N, N, g_ref[job], 2);
+    }
+  }
+  /* RESUMED: a gj inverse stopped by a persistent allocation failure after a checkpoint keeps
+   * its journal; the resumed run must give the uninterrupted run's bits */
+  g_ref[RESUMED] = tu_read_matrix(spec, &g_ref_r[RESUMED], &g_ref_c[RESUMED]); /* overwritten */
+  free(g_ref[RESUMED]);
+  g_ref[RESUMED] = malloc(sizeof(double) * N * N);
+  memcpy(g_ref[RESUMED], g_ref_inv, sizeof(double) * N * N);
+  g_ref_r[RESUMED] = g_ref_c[RESUMED] = N;
+  rm_dir_files(g_dir);
+  ooc_ctx_t *c2 = tu_ctx();
+  CU_ASSERT_EQUAL(run_job(c2, INVERT, 0, &rep), OOC_OK);
+  int64_t calls = ooc_fault_calls(c2, OOC_FAULT_ALLOC);
+  tu_ctx_done(c2);
+  int have = 0;
+  for (int64_t at = calls / 4; at < calls && !have; at += ooc_max64(1, calls / 60)) {
+    rm_dir_files(g_dir);
+    c2 = tu_ctx();
+    ooc_fault_arm(c2, OOC_FAULT_ALLOC, at, 1, 0);
+    run_job(c2, INVERT, 0, &rep);
+    ooc_fault_arm(c2, OOC_FAULT_ALLOC, 0, 0, 0);
+    tu_ctx_done(c2);
+    have = journal_exists();
+  }
+  CU_ASSERT_FATAL(have);
+  copy_files(g_dir, g_snap);
+  rm_dir_files(g_dir);
 }
 
 static void setup(void) {
@@ -233,6 +356,7 @@ static void setup(void) {
   CU_ASSERT(tu_inverse_ratio(N, S, g_ref_chol, DBL_EPSILON) < 30);
   free(S);
   rm_dir_files(g_dir);
+  setup_more(ctx);
   tu_ctx_done(ctx);
   free(A);
   free(B);
@@ -242,16 +366,30 @@ static const char *kind_name(ooc_fault_kind_t k) {
   return k == OOC_FAULT_ALLOC ? "alloc" : k == OOC_FAULT_IO ? "io" : "io-write";
 }
 
-/* One loop: N = 1, 2, ... until the fault is not reached. */
+/* One loop: N = 1, 1 + stride, 1 + 2 stride, ... until the fault is not reached. The stride
+ * is 1 (every call) for the first three commands; for the others it keeps a loop near 100 runs
+ * (CI time: the suites also run under ASan), from the fault-free run's count of calls. */
 static void fault_loop(ooc_fault_kind_t kind, int persistent, int err, int solve) {
   if (!g_ref_inv) setup();
   CU_ASSERT_FATAL(g_ref_inv != NULL);
-  uint64_t h_in = tu_file_hash(g_in), h_rhs = tu_file_hash(g_rhs);
+  uint64_t h_in = tu_file_hash(g_in), h_rhs = tu_file_hash(g_rhs), h_spd = tu_file_hash(g_spd),
+           h_fac = tu_file_hash(g_fac);
+  int64_t stride = 1;
+  if (solve > CHOL) {
+    reset_dir(solve);
+    ooc_ctx_t *c0 = tu_ctx();
+    ooc_report_t r0;
+    ooc_status_t s0 = run_job(c0, solve, 0, &r0);
+    CU_ASSERT_EQUAL(s0, OOC_OK);
+    stride = ooc_max64(1, ooc_fault_calls(c0, kind) / 100);
+    tu_ctx_done(c0);
+  }
   int fds0 = count_fds();
-  int64_t n;
+  int64_t n, runs = 0;
   long faults = 0, ok_with_fault = 0, resumes = 0;
-  for (n = 1; n < 100000; n++) {
-    rm_dir_files(g_dir);
+  for (n = 1; n < 1000000; n += stride) {
+    reset_dir(solve);
+    runs++;
     ooc_ctx_t *ctx = tu_ctx();
     ooc_report_t rep;
     ooc_fault_arm(ctx, kind, n, persistent, err);
@@ -275,9 +413,10 @@ static void fault_loop(ooc_fault_kind_t kind, int persistent, int err, int solve
               (long long)ooc_ctx_streams(ctx), (long long)H5Fget_obj_count(H5F_OBJ_ALL,
               H5F_OBJ_ALL), count_fds(), fds0);
     /* the inputs are never modified */
-    CU_ASSERT(tu_file_hash(g_in) == h_in && tu_file_hash(g_rhs) == h_rhs);
+    CU_ASSERT(tu_file_hash(g_in) == h_in && tu_file_hash(g_rhs) == h_rhs &&
+              tu_file_hash(g_spd) == h_spd && tu_file_hash(g_fac) == h_fac);
     /* the output is absent or exactly the reference */
-    int present = tu_file_exists(g_out);
+    int present = solve == LOGDET ? st == OOC_OK : tu_file_exists(g_out);
     if (present && !output_matches(solve)) {
       CU_FAIL("output present but not the reference");
       fprintf(stderr, "\n  BAD OUTPUT after %s\n", what);
@@ -306,7 +445,7 @@ static void fault_loop(ooc_fault_kind_t kind, int persistent, int err, int solve
     }
     /* what is left behind */
     char list[2048];
-    if (st != OOC_OK && journal_exists()) {
+    if (st != OOC_OK && journal_exists() && solve != RESUMED) {
       /* kept for --resume: only after an error a rerun may not meet */
       CU_ASSERT(st == OOC_ERR_NOMEM || st == OOC_ERR_IO);
       CU_ASSERT(strstr(ooc_ctx_error(ctx), "--resume") != NULL);
@@ -320,6 +459,17 @@ static void fault_loop(ooc_fault_kind_t kind, int persistent, int err, int solve
         fprintf(stderr, "\n  resume after %s: %s \"%s\"\n", what, ooc_status_str(s2),
                 ooc_ctx_error(ctx));
     }
+    if (st != OOC_OK && journal_exists() && solve == RESUMED) {
+      /* kept (out of memory, I/O error), or never adopted (a failure before the restore, e.g.
+       * a full disk creating the output): either way the next --resume must finish it */
+      ooc_clear_error(ctx);
+      ooc_status_t s2 = run_job(ctx, solve, 1, &rep);
+      resumes++;
+      CU_ASSERT(s2 == OOC_OK && output_matches(solve));
+      if (s2 != OOC_OK || !output_matches(solve))
+        fprintf(stderr, "\n  resume after %s: %s \"%s\"\n", what, ooc_status_str(s2),
+                ooc_ctx_error(ctx));
+    }
     if (!persistent && extras(g_dir, list, sizeof list) != 0) {
       CU_FAIL("files left behind");
       fprintf(stderr, "\n  left behind after %s: %s\n", what, list);
@@ -329,9 +479,11 @@ static void fault_loop(ooc_fault_kind_t kind, int persistent, int err, int solve
   g_faults += faults;
   g_resumes += resumes;
   g_tolerated += ok_with_fault;
-  fprintf(stderr, "\n  [%s %s %s (%s): %lld runs, %ld faults, %ld tolerated, %ld resumed] ",
-          kind_name(kind), persistent ? "persistent" : "one-shot", job_name(solve),
-          strerror(err), (long long)n, faults, ok_with_fault, resumes);
+  g_job_runs[solve] += runs;
+  fprintf(stderr, "\n  [%s %s %s (%s): %lld runs (stride %lld), %ld faults, %ld tolerated, "
+          "%ld resumed] ", kind_name(kind), persistent ? "persistent" : "one-shot",
+          job_name(solve), strerror(err), (long long)runs, (long long)stride, faults,
+          ok_with_fault, resumes);
   CU_ASSERT(n > 1); /* the loop reached faults at all */
   rm_dir_files(g_dir);
 }
@@ -348,6 +500,23 @@ static void t_nospace_persistent_solve(void) { fault_loop(OOC_FAULT_IO_WRITE, 1,
 static void t_alloc_once_chol(void) { fault_loop(OOC_FAULT_ALLOC, 0, 0, CHOL); }
 static void t_io_once_chol(void) { fault_loop(OOC_FAULT_IO, 0, EIO, CHOL); }
 static void t_nospace_persistent_chol(void) { fault_loop(OOC_FAULT_IO_WRITE, 1, ENOSPC, CHOL); }
+/* issue 20: every other command, the compressed float32 output with compressed scratch, and
+ * faults during a resume; allocation and EIO one-shot, ENOSPC persistent */
+#define MORE_LOOPS(J, name)                                                                        \
+  static void t_alloc_once_##name(void) { fault_loop(OOC_FAULT_ALLOC, 0, 0, J); }                  \
+  static void t_io_once_##name(void) { fault_loop(OOC_FAULT_IO, 0, EIO, J); }                      \
+  static void t_nospace_persistent_##name(void) { fault_loop(OOC_FAULT_IO_WRITE, 1, ENOSPC, J); }
+MORE_LOOPS(FACTOR, factor)
+MORE_LOOPS(LOGDET, logdet)
+MORE_LOOPS(CHOLSOLVE, cholsolve)
+MORE_LOOPS(SOLVEF, solvef)
+MORE_LOOPS(GEMM, gemm)
+MORE_LOOPS(NEWTON, newton)
+MORE_LOOPS(HYPER7, hyper7)
+MORE_LOOPS(VARIANT, variant)
+MORE_LOOPS(RESUMED, resumed)
+static void t_io_persistent_variant(void) { fault_loop(OOC_FAULT_IO, 1, EIO, VARIANT); }
+static void t_alloc_persistent_resumed(void) { fault_loop(OOC_FAULT_ALLOC, 1, 0, RESUMED); }
 
 /* The seam itself: counts, fires at exactly the Nth call, once or from then on. */
 static void t_seam(void) {
@@ -439,6 +608,10 @@ static void t_real_tmpfs(void) {
 static void t_totals(void) {
   fprintf(stderr, "\n  [totals: %ld faulted runs, %ld faults injected, %ld tolerated, %ld resumed "
           "from a kept journal] ", g_runs, g_faults, g_tolerated, g_resumes);
+  fprintf(stderr, "\n  [runs per command:");
+  for (int k = 0; k < NJOBS; k++) fprintf(stderr, " %s %ld%s", job_name(k), g_job_runs[k],
+                                          k + 1 < NJOBS ? "," : "]");
+  for (int k = 0; k < NJOBS; k++) free(g_ref[k]);
   CU_ASSERT(g_faults > 0);
   free(g_ref_inv);
   free(g_ref_x);
@@ -460,6 +633,35 @@ int main(void) {
                                     {"alloc_once_chol", t_alloc_once_chol},
                                     {"io_once_chol", t_io_once_chol},
                                     {"nospace_persistent_chol", t_nospace_persistent_chol},
+                                    {"alloc_once_factor", t_alloc_once_factor},
+                                    {"io_once_factor", t_io_once_factor},
+                                    {"nospace_persistent_factor", t_nospace_persistent_factor},
+                                    {"alloc_once_logdet", t_alloc_once_logdet},
+                                    {"io_once_logdet", t_io_once_logdet},
+                                    {"nospace_persistent_logdet", t_nospace_persistent_logdet},
+                                    {"alloc_once_cholsolve", t_alloc_once_cholsolve},
+                                    {"io_once_cholsolve", t_io_once_cholsolve},
+                                    {"nospace_persistent_cholsolve", t_nospace_persistent_cholsolve},
+                                    {"alloc_once_solvef", t_alloc_once_solvef},
+                                    {"io_once_solvef", t_io_once_solvef},
+                                    {"nospace_persistent_solvef", t_nospace_persistent_solvef},
+                                    {"alloc_once_gemm", t_alloc_once_gemm},
+                                    {"io_once_gemm", t_io_once_gemm},
+                                    {"nospace_persistent_gemm", t_nospace_persistent_gemm},
+                                    {"alloc_once_newton", t_alloc_once_newton},
+                                    {"io_once_newton", t_io_once_newton},
+                                    {"nospace_persistent_newton", t_nospace_persistent_newton},
+                                    {"alloc_once_hyper7", t_alloc_once_hyper7},
+                                    {"io_once_hyper7", t_io_once_hyper7},
+                                    {"nospace_persistent_hyper7", t_nospace_persistent_hyper7},
+                                    {"alloc_once_variant", t_alloc_once_variant},
+                                    {"io_once_variant", t_io_once_variant},
+                                    {"nospace_persistent_variant", t_nospace_persistent_variant},
+                                    {"alloc_once_resumed", t_alloc_once_resumed},
+                                    {"io_once_resumed", t_io_once_resumed},
+                                    {"nospace_persistent_resumed", t_nospace_persistent_resumed},
+                                    {"io_persistent_variant", t_io_persistent_variant},
+                                    {"alloc_persistent_resumed", t_alloc_persistent_resumed},
                                     {"real_tmpfs", t_real_tmpfs},
                                     {"totals", t_totals},
                                     {NULL, NULL}};

@@ -41,6 +41,7 @@ static const char *USAGE =
     "  --trace FILE         write a Chrome/Perfetto trace (JSON) of GPU copies and kernels\n"
     "  --check C            auto, full, probe or none (default auto: full up to n = 2048)\n"
     "  --force              replace an existing output\n"
+    "  --allow-fill         read missing data (unwritten chunks, missing sources) as the fill value\n"
     "  --resume             continue an interrupted run from its journal (same command otherwise)\n"
     "  --checkpoint S       journal in-core runs every S seconds (default 300), 'step' = every\n"
     "                       step, 'off' = never; out-of-core runs journal every step\n"
@@ -140,7 +141,8 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--scratch-zstd")) {
       int64_t l;
       NEEDV;
-      if (cli_int64("oocsolve", a, v, 0, &l) || l > 22) return 2;
+      if (cli_int64("oocsolve", a, v, 0, &l)) return 2;
+      if (l > 22) return usage_error("--scratch-zstd %s: a zstd level is 0 (raw) to 22", v);
       o.scratch_zstd = (int)l;
     } else if (!strcmp(a, "--compress")) {
       NEEDV;
@@ -213,6 +215,8 @@ int main(int argc, char **argv) {
                              v);
         o.checkpoint = sec;
       }
+    } else if (!strcmp(a, "--allow-fill")) {
+      o.allow_fill = 1;
     } else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
       o.force = 1;
     } else if (!strcmp(a, "--json")) {

@@ -12,8 +12,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <fcntl.h>
 
+#include "api/outpath.h"
 #include "base/parloop.h"
 #include "io/fileio.h"
 #include "io/h5mat.h"
@@ -232,6 +234,10 @@ static ooc_status_t load_upper(tstore_t *ts, h5mat_t *src, int64_t tj1, double *
   return OOC_OK;
 }
 
+static void content_hash_cols(const job_t *j, const double *strip, int64_t rows, int64_t c0,
+                              int64_t nc, uint64_t *hashes);
+static int path_exists(const char *p);
+
 /* Read the input once, a strip of tile columns at a time (few large HDF5 reads, whatever the
  * tile): reject NaN/Inf, take column norms, and fill the store (a tile column at a time, copied
  * by the cache's threads). The strip fits in the room the solver's workspace will use later.
@@ -240,7 +246,7 @@ static ooc_status_t load_upper(tstore_t *ts, h5mat_t *src, int64_t tj1, double *
  * the stored tile row (classify.h) on the way. Under auto, a matrix shown not to be for Cholesky
  * (not symmetric, or a diagonal entry not positive) is stored whole from there on, and the upper
  * tiles left out before are read again (load_upper); --method chol stops at the first
- * asymmetric pair. */
+ * asymmetric pair. A journaled run's identity hashes every strip read (content_hash_cols). */
 static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
@@ -253,7 +259,10 @@ static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) 
   double *strip = ooc_malloc(ctx, (size_t)(n * sw) * sizeof(double));
   double *U = cl ? ooc_malloc(ctx, (size_t)(n * cp.b) * sizeof(double)) : NULL;
   uint8_t *flags = cl ? ooc_malloc(ctx, (size_t)(2 * cp.count)) : NULL;
-  if (!strip || (cl && (!U || !flags))) {
+  /* a journaled run's identity: the content hash of its inputs, from the strips read here */
+  int who = !j->journaled ? -1 : src == j->in_a ? 0 : src == j->in_b ? 1 : -1;
+  uint64_t *hashes = who >= 0 ? ooc_malloc(ctx, (size_t)cp.count * sizeof(uint64_t)) : NULL;
+  if (!strip || (cl && (!U || !flags)) || (who >= 0 && !hashes)) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
     goto done;
   }
@@ -261,6 +270,7 @@ static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) 
   for (int64_t c0 = 0; c0 < cp.n; c0 += sw) {
     int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
     OOC_CHECK(st = h5m_read(src, 0, c0, n, nc, strip, n));
+    if (hashes) content_hash_cols(j, strip, n, c0, nc, hashes);
     if (j->ops->colabs(n, nc, strip, n, colnorm + c0, &bi, &bj)) {
       double v = strip[bi + bj * n];
       st = OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %s; the matrix must be "
@@ -296,10 +306,12 @@ static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) 
     OOC_CHECK(st = load_upper(ts, src, j->upper_from, strip, sw));
     j->upper_from = 0;
   }
+  if (hashes) j->ident.in[who].sample = ooc_xxh3(hashes, (size_t)cp.count * sizeof(uint64_t));
 done:
   ooc_free(ctx, strip);
   ooc_free(ctx, U);
   ooc_free(ctx, flags);
+  ooc_free(ctx, hashes);
   return st;
 }
 
@@ -381,10 +393,14 @@ static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_
     j->out_dset[0] = 0;
   }
   if (!j->out_dset[0]) snprintf(j->out_dset, sizeof j->out_dset, "%s", default_dset);
-  char ra[PATH_MAX], rb[PATH_MAX];
-  if (realpath(j->out_file, ra) && realpath(from_file, rb) && strcmp(ra, rb) == 0)
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: the output would replace an input file; name another",
-                    j->out_file);
+  /* every file this run reads: the named inputs, the files holding their data, the warm start */
+  char warm[PATH_MAX] = "", wd[512];
+  if (j->o.warm_start && *j->o.warm_start)
+    OOC_TRY(h5m_split_spec(ctx, j->o.warm_start, warm, sizeof warm, wd, sizeof wd));
+  const char *ins[] = {from_file, warm, h5m_path(j->in_a), h5m_data_file(j->in_a),
+                       h5m_path(j->in_b), h5m_data_file(j->in_b), h5m_path(j->in_c),
+                       h5m_data_file(j->in_c)};
+  OOC_TRY(outpath_check(ctx, j->out_file, ins, (int)(sizeof ins / sizeof ins[0])));
   char tmp[PATH_MAX];
   ooc_fmt(tmp, sizeof tmp, "%s", j->out_file);
   ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
@@ -398,12 +414,33 @@ static ooc_status_t open_input(job_t *j, const char *spec, h5mat_t **out) {
   if (!spec || !*spec) return OOC_FAIL(j->ctx, OOC_ERR_ARG, "no input matrix given");
   OOC_TRY(h5m_split_spec(j->ctx, spec, file, sizeof file, dset, sizeof dset));
   OOC_TRY(h5m_open(j->ctx, file, dset, out));
+  h5m_set_allow_fill(*out, j->o.allow_fill);
   const char *note = h5m_notice(*out);
   if (note && *note) ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", note);
   return OOC_OK;
 }
 
 static ooc_status_t restore_stores(job_t *j);
+
+/* Facts of A that would otherwise surface as a misleading "singular" (issue 20): a matrix of
+ * zeros only (often missing data read as the fill value), and finite entries whose column sums
+ * overflow (every norm, pivot test and residual check would be Inf). */
+static ooc_status_t scale_check(job_t *j) {
+  int64_t zero = 0;
+  for (int64_t c = 0; c < j->n; c++) {
+    if (!isfinite(j->colnorm[c]))
+      return OOC_FAIL(j->ctx, OOC_ERR_NONFINITE, "%s: the 1-norm of column %lld overflows (its "
+                      "entries are finite but their absolute sum exceeds %.3g): scale the "
+                      "matrix, e.g. by a power of 2, and the result back", h5m_name(j->in_a),
+                      (long long)c, DBL_MAX);
+    zero += j->colnorm[c] == 0;
+  }
+  if (zero == j->n && !j->have_factor) /* a factor's diagonal has its own check (exit 3) */
+    return OOC_FAIL(j->ctx, OOC_ERR_SINGULAR, "%s: the matrix is all zeros (singular; were its "
+                    "data written? a dataset never written reads as its fill value)",
+                    h5m_name(j->in_a));
+  return OOC_OK;
+}
 
 /* Create the cache and stores and fill them from the inputs (once; again after a fallback). */
 static ooc_status_t load_inputs(job_t *j) {
@@ -422,6 +459,7 @@ static ooc_status_t load_inputs(job_t *j) {
   memset(j->colnorm, 0, (size_t)n * sizeof(double));
   j->io_room = solver_ws(j, j->W); /* the solver allocates it only after the load */
   ooc_status_t st = load(j, j->A, j->in_a, j->colnorm);
+  if (st == OOC_OK) st = scale_check(j);
   if (st == OOC_OK && j->B) {
     double *bnorm = ooc_calloc(ctx, (size_t)m, sizeof(double));
     st = bnorm ? load(j, j->B, j->in_b, bnorm)
@@ -903,6 +941,7 @@ static ooc_status_t commit_output(job_t *j) {
 static ooc_status_t prepare_journal(job_t *j);
 static ooc_status_t drop_journal(job_t *j);
 static ooc_status_t settle_journal(job_t *j, ooc_status_t st);
+static void remove_stale_spills(job_t *j);
 
 static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const char *out_spec) {
   ooc_ctx_t *ctx = j->ctx;
@@ -936,6 +975,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (j->logdet_only) { /* no output; scratch beside the input */
     ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
             j->o.scratch_dir && *j->o.scratch_dir ? j->o.scratch_dir : dirname(afile));
+    remove_stale_spills(j);
   } else {
     OOC_TRY(resolve_output(j, out_spec, afile, b_spec ? ".x" : j->factor_out ? ".chol" : ".inv",
                            b_spec ? "/X" : j->factor_out ? "/L" : "/inverse"));
@@ -1066,7 +1106,39 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
 
 #define CKPT_DEFAULT_S 300.0
 
-/* Identity of an input: name, size, mtime, and a checksum of its first tile column as read. */
+/* The content hash of an input (jr_input_t.sample): XXH3 of the XXH3 of each tile column, in
+ * tile-column order. load() computes it from the strips it reads anyway (content_hash_cols);
+ * a resumed run, which reads no input, computes it here with one extra pass over the input:
+ * O(n^2) reads against the O(n^3) work it saves. */
+static void content_hash_cols(const job_t *j, const double *strip, int64_t rows, int64_t c0,
+                              int64_t nc, uint64_t *hashes) {
+  for (int64_t c = 0; c < nc; c += j->b) {
+    int64_t w = ooc_min64(j->b, nc - c);
+    hashes[(c0 + c) / j->b] = ooc_xxh3(strip + c * rows, (size_t)(rows * w) * sizeof(double));
+  }
+}
+
+static ooc_status_t content_hash(job_t *j, h5mat_t *m, uint64_t *out) {
+  ooc_ctx_t *ctx = j->ctx;
+  int64_t rows = h5m_rows(m), cols = h5m_cols(m), nt = ooc_cdiv64(cols, j->b);
+  double *strip = ooc_malloc(ctx, (size_t)(rows * ooc_min64(j->b, cols)) * sizeof(double));
+  uint64_t *h = ooc_malloc(ctx, (size_t)nt * sizeof(uint64_t));
+  ooc_status_t st = strip && h ? OOC_OK : OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory "
+                                                   "reading %s", h5m_name(m));
+  for (int64_t c0 = 0; c0 < cols && st == OOC_OK; c0 += j->b) {
+    int64_t nc = ooc_min64(j->b, cols - c0);
+    st = h5m_read(m, 0, c0, rows, nc, strip, rows);
+    if (st == OOC_OK) content_hash_cols(j, strip, rows, c0, nc, h);
+    if (st == OOC_OK) st = ooc_tick(ctx, "read", (double)(c0 + nc) / (double)cols);
+  }
+  if (st == OOC_OK) *out = ooc_xxh3(h, (size_t)nt * sizeof(uint64_t));
+  ooc_free(ctx, strip);
+  ooc_free(ctx, h);
+  return st;
+}
+
+/* Identity of an input: name, size, mtime, and (resuming) its content hash; a fresh run's
+ * content hash is filled in by load(). */
 static ooc_status_t ident_input(job_t *j, h5mat_t *m, jr_input_t *in) {
   ooc_ctx_t *ctx = j->ctx;
   char file[PATH_MAX], dset[512];
@@ -1080,13 +1152,7 @@ static ooc_status_t ident_input(job_t *j, h5mat_t *m, jr_input_t *in) {
     return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot stat the input: %s", name, strerror(errno));
   in->size = (int64_t)sb.st_size;
   in->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-  int64_t rows = h5m_rows(m), cols = ooc_min64(j->b, h5m_cols(m));
-  double *strip = ooc_malloc(ctx, (size_t)(rows * cols) * sizeof(double));
-  if (!strip) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", name);
-  ooc_status_t st = h5m_read(m, 0, 0, rows, cols, strip, rows);
-  if (st == OOC_OK) in->sample = ooc_xxh64(strip, (size_t)(rows * cols) * sizeof(double), 0);
-  ooc_free(ctx, strip);
-  return st;
+  return j->o.resume && path_exists(j->jpath) ? content_hash(j, m, &in->sample) : OOC_OK;
 }
 
 static ooc_status_t make_ident(job_t *j, jr_ident_t *id) {
@@ -1135,10 +1201,12 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
   DIFF(out_f32, "f32 output =")
   DIFF(lower_only, "--triangle lower =")
 #undef DIFF
+  static const char *const mname[] = {"auto", "gj", "chol", "newton", "hyper7"};
+#define MNAME(x) ((x) >= 0 && (x) <= 4 ? mname[(x)] : "?")
   if (b->method != OOC_METHOD_AUTO && a->method != b->method)
     return ooc_fmt(buf, cap, "it was written by --method %s, this run asks for %s",
-                   a->method == OOC_METHOD_CHOL ? "chol" : "gj",
-                   b->method == OOC_METHOD_CHOL ? "chol" : "gj"), buf;
+                   MNAME(a->method), MNAME(b->method)), buf;
+#undef MNAME
   if (strcmp(a->backend, b->backend))
     return ooc_fmt(buf, cap, "it was written by the %s backend, this run uses %s", a->backend,
                    b->backend), buf;
@@ -1148,10 +1216,13 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
     if (strcmp(x->file, y->file) || strcmp(x->dset, y->dset))
       return ooc_fmt(buf, cap, "it is for the input %s:%s, not %s:%s", x->file, x->dset, y->file,
                      y->dset), buf;
-    if (x->size != y->size || x->mtime_ns != y->mtime_ns || x->sample != y->sample)
-      return ooc_fmt(buf, cap, "the input %s:%s changed since it was written (%s differs)",
-                     y->file, y->dset, x->size != y->size ? "size" : x->sample != y->sample
-                                                         ? "content" : "modification time"), buf;
+    /* content, not size or mtime: an edit in place may keep both (issue 20), a copy changes
+     * the mtime and leaves the matrix as it was */
+    if (x->sample != y->sample)
+      return ooc_fmt(buf, cap, "the input %s:%s changed since it was written (its content hash "
+                     "differs%s)", y->file, y->dset,
+                     x->mtime_ns == y->mtime_ns ? ", though its modification time is the same"
+                                                : ""), buf;
   }
   return NULL;
 }
@@ -1196,7 +1267,42 @@ static ooc_status_t take_lock(job_t *j) {
                   j->out_file, j->out_dset, j->lockpath);
 }
 
-static ooc_status_t prepare_journal(job_t *j) {
+/* Files "<jbase>.<tag>.scratch" in the scratch directory, other than A and B when `keep_ab`:
+ * under the output's lock no live run owns one, so they are a killed run's (issue 20: a killed
+ * newton left its stores, and every later run for the output stopped on them). */
+static void remove_stale_stores(job_t *j, int keep_ab) {
+  const char *base = strrchr(j->jbase, '/');
+  base = base ? base + 1 : j->jbase;
+  size_t bl = strlen(base);
+  DIR *d = opendir(j->scratch_dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *nm = e->d_name;
+    size_t len = strlen(nm);
+    if (len <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.' || strcmp(nm + len - 8, ".scratch"))
+      continue;
+    if (keep_ab && (!strcmp(nm + bl, ".A.scratch") || !strcmp(nm + bl, ".B.scratch"))) continue;
+    char sp[PATH_MAX + 300];
+    ooc_fmt(sp, sizeof sp, "%s/%s", j->scratch_dir, nm);
+    if (fio_remove(j->ctx, sp) == 0)
+      ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "removed '%s', left by an earlier run "
+               "that was killed or stopped before its first checkpoint", sp);
+  }
+  closedir(d);
+}
+
+/* Spill files of runs that are gone (any command; scratch.h), with a notice. */
+static void remove_stale_spills(job_t *j) {
+  int k = scratch_remove_stale(j->ctx, j->scratch_dir);
+  if (k)
+    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "removed %d scratch file%s of killed "
+             "runs from '%s'", k, k > 1 ? "s" : "", j->scratch_dir);
+}
+
+/* The output's names in the scratch directory, its lock, and what killed runs left for it
+ * (temporary outputs). Every command that writes an output calls it. */
+static ooc_status_t claim_output(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   /* Named after the output file and a hash of its directory: outputs with the same name in
@@ -1207,11 +1313,21 @@ static ooc_status_t prepare_journal(job_t *j) {
   const char *d = dirname(odir);
   if (realpath(d, real)) d = real;
   unsigned tag = (unsigned)(ooc_xxh64(d, strlen(d), 0) & 0xffffffffu);
-  if (ooc_fmt(j->jbase, sizeof j->jbase, "%s/.oocsolve-%s-%08x", j->scratch_dir,
-              slash ? slash + 1 : j->out_file, tag) != 0)
+  /* A name component has at most NAME_MAX (255) bytes: a long output name is cut and the hash
+   * then covers the whole name too, so that "<jbase>.journal.tmp" and "<jbase>.<tag>.scratch"
+   * still fit (issue 20: a 240-character output name failed at its lock). */
+  const char *base = slash ? slash + 1 : j->out_file;
+  int keep = (int)strlen(base);
+  if (keep > 160) {
+    keep = 160;
+    tag ^= (unsigned)(ooc_xxh64(base, strlen(base), 1) & 0xffffffffu);
+  }
+  if (ooc_fmt(j->jbase, sizeof j->jbase, "%s/.oocsolve-%.*s-%08x", j->scratch_dir, keep, base,
+              tag) != 0)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: scratch directory path too long", j->scratch_dir);
   ooc_fmt(j->jpath, sizeof j->jpath, "%s.journal", j->jbase);
   ooc_fmt(j->lockpath, sizeof j->lockpath, "%s.lock", j->jbase);
+  remove_stale_spills(j);
   OOC_TRY(take_lock(j));
   if (j->lock_fd < 0) { /* unwritable scratch directory: no journal, but never a stale one */
     if (path_exists(j->jpath))
@@ -1219,13 +1335,21 @@ static ooc_status_t prepare_journal(job_t *j) {
                       "but cannot lock its directory", j->out_file, j->out_dset, j->jpath);
     return OOC_OK;
   }
-  char tmp[PATH_MAX + 32];
-  ooc_fmt(tmp, sizeof tmp, "%s.tmp", j->jpath);
-  if (path_exists(tmp)) fio_remove(ctx, tmp); /* a commit that a crash cut short */
   int stale = h5m_remove_stale_tmp(ctx, j->out_file);
   if (stale)
     ooc_warn(r->warnings, sizeof r->warnings, "removed %d temporary output file%s of a killed run",
              stale, stale > 1 ? "s" : "");
+  return OOC_OK;
+}
+
+static ooc_status_t prepare_journal(job_t *j) {
+  ooc_ctx_t *ctx = j->ctx;
+  ooc_report_t *r = j->rep;
+  OOC_TRY(claim_output(j));
+  if (j->lock_fd < 0) return OOC_OK;
+  char tmp[PATH_MAX + 32];
+  ooc_fmt(tmp, sizeof tmp, "%s.tmp", j->jpath);
+  if (path_exists(tmp)) fio_remove(ctx, tmp); /* a commit that a crash cut short */
 
   if (path_exists(j->jpath)) {
     if (!j->o.resume)
@@ -1245,19 +1369,35 @@ static ooc_status_t prepare_journal(job_t *j) {
                       (long long)j->jr->n);
     j->resuming = 1;
     j->resume_step = j->jr->steps_done;
+    remove_stale_stores(j, 1); /* the journal names only A and B */
     ooc_warn(r->warnings, sizeof r->warnings, "resuming from the journal after step %lld of %lld",
              (long long)j->jr->steps_done, (long long)j->jr->nsteps);
   } else {
-    for (int k = 0; k < 2; k++) { /* spill files of a run killed before its first checkpoint */
-      char sp[PATH_MAX + 32];
-      scratch_name(j, k ? "B" : "A", sp, sizeof sp);
-      if (path_exists(sp) && fio_remove(ctx, sp) == 0)
-        ooc_warn(r->warnings, sizeof r->warnings, "removed '%s', left by an earlier run that "
-                 "stopped before its first checkpoint", sp);
-    }
-    if (j->o.resume)
+    remove_stale_stores(j, 0); /* of a run killed before its first checkpoint, or not journaled */
+    if (j->o.resume) {
+      /* a journal written for another --out or --scratch is not found here: name the ones
+       * that are nearby, so they are neither forgotten nor left to fill the disk */
+      char others[1024] = "", odir[PATH_MAX];
+      ooc_fmt(odir, sizeof odir, "%s", j->out_file);
+      const char *dirs[2] = {j->scratch_dir, dirname(odir)};
+      for (int k = 0; k < 2; k++) {
+        DIR *dd = (k == 0 || strcmp(dirs[0], dirs[1])) ? opendir(dirs[k]) : NULL;
+        struct dirent *e;
+        while (dd && (e = readdir(dd))) {
+          size_t len = strlen(e->d_name), ol = strlen(others);
+          if (strncmp(e->d_name, ".oocsolve-", 10) || len < 18 ||
+              strcmp(e->d_name + len - 8, ".journal"))
+            continue;
+          snprintf(others + ol, sizeof others - ol, "%s'%s/%s'", ol ? ", " : "", dirs[k],
+                   e->d_name);
+        }
+        if (dd) closedir(dd);
+      }
       ooc_warn(r->warnings, sizeof r->warnings, "--resume: no journal '%s', starting from the "
-               "beginning", j->jpath);
+               "beginning%s%s%s", j->jpath, others[0] ? "; journals of other runs (another "
+               "--out or --scratch; resume with those options, or delete them with their "
+               "'.*.scratch' files): " : "", others, "");
+    }
     if (j->o.checkpoint != OOC_CHECKPOINT_NEVER) OOC_TRY(make_ident(j, &j->ident));
   }
   j->journaled = j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER;
@@ -1272,6 +1412,12 @@ static ooc_status_t restore_stores(job_t *j) {
   tstore_t *st[2] = {j->A, j->B};
   if (jr->nstores != (j->B ? 2 : 1))
     return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "the journal '%s' is damaged (stores)", j->jpath);
+  /* Adopted from here on: a failure while restoring (out of memory in a version table, found
+   * by the fault loops of issue 20) keeps journal and scratch together or removes both, never
+   * the scratch alone. */
+  j->jr_owned = 1;
+  j->committed_steps = jr->steps_done;
+  j->nsteps = jr->nsteps;
   memcpy(j->colnorm, jr->colnorm, (size_t)j->n * sizeof(double));
   memcpy(j->perm, jr->ipiv, (size_t)j->n * sizeof(int64_t)); /* gj's ipiv0, see eliminate_gj */
   for (int k = 0; k < jr->nstores; k++) {
@@ -1295,9 +1441,6 @@ static ooc_status_t restore_stores(job_t *j) {
         OOC_TRY(scratch_restore(j->spill[k].s, i, jr->tiles[k][i].bank, jr->tiles[k][i].sum));
     j->spill[k].must_exist = 0; /* later spills may create nothing new; the file exists */
   }
-  j->jr_owned = 1;
-  j->committed_steps = jr->steps_done;
-  j->nsteps = jr->nsteps;
   j->method = jr->id.method == OOC_METHOD_CHOL ? OOC_METHOD_CHOL : OOC_METHOD_GJ;
   j->resume_logdet = jr->logdet;
   snprintf(j->rep->method, sizeof j->rep->method, "%s",
@@ -1558,6 +1701,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
         return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: the output would replace an input file; name "
                         "another", j->out_file);
     }
+  OOC_TRY(claim_output(j)); /* its lock, and what a killed gemm left (temporaries, spills) */
 
   plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .cuda = j->cuda};
   OOC_TRY(plan_gemm(ctx, &q, m, n, k, &j->plan));

@@ -88,6 +88,14 @@ struct h5mat {
   char **wslot;
   int64_t nwslot;
   size_t wslot_bytes;
+  /* Missing data (issue 20): 0 refuses to read the fill value where no data are stored
+   * (h5m_set_allow_fill); complete: the whole-dataset checks of check_complete() passed. */
+  int allow_fill, complete;
+  int nfilters;        /* filters in the pipeline */
+  size_t zstd_expect;  /* bytes a zstd frame of a chunk must decode to on HDF5's path (0: unknown) */
+  char *data_file;     /* the file that holds the dataset (an external link's target) */
+  int missing_filter;  /* an optional filter of the pipeline that is not available (0: none) */
+  char missing_name[64];
 };
 
 /* ---- HDF5 error handling -------------------------------------------------------------------- */
@@ -317,6 +325,7 @@ int64_t h5m_rows(const h5mat_t *m) { return m ? m->rows : 0; }
 int64_t h5m_cols(const h5mat_t *m) { return m ? m->cols : 0; }
 h5m_type_t h5m_type(const h5mat_t *m) { return m ? m->type : H5M_F64; }
 const char *h5m_name(const h5mat_t *m) { return m && m->name ? m->name : ""; }
+const char *h5m_path(const h5mat_t *m) { return m && m->path ? m->path : ""; }
 const char *h5m_notice(const h5mat_t *m) { return m ? m->notice : ""; }
 int64_t h5m_bytes(const h5mat_t *m) { return m ? m->bytes : 0; }
 int64_t h5m_chunk_cols(const h5mat_t *m) { return m ? m->chunk_c : 0; }
@@ -472,20 +481,35 @@ static ooc_status_t inspect_dataset(h5mat_t *m, const char *label) {
       m->chunk_c = (int64_t)cd[1];
     }
   }
-  /* A missing decoder is found here rather than as a confusing failure in the middle of a run. */
   int nf = H5Pget_nfilters(dcpl);
   ooc_status_t st = OOC_OK;
+  /* A zstd frame decodes to exactly the bytes the filters before it (in writing order) gave it:
+   * the chunk itself when those are only shuffles (size-preserving). */
+  int size_kept = 1;
+  m->nfilters = nf > 0 ? nf : 0;
   for (int k = 0; k < nf && st == OOC_OK; k++) {
     unsigned flags = 0, cd[8];
     size_t ncd = 8;
     char fname[80] = "";
     H5Z_filter_t id =
         H5Pget_filter2(dcpl, (unsigned)k, &flags, &ncd, cd, sizeof fname, fname, NULL);
-    /* an optional filter may have been skipped when the chunks were written */
-    if (id >= 0 && !(flags & H5Z_FLAG_OPTIONAL) && H5Zfilter_avail(id) <= 0)
-      st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: compressed with HDF5 filter %d ('%s'), which is not "
-                    "available here; install hdf5plugin and set HDF5_PLUGIN_PATH", label, (int)id,
-                    fname);
+    if (id == (H5Z_filter_t)OOC_H5Z_ZSTD && size_kept && m->chunk_r > 0)
+      m->zstd_expect = (size_t)(m->chunk_r * m->chunk_c) * m->file_es;
+    if (id != H5Z_FILTER_SHUFFLE) size_kept = 0;
+    if (id < 0 || H5Zfilter_avail(id) > 0) continue;
+    /* A missing decoder is found here rather than as a confusing failure in the middle of a
+     * run. An optional filter may have been skipped for every chunk, so that one is only
+     * remembered: a chunk that needs it is then reported as this (read_fail), not as damage. */
+    if (flags & H5Z_FLAG_OPTIONAL) {
+      if (!m->missing_filter) {
+        m->missing_filter = (int)id;
+        snprintf(m->missing_name, sizeof m->missing_name, "%s", fname[0] ? fname : "unnamed");
+      }
+      continue;
+    }
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: filter %d ('%s') not available: its chunks cannot be "
+                  "decoded here; install hdf5plugin and set HDF5_PLUGIN_PATH to its plugin "
+                  "directory", label, (int)id, fname[0] ? fname : "unnamed");
   }
   H5Pclose(dcpl);
   return st;
@@ -508,6 +532,13 @@ static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset
   }
   if (S_ISDIR(sb.st_mode))
     return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: is a directory, not an HDF5 file", label);
+  /* HDF5 needs random access, and opening a FIFO with no writer would block for ever */
+  if (!S_ISREG(sb.st_mode))
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: is %s, not a regular file; HDF5 needs a regular "
+                    "file (copy the data into one)", label,
+                    S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISCHR(sb.st_mode) ? "a character device"
+                    : S_ISBLK(sb.st_mode) ? "a block device" : S_ISSOCK(sb.st_mode) ? "a socket"
+                    : "a special file");
   unsigned char head[8] = {0};
   int fd = fio_open(ctx, file, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot open the file: %s", label,
@@ -624,7 +655,17 @@ static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset
   setup_direct(m);
   m->path = ooc_strdup(ctx, file);
   m->name = ooc_strdup(ctx, label);
-  if (!m->path || !m->name) st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
+  {
+    char held[PATH_CAP] = "";
+    hid_t df = H5Iget_file_id(m->dset);
+    if (df >= 0) {
+      if (H5Fget_name(df, held, sizeof held) < 0) held[0] = 0;
+      H5Fclose(df);
+    }
+    m->data_file = ooc_strdup(ctx, held[0] ? held : file);
+  }
+  if (!m->path || !m->name || !m->data_file)
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
 
 done:
   if (st != OOC_OK) {
@@ -725,13 +766,18 @@ static void setup_direct(h5mat_t *m) {
   int raw = ft >= 0 && ((m->type == H5M_F64 && H5Tequal(ft, H5T_IEEE_F64LE) > 0) ||
                         (m->type == H5M_F32 && H5Tequal(ft, H5T_IEEE_F32LE) > 0));
   if (ft >= 0) H5Tclose(ft);
-  hid_t fcpl = raw ? H5Fget_create_plist(m->file) : -1;
+  /* The file that holds the dataset, which is not the file the caller named when the name is an
+   * external link (issue 20): its descriptor and user block are the ones chunk addresses refer
+   * to. The id only adds a reference; the dataset keeps the file (and so the descriptor) open. */
+  hid_t df = raw ? H5Iget_file_id(m->dset) : -1;
+  hid_t fcpl = df >= 0 ? H5Fget_create_plist(df) : -1;
   hsize_t ub = 1;
   if (fcpl >= 0) {
     if (H5Pget_userblock(fcpl, &ub) < 0) ub = 1;
     H5Pclose(fcpl);
   }
-  int fd = ub == 0 ? vfd_fd(m->file) : -1;
+  int fd = ub == 0 && df >= 0 ? vfd_fd(df) : -1;
+  if (df >= 0) H5Fclose(df);
   hid_t dcpl = fd >= 0 ? H5Dget_create_plist(m->dset) : -1;
   if (dcpl < 0) return;
   H5D_layout_t lay = H5Pget_layout(dcpl);
@@ -823,6 +869,7 @@ static void rjob_run(void *arg, int64_t k, int worker) {
 
 static ooc_status_t read_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int64_t nr,
                               int64_t nc);
+static ooc_status_t check_chunk(h5mat_t *m, int64_t R, int64_t C, int *present);
 
 static ooc_status_t direct_read_error(h5mat_t *m, const rjob_t *j, int64_t r0, int64_t c0,
                                       int64_t nr, int64_t nc) {
@@ -860,8 +907,8 @@ static ooc_status_t direct_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, 
   if (!jobs) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory reading", m->name);
   ooc_status_t st = OOC_OK;
   int any_zstd = 0;
-  for (int64_t ci = ci0; ci <= ci1 && !*fallback; ci++)
-    for (int64_t cj = cj0; cj <= cj1 && !*fallback; cj++) {
+  for (int64_t ci = ci0; ci <= ci1 && !*fallback && st == OOC_OK; ci++)
+    for (int64_t cj = cj0; cj <= cj1 && !*fallback && st == OOC_OK; cj++) {
       int64_t R = ci * cr, C = cj * cc;
       int64_t a = ooc_max64(r0, R), b = ooc_min64(r0 + nr, R + cr);
       int64_t x = ooc_max64(c0, C), y = ooc_min64(c0 + nc, C + cc);
@@ -871,15 +918,23 @@ static ooc_status_t direct_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, 
         unsigned mask = 0;
         haddr_t addr = HADDR_UNDEF;
         if (H5Dget_chunk_info_by_coord(m->dset, off, &mask, &addr, &size) < 0 ||
-            addr == HADDR_UNDEF || addr > (haddr_t)INT64_MAX || size > (hsize_t)INT64_MAX) {
-          *fallback = 1; /* unallocated (fill values) or unreadable: HDF5 knows what to say */
+            addr > (haddr_t)INT64_MAX || size > (hsize_t)INT64_MAX) {
+          *fallback = 1; /* unreadable index: HDF5 knows what to say */
+          break;
+        }
+        if (addr == HADDR_UNDEF) { /* never written: refused, or the fill value through HDF5 */
+          int present = 1;
+          st = check_chunk(m, R, C, &present);
+          *fallback = st == OOC_OK;
           break;
         }
         t.base = (int64_t)addr;
         t.csize = (int64_t)size;
         t.zstd = m->zstd && !(mask & 1u); /* bit 0 set: the filter was skipped for this chunk */
-        if (!t.zstd && t.csize != cr * cc * es) {
-          *fallback = 1;
+        if (!t.zstd && t.csize != cr * cc * es) { /* never handed to H5Dread (issue 20) */
+          int present = 1;
+          st = check_chunk(m, R, C, &present);
+          *fallback = st == OOC_OK;
           break;
         }
       }
@@ -897,9 +952,9 @@ static ooc_status_t direct_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, 
         jobs[njobs++] = u;
       }
     }
-  if (*fallback) {
+  if (*fallback || st != OOC_OK) {
     ooc_free(ctx, jobs);
-    return OOC_OK;
+    return st;
   }
   /* Windows: DIRECT_WIN_BYTES per thread (two for zstd: input and output), fewer threads and
    * smaller windows within the handle's stage; never less than a chunk row for zstd. */
@@ -1074,6 +1129,229 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
   return st;
 }
 
+/* ---- missing data (issue 20) ---------------------------------------------------------------
+ *
+ * Where no data are stored HDF5 reads the fill value (zeros by default) without a word: a chunk
+ * never written (a writer killed after a flush), a virtual dataset's source that is missing or
+ * smaller than its mapping, an external raw file shorter than the data, contiguous storage never
+ * allocated. A covariance with a hole is not the matrix, so every read refuses them, naming the
+ * first missing block, unless the caller asked for the fill value (h5m_set_allow_fill). The
+ * whole-dataset facts are checked once, at the first read; chunks at every read (an index
+ * lookup per chunk, which the direct path makes anyway). */
+
+static ooc_status_t missing(h5mat_t *m, int64_t r, int64_t c, int64_t h, int64_t w,
+                            const char *why) {
+  return OOC_FAIL(m->ctx, OOC_ERR_FORMAT, "%s: no data stored for rows %lld..%lld, columns "
+                  "%lld..%lld (%s); HDF5 would read the fill value there, and a matrix with a "
+                  "hole is not the matrix: refusing (--allow-fill reads missing data as the fill "
+                  "value)", m->name, (long long)r, (long long)(r + h - 1), (long long)c,
+                  (long long)(c + w - 1), why);
+}
+
+/* Chunk (R, C) of rectangle-reading: stored, and a chunk stored unfiltered has exactly the
+ * chunk's bytes (HDF5 would read past or short of it). */
+static ooc_status_t check_chunk(h5mat_t *m, int64_t R, int64_t C, int *present) {
+  hsize_t off[2] = {(hsize_t)R, (hsize_t)C}, size = 0;
+  unsigned mask = 0;
+  haddr_t addr = HADDR_UNDEF;
+  *present = 1;
+  if (H5Dget_chunk_info_by_coord(m->dset, off, &mask, &addr, &size) < 0) return OOC_OK;
+  int64_t h = ooc_min64(m->chunk_r, m->rows - R), w = ooc_min64(m->chunk_c, m->cols - C);
+  if (addr == HADDR_UNDEF) {
+    *present = 0;
+    if (m->allow_fill) return OOC_OK;
+    char why[96];
+    snprintf(why, sizeof why, "the chunk at row %lld, column %lld was never written",
+             (long long)R, (long long)C);
+    return missing(m, R, C, h, w, why);
+  }
+  unsigned all = m->nfilters >= 32 ? ~0u : (1u << m->nfilters) - 1u;
+  int64_t want = m->chunk_r * m->chunk_c * (int64_t)m->file_es;
+  if ((mask & all) == all && (int64_t)size != want)
+    return OOC_FAIL(m->ctx, OOC_ERR_CORRUPT, "%s: the chunk at row %lld, column %lld is stored "
+                    "unfiltered with %lld bytes; a chunk holds %lld (corrupt chunk index or "
+                    "chunk)", m->name, (long long)R, (long long)C, (long long)size,
+                    (long long)want);
+  return OOC_OK;
+}
+
+static ooc_status_t check_chunks(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
+  if (m->chunk_r <= 0) return OOC_OK;
+  int present = 1;
+  for (int64_t R = r0 / m->chunk_r * m->chunk_r; R < r0 + nr; R += m->chunk_r)
+    for (int64_t C = c0 / m->chunk_c * m->chunk_c; C < c0 + nc; C += m->chunk_c)
+      OOC_TRY(check_chunk(m, R, C, &present));
+  return OOC_OK;
+}
+
+/* The directory of path, with a trailing slash ("" for none). */
+static void dir_prefix(const char *path, char *out, size_t cap) {
+  const char *sl = strrchr(path, '/');
+  snprintf(out, cap, "%.*s", sl ? (int)(sl - path + 1) : 0, path);
+}
+
+/* A file HDF5 finds relative to the working directory or to the file that refers to it. */
+static int find_near(const h5mat_t *m, const char *name, char *out, size_t cap) {
+  struct stat sb;
+  if (stat(name, &sb) == 0) return snprintf(out, cap, "%s", name), 1;
+  char dir[PATH_CAP];
+  dir_prefix(m->data_file ? m->data_file : m->path, dir, sizeof dir);
+  if (name[0] != '/' && dir[0]) {
+    snprintf(out, cap, "%s%s", dir, name);
+    if (stat(out, &sb) == 0) return 1;
+  }
+  snprintf(out, cap, "%s", name);
+  return 0;
+}
+
+/* Element index k (row-major in the file) as (row, column). */
+static void elem_rc(const h5mat_t *m, int64_t k, int64_t *r, int64_t *c) {
+  *r = k / m->cols;
+  *c = k % m->cols;
+}
+
+static ooc_status_t check_external(h5mat_t *m, hid_t dcpl, int count) {
+  int64_t es = (int64_t)m->file_es, need = m->rows * m->cols * es, done = 0;
+  for (int i = 0; i < count && done < need; i++) {
+    char name[PATH_CAP] = "", found[PATH_CAP];
+    off_t offset = 0;
+    hsize_t size = 0;
+    if (H5Pget_external(dcpl, (unsigned)i, sizeof name, name, &offset, &size) < 0) break;
+    int64_t seg = size == H5F_UNLIMITED ? need - done : ooc_min64((int64_t)size, need - done);
+    struct stat sb;
+    int ok = find_near(m, name, found, sizeof found) && stat(found, &sb) == 0;
+    int64_t have = ok ? ooc_max64(0, (int64_t)sb.st_size - (int64_t)offset) : 0;
+    if (have < seg) {
+      int64_t r, c;
+      elem_rc(m, (done + have) / es, &r, &c);
+      char why[PATH_CAP + 160];
+      if (!ok)
+        snprintf(why, sizeof why, "the external raw file '%s' is missing", name);
+      else
+        snprintf(why, sizeof why, "the external raw file '%s' holds %lld of the %lld bytes needed "
+                 "from offset %lld", found, (long long)have, (long long)seg, (long long)offset);
+      /* from element (r, c) on, row-major: name the rows from r to the end */
+      return missing(m, r, 0, m->rows - r, m->cols, why);
+    }
+    done += seg;
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t check_virtual(h5mat_t *m, hid_t dcpl) {
+  size_t count = 0;
+  if (H5Pget_virtual_count(dcpl, &count) < 0) return OOC_OK;
+  ooc_status_t st = OOC_OK;
+  hid_t cover = -1; /* union of the mapped selections */
+  int cover_ok = 1;
+  for (size_t i = 0; i < count && st == OOC_OK; i++) {
+    hid_t vs = H5Pget_virtual_vspace(dcpl, i), ss = H5Pget_virtual_srcspace(dcpl, i);
+    char file[PATH_CAP] = "", dname[NAME_CAP] = "", found[PATH_CAP];
+    hsize_t lo[2] = {0, 0}, hi[2] = {0, 0}, slo[2] = {0, 0}, shi[2] = {0, 0};
+    /* a source selection of "all" is stored without the source's extent (known only once the
+     * source is open): the source must then hold as many elements as the mapping */
+    int all = ss >= 0 && H5Sget_select_type(ss) == H5S_SEL_ALL;
+    int ok = vs >= 0 && ss >= 0 && H5Pget_virtual_filename(dcpl, i, file, sizeof file) >= 0 &&
+             H5Pget_virtual_dsetname(dcpl, i, dname, sizeof dname) >= 0 &&
+             H5Sget_select_bounds(vs, lo, hi) >= 0 &&
+             (all || H5Sget_select_bounds(ss, slo, shi) >= 0);
+    /* printf-style mappings (%b) and unlimited selections describe sources yet to come */
+    if (ok && !strchr(file, '%') && !strchr(dname, '%') && H5Sget_select_npoints(vs) > 0 &&
+        hi[0] < (hsize_t)m->rows && hi[1] < (hsize_t)m->cols) {
+      char why[PATH_CAP + NAME_CAP + 96] = "";
+      int here = strcmp(file, ".") == 0;
+      if (!here && !find_near(m, file, found, sizeof found)) {
+        snprintf(why, sizeof why, "its virtual-dataset source file '%s' is missing", file);
+      } else {
+        hid_t f = here ? H5Iget_file_id(m->dset) : H5Fopen(found, H5F_ACC_RDONLY, H5P_DEFAULT);
+        hid_t d = f >= 0 ? H5Dopen2(f, dname, H5P_DEFAULT) : -1;
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hsize_t dims[H5S_MAX_RANK];
+        int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+        if (f < 0)
+          snprintf(why, sizeof why, "its virtual-dataset source file '%s' cannot be opened", file);
+        else if (d < 0)
+          snprintf(why, sizeof why, "its virtual-dataset source '%s:%s' is missing", file, dname);
+        else if (nd < 1 || nd > H5S_MAX_RANK || H5Sget_simple_extent_dims(sp, dims, NULL) < 0 ||
+                 (!all && nd != H5Sget_simple_extent_ndims(ss)))
+          snprintf(why, sizeof why, "its virtual-dataset source '%s:%s' has another shape", file,
+                   dname);
+        else if (all && H5Sget_simple_extent_npoints(sp) < H5Sget_select_npoints(vs))
+          snprintf(why, sizeof why, "its virtual-dataset source '%s:%s' holds %lld elements; the "
+                   "mapping needs %lld", file, dname, (long long)H5Sget_simple_extent_npoints(sp),
+                   (long long)H5Sget_select_npoints(vs));
+        else if (!all)
+          for (int k = 0; k < nd && k < 2 && !why[0]; k++)
+            if (shi[k] >= dims[k])
+              snprintf(why, sizeof why, "its virtual-dataset source '%s:%s' has %llu entries in "
+                       "dimension %d; the mapping reads up to %llu", file, dname,
+                       (unsigned long long)dims[k], k, (unsigned long long)shi[k] + 1);
+        if (sp >= 0) H5Sclose(sp);
+        if (d >= 0) H5Dclose(d);
+        if (f >= 0) H5Fclose(f);
+      }
+      if (why[0])
+        st = missing(m, (int64_t)lo[0], (int64_t)lo[1], (int64_t)(hi[0] - lo[0] + 1),
+                     (int64_t)(hi[1] - lo[1] + 1), why);
+    } else {
+      cover_ok = 0; /* cannot tell what is covered */
+    }
+    if (st == OOC_OK && cover_ok) {
+      hid_t u = cover < 0 ? H5Scopy(vs) : H5Scombine_select(cover, H5S_SELECT_OR, vs);
+      if (cover >= 0) H5Sclose(cover);
+      cover = u;
+      if (cover < 0) cover_ok = 0;
+    }
+    if (vs >= 0) H5Sclose(vs);
+    if (ss >= 0) H5Sclose(ss);
+  }
+  if (st == OOC_OK && cover_ok &&
+      (cover < 0 || H5Sget_select_npoints(cover) != (hssize_t)(m->rows * m->cols))) {
+    /* the first element no mapping covers, row-major */
+    int64_t r = 0, c = 0;
+    for (int64_t k = 0; k < m->rows * m->cols; k++) {
+      hsize_t pt[2] = {(hsize_t)(k / m->cols), (hsize_t)(k % m->cols)};
+      if (cover < 0 || H5Sselect_intersect_block(cover, pt, pt) <= 0) {
+        elem_rc(m, k, &r, &c);
+        break;
+      }
+    }
+    st = missing(m, r, c, 1, 1, "no virtual-dataset mapping covers it");
+  }
+  if (cover >= 0) H5Sclose(cover);
+  return st;
+}
+
+/* Once per input handle, before its first read. */
+static ooc_status_t check_complete(h5mat_t *m) {
+  if (m->complete || m->writable) return OOC_OK;
+  hid_t dcpl = H5Dget_create_plist(m->dset);
+  if (dcpl < 0) return OOC_OK; /* the read reports what is wrong */
+  H5D_layout_t lay = H5Pget_layout(dcpl);
+  int next = H5Pget_external_count(dcpl);
+  ooc_status_t st = OOC_OK;
+  if (next > 0) {
+    st = check_external(m, dcpl, next);
+  } else if (lay == H5D_VIRTUAL) {
+    st = check_virtual(m, dcpl);
+  } else if (lay == H5D_CONTIGUOUS) {
+    H5D_space_status_t ss = H5D_SPACE_STATUS_ERROR;
+    if (H5Dget_space_status(m->dset, &ss) >= 0 && ss == H5D_SPACE_STATUS_NOT_ALLOCATED)
+      st = missing(m, 0, 0, m->rows, m->cols, "the dataset's storage was never allocated");
+  }
+  H5Pclose(dcpl);
+  if (st == OOC_OK) m->complete = 1;
+  return st;
+}
+
+void h5m_set_allow_fill(h5mat_t *m, int on) {
+  if (m) m->allow_fill = on != 0;
+}
+
+const char *h5m_data_file(const h5mat_t *m) {
+  return m && m->data_file ? m->data_file : m && m->path ? m->path : "";
+}
+
 /* ---- reading and writing rectangles --------------------------------------------------------- */
 
 /* The rectangle lies in the matrix; buf has a leading dimension of at least ldmin (its rows). */
@@ -1122,15 +1400,45 @@ static int64_t block_end(int64_t x, int64_t align, int64_t extent, int64_t stop)
   return ooc_min64((x / align) * align + extent, stop);
 }
 
+/* After a filter failed in H5Dread of rows [r, r+h) x columns [c, c+w): the first chunk that
+ * fails alone, so that the message names it (1), or 0 if none does (or no memory to look). */
+static int find_bad_chunk(h5mat_t *m, int64_t r, int64_t c, int64_t h, int64_t w, int64_t *R,
+                          int64_t *C) {
+  if (m->chunk_r <= 0) return 0;
+  void *one = ooc_malloc(m->ctx, (size_t)(m->chunk_r * m->chunk_c) * m->stage_es);
+  int found = 0;
+  for (int64_t i = r / m->chunk_r * m->chunk_r; one && !found && i < r + h; i += m->chunk_r)
+    for (int64_t j = c / m->chunk_c * m->chunk_c; !found && j < c + w; j += m->chunk_c) {
+      hsize_t st[2] = {(hsize_t)i, (hsize_t)j};
+      hsize_t ct[2] = {(hsize_t)ooc_min64(m->chunk_r, m->rows - i),
+                       (hsize_t)ooc_min64(m->chunk_c, m->cols - j)};
+      hid_t ms = H5Screate_simple(2, ct, NULL);
+      h5m_zstd_expect(m->zstd_expect);
+      if (ms >= 0 && H5Sselect_hyperslab(m->fspace, H5S_SELECT_SET, st, NULL, ct, NULL) >= 0 &&
+          H5Dread(m->dset, m->memtype, ms, m->fspace, H5P_DEFAULT, one) < 0) {
+        *R = i;
+        *C = j;
+        found = 1;
+      }
+      h5m_zstd_expect(0);
+      if (ms >= 0) H5Sclose(ms);
+    }
+  ooc_free(m->ctx, one);
+  return found;
+}
+
 static ooc_status_t io_rect(h5mat_t *m, int write, int64_t r, int64_t c, int64_t h, int64_t w,
                             void *buf, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
   hsize_t start[2] = {(hsize_t)r, (hsize_t)c}, count[2] = {(hsize_t)h, (hsize_t)w};
   herr_t rc = -1;
   int inj = fio_gate(m->ctx, write);
   hid_t ms = inj ? -1 : H5Screate_simple(2, count, NULL);
-  if (ms >= 0 && H5Sselect_hyperslab(m->fspace, H5S_SELECT_SET, start, NULL, count, NULL) >= 0)
+  if (ms >= 0 && H5Sselect_hyperslab(m->fspace, H5S_SELECT_SET, start, NULL, count, NULL) >= 0) {
+    h5m_zstd_expect(m->zstd_expect); /* the filter fails on frames of another size */
     rc = write ? H5Dwrite(m->dset, m->memtype, ms, m->fspace, H5P_DEFAULT, buf)
                : H5Dread(m->dset, m->memtype, ms, m->fspace, H5P_DEFAULT, buf);
+    h5m_zstd_expect(0);
+  }
   if (rc >= 0) {
     H5Sclose(ms);
     m->bytes += h * w * (int64_t)m->file_es;
@@ -1139,6 +1447,12 @@ static ooc_status_t io_rect(h5mat_t *m, int write, int64_t r, int64_t c, int64_t
   /* before H5Sclose, which clears the error stack */
   h5err_t e = inj ? injected(inj) : h5_last_error();
   if (ms >= 0) H5Sclose(ms);
+  int64_t R, C;
+  if (!write && e.pipeline && find_bad_chunk(m, r, c, h, w, &R, &C)) {
+    size_t len = strlen(e.inner);
+    snprintf(e.inner + len, sizeof e.inner - len, "; the chunk at row %lld, column %lld",
+             (long long)R, (long long)C);
+  }
   return write ? write_fail(m, e, r0, c0, nr, nc) : read_fail(m, e, r0, c0, nr, nc);
 }
 
@@ -1155,10 +1469,15 @@ static ooc_status_t write_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, in
 static ooc_status_t read_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int64_t nr,
                               int64_t nc) {
   long long a = r0, b = r0 + nr - 1, x = c0, y = c0 + nc - 1;
+  if (e.pipeline && m->missing_filter)
+    return OOC_FAIL(m->ctx, OOC_ERR_FORMAT, "%s: rows %lld..%lld, columns %lld..%lld: filter %d "
+                    "('%s') not available: these chunks were written through it and cannot be "
+                    "decoded here; install hdf5plugin and set HDF5_PLUGIN_PATH to its plugin "
+                    "directory", m->name, a, b, x, y, m->missing_filter, m->missing_name);
   if (e.pipeline)
     return OOC_FAIL(m->ctx, OOC_ERR_CORRUPT, "%s: rows %lld..%lld, columns %lld..%lld: a chunk "
-                    "failed to decode (corrupt or truncated data: %s)", m->name, a, b, x, y,
-                    e.inner);
+                    "failed to decode (corrupt or truncated data, or decoded to the wrong size: "
+                    "%s)", m->name, a, b, x, y, e.inner);
   if (e.sys_errno && !e.eof_range)
     return OOC_FAIL(m->ctx, OOC_ERR_IO, "%s: cannot read rows %lld..%lld, columns %lld..%lld: %s",
                     m->name, a, b, x, y, strerror(e.sys_errno));
@@ -1169,11 +1488,13 @@ static ooc_status_t read_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int
 static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                               double *dst, int64_t ld) {
   release_wslots(m); /* writing is over (the check reads the output back) */
+  if (!m->allow_fill) OOC_TRY(check_complete(m));
   if (m->direct) {
     int fallback = 0;
     ooc_status_t st = direct_read(m, r0, c0, nr, nc, dst, ld, &fallback);
     if (!fallback) return st;
   }
+  OOC_TRY(check_chunks(m, r0, c0, nr, nc));
   /* A square tile stored contiguously needs no staging: read row-major into dst, then transpose
    * in place. This is the common case (b x b tiles) and saves a tile-sized buffer. */
   if (m->memtype == H5T_NATIVE_DOUBLE && nr == nc && ld == nr) {
@@ -1665,6 +1986,7 @@ void h5m_close(h5mat_t *m) {
   ooc_free(ctx, m->tmp);
   ooc_free(ctx, m->path);
   ooc_free(ctx, m->name);
+  ooc_free(ctx, m->data_file);
   ooc_free(ctx, m);
 }
 

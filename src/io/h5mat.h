@@ -13,7 +13,10 @@
  *   2-D, has a float or integer type (integers are read as float64; h5m_notice says so), no zero
  *   dimension. Squareness is the caller's business. Every message starts with "file:/dset: ".
  * - h5m_read: any rectangle inside the matrix; float32/float64/integer converted to float64.
- *   A chunk that fails to decode (corrupt, truncated) gives OOC_ERR_CORRUPT naming the rectangle.
+ *   A chunk that fails to decode (corrupt, truncated, or decoding to another size than a chunk's,
+ *   on every path), or a chunk stored unfiltered with another size than a chunk's, gives
+ *   OOC_ERR_CORRUPT naming the rectangle. Missing data: h5m_set_allow_fill. A dataset reached
+ *   through an external link is read from the file that holds it.
  *   Raw, zstd and contiguous float data are read directly, on several threads (see h5m_direct);
  *   strips at least a chunk wide decode each chunk once (narrower ones once per strip).
  * - h5m_create: creates the output at a temporary path in the same directory as `file`
@@ -60,6 +63,8 @@ h5m_type_t h5m_type(const h5mat_t *m);
 int64_t h5m_chunk_cols(const h5mat_t *m);
 /* "file.h5:/dset" as resolved (dataset found by auto-detection included). */
 const char *h5m_name(const h5mat_t *m);
+/* The file as the caller named it. */
+const char *h5m_path(const h5mat_t *m);
 /* Bytes read from / written to the file so far (uncompressed element bytes). */
 int64_t h5m_bytes(const h5mat_t *m);
 /* "" or a note on a conversion made while reading ("integer dataset (int32) read as float64"). */
@@ -109,5 +114,18 @@ void h5m_set_direct(h5mat_t *m, int on);
 
 /* Returns 1 when the filter is available, 0 if registration failed. */
 int h5m_register_zstd(void);
+/* Internal (h5mat.c -> zstd_filter.c): the bytes every zstd frame decoded on this thread must
+ * give until the next call (0: unknown, any size is returned as HDF5 would). */
+void h5m_zstd_expect(size_t bytes);
+
+/* Missing data (docs/RELIABILITY.md): by default a read fails with OOC_ERR_FORMAT naming the
+ * first block that has no stored data (a chunk never written, a virtual dataset's missing or
+ * short source or unmapped region, a short or missing external raw file, contiguous storage
+ * never allocated), where HDF5 would silently return the fill value. on = 1: read the fill value
+ * there (the user asked for it: --allow-fill). Whole-dataset checks run at the first read. */
+void h5m_set_allow_fill(h5mat_t *m, int on);
+/* The file that holds the dataset's object (the target of an external link; else the file
+ * named). Outputs must never replace it (api/outpath.h). */
+const char *h5m_data_file(const h5mat_t *m);
 
 #endif

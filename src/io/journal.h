@@ -3,7 +3,7 @@
  *
  * One small file per output, "<scratch dir>/.oocsolve-<output name>.journal", rewritten at every
  * checkpoint. It records what must match for a run to continue (the identity: input files with
- * size, mtime and a checksum of a sample; n, tile, stripe, method, backend, dtypes), how far the
+ * a hash of their whole content as read; n, tile, stripe, method, backend, dtypes), how far the
  * run got (steps done of nsteps), the state that is not in the tile stores (pivots, column norms),
  * and for every tile of every store whether it is zero or in scratch, with the scratch bank and
  * checksum of the version the checkpoint committed (scratch.h, journaled mode).
@@ -28,8 +28,9 @@
 typedef struct jr_input {
   char file[JR_PATH_CAP]; /* as given */
   char dset[512];
-  int64_t size, mtime_ns;
-  uint64_t sample; /* XXH64 of the first tile column as read (float64) */
+  int64_t size, mtime_ns; /* recorded for messages; not compared (a copy or touch is fine) */
+  uint64_t sample; /* content: XXH3-64 of the XXH3-64 of every tile column as read (float64,
+                      column-major, tile-wide), the identity --resume compares (issue 20) */
 } jr_input_t;
 
 typedef struct jr_ident {

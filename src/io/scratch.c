@@ -14,8 +14,12 @@
 
 #include "io/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/file.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,6 +126,7 @@ ooc_status_t scratch_open(ooc_ctx_t *ctx, const char *dir, const char *tag, size
     return OOC_FAIL(ctx, errno_status(err), "cannot create a scratch file in directory '%s': %s",
                     dir, strerror(err));
   }
+  (void)flock(s->fd, LOCK_EX | LOCK_NB); /* "in use" for scratch_remove_stale; advisory only */
   *out = s;
   return OOC_OK;
 }
@@ -247,7 +252,12 @@ ooc_status_t scratch_get(scratch_t *s, int64_t id, void *data, size_t bytes) {
   if (got < 0)
     return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s': cannot read tile %lld: %s", s->path, tid,
                     strerror((int)-got));
-  /* a hole or the region past the end of the file reads as zeros */
+  /* A hole or the region past the end of the file reads as zeros: our bug when we wrote it in
+   * this run, but damage when a journal committed it (a truncated or replaced file, issue 20). */
+  if (!memcmp(&h, &zero, sizeof h) && s->banks == 2 && s->com[id] && s->cur[id] == s->com[id])
+    return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "scratch file '%s': tile %lld, which the journal "
+                    "records, is missing: the file was truncated or overwritten since", s->path,
+                    tid);
   if (!memcmp(&h, &zero, sizeof h))
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "scratch file '%s': tile %lld was never written",
                     s->path, tid);
@@ -314,6 +324,38 @@ void scratch_close(scratch_t *s) {
   ooc_free(s->ctx, s->zbuf);
   ooc_free(s->ctx, s->path);
   ooc_free(s->ctx, s);
+}
+
+int scratch_remove_stale(ooc_ctx_t *ctx, const char *dir) {
+  if (!dir || !*dir) dir = ".";
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int removed = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *nm = e->d_name;
+    size_t len = strlen(nm);
+    if (strncmp(nm, ".oocsolve-", 10) != 0 || len < 10 + 8 || strcmp(nm + len - 8, ".scratch"))
+      continue;
+    /* "<tag>-<pid>-<8 hex digits>" before ".scratch" */
+    const char *end = nm + len - 8, *h = end - 8;
+    if (h <= nm + 10 || h[-1] != '-') continue;
+    int hex = 1;
+    for (const char *c = h; c < end; c++) hex &= (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f');
+    const char *p = h - 1;
+    while (p > nm + 10 && p[-1] >= '0' && p[-1] <= '9') p--;
+    if (!hex || p == h - 1 || p[-1] != '-') continue;
+    long pid = strtol(p, NULL, 10);
+    if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char path[8192];
+    if (snprintf(path, sizeof path, "%s/%s", dir, nm) >= (int)sizeof path) continue;
+    int fd = fio_open(ctx, path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+    if (fd < 0) continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fio_remove(ctx, path) == 0) removed++;
+    fio_close(ctx, fd);
+  }
+  closedir(d);
+  return removed;
 }
 
 /* ---- journaled mode ------------------------------------------------------------------------ */

@@ -55,4 +55,12 @@ void scratch_commit(scratch_t *s);
 ooc_status_t scratch_restore(scratch_t *s, int64_t id, uint8_t bank, uint64_t sum);
 void scratch_keep(scratch_t *s, int keep);
 
+/* Stale stores (issue 20): remove "<dir>/.oocsolve-<tag>-<pid>-<hex>.scratch" files (the names
+ * scratch_open makes) left by runs that are gone: the pid is not alive here and no process holds
+ * the file's lock (scratch_open and scratch_open_at take an exclusive flock for the store's
+ * lifetime, so a live run's file is never removed, even on another host sharing the directory
+ * where flock works). Journaled stores (fixed names) are the journal owner's business (job.c).
+ * Returns how many files were removed. */
+int scratch_remove_stale(ooc_ctx_t *ctx, const char *dir);
+
 #endif

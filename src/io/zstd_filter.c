@@ -7,6 +7,14 @@
  * (a frame-header flag every zstd decoder honours), so a damaged chunk fails to decode instead of
  * decoding into wrong numbers.
  *
+ * HDF5 (1.10, 1.12) does not check what a filter returns against the chunk's size: a frame that
+ * decodes short is then copied out from beyond the decoded buffer (a heap over-read), a long one
+ * is cut silently. The filter cannot know the chunk's size (hdf5plugin's cd_values hold only the
+ * level), so h5mat tells it around each H5Dread (h5m_zstd_expect, per thread) and the filter
+ * fails on any other size: a frame that decodes to the wrong size is damage, found even when
+ * the frame carries no checksum (hdf5plugin writes none). Without an expectation (another
+ * caller's H5Dread) the filter keeps HDF5's behaviour of returning what the frame holds.
+ *
  * Buffers handed to and from HDF5 are allocated with H5allocate_memory/H5free_memory: HDF5 frees
  * them itself, so they cannot come from the context's allocator.
  */
@@ -21,6 +29,12 @@
 
 /* A chunk cannot exceed 4 GiB in HDF5; a frame header claiming more is damage, not data. */
 #define ZSTD_MAX_CHUNK ((unsigned long long)1 << 32)
+
+/* The decoded size h5mat expects on this thread (0: unknown). HDF5 runs filters on the thread
+ * that called H5Dread (the library is not thread-safe here, so reads are serialized). */
+static _Thread_local size_t zstd_expect_bytes;
+
+void h5m_zstd_expect(size_t bytes) { zstd_expect_bytes = bytes; }
 
 static size_t zstd_compress_chunk(size_t cd_nelmts, const unsigned int cd_values[], size_t nbytes,
                                   size_t *buf_size, void **buf) {
@@ -72,7 +86,7 @@ static size_t zstd_decompress_stream(size_t nbytes, size_t *buf_size, void **buf
   }
   ZSTD_freeDCtx(dctx);
   if (!out) return 0;
-  if (ret != 0 || ZSTD_isError(ret)) {
+  if (ret != 0 || ZSTD_isError(ret) || (zstd_expect_bytes && used != zstd_expect_bytes)) {
     H5free_memory(out);
     return 0;
   }
@@ -87,6 +101,7 @@ static size_t zstd_decompress_chunk(size_t nbytes, size_t *buf_size, void **buf)
   if (size == ZSTD_CONTENTSIZE_ERROR) return 0;
   if (size == ZSTD_CONTENTSIZE_UNKNOWN) return zstd_decompress_stream(nbytes, buf_size, buf);
   if (size > ZSTD_MAX_CHUNK) return 0;
+  if (zstd_expect_bytes && size != zstd_expect_bytes) return 0; /* short or long: see the top */
   /* HDF5 treats a 0 return as failure; an empty frame cannot be a chunk anyway */
   if (size == 0) return 0;
   void *out = H5allocate_memory((size_t)size, 0);
