@@ -125,6 +125,9 @@ typedef struct ooc_opts {
   double checkpoint;     /* gj: out-of-core runs journal every step; in-core runs at most every
                             this many seconds (0 = 300). OOC_CHECKPOINT_EVERY_STEP: every step;
                             OOC_CHECKPOINT_NEVER: no journal (the run cannot be resumed) */
+  int trans_a, trans_b;  /* read A (B) transposed: element (i, j) is the dataset's (j, i) */
+  int keep_fill;         /* read values equal to a CF _FillValue/missing_value as numbers
+                            (default: refuse the input, OOC_ERR_NONFINITE) */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)

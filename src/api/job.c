@@ -16,6 +16,7 @@
 
 #include "base/parloop.h"
 #include "io/fileio.h"
+#include "io/h5commit.h"
 #include "io/h5mat.h"
 #include "io/journal.h"
 #include "io/scratch.h"
@@ -389,6 +390,32 @@ static void derive_name(const char *file, const char *suffix, char *out, size_t 
     ooc_fmt(out, cap, "%s%s.h5", file, suffix);
 }
 
+/* The output goes into an input's file. With --force into an HDF5 file that is adding a dataset
+ * to a copy of it (io/h5commit.h): the inputs keep being read from the original, and every
+ * dataset but the output is carried over bit for bit. Refused otherwise, and always when the
+ * output would replace an input's dataset. */
+static ooc_status_t output_beside_input(job_t *j) {
+  if (!j->o.force || !h5c_is_hdf5(j->out_file))
+    return OOC_FAIL(j->ctx, OOC_ERR_ARG, "%s: the output would replace an input file; name "
+                    "another (--force adds a dataset to an HDF5 file, keeping the rest)",
+                    j->out_file);
+  h5mat_t *ins[3] = {j->in_a, j->in_b, j->in_c};
+  for (int k = 0; k < 3; k++) {
+    char file[PATH_MAX], dset[512], ra[PATH_MAX], rb[PATH_MAX];
+    if (!ins[k] || h5m_split_spec(j->ctx, h5m_name(ins[k]), file, sizeof file, dset,
+                                  sizeof dset) != OOC_OK)
+      continue;
+    char *br = strchr(dset, '[');
+    if (br) *br = 0;
+    const char *od = j->out_dset[0] == '/' ? j->out_dset + 1 : j->out_dset;
+    const char *id = dset[0] == '/' ? dset + 1 : dset;
+    if (realpath(file, ra) && realpath(j->out_file, rb) && !strcmp(ra, rb) && !strcmp(od, id))
+      return OOC_FAIL(j->ctx, OOC_ERR_ARG, "%s:/%s: the output would replace an input dataset; "
+                      "name another", j->out_file, od);
+  }
+  return OOC_OK;
+}
+
 static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_file,
                                    const char *suffix, const char *default_dset) {
   ooc_ctx_t *ctx = j->ctx;
@@ -402,8 +429,7 @@ static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_
   if (!j->out_dset[0]) snprintf(j->out_dset, sizeof j->out_dset, "%s", default_dset);
   char ra[PATH_MAX], rb[PATH_MAX];
   if (realpath(j->out_file, ra) && realpath(from_file, rb) && strcmp(ra, rb) == 0)
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: the output would replace an input file; name another",
-                    j->out_file);
+    OOC_TRY(output_beside_input(j));
   char tmp[PATH_MAX];
   ooc_fmt(tmp, sizeof tmp, "%s", j->out_file);
   ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
@@ -416,13 +442,24 @@ static ooc_status_t open_input(job_t *j, const char *spec, h5mat_t **out) {
   char file[PATH_MAX], dset[512];
   if (!spec || !*spec) return OOC_FAIL(j->ctx, OOC_ERR_ARG, "no input matrix given");
   OOC_TRY(h5m_split_spec(j->ctx, spec, file, sizeof file, dset, sizeof dset));
-  OOC_TRY(h5m_open(j->ctx, file, dset, out));
+  unsigned flags = j->o.keep_fill ? H5M_KEEP_FILL : 0;
+  if ((out == &j->in_a && j->o.trans_a) || (out == &j->in_b && j->o.trans_b)) flags |= H5M_TRANS;
+  OOC_TRY(h5m_open2(j->ctx, file, dset, flags, out));
+  if (flags & H5M_TRANS)
+    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s read transposed (--trans-%c)",
+             h5m_name(*out), out == &j->in_a ? 'a' : 'b');
   const char *note = h5m_notice(*out);
   if (note && *note) ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", note);
   return OOC_OK;
 }
 
 static ooc_status_t restore_stores(job_t *j);
+
+/* A 1-D right-hand side (read as n x 1) gives a 1-D X. */
+static unsigned out_flags(const job_t *j) {
+  return j->in_b && h5m_rank(j->in_b) == 1 && h5m_cols(j->in_b) == 1 && !j->o.trans_b
+             ? H5M_OUT_1D : 0;
+}
 
 /* Create the cache and stores and fill them from the inputs (once; again after a fallback). */
 static ooc_status_t load_inputs(job_t *j) {
@@ -1119,8 +1156,11 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   /* Create the output first: an existing file or an unwritable directory fails in seconds. */
   j->chunk = ooc_max64(j->b, 256);
   if (!j->logdet_only)
-    OOC_TRY(h5m_create(ctx, j->out_file, j->out_dset, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64,
-                       j->chunk, j->o.compress, j->o.force, &j->out));
+    OOC_TRY(h5m_create2(ctx, j->out_file, j->out_dset, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64,
+                        j->chunk, j->o.compress, j->o.force, out_flags(j), &j->out));
+  if (j->out && h5m_replaced(j->out))
+    ooc_warn(r->warnings, sizeof r->warnings, "%s replaces the dataset of that name; the file's "
+             "other contents are kept", h5m_name(j->out));
 
   j->colnorm = ooc_calloc(ctx, (size_t)n, sizeof(double));
   j->perm = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
@@ -1719,9 +1759,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   for (int q = 0; q < 2; q++)
     if (others[q] && *others[q]) {
       OOC_TRY(h5m_split_spec(ctx, others[q], f2, sizeof f2, d2, sizeof d2));
-      if (same_file(j->out_file, f2))
-        return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: the output would replace an input file; name "
-                        "another", j->out_file);
+      if (same_file(j->out_file, f2)) OOC_TRY(output_beside_input(j));
     }
 
   /* plan: bookkeeping + max(loader/writer strip, GEMM block) + cache; the block gets at most
