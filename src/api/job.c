@@ -16,6 +16,7 @@
 
 #include "base/parloop.h"
 #include "io/fileio.h"
+#include "base/memlimit.h"
 #include "io/h5commit.h"
 #include "io/h5mat.h"
 #include "io/journal.h"
@@ -1247,8 +1248,16 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   j->rep->logdet = NAN;
   if (opts) j->o = *opts;
   else ooc_opts_default(&j->o);
+  if (j->o.host_mem <= 0) { /* the job's real limit, not the machine's (base/memlimit.h) */
+    char src[200], b1[32], b2[32];
+    j->o.host_mem = ooc_default_host_mem(src, sizeof src);
+    ooc_fmt(j->rep->host_limit, sizeof j->rep->host_limit, "%s, %.0f%% of %s: %s",
+            ooc_fmt_bytes(j->o.host_mem, b1, sizeof b1), 100 * OOC_MEM_FRACTION, src,
+            ooc_fmt_bytes((int64_t)((double)j->o.host_mem / OOC_MEM_FRACTION), b2, sizeof b2));
+  }
   ooc_clear_error(ctx);
   ctx->interrupted = 0;
+  ooc_note_step(ctx, 0, 0);
   ooc_ctx_reset_peak(ctx);
   if (j->o.method != OOC_METHOD_AUTO && j->o.method != OOC_METHOD_GJ &&
       j->o.method != OOC_METHOD_CHOL && !is_iter(j))
@@ -1579,6 +1588,7 @@ static ooc_status_t after_step(void *user, int64_t step, int64_t nsteps, const i
   job_t *j = user;
   j->steps_done = step + 1;
   j->nsteps = nsteps;
+  ooc_note_step(j->ctx, step + 1, nsteps);
   if (!j->journaled) return OOC_OK;
   int last = step + 1 == nsteps;
   /* in core, a checkpoint after the last step would only copy the matrix to disk once more */
@@ -1592,6 +1602,7 @@ static ooc_status_t chol_after_step(void *user, int64_t step, int64_t nsteps, do
   job_t *j = user;
   j->steps_done = step + 1;
   j->nsteps = nsteps;
+  ooc_note_step(j->ctx, step + 1, nsteps);
   if (!j->journaled) return OOC_OK;
   int last = step + 1 == nsteps;
   int due = j->every_step || j->out_of_core ||

@@ -1549,6 +1549,7 @@ static ooc_status_t write_rect(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, i
                           : write_impl(m, r0, c0, nr, nc, src, 1, ld);
   quiet_end(q);
   if (st != OOC_OK && !m->failed) m->failed = st;
+  ooc_test_killpoint(m->ctx, "h5out");
   return st;
 }
 
@@ -1576,6 +1577,7 @@ static ooc_status_t create_in_copy(h5mat_t *m, const char *file, const char *tmp
                                    int level) {
   ooc_ctx_t *ctx = m->ctx;
   OOC_TRY(h5c_copy(ctx, label, file, tmp, &m->orig));
+  ooc_test_killpoint(ctx, "h5out"); /* the crash test's points: see tests/climate_nc.py */
   m->tmp = ooc_strdup(ctx, tmp);
   if (!m->tmp) {
     fio_remove(ctx, tmp);
@@ -1592,7 +1594,10 @@ static ooc_status_t create_in_copy(h5mat_t *m, const char *file, const char *tmp
                     he.sys_errno ? strerror(he.sys_errno) : he.inner);
   fio_h5_opened(ctx);
   OOC_TRY(h5c_make_room(ctx, label, m->file, dname, &m->replaced));
-  return create_dataset(m, dname, label, chunk, kind, level);
+  ooc_test_killpoint(ctx, "h5out");
+  ooc_status_t st = create_dataset(m, dname, label, chunk, kind, level);
+  ooc_test_killpoint(ctx, "h5out");
+  return st;
 }
 
 static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname, const char *label,
@@ -1817,6 +1822,7 @@ out:
   if (sp >= 0) H5Sclose(sp);
   quiet_end(q);
   if (st != OOC_OK && !m->failed) m->failed = st;
+  ooc_test_killpoint(m->ctx, "h5out");
   return st;
 }
 
@@ -1934,6 +1940,7 @@ static ooc_status_t commit_impl(h5mat_t *m) {
                       strerror(e.sys_errno));
     return OOC_FAIL(ctx, st, "%s: cannot finish writing '%s' (%s)", m->name, m->tmp, e.inner);
   }
+  ooc_test_killpoint(ctx, "h5out"); /* closed, not yet synced */
   int fd = fio_open(ctx, m->tmp, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0 || fio_fsync(ctx, fd) != 0) {
     int err = errno;
@@ -1951,6 +1958,7 @@ static ooc_status_t commit_impl(h5mat_t *m) {
   else if (!m->force && stat(m->path, &sb) == 0)
     return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: output file appeared while writing (use --force to "
                     "replace it)", m->name);
+  ooc_test_killpoint(ctx, "h5out"); /* synced, not renamed */
   if (fio_rename(ctx, m->tmp, m->path) != 0) {
     int err = errno;
     return OOC_FAIL(ctx, errno_status(err), "%s: cannot rename '%s' into place: %s", m->name,
@@ -1958,6 +1966,7 @@ static ooc_status_t commit_impl(h5mat_t *m) {
   }
   ooc_free(ctx, m->tmp);
   m->tmp = NULL;
+  ooc_test_killpoint(ctx, "h5out"); /* renamed, directory not synced */
   /* The rename is durable only once the directory entry is; some file systems refuse to fsync a
    * directory (EINVAL), which we accept, but a real I/O error is reported. */
   char dir[PATH_CAP];
