@@ -136,6 +136,8 @@ typedef struct ooc_opts {
   int trans_a, trans_b;  /* read A (B) transposed: element (i, j) is the dataset's (j, i) */
   int keep_fill;         /* read values equal to a CF _FillValue/missing_value as numbers
                             (default: refuse the input, OOC_ERR_NONFINITE) */
+  const char *history;   /* the output's `history` attribute after the date (the CLI: its
+                            command line); NULL = the call and its inputs */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)

@@ -343,6 +343,16 @@ int main(int argc, char **argv) {
       o.method != OOC_METHOD_HYPER7)
     return usage_error("%s", "--warm-start and --max-iter need --method newton or hyper7");
 
+  /* the command line, for the output's history attribute (shell-quoted where needed) */
+  static char history[8192];
+  for (int k = 0, len = 0; k < argc && len < (int)sizeof history - 4; k++) {
+    int quote = strpbrk(argv[k], " \t'\"$[]*?;&|<>()") != NULL || !argv[k][0];
+    int w = snprintf(history + len, sizeof history - (size_t)len, quote ? "%s'%s'" : "%s%s",
+                     k ? " " : "", k ? argv[k] : "oocsolve");
+    if (w < 0) break;
+    len += w;
+  }
+  o.history = history;
   ooc_ctx_t *ctx = NULL;
   if (ooc_ctx_create(&ctx) != OOC_OK) {
     fprintf(stderr, "oocsolve: out of memory\n");

@@ -19,6 +19,7 @@
 #include "base/memlimit.h"
 #include "io/h5commit.h"
 #include "io/h5mat.h"
+#include "io/h5meta.h"
 #include "io/journal.h"
 #include "io/scratch.h"
 #include "kernels/ops.h"
@@ -1077,6 +1078,9 @@ static ooc_status_t commit_output(job_t *j) {
   OOC_TRY(h5m_attr_str(o, "precision", r->precision));
   OOC_TRY(h5m_attr_str(o, "input", h5m_name(j->in_a)));
   if (j->in_b) OOC_TRY(h5m_attr_str(o, "rhs", h5m_name(j->in_b)));
+  OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b,
+                          j->in_b ? H5META_SOLVE : j->factor_out ? H5META_FACTOR : H5META_INVERSE,
+                          j->o.history));
   if (j->factor_out) {
     double a1 = 0;
     for (int64_t c = 0; c < j->n; c++) a1 = fmax(a1, j->colnorm[c]);
@@ -1722,6 +1726,7 @@ static ooc_status_t gemm_commit(job_t *j, double alpha, double beta) {
   OOC_TRY(h5m_attr_str(o, "backend", r->backend));
   OOC_TRY(h5m_attr_str(o, "input_a", h5m_name(j->in_a)));
   OOC_TRY(h5m_attr_str(o, "input_b", h5m_name(j->in_b)));
+  OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b, H5META_GEMM, j->o.history));
   if (j->in_c) OOC_TRY(h5m_attr_str(o, "input_c", h5m_name(j->in_c)));
   OOC_TRY(h5m_attr_f64(o, "alpha", alpha));
   OOC_TRY(h5m_attr_f64(o, "beta", j->in_c ? beta : 0.0));

@@ -338,6 +338,11 @@ int h5m_rank(const h5mat_t *m) { return m ? (m->nd ? m->nd : 2) : 0; }
 int h5m_replaced(const h5mat_t *m) { return m ? m->replaced : 0; }
 int64_t h5m_file_id(const h5mat_t *m) { return m ? (int64_t)m->file : -1; }
 int64_t h5m_dset_id(const h5mat_t *m) { return m ? (int64_t)m->dset : -1; }
+void h5m_axes(const h5mat_t *m, int *ax_r, int *ax_c) {
+  *ax_r = m && m->nd ? m->ax_r : 0;
+  *ax_c = m && m->nd ? m->ax_c : 1;
+}
+const char *h5m_path(const h5mat_t *m) { return m && m->path ? m->path : ""; }
 
 /* ---- opening -------------------------------------------------------------------------------- */
 

@@ -71,6 +71,10 @@ int h5m_replaced(const h5mat_t *m);
 /* The open HDF5 file and dataset ids (outputs: for attributes and dimension scales written by
  * io/h5meta.c before the commit). -1 when closed. */
 int64_t h5m_file_id(const h5mat_t *m);
+/* The dataset axes holding the matrix's rows and columns (-1: none, a 1-D dataset). */
+void h5m_axes(const h5mat_t *m, int *ax_r, int *ax_c);
+/* The file the handle reads or, for an output, where it lands ("" if none). */
+const char *h5m_path(const h5mat_t *m);
 int64_t h5m_dset_id(const h5mat_t *m);
 
 int64_t h5m_rows(const h5mat_t *m);
