@@ -1124,8 +1124,9 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   OOC_TRY(open_input(j, a_spec, &j->in_a));
   j->n = h5m_rows(j->in_a);
   if (h5m_cols(j->in_a) != j->n)
-    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: matrix is %lld x %lld; it must be square",
-                    h5m_name(j->in_a), (long long)h5m_rows(j->in_a), (long long)h5m_cols(j->in_a));
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: matrix is %lld x %lld%s; it must be square",
+                    h5m_name(j->in_a), (long long)h5m_rows(j->in_a), (long long)h5m_cols(j->in_a),
+                    h5m_rank(j->in_a) == 1 ? " (a 1-D dataset, read as one column)" : "");
   if (b_spec) {
     OOC_TRY(open_input(j, b_spec, &j->in_b));
     if (h5m_rows(j->in_b) != j->n)

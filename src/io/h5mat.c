@@ -1594,8 +1594,9 @@ static ooc_status_t create_in_copy(h5mat_t *m, const char *file, const char *tmp
   h5err_t he = inj ? injected(inj) : h5_last_error();
   H5Pclose(fapl);
   if (m->file < 0)
-    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: the existing file cannot be opened for adding a "
-                    "dataset (%s); write the output to another file", label,
+    return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: the existing file cannot be opened to add the "
+                    "dataset to it (%s); it is left as it is: remove it yourself or write the "
+                    "output to another file", label,
                     he.sys_errno ? strerror(he.sys_errno) : he.inner);
   fio_h5_opened(ctx);
   OOC_TRY(h5c_make_room(ctx, label, m->file, dname, &m->replaced));

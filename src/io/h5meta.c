@@ -172,9 +172,39 @@ static ooc_status_t fail(ooc_ctx_t *ctx, const h5mat_t *out, const char *what) {
 /* A scale named dim->name of the right length in group g: reused if there is one, else made
  * (coordinate values copied from the input's scale when it is a coordinate variable). The
  * returned id is open; -1 on failure. A name taken by something else gets a suffix. */
-static hid_t get_scale(hid_t g, dim_t *dim) {
+/* An existing scale `name` of length len visible from group gpath (netCDF dimensions are seen
+ * from child groups): the group itself, then its ancestors. */
+static hid_t find_scale(hid_t f, const char *gpath, const char *name, int64_t len) {
+  char g[512];
+  ooc_fmt(g, sizeof g, "%s", gpath);
+  for (;;) {
+    char p[900];
+    ooc_fmt(p, sizeof p, "%s%s%s", g, strcmp(g, "/") ? "/" : "", name);
+    if (H5Lexists(f, p, H5P_DEFAULT) > 0) {
+      hid_t s = H5Dopen2(f, p, H5P_DEFAULT);
+      if (s >= 0) {
+        hid_t sp = H5Dget_space(s);
+        hsize_t n = 0;
+        int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 &&
+                 H5Sget_simple_extent_dims(sp, &n, NULL) == 1 && (int64_t)n == len &&
+                 H5DSis_scale(s) > 0;
+        if (sp >= 0) H5Sclose(sp);
+        if (ok) return s;
+        H5Dclose(s);
+      }
+    }
+    if (!strcmp(g, "/")) return -1;
+    char *sl = strrchr(g, '/');
+    if (sl == g) g[1] = 0;
+    else *sl = 0;
+  }
+}
+
+static hid_t get_scale(hid_t f, const char *gpath, hid_t g, dim_t *dim) {
   char name[300];
   ooc_fmt(name, sizeof name, "%s", dim->name);
+  hid_t found = find_scale(f, gpath, name, dim->len);
+  if (found >= 0) return found;
   for (int attempt = 0; attempt < 10; attempt++) {
     if (attempt) ooc_fmt(name, sizeof name, "%s_%d", dim->name, attempt);
     if (H5Lexists(g, name, H5P_DEFAULT) > 0) {
@@ -302,7 +332,7 @@ ooc_status_t h5meta_describe(ooc_ctx_t *ctx, h5mat_t *out, h5mat_t *a, h5mat_t *
   hid_t g = H5Gopen2(f, gpath, H5P_DEFAULT);
   if (g < 0) st = fail(ctx, out, "dimension scales (cannot open the output's group)");
   for (int k = 0; k < rank && st == OOC_OK; k++) {
-    hid_t s = get_scale(g, &dims[k]);
+    hid_t s = get_scale(f, gpath, g, &dims[k]);
     if (s < 0 || H5DSattach_scale(d, s, (unsigned)k) < 0)
       st = fail(ctx, out, "dimension scales");
     if (s >= 0) H5Dclose(s);
