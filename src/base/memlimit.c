@@ -81,6 +81,7 @@ int64_t ooc_mem_limit(const ooc_mem_probe_t *p, char *source, size_t cap) {
       line[strcspn(line, "\n")] = 0;
       char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
       if (!c1 || !c2) continue;
+      *c1 = 0;
       *c2 = 0;
       const char *ctrl = c1 + 1, *path = c2 + 1;
       char where[4096] = "";
