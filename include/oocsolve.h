@@ -32,6 +32,9 @@ extern "C" {
 #define OOC_VERSION_STRING "0.1.0"
 
 const char *ooc_version(void);
+/* How this library was built, one line: "CUDA off; HDF5 1.10.8; zstd 1.5.4; BLAS OpenBLAS 0.3.21
+ * ..." (the versions linked at run time where the library can ask). */
+const char *ooc_build_info(void);
 
 /* Status codes. Values are pinned: never renumber, only append. */
 typedef enum ooc_status {
@@ -78,6 +81,10 @@ ooc_status_t ooc_ctx_create(ooc_ctx_t **ctx);
 void ooc_ctx_destroy(ooc_ctx_t *ctx); /* NULL is fine */
 void ooc_ctx_set_allocator(ooc_ctx_t *ctx, ooc_malloc_fn m, ooc_free_fn f, void *user);
 void ooc_ctx_set_progress(ooc_ctx_t *ctx, ooc_progress_fn fn, void *user);
+/* Steps of the running call's elimination (gj, chol inverse) done and in all, for progress
+ * displays: 1 and *done, *total when known, 0 otherwise. Safe to call from the progress
+ * callback. */
+int ooc_ctx_progress_step(const ooc_ctx_t *ctx, int64_t *done, int64_t *total);
 /* Async-signal-safe: the running call stops at its next safe point with OOC_ERR_INTERRUPTED. */
 void ooc_ctx_interrupt(ooc_ctx_t *ctx);
 /* Message of the last failure ("" after success). Valid until the next call on ctx. */
@@ -107,7 +114,8 @@ typedef struct ooc_opts {
   ooc_device_t device;
   int64_t tile;          /* tile edge b; 0 = 4096. Clamped to n. The unit of I/O, caching, chunking */
   int64_t stripe;        /* columns eliminated per step (rounded to tiles); 0 = as wide as the budget allows */
-  int64_t host_mem;      /* host byte budget; 0 = half of physical memory */
+  int64_t host_mem;      /* host byte budget; 0 = half of the smallest of physical memory, the
+                            cgroup (v2 or v1) limit and SLURM's allocation (report->host_limit) */
   const char *scratch_dir; /* where spilled tiles go; NULL = the output's directory */
   int scratch_zstd;      /* zstd level for spilled tiles; 0 = uncompressed (checksummed either way) */
   const char *compress;  /* output compression: NULL or "none", "zstd[:level]", "deflate[:level]" */
@@ -128,6 +136,11 @@ typedef struct ooc_opts {
   int allow_fill;        /* read missing data (chunks never written, missing virtual-dataset
                             sources, short external raw files) as the dataset's fill value;
                             0 = refuse them with OOC_ERR_FORMAT naming the first missing block */
+  int trans_a, trans_b;  /* read A (B) transposed: element (i, j) is the dataset's (j, i) */
+  int keep_fill;         /* read values equal to a CF _FillValue/missing_value as numbers
+                            (default: refuse the input, OOC_ERR_NONFINITE) */
+  const char *history;   /* the output's `history` attribute after the date (the CLI: its
+                            command line); NULL = the call and its inputs */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)
@@ -171,6 +184,8 @@ typedef struct ooc_report {
   int64_t resumed_step;  /* --resume: the journal step the run continued from (0 = fresh run) */
   char warnings[1024];   /* "; "-separated notices */
   int64_t gemm_k;        /* ooc_gemm: the inner dimension (C is n x nrhs, A n x gemm_k) */
+  char host_limit[256];  /* default host budget (opts->host_mem 0): the limit it is a fraction
+                            of ("the cgroup v2 limit (/sys/fs/cgroup/.../memory.max) 400 MiB") */
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */

@@ -1,5 +1,6 @@
 /* oocsolve: the command-line tool, a thin shell over liboocsolve. docs/CLI.md is its manual. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,8 @@ static const char *USAGE =
     "  --factor FILE        solve: use this Cholesky factor (from oocsolve factor) instead of A\n"
     "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
     "  --stripe N           columns eliminated per pass (default: as wide as --host-mem allows)\n"
-    "  --host-mem SIZE      host memory budget, e.g. 512M, 8G (default: half of physical memory)\n"
+    "  --host-mem SIZE      host memory budget, e.g. 512M, 8G (default: half of the smallest of\n"
+    "                       physical memory, the cgroup limit and SLURM's allocation)\n"
     "  --scratch DIR        directory for spilled tiles (default: the output's directory)\n"
     "  --scratch-zstd L     compress spilled tiles with zstd level L (default: raw)\n"
     "  --compress SPEC      output compression: none, zstd[:L], deflate[:L] (default none)\n"
@@ -40,22 +42,55 @@ static const char *USAGE =
     "  --streams N          CUDA streams for copies and compute (default 3)\n"
     "  --trace FILE         write a Chrome/Perfetto trace (JSON) of GPU copies and kernels\n"
     "  --check C            auto, full, probe or none (default auto: full up to n = 2048)\n"
-    "  --force              replace an existing output\n"
+    "  --force              replace an existing output; into an existing HDF5 file: add or\n"
+    "                       replace only the named dataset, keeping everything else\n"
     "  --allow-fill         read missing data (unwritten chunks, missing sources) as the fill value\n"
+    "  --trans-a, --trans-b read A (B) transposed (a Fortran-order array), without a copy\n"
+    "  --keep-fill          read values equal to _FillValue/missing_value as numbers\n"
+    "                       (default: refuse such an input, exit 3)\n"
     "  --resume             continue an interrupted run from its journal (same command otherwise)\n"
     "  --checkpoint S       journal in-core runs every S seconds (default 300), 'step' = every\n"
     "                       step, 'off' = never; out-of-core runs journal every step\n"
     "  --json               print the report as one JSON object on stdout\n"
     "  --quiet              no progress bar and no report\n"
-    "  --version, --help\n"
+    "  --version, --help    (--version also prints the build: CUDA, HDF5, zstd, BLAS)\n"
+    "\n"
+    "Options take their value as --opt V or --opt=V; '--' ends the options. A matrix is\n"
+    "FILE[:/dset][[i,:,:]] (a 2-D slice; axes of length 1 are squeezed; docs/CLI.md).\n"
     "\n"
     "exit codes: 0 ok, 2 usage, 3 bad input, 4 singular/inaccurate, 5 file I/O, 6 resources,\n"
     "            7 device, 130 interrupted, 70 internal error (see docs/CLI.md)\n";
 
-static int usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "oocsolve: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n(oocsolve --help for usage)\n");
+/* Usage errors: the message on stderr and, with --json anywhere before "--", the same JSON object
+ * a run prints (status OOC_ERR_ARG, exit code 2) on stdout, so a script reading JSON always gets
+ * JSON. */
+static int g_json;
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "oocsolve: %s\n(oocsolve --help for usage)\n", msg);
+  if (g_json) {
+    ooc_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    rep.logdet = NAN;
+    ooc_report_json(&rep, OOC_ERR_ARG, msg, stdout);
+  }
+  return 2;
+}
+
+/* A value parser (cli_util.h) failed: it printed its message; repeat it as JSON if asked. */
+static int parse_failed(void) {
+  if (g_json) {
+    ooc_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    rep.logdet = NAN;
+    ooc_report_json(&rep, OOC_ERR_ARG, cli_last_error(), stdout);
+  }
   return 2;
 }
 
@@ -65,8 +100,65 @@ static int pick(const char *opt, const char *val, const char *const *names, int 
       *out = i;
       return 0;
     }
-  fprintf(stderr, "oocsolve: %s: unknown value '%s'\n", opt, val ? val : "");
+  char list[256] = "";
+  for (int i = 0; i < count; i++) {
+    size_t len = strlen(list);
+    snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", names[i]);
+  }
+  const char *near = cli_nearest(val ? val : "", names, count);
+  char hint[96] = "";
+  if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+  usage_error("%s: unknown value '%s'%s; one of %s", opt, val ? val : "", hint, list);
   return -1;
+}
+
+/* Every option: its name, a short alias, and whether it takes a value (--opt V or --opt=V). */
+typedef struct {
+  const char *name, *alias;
+  int takes;
+} optdef_t;
+
+static const optdef_t OPTS[] = {
+    {"--out", "-o", 1},       {"--factor", NULL, 1},      {"--tile", NULL, 1},
+    {"--stripe", NULL, 1},    {"--host-mem", NULL, 1},    {"--gpu-mem", NULL, 1},
+    {"--streams", NULL, 1},   {"--trace", NULL, 1},       {"--scratch", NULL, 1},
+    {"--scratch-zstd", NULL, 1}, {"--compress", NULL, 1}, {"--out-type", NULL, 1},
+    {"--method", NULL, 1},    {"--warm-start", NULL, 1},  {"--max-iter", NULL, 1},
+    {"--alpha", NULL, 1},     {"--beta", NULL, 1},        {"--c", NULL, 1},
+    {"--triangle", NULL, 1},  {"--device", NULL, 1},      {"--check", NULL, 1},
+    {"--checkpoint", NULL, 1}, {"--resume", NULL, 0},     {"--force", "-f", 0},
+    {"--json", NULL, 0},      {"--quiet", "-q", 0},       {"--version", NULL, 0},
+    {"--help", "-h", 0},      {"--trans-a", NULL, 0},     {"--trans-b", NULL, 0},
+    {"--keep-fill", NULL, 0},  {"--allow-fill", NULL, 0},
+};
+#define NOPTS ((int)(sizeof OPTS / sizeof OPTS[0]))
+
+static const char *const VERBS[] = {"invert", "solve", "logdet", "factor", "gemm"};
+
+static const optdef_t *find_opt(const char *name) {
+  for (int k = 0; k < NOPTS; k++)
+    if (!strcmp(name, OPTS[k].name) || (OPTS[k].alias && !strcmp(name, OPTS[k].alias)))
+      return &OPTS[k];
+  return NULL;
+}
+
+static int unknown_option(const char *typed) {
+  const char *names[NOPTS];
+  for (int k = 0; k < NOPTS; k++) names[k] = OPTS[k].name;
+  const char *near = cli_nearest(typed, names, NOPTS);
+  if (near) return usage_error("unknown option %s (did you mean %s?)", typed, near);
+  return usage_error("unknown option %s", typed);
+}
+
+/* A bare word where the command goes that is no file: a misspelt command ("inverse"). */
+static int looks_like_verb(const char *a) {
+  if (!a || !*a || a[0] == '-' || strpbrk(a, "./:[") != NULL) return 0;
+  FILE *f = fopen(a, "rb");
+  if (f) {
+    fclose(f);
+    return 0;
+  }
+  return 1;
 }
 
 int main(int argc, char **argv) {
@@ -74,8 +166,10 @@ int main(int argc, char **argv) {
   ooc_opts_default(&o);
   const char *out = NULL, *factor = NULL, *pos[3] = {0}, *c0 = NULL;
   int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, factorize = 0, gemm = 0,
-      have_beta = 0;
+      have_beta = 0, only_pos = 0;
   double alpha = 1.0, beta = 1.0;
+  for (int k = 1; k < argc && strcmp(argv[k], "--"); k++)
+    if (!strcmp(argv[k], "--json")) g_json = 1;
   int argi = 1;
   if (argi < argc && strcmp(argv[argi], "solve") == 0) {
     solve = 1;
@@ -91,118 +185,118 @@ int main(int argc, char **argv) {
     argi++;
   } else if (argi < argc && strcmp(argv[argi], "invert") == 0) {
     argi++;
+  } else if (argi < argc && looks_like_verb(argv[argi])) {
+    const char *near = cli_nearest(argv[argi], VERBS, 5);
+    char hint[64] = "";
+    if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+    return usage_error("unknown command '%s'%s: commands are invert (the default), solve, "
+                       "logdet, factor, gemm; an input is a file (no such file '%s')", argv[argi],
+                       hint, argv[argi]);
   }
   for (; argi < argc; argi++) {
-    const char *a = argv[argi];
-    const char *v = argi + 1 < argc ? argv[argi + 1] : NULL;
-#define NEEDV                                                                                      \
-  do {                                                                                             \
-    if (!v) return usage_error("%s needs a value", a);                                             \
-    argi++;                                                                                        \
-  } while (0)
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    const char *arg = argv[argi];
+    if (only_pos || arg[0] != '-' || !arg[1]) {
+      if (npos == 3) return usage_error("too many arguments (%s)", arg);
+      pos[npos++] = arg;
+      continue;
+    }
+    if (!strcmp(arg, "--")) {
+      only_pos = 1;
+      continue;
+    }
+    /* "--opt=value": the option as typed (for messages) and its inline value */
+    char typed[64];
+    const char *eq = arg[1] == '-' ? strchr(arg, '=') : NULL;
+    snprintf(typed, sizeof typed, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+    const optdef_t *od = find_opt(typed);
+    if (!od) return unknown_option(typed);
+    const char *a = od->name, *v = NULL;
+    if (!od->takes && eq) return usage_error("%s takes no value (got '%s')", typed, eq + 1);
+    if (od->takes) {
+      if (eq) v = eq + 1;
+      else if (argi + 1 < argc) v = argv[++argi];
+      else return usage_error("%s needs a value", typed);
+    }
+    if (!strcmp(a, "--help")) {
       fputs(USAGE, stdout);
       return 0;
     } else if (!strcmp(a, "--version")) {
-      printf("oocsolve %s\n", ooc_version());
+      printf("oocsolve %s\nbuild: %s\n", ooc_version(), ooc_build_info());
       return 0;
-    } else if (!strcmp(a, "--out") || !strcmp(a, "-o")) {
-      NEEDV;
+    } else if (!strcmp(a, "--out")) {
       out = v;
     } else if (!strcmp(a, "--factor")) {
-      NEEDV;
       factor = v;
     } else if (!strcmp(a, "--tile")) {
-      NEEDV;
-      if (cli_int64("oocsolve", a, v, 1, &o.tile)) return 2;
+      if (cli_int64("oocsolve", typed, v, 1, &o.tile)) return parse_failed();
     } else if (!strcmp(a, "--stripe")) {
-      NEEDV;
-      if (cli_int64("oocsolve", a, v, 1, &o.stripe)) return 2;
+      if (cli_int64("oocsolve", typed, v, 1, &o.stripe)) return parse_failed();
     } else if (!strcmp(a, "--host-mem")) {
-      NEEDV;
-      if (cli_size("oocsolve", a, v, &o.host_mem)) return 2;
+      if (cli_size("oocsolve", typed, v, &o.host_mem)) return parse_failed();
     } else if (!strcmp(a, "--gpu-mem")) {
-      NEEDV;
-      if (cli_size("oocsolve", a, v, &o.gpu_mem)) return 2;
+      if (cli_size("oocsolve", typed, v, &o.gpu_mem)) return parse_failed();
     } else if (!strcmp(a, "--streams")) {
       int64_t k = 0;
-      NEEDV;
-      if (cli_int64("oocsolve", a, v, 1, &k) || k > 8) {
-        if (k > 8) fprintf(stderr, "oocsolve: --streams must be 1..8\n");
-        return 2;
-      }
+      if (cli_int64("oocsolve", typed, v, 1, &k)) return parse_failed();
+      if (k > 8) return usage_error("%s must be 1..8", typed);
       o.streams = (int)k;
     } else if (!strcmp(a, "--trace")) {
-      NEEDV;
       o.trace = v;
     } else if (!strcmp(a, "--scratch")) {
-      NEEDV;
       o.scratch_dir = v;
     } else if (!strcmp(a, "--scratch-zstd")) {
       int64_t l;
-      NEEDV;
-      if (cli_int64("oocsolve", a, v, 0, &l)) return 2;
-      if (l > 22) return usage_error("--scratch-zstd %s: a zstd level is 0 (raw) to 22", v);
+      if (cli_int64("oocsolve", typed, v, 0, &l)) return parse_failed();
+      if (l > 22) return usage_error("%s %s: a zstd level is 0 (raw) to 22", typed, v);
       o.scratch_zstd = (int)l;
     } else if (!strcmp(a, "--compress")) {
-      NEEDV;
       o.compress = v;
     } else if (!strcmp(a, "--out-type")) {
       static const char *const n[] = {"auto", "f32", "f64"};
       int k;
-      NEEDV;
-      if (pick(a, v, n, 3, &k)) return 2;
+      if (pick(typed, v, n, 3, &k)) return 2;
       o.out_dtype = (ooc_dtype_t)k;
     } else if (!strcmp(a, "--method")) {
       static const char *const n[] = {"auto", "gj", "chol", "newton", "hyper7"};
       int k;
-      NEEDV;
-      if (pick(a, v, n, 5, &k)) return 2;
+      if (pick(typed, v, n, 5, &k)) return 2;
       o.method = (ooc_method_t)k;
     } else if (!strcmp(a, "--warm-start")) {
-      NEEDV;
       o.warm_start = v;
     } else if (!strcmp(a, "--max-iter")) {
       int64_t k = 0;
-      NEEDV;
-      if (cli_int64("oocsolve", a, v, 1, &k)) return 2;
-      if (k > 100000) return usage_error("--max-iter %s: at most 100000", v);
+      if (cli_int64("oocsolve", typed, v, 1, &k)) return parse_failed();
+      if (k > 100000) return usage_error("%s %s: at most 100000", typed, v);
       o.max_iter = (int)k;
     } else if (!strcmp(a, "--alpha") || !strcmp(a, "--beta")) {
       char *end;
-      NEEDV;
       double x = strtod(v, &end);
-      if (!*v || *end || !isfinite(x)) return usage_error("%s: not a finite number", a);
+      if (!*v || *end || !isfinite(x)) return usage_error("%s: not a finite number", typed);
       if (a[2] == 'a') alpha = x;
       else {
         beta = x;
         have_beta = 1;
       }
     } else if (!strcmp(a, "--c")) {
-      NEEDV;
       c0 = v;
     } else if (!strcmp(a, "--triangle")) {
       static const char *const n[] = {"full", "lower"};
       int k;
-      NEEDV;
-      if (pick(a, v, n, 2, &k)) return 2;
+      if (pick(typed, v, n, 2, &k)) return 2;
       o.lower_only = k;
     } else if (!strcmp(a, "--device")) {
       static const char *const n[] = {"auto", "cpu", "ref", "cuda"};
       int k;
-      NEEDV;
-      if (pick(a, v, n, 4, &k)) return 2;
+      if (pick(typed, v, n, 4, &k)) return 2;
       o.device = (ooc_device_t)k;
     } else if (!strcmp(a, "--check")) {
       static const char *const n[] = {"auto", "none", "probe", "full"};
       int k;
-      NEEDV;
-      if (pick(a, v, n, 4, &k)) return 2;
+      if (pick(typed, v, n, 4, &k)) return 2;
       o.check = (ooc_check_t)k;
     } else if (!strcmp(a, "--resume")) {
       o.resume = 1;
     } else if (!strcmp(a, "--checkpoint")) {
-      NEEDV;
       if (!strcmp(v, "step")) {
         o.checkpoint = OOC_CHECKPOINT_EVERY_STEP;
       } else if (!strcmp(v, "off")) {
@@ -211,26 +305,35 @@ int main(int argc, char **argv) {
         char *end = NULL;
         double sec = strtod(v, &end);
         if (end == v || *end || !(sec > 0) || sec > 1e9)
-          return usage_error("--checkpoint: '%s' is not a number of seconds > 0, 'step' or 'off'",
+          return usage_error("%s: '%s' is not a number of seconds > 0, 'step' or 'off'", typed,
                              v);
         o.checkpoint = sec;
       }
     } else if (!strcmp(a, "--allow-fill")) {
       o.allow_fill = 1;
-    } else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
+    } else if (!strcmp(a, "--force")) {
       o.force = 1;
     } else if (!strcmp(a, "--json")) {
       json = 1;
-    } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+    } else if (!strcmp(a, "--quiet")) {
       quiet = 1;
-    } else if (a[0] == '-' && a[1]) {
-      return usage_error("unknown option %s", a);
-    } else {
-      if (npos == 3) return usage_error("too many arguments (%s)", a);
-      pos[npos++] = a;
+    } else if (!strcmp(a, "--trans-a")) {
+      o.trans_a = 1;
+    } else if (!strcmp(a, "--trans-b")) {
+      o.trans_b = 1;
+    } else if (!strcmp(a, "--keep-fill")) {
+      o.keep_fill = 1;
     }
   }
+  if (npos >= 1 && !solve && !gemm && !logdet && !factorize && looks_like_verb(pos[0]) &&
+      cli_nearest(pos[0], VERBS, 5))
+    return usage_error("unknown command '%s' (did you mean '%s'?)", pos[0],
+                       cli_nearest(pos[0], VERBS, 5));
   if (factor && !solve) return usage_error("%s", "--factor is an option of solve");
+  if (o.trans_b && !solve && !gemm)
+    return usage_error("%s", "--trans-b is for solve and gemm (the second matrix)");
+  if (o.trans_a && factor)
+    return usage_error("%s", "--trans-a does not apply to solve --factor (L is read as written)");
   if (npos != ((solve && !factor) || gemm ? 2 : 1))
     return usage_error("%s", gemm     ? "gemm needs A and B"
                              : !solve ? "give one input matrix"
@@ -243,6 +346,16 @@ int main(int argc, char **argv) {
       o.method != OOC_METHOD_HYPER7)
     return usage_error("%s", "--warm-start and --max-iter need --method newton or hyper7");
 
+  /* the command line, for the output's history attribute (shell-quoted where needed) */
+  static char history[8192];
+  for (int k = 0, len = 0; k < argc && len < (int)sizeof history - 4; k++) {
+    int quote = strpbrk(argv[k], " \t'\"$[]*?;&|<>()") != NULL || !argv[k][0];
+    int w = snprintf(history + len, sizeof history - (size_t)len, quote ? "%s'%s'" : "%s%s",
+                     k ? " " : "", k ? argv[k] : "oocsolve");
+    if (w < 0) break;
+    len += w;
+  }
+  o.history = history;
   ooc_ctx_t *ctx = NULL;
   if (ooc_ctx_create(&ctx) != OOC_OK) {
     fprintf(stderr, "oocsolve: out of memory\n");
@@ -262,7 +375,7 @@ int main(int argc, char **argv) {
   cli_progress_done();
   if (json) ooc_report_json(&rep, st, st ? ooc_ctx_error(ctx) : "", stdout);
   else if (logdet && st == OOC_OK) printf("%.17g\n", ld); /* scripts read this line */
-  else if (!quiet && st == OOC_OK) ooc_report_print(&rep, stdout);
+  else if (!quiet && st == OOC_OK) cli_report_print(&rep, stdout);
   if (st != OOC_OK) {
     fprintf(stderr, "oocsolve: error: %s\n", ooc_ctx_error(ctx));
     if (st == OOC_ERR_INTERRUPTED)

@@ -18,7 +18,10 @@
 #include "api/outpath.h"
 #include "base/parloop.h"
 #include "io/fileio.h"
+#include "base/memlimit.h"
+#include "io/h5commit.h"
 #include "io/h5mat.h"
+#include "io/h5meta.h"
 #include "io/journal.h"
 #include "io/scratch.h"
 #include "kernels/ops.h"
@@ -413,8 +416,13 @@ static ooc_status_t open_input(job_t *j, const char *spec, h5mat_t **out) {
   char file[PATH_MAX], dset[512];
   if (!spec || !*spec) return OOC_FAIL(j->ctx, OOC_ERR_ARG, "no input matrix given");
   OOC_TRY(h5m_split_spec(j->ctx, spec, file, sizeof file, dset, sizeof dset));
-  OOC_TRY(h5m_open(j->ctx, file, dset, out));
+  unsigned flags = j->o.keep_fill ? H5M_KEEP_FILL : 0;
+  if ((out == &j->in_a && j->o.trans_a) || (out == &j->in_b && j->o.trans_b)) flags |= H5M_TRANS;
+  OOC_TRY(h5m_open2(j->ctx, file, dset, flags, out));
   h5m_set_allow_fill(*out, j->o.allow_fill);
+  if (flags & H5M_TRANS)
+    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s read transposed (--trans-%c)",
+             h5m_name(*out), out == &j->in_a ? 'a' : 'b');
   const char *note = h5m_notice(*out);
   if (note && *note) ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", note);
   return OOC_OK;
@@ -440,6 +448,12 @@ static ooc_status_t scale_check(job_t *j) {
                     "data written? a dataset never written reads as its fill value)",
                     h5m_name(j->in_a));
   return OOC_OK;
+}
+
+/* A 1-D right-hand side (read as n x 1) gives a 1-D X. */
+static unsigned out_flags(const job_t *j) {
+  return j->in_b && h5m_rank(j->in_b) == 1 && h5m_cols(j->in_b) == 1 && !j->o.trans_b
+             ? H5M_OUT_1D : 0;
 }
 
 /* Create the cache and stores and fill them from the inputs (once; again after a fallback). */
@@ -911,6 +925,9 @@ static ooc_status_t commit_output(job_t *j) {
   OOC_TRY(h5m_attr_str(o, "precision", r->precision));
   OOC_TRY(h5m_attr_str(o, "input", h5m_name(j->in_a)));
   if (j->in_b) OOC_TRY(h5m_attr_str(o, "rhs", h5m_name(j->in_b)));
+  OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b,
+                          j->in_b ? H5META_SOLVE : j->factor_out ? H5META_FACTOR : H5META_INVERSE,
+                          j->o.history));
   if (j->factor_out) {
     double a1 = 0;
     for (int64_t c = 0; c < j->n; c++) a1 = fmax(a1, j->colnorm[c]);
@@ -955,8 +972,9 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   OOC_TRY(open_input(j, a_spec, &j->in_a));
   j->n = h5m_rows(j->in_a);
   if (h5m_cols(j->in_a) != j->n)
-    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: matrix is %lld x %lld; it must be square",
-                    h5m_name(j->in_a), (long long)h5m_rows(j->in_a), (long long)h5m_cols(j->in_a));
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: matrix is %lld x %lld%s; it must be square",
+                    h5m_name(j->in_a), (long long)h5m_rows(j->in_a), (long long)h5m_cols(j->in_a),
+                    h5m_rank(j->in_a) == 1 ? " (a 1-D dataset, read as one column)" : "");
   if (b_spec) {
     OOC_TRY(open_input(j, b_spec, &j->in_b));
     if (h5m_rows(j->in_b) != j->n)
@@ -992,8 +1010,11 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   /* Create the output first: an existing file or an unwritable directory fails in seconds. */
   j->chunk = ooc_max64(j->b, 256);
   if (!j->logdet_only)
-    OOC_TRY(h5m_create(ctx, j->out_file, j->out_dset, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64,
-                       j->chunk, j->o.compress, j->o.force, &j->out));
+    OOC_TRY(h5m_create2(ctx, j->out_file, j->out_dset, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64,
+                        j->chunk, j->o.compress, j->o.force, out_flags(j), &j->out));
+  if (j->out && h5m_replaced(j->out))
+    ooc_warn(r->warnings, sizeof r->warnings, "%s replaces the dataset of that name; the file's "
+             "other contents are kept", h5m_name(j->out));
 
   j->colnorm = ooc_calloc(ctx, (size_t)n, sizeof(double));
   j->perm = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
@@ -1084,8 +1105,16 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   j->rep->logdet = NAN;
   if (opts) j->o = *opts;
   else ooc_opts_default(&j->o);
+  if (j->o.host_mem <= 0) { /* the job's real limit, not the machine's (base/memlimit.h) */
+    char src[200], b1[32], b2[32];
+    j->o.host_mem = ooc_default_host_mem(src, sizeof src);
+    ooc_fmt(j->rep->host_limit, sizeof j->rep->host_limit, "%s, %.0f%% of %s: %s",
+            ooc_fmt_bytes(j->o.host_mem, b1, sizeof b1), 100 * OOC_MEM_FRACTION, src,
+            ooc_fmt_bytes((int64_t)((double)j->o.host_mem / OOC_MEM_FRACTION), b2, sizeof b2));
+  }
   ooc_clear_error(ctx);
   ctx->interrupted = 0;
+  ooc_note_step(ctx, 0, 0);
   ooc_ctx_reset_peak(ctx);
   if (j->o.method != OOC_METHOD_AUTO && j->o.method != OOC_METHOD_GJ &&
       j->o.method != OOC_METHOD_CHOL && !is_iter(j))
@@ -1517,6 +1546,7 @@ static ooc_status_t after_step(void *user, int64_t step, int64_t nsteps, const i
   job_t *j = user;
   j->steps_done = step + 1;
   j->nsteps = nsteps;
+  ooc_note_step(j->ctx, step + 1, nsteps);
   if (!j->journaled) return OOC_OK;
   int last = step + 1 == nsteps;
   /* in core, a checkpoint after the last step would only copy the matrix to disk once more */
@@ -1530,6 +1560,7 @@ static ooc_status_t chol_after_step(void *user, int64_t step, int64_t nsteps, do
   job_t *j = user;
   j->steps_done = step + 1;
   j->nsteps = nsteps;
+  ooc_note_step(j->ctx, step + 1, nsteps);
   if (!j->journaled) return OOC_OK;
   int last = step + 1 == nsteps;
   int due = j->every_step || j->out_of_core ||
@@ -1636,11 +1667,6 @@ ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opt
 
 /* ---- ooc_gemm: the out-of-core product as a command of its own ---------------------------- */
 
-static int same_file(const char *x, const char *y) {
-  char ra[PATH_MAX], rb[PATH_MAX];
-  return realpath(x, ra) && realpath(y, rb) && strcmp(ra, rb) == 0;
-}
-
 static ooc_status_t gemm_commit(job_t *j, double alpha, double beta) {
   ooc_report_t *r = j->rep;
   h5mat_t *o = j->out;
@@ -1649,6 +1675,7 @@ static ooc_status_t gemm_commit(job_t *j, double alpha, double beta) {
   OOC_TRY(h5m_attr_str(o, "backend", r->backend));
   OOC_TRY(h5m_attr_str(o, "input_a", h5m_name(j->in_a)));
   OOC_TRY(h5m_attr_str(o, "input_b", h5m_name(j->in_b)));
+  OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b, H5META_GEMM, j->o.history));
   if (j->in_c) OOC_TRY(h5m_attr_str(o, "input_c", h5m_name(j->in_c)));
   OOC_TRY(h5m_attr_f64(o, "alpha", alpha));
   OOC_TRY(h5m_attr_f64(o, "beta", j->in_c ? beta : 0.0));
@@ -1665,7 +1692,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   double t_start = ooc_now();
-  char afile[PATH_MAX], adset[512], f2[PATH_MAX], d2[512];
+  char afile[PATH_MAX], adset[512];
   if (!isfinite(alpha) || !isfinite(beta))
     return OOC_FAIL(ctx, OOC_ERR_ARG, "alpha and beta must be finite (got %g, %g)", alpha, beta);
   if (!b_spec || !*b_spec) return OOC_FAIL(ctx, OOC_ERR_ARG, "no matrix B given");
@@ -1693,14 +1720,6 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   OOC_TRY(pick_backend(j));
   OOC_TRY(h5m_split_spec(ctx, a_spec, afile, sizeof afile, adset, sizeof adset));
   OOC_TRY(resolve_output(j, out_spec, afile, ".gemm", "/C"));
-  const char *others[2] = {b_spec, c_spec};
-  for (int q = 0; q < 2; q++)
-    if (others[q] && *others[q]) {
-      OOC_TRY(h5m_split_spec(ctx, others[q], f2, sizeof f2, d2, sizeof d2));
-      if (same_file(j->out_file, f2))
-        return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: the output would replace an input file; name "
-                        "another", j->out_file);
-    }
   OOC_TRY(claim_output(j)); /* its lock, and what a killed gemm left (temporaries, spills) */
 
   plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .cuda = j->cuda};

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "base/memlimit.h"
 #include "io/journal.h"
 #include "solvers/chol.h"
 #include "solvers/gj.h"
@@ -21,8 +22,11 @@
 /* The staging the HDF5 reader and writer may always use (job.c's io_min_stage). */
 static int64_t io_stage(int64_t b) { return 8 * b * ooc_max64(b, 256); }
 
+/* The API sets --host-mem's default (base/memlimit.h) before it plans; the same default here for
+ * callers of the planner alone. */
 static int64_t host_budget(const ooc_opts_t *o) {
-  int64_t m = o->host_mem > 0 ? o->host_mem : ooc_physical_memory() / 2;
+  char src[200];
+  int64_t m = o->host_mem > 0 ? o->host_mem : ooc_default_host_mem(src, sizeof src);
   return m > 0 ? m : (int64_t)1 << 30;
 }
 

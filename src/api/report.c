@@ -40,6 +40,7 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
           ooc_fmt_bytes(r->bytes_unspilled, b3, sizeof b3),
           ooc_fmt_bytes(r->bytes_output, b4, sizeof b4), ooc_fmt_bytes(r->host_peak, b5, sizeof b5),
           ooc_fmt_bytes(r->host_budget, b6, sizeof b6));
+  if (r->host_limit[0]) fprintf(f, "  memory  default --host-mem %s\n", r->host_limit);
   if (strcmp(r->check, "none") == 0)
     fprintf(f, "  check   none (--check none)\n");
   else
@@ -109,6 +110,7 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_int(f, "bytes_output", r->bytes_output);
   json_int(f, "host_budget", r->host_budget);
   json_int(f, "host_peak", r->host_peak);
+  json_str(f, "host_limit", r->host_limit, 1);
   json_num(f, "norm1_a", r->norm1_a);
   json_num(f, "norm1_x", r->norm1_x);
   json_num(f, "residual", r->residual);

@@ -163,6 +163,16 @@ void ooc_ctx_set_progress(ooc_ctx_t *ctx, ooc_progress_fn fn, void *user) {
 }
 
 void ooc_ctx_interrupt(ooc_ctx_t *ctx) { ctx->interrupted = 1; }
+void ooc_note_step(ooc_ctx_t *ctx, int64_t done, int64_t total) {
+  ctx->step_done = done;
+  ctx->step_total = total;
+}
+int ooc_ctx_progress_step(const ooc_ctx_t *ctx, int64_t *done, int64_t *total) {
+  if (!ctx || ctx->step_total <= 0) return 0;
+  if (done) *done = ctx->step_done;
+  if (total) *total = ctx->step_total;
+  return 1;
+}
 const char *ooc_ctx_error(const ooc_ctx_t *ctx) { return ctx->err; }
 int64_t ooc_ctx_host_bytes(const ooc_ctx_t *ctx) { return ctx->host_bytes; }
 int64_t ooc_ctx_host_peak(const ooc_ctx_t *ctx) { return ctx->host_peak; }

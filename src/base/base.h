@@ -68,7 +68,12 @@ struct ooc_ctx {
   char kill_event[16];
   int64_t kill_at, kill_seen;
   int kill_sig;
+  /* steps of the current run done and in all (ooc_note_step; 0, 0: not a stepped phase) */
+  int64_t step_done, step_total;
 };
+
+/* Record the steps done / in all of the running call, for ooc_ctx_progress_step. */
+void ooc_note_step(ooc_ctx_t *ctx, int64_t done, int64_t total);
 
 /* Arm the Nth call (1-based, counted from now) of a seam to fail, once or persistently; n = 0
  * disarms. err is the errno an I/O fault reports (ignored for allocations). */

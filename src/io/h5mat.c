@@ -22,6 +22,7 @@
 #include "base/parloop.h"
 #include "io/chunkio.h"
 #include "io/fileio.h"
+#include "io/h5commit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -70,12 +71,25 @@ struct h5mat {
   int64_t chunk_r, chunk_c; /* 0 when the dataset is not chunked */
   h5m_type_t type;
   int writable, committed, force;
+  int append;        /* output into a copy of an existing HDF5 file (io/h5commit.h) */
+  int replaced;      /* append: a dataset of that name was replaced */
+  h5c_orig_t orig;   /* append: the existing file as copied */
   ooc_status_t failed; /* output only: a write failed, so the file must never be committed */
   int64_t bytes;
   char *path; /* the file the caller named (for an output: where it lands on commit) */
   char *tmp;  /* output only: the temporary file being written; NULL once gone */
   char *name; /* "file:/dset" */
-  char notice[160];
+  char notice[400];
+  /* Shape mapping (see "datasets that are not plain 2-D" below): the matrix is axis ax_r (rows)
+   * and axis ax_c (columns) of an nd-D dataset, either -1 for a 1-D dataset read as one column
+   * (or, transposed, one row); every other axis is fixed at fix[k]. general = 0 for the plain
+   * case (nd 2, ax_r 0, ax_c 1), the only one direct I/O and the 2-D fast paths handle. */
+  int nd, ax_r, ax_c, general;
+  hsize_t fix[H5S_MAX_RANK];
+  /* CF conventions (netCDF): values equal to _FillValue/missing_value are refused unless
+   * keep_fill; packed data (scale_factor/add_offset) are unpacked after every read. */
+  int nfill, keep_fill, packed;
+  double fill[4], scale, offset;
   /* Direct chunk I/O (see "direct chunk I/O" below); 0: everything through H5Dread/H5Dwrite. */
   int direct;          /* reads: DIRECT_CONTIG or DIRECT_CHUNKED */
   int zstd;            /* chunks are zstd frames (filter 32015 is the only filter) */
@@ -329,6 +343,14 @@ const char *h5m_path(const h5mat_t *m) { return m && m->path ? m->path : ""; }
 const char *h5m_notice(const h5mat_t *m) { return m ? m->notice : ""; }
 int64_t h5m_bytes(const h5mat_t *m) { return m ? m->bytes : 0; }
 int64_t h5m_chunk_cols(const h5mat_t *m) { return m ? m->chunk_c : 0; }
+int h5m_rank(const h5mat_t *m) { return m ? (m->nd ? m->nd : 2) : 0; }
+int h5m_replaced(const h5mat_t *m) { return m ? m->replaced : 0; }
+int64_t h5m_file_id(const h5mat_t *m) { return m ? (int64_t)m->file : -1; }
+int64_t h5m_dset_id(const h5mat_t *m) { return m ? (int64_t)m->dset : -1; }
+void h5m_axes(const h5mat_t *m, int *ax_r, int *ax_c) {
+  *ax_r = m && m->nd ? m->ax_r : 0;
+  *ax_c = m && m->nd ? m->ax_c : 1;
+}
 
 /* ---- opening -------------------------------------------------------------------------------- */
 
@@ -404,7 +426,104 @@ static const char *class_words(H5T_class_t c) {
 }
 
 /* Checks shape and type of the opened dataset m->dset and fills the handle's fields. */
-static ooc_status_t inspect_dataset(h5mat_t *m, const char *label) {
+/* "[0,:,:]" (one entry per axis: an index, negative from the end, or ':' for an axis the matrix
+ * keeps) -> m->fix and the kept axes. */
+static ooc_status_t parse_slice(h5mat_t *m, const char *label, const char *slice, int nd,
+                                const hsize_t *dims, const char *shape, int *freeax, int *nfree) {
+  ooc_ctx_t *ctx = m->ctx;
+  const char *p = slice + 1; /* after '[' */
+  int k = 0;
+  *nfree = 0;
+  for (;; k++) {
+    while (*p == ' ') p++;
+    if (k >= nd)
+      return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: the slice %s has more entries than the dataset's "
+                      "%d axes (shape %s)", label, slice, nd, shape);
+    if (*p == ':') {
+      freeax[(*nfree)++] = k;
+      p++;
+    } else {
+      char *end = NULL;
+      errno = 0;
+      long long v = strtoll(p, &end, 10);
+      if (end == p || errno)
+        return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: slice %s: entry %d is not an integer index or "
+                        "':'", label, slice, k + 1);
+      long long len = (long long)dims[k];
+      if (v < -len || v >= len)
+        return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: slice %s: index %lld is outside axis %d of "
+                        "length %lld (shape %s)", label, slice, v, k, len, shape);
+      m->fix[k] = (hsize_t)(v < 0 ? v + len : v);
+      p = end;
+    }
+    while (*p == ' ') p++;
+    if (*p == ',') {
+      p++;
+      continue;
+    }
+    if (*p == ']' && p[1] == 0) break;
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: slice %s: expected ',' or a final ']' at '%s'", label,
+                    slice, p);
+  }
+  if (k + 1 != nd)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: the slice %s has %d entries; the dataset has %d axes "
+                    "(shape %s)", label, slice, k + 1, nd, shape);
+  return OOC_OK;
+}
+
+/* Numeric attribute `name` of obj as doubles (up to cap values): how many were read, 0 if it is
+ * absent or not numeric. */
+static int attr_doubles(hid_t obj, const char *name, double *v, int cap) {
+  if (H5Aexists(obj, name) <= 0) return 0;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return 0;
+  int got = 0;
+  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+  H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+  hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : 0;
+  if ((c == H5T_FLOAT || c == H5T_INTEGER) && np >= 1 && np <= 64) {
+    double buf[64];
+    if (H5Aread(a, H5T_NATIVE_DOUBLE, buf) >= 0) {
+      got = (int)(np < cap ? np : cap);
+      memcpy(v, buf, (size_t)got * sizeof *v);
+    }
+  }
+  if (t >= 0) H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  H5Aclose(a);
+  return got;
+}
+
+/* CF attributes (netCDF conventions, as netCDF4-python and xarray decode them): the fill values
+ * a reader must not take for numbers, and the packing unpacked = packed * scale_factor +
+ * add_offset. Fill values are compared with the packed values, before unpacking. */
+static void read_cf_attrs(h5mat_t *m, const char *tname) {
+  double v[4];
+  int k = attr_doubles(m->dset, "_FillValue", v, 1);
+  for (int i = 0; i < k; i++)
+    if (v[i] == v[i]) m->fill[m->nfill++] = v[i]; /* NaN fills are caught as NaN */
+  k = attr_doubles(m->dset, "missing_value", v, 3);
+  for (int i = 0; i < k; i++)
+    if (v[i] == v[i]) m->fill[m->nfill++] = v[i];
+  double sf = 1, ao = 0;
+  int has_sf = attr_doubles(m->dset, "scale_factor", &sf, 1);
+  int has_ao = attr_doubles(m->dset, "add_offset", &ao, 1);
+  if (has_sf || has_ao) {
+    m->packed = 1;
+    m->scale = sf;
+    m->offset = ao;
+    snprintf(m->notice, sizeof m->notice, "%s data unpacked as netCDF4/xarray do (CF packing): "
+             "value * scale_factor %.17g + add_offset %.17g", tname, sf, ao);
+  }
+  if (m->nfill && m->keep_fill) {
+    size_t len = strlen(m->notice);
+    snprintf(m->notice + len, sizeof m->notice - len, "%s--keep-fill: values equal to the "
+             "_FillValue/missing_value %.17g are read as numbers", len ? "; " : "", m->fill[0]);
+    m->nfill = 0;
+  }
+}
+
+static ooc_status_t inspect_dataset(h5mat_t *m, const char *label, const char *slice, int trans) {
   ooc_ctx_t *ctx = m->ctx;
   m->fspace = H5Dget_space(m->dset);
   if (m->fspace < 0) return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot read the dataspace (%s)",
@@ -419,25 +538,54 @@ static ooc_status_t inspect_dataset(h5mat_t *m, const char *label) {
   int nd = H5Sget_simple_extent_dims(m->fspace, dims, NULL);
   if (nd < 0) return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot read the dataspace (%s)", label,
                               h5_last_error().inner);
-  if (nd != 2) {
-    char shape[256] = "";
-    for (int k = 0; k < nd; k++) {
-      size_t len = strlen(shape);
-      snprintf(shape + len, sizeof shape - len, "%s%llu", k ? " x " : "",
-               (unsigned long long)dims[k]);
-    }
-    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset is %d-D (shape %s); a matrix must be 2-D",
-                    label, nd, shape);
+  char shape[256] = "";
+  for (int k = 0; k < nd; k++) {
+    size_t len = strlen(shape);
+    snprintf(shape + len, sizeof shape - len, "%s%llu", k ? " x " : "",
+             (unsigned long long)dims[k]);
   }
-  if (dims[0] == 0 || dims[1] == 0)
-    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset has shape %llu x %llu; a matrix needs at "
-                    "least one row and one column", label, (unsigned long long)dims[0],
-                    (unsigned long long)dims[1]);
-  if (dims[0] > (hsize_t)INT64_MAX / 16 || dims[1] > (hsize_t)INT64_MAX / 16)
-    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset shape %llu x %llu is too large", label,
-                    (unsigned long long)dims[0], (unsigned long long)dims[1]);
-  m->rows = (int64_t)dims[0];
-  m->cols = (int64_t)dims[1];
+  for (int k = 0; k < nd; k++)
+    if (dims[k] == 0)
+      return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset has shape %s; a matrix needs at least "
+                      "one row and one column", label, shape);
+  /* free[]: the axes left to the matrix, after the slice's indices and the squeeze */
+  int nfree = 0, freeax[H5S_MAX_RANK];
+  memset(m->fix, 0, sizeof m->fix);
+  if (slice && *slice) {
+    OOC_TRY(parse_slice(m, label, slice, nd, dims, shape, freeax, &nfree));
+  } else {
+    for (int k = 0; k < nd; k++) freeax[nfree++] = k;
+    /* squeeze singleton axes (a time axis of length 1) while more than two remain */
+    for (int k = 0; k < nfree && nfree > 2;)
+      if (dims[freeax[k]] == 1) {
+        memmove(freeax + k, freeax + k + 1, (size_t)(nfree - k - 1) * sizeof *freeax);
+        nfree--;
+      } else {
+        k++;
+      }
+  }
+  if (nfree > 2)
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset is %d-D (shape %s); a matrix must be 2-D: "
+                    "name a 2-D slice, e.g. %s[0,:,:]%s (docs/CLI.md, \"Matrix specs\")", label,
+                    nd, shape, label, nd > 3 ? " with one index per fixed axis" : "");
+  if (nfree == 0)
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: the slice %s leaves a single element; keep two "
+                    "axes with ':' (e.g. [0,:,:])", label, slice);
+  m->nd = nd;
+  m->ax_r = freeax[0];
+  m->ax_c = nfree == 2 ? freeax[1] : -1; /* 1-D: one column */
+  if (trans) {
+    int t = m->ax_r;
+    m->ax_r = m->ax_c;
+    m->ax_c = t;
+  }
+  m->general = !(nd == 2 && m->ax_r == 0 && m->ax_c == 1);
+  int64_t rows = m->ax_r >= 0 ? (int64_t)dims[m->ax_r] : 1;
+  int64_t cols = m->ax_c >= 0 ? (int64_t)dims[m->ax_c] : 1;
+  if (rows > INT64_MAX / 16 || cols > INT64_MAX / 16)
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: dataset shape %s is too large", label, shape);
+  m->rows = rows;
+  m->cols = cols;
 
   hid_t ft = H5Dget_type(m->dset);
   if (ft < 0) return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot read the datatype (%s)", label,
@@ -470,15 +618,20 @@ static ooc_status_t inspect_dataset(h5mat_t *m, const char *label) {
     return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: type is %s; a matrix must be float or integer",
                     label, class_words(tc));
   }
+  char tname[16];
+  snprintf(tname, sizeof tname, "%s%zu", tc == H5T_FLOAT ? "float" : sign == H5T_SGN_NONE ?
+           "uint" : "int", sz * 8);
+  read_cf_attrs(m, tname);
 
   hid_t dcpl = H5Dget_create_plist(m->dset);
   if (dcpl < 0) return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: cannot read the storage layout (%s)",
                                 label, h5_last_error().inner);
   if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
-    hsize_t cd[2] = {0, 0};
-    if (H5Pget_chunk(dcpl, 2, cd) == 2) {
-      m->chunk_r = (int64_t)cd[0];
-      m->chunk_c = (int64_t)cd[1];
+    hsize_t cd[H5S_MAX_RANK] = {0};
+    if (H5Pget_chunk(dcpl, H5S_MAX_RANK, cd) == m->nd) {
+      /* in the matrix's terms: the chunk's extent along the rows' and the columns' axes */
+      m->chunk_r = m->ax_r >= 0 ? (int64_t)cd[m->ax_r] : 1;
+      m->chunk_c = m->ax_c >= 0 ? (int64_t)cd[m->ax_c] : 1;
     }
   }
   int nf = H5Pget_nfilters(dcpl);
@@ -515,11 +668,26 @@ static ooc_status_t inspect_dataset(h5mat_t *m, const char *label) {
   return st;
 }
 
-static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset, h5mat_t **out) {
-  char dname[NAME_CAP], label[LABEL_CAP];
+static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset_in,
+                              unsigned flags, h5mat_t **out) {
+  char dname[NAME_CAP], label[LABEL_CAP], dset[NAME_CAP], slice[128] = "";
+  /* "/B[0,:,:]": the slice is split off the dataset name (docs/CLI.md, "Matrix specs") */
+  snprintf(dset, sizeof dset, "%s", dset_in);
+  char *br = strchr(dset, '[');
+  size_t dl = strlen(dset);
+  if (br && dl > 0 && dset[dl - 1] == ']' && br != dset) {
+    if (strlen(br) >= sizeof slice)
+      return OOC_FAIL(ctx, OOC_ERR_ARG, "%s:%s: slice too long", file, dset_in);
+    snprintf(slice, sizeof slice, "%s", br);
+    *br = 0;
+  }
   if (normalize_dset(dset, dname, sizeof dname) < 0)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "%s:%s: dataset name too long", file, dset);
   make_label(label, sizeof label, file, dname);
+  if (slice[0]) {
+    size_t len = strlen(label);
+    snprintf(label + len, sizeof label - len, "%s", slice);
+  }
 
   struct stat sb;
   if (stat(file, &sb) != 0) {
@@ -639,7 +807,8 @@ static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset
                   h5_last_error().inner);
     goto done;
   }
-  OOC_CHECK(st = inspect_dataset(m, label));
+  m->keep_fill = (flags & H5M_KEEP_FILL) != 0;
+  OOC_CHECK(st = inspect_dataset(m, label, slice, (flags & H5M_TRANS) != 0));
   if (m->chunk_r > 0) {
     /* reopen with a chunk cache sized from the chunk shape, known only now */
     hid_t dapl = make_dapl(m->chunk_r, m->chunk_c, m->cols, m->file_es);
@@ -677,13 +846,18 @@ done:
 }
 
 ooc_status_t h5m_open(ooc_ctx_t *ctx, const char *file, const char *dset, h5mat_t **out) {
+  return h5m_open2(ctx, file, dset, 0, out);
+}
+
+ooc_status_t h5m_open2(ooc_ctx_t *ctx, const char *file, const char *dset, unsigned flags,
+                       h5mat_t **out) {
   if (!ctx || !out) return OOC_ERR_ARG;
   *out = NULL;
   if (!file || !*file) return OOC_FAIL(ctx, OOC_ERR_ARG, "no input file named");
   if (strlen(file) >= PATH_CAP) return OOC_FAIL(ctx, OOC_ERR_ARG, "%.80s...: path too long", file);
   h5m_register_zstd();
   quiet_t q = quiet_begin();
-  ooc_status_t st = open_impl(ctx, file, dset ? dset : "", out);
+  ooc_status_t st = open_impl(ctx, file, dset ? dset : "", flags, out);
   quiet_end(q);
   return st;
 }
@@ -759,6 +933,7 @@ static int vfd_fd(hid_t file) {
 static void setup_direct(h5mat_t *m) {
   m->direct = DIRECT_OFF;
   m->zstd = 0;
+  if (m->general) return; /* slices, 1-D and transposed reads go through H5Dread */
   if (H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) <= 0 ||
       H5Tequal(H5T_NATIVE_FLOAT, H5T_IEEE_F32LE) <= 0)
     return;
@@ -1404,7 +1579,7 @@ static int64_t block_end(int64_t x, int64_t align, int64_t extent, int64_t stop)
  * fails alone, so that the message names it (1), or 0 if none does (or no memory to look). */
 static int find_bad_chunk(h5mat_t *m, int64_t r, int64_t c, int64_t h, int64_t w, int64_t *R,
                           int64_t *C) {
-  if (m->chunk_r <= 0) return 0;
+  if (m->chunk_r <= 0 || m->general) return 0; /* 2-D chunks only */
   void *one = ooc_malloc(m->ctx, (size_t)(m->chunk_r * m->chunk_c) * m->stage_es);
   int found = 0;
   for (int64_t i = r / m->chunk_r * m->chunk_r; one && !found && i < r + h; i += m->chunk_r)
@@ -1426,13 +1601,29 @@ static int find_bad_chunk(h5mat_t *m, int64_t r, int64_t c, int64_t h, int64_t w
   ooc_free(m->ctx, one);
   return found;
 }
+/* ---- datasets that are not plain 2-D ----------------------------------------------------------
+ *
+ * A slice of an N-D dataset, a 1-D dataset (one column) or a transposed read maps the matrix's
+ * rectangle to a hyperslab of the file's axes ax_r and ax_c (the others fixed, count 1). HDF5
+ * delivers the selected elements in the file's row-major order into a 1-D memory space: rows
+ * before columns (a row-major h x w staging block) when ax_r comes first in the file, columns
+ * first (column-major, the transposed read costs nothing more) when ax_c does. */
+static int stage_is_cm(const h5mat_t *m) { return m->ax_r >= 0 && m->ax_c >= 0 && m->ax_r > m->ax_c; }
 
 static ooc_status_t io_rect(h5mat_t *m, int write, int64_t r, int64_t c, int64_t h, int64_t w,
                             void *buf, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
-  hsize_t start[2] = {(hsize_t)r, (hsize_t)c}, count[2] = {(hsize_t)h, (hsize_t)w};
+  hsize_t start[H5S_MAX_RANK] = {(hsize_t)r, (hsize_t)c}, count[H5S_MAX_RANK] = {(hsize_t)h,
+                                                                                 (hsize_t)w};
+  hsize_t mcount[1] = {(hsize_t)(h * w)};
+  if (m->general)
+    for (int k = 0; k < m->nd; k++) {
+      start[k] = k == m->ax_r ? (hsize_t)r : k == m->ax_c ? (hsize_t)c : m->fix[k];
+      count[k] = k == m->ax_r ? (hsize_t)h : k == m->ax_c ? (hsize_t)w : 1;
+    }
   herr_t rc = -1;
   int inj = fio_gate(m->ctx, write);
-  hid_t ms = inj ? -1 : H5Screate_simple(2, count, NULL);
+  hid_t ms = inj ? -1 : m->general ? H5Screate_simple(1, mcount, NULL)
+                                   : H5Screate_simple(2, count, NULL);
   if (ms >= 0 && H5Sselect_hyperslab(m->fspace, H5S_SELECT_SET, start, NULL, count, NULL) >= 0) {
     h5m_zstd_expect(m->zstd_expect); /* the filter fails on frames of another size */
     rc = write ? H5Dwrite(m->dset, m->memtype, ms, m->fspace, H5P_DEFAULT, buf)
@@ -1485,10 +1676,41 @@ static ooc_status_t read_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int
                   "(corrupt or truncated file: %s)", m->name, a, b, x, y, e.inner);
 }
 
+/* Column-major staging block (h x w, ld h) into dst. */
+static void cm_to_cm(const void *s, int f32, int64_t h, int64_t w, double *d, int64_t ld) {
+  for (int64_t j = 0; j < w; j++)
+    for (int64_t i = 0; i < h; i++)
+      d[i + j * ld] = f32 ? (double)((const float *)s)[i + j * h] : ((const double *)s)[i + j * h];
+}
+
 static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                               double *dst, int64_t ld) {
   release_wslots(m); /* writing is over (the check reads the output back) */
   if (!m->allow_fill) OOC_TRY(check_complete(m));
+  if (m->general) {
+    blocks_t b = plan_blocks(m, nc);
+    int64_t cap = ooc_min64(b.bh, nr) * ooc_min64(b.bw, nc) * (int64_t)m->stage_es;
+    void *stage = ooc_malloc(m->ctx, (size_t)cap);
+    if (!stage)
+      return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: cannot allocate a %lld-byte staging buffer",
+                      m->name, (long long)cap);
+    ooc_status_t st = OOC_OK;
+    int f32 = m->memtype == H5T_NATIVE_FLOAT, cm = stage_is_cm(m);
+    for (int64_t r = r0, re; r < r0 + nr && st == OOC_OK; r = re) {
+      re = block_end(r, b.ar, b.bh, r0 + nr);
+      for (int64_t c = c0, ce; c < c0 + nc && st == OOC_OK; c = ce) {
+        ce = block_end(c, b.ac, b.bw, c0 + nc);
+        st = io_rect(m, 0, r, c, re - r, ce - c, stage, r0, c0, nr, nc);
+        if (st != OOC_OK) break;
+        double *d = dst + (r - r0) + (c - c0) * ld;
+        if (cm) cm_to_cm(stage, f32, re - r, ce - c, d, ld);
+        else if (f32) rm_to_cm_f(stage, re - r, ce - c, d, ld);
+        else rm_to_cm_d(stage, re - r, ce - c, d, ld);
+      }
+    }
+    ooc_free(m->ctx, stage);
+    return st;
+  }
   if (m->direct) {
     int fallback = 0;
     ooc_status_t st = direct_read(m, r0, c0, nr, nc, dst, ld, &fallback);
@@ -1526,6 +1748,59 @@ static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, in
   return st;
 }
 
+static int is_fill(const h5mat_t *m, double v) {
+  for (int k = 0; k < m->nfill; k++)
+    if (v == m->fill[k]) return 1;
+  return 0;
+}
+
+/* A fill value was read: count them all (a pass over the dataset, on this failure path only)
+ * and refuse, naming the count, the first position (row-major order) and what to do. */
+static ooc_status_t fill_refuse(h5mat_t *m) {
+  int64_t w = ooc_max64(1, ooc_min64(m->cols, ((int64_t)1 << 20) / m->rows));
+  double *buf = ooc_malloc(m->ctx, (size_t)(m->rows * w) * sizeof *buf);
+  int64_t count = 0, fi = -1, fj = -1;
+  ooc_status_t st = buf ? OOC_OK : OOC_ERR_NOMEM;
+  for (int64_t c0 = 0; c0 < m->cols && st == OOC_OK; c0 += w) {
+    int64_t nc = ooc_min64(w, m->cols - c0);
+    st = read_impl(m, 0, c0, m->rows, nc, buf, m->rows);
+    for (int64_t j = 0; st == OOC_OK && j < nc; j++)
+      for (int64_t i = 0; i < m->rows; i++)
+        if (is_fill(m, buf[i + j * m->rows])) {
+          count++;
+          if (fi < 0 || i < fi) {
+            fi = i;
+            fj = c0 + j;
+          }
+        }
+  }
+  ooc_free(m->ctx, buf);
+  ooc_clear_error(m->ctx);
+  if (count == 0) return OOC_FAIL(m->ctx, OOC_ERR_NONFINITE, "%s: fill values (missing data, "
+                                  "_FillValue/missing_value %.17g) in the data", m->name,
+                                  m->fill[0]);
+  return OOC_FAIL(m->ctx, OOC_ERR_NONFINITE, "%s: %lld element%s equal the fill value %.17g "
+                  "(_FillValue/missing_value: missing data), the first at [%lld, %lld]; a "
+                  "missing value is not a number to invert with: fill or drop them first (e.g. "
+                  "xarray's .fillna() or .interpolate_na()), or pass --keep-fill to read them as "
+                  "ordinary numbers", m->name, (long long)count, count == 1 ? "" : "s",
+                  m->fill[0], (long long)fi, (long long)fj);
+}
+
+static ooc_status_t cf_after_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                                  double *dst, int64_t ld) {
+  (void)r0;
+  (void)c0;
+  if (m->nfill)
+    for (int64_t j = 0; j < nc; j++)
+      for (int64_t i = 0; i < nr; i++)
+        if (is_fill(m, dst[i + j * ld])) return fill_refuse(m);
+  if (m->packed)
+    for (int64_t j = 0; j < nc; j++)
+      for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = dst[i + j * ld] * m->scale + m->offset;
+  return OOC_OK;
+}
+
 ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
                       int64_t ld) {
   if (!m) return OOC_ERR_ARG;
@@ -1535,6 +1810,7 @@ ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc
   if (nr == 0 || nc == 0) return OOC_OK;
   quiet_t q = quiet_begin();
   ooc_status_t st = read_impl(m, r0, c0, nr, nc, dst, ld);
+  if (st == OOC_OK && (m->nfill || m->packed)) st = cf_after_read(m, r0, c0, nr, nc, dst, ld);
   quiet_end(q);
   return st;
 }
@@ -1597,6 +1873,7 @@ static ooc_status_t write_rect(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, i
                           : write_impl(m, r0, c0, nr, nc, src, 1, ld);
   quiet_end(q);
   if (st != OOC_OK && !m->failed) m->failed = st;
+  ooc_test_killpoint(m->ctx, "h5out");
   return st;
 }
 
@@ -1614,6 +1891,40 @@ ooc_status_t h5m_write_t(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t
 
 static atomic_ulong tmp_counter;
 
+static ooc_status_t create_dataset(h5mat_t *m, const char *dname, const char *label,
+                                   int64_t chunk, int kind, int level);
+
+/* The output goes into an existing HDF5 file: build a copy with the new dataset, renamed over
+ * the file at commit (io/h5commit.h says why and what it costs). */
+static ooc_status_t create_in_copy(h5mat_t *m, const char *file, const char *tmp,
+                                   const char *dname, const char *label, int64_t chunk, int kind,
+                                   int level) {
+  ooc_ctx_t *ctx = m->ctx;
+  OOC_TRY(h5c_copy(ctx, label, file, tmp, &m->orig));
+  ooc_test_killpoint(ctx, "h5out"); /* the crash test's points: see tests/climate_nc.py */
+  m->tmp = ooc_strdup(ctx, tmp);
+  if (!m->tmp) {
+    fio_remove(ctx, tmp);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
+  }
+  hid_t fapl = make_fapl();
+  int inj = fio_gate(ctx, 1);
+  m->file = inj ? -1 : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
+  h5err_t he = inj ? injected(inj) : h5_last_error();
+  H5Pclose(fapl);
+  if (m->file < 0)
+    return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: the existing file cannot be opened to add the "
+                    "dataset to it (%s); it is left as it is: remove it yourself or write the "
+                    "output to another file", label,
+                    he.sys_errno ? strerror(he.sys_errno) : he.inner);
+  fio_h5_opened(ctx);
+  OOC_TRY(h5c_make_room(ctx, label, m->file, dname, &m->replaced));
+  ooc_test_killpoint(ctx, "h5out");
+  ooc_status_t st = create_dataset(m, dname, label, chunk, kind, level);
+  ooc_test_killpoint(ctx, "h5out");
+  return st;
+}
+
 static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname, const char *label,
                                 int64_t chunk, int kind, int level) {
   ooc_ctx_t *ctx = m->ctx;
@@ -1625,6 +1936,7 @@ static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname,
    * The reservation matters on a full disk: an H5Fcreate that cannot write its superblock leaves
    * HDF5 holding a half-open file until exit; the space reserved here is what H5Fcreate's
    * truncation hands back to it. */
+  if (m->append) return create_in_copy(m, file, tmp, dname, label, chunk, kind, level);
   int fd = fio_open(ctx, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   int e = fd < 0 ? errno : fio_fallocate(ctx, fd, 0, CREATE_RESERVE_BYTES);
   if (fd >= 0) fio_close(ctx, fd);
@@ -1652,6 +1964,14 @@ static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname,
     return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot create '%s' (%s)", label, tmp, he.inner);
   }
 
+  return create_dataset(m, dname, label, chunk, kind, level);
+}
+
+/* The output dataset in the open file m->file (new, or a copy of the existing file). */
+static ooc_status_t create_dataset(h5mat_t *m, const char *dname, const char *label,
+                                   int64_t chunk, int kind, int level) {
+  ooc_ctx_t *ctx = m->ctx;
+  h5err_t he;
   size_t es = m->type == H5M_F32 ? 4 : 8;
   if (chunk <= 0 && kind != 0) chunk = DEFAULT_CHUNK; /* filters need chunks */
   if (chunk > 0) {
@@ -1668,6 +1988,7 @@ static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname,
   ooc_status_t st = OOC_OK;
   hsize_t dims[2] = {(hsize_t)m->rows, (hsize_t)m->cols};
   hsize_t cdims[2] = {(hsize_t)m->chunk_r, (hsize_t)m->chunk_c};
+  int rank = m->general ? 1 : 2; /* general outputs: 1-D (h5m_create2, H5M_OUT_1D) */
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
   /* No chunk cache for outputs: each chunk is compressed and written by the h5m_write that
    * completes it (callers write whole chunks: tile = chunk). With a cache, a full disk would
@@ -1676,14 +1997,14 @@ static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname,
    * write is reported by h5m_write and leaves nothing dirty behind. */
   hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
   if (dapl >= 0) H5Pset_chunk_cache(dapl, 0, 0, 1.0);
-  hid_t sp = H5Screate_simple(2, dims, NULL);
+  hid_t sp = H5Screate_simple(rank, dims, NULL);
   int ok = lcpl >= 0 && dcpl >= 0 && dapl >= 0 && sp >= 0;
   ok = ok && H5Pset_create_intermediate_group(lcpl, 1) >= 0;
   /* Every element is written by the caller; no fill pass. No timestamps: identical runs give
    * identical files. */
   ok = ok && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0;
   ok = ok && H5Pset_obj_track_times(dcpl, 0) >= 0;
-  if (ok && m->chunk_r > 0) ok = H5Pset_chunk(dcpl, 2, cdims) >= 0;
+  if (ok && m->chunk_r > 0) ok = H5Pset_chunk(dcpl, rank, cdims) >= 0;
   if (ok && kind == 1) {
     unsigned cd = (unsigned)level;
     ok = H5Pset_filter(dcpl, (H5Z_filter_t)OOC_H5Z_ZSTD, H5Z_FLAG_MANDATORY, 1, &cd) >= 0;
@@ -1721,6 +2042,12 @@ static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname,
 ooc_status_t h5m_create(ooc_ctx_t *ctx, const char *file, const char *dset, int64_t rows,
                         int64_t cols, h5m_type_t type, int64_t chunk, const char *compress,
                         int force, h5mat_t **out) {
+  return h5m_create2(ctx, file, dset, rows, cols, type, chunk, compress, force, 0, out);
+}
+
+ooc_status_t h5m_create2(ooc_ctx_t *ctx, const char *file, const char *dset, int64_t rows,
+                         int64_t cols, h5m_type_t type, int64_t chunk, const char *compress,
+                         int force, unsigned flags, h5mat_t **out) {
   if (!ctx || !out) return OOC_ERR_ARG;
   *out = NULL;
   if (!file || !*file) return OOC_FAIL(ctx, OOC_ERR_ARG, "no output file named");
@@ -1734,16 +2061,22 @@ ooc_status_t h5m_create(ooc_ctx_t *ctx, const char *file, const char *dset, int6
                     (long long)rows, (long long)cols);
   if (type != H5M_F32 && type != H5M_F64)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: outputs are float32 or float64", label);
+  if ((flags & H5M_OUT_1D) && cols != 1)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: a 1-D output has one column, not %lld", label,
+                    (long long)cols);
   int kind = 0, level = 0;
   OOC_TRY(h5m_parse_compress(ctx, compress, &kind, &level));
 
   struct stat sb;
+  int append = 0;
   if (stat(file, &sb) == 0) {
     if (S_ISDIR(sb.st_mode))
       return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: the output path is a directory", label);
     if (!force)
-      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: output file exists (use force to replace it)",
-                      label);
+      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: output file exists (use --force to add or "
+                      "replace the dataset %s in it; its other datasets are kept)", label, dname);
+    /* an HDF5 file keeps everything but the named dataset; anything else is replaced whole */
+    append = S_ISREG(sb.st_mode) && h5c_is_hdf5(file);
   } else if (errno != ENOENT) {
     int e = errno;
     return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot access the output path: %s", label, strerror(e));
@@ -1754,8 +2087,15 @@ ooc_status_t h5m_create(ooc_ctx_t *ctx, const char *file, const char *dset, int6
   if (!m) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
   m->writable = 1;
   m->force = force;
+  m->append = append;
   m->rows = rows;
   m->cols = cols;
+  if (flags & H5M_OUT_1D) { /* a 1-D dataset written from one column */
+    m->general = 1;
+    m->nd = 1;
+    m->ax_r = 0;
+    m->ax_c = -1;
+  }
   m->type = type;
   m->memtype = type == H5M_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
   m->stage_es = m->file_es = type == H5M_F32 ? sizeof(float) : sizeof(double);
@@ -1807,6 +2147,7 @@ out:
   if (sp >= 0) H5Sclose(sp);
   quiet_end(q);
   if (st != OOC_OK && !m->failed) m->failed = st;
+  ooc_test_killpoint(m->ctx, "h5out");
   return st;
 }
 
@@ -1924,6 +2265,7 @@ static ooc_status_t commit_impl(h5mat_t *m) {
                       strerror(e.sys_errno));
     return OOC_FAIL(ctx, st, "%s: cannot finish writing '%s' (%s)", m->name, m->tmp, e.inner);
   }
+  ooc_test_killpoint(ctx, "h5out"); /* closed, not yet synced */
   int fd = fio_open(ctx, m->tmp, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0 || fio_fsync(ctx, fd) != 0) {
     int err = errno;
@@ -1937,9 +2279,11 @@ static ooc_status_t commit_impl(h5mat_t *m) {
                     strerror(err));
   }
   struct stat sb;
-  if (!m->force && stat(m->path, &sb) == 0)
-    return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: output file appeared while writing (use force to "
+  if (m->append) OOC_TRY(h5c_unchanged(ctx, m->name, m->path, &m->orig));
+  else if (!m->force && stat(m->path, &sb) == 0)
+    return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: output file appeared while writing (use --force to "
                     "replace it)", m->name);
+  ooc_test_killpoint(ctx, "h5out"); /* synced, not renamed */
   if (fio_rename(ctx, m->tmp, m->path) != 0) {
     int err = errno;
     return OOC_FAIL(ctx, errno_status(err), "%s: cannot rename '%s' into place: %s", m->name,
@@ -1947,6 +2291,7 @@ static ooc_status_t commit_impl(h5mat_t *m) {
   }
   ooc_free(ctx, m->tmp);
   m->tmp = NULL;
+  ooc_test_killpoint(ctx, "h5out"); /* renamed, directory not synced */
   /* The rename is durable only once the directory entry is; some file systems refuse to fsync a
    * directory (EINVAL), which we accept, but a real I/O error is reported. */
   char dir[PATH_CAP];

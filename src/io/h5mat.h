@@ -52,9 +52,33 @@ ooc_status_t h5m_split_spec(ooc_ctx_t *ctx, const char *spec, char *file, size_t
                             char *dset, size_t dset_cap);
 
 ooc_status_t h5m_open(ooc_ctx_t *ctx, const char *file, const char *dset, h5mat_t **out);
+/* h5m_open with flags: H5M_TRANS reads the matrix transposed (element (i, j) is the dataset's
+ * (j, i); no copy: the reader maps rectangles), H5M_KEEP_FILL reads fill values as numbers. */
+#define H5M_TRANS 1u
+#define H5M_KEEP_FILL 2u
+ooc_status_t h5m_open2(ooc_ctx_t *ctx, const char *file, const char *dset, unsigned flags,
+                       h5mat_t **out);
 ooc_status_t h5m_create(ooc_ctx_t *ctx, const char *file, const char *dset, int64_t rows,
                         int64_t cols, h5m_type_t type, int64_t chunk, const char *compress,
                         int force, h5mat_t **out);
+
+/* h5m_create with flags: H5M_OUT_1D writes a rows x 1 matrix as a 1-D dataset of length rows. */
+#define H5M_OUT_1D 1u
+ooc_status_t h5m_create2(ooc_ctx_t *ctx, const char *file, const char *dset, int64_t rows,
+                         int64_t cols, h5m_type_t type, int64_t chunk, const char *compress,
+                         int force, unsigned flags, h5mat_t **out);
+/* Rank of the dataset behind the handle (1 for a 1-D input read as one column); 1 if the output
+ * replaced a dataset of the same name in an existing file (h5m_replaced). */
+int h5m_rank(const h5mat_t *m);
+int h5m_replaced(const h5mat_t *m);
+/* The open HDF5 file and dataset ids (outputs: for attributes and dimension scales written by
+ * io/h5meta.c before the commit). -1 when closed. */
+int64_t h5m_file_id(const h5mat_t *m);
+/* The dataset axes holding the matrix's rows and columns (-1: none, a 1-D dataset). */
+void h5m_axes(const h5mat_t *m, int *ax_r, int *ax_c);
+/* The file the handle reads or, for an output, where it lands ("" if none). */
+const char *h5m_path(const h5mat_t *m);
+int64_t h5m_dset_id(const h5mat_t *m);
 
 int64_t h5m_rows(const h5mat_t *m);
 int64_t h5m_cols(const h5mat_t *m);
@@ -63,8 +87,6 @@ h5m_type_t h5m_type(const h5mat_t *m);
 int64_t h5m_chunk_cols(const h5mat_t *m);
 /* "file.h5:/dset" as resolved (dataset found by auto-detection included). */
 const char *h5m_name(const h5mat_t *m);
-/* The file as the caller named it. */
-const char *h5m_path(const h5mat_t *m);
 /* Bytes read from / written to the file so far (uncompressed element bytes). */
 int64_t h5m_bytes(const h5mat_t *m);
 /* "" or a note on a conversion made while reading ("integer dataset (int32) read as float64"). */
