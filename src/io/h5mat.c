@@ -360,6 +360,7 @@ static h5mat_t *new_handle(ooc_ctx_t *ctx) {
   m->ctx = ctx;
   m->file = m->dset = m->fspace = -1;
   m->fd = -1;
+  m->nfilters = -1; /* not yet known: inspect_dataset, or check_chunks for an output */
   m->stage = DIRECT_STAGE_BYTES;
   return m;
 }
@@ -1352,6 +1353,12 @@ static ooc_status_t check_chunk(h5mat_t *m, int64_t R, int64_t C, int *present) 
 
 static ooc_status_t check_chunks(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
   if (m->chunk_r <= 0) return OOC_OK;
+  if (m->nfilters < 0) { /* an output read back: its pipeline, as created */
+    hid_t dcpl = H5Dget_create_plist(m->dset);
+    int nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0;
+    if (dcpl >= 0) H5Pclose(dcpl);
+    m->nfilters = nf > 0 ? nf : 0;
+  }
   int present = 1;
   for (int64_t R = r0 / m->chunk_r * m->chunk_r; R < r0 + nr; R += m->chunk_r)
     for (int64_t C = c0 / m->chunk_c * m->chunk_c; C < c0 + nc; C += m->chunk_c)
