@@ -125,6 +125,9 @@ typedef struct ooc_opts {
   double checkpoint;     /* gj: out-of-core runs journal every step; in-core runs at most every
                             this many seconds (0 = 300). OOC_CHECKPOINT_EVERY_STEP: every step;
                             OOC_CHECKPOINT_NEVER: no journal (the run cannot be resumed) */
+  int keep_failed;       /* a result that fails its residual check is kept, renamed
+                            "<output without .h5>.rejected.h5" (replacing one there), never
+                            under the output's name; the call still fails (OOC_ERR_ACCURACY) */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)
@@ -168,6 +171,11 @@ typedef struct ooc_report {
   int64_t resumed_step;  /* --resume: the journal step the run continued from (0 = fresh run) */
   char warnings[1024];   /* "; "-separated notices */
   int64_t gemm_k;        /* ooc_gemm: the inner dimension (C is n x nrhs, A n x gemm_k) */
+  /* inverse check: ||I - A X||_1 itself (full) or Hager-Higham's estimate of it (probe: a lower
+   * bound, docs/NUMERICS.md), and the products with I - A X it took (full: column blocks) */
+  double residual_norm1;
+  int check_products;
+  char rejected[1024];   /* keep_failed: "file.h5:/dset" the rejected result was kept as, else "" */
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */

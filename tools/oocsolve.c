@@ -41,6 +41,7 @@ static const char *USAGE =
     "  --trace FILE         write a Chrome/Perfetto trace (JSON) of GPU copies and kernels\n"
     "  --check C            auto, full, probe or none (default auto: full up to n = 2048)\n"
     "  --force              replace an existing output\n"
+    "  --keep-failed        a result failing its check is kept as <out>.rejected.h5 (exit 4)\n"
     "  --resume             continue an interrupted run from its journal (same command otherwise)\n"
     "  --checkpoint S       journal in-core runs every S seconds (default 300), 'step' = every\n"
     "                       step, 'off' = never; out-of-core runs journal every step\n"
@@ -215,6 +216,8 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
       o.force = 1;
+    } else if (!strcmp(a, "--keep-failed")) {
+      o.keep_failed = 1;
     } else if (!strcmp(a, "--json")) {
       json = 1;
     } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
