@@ -141,6 +141,9 @@ typedef struct ooc_opts {
                             (default: refuse the input, OOC_ERR_NONFINITE) */
   const char *history;   /* the output's `history` attribute after the date (the CLI: its
                             command line); NULL = the call and its inputs */
+  int keep_failed;       /* a result that fails its residual check is kept, renamed
+                            "<output without .h5>.rejected.h5" (replacing one there), never
+                            under the output's name; the call still fails (OOC_ERR_ACCURACY) */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)
@@ -186,6 +189,11 @@ typedef struct ooc_report {
   int64_t gemm_k;        /* ooc_gemm: the inner dimension (C is n x nrhs, A n x gemm_k) */
   char host_limit[256];  /* default host budget (opts->host_mem 0): the limit it is a fraction
                             of ("the cgroup v2 limit (/sys/fs/cgroup/.../memory.max) 400 MiB") */
+  /* inverse check: ||I - A X||_1 itself (full) or Hager-Higham's estimate of it (probe: a lower
+   * bound, docs/NUMERICS.md), and the products with I - A X it took (full: column blocks) */
+  double residual_norm1;
+  int check_products;
+  char rejected[1024];   /* keep_failed: "file.h5:/dset" the rejected result was kept as, else "" */
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */

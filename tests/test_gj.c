@@ -470,6 +470,114 @@ static void threads_case(const ooc_ops_t *ops, int64_t n, int64_t m, int64_t b, 
   free(perm);
 }
 
+/* The inverse check above the full-check size: Hager-Higham's estimate of ||I - A X||_1.
+ * Wrong inverses built to hide from random +-1 probes (one wrong column, one wrong row: the
+ * probes see their error divided by ~sqrt(n) or n) and a dense perturbation: the estimate must
+ * fail them where the probes alone pass, never exceed the full ratio, and stay within 3x below
+ * it; a right inverse passes. Prints the estimate / full and the products taken. */
+static void t_estimator(void) {
+  int64_t n = 300;
+  double *A = make(GEN_RANDOM, n, n, 5), *X0 = malloc((size_t)(n * n) * sizeof *X0);
+  double *X = malloc((size_t)(n * n) * sizeof *X);
+  lapack_int *ipiv = malloc((size_t)n * sizeof *ipiv);
+  memcpy(X0, A, (size_t)(n * n) * sizeof *X0);
+  CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
+  CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
+  memsrc_t sa = {A, n}, sx = {X, n};
+  ooc_source_t srcA = {&sa, mem_read}, srcX = {&sx, mem_read};
+  ooc_ctx_t *ctx = tu_ctx();
+  double eps = check_eps(0), xmax = 0;
+  for (int64_t i = 0; i < n * n; i++) xmax = fmax(xmax, fabs(X0[i]));
+  uint64_t seed = 99;
+  int ncase = 0, probe_missed = 0;
+  double lo = 1e300;
+  for (int kind = 0; kind < 4; kind++) {
+    memcpy(X, X0, (size_t)(n * n) * sizeof *X);
+    /* kind 0: right; 1: column 37 off; 2: row 211 off; 3: every entry off, relative 1e-9 */
+    for (int64_t i = 0; i < n; i++) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      double u = ((double)(seed >> 11) / 9007199254740992.0 - 0.5) * 1e-10 * xmax;
+      if (kind == 1) X[i + 37 * n] += 10 * u;
+      if (kind == 2) X[211 + i * n] += 20 * u;
+      if (kind == 3)
+        for (int64_t j = 0; j < n; j++) X[i + j * n] *= 1 + 1e-9 * (double)((i * 7 + j * 13) % 5 - 2);
+    }
+    double full, est, na, nx;
+    check_info_t ci, cf;
+    CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &srcA, &srcX, 1, eps, 1 << 20, &full,
+                               &na, &nx, &cf) == OOC_OK);
+    /* 1 MiB: the estimator streams each matrix in several column blocks */
+    CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &srcA, &srcX, 0, eps, 1 << 20, &est,
+                               &na, &nx, &ci) == OOC_OK);
+    CU_ASSERT(ci.products >= 2 && ci.products <= CHECK_EST_MAX_PRODUCTS);
+    CU_ASSERT(ci.probe <= est);
+    ncase++;
+    if (kind == 0) {
+      CU_ASSERT(full < 30 && est < 30);
+    } else {
+      CU_ASSERT(full > 300);
+      CU_ASSERT(est >= 30);                 /* fails, as it must */
+      CU_ASSERT(est <= full * (1 + 1e-6));  /* a lower bound */
+      CU_ASSERT(est >= full / 3);
+      if (ci.probe < 30) probe_missed++;
+      lo = fmin(lo, est / full);
+    }
+    printf("[case %d: full %.3g, estimate %.3g (%d products), probes alone %.3g] ", kind, full, est,
+           ci.products, ci.probe);
+  }
+  CU_ASSERT(probe_missed >= 2); /* the column and row cases hide from the probes */
+  printf("[%d cases, estimate / full >= %.3g, %d the probes alone passed] ", ncase, lo,
+         probe_missed);
+  tu_ctx_done(ctx);
+  free(A);
+  free(X0);
+  free(X);
+  free(ipiv);
+}
+
+/* A result over the threshold (here: a threshold no result meets) is never put in place; with
+ * keep_failed it lands as "<out without .h5>.rejected.h5", the call still fails, and the report
+ * names it. The check above the full size (--check probe) reports the estimate and its products. */
+static void t_keep_failed(void) {
+  int64_t n = 100;
+  char in[1024], out[1024], rej[1024];
+  snprintf(in, sizeof in, "%s", tu_path("K_A.h5"));
+  snprintf(out, sizeof out, "%s", tu_path("K_A.inv.h5"));
+  snprintf(rej, sizeof rej, "%s", tu_path("K_A.inv.rejected.h5"));
+  double *A = make(GEN_RANDOM, n, n, 8);
+  tu_write_matrix(in, "/A", n, n, A, 2);
+  for (int keep = 0; keep < 2; keep++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o;
+    ooc_opts_default(&o);
+    o.tile = 32;
+    o.check = OOC_CHECK_PROBE;
+    o.check_threshold = 1e-12;
+    o.keep_failed = keep;
+    ooc_report_t rep;
+    CU_ASSERT_EQUAL(ooc_invert(ctx, in, out, &o, &rep), OOC_ERR_ACCURACY);
+    CU_ASSERT(strstr(ooc_ctx_error(ctx), "estimated probe ratio") != NULL);
+    CU_ASSERT(!tu_file_exists(out));
+    CU_ASSERT(rep.check_products >= 2 && rep.check_products <= CHECK_EST_MAX_PRODUCTS);
+    CU_ASSERT(rep.residual_norm1 > 0 && rep.residual >= 1e-12);
+    CU_ASSERT_EQUAL(tu_file_exists(rej), keep);
+    CU_ASSERT_EQUAL(rep.rejected[0] != 0, keep);
+    if (keep) {
+      CU_ASSERT(strstr(ooc_ctx_error(ctx), "kept for inspection") != NULL);
+      CU_ASSERT(strstr(rep.rejected, "K_A.inv.rejected.h5:/inverse") != NULL);
+      int64_t r, c;
+      double *X = tu_read_matrix(rep.rejected, &r, &c);
+      CU_ASSERT_FATAL(X != NULL);
+      CU_ASSERT(tu_inverse_ratio(n, A, X, DBL_EPSILON / 2) < 30); /* the result as computed */
+      free(X);
+    }
+    tu_ctx_done(ctx);
+  }
+  remove(rej);
+  remove(in);
+  free(A);
+}
+
 static void t_threads(void) {
   const int64_t big = (int64_t)1 << 30;
   threads_case(ooc_ops_cpu(), 300, 0, 32, 64, big);      /* in core, edge tile of 12 rows */
@@ -497,6 +605,8 @@ int main(void) {
       {"out of core: 4x the host budget", t_out_of_core},
       {"budget too small", t_budget_too_small},
       {"the checker fails wrong results and NaN", t_checker_fails_bad_results},
+      {"the 1-norm estimate fails inverses random probes pass", t_estimator},
+      {"a failed check: no output; keep_failed keeps it as .rejected.h5", t_keep_failed},
       {"CPU executor: the same bits on 1, 2, 3 and 6 threads", t_threads},
       {NULL, NULL}};
   return tu_run("gj", tests);

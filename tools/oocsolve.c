@@ -44,6 +44,7 @@ static const char *USAGE =
     "  --check C            auto, full, probe or none (default auto: full up to n = 2048)\n"
     "  --force              replace an existing output; into an existing HDF5 file: add or\n"
     "                       replace only the named dataset, keeping everything else\n"
+    "  --keep-failed        a result failing its check is kept as <out>.rejected.h5 (exit 4)\n"
     "  --allow-fill         read missing data (unwritten chunks, missing sources) as the fill value\n"
     "  --trans-a, --trans-b read A (B) transposed (a Fortran-order array), without a copy\n"
     "  --keep-fill          read values equal to _FillValue/missing_value as numbers\n"
@@ -129,7 +130,7 @@ static const optdef_t OPTS[] = {
     {"--checkpoint", NULL, 1}, {"--resume", NULL, 0},     {"--force", "-f", 0},
     {"--json", NULL, 0},      {"--quiet", "-q", 0},       {"--version", NULL, 0},
     {"--help", "-h", 0},      {"--trans-a", NULL, 0},     {"--trans-b", NULL, 0},
-    {"--keep-fill", NULL, 0},  {"--allow-fill", NULL, 0},
+    {"--keep-fill", NULL, 0},  {"--allow-fill", NULL, 0},  {"--keep-failed", NULL, 0},
 };
 #define NOPTS ((int)(sizeof OPTS / sizeof OPTS[0]))
 
@@ -313,6 +314,8 @@ int main(int argc, char **argv) {
       o.allow_fill = 1;
     } else if (!strcmp(a, "--force")) {
       o.force = 1;
+    } else if (!strcmp(a, "--keep-failed")) {
+      o.keep_failed = 1;
     } else if (!strcmp(a, "--json")) {
       json = 1;
     } else if (!strcmp(a, "--quiet")) {

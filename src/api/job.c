@@ -859,6 +859,26 @@ static ooc_status_t sym_lower_read(void *self, int64_t r0, int64_t c0, int64_t n
   return st;
 }
 
+static ooc_status_t commit_output(job_t *j, const char *as);
+
+/* --keep-failed: the checked output, with its attributes and a "rejected" one saying why, goes
+ * to "<output without .h5>.rejected.h5" instead of the output's name. */
+static ooc_status_t keep_rejected(job_t *j) {
+  ooc_report_t *r = j->rep;
+  char path[1024], why[160];
+  const char *name = h5m_name(j->out), *colon = strrchr(name, ':');
+  size_t len = colon ? (size_t)(colon - name) : strlen(name);
+  if (len >= 3 && !strncmp(name + len - 3, ".h5", 3)) len -= 3;
+  int w = snprintf(path, sizeof path, "%.*s.rejected.h5", (int)len, name);
+  if (w < 0 || (size_t)w >= sizeof path)
+    return OOC_FAIL(j->ctx, OOC_ERR_ARG, "%s: the name for the rejected result is too long", name);
+  snprintf(why, sizeof why, "failed its residual check: %s ratio %.3g", r->check, r->residual);
+  OOC_TRY(h5m_attr_str(j->out, "rejected", why));
+  OOC_TRY(h5m_attr_f64(j->out, "residual_norm1", r->residual_norm1));
+  snprintf(r->rejected, sizeof r->rejected, "%s%s", path, colon ? colon : "");
+  return commit_output(j, path);
+}
+
 /* Check what was written against the input (docs/NUMERICS.md). */
 static ooc_status_t check_output(job_t *j, int f32) {
   ooc_ctx_t *ctx = j->ctx;
@@ -896,9 +916,13 @@ static ooc_status_t check_output(job_t *j, int f32) {
     else if (j->factor_out)
       OOC_TRY(check_factor(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps, mem,
                            &r->residual, &r->norm1_a));
-    else
-      OOC_TRY(check_inverse(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps, mem,
-                            &r->residual, &r->norm1_a, &r->norm1_x));
+    else {
+      check_info_t ci;
+      OOC_TRY(check_inverse_ex(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps,
+                               mem, &r->residual, &r->norm1_a, &r->norm1_x, &ci));
+      r->residual_norm1 = ci.rnorm;
+      r->check_products = ci.products;
+    }
   }
   r->t_check = ooc_now() - t0;
   r->host_peak = ooc_ctx_host_peak(ctx);
@@ -907,16 +931,25 @@ static ooc_status_t check_output(job_t *j, int f32) {
     ooc_warn(r->warnings, sizeof r->warnings,
              "ill-conditioned: kappa_1(A) = %.2g, expect about %.0f correct digits in A^-1", kappa,
              fmax(0, -log10(kappa * eps * 2)));
-  if (ck != OOC_CHECK_NONE && !(r->residual < thr))
+  if (ck != OOC_CHECK_NONE && !(r->residual < thr)) {
+    const char *what = !solve && !j->factor_out && ck != OOC_CHECK_FULL ? "estimated " : "";
+    if (!j->o.keep_failed)
+      return OOC_FAIL(ctx, OOC_ERR_ACCURACY,
+                      "%s: the result failed its residual check (%s%s ratio %.3g, must be < %g); "
+                      "no output was written (--keep-failed keeps it under another name)",
+                      h5m_name(j->in_a), what, r->check, r->residual, thr);
+    ooc_status_t st = keep_rejected(j);
+    if (st != OOC_OK) return st;
     return OOC_FAIL(ctx, OOC_ERR_ACCURACY,
-                    "%s: the result failed its residual check (%s ratio %.3g, must be < %g); "
-                    "no output was written",
-                    h5m_name(j->in_a), r->check, r->residual, thr);
+                    "%s: the result failed its residual check (%s%s ratio %.3g, must be < %g); "
+                    "kept for inspection as %s, not as the output",
+                    h5m_name(j->in_a), what, r->check, r->residual, thr, r->rejected);
+  }
   return OOC_OK;
 }
 
-/* Record how the output was made, then fsync and rename it into place. */
-static ooc_status_t commit_output(job_t *j) {
+/* Record how the output was made, then fsync and rename it into place (or onto `as`). */
+static ooc_status_t commit_output(job_t *j, const char *as) {
   ooc_report_t *r = j->rep;
   h5mat_t *o = j->out;
   OOC_TRY(h5m_attr_str(o, "oocsolve_version", OOC_VERSION_STRING));
@@ -950,7 +983,7 @@ static ooc_status_t commit_output(job_t *j) {
   OOC_TRY(h5m_attr_f64(o, "time_spill", r->t_spill));
   OOC_TRY(h5m_attr_f64(o, "time_write", r->t_write));
   OOC_TRY(h5m_attr_f64(o, "time_check", r->t_check));
-  return h5m_commit(o);
+  return as ? h5m_commit_as(o, as) : h5m_commit(o);
 }
 
 /* ---- the common driver ------------------------------------------------------------------- */
@@ -1067,7 +1100,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   unload_inputs(j);
 
   OOC_TRY(check_output(j, f32));
-  OOC_TRY(commit_output(j));
+  OOC_TRY(commit_output(j, NULL));
   r->t_total = ooc_now() - t_start;
   return OOC_OK;
 }

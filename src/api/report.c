@@ -43,9 +43,13 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
   if (r->host_limit[0]) fprintf(f, "  memory  default --host-mem %s\n", r->host_limit);
   if (strcmp(r->check, "none") == 0)
     fprintf(f, "  check   none (--check none)\n");
+  else if (!strcmp(r->kind, "inverse") && !strcmp(r->check, "probe") && r->check_products > 0)
+    fprintf(f, "  check   probe residual ratio %.3g (Hager-Higham estimate of ||I - A X||_1: %.3g, "
+            "%d products)\n", r->residual, r->residual_norm1, r->check_products);
   else
     fprintf(f, "  check   %s residual ratio %.3g%s\n", r->check, r->residual,
             r->nrhs ? "" : "");
+  if (r->rejected[0]) fprintf(f, "  kept    the rejected result as %s\n", r->rejected);
   if (!isnan(r->logdet)) fprintf(f, "  logdet  log det A = %.17g\n", r->logdet);
   if (is_iterative(r)) {
     fprintf(f, "  iterate %d steps, ||I - A V_k||_1:", r->iterations);
@@ -117,6 +121,9 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   if (isfinite(r->logdet)) fprintf(f, "\"logdet\": %.17g, ", r->logdet);
   else fprintf(f, "\"logdet\": null, ");
   json_str(f, "check", r->check, 1);
+  json_num(f, "residual_norm1", r->residual_norm1);
+  json_int(f, "check_products", r->check_products);
+  json_str(f, "rejected", r->rejected, 1);
   json_int(f, "info", r->info);
   if (is_gemm(r)) json_int(f, "gemm_k", r->gemm_k);
   json_int(f, "iterations", r->iterations);

@@ -2326,6 +2326,16 @@ ooc_status_t h5m_commit(h5mat_t *m) {
   return st;
 }
 
+ooc_status_t h5m_commit_as(h5mat_t *m, const char *file) {
+  if (!m) return OOC_ERR_ARG;
+  char *p = ooc_strdup(m->ctx, file);
+  if (!p) return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: out of host memory", m->name);
+  ooc_free(m->ctx, m->path);
+  m->path = p;
+  m->force = 1;
+  return h5m_commit(m);
+}
+
 void h5m_close(h5mat_t *m) {
   if (!m) return;
   ooc_ctx_t *ctx = m->ctx;

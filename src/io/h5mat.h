@@ -111,6 +111,9 @@ ooc_status_t h5m_attr_i64(h5mat_t *m, const char *name, int64_t value);
 int h5m_attr_get_f64(h5mat_t *m, const char *name, double *value);
 
 ooc_status_t h5m_commit(h5mat_t *m);
+/* h5m_commit onto `file` (same directory as the output's, so the rename stays atomic) instead of
+ * the path named at create, replacing what is there: for a result kept under another name. */
+ooc_status_t h5m_commit_as(h5mat_t *m, const char *file);
 void h5m_close(h5mat_t *m); /* NULL is fine */
 
 /* Parse a compression spec; returns OOC_ERR_ARG with a message if malformed. kind: 0 none,

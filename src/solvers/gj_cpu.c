@@ -28,8 +28,10 @@ typedef struct job {
   int kind;
   int64_t r0, r1; /* rows of the panel (trsm, gemm up) or of the slot and panel (gemm) */
   int64_t nc;     /* gemm: columns of the target */
-  int pivot;      /* gemm: the chunk is the pivot rows (a copy of R = U11^-1 L11^-1 R0) */
-  const double *R; /* gemm: Z = L11^-1 R0 (rows below) or U11^-1 Z (pivot rows, rows above) */
+  int region;     /* gemm: 0 pivot rows (C_k = K), 1 rows below (Z), 2 rows above (K) */
+  const double *R; /* gemm: Z = L11^-1 R0 (rows below) or K = U11^-1 Z (pivot rows, above) */
+  int64_t ldr;    /* gemm: R's leading dimension */
+  int64_t q;      /* gemm: the target (sweep order) */
   int64_t c; /* gemm: the chunk, whose row tiles become T_DONE */
   int tmp;   /* gemm up: the product buffer it holds while it runs (given by pop) */
   /* LU update: rows [r0, r1) of A22 -= A21 A12, A21 at a + r0, A22 at a12 + r0 (ld lda) */
@@ -50,7 +52,10 @@ typedef struct gj_cpu {
   double *panel;
   const int64_t *ipiv;
   int64_t *ipiv_local;
-  double *C, *Z[2], *K[2]; /* the slot; per target parity Z = L11^-1 R0 and K = U11^-1 Z */
+  double *C;    /* the slot: while a target's rows below are multiplied, its pivot rows hold Z */
+  double *K[2]; /* per target parity: K = U11^-1 Z, the new pivot rows */
+  int64_t nbelow;       /* chunks of the rows below in this step */
+  int64_t below_left[4]; /* per target (q & 3): its rows-below chunks not yet done */
   /* the sweep's row tiles and chunks */
   int64_t rt, nchunks;
   int64_t *order;    /* row tiles in the order their products run */
@@ -83,7 +88,7 @@ int64_t gj_cpu_ld(int64_t n) { return n > 0 && n % 256 == 0 ? n + 8 : n; }
 
 int64_t gj_cpu_workspace_bytes(int64_t n, int64_t b, int64_t W, int sweeps) {
   int64_t rt = ooc_cdiv64(n, b);
-  return 8 * (W + (sweeps ? gj_cpu_ld(n) * b + 4 * W * b : 0)) + rt * (5 * 8 + 1) +
+  return 8 * (W + (sweeps ? gj_cpu_ld(n) * b + 2 * W * b : 0)) + rt * (5 * 8 + 1) +
          jobs_cap(n, b) * (int64_t)sizeof(job_t);
 }
 
@@ -96,11 +101,11 @@ static void run_job(gj_cpu_t *x, const job_t *j) {
   const double *L11 = P + x->k0;
   switch (j->kind) {
   case J_GEMM: /* gj.h step 4: C_k = K, C_low -= L21 Z, C_up -= A_up K */
-    if (j->pivot)
+    if (j->region == 0)
       for (int64_t c = 0; c < j->nc; c++)
         memcpy(x->C + j->r0 + c * ld, j->R + (j->r0 - x->k0) + c * w, (size_t)rows * sizeof(double));
     else
-      o->gemm('N', 'N', rows, j->nc, w, -1.0, P + j->r0, ld, j->R, w, 1.0, x->C + j->r0, ld);
+      o->gemm('N', 'N', rows, j->nc, w, -1.0, P + j->r0, ld, j->R, j->ldr, 1.0, x->C + j->r0, ld);
     break;
   case J_TRSM_UP: /* N_up = -A_up U11^-1 L11^-1: each row on its own */
     o->trsm('R', 'U', 'N', 'N', rows, w, 1.0, L11, ld, P + j->r0, ld);
@@ -123,10 +128,15 @@ static void run_job(gj_cpu_t *x, const job_t *j) {
   }
 }
 
+static void queue_pivot(gj_cpu_t *x, int64_t q, int64_t nc);
+
 /* Under mu: a job has run. */
 static void job_finished(gj_cpu_t *x, const job_t *j) {
   if (j->kind == J_GEMM)
     for (int64_t k = x->ck0[j->c]; k < x->ck1[j->c]; k++) x->tst[x->order[k]] = T_DONE;
+  /* the last chunk of the rows below has read Z: the pivot rows may take K */
+  if (j->kind == J_GEMM && j->region == 1 && --x->below_left[j->q & 3] == 0)
+    queue_pivot(x, j->q, j->nc);
   if (j->kind == J_GEMM_UP) { /* its buffer is free: a thread may be waiting for one */
     x->tmp_free |= 1u << j->tmp;
     pthread_cond_broadcast(&x->work);
@@ -328,7 +338,7 @@ static ooc_status_t cpu_transform(gj_exec_t *e, double *P, int writeback, int64_
 /* ---- the sweep --------------------------------------------------------------------------------- */
 
 /* Row tiles in product order: pivot rows, rows below, rows above; chunks of whole row tiles
- * within one of the three. */
+ * within one of the three (a pivot chunk runs once the rows below are done: queue_pivot). */
 static void plan_chunks(gj_cpu_t *x, int64_t kt0, int64_t kt1) {
   int64_t rt = x->rt, g = ooc_max64(1, CHUNK_ROWS / x->b), k = 0;
   int64_t lo[3] = {kt0, kt1, 0}, hi[3] = {kt1, rt, kt0};
@@ -343,43 +353,59 @@ static void plan_chunks(gj_cpu_t *x, int64_t kt0, int64_t kt1) {
       }
       x->ck1[c] = k;
     }
+  x->nbelow = ooc_cdiv64(rt - kt1, g);
 }
 
-/* Chunk c of a target with the Z and K of parity `par`: the rows below multiply Z, the pivot
- * rows copy K and the rows above multiply K. */
-static job_t gemm_job(gj_cpu_t *x, int64_t c, int64_t nc, int par) {
+static int chunk_region(const gj_cpu_t *x, int64_t c) {
+  int64_t t0 = x->order[x->ck0[c]], kt0 = x->k0 / x->b, kt1 = ooc_cdiv64(x->k0 + x->w, x->b);
+  return t0 >= kt1 ? 1 : t0 >= kt0 ? 0 : 2;
+}
+
+/* Chunk c of target q: the rows below multiply Z (in the slot's pivot rows), the pivot rows
+ * copy K and the rows above multiply K (q's parity). */
+static job_t gemm_job(gj_cpu_t *x, int64_t c, int64_t q, int64_t nc) {
   int64_t t0 = x->order[x->ck0[c]], t1 = x->order[x->ck1[c] - 1];
-  int64_t kt0 = x->k0 / x->b, kt1 = ooc_cdiv64(x->k0 + x->w, x->b);
-  int pivot = t0 >= kt0 && t0 < kt1;
+  int region = chunk_region(x, c);
   return (job_t){.kind = J_GEMM, .r0 = t0 * x->b, .r1 = ooc_min64(x->n, (t1 + 1) * x->b),
-                 .nc = nc, .pivot = pivot, .R = t0 >= kt1 ? x->Z[par] : x->K[par], .c = c};
+                 .nc = nc, .region = region, .R = region == 1 ? x->C + x->k0 : x->K[q & 1],
+                 .ldr = region == 1 ? x->ld : x->w, .q = q, .c = c};
+}
+
+/* Under mu: target q's pivot chunks (their tiles are in: prep needed them), once the rows below
+ * no longer read Z from those rows. */
+static void queue_pivot(gj_cpu_t *x, int64_t q, int64_t nc) {
+  for (int64_t c = 0; c < x->nchunks; c++)
+    if (chunk_region(x, c) == 0) push(x, gemm_job(x, c, q, nc));
 }
 
 /* Target q's tiles of rows [k0, n) are all in the slot: its row swaps, then from its pivot rows
- * R0 the two triangular solves with the factored pivot block, Z = L11^-1 R0 and K = U11^-1 Z
- * (only rows [k0, n) take part). Runs while the workers may compute other rows of the slot.
+ * R0 the two triangular solves with the factored pivot block, Z = L11^-1 R0 in place (the rows
+ * below read it there; the pivot chunks overwrite it with K only after them) and
+ * K = U11^-1 Z (only rows [k0, n) take part). Runs while the workers may compute other rows of
+ * the slot.
  * Why solves and not P R0 with the inverse P (as the transform column would give): the
  * explicit inverse of a wide, ill-conditioned pivot block puts errors of size
  * kappa(A11) eps |P| |R0| into C_k, and the rows above multiply them on; the solves are
  * backward stable (docs/NUMERICS.md, "Gauss-Jordan on wide stripes"). Same flops: 2 w^2 nc. */
 static void prep(gj_cpu_t *x, int64_t nc, int par) {
   int64_t ld = x->ld, k0 = x->k0, w = x->w;
-  double *Z = x->Z[par], *K = x->K[par];
+  double *Z = x->C + k0, *K = x->K[par];
   const double *L11 = x->panel + k0;
   x->ops->laswp(nc, x->C, ld, k0, k0 + w, x->ipiv);
-  for (int64_t j = 0; j < nc; j++) memcpy(Z + j * w, x->C + k0 + j * ld, (size_t)w * sizeof(double));
-  x->ops->trsm('L', 'L', 'N', 'U', w, nc, 1.0, L11, ld, Z, w);
-  memcpy(K, Z, (size_t)(w * nc) * sizeof(double));
+  x->ops->trsm('L', 'L', 'N', 'U', w, nc, 1.0, L11, ld, Z, ld);
+  for (int64_t j = 0; j < nc; j++) memcpy(K + j * w, Z + j * ld, (size_t)w * sizeof(double));
   x->ops->trsm('L', 'U', 'N', 'N', w, nc, 1.0, L11, ld, K, w);
 }
 
-/* Under mu: queue chunk c of target q if every row tile of it holds q's tile, not yet run. */
-static void queue_if_loaded(gj_cpu_t *x, int64_t c, int64_t q, int64_t nc, int par) {
+/* Under mu: queue chunk c of target q if every row tile of it holds q's tile, not yet run
+ * (pivot chunks: queue_pivot). */
+static void queue_if_loaded(gj_cpu_t *x, int64_t c, int64_t q, int64_t nc) {
+  if (chunk_region(x, c) == 0) return;
   for (int64_t k = x->ck0[c]; k < x->ck1[c]; k++) {
     int64_t i = x->order[k];
     if (x->blk[i] != q || x->tst[i] != T_LOADED) return;
   }
-  push(x, gemm_job(x, c, nc, par));
+  push(x, gemm_job(x, c, q, nc));
 }
 
 /* Per target q, while it is in flight (entry q & 3): row tiles of [k0, n) taken, row tiles put
@@ -402,7 +428,9 @@ static void try_prep(gj_cpu_t *x, sweep_t *s, int64_t p) {
   prep(x, ncols(s, p), (int)(p & 1));
   s->prepped[e] = 1;
   pthread_mutex_lock(&x->mu);
-  for (int64_t c = 0; c < x->nchunks; c++) queue_if_loaded(x, c, p, ncols(s, p), (int)(p & 1));
+  x->below_left[e] = x->nbelow;
+  if (x->nbelow == 0) queue_pivot(x, p, ncols(s, p));
+  for (int64_t c = 0; c < x->nchunks; c++) queue_if_loaded(x, c, p, ncols(s, p));
   pthread_mutex_unlock(&x->mu);
 }
 
@@ -467,7 +495,7 @@ static ooc_status_t cpu_sweep(gj_exec_t *e, const gj_target_t *t, int64_t nt,
     pthread_mutex_lock(&x->mu);
     x->blk[io] = p;
     x->tst[io] = T_LOADED;
-    if (s.prepped[p & 3]) queue_if_loaded(x, x->chunk_of[io], p, ncols(&s, p), (int)(p & 1));
+    if (s.prepped[p & 3]) queue_if_loaded(x, x->chunk_of[io], p, ncols(&s, p));
     pthread_mutex_unlock(&x->mu);
     if (io >= kt0 && ++s.low[p & 3] == s.nlow) try_prep(x, &s, p);
   }
@@ -503,17 +531,14 @@ ooc_status_t gj_cpu_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int6
   int ok = x->ipiv_local && x->jobs;
   if (sweeps) {
     x->C = ooc_malloc(ctx, (size_t)(x->ld * b) * sizeof(double));
-    for (int k = 0; k < 2; k++) {
-      x->Z[k] = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
-      x->K[k] = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
-    }
+    for (int k = 0; k < 2; k++) x->K[k] = ooc_malloc(ctx, (size_t)(W * b) * sizeof(double));
     x->order = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->ck0 = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->ck1 = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->chunk_of = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->blk = ooc_malloc(ctx, (size_t)rt * sizeof(int64_t));
     x->tst = ooc_malloc(ctx, (size_t)rt);
-    ok = ok && x->C && x->Z[0] && x->Z[1] && x->K[0] && x->K[1] && x->order && x->ck0 && x->ck1 && x->chunk_of &&
+    ok = ok && x->C && x->K[0] && x->K[1] && x->order && x->ck0 && x->ck1 && x->chunk_of &&
          x->blk && x->tst;
   }
   if (!ok) {
@@ -558,10 +583,7 @@ void gj_cpu_destroy(gj_exec_t *e) {
   ooc_free(ctx, x->ipiv_local);
   ooc_free(ctx, x->jobs);
   ooc_free(ctx, x->C);
-  for (int k = 0; k < 2; k++) {
-    ooc_free(ctx, x->Z[k]);
-    ooc_free(ctx, x->K[k]);
-  }
+  for (int k = 0; k < 2; k++) ooc_free(ctx, x->K[k]);
   ooc_free(ctx, x->order);
   ooc_free(ctx, x->ck0);
   ooc_free(ctx, x->ck1);

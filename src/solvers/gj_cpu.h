@@ -24,12 +24,14 @@
  *   tile by tile, its products are cut into chunks of whole row tiles (C_rows = beta C_rows +
  *   panel_rows R, beta 0 in the pivot rows), and a row tile goes back to the store as soon as
  *   its chunk is done; the next target's tile takes its place at once. The row swaps of the next
- *   target and its two triangular solves with the factored pivot block (Z = L11^-1 R and
- *   K = U11^-1 Z, on the caller: 2 w^2 b flops) need only its rows [k0, n), so chunks run in the
- *   order pivot rows (C_k = K), rows below (C_low -= L21 Z), rows above (C_up -= A_up K): the
+ *   target and its two triangular solves with the factored pivot block (Z = L11^-1 R in place
+ *   in the slot's pivot rows, K = U11^-1 Z into a W x b buffer; on the caller: 2 w^2 b flops)
+ *   need only its rows [k0, n), so chunks run in the order rows below (C_low -= L21 Z), pivot
+ *   rows (C_k = K, once every rows-below chunk has read Z), rows above (C_up -= A_up K): the
  *   caller's takes, puts and solves of the next target overlap the products of the rows above
- *   of this one. Z and K are double-buffered (four W x b buffers). The caller computes chunks
- *   too whenever it has no tile to move.
+ *   of this one. K is double-buffered (two W x b buffers, as R was before the update used the
+ *   factored panel: the workspace did not grow). The caller computes chunks too whenever it has
+ *   no tile to move.
  * The chunks are a fixed function of (n, b, k0, w): which thread runs one does not change a bit
  * of the result, so runs stay bit-identical to each other and to resumed runs.
  */
