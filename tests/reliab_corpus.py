@@ -347,6 +347,18 @@ def case_chunksize(d):
                 ds.id.write_direct_chunk((32, 0), frame_for(rows, c, dtype, shuffle))
             p = run(fn, "--out", "x.h5", "--device", "cpu", "--force")
             expect(p, 3, "row 32, column 0", "decode", what=f"zstd chunk decoding {kind}, {label}")
+    # deflate (always HDF5's path): HDF5's own filter returns what the stream inflates to
+    import zlib
+    for kind, nbytes in (("short", 32 * 32 * 8 // 2), ("long", 32 * 32 * 8 * 2)):
+        for shuffle in (False, True):
+            fn = f"d_{kind}_{int(shuffle)}.h5"
+            with h5py.File(fn, "w") as f:
+                ds = f.create_dataset("A", data=a, chunks=(c, c), compression="gzip",
+                                      shuffle=shuffle)
+                ds.id.write_direct_chunk((32, 32), zlib.compress(bytes(range(256)) * (nbytes // 256)))
+            p = run(fn, "--out", "x.h5", "--device", "cpu", "--force")
+            expect(p, 3, "row 32, column 32", "deflate",
+                   what=f"deflate chunk inflating {kind}{', shuffle' if shuffle else ''}")
     for kind, nbytes in (("short", 32 * 32 * 8 - 512), ("long", 32 * 32 * 8 + 512)):
         for dtype, path in (("f8", "direct"), ("i8", "H5Dread")):
             fn = f"raw_{kind}_{dtype}.h5"
