@@ -298,7 +298,7 @@ def case_missing(d):
     bad[0] = (None, None, None)
     vds("v_gap.h5", bad)
     p = run("v_gap.h5", "--out", "x.h5", "--device", "cpu", "--force")
-    expect(p, 3, "no virtual-dataset mapping covers it", "rows 0..0, columns 0..0",
+    expect(p, 3, "no virtual-dataset mapping covers them", "rows 0..15, columns 0..63",
            what="virtual dataset, region no mapping covers")
     # external raw files: short and missing
     a.astype("<f8").tofile("ext.raw")

@@ -1378,16 +1378,23 @@ static ooc_status_t check_virtual(h5mat_t *m, hid_t dcpl) {
   }
   if (st == OOC_OK && cover_ok &&
       (cover < 0 || H5Sget_select_npoints(cover) != (hssize_t)(m->rows * m->cols))) {
-    /* the first element no mapping covers, row-major */
-    int64_t r = 0, c = 0;
-    for (int64_t k = 0; k < m->rows * m->cols; k++) {
-      hsize_t pt[2] = {(hsize_t)(k / m->cols), (hsize_t)(k % m->cols)};
-      if (cover < 0 || H5Sselect_intersect_block(cover, pt, pt) <= 0) {
-        elem_rc(m, k, &r, &c);
-        break;
-      }
+    /* the bounding box of what no mapping covers */
+    hsize_t lo[2] = {0, 0}, hi[2] = {(hsize_t)m->rows - 1, (hsize_t)m->cols - 1};
+    hsize_t z[2] = {0, 0}, dims[2] = {(hsize_t)m->rows, (hsize_t)m->cols};
+    hid_t all = H5Scopy(m->fspace); /* as a hyperslab: H5Scombine_select takes no "all" */
+    hid_t gap = all >= 0 && cover >= 0 &&
+                        H5Sselect_hyperslab(all, H5S_SELECT_SET, z, NULL, dims, NULL) >= 0
+                    ? H5Scombine_select(all, H5S_SELECT_NOTB, cover) : -1;
+    if (gap < 0 || H5Sget_select_bounds(gap, lo, hi) < 0) {
+      lo[0] = lo[1] = 0;
+      hi[0] = (hsize_t)m->rows - 1;
+      hi[1] = (hsize_t)m->cols - 1;
     }
-    st = missing(m, r, c, 1, 1, "no virtual-dataset mapping covers it");
+    if (gap >= 0) H5Sclose(gap);
+    if (all >= 0) H5Sclose(all);
+    st = missing(m, (int64_t)lo[0], (int64_t)lo[1], (int64_t)(hi[0] - lo[0] + 1),
+                 (int64_t)(hi[1] - lo[1] + 1),
+                 "no virtual-dataset mapping covers them (all or part of this block)");
   }
   if (cover >= 0) H5Sclose(cover);
   return st;
