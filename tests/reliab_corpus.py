@@ -432,10 +432,30 @@ def case_kill(d):
                 left = leftovers(d, keep=set(inputs) | {"O.h5"})
                 check(left == [], f"{tag}: nothing left ({left})")
         check(killed_here > 0, f"kill: {what} was killed ({killed_here} of 2 kill points)")
+    # a journaled inverse written zstd-compressed as float32 with compressed scratch: killed
+    # after a commit and during scratch writes, --resume gives the uninterrupted bits
+    args = ["A.h5", "--out", "O.h5", "--method", "gj", "--compress", "zstd:3", "--out-type",
+            "f32", "--scratch-zstd", "1", "--tile", "32", "--stripe", "32", "--host-mem", "240K",
+            "--device", "cpu"]
+    p = run(*args, "--force", quiet=True)
+    if expect(p, 0, what="gj zstd f32 --scratch-zstd, uninterrupted"):
+        ref = result(p, False)
+        for point in ("commit:1", "commit:3", "put:5", "put:40"):
+            p = run(*args, "--force", env={"OOCSOLVE_TEST_KILL": point}, quiet=True)
+            killed = p.returncode == -signal.SIGKILL
+            kills += killed
+            check(killed, f"gj zstd f32 --scratch-zstd killed at {point}")
+            p = run(*args, "--resume", "--force", quiet=True)
+            tag = f"gj zstd f32 --scratch-zstd after kill at {point}, --resume"
+            if expect(p, 0, what=tag):
+                resumed += 1
+                check(result(p, False) == ref, f"{tag}: the uninterrupted run's bits")
+                check(leftovers(d, keep=set(inputs) | {"O.h5"}) == [], f"{tag}: nothing left")
     check(all(sha(x) == inputs[x] for x in inputs), "kill: inputs unchanged")
     counts["kill"] = (kills, resumed)
-    print(f"  counts: {kills} SIGKILLs of gemm, logdet, newton, hyper7, factor, chol solve and "
-          f"solve --factor; {resumed} later runs bit-identical with nothing left")
+    print(f"  counts: {kills} SIGKILLs (gemm, logdet, newton, hyper7, factor, chol solve, "
+          f"solve --factor at 2 points each; a gj inverse to zstd float32 with --scratch-zstd at "
+          f"4); {resumed} later runs bit-identical with nothing left")
 
 
 # ---- 7 ------------------------------------------------------------------------------------------
