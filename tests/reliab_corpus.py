@@ -595,6 +595,15 @@ def case_small(d):
             f.truncate(os.path.getsize(sc[0]) // 3)
         p = run(*common, "--method", "gj", "--resume", "--force")
         expect(p, 3, sc[0], "missing", what="truncated scratch file on --resume")
+    # damaged metadata that HDF5 cannot release: no "infinite loop closing library" at exit
+    with h5py.File("meta.h5", "w", libver=("v110", "v110")) as f:
+        f.create_dataset("A", data=a, chunks=(16, 16), maxshape=(None, None))
+    b = bytearray(open("meta.h5", "rb").read())
+    b[200] ^= 1
+    open("meta.h5", "wb").write(b)
+    p = run("meta.h5", "--out", "x.h5", "--device", "cpu", "--force")
+    check(p.returncode == 3 and "infinite loop" not in p.stderr,
+          f"damaged root group: exit {p.returncode}, no HDF5 shutdown noise ({p.stderr.strip()[-200:]})")
     # zero-filled and overflowing input
     with h5py.File("zero.h5", "w") as f:
         f["A"] = np.zeros((n, n))

@@ -349,6 +349,7 @@ typedef struct {
   char list[600];
   int count;
   int only_2d;
+  int broken; /* the root group cannot be opened or walked: damaged metadata */
   char first[NAME_CAP];
 } dlist_t;
 
@@ -386,8 +387,11 @@ static void list_datasets(hid_t f, int only_2d, dlist_t *l) {
   memset(l, 0, sizeof *l);
   l->only_2d = only_2d;
   hid_t root = H5Gopen2(f, "/", H5P_DEFAULT);
-  if (root < 0) return;
-  H5Lvisit(root, H5_INDEX_NAME, H5_ITER_INC, dlist_cb, l);
+  if (root < 0) {
+    l->broken = 1;
+    return;
+  }
+  if (H5Lvisit(root, H5_INDEX_NAME, H5_ITER_INC, dlist_cb, l) < 0) l->broken = 1;
   H5Gclose(root);
 }
 
@@ -605,10 +609,14 @@ static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset
     if (l.count == 0) {
       dlist_t all;
       list_datasets(f, 0, &all);
-      st = all.count ? OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (datasets here: "
-                                "%s)", label, all.list)
-                     : OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (the file has "
-                                "no datasets)", label);
+      if (all.broken && !all.count)
+        st = OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: damaged HDF5 file: its root group cannot be "
+                      "read", label);
+      else
+        st = all.count ? OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (datasets "
+                                  "here: %s)", label, all.list)
+                       : OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (the file has "
+                                  "no datasets)", label);
       goto done;
     }
     if (l.count > 1) {
