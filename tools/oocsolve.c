@@ -1,4 +1,5 @@
 /* oocsolve: the command-line tool, a thin shell over liboocsolve. docs/CLI.md is its manual. */
+#include <hdf5.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -163,6 +164,11 @@ static int looks_like_verb(const char *a) {
 }
 
 int main(int argc, char **argv) {
+  /* HDF5's own atexit shutdown loops on files it could not release (some damaged metadata
+   * leaves an open file behind after a successful H5Fclose: HDF5 1.10) and then prints "HDF5:
+   * infinite loop closing library" after our exit-3 message (issue 20). Every handle is closed
+   * before we exit; the kernel releases the rest. Must come before the first HDF5 call. */
+  H5dont_atexit();
   ooc_opts_t o;
   ooc_opts_default(&o);
   const char *out = NULL, *factor = NULL, *pos[3] = {0}, *c0 = NULL;

@@ -443,10 +443,12 @@ static ooc_status_t scale_check(job_t *j) {
                       (long long)c, DBL_MAX);
     zero += j->colnorm[c] == 0;
   }
-  if (zero == j->n && !j->have_factor) /* a factor's diagonal has its own check (exit 3) */
+  if (zero == j->n && !j->have_factor) { /* a factor's diagonal has its own check (exit 3) */
+    j->rep->info = 1; /* LAPACK's info: the first zero column (1-based) */
     return OOC_FAIL(j->ctx, OOC_ERR_SINGULAR, "%s: the matrix is all zeros (singular; were its "
                     "data written? a dataset never written reads as its fill value)",
                     h5m_name(j->in_a));
+  }
   return OOC_OK;
 }
 

@@ -37,6 +37,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 
 /* The chunk cache is sized for a row of chunks as wide as a default tile, within this cap. */
@@ -109,6 +110,8 @@ struct h5mat {
   size_t zstd_expect;  /* bytes a zstd frame of a chunk must decode to on HDF5's path (0: unknown) */
   char *data_file;     /* the file that holds the dataset (an external link's target) */
   int missing_filter;  /* an optional filter of the pipeline that is not available (0: none) */
+  int deflate_check;   /* deflate after shuffles only: its chunks must inflate to a chunk */
+  uint8_t *verified;   /* deflate_check: bit per chunk whose inflated size was checked */
   char missing_name[64];
 };
 
@@ -369,6 +372,7 @@ typedef struct {
   char list[600];
   int count;
   int only_2d;
+  int broken; /* the root group cannot be opened or walked: damaged metadata */
   char first[NAME_CAP];
 } dlist_t;
 
@@ -406,8 +410,11 @@ static void list_datasets(hid_t f, int only_2d, dlist_t *l) {
   memset(l, 0, sizeof *l);
   l->only_2d = only_2d;
   hid_t root = H5Gopen2(f, "/", H5P_DEFAULT);
-  if (root < 0) return;
-  H5Lvisit(root, H5_INDEX_NAME, H5_ITER_INC, dlist_cb, l);
+  if (root < 0) {
+    l->broken = 1;
+    return;
+  }
+  if (H5Lvisit(root, H5_INDEX_NAME, H5_ITER_INC, dlist_cb, l) < 0) l->broken = 1;
   H5Gclose(root);
 }
 
@@ -649,6 +656,8 @@ static ooc_status_t inspect_dataset(h5mat_t *m, const char *label, const char *s
         H5Pget_filter2(dcpl, (unsigned)k, &flags, &ncd, cd, sizeof fname, fname, NULL);
     if (id == (H5Z_filter_t)OOC_H5Z_ZSTD && size_kept && m->chunk_r > 0)
       m->zstd_expect = (size_t)(m->chunk_r * m->chunk_c) * m->file_es;
+    if (id == H5Z_FILTER_DEFLATE && size_kept && m->chunk_r > 0 && k == nf - 1)
+      m->deflate_check = 1;
     if (id != H5Z_FILTER_SHUFFLE) size_kept = 0;
     if (id < 0 || H5Zfilter_avail(id) > 0) continue;
     /* A missing decoder is found here rather than as a confusing failure in the middle of a
@@ -769,10 +778,14 @@ static ooc_status_t open_impl(ooc_ctx_t *ctx, const char *file, const char *dset
     if (l.count == 0) {
       dlist_t all;
       list_datasets(f, 0, &all);
-      st = all.count ? OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (datasets here: "
-                                "%s)", label, all.list)
-                     : OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (the file has "
-                                "no datasets)", label);
+      if (all.broken && !all.count)
+        st = OOC_FAIL(ctx, OOC_ERR_CORRUPT, "%s: damaged HDF5 file: its root group cannot be "
+                      "read", label);
+      else
+        st = all.count ? OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (datasets "
+                                  "here: %s)", label, all.list)
+                       : OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: no 2-D numeric dataset (the file has "
+                                  "no datasets)", label);
       goto done;
     }
     if (l.count > 1) {
@@ -1331,6 +1344,7 @@ static ooc_status_t check_chunk(h5mat_t *m, int64_t R, int64_t C, int *present) 
   unsigned mask = 0;
   haddr_t addr = HADDR_UNDEF;
   *present = 1;
+  if (m->writable) return OOC_OK; /* our own output, read back by the check: every chunk written */
   if (H5Dget_chunk_info_by_coord(m->dset, off, &mask, &addr, &size) < 0) return OOC_OK;
   int64_t h = ooc_min64(m->chunk_r, m->rows - R), w = ooc_min64(m->chunk_c, m->cols - C);
   if (addr == HADDR_UNDEF) {
@@ -1351,6 +1365,69 @@ static ooc_status_t check_chunk(h5mat_t *m, int64_t R, int64_t C, int *present) 
   return OOC_OK;
 }
 
+/* Bytes a zlib stream inflates to (-1: it does not inflate). */
+static int64_t inflated_size(const void *in, size_t n, int64_t limit) {
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (inflateInit(&z) != Z_OK) return -1;
+  unsigned char out[16384];
+  z.next_in = (Bytef *)(uintptr_t)in;
+  z.avail_in = (uInt)n;
+  int rc = Z_OK;
+  int64_t total = 0;
+  while (rc == Z_OK && total <= limit) {
+    z.next_out = out;
+    z.avail_out = sizeof out;
+    rc = inflate(&z, Z_NO_FLUSH);
+    total += (int64_t)(sizeof out - z.avail_out);
+    if (rc == Z_BUF_ERROR && z.avail_in == 0) break; /* the stream ends early */
+  }
+  inflateEnd(&z);
+  return rc == Z_STREAM_END ? total : -1;
+}
+
+/* HDF5's own deflate filter returns whatever a stream inflates to, and HDF5 then copies a whole
+ * chunk from it: a stream that inflates short would be read from beyond its buffer (issue 20).
+ * Before HDF5 decodes a chunk of such a dataset, its stream is inflated once here and counted
+ * (once per chunk and handle: a bit per chunk). */
+static ooc_status_t check_deflate(h5mat_t *m, int64_t R, int64_t C) {
+  int64_t ncr = ooc_cdiv64(m->rows, m->chunk_r), ncc = ooc_cdiv64(m->cols, m->chunk_c);
+  int64_t q = (R / m->chunk_r) * ncc + C / m->chunk_c;
+  if (!m->verified && !(m->verified = ooc_calloc(m->ctx, (size_t)((ncr * ncc + 7) / 8), 1)))
+    return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: out of memory for the chunk table", m->name);
+  if (m->verified[q / 8] & (1u << (q % 8))) return OOC_OK;
+  hsize_t off[2] = {(hsize_t)R, (hsize_t)C}, size = 0;
+  unsigned mask = 0;
+  haddr_t addr = HADDR_UNDEF;
+  if (H5Dget_chunk_info_by_coord(m->dset, off, &mask, &addr, &size) < 0 || addr == HADDR_UNDEF ||
+      (mask & (1u << (m->nfilters - 1))) || size == 0 || size > (hsize_t)CHUNK_MAX_BYTES)
+    return OOC_OK; /* not stored, or deflate skipped: check_chunk's business */
+  void *buf = ooc_malloc(m->ctx, (size_t)size);
+  if (!buf) return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: out of memory reading a chunk", m->name);
+  uint32_t fm = 0;
+  int inj = fio_gate(m->ctx, 0);
+  herr_t rc = inj ? -1 : H5Dread_chunk(m->dset, H5P_DEFAULT, off, &fm, buf);
+  ooc_status_t st = OOC_OK;
+  int64_t want = m->chunk_r * m->chunk_c * (int64_t)m->file_es;
+  if (rc < 0) {
+    h5err_t e = inj ? injected(inj) : h5_last_error();
+    st = read_fail(m, e, R, C, ooc_min64(m->chunk_r, m->rows - R),
+                   ooc_min64(m->chunk_c, m->cols - C));
+  } else {
+    int64_t got = inflated_size(buf, (size_t)size, want);
+    if (got != want)
+      st = OOC_FAIL(m->ctx, OOC_ERR_CORRUPT, "%s: the chunk at row %lld, column %lld failed to "
+                    "decode (%s; a chunk holds %lld bytes)", m->name, (long long)R, (long long)C,
+                    got < 0 ? "its deflate stream is damaged or truncated"
+                            : got > want ? "its deflate stream inflates to more"
+                                         : "its deflate stream inflates to fewer bytes",
+                    (long long)want);
+  }
+  ooc_free(m->ctx, buf);
+  if (st == OOC_OK) m->verified[q / 8] |= (uint8_t)(1u << (q % 8));
+  return st;
+}
+
 static ooc_status_t check_chunks(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
   if (m->chunk_r <= 0) return OOC_OK;
   if (m->nfilters < 0) { /* an output read back: its pipeline, as created */
@@ -1361,8 +1438,10 @@ static ooc_status_t check_chunks(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
   }
   int present = 1;
   for (int64_t R = r0 / m->chunk_r * m->chunk_r; R < r0 + nr; R += m->chunk_r)
-    for (int64_t C = c0 / m->chunk_c * m->chunk_c; C < c0 + nc; C += m->chunk_c)
+    for (int64_t C = c0 / m->chunk_c * m->chunk_c; C < c0 + nc; C += m->chunk_c) {
       OOC_TRY(check_chunk(m, R, C, &present));
+      if (present && m->deflate_check && !m->writable) OOC_TRY(check_deflate(m, R, C));
+    }
   return OOC_OK;
 }
 
@@ -1489,16 +1568,23 @@ static ooc_status_t check_virtual(h5mat_t *m, hid_t dcpl) {
   }
   if (st == OOC_OK && cover_ok &&
       (cover < 0 || H5Sget_select_npoints(cover) != (hssize_t)(m->rows * m->cols))) {
-    /* the first element no mapping covers, row-major */
-    int64_t r = 0, c = 0;
-    for (int64_t k = 0; k < m->rows * m->cols; k++) {
-      hsize_t pt[2] = {(hsize_t)(k / m->cols), (hsize_t)(k % m->cols)};
-      if (cover < 0 || H5Sselect_intersect_block(cover, pt, pt) <= 0) {
-        elem_rc(m, k, &r, &c);
-        break;
-      }
+    /* the bounding box of what no mapping covers */
+    hsize_t lo[2] = {0, 0}, hi[2] = {(hsize_t)m->rows - 1, (hsize_t)m->cols - 1};
+    hsize_t z[2] = {0, 0}, dims[2] = {(hsize_t)m->rows, (hsize_t)m->cols};
+    hid_t all = H5Scopy(m->fspace); /* as a hyperslab: H5Scombine_select takes no "all" */
+    hid_t gap = all >= 0 && cover >= 0 &&
+                        H5Sselect_hyperslab(all, H5S_SELECT_SET, z, NULL, dims, NULL) >= 0
+                    ? H5Scombine_select(all, H5S_SELECT_NOTB, cover) : -1;
+    if (gap < 0 || H5Sget_select_bounds(gap, lo, hi) < 0) {
+      lo[0] = lo[1] = 0;
+      hi[0] = (hsize_t)m->rows - 1;
+      hi[1] = (hsize_t)m->cols - 1;
     }
-    st = missing(m, r, c, 1, 1, "no virtual-dataset mapping covers it");
+    if (gap >= 0) H5Sclose(gap);
+    if (all >= 0) H5Sclose(all);
+    st = missing(m, (int64_t)lo[0], (int64_t)lo[1], (int64_t)(hi[0] - lo[0] + 1),
+                 (int64_t)(hi[1] - lo[1] + 1),
+                 "no virtual-dataset mapping covers them (all or part of this block)");
   }
   if (cover >= 0) H5Sclose(cover);
   return st;
@@ -2349,6 +2435,7 @@ void h5m_close(h5mat_t *m) {
   ooc_free(ctx, m->path);
   ooc_free(ctx, m->name);
   ooc_free(ctx, m->data_file);
+  ooc_free(ctx, m->verified);
   ooc_free(ctx, m);
 }
 
