@@ -289,12 +289,12 @@ def t_append_sigkill():
     """SIGKILL at every point of the output protocol (OOCSOLVE_TEST_KILL=h5out:N) and at timed
     moments (during the copy too): B, H, R, the group and the attributes must survive bit for bit,
     Binv must be the old or the complete new one, never anything else."""
-    n = 300
+    n = 200
     f = path("kill.nc")
     make_results(f, n)
     with netCDF4.Dataset(f, "a") as ds:  # some bulk, so that the copy takes a while
-        ds.createDimension("big", 4 << 20)
-        ds.createVariable("big", "f8", ("big",))[:] = np.arange(4 << 20, dtype=np.float64)
+        ds.createDimension("big", 1 << 20)
+        ds.createVariable("big", "f8", ("big",))[:] = np.arange(1 << 20, dtype=np.float64)
     shutil.copyfile(f, f + ".backup")
     orig = snapshot(f)
     old_binv = orig["/Binv"]

@@ -15,9 +15,11 @@
  *      checks with h5c_unchanged that the original was not modified meanwhile, and renames.
  * A SIGKILL before the rename leaves the original untouched (the temporary is removed by the next
  * run's stale-temporary sweep); after it, the new file is complete. Nothing in between.
- * Cost: a full copy of the existing file (time and, transiently, twice its disk space); a
- * replaced dataset's old bytes stay in the copy as unused space (HDF5 does not reclaim it;
- * h5repack does). The file gets a new inode: hard links to the old one keep the old contents.
+ * Cost: a full copy of the existing file (time and, transiently, twice its disk space; adding a
+ * 2 MB result to a 539 MB file took 1.6-2.3 s against 0.2-0.4 s into a new file, `cp` of that
+ * file 1.1 s). A replaced dataset is unlinked before the new one is created, so HDF5 reuses its
+ * space when the new one fits; what it cannot reuse stays unused (h5repack reclaims it). The
+ * file gets a new inode: hard links to the old one keep the old contents.
  */
 #ifndef OOC_H5COMMIT_H
 #define OOC_H5COMMIT_H
