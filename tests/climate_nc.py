@@ -209,6 +209,13 @@ def t_rhs_1d_and_trans():
             check(np.allclose(h["inverse"][:] @ a_ns.T, np.eye(n), atol=1e-9),
                   "--trans-a invert: (A^T)^-1")
     check(rc == 0, f"invert --trans-a ({err})")
+    rc, out, err = run("gemm", "--trans-a", "--trans-b", f + ":/An", f + ":/BT", "--out",
+                       path("c1.h5"))
+    check(rc == 0, f"gemm --trans-a --trans-b ({err.strip()})")
+    if rc == 0:
+        with h5py.File(path("c1.h5"), "r") as h:
+            check(np.allclose(h["C"][:], a_ns.T @ bt.T, rtol=1e-10, atol=1e-10),
+                  "gemm: C = A^T B^T")
     rc, out, err = run("--trans-b", f + ":/A")
     check(rc == 2 and "--trans-b" in err, f"--trans-b on invert: usage error: {err}")
 
