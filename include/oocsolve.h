@@ -114,8 +114,9 @@ typedef struct ooc_opts {
   ooc_device_t device;
   int64_t tile;          /* tile edge b; 0 = 4096. Clamped to n. The unit of I/O, caching, chunking */
   int64_t stripe;        /* columns eliminated per step (rounded to tiles); 0 = as wide as the budget allows */
-  int64_t host_mem;      /* host byte budget; 0 = half of the smallest of physical memory, the
-                            cgroup (v2 or v1) limit and SLURM's allocation (report->host_limit) */
+  int64_t host_mem;      /* host byte budget; 0 = half of (the smallest of physical memory, the
+                            cgroup (v2 or v1) limit and SLURM's allocation, less the process's
+                            resident size at the call) (report->host_limit says which) */
   const char *scratch_dir; /* where spilled tiles go; NULL = the output's directory */
   int scratch_zstd;      /* zstd level for spilled tiles; 0 = uncompressed (checksummed either way) */
   const char *compress;  /* output compression: NULL or "none", "zstd[:level]", "deflate[:level]" */
@@ -187,8 +188,9 @@ typedef struct ooc_report {
   int64_t resumed_step;  /* --resume: the journal step the run continued from (0 = fresh run) */
   char warnings[1024];   /* "; "-separated notices */
   int64_t gemm_k;        /* ooc_gemm: the inner dimension (C is n x nrhs, A n x gemm_k) */
-  char host_limit[256];  /* default host budget (opts->host_mem 0): the limit it is a fraction
-                            of ("the cgroup v2 limit (/sys/fs/cgroup/.../memory.max) 400 MiB") */
+  char host_limit[512];  /* default host budget (opts->host_mem 0) and the limit it comes from:
+                            "100.0 MiB = 50% of 400.0 MiB (the cgroup v2 limit (/sys/fs/cgroup/
+                            .../memory.max)) less 198.5 MiB resident at start" */
   /* inverse check: ||I - A X||_1 itself (full) or Hager-Higham's estimate of it (probe: a lower
    * bound, docs/NUMERICS.md), and the products with I - A X it took (full: column blocks) */
   double residual_norm1;

@@ -1141,11 +1141,7 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   if (opts) j->o = *opts;
   else ooc_opts_default(&j->o);
   if (j->o.host_mem <= 0) { /* the job's real limit, not the machine's (base/memlimit.h) */
-    char src[200], b1[32], b2[32];
-    j->o.host_mem = ooc_default_host_mem(src, sizeof src);
-    ooc_fmt(j->rep->host_limit, sizeof j->rep->host_limit, "%s, %.0f%% of %s: %s",
-            ooc_fmt_bytes(j->o.host_mem, b1, sizeof b1), 100 * OOC_MEM_FRACTION, src,
-            ooc_fmt_bytes((int64_t)((double)j->o.host_mem / OOC_MEM_FRACTION), b2, sizeof b2));
+    j->o.host_mem = ooc_default_host_mem(j->rep->host_limit, sizeof j->rep->host_limit);
   }
   ooc_clear_error(ctx);
   ctx->interrupted = 0;

@@ -130,10 +130,39 @@ void ooc_mem_probe_self(ooc_mem_probe_t *p) {
   if (!p->slurm_cpus) p->slurm_cpus = getenv("SLURM_JOB_CPUS_PER_NODE");
 }
 
+/* Resident bytes of this process now (VmRSS): libraries and their start-up buffers (OpenBLAS's
+ * and CUDA's, about 200 MB on a CUDA build) count against a cgroup's limit but not against
+ * --host-mem, so the budget is a fraction of what is left after them. */
+static int64_t resident_now(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  long long kb = 0;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, "VmRSS:", 6)) {
+      kb = atoll(line + 6);
+      break;
+    }
+  fclose(f);
+  return (int64_t)kb << 10;
+}
+
 int64_t ooc_default_host_mem(char *source, size_t cap) {
   ooc_mem_probe_t p;
   ooc_mem_probe_self(&p);
-  int64_t lim = ooc_mem_limit(&p, source, cap);
-  if (lim <= 0) lim = (int64_t)8 << 30; /* nothing known at all: a modest guess */
-  return (int64_t)((double)lim * OOC_MEM_FRACTION);
+  char what[512];
+  int64_t lim = ooc_mem_limit(&p, what, sizeof what);
+  if (lim <= 0) {
+    lim = (int64_t)8 << 30; /* nothing known at all: a modest guess */
+    ooc_fmt(what, sizeof what, "an assumed 8 GiB (no limit found)");
+  }
+  int64_t rss = resident_now();
+  int64_t room = lim - rss > lim / 8 ? lim - rss : lim / 8; /* never below an eighth */
+  int64_t budget = (int64_t)((double)room * OOC_MEM_FRACTION);
+  char b1[32], b2[32], b3[32];
+  if (source && cap)
+    ooc_fmt(source, cap, "%s = %.0f%% of %s (%s) less %s resident at start", 
+            ooc_fmt_bytes(budget, b1, sizeof b1), 100 * OOC_MEM_FRACTION,
+            ooc_fmt_bytes(lim, b2, sizeof b2), what, ooc_fmt_bytes(rss, b3, sizeof b3));
+  return budget;
 }

@@ -37,7 +37,10 @@ void ooc_mem_probe_self(ooc_mem_probe_t *p);
 /* Smallest limit in bytes (0 if none is known), and which one it is. */
 int64_t ooc_mem_limit(const ooc_mem_probe_t *p, char *source, size_t cap);
 
-/* OOC_MEM_FRACTION of ooc_mem_limit for this process; source as above. */
+/* OOC_MEM_FRACTION of (ooc_mem_limit for this process minus its resident size now: the
+ * libraries' own start-up memory counts against the limit, not against the budget; never less
+ * than an eighth of the limit); source: "100.0 MiB = 50% of 400.0 MiB (the cgroup v1 limit
+ * (...)) less 198.5 MiB resident at start". */
 int64_t ooc_default_host_mem(char *source, size_t cap);
 
 #endif
