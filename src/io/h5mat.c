@@ -1780,42 +1780,21 @@ static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, in
                               double *dst, int64_t ld) {
   release_wslots(m); /* writing is over (the check reads the output back) */
   if (!m->allow_fill) OOC_TRY(check_complete(m));
-  if (m->general) {
-    blocks_t b = plan_blocks(m, nc);
-    int64_t cap = ooc_min64(b.bh, nr) * ooc_min64(b.bw, nc) * (int64_t)m->stage_es;
-    void *stage = ooc_malloc(m->ctx, (size_t)cap);
-    if (!stage)
-      return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: cannot allocate a %lld-byte staging buffer",
-                      m->name, (long long)cap);
-    ooc_status_t st = OOC_OK;
-    int f32 = m->memtype == H5T_NATIVE_FLOAT, cm = stage_is_cm(m);
-    for (int64_t r = r0, re; r < r0 + nr && st == OOC_OK; r = re) {
-      re = block_end(r, b.ar, b.bh, r0 + nr);
-      for (int64_t c = c0, ce; c < c0 + nc && st == OOC_OK; c = ce) {
-        ce = block_end(c, b.ac, b.bw, c0 + nc);
-        st = io_rect(m, 0, r, c, re - r, ce - c, stage, r0, c0, nr, nc);
-        if (st != OOC_OK) break;
-        double *d = dst + (r - r0) + (c - c0) * ld;
-        if (cm) cm_to_cm(stage, f32, re - r, ce - c, d, ld);
-        else if (f32) rm_to_cm_f(stage, re - r, ce - c, d, ld);
-        else rm_to_cm_d(stage, re - r, ce - c, d, ld);
-      }
-    }
-    ooc_free(m->ctx, stage);
-    return st;
-  }
-  if (m->direct) {
+  /* slices, 1-D and transposed reads (m->general) take the staged H5Dread path only */
+  if (m->direct && !m->general) {
     int fallback = 0;
     ooc_status_t st = direct_read(m, r0, c0, nr, nc, dst, ld, &fallback);
     if (!fallback) return st;
   }
-  OOC_TRY(check_chunks(m, r0, c0, nr, nc));
-  /* A square tile stored contiguously needs no staging: read row-major into dst, then transpose
-   * in place. This is the common case (b x b tiles) and saves a tile-sized buffer. */
-  if (m->memtype == H5T_NATIVE_DOUBLE && nr == nc && ld == nr) {
-    OOC_TRY(io_rect(m, 0, r0, c0, nr, nc, dst, r0, c0, nr, nc));
-    transpose_square(dst, nr);
-    return OOC_OK;
+  if (!m->general) {
+    OOC_TRY(check_chunks(m, r0, c0, nr, nc));
+    /* A square tile stored contiguously needs no staging: read row-major into dst, then
+     * transpose in place. This is the common case (b x b tiles) and saves a tile-sized buffer. */
+    if (m->memtype == H5T_NATIVE_DOUBLE && nr == nc && ld == nr) {
+      OOC_TRY(io_rect(m, 0, r0, c0, nr, nc, dst, r0, c0, nr, nc));
+      transpose_square(dst, nr);
+      return OOC_OK;
+    }
   }
   blocks_t b = plan_blocks(m, nc);
   int64_t cap = ooc_min64(b.bh, nr) * ooc_min64(b.bw, nc) * (int64_t)m->stage_es;
@@ -1824,6 +1803,7 @@ static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, in
     return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: cannot allocate a %lld-byte staging buffer",
                     m->name, (long long)cap);
   ooc_status_t st = OOC_OK;
+  int f32 = m->memtype == H5T_NATIVE_FLOAT, cm = m->general && stage_is_cm(m);
   for (int64_t r = r0, re; r < r0 + nr && st == OOC_OK; r = re) {
     re = block_end(r, b.ar, b.bh, r0 + nr);
     for (int64_t c = c0, ce; c < c0 + nc && st == OOC_OK; c = ce) {
@@ -1831,10 +1811,9 @@ static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, in
       st = io_rect(m, 0, r, c, re - r, ce - c, stage, r0, c0, nr, nc);
       if (st != OOC_OK) break;
       double *d = dst + (r - r0) + (c - c0) * ld;
-      if (m->memtype == H5T_NATIVE_FLOAT)
-        rm_to_cm_f(stage, re - r, ce - c, d, ld);
-      else
-        rm_to_cm_d(stage, re - r, ce - c, d, ld);
+      if (cm) cm_to_cm(stage, f32, re - r, ce - c, d, ld);
+      else if (f32) rm_to_cm_f(stage, re - r, ce - c, d, ld);
+      else rm_to_cm_d(stage, re - r, ce - c, d, ld);
     }
   }
   ooc_free(m->ctx, stage);
