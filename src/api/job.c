@@ -293,13 +293,13 @@ static int64_t strip_cols(int64_t n, int64_t b, int64_t chunk_c, int64_t room) {
   return w;
 }
 
-/* Read the input once, a strip of tile columns at a time (few large HDF5 reads, whatever the
- * tile): reject NaN/Inf, take column norms, and fill the store (a tile column at a time, copied
- * by the cache's threads). The strip fits in the room the solver's workspace will use later. */
 static void content_hash_cols(const job_t *j, const double *strip, int64_t rows, int64_t c0,
                               int64_t nc, uint64_t *hashes);
 static int path_exists(const char *p);
 
+/* Read the input once, a strip of tile columns at a time (few large HDF5 reads, whatever the
+ * tile): reject NaN/Inf, take column norms, and fill the store (a tile column at a time, copied
+ * by the cache's threads). The strip fits in the room the solver's workspace will use later. */
 static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
@@ -1461,6 +1461,28 @@ static void remove_stale_stores(job_t *j, int keep_ab) {
   closedir(d);
 }
 
+/* The journals in the scratch and output directories, quoted and comma-separated into buf:
+ * `--resume` names them when none is found for this output, so that a journal written for
+ * another --out or --scratch is neither forgotten nor left to fill the disk (issue 20). */
+static void other_journals(job_t *j, char *buf, size_t cap) {
+  char odir[PATH_MAX];
+  ooc_fmt(odir, sizeof odir, "%s", j->out_file);
+  const char *dirs[2] = {j->scratch_dir, dirname(odir)};
+  buf[0] = 0;
+  for (int k = 0; k < 2; k++) {
+    DIR *d = (k == 0 || strcmp(dirs[0], dirs[1])) ? opendir(dirs[k]) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      size_t len = strlen(e->d_name), ol = strlen(buf);
+      if (strncmp(e->d_name, ".oocsolve-", 10) || len < 18 ||
+          strcmp(e->d_name + len - 8, ".journal"))
+        continue;
+      snprintf(buf + ol, cap - ol, "%s'%s/%s'", ol ? ", " : "", dirs[k], e->d_name);
+    }
+    if (d) closedir(d);
+  }
+}
+
 /* Spill files of runs that are gone (any command; scratch.h), with a notice. */
 static void remove_stale_spills(job_t *j) {
   int k = scratch_remove_stale(j->ctx, j->scratch_dir);
@@ -1544,28 +1566,12 @@ static ooc_status_t prepare_journal(job_t *j) {
   } else {
     remove_stale_stores(j, 0); /* of a run killed before its first checkpoint, or not journaled */
     if (j->o.resume) {
-      /* a journal written for another --out or --scratch is not found here: name the ones
-       * that are nearby, so they are neither forgotten nor left to fill the disk */
-      char others[1024] = "", odir[PATH_MAX];
-      ooc_fmt(odir, sizeof odir, "%s", j->out_file);
-      const char *dirs[2] = {j->scratch_dir, dirname(odir)};
-      for (int k = 0; k < 2; k++) {
-        DIR *dd = (k == 0 || strcmp(dirs[0], dirs[1])) ? opendir(dirs[k]) : NULL;
-        struct dirent *e;
-        while (dd && (e = readdir(dd))) {
-          size_t len = strlen(e->d_name), ol = strlen(others);
-          if (strncmp(e->d_name, ".oocsolve-", 10) || len < 18 ||
-              strcmp(e->d_name + len - 8, ".journal"))
-            continue;
-          snprintf(others + ol, sizeof others - ol, "%s'%s/%s'", ol ? ", " : "", dirs[k],
-                   e->d_name);
-        }
-        if (dd) closedir(dd);
-      }
+      char others[1024];
+      other_journals(j, others, sizeof others);
       ooc_warn(r->warnings, sizeof r->warnings, "--resume: no journal '%s', starting from the "
-               "beginning%s%s%s", j->jpath, others[0] ? "; journals of other runs (another "
-               "--out or --scratch; resume with those options, or delete them with their "
-               "'.*.scratch' files): " : "", others, "");
+               "beginning%s%s", j->jpath, others[0] ? "; journals of other runs (another --out "
+               "or --scratch: resume with those options, or delete them with their "
+               "'.*.scratch' files): " : "", others);
     }
     if (j->o.checkpoint != OOC_CHECKPOINT_NEVER) OOC_TRY(make_ident(j, &j->ident));
   }
