@@ -405,6 +405,11 @@ static void derive_name(const char *file, const char *suffix, char *out, size_t 
     ooc_fmt(out, cap, "%s%s.h5", file, suffix);
 }
 
+static int source_is_output(void *arg, const char *path) {
+  job_t *j = arg;
+  return outpath_check(j->ctx, j->out_file, &path, 1) != OOC_OK;
+}
+
 static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_file,
                                    const char *suffix, const char *default_dset) {
   ooc_ctx_t *ctx = j->ctx;
@@ -424,6 +429,9 @@ static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_
                        h5m_path(j->in_b), h5m_data_file(j->in_b), h5m_path(j->in_c),
                        h5m_data_file(j->in_c)};
   OOC_TRY(outpath_check(ctx, j->out_file, ins, (int)(sizeof ins / sizeof ins[0])));
+  h5mat_t *srcs[3] = {j->in_a, j->in_b, j->in_c}; /* and the files their data come from */
+  for (int k = 0; k < 3; k++)
+    if (srcs[k] && h5m_source_files(srcs[k], source_is_output, j)) return OOC_ERR_ARG;
   char tmp[PATH_MAX];
   ooc_fmt(tmp, sizeof tmp, "%s", j->out_file);
   ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
