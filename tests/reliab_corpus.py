@@ -183,6 +183,24 @@ def case_force(d):
     p = run("lnk.h5:/A", "--out", "A.h5", "--force", "--device", "cpu")
     expect(p, 2, "replace an input", what="invert through a link, --out the link's target")
     check(sha("A.h5") == sums["A.h5"], "force: the link's target unchanged")
+    # the files a dataset's data come from: external raw files, virtual-dataset sources
+    a.astype("<f8").tofile("a.raw")
+    with h5py.File("ext.h5", "w") as f:
+        f.create_dataset("A", shape=a.shape, dtype="<f8", external=[("a.raw", 0, a.size * 8)])
+    for i in range(2):
+        with h5py.File(f"part{i}.h5", "w") as f:
+            f["P"] = a[16 * i:16 * (i + 1), :]
+    lay = h5py.VirtualLayout(shape=a.shape, dtype="f8")
+    for i in range(2):
+        lay[16 * i:16 * (i + 1), :] = h5py.VirtualSource(f"part{i}.h5", "P", shape=(16, 32))
+    with h5py.File("v.h5", "w", libver=("v110", "v110")) as f:
+        f.create_virtual_dataset("A", lay, fillvalue=0)
+    srcs = {n: sha(n) for n in ("a.raw", "part0.h5", "part1.h5")}
+    p = run("ext.h5", "--out", "a.raw", "--force", "--device", "cpu")
+    expect(p, 2, "replace an input", what="--out the external raw file of the input")
+    p = run("v.h5", "--out", "part1.h5", "--force", "--device", "cpu")
+    expect(p, 2, "replace an input", what="--out a virtual-dataset source of the input")
+    check(all(sha(n) == srcs[n] for n in srcs), "force: raw file and VDS sources unchanged")
     # never replace anything but a regular file
     os.mkfifo("fifo.h5")
     p = run("A.h5", "--out", "fifo.h5", "--force", "--device", "cpu")
@@ -601,7 +619,12 @@ def case_small(d):
     b = bytearray(open("meta.h5", "rb").read())
     b[200] ^= 1
     open("meta.h5", "wb").write(b)
-    p = run("meta.h5", "--out", "x.h5", "--device", "cpu", "--force")
+    # HDF5 itself cannot release this file (it stays open after a successful H5Fclose), so
+    # under LeakSanitizer its memory is HDF5's leak, not ours: suppressed for this one run
+    with open("hdf5.supp", "w") as f:
+        f.write("leak:libhdf5\n")
+    p = run("meta.h5", "--out", "x.h5", "--device", "cpu", "--force",
+            env={"LSAN_OPTIONS": "suppressions=" + os.path.abspath("hdf5.supp")})
     check(p.returncode == 3 and "infinite loop" not in p.stderr,
           f"damaged root group: exit {p.returncode}, no HDF5 shutdown noise ({p.stderr.strip()[-200:]})")
     # zero-filled and overflowing input

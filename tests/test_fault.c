@@ -17,7 +17,13 @@
  * - after a one-shot fault the directory holds nothing but the input (and the output if OK),
  *   unless the run kept its journal for --resume (out of memory or I/O error after a checkpoint):
  *   then a rerun with --resume and no faults must finish with the reference's bits.
- * The totals (runs, faults delivered, resumes) are printed for docs/RELIABILITY.md.
+ * The same loops (allocation and EIO one-shot, ENOSPC persistent, a few persistent ones more)
+ * run over every other command (issue 20): factor, logdet, the Cholesky solve, solve --factor,
+ * gemm, newton, hyper7, an inverse to a zstd float32 output with --scratch-zstd, and a --resume
+ * of a journal saved from a gj inverse stopped by an allocation failure (faults during the
+ * resume); for those the Nth call is taken with a stride that keeps a loop near 100 runs.
+ * The totals (runs, faults delivered, resumes; runs per command) are printed for
+ * docs/RELIABILITY.md.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -385,6 +385,11 @@ static void derive_name(const char *file, const char *suffix, char *out, size_t 
     ooc_fmt(out, cap, "%s%s.h5", file, suffix);
 }
 
+static int source_is_output(void *arg, const char *path) {
+  job_t *j = arg;
+  return outpath_check(j->ctx, j->out_file, &path, 1) != OOC_OK;
+}
+
 static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_file,
                                    const char *suffix, const char *default_dset) {
   ooc_ctx_t *ctx = j->ctx;
@@ -404,6 +409,9 @@ static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_
                        h5m_path(j->in_b), h5m_data_file(j->in_b), h5m_path(j->in_c),
                        h5m_data_file(j->in_c)};
   OOC_TRY(outpath_check(ctx, j->out_file, ins, (int)(sizeof ins / sizeof ins[0])));
+  h5mat_t *srcs[3] = {j->in_a, j->in_b, j->in_c}; /* and the files their data come from */
+  for (int k = 0; k < 3; k++)
+    if (srcs[k] && h5m_source_files(srcs[k], source_is_output, j)) return OOC_ERR_ARG;
   char tmp[PATH_MAX];
   ooc_fmt(tmp, sizeof tmp, "%s", j->out_file);
   ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
@@ -1352,6 +1360,28 @@ static void remove_stale_stores(job_t *j, int keep_ab) {
   closedir(d);
 }
 
+/* The journals in the scratch and output directories, quoted and comma-separated into buf:
+ * `--resume` names them when none is found for this output, so that a journal written for
+ * another --out or --scratch is neither forgotten nor left to fill the disk (issue 20). */
+static void other_journals(job_t *j, char *buf, size_t cap) {
+  char odir[PATH_MAX];
+  ooc_fmt(odir, sizeof odir, "%s", j->out_file);
+  const char *dirs[2] = {j->scratch_dir, dirname(odir)};
+  buf[0] = 0;
+  for (int k = 0; k < 2; k++) {
+    DIR *d = (k == 0 || strcmp(dirs[0], dirs[1])) ? opendir(dirs[k]) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      size_t len = strlen(e->d_name), ol = strlen(buf);
+      if (strncmp(e->d_name, ".oocsolve-", 10) || len < 18 ||
+          strcmp(e->d_name + len - 8, ".journal"))
+        continue;
+      snprintf(buf + ol, cap - ol, "%s'%s/%s'", ol ? ", " : "", dirs[k], e->d_name);
+    }
+    if (d) closedir(d);
+  }
+}
+
 /* Spill files of runs that are gone (any command; scratch.h), with a notice. */
 static void remove_stale_spills(job_t *j) {
   int k = scratch_remove_stale(j->ctx, j->scratch_dir);
@@ -1435,28 +1465,12 @@ static ooc_status_t prepare_journal(job_t *j) {
   } else {
     remove_stale_stores(j, 0); /* of a run killed before its first checkpoint, or not journaled */
     if (j->o.resume) {
-      /* a journal written for another --out or --scratch is not found here: name the ones
-       * that are nearby, so they are neither forgotten nor left to fill the disk */
-      char others[1024] = "", odir[PATH_MAX];
-      ooc_fmt(odir, sizeof odir, "%s", j->out_file);
-      const char *dirs[2] = {j->scratch_dir, dirname(odir)};
-      for (int k = 0; k < 2; k++) {
-        DIR *dd = (k == 0 || strcmp(dirs[0], dirs[1])) ? opendir(dirs[k]) : NULL;
-        struct dirent *e;
-        while (dd && (e = readdir(dd))) {
-          size_t len = strlen(e->d_name), ol = strlen(others);
-          if (strncmp(e->d_name, ".oocsolve-", 10) || len < 18 ||
-              strcmp(e->d_name + len - 8, ".journal"))
-            continue;
-          snprintf(others + ol, sizeof others - ol, "%s'%s/%s'", ol ? ", " : "", dirs[k],
-                   e->d_name);
-        }
-        if (dd) closedir(dd);
-      }
+      char others[1024];
+      other_journals(j, others, sizeof others);
       ooc_warn(r->warnings, sizeof r->warnings, "--resume: no journal '%s', starting from the "
-               "beginning%s%s%s", j->jpath, others[0] ? "; journals of other runs (another "
-               "--out or --scratch; resume with those options, or delete them with their "
-               "'.*.scratch' files): " : "", others, "");
+               "beginning%s%s", j->jpath, others[0] ? "; journals of other runs (another --out "
+               "or --scratch: resume with those options, or delete them with their "
+               "'.*.scratch' files): " : "", others);
     }
     if (j->o.checkpoint != OOC_CHECKPOINT_NEVER) OOC_TRY(make_ident(j, &j->ident));
   }

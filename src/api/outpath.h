@@ -14,8 +14,8 @@
  *   NULL or empty entries of inputs[] are skipped, and so are inputs that cannot be stat'ed
  *   (they were opened already; a vanished one is the reader's error).
  * - Called where the output is resolved (api/job.c), for every command, with every file the run
- *   reads: the named inputs, the files that hold their data (external-link targets), the
- *   warm start, C0, a factor.
+ *   reads: the named inputs, the files that hold their data (external-link targets, external
+ *   raw files, virtual-dataset sources), the warm start, C0, a factor.
  */
 #ifndef OOC_OUTPATH_H
 #define OOC_OUTPATH_H

@@ -1612,6 +1612,34 @@ static ooc_status_t check_complete(h5mat_t *m) {
   return st;
 }
 
+int h5m_source_files(h5mat_t *m, int (*fn)(void *arg, const char *path), void *arg) {
+  if (!m || m->dset < 0) return 0;
+  quiet_t q = quiet_begin();
+  hid_t dcpl = H5Dget_create_plist(m->dset);
+  int rc = 0;
+  char name[PATH_CAP], found[PATH_CAP];
+  int next = dcpl >= 0 ? H5Pget_external_count(dcpl) : 0;
+  for (int i = 0; i < next && !rc; i++) {
+    off_t off = 0;
+    hsize_t size = 0;
+    if (H5Pget_external(dcpl, (unsigned)i, sizeof name, name, &off, &size) >= 0) {
+      find_near(m, name, found, sizeof found);
+      rc = fn(arg, found);
+    }
+  }
+  size_t nv = 0;
+  if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL && H5Pget_virtual_count(dcpl, &nv) >= 0)
+    for (size_t i = 0; i < nv && !rc; i++)
+      if (H5Pget_virtual_filename(dcpl, i, name, sizeof name) >= 0 && strcmp(name, ".") &&
+          !strchr(name, '%')) {
+        find_near(m, name, found, sizeof found);
+        rc = fn(arg, found);
+      }
+  if (dcpl >= 0) H5Pclose(dcpl);
+  quiet_end(q);
+  return rc;
+}
+
 void h5m_set_allow_fill(h5mat_t *m, int on) {
   if (m) m->allow_fill = on != 0;
 }

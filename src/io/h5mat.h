@@ -152,5 +152,9 @@ void h5m_set_allow_fill(h5mat_t *m, int on);
 /* The file that holds the dataset's object (the target of an external link; else the file
  * named). Outputs must never replace it (api/outpath.h). */
 const char *h5m_data_file(const h5mat_t *m);
+/* Calls fn(arg, path) for every other file the dataset's data come from (external raw files,
+ * virtual-dataset sources; printf-style names skipped), as HDF5 would find them, until fn
+ * returns nonzero; returns that value (0: all visited). */
+int h5m_source_files(h5mat_t *m, int (*fn)(void *arg, const char *path), void *arg);
 
 #endif
