@@ -100,7 +100,8 @@ static double *lapack_matrix(int po, int imat, int n, int *izero) {
   double cond, anorm;
   dlatb4(po, imat, n, &type, &kl, &ku, &cond, &anorm);
   double *A = calloc((size_t)lda * (size_t)(n > 0 ? n : 1) + 1, sizeof *A);
-  double *d = malloc((size_t)(n + 1) * sizeof *d), *work = malloc((size_t)(3 * n + 3) * sizeof *work);
+  double *d = malloc((size_t)(n + 1) * sizeof *d);
+  double *work = malloc((size_t)(3 * n + 3) * sizeof *work);
   if (n > 0)
     dlatms_(&n, &n, &dist, iseed, &type, d, &mode, &cond, &anorm, &kl, &ku, &pack, A, &lda, work,
             &info, 1, 1, 1);
