@@ -225,6 +225,40 @@ static void t_converge_general(void) {
   free(A);
 }
 
+/* Every start on input scaled by 1e+160 and 1e-160 (issue 19: the transpose start's
+ * 1 / (||A||_1 ||A||_inf) overflowed to 0 or inf, "not finite (r_0 = 1)"): the same steps as
+ * unscaled and a ratio < 30 on the scaled matrix. */
+static void t_scaled(void) {
+  int64_t n = 60;
+  const int kinds[3] = {GEN_DIAGDOM, GEN_MATERN, GEN_COND};
+  const char *starts[3] = {"diagonal", "identity", "transpose"};
+  for (int k = 0; k < 3; k++) {
+    double *A = tu_gen_matrix(kinds[k], n, kinds[k] == GEN_COND ? 30 : 0,
+                              kinds[k] == GEN_MATERN ? 1e-2 : 0, 6);
+    double *S = malloc((size_t)(n * n) * sizeof *S);
+    for (int method = OOC_METHOD_NEWTON; method <= OOC_METHOD_HYPER7; method++) {
+      outcome_t base = run(method, A, n, 16, 64, (int64_t)64 << 20, NULL, 0, 0);
+      CU_ASSERT(base.st == OOC_OK);
+      for (int sgn = -1; sgn <= 1; sgn += 2) {
+        double f = sgn > 0 ? 1e160 : 1e-160;
+        for (int64_t i = 0; i < n * n; i++) S[i] = A[i] * f;
+        outcome_t o = run(method, S, n, 16, 64, (int64_t)64 << 20, NULL, 0, 0);
+        int ok = o.st == OOC_OK && o.ratio < 30 && o.r.iterations == base.r.iterations &&
+                 strcmp(o.r.start, starts[k]) == 0;
+        CU_ASSERT(ok);
+        fprintf(stderr, "[%s %s x%g: %d steps (unscaled %d), ratio %.2g] ", starts[k],
+                mname(method), f, o.r.iterations, base.r.iterations, o.ratio);
+        if (!ok)
+          fprintf(stderr, "\n  %s: %s\n", ooc_status_str(o.st), o.err);
+        free(o.V);
+      }
+      free(base.V);
+    }
+    free(A);
+    free(S);
+  }
+}
+
 /* ---- iteration counts against theory ----------------------------------------------------- */
 
 /* Count predicted for starting radius rho until the residual is below the stopping goal. */
@@ -444,6 +478,7 @@ int main(void) {
       {"diagonally dominant converges (diag start)", t_converge_diagdom},
       {"Matern SPD converges (I/||A|| start)", t_converge_matern},
       {"general converges (A^T/(||A||_1||A||_inf) start)", t_converge_general},
+      {"input scaled by 1e+-160: every start, same steps, ratio < 30", t_scaled},
       {"count = theory when ||E_0||_1 = rho", t_count_exact},
       {"count = theory from rho(E_0) for symmetric starts", t_count_symmetric_starts},
       {"warm start from a 1e-3 perturbation: <= 3 steps", t_warm_start},

@@ -103,7 +103,8 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
   OOC_TRY(ooc_tick(ctx, "check", 1.0 / CHECK_EST_MAX_PRODUCTS));
   double est = asum(Y, n);
   ci->probe = 0;
-  for (int64_t c = 0; c < p; c++) ci->probe = nanmax(ci->probe, asum(Y + (2 + c) * n, n) / (double)n);
+  for (int64_t c = 0; c < p; c++) /* ||t_c||_1 = n */
+    ci->probe = nanmax(ci->probe, asum(Y + (2 + c) * n, n) / (double)n);
   double alt = 2.0 * asum(Y + n, n) / (3.0 * (double)n);
   double best = nanmax(nanmax(est, alt), ci->probe);
   if (n > 1 && isfinite(best)) {

@@ -103,7 +103,8 @@ static void run_job(gj_cpu_t *x, const job_t *j) {
   case J_GEMM: /* gj.h step 4: C_k = K, C_low -= L21 Z, C_up -= A_up K */
     if (j->region == 0)
       for (int64_t c = 0; c < j->nc; c++)
-        memcpy(x->C + j->r0 + c * ld, j->R + (j->r0 - x->k0) + c * w, (size_t)rows * sizeof(double));
+        memcpy(x->C + j->r0 + c * ld, j->R + (j->r0 - x->k0) + c * w,
+               (size_t)rows * sizeof(double));
     else
       o->gemm('N', 'N', rows, j->nc, w, -1.0, P + j->r0, ld, j->R, j->ldr, 1.0, x->C + j->r0, ld);
     break;
@@ -409,9 +410,9 @@ static void queue_if_loaded(gj_cpu_t *x, int64_t c, int64_t q, int64_t nc) {
 }
 
 /* Per target q, while it is in flight (entry q & 3): row tiles of [k0, n) taken, row tiles put
- * back, swaps and R done. Targets complete in order (q + 1's tile i is taken only after q's is
- * put), and q + 2 is prepared only once q is complete (it reuses q's Z and K), so at most q, q + 1 and
- * q + 2 have entries at once. */
+ * back, swaps and solves done. Targets complete in order (q + 1's tile i is taken only after
+ * q's is put), and q + 2 is prepared only once q is complete (it reuses q's K), so at most q,
+ * q + 1 and q + 2 have entries at once. */
 typedef struct sweep {
   const gj_target_t *t;
   int64_t nt, nlow, completed;

@@ -185,16 +185,20 @@ static ooc_status_t start(it_t *it, tstore_t *V, double *nv) {
     *nv = scale / n1;
   } else {
     snprintf(it->res->start, sizeof it->res->start, "transpose");
-    double c = scale / (n1 * ninf);
-    for (int64_t tj = 0; tj < p.count; tj++) /* V(ti, tj) = A(tj, ti)^T c */
+    /* V = A^T / (||A||_1 ||A||_inf), divided one norm at a time: the product of the norms
+     * overflows for entries around 1e+160 (and underflows around 1e-160), where a / ||A||_1 is
+     * at most 1 and (a / ||A||_1) / ||A||_inf is of the size of the inverse's entries, which is
+     * representable whenever A's norms are. */
+    for (int64_t tj = 0; tj < p.count; tj++) /* V(ti, tj) = A(tj, ti)^T / n1 / ninf */
       for (int64_t ti = 0; ti < p.count; ti++) {
         int64_t nr = part_len(p, ti), nc = part_len(p, tj);
         OOC_TRY(ts_read(A, tj, ti, it->t1, nc));
         for (int64_t cc = 0; cc < nc; cc++)
-          for (int64_t r = 0; r < nr; r++) it->t2[r + cc * nr] = it->t1[cc + r * nc] * c;
+          for (int64_t r = 0; r < nr; r++)
+            it->t2[r + cc * nr] = it->t1[cc + r * nc] / n1 / ninf * scale;
         OOC_TRY(ts_put(V, ti, tj, it->t2, nr));
       }
-    *nv = ninf * c; /* ||A^T||_1 = ||A||_inf */
+    *nv = scale / n1; /* ||A^T||_1 / (||A||_1 ||A||_inf) = 1 / ||A||_1 */
   }
   return OOC_OK;
 }

@@ -21,7 +21,9 @@
  *   else symmetric with a positive diagonal (args->spd, from the job's pre-pass): V_0 = I/||A||_1,
  *     E_0 = I - A/||A||_1 has eigenvalues in [0, 1 - 1/kappa_2) if A is SPD (kappa_eff = kappa);
  *   else V_0 = A^T / (||A||_1 ||A||_inf): E_0 = I - A A^T/c with eigenvalues in [0, 1)
- *     (kappa_eff = kappa^2, so ~log2(kappa^2) slow Newton steps before the fast phase);
+ *     (kappa_eff = kappa^2, so ~log2(kappa^2) slow Newton steps before the fast phase), formed
+ *     as (a / ||A||_1) / ||A||_inf: the norms' product over- or underflows for entries near
+ *     1e+-160, the quotients do not (every start is scale-invariant: same steps on s A);
  *   or the caller's warm start (args->warm: S[0] already holds it, e.g. yesterday's inverse).
  *
  * Stopping rule, from r_k = ||I - A V_k||_1, which the product A V_k yields for free:

@@ -1,0 +1,374 @@
+/*
+ * test_lapack_types.c: the inverse, factor and solve paths on LAPACK's own test matrices.
+ *
+ * The matrices are the ones LAPACK's TESTING/LIN drivers build: DLATMS (libtmglib) with the
+ * parameters DLATB4 gives for path "DGE" (dchkge, types 1-11) and "DPO" (dchkpo, types 1-9),
+ * and the zero columns (rows and columns for DPO) dchkge / dchkpo then set:
+ *   DGE  1 diagonal, 2 upper triangular, 3 lower triangular, 4 random (cond 2),
+ *        5 / 6 / 7 first / last / columns n/2+1.. zero (singular), 8 cond sqrt(0.1/eps),
+ *        9 cond 0.1/eps, 10 scaled near underflow, 11 scaled near overflow;
+ *   DPO  1 diagonal, 2 random (cond 2), 3 / 4 / 5 first / last / middle row and column zero
+ *        (not positive definite), 6 cond sqrt(0.1/eps), 7 cond 0.1/eps, 8 / 9 scaled near
+ *        underflow / overflow.
+ * (eps = DLAMCH('P') = 2^-52, "near underflow" = 0.25 safmin / eps, as DLATB4 sets them.)
+ *
+ * For every size (0, 1, 2, 3, 5, 10, 50, 100: the last two are not multiples of 7 or 64),
+ * tile (1, 7, 64, n), stripe (narrow: one tile per step; wide: as wide as allowed, so the last
+ * step is narrow whenever the tile does not divide n) and backend (cpu, ref):
+ *   - gj inverts every nonsingular type: ratio ||I - A X||_1 / (n ||A||_1 ||X||_1 eps) < 30 and
+ *     within 10x of LAPACK's dgetrf + dgetri ratio on the same matrix (NaN fails);
+ *   - chol inverts every DPO type: ratio < 30 and within 10x of LAPACK's dpotrf + dpotri;
+ *   - the singular / not-SPD types stop with OOC_ERR_SINGULAR / OOC_ERR_NOT_SPD and info = the
+ *     zero column (LAPACK's), and leave no output;
+ *   - solves with 3 right-hand sides (wide stripe): the HPL ratio < 16 for chol; for gj the
+ *     ratio is recorded, not asserted (gj's solve is not backward stable by nature: issue 22);
+ *   - newton and hyper7 on the well-conditioned types (cond 2, scaled included): < 30.
+ * "Within 10x" is `ours <= 10 * LAPACK's + 1e-3`: at the rounding floor (a diagonal matrix,
+ * LAPACK's ratio 0 or 1e-5) a relative factor means nothing; 1e-3 is 1/30000 of the threshold.
+ * It is asserted for gj with tiles > 1; for chol and for tile 1 (classical Gauss-Jordan) the
+ * cases over 10x are printed and counted ("recorded"), the threshold 30 is still asserted.
+ * The counts (cases, passed, the largest LAPACK ratio, the worst ours / LAPACK's) are printed.
+ * `test_lapack_types quick`, and any ASan build, runs the cpu backend, tiles 7 and n, n <= 50.
+ * Skips (77) when the build has no libtmglib (Debian: libtmglib-dev).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#ifndef OOC_HAVE_TMGLIB
+int main(void) {
+  printf("test_lapack_types: SKIPPED: built without libtmglib (DLATMS; Debian: libtmglib-dev)\n");
+  return 77;
+}
+#else
+
+#include <lapacke.h>
+
+/* DLATMS from LAPACK's test-matrix library (Fortran; hidden string lengths last). */
+extern void dlatms_(const int *m, const int *n, const char *dist, int *iseed, const char *sym,
+                    double *d, const int *mode, const double *cond, const double *dmax,
+                    const int *kl, const int *ku, const char *pack, double *a, const int *lda,
+                    double *work, int *info, size_t ldist, size_t lsym, size_t lpack);
+
+static int g_quick;
+
+typedef struct stats {
+  int cases, passed, failed_thr, failed_rel, recorded_rel, gj_solve_over, gj_solve_runs;
+  double lapack_max, worst_rel, worst_ratio, gj_solve_max, iter_max;
+} stats_t;
+static stats_t g_st;
+
+/* DLATB4 for "DGE" (po = 0) and "DPO" (po = 1). */
+static void dlatb4(int po, int imat, int n, char *type, int *kl, int *ku, double *cond,
+                   double *anorm) {
+  double eps = DBL_EPSILON; /* DLAMCH('Precision') = eps * base = 2^-52 */
+  double badc2 = 0.1 / eps, badc1 = sqrt(badc2);
+  double small = 0.25 * (DBL_MIN / eps), large = 1.0 / small;
+  *type = po ? 'P' : 'N';
+  *cond = 2;
+  *anorm = 1;
+  if (!po) {
+    *kl = imat == 1 || imat == 2 ? 0 : (n > 1 ? n - 1 : 0);
+    *ku = imat == 1 || imat == 3 ? 0 : (n > 1 ? n - 1 : 0);
+    if (imat == 8) *cond = badc1;
+    if (imat == 9) *cond = badc2;
+    if (imat == 10) *anorm = small;
+    if (imat == 11) *anorm = large;
+  } else {
+    *kl = *ku = imat == 1 ? 0 : (n > 1 ? n - 1 : 0);
+    if (imat == 6) *cond = badc1;
+    if (imat == 7) *cond = badc2;
+    if (imat == 8) *anorm = small;
+    if (imat == 9) *anorm = large;
+  }
+  if (n <= 1) *cond = 1;
+}
+
+/* Type imat of size n, as dchkge / dchkpo build it; *izero = the zeroed column (1-based), 0 if
+ * none. NULL when the driver skips the type at this size (zero-column types on tiny n). */
+static double *lapack_matrix(int po, int imat, int n, int *izero) {
+  int zerot = po ? (imat >= 3 && imat <= 5) : (imat >= 5 && imat <= 7);
+  *izero = 0;
+  if (zerot && n < imat - (po ? 2 : 4)) return NULL;
+  char type, dist = 'S', pack = 'N';
+  int kl, ku, mode = 3, info = 0, lda = n > 1 ? n : 1;
+  int iseed[4] = {1988, 1989, 1990, 1991};
+  double cond, anorm;
+  dlatb4(po, imat, n, &type, &kl, &ku, &cond, &anorm);
+  double *A = calloc((size_t)lda * (size_t)(n > 0 ? n : 1) + 1, sizeof *A);
+  double *d = malloc((size_t)(n + 1) * sizeof *d);
+  double *work = malloc((size_t)(3 * n + 3) * sizeof *work);
+  if (n > 0)
+    dlatms_(&n, &n, &dist, iseed, &type, d, &mode, &cond, &anorm, &kl, &ku, &pack, A, &lda, work,
+            &info, 1, 1, 1);
+  free(d);
+  free(work);
+  CU_ASSERT_FATAL(info == 0);
+  if (zerot) {
+    *izero = imat == (po ? 3 : 5) ? 1 : imat == (po ? 4 : 6) ? n : n / 2 + 1;
+    int z = *izero - 1;
+    if (!po && imat == 7) { /* columns izero..n */
+      for (int j = z; j < n; j++)
+        for (int i = 0; i < n; i++) A[i + (size_t)j * n] = 0;
+    } else {
+      for (int i = 0; i < n; i++) A[i + (size_t)z * n] = 0;
+      if (po)
+        for (int j = 0; j < n; j++) A[z + (size_t)j * n] = 0;
+    }
+  }
+  return A;
+}
+
+/* LAPACK's inverse of an SPD matrix (dpotrf + dpotri, mirrored) and its ratio; NaN if it fails. */
+static double lapack_spd_ratio(int n, const double *A, double eps) {
+  if (n == 0) return 0;
+  double *X = malloc((size_t)n * n * sizeof *X);
+  memcpy(X, A, (size_t)n * n * sizeof *X);
+  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, X, n);
+  if (info == 0) info = LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', n, X, n);
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < j; i++) X[i + (size_t)j * n] = X[j + (size_t)i * n];
+  double r = info == 0 ? tu_inverse_ratio(n, A, X, eps) : NAN;
+  free(X);
+  return r;
+}
+
+static const char *mname(ooc_method_t m) {
+  return m == OOC_METHOD_GJ ? "gj" : m == OOC_METHOD_CHOL ? "chol"
+         : m == OOC_METHOD_NEWTON ? "newton" : "hyper7";
+}
+
+static int g_logged;
+#define MAX_LOGGED 60
+
+/* One inversion through the API, judged as the header says. */
+static void inv_case(const char *in, const double *A, int n, int po, int imat, int izero,
+                     ooc_method_t method, ooc_device_t dev, int64_t tile, int64_t stripe,
+                     double lapack) {
+  char out[1100];
+  snprintf(out, sizeof out, "%s.inv.h5", in);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.method = method;
+  o.device = dev;
+  o.tile = tile;
+  o.stripe = stripe;
+  o.check = OOC_CHECK_FULL;
+  o.force = 1;
+  ooc_report_t rep;
+  ooc_status_t st = ooc_invert(ctx, in, out, &o, &rep);
+  double eps = DBL_EPSILON / 2;
+  int ok = 0;
+  char what[200];
+  snprintf(what, sizeof what, "%s %d n %d %s %s tile %lld stripe %lld", po ? "DPO" : "DGE", imat,
+           n, mname(method), dev == OOC_DEVICE_CPU ? "cpu" : "ref", (long long)tile,
+           (long long)stripe);
+  g_st.cases++;
+  if (n == 0) { /* an empty dataset is refused (not a matrix), never "inverted" */
+    ok = st == OOC_ERR_FORMAT && strstr(ooc_ctx_error(ctx), "0 x 0") && !tu_file_exists(out);
+    CU_ASSERT_EQUAL(st, OOC_ERR_FORMAT);
+    CU_ASSERT(!tu_file_exists(out));
+    if (!ok && g_logged++ < MAX_LOGGED)
+      fprintf(stderr, "\n%s: %s %s\n", what, ooc_status_str(st), ooc_ctx_error(ctx));
+  } else if (izero) { /* singular / not SPD: the zero column named, nothing written */
+    ooc_status_t want = method == OOC_METHOD_CHOL ? OOC_ERR_NOT_SPD : OOC_ERR_SINGULAR;
+    ok = st == want && rep.info == izero && !tu_file_exists(out);
+    CU_ASSERT_EQUAL(st, want);
+    CU_ASSERT_EQUAL(rep.info, izero);
+    CU_ASSERT(!tu_file_exists(out));
+    if (!ok && g_logged++ < MAX_LOGGED)
+      fprintf(stderr, "\n%s: want %s info %d, got %s info %lld: %s\n", what, ooc_status_str(want),
+              izero, ooc_status_str(st), (long long)rep.info, ooc_ctx_error(ctx));
+  } else if (st != OOC_OK) {
+    CU_ASSERT_EQUAL(st, OOC_OK);
+    g_st.failed_thr++;
+    if (g_logged++ < MAX_LOGGED)
+      fprintf(stderr, "\n%s: %s (LAPACK ratio %.3g)\n", what, ooc_ctx_error(ctx), lapack);
+  } else {
+    int64_t r, c;
+    double *X = tu_read_matrix(out, &r, &c);
+    CU_ASSERT_FATAL(X != NULL);
+    double ratio = n ? tu_inverse_ratio(n, A, X, eps) : 0;
+    free(X);
+    int thr = ratio < 30; /* NaN fails */
+    /* the 10x comparison is for the direct methods; newton/hyper7 stop at ratio 15 (iter.h) */
+    int iter = method == OOC_METHOD_NEWTON || method == OOC_METHOD_HYPER7;
+    /* recorded, not asserted: chol (its own module: the factor's dpotri-like inverse) and
+     * classical, unblocked Gauss-Jordan (tile 1), whose right residual carries an extra factor
+     * like cond(U) that getri's does not (Higham, Accuracy and Stability, 14.4) */
+    int lenient = method == OOC_METHOD_CHOL || tile == 1;
+    int over = lapack < 30 && !(ratio <= 10 * lapack + 1e-3);
+    int rel = iter || !over || lenient;
+    if (!iter && over && lenient) g_st.recorded_rel++;
+    CU_ASSERT(thr);
+    CU_ASSERT(rel);
+    if (!thr) g_st.failed_thr++;
+    if (!rel) g_st.failed_rel++;
+    ok = thr && rel;
+    if (lapack > g_st.lapack_max) g_st.lapack_max = lapack;
+    if (iter) {
+      if (ratio > g_st.iter_max) g_st.iter_max = ratio;
+    } else {
+      if (ratio > g_st.worst_ratio) g_st.worst_ratio = ratio;
+      if (lapack > 1e-3 && ratio / lapack > g_st.worst_rel) g_st.worst_rel = ratio / lapack;
+    }
+    if ((!ok || (over && !iter)) && g_logged++ < MAX_LOGGED)
+      fprintf(stderr, "\n%s%s: ratio %.3g, LAPACK %.3g\n", ok ? "(recorded) " : "", what, ratio,
+              lapack);
+  }
+  if (ok) g_st.passed++;
+  tu_ctx_done(ctx);
+  remove(out);
+}
+
+/* Solve with 3 right-hand sides: chol must meet 16; gj's ratio is recorded (issue 22). */
+static void solve_case(const char *in, const double *A, int n, int po, int imat,
+                       ooc_method_t method, ooc_device_t dev, int64_t tile) {
+  char rhs[1100], out[1100];
+  snprintf(rhs, sizeof rhs, "%s.b.h5", in);
+  snprintf(out, sizeof out, "%s.x.h5", in);
+  int m = 3;
+  double *B = malloc((size_t)(n * m + 1) * sizeof *B);
+  uint64_t s = 77;
+  for (int i = 0; i < n * m; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    B[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+  }
+  tu_write_matrix(rhs, "/B", n, m, B, 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.method = method;
+  o.device = dev;
+  o.tile = tile;
+  o.force = 1;
+  o.check = OOC_CHECK_NONE; /* judged here: gj's may exceed 16 and must still be recorded */
+  ooc_report_t rep;
+  ooc_status_t st = ooc_solve(ctx, in, rhs, out, &o, &rep);
+  g_st.cases++;
+  CU_ASSERT_EQUAL(st, OOC_OK);
+  if (st == OOC_OK) {
+    int64_t r, c;
+    double *X = tu_read_matrix(out, &r, &c);
+    CU_ASSERT_FATAL(X != NULL);
+    double ratio = n ? tu_solve_ratio(n, m, A, X, B, DBL_EPSILON / 2) : 0;
+    free(X);
+    if (method == OOC_METHOD_GJ) {
+      g_st.gj_solve_runs++;
+      if (!(ratio < 16)) {
+        g_st.gj_solve_over++;
+        if (g_logged++ < MAX_LOGGED)
+          fprintf(stderr, "\n(recorded, issue 22) gj solve %s %d n %d tile %lld: HPL ratio %.3g\n",
+                  po ? "DPO" : "DGE", imat, n, (long long)tile, ratio);
+      }
+      if (ratio > g_st.gj_solve_max || isnan(ratio)) g_st.gj_solve_max = ratio;
+      CU_ASSERT(!isnan(ratio));
+      g_st.passed += !isnan(ratio);
+    } else {
+      CU_ASSERT(ratio < 16);
+      g_st.passed += ratio < 16;
+      if (!(ratio < 16)) {
+        g_st.failed_thr++;
+        if (g_logged++ < MAX_LOGGED)
+          fprintf(stderr, "\n%s solve %s %d n %d: HPL ratio %.3g\n", mname(method),
+                  po ? "DPO" : "DGE", imat, n, ratio);
+      }
+    }
+  } else if (g_logged++ < MAX_LOGGED) {
+    fprintf(stderr, "\nsolve %s %d n %d: %s\n", po ? "DPO" : "DGE", imat, n, ooc_ctx_error(ctx));
+  }
+  tu_ctx_done(ctx);
+  remove(rhs);
+  remove(out);
+  free(B);
+}
+
+static void sweep_types(int po) {
+  static const int sizes[] = {0, 1, 2, 3, 5, 10, 50, 100};
+  static const int64_t tiles[] = {1, 7, 64, 0}; /* 0: n */
+  const ooc_device_t devs[] = {OOC_DEVICE_CPU, OOC_DEVICE_REF};
+  int ntypes = po ? 9 : 11;
+  char in[1024];
+  snprintf(in, sizeof in, "%s", tu_path(po ? "lt_po.h5" : "lt_ge.h5"));
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int n = sizes[si];
+    if (g_quick && n > 50) continue;
+    for (int imat = 1; imat <= ntypes; imat++) {
+      int izero;
+      double *A = lapack_matrix(po, imat, n, &izero);
+      if (!A) continue;
+      tu_write_matrix(in, "/A", n, n, A, 2);
+      double eps = DBL_EPSILON / 2;
+      double lg = izero ? NAN : tu_lapack_inverse_ratio(n, A, eps);
+      double lp = izero || !po ? NAN : lapack_spd_ratio(n, A, eps);
+      int scaled = po ? (imat == 8 || imat == 9) : (imat == 10 || imat == 11);
+      int well = po ? (imat <= 2 || scaled) : (imat <= 4 || scaled);
+      for (int d = 0; d < 2; d++) {
+        if (g_quick && d) continue;
+        int64_t done[8];
+        int ndone = 0;
+        for (size_t ti = 0; ti < sizeof tiles / sizeof *tiles; ti++) {
+          int64_t tile = tiles[ti] && tiles[ti] < n ? tiles[ti] : (n > 0 ? n : 1);
+          if (g_quick && tiles[ti] != 7 && tiles[ti] != 0) continue;
+          int dup = 0;
+          for (int k = 0; k < ndone; k++) dup |= done[k] == tile;
+          if (dup) continue;
+          done[ndone++] = tile;
+          for (int wide = 0; wide < 2; wide++) {
+            if (wide && tile >= n) continue; /* one step either way */
+            int64_t stripe = wide ? 0 : tile;
+            inv_case(in, A, n, po, imat, izero, OOC_METHOD_GJ, devs[d], tile, stripe, lg);
+            if (po) inv_case(in, A, n, po, imat, izero, OOC_METHOD_CHOL, devs[d], tile, stripe, lp);
+          }
+        }
+        if (izero || n == 0) continue;
+        int64_t t7 = n > 7 ? 7 : n;
+        solve_case(in, A, n, po, imat, OOC_METHOD_GJ, devs[d], t7);
+        if (po) solve_case(in, A, n, po, imat, OOC_METHOD_CHOL, devs[d], t7);
+        if (well && d == 0 && n <= 50) {
+          inv_case(in, A, n, po, imat, 0, OOC_METHOD_NEWTON, devs[d], t7, 0, lg);
+          inv_case(in, A, n, po, imat, 0, OOC_METHOD_HYPER7, devs[d], t7, 0, lg);
+        }
+      }
+      free(A);
+    }
+  }
+  remove(in);
+}
+
+static void report(const char *what) {
+  printf("[%s: %d cases, %d passed, %d over the threshold, %d over 10x LAPACK (+ %d recorded: "
+         "chol or tile 1); LAPACK ratio max %.3g, gj/chol max %.3g, worst gj/chol / LAPACK "
+         "(LAPACK > 1e-3) %.3g, newton/hyper7 max %.3g; gj solves over 16: %d of %d (max %.3g, "
+         "issue 22)] ", what, g_st.cases, g_st.passed, g_st.failed_thr, g_st.failed_rel,
+         g_st.recorded_rel, g_st.lapack_max, g_st.worst_ratio, g_st.worst_rel, g_st.iter_max,
+         g_st.gj_solve_over, g_st.gj_solve_runs, g_st.gj_solve_max);
+  memset(&g_st, 0, sizeof g_st);
+}
+
+static void t_dge(void) {
+  sweep_types(0);
+  report("DGE 1-11");
+}
+static void t_dpo(void) {
+  sweep_types(1);
+  report("DPO 1-9");
+}
+
+int main(int argc, char **argv) {
+  g_quick = argc > 1 && !strcmp(argv[1], "quick");
+#if defined(__SANITIZE_ADDRESS__)
+  g_quick = 1; /* the ASan pass (CI's second ctest) runs the subset */
+#endif
+  static const tu_test_t tests[] = {
+      {"LAPACK dchkge types 1-11 (DLATMS): gj inverse, solve, newton/hyper7", t_dge},
+      {"LAPACK dchkpo types 1-9 (DLATMS): gj and chol inverse, solve, newton/hyper7", t_dpo},
+      {NULL, NULL}};
+  return tu_run("lapack_types", tests);
+}
+#endif
