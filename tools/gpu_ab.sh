@@ -33,11 +33,13 @@ row() { # name seconds-needed args...: old, new, old, new
     grep -hE "RESULT" $R/$name.$v.log | sed "s/^/$name $v: /" | tee -a $OUT/ab.txt
   done
 }
-row gj32768 40 bench_cuda gj 32768 4096 0 1 -
-row gj49152 40 bench_cuda gj 49152 1024 12G 1 -
-row chol65536 50 bench_cuda_chol run 65536 1024 16G
-row cholin 40 bench_cuda_chol incore 32768 1024
-row gemm49152 50 bench_gemm_cuda ooc 49152 4096 12G plan plan
-if [ "$(left)" -gt 40 ]; then
+want() { [ -z "${ROWS:-}" ] || [[ " $ROWS " == *" $1 "* ]]; } # ROWS="gj49152 ..." picks rows
+# bench_cuda gj N TILE GPU_MEM STREAMS TRACE: 3 streams, as tools/gpu_release.sh
+want gj32768 && row gj32768 40 bench_cuda gj 32768 4096 0 3 -
+want gj49152 && row gj49152 40 bench_cuda gj 49152 1024 12G 3 -
+want chol65536 && row chol65536 50 bench_cuda_chol run 65536 1024 16G
+want cholin && row cholin 40 bench_cuda_chol incore 32768 1024
+want gemm49152 && row gemm49152 50 bench_gemm_cuda ooc 49152 4096 12G plan plan
+if want cusolver && [ "$(left)" -gt 40 ]; then
   /tmp/b-new/bench_cuda cusolver 32768 2>&1 | grep RESULT | sed 's/^/cusolver: /' | tee -a $OUT/ab.txt
 fi

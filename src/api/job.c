@@ -452,10 +452,13 @@ static ooc_status_t scale_check(job_t *j) {
     zero += j->colnorm[c] == 0;
   }
   if (zero == j->n && !j->have_factor) { /* a factor's diagonal has its own check (exit 3) */
-    j->rep->info = 1; /* LAPACK's info: the first zero column (1-based) */
-    return OOC_FAIL(j->ctx, OOC_ERR_SINGULAR, "%s: the matrix is all zeros (singular; were its "
-                    "data written? a dataset never written reads as its fill value)",
-                    h5m_name(j->in_a));
+    /* LAPACK's info: the first zero column, or for Cholesky the first leading minor (1-based) */
+    int chol = j->o.method == OOC_METHOD_CHOL || j->logdet_only || j->factor_out;
+    j->rep->info = 1;
+    return OOC_FAIL(j->ctx, chol ? OOC_ERR_NOT_SPD : OOC_ERR_SINGULAR,
+                    "%s: the matrix is all zeros (%s; were its data written? a dataset never "
+                    "written reads as its fill value)", h5m_name(j->in_a),
+                    chol ? "not positive definite: leading minor 1" : "singular");
   }
   return OOC_OK;
 }
