@@ -189,7 +189,13 @@ static ooc_status_t plan(job_t *j) {
                   .chol_only = j->logdet_only || j->factor_out || j->have_factor,
                   .journaled = !j->logdet_only &&
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
-                  .cuda = j->cuda};
+                  .cuda = j->cuda,
+                  .chol_certain = j->have_factor || j->logdet_only || j->factor_out ||
+                                  j->o.method == OOC_METHOD_CHOL,
+                  .chol_job = j->have_factor                    ? CHOL_SOLVE_FACTORED
+                              : j->logdet_only || j->factor_out ? CHOL_FACTOR
+                              : j->in_b                         ? CHOL_SOLVE
+                                                                : CHOL_INVERT};
   OOC_TRY(plan_solver(j->ctx, &q, &j->plan));
   if (j->plan.notice[0]) {
     ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", j->plan.notice);

@@ -62,6 +62,13 @@ int64_t plan_ws(const plan_t *p, int64_t W) {
     return iter_stores(p->q.o->method) * tstore_overhead_bytes(n, n, b) +
            ooc_max64(8 * n * b, iter_gemm_bytes(p, W) + iter_own_bytes(n, b));
   W = ts_stripe(n, b, W); /* what the method will run */
+#ifdef OOC_HAVE_CUDA
+  if (p->chol_gpu) { /* the executor's pinned panel and ring stand for the host panel */
+    ocu_config_t c = gpu_config(p->q.o);
+    return ocu_chol_host_bytes(n, b, W, p->q.chol_job, &c) + chol_workspace_bytes(n, b, W, m) -
+           8 * n * W;
+  }
+#endif
   if (p->q.chol_only || p->q.o->method == OOC_METHOD_CHOL) return chol_workspace_bytes(n, b, W, m);
   if (p->q.o->method == OOC_METHOD_GJ) return gj_workspace_bytes(n, b, W, m);
   return ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
@@ -132,6 +139,26 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
     p->gncblk = ncblk;
     p->gslots = nslots;
     p->W = ooc_min64(s, n);
+    return OOC_OK;
+  }
+  if (p->q.chol_certain && p->q.chol_job == CHOL_SOLVE_FACTORED)
+    return OOC_OK; /* two sweeps on the host */
+  if (p->q.chol_certain) { /* Cholesky for certain: its executor's stripe and buffers */
+    int64_t Wd = 0, gb = 0, avail = p->budget - p->fixed;
+    OOC_TRY(ocu_chol_plan(ctx, n, b, p->q.chol_job, 0, &c, &Wd, &gb));
+    p->chol_gpu = 1;
+    int64_t W = ts_stripe(n, b, ooc_min64(Wd, p->q.o->stripe > 0 ? p->q.o->stripe : n));
+    while (W > b && plan_ws(p, W) > avail) W = ts_stripe(n, b, W - b);
+    if (plan_ws(p, W) > avail) {
+      p->chol_gpu = 0;
+      return OOC_FAIL(ctx, OOC_ERR_BUDGET,
+                      "%s: --host-mem %s is too small for the GPU Cholesky with n = %lld and tile "
+                      "%lld: at least %s is needed (pinned panel and column blocks); raise "
+                      "--host-mem or lower --tile", p->q.name,
+                      ooc_fmt_bytes(p->budget, have, sizeof have), (long long)n, (long long)b,
+                      ooc_fmt_bytes(p->fixed + plan_ws(p, W), nb, sizeof nb));
+    }
+    p->W = ts_stripe(n, b, chol_even_stripe(n, b, nospill_stripe(p, avail, W)));
     return OOC_OK;
   }
   int64_t Wg = 0, gbudget = 0;
@@ -226,6 +253,10 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
   *W = 0;
   why[0] = 0;
 #ifdef OOC_HAVE_CUDA
+  if (p->chol_gpu && job == p->q.chol_job) { /* planned as such (plan_gpu) */
+    *W = p->W;
+    return OOC_OK;
+  }
   int64_t n = p->q.n, b = p->b, m = p->q.m, Wd = 0, gbudget = 0;
   ocu_config_t c = gpu_config(p->q.o);
   OOC_TRY(ocu_chol_plan(ctx, n, b, job, 0, &c, &Wd, &gbudget));

@@ -30,6 +30,11 @@ typedef struct plan_req {
   int chol_only;       /* logdet, factor, solve --factor: Cholesky, never a fallback to gj */
   int journaled;       /* checkpoints possible: the journal's tile tables come out of the budget */
   int cuda;            /* the GPU was chosen (the backend); the plan may still drop it */
+  int chol_certain;    /* Cholesky for certain (logdet, factor, solve --factor, --method chol):
+                          the GPU plan is the Cholesky executor's for chol_job (CHOL_*, chol.h);
+                          0 when auto may still pick gj (the GPU plan is then gj's, and chol
+                          checks its own against it when it runs: plan_chol_gpu) */
+  int chol_job;
 } plan_req_t;
 
 typedef struct plan {
@@ -39,6 +44,7 @@ typedef struct plan {
   int64_t budget; /* host bytes */
   int64_t fixed;  /* bookkeeping, staging, slack, the GPU pipeline's pinned extras */
   int cuda;       /* the GPU runs the method */
+  int chol_gpu;   /* W and the pinned buffers are the Cholesky executor's (req.chol_job) */
   int64_t gkb;    /* newton/hyper7 and gemm on the GPU: the executor's k panel, C buffers, slots */
   int gncblk, gslots;
   char notice[512]; /* why the GPU is not used, when the plan dropped it; else "" */
