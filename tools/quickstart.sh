@@ -3,7 +3,7 @@
 # core (a 16 MiB host budget for a 72 MB matrix). Run from the repository root.
 set -euo pipefail
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-deps="build-essential cmake pkg-config libhdf5-dev libzstd-dev libcunit1-dev libopenblas-dev liblapacke-dev hdf5-tools"
+deps="build-essential cmake pkg-config libhdf5-dev libzstd-dev zlib1g-dev libcunit1-dev libopenblas-dev liblapacke-dev hdf5-tools"
 if ! dpkg -s $deps >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends $deps
