@@ -31,78 +31,13 @@
 #include "solvers/iter.h"
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
-#include "api/classify.h"
-#include "api/plan.h"
+#include "api/job_int.h"
 #ifdef OOC_HAVE_CUDA
 #include "kernels/cuda/ocu.h"
 #include "kernels/cuda/ocu_chol.h"
 #include "kernels/cuda/ocu_gemm.h"
 #endif
 
-typedef struct spill_slot {
-  struct job *job;
-  const char *tag;
-  scratch_t *s;
-  int must_exist; /* resuming: the journal has tiles in this store's scratch file */
-} spill_slot_t;
-
-typedef struct job {
-  ooc_ctx_t *ctx;
-  ooc_opts_t o;
-  ooc_report_t *rep;
-  const ooc_ops_t *ops;
-  h5mat_t *in_a, *in_b, *out;
-  char out_file[PATH_MAX], out_dset[512], scratch_dir[PATH_MAX];
-  plan_t plan; /* api/plan.h; n .. fixed below are its numbers */
-  int64_t n, m, b, W, budget, fixed;
-  int64_t chunk; /* output chunk edge: the tile, but at least 256 (tiny chunks make HDF5 crawl) */
-  tcache_t *cache;
-  tstore_t *A, *B;
-  spill_slot_t spill[2];
-  double *colnorm;
-  int64_t *perm;
-  int method;      /* OOC_METHOD_GJ or OOC_METHOD_CHOL, chosen after the input is read */
-  int logdet_only; /* ooc_logdet: factor only, write nothing */
-  int factor_out;  /* ooc_factor: factor, write L */
-  int have_factor; /* ooc_solve_factor: the input "A" is a Cholesky factor L */
-  int mirror_out;  /* the store holds a symmetric result's lower triangle (diagonal tiles with
-                      zeros above): write_rows writes the upper triangle from its transpose */
-  int f32;         /* the input (and by default the output) is float32 */
-  /* Cholesky keeps only A's lower triangle (load): lower_load while loading so; classify_load:
-   * the symmetry pre-pass runs during the load, its verdict in `verdict`; may_gj: auto may still
-   * pick gj (then the load switches to the whole of A, upper_from: the first tile column read
-   * whole) */
-  int lower_load, classify_load, may_gj;
-  int64_t upper_from;
-  cl_verdict_t verdict;
-  int cuda;        /* run the elimination on the GPU (pick_backend) */
-  gj_exec_t *exec; /* the CUDA executor while gj_run runs */
-  /* resumable runs (docs/RELIABILITY.md; the functions under "journal" below) */
-  char jbase[PATH_MAX], jpath[PATH_MAX + 16], lockpath[PATH_MAX + 16];
-  int lock_fd;       /* -1, or the locked "<jbase>.lock" */
-  int journaled;     /* checkpoints on: scratch at fixed names, two banks per tile */
-  int resuming;      /* the stores come from the journal, not the input */
-  int jr_owned;      /* the journal at jpath is this run's (written or adopted) */
-  journal_t *jr;     /* read by prepare_journal, consumed by restore_stores */
-  jr_ident_t ident;  /* this run's identity */
-  int out_of_core, every_step;
-  double ckpt_interval, t_last_ckpt;
-  int64_t committed_steps, steps_done, nsteps, resume_step;
-  double resume_logdet; /* chol: the journal's log-determinant sum */
-  chol_exec_t *cexec; /* the CUDA Cholesky executor while chol_run runs */
-  /* newton/hyper7 (eliminate_iter) and gemm (run_gemm): the extra stores, their scratch, and
-   * the store holding the result when it is not A (or B) */
-  tstore_t *iv[ITER_MAX_STORES];
-  spill_slot_t ispill[ITER_MAX_STORES];
-  tstore_t *result;
-  h5mat_t *in_c;    /* gemm: C0 */
-  gemm_exec_t *gexec; /* gemm, newton/hyper7 on the GPU: the product's executor */
-  double iter_flops;
-  int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
-  /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's
-   * workspace is not allocated (wider strips, h5mat's chunk buffers); 0: the minimum. */
-  int64_t io_room;
-} job_t;
 
 /* ---- adapters from io to the tiling layer's interfaces ------------------------------------ */
 
@@ -111,7 +46,7 @@ static ooc_status_t h5_source_read(void *self, int64_t r0, int64_t c0, int64_t n
   return h5m_read((h5mat_t *)self, r0, c0, nr, nc, dst, ld);
 }
 
-static void scratch_name(const job_t *j, const char *tag, char *out, size_t cap) {
+void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap) {
   ooc_fmt(out, cap, "%s.%s.scratch", j->jbase, tag);
 }
 
@@ -120,7 +55,7 @@ static ooc_status_t spill_open(void *self, size_t slot_bytes, void **handle) {
   job_t *j = sl->job;
   if (j->journaled) { /* a fixed name the journal can refer to */
     char path[PATH_MAX + 32];
-    scratch_name(j, sl->tag, path, sizeof path);
+    job_scratch_name(j, sl->tag, path, sizeof path);
     int mode = sl->must_exist ? SCRATCH_REOPEN : j->resuming ? SCRATCH_ANY : SCRATCH_CREATE;
     OOC_TRY(scratch_open_at(j->ctx, path, slot_bytes, j->o.scratch_zstd, mode, &sl->s));
     *handle = sl->s;
@@ -215,7 +150,7 @@ static int64_t solver_ws(const job_t *j, int64_t W) { return plan_ws(&j->plan, W
 /* The staging h5mat may always use: the writer's allowance in plan()'s fixed bytes. */
 static int64_t io_min_stage(int64_t b) { return 8 * b * ooc_max64(b, 256); }
 
-/* Columns of the strips load() reads: whole tiles, and at least a whole chunk column when the
+/* Columns of the strips job_load() reads: whole tiles, and at least a whole chunk column when the
  * room allows (a strip narrower than the file's chunks would decode each chunk several times),
  * within `room` bytes (the solver's workspace, not allocated yet while the input is read). */
 static int64_t strip_cols(int64_t n, int64_t b, int64_t chunk_c, int64_t room) {
@@ -243,9 +178,6 @@ static ooc_status_t load_upper(tstore_t *ts, h5mat_t *src, int64_t tj1, double *
   return OOC_OK;
 }
 
-static void content_hash_cols(const job_t *j, const double *strip, int64_t rows, int64_t c0,
-                              int64_t nc, uint64_t *hashes);
-static int path_exists(const char *p);
 
 /* Read the input once, a strip of tile columns at a time (few large HDF5 reads, whatever the
  * tile): reject NaN/Inf, take column norms, and fill the store (a tile column at a time, copied
@@ -255,8 +187,8 @@ static int path_exists(const char *p);
  * the stored tile row (classify.h) on the way. Under auto, a matrix shown not to be for Cholesky
  * (not symmetric, or a diagonal entry not positive) is stored whole from there on, and the upper
  * tiles left out before are read again (load_upper); --method chol stops at the first
- * asymmetric pair. A journaled run's identity hashes every strip read (content_hash_cols). */
-static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
+ * asymmetric pair. A journaled run's identity hashes every strip read (ckpt_hash_cols). */
+ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
   int64_t n = rp.n;
@@ -279,7 +211,7 @@ static ooc_status_t load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) 
   for (int64_t c0 = 0; c0 < cp.n; c0 += sw) {
     int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
     OOC_CHECK(st = h5m_read(src, 0, c0, n, nc, strip, n));
-    if (hashes) content_hash_cols(j, strip, n, c0, nc, hashes);
+    if (hashes) ckpt_hash_cols(j, strip, n, c0, nc, hashes);
     if (j->ops->colabs(n, nc, strip, n, colnorm + c0, &bi, &bj)) {
       double v = strip[bi + bj * n];
       st = OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %s; the matrix must be "
@@ -442,7 +374,6 @@ static ooc_status_t open_input(job_t *j, const char *spec, h5mat_t **out) {
   return OOC_OK;
 }
 
-static ooc_status_t restore_stores(job_t *j);
 
 /* Facts of A that would otherwise surface as a misleading "singular" (issue 20): a matrix of
  * zeros only (often missing data read as the fill value), and finite entries whose column sums
@@ -481,21 +412,21 @@ static ooc_status_t load_inputs(job_t *j) {
   int64_t n = j->n, m = j->m;
   double t0 = ooc_now();
   OOC_TRY(tcache_create(ctx, j->budget - j->fixed - solver_ws(j, j->W), &j->cache));
-  /* The stores need no source: load() fills them, reading each input byte once. */
+  /* The stores need no source: job_load() fills them, reading each input byte once. */
   j->spill[0] = (spill_slot_t){j, "A", NULL, 0};
   j->spill[1] = (spill_slot_t){j, "B", NULL, 0};
   ooc_spill_ops_t spA = {&j->spill[0], spill_open, spill_put, spill_get};
   ooc_spill_ops_t spB = {&j->spill[1], spill_open, spill_put, spill_get};
   OOC_TRY(tstore_create(ctx, j->cache, n, n, j->b, NULL, &spA, &j->A));
   if (j->in_b) OOC_TRY(tstore_create(ctx, j->cache, n, m, j->b, NULL, &spB, &j->B));
-  if (j->resuming) return restore_stores(j);
+  if (j->resuming) return ckpt_restore_stores(j);
   memset(j->colnorm, 0, (size_t)n * sizeof(double));
   j->io_room = solver_ws(j, j->W); /* the solver allocates it only after the load */
-  ooc_status_t st = load(j, j->A, j->in_a, j->colnorm);
+  ooc_status_t st = job_load(j, j->A, j->in_a, j->colnorm);
   if (st == OOC_OK) st = scale_check(j);
   if (st == OOC_OK && j->B) {
     double *bnorm = ooc_calloc(ctx, (size_t)m, sizeof(double));
-    st = bnorm ? load(j, j->B, j->in_b, bnorm)
+    st = bnorm ? job_load(j, j->B, j->in_b, bnorm)
                : OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (m = %lld)", (long long)m);
     ooc_free(ctx, bnorm);
   }
@@ -609,10 +540,6 @@ static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
 
 /* Cholesky; under auto, a matrix that is not positive definite falls back to gj (the stores
  * are reloaded from the input, which was never modified). */
-static ooc_status_t after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv);
-static ooc_status_t chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet);
-static void start_checkpoints(job_t *j);
-static ooc_status_t drop_journal(job_t *j);
 
 static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
@@ -627,7 +554,7 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
    * lower tiles for free, instead of a transposed put of half the matrix in the last step. */
   j->mirror_out = ca.job == CHOL_INVERT && !j->o.lower_only;
   if (ca.job == CHOL_INVERT) { /* resumable; factor and solve are not journaled yet */
-    ca.after_step = chol_after_step;
+    ca.after_step = ckpt_chol_after_step;
     ca.step_user = j;
     memset(j->perm, 0, (size_t)j->n * sizeof(int64_t)); /* the journal's (unused) pivots */
     if (j->resuming) {
@@ -635,7 +562,7 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
       ca.logdet0 = j->resume_logdet;
       r->resumed_step = j->resume_step;
     }
-    start_checkpoints(j);
+    ckpt_start(j);
   }
   chol_stats_t cs = {0};
 #ifdef OOC_HAVE_CUDA
@@ -668,7 +595,7 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   r->logdet = NAN;
   j->mirror_out = 0;
   ooc_clear_error(ctx);
-  OOC_TRY(drop_journal(j)); /* Cholesky's checkpoints are of no use to gj */
+  OOC_TRY(ckpt_drop(j)); /* Cholesky's checkpoints are of no use to gj */
   j->resuming = 0;
   r->resumed_step = 0;
   unload_inputs(j);
@@ -684,13 +611,13 @@ static ooc_status_t eliminate_gj(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   gj_args_t ga = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops, .colnorm = j->colnorm,
-                  .perm = j->B ? NULL : j->perm, .after_step = after_step, .step_user = j};
+                  .perm = j->B ? NULL : j->perm, .after_step = ckpt_after_step, .step_user = j};
   if (j->resuming) { /* restore_stores left the journal's pivots in perm (gj copies them first) */
     ga.start_step = j->resume_step;
     ga.ipiv0 = j->perm;
     r->resumed_step = j->resume_step;
   }
-  start_checkpoints(j);
+  ckpt_start(j);
   gj_stats_t gs;
 #ifdef OOC_HAVE_CUDA
   if (j->cuda) {
@@ -749,7 +676,7 @@ static ooc_status_t load_warm(job_t *j, tstore_t *V, double *norm1_v) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading the warm start");
     goto done;
   }
-  OOC_CHECK(st = load(j, V, w, cn));
+  OOC_CHECK(st = job_load(j, V, w, cn));
   *norm1_v = 0;
   for (int64_t i = 0; i < j->n; i++) *norm1_v = fmax(*norm1_v, cn[i]);
   ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "warm start from %s", h5m_name(w));
@@ -1007,10 +934,6 @@ static ooc_status_t commit_output(job_t *j, const char *as) {
 
 /* ---- the common driver ------------------------------------------------------------------- */
 
-static ooc_status_t prepare_journal(job_t *j);
-static ooc_status_t drop_journal(job_t *j);
-static ooc_status_t settle_journal(job_t *j, ooc_status_t st);
-static void remove_stale_spills(job_t *j);
 
 static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const char *out_spec) {
   ooc_ctx_t *ctx = j->ctx;
@@ -1045,7 +968,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (j->logdet_only) { /* no output; scratch beside the input */
     ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
             j->o.scratch_dir && *j->o.scratch_dir ? j->o.scratch_dir : dirname(afile));
-    remove_stale_spills(j);
+    ckpt_remove_stale_spills(j);
   } else {
     OOC_TRY(resolve_output(j, out_spec, afile, b_spec ? ".x" : j->factor_out ? ".chol" : ".inv",
                            b_spec ? "/X" : j->factor_out ? "/L" : "/inverse"));
@@ -1058,7 +981,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   j->f32 = h5m_type(j->in_a) == H5M_F32 && (!j->in_b || h5m_type(j->in_b) == H5M_F32);
   int f32 = j->o.out_dtype == OOC_DTYPE_F32 || (j->o.out_dtype == OOC_DTYPE_AUTO && j->f32);
   snprintf(r->out_dtype, sizeof r->out_dtype, f32 ? "f32" : "f64");
-  if (!j->logdet_only) OOC_TRY(prepare_journal(j));
+  if (!j->logdet_only) OOC_TRY(ckpt_prepare(j));
   /* Create the output first: an existing file or an unwritable directory fails in seconds. */
   j->chunk = ooc_max64(j->b, 256);
   if (!j->logdet_only)
@@ -1115,7 +1038,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   r->t_spill += spill_write;
   r->t_write = ooc_now() - t2 - spill_write;
   collect_stats(j);
-  OOC_TRY(drop_journal(j)); /* before the scratch it names goes away */
+  OOC_TRY(ckpt_drop(j)); /* before the scratch it names goes away */
   unload_inputs(j);
 
   OOC_TRY(check_output(j, f32));
@@ -1170,508 +1093,6 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   return OOC_OK;
 }
 
-/* ---- journal: resumable runs (docs/RELIABILITY.md) ---------------------------------------
- *
- * Files, all in the scratch directory, named after the output so the same command finds them:
- *   .oocsolve-<output name>-<dir hash>.lock       flock held for the whole run: one run per output
- *   .oocsolve-<output name>-<dir hash>.journal    the last committed checkpoint (io/journal.h)
- *   .oocsolve-<output name>-<dir hash>.A.scratch  (and .B.) spilled tiles, two banks per tile
- * A checkpoint (after a gj step): flush cached tiles to scratch, fsync, commit the journal
- * atomically, then let the scratch treat those versions as protected. Out-of-core runs checkpoint
- * every step (a step streams the whole matrix anyway; the flush adds at most one cache's worth of
- * writes); in-core runs every --checkpoint seconds. */
-
-#define CKPT_DEFAULT_S 300.0
-
-/* The content hash of an input (jr_input_t.sample): XXH3 of the XXH3 of each tile column, in
- * tile-column order. load() computes it from the strips it reads anyway (content_hash_cols);
- * a resumed run, which reads no input, computes it here with one extra pass over the input:
- * O(n^2) reads against the O(n^3) work it saves. */
-static void content_hash_cols(const job_t *j, const double *strip, int64_t rows, int64_t c0,
-                              int64_t nc, uint64_t *hashes) {
-  for (int64_t c = 0; c < nc; c += j->b) {
-    int64_t w = ooc_min64(j->b, nc - c);
-    hashes[(c0 + c) / j->b] = ooc_xxh3(strip + c * rows, (size_t)(rows * w) * sizeof(double));
-  }
-}
-
-static ooc_status_t content_hash(job_t *j, h5mat_t *m, uint64_t *out) {
-  ooc_ctx_t *ctx = j->ctx;
-  int64_t rows = h5m_rows(m), cols = h5m_cols(m), nt = ooc_cdiv64(cols, j->b);
-  double *strip = ooc_malloc(ctx, (size_t)(rows * ooc_min64(j->b, cols)) * sizeof(double));
-  uint64_t *h = ooc_malloc(ctx, (size_t)nt * sizeof(uint64_t));
-  ooc_status_t st = strip && h ? OOC_OK : OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory "
-                                                   "reading %s", h5m_name(m));
-  for (int64_t c0 = 0; c0 < cols && st == OOC_OK; c0 += j->b) {
-    int64_t nc = ooc_min64(j->b, cols - c0);
-    st = h5m_read(m, 0, c0, rows, nc, strip, rows);
-    if (st == OOC_OK) content_hash_cols(j, strip, rows, c0, nc, h);
-    if (st == OOC_OK) st = ooc_tick(ctx, "read", (double)(c0 + nc) / (double)cols);
-  }
-  if (st == OOC_OK) *out = ooc_xxh3(h, (size_t)nt * sizeof(uint64_t));
-  ooc_free(ctx, strip);
-  ooc_free(ctx, h);
-  return st;
-}
-
-/* Identity of an input: name, size, mtime, and (resuming) its content hash; a fresh run's
- * content hash is filled in by load(). */
-static ooc_status_t ident_input(job_t *j, h5mat_t *m, jr_input_t *in) {
-  ooc_ctx_t *ctx = j->ctx;
-  char file[PATH_MAX], dset[512];
-  const char *name = h5m_name(m);
-  memset(in, 0, sizeof *in);
-  OOC_TRY(h5m_split_spec(ctx, name, file, sizeof file, dset, sizeof dset));
-  ooc_fmt(in->file, sizeof in->file, "%s", file);
-  ooc_fmt(in->dset, sizeof in->dset, "%s", dset);
-  struct stat sb;
-  if (stat(file, &sb) != 0)
-    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot stat the input: %s", name, strerror(errno));
-  in->size = (int64_t)sb.st_size;
-  in->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-  return j->o.resume && path_exists(j->jpath) ? content_hash(j, m, &in->sample) : OOC_OK;
-}
-
-static ooc_status_t make_ident(job_t *j, jr_ident_t *id) {
-  memset(id, 0, sizeof *id);
-  ooc_fmt(id->version, sizeof id->version, "%s", OOC_VERSION_STRING);
-  ooc_fmt(id->output, sizeof id->output, "%s:%s", j->out_file, j->out_dset);
-  id->nin = j->in_b ? 2 : 1;
-  OOC_TRY(ident_input(j, j->in_a, &id->in[0]));
-  if (j->in_b) OOC_TRY(ident_input(j, j->in_b, &id->in[1]));
-  id->method = j->o.method; /* the checkpoint records the method actually running */
-  id->lower_only = j->o.lower_only;
-  ooc_fmt(id->backend, sizeof id->backend, "%s", j->rep->backend);
-  int f32 = j->o.out_dtype == OOC_DTYPE_F32 ||
-            (j->o.out_dtype == OOC_DTYPE_AUTO && h5m_type(j->in_a) == H5M_F32 &&
-             (!j->in_b || h5m_type(j->in_b) == H5M_F32));
-  id->out_f32 = f32;
-  id->scratch_zstd = j->o.scratch_zstd;
-  id->n = j->n;
-  id->m = j->m;
-  id->tile = j->b;
-  id->stripe = j->W;
-  return OOC_OK;
-}
-
-/* The first difference between the journal's identity and this run's, in words; NULL if none. */
-static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *buf, size_t cap) {
-  if (strcmp(a->version, b->version))
-    return ooc_fmt(buf, cap, "it was written by oocsolve %s, this is %s", a->version, b->version),
-           buf;
-  if (strcmp(a->output, b->output))
-    return ooc_fmt(buf, cap, "it is for the output %s, not %s", a->output, b->output), buf;
-  if (a->nin != b->nin)
-    return ooc_fmt(buf, cap, "it is for %s run", a->nin == 2 ? "a solve" : "an inverse"), buf;
-#define DIFF(field, opt)                                                                           \
-  if (a->field != b->field)                                                                        \
-    return ooc_fmt(buf, cap, "it was written with " opt " %lld, this run has %lld",                \
-                   (long long)a->field, (long long)b->field), buf;
-  DIFF(n, "n =")
-  DIFF(m, "nrhs =")
-  DIFF(tile, "--tile")
-  if (a->stripe != b->stripe) /* the default stripe follows --host-mem and free GPU memory */
-    return ooc_fmt(buf, cap, "it was written with stripe %lld, this run plans %lld (give "
-                   "--stripe %lld and the same --host-mem/--gpu-mem)", (long long)a->stripe,
-                   (long long)b->stripe, (long long)a->stripe), buf;
-  DIFF(scratch_zstd, "--scratch-zstd")
-  DIFF(out_f32, "f32 output =")
-  DIFF(lower_only, "--triangle lower =")
-#undef DIFF
-  static const char *const mname[] = {"auto", "gj", "chol", "newton", "hyper7"};
-#define MNAME(x) ((x) >= 0 && (x) <= 4 ? mname[(x)] : "?")
-  if (b->method != OOC_METHOD_AUTO && a->method != b->method)
-    return ooc_fmt(buf, cap, "it was written by --method %s, this run asks for %s",
-                   MNAME(a->method), MNAME(b->method)), buf;
-#undef MNAME
-  if (strcmp(a->backend, b->backend))
-    return ooc_fmt(buf, cap, "it was written by the %s backend, this run uses %s", a->backend,
-                   b->backend), buf;
-  /* inputs last: the sample checksum is over one tile column, so it needs the same tile */
-  for (int k = 0; k < a->nin; k++) {
-    const jr_input_t *x = &a->in[k], *y = &b->in[k];
-    if (strcmp(x->file, y->file) || strcmp(x->dset, y->dset))
-      return ooc_fmt(buf, cap, "it is for the input %s:%s, not %s:%s", x->file, x->dset, y->file,
-                     y->dset), buf;
-    /* content, not size or mtime: an edit in place may keep both (issue 20), a copy changes
-     * the mtime and leaves the matrix as it was */
-    if (x->sample != y->sample)
-      return ooc_fmt(buf, cap, "the input %s:%s changed since it was written (its content hash "
-                     "differs%s)", y->file, y->dset,
-                     x->mtime_ns == y->mtime_ns ? ", though its modification time is the same"
-                                                : ""), buf;
-  }
-  return NULL;
-}
-
-static int path_exists(const char *p) {
-  struct stat sb;
-  return stat(p, &sb) == 0;
-}
-
-/* One run per output: flock on "<jbase>.lock". The path is re-checked after locking because the
- * run that held it unlinks it when done (a waiter could otherwise lock a dead inode). */
-static ooc_status_t take_lock(job_t *j) {
-  ooc_ctx_t *ctx = j->ctx;
-  for (int attempt = 0; attempt < 5; attempt++) {
-    int fd = fio_open(ctx, j->lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      int e = errno;
-      if (e == EACCES || e == EROFS || e == ENOENT || e == EPERM) {
-        /* a scratch directory we cannot write: fine for a run that fits in memory, which then
-         * simply cannot checkpoint (a spill would fail later with its own message) */
-        ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "no checkpoints: cannot create "
-                 "'%s' (%s)", j->lockpath, strerror(e));
-        return OOC_OK;
-      }
-      return OOC_FAIL(ctx, fio_status(e), "%s:%s: cannot create the lock file '%s': %s",
-                      j->out_file, j->out_dset, j->lockpath, strerror(e));
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      fio_close(ctx, fd);
-      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s:%s: another oocsolve run is writing this output "
-                      "(it holds the lock '%s')", j->out_file, j->out_dset, j->lockpath);
-    }
-    struct stat a, b;
-    if (fstat(fd, &a) == 0 && stat(j->lockpath, &b) == 0 && a.st_ino == b.st_ino &&
-        a.st_dev == b.st_dev) {
-      j->lock_fd = fd;
-      return OOC_OK;
-    }
-    fio_close(ctx, fd);
-  }
-  return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s:%s: cannot take the lock '%s' (it keeps changing)",
-                  j->out_file, j->out_dset, j->lockpath);
-}
-
-/* Files "<jbase>.<tag>.scratch" in the scratch directory, other than A and B when `keep_ab`:
- * under the output's lock no live run owns one, so they are a killed run's (issue 20: a killed
- * newton left its stores, and every later run for the output stopped on them). */
-static void remove_stale_stores(job_t *j, int keep_ab) {
-  const char *base = strrchr(j->jbase, '/');
-  base = base ? base + 1 : j->jbase;
-  size_t bl = strlen(base);
-  DIR *d = opendir(j->scratch_dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    const char *nm = e->d_name;
-    size_t len = strlen(nm);
-    if (len <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.' || strcmp(nm + len - 8, ".scratch"))
-      continue;
-    if (keep_ab && (!strcmp(nm + bl, ".A.scratch") || !strcmp(nm + bl, ".B.scratch"))) continue;
-    char sp[PATH_MAX + 300];
-    ooc_fmt(sp, sizeof sp, "%s/%s", j->scratch_dir, nm);
-    if (fio_remove(j->ctx, sp) == 0)
-      ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "removed '%s', left by an earlier run "
-               "that was killed or stopped before its first checkpoint", sp);
-  }
-  closedir(d);
-}
-
-/* The journals in the scratch and output directories, quoted and comma-separated into buf:
- * `--resume` names them when none is found for this output, so that a journal written for
- * another --out or --scratch is neither forgotten nor left to fill the disk (issue 20). */
-static void other_journals(job_t *j, char *buf, size_t cap) {
-  char odir[PATH_MAX];
-  ooc_fmt(odir, sizeof odir, "%s", j->out_file);
-  const char *dirs[2] = {j->scratch_dir, dirname(odir)};
-  buf[0] = 0;
-  for (int k = 0; k < 2; k++) {
-    DIR *d = (k == 0 || strcmp(dirs[0], dirs[1])) ? opendir(dirs[k]) : NULL;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-      size_t len = strlen(e->d_name), ol = strlen(buf);
-      if (strncmp(e->d_name, ".oocsolve-", 10) || len < 18 ||
-          strcmp(e->d_name + len - 8, ".journal"))
-        continue;
-      snprintf(buf + ol, cap - ol, "%s'%s/%s'", ol ? ", " : "", dirs[k], e->d_name);
-    }
-    if (d) closedir(d);
-  }
-}
-
-/* Spill files of runs that are gone (any command; scratch.h), with a notice. */
-static void remove_stale_spills(job_t *j) {
-  int k = scratch_remove_stale(j->ctx, j->scratch_dir);
-  if (k)
-    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "removed %d scratch file%s of killed "
-             "runs from '%s'", k, k > 1 ? "s" : "", j->scratch_dir);
-}
-
-/* The output's names in the scratch directory, its lock, and what killed runs left for it
- * (temporary outputs). Every command that writes an output calls it. */
-static ooc_status_t claim_output(job_t *j) {
-  ooc_ctx_t *ctx = j->ctx;
-  ooc_report_t *r = j->rep;
-  /* Named after the output file and a hash of its directory: outputs with the same name in
-   * different directories may share one --scratch directory. */
-  const char *slash = strrchr(j->out_file, '/');
-  char odir[PATH_MAX], real[PATH_MAX];
-  ooc_fmt(odir, sizeof odir, "%s", j->out_file);
-  const char *d = dirname(odir);
-  if (realpath(d, real)) d = real;
-  unsigned tag = (unsigned)(ooc_xxh64(d, strlen(d), 0) & 0xffffffffu);
-  /* A name component has at most NAME_MAX (255) bytes: a long output name is cut and the hash
-   * then covers the whole name too, so that "<jbase>.journal.tmp" and "<jbase>.<tag>.scratch"
-   * still fit (issue 20: a 240-character output name failed at its lock). */
-  const char *base = slash ? slash + 1 : j->out_file;
-  int keep = (int)strlen(base);
-  if (keep > 160) {
-    keep = 160;
-    tag ^= (unsigned)(ooc_xxh64(base, strlen(base), 1) & 0xffffffffu);
-  }
-  if (ooc_fmt(j->jbase, sizeof j->jbase, "%s/.oocsolve-%.*s-%08x", j->scratch_dir, keep, base,
-              tag) != 0)
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: scratch directory path too long", j->scratch_dir);
-  ooc_fmt(j->jpath, sizeof j->jpath, "%s.journal", j->jbase);
-  ooc_fmt(j->lockpath, sizeof j->lockpath, "%s.lock", j->jbase);
-  remove_stale_spills(j);
-  OOC_TRY(take_lock(j));
-  if (j->lock_fd < 0) { /* unwritable scratch directory: no journal, but never a stale one */
-    if (path_exists(j->jpath))
-      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s:%s: found the journal '%s' of an interrupted run, "
-                      "but cannot lock its directory", j->out_file, j->out_dset, j->jpath);
-    return OOC_OK;
-  }
-  int stale = h5m_remove_stale_tmp(ctx, j->out_file);
-  if (stale)
-    ooc_warn(r->warnings, sizeof r->warnings, "removed %d temporary output file%s of a killed run",
-             stale, stale > 1 ? "s" : "");
-  return OOC_OK;
-}
-
-static ooc_status_t prepare_journal(job_t *j) {
-  ooc_ctx_t *ctx = j->ctx;
-  ooc_report_t *r = j->rep;
-  OOC_TRY(claim_output(j));
-  if (j->lock_fd < 0) return OOC_OK;
-  char tmp[PATH_MAX + 32];
-  ooc_fmt(tmp, sizeof tmp, "%s.tmp", j->jpath);
-  if (path_exists(tmp)) fio_remove(ctx, tmp); /* a commit that a crash cut short */
-
-  if (path_exists(j->jpath)) {
-    if (!j->o.resume)
-      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s:%s: found the journal '%s' of an interrupted run; "
-                      "rerun the same command with --resume to continue it, or delete it and "
-                      "'%s.*.scratch' to start over", j->out_file, j->out_dset, j->jpath,
-                      j->jbase);
-    OOC_TRY(make_ident(j, &j->ident));
-    OOC_TRY(journal_read(ctx, j->jpath, &j->jr));
-    char why[PATH_MAX + 256];
-    if (ident_diff(&j->jr->id, &j->ident, why, sizeof why))
-      return OOC_FAIL(ctx, OOC_ERR_ARG, "cannot resume from the journal '%s': %s; rerun with the "
-                      "same input and options, or delete it and '%s.*.scratch' to start over",
-                      j->jpath, why, j->jbase);
-    if (j->jr->n != j->n)
-      return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "the journal '%s' is damaged (n = %lld)", j->jpath,
-                      (long long)j->jr->n);
-    j->resuming = 1;
-    j->resume_step = j->jr->steps_done;
-    remove_stale_stores(j, 1); /* the journal names only A and B */
-    ooc_warn(r->warnings, sizeof r->warnings, "resuming from the journal after step %lld of %lld",
-             (long long)j->jr->steps_done, (long long)j->jr->nsteps);
-  } else {
-    remove_stale_stores(j, 0); /* of a run killed before its first checkpoint, or not journaled */
-    if (j->o.resume) {
-      char others[1024];
-      other_journals(j, others, sizeof others);
-      ooc_warn(r->warnings, sizeof r->warnings, "--resume: no journal '%s', starting from the "
-               "beginning%s%s", j->jpath, others[0] ? "; journals of other runs (another --out "
-               "or --scratch: resume with those options, or delete them with their "
-               "'.*.scratch' files): " : "", others);
-    }
-    if (j->o.checkpoint != OOC_CHECKPOINT_NEVER) OOC_TRY(make_ident(j, &j->ident));
-  }
-  j->journaled = j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER;
-  /* the tile tables a checkpoint builds came out of the budget in plan_solver (plan_req_t) */
-  return OOC_OK;
-}
-
-/* Stores from the journal: every tile zero or in scratch at the committed version. */
-static ooc_status_t restore_stores(job_t *j) {
-  ooc_ctx_t *ctx = j->ctx;
-  journal_t *jr = j->jr;
-  tstore_t *st[2] = {j->A, j->B};
-  if (jr->nstores != (j->B ? 2 : 1))
-    return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "the journal '%s' is damaged (stores)", j->jpath);
-  /* Adopted from here on: a failure while restoring (out of memory in a version table, found
-   * by the fault loops of issue 20) keeps journal and scratch together or removes both, never
-   * the scratch alone. */
-  j->jr_owned = 1;
-  j->committed_steps = jr->steps_done;
-  j->nsteps = jr->nsteps;
-  memcpy(j->colnorm, jr->colnorm, (size_t)j->n * sizeof(double));
-  memcpy(j->perm, jr->ipiv, (size_t)j->n * sizeof(int64_t)); /* gj's ipiv0, see eliminate_gj */
-  for (int k = 0; k < jr->nstores; k++) {
-    int64_t nt = ts_rows(st[k]).count * ts_cols(st[k]).count;
-    if (jr->ntiles[k] != nt)
-      return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "the journal '%s' is damaged (%lld tiles, expected "
-                      "%lld)", j->jpath, (long long)jr->ntiles[k], (long long)nt);
-    uint8_t *where = ooc_malloc(ctx, (size_t)(nt ? nt : 1));
-    if (!where) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory restoring the journal");
-    int any = 0;
-    for (int64_t i = 0; i < nt; i++) {
-      where[i] = jr->tiles[k][i].where == 1;
-      any |= where[i];
-    }
-    j->spill[k].must_exist = any;
-    ooc_status_t s = ts_restore(st[k], where);
-    ooc_free(ctx, where);
-    OOC_TRY(s);
-    for (int64_t i = 0; i < nt && any; i++)
-      if (jr->tiles[k][i].where == 1)
-        OOC_TRY(scratch_restore(j->spill[k].s, i, jr->tiles[k][i].bank, jr->tiles[k][i].sum));
-    j->spill[k].must_exist = 0; /* later spills may create nothing new; the file exists */
-  }
-  j->method = jr->id.method == OOC_METHOD_CHOL ? OOC_METHOD_CHOL : OOC_METHOD_GJ;
-  j->resume_logdet = jr->logdet;
-  snprintf(j->rep->method, sizeof j->rep->method, "%s",
-           j->method == OOC_METHOD_CHOL ? "chol" : "gj");
-  journal_free(ctx, j->jr);
-  j->jr = NULL;
-  return OOC_OK;
-}
-
-static void start_checkpoints(job_t *j) {
-  int64_t n = j->n, m = j->m, b = j->b;
-  int64_t tiles = ooc_cdiv64(n, b) * (ooc_cdiv64(n, b) + ooc_cdiv64(m, b));
-  int64_t need = 8 * n * (n + m) + tiles * 64; /* payload plus the cache's per-tile header */
-  j->out_of_core = j->cache && tcache_capacity(j->cache) < need;
-  j->every_step = j->o.checkpoint == OOC_CHECKPOINT_EVERY_STEP;
-  j->ckpt_interval = j->o.checkpoint > 0 ? j->o.checkpoint : CKPT_DEFAULT_S;
-  j->t_last_ckpt = ooc_now();
-}
-
-static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int64_t *ipiv,
-                               double logdet) {
-  ooc_ctx_t *ctx = j->ctx;
-  tstore_t *st[2] = {j->A, j->B};
-  int ns = j->B ? 2 : 1;
-  for (int k = 0; k < ns; k++) OOC_TRY(ts_flush(st[k]));
-  for (int k = 0; k < ns; k++) OOC_TRY(scratch_sync(j->spill[k].s));
-  journal_t *jr = ooc_calloc(ctx, 1, sizeof *jr);
-  if (!jr) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the journal");
-  ooc_status_t s = OOC_OK;
-  jr->id = j->ident;
-  jr->id.method = j->method;
-  jr->logdet = logdet;
-  jr->steps_done = done;
-  jr->nsteps = nsteps;
-  jr->n = j->n;
-  jr->ipiv = (int64_t *)(uintptr_t)ipiv; /* written, not modified */
-  jr->colnorm = j->colnorm;
-  jr->nstores = ns;
-  for (int k = 0; k < ns && s == OOC_OK; k++) {
-    int64_t nt = ts_rows(st[k]).count * ts_cols(st[k]).count;
-    jr->ntiles[k] = nt;
-    jr->tiles[k] = ooc_calloc(ctx, (size_t)(nt ? nt : 1), sizeof(jr_tile_t));
-    if (!jr->tiles[k]) {
-      s = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the journal");
-      break;
-    }
-    ooc_fmt(jr->scratch[k], sizeof jr->scratch[k], "%s", scratch_path(j->spill[k].s));
-    for (int64_t i = 0; i < nt && s == OOC_OK; i++) {
-      int w = ts_where(st[k], i);
-      jr_tile_t *t = &jr->tiles[k][i];
-      if (w == 1 && !scratch_version(j->spill[k].s, i, &t->bank, &t->sum)) w = -1;
-      if (w < 0) s = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "checkpoint: tile %lld of store %c is "
-                              "neither zero nor in scratch", (long long)i, "AB"[k]);
-      t->where = (uint8_t)(w == 1);
-    }
-  }
-  if (s == OOC_OK) s = journal_write(ctx, j->jpath, jr);
-  jr->ipiv = NULL;
-  jr->colnorm = NULL;
-  journal_free(ctx, jr);
-  /* A failure after the rename (directory sync) leaves the new journal in place: it is ours to
-   * keep or remove, and it names versions that were synced before it was written. */
-  if (s != OOC_OK && path_exists(j->jpath)) j->jr_owned = 1;
-  OOC_TRY(s);
-  for (int k = 0; k < ns; k++) scratch_commit(j->spill[k].s);
-  j->jr_owned = 1;
-  j->committed_steps = done;
-  j->t_last_ckpt = ooc_now();
-  ooc_test_killpoint(ctx, "commit");
-  return OOC_OK;
-}
-
-static ooc_status_t after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv) {
-  job_t *j = user;
-  j->steps_done = step + 1;
-  j->nsteps = nsteps;
-  ooc_note_step(j->ctx, step + 1, nsteps);
-  if (!j->journaled) return OOC_OK;
-  int last = step + 1 == nsteps;
-  /* in core, a checkpoint after the last step would only copy the matrix to disk once more */
-  int due = j->every_step || j->out_of_core ||
-            (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted));
-  return due ? checkpoint(j, step + 1, nsteps, ipiv, 0.0) : OOC_OK;
-}
-
-/* The same for a Cholesky inverse (no pivots: the journal's pivot array holds zeros). */
-static ooc_status_t chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet) {
-  job_t *j = user;
-  j->steps_done = step + 1;
-  j->nsteps = nsteps;
-  ooc_note_step(j->ctx, step + 1, nsteps);
-  if (!j->journaled) return OOC_OK;
-  int last = step + 1 == nsteps;
-  int due = j->every_step || j->out_of_core ||
-            (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted));
-  return due ? checkpoint(j, step + 1, nsteps, j->perm, logdet) : OOC_OK;
-}
-
-/* Remove the journal, then the scratch files of the run it described that this run never
- * opened (a resumed solve whose A tiles were all eliminated). If the journal cannot be removed it
- * stays owned: settle_journal then keeps it with its scratch, so the state stays consistent. */
-static ooc_status_t drop_journal(job_t *j) {
-  if (!j->jr_owned) return OOC_OK;
-  int e = fio_remove(j->ctx, j->jpath);
-  if (e)
-    return OOC_FAIL(j->ctx, OOC_ERR_IO, "cannot remove the journal '%s': %s", j->jpath,
-                    strerror(e));
-  j->jr_owned = 0;
-  fio_sync_dir(j->ctx, j->jpath);
-  for (int k = 0; k < 2; k++) {
-    char sp[PATH_MAX + 32];
-    scratch_name(j, k ? "B" : "A", sp, sizeof sp);
-    if (!j->spill[k].s && path_exists(sp)) fio_remove(j->ctx, sp);
-  }
-  return OOC_OK;
-}
-
-/* After a run: on success nothing is left; after an interruption (or a failure a rerun may not
- * meet: out of memory, an I/O or device error) the journal and its scratch stay for --resume and
- * the message says so; after any other failure (disk full, corruption, singular, ...) both go. */
-static ooc_status_t settle_journal(job_t *j, ooc_status_t st) {
-  ooc_ctx_t *ctx = j->ctx;
-  if (st == OOC_OK || j->lock_fd < 0) return st;
-  int keep = j->jr_owned && (st == OOC_ERR_INTERRUPTED || st == OOC_ERR_NOMEM ||
-                             st == OOC_ERR_IO || st == OOC_ERR_DEVICE);
-  if (keep) {
-    for (int k = 0; k < 2; k++) scratch_keep(j->spill[k].s, 1);
-    if (st == OOC_ERR_INTERRUPTED)
-      ooc_fail_replace(ctx, st, "%s:%s: interrupted at step %lld of %lld; rerun with --resume to "
-                       "continue (the journal '%s' keeps the completed steps)", j->out_file,
-                       j->out_dset, (long long)j->committed_steps, (long long)j->nsteps,
-                       j->jpath);
-    else
-      ooc_error_append(ctx, "; the journal '%s' keeps %lld of %lld steps: rerun with --resume "
-                       "to continue", j->jpath, (long long)j->committed_steps,
-                       (long long)j->nsteps);
-    return st;
-  }
-  drop_journal(j); /* the scratch files go with scratch_close in job_cleanup */
-  if (st == OOC_ERR_INTERRUPTED && j->nsteps > 0)
-    ooc_fail_replace(ctx, st, "%s:%s: interrupted at step %lld of %lld; no checkpoint was written "
-                     "(%s), so a rerun starts from the beginning", j->out_file, j->out_dset,
-                     (long long)j->steps_done, (long long)j->nsteps,
-                     j->journaled ? "in-core runs checkpoint every --checkpoint seconds"
-                                  : "checkpoints are off for this run");
-  return st;
-}
-
 /* The public calls differ only in what the job does with its inputs (flags) and outputs. */
 enum { AS_INVERT = 0, AS_LOGDET = 1, AS_FACTOR = 2, AS_FACTORED = 4 };
 
@@ -1687,7 +1108,7 @@ static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *r
   j.have_factor = (as & AS_FACTORED) != 0;
   if (st == OOC_OK) {
     if (need_b && (!b || !*b)) st = OOC_FAIL(ctx, OOC_ERR_ARG, "no right-hand side given");
-    else st = settle_journal(&j, run(&j, a, b, out));
+    else st = ckpt_settle(&j, run(&j, a, b, out));
   }
   if (logdet) *logdet = st == OOC_OK ? j.rep->logdet : NAN;
   job_cleanup(&j);
@@ -1774,7 +1195,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   OOC_TRY(pick_backend(j));
   OOC_TRY(h5m_split_spec(ctx, a_spec, afile, sizeof afile, adset, sizeof adset));
   OOC_TRY(resolve_output(j, out_spec, afile, ".gemm", "/C"));
-  OOC_TRY(claim_output(j)); /* its lock, and what a killed gemm left (temporaries, spills) */
+  OOC_TRY(ckpt_claim_output(j)); /* its lock, and what a killed gemm left (temporaries, spills) */
 
   plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .cuda = j->cuda};
   OOC_TRY(plan_gemm(ctx, &q, m, n, k, &j->plan));
@@ -1808,9 +1229,9 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   OOC_TRY(tstore_create(ctx, j->cache, m, n, b, NULL, &spC, &j->iv[0]));
   double *cn = ooc_calloc(ctx, (size_t)big, sizeof(double));
   if (!cn) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory");
-  ooc_status_t st = load(j, j->A, j->in_a, cn);
-  if (st == OOC_OK) st = load(j, j->B, j->in_b, cn);
-  if (st == OOC_OK && j->in_c && beta != 0.0) st = load(j, j->iv[0], j->in_c, cn);
+  ooc_status_t st = job_load(j, j->A, j->in_a, cn);
+  if (st == OOC_OK) st = job_load(j, j->B, j->in_b, cn);
+  if (st == OOC_OK && j->in_c && beta != 0.0) st = job_load(j, j->iv[0], j->in_c, cn);
   ooc_free(ctx, cn);
   OOC_TRY(st);
   r->t_read = ooc_now() - t0 - spill_time(j);

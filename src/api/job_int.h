@@ -1,0 +1,125 @@
+/*
+ * job_int.h: internal to src/api. The state of one library call (job_t) and the functions its two
+ * halves share: job.c runs the pipeline (open, plan, load, run the method, write, check,
+ * commit); checkpoint.c keeps what makes a run resumable and leaves no state behind (the
+ * output's lock, the journal, checkpoints, restoring the stores, stale scratch and journals).
+ * Nothing outside src/api includes it.
+ */
+#ifndef OOC_JOB_INT_H
+#define OOC_JOB_INT_H
+
+#include <limits.h>
+
+#include "api/classify.h"
+#include "api/plan.h"
+#include "io/h5mat.h"
+#include "io/journal.h"
+#include "io/scratch.h"
+#include "kernels/ops.h"
+#include "solvers/chol.h"
+#include "solvers/gj.h"
+#include "solvers/iter.h"
+#include "solvers/oocgemm.h"
+#include "tiling/tstore.h"
+
+typedef struct spill_slot {
+  struct job *job;
+  const char *tag;
+  scratch_t *s;
+  int must_exist; /* resuming: the journal has tiles in this store's scratch file */
+} spill_slot_t;
+
+typedef struct job {
+  ooc_ctx_t *ctx;
+  ooc_opts_t o;
+  ooc_report_t *rep;
+  const ooc_ops_t *ops;
+  h5mat_t *in_a, *in_b, *out;
+  char out_file[PATH_MAX], out_dset[512], scratch_dir[PATH_MAX];
+  plan_t plan; /* api/plan.h; n .. fixed below are its numbers */
+  int64_t n, m, b, W, budget, fixed;
+  int64_t chunk; /* output chunk edge: the tile, but at least 256 (tiny chunks make HDF5 crawl) */
+  tcache_t *cache;
+  tstore_t *A, *B;
+  spill_slot_t spill[2];
+  double *colnorm;
+  int64_t *perm;
+  int method;      /* OOC_METHOD_GJ or OOC_METHOD_CHOL, chosen after the input is read */
+  int logdet_only; /* ooc_logdet: factor only, write nothing */
+  int factor_out;  /* ooc_factor: factor, write L */
+  int have_factor; /* ooc_solve_factor: the input "A" is a Cholesky factor L */
+  int mirror_out;  /* the store holds a symmetric result's lower triangle (diagonal tiles with
+                      zeros above): write_rows writes the upper triangle from its transpose */
+  int f32;         /* the input (and by default the output) is float32 */
+  /* Cholesky keeps only A's lower triangle (load): lower_load while loading so; classify_load:
+   * the symmetry pre-pass runs during the load, its verdict in `verdict`; may_gj: auto may still
+   * pick gj (then the load switches to the whole of A, upper_from: the first tile column read
+   * whole) */
+  int lower_load, classify_load, may_gj;
+  int64_t upper_from;
+  cl_verdict_t verdict;
+  int cuda;        /* run the elimination on the GPU (pick_backend) */
+  gj_exec_t *exec; /* the CUDA executor while gj_run runs */
+  /* resumable runs (docs/RELIABILITY.md; the functions under "journal" below) */
+  char jbase[PATH_MAX], jpath[PATH_MAX + 16], lockpath[PATH_MAX + 16];
+  int lock_fd;       /* -1, or the locked "<jbase>.lock" */
+  int journaled;     /* checkpoints on: scratch at fixed names, two banks per tile */
+  int resuming;      /* the stores come from the journal, not the input */
+  int jr_owned;      /* the journal at jpath is this run's (written or adopted) */
+  journal_t *jr;     /* read by prepare_journal, consumed by restore_stores */
+  jr_ident_t ident;  /* this run's identity */
+  int out_of_core, every_step;
+  double ckpt_interval, t_last_ckpt;
+  int64_t committed_steps, steps_done, nsteps, resume_step;
+  double resume_logdet; /* chol: the journal's log-determinant sum */
+  chol_exec_t *cexec; /* the CUDA Cholesky executor while chol_run runs */
+  /* newton/hyper7 (eliminate_iter) and gemm (run_gemm): the extra stores, their scratch, and
+   * the store holding the result when it is not A (or B) */
+  tstore_t *iv[ITER_MAX_STORES];
+  spill_slot_t ispill[ITER_MAX_STORES];
+  tstore_t *result;
+  h5mat_t *in_c;    /* gemm: C0 */
+  gemm_exec_t *gexec; /* gemm, newton/hyper7 on the GPU: the product's executor */
+  double iter_flops;
+  int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
+  /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's
+   * workspace is not allocated (wider strips, h5mat's chunk buffers); 0: the minimum. */
+  int64_t io_room;
+} job_t;
+
+/* ---- job.c, used by checkpoint.c ---- */
+
+/* The scratch file of the store tagged `tag` ("A", "B", "V0", ...) at its fixed name. */
+void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap);
+/* Read an input into a store a strip at a time (NaN/Inf check, column norms, A's lower triangle
+ * for Cholesky, the symmetry pre-pass, the journal's content hash): job.c says more. */
+ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm);
+
+/* ---- checkpoint.c, used by job.c ---- */
+
+/* One input's content hash (jr_input_t.sample) from the strips job_load reads. */
+void ckpt_hash_cols(const job_t *j, const double *strip, int64_t rows, int64_t c0, int64_t nc,
+                    uint64_t *hashes);
+int ckpt_path_exists(const char *p);
+/* Unjournaled scratch of killed runs (dead pid, lock free) beside this run's. */
+void ckpt_remove_stale_spills(job_t *j);
+/* The output's lock, and what a killed run for the same output left (temporaries, scratch). */
+ooc_status_t ckpt_claim_output(job_t *j);
+/* Before the load: the lock, an existing journal (refused, or adopted with --resume after its
+ * identity is checked), and whether this run journals. */
+ooc_status_t ckpt_prepare(job_t *j);
+/* --resume: the stores from the journal instead of the input. */
+ooc_status_t ckpt_restore_stores(job_t *j);
+/* The checkpoint policy of the run that starts (every step out of core, else every
+ * --checkpoint seconds). */
+void ckpt_start(job_t *j);
+/* The methods' after-step hooks (gj_args_t.after_step, chol_args_t.after_step). */
+ooc_status_t ckpt_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv);
+ooc_status_t ckpt_chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet);
+/* The journal and its scratch are no longer needed (the result is out of the stores). */
+ooc_status_t ckpt_drop(job_t *j);
+/* At the end of a call, whatever its status: keep the journal of an interrupted run that can be
+ * resumed (and say so), remove everything else; returns the call's status. */
+ooc_status_t ckpt_settle(job_t *j, ooc_status_t st);
+
+#endif
