@@ -114,7 +114,9 @@ static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
 
 /* The GPU pipeline after the host plan: the stripe must also fit the GPU budget, and the
  * executor's pinned ring of column blocks comes out of the host budget (charged as fixed, so the
- * tile cache shrinks to match). newton/hyper7: the block from the GPU budget, its pinned buffers
+ * tile cache shrinks to match). Cholesky for certain: its own executor's stripe and pinned
+ * buffers (plan_ws then counts them in place of the host panel), widest within both budgets or
+ * narrower to keep the lower triangle cached; solve --factor uses no GPU buffers. newton/hyper7: the block from the GPU budget, its pinned buffers
  * within the half of the host room the host block would get (the cache, A and the iterates, get
  * the rest); --stripe caps it as on the CPU. */
 static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
