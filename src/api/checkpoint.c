@@ -439,30 +439,29 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   return OOC_OK;
 }
 
-ooc_status_t ckpt_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv) {
-  job_t *j = user;
+/* Both methods' after-step hook: note the step, and checkpoint when one is due (every step out
+ * of core; in core every --checkpoint seconds, never after the last step, where it would only
+ * copy the matrix to disk once more). */
+static ooc_status_t step_done(job_t *j, int64_t step, int64_t nsteps, const int64_t *ipiv,
+                              double logdet) {
   j->steps_done = step + 1;
   j->nsteps = nsteps;
   ooc_note_step(j->ctx, step + 1, nsteps);
   if (!j->journaled) return OOC_OK;
   int last = step + 1 == nsteps;
-  /* in core, a checkpoint after the last step would only copy the matrix to disk once more */
   int due = j->every_step || j->out_of_core ||
             (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted));
-  return due ? checkpoint(j, step + 1, nsteps, ipiv, 0.0) : OOC_OK;
+  return due ? checkpoint(j, step + 1, nsteps, ipiv, logdet) : OOC_OK;
 }
 
-/* The same for a Cholesky inverse (no pivots: the journal's pivot array holds zeros). */
+ooc_status_t ckpt_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv) {
+  return step_done(user, step, nsteps, ipiv, 0.0);
+}
+
+/* A Cholesky inverse has no pivots: the journal's pivot array holds zeros (j->perm). */
 ooc_status_t ckpt_chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet) {
   job_t *j = user;
-  j->steps_done = step + 1;
-  j->nsteps = nsteps;
-  ooc_note_step(j->ctx, step + 1, nsteps);
-  if (!j->journaled) return OOC_OK;
-  int last = step + 1 == nsteps;
-  int due = j->every_step || j->out_of_core ||
-            (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted));
-  return due ? checkpoint(j, step + 1, nsteps, j->perm, logdet) : OOC_OK;
+  return step_done(j, step, nsteps, j->perm, logdet);
 }
 
 /* Remove the journal, then the scratch files of the run it described that this run never

@@ -76,6 +76,19 @@ int64_t plan_ws(const plan_t *p, int64_t W) {
 
 int64_t plan_cache(const plan_t *p) { return p->budget - p->fixed - plan_ws(p, p->W); }
 
+/* The widest stripe up to Wmax whose workspace fits `room`: Wmax itself, else the most whole
+ * tile columns (the workspace grows with W); 0 if not even one tile column fits. */
+static int64_t widest(const plan_t *p, int64_t room, int64_t Wmax) {
+  if (plan_ws(p, Wmax) <= room) return Wmax;
+  int64_t b = p->b, lo = 0, hi = Wmax / b;
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (plan_ws(p, mid * b) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo * b;
+}
+
 /* Bytes the tile stores hold when nothing spills: A (its lower triangle when Cholesky may run:
  * job.c stores no more) and B. */
 static int64_t store_bytes(const plan_t *p) {
@@ -91,15 +104,8 @@ static int64_t store_bytes(const plan_t *p) {
  * passes over memory. The widest stripe with no spill, if it is at least min(n, 8192) columns
  * (the width a GPU step needs to stay compute-bound, DESIGN.md section 5); else Wmax. */
 static int64_t nospill_stripe(const plan_t *p, int64_t avail, int64_t Wmax) {
-  int64_t n = p->q.n, b = p->b, room = avail - store_bytes(p);
-  if (plan_ws(p, Wmax) <= room) return Wmax;
-  int64_t lo = 0, hi = Wmax / b;
-  while (lo < hi) {
-    int64_t mid = (lo + hi + 1) / 2;
-    if (plan_ws(p, mid * b) <= room) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo * b >= ooc_min64(n, ooc_max64(b, 8192)) ? lo * b : Wmax;
+  int64_t W = widest(p, avail - store_bytes(p), Wmax);
+  return W > 0 && W >= ooc_min64(p->q.n, ooc_max64(p->b, 8192)) ? W : Wmax;
 }
 
 static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
@@ -149,16 +155,17 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
     int64_t Wd = 0, gb = 0, avail = p->budget - p->fixed;
     OOC_TRY(ocu_chol_plan(ctx, n, b, p->q.chol_job, 0, &c, &Wd, &gb));
     p->chol_gpu = 1;
-    int64_t W = ts_stripe(n, b, ooc_min64(Wd, p->q.o->stripe > 0 ? p->q.o->stripe : n));
-    while (W > b && plan_ws(p, W) > avail) W = ts_stripe(n, b, W - b);
-    if (plan_ws(p, W) > avail) {
+    int64_t cap = ooc_min64(Wd, p->q.o->stripe > 0 ? p->q.o->stripe : n);
+    int64_t W = widest(p, avail, ts_stripe(n, b, cap));
+    if (W == 0) { /* not even one tile column */
+      int64_t need = p->fixed + plan_ws(p, b); /* the GPU's buffers: before chol_gpu is cleared */
       p->chol_gpu = 0;
       return OOC_FAIL(ctx, OOC_ERR_BUDGET,
                       "%s: --host-mem %s is too small for the GPU Cholesky with n = %lld and tile "
                       "%lld: at least %s is needed (pinned panel and column blocks); raise "
                       "--host-mem or lower --tile", p->q.name,
                       ooc_fmt_bytes(p->budget, have, sizeof have), (long long)n, (long long)b,
-                      ooc_fmt_bytes(p->fixed + plan_ws(p, W), nb, sizeof nb));
+                      ooc_fmt_bytes(need, nb, sizeof nb));
     }
     p->W = ts_stripe(n, b, chol_even_stripe(n, b, nospill_stripe(p, avail, W)));
     return OOC_OK;
@@ -213,19 +220,7 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
     if (o->stripe > 0) W = ooc_min64(W, ooc_max64(b, o->stripe / b * b));
     W = ooc_min64(W, n);
   } else {
-    /* the widest stripe that fits: n (one step), else the most tile columns (the workspace
-     * grows with W) */
-    if (plan_ws(p, n) <= avail) {
-      W = n;
-    } else {
-      int64_t lo = 0, hi = ooc_cdiv64(n, b);
-      while (lo < hi) {
-        int64_t mid = (lo + hi + 1) / 2;
-        if (plan_ws(p, mid * b) <= avail) lo = mid;
-        else hi = mid - 1;
-      }
-      W = lo * b;
-    }
+    W = widest(p, avail, n); /* n: one step */
     if (W < b) return too_small(ctx, p, p->fixed + plan_ws(p, b));
     W = ooc_min64(W, nospill_stripe(p, avail, W));
     if (o->stripe > 0) W = ooc_min64(W, o->stripe);

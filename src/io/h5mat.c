@@ -1994,6 +1994,15 @@ static atomic_ulong tmp_counter;
 static ooc_status_t create_dataset(h5mat_t *m, const char *dname, const char *label,
                                    int64_t chunk, int kind, int level);
 
+/* The handle takes the temporary's name (removed on every failure path from here on); without
+ * memory for it, the temporary goes now. */
+static ooc_status_t own_tmp(h5mat_t *m, const char *tmp, const char *label) {
+  m->tmp = ooc_strdup(m->ctx, tmp);
+  if (m->tmp) return OOC_OK;
+  fio_remove(m->ctx, tmp);
+  return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
+}
+
 /* The output goes into an existing HDF5 file: build a copy with the new dataset, renamed over
  * the file at commit (io/h5commit.h says why and what it costs). */
 static ooc_status_t create_in_copy(h5mat_t *m, const char *file, const char *tmp,
@@ -2002,11 +2011,7 @@ static ooc_status_t create_in_copy(h5mat_t *m, const char *file, const char *tmp
   ooc_ctx_t *ctx = m->ctx;
   OOC_TRY(h5c_copy(ctx, label, file, tmp, &m->orig));
   ooc_test_killpoint(ctx, "h5out"); /* the crash test's points: see tests/climate_nc.py */
-  m->tmp = ooc_strdup(ctx, tmp);
-  if (!m->tmp) {
-    fio_remove(ctx, tmp);
-    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
-  }
+  OOC_TRY(own_tmp(m, tmp, label));
   hid_t fapl = make_fapl();
   int inj = fio_gate(ctx, 1);
   m->file = inj ? -1 : H5Fopen(tmp, H5F_ACC_RDWR, fapl);
@@ -2045,11 +2050,7 @@ static ooc_status_t create_impl(h5mat_t *m, const char *file, const char *dname,
   if (fd < 0 || e == ENOSPC || e == EDQUOT)
     return OOC_FAIL(ctx, errno_status(e), "%s: cannot create a file in directory '%s': %s", label,
                     dir, strerror(e));
-  m->tmp = ooc_strdup(ctx, tmp);
-  if (!m->tmp) {
-    fio_remove(ctx, tmp);
-    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory", label);
-  }
+  OOC_TRY(own_tmp(m, tmp, label));
 
   hid_t fapl = make_fapl();
   int inj = fio_gate(ctx, 1);
