@@ -31,6 +31,9 @@
  * - potri: from L (lower, as potrf leaves it) overwrite the lower triangle with that of
  *          (L L^T)^-1 = L^-T L^-1; strict upper untouched. Returns 0, or j+1 if L(j,j) == 0
  *          (then the block is left as it was).
+ * - trtri: inverse of the n x n triangular block in place (uplo 'L'/'U', diag 'N'/'U'; the other
+ *          triangle untouched). Returns 0, or j+1 if diag is 'N' and A(j,j) == 0 (the block is then
+ *          left in an unspecified state).
  * - threads: the number of threads the backend's own library runs one call on, for the whole
  *            process (OpenBLAS keeps one setting); t > 0 sets it, t <= 0 only asks. Returns the
  *            setting before the call. NULL, or 1 always, for a backend without threads (ref).
@@ -61,6 +64,8 @@ typedef struct ooc_ops {
   int64_t (*potri)(int64_t n, double *A, int64_t lda);
   /* Appended for the CPU executor of gj (callers test for NULL). */
   int (*threads)(int t);
+  /* Appended for the executor (src/exec/exec.h: ex_trtri). */
+  int64_t (*trtri)(char uplo, char diag, int64_t n, double *A, int64_t lda);
 } ooc_ops_t;
 
 const ooc_ops_t *ooc_ops_ref(void);

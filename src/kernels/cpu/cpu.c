@@ -169,6 +169,13 @@ static int64_t cpu_potri(int64_t n, double *A, int64_t lda) {
   return info > 0 ? (int64_t)info : 0;
 }
 
+static int64_t cpu_trtri(char uplo, char diag, int64_t n, double *A, int64_t lda) {
+  if (n == 0) return 0;
+  if (!fits(n) || !fits(lda)) return ooc_ops_ref()->trtri(uplo, diag, n, A, lda);
+  lapack_int info = LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, uplo, diag, (lapack_int)n, A, ld32(lda));
+  return info > 0 ? (int64_t)info : 0;
+}
+
 /* OpenBLAS (pthreads build) runs a call with one thread directly on the caller's thread, so
  * calls from several threads at once do not share its thread pool; its idle pool threads spin
  * (sched_yield) for a while after each threaded call and then sleep. */
@@ -190,6 +197,7 @@ static const ooc_ops_t cpu_ops = {
     .potrf = cpu_potrf,
     .potri = cpu_potri,
     .threads = cpu_threads,
+    .trtri = cpu_trtri,
 };
 
 const ooc_ops_t *ooc_ops_cpu(void) { return &cpu_ops; }

@@ -322,6 +322,46 @@ static int64_t ref_potri(int64_t n, double *A, int64_t lda) {
   return 0;
 }
 
+/* dtrti2: columns of the inverse in place, each from the part already inverted. */
+static int64_t ref_trtri(char uplo, char diag, int64_t n, double *A, int64_t lda) {
+  int unit = (diag == 'U' || diag == 'u'), lower = (uplo == 'L' || uplo == 'l');
+  if (!unit)
+    for (int64_t j = 0; j < n; j++)
+      if (AT(A, lda, j, j) == 0.0) return j + 1;
+  if (lower) {
+    for (int64_t j = n - 1; j >= 0; j--) { /* the trailing block (j+1.., j+1..) is inverted */
+      double ajj = -1.0;
+      if (!unit) {
+        AT(A, lda, j, j) = 1.0 / AT(A, lda, j, j);
+        ajj = -AT(A, lda, j, j);
+      }
+      double *x = &AT(A, lda, 0, j);
+      for (int64_t kk = n - 1; kk > j; kk--) { /* x := T x (dtrmv, lower) */
+        double t = x[kk];
+        for (int64_t i = kk + 1; i < n; i++) x[i] += t * AT(A, lda, i, kk);
+        x[kk] = unit ? t : t * AT(A, lda, kk, kk);
+      }
+      for (int64_t i = j + 1; i < n; i++) x[i] *= ajj;
+    }
+  } else {
+    for (int64_t j = 0; j < n; j++) { /* the leading block (..j-1, ..j-1) is inverted */
+      double ajj = -1.0;
+      if (!unit) {
+        AT(A, lda, j, j) = 1.0 / AT(A, lda, j, j);
+        ajj = -AT(A, lda, j, j);
+      }
+      double *x = &AT(A, lda, 0, j);
+      for (int64_t kk = 0; kk < j; kk++) { /* x := T x (dtrmv, upper): x[kk] still the input */
+        double t = x[kk];
+        for (int64_t i = 0; i < kk; i++) x[i] += t * AT(A, lda, i, kk);
+        x[kk] = unit ? t : t * AT(A, lda, kk, kk);
+      }
+      for (int64_t i = 0; i < j; i++) x[i] *= ajj;
+    }
+  }
+  return 0;
+}
+
 static const ooc_ops_t ref_ops = {
     .name = "ref",
     .gemm = ref_gemm,
@@ -333,6 +373,7 @@ static const ooc_ops_t ref_ops = {
     .syrk = ref_syrk,
     .potrf = ref_potrf,
     .potri = ref_potri,
+    .trtri = ref_trtri,
 };
 
 const ooc_ops_t *ooc_ops_ref(void) { return &ref_ops; }

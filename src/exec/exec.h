@@ -1,0 +1,236 @@
+/*
+ * exec.h: the executor, where a method's arithmetic runs (issue 18: one executor under every
+ * method). A method (LU, and gj, chol and the product as they move here) is written once against
+ * this interface; it runs on the host executor (exec_host.c: the ops table on worker threads) or
+ * the CUDA executor (src/exec/cuda) unchanged.
+ *
+ * An executor is one device. The host is one more device: its "device memory" is host memory and
+ * its copies are memcpy, so the same method code runs everywhere and the CPU tests cover the GPU's
+ * schedule. Several devices (GPUs, later MPI ranks) are several executors, one per device: a
+ * method that spreads work takes an array of them; nothing here assumes there is one.
+ *
+ * Model
+ * - Device buffers: ex_alloc(bytes) hands out device memory within the executor's budget (the
+ *   planner's --gpu-mem for CUDA, the method's planned workspace for the host). A pointer into a
+ *   device buffer is `double *` but may not be dereferenced by the caller (on CUDA it is a device
+ *   address): methods only do arithmetic on it (p + i + j * ld) and pass it to operations.
+ * - Host staging memory: ex_host_alloc(bytes) is where the host fills data to send and receives
+ *   data that comes back (pinned on CUDA so copies are asynchronous; plain host memory on the host
+ *   executor). Counted in ooc_ctx's host bytes like every host buffer. ex_put/ex_get also accept
+ *   any other host memory (the CUDA executor then copies synchronously through a bounce buffer).
+ * - Queues: 0 .. nqueues-1. Operations on one queue run in the order they were enqueued; operations
+ *   on different queues may run concurrently. Enqueueing returns at once (it may block while the
+ *   executor's internal queue is full). An operation's host arguments (ipiv to apply, scalars) are
+ *   copied at enqueue; its host outputs (ipiv, info) and the host side of ex_get are written when
+ *   the operation runs, valid once the caller has waited for an event recorded after it.
+ * - Events: ex_record(q, ev) marks the point the queue has reached; ex_wait(q, ev) makes queue q
+ *   wait for it; ex_sync(ev) makes the caller wait. An event may be recorded again (it then marks
+ *   the new point); one never recorded is complete.
+ * - Errors: an enqueue returns a status for what it can tell at once (a bad argument, an earlier
+ *   error: the executor is "broken" after the first asynchronous failure and refuses everything
+ *   but syncs and destroy). A failure while an operation runs (a kernel's or the device's error)
+ *   is reported by the next ex_sync / ex_finish on the caller's thread, with its message recorded
+ *   in the executor's context (what failed, on which queue, which call). Numerical outcomes
+ *   (a zero pivot, a minor not positive) are not failures: they are the `info` outputs.
+ *   Host bookkeeping (ooc_malloc, OOC_FAIL) happens only on the thread that calls these
+ *   functions; the executor's own threads never touch the context.
+ * - Thread safety: one caller thread per executor (the method's), like the tile store.
+ *
+ * Operations (column-major FP64, leading dimensions in elements, 64-bit sizes; the same contracts
+ * as kernels/ops.h, whose names and argument orders they follow, on device pointers):
+ *   ex_put   host (ldh) -> device (ldd), m x n          ex_get   device -> host
+ *   ex_copy  device -> device, m x n                    ex_fill  device m x n := value
+ *   ex_gemm, ex_syrk, ex_trsm: BLAS 3 as ops.h
+ *   ex_laswp: apply ipiv[k1..k2) (0-based, relative to row 0 of A) to ncols columns, forward
+ *   ex_getrf: LU with partial pivoting of the m x n block: ipiv (host, min(m, n) entries, 0-based
+ *             relative to the block's first row) and *info (host: 0 or the first j+1 with an exact
+ *             zero pivot) are written when it runs. Backends may use their tuned panel code
+ *             (the CUDA executor: the recursive panel LU); pivots are always the argmax of the
+ *             column (LAPACK's choice), so the factors match LAPACK's up to rounding.
+ *   ex_potrf, ex_potri, ex_getri, ex_trtri: as ops.h / LAPACK, info to host as for getrf
+ *   ex_transpose: device dst (n x m, ldd) := src^T (m x n, lds)
+ */
+#ifndef OOC_EXEC_H
+#define OOC_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "kernels/ops.h"
+
+#define EX_MAX_QUEUES 8
+
+typedef struct ooc_exec ooc_exec_t;
+typedef struct ex_event ex_event_t;
+
+enum { EX_HOST = 0, EX_CUDA = 1 };
+
+/* What an executor counts, for the report, traces and tests. */
+typedef struct ex_stats {
+  int64_t bytes_put, bytes_get;  /* host <-> device */
+  int64_t ops;                   /* operations enqueued */
+  double flops;                  /* of the BLAS 3 and factorization operations enqueued */
+  int64_t dev_peak;              /* peak device bytes allocated through ex_alloc */
+} ex_stats_t;
+
+/* The operations table: one per backend. Callers use the ex_* wrappers below. */
+typedef struct ex_ops {
+  ooc_status_t (*alloc)(ooc_exec_t *e, size_t bytes, double **out);
+  void (*free)(ooc_exec_t *e, double *p);
+  ooc_status_t (*host_alloc)(ooc_exec_t *e, size_t bytes, double **out);
+  void (*host_free)(ooc_exec_t *e, double *p);
+  ooc_status_t (*event_create)(ooc_exec_t *e, ex_event_t **out);
+  void (*event_destroy)(ooc_exec_t *e, ex_event_t *ev);
+  ooc_status_t (*record)(ooc_exec_t *e, int q, ex_event_t *ev);
+  ooc_status_t (*wait)(ooc_exec_t *e, int q, ex_event_t *ev);
+  ooc_status_t (*sync)(ooc_exec_t *e, ex_event_t *ev);
+  ooc_status_t (*finish)(ooc_exec_t *e);
+  ooc_status_t (*put)(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *h, int64_t ldh,
+                      double *d, int64_t ldd);
+  ooc_status_t (*get)(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *d, int64_t ldd,
+                      double *h, int64_t ldh);
+  ooc_status_t (*copy)(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s, int64_t lds,
+                       double *d, int64_t ldd);
+  ooc_status_t (*fill)(ooc_exec_t *e, int q, int64_t m, int64_t n, double v, double *d, int64_t ldd);
+  ooc_status_t (*transpose)(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s,
+                            int64_t lds, double *d, int64_t ldd);
+  ooc_status_t (*gemm)(ooc_exec_t *e, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                       double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
+                       double beta, double *C, int64_t ldc);
+  ooc_status_t (*syrk)(ooc_exec_t *e, int q, char uplo, char trans, int64_t n, int64_t k,
+                       double alpha, const double *A, int64_t lda, double beta, double *C,
+                       int64_t ldc);
+  ooc_status_t (*trsm)(ooc_exec_t *e, int q, char side, char uplo, char trans, char diag, int64_t m,
+                       int64_t n, double alpha, const double *A, int64_t lda, double *B, int64_t ldb);
+  ooc_status_t (*laswp)(ooc_exec_t *e, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
+                        int64_t k2, const int64_t *ipiv);
+  ooc_status_t (*getrf)(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
+                        int64_t *ipiv, int64_t *info);
+  ooc_status_t (*potrf)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
+  ooc_status_t (*potri)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
+  ooc_status_t (*getri)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
+  ooc_status_t (*trtri)(ooc_exec_t *e, int q, char uplo, char diag, int64_t n, double *A,
+                        int64_t lda, int64_t *info);
+  void (*destroy)(ooc_exec_t *e);
+} ex_ops_t;
+
+struct ooc_exec {
+  const ex_ops_t *op;
+  ooc_ctx_t *ctx;
+  const char *name;   /* "cpu", "ref", "cuda:0" (for messages and the report) */
+  int kind;           /* EX_HOST, EX_CUDA */
+  int nqueues;        /* 1 .. EX_MAX_QUEUES */
+  int64_t budget;     /* device bytes ex_alloc may hand out in all */
+  int64_t dev_bytes;  /* device bytes allocated now */
+  ex_stats_t stats;
+  void *impl;         /* the backend's state */
+};
+
+/* ---- the host executor (exec_host.c) ------------------------------------------------------ */
+
+/* The ops table (cpu or ref) on `nqueues` worker threads, one per queue (<= 0: 1). Each
+ * operation runs with the ops table's own threading (ops->threads as the caller left it).
+ * budget: the bytes ex_alloc may hand out (host memory through ooc_malloc, so they count in the
+ * host peak as the planner budgets them); <= 0: unlimited. */
+ooc_status_t ex_host_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, int64_t budget,
+                            ooc_exec_t **out);
+
+/* ---- calls (thin wrappers: the table is the contract) ---------------------------------------- */
+
+/* Device memory within the budget: OOC_ERR_NOMEM (message: what was asked, what is left) when it
+ * does not fit or the backend refuses (the fault seam OOC_FAULT_DEVICE on CUDA). */
+static inline ooc_status_t ex_alloc(ooc_exec_t *e, size_t bytes, double **out) {
+  return e->op->alloc(e, bytes, out);
+}
+static inline void ex_free(ooc_exec_t *e, double *p) {
+  if (p) e->op->free(e, p);
+}
+static inline ooc_status_t ex_host_alloc(ooc_exec_t *e, size_t bytes, double **out) {
+  return e->op->host_alloc(e, bytes, out);
+}
+static inline void ex_host_free(ooc_exec_t *e, double *p) {
+  if (p) e->op->host_free(e, p);
+}
+static inline ooc_status_t ex_event_create(ooc_exec_t *e, ex_event_t **out) {
+  return e->op->event_create(e, out);
+}
+static inline void ex_event_destroy(ooc_exec_t *e, ex_event_t *ev) {
+  if (ev) e->op->event_destroy(e, ev);
+}
+static inline ooc_status_t ex_record(ooc_exec_t *e, int q, ex_event_t *ev) {
+  return e->op->record(e, q, ev);
+}
+static inline ooc_status_t ex_wait(ooc_exec_t *e, int q, ex_event_t *ev) {
+  return e->op->wait(e, q, ev);
+}
+static inline ooc_status_t ex_sync(ooc_exec_t *e, ex_event_t *ev) { return e->op->sync(e, ev); }
+/* Every queue drained; the first asynchronous failure since the last report, if any. */
+static inline ooc_status_t ex_finish(ooc_exec_t *e) { return e->op->finish(e); }
+static inline ooc_status_t ex_put(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *h,
+                                  int64_t ldh, double *d, int64_t ldd) {
+  return e->op->put(e, q, m, n, h, ldh, d, ldd);
+}
+static inline ooc_status_t ex_get(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *d,
+                                  int64_t ldd, double *h, int64_t ldh) {
+  return e->op->get(e, q, m, n, d, ldd, h, ldh);
+}
+static inline ooc_status_t ex_copy(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s,
+                                   int64_t lds, double *d, int64_t ldd) {
+  return e->op->copy(e, q, m, n, s, lds, d, ldd);
+}
+static inline ooc_status_t ex_fill(ooc_exec_t *e, int q, int64_t m, int64_t n, double v, double *d,
+                                   int64_t ldd) {
+  return e->op->fill(e, q, m, n, v, d, ldd);
+}
+static inline ooc_status_t ex_transpose(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s,
+                                        int64_t lds, double *d, int64_t ldd) {
+  return e->op->transpose(e, q, m, n, s, lds, d, ldd);
+}
+static inline ooc_status_t ex_gemm(ooc_exec_t *e, int q, char ta, char tb, int64_t m, int64_t n,
+                                   int64_t k, double alpha, const double *A, int64_t lda,
+                                   const double *B, int64_t ldb, double beta, double *C,
+                                   int64_t ldc) {
+  return e->op->gemm(e, q, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+static inline ooc_status_t ex_syrk(ooc_exec_t *e, int q, char uplo, char trans, int64_t n,
+                                   int64_t k, double alpha, const double *A, int64_t lda,
+                                   double beta, double *C, int64_t ldc) {
+  return e->op->syrk(e, q, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+static inline ooc_status_t ex_trsm(ooc_exec_t *e, int q, char side, char uplo, char trans,
+                                   char diag, int64_t m, int64_t n, double alpha, const double *A,
+                                   int64_t lda, double *B, int64_t ldb) {
+  return e->op->trsm(e, q, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+static inline ooc_status_t ex_laswp(ooc_exec_t *e, int q, int64_t ncols, double *A, int64_t lda,
+                                    int64_t k1, int64_t k2, const int64_t *ipiv) {
+  return e->op->laswp(e, q, ncols, A, lda, k1, k2, ipiv);
+}
+static inline ooc_status_t ex_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A,
+                                    int64_t lda, int64_t *ipiv, int64_t *info) {
+  return e->op->getrf(e, q, m, n, A, lda, ipiv, info);
+}
+static inline ooc_status_t ex_potrf(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda,
+                                    int64_t *info) {
+  return e->op->potrf(e, q, n, A, lda, info);
+}
+static inline ooc_status_t ex_potri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda,
+                                    int64_t *info) {
+  return e->op->potri(e, q, n, A, lda, info);
+}
+static inline ooc_status_t ex_getri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda,
+                                    int64_t *info) {
+  return e->op->getri(e, q, n, A, lda, info);
+}
+static inline ooc_status_t ex_trtri(ooc_exec_t *e, int q, char uplo, char diag, int64_t n,
+                                    double *A, int64_t lda, int64_t *info) {
+  return e->op->trtri(e, q, uplo, diag, n, A, lda, info);
+}
+/* Waits for everything enqueued, frees what the executor owns (every buffer still allocated is
+ * freed too: an error path need not track them). NULL is fine. */
+static inline void ex_destroy(ooc_exec_t *e) {
+  if (e) e->op->destroy(e);
+}
+
+#endif

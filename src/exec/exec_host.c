@@ -1,0 +1,429 @@
+/* exec_host.c: the host executor (exec.h). Every queue is a worker thread that runs its
+ * operations in order through the ops table; events are (queue, sequence number) pairs.
+ *
+ * Why threads and not synchronous calls: a method's caller thread moves tiles between the tile
+ * store and the ring's slots (scratch reads and writes, checksums) while the device computes; on
+ * the host the "device" is the worker, so the store traffic overlaps the products exactly as it
+ * does on a GPU, and a schedule that forgets an ex_sync before reusing a slot races here too
+ * (ASan and the tests see it) instead of only on the GPU host. */
+#include "exec/exec.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  OP_PUT, OP_GET, OP_COPY, OP_FILL, OP_TRANSPOSE, OP_GEMM, OP_SYRK, OP_TRSM, OP_LASWP, OP_GETRF,
+  OP_POTRF, OP_POTRI, OP_GETRI, OP_TRTRI, OP_WAIT, OP_STOP
+};
+
+typedef struct hop {
+  int kind;
+  char c0, c1, c2, c3;          /* ta/tb, side/uplo/trans/diag as the operation has them */
+  int64_t m, n, k, lda, ldb, ldc;
+  double alpha, beta;
+  const double *A, *B;
+  double *C;
+  int64_t *ipiv, *info;         /* outputs (getrf, potrf, ...) */
+  int64_t *piv_in;              /* laswp: the executor's copy (malloc, freed by the worker) */
+  int64_t k1, k2;
+  int wq;                       /* OP_WAIT: the queue and sequence number to wait for */
+  int64_t wseq;
+} hop_t;
+
+#define QCAP 64 /* operations in flight per queue before an enqueue waits */
+
+typedef struct hqueue {
+  hop_t ring[QCAP];
+  int64_t head, tail;          /* enqueued = tail, started = head */
+  int64_t done;                /* operations completed */
+  pthread_t th;
+  int started;
+} hqueue_t;
+
+typedef struct host {
+  const ooc_ops_t *ops;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  hqueue_t q[EX_MAX_QUEUES];
+  struct hblk *blocks; /* every live buffer (device and staging): destroy frees what is left */
+} host_t;
+
+/* The header in front of every buffer the executor hands out (64 bytes: keeps ooc_malloc's
+ * alignment). */
+typedef struct hblk {
+  struct hblk *prev, *next;
+  int64_t bytes;
+  int device; /* counts against the budget */
+  char pad[64 - 2 * sizeof(void *) - sizeof(int64_t) - sizeof(int)];
+} hblk_t;
+_Static_assert(sizeof(hblk_t) == 64, "the header keeps 64-byte alignment");
+
+struct ex_event {
+  int q;        /* -1: never recorded (complete) */
+  int64_t seq;  /* complete once q's done count reaches it */
+};
+
+static host_t *H(ooc_exec_t *e) { return e->impl; }
+
+/* ---- the worker -------------------------------------------------------------------------- */
+
+static void copy2d(int64_t m, int64_t n, const double *s, int64_t lds, double *d, int64_t ldd) {
+  if (m <= 0 || n <= 0) return;
+  if (lds == m && ldd == m) {
+    memcpy(d, s, (size_t)(m * n) * sizeof(double));
+    return;
+  }
+  for (int64_t j = 0; j < n; j++) memcpy(d + j * ldd, s + j * lds, (size_t)m * sizeof(double));
+}
+
+static void run_op(const ooc_ops_t *o, hop_t *p) {
+  switch (p->kind) {
+  case OP_PUT:
+  case OP_GET:
+  case OP_COPY:
+    copy2d(p->m, p->n, p->A, p->lda, p->C, p->ldc);
+    break;
+  case OP_FILL:
+    for (int64_t j = 0; j < p->n; j++)
+      for (int64_t i = 0; i < p->m; i++) p->C[i + j * p->ldc] = p->alpha;
+    break;
+  case OP_TRANSPOSE: /* blocked so both sides stay in cache */
+    for (int64_t j0 = 0; j0 < p->n; j0 += 64)
+      for (int64_t i0 = 0; i0 < p->m; i0 += 64)
+        for (int64_t j = j0; j < p->n && j < j0 + 64; j++)
+          for (int64_t i = i0; i < p->m && i < i0 + 64; i++)
+            p->C[j + i * p->ldc] = p->A[i + j * p->lda];
+    break;
+  case OP_GEMM:
+    o->gemm(p->c0, p->c1, p->m, p->n, p->k, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, p->C,
+            p->ldc);
+    break;
+  case OP_SYRK:
+    o->syrk(p->c0, p->c1, p->n, p->k, p->alpha, p->A, p->lda, p->beta, p->C, p->ldc);
+    break;
+  case OP_TRSM:
+    o->trsm(p->c0, p->c1, p->c2, p->c3, p->m, p->n, p->alpha, p->A, p->lda, p->C, p->ldc);
+    break;
+  case OP_LASWP:
+    /* ops.h's laswp reads ipiv[k1..k2); the copy holds just those entries */
+    o->laswp(p->n, p->C, p->ldc, p->k1, p->k2, p->piv_in - p->k1);
+    free(p->piv_in);
+    break;
+  case OP_GETRF: {
+    int64_t r = o->getrf(p->m, p->n, p->C, p->ldc, p->ipiv);
+    if (p->info) *p->info = r;
+    break;
+  }
+  case OP_POTRF: {
+    int64_t r = o->potrf(p->n, p->C, p->ldc);
+    if (p->info) *p->info = r;
+    break;
+  }
+  case OP_POTRI: {
+    int64_t r = o->potri(p->n, p->C, p->ldc);
+    if (p->info) *p->info = r;
+    break;
+  }
+  case OP_GETRI: {
+    int64_t r = o->getri(p->n, p->C, p->ldc);
+    if (p->info) *p->info = r;
+    break;
+  }
+  case OP_TRTRI: {
+    int64_t r = o->trtri(p->c0, p->c1, p->n, p->C, p->ldc);
+    if (p->info) *p->info = r;
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+static void *worker_main(void *arg) {
+  host_t *h = ((void **)arg)[0];
+  int qi = (int)(intptr_t)((void **)arg)[1];
+  free(arg);
+  hqueue_t *q = &h->q[qi];
+  pthread_mutex_lock(&h->mu);
+  for (;;) {
+    while (q->head == q->tail) pthread_cond_wait(&h->cv, &h->mu);
+    hop_t op = q->ring[q->head % QCAP];
+    if (op.kind == OP_STOP) {
+      q->head++;
+      q->done++;
+      pthread_cond_broadcast(&h->cv);
+      break;
+    }
+    if (op.kind == OP_WAIT) {
+      while (h->q[op.wq].done < op.wseq) pthread_cond_wait(&h->cv, &h->mu);
+    } else {
+      pthread_mutex_unlock(&h->mu);
+      run_op(h->ops, &op);
+      pthread_mutex_lock(&h->mu);
+    }
+    q->head++;
+    q->done++;
+    pthread_cond_broadcast(&h->cv); /* waiters on events, and an enqueuer waiting for room */
+  }
+  pthread_mutex_unlock(&h->mu);
+  return NULL;
+}
+
+/* ---- enqueue ----------------------------------------------------------------------------- */
+
+static ooc_status_t push(ooc_exec_t *e, int qi, const hop_t *op) {
+  host_t *h = H(e);
+  if (qi < 0 || qi >= e->nqueues)
+    return OOC_FAIL(e->ctx, OOC_ERR_INTERNAL, "executor %s: queue %d of %d", e->name, qi,
+                    e->nqueues);
+  hqueue_t *q = &h->q[qi];
+  pthread_mutex_lock(&h->mu);
+  while (q->tail - q->head >= QCAP) pthread_cond_wait(&h->cv, &h->mu);
+  q->ring[q->tail % QCAP] = *op;
+  q->tail++;
+  pthread_cond_broadcast(&h->cv);
+  pthread_mutex_unlock(&h->mu);
+  e->stats.ops++;
+  return OOC_OK;
+}
+
+static ooc_status_t h_put(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *hst,
+                          int64_t ldh, double *d, int64_t ldd) {
+  e->stats.bytes_put += 8 * m * n;
+  return push(e, q, &(hop_t){.kind = OP_PUT, .m = m, .n = n, .A = hst, .lda = ldh, .C = d,
+                             .ldc = ldd});
+}
+static ooc_status_t h_get(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *d, int64_t ldd,
+                          double *hst, int64_t ldh) {
+  e->stats.bytes_get += 8 * m * n;
+  return push(e, q, &(hop_t){.kind = OP_GET, .m = m, .n = n, .A = d, .lda = ldd, .C = hst,
+                             .ldc = ldh});
+}
+static ooc_status_t h_copy(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s, int64_t lds,
+                           double *d, int64_t ldd) {
+  return push(e, q, &(hop_t){.kind = OP_COPY, .m = m, .n = n, .A = s, .lda = lds, .C = d,
+                             .ldc = ldd});
+}
+static ooc_status_t h_fill(ooc_exec_t *e, int q, int64_t m, int64_t n, double v, double *d,
+                           int64_t ldd) {
+  return push(e, q, &(hop_t){.kind = OP_FILL, .m = m, .n = n, .alpha = v, .C = d, .ldc = ldd});
+}
+static ooc_status_t h_transpose(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s,
+                                int64_t lds, double *d, int64_t ldd) {
+  return push(e, q, &(hop_t){.kind = OP_TRANSPOSE, .m = m, .n = n, .A = s, .lda = lds, .C = d,
+                             .ldc = ldd});
+}
+static ooc_status_t h_gemm(ooc_exec_t *e, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                           double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
+                           double beta, double *C, int64_t ldc) {
+  e->stats.flops += 2.0 * m * n * k;
+  return push(e, q, &(hop_t){.kind = OP_GEMM, .c0 = ta, .c1 = tb, .m = m, .n = n, .k = k,
+                             .alpha = alpha, .A = A, .lda = lda, .B = B, .ldb = ldb, .beta = beta,
+                             .C = C, .ldc = ldc});
+}
+static ooc_status_t h_syrk(ooc_exec_t *e, int q, char uplo, char trans, int64_t n, int64_t k,
+                           double alpha, const double *A, int64_t lda, double beta, double *C,
+                           int64_t ldc) {
+  e->stats.flops += 1.0 * n * (n + 1) * k;
+  return push(e, q, &(hop_t){.kind = OP_SYRK, .c0 = uplo, .c1 = trans, .n = n, .k = k,
+                             .alpha = alpha, .A = A, .lda = lda, .beta = beta, .C = C, .ldc = ldc});
+}
+static ooc_status_t h_trsm(ooc_exec_t *e, int q, char side, char uplo, char trans, char diag,
+                           int64_t m, int64_t n, double alpha, const double *A, int64_t lda,
+                           double *B, int64_t ldb) {
+  e->stats.flops += (side == 'L' || side == 'l') ? 1.0 * m * m * n : 1.0 * m * n * n;
+  return push(e, q, &(hop_t){.kind = OP_TRSM, .c0 = side, .c1 = uplo, .c2 = trans, .c3 = diag,
+                             .m = m, .n = n, .alpha = alpha, .A = A, .lda = lda, .C = B,
+                             .ldc = ldb});
+}
+static ooc_status_t h_laswp(ooc_exec_t *e, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
+                            int64_t k2, const int64_t *ipiv) {
+  if (k2 <= k1 || ncols <= 0) return OOC_OK;
+  int64_t *c = malloc((size_t)(k2 - k1) * sizeof(int64_t));
+  if (!c)
+    return OOC_FAIL(e->ctx, OOC_ERR_NOMEM, "executor %s: no memory for %lld row interchanges",
+                    e->name, (long long)(k2 - k1));
+  memcpy(c, ipiv + k1, (size_t)(k2 - k1) * sizeof(int64_t));
+  ooc_status_t st = push(e, q, &(hop_t){.kind = OP_LASWP, .n = ncols, .C = A, .ldc = lda,
+                                        .k1 = k1, .k2 = k2, .piv_in = c});
+  if (st != OOC_OK) free(c);
+  return st;
+}
+static ooc_status_t h_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
+                            int64_t *ipiv, int64_t *info) {
+  int64_t mn = m < n ? m : n;
+  e->stats.flops += 1.0 * m * n * mn - 0.5 * (m + n) * mn * mn + mn * mn * mn / 3.0;
+  return push(e, q, &(hop_t){.kind = OP_GETRF, .m = m, .n = n, .C = A, .ldc = lda, .ipiv = ipiv,
+                             .info = info});
+}
+static ooc_status_t h_potrf(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
+  e->stats.flops += n * (double)n * n / 3.0;
+  return push(e, q, &(hop_t){.kind = OP_POTRF, .n = n, .C = A, .ldc = lda, .info = info});
+}
+static ooc_status_t h_potri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
+  e->stats.flops += 2.0 * n * (double)n * n / 3.0;
+  return push(e, q, &(hop_t){.kind = OP_POTRI, .n = n, .C = A, .ldc = lda, .info = info});
+}
+static ooc_status_t h_getri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
+  e->stats.flops += 4.0 * n * (double)n * n / 3.0;
+  return push(e, q, &(hop_t){.kind = OP_GETRI, .n = n, .C = A, .ldc = lda, .info = info});
+}
+static ooc_status_t h_trtri(ooc_exec_t *e, int q, char uplo, char diag, int64_t n, double *A,
+                            int64_t lda, int64_t *info) {
+  e->stats.flops += n * (double)n * n / 3.0;
+  return push(e, q, &(hop_t){.kind = OP_TRTRI, .c0 = uplo, .c1 = diag, .n = n, .C = A, .ldc = lda,
+                             .info = info});
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+static ooc_status_t h_event_create(ooc_exec_t *e, ex_event_t **out) {
+  ex_event_t *ev = ooc_malloc(e->ctx, sizeof *ev);
+  if (!ev) return OOC_FAIL(e->ctx, OOC_ERR_NOMEM, "executor %s: no memory for an event", e->name);
+  ev->q = -1;
+  ev->seq = 0;
+  *out = ev;
+  return OOC_OK;
+}
+static void h_event_destroy(ooc_exec_t *e, ex_event_t *ev) { ooc_free(e->ctx, ev); }
+
+static ooc_status_t h_record(ooc_exec_t *e, int qi, ex_event_t *ev) {
+  if (qi < 0 || qi >= e->nqueues)
+    return OOC_FAIL(e->ctx, OOC_ERR_INTERNAL, "executor %s: queue %d of %d", e->name, qi,
+                    e->nqueues);
+  host_t *h = H(e);
+  pthread_mutex_lock(&h->mu);
+  ev->q = qi;
+  ev->seq = h->q[qi].tail;
+  pthread_mutex_unlock(&h->mu);
+  return OOC_OK;
+}
+static ooc_status_t h_wait(ooc_exec_t *e, int qi, ex_event_t *ev) {
+  if (ev->q < 0 || ev->q == qi) return OOC_OK; /* complete, or ordered by the queue itself */
+  return push(e, qi, &(hop_t){.kind = OP_WAIT, .wq = ev->q, .wseq = ev->seq});
+}
+static ooc_status_t h_sync(ooc_exec_t *e, ex_event_t *ev) {
+  if (ev->q < 0) return OOC_OK;
+  host_t *h = H(e);
+  pthread_mutex_lock(&h->mu);
+  while (h->q[ev->q].done < ev->seq) pthread_cond_wait(&h->cv, &h->mu);
+  pthread_mutex_unlock(&h->mu);
+  return OOC_OK; /* host operations cannot fail once enqueued */
+}
+static ooc_status_t h_finish(ooc_exec_t *e) {
+  host_t *h = H(e);
+  pthread_mutex_lock(&h->mu);
+  for (int i = 0; i < e->nqueues; i++)
+    while (h->q[i].done < h->q[i].tail) pthread_cond_wait(&h->cv, &h->mu);
+  pthread_mutex_unlock(&h->mu);
+  return OOC_OK;
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+static ooc_status_t blk_alloc(ooc_exec_t *e, size_t bytes, int device, double **out) {
+  host_t *h = H(e);
+  *out = NULL;
+  if (device && e->budget > 0 && e->dev_bytes + (int64_t)bytes > e->budget)
+    return OOC_FAIL(e->ctx, OOC_ERR_NOMEM,
+                    "executor %s: %zu bytes asked with %lld of its %lld-byte budget in use",
+                    e->name, bytes, (long long)e->dev_bytes, (long long)e->budget);
+  hblk_t *p = ooc_malloc(e->ctx, bytes + sizeof(hblk_t));
+  if (!p)
+    return OOC_FAIL(e->ctx, OOC_ERR_NOMEM, "executor %s: out of host memory for %zu %s bytes",
+                    e->name, bytes, device ? "buffer" : "staging");
+  *p = (hblk_t){.prev = NULL, .next = h->blocks, .bytes = (int64_t)bytes, .device = device};
+  if (h->blocks) h->blocks->prev = p;
+  h->blocks = p;
+  if (device) {
+    e->dev_bytes += (int64_t)bytes;
+    if (e->dev_bytes > e->stats.dev_peak) e->stats.dev_peak = e->dev_bytes;
+  }
+  *out = (double *)(p + 1);
+  return OOC_OK;
+}
+
+static void blk_free(ooc_exec_t *e, double *d) {
+  host_t *h = H(e);
+  hblk_t *p = (hblk_t *)d - 1;
+  if (p->device) e->dev_bytes -= p->bytes;
+  if (p->prev) p->prev->next = p->next;
+  else h->blocks = p->next;
+  if (p->next) p->next->prev = p->prev;
+  ooc_free(e->ctx, p);
+}
+
+static ooc_status_t h_alloc(ooc_exec_t *e, size_t bytes, double **out) {
+  return blk_alloc(e, bytes, 1, out);
+}
+static void h_free(ooc_exec_t *e, double *d) { blk_free(e, d); }
+static ooc_status_t h_host_alloc(ooc_exec_t *e, size_t bytes, double **out) {
+  return blk_alloc(e, bytes, 0, out);
+}
+static void h_host_free(ooc_exec_t *e, double *p) { blk_free(e, p); }
+
+static void h_destroy(ooc_exec_t *e) {
+  host_t *h = H(e);
+  for (int i = 0; i < e->nqueues; i++)
+    if (h->q[i].started) (void)push(e, i, &(hop_t){.kind = OP_STOP});
+  for (int i = 0; i < e->nqueues; i++)
+    if (h->q[i].started) pthread_join(h->q[i].th, NULL);
+  while (h->blocks) blk_free(e, (double *)(h->blocks + 1));
+  pthread_mutex_destroy(&h->mu);
+  pthread_cond_destroy(&h->cv);
+  ooc_ctx_t *ctx = e->ctx;
+  ooc_free(ctx, h);
+  ooc_free(ctx, e);
+}
+
+static const ex_ops_t host_ops = {
+    .alloc = h_alloc, .free = h_free, .host_alloc = h_host_alloc, .host_free = h_host_free,
+    .event_create = h_event_create, .event_destroy = h_event_destroy, .record = h_record,
+    .wait = h_wait, .sync = h_sync, .finish = h_finish, .put = h_put, .get = h_get, .copy = h_copy,
+    .fill = h_fill, .transpose = h_transpose, .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm,
+    .laswp = h_laswp, .getrf = h_getrf, .potrf = h_potrf, .potri = h_potri, .getri = h_getri,
+    .trtri = h_trtri, .destroy = h_destroy,
+};
+
+ooc_status_t ex_host_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, int64_t budget,
+                            ooc_exec_t **out) {
+  *out = NULL;
+  if (nqueues <= 0) nqueues = 1;
+  if (nqueues > EX_MAX_QUEUES) nqueues = EX_MAX_QUEUES;
+  if (!ops || !ops->trtri)
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "host executor: kernel table %s lacks trtri",
+                    ops ? ops->name : "(none)");
+  ooc_exec_t *e = ooc_malloc(ctx, sizeof *e);
+  host_t *h = ooc_malloc(ctx, sizeof *h);
+  if (!e || !h) {
+    ooc_free(ctx, e);
+    ooc_free(ctx, h);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the host executor");
+  }
+  memset(e, 0, sizeof *e);
+  memset(h, 0, sizeof *h);
+  *e = (ooc_exec_t){.op = &host_ops, .ctx = ctx, .name = ops->name, .kind = EX_HOST,
+                    .nqueues = nqueues, .budget = budget, .impl = h};
+  h->ops = ops;
+  pthread_mutex_init(&h->mu, NULL);
+  pthread_cond_init(&h->cv, NULL);
+  for (int i = 0; i < nqueues; i++) {
+    void **arg = malloc(2 * sizeof(void *));
+    if (arg) {
+      arg[0] = h;
+      arg[1] = (void *)(intptr_t)i;
+    }
+    if (!arg || pthread_create(&h->q[i].th, NULL, worker_main, arg) != 0) {
+      free(arg);
+      e->nqueues = i; /* destroy stops the workers that did start */
+      h_destroy(e);
+      return OOC_FAIL(ctx, OOC_ERR_NOMEM, "host executor: cannot start worker thread %d of %d", i,
+                      nqueues);
+    }
+    h->q[i].started = 1;
+  }
+  *out = e;
+  return OOC_OK;
+}

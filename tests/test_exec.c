@@ -1,0 +1,463 @@
+/*
+ * test_exec.c: the executor interface (src/exec/exec.h) and the ring (src/exec/ring.h), as a
+ * conformance suite every executor must pass. Each test runs on every executor the factory table
+ * below can make here (the host executor over the ref and cpu tables; a backend added to the
+ * table is skipped where it cannot start, e.g. CUDA without a GPU).
+ *
+ * Operations are compared with the ops table run directly on host copies: bit for bit on a host
+ * executor (the same kernels), within a few ulps per flop on a device (other kernels round
+ * differently). Queues, events, the budget, buffers left at destroy, allocation faults and the
+ * ring's order and error path are exercised; a schedule bug here (a missing wait) corrupts a
+ * result, it does not pass by luck: the host executor runs queues on real threads.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+#include "exec/ring.h"
+#include "testutil.h"
+
+#define AT(M, ld, i, j) ((M)[(size_t)(i) + (size_t)(j) * (size_t)(ld)])
+
+typedef struct factory {
+  const char *name;
+  ooc_status_t (*make)(ooc_ctx_t *ctx, int nqueues, int64_t budget, ooc_exec_t **out);
+  int exact; /* results bit-identical to ops_cpu on host data */
+} factory_t;
+
+static ooc_status_t mk_ref(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
+  return ex_host_create(ctx, ooc_ops_ref(), nq, budget, out);
+}
+static ooc_status_t mk_cpu(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
+  return ex_host_create(ctx, ooc_ops_cpu(), nq, budget, out);
+}
+
+static const factory_t FACTORIES[] = {
+    {"host-ref", mk_ref, 0},
+    {"host-cpu", mk_cpu, 1},
+};
+#define NFACT ((int)(sizeof FACTORIES / sizeof FACTORIES[0]))
+
+/* The ops table a factory's results are compared with. */
+static const ooc_ops_t *oracle(const factory_t *f) {
+  return f->make == mk_ref ? ooc_ops_ref() : ooc_ops_cpu();
+}
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static double urand(void) {
+  uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+static double *rmat(int64_t m, int64_t n, int64_t ld) {
+  (void)m; /* every row of ld is filled: padding rows hold data too */
+  double *A = malloc((size_t)(ld * (n > 0 ? n : 1)) * sizeof *A);
+  for (int64_t i = 0; i < ld * n; i++) A[i] = urand();
+  return A;
+}
+
+/* max |X - Y| / (scale * k * eps) over m x n; 0 means identical. */
+static double diff(int64_t m, int64_t n, const double *X, int64_t ldx, const double *Y,
+                   int64_t ldy, double scale, double k) {
+  double d = 0.0;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < m; i++) {
+      double e = fabs(AT(X, ldx, i, j) - AT(Y, ldy, i, j));
+      if (!(e <= d)) d = e; /* NaN wins */
+    }
+  return d / (scale * (k > 1 ? k : 1) * DBL_EPSILON);
+}
+
+static void qsync(ooc_exec_t *e, int q) {
+  ex_event_t *ev;
+  CU_ASSERT_FATAL(ex_event_create(e, &ev) == OOC_OK);
+  CU_ASSERT(ex_record(e, q, ev) == OOC_OK);
+  CU_ASSERT(ex_sync(e, ev) == OOC_OK);
+  ex_event_destroy(e, ev);
+}
+
+/* Upload host h (m x n, ld) into a new device buffer of the same ld; returns once h may change
+ * (a put reads the host memory when it runs, not when it is enqueued). */
+static double *up(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *h, int64_t ld) {
+  double *d = NULL;
+  CU_ASSERT_FATAL(ex_alloc(e, (size_t)(ld * n) * sizeof(double), &d) == OOC_OK);
+  CU_ASSERT(ex_put(e, q, m, n, h, ld, d, ld) == OOC_OK);
+  qsync(e, q);
+  return d;
+}
+
+static void down(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *d, int64_t ld,
+                 double *h) {
+  CU_ASSERT(ex_get(e, q, m, n, d, ld, h, ld) == OOC_OK);
+  qsync(e, q);
+}
+
+#define CHECK_CLOSE(f, d, tol)                                                                     \
+  do {                                                                                             \
+    double d_ = (d);                                                                               \
+    int ok_ = (f)->exact ? d_ == 0.0 : d_ <= (tol);                                                \
+    CU_ASSERT(ok_);                                                                                \
+    if (!ok_)                                                                                      \
+      fprintf(stderr, "  %s line %d: difference %.3g (tolerance %g)\n", (f)->name, __LINE__, d_,   \
+              (double)(tol));                                                                      \
+  } while (0)
+
+/* ---- BLAS 3 and copies ------------------------------------------------------------------- */
+
+static void blas_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 2, 0, &e) == OOC_OK);
+  const ooc_ops_t *o = oracle(f);
+  static const int64_t S[][3] = {{1, 1, 1}, {17, 5, 9}, {64, 64, 64}, {100, 37, 130}, {0, 3, 4}};
+  for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
+    int64_t m = S[c][0], n = S[c][1], k = S[c][2], ld = m + k + 3;
+    double *A = rmat(ld, k + m, ld), *B = rmat(ld, n + k + m, ld), *C = rmat(ld, n + m, ld);
+    double *R = malloc((size_t)(ld * (n + m + 1)) * sizeof *R);
+    double *dA = up(e, 0, ld, k + m, A, ld), *dB = up(e, 0, ld, n + k + m, B, ld);
+    double *dC = up(e, 0, ld, n + m, C, ld);
+    /* gemm NN and TN */
+    CU_ASSERT(ex_gemm(e, 0, 'N', 'N', m, n, k, -1.5, dA, ld, dB, ld, 0.5, dC, ld) == OOC_OK);
+    o->gemm('N', 'N', m, n, k, -1.5, A, ld, B, ld, 0.5, C, ld);
+    CU_ASSERT(ex_gemm(e, 0, 'T', 'N', m, n, k, 1.0, dA, ld, dB, ld, 1.0, dC, ld) == OOC_OK);
+    o->gemm('T', 'N', m, n, k, 1.0, A, ld, B, ld, 1.0, C, ld);
+    /* syrk lower into the top-left n x n */
+    CU_ASSERT(ex_syrk(e, 0, 'L', 'N', n, k, 2.0, dA, ld, 1.0, dC, ld) == OOC_OK);
+    o->syrk('L', 'N', n, k, 2.0, A, ld, 1.0, C, ld);
+    down(e, 0, ld, n + m, dC, ld, R);
+    CHECK_CLOSE(f, diff(m > n ? m : n, n, R, ld, C, ld, 8.0, (double)k), 4.0);
+    /* trsm on a well-conditioned triangle: A's diagonal made dominant */
+    for (int64_t i = 0; i < m; i++) AT(A, ld, i, i) = 4.0 + m;
+    ex_free(e, dA);
+    dA = up(e, 1, ld, k + m, A, ld);
+    ex_event_t *ev;
+    CU_ASSERT_FATAL(ex_event_create(e, &ev) == OOC_OK);
+    CU_ASSERT(ex_record(e, 1, ev) == OOC_OK);
+    CU_ASSERT(ex_wait(e, 0, ev) == OOC_OK); /* queue 0 reads what queue 1 uploaded */
+    CU_ASSERT(ex_trsm(e, 0, 'L', 'L', 'N', 'N', m, n, 1.0, dA, ld, dC, ld) == OOC_OK);
+    o->trsm('L', 'L', 'N', 'N', m, n, 1.0, A, ld, C, ld);
+    CU_ASSERT(ex_trsm(e, 0, 'R', 'U', 'T', 'U', m, m < n ? m : n, -1.0, dA, ld, dC, ld) == OOC_OK);
+    o->trsm('R', 'U', 'T', 'U', m, m < n ? m : n, -1.0, A, ld, C, ld);
+    /* transpose, copy, fill */
+    CU_ASSERT(ex_transpose(e, 0, m, n, dC, ld, dB, ld) == OOC_OK);
+    down(e, 0, ld, n + m, dC, ld, R);
+    CHECK_CLOSE(f, diff(m, n, R, ld, C, ld, 8.0, (double)(m + k)), 4.0);
+    double *T = malloc((size_t)(ld * (n + k + m + 1)) * sizeof *T); /* dB: n x m after it */
+    down(e, 0, ld, n + k + m, dB, ld, T);
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) CU_ASSERT(AT(T, ld, j, i) == AT(R, ld, i, j));
+    CU_ASSERT(ex_fill(e, 0, m, n, 3.25, dC, ld) == OOC_OK);
+    CU_ASSERT(ex_copy(e, 0, m, n, dC, ld, dB, ld) == OOC_OK);
+    down(e, 0, ld, n, dB, ld, T);
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) CU_ASSERT(AT(T, ld, i, j) == 3.25);
+    ex_event_destroy(e, ev);
+    ex_free(e, dA);
+    ex_free(e, dB);
+    ex_free(e, dC);
+    free(A), free(B), free(C), free(R), free(T);
+  }
+  CU_ASSERT(e->dev_bytes == 0);
+  CU_ASSERT(ex_finish(e) == OOC_OK);
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+}
+
+/* ---- factorizations ---------------------------------------------------------------------- */
+
+static void lapack_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 1, 0, &e) == OOC_OK);
+  const ooc_ops_t *o = oracle(f);
+  static const int64_t N[] = {1, 2, 7, 64, 129};
+  for (size_t c = 0; c < sizeof N / sizeof N[0]; c++) {
+    int64_t n = N[c], m = n + 13, ld = m + 2;
+    /* getrf of a tall block: pivots as LAPACK's, factors within rounding */
+    double *A = rmat(ld, n, ld), *R = malloc((size_t)(ld * n) * sizeof *R);
+    int64_t *piv = malloc((size_t)n * sizeof *piv), *piv2 = malloc((size_t)n * sizeof *piv2);
+    int64_t info = -1, info2;
+    double *dA = up(e, 0, m, n, A, ld);
+    CU_ASSERT(ex_getrf(e, 0, m, n, dA, ld, piv, &info) == OOC_OK);
+    info2 = o->getrf(m, n, A, ld, piv2);
+    down(e, 0, m, n, dA, ld, R);
+    CU_ASSERT(info == info2);
+    CU_ASSERT(memcmp(piv, piv2, (size_t)n * sizeof *piv) == 0);
+    CHECK_CLOSE(f, diff(m, n, R, ld, A, ld, 4.0, (double)n), 8.0);
+    /* laswp of other columns with those pivots, then getri and trtri of the square part */
+    double *B = rmat(ld, 5, ld), *RB = malloc((size_t)(ld * 5) * sizeof *RB);
+    double *dB = up(e, 0, m, 5, B, ld);
+    CU_ASSERT(ex_laswp(e, 0, 5, dB, ld, 0, n, piv) == OOC_OK);
+    memset(piv, 0xff, (size_t)n * sizeof *piv); /* copied at enqueue: changing it is harmless */
+    o->laswp(5, B, ld, 0, n, piv2);
+    down(e, 0, m, 5, dB, ld, RB);
+    CU_ASSERT(diff(m, 5, RB, ld, B, ld, 1.0, 1.0) == 0.0); /* a permutation is exact */
+    double *U = malloc((size_t)(ld * n) * sizeof *U);
+    memcpy(U, A, (size_t)(ld * n) * sizeof *U);
+    CU_ASSERT(ex_trtri(e, 0, 'U', 'N', n, dA, ld, &info) == OOC_OK);
+    CU_ASSERT(o->trtri('U', 'N', n, U, ld) == 0);
+    /* the oracle against the definition: U0 U^-1 = I (U0: the factor before the inverse) */
+    double worst = 0.0;
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i <= j; i++) {
+        double s = 0.0;
+        for (int64_t l = i; l <= j; l++) s += AT(A, ld, i, l) * AT(U, ld, l, j);
+        double r = fabs(s - (i == j));
+        if (!(r <= worst)) worst = r;
+      }
+    CU_ASSERT(worst < 1e-8);
+    CU_ASSERT(ex_trtri(e, 0, 'L', 'U', n, dA, ld, &info2) == OOC_OK);
+    CU_ASSERT(o->trtri('L', 'U', n, U, ld) == 0);
+    down(e, 0, m, n, dA, ld, R);
+    CU_ASSERT(info == 0 && info2 == 0);
+    CHECK_CLOSE(f, diff(n, n, R, ld, U, ld, 1e3, (double)n), 8.0);
+    /* potrf + potri of an SPD matrix, and a failing minor reported through info */
+    double *S = malloc((size_t)(n * n) * sizeof *S);
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < n; i++) AT(S, n, i, j) = (i == j ? n + 1.0 : 0.0) + 0.5 / (1 + i + j);
+    double *dS = up(e, 0, n, n, S, n);
+    CU_ASSERT(ex_potrf(e, 0, n, dS, n, &info) == OOC_OK);
+    CU_ASSERT(ex_potri(e, 0, n, dS, n, &info2) == OOC_OK);
+    CU_ASSERT(o->potrf(n, S, n) == 0 && o->potri(n, S, n) == 0);
+    double *RS = malloc((size_t)(n * n) * sizeof *RS);
+    down(e, 0, n, n, dS, n, RS);
+    CU_ASSERT(info == 0 && info2 == 0);
+    for (int64_t j = 0; j < n; j++) /* only the lower triangle is defined */
+      for (int64_t i = 0; i < j; i++) AT(RS, n, i, j) = AT(S, n, i, j) = 0.0;
+    CHECK_CLOSE(f, diff(n, n, RS, n, S, n, 1.0, (double)n), 8.0);
+    for (int64_t i = 0; i < n * n; i++) S[i] = 0.0;
+    for (int64_t i = 0; i < n; i++) AT(S, n, i, i) = i == n / 2 ? -1.0 : 1.0;
+    CU_ASSERT(ex_put(e, 0, n, n, S, n, dS, n) == OOC_OK);
+    qsync(e, 0);
+    CU_ASSERT(ex_potrf(e, 0, n, dS, n, &info) == OOC_OK);
+    CU_ASSERT(ex_finish(e) == OOC_OK);
+    CU_ASSERT(info == n / 2 + 1);
+    /* getri: the inverse of a diagonally dominant LU */
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < n; i++) AT(S, n, i, j) = (i == j ? 3.0 : 0.0) + urand() / n;
+    memcpy(RS, S, (size_t)(n * n) * sizeof *S);
+    CU_ASSERT(ex_put(e, 0, n, n, S, n, dS, n) == OOC_OK);
+    qsync(e, 0);
+    CU_ASSERT(ex_getri(e, 0, n, dS, n, &info) == OOC_OK);
+    CU_ASSERT(o->getri(n, RS, n) == 0);
+    down(e, 0, n, n, dS, n, S);
+    CU_ASSERT(info == 0);
+    CHECK_CLOSE(f, diff(n, n, S, n, RS, n, 1.0, (double)n), 8.0);
+    ex_free(e, dA), ex_free(e, dB), ex_free(e, dS);
+    free(A), free(R), free(piv), free(piv2), free(B), free(RB), free(U), free(S), free(RS);
+  }
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+}
+
+/* ---- queues and events ------------------------------------------------------------------- */
+
+/* A chain across queues: q0 uploads, q1 waits and doubles, q2 waits and adds; many rounds in
+ * flight at once. Without the waits the later queues would read stale data. */
+static void events_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 3, 0, &e) == OOC_OK);
+  int nq = e->nqueues;
+  CU_ASSERT(nq >= 1);
+  enum { R = 40, M = 300 };
+  double *h, *d, *one;
+  CU_ASSERT_FATAL(ex_host_alloc(e, (size_t)(R * M) * sizeof(double), &h) == OOC_OK);
+  CU_ASSERT_FATAL(ex_alloc(e, (size_t)(R * M) * sizeof(double), &d) == OOC_OK);
+  CU_ASSERT_FATAL(ex_alloc(e, sizeof(double), &one) == OOC_OK);
+  CU_ASSERT(ex_fill(e, 0, 1, 1, 1.0, one, 1) == OOC_OK);
+  ex_event_t *ev[3];
+  for (int i = 0; i < 3; i++) CU_ASSERT_FATAL(ex_event_create(e, &ev[i]) == OOC_OK);
+  CU_ASSERT(ex_sync(e, ev[0]) == OOC_OK); /* never recorded: complete */
+  for (int r = 0; r < R; r++)
+    for (int i = 0; i < M; i++) h[r * M + i] = r + i;
+  int q1 = 1 % nq, q2 = 2 % nq;
+  for (int r = 0; r < R; r++) {
+    double *col = d + r * M;
+    CU_ASSERT(ex_put(e, 0, M, 1, h + r * M, M, col, M) == OOC_OK);
+    CU_ASSERT(ex_record(e, 0, ev[0]) == OOC_OK);
+    CU_ASSERT(ex_wait(e, q1, ev[0]) == OOC_OK);
+    /* col = col * [1] + col: doubled on q1, then again on q2 */
+    CU_ASSERT(ex_gemm(e, q1, 'N', 'N', M, 1, 1, 1.0, col, M, one, 1, 1.0, col, M) == OOC_OK);
+    CU_ASSERT(ex_record(e, q1, ev[1]) == OOC_OK);
+    CU_ASSERT(ex_wait(e, q2, ev[1]) == OOC_OK);
+    CU_ASSERT(ex_gemm(e, q2, 'N', 'N', M, 1, 1, 1.0, col, M, one, 1, 1.0, col, M) == OOC_OK);
+  }
+  CU_ASSERT(ex_record(e, q2, ev[2]) == OOC_OK);
+  CU_ASSERT(ex_wait(e, 0, ev[2]) == OOC_OK);
+  CU_ASSERT(ex_get(e, 0, M, R, d, M, h, M) == OOC_OK);
+  CU_ASSERT(ex_record(e, 0, ev[0]) == OOC_OK);
+  CU_ASSERT(ex_sync(e, ev[0]) == OOC_OK);
+  int bad = 0;
+  for (int r = 0; r < R; r++)
+    for (int i = 0; i < M; i++) bad += h[r * M + i] != 4.0 * (r + i); /* doubled twice */
+  CU_ASSERT(bad == 0);
+  for (int i = 0; i < 3; i++) ex_event_destroy(e, ev[i]);
+  CU_ASSERT(ex_finish(e) == OOC_OK);
+  ex_destroy(e); /* frees d, one and h: destroy owns what is left */
+  tu_ctx_done(ctx);
+}
+
+/* ---- memory: budget, leftovers, faults --------------------------------------------------- */
+
+static void memory_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 1, 1 << 20, &e) == OOC_OK);
+  double *a = NULL, *b = NULL, *c = NULL;
+  CU_ASSERT(ex_alloc(e, 600 << 10, &a) == OOC_OK);
+  CU_ASSERT(ex_alloc(e, 600 << 10, &b) == OOC_ERR_NOMEM);
+  CU_ASSERT(b == NULL);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "budget") != NULL);
+  ooc_clear_error(ctx);
+  CU_ASSERT(ex_alloc(e, 400 << 10, &b) == OOC_OK);
+  CU_ASSERT(e->dev_bytes == (1000 << 10));
+  ex_free(e, a);
+  CU_ASSERT(e->dev_bytes == (400 << 10));
+  CU_ASSERT(ex_alloc(e, 600 << 10, &a) == OOC_OK);
+  CU_ASSERT(e->stats.dev_peak == (1000 << 10));
+  CU_ASSERT(ex_host_alloc(e, 1 << 16, &c) == OOC_OK);
+  ex_destroy(e); /* a, b and c still allocated: destroy frees them (tu_ctx_done checks) */
+  tu_ctx_done(ctx);
+
+  /* A host allocation that fails at each point of creating an executor and a ring: a clean
+   * NOMEM and nothing leaked (host executors: ooc_malloc is their allocator). */
+  if (!strncmp(f->name, "host", 4))
+    for (int64_t nth = 1; nth <= 20; nth++) {
+      ctx = tu_ctx();
+      ooc_fault_arm(ctx, OOC_FAULT_ALLOC, nth, 0, 0);
+      ooc_status_t st = f->make(ctx, 2, 0, &e);
+      ring_t *r = NULL;
+      if (st == OOC_OK) {
+        st = ring_create(e, 3, 10, 2, &r);
+        ring_destroy(r);
+        ex_destroy(e);
+      }
+      CU_ASSERT(st == OOC_OK || st == OOC_ERR_NOMEM);
+      int64_t hit = ooc_fault_injected(ctx, OOC_FAULT_ALLOC);
+      CU_ASSERT(hit ? st == OOC_ERR_NOMEM : st == OOC_OK);
+      tu_ctx_done(ctx);
+    }
+}
+
+/* ---- the ring ---------------------------------------------------------------------------- */
+
+typedef struct rt {
+  ooc_exec_t *e;
+  double *dev;       /* one device column per slot */
+  double *store;     /* nitems columns of ld: the "tile store" */
+  int64_t ld, rows;
+  int64_t next_put;  /* items are put in order */
+  int64_t fail_at;   /* work fails at this item (-1: never) */
+  int order_ok;
+} rt_t;
+
+static ooc_status_t rt_take(void *u, int64_t q, double *slot, int64_t ld) {
+  rt_t *t = u;
+  memcpy(slot, t->store + q * t->ld, (size_t)t->rows * sizeof(double));
+  (void)ld;
+  return OOC_OK;
+}
+
+/* On the device: x = 3 x + 1, alternating between the queues. */
+static ooc_status_t rt_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  rt_t *t = u;
+  if (q == t->fail_at) return OOC_FAIL(t->e->ctx, OOC_ERR_IO, "item %lld refused", (long long)q);
+  int qu = (int)(q % t->e->nqueues);
+  double *d = t->dev + s * ld;
+  OOC_TRY(ex_put(t->e, qu, t->rows, 1, slot, ld, d, ld));
+  OOC_TRY(ex_gemm(t->e, qu, 'N', 'N', t->rows, 1, 1, 2.0, d, ld, t->dev + 8 * ld, 1, 1.0, d, ld));
+  OOC_TRY(ex_get(t->e, qu, t->rows, 1, d, ld, slot, ld));
+  *last = qu;
+  return OOC_OK;
+}
+
+static ooc_status_t rt_put(void *u, int64_t q, double *slot, int64_t ld) {
+  rt_t *t = u;
+  (void)ld;
+  if (q != t->next_put) t->order_ok = 0;
+  t->next_put = q + 1;
+  memcpy(t->store + q * t->ld, slot, (size_t)t->rows * sizeof(double));
+  return OOC_OK;
+}
+
+static void ring_on(const factory_t *f) {
+  for (int K = 1; K <= 4; K++)
+    for (int fail = 0; fail < 2; fail++) {
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_exec_t *e;
+      CU_ASSERT_FATAL(f->make(ctx, 2, 0, &e) == OOC_OK);
+      int64_t rows = 1000, ld = 1000, nitems = 23;
+      rt_t t = {.e = e, .ld = ld, .rows = rows, .fail_at = fail ? 9 : -1, .order_ok = 1};
+      t.store = malloc((size_t)(ld * nitems) * sizeof(double));
+      for (int64_t i = 0; i < ld * nitems; i++) t.store[i] = (double)(i % 977);
+      CU_ASSERT_FATAL(ex_alloc(e, (size_t)(9 * ld) * sizeof(double), &t.dev) == OOC_OK);
+      CU_ASSERT(ex_fill(e, 0, 1, 1, 1.0, t.dev + 8 * ld, 1) == OOC_OK); /* the 1 x 1 "one" */
+      ex_event_t *ev;
+      CU_ASSERT_FATAL(ex_event_create(e, &ev) == OOC_OK);
+      CU_ASSERT(ex_record(e, 0, ev) == OOC_OK);
+      for (int qq = 1; qq < e->nqueues; qq++) CU_ASSERT(ex_wait(e, qq, ev) == OOC_OK);
+      ring_t *r;
+      CU_ASSERT_FATAL(ring_create(e, K, ld, 1, &r) == OOC_OK);
+      ring_ops_t ops = {rt_take, rt_work, rt_put};
+      ooc_status_t st = ring_run(r, nitems, &ops, &t);
+      int64_t done = fail ? 9 : nitems; /* items before the failure are put, the rest are not */
+      CU_ASSERT(fail ? st == OOC_ERR_IO : st == OOC_OK);
+      CU_ASSERT(t.order_ok);
+      CU_ASSERT(r->stats.items <= done);
+      CU_ASSERT(fail || r->stats.items == nitems);
+      int bad = 0;
+      for (int64_t q = 0; q < nitems; q++)
+        for (int64_t i = 0; i < rows; i++) {
+          double x = (double)((q * ld + i) % 977);
+          double want = q < r->stats.items ? 3.0 * x : x;
+          bad += t.store[q * ld + i] != want;
+        }
+      CU_ASSERT(bad == 0);
+      ring_destroy(r);
+      ex_event_destroy(e, ev);
+      ex_destroy(e);
+      free(t.store);
+      tu_ctx_done(ctx);
+    }
+}
+
+/* ---- drivers ------------------------------------------------------------------------------ */
+
+static void for_each(void (*fn)(const factory_t *)) {
+  for (int i = 0; i < NFACT; i++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_exec_t *e = NULL;
+    ooc_status_t st = FACTORIES[i].make(ctx, 1, 0, &e);
+    ex_destroy(e);
+    tu_ctx_done(ctx);
+    if (st != OOC_OK) {
+      printf("  [%s: not available here, skipped]\n", FACTORIES[i].name);
+      continue;
+    }
+    fn(&FACTORIES[i]);
+  }
+}
+
+static void t_blas(void) { for_each(blas_on); }
+static void t_lapack(void) { for_each(lapack_on); }
+static void t_events(void) { for_each(events_on); }
+static void t_memory(void) { for_each(memory_on); }
+static void t_ring(void) { for_each(ring_on); }
+
+static const tu_test_t tests[] = {
+    {"BLAS 3, copies, transpose, fill (vs the ops table)", t_blas},
+    {"getrf pivots, laswp, trtri, potrf/potri, getri, info", t_lapack},
+    {"queues and events: a chain across three queues", t_events},
+    {"budget, buffers left at destroy, allocation faults", t_memory},
+    {"ring: K = 1..4, order of puts, a failing item", t_ring},
+    {NULL, NULL},
+};
+
+int main(void) { return tu_run("exec", tests); }
