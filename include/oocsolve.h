@@ -26,15 +26,25 @@
 extern "C" {
 #endif
 
+/* OOC_API marks the public functions: the library is built with hidden visibility, so these are
+ * the only symbols it exports. */
+#ifndef OOC_API
+#if defined(__GNUC__) || defined(__clang__)
+#define OOC_API __attribute__((visibility("default")))
+#else
+#define OOC_API
+#endif
+#endif
+
 #define OOC_VERSION_MAJOR 0
 #define OOC_VERSION_MINOR 1
 #define OOC_VERSION_PATCH 0
 #define OOC_VERSION_STRING "0.1.0"
 
-const char *ooc_version(void);
+OOC_API const char *ooc_version(void);
 /* How this library was built, one line: "CUDA off; HDF5 1.10.8; zstd 1.5.4; BLAS OpenBLAS 0.3.21
  * ..." (the versions linked at run time where the library can ask). */
-const char *ooc_build_info(void);
+OOC_API const char *ooc_build_info(void);
 
 /* Status codes. Values are pinned: never renumber, only append. */
 typedef enum ooc_status {
@@ -58,10 +68,10 @@ typedef enum ooc_status {
 } ooc_status_t;
 
 /* The enum name ("OOC_ERR_SINGULAR") of a status; never NULL. */
-const char *ooc_status_str(ooc_status_t s);
+OOC_API const char *ooc_status_str(ooc_status_t s);
 /* The CLI's exit code for a status (docs/CLI.md lists them): 0 ok, 2 usage, 3 input, 4 numerical,
  * 5 output, 6 resources, 7 device, 130 interrupted, 70 internal. */
-int ooc_status_exit_code(ooc_status_t s);
+OOC_API int ooc_status_exit_code(ooc_status_t s);
 
 /* ---- context ------------------------------------------------------------------------------- */
 
@@ -77,22 +87,22 @@ typedef void (*ooc_free_fn)(void *user, void *ptr);
  * Return nonzero to stop the call at the next safe point (OOC_ERR_INTERRUPTED). */
 typedef int (*ooc_progress_fn)(void *user, const char *phase, double fraction);
 
-ooc_status_t ooc_ctx_create(ooc_ctx_t **ctx);
-void ooc_ctx_destroy(ooc_ctx_t *ctx); /* NULL is fine */
-void ooc_ctx_set_allocator(ooc_ctx_t *ctx, ooc_malloc_fn m, ooc_free_fn f, void *user);
-void ooc_ctx_set_progress(ooc_ctx_t *ctx, ooc_progress_fn fn, void *user);
+OOC_API ooc_status_t ooc_ctx_create(ooc_ctx_t **ctx);
+OOC_API void ooc_ctx_destroy(ooc_ctx_t *ctx); /* NULL is fine */
+OOC_API void ooc_ctx_set_allocator(ooc_ctx_t *ctx, ooc_malloc_fn m, ooc_free_fn f, void *user);
+OOC_API void ooc_ctx_set_progress(ooc_ctx_t *ctx, ooc_progress_fn fn, void *user);
 /* Steps of the running call's elimination (gj, chol inverse) done and in all, for progress
  * displays: 1 and *done, *total when known, 0 otherwise. Safe to call from the progress
  * callback. */
-int ooc_ctx_progress_step(const ooc_ctx_t *ctx, int64_t *done, int64_t *total);
+OOC_API int ooc_ctx_progress_step(const ooc_ctx_t *ctx, int64_t *done, int64_t *total);
 /* Async-signal-safe: the running call stops at its next safe point with OOC_ERR_INTERRUPTED. */
-void ooc_ctx_interrupt(ooc_ctx_t *ctx);
+OOC_API void ooc_ctx_interrupt(ooc_ctx_t *ctx);
 /* Message of the last failure ("" after success). Valid until the next call on ctx. */
-const char *ooc_ctx_error(const ooc_ctx_t *ctx);
+OOC_API const char *ooc_ctx_error(const ooc_ctx_t *ctx);
 /* Host bytes currently allocated through the context, and the peak since the last reset. */
-int64_t ooc_ctx_host_bytes(const ooc_ctx_t *ctx);
-int64_t ooc_ctx_host_peak(const ooc_ctx_t *ctx);
-void ooc_ctx_reset_peak(ooc_ctx_t *ctx);
+OOC_API int64_t ooc_ctx_host_bytes(const ooc_ctx_t *ctx);
+OOC_API int64_t ooc_ctx_host_peak(const ooc_ctx_t *ctx);
+OOC_API void ooc_ctx_reset_peak(ooc_ctx_t *ctx);
 
 /* ---- options ------------------------------------------------------------------------------- */
 
@@ -150,7 +160,7 @@ typedef struct ooc_opts {
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)
 #define OOC_CHECKPOINT_NEVER (-2.0)
 
-void ooc_opts_default(ooc_opts_t *o);
+OOC_API void ooc_opts_default(ooc_opts_t *o);
 
 /* ---- report -------------------------------------------------------------------------------- */
 
@@ -199,18 +209,18 @@ typedef struct ooc_report {
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
-void ooc_report_print(const ooc_report_t *r, FILE *f);
-void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *error, FILE *f);
+OOC_API void ooc_report_print(const ooc_report_t *r, FILE *f);
+OOC_API void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *error, FILE *f);
 
 /* ---- the calls ----------------------------------------------------------------------------- */
 
 /* Inverse of the square matrix at `input` written to `output` (spec strings as above; output
  * NULL = "<input stem>.inv.h5:/inverse"). report may be NULL. */
-ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
+OOC_API ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report);
 
 /* X = A^-1 B for B with any number of columns, written to `output` (NULL = "<B stem>.x.h5:/X"). */
-ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
+OOC_API ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
                        const ooc_opts_t *opts, ooc_report_t *report);
 
 /* Cholesky factor of the symmetric positive definite matrix at `input`: L lower triangular with
@@ -218,19 +228,19 @@ ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char 
  * "<input stem>.chol.h5:/L"), with attributes factor = "cholesky_lower", norm1_input = ||A||_1
  * and logdet_input = log det A. Verified (||L L^T - A|| ratio, docs/NUMERICS.md) before it is
  * renamed into place. Not SPD: OOC_ERR_NOT_SPD as for ooc_logdet. */
-ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
+OOC_API ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report);
 
 /* X = A^-1 B from a Cholesky factor L of A (as ooc_factor writes it; any lower-triangular L with
  * a positive diagonal works, only its lower triangle is read): a forward and a backward solve,
  * no factorization. Output NULL = "<B stem>.x.h5:/X". The check forms A x as L (L^T x).
  * report->logdet = log det(L L^T). */
-ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
+OOC_API ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
                               const char *output, const ooc_opts_t *opts, ooc_report_t *report);
 
 /* log det A of a symmetric positive definite matrix, by an out-of-core Cholesky factorization
  * (nothing is written). OOC_ERR_NOT_SPD (report->info = the leading minor) otherwise. */
-ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
+OOC_API ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
                         ooc_report_t *report, double *logdet);
 
 /* C = alpha A B + beta C0, out of core: A (m x k), B (k x n) and C0 (m x n; NULL or "" = none,
@@ -239,12 +249,12 @@ ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opt
  * opts->out_dtype says so), verified by a probe check before it is renamed into place
  * (docs/NUMERICS.md: ratio < opts->check_threshold, default 30; OOC_CHECK_NONE skips it).
  * report: n = m, nrhs = n, gemm_k = k, stripe = the resident C block's edge, steps = C blocks. */
-ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, const char *c0,
+OOC_API ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, const char *c0,
                       const char *output, double alpha, double beta, const ooc_opts_t *opts,
                       ooc_report_t *report);
 
 /* Parse a byte size: "512M", "2G", "1.5GiB", "4096" (bytes). Returns -1 if malformed. */
-int64_t ooc_parse_size(const char *s);
+OOC_API int64_t ooc_parse_size(const char *s);
 
 #ifdef __cplusplus
 }
