@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "exec/exec.h"
 #include "exec/ring.h"
@@ -35,15 +36,51 @@ static ooc_status_t mk_cpu(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **
   return ex_host_create(ctx, ooc_ops_cpu(), nq, budget, out);
 }
 
+static ooc_status_t mk_strict(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
+  return ex_host_create_strict(ctx, ooc_ops_cpu(), nq, budget, 20, out);
+}
+
 static const factory_t FACTORIES[] = {
     {"host-ref", mk_ref, 0},
     {"host-cpu", mk_cpu, 1},
+    {"host-strict", mk_strict, 1},
 };
 #define NFACT ((int)(sizeof FACTORIES / sizeof FACTORIES[0]))
 
 /* The ops table a factory's results are compared with. */
 static const ooc_ops_t *oracle(const factory_t *f) {
   return f->make == mk_ref ? ooc_ops_ref() : ooc_ops_cpu();
+}
+
+/* The strict host executor turns the two schedule bugs a GPU punishes into wrong results here:
+ * reading a get's destination before the sync (NaN), and refilling a staging buffer before the
+ * put that reads it has run (the device gets the new data). The correct schedule gets neither. */
+static void t_strict(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 2, 0, 2000, &e) == OOC_OK);
+  CU_ASSERT(!e->unified);
+  double *h, *d;
+  CU_ASSERT_FATAL(ex_host_alloc(e, 64 * sizeof(double), &h) == OOC_OK);
+  CU_ASSERT_FATAL(ex_alloc(e, 64 * sizeof(double), &d) == OOC_OK);
+  ex_event_t *ev;
+  CU_ASSERT_FATAL(ex_event_create(e, &ev) == OOC_OK);
+  for (int i = 0; i < 64; i++) h[i] = 1.0;
+  CU_ASSERT(ex_put(e, 0, 64, 1, h, 64, d, 64) == OOC_OK);
+  CU_ASSERT(ex_record(e, 0, ev) == OOC_OK);
+  CU_ASSERT(ex_query(e, ev) == 0); /* still "on the device" */
+  for (int i = 0; i < 64; i++) h[i] = 2.0; /* the bug: refilled before the put has run */
+  CU_ASSERT(ex_sync(e, ev) == OOC_OK);
+  CU_ASSERT(ex_query(e, ev) == 1);
+  CU_ASSERT(ex_get(e, 1, 64, 1, d, 64, h, 64) == OOC_OK);
+  nanosleep(&(struct timespec){0, 1000000L}, NULL); /* the get has started, not finished */
+  CU_ASSERT(isnan(h[0]) && isnan(h[63])); /* the bug: read before the sync */
+  CU_ASSERT(ex_record(e, 1, ev) == OOC_OK);
+  CU_ASSERT(ex_sync(e, ev) == OOC_OK);
+  CU_ASSERT(h[0] == 2.0 && h[63] == 2.0); /* the device got the refilled data */
+  ex_event_destroy(e, ev);
+  ex_destroy(e);
+  tu_ctx_done(ctx);
 }
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -457,6 +494,7 @@ static const tu_test_t tests[] = {
     {"queues and events: a chain across three queues", t_events},
     {"budget, buffers left at destroy, allocation faults", t_memory},
     {"ring: K = 1..4, order of puts, a failing item", t_ring},
+    {"the strict host executor exposes a missing sync", t_strict},
     {NULL, NULL},
 };
 

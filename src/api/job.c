@@ -687,22 +687,29 @@ done:
 }
 
 #ifdef OOC_HAVE_CUDA
+/* The products' executor and buffers on the GPU (MB x NB blocks, panels KB). */
+static ooc_status_t gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB) {
+  ocu_config_t c = gpu_config(j);
+  OOC_TRY(gemm_gpu_exec(j->ctx, &c, &j->gx));
+  return gemm_dev_create(j->gx, MB, NB, KB, j->plan.gslots, j->plan.gncblk, &j->gdev);
+}
+
 /* After the products on the GPU executor: its figures into the report's notices, then the
- * executor freed. Returns the destroy's status (a late device error). */
+ * buffers and the executor freed. Returns the first late device error. */
 static ooc_status_t gemm_gpu_done(job_t *j, int64_t block, int64_t kblock, int slots, int ncblk,
                                   const gemm_stats_t *gs) {
   ooc_report_t *r = j->rep;
-  ocu_stats_t os;
   char pk[32], pn[32], ep[48] = "";
-  ocu_gemm_stats(j->gexec, &os);
   if (gs->t_epilogue > 0) snprintf(ep, sizeof ep, ", epilogues %.2f s", gs->t_epilogue);
+  ooc_status_t st = gemm_dev_destroy(j->gdev);
+  j->gdev = NULL;
   ooc_warn(r->warnings, sizeof r->warnings, "GPU products: device %s, pinned %s, block %lld, "
            "panels %lld x %d, %d C buffer(s); host gather/store %.2f s%s, waiting for the GPU "
-           "%.2f s", ooc_fmt_bytes(os.dev_peak, pk, sizeof pk),
-           ooc_fmt_bytes(os.pinned_bytes, pn, sizeof pn), (long long)block, (long long)kblock,
-           slots, ncblk, gs->t_io, ep, gs->t_gemm);
-  ooc_status_t st = ocu_gemm_destroy(j->gexec);
-  j->gexec = NULL;
+           "%.2f s", ooc_fmt_bytes(j->gx->stats.dev_peak, pk, sizeof pk),
+           ooc_fmt_bytes(j->gx->stats.staging_peak, pn, sizeof pn), (long long)block,
+           (long long)kblock, slots, ncblk, gs->t_io, ep, gs->t_gemm);
+  ex_destroy(j->gx);
+  j->gx = NULL;
   return st;
 }
 #endif
@@ -739,18 +746,16 @@ static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
   ia.accept = thr;
 #ifdef OOC_HAVE_CUDA
   if (j->cuda && j->plan.gncblk > 0) { /* every product on the GPU executor; epilogues on host */
-    ocu_config_t c = gpu_config(j);
     int64_t MB = ooc_min64(ia.block, n);
-    OOC_TRY(ocu_gemm_create(ctx, MB, MB, ooc_min64(j->plan.gkb, n), j->plan.gslots, j->plan.gncblk, &c,
-                            &j->gexec));
-    ia.exec = j->gexec;
+    OOC_TRY(gemm_gpu_open(j, MB, MB, ooc_min64(j->plan.gkb, n)));
+    ia.dev = j->gdev;
     ia.kblock = j->plan.gkb;
   }
 #endif
   iter_result_t ir;
   ooc_status_t st = iter_run(ctx, &ia, &ir);
 #ifdef OOC_HAVE_CUDA
-  if (j->gexec) {
+  if (j->gx) {
     ooc_status_t st2 = gemm_gpu_done(j, ia.block, j->plan.gkb, j->plan.gslots, j->plan.gncblk, &ir.gemm);
     if (st == OOC_OK) st = st2;
   }
@@ -1052,7 +1057,8 @@ static void job_cleanup(job_t *j) {
 #ifdef OOC_HAVE_CUDA
   if (j->exec) ocu_exec_destroy(j->exec);
   if (j->cexec) ocu_chol_destroy(j->cexec);
-  if (j->gexec) ocu_gemm_destroy(j->gexec);
+  gemm_dev_destroy(j->gdev);
+  ex_destroy(j->gx);
 #endif
   unload_inputs(j);
   h5m_close(j->out); /* removes the temporary file unless committed */
@@ -1242,16 +1248,13 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   gemm_stats_t gs = {0};
 #ifdef OOC_HAVE_CUDA
   if (j->cuda) {
-    ocu_config_t c = gpu_config(j);
-    OOC_TRY(ocu_gemm_create(ctx, ooc_min64(s, m), ooc_min64(s, n),
-                            ooc_min64(kblock, ooc_max64(k, 1)), j->plan.gslots, j->plan.gncblk,
-                            &c, &j->gexec));
-    g.exec = j->gexec;
+    OOC_TRY(gemm_gpu_open(j, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kblock, ooc_max64(k, 1))));
+    g.dev = j->gdev;
   }
 #endif
   OOC_TRY(gemm_run(ctx, &g, &gs));
 #ifdef OOC_HAVE_CUDA
-  if (j->gexec) OOC_TRY(gemm_gpu_done(j, s, kblock, j->plan.gslots, j->plan.gncblk, &gs));
+  if (j->gx) OOC_TRY(gemm_gpu_done(j, s, kblock, j->plan.gslots, j->plan.gncblk, &gs));
 #endif
   double t2 = ooc_now(), sp1 = spill_time(j);
   r->steps = gs.blocks;

@@ -79,7 +79,8 @@ typedef struct job {
   spill_slot_t ispill[ITER_MAX_STORES];
   tstore_t *result;
   h5mat_t *in_c;    /* gemm: C0 */
-  gemm_exec_t *gexec; /* gemm, newton/hyper7 on the GPU: the product's executor */
+  ooc_exec_t *gx;     /* gemm, newton/hyper7 on the GPU: the products' executor */
+  gemm_dev_t *gdev;   /* and their buffers on it */
   double iter_flops;
   int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
   /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's

@@ -24,8 +24,15 @@
  *   copied at enqueue; its host outputs (ipiv, info) and the host side of ex_get are written when
  *   the operation runs, valid once the caller has waited for an event recorded after it.
  * - Events: ex_record(q, ev) marks the point the queue has reached; ex_wait(q, ev) makes queue q
- *   wait for it; ex_sync(ev) makes the caller wait. An event may be recorded again (it then marks
- *   the new point); one never recorded is complete.
+ *   wait for it; ex_sync(ev) makes the caller wait; ex_query(ev) says, without waiting, whether
+ *   it is complete (1) or not (0; an error is left for the next sync). An event may be recorded
+ *   again (it then marks the new point); one never recorded is complete.
+ * - Unified memory (e->unified): device pointers are host pointers, so a method may hand a
+ *   staging buffer (ex_host_alloc) to operations directly instead of putting it into a device
+ *   buffer and getting it back: the host executor is unified (no copies, the same memory as the
+ *   old host code paths), the CUDA executor is not. Ordering still goes through events: an
+ *   operation on a staging buffer runs on a worker thread, and the caller touches the buffer
+ *   again only after a sync.
  * - Errors: an enqueue returns a status for what it can tell at once (a bad argument, an earlier
  *   error: the executor is "broken" after the first asynchronous failure and refuses everything
  *   but syncs and destroy). A failure while an operation runs (a kernel's or the device's error)
@@ -72,6 +79,7 @@ typedef struct ex_stats {
   int64_t ops;                   /* operations enqueued */
   double flops;                  /* of the BLAS 3 and factorization operations enqueued */
   int64_t dev_peak;              /* peak device bytes allocated through ex_alloc */
+  int64_t staging_peak;          /* peak staging bytes (ex_host_alloc: pinned on a GPU) */
 } ex_stats_t;
 
 /* The operations table: one per backend. Callers use the ex_* wrappers below. */
@@ -85,6 +93,7 @@ typedef struct ex_ops {
   ooc_status_t (*record)(ooc_exec_t *e, int q, ex_event_t *ev);
   ooc_status_t (*wait)(ooc_exec_t *e, int q, ex_event_t *ev);
   ooc_status_t (*sync)(ooc_exec_t *e, ex_event_t *ev);
+  int (*query)(ooc_exec_t *e, ex_event_t *ev);
   ooc_status_t (*finish)(ooc_exec_t *e);
   ooc_status_t (*put)(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *h, int64_t ldh,
                       double *d, int64_t ldd);
@@ -121,8 +130,10 @@ struct ooc_exec {
   const char *name;   /* "cpu", "ref", "cuda:0" (for messages and the report) */
   int kind;           /* EX_HOST, EX_CUDA */
   int nqueues;        /* 1 .. EX_MAX_QUEUES */
+  int unified;        /* device memory is host memory (see above) */
   int64_t budget;     /* device bytes ex_alloc may hand out in all */
   int64_t dev_bytes;  /* device bytes allocated now */
+  int64_t staging_bytes; /* staging bytes allocated now */
   ex_stats_t stats;
   void *impl;         /* the backend's state */
 };
@@ -135,6 +146,19 @@ struct ooc_exec {
  * host peak as the planner budgets them); <= 0: unlimited. */
 ooc_status_t ex_host_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, int64_t budget,
                             ooc_exec_t **out);
+/* Host bytes the host executor itself takes with nqueues queues (its buffers not included; each
+ * buffer and event costs a 64-byte header more than asked), for planners. */
+int64_t ex_host_bytes(int nqueues);
+
+/* The same, made to expose schedule bugs for tests: not unified (device buffers are separate
+ * host memory, so a method must put and get as on a GPU), every operation starts only after
+ * `delay_us` microseconds on its worker (a device still busy), an ex_get that starts fills its
+ * host destination with NaN for that while, and ex_query says "not yet" at its first look at an
+ * event after each record (so what a method does while it waits runs, whatever the timing). A method that reads a result before its sync reads
+ * the old content or NaN; one that refills a staging buffer before the put that reads it has run
+ * sends the new data: either way its result is wrong, not lucky. */
+ooc_status_t ex_host_create_strict(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues,
+                                   int64_t budget, int delay_us, ooc_exec_t **out);
 
 /* ---- calls (thin wrappers: the table is the contract) ---------------------------------------- */
 
@@ -165,6 +189,7 @@ static inline ooc_status_t ex_wait(ooc_exec_t *e, int q, ex_event_t *ev) {
   return e->op->wait(e, q, ev);
 }
 static inline ooc_status_t ex_sync(ooc_exec_t *e, ex_event_t *ev) { return e->op->sync(e, ev); }
+static inline int ex_query(ooc_exec_t *e, ex_event_t *ev) { return e->op->query(e, ev); }
 /* Every queue drained; the first asynchronous failure since the last report, if any. */
 static inline ooc_status_t ex_finish(ooc_exec_t *e) { return e->op->finish(e); }
 static inline ooc_status_t ex_put(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *h,

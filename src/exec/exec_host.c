@@ -8,10 +8,12 @@
  * (ASan and the tests see it) instead of only on the GPU host. */
 #include "exec/exec.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum {
   OP_PUT, OP_GET, OP_COPY, OP_FILL, OP_TRANSPOSE, OP_GEMM, OP_SYRK, OP_TRSM, OP_LASWP, OP_GETRF,
@@ -44,9 +46,10 @@ typedef struct hqueue {
 
 typedef struct host {
   const ooc_ops_t *ops;
+  int delay_us; /* strict mode: each operation starts this late */
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  hqueue_t q[EX_MAX_QUEUES];
+  hqueue_t *q;         /* nqueues of them, allocated with the executor */
   struct hblk *blocks; /* every live buffer (device and staging): destroy frees what is left */
 } host_t;
 
@@ -63,6 +66,7 @@ _Static_assert(sizeof(hblk_t) == 64, "the header keeps 64-byte alignment");
 struct ex_event {
   int q;        /* -1: never recorded (complete) */
   int64_t seq;  /* complete once q's done count reaches it */
+  int polled;   /* strict mode: queried since it was recorded */
 };
 
 static host_t *H(ooc_exec_t *e) { return e->impl; }
@@ -80,8 +84,10 @@ static void copy2d(int64_t m, int64_t n, const double *s, int64_t lds, double *d
 
 static void run_op(const ooc_ops_t *o, hop_t *p) {
   switch (p->kind) {
-  case OP_PUT:
   case OP_GET:
+    copy2d(p->m, p->n, p->A, p->lda, p->C, p->ldc);
+    break;
+  case OP_PUT:
   case OP_COPY:
     copy2d(p->m, p->n, p->A, p->lda, p->C, p->ldc);
     break;
@@ -141,6 +147,15 @@ static void run_op(const ooc_ops_t *o, hop_t *p) {
   }
 }
 
+/* Strict mode: the operation starts late, and a get first fills its host destination with NaN
+ * for that while (what a caller that reads it before its sync sees, if not the old content). */
+static void strict_start(const host_t *h, const hop_t *op) {
+  if (op->kind == OP_GET)
+    for (int64_t j = 0; j < op->n; j++)
+      for (int64_t i = 0; i < op->m; i++) op->C[i + j * op->ldc] = NAN;
+  nanosleep(&(struct timespec){0, 1000L * h->delay_us}, NULL);
+}
+
 static void *worker_main(void *arg) {
   host_t *h = ((void **)arg)[0];
   int qi = (int)(intptr_t)((void **)arg)[1];
@@ -160,6 +175,7 @@ static void *worker_main(void *arg) {
       while (h->q[op.wq].done < op.wseq) pthread_cond_wait(&h->cv, &h->mu);
     } else {
       pthread_mutex_unlock(&h->mu);
+      if (h->delay_us > 0) strict_start(h, &op);
       run_op(h->ops, &op);
       pthread_mutex_lock(&h->mu);
     }
@@ -297,6 +313,7 @@ static ooc_status_t h_record(ooc_exec_t *e, int qi, ex_event_t *ev) {
   pthread_mutex_lock(&h->mu);
   ev->q = qi;
   ev->seq = h->q[qi].tail;
+  ev->polled = 0;
   pthread_mutex_unlock(&h->mu);
   return OOC_OK;
 }
@@ -312,6 +329,16 @@ static ooc_status_t h_sync(ooc_exec_t *e, ex_event_t *ev) {
   pthread_mutex_unlock(&h->mu);
   return OOC_OK; /* host operations cannot fail once enqueued */
 }
+static int h_query(ooc_exec_t *e, ex_event_t *ev) {
+  if (ev->q < 0) return 1;
+  host_t *h = H(e);
+  if (h->delay_us > 0 && !ev->polled++) return 0; /* strict: busy at the first look */
+  pthread_mutex_lock(&h->mu);
+  int done = h->q[ev->q].done >= ev->seq;
+  pthread_mutex_unlock(&h->mu);
+  return done;
+}
+
 static ooc_status_t h_finish(ooc_exec_t *e) {
   host_t *h = H(e);
   pthread_mutex_lock(&h->mu);
@@ -340,6 +367,9 @@ static ooc_status_t blk_alloc(ooc_exec_t *e, size_t bytes, int device, double **
   if (device) {
     e->dev_bytes += (int64_t)bytes;
     if (e->dev_bytes > e->stats.dev_peak) e->stats.dev_peak = e->dev_bytes;
+  } else {
+    e->staging_bytes += (int64_t)bytes;
+    if (e->staging_bytes > e->stats.staging_peak) e->stats.staging_peak = e->staging_bytes;
   }
   *out = (double *)(p + 1);
   return OOC_OK;
@@ -349,6 +379,7 @@ static void blk_free(ooc_exec_t *e, double *d) {
   host_t *h = H(e);
   hblk_t *p = (hblk_t *)d - 1;
   if (p->device) e->dev_bytes -= p->bytes;
+  else e->staging_bytes -= p->bytes;
   if (p->prev) p->prev->next = p->next;
   else h->blocks = p->next;
   if (p->next) p->next->prev = p->prev;
@@ -381,14 +412,14 @@ static void h_destroy(ooc_exec_t *e) {
 static const ex_ops_t host_ops = {
     .alloc = h_alloc, .free = h_free, .host_alloc = h_host_alloc, .host_free = h_host_free,
     .event_create = h_event_create, .event_destroy = h_event_destroy, .record = h_record,
-    .wait = h_wait, .sync = h_sync, .finish = h_finish, .put = h_put, .get = h_get, .copy = h_copy,
+    .wait = h_wait, .sync = h_sync, .query = h_query, .finish = h_finish, .put = h_put, .get = h_get, .copy = h_copy,
     .fill = h_fill, .transpose = h_transpose, .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm,
     .laswp = h_laswp, .getrf = h_getrf, .potrf = h_potrf, .potri = h_potri, .getri = h_getri,
     .trtri = h_trtri, .destroy = h_destroy,
 };
 
-ooc_status_t ex_host_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, int64_t budget,
-                            ooc_exec_t **out) {
+static ooc_status_t create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, int64_t budget,
+                           int delay_us, ooc_exec_t **out) {
   *out = NULL;
   if (nqueues <= 0) nqueues = 1;
   if (nqueues > EX_MAX_QUEUES) nqueues = EX_MAX_QUEUES;
@@ -396,17 +427,20 @@ ooc_status_t ex_host_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, i
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "host executor: kernel table %s lacks trtri",
                     ops ? ops->name : "(none)");
   ooc_exec_t *e = ooc_malloc(ctx, sizeof *e);
-  host_t *h = ooc_malloc(ctx, sizeof *h);
+  host_t *h = ooc_malloc(ctx, sizeof *h + (size_t)nqueues * sizeof(hqueue_t));
   if (!e || !h) {
     ooc_free(ctx, e);
     ooc_free(ctx, h);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the host executor");
   }
   memset(e, 0, sizeof *e);
-  memset(h, 0, sizeof *h);
+  memset(h, 0, sizeof *h + (size_t)nqueues * sizeof(hqueue_t));
+  h->q = (hqueue_t *)(h + 1);
   *e = (ooc_exec_t){.op = &host_ops, .ctx = ctx, .name = ops->name, .kind = EX_HOST,
-                    .nqueues = nqueues, .budget = budget, .impl = h};
+                    .nqueues = nqueues, .unified = delay_us <= 0, .budget = budget,
+                    .impl = h};
   h->ops = ops;
+  h->delay_us = delay_us;
   pthread_mutex_init(&h->mu, NULL);
   pthread_cond_init(&h->cv, NULL);
   for (int i = 0; i < nqueues; i++) {
@@ -426,4 +460,19 @@ ooc_status_t ex_host_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, i
   }
   *out = e;
   return OOC_OK;
+}
+
+int64_t ex_host_bytes(int nqueues) {
+  return (int64_t)(sizeof(ooc_exec_t) + sizeof(host_t) + 64 * 2) +
+         (int64_t)(nqueues > 0 ? nqueues : 1) * (int64_t)sizeof(hqueue_t);
+}
+
+ooc_status_t ex_host_create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, int64_t budget,
+                            ooc_exec_t **out) {
+  return create(ctx, ops, nqueues, budget, 0, out);
+}
+
+ooc_status_t ex_host_create_strict(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues,
+                                   int64_t budget, int delay_us, ooc_exec_t **out) {
+  return create(ctx, ops, nqueues, budget, delay_us > 0 ? delay_us : 1, out);
 }

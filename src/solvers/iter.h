@@ -50,7 +50,7 @@
  * Stores: A (read only) and iter_stores(method) work stores S[] (n x n, same tile and cache);
  * dead iterates are dropped (ts_drop) as soon as they are dead so the cache holds live data.
  * Memory: iter_workspace_bytes() host bytes outside the cache (GEMM block, O(n) vectors, two tiles);
- * with an executor (args->exec) iter_own_bytes() plus the executor's own buffers.
+ * with an executor (args->dev) iter_own_bytes() plus the product's buffers on it.
  */
 #ifndef OOC_ITER_H
 #define OOC_ITER_H
@@ -67,8 +67,8 @@ typedef struct iter_args {
   const ooc_ops_t *ops;
   int64_t block;          /* GEMM block edge (oocgemm.h) */
   int64_t kblock;         /* GEMM k panel width (0 = block) */
-  gemm_exec_t *exec;      /* NULL: products on the host (ops); else every product runs through
-                           * this executor (e.g. the GPU's, ocu_gemm.h), epilogues on the host */
+  gemm_dev_t *dev;        /* NULL: products on the host (ops); else every product runs on these
+                           * buffers of an executor (e.g. the GPU's), epilogues on the host */
   int spd;                /* symmetric with a positive diagonal */
   int warm;               /* S[0] holds V_0 */
   double v0_scale;        /* multiply the built-in V_0 by this (0 = 1; tests use it to diverge) */

@@ -14,7 +14,8 @@ int64_t gemm_block(int64_t b, int64_t s) {
 int64_t gemm_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t b, int64_t s) {
   s = gemm_block(b, s);
   int64_t mb = ooc_min64(s, m), nb = ooc_min64(s, n), kb = ooc_min64(s, k);
-  return 8 * (mb * nb + mb * kb + kb * nb);
+  /* the host executor, the buffers' and events' headers (oocgemm.c's NBACK + 4 events) */
+  return 8 * (mb * nb + mb * kb + kb * nb) + ex_host_bytes(1) + 4096;
 }
 
 int64_t gemm_block_for(int64_t m, int64_t n, int64_t k, int64_t b, int64_t mem) {
@@ -29,8 +30,233 @@ int64_t gemm_block_for(int64_t m, int64_t n, int64_t k, int64_t b, int64_t mem) 
   return lo * b;
 }
 
+/* ---- the device side: buffers, copies and products on the executor ------------------------
+ *
+ * The C block (MB x NB) stays resident on the device; each k panel (A: mb x kb, B: kb x nb) goes
+ * from one of `nslots` staging buffer pairs (pinned on a GPU) to its device pair on the copy
+ * queue, and the product accumulates it into the block on the compute queue after the copy's
+ * event. The host fills slot s+1 while slot s is copied and multiplied; slot_wait(s) waits for the
+ * event recorded after the product that last read slot s. end() queues the block's copy back on a
+ * third queue in up to NCHUNK column chunks, each with an event that fetch() waits for, so the
+ * host finishes and stores the first columns while the rest are in flight. With ncblk = 2 device
+ * C buffers, block i+1's products run while block i comes back and is stored.
+ * On a unified executor (the host's) the staging buffers are the device buffers: no copies, the
+ * products run on the executor's worker on the buffers the host filled, and the events order
+ * them with the host's gathers and stores exactly as on a device.
+ * Why three slots on a GPU: the host gathers panel q+2 while panel q+1 crosses PCIe and panel q
+ * multiplies (with two, a panel's H2D starts only once its gather is done: on the H100 host that
+ * left the GPU waiting 15-20% of each panel at n = 49152). */
+#define NCHUNK 16 /* a C block comes back in chunks of ~nb / NCHUNK columns (gemm_model.c) */
+/* chunk events per C buffer: the chunks of end() plus, with end_cols, at most one short chunk
+ * per column group and one for what end() copies after them */
+#define NBACK (NCHUNK + GEMM_MAX_PIECES + 1)
+
+typedef struct gemm_dev {
+  ooc_exec_t *e;
+  int own;                       /* e was made with the buffers (a host executor over ops) */
+  int nslots, ncblk, qcopy, qcomp, qback;
+  int64_t MB, NB, KB;
+  double *apan[GEMM_MAX_SLOTS], *bpan[GEMM_MAX_SLOTS], *cblk[GEMM_MAX_CBLK]; /* staging */
+  double *dA[GEMM_MAX_SLOTS], *dB[GEMM_MAX_SLOTS], *dC[GEMM_MAX_CBLK];       /* device */
+  ex_event_t *ev_copied[GEMM_MAX_SLOTS], *ev_used[GEMM_MAX_SLOTS];
+  ex_event_t *ev_loaded[GEMM_MAX_CBLK], *ev_done[GEMM_MAX_CBLK];
+  ex_event_t *ev_back[GEMM_MAX_CBLK][NBACK];
+  int64_t chunk_end[GEMM_MAX_CBLK][NBACK]; /* columns back once chunk i's event has passed */
+  int nchunks[GEMM_MAX_CBLK];
+  int64_t queued[GEMM_MAX_CBLK]; /* columns [0, queued) of the block have their copy back queued */
+  int used[GEMM_MAX_SLOTS];
+} gdev_t;
+
+static ooc_status_t dev_begin(gdev_t *x, int c, int64_t mb, int64_t nb, int load) {
+  ooc_exec_t *e = x->e;
+  x->nchunks[c] = 0;
+  x->queued[c] = 0;
+  if (e->unified) { /* the host took the block into cblk[c] (or zeroes it) */
+    if (!load) OOC_TRY(ex_fill(e, x->qcomp, mb, nb, 0.0, x->dC[c], mb));
+    return OOC_OK;
+  }
+  if (load) { /* on the copy queue, behind the panels already queued; the products wait for it */
+    OOC_TRY(ex_put(e, x->qcopy, mb * nb, 1, x->cblk[c], mb * nb, x->dC[c], mb * nb));
+    OOC_TRY(ex_record(e, x->qcopy, x->ev_loaded[c]));
+    return ex_wait(e, x->qcomp, x->ev_loaded[c]);
+  }
+  return ex_fill(e, x->qcomp, mb * nb, 1, 0.0, x->dC[c], mb * nb);
+}
+
+static ooc_status_t dev_slot_wait(gdev_t *x, int slot) {
+  if (x->used[slot]) OOC_TRY(ex_sync(x->e, x->ev_used[slot]));
+  x->used[slot] = 0;
+  return OOC_OK;
+}
+
+static int dev_slot_busy(gdev_t *x, int slot) {
+  return x->used[slot] && !ex_query(x->e, x->ev_used[slot]);
+}
+
+/* Rows [i0, i1) of the slot's A panel (a strided piece of the column-major mb x kb panel, unless
+ * it is all of it) and columns [j0, j1) of its B panel (contiguous) to the device; the products
+ * that read them wait for ev_copied, recorded after the latest piece. */
+static ooc_status_t dev_upload(gdev_t *x, int slot, int64_t mb, int64_t kb, int64_t i0, int64_t i1,
+                               int64_t j0, int64_t j1) {
+  ooc_exec_t *e = x->e;
+  if (e->unified) return OOC_OK; /* the products read the staging buffers */
+  if (i1 > i0 && kb > 0)
+    OOC_TRY(ex_put(e, x->qcopy, i1 - i0, kb, x->apan[slot] + i0, mb, x->dA[slot] + i0, mb));
+  if (j1 > j0 && kb > 0)
+    OOC_TRY(ex_put(e, x->qcopy, (j1 - j0) * kb, 1, x->bpan[slot] + j0 * kb, (j1 - j0) * kb,
+                   x->dB[slot] + j0 * kb, (j1 - j0) * kb));
+  return ex_record(e, x->qcopy, x->ev_copied[slot]);
+}
+
+static ooc_status_t dev_part(gdev_t *x, int slot, int c, int64_t mb, int64_t kb, int64_t i0,
+                             int64_t i1, int64_t j0, int64_t j1, double alpha, double beta,
+                             int last) {
+  ooc_exec_t *e = x->e;
+  if (i1 > i0 && j1 > j0) {
+    if (!e->unified) OOC_TRY(ex_wait(e, x->qcomp, x->ev_copied[slot]));
+    OOC_TRY(ex_gemm(e, x->qcomp, 'N', 'N', i1 - i0, j1 - j0, kb, alpha, x->dA[slot] + i0, mb,
+                    x->dB[slot] + j0 * kb, kb, beta, x->dC[c] + i0 + j0 * mb, mb));
+  }
+  if (last) {
+    OOC_TRY(ex_record(e, x->qcomp, x->ev_used[slot]));
+    x->used[slot] = 1;
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t dev_panel(gdev_t *x, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
+                              double alpha, double beta) {
+  OOC_TRY(dev_upload(x, slot, mb, kb, 0, mb, 0, nb));
+  return dev_part(x, slot, c, mb, kb, 0, mb, 0, nb, alpha, beta, 1);
+}
+
+/* Columns [j0, j1) of block c go back on their own queue once the compute queue has queued their
+ * products, in chunks of ~nb / NCHUNK columns with an event each (unified: one event, nothing to
+ * copy). */
+static ooc_status_t dev_end_cols(gdev_t *x, int c, int64_t mb, int64_t nb, int64_t j0,
+                                 int64_t j1) {
+  ooc_exec_t *e = x->e;
+  if (j0 != x->queued[c] || j1 < j0 || j1 > nb)
+    return OOC_FAIL(e->ctx, OOC_ERR_INTERNAL, "product: columns [%lld, %lld) of a block of %lld "
+                    "sent back out of order (%lld queued)", (long long)j0, (long long)j1,
+                    (long long)nb, (long long)x->queued[c]);
+  if (j1 == j0) return OOC_OK;
+  OOC_TRY(ex_record(e, x->qcomp, x->ev_done[c]));
+  int64_t per = e->unified ? nb : ooc_max64(1, ooc_cdiv64(nb, NCHUNK));
+  if (!e->unified) OOC_TRY(ex_wait(e, x->qback, x->ev_done[c]));
+  for (int64_t c0 = j0; c0 < j1; c0 += per) {
+    int q = x->nchunks[c];
+    if (q >= NBACK)
+      return OOC_FAIL(e->ctx, OOC_ERR_INTERNAL, "product: more than %d chunks for a block of "
+                      "%lld columns", NBACK, (long long)nb);
+    int64_t nc = ooc_min64(per, j1 - c0);
+    if (e->unified) {
+      OOC_TRY(ex_record(e, x->qcomp, x->ev_back[c][q]));
+    } else {
+      OOC_TRY(ex_get(e, x->qback, mb * nc, 1, x->dC[c] + c0 * mb, mb * nc, x->cblk[c] + c0 * mb,
+                     mb * nc));
+      OOC_TRY(ex_record(e, x->qback, x->ev_back[c][q]));
+    }
+    x->chunk_end[c][q] = c0 + nc;
+    x->nchunks[c] = q + 1;
+  }
+  x->queued[c] = j1;
+  return OOC_OK;
+}
+
+static ooc_status_t dev_end(gdev_t *x, int c, int64_t mb, int64_t nb) {
+  return dev_end_cols(x, c, mb, nb, x->queued[c], nb);
+}
+
+static ooc_status_t dev_fetch(gdev_t *x, int c, int64_t cols) {
+  for (int q = 0; q < x->nchunks[c]; q++)
+    if (x->chunk_end[c][q] >= cols || q == x->nchunks[c] - 1)
+      return ex_sync(x->e, x->ev_back[c][q]);
+  return OOC_OK;
+}
+
+/* Buffers and events on the executor. */
+static ooc_status_t dev_open(gdev_t *x) {
+  ooc_exec_t *e = x->e;
+  int64_t MB = x->MB, NB = x->NB, KB = ooc_max64(1, x->KB);
+  x->qcopy = 0;
+  x->qcomp = e->nqueues > 1 ? 1 : 0;
+  x->qback = e->nqueues > 2 ? 2 : x->qcomp;
+  for (int c = 0; c < x->ncblk; c++) {
+    OOC_TRY(ex_host_alloc(e, (size_t)(MB * NB) * sizeof(double), &x->cblk[c]));
+    if (e->unified) x->dC[c] = x->cblk[c];
+    else OOC_TRY(ex_alloc(e, (size_t)(MB * NB) * sizeof(double), &x->dC[c]));
+    OOC_TRY(ex_event_create(e, &x->ev_loaded[c]));
+    OOC_TRY(ex_event_create(e, &x->ev_done[c]));
+    for (int q = 0; q < NBACK; q++) OOC_TRY(ex_event_create(e, &x->ev_back[c][q]));
+  }
+  for (int s = 0; s < x->nslots; s++) {
+    OOC_TRY(ex_host_alloc(e, (size_t)(MB * KB) * sizeof(double), &x->apan[s]));
+    OOC_TRY(ex_host_alloc(e, (size_t)(KB * NB) * sizeof(double), &x->bpan[s]));
+    if (e->unified) {
+      x->dA[s] = x->apan[s];
+      x->dB[s] = x->bpan[s];
+    } else {
+      OOC_TRY(ex_alloc(e, (size_t)(MB * KB) * sizeof(double), &x->dA[s]));
+      OOC_TRY(ex_alloc(e, (size_t)(KB * NB) * sizeof(double), &x->dB[s]));
+    }
+    OOC_TRY(ex_event_create(e, &x->ev_copied[s]));
+    OOC_TRY(ex_event_create(e, &x->ev_used[s]));
+  }
+  return OOC_OK;
+}
+
+ooc_status_t gemm_dev_create(ooc_exec_t *e, int64_t MB, int64_t NB, int64_t KB, int nslots,
+                             int ncblk, gemm_dev_t **out) {
+  *out = NULL;
+  if (nslots < 1 || nslots > GEMM_MAX_SLOTS || ncblk < 1 || ncblk > GEMM_MAX_CBLK || MB < 1 ||
+      NB < 1 || KB < 0)
+    return OOC_FAIL(e->ctx, OOC_ERR_INTERNAL, "product: %d slots, %d C buffers of %lld x %lld "
+                    "(panels %lld) asked for", nslots, ncblk, (long long)MB, (long long)NB,
+                    (long long)KB);
+  gdev_t *x = ooc_calloc(e->ctx, 1, sizeof *x);
+  if (!x) return OOC_FAIL(e->ctx, OOC_ERR_NOMEM, "out of host memory for the product");
+  *x = (gdev_t){.e = e, .nslots = nslots, .ncblk = ncblk, .MB = MB, .NB = NB, .KB = KB};
+  ooc_status_t st = dev_open(x);
+  if (st != OOC_OK) {
+    (void)gemm_dev_destroy(x);
+    return st;
+  }
+  *out = x;
+  return OOC_OK;
+}
+
+ooc_status_t gemm_dev_destroy(gemm_dev_t *x) {
+  if (!x) return OOC_OK;
+  ooc_exec_t *e = x->e;
+  ooc_ctx_t *ctx = e->ctx;
+  ooc_status_t st = ex_finish(e); /* nothing in flight uses a buffer once it returns */
+  for (int c = 0; c < GEMM_MAX_CBLK; c++) {
+    if (!e->unified) ex_free(e, x->dC[c]);
+    ex_host_free(e, x->cblk[c]);
+    ex_event_destroy(e, x->ev_loaded[c]);
+    ex_event_destroy(e, x->ev_done[c]);
+    for (int q = 0; q < NBACK; q++) ex_event_destroy(e, x->ev_back[c][q]);
+  }
+  for (int s = 0; s < GEMM_MAX_SLOTS; s++) {
+    if (!e->unified) {
+      ex_free(e, x->dA[s]);
+      ex_free(e, x->dB[s]);
+    }
+    ex_host_free(e, x->apan[s]);
+    ex_host_free(e, x->bpan[s]);
+    ex_event_destroy(e, x->ev_copied[s]);
+    ex_event_destroy(e, x->ev_used[s]);
+  }
+  if (x->own) ex_destroy(e);
+  ooc_free(ctx, x);
+  return st;
+}
+
+/* ---- the schedule ------------------------------------------------------------------------ */
+
 /* A finished C block waiting to be stored (epilogue, then ts_put_tiles), tile column by tile
- * column: with a two-buffer executor while the next block's panels run. */
+ * column: with two C buffers while the next block's panels run. */
 typedef struct pend {
   int active, c;
   int64_t t0, t1, u0, u1, r0, c0, mb, nb;
@@ -42,7 +268,7 @@ typedef struct pend {
 typedef struct sched {
   ooc_ctx_t *ctx;
   const gemm_args_t *a;
-  gemm_exec_t *ex;
+  gdev_t *x;
   gemm_stats_t *gs;
   int64_t done_blocks, nblocks;
   double p0, p1;
@@ -89,9 +315,10 @@ static ooc_status_t store_upto(sched_t *sc, pend_t *p, int64_t u_end) {
   u_end = ooc_min64(u_end, p->u1);
   int64_t cs = part_start(cn, p->ucur) - p->c0;
   int64_t ce = u_end == p->u1 ? p->nb : part_start(cn, u_end) - p->c0;
-  if (sc->ex && ce > p->cols) {
+  if (ce > p->cols) {
     double t = ooc_now();
-    OOC_TRY(sc->ex->fetch(sc->ex, p->c, ce));
+    OOC_TRY(dev_fetch(sc->x, p->c, ce));
+    sc->gs->fetches++;
     sc->gs->t_gemm += ooc_now() - t; /* waiting for the device */
     p->cols = ce;
   }
@@ -130,7 +357,7 @@ static ooc_status_t prefill_while_busy(sched_t *sc, const pend_t *p, ts_range_t 
   int nr = 0;
   if (p->active && p->ucur < p->u1) r[nr++] = (ts_range_t){p->t0, p->t1, p->ucur, p->u1};
   r[nr++] = cur;
-  while (*more && sc->ex->slot_busy(sc->ex, slot)) {
+  while (*more && dev_slot_busy(sc->x, slot)) {
     int64_t made = 0;
     double t = ooc_now();
     OOC_TRY(ts_prefill(sc->a->C, r, nr, PREFILL_STEP, &made));
@@ -161,17 +388,17 @@ static int64_t col_off(const sched_t *sc, const cblock_t *k, int64_t u) {
  * each copied back as soon as its product is queued. */
 static ooc_status_t multiply_uploaded(sched_t *sc, const cblock_t *k, int slot, int64_t kb,
                                       double beta, int by_cols) {
-  gemm_exec_t *ex = sc->ex;
+  gdev_t *x = sc->x;
   int64_t ui = k->u1 - k->u0;
   int G = by_cols ? gemm_last_groups(ui) : 1;
-  if (G <= 1)
-    return ex->part(ex, slot, k->c, k->mb, k->nb, kb, 0, k->mb, 0, k->nb, sc->a->alpha, beta, 1);
+  if (G <= 1) return dev_part(x, slot, k->c, k->mb, kb, 0, k->mb, 0, k->nb, sc->a->alpha, beta, 1);
+  sc->gs->split_panels++;
+  sc->gs->col_ended++;
   for (int g = 0; g < G; g++) {
     int64_t j0 = col_off(sc, k, k->u0 + gemm_piece(ui, G, g));
     int64_t j1 = col_off(sc, k, k->u0 + gemm_piece(ui, G, g + 1));
-    OOC_TRY(ex->part(ex, slot, k->c, k->mb, k->nb, kb, 0, k->mb, j0, j1, sc->a->alpha, beta,
-                     g == G - 1));
-    OOC_TRY(ex->end_cols(ex, k->c, k->mb, k->nb, j0, j1));
+    OOC_TRY(dev_part(x, slot, k->c, k->mb, kb, 0, k->mb, j0, j1, sc->a->alpha, beta, g == G - 1));
+    OOC_TRY(dev_end_cols(x, k->c, k->mb, k->nb, j0, j1));
   }
   return OOC_OK;
 }
@@ -182,24 +409,25 @@ static ooc_status_t multiply_uploaded(sched_t *sc, const cblock_t *k, int slot, 
 static ooc_status_t panel_in_pieces(sched_t *sc, const cblock_t *k, int slot, int64_t k0t,
                                     int64_t k1t, int64_t kb, double beta, int split, int by_cols,
                                     double *t_gather) {
-  gemm_exec_t *ex = sc->ex;
+  gdev_t *x = sc->x;
   const gemm_args_t *a = sc->a;
   int64_t ti = k->t1 - k->t0, ui = k->u1 - k->u0;
   int P = gemm_first_pieces(ti, ui);
+  if (P > 1) sc->gs->piece_panels++;
+  if (P > 1 && split) sc->gs->split_panels++;
   for (int p = 0; p < P; p++) {
     int64_t ta = k->t0 + gemm_piece(ti, P, p), tb = k->t0 + gemm_piece(ti, P, p + 1);
     int64_t ua = k->u0 + gemm_piece(ui, P, p), ub = k->u0 + gemm_piece(ui, P, p + 1);
     int64_t i0 = row_off(sc, k, ta), i1 = row_off(sc, k, tb);
     int64_t j0 = col_off(sc, k, ua), j1 = col_off(sc, k, ub);
     double t = ooc_now();
-    if (tb > ta) OOC_TRY(ts_read_tiles(a->A, ta, tb, k0t, k1t, ex->apan[slot] + i0, k->mb));
-    if (ub > ua) OOC_TRY(ts_read_tiles(a->B, k0t, k1t, ua, ub, ex->bpan[slot] + j0 * kb, kb));
+    if (tb > ta) OOC_TRY(ts_read_tiles(a->A, ta, tb, k0t, k1t, x->apan[slot] + i0, k->mb));
+    if (ub > ua) OOC_TRY(ts_read_tiles(a->B, k0t, k1t, ua, ub, x->bpan[slot] + j0 * kb, kb));
     *t_gather += ooc_now() - t;
-    OOC_TRY(ex->upload(ex, slot, k->mb, k->nb, kb, i0, i1, j0, j1));
+    OOC_TRY(dev_upload(x, slot, k->mb, kb, i0, i1, j0, j1));
     if (split) { /* its rows against the columns so far, the rows so far against its columns */
-      OOC_TRY(ex->part(ex, slot, k->c, k->mb, k->nb, kb, i0, i1, 0, j1, a->alpha, beta, 0));
-      OOC_TRY(ex->part(ex, slot, k->c, k->mb, k->nb, kb, 0, i0, j0, j1, a->alpha, beta,
-                       p == P - 1));
+      OOC_TRY(dev_part(x, slot, k->c, k->mb, kb, i0, i1, 0, j1, a->alpha, beta, 0));
+      OOC_TRY(dev_part(x, slot, k->c, k->mb, kb, 0, i0, j0, j1, a->alpha, beta, p == P - 1));
     }
   }
   return split ? OOC_OK : multiply_uploaded(sc, k, slot, kb, beta, by_cols);
@@ -221,46 +449,46 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
   gemm_stats_t local = {0};
   gemm_stats_t *gs = stats ? stats : &local;
   if (m == 0 || n == 0) return OOC_OK;
-  const ooc_ops_t *o = a->ops;
-  gemm_exec_t *ex = a->exec;
   int64_t s = gemm_block(b, a->block);
   int64_t sk = a->kblock > 0 ? gemm_block(b, a->kblock) : s;
-  if (ex) { /* the executor's buffers bound the block and the panels (a buffer that holds the
-             * whole dimension bounds nothing, also when it is not a multiple of the tile) */
-    if (ex->MB < m) s = ooc_min64(s, ooc_max64(b, ex->MB / b * b));
-    if (ex->NB < n) s = ooc_min64(s, ooc_max64(b, ex->NB / b * b));
-    if (ex->KB < k) sk = ooc_min64(sk, ooc_max64(b, ex->KB / b * b));
+  gdev_t *x = a->dev;
+  if (x) { /* its buffers bound the block and the panels (a buffer that holds the whole
+            * dimension bounds nothing, also when it is not a multiple of the tile) */
+    if (x->MB < m) s = ooc_min64(s, ooc_max64(b, x->MB / b * b));
+    if (x->NB < n) s = ooc_min64(s, ooc_max64(b, x->NB / b * b));
+    if (x->KB < k) sk = ooc_min64(sk, ooc_max64(b, x->KB / b * b));
+    if (ooc_min64(s, m) > x->MB || ooc_min64(s, n) > x->NB || ooc_min64(sk, k) > x->KB)
+      return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "gemm: buffers %lld x %lld (k %lld) unusable for "
+                      "tile %lld", (long long)x->MB, (long long)x->NB, (long long)x->KB,
+                      (long long)b);
   }
   int64_t st_ = s / b, kt_ = sk / b; /* tiles per block edge, per panel */
-  int64_t MB = ooc_min64(s, m), NB = ooc_min64(s, n), KB = ooc_min64(sk, k);
-  int ncblk = ex ? ex->ncblk : 1;
-  if (ex && (MB > ex->MB || NB > ex->NB || KB > ex->KB || ex->nslots < 1 ||
-             ex->nslots > GEMM_MAX_SLOTS || ncblk < 1 || ncblk > GEMM_MAX_CBLK))
-    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "gemm: executor buffers %lld x %lld (k %lld), %d slots, "
-                    "%d blocks unusable for tile %lld", (long long)ex->MB, (long long)ex->NB,
-                    (long long)ex->KB, ex->nslots, ncblk, (long long)b);
-  double *Ch = ex ? NULL : ooc_malloc(ctx, (size_t)(MB * NB) * sizeof(double));
-  double *Ap = ex ? NULL : ooc_malloc(ctx, (size_t)ooc_max64(1, MB * KB) * sizeof(double));
-  double *Bp = ex ? NULL : ooc_malloc(ctx, (size_t)ooc_max64(1, KB * NB) * sizeof(double));
   ooc_status_t st = OOC_OK;
-  if (!ex && (!Ch || !Ap || !Bp)) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the product's %lld x %lld block",
-                  (long long)MB, (long long)NB);
-    goto done;
+  if (!x) { /* the host: the ops table on one worker, on the buffers the host fills */
+    ooc_exec_t *he = NULL;
+    OOC_TRY(ex_host_create(ctx, a->ops, 1, 0, &he));
+    st = gemm_dev_create(he, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(sk, k), 1, 1, &x);
+    if (st != OOC_OK) {
+      ex_destroy(he);
+      return st;
+    }
+    x->own = 1;
   }
+  ooc_exec_t *ex = x->e;
+  int ncblk = x->ncblk, nslots = x->nslots;
   int64_t nbi = ooc_cdiv64(cm.count, st_), nbj = ooc_cdiv64(cn.count, st_);
   int64_t nkp = ooc_cdiv64(ak.count, kt_);
-  sched_t sc = {.ctx = ctx, .a = a, .ex = ex, .gs = gs, .nblocks = nbi * nbj,
+  sched_t sc = {.ctx = ctx, .a = a, .x = x, .gs = gs, .nblocks = nbi * nbj,
                 .p0 = a->progress0, .p1 = a->progress1 > a->progress0 ? a->progress1 : 1.0,
                 .phase = a->phase ? a->phase : "multiply"};
   pend_t pd = {0};
   int slot = 0;
   int64_t seq = 0;
-  int hooks = ex && ex->upload && ex->part && ex->end_cols;
-  int ends = hooks ? (GEMM_END_FIRST | GEMM_END_LAST) & ~a->ends_off : 0;
+  /* the ends pay where copies and products overlap the host's gathers and stores: on a device */
+  int ends = ex->unified ? 0 : (GEMM_END_FIRST | GEMM_END_LAST) & ~a->ends_off;
   /* with several slots the previous block's store starts once they are all queued, so the device
    * has their products to run while the host waits for the first columns to come back */
-  int64_t first_store = ex ? ooc_min64(ex->nslots - 1, nkp - 1) : 0;
+  int64_t first_store = ooc_min64(nslots - 1, nkp - 1);
   for (int64_t bi = 0; bi < nbi; bi++) {
     for (int64_t q = 0; q < nbj; q++, seq++) {
       /* serpentine over block columns: the B panels read last are read first again */
@@ -270,7 +498,7 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
       int64_t r0 = part_start(cm, t0), c0 = part_start(cn, u0);
       int64_t mb = ooc_min64(s, m - r0), nb = ooc_min64(s, n - c0);
       int c = (int)(seq % ncblk);
-      double *Cb = ex ? ex->cblk[c] : Ch;
+      double *Cb = x->cblk[c];
       cblock_t kblk = {.c = c, .t0 = t0, .t1 = t1, .u0 = u0, .u1 = u1, .r0 = r0, .c0 = c0,
                        .mb = mb, .nb = nb};
       /* a block whose copy back and store no later block overlaps: its last panel by columns */
@@ -278,69 +506,54 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
           (ends & GEMM_END_LAST) && (seq == sc.nblocks - 1 || ncblk == 1) && u1 - u0 > 1;
       if (pd.active && pd.c == c) OOC_CHECK(st = store_upto(&sc, &pd, pd.u1)); /* buffer reuse */
       double t_a = ooc_now();
-      if (a->beta != 0.0) {
-        OOC_CHECK(st = ts_take_tiles(C, t0, t1, u0, u1, Cb, mb));
-      } else if (!ex) {
-        memset(Cb, 0, (size_t)(mb * nb) * sizeof(double));
-      }
-      if (ex) OOC_CHECK(st = ex->begin(ex, c, mb, nb, a->beta != 0.0));
+      if (a->beta != 0.0) OOC_CHECK(st = ts_take_tiles(C, t0, t1, u0, u1, Cb, mb));
+      OOC_CHECK(st = dev_begin(x, c, mb, nb, a->beta != 0.0));
       gs->t_io += ooc_now() - t_a;
-      int prefill = ex && ex->slot_busy; /* until a prefill finds nothing left to do */
+      int prefill = !ex->unified; /* until a prefill finds nothing left to do */
       for (int64_t kq = 0; kq < nkp; kq++) {
         int64_t kp = (seq % 2 == 0) ? kq : nkp - 1 - kq;
         int64_t k0t = kp * kt_, k1t = ooc_min64(ak.count, k0t + kt_);
         int64_t kb = ooc_min64(sk, k - part_start(ak, k0t));
         double t1s = ooc_now(), t_gather = 0;
-        if (ex) {
-          if (prefill)
-            OOC_CHECK(st = prefill_while_busy(&sc, &pd, (ts_range_t){t0, t1, u0, u1}, slot,
-                                              &prefill));
-          OOC_CHECK(st = ex->slot_wait(ex, slot));
-          Ap = ex->apan[slot];
-          Bp = ex->bpan[slot];
-        }
+        if (prefill)
+          OOC_CHECK(st = prefill_while_busy(&sc, &pd, (ts_range_t){t0, t1, u0, u1}, slot,
+                                            &prefill));
+        OOC_CHECK(st = dev_slot_wait(x, slot));
         /* the first panel applies beta (C was read, or zeroed when beta == 0) */
         double beta = (kq == 0 && a->beta != 0.0) ? a->beta : 1.0;
         int cols_now = by_cols && kq == nkp - 1;
-        if ((ends & GEMM_END_FIRST) && seq == 0 && kq < gemm_first_panels(ex->nslots)) {
+        if ((ends & GEMM_END_FIRST) && seq == 0 && kq < gemm_first_panels(nslots)) {
           /* (a first panel that is also the block's last is split by pieces, not columns) */
           OOC_CHECK(st = panel_in_pieces(&sc, &kblk, slot, k0t, k1t, kb, beta, kq == 0,
                                          cols_now, &t_gather));
         } else {
           double t1r = ooc_now();
-          OOC_CHECK(st = ts_read_tiles(A, t0, t1, k0t, k1t, Ap, mb));
-          OOC_CHECK(st = ts_read_tiles(B, k0t, k1t, u0, u1, Bp, kb));
-          double t2s = ooc_now();
-          t_gather = t2s - t1r;
-          if (!ex) {
-            o->gemm('N', 'N', mb, nb, kb, a->alpha, Ap, mb, Bp, kb, beta, Cb, mb);
-            gs->t_gemm += ooc_now() - t2s;
-          } else if (cols_now) {
-            OOC_CHECK(st = ex->upload(ex, slot, mb, nb, kb, 0, mb, 0, nb));
+          OOC_CHECK(st = ts_read_tiles(A, t0, t1, k0t, k1t, x->apan[slot], mb));
+          OOC_CHECK(st = ts_read_tiles(B, k0t, k1t, u0, u1, x->bpan[slot], kb));
+          t_gather = ooc_now() - t1r;
+          if (cols_now) {
+            OOC_CHECK(st = dev_upload(x, slot, mb, kb, 0, mb, 0, nb));
             OOC_CHECK(st = multiply_uploaded(&sc, &kblk, slot, kb, beta, 1));
           } else {
-            OOC_CHECK(st = ex->panel(ex, slot, c, mb, nb, kb, a->alpha, beta));
+            OOC_CHECK(st = dev_panel(x, slot, c, mb, nb, kb, a->alpha, beta));
           }
         }
-        if (ex) {
-          slot = (slot + 1) % ex->nslots;
-          gs->t_gemm += ooc_now() - t1s - t_gather; /* waiting for the device */
-        }
+        slot = (slot + 1) % nslots;
+        gs->panels++;
+        gs->t_gemm += ooc_now() - t1s - t_gather; /* waiting for the device */
         gs->t_io += t_gather;
         if (pd.active && kq >= first_store) /* a share of the previous block, spread evenly */
           OOC_CHECK(st = store_upto(&sc, &pd,
                                     pd.u0 + ooc_cdiv64((kq + 1 - first_store) * (pd.u1 - pd.u0),
                                                        nkp - first_store)));
       }
-      if (ex) {
-        double t_e = ooc_now();
-        OOC_CHECK(st = ex->end(ex, c, mb, nb));
-        gs->t_gemm += ooc_now() - t_e;
-      }
+      double t_e = ooc_now();
+      OOC_CHECK(st = dev_end(x, c, mb, nb));
+      gs->t_gemm += ooc_now() - t_e;
       OOC_CHECK(st = store_upto(&sc, &pd, pd.u1)); /* what is left of the previous block */
       pd = (pend_t){.active = 1, .c = c, .t0 = t0, .t1 = t1, .u0 = u0, .u1 = u1, .r0 = r0,
                     .c0 = c0, .mb = mb, .nb = nb, .ucur = u0, .Cb = Cb};
-      if (!ex) {
+      if (ex->unified) {
         OOC_CHECK(st = store_upto(&sc, &pd, pd.u1));
       } else if (ncblk == 1 || by_cols) { /* column by column: a column's store overlaps the
                                            * next's D2H (and with by_cols the last products) */
@@ -350,13 +563,11 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
   }
   OOC_CHECK(st = store_upto(&sc, &pd, pd.u1));
   gs->flops += 2.0 * (double)m * (double)n * (double)k;
-done:
-  ooc_free(ctx, Ch);
-  if (!ex) {
-    ooc_free(ctx, Ap);
-    ooc_free(ctx, Bp);
-  }
-  return st;
+done:;
+  /* nothing in flight may use a buffer once we return (the caller's buffers stay for its next
+   * product) */
+  ooc_status_t s2 = a->dev ? ex_finish(ex) : gemm_dev_destroy(x);
+  return st != OOC_OK ? st : s2;
 }
 
 /* ---- probe check ------------------------------------------------------------------------- */

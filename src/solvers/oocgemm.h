@@ -14,8 +14,8 @@
  *                         meanwhile)
  *       for each k panel (direction alternating between consecutive blocks):
  *         C_IJ += alpha A_IK B_KJ          (one ops->gemm on the panels: the flops)
- *       epilogue(C_IJ), then ts_put_tiles of its tiles (with a two-buffer executor: interleaved
- *       with the next block's panels, see gemm_exec_t; the same bytes move)
+ *       epilogue(C_IJ), then ts_put_tiles of its tiles (with two C buffers: interleaved with
+ *       the next block's panels, see the executor below; the same bytes move)
  * With an executor, the schedule's ends (GEMM_END_FIRST/LAST below) cut the first block's first
  * panels into pieces and the last block's last panel into column groups; gemm_model.h replays
  * this order to predict its time.
@@ -45,6 +45,7 @@
 #ifndef OOC_OOCGEMM_H
 #define OOC_OOCGEMM_H
 
+#include "exec/exec.h"
 #include "kernels/ops.h"
 #include "tiling/tstore.h"
 
@@ -53,67 +54,38 @@
 typedef ooc_status_t (*gemm_epilogue_fn)(void *user, int64_t r0, int64_t c0, int64_t nr,
                                          int64_t nc, double *blk, int64_t ld);
 
-/* The executor seam (like gj.h's): where the panel products run. NULL = the ops table on the host,
- * synchronously, on ooc_malloc'd buffers. A device executor (src/kernels/cuda/ocu_gemm.c) keeps
- * the C block resident on the device and runs each panel asynchronously from host buffers it owns
- * (pinned), so gathering panel q+1 from the tile store overlaps the copy and product of panel q.
- * With ncblk = 2 C block buffers, block i+1's panels are multiplied while block i is copied back,
- * finished (epilogue) and stored, a slice of tile columns after each of block i+1's panels; with
- * ncblk = 1 block i is stored before block i+1 starts.
- * Contract, per C block on buffer c (mb x nb <= MB x NB, panels kb <= KB, column-major, ld = rows):
- * - begin(c, mb, nb, load): device block c = cblk[c] (load) or zero. Called only once the
- *   previous block on buffer c was fetched whole; with load the executor may read cblk[c] until
- *   that block's fetch, so the host leaves cblk[c] alone meanwhile;
- * - for each panel: slot_wait(s) (slot s's buffers are free to refill), then the host fills
- *   apan[s] (mb x kb) and bpan[s] (kb x nb), then panel(s, c, ...): C_c = alpha A B + beta C_c;
- * - end(c, mb, nb): start copying block c back to cblk[c] (may return before it is there);
- * - fetch(c, cols): wait until the first cols columns of block c are in cblk[c] (any order of
- *   growing cols; the last call has cols = nb);
- * - slot_busy(s) (optional, NULL: unknown): nonzero while slot_wait(s) would still block. Never
- *   fails (an error is left for slot_wait to report). While it says busy, the host touches
- *   C's new tile buffers ahead of their puts (ts_prefill): the page faults of a first product
- *   into a fresh store move into time the host would spend waiting.
- * The schedule's ends (optional: upload, part and end_cols, all three or none; NULL: panels go
- * whole, as above). Nothing overlaps the gather and copy of the first panels, nor the copy back
- * and store of a block no later block overlaps; with these the device starts on a piece of the
- * first panel and the last columns' stores overlap the last panel's products:
- * - upload(s, mb, nb, kb, i0, i1, j0, j1): rows [i0, i1) of apan[s] (all kb columns) and columns
- *   [j0, j1) of bpan[s] (all kb rows) are filled: start copying them (either range may be empty).
- *   The host does not touch them again before slot_wait(s). A slot filled this way is multiplied
- *   by part(), never panel();
- * - part(s, c, mb, nb, kb, i0, i1, j0, j1, alpha, beta, last): C_c[i0:i1, j0:j1] = alpha
- *   A[i0:i1, :] B[:, j0:j1] + beta C_c[i0:i1, j0:j1], from rows of A and columns of B uploaded
- *   already (it waits for their copies); an empty range multiplies nothing. last: the slot's
- *   final part (slot_wait(s) then waits for all of them);
- * - end_cols(c, mb, nb, j0, j1): columns [j0, j1) of block c have all their products queued:
- *   start copying them back. Called in column order (j0 = 0, then the previous j1); end() copies
- *   the rest, and fetch() then works as above.
- * Any call may fail with OOC_ERR_DEVICE (message recorded); the schedule then stops. */
+/* The executor (src/exec/exec.h): where the panel products run, written once for every device.
+ * The C block stays resident in a device buffer; each panel goes from one of `nslots` staging
+ * buffer pairs to the device on a copy queue and is multiplied into the block on a compute queue,
+ * so gathering panel q+1 from the tile store overlaps the copy and product of panel q; the block
+ * comes back on a third queue in column chunks, each stored as it lands. With ncblk = 2 C
+ * buffers, block i+1's panels are multiplied while block i is copied back, finished (epilogue)
+ * and stored, a slice of tile columns after each of block i+1's panels; with ncblk = 1 block i is
+ * stored before block i+1 starts. While a slot is still in use, the host touches C's new tile
+ * buffers ahead of their puts (ts_prefill): the page faults of a first product into a fresh store
+ * move into time the host would spend waiting. Without an executor (args->exec NULL) gemm_run
+ * makes a host executor over args->ops for the call: unified memory, so the panels are
+ * multiplied where the host gathered them, one slot and one C buffer (the host workspace below),
+ * and the ends (next) are off: they hide copies a host does not make.
+ * Device bytes: gemm_exec_bytes (gemm_model.h) for the block and panel shapes, as many staging
+ * bytes (pinned on a GPU). */
 #define GEMM_MAX_SLOTS 4
 #define GEMM_MAX_CBLK 2
 #define GEMM_MAX_PIECES 8 /* the first panel's pieces, the last panel's column groups */
-typedef struct gemm_exec gemm_exec_t;
-struct gemm_exec {
-  int nslots, ncblk;
-  int64_t MB, NB, KB;
-  double *apan[GEMM_MAX_SLOTS], *bpan[GEMM_MAX_SLOTS], *cblk[GEMM_MAX_CBLK];
-  ooc_status_t (*begin)(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int load);
-  ooc_status_t (*slot_wait)(gemm_exec_t *e, int slot);
-  ooc_status_t (*panel)(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
-                        double alpha, double beta);
-  ooc_status_t (*end)(gemm_exec_t *e, int c, int64_t mb, int64_t nb);
-  ooc_status_t (*fetch)(gemm_exec_t *e, int c, int64_t cols);
-  int (*slot_busy)(gemm_exec_t *e, int slot);
-  ooc_status_t (*upload)(gemm_exec_t *e, int slot, int64_t mb, int64_t nb, int64_t kb, int64_t i0,
-                         int64_t i1, int64_t j0, int64_t j1);
-  ooc_status_t (*part)(gemm_exec_t *e, int slot, int c, int64_t mb, int64_t nb, int64_t kb,
-                       int64_t i0, int64_t i1, int64_t j0, int64_t j1, double alpha, double beta,
-                       int last);
-  ooc_status_t (*end_cols)(gemm_exec_t *e, int c, int64_t mb, int64_t nb, int64_t j0, int64_t j1);
-};
 
-/* The schedule's ends with an executor that has the optional hooks (gemm_args_t.ends_off turns
- * them off, to measure what they save):
+/* The product's buffers on an executor, made once for many products (the iterations' several
+ * hundred): ncblk C buffers of MB x NB, nslots panel pairs (MB x KB, KB x NB), each a device
+ * buffer (ex_alloc: gemm_exec_bytes in all) and a staging buffer (ex_host_alloc: as many bytes,
+ * pinned on a GPU; a unified executor uses the staging buffers only), and their events. Its
+ * MB, NB, KB bound the block and the panels of every product run on it. destroy waits for the
+ * executor first (the first failure it reports is returned). */
+typedef struct gemm_dev gemm_dev_t;
+ooc_status_t gemm_dev_create(ooc_exec_t *e, int64_t MB, int64_t NB, int64_t KB, int nslots,
+                             int ncblk, gemm_dev_t **out);
+ooc_status_t gemm_dev_destroy(gemm_dev_t *d); /* NULL is fine */
+
+/* The schedule's ends on a device executor (gemm_args_t.ends_off turns them off, to measure what
+ * they save):
  * GEMM_END_FIRST: the first block's first panels (max(1, nslots - 1) of them: those gathered
  *   before the pipeline has a panel in hand) are gathered and uploaded in up to GEMM_MAX_PIECES
  *   pieces (a group of A's tile rows and one of B's tile columns each), and the first panel is
@@ -161,7 +133,8 @@ typedef struct gemm_args {
   const char *phase;         /* progress phase name (NULL = "multiply") */
   double progress0, progress1; /* progress fraction range of this product (0, 0 = 0..1) */
   int64_t kblock;            /* k panel width (multiple of the tile; 0 = block) */
-  gemm_exec_t *exec;         /* NULL = host; else its MB, NB, KB bound the block and panels */
+  gemm_dev_t *dev;           /* the buffers on an executor (gemm_dev_create); NULL: a host
+                              * executor over ops with one slot and one C buffer, for the call */
   int ends_off;              /* GEMM_END_* bits: schedule those ends as plain panels (A/B) */
   int epilogue_threads;      /* > 1: the epilogue may run concurrently on disjoint column ranges
                               * of a block (not tile-aligned then): up to this many threads split
@@ -178,11 +151,18 @@ typedef struct gemm_stats {
                               * (part of t_gemm: the wait they used) */
   int64_t bytes_prefill;     /* bytes of those buffers */
   double flops;              /* 2 m n k */
+  /* What the schedule did (tests check them against what it should have done): panels
+   * multiplied; first panels gathered and uploaded in pieces (GEMM_END_FIRST); panels multiplied
+   * in more than one part (the first by pieces, or the last by column groups); blocks whose
+   * columns went back in groups before the block's end (GEMM_END_LAST); waits for columns of a
+   * C block to come back (one per slice stored). */
+  int64_t panels, piece_panels, split_panels, col_ended, fetches;
 } gemm_stats_t;
 
 /* The block edge actually used for shape (m, n, k), tile b and requested s. */
 int64_t gemm_block(int64_t b, int64_t s);
-/* Host bytes gemm_run allocates outside the tile cache. */
+/* Host bytes gemm_run allocates outside the tile cache without an executor (its host executor
+ * included). */
 int64_t gemm_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t b, int64_t s);
 /* Largest block edge s (multiple of b, at most max(m, n, k) rounded up) whose workspace fits in
  * mem bytes; 0 if not even s = b fits. */
