@@ -122,7 +122,8 @@ static int check(void) {
       gemm_args_t g = {.A = A, .B = B, .C = C[gpu], .alpha = -1.5, .beta = 0.5,
                        .ops = ooc_ops_cpu(), .block = 1 << 30,
                        .ends_off = gpu > 4 ? GEMM_END_FIRST | GEMM_END_LAST : 0};
-      gemm_exec_t *ex = NULL;
+      ooc_exec_t *ex = NULL;
+      gemm_dev_t *dev = NULL;
       if (gpu) {
         ocu_config_t cfg = {.gpu_mem = (int64_t)256 << 20};
         int64_t s, kb;
@@ -130,22 +131,25 @@ static int check(void) {
         int nc, ns, want_c = (cfgi + 1) / 2, want_s = 2 + (cfgi + 1) % 2;
         if (ocu_gemm_plan(ctx, m, n, k, b, &cfg, 0, &s, &kb, &ns, &nc) != OOC_OK) die(ctx, "plan");
         /* the configuration asked for: the largest block that fits it */
+        ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
         while (s > b && ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s,
-                                       want_c) + ((int64_t)32 << 20) > cfg.gpu_mem)
+                                       want_c) + ex_cuda_overhead(&xc) > cfg.gpu_mem)
           s -= b;
-        if (ocu_gemm_create(ctx, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s,
-                            want_c, &cfg, &ex) != OOC_OK)
+        if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK ||
+            gemm_dev_create(ex, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s, want_c,
+                            &dev) != OOC_OK)
           die(ctx, "create");
         g.block = s;
         g.kblock = kb;
-        g.exec = ex;
+        g.dev = dev;
         printf("check %lld x %lld x %lld tile %lld: GPU block %lld, panels %lld x %d, %d C "
                "buffer(s), ends %s (plan: %lld x %d, %d)\n", (long long)m, (long long)n,
                (long long)k, (long long)b, (long long)s, (long long)kb, want_s, want_c,
                gpu > 4 ? "off" : "on", (long long)kb, ns, nc);
       }
       if (gemm_run(ctx, &g, NULL) != OOC_OK) die(ctx, "gemm_run");
-      if (ex && ocu_gemm_destroy(ex) != OOC_OK) die(ctx, "destroy");
+      if (dev && gemm_dev_destroy(dev) != OOC_OK) die(ctx, "destroy");
+      ex_destroy(ex);
     }
     double *X = read_all(C[0]);
     for (int gpu = 1; gpu < NCFG; gpu++) {
@@ -376,19 +380,20 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
       if (tstore_create(ctx, c, n, n, b, NULL, NULL, &C) != OOC_OK) die(ctx, "store C");
     }
     tcache_set_threads(c, vv.one_thread ? 1 : 0);
-    gemm_exec_t *ex = NULL;
-    if (ocu_gemm_create(ctx, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns, nc, &cfg,
-                        &ex) != OOC_OK)
+    ooc_exec_t *ex = NULL;
+    gemm_dev_t *dev = NULL;
+    ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
+    if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK ||
+        gemm_dev_create(ex, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns, nc, &dev) !=
+            OOC_OK)
       die(ctx, "create");
     gemm_args_t g = {.A = A, .B = B, .C = C, .alpha = 1, .beta = 0, .ops = ooc_ops_cpu(),
-                     .block = s, .kblock = kb, .exec = ex,
+                     .block = s, .kblock = kb, .dev = dev,
                      .ends_off = (GEMM_END_FIRST | GEMM_END_LAST) & ~vv.ends};
     gemm_stats_t gs = {0};
     t0 = ooc_now();
     if (gemm_run(ctx, &g, &gs) != OOC_OK) die(ctx, "gemm_run");
     double t = ooc_now() - t0;
-    ocu_stats_t os;
-    ocu_gemm_stats(ex, &os);
     double flops = 2.0 * n * n * n;
     gemm_rates_t rates = gemm_rates_gpu();
     gemm_shape_t sh = {.m = n, .n = n, .k = n, .b = b, .s = s, .kb = kb, .nslots = ns,
@@ -404,9 +409,10 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
            ns, nc, (long long)gs.blocks, vv.ends, tcache_threads(c),
            v == 0 || vv.cold ? "cold" : "warm", t, flops / t * 1e-12, gs.t_io, gs.t_gemm,
            gs.t_prefill, gs.bytes_prefill / 1073741824.0,
-           os.bytes_h2d / 1073741824.0, os.bytes_d2h / 1073741824.0, os.dev_peak / 1073741824.0,
-           os.pinned_bytes / 1073741824.0, pr.total, pr.device, 1e3 * pr.head, 1e3 * pr.tail);
-    ocu_gemm_destroy(ex);
+           ex->stats.bytes_put / 1073741824.0, ex->stats.bytes_get / 1073741824.0,
+           ex->stats.dev_peak / 1073741824.0, ex->stats.staging_peak / 1073741824.0, pr.total, pr.device, 1e3 * pr.head, 1e3 * pr.tail);
+    gemm_dev_destroy(dev);
+    ex_destroy(ex);
     double maxrel = spot_check(A, B, C, n, tile);
     printf("RESULT ooc [%s] spot check max |C_ij - dot| / sum |a b| = %.3g (%s)\n", var, maxrel,
            maxrel < 1e-13 ? "PASS" : "FAIL");

@@ -289,24 +289,36 @@ static void t_budget(void) {
   CU_ASSERT(W < n && cs.dev_peak <= budget && cs.dev_budget == budget);
   CU_ASSERT(ocu_chol_destroy(ce) == OOC_OK);
   tu_ctx_done(ctx);
-  /* the product: its cuBLAS workspace is 32 MiB whatever the budget */
-  cfg.gpu_mem = ((int64_t)32 << 20) + budget;
-  gemm_exec_t *me = NULL;
+  /* the product on the CUDA executor: beyond what the executor hands out, refused by ex_alloc
+   * (OOC_ERR_NOMEM naming the budget); as planned, within --gpu-mem, the executor's own part
+   * (a cuBLAS workspace per queue) included */
+  ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
+  cfg.gpu_mem = xc.gpu_mem = ex_cuda_overhead(&xc) + budget;
+  ooc_exec_t *gx = NULL;
+  gemm_dev_t *gd = NULL;
   ctx = tu_ctx();
-  refused(ctx, ocu_gemm_create(ctx, n, n, b, 2, 1, &cfg, &me), "product");
-  CU_ASSERT(me == NULL);
+  CU_ASSERT_FATAL(ex_cuda_create(ctx, &xc, &gx) == OOC_OK);
+  CU_ASSERT(gemm_dev_create(gx, n, n, b, 2, 1, &gd) == OOC_ERR_NOMEM && gd == NULL);
+  CU_ASSERT(has(ctx, "budget"));
+  fprintf(stderr, "[product: %s] ", ooc_ctx_error(ctx));
+  CU_ASSERT(gx->dev_bytes == 0);
+  ex_destroy(gx);
+  CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+  tu_ctx_done(ctx);
   ctx = tu_ctx();
   int64_t s = 0, kb = 0;
   int ns = 0, nc = 0;
   CU_ASSERT_FATAL(ocu_gemm_plan(ctx, n, n, n, b, &cfg, 0, &s, &kb, &ns, &nc) == OOC_OK);
-  CU_ASSERT_FATAL(ocu_gemm_create(ctx, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns, nc,
-                                  &cfg, &me) == OOC_OK);
-  ocu_gemm_stats(me, &os);
-  CU_ASSERT(s < n && os.dev_peak <= cfg.gpu_mem && os.dev_budget == cfg.gpu_mem);
-  fprintf(stderr, "[product block %lld: peak %lld of %lld] ", (long long)s, (long long)os.dev_peak,
-          (long long)cfg.gpu_mem);
+  CU_ASSERT_FATAL(ex_cuda_create(ctx, &xc, &gx) == OOC_OK);
+  CU_ASSERT_FATAL(gemm_dev_create(gx, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns, nc,
+                                  &gd) == OOC_OK);
+  CU_ASSERT(s < n && gx->stats.dev_peak <= gx->budget && gx->budget + ex_cuda_overhead(&xc) ==
+                                                               cfg.gpu_mem);
+  fprintf(stderr, "[product block %lld: peak %lld of %lld] ", (long long)s,
+          (long long)gx->stats.dev_peak, (long long)gx->budget);
   CU_ASSERT(ooc_ctx_streams(ctx) == 3);
-  CU_ASSERT(ocu_gemm_destroy(me) == OOC_OK);
+  CU_ASSERT(gemm_dev_destroy(gd) == OOC_OK);
+  ex_destroy(gx);
   CU_ASSERT(ooc_ctx_streams(ctx) == 0);
   tu_ctx_done(ctx);
 }

@@ -39,11 +39,25 @@ static ooc_status_t mk_cpu(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **
 static ooc_status_t mk_strict(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
   return ex_host_create_strict(ctx, ooc_ops_cpu(), nq, budget, 20, out);
 }
+#ifdef OOC_HAVE_CUDA
+#include "exec/cuda/exec_cuda.h"
+/* The CUDA executor on device 0 (fails to create, and is skipped, without a GPU). A budget is
+ * what ex_alloc may hand out: the executor's own overhead (a 1 MiB cuBLAS workspace per queue
+ * here) comes on top of it. */
+static ooc_status_t mk_cuda(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
+  ex_cuda_config_t c = {.device = 0, .nqueues = nq, .blas_ws = 1 << 20};
+  if (budget > 0) c.gpu_mem = budget + ex_cuda_overhead(&c);
+  return ex_cuda_create(ctx, &c, out);
+}
+#endif
 
 static const factory_t FACTORIES[] = {
     {"host-ref", mk_ref, 0},
     {"host-cpu", mk_cpu, 1},
     {"host-strict", mk_strict, 1},
+#ifdef OOC_HAVE_CUDA
+    {"cuda", mk_cuda, 0},
+#endif
 };
 #define NFACT ((int)(sizeof FACTORIES / sizeof FACTORIES[0]))
 
@@ -482,6 +496,201 @@ static void for_each(void (*fn)(const factory_t *)) {
   }
 }
 
+/* ---- CUDA only ---------------------------------------------------------------------------- */
+#ifdef OOC_HAVE_CUDA
+/* The executor here, or NULL (and a line saying it is skipped). */
+static ooc_exec_t *cuda_or_skip(ooc_ctx_t *ctx, int nq, int64_t budget) {
+  ooc_exec_t *e = NULL;
+  if (mk_cuda(ctx, nq, budget, &e) != OOC_OK) {
+    printf("  [cuda: not available here, skipped]\n");
+    ooc_clear_error(ctx);
+    return NULL;
+  }
+  return e;
+}
+
+/* Pageable host memory (malloc) on both sides of put/get, sub-blocks with padded leading
+ * dimensions, behind and ahead of asynchronous work on another queue; and two executors on the
+ * same device at once (nothing global: each has its own pool, queues and outputs). */
+static void t_cuda_pageable(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e = cuda_or_skip(ctx, 2, 0), *e2 = NULL;
+  if (!e) {
+    tu_ctx_done(ctx);
+    return;
+  }
+  CU_ASSERT_FATAL(mk_cuda(ctx, 1, 0, &e2) == OOC_OK);
+  int64_t m = 333, n = 77, ldh = 401, ldd = 350;
+  double *h = rmat(ldh, n, ldh), *back = malloc((size_t)(ldh * n) * sizeof *back), *pin, *d, *d2;
+  double *z; /* zeros: 2 d = 1 * z z^T + 2 d, the scaling below */
+  for (int64_t i = 0; i < ldh * n; i++) back[i] = -7.0;
+  CU_ASSERT_FATAL(ex_host_alloc(e, (size_t)(ldh * n) * sizeof(double), &pin) == OOC_OK);
+  CU_ASSERT_FATAL(ex_alloc(e, (size_t)(ldd * n) * sizeof(double), &d) == OOC_OK);
+  CU_ASSERT_FATAL(ex_alloc(e, (size_t)ldd * sizeof(double), &z) == OOC_OK);
+  CU_ASSERT(ex_fill(e, 0, ldd, 1, 0.0, z, ldd) == OOC_OK);
+  CU_ASSERT_FATAL(ex_alloc(e2, (size_t)(ldd * n) * sizeof(double), &d2) == OOC_OK);
+  ex_event_t *ev;
+  CU_ASSERT_FATAL(ex_event_create(e, &ev) == OOC_OK);
+  /* queue 1 scales d by 2 after the pageable put on queue 0; the pageable get on queue 0
+   * waits for it */
+  CU_ASSERT(ex_put(e, 0, m, n, h, ldh, d, ldd) == OOC_OK);
+  CU_ASSERT(ex_record(e, 0, ev) == OOC_OK);
+  CU_ASSERT(ex_wait(e, 1, ev) == OOC_OK);
+  CU_ASSERT(ex_gemm(e, 1, 'N', 'N', m, n, 1, 1.0, z, ldd, z, 1, 2.0, d, ldd) == OOC_OK);
+  CU_ASSERT(ex_record(e, 1, ev) == OOC_OK);
+  CU_ASSERT(ex_wait(e, 0, ev) == OOC_OK);
+  CU_ASSERT(ex_get(e, 0, m, n, d, ldd, back, ldh) == OOC_OK);
+  CU_ASSERT(ex_get(e, 0, m, n, d, ldd, pin, ldh) == OOC_OK); /* pinned, asynchronous */
+  /* the second executor: the same data through its own queue, pageable both ways */
+  CU_ASSERT(ex_put(e2, 0, m, n, h, ldh, d2, ldd) == OOC_OK);
+  CU_ASSERT(ex_fill(e2, 0, 1, n, 5.0, d2 + m - 1, ldd) == OOC_OK);
+  double *back2 = malloc((size_t)(ldh * n) * sizeof *back2);
+  CU_ASSERT(ex_get(e2, 0, m, n, d2, ldd, back2, ldh) == OOC_OK);
+  CU_ASSERT(ex_finish(e2) == OOC_OK);
+  CU_ASSERT(ex_record(e, 0, ev) == OOC_OK);
+  CU_ASSERT(ex_sync(e, ev) == OOC_OK);
+  int bad = 0;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < ldh; i++) {
+      double want = i < m ? 2.0 * AT(h, ldh, i, j) : -7.0; /* rows past m untouched */
+      bad += AT(back, ldh, i, j) != want;
+      if (i < m) bad += AT(pin, ldh, i, j) != want;
+      if (i < m) bad += AT(back2, ldh, i, j) != (i == m - 1 ? 5.0 : AT(h, ldh, i, j));
+    }
+  CU_ASSERT(bad == 0);
+  CU_ASSERT(e->stats.bytes_put == 8 * m * n && e->stats.bytes_get == 16 * m * n);
+  ex_event_destroy(e, ev);
+  ex_destroy(e2);
+  ex_destroy(e);
+  CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+  free(h), free(back), free(back2);
+  tu_ctx_done(ctx);
+}
+
+/* One run of everything that allocates device or pinned memory: creation (cuBLAS workspaces,
+ * info buffers, output rings), buffers, staging, a ring's slots, and a factorization's
+ * workspace grown on first use. */
+static ooc_status_t fault_run(ooc_ctx_t *ctx) {
+  ooc_exec_t *e;
+  OOC_TRY(mk_cuda(ctx, 2, 0, &e));
+  double *a, *b, *h, *A0 = rmat(64, 32, 64);
+  int64_t piv[32], info = -1;
+  ring_t *r = NULL;
+  ooc_status_t st = ex_alloc(e, 1 << 20, &a);
+  if (st == OOC_OK) st = ex_alloc(e, 64 * 32 * sizeof(double), &b);
+  if (st == OOC_OK) st = ex_host_alloc(e, 1 << 16, &h);
+  if (st == OOC_OK) st = ring_create(e, 2, 100, 2, &r);
+  if (st == OOC_OK) st = ex_put(e, 1, 64, 32, A0, 64, b, 64);
+  if (st == OOC_OK) st = ex_getrf(e, 1, 64, 32, b, 64, piv, &info);
+  if (st == OOC_OK) st = ex_finish(e);
+  if (st == OOC_OK) CU_ASSERT(info == 0);
+  ring_destroy(r);
+  ex_destroy(e); /* a, b and h too */
+  free(A0);
+  return st;
+}
+
+/* Fail the Nth device or pinned allocation (the seam OOC_FAULT_DEVICE), once and from then on,
+ * for every N the run makes: a clean OOC_ERR_NOMEM / OOC_ERR_DEVICE exactly when a fault was
+ * injected, nothing leaked (host bytes, blocks, streams). */
+static void t_cuda_faults(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e = cuda_or_skip(ctx, 1, 0);
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+  if (!e) return;
+  ctx = tu_ctx(); /* the seam's count from a fresh context, as each run below has */
+  CU_ASSERT(fault_run(ctx) == OOC_OK);
+  int64_t calls = ooc_fault_calls(ctx, OOC_FAULT_DEVICE);
+  CU_ASSERT(calls >= 10); /* 2 queues x 3 at creation, 2 buffers, staging, 2 slots, workspace */
+  tu_ctx_done(ctx);
+  int failed = 0, runs = 0;
+  for (int persistent = 0; persistent < 2; persistent++)
+    for (int64_t nth = 1; nth <= calls + 1; nth++) {
+      ctx = tu_ctx();
+      ooc_fault_arm(ctx, OOC_FAULT_DEVICE, nth, persistent, 0);
+      ooc_status_t st = fault_run(ctx);
+      int64_t hit = ooc_fault_injected(ctx, OOC_FAULT_DEVICE);
+      int ok = hit ? (st == OOC_ERR_NOMEM || st == OOC_ERR_DEVICE) : st == OOC_OK;
+      CU_ASSERT(ok);
+      CU_ASSERT((nth <= calls) == (hit > 0));
+      if (!ok) printf("  fault %lld (%s): status %d, %lld injected: %s\n", (long long)nth,
+                      persistent ? "always" : "once", (int)st, (long long)hit, ooc_ctx_error(ctx));
+      CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+      failed += st != OOC_OK;
+      runs++;
+      tu_ctx_done(ctx);
+    }
+  printf("  [cuda: %lld allocations, %d faulted runs of %d]\n", (long long)calls, failed, runs);
+}
+
+/* The tuned paths: trtri of an upper non-unit triangle wider than its leaf (ocu_trtri's trmm2),
+ * getri over several sweep blocks; a zero on the diagonal is their info; and an enqueue that
+ * cuSOLVER refuses (lda < m) breaks the executor: OOC_ERR_DEVICE naming the call, then every
+ * enqueue and sync returns it, and destroy is clean. */
+static void t_cuda_tuned(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e = cuda_or_skip(ctx, 1, 0);
+  if (!e) {
+    tu_ctx_done(ctx);
+    return;
+  }
+  const ooc_ops_t *o = ooc_ops_cpu();
+  static const int64_t N[] = {700, 1100};
+  for (int c = 0; c < 2; c++) {
+    int64_t n = N[c], ld = n + 5;
+    double *A = malloc((size_t)(ld * n) * sizeof *A), *R = malloc((size_t)(ld * n) * sizeof *R);
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < ld; i++) AT(A, ld, i, j) = (i == j ? 4.0 : 0.0) + urand() / n;
+    double *dA = up(e, 0, ld, n, A, ld);
+    int64_t info = -1, info2 = -1;
+    CU_ASSERT(ex_trtri(e, 0, 'U', 'N', n, dA, ld, &info) == OOC_OK);
+    CU_ASSERT(o->trtri('U', 'N', n, A, ld) == 0);
+    down(e, 0, ld, n, dA, ld, R);
+    CU_ASSERT(info == 0);
+    CU_ASSERT(diff(n, n, R, ld, A, ld, 1.0, (double)n) <= 8.0);
+    /* getri of a fresh diagonally dominant L\U */
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < ld; i++) AT(A, ld, i, j) = (i == j ? 4.0 : 0.0) + urand() / n;
+    CU_ASSERT(ex_put(e, 0, ld, n, A, ld, dA, ld) == OOC_OK);
+    CU_ASSERT(ex_getri(e, 0, n, dA, ld, &info2) == OOC_OK);
+    down(e, 0, ld, n, dA, ld, R);
+    CU_ASSERT(o->getri(n, A, ld) == 0);
+    CU_ASSERT(info2 == 0);
+    CU_ASSERT(diff(n, n, R, ld, A, ld, 1.0, (double)n) <= 8.0);
+    /* zero pivots: trtri's and getri's info */
+    AT(A, ld, 5, 5) = 0.0;
+    CU_ASSERT(ex_put(e, 0, ld, n, A, ld, dA, ld) == OOC_OK);
+    CU_ASSERT(ex_trtri(e, 0, 'U', 'N', n, dA, ld, &info) == OOC_OK);
+    AT(A, ld, 7, 7) = 0.0;
+    AT(A, ld, 5, 5) = 1.0;
+    CU_ASSERT(ex_put(e, 0, ld, n, A, ld, dA, ld) == OOC_OK);
+    CU_ASSERT(ex_getri(e, 0, n, dA, ld, &info2) == OOC_OK);
+    CU_ASSERT(ex_finish(e) == OOC_OK);
+    CU_ASSERT(info == 6 && info2 == 8);
+    ex_free(e, dA);
+    free(A), free(R);
+  }
+  /* refused at enqueue */
+  double *d;
+  int64_t piv[8], info = 0;
+  CU_ASSERT_FATAL(ex_alloc(e, 64 * 8 * sizeof(double), &d) == OOC_OK);
+  ooc_status_t st = ex_getrf(e, 0, 64, 8, d, 32, piv, &info);
+  if (st == OOC_OK) st = ex_finish(e); /* cuSOLVER may say it through info, when it runs */
+  CU_ASSERT(st == OOC_ERR_DEVICE);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "getrf") != NULL);
+  printf("  [cuda: lda < m: %s]\n", ooc_ctx_error(ctx));
+  ooc_clear_error(ctx);
+  CU_ASSERT(ex_fill(e, 0, 4, 4, 1.0, d, 64) == OOC_ERR_DEVICE);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "refused") != NULL);
+  ooc_clear_error(ctx);
+  CU_ASSERT(ex_finish(e) == OOC_ERR_DEVICE);
+  ex_destroy(e);
+  CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+  tu_ctx_done(ctx);
+}
+#endif
+
 static void t_blas(void) { for_each(blas_on); }
 static void t_lapack(void) { for_each(lapack_on); }
 static void t_events(void) { for_each(events_on); }
@@ -495,6 +704,11 @@ static const tu_test_t tests[] = {
     {"budget, buffers left at destroy, allocation faults", t_memory},
     {"ring: K = 1..4, order of puts, a failing item", t_ring},
     {"the strict host executor exposes a missing sync", t_strict},
+#ifdef OOC_HAVE_CUDA
+    {"cuda: pageable put/get, two executors on one device", t_cuda_pageable},
+    {"cuda: device and pinned allocation faults, once and always", t_cuda_faults},
+    {"cuda: tuned trtri/getri, zero pivots, a refused enqueue", t_cuda_tuned},
+#endif
     {NULL, NULL},
 };
 

@@ -1,5 +1,5 @@
 /*
- * test_iter_cuda.c: newton and hyper7 with every product on the GPU (src/kernels/cuda/ocu_gemm.c
+ * test_iter_cuda.c: newton and hyper7 with every product on the GPU (the CUDA executor, exec.h;
  * through iter.h's exec). Skips itself (exit 77, with the reason) when the build has no CUDA or
  * the machine no usable GPU; on the GPU host:
  * - iter_run with the GPU executor, a --gpu-mem small enough for several C blocks, one and two C
@@ -72,7 +72,8 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int ncbl
   iter_args_t a = {.A = T[0], .method = method, .ops = ooc_ops_cpu(), .block = n, .spd = spd,
                    .norm1_a = tu_norm1(n, A), .target = 15, .accept = 30};
   for (int q = 0; q < ns; q++) a.S[q] = T[q + 1];
-  gemm_exec_t *ex = NULL;
+  ooc_exec_t *ex = NULL;
+  gemm_dev_t *dev = NULL;
   if (ncblk >= 0) {
     ocu_config_t cfg = {.gpu_mem = gpu_mem};
     int64_t s, kb;
@@ -81,15 +82,18 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int ncbl
     if (ncblk > 0 && ncblk != nc) { /* the largest block for the count asked for, 2 slots */
       ns = 2;
       s = ooc_cdiv64(n, b) * b;
+      ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
       while (s > b && ocu_gemm_bytes(ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns,
-                                     ncblk) + ((int64_t)32 << 20) > gpu_mem)
+                                     ncblk) + ex_cuda_overhead(&xc) > gpu_mem)
         s -= b;
     }
     if (ncblk > 0) nc = ncblk;
-    ooc_status_t st = ocu_gemm_create(ctx, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns,
-                                      nc, &cfg, &ex);
+    ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
+    CU_ASSERT_FATAL(ex_cuda_create(ctx, &xc, &ex) == OOC_OK);
+    ooc_status_t st = gemm_dev_create(ex, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns,
+                                      nc, &dev);
     CU_ASSERT_FATAL(st == OOC_OK);
-    a.exec = ex;
+    a.dev = dev;
     a.block = s;
     a.kblock = kb;
     o.ncblk = nc;
@@ -97,11 +101,12 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int ncbl
   }
   o.st = iter_run(ctx, &a, &o.r);
   snprintf(o.err, sizeof o.err, "%s", ooc_ctx_error(ctx));
-  if (ex) { /* the pool kept to --gpu-mem (ocu_rt.h) */
-    ocu_stats_t os;
-    ocu_gemm_stats(ex, &os);
-    CU_ASSERT(os.dev_peak > 0 && os.dev_peak <= gpu_mem && os.dev_budget == gpu_mem);
-    CU_ASSERT(ocu_gemm_destroy(ex) == OOC_OK);
+  if (ex) { /* the executor kept to --gpu-mem, its own part included */
+    ex_cuda_config_t xc = ocu_gemm_exec_config(&(ocu_config_t){.gpu_mem = gpu_mem});
+    CU_ASSERT(ex->stats.dev_peak > 0 && ex->stats.dev_peak <= ex->budget &&
+              ex->budget + ex_cuda_overhead(&xc) == gpu_mem);
+    CU_ASSERT(gemm_dev_destroy(dev) == OOC_OK);
+    ex_destroy(ex);
     CU_ASSERT(ooc_ctx_streams(ctx) == 0);
   }
   if (o.st == OOC_OK) {

@@ -690,7 +690,8 @@ done:
 /* The products' executor and buffers on the GPU (MB x NB blocks, panels KB). */
 static ooc_status_t gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB) {
   ocu_config_t c = gpu_config(j);
-  OOC_TRY(gemm_gpu_exec(j->ctx, &c, &j->gx));
+  ex_cuda_config_t xc = ocu_gemm_exec_config(&c);
+  OOC_TRY(ex_cuda_create(j->ctx, &xc, &j->gx));
   return gemm_dev_create(j->gx, MB, NB, KB, j->plan.gslots, j->plan.gncblk, &j->gdev);
 }
 

@@ -18,7 +18,7 @@ int64_t gemm_exec_bytes(int64_t MB, int64_t NB, int64_t KB, int nslots, int ncbl
 }
 
 #define MAX_CHUNKS 32 /* >= the executor's chunks per block (16, + a group's + end()'s) */
-#define NCHUNK 16     /* as ocu_gemm.c: copies back of ~nb / 16 columns */
+#define NCHUNK 16     /* as oocgemm.c: copies back of ~nb / 16 columns */
 
 typedef struct mpend {
   int active, c;

@@ -1,6 +1,6 @@
 /*
  * gemm_model.h: the predicted time of the out-of-core product's schedule on an executor
- * (oocgemm.c with the gemm_exec_t seam, e.g. the GPU's), and the plan that picks its buffers.
+ * (oocgemm.c on an executor, e.g. the GPU), and the plan that picks its buffers.
  *
  * Model: the schedule's calls are replayed in gemm_run's order (blocks row by row, serpentine
  * over block columns, panels alternating direction, the previous block's store spread over the

@@ -15,8 +15,6 @@ cudaError_t ocu_gather_rows(const double *C, int64_t ldc, const int64_t *src, in
                             int64_t nc, double *G, int64_t ldg, cudaStream_t s);
 cudaError_t ocu_scatter_rows(const double *G, int64_t ldg, const int64_t *dst, int64_t t0,
                              int64_t nt, int64_t nc, double *C, int64_t ldc, cudaStream_t s);
-cudaError_t ocu_split_lower(double *A, int64_t lda, int64_t w, int64_t j, int64_t jb,
-                            double *work, int64_t ldw, cudaStream_t s);
 cudaError_t ocu_lu_compose(int64_t *ipiv, int64_t nb, int64_t c, int64_t *dst, int64_t *src,
                            int64_t T, cudaStream_t s);
 cudaError_t ocu_lu_apply(double *A, int64_t lda, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
@@ -628,13 +626,9 @@ static ooc_status_t x_transform(gj_exec_t *e, double *panel, int writeback, int6
   }
   sp = sp_begin(x, c0, "getri", 0);
   for (int64_t j = (w - 1) / NB * NB; j >= 0; j -= NB) {
-    int64_t jb = ooc_min64(NB, w - j);
-    CU(x, ocu_split_lower(L11, n, w, j, jb, x->dWork, w, sc));
-    if (j + jb < w)
-      CB(x, cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, w, jb, w - j - jb, &mone,
-                           L11 + (j + jb) * n, n, x->dWork + j + jb, w, &one, L11 + j * n, n));
-    CB(x, cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                         CUBLAS_DIAG_UNIT, w, jb, &one, x->dWork + j, w, L11 + j * n, n));
+    int code = 0;
+    const char *err = ocu_getri_block(h, L11, n, w, j, ooc_min64(NB, w - j), x->dWork, &code);
+    if (err) return OOC_FAIL(x->ctx, OOC_ERR_DEVICE, "getri: %s failed (status %d)", err, code);
     for (; next >= 0 && next * cw >= j; next--) OOC_TRY(writeback_chunk(x, panel, next));
   }
   sp_end(x, sp, c0);

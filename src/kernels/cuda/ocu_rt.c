@@ -177,6 +177,30 @@ ooc_status_t ocu_rt_halloc(ocu_rt_t *rt, void *pp, int64_t bytes, const char *wh
   return OOC_OK;
 }
 
+/* One buffer back to where it came from, uncounted (shared by ocu_rt_release and ocu_rt_fini). */
+static void buf_free(ocu_rt_t *rt, const ocu_rt_buf_t *r) {
+  if (r->pinned) {
+    ocu_pin_free(r->p, r->pinned);
+    rt->ctx->host_bytes -= r->bytes;
+    rt->pinned -= r->bytes;
+  } else {
+    cudaFree(r->p);
+    rt->used -= r->bytes;
+  }
+}
+
+ooc_status_t ocu_rt_release(ocu_rt_t *rt, void *p) {
+  if (!p) return OOC_OK;
+  for (int i = rt->nbuf - 1; i >= 0; i--)
+    if (rt->buf[i].p == p) {
+      buf_free(rt, &rt->buf[i]);
+      rt->buf[i] = rt->buf[--rt->nbuf]; /* the table has no order: fini frees them all */
+      return OOC_OK;
+    }
+  return OOC_FAIL(rt->ctx, OOC_ERR_INTERNAL, "CUDA runtime: release of %p, which it did not hand out",
+                  p);
+}
+
 /* ---- streams, events, handles -------------------------------------------------------------- */
 
 ooc_status_t ocu_rt_stream(ocu_rt_t *rt, cudaStream_t *s, const char *role) {
@@ -429,17 +453,7 @@ ooc_status_t ocu_rt_fini(ocu_rt_t *rt) {
   for (int i = 0; i < rt->nbl; i++) cublasDestroy(rt->bl[i]);
   if (rt->par) cusolverDnDestroyParams(rt->par);
   if (rt->sol) cusolverDnDestroy(rt->sol);
-  for (int i = rt->nbuf - 1; i >= 0; i--) {
-    ocu_rt_buf_t *r = &rt->buf[i];
-    if (r->pinned) {
-      ocu_pin_free(r->p, r->pinned);
-      rt->ctx->host_bytes -= r->bytes;
-      rt->pinned -= r->bytes;
-    } else {
-      cudaFree(r->p);
-      rt->used -= r->bytes;
-    }
-  }
+  for (int i = rt->nbuf - 1; i >= 0; i--) buf_free(rt, &rt->buf[i]);
   for (int s = 0; s < rt->nst; s++) {
     cudaStreamDestroy(rt->st[s]);
     rt->ctx->streams--; /* leak counter, base.h */

@@ -23,6 +23,9 @@
  *   allocations are one sequence of calls, so "fail the Nth" reaches each of both), then
  *   ocu_pin_alloc; failures are OOC_ERR_NOMEM. The bytes are charged to the context's host count
  *   and peak (pinned memory counts against --host-mem) and given back by ocu_rt_fini.
+ * - ocu_rt_release gives one device or pinned buffer back before ocu_rt_fini (the executor's
+ *   ex_free): uncounted, uncharged; cudaFree waits for the device. A pointer the runtime did not
+ *   hand out is OOC_ERR_INTERNAL (nothing freed).
  * - Streams (ocu_rt_stream): non-blocking, created on the runtime's device, each counted in the
  *   context's stream counter (the leak check of docs/RELIABILITY.md) and destroyed (uncounted)
  *   by ocu_rt_fini. A stream's index (0, 1, ... in creation order) is its trace row.
@@ -53,7 +56,7 @@
 #include <pthread.h>
 
 #define OCU_RT_ALIGN 256
-#define OCU_RT_MAXBUF 96    /* buffers of one runtime */
+#define OCU_RT_MAXBUF 256   /* buffers of one runtime (the executor of exec.h hands them to methods) */
 #define OCU_RT_MAXSTREAMS 8
 #define OCU_RT_MAXBLAS 10
 #define OCU_RT_ROUND(x) (((x) + OCU_RT_ALIGN - 1) / OCU_RT_ALIGN * OCU_RT_ALIGN)
@@ -149,6 +152,7 @@ ooc_status_t ocu_rt_fini(ocu_rt_t *rt);
 
 ooc_status_t ocu_rt_dalloc(ocu_rt_t *rt, void *pp, int64_t bytes, const char *what);
 ooc_status_t ocu_rt_halloc(ocu_rt_t *rt, void *pp, int64_t bytes, const char *what);
+ooc_status_t ocu_rt_release(ocu_rt_t *rt, void *p); /* NULL is fine */
 ooc_status_t ocu_rt_stream(ocu_rt_t *rt, cudaStream_t *s, const char *role);
 ooc_status_t ocu_rt_events(ocu_rt_t *rt, cudaEvent_t *ev, int64_t k, unsigned flags); /* k of them */
 ooc_status_t ocu_rt_blas(ocu_rt_t *rt, cublasHandle_t *h, cudaStream_t s, int64_t ws_bytes);

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ocu_kernels.cu */
+cudaError_t ocu_split_lower(double *A, int64_t lda, int64_t w, int64_t j, int64_t jb,
+                            double *work, int64_t ldw, cudaStream_t s);
+
 static const char *const names[OCU_TRTRI_NVARIANTS] = {"rec", "ws", "gemm", "trmm2", "cusolver"};
 
 const char *ocu_trtri_name(int v) { return v >= 0 && v < OCU_TRTRI_NVARIANTS ? names[v] : "?"; }
@@ -214,4 +218,23 @@ const char *ocu_trtri(cublasHandle_t h, cusolverDnHandle_t sol, double *U, int64
     return r.err;
   }
   return NULL;
+}
+
+const char *ocu_getri_block(cublasHandle_t h, double *A, int64_t lda, int64_t w, int64_t j,
+                            int64_t jb, double *work, int *code) {
+  cudaStream_t st;
+  int c = 0;
+  const char *err = NULL;
+  if ((c = (int)cublasGetStream(h, &st))) err = "cublasGetStream";
+  else if ((c = (int)ocu_split_lower(A, lda, w, j, jb, work, w, st))) err = "ocu_split_lower";
+  else if (j + jb < w &&
+           (c = (int)cublasDgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, w, jb, w - j - jb, &MONE,
+                                    A + (j + jb) * lda, lda, work + j + jb, w, &ONE, A + j * lda,
+                                    lda)))
+    err = "cublasDgemm_64 (getri)";
+  else if ((c = (int)cublasDtrsm_64(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                    CUBLAS_DIAG_UNIT, w, jb, &ONE, work + j, w, A + j * lda, lda)))
+    err = "cublasDtrsm_64 (getri)";
+  *code = c;
+  return err;
 }

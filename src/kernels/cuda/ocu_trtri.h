@@ -70,4 +70,13 @@ const char *ocu_trtri_describe(const ocu_trtri_cfg_t *cfg, char *buf, size_t cap
 const char *ocu_trtri(cublasHandle_t h, cusolverDnHandle_t sol, double *U, int64_t w, int64_t ld,
                       const ocu_trtri_cfg_t *cfg, const ocu_trtri_ws_t *ws, int *code);
 
+/* getri's second half (LAPACK's dgetri sweep, shared by the gj executor and the executor of
+ * exec.h): with inv(U) in the upper triangle of the w x w block A and the unit L below it, one
+ * block of columns [j, j+jb) of X L = inv(U), the blocks taken last to first (after block j,
+ * columns >= j of A hold those of (LU)^-1): the strict lower part of those columns moves into
+ * work (w x jb, ld w), one GEMM with the columns already done, one small trsm. On the stream
+ * of h. NULL on success, else the failing call (its status in *code). */
+const char *ocu_getri_block(cublasHandle_t h, double *A, int64_t lda, int64_t w, int64_t j,
+                            int64_t jb, double *work, int *code);
+
 #endif

@@ -1,0 +1,876 @@
+/* exec_cuda.c: the CUDA executor (exec.h's contract; exec_cuda.h says how each part is met). */
+#include "exec/cuda/exec_cuda.h"
+#include "kernels/cuda/ocu_rt.h"
+#include "kernels/cuda/ocu_trtri.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* exec_cuda_kernels.cu */
+cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64_t lda, cudaStream_t s);
+cudaError_t exc_laswp(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t k2,
+                      const int64_t *piv, cudaStream_t s);
+cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode, const int *cuinfo,
+                          int64_t *out, cudaStream_t s);
+cudaError_t exc_preload(void);
+/* ocu_kernels.cu (getri's split, through ocu_getri_block) */
+cudaError_t ocu_preload(void);
+
+#define NOQ INT_MIN /* enter(): a call that names no queue */
+
+enum { DIAG_NONE = 0, DIAG_ZERO = 1, DIAG_POSITIVE = 2 }; /* exc_diag_info's modes */
+
+#define GETRI_NB 512        /* getri's sweep block (as the gj executor's) */
+#define SMALL_BYTES 256     /* per queue device: [0] int64 info, [1] cuSOLVER's int info */
+#define HRING0 ((int64_t)64 << 10) /* per queue pinned ring, first size */
+#define RALIGN 64
+
+/* A record in a queue's pinned ring: what a host function writes to the caller when the
+ * operation before it has run; its data (pivots) follows it. */
+typedef struct hrec {
+  struct cq *q;
+  int64_t end;        /* ring position after this record: the tail once it is done */
+  int64_t *ipiv_out;  /* NULL, or npiv pivots to convert (1-based -> 0-based) */
+  int64_t npiv;
+  int64_t *info_out;  /* NULL, or where the info goes */
+  int has_info;       /* info below came from the device */
+  const char *op;
+  int64_t info;       /* D2H target */
+} hrec_t;
+_Static_assert(sizeof(hrec_t) % RALIGN == 0, "records keep the ring's alignment");
+
+typedef struct cq {
+  struct cx *x;
+  int i;
+  cudaStream_t st;
+  cublasHandle_t bl;
+  int64_t *small;      /* device, SMALL_BYTES */
+  char *ws;            /* device workspace of the operations, grows */
+  int64_t ws_bytes;
+  void *hws;           /* cuSOLVER's host workspace (ooc_malloc), grows */
+  size_t hws_bytes;
+  char *ring;          /* pinned */
+  int64_t cap, head;   /* head: caller's thread */
+  _Atomic int64_t tail; /* host functions */
+  const char *last;    /* the last operation enqueued (for a device fault's message) */
+  int64_t nops;
+} cq_t;
+
+struct ex_event {
+  cudaEvent_t ev;
+  int q; /* -1: never recorded */
+};
+
+typedef struct cx {
+  ooc_exec_t e;
+  ocu_rt_t rt;
+  cq_t q[EX_MAX_QUEUES];
+  ocu_trtri_cfg_t tt;
+  char name[32];
+  /* a failure a host function saw (it may not touch the context): reported by sync/finish */
+  pthread_mutex_t mu;
+  int mu_on, async_failed;
+  char async_msg[256];
+  /* broken: the first asynchronous failure's status and message, returned again after it */
+  ooc_status_t broken;
+  char broken_msg[512];
+} cx_t;
+
+static cx_t *X(ooc_exec_t *e) { return (cx_t *)e; }
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+/* Every entry point: the executor's device current on the caller's thread, and the queue valid;
+ * a broken executor refuses. */
+static ooc_status_t enter(cx_t *x, int q, const char *op) {
+  if (x->broken)
+    return OOC_FAIL(x->e.ctx, x->broken, "executor %s: %s refused after an earlier failure (%s)",
+                    x->name, op, x->broken_msg);
+  if (q != NOQ && (q < 0 || q >= x->e.nqueues))
+    return OOC_FAIL(x->e.ctx, OOC_ERR_INTERNAL, "executor %s: %s on queue %d of %d", x->name, op, q,
+                    x->e.nqueues);
+  cudaError_t c = cudaSetDevice(x->rt.dev);
+  if (c != cudaSuccess)
+    return OOC_FAIL(x->e.ctx, OOC_ERR_DEVICE, "executor %s: %s: cudaSetDevice(%d) failed: %s",
+                    x->name, op, x->rt.dev, cudaGetErrorString(c));
+  if (q != NOQ) {
+    x->q[q].last = op;
+    x->q[q].nops++;
+  }
+  return OOC_OK;
+}
+
+/* After an enqueue: a device error breaks the executor (its message is the one recorded). */
+static ooc_status_t leave(cx_t *x, ooc_status_t st) {
+  if (st == OOC_ERR_DEVICE && !x->broken) {
+    x->broken = st;
+    snprintf(x->broken_msg, sizeof x->broken_msg, "%s", ooc_ctx_error(x->e.ctx));
+  }
+  return st;
+}
+
+/* A queue's device failure or a host function's report, as the status of a sync or finish. */
+static ooc_status_t report(cx_t *x, int q, cudaError_t c) {
+  if (x->broken)
+    return OOC_FAIL(x->e.ctx, x->broken, "executor %s: broken by an earlier failure (%s)", x->name,
+                    x->broken_msg);
+  if (c != cudaSuccess) {
+    cudaGetLastError();
+    const cq_t *Q = &x->q[q >= 0 ? q : 0];
+    OOC_FAIL(x->e.ctx, OOC_ERR_DEVICE,
+             "executor %s: queue %d failed on the device (the last operation enqueued there: %s, "
+             "#%lld): %s",
+             x->name, q, Q->last ? Q->last : "none", (long long)Q->nops, cudaGetErrorString(c));
+    return leave(x, OOC_ERR_DEVICE);
+  }
+  pthread_mutex_lock(&x->mu);
+  int failed = x->async_failed;
+  char msg[sizeof x->async_msg];
+  memcpy(msg, x->async_msg, sizeof msg);
+  pthread_mutex_unlock(&x->mu);
+  if (!failed) return OOC_OK;
+  OOC_FAIL(x->e.ctx, OOC_ERR_DEVICE, "executor %s: %s", x->name, msg);
+  return leave(x, OOC_ERR_DEVICE);
+}
+
+/* ---- the pinned ring and host outputs ------------------------------------------------------ */
+
+/* The host function after an operation with host outputs (or a laswp's pivots): runs on a CUDA
+ * thread once the queue reaches it, so it writes only the caller's outputs and the ring's tail. */
+static void CUDART_CB on_done(void *p) {
+  hrec_t *r = p;
+  cq_t *q = r->q;
+  if (r->has_info && r->info < 0) {
+    cx_t *x = q->x;
+    pthread_mutex_lock(&x->mu);
+    if (!x->async_failed)
+      snprintf(x->async_msg, sizeof x->async_msg,
+               "%s on queue %d: cuSOLVER reports its argument %lld invalid", r->op, q->i,
+               (long long)-r->info);
+    x->async_failed = 1;
+    pthread_mutex_unlock(&x->mu);
+  } else if (r->has_info && r->info_out) {
+    *r->info_out = r->info;
+  }
+  if (r->ipiv_out) {
+    const int64_t *src = (const int64_t *)(r + 1);
+    for (int64_t i = 0; i < r->npiv; i++) r->ipiv_out[i] = src[i] - 1;
+  }
+  atomic_store_explicit(&q->tail, r->end, memory_order_release);
+}
+
+/* A record with `extra` bytes after it in queue q's ring. A full ring waits for the queue (every
+ * record before is then done); one too small for the request is replaced by a larger one. */
+static ooc_status_t rec_take(cx_t *x, cq_t *q, int64_t extra, const char *op, hrec_t **out) {
+  int64_t bytes = (int64_t)sizeof(hrec_t) + (extra + RALIGN - 1) / RALIGN * RALIGN;
+  *out = NULL;
+  for (;;) {
+    int64_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+    int64_t pos = q->cap ? q->head % q->cap : 0, pad = pos + bytes > q->cap ? q->cap - pos : 0;
+    if (bytes <= q->cap && q->head + pad + bytes - tail <= q->cap) {
+      hrec_t *r = (hrec_t *)(q->ring + (q->head + pad) % q->cap);
+      q->head += pad + bytes;
+      memset(r, 0, sizeof *r);
+      r->q = q;
+      r->end = q->head;
+      r->op = op;
+      *out = r;
+      return OOC_OK;
+    }
+    CU(&x->e, cudaStreamSynchronize(q->st));
+    q->head = 0;
+    atomic_store(&q->tail, 0);
+    if (bytes > q->cap) {
+      int64_t cap = 2 * bytes > 2 * q->cap ? 2 * bytes : 2 * q->cap;
+      OOC_TRY(ocu_rt_release(&x->rt, q->ring));
+      q->ring = NULL;
+      q->cap = 0;
+      ooc_status_t st = ocu_rt_halloc(&x->rt, &q->ring, cap, "an executor queue's output ring");
+      if (st != OOC_OK) return st;
+      q->cap = cap;
+    }
+  }
+}
+
+/* Queue the host function of record r (after the copies that fill it). */
+static ooc_status_t rec_done(cx_t *x, cq_t *q, hrec_t *r) {
+  CU(&x->e, cudaLaunchHostFunc(q->st, on_done, r));
+  return OOC_OK;
+}
+
+/* The info of the operation just queued (device int64 at q->small[0]) into record r. */
+static ooc_status_t rec_info(cx_t *x, cq_t *q, hrec_t *r, int64_t *info_out) {
+  r->has_info = 1;
+  r->info_out = info_out;
+  CU(&x->e, cudaMemcpyAsync(&r->info, q->small, sizeof(int64_t), cudaMemcpyDeviceToHost, q->st));
+  return OOC_OK;
+}
+
+/* Queue q's device workspace at least `bytes` (and `hbytes` of cuSOLVER's host workspace). */
+static ooc_status_t ws_need(cx_t *x, cq_t *q, int64_t bytes, size_t hbytes, const char *op) {
+  if (bytes > q->ws_bytes) {
+    CU(&x->e, cudaStreamSynchronize(q->st)); /* the old one may still be read by queued work */
+    OOC_TRY(ocu_rt_release(&x->rt, q->ws));
+    q->ws = NULL;
+    q->ws_bytes = 0;
+    int64_t want = OCU_RT_ROUND(bytes);
+    ooc_status_t st = ocu_rt_dalloc(&x->rt, &q->ws, want, "an operation's workspace");
+    if (st != OOC_OK) {
+      char a[32], l[32], why[512];
+      snprintf(why, sizeof why, "%s", ooc_ctx_error(x->e.ctx));
+      return ooc_fail_replace(x->e.ctx, OOC_ERR_NOMEM,
+                              "executor %s: %s on queue %d needs %s of workspace; %s of the "
+                              "device budget left: %s",
+                              x->name, op, q->i, ooc_fmt_bytes(want, a, sizeof a),
+                              ooc_fmt_bytes(x->rt.budget - x->rt.used, l, sizeof l), why);
+    }
+    q->ws_bytes = want;
+  }
+  if (hbytes > q->hws_bytes) {
+    CU(&x->e, cudaStreamSynchronize(q->st));
+    ooc_free(x->e.ctx, q->hws);
+    q->hws_bytes = 0;
+    if (!(q->hws = ooc_malloc(x->e.ctx, hbytes)))
+      return OOC_FAIL(x->e.ctx, OOC_ERR_NOMEM,
+                      "executor %s: out of host memory for %zu bytes of cuSOLVER's workspace (%s)",
+                      x->name, hbytes, op);
+    q->hws_bytes = hbytes;
+  }
+  return OOC_OK;
+}
+
+/* ---- memory ------------------------------------------------------------------------------- */
+
+static ooc_status_t c_alloc(ooc_exec_t *e, size_t bytes, double **out) {
+  cx_t *x = X(e);
+  *out = NULL;
+  OOC_TRY(enter(x, NOQ, "alloc"));
+  int64_t b = OCU_RT_ROUND((int64_t)bytes);
+  if (e->dev_bytes + b > e->budget)
+    return OOC_FAIL(e->ctx, OOC_ERR_NOMEM,
+                    "executor %s: %zu bytes asked with %lld of its %lld-byte budget in use "
+                    "(%lld left)",
+                    x->name, bytes, (long long)e->dev_bytes, (long long)e->budget,
+                    (long long)(e->budget - e->dev_bytes));
+  ooc_status_t st = ocu_rt_dalloc(&x->rt, out, b, "an executor buffer");
+  if (st != OOC_OK) { /* the pool's budget (workspaces grew into it), the fault seam, cudaMalloc */
+    char why[512];
+    snprintf(why, sizeof why, "%s", ooc_ctx_error(e->ctx));
+    return ooc_fail_replace(e->ctx, OOC_ERR_NOMEM,
+                            "executor %s: %zu bytes asked with %lld of its %lld-byte budget in "
+                            "use: %s",
+                            x->name, bytes, (long long)e->dev_bytes, (long long)e->budget, why);
+  }
+  e->dev_bytes += b;
+  if (e->dev_bytes > e->stats.dev_peak) e->stats.dev_peak = e->dev_bytes;
+  return OOC_OK;
+}
+
+static void c_free(ooc_exec_t *e, double *p) {
+  cx_t *x = X(e);
+  for (int i = 0; i < x->rt.nbuf; i++)
+    if (x->rt.buf[i].p == p && !x->rt.buf[i].pinned) {
+      e->dev_bytes -= x->rt.buf[i].bytes;
+      break;
+    }
+  cudaSetDevice(x->rt.dev);
+  (void)ocu_rt_release(&x->rt, p);
+}
+
+static ooc_status_t c_host_alloc(ooc_exec_t *e, size_t bytes, double **out) {
+  cx_t *x = X(e);
+  *out = NULL;
+  OOC_TRY(enter(x, NOQ, "host_alloc"));
+  OOC_TRY(ocu_rt_halloc(&x->rt, out, (int64_t)bytes, "executor staging"));
+  e->staging_bytes = x->rt.pinned;
+  if (e->staging_bytes > e->stats.staging_peak) e->stats.staging_peak = e->staging_bytes;
+  return OOC_OK;
+}
+
+static void c_host_free(ooc_exec_t *e, double *p) {
+  cudaSetDevice(X(e)->rt.dev);
+  (void)ocu_rt_release(&X(e)->rt, p);
+  e->staging_bytes = X(e)->rt.pinned;
+}
+
+/* ---- events ------------------------------------------------------------------------------- */
+
+static ooc_status_t c_event_create(ooc_exec_t *e, ex_event_t **out) {
+  cx_t *x = X(e);
+  *out = NULL;
+  OOC_TRY(enter(x, NOQ, "event_create"));
+  ex_event_t *ev = ooc_malloc(e->ctx, sizeof *ev);
+  if (!ev) return OOC_FAIL(e->ctx, OOC_ERR_NOMEM, "executor %s: no memory for an event", x->name);
+  cudaError_t c = cudaEventCreateWithFlags(&ev->ev, cudaEventDisableTiming);
+  if (c != cudaSuccess) {
+    ooc_free(e->ctx, ev);
+    cudaGetLastError();
+    return OOC_FAIL(e->ctx, OOC_ERR_DEVICE, "executor %s: cudaEventCreateWithFlags failed: %s",
+                    x->name, cudaGetErrorString(c));
+  }
+  ev->q = -1;
+  *out = ev;
+  return OOC_OK;
+}
+
+static void c_event_destroy(ooc_exec_t *e, ex_event_t *ev) {
+  cudaSetDevice(X(e)->rt.dev);
+  cudaEventDestroy(ev->ev);
+  ooc_free(e->ctx, ev);
+}
+
+static ooc_status_t c_record(ooc_exec_t *e, int q, ex_event_t *ev) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "record"));
+  CU(e, cudaEventRecord(ev->ev, x->q[q].st));
+  ev->q = q;
+  return OOC_OK;
+}
+
+static ooc_status_t c_wait(ooc_exec_t *e, int q, ex_event_t *ev) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "wait"));
+  if (ev->q < 0 || ev->q == q) return OOC_OK; /* complete, or ordered by the queue itself */
+  CU(e, cudaStreamWaitEvent(x->q[q].st, ev->ev, 0));
+  return OOC_OK;
+}
+
+static ooc_status_t c_sync(ooc_exec_t *e, ex_event_t *ev) {
+  cx_t *x = X(e);
+  cudaSetDevice(x->rt.dev);
+  cudaError_t c = ev->q < 0 ? cudaSuccess : cudaEventSynchronize(ev->ev);
+  return report(x, ev->q, c);
+}
+
+/* Not ready is no error: an asynchronous failure is left for the next sync to report. */
+static int c_query(ooc_exec_t *e, ex_event_t *ev) {
+  if (ev->q < 0) return 1;
+  cudaSetDevice(X(e)->rt.dev);
+  cudaError_t c = cudaEventQuery(ev->ev);
+  if (c == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 1;
+}
+
+static ooc_status_t c_finish(ooc_exec_t *e) {
+  cx_t *x = X(e);
+  cudaSetDevice(x->rt.dev);
+  int bad = -1;
+  cudaError_t first = cudaSuccess;
+  for (int i = 0; i < e->nqueues; i++) {
+    cudaError_t c = cudaStreamSynchronize(x->q[i].st);
+    if (c != cudaSuccess && first == cudaSuccess) {
+      first = c;
+      bad = i;
+    }
+  }
+  return report(x, bad, first);
+}
+
+/* ---- operations --------------------------------------------------------------------------- */
+
+static cublasOperation_t op_of(char t) { return t == 'T' || t == 't' || t == 'C' || t == 'c' ? CUBLAS_OP_T : CUBLAS_OP_N; }
+static cublasFillMode_t fill_of(char u) { return u == 'U' || u == 'u' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
+static cublasSideMode_t side_of(char s) { return s == 'R' || s == 'r' ? CUBLAS_SIDE_RIGHT : CUBLAS_SIDE_LEFT; }
+static cublasDiagType_t diag_of(char d) { return d == 'U' || d == 'u' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT; }
+
+/* A span around work queued on q (trace / timing only; -1 otherwise). */
+static int64_t span(cx_t *x, int q, int kind, const char *name, int64_t bytes, double flops) {
+  return ocu_rt_span(&x->rt, q, kind, name, bytes, flops);
+}
+
+static ooc_status_t copy2d(cx_t *x, int q, const char *op, int64_t m, int64_t n, const double *s,
+                           int64_t lds, double *d, int64_t ldd, enum cudaMemcpyKind kind) {
+  if (m <= 0 || n <= 0) return OOC_OK;
+  int64_t sp = span(x, q, OCU_SPAN_COPY, op, 8 * m * n, 0);
+  cudaError_t c = cudaMemcpy2DAsync(d, (size_t)(8 * ldd), s, (size_t)(8 * lds), (size_t)(8 * m),
+                                    (size_t)n, kind, x->q[q].st);
+  ocu_rt_span_end(&x->rt, sp, q);
+  if (c != cudaSuccess) {
+    cudaGetLastError();
+    return OOC_FAIL(x->e.ctx, OOC_ERR_DEVICE,
+                    "executor %s: %s of %lld x %lld on queue %d: cudaMemcpy2DAsync failed: %s",
+                    x->name, op, (long long)m, (long long)n, q, cudaGetErrorString(c));
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t c_put(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *h, int64_t ldh,
+                          double *d, int64_t ldd) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "put"));
+  e->stats.ops++;
+  e->stats.bytes_put += 8 * m * n;
+  return leave(x, copy2d(x, q, "put", m, n, h, ldh, d, ldd, cudaMemcpyHostToDevice));
+}
+
+static ooc_status_t c_get(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *d, int64_t ldd,
+                          double *h, int64_t ldh) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "get"));
+  e->stats.ops++;
+  e->stats.bytes_get += 8 * m * n;
+  return leave(x, copy2d(x, q, "get", m, n, d, ldd, h, ldh, cudaMemcpyDeviceToHost));
+}
+
+static ooc_status_t c_copy(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s, int64_t lds,
+                           double *d, int64_t ldd) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "copy"));
+  e->stats.ops++;
+  return leave(x, copy2d(x, q, "copy", m, n, s, lds, d, ldd, cudaMemcpyDeviceToDevice));
+}
+
+static ooc_status_t c_fill(ooc_exec_t *e, int q, int64_t m, int64_t n, double v, double *d,
+                           int64_t ldd) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "fill"));
+  e->stats.ops++;
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "fill", 0, 0);
+  cudaError_t c = exc_fill(m, n, v, d, ldd, x->q[q].st);
+  ocu_rt_span_end(&x->rt, sp, q);
+  if (c != cudaSuccess) {
+    cudaGetLastError();
+    return leave(x, OOC_FAIL(e->ctx, OOC_ERR_DEVICE, "executor %s: fill of %lld x %lld on queue "
+                             "%d: launch failed: %s", x->name, (long long)m, (long long)n, q,
+                             cudaGetErrorString(c)));
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t do_transpose(cx_t *x, int q, int64_t m, int64_t n, const double *s,
+                                 int64_t lds, double *d, int64_t ldd) {
+  double one = 1.0, zero = 0.0;
+  if (m <= 0 || n <= 0) return OOC_OK;
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "transpose", 0, 0);
+  /* d (n x m) = 1 * s^T + 0 * d: geam with beta 0 does not read its B */
+  CB(&x->e, cublasDgeam_64(x->q[q].bl, CUBLAS_OP_T, CUBLAS_OP_N, n, m, &one, s, lds, &zero, d, ldd,
+                           d, ldd));
+  ocu_rt_span_end(&x->rt, sp, q);
+  return OOC_OK;
+}
+static ooc_status_t c_transpose(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s,
+                                int64_t lds, double *d, int64_t ldd) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "transpose"));
+  e->stats.ops++;
+  return leave(x, do_transpose(x, q, m, n, s, lds, d, ldd));
+}
+
+static ooc_status_t do_gemm(cx_t *x, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                            double alpha, const double *A, int64_t lda, const double *B,
+                            int64_t ldb, double beta, double *C, int64_t ldc) {
+  if (m <= 0 || n <= 0) return OOC_OK;
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "gemm", 0, 2.0 * m * n * k);
+  CB(&x->e, cublasDgemm_64(x->q[q].bl, op_of(ta), op_of(tb), m, n, k, &alpha, A, lda, B, ldb,
+                           &beta, C, ldc));
+  ocu_rt_span_end(&x->rt, sp, q);
+  return OOC_OK;
+}
+static ooc_status_t c_gemm(ooc_exec_t *e, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                           double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
+                           double beta, double *C, int64_t ldc) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "gemm"));
+  e->stats.ops++;
+  e->stats.flops += 2.0 * m * n * k;
+  return leave(x, do_gemm(x, q, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+static ooc_status_t do_syrk(cx_t *x, int q, char uplo, char trans, int64_t n, int64_t k,
+                            double alpha, const double *A, int64_t lda, double beta, double *C,
+                            int64_t ldc) {
+  if (n <= 0) return OOC_OK;
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "syrk", 0, 1.0 * n * (n + 1) * k);
+  CB(&x->e, cublasDsyrk_64(x->q[q].bl, fill_of(uplo), op_of(trans), n, k, &alpha, A, lda, &beta, C,
+                           ldc));
+  ocu_rt_span_end(&x->rt, sp, q);
+  return OOC_OK;
+}
+static ooc_status_t c_syrk(ooc_exec_t *e, int q, char uplo, char trans, int64_t n, int64_t k,
+                           double alpha, const double *A, int64_t lda, double beta, double *C,
+                           int64_t ldc) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "syrk"));
+  e->stats.ops++;
+  e->stats.flops += 1.0 * n * (n + 1) * k;
+  return leave(x, do_syrk(x, q, uplo, trans, n, k, alpha, A, lda, beta, C, ldc));
+}
+
+static ooc_status_t do_trsm(cx_t *x, int q, char side, char uplo, char trans, char diag, int64_t m,
+                            int64_t n, double alpha, const double *A, int64_t lda, double *B,
+                            int64_t ldb) {
+  if (m <= 0 || n <= 0) return OOC_OK;
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "trsm", 0, 0);
+  CB(&x->e, cublasDtrsm_64(x->q[q].bl, side_of(side), fill_of(uplo), op_of(trans), diag_of(diag),
+                           m, n, &alpha, A, lda, B, ldb));
+  ocu_rt_span_end(&x->rt, sp, q);
+  return OOC_OK;
+}
+static ooc_status_t c_trsm(ooc_exec_t *e, int q, char side, char uplo, char trans, char diag,
+                           int64_t m, int64_t n, double alpha, const double *A, int64_t lda,
+                           double *B, int64_t ldb) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "trsm"));
+  e->stats.ops++;
+  e->stats.flops += (side == 'L' || side == 'l') ? 1.0 * m * m * n : 1.0 * m * n * n;
+  return leave(x, do_trsm(x, q, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb));
+}
+
+static ooc_status_t do_laswp(cx_t *x, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
+                             int64_t k2, const int64_t *ipiv) {
+  if (k2 <= k1 || ncols <= 0) return OOC_OK;
+  cq_t *Q = &x->q[q];
+  int64_t np = k2 - k1;
+  OOC_TRY(ws_need(x, Q, 8 * np, 0, "laswp"));
+  hrec_t *r;
+  OOC_TRY(rec_take(x, Q, 8 * np, "laswp", &r));
+  memcpy(r + 1, ipiv + k1, (size_t)np * sizeof(int64_t)); /* copied at enqueue (exec.h) */
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "laswp", 0, 0);
+  CU(&x->e, cudaMemcpyAsync(Q->ws, r + 1, (size_t)(8 * np), cudaMemcpyHostToDevice, Q->st));
+  CU(&x->e, exc_laswp(ncols, A, lda, k1, k2, (const int64_t *)Q->ws, Q->st));
+  ocu_rt_span_end(&x->rt, sp, q);
+  return rec_done(x, Q, r); /* the record is free once the copy has run */
+}
+static ooc_status_t c_laswp(ooc_exec_t *e, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
+                            int64_t k2, const int64_t *ipiv) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "laswp"));
+  e->stats.ops++;
+  return leave(x, do_laswp(x, q, ncols, A, lda, k1, k2, ipiv));
+}
+
+/* The cuSOLVER handle on queue q's stream. */
+static ooc_status_t sol_on(cx_t *x, int q) {
+  CS(&x->e, cusolverDnSetStream(x->rt.sol, x->q[q].st));
+  return OOC_OK;
+}
+
+static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, int64_t lda,
+                             int64_t *ipiv, int64_t *info) {
+  cq_t *Q = &x->q[q];
+  int64_t mn = m < n ? m : n;
+  if (mn < 0) mn = 0;
+  size_t d = 0, h = 0;
+  if (mn > 0) {
+    OOC_TRY(sol_on(x, q));
+    CS(&x->e, cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda,
+                                          CUDA_R_64F, &d, &h));
+  }
+  int64_t dws = OCU_RT_ROUND((int64_t)d);
+  OOC_TRY(ws_need(x, Q, dws + 8 * mn, h, "getrf"));
+  hrec_t *r;
+  OOC_TRY(rec_take(x, Q, 8 * mn, "getrf", &r));
+  int64_t *dpiv = (int64_t *)(Q->ws + dws);
+  int *cuinfo = (int *)(Q->small + 1);
+  if (mn > 0) {
+    int64_t sp = span(x, q, OCU_SPAN_KERNEL, "getrf", 0, 0);
+    CS(&x->e, cusolverDnXgetrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, dpiv, CUDA_R_64F,
+                               Q->ws, d, Q->hws, h, cuinfo));
+    CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
+    ocu_rt_span_end(&x->rt, sp, q);
+    CU(&x->e, cudaMemcpyAsync(r + 1, dpiv, (size_t)(8 * mn), cudaMemcpyDeviceToHost, Q->st));
+    r->ipiv_out = ipiv;
+    r->npiv = mn;
+    OOC_TRY(rec_info(x, Q, r, info));
+  } else {
+    r->has_info = 1; /* nothing to factor: info 0 */
+    r->info_out = info;
+  }
+  return rec_done(x, Q, r);
+}
+static ooc_status_t c_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
+                            int64_t *ipiv, int64_t *info) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "getrf"));
+  int64_t mn = m < n ? m : n;
+  e->stats.ops++;
+  e->stats.flops += 1.0 * m * n * mn - 0.5 * (m + n) * mn * mn + mn * mn * mn / 3.0;
+  return leave(x, do_getrf(x, q, m, n, A, lda, ipiv, info));
+}
+
+static ooc_status_t do_potrf(cx_t *x, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
+  cq_t *Q = &x->q[q];
+  size_t d = 0, h = 0;
+  if (n > 0) {
+    OOC_TRY(sol_on(x, q));
+    CS(&x->e, cusolverDnXpotrf_bufferSize(x->rt.sol, x->rt.par, CUBLAS_FILL_MODE_LOWER, n,
+                                          CUDA_R_64F, A, lda, CUDA_R_64F, &d, &h));
+  }
+  OOC_TRY(ws_need(x, Q, (int64_t)d, h, "potrf"));
+  hrec_t *r;
+  OOC_TRY(rec_take(x, Q, 0, "potrf", &r));
+  int *cuinfo = (int *)(Q->small + 1);
+  if (n > 0) {
+    int64_t sp = span(x, q, OCU_SPAN_KERNEL, "potrf", 0, n * (double)n * n / 3.0);
+    CS(&x->e, cusolverDnXpotrf(x->rt.sol, x->rt.par, CUBLAS_FILL_MODE_LOWER, n, CUDA_R_64F, A, lda,
+                               CUDA_R_64F, Q->ws, d, Q->hws, h, cuinfo));
+    CU(&x->e, exc_diag_info(A, lda, n, DIAG_POSITIVE, cuinfo, Q->small, Q->st));
+    ocu_rt_span_end(&x->rt, sp, q);
+    OOC_TRY(rec_info(x, Q, r, info));
+  } else {
+    r->has_info = 1;
+    r->info_out = info;
+  }
+  return rec_done(x, Q, r);
+}
+static ooc_status_t c_potrf(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "potrf"));
+  e->stats.ops++;
+  e->stats.flops += n * (double)n * n / 3.0;
+  return leave(x, do_potrf(x, q, n, A, lda, info));
+}
+
+static ooc_status_t do_potri(cx_t *x, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
+  cq_t *Q = &x->q[q];
+  if (n > INT_MAX || lda > INT_MAX)
+    return OOC_FAIL(x->e.ctx, OOC_ERR_ARG, "executor %s: potri of n = %lld, lda = %lld: cuSOLVER's "
+                    "potri takes 32-bit sizes", x->name, (long long)n, (long long)lda);
+  int lw = 0;
+  if (n > 0) {
+    OOC_TRY(sol_on(x, q));
+    CS(&x->e, cusolverDnDpotri_bufferSize(x->rt.sol, CUBLAS_FILL_MODE_LOWER, (int)n, A, (int)lda,
+                                          &lw));
+  }
+  OOC_TRY(ws_need(x, Q, 8 * (int64_t)lw, 0, "potri"));
+  hrec_t *r;
+  OOC_TRY(rec_take(x, Q, 0, "potri", &r));
+  int *cuinfo = (int *)(Q->small + 1);
+  if (n > 0) {
+    int64_t sp = span(x, q, OCU_SPAN_KERNEL, "potri", 0, 2.0 * n * (double)n * n / 3.0);
+    CS(&x->e, cusolverDnDpotri(x->rt.sol, CUBLAS_FILL_MODE_LOWER, (int)n, A, (int)lda,
+                               (double *)Q->ws, lw, cuinfo));
+    CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
+    ocu_rt_span_end(&x->rt, sp, q);
+    OOC_TRY(rec_info(x, Q, r, info));
+  } else {
+    r->has_info = 1;
+    r->info_out = info;
+  }
+  return rec_done(x, Q, r);
+}
+static ooc_status_t c_potri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "potri"));
+  e->stats.ops++;
+  e->stats.flops += 2.0 * n * (double)n * n / 3.0;
+  return leave(x, do_potri(x, q, n, A, lda, info));
+}
+
+/* inv of the n x n triangle at A on queue q, its info at Q->small[0]. The tuned recursive trtri
+ * (ocu_trtri.c) for an upper non-unit triangle wider than its leaf (it does not check the
+ * diagonal: exc_diag_info does, first), cuSOLVER's otherwise. work/work_elems: device scratch
+ * the tuned one may use for out-of-place trmm (NULL: in place). The device workspace must hold
+ * trtri_ws(...) bytes at Q->ws. */
+static int use_tuned(const cx_t *x, char uplo, char diag, int64_t n) {
+  int64_t leaf = x->tt.leaf > 0 ? x->tt.leaf : OCU_TRTRI_LEAF;
+  return fill_of(uplo) == CUBLAS_FILL_MODE_UPPER && diag_of(diag) == CUBLAS_DIAG_NON_UNIT &&
+         n > leaf;
+}
+static ooc_status_t trtri_ws(cx_t *x, char uplo, char diag, int64_t n, double *A, int64_t lda,
+                             size_t *d, size_t *h) {
+  *d = *h = 0;
+  if (n <= 0) return OOC_OK;
+  CS(&x->e, cusolverDnXtrtri_bufferSize(x->rt.sol, fill_of(uplo), diag_of(diag), n, CUDA_R_64F, A,
+                                        lda, d, h));
+  return OOC_OK;
+}
+static ooc_status_t trtri_run(cx_t *x, int q, char uplo, char diag, int64_t n, double *A,
+                              int64_t lda, size_t d, size_t h, double *work, int64_t work_elems) {
+  cq_t *Q = &x->q[q];
+  int *cuinfo = (int *)(Q->small + 1);
+  if (n <= 0) {
+    CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, NULL, Q->small, Q->st));
+    return OOC_OK;
+  }
+  if (use_tuned(x, uplo, diag, n)) {
+    CU(&x->e, exc_diag_info(A, lda, n, DIAG_ZERO, NULL, Q->small, Q->st));
+    ocu_trtri_ws_t ws = {work, work_elems, Q->ws, d, Q->hws, h, cuinfo};
+    int code = 0;
+    const char *err = ocu_trtri(Q->bl, x->rt.sol, A, n, lda, &x->tt, &ws, &code);
+    if (err)
+      return OOC_FAIL(x->e.ctx, OOC_ERR_DEVICE, "executor %s: trtri (%s) of n = %lld on queue %d: "
+                      "%s failed (status %d)", x->name, ocu_trtri_name(x->tt.variant),
+                      (long long)n, q, err, code);
+    return OOC_OK;
+  }
+  CS(&x->e, cusolverDnXtrtri(x->rt.sol, fill_of(uplo), diag_of(diag), n, CUDA_R_64F, A, lda, Q->ws,
+                             d, Q->hws, h, cuinfo));
+  CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
+  return OOC_OK;
+}
+
+static ooc_status_t do_trtri(cx_t *x, int q, char uplo, char diag, int64_t n, double *A,
+                             int64_t lda, int64_t *info) {
+  cq_t *Q = &x->q[q];
+  size_t d = 0, h = 0;
+  if (n > 0) OOC_TRY(sol_on(x, q));
+  OOC_TRY(trtri_ws(x, uplo, diag, n, A, lda, &d, &h));
+  OOC_TRY(ws_need(x, Q, (int64_t)d, h, "trtri"));
+  hrec_t *r;
+  OOC_TRY(rec_take(x, Q, 0, "trtri", &r));
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "trtri", 0, n * (double)n * n / 3.0);
+  OOC_TRY(trtri_run(x, q, uplo, diag, n, A, lda, d, h, NULL, 0));
+  ocu_rt_span_end(&x->rt, sp, q);
+  OOC_TRY(rec_info(x, Q, r, info));
+  return rec_done(x, Q, r);
+}
+static ooc_status_t c_trtri(ooc_exec_t *e, int q, char uplo, char diag, int64_t n, double *A,
+                            int64_t lda, int64_t *info) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "trtri"));
+  e->stats.ops++;
+  e->stats.flops += n * (double)n * n / 3.0;
+  return leave(x, do_trtri(x, q, uplo, diag, n, A, lda, info));
+}
+
+/* getri as LAPACK's dgetri without pivoting: inv(U) in place (trtri above; its info is
+ * getri's: the first zero u_jj), then the sweep X L = inv(U) by blocks of GETRI_NB columns,
+ * last to first (ocu_getri_block). Workspace: cuSOLVER's trtri, then the sweep's n x NB block,
+ * which the tuned trtri also uses for its out-of-place trmm (the sweep comes after it). */
+static ooc_status_t do_getri(cx_t *x, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
+  cq_t *Q = &x->q[q];
+  size_t d = 0, h = 0;
+  if (n > 0) OOC_TRY(sol_on(x, q));
+  OOC_TRY(trtri_ws(x, 'U', 'N', n, A, lda, &d, &h));
+  int64_t dws = OCU_RT_ROUND((int64_t)d), nb = n < GETRI_NB ? n : GETRI_NB;
+  OOC_TRY(ws_need(x, Q, dws + 8 * n * nb, h, "getri"));
+  hrec_t *r;
+  OOC_TRY(rec_take(x, Q, 0, "getri", &r));
+  double *work = (double *)(Q->ws + dws);
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "getri", 0, 4.0 * n * (double)n * n / 3.0);
+  OOC_TRY(trtri_run(x, q, 'U', 'N', n, A, lda, d, h, work, n * nb));
+  for (int64_t j = n > 0 ? (n - 1) / GETRI_NB * GETRI_NB : -1; j >= 0; j -= GETRI_NB) {
+    int code = 0;
+    const char *err = ocu_getri_block(Q->bl, A, lda, n, j, n - j < GETRI_NB ? n - j : GETRI_NB,
+                                      work, &code);
+    if (err)
+      return OOC_FAIL(x->e.ctx, OOC_ERR_DEVICE, "executor %s: getri of n = %lld on queue %d: %s "
+                      "failed (status %d)", x->name, (long long)n, q, err, code);
+  }
+  ocu_rt_span_end(&x->rt, sp, q);
+  OOC_TRY(rec_info(x, Q, r, info));
+  return rec_done(x, Q, r);
+}
+static ooc_status_t c_getri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
+  cx_t *x = X(e);
+  OOC_TRY(enter(x, q, "getri"));
+  e->stats.ops++;
+  e->stats.flops += 4.0 * n * (double)n * n / 3.0;
+  return leave(x, do_getri(x, q, n, A, lda, info));
+}
+
+/* ---- creation and the end ------------------------------------------------------------------ */
+
+static void c_destroy(ooc_exec_t *e) {
+  cx_t *x = X(e);
+  ooc_ctx_t *ctx = e->ctx;
+  if (x->rt.opened) {
+    cudaSetDevice(x->rt.dev);
+    for (int i = 0; i < e->nqueues; i++)
+      if (x->q[i].st) cudaStreamSynchronize(x->q[i].st); /* host functions still write */
+  }
+  for (int i = 0; i < EX_MAX_QUEUES; i++) ooc_free(ctx, x->q[i].hws);
+  (void)ocu_rt_fini(&x->rt); /* every buffer still allocated, streams, handles; the trace */
+  if (x->mu_on) pthread_mutex_destroy(&x->mu);
+  ooc_free(ctx, x);
+}
+
+static const ex_ops_t cuda_ops = {
+    .alloc = c_alloc, .free = c_free, .host_alloc = c_host_alloc, .host_free = c_host_free,
+    .event_create = c_event_create, .event_destroy = c_event_destroy, .record = c_record,
+    .wait = c_wait, .sync = c_sync, .query = c_query, .finish = c_finish, .put = c_put, .get = c_get, .copy = c_copy,
+    .fill = c_fill, .transpose = c_transpose, .gemm = c_gemm, .syrk = c_syrk, .trsm = c_trsm,
+    .laswp = c_laswp, .getrf = c_getrf, .potrf = c_potrf, .potri = c_potri, .getri = c_getri,
+    .trtri = c_trtri, .destroy = c_destroy,
+};
+
+static int nqueues_of(const ex_cuda_config_t *cfg) {
+  int nq = cfg->nqueues > 0 ? cfg->nqueues : 1;
+  return nq > EX_MAX_QUEUES ? EX_MAX_QUEUES : nq;
+}
+static int64_t blas_ws_of(const ex_cuda_config_t *cfg) {
+  return cfg->blas_ws > 0 ? OCU_RT_ROUND(cfg->blas_ws)
+                          : ocu_rt_cublas_ws(cfg->gpu_mem > 0 ? cfg->gpu_mem : INT64_MAX);
+}
+
+int64_t ex_cuda_overhead(const ex_cuda_config_t *cfg) {
+  int64_t per = blas_ws_of(cfg) + SMALL_BYTES + (cfg->ws_bytes > 0 ? OCU_RT_ROUND(cfg->ws_bytes) : 0);
+  return nqueues_of(cfg) * per;
+}
+
+static ooc_status_t create(cx_t *x, const ex_cuda_config_t *cfg) {
+  ocu_rt_t *rt = &x->rt;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || cfg->device < 0 || cfg->device >= count) {
+    cudaGetLastError();
+    return OOC_FAIL(x->e.ctx, OOC_ERR_NODEVICE, "executor %s: no CUDA device %d (%d found)",
+                    x->name, cfg->device, count);
+  }
+  OOC_TRY(ocu_rt_open(rt));
+  CU(&x->e, exc_preload());
+  CU(&x->e, ocu_preload());
+  int64_t bws = blas_ws_of(cfg);
+  for (int i = 0; i < x->e.nqueues; i++) {
+    cq_t *q = &x->q[i];
+    q->x = x;
+    q->i = i;
+    OOC_TRY(ocu_rt_stream(rt, &q->st, "queue"));
+    OOC_TRY(ocu_rt_blas(rt, &q->bl, q->st, bws));
+    OOC_TRY(ocu_rt_dalloc(rt, &q->small, SMALL_BYTES, "an executor queue's info"));
+    if (cfg->ws_bytes > 0) {
+      OOC_TRY(ocu_rt_dalloc(rt, &q->ws, cfg->ws_bytes, "an executor queue's workspace"));
+      q->ws_bytes = OCU_RT_ROUND(cfg->ws_bytes);
+    }
+    OOC_TRY(ocu_rt_halloc(rt, &q->ring, HRING0, "an executor queue's output ring"));
+    q->cap = HRING0;
+  }
+  OOC_TRY(ocu_rt_solver(rt, x->q[0].st));
+  x->e.budget = rt->budget - rt->used;
+  if (x->e.budget <= 0) {
+    char b[32], u[32];
+    return OOC_FAIL(x->e.ctx, OOC_ERR_BUDGET,
+                    "--gpu-mem %s leaves nothing for buffers: executor %s keeps %s itself (%d "
+                    "queues: cuBLAS workspaces, info, reserved workspaces)",
+                    ooc_fmt_bytes(rt->budget, b, sizeof b), x->name,
+                    ooc_fmt_bytes(rt->used, u, sizeof u), x->e.nqueues);
+  }
+  return ocu_rt_clock(rt);
+}
+
+ooc_status_t ex_cuda_create(ooc_ctx_t *ctx, const ex_cuda_config_t *cfg, ooc_exec_t **out) {
+  *out = NULL;
+  ex_cuda_config_t c0 = {0};
+  if (!cfg) cfg = &c0;
+  const char *tspec = OCU_TRTRI_DEFAULT;
+  cx_t *x = ooc_calloc(ctx, 1, sizeof *x);
+  if (!x) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the CUDA executor");
+  snprintf(x->name, sizeof x->name, "cuda:%d", cfg->device);
+  x->e = (ooc_exec_t){.op = &cuda_ops, .ctx = ctx, .name = x->name, .kind = EX_CUDA,
+                      .nqueues = nqueues_of(cfg), .impl = x};
+  if (ocu_trtri_parse(tspec, &x->tt)) {
+    ooc_free(ctx, x);
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "executor: unknown trtri variant '%s'", tspec);
+  }
+  for (int i = 0; i < EX_MAX_QUEUES; i++) atomic_init(&x->q[i].tail, 0);
+  ooc_status_t st = ocu_rt_init(&x->rt, ctx, cfg->device, cfg->gpu_mem, cfg->trace, cfg->timing,
+                                "oocsolve executor (cuda)");
+  if (st == OOC_OK) {
+    if (pthread_mutex_init(&x->mu, NULL) == 0) x->mu_on = 1;
+    else st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "executor %s: cannot initialise a mutex", x->name);
+  }
+  if (st == OOC_OK) st = create(x, cfg);
+  if (st != OOC_OK) {
+    c_destroy(&x->e);
+    return st;
+  }
+  *out = &x->e;
+  return OOC_OK;
+}

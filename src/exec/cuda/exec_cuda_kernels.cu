@@ -1,0 +1,107 @@
+// exec_cuda_kernels.cu: the few kernels the CUDA executor (exec_cuda.c) needs beyond cuBLAS and
+// cuSOLVER: fill, row interchanges on 64-bit 0-based pivots, and the info of a factorization.
+// Column-major FP64, 64-bit indices; every launcher returns the launch's error. (Transpose is
+// cuBLAS's geam; getri's split of the lower triangle is ocu_kernels.cu's.)
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void fill(int64_t m, int64_t n, double v, double *__restrict__ A, int64_t lda) {
+  for (int64_t j = blockIdx.y; j < n; j += gridDim.y)
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m;
+         i += (int64_t)gridDim.x * blockDim.x)
+      A[i + j * lda] = v;
+}
+
+// LAPACK's laswp, forward: for k = k1 .. k2-1 swap rows k and piv[k - k1] of each of the ncols
+// columns. The swaps of one column depend on each other (a row may move twice), so a column is
+// one thread's sequence; columns are independent. The pivots are read by every thread alike
+// (one broadcast load per warp).
+__global__ void laswp(int64_t ncols, double *__restrict__ A, int64_t lda, int64_t k1, int64_t k2,
+                      const int64_t *__restrict__ piv) {
+  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < ncols;
+       j += (int64_t)gridDim.x * blockDim.x) {
+    double *a = A + j * lda;
+    for (int64_t k = k1; k < k2; k++) {
+      int64_t p = piv[k - k1];
+      if (p != k) {
+        double t = a[k];
+        a[k] = a[p];
+        a[p] = t;
+      }
+    }
+  }
+}
+
+// *out := the info of a factorization, as ops.h defines it: the smallest of cuSOLVER's (cuinfo,
+// when given and > 0) and 1 + the first j < n whose diagonal entry is bad for `mode` (0: none
+// checked; 1: exactly zero, getri/trtri; 2: not positive and finite, potrf's NaN/Inf rule that
+// cuSOLVER need not apply), else 0; a negative cuinfo (an invalid argument) is passed on. One block.
+__global__ void diag_info(const double *__restrict__ A, int64_t lda, int64_t n, int mode,
+                          const int *__restrict__ cuinfo, int64_t *__restrict__ out) {
+  __shared__ long long best[kThreads];
+  long long b = LLONG_MAX;
+  if (mode)
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      double d = A[j + j * lda];
+      bool bad = mode == 1 ? d == 0.0 : !(d > 0.0 && isfinite(d));
+      if (bad) {
+        b = j + 1;
+        break;
+      }
+    }
+  best[threadIdx.x] = b;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s && best[threadIdx.x + s] < best[threadIdx.x])
+      best[threadIdx.x] = best[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    long long r = best[0];
+    if (cuinfo && *cuinfo > 0 && *cuinfo < r) r = *cuinfo;
+    if (r == LLONG_MAX) r = 0;
+    if (cuinfo && *cuinfo < 0) r = *cuinfo;
+    *out = r;
+  }
+}
+
+}  // namespace
+
+extern "C" cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64_t lda,
+                                cudaStream_t s) {
+  if (m <= 0 || n <= 0) return cudaSuccess;
+  int64_t gx = (m + kThreads - 1) / kThreads;
+  dim3 g((unsigned)(gx > 1024 ? 1024 : gx), (unsigned)(n > 65535 ? 65535 : n));
+  fill<<<g, kThreads, 0, s>>>(m, n, v, A, lda);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t exc_laswp(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t k2,
+                                 const int64_t *piv, cudaStream_t s) {
+  if (ncols <= 0 || k2 <= k1) return cudaSuccess;
+  int64_t g = (ncols + 127) / 128;
+  laswp<<<(unsigned)(g > 65535 ? 65535 : g), 128, 0, s>>>(ncols, A, lda, k1, k2, piv);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode,
+                                     const int *cuinfo, int64_t *out, cudaStream_t s) {
+  diag_info<<<1, kThreads, 0, s>>>(A, lda, n > 0 ? n : 0, mode, cuinfo, out);
+  return cudaGetLastError();
+}
+
+// Load the module now (lazy loading would load it at the first launch, waiting for the work in
+// flight: see ocu_preload).
+extern "C" cudaError_t exc_preload(void) {
+  cudaFuncAttributes a;
+  cudaError_t e = cudaFuncGetAttributes(&a, fill);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, laswp);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_info);
+  return e;
+}

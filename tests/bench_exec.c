@@ -1,0 +1,171 @@
+/*
+ * bench_exec.c: the CUDA executor (src/exec/cuda) against the libraries it calls, so the cost of
+ * the executor layer is visible: one line per row.
+ *   gemm    n x n x n through ex_gemm vs cublasDgemm_64 on a stream of our own (TFLOP/s)
+ *   getrf   an m x w panel through ex_getrf (pivots and info to the host) vs cusolverDnXgetrf
+ *           (pivots left on the device); the pivots must agree
+ *   put/get bandwidth of an n x n/4 block from / to pinned staging (ex_host_alloc) vs
+ *           cudaMemcpyAsync, and from / to pageable memory (the driver's staging)
+ * Times: wall clock around the operation and a wait for it, best of `reps`.
+ * Usage: bench_exec [n=8192] [m=8192] [w=1024] [reps=5]. Built only with CUDA; not a ctest.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/cuda/exec_cuda.h"
+
+#define DIE(...)                                                                                   \
+  do {                                                                                             \
+    fprintf(stderr, __VA_ARGS__);                                                                  \
+    fprintf(stderr, "\n");                                                                         \
+    exit(1);                                                                                       \
+  } while (0)
+#define OK(call)                                                                                   \
+  do {                                                                                             \
+    if ((call) != OOC_OK) DIE("%s: %s", #call, ooc_ctx_error(ctx));                                \
+  } while (0)
+#define CUOK(call)                                                                                 \
+  do {                                                                                             \
+    int c_ = (int)(call);                                                                          \
+    if (c_) DIE("%s failed: %d", #call, c_);                                                       \
+  } while (0)
+
+static double best(double a, double b) { return a < b ? a : b; }
+
+int main(int argc, char **argv) {
+  int64_t n = argc > 1 ? atoll(argv[1]) : 8192, m = argc > 2 ? atoll(argv[2]) : 8192,
+          w = argc > 3 ? atoll(argv[3]) : 1024;
+  int reps = argc > 4 ? atoi(argv[4]) : 5;
+  ooc_ctx_t *ctx;
+  if (ooc_ctx_create(&ctx) != OOC_OK) DIE("no context");
+  ooc_exec_t *e;
+  ex_cuda_config_t cfg = {.device = 0, .nqueues = 2};
+  OK(ex_cuda_create(ctx, &cfg, &e));
+  cudaStream_t st;
+  cublasHandle_t bl;
+  cusolverDnHandle_t sol;
+  cusolverDnParams_t par;
+  CUOK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  CUOK(cublasCreate(&bl));
+  CUOK(cublasSetStream(bl, st));
+  CUOK(cusolverDnCreate(&sol));
+  CUOK(cusolverDnCreateParams(&par));
+  CUOK(cusolverDnSetStream(sol, st));
+
+  /* ---- gemm ---- */
+  double *A, *B, *C, *H;
+  size_t nn = (size_t)(n * n);
+  OK(ex_alloc(e, nn * 8, &A));
+  OK(ex_alloc(e, nn * 8, &B));
+  OK(ex_alloc(e, nn * 8, &C));
+  OK(ex_host_alloc(e, nn * 8, &H));
+  srand(1);
+  for (size_t i = 0; i < nn; i++) H[i] = rand() / (double)RAND_MAX - 0.5;
+  OK(ex_put(e, 0, n, n, H, n, A, n));
+  OK(ex_put(e, 0, n, n, H, n, B, n));
+  OK(ex_fill(e, 0, n, n, 0.0, C, n));
+  OK(ex_finish(e));
+  double one = 1.0, t_ex = 1e30, t_cb = 1e30, fl = 2.0 * n * n * n;
+  for (int r = 0; r <= reps; r++) { /* r = 0: warm-up */
+    double t0 = ooc_now();
+    OK(ex_gemm(e, 0, 'N', 'N', n, n, n, 1.0, A, n, B, n, 1.0, C, n));
+    OK(ex_finish(e));
+    if (r) t_ex = best(t_ex, ooc_now() - t0);
+    t0 = ooc_now();
+    CUOK(cublasDgemm_64(bl, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n, &one, C, n));
+    CUOK(cudaStreamSynchronize(st));
+    if (r) t_cb = best(t_cb, ooc_now() - t0);
+  }
+  printf("gemm n=%lld: ex_gemm %.2f TFLOP/s (%.2f ms), cublasDgemm_64 %.2f TFLOP/s (%.2f ms), "
+         "ex/cublas %.3f\n",
+         (long long)n, fl / t_ex * 1e-12, t_ex * 1e3, fl / t_cb * 1e-12, t_cb * 1e3, t_cb / t_ex);
+
+  /* ---- getrf of an m x w panel ---- */
+  if (m * w > n * n) DIE("the panel must fit in the n x n buffers");
+  OK(ex_put(e, 0, m, w, H, m, A, m)); /* A: the pristine panel, B: the one factored */
+  int64_t *piv = malloc((size_t)w * sizeof *piv), *dpiv, info = -1, *hpiv = malloc((size_t)w * 8);
+  int *dinfo;
+  size_t d = 0, h = 0;
+  CUOK(cusolverDnXgetrf_bufferSize(sol, par, m, w, CUDA_R_64F, B, m, CUDA_R_64F, &d, &h));
+  void *dws, *hws = malloc(h ? h : 1);
+  CUOK(cudaMalloc(&dws, d ? d : 1));
+  CUOK(cudaMalloc((void **)&dpiv, (size_t)w * 8));
+  CUOK(cudaMalloc((void **)&dinfo, sizeof(int)));
+  double t_exf = 1e30, t_cs = 1e30;
+  double fg = (double)m * w * w - (double)w * w * w / 3.0;
+  for (int r = 0; r <= reps; r++) {
+    OK(ex_copy(e, 0, m, w, A, m, B, m));
+    OK(ex_finish(e));
+    double t0 = ooc_now();
+    OK(ex_getrf(e, 0, m, w, B, m, piv, &info));
+    OK(ex_finish(e));
+    if (r) t_exf = best(t_exf, ooc_now() - t0);
+    OK(ex_copy(e, 0, m, w, A, m, B, m));
+    OK(ex_finish(e));
+    t0 = ooc_now();
+    CUOK(cusolverDnXgetrf(sol, par, m, w, CUDA_R_64F, B, m, dpiv, CUDA_R_64F, dws, d, hws, h,
+                          dinfo));
+    CUOK(cudaStreamSynchronize(st));
+    if (r) t_cs = best(t_cs, ooc_now() - t0);
+  }
+  CUOK(cudaMemcpy(hpiv, dpiv, (size_t)w * 8, cudaMemcpyDeviceToHost));
+  int same = info == 0;
+  for (int64_t i = 0; i < w; i++) same &= piv[i] == hpiv[i] - 1;
+  printf("getrf %lld x %lld: ex_getrf %.2f TFLOP/s (%.2f ms), cusolverDnXgetrf %.2f TFLOP/s "
+         "(%.2f ms), ex/cusolver %.3f, pivots %s\n",
+         (long long)m, (long long)w, fg / t_exf * 1e-12, t_exf * 1e3, fg / t_cs * 1e-12, t_cs * 1e3,
+         t_cs / t_exf, same ? "identical" : "DIFFER");
+
+  /* ---- put / get bandwidth ---- */
+  int64_t cols = n / 4;
+  double bytes = 8.0 * n * cols, tp = 1e30, tg = 1e30, tpd = 1e30, tgd = 1e30, tpp = 1e30,
+         tgp = 1e30;
+  double *pg = malloc((size_t)(bytes));
+  memcpy(pg, H, (size_t)bytes);
+  for (int r = 0; r <= reps; r++) {
+    double t0 = ooc_now();
+    OK(ex_put(e, 0, n, cols, H, n, A, n));
+    OK(ex_finish(e));
+    double t1 = ooc_now();
+    OK(ex_get(e, 0, n, cols, A, n, H, n));
+    OK(ex_finish(e));
+    double t2 = ooc_now();
+    CUOK(cudaMemcpyAsync(A, H, (size_t)bytes, cudaMemcpyHostToDevice, st));
+    CUOK(cudaStreamSynchronize(st));
+    double t3 = ooc_now();
+    CUOK(cudaMemcpyAsync(H, A, (size_t)bytes, cudaMemcpyDeviceToHost, st));
+    CUOK(cudaStreamSynchronize(st));
+    double t4 = ooc_now();
+    OK(ex_put(e, 0, n, cols, pg, n, A, n));
+    OK(ex_finish(e));
+    double t5 = ooc_now();
+    OK(ex_get(e, 0, n, cols, A, n, pg, n));
+    OK(ex_finish(e));
+    double t6 = ooc_now();
+    if (r) {
+      tp = best(tp, t1 - t0), tg = best(tg, t2 - t1), tpd = best(tpd, t3 - t2);
+      tgd = best(tgd, t4 - t3), tpp = best(tpp, t5 - t4), tgp = best(tgp, t6 - t5);
+    }
+  }
+  printf("put %.0f MiB: pinned ex_put %.1f GB/s, cudaMemcpyAsync %.1f GB/s; pageable ex_put %.1f "
+         "GB/s\n", bytes / 1048576, bytes / tp * 1e-9, bytes / tpd * 1e-9, bytes / tpp * 1e-9);
+  printf("get %.0f MiB: pinned ex_get %.1f GB/s, cudaMemcpyAsync %.1f GB/s; pageable ex_get %.1f "
+         "GB/s\n", bytes / 1048576, bytes / tg * 1e-9, bytes / tgd * 1e-9, bytes / tgp * 1e-9);
+  printf("executor %s: %lld operations, device peak %lld MiB of a %lld MiB budget\n", e->name,
+         (long long)e->stats.ops, (long long)(e->stats.dev_peak >> 20),
+         (long long)(e->budget >> 20));
+
+  cudaFree(dws), cudaFree(dpiv), cudaFree(dinfo);
+  free(hws), free(piv), free(hpiv), free(pg);
+  cusolverDnDestroyParams(par);
+  cusolverDnDestroy(sol);
+  cublasDestroy(bl);
+  cudaStreamDestroy(st);
+  ex_destroy(e);
+  ooc_ctx_destroy(ctx);
+  return 0;
+}
