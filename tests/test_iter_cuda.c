@@ -127,8 +127,11 @@ static void t_executor(void) {
   static const gen_kind_t kinds[3] = {GEN_DIAGDOM, GEN_MATERN, GEN_COND};
   static const char *const starts[3] = {"diagonal", "identity", "transpose"};
   int64_t n = 700, b = 64;
-  /* 32 MiB cuBLAS workspace + 3 MiB: blocks of a few hundred, so 2 x 2 or more blocks */
-  int64_t gpu_mem = ((int64_t)32 << 20) + ((int64_t)3 << 20);
+  /* the executor's own part (small cuBLAS workspaces at this budget) + 3 MiB: blocks of a few
+   * hundred, so 2 x 2 or more blocks */
+  ocu_config_t small = {.gpu_mem = (int64_t)4 << 20};
+  ex_cuda_config_t xc = ocu_gemm_exec_config(&small);
+  int64_t gpu_mem = ((int64_t)3 << 20) + ex_cuda_overhead(&xc);
   for (int q = 0; q < 3; q++) {
     double *A = gen_matrix(kinds[q], n, 11 + (uint64_t)q);
     for (int method = OOC_METHOD_NEWTON; method <= OOC_METHOD_HYPER7; method++) {
