@@ -16,6 +16,8 @@ cudaError_t exc_laswp(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t
                       const int64_t *piv, cudaStream_t s);
 cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode, const int *cuinfo,
                           int64_t *out, cudaStream_t s);
+cudaError_t exc_diag_swap(double *A, int64_t lda, int64_t n, double *save, int restore,
+                          cudaStream_t s);
 cudaError_t exc_preload(void);
 /* ocu_kernels.cu (getri's split, through ocu_getri_block) */
 cudaError_t ocu_preload(void);
@@ -650,9 +652,11 @@ static ooc_status_t c_potri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t 
 
 /* inv of the n x n triangle at A on queue q, its info at Q->small[0]. The tuned recursive trtri
  * (ocu_trtri.c) for an upper non-unit triangle wider than its leaf (it does not check the
- * diagonal: exc_diag_info does, first), cuSOLVER's otherwise. work/work_elems: device scratch
- * the tuned one may use for out-of-place trmm (NULL: in place). The device workspace must hold
- * trtri_ws(...) bytes at Q->ws. */
+ * diagonal: exc_diag_info does, first), cuSOLVER's otherwise; a unit triangle goes to cuSOLVER
+ * as a non-unit one with its diagonal set to 1 and restored after (exc_diag_swap says why;
+ * save: n doubles of device scratch for it). work/work_elems: device scratch the tuned one may
+ * use for out-of-place trmm (NULL: in place). The device workspace must hold trtri_ws(...)
+ * bytes at Q->ws. */
 static int use_tuned(const cx_t *x, char uplo, char diag, int64_t n) {
   int64_t leaf = x->tt.leaf > 0 ? x->tt.leaf : OCU_TRTRI_LEAF;
   return fill_of(uplo) == CUBLAS_FILL_MODE_UPPER && diag_of(diag) == CUBLAS_DIAG_NON_UNIT &&
@@ -662,12 +666,14 @@ static ooc_status_t trtri_ws(cx_t *x, char uplo, char diag, int64_t n, double *A
                              size_t *d, size_t *h) {
   *d = *h = 0;
   if (n <= 0) return OOC_OK;
-  CS(&x->e, cusolverDnXtrtri_bufferSize(x->rt.sol, fill_of(uplo), diag_of(diag), n, CUDA_R_64F, A,
-                                        lda, d, h));
+  (void)diag; /* cuSOLVER is always asked for a non-unit triangle (trtri_run) */
+  CS(&x->e, cusolverDnXtrtri_bufferSize(x->rt.sol, fill_of(uplo), CUBLAS_DIAG_NON_UNIT, n,
+                                        CUDA_R_64F, A, lda, d, h));
   return OOC_OK;
 }
 static ooc_status_t trtri_run(cx_t *x, int q, char uplo, char diag, int64_t n, double *A,
-                              int64_t lda, size_t d, size_t h, double *work, int64_t work_elems) {
+                              int64_t lda, size_t d, size_t h, double *save, double *work,
+                              int64_t work_elems) {
   cq_t *Q = &x->q[q];
   int *cuinfo = (int *)(Q->small + 1);
   if (n <= 0) {
@@ -685,9 +691,12 @@ static ooc_status_t trtri_run(cx_t *x, int q, char uplo, char diag, int64_t n, d
                       (long long)n, q, err, code);
     return OOC_OK;
   }
-  CS(&x->e, cusolverDnXtrtri(x->rt.sol, fill_of(uplo), diag_of(diag), n, CUDA_R_64F, A, lda, Q->ws,
-                             d, Q->hws, h, cuinfo));
+  int unit = diag_of(diag) == CUBLAS_DIAG_UNIT;
+  if (unit) CU(&x->e, exc_diag_swap(A, lda, n, save, 0, Q->st));
+  CS(&x->e, cusolverDnXtrtri(x->rt.sol, fill_of(uplo), CUBLAS_DIAG_NON_UNIT, n, CUDA_R_64F, A, lda,
+                             Q->ws, d, Q->hws, h, cuinfo));
   CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
+  if (unit) CU(&x->e, exc_diag_swap(A, lda, n, save, 1, Q->st));
   return OOC_OK;
 }
 
@@ -697,11 +706,12 @@ static ooc_status_t do_trtri(cx_t *x, int q, char uplo, char diag, int64_t n, do
   size_t d = 0, h = 0;
   if (n > 0) OOC_TRY(sol_on(x, q));
   OOC_TRY(trtri_ws(x, uplo, diag, n, A, lda, &d, &h));
-  OOC_TRY(ws_need(x, Q, (int64_t)d, h, "trtri"));
+  int64_t dws = OCU_RT_ROUND((int64_t)d);
+  OOC_TRY(ws_need(x, Q, dws + 8 * (n > 0 ? n : 0), h, "trtri"));
   hrec_t *r;
   OOC_TRY(rec_take(x, Q, 0, "trtri", &r));
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "trtri", 0, n * (double)n * n / 3.0);
-  OOC_TRY(trtri_run(x, q, uplo, diag, n, A, lda, d, h, NULL, 0));
+  OOC_TRY(trtri_run(x, q, uplo, diag, n, A, lda, d, h, (double *)(Q->ws + dws), NULL, 0));
   ocu_rt_span_end(&x->rt, sp, q);
   OOC_TRY(rec_info(x, Q, r, info));
   return rec_done(x, Q, r);
@@ -730,7 +740,7 @@ static ooc_status_t do_getri(cx_t *x, int q, int64_t n, double *A, int64_t lda, 
   OOC_TRY(rec_take(x, Q, 0, "getri", &r));
   double *work = (double *)(Q->ws + dws);
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "getri", 0, 4.0 * n * (double)n * n / 3.0);
-  OOC_TRY(trtri_run(x, q, 'U', 'N', n, A, lda, d, h, work, n * nb));
+  OOC_TRY(trtri_run(x, q, 'U', 'N', n, A, lda, d, h, NULL, work, n * nb));
   for (int64_t j = n > 0 ? (n - 1) / GETRI_NB * GETRI_NB : -1; j >= 0; j -= GETRI_NB) {
     int code = 0;
     const char *err = ocu_getri_block(Q->bl, A, lda, n, j, n - j < GETRI_NB ? n - j : GETRI_NB,
