@@ -102,6 +102,10 @@ static void t_pool_rules(void) {
   CU_ASSERT(ooc_fault_calls(ctx, OOC_FAULT_DEVICE) == 6);
   ooc_fault_arm(ctx, OOC_FAULT_DEVICE, 0, 0, 0);
   CU_ASSERT(rt.used == 0 && rt.peak == 0 && rt.nbuf == 0);
+  /* release: NULL is nothing; a pointer the pool did not hand out is a bug, nothing freed */
+  CU_ASSERT(ocu_rt_release(&rt, NULL) == OOC_OK);
+  CU_ASSERT(ocu_rt_release(&rt, &rt) == OOC_ERR_INTERNAL && has(ctx, "did not hand out"));
+  ooc_clear_error(ctx);
   CU_ASSERT(ocu_rt_fini(&rt) == OOC_OK);
   CU_ASSERT(ooc_ctx_streams(ctx) == 0);
   tu_ctx_done(ctx);

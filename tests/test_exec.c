@@ -185,6 +185,11 @@ static void blas_on(const factory_t *f) {
     CHECK_CLOSE(f, diff(m > n ? m : n, n, R, ld, C, ld, 8.0, (double)k), 4.0);
     /* trsm on a well-conditioned triangle: A's diagonal made dominant */
     for (int64_t i = 0; i < m; i++) AT(A, ld, i, i) = 4.0 + m;
+    /* and the strict upper part small: the second trsm's unit triangle is then well conditioned
+     * too (a random one's inverse grows exponentially with m, and a device's other rounding
+     * with it: 14x the tolerance was seen on an H100 at m = 100) */
+    for (int64_t j = 0; j < m; j++)
+      for (int64_t i = 0; i < j; i++) AT(A, ld, i, j) /= (double)(m + 1);
     ex_free(e, dA);
     dA = up(e, 1, ld, k + m, A, ld);
     ex_event_t *ev;
@@ -668,6 +673,24 @@ static void t_cuda_tuned(void) {
     CU_ASSERT(ex_getri(e, 0, n, dA, ld, &info2) == OOC_OK);
     CU_ASSERT(ex_finish(e) == OOC_OK);
     CU_ASSERT(info == 6 && info2 == 8);
+    ex_free(e, dA);
+    free(A), free(R);
+  }
+  /* the other triangles and unit diagonals (cuSOLVER's trtri, a unit diagonal set aside) */
+  static const char UD[][2] = {{'L', 'N'}, {'L', 'U'}, {'U', 'U'}, {'U', 'N'}};
+  for (int c = 0; c < 4; c++) {
+    int64_t n = 100, ld = 103, info = -1;
+    double *A = malloc((size_t)(ld * n) * sizeof *A), *R = malloc((size_t)(ld * n) * sizeof *R);
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < ld; i++) AT(A, ld, i, j) = (i == j ? 4.0 : 0.0) + urand() / n;
+    double *dA = up(e, 0, ld, n, A, ld);
+    CU_ASSERT(ex_trtri(e, 0, UD[c][0], UD[c][1], n, dA, ld, &info) == OOC_OK);
+    CU_ASSERT(o->trtri(UD[c][0], UD[c][1], n, A, ld) == 0);
+    down(e, 0, ld, n, dA, ld, R);
+    CU_ASSERT(info == 0);
+    double dd = diff(ld, n, R, ld, A, ld, 1.0, (double)n); /* the other triangle: untouched */
+    CU_ASSERT(dd <= 8.0);
+    if (!(dd <= 8.0)) printf("  trtri %c%c: difference %.3g\n", UD[c][0], UD[c][1], dd);
     ex_free(e, dA);
     free(A), free(R);
   }

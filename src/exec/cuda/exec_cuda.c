@@ -16,6 +16,8 @@ cudaError_t exc_laswp(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t
                       const int64_t *piv, cudaStream_t s);
 cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode, const int *cuinfo,
                           int64_t *out, cudaStream_t s);
+cudaError_t exc_diag_swap(double *A, int64_t lda, int64_t n, double *save, int restore,
+                          cudaStream_t s);
 cudaError_t exc_preload(void);
 /* ocu_kernels.cu (getri's split, through ocu_getri_block) */
 cudaError_t ocu_preload(void);
@@ -113,6 +115,14 @@ static ooc_status_t leave(cx_t *x, ooc_status_t st) {
   return st;
 }
 
+/* An operation's enqueue: enter(), and the executor's counts. */
+static ooc_status_t begin(ooc_exec_t *e, int q, const char *op, double flops) {
+  OOC_TRY(enter(X(e), q, op));
+  e->stats.ops++;
+  e->stats.flops += flops;
+  return OOC_OK;
+}
+
 /* A queue's device failure or a host function's report, as the status of a sync or finish. */
 static ooc_status_t report(cx_t *x, int q, cudaError_t c) {
   if (x->broken)
@@ -208,6 +218,12 @@ static ooc_status_t rec_info(cx_t *x, cq_t *q, hrec_t *r, int64_t *info_out) {
   r->info_out = info_out;
   CU(&x->e, cudaMemcpyAsync(&r->info, q->small, sizeof(int64_t), cudaMemcpyDeviceToHost, q->st));
   return OOC_OK;
+}
+
+/* The info, then the host function that delivers the record. */
+static ooc_status_t rec_close(cx_t *x, cq_t *q, hrec_t *r, int64_t *info_out) {
+  OOC_TRY(rec_info(x, q, r, info_out));
+  return rec_done(x, q, r);
 }
 
 /* Queue q's device workspace at least `bytes` (and `hbytes` of cuSOLVER's host workspace). */
@@ -401,37 +417,31 @@ static ooc_status_t copy2d(cx_t *x, int q, const char *op, int64_t m, int64_t n,
   return OOC_OK;
 }
 
+/* put, get and copy: one enqueue, the bytes moved counted in *count (NULL: not counted). */
+static ooc_status_t xfer(ooc_exec_t *e, int q, const char *op, int64_t m, int64_t n,
+                         const double *s, int64_t lds, double *d, int64_t ldd,
+                         enum cudaMemcpyKind kind, int64_t *count) {
+  OOC_TRY(begin(e, q, op, 0));
+  if (count) *count += 8 * m * n;
+  return leave(X(e), copy2d(X(e), q, op, m, n, s, lds, d, ldd, kind));
+}
 static ooc_status_t c_put(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *h, int64_t ldh,
                           double *d, int64_t ldd) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "put"));
-  e->stats.ops++;
-  e->stats.bytes_put += 8 * m * n;
-  return leave(x, copy2d(x, q, "put", m, n, h, ldh, d, ldd, cudaMemcpyHostToDevice));
+  return xfer(e, q, "put", m, n, h, ldh, d, ldd, cudaMemcpyHostToDevice, &e->stats.bytes_put);
 }
-
 static ooc_status_t c_get(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *d, int64_t ldd,
                           double *h, int64_t ldh) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "get"));
-  e->stats.ops++;
-  e->stats.bytes_get += 8 * m * n;
-  return leave(x, copy2d(x, q, "get", m, n, d, ldd, h, ldh, cudaMemcpyDeviceToHost));
+  return xfer(e, q, "get", m, n, d, ldd, h, ldh, cudaMemcpyDeviceToHost, &e->stats.bytes_get);
 }
-
 static ooc_status_t c_copy(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s, int64_t lds,
                            double *d, int64_t ldd) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "copy"));
-  e->stats.ops++;
-  return leave(x, copy2d(x, q, "copy", m, n, s, lds, d, ldd, cudaMemcpyDeviceToDevice));
+  return xfer(e, q, "copy", m, n, s, lds, d, ldd, cudaMemcpyDeviceToDevice, NULL);
 }
 
 static ooc_status_t c_fill(ooc_exec_t *e, int q, int64_t m, int64_t n, double v, double *d,
                            int64_t ldd) {
   cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "fill"));
-  e->stats.ops++;
+  OOC_TRY(begin(e, q, "fill", 0));
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "fill", 0, 0);
   cudaError_t c = exc_fill(m, n, v, d, ldd, x->q[q].st);
   ocu_rt_span_end(&x->rt, sp, q);
@@ -457,10 +467,8 @@ static ooc_status_t do_transpose(cx_t *x, int q, int64_t m, int64_t n, const dou
 }
 static ooc_status_t c_transpose(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s,
                                 int64_t lds, double *d, int64_t ldd) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "transpose"));
-  e->stats.ops++;
-  return leave(x, do_transpose(x, q, m, n, s, lds, d, ldd));
+  OOC_TRY(begin(e, q, "transpose", 0));
+  return leave(X(e), do_transpose(X(e), q, m, n, s, lds, d, ldd));
 }
 
 static ooc_status_t do_gemm(cx_t *x, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
@@ -476,11 +484,8 @@ static ooc_status_t do_gemm(cx_t *x, int q, char ta, char tb, int64_t m, int64_t
 static ooc_status_t c_gemm(ooc_exec_t *e, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
                            double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                            double beta, double *C, int64_t ldc) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "gemm"));
-  e->stats.ops++;
-  e->stats.flops += 2.0 * m * n * k;
-  return leave(x, do_gemm(x, q, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+  OOC_TRY(begin(e, q, "gemm", 2.0 * m * n * k));
+  return leave(X(e), do_gemm(X(e), q, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
 }
 
 static ooc_status_t do_syrk(cx_t *x, int q, char uplo, char trans, int64_t n, int64_t k,
@@ -496,11 +501,8 @@ static ooc_status_t do_syrk(cx_t *x, int q, char uplo, char trans, int64_t n, in
 static ooc_status_t c_syrk(ooc_exec_t *e, int q, char uplo, char trans, int64_t n, int64_t k,
                            double alpha, const double *A, int64_t lda, double beta, double *C,
                            int64_t ldc) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "syrk"));
-  e->stats.ops++;
-  e->stats.flops += 1.0 * n * (n + 1) * k;
-  return leave(x, do_syrk(x, q, uplo, trans, n, k, alpha, A, lda, beta, C, ldc));
+  OOC_TRY(begin(e, q, "syrk", 1.0 * n * (n + 1) * k));
+  return leave(X(e), do_syrk(X(e), q, uplo, trans, n, k, alpha, A, lda, beta, C, ldc));
 }
 
 static ooc_status_t do_trsm(cx_t *x, int q, char side, char uplo, char trans, char diag, int64_t m,
@@ -516,11 +518,8 @@ static ooc_status_t do_trsm(cx_t *x, int q, char side, char uplo, char trans, ch
 static ooc_status_t c_trsm(ooc_exec_t *e, int q, char side, char uplo, char trans, char diag,
                            int64_t m, int64_t n, double alpha, const double *A, int64_t lda,
                            double *B, int64_t ldb) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "trsm"));
-  e->stats.ops++;
-  e->stats.flops += (side == 'L' || side == 'l') ? 1.0 * m * m * n : 1.0 * m * n * n;
-  return leave(x, do_trsm(x, q, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb));
+  OOC_TRY(begin(e, q, "trsm", (side == 'L' || side == 'l') ? 1.0 * m * m * n : 1.0 * m * n * n));
+  return leave(X(e), do_trsm(X(e), q, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb));
 }
 
 static ooc_status_t do_laswp(cx_t *x, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
@@ -540,10 +539,8 @@ static ooc_status_t do_laswp(cx_t *x, int q, int64_t ncols, double *A, int64_t l
 }
 static ooc_status_t c_laswp(ooc_exec_t *e, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
                             int64_t k2, const int64_t *ipiv) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "laswp"));
-  e->stats.ops++;
-  return leave(x, do_laswp(x, q, ncols, A, lda, k1, k2, ipiv));
+  OOC_TRY(begin(e, q, "laswp", 0));
+  return leave(X(e), do_laswp(X(e), q, ncols, A, lda, k1, k2, ipiv));
 }
 
 /* The cuSOLVER handle on queue q's stream. */
@@ -578,21 +575,16 @@ static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
     CU(&x->e, cudaMemcpyAsync(r + 1, dpiv, (size_t)(8 * mn), cudaMemcpyDeviceToHost, Q->st));
     r->ipiv_out = ipiv;
     r->npiv = mn;
-    OOC_TRY(rec_info(x, Q, r, info));
   } else {
-    r->has_info = 1; /* nothing to factor: info 0 */
-    r->info_out = info;
+    CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, NULL, Q->small, Q->st)); /* info 0 */
   }
-  return rec_done(x, Q, r);
+  return rec_close(x, Q, r, info);
 }
 static ooc_status_t c_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
                             int64_t *ipiv, int64_t *info) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "getrf"));
   int64_t mn = m < n ? m : n;
-  e->stats.ops++;
-  e->stats.flops += 1.0 * m * n * mn - 0.5 * (m + n) * mn * mn + mn * mn * mn / 3.0;
-  return leave(x, do_getrf(x, q, m, n, A, lda, ipiv, info));
+  OOC_TRY(begin(e, q, "getrf", 1.0 * m * n * mn - 0.5 * (m + n) * mn * mn + mn * mn * mn / 3.0));
+  return leave(X(e), do_getrf(X(e), q, m, n, A, lda, ipiv, info));
 }
 
 static ooc_status_t do_potrf(cx_t *x, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
@@ -613,19 +605,14 @@ static ooc_status_t do_potrf(cx_t *x, int q, int64_t n, double *A, int64_t lda, 
                                CUDA_R_64F, Q->ws, d, Q->hws, h, cuinfo));
     CU(&x->e, exc_diag_info(A, lda, n, DIAG_POSITIVE, cuinfo, Q->small, Q->st));
     ocu_rt_span_end(&x->rt, sp, q);
-    OOC_TRY(rec_info(x, Q, r, info));
   } else {
-    r->has_info = 1;
-    r->info_out = info;
+    CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, NULL, Q->small, Q->st)); /* info 0 */
   }
-  return rec_done(x, Q, r);
+  return rec_close(x, Q, r, info);
 }
 static ooc_status_t c_potrf(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "potrf"));
-  e->stats.ops++;
-  e->stats.flops += n * (double)n * n / 3.0;
-  return leave(x, do_potrf(x, q, n, A, lda, info));
+  OOC_TRY(begin(e, q, "potrf", n * (double)n * n / 3.0));
+  return leave(X(e), do_potrf(X(e), q, n, A, lda, info));
 }
 
 static ooc_status_t do_potri(cx_t *x, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
@@ -649,26 +636,23 @@ static ooc_status_t do_potri(cx_t *x, int q, int64_t n, double *A, int64_t lda, 
                                (double *)Q->ws, lw, cuinfo));
     CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
     ocu_rt_span_end(&x->rt, sp, q);
-    OOC_TRY(rec_info(x, Q, r, info));
   } else {
-    r->has_info = 1;
-    r->info_out = info;
+    CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, NULL, Q->small, Q->st)); /* info 0 */
   }
-  return rec_done(x, Q, r);
+  return rec_close(x, Q, r, info);
 }
 static ooc_status_t c_potri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "potri"));
-  e->stats.ops++;
-  e->stats.flops += 2.0 * n * (double)n * n / 3.0;
-  return leave(x, do_potri(x, q, n, A, lda, info));
+  OOC_TRY(begin(e, q, "potri", 2.0 * n * (double)n * n / 3.0));
+  return leave(X(e), do_potri(X(e), q, n, A, lda, info));
 }
 
 /* inv of the n x n triangle at A on queue q, its info at Q->small[0]. The tuned recursive trtri
  * (ocu_trtri.c) for an upper non-unit triangle wider than its leaf (it does not check the
- * diagonal: exc_diag_info does, first), cuSOLVER's otherwise. work/work_elems: device scratch
- * the tuned one may use for out-of-place trmm (NULL: in place). The device workspace must hold
- * trtri_ws(...) bytes at Q->ws. */
+ * diagonal: exc_diag_info does, first), cuSOLVER's otherwise; a unit triangle goes to cuSOLVER
+ * as a non-unit one with its diagonal set to 1 and restored after (exc_diag_swap says why;
+ * save: n doubles of device scratch for it). work/work_elems: device scratch the tuned one may
+ * use for out-of-place trmm (NULL: in place). The device workspace must hold trtri_ws(...)
+ * bytes at Q->ws. */
 static int use_tuned(const cx_t *x, char uplo, char diag, int64_t n) {
   int64_t leaf = x->tt.leaf > 0 ? x->tt.leaf : OCU_TRTRI_LEAF;
   return fill_of(uplo) == CUBLAS_FILL_MODE_UPPER && diag_of(diag) == CUBLAS_DIAG_NON_UNIT &&
@@ -678,12 +662,14 @@ static ooc_status_t trtri_ws(cx_t *x, char uplo, char diag, int64_t n, double *A
                              size_t *d, size_t *h) {
   *d = *h = 0;
   if (n <= 0) return OOC_OK;
-  CS(&x->e, cusolverDnXtrtri_bufferSize(x->rt.sol, fill_of(uplo), diag_of(diag), n, CUDA_R_64F, A,
-                                        lda, d, h));
+  (void)diag; /* cuSOLVER is always asked for a non-unit triangle (trtri_run) */
+  CS(&x->e, cusolverDnXtrtri_bufferSize(x->rt.sol, fill_of(uplo), CUBLAS_DIAG_NON_UNIT, n,
+                                        CUDA_R_64F, A, lda, d, h));
   return OOC_OK;
 }
 static ooc_status_t trtri_run(cx_t *x, int q, char uplo, char diag, int64_t n, double *A,
-                              int64_t lda, size_t d, size_t h, double *work, int64_t work_elems) {
+                              int64_t lda, size_t d, size_t h, double *save, double *work,
+                              int64_t work_elems) {
   cq_t *Q = &x->q[q];
   int *cuinfo = (int *)(Q->small + 1);
   if (n <= 0) {
@@ -701,9 +687,12 @@ static ooc_status_t trtri_run(cx_t *x, int q, char uplo, char diag, int64_t n, d
                       (long long)n, q, err, code);
     return OOC_OK;
   }
-  CS(&x->e, cusolverDnXtrtri(x->rt.sol, fill_of(uplo), diag_of(diag), n, CUDA_R_64F, A, lda, Q->ws,
-                             d, Q->hws, h, cuinfo));
+  int unit = diag_of(diag) == CUBLAS_DIAG_UNIT;
+  if (unit) CU(&x->e, exc_diag_swap(A, lda, n, save, 0, Q->st));
+  CS(&x->e, cusolverDnXtrtri(x->rt.sol, fill_of(uplo), CUBLAS_DIAG_NON_UNIT, n, CUDA_R_64F, A, lda,
+                             Q->ws, d, Q->hws, h, cuinfo));
   CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
+  if (unit) CU(&x->e, exc_diag_swap(A, lda, n, save, 1, Q->st));
   return OOC_OK;
 }
 
@@ -713,22 +702,19 @@ static ooc_status_t do_trtri(cx_t *x, int q, char uplo, char diag, int64_t n, do
   size_t d = 0, h = 0;
   if (n > 0) OOC_TRY(sol_on(x, q));
   OOC_TRY(trtri_ws(x, uplo, diag, n, A, lda, &d, &h));
-  OOC_TRY(ws_need(x, Q, (int64_t)d, h, "trtri"));
+  int64_t dws = OCU_RT_ROUND((int64_t)d);
+  OOC_TRY(ws_need(x, Q, dws + 8 * (n > 0 ? n : 0), h, "trtri"));
   hrec_t *r;
   OOC_TRY(rec_take(x, Q, 0, "trtri", &r));
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "trtri", 0, n * (double)n * n / 3.0);
-  OOC_TRY(trtri_run(x, q, uplo, diag, n, A, lda, d, h, NULL, 0));
+  OOC_TRY(trtri_run(x, q, uplo, diag, n, A, lda, d, h, (double *)(Q->ws + dws), NULL, 0));
   ocu_rt_span_end(&x->rt, sp, q);
-  OOC_TRY(rec_info(x, Q, r, info));
-  return rec_done(x, Q, r);
+  return rec_close(x, Q, r, info);
 }
 static ooc_status_t c_trtri(ooc_exec_t *e, int q, char uplo, char diag, int64_t n, double *A,
                             int64_t lda, int64_t *info) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "trtri"));
-  e->stats.ops++;
-  e->stats.flops += n * (double)n * n / 3.0;
-  return leave(x, do_trtri(x, q, uplo, diag, n, A, lda, info));
+  OOC_TRY(begin(e, q, "trtri", n * (double)n * n / 3.0));
+  return leave(X(e), do_trtri(X(e), q, uplo, diag, n, A, lda, info));
 }
 
 /* getri as LAPACK's dgetri without pivoting: inv(U) in place (trtri above; its info is
@@ -746,7 +732,7 @@ static ooc_status_t do_getri(cx_t *x, int q, int64_t n, double *A, int64_t lda, 
   OOC_TRY(rec_take(x, Q, 0, "getri", &r));
   double *work = (double *)(Q->ws + dws);
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "getri", 0, 4.0 * n * (double)n * n / 3.0);
-  OOC_TRY(trtri_run(x, q, 'U', 'N', n, A, lda, d, h, work, n * nb));
+  OOC_TRY(trtri_run(x, q, 'U', 'N', n, A, lda, d, h, NULL, work, n * nb));
   for (int64_t j = n > 0 ? (n - 1) / GETRI_NB * GETRI_NB : -1; j >= 0; j -= GETRI_NB) {
     int code = 0;
     const char *err = ocu_getri_block(Q->bl, A, lda, n, j, n - j < GETRI_NB ? n - j : GETRI_NB,
@@ -756,15 +742,11 @@ static ooc_status_t do_getri(cx_t *x, int q, int64_t n, double *A, int64_t lda, 
                       "failed (status %d)", x->name, (long long)n, q, err, code);
   }
   ocu_rt_span_end(&x->rt, sp, q);
-  OOC_TRY(rec_info(x, Q, r, info));
-  return rec_done(x, Q, r);
+  return rec_close(x, Q, r, info);
 }
 static ooc_status_t c_getri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
-  cx_t *x = X(e);
-  OOC_TRY(enter(x, q, "getri"));
-  e->stats.ops++;
-  e->stats.flops += 4.0 * n * (double)n * n / 3.0;
-  return leave(x, do_getri(x, q, n, A, lda, info));
+  OOC_TRY(begin(e, q, "getri", 4.0 * n * (double)n * n / 3.0));
+  return leave(X(e), do_getri(X(e), q, n, A, lda, info));
 }
 
 /* ---- creation and the end ------------------------------------------------------------------ */

@@ -1,5 +1,6 @@
 // exec_cuda_kernels.cu: the few kernels the CUDA executor (exec_cuda.c) needs beyond cuBLAS and
-// cuSOLVER: fill, row interchanges on 64-bit 0-based pivots, and the info of a factorization.
+// cuSOLVER: fill, row interchanges on 64-bit 0-based pivots, the info of a factorization, and
+// a unit triangle's diagonal set aside for trtri.
 // Column-major FP64, 64-bit indices; every launcher returns the launch's error. (Transpose is
 // cuBLAS's geam; getri's split of the lower triangle is ocu_kernels.cu's.)
 #include <cuda_runtime.h>
@@ -71,7 +72,32 @@ __global__ void diag_info(const double *__restrict__ A, int64_t lda, int64_t n, 
   }
 }
 
+// The diagonal of A to save[] and ones in its place (restore == 0), or back (restore != 0):
+// cusolverDnXtrtri was seen to invert a unit triangle's stored diagonal all the same (an H100,
+// CUDA 13: trtri('L', 'U') of a 1 x 1 block returned 1/a), so the executor inverts a unit
+// triangle as a non-unit one whose diagonal it has set to 1, then puts the diagonal back.
+__global__ void diag_swap(double *__restrict__ A, int64_t lda, int64_t n, double *__restrict__ save,
+                          int restore) {
+  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < n;
+       j += (int64_t)gridDim.x * blockDim.x) {
+    if (restore) {
+      A[j + j * lda] = save[j];
+    } else {
+      save[j] = A[j + j * lda];
+      A[j + j * lda] = 1.0;
+    }
+  }
+}
+
 }  // namespace
+
+extern "C" cudaError_t exc_diag_swap(double *A, int64_t lda, int64_t n, double *save, int restore,
+                                     cudaStream_t s) {
+  if (n <= 0) return cudaSuccess;
+  int64_t g = (n + kThreads - 1) / kThreads;
+  diag_swap<<<(unsigned)(g > 1024 ? 1024 : g), kThreads, 0, s>>>(A, lda, n, save, restore);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64_t lda,
                                 cudaStream_t s) {
@@ -103,5 +129,6 @@ extern "C" cudaError_t exc_preload(void) {
   cudaError_t e = cudaFuncGetAttributes(&a, fill);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, laswp);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_info);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_swap);
   return e;
 }
