@@ -25,7 +25,9 @@
  *   OOC_CUDA_IMPORTS_VOID). All state stays in the context (base.h), so the module's calls and the
  *   core's see the same counters, budgets and armed faults.
  * - The exec.h executor's factory (ex_create, from src/exec/cuda) is one slot of the table; NULL
- *   in a module built without it.
+ *   in a module built without it. The gj/chol/product entries carry the solvers' seam types
+ *   (gj_exec_t, chol_exec_t, gemm_exec_t) until those executors move onto exec.h (issue 18);
+ *   then they go, with the includes of solvers/ headers here, and probe and ex_create remain.
  *
  * Loader (plugin.c)
  * - ooc_cuda_load(why, cap, found): the table, or NULL and the reason (every place tried, and why
