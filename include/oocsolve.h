@@ -42,8 +42,9 @@ extern "C" {
 #define OOC_VERSION_STRING "0.1.0"
 
 OOC_API const char *ooc_version(void);
-/* How this library was built, one line: "CUDA off; HDF5 1.10.8; zstd 1.5.4; BLAS OpenBLAS 0.3.21
- * ..." (the versions linked at run time where the library can ask). */
+/* How this library was built, one line: "CUDA plugin loaded from /usr/lib/liboocsolve_cuda.so
+ * (toolkit 13.0.88)" or "CUDA plugin not loaded: why"; "HDF5 1.10.8; zstd 1.5.4; BLAS OpenBLAS
+ * 0.3.21 ..." (the versions linked at run time where the library can ask). */
 OOC_API const char *ooc_build_info(void);
 
 /* Status codes. Values are pinned: never renumber, only append. */

@@ -32,11 +32,7 @@
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
 #include "api/job_int.h"
-#ifdef OOC_HAVE_CUDA
-#include "kernels/cuda/ocu.h"
-#include "kernels/cuda/ocu_chol.h"
-#include "kernels/cuda/ocu_gemm.h"
-#endif
+#include "exec/plugin.h"
 
 
 /* ---- adapters from io to the tiling layer's interfaces ------------------------------------ */
@@ -86,19 +82,18 @@ static ooc_status_t pick_backend(job_t *j) {
   case OOC_DEVICE_AUTO:
   case OOC_DEVICE_CUDA: {
     j->ops = ooc_ops_cpu();
-#ifdef OOC_HAVE_CUDA
-    char desc[256];
-    if (ocu_probe(desc, sizeof desc)) {
+    char desc[256], why[1024];
+    int found = 0;
+    const ooc_cuda_api_t *cu = ooc_cuda_load(why, sizeof why, &found); /* exec/plugin.h */
+    if (cu && cu->probe(desc, sizeof desc)) {
       j->cuda = 1;
       ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "using GPU 0: %s", desc);
     } else if (j->o.device == OOC_DEVICE_CUDA) {
-      return OOC_FAIL(ctx, OOC_ERR_NODEVICE, "--device cuda: no usable GPU (%s)", desc);
+      if (cu) return OOC_FAIL(ctx, OOC_ERR_NODEVICE, "--device cuda: no usable GPU (%s)", desc);
+      return OOC_FAIL(ctx, OOC_ERR_NODEVICE, "--device cuda: %s", why);
+    } else if (!cu && found) { /* a module is installed but unusable: say why under auto */
+      ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "GPU not used: %s", why);
     }
-#else
-    if (j->o.device == OOC_DEVICE_CUDA)
-      return OOC_FAIL(ctx, OOC_ERR_NODEVICE,
-                      "--device cuda: this build of oocsolve has no CUDA backend");
-#endif
     break;
   }
   default: return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown device %d", (int)j->o.device);
@@ -107,12 +102,10 @@ static ooc_status_t pick_backend(job_t *j) {
   return OOC_OK;
 }
 
-#ifdef OOC_HAVE_CUDA
 static ocu_config_t gpu_config(const job_t *j) {
   ocu_config_t c = {.gpu_mem = j->o.gpu_mem, .streams = j->o.streams, .trace = j->o.trace};
   return c;
 }
-#endif
 
 static int is_iter(const job_t *j) {
   return j->o.method == OOC_METHOD_NEWTON || j->o.method == OOC_METHOD_HYPER7;
@@ -515,7 +508,6 @@ static void unload_inputs(job_t *j) {
   j->cache = NULL;
 }
 
-#ifdef OOC_HAVE_CUDA
 /* The CUDA Cholesky executor for ca->job at the planner's stripe (plan_chol_gpu); chol runs on
  * the CPU with a notice when its pinned buffers do not fit the planned host room. */
 static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
@@ -530,13 +522,12 @@ static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
     return OOC_OK;
   }
   ocu_config_t c = gpu_config(j);
-  OOC_TRY(ocu_chol_create(j->ctx, j->n, j->b, W, ca->job, 0, &c, &j->cexec));
+  OOC_TRY(ooc_cuda()->chol_create(j->ctx, j->n, j->b, W, ca->job, 0, &c, &j->cexec));
   ca->exec = j->cexec;
   ca->stripe = W;
   r->stripe = W;
   return OOC_OK;
 }
-#endif
 
 /* Cholesky; under auto, a matrix that is not positive definite falls back to gj (the stores
  * are reloaded from the input, which was never modified). */
@@ -565,25 +556,21 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
     ckpt_start(j);
   }
   chol_stats_t cs = {0};
-#ifdef OOC_HAVE_CUDA
   if (j->cuda && !j->have_factor) OOC_TRY(chol_gpu_setup(j, &ca)); /* nothing to factor */
-#endif
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   *steps = cs.steps;
   if (st == OOC_ERR_FORMAT && j->have_factor) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
-#ifdef OOC_HAVE_CUDA
   if (j->cexec) {
     ocu_chol_stats_t os;
     char pk[32], bu[32];
-    ocu_chol_stats(j->cexec, &os);
+    ooc_cuda()->chol_stats(j->cexec, &os);
     ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s (chol, stripe %lld)",
              ooc_fmt_bytes(os.dev_peak, pk, sizeof pk), ooc_fmt_bytes(os.dev_budget, bu, sizeof bu),
              (long long)os.W);
-    ooc_status_t st2 = ocu_chol_destroy(j->cexec);
+    ooc_status_t st2 = ooc_cuda()->chol_destroy(j->cexec);
     j->cexec = NULL;
     if (st == OOC_OK) st = st2;
   }
-#endif
   if (st != OOC_ERR_NOT_SPD) return st;
   if (j->o.method != OOC_METHOD_AUTO || j->logdet_only || j->factor_out) {
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));
@@ -619,28 +606,24 @@ static ooc_status_t eliminate_gj(job_t *j, int64_t *steps) {
   }
   ckpt_start(j);
   gj_stats_t gs;
-#ifdef OOC_HAVE_CUDA
   if (j->cuda) {
     ocu_config_t c = gpu_config(j);
-    OOC_TRY(ocu_exec_create(ctx, j->n, j->b, j->W, j->m, &c, &j->exec));
+    OOC_TRY(ooc_cuda()->exec_create(ctx, j->n, j->b, j->W, j->m, &c, &j->exec));
     ga.exec = j->exec;
   }
-#endif
   ooc_status_t st = gj_run(ctx, &ga, &gs, &r->info);
   *steps = gs.steps;
-#ifdef OOC_HAVE_CUDA
   if (j->exec) {
     ocu_stats_t os;
     char pk[32], bu[32];
-    ocu_exec_stats(j->exec, &os);
+    ooc_cuda()->exec_stats(j->exec, &os);
     ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s, %d streams",
              ooc_fmt_bytes(os.dev_peak, pk, sizeof pk), ooc_fmt_bytes(os.dev_budget, bu, sizeof bu),
              os.streams);
-    ooc_status_t st2 = ocu_exec_destroy(j->exec);
+    ooc_status_t st2 = ooc_cuda()->exec_destroy(j->exec);
     j->exec = NULL;
     if (st == OOC_OK) st = st2;
   }
-#endif
   if (st == OOC_ERR_SINGULAR) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
   if (st == OOC_ERR_CORRUPT) /* a scratch tile: say which matrix, and how tile ids map */
     ooc_error_context(ctx, "%s (tile id = tile row * %lld + tile column, tiles of %lld)",
@@ -686,12 +669,11 @@ done:
   return st;
 }
 
-#ifdef OOC_HAVE_CUDA
 /* The products' executor and buffers on the GPU (MB x NB blocks, panels KB). */
 static ooc_status_t gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB) {
   ocu_config_t c = gpu_config(j);
-  ex_cuda_config_t xc = ocu_gemm_exec_config(&c);
-  OOC_TRY(ex_cuda_create(j->ctx, &xc, &j->gx));
+  ex_cuda_config_t xc = ooc_cuda()->gemm_exec_config(&c);
+  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->gx));
   return gemm_dev_create(j->gx, MB, NB, KB, j->plan.gslots, j->plan.gncblk, &j->gdev);
 }
 
@@ -713,7 +695,6 @@ static ooc_status_t gemm_gpu_done(job_t *j, int64_t block, int64_t kblock, int s
   j->gx = NULL;
   return st;
 }
-#endif
 
 static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
@@ -745,22 +726,18 @@ static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
   double thr = j->o.check_threshold > 0 ? j->o.check_threshold : 30;
   ia.target = thr / 2;
   ia.accept = thr;
-#ifdef OOC_HAVE_CUDA
   if (j->cuda && j->plan.gncblk > 0) { /* every product on the GPU executor; epilogues on host */
     int64_t MB = ooc_min64(ia.block, n);
     OOC_TRY(gemm_gpu_open(j, MB, MB, ooc_min64(j->plan.gkb, n)));
     ia.dev = j->gdev;
     ia.kblock = j->plan.gkb;
   }
-#endif
   iter_result_t ir;
   ooc_status_t st = iter_run(ctx, &ia, &ir);
-#ifdef OOC_HAVE_CUDA
   if (j->gx) {
     ooc_status_t st2 = gemm_gpu_done(j, ia.block, j->plan.gkb, j->plan.gslots, j->plan.gncblk, &ir.gemm);
     if (st == OOC_OK) st = st2;
   }
-#endif
   r->iterations = ir.iterations;
   for (int k = 0; k < OOC_MAX_ITER_REPORT; k++) r->iter_residual[k] = k < ir.nres ? ir.res[k] : NAN;
   *steps = ir.iterations;
@@ -1055,12 +1032,10 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
 
 static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
-#ifdef OOC_HAVE_CUDA
-  if (j->exec) ocu_exec_destroy(j->exec);
-  if (j->cexec) ocu_chol_destroy(j->cexec);
+  if (j->exec) ooc_cuda()->exec_destroy(j->exec);
+  if (j->cexec) ooc_cuda()->chol_destroy(j->cexec);
   gemm_dev_destroy(j->gdev);
   ex_destroy(j->gx);
-#endif
   unload_inputs(j);
   h5m_close(j->out); /* removes the temporary file unless committed */
   h5m_close(j->in_a);
@@ -1247,16 +1222,12 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   gemm_args_t g = {.A = j->A, .B = j->B, .C = j->iv[0], .alpha = alpha,
                    .beta = j->in_c ? beta : 0.0, .ops = j->ops, .block = s, .kblock = kblock};
   gemm_stats_t gs = {0};
-#ifdef OOC_HAVE_CUDA
   if (j->cuda) {
     OOC_TRY(gemm_gpu_open(j, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kblock, ooc_max64(k, 1))));
     g.dev = j->gdev;
   }
-#endif
   OOC_TRY(gemm_run(ctx, &g, &gs));
-#ifdef OOC_HAVE_CUDA
   if (j->gx) OOC_TRY(gemm_gpu_done(j, s, kblock, j->plan.gslots, j->plan.gncblk, &gs));
-#endif
   double t2 = ooc_now(), sp1 = spill_time(j);
   r->steps = gs.blocks;
   r->t_spill = sp1;

@@ -10,11 +10,7 @@
 #include "solvers/iter.h"
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
-#ifdef OOC_HAVE_CUDA
-#include "kernels/cuda/ocu.h"
-#include "kernels/cuda/ocu_chol.h"
-#include "kernels/cuda/ocu_gemm.h"
-#endif
+#include "exec/plugin.h"
 
 /* Small allocations outside the planned buffers (structs, names): kept out of the cache. */
 #define SLACK_BYTES (64 * 1024)
@@ -34,12 +30,10 @@ static int is_iter(const plan_t *p) {
   return p->q.o->method == OOC_METHOD_NEWTON || p->q.o->method == OOC_METHOD_HYPER7;
 }
 
-#ifdef OOC_HAVE_CUDA
 static ocu_config_t gpu_config(const ooc_opts_t *o) {
   ocu_config_t c = {.gpu_mem = o->gpu_mem, .streams = o->streams, .trace = o->trace};
   return c;
 }
-#endif
 
 /* newton/hyper7: host bytes of the products' buffers for GEMM block s (the GPU executor's pinned
  * buffers once they are planned, else the host workspace), and the whole workspace: the work
@@ -47,12 +41,10 @@ static ocu_config_t gpu_config(const ooc_opts_t *o) {
  * own buffers. */
 static int64_t iter_gemm_bytes(const plan_t *p, int64_t s) {
   int64_t n = p->q.n, b = p->b;
-#ifdef OOC_HAVE_CUDA
   if (p->cuda && p->gncblk > 0) {
     int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
-    return ocu_gemm_bytes(MB, MB, ooc_min64(p->gkb, n), p->gslots, p->gncblk);
+    return ooc_cuda()->gemm_bytes(MB, MB, ooc_min64(p->gkb, n), p->gslots, p->gncblk);
   }
-#endif
   return gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
 }
 
@@ -62,13 +54,11 @@ int64_t plan_ws(const plan_t *p, int64_t W) {
     return iter_stores(p->q.o->method) * tstore_overhead_bytes(n, n, b) +
            ooc_max64(8 * n * b, iter_gemm_bytes(p, W) + iter_own_bytes(n, b));
   W = ts_stripe(n, b, W); /* what the method will run */
-#ifdef OOC_HAVE_CUDA
   if (p->chol_gpu) { /* the executor's pinned panel and ring stand for the host panel */
     ocu_config_t c = gpu_config(p->q.o);
-    return ocu_chol_host_bytes(n, b, W, p->q.chol_job, &c) + chol_workspace_bytes(n, b, W, m) -
+    return ooc_cuda()->chol_host_bytes(n, b, W, p->q.chol_job, &c) + chol_workspace_bytes(n, b, W, m) -
            8 * n * W;
   }
-#endif
   if (p->q.chol_only || p->q.o->method == OOC_METHOD_CHOL) return chol_workspace_bytes(n, b, W, m);
   if (p->q.o->method == OOC_METHOD_GJ) return gj_workspace_bytes(n, b, W, m);
   return ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
@@ -126,7 +116,6 @@ static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
  * within the half of the host room the host block would get (the cache, A and the iterates, get
  * the rest); --stripe caps it as on the CPU. */
 static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
-#ifdef OOC_HAVE_CUDA
   int64_t n = p->q.n, b = p->b, m = p->q.m;
   ocu_config_t c = gpu_config(p->q.o);
   char have[32], nb[32];
@@ -141,7 +130,7 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
                       "product's pinned buffers (n = %lld, tile %lld); raise --host-mem or lower "
                       "--tile", p->q.name, ooc_fmt_bytes(p->budget, have, sizeof have),
                       (long long)n, (long long)b);
-    OOC_TRY(ocu_gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &nslots, &ncblk));
+    OOC_TRY(ooc_cuda()->gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &nslots, &ncblk));
     if (p->q.o->stripe > 0) s = ooc_min64(s, ooc_max64(b, p->q.o->stripe / b * b));
     p->gkb = kb;
     p->gncblk = ncblk;
@@ -153,7 +142,7 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
     return OOC_OK; /* two sweeps on the host */
   if (p->q.chol_certain) { /* Cholesky for certain: its executor's stripe and buffers */
     int64_t Wd = 0, gb = 0, avail = p->budget - p->fixed;
-    OOC_TRY(ocu_chol_plan(ctx, n, b, p->q.chol_job, 0, &c, &Wd, &gb));
+    OOC_TRY(ooc_cuda()->chol_plan(ctx, n, b, p->q.chol_job, 0, &c, &Wd, &gb));
     p->chol_gpu = 1;
     int64_t cap = ooc_min64(Wd, p->q.o->stripe > 0 ? p->q.o->stripe : n);
     int64_t W = widest(p, avail, ts_stripe(n, b, cap));
@@ -171,25 +160,21 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
     return OOC_OK;
   }
   int64_t Wg = 0, gbudget = 0;
-  OOC_TRY(ocu_plan(ctx, n, b, m, &c, &Wg, &gbudget));
+  OOC_TRY(ooc_cuda()->plan(ctx, n, b, m, &c, &Wg, &gbudget));
   int64_t W = ts_stripe(n, b, ooc_min64(p->W, Wg));
   /* gj's workspace, as the executor allocates it (plan_chol_gpu checks chol's against it) */
-  while (W > b && p->fixed + ocu_host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m) >
+  while (W > b && p->fixed + ooc_cuda()->host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m) >
                       p->budget)
     W = ts_stripe(n, b, W - b);
-  int64_t need = p->fixed + ocu_host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m);
+  int64_t need = p->fixed + ooc_cuda()->host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m);
   if (need > p->budget)
     return OOC_FAIL(ctx, OOC_ERR_BUDGET,
                     "%s: --host-mem %s is too small for the GPU pipeline with n = %lld and tile "
                     "%lld: at least %s is needed (pinned column blocks); raise --host-mem or lower "
                     "--tile", p->q.name, ooc_fmt_bytes(p->budget, have, sizeof have),
                     (long long)n, (long long)b, ooc_fmt_bytes(need, nb, sizeof nb));
-  p->fixed += ocu_host_extra_bytes(n, b, W, m, &c);
+  p->fixed += ooc_cuda()->host_extra_bytes(n, b, W, m, &c);
   p->W = W;
-#else
-  (void)ctx;
-  (void)p;
-#endif
   return OOC_OK;
 }
 
@@ -227,7 +212,7 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
     W = ts_stripe(n, b, W);
   }
   p->W = W;
-  p->cuda = q->cuda;
+  p->cuda = q->cuda && ooc_cuda(); /* a GPU was picked: the plugin is loaded (exec/plugin.h) */
   if (p->cuda && n > 0) {
     ooc_status_t st = plan_gpu(ctx, p);
     /* --device auto: a GPU pipeline that does not fit the budgets is no reason to fail when the
@@ -249,20 +234,23 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
                            size_t cap) {
   *W = 0;
   why[0] = 0;
-#ifdef OOC_HAVE_CUDA
   if (p->chol_gpu && job == p->q.chol_job) { /* planned as such (plan_gpu) */
     *W = p->W;
     return OOC_OK;
   }
+  if (!p->cuda) {
+    snprintf(why, cap, "chol ran on the CPU: no GPU was picked");
+    return OOC_OK;
+  }
   int64_t n = p->q.n, b = p->b, m = p->q.m, Wd = 0, gbudget = 0;
   ocu_config_t c = gpu_config(p->q.o);
-  OOC_TRY(ocu_chol_plan(ctx, n, b, job, 0, &c, &Wd, &gbudget));
+  OOC_TRY(ooc_cuda()->chol_plan(ctx, n, b, job, 0, &c, &Wd, &gbudget));
   int64_t Wc = ts_stripe(n, b, chol_even_stripe(n, b, ooc_min64(p->W, Wd)));
   /* its pinned panel and ring must fit the host room planned for the method (sized for gj when
    * the method was not yet known; chol's in-device sweep needs a little more device memory than
    * gj, so a matrix that fits gj in one step can need chol's ring) */
-  int64_t reserved = plan_ws(p, p->W) + ocu_host_extra_bytes(n, b, p->W, m, &c);
-  int64_t need = ocu_chol_host_bytes(n, b, Wc, job, &c) + chol_workspace_bytes(n, b, Wc, m) -
+  int64_t reserved = plan_ws(p, p->W) + ooc_cuda()->host_extra_bytes(n, b, p->W, m, &c);
+  int64_t need = ooc_cuda()->chol_host_bytes(n, b, Wc, job, &c) + chol_workspace_bytes(n, b, Wc, m) -
                  8 * n * Wc;
   if (need > reserved) {
     char nb[32], rb[32];
@@ -272,23 +260,15 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
     return OOC_OK;
   }
   *W = Wc;
-#else
-  (void)ctx;
-  (void)p;
-  (void)job;
-  snprintf(why, cap, "this build has no CUDA backend");
-#endif
   return OOC_OK;
 }
 
 int64_t plan_gemm_ws(const plan_t *p, int64_t m, int64_t n, int64_t k) {
   int64_t big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k))), b = p->b, s = p->W;
   int64_t strip = 8 * b * big;
-#ifdef OOC_HAVE_CUDA
   if (p->cuda)
-    return ooc_max64(strip, ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n),
+    return ooc_max64(strip, ooc_cuda()->gemm_bytes(ooc_min64(s, m), ooc_min64(s, n),
                                            ooc_min64(p->gkb, k), p->gslots, p->gncblk));
-#endif
   return ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
 }
 
@@ -310,17 +290,15 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n
   int64_t s = gemm_block_for(m, n, k, b, avail / 2);
   if (s < b && gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
   p->W = s;
-  p->cuda = q->cuda;
+  p->cuda = q->cuda && ooc_cuda(); /* a GPU was picked: the plugin is loaded (exec/plugin.h) */
   p->gncblk = 1;
   p->gslots = 2;
-#ifdef OOC_HAVE_CUDA
   if (p->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
                   * get at most half of the room, as the host block does */
     ocu_config_t c = gpu_config(o);
-    OOC_TRY(ocu_gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &p->W, &p->gkb,
+    OOC_TRY(ooc_cuda()->gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &p->W, &p->gkb,
                           &p->gslots, &p->gncblk));
   }
-#endif
   if (p->W < b || plan_gemm_ws(p, m, n, k) > avail) {
     char have[32], need[32];
     p->W = b;

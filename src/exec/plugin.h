@@ -1,0 +1,166 @@
+/*
+ * plugin.h: the CUDA backend as a run-time plugin (issue 25: one build runs on CPU-only and GPU
+ * nodes). Every CUDA source (src/kernels/cuda, src/exec/cuda) is built into one shared module,
+ * liboocsolve_cuda.so, which links cudart, cuBLAS and cuSOLVER; the core library links no CUDA
+ * library and loads the module with dlopen the first time a call asks for a GPU (--device cuda or
+ * auto), never for --device cpu/ref. A node without the module, without the CUDA libraries or
+ * without a GPU runs on the CPU under auto (with the notice the job gives) and fails cleanly under
+ * --device cuda (OOC_ERR_NODEVICE, exit 7, naming what is missing and where it looked).
+ *
+ * Contract between the core and the module
+ * - The module exports ONE symbol, OOC_CUDA_ENTRY ("ooc_cuda_plugin_v1"; the suffix is the ABI
+ *   major, so a module of another ABI simply lacks it): a function that takes the core's imports
+ *   table (below) and returns the module's table of everything the core calls (ooc_cuda_api_t).
+ *   The module keeps the imports pointer for the life of the process (the loader never unloads).
+ * - The core uses the table only if abi == OOC_CUDA_ABI, size >= sizeof(ooc_cuda_api_t), layout
+ *   == ooc_cuda_layout() (a fingerprint of the shared structs' sizes and of the context fields
+ *   the CUDA runtime touches: a module built from other headers is refused, never half-used) and
+ *   version == OOC_VERSION_STRING. A refusal is a reason like a missing file.
+ * - Imports: the module calls the core only through ooc_cuda_imports_t (OOC_CUDA_IMPORTS: the
+ *   allocator, error recording, the fault seam, timers, the parallel loop and the product's
+ *   model), through forwarding definitions of the same names in the module (src/plugin/
+ *   cuda_module.c), so the CUDA sources are unchanged and are also linked as plain objects into
+ *   the tests that call CUDA internals. The module is linked with -z defs: a core function a CUDA
+ *   source starts to call is a link error naming it, fixed by one line in OOC_CUDA_IMPORTS (or
+ *   OOC_CUDA_IMPORTS_VOID). All state stays in the context (base.h), so the module's calls and the
+ *   core's see the same counters, budgets and armed faults.
+ * - The exec.h executor's factory (ex_create, from src/exec/cuda) is one slot of the table: the
+ *   product runs on it (the core's oocgemm.c drives it; the module keeps only the product's plan).
+ *   The gj/chol entries carry the solvers' seam types (gj_exec_t, chol_exec_t) until those
+ *   methods move onto exec.h too (issue 18); then they go, with the includes of solvers/ headers
+ *   here, and probe, the plans and ex_create remain.
+ *
+ * Loader (plugin.c)
+ * - ooc_cuda_load(why, cap, found): the table, or NULL and the reason (every place tried, and why
+ *   each failed: "not found", or the dlerror text, which names a missing libcudart/libcublas/
+ *   libcusolver, or the check that refused it); *found (may be NULL) is 1 when a file was at
+ *   one of the places (a broken installation rather than none: --device auto then says so).
+ *   Loaded once per process (thread-safe); later calls return the same answer. Looked for, in
+ *   order:
+ *     1. $OOC_CUDA_PLUGIN, when set: that file only (an explicit choice is not second-guessed;
+ *        setting it to a path that does not exist turns the GPU off);
+ *     2. the directory of the object holding the core (dladdr of a core symbol: liboocsolve.so,
+ *        or the program when it links the static library), then OOC_CUDA_PLUGIN_RELDIR from
+ *        there (bin -> lib of the same prefix: a relocated installation works);
+ *     3. the install libdir compiled in (CMAKE_INSTALL_FULL_LIBDIR).
+ *   Finding the module does not mean a GPU is usable: that is api->probe.
+ * - ooc_cuda(): ooc_cuda_load(NULL, 0, NULL), for code that runs once a GPU was picked.
+ * - ooc_cuda_describe(buf, cap): one line for --version ("CUDA plugin loaded from PATH (toolkit
+ *   13.0.88)" or "CUDA plugin not loaded: why"); loads it if no call did yet.
+ */
+#ifndef OOC_EXEC_PLUGIN_H
+#define OOC_EXEC_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "exec/cuda/exec_cuda.h"
+#include "exec/exec.h"
+#include "kernels/cuda/ocu.h"
+#include "kernels/cuda/ocu_chol.h"
+#include "kernels/cuda/ocu_gemm.h"
+#include "solvers/gemm_model.h"
+
+#define OOC_CUDA_ABI 1u
+#define OOC_CUDA_ENTRY "ooc_cuda_plugin_v1"
+#define OOC_CUDA_MODULE "liboocsolve_cuda.so"
+
+
+/* What the core calls. Field names follow the functions they stand for (ocu_plan -> plan). */
+typedef struct ooc_cuda_api {
+  uint32_t abi;        /* OOC_CUDA_ABI */
+  uint32_t size;       /* sizeof(ooc_cuda_api_t) as the module was built */
+  uint64_t layout;     /* ooc_cuda_layout() in the module */
+  const char *version; /* OOC_VERSION_STRING the module was built from */
+  const char *toolkit; /* the CUDA toolkit it was compiled with, e.g. "13.0.88" */
+  /* device: ocu.h */
+  int (*probe)(char *desc, size_t cap);
+  /* Gauss-Jordan executor (ocu.h) */
+  ooc_status_t (*plan)(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t m, const ocu_config_t *cfg,
+                       int64_t *W, int64_t *budget);
+  int64_t (*host_extra_bytes)(int64_t n, int64_t b, int64_t W, int64_t m, const ocu_config_t *cfg);
+  ooc_status_t (*exec_create)(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int64_t m,
+                              const ocu_config_t *cfg, gj_exec_t **out);
+  void (*exec_stats)(gj_exec_t *e, ocu_stats_t *s);
+  ooc_status_t (*exec_destroy)(gj_exec_t *e);
+  /* Cholesky executor (ocu_chol.h) */
+  ooc_status_t (*chol_plan)(ooc_ctx_t *ctx, int64_t n, int64_t b, int job, int64_t nb,
+                            const ocu_config_t *cfg, int64_t *W, int64_t *budget);
+  int64_t (*chol_host_bytes)(int64_t n, int64_t b, int64_t W, int job, const ocu_config_t *cfg);
+  ooc_status_t (*chol_create)(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int job,
+                              int64_t nb, const ocu_config_t *cfg, chol_exec_t **out);
+  void (*chol_stats)(chol_exec_t *e, ocu_chol_stats_t *s);
+  ooc_status_t (*chol_destroy)(chol_exec_t *e);
+  /* the product on exec.h's CUDA executor: its plan and the executor's configuration
+   * (ocu_gemm.h); the schedule and its buffers are the core's (oocgemm.c) */
+  int64_t (*gemm_bytes)(int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk);
+  ooc_status_t (*gemm_plan)(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int64_t b,
+                            const ocu_config_t *cfg, int64_t host_max, int64_t *s, int64_t *kb,
+                            int *nslots, int *ncblk);
+  ex_cuda_config_t (*gemm_exec_config)(const ocu_config_t *cfg);
+  /* exec.h's CUDA executor (src/exec/cuda/exec_cuda.h) */
+  ooc_status_t (*ex_create)(ooc_ctx_t *ctx, const ex_cuda_config_t *cfg, ooc_exec_t **out);
+  int64_t (*ex_overhead)(const ex_cuda_config_t *cfg);
+} ooc_cuda_api_t;
+
+/* The core functions the module may call: X(return type, name, (parameters), (arguments)).
+ * ooc_fail_at is variadic and goes through fail_v (below). */
+#define OOC_CUDA_IMPORTS(X)                                                                        \
+  X(void *, ooc_malloc, (ooc_ctx_t * ctx, size_t bytes), (ctx, bytes))                             \
+  X(void *, ooc_calloc, (ooc_ctx_t * ctx, size_t count, size_t size), (ctx, count, size))          \
+  X(int, ooc_fault_hit, (ooc_ctx_t * ctx, ooc_fault_kind_t kind), (ctx, kind))                     \
+  X(const char *, ooc_fmt_bytes, (int64_t bytes, char *buf, size_t cap), (bytes, buf, cap))       \
+  X(double, ooc_now, (void), ())                                                                   \
+  X(int, ooc_par_cpus, (int cap), (cap))                                                           \
+  X(int64_t, gemm_exec_bytes, (int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk),         \
+    (MB, NB, KB, nslots, ncblk))                                                                   \
+  X(int, gemm_model_plan,                                                                          \
+    (int64_t m, int64_t n, int64_t k, int64_t b, int64_t budget, int ends, int load,               \
+     const gemm_rates_t *r, gemm_shape_t *best, gemm_pred_t *pred),                                \
+    (m, n, k, b, budget, ends, load, r, best, pred))                                               \
+  X(gemm_rates_t, gemm_rates_gpu, (void), ())
+#define OOC_CUDA_IMPORTS_VOID(X)                                                                   \
+  X(ooc_free, (ooc_ctx_t * ctx, void *p), (ctx, p))                                                \
+  X(ooc_parallel, (int threads, int64_t n, ooc_par_fn fn, void *arg), (threads, n, fn, arg))
+
+#include "base/parloop.h"
+
+typedef struct ooc_cuda_imports {
+#define OOC_IMP_FIELD(ret, name, params, args) ret(*name) params;
+#define OOC_IMP_VFIELD(name, params, args) void(*name) params;
+  OOC_CUDA_IMPORTS(OOC_IMP_FIELD)
+  OOC_CUDA_IMPORTS_VOID(OOC_IMP_VFIELD)
+#undef OOC_IMP_FIELD
+#undef OOC_IMP_VFIELD
+  /* ooc_fail_at with the message already formatted (the format is "%s") */
+  ooc_status_t (*fail_msg)(ooc_ctx_t *ctx, ooc_status_t st, const char *file, int line,
+                           const char *msg);
+} ooc_cuda_imports_t;
+
+typedef const ooc_cuda_api_t *(*ooc_cuda_entry_fn)(const ooc_cuda_imports_t *imports);
+
+/* FNV-1a over the sizes of everything the core and the module pass each other and the offsets
+ * of the context fields the CUDA runtime reads and writes: equal on both sides iff they were
+ * compiled from compatible headers (the version string check covers the rest). */
+#define OOC_CUDA_LAYOUT_ITEMS(X)                                                                   \
+  X(sizeof(ooc_ctx_t)) X(offsetof(ooc_ctx_t, host_bytes)) X(offsetof(ooc_ctx_t, host_peak))        \
+  X(offsetof(ooc_ctx_t, streams)) X(offsetof(ooc_ctx_t, fault)) X(offsetof(ooc_ctx_t, err))        \
+  X(sizeof(ocu_config_t)) X(sizeof(ocu_stats_t)) X(sizeof(ocu_chol_stats_t)) X(sizeof(gj_exec_t))  \
+  X(sizeof(chol_exec_t)) X(sizeof(ex_cuda_config_t)) X(sizeof(gemm_stats_t)) X(sizeof(ooc_exec_t)) \
+  X(sizeof(ex_ops_t)) X(sizeof(ooc_cuda_api_t)) X(sizeof(ooc_cuda_imports_t))                      \
+  X(sizeof(gemm_rates_t)) X(sizeof(gemm_shape_t)) X(sizeof(gemm_pred_t))
+static inline uint64_t ooc_cuda_layout(void) {
+  uint64_t h = 1469598103934665603ull;
+#define OOC_LAYOUT_MIX(v) h = (h ^ (uint64_t)(v)) * 1099511628211ull;
+  OOC_CUDA_LAYOUT_ITEMS(OOC_LAYOUT_MIX)
+#undef OOC_LAYOUT_MIX
+  return h;
+}
+
+/* ---- the loader (plugin.c, in the core) ---------------------------------------------------- */
+const ooc_cuda_api_t *ooc_cuda_load(char *why, size_t cap, int *found);
+static inline const ooc_cuda_api_t *ooc_cuda(void) { return ooc_cuda_load(NULL, 0, NULL); }
+const char *ooc_cuda_describe(char *buf, size_t cap);
+
+#endif
