@@ -136,12 +136,13 @@ static void t_load_in_process(void) {
   CU_ASSERT_EQUAL(t->abi, OOC_CUDA_ABI);
   CU_ASSERT_STRING_EQUAL(t->version, OOC_VERSION_STRING);
   CU_ASSERT(t->layout == ooc_cuda_layout());
-  /* every function the core calls is there (ex_create may still be NULL: plugin.h) */
+  /* every function the core calls is there */
   CU_ASSERT(t->probe && t->plan && t->host_extra_bytes && t->exec_create && t->exec_stats &&
             t->exec_destroy);
   CU_ASSERT(t->chol_plan && t->chol_host_bytes && t->chol_create && t->chol_stats &&
             t->chol_destroy);
-  CU_ASSERT(t->gemm_bytes && t->gemm_plan && t->gemm_create && t->gemm_stats && t->gemm_destroy);
+  CU_ASSERT(t->gemm_bytes && t->gemm_plan && t->gemm_exec_config && t->ex_create &&
+            t->ex_overhead);
   char desc[256] = "";
   int usable = t->probe(desc, sizeof desc); /* 0 here (no driver), 1 on the GPU host */
   CU_ASSERT(desc[0] != 0);

@@ -26,6 +26,10 @@ static ooc_status_t fail_msg(ooc_ctx_t *ctx, ooc_status_t st, const char *file, 
   return ooc_fail_at(ctx, st, file, line, "%s", msg);
 }
 
+static ooc_status_t replace_msg(ooc_ctx_t *ctx, ooc_status_t st, const char *msg) {
+  return ooc_fail_replace(ctx, st, "%s", msg);
+}
+
 static const ooc_cuda_imports_t imports = {
 #define OOC_IMP_INIT(ret, name, params, args) .name = name,
 #define OOC_IMP_VINIT(name, params, args) .name = name,
@@ -33,6 +37,7 @@ static const ooc_cuda_imports_t imports = {
 #undef OOC_IMP_INIT
 #undef OOC_IMP_VINIT
         .fail_msg = fail_msg,
+        .replace_msg = replace_msg,
 };
 
 /* The one answer of this process (plugin.h: loaded once, never unloaded). */

@@ -105,13 +105,14 @@ typedef struct ooc_cuda_api {
 } ooc_cuda_api_t;
 
 /* The core functions the module may call: X(return type, name, (parameters), (arguments)).
- * ooc_fail_at is variadic and goes through fail_v (below). */
+ * ooc_fail_at and ooc_fail_replace are variadic and go through fail_msg and replace_msg (below). */
 #define OOC_CUDA_IMPORTS(X)                                                                        \
   X(void *, ooc_malloc, (ooc_ctx_t * ctx, size_t bytes), (ctx, bytes))                             \
   X(void *, ooc_calloc, (ooc_ctx_t * ctx, size_t count, size_t size), (ctx, count, size))          \
   X(int, ooc_fault_hit, (ooc_ctx_t * ctx, ooc_fault_kind_t kind), (ctx, kind))                     \
   X(const char *, ooc_fmt_bytes, (int64_t bytes, char *buf, size_t cap), (bytes, buf, cap))       \
   X(double, ooc_now, (void), ())                                                                   \
+  X(const char *, ooc_ctx_error, (const ooc_ctx_t *ctx), (ctx))                                    \
   X(int, ooc_par_cpus, (int cap), (cap))                                                           \
   X(int64_t, gemm_exec_bytes, (int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk),         \
     (MB, NB, KB, nslots, ncblk))                                                                   \
@@ -136,6 +137,8 @@ typedef struct ooc_cuda_imports {
   /* ooc_fail_at with the message already formatted (the format is "%s") */
   ooc_status_t (*fail_msg)(ooc_ctx_t *ctx, ooc_status_t st, const char *file, int line,
                            const char *msg);
+  /* ooc_fail_replace likewise */
+  ooc_status_t (*replace_msg)(ooc_ctx_t *ctx, ooc_status_t st, const char *msg);
 } ooc_cuda_imports_t;
 
 typedef const ooc_cuda_api_t *(*ooc_cuda_entry_fn)(const ooc_cuda_imports_t *imports);

@@ -36,6 +36,15 @@ ooc_status_t ooc_fail_at(ooc_ctx_t *ctx, ooc_status_t st, const char *file, int 
   return imp->fail_msg(ctx, st, file, line, msg);
 }
 
+ooc_status_t ooc_fail_replace(ooc_ctx_t *ctx, ooc_status_t st, const char *fmt, ...) {
+  char msg[sizeof ctx->err];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return imp->replace_msg(ctx, st, msg);
+}
+
 static const ooc_cuda_api_t table = {
     .abi = OOC_CUDA_ABI,
     .size = sizeof(ooc_cuda_api_t),
