@@ -12,9 +12,10 @@
 
 enum { QC = 0 };
 
-/* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns). */
+/* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns), the
+ * row sums of |A| (n). */
 static int64_t small_bytes(int64_t n, int64_t b, int64_t W) {
-  return 8 * (2 * W + ooc_cdiv64(n, b)) + 4096;
+  return 8 * (2 * W + ooc_cdiv64(n, b) + n) + 4096;
 }
 
 /* The host executor's own allocations (its struct, the queues' operation rings, the buffer
@@ -71,6 +72,7 @@ typedef struct lu {
   int64_t *ipiv;          /* the caller's, global 0-based */
   int64_t *loc;           /* getrf's local pivots (W) */
   double *diag;           /* U's diagonal of the stripe (W) */
+  double *rowsum;         /* sum_j |a_ij| (n), for ||A||_inf */
   int64_t *done;          /* per tile column: swaps ipiv[0, done) are applied to it in the store */
   lu_stats_t *st;
   double amax, umax;      /* for the growth */
@@ -92,8 +94,15 @@ static ooc_status_t load_take(void *u, int64_t q, double *slot, int64_t ld) {
   int64_t tj = L->kt0 + q, bj = clen(L, tj);
   OOC_TRY(ts_take_tiles(L->A, 0, L->nt, tj, tj + 1, slot, ld));
   L->st->bytes_streamed += 8 * L->n * bj;
-  double m = L->amax; /* the growth's denominator: the input's largest entry */
-  for (int64_t i = 0; i < L->n * bj; i++) m = fmax(m, fabs(slot[i]));
+  /* the growth's denominator (the input's largest entry) and ||A||_inf: the stripe in the store
+   * is A's columns in A's row order (the swaps are applied on the device) */
+  double m = L->amax, *rs = L->rowsum;
+  for (int64_t c = 0; c < bj; c++)
+    for (int64_t i = 0; i < L->n; i++) {
+      double v = fabs(slot[i + c * ld]);
+      m = fmax(m, v);
+      rs[i] += v;
+    }
   L->amax = m;
   return OOC_OK;
 }
@@ -281,6 +290,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
   while (nfix < L->nt && L->done[nfix] < n) nfix++;
   OOC_TRY(run_ring(L, nfix, &fix));
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
+  for (int64_t i = 0; i < n; i++) L->st->norm_inf = fmax(L->st->norm_inf, L->rowsum[i]);
   L->st->logdet = logdet;
   L->st->sign = sign;
   L->st->t_factor += ooc_now() - t0;
@@ -460,7 +470,8 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   L.loc = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
   L.diag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   L.done = ooc_calloc(ctx, (size_t)L.nt, sizeof(int64_t));
-  if (!L.loc || !L.diag || !L.done) {
+  L.rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
+  if (!L.loc || !L.diag || !L.done || !L.rowsum) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "lu: out of host memory for n = %lld", (long long)n);
     goto done;
   }
@@ -500,5 +511,6 @@ done:
   ooc_free(ctx, L.loc);
   ooc_free(ctx, L.diag);
   ooc_free(ctx, L.done);
+  ooc_free(ctx, L.rowsum);
   return st;
 }

@@ -83,6 +83,7 @@ typedef struct lu_stats {
   int64_t steps;           /* stripes factored */
   int64_t rhs_steps;       /* RHS stripes solved */
   double growth;           /* max|U| / max|A| (0 for a solve from a factor file) */
+  double norm_inf;         /* ||A||_inf (factor jobs), for a factor file's later checks */
   double logdet;           /* log|det A| (factor jobs; NaN otherwise) */
   int sign;                /* sign of det A: +1 or -1 (0 when not computed) */
   double t_factor, t_solve;/* seconds */
@@ -100,5 +101,24 @@ void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm);
 
 /* Runs a->job. info (may be NULL): 0 or the failing column + 1. */
 ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64_t *info);
+
+/* ---- checks of LU results as written (src/solvers/lu_check.c), for the pipeline ------------
+ * Both stream the factor file (L\U, LAPACK's layout, with its 0-based pivots) tile column by tile
+ * column through `mem` bytes of buffers at most (at least a strip and one column per buffer),
+ * forming L (U T) for blocks T of columns.
+ * lu_check_factor: ||PA - LU||_1 / (n ||A||_1 eps) (LAPACK dget01; anorm1 = ||A||_1). full: T
+ *   runs over the identity's columns (the exact ratio, O(n^3) flops); else OOC_CHECK_PROBES
+ *   random +-1 columns t_c (max_c ||(PA - LU) t_c||_1 / (||t_c||_1 n ||A||_1 eps), a lower bound).
+ * lu_check_solve_factor: the HPL ratio of X against B with A x formed as P^T L (U x);
+ *   anorm_inf = ||A||_inf as the factor file records it, or <= 0: bounded by ||L||_inf ||U||_inf.
+ *   *norm1_x = ||X||_1.
+ * NaN anywhere gives a NaN ratio (a failure for the caller). */
+ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
+                             const ooc_source_t *A, const ooc_source_t *LU, const int64_t *ipiv,
+                             int full, double anorm1, double eps, int64_t mem, double *ratio);
+ooc_status_t lu_check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m,
+                                   int64_t b, const ooc_source_t *LU, const int64_t *ipiv,
+                                   double anorm_inf, const ooc_source_t *B, const ooc_source_t *X,
+                                   double eps, int64_t mem, double *ratio, double *norm1_x);
 
 #endif
