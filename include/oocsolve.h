@@ -107,14 +107,16 @@ OOC_API void ooc_ctx_reset_peak(ooc_ctx_t *ctx);
 
 /* ---- options ------------------------------------------------------------------------------- */
 
-/* auto: Cholesky for a symmetric matrix with a positive diagonal (falling back to gj, with a
- * notice, if it is not positive definite), gj otherwise. newton (Newton-Schulz) and hyper7
+/* auto: Cholesky for a symmetric matrix with a positive diagonal (falling back, with a notice, if
+ * it is not positive definite), otherwise gj for inverses and lu for solves and log-determinants.
+ * lu: LU with partial pivoting (LAPACK's getrf pivots; docs/NUMERICS.md): solve, factor (packed
+ * L\U + pivots), solve from an LU factor file, logdet of a general matrix, inverse. newton (Newton-Schulz) and hyper7
  * (Soleymani's order-7 hyperpower) are the iterative inversions built on the out-of-core GEMM
  * (inverse only; they stop when the residual ratio is below half the check threshold, and fail
  * with OOC_ERR_ACCURACY when they diverge, stagnate or reach max_iter: docs/NUMERICS.md). */
 typedef enum {
   OOC_METHOD_AUTO = 0, OOC_METHOD_GJ = 1, OOC_METHOD_CHOL = 2, OOC_METHOD_NEWTON = 3,
-  OOC_METHOD_HYPER7 = 4
+  OOC_METHOD_HYPER7 = 4, OOC_METHOD_LU = 5
 } ooc_method_t;
 typedef enum { OOC_DEVICE_AUTO = 0, OOC_DEVICE_CPU = 1, OOC_DEVICE_REF = 2, OOC_DEVICE_CUDA = 3 } ooc_device_t;
 typedef enum { OOC_CHECK_AUTO = 0, OOC_CHECK_NONE = 1, OOC_CHECK_PROBE = 2, OOC_CHECK_FULL = 3 } ooc_check_t;
@@ -192,7 +194,8 @@ typedef struct ooc_report {
   char check[8];         /* "full", "probe" or "none" */
   int64_t info;          /* > 0: 1-based column of the failed pivot (gj) or order of the
                             leading minor that is not positive (chol) */
-  double logdet;         /* chol: log det A (NaN when not computed) */
+  double logdet;         /* chol: log det A; lu: log|det A| (logdet_sign: its sign); NaN when not
+                            computed */
   int iterations;        /* newton/hyper7: steps taken (updates V_k -> V_{k+1}); also on failure */
   double iter_residual[OOC_MAX_ITER_REPORT]; /* [k] = ||I - A V_k||_1 for k = 0 .. iterations
                                                 (the first OOC_MAX_ITER_REPORT); NaN after */
@@ -207,6 +210,9 @@ typedef struct ooc_report {
   double residual_norm1;
   int check_products;
   char rejected[1024];   /* keep_failed: "file.h5:/dset" the rejected result was kept as, else "" */
+  double pivot_growth;   /* lu: max|U| / max|A| (NaN when not computed) */
+  int logdet_sign;       /* sign of det A with logdet = log|det A| (lu: +1 or -1; chol: +1;
+                            0 when not computed) */
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -228,19 +234,30 @@ OOC_API ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, con
  * A = L L^T, written as an n x n dataset with zeros above the diagonal (output NULL =
  * "<input stem>.chol.h5:/L"), with attributes factor = "cholesky_lower", norm1_input = ||A||_1
  * and logdet_input = log det A. Verified (||L L^T - A|| ratio, docs/NUMERICS.md) before it is
- * renamed into place. Not SPD: OOC_ERR_NOT_SPD as for ooc_logdet. */
+ * renamed into place. Not SPD: OOC_ERR_NOT_SPD as for ooc_logdet.
+ * opts->method OOC_METHOD_LU: PA = LU of any square matrix in LAPACK's layout (output NULL =
+ * "<input stem>.lu.h5:/LU": unit-lower L below the diagonal, U on and above) and the 1-based
+ * pivots as a 1-D int64 dataset beside it ("/ipiv" for "/LU", else "<dataset>_ipiv"; the matrix's
+ * attribute "ipiv" names it), attributes factor = "lu", norm1_input, norminf_input,
+ * logdet_input (log|det A|), logdet_sign, pivot_growth; verified by ||PA - LU|| (docs/CLI.md).
+ * Singular: OOC_ERR_SINGULAR, report->info = the column (LAPACK's info). */
 OOC_API ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report);
 
 /* X = A^-1 B from a Cholesky factor L of A (as ooc_factor writes it; any lower-triangular L with
  * a positive diagonal works, only its lower triangle is read): a forward and a backward solve,
  * no factorization. Output NULL = "<B stem>.x.h5:/X". The check forms A x as L (L^T x).
- * report->logdet = log det(L L^T). */
+ * report->logdet = log det(L L^T).
+ * An LU factor file (attribute factor = "lu", as ooc_factor with OOC_METHOD_LU writes it) is
+ * recognised by that attribute (or opts->method OOC_METHOD_LU): X = U^-1 L^-1 P B, checked with
+ * A x formed as P^T L (U x). */
 OOC_API ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
                               const char *output, const ooc_opts_t *opts, ooc_report_t *report);
 
 /* log det A of a symmetric positive definite matrix, by an out-of-core Cholesky factorization
- * (nothing is written). OOC_ERR_NOT_SPD (report->info = the leading minor) otherwise. */
+ * (nothing is written). OOC_ERR_NOT_SPD (report->info = the leading minor) with --method chol.
+ * With auto (a matrix not symmetric with a positive diagonal, or a failed Cholesky) or
+ * OOC_METHOD_LU: log|det A| by LU, its sign in report->logdet_sign; singular: OOC_ERR_SINGULAR. */
 OOC_API ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
                         ooc_report_t *report, double *logdet);
 

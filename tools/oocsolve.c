@@ -12,16 +12,20 @@
 static const char *USAGE =
     "usage: oocsolve [invert] [options] A.h5[:/dset]            write A^-1\n"
     "       oocsolve solve [options] A.h5[:/dset] B.h5[:/dset]  write X = A^-1 B\n"
-    "       oocsolve solve --factor L.h5[:/dset] [options] B.h5[:/dset]\n"
-    "                                                   X = A^-1 B from A's Cholesky factor L\n"
-    "       oocsolve logdet [options] A.h5[:/dset]              print log det A (SPD A)\n"
-    "       oocsolve factor [options] A.h5[:/dset]              write L, A = L L^T (SPD A)\n"
+    "       oocsolve solve --factor F.h5[:/dset] [options] B.h5[:/dset]\n"
+    "                                                   X = A^-1 B from A's factor (chol or lu)\n"
+    "       oocsolve logdet [options] A.h5[:/dset]              print log det A (log|det A|\n"
+    "                                                   and its sign for general A, by lu)\n"
+    "       oocsolve factor [options] A.h5[:/dset]              write L, A = L L^T (SPD A);\n"
+    "                                                   --method lu: L\\U and ipiv, PA = LU\n"
     "       oocsolve gemm [options] A.h5[:/dset] B.h5[:/dset]   write C = alpha A B + beta C0\n"
     "\n"
     "options:\n"
     "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, <B>.x.h5:/X for solve,\n"
-    "                       <A>.chol.h5:/L for factor, <A>.gemm.h5:/C for gemm)\n"
-    "  --factor FILE        solve: use this Cholesky factor (from oocsolve factor) instead of A\n"
+    "                       <A>.chol.h5:/L for factor, <A>.lu.h5:/LU for factor --method lu,\n"
+    "                       <A>.gemm.h5:/C for gemm)\n"
+    "  --factor FILE        solve: use this factor (from oocsolve factor: Cholesky or LU)\n"
+    "                       instead of A\n"
     "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
     "  --stripe N           columns eliminated per pass (default: as wide as --host-mem allows)\n"
     "  --host-mem SIZE      host memory budget, e.g. 512M, 8G (default: half of the smallest of\n"
@@ -30,9 +34,10 @@ static const char *USAGE =
     "  --scratch-zstd L     compress spilled tiles with zstd level L (default: raw)\n"
     "  --compress SPEC      output compression: none, zstd[:L], deflate[:L] (default none)\n"
     "  --out-type T         f32 or f64 (default: the input's floating type)\n"
-    "  --method M           auto, gj, chol, newton or hyper7 (default auto: chol for symmetric\n"
-    "                       input with a positive diagonal, falling back to gj if it is not\n"
-    "                       definite); newton/hyper7: iterative inverse from matrix products\n"
+    "  --method M           auto, gj, chol, lu, newton or hyper7 (default auto: chol for\n"
+    "                       symmetric input with a positive diagonal; otherwise, or if it is\n"
+    "                       not definite, lu for solve and logdet, gj for invert); lu: LU with\n"
+    "                       partial pivoting; newton/hyper7: iterative inverse from products\n"
     "  --warm-start F[:/d]  newton/hyper7: start from this earlier inverse\n"
     "  --max-iter N         newton/hyper7: iteration cap (default 100)\n"
     "  --alpha X, --beta Y  gemm: scalars (defaults 1, and 1 when --c is given)\n"
@@ -81,6 +86,7 @@ static int usage_error(const char *fmt, ...) {
     ooc_report_t rep;
     memset(&rep, 0, sizeof rep);
     rep.logdet = NAN;
+    rep.pivot_growth = NAN;
     ooc_report_json(&rep, OOC_ERR_ARG, msg, stdout);
   }
   return 2;
@@ -92,6 +98,7 @@ static int parse_failed(void) {
     ooc_report_t rep;
     memset(&rep, 0, sizeof rep);
     rep.logdet = NAN;
+    rep.pivot_growth = NAN;
     ooc_report_json(&rep, OOC_ERR_ARG, cli_last_error(), stdout);
   }
   return 2;
@@ -265,9 +272,9 @@ int main(int argc, char **argv) {
       if (pick(typed, v, n, 3, &k)) return 2;
       o.out_dtype = (ooc_dtype_t)k;
     } else if (!strcmp(a, "--method")) {
-      static const char *const n[] = {"auto", "gj", "chol", "newton", "hyper7"};
+      static const char *const n[] = {"auto", "gj", "chol", "newton", "hyper7", "lu"};
       int k;
-      if (pick(typed, v, n, 5, &k)) return 2;
+      if (pick(typed, v, n, 6, &k)) return 2;
       o.method = (ooc_method_t)k;
     } else if (!strcmp(a, "--warm-start")) {
       o.warm_start = v;

@@ -68,6 +68,9 @@ static ooc_status_t spill_put(void *h, int64_t id, const void *d, size_t bytes) 
 static ooc_status_t spill_get(void *h, int64_t id, void *d, size_t bytes) {
   return scratch_get(h, id, d, bytes);
 }
+ooc_spill_ops_t job_spill_ops(spill_slot_t *sl) {
+  return (ooc_spill_ops_t){sl, spill_open, spill_put, spill_get};
+}
 
 /* ---- planning ---------------------------------------------------------------------------- */
 
@@ -111,15 +114,22 @@ static int is_iter(const job_t *j) {
   return j->o.method == OOC_METHOD_NEWTON || j->o.method == OOC_METHOD_HYPER7;
 }
 
+/* Cholesky for certain by the call: a Cholesky factor is written or read. (logdet is general:
+ * auto takes LU when the matrix is not for Cholesky.) */
+static int chol_only(const job_t *j) {
+  return (j->factor_out && j->o.method != OOC_METHOD_LU) || (j->have_factor && !j->lu_in);
+}
+static int lu_certain(const job_t *j) { return j->o.method == OOC_METHOD_LU || j->lu_in; }
+
 /* The plan (api/plan.h decides; the job keeps its numbers at hand). */
 static ooc_status_t plan(job_t *j) {
   plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .n = j->n, .m = j->m,
-                  .chol_only = j->logdet_only || j->factor_out || j->have_factor,
+                  .chol_only = chol_only(j) || (j->logdet_only && j->o.method == OOC_METHOD_CHOL),
+                  .lu = lu_certain(j) ? 2 : j->o.method == OOC_METHOD_AUTO,
                   .journaled = !j->logdet_only &&
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
-                  .cuda = j->cuda,
-                  .chol_certain = j->have_factor || j->logdet_only || j->factor_out ||
-                                  j->o.method == OOC_METHOD_CHOL,
+                  .cuda = j->cuda && !lu_certain(j),
+                  .chol_certain = chol_only(j) || j->o.method == OOC_METHOD_CHOL,
                   .chol_job = j->have_factor                    ? CHOL_SOLVE_FACTORED
                               : j->logdet_only || j->factor_out ? CHOL_FACTOR
                               : j->in_b                         ? CHOL_SOLVE
@@ -383,7 +393,7 @@ static ooc_status_t scale_check(job_t *j) {
   }
   if (zero == j->n && !j->have_factor) { /* a factor's diagonal has its own check (exit 3) */
     /* LAPACK's info: the first zero column, or for Cholesky the first leading minor (1-based) */
-    int chol = j->o.method == OOC_METHOD_CHOL || j->logdet_only || j->factor_out;
+    int chol = j->o.method == OOC_METHOD_CHOL || chol_only(j);
     j->rep->info = 1;
     return OOC_FAIL(j->ctx, chol ? OOC_ERR_NOT_SPD : OOC_ERR_SINGULAR,
                     "%s: the matrix is all zeros (%s; were its data written? a dataset never "
@@ -435,10 +445,16 @@ static ooc_status_t choose_method(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   j->method = OOC_METHOD_GJ;
-  int chol_only = j->logdet_only || j->factor_out || j->have_factor;
-  if (chol_only && j->o.method != OOC_METHOD_AUTO && j->o.method != OOC_METHOD_CHOL)
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: a Cholesky factor is computed or used here; --method "
-                    "must be auto or chol", h5m_name(j->in_a));
+  int only_chol = chol_only(j);
+  if ((j->logdet_only || j->factor_out || j->have_factor) && j->o.method != OOC_METHOD_AUTO &&
+      j->o.method != OOC_METHOD_CHOL && j->o.method != OOC_METHOD_LU)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: a factor is computed or used here (%s); --method "
+                    "must be auto, chol or lu", h5m_name(j->in_a),
+                    j->logdet_only ? "logdet" : j->factor_out ? "factor" : "solve --factor");
+  if (lu_certain(j)) { /* LU for any square matrix: nothing to classify */
+    j->method = OOC_METHOD_LU;
+    goto chosen;
+  }
   if (is_iter(j) && !j->logdet_only) {
     if (j->B)
       return OOC_FAIL(ctx, OOC_ERR_ARG, "--method %s computes inverses only; solve with gj or "
@@ -455,7 +471,7 @@ static ooc_status_t choose_method(job_t *j) {
   if (j->o.method == OOC_METHOD_GJ) goto chosen;
   /* the pre-pass ran during the load (classify.h) */
   int sym = j->verdict.symmetric, posdiag = j->verdict.posdiag;
-  if (j->o.method == OOC_METHOD_CHOL || chol_only) {
+  if (j->o.method == OOC_METHOD_CHOL || only_chol) {
     if (!sym)
       return OOC_FAIL(ctx, OOC_ERR_NOT_SPD, "%s: Cholesky needs a symmetric matrix: %s",
                       h5m_name(j->in_a), j->verdict.why);
@@ -464,12 +480,17 @@ static ooc_status_t choose_method(job_t *j) {
     j->method = OOC_METHOD_CHOL;
     ooc_warn(r->warnings, sizeof r->warnings, "auto: symmetric with a positive diagonal, using "
              "Cholesky (chol)");
+  } else if (j->B || j->logdet_only) { /* a solve or a determinant: getrf's pivots (issue 22) */
+    j->method = OOC_METHOD_LU;
+    ooc_warn(r->warnings, sizeof r->warnings, "auto: %s, using LU with partial pivoting (lu)",
+             sym ? "the diagonal is not positive" : "not symmetric");
   } else {
     ooc_warn(r->warnings, sizeof r->warnings, "auto: %s, using Gauss-Jordan (gj)",
              sym ? "the diagonal is not positive" : "not symmetric");
   }
 chosen:
-  snprintf(r->method, sizeof r->method, "%s", j->method == OOC_METHOD_CHOL ? "chol" : "gj");
+  snprintf(r->method, sizeof r->method, "%s", j->method == OOC_METHOD_CHOL ? "chol"
+                                              : j->method == OOC_METHOD_LU ? "lu" : "gj");
   return OOC_OK;
 }
 
@@ -478,6 +499,9 @@ static double method_flops(const job_t *j) {
   double n = (double)j->n, m = (double)j->m;
   if (j->method == OOC_METHOD_NEWTON || j->method == OOC_METHOD_HYPER7) return j->iter_flops;
   if (j->have_factor) return 2 * n * n * m;
+  if (j->method == OOC_METHOD_LU) /* getrf; + getrs; or the inverse as getrf + getri */
+    return j->B ? 2 * n * n * n / 3 + 2 * n * n * m
+                : j->logdet_only || j->factor_out ? 2 * n * n * n / 3 : 2 * n * n * n;
   if (j->method == OOC_METHOD_CHOL)
     return j->logdet_only || j->factor_out ? n * n * n / 3
            : j->B                          ? n * n * n / 3 + 2 * n * n * m
@@ -559,6 +583,7 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   if (j->cuda && !j->have_factor) OOC_TRY(chol_gpu_setup(j, &ca)); /* nothing to factor */
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   *steps = cs.steps;
+  if (st == OOC_OK && isfinite(r->logdet)) r->logdet_sign = 1;
   if (st == OOC_ERR_FORMAT && j->have_factor) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
   if (j->cexec) {
     ocu_chol_stats_t os;
@@ -572,12 +597,14 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
     if (st == OOC_OK) st = st2;
   }
   if (st != OOC_ERR_NOT_SPD) return st;
-  if (j->o.method != OOC_METHOD_AUTO || j->logdet_only || j->factor_out) {
+  if (j->o.method != OOC_METHOD_AUTO || j->factor_out) {
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));
     return st;
   }
+  int to_lu = j->B || j->logdet_only; /* solves and determinants: LU (issue 22) */
   ooc_warn(r->warnings, sizeof r->warnings, "auto: Cholesky found the leading minor of order "
-           "%lld not positive; fell back to Gauss-Jordan", (long long)r->info);
+           "%lld not positive; fell back to %s", (long long)r->info,
+           to_lu ? "LU with partial pivoting" : "Gauss-Jordan");
   r->info = 0;
   r->logdet = NAN;
   j->mirror_out = 0;
@@ -588,8 +615,8 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   unload_inputs(j);
   j->lower_load = j->classify_load = 0; /* gj needs the whole of A */
   OOC_TRY(load_inputs(j));
-  j->method = OOC_METHOD_GJ;
-  snprintf(r->method, sizeof r->method, "gj");
+  j->method = to_lu ? OOC_METHOD_LU : OOC_METHOD_GJ;
+  snprintf(r->method, sizeof r->method, to_lu ? "lu" : "gj");
   return OOC_OK;
 }
 
@@ -833,10 +860,12 @@ static ooc_status_t check_output(job_t *j, int f32) {
   r->residual = NAN;
   if (ck != OOC_CHECK_NONE) {
     double anorm = 0; /* ||A||_inf = ||A||_1 of the factor's input, if it recorded it */
-    if (solve && j->have_factor && !h5m_attr_get_f64(j->in_a, "norm1_input", &anorm))
+    if (solve && j->have_factor && !j->lu_in && !h5m_attr_get_f64(j->in_a, "norm1_input", &anorm))
       ooc_warn(r->warnings, sizeof r->warnings, "%s records no norm1_input: the solve check "
                "bounds ||A|| by ||L||_inf ||L||_1", h5m_name(j->in_a));
-    if (solve && j->have_factor)
+    if (j->method == OOC_METHOD_LU && (j->lu_in || j->factor_out))
+      OOC_TRY(job_lu_check(j, &srcA, &srcB, &srcX, ck == OOC_CHECK_FULL, eps, mem));
+    else if (solve && j->have_factor)
       OOC_TRY(check_solve_factor(ctx, j->ops, n, j->m, j->b, &srcA, anorm, &srcB, &srcX, eps,
                                  mem, &r->residual, &r->norm1_x));
     else if (solve)
@@ -890,7 +919,9 @@ static ooc_status_t commit_output(job_t *j, const char *as) {
   OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b,
                           j->in_b ? H5META_SOLVE : j->factor_out ? H5META_FACTOR : H5META_INVERSE,
                           j->o.history));
-  if (j->factor_out) {
+  if (j->factor_out && j->method == OOC_METHOD_LU) {
+    OOC_TRY(job_lu_commit_extra(j));
+  } else if (j->factor_out) {
     double a1 = 0;
     for (int64_t c = 0; c < j->n; c++) a1 = fmax(a1, j->colnorm[c]);
     OOC_TRY(h5m_attr_str(o, "factor", "cholesky_lower"));
@@ -925,7 +956,8 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   char afile[PATH_MAX], adset[512];
   snprintf(r->kind, sizeof r->kind, "%s", b_spec ? "solve" : j->factor_out ? "factor"
                                           : j->logdet_only ? "logdet" : "inverse");
-  snprintf(r->method, sizeof r->method, j->o.method == OOC_METHOD_CHOL ? "chol" : "gj");
+  snprintf(r->method, sizeof r->method, j->o.method == OOC_METHOD_CHOL ? "chol"
+                                        : j->o.method == OOC_METHOD_LU ? "lu" : "gj");
 
   OOC_TRY(open_input(j, a_spec, &j->in_a));
   j->n = h5m_rows(j->in_a);
@@ -941,6 +973,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
                       (long long)j->n);
     j->m = h5m_cols(j->in_b);
   }
+  j->lu_in = j->have_factor && job_lu_is_factor_file(j);
   int64_t n = j->n, m = j->m;
   r->n = n;
   r->nrhs = m;
@@ -953,8 +986,10 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
             j->o.scratch_dir && *j->o.scratch_dir ? j->o.scratch_dir : dirname(afile));
     ckpt_remove_stale_spills(j);
   } else {
-    OOC_TRY(resolve_output(j, out_spec, afile, b_spec ? ".x" : j->factor_out ? ".chol" : ".inv",
-                           b_spec ? "/X" : j->factor_out ? "/L" : "/inverse"));
+    int lu_f = j->factor_out && j->o.method == OOC_METHOD_LU;
+    OOC_TRY(resolve_output(j, out_spec, afile,
+                           b_spec ? ".x" : lu_f ? ".lu" : j->factor_out ? ".chol" : ".inv",
+                           b_spec ? "/X" : lu_f ? "/LU" : j->factor_out ? "/L" : "/inverse"));
   }
   OOC_TRY(plan(j));
   r->tile = j->b;
@@ -979,12 +1014,13 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (!j->colnorm || !j->perm)
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
   /* What the method may need of A decides what the load keeps (classify.h) */
-  int chol_only = j->logdet_only || j->factor_out || j->have_factor;
-  j->classify_load = !j->have_factor && j->o.method != OOC_METHOD_GJ; /* newton: V_0's choice */
-  j->lower_load = (j->classify_load && !(is_iter(j) && !j->logdet_only)) || j->have_factor;
-  j->may_gj = j->o.method == OOC_METHOD_AUTO && !chol_only;
+  j->classify_load = !j->have_factor && j->o.method != OOC_METHOD_GJ && !lu_certain(j);
+  j->lower_load = (j->classify_load && !(is_iter(j) && !j->logdet_only)) ||
+                  (j->have_factor && !j->lu_in);
+  j->may_gj = j->o.method == OOC_METHOD_AUTO && !chol_only(j); /* gj or lu */
   cl_init(&j->verdict, j->f32);
   OOC_TRY(load_inputs(j)); /* t_read includes the symmetry pre-pass, run during the load */
+  if (j->lu_in) OOC_TRY(job_lu_read_ipiv(j));
   if (!j->resuming) OOC_TRY(choose_method(j));
 
   /* eliminate */
@@ -995,6 +1031,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (j->method == OOC_METHOD_CHOL) st = eliminate_chol(j, &steps);
   if (st == OOC_OK && j->method == OOC_METHOD_GJ) /* also after a fallback from chol */
     st = eliminate_gj(j, &steps);
+  if (st == OOC_OK && j->method == OOC_METHOD_LU) st = job_lu_run(j, &steps);
   if (j->method == OOC_METHOD_NEWTON || j->method == OOC_METHOD_HYPER7)
     st = eliminate_iter(j, &steps);
   double t2 = ooc_now();
@@ -1012,7 +1049,8 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   }
 
   /* write */
-  const int64_t *perm = j->method == OOC_METHOD_GJ ? j->perm : NULL;
+  const int64_t *perm =
+      j->method == OOC_METHOD_GJ || (j->method == OOC_METHOD_LU && j->result) ? j->perm : NULL;
   j->io_room = solver_ws(j, j->W); /* the solver's workspace is free again */
   OOC_TRY(j->B ? write_rows(j, j->B, NULL) : write_rows(j, j->result ? j->result : j->A, perm));
   /* the write phase's scratch reads count in t_spill only, as the other phases' do (so the four
@@ -1043,6 +1081,7 @@ static void job_cleanup(job_t *j) {
   h5m_close(j->in_c);
   ooc_free(ctx, j->colnorm);
   ooc_free(ctx, j->perm);
+  ooc_free(ctx, j->ipiv);
   journal_free(ctx, j->jr);
   j->jr = NULL;
   if (j->lock_fd >= 0) { /* unlink first: whoever waits re-checks the path after locking */
@@ -1060,6 +1099,7 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   j->rep = rep ? rep : local;
   memset(j->rep, 0, sizeof *j->rep);
   j->rep->logdet = NAN;
+  j->rep->pivot_growth = NAN;
   if (opts) j->o = *opts;
   else ooc_opts_default(&j->o);
   if (j->o.host_mem <= 0) { /* the job's real limit, not the machine's (base/memlimit.h) */
@@ -1070,7 +1110,7 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   ooc_note_step(ctx, 0, 0);
   ooc_ctx_reset_peak(ctx);
   if (j->o.method != OOC_METHOD_AUTO && j->o.method != OOC_METHOD_GJ &&
-      j->o.method != OOC_METHOD_CHOL && !is_iter(j))
+      j->o.method != OOC_METHOD_CHOL && j->o.method != OOC_METHOD_LU && !is_iter(j))
     return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown method %d", (int)j->o.method);
   return OOC_OK;
 }

@@ -19,6 +19,7 @@
 #include "solvers/chol.h"
 #include "solvers/gj.h"
 #include "solvers/iter.h"
+#include "solvers/lu.h"
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
 
@@ -86,6 +87,11 @@ typedef struct job {
   /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's
    * workspace is not allocated (wider strips, h5mat's chunk buffers); 0: the minimum. */
   int64_t io_room;
+  /* LU (job_lu.c): lu_in: the input "A" of solve --factor is an LU factor file (L\U, with its
+   * pivots read into ipiv); ipiv: the pivots (n, 0-based) of a factor run or of the file */
+  int lu_in;
+  int64_t *ipiv;
+  double norminf_a; /* ||A||_inf, from the factorization (written to an LU factor file) */
 } job_t;
 
 /* ---- job.c, used by checkpoint.c ---- */
@@ -95,6 +101,25 @@ void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap);
 /* Read an input into a store a strip at a time (NaN/Inf check, column norms, A's lower triangle
  * for Cholesky, the symmetry pre-pass, the journal's content hash): job.c says more. */
 ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm);
+
+/* The spill ops of a store whose scratch is described by sl (job.c's adapters). */
+ooc_spill_ops_t job_spill_ops(spill_slot_t *sl);
+
+/* ---- job_lu.c, used by job.c ---- */
+
+/* solve --factor: is the input an LU factor file (attribute factor = "lu", or --method lu)? */
+int job_lu_is_factor_file(job_t *j);
+/* The pivots of an LU factor file into j->ipiv (the dataset its "ipiv" attribute names). */
+ooc_status_t job_lu_read_ipiv(job_t *j);
+/* Run LU for the job (factor, solve, solve from the factor file, inverse, logdet); *steps =
+ * stripes factored. An inverse leaves (LU)^-1 in a new store (j->result) and the writer's
+ * column permutation in j->perm. */
+ooc_status_t job_lu_run(job_t *j, int64_t *steps);
+/* The check of an LU factor (j->factor_out) or of a solve from an LU factor file (j->lu_in). */
+ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B,
+                          const ooc_source_t *X, int full, double eps, int64_t mem);
+/* An LU factor's attributes and its pivots dataset, before the commit. */
+ooc_status_t job_lu_commit_extra(job_t *j);
 
 /* ---- checkpoint.c, used by job.c ---- */
 

@@ -8,6 +8,7 @@
 #include "solvers/chol.h"
 #include "solvers/gj.h"
 #include "solvers/iter.h"
+#include "solvers/lu.h"
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
 #include "exec/plugin.h"
@@ -59,9 +60,11 @@ int64_t plan_ws(const plan_t *p, int64_t W) {
     return ooc_cuda()->chol_host_bytes(n, b, W, p->q.chol_job, &c) + chol_workspace_bytes(n, b, W, m) -
            8 * n * W;
   }
+  if (p->q.lu == 2) return lu_workspace_bytes(n, b, W, m);
   if (p->q.chol_only || p->q.o->method == OOC_METHOD_CHOL) return chol_workspace_bytes(n, b, W, m);
   if (p->q.o->method == OOC_METHOD_GJ) return gj_workspace_bytes(n, b, W, m);
-  return ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
+  int64_t ws = ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
+  return p->q.lu ? ooc_max64(ws, lu_workspace_bytes(n, b, W, m)) : ws;
 }
 
 int64_t plan_cache(const plan_t *p) { return p->budget - p->fixed - plan_ws(p, p->W); }

@@ -35,6 +35,8 @@ typedef struct plan_req {
                           0 when auto may still pick gj (the GPU plan is then gj's, and chol
                           checks its own against it when it runs: plan_chol_gpu) */
   int chol_job;
+  int lu;              /* 2: LU for certain (--method lu, an LU factor file); 1: auto may pick it
+                          (its workspace is then one of those the plan covers); 0: not LU */
 } plan_req_t;
 
 typedef struct plan {

@@ -50,7 +50,11 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
     fprintf(f, "  check   %s residual ratio %.3g%s\n", r->check, r->residual,
             r->nrhs ? "" : "");
   if (r->rejected[0]) fprintf(f, "  kept    the rejected result as %s\n", r->rejected);
-  if (!isnan(r->logdet)) fprintf(f, "  logdet  log det A = %.17g\n", r->logdet);
+  if (!isnan(r->logdet) && !strcmp(r->method, "lu"))
+    fprintf(f, "  logdet  log|det A| = %.17g, sign %+d\n", r->logdet, r->logdet_sign);
+  else if (!isnan(r->logdet)) fprintf(f, "  logdet  log det A = %.17g\n", r->logdet);
+  if (isfinite(r->pivot_growth)) fprintf(f, "  pivots  growth max|U| / max|A| = %.3g\n",
+                                         r->pivot_growth);
   if (is_iterative(r)) {
     fprintf(f, "  iterate %d steps, ||I - A V_k||_1:", r->iterations);
     for (int k = 0; k <= r->iterations && k < OOC_MAX_ITER_REPORT; k++)
@@ -120,6 +124,8 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_num(f, "residual", r->residual);
   if (isfinite(r->logdet)) fprintf(f, "\"logdet\": %.17g, ", r->logdet);
   else fprintf(f, "\"logdet\": null, ");
+  json_int(f, "logdet_sign", r->logdet_sign);
+  json_num(f, "pivot_growth", r->pivot_growth);
   json_str(f, "check", r->check, 1);
   json_num(f, "residual_norm1", r->residual_norm1);
   json_int(f, "check_products", r->check_products);

@@ -1,0 +1,166 @@
+/*
+ * job_lu.c: the LU method in the pipeline (issue 22). job.c chooses the method, loads the stores
+ * and writes the result; this file runs lu_run for the call (factor, solve, solve from a factor
+ * file, inverse, logdet), reads and writes an LU factor file's pivots, and checks an LU factor or
+ * a solve from one. The factor file's layout (docs/CLI.md "factor files"): the n x n dataset
+ * holds LAPACK's packed L\U, its attribute "ipiv" names the 1-D int64 dataset of the 1-based
+ * pivots beside it ("/ipiv" for "/LU", else "<dataset>_ipiv"), factor = "lu".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/job_int.h"
+#include "io/h5vec.h"
+#include "solvers/lu.h"
+
+int job_lu_is_factor_file(job_t *j) {
+  char f[32];
+  return j->o.method == OOC_METHOD_LU ||
+         (h5vec_attr_str(j->in_a, "factor", f, sizeof f) && !strcmp(f, "lu"));
+}
+
+/* "/LU" -> "/ipiv"; "/grp/mylu" -> "/grp/mylu_ipiv". */
+static void ipiv_path(const char *dset, char *out, size_t cap) {
+  const char *slash = strrchr(dset, '/');
+  const char *base = slash ? slash + 1 : dset;
+  int dir = slash ? (int)(slash - dset) : 0;
+  if (!strcmp(base, "LU")) snprintf(out, cap, "%.*s/ipiv", dir, dset);
+  else snprintf(out, cap, "%s_ipiv", dset);
+}
+
+static ooc_status_t alloc_ipiv(job_t *j) {
+  if (j->ipiv) return OOC_OK;
+  j->ipiv = ooc_malloc(j->ctx, (size_t)(j->n + 1) * sizeof(int64_t));
+  if (!j->ipiv)
+    return OOC_FAIL(j->ctx, OOC_ERR_NOMEM, "out of host memory for %lld pivots", (long long)j->n);
+  return OOC_OK;
+}
+
+ooc_status_t job_lu_read_ipiv(job_t *j) {
+  ooc_ctx_t *ctx = j->ctx;
+  char path[512], dset[600];
+  if (!h5vec_attr_str(j->in_a, "ipiv", path, sizeof path)) {
+    const char *name = h5m_name(j->in_a), *colon = strrchr(name, ':');
+    ipiv_path(colon ? colon + 1 : "/LU", path, sizeof path);
+  }
+  snprintf(dset, sizeof dset, "%s", path);
+  OOC_TRY(alloc_ipiv(j));
+  h5mat_t *v = NULL;
+  double *buf = NULL;
+  ooc_status_t st = h5m_open2(ctx, h5m_path(j->in_a), dset, 0, &v);
+  if (st != OOC_OK) {
+    ooc_error_context(ctx, "%s: the pivots of this LU factor file", h5m_name(j->in_a));
+    return st;
+  }
+  if (h5m_rows(v) != j->n || h5m_cols(v) != 1) {
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: the pivots must be a vector of %lld entries (the "
+                  "factor is %lld x %lld); found %lld x %lld", h5m_name(v), (long long)j->n,
+                  (long long)j->n, (long long)j->n, (long long)h5m_rows(v),
+                  (long long)h5m_cols(v));
+    goto done;
+  }
+  buf = ooc_malloc(ctx, (size_t)(j->n + 1) * sizeof(double));
+  if (!buf) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(v));
+    goto done;
+  }
+  OOC_CHECK(st = h5m_read(v, 0, 0, j->n, 1, buf, j->n));
+  for (int64_t i = 0; i < j->n; i++) {
+    double p = buf[i];
+    if (!(p >= (double)(i + 1) && p <= (double)j->n) || p != floor(p)) {
+      st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: element [%lld] is %.17g; LAPACK's 1-based pivots "
+                    "satisfy row + 1 <= ipiv[row] <= n = %lld (0-based row)", h5m_name(v),
+                    (long long)i, p, (long long)j->n);
+      goto done;
+    }
+    j->ipiv[i] = (int64_t)p - 1;
+  }
+done:
+  ooc_free(ctx, buf);
+  h5m_close(v);
+  return st;
+}
+
+ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
+  ooc_ctx_t *ctx = j->ctx;
+  ooc_report_t *r = j->rep;
+  int job = j->lu_in ? LU_SOLVE_FACTORED
+            : j->B   ? LU_SOLVE
+            : j->logdet_only || j->factor_out ? LU_FACTOR
+                                               : LU_INVERT;
+  OOC_TRY(alloc_ipiv(j));
+  if (job == LU_INVERT) { /* (LU)^-1 goes to a store of its own; the writer permutes columns */
+    j->ispill[0] = (spill_slot_t){.job = j, .tag = "Z"};
+    ooc_spill_ops_t sp = job_spill_ops(&j->ispill[0]);
+    OOC_TRY(tstore_create(ctx, j->cache, j->n, j->n, j->b, NULL, &sp, &j->iv[0]));
+  }
+  if (j->cuda) { /* the CUDA executor comes with issue 18; the host executor runs LU */
+    j->cuda = 0;
+    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
+    ooc_warn(r->warnings, sizeof r->warnings, "lu: runs on the CPU (host executor) in this "
+             "build; the GPU runs it once the CUDA executor lands");
+  }
+  lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = j->W,
+                 .ops = j->ops, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
+                 .ipiv = j->ipiv};
+  lu_stats_t s;
+  ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
+  *steps = job == LU_SOLVE_FACTORED ? s.rhs_steps : s.steps;
+  if (st != OOC_OK) {
+    if (st == OOC_ERR_SINGULAR || st == OOC_ERR_FORMAT)
+      ooc_error_context(ctx, "%s", h5m_name(j->in_a));
+    return st;
+  }
+  if (job != LU_SOLVE_FACTORED) {
+    r->pivot_growth = s.growth;
+    r->logdet = s.logdet;
+    r->logdet_sign = s.sign;
+    j->norminf_a = s.norm_inf;
+  }
+  if (job == LU_INVERT) {
+    lu_inverse_perm(j->n, j->ipiv, j->perm);
+    j->result = j->iv[0];
+  }
+  return OOC_OK;
+}
+
+ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B,
+                          const ooc_source_t *X, int full, double eps, int64_t mem) {
+  ooc_report_t *r = j->rep;
+  if (j->factor_out) {
+    double a1 = 0;
+    for (int64_t c = 0; c < j->n; c++) a1 = fmax(a1, j->colnorm[c]);
+    r->norm1_a = a1;
+    return lu_check_factor(j->ctx, j->ops, j->n, j->b, A, X, j->ipiv, full, a1, eps, mem,
+                           &r->residual);
+  }
+  double ainf = 0; /* the factor file's record of ||A||_inf */
+  if (!h5m_attr_get_f64(j->in_a, "norminf_input", &ainf))
+    ooc_warn(r->warnings, sizeof r->warnings, "%s records no norminf_input: the solve check "
+             "bounds ||A||_inf by ||L||_inf ||U||_inf", h5m_name(j->in_a));
+  return lu_check_solve_factor(j->ctx, j->ops, j->n, j->m, j->b, A, j->ipiv, ainf, B, X, eps,
+                               mem, &r->residual, &r->norm1_x);
+}
+
+ooc_status_t job_lu_commit_extra(job_t *j) {
+  ooc_report_t *r = j->rep;
+  h5mat_t *o = j->out;
+  char path[600];
+  ipiv_path(j->out_dset, path, sizeof path);
+  int64_t *one = ooc_malloc(j->ctx, (size_t)(j->n + 1) * sizeof(int64_t));
+  if (!one) return OOC_FAIL(j->ctx, OOC_ERR_NOMEM, "out of host memory writing the pivots");
+  for (int64_t i = 0; i < j->n; i++) one[i] = j->ipiv[i] + 1; /* LAPACK's 1-based ipiv */
+  ooc_status_t st = h5vec_write_i64(j->ctx, o, path, one, j->n);
+  ooc_free(j->ctx, one);
+  OOC_TRY(st);
+  double a1 = 0;
+  for (int64_t c = 0; c < j->n; c++) a1 = fmax(a1, j->colnorm[c]);
+  OOC_TRY(h5m_attr_str(o, "factor", "lu"));
+  OOC_TRY(h5m_attr_str(o, "ipiv", path));
+  OOC_TRY(h5m_attr_f64(o, "norm1_input", a1));
+  OOC_TRY(h5m_attr_f64(o, "norminf_input", j->norminf_a));
+  OOC_TRY(h5m_attr_f64(o, "logdet_input", r->logdet));
+  OOC_TRY(h5m_attr_i64(o, "logdet_sign", r->logdet_sign));
+  return h5m_attr_f64(o, "pivot_growth", r->pivot_growth);
+}

@@ -1,0 +1,71 @@
+/* h5vec.c: see h5vec.h. */
+#include "io/h5vec.h"
+
+#include <hdf5.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "io/fileio.h"
+
+ooc_status_t h5vec_write_i64(ooc_ctx_t *ctx, h5mat_t *out, const char *path, const int64_t *v,
+                             int64_t n) {
+  hid_t file = (hid_t)h5m_file_id(out);
+  if (file < 0) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "%s: output not open", h5m_name(out));
+  if (fio_gate(ctx, 1))
+    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot write dataset %s (injected I/O fault)",
+                    h5m_path(out), path);
+  H5E_auto2_t fn;
+  void *data;
+  H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  if (H5Lexists(file, path, H5P_DEFAULT) > 0) H5Ldelete(file, path, H5P_DEFAULT);
+  hsize_t dims[1] = {(hsize_t)n};
+  hid_t sp = H5Screate_simple(1, dims, NULL), d = -1;
+  herr_t rc = -1;
+  if (sp >= 0) d = H5Dcreate2(file, path, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (d >= 0) rc = n > 0 ? H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) : 0;
+  if (d >= 0) H5Dclose(d);
+  if (sp >= 0) H5Sclose(sp);
+  H5Eset_auto2(H5E_DEFAULT, fn, data);
+  if (rc < 0)
+    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot write the %lld-element dataset %s",
+                    h5m_path(out), (long long)n, path);
+  return OOC_OK;
+}
+
+int h5vec_attr_str(h5mat_t *m, const char *name, char *buf, size_t cap) {
+  hid_t dset = (hid_t)h5m_dset_id(m);
+  if (!m || dset < 0 || !name || cap == 0) return 0;
+  buf[0] = 0;
+  H5E_auto2_t fn;
+  void *data;
+  H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  int ok = 0;
+  hid_t a = H5Aexists(dset, name) > 0 ? H5Aopen(dset, name, H5P_DEFAULT) : -1;
+  hid_t t = a >= 0 ? H5Aget_type(a) : -1;
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
+    if (H5Tis_variable_str(t) > 0) {
+      char *s = NULL;
+      hid_t mt = H5Tcopy(H5T_C_S1);
+      H5Tset_size(mt, H5T_VARIABLE);
+      H5Tset_cset(mt, H5Tget_cset(t));
+      if (H5Aread(a, mt, &s) >= 0 && s) {
+        snprintf(buf, cap, "%s", s);
+        ok = 1;
+      }
+      if (s) H5free_memory(s);
+      H5Tclose(mt);
+    } else {
+      char s[1024] = {0}; /* fixed-length strings longer than this are not ours */
+      if (H5Tget_size(t) < sizeof s && H5Aread(a, t, s) >= 0) {
+        snprintf(buf, cap, "%s", s);
+        ok = 1;
+      }
+    }
+  }
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  H5Eset_auto2(H5E_DEFAULT, fn, data);
+  return ok;
+}

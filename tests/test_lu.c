@@ -1,0 +1,383 @@
+/*
+ * test_lu.c: LU with partial pivoting (src/solvers/lu.c) on tile stores built directly (source =
+ * a matrix in memory, spill = the real scratch store in tu_tmpdir()), on the host executor over
+ * the cpu and ref kernels.
+ * - factor: ||PA - LU||_1 / (n ||A||_1 eps) < 30 and the pivots equal LAPACK's dgetrf's; the
+ *   logdet and the determinant's sign equal dgetrf's (relative 1e-10); growth >= 1 reported;
+ * - solve (1 and 13 right-hand sides, several RHS stripes): HPL ratio < 16; solve from the
+ *   factors (LU_SOLVE_FACTORED) gives the same X bit for bit;
+ * - inverse (LU_INVERT + lu_inverse_perm): ||I - A X||_1 / (n ||A||_1 ||X||_1 eps) < 30;
+ * for n in {1, 2, 3, 50, 130}, tiles 1 (n <= 50), 7, 64, n, stripes of one tile, three tiles
+ * and n, in core and out of core (cache < 1/4 of the matrix: spills are asserted), with the host
+ * peak within cache + lu_workspace_bytes + the stores' overhead + slack;
+ * - singular: a zero column z gives OOC_ERR_SINGULAR with info = z + 1 (LAPACK's), a column
+ *   whose pivot is tiny relative to its norm the eps message; a zero on a factor's diagonal too;
+ * - fault loop: the Nth host allocation fails, N = 1, 2, ... until the solve succeeds: each
+ *   failure is OOC_ERR_NOMEM, nothing leaks (tu_ctx_done), the last run is right.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lapacke.h>
+
+#include "io/scratch.h"
+#include "kernels/ops.h"
+#include "solvers/lu.h"
+#include "testutil.h"
+
+#define EPS (DBL_EPSILON / 2)
+#define SLACK (64 * 1024)
+
+static double *rand_matrix(int64_t rows, int64_t cols, uint64_t seed) {
+  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (int64_t i = 0; i < rows * cols; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    A[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+  }
+  return A;
+}
+
+typedef struct {
+  const double *M;
+  int64_t ld;
+} memsrc_t;
+
+static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                             double *dst, int64_t ld) {
+  memsrc_t *s = self;
+  for (int64_t j = 0; j < nc; j++)
+    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->ld, (size_t)nr * sizeof(double));
+  return OOC_OK;
+}
+
+typedef struct {
+  ooc_ctx_t *ctx;
+  const char *tag;
+  scratch_t *s;
+} spill_t;
+
+static ooc_status_t sp_open(void *self, size_t slot, void **h) {
+  spill_t *sl = self;
+  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
+  *h = sl->s;
+  return OOC_OK;
+}
+static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
+  return scratch_put(h, id, d, bytes);
+}
+static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
+  return scratch_get(h, id, d, bytes);
+}
+
+typedef struct {
+  ooc_status_t st;
+  int64_t info, spills, peak, budget;
+  lu_stats_t stats;
+  double *LU;   /* the store A after the run (n x n) */
+  double *X;    /* the store B after the run (n x m), or NULL */
+  int64_t *ipiv;
+  char err[512];
+} outcome_t;
+
+/* One lu_run of `job` on A [B] with tile b, stripe W, cache cap; ipiv_in for SOLVE_FACTORED.
+ * fault_at > 0: the fault_at-th host allocation fails (once). */
+static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, const double *B,
+                     int64_t m, int64_t b, int64_t W, int64_t cap, const int64_t *ipiv_in,
+                     int64_t fault_at) {
+  outcome_t r = {0};
+  ooc_ctx_t *ctx = tu_ctx();
+  tcache_t *cache = NULL;
+  tstore_t *sa = NULL, *sb = NULL;
+  memsrc_t ma = {A, n}, mb = {B, n};
+  ooc_source_t srca = {&ma, mem_read}, srcb = {&mb, mem_read};
+  spill_t sla = {ctx, "luA", NULL}, slb = {ctx, "luB", NULL};
+  ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get}, spb = {&slb, sp_open, sp_put, sp_get};
+  int64_t mb_cols = job == LU_INVERT ? n : m;
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
+  if (job != LU_FACTOR)
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, n, mb_cols, b, job == LU_INVERT ? NULL : &srcb,
+                                  &spb, &sb) == OOC_OK);
+  r.budget = cap + lu_workspace_bytes(n, b, W, mb_cols) + tstore_overhead_bytes(n, n, b) +
+             (sb ? tstore_overhead_bytes(n, mb_cols, b) : 0) + SLACK + 8 * n;
+  double *cn = calloc((size_t)n + 1, sizeof *cn);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) cn[j] += fabs(A[i + j * n]);
+  r.ipiv = malloc((size_t)(n + 1) * sizeof *r.ipiv);
+  if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
+  lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
+                    .ipiv = r.ipiv};
+  if (fault_at > 0) ooc_fault_arm(ctx, OOC_FAULT_ALLOC, fault_at, 0, 0);
+  r.st = lu_run(ctx, &args, &r.stats, &r.info);
+  ooc_fault_arm(ctx, OOC_FAULT_ALLOC, 0, 0, 0);
+  snprintf(r.err, sizeof r.err, "%s", ooc_ctx_error(ctx));
+  r.peak = ooc_ctx_host_peak(ctx);
+  r.spills = ts_stats(sa)->spills + (sb ? ts_stats(sb)->spills : 0);
+  if (r.st == OOC_OK) {
+    r.LU = tu_read_store(sa, n);
+    if (sb) r.X = tu_read_store(sb, n);
+  }
+  tstore_destroy(sa);
+  tstore_destroy(sb);
+  tcache_destroy(cache);
+  scratch_close(sla.s);
+  scratch_close(slb.s);
+  free(cn);
+  tu_ctx_done(ctx);
+  return r;
+}
+
+static void done(outcome_t *r) {
+  free(r->LU);
+  free(r->X);
+  free(r->ipiv);
+}
+
+static int g_logged;
+#define LOG(...)                                                                                   \
+  do {                                                                                             \
+    if (g_logged++ < 30) fprintf(stderr, __VA_ARGS__);                                             \
+  } while (0)
+
+/* ||PA - LU||_1 / (n ||A||_1 eps) (LAPACK dget01). */
+static double factor_ratio(int64_t n, const double *A, const double *LU, const int64_t *ipiv) {
+  double *PA = malloc((size_t)(n * n + 1) * sizeof *PA);
+  memcpy(PA, A, (size_t)(n * n) * sizeof *PA);
+  for (int64_t k = 0; k < n; k++)
+    if (ipiv[k] != k)
+      for (int64_t j = 0; j < n; j++) {
+        double t = PA[k + j * n];
+        PA[k + j * n] = PA[ipiv[k] + j * n];
+        PA[ipiv[k] + j * n] = t;
+      }
+  double worst = 0;
+  for (int64_t j = 0; j < n; j++) {
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double v = 0; /* (LU)[i, j] = sum_k L[i, k] U[k, j], k <= min(i, j) */
+      for (int64_t k = 0; k <= (i < j ? i : j); k++)
+        v += (k == i ? 1.0 : LU[i + k * n]) * LU[k + j * n];
+      s += fabs(PA[i + j * n] - v);
+    }
+    worst = s > worst || isnan(s) ? s : worst;
+  }
+  free(PA);
+  double an = tu_norm1(n, A);
+  return n ? worst / (n * an * EPS) : 0;
+}
+
+/* LAPACK's pivots, logdet and sign. */
+static lapack_int lapack_lu(const double *A, int64_t n, int64_t *ipiv, double *logdet, int *sign) {
+  double *F = malloc((size_t)(n * n + 1) * sizeof *F);
+  lapack_int *p = malloc((size_t)(n + 1) * sizeof *p);
+  memcpy(F, A, (size_t)(n * n) * sizeof *F);
+  lapack_int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, F,
+                                   (lapack_int)n, p);
+  double s = 0;
+  int sg = 1;
+  for (int64_t j = 0; j < n; j++) {
+    ipiv[j] = p[j] - 1;
+    s += log(fabs(F[j + j * n]));
+    if (F[j + j * n] < 0) sg = -sg;
+    if (ipiv[j] != j) sg = -sg;
+  }
+  *logdet = s;
+  *sign = sg;
+  free(F);
+  free(p);
+  return info;
+}
+
+static const ooc_ops_t *OPS[2];
+
+static void full_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t b, int64_t W,
+                      int ooc) {
+  int64_t big = (int64_t)1 << 40;
+  /* out of core: the cache holds under a quarter of A (but at least a few tiles) */
+  int64_t cap = ooc ? 8 * n * n / 5 : big;
+  char what[160];
+  snprintf(what, sizeof what, "%s n=%lld b=%lld W=%lld %s", ops->name, (long long)n, (long long)b,
+           (long long)W, ooc ? "ooc" : "in core");
+  /* factor */
+  outcome_t f = run(ops, LU_FACTOR, A, n, NULL, 0, b, W, cap, NULL, 0);
+  CU_ASSERT_EQUAL(f.st, OOC_OK);
+  if (f.st != OOC_OK) {
+    LOG("\n  %s: factor %s\n", what, f.err);
+    done(&f);
+    return;
+  }
+  double fr = factor_ratio(n, A, f.LU, f.ipiv);
+  CU_ASSERT(fr < 30);
+  if (!(fr < 30)) LOG("\n  %s: factor ratio %g\n", what, fr);
+  int64_t *lp = malloc((size_t)(n + 1) * sizeof *lp);
+  double ld;
+  int sg;
+  CU_ASSERT_FATAL(lapack_lu(A, n, lp, &ld, &sg) == 0);
+  int same = 1;
+  for (int64_t i = 0; i < n; i++) same &= lp[i] == f.ipiv[i];
+  CU_ASSERT(same);
+  if (!same) LOG("\n  %s: pivots differ from LAPACK's\n", what);
+  CU_ASSERT(fabs(f.stats.logdet - ld) <= 1e-10 * fmax(1, fabs(ld)));
+  CU_ASSERT_EQUAL(f.stats.sign, sg);
+  CU_ASSERT(f.stats.growth >= 1.0 - 1e-12);
+  CU_ASSERT(f.peak <= f.budget);
+  if (!(f.peak <= f.budget)) LOG("\n  %s: peak %lld > budget %lld\n", what, (long long)f.peak,
+                                 (long long)f.budget);
+  if (ooc && n >= 50) CU_ASSERT(f.spills > 0);
+  CU_ASSERT_EQUAL(f.stats.steps, ooc_cdiv64(n, ts_stripe(n, b, W)));
+  /* solve, and the same from the factors */
+  int64_t ms[] = {1, 13};
+  for (int k = 0; k < 2; k++) {
+    int64_t m = ms[k];
+    double *B = rand_matrix(n, m, 100 + m);
+    outcome_t s = run(ops, LU_SOLVE, A, n, B, m, b, W, cap, NULL, 0);
+    CU_ASSERT_EQUAL(s.st, OOC_OK);
+    if (s.st == OOC_OK) {
+      double hr = tu_solve_ratio(n, m, A, s.X, B, EPS);
+      CU_ASSERT(hr < 16);
+      if (!(hr < 16)) LOG("\n  %s: solve m=%lld HPL ratio %g\n", what, (long long)m, hr);
+      CU_ASSERT(s.peak <= s.budget);
+      outcome_t g = run(ops, LU_SOLVE_FACTORED, f.LU, n, B, m, b, W, cap, f.ipiv, 0);
+      CU_ASSERT_EQUAL(g.st, OOC_OK);
+      if (g.st == OOC_OK)
+        CU_ASSERT(memcmp(g.X, s.X, (size_t)(n * m) * sizeof(double)) == 0);
+      done(&g);
+    } else {
+      LOG("\n  %s: solve %s\n", what, s.err);
+    }
+    done(&s);
+    free(B);
+  }
+  /* inverse */
+  outcome_t v = run(ops, LU_INVERT, A, n, NULL, 0, b, W, cap, NULL, 0);
+  CU_ASSERT_EQUAL(v.st, OOC_OK);
+  if (v.st == OOC_OK) {
+    int64_t *perm = malloc((size_t)(n + 1) * sizeof *perm);
+    lu_inverse_perm(n, v.ipiv, perm);
+    double *X = malloc((size_t)(n * n + 1) * sizeof *X);
+    for (int64_t c = 0; c < n; c++)
+      memcpy(X + c * n, v.X + perm[c] * n, (size_t)n * sizeof *X);
+    double ir = tu_inverse_ratio(n, A, X, EPS);
+    CU_ASSERT(ir < 30);
+    if (!(ir < 30)) LOG("\n  %s: inverse ratio %g\n", what, ir);
+    CU_ASSERT(v.peak <= v.budget);
+    free(X);
+    free(perm);
+  }
+  done(&v);
+  done(&f);
+  free(lp);
+}
+
+static void t_ratios(void) {
+  static const int64_t sizes[] = {1, 2, 3, 50, 130};
+  int cases = 0;
+  for (int o = 0; o < 2; o++)
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+      int64_t n = sizes[si];
+      double *A = rand_matrix(n, n, (uint64_t)n);
+      int64_t tiles[] = {1, 7, 64, n};
+      for (int t = 0; t < 4; t++) {
+        int64_t b = ooc_min64(tiles[t], n);
+        if (tiles[t] == 1 && n > 50) continue;
+        if (t > 0 && b == ooc_min64(tiles[t - 1], n)) continue;
+        int64_t Ws[] = {b, 3 * b, n};
+        for (int w = 0; w < 3; w++) {
+          if (w > 0 && ts_stripe(n, b, Ws[w]) == ts_stripe(n, b, Ws[w - 1])) continue;
+          for (int ooc = 0; ooc < 2; ooc++) {
+            if (ooc && n < 50) continue;
+            full_case(OPS[o], A, n, b, Ws[w], ooc);
+            cases++;
+          }
+        }
+      }
+      free(A);
+    }
+  printf("[%d configurations: factor, 2 solves, 2 factored solves, inverse each] ", cases);
+}
+
+static void t_singular(void) {
+  for (int o = 0; o < 2; o++) {
+    int64_t n = 40, zs[] = {0, 17, 39};
+    for (int k = 0; k < 3; k++) {
+      double *A = rand_matrix(n, n, 5);
+      for (int64_t i = 0; i < n; i++) A[i + zs[k] * n] = 0;
+      outcome_t r = run(OPS[o], LU_FACTOR, A, n, NULL, 0, 7, 14, (int64_t)1 << 30, NULL, 0);
+      CU_ASSERT_EQUAL(r.st, OOC_ERR_SINGULAR);
+      CU_ASSERT_EQUAL(r.info, zs[k] + 1);
+      CU_ASSERT(strstr(r.err, "exactly zero") != NULL);
+      if (r.info != zs[k] + 1) LOG("\n  zero column %lld: info %lld %s\n", (long long)zs[k],
+                                   (long long)r.info, r.err);
+      done(&r);
+      /* column 17 a combination of two others up to rounding: a tiny pivot, not an exact zero */
+      if (k == 1) {
+        for (int64_t i = 0; i < n; i++) A[i + 17 * n] = A[i + 3 * n] / 3.0 + A[i + 9 * n] / 7.0;
+        outcome_t s = run(OPS[o], LU_SOLVE, A, n, A, 1, 7, 14, (int64_t)1 << 30, NULL, 0);
+        CU_ASSERT_EQUAL(s.st, OOC_ERR_SINGULAR);
+        CU_ASSERT(s.info >= 1 && s.info <= n);
+        if (s.st != OOC_ERR_SINGULAR) LOG("\n  dependent column: %s\n", s.err);
+        done(&s);
+      }
+      free(A);
+    }
+    /* a factor file with a zero on U's diagonal */
+    int64_t n2 = 20;
+    double *F = rand_matrix(n2, n2, 8), *B = rand_matrix(n2, 2, 9);
+    int64_t *ip = malloc((size_t)n2 * sizeof *ip);
+    for (int64_t i = 0; i < n2; i++) ip[i] = i;
+    F[11 + 11 * n2] = 0;
+    outcome_t r = run(OPS[o], LU_SOLVE_FACTORED, F, n2, B, 2, 7, 7, (int64_t)1 << 30, ip, 0);
+    CU_ASSERT_EQUAL(r.st, OOC_ERR_SINGULAR);
+    CU_ASSERT_EQUAL(r.info, 12);
+    done(&r);
+    ip[3] = 1; /* a pivot above its row: not a factor LAPACK makes */
+    F[11 + 11 * n2] = 1;
+    r = run(OPS[o], LU_SOLVE_FACTORED, F, n2, B, 2, 7, 7, (int64_t)1 << 30, ip, 0);
+    CU_ASSERT_EQUAL(r.st, OOC_ERR_FORMAT);
+    done(&r);
+    free(ip);
+    free(F);
+    free(B);
+  }
+}
+
+static void t_fault(void) {
+  int64_t n = 60, b = 8, W = 16, m = 3;
+  double *A = rand_matrix(n, n, 11), *B = rand_matrix(n, m, 12);
+  int64_t cap = 8 * n * n / 5;
+  int64_t at;
+  int failures = 0;
+  for (at = 1; at < 2000; at++) {
+    outcome_t r = run(OPS[0], LU_SOLVE, A, n, B, m, b, W, cap, NULL, at);
+    if (r.st == OOC_OK) {
+      CU_ASSERT(tu_solve_ratio(n, m, A, r.X, B, EPS) < 16);
+      done(&r);
+      break;
+    }
+    failures++;
+    CU_ASSERT_EQUAL(r.st, OOC_ERR_NOMEM);
+    if (r.st != OOC_ERR_NOMEM) LOG("\n  fault at %lld: %s %s\n", (long long)at,
+                                   ooc_status_str(r.st), r.err);
+    done(&r);
+  }
+  CU_ASSERT(at < 2000);
+  CU_ASSERT(failures > 5);
+  printf("[%d injected allocation failures, then success] ", failures);
+  free(A);
+  free(B);
+}
+
+int main(void) {
+  OPS[0] = ooc_ops_cpu();
+  OPS[1] = ooc_ops_ref();
+  static const tu_test_t tests[] = {
+      {"factor/solve/inverse ratios, pivots, logdet vs LAPACK, in and out of core", t_ratios},
+      {"singular: zero columns (LAPACK's info), tiny pivots, bad factor files", t_singular},
+      {"fault loop: host allocations over an out-of-core LU solve", t_fault},
+      {NULL, NULL}};
+  return tu_run("lu", tests);
+}
