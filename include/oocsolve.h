@@ -363,6 +363,64 @@ OOC_API const char *ooc_report_get_str(const ooc_report_t *r, ooc_rfield_t f);
 OOC_API size_t ooc_report_json_str(const ooc_report_t *r, ooc_status_t status, const char *error,
                                    char *buf, size_t cap);
 
+/* ---- matrix handles and the calls on them ---------------------------------------------------
+ *
+ * A matrix handle names an input or an output of a call: an HDF5 dataset (a spec string as
+ * above), a host array, or callbacks. Handles belong to the caller, outlive calls and may be used
+ * by several calls (one at a time); they hold no data of their own.
+ * - Host array: `data` with `rows` x `cols` elements of dtype OOC_DTYPE_F32 or OOC_DTYPE_F64,
+ *   column-major (Fortran, element (i, j) at data[i + j*ld], ld >= rows) or row-major (C/numpy,
+ *   data[i*ld + j], ld >= cols). An input array is read in place, a rectangle at a time (never
+ *   copied whole, never written). An output array is written in place; it must not overlap an
+ *   input array (OOC_ERR_ARG). When a call fails after accepting its arguments, the output
+ *   array is filled with NaN (neither unverified nor stale numbers are left in it).
+ * - Callbacks: `fill` writes the rectangle rows r0..r0+nr-1, columns c0..c0+nc-1 into dst
+ *   (column-major float64, dst[i + j*ld]) for an input; it may be asked for any rectangle, more
+ *   than once (the residual check reads the input again). `take` receives the finished result of
+ *   an output, in tiles of the call's tile edge, only after the result passed its residual check
+ *   (it is staged in a temporary file in the scratch directory until then). Return 0 from
+ *   either; nonzero fails the call with OOC_ERR_IO (the message gives the value).
+ * The `_m` calls are the string calls on handles (`opts` NULL: defaults; `report` NULL: none).
+ * Calls with a host array or callback matrix do not journal (opts resume and checkpoint do not
+ * apply: OOC_ERR_ARG for resume) and spill to the scratch option's directory (default $TMPDIR,
+ * else /tmp); keep_failed applies to file outputs only. Transposed reads (trans_a, trans_b) work
+ * for files and arrays, not for fill callbacks. */
+typedef struct ooc_matrix ooc_matrix_t;
+typedef enum { OOC_LAYOUT_COL = 0, OOC_LAYOUT_ROW = 1 } ooc_layout_t;
+typedef int (*ooc_tile_fill_fn)(void *user, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                                double *dst, int64_t ld);
+typedef int (*ooc_tile_take_fn)(void *user, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                                const double *src, int64_t ld);
+
+/* Errors (OOC_ERR_ARG: bad shape, ld, dtype, layout; OOC_ERR_NOMEM) go to ooc_ctx_error(ctx). */
+OOC_API ooc_status_t ooc_matrix_file(ooc_ctx_t *ctx, const char *spec, ooc_matrix_t **m);
+OOC_API ooc_status_t ooc_matrix_array(ooc_ctx_t *ctx, void *data, ooc_dtype_t dtype,
+                                      int64_t rows, int64_t cols, int64_t ld, ooc_layout_t layout,
+                                      ooc_matrix_t **m);
+/* fill NULL: an output only; take NULL: an input only. */
+OOC_API ooc_status_t ooc_matrix_callback(ooc_ctx_t *ctx, int64_t rows, int64_t cols,
+                                         ooc_tile_fill_fn fill, ooc_tile_take_fn take, void *user,
+                                         ooc_matrix_t **m);
+/* The name messages and reports use ("host array" by default; a file's spec). Copied. */
+OOC_API ooc_status_t ooc_matrix_set_name(ooc_matrix_t *m, const char *name);
+OOC_API void ooc_matrix_destroy(ooc_matrix_t *m); /* NULL is fine */
+
+OOC_API ooc_status_t ooc_invert_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, ooc_matrix_t *x,
+                                  const ooc_options_t *opts, ooc_report_t *report);
+OOC_API ooc_status_t ooc_solve_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                                 ooc_matrix_t *x, const ooc_options_t *opts, ooc_report_t *report);
+OOC_API ooc_status_t ooc_factor_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, ooc_matrix_t *l,
+                                  const ooc_options_t *opts, ooc_report_t *report);
+OOC_API ooc_status_t ooc_solve_factor_m(ooc_ctx_t *ctx, const ooc_matrix_t *l,
+                                        const ooc_matrix_t *b, ooc_matrix_t *x,
+                                        const ooc_options_t *opts, ooc_report_t *report);
+OOC_API ooc_status_t ooc_logdet_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_options_t *opts,
+                                  ooc_report_t *report, double *logdet);
+/* c0 NULL: none (beta ignored). */
+OOC_API ooc_status_t ooc_gemm_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                                const ooc_matrix_t *c0, ooc_matrix_t *c, double alpha, double beta,
+                                const ooc_options_t *opts, ooc_report_t *report);
+
 /* Parse a byte size: "512M", "2G", "1.5GiB", "4096" (bytes). Returns -1 if malformed. */
 OOC_API int64_t ooc_parse_size(const char *s);
 

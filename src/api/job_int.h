@@ -85,6 +85,9 @@ typedef struct job {
   /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's
    * workspace is not allocated (wider strips, h5mat's chunk buffers); 0: the minimum. */
   int64_t io_room;
+  /* the _m calls (api/matrix.h): the handles of A, B, C0 and the output; NULL or a file handle:
+   * the spec string as given */
+  const struct ooc_matrix *hm_a, *hm_b, *hm_c, *hm_out;
 } job_t;
 
 /* ---- job.c, used by checkpoint.c ---- */
