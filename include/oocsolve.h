@@ -403,6 +403,9 @@ OOC_API ooc_status_t ooc_matrix_callback(ooc_ctx_t *ctx, int64_t rows, int64_t c
                                          ooc_matrix_t **m);
 /* The name messages and reports use ("host array" by default; a file's spec). Copied. */
 OOC_API ooc_status_t ooc_matrix_set_name(ooc_matrix_t *m, const char *name);
+/* rows x cols of the matrix (a file handle: of its dataset, opened and closed again). */
+OOC_API ooc_status_t ooc_matrix_shape(ooc_ctx_t *ctx, const ooc_matrix_t *m, int64_t *rows,
+                                      int64_t *cols);
 OOC_API void ooc_matrix_destroy(ooc_matrix_t *m); /* NULL is fine */
 
 OOC_API ooc_status_t ooc_invert_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, ooc_matrix_t *x,

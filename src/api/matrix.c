@@ -131,6 +131,25 @@ ooc_status_t ooc_matrix_set_name(ooc_matrix_t *m, const char *name) {
   return OOC_OK;
 }
 
+ooc_status_t ooc_matrix_shape(ooc_ctx_t *ctx, const ooc_matrix_t *m, int64_t *rows,
+                              int64_t *cols) {
+  if (!ctx || !m || !rows || !cols) return OOC_ERR_ARG;
+  ooc_clear_error(ctx);
+  if (m->kind != MK_FILE) {
+    *rows = m->rows;
+    *cols = m->cols;
+    return OOC_OK;
+  }
+  char file[4096], dset[512];
+  h5mat_t *h = NULL;
+  OOC_TRY(h5m_split_spec(ctx, m->spec, file, sizeof file, dset, sizeof dset));
+  OOC_TRY(h5m_open(ctx, file, dset, &h));
+  *rows = h5m_rows(h);
+  *cols = h5m_cols(h);
+  h5m_close(h);
+  return OOC_OK;
+}
+
 void ooc_matrix_destroy(ooc_matrix_t *m) {
   if (!m) return;
   free(m->spec);
