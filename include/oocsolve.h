@@ -271,6 +271,177 @@ OOC_API ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, cons
                       const char *output, double alpha, double beta, const ooc_opts_t *opts,
                       ooc_report_t *report);
 
+/* ---- the stable ABI: opaque options and report (for bindings) -------------------------------
+ *
+ * ooc_opts_t and ooc_report_t above are structs: fine for C code compiled against this header,
+ * but a binding that mirrors their layout breaks silently when a field is added. The calls below
+ * never expose a layout: options are set by parameter number (pinned, never renumbered) or name
+ * with queryable bounds, and a report is read by field number or name (the zstd pattern).
+ * Bindings (python/, fortran/) use only these, and check ooc_abi_version() at load. */
+
+/* Bumped whenever a function's signature or a pinned number below changes meaning; additions
+ * (new parameters, fields, functions) keep it. A binding refuses a library whose value differs
+ * from the one it was written for. */
+#define OOC_ABI_VERSION 1
+OOC_API int ooc_abi_version(void);
+
+typedef struct ooc_options ooc_options_t;
+
+/* Parameters (pinned). The names are the CLI's long options with '_' for '-' (docs/CLI.md). */
+typedef enum ooc_param {
+  OOC_PARAM_UNKNOWN = 0,
+  OOC_PARAM_METHOD = 1,         /* int: ooc_method_t; str: auto gj chol newton hyper7 */
+  OOC_PARAM_DEVICE = 2,         /* int: ooc_device_t; str: auto cpu ref cuda */
+  OOC_PARAM_TILE = 3,           /* int: 0 = default (4096) */
+  OOC_PARAM_STRIPE = 4,         /* int: 0 = as wide as the budget allows */
+  OOC_PARAM_HOST_MEM = 5,       /* int bytes, or str "8G"; 0 = default */
+  OOC_PARAM_SCRATCH = 6,        /* str: scratch directory */
+  OOC_PARAM_SCRATCH_ZSTD = 7,   /* int 0..22 */
+  OOC_PARAM_COMPRESS = 8,       /* str: none, zstd[:level], deflate[:level] */
+  OOC_PARAM_OUT_TYPE = 9,       /* int: ooc_dtype_t; str: auto f32 f64 */
+  OOC_PARAM_CHECK = 10,         /* int: ooc_check_t; str: auto none probe full */
+  OOC_PARAM_CHECK_THRESHOLD = 11, /* double: 0 = default (30 inverse, 16 solve) */
+  OOC_PARAM_FORCE = 12,         /* int 0/1 */
+  OOC_PARAM_GPU_MEM = 13,       /* int bytes, or str "16G"; 0 = default */
+  OOC_PARAM_STREAMS = 14,       /* int 0..8; 0 = 3 */
+  OOC_PARAM_TRACE = 15,         /* str: trace file */
+  OOC_PARAM_TRIANGLE = 16,      /* int 0 full / 1 lower; str: full lower */
+  OOC_PARAM_WARM_START = 17,    /* str: spec of an earlier inverse */
+  OOC_PARAM_MAX_ITER = 18,      /* int 0..100000; 0 = 100 */
+  OOC_PARAM_RESUME = 19,        /* int 0/1 */
+  OOC_PARAM_CHECKPOINT = 20,    /* double seconds > 0, or OOC_CHECKPOINT_*; str: seconds, step, off */
+  OOC_PARAM_ALLOW_FILL = 21,    /* int 0/1 */
+  OOC_PARAM_TRANS_A = 22,       /* int 0/1 */
+  OOC_PARAM_TRANS_B = 23,       /* int 0/1 */
+  OOC_PARAM_KEEP_FILL = 24,     /* int 0/1 */
+  OOC_PARAM_HISTORY = 25,       /* str */
+  OOC_PARAM_KEEP_FAILED = 26    /* int 0/1 */
+} ooc_param_t;
+
+typedef enum { OOC_PTYPE_NONE = 0, OOC_PTYPE_INT = 1, OOC_PTYPE_DOUBLE = 2, OOC_PTYPE_STR = 3 } ooc_ptype_t;
+
+/* Parameters are numbered 1 .. ooc_param_count(); name "tile" -> OOC_PARAM_TILE (UNKNOWN if
+ * none); the name of a number (NULL if none); its type; its bounds (OOC_ERR_ARG for an unknown
+ * parameter or a string one). */
+OOC_API int ooc_param_count(void);
+OOC_API ooc_param_t ooc_param_lookup(const char *name);
+OOC_API const char *ooc_param_name(ooc_param_t p);
+OOC_API ooc_ptype_t ooc_param_type(ooc_param_t p);
+OOC_API ooc_status_t ooc_param_bounds(ooc_param_t p, double *lo, double *hi);
+
+/* A set of options, at the defaults of ooc_opts_default. Strings are copied. Every setter checks
+ * the type and the bounds: OOC_ERR_ARG with ooc_opts_error() naming the parameter, the value and
+ * what is allowed; the option keeps its value then. set_int on a double parameter and
+ * set_double on an integer one (an integral value) convert; set_str parses the CLI's syntax for
+ * every parameter (sizes "8G", enum names, "step"/"off"). Getters: OOC_ERR_ARG for an unknown
+ * parameter or the wrong type (get_str returns NULL then, and "" for an unset string). */
+OOC_API ooc_status_t ooc_opts_create(ooc_options_t **o);
+OOC_API void ooc_opts_destroy(ooc_options_t *o); /* NULL is fine */
+OOC_API ooc_status_t ooc_opts_set_int(ooc_options_t *o, ooc_param_t p, int64_t v);
+OOC_API ooc_status_t ooc_opts_set_double(ooc_options_t *o, ooc_param_t p, double v);
+OOC_API ooc_status_t ooc_opts_set_str(ooc_options_t *o, ooc_param_t p, const char *v);
+OOC_API ooc_status_t ooc_opts_get_int(const ooc_options_t *o, ooc_param_t p, int64_t *v);
+OOC_API ooc_status_t ooc_opts_get_double(const ooc_options_t *o, ooc_param_t p, double *v);
+OOC_API const char *ooc_opts_get_str(const ooc_options_t *o, ooc_param_t p);
+/* Message of the last failed set or get ("" after a success). */
+OOC_API const char *ooc_opts_error(const ooc_options_t *o);
+/* The options as the struct (valid while o lives and is not changed): for C code that mixes
+ * both APIs. */
+OOC_API const ooc_opts_t *ooc_opts_struct(const ooc_options_t *o);
+
+/* Report fields (pinned); names as in ooc_report_json. */
+typedef enum ooc_rfield {
+  OOC_R_UNKNOWN = 0,
+  OOC_R_KIND = 1, OOC_R_METHOD = 2, OOC_R_BACKEND = 3, OOC_R_PRECISION = 4, OOC_R_OUT_DTYPE = 5,
+  OOC_R_OUTPUT = 6, OOC_R_N = 7, OOC_R_NRHS = 8, OOC_R_TILE = 9, OOC_R_STRIPE = 10,
+  OOC_R_STEPS = 11, OOC_R_T_READ = 12, OOC_R_T_COMPUTE = 13, OOC_R_T_SPILL = 14,
+  OOC_R_T_WRITE = 15, OOC_R_T_CHECK = 16, OOC_R_T_TOTAL = 17, OOC_R_FLOPS = 18,
+  OOC_R_GFLOPS = 19, OOC_R_BYTES_INPUT = 20, OOC_R_BYTES_SPILLED = 21,
+  OOC_R_BYTES_UNSPILLED = 22, OOC_R_BYTES_OUTPUT = 23, OOC_R_HOST_BUDGET = 24,
+  OOC_R_HOST_PEAK = 25, OOC_R_NORM1_A = 26, OOC_R_NORM1_X = 27, OOC_R_RESIDUAL = 28,
+  OOC_R_CHECK = 29, OOC_R_INFO = 30, OOC_R_LOGDET = 31, OOC_R_ITERATIONS = 32,
+  OOC_R_RESUMED_STEP = 33, OOC_R_WARNINGS = 34, OOC_R_GEMM_K = 35, OOC_R_HOST_LIMIT = 36,
+  OOC_R_RESIDUAL_NORM1 = 37, OOC_R_CHECK_PRODUCTS = 38, OOC_R_REJECTED = 39
+} ooc_rfield_t;
+
+/* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */
+OOC_API ooc_report_t *ooc_report_create(void);
+OOC_API void ooc_report_destroy(ooc_report_t *r); /* NULL is fine */
+OOC_API int ooc_report_field_count(void);
+OOC_API ooc_rfield_t ooc_report_field_lookup(const char *name);
+OOC_API const char *ooc_report_field_name(ooc_rfield_t f);
+OOC_API ooc_ptype_t ooc_report_field_type(ooc_rfield_t f);
+/* Getters: OOC_ERR_ARG for an unknown field or the wrong type (get_int of a double field);
+ * get_double also reads integer fields; get_str returns NULL then. */
+OOC_API ooc_status_t ooc_report_get_int(const ooc_report_t *r, ooc_rfield_t f, int64_t *v);
+OOC_API ooc_status_t ooc_report_get_double(const ooc_report_t *r, ooc_rfield_t f, double *v);
+OOC_API const char *ooc_report_get_str(const ooc_report_t *r, ooc_rfield_t f);
+/* ooc_report_json into buf (NUL-terminated, truncated to cap); returns the length it needs
+ * (without the NUL), so a caller can size buf with a first call of cap 0. */
+OOC_API size_t ooc_report_json_str(const ooc_report_t *r, ooc_status_t status, const char *error,
+                                   char *buf, size_t cap);
+
+/* ---- matrix handles and the calls on them ---------------------------------------------------
+ *
+ * A matrix handle names an input or an output of a call: an HDF5 dataset (a spec string as
+ * above), a host array, or callbacks. Handles belong to the caller, outlive calls and may be used
+ * by several calls (one at a time); they hold no data of their own.
+ * - Host array: `data` with `rows` x `cols` elements of dtype OOC_DTYPE_F32 or OOC_DTYPE_F64,
+ *   column-major (Fortran, element (i, j) at data[i + j*ld], ld >= rows) or row-major (C/numpy,
+ *   data[i*ld + j], ld >= cols). An input array is read in place, a rectangle at a time (never
+ *   copied whole, never written). An output array is written in place; it must not overlap an
+ *   input array (OOC_ERR_ARG). When a call fails after accepting its arguments, the output
+ *   array is filled with NaN (neither unverified nor stale numbers are left in it).
+ * - Callbacks: `fill` writes the rectangle rows r0..r0+nr-1, columns c0..c0+nc-1 into dst
+ *   (column-major float64, dst[i + j*ld]) for an input; it may be asked for any rectangle, more
+ *   than once (the residual check reads the input again). `take` receives the finished result of
+ *   an output, in tiles of the call's tile edge, only after the result passed its residual check
+ *   (it is staged in a temporary file in the scratch directory until then). Return 0 from
+ *   either; nonzero fails the call with OOC_ERR_IO (the message gives the value).
+ * The `_m` calls are the string calls on handles (`opts` NULL: defaults; `report` NULL: none).
+ * Calls with a host array or callback matrix do not journal (opts resume and checkpoint do not
+ * apply: OOC_ERR_ARG for resume) and spill to the scratch option's directory (default $TMPDIR,
+ * else /tmp); keep_failed applies to file outputs only. Transposed reads (trans_a, trans_b) work
+ * for files and arrays, not for fill callbacks. */
+typedef struct ooc_matrix ooc_matrix_t;
+typedef enum { OOC_LAYOUT_COL = 0, OOC_LAYOUT_ROW = 1 } ooc_layout_t;
+typedef int (*ooc_tile_fill_fn)(void *user, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                                double *dst, int64_t ld);
+typedef int (*ooc_tile_take_fn)(void *user, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                                const double *src, int64_t ld);
+
+/* Errors (OOC_ERR_ARG: bad shape, ld, dtype, layout; OOC_ERR_NOMEM) go to ooc_ctx_error(ctx). */
+OOC_API ooc_status_t ooc_matrix_file(ooc_ctx_t *ctx, const char *spec, ooc_matrix_t **m);
+OOC_API ooc_status_t ooc_matrix_array(ooc_ctx_t *ctx, void *data, ooc_dtype_t dtype,
+                                      int64_t rows, int64_t cols, int64_t ld, ooc_layout_t layout,
+                                      ooc_matrix_t **m);
+/* fill NULL: an output only; take NULL: an input only. */
+OOC_API ooc_status_t ooc_matrix_callback(ooc_ctx_t *ctx, int64_t rows, int64_t cols,
+                                         ooc_tile_fill_fn fill, ooc_tile_take_fn take, void *user,
+                                         ooc_matrix_t **m);
+/* The name messages and reports use ("host array" by default; a file's spec). Copied. */
+OOC_API ooc_status_t ooc_matrix_set_name(ooc_matrix_t *m, const char *name);
+/* rows x cols of the matrix (a file handle: of its dataset, opened and closed again). */
+OOC_API ooc_status_t ooc_matrix_shape(ooc_ctx_t *ctx, const ooc_matrix_t *m, int64_t *rows,
+                                      int64_t *cols);
+OOC_API void ooc_matrix_destroy(ooc_matrix_t *m); /* NULL is fine */
+
+OOC_API ooc_status_t ooc_invert_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, ooc_matrix_t *x,
+                                  const ooc_options_t *opts, ooc_report_t *report);
+OOC_API ooc_status_t ooc_solve_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                                 ooc_matrix_t *x, const ooc_options_t *opts, ooc_report_t *report);
+OOC_API ooc_status_t ooc_factor_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, ooc_matrix_t *l,
+                                  const ooc_options_t *opts, ooc_report_t *report);
+OOC_API ooc_status_t ooc_solve_factor_m(ooc_ctx_t *ctx, const ooc_matrix_t *l,
+                                        const ooc_matrix_t *b, ooc_matrix_t *x,
+                                        const ooc_options_t *opts, ooc_report_t *report);
+OOC_API ooc_status_t ooc_logdet_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_options_t *opts,
+                                  ooc_report_t *report, double *logdet);
+/* c0 NULL: none (beta ignored). */
+OOC_API ooc_status_t ooc_gemm_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                                const ooc_matrix_t *c0, ooc_matrix_t *c, double alpha, double beta,
+                                const ooc_options_t *opts, ooc_report_t *report);
+
 /* Parse a byte size: "512M", "2G", "1.5GiB", "4096" (bytes). Returns -1 if malformed. */
 OOC_API int64_t ooc_parse_size(const char *s);
 

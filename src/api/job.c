@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <unistd.h>
 
+#include "api/matrix.h"
 #include "api/outpath.h"
 #include "base/parloop.h"
 #include "io/fileio.h"
@@ -334,6 +336,13 @@ static int source_is_output(void *arg, const char *path) {
 static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_file,
                                    const char *suffix, const char *default_dset) {
   ooc_ctx_t *ctx = j->ctx;
+  if (j->hm_out && !matrix_is_file(j->hm_out)) { /* an array or callback: the lock's name only */
+    ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s", j->o.scratch_dir); /* matrix.c set it */
+    ooc_fmt(j->out_file, sizeof j->out_file, "%s/mem-%ld-%p", j->scratch_dir, (long)getpid(),
+            (const void *)j->hm_out);
+    ooc_fmt(j->rep->output, sizeof j->rep->output, "%s", matrix_name(j->hm_out));
+    return OOC_OK;
+  }
   if (spec && *spec) {
     OOC_TRY(h5m_split_spec(ctx, spec, j->out_file, sizeof j->out_file, j->out_dset,
                            sizeof j->out_dset));
@@ -364,10 +373,16 @@ static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_
 static ooc_status_t open_input(job_t *j, const char *spec, h5mat_t **out) {
   char file[PATH_MAX], dset[512];
   if (!spec || !*spec) return OOC_FAIL(j->ctx, OOC_ERR_ARG, "no input matrix given");
-  OOC_TRY(h5m_split_spec(j->ctx, spec, file, sizeof file, dset, sizeof dset));
   unsigned flags = j->o.keep_fill ? H5M_KEEP_FILL : 0;
   if ((out == &j->in_a && j->o.trans_a) || (out == &j->in_b && j->o.trans_b)) flags |= H5M_TRANS;
-  OOC_TRY(h5m_open2(j->ctx, file, dset, flags, out));
+  const struct ooc_matrix *h = out == &j->in_a ? j->hm_a : out == &j->in_b ? j->hm_b
+                               : out == &j->in_c ? j->hm_c : NULL;
+  if (h && !matrix_is_file(h)) { /* a host array or a fill callback (api/matrix.h) */
+    OOC_TRY(matrix_open_input(j->ctx, h, (flags & H5M_TRANS) != 0, out));
+  } else {
+    OOC_TRY(h5m_split_spec(j->ctx, spec, file, sizeof file, dset, sizeof dset));
+    OOC_TRY(h5m_open2(j->ctx, file, dset, flags, out));
+  }
   h5m_set_allow_fill(*out, j->o.allow_fill);
   if (flags & H5M_TRANS)
     ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s read transposed (--trans-%c)",
@@ -916,9 +931,11 @@ static ooc_status_t commit_output(job_t *j, const char *as) {
   OOC_TRY(h5m_attr_str(o, "precision", r->precision));
   OOC_TRY(h5m_attr_str(o, "input", h5m_name(j->in_a)));
   if (j->in_b) OOC_TRY(h5m_attr_str(o, "rhs", h5m_name(j->in_b)));
-  OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b,
-                          j->in_b ? H5META_SOLVE : j->factor_out ? H5META_FACTOR : H5META_INVERSE,
-                          j->o.history));
+  if (h5m_file_id(o) >= 0) /* not for an array or callback output */
+    OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b,
+                            j->in_b ? H5META_SOLVE : j->factor_out ? H5META_FACTOR
+                                                                   : H5META_INVERSE,
+                            j->o.history));
   if (j->factor_out && j->method == OOC_METHOD_LU) {
     OOC_TRY(job_lu_commit_extra(j));
   } else if (j->factor_out) {
@@ -1002,7 +1019,10 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (!j->logdet_only) OOC_TRY(ckpt_prepare(j));
   /* Create the output first: an existing file or an unwritable directory fails in seconds. */
   j->chunk = ooc_max64(j->b, 256);
-  if (!j->logdet_only)
+  if (!j->logdet_only && j->hm_out && !matrix_is_file(j->hm_out))
+    OOC_TRY(matrix_open_output(ctx, j->hm_out, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64, j->b,
+                               j->scratch_dir, &j->out));
+  else if (!j->logdet_only)
     OOC_TRY(h5m_create2(ctx, j->out_file, j->out_dset, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64,
                         j->chunk, j->o.compress, j->o.force, out_flags(j), &j->out));
   if (j->out && h5m_replaced(j->out))
@@ -1120,11 +1140,16 @@ enum { AS_INVERT = 0, AS_LOGDET = 1, AS_FACTOR = 2, AS_FACTORED = 4 };
 
 static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report, int as,
                          const char *a, const char *b, int need_b, const char *out,
-                         double *logdet) {
+                         double *logdet, const ooc_matrix_t *const *hm) {
   if (!ctx) return OOC_ERR_ARG;
   job_t j;
   ooc_report_t local;
   ooc_status_t st = start(&j, ctx, opts, report, &local);
+  if (hm) {
+    j.hm_a = hm[0];
+    j.hm_b = hm[1];
+    j.hm_out = hm[3];
+  }
   j.logdet_only = (as & AS_LOGDET) != 0;
   j.factor_out = (as & AS_FACTOR) != 0;
   j.have_factor = (as & AS_FACTORED) != 0;
@@ -1139,27 +1164,27 @@ static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *r
 
 ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, AS_INVERT, input, NULL, 0, output, NULL);
+  return call(ctx, opts, report, AS_INVERT, input, NULL, 0, output, NULL, NULL);
 }
 
 ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
                        const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, AS_INVERT, a, b, 1, output, NULL);
+  return call(ctx, opts, report, AS_INVERT, a, b, 1, output, NULL, NULL);
 }
 
 ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, AS_FACTOR, input, NULL, 0, output, NULL);
+  return call(ctx, opts, report, AS_FACTOR, input, NULL, 0, output, NULL, NULL);
 }
 
 ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
                               const char *output, const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, AS_FACTORED, factor, b, 1, output, NULL);
+  return call(ctx, opts, report, AS_FACTORED, factor, b, 1, output, NULL, NULL);
 }
 
 ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
                         ooc_report_t *report, double *logdet) {
-  return call(ctx, opts, report, AS_LOGDET, input, NULL, 0, NULL, logdet);
+  return call(ctx, opts, report, AS_LOGDET, input, NULL, 0, NULL, logdet, NULL);
 }
 
 /* ---- ooc_gemm: the out-of-core product as a command of its own ---------------------------- */
@@ -1172,7 +1197,8 @@ static ooc_status_t gemm_commit(job_t *j, double alpha, double beta) {
   OOC_TRY(h5m_attr_str(o, "backend", r->backend));
   OOC_TRY(h5m_attr_str(o, "input_a", h5m_name(j->in_a)));
   OOC_TRY(h5m_attr_str(o, "input_b", h5m_name(j->in_b)));
-  OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b, H5META_GEMM, j->o.history));
+  if (h5m_file_id(o) >= 0) /* not for an array or callback output */
+    OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b, H5META_GEMM, j->o.history));
   if (j->in_c) OOC_TRY(h5m_attr_str(o, "input_c", h5m_name(j->in_c)));
   OOC_TRY(h5m_attr_f64(o, "alpha", alpha));
   OOC_TRY(h5m_attr_f64(o, "beta", j->in_c ? beta : 0.0));
@@ -1234,8 +1260,12 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   int f32 = j->o.out_dtype == OOC_DTYPE_F32 || (j->o.out_dtype == OOC_DTYPE_AUTO && j->f32);
   snprintf(r->out_dtype, sizeof r->out_dtype, f32 ? "f32" : "f64");
   j->chunk = ooc_max64(b, 256);
-  OOC_TRY(h5m_create(ctx, j->out_file, j->out_dset, m, n, f32 ? H5M_F32 : H5M_F64, j->chunk,
-                     j->o.compress, j->o.force, &j->out));
+  if (j->hm_out && !matrix_is_file(j->hm_out))
+    OOC_TRY(matrix_open_output(ctx, j->hm_out, m, n, f32 ? H5M_F32 : H5M_F64, b, j->scratch_dir,
+                               &j->out));
+  else
+    OOC_TRY(h5m_create(ctx, j->out_file, j->out_dset, m, n, f32 ? H5M_F32 : H5M_F64, j->chunk,
+                       j->o.compress, j->o.force, &j->out));
 
   /* load A, B (and C0) through the cache: finite check, each input byte read once */
   double t0 = ooc_now();
@@ -1307,14 +1337,48 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   return OOC_OK;
 }
 
-ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, const char *c0,
-                      const char *output, double alpha, double beta, const ooc_opts_t *opts,
-                      ooc_report_t *report) {
+static ooc_status_t gemm_call(ooc_ctx_t *ctx, const char *a, const char *b, const char *c0,
+                              const char *output, double alpha, double beta,
+                              const ooc_opts_t *opts, ooc_report_t *report,
+                              const ooc_matrix_t *const *hm) {
   if (!ctx) return OOC_ERR_ARG;
   job_t j;
   ooc_report_t local;
   ooc_status_t st = start(&j, ctx, opts, report, &local);
+  if (hm) {
+    j.hm_a = hm[0];
+    j.hm_b = hm[1];
+    j.hm_c = hm[2];
+    j.hm_out = hm[3];
+  }
   if (st == OOC_OK) st = run_gemm(&j, a, b, c0, output, alpha, beta);
   job_cleanup(&j);
   return st;
+}
+
+ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, const char *c0,
+                      const char *output, double alpha, double beta, const ooc_opts_t *opts,
+                      ooc_report_t *report) {
+  return gemm_call(ctx, a, b, c0, output, alpha, beta, opts, report, NULL);
+}
+
+/* The calls on matrix handles (api/matrix.h; matrix.c settled the options): a file handle is
+ * its spec, any other its name, which open_input and resolve_output turn into the handle. */
+ooc_status_t job_call_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
+                        mx_call_t kind, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                        const ooc_matrix_t *c, const ooc_matrix_t *out, double alpha, double beta,
+                        double *logdet) {
+  const ooc_matrix_t *hm[4] = {a, b, c, out};
+  const char *s[4];
+  for (int k = 0; k < 4; k++)
+    s[k] = !hm[k] ? NULL : matrix_is_file(hm[k]) ? matrix_spec(hm[k]) : matrix_name(hm[k]);
+  switch (kind) {
+  case MX_INVERT: return call(ctx, opts, report, AS_INVERT, s[0], NULL, 0, s[3], NULL, hm);
+  case MX_SOLVE: return call(ctx, opts, report, AS_INVERT, s[0], s[1], 1, s[3], NULL, hm);
+  case MX_FACTOR: return call(ctx, opts, report, AS_FACTOR, s[0], NULL, 0, s[3], NULL, hm);
+  case MX_SOLVE_FACTOR: return call(ctx, opts, report, AS_FACTORED, s[0], s[1], 1, s[3], NULL, hm);
+  case MX_LOGDET: return call(ctx, opts, report, AS_LOGDET, s[0], NULL, 0, NULL, logdet, hm);
+  case MX_GEMM: return gemm_call(ctx, s[0], s[1], s[2], s[3], alpha, beta, opts, report, hm);
+  }
+  return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "unknown call %d", (int)kind);
 }

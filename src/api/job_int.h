@@ -92,6 +92,9 @@ typedef struct job {
   int lu_in;
   int64_t *ipiv;
   double norminf_a; /* ||A||_inf, from the factorization (written to an LU factor file) */
+  /* the _m calls (api/matrix.h): the handles of A, B, C0 and the output; NULL or a file handle:
+   * the spec string as given */
+  const struct ooc_matrix *hm_a, *hm_b, *hm_c, *hm_out;
 } job_t;
 
 /* ---- job.c, used by checkpoint.c ---- */

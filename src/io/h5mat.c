@@ -113,6 +113,10 @@ struct h5mat {
   int deflate_check;   /* deflate after shuffles only: its chunks must inflate to a chunk */
   uint8_t *verified;   /* deflate_check: bit per chunk whose inflated size was checked */
   char missing_name[64];
+  /* A virtual matrix (h5m_open_virt): rectangles go to virt's functions, nothing to HDF5. */
+  const h5m_virt_t *virt;
+  void *vself;
+  int vcommitted;
 };
 
 /* ---- HDF5 error handling -------------------------------------------------------------------- */
@@ -366,6 +370,32 @@ static h5mat_t *new_handle(ooc_ctx_t *ctx) {
   m->nfilters = -1; /* not yet known: inspect_dataset, or check_chunks for an output */
   m->stage = DIRECT_STAGE_BYTES;
   return m;
+}
+
+ooc_status_t h5m_open_virt(ooc_ctx_t *ctx, const h5m_virt_t *ops, void *self, int64_t rows,
+                           int64_t cols, h5m_type_t type, int writable, const char *name,
+                           h5mat_t **out) {
+  *out = NULL;
+  h5mat_t *m = new_handle(ctx);
+  char *nm = m ? ooc_strdup(ctx, name ? name : "matrix") : NULL;
+  if (!nm) {
+    ooc_free(ctx, m);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of host memory", name ? name : "matrix");
+  }
+  m->name = nm;
+  m->virt = ops;
+  m->vself = self;
+  m->rows = rows;
+  m->cols = cols;
+  m->type = type;
+  m->writable = writable;
+  m->file_es = type == H5M_F32 ? 4 : 8;
+  m->nd = 2;
+  m->ax_r = 0;
+  m->ax_c = 1;
+  m->complete = 1;
+  *out = m;
+  return OOC_OK;
 }
 
 typedef struct {
@@ -1016,7 +1046,7 @@ static void release_wslots(h5mat_t *m) {
 }
 
 void h5m_set_stage(h5mat_t *m, int64_t bytes) {
-  if (!m) return;
+  if (!m || m->virt) return;
   m->stage = bytes > 0 ? bytes : DIRECT_STAGE_BYTES;
   release_wslots(m);
 }
@@ -1904,10 +1934,14 @@ static ooc_status_t cf_after_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr
 ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
                       int64_t ld) {
   if (!m) return OOC_ERR_ARG;
-  if (m->dset < 0)
+  if (m->dset < 0 && !m->virt)
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: read from a closed or committed handle", m->name);
   OOC_TRY(check_rect(m, "read", r0, c0, nr, nc, dst, ld, nr));
   if (nr == 0 || nc == 0) return OOC_OK;
+  if (m->virt) {
+    m->bytes += nr * nc * (int64_t)m->file_es;
+    return m->virt->read(m->vself, r0, c0, nr, nc, dst, ld);
+  }
   quiet_t q = quiet_begin();
   ooc_status_t st = read_impl(m, r0, c0, nr, nc, dst, ld);
   if (st == OOC_OK && (m->nfill || m->packed)) st = cf_after_read(m, r0, c0, nr, nc, dst, ld);
@@ -1961,13 +1995,18 @@ static ooc_status_t write_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, i
 static ooc_status_t write_rect(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                                const double *src, int64_t ld, int trans) {
   if (!m) return OOC_ERR_ARG;
-  if (!m->writable || m->dset < 0)
+  if (!m->writable || (m->dset < 0 && !m->virt))
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: write to a handle that is not an open output",
                     m->name);
   /* the buffer is nr x nc (ld >= nr) or, transposed, nc x nr (ld >= nc) */
   OOC_TRY(check_rect(m, trans ? "transposed write" : "write", r0, c0, nr, nc, src, ld,
                      trans ? nc : nr));
   if (nr == 0 || nc == 0) return OOC_OK;
+  if (m->virt) {
+    ooc_status_t vs = m->virt->write(m->vself, r0, c0, nr, nc, src, ld, trans);
+    if (vs == OOC_OK) m->bytes += nr * nc * (int64_t)m->file_es;
+    return vs;
+  }
   quiet_t q = quiet_begin();
   ooc_status_t st = trans ? write_impl(m, r0, c0, nr, nc, src, ld, 1)
                           : write_impl(m, r0, c0, nr, nc, src, 1, ld);
@@ -2223,6 +2262,7 @@ ooc_status_t h5m_create2(ooc_ctx_t *ctx, const char *file, const char *dset, int
 static ooc_status_t attr_write(h5mat_t *m, const char *name, hid_t ftype, hid_t mtype,
                                const void *buf) {
   if (!m) return OOC_ERR_ARG;
+  if (m->virt) return OOC_OK; /* a virtual matrix has no place for attributes */
   if (!m->writable || m->dset < 0)
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: attribute '%s' on a handle that is not an open "
                     "output", m->name, name ? name : "");
@@ -2254,6 +2294,7 @@ out:
 
 ooc_status_t h5m_attr_str(h5mat_t *m, const char *name, const char *value) {
   if (!m) return OOC_ERR_ARG;
+  if (m->virt) return OOC_OK;
   /* variable-length UTF-8: h5py reads it back as str, not bytes */
   hid_t t = H5Tcopy(H5T_C_S1);
   if (t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
@@ -2406,6 +2447,14 @@ static ooc_status_t commit_impl(h5mat_t *m) {
 
 ooc_status_t h5m_commit(h5mat_t *m) {
   if (!m) return OOC_ERR_ARG;
+  if (m->virt) {
+    if (!m->writable || m->vcommitted)
+      return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: commit of a handle that is not an open output",
+                      m->name);
+    ooc_status_t vs = m->virt->commit ? m->virt->commit(m->vself) : OOC_OK;
+    if (vs == OOC_OK) m->vcommitted = 1;
+    return vs;
+  }
   release_wslots(m);
   if (!m->writable || m->committed || m->file < 0)
     return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: commit of a handle that is not an open output",
@@ -2422,6 +2471,9 @@ ooc_status_t h5m_commit(h5mat_t *m) {
 
 ooc_status_t h5m_commit_as(h5mat_t *m, const char *file) {
   if (!m) return OOC_ERR_ARG;
+  if (m->virt)
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: a matrix that is not a file cannot be kept as '%s'",
+                    m->name, file);
   char *p = ooc_strdup(m->ctx, file);
   if (!p) return OOC_FAIL(m->ctx, OOC_ERR_NOMEM, "%s: out of host memory", m->name);
   ooc_free(m->ctx, m->path);
@@ -2433,6 +2485,12 @@ ooc_status_t h5m_commit_as(h5mat_t *m, const char *file) {
 void h5m_close(h5mat_t *m) {
   if (!m) return;
   ooc_ctx_t *ctx = m->ctx;
+  if (m->virt) {
+    if (m->virt->close) m->virt->close(m->vself, m->writable && !m->vcommitted);
+    ooc_free(ctx, m->name);
+    ooc_free(ctx, m);
+    return;
+  }
   release_wslots(m);
   if (m->writable && !m->committed) empty_tmp_if_full(m, m->failed);
   quiet_t q = quiet_begin();

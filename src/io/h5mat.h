@@ -137,6 +137,24 @@ int h5m_direct(const h5mat_t *m);
 void h5m_set_stage(h5mat_t *m, int64_t bytes);
 void h5m_set_direct(h5mat_t *m, int on);
 
+/* A virtual matrix: a handle whose rectangles come from (go to) the functions of `ops` instead of
+ * an HDF5 dataset (api/matrix.c: host arrays and callbacks behind the same reads and writes as a
+ * file). h5m_read/h5m_write/h5m_write_t check the rectangle and call read/write (write's `trans`
+ * as h5m_write_t's); attributes are accepted and dropped; h5m_commit calls commit (may be NULL);
+ * h5m_close calls close(self, uncommitted output) and frees the handle (self is the caller's,
+ * released by its close). No file: h5m_path, h5m_data_file "", h5m_file_id -1, chunk_cols 0. */
+typedef struct h5m_virt {
+  ooc_status_t (*read)(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
+                       int64_t ld);
+  ooc_status_t (*write)(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                        const double *src, int64_t ld, int trans);
+  ooc_status_t (*commit)(void *self);
+  void (*close)(void *self, int uncommitted);
+} h5m_virt_t;
+ooc_status_t h5m_open_virt(ooc_ctx_t *ctx, const h5m_virt_t *ops, void *self, int64_t rows,
+                           int64_t cols, h5m_type_t type, int writable, const char *name,
+                           h5mat_t **out);
+
 /* Returns 1 when the filter is available, 0 if registration failed. */
 int h5m_register_zstd(void);
 /* Internal (h5mat.c -> zstd_filter.c): the bytes every zstd frame decoded on this thread must
