@@ -1,0 +1,221 @@
+/*
+ * bench_lu_cuda.c: LU with partial pivoting out of core on the CUDA executor (src/solvers/lu.c
+ * on exec.h's ex_cuda) against cuSOLVER's in-core Xgetrf, in one process (issue 22). Built by
+ * CMake when CUDA is found; not a ctest.
+ *   bench_lu_cuda cusolver N              cusolverDnXgetrf of an N x N matrix resident on the
+ *                                         device (best of 2): seconds, TFLOP/s at 2n^3/3
+ *   bench_lu_cuda factor N TILE GPUMEM [W]
+ *                                         the same matrix in a host tile store (all cached: what
+ *                                         is timed is the method, the executor and the ring, no
+ *                                         HDF5), factored by lu_run on a CUDA executor with
+ *                                         --gpu-mem GPUMEM and stripe W (default: the widest the
+ *                                         budget holds, whole tiles); then a probe check
+ *                                         ||P A t - L (U t)||_1 / (n ||A||_1 ||t||_1 eps) on one
+ *                                         random t, streamed from the store on the host
+ * The matrix: entries uniform in [-1, 1] from a hash of (i, j), diagonal + n (well conditioned
+ * and pivoting still moves rows). Lines starting with RESULT are the figures.
+ */
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/cuda/exec_cuda.h"
+#include "kernels/ops.h"
+#include "solvers/lu.h"
+#include "tiling/tstore.h"
+
+static void die(ooc_ctx_t *ctx, const char *what) {
+  fprintf(stderr, "bench_lu_cuda: %s: %s\n", what, ctx ? ooc_ctx_error(ctx) : "");
+  exit(1);
+}
+
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    int e_ = (int)(x);                                                                             \
+    if (e_) {                                                                                      \
+      fprintf(stderr, "bench_lu_cuda: %s failed (%d) at line %d\n", #x, e_, __LINE__);             \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+static double entry(int64_t i, int64_t j, int64_t n) {
+  uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ULL ^ (uint64_t)j * 0xC2B2AE3D27D4EB4FULL;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 32;
+  return (double)(h % 2001) / 1000.0 - 1.0 + (i == j ? (double)n : 0.0);
+}
+
+typedef struct {
+  double *M;
+  int64_t n, ld, c0, j0, j1;
+} fill_t;
+
+static void *fill_part(void *arg) {
+  fill_t *f = arg;
+  for (int64_t j = f->j0; j < f->j1; j++)
+    for (int64_t i = 0; i < f->n; i++) f->M[i + j * f->ld] = entry(i, f->c0 + j, f->n);
+  return NULL;
+}
+
+/* Columns [c0, c0 + nc) of the matrix into M (ld), on 16 threads. */
+static void fill_cols(double *M, int64_t ld, int64_t n, int64_t c0, int64_t nc) {
+  enum { NT = 16 };
+  pthread_t th[NT];
+  fill_t f[NT];
+  for (int t = 0; t < NT; t++) {
+    f[t] = (fill_t){M, n, ld, c0, nc * t / NT, nc * (t + 1) / NT};
+    pthread_create(&th[t], NULL, fill_part, &f[t]);
+  }
+  for (int t = 0; t < NT; t++) pthread_join(th[t], NULL);
+}
+
+static double tnow(void) { return ooc_now(); }
+
+static void run_cusolver(int64_t n) {
+  double *h = malloc((size_t)(n * n) * sizeof *h), *A;
+  if (!h) die(NULL, "out of host memory");
+  fill_cols(h, n, n, 0, n);
+  int64_t *ipiv;
+  int *info;
+  CK(cudaMalloc((void **)&A, 8 * n * n));
+  CK(cudaMalloc((void **)&ipiv, 8 * n));
+  CK(cudaMalloc((void **)&info, sizeof(int)));
+  cusolverDnHandle_t s;
+  cusolverDnParams_t par;
+  CK(cusolverDnCreate(&s));
+  CK(cusolverDnCreateParams(&par));
+  size_t dws = 0, hws = 0;
+  CK(cusolverDnXgetrf_bufferSize(s, par, n, n, CUDA_R_64F, A, n, CUDA_R_64F, &dws, &hws));
+  void *dw, *hw = hws ? malloc(hws) : NULL;
+  CK(cudaMalloc(&dw, dws ? dws : 1));
+  double best = 1e30;
+  for (int rep = 0; rep < 2; rep++) {
+    CK(cudaMemcpy(A, h, 8 * n * n, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());
+    double t0 = tnow();
+    CK(cusolverDnXgetrf(s, par, n, n, CUDA_R_64F, A, n, ipiv, CUDA_R_64F, dw, dws, hw, hws, info));
+    CK(cudaDeviceSynchronize());
+    best = fmin(best, tnow() - t0);
+  }
+  printf("RESULT cusolver getrf n=%lld in core (device-resident): %.3f s, %.2f TFLOP/s at 2n^3/3\n",
+         (long long)n, best, 2.0 * n * n * n / 3.0 / best * 1e-12);
+  cudaFree(A), cudaFree(ipiv), cudaFree(info), cudaFree(dw);
+  free(hw), free(h);
+  cusolverDnDestroyParams(par);
+  cusolverDnDestroy(s);
+}
+
+/* ||P A t - L (U t)||_1 / (n ||A||_1 ||t||_1 eps) for one random +-1 vector t: U t and L (U t)
+ * stream the factors tile column by tile column; A t is regenerated from entry(). */
+static double probe_check(ooc_ctx_t *ctx, tstore_t *F, const int64_t *ipiv, int64_t n) {
+  part_t p = ts_cols(F);
+  int64_t b = p.b;
+  double *col = malloc((size_t)(n * b) * sizeof *col), *t = malloc((size_t)n * sizeof *t);
+  double *u = calloc((size_t)n, sizeof *u), *y = calloc((size_t)n, sizeof *y);
+  double *ax = calloc((size_t)n, sizeof *ax);
+  if (!col || !t || !u || !y || !ax) die(NULL, "out of host memory");
+  uint64_t s = 12345;
+  for (int64_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    t[i] = (s >> 63) ? 1.0 : -1.0;
+  }
+  double anorm = 0;
+  for (int64_t tj = 0; tj < p.count; tj++) { /* u = U t, y = L u after: two passes */
+    int64_t c0 = part_start(p, tj), nc = part_len(p, tj);
+    if (ts_read_tiles(F, 0, p.count, tj, tj + 1, col, n) != OOC_OK) die(ctx, "read factor");
+    for (int64_t j = 0; j < nc; j++)
+      for (int64_t i = 0; i <= c0 + j; i++) u[i] += col[i + j * n] * t[c0 + j];
+    /* A t and ||A||_1, regenerated (the store holds the factors) */
+    fill_cols(col, n, n, c0, nc);
+    for (int64_t j = 0; j < nc; j++) {
+      double cs = 0;
+      for (int64_t i = 0; i < n; i++) {
+        ax[i] += col[i + j * n] * t[c0 + j];
+        cs += fabs(col[i + j * n]);
+      }
+      anorm = fmax(anorm, cs);
+    }
+  }
+  for (int64_t tj = 0; tj < p.count; tj++) { /* y = L u, unit lower */
+    int64_t c0 = part_start(p, tj), nc = part_len(p, tj);
+    if (ts_read_tiles(F, 0, p.count, tj, tj + 1, col, n) != OOC_OK) die(ctx, "read factor");
+    for (int64_t j = 0; j < nc; j++) {
+      y[c0 + j] += u[c0 + j];
+      for (int64_t i = c0 + j + 1; i < n; i++) y[i] += col[i + j * n] * u[c0 + j];
+    }
+  }
+  for (int64_t i = 0; i < n; i++) { /* P A t: the swaps in forward order */
+    double tmp = ax[i];
+    ax[i] = ax[ipiv[i]];
+    ax[ipiv[i]] = tmp;
+  }
+  double r = 0;
+  for (int64_t i = 0; i < n; i++) r += fabs(ax[i] - y[i]);
+  free(col), free(t), free(u), free(y), free(ax);
+  return r / ((double)n * anorm * (double)n * DBL_EPSILON);
+}
+
+static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W) {
+  ooc_ctx_t *ctx;
+  if (ooc_ctx_create(&ctx) != OOC_OK) die(NULL, "context");
+  tcache_t *c;
+  if (tcache_create(ctx, 8 * n * n + ((int64_t)4 << 30), &c) != OOC_OK) die(ctx, "cache");
+  tstore_t *A;
+  if (tstore_create(ctx, c, n, n, b, NULL, NULL, &A) != OOC_OK) die(ctx, "store");
+  part_t cp = ts_cols(A);
+  double *strip = malloc((size_t)(n * b) * sizeof *strip);
+  for (int64_t tj = 0; tj < cp.count; tj++) {
+    fill_cols(strip, n, n, part_start(cp, tj), part_len(cp, tj));
+    if (ts_put_col(A, tj, strip, n) != OOC_OK) die(ctx, "fill");
+  }
+  free(strip);
+  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2};
+  ooc_exec_t *ex;
+  if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
+  if (W <= 0) { /* the panel and the ring's twins within the budget, a margin for getrf's work */
+    int64_t room = ex->budget - ((int64_t)512 << 20) - 8 * LU_SLOTS * b * b;
+    W = ooc_max64(b, room / (8 * n) / b * b);
+  }
+  int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
+  lu_args_t a = {.A = A, .stripe = W, .ops = ooc_ops_cpu(), .exec = ex, .job = LU_FACTOR,
+                 .ipiv = ipiv};
+  lu_stats_t st;
+  int64_t info = 0;
+  double t0 = tnow();
+  if (lu_run(ctx, &a, &st, &info) != OOC_OK) die(ctx, "lu_run");
+  double t = tnow() - t0;
+  printf("RESULT lu factor n=%lld tile %lld gpu-mem %.1f GiB: stripe %lld, %lld steps, %.3f s, "
+         "%.2f TFLOP/s at 2n^3/3 (host takes %.2f s, puts %.2f s, device waits %.2f s; streamed "
+         "%.1f GiB; device peak %.2f GiB; growth %.3g)\n",
+         (long long)n, (long long)b, gpu_mem / 1073741824.0, (long long)ts_stripe(n, b, W),
+         (long long)st.steps, t, 2.0 * n * n * n / 3.0 / t * 1e-12, st.t_take, st.t_put,
+         st.t_wait, st.bytes_streamed / 1073741824.0, ex->stats.dev_peak / 1073741824.0,
+         st.growth);
+  ex_destroy(ex);
+  double r = probe_check(ctx, A, ipiv, n);
+  printf("RESULT lu factor n=%lld probe ratio ||PAt - LUt|| / (n ||A|| ||t|| eps) = %.3g (%s)\n",
+         (long long)n, r, r < 30 ? "PASS" : "FAIL");
+  free(ipiv);
+  tstore_destroy(A);
+  tcache_destroy(c);
+  ooc_ctx_destroy(ctx);
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 3 && !strcmp(argv[1], "cusolver")) {
+    run_cusolver(atoll(argv[2]));
+    return 0;
+  }
+  if (argc >= 5 && !strcmp(argv[1], "factor")) {
+    run_factor(atoll(argv[2]), atoll(argv[3]), ooc_parse_size(argv[4]), argc > 5 ? atoll(argv[5]) : 0);
+    return 0;
+  }
+  fprintf(stderr, "usage: bench_lu_cuda cusolver N | factor N TILE GPUMEM [W]\n");
+  return 2;
+}
