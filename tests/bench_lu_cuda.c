@@ -178,8 +178,9 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W) {
   ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2};
   ooc_exec_t *ex;
   if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
-  if (W <= 0) { /* the panel and the ring's twins within the budget, a margin for getrf's work */
-    int64_t room = ex->budget - ((int64_t)512 << 20) - 8 * LU_SLOTS * b * b;
+  if (W <= 0) { /* the panel and the ring's twins (n x b each, lu.h) within the budget, a margin
+                 * for getrf's workspace */
+    int64_t room = ex->budget - ((int64_t)512 << 20) - 8 * (LU_SLOTS + 1) * n * b;
     W = ooc_max64(b, room / (8 * n) / b * b);
   }
   int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
