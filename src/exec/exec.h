@@ -17,7 +17,8 @@
  * - Host staging memory: ex_host_alloc(bytes) is where the host fills data to send and receives
  *   data that comes back (pinned on CUDA so copies are asynchronous; plain host memory on the host
  *   executor). Counted in ooc_ctx's host bytes like every host buffer. ex_put/ex_get also accept
- *   any other host memory (the CUDA executor then copies synchronously through a bounce buffer).
+ *   any other host memory (the CUDA executor then copies through the driver's staging buffers:
+ *   synchronously for the caller, exec_cuda.h).
  * - Queues: 0 .. nqueues-1. Operations on one queue run in the order they were enqueued; operations
  *   on different queues may run concurrently. Enqueueing returns at once (it may block while the
  *   executor's internal queue is full). An operation's host arguments (ipiv to apply, scalars) are
@@ -52,8 +53,9 @@
  *   ex_getrf: LU with partial pivoting of the m x n block: ipiv (host, min(m, n) entries, 0-based
  *             relative to the block's first row) and *info (host: 0 or the first j+1 with an exact
  *             zero pivot) are written when it runs. Backends may use their tuned panel code
- *             (the CUDA executor: the recursive panel LU); pivots are always the argmax of the
- *             column (LAPACK's choice), so the factors match LAPACK's up to rounding.
+ *             (the CUDA executor: cuSOLVER's getrf, exec_cuda.h says why); pivots are always
+ *             the argmax of the column (LAPACK's choice), so the factors match LAPACK's up to
+ *             rounding.
  *   ex_potrf, ex_potri, ex_getri, ex_trtri: as ops.h / LAPACK, info to host as for getrf
  *   ex_transpose: device dst (n x m, ldd) := src^T (m x n, lds)
  */
