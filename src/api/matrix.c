@@ -180,8 +180,21 @@ static arr_t *arr_new(ooc_ctx_t *ctx, const ooc_matrix_t *m, int trans) {
   return a;
 }
 
-/* dst[i + j*ld] = view(r0 + i, c0 + j); unit-stride columns are copied (float64) or converted
- * column by column, the other layout row by row so that the array is read contiguously. */
+/* d(i, j) = s(i, j) for an nr x nc block, element (i, j) at d[i*di + j*dj] and s[i*si + j*sj]:
+ * where the two disagree on which index is contiguous (row-major arrays, transposed views),
+ * in 32 x 32 blocks, so that neither side is walked with a stride of a whole row or column per
+ * element (a C-order numpy array of n = 65536 would otherwise touch a page per element). */
+#define BLK 32
+#define COPY2D(DT, d, di, dj, s, si, sj, nr, nc)                                                    \
+  for (int64_t i0 = 0; i0 < (nr); i0 += BLK)                                                       \
+    for (int64_t j0 = 0; j0 < (nc); j0 += BLK) {                                                   \
+      int64_t ie = ooc_min64(i0 + BLK, (nr)), je = ooc_min64(j0 + BLK, (nc));                       \
+      for (int64_t i = i0; i < ie; i++)                                                            \
+        for (int64_t j = j0; j < je; j++) (d)[i * (di) + j * (dj)] = (DT)(s)[i * (si) + j * (sj)]; \
+    }
+
+/* dst[i + j*ld] = view(r0 + i, c0 + j): float64 columns are copied, everything else converted
+ * (COPY2D). */
 static ooc_status_t arr_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                              double *dst, int64_t ld) {
   arr_t *a = self;
@@ -191,16 +204,10 @@ static ooc_status_t arr_read(void *self, int64_t r0, int64_t c0, int64_t nr, int
     if (sr == 1)
       for (int64_t j = 0; j < nc; j++) memcpy(dst + j * ld, s + j * sc, (size_t)nr * sizeof(double));
     else
-      for (int64_t i = 0; i < nr; i++)
-        for (int64_t j = 0; j < nc; j++) dst[i + j * ld] = s[i * sr + j];
+      COPY2D(double, dst, 1, ld, s, sr, sc, nr, nc)
   } else {
     const float *s = (const float *)a->m->data + base;
-    if (sr == 1)
-      for (int64_t j = 0; j < nc; j++)
-        for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = s[i + j * sc];
-    else
-      for (int64_t i = 0; i < nr; i++)
-        for (int64_t j = 0; j < nc; j++) dst[i + j * ld] = s[i * sr + j];
+    COPY2D(double, dst, 1, ld, s, sr, sc, nr, nc)
   }
   return OOC_OK;
 }
@@ -213,12 +220,13 @@ static ooc_status_t arr_write(void *self, int64_t r0, int64_t c0, int64_t nr, in
   int64_t ir = trans ? ld : 1, jr = trans ? 1 : ld; /* src element (i, j) at i*ir + j*jr */
   if (a->m->dtype == OOC_DTYPE_F64) {
     double *d = (double *)a->m->data + base;
-    for (int64_t j = 0; j < nc; j++)
-      for (int64_t i = 0; i < nr; i++) d[i * sr + j * sc] = src[i * ir + j * jr];
+    if (sr == 1 && ir == 1)
+      for (int64_t j = 0; j < nc; j++) memcpy(d + j * sc, src + j * jr, (size_t)nr * sizeof(double));
+    else
+      COPY2D(double, d, sr, sc, src, ir, jr, nr, nc)
   } else {
     float *d = (float *)a->m->data + base;
-    for (int64_t j = 0; j < nc; j++)
-      for (int64_t i = 0; i < nr; i++) d[i * sr + j * sc] = (float)src[i * ir + j * jr];
+    COPY2D(float, d, sr, sc, src, ir, jr, nr, nc)
   }
   return OOC_OK;
 }
