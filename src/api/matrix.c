@@ -232,18 +232,19 @@ static ooc_status_t arr_write(void *self, int64_t r0, int64_t c0, int64_t nr, in
 }
 
 /* An output array of a failed call holds no unverified numbers, nor stale ones a caller might
- * take for the result: NaN everywhere, written or not. */
+ * take for the result: NaN everywhere. */
+static void arr_fill_nan(const ooc_matrix_t *m) {
+  for (int64_t i = 0; i < m->rows; i++)
+    for (int64_t j = 0; j < m->cols; j++) {
+      int64_t k = m->layout == OOC_LAYOUT_COL ? i + j * m->ld : i * m->ld + j;
+      if (m->dtype == OOC_DTYPE_F64) ((double *)m->data)[k] = NAN;
+      else ((float *)m->data)[k] = NAN;
+    }
+}
+
 static void arr_close(void *self, int uncommitted) {
   arr_t *a = self;
-  if (uncommitted) {
-    const ooc_matrix_t *m = a->m;
-    for (int64_t i = 0; i < m->rows; i++)
-      for (int64_t j = 0; j < m->cols; j++) {
-        int64_t k = m->layout == OOC_LAYOUT_COL ? i + j * m->ld : i * m->ld + j;
-        if (m->dtype == OOC_DTYPE_F64) ((double *)m->data)[k] = NAN;
-        else ((float *)m->data)[k] = NAN;
-      }
-  }
+  if (uncommitted) arr_fill_nan(a->m); /* whatever the status: something may have been written */
   ooc_free(a->ctx, a);
 }
 
@@ -288,6 +289,7 @@ static ooc_status_t cb_commit(void *self) {
     return OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "%s: out of host memory for a %lld x %lld tile",
                     cb_name(c), (long long)t, (long long)t);
   ooc_status_t st = OOC_OK;
+  int64_t given = 0, all = ooc_cdiv64(rows, t) * ooc_cdiv64(cols, t);
   for (int64_t r0 = 0; r0 < rows && st == OOC_OK; r0 += t)
     for (int64_t c0 = 0; c0 < cols && st == OOC_OK; c0 += t) {
       int64_t nr = ooc_min64(t, rows - r0), nc = ooc_min64(t, cols - c0);
@@ -298,8 +300,13 @@ static ooc_status_t cb_commit(void *self) {
         st = OOC_FAIL(c->ctx, OOC_ERR_IO, "%s: the take callback returned %d for rows "
                       "%lld..%lld, columns %lld..%lld", cb_name(c), rc, (long long)r0,
                       (long long)(r0 + nr - 1), (long long)c0, (long long)(c0 + nc - 1));
+      else
+        given++;
     }
   ooc_free(c->ctx, buf);
+  if (st != OOC_OK && given > 0) /* all verified, but the caller must know it has only part */
+    ooc_error_append(c->ctx, "; %lld of %lld tiles had been handed to the take callback (all "
+                     "verified)", (long long)given, (long long)all);
   return st;
 }
 
@@ -448,8 +455,12 @@ static ooc_status_t call_m(ooc_ctx_t *ctx, const ooc_options_t *opts, ooc_report
   ooc_opts_t o;
   char scratch[4096];
   OOC_TRY(settle(ctx, opts, in, nin, out, &o, scratch, sizeof scratch));
-  return job_call_m(ctx, &o, report, kind, a, nin > 1 ? b : NULL, nin > 2 ? c : NULL, out, alpha,
-                    beta, logdet);
+  ooc_status_t st = job_call_m(ctx, &o, report, kind, a, nin > 1 ? b : NULL, nin > 2 ? c : NULL,
+                               out, alpha, beta, logdet);
+  /* a failure before the output was opened (arr_close fills it after): NaN too, except for a
+   * refused argument (an output overlapping an input must not be written) */
+  if (st != OOC_OK && st != OOC_ERR_ARG && out && out->kind == MK_ARRAY) arr_fill_nan(out);
+  return st;
 }
 
 ooc_status_t ooc_invert_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, ooc_matrix_t *x,
