@@ -381,7 +381,8 @@ OOC_API size_t ooc_report_json_str(const ooc_report_t *r, ooc_status_t status, c
  *   an output, in tiles of the call's tile edge, only after the result passed its residual check
  *   (it is staged in a temporary file in the scratch directory until then; a failure while
  *   handing it over leaves the callback part of it, and the message says how much). Return 0 from
- *   either; nonzero fails the call with OOC_ERR_IO (the message gives the value).
+ *   either; nonzero fails the call with OOC_ERR_IO (the message gives the value). Callbacks
+ *   are called on the thread that made the call, one at a time.
  * The `_m` calls are the string calls on handles (`opts` NULL: defaults; `report` NULL: none).
  * Calls with a host array or callback matrix do not journal (opts resume and checkpoint do not
  * apply: OOC_ERR_ARG for resume) and spill to the scratch option's directory (default $TMPDIR,

@@ -445,6 +445,22 @@ static void test_refusals(void) {
   CU_ASSERT_EQUAL_FATAL(ooc_matrix_array(ctx, A, OOC_DTYPE_F64, n, n, n, OOC_LAYOUT_COL, &ha),
                         OOC_OK);
   CU_ASSERT_EQUAL(ooc_matrix_set_name(ha, "background covariance"), OOC_OK);
+  int64_t rows = 0, cols = 0; /* shapes: of an array as given, of a file's dataset as stored */
+  CU_ASSERT_EQUAL(ooc_matrix_shape(ctx, ha, &rows, &cols), OOC_OK);
+  CU_ASSERT(rows == n && cols == n);
+  tu_write_matrix(tu_path("shape.h5"), "S", 5, 3, A, 2);
+  char spec[512];
+  snprintf(spec, sizeof spec, "%s:/S", tu_path("shape.h5"));
+  ooc_matrix_t *hf;
+  CU_ASSERT_EQUAL_FATAL(ooc_matrix_file(ctx, spec, &hf), OOC_OK);
+  CU_ASSERT_EQUAL(ooc_matrix_shape(ctx, hf, &rows, &cols), OOC_OK);
+  CU_ASSERT(rows == 5 && cols == 3);
+  ooc_matrix_destroy(hf);
+  snprintf(spec, sizeof spec, "%s:/S", tu_path("no-such.h5"));
+  CU_ASSERT_EQUAL_FATAL(ooc_matrix_file(ctx, spec, &hf), OOC_OK); /* opened only when used */
+  CU_ASSERT_EQUAL(ooc_matrix_shape(ctx, hf, &rows, &cols), OOC_ERR_IO);
+  CU_ASSERT_PTR_NOT_NULL(strstr(ooc_ctx_error(ctx), "no-such.h5"));
+  ooc_matrix_destroy(hf);
   /* output overlapping the input: the input is never modified */
   CU_ASSERT_EQUAL_FATAL(ooc_matrix_array(ctx, A + n, OOC_DTYPE_F64, n, n - 1, n, OOC_LAYOUT_COL,
                                          &hx), OOC_OK);
