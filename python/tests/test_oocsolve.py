@@ -223,6 +223,18 @@ def test_outputs(gen, tmp_path):
         oocsolve.inv(gen, out=np.zeros((n, n), dtype=np.int32))
 
 
+def test_memmap_in_and_out(gen, tmp_path):
+    """numpy.memmap arrays are arrays: read and written in place (the OS pages them)."""
+    n = gen.shape[0]
+    a = np.memmap(tmp_path / "a.bin", dtype=np.float64, mode="w+", shape=(n, n), order="F")
+    a[:] = gen
+    a.flush()
+    a_ro = np.memmap(tmp_path / "a.bin", dtype=np.float64, mode="r", shape=(n, n), order="F")
+    x = np.memmap(tmp_path / "x.bin", dtype=np.float64, mode="w+", shape=(n, n), order="C")
+    assert oocsolve.inv(a_ro, out=x, **SMALL) is x
+    assert inv_ratio(gen, np.asarray(x), EPS64) < 30
+
+
 def test_big_file_path_round_trip(spd, tmp_path):
     """File in, file out: the path the library takes for matrices larger than memory."""
     import h5py
