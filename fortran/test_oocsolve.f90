@@ -64,8 +64,9 @@ program test_oocsolve
   call check("ABI version matches the module", ooc_abi_ok())
   call check("version string", len_trim(ooc_version()) >= 5)
 
-  call get_environment_variable("OOC_TEST_DIR", dir)
-  if (len_trim(dir) == 0) dir = "."
+  call get_environment_variable("OOC_TEST_DIR", dir)          ! ctest: the build directory
+  if (len_trim(dir) == 0) call get_environment_variable("TMPDIR", dir)
+  if (len_trim(dir) == 0) dir = "/tmp"
 
   ! ---- options ----
   st = ooc_options_new(opts)
