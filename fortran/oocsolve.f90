@@ -2,7 +2,8 @@
 ! stable ABI (include/oocsolve.h: opaque options, matrix handles, the _m calls). No C struct is
 ! mirrored: options are set by name through the library (which checks them), so a library with
 ! more options or report fields needs no change here; ooc_abi_ok() compares the library's
-! ooc_abi_version() with the one this module was written for.
+! ooc_abi_version() with the one this module was written for, and every call refuses a
+! mismatch (OOC_ERR_ARG, errmsg naming both versions).
 !
 ! Every call is a function returning the library's status (OOC_OK = 0; the OOC_ERR_* values
 ! below, the same numbers as the C enum), with optional arguments:
@@ -255,6 +256,7 @@ contains
     st = c_ctx_create(ctx)
     rep = c_report_create()
     if (.not. c_associated(rep) .and. st == OOC_OK) st = OOC_ERR_NOMEM
+    if (.not. ooc_abi_ok()) st = OOC_ERR_ARG ! refused: finish() says why
   end subroutine
 
   subroutine finish(ctx, rep, st, errmsg, residual)
@@ -266,6 +268,9 @@ contains
     if (present(errmsg)) then
       errmsg = ""
       if (st /= OOC_OK) call fstr(c_ctx_error(ctx), errmsg)
+      if (.not. ooc_abi_ok()) write (errmsg, '(a, i0, a, i0, a)') "liboocsolve has ABI version ", &
+        c_abi_version(), "; this Fortran module was compiled for ", OOC_FORTRAN_ABI, &
+        ": rebuild it against the library"
     end if
     if (present(residual)) then
       residual = -1

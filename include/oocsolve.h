@@ -390,14 +390,17 @@ OOC_API size_t ooc_report_json_str(const ooc_report_t *r, ooc_status_t status, c
  *   column-major (Fortran, element (i, j) at data[i + j*ld], ld >= rows) or row-major (C/numpy,
  *   data[i*ld + j], ld >= cols). An input array is read in place, a rectangle at a time (never
  *   copied whole, never written). An output array is written in place; it must not overlap an
- *   input array (OOC_ERR_ARG). When a call fails after accepting its arguments, the output
- *   array is filled with NaN (neither unverified nor stale numbers are left in it).
+ *   input array (OOC_ERR_ARG). A failed call leaves NaN in the output array (neither
+ *   unverified nor stale numbers), unless it refused an argument (OOC_ERR_ARG: it may be
+ *   untouched, as it must be when it overlaps an input).
  * - Callbacks: `fill` writes the rectangle rows r0..r0+nr-1, columns c0..c0+nc-1 into dst
  *   (column-major float64, dst[i + j*ld]) for an input; it may be asked for any rectangle, more
  *   than once (the residual check reads the input again). `take` receives the finished result of
  *   an output, in tiles of the call's tile edge, only after the result passed its residual check
- *   (it is staged in a temporary file in the scratch directory until then). Return 0 from
- *   either; nonzero fails the call with OOC_ERR_IO (the message gives the value).
+ *   (it is staged in a temporary file in the scratch directory until then; a failure while
+ *   handing it over leaves the callback part of it, and the message says how much). Return 0 from
+ *   either; nonzero fails the call with OOC_ERR_IO (the message gives the value). Callbacks
+ *   are called on the thread that made the call, one at a time.
  * The `_m` calls are the string calls on handles (`opts` NULL: defaults; `report` NULL: none).
  * Calls with a host array or callback matrix do not journal (opts resume and checkpoint do not
  * apply: OOC_ERR_ARG for resume) and spill to the scratch option's directory (default $TMPDIR,

@@ -180,8 +180,21 @@ static arr_t *arr_new(ooc_ctx_t *ctx, const ooc_matrix_t *m, int trans) {
   return a;
 }
 
-/* dst[i + j*ld] = view(r0 + i, c0 + j); unit-stride columns are copied (float64) or converted
- * column by column, the other layout row by row so that the array is read contiguously. */
+/* d(i, j) = s(i, j) for an nr x nc block, element (i, j) at d[i*di + j*dj] and s[i*si + j*sj]:
+ * where the two disagree on which index is contiguous (row-major arrays, transposed views),
+ * in 32 x 32 blocks, so that neither side is walked with a stride of a whole row or column per
+ * element (a C-order numpy array of n = 65536 would otherwise touch a page per element). */
+#define BLK 32
+#define COPY2D(DT, d, di, dj, s, si, sj, nr, nc)                                                    \
+  for (int64_t i0 = 0; i0 < (nr); i0 += BLK)                                                       \
+    for (int64_t j0 = 0; j0 < (nc); j0 += BLK) {                                                   \
+      int64_t ie = ooc_min64(i0 + BLK, (nr)), je = ooc_min64(j0 + BLK, (nc));                       \
+      for (int64_t i = i0; i < ie; i++)                                                            \
+        for (int64_t j = j0; j < je; j++) (d)[i * (di) + j * (dj)] = (DT)(s)[i * (si) + j * (sj)]; \
+    }
+
+/* dst[i + j*ld] = view(r0 + i, c0 + j): float64 columns are copied, everything else converted
+ * (COPY2D). */
 static ooc_status_t arr_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                              double *dst, int64_t ld) {
   arr_t *a = self;
@@ -191,16 +204,10 @@ static ooc_status_t arr_read(void *self, int64_t r0, int64_t c0, int64_t nr, int
     if (sr == 1)
       for (int64_t j = 0; j < nc; j++) memcpy(dst + j * ld, s + j * sc, (size_t)nr * sizeof(double));
     else
-      for (int64_t i = 0; i < nr; i++)
-        for (int64_t j = 0; j < nc; j++) dst[i + j * ld] = s[i * sr + j];
+      COPY2D(double, dst, 1, ld, s, sr, sc, nr, nc)
   } else {
     const float *s = (const float *)a->m->data + base;
-    if (sr == 1)
-      for (int64_t j = 0; j < nc; j++)
-        for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = s[i + j * sc];
-    else
-      for (int64_t i = 0; i < nr; i++)
-        for (int64_t j = 0; j < nc; j++) dst[i + j * ld] = s[i * sr + j];
+    COPY2D(double, dst, 1, ld, s, sr, sc, nr, nc)
   }
   return OOC_OK;
 }
@@ -213,29 +220,31 @@ static ooc_status_t arr_write(void *self, int64_t r0, int64_t c0, int64_t nr, in
   int64_t ir = trans ? ld : 1, jr = trans ? 1 : ld; /* src element (i, j) at i*ir + j*jr */
   if (a->m->dtype == OOC_DTYPE_F64) {
     double *d = (double *)a->m->data + base;
-    for (int64_t j = 0; j < nc; j++)
-      for (int64_t i = 0; i < nr; i++) d[i * sr + j * sc] = src[i * ir + j * jr];
+    if (sr == 1 && ir == 1)
+      for (int64_t j = 0; j < nc; j++) memcpy(d + j * sc, src + j * jr, (size_t)nr * sizeof(double));
+    else
+      COPY2D(double, d, sr, sc, src, ir, jr, nr, nc)
   } else {
     float *d = (float *)a->m->data + base;
-    for (int64_t j = 0; j < nc; j++)
-      for (int64_t i = 0; i < nr; i++) d[i * sr + j * sc] = (float)src[i * ir + j * jr];
+    COPY2D(float, d, sr, sc, src, ir, jr, nr, nc)
   }
   return OOC_OK;
 }
 
 /* An output array of a failed call holds no unverified numbers, nor stale ones a caller might
- * take for the result: NaN everywhere, written or not. */
+ * take for the result: NaN everywhere. */
+static void arr_fill_nan(const ooc_matrix_t *m) {
+  for (int64_t i = 0; i < m->rows; i++)
+    for (int64_t j = 0; j < m->cols; j++) {
+      int64_t k = m->layout == OOC_LAYOUT_COL ? i + j * m->ld : i * m->ld + j;
+      if (m->dtype == OOC_DTYPE_F64) ((double *)m->data)[k] = NAN;
+      else ((float *)m->data)[k] = NAN;
+    }
+}
+
 static void arr_close(void *self, int uncommitted) {
   arr_t *a = self;
-  if (uncommitted) {
-    const ooc_matrix_t *m = a->m;
-    for (int64_t i = 0; i < m->rows; i++)
-      for (int64_t j = 0; j < m->cols; j++) {
-        int64_t k = m->layout == OOC_LAYOUT_COL ? i + j * m->ld : i * m->ld + j;
-        if (m->dtype == OOC_DTYPE_F64) ((double *)m->data)[k] = NAN;
-        else ((float *)m->data)[k] = NAN;
-      }
-  }
+  if (uncommitted) arr_fill_nan(a->m); /* whatever the status: something may have been written */
   ooc_free(a->ctx, a);
 }
 
@@ -280,6 +289,7 @@ static ooc_status_t cb_commit(void *self) {
     return OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "%s: out of host memory for a %lld x %lld tile",
                     cb_name(c), (long long)t, (long long)t);
   ooc_status_t st = OOC_OK;
+  int64_t given = 0, all = ooc_cdiv64(rows, t) * ooc_cdiv64(cols, t);
   for (int64_t r0 = 0; r0 < rows && st == OOC_OK; r0 += t)
     for (int64_t c0 = 0; c0 < cols && st == OOC_OK; c0 += t) {
       int64_t nr = ooc_min64(t, rows - r0), nc = ooc_min64(t, cols - c0);
@@ -290,8 +300,13 @@ static ooc_status_t cb_commit(void *self) {
         st = OOC_FAIL(c->ctx, OOC_ERR_IO, "%s: the take callback returned %d for rows "
                       "%lld..%lld, columns %lld..%lld", cb_name(c), rc, (long long)r0,
                       (long long)(r0 + nr - 1), (long long)c0, (long long)(c0 + nc - 1));
+      else
+        given++;
     }
   ooc_free(c->ctx, buf);
+  if (st != OOC_OK && given > 0) /* all verified, but the caller must know it has only part */
+    ooc_error_append(c->ctx, "; %lld of %lld tiles had been handed to the take callback (all "
+                     "verified)", (long long)given, (long long)all);
   return st;
 }
 
@@ -440,8 +455,12 @@ static ooc_status_t call_m(ooc_ctx_t *ctx, const ooc_options_t *opts, ooc_report
   ooc_opts_t o;
   char scratch[4096];
   OOC_TRY(settle(ctx, opts, in, nin, out, &o, scratch, sizeof scratch));
-  return job_call_m(ctx, &o, report, kind, a, nin > 1 ? b : NULL, nin > 2 ? c : NULL, out, alpha,
-                    beta, logdet);
+  ooc_status_t st = job_call_m(ctx, &o, report, kind, a, nin > 1 ? b : NULL, nin > 2 ? c : NULL,
+                               out, alpha, beta, logdet);
+  /* a failure before the output was opened (arr_close fills it after): NaN too, except for a
+   * refused argument (an output overlapping an input must not be written) */
+  if (st != OOC_OK && st != OOC_ERR_ARG && out && out->kind == MK_ARRAY) arr_fill_nan(out);
+  return st;
 }
 
 ooc_status_t ooc_invert_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, ooc_matrix_t *x,
