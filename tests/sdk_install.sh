@@ -33,6 +33,7 @@ plugin=""
 if [ -e "$build/liboocsolve_cuda.so" ]; then
   plugin=$P/$libdir/liboocsolve_cuda.so
   [ -e "$plugin" ] || { echo "FAIL: the plugin was not installed"; exit 1; }
+  [ -e "$P/$libdir/liboocbench_cuda.so" ] || { echo "FAIL: oocbench's GPU module was not installed"; exit 1; }
 fi
 echo "ok   every file in place"
 

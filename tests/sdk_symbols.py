@@ -8,10 +8,11 @@ Checks:
       `nm -D --defined-only` symbol is one of them (hidden visibility keeps the internals in),
       and every OOC_API function is exported;
   (b) the core links no CUDA library: no NEEDED libcudart/libcublas/libcusolver/libcuda in
-      liboocsolve.so, nor in the programs oocsolve and oocgen (one build runs on CPU-only nodes);
+      liboocsolve.so, nor in the programs oocsolve, oocgen and oocbench (one build runs on
+      CPU-only nodes);
   (c) when the build made the plugin liboocsolve_cuda.so: it exports only its entry,
       ooc_cuda_plugin_v1 (src/exec/plugin.h), and it is the one that needs cudart, cuBLAS and
-      cuSOLVER.
+      cuSOLVER; likewise oocbench's GPU peers, liboocbench_cuda.so (oocbench_cuda_v1).
 Exits 77 when nm or readelf is missing.
 """
 import os
@@ -60,7 +61,7 @@ check(not extra, f"liboocsolve.so exports nothing beyond the OOC_API functions (
 check(not missing, f"liboocsolve.so exports every OOC_API function (missing: {missing})")
 
 cuda = re.compile(r"^lib(cudart|cublas|cublasLt|cusolver|cuda)\.so")
-for name in ("liboocsolve.so", "oocsolve", "oocgen"):
+for name in ("liboocsolve.so", "oocsolve", "oocgen", "oocbench"):
     path = os.path.join(build, name)
     if not os.path.exists(path):
         check(False, f"{name} exists in {build}")
@@ -68,14 +69,16 @@ for name in ("liboocsolve.so", "oocsolve", "oocgen"):
     bad = [n for n in needed(path) if cuda.match(n)]
     check(not bad, f"{name} needs no CUDA library (NEEDED: {bad})")
 
-plugin = os.path.join(build, "liboocsolve_cuda.so")
-if os.path.exists(plugin):
-    psyms = exported(plugin)
-    check(psyms == {"ooc_cuda_plugin_v1"}, f"liboocsolve_cuda.so exports only its entry ({sorted(psyms)[:10]})")
-    pn = needed(plugin)
+for module, entry in (("liboocsolve_cuda.so", "ooc_cuda_plugin_v1"),
+                      ("liboocbench_cuda.so", "oocbench_cuda_v1")):
+    path = os.path.join(build, module)
+    if not os.path.exists(path):
+        print(f"note: no {module} in this build (no CUDA toolkit): (c) not applicable")
+        continue
+    psyms = exported(path)
+    check(psyms == {entry}, f"{module} exports only {entry} ({sorted(psyms)[:10]})")
+    pn = needed(path)
     for lib_ in ("libcudart", "libcublas", "libcusolver"):
-        check(any(n.startswith(lib_ + ".so") for n in pn), f"liboocsolve_cuda.so needs {lib_} ({pn})")
-else:
-    print("note: no liboocsolve_cuda.so in this build (no CUDA toolkit): (c) not applicable")
+        check(any(n.startswith(lib_ + ".so") for n in pn), f"{module} needs {lib_}")
 
 sys.exit(1 if failures else 0)

@@ -21,8 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench.h" /* tools/: oocbench's GPU module table */
 #include "exec/plugin.h"
 #include "testutil.h"
+
+#include <dlfcn.h>
 
 #ifndef OOC_TOOLS_DIR
 #define OOC_TOOLS_DIR "."
@@ -246,6 +249,27 @@ static void t_real_module(void) {
 #endif
 }
 
+/* oocbench's GPU peers module (tools/bench_gpu.c) loads without a GPU and its table matches the
+ * oocbench of this build (bench_gpu_load.c checks the same before using it). */
+static void t_bench_module(void) {
+#ifdef OOC_TEST_PLUGIN_BUILT
+  void *h = dlopen(fake("liboocbench_cuda.so"), RTLD_NOW | RTLD_LOCAL);
+  if (!h) fprintf(stderr, "\n  %s\n", dlerror());
+  CU_ASSERT_FATAL(h != NULL);
+  const oocbench_cuda_t *(*entry)(void);
+  void *sym = dlsym(h, "oocbench_cuda_v1");
+  memcpy(&entry, &sym, sizeof entry);
+  CU_ASSERT_FATAL(entry != NULL);
+  const oocbench_cuda_t *t = entry();
+  CU_ASSERT_FATAL(t != NULL);
+  CU_ASSERT_EQUAL(t->abi, OOCBENCH_CUDA_ABI);
+  CU_ASSERT_EQUAL(t->row_size, sizeof(bench_row_t));
+  CU_ASSERT_EQUAL(t->machine_size, sizeof(bench_machine_t));
+  CU_ASSERT(t->describe && t->cusolver_inverse && t->gemm && t->devmon_start && t->devmon_stop);
+  CU_ASSERT(dlsym(h, "bench_gpu_describe") == NULL); /* nothing else exported */
+#endif
+}
+
 int main(void) {
   static const tu_test_t tests[] = {{"setup: a matrix", t_setup},
                                     {"the loader in process", t_load_in_process},
@@ -258,6 +282,7 @@ int main(void) {
                                     {"a plugin whose dependency is missing", t_missing_dependency},
                                     {"a valid plugin without a GPU", t_loaded_no_gpu},
                                     {"this build's module", t_real_module},
+                                    {"oocbench's GPU module", t_bench_module},
                                     {NULL, NULL}};
   return tu_run("plugin", tests);
 }

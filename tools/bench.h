@@ -7,9 +7,14 @@
  * - bench_peers.c: the CPU peers (LAPACK on OpenBLAS, in core, all cores), the cblas GEMM ceiling,
  *   the residual of an in-memory inverse through the library's own check (src/solvers/check.h),
  *   and the machine description (CPU, memory, per-row peak RSS).
- * - bench_gpu.c (only when the build has CUDA: OOC_HAVE_CUDA): cuSOLVER in core (getrf + getrs
- *   with an identity right-hand side, potrf + potri), the cuBLAS GEMM ceiling, the GPU
- *   description, and a sampler of device memory in use while oocsolve runs.
+ * - bench_gpu.c (the module liboocbench_cuda.so, built only when the build has CUDA): cuSOLVER in
+ *   core (getrf + getrs with an identity right-hand side, potrf + potri), the cuBLAS GEMM ceiling,
+ *   the GPU description, and a sampler of device memory in use while oocsolve runs.
+ * - bench_gpu_load.c (in oocbench): the bench_gpu_* / bench_cusolver_* / bench_devmon_* calls
+ *   below. oocbench links no CUDA library: on the first GPU row it asks the library whether a GPU
+ *   is usable (the CUDA plugin's probe, src/exec/plugin.h), then loads liboocbench_cuda.so from
+ *   the places the plugin is looked for (beside the program, ../lib, the install libdir) and
+ *   checks its table (oocbench_cuda_t). Without either, every GPU row is skipped saying why.
  *
  * Contract of every peer function: it never exits and never crashes on a failure of the peer; it
  * fills row->status ("ok", "fail" = ran but the residual check failed, "error" = a call failed,
@@ -117,7 +122,7 @@ void bench_fill_gemm_inputs(double *A, double *B, int64_t n);
 /* cblas_dgemm (sgemm for f32) C = A B on n x n, the CPU ceiling. */
 int bench_cpu_gemm(ooc_ctx_t *ctx, bench_row_t *row, int f32, int reps);
 
-/* ---- GPU (bench_gpu.c; stubs say "no CUDA backend" in a CPU-only build) ------------------- */
+/* ---- GPU (bench_gpu_load.c, which loads bench_gpu.c's module; rows skipped without it) ----- */
 
 /* 1 and the description in m->gpu_* if a GPU is usable; else 0 and the reason in gpu_name. */
 int bench_gpu_describe(bench_machine_t *m);
@@ -129,5 +134,20 @@ int bench_gpu_gemm(ooc_ctx_t *ctx, bench_row_t *row, int f32, int reps);
 typedef struct bench_devmon bench_devmon_t;
 bench_devmon_t *bench_devmon_start(void);
 int64_t bench_devmon_stop(bench_devmon_t *m); /* peak bytes above the start; -1 if unknown */
+
+/* The module's table (its one export, oocbench_cuda_v1): the functions above with the same
+ * contracts, describe() filling the GPU fields once the plugin's probe said "usable" (desc: the
+ * probe's description). Used only if abi and the two struct sizes match oocbench's. */
+#define OOCBENCH_CUDA_ABI 1u
+typedef struct oocbench_cuda {
+  uint32_t abi;
+  size_t row_size, machine_size; /* sizeof(bench_row_t), sizeof(bench_machine_t) */
+  int (*describe)(bench_machine_t *m, const char *desc);
+  int (*cusolver_inverse)(ooc_ctx_t *ctx, bench_row_t *row, const double *A, int f32, int reps,
+                          int check_full);
+  int (*gemm)(ooc_ctx_t *ctx, bench_row_t *row, int f32, int reps);
+  bench_devmon_t *(*devmon_start)(void);
+  int64_t (*devmon_stop)(bench_devmon_t *m);
+} oocbench_cuda_t;
 
 #endif

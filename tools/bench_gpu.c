@@ -1,8 +1,9 @@
 /*
- * bench_gpu.c: oocbench's GPU side, compiled with the CUDA runtime, cuBLAS and cuSOLVER when the
- * build has CUDA (OOC_HAVE_CUDA); otherwise stubs that mark every GPU row "skipped: this build of
- * oocsolve has no CUDA backend". See bench.h for the contract: a failing CUDA call becomes the
- * row's error (naming the call), never a crash, and everything allocated is freed on every path.
+ * bench_gpu.c: oocbench's GPU peers, built into their own module liboocbench_cuda.so (with the
+ * CUDA runtime, cuBLAS and cuSOLVER) only when the build has CUDA; oocbench itself links no CUDA
+ * library and loads the module when it needs a GPU row (bench_gpu_load.c; bench.h gives the
+ * contract: a failing CUDA call becomes the row's error, naming the call, never a crash, and
+ * everything allocated is freed on every path).
  *
  * The peers run in core on the device, timed with the matrix already resident (as DESIGN.md and
  * tests/bench_cuda.c quote cuSOLVER); the copies in and out are timed apart (t_h2d, t_d2h) from
@@ -18,15 +19,12 @@
 #include "base/base.h"
 #include "bench.h"
 
-#ifdef OOC_HAVE_CUDA
-
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 #include <pthread.h>
 #include <unistd.h>
 
-#include "kernels/cuda/ocu.h"
 #include "solvers/check.h"
 
 #define GCK(call)                                                                                  \
@@ -72,13 +70,10 @@ static void driver_string(char *buf, size_t cap) {
   fclose(f);
 }
 
-int bench_gpu_describe(bench_machine_t *m) {
-  char why[256];
-  m->gpu_usable = ocu_probe(why, sizeof why); /* the library's own test of "usable" */
-  if (!m->gpu_usable) {
-    ooc_fmt(m->gpu_name, sizeof m->gpu_name, "none: %s", why);
-    return 0;
-  }
+/* The loader (bench_gpu_load.c) has asked the library's own test of "usable" (the plugin's
+ * probe, whose description is `why`): the rest of the description. */
+static int gpu_describe(bench_machine_t *m, const char *why) {
+  m->gpu_usable = 1;
   struct cudaDeviceProp p;
   if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) {
     snprintf(m->gpu_name, sizeof m->gpu_name, "%s", p.name);
@@ -110,8 +105,8 @@ static int dev_fits(bench_row_t *row, int64_t need, const char *what) {
   return 0;
 }
 
-int bench_cusolver_inverse(ooc_ctx_t *ctx, bench_row_t *row, const double *A, int f32, int reps,
-                           int check_full) {
+static int gpu_cusolver_inverse(ooc_ctx_t *ctx, bench_row_t *row, const double *A, int f32,
+                                int reps, int check_full) {
   int64_t n = row->n, nn = n * n;
   size_t es = f32 ? sizeof(float) : sizeof(double), bytes = (size_t)nn * es;
   cudaDataType ty = f32 ? CUDA_R_32F : CUDA_R_64F;
@@ -268,7 +263,7 @@ done:
   return 0;
 }
 
-int bench_gpu_gemm(ooc_ctx_t *ctx, bench_row_t *row, int f32, int reps) {
+static int gpu_gemm(ooc_ctx_t *ctx, bench_row_t *row, int f32, int reps) {
   (void)ctx;
   int64_t n = row->gemm_n > 0 ? row->gemm_n : row->n, nn = n * n;
   row->gemm_n = n;
@@ -371,7 +366,7 @@ static void *devmon_main(void *p) {
   return NULL;
 }
 
-bench_devmon_t *bench_devmon_start(void) {
+static bench_devmon_t *devmon_start(void) {
   size_t fr, tot;
   if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) return NULL;
   bench_devmon_t *m = calloc(1, sizeof *m);
@@ -384,7 +379,7 @@ bench_devmon_t *bench_devmon_start(void) {
   return m;
 }
 
-int64_t bench_devmon_stop(bench_devmon_t *m) {
+static int64_t devmon_stop(bench_devmon_t *m) {
   if (!m) return -1;
   m->stop = 1;
   pthread_join(m->th, NULL);
@@ -393,31 +388,15 @@ int64_t bench_devmon_stop(bench_devmon_t *m) {
   return d;
 }
 
-#else /* no CUDA in this build */
-
-int bench_gpu_describe(bench_machine_t *m) {
-  m->gpu_usable = 0;
-  snprintf(m->gpu_name, sizeof m->gpu_name, "none: this build of oocsolve has no CUDA backend");
-  return 0;
+/* The module's one export (tools/bench.h: oocbench_cuda_t). */
+__attribute__((visibility("default"))) const oocbench_cuda_t *oocbench_cuda_v1(void) {
+  static const oocbench_cuda_t t = {.abi = OOCBENCH_CUDA_ABI,
+                                    .row_size = sizeof(bench_row_t),
+                                    .machine_size = sizeof(bench_machine_t),
+                                    .describe = gpu_describe,
+                                    .cusolver_inverse = gpu_cusolver_inverse,
+                                    .gemm = gpu_gemm,
+                                    .devmon_start = devmon_start,
+                                    .devmon_stop = devmon_stop};
+  return &t;
 }
-
-int bench_cusolver_inverse(ooc_ctx_t *ctx, bench_row_t *row, const double *A, int f32, int reps,
-                           int check_full) {
-  (void)ctx, (void)A, (void)f32, (void)reps, (void)check_full;
-  bench_row_skip(row, "this build of oocsolve has no CUDA backend");
-  return 0;
-}
-
-int bench_gpu_gemm(ooc_ctx_t *ctx, bench_row_t *row, int f32, int reps) {
-  (void)ctx, (void)f32, (void)reps;
-  bench_row_skip(row, "this build of oocsolve has no CUDA backend");
-  return 0;
-}
-
-bench_devmon_t *bench_devmon_start(void) { return NULL; }
-int64_t bench_devmon_stop(bench_devmon_t *m) {
-  (void)m;
-  return -1;
-}
-
-#endif

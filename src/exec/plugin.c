@@ -106,11 +106,25 @@ static int try_path(const char *path) {
   return 1;
 }
 
-static int try_dir(const char *dir) {
-  char path[4096];
-  if (!dir || !dir[0]) return 0;
-  if (snprintf(path, sizeof path, "%s/%s", dir, OOC_CUDA_MODULE) >= (int)sizeof path) return 0;
-  return try_path(path);
+int ooc_module_dirs(char dirs[][OOC_MODULE_PATH], int max) {
+  int k = 0;
+  /* The object that holds this function: liboocsolve.so, or the program linking the static
+   * library. */
+  Dl_info info;
+  char dir[OOC_MODULE_PATH] = "";
+  if (dladdr((void *)&ooc_module_dirs, &info) && info.dli_fname && info.dli_fname[0]) {
+    snprintf(dir, sizeof dir, "%s", info.dli_fname);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+  }
+  if (dir[0] && k < max) snprintf(dirs[k++], OOC_MODULE_PATH, "%s", dir);
+  if (dir[0] && k < max &&
+      snprintf(dirs[k], OOC_MODULE_PATH, "%s/%s", dir, OOC_CUDA_PLUGIN_RELDIR) < OOC_MODULE_PATH)
+    k++;
+  if (OOC_INSTALL_LIBDIR[0] && k < max)
+    snprintf(dirs[k++], OOC_MODULE_PATH, "%s", OOC_INSTALL_LIBDIR);
+  return k;
 }
 
 static void load_once(void) {
@@ -119,23 +133,15 @@ static void load_once(void) {
     if (!try_path(env)) note("OOC_CUDA_PLUGIN is set: no other place was tried");
     return;
   }
-  /* The object that holds this function: liboocsolve.so, or the program linking the static
-   * library. */
-  Dl_info info;
-  char dir[4096] = "";
-  if (dladdr((void *)&ooc_cuda_load, &info) && info.dli_fname && info.dli_fname[0]) {
-    snprintf(dir, sizeof dir, "%s", info.dli_fname);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    else snprintf(dir, sizeof dir, ".");
+  char dirs[OOC_MODULE_DIRS][OOC_MODULE_PATH], path[OOC_MODULE_PATH + 64];
+  int nd = ooc_module_dirs(dirs, OOC_MODULE_DIRS);
+  for (int i = 0; i < nd; i++) {
+    if (snprintf(path, sizeof path, "%s/%s", dirs[i], OOC_CUDA_MODULE) >= (int)sizeof path) {
+      note("%.200s...: path too long", dirs[i]);
+      continue;
+    }
+    if (try_path(path)) return;
   }
-  if (try_dir(dir)) return;
-  if (dir[0]) {
-    char rel[4096 + 64];
-    snprintf(rel, sizeof rel, "%s/%s", dir, OOC_CUDA_PLUGIN_RELDIR);
-    if (try_dir(rel)) return;
-  }
-  if (try_dir(OOC_INSTALL_LIBDIR)) return;
   if (!reason[0]) note("no place to look for %s", OOC_CUDA_MODULE);
 }
 

@@ -45,6 +45,8 @@
  *     3. the install libdir compiled in (CMAKE_INSTALL_FULL_LIBDIR).
  *   Finding the module does not mean a GPU is usable: that is api->probe.
  * - ooc_cuda(): ooc_cuda_load(NULL, 0, NULL), for code that runs once a GPU was picked.
+ * - ooc_module_dirs(dirs, max): the directories of step 2 and 3, in order (for other modules
+ *   that live beside the plugin: oocbench's GPU peers, tools/bench_gpu_load.c).
  * - ooc_cuda_describe(buf, cap): one line for --version ("CUDA plugin loaded from PATH (toolkit
  *   13.0.88)" or "CUDA plugin not loaded: why"); loads it if no call did yet.
  */
@@ -164,6 +166,9 @@ static inline uint64_t ooc_cuda_layout(void) {
 /* ---- the loader (plugin.c, in the core) ---------------------------------------------------- */
 const ooc_cuda_api_t *ooc_cuda_load(char *why, size_t cap, int *found);
 static inline const ooc_cuda_api_t *ooc_cuda(void) { return ooc_cuda_load(NULL, 0, NULL); }
+#define OOC_MODULE_DIRS 3
+#define OOC_MODULE_PATH 4096
+int ooc_module_dirs(char dirs[][OOC_MODULE_PATH], int max);
 const char *ooc_cuda_describe(char *buf, size_t cap);
 
 #endif
