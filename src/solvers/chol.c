@@ -14,9 +14,10 @@ int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   b = ooc_min64(b, n);
   W = ooc_min64(W, n);
   /* the ring's slot (the host executor has one), the panel, the transpose buffer, the diagonal;
-   * the host executor, the buffers' and events' headers and the info array */
+   * the host executor, and 2 KiB for the buffers' and events' headers and the infos (6 on the
+   * host executor, whose sweep is one block) */
   int64_t col = (W < n || m > 0) ? ring_host_bytes(1, n, b) : 0;
-  return 8 * (n * W + b * b + W) + col + ex_host_bytes(1) + 8 * (2 * W + 8) + 4096;
+  return 8 * (n * W + b * b + W) + col + ex_host_bytes(1) + 2048;
 }
 
 /* What every phase needs, set up once by chol_run. Buffers named d* are the executor's device
