@@ -15,9 +15,11 @@
  * With a GPU:
  * - the runtime itself: device and pinned bytes, the peak, the stream counter, a trace file;
  *   everything back to zero after ocu_rt_fini;
- * - --gpu-mem is enforced by the pool of each executor (gj, chol, the product): created with a
- *   stripe or block wider than the budget allows, each fails with OOC_ERR_BUDGET ("--gpu-mem ...
- *   exceeded"), leaking nothing; created as planned, each one's peak stays within the budget;
+ * - --gpu-mem is enforced by the pool of each executor: gj's, created with a stripe wider than
+ *   the budget allows, fails with OOC_ERR_BUDGET ("--gpu-mem ... exceeded"), leaking nothing; on
+ *   the CUDA executor of exec.h (chol, the product) a stripe or block beyond its budget is
+ *   refused by ex_alloc (OOC_ERR_NOMEM naming the budget); run as planned, each one's peak stays
+ *   within --gpu-mem, the executor's own part included;
  * - fault loops, per executor (gj invert, chol invert, newton's products): for N = 1, 2, ...
  *   until a run no longer reaches it, the Nth device-or-pinned allocation (one seam counts both)
  *   fails, once and from then on, in ooc_invert on --device cuda out of GPU core; each time the
