@@ -500,15 +500,19 @@ static ooc_status_t pivot_begin(chol_t *c) {
   return diag_of(c, D, n, w, 0);
 }
 
+/* Where a move of stripe column t goes between the tile store and the device: on a unified
+ * executor the panel itself (the slot is not used), else the slot. */
+static double *vcol(const chol_t *c, int64_t t, double *slot) {
+  return c->uni ? c->dP + (part_start(c->p, t) - c->k0) * c->n : slot;
+}
+
 static ooc_status_t vin_take(void *u, int64_t q, double *slot, int64_t ld) {
   chol_t *c = u;
   vmove_t v = v_in_move(c, q);
-  int64_t bt = part_len(c->p, v.t);
   (void)ld;
-  if (v.kind == VM_ROW) return ts_take_tiles(c->A, v.t, v.t + 1, 0, c->kt0, slot, bt);
-  /* unified: straight into the panel (the slot is not used) */
-  double *col = c->uni ? c->dP + (part_start(c->p, v.t) - c->k0) * c->n : slot;
-  return move_col(c, MOVE_TAKE, v.t0, v.t1, v.t, col);
+  if (v.kind == VM_ROW)
+    return ts_take_tiles(c->A, v.t, v.t + 1, 0, c->kt0, slot, part_len(c->p, v.t));
+  return move_col(c, MOVE_TAKE, v.t0, v.t1, v.t, vcol(c, v.t, slot));
 }
 
 static ooc_status_t vin_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *lastq) {
@@ -657,11 +661,10 @@ static ooc_status_t vout_work(void *u, int64_t q, int s, double *slot, int64_t l
 static ooc_status_t vout_put(void *u, int64_t q, double *slot, int64_t ld) {
   chol_t *c = u;
   vmove_t v = v_out_move(c, q);
-  int64_t bt = part_len(c->p, v.t);
   (void)ld;
-  if (v.kind == VM_ROW) return ts_put_tiles(c->A, v.t, v.t + 1, 0, c->kt0, slot, bt);
-  double *col = c->uni ? c->dP + (part_start(c->p, v.t) - c->k0) * c->n : slot;
-  return put_scol(c, v.t, col, c->kt0, c->kt1, c->upper);
+  if (v.kind == VM_ROW)
+    return ts_put_tiles(c->A, v.t, v.t + 1, 0, c->kt0, slot, part_len(c->p, v.t));
+  return put_scol(c, v.t, vcol(c, v.t, slot), c->kt0, c->kt1, c->upper);
 }
 
 /* One out-of-core sweep step (W < n). */
