@@ -2,8 +2,9 @@
  * bench_cuda_chol.c: the CUDA Cholesky executor against cuSOLVER, in one process.
  *   bench_cuda_chol incore N NB[,NB...]
  *       cuSOLVER in core: Xpotrf + Dpotri on the device-resident matrix (2 runs), and its H2D and
- *       D2H of the matrix; then ours, for each NB: the executor's in-core path (load = H2D; pivot
- *       = the in-device sweep; store = mirror + D2H), timed step by step. Prints the ratios of
+ *       D2H of the matrix; then ours on the CUDA executor, for each NB: the in-core path of
+ *       chol.c timed step by step (ex_put = H2D; chol_dev_inverse = the in-device sweep and the
+ *       mirror of the upper triangle; ex_get = D2H). Prints the ratios of
  *       ours to cuSOLVER (device compute alone, and with the copies), the logdets of both and a
  *       probe residual of ours (||A X t - t||_1 / (n eps ||A||_1 ||X||_1 ||t||_1), host BLAS).
  *   bench_cuda_chol run N TILE GPU_MEM [TRACE]
@@ -11,13 +12,12 @@
  *       in a tile store in host memory (HDF5 bypassed: the source is a generated matrix), the
  *       stripe from ocu_chol_plan evened out over its steps as the CLI does (chol_even_stripe;
  *       EVEN=0: the planned stripe as it is). Prints the wall time of the compute phase and TFLOP/s counting
- *       n^3, and the device side from cudaEvents: update GEMM/SYRK time and rate, kernel-busy and
- *       copy-busy time, their overlap; with N <= 32768 also a probe residual. COPY_THREADS=T
+ *       n^3, and the executor's counts (operations, flops, bytes put and got); with a TRACE path
+ *       the executor writes every operation's span there; with N <= 32768 also a probe residual. COPY_THREADS=T
  *       in the environment sets the tile cache's copy threads (tcache_set_threads); every tile
  *       is cached before the clock starts, as the CLI's read phase leaves them (PRELOAD=lower:
  *       the lower ones only). The store ends holding the lower triangle, as in the CLI, whose
- *       writer mirrors it (MIRROR=1: the solver's last step writes the upper tiles too). SPLIT=0:
- *       the executor's pivot whole after V's gather (chol.h's split pivot off).
+ *       writer mirrors it (MIRROR=1: the solver's last step writes the upper tiles too).
  * The matrix: a uniform [-1, 1) lower triangle with n added to the diagonal (diagonally dominant,
  * so SPD), filled by 16 threads; only the lower triangle is ever read.
  * Prints one "RESULT ..." line per measurement.
@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/cuda/exec_cuda.h"
 #include "kernels/cuda/ocu_chol.h"
 #include "kernels/ops.h"
 #include "solvers/chol.h"
@@ -222,37 +223,44 @@ static void incore(int64_t n, const char *nbs) {
   for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
     int64_t nb = atoll(tok);
     ocu_config_t cfg = {.timing = 1};
-    chol_exec_t *e = NULL;
-    OK(ctx, ocu_chol_create(ctx, n, n, n, CHOL_INVERT, nb, &cfg, &e));
+    ex_cuda_config_t xc = ocu_chol_exec_config(&cfg);
+    ooc_exec_t *e = NULL;
+    double *dF = NULL, *hF = NULL;
+    OK(ctx, ex_cuda_create(ctx, &xc, &e));
+    OK(ctx, ex_alloc(e, (size_t)(8 * n * n), &dF));
+    OK(ctx, ex_host_alloc(e, (size_t)(8 * n * n), &hF));
+    int64_t nbe = nb > 0 ? (nb < n ? nb : n) : CHOL_NB;
     for (int rep = 0; rep < 2; rep++) {
-      memcpy(e->panel, A, (size_t)(8 * n * n));
+      memcpy(hF, A, (size_t)(8 * n * n));
       int64_t bad = 0;
       double ld = 0;
-      CK(cudaDeviceSynchronize());
+      OK(ctx, ex_finish(e));
       double t0 = ooc_now();
-      OK(ctx, e->load(e, e->panel, 0, n, 0));
-      CK(cudaDeviceSynchronize());
+      OK(ctx, ex_put(e, 0, n, n, hF, n, dF, n));
+      OK(ctx, ex_finish(e));
       double t1 = ooc_now();
-      OK(ctx, e->pivot(e, CHOL_INVERT, &bad, &ld));
+      OK(ctx, chol_dev_inverse(e, dF, n, nb, 1, &bad, &ld)); /* the sweep and the mirror */
       double t2 = ooc_now();
-      OK(ctx, e->store(e, e->panel, 1));
+      OK(ctx, ex_get(e, 0, n, n, dF, n, hF, n));
+      OK(ctx, ex_finish(e));
       double t3 = ooc_now();
-      ocu_chol_stats_t st;
-      ocu_chol_stats(e, &st);
       double dev = t2 - t1, all = t3 - t0;
       printf("RESULT ours n=%lld nb=%lld run %d: H2D %.3f s, sweep %.3f s (%.2f TFLOP/s at n^3), "
              "mirror+D2H %.3f s, total %.3f s; bad %lld; logdet %.15g (cusolver %.15g, rel %.1e)\n",
-             (long long)n, (long long)st.nb, rep, t1 - t0, dev, (double)n * n * n / dev * 1e-12,
+             (long long)n, (long long)nbe, rep, t1 - t0, dev, (double)n * n * n / dev * 1e-12,
              t3 - t2, all, (long long)bad, ld, ldc, fabs(ld - ldc) / fabs(ldc));
       printf("RESULT ratio ours/cusolver n=%lld nb=%lld run %d: device compute %.3f, with copies %.3f\n",
-             (long long)n, (long long)st.nb, rep, dev / best, all / (best + th2d + td2h));
+             (long long)n, (long long)nbe, rep, dev / best, all / (best + th2d + td2h));
       if (rep == 1) {
-        dense_t d = {e->panel, n};
-        printf("RESULT ours n=%lld nb=%lld probe residual %.3g\n", (long long)n, (long long)st.nb,
+        dense_t d = {hF, n};
+        printf("RESULT ours n=%lld nb=%lld probe residual %.3g\n", (long long)n, (long long)nbe,
                probe(A, n, 1024, &d, dense_get));
       }
     }
-    OK(ctx, ocu_chol_destroy(e));
+    ex_host_free(e, hF);
+    ex_free(e, dF);
+    OK(ctx, ex_finish(e));
+    ex_destroy(e);
   }
   free(A);
   ooc_ctx_destroy(ctx);
@@ -329,43 +337,39 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
     OK(ctx, ts_put_tiles(ts, t0, pp.count, tj, tj + 1, A + part_start(pp, t0) + part_start(pp, tj) * n, n));
   }
   double tpre = ooc_now() - tp0;
-  chol_exec_t *e = NULL;
+  ooc_exec_t *e = NULL;
   double tc0 = ooc_now();
-  OK(ctx, ocu_chol_create(ctx, n, b, W, CHOL_INVERT, 0, &cfg, &e));
+  ex_cuda_config_t xc = ocu_chol_exec_config(&cfg);
+  OK(ctx, ex_cuda_create(ctx, &xc, &e));
+  int64_t nb = ocu_chol_nb(n, b, W, CHOL_INVERT, &cfg);
   double tc1 = ooc_now();
-  if (getenv("SPLIT") && !atoi(getenv("SPLIT"))) { /* A/B */
-    e->pivot_begin = NULL;
-    e->vready = NULL;
-  }
   /* as the CLI: the lower triangle, the writer mirrors it (MIRROR=1: the solver does) */
   int mirror = getenv("MIRROR") && atoi(getenv("MIRROR"));
   chol_args_t a = {.A = ts, .stripe = W >= n ? (n + b - 1) / b * b : W, .ops = ooc_ops_cpu(),
-                   .job = CHOL_INVERT, .lower_only = !mirror, .exec = e};
+                   .job = CHOL_INVERT, .lower_only = !mirror, .exec = e, .nb = nb};
   chol_stats_t cs;
   int64_t info = 0;
   double ld = 0;
   double t0 = ooc_now();
   OK(ctx, chol_run(ctx, &a, &cs, &info, &ld));
   double t = ooc_now() - t0;
-  ocu_chol_stats_t st;
-  ocu_chol_stats(e, &st);
   double f = (double)n * n * n;
   printf("RESULT chol_run n=%lld tile %lld --gpu-mem %.2f GiB: stripe %lld, nb %lld, %lld steps, "
          "peak %.2f GiB; executor setup %.2f s; compute %.2f s = %.2f TFLOP/s at n^3 "
          "(host: panel %.2f s, update+I/O %.2f s; of these takes %.2f s, puts %.2f s (panel V's "
          "share %.2f s), waits for the device %.2f s); cache preload (%s) %.2f s, %d copy threads\n",
-         (long long)n, (long long)b, st.dev_budget / 1073741824.0, (long long)st.W, (long long)st.nb,
-         (long long)cs.steps, st.dev_peak / 1073741824.0, tc1 - tc0, t, f / t * 1e-12, cs.t_panel,
-         cs.t_update, cs.t_take, cs.t_put, cs.t_vmove, cs.t_wait, lower ? "lower" : "all", tpre, tcache_threads(cache));
-  printf("RESULT device n=%lld: kernels busy %.2f s (%.2f TFLOP/s at n^3), updates %.2f s for "
-         "%.3g flops (%.2f TFLOP/s), pivots %.2f s for %.3g flops (%.2f TFLOP/s), copies busy %.2f s "
-         "for %.1f GB (%.1f GB/s), overlap %.2f s, span %.2f s\n",
-         (long long)n, st.t_kernel, f / st.t_kernel * 1e-12, st.t_update, st.flops_update,
-         st.flops_update / st.t_update * 1e-12, st.t_pivot, st.flops_pivot,
-         st.flops_pivot / st.t_pivot * 1e-12, st.t_copy, (st.bytes_h2d + st.bytes_d2h) * 1e-9,
-         (st.bytes_h2d + st.bytes_d2h) * 1e-9 / st.t_copy, st.t_overlap, st.t_span);
+         (long long)n, (long long)b, (e->budget + ex_cuda_overhead(&xc)) / 1073741824.0,
+         (long long)(W < n ? W : n), (long long)nb, (long long)cs.steps,
+         e->stats.dev_peak / 1073741824.0, tc1 - tc0, t, f / t * 1e-12, cs.t_panel, cs.t_update,
+         cs.t_take, cs.t_put, cs.t_vmove, cs.t_wait, lower ? "lower" : "all", tpre,
+         tcache_threads(cache));
+  printf("RESULT device n=%lld: %lld operations, %.3g flops (%.2f TFLOP/s over the compute phase), "
+         "%.1f GB put, %.1f GB got, staging peak %.2f GiB\n", (long long)n,
+         (long long)e->stats.ops, e->stats.flops, e->stats.flops / t * 1e-12,
+         e->stats.bytes_put * 1e-9, e->stats.bytes_get * 1e-9,
+         e->stats.staging_peak / 1073741824.0);
   printf("RESULT chol_run n=%lld logdet %.15g\n", (long long)n, ld);
-  OK(ctx, ocu_chol_destroy(e));
+  ex_destroy(e);
   if (n <= 32768) {
     store_get_t g = {ts, n, b, !mirror};
     printf("RESULT chol_run n=%lld probe residual %.3g\n", (long long)n, probe(A, n, b, &g, store_get));

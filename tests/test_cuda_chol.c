@@ -1,6 +1,6 @@
 /*
- * test_cuda_chol.c: the CUDA Cholesky executor (src/kernels/cuda/ocu_chol.h) under chol_run and
- * through the public API. Skips itself (exit 77, with the reason) when the build has no CUDA or
+ * test_cuda_chol.c: chol.c's schedule on the CUDA executor (exec_cuda.h, planned by
+ * src/kernels/cuda/ocu_chol.h) under chol_run and through the public API. Skips itself (exit 77, with the reason) when the build has no CUDA or
  * the machine no usable GPU. On the GPU host:
  * - inverse: LAPACK's inverse ratio < 30 for Matern covariances (lengths 0.05, 0.3, 1; nuggets
  *   1e-6..1e-1) and cond = 1e10 SPD, n in {1, 2, 3, 100, 1000}, tiles 7, 64 and n (7 and 64 do
@@ -9,7 +9,7 @@
  *   tiles: the ring of slots); exactly symmetric; logdet against LAPACK (n <= 200) and against
  *   the CPU backend (n = 1000); agrees with the CPU backend's inverse;
  * - factor: ||A - L L^T||_1 / (n ||A||_1 eps) < 30, zero upper, logdet against LAPACK;
- * - solve (factor on the GPU, substitutions on the host): HPL ratio < 16, 1 and 50 RHS;
+ * - solve (factor and substitutions on the GPU): HPL ratio < 16, 1 and 50 RHS;
  * - not SPD: OOC_ERR_NOT_SPD with LAPACK's (= the CPU backend's) leading minor for factor,
  *   invert and solve, in one step and in several, with the failing minor in a later inner block;
  *   NaN in the strict upper triangle is never read;
@@ -38,6 +38,7 @@ int main(void) {
 
 #include "gen/gen.h"
 #include "io/scratch.h"
+#include "exec/cuda/exec_cuda.h"
 #include "kernels/cuda/ocu_chol.h"
 #include "kernels/ops.h"
 #include "solvers/chol.h"
@@ -127,30 +128,33 @@ static outcome_t run(int gpu, int job, const double *A, int64_t n, const double 
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, &spb, &sb) == OOC_OK);
   int64_t stripe = W >= n ? (n + b - 1) / b * b : W;
-  chol_exec_t *ex = NULL;
+  ooc_exec_t *ex = NULL;
   ocu_config_t cfg = {.gpu_mem = gpu_mem, .timing = 1};
+  ex_cuda_config_t xc = ocu_chol_exec_config(&cfg);
   if (gpu) {
-    ooc_status_t st = ocu_chol_create(ctx, n, b, W >= n ? n : W, job, nb, &cfg, &ex);
-    if (st != OOC_OK) fprintf(stderr, "\n  ocu_chol_create: %s\n", ooc_ctx_error(ctx));
+    ooc_status_t st = ex_cuda_create(ctx, &xc, &ex);
+    if (st != OOC_OK) fprintf(stderr, "\n  ex_cuda_create: %s\n", ooc_ctx_error(ctx));
     CU_ASSERT_FATAL(st == OOC_OK);
   }
   chol_args_t args = {.A = sa, .B = sb, .stripe = stripe, .ops = ooc_ops_cpu(), .job = job,
-                      .exec = ex};
+                      .exec = ex, .nb = nb};
   chol_stats_t stats;
+  int64_t staging0 = ex ? ex->staging_bytes : 0; /* the executor's own (its output rings) */
   r.st = chol_run(ctx, &args, &stats, &r.info, &r.logdet);
   r.steps = stats.steps;
   if (r.st != OOC_OK && r.st != OOC_ERR_NOT_SPD)
     fprintf(stderr, "\n  chol_run: %s\n", ooc_ctx_error(ctx));
   if (r.st == OOC_ERR_NOT_SPD)
     CU_ASSERT(strstr(ooc_ctx_error(ctx), "matrix is not positive definite: leading minor of order") != NULL);
-  if (ex) {
-    ocu_chol_stats_t s;
-    ocu_chol_stats(ex, &s);
-    r.W = s.W;
-    r.dev_peak = s.dev_peak;
-    r.dev_budget = s.dev_budget;
-    CU_ASSERT(s.dev_peak <= s.dev_budget);
-    CU_ASSERT(ocu_chol_destroy(ex) == OOC_OK);
+  if (ex) { /* the pool's bytes: the executor's own part and what chol_run allocated */
+    int64_t own = ex_cuda_overhead(&xc);
+    r.W = W >= n ? n : W;
+    r.dev_peak = ex->stats.dev_peak + own;
+    r.dev_budget = ex->budget + own;
+    CU_ASSERT(ex->stats.dev_peak <= ex->budget);
+    CU_ASSERT(ex->dev_bytes == 0 && ex->staging_bytes == staging0); /* chol_run freed its own */
+    CU_ASSERT(ex_finish(ex) == OOC_OK);
+    ex_destroy(ex);
   }
   if (r.st == OOC_OK) {
     tstore_t *out = B ? sb : sa;
@@ -459,6 +463,14 @@ static void api_opts(ooc_opts_t *o, int method, int64_t gpu_mem) {
   o->force = 1;
 }
 
+/* --gpu-mem that leaves a quarter of the matrix for the Cholesky's buffers: the CUDA executor's
+ * own part (a cuBLAS workspace and info per queue, ex_cuda_overhead) on top. */
+static int64_t quarter_budget(int64_t n) {
+  ocu_config_t c = {.gpu_mem = 8 * n * n / 4};
+  ex_cuda_config_t xc = ocu_chol_exec_config(&c);
+  return 8 * n * n / 4 + ex_cuda_overhead(&xc);
+}
+
 static void t_api(void) {
   int64_t n = 1200; /* with tile 40, a quarter of the matrix holds a stripe plus the ring */
   char in[1024], out[1100];
@@ -466,7 +478,7 @@ static void t_api(void) {
   snprintf(out, sizeof out, "%s.inv.h5", in);
   double *A = gen_matrix(GEN_MATERN, n, n, 0.3, 1e-3, 0, 31);
   tu_write_matrix(in, "/A", n, n, A, 2);
-  int64_t gms[] = {0, 8 * n * n / 4};
+  int64_t gms[] = {0, quarter_budget(n)};
   for (int g = 0; g < 2; g++)
     for (int meth = 0; meth < 2; meth++) {
       ooc_ctx_t *ctx = tu_ctx();
@@ -498,7 +510,7 @@ static void t_api(void) {
     ooc_ctx_t *ctx = tu_ctx();
     ooc_opts_t o;
     ooc_report_t rep;
-    api_opts(&o, OOC_METHOD_AUTO, 8 * n * n / 4);
+    api_opts(&o, OOC_METHOD_AUTO, quarter_budget(n));
     o.device = d ? OOC_DEVICE_CPU : OOC_DEVICE_CUDA;
     CU_ASSERT(ooc_logdet(ctx, in, &o, &rep, &ld[d]) == OOC_OK);
     CU_ASSERT(!strcmp(rep.backend, d ? "cpu" : "cuda"));
@@ -538,7 +550,7 @@ static void t_api(void) {
     ooc_ctx_t *ctx = tu_ctx();
     ooc_opts_t o;
     ooc_report_t rep;
-    api_opts(&o, OOC_METHOD_CHOL, 8 * n * n / 4);
+    api_opts(&o, OOC_METHOD_CHOL, quarter_budget(n));
     o.device = d ? OOC_DEVICE_CPU : OOC_DEVICE_CUDA;
     CU_ASSERT(ooc_invert(ctx, bad, badout, &o, &rep) == OOC_ERR_NOT_SPD);
     CU_ASSERT(strstr(ooc_ctx_error(ctx), "leading minor of order 701") != NULL);

@@ -15,9 +15,11 @@
  * With a GPU:
  * - the runtime itself: device and pinned bytes, the peak, the stream counter, a trace file;
  *   everything back to zero after ocu_rt_fini;
- * - --gpu-mem is enforced by the pool of each executor (gj, chol, the product): created with a
- *   stripe or block wider than the budget allows, each fails with OOC_ERR_BUDGET ("--gpu-mem ...
- *   exceeded"), leaking nothing; created as planned, each one's peak stays within the budget;
+ * - --gpu-mem is enforced by the pool of each executor: gj's, created with a stripe wider than
+ *   the budget allows, fails with OOC_ERR_BUDGET ("--gpu-mem ... exceeded"), leaking nothing; on
+ *   the CUDA executor of exec.h (chol, the product) a stripe or block beyond its budget is
+ *   refused by ex_alloc (OOC_ERR_NOMEM naming the budget); run as planned, each one's peak stays
+ *   within --gpu-mem, the executor's own part included;
  * - fault loops, per executor (gj invert, chol invert, newton's products): for N = 1, 2, ...
  *   until a run no longer reaches it, the Nth device-or-pinned allocation (one seam counts both)
  *   fails, once and from then on, in ooc_invert on --device cuda out of GPU core; each time the
@@ -44,6 +46,8 @@ int main(void) {
 #include "gen/gen.h"
 #include "kernels/cuda/ocu.h"
 #include "kernels/cuda/ocu_chol.h"
+#include "solvers/chol.h"
+#include "tiling/tstore.h"
 #include "kernels/cuda/ocu_gemm.h"
 #include "kernels/cuda/ocu_rt.h"
 
@@ -280,18 +284,43 @@ static void t_budget(void) {
   CU_ASSERT(ocu_exec_destroy(ge) == OOC_OK);
   CU_ASSERT(ooc_ctx_streams(ctx) == 0);
   tu_ctx_done(ctx);
-  /* chol */
-  chol_exec_t *ce = NULL;
-  ctx = tu_ctx();
-  refused(ctx, ocu_chol_create(ctx, n, b, n, CHOL_INVERT, 0, &cfg, &ce), "chol");
-  CU_ASSERT(ce == NULL);
+  /* chol on the CUDA executor: the whole matrix as the stripe is refused by ex_alloc (the budget
+   * named); as planned, the run stays within --gpu-mem, the executor's own part included */
   ctx = tu_ctx();
   CU_ASSERT_FATAL(ocu_chol_plan(ctx, n, b, CHOL_INVERT, 0, &cfg, &W, &gb) == OOC_OK);
-  CU_ASSERT_FATAL(ocu_chol_create(ctx, n, b, W, CHOL_INVERT, 0, &cfg, &ce) == OOC_OK);
-  ocu_chol_stats_t cs;
-  ocu_chol_stats(ce, &cs);
-  CU_ASSERT(W < n && cs.dev_peak <= budget && cs.dev_budget == budget);
-  CU_ASSERT(ocu_chol_destroy(ce) == OOC_OK);
+  CU_ASSERT(W < n);
+  for (int k = 0; k < 2; k++) {
+    ex_cuda_config_t cx = ocu_chol_exec_config(&cfg);
+    ooc_exec_t *ce = NULL;
+    CU_ASSERT_FATAL(ex_cuda_create(ctx, &cx, &ce) == OOC_OK);
+    double *A = tu_gen_matrix(GEN_MATERN, n, 0, 1e-2, 3);
+    tcache_t *cache = NULL;
+    tstore_t *ts = NULL;
+    CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 40, &cache) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, NULL, &ts) == OOC_OK);
+    part_t p = ts_rows(ts);
+    for (int64_t tj = 0; tj < p.count; tj++)
+      CU_ASSERT(ts_put_tiles(ts, 0, p.count, tj, tj + 1, A + part_start(p, tj) * n, n) == OOC_OK);
+    chol_args_t a = {.A = ts, .stripe = k ? W : n, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
+                     .lower_only = 1, .exec = ce, .nb = ocu_chol_nb(n, b, W, CHOL_INVERT, &cfg)};
+    ooc_status_t st = chol_run(ctx, &a, NULL, NULL, NULL);
+    if (k == 0) {
+      CU_ASSERT(st == OOC_ERR_NOMEM && has(ctx, "budget"));
+      fprintf(stderr, "[chol: %s] ", ooc_ctx_error(ctx));
+    } else {
+      CU_ASSERT(st == OOC_OK);
+      CU_ASSERT(ce->stats.dev_peak <= ce->budget &&
+                ce->budget + ex_cuda_overhead(&cx) == budget);
+      fprintf(stderr, "[chol stripe %lld: peak %lld of %lld] ", (long long)W,
+              (long long)ce->stats.dev_peak, (long long)ce->budget);
+    }
+    CU_ASSERT(ce->dev_bytes == 0);
+    ex_destroy(ce);
+    CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+    tstore_destroy(ts);
+    tcache_destroy(cache);
+    free(A);
+  }
   tu_ctx_done(ctx);
   /* the product on the CUDA executor: beyond what the executor hands out, refused by ex_alloc
    * (OOC_ERR_NOMEM naming the budget); as planned, within --gpu-mem, the executor's own part

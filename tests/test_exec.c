@@ -225,6 +225,51 @@ static void blas_on(const factory_t *f) {
   tu_ctx_done(ctx);
 }
 
+/* ---- mirror: the upper triangle from a lower one, or zeros -------------------------------- */
+
+static void mirror_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 2, 0, &e) == OOC_OK);
+  static const int64_t N[] = {1, 5, 33, 70, 100};
+  for (size_t c = 0; c < sizeof N / sizeof N[0]; c++) {
+    int64_t w = N[c], ld = w + 3, lds = w + 5;
+    /* column ranges: all, and a middle block not aligned to the kernel's 32 x 32 tiles */
+    int64_t rg[2][2] = {{0, w}, {w / 3, w / 3 + (w + 1) / 2}};
+    for (int r = 0; r < 2; r++)
+      for (int mode = 0; mode < 3; mode++) { /* 0: zero; 1: from S; 2: from A itself */
+        int64_t j0 = rg[r][0], j1 = rg[r][1] < w ? rg[r][1] : w;
+        double *A = rmat(ld, w, ld), *S = rmat(lds, w, lds), *R = malloc((size_t)(ld * w) * sizeof *R);
+        double *dA = up(e, 0, ld, w, A, ld), *dS = up(e, 1, lds, w, S, lds);
+        ex_event_t *ev;
+        CU_ASSERT_FATAL(ex_event_create(e, &ev) == OOC_OK);
+        CU_ASSERT(ex_record(e, 1, ev) == OOC_OK);
+        CU_ASSERT(ex_wait(e, 0, ev) == OOC_OK);
+        CU_ASSERT(ex_mirror(e, 0, j0, j1, mode != 0, mode == 2 ? dA : dS, mode == 2 ? ld : lds,
+                            dA, ld) == OOC_OK);
+        down(e, 0, ld, w, dA, ld, R);
+        int bad = 0;
+        for (int64_t j = 0; j < w; j++)
+          for (int64_t i = 0; i < ld; i++) {
+            double want = AT(A, ld, i, j); /* untouched outside the range and on/below the diagonal */
+            if (j >= j0 && j < j1 && i < j)
+              want = mode == 0 ? 0.0 : mode == 1 ? AT(S, lds, j, i) : AT(A, ld, j, i);
+            bad += AT(R, ld, i, j) != want;
+          }
+        CU_ASSERT(bad == 0);
+        if (bad) fprintf(stderr, "  %s: mirror w=%lld [%lld, %lld) mode %d: %d wrong\n", f->name,
+                         (long long)w, (long long)j0, (long long)j1, mode, bad);
+        ex_event_destroy(e, ev);
+        ex_free(e, dA);
+        ex_free(e, dS);
+        free(A), free(S), free(R);
+      }
+  }
+  CU_ASSERT(ex_finish(e) == OOC_OK);
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+}
+
 /* ---- factorizations ---------------------------------------------------------------------- */
 
 static void lapack_on(const factory_t *f) {
@@ -716,6 +761,7 @@ static void t_cuda_tuned(void) {
 
 static void t_blas(void) { for_each(blas_on); }
 static void t_lapack(void) { for_each(lapack_on); }
+static void t_mirror(void) { for_each(mirror_on); }
 static void t_events(void) { for_each(events_on); }
 static void t_memory(void) { for_each(memory_on); }
 static void t_ring(void) { for_each(ring_on); }
@@ -723,6 +769,7 @@ static void t_ring(void) { for_each(ring_on); }
 static const tu_test_t tests[] = {
     {"BLAS 3, copies, transpose, fill (vs the ops table)", t_blas},
     {"getrf pivots, laswp, trtri, potrf/potri, getri, info", t_lapack},
+    {"mirror: a lower triangle's transpose (another's or its own) or zeros above", t_mirror},
     {"queues and events: a chain across three queues", t_events},
     {"budget, buffers left at destroy, allocation faults", t_memory},
     {"ring: K = 1..4, order of puts, a failing item", t_ring},

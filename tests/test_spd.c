@@ -81,11 +81,13 @@ static void t_logdet_call(void) {
   CU_ASSERT_FATAL(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, L, (lapack_int)n) == 0);
   for (int64_t i = 0; i < n; i++) ref += 2 * log(L[i + i * n]);
   ooc_ctx_t *ctx = tu_ctx();
-  ooc_opts_t o = opts(32, 256 << 10); /* out of core: 320 KB matrix */
+  /* out of core: 320 KB matrix (the smallest budget is 262 KiB, 12 KiB more than before chol
+   * ran on the host executor, whose queue takes 10 KiB) */
+  ooc_opts_t o = opts(32, 272 << 10);
   ooc_report_t rep;
   CU_ASSERT_EQUAL_FATAL(ooc_logdet(ctx, tu_path("c.h5"), &o, &rep, &ld), OOC_OK);
   CU_ASSERT(fabs(ld - ref) <= 1e-6 * fabs(ref) + 1e-9); /* cond 1e8: ~cond*eps agreement */
-  CU_ASSERT(rep.host_peak <= 256 << 10);
+  CU_ASSERT(rep.host_peak <= 272 << 10);
   CU_ASSERT(!tu_file_exists(tu_path("c.inv.h5")));
   /* not SPD: the leading minor, as LAPACK */
   A[7 + 7 * n] = -1;

@@ -561,8 +561,10 @@ static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
     return OOC_OK;
   }
   ocu_config_t c = gpu_config(j);
-  OOC_TRY(ooc_cuda()->chol_create(j->ctx, j->n, j->b, W, ca->job, 0, &c, &j->cexec));
-  ca->exec = j->cexec;
+  ex_cuda_config_t xc = ooc_cuda()->chol_exec_config(&c);
+  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->cx));
+  ca->exec = j->cx;
+  ca->nb = ooc_cuda()->chol_nb(j->n, j->b, W, ca->job, &c);
   ca->stripe = W;
   r->stripe = W;
   return OOC_OK;
@@ -600,16 +602,13 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   *steps = cs.steps;
   if (st == OOC_OK && isfinite(r->logdet)) r->logdet_sign = 1;
   if (st == OOC_ERR_FORMAT && j->have_factor) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
-  if (j->cexec) {
-    ocu_chol_stats_t os;
+  if (j->cx) { /* chol_run has reported the executor's late failures */
     char pk[32], bu[32];
-    ooc_cuda()->chol_stats(j->cexec, &os);
     ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s (chol, stripe %lld)",
-             ooc_fmt_bytes(os.dev_peak, pk, sizeof pk), ooc_fmt_bytes(os.dev_budget, bu, sizeof bu),
-             (long long)os.W);
-    ooc_status_t st2 = ooc_cuda()->chol_destroy(j->cexec);
-    j->cexec = NULL;
-    if (st == OOC_OK) st = st2;
+             ooc_fmt_bytes(j->cx->stats.dev_peak, pk, sizeof pk),
+             ooc_fmt_bytes(j->cx->budget, bu, sizeof bu), (long long)ca.stripe);
+    ex_destroy(j->cx);
+    j->cx = NULL;
   }
   if (st != OOC_ERR_NOT_SPD) return st;
   if (j->o.method != OOC_METHOD_AUTO || j->factor_out) {
@@ -1091,7 +1090,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
 static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   if (j->exec) ooc_cuda()->exec_destroy(j->exec);
-  if (j->cexec) ooc_cuda()->chol_destroy(j->cexec);
+  ex_destroy(j->cx);
   gemm_dev_destroy(j->gdev);
   ex_destroy(j->gx);
   unload_inputs(j);

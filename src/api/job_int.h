@@ -73,7 +73,7 @@ typedef struct job {
   double ckpt_interval, t_last_ckpt;
   int64_t committed_steps, steps_done, nsteps, resume_step;
   double resume_logdet; /* chol: the journal's log-determinant sum */
-  chol_exec_t *cexec; /* the CUDA Cholesky executor while chol_run runs */
+  ooc_exec_t *cx;     /* the CUDA executor Cholesky runs on while chol_run runs */
   /* newton/hyper7 (eliminate_iter) and gemm (run_gemm): the extra stores, their scratch, and
    * the store holding the result when it is not A (or B) */
   tstore_t *iv[ITER_MAX_STORES];

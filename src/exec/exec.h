@@ -58,6 +58,10 @@
  *             rounding.
  *   ex_potrf, ex_potri, ex_getri, ex_trtri: as ops.h / LAPACK, info to host as for getrf
  *   ex_transpose: device dst (n x m, ldd) := src^T (m x n, lds)
+ *   ex_mirror: columns [j0, j1) of A strictly above the diagonal (rows i < j) := the transpose
+ *             of S's strict lower triangle, A[i + j lda] = S[j + i lds] (full), or 0 (full = 0).
+ *             S may be A itself (the upper triangle filled from the lower: no element is both
+ *             read and written). A symmetric result's upper half, or a factor's cleared one.
  */
 #ifndef OOC_EXEC_H
 #define OOC_EXEC_H
@@ -106,6 +110,8 @@ typedef struct ex_ops {
   ooc_status_t (*fill)(ooc_exec_t *e, int q, int64_t m, int64_t n, double v, double *d, int64_t ldd);
   ooc_status_t (*transpose)(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s,
                             int64_t lds, double *d, int64_t ldd);
+  ooc_status_t (*mirror)(ooc_exec_t *e, int q, int64_t j0, int64_t j1, int full, const double *S,
+                         int64_t lds, double *A, int64_t lda);
   ooc_status_t (*gemm)(ooc_exec_t *e, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
                        double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                        double beta, double *C, int64_t ldc);
@@ -213,6 +219,10 @@ static inline ooc_status_t ex_fill(ooc_exec_t *e, int q, int64_t m, int64_t n, d
 static inline ooc_status_t ex_transpose(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s,
                                         int64_t lds, double *d, int64_t ldd) {
   return e->op->transpose(e, q, m, n, s, lds, d, ldd);
+}
+static inline ooc_status_t ex_mirror(ooc_exec_t *e, int q, int64_t j0, int64_t j1, int full,
+                                     const double *S, int64_t lds, double *A, int64_t lda) {
+  return e->op->mirror(e, q, j0, j1, full, S, lds, A, lda);
 }
 static inline ooc_status_t ex_gemm(ooc_exec_t *e, int q, char ta, char tb, int64_t m, int64_t n,
                                    int64_t k, double alpha, const double *A, int64_t lda,

@@ -16,7 +16,7 @@
 #include <time.h>
 
 enum {
-  OP_PUT, OP_GET, OP_COPY, OP_FILL, OP_TRANSPOSE, OP_GEMM, OP_SYRK, OP_TRSM, OP_LASWP, OP_GETRF,
+  OP_PUT, OP_GET, OP_COPY, OP_FILL, OP_TRANSPOSE, OP_MIRROR, OP_GEMM, OP_SYRK, OP_TRSM, OP_LASWP, OP_GETRF,
   OP_POTRF, OP_POTRI, OP_GETRI, OP_TRTRI, OP_WAIT, OP_STOP
 };
 
@@ -101,6 +101,13 @@ static void run_op(const ooc_ops_t *o, hop_t *p) {
         for (int64_t j = j0; j < p->n && j < j0 + 64; j++)
           for (int64_t i = i0; i < p->m && i < i0 + 64; i++)
             p->C[j + i * p->ldc] = p->A[i + j * p->lda];
+    break;
+  case OP_MIRROR: /* columns [k1, k2) above the diagonal, full in m; blocked as transpose */
+    for (int64_t j0 = p->k1; j0 < p->k2; j0 += 64)
+      for (int64_t i0 = 0; i0 < j0 + 64 && i0 < p->k2; i0 += 64)
+        for (int64_t j = j0; j < p->k2 && j < j0 + 64; j++)
+          for (int64_t i = i0; i < j && i < i0 + 64; i++)
+            p->C[i + j * p->ldc] = p->m ? p->A[j + i * p->lda] : 0.0;
     break;
   case OP_GEMM:
     o->gemm(p->c0, p->c1, p->m, p->n, p->k, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta, p->C,
@@ -230,6 +237,12 @@ static ooc_status_t h_transpose(ooc_exec_t *e, int q, int64_t m, int64_t n, cons
                                 int64_t lds, double *d, int64_t ldd) {
   return push(e, q, &(hop_t){.kind = OP_TRANSPOSE, .m = m, .n = n, .A = s, .lda = lds, .C = d,
                              .ldc = ldd});
+}
+static ooc_status_t h_mirror(ooc_exec_t *e, int q, int64_t j0, int64_t j1, int full,
+                             const double *S, int64_t lds, double *A, int64_t lda) {
+  if (j1 <= j0) return OOC_OK;
+  return push(e, q, &(hop_t){.kind = OP_MIRROR, .m = full != 0, .k1 = j0, .k2 = j1, .A = S,
+                             .lda = lds, .C = A, .ldc = lda});
 }
 static ooc_status_t h_gemm(ooc_exec_t *e, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
                            double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
@@ -413,7 +426,7 @@ static const ex_ops_t host_ops = {
     .alloc = h_alloc, .free = h_free, .host_alloc = h_host_alloc, .host_free = h_host_free,
     .event_create = h_event_create, .event_destroy = h_event_destroy, .record = h_record,
     .wait = h_wait, .sync = h_sync, .query = h_query, .finish = h_finish, .put = h_put, .get = h_get, .copy = h_copy,
-    .fill = h_fill, .transpose = h_transpose, .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm,
+    .fill = h_fill, .transpose = h_transpose, .mirror = h_mirror, .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm,
     .laswp = h_laswp, .getrf = h_getrf, .potrf = h_potrf, .potri = h_potri, .getri = h_getri,
     .trtri = h_trtri, .destroy = h_destroy,
 };

@@ -26,9 +26,9 @@
  *   core's see the same counters, budgets and armed faults.
  * - The exec.h executor's factory (ex_create, from src/exec/cuda) is one slot of the table: the
  *   product runs on it (the core's oocgemm.c drives it; the module keeps only the product's plan).
- *   The gj/chol entries carry the solvers' seam types (gj_exec_t, chol_exec_t) until those
- *   methods move onto exec.h too (issue 18); then they go, with the includes of solvers/ headers
- *   here, and probe, the plans and ex_create remain.
+ *   Cholesky likewise (the module keeps its plan and the sweep's block). The gj entries carry
+ *   gj's seam type (gj_exec_t) until gj moves onto exec.h too (issue 18); then they go, with the
+ *   includes of solvers/ headers here, and probe, the plans and ex_create remain.
  *
  * Loader (plugin.c)
  * - ooc_cuda_load(why, cap, found): the table, or NULL and the reason (every place tried, and why
@@ -86,14 +86,13 @@ typedef struct ooc_cuda_api {
                               const ocu_config_t *cfg, gj_exec_t **out);
   void (*exec_stats)(gj_exec_t *e, ocu_stats_t *s);
   ooc_status_t (*exec_destroy)(gj_exec_t *e);
-  /* Cholesky executor (ocu_chol.h) */
+  /* Cholesky on exec.h's CUDA executor: its plan, the sweep's block and the executor's
+   * configuration (ocu_chol.h); the method and its buffers are the core's (chol.c) */
   ooc_status_t (*chol_plan)(ooc_ctx_t *ctx, int64_t n, int64_t b, int job, int64_t nb,
                             const ocu_config_t *cfg, int64_t *W, int64_t *budget);
   int64_t (*chol_host_bytes)(int64_t n, int64_t b, int64_t W, int job, const ocu_config_t *cfg);
-  ooc_status_t (*chol_create)(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int job,
-                              int64_t nb, const ocu_config_t *cfg, chol_exec_t **out);
-  void (*chol_stats)(chol_exec_t *e, ocu_chol_stats_t *s);
-  ooc_status_t (*chol_destroy)(chol_exec_t *e);
+  int64_t (*chol_nb)(int64_t n, int64_t b, int64_t W, int job, const ocu_config_t *cfg);
+  ex_cuda_config_t (*chol_exec_config)(const ocu_config_t *cfg);
   /* the product on exec.h's CUDA executor: its plan and the executor's configuration
    * (ocu_gemm.h); the schedule and its buffers are the core's (oocgemm.c) */
   int64_t (*gemm_bytes)(int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk);
@@ -151,8 +150,8 @@ typedef const ooc_cuda_api_t *(*ooc_cuda_entry_fn)(const ooc_cuda_imports_t *imp
 #define OOC_CUDA_LAYOUT_ITEMS(X)                                                                   \
   X(sizeof(ooc_ctx_t)) X(offsetof(ooc_ctx_t, host_bytes)) X(offsetof(ooc_ctx_t, host_peak))        \
   X(offsetof(ooc_ctx_t, streams)) X(offsetof(ooc_ctx_t, fault)) X(offsetof(ooc_ctx_t, err))        \
-  X(sizeof(ocu_config_t)) X(sizeof(ocu_stats_t)) X(sizeof(ocu_chol_stats_t)) X(sizeof(gj_exec_t))  \
-  X(sizeof(chol_exec_t)) X(sizeof(ex_cuda_config_t)) X(sizeof(gemm_stats_t)) X(sizeof(ooc_exec_t)) \
+  X(sizeof(ocu_config_t)) X(sizeof(ocu_stats_t)) X(sizeof(gj_exec_t))  \
+  X(sizeof(ex_cuda_config_t)) X(sizeof(gemm_stats_t)) X(sizeof(ooc_exec_t)) \
   X(sizeof(ex_ops_t)) X(sizeof(ooc_cuda_api_t)) X(sizeof(ooc_cuda_imports_t))                      \
   X(sizeof(gemm_rates_t)) X(sizeof(gemm_shape_t)) X(sizeof(gemm_pred_t))
 static inline uint64_t ooc_cuda_layout(void) {

@@ -1,8 +1,10 @@
-/* chol.c: out-of-core Cholesky factor, symmetric Gauss-Jordan inverse and solve on tile stores.
- * See chol.h for the algorithms, flop counts and I/O. */
+/* chol.c: out-of-core Cholesky factor, symmetric Gauss-Jordan inverse and solve on tile stores,
+ * written once over the executor (exec.h). See chol.h for the algorithms, flop counts, I/O and
+ * the schedule on the device. */
 #include "solvers/chol.h"
 
 #include "base/parloop.h"
+#include "exec/ring.h"
 
 #include <math.h>
 #include <string.h>
@@ -11,27 +13,46 @@ int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   W = ooc_min64(W, n);
-  /* the column buffer (host code), or with an executor the tile-row buffer (chol_t.M) */
-  int64_t col = (W < n || m > 0) ? n * b : 0;
-  return 8 * (n * W + col + b * b);
+  /* the ring's slot (the host executor has one), the panel, the transpose buffer, the diagonal;
+   * the host executor, and 2 KiB for the buffers' and events' headers and the infos (6 on the
+   * host executor, whose sweep is one block) */
+  int64_t col = (W < n || m > 0) ? ring_host_bytes(1, n, b) : 0;
+  return 8 * (n * W + b * b + W) + col + ex_host_bytes(1) + 2048;
 }
 
-/* What every phase needs, set up once by chol_run. */
+/* What every phase needs, set up once by chol_run. Buffers named d* are the executor's device
+ * memory, h* its staging memory; on a unified executor each h* is its d*. */
 typedef struct chol {
   ooc_ctx_t *ctx;
   const chol_args_t *a;
-  const ooc_ops_t *o;
+  ooc_exec_t *e;
+  int uni;          /* e->unified: no copies, the host takes and puts device buffers directly */
+  int qin, qc, qout;
   tstore_t *A;
   part_t p;         /* rows = cols partition of A */
-  int64_t n, b, W;
-  double *P;        /* n x W panel, ld n, row index = global row */
-  double *C;        /* n x b column buffer, ld n, global rows (NULL when not needed) */
+  int64_t n, b, W, nb;
+  double *dP, *hP;  /* n x W panel, ld n, row index = global row (hP NULL: V through the ring) */
+  ring_t *ring;     /* K slots of n x b (ld n, global rows), when W < n or solving */
+  double *dC[CHOL_MAX_SLOTS]; /* the slots' device buffers (NULL on a unified executor) */
+  ex_event_t *ev_in[CHOL_MAX_SLOTS], *ev_comp[CHOL_MAX_SLOTS];
+  double *dV;       /* the in-device sweep's W x nb panel (NULL when one block covers it) */
+  double *dE;       /* W x W: D's copy, swept into D^-1 while V streams in (W < n, not unified) */
+  double *dDiag, *hDiag; /* W: L's diagonal */
+  int64_t *inf;     /* host infos: sweep blocks' potrf [0, ns), potri [ns, 2 ns); D's potrf at
+                       2 nsw, its potri at 2 nsw + 1 (nsw: blocks of the widest stripe) */
+  int64_t ninf, nsw;
+  ex_event_t *ev_load, *ev_done;
+  ex_event_t **ev_blk; /* per tile column block of the stripe: its F_P is final (store) */
+  int64_t nblk;
   double *S;        /* b x b transpose buffer */
-  double *M;        /* b x n: one tile row (put_row_t / take_row_t), with an executor only, in
-                       the room of the column buffer it does not use; else NULL */
+  double *M;        /* b x n: one tile row (put_row_t), off a unified executor; else NULL */
   chol_stats_t *stats;
   int64_t *info;
   double logdet;
+  /* the step */
+  int64_t step, nsteps, k0, w, kt0, kt1;
+  int last, upper;
+  int64_t mw;       /* solve: columns of B in the panel */
 } chol_t;
 
 /* ---- small dense helpers ----------------------------------------------------------------- */
@@ -92,79 +113,13 @@ static ooc_status_t not_spd(chol_t *c, int64_t order) {
                   (long long)order);
 }
 
-/* Factor the w x w block D (ld n) at global offset k0; adds its share of the log-determinant. */
-static ooc_status_t factor_diag(chol_t *c, int64_t k0, int64_t w, double *D) {
-  int64_t bad = c->o->potrf(w, D, c->n);
-  if (bad) return not_spd(c, k0 + bad);
-  double s = 0.0;
-  for (int64_t j = 0; j < w; j++) s += log(D[j + j * c->n]);
-  c->logdet += 2.0 * s;
-  return OOC_OK;
-}
-
-/* ---- factor: left-looking by stripes ----------------------------------------------------- */
-
-static ooc_status_t factor(chol_t *c) {
-  const ooc_ops_t *o = c->o;
-  tstore_t *A = c->A;
-  part_t p = c->p;
-  int64_t n = c->n, b = c->b, W = c->W;
-  double *P = c->P, *Lc = c->C;
-  int64_t nsteps = ooc_cdiv64(n, W);
-  for (int64_t step = 0; step < nsteps; step++) {
-    int64_t k0 = step * W, w = ooc_min64(W, n - k0), below = n - k0 - w;
-    int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
-    double t0 = ooc_now();
-
-    for (int64_t tj = kt0; tj < kt1; tj++) {
-      double *col = P + (part_start(p, tj) - k0) * n;
-      OOC_TRY(move_col(c, MOVE_TAKE, tj, p.count, tj, col));
-    }
-    zero_upper(P + k0, n, w); /* the input's upper triangle is never used */
-
-    for (int64_t q = 0; q < kt0; q++) {
-      int64_t j = (step % 2 == 0) ? kt0 - 1 - q : q; /* alternate: last read is read first */
-      int64_t bj = part_len(p, j);
-      OOC_TRY(move_col(c, MOVE_READ, kt0, p.count, j, Lc));
-      o->syrk('L', 'N', w, bj, -1.0, Lc + k0, n, 1.0, P + k0, n);
-      if (below > 0)
-        o->gemm('N', 'T', below, w, bj, -1.0, Lc + k0 + w, n, Lc + k0, n, 1.0, P + k0 + w, n);
-      OOC_TRY(ooc_tick(c->ctx, "factor", (step + (q + 1.0) / (kt0 + 1.0)) / nsteps));
-    }
-    double t1 = ooc_now();
-    c->stats->t_update += t1 - t0;
-
-    OOC_TRY(factor_diag(c, k0, w, P + k0));
-    if (below > 0) o->trsm('R', 'L', 'T', 'N', below, w, 1.0, P + k0, n, P + k0 + w, n);
-    double t2 = ooc_now();
-    c->stats->t_panel += t2 - t1;
-
-    for (int64_t tj = kt0; tj < kt1; tj++) {
-      double *col = P + (part_start(p, tj) - k0) * n;
-      for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj); /* L is lower: upper reads as 0 */
-      OOC_TRY(move_col(c, MOVE_PUT, tj, p.count, tj, col));
-    }
-    c->stats->t_update += ooc_now() - t2;
-    c->stats->steps++;
-    OOC_TRY(ooc_tick(c->ctx, "factor", (step + 1.0) / nsteps));
-  }
-  return OOC_OK;
-}
-
-/* ---- invert: symmetric Gauss-Jordan (sweep) on the lower triangle ------------------------ */
-
-static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int64_t kt1,
-                              int last);
-
 /* Tile rows moved with a transpose. A tile row ti of the store, tiles (ti, u) for u in [u0, u1),
  * holds the transposes of the blocks of a column buffer B (rows at their global offsets, ld n,
- * bi columns): put_row_t writes them there, take_row_t takes them back into B. The host code
- * needs this for the sweep's gather and put of tile row P (chol.h's V) and for the mirror of the
- * upper triangle on the last step of a full inverse; executor runs only for the mirror (tile row
- * P goes through the executor, which transposes it: gather_vx, put_vx). With the tile-row buffer
- * M (executor runs) the transposes run on threads and the tile row moves as one batch (one
- * thread tile by tile took most of the host time at n = 65536); without it, one tile at a time
- * through S. */
+ * bi columns): put_row_t writes them there, take_row_t takes them back into B. Only the mirror
+ * of the upper triangle on the last step of a full inverse needs it (tile row P itself goes
+ * through the executor, which transposes it). With the tile-row buffer M (off a unified
+ * executor) the transposes run on threads and the tile row moves as one batch (one thread tile
+ * by tile took most of the host time at n = 65536); without it, one tile at a time through S. */
 typedef struct {
   const double *B;
   double *M;
@@ -194,17 +149,9 @@ static ooc_status_t put_row_t(chol_t *c, int64_t ti, const double *B, int64_t u0
   return ts_put_tiles(c->A, ti, ti + 1, u0, u1, c->M, bi);
 }
 
-static ooc_status_t take_row_t(chol_t *c, int64_t ti, double *B, int64_t u0, int64_t u1) {
-  int64_t bi = part_len(c->p, ti);
-  for (int64_t u = u0; u < u1; u++) {
-    OOC_TRY(ts_take(c->A, ti, u, c->S, bi));
-    transpose(c->S, bi, bi, part_len(c->p, u), B + part_start(c->p, u), c->n);
-  }
-  return OOC_OK;
-}
 
-/* Run `call` (an ooc_status_t expression) and add its seconds to *acc (the executor paths'
- * split of the host time, chol_stats_t). */
+/* Run `call` (an ooc_status_t expression) and add its seconds to *acc (chol_stats_t's split of
+ * the host time). */
 #define TIMED(acc, call)                                                                           \
   do {                                                                                             \
     double t_ = ooc_now();                                                                         \
@@ -219,32 +166,6 @@ static ooc_status_t take_row_t(chol_t *c, int64_t ti, double *B, int64_t u0, int
     (acc) += ooc_now() - t_;                                                                       \
     if (st != OOC_OK) goto done;                                                                   \
   } while (0)
-
-/* Update tile column tj (outside the stripe) with W = panel (see chol.h), put it back; on the last
- * step also write its transposes into the upper triangle (or zero the diagonal tile's upper). */
-static ooc_status_t sweep_column(chol_t *c, int64_t tj, int64_t k0, int64_t w, int64_t kt0,
-                                 int64_t kt1, int last) {
-  const ooc_ops_t *o = c->o;
-  part_t p = c->p;
-  int64_t n = c->n, below = n - k0 - w;
-  double *P = c->P, *C = c->C;
-  int64_t r0 = part_start(p, tj), bj = part_len(p, tj);
-  OOC_TRY(move_outside(c, MOVE_TAKE, tj, kt0, kt1, C));
-
-  if (tj < kt0) { /* column in K: rows [r0, k0) are K x K (+), rows in T are T x K (-) */
-    o->syrk('L', 'N', bj, w, 1.0, P + r0, n, 1.0, C + r0, n);
-    int64_t m1 = k0 - r0 - bj;
-    if (m1 > 0) o->gemm('N', 'T', m1, bj, w, 1.0, P + r0 + bj, n, P + r0, n, 1.0, C + r0 + bj, n);
-    if (below > 0)
-      o->gemm('N', 'T', below, bj, w, -1.0, P + k0 + w, n, P + r0, n, 1.0, C + k0 + w, n);
-  } else { /* column in T: all T x T (-) */
-    o->syrk('L', 'N', bj, w, -1.0, P + r0, n, 1.0, C + r0, n);
-    int64_t m1 = n - r0 - bj;
-    if (m1 > 0) o->gemm('N', 'T', m1, bj, w, -1.0, P + r0 + bj, n, P + r0, n, 1.0, C + r0 + bj, n);
-  }
-
-  return sweep_put(c, tj, C, kt0, kt1, last);
-}
 
 /* Put tile column tj (outside the stripe, rows from its diagonal down, in C) back; on the last
  * step also its transposes into the upper triangle (or zero the diagonal tile's upper). */
@@ -281,392 +202,617 @@ static ooc_status_t put_scol(chol_t *c, int64_t tj, double *col, int64_t kt0, in
   return move_col(c, MOVE_PUT, tj, c->p.count, tj, col);
 }
 
-static double *pcol(chol_t *c, int64_t k0, int64_t tj) {
-  return c->P + (part_start(c->p, tj) - k0) * c->n;
+
+#define EX(call) OOC_TRY(call)
+
+/* Everything enqueued on queue q so far has run (and its host outputs are written). */
+static ooc_status_t sync_q(chol_t *c, int q) {
+  OOC_TRY(ex_record(c->e, q, c->ev_done));
+  return ex_sync(c->e, c->ev_done);
 }
 
-/* Gather V (host code): the stripe's columns, and rows < k0 from tile row P (transposed). */
-static ooc_status_t gather_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1) {
-  for (int64_t tj = kt0; tj < kt1; tj++) OOC_TRY(take_scol(c, tj, pcol(c, k0, tj)));
-  for (int64_t ti = kt0; ti < kt1; ti++) OOC_TRY(take_row_t(c, ti, pcol(c, k0, ti), 0, kt0));
+/* Queue `to` waits for what queue `from` has enqueued so far. */
+static ooc_status_t follow(chol_t *c, int to, int from, ex_event_t *ev) {
+  if (to == from) return OOC_OK;
+  OOC_TRY(ex_record(c->e, from, ev));
+  return ex_wait(c->e, to, ev);
+}
+
+/* L's diagonal (w entries of D, ld n) into dDiag, and to the host (after the next sync). */
+static ooc_status_t diag_of(chol_t *c, const double *D, int64_t ld, int64_t w, int64_t off) {
+  EX(ex_copy(c->e, c->qc, 1, w, D, ld + 1, c->dDiag + off, 1));
+  if (!c->uni) EX(ex_get(c->e, c->qc, 1, w, c->dDiag + off, 1, c->hDiag + off, 1));
   return OOC_OK;
 }
 
-/* Put the panel back (host code): the stripe's columns, tile row P (transposed). */
-static ooc_status_t put_v(chol_t *c, int64_t k0, int64_t kt0, int64_t kt1, int last) {
-  int upper = last && !c->a->lower_only;
-  for (int64_t tj = kt0; tj < kt1; tj++) OOC_TRY(put_scol(c, tj, pcol(c, k0, tj), kt0, kt1, upper));
-  for (int64_t ti = kt0; ti < kt1; ti++) OOC_TRY(put_row_t(c, ti, pcol(c, k0, ti), 0, kt0));
-  return OOC_OK;
+/* log det of the block whose diagonal hDiag[0:w) holds, added as the host code always has. */
+static void add_logdet(chol_t *c, int64_t w) {
+  double s = 0.0;
+  for (int64_t j = 0; j < w; j++) s += log(c->hDiag[j]);
+  c->logdet += 2.0 * s;
 }
 
-static ooc_status_t invert(chol_t *c) {
-  const ooc_ops_t *o = c->o;
-  tstore_t *A = c->A;
-  part_t p = c->p;
-  int64_t n = c->n, b = c->b, W = c->W;
-  int lower_only = c->a->lower_only;
-  double *P = c->P;
-  int64_t nsteps = ooc_cdiv64(n, W);
-  if (c->a->start_step > 0) c->logdet = c->a->logdet0;
-  for (int64_t step = c->a->start_step; step < nsteps; step++) {
-    int64_t k0 = step * W, w = ooc_min64(W, n - k0), below = n - k0 - w;
-    int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
-    int last = (step == nsteps - 1);
-    double *D = P + k0;
-    double t0 = ooc_now();
+/* ---- the in-device sweep ----------------------------------------------------------------- */
 
-    OOC_TRY(gather_v(c, k0, kt0, kt1));
-    zero_upper(D, n, w);
-    double t1 = ooc_now();
-    c->stats->t_update += t1 - t0;
-
-    OOC_TRY(factor_diag(c, k0, w, D));
-    if (k0 > 0) o->trsm('R', 'L', 'T', 'N', k0, w, 1.0, D, n, P, n);
-    if (below > 0) o->trsm('R', 'L', 'T', 'N', below, w, 1.0, D, n, P + k0 + w, n);
-    double t2 = ooc_now();
-    c->stats->t_panel += t2 - t1;
-
-    int64_t nt = p.count - (kt1 - kt0);
-    for (int64_t q = 0; q < nt; q++) {
-      int64_t r = (step % 2 == 0) ? nt - 1 - q : q; /* alternate direction between steps */
-      int64_t tj = r < kt0 ? r : r + (kt1 - kt0);
-      OOC_TRY(sweep_column(c, tj, k0, w, kt0, kt1, last));
-      OOC_TRY(ooc_tick(c->ctx, "invert", (step + (q + 1.0) / (nt + 1.0)) / nsteps));
-    }
-    double t3 = ooc_now();
-    c->stats->t_update += t3 - t2;
-
-    if (k0 > 0) o->trsm('R', 'L', 'N', 'N', k0, w, -1.0, D, n, P, n);
-    if (below > 0) o->trsm('R', 'L', 'N', 'N', below, w, 1.0, D, n, P + k0 + w, n);
-    int64_t bad = o->potri(w, D, n);
-    if (bad) return not_spd(c, k0 + bad); /* cannot happen after a successful potrf */
-    if (last && !lower_only) symmetrize(D, n, w);
-    else zero_upper(D, n, w);
-    double t4 = ooc_now();
-    c->stats->t_panel += t4 - t3;
-
-    OOC_TRY(put_v(c, k0, kt0, kt1, last));
-    c->stats->t_update += ooc_now() - t4;
-    c->stats->steps++;
-    if (c->a->after_step) OOC_TRY(c->a->after_step(c->a->step_user, step, nsteps, c->logdet));
-    OOC_TRY(ooc_tick(c->ctx, "invert", (step + 1.0) / nsteps));
+/* F (w x w, lower triangle, ld ldf) := F^-1 by chol.h's symmetric sweep with blocks of nb, all on
+ * the compute queue; with diag, L's diagonal (the pivot blocks' Cholesky factors' diagonals) into
+ * dDiag. The strict upper triangle of F is neither read nor kept. With V the w x nb panel (ld w)
+ * and, for the pivot block P = [i0, i1): V = F[:, P] (rows above P from row block P, transposed);
+ * D = V[P] = L L^T; V_K = W_K = V_K L^-T, V_T = Z_T = -V_T L^-T (the sign makes every update one
+ * GEMM with alpha = +1 left of P, -1 right of it); the other column blocks j get F[j0:w, j] +=
+ * alpha V[j0:w] V[j]^T; then V_K = -W_K L^-1, V_T = W_T L^-1, D = D^-1, and V is written back.
+ * Block s's potrf and potri infos go to inf[s] and inf[ns + s] (ns = the block count);
+ * sweep_bad reads them. Nothing here waits: the host goes on queueing (V's moves), and a failed
+ * block only makes the later ones compute garbage that sweep_bad never reports. One block
+ * (nb >= w) is potrf + potri in place: no V. */
+static ooc_status_t sweep(chol_t *c, double *F, int64_t ldf, int64_t w, int diag) {
+  ooc_exec_t *e = c->e;
+  int q = c->qc;
+  int64_t nb = ooc_min64(c->nb, w), ns = ooc_cdiv64(w, nb);
+  if (2 * ns + 2 > c->ninf)
+    return OOC_FAIL(c->ctx, OOC_ERR_INTERNAL, "Cholesky sweep: %lld blocks, %lld info slots",
+                    (long long)ns, (long long)c->ninf);
+  if (ns == 1) {
+    EX(ex_potrf(e, q, w, F, ldf, &c->inf[0]));
+    if (diag) OOC_TRY(diag_of(c, F, ldf, w, 0));
+    return ex_potri(e, q, w, F, ldf, &c->inf[1]);
   }
-  if (lower_only)
-    for (int64_t tj = 1; tj < p.count; tj++)
-      for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj);
+  double *V = c->dV;
+  if (!V) return OOC_FAIL(c->ctx, OOC_ERR_INTERNAL, "Cholesky sweep: no panel for %lld blocks",
+                          (long long)ns);
+  for (int64_t s = 0; s < ns; s++) {
+    int64_t i0 = s * nb, ib = ooc_min64(nb, w - i0), i1 = i0 + ib, below = w - i1;
+    double *D = V + i0;
+    EX(ex_copy(e, q, w - i0, ib, F + i0 + i0 * ldf, ldf, V + i0, w));
+    if (i0 > 0) EX(ex_transpose(e, q, ib, i0, F + i0, ldf, V, w)); /* V[0:i0] = F[P, 0:i0]^T */
+    EX(ex_potrf(e, q, ib, D, w, &c->inf[s]));
+    if (diag) OOC_TRY(diag_of(c, D, w, ib, i0));
+    if (i0 > 0) EX(ex_trsm(e, q, 'R', 'L', 'T', 'N', i0, ib, 1.0, D, w, V, w));
+    if (below > 0) EX(ex_trsm(e, q, 'R', 'L', 'T', 'N', below, ib, -1.0, D, w, V + i1, w));
+    for (int64_t j = 0; j < ns; j++) {
+      if (j == s) continue;
+      int64_t j0 = j * nb, jb = ooc_min64(nb, w - j0);
+      /* rows [j0, w): for j left of P this includes rows P, whose result is overwritten below */
+      EX(ex_gemm(e, q, 'N', 'T', w - j0, jb, ib, j < s ? 1.0 : -1.0, V + j0, w, V + j0, w, 1.0,
+                 F + j0 + j0 * ldf, ldf));
+    }
+    if (i0 > 0) EX(ex_trsm(e, q, 'R', 'L', 'N', 'N', i0, ib, -1.0, D, w, V, w));
+    if (below > 0) EX(ex_trsm(e, q, 'R', 'L', 'N', 'N', below, ib, -1.0, D, w, V + i1, w));
+    EX(ex_potri(e, q, ib, D, w, &c->inf[ns + s]));
+    EX(ex_copy(e, q, w - i0, ib, V + i0, w, F + i0 + i0 * ldf, ldf));
+    if (i0 > 0) EX(ex_transpose(e, q, i0, ib, V, w, F + i0, ldf));
+  }
   return OOC_OK;
 }
 
-/* ---- the same two algorithms on an executor (chol.h: chol_exec_t) -------------------------- */
-
-/* Wait for every slot in flight; on the sweep, put each finished column back. owner[s] is the
- * tile column slot s holds (-1: none). Called before the slots are reused and on errors (then
- * put is 0: the buffers must not go away under the device, the data no longer matters). */
-static ooc_status_t drain(chol_t *c, int64_t *owner, int put, int64_t kt0, int64_t kt1, int last) {
-  chol_exec_t *e = c->a->exec;
-  ooc_status_t st = OOC_OK;
-  for (int s = 0; s < e->nslots; s++) {
-    if (owner[s] < 0) continue;
-    double t0 = ooc_now();
-    ooc_status_t s1 = e->complete(e, s);
-    double t1 = ooc_now();
-    c->stats->t_wait += t1 - t0;
-    if (st == OOC_OK) st = s1;
-    if (st == OOC_OK && put) {
-      st = sweep_put(c, owner[s], e->slot[s], kt0, kt1, last);
-      c->stats->t_put += ooc_now() - t1;
+/* After a sync: the sweep of w's first failing leading minor (1-based, 0: none). */
+static ooc_status_t sweep_bad(chol_t *c, int64_t w, int64_t *bad) {
+  int64_t nb = ooc_min64(c->nb, w), ns = ooc_cdiv64(w, nb);
+  *bad = 0;
+  for (int64_t t = 0; t < ns; t++)
+    if (c->inf[t] != 0) {
+      *bad = t * nb + c->inf[t];
+      return OOC_OK;
     }
-    owner[s] = -1;
+  for (int64_t t = 0; t < ns; t++)
+    if (c->inf[ns + t] != 0) /* potri after a successful potrf: L_jj = 0 cannot happen */
+      return OOC_FAIL(c->ctx, OOC_ERR_INTERNAL, "Cholesky sweep: potri info %lld in block %lld",
+                      (long long)c->inf[ns + t], (long long)t);
+  return OOC_OK;
+}
+
+/* The in-core inverse of F (n x n, ld n) on the compute queue: sweep, judge (a sync), mirror. */
+static ooc_status_t incore_inverse(chol_t *c, double *F, int full, int64_t *bad) {
+  int64_t n = c->n;
+  OOC_TRY(sweep(c, F, n, n, 1));
+  OOC_TRY(sync_q(c, c->qc));
+  OOC_TRY(sweep_bad(c, n, bad));
+  if (*bad) return OOC_OK;
+  add_logdet(c, n);
+  return ex_mirror(c->e, c->qc, 0, n, full, F, n, F, n);
+}
+
+/* ---- factor: left-looking by stripes ----------------------------------------------------- */
+
+static int64_t fcol(const chol_t *c, int64_t q) { /* alternate: last read is read first */
+  return (c->step % 2 == 0) ? c->kt0 - 1 - q : q;
+}
+
+static ooc_status_t f_take(void *u, int64_t q, double *slot, int64_t ld) {
+  chol_t *c = u;
+  (void)ld;
+  return move_col(c, MOVE_READ, c->kt0, c->p.count, fcol(c, q), slot);
+}
+
+static ooc_status_t f_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *lastq) {
+  chol_t *c = u;
+  ooc_exec_t *e = c->e;
+  int64_t n = c->n, k0 = c->k0, w = c->w, below = n - k0 - w, bj = part_len(c->p, fcol(c, q));
+  double *C = c->uni ? slot : c->dC[s];
+  (void)ld;
+  if (!c->uni) {
+    EX(ex_put(e, c->qin, n - k0, bj, slot + k0, n, C + k0, n));
+    OOC_TRY(follow(c, c->qc, c->qin, c->ev_in[s]));
   }
+  EX(ex_syrk(e, c->qc, 'L', 'N', w, bj, -1.0, C + k0, n, 1.0, c->dP + k0, n));
+  if (below > 0)
+    EX(ex_gemm(e, c->qc, 'N', 'T', below, w, bj, -1.0, C + k0 + w, n, C + k0, n, 1.0,
+               c->dP + k0 + w, n));
+  *lastq = c->qc;
+  return ooc_tick(c->ctx, "factor", (c->step + (q + 1.0) / (c->kt0 + 1.0)) / c->nsteps);
+}
+
+/* Run the ring over nitems and add its host times to the stats. */
+static ooc_status_t run_ring(chol_t *c, int64_t nitems, const ring_ops_t *ops) {
+  ring_stats_t before = c->ring->stats;
+  ooc_status_t st = ring_run(c->ring, nitems, ops, c);
+  c->stats->t_take += c->ring->stats.t_take - before.t_take;
+  c->stats->t_put += c->ring->stats.t_put - before.t_put;
+  c->stats->t_wait += c->ring->stats.t_wait - before.t_wait;
   return st;
 }
 
-/* V on an executor (W < n): it moves through the slots, no host panel (chol.h: colload/rowload,
- * colstore/rowstore; the executor transposes tile rows). A move is stripe column t's rows of tiles
- * [t0, t1) (VM_COL) or tile row t's tiles left of the stripe (VM_ROW, only when kt0 > 0). */
-enum { VM_COL, VM_ROW };
-
-/* Take move (kind, t, tiles [t0, t1)) into a free slot and start its load; *q counts the
- * step's moves (slot q % K, completed first if still in flight). */
-static ooc_status_t v_in(chol_t *c, int64_t *owner, int64_t *q, int kind, int64_t t, int64_t t0,
-                         int64_t t1, int64_t k0, int64_t kt0) {
-  chol_exec_t *e = c->a->exec;
-  int s = (int)(*q % e->nslots);
-  int64_t start = part_start(c->p, t), bt = part_len(c->p, t);
-  if (owner[s] >= 0) {
-    TIMED(c->stats->t_wait, e->complete(e, s));
-    owner[s] = -1;
-  }
-  if (kind == VM_ROW) {
-    TIMED(c->stats->t_take, ts_take_tiles(c->A, t, t + 1, 0, kt0, e->slot[s], bt));
-    OOC_TRY(e->rowload(e, s, start - k0, bt));
-  } else {
-    TIMED(c->stats->t_take, move_col(c, MOVE_TAKE, t0, t1, t, e->slot[s]));
-    OOC_TRY(e->colload(e, s, start - k0, part_start(c->p, t0),
-                       t1 < c->p.count ? part_start(c->p, t1) : c->n, bt));
-  }
-  owner[s] = (*q)++;
-  return OOC_OK;
+static void step_at(chol_t *c, int64_t step) {
+  c->step = step;
+  c->k0 = step * c->W;
+  c->w = ooc_min64(c->W, c->n - c->k0);
+  c->kt0 = c->k0 / c->b;
+  c->kt1 = ooc_cdiv64(c->k0 + c->w, c->b);
+  c->last = step == c->nsteps - 1;
 }
 
-/* The step's V into the device panel. With pivot_begin (chol.h) D first, then the pivot starts
- * while the rest streams in, column block by column block; else the stripe's columns whole, then
- * tile row P. */
-static ooc_status_t gather_vx(chol_t *c, int64_t *owner, int64_t k0, int64_t w, int64_t kt0,
-                              int64_t kt1) {
-  chol_exec_t *e = c->a->exec;
-  int64_t nt = c->p.count, q = 0;
-  ooc_status_t st = e->load(e, NULL, k0, w, k0);
-  if (st == OOC_OK && e->pivot_begin) {
-    for (int64_t t = kt0; t < kt1 && st == OOC_OK; t++)
-      st = v_in(c, owner, &q, VM_COL, t, t, kt1, k0, kt0);
-    if (st == OOC_OK) st = e->pivot_begin(e, CHOL_INVERT);
-    for (int64_t t = kt0; t < kt1 && st == OOC_OK; t++) {
-      if (kt0 > 0) st = v_in(c, owner, &q, VM_ROW, t, 0, kt0, k0, kt0);
-      if (st == OOC_OK && kt1 < nt) st = v_in(c, owner, &q, VM_COL, t, kt1, nt, k0, kt0);
-      if (st == OOC_OK) st = e->vready(e, part_start(c->p, t) - k0, part_len(c->p, t));
-    }
-  } else {
-    for (int64_t t = kt0; t < kt1 && st == OOC_OK; t++)
-      st = v_in(c, owner, &q, VM_COL, t, t, nt, k0, kt0);
-    for (int64_t t = kt0; t < kt1 && st == OOC_OK && kt0 > 0; t++)
-      st = v_in(c, owner, &q, VM_ROW, t, 0, kt0, k0, kt0);
-  }
-  ooc_status_t s2 = drain(c, owner, 0, 0, 0, 0);
-  return st != OOC_OK ? st : s2;
+/* The stripe's columns between the tile store and the staging panel, and the panel (rows
+ * [r0, n)) between staging and device. */
+static ooc_status_t stripe_take(chol_t *c) {
+  for (int64_t tj = c->kt0; tj < c->kt1; tj++)
+    TIMED(c->stats->t_take, take_scol(c, tj, c->hP + (part_start(c->p, tj) - c->k0) * c->n));
+  if (c->uni) return OOC_OK;
+  EX(ex_put(c->e, c->qin, c->n - c->k0, c->w, c->hP + c->k0, c->n, c->dP + c->k0, c->n));
+  return follow(c, c->qc, c->qin, c->ev_load);
 }
 
-/* Put move q of V, from the last column block to the first (chol.h): column block t = kt1 - 1 -
- * q / m (m = 2 moves per block with rows above the stripe, else 1), its column then its row. */
-static void v_out_move(int64_t q, int64_t kt0, int64_t kt1, int64_t *t, int *kind) {
-  int64_t m = kt0 > 0 ? 2 : 1;
-  *t = kt1 - 1 - q / m;
-  *kind = q % m ? VM_ROW : VM_COL;
-}
-
-static ooc_status_t v_fetch(chol_t *c, int s, int64_t q, int64_t k0, int64_t kt0, int64_t kt1,
-                            int upper) {
-  chol_exec_t *e = c->a->exec;
-  int64_t t;
-  int kind;
-  v_out_move(q, kt0, kt1, &t, &kind);
-  int64_t start = part_start(c->p, t), bt = part_len(c->p, t);
-  if (kind == VM_COL) return e->colstore(e, s, start - k0, upper ? 0 : start, bt);
-  return e->rowstore(e, s, start - k0, bt);
-}
-
-static ooc_status_t v_put(chol_t *c, int s, int64_t q, int64_t kt0, int64_t kt1, int upper) {
-  int64_t t;
-  int kind;
-  v_out_move(q, kt0, kt1, &t, &kind);
-  if (kind == VM_COL) return put_scol(c, t, c->a->exec->slot[s], kt0, kt1, upper);
-  return ts_put_tiles(c->A, t, t + 1, 0, kt0, c->a->exec->slot[s], part_len(c->p, t));
-}
-
-/* The step's V back, after store: K moves in flight, each put by this thread when it lands. On
- * the last step of a full inverse the stripe's columns come with their rows above the diagonal
- * (the upper tiles they give). */
-static ooc_status_t put_vx(chol_t *c, int64_t *owner, int64_t k0, int64_t kt0, int64_t kt1,
-                           int upper) {
-  chol_exec_t *e = c->a->exec;
-  int64_t nq = (kt1 - kt0) * (kt0 > 0 ? 2 : 1);
-  ooc_status_t st = OOC_OK;
-  for (int64_t q = 0; q < nq && q < e->nslots; q++) {
-    OOC_CHECK(st = v_fetch(c, (int)q, q, k0, kt0, kt1, upper));
-    owner[q] = q;
-  }
-  for (int64_t q = 0; q < nq; q++) {
-    int s = (int)(q % e->nslots);
-    TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
-    owner[s] = -1;
-    TIMED_CHECK(c->stats->t_put, v_put(c, s, q, kt0, kt1, upper));
-    if (q + e->nslots < nq) {
-      OOC_CHECK(st = v_fetch(c, s, q + e->nslots, k0, kt0, kt1, upper));
-      owner[s] = q + e->nslots;
-    }
-  }
-  return OOC_OK;
-done:
-  (void)drain(c, owner, 0, 0, 0, 0);
+static ooc_status_t panel_back(chol_t *c, int64_t r0, int64_t w) {
+  if (!c->uni) EX(ex_get(c->e, c->qc, c->n - r0, w, c->dP + r0, c->n, c->hP + r0, c->n));
+  double t0 = ooc_now();
+  ooc_status_t st = sync_q(c, c->qc);
+  c->stats->t_wait += ooc_now() - t0;
   return st;
 }
 
-static ooc_status_t factor_x(chol_t *c) {
-  chol_exec_t *e = c->a->exec;
+static ooc_status_t factor(chol_t *c) {
+  ooc_exec_t *e = c->e;
   tstore_t *A = c->A;
   part_t p = c->p;
-  int64_t n = c->n, b = c->b, W = c->W;
-  double *P = c->P;
-  int64_t nsteps = ooc_cdiv64(n, W), owner[CHOL_MAX_SLOTS];
-  for (int s = 0; s < CHOL_MAX_SLOTS; s++) owner[s] = -1;
-  ooc_status_t st = OOC_OK;
-  for (int64_t step = 0; step < nsteps; step++) {
-    int64_t k0 = step * W, w = ooc_min64(W, n - k0);
-    int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
+  int64_t n = c->n;
+  static const ring_ops_t ops = {f_take, f_work, NULL};
+  for (int64_t step = 0; step < c->nsteps; step++) {
+    step_at(c, step);
+    int64_t k0 = c->k0, w = c->w, below = n - k0 - w;
+    double *D = c->dP + k0;
     double t0 = ooc_now();
-    for (int64_t tj = kt0; tj < kt1; tj++) {
-      double *col = P + (part_start(p, tj) - k0) * n;
-      TIMED(c->stats->t_take, move_col(c, MOVE_TAKE, tj, p.count, tj, col));
-    }
-    OOC_TRY(e->load(e, P, k0, w, k0));
-    /* Ring of slots: column q is read into slot q % K while the device works on earlier ones. */
-    for (int64_t q = 0; q < kt0; q++) {
-      int64_t j = (step % 2 == 0) ? kt0 - 1 - q : q;
-      int s = (int)(q % e->nslots);
-      if (owner[s] >= 0) {
-        TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
-        owner[s] = -1;
-      }
-      TIMED_CHECK(c->stats->t_take, move_col(c, MOVE_READ, kt0, p.count, j, e->slot[s]));
-      OOC_CHECK(st = e->lupdate(e, s, part_len(p, j)));
-      owner[s] = j;
-      OOC_CHECK(st = ooc_tick(c->ctx, "factor", (step + (q + 1.0) / (kt0 + 1.0)) / nsteps));
-    }
-    OOC_CHECK(st = drain(c, owner, 0, 0, 0, 0));
+    OOC_TRY(stripe_take(c));
+    if (c->kt0 > 0) OOC_TRY(run_ring(c, c->kt0, &ops)); /* earlier columns, read-only */
     double t1 = ooc_now();
     c->stats->t_update += t1 - t0;
 
-    int64_t bad = 0;
-    double ld = 0.0;
-    TIMED(c->stats->t_wait, e->pivot(e, CHOL_FACTOR, &bad, &ld));
-    if (bad) return not_spd(c, k0 + bad);
-    c->logdet += ld;
-    TIMED(c->stats->t_wait, e->store(e, P, 0));
+    int64_t *bad = &c->inf[2 * c->nsw];
+    EX(ex_potrf(e, c->qc, w, D, n, bad));
+    if (below > 0) EX(ex_trsm(e, c->qc, 'R', 'L', 'T', 'N', below, w, 1.0, D, n, D + w, n));
+    OOC_TRY(diag_of(c, D, n, w, 0));
+    EX(ex_mirror(e, c->qc, 0, w, 0, D, n, D, n)); /* L is lower: the input's upper goes */
+    OOC_TRY(panel_back(c, k0, w));
+    if (*bad) return not_spd(c, k0 + *bad);
+    add_logdet(c, w);
     double t2 = ooc_now();
     c->stats->t_panel += t2 - t1;
 
-    for (int64_t tj = kt0; tj < kt1; tj++) {
-      double *col = P + (part_start(p, tj) - k0) * n;
-      for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj);
+    for (int64_t tj = c->kt0; tj < c->kt1; tj++) {
+      double *col = c->hP + (part_start(p, tj) - k0) * n;
+      for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj); /* L is lower: upper reads as 0 */
       TIMED(c->stats->t_put, move_col(c, MOVE_PUT, tj, p.count, tj, col));
     }
     c->stats->t_update += ooc_now() - t2;
     c->stats->steps++;
-    OOC_TRY(ooc_tick(c->ctx, "factor", (step + 1.0) / nsteps));
+    OOC_TRY(ooc_tick(c->ctx, "factor", (step + 1.0) / c->nsteps));
   }
   return OOC_OK;
-done:
-  (void)drain(c, owner, 0, 0, 0, 0);
-  return st;
 }
 
-static ooc_status_t invert_x(chol_t *c) {
-  chol_exec_t *e = c->a->exec;
+/* ---- invert: symmetric Gauss-Jordan (sweep) on the lower triangle ------------------------ */
+
+/* V's moves (W < n): stripe column t's rows of tiles [t0, t1) (VM_COL) or tile row t's tiles
+ * left of the stripe (VM_ROW, only when kt0 > 0). In: D's columns first (VM_COL of tiles
+ * [t, kt1) for each stripe block t), then per block t its VM_ROW and its VM_COL below the stripe;
+ * out: from the last block to the first, its VM_COL (rows from its diagonal down, from row 0 on
+ * the last step of a full inverse) then its VM_ROW. */
+enum { VM_COL, VM_ROW };
+typedef struct vmove {
+  int kind;
+  int64_t t, t0, t1;
+  int first_done; /* in: the last of D's columns (the pivot starts) */
+  int block_done; /* in: block t's last move (its trsm can run) */
+} vmove_t;
+
+static vmove_t v_in_move(const chol_t *c, int64_t q) {
+  int64_t kt0 = c->kt0, kt1 = c->kt1, nt = c->p.count, n1 = kt1 - kt0;
+  int m2 = (kt0 > 0) + (kt1 < nt);
+  vmove_t v = {0};
+  if (q < n1) {
+    v = (vmove_t){VM_COL, kt0 + q, kt0 + q, kt1, q == n1 - 1, 0};
+    return v;
+  }
+  int64_t r = q - n1, k = r % m2;
+  v.t = kt0 + r / m2;
+  v.kind = (k == 0 && kt0 > 0) ? VM_ROW : VM_COL;
+  v.t0 = v.kind == VM_ROW ? 0 : kt1;
+  v.t1 = v.kind == VM_ROW ? kt0 : nt;
+  v.block_done = k == m2 - 1;
+  return v;
+}
+
+static vmove_t v_out_move(const chol_t *c, int64_t q) {
+  int64_t m = c->kt0 > 0 ? 2 : 1;
+  vmove_t v = {0};
+  v.t = c->kt1 - 1 - q / m;
+  v.kind = q % m ? VM_ROW : VM_COL;
+  return v;
+}
+
+/* Stripe column block [c0, c0 + bj), rows [r0, r0 + m) := sgn V L^-T, the blocks left of c0 done
+ * (X L^T = sgn V by column blocks: V_J := sgn V_J - X_<J L_J,<J^T, then the diagonal block's
+ * trsm). The pivot's W = V L^-T (and Z_T = -W_T) in the pieces V's blocks arrive in. */
+static ooc_status_t fwd_block(chol_t *c, int64_t r0, int64_t m, int64_t c0, int64_t bj,
+                              double sgn) {
+  int64_t n = c->n;
+  double *D = c->dP + c->k0, *V = c->dP + r0 + c0 * n;
+  if (m <= 0) return OOC_OK;
+  if (c0 > 0)
+    EX(ex_gemm(c->e, c->qc, 'N', 'T', m, bj, c0, -1.0, c->dP + r0, n, D + c0, n, sgn, V, n));
+  return ex_trsm(c->e, c->qc, 'R', 'L', 'T', 'N', m, bj, c0 > 0 ? 1.0 : sgn, D + c0 + c0 * n, n,
+                 V, n);
+}
+
+/* Rows [r0, r0 + m) of column block [j0, j0 + bj) := -V L^-1, the blocks right of it done
+ * (X L = -V backwards: V_J := -V_J - X_>J L_>J,J, then the diagonal block's trsm): F_KP =
+ * -W_K L^-1 and F_TP = W_T L^-1 = -Z_T L^-1, block by block from the last, so that each block's
+ * copies out start while the next is computed. */
+static ooc_status_t bwd_block(chol_t *c, int64_t r0, int64_t m, int64_t j0, int64_t bj) {
+  int64_t n = c->n, w = c->w, j1 = j0 + bj;
+  double *D = c->dP + c->k0, *V = c->dP + r0 + j0 * n;
+  if (m <= 0) return OOC_OK;
+  if (j1 < w)
+    EX(ex_gemm(c->e, c->qc, 'N', 'N', m, bj, w - j1, -1.0, c->dP + r0 + j1 * n, n,
+               D + j1 + j0 * n, n, -1.0, V, n));
+  return ex_trsm(c->e, c->qc, 'R', 'L', 'N', 'N', m, bj, j1 < w ? 1.0 : -1.0, D + j0 + j0 * n, n,
+                 V, n);
+}
+
+/* The split pivot's first half: D is queued in, the rest of V is not. potrf of D (the minor, the
+ * logdet, L for the trsm) and, with dE, D^-1 by the in-device sweep on the copy. */
+static ooc_status_t pivot_begin(chol_t *c) {
+  int64_t n = c->n, w = c->w;
+  double *D = c->dP + c->k0;
+  if (c->dE) {
+    EX(ex_copy(c->e, c->qc, w, w, D, n, c->dE, c->W));
+    OOC_TRY(sweep(c, c->dE, c->W, w, 0));
+  }
+  EX(ex_potrf(c->e, c->qc, w, D, n, &c->inf[2 * c->nsw]));
+  return diag_of(c, D, n, w, 0);
+}
+
+/* Where a move of stripe column t goes between the tile store and the device: on a unified
+ * executor the panel itself (the slot is not used), else the slot. */
+static double *vcol(const chol_t *c, int64_t t, double *slot) {
+  return c->uni ? c->dP + (part_start(c->p, t) - c->k0) * c->n : slot;
+}
+
+static ooc_status_t vin_take(void *u, int64_t q, double *slot, int64_t ld) {
+  chol_t *c = u;
+  vmove_t v = v_in_move(c, q);
+  (void)ld;
+  if (v.kind == VM_ROW)
+    return ts_take_tiles(c->A, v.t, v.t + 1, 0, c->kt0, slot, part_len(c->p, v.t));
+  return move_col(c, MOVE_TAKE, v.t0, v.t1, v.t, vcol(c, v.t, slot));
+}
+
+static ooc_status_t vin_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *lastq) {
+  chol_t *c = u;
+  ooc_exec_t *e = c->e;
+  vmove_t v = v_in_move(c, q);
+  int64_t n = c->n, k0 = c->k0, c0 = part_start(c->p, v.t) - k0, bt = part_len(c->p, v.t);
+  double *P = c->dP + c0 * n;
+  (void)ld;
+  *lastq = c->qin;
+  if (v.kind == VM_ROW) { /* the slot holds bt x k0 (ld bt): its transpose is rows [0, k0) */
+    const double *src = slot;
+    if (!c->uni) {
+      EX(ex_put(e, c->qin, bt, k0, slot, bt, c->dC[s], bt));
+      src = c->dC[s];
+    }
+    EX(ex_transpose(e, c->qin, bt, k0, src, bt, P, n));
+    OOC_TRY(follow(c, c->qc, c->qin, c->ev_in[s]));
+  } else if (!c->uni) {
+    int64_t r0 = part_start(c->p, v.t0), r1 = v.t1 < c->p.count ? part_start(c->p, v.t1) : n;
+    EX(ex_put(e, c->qin, r1 - r0, bt, slot + r0, n, P + r0, n));
+    OOC_TRY(follow(c, c->qc, c->qin, c->ev_in[s]));
+  }
+  if (v.first_done) OOC_TRY(pivot_begin(c));
+  if (v.block_done && !c->uni) { /* W_K = V_K L^-T, Z_T = -V_T L^-T for this block */
+    OOC_TRY(fwd_block(c, 0, k0, c0, bt, 1.0));
+    OOC_TRY(fwd_block(c, k0 + c->w, n - k0 - c->w, c0, bt, -1.0));
+  }
+  if (v.block_done && c->uni && v.t == c->kt1 - 1) { /* unified: whole, the host code's trsm */
+    OOC_TRY(fwd_block(c, 0, k0, 0, c->w, 1.0));
+    OOC_TRY(fwd_block(c, k0 + c->w, n - k0 - c->w, 0, c->w, -1.0));
+  }
+  return OOC_OK;
+}
+
+/* The sweep's update of the tile columns outside the stripe, through the ring. */
+static int64_t scol(const chol_t *c, int64_t q) {
+  int64_t nt = c->p.count - (c->kt1 - c->kt0);
+  int64_t r = (c->step % 2 == 0) ? nt - 1 - q : q; /* alternate direction between steps */
+  return r < c->kt0 ? r : r + (c->kt1 - c->kt0);
+}
+
+static ooc_status_t s_take(void *u, int64_t q, double *slot, int64_t ld) {
+  chol_t *c = u;
+  (void)ld;
+  return move_outside(c, MOVE_TAKE, scol(c, q), c->kt0, c->kt1, slot);
+}
+
+/* Rows of tile column tj the sweep touches: [r0, k0) and [k1, n) for a column of K (the
+ * stripe's rows are neither copied nor updated), [r0, n) for one of T. */
+static ooc_status_t s_rows(chol_t *c, int get, int s, double *slot, int64_t r0, int64_t bj,
+                           int left) {
+  int64_t n = c->n, k0 = c->k0, k1 = k0 + c->w;
+  int64_t ra[2] = {r0, k1}, rb[2] = {left ? k0 : n, n};
+  for (int i = 0; i < 1 + left; i++) {
+    if (rb[i] <= ra[i]) continue;
+    if (get) EX(ex_get(c->e, c->qout, rb[i] - ra[i], bj, c->dC[s] + ra[i], n, slot + ra[i], n));
+    else EX(ex_put(c->e, c->qin, rb[i] - ra[i], bj, slot + ra[i], n, c->dC[s] + ra[i], n));
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t s_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *lastq) {
+  chol_t *c = u;
+  ooc_exec_t *e = c->e;
+  int64_t tj = scol(c, q), n = c->n, k0 = c->k0, w = c->w, k1 = k0 + w;
+  int64_t r0 = part_start(c->p, tj), bj = part_len(c->p, tj);
+  int left = tj < c->kt0; /* a column of K (else of T) */
+  double *C = c->uni ? slot : c->dC[s];
+  (void)ld;
+  if (!c->uni) {
+    OOC_TRY(s_rows(c, 0, s, slot, r0, bj, left));
+    OOC_TRY(follow(c, c->qc, c->qin, c->ev_in[s]));
+  }
+  /* the panel holds W_K above the stripe and Z_T = -W_T below it */
+  double al = left ? 1.0 : -1.0, *Zj = c->dP + r0;
+  int64_t m1 = left ? k0 - r0 - bj : n - r0 - bj, m2 = left ? n - k1 : 0;
+  EX(ex_syrk(e, c->qc, 'L', 'N', bj, w, al, Zj, n, 1.0, C + r0, n));
+  if (m1 > 0) EX(ex_gemm(e, c->qc, 'N', 'T', m1, bj, w, al, Zj + bj, n, Zj, n, 1.0, C + r0 + bj, n));
+  if (m2 > 0) EX(ex_gemm(e, c->qc, 'N', 'T', m2, bj, w, al, c->dP + k1, n, Zj, n, 1.0, C + k1, n));
+  *lastq = c->qc;
+  if (!c->uni) {
+    OOC_TRY(follow(c, c->qout, c->qc, c->ev_comp[s]));
+    OOC_TRY(s_rows(c, 1, s, slot, r0, bj, left));
+    *lastq = c->qout;
+  }
+  int64_t nt = c->p.count - (c->kt1 - c->kt0);
+  return ooc_tick(c->ctx, "invert", (c->step + (q + 1.0) / (nt + 1.0)) / c->nsteps);
+}
+
+static ooc_status_t s_put(void *u, int64_t q, double *slot, int64_t ld) {
+  chol_t *c = u;
+  (void)ld;
+  return sweep_put(c, scol(c, q), slot, c->kt0, c->kt1, c->last);
+}
+
+/* Finish the step on the device: F_KP = -W_K L^-1, F_TP = W_T L^-1, F_PP = D^-1 with its upper
+ * triangle mirrored (the last step of a full inverse) or zeroed. With dE by tile column blocks
+ * from the last: block J's L is last used by block J itself, so D's block J then takes D^-1's;
+ * its event lets V's moves out of block J start at once. Unified: the trsm whole, then potri. */
+static ooc_status_t store(chol_t *c) {
+  ooc_exec_t *e = c->e;
+  int64_t n = c->n, k0 = c->k0, w = c->w, k1 = k0 + w, b = c->b;
+  double *D = c->dP + k0;
+  if (!c->dE) {
+    OOC_TRY(bwd_block(c, 0, k0, 0, w));
+    OOC_TRY(bwd_block(c, k1, n - k1, 0, w));
+    EX(ex_potri(e, c->qc, w, D, n, &c->inf[2 * c->nsw + 1]));
+    EX(ex_mirror(e, c->qc, 0, w, c->upper, D, n, D, n));
+    for (int64_t J = 0; J < ooc_cdiv64(w, b); J++) EX(ex_record(e, c->qc, c->ev_blk[J]));
+    return OOC_OK;
+  }
+  for (int64_t J = ooc_cdiv64(w, b) - 1; J >= 0; J--) {
+    int64_t j0 = J * b, bj = ooc_min64(b, w - j0);
+    OOC_TRY(bwd_block(c, 0, k0, j0, bj));
+    OOC_TRY(bwd_block(c, k1, n - k1, j0, bj));
+    EX(ex_copy(e, c->qc, w - j0, bj, c->dE + j0 + j0 * c->W, c->W, D + j0 + j0 * n, n));
+    EX(ex_mirror(e, c->qc, j0, j0 + bj, c->upper, c->dE, c->W, D, n));
+    EX(ex_record(e, c->qc, c->ev_blk[J]));
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t vout_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *lastq) {
+  chol_t *c = u;
+  ooc_exec_t *e = c->e;
+  vmove_t v = v_out_move(c, q);
+  int64_t n = c->n, k0 = c->k0, c0 = part_start(c->p, v.t) - k0, bt = part_len(c->p, v.t);
+  double *P = c->dP + c0 * n;
+  (void)ld;
+  if (c->uni) { /* after the store's operations on the one compute queue */
+    *lastq = c->qc;
+    if (v.kind == VM_ROW) EX(ex_transpose(e, c->qc, k0, bt, P, n, slot, bt));
+    return OOC_OK;
+  }
+  *lastq = c->qout;
+  EX(ex_wait(e, c->qout, c->ev_blk[c0 / c->b]));
+  if (v.kind == VM_ROW) {
+    EX(ex_transpose(e, c->qout, k0, bt, P, n, c->dC[s], bt));
+    return ex_get(e, c->qout, bt, k0, c->dC[s], bt, slot, bt);
+  }
+  int64_t r0 = c->upper ? 0 : part_start(c->p, v.t);
+  return ex_get(e, c->qout, n - r0, bt, P + r0, n, slot + r0, n);
+}
+
+static ooc_status_t vout_put(void *u, int64_t q, double *slot, int64_t ld) {
+  chol_t *c = u;
+  vmove_t v = v_out_move(c, q);
+  (void)ld;
+  if (v.kind == VM_ROW)
+    return ts_put_tiles(c->A, v.t, v.t + 1, 0, c->kt0, slot, part_len(c->p, v.t));
+  return put_scol(c, v.t, vcol(c, v.t, slot), c->kt0, c->kt1, c->upper);
+}
+
+/* One out-of-core sweep step (W < n). */
+static ooc_status_t invert_step(chol_t *c) {
+  static const ring_ops_t vin = {vin_take, vin_work, NULL}, upd = {s_take, s_work, s_put},
+                          vout = {NULL, vout_work, vout_put};
+  int64_t n1 = c->kt1 - c->kt0, m2 = (c->kt0 > 0) + (c->kt1 < c->p.count);
+  double t0 = ooc_now();
+  OOC_TRY(run_ring(c, n1 + n1 * m2, &vin));
+  double t1 = ooc_now();
+  c->stats->t_vmove += t1 - t0;
+  c->stats->t_update += t1 - t0;
+
+  OOC_TRY(sync_q(c, c->qc)); /* the pivot's verdict: potrf of D, then the sweep's */
+  int64_t bad = c->inf[2 * c->nsw];
+  if (!bad && c->dE) OOC_TRY(sweep_bad(c, c->w, &bad));
+  if (bad) return not_spd(c, c->k0 + bad);
+  add_logdet(c, c->w);
+  double t2 = ooc_now();
+  c->stats->t_wait += t2 - t1;
+  c->stats->t_panel += t2 - t1;
+
+  int64_t nt = c->p.count - n1;
+  if (nt > 0) OOC_TRY(run_ring(c, nt, &upd));
+  double t3 = ooc_now();
+  c->stats->t_update += t3 - t2;
+
+  OOC_TRY(store(c));
+  double t4 = ooc_now();
+  c->stats->t_panel += t4 - t3;
+  OOC_TRY(run_ring(c, n1 * (c->kt0 > 0 ? 2 : 1), &vout));
+  if (!c->dE && c->inf[2 * c->nsw + 1]) /* cannot happen after a successful potrf */
+    return not_spd(c, c->k0 + c->inf[2 * c->nsw + 1]);
+  double t5 = ooc_now();
+  c->stats->t_vmove += t5 - t4;
+  c->stats->t_update += t5 - t4;
+  return OOC_OK;
+}
+
+/* The one step of a matrix within the stripe: in core. */
+static ooc_status_t invert_incore(chol_t *c) {
+  double t0 = ooc_now();
+  OOC_TRY(stripe_take(c));
+  double t1 = ooc_now();
+  c->stats->t_update += t1 - t0;
+  int64_t bad = 0;
+  OOC_TRY(incore_inverse(c, c->dP, c->upper, &bad));
+  if (bad) return not_spd(c, bad);
+  OOC_TRY(panel_back(c, 0, c->n));
+  double t2 = ooc_now();
+  c->stats->t_panel += t2 - t1;
+  for (int64_t tj = 0; tj < c->p.count; tj++)
+    TIMED(c->stats->t_put, put_scol(c, tj, c->hP + part_start(c->p, tj) * c->n, 0, c->kt1,
+                                    c->upper));
+  c->stats->t_update += ooc_now() - t2;
+  return OOC_OK;
+}
+
+static ooc_status_t invert(chol_t *c) {
   tstore_t *A = c->A;
   part_t p = c->p;
-  int64_t n = c->n, b = c->b, W = c->W;
   int lower_only = c->a->lower_only;
-  double *P = c->P;
-  int64_t nsteps = ooc_cdiv64(n, W), owner[CHOL_MAX_SLOTS];
-  for (int s = 0; s < CHOL_MAX_SLOTS; s++) owner[s] = -1;
-  ooc_status_t st = OOC_OK;
   if (c->a->start_step > 0) c->logdet = c->a->logdet0;
-  for (int64_t step = c->a->start_step; step < nsteps; step++) {
-    int64_t k0 = step * W, w = ooc_min64(W, n - k0);
-    int64_t kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
-    int last = (step == nsteps - 1), upper = last && !lower_only;
-    double t0 = ooc_now();
-    /* D's upper triangle is left as it is: never read */
-    if (W < n) {
-      OOC_TRY(gather_vx(c, owner, k0, w, kt0, kt1));
-    } else { /* in core: one step through the executor's host panel */
-      for (int64_t tj = kt0; tj < kt1; tj++)
-        TIMED(c->stats->t_take, take_scol(c, tj, pcol(c, k0, tj)));
-      OOC_TRY(e->load(e, P, k0, w, k0));
-    }
-    double t1 = ooc_now();
-    c->stats->t_vmove += t1 - t0;
-    c->stats->t_update += t1 - t0;
-
-    int64_t bad = 0;
-    double ld = 0.0;
-    TIMED(c->stats->t_wait, e->pivot(e, CHOL_INVERT, &bad, &ld));
-    if (bad) return not_spd(c, k0 + bad);
-    c->logdet += ld;
-    double t2 = ooc_now();
-    c->stats->t_panel += t2 - t1;
-
-    int64_t nt = p.count - (kt1 - kt0);
-    for (int64_t q = 0; q < nt; q++) {
-      int64_t r = (step % 2 == 0) ? nt - 1 - q : q; /* alternate direction between steps */
-      int64_t tj = r < kt0 ? r : r + (kt1 - kt0);
-      int s = (int)(q % e->nslots);
-      if (owner[s] >= 0) {
-        TIMED_CHECK(c->stats->t_wait, e->complete(e, s));
-        TIMED_CHECK(c->stats->t_put, sweep_put(c, owner[s], e->slot[s], kt0, kt1, last));
-        owner[s] = -1;
-      }
-      TIMED_CHECK(c->stats->t_take, move_outside(c, MOVE_TAKE, tj, kt0, kt1, e->slot[s]));
-      OOC_CHECK(st = e->supdate(e, s, part_start(p, tj), part_len(p, tj)));
-      owner[s] = tj;
-      OOC_CHECK(st = ooc_tick(c->ctx, "invert", (step + (q + 1.0) / (nt + 1.0)) / nsteps));
-    }
-    OOC_CHECK(st = drain(c, owner, 1, kt0, kt1, last));
-    double t3 = ooc_now();
-    c->stats->t_update += t3 - t2;
-
-    TIMED(c->stats->t_wait, e->store(e, W < n ? NULL : P, upper));
-    double t4 = ooc_now();
-    c->stats->t_panel += t4 - t3;
-
-    if (W < n) {
-      OOC_TRY(put_vx(c, owner, k0, kt0, kt1, upper));
-    } else {
-      for (int64_t tj = kt0; tj < kt1; tj++)
-        TIMED(c->stats->t_put, put_scol(c, tj, pcol(c, k0, tj), kt0, kt1, upper));
-    }
-    c->stats->t_vmove += ooc_now() - t4;
-    c->stats->t_update += ooc_now() - t4;
+  for (int64_t step = c->a->start_step; step < c->nsteps; step++) {
+    step_at(c, step);
+    c->upper = c->last && !lower_only;
+    OOC_TRY(c->W < c->n ? invert_step(c) : invert_incore(c));
     c->stats->steps++;
-    if (c->a->after_step) OOC_TRY(c->a->after_step(c->a->step_user, step, nsteps, c->logdet));
-    OOC_TRY(ooc_tick(c->ctx, "invert", (step + 1.0) / nsteps));
+    if (c->a->after_step) OOC_TRY(c->a->after_step(c->a->step_user, step, c->nsteps, c->logdet));
+    OOC_TRY(ooc_tick(c->ctx, "invert", (step + 1.0) / c->nsteps));
   }
   if (lower_only)
     for (int64_t tj = 1; tj < p.count; tj++)
       for (int64_t ti = 0; ti < tj; ti++) ts_drop(A, ti, tj);
   return OOC_OK;
-done:
-  (void)drain(c, owner, 0, 0, 0, 0);
-  return st;
 }
 
 /* ---- solve: forward and backward substitution streaming L -------------------------------- */
 
-static ooc_status_t read_lcol(chol_t *c, int64_t tj) {
-  return move_col(c, MOVE_READ, tj, c->p.count, tj, c->C);
+static int64_t lcol(const chol_t *c, int64_t q, int bwd) { return bwd ? c->p.count - 1 - q : q; }
+
+typedef struct {
+  chol_t *c;
+  int bwd;
+  int64_t s, nstripes;
+} lring_t;
+
+static ooc_status_t l_take2(void *u, int64_t q, double *slot, int64_t ld) {
+  lring_t *l = u;
+  (void)ld;
+  int64_t tj = lcol(l->c, q, l->bwd);
+  return move_col(l->c, MOVE_READ, tj, l->c->p.count, tj, slot);
+}
+
+static ooc_status_t l_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *lastq) {
+  lring_t *l = u;
+  chol_t *c = l->c;
+  ooc_exec_t *e = c->e;
+  int64_t tj = lcol(c, q, l->bwd), n = c->n, mw = c->mw;
+  int64_t r0 = part_start(c->p, tj), bj = part_len(c->p, tj), rest = n - r0 - bj;
+  double *L = c->uni ? slot : c->dC[s], *P = c->dP;
+  (void)ld;
+  if (!c->uni) {
+    EX(ex_put(e, c->qin, n - r0, bj, slot + r0, n, L + r0, n));
+    OOC_TRY(follow(c, c->qc, c->qin, c->ev_in[s]));
+  }
+  if (!l->bwd) { /* L Y = B */
+    EX(ex_trsm(e, c->qc, 'L', 'L', 'N', 'N', bj, mw, 1.0, L + r0, n, P + r0, n));
+    if (rest > 0)
+      EX(ex_gemm(e, c->qc, 'N', 'N', rest, mw, bj, -1.0, L + r0 + bj, n, P + r0, n, 1.0,
+                 P + r0 + bj, n));
+  } else { /* L^T X = Y */
+    if (rest > 0)
+      EX(ex_gemm(e, c->qc, 'T', 'N', bj, mw, rest, -1.0, L + r0 + bj, n, P + r0 + bj, n, 1.0,
+                 P + r0, n));
+    EX(ex_trsm(e, c->qc, 'L', 'L', 'T', 'N', bj, mw, 1.0, L + r0, n, P + r0, n));
+  }
+  *lastq = c->qc;
+  double f = l->bwd ? 0.5 + 0.5 * (q + 1.0) / c->p.count : 0.5 * (q + 1.0) / c->p.count;
+  return ooc_tick(c->ctx, "solve", (l->s + f) / l->nstripes);
 }
 
 static ooc_status_t solve(chol_t *c, tstore_t *B) {
-  const ooc_ops_t *o = c->o;
-  part_t p = c->p, bc = ts_cols(B);
+  part_t bc = ts_cols(B);
   int64_t n = c->n, W = c->W;
-  double *P = c->P, *L = c->C;
   int64_t per = ooc_max64(1, W / bc.b); /* B tile columns per stripe */
   int64_t nstripes = ooc_cdiv64(bc.count, per);
+  static const ring_ops_t ops = {l_take2, l_work, NULL};
   for (int64_t s = 0; s < nstripes; s++) {
     int64_t t0 = s * per, t1 = ooc_min64(bc.count, t0 + per);
     int64_t c0 = part_start(bc, t0), mw = part_start(bc, t1 - 1) + part_len(bc, t1 - 1) - c0;
+    c->mw = mw;
     for (int64_t tj = t0; tj < t1; tj++)
-      OOC_TRY(ts_take_col(B, tj, P + (part_start(bc, tj) - c0) * n, n));
-    for (int64_t tj = 0; tj < p.count; tj++) { /* L Y = B */
-      int64_t r0 = part_start(p, tj), bj = part_len(p, tj), rest = n - r0 - bj;
-      OOC_TRY(read_lcol(c, tj));
-      o->trsm('L', 'L', 'N', 'N', bj, mw, 1.0, L + r0, n, P + r0, n);
-      if (rest > 0) o->gemm('N', 'N', rest, mw, bj, -1.0, L + r0 + bj, n, P + r0, n, 1.0,
-                            P + r0 + bj, n);
-      OOC_TRY(ooc_tick(c->ctx, "solve", (s + 0.5 * (tj + 1.0) / p.count) / nstripes));
+      OOC_TRY(ts_take_col(B, tj, c->hP + (part_start(bc, tj) - c0) * n, n));
+    if (!c->uni) {
+      EX(ex_put(c->e, c->qin, n, mw, c->hP, n, c->dP, n));
+      OOC_TRY(follow(c, c->qc, c->qin, c->ev_load));
     }
-    for (int64_t tj = p.count - 1; tj >= 0; tj--) { /* L^T X = Y */
-      int64_t r0 = part_start(p, tj), bj = part_len(p, tj), rest = n - r0 - bj;
-      OOC_TRY(read_lcol(c, tj));
-      if (rest > 0) o->gemm('T', 'N', bj, mw, rest, -1.0, L + r0 + bj, n, P + r0 + bj, n, 1.0,
-                            P + r0, n);
-      o->trsm('L', 'L', 'T', 'N', bj, mw, 1.0, L + r0, n, P + r0, n);
-      OOC_TRY(ooc_tick(c->ctx, "solve", (s + 0.5 + 0.5 * (p.count - tj) / p.count) / nstripes));
+    for (int bwd = 0; bwd < 2; bwd++) {
+      lring_t l = {c, bwd, s, nstripes};
+      ring_stats_t before = c->ring->stats;
+      ooc_status_t st = ring_run(c->ring, c->p.count, &ops, &l);
+      c->stats->t_wait += c->ring->stats.t_wait - before.t_wait;
+      OOC_TRY(st);
     }
+    OOC_TRY(panel_back(c, 0, mw));
     for (int64_t tj = t0; tj < t1; tj++)
-      OOC_TRY(ts_put_col(B, tj, P + (part_start(bc, tj) - c0) * n, n));
+      OOC_TRY(ts_put_col(B, tj, c->hP + (part_start(bc, tj) - c0) * n, n));
   }
   return OOC_OK;
 }
@@ -695,12 +841,121 @@ static ooc_status_t factored_diag(chol_t *c) {
   return OOC_OK;
 }
 
-/* ---- entry ------------------------------------------------------------------------------- */
-
 int64_t chol_even_stripe(int64_t n, int64_t b, int64_t W) {
   if (W >= n || b < 1 || W < b) return W;
   int64_t tiles = ooc_cdiv64(n, b), steps = ooc_cdiv64(tiles, W / b);
   return ooc_cdiv64(tiles, steps) * b;
+}
+
+
+/* ---- entry ------------------------------------------------------------------------------- */
+
+/* The buffers and events of a run (chol.h's schedule); freed by release(). */
+static ooc_status_t setup(chol_t *c, int job, int solving) {
+  ooc_exec_t *e = c->e;
+  int64_t n = c->n, W = c->W, bb = c->b;
+  int invert = job == CHOL_INVERT, ringed = W < n || solving;
+  int nq = e->nqueues;
+  c->qin = 0;
+  c->qc = nq > 1 ? 1 : 0;
+  c->qout = nq > 2 ? 2 : c->qc;
+  c->nsw = ooc_cdiv64(W, c->nb);
+  c->ninf = 2 * c->nsw + 4;
+  c->inf = ooc_calloc(c->ctx, (size_t)c->ninf, sizeof(int64_t));
+  if (!c->inf) return OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "out of host memory for the Cholesky infos");
+  EX(ex_alloc(e, (size_t)(n * W) * sizeof(double), &c->dP));
+  if (c->uni) c->hP = c->dP;
+  else if (!invert || W >= n) EX(ex_host_alloc(e, (size_t)(n * W) * sizeof(double), &c->hP));
+  EX(ex_alloc(e, (size_t)W * sizeof(double), &c->dDiag));
+  if (c->uni) c->hDiag = c->dDiag;
+  else EX(ex_host_alloc(e, (size_t)W * sizeof(double), &c->hDiag));
+  if (invert && c->nb < ooc_min64(W, n) && (W >= n || !c->uni))
+    EX(ex_alloc(e, (size_t)(W * c->nb) * sizeof(double), &c->dV));
+  if (invert && W < n && !c->uni) EX(ex_alloc(e, (size_t)(W * W) * sizeof(double), &c->dE));
+  EX(ex_event_create(e, &c->ev_load));
+  EX(ex_event_create(e, &c->ev_done));
+  if (ringed) {
+    int K = c->a->nslots > 0 ? c->a->nslots : c->uni ? 1 : CHOL_SLOTS;
+    if (K > CHOL_MAX_SLOTS || K > RING_MAX_SLOTS)
+      return OOC_FAIL(c->ctx, OOC_ERR_ARG, "Cholesky: %d ring slots (at most %d)", K,
+                      CHOL_MAX_SLOTS);
+    EX(ring_create(e, K, n, bb, &c->ring));
+    for (int s = 0; s < K; s++) {
+      if (!c->uni) EX(ex_alloc(e, (size_t)(n * bb) * sizeof(double), &c->dC[s]));
+      EX(ex_event_create(e, &c->ev_in[s]));
+      EX(ex_event_create(e, &c->ev_comp[s]));
+    }
+  }
+  if (invert && W < n) {
+    c->nblk = ooc_cdiv64(W, bb);
+    c->ev_blk = ooc_calloc(c->ctx, (size_t)c->nblk, sizeof *c->ev_blk);
+    if (!c->ev_blk) return OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "out of host memory for events");
+    for (int64_t J = 0; J < c->nblk; J++) EX(ex_event_create(e, &c->ev_blk[J]));
+  }
+  c->S = ooc_malloc(c->ctx, (size_t)(bb * bb) * sizeof(double));
+  /* the tile-row buffer of a full inverse's mirror (chol_t.M), off a unified executor */
+  int need_row = invert && W < n && !c->uni && !c->a->lower_only;
+  c->M = need_row ? ooc_malloc(c->ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
+  if (!c->S || (need_row && !c->M))
+    return OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "out of host memory for the Cholesky workspace");
+  return OOC_OK;
+}
+
+static void release(chol_t *c) {
+  ooc_exec_t *e = c->e;
+  (void)ex_finish(e); /* nothing may still use a buffer */
+  ring_destroy(c->ring);
+  for (int s = 0; s < CHOL_MAX_SLOTS; s++) {
+    ex_free(e, c->dC[s]);
+    ex_event_destroy(e, c->ev_in[s]);
+    ex_event_destroy(e, c->ev_comp[s]);
+  }
+  for (int64_t J = 0; J < c->nblk && c->ev_blk; J++) ex_event_destroy(e, c->ev_blk[J]);
+  ooc_free(c->ctx, c->ev_blk);
+  ex_event_destroy(e, c->ev_load);
+  ex_event_destroy(e, c->ev_done);
+  ex_free(e, c->dE);
+  ex_free(e, c->dV);
+  if (!c->uni) {
+    ex_host_free(e, c->hP);
+    ex_host_free(e, c->hDiag);
+  }
+  ex_free(e, c->dDiag);
+  ex_free(e, c->dP);
+  ooc_free(c->ctx, c->inf);
+  ooc_free(c->ctx, c->S);
+  ooc_free(c->ctx, c->M);
+}
+
+ooc_status_t chol_dev_inverse(ooc_exec_t *e, double *F, int64_t n, int64_t nb, int full,
+                              int64_t *bad, double *logdet) {
+  *bad = 0;
+  *logdet = 0.0;
+  if (n <= 0) return OOC_OK;
+  chol_stats_t st = {0};
+  chol_t c = {.ctx = e->ctx, .e = e, .uni = e->unified, .n = n, .b = n, .W = n,
+              .nb = ooc_max64(1, ooc_min64(nb > 0 ? nb : CHOL_NB, n)), .stats = &st};
+  c.qin = c.qc = c.qout = 0;
+  c.nsw = ooc_cdiv64(n, c.nb);
+  c.ninf = 2 * c.nsw + 4;
+  ooc_status_t s = OOC_OK;
+  c.inf = ooc_calloc(c.ctx, (size_t)c.ninf, sizeof(int64_t));
+  if (!c.inf) return OOC_FAIL(c.ctx, OOC_ERR_NOMEM, "out of host memory for the Cholesky infos");
+  s = ex_alloc(e, (size_t)n * sizeof(double), &c.dDiag);
+  if (s == OOC_OK && !c.uni) s = ex_host_alloc(e, (size_t)n * sizeof(double), &c.hDiag);
+  if (c.uni) c.hDiag = c.dDiag;
+  if (s == OOC_OK && c.nb < n) s = ex_alloc(e, (size_t)(n * c.nb) * sizeof(double), &c.dV);
+  if (s == OOC_OK) s = ex_event_create(e, &c.ev_done);
+  if (s == OOC_OK) s = incore_inverse(&c, F, full, bad);
+  if (s == OOC_OK) s = sync_q(&c, 0);
+  if (s == OOC_OK) *logdet = c.logdet;
+  (void)ex_finish(e);
+  ex_event_destroy(e, c.ev_done);
+  ex_free(e, c.dV);
+  if (!c.uni) ex_host_free(e, c.hDiag);
+  ex_free(e, c.dDiag);
+  ooc_free(c.ctx, c.inf);
+  return s;
 }
 
 ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats, int64_t *info,
@@ -725,41 +980,21 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
                     (long long)b);
   if (n == 0) return OOC_OK;
   int64_t W = ts_stripe(n, b, a->stripe);
-  int64_t m = solving ? ts_cols(a->B).n : 0;
-  if (solving && m == 0) m = 1; /* still factor: the workspace is the same shape */
-  int64_t bb = ooc_min64(b, n);
 
-  chol_exec_t *ex = a->exec;
-  int ring = W < n, vring = ring && a->job == CHOL_INVERT; /* chol.h: V through the slots */
-  if (ex && (W > ex->W || (!vring && !ex->panel) ||
-             (ring && (ex->nslots < 1 || ex->nslots > CHOL_MAX_SLOTS || !ex->slot[0])) ||
-             (vring && (!ex->colload || !ex->colstore || !ex->rowload || !ex->rowstore)) ||
-             !ex->pivot_begin != !ex->vready))
-    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "Cholesky executor %s: stripe %lld wider than its %lld, "
-                    "or no panel, or %d column slots, or no V moves, or half a split pivot",
-                    ex->name, (long long)W,
-                    (long long)ex->W, ex->nslots);
-
-  chol_t c = {.ctx = ctx, .a = a, .o = a->ops, .A = a->A, .p = rows, .n = n, .b = b, .W = W,
-              .stats = stats, .info = info};
+  ooc_exec_t *e = a->exec;
   ooc_status_t st = OOC_OK;
-  int need_col = ex ? solving : (W < n || solving);
-  c.P = ex ? ex->panel : ooc_malloc(ctx, (size_t)(n * W) * sizeof(double));
-  c.C = need_col ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
-  c.S = ooc_malloc(ctx, (size_t)(bb * bb) * sizeof(double));
-  int need_row = ex && a->job == CHOL_INVERT && W < n && !need_col; /* chol_t.M */
-  c.M = need_row ? ooc_malloc(ctx, (size_t)(n * bb) * sizeof(double)) : NULL;
-  if ((!ex && !c.P) || (need_col && !c.C) || !c.S || (need_row && !c.M)) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM,
-                  "out of host memory for the Cholesky workspace (%lld bytes)",
-                  (long long)chol_workspace_bytes(n, b, W, m));
-    goto done;
-  }
+  if (!e) OOC_TRY(ex_host_create(ctx, a->ops, 1, 0, &e)); /* the host code path */
+  chol_t c = {.ctx = ctx, .a = a, .e = e, .uni = e->unified, .A = a->A, .p = rows, .n = n,
+              .b = ooc_min64(b, n), .W = W, .stats = stats, .info = info};
+  /* the sweep's block: the whole stripe (potri) on a unified executor, CHOL_NB on a device */
+  c.nb = ooc_max64(1, ooc_min64(a->nb > 0 ? a->nb : c.uni ? W : CHOL_NB, W));
+  c.nsteps = ooc_cdiv64(n, W);
+  OOC_CHECK(st = setup(&c, a->job, solving));
   if (a->job == CHOL_INVERT) {
-    OOC_CHECK(st = ex ? invert_x(&c) : invert(&c));
+    OOC_CHECK(st = invert(&c));
   } else {
     if (a->job == CHOL_SOLVE_FACTORED) OOC_CHECK(st = factored_diag(&c));
-    else OOC_CHECK(st = ex ? factor_x(&c) : factor(&c));
+    else OOC_CHECK(st = factor(&c));
     if (solving && ts_cols(a->B).n > 0) {
       double t0 = ooc_now();
       OOC_CHECK(st = solve(&c, a->B));
@@ -768,9 +1003,8 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   }
   if (logdet) *logdet = c.logdet;
 done:
-  if (!ex) ooc_free(ctx, c.P);
-  ooc_free(ctx, c.C);
-  ooc_free(ctx, c.S);
-  ooc_free(ctx, c.M);
+  release(&c);
+  if (st == OOC_OK) st = ex_finish(e); /* a late device failure */
+  if (!a->exec) ex_destroy(e);
   return st;
 }

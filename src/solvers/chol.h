@@ -59,86 +59,59 @@
  * "matrix is not positive definite: leading minor of order %lld is not positive".
  * The store is then left in an unspecified intermediate state.
  *
- * Memory: chol_workspace_bytes() host bytes outside the tile cache, all through ooc_malloc:
- * the n x W panel, an n x b column buffer (when W < n or solving), a b x b transpose buffer.
- * An executor run of CHOL_INVERT with W < n uses the column buffer's room for a b x n tile-row
- * buffer instead: the last step's mirror of the upper triangle then runs on threads, a tile row
- * at a time (tile row P moves through the executor's slots, transposed there).
+ * Memory: chol_workspace_bytes() host bytes outside the tile cache, all through ooc_malloc (the
+ * host executor's buffers included): the n x W panel, an n x b column slot (when W < n or
+ * solving), a b x b transpose buffer, the diagonal and the executor's bookkeeping.
+ *
+ * The executor (src/exec/exec.h). Every job is written once over ex_* operations; chol_run runs
+ * it on args->exec, or on a host executor over args->ops made for the call (unified: no copies,
+ * one queue, one slot: the host code path). The device keeps the stripe's panel (n x W) resident;
+ * tile columns stream through the one ring (ring.h) of K staging slots (pinned on a GPU) and, off
+ * a unified executor, K device column buffers. Queues: 0 copies in, 1 compute, 2 copies out (as
+ * many as the executor has). Per job:
+ * - factor: the stripe to the device; earlier columns of L through the ring (put, syrk + gemm);
+ *   potrf of D, trsm below; the upper triangle of D zeroed (ex_mirror); the panel back.
+ * - invert in core (W = n): the whole lower triangle to the device; the sweep of the matrix
+ *   *inside* the device with inner blocks of nb columns (per block: potrf of the pivot block,
+ *   whose failure names the minor and whose diagonal gives the logdet, two trsm, one gemm per
+ *   other column block for the rank-nb update, two trsm and potri): n^3 flops nearly all in large
+ *   GEMMs; the upper triangle mirrored or zeroed on the device; the panel back. With nb >= n (the
+ *   host's default) that is potrf + potri in place, LAPACK's in-core inverse.
+ * - invert out of core (W < n), per step: V moves through the ring, no host panel: D's columns
+ *   first, then tile row P's tiles left of the stripe (transposed on the device, so the host only
+ *   copies) and the columns below the stripe, column block by block; the pivot is split so that
+ *   the device works while V streams in ("split pivot"): once D is in, potrf of D (the minor, the
+ *   logdet) and, off a unified executor, D^-1 by the in-device sweep on a W x W copy of D; then
+ *   W = V L^-T block by block as V's blocks arrive (Z_T = -W_T below the stripe: every update is
+ *   then one GEMM with alpha +1 left of P, -1 right of it). Every other tile column goes through
+ *   the ring (put, syrk + gemm, get: copies of one column overlap the products of the next);
+ *   then F_P = -W L^-1 block by block from the last, each block's D^-1 copied in and mirrored,
+ *   and each block's moves out start once its event has passed. A unified executor has no room
+ *   for the W x W copy (host memory is the budget): it runs the trsm whole once V is in and takes
+ *   D^-1 by potri of L after the last trsm, the host code's order.
+ * - solve: per stripe of B, the panel to the device; L's tile columns through the ring twice
+ *   (forward: trsm + gemm; backward: gemm + trsm); the panel back.
+ * Rounding: on a unified executor with nb >= W every operation is the host code's, on the same
+ * data in the same order (sign changes are exact), so results are bit-identical to the host code
+ * before the executor. The in-device sweep (nb < w) and the block-wise trsm of the split pivot
+ * order the sums differently: rounding within the same error bounds (potri's and trsm's).
  */
 #ifndef OOC_CHOL_H
 #define OOC_CHOL_H
 
+#include "exec/exec.h"
 #include "kernels/ops.h"
 #include "tiling/tstore.h"
 
 enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2, CHOL_SOLVE_FACTORED = 3 };
 
-/* The executor: where a step's arithmetic runs (the seam, as gj_exec_t is for gj.c). The
- * algorithm, the tile-store traffic and all judging (failing minor, logdet) stay in chol.c; with
- * args->exec == NULL chol.c runs the host code above through the ops table, unchanged. The CUDA
- * executor (src/kernels/cuda/ocu_chol.h) keeps the stripe's panel resident on the device and
- * streams tile columns through a ring of pinned slots. Per step (host buffers column-major, ld n,
- * row index = global row, like the panel above):
- * - panel: host n x W buffer the executor owns (pinned); chol.c gathers the stripe into it.
- *   NULL allowed for CHOL_INVERT with W < n, where the panel's columns and rows move through
- *   the slots instead (colload/rowload, colstore/rowstore below).
- * - load(panel, k0, w, r0): start the step; copy rows [r0, n) of the panel's w columns to the
- *   device (r0 = k0; none when panel is NULL). Only the lower triangle of the diagonal block D =
- *   rows [k0, k0+w) is ever read: its strict upper triangle may hold anything (even NaN).
- * - lupdate(s, bj) [factor]: panel[k0:n] -= C[k0:n] C[k0:k0+w]^T for the bj columns of L in slot
- *   s (rows >= k0 valid). May return before done.
- * - pivot(job, bad, logdet): job CHOL_FACTOR: D = L L^T, rows below := rows below L^-T.
- *   CHOL_INVERT: the sweep step's first half (chol.h: D = L L^T, W = V L^-T) and D^-1. *bad = the
- *   1-based order, local to D, of the first leading minor that is not positive (0: none); then
- *   nothing else is defined. *logdet = 2 sum log L_jj otherwise.
- * - supdate(s, r0, bj) [invert]: the sweep's update of the tile column in slot s (bj columns,
- *   first row r0, rows [r0, n) valid except the stripe's rows, which are ignored). May return
- *   before done; complete(s) waits until slot s holds the result (or, after lupdate, may be
- *   refilled). chol.c calls the tile store from its own thread only, between complete and the
- *   next update of a slot, and completes every slot before it calls load, pivot or store.
- * - store(panel, full): finish the step (invert: F_KP, F_TP, F_PP = D^-1) and copy rows [r0, n)
- *   back to the host panel (full: rows [0, n); panel NULL: nothing); the diagonal block's strict
- *   upper triangle is zero (full = 0) or its lower triangle's transpose (full = 1: the last sweep
- *   step of a full inverse).
- * - V through the slots [invert, W < n]. colload(s, c0, r0, r1, bj): slot s holds rows [r0, r1)
- *   of bj columns (ld n, global rows) that become those rows of the panel's columns [c0, c0 + bj)
- *   (after load); colstore(s, c0, r0, bj) moves rows [r0, n) back (after store). chol.c stores
- *   V's column blocks from the last to the first: the order in which an executor that finishes
- *   the step by column blocks (F_P = -W L^-1 runs backwards) has them. rowload(s, c0, bi): slot
- *   s holds a bi x k0 block, ld bi (tile row P's tiles left of the stripe side by side, as
- *   ts_take_tiles leaves them); the panel's rows [0, k0) of columns [c0, c0 + bi) become its
- *   transpose;
- *   rowstore(s, c0, bi) the reverse. All four may return before done; complete(s) waits. The
- *   executor transposes tile row P so that the host only copies (the host's strided transposes
- *   took about a quarter of the compute phase at n = 65536), and the copies of one move overlap
- *   the host's work on the next (no host panel between tile store and device).
- * - The pivot in pieces [invert, W < n; optional, both NULL or both set], so that the device
- *   works while V streams in: chol.c first loads D (the stripe's columns, rows [k0, k0 + w)),
- *   calls pivot_begin(CHOL_INVERT), then loads the rest of V column block by column block (tile
- *   row P's block, then the column's rows below the stripe) and calls vready(c0, bj) after each
- *   block's loads, in increasing c0, covering [0, w); then pivot() reports as usual. Without them,
- *   V is loaded whole (columns, then tile row P) and pivot() does everything. */
+#define CHOL_NB 1024   /* the in-device sweep's block off a unified executor; n = 32768 on an
+                        * H100 (bench_cuda_chol incore): 512 0.94 s, 768 0.89, 1024 0.90, 1536
+                        * 0.92, 2048 0.97, 4096 1.07: K = 1024 GEMMs run near the DGEMM peak
+                        * already, larger blocks waste more on the diagonal blocks and the trsm */
+#define CHOL_SLOTS 4   /* ring slots off a unified executor: one copied in, one multiplied, one
+                        * copied out */
 #define CHOL_MAX_SLOTS 8
-typedef struct chol_exec chol_exec_t;
-struct chol_exec {
-  const char *name;
-  int64_t W;              /* the widest stripe the panel holds */
-  int nslots;             /* slots (n x tile, ld n); needed when the stripe is narrower than n */
-  double *slot[CHOL_MAX_SLOTS];
-  double *panel;
-  ooc_status_t (*load)(chol_exec_t *e, const double *panel, int64_t k0, int64_t w, int64_t r0);
-  ooc_status_t (*lupdate)(chol_exec_t *e, int s, int64_t bj);
-  ooc_status_t (*pivot)(chol_exec_t *e, int job, int64_t *bad, double *logdet);
-  ooc_status_t (*supdate)(chol_exec_t *e, int s, int64_t r0, int64_t bj);
-  ooc_status_t (*complete)(chol_exec_t *e, int s);
-  ooc_status_t (*store)(chol_exec_t *e, double *panel, int full);
-  ooc_status_t (*colload)(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t r1, int64_t bj);
-  ooc_status_t (*colstore)(chol_exec_t *e, int s, int64_t c0, int64_t r0, int64_t bj);
-  ooc_status_t (*rowload)(chol_exec_t *e, int s, int64_t c0, int64_t bi);
-  ooc_status_t (*rowstore)(chol_exec_t *e, int s, int64_t c0, int64_t bi);
-  ooc_status_t (*pivot_begin)(chol_exec_t *e, int job);
-  ooc_status_t (*vready)(chol_exec_t *e, int64_t c0, int64_t bj);
-};
 
 typedef struct chol_args {
   tstore_t *A;            /* n x n SPD, lower triangle read; overwritten (see above) */
@@ -155,9 +128,12 @@ typedef struct chol_args {
   double logdet0;
   ooc_status_t (*after_step)(void *user, int64_t step, int64_t nsteps, double logdet);
   void *step_user;
-  chol_exec_t *exec;      /* NULL: host code through ops; else e.g. the CUDA executor (its stripe
-                             must be the one it was created for). CHOL_SOLVE: the factor runs on
-                             the executor, the triangular solves on the host through ops. */
+  ooc_exec_t *exec;       /* NULL: a host executor over ops for the call (unified, 1 queue); else
+                             e.g. the CUDA executor, whose budget must hold the stripe's buffers
+                             (ocu_chol_plan) */
+  int nslots;             /* ring slots (0: 1 on a unified executor, CHOL_SLOTS otherwise) */
+  int64_t nb;             /* the in-device sweep's block (0: the whole stripe on a unified
+                             executor, CHOL_NB otherwise) */
 } chol_args_t;
 
 typedef struct chol_stats {
@@ -173,8 +149,9 @@ typedef struct chol_stats {
 } chol_stats_t;
 
 /* Host bytes chol_run allocates outside the tile cache for n, tile b, stripe W and m right-hand
- * sides (m > 0 means CHOL_SOLVE). With an executor, the panel is the executor's and chol_run
- * allocates only the transpose buffer and (solving) the column buffer. */
+ * sides (m > 0 means CHOL_SOLVE) on its own host executor. On another executor the staging
+ * buffers are that executor's (ocu_chol_host_bytes for CUDA) and chol_run's own host bytes are
+ * the transpose buffer and, for CHOL_INVERT with W < n, a b x n tile-row buffer. */
 int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
 
 /* The narrowest stripe (a multiple of b, at most W) that covers n in as many steps as W does:
@@ -183,6 +160,14 @@ int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
  * copies for a fifth of a step's flops; and a step's pivot work (2 (n-w) w^2 + w^3) falls as w
  * narrows, at no extra pass. W >= n is returned unchanged. */
 int64_t chol_even_stripe(int64_t n, int64_t b, int64_t W);
+
+/* The in-core inverse on an executor, as chol_run's in-core step runs it: F (n x n, ld n, device
+ * memory of e) holds A's lower triangle (its upper is never read); F := A^-1's lower triangle by
+ * the in-device sweep with blocks of nb (0: CHOL_NB), its strict upper triangle then mirrored
+ * (full) or zeroed, all on queue 0 and finished on return. *bad = the failing leading minor (0:
+ * none; F then unspecified), *logdet = log det A. For benchmarks and tests. */
+ooc_status_t chol_dev_inverse(ooc_exec_t *e, double *F, int64_t n, int64_t nb, int full,
+                              int64_t *bad, double *logdet);
 
 /* Runs a->job. info (may be NULL) gets 0 or the failing leading minor; logdet (may be NULL) gets
  * log det A = 2 sum log L_jj when the factorization succeeds. */

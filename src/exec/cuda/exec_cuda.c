@@ -18,6 +18,8 @@ cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode, con
                           int64_t *out, cudaStream_t s);
 cudaError_t exc_diag_swap(double *A, int64_t lda, int64_t n, double *save, int restore,
                           cudaStream_t s);
+cudaError_t exc_mirror(double *A, int64_t lda, const double *S, int64_t lds, int64_t j0,
+                       int64_t j1, int full, cudaStream_t s);
 cudaError_t exc_preload(void);
 /* ocu_kernels.cu (getri's split, through ocu_getri_block) */
 cudaError_t ocu_preload(void);
@@ -471,6 +473,22 @@ static ooc_status_t c_transpose(ooc_exec_t *e, int q, int64_t m, int64_t n, cons
   return leave(X(e), do_transpose(X(e), q, m, n, s, lds, d, ldd));
 }
 
+static ooc_status_t c_mirror(ooc_exec_t *e, int q, int64_t j0, int64_t j1, int full,
+                             const double *S, int64_t lds, double *A, int64_t lda) {
+  cx_t *x = X(e);
+  OOC_TRY(begin(e, q, "mirror", 0));
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "mirror", 0, 0);
+  cudaError_t c = exc_mirror(A, lda, S, lds, j0, j1, full, x->q[q].st);
+  ocu_rt_span_end(&x->rt, sp, q);
+  if (c != cudaSuccess) {
+    cudaGetLastError();
+    return leave(x, OOC_FAIL(e->ctx, OOC_ERR_DEVICE, "executor %s: mirror of columns [%lld, %lld) "
+                             "on queue %d: launch failed: %s", x->name, (long long)j0,
+                             (long long)j1, q, cudaGetErrorString(c)));
+  }
+  return OOC_OK;
+}
+
 static ooc_status_t do_gemm(cx_t *x, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
                             double alpha, const double *A, int64_t lda, const double *B,
                             int64_t ldb, double beta, double *C, int64_t ldc) {
@@ -769,7 +787,7 @@ static const ex_ops_t cuda_ops = {
     .alloc = c_alloc, .free = c_free, .host_alloc = c_host_alloc, .host_free = c_host_free,
     .event_create = c_event_create, .event_destroy = c_event_destroy, .record = c_record,
     .wait = c_wait, .sync = c_sync, .query = c_query, .finish = c_finish, .put = c_put, .get = c_get, .copy = c_copy,
-    .fill = c_fill, .transpose = c_transpose, .gemm = c_gemm, .syrk = c_syrk, .trsm = c_trsm,
+    .fill = c_fill, .transpose = c_transpose, .mirror = c_mirror, .gemm = c_gemm, .syrk = c_syrk, .trsm = c_trsm,
     .laswp = c_laswp, .getrf = c_getrf, .potrf = c_potrf, .potri = c_potri, .getri = c_getri,
     .trtri = c_trtri, .destroy = c_destroy,
 };

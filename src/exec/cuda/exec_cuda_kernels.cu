@@ -1,6 +1,6 @@
 // exec_cuda_kernels.cu: the few kernels the CUDA executor (exec_cuda.c) needs beyond cuBLAS and
-// cuSOLVER: fill, row interchanges on 64-bit 0-based pivots, the info of a factorization, and
-// a unit triangle's diagonal set aside for trtri.
+// cuSOLVER: fill, row interchanges on 64-bit 0-based pivots, the info of a factorization, a
+// unit triangle's diagonal set aside for trtri, and the mirror of a lower triangle (ex_mirror).
 // Column-major FP64, 64-bit indices; every launcher returns the launch's error. (Transpose is
 // cuBLAS's geam; getri's split of the lower triangle is ocu_kernels.cu's.)
 #include <cuda_runtime.h>
@@ -89,7 +89,42 @@ __global__ void diag_swap(double *__restrict__ A, int64_t lda, int64_t n, double
   }
 }
 
+// Columns [j0, j1) of A above the diagonal (rows i < j): the transpose of S's lower triangle,
+// A[i + j lda] = S[j + i lds] (full != 0), or zero (ex_mirror). S may be A itself (no element is
+// both read and written). One 32 x 32 tile per block, through shared memory so both the read of
+// the lower tile and the write of the upper one are coalesced; tiles wholly below the diagonal
+// or outside [j0, j1) exit at once.
+constexpr int kTile = 32;
+constexpr int kRows = 8;
+__global__ void mirror(double *__restrict__ A, int64_t lda, const double *S, int64_t lds,
+                       int64_t j0, int64_t j1, int full) {
+  __shared__ double t[kTile][kTile + 1];
+  int64_t i0 = (int64_t)blockIdx.y * kTile, c0 = (j0 / kTile + blockIdx.x) * kTile;
+  if (i0 > c0 + kTile - 1 || i0 >= j1) return;
+  if (full) { // read S's lower tile (rows c0.., columns i0..)
+    for (int r = threadIdx.y; r < kTile; r += kRows) {
+      int64_t row = c0 + threadIdx.x, col = i0 + r;
+      t[r][threadIdx.x] = (row < j1 && row >= j0 && col < row) ? S[row + col * lds] : 0.0;
+    }
+    __syncthreads();
+  }
+  for (int r = threadIdx.y; r < kTile; r += kRows) {
+    int64_t row = i0 + threadIdx.x, col = c0 + r;
+    if (col >= j0 && col < j1 && row < col) A[row + col * lda] = full ? t[threadIdx.x][r] : 0.0;
+  }
+}
+
 }  // namespace
+
+extern "C" cudaError_t exc_mirror(double *A, int64_t lda, const double *S, int64_t lds,
+                                  int64_t j0, int64_t j1, int full, cudaStream_t s) {
+  if (j1 <= j0 || j1 <= 1) return cudaSuccess;
+  int64_t nx = (j1 - 1) / kTile - j0 / kTile + 1, ny = (j1 + kTile - 1) / kTile;
+  if (nx > 65535 || ny > 65535) return cudaErrorInvalidValue; // > 2 million: beyond any device
+  dim3 grid((unsigned)nx, (unsigned)ny), block(kTile, kRows);
+  mirror<<<grid, block, 0, s>>>(A, lda, S, lds, j0, j1, full);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t exc_diag_swap(double *A, int64_t lda, int64_t n, double *save, int restore,
                                      cudaStream_t s) {
@@ -130,5 +165,6 @@ extern "C" cudaError_t exc_preload(void) {
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, laswp);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_info);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_swap);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, mirror);
   return e;
 }

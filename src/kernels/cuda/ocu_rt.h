@@ -1,6 +1,6 @@
 /*
- * ocu_rt.h: the CUDA runtime that every CUDA executor (gj: ocu_exec.c, Cholesky: ocu_chol.c, the
- * product: ocu_gemm.c) is built on, written once. One ocu_rt_t is the state of one executor on
+ * ocu_rt.h: the CUDA runtime that every CUDA executor (gj: ocu_exec.c; exec.h's: exec_cuda.c,
+ * which Cholesky and the product run on) is built on, written once. One ocu_rt_t is the state of one executor on
  * one device: several devices are several ocu_rt_t (nothing here is global).
  *
  * Contract
