@@ -20,7 +20,7 @@ static int64_t small_bytes(int64_t n, int64_t b, int64_t W) {
 
 /* The host executor's own allocations (its struct, the queues' operation rings, the buffer
  * headers, events): bounded, counted here so the planner leaves room for them. */
-#define LU_EXEC_BYTES (160 * 1024)
+#define LU_EXEC_BYTES (96 * 1024)
 
 int64_t lu_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   (void)m;
