@@ -135,6 +135,7 @@ static ooc_status_t plan(job_t *j) {
                   .lu = lu_certain(j)                                         ? 2
                         : j->o.method == OOC_METHOD_AUTO && !chol_only(j) &&
                                   (j->m > 0 || j->logdet_only) ? 1 : 0,
+                  .no_gj = j->logdet_only,
                   .journaled = !j->logdet_only &&
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
                   .cuda = j->cuda && !lu_certain(j),

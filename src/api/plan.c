@@ -73,7 +73,8 @@ int64_t plan_ws(const plan_t *p, int64_t W) {
   if (p->q.lu == 2) return lu_workspace_bytes(n, b, W, m);
   if (p->q.chol_only || p->q.o->method == OOC_METHOD_CHOL) return chol_workspace_bytes(n, b, W, m);
   if (p->q.o->method == OOC_METHOD_GJ) return gj_workspace_bytes(n, b, W, m);
-  int64_t ws = ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
+  int64_t ws = p->q.no_gj ? chol_workspace_bytes(n, b, W, m)
+                          : ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
   return p->q.lu ? ooc_max64(ws, lu_workspace_bytes(n, b, W, m)) : ws;
 }
 

@@ -40,6 +40,7 @@ typedef struct plan_req {
                           and LU, unless LU's does not fit one tile column (then 0). 0: the
                           others only; should auto pick LU, it runs in their room
                           (plan_lu_stripe) or fails with OOC_ERR_BUDGET */
+  int no_gj;           /* auto for a logdet: chol or lu, never gj (its workspace is not planned) */
 } plan_req_t;
 
 typedef struct plan {
