@@ -17,10 +17,13 @@
 #include "testutil.h"
 
 typedef enum { J_INV_GJ, J_INV_CHOL, J_INV_AUTO, J_SOLVE_GJ, J_SOLVE_CHOL, J_FACTOR, J_LOGDET,
-               J_SOLVE_FACTOR, J_NEWTON, J_HYPER7, J_GEMM, J_COUNT } job_kind_t;
+               J_SOLVE_FACTOR, J_NEWTON, J_HYPER7, J_GEMM, J_INV_LU, J_SOLVE_LU, J_SOLVE_AUTO_LU,
+               J_FACTOR_LU, J_LOGDET_AUTO_LU, J_SOLVE_FACTOR_LU, J_COUNT } job_kind_t;
 static const char *job_name[J_COUNT] = {"invert gj", "invert chol", "invert auto", "solve gj",
                                         "solve chol", "factor", "logdet", "solve --factor",
-                                        "newton", "hyper7", "gemm"};
+                                        "newton", "hyper7", "gemm", "invert lu", "solve lu",
+                                        "solve auto (lu)", "factor lu", "logdet auto (lu)",
+                                        "solve --factor (lu)"};
 
 /* Counters over the whole sweep, printed at the end (the note quotes them). */
 static int n_runs, n_ok, n_refused, n_over;
@@ -73,6 +76,12 @@ static ooc_status_t run_job(job_kind_t k, int64_t tile, int64_t stripe, int64_t 
   case J_NEWTON: o.method = OOC_METHOD_NEWTON; return ooc_invert(ctx, s, out, &o, rep);
   case J_HYPER7: o.method = OOC_METHOD_HYPER7; return ooc_invert(ctx, s, out, &o, rep);
   case J_GEMM: o.check = OOC_CHECK_AUTO; return ooc_gemm(ctx, g, s, NULL, out, 1.0, 0.0, &o, rep);
+  case J_INV_LU: o.method = OOC_METHOD_LU; return ooc_invert(ctx, g, out, &o, rep);
+  case J_SOLVE_LU: o.method = OOC_METHOD_LU; return ooc_solve(ctx, g, b, out, &o, rep);
+  case J_SOLVE_AUTO_LU: return ooc_solve(ctx, g, b, out, &o, rep);
+  case J_FACTOR_LU: o.method = OOC_METHOD_LU; return ooc_factor(ctx, g, tu_path("LU.h5"), &o, rep);
+  case J_LOGDET_AUTO_LU: return ooc_logdet(ctx, g, &o, rep, &ld);
+  case J_SOLVE_FACTOR_LU: return ooc_solve_factor(ctx, tu_path("LU.h5"), b, out, &o, rep);
   default: return OOC_ERR_INTERNAL;
   }
 }
@@ -121,7 +130,9 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
             CU_ASSERT_EQUAL(rep.tile, b);
             if (k != J_NEWTON && k != J_HYPER7 && k != J_GEMM) {
               int64_t want = rep.stripe > 0 ? (n + rep.stripe - 1) / rep.stripe : -1;
-              if (k == J_SOLVE_FACTOR) want = rep.steps; /* no elimination: sweeps only */
+              if (k == J_SOLVE_FACTOR || k == J_SOLVE_FACTOR_LU)
+                want = rep.steps; /* no elimination: sweeps only */
+              if (k >= J_INV_LU) CU_ASSERT_STRING_EQUAL(rep.method, "lu");
               if (rep.steps != want)
                 fprintf(stderr, "REPORT: %s n=%lld tile=%lld stripe=%lld mem=%lld: stripe %lld "
                         "but %lld steps\n", job_name[k], (long long)n, (long long)tile,
@@ -142,10 +153,10 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
   CU_ASSERT(ok_here > 0); /* each job must run somewhere in the sweep */
 }
 
-static void sweep(job_kind_t first, job_kind_t last) {
+static void sweep_sizes(job_kind_t first, job_kind_t last, int nsizes) {
   static const int64_t tiles[] = {16, 48, 100};
   const int64_t sizes[] = {150, 317};
-  for (int ni = 0; ni < 2; ni++) {
+  for (int ni = 0; ni < nsizes; ni++) {
     write_inputs(sizes[ni], 7);
     for (job_kind_t k = first; k <= last; k++) {
       if (k == J_SOLVE_FACTOR) { /* needs a factor at the same n */
@@ -154,15 +165,24 @@ static void sweep(job_kind_t first, job_kind_t last) {
         CU_ASSERT_EQUAL_FATAL(run_job(J_FACTOR, 32, 0, 0, 0, &rep, ctx), OOC_OK);
         tu_ctx_done(ctx);
       }
+      if (k == J_SOLVE_FACTOR_LU) {
+        ooc_ctx_t *ctx = tu_ctx();
+        ooc_report_t rep;
+        CU_ASSERT_EQUAL_FATAL(run_job(J_FACTOR_LU, 32, 0, 0, 0, &rep, ctx), OOC_OK);
+        tu_ctx_done(ctx);
+      }
       sweep_job(k, sizes[ni], tiles, 3);
     }
   }
 }
 
+static void sweep(job_kind_t first, job_kind_t last) { sweep_sizes(first, last, 2); }
+
 static void t_gj(void) { sweep(J_INV_GJ, J_INV_GJ), sweep(J_SOLVE_GJ, J_SOLVE_GJ); }
 static void t_chol(void) { sweep(J_INV_CHOL, J_INV_AUTO), sweep(J_SOLVE_CHOL, J_SOLVE_FACTOR); }
 static void t_iter(void) { sweep(J_NEWTON, J_HYPER7); }
 static void t_gemm(void) { sweep(J_GEMM, J_GEMM); }
+static void t_lu(void) { sweep_sizes(J_INV_LU, J_SOLVE_FACTOR_LU, 1); } /* n = 150: CI time */
 
 /* The issue's case: n = 2000, tile 256, --host-mem 40M planned a stripe of n (one step), gj ran
  * two steps of 1792 and peaked 16.7% over the budget. */
@@ -248,6 +268,7 @@ int main(void) {
                              {"chol invert, auto, solve, factor, logdet, solve --factor", t_chol},
                              {"newton, hyper7", t_iter},
                              {"gemm", t_gemm},
+                             {"lu invert, solve, auto solve, factor, auto logdet, solve --factor", t_lu},
                              {"planner: keep the stores in the cache when a wide stripe remains", t_planner_nospill},
                              {"summary", t_summary},
                              {NULL, NULL}};

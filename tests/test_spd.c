@@ -89,11 +89,30 @@ static void t_logdet_call(void) {
   CU_ASSERT(fabs(ld - ref) <= 1e-6 * fabs(ref) + 1e-9); /* cond 1e8: ~cond*eps agreement */
   CU_ASSERT(rep.host_peak <= 272 << 10);
   CU_ASSERT(!tu_file_exists(tu_path("c.inv.h5")));
-  /* not SPD: the leading minor, as LAPACK */
+  /* not SPD: --method chol names the leading minor, as LAPACK; auto takes LU (issue 22) and
+   * gives log|det A| and its sign, as dgetrf */
   A[7 + 7 * n] = -1;
   tu_write_matrix(tu_path("c2.h5"), "/A", n, n, A, 2);
   memcpy(L, A, (size_t)(n * n) * sizeof *L);
+  lapack_int *piv = malloc((size_t)n * sizeof *piv);
+  CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, L, (lapack_int)n,
+                                 piv) == 0);
+  double lref = 0;
+  int sref = 1;
+  for (int64_t i = 0; i < n; i++) {
+    lref += log(fabs(L[i + i * n]));
+    sref *= (L[i + i * n] < 0 ? -1 : 1) * (piv[i] != i + 1 ? -1 : 1);
+  }
+  free(piv);
+  o.host_mem = 0; /* LU's own budget cases are in test_lu and test_lapack_types */
+  CU_ASSERT_EQUAL(ooc_logdet(ctx, tu_path("c2.h5"), &o, &rep, &ld), OOC_OK);
+  CU_ASSERT_STRING_EQUAL(rep.method, "lu");
+  CU_ASSERT(fabs(ld - lref) <= 1e-6 * fabs(lref) + 1e-9);
+  CU_ASSERT_EQUAL(rep.logdet_sign, sref);
+  o.host_mem = 256 << 10;
+  memcpy(L, A, (size_t)(n * n) * sizeof *L);
   lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, L, (lapack_int)n);
+  o.method = OOC_METHOD_CHOL;
   CU_ASSERT_EQUAL(ooc_logdet(ctx, tu_path("c2.h5"), &o, &rep, &ld), OOC_ERR_NOT_SPD);
   CU_ASSERT_EQUAL(rep.info, info);
   CU_ASSERT(strstr(ooc_ctx_error(ctx), "c2.h5:/A") != NULL);

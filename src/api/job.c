@@ -127,7 +127,10 @@ static int lu_certain(const job_t *j) { return j->o.method == OOC_METHOD_LU || j
 static ooc_status_t plan(job_t *j) {
   plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .n = j->n, .m = j->m,
                   .chol_only = chol_only(j) || (j->logdet_only && j->o.method == OOC_METHOD_CHOL),
-                  .lu = lu_certain(j) ? 2 : j->o.method == OOC_METHOD_AUTO,
+                  .lu = lu_certain(j)                                         ? 2
+                        : j->o.method == OOC_METHOD_AUTO && !chol_only(j) &&
+                                  (j->m > 0 || j->logdet_only) ? 1 : 0,
+                  .no_gj = j->logdet_only,
                   .journaled = !j->logdet_only &&
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
                   .cuda = j->cuda && !lu_certain(j),

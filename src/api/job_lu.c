@@ -101,7 +101,19 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
     ooc_warn(r->warnings, sizeof r->warnings, "lu: runs on the CPU (host executor) in this "
              "build; the GPU runs it once the CUDA executor lands");
   }
-  lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = j->W,
+  /* auto chose LU after the load: LU fits the room planned for gj/chol (plan_lu_stripe) */
+  int64_t W = plan_lu_stripe(&j->plan);
+  if (W == 0) {
+    char have[32], need[32];
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --host-mem %s is too small for LU with n = %lld "
+                    "and tile %lld: its workspace needs %s for a stripe of one tile column "
+                    "beside the tile cache; raise --host-mem, lower --tile, or choose "
+                    "--method gj", h5m_name(j->in_a), ooc_fmt_bytes(j->budget, have, sizeof have),
+                    (long long)j->n, (long long)j->b,
+                    ooc_fmt_bytes(lu_workspace_bytes(j->n, j->b, j->b, j->m), need, sizeof need));
+  }
+  r->stripe = W;
+  lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = W,
                  .ops = j->ops, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
                  .ipiv = j->ipiv};
   lu_stats_t s;

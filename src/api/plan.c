@@ -63,8 +63,17 @@ int64_t plan_ws(const plan_t *p, int64_t W) {
   if (p->q.lu == 2) return lu_workspace_bytes(n, b, W, m);
   if (p->q.chol_only || p->q.o->method == OOC_METHOD_CHOL) return chol_workspace_bytes(n, b, W, m);
   if (p->q.o->method == OOC_METHOD_GJ) return gj_workspace_bytes(n, b, W, m);
-  int64_t ws = ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
+  int64_t ws = p->q.no_gj ? chol_workspace_bytes(n, b, W, m)
+                          : ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
   return p->q.lu ? ooc_max64(ws, lu_workspace_bytes(n, b, W, m)) : ws;
+}
+
+int64_t plan_lu_stripe(const plan_t *p) {
+  int64_t n = p->q.n, b = p->b, m = p->q.m, W = ts_stripe(n, b, p->W);
+  if (p->q.lu || n == 0) return W; /* planned with LU's workspace */
+  int64_t room = plan_ws(p, p->W);
+  while (W > b && lu_workspace_bytes(n, b, W, m) > room) W = ts_stripe(n, b, W - b);
+  return lu_workspace_bytes(n, b, W, m) <= room ? W : 0;
 }
 
 int64_t plan_cache(const plan_t *p) { return p->budget - p->fixed - plan_ws(p, p->W); }
@@ -209,6 +218,10 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
     W = ooc_min64(W, n);
   } else {
     W = widest(p, avail, n); /* n: one step */
+    if (W < b && p->q.lu == 1) { /* LU may not be needed: plan the others alone */
+      p->q.lu = 0;
+      W = widest(p, avail, n);
+    }
     if (W < b) return too_small(ctx, p, p->fixed + plan_ws(p, b));
     W = ooc_min64(W, nospill_stripe(p, avail, W));
     if (o->stripe > 0) W = ooc_min64(W, o->stripe);

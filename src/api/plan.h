@@ -35,8 +35,12 @@ typedef struct plan_req {
                           0 when auto may still pick gj (the GPU plan is then gj's, and chol
                           checks its own against it when it runs: plan_chol_gpu) */
   int chol_job;
-  int lu;              /* 2: LU for certain (--method lu, an LU factor file); 1: auto may pick it
-                          (its workspace is then one of those the plan covers); 0: not LU */
+  int lu;              /* 2: LU for certain (--method lu, an LU factor file): its workspace.
+                          1: auto may pick LU (a solve or logdet): the workspace covers gj, chol
+                          and LU, unless LU's does not fit one tile column (then 0). 0: the
+                          others only; should auto pick LU, it runs in their room
+                          (plan_lu_stripe) or fails with OOC_ERR_BUDGET */
+  int no_gj;           /* auto for a logdet: chol or lu, never gj (its workspace is not planned) */
 } plan_req_t;
 
 typedef struct plan {
@@ -60,6 +64,11 @@ int64_t plan_ws(const plan_t *p, int64_t W);
 
 /* The tile cache's bytes: what the budget leaves after fixed bytes and the workspace. */
 int64_t plan_cache(const plan_t *p);
+
+/* The stripe LU runs in the workspace planned for p->W: p->W itself when LU was planned (req.lu),
+ * else the widest stripe (whole tiles, at most p->W) whose lu_workspace_bytes fit plan_ws(p, p->W);
+ * 0 when not even one tile column fits (the caller fails with OOC_ERR_BUDGET). */
+int64_t plan_lu_stripe(const plan_t *p);
 
 /* The Cholesky's GPU stripe (its device buffers differ from gj's, for which an auto plan was
  * sized): *W is the stripe to run on the GPU, or 0 with `why` set when chol must run on the CPU

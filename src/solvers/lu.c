@@ -1,7 +1,12 @@
 /* lu.c: LU with partial pivoting out of core, on the executor and the ring. See lu.h for the
- * algorithm, flops and I/O. Queue QC runs the arithmetic in order; QT (a second queue when the
- * executor has one) the copies into device buffers, so that a column's transfer overlaps the
- * products of the columns before it. */
+ * algorithm, flops and I/O.
+ *
+ * Everything moves through the ring a tile at a time (slots of b x b): the stripe in and out,
+ * the earlier tile columns (read only, never re-pivoted: the stripe's panel P takes the earlier
+ * steps' row swaps group by group instead, lu.h), the right-hand sides. So the host needs only
+ * K tiles of staging besides the panel, whatever n. Queue QC runs the arithmetic in order; QT (a
+ * second queue when the executor has one) the copies into the slots' device twins, so that a
+ * tile's transfer overlaps the products of the tiles before it. */
 #include "solvers/lu.h"
 
 #include <float.h>
@@ -18,16 +23,16 @@ static int64_t small_bytes(int64_t n, int64_t b, int64_t W) {
   return 8 * (2 * W + ooc_cdiv64(n, b) + n) + 4096;
 }
 
-/* The host executor's own allocations (its struct, the queues' operation rings, the buffer
+/* The host executor's own allocations (its struct with the queues' operation rings, the buffer
  * headers, events): bounded, counted here so the planner leaves room for them. */
-#define LU_EXEC_BYTES (160 * 1024)
+#define LU_EXEC_BYTES (96 * 1024)
 
 int64_t lu_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   (void)m;
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   W = ts_stripe(n, b, W);
-  return 8 * n * W + 8 * LU_SLOTS * n * b + ring_host_bytes(LU_SLOTS, n, b) +
+  return 8 * n * W + 8 * LU_SLOTS * b * b + ring_host_bytes(LU_SLOTS, b, b) +
          small_bytes(n, b, W) + LU_EXEC_BYTES;
 }
 
@@ -57,6 +62,13 @@ void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm) {
 
 /* ---- state ------------------------------------------------------------------------------ */
 
+/* The tiles a ring pass visits, in order (the cursor moves one tile per item):
+ *   ALL    tile columns [c_lo, c_hi), every tile row (the stripe, the right-hand sides);
+ *   LOWER  tile columns [c_lo, c_hi), rows from the diagonal down (L: diagonal tile first);
+ *   UPPER  tile columns c_hi-1 down to c_lo, rows from the diagonal up (U: diagonal first);
+ *   FIX    tile columns [c_lo, c_hi), rows from done[tj] / b down (the last swaps). */
+enum { P_ALL, P_LOWER, P_UPPER, P_FIX };
+
 typedef struct lu {
   ooc_ctx_t *ctx;
   const lu_args_t *a;
@@ -64,158 +76,90 @@ typedef struct lu {
   ring_t *ring;
   int QT;                 /* the transfer queue */
   tstore_t *A, *B;
-  part_t p;               /* rows = cols partition of A */
+  part_t p;               /* rows = cols partition of A (and B's rows) */
   int64_t n, b, W, nt;
   double *P;              /* device n x W, ld n, global rows */
-  double *D[LU_SLOTS];    /* device twins of the ring slots, n x b, ld n, global rows */
+  double *D[LU_SLOTS];    /* device twins of the ring slots, b x b, ld b */
   ex_event_t *evput[LU_SLOTS], *ev;
   int64_t *ipiv;          /* the caller's, global 0-based */
   int64_t *loc;           /* getrf's local pivots (W) */
   double *diag;           /* U's diagonal of the stripe (W) */
   double *rowsum;         /* sum_j |a_ij| (n), for ||A||_inf */
-  int64_t *done;          /* per tile column: swaps ipiv[0, done) are applied to it in the store */
+  int64_t *done;          /* per tile column: the end of its step (its rows are in the order of
+                             the swaps ipiv[0, done)) */
   lu_stats_t *st;
   double amax, umax;      /* for the growth */
-  /* the current ring pass */
-  int64_t k0, w, kt0, kt1; /* factor step: the stripe */
-  int64_t r0, rt0, rt1, mw; /* solve: the RHS stripe (columns of B) */
-  int64_t j0;             /* forward sweep: first tile column */
-  int64_t zero_col;       /* SOLVE_FACTORED: first zero on U's diagonal (-1: none) */
+  /* the pass: its tiles, the cursor, each slot's tile */
+  int kind;
+  tstore_t *S;            /* the store the pass moves (A or B) */
+  int64_t c_lo, c_hi, ti, tj;
+  int64_t sti[LU_SLOTS], stj[LU_SLOTS];
+  int64_t applied;        /* left: P holds the swaps ipiv[0, applied) */
+  int64_t pc0;            /* column of the store at P's column 0 (stripe k0, RHS r0, fix c0) */
+  int64_t pcol_end;       /* first store column past P's (for ALL passes of B: r1) */
+  int64_t k0, w;          /* factor step */
+  int64_t mw;             /* solve: RHS columns in P */
+  int64_t zero_col;       /* SOLVE_FACTORED: first zero on U's diagonal (-1 none, -2 not looked) */
   int invert;
 } lu_t;
 
 static int64_t cstart(const lu_t *L, int64_t j) { return part_start(L->p, j); }
 static int64_t clen(const lu_t *L, int64_t j) { return part_len(L->p, j); }
+static int64_t ccols(const lu_t *L, int64_t j) { return part_len(ts_cols(L->S), j); }
+static int64_t cstart_s(const lu_t *L, int64_t j) { return part_start(ts_cols(L->S), j); }
 
-/* ---- factor: stripe in ------------------------------------------------------------------ */
+static int64_t row0(const lu_t *L, int64_t tj) {
+  return L->kind == P_LOWER ? tj : L->kind == P_FIX ? L->done[tj] / L->b : 0;
+}
 
-static ooc_status_t load_take(void *u, int64_t q, double *slot, int64_t ld) {
-  lu_t *L = u;
-  int64_t tj = L->kt0 + q, bj = clen(L, tj);
-  OOC_TRY(ts_take_tiles(L->A, 0, L->nt, tj, tj + 1, slot, ld));
-  L->st->bytes_streamed += 8 * L->n * bj;
-  /* the growth's denominator (the input's largest entry) and ||A||_inf: the stripe in the store
-   * is A's columns in A's row order (the swaps are applied on the device) */
-  double m = L->amax, *rs = L->rowsum;
-  for (int64_t c = 0; c < bj; c++)
-    for (int64_t i = 0; i < L->n; i++) {
-      double v = fabs(slot[i + c * ld]);
-      m = fmax(m, v);
-      rs[i] += v;
+static int64_t pass_items(lu_t *L) {
+  int64_t c = 0;
+  for (int64_t tj = L->c_lo; tj < L->c_hi; tj++)
+    c += L->kind == P_UPPER ? tj + 1 : L->nt - row0(L, tj);
+  return c;
+}
+
+/* Item q's tile into the cursor and its slot's record (items come in order, one take each). */
+static void advance(lu_t *L, int64_t q) {
+  if (q == 0) {
+    L->tj = L->kind == P_UPPER ? L->c_hi - 1 : L->c_lo;
+    L->ti = L->kind == P_UPPER ? L->tj : row0(L, L->tj);
+  } else if (L->kind == P_UPPER) {
+    if (--L->ti < 0) {
+      L->tj--;
+      L->ti = L->tj;
     }
-  L->amax = m;
-  return OOC_OK;
+  } else if (++L->ti >= L->nt) {
+    L->tj++;
+    L->ti = row0(L, L->tj);
+  }
+  L->sti[q % LU_SLOTS] = L->ti;
+  L->stj[q % LU_SLOTS] = L->tj;
 }
 
-static ooc_status_t load_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  lu_t *L = u;
-  (void)s;
-  int64_t tj = L->kt0 + q;
-  OOC_TRY(ex_put(L->ex, L->QT, L->n, clen(L, tj), slot, ld, L->P + (cstart(L, tj) - L->k0) * L->n,
-                 L->n));
-  *last = L->QT;
-  return OOC_OK;
+static ooc_status_t run_pass(lu_t *L, int kind, tstore_t *S, int64_t c_lo, int64_t c_hi,
+                             const ring_ops_t *ops) {
+  L->kind = kind;
+  L->S = S;
+  L->c_lo = c_lo;
+  L->c_hi = c_hi;
+  int64_t items = c_hi > c_lo ? pass_items(L) : 0;
+  ring_stats_t before = L->ring->stats;
+  ooc_status_t st = ring_run(L->ring, items, ops, L);
+  L->st->t_take += L->ring->stats.t_take - before.t_take;
+  L->st->t_put += L->ring->stats.t_put - before.t_put;
+  L->st->t_wait += L->ring->stats.t_wait - before.t_wait;
+  return st;
 }
 
-/* ---- factor: earlier columns stream through, read only ---------------------------------- */
-
-static ooc_status_t left_take(void *u, int64_t q, double *slot, int64_t ld) {
-  lu_t *L = u;
-  int64_t j = q, c0 = cstart(L, j);
-  OOC_TRY(ts_read_tiles(L->A, j, L->nt, j, j + 1, slot + c0, ld));
-  L->st->bytes_streamed += 8 * (L->n - c0) * clen(L, j);
-  return OOC_OK;
-}
-
-/* Slot s into its device twin, rows [r0, r1); QC waits for the copy. */
-static ooc_status_t to_twin(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1,
-                            int64_t bj) {
-  OOC_TRY(ex_put(L->ex, L->QT, r1 - r0, bj, slot + r0, L->n, L->D[s] + r0, L->n));
+/* The slot's tile into its device twin; QC waits for the copy. */
+static ooc_status_t to_twin(lu_t *L, int s, const double *slot, int64_t bi, int64_t bj) {
+  OOC_TRY(ex_put(L->ex, L->QT, bi, bj, slot, L->b, L->D[s], L->b));
   if (L->QT != QC) {
     OOC_TRY(ex_record(L->ex, L->QT, L->evput[s]));
     OOC_TRY(ex_wait(L->ex, QC, L->evput[s]));
   }
   return OOC_OK;
-}
-
-static ooc_status_t left_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  lu_t *L = u;
-  (void)ld;
-  int64_t j = q, c0 = cstart(L, j), bj = clen(L, j), c1 = c0 + bj, n = L->n, w = L->w;
-  double *Dj = L->D[s];
-  OOC_TRY(to_twin(L, s, slot, c0, n, bj));
-  /* the swaps of the steps after column j's own: rows >= done[j] only */
-  if (L->done[j] < L->k0)
-    OOC_TRY(ex_laswp(L->ex, QC, bj, Dj, n, L->done[j], L->k0, L->ipiv));
-  OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', bj, w, 1.0, Dj + c0, n, L->P + c0, n));
-  if (n > c1)
-    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - c1, w, bj, -1.0, Dj + c1, n, L->P + c0, n, 1.0,
-                    L->P + c1, n));
-  *last = QC;
-  return OOC_OK;
-}
-
-/* ---- factor: stripe out ----------------------------------------------------------------- */
-
-static ooc_status_t store_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  lu_t *L = u;
-  (void)s;
-  int64_t tj = L->kt0 + q;
-  OOC_TRY(ex_get(L->ex, QC, L->n, clen(L, tj), L->P + (cstart(L, tj) - L->k0) * L->n, L->n, slot,
-                 ld));
-  *last = QC;
-  return OOC_OK;
-}
-
-static ooc_status_t store_put(void *u, int64_t q, double *slot, int64_t ld) {
-  lu_t *L = u;
-  int64_t tj = L->kt0 + q, c0 = cstart(L, tj), bj = clen(L, tj);
-  double m = L->umax; /* U: rows 0..c of column c */
-  for (int64_t c = 0; c < bj; c++)
-    for (int64_t i = 0; i <= c0 + c; i++) m = fmax(m, fabs(slot[i + c * ld]));
-  L->umax = m;
-  OOC_TRY(ts_put_tiles(L->A, 0, L->nt, tj, tj + 1, slot, ld));
-  L->st->bytes_streamed += 8 * L->n * bj;
-  L->done[tj] = L->k0 + L->w;
-  return OOC_OK;
-}
-
-/* ---- factor: the last swaps into the columns left of the last stripe -------------------- */
-
-static ooc_status_t fix_take(void *u, int64_t q, double *slot, int64_t ld) {
-  lu_t *L = u;
-  int64_t j = q, d = L->done[j];
-  OOC_TRY(ts_take_tiles(L->A, d / L->b, L->nt, j, j + 1, slot + d, ld));
-  L->st->bytes_streamed += 8 * (L->n - d) * clen(L, j);
-  return OOC_OK;
-}
-
-static ooc_status_t fix_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  lu_t *L = u;
-  int64_t j = q, d = L->done[j], bj = clen(L, j), n = L->n;
-  OOC_TRY(to_twin(L, s, slot, d, n, bj));
-  OOC_TRY(ex_laswp(L->ex, QC, bj, L->D[s], n, d, n, L->ipiv));
-  OOC_TRY(ex_get(L->ex, QC, n - d, bj, L->D[s] + d, n, slot + d, ld));
-  *last = QC;
-  return OOC_OK;
-}
-
-static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
-  lu_t *L = u;
-  int64_t j = q, d = L->done[j];
-  OOC_TRY(ts_put_tiles(L->A, d / L->b, L->nt, j, j + 1, slot + d, ld));
-  L->st->bytes_streamed += 8 * (L->n - d) * clen(L, j);
-  L->done[j] = L->n;
-  return OOC_OK;
-}
-
-static ooc_status_t run_ring(lu_t *L, int64_t nitems, const ring_ops_t *ops) {
-  ring_stats_t before = L->ring->stats;
-  ooc_status_t st = ring_run(L->ring, nitems, ops, L);
-  L->st->t_take += L->ring->stats.t_take - before.t_take;
-  L->st->t_put += L->ring->stats.t_put - before.t_put;
-  L->st->t_wait += L->ring->stats.t_wait - before.t_wait;
-  return st;
 }
 
 /* Every queue's work so far is done (the host may read what ex_get and getrf wrote). */
@@ -234,6 +178,117 @@ static ooc_status_t join_qt(lu_t *L) {
   return ex_wait(L->ex, QC, L->evput[0]);
 }
 
+/* Where tile (ti, tj) of the pass's store sits in P. */
+static double *in_panel(lu_t *L, int64_t ti, int64_t tj) {
+  return L->P + cstart(L, ti) + (cstart_s(L, tj) - L->pc0) * L->n;
+}
+
+/* ---- tiles into P and back (the stripe, the fixes, the right-hand sides) ------------------ */
+
+static ooc_status_t in_take(void *u, int64_t q, double *slot, int64_t ld) {
+  lu_t *L = u;
+  advance(L, q);
+  int64_t ti = L->ti, tj = L->tj, bi = clen(L, ti), bj = ccols(L, tj);
+  if (L->invert && L->S == L->B) { /* the identity's tile */
+    memset(slot, 0, (size_t)(ld * bj) * sizeof(double));
+    int64_t r0 = cstart(L, ti), c0 = cstart_s(L, tj);
+    for (int64_t c = 0; c < bj; c++)
+      if (c0 + c >= r0 && c0 + c < r0 + bi) slot[c0 + c - r0 + c * ld] = 1.0;
+    return OOC_OK;
+  }
+  OOC_TRY(ts_take(L->S, ti, tj, slot, ld));
+  L->st->bytes_streamed += 8 * bi * bj;
+  if (L->S == L->A && L->kind == P_ALL) {
+    /* the stripe as first loaded is A's columns in A's row order (swaps are applied in P):
+     * the growth's denominator and ||A||_inf */
+    double m = L->amax, *rs = L->rowsum + cstart(L, ti);
+    for (int64_t c = 0; c < bj; c++)
+      for (int64_t i = 0; i < bi; i++) {
+        double v = fabs(slot[i + c * ld]);
+        m = fmax(m, v);
+        rs[i] += v;
+      }
+    L->amax = m;
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t in_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  lu_t *L = u;
+  (void)q;
+  int64_t ti = L->sti[s], tj = L->stj[s];
+  OOC_TRY(ex_put(L->ex, L->QT, clen(L, ti), ccols(L, tj), slot, ld, in_panel(L, ti, tj), L->n));
+  *last = L->QT;
+  return OOC_OK;
+}
+
+static ooc_status_t out_take(void *u, int64_t q, double *slot, int64_t ld) {
+  (void)slot;
+  (void)ld;
+  advance(u, q);
+  return OOC_OK;
+}
+
+static ooc_status_t out_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  lu_t *L = u;
+  (void)q;
+  int64_t ti = L->sti[s], tj = L->stj[s];
+  OOC_TRY(ex_get(L->ex, QC, clen(L, ti), ccols(L, tj), in_panel(L, ti, tj), L->n, slot, ld));
+  *last = QC;
+  return OOC_OK;
+}
+
+static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
+  lu_t *L = u;
+  int s = (int)(q % LU_SLOTS);
+  int64_t ti = L->sti[s], tj = L->stj[s], bi = clen(L, ti), bj = ccols(L, tj);
+  if (L->S == L->A && L->kind == P_ALL) { /* the stripe: U is rows 0..c of column c */
+    int64_t r0 = cstart(L, ti), c0 = cstart_s(L, tj);
+    double m = L->umax;
+    for (int64_t c = 0; c < bj; c++)
+      for (int64_t i = 0; i < bi && r0 + i <= c0 + c; i++) m = fmax(m, fabs(slot[i + c * ld]));
+    L->umax = m;
+  }
+  OOC_TRY(ts_put(L->S, ti, tj, slot, ld));
+  L->st->bytes_streamed += 8 * bi * bj;
+  return OOC_OK;
+}
+
+/* ---- factor: the earlier tile columns stream through, read only --------------------------- */
+
+static ooc_status_t left_take(void *u, int64_t q, double *slot, int64_t ld) {
+  lu_t *L = u;
+  advance(L, q);
+  OOC_TRY(ts_read(L->A, L->ti, L->tj, slot, ld));
+  L->st->bytes_streamed += 8 * clen(L, L->ti) * clen(L, L->tj);
+  return OOC_OK;
+}
+
+/* P := L_j's update, tile (ti, j) of L (stored in the row order of ipiv[0, done[j]): P is
+ * brought to that order first, group by group (lu.h), so the tile needs no swaps of its own. */
+static ooc_status_t left_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  lu_t *L = u;
+  (void)q;
+  (void)ld;
+  int64_t ti = L->sti[s], j = L->stj[s], bi = clen(L, ti), bj = clen(L, j);
+  int64_t c0 = cstart(L, j), n = L->n;
+  OOC_TRY(to_twin(L, s, slot, bi, bj));
+  if (ti == j) {
+    if (L->applied < L->done[j]) {
+      OOC_TRY(ex_laswp(L->ex, QC, L->w, L->P, n, L->applied, L->done[j], L->ipiv));
+      L->applied = L->done[j];
+    }
+    OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', bj, L->w, 1.0, L->D[s], L->b, L->P + c0, n));
+  } else {
+    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', bi, L->w, bj, -1.0, L->D[s], L->b, L->P + c0, n, 1.0,
+                    L->P + cstart(L, ti), n));
+  }
+  *last = QC;
+  return OOC_OK;
+}
+
+/* ---- the swaps after each column's own step ----------------------------------------------- */
+
 static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t *info) {
   if (info) *info = col + 1;
   double cn = L->a->colnorm ? L->a->colnorm[col] : 0;
@@ -247,24 +302,43 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
                   (long long)col, fabs(u), DBL_EPSILON * cn);
 }
 
+/* Tile columns [0, nfix) lack the swaps of the steps after theirs: batches of them go through P
+ * (rows from done[j] down), take the swaps there (laswp per column) and go back. */
+static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
+  ring_ops_t in = {in_take, in_work, NULL}, out = {out_take, out_work, out_put};
+  int64_t per = ooc_max64(1, L->W / L->b);
+  for (int64_t j0 = 0; j0 < nfix; j0 += per) {
+    int64_t j1 = ooc_min64(nfix, j0 + per);
+    L->pc0 = cstart(L, j0);
+    OOC_TRY(run_pass(L, P_FIX, L->A, j0, j1, &in));
+    OOC_TRY(join_qt(L));
+    for (int64_t j = j0; j < j1; j++)
+      OOC_TRY(ex_laswp(L->ex, QC, clen(L, j), L->P + (cstart(L, j) - L->pc0) * L->n, L->n,
+                       L->done[j], L->n, L->ipiv));
+    OOC_TRY(run_pass(L, P_FIX, L->A, j0, j1, &out));
+    for (int64_t j = j0; j < j1; j++) L->done[j] = L->n;
+  }
+  return OOC_OK;
+}
+
 static ooc_status_t factor(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, W = L->W;
   int64_t nsteps = ooc_cdiv64(n, W);
   double t0 = ooc_now();
-  ring_ops_t load = {load_take, load_work, NULL}, left = {left_take, left_work, NULL};
-  ring_ops_t store = {NULL, store_work, store_put}, fix = {fix_take, fix_work, fix_put};
+  ring_ops_t in = {in_take, in_work, NULL}, out = {out_take, out_work, out_put};
+  ring_ops_t left = {left_take, left_work, NULL};
   double logdet = 0;
   int sign = 1;
   for (int64_t step = 0; step < nsteps; step++) {
     L->k0 = step * W;
     L->w = ooc_min64(W, n - L->k0);
-    L->kt0 = L->k0 / b;
-    L->kt1 = ooc_cdiv64(L->k0 + L->w, b);
-    int64_t k0 = L->k0, w = L->w;
-    OOC_TRY(run_ring(L, L->kt1 - L->kt0, &load));
+    int64_t k0 = L->k0, w = L->w, kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
+    L->pc0 = k0;
+    OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &in));
     OOC_TRY(join_qt(L));
-    if (k0 > 0) OOC_TRY(ex_laswp(L->ex, QC, w, L->P, n, 0, k0, L->ipiv));
-    OOC_TRY(run_ring(L, L->kt0, &left));
+    L->applied = 0;
+    OOC_TRY(run_pass(L, P_LOWER, L->A, 0, kt0, &left));
+    if (L->applied < k0) OOC_TRY(ex_laswp(L->ex, QC, w, L->P, n, L->applied, k0, L->ipiv));
     int64_t bad = 0;
     OOC_TRY(ex_getrf(L->ex, QC, n - k0, w, L->P + k0, n, L->loc, &bad));
     OOC_TRY(ex_get(L->ex, QC, 1, w, L->P + k0, n + 1, L->diag, 1));
@@ -280,15 +354,14 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
       if (u < 0) sign = -sign;
       if (L->ipiv[col] != col) sign = -sign;
     }
-    OOC_TRY(run_ring(L, L->kt1 - L->kt0, &store));
+    OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &out));
+    for (int64_t tj = kt0; tj < kt1; tj++) L->done[tj] = k0 + w;
     L->st->steps++;
     OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
   }
-  /* the swaps after each column's own step, into the store (tile columns before the last
-   * stripe; done[] is a multiple of b there) */
-  int64_t nfix = 0;
+  int64_t nfix = 0; /* the columns before the last stripe (done[] is a multiple of b there) */
   while (nfix < L->nt && L->done[nfix] < n) nfix++;
-  OOC_TRY(run_ring(L, nfix, &fix));
+  OOC_TRY(fix_columns(L, nfix));
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
   for (int64_t i = 0; i < n; i++) L->st->norm_inf = fmax(L->st->norm_inf, L->rowsum[i]);
   L->st->logdet = logdet;
@@ -299,93 +372,47 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
 
 /* ---- solve: RHS stripes through P --------------------------------------------------------- */
 
-static ooc_status_t rhs_take(void *u, int64_t q, double *slot, int64_t ld) {
-  lu_t *L = u;
-  int64_t tj = L->rt0 + q;
-  part_t cp = ts_cols(L->B);
-  int64_t bj = part_len(cp, tj);
-  if (L->invert) { /* the identity's columns [c0, c0 + bj) */
-    int64_t c0 = part_start(cp, tj);
-    for (int64_t c = 0; c < bj; c++) {
-      memset(slot + c * ld, 0, (size_t)L->n * sizeof(double));
-      slot[c0 + c + c * ld] = 1.0;
-    }
-    return OOC_OK;
-  }
-  OOC_TRY(ts_take_tiles(L->B, 0, L->nt, tj, tj + 1, slot, ld));
-  L->st->bytes_streamed += 8 * L->n * bj;
-  return OOC_OK;
-}
-
-static ooc_status_t rhs_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  lu_t *L = u;
-  (void)s;
-  part_t cp = ts_cols(L->B);
-  int64_t tj = L->rt0 + q;
-  OOC_TRY(ex_put(L->ex, L->QT, L->n, part_len(cp, tj), slot, ld,
-                 L->P + (part_start(cp, tj) - L->r0) * L->n, L->n));
-  *last = L->QT;
-  return OOC_OK;
-}
-
-static ooc_status_t fwd_take(void *u, int64_t q, double *slot, int64_t ld) {
-  lu_t *L = u;
-  return left_take(u, L->j0 + q, slot, ld);
-}
-
 static ooc_status_t fwd_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   lu_t *L = u;
+  (void)q;
   (void)ld;
-  int64_t j = L->j0 + q, c0 = cstart(L, j), bj = clen(L, j), c1 = c0 + bj, n = L->n;
-  OOC_TRY(to_twin(L, s, slot, c0, n, bj));
-  OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', bj, L->mw, 1.0, L->D[s] + c0, n, L->P + c0, n));
-  if (n > c1)
-    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - c1, L->mw, bj, -1.0, L->D[s] + c1, n, L->P + c0, n,
-                    1.0, L->P + c1, n));
+  int64_t ti = L->sti[s], j = L->stj[s], bi = clen(L, ti), bj = clen(L, j), n = L->n;
+  double *Pj = L->P + cstart(L, j);
+  OOC_TRY(to_twin(L, s, slot, bi, bj));
+  if (ti == j)
+    OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', bj, L->mw, 1.0, L->D[s], L->b, Pj, n));
+  else
+    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', bi, L->mw, bj, -1.0, L->D[s], L->b, Pj, n, 1.0,
+                    L->P + cstart(L, ti), n));
   *last = QC;
   return OOC_OK;
 }
 
 static ooc_status_t bwd_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  int64_t j = L->nt - 1 - q, c0 = cstart(L, j), bj = clen(L, j);
-  OOC_TRY(ts_read_tiles(L->A, 0, j + 1, j, j + 1, slot, ld));
-  L->st->bytes_streamed += 8 * (c0 + bj) * bj;
-  for (int64_t c = 0; c < bj && L->zero_col != -2; c++) /* -2: not checking */
-    if (slot[c0 + c + c * ld] == 0.0 && (L->zero_col < 0 || c0 + c < L->zero_col))
-      L->zero_col = c0 + c;
+  OOC_TRY(left_take(u, q, slot, ld));
+  if (L->zero_col != -2 && L->ti == L->tj) { /* a factor file: U's diagonal must be nonzero */
+    int64_t c0 = cstart(L, L->tj);
+    for (int64_t c = 0; c < clen(L, L->tj); c++)
+      if (slot[c + c * ld] == 0.0 && (L->zero_col < 0 || c0 + c < L->zero_col))
+        L->zero_col = c0 + c;
+  }
   return OOC_OK;
 }
 
 static ooc_status_t bwd_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   lu_t *L = u;
+  (void)q;
   (void)ld;
-  int64_t j = L->nt - 1 - q, c0 = cstart(L, j), bj = clen(L, j), n = L->n;
-  OOC_TRY(to_twin(L, s, slot, 0, c0 + bj, bj));
-  OOC_TRY(ex_trsm(L->ex, QC, 'L', 'U', 'N', 'N', bj, L->mw, 1.0, L->D[s] + c0, n, L->P + c0, n));
-  if (c0 > 0)
-    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', c0, L->mw, bj, -1.0, L->D[s], n, L->P + c0, n, 1.0, L->P,
-                    n));
+  int64_t ti = L->sti[s], j = L->stj[s], bi = clen(L, ti), bj = clen(L, j), n = L->n;
+  double *Pj = L->P + cstart(L, j);
+  OOC_TRY(to_twin(L, s, slot, bi, bj));
+  if (ti == j)
+    OOC_TRY(ex_trsm(L->ex, QC, 'L', 'U', 'N', 'N', bj, L->mw, 1.0, L->D[s], L->b, Pj, n));
+  else
+    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', bi, L->mw, bj, -1.0, L->D[s], L->b, Pj, n, 1.0,
+                    L->P + cstart(L, ti), n));
   *last = QC;
-  return OOC_OK;
-}
-
-static ooc_status_t out_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  lu_t *L = u;
-  (void)s;
-  part_t cp = ts_cols(L->B);
-  int64_t tj = L->rt0 + q;
-  OOC_TRY(ex_get(L->ex, QC, L->n, part_len(cp, tj), L->P + (part_start(cp, tj) - L->r0) * L->n,
-                 L->n, slot, ld));
-  *last = QC;
-  return OOC_OK;
-}
-
-static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
-  lu_t *L = u;
-  int64_t tj = L->rt0 + q;
-  OOC_TRY(ts_put_tiles(L->B, 0, L->nt, tj, tj + 1, slot, ld));
-  L->st->bytes_streamed += 8 * L->n * part_len(ts_cols(L->B), tj);
   return OOC_OK;
 }
 
@@ -396,21 +423,19 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
   /* RHS stripes: whole tile columns of B, as many as P holds (at least one: W >= b) */
   int64_t per = ooc_max64(1, L->W / L->b);
   int64_t nstripes = ooc_cdiv64(cp.count, per);
-  ring_ops_t in = {rhs_take, rhs_work, NULL}, fwd = {fwd_take, fwd_work, NULL};
-  ring_ops_t bwd = {bwd_take, bwd_work, NULL}, out = {NULL, out_work, out_put};
+  ring_ops_t in = {in_take, in_work, NULL}, out = {out_take, out_work, out_put};
+  ring_ops_t fwd = {left_take, fwd_work, NULL}, bwd = {bwd_take, bwd_work, NULL};
   L->zero_col = L->a->job == LU_SOLVE_FACTORED ? -1 : -2;
   for (int64_t sidx = 0; sidx < nstripes; sidx++) {
-    L->rt0 = sidx * per;
-    L->rt1 = ooc_min64(cp.count, L->rt0 + per);
-    L->r0 = part_start(cp, L->rt0);
-    L->mw = part_start(cp, L->rt1 - 1) + part_len(cp, L->rt1 - 1) - L->r0;
-    OOC_TRY(run_ring(L, L->rt1 - L->rt0, &in));
+    int64_t rt0 = sidx * per, rt1 = ooc_min64(cp.count, rt0 + per);
+    L->pc0 = part_start(cp, rt0);
+    L->mw = part_start(cp, rt1 - 1) + part_len(cp, rt1 - 1) - L->pc0;
+    OOC_TRY(run_pass(L, P_ALL, L->B, rt0, rt1, &in));
     OOC_TRY(join_qt(L));
     if (!L->invert) OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, n, 0, n, L->ipiv));
     /* the identity's rows above r0 stay zero under L^-1: start at its tile column */
-    L->j0 = L->invert ? L->r0 / L->b : 0;
-    OOC_TRY(run_ring(L, L->nt - L->j0, &fwd));
-    OOC_TRY(run_ring(L, L->nt, &bwd));
+    OOC_TRY(run_pass(L, P_LOWER, L->A, L->invert ? L->pc0 / L->b : 0, L->nt, &fwd));
+    OOC_TRY(run_pass(L, P_UPPER, L->A, 0, L->nt, &bwd));
     if (L->zero_col >= 0) { /* a factor file's U with a zero on its diagonal */
       OOC_TRY(drain(L));
       if (info) *info = L->zero_col + 1;
@@ -420,7 +445,7 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
                       (long long)L->zero_col, (long long)(L->zero_col + 1));
     }
     L->zero_col = -2; /* the diagonal was checked on the first stripe */
-    OOC_TRY(run_ring(L, L->rt1 - L->rt0, &out));
+    OOC_TRY(run_pass(L, P_ALL, L->B, rt0, rt1, &out));
     L->st->rhs_steps++;
     OOC_TRY(ooc_tick(L->ctx, "solve", (sidx + 1.0) / nstripes));
   }
@@ -444,7 +469,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
                     (long long)ts_cols(a->A).n);
   int needs_b = a->job != LU_FACTOR;
   if (needs_b && (!a->B || ts_rows(a->B).n != n || ts_rows(a->B).b != b ||
-                  (a->job == LU_INVERT && ts_cols(a->B).n != n)))
+                  ts_cols(a->B).b != b || (a->job == LU_INVERT && ts_cols(a->B).n != n)))
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "lu: job %d needs B with %lld rows and tile %lld",
                     a->job, (long long)n, (long long)b);
   if (!a->ipiv) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "lu: no ipiv array");
@@ -463,7 +488,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   if (!L.ex) {
     if (!a->ops) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "lu: neither an executor nor kernels");
     /* the device buffers the host executor hands out, exactly (lu_workspace_bytes counts them) */
-    OOC_TRY(ex_host_create(ctx, a->ops, 2, 8 * n * W + 8 * LU_SLOTS * n * b, &own));
+    OOC_TRY(ex_host_create(ctx, a->ops, 2, 8 * n * W + 8 * LU_SLOTS * b * b, &own));
     L.ex = own;
   }
   L.QT = L.ex->nqueues > 1 ? 1 : QC;
@@ -477,17 +502,16 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   }
   OOC_CHECK(st = ex_alloc(L.ex, (size_t)(n * W) * sizeof(double), &L.P));
   for (int s = 0; s < LU_SLOTS; s++) {
-    OOC_CHECK(st = ex_alloc(L.ex, (size_t)(n * b) * sizeof(double), &L.D[s]));
+    OOC_CHECK(st = ex_alloc(L.ex, (size_t)(b * b) * sizeof(double), &L.D[s]));
     OOC_CHECK(st = ex_event_create(L.ex, &L.evput[s]));
   }
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
-  OOC_CHECK(st = ring_create(L.ex, LU_SLOTS, n, b, &L.ring));
+  OOC_CHECK(st = ring_create(L.ex, LU_SLOTS, b, b, &L.ring));
   if (a->job != LU_SOLVE_FACTORED) {
     OOC_CHECK(st = factor(&L, info));
   } else {
     for (int64_t i = 0; i < n; i++)
       if (a->ipiv[i] < i || a->ipiv[i] >= n) { /* LAPACK's getrf never swaps upwards */
-        if (info) *info = 0;
         st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "the pivot of row %lld is %lld: a factor's pivots "
                       "must lie in [row, n) (0-based; the file stores them 1-based)",
                       (long long)i, (long long)a->ipiv[i]);
