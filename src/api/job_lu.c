@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/job_int.h"
+#include "exec/plugin.h"
 #include "io/h5vec.h"
 #include "solvers/lu.h"
 
@@ -82,6 +83,35 @@ done:
   return st;
 }
 
+/* The GPU: LU on the CUDA executor (two queues: arithmetic, copies into the ring's device
+ * twins). The stripe is what the device holds: the n x W panel and the ring's n x b twins (lu.h)
+ * within the executor's budget, less a margin for getrf's cuSOLVER workspace, which the
+ * executor takes from --gpu-mem beside the budget (exec_cuda.h); the host only stages tiles, so
+ * the host plan's stripe does not bound it. Not even one tile column: the CPU runs it, with a
+ * notice. */
+#define LU_GPU_WS_MARGIN ((int64_t)512 << 20)
+static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W) {
+  ooc_report_t *r = j->rep;
+  int64_t n = j->n, b = j->b;
+  ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 2, .trace = j->o.trace};
+  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
+  int64_t room = (*out)->budget - LU_GPU_WS_MARGIN - 8 * (LU_SLOTS + 1) * n * b;
+  int64_t Wd = room >= 8 * n * b ? ts_stripe(n, b, room / (8 * n) / b * b) : 0;
+  if (Wd < b && Wd < n) {
+    char bu[32];
+    ooc_warn(r->warnings, sizeof r->warnings, "lu: --gpu-mem leaves %s for LU's panel, less than "
+             "one tile column (n = %lld, tile %lld): running on the CPU",
+             ooc_fmt_bytes((*out)->budget, bu, sizeof bu), (long long)n, (long long)b);
+    ex_destroy(*out);
+    *out = NULL;
+    j->cuda = 0;
+    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
+    return OOC_OK;
+  }
+  *W = Wd;
+  return OOC_OK;
+}
+
 ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
@@ -95,12 +125,6 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
     ooc_spill_ops_t sp = job_spill_ops(&j->ispill[0]);
     OOC_TRY(tstore_create(ctx, j->cache, j->n, j->n, j->b, NULL, &sp, &j->iv[0]));
   }
-  if (j->cuda) { /* the CUDA executor comes with issue 18; the host executor runs LU */
-    j->cuda = 0;
-    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
-    ooc_warn(r->warnings, sizeof r->warnings, "lu: runs on the CPU (host executor) in this "
-             "build; the GPU runs it once the CUDA executor lands");
-  }
   /* auto chose LU after the load: LU fits the room planned for gj/chol (plan_lu_stripe) */
   int64_t W = plan_lu_stripe(&j->plan);
   if (W == 0) {
@@ -112,12 +136,21 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
                     (long long)j->n, (long long)j->b,
                     ooc_fmt_bytes(lu_workspace_bytes(j->n, j->b, j->b, j->m), need, sizeof need));
   }
+  ooc_exec_t *gx = NULL;
+  if (j->cuda) OOC_TRY(lu_gpu_exec(j, &gx, &W));
   r->stripe = W;
   lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = W,
-                 .ops = j->ops, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
+                 .ops = j->ops, .exec = gx, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
                  .ipiv = j->ipiv};
   lu_stats_t s;
   ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
+  if (gx) {
+    char pk[32], bu[32];
+    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of its budget %s (lu, stripe %lld)",
+             ooc_fmt_bytes(gx->stats.dev_peak, pk, sizeof pk),
+             ooc_fmt_bytes(gx->budget, bu, sizeof bu), (long long)W);
+    ex_destroy(gx);
+  }
   *steps = job == LU_SOLVE_FACTORED ? s.rhs_steps : s.steps;
   if (st != OOC_OK) {
     if (st == OOC_ERR_SINGULAR || st == OOC_ERR_FORMAT)
