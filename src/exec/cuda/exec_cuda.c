@@ -303,16 +303,19 @@ static ooc_status_t c_host_alloc(ooc_exec_t *e, size_t bytes, double **out) {
   cx_t *x = X(e);
   *out = NULL;
   OOC_TRY(enter(x, NOQ, "host_alloc"));
+  /* only the staging buffers count, not the executor's own pinned rings (rt.pinned has both) */
+  int64_t before = x->rt.pinned;
   OOC_TRY(ocu_rt_halloc(&x->rt, out, (int64_t)bytes, "executor staging"));
-  e->staging_bytes = x->rt.pinned;
+  e->staging_bytes += x->rt.pinned - before;
   if (e->staging_bytes > e->stats.staging_peak) e->stats.staging_peak = e->staging_bytes;
   return OOC_OK;
 }
 
 static void c_host_free(ooc_exec_t *e, double *p) {
   cudaSetDevice(X(e)->rt.dev);
+  int64_t before = X(e)->rt.pinned;
   (void)ocu_rt_release(&X(e)->rt, p);
-  e->staging_bytes = X(e)->rt.pinned;
+  e->staging_bytes -= before - X(e)->rt.pinned;
 }
 
 /* ---- events ------------------------------------------------------------------------------- */
