@@ -13,13 +13,19 @@ for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
 done
 
 # gpu_build LOG TARGET...: configure (Release, sm_90, $GPU_CMAKE extra flags) and build into $B,
-# the log to LOG; on failure print its errors and exit.
+# the log to LOG; on failure print its errors and exit. The CUDA plugin (liboocsolve_cuda.so) is
+# built with the targets where the tree has it (an older tree, as gpu_ab.sh's OLD, may not):
+# every call that asks for a GPU through the API loads it.
 gpu_build() {
-  local log=$1
+  local log=$1 plugin=
   shift
   # shellcheck disable=SC2086
   cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 ${GPU_CMAKE:-} \
-    > "$log" 2>&1 && cmake --build "$B" -j"$(nproc)" --target "$@" >> "$log" 2>&1 ||
+    > "$log" 2>&1 || { grep -E "error" "$log" | head -20; exit 1; }
+  # (through a file: grep -q closing the pipe early fails it under pipefail)
+  cmake --build "$B" --target help > "$B/targets.txt" 2> /dev/null
+  grep -qw oocsolve_cuda "$B/targets.txt" && plugin=oocsolve_cuda
+  cmake --build "$B" -j"$(nproc)" --target "$@" $plugin >> "$log" 2>&1 ||
     { grep -E "error" "$log" | head -20; exit 1; }
   echo "[$(el) s] built"
 }

@@ -27,7 +27,7 @@ finish() {
 trap finish EXIT
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee $R/gpu.txt
-gpu_build $R/build.log test_cuda test_cuda_chol test_iter_cuda test_cuda_rt bench_cuda bench_cuda_chol \
+gpu_build $R/build.log test_cuda test_cuda_chol test_iter_cuda test_cuda_rt test_exec test_plugin bench_cuda bench_cuda_chol \
   bench_gemm_cuda oocbench_bin oocsolve_bin oocgen_bin test_bench
 
 if ! skip tests; then
@@ -37,8 +37,10 @@ if ! skip tests; then
   wait
   # alone: its device fault loops print the GPU's free memory, which other processes move
   (cd $B && timeout 120 ./test_cuda_rt > $R/test_cuda_rt.log 2>&1; echo "rc=$?" >> $R/test_cuda_rt.log)
+  (cd $B && timeout 60 ./test_exec > $R/test_exec.log 2>&1; echo "rc=$?" >> $R/test_exec.log)
+  (cd $B && timeout 60 ./test_plugin > $R/test_plugin.log 2>&1; echo "rc=$?" >> $R/test_plugin.log)
   echo "[$(el) s] tests done"
-  for f in test_cuda test_cuda_chol test_iter_cuda test_cuda_rt; do
+  for f in test_cuda test_cuda_chol test_iter_cuda test_cuda_rt test_exec test_plugin; do
     grep -E "FAILED|Test:.*(failed|FAILED)|asserts|tests  |rc=" $R/$f.log | sed "s/^/$f: /" | head -12
   done
 fi
