@@ -19,9 +19,9 @@
  *   then a rerun with --resume and no faults must finish with the reference's bits.
  * The same loops (allocation and EIO one-shot, ENOSPC persistent, a few persistent ones more)
  * run over every other command (issue 20): factor, logdet, the Cholesky solve, solve --factor,
- * gemm, newton, hyper7, an inverse to a zstd float32 output with --scratch-zstd, and a --resume
+ * gemm, newton, hyper7, an inverse to a zstd float32 output with --scratch-zstd, a --resume
  * of a journal saved from a gj inverse stopped by an allocation failure (faults during the
- * resume); for those the Nth call is taken with a stride that keeps a loop near 100 runs.
+ * resume), and an LU solve (issue 22); for those the Nth call is taken with a stride that keeps a loop near 100 runs.
  * The totals (runs, faults delivered, resumes; runs per command) are printed for
  * docs/RELIABILITY.md.
  */
@@ -57,11 +57,12 @@ enum {
   GEMM, NEWTON, HYPER7,
   VARIANT,                   /* invert to a zstd-compressed float32 output, --scratch-zstd 1 */
   RESUMED,                   /* --resume of a gj inverse from a journal (faults in the resume) */
+  LUSOLVE,                   /* issue 22: solve --method lu (the method on the host executor) */
   NJOBS
 };
 static const char *const g_job_names[NJOBS] = {
     "invert", "solve", "chol", "factor", "logdet", "chol solve", "solve --factor", "gemm",
-    "newton", "hyper7", "invert zstd f32 scratch-zstd", "resume"};
+    "newton", "hyper7", "invert zstd f32 scratch-zstd", "resume", "lu solve"};
 static const char *job_name(int job) { return g_job_names[job]; }
 static int64_t g_budget, g_jbudget[NJOBS];
 static double *g_ref[NJOBS];
@@ -174,6 +175,7 @@ static ooc_status_t run_job(ooc_ctx_t *ctx, int solve, int resume, ooc_report_t 
   if (spd || solve == GEMM || solve == SOLVEF) o.method = OOC_METHOD_AUTO;
   if (solve == NEWTON) o.method = OOC_METHOD_NEWTON;
   if (solve == HYPER7) o.method = OOC_METHOD_HYPER7;
+  if (solve == LUSOLVE) o.method = OOC_METHOD_LU;
   if (solve == VARIANT) {
     o.compress = "zstd:1";
     o.out_dtype = OOC_DTYPE_F32;
@@ -186,6 +188,7 @@ static ooc_status_t run_job(ooc_ctx_t *ctx, int solve, int resume, ooc_report_t 
   snprintf(fac, sizeof fac, "%s:/L", g_fac);
   switch (solve) {
   case SOLVE:
+  case LUSOLVE:
   case CHOLSOLVE: return ooc_solve(ctx, in, rhs, out, &o, rep);
   case FACTOR: return ooc_factor(ctx, in, out, &o, rep);
   case LOGDET: return ooc_logdet(ctx, in, &o, rep, &g_logdet);
@@ -528,6 +531,7 @@ MORE_LOOPS(NEWTON, newton)
 MORE_LOOPS(HYPER7, hyper7)
 MORE_LOOPS(VARIANT, variant)
 MORE_LOOPS(RESUMED, resumed)
+MORE_LOOPS(LUSOLVE, lusolve)
 static void t_io_persistent_variant(void) { fault_loop(OOC_FAULT_IO, 1, EIO, VARIANT); }
 static void t_alloc_persistent_resumed(void) { fault_loop(OOC_FAULT_ALLOC, 1, 0, RESUMED); }
 
@@ -675,6 +679,9 @@ int main(void) {
                                     {"nospace_persistent_resumed", t_nospace_persistent_resumed},
                                     {"io_persistent_variant", t_io_persistent_variant},
                                     {"alloc_persistent_resumed", t_alloc_persistent_resumed},
+                                    {"alloc_once_lusolve", t_alloc_once_lusolve},
+                                    {"io_once_lusolve", t_io_once_lusolve},
+                                    {"nospace_persistent_lusolve", t_nospace_persistent_lusolve},
                                     {"real_tmpfs", t_real_tmpfs},
                                     {"totals", t_totals},
                                     {NULL, NULL}};

@@ -12,6 +12,7 @@
  * peak within cache + lu_workspace_bytes + the stores' overhead + slack;
  * - singular: a zero column z gives OOC_ERR_SINGULAR with info = z + 1 (LAPACK's), a column
  *   whose pivot is tiny relative to its norm the eps message; a zero on a factor's diagonal too;
+ * - an executor given by the caller (1 and 3 queues): the same ratios, its buffers all freed;
  * - fault loop: the Nth host allocation fails, N = 1, 2, ... until the solve succeeds: each
  *   failure is OOC_ERR_NOMEM, nothing leaks (tu_ctx_done), the last run is right.
  */
@@ -83,6 +84,10 @@ typedef struct {
   char err[512];
 } outcome_t;
 
+/* The executor given to lu_run (NULL: lu_run makes its own); g_exec_queues > 0: a host
+ * executor with that many queues, created per run. */
+static int g_exec_queues;
+
 /* One lu_run of `job` on A [B] with tile b, stripe W, cache cap; ipiv_in for SOLVE_FACTORED.
  * fault_at > 0: the fault_at-th host allocation fails (once). */
 static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, const double *B,
@@ -111,8 +116,18 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
   lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
                     .ipiv = r.ipiv};
+  ooc_exec_t *ex = NULL;
+  if (g_exec_queues > 0) {
+    CU_ASSERT_FATAL(ex_host_create(ctx, ops, g_exec_queues, 0, &ex) == OOC_OK);
+    args.exec = ex;
+  }
   if (fault_at > 0) ooc_fault_arm(ctx, OOC_FAULT_ALLOC, fault_at, 0, 0);
   r.st = lu_run(ctx, &args, &r.stats, &r.info);
+  if (ex) {
+    CU_ASSERT_EQUAL(ex->dev_bytes, 0); /* lu_run freed what it allocated on the executor */
+    CU_ASSERT(ex->stats.ops > 0);      /* and ran its operations there */
+    ex_destroy(ex);
+  }
   ooc_fault_arm(ctx, OOC_FAULT_ALLOC, 0, 0, 0);
   snprintf(r.err, sizeof r.err, "%s", ooc_ctx_error(ctx));
   r.peak = ooc_ctx_host_peak(ctx);
@@ -345,6 +360,20 @@ static void t_singular(void) {
   }
 }
 
+/* An executor given by the caller (as the pipeline will pass the CUDA one): one queue (copies and
+ * products in one order) and three; the same ratios. */
+static void t_given_exec(void) {
+  int64_t n = 90;
+  double *A = rand_matrix(n, n, 21);
+  for (int q = 1; q <= 3; q += 2) {
+    g_exec_queues = q;
+    full_case(OPS[0], A, n, 16, 32, 1);
+    full_case(OPS[1], A, n, 7, 7, 0);
+  }
+  g_exec_queues = 0;
+  free(A);
+}
+
 static void t_fault(void) {
   int64_t n = 60, b = 8, W = 16, m = 3;
   double *A = rand_matrix(n, n, 11), *B = rand_matrix(n, m, 12);
@@ -377,6 +406,7 @@ int main(void) {
   static const tu_test_t tests[] = {
       {"factor/solve/inverse ratios, pivots, logdet vs LAPACK, in and out of core", t_ratios},
       {"singular: zero columns (LAPACK's info), tiny pivots, bad factor files", t_singular},
+      {"an executor given by the caller, 1 and 3 queues", t_given_exec},
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
       {NULL, NULL}};
   return tu_run("lu", tests);

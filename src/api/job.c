@@ -143,6 +143,10 @@ static ooc_status_t plan(job_t *j) {
   if (j->plan.notice[0]) {
     ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", j->plan.notice);
     snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
+  } else if (j->cuda && lu_certain(j)) { /* planned for the host executor (job_lu.c) */
+    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "lu: runs on the CPU (host executor) in "
+             "this build; the GPU runs it once the CUDA executor lands");
+    snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
   }
   j->cuda = j->plan.cuda;
   j->b = j->plan.b;

@@ -131,10 +131,10 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
     char have[32], need[32];
     return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --host-mem %s is too small for LU with n = %lld "
                     "and tile %lld: its workspace needs %s for a stripe of one tile column "
-                    "beside the tile cache; raise --host-mem, lower --tile, or choose "
-                    "--method gj", h5m_name(j->in_a), ooc_fmt_bytes(j->budget, have, sizeof have),
-                    (long long)j->n, (long long)j->b,
-                    ooc_fmt_bytes(lu_workspace_bytes(j->n, j->b, j->b, j->m), need, sizeof need));
+                    "beside the tile cache; raise --host-mem or lower --tile%s", h5m_name(j->in_a),
+                    ooc_fmt_bytes(j->budget, have, sizeof have), (long long)j->n, (long long)j->b,
+                    ooc_fmt_bytes(lu_workspace_bytes(j->n, j->b, j->b, j->m), need, sizeof need),
+                    j->B ? " (or solve with --method gj)" : "");
   }
   ooc_exec_t *gx = NULL;
   if (j->cuda) OOC_TRY(lu_gpu_exec(j, &gx, &W));

@@ -1,6 +1,7 @@
 /* h5vec.c: see h5vec.h. */
 #include "io/h5vec.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,9 +12,10 @@ ooc_status_t h5vec_write_i64(ooc_ctx_t *ctx, h5mat_t *out, const char *path, con
                              int64_t n) {
   hid_t file = (hid_t)h5m_file_id(out);
   if (file < 0) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "%s: output not open", h5m_name(out));
-  if (fio_gate(ctx, 1))
-    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot write dataset %s (injected I/O fault)",
-                    h5m_path(out), path);
+  int e = fio_gate(ctx, 1);
+  if (e)
+    return OOC_FAIL(ctx, e == ENOSPC || e == EDQUOT ? OOC_ERR_NOSPACE : OOC_ERR_IO,
+                    "%s: cannot write dataset %s: %s", h5m_path(out), path, strerror(e));
   H5E_auto2_t fn;
   void *data;
   H5Eget_auto2(H5E_DEFAULT, &fn, &data);

@@ -8,25 +8,27 @@
  * forward order (LAPACK's 1-based ipiv minus one).
  *
  * LU_FACTOR: left-looking by stripes of W columns [k0, k0+w) (W from the planner, ts_stripe).
- *   1. the stripe (all n rows) moves tile column by tile column through the ring into the n x W
- *      executor buffer P, where the earlier steps' row swaps ipiv[0, k0) are applied (laswp);
+ *   Everything moves through the ring a b x b tile per slot.
+ *   1. the stripe (all n rows, A's row order) moves into the n x W executor buffer P;
  *   2. every earlier tile column j (columns [c0, c1), in increasing order, read only) streams
- *      through the ring, rows [c0, n): the swaps of the steps after its own (ipiv[d_j, k0), d_j =
- *      the end of its step) are applied to the streamed copy, then P[c0:c1] := L_jj^-1 P[c0:c1]
- *      (trsm, unit lower) and P[c1:n] -= L[c1:n, j] P[c0:c1] (gemm). Rows [0, k0) of P are then
- *      U's block above the stripe;
+ *      through the ring, its tiles from the diagonal down: P[c0:c1] := L_jj^-1 P[c0:c1] (trsm,
+ *      unit lower), then P[rows of tile i] -= L_ij P[c0:c1] (gemm) for the tiles below. A stored
+ *      column keeps the row order of the end of its own step d_j (swaps ipiv[0, d_j)); rather
+ *      than re-pivot every streamed copy, P is brought to that order before column j's group
+ *      (laswp of ipiv[d_prev, d_j), applied once per step in all: a row operation commutes with
+ *      the later swaps, S (P - L U) = S P - (S L) U). After the last group P holds ipiv[0, k0);
+ *      its rows [0, k0) are U's block above the stripe;
  *   3. getrf of rows [k0, n) of P: w pivots by argmax over the full column height (LAPACK's
  *      choice), then P back to the store through the ring;
  *   4. after the last step, one pass over the columns left of the last stripe applies the swaps
  *      that came after them (ipiv[d_j, n), rows >= d_j), so the store ends in LAPACK's layout.
  *   Flops 2n^3/3. Step s reads the k0 earlier columns below their diagonal blocks once:
  *   ~8 (n k0 - k0^2/2) bytes for ~2 (n - k0/2) k0 w flops, i.e. ~W/4 flop per byte (read-only
- *   streaming, as Cholesky), plus one take + put of the stripe; the swaps are O(n) per streamed
- *   column. Total reads ~ 8 n^3 / (3 W) bytes; the final swap pass reads and writes the strictly
+ *   streaming, as Cholesky), plus one take + put of the stripe; the swaps cost k0 w per step. Total reads ~ 8 n^3 / (3 W) bytes; the final swap pass reads and writes the strictly
  *   lower part once (8 n^2 bytes).
  *   Why left-looking: earlier columns are only read (a spilled tile costs one scratch read, no
- *   rewrite), and the swaps of later steps are applied lazily to the streamed copies instead of
- *   rewriting the columns left of the stripe at every step.
+ *   rewrite), and the swaps of later steps reach them once, at the end, instead of rewriting the
+ *   columns left of the stripe at every step.
  *   Singularity: the first column whose pivot is exactly zero (LAPACK's info) or, earlier, whose
  *   |u_jj| <= eps ||A[:, j]||_1 (colnorm, the same test as gj: such a pivot makes the solve
  *   meaningless) stops the run with OOC_ERR_SINGULAR, *info = that column + 1, the message saying
@@ -52,8 +54,8 @@
  *
  * Memory: with exec NULL, lu_run creates a host executor over `ops` (2 queues) and allocates
  * lu_workspace_bytes(n, b, W, m) host bytes in all outside the tile cache (through ooc_malloc):
- * P (n x W), K = LU_SLOTS ring slots and their device twins (n x b each), the small host arrays and
- * the executor itself. With an executor given, P and the twins are its device memory (ex_alloc)
+ * P (n x W), K = LU_SLOTS ring slots and their device twins (b x b each), the small host arrays
+ * and the executor itself (~80 KiB of queue state). The fix pass and the RHS stripes reuse P. With an executor given, P and the twins are its device memory (ex_alloc)
  * and only the slots (ex_host_alloc, pinned on CUDA) and the small arrays are host memory.
  */
 #ifndef OOC_LU_H
