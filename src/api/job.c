@@ -140,15 +140,14 @@ static ooc_status_t plan(job_t *j) {
                               : j->in_b                         ? CHOL_SOLVE
                                                                 : CHOL_INVERT};
   OOC_TRY(plan_solver(j->ctx, &q, &j->plan));
+  /* LU's host side is planned as the host executor's; on a GPU job_lu.c sizes the device stripe
+   * from the CUDA executor's budget (and falls back to the CPU with a notice) */
+  int lu_gpu = j->cuda && lu_certain(j);
   if (j->plan.notice[0]) {
     ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", j->plan.notice);
     snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
-  } else if (j->cuda && lu_certain(j)) { /* planned for the host executor (job_lu.c) */
-    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "lu: runs on the CPU (host executor) in "
-             "this build; the GPU runs it once the CUDA executor lands");
-    snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
   }
-  j->cuda = j->plan.cuda;
+  j->cuda = j->plan.cuda || lu_gpu;
   j->b = j->plan.b;
   j->W = j->plan.W;
   j->budget = j->plan.budget;
