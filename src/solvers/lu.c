@@ -372,20 +372,26 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
 
 /* ---- solve: RHS stripes through P --------------------------------------------------------- */
 
-static ooc_status_t fwd_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  lu_t *L = u;
-  (void)q;
-  (void)ld;
+/* One tile of a triangular sweep over the RHS stripe in P: the diagonal tile solves its block
+ * (uplo/diag: L unit lower on the forward sweep, U upper on the backward one), the others update
+ * theirs by a gemm. */
+static ooc_status_t sweep_work(lu_t *L, int s, double *slot, int *last, char uplo, char diag) {
   int64_t ti = L->sti[s], j = L->stj[s], bi = clen(L, ti), bj = clen(L, j), n = L->n;
   double *Pj = L->P + cstart(L, j);
   OOC_TRY(to_twin(L, s, slot, bi, bj));
   if (ti == j)
-    OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', bj, L->mw, 1.0, L->D[s], L->b, Pj, n));
+    OOC_TRY(ex_trsm(L->ex, QC, 'L', uplo, 'N', diag, bj, L->mw, 1.0, L->D[s], L->b, Pj, n));
   else
     OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', bi, L->mw, bj, -1.0, L->D[s], L->b, Pj, n, 1.0,
                     L->P + cstart(L, ti), n));
   *last = QC;
   return OOC_OK;
+}
+
+static ooc_status_t fwd_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  (void)q;
+  (void)ld;
+  return sweep_work(u, s, slot, last, 'L', 'U');
 }
 
 static ooc_status_t bwd_take(void *u, int64_t q, double *slot, int64_t ld) {
@@ -401,19 +407,9 @@ static ooc_status_t bwd_take(void *u, int64_t q, double *slot, int64_t ld) {
 }
 
 static ooc_status_t bwd_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  lu_t *L = u;
   (void)q;
   (void)ld;
-  int64_t ti = L->sti[s], j = L->stj[s], bi = clen(L, ti), bj = clen(L, j), n = L->n;
-  double *Pj = L->P + cstart(L, j);
-  OOC_TRY(to_twin(L, s, slot, bi, bj));
-  if (ti == j)
-    OOC_TRY(ex_trsm(L->ex, QC, 'L', 'U', 'N', 'N', bj, L->mw, 1.0, L->D[s], L->b, Pj, n));
-  else
-    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', bi, L->mw, bj, -1.0, L->D[s], L->b, Pj, n, 1.0,
-                    L->P + cstart(L, ti), n));
-  *last = QC;
-  return OOC_OK;
+  return sweep_work(u, s, slot, last, 'U', 'N');
 }
 
 static ooc_status_t solve(lu_t *L, int64_t *info) {
