@@ -102,6 +102,9 @@ static void test_every_param_settable(void) {
   CU_ASSERT_EQUAL(s->host_mem, 2LL << 30);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "hyper7"), OOC_OK);
   CU_ASSERT_EQUAL(s->method, OOC_METHOD_HYPER7);
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "lu"), OOC_OK); /* every method */
+  CU_ASSERT_EQUAL(s->method, OOC_METHOD_LU);
+  CU_ASSERT_EQUAL(ooc_opts_set_int(o, OOC_PARAM_METHOD, OOC_METHOD_LU + 1), OOC_ERR_ARG);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_CHECKPOINT, "step"), OOC_OK);
   CU_ASSERT_EQUAL(s->checkpoint, OOC_CHECKPOINT_EVERY_STEP);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_CHECKPOINT, "off"), OOC_OK);
@@ -156,8 +159,8 @@ static void test_bounds(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(ooc_opts_error(o), "integer"));
   CU_ASSERT_EQUAL(ooc_opts_set_double(o, OOC_PARAM_CHECKPOINT, -0.5), OOC_ERR_ARG);
   CU_ASSERT_PTR_NOT_NULL(strstr(ooc_opts_error(o), "checkpoint"));
-  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "lu"), OOC_ERR_ARG);
-  CU_ASSERT_PTR_NOT_NULL(strstr(ooc_opts_error(o), "'lu' is not one of auto, gj, chol"));
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "qr"), OOC_ERR_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(ooc_opts_error(o), "'qr' is not one of auto, gj, chol"));
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_HOST_MEM, "lots"), OOC_ERR_ARG);
   CU_ASSERT_PTR_NOT_NULL(strstr(ooc_opts_error(o), "not a size"));
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_COMPRESS, "lz4"), OOC_ERR_ARG);
