@@ -485,6 +485,11 @@ static void test_refusals(void) {
   ooc_opts_set_int(o, OOC_PARAM_KEEP_FAILED, 1);
   CU_ASSERT_EQUAL(ooc_invert_m(ctx, ha, hx, o, NULL), OOC_ERR_ARG);
   ooc_opts_set_int(o, OOC_PARAM_KEEP_FAILED, 0);
+  /* an LU factor keeps its pivots beside it in the file: no array output */
+  ooc_opts_set_str(o, OOC_PARAM_METHOD, "lu");
+  CU_ASSERT_EQUAL(ooc_factor_m(ctx, ha, hx, o, NULL), OOC_ERR_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(ooc_ctx_error(ctx), "an LU factor goes to an HDF5 file"));
+  ooc_opts_set_str(o, OOC_PARAM_METHOD, "auto");
   /* a failing fill callback */
   fill_t fs = {A, n, 0, 2, 0};
   CU_ASSERT_EQUAL_FATAL(ooc_matrix_callback(ctx, n, n, fill_fn, NULL, &fs, &hcb), OOC_OK);

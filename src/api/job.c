@@ -1009,6 +1009,9 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
     ckpt_remove_stale_spills(j);
   } else {
     int lu_f = j->factor_out && j->o.method == OOC_METHOD_LU;
+    if (lu_f && j->hm_out && !matrix_is_file(j->hm_out)) /* its pivots are a dataset beside it */
+      return OOC_FAIL(ctx, OOC_ERR_ARG, "an LU factor goes to an HDF5 file (L\\U with its pivots "
+                      "as a dataset beside it, docs/CLI.md), not to %s", matrix_name(j->hm_out));
     OOC_TRY(resolve_output(j, out_spec, afile,
                            b_spec ? ".x" : lu_f ? ".lu" : j->factor_out ? ".chol" : ".inv",
                            b_spec ? "/X" : lu_f ? "/LU" : j->factor_out ? "/L" : "/inverse"));
