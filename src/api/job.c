@@ -107,14 +107,8 @@ static ooc_status_t pick_backend(job_t *j) {
   return OOC_OK;
 }
 
-static ocu_config_t gpu_config(const job_t *j) {
-  ocu_config_t c = {.gpu_mem = j->o.gpu_mem, .streams = j->o.streams, .trace = j->o.trace};
-  return c;
-}
-
-static int is_iter(const job_t *j) {
-  return j->o.method == OOC_METHOD_NEWTON || j->o.method == OOC_METHOD_HYPER7;
-}
+static ocu_config_t gpu_config(const job_t *j) { return plan_gpu_config(&j->o); }
+static int is_iter(const job_t *j) { return plan_is_iter(j->o.method); }
 
 /* Cholesky for certain by the call: a Cholesky factor is written or read. (logdet is general:
  * auto takes LU when the matrix is not for Cholesky.) */

@@ -27,14 +27,7 @@ static int64_t host_budget(const ooc_opts_t *o) {
   return m > 0 ? m : (int64_t)1 << 30;
 }
 
-static int is_iter(const plan_t *p) {
-  return p->q.o->method == OOC_METHOD_NEWTON || p->q.o->method == OOC_METHOD_HYPER7;
-}
-
-static ocu_config_t gpu_config(const ooc_opts_t *o) {
-  ocu_config_t c = {.gpu_mem = o->gpu_mem, .streams = o->streams, .trace = o->trace};
-  return c;
-}
+static int is_iter(const plan_t *p) { return plan_is_iter(p->q.o->method); }
 
 /* newton/hyper7: host bytes of the products' buffers for GEMM block s (the GPU executor's pinned
  * buffers once they are planned, else the host workspace), and the whole workspace: the work
@@ -56,7 +49,7 @@ int64_t plan_ws(const plan_t *p, int64_t W) {
            ooc_max64(8 * n * b, iter_gemm_bytes(p, W) + iter_own_bytes(n, b));
   W = ts_stripe(n, b, W); /* what the method will run */
   if (p->chol_gpu) { /* the executor's pinned panel and ring stand for the host panel */
-    ocu_config_t c = gpu_config(p->q.o);
+    ocu_config_t c = plan_gpu_config(p->q.o);
     return ooc_cuda()->chol_host_bytes(n, b, W, p->q.chol_job, &c) + chol_workspace_bytes(n, b, W, m) -
            8 * n * W;
   }
@@ -129,7 +122,7 @@ static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
  * the rest); --stripe caps it as on the CPU. */
 static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
   int64_t n = p->q.n, b = p->b, m = p->q.m;
-  ocu_config_t c = gpu_config(p->q.o);
+  ocu_config_t c = plan_gpu_config(p->q.o);
   char have[32], nb[32];
   if (is_iter(p)) {
     int64_t s = 0, kb = 0;
@@ -259,7 +252,7 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
     return OOC_OK;
   }
   int64_t n = p->q.n, b = p->b, m = p->q.m, Wd = 0, gbudget = 0;
-  ocu_config_t c = gpu_config(p->q.o);
+  ocu_config_t c = plan_gpu_config(p->q.o);
   OOC_TRY(ooc_cuda()->chol_plan(ctx, n, b, job, 0, &c, &Wd, &gbudget));
   int64_t Wc = ts_stripe(n, b, chol_even_stripe(n, b, ooc_min64(p->W, Wd)));
   /* its pinned panel and ring must fit the host room planned for the method (sized for gj when
@@ -311,7 +304,7 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n
   p->gslots = 2;
   if (p->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
                   * get at most half of the room, as the host block does */
-    ocu_config_t c = gpu_config(o);
+    ocu_config_t c = plan_gpu_config(o);
     OOC_TRY(ooc_cuda()->gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &p->W, &p->gkb,
                           &p->gslots, &p->gncblk));
   }

@@ -22,6 +22,7 @@
 
 #include "oocsolve.h"
 #include "base/base.h"
+#include "kernels/cuda/ocu.h"
 
 typedef struct plan_req {
   const ooc_opts_t *o; /* tile, stripe, host_mem, method, device, gpu_mem, streams, trace */
@@ -82,5 +83,16 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n
                        plan_t *p);
 /* The product's host workspace (the larger of the load/write strip and the block buffers). */
 int64_t plan_gemm_ws(const plan_t *p, int64_t m, int64_t n, int64_t k);
+
+/* What the options say of the GPU (budget, streams, trace): one place, so the plans and the
+ * executors the job then creates agree. */
+static inline ocu_config_t plan_gpu_config(const ooc_opts_t *o) {
+  ocu_config_t c = {.gpu_mem = o->gpu_mem, .streams = o->streams, .trace = o->trace};
+  return c;
+}
+/* newton and hyper7: the methods made of products. */
+static inline int plan_is_iter(int method) {
+  return method == OOC_METHOD_NEWTON || method == OOC_METHOD_HYPER7;
+}
 
 #endif
