@@ -56,7 +56,6 @@ int main(int argc, char **argv) {
     die(ctx, ooc_opts_error(o));
   ooc_matrix_t *a = NULL, *x = NULL;
   double *A = NULL;
-  double t0 = 0;
   if (!strcmp(argv[1], "array")) {
     int64_t n = atoll(argv[2]);
     A = malloc((size_t)(n * n) * sizeof *A);
@@ -76,7 +75,6 @@ int main(int argc, char **argv) {
   }
   if (ooc_matrix_file(ctx, argv[5], &x) != OOC_OK) die(ctx, "output handle");
   ooc_report_t rep;
-  (void)t0;
   ooc_status_t st = ooc_invert_m(ctx, a, x, o, &rep);
   size_t need = ooc_report_json_str(&rep, st, st ? ooc_ctx_error(ctx) : "", NULL, 0);
   char *js = malloc(need + 1);

@@ -42,6 +42,7 @@ typedef struct hqueue {
   int64_t done;                /* operations completed */
   pthread_t th;
   int started;
+  struct host *h; /* the worker's way back to the executor it runs for */
 } hqueue_t;
 
 typedef struct host {
@@ -164,10 +165,8 @@ static void strict_start(const host_t *h, const hop_t *op) {
 }
 
 static void *worker_main(void *arg) {
-  host_t *h = ((void **)arg)[0];
-  int qi = (int)(intptr_t)((void **)arg)[1];
-  free(arg);
-  hqueue_t *q = &h->q[qi];
+  hqueue_t *q = arg;
+  host_t *h = q->h;
   pthread_mutex_lock(&h->mu);
   for (;;) {
     while (q->head == q->tail) pthread_cond_wait(&h->cv, &h->mu);
@@ -457,13 +456,8 @@ static ooc_status_t create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, in
   pthread_mutex_init(&h->mu, NULL);
   pthread_cond_init(&h->cv, NULL);
   for (int i = 0; i < nqueues; i++) {
-    void **arg = malloc(2 * sizeof(void *));
-    if (arg) {
-      arg[0] = h;
-      arg[1] = (void *)(intptr_t)i;
-    }
-    if (!arg || pthread_create(&h->q[i].th, NULL, worker_main, arg) != 0) {
-      free(arg);
+    h->q[i].h = h;
+    if (pthread_create(&h->q[i].th, NULL, worker_main, &h->q[i]) != 0) {
       e->nqueues = i; /* destroy stops the workers that did start */
       h_destroy(e);
       return OOC_FAIL(ctx, OOC_ERR_NOMEM, "host executor: cannot start worker thread %d of %d", i,
