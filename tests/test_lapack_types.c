@@ -1,16 +1,8 @@
 /*
  * test_lapack_types.c: the inverse, factor and solve paths on LAPACK's own test matrices.
  *
- * The matrices are the ones LAPACK's TESTING/LIN drivers build: DLATMS (libtmglib) with the
- * parameters DLATB4 gives for path "DGE" (dchkge, types 1-11) and "DPO" (dchkpo, types 1-9),
- * and the zero columns (rows and columns for DPO) dchkge / dchkpo then set:
- *   DGE  1 diagonal, 2 upper triangular, 3 lower triangular, 4 random (cond 2),
- *        5 / 6 / 7 first / last / columns n/2+1.. zero (singular), 8 cond sqrt(0.1/eps),
- *        9 cond 0.1/eps, 10 scaled near underflow, 11 scaled near overflow;
- *   DPO  1 diagonal, 2 random (cond 2), 3 / 4 / 5 first / last / middle row and column zero
- *        (not positive definite), 6 cond sqrt(0.1/eps), 7 cond 0.1/eps, 8 / 9 scaled near
- *        underflow / overflow.
- * (eps = DLAMCH('P') = 2^-52, "near underflow" = 0.25 safmin / eps, as DLATB4 sets them.)
+ * The matrices are the ones LAPACK's TESTING/LIN drivers build (dchkge types 1-11, dchkpo types
+ * 1-9: DLATMS with DLATB4's parameters and the drivers' zero columns; tests/latms.h lists them).
  *
  * For every size (0, 1, 2, 3, 5, 10, 50, 100: the last two are not multiples of 7 or 64),
  * tile (1, 7, 64, n), stripe (narrow: one tile per step; wide: as wide as allowed, so the last
@@ -37,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "latms.h"
 #include "testutil.h"
 
 #ifndef OOC_HAVE_TMGLIB
@@ -48,12 +41,6 @@ int main(void) {
 
 #include <lapacke.h>
 
-/* DLATMS from LAPACK's test-matrix library (Fortran; hidden string lengths last). */
-extern void dlatms_(const int *m, const int *n, const char *dist, int *iseed, const char *sym,
-                    double *d, const int *mode, const double *cond, const double *dmax,
-                    const int *kl, const int *ku, const char *pack, double *a, const int *lda,
-                    double *work, int *info, size_t ldist, size_t lsym, size_t lpack);
-
 static int g_quick;
 
 typedef struct stats {
@@ -62,79 +49,12 @@ typedef struct stats {
 } stats_t;
 static stats_t g_st;
 
-/* DLATB4 for "DGE" (po = 0) and "DPO" (po = 1). */
-static void dlatb4(int po, int imat, int n, char *type, int *kl, int *ku, double *cond,
-                   double *anorm) {
-  double eps = DBL_EPSILON; /* DLAMCH('Precision') = eps * base = 2^-52 */
-  double badc2 = 0.1 / eps, badc1 = sqrt(badc2);
-  double small = 0.25 * (DBL_MIN / eps), large = 1.0 / small;
-  *type = po ? 'P' : 'N';
-  *cond = 2;
-  *anorm = 1;
-  if (!po) {
-    *kl = imat == 1 || imat == 2 ? 0 : (n > 1 ? n - 1 : 0);
-    *ku = imat == 1 || imat == 3 ? 0 : (n > 1 ? n - 1 : 0);
-    if (imat == 8) *cond = badc1;
-    if (imat == 9) *cond = badc2;
-    if (imat == 10) *anorm = small;
-    if (imat == 11) *anorm = large;
-  } else {
-    *kl = *ku = imat == 1 ? 0 : (n > 1 ? n - 1 : 0);
-    if (imat == 6) *cond = badc1;
-    if (imat == 7) *cond = badc2;
-    if (imat == 8) *anorm = small;
-    if (imat == 9) *anorm = large;
-  }
-  if (n <= 1) *cond = 1;
-}
-
-/* Type imat of size n, as dchkge / dchkpo build it; *izero = the zeroed column (1-based), 0 if
- * none. NULL when the driver skips the type at this size (zero-column types on tiny n). */
+/* latms_matrix, a DLATMS failure fatal to the test. */
 static double *lapack_matrix(int po, int imat, int n, int *izero) {
-  int zerot = po ? (imat >= 3 && imat <= 5) : (imat >= 5 && imat <= 7);
-  *izero = 0;
-  if (zerot && n < imat - (po ? 2 : 4)) return NULL;
-  char type, dist = 'S', pack = 'N';
-  int kl, ku, mode = 3, info = 0, lda = n > 1 ? n : 1;
-  int iseed[4] = {1988, 1989, 1990, 1991};
-  double cond, anorm;
-  dlatb4(po, imat, n, &type, &kl, &ku, &cond, &anorm);
-  double *A = calloc((size_t)lda * (size_t)(n > 0 ? n : 1) + 1, sizeof *A);
-  double *d = malloc((size_t)(n + 1) * sizeof *d);
-  double *work = malloc((size_t)(3 * n + 3) * sizeof *work);
-  if (n > 0)
-    dlatms_(&n, &n, &dist, iseed, &type, d, &mode, &cond, &anorm, &kl, &ku, &pack, A, &lda, work,
-            &info, 1, 1, 1);
-  free(d);
-  free(work);
+  int info;
+  double *A = latms_matrix(po, imat, n, izero, &info);
   CU_ASSERT_FATAL(info == 0);
-  if (zerot) {
-    *izero = imat == (po ? 3 : 5) ? 1 : imat == (po ? 4 : 6) ? n : n / 2 + 1;
-    int z = *izero - 1;
-    if (!po && imat == 7) { /* columns izero..n */
-      for (int j = z; j < n; j++)
-        for (int i = 0; i < n; i++) A[i + (size_t)j * n] = 0;
-    } else {
-      for (int i = 0; i < n; i++) A[i + (size_t)z * n] = 0;
-      if (po)
-        for (int j = 0; j < n; j++) A[z + (size_t)j * n] = 0;
-    }
-  }
   return A;
-}
-
-/* LAPACK's inverse of an SPD matrix (dpotrf + dpotri, mirrored) and its ratio; NaN if it fails. */
-static double lapack_spd_ratio(int n, const double *A, double eps) {
-  if (n == 0) return 0;
-  double *X = malloc((size_t)n * n * sizeof *X);
-  memcpy(X, A, (size_t)n * n * sizeof *X);
-  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, X, n);
-  if (info == 0) info = LAPACKE_dpotri(LAPACK_COL_MAJOR, 'L', n, X, n);
-  for (int j = 0; j < n; j++)
-    for (int i = 0; i < j; i++) X[i + (size_t)j * n] = X[j + (size_t)i * n];
-  double r = info == 0 ? tu_inverse_ratio(n, A, X, eps) : NAN;
-  free(X);
-  return r;
 }
 
 static const char *mname(ooc_method_t m) {
@@ -305,7 +225,7 @@ static void sweep_types(int po) {
       tu_write_matrix(in, "/A", n, n, A, 2);
       double eps = DBL_EPSILON / 2;
       double lg = izero ? NAN : tu_lapack_inverse_ratio(n, A, eps);
-      double lp = izero || !po ? NAN : lapack_spd_ratio(n, A, eps);
+      double lp = izero || !po ? NAN : latms_lapack_spd_ratio(n, A, eps);
       int scaled = po ? (imat == 8 || imat == 9) : (imat == 10 || imat == 11);
       int well = po ? (imat <= 2 || scaled) : (imat <= 4 || scaled);
       for (int d = 0; d < 2; d++) {
