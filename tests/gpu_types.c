@@ -4,9 +4,10 @@
  * and minutes); tools/gpu_types.sh runs it on the GPU host.
  *
  *   gpu_types N [--gpu-mem BYTES] [--tile B] [--device cuda|cpu] [--gen] [--only ge|po]
+ *             [--types I,J,..]   (only these type numbers, of each path run)
  *
- * Matrices: DLATMS types (tests/latms.h: dchkge 1-11, dchkpo 1-9), generated concurrently, one
- * thread per type. DLATMS is level-2 LAPACK (O(n^3) at memory speed: about a minute at n = 4096,
+ * Matrices: DLATMS types (tests/latms.h: dchkge 1-11, dchkpo 1-9), the base types generated
+ * concurrently, one thread each, the others derived from them (latms_base). DLATMS is level-2 LAPACK (O(n^3) at memory speed: about a minute at n = 4096,
  * hours at 16384), so --gen replaces it by oocsolve's own `cond` generator (H1 D H2, the same
  * geometric singular values as DLATMS mode 3) for the dense conditioned and scaled types:
  * DGE 4, 8, 9, 10, 11 and DPO 2, 6, 7, 8, 9 (D's spread cond 2, sqrt(0.1/eps), 0.1/eps, then
@@ -40,7 +41,7 @@
 #include "testutil.h"
 
 typedef struct mat {
-  int po, imat, izero, info;
+  int po, imat, izero, info, want;
   double *A;
 } mat_t;
 
@@ -147,7 +148,7 @@ static void *gen_thread(void *u) {
   if (g_gen) {
     m->A = gen_matrix(m->po, m->imat, g_n);
     m->info = 0;
-  } else {
+  } else { /* the base types (main) */
     m->A = latms_matrix(m->po, m->imat, g_n, &m->izero, &m->info);
   }
   return NULL;
@@ -214,14 +215,15 @@ static void run_case(const mat_t *mt, const char *in, const char *rhs, const dou
   }
   g_cases++;
   g_passed += ok;
-  printf("%s %s: %s, %.1f s\n", ok ? "pass" : "FAIL", what, verdict, dt);
+  printf("%s %s: %s, %s, %.1f s\n", ok ? "pass" : "FAIL", what, verdict,
+         rep.backend[0] ? rep.backend : "-", dt);
   fflush(stdout);
   ooc_ctx_destroy(ctx);
   remove(out);
 }
 
 int main(int argc, char **argv) {
-  const char *only = NULL;
+  const char *only = NULL, *types = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--gpu-mem") && i + 1 < argc) g_gpu_mem = strtoll(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--tile") && i + 1 < argc) g_tile = strtoll(argv[++i], NULL, 10);
@@ -229,6 +231,7 @@ int main(int argc, char **argv) {
       g_dev = !strcmp(argv[++i], "cpu") ? OOC_DEVICE_CPU : OOC_DEVICE_CUDA;
     else if (!strcmp(argv[i], "--gen")) g_gen = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--types") && i + 1 < argc) types = argv[++i];
     else if (argv[i][0] != '-') g_n = atoi(argv[i]);
     else {
       fprintf(stderr, "gpu_types: unknown argument '%s' (usage in tests/gpu_types.c)\n", argv[i]);
@@ -240,18 +243,49 @@ int main(int argc, char **argv) {
                     "[--only ge|po]\n");
     return 2;
   }
-  mat_t mats[20];
-  pthread_t th[20];
-  int nm = 0;
-  for (int po = 0; po < 2; po++) {
-    if (only && strcmp(only, po ? "po" : "ge")) continue;
-    for (int imat = 1; imat <= (po ? 9 : 11); imat++) mats[nm++] = (mat_t){po, imat, 0, 0, NULL};
-  }
+  /* every type of the paths run, at [po * 11 + imat - 1]; `want`: run it (--types) */
+  mat_t mats[22];
+  int nm = 0, nwant = 0;
+  for (int po = 0; po < 2; po++)
+    for (int imat = 1; imat <= 11; imat++) {
+      mat_t *mt = &mats[po * 11 + imat - 1];
+      *mt = (mat_t){po, imat, 0, 0, 0, NULL};
+      if ((only && strcmp(only, po ? "po" : "ge")) || imat > (po ? 9 : 11)) continue;
+      char key[8];
+      int len = snprintf(key, sizeof key, "%d", imat);
+      mt->want = !types;
+      for (const char *t = types; t && *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] == ','))
+        mt->want |= (int)strcspn(t, ",") == len && !strncmp(t, key, (size_t)len);
+      nwant += mt->want;
+    }
+  /* DLATMS for the base types of the wanted ones only (--gen: the wanted ones), one thread each
+   * with single-threaded BLAS (its level-2 calls would otherwise oversubscribe the cores); the
+   * others are derived from their base (latms.h) */
+  int gen[22] = {0};
+  for (int k = 0; k < 22; k++)
+    if (mats[k].want) gen[g_gen ? k : k - (mats[k].imat - latms_base(mats[k].po, mats[k].imat))] = 1;
+  pthread_t th[22];
   double t0 = ooc_now();
-  for (int k = 0; k < nm; k++) pthread_create(&th[k], NULL, gen_thread, &mats[k]);
-  for (int k = 0; k < nm; k++) pthread_join(th[k], NULL);
-  printf("gpu_types: %d matrices of n = %d generated (%s) in %.1f s\n", nm, g_n,
-         g_gen ? "oocsolve's cond generator" : "DLATMS", ooc_now() - t0);
+  int threads = openblas_get_num_threads();
+  openblas_set_num_threads(1);
+  for (int k = 0; k < 22; k++)
+    if (gen[k]) pthread_create(&th[k], NULL, gen_thread, &mats[k]), nm++;
+  for (int k = 0; k < 22; k++)
+    if (gen[k]) pthread_join(th[k], NULL);
+  openblas_set_num_threads(threads);
+  for (int k = 0; k < 22 && !g_gen; k++) {
+    mat_t *mt = &mats[k];
+    int base = latms_base(mt->po, mt->imat);
+    if (!mt->want || base == mt->imat) continue;
+    mat_t *bm = &mats[k - (mt->imat - base)];
+    mt->info = bm->info;
+    if (bm->A && (mt->A = malloc((size_t)g_n * g_n * sizeof *mt->A))) {
+      memcpy(mt->A, bm->A, (size_t)g_n * g_n * sizeof *mt->A);
+      mt->izero = latms_derive(mt->po, mt->imat, g_n, 1, mt->A);
+    }
+  }
+  printf("gpu_types: %d matrices of n = %d generated (%s), %d types to run, in %.1f s\n", nm, g_n,
+         g_gen ? "oocsolve's cond generator" : "DLATMS", nwant, ooc_now() - t0);
   char in[1024], rhs[1024];
   snprintf(in, sizeof in, "%s", tu_path("gt_a.h5"));
   snprintf(rhs, sizeof rhs, "%s", tu_path("gt_b.h5"));
@@ -263,8 +297,12 @@ int main(int argc, char **argv) {
     B[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
   }
   tu_write_matrix(rhs, "/B", g_n, m, B, 2);
-  for (int k = 0; k < nm; k++) {
+  for (int k = 0; k < 22; k++) {
     mat_t *mt = &mats[k];
+    if (!mt->want) {
+      free(mt->A); /* a base generated for others only */
+      continue;
+    }
     if (mt->info) {
       printf("FAIL %s %d: DLATMS info %d\n", mt->po ? "DPO" : "DGE", mt->imat, mt->info);
       failed_gen++;

@@ -64,19 +64,35 @@ double *latms_matrix(int po, int imat, int n, int *izero, int *info) {
     free(A);
     return NULL;
   }
-  if (zerot) {
-    *izero = imat == (po ? 3 : 5) ? 1 : imat == (po ? 4 : 6) ? n : n / 2 + 1;
-    int z = *izero - 1;
-    if (!po && imat == 7) { /* columns izero..n */
-      for (int j = z; j < n; j++)
-        for (int i = 0; i < n; i++) A[i + (size_t)j * n] = 0;
-    } else {
-      for (int i = 0; i < n; i++) A[i + (size_t)z * n] = 0;
-      if (po)
-        for (int j = 0; j < n; j++) A[z + (size_t)j * n] = 0;
-    }
-  }
+  *izero = latms_derive(po, imat, n, 0, A);
   return A;
+}
+
+int latms_base(int po, int imat) {
+  if (po) return (imat >= 3 && imat <= 5) || imat == 8 || imat == 9 ? 2 : imat;
+  return (imat >= 5 && imat <= 7) || imat == 10 || imat == 11 ? 4 : imat;
+}
+
+int latms_derive(int po, int imat, int n, int scale, double *A) {
+  if (scale) {
+    char type;
+    int kl, ku;
+    double cond, anorm;
+    dlatb4(po, imat, n, &type, &kl, &ku, &cond, &anorm);
+    for (size_t i = 0; i < (size_t)n * n; i++) A[i] *= anorm;
+  }
+  int zerot = po ? (imat >= 3 && imat <= 5) : (imat >= 5 && imat <= 7);
+  if (!zerot) return 0;
+  int izero = imat == (po ? 3 : 5) ? 1 : imat == (po ? 4 : 6) ? n : n / 2 + 1, z = izero - 1;
+  if (!po && imat == 7) { /* columns izero..n */
+    for (int j = z; j < n; j++)
+      for (int i = 0; i < n; i++) A[i + (size_t)j * n] = 0;
+  } else {
+    for (int i = 0; i < n; i++) A[i + (size_t)z * n] = 0;
+    if (po)
+      for (int j = 0; j < n; j++) A[z + (size_t)j * n] = 0;
+  }
+  return izero;
 }
 
 double latms_lapack_spd_ratio(int n, const double *A, double eps) {

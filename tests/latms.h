@@ -20,6 +20,17 @@
  * DLATMS failed (its info) or memory ran out (-1000). */
 double *latms_matrix(int po, int imat, int n, int *izero, int *info);
 
+/* The type whose DLATMS call type imat shares (imat itself if none): types that differ from it
+ * only by the drivers' zero columns (DGE 5-7, DPO 3-5: the same cond 2 matrix, as each call
+ * restarts the seed) or by DLATB4's norm (DGE 10, 11, DPO 8, 9: 0.25 safmin/eps = 2^-972 and its
+ * reciprocal, powers of two; DLATMS scales the singular values before its orthogonal transforms,
+ * so scaling the cond 2 matrix afterwards gives the same bits where nothing under- or overflows).
+ * gpu_types generates only the base types at n = 4096 (DLATMS is level-2 and slow). */
+int latms_base(int po, int imat);
+/* Turn a copy of type imat's base matrix into type imat in place: scale it by DLATB4's norm
+ * (when `scale`) and set the drivers' zero columns; returns izero (as latms_matrix). */
+int latms_derive(int po, int imat, int n, int scale, double *A);
+
 /* LAPACK's inverse of an SPD matrix (dpotrf + dpotri, mirrored) and its inverse ratio
  * ||I - A X||_1 / (n ||A||_1 ||X||_1 eps); NaN if it fails. */
 double latms_lapack_spd_ratio(int n, const double *A, double eps);
