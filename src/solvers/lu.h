@@ -8,24 +8,35 @@
  * forward order (LAPACK's 1-based ipiv minus one).
  *
  * LU_FACTOR: left-looking by stripes of W columns [k0, k0+w) (W from the planner, ts_stripe).
- *   Everything moves through the ring a b x b tile per slot.
- *   1. the stripe (all n rows, A's row order) moves into the n x W executor buffer P;
- *   2. every earlier tile column j (columns [c0, c1), in increasing order, read only) streams
- *      through the ring, its tiles from the diagonal down: P[c0:c1] := L_jj^-1 P[c0:c1] (trsm,
- *      unit lower), then P[rows of tile i] -= L_ij P[c0:c1] (gemm) for the tiles below. A stored
- *      column keeps the row order of the end of its own step d_j (swaps ipiv[0, d_j)); rather
- *      than re-pivot every streamed copy, P is brought to that order before column j's group
- *      (laswp of ipiv[d_prev, d_j), applied once per step in all: a row operation commutes with
- *      the later swaps, S (P - L U) = S P - (S L) U). After the last group P holds ipiv[0, k0);
- *      its rows [0, k0) are U's block above the stripe;
- *   3. getrf of rows [k0, n) of P: w pivots by argmax over the full column height (LAPACK's
- *      choice), then P back to the store through the ring;
+ *   Everything moves through the ring (exec/ring.h) a tile COLUMN per item: a slot is n x b
+ *   (ld n, rows at their global offsets), gathered from or scattered to the tile store in one
+ *   batch by the tile cache's copy threads (ts_read_tiles / ts_take_tiles / ts_put_tiles), so the
+ *   host moves ~n b doubles per item instead of b^2 (one tile per item left the host the bound:
+ *   issue 22's 12.9 s at n = 40000 on an H100).
+ *   1. the stripe (all n rows, A's row order) moves into the n x W executor buffer P, a tile
+ *      column per item;
+ *   2. every earlier tile column j (columns [c0, c1), in increasing order, read only, rows
+ *      [c0, n)) streams through the ring: P[c0:c1] := L_jj^-1 P[c0:c1] (one trsm, unit lower),
+ *      then P[c1:n] -= L[c1:n, c0:c1] P[c0:c1] (ONE gemm over every row below). A stored column
+ *      keeps the row order of the end of its own step d_j (swaps ipiv[0, d_j)); rather than
+ *      re-pivot every streamed copy, P is brought to that order before column j's group (laswp
+ *      of ipiv[d_prev, d_j), applied once per step in all: a row operation commutes with the
+ *      later swaps, S (P - L U) = S P - (S L) U). After the last group P holds ipiv[0, k0); its
+ *      rows [0, k0) are U's block above the stripe;
+ *   3. getrf of rows [k0, n) of P (the panel call: on CUDA one cuSOLVER getrf of the
+ *      (n - k0) x w panel): w pivots by argmax over the full column height (LAPACK's choice),
+ *      then P back to the store through the ring, a tile column per item;
  *   4. after the last step, one pass over the columns left of the last stripe applies the swaps
- *      that came after them (ipiv[d_j, n), rows >= d_j), so the store ends in LAPACK's layout.
+ *      that came after them (ipiv[d_j, n), rows >= d_j), in batches of W / b tile columns
+ *      through P, so the store ends in LAPACK's layout.
  *   Flops 2n^3/3. Step s reads the k0 earlier columns below their diagonal blocks once:
  *   ~8 (n k0 - k0^2/2) bytes for ~2 (n - k0/2) k0 w flops, i.e. ~W/4 flop per byte (read-only
- *   streaming, as Cholesky), plus one take + put of the stripe; the swaps cost k0 w per step. Total reads ~ 8 n^3 / (3 W) bytes; the final swap pass reads and writes the strictly
- *   lower part once (8 n^2 bytes).
+ *   streaming, as Cholesky), plus one take + put of the stripe (8 n w bytes each); the swaps
+ *   cost k0 w per step. Total: reads ~ 8 n^3 / (3 W) bytes, the stripes 16 n^2 bytes, the final
+ *   swap pass reads and writes the strictly lower part left of the last stripe once (<= 8 n^2
+ *   bytes each way). Per item the device does a trsm (b^2 w) and a gemm (2 (n - c1) b w flops)
+ *   while the host gathers the next column (8 (n - c0) b bytes): ~W/4 flops per byte, so at
+ *   W = 16384 a device doing 50 TFLOP/s needs ~12 GB/s from the host's gathers.
  *   Why left-looking: earlier columns are only read (a spilled tile costs one scratch read, no
  *   rewrite), and the swaps of later steps reach them once, at the end, instead of rewriting the
  *   columns left of the stripe at every step.
@@ -36,9 +47,10 @@
  *
  * LU_SOLVE: LU_FACTOR, then X = U^-1 L^-1 P B per stripe of RHS columns (whole tile columns of B,
  *   at most W wide, held in P): laswp, a forward sweep streaming tile column j rows [c0, n)
- *   (trsm unit lower + gemm below) for j increasing, a backward sweep streaming rows [0, c1)
- *   (trsm upper + gemm above) for j decreasing. 2 n^2 m flops; per RHS stripe the factors are
- *   read once in all (8 n^2 bytes). B (n x m, tile b) is overwritten by X.
+ *   (one trsm unit lower on its diagonal block + ONE gemm over every row below) for j
+ *   increasing, a backward sweep streaming rows [0, c1) (one trsm upper + ONE gemm over every
+ *   row above) for j decreasing. 2 n^2 m flops; per RHS stripe the factors are read once in all
+ *   (8 n^2 bytes). B (n x m, tile b) is overwritten by X.
  * LU_SOLVE_FACTORED: the same solve with A already holding L\U and ipiv given (a factor file).
  *   A zero on U's diagonal: OOC_ERR_SINGULAR, *info = its column + 1.
  * LU_INVERT: LU_FACTOR, then Z = (LU)^-1 = U^-1 L^-1 I into B (an n x n store whose tiles are
@@ -52,11 +64,14 @@
  *
  * logdet (every job that factors): log|det A| = sum log|u_jj|, sign = (-1)^(swaps) prod sign u_jj.
  *
- * Memory: with exec NULL, lu_run creates a host executor over `ops` (2 queues) and allocates
+ * Memory: with exec NULL, lu_run creates a host executor over `ops` (2 queues; unified: the
+ * operations read the ring's slot directly, so one slot and no device twins) and allocates
  * lu_workspace_bytes(n, b, W, m) host bytes in all outside the tile cache (through ooc_malloc):
- * P (n x W), K = LU_SLOTS ring slots and their device twins (b x b each), the small host arrays
- * and the executor itself (~80 KiB of queue state). The fix pass and the RHS stripes reuse P. With an executor given, P and the twins are its device memory (ex_alloc)
- * and only the slots (ex_host_alloc, pinned on CUDA) and the small arrays are host memory.
+ * P (n x W), one n x b ring slot, the small host arrays and the executor itself (~80 KiB of
+ * queue state). The fix pass and the RHS stripes reuse P. With an executor given that is not
+ * unified (CUDA, the strict host executor), P and K = nslots (default LU_SLOTS) device twins of
+ * n x b are its device memory (ex_alloc), and the host holds K pinned n x b slots
+ * (ex_host_alloc) and the small arrays: 8 K n b + small host bytes (lu_host_bytes).
  */
 #ifndef OOC_LU_H
 #define OOC_LU_H
@@ -67,7 +82,7 @@
 
 enum { LU_FACTOR = 0, LU_SOLVE = 1, LU_SOLVE_FACTORED = 2, LU_INVERT = 3 };
 
-#define LU_SLOTS 3 /* ring slots: the take of column q+2 overlaps the work on q and q+1 */
+#define LU_SLOTS 3 /* ring slots: the gather of column q+2 overlaps the work on q and q+1 */
 
 typedef struct lu_args {
   tstore_t *A;             /* n x n: overwritten by L\U (read only for LU_SOLVE_FACTORED) */
@@ -79,6 +94,8 @@ typedef struct lu_args {
   int job;
   const double *colnorm;   /* ||A[:, j]||_1 for the eps pivot test; NULL: exact zeros only */
   int64_t *ipiv;           /* n entries, 0-based global: written (factor), read (SOLVE_FACTORED) */
+  int nslots;              /* ring slots on an executor that is not unified: 1 .. LU_SLOTS,
+                              0 = LU_SLOTS (the planner lowers it when pinned memory is short) */
 } lu_args_t;
 
 typedef struct lu_stats {
@@ -97,6 +114,10 @@ typedef struct lu_stats {
  * n, tile b, stripe W (ts_stripe is applied) and m right-hand sides (unused: the RHS stripes
  * live in P). */
 int64_t lu_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
+
+/* Host bytes lu_run allocates with an executor given that is not unified (CUDA): K pinned
+ * n x b ring slots and the small arrays. */
+int64_t lu_host_bytes(int64_t n, int64_t b, int64_t W, int K);
 
 /* The column permutation of an inverse: A^-1[:, c] = Z[:, perm[c]] for Z = (LU)^-1 (LU_INVERT). */
 void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm);
