@@ -180,7 +180,7 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W) {
   if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
   if (W <= 0) { /* the panel and the ring's twins (n x b each, lu.h) within the budget, a margin
                  * for getrf's workspace */
-    int64_t room = ex->budget - ((int64_t)512 << 20) - 8 * (LU_SLOTS + 1) * n * b;
+    int64_t room = ex->budget - ((int64_t)512 << 20) - 8 * LU_SLOTS * n * b;
     W = ooc_max64(b, room / (8 * n) / b * b);
   }
   int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
@@ -198,6 +198,10 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W) {
          (long long)st.steps, t, 2.0 * n * n * n / 3.0 / t * 1e-12, st.t_take, st.t_put,
          st.t_wait, st.bytes_streamed / 1073741824.0, ex->stats.dev_peak / 1073741824.0,
          st.growth);
+  printf("RESULT lu factor n=%lld phases: stripe in %.2f s, earlier columns %.2f s, panel getrf "
+         "%.2f s, stripe out %.2f s, final swaps %.2f s; host store copies %.1f GB/s\n",
+         (long long)n, st.t_in, st.t_left, st.t_panel, st.t_out, st.t_fix,
+         st.t_take > 0 ? 1e-9 * st.bytes_streamed / (st.t_take + st.t_put) : 0.0);
   ex_destroy(ex);
   double r = probe_check(ctx, A, ipiv, n);
   printf("RESULT lu factor n=%lld probe ratio ||PAt - LUt|| / (n ||A|| ||t|| eps) = %.3g (%s)\n",

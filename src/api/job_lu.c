@@ -84,18 +84,22 @@ done:
 }
 
 /* The GPU: LU on the CUDA executor (two queues: arithmetic, copies into the ring's device
- * twins). The stripe is what the device holds: the n x W panel and the ring's n x b twins (lu.h)
- * within the executor's budget, less a margin for getrf's cuSOLVER workspace, which the
- * executor takes from --gpu-mem beside the budget (exec_cuda.h); the host only stages tiles, so
- * the host plan's stripe does not bound it. Not even one tile column: the CPU runs it, with a
- * notice. */
+ * twins). The stripe is what the device holds: the n x W panel and the ring's K n x b twins
+ * (lu.h) within the executor's budget, less a margin for getrf's cuSOLVER workspace, which the
+ * executor takes from --gpu-mem beside the budget (exec_cuda.h). The host only stages columns:
+ * K pinned n x b slots, as many (up to LU_SLOTS) as the workspace the planner reserved for LU's
+ * host stripe *W holds (one when it is a single tile column; three once it is two), so the host
+ * plan's stripe does not bound the GPU's. Not even one tile column on the device: the CPU runs it,
+ * with a notice. */
 #define LU_GPU_WS_MARGIN ((int64_t)512 << 20)
-static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W) {
+static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W, int *K) {
   ooc_report_t *r = j->rep;
-  int64_t n = j->n, b = j->b;
+  int64_t n = j->n, b = j->b, reserved = lu_workspace_bytes(n, b, *W, j->m);
   ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 2, .trace = j->o.trace};
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
-  int64_t room = (*out)->budget - LU_GPU_WS_MARGIN - 8 * (LU_SLOTS + 1) * n * b;
+  int k = LU_SLOTS;
+  while (k > 1 && lu_host_bytes(n, b, n, k) > reserved) k--;
+  int64_t room = (*out)->budget - LU_GPU_WS_MARGIN - 8 * k * n * b;
   int64_t Wd = room >= 8 * n * b ? ts_stripe(n, b, room / (8 * n) / b * b) : 0;
   if (Wd < b && Wd < n) {
     char bu[32];
@@ -109,6 +113,7 @@ static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W) {
     return OOC_OK;
   }
   *W = Wd;
+  *K = k;
   return OOC_OK;
 }
 
@@ -137,11 +142,12 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
                     j->B ? " (or solve with --method gj)" : "");
   }
   ooc_exec_t *gx = NULL;
-  if (j->cuda) OOC_TRY(lu_gpu_exec(j, &gx, &W));
+  int K = 0;
+  if (j->cuda) OOC_TRY(lu_gpu_exec(j, &gx, &W, &K));
   r->stripe = W;
   lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = W,
                  .ops = j->ops, .exec = gx, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
-                 .ipiv = j->ipiv};
+                 .ipiv = j->ipiv, .nslots = K};
   lu_stats_t s;
   ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
   if (gx) {

@@ -366,15 +366,23 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     L->w = ooc_min64(W, n - L->k0);
     int64_t k0 = L->k0, w = L->w, kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     L->pc0 = k0;
+    double ta = ooc_now();
     OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &in));
     OOC_TRY(join_qt(L));
+    double tb = ooc_now();
     L->applied = 0;
     OOC_TRY(run_pass(L, P_LOWER, L->A, 0, kt0, &left));
     if (L->applied < k0) OOC_TRY(ex_laswp(L->ex, QC, w, L->P, n, L->applied, k0, L->ipiv));
+    OOC_TRY(drain(L)); /* free: the ring retired every column, so this times the panel alone */
+    double tc = ooc_now();
     int64_t bad = 0;
     OOC_TRY(ex_getrf(L->ex, QC, n - k0, w, L->P + k0, n, L->loc, &bad));
     OOC_TRY(ex_get(L->ex, QC, 1, w, L->P + k0, n + 1, L->diag, 1));
     OOC_TRY(drain(L));
+    double td = ooc_now();
+    L->st->t_in += tb - ta;
+    L->st->t_left += tc - tb;
+    L->st->t_panel += td - tc;
     for (int64_t i = 0; i < w; i++) L->ipiv[k0 + i] = k0 + L->loc[i];
     for (int64_t i = 0; i < w; i++) {
       double u = L->diag[i];
@@ -387,13 +395,16 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
       if (L->ipiv[col] != col) sign = -sign;
     }
     OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &out));
+    L->st->t_out += ooc_now() - td;
     for (int64_t tj = kt0; tj < kt1; tj++) L->done[tj] = k0 + w;
     L->st->steps++;
     OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
   }
   int64_t nfix = 0; /* the columns before the last stripe (done[] is a multiple of b there) */
   while (nfix < L->nt && L->done[nfix] < n) nfix++;
+  double tf = ooc_now();
   OOC_TRY(fix_columns(L, nfix));
+  L->st->t_fix = ooc_now() - tf;
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
   for (int64_t i = 0; i < n; i++) L->st->norm_inf = fmax(L->st->norm_inf, L->rowsum[i]);
   L->st->logdet = logdet;

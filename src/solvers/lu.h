@@ -107,6 +107,8 @@ typedef struct lu_stats {
   int sign;                /* sign of det A: +1 or -1 (0 when not computed) */
   double t_factor, t_solve;/* seconds */
   double t_take, t_put, t_wait; /* the rings' host time: store takes/reads, puts, device waits */
+  double t_in, t_left, t_panel, t_out, t_fix; /* the factor's phases (wall, summed over steps):
+                              stripe in, earlier columns, getrf, stripe out, the final swaps */
   int64_t bytes_streamed;  /* tile-store bytes moved through the rings */
 } lu_stats_t;
 
