@@ -13,6 +13,8 @@
  * - singular: a zero column z gives OOC_ERR_SINGULAR with info = z + 1 (LAPACK's), a column
  *   whose pivot is tiny relative to its norm the eps message; a zero on a factor's diagonal too;
  * - an executor given by the caller (1 and 3 queues): the same ratios, its buffers all freed;
+ * - the strict host executor (not unified, delayed, NaN-poisoned gets), 1 to 3 ring slots, tiles
+ *   1/7/64/n, stripes of 1, 2.5 (asked) and n/b tiles, in and out of core: the same ratios;
  * - fault loop: the Nth host allocation fails, N = 1, 2, ... until the solve succeeds: each
  *   failure is OOC_ERR_NOMEM, nothing leaks (tu_ctx_done), the last run is right.
  */
@@ -85,8 +87,10 @@ typedef struct {
 } outcome_t;
 
 /* The executor given to lu_run (NULL: lu_run makes its own); g_exec_queues > 0: a host
- * executor with that many queues, created per run. */
-static int g_exec_queues;
+ * executor with that many queues, created per run; strict (g_strict) with g_nslots ring slots
+ * (exec.h: not unified, delayed, NaN-poisoned gets: every column must really travel through the
+ * slots, the twins and back, in order, as on a GPU). */
+static int g_exec_queues, g_strict, g_nslots;
 
 /* One lu_run of `job` on A [B] with tile b, stripe W, cache cap; ipiv_in for SOLVE_FACTORED.
  * fault_at > 0: the fault_at-th host allocation fails (once). */
@@ -109,6 +113,8 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
                                   &spb, &sb) == OOC_OK);
   r.budget = cap + lu_workspace_bytes(n, b, W, mb_cols) + tstore_overhead_bytes(n, n, b) +
              (sb ? tstore_overhead_bytes(n, mb_cols, b) : 0) + SLACK + 8 * n;
+  if (g_strict) /* the ring's other slots and the device twins of all of them (n x b each) */
+    r.budget += 2 * 8 * LU_SLOTS * n * b + ex_host_bytes(g_exec_queues) + SLACK;
   double *cn = calloc((size_t)n + 1, sizeof *cn);
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < n; i++) cn[j] += fabs(A[i + j * n]);
@@ -118,8 +124,11 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
                     .ipiv = r.ipiv};
   ooc_exec_t *ex = NULL;
   if (g_exec_queues > 0) {
-    CU_ASSERT_FATAL(ex_host_create(ctx, ops, g_exec_queues, 0, &ex) == OOC_OK);
+    ooc_status_t xs = g_strict ? ex_host_create_strict(ctx, ops, g_exec_queues, 0, 2, &ex)
+                               : ex_host_create(ctx, ops, g_exec_queues, 0, &ex);
+    CU_ASSERT_FATAL(xs == OOC_OK);
     args.exec = ex;
+    args.nslots = g_nslots;
   }
   if (fault_at > 0) ooc_fault_arm(ctx, OOC_FAULT_ALLOC, fault_at, 0, 0);
   r.st = lu_run(ctx, &args, &r.stats, &r.info);
@@ -374,6 +383,37 @@ static void t_given_exec(void) {
   free(A);
 }
 
+/* The strict host executor (as the GPU runs it: K pinned n x b slots, their device twins, copies
+ * on a second queue): tiles 1, 7, 64 and n, stripes of one tile, of 2.5 tiles asked (two run)
+ * and n, 1 to 3 ring slots, in core and out of core, 13 right-hand sides over stripes narrower
+ * than them; the same ratios and pivots as the CPU path. */
+static void t_strict(void) {
+  static const int64_t sizes[] = {3, 50, 130};
+  int cases = 0;
+  g_exec_queues = 2;
+  g_strict = 1;
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si];
+    double *A = rand_matrix(n, n, (uint64_t)n + 7);
+    int64_t tiles[] = {1, 7, 64, n};
+    for (int t = 0; t < 4; t++) {
+      int64_t b = ooc_min64(tiles[t], n);
+      if (tiles[t] == 1 && n > 3) continue;
+      if (t > 0 && b == ooc_min64(tiles[t - 1], n)) continue;
+      int64_t Ws[] = {b, 5 * b / 2, n};
+      for (int w = 0; w < 3; w++) {
+        if (w > 0 && ts_stripe(n, b, Ws[w]) == ts_stripe(n, b, Ws[w - 1])) continue;
+        g_nslots = 1 + (int)((t + w) % 3);
+        full_case(OPS[(t + w) % 2], A, n, b, Ws[w], n >= 50 && w != 1);
+        cases++;
+      }
+    }
+    free(A);
+  }
+  g_exec_queues = g_strict = g_nslots = 0;
+  printf("[%d configurations on the strict executor] ", cases);
+}
+
 static void t_fault(void) {
   int64_t n = 60, b = 8, W = 16, m = 3;
   double *A = rand_matrix(n, n, 11), *B = rand_matrix(n, m, 12);
@@ -407,6 +447,7 @@ int main(void) {
       {"factor/solve/inverse ratios, pivots, logdet vs LAPACK, in and out of core", t_ratios},
       {"singular: zero columns (LAPACK's info), tiny pivots, bad factor files", t_singular},
       {"an executor given by the caller, 1 and 3 queues", t_given_exec},
+      {"the strict host executor: columns through slots, twins and back, 1 to 3 slots", t_strict},
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
       {NULL, NULL}};
   return tu_run("lu", tests);
