@@ -5,7 +5,8 @@
  * - factor: ||PA - LU||_1 / (n ||A||_1 eps) < 30 and the pivots equal LAPACK's dgetrf's; the
  *   logdet and the determinant's sign equal dgetrf's (relative 1e-10); growth >= 1 reported;
  * - solve (1 and 13 right-hand sides, several RHS stripes): HPL ratio < 16; solve from the
- *   factors (LU_SOLVE_FACTORED) gives the same X bit for bit;
+ *   factors (LU_SOLVE_FACTORED): HPL ratio < 16 and X within 1e-11 max|X| of the solve's (not
+ *   bit for bit: the solve takes the late swaps lazily, so its gemms order rows differently);
  * - inverse (LU_INVERT + lu_inverse_perm): ||I - A X||_1 / (n ||A||_1 ||X||_1 eps) < 30;
  * for n in {1, 2, 3, 50, 130}, tiles 1 (n <= 3), 7, 64, n, stripes of one tile, three tiles
  * and n, in core and out of core (cache < 1/4 of the matrix: spills are asserted), with the host
@@ -217,6 +218,7 @@ static lapack_int lapack_lu(const double *A, int64_t n, int64_t *ipiv, double *l
 }
 
 static const ooc_ops_t *OPS[2];
+static double g_maxdiff; /* max |X_factored - X_solve| / max |X_solve| seen */
 
 static void full_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t b, int64_t W,
                       int ooc) {
@@ -267,8 +269,18 @@ static void full_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t 
       CU_ASSERT(s.peak <= s.budget);
       outcome_t g = run(ops, LU_SOLVE_FACTORED, f.LU, n, B, m, b, W, cap, f.ipiv, 0);
       CU_ASSERT_EQUAL(g.st, OOC_OK);
-      if (g.st == OOC_OK)
-        CU_ASSERT(memcmp(g.X, s.X, (size_t)(n * m) * sizeof(double)) == 0);
+      if (g.st == OOC_OK) { /* the solve takes the factor's late swaps lazily (lu.h), so its
+                               * gemms see rows in another order: equal up to rounding */
+        double gr = tu_solve_ratio(n, m, A, g.X, B, EPS), dx = 0, xm = 0;
+        CU_ASSERT(gr < 16);
+        for (int64_t i = 0; i < n * m; i++) {
+          dx = fmax(dx, fabs(g.X[i] - s.X[i]));
+          xm = fmax(xm, fabs(s.X[i]));
+        }
+        CU_ASSERT(dx <= 1e-11 * xm);
+        if (!(dx <= 1e-11 * xm)) LOG("\n  %s: factored solve differs by %g of %g\n", what, dx, xm);
+        g_maxdiff = fmax(g_maxdiff, xm > 0 ? dx / xm : dx);
+      }
       done(&g);
     } else {
       LOG("\n  %s: solve %s\n", what, s.err);
@@ -321,7 +333,8 @@ static void t_ratios(void) {
       }
       free(A);
     }
-  printf("[%d configurations: factor, 2 solves, 2 factored solves, inverse each] ", cases);
+  printf("[%d configurations: factor, 2 solves, 2 factored solves, inverse each; factored solves "
+         "within %.2g of the solves] ", cases, g_maxdiff);
 }
 
 static void t_singular(void) {

@@ -400,8 +400,11 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     L->st->steps++;
     OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
   }
-  int64_t nfix = 0; /* the columns before the last stripe (done[] is a multiple of b there) */
-  while (nfix < L->nt && L->done[nfix] < n) nfix++;
+  /* the columns before the last stripe (done[] is a multiple of b there) take their later swaps
+   * now, except for a solve: its forward sweep applies them lazily, as step 2 does (lu.h), and
+   * its store A is not a result */
+  int64_t nfix = 0;
+  while (L->a->job != LU_SOLVE && nfix < L->nt && L->done[nfix] < n) nfix++;
   double tf = ooc_now();
   OOC_TRY(fix_columns(L, nfix));
   L->st->t_fix = ooc_now() - tf;
@@ -436,8 +439,18 @@ static ooc_status_t sweep_work(lu_t *L, int64_t q, int s, double *slot, int *las
   return OOC_OK;
 }
 
+/* The forward sweep takes the swaps lazily, as the factor's step 2: P is brought to the row
+ * order column j is stored in (ipiv[0, done[j])) before its trsm. An inverse's identity is not
+ * permuted at all (A^-1 = (LU)^-1 P: the writer permutes its columns), and its factor is in
+ * LAPACK's layout (done[] = n). */
 static ooc_status_t fwd_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  lu_t *L = u;
   (void)ld;
+  int64_t j = item_col(L, q);
+  if (!L->invert && L->applied < L->done[j]) {
+    OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, L->n, L->applied, L->done[j], L->ipiv));
+    L->applied = L->done[j];
+  }
   return sweep_work(u, q, s, slot, last, 0);
 }
 
@@ -475,9 +488,11 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
     L->mw = part_start(cp, rt1 - 1) + part_len(cp, rt1 - 1) - L->pc0;
     OOC_TRY(run_pass(L, P_ALL, L->B, rt0, rt1, &in));
     OOC_TRY(join_qt(L));
-    if (!L->invert) OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, n, 0, n, L->ipiv));
+    L->applied = 0;
     /* the identity's rows above r0 stay zero under L^-1: start at its tile column */
     OOC_TRY(run_pass(L, P_LOWER, L->A, L->invert ? L->pc0 / L->b : 0, L->nt, &fwd));
+    if (!L->invert && L->applied < n) /* (every column's done[] is n but the swaps' ends) */
+      OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, n, L->applied, n, L->ipiv));
     OOC_TRY(run_pass(L, P_UPPER, L->A, 0, L->nt, &bwd));
     if (L->zero_col >= 0) { /* a factor file's U with a zero on its diagonal */
       OOC_TRY(drain(L));
@@ -555,6 +570,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   if (a->job != LU_SOLVE_FACTORED) {
     OOC_CHECK(st = factor(&L, info));
   } else {
+    for (int64_t j = 0; j < L.nt; j++) L.done[j] = n; /* a factor in LAPACK's layout */
     for (int64_t i = 0; i < n; i++)
       if (a->ipiv[i] < i || a->ipiv[i] >= n) { /* LAPACK's getrf never swaps upwards */
         st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "the pivot of row %lld is %lld: a factor's pivots "

@@ -50,7 +50,11 @@
  *   (one trsm unit lower on its diagonal block + ONE gemm over every row below) for j
  *   increasing, a backward sweep streaming rows [0, c1) (one trsm upper + ONE gemm over every
  *   row above) for j decreasing. 2 n^2 m flops; per RHS stripe the factors are read once in all
- *   (8 n^2 bytes). B (n x m, tile b) is overwritten by X.
+ *   (8 n^2 bytes). B (n x m, tile b) is overwritten by X. The factor's step 4 is skipped (A is
+ *   left with each column in the row order of its own step, not a result): the forward sweep
+ *   takes the swaps lazily as step 2 does (laswp of the RHS stripe to column j's order before
+ *   its trsm; rows below a column's step are the only ones later swaps move, and U's rows and
+ *   the diagonal blocks are above it), which saves reading and writing up to 8 n^2 bytes.
  * LU_SOLVE_FACTORED: the same solve with A already holding L\U and ipiv given (a factor file).
  *   A zero on U's diagonal: OOC_ERR_SINGULAR, *info = its column + 1.
  * LU_INVERT: LU_FACTOR, then Z = (LU)^-1 = U^-1 L^-1 I into B (an n x n store whose tiles are
