@@ -35,48 +35,6 @@
 #define EPS (DBL_EPSILON / 2)
 #define SLACK (64 * 1024)
 
-static double *rand_matrix(int64_t rows, int64_t cols, uint64_t seed) {
-  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
-  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
-  for (int64_t i = 0; i < rows * cols; i++) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    A[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-  }
-  return A;
-}
-
-typedef struct {
-  const double *M;
-  int64_t ld;
-} memsrc_t;
-
-static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                             double *dst, int64_t ld) {
-  memsrc_t *s = self;
-  for (int64_t j = 0; j < nc; j++)
-    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->ld, (size_t)nr * sizeof(double));
-  return OOC_OK;
-}
-
-typedef struct {
-  ooc_ctx_t *ctx;
-  const char *tag;
-  scratch_t *s;
-} spill_t;
-
-static ooc_status_t sp_open(void *self, size_t slot, void **h) {
-  spill_t *sl = self;
-  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
-  *h = sl->s;
-  return OOC_OK;
-}
-static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
-  return scratch_put(h, id, d, bytes);
-}
-static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
-}
-
 typedef struct {
   ooc_status_t st;
   int64_t info, spills, peak, budget;
@@ -102,10 +60,11 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   ooc_ctx_t *ctx = tu_ctx();
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
-  memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, mem_read}, srcb = {&mb, mem_read};
-  spill_t sla = {ctx, "luA", NULL}, slb = {ctx, "luB", NULL};
-  ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get}, spb = {&slb, sp_open, sp_put, sp_get};
+  tu_memsrc_t ma = {A, n}, mb = {B, n};
+  ooc_source_t srca = {&ma, tu_mem_read}, srcb = {&mb, tu_mem_read};
+  tu_spill_t sla = {ctx, "luA", NULL}, slb = {ctx, "luB", NULL};
+  ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get},
+                  spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get};
   int64_t mb_cols = job == LU_INVERT ? n : m;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
@@ -259,7 +218,7 @@ static void full_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t 
   int64_t ms[] = {1, 13};
   for (int k = 0; k < 2; k++) {
     int64_t m = ms[k];
-    double *B = rand_matrix(n, m, 100 + m);
+    double *B = tu_rand_matrix(n, m, 100 + m);
     outcome_t s = run(ops, LU_SOLVE, A, n, B, m, b, W, cap, NULL, 0);
     CU_ASSERT_EQUAL(s.st, OOC_OK);
     if (s.st == OOC_OK) {
@@ -315,7 +274,7 @@ static void t_ratios(void) {
   for (int o = 0; o < 2; o++)
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
       int64_t n = sizes[si];
-      double *A = rand_matrix(n, n, (uint64_t)n);
+      double *A = tu_rand_matrix(n, n, (uint64_t)n);
       int64_t tiles[] = {1, 7, 64, n};
       for (int t = 0; t < 4; t++) {
         int64_t b = ooc_min64(tiles[t], n);
@@ -341,7 +300,7 @@ static void t_singular(void) {
   for (int o = 0; o < 2; o++) {
     int64_t n = 40, zs[] = {0, 17, 39};
     for (int k = 0; k < 3; k++) {
-      double *A = rand_matrix(n, n, 5);
+      double *A = tu_rand_matrix(n, n, 5);
       for (int64_t i = 0; i < n; i++) A[i + zs[k] * n] = 0;
       outcome_t r = run(OPS[o], LU_FACTOR, A, n, NULL, 0, 7, 14, (int64_t)1 << 30, NULL, 0);
       CU_ASSERT_EQUAL(r.st, OOC_ERR_SINGULAR);
@@ -363,7 +322,7 @@ static void t_singular(void) {
     }
     /* a factor file with a zero on U's diagonal */
     int64_t n2 = 20;
-    double *F = rand_matrix(n2, n2, 8), *B = rand_matrix(n2, 2, 9);
+    double *F = tu_rand_matrix(n2, n2, 8), *B = tu_rand_matrix(n2, 2, 9);
     int64_t *ip = malloc((size_t)n2 * sizeof *ip);
     for (int64_t i = 0; i < n2; i++) ip[i] = i;
     F[11 + 11 * n2] = 0;
@@ -386,7 +345,7 @@ static void t_singular(void) {
  * products in one order) and three; the same ratios. */
 static void t_given_exec(void) {
   int64_t n = 90;
-  double *A = rand_matrix(n, n, 21);
+  double *A = tu_rand_matrix(n, n, 21);
   for (int q = 1; q <= 3; q += 2) {
     g_exec_queues = q;
     full_case(OPS[0], A, n, 16, 32, 1);
@@ -407,7 +366,7 @@ static void t_strict(void) {
   g_strict = 1;
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     int64_t n = sizes[si];
-    double *A = rand_matrix(n, n, (uint64_t)n + 7);
+    double *A = tu_rand_matrix(n, n, (uint64_t)n + 7);
     int64_t tiles[] = {1, 7, 64, n};
     for (int t = 0; t < 4; t++) {
       int64_t b = ooc_min64(tiles[t], n);
@@ -429,7 +388,7 @@ static void t_strict(void) {
 
 static void t_fault(void) {
   int64_t n = 60, b = 8, W = 16, m = 3;
-  double *A = rand_matrix(n, n, 11), *B = rand_matrix(n, m, 12);
+  double *A = tu_rand_matrix(n, n, 11), *B = tu_rand_matrix(n, m, 12);
   int64_t cap = 8 * n * n / 5;
   int64_t at;
   int failures = 0;
