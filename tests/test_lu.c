@@ -9,7 +9,7 @@
  *   bit for bit: the solve takes the late swaps lazily, so its gemms order rows differently);
  * - inverse (LU_INVERT + lu_inverse_perm): ||I - A X||_1 / (n ||A||_1 ||X||_1 eps) < 30;
  * for n in {1, 2, 3, 50, 130}, tiles 1 (n <= 3), 7, 64, n, stripes of one tile, three tiles
- * and n, in core and out of core (cache < 1/4 of the matrix: spills are asserted), with the host
+ * and n, the panel in chunks of 2 tiles (in core) and 1 (out of core), in core and out of core (cache < 1/4 of the matrix: spills are asserted), with the host
  * peak within cache + lu_workspace_bytes + the stores' overhead + slack;
  * - singular: a zero column z gives OOC_ERR_SINGULAR with info = z + 1 (LAPACK's), a column
  *   whose pivot is tiny relative to its norm the eps message; a zero on a factor's diagonal too;
@@ -50,6 +50,7 @@ typedef struct {
  * (exec.h: not unified, delayed, NaN-poisoned gets: every column must really travel through the
  * slots, the twins and back, in order, as on a GPU). */
 static int g_exec_queues, g_strict, g_nslots;
+static int64_t g_chunk; /* the panel's chunk width (lu_args_t.chunk; 0: LU_CHUNK) */
 
 /* One lu_run of `job` on A [B] with tile b, stripe W, cache cap; ipiv_in for SOLVE_FACTORED.
  * fault_at > 0: the fault_at-th host allocation fails (once). */
@@ -81,7 +82,7 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   r.ipiv = malloc((size_t)(n + 1) * sizeof *r.ipiv);
   if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
   lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
-                    .ipiv = r.ipiv};
+                    .ipiv = r.ipiv, .chunk = g_chunk};
   ooc_exec_t *ex = NULL;
   if (g_exec_queues > 0) {
     ooc_status_t xs = g_strict ? ex_host_create_strict(ctx, ops, g_exec_queues, 0, 2, &ex)
@@ -285,6 +286,7 @@ static void t_ratios(void) {
           if (w > 0 && ts_stripe(n, b, Ws[w]) == ts_stripe(n, b, Ws[w - 1])) continue;
           for (int ooc = 0; ooc < 2; ooc++) {
             if (ooc && n < 50) continue;
+            g_chunk = ooc ? b : 2 * b; /* the panel in chunks of 1 and 2 tiles */
             full_case(OPS[o], A, n, b, Ws[w], ooc);
             cases++;
           }
@@ -292,12 +294,14 @@ static void t_ratios(void) {
       }
       free(A);
     }
+  g_chunk = 0;
   printf("[%d configurations: factor, 2 solves, 2 factored solves, inverse each; factored solves "
          "within %.2g of the solves] ", cases, g_maxdiff);
 }
 
 static void t_singular(void) {
   for (int o = 0; o < 2; o++) {
+    g_chunk = o ? 7 : 0; /* the zero columns in a later chunk of the panel, or in its only one */
     int64_t n = 40, zs[] = {0, 17, 39};
     for (int k = 0; k < 3; k++) {
       double *A = tu_rand_matrix(n, n, 5);
@@ -339,6 +343,7 @@ static void t_singular(void) {
     free(F);
     free(B);
   }
+  g_chunk = 0;
 }
 
 /* An executor given by the caller (as the pipeline will pass the CUDA one): one queue (copies and
@@ -376,6 +381,7 @@ static void t_strict(void) {
       for (int w = 0; w < 3; w++) {
         if (w > 0 && ts_stripe(n, b, Ws[w]) == ts_stripe(n, b, Ws[w - 1])) continue;
         g_nslots = 1 + (int)((t + w) % 3);
+        g_chunk = (1 + w % 2) * b; /* panel chunks of 1 or 2 tiles: their gets overlap */
         full_case(OPS[(t + w) % 2], A, n, b, Ws[w], n >= 50 && w != 1);
         cases++;
       }
@@ -383,6 +389,7 @@ static void t_strict(void) {
     free(A);
   }
   g_exec_queues = g_strict = g_nslots = 0;
+  g_chunk = 0;
   printf("[%d configurations on the strict executor] ", cases);
 }
 

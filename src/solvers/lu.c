@@ -115,6 +115,12 @@ typedef struct lu {
   int64_t mw;             /* solve: RHS columns in P */
   int64_t zero_col;       /* SOLVE_FACTORED: first zero on U's diagonal (-1 none, -2 not looked) */
   int invert;
+  int64_t chunk;          /* the panel's chunk width (whole tiles, at least one) */
+  ex_event_t *evp[2];     /* chunk c's getrf done (alternating) */
+  int outq;               /* the queue of an out pass's gets: QC, or QT for the panel's chunks
+                             (final once their getrf has run, which the host has synced) */
+  double logdet;
+  int sign;
 } lu_t;
 
 static int64_t cstart(const lu_t *L, int64_t j) { return part_start(L->p, j); }
@@ -268,8 +274,9 @@ static ooc_status_t out_work(void *u, int64_t q, int s, double *slot, int64_t ld
   (void)s;
   int64_t tj = item_col(L, q), t0, t1, r0, r1;
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  OOC_TRY(ex_get(L->ex, QC, r1 - r0, ccols(L, tj), in_panel(L, r0, tj), L->n, slot + r0, ld));
-  *last = QC;
+  OOC_TRY(ex_get(L->ex, L->outq, r1 - r0, ccols(L, tj), in_panel(L, r0, tj), L->n, slot + r0,
+                 ld));
+  *last = L->outq;
   return OOC_OK;
 }
 
@@ -353,14 +360,81 @@ static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
   return OOC_OK;
 }
 
+/* Chunk [a, a + wc) of the stripe, factored (getrf of rows [a, n)): its pivots into ipiv, its
+ * diagonal checked (the eps test, LAPACK's info), logdet and sign. The caller has synced. */
+static ooc_status_t chunk_pivots(lu_t *L, int64_t a, int64_t wc, int64_t bad, int64_t *info) {
+  for (int64_t i = 0; i < wc; i++) L->ipiv[a + i] = a + L->loc[i];
+  for (int64_t i = 0; i < wc; i++) {
+    double u = L->diag[i];
+    int64_t col = a + i;
+    if (bad && i == bad - 1) return singular(L, col, 1, u, info);
+    double cn = L->a->colnorm ? L->a->colnorm[col] : 0;
+    if (!(fabs(u) > DBL_EPSILON * cn)) return singular(L, col, u == 0, u, info);
+    L->logdet += log(fabs(u));
+    if (u < 0) L->sign = -L->sign;
+    if (L->ipiv[col] != col) L->sign = -L->sign;
+  }
+  return OOC_OK;
+}
+
+/* The panel call: getrf of chunk [a, a + wc) of the stripe, rows [a, n) (LAPACK's pivots, local
+ * to row a, into loc; info into *bad), and its diagonal to the host, on QC; evp marks its end. */
+static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
+  double *C = L->P + a + (a - L->k0) * L->n;
+  OOC_TRY(ex_getrf(L->ex, QC, L->n - a, wc, C, L->n, L->loc, bad));
+  OOC_TRY(ex_get(L->ex, QC, 1, wc, C, L->n + 1, L->diag, 1));
+  return ex_record(L->ex, QC, evp);
+}
+
+/* Step 3 of lu.h in chunks of the stripe (right-looking inside it, as a blocked getrf): chunk c
+ * is factored, its swaps, trsm and gemm update the chunks right of it, and chunk c+1's getrf is
+ * queued behind them before the host sends chunk c back to the store through the ring (gets on
+ * QT: nothing writes chunk c after its getrf, which the host has synced, and the update only
+ * reads it): the host's scatter of a chunk overlaps the device's work on the next. A chunk's columns are final once factored except for the later chunks' swaps below
+ * them, which they take lazily like any earlier column (done[] = the chunk's end). */
+static ooc_status_t panel(lu_t *L, int64_t *info) {
+  int64_t n = L->n, b = L->b, k0 = L->k0, w = L->w, end = k0 + w;
+  int64_t wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
+  ring_ops_t out = {NULL, out_work, out_put};
+  int64_t bad = 0, bad_next = 0;
+  int c = 0;
+  OOC_TRY(panel_getrf(L, k0, ooc_min64(wc, w), &bad, L->evp[0]));
+  for (int64_t a = k0; a < end; a += wc, c ^= 1) {
+    int64_t cw = ooc_min64(wc, end - a), a1 = a + cw, nr = end - a1;
+    double t0 = ooc_now();
+    OOC_TRY(ex_sync(L->ex, L->evp[c]));
+    L->st->t_wait += ooc_now() - t0;
+    OOC_TRY(chunk_pivots(L, a, cw, bad, info));
+    if (nr > 0) { /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
+      double *R = L->P + (a1 - k0) * n, *C = L->P + (a - k0) * n;
+      OOC_TRY(ex_laswp(L->ex, QC, nr, R, n, a, a1, L->ipiv));
+      OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', cw, nr, 1.0, C + a, n, R + a, n));
+      if (n - a1 > 0)
+        OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - a1, nr, cw, -1.0, C + a1, n, R + a, n, 1.0,
+                        R + a1, n));
+      OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad_next, L->evp[c ^ 1]));
+    }
+    /* chunk [a, a1) back to the store, its tile columns, while the device works on */
+    L->outq = L->QT;
+    double t1 = ooc_now();
+    ooc_status_t st = run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &out);
+    L->st->t_out += ooc_now() - t1;
+    L->outq = QC;
+    OOC_TRY(st);
+    for (int64_t tj = a / b; tj < ooc_cdiv64(a1, b); tj++) L->done[tj] = a1;
+    bad = bad_next;
+  }
+  return OOC_OK;
+}
+
 static ooc_status_t factor(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, W = L->W;
   int64_t nsteps = ooc_cdiv64(n, W);
   double t0 = ooc_now();
-  ring_ops_t in = {in_take, in_work, NULL}, out = {NULL, out_work, out_put};
+  ring_ops_t in = {in_take, in_work, NULL};
   ring_ops_t left = {col_take, left_work, NULL};
-  double logdet = 0;
-  int sign = 1;
+  L->logdet = 0;
+  L->sign = 1;
   for (int64_t step = 0; step < nsteps; step++) {
     L->k0 = step * W;
     L->w = ooc_min64(W, n - L->k0);
@@ -375,28 +449,10 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     if (L->applied < k0) OOC_TRY(ex_laswp(L->ex, QC, w, L->P, n, L->applied, k0, L->ipiv));
     OOC_TRY(drain(L)); /* free: the ring retired every column, so this times the panel alone */
     double tc = ooc_now();
-    int64_t bad = 0;
-    OOC_TRY(ex_getrf(L->ex, QC, n - k0, w, L->P + k0, n, L->loc, &bad));
-    OOC_TRY(ex_get(L->ex, QC, 1, w, L->P + k0, n + 1, L->diag, 1));
-    OOC_TRY(drain(L));
-    double td = ooc_now();
+    OOC_TRY(panel(L, info));
     L->st->t_in += tb - ta;
     L->st->t_left += tc - tb;
-    L->st->t_panel += td - tc;
-    for (int64_t i = 0; i < w; i++) L->ipiv[k0 + i] = k0 + L->loc[i];
-    for (int64_t i = 0; i < w; i++) {
-      double u = L->diag[i];
-      int64_t col = k0 + i;
-      if (bad && i == bad - 1) return singular(L, col, 1, u, info);
-      double cn = L->a->colnorm ? L->a->colnorm[col] : 0;
-      if (!(fabs(u) > DBL_EPSILON * cn)) return singular(L, col, u == 0, u, info);
-      logdet += log(fabs(u));
-      if (u < 0) sign = -sign;
-      if (L->ipiv[col] != col) sign = -sign;
-    }
-    OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &out));
-    L->st->t_out += ooc_now() - td;
-    for (int64_t tj = kt0; tj < kt1; tj++) L->done[tj] = k0 + w;
+    L->st->t_panel += ooc_now() - tc;
     L->st->steps++;
     OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
   }
@@ -410,8 +466,8 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
   L->st->t_fix = ooc_now() - tf;
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
   for (int64_t i = 0; i < n; i++) L->st->norm_inf = fmax(L->st->norm_inf, L->rowsum[i]);
-  L->st->logdet = logdet;
-  L->st->sign = sign;
+  L->st->logdet = L->logdet;
+  L->st->sign = L->sign;
   L->st->t_factor += ooc_now() - t0;
   return OOC_OK;
 }
@@ -538,7 +594,8 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   }
   lu_t L = {.ctx = ctx, .a = a, .A = a->A, .B = a->B, .p = p, .n = n, .b = b,
             .W = ts_stripe(n, b, a->stripe > 0 ? a->stripe : n), .nt = p.count, .st = stats,
-            .ipiv = a->ipiv, .invert = a->job == LU_INVERT};
+            .ipiv = a->ipiv, .invert = a->job == LU_INVERT,
+            .chunk = a->chunk > 0 ? a->chunk : LU_CHUNK, .outq = QC};
   int64_t W = L.W;
   ooc_status_t st = OOC_OK;
   ooc_exec_t *own = NULL;
@@ -566,6 +623,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
     OOC_CHECK(st = ex_event_create(L.ex, &L.evput[s]));
   }
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
+  for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
   OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
   if (a->job != LU_SOLVE_FACTORED) {
     OOC_CHECK(st = factor(&L, info));
@@ -586,6 +644,7 @@ done:
     ooc_status_t fin = ex_finish(L.ex);
     if (st == OOC_OK) st = fin;
     ex_event_destroy(L.ex, L.ev);
+    for (int e = 0; e < 2; e++) ex_event_destroy(L.ex, L.evp[e]);
     for (int s = 0; s < LU_SLOTS; s++) {
       ex_event_destroy(L.ex, L.evput[s]);
       ex_free(L.ex, L.D[s]);

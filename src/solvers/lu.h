@@ -86,6 +86,9 @@
 
 enum { LU_FACTOR = 0, LU_SOLVE = 1, LU_SOLVE_FACTORED = 2, LU_INVERT = 3 };
 
+#define LU_CHUNK 4096 /* the panel's chunk width: narrow enough that a chunk's trip back to
+                         the store hides behind the next chunk's work, wide enough for the
+                         gemms to run at speed */
 #define LU_SLOTS 3 /* ring slots: the gather of column q+2 overlaps the work on q and q+1 */
 
 typedef struct lu_args {
@@ -98,6 +101,7 @@ typedef struct lu_args {
   int job;
   const double *colnorm;   /* ||A[:, j]||_1 for the eps pivot test; NULL: exact zeros only */
   int64_t *ipiv;           /* n entries, 0-based global: written (factor), read (SOLVE_FACTORED) */
+  int64_t chunk;           /* the panel's chunk width (0: LU_CHUNK; whole tiles, >= one) */
   int nslots;              /* ring slots on an executor that is not unified: 1 .. LU_SLOTS,
                               0 = LU_SLOTS (the planner lowers it when pinned memory is short) */
 } lu_args_t;
