@@ -84,14 +84,13 @@ done:
 }
 
 /* The GPU: LU on the CUDA executor (two queues: arithmetic, copies into the ring's device
- * twins). The stripe is what the device holds: the n x W panel and the ring's K n x b twins
- * (lu.h) within the executor's budget, less a margin for getrf's cuSOLVER workspace, which the
- * executor takes from --gpu-mem beside the budget (exec_cuda.h). The host only stages columns:
+ * twins). The stripe is what the device holds (lu_device_stripe): the n x W panel and the
+ * ring's K n x b twins within the executor's budget, less a margin for getrf's cuSOLVER
+ * workspace, evened out over the steps. The host only stages columns:
  * K pinned n x b slots, as many (up to LU_SLOTS) as the workspace the planner reserved for LU's
  * host stripe *W holds (one when it is a single tile column; three once it is two), so the host
  * plan's stripe does not bound the GPU's. Not even one tile column on the device: the CPU runs it,
  * with a notice. */
-#define LU_GPU_WS_MARGIN ((int64_t)512 << 20)
 static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W, int *K) {
   ooc_report_t *r = j->rep;
   int64_t n = j->n, b = j->b, reserved = lu_workspace_bytes(n, b, *W, j->m);
@@ -99,9 +98,8 @@ static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W, int *K) 
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
   int k = LU_SLOTS;
   while (k > 1 && lu_host_bytes(n, b, n, k) > reserved) k--;
-  int64_t room = (*out)->budget - LU_GPU_WS_MARGIN - 8 * k * n * b;
-  int64_t Wd = room >= 8 * n * b ? ts_stripe(n, b, room / (8 * n) / b * b) : 0;
-  if (Wd < b && Wd < n) {
+  int64_t Wd = lu_device_stripe(n, b, (*out)->budget, k);
+  if (Wd == 0) {
     char bu[32];
     ooc_warn(r->warnings, sizeof r->warnings, "lu: --gpu-mem leaves %s for LU's panel, less than "
              "one tile column (n = %lld, tile %lld): running on the CPU",

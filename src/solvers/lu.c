@@ -46,6 +46,21 @@ int64_t lu_host_bytes(int64_t n, int64_t b, int64_t W, int K) {
   return ring_host_bytes(K, n, b) + small_bytes(n, b, W);
 }
 
+int64_t lu_device_stripe(int64_t n, int64_t b, int64_t budget, int K) {
+  if (n <= 0) return 0;
+  b = ooc_min64(b, n);
+  int64_t room = budget - LU_DEV_MARGIN - 8 * K * n * b;
+  if (room < 8 * n * ooc_min64(b, n)) return 0;
+  int64_t W = room / (8 * n);
+  if (W >= n) return n;
+  W = W / b * b;
+  if (W < b) return 0;
+  /* as many steps as W needs, then as even as whole tiles allow: a short last step would read
+   * every earlier column for a few columns of work */
+  int64_t tiles = ooc_cdiv64(n, b), steps = ooc_cdiv64(tiles, W / b);
+  return ts_stripe(n, b, ooc_cdiv64(tiles, steps) * b);
+}
+
 void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm) {
   /* p = the row order of PA (row i of PA is row p[i] of A): the swaps applied to 0..n-1.
    * A^-1 = (LU)^-1 P and row i of P is e_{p[i]}^T, so column p[i] of A^-1 is column i of Z:
