@@ -3,7 +3,8 @@
  * a matrix in memory, spill = the real scratch store in tu_tmpdir()), on the host executor over
  * the cpu and ref kernels.
  * - factor: ||PA - LU||_1 / (n ||A||_1 eps) < 30 and the pivots equal LAPACK's dgetrf's; the
- *   logdet and the determinant's sign equal dgetrf's (relative 1e-10); growth >= 1 reported;
+ *   logdet and the determinant's sign equal dgetrf's (relative 1e-10); the growth equals
+ *   max|U| / max|A| of the result;
  * - solve (1 and 13 right-hand sides, several RHS stripes): HPL ratio < 16; solve from the
  *   factors (LU_SOLVE_FACTORED): HPL ratio < 16 and X within 1e-11 max|X| of the solve's (not
  *   bit for bit: the solve takes the late swaps lazily, so its gemms order rows differently);
@@ -210,6 +211,17 @@ static void full_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t 
   CU_ASSERT(fabs(f.stats.logdet - ld) <= 1e-10 * fmax(1, fabs(ld)));
   CU_ASSERT_EQUAL(f.stats.sign, sg);
   CU_ASSERT(f.stats.growth >= 1.0 - 1e-12);
+  { /* the growth is max|U| / max|A| of the result (the scans of the slots, lu.c) */
+    double um = 0, am = 0;
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < n; i++) {
+        am = fmax(am, fabs(A[i + j * n]));
+        if (i <= j) um = fmax(um, fabs(f.LU[i + j * n]));
+      }
+    CU_ASSERT(f.stats.growth == um / am);
+    if (f.stats.growth != um / am) LOG("\n  %s: growth %.17g, expected %.17g\n", what,
+                                       f.stats.growth, um / am);
+  }
   CU_ASSERT(f.peak <= f.budget);
   if (!(f.peak <= f.budget)) LOG("\n  %s: peak %lld > budget %lld\n", what, (long long)f.peak,
                                  (long long)f.budget);
@@ -393,6 +405,38 @@ static void t_strict(void) {
   printf("[%d configurations on the strict executor] ", cases);
 }
 
+/* A column slot large enough (n b >= 2^22 elements) that the growth's scans run on threads:
+ * growth and pivots as the small cases assert them. */
+static void t_big_scan(void) {
+  int64_t n = 2048;
+  double *A = tu_rand_matrix(n, n, 77);
+  outcome_t f = run(OPS[0], LU_FACTOR, A, n, NULL, 0, n, n, (int64_t)1 << 40, NULL, 0);
+  CU_ASSERT_EQUAL_FATAL(f.st, OOC_OK);
+  double um = 0, am = 0;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) {
+      am = fmax(am, fabs(A[i + j * n]));
+      if (i <= j) um = fmax(um, fabs(f.LU[i + j * n]));
+    }
+  CU_ASSERT(f.stats.growth == um / am);
+  int64_t *lp = malloc((size_t)n * sizeof *lp);
+  double ld;
+  int sg;
+  CU_ASSERT_FATAL(lapack_lu(A, n, lp, &ld, &sg) == 0);
+  CU_ASSERT(memcmp(lp, f.ipiv, (size_t)n * sizeof *lp) == 0);
+  double ninf = 0; /* ||A||_inf from the row sums the scan adds up */
+  for (int64_t i = 0; i < n; i++) {
+    double r = 0;
+    for (int64_t j = 0; j < n; j++) r += fabs(A[i + j * n]);
+    ninf = fmax(ninf, r);
+  }
+  CU_ASSERT(fabs(f.stats.norm_inf - ninf) <= 1e-12 * ninf);
+  printf("[n = %lld, growth %.3f] ", (long long)n, f.stats.growth);
+  free(lp);
+  done(&f);
+  free(A);
+}
+
 static void t_fault(void) {
   int64_t n = 60, b = 8, W = 16, m = 3;
   double *A = tu_rand_matrix(n, n, 11), *B = tu_rand_matrix(n, m, 12);
@@ -427,6 +471,7 @@ int main(void) {
       {"singular: zero columns (LAPACK's info), tiny pivots, bad factor files", t_singular},
       {"an executor given by the caller, 1 and 3 queues", t_given_exec},
       {"the strict host executor: columns through slots, twins and back, 1 to 3 slots", t_strict},
+      {"growth and ||A||_inf scanned on threads (a 2048 x 2048 column slot)", t_big_scan},
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
       {NULL, NULL}};
   return tu_run("lu", tests);

@@ -224,18 +224,43 @@ typedef struct {
   double mx[OOC_PAR_MAX_THREADS];
 } scan_t;
 
+/* max |col[i]| over [i0, i1) (rowsum: also rowsum[i] += |col[i]|), four independent maxima:
+ * one chain of fmax is latency bound (~2 GB/s a thread, slower than the copies it follows); NaN
+ * never wins a comparison, as with fmax. */
+static double colscan(const double *restrict col, double *restrict rowsum, int64_t i0, int64_t i1,
+                      double m) {
+  double m0 = m, m1 = m, m2 = m, m3 = m;
+  int64_t i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    double v0 = fabs(col[i]), v1 = fabs(col[i + 1]), v2 = fabs(col[i + 2]), v3 = fabs(col[i + 3]);
+    m0 = v0 > m0 ? v0 : m0;
+    m1 = v1 > m1 ? v1 : m1;
+    m2 = v2 > m2 ? v2 : m2;
+    m3 = v3 > m3 ? v3 : m3;
+    if (rowsum) {
+      rowsum[i] += v0;
+      rowsum[i + 1] += v1;
+      rowsum[i + 2] += v2;
+      rowsum[i + 3] += v3;
+    }
+  }
+  for (; i < i1; i++) {
+    double v = fabs(col[i]);
+    m0 = v > m0 ? v : m0;
+    if (rowsum) rowsum[i] += v;
+  }
+  m0 = m1 > m0 ? m1 : m0;
+  m2 = m3 > m2 ? m3 : m2;
+  return m2 > m0 ? m2 : m0;
+}
+
 static void scan_job(void *arg, int64_t k, int worker) {
   scan_t *s = arg;
   int64_t i0 = s->r0 + k * SCAN_CHUNK, i1 = ooc_min64(s->r1, i0 + SCAN_CHUNK);
   double m = s->mx[worker];
   for (int64_t c = 0; c < s->bj; c++) {
-    const double *col = s->slot + c * s->n;
     int64_t e = s->upper ? ooc_min64(i1, s->c0 + c + 1) : i1;
-    for (int64_t i = i0; i < e; i++) {
-      double v = fabs(col[i]);
-      m = fmax(m, v);
-      if (!s->upper) s->rowsum[i] += v;
-    }
+    if (e > i0) m = colscan(s->slot + c * s->n, s->upper ? NULL : s->rowsum, i0, e, m);
   }
   s->mx[worker] = m;
 }
@@ -245,7 +270,7 @@ static double scan(lu_t *L, const double *slot, int64_t r0, int64_t r1, int64_t 
   scan_t s = {.slot = slot, .rowsum = L->rowsum, .n = L->n, .r0 = r0, .r1 = r1, .bj = bj,
               .c0 = c0, .upper = upper};
   int64_t chunks = ooc_cdiv64(r1 - r0, SCAN_CHUNK);
-  int th = (r1 - r0) * bj >= ((int64_t)1 << 22) ? ooc_par_cpus(8) : 1;
+  int th = (r1 - r0) * bj >= ((int64_t)1 << 22) ? ooc_par_cpus(16) : 1;
   if (chunks > 0) ooc_parallel(th, chunks, scan_job, &s);
   double m = 0;
   for (int t = 0; t < OOC_PAR_MAX_THREADS; t++) m = fmax(m, s.mx[t]);
