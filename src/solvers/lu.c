@@ -426,6 +426,36 @@ static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex
   return ex_record(L->ex, QC, evp);
 }
 
+/* Chunk [a, a1) of the stripe back to the store through the ring, gets on QT (nothing writes it
+ * after its getrf, which the host has synced; later work only reads it), so that the host's
+ * scatter overlaps the device's work on the next chunk. Its columns take the later chunks' and
+ * steps' swaps lazily (done[] = a1). */
+static ooc_status_t chunk_out(lu_t *L, int64_t a, int64_t a1) {
+  ring_ops_t out = {NULL, out_work, out_put};
+  int64_t b = L->b;
+  L->outq = L->QT;
+  double t1 = ooc_now();
+  ooc_status_t st = run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &out);
+  L->st->t_out += ooc_now() - t1;
+  L->outq = QC;
+  OOC_TRY(st);
+  for (int64_t tj = a / b; tj < ooc_cdiv64(a1, b); tj++) L->done[tj] = a1;
+  return OOC_OK;
+}
+
+/* Chunk d = [d0, d1) of the stripe (factored) applied to chunk [a, a1) (left-looking inside the
+ * stripe): its swaps, L_dd^-1, and one gemm over the rows below it. */
+static ooc_status_t chunk_update(lu_t *L, int64_t d0, int64_t d1, int64_t a, int64_t a1) {
+  int64_t n = L->n, k0 = L->k0, cw = a1 - a;
+  double *C = L->P + (a - k0) * n, *D = L->P + (d0 - k0) * n;
+  OOC_TRY(ex_laswp(L->ex, QC, cw, C, n, d0, d1, L->ipiv));
+  OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', d1 - d0, cw, 1.0, D + d0, n, C + d0, n));
+  if (n - d1 > 0)
+    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - d1, cw, d1 - d0, -1.0, D + d1, n, C + d0, n, 1.0,
+                    C + d1, n));
+  return OOC_OK;
+}
+
 /* Step 3 of lu.h in chunks of the stripe (right-looking inside it, as a blocked getrf): chunk c
  * is factored, its swaps, trsm and gemm update the chunks right of it, and chunk c+1's getrf is
  * queued behind them before the host sends chunk c back to the store through the ring (gets on
@@ -435,7 +465,6 @@ static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex
 static ooc_status_t panel(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, k0 = L->k0, w = L->w, end = k0 + w;
   int64_t wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
-  ring_ops_t out = {NULL, out_work, out_put};
   int64_t bad = 0, bad_next = 0;
   int c = 0;
   OOC_TRY(panel_getrf(L, k0, ooc_min64(wc, w), &bad, L->evp[0]));
@@ -454,17 +483,46 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
                         R + a1, n));
       OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad_next, L->evp[c ^ 1]));
     }
-    /* chunk [a, a1) back to the store, its tile columns, while the device works on */
-    L->outq = L->QT;
-    double t1 = ooc_now();
-    ooc_status_t st = run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &out);
-    L->st->t_out += ooc_now() - t1;
-    L->outq = QC;
-    OOC_TRY(st);
-    for (int64_t tj = a / b; tj < ooc_cdiv64(a1, b); tj++) L->done[tj] = a1;
+    OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
     bad = bad_next;
   }
   return OOC_OK;
+}
+
+/* The first step: nothing to its left, so its stripe need not be all on the device before the
+ * panel starts. Chunk by chunk (left-looking inside the stripe): the host gathers chunk c into
+ * P, the device applies the chunks before it and factors it, then the host sends chunk c-1
+ * back, so the first stripe's trip in and out overlaps its own factorization. */
+static ooc_status_t panel_first(lu_t *L, int64_t *info) {
+  int64_t b = L->b, w = L->w, wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
+  ring_ops_t in = {in_take, in_work, NULL};
+  int64_t bad[2] = {0, 0}, prev = -1; /* prev: the start of the chunk factored last */
+  int c = 0;
+  L->pc0 = 0;
+  for (int64_t a = 0; a < w; a += wc, c ^= 1) {
+    int64_t a1 = ooc_min64(w, a + wc);
+    double t0 = ooc_now();
+    OOC_TRY(run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &in));
+    OOC_TRY(join_qt(L));
+    L->st->t_in += ooc_now() - t0;
+    for (int64_t d = 0; d < prev; d += wc) /* the chunks whose pivots the host has */
+      OOC_TRY(chunk_update(L, d, ooc_min64(w, d + wc), a, a1));
+    if (prev >= 0) { /* the one before: its pivots first */
+      double t1 = ooc_now();
+      OOC_TRY(ex_sync(L->ex, L->evp[c ^ 1]));
+      L->st->t_wait += ooc_now() - t1;
+      OOC_TRY(chunk_pivots(L, prev, a - prev, bad[c ^ 1], info));
+      OOC_TRY(chunk_update(L, prev, a, a, a1));
+    }
+    OOC_TRY(panel_getrf(L, a, a1 - a, &bad[c], L->evp[c]));
+    if (prev >= 0) OOC_TRY(chunk_out(L, prev, a));
+    prev = a;
+  }
+  double t1 = ooc_now();
+  OOC_TRY(ex_sync(L->ex, L->evp[c ^ 1]));
+  L->st->t_wait += ooc_now() - t1;
+  OOC_TRY(chunk_pivots(L, prev, w - prev, bad[c ^ 1], info));
+  return chunk_out(L, prev, w);
 }
 
 static ooc_status_t factor(lu_t *L, int64_t *info) {
@@ -481,6 +539,13 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     int64_t k0 = L->k0, w = L->w, kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     L->pc0 = k0;
     double ta = ooc_now();
+    if (step == 0) {
+      OOC_TRY(panel_first(L, info));
+      L->st->t_panel += ooc_now() - ta;
+      L->st->steps++;
+      OOC_TRY(ooc_tick(L->ctx, "factor", 1.0 / nsteps));
+      continue;
+    }
     OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &in));
     OOC_TRY(join_qt(L));
     double tb = ooc_now();
