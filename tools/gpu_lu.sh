@@ -9,7 +9,8 @@
 # 3. if the time left allows: `oocsolve solve --method lu --device cuda --gpu-mem 16G` at
 #    n = 65536 with 256 right-hand sides from HDF5 files oocgen writes on the device's disk,
 #    its JSON report (phases, residual) printed.
-# SKIP="tests n40 n65 cli" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
+# 4. if time is left, variants at n = 40000: the panel's chunk 2048 and 8192 columns, tile 2048.
+# SKIP="tests n40 n65 cli var" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
 # in $OUT (lu.txt: the RESULT lines; all.tgz: the logs).
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -55,4 +56,11 @@ if ! skip cli && [ "$(left)" -gt 150 ]; then
     --checkpoint off --json --force --out $D/X.h5 $D/A.h5:/A $D/B.h5:/B > $R/cli.json 2> $R/cli.err
   echo "[$(el) s] solve rc=$?"; cat $R/cli.json | head -c 3000; echo; tail -5 $R/cli.err
   python3 -c "import json; d=json.load(open('$R/cli.json')); print('RESULT cli solve lu n=%d m=%d: read %.2f compute %.2f write %.2f check %.2f total %.2f s, residual (HPL) %.3g, stripe %d, backend %s' % (d['n'], d.get('nrhs', 0), d['t_read'], d['t_compute'], d['t_write'], d['t_check'], d['t_total'], d['residual'], d['stripe'], d.get('backend')))" 2>&1 | tee -a $OUT/lu.txt
+fi
+if ! skip var; then
+  for v in "$TILE 8G 0 2048" "$TILE 8G 0 8192" "2048 8G 0 0"; do
+    [ "$(left)" -gt 40 ] || break
+    # shellcheck disable=SC2086
+    timeout $(($(left) - 5)) $B/bench_lu_cuda factor 40000 $v > $R/var.log 2>&1; res $R/var.log
+  done
 fi

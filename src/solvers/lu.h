@@ -18,17 +18,26 @@
  *   2. every earlier tile column j (columns [c0, c1), in increasing order, read only, rows
  *      [c0, n)) streams through the ring: P[c0:c1] := L_jj^-1 P[c0:c1] (one trsm, unit lower),
  *      then P[c1:n] -= L[c1:n, c0:c1] P[c0:c1] (ONE gemm over every row below). A stored column
- *      keeps the row order of the end of its own step d_j (swaps ipiv[0, d_j)); rather than
- *      re-pivot every streamed copy, P is brought to that order before column j's group (laswp
- *      of ipiv[d_prev, d_j), applied once per step in all: a row operation commutes with the
- *      later swaps, S (P - L U) = S P - (S L) U). After the last group P holds ipiv[0, k0); its
- *      rows [0, k0) are U's block above the stripe;
- *   3. getrf of rows [k0, n) of P (the panel call: on CUDA one cuSOLVER getrf of the
- *      (n - k0) x w panel): w pivots by argmax over the full column height (LAPACK's choice),
- *      then P back to the store through the ring, a tile column per item;
- *   4. after the last step, one pass over the columns left of the last stripe applies the swaps
+ *      keeps the row order of the end of its own chunk d_j (swaps ipiv[0, d_j), step 3); rather
+ *      than re-pivot every streamed copy, P is brought to that order before column j's group
+ *      (laswp of ipiv[d_prev, d_j), applied once per step in all: a row operation commutes with
+ *      the later swaps, S (P - L U) = S P - (S L) U). After the last group P holds ipiv[0, k0);
+ *      its rows [0, k0) are U's block above the stripe;
+ *   3. the panel: rows [k0, n) of P factored in chunks of `chunk` columns (LU_CHUNK, whole
+ *      tiles), right-looking inside the stripe as a blocked getrf: getrf of chunk c's rows
+ *      [a, n) (the panel call, ex_getrf: on CUDA cuSOLVER's getrf; pivots by argmax over the
+ *      full column height, LAPACK's choice), then its swaps, L_cc^-1 and one gemm on the chunks
+ *      right of it, and the next chunk's getrf queued behind them before the host sends chunk c
+ *      back to the store through the ring (its gets on the copy queue): a chunk's scatter
+ *      overlaps the device's work on the next. A chunk's columns are final once factored except
+ *      for the later chunks' swaps below them, which they take lazily like any earlier column
+ *      (d_j = the chunk's end). The first step has nothing to its left: its chunks are gathered
+ *      one at a time and factored left-looking inside the stripe as they arrive (the chunks
+ *      before each applied to it, then its getrf), so the first stripe's trip in and out
+ *      overlaps its own factorization;
+ *   4. after the last step, one pass over the columns before the last chunk applies the swaps
  *      that came after them (ipiv[d_j, n), rows >= d_j), in batches of W / b tile columns
- *      through P, so the store ends in LAPACK's layout.
+ *      through P, so the store ends in LAPACK's layout (not for LU_SOLVE, below).
  *   Flops 2n^3/3. Step s reads the k0 earlier columns below their diagonal blocks once:
  *   ~8 (n k0 - k0^2/2) bytes for ~2 (n - k0/2) k0 w flops, i.e. ~W/4 flop per byte (read-only
  *   streaming, as Cholesky), plus one take + put of the stripe (8 n w bytes each); the swaps
