@@ -132,6 +132,7 @@ typedef struct lu {
   int invert;
   int64_t chunk;          /* the panel's chunk width (whole tiles, at least one) */
   ex_event_t *evp[2];     /* chunk c's getrf done (alternating) */
+  int loaded;             /* P already holds the next step's stripe (panel's prefetch) */
   int outq;               /* the queue of an out pass's gets: QC, or QT for the panel's chunks
                              (final once their getrf has run, which the host has synced) */
   double logdet;
@@ -462,6 +463,21 @@ static ooc_status_t chunk_update(lu_t *L, int64_t d0, int64_t d1, int64_t a, int
  * QT: nothing writes chunk c after its getrf, which the host has synced, and the update only
  * reads it): the host's scatter of a chunk overlaps the device's work on the next. A chunk's columns are final once factored except for the later chunks' swaps below
  * them, which they take lazily like any earlier column (done[] = the chunk's end). */
+/* P's columns [x0, x1) (a chunk's region, free) receive the next step's stripe's columns there,
+ * if any: the next stripe's trip in overlaps this step's panel. */
+static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
+  int64_t b = L->b, k1 = L->k0 + L->W, w1 = ooc_min64(L->W, L->n - k1);
+  x1 = ooc_min64(x1, w1);
+  if (k1 >= L->n || x1 <= x0) return OOC_OK;
+  ring_ops_t in = {in_take, in_work, NULL};
+  double t0 = ooc_now();
+  L->pc0 = k1;
+  ooc_status_t st = run_pass(L, P_ALL, L->A, (k1 + x0) / b, ooc_cdiv64(k1 + x1, b), &in);
+  L->pc0 = L->k0;
+  L->st->t_in += ooc_now() - t0;
+  return st;
+}
+
 static ooc_status_t panel(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, k0 = L->k0, w = L->w, end = k0 + w;
   int64_t wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
@@ -484,8 +500,13 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
       OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad_next, L->evp[c ^ 1]));
     }
     OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
+    /* the chunk before this one: its update of the others ran before this chunk's getrf, which
+     * the host has synced, and it is back in the store: its region takes the next stripe's */
+    if (a > k0) OOC_TRY(prefetch(L, a - wc - k0, a - k0));
     bad = bad_next;
   }
+  OOC_TRY(prefetch(L, (w - 1) / wc * wc, w)); /* the last chunk's region */
+  L->loaded = k0 + L->W < n;
   return OOC_OK;
 }
 
@@ -546,7 +567,8 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
       OOC_TRY(ooc_tick(L->ctx, "factor", 1.0 / nsteps));
       continue;
     }
-    OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &in));
+    if (!L->loaded) OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &in)); /* else prefetched */
+    L->loaded = 0;
     OOC_TRY(join_qt(L));
     double tb = ooc_now();
     L->applied = 0;

@@ -34,7 +34,9 @@
  *      (d_j = the chunk's end). The first step has nothing to its left: its chunks are gathered
  *      one at a time and factored left-looking inside the stripe as they arrive (the chunks
  *      before each applied to it, then its getrf), so the first stripe's trip in and out
- *      overlaps its own factorization;
+ *      overlaps its own factorization. In the later steps, a chunk's region of P, once back in
+ *      the store and read by no pending update, receives the next step's stripe's columns
+ *      (prefetch), so step 1 of the next step is done by then;
  *   4. after the last step, one pass over the columns before the last chunk applies the swaps
  *      that came after them (ipiv[d_j, n), rows >= d_j), in batches of W / b tile columns
  *      through P, so the store ends in LAPACK's layout (not for LU_SOLVE, below).
