@@ -87,8 +87,8 @@ done:
  * twins). The stripe is what the device holds (lu_device_stripe): the n x W panel and the
  * ring's K n x b twins within the executor's budget, less a margin for getrf's cuSOLVER
  * workspace, evened out over the steps. The host only stages columns:
- * K pinned n x b slots, as many (up to LU_SLOTS) as the workspace the planner reserved for LU's
- * host stripe *W holds (one when it is a single tile column; three once it is two), so the host
+ * K pinned n x b slots, the most (up to LU_SLOTS, at least one) whose bytes with the small arrays
+ * (lu_host_bytes) fit the workspace the planner reserved for LU's host stripe *W, so the host
  * plan's stripe does not bound the GPU's. Not even one tile column on the device: the CPU runs it,
  * with a notice. */
 static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W, int *K) {
