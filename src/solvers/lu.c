@@ -101,9 +101,11 @@ typedef struct lu {
   const lu_args_t *a;
   ooc_exec_t *ex;
   ring_t *ring;
-  int K;                  /* ring slots: 1 on a unified executor (the slot is device memory
-                             there, so nothing overlaps a copy; chol does the same), else
-                             LU_SLOTS */
+  int K;                  /* ring slots: 1 on a unified executor (the slot is its device memory,
+                             so the gather of column q+1 waits for the work on q, as in chol:
+                             a column's gather is ~1/100 of its gemm on a CPU, and a second
+                             n x b slot would narrow the stripe under a tight --host-mem),
+                             else nslots or LU_SLOTS */
   int uni;                /* ex->unified: operations read the slots directly, no twins */
   int QT;                 /* the transfer queue */
   tstore_t *A, *B;
@@ -457,12 +459,6 @@ static ooc_status_t chunk_update(lu_t *L, int64_t d0, int64_t d1, int64_t a, int
   return OOC_OK;
 }
 
-/* Step 3 of lu.h in chunks of the stripe (right-looking inside it, as a blocked getrf): chunk c
- * is factored, its swaps, trsm and gemm update the chunks right of it, and chunk c+1's getrf is
- * queued behind them before the host sends chunk c back to the store through the ring (gets on
- * QT: nothing writes chunk c after its getrf, which the host has synced, and the update only
- * reads it): the host's scatter of a chunk overlaps the device's work on the next. A chunk's columns are final once factored except for the later chunks' swaps below
- * them, which they take lazily like any earlier column (done[] = the chunk's end). */
 /* P's columns [x0, x1) (a chunk's region, free) receive the next step's stripe's columns there,
  * if any: the next stripe's trip in overlaps this step's panel. */
 static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
@@ -478,6 +474,13 @@ static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
   return st;
 }
 
+/* Step 3 of lu.h in chunks of the stripe (right-looking inside it, as a blocked getrf): chunk c
+ * is factored, its swaps, trsm and gemm update the chunks right of it, and chunk c+1's getrf is
+ * queued behind them before the host sends chunk c back to the store through the ring (gets on
+ * QT: nothing writes chunk c after its getrf, which the host has synced, and the update only
+ * reads it): the host's scatter of a chunk overlaps the device's work on the next. A chunk's
+ * columns are final once factored except for the later chunks' swaps below them, which they
+ * take lazily like any earlier column (done[] = the chunk's end). */
 static ooc_status_t panel(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, k0 = L->k0, w = L->w, end = k0 + w;
   int64_t wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
