@@ -484,15 +484,15 @@ static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
 static ooc_status_t panel(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, k0 = L->k0, w = L->w, end = k0 + w;
   int64_t wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
-  int64_t bad = 0, bad_next = 0;
+  int64_t bad[2] = {0, 0}; /* chunk c's info, written when its getrf runs (read after the sync) */
   int c = 0;
-  OOC_TRY(panel_getrf(L, k0, ooc_min64(wc, w), &bad, L->evp[0]));
+  OOC_TRY(panel_getrf(L, k0, ooc_min64(wc, w), &bad[0], L->evp[0]));
   for (int64_t a = k0; a < end; a += wc, c ^= 1) {
     int64_t cw = ooc_min64(wc, end - a), a1 = a + cw, nr = end - a1;
     double t0 = ooc_now();
     OOC_TRY(ex_sync(L->ex, L->evp[c]));
     L->st->t_wait += ooc_now() - t0;
-    OOC_TRY(chunk_pivots(L, a, cw, bad, info));
+    OOC_TRY(chunk_pivots(L, a, cw, bad[c], info));
     if (nr > 0) { /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
       double *R = L->P + (a1 - k0) * n, *C = L->P + (a - k0) * n;
       OOC_TRY(ex_laswp(L->ex, QC, nr, R, n, a, a1, L->ipiv));
@@ -500,13 +500,12 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
       if (n - a1 > 0)
         OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - a1, nr, cw, -1.0, C + a1, n, R + a, n, 1.0,
                         R + a1, n));
-      OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad_next, L->evp[c ^ 1]));
+      OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
     }
     OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
     /* the chunk before this one: its update of the others ran before this chunk's getrf, which
      * the host has synced, and it is back in the store: its region takes the next stripe's */
     if (a > k0) OOC_TRY(prefetch(L, a - wc - k0, a - k0));
-    bad = bad_next;
   }
   OOC_TRY(prefetch(L, (w - 1) / wc * wc, w)); /* the last chunk's region */
   L->loaded = k0 + L->W < n;
