@@ -4,12 +4,13 @@
  * CMake when CUDA is found; not a ctest.
  *   bench_lu_cuda cusolver N              cusolverDnXgetrf of an N x N matrix resident on the
  *                                         device (best of 2): seconds, TFLOP/s at 2n^3/3
- *   bench_lu_cuda factor N TILE GPUMEM [W]
+ *   bench_lu_cuda factor N TILE GPUMEM [W [CHUNK]]
  *                                         the same matrix in a host tile store (all cached: what
  *                                         is timed is the method, the executor and the ring, no
  *                                         HDF5), factored by lu_run on a CUDA executor with
  *                                         --gpu-mem GPUMEM and stripe W (default: the widest the
- *                                         budget holds, whole tiles); then a probe check
+ *                                         budget holds, whole tiles; 0: that) and the
+ *                                         panel's chunk CHUNK (0: LU_CHUNK); then a probe check
  *                                         ||P A t - L (U t)||_1 / (n ||A||_1 ||t||_1 eps) on one
  *                                         random t, streamed from the store on the host
  * The matrix: entries uniform in [-1, 1] from a hash of (i, j), diagonal + n (well conditioned
@@ -161,7 +162,7 @@ static double probe_check(ooc_ctx_t *ctx, tstore_t *F, const int64_t *ipiv, int6
   return r / ((double)n * anorm * (double)n * DBL_EPSILON);
 }
 
-static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W) {
+static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t chunk) {
   ooc_ctx_t *ctx;
   if (ooc_ctx_create(&ctx) != OOC_OK) die(NULL, "context");
   tcache_t *c;
@@ -178,26 +179,28 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W) {
   ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2};
   ooc_exec_t *ex;
   if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
-  if (W <= 0) { /* the panel and the ring's twins (n x b each, lu.h) within the budget, a margin
-                 * for getrf's workspace */
-    int64_t room = ex->budget - ((int64_t)512 << 20) - 8 * (LU_SLOTS + 1) * n * b;
-    W = ooc_max64(b, room / (8 * n) / b * b);
-  }
+  if (W <= 0) W = ooc_max64(b, lu_device_stripe(n, b, ex->budget, LU_SLOTS)); /* as job_lu.c */
   int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
   lu_args_t a = {.A = A, .stripe = W, .ops = ooc_ops_cpu(), .exec = ex, .job = LU_FACTOR,
-                 .ipiv = ipiv};
+                 .ipiv = ipiv, .chunk = chunk};
   lu_stats_t st;
   int64_t info = 0;
   double t0 = tnow();
   if (lu_run(ctx, &a, &st, &info) != OOC_OK) die(ctx, "lu_run");
   double t = tnow() - t0;
-  printf("RESULT lu factor n=%lld tile %lld gpu-mem %.1f GiB: stripe %lld, %lld steps, %.3f s, "
+  printf("RESULT lu factor n=%lld tile %lld chunk %lld gpu-mem %.1f GiB: stripe %lld, %lld steps, "
+         "%.3f s, "
          "%.2f TFLOP/s at 2n^3/3 (host takes %.2f s, puts %.2f s, device waits %.2f s; streamed "
          "%.1f GiB; device peak %.2f GiB; growth %.3g)\n",
-         (long long)n, (long long)b, gpu_mem / 1073741824.0, (long long)ts_stripe(n, b, W),
+         (long long)n, (long long)b, (long long)(chunk > 0 ? chunk : LU_CHUNK),
+         gpu_mem / 1073741824.0, (long long)ts_stripe(n, b, W),
          (long long)st.steps, t, 2.0 * n * n * n / 3.0 / t * 1e-12, st.t_take, st.t_put,
          st.t_wait, st.bytes_streamed / 1073741824.0, ex->stats.dev_peak / 1073741824.0,
          st.growth);
+  printf("RESULT lu factor n=%lld phases: stripe in %.2f s, earlier columns %.2f s, panel getrf "
+         "%.2f s, stripe out %.2f s, final swaps %.2f s; host store copies %.1f GB/s\n",
+         (long long)n, st.t_in, st.t_left, st.t_panel, st.t_out, st.t_fix,
+         st.t_take > 0 ? 1e-9 * st.bytes_streamed / (st.t_take + st.t_put) : 0.0);
   ex_destroy(ex);
   double r = probe_check(ctx, A, ipiv, n);
   printf("RESULT lu factor n=%lld probe ratio ||PAt - LUt|| / (n ||A|| ||t|| eps) = %.3g (%s)\n",
@@ -214,9 +217,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (argc >= 5 && !strcmp(argv[1], "factor")) {
-    run_factor(atoll(argv[2]), atoll(argv[3]), ooc_parse_size(argv[4]), argc > 5 ? atoll(argv[5]) : 0);
+    run_factor(atoll(argv[2]), atoll(argv[3]), ooc_parse_size(argv[4]),
+               argc > 5 ? atoll(argv[5]) : 0, argc > 6 ? atoll(argv[6]) : 0);
     return 0;
   }
-  fprintf(stderr, "usage: bench_lu_cuda cusolver N | factor N TILE GPUMEM [W]\n");
+  fprintf(stderr, "usage: bench_lu_cuda cusolver N | factor N TILE GPUMEM [W [CHUNK]]\n");
   return 2;
 }

@@ -52,38 +52,6 @@ static double *gen_matrix(gen_kind_t kind, int64_t rows, int64_t cols, double le
 /* ---- stores over memory, spilling to the real scratch store ------------------------------ */
 
 typedef struct {
-  const double *M;
-  int64_t ld;
-} memsrc_t;
-
-static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                             double *dst, int64_t ld) {
-  memsrc_t *s = self;
-  for (int64_t j = 0; j < nc; j++)
-    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->ld, (size_t)nr * sizeof(double));
-  return OOC_OK;
-}
-
-typedef struct {
-  ooc_ctx_t *ctx;
-  const char *tag;
-  scratch_t *s;
-} spill_t;
-
-static ooc_status_t sp_open(void *self, size_t slot, void **h) {
-  spill_t *sl = self;
-  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
-  *h = sl->s;
-  return OOC_OK;
-}
-static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
-  return scratch_put(h, id, d, bytes);
-}
-static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
-}
-
-typedef struct {
   ooc_status_t st;
   int64_t info, spills, peak, budget, steps;
   double logdet;
@@ -97,10 +65,11 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   ooc_ctx_t *ctx = tu_ctx();
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
-  memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, mem_read}, srcb = {&mb, mem_read};
-  spill_t sla = {ctx, "cholA", NULL}, slb = {ctx, "cholB", NULL};
-  ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get}, spb = {&slb, sp_open, sp_put, sp_get};
+  tu_memsrc_t ma = {A, n}, mb = {B, n};
+  ooc_source_t srca = {&ma, tu_mem_read}, srcb = {&mb, tu_mem_read};
+  tu_spill_t sla = {ctx, "cholA", NULL}, slb = {ctx, "cholB", NULL};
+  ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get},
+                  spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get};
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, &spb, &sb) == OOC_OK);

@@ -49,38 +49,6 @@
 #define EPS (DBL_EPSILON / 2)
 #define SLACK (64 * 1024)
 
-typedef struct {
-  const double *M;
-  int64_t ld;
-} memsrc_t;
-
-static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                             double *dst, int64_t ld) {
-  memsrc_t *s = self;
-  for (int64_t j = 0; j < nc; j++)
-    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->ld, (size_t)nr * sizeof(double));
-  return OOC_OK;
-}
-
-typedef struct {
-  ooc_ctx_t *ctx;
-  const char *tag;
-  scratch_t *s;
-} spill_t;
-
-static ooc_status_t sp_open(void *self, size_t slot, void **h) {
-  spill_t *sl = self;
-  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
-  *h = sl->s;
-  return OOC_OK;
-}
-static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
-  return scratch_put(h, id, d, bytes);
-}
-static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
-}
-
 static double *rnd(int64_t count, uint64_t seed) {
   double *x = malloc((size_t)(count + 1) * sizeof *x);
   uint64_t s = 0x9E3779B97F4A7C15ULL * (seed + 1);
@@ -107,11 +75,12 @@ static outcome_t run(const ooc_ops_t *ops, int64_t m, int64_t n, int64_t k, int6
   double *A = rnd(m * k, 1), *B = rnd(k * n, 2), *C0 = rnd(m * n, 3);
   if (nan_c)
     for (int64_t i = 0; i < m * n; i++) C0[i] = NAN;
-  memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
-  ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read}, sc = {&mc, mem_read};
-  spill_t la = {ctx, "gA", NULL}, lb = {ctx, "gB", NULL}, lc = {ctx, "gC", NULL};
-  ooc_spill_ops_t pa = {&la, sp_open, sp_put, sp_get}, pb = {&lb, sp_open, sp_put, sp_get},
-                  pc = {&lc, sp_open, sp_put, sp_get};
+  tu_memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
+  ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read}, sc = {&mc, tu_mem_read};
+  tu_spill_t la = {ctx, "gA", NULL}, lb = {ctx, "gB", NULL}, lc = {ctx, "gC", NULL};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get},
+                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get},
+                  pc = {&lc, tu_sp_open, tu_sp_put, tu_sp_get};
   tcache_t *cache = NULL;
   tstore_t *TA = NULL, *TB = NULL, *TC = NULL;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
@@ -256,8 +225,8 @@ static void t_epilogue_cover(void) {
   ooc_ctx_t *ctx = tu_ctx();
   int64_t m = 45, n = 61, k = 33, b = 8;
   double *A = rnd(m * k, 4), *B = rnd(k * n, 5);
-  memsrc_t ma = {A, m}, mb = {B, k};
-  ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read};
+  tu_memsrc_t ma = {A, m}, mb = {B, k};
+  ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read};
   tcache_t *cache = NULL;
   tstore_t *TA, *TB, *TC, *TD;
   CU_ASSERT_FATAL(tcache_create(ctx, 1 << 24, &cache) == OOC_OK);
@@ -279,8 +248,8 @@ static void t_epilogue_cover(void) {
   {
     int64_t m2 = 1300, n2 = 1100, k2 = 3, b2 = 100;
     double *A2 = rnd(m2 * k2, 6), *B2 = rnd(k2 * n2, 7);
-    memsrc_t ma2 = {A2, m2}, mb2 = {B2, k2};
-    ooc_source_t sa2 = {&ma2, mem_read}, sb2 = {&mb2, mem_read};
+    tu_memsrc_t ma2 = {A2, m2}, mb2 = {B2, k2};
+    ooc_source_t sa2 = {&ma2, tu_mem_read}, sb2 = {&mb2, tu_mem_read};
     tstore_t *T2[3];
     CU_ASSERT_FATAL(tstore_create(ctx, cache, m2, k2, b2, &sa2, NULL, &T2[0]) == OOC_OK);
     CU_ASSERT_FATAL(tstore_create(ctx, cache, k2, n2, b2, &sb2, NULL, &T2[1]) == OOC_OK);
@@ -336,9 +305,9 @@ static void t_probe_check(void) {
   double alpha = 1.25, beta = -0.75;
   memcpy(C, C0, (size_t)(m * n) * sizeof *C);
   ooc_ops_cpu()->gemm('N', 'N', m, n, k, alpha, A, m, B, k, beta, C, m);
-  memsrc_t ma = {A, m}, mb = {B, k}, mc0 = {C0, m}, mc = {C, m};
-  ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read}, s0 = {&mc0, mem_read},
-               sc = {&mc, mem_read};
+  tu_memsrc_t ma = {A, m}, mb = {B, k}, mc0 = {C0, m}, mc = {C, m};
+  ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read}, s0 = {&mc0, tu_mem_read},
+               sc = {&mc, tu_mem_read};
   double ratio = -1;
   for (int64_t mem = 4096; mem <= (1 << 22); mem *= 32) { /* strips of 1 column .. all */
     CU_ASSERT(gemm_check(ctx, ooc_ops_cpu(), m, n, k, &sa, &sb, &s0, &sc, alpha, beta, EPS, mem,
@@ -418,8 +387,8 @@ static void t_executor_seam(void) {
           double *R = malloc((size_t)(m * n) * sizeof *R), *C = malloc((size_t)(m * n) * sizeof *C);
           memcpy(R, C0, (size_t)(m * n) * sizeof *R);
           ooc_ops_ref()->gemm('N', 'N', m, n, k, alpha, A, m, B, k, beta, R, m);
-          memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
-          ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read}, sc = {&mc, mem_read};
+          tu_memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
+          ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read}, sc = {&mc, tu_mem_read};
           tcache_t *cache;
           tstore_t *TA, *TB, *TC;
           CU_ASSERT_FATAL(tcache_create(ctx, 1 << 24, &cache) == OOC_OK);
@@ -555,8 +524,8 @@ static void t_cost_model(void) {
       /* the same panels and pieces as gemm_run with the stand-in */
       ooc_ctx_t *ctx = tu_ctx();
       double *A = rnd(sh.m * sh.k, 31), *B = rnd(sh.k * sh.n, 32);
-      memsrc_t ma = {A, sh.m}, mb = {B, sh.k};
-      ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read};
+      tu_memsrc_t ma = {A, sh.m}, mb = {B, sh.k};
+      ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read};
       tcache_t *cache;
       tstore_t *TA, *TB, *TC;
       CU_ASSERT_FATAL(tcache_create(ctx, 1 << 26, &cache) == OOC_OK);

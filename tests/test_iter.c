@@ -36,25 +36,6 @@
 #define EPS (DBL_EPSILON / 2)
 #define SLACK (64 * 1024)
 
-typedef struct {
-  ooc_ctx_t *ctx;
-  const char *tag;
-  scratch_t *s;
-} spill_t;
-
-static ooc_status_t sp_open(void *self, size_t slot, void **h) {
-  spill_t *sl = self;
-  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
-  *h = sl->s;
-  return OOC_OK;
-}
-static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
-  return scratch_put(h, id, d, bytes);
-}
-static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
-}
-
 static uint64_t g_rng = 88172645463325252ULL;
 static double urand(void) { /* [-1, 1) */
   g_rng ^= g_rng << 13;
@@ -104,12 +85,12 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int64_t 
   tcache_t *cache = NULL;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   static const char *tags[5] = {"iA", "iS0", "iS1", "iS2", "iS3"};
-  spill_t sl[5];
+  tu_spill_t sl[5];
   tstore_t *T[5] = {0};
   int ns = iter_stores(method);
   for (int q = 0; q <= ns; q++) {
-    sl[q] = (spill_t){ctx, tags[q], NULL};
-    ooc_spill_ops_t sp = {&sl[q], sp_open, sp_put, sp_get};
+    sl[q] = (tu_spill_t){ctx, tags[q], NULL};
+    ooc_spill_ops_t sp = {&sl[q], tu_sp_open, tu_sp_put, tu_sp_get};
     CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, &sp, &T[q]) == OOC_OK);
   }
   part_t p = ts_rows(T[0]);

@@ -3,16 +3,20 @@
  * a matrix in memory, spill = the real scratch store in tu_tmpdir()), on the host executor over
  * the cpu and ref kernels.
  * - factor: ||PA - LU||_1 / (n ||A||_1 eps) < 30 and the pivots equal LAPACK's dgetrf's; the
- *   logdet and the determinant's sign equal dgetrf's (relative 1e-10); growth >= 1 reported;
+ *   logdet and the determinant's sign equal dgetrf's (relative 1e-10); the growth equals
+ *   max|U| / max|A| of the result;
  * - solve (1 and 13 right-hand sides, several RHS stripes): HPL ratio < 16; solve from the
- *   factors (LU_SOLVE_FACTORED) gives the same X bit for bit;
+ *   factors (LU_SOLVE_FACTORED): HPL ratio < 16 and X within 1e-11 max|X| of the solve's (not
+ *   bit for bit: the solve takes the late swaps lazily, so its gemms order rows differently);
  * - inverse (LU_INVERT + lu_inverse_perm): ||I - A X||_1 / (n ||A||_1 ||X||_1 eps) < 30;
  * for n in {1, 2, 3, 50, 130}, tiles 1 (n <= 3), 7, 64, n, stripes of one tile, three tiles
- * and n, in core and out of core (cache < 1/4 of the matrix: spills are asserted), with the host
+ * and n, the panel in chunks of 2 tiles (in core) and 1 (out of core), in core and out of core (cache < 1/4 of the matrix: spills are asserted), with the host
  * peak within cache + lu_workspace_bytes + the stores' overhead + slack;
  * - singular: a zero column z gives OOC_ERR_SINGULAR with info = z + 1 (LAPACK's), a column
  *   whose pivot is tiny relative to its norm the eps message; a zero on a factor's diagonal too;
  * - an executor given by the caller (1 and 3 queues): the same ratios, its buffers all freed;
+ * - the strict host executor (not unified, delayed, NaN-poisoned gets), 1 to 3 ring slots, tiles
+ *   1/7/64/n, stripes of 1, 2.5 (asked) and n/b tiles, in and out of core: the same ratios;
  * - fault loop: the Nth host allocation fails, N = 1, 2, ... until the solve succeeds: each
  *   failure is OOC_ERR_NOMEM, nothing leaks (tu_ctx_done), the last run is right.
  */
@@ -32,48 +36,6 @@
 #define EPS (DBL_EPSILON / 2)
 #define SLACK (64 * 1024)
 
-static double *rand_matrix(int64_t rows, int64_t cols, uint64_t seed) {
-  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
-  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
-  for (int64_t i = 0; i < rows * cols; i++) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    A[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-  }
-  return A;
-}
-
-typedef struct {
-  const double *M;
-  int64_t ld;
-} memsrc_t;
-
-static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                             double *dst, int64_t ld) {
-  memsrc_t *s = self;
-  for (int64_t j = 0; j < nc; j++)
-    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->ld, (size_t)nr * sizeof(double));
-  return OOC_OK;
-}
-
-typedef struct {
-  ooc_ctx_t *ctx;
-  const char *tag;
-  scratch_t *s;
-} spill_t;
-
-static ooc_status_t sp_open(void *self, size_t slot, void **h) {
-  spill_t *sl = self;
-  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
-  *h = sl->s;
-  return OOC_OK;
-}
-static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
-  return scratch_put(h, id, d, bytes);
-}
-static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
-}
-
 typedef struct {
   ooc_status_t st;
   int64_t info, spills, peak, budget;
@@ -85,8 +47,11 @@ typedef struct {
 } outcome_t;
 
 /* The executor given to lu_run (NULL: lu_run makes its own); g_exec_queues > 0: a host
- * executor with that many queues, created per run. */
-static int g_exec_queues;
+ * executor with that many queues, created per run; strict (g_strict) with g_nslots ring slots
+ * (exec.h: not unified, delayed, NaN-poisoned gets: every column must really travel through the
+ * slots, the twins and back, in order, as on a GPU). */
+static int g_exec_queues, g_strict, g_nslots;
+static int64_t g_chunk; /* the panel's chunk width (lu_args_t.chunk; 0: LU_CHUNK) */
 
 /* One lu_run of `job` on A [B] with tile b, stripe W, cache cap; ipiv_in for SOLVE_FACTORED.
  * fault_at > 0: the fault_at-th host allocation fails (once). */
@@ -97,10 +62,11 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   ooc_ctx_t *ctx = tu_ctx();
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
-  memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, mem_read}, srcb = {&mb, mem_read};
-  spill_t sla = {ctx, "luA", NULL}, slb = {ctx, "luB", NULL};
-  ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get}, spb = {&slb, sp_open, sp_put, sp_get};
+  tu_memsrc_t ma = {A, n}, mb = {B, n};
+  ooc_source_t srca = {&ma, tu_mem_read}, srcb = {&mb, tu_mem_read};
+  tu_spill_t sla = {ctx, "luA", NULL}, slb = {ctx, "luB", NULL};
+  ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get},
+                  spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get};
   int64_t mb_cols = job == LU_INVERT ? n : m;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
@@ -109,17 +75,22 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
                                   &spb, &sb) == OOC_OK);
   r.budget = cap + lu_workspace_bytes(n, b, W, mb_cols) + tstore_overhead_bytes(n, n, b) +
              (sb ? tstore_overhead_bytes(n, mb_cols, b) : 0) + SLACK + 8 * n;
+  if (g_strict) /* the ring's other slots and the device twins of all of them (n x b each) */
+    r.budget += 2 * 8 * LU_SLOTS * n * b + ex_host_bytes(g_exec_queues) + SLACK;
   double *cn = calloc((size_t)n + 1, sizeof *cn);
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < n; i++) cn[j] += fabs(A[i + j * n]);
   r.ipiv = malloc((size_t)(n + 1) * sizeof *r.ipiv);
   if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
   lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
-                    .ipiv = r.ipiv};
+                    .ipiv = r.ipiv, .chunk = g_chunk};
   ooc_exec_t *ex = NULL;
   if (g_exec_queues > 0) {
-    CU_ASSERT_FATAL(ex_host_create(ctx, ops, g_exec_queues, 0, &ex) == OOC_OK);
+    ooc_status_t xs = g_strict ? ex_host_create_strict(ctx, ops, g_exec_queues, 0, 2, &ex)
+                               : ex_host_create(ctx, ops, g_exec_queues, 0, &ex);
+    CU_ASSERT_FATAL(xs == OOC_OK);
     args.exec = ex;
+    args.nslots = g_nslots;
   }
   if (fault_at > 0) ooc_fault_arm(ctx, OOC_FAULT_ALLOC, fault_at, 0, 0);
   r.st = lu_run(ctx, &args, &r.stats, &r.info);
@@ -208,6 +179,7 @@ static lapack_int lapack_lu(const double *A, int64_t n, int64_t *ipiv, double *l
 }
 
 static const ooc_ops_t *OPS[2];
+static double g_maxdiff; /* max |X_factored - X_solve| / max |X_solve| seen */
 
 static void full_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t b, int64_t W,
                       int ooc) {
@@ -239,6 +211,17 @@ static void full_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t 
   CU_ASSERT(fabs(f.stats.logdet - ld) <= 1e-10 * fmax(1, fabs(ld)));
   CU_ASSERT_EQUAL(f.stats.sign, sg);
   CU_ASSERT(f.stats.growth >= 1.0 - 1e-12);
+  { /* the growth is max|U| / max|A| of the result (the scans of the slots, lu.c) */
+    double um = 0, am = 0;
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < n; i++) {
+        am = fmax(am, fabs(A[i + j * n]));
+        if (i <= j) um = fmax(um, fabs(f.LU[i + j * n]));
+      }
+    CU_ASSERT(f.stats.growth == um / am);
+    if (f.stats.growth != um / am) LOG("\n  %s: growth %.17g, expected %.17g\n", what,
+                                       f.stats.growth, um / am);
+  }
   CU_ASSERT(f.peak <= f.budget);
   if (!(f.peak <= f.budget)) LOG("\n  %s: peak %lld > budget %lld\n", what, (long long)f.peak,
                                  (long long)f.budget);
@@ -248,7 +231,7 @@ static void full_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t 
   int64_t ms[] = {1, 13};
   for (int k = 0; k < 2; k++) {
     int64_t m = ms[k];
-    double *B = rand_matrix(n, m, 100 + m);
+    double *B = tu_rand_matrix(n, m, 100 + m);
     outcome_t s = run(ops, LU_SOLVE, A, n, B, m, b, W, cap, NULL, 0);
     CU_ASSERT_EQUAL(s.st, OOC_OK);
     if (s.st == OOC_OK) {
@@ -258,8 +241,18 @@ static void full_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_t 
       CU_ASSERT(s.peak <= s.budget);
       outcome_t g = run(ops, LU_SOLVE_FACTORED, f.LU, n, B, m, b, W, cap, f.ipiv, 0);
       CU_ASSERT_EQUAL(g.st, OOC_OK);
-      if (g.st == OOC_OK)
-        CU_ASSERT(memcmp(g.X, s.X, (size_t)(n * m) * sizeof(double)) == 0);
+      if (g.st == OOC_OK) { /* the solve takes the factor's late swaps lazily (lu.h), so its
+                               * gemms see rows in another order: equal up to rounding */
+        double gr = tu_solve_ratio(n, m, A, g.X, B, EPS), dx = 0, xm = 0;
+        CU_ASSERT(gr < 16);
+        for (int64_t i = 0; i < n * m; i++) {
+          dx = fmax(dx, fabs(g.X[i] - s.X[i]));
+          xm = fmax(xm, fabs(s.X[i]));
+        }
+        CU_ASSERT(dx <= 1e-11 * xm);
+        if (!(dx <= 1e-11 * xm)) LOG("\n  %s: factored solve differs by %g of %g\n", what, dx, xm);
+        g_maxdiff = fmax(g_maxdiff, xm > 0 ? dx / xm : dx);
+      }
       done(&g);
     } else {
       LOG("\n  %s: solve %s\n", what, s.err);
@@ -294,7 +287,7 @@ static void t_ratios(void) {
   for (int o = 0; o < 2; o++)
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
       int64_t n = sizes[si];
-      double *A = rand_matrix(n, n, (uint64_t)n);
+      double *A = tu_rand_matrix(n, n, (uint64_t)n);
       int64_t tiles[] = {1, 7, 64, n};
       for (int t = 0; t < 4; t++) {
         int64_t b = ooc_min64(tiles[t], n);
@@ -305,6 +298,7 @@ static void t_ratios(void) {
           if (w > 0 && ts_stripe(n, b, Ws[w]) == ts_stripe(n, b, Ws[w - 1])) continue;
           for (int ooc = 0; ooc < 2; ooc++) {
             if (ooc && n < 50) continue;
+            g_chunk = ooc ? b : 2 * b; /* the panel in chunks of 1 and 2 tiles */
             full_case(OPS[o], A, n, b, Ws[w], ooc);
             cases++;
           }
@@ -312,14 +306,17 @@ static void t_ratios(void) {
       }
       free(A);
     }
-  printf("[%d configurations: factor, 2 solves, 2 factored solves, inverse each] ", cases);
+  g_chunk = 0;
+  printf("[%d configurations: factor, 2 solves, 2 factored solves, inverse each; factored solves "
+         "within %.2g of the solves] ", cases, g_maxdiff);
 }
 
 static void t_singular(void) {
   for (int o = 0; o < 2; o++) {
+    g_chunk = o ? 7 : 0; /* the zero columns in a later chunk of the panel, or in its only one */
     int64_t n = 40, zs[] = {0, 17, 39};
     for (int k = 0; k < 3; k++) {
-      double *A = rand_matrix(n, n, 5);
+      double *A = tu_rand_matrix(n, n, 5);
       for (int64_t i = 0; i < n; i++) A[i + zs[k] * n] = 0;
       outcome_t r = run(OPS[o], LU_FACTOR, A, n, NULL, 0, 7, 14, (int64_t)1 << 30, NULL, 0);
       CU_ASSERT_EQUAL(r.st, OOC_ERR_SINGULAR);
@@ -341,7 +338,7 @@ static void t_singular(void) {
     }
     /* a factor file with a zero on U's diagonal */
     int64_t n2 = 20;
-    double *F = rand_matrix(n2, n2, 8), *B = rand_matrix(n2, 2, 9);
+    double *F = tu_rand_matrix(n2, n2, 8), *B = tu_rand_matrix(n2, 2, 9);
     int64_t *ip = malloc((size_t)n2 * sizeof *ip);
     for (int64_t i = 0; i < n2; i++) ip[i] = i;
     F[11 + 11 * n2] = 0;
@@ -358,13 +355,14 @@ static void t_singular(void) {
     free(F);
     free(B);
   }
+  g_chunk = 0;
 }
 
 /* An executor given by the caller (as the pipeline will pass the CUDA one): one queue (copies and
  * products in one order) and three; the same ratios. */
 static void t_given_exec(void) {
   int64_t n = 90;
-  double *A = rand_matrix(n, n, 21);
+  double *A = tu_rand_matrix(n, n, 21);
   for (int q = 1; q <= 3; q += 2) {
     g_exec_queues = q;
     full_case(OPS[0], A, n, 16, 32, 1);
@@ -374,9 +372,74 @@ static void t_given_exec(void) {
   free(A);
 }
 
+/* The strict host executor (as the GPU runs it: K pinned n x b slots, their device twins, copies
+ * on a second queue): tiles 1, 7, 64 and n, stripes of one tile, of 2.5 tiles asked (two run)
+ * and n, 1 to 3 ring slots, in core and out of core, 13 right-hand sides over stripes narrower
+ * than them; the same ratios and pivots as the CPU path. */
+static void t_strict(void) {
+  static const int64_t sizes[] = {3, 50, 130};
+  int cases = 0;
+  g_exec_queues = 2;
+  g_strict = 1;
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si];
+    double *A = tu_rand_matrix(n, n, (uint64_t)n + 7);
+    int64_t tiles[] = {1, 7, 64, n};
+    for (int t = 0; t < 4; t++) {
+      int64_t b = ooc_min64(tiles[t], n);
+      if (tiles[t] == 1 && n > 3) continue;
+      if (t > 0 && b == ooc_min64(tiles[t - 1], n)) continue;
+      int64_t Ws[] = {b, 5 * b / 2, n};
+      for (int w = 0; w < 3; w++) {
+        if (w > 0 && ts_stripe(n, b, Ws[w]) == ts_stripe(n, b, Ws[w - 1])) continue;
+        g_nslots = 1 + (int)((t + w) % 3);
+        g_chunk = (1 + w % 2) * b; /* panel chunks of 1 or 2 tiles: their gets overlap */
+        full_case(OPS[(t + w) % 2], A, n, b, Ws[w], n >= 50 && w != 1);
+        cases++;
+      }
+    }
+    free(A);
+  }
+  g_exec_queues = g_strict = g_nslots = 0;
+  g_chunk = 0;
+  printf("[%d configurations on the strict executor] ", cases);
+}
+
+/* A column slot large enough (n b >= 2^22 elements) that the growth's scans run on threads:
+ * growth and pivots as the small cases assert them. */
+static void t_big_scan(void) {
+  int64_t n = 2048;
+  double *A = tu_rand_matrix(n, n, 77);
+  outcome_t f = run(OPS[0], LU_FACTOR, A, n, NULL, 0, n, n, (int64_t)1 << 40, NULL, 0);
+  CU_ASSERT_EQUAL_FATAL(f.st, OOC_OK);
+  double um = 0, am = 0;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) {
+      am = fmax(am, fabs(A[i + j * n]));
+      if (i <= j) um = fmax(um, fabs(f.LU[i + j * n]));
+    }
+  CU_ASSERT(f.stats.growth == um / am);
+  int64_t *lp = malloc((size_t)n * sizeof *lp);
+  double ld;
+  int sg;
+  CU_ASSERT_FATAL(lapack_lu(A, n, lp, &ld, &sg) == 0);
+  CU_ASSERT(memcmp(lp, f.ipiv, (size_t)n * sizeof *lp) == 0);
+  double ninf = 0; /* ||A||_inf from the row sums the scan adds up */
+  for (int64_t i = 0; i < n; i++) {
+    double r = 0;
+    for (int64_t j = 0; j < n; j++) r += fabs(A[i + j * n]);
+    ninf = fmax(ninf, r);
+  }
+  CU_ASSERT(fabs(f.stats.norm_inf - ninf) <= 1e-12 * ninf);
+  printf("[n = %lld, growth %.3f] ", (long long)n, f.stats.growth);
+  free(lp);
+  done(&f);
+  free(A);
+}
+
 static void t_fault(void) {
   int64_t n = 60, b = 8, W = 16, m = 3;
-  double *A = rand_matrix(n, n, 11), *B = rand_matrix(n, m, 12);
+  double *A = tu_rand_matrix(n, n, 11), *B = tu_rand_matrix(n, m, 12);
   int64_t cap = 8 * n * n / 5;
   int64_t at;
   int failures = 0;
@@ -407,6 +470,8 @@ int main(void) {
       {"factor/solve/inverse ratios, pivots, logdet vs LAPACK, in and out of core", t_ratios},
       {"singular: zero columns (LAPACK's info), tiny pivots, bad factor files", t_singular},
       {"an executor given by the caller, 1 and 3 queues", t_given_exec},
+      {"the strict host executor: columns through slots, twins and back, 1 to 3 slots", t_strict},
+      {"growth and ||A||_inf scanned on threads (a 2048 x 2048 column slot)", t_big_scan},
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
       {NULL, NULL}};
   return tu_run("lu", tests);

@@ -15,6 +15,7 @@
 
 #include "gen/gen.h"
 #include "io/h5mat.h"
+#include "io/scratch.h"
 
 static char g_tmpdir[512];
 
@@ -247,4 +248,37 @@ double *tu_read_store(struct tstore *ts, int64_t ld) {
     for (int64_t ti = 0; ti < pr.count; ti++)
       CU_ASSERT(ts_read(ts, ti, tj, R + part_start(pr, ti) + part_start(pc, tj) * ld, ld) == OOC_OK);
   return R;
+}
+
+/* ---- tile stores over memory --------------------------------------------------------------- */
+
+ooc_status_t tu_mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
+                         int64_t ld) {
+  tu_memsrc_t *s = self;
+  for (int64_t j = 0; j < nc; j++)
+    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->ld, (size_t)nr * sizeof(double));
+  return OOC_OK;
+}
+
+ooc_status_t tu_sp_open(void *self, size_t slot, void **h) {
+  tu_spill_t *sl = self;
+  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
+  *h = sl->s;
+  return OOC_OK;
+}
+ooc_status_t tu_sp_put(void *h, int64_t id, const void *d, size_t bytes) {
+  return scratch_put(h, id, d, bytes);
+}
+ooc_status_t tu_sp_get(void *h, int64_t id, void *d, size_t bytes) {
+  return scratch_get(h, id, d, bytes);
+}
+
+double *tu_rand_matrix(int64_t rows, int64_t cols, uint64_t seed) {
+  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (int64_t i = 0; A && i < rows * cols; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    A[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+  }
+  return A;
 }

@@ -55,6 +55,31 @@ void tu_write_matrix(const char *file, const char *dset, int64_t rows, int64_t c
 uint64_t tu_file_hash(const char *path);
 int tu_file_exists(const char *path);
 
+/* Tile stores over memory for the solver suites (test_lu, test_chol, test_gemm, test_iter):
+ * - tu_memsrc_t + tu_mem_read: a column-major matrix (ld) as a store's source,
+ *   ooc_source_t src = {&m, tu_mem_read};
+ * - tu_spill_t + tu_sp_open/tu_sp_put/tu_sp_get: spilling to the real scratch store in
+ *   tu_tmpdir() under `tag`, ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get}; the
+ *   caller closes sl.s (scratch_close) after destroying the store;
+ * - tu_rand_matrix: rows x cols entries uniform in [-0.5, 0.5) from `seed` (one spare element);
+ *   the caller frees it. */
+typedef struct {
+  const double *M;
+  int64_t ld;
+} tu_memsrc_t;
+ooc_status_t tu_mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
+                         int64_t ld);
+struct scratch;
+typedef struct {
+  ooc_ctx_t *ctx;
+  const char *tag;
+  struct scratch *s;
+} tu_spill_t;
+ooc_status_t tu_sp_open(void *self, size_t slot, void **h);
+ooc_status_t tu_sp_put(void *h, int64_t id, const void *d, size_t bytes);
+ooc_status_t tu_sp_get(void *h, int64_t id, void *d, size_t bytes);
+double *tu_rand_matrix(int64_t rows, int64_t cols, uint64_t seed);
+
 /* Every tile of a store, read (not taken) into a new column-major buffer with leading dimension
  * ld >= its rows (one spare element, so an empty store still gets a buffer); each read is
  * asserted. The caller frees it. */

@@ -84,20 +84,22 @@ done:
 }
 
 /* The GPU: LU on the CUDA executor (two queues: arithmetic, copies into the ring's device
- * twins). The stripe is what the device holds: the n x W panel and the ring's n x b twins (lu.h)
- * within the executor's budget, less a margin for getrf's cuSOLVER workspace, which the
- * executor takes from --gpu-mem beside the budget (exec_cuda.h); the host only stages tiles, so
- * the host plan's stripe does not bound it. Not even one tile column: the CPU runs it, with a
- * notice. */
-#define LU_GPU_WS_MARGIN ((int64_t)512 << 20)
-static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W) {
+ * twins). The stripe is what the device holds (lu_device_stripe): the n x W panel and the
+ * ring's K n x b twins within the executor's budget, less a margin for getrf's cuSOLVER
+ * workspace, evened out over the steps. The host only stages columns:
+ * K pinned n x b slots, the most (up to LU_SLOTS, at least one) whose bytes with the small arrays
+ * (lu_host_bytes) fit the workspace the planner reserved for LU's host stripe *W, so the host
+ * plan's stripe does not bound the GPU's. Not even one tile column on the device: the CPU runs it,
+ * with a notice. */
+static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W, int *K) {
   ooc_report_t *r = j->rep;
-  int64_t n = j->n, b = j->b;
+  int64_t n = j->n, b = j->b, reserved = lu_workspace_bytes(n, b, *W, j->m);
   ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 2, .trace = j->o.trace};
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
-  int64_t room = (*out)->budget - LU_GPU_WS_MARGIN - 8 * (LU_SLOTS + 1) * n * b;
-  int64_t Wd = room >= 8 * n * b ? ts_stripe(n, b, room / (8 * n) / b * b) : 0;
-  if (Wd < b && Wd < n) {
+  int k = LU_SLOTS;
+  while (k > 1 && lu_host_bytes(n, b, n, k) > reserved) k--;
+  int64_t Wd = lu_device_stripe(n, b, (*out)->budget, k);
+  if (Wd == 0) {
     char bu[32];
     ooc_warn(r->warnings, sizeof r->warnings, "lu: --gpu-mem leaves %s for LU's panel, less than "
              "one tile column (n = %lld, tile %lld): running on the CPU",
@@ -109,6 +111,7 @@ static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W) {
     return OOC_OK;
   }
   *W = Wd;
+  *K = k;
   return OOC_OK;
 }
 
@@ -137,11 +140,12 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
                     j->B ? " (or solve with --method gj)" : "");
   }
   ooc_exec_t *gx = NULL;
-  if (j->cuda) OOC_TRY(lu_gpu_exec(j, &gx, &W));
+  int K = 0;
+  if (j->cuda) OOC_TRY(lu_gpu_exec(j, &gx, &W, &K));
   r->stripe = W;
   lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = W,
                  .ops = j->ops, .exec = gx, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
-                 .ipiv = j->ipiv};
+                 .ipiv = j->ipiv, .nslots = K};
   lu_stats_t s;
   ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
   if (gx) {

@@ -1,18 +1,21 @@
 /* lu.c: LU with partial pivoting out of core, on the executor and the ring. See lu.h for the
  * algorithm, flops and I/O.
  *
- * Everything moves through the ring a tile at a time (slots of b x b): the stripe in and out,
- * the earlier tile columns (read only, never re-pivoted: the stripe's panel P takes the earlier
- * steps' row swaps group by group instead, lu.h), the right-hand sides. So the host needs only
- * K tiles of staging besides the panel, whatever n. Queue QC runs the arithmetic in order; QT (a
- * second queue when the executor has one) the copies into the slots' device twins, so that a
- * tile's transfer overlaps the products of the tiles before it. */
+ * Everything moves through the ring a tile column at a time (slots of n x b, ld n, rows at their
+ * global offsets; the tile cache's copy threads gather and scatter a column as one batch): the
+ * stripe in and out, the earlier tile columns (read only, never re-pivoted: the stripe's panel P
+ * takes the earlier steps' row swaps group by group instead, lu.h), the right-hand sides. Each
+ * streamed column costs the device one trsm and one gemm over all the rows it reaches. Queue QC
+ * runs the arithmetic in order; QT (a second queue when the executor has one) the copies into
+ * the slots' device twins, so that a column's transfer overlaps the products of the columns
+ * before it. */
 #include "solvers/lu.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "base/parloop.h"
 #include "exec/ring.h"
 
 enum { QC = 0 };
@@ -32,8 +35,30 @@ int64_t lu_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   W = ts_stripe(n, b, W);
-  return 8 * n * W + 8 * LU_SLOTS * b * b + ring_host_bytes(LU_SLOTS, b, b) +
-         small_bytes(n, b, W) + LU_EXEC_BYTES;
+  /* the host executor is unified: one ring slot (n x b), no device twins */
+  return 8 * n * W + ring_host_bytes(1, n, b) + small_bytes(n, b, W) + LU_EXEC_BYTES;
+}
+
+int64_t lu_host_bytes(int64_t n, int64_t b, int64_t W, int K) {
+  if (n <= 0) return 0;
+  b = ooc_min64(b, n);
+  W = ts_stripe(n, b, W);
+  return ring_host_bytes(K, n, b) + small_bytes(n, b, W);
+}
+
+int64_t lu_device_stripe(int64_t n, int64_t b, int64_t budget, int K) {
+  if (n <= 0) return 0;
+  b = ooc_min64(b, n);
+  int64_t room = budget - LU_DEV_MARGIN - 8 * K * n * b;
+  if (room < 8 * n * ooc_min64(b, n)) return 0;
+  int64_t W = room / (8 * n);
+  if (W >= n) return n;
+  W = W / b * b;
+  if (W < b) return 0;
+  /* as many steps as W needs, then as even as whole tiles allow: a short last step would read
+   * every earlier column for a few columns of work */
+  int64_t tiles = ooc_cdiv64(n, b), steps = ooc_cdiv64(tiles, W / b);
+  return ts_stripe(n, b, ooc_cdiv64(tiles, steps) * b);
 }
 
 void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm) {
@@ -62,10 +87,12 @@ void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm) {
 
 /* ---- state ------------------------------------------------------------------------------ */
 
-/* The tiles a ring pass visits, in order (the cursor moves one tile per item):
+/* The items of a ring pass are tile columns; each moves a range of its tile rows as one n x b
+ * slot (ld n, rows at their global offsets), gathered or scattered by the tile cache's copy
+ * threads in one batch (ts_*_tiles):
  *   ALL    tile columns [c_lo, c_hi), every tile row (the stripe, the right-hand sides);
- *   LOWER  tile columns [c_lo, c_hi), rows from the diagonal down (L: diagonal tile first);
- *   UPPER  tile columns c_hi-1 down to c_lo, rows from the diagonal up (U: diagonal first);
+ *   LOWER  tile columns [c_lo, c_hi), rows from the diagonal down (L: one trsm + one gemm);
+ *   UPPER  tile columns c_hi-1 down to c_lo, rows from the top to the diagonal (U: the same);
  *   FIX    tile columns [c_lo, c_hi), rows from done[tj] / b down (the last swaps). */
 enum { P_ALL, P_LOWER, P_UPPER, P_FIX };
 
@@ -74,12 +101,18 @@ typedef struct lu {
   const lu_args_t *a;
   ooc_exec_t *ex;
   ring_t *ring;
+  int K;                  /* ring slots: 1 on a unified executor (the slot is its device memory,
+                             so the gather of column q+1 waits for the work on q, as in chol:
+                             a column's gather is ~1/100 of its gemm on a CPU, and a second
+                             n x b slot would narrow the stripe under a tight --host-mem),
+                             else nslots or LU_SLOTS */
+  int uni;                /* ex->unified: operations read the slots directly, no twins */
   int QT;                 /* the transfer queue */
   tstore_t *A, *B;
   part_t p;               /* rows = cols partition of A (and B's rows) */
   int64_t n, b, W, nt;
   double *P;              /* device n x W, ld n, global rows */
-  double *D[LU_SLOTS];    /* device twins of the ring slots, b x b, ld b */
+  double *D[LU_SLOTS];    /* device twins of the ring slots, n x b, ld n (NULL when unified) */
   ex_event_t *evput[LU_SLOTS], *ev;
   int64_t *ipiv;          /* the caller's, global 0-based */
   int64_t *loc;           /* getrf's local pivots (W) */
@@ -89,18 +122,23 @@ typedef struct lu {
                              the swaps ipiv[0, done)) */
   lu_stats_t *st;
   double amax, umax;      /* for the growth */
-  /* the pass: its tiles, the cursor, each slot's tile */
+  /* the pass */
   int kind;
   tstore_t *S;            /* the store the pass moves (A or B) */
-  int64_t c_lo, c_hi, ti, tj;
-  int64_t sti[LU_SLOTS], stj[LU_SLOTS];
+  int64_t c_lo, c_hi;
   int64_t applied;        /* left: P holds the swaps ipiv[0, applied) */
   int64_t pc0;            /* column of the store at P's column 0 (stripe k0, RHS r0, fix c0) */
-  int64_t pcol_end;       /* first store column past P's (for ALL passes of B: r1) */
   int64_t k0, w;          /* factor step */
   int64_t mw;             /* solve: RHS columns in P */
   int64_t zero_col;       /* SOLVE_FACTORED: first zero on U's diagonal (-1 none, -2 not looked) */
   int invert;
+  int64_t chunk;          /* the panel's chunk width (whole tiles, at least one) */
+  ex_event_t *evp[2];     /* chunk c's getrf done (alternating) */
+  int loaded;             /* P already holds the next step's stripe (panel's prefetch) */
+  int outq;               /* the queue of an out pass's gets: QC, or QT for the panel's chunks
+                             (final once their getrf has run, which the host has synced) */
+  double logdet;
+  int sign;
 } lu_t;
 
 static int64_t cstart(const lu_t *L, int64_t j) { return part_start(L->p, j); }
@@ -108,33 +146,18 @@ static int64_t clen(const lu_t *L, int64_t j) { return part_len(L->p, j); }
 static int64_t ccols(const lu_t *L, int64_t j) { return part_len(ts_cols(L->S), j); }
 static int64_t cstart_s(const lu_t *L, int64_t j) { return part_start(ts_cols(L->S), j); }
 
-static int64_t row0(const lu_t *L, int64_t tj) {
-  return L->kind == P_LOWER ? tj : L->kind == P_FIX ? L->done[tj] / L->b : 0;
+/* Item q's tile column. */
+static int64_t item_col(const lu_t *L, int64_t q) {
+  return L->kind == P_UPPER ? L->c_hi - 1 - q : L->c_lo + q;
 }
 
-static int64_t pass_items(lu_t *L) {
-  int64_t c = 0;
-  for (int64_t tj = L->c_lo; tj < L->c_hi; tj++)
-    c += L->kind == P_UPPER ? tj + 1 : L->nt - row0(L, tj);
-  return c;
-}
-
-/* Item q's tile into the cursor and its slot's record (items come in order, one take each). */
-static void advance(lu_t *L, int64_t q) {
-  if (q == 0) {
-    L->tj = L->kind == P_UPPER ? L->c_hi - 1 : L->c_lo;
-    L->ti = L->kind == P_UPPER ? L->tj : row0(L, L->tj);
-  } else if (L->kind == P_UPPER) {
-    if (--L->ti < 0) {
-      L->tj--;
-      L->ti = L->tj;
-    }
-  } else if (++L->ti >= L->nt) {
-    L->tj++;
-    L->ti = row0(L, L->tj);
-  }
-  L->sti[q % LU_SLOTS] = L->ti;
-  L->stj[q % LU_SLOTS] = L->tj;
+/* The tile rows [*t0, *t1) item column tj moves, and their element rows [*r0, *r1). */
+static void item_rows(const lu_t *L, int64_t tj, int64_t *t0, int64_t *t1, int64_t *r0,
+                      int64_t *r1) {
+  *t0 = L->kind == P_LOWER ? tj : L->kind == P_FIX ? L->done[tj] / L->b : 0;
+  *t1 = L->kind == P_UPPER ? tj + 1 : L->nt;
+  *r0 = cstart(L, *t0);
+  *r1 = *t1 > *t0 ? cstart(L, *t1 - 1) + clen(L, *t1 - 1) : *r0;
 }
 
 static ooc_status_t run_pass(lu_t *L, int kind, tstore_t *S, int64_t c_lo, int64_t c_hi,
@@ -143,22 +166,28 @@ static ooc_status_t run_pass(lu_t *L, int kind, tstore_t *S, int64_t c_lo, int64
   L->S = S;
   L->c_lo = c_lo;
   L->c_hi = c_hi;
-  int64_t items = c_hi > c_lo ? pass_items(L) : 0;
   ring_stats_t before = L->ring->stats;
-  ooc_status_t st = ring_run(L->ring, items, ops, L);
+  ooc_status_t st = ring_run(L->ring, ooc_max64(0, c_hi - c_lo), ops, L);
   L->st->t_take += L->ring->stats.t_take - before.t_take;
   L->st->t_put += L->ring->stats.t_put - before.t_put;
   L->st->t_wait += L->ring->stats.t_wait - before.t_wait;
   return st;
 }
 
-/* The slot's tile into its device twin; QC waits for the copy. */
-static ooc_status_t to_twin(lu_t *L, int s, const double *slot, int64_t bi, int64_t bj) {
-  OOC_TRY(ex_put(L->ex, L->QT, bi, bj, slot, L->b, L->D[s], L->b));
+/* Rows [r0, r1) of slot s (ld n) where QC reads them: its device twin after a put on QT that QC
+ * waits for, or the slot itself on a unified executor. */
+static ooc_status_t to_twin(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1,
+                            int64_t bj, const double **dev) {
+  if (L->uni) {
+    *dev = slot;
+    return OOC_OK;
+  }
+  OOC_TRY(ex_put(L->ex, L->QT, r1 - r0, bj, slot + r0, L->n, L->D[s] + r0, L->n));
   if (L->QT != QC) {
     OOC_TRY(ex_record(L->ex, L->QT, L->evput[s]));
     OOC_TRY(ex_wait(L->ex, QC, L->evput[s]));
   }
+  *dev = L->D[s];
   return OOC_OK;
 }
 
@@ -178,111 +207,164 @@ static ooc_status_t join_qt(lu_t *L) {
   return ex_wait(L->ex, QC, L->evput[0]);
 }
 
-/* Where tile (ti, tj) of the pass's store sits in P. */
-static double *in_panel(lu_t *L, int64_t ti, int64_t tj) {
-  return L->P + cstart(L, ti) + (cstart_s(L, tj) - L->pc0) * L->n;
+/* Where row r0 of item column tj of the pass's store sits in P. */
+static double *in_panel(lu_t *L, int64_t r0, int64_t tj) {
+  return L->P + r0 + (cstart_s(L, tj) - L->pc0) * L->n;
 }
 
-/* ---- tiles into P and back (the stripe, the fixes, the right-hand sides) ------------------ */
+/* ---- host scans of a column slot: max |a| and the row sums of the input, max |u| ----------- */
+
+/* Rows [r0, r1) of bj columns (global column c0 first) of a slot (ld n), in row chunks on a few
+ * threads when the slot is large (a column at n = 65536 is 0.5 GiB: one thread would take as long
+ * as the copies that gathered it). upper: only rows i <= column (U's part of the stripe), else
+ * every row, adding |a_ij| into rowsum[i] (each chunk owns its rows: no sharing). */
+#define SCAN_CHUNK 4096
+typedef struct {
+  const double *slot;
+  double *rowsum;
+  int64_t n, r0, r1, bj, c0;
+  int upper;
+  double mx[OOC_PAR_MAX_THREADS];
+} scan_t;
+
+/* max |col[i]| over [i0, i1) (rowsum: also rowsum[i] += |col[i]|), four independent maxima:
+ * one chain of fmax is latency bound (~2 GB/s a thread, slower than the copies it follows); NaN
+ * never wins a comparison, as with fmax. */
+static double colscan(const double *restrict col, double *restrict rowsum, int64_t i0, int64_t i1,
+                      double m) {
+  double m0 = m, m1 = m, m2 = m, m3 = m;
+  int64_t i = i0;
+  for (; i + 4 <= i1; i += 4) {
+    double v0 = fabs(col[i]), v1 = fabs(col[i + 1]), v2 = fabs(col[i + 2]), v3 = fabs(col[i + 3]);
+    m0 = v0 > m0 ? v0 : m0;
+    m1 = v1 > m1 ? v1 : m1;
+    m2 = v2 > m2 ? v2 : m2;
+    m3 = v3 > m3 ? v3 : m3;
+    if (rowsum) {
+      rowsum[i] += v0;
+      rowsum[i + 1] += v1;
+      rowsum[i + 2] += v2;
+      rowsum[i + 3] += v3;
+    }
+  }
+  for (; i < i1; i++) {
+    double v = fabs(col[i]);
+    m0 = v > m0 ? v : m0;
+    if (rowsum) rowsum[i] += v;
+  }
+  m0 = m1 > m0 ? m1 : m0;
+  m2 = m3 > m2 ? m3 : m2;
+  return m2 > m0 ? m2 : m0;
+}
+
+static void scan_job(void *arg, int64_t k, int worker) {
+  scan_t *s = arg;
+  int64_t i0 = s->r0 + k * SCAN_CHUNK, i1 = ooc_min64(s->r1, i0 + SCAN_CHUNK);
+  double m = s->mx[worker];
+  for (int64_t c = 0; c < s->bj; c++) {
+    int64_t e = s->upper ? ooc_min64(i1, s->c0 + c + 1) : i1;
+    if (e > i0) m = colscan(s->slot + c * s->n, s->upper ? NULL : s->rowsum, i0, e, m);
+  }
+  s->mx[worker] = m;
+}
+
+static double scan(lu_t *L, const double *slot, int64_t r0, int64_t r1, int64_t bj, int64_t c0,
+                   int upper) {
+  scan_t s = {.slot = slot, .rowsum = L->rowsum, .n = L->n, .r0 = r0, .r1 = r1, .bj = bj,
+              .c0 = c0, .upper = upper};
+  int64_t chunks = ooc_cdiv64(r1 - r0, SCAN_CHUNK);
+  int th = (r1 - r0) * bj >= ((int64_t)1 << 22) ? ooc_par_cpus(16) : 1;
+  if (chunks > 0) ooc_parallel(th, chunks, scan_job, &s);
+  double m = 0;
+  for (int t = 0; t < OOC_PAR_MAX_THREADS; t++) m = fmax(m, s.mx[t]);
+  return m;
+}
+
+/* ---- columns into P and back (the stripe, the fixes, the right-hand sides) ---------------- */
 
 static ooc_status_t in_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  advance(L, q);
-  int64_t ti = L->ti, tj = L->tj, bi = clen(L, ti), bj = ccols(L, tj);
-  if (L->invert && L->S == L->B) { /* the identity's tile */
-    memset(slot, 0, (size_t)(ld * bj) * sizeof(double));
-    int64_t r0 = cstart(L, ti), c0 = cstart_s(L, tj);
-    for (int64_t c = 0; c < bj; c++)
-      if (c0 + c >= r0 && c0 + c < r0 + bi) slot[c0 + c - r0 + c * ld] = 1.0;
+  int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = ccols(L, tj);
+  item_rows(L, tj, &t0, &t1, &r0, &r1);
+  if (L->invert && L->S == L->B) { /* the identity's columns */
+    int64_t c0 = cstart_s(L, tj);
+    for (int64_t c = 0; c < bj; c++) {
+      memset(slot + c * ld, 0, (size_t)L->n * sizeof(double));
+      slot[c0 + c + c * ld] = 1.0;
+    }
     return OOC_OK;
   }
-  OOC_TRY(ts_take(L->S, ti, tj, slot, ld));
-  L->st->bytes_streamed += 8 * bi * bj;
-  if (L->S == L->A && L->kind == P_ALL) {
-    /* the stripe as first loaded is A's columns in A's row order (swaps are applied in P):
-     * the growth's denominator and ||A||_inf */
-    double m = L->amax, *rs = L->rowsum + cstart(L, ti);
-    for (int64_t c = 0; c < bj; c++)
-      for (int64_t i = 0; i < bi; i++) {
-        double v = fabs(slot[i + c * ld]);
-        m = fmax(m, v);
-        rs[i] += v;
-      }
-    L->amax = m;
-  }
+  OOC_TRY(ts_take_tiles(L->S, t0, t1, tj, tj + 1, slot + r0, ld));
+  L->st->bytes_streamed += 8 * (r1 - r0) * bj;
+  if (L->S == L->A && L->kind == P_ALL) /* the stripe as first loaded is A's columns in A's row
+                                           order: the growth's denominator and ||A||_inf */
+    L->amax = fmax(L->amax, scan(L, slot, r0, r1, bj, cstart_s(L, tj), 0));
   return OOC_OK;
 }
 
 static ooc_status_t in_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   lu_t *L = u;
-  (void)q;
-  int64_t ti = L->sti[s], tj = L->stj[s];
-  OOC_TRY(ex_put(L->ex, L->QT, clen(L, ti), ccols(L, tj), slot, ld, in_panel(L, ti, tj), L->n));
+  (void)s;
+  int64_t tj = item_col(L, q), t0, t1, r0, r1;
+  item_rows(L, tj, &t0, &t1, &r0, &r1);
+  OOC_TRY(ex_put(L->ex, L->QT, r1 - r0, ccols(L, tj), slot + r0, ld, in_panel(L, r0, tj), L->n));
   *last = L->QT;
-  return OOC_OK;
-}
-
-static ooc_status_t out_take(void *u, int64_t q, double *slot, int64_t ld) {
-  (void)slot;
-  (void)ld;
-  advance(u, q);
   return OOC_OK;
 }
 
 static ooc_status_t out_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   lu_t *L = u;
-  (void)q;
-  int64_t ti = L->sti[s], tj = L->stj[s];
-  OOC_TRY(ex_get(L->ex, QC, clen(L, ti), ccols(L, tj), in_panel(L, ti, tj), L->n, slot, ld));
-  *last = QC;
+  (void)s;
+  int64_t tj = item_col(L, q), t0, t1, r0, r1;
+  item_rows(L, tj, &t0, &t1, &r0, &r1);
+  OOC_TRY(ex_get(L->ex, L->outq, r1 - r0, ccols(L, tj), in_panel(L, r0, tj), L->n, slot + r0,
+                 ld));
+  *last = L->outq;
   return OOC_OK;
 }
 
 static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  int s = (int)(q % LU_SLOTS);
-  int64_t ti = L->sti[s], tj = L->stj[s], bi = clen(L, ti), bj = ccols(L, tj);
-  if (L->S == L->A && L->kind == P_ALL) { /* the stripe: U is rows 0..c of column c */
-    int64_t r0 = cstart(L, ti), c0 = cstart_s(L, tj);
-    double m = L->umax;
-    for (int64_t c = 0; c < bj; c++)
-      for (int64_t i = 0; i < bi && r0 + i <= c0 + c; i++) m = fmax(m, fabs(slot[i + c * ld]));
-    L->umax = m;
-  }
-  OOC_TRY(ts_put(L->S, ti, tj, slot, ld));
-  L->st->bytes_streamed += 8 * bi * bj;
+  int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = ccols(L, tj);
+  item_rows(L, tj, &t0, &t1, &r0, &r1);
+  if (L->S == L->A && L->kind == P_ALL) /* the stripe: U is rows 0..c of column c */
+    L->umax = fmax(L->umax, scan(L, slot, r0, r1, bj, cstart_s(L, tj), 1));
+  OOC_TRY(ts_put_tiles(L->S, t0, t1, tj, tj + 1, slot + r0, ld));
+  L->st->bytes_streamed += 8 * (r1 - r0) * bj;
   return OOC_OK;
 }
 
 /* ---- factor: the earlier tile columns stream through, read only --------------------------- */
 
-static ooc_status_t left_take(void *u, int64_t q, double *slot, int64_t ld) {
+/* Tile column j from its diagonal block down (LOWER) or from the top to its diagonal block
+ * (UPPER), read (the factors stay cached for the next step or RHS stripe). */
+static ooc_status_t col_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  advance(L, q);
-  OOC_TRY(ts_read(L->A, L->ti, L->tj, slot, ld));
-  L->st->bytes_streamed += 8 * clen(L, L->ti) * clen(L, L->tj);
+  int64_t j = item_col(L, q), t0, t1, r0, r1;
+  item_rows(L, j, &t0, &t1, &r0, &r1);
+  OOC_TRY(ts_read_tiles(L->A, t0, t1, j, j + 1, slot + r0, ld));
+  L->st->bytes_streamed += 8 * (r1 - r0) * clen(L, j);
   return OOC_OK;
 }
 
-/* P := L_j's update, tile (ti, j) of L (stored in the row order of ipiv[0, done[j]): P is
- * brought to that order first, group by group (lu.h), so the tile needs no swaps of its own. */
+/* P := L_j's update by tile column j of L (rows [c0, n), stored in the row order of
+ * ipiv[0, done[j]): P is brought to that order first, group by group (lu.h), so the column
+ * needs no swaps of its own): one trsm on its diagonal block, one gemm for all rows below. */
 static ooc_status_t left_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   lu_t *L = u;
-  (void)q;
   (void)ld;
-  int64_t ti = L->sti[s], j = L->stj[s], bi = clen(L, ti), bj = clen(L, j);
-  int64_t c0 = cstart(L, j), n = L->n;
-  OOC_TRY(to_twin(L, s, slot, bi, bj));
-  if (ti == j) {
-    if (L->applied < L->done[j]) {
-      OOC_TRY(ex_laswp(L->ex, QC, L->w, L->P, n, L->applied, L->done[j], L->ipiv));
-      L->applied = L->done[j];
-    }
-    OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', bj, L->w, 1.0, L->D[s], L->b, L->P + c0, n));
-  } else {
-    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', bi, L->w, bj, -1.0, L->D[s], L->b, L->P + c0, n, 1.0,
-                    L->P + cstart(L, ti), n));
+  int64_t j = item_col(L, q), bj = clen(L, j), c0 = cstart(L, j), n = L->n;
+  int64_t below = n - c0 - bj;
+  const double *D;
+  OOC_TRY(to_twin(L, s, slot, c0, n, bj, &D));
+  if (L->applied < L->done[j]) {
+    OOC_TRY(ex_laswp(L->ex, QC, L->w, L->P, n, L->applied, L->done[j], L->ipiv));
+    L->applied = L->done[j];
   }
+  OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', bj, L->w, 1.0, D + c0, n, L->P + c0, n));
+  if (below > 0)
+    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', below, L->w, bj, -1.0, D + c0 + bj, n, L->P + c0, n,
+                    1.0, L->P + c0 + bj, n));
   *last = QC;
   return OOC_OK;
 }
@@ -305,7 +387,7 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
 /* Tile columns [0, nfix) lack the swaps of the steps after theirs: batches of them go through P
  * (rows from done[j] down), take the swaps there (laswp per column) and go back. */
 static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
-  ring_ops_t in = {in_take, in_work, NULL}, out = {out_take, out_work, out_put};
+  ring_ops_t in = {in_take, in_work, NULL}, out = {NULL, out_work, out_put};
   int64_t per = ooc_max64(1, L->W / L->b);
   for (int64_t j0 = 0; j0 < nfix; j0 += per) {
     int64_t j1 = ooc_min64(nfix, j0 + per);
@@ -321,95 +403,258 @@ static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
   return OOC_OK;
 }
 
+/* Chunk [a, a + wc) of the stripe, factored (getrf of rows [a, n)): its pivots into ipiv, its
+ * diagonal checked (the eps test, LAPACK's info), logdet and sign. The caller has synced. */
+static ooc_status_t chunk_pivots(lu_t *L, int64_t a, int64_t wc, int64_t bad, int64_t *info) {
+  for (int64_t i = 0; i < wc; i++) L->ipiv[a + i] = a + L->loc[i];
+  for (int64_t i = 0; i < wc; i++) {
+    double u = L->diag[i];
+    int64_t col = a + i;
+    if (bad && i == bad - 1) return singular(L, col, 1, u, info);
+    double cn = L->a->colnorm ? L->a->colnorm[col] : 0;
+    if (!(fabs(u) > DBL_EPSILON * cn)) return singular(L, col, u == 0, u, info);
+    L->logdet += log(fabs(u));
+    if (u < 0) L->sign = -L->sign;
+    if (L->ipiv[col] != col) L->sign = -L->sign;
+  }
+  return OOC_OK;
+}
+
+/* The panel call: getrf of chunk [a, a + wc) of the stripe, rows [a, n) (LAPACK's pivots, local
+ * to row a, into loc; info into *bad), and its diagonal to the host, on QC; evp marks its end. */
+static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
+  double *C = L->P + a + (a - L->k0) * L->n;
+  OOC_TRY(ex_getrf(L->ex, QC, L->n - a, wc, C, L->n, L->loc, bad));
+  OOC_TRY(ex_get(L->ex, QC, 1, wc, C, L->n + 1, L->diag, 1));
+  return ex_record(L->ex, QC, evp);
+}
+
+/* Chunk [a, a1) of the stripe back to the store through the ring, gets on QT (nothing writes it
+ * after its getrf, which the host has synced; later work only reads it), so that the host's
+ * scatter overlaps the device's work on the next chunk. Its columns take the later chunks' and
+ * steps' swaps lazily (done[] = a1). */
+static ooc_status_t chunk_out(lu_t *L, int64_t a, int64_t a1) {
+  ring_ops_t out = {NULL, out_work, out_put};
+  int64_t b = L->b;
+  L->outq = L->QT;
+  double t1 = ooc_now();
+  ooc_status_t st = run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &out);
+  L->st->t_out += ooc_now() - t1;
+  L->outq = QC;
+  OOC_TRY(st);
+  for (int64_t tj = a / b; tj < ooc_cdiv64(a1, b); tj++) L->done[tj] = a1;
+  return OOC_OK;
+}
+
+/* Chunk d = [d0, d1) of the stripe (factored) applied to chunk [a, a1) (left-looking inside the
+ * stripe): its swaps, L_dd^-1, and one gemm over the rows below it. */
+static ooc_status_t chunk_update(lu_t *L, int64_t d0, int64_t d1, int64_t a, int64_t a1) {
+  int64_t n = L->n, k0 = L->k0, cw = a1 - a;
+  double *C = L->P + (a - k0) * n, *D = L->P + (d0 - k0) * n;
+  OOC_TRY(ex_laswp(L->ex, QC, cw, C, n, d0, d1, L->ipiv));
+  OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', d1 - d0, cw, 1.0, D + d0, n, C + d0, n));
+  if (n - d1 > 0)
+    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - d1, cw, d1 - d0, -1.0, D + d1, n, C + d0, n, 1.0,
+                    C + d1, n));
+  return OOC_OK;
+}
+
+/* P's columns [x0, x1) (a chunk's region, free) receive the next step's stripe's columns there,
+ * if any: the next stripe's trip in overlaps this step's panel. */
+static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
+  int64_t b = L->b, k1 = L->k0 + L->W, w1 = ooc_min64(L->W, L->n - k1);
+  x1 = ooc_min64(x1, w1);
+  if (k1 >= L->n || x1 <= x0) return OOC_OK;
+  ring_ops_t in = {in_take, in_work, NULL};
+  double t0 = ooc_now();
+  L->pc0 = k1;
+  ooc_status_t st = run_pass(L, P_ALL, L->A, (k1 + x0) / b, ooc_cdiv64(k1 + x1, b), &in);
+  L->pc0 = L->k0;
+  L->st->t_in += ooc_now() - t0;
+  return st;
+}
+
+/* Step 3 of lu.h in chunks of the stripe (right-looking inside it, as a blocked getrf): chunk c
+ * is factored, its swaps, trsm and gemm update the chunks right of it, and chunk c+1's getrf is
+ * queued behind them before the host sends chunk c back to the store through the ring (gets on
+ * QT: nothing writes chunk c after its getrf, which the host has synced, and the update only
+ * reads it): the host's scatter of a chunk overlaps the device's work on the next. A chunk's
+ * columns are final once factored except for the later chunks' swaps below them, which they
+ * take lazily like any earlier column (done[] = the chunk's end). */
+static ooc_status_t panel(lu_t *L, int64_t *info) {
+  int64_t n = L->n, b = L->b, k0 = L->k0, w = L->w, end = k0 + w;
+  int64_t wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
+  int64_t bad[2] = {0, 0}; /* chunk c's info, written when its getrf runs (read after the sync) */
+  int c = 0;
+  OOC_TRY(panel_getrf(L, k0, ooc_min64(wc, w), &bad[0], L->evp[0]));
+  for (int64_t a = k0; a < end; a += wc, c ^= 1) {
+    int64_t cw = ooc_min64(wc, end - a), a1 = a + cw, nr = end - a1;
+    double t0 = ooc_now();
+    OOC_TRY(ex_sync(L->ex, L->evp[c]));
+    L->st->t_wait += ooc_now() - t0;
+    OOC_TRY(chunk_pivots(L, a, cw, bad[c], info));
+    if (nr > 0) { /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
+      double *R = L->P + (a1 - k0) * n, *C = L->P + (a - k0) * n;
+      OOC_TRY(ex_laswp(L->ex, QC, nr, R, n, a, a1, L->ipiv));
+      OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', cw, nr, 1.0, C + a, n, R + a, n));
+      if (n - a1 > 0)
+        OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - a1, nr, cw, -1.0, C + a1, n, R + a, n, 1.0,
+                        R + a1, n));
+      OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
+    }
+    OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
+    /* the chunk before this one: its update of the others ran before this chunk's getrf, which
+     * the host has synced, and it is back in the store: its region takes the next stripe's */
+    if (a > k0) OOC_TRY(prefetch(L, a - wc - k0, a - k0));
+  }
+  OOC_TRY(prefetch(L, (w - 1) / wc * wc, w)); /* the last chunk's region */
+  L->loaded = k0 + L->W < n;
+  return OOC_OK;
+}
+
+/* The first step: nothing to its left, so its stripe need not be all on the device before the
+ * panel starts. Chunk by chunk (left-looking inside the stripe): the host gathers chunk c into
+ * P, the device applies the chunks before it and factors it, then the host sends chunk c-1
+ * back, so the first stripe's trip in and out overlaps its own factorization. */
+static ooc_status_t panel_first(lu_t *L, int64_t *info) {
+  int64_t b = L->b, w = L->w, wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
+  ring_ops_t in = {in_take, in_work, NULL};
+  int64_t bad[2] = {0, 0}, prev = -1; /* prev: the start of the chunk factored last */
+  int c = 0;
+  L->pc0 = 0;
+  for (int64_t a = 0; a < w; a += wc, c ^= 1) {
+    int64_t a1 = ooc_min64(w, a + wc);
+    double t0 = ooc_now();
+    OOC_TRY(run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &in));
+    OOC_TRY(join_qt(L));
+    L->st->t_in += ooc_now() - t0;
+    for (int64_t d = 0; d < prev; d += wc) /* the chunks whose pivots the host has */
+      OOC_TRY(chunk_update(L, d, ooc_min64(w, d + wc), a, a1));
+    if (prev >= 0) { /* the one before: its pivots first */
+      double t1 = ooc_now();
+      OOC_TRY(ex_sync(L->ex, L->evp[c ^ 1]));
+      L->st->t_wait += ooc_now() - t1;
+      OOC_TRY(chunk_pivots(L, prev, a - prev, bad[c ^ 1], info));
+      OOC_TRY(chunk_update(L, prev, a, a, a1));
+    }
+    OOC_TRY(panel_getrf(L, a, a1 - a, &bad[c], L->evp[c]));
+    if (prev >= 0) OOC_TRY(chunk_out(L, prev, a));
+    prev = a;
+  }
+  double t1 = ooc_now();
+  OOC_TRY(ex_sync(L->ex, L->evp[c ^ 1]));
+  L->st->t_wait += ooc_now() - t1;
+  OOC_TRY(chunk_pivots(L, prev, w - prev, bad[c ^ 1], info));
+  return chunk_out(L, prev, w);
+}
+
 static ooc_status_t factor(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, W = L->W;
   int64_t nsteps = ooc_cdiv64(n, W);
   double t0 = ooc_now();
-  ring_ops_t in = {in_take, in_work, NULL}, out = {out_take, out_work, out_put};
-  ring_ops_t left = {left_take, left_work, NULL};
-  double logdet = 0;
-  int sign = 1;
+  ring_ops_t in = {in_take, in_work, NULL};
+  ring_ops_t left = {col_take, left_work, NULL};
+  L->logdet = 0;
+  L->sign = 1;
   for (int64_t step = 0; step < nsteps; step++) {
     L->k0 = step * W;
     L->w = ooc_min64(W, n - L->k0);
     int64_t k0 = L->k0, w = L->w, kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     L->pc0 = k0;
-    OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &in));
+    double ta = ooc_now();
+    if (step == 0) {
+      OOC_TRY(panel_first(L, info));
+      L->st->t_panel += ooc_now() - ta;
+      L->st->steps++;
+      OOC_TRY(ooc_tick(L->ctx, "factor", 1.0 / nsteps));
+      continue;
+    }
+    if (!L->loaded) OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &in)); /* else prefetched */
+    L->loaded = 0;
     OOC_TRY(join_qt(L));
+    double tb = ooc_now();
     L->applied = 0;
     OOC_TRY(run_pass(L, P_LOWER, L->A, 0, kt0, &left));
     if (L->applied < k0) OOC_TRY(ex_laswp(L->ex, QC, w, L->P, n, L->applied, k0, L->ipiv));
-    int64_t bad = 0;
-    OOC_TRY(ex_getrf(L->ex, QC, n - k0, w, L->P + k0, n, L->loc, &bad));
-    OOC_TRY(ex_get(L->ex, QC, 1, w, L->P + k0, n + 1, L->diag, 1));
-    OOC_TRY(drain(L));
-    for (int64_t i = 0; i < w; i++) L->ipiv[k0 + i] = k0 + L->loc[i];
-    for (int64_t i = 0; i < w; i++) {
-      double u = L->diag[i];
-      int64_t col = k0 + i;
-      if (bad && i == bad - 1) return singular(L, col, 1, u, info);
-      double cn = L->a->colnorm ? L->a->colnorm[col] : 0;
-      if (!(fabs(u) > DBL_EPSILON * cn)) return singular(L, col, u == 0, u, info);
-      logdet += log(fabs(u));
-      if (u < 0) sign = -sign;
-      if (L->ipiv[col] != col) sign = -sign;
-    }
-    OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &out));
-    for (int64_t tj = kt0; tj < kt1; tj++) L->done[tj] = k0 + w;
+    OOC_TRY(drain(L)); /* free: the ring retired every column, so this times the panel alone */
+    double tc = ooc_now();
+    OOC_TRY(panel(L, info));
+    L->st->t_in += tb - ta;
+    L->st->t_left += tc - tb;
+    L->st->t_panel += ooc_now() - tc;
     L->st->steps++;
     OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
   }
-  int64_t nfix = 0; /* the columns before the last stripe (done[] is a multiple of b there) */
-  while (nfix < L->nt && L->done[nfix] < n) nfix++;
+  /* the columns before the last stripe (done[] is a multiple of b there) take their later swaps
+   * now, except for a solve: its forward sweep applies them lazily, as step 2 does (lu.h), and
+   * its store A is not a result */
+  int64_t nfix = 0;
+  while (L->a->job != LU_SOLVE && nfix < L->nt && L->done[nfix] < n) nfix++;
+  double tf = ooc_now();
   OOC_TRY(fix_columns(L, nfix));
+  L->st->t_fix = ooc_now() - tf;
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
   for (int64_t i = 0; i < n; i++) L->st->norm_inf = fmax(L->st->norm_inf, L->rowsum[i]);
-  L->st->logdet = logdet;
-  L->st->sign = sign;
+  L->st->logdet = L->logdet;
+  L->st->sign = L->sign;
   L->st->t_factor += ooc_now() - t0;
   return OOC_OK;
 }
 
 /* ---- solve: RHS stripes through P --------------------------------------------------------- */
 
-/* One tile of a triangular sweep over the RHS stripe in P: the diagonal tile solves its block
- * (uplo/diag: L unit lower on the forward sweep, U upper on the backward one), the others update
- * theirs by a gemm. */
-static ooc_status_t sweep_work(lu_t *L, int s, double *slot, int *last, char uplo, char diag) {
-  int64_t ti = L->sti[s], j = L->stj[s], bi = clen(L, ti), bj = clen(L, j), n = L->n;
-  double *Pj = L->P + cstart(L, j);
-  OOC_TRY(to_twin(L, s, slot, bi, bj));
-  if (ti == j)
-    OOC_TRY(ex_trsm(L->ex, QC, 'L', uplo, 'N', diag, bj, L->mw, 1.0, L->D[s], L->b, Pj, n));
-  else
-    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', bi, L->mw, bj, -1.0, L->D[s], L->b, Pj, n, 1.0,
-                    L->P + cstart(L, ti), n));
+/* One tile column j of a triangular sweep over the RHS stripe in P, in two operations: its
+ * diagonal block solves P's block j (trsm; L unit lower on the forward sweep, U upper on the
+ * backward one), then one gemm updates every block it reaches (below j forward, above j
+ * backward) with the solved block. */
+static ooc_status_t sweep_work(lu_t *L, int64_t q, int s, double *slot, int *last, int bwd) {
+  int64_t j = item_col(L, q), bj = clen(L, j), c0 = cstart(L, j), n = L->n, t0, t1, r0, r1;
+  item_rows(L, j, &t0, &t1, &r0, &r1);
+  double *Pj = L->P + c0;
+  const double *D;
+  OOC_TRY(to_twin(L, s, slot, r0, r1, bj, &D));
+  OOC_TRY(ex_trsm(L->ex, QC, 'L', bwd ? 'U' : 'L', 'N', bwd ? 'N' : 'U', bj, L->mw, 1.0, D + c0,
+                  n, Pj, n));
+  if (!bwd && n - c0 - bj > 0)
+    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - c0 - bj, L->mw, bj, -1.0, D + c0 + bj, n, Pj, n,
+                    1.0, Pj + bj, n));
+  if (bwd && c0 > 0)
+    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', c0, L->mw, bj, -1.0, D, n, Pj, n, 1.0, L->P, n));
   *last = QC;
   return OOC_OK;
 }
 
+/* The forward sweep takes the swaps lazily, as the factor's step 2: P is brought to the row
+ * order column j is stored in (ipiv[0, done[j])) before its trsm. An inverse's identity is not
+ * permuted at all (A^-1 = (LU)^-1 P: the writer permutes its columns), and its factor is in
+ * LAPACK's layout (done[] = n). */
 static ooc_status_t fwd_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  (void)q;
+  lu_t *L = u;
   (void)ld;
-  return sweep_work(u, s, slot, last, 'L', 'U');
+  int64_t j = item_col(L, q);
+  if (!L->invert && L->applied < L->done[j]) {
+    OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, L->n, L->applied, L->done[j], L->ipiv));
+    L->applied = L->done[j];
+  }
+  return sweep_work(u, q, s, slot, last, 0);
 }
 
 static ooc_status_t bwd_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  OOC_TRY(left_take(u, q, slot, ld));
-  if (L->zero_col != -2 && L->ti == L->tj) { /* a factor file: U's diagonal must be nonzero */
-    int64_t c0 = cstart(L, L->tj);
-    for (int64_t c = 0; c < clen(L, L->tj); c++)
-      if (slot[c + c * ld] == 0.0 && (L->zero_col < 0 || c0 + c < L->zero_col))
+  OOC_TRY(col_take(u, q, slot, ld));
+  int64_t j = item_col(L, q);
+  if (L->zero_col != -2) { /* a factor file: U's diagonal must be nonzero */
+    int64_t c0 = cstart(L, j);
+    for (int64_t c = 0; c < clen(L, j); c++)
+      if (slot[c0 + c + c * ld] == 0.0 && (L->zero_col < 0 || c0 + c < L->zero_col))
         L->zero_col = c0 + c;
   }
   return OOC_OK;
 }
 
 static ooc_status_t bwd_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  (void)q;
   (void)ld;
-  return sweep_work(u, s, slot, last, 'U', 'N');
+  return sweep_work(u, q, s, slot, last, 1);
 }
 
 static ooc_status_t solve(lu_t *L, int64_t *info) {
@@ -419,8 +664,8 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
   /* RHS stripes: whole tile columns of B, as many as P holds (at least one: W >= b) */
   int64_t per = ooc_max64(1, L->W / L->b);
   int64_t nstripes = ooc_cdiv64(cp.count, per);
-  ring_ops_t in = {in_take, in_work, NULL}, out = {out_take, out_work, out_put};
-  ring_ops_t fwd = {left_take, fwd_work, NULL}, bwd = {bwd_take, bwd_work, NULL};
+  ring_ops_t in = {in_take, in_work, NULL}, out = {NULL, out_work, out_put};
+  ring_ops_t fwd = {col_take, fwd_work, NULL}, bwd = {bwd_take, bwd_work, NULL};
   L->zero_col = L->a->job == LU_SOLVE_FACTORED ? -1 : -2;
   for (int64_t sidx = 0; sidx < nstripes; sidx++) {
     int64_t rt0 = sidx * per, rt1 = ooc_min64(cp.count, rt0 + per);
@@ -428,9 +673,11 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
     L->mw = part_start(cp, rt1 - 1) + part_len(cp, rt1 - 1) - L->pc0;
     OOC_TRY(run_pass(L, P_ALL, L->B, rt0, rt1, &in));
     OOC_TRY(join_qt(L));
-    if (!L->invert) OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, n, 0, n, L->ipiv));
+    L->applied = 0;
     /* the identity's rows above r0 stay zero under L^-1: start at its tile column */
     OOC_TRY(run_pass(L, P_LOWER, L->A, L->invert ? L->pc0 / L->b : 0, L->nt, &fwd));
+    if (!L->invert && L->applied < n) /* (every column's done[] is n but the swaps' ends) */
+      OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, n, L->applied, n, L->ipiv));
     OOC_TRY(run_pass(L, P_UPPER, L->A, 0, L->nt, &bwd));
     if (L->zero_col >= 0) { /* a factor file's U with a zero on its diagonal */
       OOC_TRY(drain(L));
@@ -476,7 +723,8 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   }
   lu_t L = {.ctx = ctx, .a = a, .A = a->A, .B = a->B, .p = p, .n = n, .b = b,
             .W = ts_stripe(n, b, a->stripe > 0 ? a->stripe : n), .nt = p.count, .st = stats,
-            .ipiv = a->ipiv, .invert = a->job == LU_INVERT};
+            .ipiv = a->ipiv, .invert = a->job == LU_INVERT,
+            .chunk = a->chunk > 0 ? a->chunk : LU_CHUNK, .outq = QC};
   int64_t W = L.W;
   ooc_status_t st = OOC_OK;
   ooc_exec_t *own = NULL;
@@ -484,10 +732,12 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   if (!L.ex) {
     if (!a->ops) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "lu: neither an executor nor kernels");
     /* the device buffers the host executor hands out, exactly (lu_workspace_bytes counts them) */
-    OOC_TRY(ex_host_create(ctx, a->ops, 2, 8 * n * W + 8 * LU_SLOTS * b * b, &own));
+    OOC_TRY(ex_host_create(ctx, a->ops, 2, 8 * n * W, &own));
     L.ex = own;
   }
   L.QT = L.ex->nqueues > 1 ? 1 : QC;
+  L.uni = L.ex->unified;
+  L.K = L.uni ? 1 : a->nslots > 0 ? (int)ooc_min64(a->nslots, LU_SLOTS) : LU_SLOTS;
   L.loc = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
   L.diag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   L.done = ooc_calloc(ctx, (size_t)L.nt, sizeof(int64_t));
@@ -497,15 +747,17 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
     goto done;
   }
   OOC_CHECK(st = ex_alloc(L.ex, (size_t)(n * W) * sizeof(double), &L.P));
-  for (int s = 0; s < LU_SLOTS; s++) {
-    OOC_CHECK(st = ex_alloc(L.ex, (size_t)(b * b) * sizeof(double), &L.D[s]));
+  for (int s = 0; s < L.K; s++) {
+    if (!L.uni) OOC_CHECK(st = ex_alloc(L.ex, (size_t)(n * b) * sizeof(double), &L.D[s]));
     OOC_CHECK(st = ex_event_create(L.ex, &L.evput[s]));
   }
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
-  OOC_CHECK(st = ring_create(L.ex, LU_SLOTS, b, b, &L.ring));
+  for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
+  OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
   if (a->job != LU_SOLVE_FACTORED) {
     OOC_CHECK(st = factor(&L, info));
   } else {
+    for (int64_t j = 0; j < L.nt; j++) L.done[j] = n; /* a factor in LAPACK's layout */
     for (int64_t i = 0; i < n; i++)
       if (a->ipiv[i] < i || a->ipiv[i] >= n) { /* LAPACK's getrf never swaps upwards */
         st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "the pivot of row %lld is %lld: a factor's pivots "
@@ -521,6 +773,7 @@ done:
     ooc_status_t fin = ex_finish(L.ex);
     if (st == OOC_OK) st = fin;
     ex_event_destroy(L.ex, L.ev);
+    for (int e = 0; e < 2; e++) ex_event_destroy(L.ex, L.evp[e]);
     for (int s = 0; s < LU_SLOTS; s++) {
       ex_event_destroy(L.ex, L.evput[s]);
       ex_free(L.ex, L.D[s]);

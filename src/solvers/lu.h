@@ -8,24 +8,46 @@
  * forward order (LAPACK's 1-based ipiv minus one).
  *
  * LU_FACTOR: left-looking by stripes of W columns [k0, k0+w) (W from the planner, ts_stripe).
- *   Everything moves through the ring a b x b tile per slot.
- *   1. the stripe (all n rows, A's row order) moves into the n x W executor buffer P;
- *   2. every earlier tile column j (columns [c0, c1), in increasing order, read only) streams
- *      through the ring, its tiles from the diagonal down: P[c0:c1] := L_jj^-1 P[c0:c1] (trsm,
- *      unit lower), then P[rows of tile i] -= L_ij P[c0:c1] (gemm) for the tiles below. A stored
- *      column keeps the row order of the end of its own step d_j (swaps ipiv[0, d_j)); rather
+ *   Everything moves through the ring (exec/ring.h) a tile COLUMN per item: a slot is n x b
+ *   (ld n, rows at their global offsets), gathered from or scattered to the tile store in one
+ *   batch by the tile cache's copy threads (ts_read_tiles / ts_take_tiles / ts_put_tiles), so the
+ *   host moves ~n b doubles per item instead of b^2 (one tile per item left the host the bound:
+ *   issue 22's 12.9 s at n = 40000 on an H100).
+ *   1. the stripe (all n rows, A's row order) moves into the n x W executor buffer P, a tile
+ *      column per item;
+ *   2. every earlier tile column j (columns [c0, c1), in increasing order, read only, rows
+ *      [c0, n)) streams through the ring: P[c0:c1] := L_jj^-1 P[c0:c1] (one trsm, unit lower),
+ *      then P[c1:n] -= L[c1:n, c0:c1] P[c0:c1] (ONE gemm over every row below). A stored column
+ *      keeps the row order of the end of its own chunk d_j (swaps ipiv[0, d_j), step 3); rather
  *      than re-pivot every streamed copy, P is brought to that order before column j's group
  *      (laswp of ipiv[d_prev, d_j), applied once per step in all: a row operation commutes with
  *      the later swaps, S (P - L U) = S P - (S L) U). After the last group P holds ipiv[0, k0);
  *      its rows [0, k0) are U's block above the stripe;
- *   3. getrf of rows [k0, n) of P: w pivots by argmax over the full column height (LAPACK's
- *      choice), then P back to the store through the ring;
- *   4. after the last step, one pass over the columns left of the last stripe applies the swaps
- *      that came after them (ipiv[d_j, n), rows >= d_j), so the store ends in LAPACK's layout.
+ *   3. the panel: rows [k0, n) of P factored in chunks of `chunk` columns (LU_CHUNK, whole
+ *      tiles), right-looking inside the stripe as a blocked getrf: getrf of chunk c's rows
+ *      [a, n) (the panel call, ex_getrf: on CUDA cuSOLVER's getrf; pivots by argmax over the
+ *      full column height, LAPACK's choice), then its swaps, L_cc^-1 and one gemm on the chunks
+ *      right of it, and the next chunk's getrf queued behind them before the host sends chunk c
+ *      back to the store through the ring (its gets on the copy queue): a chunk's scatter
+ *      overlaps the device's work on the next. A chunk's columns are final once factored except
+ *      for the later chunks' swaps below them, which they take lazily like any earlier column
+ *      (d_j = the chunk's end). The first step has nothing to its left: its chunks are gathered
+ *      one at a time and factored left-looking inside the stripe as they arrive (the chunks
+ *      before each applied to it, then its getrf), so the first stripe's trip in and out
+ *      overlaps its own factorization. In the later steps, a chunk's region of P, once back in
+ *      the store and read by no pending update, receives the next step's stripe's columns
+ *      (prefetch), so step 1 of the next step is done by then;
+ *   4. after the last step, one pass over the columns before the last chunk applies the swaps
+ *      that came after them (ipiv[d_j, n), rows >= d_j), in batches of W / b tile columns
+ *      through P, so the store ends in LAPACK's layout (not for LU_SOLVE, below).
  *   Flops 2n^3/3. Step s reads the k0 earlier columns below their diagonal blocks once:
  *   ~8 (n k0 - k0^2/2) bytes for ~2 (n - k0/2) k0 w flops, i.e. ~W/4 flop per byte (read-only
- *   streaming, as Cholesky), plus one take + put of the stripe; the swaps cost k0 w per step. Total reads ~ 8 n^3 / (3 W) bytes; the final swap pass reads and writes the strictly
- *   lower part once (8 n^2 bytes).
+ *   streaming, as Cholesky), plus one take + put of the stripe (8 n w bytes each); the swaps
+ *   cost k0 w per step. Total: reads ~ 8 n^3 / (3 W) bytes, the stripes 16 n^2 bytes, the final
+ *   swap pass reads and writes the strictly lower part left of the last stripe once (<= 8 n^2
+ *   bytes each way). Per item the device does a trsm (b^2 w) and a gemm (2 (n - c1) b w flops)
+ *   while the host gathers the next column (8 (n - c0) b bytes): ~W/4 flops per byte, so at
+ *   W = 16384 a device doing 50 TFLOP/s needs ~12 GB/s from the host's gathers.
  *   Why left-looking: earlier columns are only read (a spilled tile costs one scratch read, no
  *   rewrite), and the swaps of later steps reach them once, at the end, instead of rewriting the
  *   columns left of the stripe at every step.
@@ -36,9 +58,14 @@
  *
  * LU_SOLVE: LU_FACTOR, then X = U^-1 L^-1 P B per stripe of RHS columns (whole tile columns of B,
  *   at most W wide, held in P): laswp, a forward sweep streaming tile column j rows [c0, n)
- *   (trsm unit lower + gemm below) for j increasing, a backward sweep streaming rows [0, c1)
- *   (trsm upper + gemm above) for j decreasing. 2 n^2 m flops; per RHS stripe the factors are
- *   read once in all (8 n^2 bytes). B (n x m, tile b) is overwritten by X.
+ *   (one trsm unit lower on its diagonal block + ONE gemm over every row below) for j
+ *   increasing, a backward sweep streaming rows [0, c1) (one trsm upper + ONE gemm over every
+ *   row above) for j decreasing. 2 n^2 m flops; per RHS stripe the factors are read once in all
+ *   (8 n^2 bytes). B (n x m, tile b) is overwritten by X. The factor's step 4 is skipped (A is
+ *   left with each column in the row order of its own step, not a result): the forward sweep
+ *   takes the swaps lazily as step 2 does (laswp of the RHS stripe to column j's order before
+ *   its trsm; rows below a column's step are the only ones later swaps move, and U's rows and
+ *   the diagonal blocks are above it), which saves reading and writing up to 8 n^2 bytes.
  * LU_SOLVE_FACTORED: the same solve with A already holding L\U and ipiv given (a factor file).
  *   A zero on U's diagonal: OOC_ERR_SINGULAR, *info = its column + 1.
  * LU_INVERT: LU_FACTOR, then Z = (LU)^-1 = U^-1 L^-1 I into B (an n x n store whose tiles are
@@ -52,11 +79,14 @@
  *
  * logdet (every job that factors): log|det A| = sum log|u_jj|, sign = (-1)^(swaps) prod sign u_jj.
  *
- * Memory: with exec NULL, lu_run creates a host executor over `ops` (2 queues) and allocates
+ * Memory: with exec NULL, lu_run creates a host executor over `ops` (2 queues; unified: the
+ * operations read the ring's slot directly, so one slot and no device twins) and allocates
  * lu_workspace_bytes(n, b, W, m) host bytes in all outside the tile cache (through ooc_malloc):
- * P (n x W), K = LU_SLOTS ring slots and their device twins (b x b each), the small host arrays
- * and the executor itself (~80 KiB of queue state). The fix pass and the RHS stripes reuse P. With an executor given, P and the twins are its device memory (ex_alloc)
- * and only the slots (ex_host_alloc, pinned on CUDA) and the small arrays are host memory.
+ * P (n x W), one n x b ring slot, the small host arrays and the executor itself (~80 KiB of
+ * queue state). The fix pass and the RHS stripes reuse P. With an executor given that is not
+ * unified (CUDA, the strict host executor), P and K = nslots (default LU_SLOTS) device twins of
+ * n x b are its device memory (ex_alloc), and the host holds K pinned n x b slots
+ * (ex_host_alloc) and the small arrays: 8 K n b + small host bytes (lu_host_bytes).
  */
 #ifndef OOC_LU_H
 #define OOC_LU_H
@@ -67,7 +97,10 @@
 
 enum { LU_FACTOR = 0, LU_SOLVE = 1, LU_SOLVE_FACTORED = 2, LU_INVERT = 3 };
 
-#define LU_SLOTS 3 /* ring slots: the take of column q+2 overlaps the work on q and q+1 */
+#define LU_CHUNK 4096 /* the panel's chunk width: narrow enough that a chunk's trip back to
+                         the store hides behind the next chunk's work, wide enough for the
+                         gemms to run at speed */
+#define LU_SLOTS 3 /* ring slots: the gather of column q+2 overlaps the work on q and q+1 */
 
 typedef struct lu_args {
   tstore_t *A;             /* n x n: overwritten by L\U (read only for LU_SOLVE_FACTORED) */
@@ -79,6 +112,9 @@ typedef struct lu_args {
   int job;
   const double *colnorm;   /* ||A[:, j]||_1 for the eps pivot test; NULL: exact zeros only */
   int64_t *ipiv;           /* n entries, 0-based global: written (factor), read (SOLVE_FACTORED) */
+  int64_t chunk;           /* the panel's chunk width (0: LU_CHUNK; whole tiles, >= one) */
+  int nslots;              /* ring slots on an executor that is not unified: 1 .. LU_SLOTS,
+                              0 = LU_SLOTS (the planner lowers it when pinned memory is short) */
 } lu_args_t;
 
 typedef struct lu_stats {
@@ -90,6 +126,8 @@ typedef struct lu_stats {
   int sign;                /* sign of det A: +1 or -1 (0 when not computed) */
   double t_factor, t_solve;/* seconds */
   double t_take, t_put, t_wait; /* the rings' host time: store takes/reads, puts, device waits */
+  double t_in, t_left, t_panel, t_out, t_fix; /* the factor's phases (wall, summed over steps):
+                              stripe in, earlier columns, getrf, stripe out, the final swaps */
   int64_t bytes_streamed;  /* tile-store bytes moved through the rings */
 } lu_stats_t;
 
@@ -97,6 +135,18 @@ typedef struct lu_stats {
  * n, tile b, stripe W (ts_stripe is applied) and m right-hand sides (unused: the RHS stripes
  * live in P). */
 int64_t lu_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
+
+/* Host bytes lu_run allocates with an executor given that is not unified (CUDA): K pinned
+ * n x b ring slots and the small arrays. */
+int64_t lu_host_bytes(int64_t n, int64_t b, int64_t W, int K);
+
+/* The stripe on a device executor with `budget` bytes (ex->budget) and K ring slots: the n x W
+ * panel and K n x b twins, less LU_DEV_MARGIN for the device's own workspace of the panel
+ * factor (on CUDA, cuSOLVER's getrf workspace is taken from --gpu-mem beside the budget,
+ * exec_cuda.h), evened out over the steps it takes (whole tiles); n when everything fits; 0
+ * when not even one tile column does. */
+#define LU_DEV_MARGIN ((int64_t)512 << 20)
+int64_t lu_device_stripe(int64_t n, int64_t b, int64_t budget, int K);
 
 /* The column permutation of an inverse: A^-1[:, c] = Z[:, perm[c]] for Z = (LU)^-1 (LU_INVERT). */
 void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm);

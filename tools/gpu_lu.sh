@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# gpu_lu.sh: issue 22's GPU measurement of LU in one device call (at most LIMIT seconds):
+#   LIMIT=530 bash .devdeps/on-device bash tools/gpu_lu.sh
+# 1. build bench_lu_cuda, test_exec, oocsolve and oocgen (Release, sm_90) and run test_exec (the
+#    executor conformance suite, CUDA included);
+# 2. cuSOLVER's in-core Xgetrf at n = 40000 and ours at n = 40000 with --gpu-mem 8G (the ratio
+#    is computed from the two RESULT lines), then ours at n = 65536 with --gpu-mem 16G; each of
+#    ours ends with its probe check ||PAt - LUt|| / (n ||A|| ||t|| eps);
+# 3. if the time left allows: `oocsolve solve --method lu --device cuda --gpu-mem 16G` at
+#    n = 65536 with 256 right-hand sides from HDF5 files oocgen writes on the device's disk,
+#    its JSON report (phases, residual) printed.
+# 4. if time is left, variants at n = 40000: the panel's chunk 2048 and 8192 columns, tile 2048.
+# SKIP="tests n40 n65 cli var" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
+# in $OUT (lu.txt: the RESULT lines; all.tgz: the logs).
+set -o pipefail
+cd "$(dirname "$0")/.."
+LIMIT=${LIMIT:-530}
+B=${B:-/tmp/b-lu}
+OUT=${OUT:-/tmp/gpu_lu_out}
+R=$OUT/r
+TILE=${TILE:-1024}
+mkdir -p "$R"
+trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; echo "[$(el) s] done"' EXIT
+. tools/gpu_lib.sh
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $R/gpu.txt
+gpu_build $R/build.log bench_lu_cuda test_exec oocsolve_bin oocgen_bin
+res() { grep -h RESULT "$@" | tee -a $OUT/lu.txt; }
+if ! skip tests; then
+  (cd $B && timeout 90 ./test_exec > $R/test_exec.log 2>&1; echo "rc=$?" >> $R/test_exec.log)
+  grep -E "FAILED|failed|asserts|tests  |rc=" $R/test_exec.log | sed "s/^/test_exec: /"
+fi
+export MALLOC_TRIM_THRESHOLD_=100000000000 MALLOC_TOP_PAD_=1073741824
+if ! skip n40; then
+  timeout $(($(left) - 5)) $B/bench_lu_cuda cusolver 40000 > $R/cus40.log 2>&1; res $R/cus40.log
+  echo "[$(el) s]"
+  timeout $(($(left) - 5)) $B/bench_lu_cuda factor 40000 $TILE 8G > $R/lu40.log 2>&1; res $R/lu40.log
+  echo "[$(el) s]"
+  python3 - $R/cus40.log $R/lu40.log <<'PY' | tee -a $OUT/lu.txt
+import re, sys
+c = re.search(r"in core.*?: ([0-9.]+) s", open(sys.argv[1]).read())
+o = re.search(r"steps, ([0-9.]+) s", open(sys.argv[2]).read())
+if c and o:
+    print("RESULT ratio n=40000: ours --gpu-mem 8G / cuSOLVER in core = %.3f (rate ratio)" % (float(c.group(1)) / float(o.group(1))))
+PY
+fi
+if ! skip n65 && [ "$(left)" -gt 120 ]; then
+  timeout $(($(left) - 5)) $B/bench_lu_cuda factor 65536 $TILE 16G > $R/lu65.log 2>&1; res $R/lu65.log
+  echo "[$(el) s]"
+fi
+if ! skip cli && [ "$(left)" -gt 150 ]; then
+  D=/tmp/lu65; mkdir -p $D
+  $B/oocgen random --n 65536 --dtype f32 --tile 1024 --force $D/A.h5:/A > $R/gen.log 2>&1
+  $B/oocgen rhs --n 65536 --cols 256 --force $D/B.h5:/B >> $R/gen.log 2>&1
+  echo "[$(el) s] generated"; df -h /tmp | tail -1
+  timeout $(($(left) - 5)) $B/oocsolve solve --device cuda --method lu --tile $TILE --gpu-mem 16G \
+    --checkpoint off --json --force --out $D/X.h5 $D/A.h5:/A $D/B.h5:/B > $R/cli.json 2> $R/cli.err
+  echo "[$(el) s] solve rc=$?"; cat $R/cli.json | head -c 3000; echo; tail -5 $R/cli.err
+  python3 -c "import json; d=json.load(open('$R/cli.json')); print('RESULT cli solve lu n=%d m=%d: read %.2f compute %.2f write %.2f check %.2f total %.2f s, residual (HPL) %.3g, stripe %d, backend %s' % (d['n'], d.get('nrhs', 0), d['t_read'], d['t_compute'], d['t_write'], d['t_check'], d['t_total'], d['residual'], d['stripe'], d.get('backend')))" 2>&1 | tee -a $OUT/lu.txt
+fi
+if ! skip var; then
+  for v in "$TILE 8G 0 2048" "$TILE 8G 0 8192" "2048 8G 0 0"; do
+    [ "$(left)" -gt 40 ] || break
+    # shellcheck disable=SC2086
+    timeout $(($(left) - 5)) $B/bench_lu_cuda factor 40000 $v > $R/var.log 2>&1; res $R/var.log
+  done
+fi
