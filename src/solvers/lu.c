@@ -274,7 +274,7 @@ static ooc_status_t left_work(void *u, int64_t q, int s, double *slot, int64_t l
   int64_t c0 = cstart(L, j), n = L->n;
   OOC_TRY(to_twin(L, s, slot, bi, bj));
   if (ti == j) {
-    if (L->applied < L->done[j]) {
+    if (L->applied < L->done[j] && !L->a->nopiv) {
       OOC_TRY(ex_laswp(L->ex, QC, L->w, L->P, n, L->applied, L->done[j], L->ipiv));
       L->applied = L->done[j];
     }
@@ -292,14 +292,20 @@ static ooc_status_t left_work(void *u, int64_t q, int s, double *slot, int64_t l
 static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t *info) {
   if (info) *info = col + 1;
   double cn = L->a->colnorm ? L->a->colnorm[col] : 0;
+  if (exact && L->a->nopiv)
+    return OOC_FAIL(L->ctx, OOC_ERR_SINGULAR,
+                    "LU without pivoting met an exactly zero pivot in column %lld (0-based; "
+                    "info %lld): the matrix may still be regular (pivoted LU decides)",
+                    (long long)col, (long long)(col + 1));
   if (exact)
     return OOC_FAIL(L->ctx, OOC_ERR_SINGULAR,
                     "matrix is singular: the pivot of column %lld (0-based) is exactly zero "
                     "(LAPACK's info %lld)", (long long)col, (long long)(col + 1));
   return OOC_FAIL(L->ctx, OOC_ERR_SINGULAR,
                   "matrix is singular to working precision: the pivot of column %lld (0-based) "
-                  "is |u_jj| = %.3g <= eps * ||A[:, j]||_1 = %.3g (LU with partial pivoting)",
-                  (long long)col, fabs(u), DBL_EPSILON * cn);
+                  "is |u_jj| = %.3g <= eps * ||A[:, j]||_1 = %.3g (LU %s)",
+                  (long long)col, fabs(u), DBL_EPSILON * cn,
+                  L->a->nopiv ? "without pivoting" : "with partial pivoting");
 }
 
 /* Tile columns [0, nfix) lack the swaps of the steps after theirs: batches of them go through P
@@ -338,18 +344,23 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     OOC_TRY(join_qt(L));
     L->applied = 0;
     OOC_TRY(run_pass(L, P_LOWER, L->A, 0, kt0, &left));
-    if (L->applied < k0) OOC_TRY(ex_laswp(L->ex, QC, w, L->P, n, L->applied, k0, L->ipiv));
+    if (L->applied < k0 && !L->a->nopiv)
+      OOC_TRY(ex_laswp(L->ex, QC, w, L->P, n, L->applied, k0, L->ipiv));
     int64_t bad = 0;
-    OOC_TRY(ex_getrf(L->ex, QC, n - k0, w, L->P + k0, n, L->loc, &bad));
+    OOC_TRY(ex_getrf(L->ex, QC, n - k0, w, L->P + k0, n, L->a->nopiv ? NULL : L->loc, &bad));
     OOC_TRY(ex_get(L->ex, QC, 1, w, L->P + k0, n + 1, L->diag, 1));
     OOC_TRY(drain(L));
-    for (int64_t i = 0; i < w; i++) L->ipiv[k0 + i] = k0 + L->loc[i];
+    for (int64_t i = 0; i < w; i++) L->ipiv[k0 + i] = k0 + (L->a->nopiv ? i : L->loc[i]);
     for (int64_t i = 0; i < w; i++) {
       double u = L->diag[i];
       int64_t col = k0 + i;
       if (bad && i == bad - 1) return singular(L, col, 1, u, info);
       double cn = L->a->colnorm ? L->a->colnorm[col] : 0;
       if (!(fabs(u) > DBL_EPSILON * cn)) return singular(L, col, u == 0, u, info);
+      if (L->a->nopiv && cn > 0) { /* lu.h: counted, not fatal */
+        L->st->tiny += fabs(u) < sqrt(DBL_EPSILON) * cn;
+        L->st->min_pivot = fmin(L->st->min_pivot, fabs(u) / cn);
+      }
       logdet += log(fabs(u));
       if (u < 0) sign = -sign;
       if (L->ipiv[col] != col) sign = -sign;
@@ -361,7 +372,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
   }
   int64_t nfix = 0; /* the columns before the last stripe (done[] is a multiple of b there) */
   while (nfix < L->nt && L->done[nfix] < n) nfix++;
-  OOC_TRY(fix_columns(L, nfix));
+  if (!L->a->nopiv) OOC_TRY(fix_columns(L, nfix)); /* nopiv: no later swaps to apply */
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
   for (int64_t i = 0; i < n; i++) L->st->norm_inf = fmax(L->st->norm_inf, L->rowsum[i]);
   L->st->logdet = logdet;
@@ -428,7 +439,7 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
     L->mw = part_start(cp, rt1 - 1) + part_len(cp, rt1 - 1) - L->pc0;
     OOC_TRY(run_pass(L, P_ALL, L->B, rt0, rt1, &in));
     OOC_TRY(join_qt(L));
-    if (!L->invert) OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, n, 0, n, L->ipiv));
+    if (!L->invert && !L->a->nopiv) OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, n, 0, n, L->ipiv));
     /* the identity's rows above r0 stay zero under L^-1: start at its tile column */
     OOC_TRY(run_pass(L, P_LOWER, L->A, L->invert ? L->pc0 / L->b : 0, L->nt, &fwd));
     OOC_TRY(run_pass(L, P_UPPER, L->A, 0, L->nt, &bwd));
@@ -457,6 +468,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
   stats->logdet = NAN;
+  stats->min_pivot = a->nopiv && a->colnorm ? INFINITY : 0;
   if (info) *info = 0;
   part_t p = ts_rows(a->A);
   int64_t n = p.n, b = p.b;
