@@ -384,6 +384,12 @@ ooc_status_t rbt_solve(ooc_ctx_t *ctx, const rbt_args_t *a, rbt_stats_t *stats) 
     memcpy(a->X + c * a->ldx, X + c * n, (size_t)n * sizeof(double));
   stats->t_refine = ooc_now() - t0;
 done:
+  for (int k = 0; k < 2; k++) {
+    tstore_t *S = k ? SB : SA;
+    if (!S) continue;
+    stats->spilled += ts_stats(S)->bytes_spilled;
+    stats->unspilled += ts_stats(S)->bytes_unspilled;
+  }
   tstore_destroy(SA);
   tstore_destroy(SB);
   ooc_free(ctx, R.u);

@@ -98,6 +98,7 @@ typedef struct rbt_stats {
   double min_pivot;           /* min |u_jj| / ||(U^T A V)[:, j]||_1 */
   double t_transform, t_factor, t_solve, t_refine; /* seconds; t_refine: residuals + solves */
   int64_t bytes_a;            /* bytes of the original A read (transform + residuals) */
+  int64_t spilled, unspilled; /* scratch bytes of the transformed stores */
 } rbt_stats_t;
 
 /* Host bytes rbt_solve allocates outside the tile cache (the host executor's LU included). */
