@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
+#include "oocsolve.h"
 #include "io/scratch.h"
 #include "kernels/ops.h"
 #include "solvers/rbt.h"
@@ -390,6 +392,124 @@ static void t_no_convergence(void) {
 #endif
 }
 
+/* ---- through the library and the CLI ------------------------------------------------------ */
+
+/* ooc_solve with method rbt: in core and out of core (--host-mem below A's size: scratch
+ * asserted), the written X passes HPL < 16, the report carries rbt's numbers (method, seed,
+ * depth, padded n, steps, backward errors, the parts' times) and its JSON too; the same seed
+ * writes the same X; an inverse with rbt is OOC_ERR_ARG. */
+static void t_api(void) {
+  int n = 300;
+  double *A = extra_matrix(12, n), *B = rand_matrix(n, 2, 11);
+  char in[1024], rhs[1024], out[1024];
+  snprintf(in, sizeof in, "%s", tu_path("rbt_a.h5"));
+  snprintf(rhs, sizeof rhs, "%s", tu_path("rbt_b.h5"));
+  snprintf(out, sizeof out, "%s", tu_path("rbt_x.h5"));
+  tu_write_matrix(in, "/A", n, n, A, 2);
+  tu_write_matrix(rhs, "/B", n, 2, B, 2);
+  double *X0 = NULL;
+  for (int ooc = 0; ooc < 2; ooc++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o;
+    ooc_opts_default(&o);
+    o.method = OOC_METHOD_RBT;
+    o.device = OOC_DEVICE_CPU;
+    o.tile = 32;
+    o.seed = 99;
+    o.force = 1;
+    o.check = OOC_CHECK_FULL;
+    if (ooc) o.host_mem = 600 << 10; /* A is 720 KB */
+    ooc_report_t rep;
+    ooc_status_t st = ooc_solve(ctx, in, rhs, out, &o, &rep);
+    CU_ASSERT_EQUAL(st, OOC_OK);
+    if (st != OOC_OK) fprintf(stderr, "\n  rbt api: %s\n", ooc_ctx_error(ctx));
+    CU_ASSERT_STRING_EQUAL(rep.method, "rbt");
+    CU_ASSERT(rep.seed == 99 && rep.rbt_depth == 2 && rep.rbt_n >= n);
+    CU_ASSERT(rep.iterations >= 0 && rep.berr_after < sqrt((double)n) * EPS);
+    CU_ASSERT(rep.berr_before >= rep.berr_after && rep.t_factor > 0 && rep.t_transform > 0);
+    CU_ASSERT(rep.residual < 16);
+    if (ooc) CU_ASSERT(rep.bytes_spilled > 0 && rep.host_peak <= rep.host_budget);
+    int64_t r, c;
+    double *X = tu_read_matrix(out, &r, &c);
+    CU_ASSERT_FATAL(X != NULL && r == n && c == 2);
+    CU_ASSERT(tu_solve_ratio(n, 2, A, X, B, EPS) < 16);
+    if (!X0) X0 = X;
+    else {
+      /* out of core: other stripes, the same transform: X within refinement's accuracy */
+      double d = 0;
+      for (int64_t i = 0; i < 2 * n; i++) d = fmax(d, fabs(X[i] - X0[i]) / fmax(1e-300, fabs(X0[i])));
+      CU_ASSERT(d < 1e-10);
+      free(X);
+    }
+    char js[8192];
+    ooc_report_json_str(&rep, st, "", js, sizeof js);
+    CU_ASSERT(strstr(js, "\"berr_after\":") && strstr(js, "\"t_refine\":") &&
+              strstr(js, "\"seed\": 99"));
+    printf("[%s: %d steps, berr %.3g -> %.3g, HPL %.3g, spilled %lld B] ", ooc ? "ooc" : "in core",
+           rep.iterations, rep.berr_before, rep.berr_after, rep.residual,
+           (long long)rep.bytes_spilled);
+    o.host_mem = 0;
+    ooc_report_t r2;
+    CU_ASSERT_EQUAL(ooc_invert(ctx, in, out, &o, &r2), OOC_ERR_ARG);
+    CU_ASSERT(strstr(ooc_ctx_error(ctx), "--method rbt solves") != NULL);
+    tu_ctx_done(ctx);
+  }
+  free(X0), free(A), free(B);
+  remove(in), remove(rhs), remove(out);
+}
+
+/* The CLI: a refinement that cannot converge in --max-iter 1 steps exits 4 with the numbers on
+ * stderr and writes nothing; --seed without --method rbt is a usage error (exit 2); the report
+ * line of a successful run. */
+static void t_cli(void) {
+#ifdef OOC_HAVE_TMGLIB
+  int n = 50, izero;
+  double *A = dge_matrix(5, n, &izero), *B = rand_matrix(n, 3, 77);
+  char in[1024], rhs[1024], out[1024], log[1024], cmd[5000];
+  snprintf(in, sizeof in, "%s", tu_path("rbt_c.h5"));
+  snprintf(rhs, sizeof rhs, "%s", tu_path("rbt_cb.h5"));
+  snprintf(out, sizeof out, "%s", tu_path("rbt_cx.h5"));
+  snprintf(log, sizeof log, "%s", tu_path("rbt_cli.log"));
+  tu_write_matrix(in, "/A", n, n, A, 2);
+  tu_write_matrix(rhs, "/B", n, 3, B, 2);
+  snprintf(cmd, sizeof cmd, "%s/oocsolve solve --method rbt --tile 7 --seed 12345 --max-iter 1 "
+           "--device cpu --out %s %s %s > %s 2>&1", OOC_TOOLS_DIR, out, in, rhs, log);
+  int rc = system(cmd);
+  CU_ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 4);
+  CU_ASSERT(!tu_file_exists(out));
+  FILE *f = fopen(log, "r");
+  char text[4096] = {0};
+  if (f) {
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = 0;
+    fclose(f);
+  }
+  CU_ASSERT(strstr(text, "did not converge in 1 steps") && strstr(text, "rbt_c.h5"));
+  snprintf(cmd, sizeof cmd, "%s/oocsolve solve --seed 3 --out %s %s %s > %s 2>&1", OOC_TOOLS_DIR,
+           out, in, rhs, log);
+  rc = system(cmd);
+  CU_ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+  free(A);
+  A = extra_matrix(12, n); /* regular, with a zero leading entry */
+  tu_write_matrix(in, "/A", n, n, A, 2);
+  snprintf(cmd, sizeof cmd, "%s/oocsolve solve --method rbt --tile 7 --device cpu --out %s %s %s "
+           "> %s 2>&1", OOC_TOOLS_DIR, out, in, rhs, log);
+  rc = system(cmd);
+  CU_ASSERT(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+  CU_ASSERT(tu_file_exists(out));
+  f = fopen(log, "r");
+  memset(text, 0, sizeof text);
+  if (f) {
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = 0;
+    fclose(f);
+  }
+  CU_ASSERT(strstr(text, "refine ") && strstr(text, "backward error"));
+  free(A), free(B);
+  remove(in), remove(rhs), remove(out), remove(log);
+#endif
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"shape: N a multiple of 2^d bt, bt <= b, little padding", t_shape},
@@ -399,6 +519,8 @@ int main(void) {
       {"reproducible with the seed; another seed, another transform", t_seed},
       {"refinement capped at one step: OOC_ERR_ACCURACY with the numbers, X untouched",
        t_no_convergence},
+      {"ooc_solve with rbt: in and out of core, the report's numbers, an inverse refused", t_api},
+      {"the CLI: exit 4 when refinement does not converge, --seed needs rbt, a report", t_cli},
       {NULL, NULL}};
   return tu_run("rbt", tests);
 }
