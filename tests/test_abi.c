@@ -106,7 +106,9 @@ static void test_every_param_settable(void) {
   CU_ASSERT_EQUAL(s->method, OOC_METHOD_HYPER7);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "lu"), OOC_OK); /* every method */
   CU_ASSERT_EQUAL(s->method, OOC_METHOD_LU);
-  CU_ASSERT_EQUAL(ooc_opts_set_int(o, OOC_PARAM_METHOD, OOC_METHOD_LU + 1), OOC_ERR_ARG);
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "rbt"), OOC_OK);
+  CU_ASSERT_EQUAL(s->method, OOC_METHOD_RBT);
+  CU_ASSERT_EQUAL(ooc_opts_set_int(o, OOC_PARAM_METHOD, OOC_METHOD_RBT + 1), OOC_ERR_ARG);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_CHECKPOINT, "step"), OOC_OK);
   CU_ASSERT_EQUAL(s->checkpoint, OOC_CHECKPOINT_EVERY_STEP);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_CHECKPOINT, "off"), OOC_OK);
