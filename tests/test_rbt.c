@@ -77,6 +77,12 @@ typedef struct {
   char err[1024];
 } outcome_t;
 
+/* g_strict: LU on the strict host executor (exec.h: delayed, NaN-poisoned gets, not unified),
+ * so a missing sync in the no-pivot path or the factored solves gives a wrong X;
+ * g_fault_at > 0: that host allocation fails (once). */
+static int g_strict;
+static int64_t g_fault_at;
+
 static outcome_t run(const ooc_ops_t *ops, const double *A, int64_t n, const double *B, int64_t m,
                      int64_t b, int64_t cap, uint64_t seed, int depth, int max_iter) {
   outcome_t r = {0};
@@ -92,7 +98,19 @@ static outcome_t run(const ooc_ops_t *ops, const double *A, int64_t n, const dou
   rbt_args_t a = {.n = n, .m = m, .b = b, .A = &sa, .B = &sb, .depth = depth, .seed = seed,
                   .max_iter = max_iter, .cache = cache, .spill_a = &pa, .spill_b = &pb,
                   .stripe = 0, .ops = ops, .threads = 2, .X = r.X, .ldx = n};
+  ooc_exec_t *ex = NULL;
+  if (g_strict) {
+    CU_ASSERT_FATAL(ex_host_create_strict(ctx, ops, 2, 0, 20, &ex) == OOC_OK);
+    a.exec = ex;
+    a.stripe = 2 * b; /* several steps, so the earlier columns stream through the ring */
+  }
+  if (g_fault_at > 0) ooc_fault_arm(ctx, OOC_FAULT_ALLOC, g_fault_at, 0, 0);
   r.st = rbt_solve(ctx, &a, &r.s);
+  ooc_fault_arm(ctx, OOC_FAULT_ALLOC, 0, 0, 0);
+  if (ex) {
+    CU_ASSERT_EQUAL(ex->dev_bytes, 0);
+    ex_destroy(ex);
+  }
   snprintf(r.err, sizeof r.err, "%s", ooc_ctx_error(ctx));
   r.spills = la.puts + lb.puts;
   tcache_destroy(cache);
@@ -392,6 +410,50 @@ static void t_no_convergence(void) {
 #endif
 }
 
+/* The strict host executor (LU's device buffers separate, gets delayed and NaN-poisoned): the
+ * same X as the plain host run within refinement's accuracy, HPL < 16. */
+static void t_strict(void) {
+  int n = 100;
+  double *A = extra_matrix(13, n), *B = rand_matrix(n, 3, 8);
+  outcome_t p = run(ooc_ops_cpu(), A, n, B, 3, 16, (int64_t)1 << 40, 4, 0, 0);
+  g_strict = 1;
+  outcome_t q = run(ooc_ops_cpu(), A, n, B, 3, 16, 8 * (int64_t)n * n / 5, 4, 0, 0);
+  g_strict = 0;
+  CU_ASSERT(p.st == OOC_OK && q.st == OOC_OK);
+  if (p.st == OOC_OK && q.st == OOC_OK) {
+    CU_ASSERT(tu_solve_ratio(n, 3, A, q.X, B, EPS) < 16);
+    double d = 0;
+    for (int64_t i = 0; i < 3 * n; i++) d = fmax(d, fabs(p.X[i] - q.X[i]) / fmax(1e-300, fabs(p.X[i])));
+    CU_ASSERT(d < 1e-10);
+  }
+  free(p.X), free(q.X), free(A), free(B);
+}
+
+/* Fault loop: the Nth host allocation fails, N = 1, 2, ... until the solve succeeds: each
+ * failure is OOC_ERR_NOMEM (or OOC_ERR_IO from the scratch store), nothing leaks (tu_ctx_done),
+ * the last run is right. */
+static void t_fault(void) {
+  int n = 60;
+  double *A = extra_matrix(12, n), *B = rand_matrix(n, 2, 9);
+  int64_t k = 1;
+  for (; k < 400; k++) {
+    g_fault_at = k;
+    outcome_t r = run(ooc_ops_cpu(), A, n, B, 2, 8, 8 * (int64_t)n * n / 5, 3, 0, 0);
+    int done = r.st == OOC_OK;
+    if (done) {
+      CU_ASSERT(tu_solve_ratio(n, 2, A, r.X, B, EPS) < 16);
+    } else {
+      CU_ASSERT(r.st == OOC_ERR_NOMEM || r.st == OOC_ERR_IO);
+    }
+    free(r.X);
+    if (done) break;
+  }
+  g_fault_at = 0;
+  CU_ASSERT(k > 1 && k < 400);
+  printf("[%lld injected allocation failures, then success] ", (long long)(k - 1));
+  free(A), free(B);
+}
+
 /* ---- through the library and the CLI ------------------------------------------------------ */
 
 /* ooc_solve with method rbt: in core and out of core (--host-mem below A's size: scratch
@@ -519,6 +581,8 @@ int main(void) {
       {"reproducible with the seed; another seed, another transform", t_seed},
       {"refinement capped at one step: OOC_ERR_ACCURACY with the numbers, X untouched",
        t_no_convergence},
+      {"the strict host executor: the same X", t_strict},
+      {"fault loop: host allocations over an out-of-core rbt solve", t_fault},
       {"ooc_solve with rbt: in and out of core, the report's numbers, an inverse refused", t_api},
       {"the CLI: exit 4 when refinement does not converge, --seed needs rbt, a report", t_cli},
       {NULL, NULL}};
