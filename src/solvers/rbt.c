@@ -88,52 +88,78 @@ typedef struct rbt {
   double *colnorm;               /* ||(U^T A V)[:, j]||_1, N */
   double *rowsum;                /* sum_j |a_ij| of the original, n */
   double pad;                    /* the padding's diagonal: max|a_ij| (rbt.h) */
+  int phase;                     /* the group pass running (group_job) */
 } rbt_t;
 
-/* Row butterflies of the group on columns [c0, c1): local block p pairs with p + hp. */
-static void group_rows(void *arg, int64_t job, int worker) {
-  (void)worker;
-  rbt_t *R = arg;
-  int64_t ldg = R->g * R->bt, c0 = job * R->chunk, c1 = ooc_min64(ldg, c0 + R->chunk);
-  for (int l = 0; l < R->d; l++) {
-    int64_t hp = R->g >> (l + 1), half = hp * R->k * R->bt;
-    const double *w = R->u + l * R->N;
-    for (int64_t p = 0; p < R->g; p++) {
-      if (p % (2 * hp) >= hp) continue;
-      for (int64_t r = 0; r < R->bt; r++) {
-        int64_t i = (R->gi + p * R->k) * R->bt + r, li = p * R->bt + r, lj = li + hp * R->bt;
-        double ri = w[i], si = w[i + half];
-        for (int64_t c = c0; c < c1; c++) {
-          double x = R->G[li + c * ldg], y = R->G[lj + c * ldg];
-          R->G[li + c * ldg] = ri * (x + y) * RSQRT2;
-          R->G[lj + c * ldg] = si * (x - y) * RSQRT2;
-        }
-      }
-    }
-  }
-}
+/* The group's passes, each parallel over chunks of columns or rows so that every job owns what
+ * it writes and walks memory contiguously (G is column-major with ld g bt):
+ *   P_ROWSUM  rows:    sum_j |a_ij| of the original rows (< n) into rowsum (||A||_inf);
+ *   P_UT      columns: U^T's levels, block p of a column paired with block p + hp;
+ *   P_V       rows:    V's levels from the right, column block q paired with q + hq;
+ *   P_COLNORM columns: ||(U^T A V)[:, j]||_1 into colnorm (lu's pivot tests). */
+enum { P_ROWSUM, P_UT, P_V, P_COLNORM };
 
-/* Column butterflies (A V) of the group on rows [r0, r1). */
-static void group_cols(void *arg, int64_t job, int worker) {
+static void group_job(void *arg, int64_t job, int worker) {
   (void)worker;
   rbt_t *R = arg;
-  int64_t ldg = R->g * R->bt, r0 = job * R->chunk, r1 = ooc_min64(ldg, r0 + R->chunk);
-  for (int l = 0; l < R->d; l++) {
-    int64_t hq = R->g >> (l + 1), half = hq * R->k * R->bt;
-    const double *w = R->v + l * R->N;
-    for (int64_t q = 0; q < R->g; q++) {
-      if (q % (2 * hq) >= hq) continue;
-      for (int64_t c = 0; c < R->bt; c++) {
-        int64_t i = (R->gj + q * R->k) * R->bt + c, ci = q * R->bt + c, cj = ci + hq * R->bt;
-        double ri = w[i], si = w[i + half];
-        double *x = R->G + ci * ldg, *y = R->G + cj * ldg;
-        for (int64_t r = r0; r < r1; r++) {
-          double a = x[r], b = y[r];
-          x[r] = ri * (a + b) * RSQRT2;
-          y[r] = si * (a - b) * RSQRT2;
+  int64_t bt = R->bt, k = R->k, ldg = R->g * bt, lo = job * R->chunk;
+  int64_t hi = ooc_min64(ldg, lo + R->chunk);
+  double *G = R->G;
+  switch (R->phase) {
+  case P_ROWSUM:
+    for (int64_t c = 0; c < ldg; c++) {
+      const double *x = G + c * ldg;
+      for (int64_t lr = lo; lr < hi; lr++) {
+        int64_t i = (R->gi + lr / bt * k) * bt + lr % bt;
+        if (i < R->n) R->rowsum[i] += fabs(x[lr]);
+      }
+    }
+    break;
+  case P_UT:
+    for (int64_t c = lo; c < hi; c++) {
+      double *col = G + c * ldg;
+      for (int l = 0; l < R->d; l++) {
+        int64_t hp = R->g >> (l + 1), half = hp * k * bt;
+        for (int64_t p = 0; p < R->g; p++) {
+          if (p % (2 * hp) >= hp) continue;
+          const double *wi = R->u + l * R->N + (R->gi + p * k) * bt, *wj = wi + half;
+          double *x = col + p * bt, *y = col + (p + hp) * bt;
+          for (int64_t r = 0; r < bt; r++) {
+            double a = x[r], b = y[r];
+            x[r] = wi[r] * (a + b) * RSQRT2;
+            y[r] = wj[r] * (a - b) * RSQRT2;
+          }
         }
       }
     }
+    break;
+  case P_V:
+    for (int l = 0; l < R->d; l++) {
+      int64_t hq = R->g >> (l + 1), half = hq * k * bt;
+      const double *w = R->v + l * R->N;
+      for (int64_t q = 0; q < R->g; q++) {
+        if (q % (2 * hq) >= hq) continue;
+        for (int64_t c = 0; c < bt; c++) {
+          int64_t i = (R->gj + q * k) * bt + c, ci = q * bt + c, cj = ci + hq * bt;
+          double ri = w[i], si = w[i + half];
+          double *x = G + ci * ldg, *y = G + cj * ldg;
+          for (int64_t r = lo; r < hi; r++) {
+            double a = x[r], b = y[r];
+            x[r] = ri * (a + b) * RSQRT2;
+            y[r] = si * (a - b) * RSQRT2;
+          }
+        }
+      }
+    }
+    break;
+  case P_COLNORM:
+    for (int64_t c = lo; c < hi; c++) {
+      const double *x = G + c * ldg;
+      double sum = 0;
+      for (int64_t r = 0; r < ldg; r++) sum += fabs(x[r]);
+      R->colnorm[(R->gj + c / bt * k) * bt + c % bt] += sum;
+    }
+    break;
   }
 }
 
@@ -144,32 +170,23 @@ static ooc_status_t transform(rbt_t *R, tstore_t *S) {
   int64_t jobs = ooc_cdiv64(ldg, R->chunk);
   for (R->gj = 0; R->gj < R->k; R->gj++)
     for (R->gi = 0; R->gi < R->k; R->gi++) {
-      /* A_pad's (g x g) blocks of the group: the source's part, the identity beyond n */
+      /* A_pad's (g x g) blocks of the group: the source's part, zeros and pad I beyond n */
       for (int64_t q = 0; q < g; q++)
         for (int64_t p = 0; p < g; p++) {
           int64_t r0 = (R->gi + p * R->k) * bt, c0 = (R->gj + q * R->k) * bt;
           double *blk = R->G + p * bt + q * bt * ldg;
-          for (int64_t c = 0; c < bt; c++) memset(blk + c * ldg, 0, (size_t)bt * sizeof(double));
-          /* every block is cleared: the source fills only its part below n */
           int64_t nr = ooc_max64(0, ooc_min64(bt, n - r0)), nc = ooc_max64(0, ooc_min64(bt, n - c0));
+          if (nr < bt || nc < bt) /* the source fills only its part below n */
+            for (int64_t c = 0; c < bt; c++) memset(blk + c * ldg, 0, (size_t)bt * sizeof(double));
           if (nr > 0 && nc > 0) {
             OOC_TRY(R->a->A->read(R->a->A->self, r0, c0, nr, nc, blk, ldg));
             R->st->bytes_a += 8 * nr * nc;
-            for (int64_t c = 0; c < nc; c++)
-              for (int64_t r = 0; r < nr; r++) R->rowsum[r0 + r] += fabs(blk[r + c * ldg]);
           }
           for (int64_t t = 0; t < bt; t++)
             if (r0 + t == c0 + t && r0 + t >= n) blk[t + t * ldg] = R->pad;
         }
-      ooc_parallel(threads, jobs, group_rows, R);
-      ooc_parallel(threads, jobs, group_cols, R);
-      for (int64_t q = 0; q < g; q++)
-        for (int64_t c = 0; c < bt; c++) {
-          double s = 0;
-          const double *x = R->G + (q * bt + c) * ldg;
-          for (int64_t r = 0; r < ldg; r++) s += fabs(x[r]);
-          R->colnorm[(R->gj + q * R->k) * bt + c] += s;
-        }
+      for (R->phase = P_ROWSUM; R->phase <= P_COLNORM; R->phase++)
+        ooc_parallel(threads, jobs, group_job, R);
       for (int64_t q = 0; q < g; q++)
         for (int64_t p = 0; p < g; p++)
           OOC_TRY(ts_put(S, R->gi + p * R->k, R->gj + q * R->k, R->G + p * bt + q * bt * ldg, ldg));
