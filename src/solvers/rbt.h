@@ -24,8 +24,8 @@
  * on one machine and build, the same X. The system solved is (U^T A V) y = U^T b, x = V y.
  * Depth d mixes only rows (columns) i0 + p N/2^d, p < 2^d: a group of (2^d)^2 tiles
  * (rows ti0 + p k, columns tj0 + q k, ti0, tj0 < k) is read from the source, transformed in
- * memory (host threads, base/parloop.h) and put into the store: one pass, 2 d N^2 x 3 flops,
- * A read once.
+ * memory (host threads, base/parloop.h) and put into the store: one pass, A read once,
+ * 6 d N^2 flops (3 per element, level and side).
  *
  * Then: LU without pivoting of U^T A V (lu.h with nopiv; its tiny-pivot count and smallest
  * pivot ratio are reported), the solve of U^T B_pad with those factors, x = V y, and
@@ -38,7 +38,8 @@
  * Backward error reported: berr = max_j max|r_j| / (||A||_inf max|x_j|), before refinement
  * (berr0) and after (berr); converged means berr < sqrt(n) eps for every column.
  *
- * Cost. Flops: 2N^3/3 (factor) + 2 N^2 m per solve + 2 n^2 m per residual + O(d N^2) transform.
+ * Cost. Flops: 2N^3/3 (factor) + 2 N^2 m per solve + 2 n^2 m per residual + 6 d N^2 (transform;
+ * with padding, one more read of A for max|a_ij|).
  * I/O: A is read once by the transform and once per residual (8 n^2 bytes each); the factor's I/O
  * is lu.h's; each correction solve streams the factors once (8 N^2 bytes).
  * Host memory outside the tile cache (rbt_workspace_bytes): the group buffer 4^d bt^2 doubles,
