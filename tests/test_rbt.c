@@ -196,6 +196,74 @@ static void t_butterflies(void) {
     }
 }
 
+/* The tile-group transform against its definition: the store rbt_transform_store fills equals
+ * U^T A_pad V formed densely (A_pad = [A 0; 0 max|a_ij| I], U and V from dense_u), its column
+ * norms are that matrix's, its row sums A's; shapes with padding and without, several groups,
+ * depths 1-3, one group of one tile. */
+static double *rand_matrix(int64_t rows, int64_t cols, uint64_t seed);
+
+static void t_transform(void) {
+  static const int64_t cases[][3] = {{13, 2, 2}, {50, 7, 2}, {50, 50, 2}, {37, 5, 3},
+                                     {64, 8, 1}, {64, 4, 2}, {1, 1, 2}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int64_t n = cases[c][0], b = cases[c][1], N, bt;
+    int d = (int)cases[c][2];
+    rbt_shape(n, b, d, &N, &bt);
+    double *A = rand_matrix(n, n, 40 + c);
+    ooc_ctx_t *ctx = tu_ctx();
+    tcache_t *cache;
+    tstore_t *S;
+    memsrc_t ma = {A, n};
+    ooc_source_t sa = {&ma, mem_read};
+    CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, N, N, bt, NULL, NULL, &S) == OOC_OK);
+    double *cn = calloc((size_t)N, sizeof *cn), *rs = calloc((size_t)n, sizeof *rs);
+    rbt_args_t a = {.n = n, .m = 0, .b = b, .A = &sa, .depth = d, .seed = 77, .threads = 3};
+    CU_ASSERT_FATAL(rbt_transform_store(ctx, &a, S, cn, rs) == OOC_OK);
+    double *T = tu_read_store(S, N);
+    tstore_destroy(S);
+    tcache_destroy(cache);
+    tu_ctx_done(ctx);
+    double amax = 0;
+    for (int64_t i = 0; i < n * n; i++) amax = fmax(amax, fabs(A[i]));
+    double *Ap = calloc((size_t)(N * N), sizeof *Ap), *u = malloc((size_t)(d * N) * sizeof *u);
+    double *v = malloc((size_t)(d * N) * sizeof *v), *W = calloc((size_t)(N * N), sizeof *W);
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t i = 0; i < N; i++)
+        Ap[i + j * N] = i < n && j < n ? A[i + j * n] : i == j ? (N > n ? amax : 1) : 0;
+    rbt_diagonals(77, N, d, u, v);
+    double *U = dense_u(N, d, u), *V = dense_u(N, d, v);
+    double err = 0, cerr = 0, rerr = 0;
+    for (int64_t j = 0; j < N; j++) /* W = A_pad V */
+      for (int64_t i = 0; i < N; i++) {
+        double acc = 0;
+        for (int64_t l = 0; l < N; l++) acc += Ap[i + l * N] * V[l + j * N];
+        W[i + j * N] = acc;
+      }
+    for (int64_t j = 0; j < N; j++) {
+      double col = 0;
+      for (int64_t i = 0; i < N; i++) { /* (U^T W)[i, j] */
+        double acc = 0;
+        for (int64_t l = 0; l < N; l++) acc += U[l + i * N] * W[l + j * N];
+        err = fmax(err, fabs(acc - T[i + j * N]));
+        col += fabs(acc);
+      }
+      cerr = fmax(cerr, fabs(col - cn[j]) / fmax(col, 1e-300));
+    }
+    for (int64_t i = 0; i < n; i++) {
+      double r = 0;
+      for (int64_t j = 0; j < n; j++) r += fabs(A[i + j * n]);
+      rerr = fmax(rerr, fabs(r - rs[i]) / fmax(r, 1e-300));
+    }
+    CU_ASSERT(err <= 1e-13 * fmax(amax, 1) && cerr < 1e-12 && rerr < 1e-12);
+    if (!(err <= 1e-13 * fmax(amax, 1) && cerr < 1e-12 && rerr < 1e-12))
+      fprintf(stderr, "\n  n %lld b %lld d %d (N %lld bt %lld): |T - U^T A V| %.3g, colnorm %.3g, "
+              "rowsum %.3g\n", (long long)n, (long long)b, d, (long long)N, (long long)bt, err,
+              cerr, rerr);
+    free(A), free(cn), free(rs), free(T), free(Ap), free(u), free(v), free(W), free(U), free(V);
+  }
+}
+
 /* ---- matrices ------------------------------------------------------------------------------ */
 
 #ifdef OOC_HAVE_TMGLIB
@@ -576,6 +644,7 @@ int main(void) {
   static const tu_test_t tests[] = {
       {"shape: N a multiple of 2^d bt, bt <= b, little padding", t_shape},
       {"butterflies: U^T and V against their definition, depths 1-3", t_butterflies},
+      {"the tile-group transform: the store holds U^T A_pad V, its norms", t_transform},
       {"DGE types 1-11 + zero / tiny leading entry + Wilkinson: HPL < 16 or honest failure", t_types},
       {"out of core: the transformed matrix spills, X still right", t_out_of_core},
       {"reproducible with the seed; another seed, another transform", t_seed},

@@ -286,6 +286,48 @@ int64_t rbt_workspace_bytes(int64_t n, int64_t m, int64_t b, int depth, int64_t 
          lu_workspace_bytes(N, bt, stripe, m) + 4096;
 }
 
+/* The padding's diagonal (max|a_ij|, only when N > n), then the transform into S. */
+static ooc_status_t pad_and_transform(rbt_t *R, double *T, tstore_t *S) {
+  R->pad = 1.0;
+  if (R->N > R->n) OOC_TRY(amax(R, T, &R->pad));
+  if (!(R->pad > 0) || isinf(R->pad)) R->pad = 1.0; /* a zero A (singular anyway) or Inf */
+  return transform(R, S);
+}
+
+ooc_status_t rbt_transform_store(ooc_ctx_t *ctx, const rbt_args_t *a, tstore_t *S,
+                                 double *colnorm, double *rowsum) {
+  int d = a->depth > 0 ? a->depth : RBT_DEPTH;
+  rbt_stats_t st;
+  memset(&st, 0, sizeof st);
+  rbt_t R = {.ctx = ctx, .a = a, .st = &st, .n = a->n, .m = a->m, .d = d, .g = (int64_t)1 << d,
+             .colnorm = colnorm, .rowsum = rowsum};
+  R.b = ooc_min64(a->b > 0 ? a->b : a->n, a->n);
+  rbt_shape(a->n, R.b, d, &R.N, &R.bt);
+  if (a->n == 0) return OOC_OK;
+  R.k = R.N / (R.g * R.bt);
+  if (ts_rows(S).n != R.N || ts_cols(S).n != R.N || ts_rows(S).b != R.bt)
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "rbt: the store must be %lld x %lld with tile %lld",
+                    (long long)R.N, (long long)R.N, (long long)R.bt);
+  int64_t ldg = R.g * R.bt;
+  ooc_status_t st2 = OOC_OK;
+  R.u = ooc_malloc(ctx, (size_t)(d * R.N) * sizeof(double));
+  R.v = ooc_malloc(ctx, (size_t)(d * R.N) * sizeof(double));
+  R.G = ooc_malloc(ctx, (size_t)(ldg * ldg) * sizeof(double));
+  double *T = ooc_malloc(ctx, (size_t)(R.b * R.b) * sizeof(double));
+  if (!R.u || !R.v || !R.G || !T)
+    st2 = OOC_FAIL(ctx, OOC_ERR_NOMEM, "rbt: out of host memory for the transform (n = %lld)",
+                   (long long)a->n);
+  if (st2 == OOC_OK) {
+    rbt_diagonals(a->seed, R.N, d, R.u, R.v);
+    st2 = pad_and_transform(&R, T, S);
+  }
+  ooc_free(ctx, R.u);
+  ooc_free(ctx, R.v);
+  ooc_free(ctx, R.G);
+  ooc_free(ctx, T);
+  return st2;
+}
+
 ooc_status_t rbt_solve(ooc_ctx_t *ctx, const rbt_args_t *a, rbt_stats_t *stats) {
   rbt_stats_t local;
   if (!stats) stats = &local;
@@ -339,10 +381,7 @@ ooc_status_t rbt_solve(ooc_ctx_t *ctx, const rbt_args_t *a, rbt_stats_t *stats) 
   OOC_CHECK(st = tstore_create(ctx, a->cache, N, m, R.bt, NULL, a->spill_b, &SB));
   /* 1. U^T A V into SA */
   double t0 = ooc_now();
-  R.pad = 1.0;
-  if (N > n) OOC_CHECK(st = amax(&R, T, &R.pad));
-  if (!(R.pad > 0) || isinf(R.pad)) R.pad = 1.0; /* a zero A (singular anyway) or Inf */
-  OOC_CHECK(st = transform(&R, SA));
+  OOC_CHECK(st = pad_and_transform(&R, T, SA));
   for (int64_t i = 0; i < n; i++) stats->norm_inf = fmax(stats->norm_inf, R.rowsum[i]);
   stats->t_transform = ooc_now() - t0;
   /* 2. LU without pivoting; the eps test on U^T A V's columns, tiny pivots counted */

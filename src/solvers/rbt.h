@@ -107,4 +107,10 @@ int64_t rbt_workspace_bytes(int64_t n, int64_t m, int64_t b, int depth, int64_t 
 
 ooc_status_t rbt_solve(ooc_ctx_t *ctx, const rbt_args_t *a, rbt_stats_t *stats);
 
+/* The transform rbt_solve runs, alone (tests): U^T A_pad V of a->A (a->n, b, depth, seed,
+ * threads) into S, an N x N store of tile bt (rbt_shape); colnorm (N) and rowsum (n), zeroed by
+ * the caller, receive the transformed column 1-norms and the original's row sums. */
+ooc_status_t rbt_transform_store(ooc_ctx_t *ctx, const rbt_args_t *a, tstore_t *S,
+                                 double *colnorm, double *rowsum);
+
 #endif
