@@ -113,10 +113,14 @@ OOC_API void ooc_ctx_reset_peak(ooc_ctx_t *ctx);
  * L\U + pivots), solve from an LU factor file, logdet of a general matrix, inverse. newton (Newton-Schulz) and hyper7
  * (Soleymani's order-7 hyperpower) are the iterative inversions built on the out-of-core GEMM
  * (inverse only; they stop when the residual ratio is below half the check threshold, and fail
- * with OOC_ERR_ACCURACY when they diverge, stagnate or reach max_iter: docs/NUMERICS.md). */
+ * with OOC_ERR_ACCURACY when they diverge, stagnate or reach max_iter: docs/NUMERICS.md).
+ * rbt (solve only): a random butterfly transform U^T A V (seeded: opts->seed, depth
+ * opts->rbt_depth), LU without pivoting, and refinement against the original A until every
+ * right-hand side has max|r| < sqrt(n) max|x| ||A||_inf eps (at most max_iter steps, 0 = 30);
+ * not converging is OOC_ERR_ACCURACY with the numbers, nothing written (docs/NUMERICS.md). */
 typedef enum {
   OOC_METHOD_AUTO = 0, OOC_METHOD_GJ = 1, OOC_METHOD_CHOL = 2, OOC_METHOD_NEWTON = 3,
-  OOC_METHOD_HYPER7 = 4, OOC_METHOD_LU = 5
+  OOC_METHOD_HYPER7 = 4, OOC_METHOD_LU = 5, OOC_METHOD_RBT = 6
 } ooc_method_t;
 typedef enum { OOC_DEVICE_AUTO = 0, OOC_DEVICE_CPU = 1, OOC_DEVICE_REF = 2, OOC_DEVICE_CUDA = 3 } ooc_device_t;
 typedef enum { OOC_CHECK_AUTO = 0, OOC_CHECK_NONE = 1, OOC_CHECK_PROBE = 2, OOC_CHECK_FULL = 3 } ooc_check_t;
@@ -158,6 +162,8 @@ typedef struct ooc_opts {
   int keep_failed;       /* a result that fails its residual check is kept, renamed
                             "<output without .h5>.rejected.h5" (replacing one there), never
                             under the output's name; the call still fails (OOC_ERR_ACCURACY) */
+  int64_t seed;          /* rbt: the random butterflies' seed (the same seed, the same run) */
+  int rbt_depth;         /* rbt: butterfly depth 1..6; 0 = 2 */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)
@@ -213,6 +219,15 @@ typedef struct ooc_report {
   double pivot_growth;   /* lu: max|U| / max|A| (NaN when not computed) */
   int logdet_sign;       /* sign of det A with logdet = log|det A| (lu: +1 or -1; chol: +1;
                             0 when not computed) */
+  /* rbt (iterations: the refinement steps): the seed and depth run, n padded to rbt_n, the
+   * backward error max_j max|r_j| / (||A||_inf max|x_j|) before and after refinement, the time
+   * of each part (t_compute is their sum), LU's pivots below sqrt(eps) ||column||_1 */
+  int64_t seed;
+  int rbt_depth;
+  int64_t rbt_n;
+  double berr_before, berr_after;
+  double t_transform, t_factor, t_solve, t_refine;
+  int64_t tiny_pivots;
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -290,7 +305,7 @@ typedef struct ooc_options ooc_options_t;
 /* Parameters (pinned). The names are the CLI's long options with '_' for '-' (docs/CLI.md). */
 typedef enum ooc_param {
   OOC_PARAM_UNKNOWN = 0,
-  OOC_PARAM_METHOD = 1,         /* int: ooc_method_t; str: auto gj chol newton hyper7 */
+  OOC_PARAM_METHOD = 1,         /* int: ooc_method_t; str: auto gj chol newton hyper7 lu rbt */
   OOC_PARAM_DEVICE = 2,         /* int: ooc_device_t; str: auto cpu ref cuda */
   OOC_PARAM_TILE = 3,           /* int: 0 = default (4096) */
   OOC_PARAM_STRIPE = 4,         /* int: 0 = as wide as the budget allows */
@@ -315,7 +330,9 @@ typedef enum ooc_param {
   OOC_PARAM_TRANS_B = 23,       /* int 0/1 */
   OOC_PARAM_KEEP_FILL = 24,     /* int 0/1 */
   OOC_PARAM_HISTORY = 25,       /* str */
-  OOC_PARAM_KEEP_FAILED = 26    /* int 0/1 */
+  OOC_PARAM_KEEP_FAILED = 26,   /* int 0/1 */
+  OOC_PARAM_SEED = 27,          /* int >= 0: rbt's seed */
+  OOC_PARAM_RBT_DEPTH = 28      /* int 0..6; 0 = 2 */
 } ooc_param_t;
 
 typedef enum { OOC_PTYPE_NONE = 0, OOC_PTYPE_INT = 1, OOC_PTYPE_DOUBLE = 2, OOC_PTYPE_STR = 3 } ooc_ptype_t;
@@ -361,7 +378,9 @@ typedef enum ooc_rfield {
   OOC_R_HOST_PEAK = 25, OOC_R_NORM1_A = 26, OOC_R_NORM1_X = 27, OOC_R_RESIDUAL = 28,
   OOC_R_CHECK = 29, OOC_R_INFO = 30, OOC_R_LOGDET = 31, OOC_R_ITERATIONS = 32,
   OOC_R_RESUMED_STEP = 33, OOC_R_WARNINGS = 34, OOC_R_GEMM_K = 35, OOC_R_HOST_LIMIT = 36,
-  OOC_R_RESIDUAL_NORM1 = 37, OOC_R_CHECK_PRODUCTS = 38, OOC_R_REJECTED = 39
+  OOC_R_RESIDUAL_NORM1 = 37, OOC_R_CHECK_PRODUCTS = 38, OOC_R_REJECTED = 39,
+  OOC_R_SEED = 40, OOC_R_BERR_BEFORE = 41, OOC_R_BERR_AFTER = 42, OOC_R_T_TRANSFORM = 43,
+  OOC_R_T_FACTOR = 44, OOC_R_T_SOLVE = 45, OOC_R_T_REFINE = 46
 } ooc_rfield_t;
 
 /* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */

@@ -19,7 +19,7 @@ static void test_version(void) {
 /* Names and numbers agree both ways; numbers are dense 1..count. */
 static void test_param_table(void) {
   int n = ooc_param_count();
-  CU_ASSERT_EQUAL(n, 26);
+  CU_ASSERT_EQUAL(n, 28);
   for (int k = 1; k <= n; k++) {
     const char *nm = ooc_param_name((ooc_param_t)k);
     CU_ASSERT_PTR_NOT_NULL_FATAL(nm);
@@ -34,6 +34,8 @@ static void test_param_table(void) {
   CU_ASSERT_EQUAL(ooc_param_lookup("tile"), 3);
   CU_ASSERT_EQUAL(ooc_param_lookup("host_mem"), 5);
   CU_ASSERT_EQUAL(ooc_param_lookup("keep_failed"), 26);
+  CU_ASSERT_EQUAL(ooc_param_lookup("seed"), 27);
+  CU_ASSERT_EQUAL(ooc_param_lookup("rbt_depth"), 28);
 }
 
 /* Every parameter: set a value inside its bounds, read it back, and find it in the struct. */
@@ -104,7 +106,9 @@ static void test_every_param_settable(void) {
   CU_ASSERT_EQUAL(s->method, OOC_METHOD_HYPER7);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "lu"), OOC_OK); /* every method */
   CU_ASSERT_EQUAL(s->method, OOC_METHOD_LU);
-  CU_ASSERT_EQUAL(ooc_opts_set_int(o, OOC_PARAM_METHOD, OOC_METHOD_LU + 1), OOC_ERR_ARG);
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "rbt"), OOC_OK);
+  CU_ASSERT_EQUAL(s->method, OOC_METHOD_RBT);
+  CU_ASSERT_EQUAL(ooc_opts_set_int(o, OOC_PARAM_METHOD, OOC_METHOD_RBT + 1), OOC_ERR_ARG);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_CHECKPOINT, "step"), OOC_OK);
   CU_ASSERT_EQUAL(s->checkpoint, OOC_CHECKPOINT_EVERY_STEP);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_CHECKPOINT, "off"), OOC_OK);
@@ -191,7 +195,7 @@ static void test_report_getters(void) {
   ooc_report_t *r = ooc_report_create();
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   CU_ASSERT(isnan(r->logdet));
-  CU_ASSERT_EQUAL(ooc_report_field_count(), 39);
+  CU_ASSERT_EQUAL(ooc_report_field_count(), 46);
   snprintf(r->method, sizeof r->method, "chol");
   snprintf(r->warnings, sizeof r->warnings, "a; b");
   r->n = 123456789012LL;

@@ -18,12 +18,12 @@
 
 typedef enum { J_INV_GJ, J_INV_CHOL, J_INV_AUTO, J_SOLVE_GJ, J_SOLVE_CHOL, J_FACTOR, J_LOGDET,
                J_SOLVE_FACTOR, J_NEWTON, J_HYPER7, J_GEMM, J_INV_LU, J_SOLVE_LU, J_SOLVE_AUTO_LU,
-               J_FACTOR_LU, J_LOGDET_AUTO_LU, J_SOLVE_FACTOR_LU, J_COUNT } job_kind_t;
+               J_FACTOR_LU, J_LOGDET_AUTO_LU, J_SOLVE_FACTOR_LU, J_SOLVE_RBT, J_COUNT } job_kind_t;
 static const char *job_name[J_COUNT] = {"invert gj", "invert chol", "invert auto", "solve gj",
                                         "solve chol", "factor", "logdet", "solve --factor",
                                         "newton", "hyper7", "gemm", "invert lu", "solve lu",
                                         "solve auto (lu)", "factor lu", "logdet auto (lu)",
-                                        "solve --factor (lu)"};
+                                        "solve --factor (lu)", "solve rbt"};
 
 /* Counters over the whole sweep, printed at the end (the note quotes them). */
 static int n_runs, n_ok, n_refused, n_over;
@@ -82,6 +82,7 @@ static ooc_status_t run_job(job_kind_t k, int64_t tile, int64_t stripe, int64_t 
   case J_FACTOR_LU: o.method = OOC_METHOD_LU; return ooc_factor(ctx, g, tu_path("LU.h5"), &o, rep);
   case J_LOGDET_AUTO_LU: return ooc_logdet(ctx, g, &o, rep, &ld);
   case J_SOLVE_FACTOR_LU: return ooc_solve_factor(ctx, tu_path("LU.h5"), b, out, &o, rep);
+  case J_SOLVE_RBT: o.method = OOC_METHOD_RBT; return ooc_solve(ctx, g, b, out, &o, rep);
   default: return OOC_ERR_INTERNAL;
   }
 }
@@ -128,7 +129,10 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
             /* what ran is what the report says: the stripe, and the steps it implies */
             int64_t b = tile < n ? tile : n;
             CU_ASSERT_EQUAL(rep.tile, b);
-            if (k != J_NEWTON && k != J_HYPER7 && k != J_GEMM) {
+            if (k == J_SOLVE_RBT) { /* its stripe is of the padded n's tiles (rbt.h) */
+              CU_ASSERT_STRING_EQUAL(rep.method, "rbt");
+              CU_ASSERT(rep.rbt_n >= n && rep.stripe > 0 && rep.stripe <= rep.rbt_n);
+            } else if (k != J_NEWTON && k != J_HYPER7 && k != J_GEMM) {
               int64_t want = rep.stripe > 0 ? (n + rep.stripe - 1) / rep.stripe : -1;
               if (k == J_SOLVE_FACTOR || k == J_SOLVE_FACTOR_LU)
                 want = rep.steps; /* no elimination: sweeps only */
@@ -183,6 +187,7 @@ static void t_chol(void) { sweep(J_INV_CHOL, J_INV_AUTO), sweep(J_SOLVE_CHOL, J_
 static void t_iter(void) { sweep(J_NEWTON, J_HYPER7); }
 static void t_gemm(void) { sweep(J_GEMM, J_GEMM); }
 static void t_lu(void) { sweep_sizes(J_INV_LU, J_SOLVE_FACTOR_LU, 1); } /* n = 150: CI time */
+static void t_rbt(void) { sweep_sizes(J_SOLVE_RBT, J_SOLVE_RBT, 1); }
 
 /* The issue's case: n = 2000, tile 256, --host-mem 40M planned a stripe of n (one step), gj ran
  * two steps of 1792 and peaked 16.7% over the budget. */
@@ -269,6 +274,7 @@ int main(void) {
                              {"newton, hyper7", t_iter},
                              {"gemm", t_gemm},
                              {"lu invert, solve, auto solve, factor, auto logdet, solve --factor", t_lu},
+                             {"rbt solve", t_rbt},
                              {"planner: keep the stores in the cache when a wide stripe remains", t_planner_nospill},
                              {"summary", t_summary},
                              {NULL, NULL}};

@@ -357,6 +357,51 @@ static void lapack_on(const factory_t *f) {
   tu_ctx_done(ctx);
 }
 
+/* getrf without pivoting (ipiv NULL): the same factors as ooc_getrf_nopiv over the oracle table,
+ * and those factors against the definition (L U = A, diagonally dominant so no pivoting is
+ * stable); a tall block as LU's panel is, and an exact zero leading pivot reported as info 1. */
+static void nopiv_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 1, 0, &e) == OOC_OK);
+  const ooc_ops_t *o = oracle(f);
+  static const int64_t N[] = {1, 2, 7, 9, 64, 129};
+  for (size_t c = 0; c < sizeof N / sizeof N[0]; c++) {
+    int64_t n = N[c], m = n + 13, ld = m + 2;
+    double *A = rmat(ld, n, ld), *R = malloc((size_t)(ld * n) * sizeof *R);
+    double *A0 = malloc((size_t)(ld * n) * sizeof *A0);
+    for (int64_t j = 0; j < n; j++) AT(A, ld, j, j) += (double)m;
+    memcpy(A0, A, (size_t)(ld * n) * sizeof *A);
+    int64_t info = -1;
+    double *dA = up(e, 0, m, n, A, ld);
+    CU_ASSERT(ex_getrf(e, 0, m, n, dA, ld, NULL, &info) == OOC_OK);
+    int64_t info2 = ooc_getrf_nopiv(o, m, n, A, ld);
+    down(e, 0, m, n, dA, ld, R);
+    CU_ASSERT(info == 0 && info2 == 0);
+    CHECK_CLOSE(f, diff(m, n, R, ld, A, ld, (double)m, (double)n), 8.0);
+    double worst = 0.0; /* (L U)[i, j] = sum_{l <= min(i, j)} L[i, l] U[l, j], L unit */
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) {
+        double s = 0.0;
+        for (int64_t l = 0; l <= (i < j ? i : j); l++)
+          s += (l == i ? 1.0 : AT(A, ld, i, l)) * AT(A, ld, l, j);
+        double r = fabs(s - AT(A0, ld, i, j));
+        if (!(r <= worst)) worst = r;
+      }
+    CU_ASSERT(worst < 1e-12 * m * m);
+    AT(A0, ld, 0, 0) = 0.0; /* a zero leading entry: no pivoting stops at column 0 */
+    CU_ASSERT(ex_put(e, 0, m, n, A0, ld, dA, ld) == OOC_OK);
+    qsync(e, 0);
+    CU_ASSERT(ex_getrf(e, 0, m, n, dA, ld, NULL, &info) == OOC_OK);
+    CU_ASSERT(ex_finish(e) == OOC_OK);
+    CU_ASSERT(info == 1);
+    ex_free(e, dA);
+    free(A), free(A0), free(R);
+  }
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+}
+
 /* ---- queues and events ------------------------------------------------------------------- */
 
 /* A chain across queues: q0 uploads, q1 waits and doubles, q2 waits and adds; many rounds in
@@ -761,6 +806,7 @@ static void t_cuda_tuned(void) {
 
 static void t_blas(void) { for_each(blas_on); }
 static void t_lapack(void) { for_each(lapack_on); }
+static void t_nopiv(void) { for_each(nopiv_on); }
 static void t_mirror(void) { for_each(mirror_on); }
 static void t_events(void) { for_each(events_on); }
 static void t_memory(void) { for_each(memory_on); }
@@ -769,6 +815,7 @@ static void t_ring(void) { for_each(ring_on); }
 static const tu_test_t tests[] = {
     {"BLAS 3, copies, transpose, fill (vs the ops table)", t_blas},
     {"getrf pivots, laswp, trtri, potrf/potri, getri, info", t_lapack},
+    {"getrf without pivoting (ipiv NULL): factors, L U = A, a zero leading pivot", t_nopiv},
     {"mirror: a lower triangle's transpose (another's or its own) or zeros above", t_mirror},
     {"queues and events: a chain across three queues", t_events},
     {"budget, buffers left at destroy, allocation faults", t_memory},

@@ -52,6 +52,8 @@ typedef struct {
  * slots, the twins and back, in order, as on a GPU). */
 static int g_exec_queues, g_strict, g_nslots;
 static int64_t g_chunk; /* the panel's chunk width (lu_args_t.chunk; 0: LU_CHUNK) */
+/* lu_args_t.nopiv for the runs (t_nopiv) */
+static int g_nopiv;
 
 /* One lu_run of `job` on A [B] with tile b, stripe W, cache cap; ipiv_in for SOLVE_FACTORED.
  * fault_at > 0: the fault_at-th host allocation fails (once). */
@@ -83,7 +85,7 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   r.ipiv = malloc((size_t)(n + 1) * sizeof *r.ipiv);
   if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
   lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
-                    .ipiv = r.ipiv, .chunk = g_chunk};
+                    .ipiv = r.ipiv, .chunk = g_chunk, .nopiv = g_nopiv};
   ooc_exec_t *ex = NULL;
   if (g_exec_queues > 0) {
     ooc_status_t xs = g_strict ? ex_host_create_strict(ctx, ops, g_exec_queues, 0, 2, &ex)
@@ -311,6 +313,71 @@ static void t_ratios(void) {
          "within %.2g of the solves] ", cases, g_maxdiff);
 }
 
+/* No pivoting (lu_args_t.nopiv): on diagonally dominant matrices (where it is stable) the
+ * factors equal ooc_getrf_nopiv's on the whole matrix (within rounding: blocking differs), ipiv
+ * is the identity, the solve's HPL ratio < 16 and the factored solve gives the same X, for tiles
+ * 1, 7, 64, n, stripes of one tile and n, in and out of core; the smallest pivot ratio is reported
+ * and no pivot counts as tiny. A zero leading entry (fine for pivoted LU) stops it with info 1. */
+static void t_nopiv(void) {
+  static const int64_t sizes[] = {3, 50, 130};
+  int cases = 0;
+  g_nopiv = 1;
+  for (int o = 0; o < 2; o++)
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+      int64_t n = sizes[si];
+      double *A = tu_rand_matrix(n, n, 7 + (uint64_t)n);
+      for (int64_t j = 0; j < n; j++) A[j + j * n] += n;
+      double *F = malloc((size_t)(n * n) * sizeof *F);
+      memcpy(F, A, (size_t)(n * n) * sizeof *F);
+      CU_ASSERT(ooc_getrf_nopiv(OPS[o], n, n, F, n) == 0);
+      double *B = tu_rand_matrix(n, 3, 5);
+      int64_t tiles[] = {1, 7, 64, n};
+      for (int t = 0; t < 4; t++) {
+        int64_t b = ooc_min64(tiles[t], n);
+        if (tiles[t] == 1 && n > 3) continue;
+        int64_t Ws[] = {b, n};
+        for (int w = 0; w < 2; w++)
+          for (int ooc = 0; ooc < 2; ooc++) {
+            if (ooc && n < 50) continue;
+            int64_t cap = ooc ? 8 * n * n / 5 : (int64_t)1 << 40;
+            outcome_t f = run(OPS[o], LU_FACTOR, A, n, NULL, 0, b, Ws[w], cap, NULL, 0);
+            CU_ASSERT_EQUAL_FATAL(f.st, OOC_OK);
+            int ident = 1;
+            double d = 0, fm = 0;
+            for (int64_t i = 0; i < n; i++) ident &= f.ipiv[i] == i;
+            for (int64_t i = 0; i < n * n; i++) {
+              d = fmax(d, fabs(f.LU[i] - F[i]));
+              fm = fmax(fm, fabs(F[i]));
+            }
+            CU_ASSERT(ident);
+            CU_ASSERT(d <= 64 * n * DBL_EPSILON * fm);
+            CU_ASSERT(factor_ratio(n, A, f.LU, f.ipiv) < 30);
+            CU_ASSERT(f.stats.min_pivot > 0 && f.stats.min_pivot < INFINITY);
+            CU_ASSERT_EQUAL(f.stats.tiny, 0);
+            if (ooc) CU_ASSERT(f.spills > 0);
+            outcome_t s = run(OPS[o], LU_SOLVE, A, n, B, 3, b, Ws[w], cap, NULL, 0);
+            CU_ASSERT_EQUAL_FATAL(s.st, OOC_OK);
+            CU_ASSERT(tu_solve_ratio(n, 3, A, s.X, B, EPS) < 16);
+            outcome_t g = run(OPS[o], LU_SOLVE_FACTORED, f.LU, n, B, 3, b, Ws[w], cap, f.ipiv, 0);
+            CU_ASSERT_EQUAL_FATAL(g.st, OOC_OK);
+            CU_ASSERT(memcmp(g.X, s.X, (size_t)(n * 3) * sizeof(double)) == 0);
+            done(&f), done(&s), done(&g);
+            cases++;
+          }
+      }
+      A[0] = 0; /* partial pivoting would swap; without it the first pivot is zero */
+      outcome_t z = run(OPS[o], LU_FACTOR, A, n, NULL, 0, ooc_min64(7, n), n, (int64_t)1 << 40,
+                        NULL, 0);
+      CU_ASSERT_EQUAL(z.st, OOC_ERR_SINGULAR);
+      CU_ASSERT_EQUAL(z.info, 1);
+      CU_ASSERT(strstr(z.err, "without pivoting") != NULL);
+      done(&z);
+      free(A), free(F), free(B);
+    }
+  g_nopiv = 0;
+  printf("[%d configurations: factor, solve, factored solve each] ", cases);
+}
+
 static void t_singular(void) {
   for (int o = 0; o < 2; o++) {
     g_chunk = o ? 7 : 0; /* the zero columns in a later chunk of the panel, or in its only one */
@@ -469,6 +536,7 @@ int main(void) {
   static const tu_test_t tests[] = {
       {"factor/solve/inverse ratios, pivots, logdet vs LAPACK, in and out of core", t_ratios},
       {"singular: zero columns (LAPACK's info), tiny pivots, bad factor files", t_singular},
+      {"no pivoting: factors, identity ipiv, solves, a zero leading entry", t_nopiv},
       {"an executor given by the caller, 1 and 3 queues", t_given_exec},
       {"the strict host executor: columns through slots, twins and back, 1 to 3 slots", t_strict},
       {"growth and ||A||_inf scanned on threads (a 2048 x 2048 column slot)", t_big_scan},

@@ -34,12 +34,16 @@ static const char *USAGE =
     "  --scratch-zstd L     compress spilled tiles with zstd level L (default: raw)\n"
     "  --compress SPEC      output compression: none, zstd[:L], deflate[:L] (default none)\n"
     "  --out-type T         f32 or f64 (default: the input's floating type)\n"
-    "  --method M           auto, gj, chol, lu, newton or hyper7 (default auto: chol for\n"
+    "  --method M           auto, gj, chol, lu, rbt, newton or hyper7 (default auto: chol for\n"
     "                       symmetric input with a positive diagonal; otherwise, or if it is\n"
     "                       not definite, lu for solve and logdet, gj for invert); lu: LU with\n"
-    "                       partial pivoting; newton/hyper7: iterative inverse from products\n"
+    "                       partial pivoting; newton/hyper7: iterative inverse from products;\n"
+    "                       rbt (solve): random butterflies, LU without pivoting, refinement\n"
+    "  --seed N             rbt: the butterflies' seed (default 0; the same seed, the same run)\n"
+    "  --rbt-depth D        rbt: butterfly depth 1..6 (default 2)\n"
     "  --warm-start F[:/d]  newton/hyper7: start from this earlier inverse\n"
-    "  --max-iter N         newton/hyper7: iteration cap (default 100)\n"
+    "  --max-iter N         newton/hyper7: iteration cap (default 100); rbt: refinement steps\n"
+    "                       at most (default 30)\n"
     "  --alpha X, --beta Y  gemm: scalars (defaults 1, and 1 when --c is given)\n"
     "  --c FILE[:/dset]     gemm: C0 added as beta C0 (default: none)\n"
     "  --triangle T         chol inverse: full (default) or lower (zeros above the diagonal)\n"
@@ -140,6 +144,7 @@ static const optdef_t OPTS[] = {
     {"--json", NULL, 0},      {"--quiet", "-q", 0},       {"--version", NULL, 0},
     {"--help", "-h", 0},      {"--trans-a", NULL, 0},     {"--trans-b", NULL, 0},
     {"--keep-fill", NULL, 0},  {"--allow-fill", NULL, 0},  {"--keep-failed", NULL, 0},
+    {"--seed", NULL, 1},      {"--rbt-depth", NULL, 1},
 };
 #define NOPTS ((int)(sizeof OPTS / sizeof OPTS[0]))
 
@@ -181,7 +186,7 @@ int main(int argc, char **argv) {
   ooc_opts_default(&o);
   const char *out = NULL, *factor = NULL, *pos[3] = {0}, *c0 = NULL;
   int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, factorize = 0, gemm = 0,
-      have_beta = 0, only_pos = 0;
+      have_beta = 0, only_pos = 0, have_seed = 0;
   double alpha = 1.0, beta = 1.0;
   for (int k = 1; k < argc && strcmp(argv[k], "--"); k++)
     if (!strcmp(argv[k], "--json")) g_json = 1;
@@ -272,10 +277,20 @@ int main(int argc, char **argv) {
       if (pick(typed, v, n, 3, &k)) return 2;
       o.out_dtype = (ooc_dtype_t)k;
     } else if (!strcmp(a, "--method")) {
-      static const char *const n[] = {"auto", "gj", "chol", "newton", "hyper7", "lu"};
+      static const char *const n[] = {"auto", "gj", "chol", "newton", "hyper7", "lu", "rbt"};
       int k;
-      if (pick(typed, v, n, 6, &k)) return 2;
+      if (pick(typed, v, n, 7, &k)) return 2;
       o.method = (ooc_method_t)k;
+    } else if (!strcmp(a, "--seed")) {
+      int64_t k = 0;
+      if (cli_int64("oocsolve", typed, v, 0, &k)) return parse_failed();
+      o.seed = k;
+      have_seed = 1;
+    } else if (!strcmp(a, "--rbt-depth")) {
+      int64_t k = 0;
+      if (cli_int64("oocsolve", typed, v, 1, &k)) return parse_failed();
+      if (k > 6) return usage_error("%s %s: a butterfly depth is 1 to 6", typed, v);
+      o.rbt_depth = (int)k;
     } else if (!strcmp(a, "--warm-start")) {
       o.warm_start = v;
     } else if (!strcmp(a, "--max-iter")) {
@@ -359,9 +374,13 @@ int main(int argc, char **argv) {
   if (!gemm && (c0 || have_beta || alpha != 1.0))
     return usage_error("%s", "--alpha, --beta and --c are gemm options");
   if (gemm && have_beta && !c0) return usage_error("%s", "--beta needs --c (the C0 it scales)");
-  if ((o.warm_start || o.max_iter) && o.method != OOC_METHOD_NEWTON &&
-      o.method != OOC_METHOD_HYPER7)
-    return usage_error("%s", "--warm-start and --max-iter need --method newton or hyper7");
+  if (o.warm_start && o.method != OOC_METHOD_NEWTON && o.method != OOC_METHOD_HYPER7)
+    return usage_error("%s", "--warm-start needs --method newton or hyper7");
+  if (o.max_iter && o.method != OOC_METHOD_NEWTON && o.method != OOC_METHOD_HYPER7 &&
+      o.method != OOC_METHOD_RBT)
+    return usage_error("%s", "--max-iter needs --method newton, hyper7 or rbt");
+  if ((have_seed || o.rbt_depth) && o.method != OOC_METHOD_RBT)
+    return usage_error("%s", "--seed and --rbt-depth need --method rbt");
 
   /* the command line, for the output's history attribute (shell-quoted where needed) */
   static char history[8192];

@@ -115,7 +115,10 @@ static int is_iter(const job_t *j) { return plan_is_iter(j->o.method); }
 static int chol_only(const job_t *j) {
   return (j->factor_out && j->o.method != OOC_METHOD_LU) || (j->have_factor && !j->lu_in);
 }
-static int lu_certain(const job_t *j) { return j->o.method == OOC_METHOD_LU || j->lu_in; }
+/* rbt (job_rbt.c) plans, loads and runs on the GPU as LU does: the whole of A, no classify */
+static int lu_certain(const job_t *j) {
+  return j->o.method == OOC_METHOD_LU || j->o.method == OOC_METHOD_RBT || j->lu_in;
+}
 
 /* The plan (api/plan.h decides; the job keeps its numbers at hand). */
 static ooc_status_t plan(job_t *j) {
@@ -466,6 +469,14 @@ static ooc_status_t choose_method(job_t *j) {
     return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: a factor is computed or used here (%s); --method "
                     "must be auto, chol or lu", h5m_name(j->in_a),
                     j->logdet_only ? "logdet" : j->factor_out ? "factor" : "solve --factor");
+  if (j->o.method == OOC_METHOD_RBT) { /* job_rbt.c: solves only */
+    if (!j->B || j->have_factor)
+      return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: --method rbt solves A X = B (oocsolve solve A B); "
+                      "for %s use --method lu", h5m_name(j->in_a),
+                      j->have_factor ? "a solve from a factor" : "an inverse");
+    j->method = OOC_METHOD_RBT;
+    goto chosen;
+  }
   if (lu_certain(j)) { /* LU for any square matrix: nothing to classify */
     j->method = OOC_METHOD_LU;
     goto chosen;
@@ -505,7 +516,8 @@ static ooc_status_t choose_method(job_t *j) {
   }
 chosen:
   snprintf(r->method, sizeof r->method, "%s", j->method == OOC_METHOD_CHOL ? "chol"
-                                              : j->method == OOC_METHOD_LU ? "lu" : "gj");
+                                              : j->method == OOC_METHOD_LU ? "lu"
+                                              : j->method == OOC_METHOD_RBT ? "rbt" : "gj");
   return OOC_OK;
 }
 
@@ -513,6 +525,7 @@ chosen:
 static double method_flops(const job_t *j) {
   double n = (double)j->n, m = (double)j->m;
   if (j->method == OOC_METHOD_NEWTON || j->method == OOC_METHOD_HYPER7) return j->iter_flops;
+  if (j->method == OOC_METHOD_RBT) return j->iter_flops; /* job_rbt.c counts them */
   if (j->have_factor) return 2 * n * n * m;
   if (j->method == OOC_METHOD_LU) /* getrf; + getrs; or the inverse as getrf + getri */
     return j->B ? 2 * n * n * n / 3 + 2 * n * n * m
@@ -973,7 +986,8 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   snprintf(r->kind, sizeof r->kind, "%s", b_spec ? "solve" : j->factor_out ? "factor"
                                           : j->logdet_only ? "logdet" : "inverse");
   snprintf(r->method, sizeof r->method, j->o.method == OOC_METHOD_CHOL ? "chol"
-                                        : j->o.method == OOC_METHOD_LU ? "lu" : "gj");
+                                        : j->o.method == OOC_METHOD_LU ? "lu"
+                                        : j->o.method == OOC_METHOD_RBT ? "rbt" : "gj");
 
   OOC_TRY(open_input(j, a_spec, &j->in_a));
   j->n = h5m_rows(j->in_a);
@@ -1054,6 +1068,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (st == OOC_OK && j->method == OOC_METHOD_GJ) /* also after a fallback from chol */
     st = eliminate_gj(j, &steps);
   if (st == OOC_OK && j->method == OOC_METHOD_LU) st = job_lu_run(j, &steps);
+  if (st == OOC_OK && j->method == OOC_METHOD_RBT) st = job_rbt_run(j, &steps);
   if (j->method == OOC_METHOD_NEWTON || j->method == OOC_METHOD_HYPER7)
     st = eliminate_iter(j, &steps);
   double t2 = ooc_now();
@@ -1132,7 +1147,8 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   ooc_note_step(ctx, 0, 0);
   ooc_ctx_reset_peak(ctx);
   if (j->o.method != OOC_METHOD_AUTO && j->o.method != OOC_METHOD_GJ &&
-      j->o.method != OOC_METHOD_CHOL && j->o.method != OOC_METHOD_LU && !is_iter(j))
+      j->o.method != OOC_METHOD_CHOL && j->o.method != OOC_METHOD_LU &&
+      j->o.method != OOC_METHOD_RBT && !is_iter(j))
     return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown method %d", (int)j->o.method);
   return OOC_OK;
 }

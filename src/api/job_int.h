@@ -124,6 +124,12 @@ ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B
 /* An LU factor's attributes and its pivots dataset, before the commit. */
 ooc_status_t job_lu_commit_extra(job_t *j);
 
+/* ---- job_rbt.c, used by job.c ---- */
+
+/* --method rbt (solve): the butterfly, LU without pivoting and refinement against the loaded A
+ * (solvers/rbt.h); X goes into j->B for the writer; the report gets rbt's numbers. */
+ooc_status_t job_rbt_run(job_t *j, int64_t *steps);
+
 /* ---- checkpoint.c, used by job.c ---- */
 
 /* One input's content hash (jr_input_t.sample) from the strips job_load reads. */

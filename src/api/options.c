@@ -24,7 +24,7 @@ typedef struct {
   const char *const *names; /* int parameters set by name (set_str): value k is names[k] */
 } pdef_t;
 
-static const char *const M_NAMES[] = {"auto", "gj", "chol", "newton", "hyper7", "lu", NULL};
+static const char *const M_NAMES[] = {"auto", "gj", "chol", "newton", "hyper7", "lu", "rbt", NULL};
 static const char *const D_NAMES[] = {"auto", "cpu", "ref", "cuda", NULL};
 static const char *const T_NAMES[] = {"auto", "f32", "f64", NULL};
 static const char *const C_NAMES[] = {"auto", "none", "probe", "full", NULL};
@@ -35,7 +35,7 @@ static const char *const B_NAMES[] = {"0", "1", NULL}; /* flags: also "false"/"t
 
 /* Indexed by ooc_param_t. */
 static const pdef_t PDEFS[] = {
-    [OOC_PARAM_METHOD] = {"method", OOC_PTYPE_INT, 0, OOC_METHOD_LU, M_NAMES},
+    [OOC_PARAM_METHOD] = {"method", OOC_PTYPE_INT, 0, OOC_METHOD_RBT, M_NAMES},
     [OOC_PARAM_DEVICE] = {"device", OOC_PTYPE_INT, 0, 3, D_NAMES},
     [OOC_PARAM_TILE] = {"tile", OOC_PTYPE_INT, 0, 1 << 20, NULL},
     [OOC_PARAM_STRIPE] = {"stripe", OOC_PTYPE_INT, 0, I64MAX, NULL},
@@ -61,6 +61,8 @@ static const pdef_t PDEFS[] = {
     [OOC_PARAM_KEEP_FILL] = {"keep_fill", OOC_PTYPE_INT, 0, 1, B_NAMES},
     [OOC_PARAM_HISTORY] = {"history", OOC_PTYPE_STR, 0, 0, NULL},
     [OOC_PARAM_KEEP_FAILED] = {"keep_failed", OOC_PTYPE_INT, 0, 1, B_NAMES},
+    [OOC_PARAM_SEED] = {"seed", OOC_PTYPE_INT, 0, I64MAX, NULL},
+    [OOC_PARAM_RBT_DEPTH] = {"rbt_depth", OOC_PTYPE_INT, 0, 6, NULL},
 };
 #define NPARAMS ((int)(sizeof PDEFS / sizeof PDEFS[0]) - 1)
 
@@ -167,6 +169,8 @@ static void put_int(ooc_options_t *o, ooc_param_t p, int64_t v) {
   case OOC_PARAM_TRANS_B: s->trans_b = (int)v; break;
   case OOC_PARAM_KEEP_FILL: s->keep_fill = (int)v; break;
   case OOC_PARAM_KEEP_FAILED: s->keep_failed = (int)v; break;
+  case OOC_PARAM_SEED: s->seed = v; break;
+  case OOC_PARAM_RBT_DEPTH: s->rbt_depth = (int)v; break;
   default: break;
   }
 }
@@ -193,6 +197,8 @@ static int64_t read_int(const ooc_options_t *o, ooc_param_t p) {
   case OOC_PARAM_TRANS_B: return s->trans_b;
   case OOC_PARAM_KEEP_FILL: return s->keep_fill;
   case OOC_PARAM_KEEP_FAILED: return s->keep_failed;
+  case OOC_PARAM_SEED: return s->seed;
+  case OOC_PARAM_RBT_DEPTH: return s->rbt_depth;
   default: return 0;
   }
 }
@@ -366,7 +372,10 @@ static const rdef_t RDEFS[] = {
     [OOC_R_RESUMED_STEP] = RI(resumed_step), [OOC_R_WARNINGS] = RS(warnings),
     [OOC_R_GEMM_K] = RI(gemm_k), [OOC_R_HOST_LIMIT] = RS(host_limit),
     [OOC_R_RESIDUAL_NORM1] = RD(residual_norm1), [OOC_R_CHECK_PRODUCTS] = RI32(check_products),
-    [OOC_R_REJECTED] = RS(rejected),
+    [OOC_R_REJECTED] = RS(rejected), [OOC_R_SEED] = RI(seed),
+    [OOC_R_BERR_BEFORE] = RD(berr_before), [OOC_R_BERR_AFTER] = RD(berr_after),
+    [OOC_R_T_TRANSFORM] = RD(t_transform), [OOC_R_T_FACTOR] = RD(t_factor),
+    [OOC_R_T_SOLVE] = RD(t_solve), [OOC_R_T_REFINE] = RD(t_refine),
 };
 #define NFIELDS ((int)(sizeof RDEFS / sizeof RDEFS[0]) - 1)
 

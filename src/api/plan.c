@@ -10,6 +10,7 @@
 #include "solvers/iter.h"
 #include "solvers/lu.h"
 #include "solvers/oocgemm.h"
+#include "solvers/rbt.h"
 #include "tiling/tstore.h"
 #include "exec/plugin.h"
 
@@ -53,6 +54,8 @@ int64_t plan_ws(const plan_t *p, int64_t W) {
     return ooc_cuda()->chol_host_bytes(n, b, W, p->q.chol_job, &c) + chol_workspace_bytes(n, b, W, m) -
            8 * n * W;
   }
+  if (p->q.o->method == OOC_METHOD_RBT) /* + job_rbt.c's X (n x m) and two source tiles */
+    return rbt_workspace_bytes(n, m, b, p->q.o->rbt_depth, W) + 8 * (n * m + 2 * b * b);
   if (p->q.lu == 2) return lu_workspace_bytes(n, b, W, m);
   if (p->q.chol_only || p->q.o->method == OOC_METHOD_CHOL) return chol_workspace_bytes(n, b, W, m);
   if (p->q.o->method == OOC_METHOD_GJ) return gj_workspace_bytes(n, b, W, m);

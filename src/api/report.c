@@ -55,6 +55,13 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
   else if (!isnan(r->logdet)) fprintf(f, "  logdet  log det A = %.17g\n", r->logdet);
   if (isfinite(r->pivot_growth)) fprintf(f, "  pivots  growth max|U| / max|A| = %.3g\n",
                                          r->pivot_growth);
+  if (!strcmp(r->method, "rbt")) /* rbt.h: the parts, the refinement, the pivots */
+    fprintf(f, "  rbt     depth %d, seed %lld, n padded to %lld; time transform %.3f + factor %.3f "
+            "+ solve %.3f + refine %.3f s\n  refine  %d steps, backward error max|r| / (||A||_inf "
+            "max|x|) %.3g before, %.3g after; %lld pivots below sqrt(eps) ||column||_1\n",
+            r->rbt_depth, (long long)r->seed, (long long)r->rbt_n, r->t_transform, r->t_factor,
+            r->t_solve, r->t_refine, r->iterations, r->berr_before, r->berr_after,
+            (long long)r->tiny_pivots);
   if (is_iterative(r)) {
     fprintf(f, "  iterate %d steps, ||I - A V_k||_1:", r->iterations);
     for (int k = 0; k <= r->iterations && k < OOC_MAX_ITER_REPORT; k++)
@@ -133,6 +140,16 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_int(f, "info", r->info);
   if (is_gemm(r)) json_int(f, "gemm_k", r->gemm_k);
   json_int(f, "iterations", r->iterations);
+  json_int(f, "seed", r->seed);
+  json_int(f, "rbt_depth", r->rbt_depth);
+  json_int(f, "rbt_n", r->rbt_n);
+  json_num(f, "berr_before", r->berr_before);
+  json_num(f, "berr_after", r->berr_after);
+  json_num(f, "t_transform", r->t_transform);
+  json_num(f, "t_factor", r->t_factor);
+  json_num(f, "t_solve", r->t_solve);
+  json_num(f, "t_refine", r->t_refine);
+  json_int(f, "tiny_pivots", r->tiny_pivots);
   fputs("\"iter_residual\": [", f);
   for (int k = 0; is_iterative(r) && k <= r->iterations && k < OOC_MAX_ITER_REPORT; k++) {
     if (isfinite(r->iter_residual[k])) fprintf(f, "%s%.6g", k ? ", " : "", r->iter_residual[k]);

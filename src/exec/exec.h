@@ -55,7 +55,9 @@
  *             zero pivot) are written when it runs. Backends may use their tuned panel code
  *             (the CUDA executor: cuSOLVER's getrf, exec_cuda.h says why); pivots are always
  *             the argmax of the column (LAPACK's choice), so the factors match LAPACK's up to
- *             rounding.
+ *             rounding. ipiv NULL: no row interchanges, A = L U (host: ooc_getrf_nopiv over
+ *             the kernel table; CUDA: cusolverDnXgetrf with a NULL pivot array); *info is then
+ *             the first exact zero pivot j+1, after which the factors are unspecified.
  *   ex_potrf, ex_potri, ex_getri, ex_trtri: as ops.h / LAPACK, info to host as for getrf
  *   ex_transpose: device dst (n x m, ldd) := src^T (m x n, lds)
  *   ex_mirror: columns [j0, j1) of A strictly above the diagonal (rows i < j) := the transpose

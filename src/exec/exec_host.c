@@ -126,7 +126,9 @@ static void run_op(const ooc_ops_t *o, hop_t *p) {
     free(p->piv_in);
     break;
   case OP_GETRF: {
-    int64_t r = o->getrf(p->m, p->n, p->C, p->ldc, p->ipiv);
+    /* ipiv NULL: no row interchanges (exec.h), the recursive trsm + gemm LU over the table */
+    int64_t r = p->ipiv ? o->getrf(p->m, p->n, p->C, p->ldc, p->ipiv)
+                        : ooc_getrf_nopiv(o, p->m, p->n, p->C, p->ldc);
     if (p->info) *p->info = r;
     break;
   }

@@ -69,6 +69,12 @@ typedef struct ooc_ops {
 } ooc_ops_t;
 
 const ooc_ops_t *ooc_ops_ref(void);
+
+/* LU without row interchanges of the m x n block in place (A = L U, L unit lower), through o's
+ * trsm and gemm (src/kernels/ref/getrf_nopiv.c: recursive, so the table's BLAS 3 does the work).
+ * Returns 0, or j+1 for the first column j whose pivot u_jj is exactly zero; elimination cannot
+ * pass a zero without pivoting, so the factors after it are then unspecified (finite or not). */
+int64_t ooc_getrf_nopiv(const ooc_ops_t *o, int64_t m, int64_t n, double *A, int64_t lda);
 const ooc_ops_t *ooc_ops_cpu(void);
 
 #endif

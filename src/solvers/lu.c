@@ -347,6 +347,14 @@ static ooc_status_t col_take(void *u, int64_t q, double *slot, int64_t ld) {
   return OOC_OK;
 }
 
+/* ex_laswp of ipiv[k1, k2) on ncols columns of A: nothing without pivoting (ipiv is the
+ * identity there) or when the range is empty. Every row interchange of the method goes here. */
+static ooc_status_t swaps(lu_t *L, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
+                          int64_t k2, const int64_t *ipiv) {
+  if (L->a->nopiv || k1 >= k2) return OOC_OK;
+  return ex_laswp(L->ex, q, ncols, A, lda, k1, k2, ipiv);
+}
+
 /* P := L_j's update by tile column j of L (rows [c0, n), stored in the row order of
  * ipiv[0, done[j]): P is brought to that order first, group by group (lu.h), so the column
  * needs no swaps of its own): one trsm on its diagonal block, one gemm for all rows below. */
@@ -358,7 +366,7 @@ static ooc_status_t left_work(void *u, int64_t q, int s, double *slot, int64_t l
   const double *D;
   OOC_TRY(to_twin(L, s, slot, c0, n, bj, &D));
   if (L->applied < L->done[j]) {
-    OOC_TRY(ex_laswp(L->ex, QC, L->w, L->P, n, L->applied, L->done[j], L->ipiv));
+    OOC_TRY(swaps(L, QC, L->w, L->P, n, L->applied, L->done[j], L->ipiv));
     L->applied = L->done[j];
   }
   OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', bj, L->w, 1.0, D + c0, n, L->P + c0, n));
@@ -374,14 +382,20 @@ static ooc_status_t left_work(void *u, int64_t q, int s, double *slot, int64_t l
 static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t *info) {
   if (info) *info = col + 1;
   double cn = L->a->colnorm ? L->a->colnorm[col] : 0;
+  if (exact && L->a->nopiv)
+    return OOC_FAIL(L->ctx, OOC_ERR_SINGULAR,
+                    "LU without pivoting met an exactly zero pivot in column %lld (0-based; "
+                    "info %lld): the matrix may still be regular (pivoted LU decides)",
+                    (long long)col, (long long)(col + 1));
   if (exact)
     return OOC_FAIL(L->ctx, OOC_ERR_SINGULAR,
                     "matrix is singular: the pivot of column %lld (0-based) is exactly zero "
                     "(LAPACK's info %lld)", (long long)col, (long long)(col + 1));
   return OOC_FAIL(L->ctx, OOC_ERR_SINGULAR,
                   "matrix is singular to working precision: the pivot of column %lld (0-based) "
-                  "is |u_jj| = %.3g <= eps * ||A[:, j]||_1 = %.3g (LU with partial pivoting)",
-                  (long long)col, fabs(u), DBL_EPSILON * cn);
+                  "is |u_jj| = %.3g <= eps * ||A[:, j]||_1 = %.3g (LU %s)",
+                  (long long)col, fabs(u), DBL_EPSILON * cn,
+                  L->a->nopiv ? "without pivoting" : "with partial pivoting");
 }
 
 /* Tile columns [0, nfix) lack the swaps of the steps after theirs: batches of them go through P
@@ -395,7 +409,7 @@ static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
     OOC_TRY(run_pass(L, P_FIX, L->A, j0, j1, &in));
     OOC_TRY(join_qt(L));
     for (int64_t j = j0; j < j1; j++)
-      OOC_TRY(ex_laswp(L->ex, QC, clen(L, j), L->P + (cstart(L, j) - L->pc0) * L->n, L->n,
+      OOC_TRY(swaps(L, QC, clen(L, j), L->P + (cstart(L, j) - L->pc0) * L->n, L->n,
                        L->done[j], L->n, L->ipiv));
     OOC_TRY(run_pass(L, P_FIX, L->A, j0, j1, &out));
     for (int64_t j = j0; j < j1; j++) L->done[j] = L->n;
@@ -406,13 +420,17 @@ static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
 /* Chunk [a, a + wc) of the stripe, factored (getrf of rows [a, n)): its pivots into ipiv, its
  * diagonal checked (the eps test, LAPACK's info), logdet and sign. The caller has synced. */
 static ooc_status_t chunk_pivots(lu_t *L, int64_t a, int64_t wc, int64_t bad, int64_t *info) {
-  for (int64_t i = 0; i < wc; i++) L->ipiv[a + i] = a + L->loc[i];
+  for (int64_t i = 0; i < wc; i++) L->ipiv[a + i] = a + (L->a->nopiv ? i : L->loc[i]);
   for (int64_t i = 0; i < wc; i++) {
     double u = L->diag[i];
     int64_t col = a + i;
     if (bad && i == bad - 1) return singular(L, col, 1, u, info);
     double cn = L->a->colnorm ? L->a->colnorm[col] : 0;
     if (!(fabs(u) > DBL_EPSILON * cn)) return singular(L, col, u == 0, u, info);
+    if (L->a->nopiv && cn > 0) { /* lu.h: counted, not fatal */
+      L->st->tiny += fabs(u) < sqrt(DBL_EPSILON) * cn;
+      L->st->min_pivot = fmin(L->st->min_pivot, fabs(u) / cn);
+    }
     L->logdet += log(fabs(u));
     if (u < 0) L->sign = -L->sign;
     if (L->ipiv[col] != col) L->sign = -L->sign;
@@ -424,7 +442,7 @@ static ooc_status_t chunk_pivots(lu_t *L, int64_t a, int64_t wc, int64_t bad, in
  * to row a, into loc; info into *bad), and its diagonal to the host, on QC; evp marks its end. */
 static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
   double *C = L->P + a + (a - L->k0) * L->n;
-  OOC_TRY(ex_getrf(L->ex, QC, L->n - a, wc, C, L->n, L->loc, bad));
+  OOC_TRY(ex_getrf(L->ex, QC, L->n - a, wc, C, L->n, L->a->nopiv ? NULL : L->loc, bad));
   OOC_TRY(ex_get(L->ex, QC, 1, wc, C, L->n + 1, L->diag, 1));
   return ex_record(L->ex, QC, evp);
 }
@@ -451,7 +469,7 @@ static ooc_status_t chunk_out(lu_t *L, int64_t a, int64_t a1) {
 static ooc_status_t chunk_update(lu_t *L, int64_t d0, int64_t d1, int64_t a, int64_t a1) {
   int64_t n = L->n, k0 = L->k0, cw = a1 - a;
   double *C = L->P + (a - k0) * n, *D = L->P + (d0 - k0) * n;
-  OOC_TRY(ex_laswp(L->ex, QC, cw, C, n, d0, d1, L->ipiv));
+  OOC_TRY(swaps(L, QC, cw, C, n, d0, d1, L->ipiv));
   OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', d1 - d0, cw, 1.0, D + d0, n, C + d0, n));
   if (n - d1 > 0)
     OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - d1, cw, d1 - d0, -1.0, D + d1, n, C + d0, n, 1.0,
@@ -495,7 +513,7 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
     OOC_TRY(chunk_pivots(L, a, cw, bad[c], info));
     if (nr > 0) { /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
       double *R = L->P + (a1 - k0) * n, *C = L->P + (a - k0) * n;
-      OOC_TRY(ex_laswp(L->ex, QC, nr, R, n, a, a1, L->ipiv));
+      OOC_TRY(swaps(L, QC, nr, R, n, a, a1, L->ipiv));
       OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', cw, nr, 1.0, C + a, n, R + a, n));
       if (n - a1 > 0)
         OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - a1, nr, cw, -1.0, C + a1, n, R + a, n, 1.0,
@@ -575,7 +593,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     double tb = ooc_now();
     L->applied = 0;
     OOC_TRY(run_pass(L, P_LOWER, L->A, 0, kt0, &left));
-    if (L->applied < k0) OOC_TRY(ex_laswp(L->ex, QC, w, L->P, n, L->applied, k0, L->ipiv));
+    if (L->applied < k0) OOC_TRY(swaps(L, QC, w, L->P, n, L->applied, k0, L->ipiv));
     OOC_TRY(drain(L)); /* free: the ring retired every column, so this times the panel alone */
     double tc = ooc_now();
     OOC_TRY(panel(L, info));
@@ -587,9 +605,9 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
   }
   /* the columns before the last stripe (done[] is a multiple of b there) take their later swaps
    * now, except for a solve: its forward sweep applies them lazily, as step 2 does (lu.h), and
-   * its store A is not a result */
+   * its store A is not a result; without pivoting there are no later swaps */
   int64_t nfix = 0;
-  while (L->a->job != LU_SOLVE && nfix < L->nt && L->done[nfix] < n) nfix++;
+  while (!L->a->nopiv && L->a->job != LU_SOLVE && nfix < L->nt && L->done[nfix] < n) nfix++;
   double tf = ooc_now();
   OOC_TRY(fix_columns(L, nfix));
   L->st->t_fix = ooc_now() - tf;
@@ -633,7 +651,7 @@ static ooc_status_t fwd_work(void *u, int64_t q, int s, double *slot, int64_t ld
   (void)ld;
   int64_t j = item_col(L, q);
   if (!L->invert && L->applied < L->done[j]) {
-    OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, L->n, L->applied, L->done[j], L->ipiv));
+    OOC_TRY(swaps(L, QC, L->mw, L->P, L->n, L->applied, L->done[j], L->ipiv));
     L->applied = L->done[j];
   }
   return sweep_work(u, q, s, slot, last, 0);
@@ -677,7 +695,7 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
     /* the identity's rows above r0 stay zero under L^-1: start at its tile column */
     OOC_TRY(run_pass(L, P_LOWER, L->A, L->invert ? L->pc0 / L->b : 0, L->nt, &fwd));
     if (!L->invert && L->applied < n) /* (every column's done[] is n but the swaps' ends) */
-      OOC_TRY(ex_laswp(L->ex, QC, L->mw, L->P, n, L->applied, n, L->ipiv));
+      OOC_TRY(swaps(L, QC, L->mw, L->P, n, L->applied, n, L->ipiv));
     OOC_TRY(run_pass(L, P_UPPER, L->A, 0, L->nt, &bwd));
     if (L->zero_col >= 0) { /* a factor file's U with a zero on its diagonal */
       OOC_TRY(drain(L));
@@ -704,6 +722,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
   stats->logdet = NAN;
+  stats->min_pivot = a->nopiv && a->colnorm ? INFINITY : 0;
   if (info) *info = 0;
   part_t p = ts_rows(a->A);
   int64_t n = p.n, b = p.b;

@@ -77,6 +77,15 @@
  *   bytes) and B's stripe taken and put once; the store holds A and Z (2 n^2 doubles) where gj's
  *   in-place inverse holds one.
  *
+ * nopiv (no row interchanges, issue 23): getrf of the stripe without pivoting (ex_getrf with
+ *   ipiv NULL), ipiv written as the identity and every laswp skipped; the rest is the same. The
+ *   same singularity test stops the run (message: "no pivoting"). Besides, a pivot with
+ *   |u_jj| < sqrt(eps) ||A[:, j]||_1 is counted (stats->tiny) but does not stop it: without
+ *   pivoting it allows multipliers up to ~1/sqrt(eps) (~7e7), i.e. a backward error up to
+ *   ~sqrt(eps) ||A|| on that column, which FP64 refinement against A can still remove; below
+ *   eps ||A[:, j]||_1 nothing can (the factor is singular to working precision). The caller
+ *   (rbt.c) reports the count and min |u_jj| / ||A[:, j]||_1 (stats->min_pivot).
+ *
  * logdet (every job that factors): log|det A| = sum log|u_jj|, sign = (-1)^(swaps) prod sign u_jj.
  *
  * Memory: with exec NULL, lu_run creates a host executor over `ops` (2 queues; unified: the
@@ -115,6 +124,9 @@ typedef struct lu_args {
   int64_t chunk;           /* the panel's chunk width (0: LU_CHUNK; whole tiles, >= one) */
   int nslots;              /* ring slots on an executor that is not unified: 1 .. LU_SLOTS,
                               0 = LU_SLOTS (the planner lowers it when pinned memory is short) */
+  int nopiv;               /* 1: no row interchanges (A = L U, ipiv written as the identity, no
+                              laswp anywhere): for a matrix made safe for it (rbt.h's butterfly)
+                              or diagonally dominant. 0 (the default): partial pivoting */
 } lu_args_t;
 
 typedef struct lu_stats {
@@ -124,6 +136,8 @@ typedef struct lu_stats {
   double norm_inf;         /* ||A||_inf (factor jobs), for a factor file's later checks */
   double logdet;           /* log|det A| (factor jobs; NaN otherwise) */
   int sign;                /* sign of det A: +1 or -1 (0 when not computed) */
+  int64_t tiny;            /* nopiv: pivots with |u_jj| < sqrt(eps) ||A[:, j]||_1 (lu.h) */
+  double min_pivot;        /* nopiv: min_j |u_jj| / ||A[:, j]||_1 (colnorm given; else 0) */
   double t_factor, t_solve;/* seconds */
   double t_take, t_put, t_wait; /* the rings' host time: store takes/reads, puts, device waits */
   double t_in, t_left, t_panel, t_out, t_fix; /* the factor's phases (wall, summed over steps):

@@ -585,7 +585,9 @@ static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
   OOC_TRY(ws_need(x, Q, dws + 8 * mn, h, "getrf"));
   hrec_t *r;
   OOC_TRY(rec_take(x, Q, 8 * mn, "getrf", &r));
-  int64_t *dpiv = (int64_t *)(Q->ws + dws);
+  /* ipiv NULL: cusolverDnXgetrf with a NULL pivot array does no pivoting (A = L U; cuSOLVER's
+   * documentation of getrf), and no pivots come back */
+  int64_t *dpiv = ipiv ? (int64_t *)(Q->ws + dws) : NULL;
   int *cuinfo = (int *)(Q->small + 1);
   if (mn > 0) {
     int64_t sp = span(x, q, OCU_SPAN_KERNEL, "getrf", 0, 0);
@@ -593,9 +595,11 @@ static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
                                Q->ws, d, Q->hws, h, cuinfo));
     CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
     ocu_rt_span_end(&x->rt, sp, q);
-    CU(&x->e, cudaMemcpyAsync(r + 1, dpiv, (size_t)(8 * mn), cudaMemcpyDeviceToHost, Q->st));
-    r->ipiv_out = ipiv;
-    r->npiv = mn;
+    if (ipiv) {
+      CU(&x->e, cudaMemcpyAsync(r + 1, dpiv, (size_t)(8 * mn), cudaMemcpyDeviceToHost, Q->st));
+      r->ipiv_out = ipiv;
+      r->npiv = mn;
+    }
   } else {
     CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, NULL, Q->small, Q->st)); /* info 0 */
   }

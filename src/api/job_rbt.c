@@ -1,0 +1,151 @@
+/*
+ * job_rbt.c: --method rbt in the pipeline (issue 23). job.c loads A and B into their stores (the
+ * whole of A, as for LU: finite values checked, column norms), plans rbt's workspace (plan.c) and
+ * writes j->B; this file runs rbt_solve (solvers/rbt.h) with the loaded stores as its sources (so
+ * the refinement's residuals are against the original A, read from the cache or the scratch, not
+ * the file again), puts X into j->B and fills the report. On the GPU the LU of the transformed
+ * matrix runs on the CUDA executor, sized as job_lu.c sizes LU's; the transform, the residuals and
+ * the corrections' O(n^2) work stay on the host.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "api/job_int.h"
+#include "exec/plugin.h"
+#include "solvers/rbt.h"
+
+/* A rectangle of a tile store, any offsets: the tiles it meets, read (never taken) whole into
+ * dst where the rectangle covers them, else through one tile buffer. */
+typedef struct {
+  tstore_t *S;
+  double *tile; /* b x b */
+  int64_t b;
+} store_src_t;
+
+static ooc_status_t store_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                               double *dst, int64_t ld) {
+  store_src_t *s = self;
+  int64_t b = s->b;
+  for (int64_t tj = c0 / b; tj * b < c0 + nc; tj++)
+    for (int64_t ti = r0 / b; ti * b < r0 + nr; ti++) {
+      part_t pr = ts_rows(s->S), pc = ts_cols(s->S);
+      int64_t tr0 = part_start(pr, ti), tc0 = part_start(pc, tj);
+      int64_t tr1 = tr0 + part_len(pr, ti), tc1 = tc0 + part_len(pc, tj);
+      int64_t a0 = ooc_max64(r0, tr0), a1 = ooc_min64(r0 + nr, tr1);
+      int64_t e0 = ooc_max64(c0, tc0), e1 = ooc_min64(c0 + nc, tc1);
+      if (a0 == tr0 && a1 == tr1 && e0 == tc0 && e1 == tc1) {
+        OOC_TRY(ts_read(s->S, ti, tj, dst + (tr0 - r0) + (tc0 - c0) * ld, ld));
+        continue;
+      }
+      OOC_TRY(ts_read(s->S, ti, tj, s->tile, b));
+      for (int64_t c = e0; c < e1; c++)
+        memcpy(dst + (a0 - r0) + (c - c0) * ld, s->tile + (a0 - tr0) + (c - tc0) * b,
+               (size_t)(a1 - a0) * sizeof(double));
+    }
+  return OOC_OK;
+}
+
+/* The CUDA executor for the LU of the N x N transformed matrix (tile bt): the stripe the device
+ * holds, as job_lu.c's (its cuSOLVER workspace margin and ring twins); NULL with a notice when
+ * not even one tile column fits (the CPU runs it). */
+#define RBT_GPU_WS_MARGIN ((int64_t)512 << 20)
+static ooc_status_t rbt_gpu_exec(job_t *j, int64_t N, int64_t bt, ooc_exec_t **out, int64_t *W) {
+  ooc_report_t *r = j->rep;
+  ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 2, .trace = j->o.trace};
+  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
+  int64_t room = (*out)->budget - RBT_GPU_WS_MARGIN - 8 * (LU_SLOTS + 1) * N * bt;
+  int64_t Wd = room >= 8 * N * bt ? ts_stripe(N, bt, room / (8 * N) / bt * bt) : 0;
+  if (Wd < bt && Wd < N) {
+    char bu[32];
+    ooc_warn(r->warnings, sizeof r->warnings, "rbt: --gpu-mem leaves %s for LU's panel, less "
+             "than one tile column (n = %lld padded to %lld, tile %lld): running on the CPU",
+             ooc_fmt_bytes((*out)->budget, bu, sizeof bu), (long long)j->n, (long long)N,
+             (long long)bt);
+    ex_destroy(*out);
+    *out = NULL;
+    j->cuda = 0;
+    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
+    return OOC_OK;
+  }
+  *W = Wd;
+  return OOC_OK;
+}
+
+ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
+  ooc_ctx_t *ctx = j->ctx;
+  ooc_report_t *r = j->rep;
+  int64_t n = j->n, m = j->m, b = j->b, N, bt;
+  int depth = j->o.rbt_depth > 0 ? j->o.rbt_depth : RBT_DEPTH;
+  rbt_shape(n, b, depth, &N, &bt);
+  int64_t W = plan_lu_stripe(&j->plan);
+  if (W == 0)
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --host-mem is too small for rbt with n = %lld and "
+                    "tile %lld: raise --host-mem or lower --tile", h5m_name(j->in_a),
+                    (long long)n, (long long)b);
+  ooc_exec_t *gx = NULL;
+  if (j->cuda) OOC_TRY(rbt_gpu_exec(j, N, bt, &gx, &W));
+  r->stripe = ts_stripe(N, bt, W);
+  double *tile = ooc_malloc(ctx, (size_t)(2 * b * b) * sizeof(double));
+  double *X = ooc_malloc(ctx, (size_t)(n * m + 1) * sizeof(double));
+  ooc_status_t st = OOC_OK;
+  rbt_stats_t s;
+  memset(&s, 0, sizeof s);
+  if (!tile || !X) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "rbt: out of host memory for the %lld x %lld solution",
+                  (long long)n, (long long)m);
+    goto done;
+  }
+  store_src_t sa = {j->A, tile, b}, sb = {j->B, tile + b * b, b};
+  ooc_source_t srca = {&sa, store_read}, srcb = {&sb, store_read};
+  j->ispill[0] = (spill_slot_t){.job = j, .tag = "RA"};
+  j->ispill[1] = (spill_slot_t){.job = j, .tag = "RB"};
+  ooc_spill_ops_t spa = job_spill_ops(&j->ispill[0]), spb = job_spill_ops(&j->ispill[1]);
+  rbt_args_t a = {.n = n, .m = m, .b = b, .A = &srca, .B = &srcb, .depth = depth,
+                  .seed = (uint64_t)j->o.seed, .max_iter = j->o.max_iter, .cache = j->cache,
+                  .spill_a = &spa, .spill_b = &spb, .stripe = W, .ops = j->ops, .exec = gx,
+                  .X = X, .ldx = n};
+  st = rbt_solve(ctx, &a, &s);
+  if (st == OOC_OK) { /* X into B's store: the writer writes it as any solve's */
+    part_t pr = ts_rows(j->B), pc = ts_cols(j->B);
+    for (int64_t tj = 0; tj < pc.count && st == OOC_OK; tj++)
+      for (int64_t ti = 0; ti < pr.count && st == OOC_OK; ti++)
+        st = ts_put(j->B, ti, tj, X + part_start(pr, ti) + part_start(pc, tj) * n, n);
+  }
+done:
+  if (gx) {
+    char pk[32], bu[32];
+    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of its budget %s (rbt's LU, stripe "
+             "%lld)", ooc_fmt_bytes(gx->stats.dev_peak, pk, sizeof pk),
+             ooc_fmt_bytes(gx->budget, bu, sizeof bu), (long long)W);
+    ex_destroy(gx);
+  }
+  ooc_free(ctx, tile);
+  ooc_free(ctx, X);
+  /* the report, also on failure (the numbers of a refinement that did not converge) */
+  r->seed = (int64_t)s.seed;
+  r->rbt_depth = s.depth;
+  r->rbt_n = s.N;
+  r->iterations = s.iters;
+  r->berr_before = s.berr0;
+  r->berr_after = s.berr;
+  r->t_transform = s.t_transform;
+  r->t_factor = s.t_factor;
+  r->t_solve = s.t_solve;
+  r->t_refine = s.t_refine;
+  r->tiny_pivots = s.tiny;
+  r->pivot_growth = s.growth > 0 ? s.growth : NAN;
+  if (st == OOC_OK && s.tiny > 0)
+    ooc_warn(r->warnings, sizeof r->warnings, "rbt: %lld pivots of the transformed matrix are "
+             "below sqrt(eps) times their column's 1-norm (smallest ratio %.3g): A may be nearly "
+             "singular; X's backward error is %.3g (below sqrt(n) eps), its forward error may "
+             "be large", (long long)s.tiny, s.min_pivot, s.berr);
+  j->extra_spilled += s.spilled;
+  j->extra_unspilled += s.unspilled;
+  double Nd = (double)s.N, nd = (double)n, md = (double)m;
+  j->iter_flops = 2 * Nd * Nd * Nd / 3 + (s.iters + 1) * 2 * md * (Nd * Nd + nd * nd) +
+                  6.0 * depth * Nd * Nd;
+  *steps = s.N > 0 ? ooc_cdiv64(s.N, ts_stripe(s.N, s.bt, W)) : 0;
+  if (st == OOC_ERR_ACCURACY || st == OOC_ERR_SINGULAR)
+    ooc_error_context(ctx, "%s", h5m_name(j->in_a));
+  return st;
+}
