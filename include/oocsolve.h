@@ -158,6 +158,9 @@ typedef struct ooc_opts {
   int keep_failed;       /* a result that fails its residual check is kept, renamed
                             "<output without .h5>.rejected.h5" (replacing one there), never
                             under the output's name; the call still fails (OOC_ERR_ACCURACY) */
+  double disk_read_bw;   /* bytes/s the input's disk reads (measured by the caller, e.g. dd with
+                            direct I/O); with disk_write_bw the report's disk floor. 0 = no floor */
+  double disk_write_bw;  /* bytes/s the output's disk writes; 0 = disk_read_bw */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)
@@ -213,6 +216,10 @@ typedef struct ooc_report {
   double pivot_growth;   /* lu: max|U| / max|A| (NaN when not computed) */
   int logdet_sign;       /* sign of det A with logdet = log|det A| (lu: +1 or -1; chol: +1;
                             0 when not computed) */
+  /* The disk floor (opts->disk_read_bw given): the seconds the disk needs to read the input
+   * once and write the output once, bytes_input / disk_read_bw + the output's bytes in its
+   * dtype / disk_write_bw, and t_total / t_floor (docs/PERFORMANCE.md); 0 without bandwidths */
+  double disk_read_bw, disk_write_bw, t_floor, floor_ratio;
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */

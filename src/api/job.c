@@ -811,6 +811,20 @@ static void collect_stats(job_t *j) {
   r->host_peak = ooc_ctx_host_peak(j->ctx);
 }
 
+/* The disk floor (issue 27, docs/PERFORMANCE.md): the seconds reading the input once and
+ * writing the output once take at the bandwidths the caller measured (--disk-bw), the output
+ * in its file dtype, and how far the whole run was from it. */
+static void disk_floor(job_t *j, int64_t out_elems) {
+  ooc_report_t *r = j->rep;
+  double rb = j->o.disk_read_bw, wb = j->o.disk_write_bw > 0 ? j->o.disk_write_bw : rb;
+  if (!(rb > 0) || !(wb > 0)) return;
+  double out = (double)out_elems * (strcmp(r->out_dtype, "f32") ? 8 : 4);
+  r->disk_read_bw = rb;
+  r->disk_write_bw = wb;
+  r->t_floor = (double)r->bytes_input / rb + out / wb;
+  r->floor_ratio = r->t_floor > 0 ? r->t_total / r->t_floor : 0;
+}
+
 /* A lower-triangle-only output read as the full symmetric matrix (for the check). */
 static ooc_status_t sym_lower_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                                    double *dst, int64_t ld) {
@@ -1020,7 +1034,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   snprintf(r->out_dtype, sizeof r->out_dtype, f32 ? "f32" : "f64");
   if (!j->logdet_only) OOC_TRY(ckpt_prepare(j));
   /* Create the output first: an existing file or an unwritable directory fails in seconds. */
-  j->chunk = ooc_max64(j->b, 256);
+  j->chunk = plan_chunk(n, j->b); /* tiles that cover n evenly: no padded edge chunks */
   if (!j->logdet_only && j->hm_out && !matrix_is_file(j->hm_out))
     OOC_TRY(matrix_open_output(ctx, j->hm_out, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64, j->b,
                                j->scratch_dir, &j->out));
@@ -1067,6 +1081,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (j->logdet_only) {
     collect_stats(j);
     r->t_total = ooc_now() - t_start;
+    disk_floor(j, 0);
     return OOC_OK;
   }
 
@@ -1087,6 +1102,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   OOC_TRY(check_output(j, f32));
   OOC_TRY(commit_output(j, NULL));
   r->t_total = ooc_now() - t_start;
+  disk_floor(j, n * (j->B ? m : n));
   return OOC_OK;
 }
 
@@ -1336,6 +1352,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   r->host_peak = ooc_ctx_host_peak(ctx);
   OOC_TRY(gemm_commit(j, alpha, beta));
   r->t_total = ooc_now() - t_start;
+  disk_floor(j, m * n);
   return OOC_OK;
 }
 

@@ -183,6 +183,18 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
   return OOC_OK;
 }
 
+int64_t plan_tile(int64_t n, int64_t t) {
+  if (n <= 0 || t <= 0) return ooc_min64(n, t);
+  return ooc_cdiv64(n, ooc_cdiv64(n, t));
+}
+
+int64_t plan_chunk(int64_t n, int64_t b) {
+  if (b >= 256 || b <= 0 || n <= 0) return b;
+  int64_t k = ooc_cdiv64(n, b), d = 1;
+  while (d < k && (b * d < 256 || k % d)) d++;
+  return b * d;
+}
+
 ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   memset(p, 0, sizeof *p);
   p->q = *q;
@@ -190,7 +202,7 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   int64_t n = q->n, m = q->m;
   if (o->tile < 0)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "--tile must be positive (got %lld)", (long long)o->tile);
-  p->b = ooc_min64(o->tile ? o->tile : 4096, n);
+  p->b = plan_tile(n, o->tile ? o->tile : 4096);
   int64_t b = p->b;
   p->budget = host_budget(o);
   p->fixed = tstore_overhead_bytes(n, n, b) + (m ? tstore_overhead_bytes(n, m, b) : 0) + 16 * n +

@@ -57,6 +57,20 @@ typedef struct plan {
   char notice[512]; /* why the GPU is not used, when the plan dropped it; else "" */
 } plan_t;
 
+/* The tile edge for an n x n matrix when at most t is asked (--tile, default 4096): the fewest
+ * tiles of at most t that cover n, made as equal as whole elements allow, ceil(n / ceil(n / t)).
+ * Tiles are the output's chunks and the scratch's slots, and HDF5 stores an edge chunk whole: at
+ * n = 4500, t = 4096 the plain split (4096 + 404) wrote 537 MB for 162 MB of results; even
+ * tiles (2 x 2250) write the data and no more (at most ceil(n / t) - 1 padded rows and columns).
+ * n <= 0 or t <= 0: min(n, t). */
+int64_t plan_tile(int64_t n, int64_t t);
+
+/* The chunk edge of an output tiled by b (n rows and columns of tiles, the last possibly
+ * shorter): the tile itself when b >= 256; smaller tiles are grouped, d x d tiles per chunk with
+ * d the smallest divisor of the tile count that reaches 256 elements (a chunk per tiny tile would
+ * bloat the chunk index), so the chunks still cover n with no more padding than the tiles. */
+int64_t plan_chunk(int64_t n, int64_t b);
+
 /* gj, chol, newton, hyper7: tile, budget split and stripe (or GEMM block). */
 ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
 

@@ -34,6 +34,13 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
     fprintf(f, "  resumed from the journal after step %lld\n", (long long)r->resumed_step);
   fprintf(f, "  time    %.3f s = read %.3f + compute %.3f + spill %.3f + write %.3f + check %.3f\n",
           r->t_total, r->t_read, r->t_compute, r->t_spill, r->t_write, r->t_check);
+  if (r->t_floor > 0) {
+    char rb[32], wb[32];
+    fprintf(f, "  floor   disk floor %.*f s, %.2fx (input read once at %s/s, output written once "
+            "at %s/s)\n", r->t_floor < 10 ? 3 : 1, r->t_floor, r->floor_ratio,
+            ooc_fmt_bytes((int64_t)r->disk_read_bw, rb, sizeof rb),
+            ooc_fmt_bytes((int64_t)r->disk_write_bw, wb, sizeof wb));
+  }
   fprintf(f, "  speed   %.2f GFLOP/s in the compute phase (%.3g flop)\n", r->gflops, r->flops);
   fprintf(f, "  bytes   input %s, spilled %s, read back %s, output %s; host peak %s of %s\n",
           ooc_fmt_bytes(r->bytes_input, b1, sizeof b1), ooc_fmt_bytes(r->bytes_spilled, b2, sizeof b2),
@@ -110,6 +117,10 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_num(f, "t_write", r->t_write);
   json_num(f, "t_check", r->t_check);
   json_num(f, "t_total", r->t_total);
+  json_num(f, "disk_read_bw", r->disk_read_bw > 0 ? r->disk_read_bw : NAN);
+  json_num(f, "disk_write_bw", r->disk_write_bw > 0 ? r->disk_write_bw : NAN);
+  json_num(f, "t_floor", r->t_floor > 0 ? r->t_floor : NAN);
+  json_num(f, "floor_ratio", r->t_floor > 0 ? r->floor_ratio : NAN);
   json_num(f, "flops", r->flops);
   json_num(f, "gflops", r->gflops);
   json_int(f, "bytes_input", r->bytes_input);
