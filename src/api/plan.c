@@ -5,6 +5,7 @@
 
 #include "base/memlimit.h"
 #include "io/journal.h"
+#include "solvers/check.h"
 #include "solvers/chol.h"
 #include "solvers/gj.h"
 #include "solvers/iter.h"
@@ -207,6 +208,7 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   p->budget = host_budget(o);
   p->fixed = tstore_overhead_bytes(n, n, b) + (m ? tstore_overhead_bytes(n, m, b) : 0) + 16 * n +
              io_stage(b) + SLACK_BYTES;
+  if (q->fused_check) p->fixed += check_fused_bytes(n);
   if (q->journaled && n > 0) { /* the tile tables a checkpoint builds */
     int64_t nt = ooc_cdiv64(n, b);
     p->fixed += (int64_t)sizeof(jr_tile_t) * nt * (nt + ooc_cdiv64(m, b));

@@ -42,6 +42,7 @@ typedef struct plan_req {
                           others only; should auto pick LU, it runs in their room
                           (plan_lu_stripe) or fails with OOC_ERR_BUDGET */
   int no_gj;           /* auto for a logdet: chol or lu, never gj (its workspace is not planned) */
+  int fused_check;     /* the inverse check's fused state lives through the run (check.h) */
 } plan_req_t;
 
 typedef struct plan {
