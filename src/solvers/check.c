@@ -37,6 +37,15 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
                         double *colsum) {
   part_t cp = part_make(n, bw);
   int64_t bi, bj;
+  if (trans == 'N' && k == 1 && !colsum) { /* M e_j (the estimator's unit vectors): a column */
+    int64_t j = -1, nz = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (V[i] != 0) {
+        nz++;
+        j = i;
+      }
+    if (nz == 1 && V[j] == 1.0) return M->read(M->self, 0, j, n, 1, U, n);
+  }
   if (trans == 'N') memset(U, 0, (size_t)(n * k) * sizeof(double));
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
