@@ -56,7 +56,7 @@ one() { # method version
   if [ "$(left)" -lt 80 ]; then echo "$m $v: not run ($(left) s left)" | tee -a $OUT/io.txt; return; fi
   echo "$m $v: page cache before: $(evict)" | tee -a $OUT/io.txt
   timeout $(($(left) - 5)) /tmp/b-$v/oocsolve --device cuda --method $m --tile 4096 --json \
-    --force --out $W/X.h5:/inverse $W/A.h5 > $R/$m.$v.json 2> $R/$m.$v.err
+    "${extra[@]}" --force --out $W/X.h5:/inverse $W/A.h5 > $R/$m.$v.json 2> $R/$m.$v.err
   echo "rc=$?" >> $R/$m.$v.err
   rm -f $W/X.h5
   head -c 100000 $R/$m.$v.json >> $OUT/runs.jsonl
