@@ -295,18 +295,21 @@ static void t_fused_pipeline(void) {
     ooc_method_t m;
     ooc_dtype_t dt;
     int64_t tile;
-    const char *in, *name;
+    const char *in, *name, *compress;
     int fused;
-  } cs[] = {{OOC_METHOD_CHOL, OOC_DTYPE_F64, 300, "fs.h5", "chol f64", 1},
-            {OOC_METHOD_GJ, OOC_DTYPE_F64, 300, "fg.h5", "gj f64", 1},
-            {OOC_METHOD_LU, OOC_DTYPE_F64, 300, "fg.h5", "lu f64", 1},
-            {OOC_METHOD_CHOL, OOC_DTYPE_F32, 300, "fs.h5", "chol f32", 1},
-            {OOC_METHOD_GJ, OOC_DTYPE_F64, 100, "fg.h5", "gj tile 100 (chunks of 300 by pieces)", 0}};
+  } cs[] = {{OOC_METHOD_CHOL, OOC_DTYPE_F64, 300, "fs.h5", "chol f64", NULL, 1},
+            {OOC_METHOD_GJ, OOC_DTYPE_F64, 300, "fg.h5", "gj f64", NULL, 1},
+            {OOC_METHOD_LU, OOC_DTYPE_F64, 300, "fg.h5", "lu f64", NULL, 1},
+            {OOC_METHOD_CHOL, OOC_DTYPE_F32, 300, "fs.h5", "chol f32", NULL, 1},
+            {OOC_METHOD_GJ, OOC_DTYPE_F32, 300, "fg.h5", "gj f32 zstd (direct)", "zstd", 1},
+            {OOC_METHOD_CHOL, OOC_DTYPE_F64, 300, "fs.h5", "chol deflate (through HDF5)", "deflate", 0},
+            {OOC_METHOD_GJ, OOC_DTYPE_F64, 100, "fg.h5", "gj tile 100 (chunks of 300 by pieces)", NULL, 0}};
   for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
     ooc_ctx_t *ctx = tu_ctx();
     ooc_opts_t o = opts(cs[k].tile, cs[k].m);
     o.check = OOC_CHECK_PROBE;
     o.out_dtype = cs[k].dt;
+    o.compress = cs[k].compress;
     ooc_report_t rep;
     const char *out = tu_path("fused.inv.h5");
     remove(out);
@@ -324,6 +327,7 @@ static void t_fused_pipeline(void) {
   }
   /* a chunk corrupted on its way to the file: each of the 4 chunks in turn, both dtypes */
   int caught = 0;
+  char first[2][512];
   for (int dt = 0; dt < 2; dt++)
     for (int q = 1; q <= 4; q++) {
       ooc_ctx_t *ctx = tu_ctx();
@@ -347,9 +351,10 @@ static void t_fused_pipeline(void) {
              rep.check_products);
       CU_ASSERT(rep.residual >= 30);
       caught += st == OOC_ERR_ACCURACY && !tu_file_exists(out);
-      if (q == 1) printf("\n  %s chunk 1 corrupted: %s", dt ? "f32" : "f64", ooc_ctx_error(ctx));
+      if (q == 1) snprintf(first[dt], sizeof first[dt], "%s", ooc_ctx_error(ctx));
       tu_ctx_done(ctx);
     }
+  printf("\n  f64 chunk 1: %s\n  f32 chunk 1: %s", first[0], first[1]);
   printf("\n  %d of 8 corrupted chunks caught, no output left\n", caught);
   free(S);
   free(G);
