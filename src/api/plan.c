@@ -186,7 +186,11 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
 
 int64_t plan_tile(int64_t n, int64_t t) {
   if (n <= 0 || t <= 0) return ooc_min64(n, t);
-  return ooc_cdiv64(n, ooc_cdiv64(n, t));
+  int64_t k = ooc_cdiv64(n, t), b = ooc_cdiv64(n, k);
+  /* a multiple of 8 doubles when --tile is one: tile columns start on 64-byte lines and tile
+   * leading dimensions stay even (GPU GEMMs take slower paths for odd ones); still k tiles */
+  if (k > 1 && t % 8 == 0) b = ooc_min64(t, ooc_cdiv64(b, 8) * 8);
+  return b;
 }
 
 int64_t plan_chunk(int64_t n, int64_t b) {
