@@ -16,7 +16,10 @@
  *   probe-checked inverses (gj, chol, lu; float64 and float32 outputs), says so, and passes; a
  *   chunk corrupted on its way to the file (OOC_FAULT_CORRUPT, every chunk in turn) fails the
  *   run with exit 4 and leaves no output, in float64 by the fused first product alone; outputs not
- *   written in whole chunks fall back to the rereading estimate.
+ *   written in whole chunks fall back to the rereading estimate;
+ * - the disk tier's model (plan_spill_model): gj and chol eliminations on a store filled as the
+ *   loader fills it spill and read back exactly the model's bytes with a one-byte cache, at most
+ *   them with larger caches, nothing when everything fits.
  */
 #include <float.h>
 #include <math.h>
@@ -31,7 +34,10 @@
 #include "api/plan.h"
 #include "gen/gen.h"
 #include "kernels/ops.h"
+#include "io/scratch.h"
 #include "solvers/check.h"
+#include "solvers/chol.h"
+#include "solvers/gj.h"
 #include "testutil.h"
 
 static void t_even_tiles(void) {
@@ -364,12 +370,116 @@ static void t_fused_pipeline(void) {
   free(G);
 }
 
+/* ---- the disk tier's traffic against the stripe arithmetic (plan_spill_model) ------------- */
+
+typedef struct {
+  ooc_ctx_t *ctx;
+  scratch_t *s;
+} spill_t;
+
+static ooc_status_t sp_open(void *self, size_t slot, void **h) {
+  spill_t *sl = self;
+  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), "model", slot, 0, &sl->s));
+  *h = sl->s;
+  return OOC_OK;
+}
+static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
+  return scratch_put(h, id, d, bytes);
+}
+static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
+  return scratch_get(h, id, d, bytes);
+}
+
+/* One elimination (gj or chol inverse) on a store filled as job.c's loader fills it, with a
+ * cache of `cap` bytes; the bytes spilled and read back by the elimination alone. */
+static void run_model_case(int chol, int64_t n, int64_t b, int64_t W, int64_t cap,
+                           int64_t *spilled, int64_t *unspilled) {
+  ooc_ctx_t *ctx = tu_ctx();
+  gen_spec_t s;
+  gen_spec_default(&s, chol ? GEN_MATERN : GEN_DIAGDOM, n);
+  double *A = tu_gen_spec(&s);
+  tcache_t *cache = NULL;
+  tstore_t *st = NULL;
+  spill_t sl = {ctx, NULL};
+  ooc_spill_ops_t sp = {&sl, sp_open, sp_put, sp_get};
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, &sp, &st) == OOC_OK);
+  part_t cp = ts_cols(st);
+  double *cn = calloc((size_t)n, sizeof *cn);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) cn[j] += fabs(A[i + j * n]);
+  for (int64_t tj = 0; tj < cp.count; tj++) { /* the loader: lower tiles for chol */
+    double *col = A + part_start(cp, tj) * n;
+    ooc_status_t pr = chol ? ts_put_tiles(st, tj, cp.count, tj, tj + 1, col + part_start(cp, tj), n)
+                           : ts_put_col(st, tj, col, n);
+    CU_ASSERT_FATAL(pr == OOC_OK);
+  }
+  int64_t s0 = ts_stats(st)->bytes_spilled, u0 = ts_stats(st)->bytes_unspilled, info = 0;
+  ooc_status_t rc;
+  if (chol) {
+    chol_args_t ca = {.A = st, .stripe = W, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
+                      .lower_only = 1};
+    chol_stats_t cs;
+    double logdet = 0;
+    rc = chol_run(ctx, &ca, &cs, &info, &logdet);
+  } else {
+    int64_t *perm = malloc((size_t)n * sizeof *perm);
+    gj_args_t ga = {.A = st, .stripe = W, .ops = ooc_ops_cpu(), .colnorm = cn, .perm = perm};
+    gj_stats_t gs;
+    rc = gj_run(ctx, &ga, &gs, &info);
+    free(perm);
+  }
+  CU_ASSERT_EQUAL(rc, OOC_OK);
+  *spilled = ts_stats(st)->bytes_spilled - s0;
+  *unspilled = ts_stats(st)->bytes_unspilled - u0;
+  tstore_destroy(st);
+  tcache_destroy(cache);
+  scratch_close(sl.s);
+  free(cn);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+/* With a one-byte cache every tile goes to scratch at each put and comes back at each take:
+ * the measured bytes equal the model's exactly (gj and chol, tiles that divide n or not, one
+ * step or several). With caches of a quarter, half and all of the matrix: at most the model,
+ * and nothing at all when everything fits. */
+static void t_spill_model(void) {
+  static const struct {
+    int chol;
+    int64_t n, b, W;
+  } cs[] = {{0, 96, 16, 32}, {0, 100, 16, 32}, {0, 120, 24, 48}, {0, 100, 16, 100},
+            {1, 96, 16, 32}, {1, 100, 16, 32}, {1, 120, 24, 48}, {1, 100, 16, 16}};
+  int exact = 0, bounded = 0;
+  for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+    int64_t n = cs[k].n, sp = 0, un = 0;
+    plan_traffic_t m = plan_spill_model(cs[k].chol, n, cs[k].b, cs[k].W);
+    run_model_case(cs[k].chol, n, cs[k].b, cs[k].W, 1, &sp, &un);
+    CU_ASSERT_EQUAL(sp, m.spilled);
+    CU_ASSERT_EQUAL(un, m.unspilled);
+    exact += sp == m.spilled && un == m.unspilled;
+    printf("\n  %s n %lld tile %lld stripe %lld: model %lld each way; spilled %lld, read back "
+           "%lld (one-byte cache)", cs[k].chol ? "chol" : "gj", (long long)n, (long long)cs[k].b,
+           (long long)cs[k].W, (long long)m.spilled, (long long)sp, (long long)un);
+    for (int q = 1; q <= 3; q++) { /* a quarter, half, all of the matrix (and its tile headers) */
+      int64_t cap = q == 3 ? 2 * 8 * n * n : q * 2 * n * n;
+      run_model_case(cs[k].chol, n, cs[k].b, cs[k].W, cap, &sp, &un);
+      CU_ASSERT(sp <= m.spilled && un <= m.unspilled);
+      if (q == 3) CU_ASSERT(sp == 0 && un == 0);
+      bounded += sp <= m.spilled && un <= m.unspilled;
+      printf("; cache %lld: %lld, %lld", (long long)cap, (long long)sp, (long long)un);
+    }
+  }
+  printf("\n  %d of 8 exactly the model, %d of 24 within it\n", exact, bounded);
+}
+
 int main(void) {
   const tu_test_t tests[] = {{"even tiles and chunks", t_even_tiles},
                              {"no padded chunks: the file is the data", t_no_padding},
                              {"the disk floor and the ratio (--disk-bw)", t_floor},
                              {"fused estimate: fails wrong inverses, passes the right one", t_fused_estimator},
                              {"fused check through the pipeline; corrupted chunks caught", t_fused_pipeline},
+                             {"the disk tier's bytes against the stripe arithmetic", t_spill_model},
                              {NULL, NULL}};
   return tu_run("pipeline", tests);
 }

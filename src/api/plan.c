@@ -193,6 +193,18 @@ int64_t plan_tile(int64_t n, int64_t t) {
   return b;
 }
 
+plan_traffic_t plan_spill_model(int chol, int64_t n, int64_t b, int64_t W) {
+  plan_traffic_t t = {0, 0};
+  if (n <= 0 || b <= 0) return t;
+  int64_t steps = ooc_cdiv64(n, ts_stripe(n, b, W));
+  part_t p = part_make(n, b);
+  int64_t kept = 0; /* elements of the tiles a step takes and puts back */
+  for (int64_t tj = 0; tj < p.count; tj++)
+    kept += part_len(p, tj) * (chol ? n - part_start(p, tj) : n);
+  t.spilled = t.unspilled = steps * 8 * kept;
+  return t;
+}
+
 int64_t plan_chunk(int64_t n, int64_t b) {
   if (b >= 256 || b <= 0 || n <= 0) return b;
   int64_t k = ooc_cdiv64(n, b), d = 1;

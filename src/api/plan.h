@@ -73,6 +73,21 @@ int64_t plan_tile(int64_t n, int64_t t);
  * bloat the chunk index), so the chunks still cover n with no more padding than the tiles. */
 int64_t plan_chunk(int64_t n, int64_t b);
 
+/* The disk tier's traffic of an elimination (issue 27), the stripe arithmetic of
+ * docs/ARCHITECTURE.md: the bytes an inversion by gj (chol = 0) or by Cholesky's sweep (chol = 1,
+ * lower_only as job.c runs it) spills to scratch and reads back when the tile cache keeps no tile
+ * from one use to the next. Each of the ceil(n / W) steps (W as ts_stripe runs it) takes every
+ * tile the method keeps (all of A; the lower triangle) and puts it back once, so both are
+ * steps x 8 x (those tiles' elements). A cache that keeps tiles between uses only lowers both
+ * (a tile cached from its put to its next take is neither written nor read), so these are the
+ * most an out-of-core run moves; the load's spill (each tile that does not fit, once) and the
+ * writer's reads (each tile once, twice for chol's mirrored triangle) come on top.
+ * tests/test_pipeline.c asserts equality with a one-byte cache and the bound with larger ones. */
+typedef struct plan_traffic {
+  int64_t spilled, unspilled;
+} plan_traffic_t;
+plan_traffic_t plan_spill_model(int chol, int64_t n, int64_t b, int64_t W);
+
 /* gj, chol, newton, hyper7: tile, budget split and stripe (or GEMM block). */
 ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
 
