@@ -220,6 +220,11 @@ typedef struct ooc_report {
    * once and write the output once, bytes_input / disk_read_bw + the output's bytes in its
    * dtype / disk_write_bw, and t_total / t_floor (docs/PERFORMANCE.md); 0 without bandwidths */
   double disk_read_bw, disk_write_bw, t_floor, floor_ratio;
+  /* A gj or Cholesky inversion: the bytes its elimination spilled to scratch and read back, and
+   * the stripe arithmetic's most (plan_spill_model: steps x the tiles the method keeps, each
+   * way; docs/ARCHITECTURE.md). 0 for other jobs, after a fallback, and for journaled runs
+   * (--checkpoint: each checkpoint also writes the cached tiles) */
+  int64_t bytes_spill_model, bytes_spilled_elim, bytes_unspilled_elim;
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */

@@ -1090,6 +1090,8 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   /* eliminate */
   double t1 = ooc_now();
   double spill_before = spill_time(j);
+  tstore_t *A_before = j->A; /* a fallback reloads into new stores */
+  int64_t sp_before = ts_stats(j->A)->bytes_spilled, un_before = ts_stats(j->A)->bytes_unspilled;
   int64_t steps = 0;
   ooc_status_t st = OOC_OK;
   if (j->method == OOC_METHOD_CHOL) st = eliminate_chol(j, &steps);
@@ -1101,6 +1103,13 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   double t2 = ooc_now();
   double spill_after = spill_time(j);
   r->steps = steps;
+  /* plan.h's model; a journaled run's checkpoints also write each cached tile once per step */
+  if (j->A == A_before && !j->B && !j->factor_out && !j->logdet_only && !j->journaled &&
+      (j->method == OOC_METHOD_GJ || j->method == OOC_METHOD_CHOL)) {
+    r->bytes_spill_model = plan_spill_model(j->method == OOC_METHOD_CHOL, n, j->b, r->stripe).spilled;
+    r->bytes_spilled_elim = ts_stats(j->A)->bytes_spilled - sp_before;
+    r->bytes_unspilled_elim = ts_stats(j->A)->bytes_unspilled - un_before;
+  }
   r->t_spill = spill_after;
   r->t_compute = (t2 - t1) - (spill_after - spill_before);
   r->flops = method_flops(j);

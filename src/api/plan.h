@@ -81,7 +81,8 @@ int64_t plan_chunk(int64_t n, int64_t b);
  * steps x 8 x (those tiles' elements). A cache that keeps tiles between uses only lowers both
  * (a tile cached from its put to its next take is neither written nor read), so these are the
  * most an out-of-core run moves; the load's spill (each tile that does not fit, once) and the
- * writer's reads (each tile once, twice for chol's mirrored triangle) come on top.
+ * writer's reads (each tile once, twice for chol's mirrored triangle) come on top, and so do a
+ * journaled run's checkpoints (each writes the cached tiles once).
  * tests/test_pipeline.c asserts equality with a one-byte cache and the bound with larger ones. */
 typedef struct plan_traffic {
   int64_t spilled, unspilled;
