@@ -327,7 +327,9 @@ typedef enum ooc_param {
   OOC_PARAM_TRANS_B = 23,       /* int 0/1 */
   OOC_PARAM_KEEP_FILL = 24,     /* int 0/1 */
   OOC_PARAM_HISTORY = 25,       /* str */
-  OOC_PARAM_KEEP_FAILED = 26    /* int 0/1 */
+  OOC_PARAM_KEEP_FAILED = 26,   /* int 0/1 */
+  OOC_PARAM_DISK_READ_BW = 27,  /* double bytes/s, or str "1.2G"; 0 = no disk floor */
+  OOC_PARAM_DISK_WRITE_BW = 28  /* double bytes/s, or str; 0 = the read bandwidth */
 } ooc_param_t;
 
 typedef enum { OOC_PTYPE_NONE = 0, OOC_PTYPE_INT = 1, OOC_PTYPE_DOUBLE = 2, OOC_PTYPE_STR = 3 } ooc_ptype_t;
@@ -373,7 +375,9 @@ typedef enum ooc_rfield {
   OOC_R_HOST_PEAK = 25, OOC_R_NORM1_A = 26, OOC_R_NORM1_X = 27, OOC_R_RESIDUAL = 28,
   OOC_R_CHECK = 29, OOC_R_INFO = 30, OOC_R_LOGDET = 31, OOC_R_ITERATIONS = 32,
   OOC_R_RESUMED_STEP = 33, OOC_R_WARNINGS = 34, OOC_R_GEMM_K = 35, OOC_R_HOST_LIMIT = 36,
-  OOC_R_RESIDUAL_NORM1 = 37, OOC_R_CHECK_PRODUCTS = 38, OOC_R_REJECTED = 39
+  OOC_R_RESIDUAL_NORM1 = 37, OOC_R_CHECK_PRODUCTS = 38, OOC_R_REJECTED = 39,
+  OOC_R_T_FLOOR = 40, OOC_R_FLOOR_RATIO = 41, OOC_R_BYTES_SPILL_MODEL = 42,
+  OOC_R_BYTES_SPILLED_ELIM = 43, OOC_R_BYTES_UNSPILLED_ELIM = 44
 } ooc_rfield_t;
 
 /* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */
