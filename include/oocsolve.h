@@ -164,6 +164,9 @@ typedef struct ooc_opts {
                             under the output's name; the call still fails (OOC_ERR_ACCURACY) */
   int64_t seed;          /* rbt: the random butterflies' seed (the same seed, the same run) */
   int rbt_depth;         /* rbt: butterfly depth 1..6; 0 = 2 */
+  double disk_read_bw;   /* bytes/s the input's disk reads (measured by the caller, e.g. dd with
+                            direct I/O); with disk_write_bw the report's disk floor. 0 = no floor */
+  double disk_write_bw;  /* bytes/s the output's disk writes; 0 = disk_read_bw */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)
@@ -228,6 +231,15 @@ typedef struct ooc_report {
   double berr_before, berr_after;
   double t_transform, t_factor, t_solve, t_refine;
   int64_t tiny_pivots;
+  /* The disk floor (opts->disk_read_bw given): the seconds the disk needs to read the input
+   * once and write the output once, bytes_input / disk_read_bw + the output's bytes in its
+   * dtype / disk_write_bw, and t_total / t_floor (docs/PERFORMANCE.md); 0 without bandwidths */
+  double disk_read_bw, disk_write_bw, t_floor, floor_ratio;
+  /* A gj or Cholesky inversion: the bytes its elimination spilled to scratch and read back, and
+   * the stripe arithmetic's most (plan_spill_model: steps x the tiles the method keeps, each
+   * way; docs/ARCHITECTURE.md). 0 for other jobs, after a fallback, and for journaled runs
+   * (--checkpoint: each checkpoint also writes the cached tiles) */
+  int64_t bytes_spill_model, bytes_spilled_elim, bytes_unspilled_elim;
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -332,7 +344,9 @@ typedef enum ooc_param {
   OOC_PARAM_HISTORY = 25,       /* str */
   OOC_PARAM_KEEP_FAILED = 26,   /* int 0/1 */
   OOC_PARAM_SEED = 27,          /* int >= 0: rbt's seed */
-  OOC_PARAM_RBT_DEPTH = 28      /* int 0..6; 0 = 2 */
+  OOC_PARAM_RBT_DEPTH = 28,     /* int 0..6; 0 = 2 */
+  OOC_PARAM_DISK_READ_BW = 29,  /* double bytes/s, or str "1.2G"; 0 = no disk floor */
+  OOC_PARAM_DISK_WRITE_BW = 30  /* double bytes/s, or str; 0 = the read bandwidth */
 } ooc_param_t;
 
 typedef enum { OOC_PTYPE_NONE = 0, OOC_PTYPE_INT = 1, OOC_PTYPE_DOUBLE = 2, OOC_PTYPE_STR = 3 } ooc_ptype_t;
@@ -380,7 +394,9 @@ typedef enum ooc_rfield {
   OOC_R_RESUMED_STEP = 33, OOC_R_WARNINGS = 34, OOC_R_GEMM_K = 35, OOC_R_HOST_LIMIT = 36,
   OOC_R_RESIDUAL_NORM1 = 37, OOC_R_CHECK_PRODUCTS = 38, OOC_R_REJECTED = 39,
   OOC_R_SEED = 40, OOC_R_BERR_BEFORE = 41, OOC_R_BERR_AFTER = 42, OOC_R_T_TRANSFORM = 43,
-  OOC_R_T_FACTOR = 44, OOC_R_T_SOLVE = 45, OOC_R_T_REFINE = 46
+  OOC_R_T_FACTOR = 44, OOC_R_T_SOLVE = 45, OOC_R_T_REFINE = 46,
+  OOC_R_T_FLOOR = 47, OOC_R_FLOOR_RATIO = 48, OOC_R_BYTES_SPILL_MODEL = 49,
+  OOC_R_BYTES_SPILLED_ELIM = 50, OOC_R_BYTES_UNSPILLED_ELIM = 51
 } ooc_rfield_t;
 
 /* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */

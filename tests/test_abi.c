@@ -19,7 +19,7 @@ static void test_version(void) {
 /* Names and numbers agree both ways; numbers are dense 1..count. */
 static void test_param_table(void) {
   int n = ooc_param_count();
-  CU_ASSERT_EQUAL(n, 28);
+  CU_ASSERT_EQUAL(n, 30);
   for (int k = 1; k <= n; k++) {
     const char *nm = ooc_param_name((ooc_param_t)k);
     CU_ASSERT_PTR_NOT_NULL_FATAL(nm);
@@ -36,6 +36,7 @@ static void test_param_table(void) {
   CU_ASSERT_EQUAL(ooc_param_lookup("keep_failed"), 26);
   CU_ASSERT_EQUAL(ooc_param_lookup("seed"), 27);
   CU_ASSERT_EQUAL(ooc_param_lookup("rbt_depth"), 28);
+  CU_ASSERT_EQUAL(ooc_param_lookup("disk_write_bw"), 30);
 }
 
 /* Every parameter: set a value inside its bounds, read it back, and find it in the struct. */
@@ -99,9 +100,17 @@ static void test_every_param_settable(void) {
   CU_ASSERT_EQUAL(s->keep_fill, 1);
   CU_ASSERT_STRING_EQUAL(s->history, "value-25");
   CU_ASSERT_EQUAL(s->keep_failed, 1);
+  CU_ASSERT_EQUAL(s->disk_read_bw, 1);
+  CU_ASSERT_EQUAL(s->disk_write_bw, 1);
   /* the CLI's syntax through set_str */
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_HOST_MEM, "2G"), OOC_OK);
   CU_ASSERT_EQUAL(s->host_mem, 2LL << 30);
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_DISK_READ_BW, "1200000000"), OOC_OK);
+  CU_ASSERT_EQUAL(s->disk_read_bw, 1.2e9);
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_DISK_WRITE_BW, "1G"), OOC_OK);
+  CU_ASSERT_EQUAL(s->disk_write_bw, 1073741824.0);
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_DISK_WRITE_BW, "fast"), OOC_ERR_ARG);
+  CU_ASSERT_EQUAL(ooc_opts_set_double(o, OOC_PARAM_DISK_READ_BW, -1), OOC_ERR_ARG);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "hyper7"), OOC_OK);
   CU_ASSERT_EQUAL(s->method, OOC_METHOD_HYPER7);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "lu"), OOC_OK); /* every method */
@@ -195,7 +204,7 @@ static void test_report_getters(void) {
   ooc_report_t *r = ooc_report_create();
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   CU_ASSERT(isnan(r->logdet));
-  CU_ASSERT_EQUAL(ooc_report_field_count(), 46);
+  CU_ASSERT_EQUAL(ooc_report_field_count(), 51);
   snprintf(r->method, sizeof r->method, "chol");
   snprintf(r->warnings, sizeof r->warnings, "a; b");
   r->n = 123456789012LL;
@@ -256,7 +265,8 @@ static void test_opts_reach_call(void) {
   ooc_options_t *o;
   CU_ASSERT_EQUAL_FATAL(ooc_opts_create(&o), OOC_OK);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_METHOD, "gj"), OOC_OK);
-  CU_ASSERT_EQUAL(ooc_opts_set_int(o, OOC_PARAM_TILE, 16), OOC_OK);
+  /* 20 covers n = 40 evenly, so the planner runs it as given (plan.h: plan_tile) */
+  CU_ASSERT_EQUAL(ooc_opts_set_int(o, OOC_PARAM_TILE, 20), OOC_OK);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_DEVICE, "cpu"), OOC_OK);
   ooc_report_t *r = ooc_report_create();
   char in[512], out[512];
@@ -265,7 +275,7 @@ static void test_opts_reach_call(void) {
   CU_ASSERT_EQUAL(ooc_invert(ctx, in, out, ooc_opts_struct(o), r), OOC_OK);
   int64_t tile;
   CU_ASSERT_EQUAL(ooc_report_get_int(r, OOC_R_TILE, &tile), OOC_OK);
-  CU_ASSERT_EQUAL(tile, 16);
+  CU_ASSERT_EQUAL(tile, 20);
   CU_ASSERT_STRING_EQUAL(ooc_report_get_str(r, OOC_R_METHOD), "gj");
   ooc_report_destroy(r);
   ooc_opts_destroy(o);

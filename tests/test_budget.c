@@ -127,7 +127,9 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
             CU_ASSERT(rep.host_peak <= rep.host_budget);
             CU_ASSERT_EQUAL(rep.host_budget, mem);
             /* what ran is what the report says: the stripe, and the steps it implies */
-            int64_t b = tile < n ? tile : n;
+            /* the planner's even tile (plan_tile); the product keeps --tile (its three
+             * dimensions share one tile) */
+            int64_t b = k == J_GEMM ? (tile < n ? tile : n) : plan_tile(n, tile);
             CU_ASSERT_EQUAL(rep.tile, b);
             if (k == J_SOLVE_RBT) { /* its stripe is of the padded n's tiles (rbt.h) */
               CU_ASSERT_STRING_EQUAL(rep.method, "rbt");

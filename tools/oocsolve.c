@@ -50,6 +50,8 @@ static const char *USAGE =
     "  --device D           auto, cpu, ref or cuda (default auto)\n"
     "  --gpu-mem SIZE       GPU memory budget (default: free device memory minus a margin)\n"
     "  --streams N          CUDA streams for copies and compute (default 3)\n"
+    "  --disk-bw R[,W]      the disk's read (and write) bandwidth per second, e.g. 1.2G,1.3G\n"
+    "                       (dd with direct I/O): the report gives the disk floor and the ratio\n"
     "  --trace FILE         write a Chrome/Perfetto trace (JSON) of GPU copies and kernels\n"
     "  --check C            auto, full, probe (O(n^2): a 1-norm estimate for an inverse) or none\n"
     "                       (default auto: full up to n = 2048)\n"
@@ -145,6 +147,7 @@ static const optdef_t OPTS[] = {
     {"--help", "-h", 0},      {"--trans-a", NULL, 0},     {"--trans-b", NULL, 0},
     {"--keep-fill", NULL, 0},  {"--allow-fill", NULL, 0},  {"--keep-failed", NULL, 0},
     {"--seed", NULL, 1},      {"--rbt-depth", NULL, 1},
+    {"--disk-bw", NULL, 1},
 };
 #define NOPTS ((int)(sizeof OPTS / sizeof OPTS[0]))
 
@@ -255,6 +258,15 @@ int main(int argc, char **argv) {
       if (cli_size("oocsolve", typed, v, &o.host_mem)) return parse_failed();
     } else if (!strcmp(a, "--gpu-mem")) {
       if (cli_size("oocsolve", typed, v, &o.gpu_mem)) return parse_failed();
+    } else if (!strcmp(a, "--disk-bw")) { /* READ[,WRITE] bytes per second, e.g. 1.2G,1.3G */
+      char rd[64];
+      const char *comma = strchr(v, ',');
+      snprintf(rd, sizeof rd, "%.*s", comma ? (int)(comma - v) : (int)strlen(v), v);
+      int64_t r = 0, w = 0;
+      if (cli_size("oocsolve", typed, rd, &r)) return parse_failed();
+      if (comma && cli_size("oocsolve", typed, comma + 1, &w)) return parse_failed();
+      o.disk_read_bw = (double)r;
+      o.disk_write_bw = (double)(comma ? w : r);
     } else if (!strcmp(a, "--streams")) {
       int64_t k = 0;
       if (cli_int64("oocsolve", typed, v, 1, &k)) return parse_failed();

@@ -120,6 +120,18 @@ static int lu_certain(const job_t *j) {
   return j->o.method == OOC_METHOD_LU || j->o.method == OOC_METHOD_RBT || j->lu_in;
 }
 
+/* The inverse's probe check with its first product formed while A is read and X written
+ * (check.h, issue 27): an inverse with the estimate (--check probe, or auto above n = 2048),
+ * written to a file (the writer's tap sees its chunks), not resumed (the load is skipped), the
+ * whole symmetric matrix written (--triangle lower writes zeros the check reads as symmetric). */
+static int fused_check_wanted(const job_t *j) {
+  ooc_check_t ck = j->o.check == OOC_CHECK_AUTO ? (j->n <= 2048 ? OOC_CHECK_FULL : OOC_CHECK_PROBE)
+                                                : j->o.check;
+  return ck == OOC_CHECK_PROBE && !j->in_b && !j->logdet_only && !j->factor_out &&
+         !j->have_factor && !j->o.resume && !j->o.lower_only &&
+         !(j->hm_out && !matrix_is_file(j->hm_out));
+}
+
 /* The plan (api/plan.h decides; the job keeps its numbers at hand). */
 static ooc_status_t plan(job_t *j) {
   plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .n = j->n, .m = j->m,
@@ -128,6 +140,7 @@ static ooc_status_t plan(job_t *j) {
                         : j->o.method == OOC_METHOD_AUTO && !chol_only(j) &&
                                   (j->m > 0 || j->logdet_only) ? 1 : 0,
                   .no_gj = j->logdet_only,
+                  .fused_check = fused_check_wanted(j),
                   .journaled = !j->logdet_only &&
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
                   .cuda = j->cuda && !lu_certain(j),
@@ -220,6 +233,7 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
     int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
     OOC_CHECK(st = h5m_read(src, 0, c0, n, nc, strip, n));
     if (hashes) ckpt_hash_cols(j, strip, n, c0, nc, hashes);
+    if (j->fused && src == j->in_a) check_fused_a(j->fused, c0, nc, strip, n);
     if (j->ops->colabs(n, nc, strip, n, colnorm + c0, &bi, &bj)) {
       double v = strip[bi + bj * n];
       st = OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %s; the matrix must be "
@@ -443,6 +457,7 @@ static ooc_status_t load_inputs(job_t *j) {
   if (j->resuming) return ckpt_restore_stores(j);
   memset(j->colnorm, 0, (size_t)n * sizeof(double));
   j->io_room = solver_ws(j, j->W); /* the solver allocates it only after the load */
+  if (j->fused) check_fused_reset_a(j->fused); /* a reload after a fallback: A V anew */
   ooc_status_t st = job_load(j, j->A, j->in_a, j->colnorm);
   if (st == OOC_OK) st = scale_check(j);
   if (st == OOC_OK && j->B) {
@@ -824,6 +839,20 @@ static void collect_stats(job_t *j) {
   r->host_peak = ooc_ctx_host_peak(j->ctx);
 }
 
+/* The disk floor (issue 27, docs/PERFORMANCE.md): the seconds reading the input once and
+ * writing the output once take at the bandwidths the caller measured (--disk-bw), the output
+ * in its file dtype, and how far the whole run was from it. */
+static void disk_floor(job_t *j, int64_t out_elems) {
+  ooc_report_t *r = j->rep;
+  double rb = j->o.disk_read_bw, wb = j->o.disk_write_bw > 0 ? j->o.disk_write_bw : rb;
+  if (!(rb > 0) || !(wb > 0)) return;
+  double out = (double)out_elems * (strcmp(r->out_dtype, "f32") ? 8 : 4);
+  r->disk_read_bw = rb;
+  r->disk_write_bw = wb;
+  r->t_floor = (double)r->bytes_input / rb + out / wb;
+  r->floor_ratio = r->t_floor > 0 ? r->t_total / r->t_floor : 0;
+}
+
 /* A lower-triangle-only output read as the full symmetric matrix (for the check). */
 static ooc_status_t sym_lower_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                                    double *dst, int64_t ld) {
@@ -901,8 +930,20 @@ static ooc_status_t check_output(job_t *j, int f32) {
     else if (j->factor_out)
       OOC_TRY(check_factor(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps, mem,
                            &r->residual, &r->norm1_a));
-    else {
+    else if (j->fused && ck == OOC_CHECK_PROBE && check_fused_complete(j->fused)) {
+      check_info_t ci; /* the first product was formed during the load and the write */
+      OOC_TRY(check_fused_finish(ctx, j->fused, j->b, j->colnorm, &srcA, &srcX, eps, mem, thr,
+                                 &r->residual, &r->norm1_a, &r->norm1_x, &ci));
+      r->residual_norm1 = ci.rnorm;
+      r->check_products = ci.products;
+      ooc_warn(r->warnings, sizeof r->warnings, "check: ||I - X A||_1 estimated, its first "
+               "product formed while A was read and X written, %d more read the files",
+               ci.products - 1);
+    } else {
       check_info_t ci;
+      if (j->fused) /* the writer did not hand every chunk to the tap (check.h) */
+        ooc_warn(r->warnings, sizeof r->warnings, "check: the output was not written in whole "
+                 "chunks; the estimate rereads A and X");
       OOC_TRY(check_inverse_ex(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps,
                                mem, &r->residual, &r->norm1_a, &r->norm1_x, &ci));
       r->residual_norm1 = ci.rnorm;
@@ -1034,7 +1075,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   snprintf(r->out_dtype, sizeof r->out_dtype, f32 ? "f32" : "f64");
   if (!j->logdet_only) OOC_TRY(ckpt_prepare(j));
   /* Create the output first: an existing file or an unwritable directory fails in seconds. */
-  j->chunk = ooc_max64(j->b, 256);
+  j->chunk = plan_chunk(n, j->b); /* tiles that cover n evenly: no padded edge chunks */
   if (!j->logdet_only && j->hm_out && !matrix_is_file(j->hm_out))
     OOC_TRY(matrix_open_output(ctx, j->hm_out, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64, j->b,
                                j->scratch_dir, &j->out));
@@ -1047,6 +1088,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
 
   j->colnorm = ooc_calloc(ctx, (size_t)n, sizeof(double));
   j->perm = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
+  if (j->plan.q.fused_check && !j->resuming) OOC_TRY(check_fused_create(ctx, j->ops, n, &j->fused));
   if (!j->colnorm || !j->perm)
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
   /* What the method may need of A decides what the load keeps (classify.h) */
@@ -1062,6 +1104,8 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   /* eliminate */
   double t1 = ooc_now();
   double spill_before = spill_time(j);
+  tstore_t *A_before = j->A; /* a fallback reloads into new stores */
+  int64_t sp_before = ts_stats(j->A)->bytes_spilled, un_before = ts_stats(j->A)->bytes_unspilled;
   int64_t steps = 0;
   ooc_status_t st = OOC_OK;
   if (j->method == OOC_METHOD_CHOL) st = eliminate_chol(j, &steps);
@@ -1074,6 +1118,13 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   double t2 = ooc_now();
   double spill_after = spill_time(j);
   r->steps = steps;
+  /* plan.h's model; a journaled run's checkpoints also write each cached tile once per step */
+  if (j->A == A_before && !j->B && !j->factor_out && !j->logdet_only && !j->journaled &&
+      (j->method == OOC_METHOD_GJ || j->method == OOC_METHOD_CHOL)) {
+    r->bytes_spill_model = plan_spill_model(j->method == OOC_METHOD_CHOL, n, j->b, r->stripe).spilled;
+    r->bytes_spilled_elim = ts_stats(j->A)->bytes_spilled - sp_before;
+    r->bytes_unspilled_elim = ts_stats(j->A)->bytes_unspilled - un_before;
+  }
   r->t_spill = spill_after;
   r->t_compute = (t2 - t1) - (spill_after - spill_before);
   r->flops = method_flops(j);
@@ -1082,6 +1133,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   if (j->logdet_only) {
     collect_stats(j);
     r->t_total = ooc_now() - t_start;
+    disk_floor(j, 0);
     return OOC_OK;
   }
 
@@ -1089,7 +1141,13 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   const int64_t *perm =
       j->method == OOC_METHOD_GJ || (j->method == OOC_METHOD_LU && j->result) ? j->perm : NULL;
   j->io_room = solver_ws(j, j->W); /* the solver's workspace is free again */
-  OOC_TRY(j->B ? write_rows(j, j->B, NULL) : write_rows(j, j->result ? j->result : j->A, perm));
+  if (j->fused) { /* X (A V) and ||X||_1 from the chunks as they go to the file */
+    check_fused_reset_x(j->fused);
+    h5m_set_tap(j->out, check_fused_x, j->fused);
+  }
+  st = j->B ? write_rows(j, j->B, NULL) : write_rows(j, j->result ? j->result : j->A, perm);
+  h5m_set_tap(j->out, NULL, NULL);
+  OOC_TRY(st);
   /* the write phase's scratch reads count in t_spill only, as the other phases' do (so the four
    * phases add up to the wall time from input to output instead of counting them twice) */
   double spill_write = spill_time(j) - spill_after;
@@ -1102,6 +1160,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   OOC_TRY(check_output(j, f32));
   OOC_TRY(commit_output(j, NULL));
   r->t_total = ooc_now() - t_start;
+  disk_floor(j, n * (j->B ? m : n));
   return OOC_OK;
 }
 
@@ -1117,6 +1176,8 @@ static void job_cleanup(job_t *j) {
   h5m_close(j->in_b);
   h5m_close(j->in_c);
   ooc_free(ctx, j->colnorm);
+  check_fused_destroy(j->fused);
+  j->fused = NULL;
   ooc_free(ctx, j->perm);
   ooc_free(ctx, j->ipiv);
   journal_free(ctx, j->jr);
@@ -1352,6 +1413,7 @@ static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, c
   r->host_peak = ooc_ctx_host_peak(ctx);
   OOC_TRY(gemm_commit(j, alpha, beta));
   r->t_total = ooc_now() - t_start;
+  disk_floor(j, m * n);
   return OOC_OK;
 }
 

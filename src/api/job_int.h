@@ -44,6 +44,8 @@ typedef struct job {
   tstore_t *A, *B;
   spill_slot_t spill[2];
   double *colnorm;
+  struct check_fused *fused; /* the inverse check's first product, formed during the load and
+                                the write (check.h; NULL: the check rereads both files) */
   int64_t *perm;
   int method;      /* OOC_METHOD_GJ or OOC_METHOD_CHOL, chosen after the input is read */
   int logdet_only; /* ooc_logdet: factor only, write nothing */

@@ -63,6 +63,8 @@ static const pdef_t PDEFS[] = {
     [OOC_PARAM_KEEP_FAILED] = {"keep_failed", OOC_PTYPE_INT, 0, 1, B_NAMES},
     [OOC_PARAM_SEED] = {"seed", OOC_PTYPE_INT, 0, I64MAX, NULL},
     [OOC_PARAM_RBT_DEPTH] = {"rbt_depth", OOC_PTYPE_INT, 0, 6, NULL},
+    [OOC_PARAM_DISK_READ_BW] = {"disk_read_bw", OOC_PTYPE_DOUBLE, 0, 1e15, NULL},
+    [OOC_PARAM_DISK_WRITE_BW] = {"disk_write_bw", OOC_PTYPE_DOUBLE, 0, 1e15, NULL},
 };
 #define NPARAMS ((int)(sizeof PDEFS / sizeof PDEFS[0]) - 1)
 
@@ -217,6 +219,10 @@ static ooc_status_t set_dbl_checked(ooc_options_t *o, ooc_param_t p, const pdef_
       return oerr(o, "option checkpoint: %g is neither seconds > 0, 0 (the default), %g (every "
                   "step) nor %g (never)", v, OOC_CHECKPOINT_EVERY_STEP, OOC_CHECKPOINT_NEVER);
     o->o.checkpoint = v;
+  } else if (p == OOC_PARAM_DISK_READ_BW) {
+    o->o.disk_read_bw = v;
+  } else if (p == OOC_PARAM_DISK_WRITE_BW) {
+    o->o.disk_write_bw = v;
   } else {
     o->o.check_threshold = v;
   }
@@ -314,6 +320,11 @@ ooc_status_t ooc_opts_set_str(ooc_options_t *o, ooc_param_t p, const char *v) {
     if (b < 0) return oerr(o, "option %s: '%s' is not a size (e.g. 512M, 8G, 1.5GiB, 4096)", d->name, v);
     return ooc_opts_set_int(o, p, b);
   }
+  if (p == OOC_PARAM_DISK_READ_BW || p == OOC_PARAM_DISK_WRITE_BW) { /* bytes per second */
+    int64_t b = ooc_parse_size(v);
+    if (b < 0) return oerr(o, "option %s: '%s' is not a size per second (e.g. 1.2G, 1200000000)", d->name, v);
+    return set_dbl_checked(o, p, d, (double)b);
+  }
   char *end;
   errno = 0;
   double x = strtod(v, &end);
@@ -333,7 +344,10 @@ ooc_status_t ooc_opts_get_double(const ooc_options_t *o, ooc_param_t p, double *
   const pdef_t *d = pdef(p);
   if (!o || !v || !d || d->type == OOC_PTYPE_STR) return OOC_ERR_ARG;
   if (d->type == OOC_PTYPE_INT) *v = (double)read_int(o, p);
-  else *v = p == OOC_PARAM_CHECKPOINT ? o->o.checkpoint : o->o.check_threshold;
+  else *v = p == OOC_PARAM_CHECKPOINT       ? o->o.checkpoint
+            : p == OOC_PARAM_DISK_READ_BW  ? o->o.disk_read_bw
+            : p == OOC_PARAM_DISK_WRITE_BW ? o->o.disk_write_bw
+                                           : o->o.check_threshold;
   return OOC_OK;
 }
 
@@ -376,6 +390,10 @@ static const rdef_t RDEFS[] = {
     [OOC_R_BERR_BEFORE] = RD(berr_before), [OOC_R_BERR_AFTER] = RD(berr_after),
     [OOC_R_T_TRANSFORM] = RD(t_transform), [OOC_R_T_FACTOR] = RD(t_factor),
     [OOC_R_T_SOLVE] = RD(t_solve), [OOC_R_T_REFINE] = RD(t_refine),
+    [OOC_R_T_FLOOR] = RD(t_floor),
+    [OOC_R_FLOOR_RATIO] = RD(floor_ratio), [OOC_R_BYTES_SPILL_MODEL] = RI(bytes_spill_model),
+    [OOC_R_BYTES_SPILLED_ELIM] = RI(bytes_spilled_elim),
+    [OOC_R_BYTES_UNSPILLED_ELIM] = RI(bytes_unspilled_elim),
 };
 #define NFIELDS ((int)(sizeof RDEFS / sizeof RDEFS[0]) - 1)
 

@@ -5,6 +5,7 @@
 
 #include "base/memlimit.h"
 #include "io/journal.h"
+#include "solvers/check.h"
 #include "solvers/chol.h"
 #include "solvers/gj.h"
 #include "solvers/iter.h"
@@ -186,6 +187,34 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
   return OOC_OK;
 }
 
+int64_t plan_tile(int64_t n, int64_t t) {
+  if (n <= 0 || t <= 0) return ooc_min64(n, t);
+  int64_t k = ooc_cdiv64(n, t), b = ooc_cdiv64(n, k);
+  /* a multiple of 8 doubles when --tile is one: tile columns start on 64-byte lines and tile
+   * leading dimensions stay even (GPU GEMMs take slower paths for odd ones); still k tiles */
+  if (k > 1 && t % 8 == 0) b = ooc_min64(t, ooc_cdiv64(b, 8) * 8);
+  return b;
+}
+
+plan_traffic_t plan_spill_model(int chol, int64_t n, int64_t b, int64_t W) {
+  plan_traffic_t t = {0, 0};
+  if (n <= 0 || b <= 0) return t;
+  int64_t steps = ooc_cdiv64(n, ts_stripe(n, b, W));
+  part_t p = part_make(n, b);
+  int64_t kept = 0; /* elements of the tiles a step takes and puts back */
+  for (int64_t tj = 0; tj < p.count; tj++)
+    kept += part_len(p, tj) * (chol ? n - part_start(p, tj) : n);
+  t.spilled = t.unspilled = steps * 8 * kept;
+  return t;
+}
+
+int64_t plan_chunk(int64_t n, int64_t b) {
+  if (b >= 256 || b <= 0 || n <= 0) return b;
+  int64_t k = ooc_cdiv64(n, b), d = 1;
+  while (d < k && (b * d < 256 || k % d)) d++;
+  return b * d;
+}
+
 ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   memset(p, 0, sizeof *p);
   p->q = *q;
@@ -193,11 +222,12 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   int64_t n = q->n, m = q->m;
   if (o->tile < 0)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "--tile must be positive (got %lld)", (long long)o->tile);
-  p->b = ooc_min64(o->tile ? o->tile : 4096, n);
+  p->b = plan_tile(n, o->tile ? o->tile : 4096);
   int64_t b = p->b;
   p->budget = host_budget(o);
   p->fixed = tstore_overhead_bytes(n, n, b) + (m ? tstore_overhead_bytes(n, m, b) : 0) + 16 * n +
              io_stage(b) + SLACK_BYTES;
+  if (q->fused_check) p->fixed += check_fused_bytes(n);
   if (q->journaled && n > 0) { /* the tile tables a checkpoint builds */
     int64_t nt = ooc_cdiv64(n, b);
     p->fixed += (int64_t)sizeof(jr_tile_t) * nt * (nt + ooc_cdiv64(m, b));

@@ -42,6 +42,7 @@ typedef struct plan_req {
                           others only; should auto pick LU, it runs in their room
                           (plan_lu_stripe) or fails with OOC_ERR_BUDGET */
   int no_gj;           /* auto for a logdet: chol or lu, never gj (its workspace is not planned) */
+  int fused_check;     /* the inverse check's fused state lives through the run (check.h) */
 } plan_req_t;
 
 typedef struct plan {
@@ -56,6 +57,37 @@ typedef struct plan {
   int gncblk, gslots;
   char notice[512]; /* why the GPU is not used, when the plan dropped it; else "" */
 } plan_t;
+
+/* The tile edge for an n x n matrix when at most t is asked (--tile, default 4096): the fewest
+ * tiles of at most t that cover n, k = ceil(n / t), made as equal as whole elements allow,
+ * ceil(n / k), rounded up to a multiple of 8 when t is one (aligned tile columns; still k tiles,
+ * at most t). Tiles are the output's chunks and the scratch's slots, and HDF5 stores an edge
+ * chunk whole: at n = 4500, t = 4096 the plain split (4096 + 404) wrote 537 MB for 162 MB of
+ * results; even tiles (2256 + 2244) write 163 MB (under 8 k padded rows and columns).
+ * n <= 0 or t <= 0: min(n, t). */
+int64_t plan_tile(int64_t n, int64_t t);
+
+/* The chunk edge of an output tiled by b (n rows and columns of tiles, the last possibly
+ * shorter): the tile itself when b >= 256; smaller tiles are grouped, d x d tiles per chunk with
+ * d the smallest divisor of the tile count that reaches 256 elements (a chunk per tiny tile would
+ * bloat the chunk index), so the chunks still cover n with no more padding than the tiles. */
+int64_t plan_chunk(int64_t n, int64_t b);
+
+/* The disk tier's traffic of an elimination (issue 27), the stripe arithmetic of
+ * docs/ARCHITECTURE.md: the bytes an inversion by gj (chol = 0) or by Cholesky's sweep (chol = 1,
+ * lower_only as job.c runs it) spills to scratch and reads back when the tile cache keeps no tile
+ * from one use to the next. Each of the ceil(n / W) steps (W as ts_stripe runs it) takes every
+ * tile the method keeps (all of A; the lower triangle) and puts it back once, so both are
+ * steps x 8 x (those tiles' elements). A cache that keeps tiles between uses only lowers both
+ * (a tile cached from its put to its next take is neither written nor read), so these are the
+ * most an out-of-core run moves; the load's spill (each tile that does not fit, once) and the
+ * writer's reads (each tile once, twice for chol's mirrored triangle) come on top, and so do a
+ * journaled run's checkpoints (each writes the cached tiles once).
+ * tests/test_pipeline.c asserts equality with a one-byte cache and the bound with larger ones. */
+typedef struct plan_traffic {
+  int64_t spilled, unspilled;
+} plan_traffic_t;
+plan_traffic_t plan_spill_model(int chol, int64_t n, int64_t b, int64_t W);
 
 /* gj, chol, newton, hyper7: tile, budget split and stripe (or GEMM block). */
 ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);

@@ -34,7 +34,21 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
     fprintf(f, "  resumed from the journal after step %lld\n", (long long)r->resumed_step);
   fprintf(f, "  time    %.3f s = read %.3f + compute %.3f + spill %.3f + write %.3f + check %.3f\n",
           r->t_total, r->t_read, r->t_compute, r->t_spill, r->t_write, r->t_check);
+  if (r->t_floor > 0) {
+    char rb[32], wb[32];
+    fprintf(f, "  floor   disk floor %.*f s, %.2fx (input read once at %s/s, output written once "
+            "at %s/s)\n", r->t_floor < 10 ? 3 : 1, r->t_floor, r->floor_ratio,
+            ooc_fmt_bytes((int64_t)r->disk_read_bw, rb, sizeof rb),
+            ooc_fmt_bytes((int64_t)r->disk_write_bw, wb, sizeof wb));
+  }
   fprintf(f, "  speed   %.2f GFLOP/s in the compute phase (%.3g flop)\n", r->gflops, r->flops);
+  if (r->bytes_spill_model > 0 && (r->bytes_spilled_elim > 0 || r->bytes_unspilled_elim > 0)) {
+    char s1[32], s2[32], s3[32];
+    fprintf(f, "  disk    elimination spilled %s, read back %s; the stripe arithmetic's most: "
+            "%s each way\n", ooc_fmt_bytes(r->bytes_spilled_elim, s1, sizeof s1),
+            ooc_fmt_bytes(r->bytes_unspilled_elim, s2, sizeof s2),
+            ooc_fmt_bytes(r->bytes_spill_model, s3, sizeof s3));
+  }
   fprintf(f, "  bytes   input %s, spilled %s, read back %s, output %s; host peak %s of %s\n",
           ooc_fmt_bytes(r->bytes_input, b1, sizeof b1), ooc_fmt_bytes(r->bytes_spilled, b2, sizeof b2),
           ooc_fmt_bytes(r->bytes_unspilled, b3, sizeof b3),
@@ -117,12 +131,19 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_num(f, "t_write", r->t_write);
   json_num(f, "t_check", r->t_check);
   json_num(f, "t_total", r->t_total);
+  json_num(f, "disk_read_bw", r->disk_read_bw > 0 ? r->disk_read_bw : NAN);
+  json_num(f, "disk_write_bw", r->disk_write_bw > 0 ? r->disk_write_bw : NAN);
+  json_num(f, "t_floor", r->t_floor > 0 ? r->t_floor : NAN);
+  json_num(f, "floor_ratio", r->t_floor > 0 ? r->floor_ratio : NAN);
   json_num(f, "flops", r->flops);
   json_num(f, "gflops", r->gflops);
   json_int(f, "bytes_input", r->bytes_input);
   json_int(f, "bytes_spilled", r->bytes_spilled);
   json_int(f, "bytes_unspilled", r->bytes_unspilled);
   json_int(f, "bytes_output", r->bytes_output);
+  json_int(f, "bytes_spill_model", r->bytes_spill_model);
+  json_int(f, "bytes_spilled_elim", r->bytes_spilled_elim);
+  json_int(f, "bytes_unspilled_elim", r->bytes_unspilled_elim);
   json_int(f, "host_budget", r->host_budget);
   json_int(f, "host_peak", r->host_peak);
   json_str(f, "host_limit", r->host_limit, 1);

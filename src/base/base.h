@@ -33,7 +33,12 @@ typedef enum {
   OOC_FAULT_IO = 1,       /* any file operation of src/io */
   OOC_FAULT_IO_WRITE = 2, /* file operations of src/io that write */
   OOC_FAULT_DEVICE = 3,   /* device and pinned allocations (src/kernels/cuda) */
-  OOC_FAULT_KINDS = 4
+  OOC_FAULT_CORRUPT = 4,  /* chunks an output writes directly (io/h5mat.h): the armed chunk goes
+                             to the file (and to h5m_set_tap's tap) with one bit flipped, the
+                             lowest exponent bit of its largest element (doubled or halved);
+                             uncompressed outputs only. A silent corruption on the
+                             way to the disk, which the check must catch (docs/RELIABILITY.md) */
+  OOC_FAULT_KINDS = 5
 } ooc_fault_kind_t;
 
 typedef struct ooc_fault {

@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <limits.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,8 @@ struct h5mat {
    * pages, faulted in again, at every call); released by h5m_set_stage, a read, commit, close */
   char **wslot;
   int64_t nwslot;
+  h5m_tap_fn tap; /* h5m_set_tap: every chunk a direct write hands to HDF5 */
+  void *tap_user;
   size_t wslot_bytes;
   /* Missing data (issue 20): 0 refuses to read the fill value where no data are stored
    * (h5m_set_allow_fill); complete: the whole-dataset checks of check_complete() passed. */
@@ -1279,6 +1282,40 @@ static int direct_write_fits(const h5mat_t *m, int64_t r0, int64_t c0, int64_t n
          (nc % m->chunk_c == 0 || c0 + nc == m->cols);
 }
 
+typedef struct {
+  const h5mat_t *m;
+  int64_t R, C, h, w;
+  const char *raw;
+} tap_job_t;
+
+static void tap_run(void *arg, int64_t k, int worker) {
+  (void)k;
+  (void)worker;
+  const tap_job_t *t = arg;
+  t->m->tap(t->m->tap_user, t->R, t->C, t->h, t->w, t->raw, (int)t->m->file_es, t->m->chunk_c);
+}
+
+/* The OOC_FAULT_CORRUPT seam (base.h): one bit flipped in a packed chunk, the lowest exponent
+ * bit of its largest element in magnitude, which doubles or halves it: a silent corruption that
+ * matters (a one-element error as large as the chunk's largest entry) without swamping ||X||
+ * (an element blown up to 2^1024 |x| would dominate the norms the ratio divides by). */
+static void corrupt_chunk(const h5mat_t *m, char *raw, int64_t h, int64_t w) {
+  int64_t at = 0;
+  double big = -1;
+  for (int64_t i = 0; i < h; i++)
+    for (int64_t c = 0; c < w; c++) {
+      int64_t k = i * m->chunk_c + c;
+      double v = fabs(m->file_es == 8 ? ((double *)raw)[k] : ((float *)raw)[k]);
+      if (v > big) {
+        big = v;
+        at = k;
+      }
+    }
+  unsigned char *e = (unsigned char *)raw + at * (int64_t)m->file_es;
+  if (m->file_es == 8) e[6] ^= 0x10; /* little-endian: bit 52 of a double */
+  else e[2] ^= 0x80;                 /* bit 23 of a float */
+}
+
 static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                                  const double *src, int64_t rs, int64_t cs) {
   ooc_ctx_t *ctx = m->ctx;
@@ -1332,13 +1369,20 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
         break;
       }
       hsize_t off[2] = {(hsize_t)R, (hsize_t)C};
+      int64_t h = ooc_min64(m->chunk_r, m->rows - R), w = ooc_min64(m->chunk_c, m->cols - C);
+      if (!m->zstd && ooc_fault_hit(ctx, OOC_FAULT_CORRUPT)) corrupt_chunk(m, slot[s], h, w);
+      /* the tap reads the raw chunk on its own thread while HDF5 writes it (both only read the
+       * slot), so the fused check's products cost the write no time when the disk is slower */
+      tap_job_t tj = {m, R, C, h, w, slot[s]};
+      ooc_par_group_t tg;
+      if (m->tap) ooc_par_start(&tg, 1, 1, tap_run, &tj);
       int inj = fio_gate(ctx, 1);
       const char *data = slot[s] + (m->zstd ? raw_bytes : 0);
       if (inj || H5Dwrite_chunk(m->dset, H5P_DEFAULT, 0, off, size[s], data) < 0)
         st = write_fail(m, inj ? injected(inj) : h5_last_error(), r0, c0, nr, nc);
+      if (m->tap) ooc_par_join(&tg);
       else
-        m->bytes += ooc_min64(m->chunk_r, m->rows - R) * ooc_min64(m->chunk_c, m->cols - C) *
-                    (int64_t)m->file_es;
+        m->bytes += h * w * (int64_t)m->file_es;
     }
     if (overlap) ooc_par_join(&g);
     if (st == OOC_OK && !overlap && ncnt > 0) prepare_batch(&wb[0], threads, next, ncnt);
@@ -2014,6 +2058,12 @@ static ooc_status_t write_rect(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, i
   if (st != OOC_OK && !m->failed) m->failed = st;
   ooc_test_killpoint(m->ctx, "h5out");
   return st;
+}
+
+void h5m_set_tap(h5mat_t *m, h5m_tap_fn fn, void *user) {
+  if (!m) return;
+  m->tap = fn;
+  m->tap_user = user;
 }
 
 ooc_status_t h5m_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,

@@ -83,6 +83,18 @@ int64_t h5m_dset_id(const h5mat_t *m);
 int64_t h5m_rows(const h5mat_t *m);
 int64_t h5m_cols(const h5mat_t *m);
 h5m_type_t h5m_type(const h5mat_t *m);
+/* A writer's tap (issue 27): fn is called for every chunk a direct write hands to HDF5 (with or
+ * without zstd), on a thread of its own while HDF5 writes that chunk (one call at a time, in
+ * the order of the writes; it must not call HDF5 or the context), with the chunk's origin
+ * (r0, c0), its rows x cols inside the matrix, and its bytes as they go to the file: row-major,
+ * the file's dtype (es = 4 or 8 bytes), row stride ld elements (zero padding beyond the edge).
+ * The fused check forms its products from exactly what the file receives. Rectangles written
+ * through HDF5's own path (not whole chunks, contiguous layouts) are not tapped, so the tap's
+ * owner counts what it saw. fn NULL removes the tap. */
+typedef void (*h5m_tap_fn)(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                           const void *data, int es, int64_t ld);
+void h5m_set_tap(h5mat_t *m, h5m_tap_fn fn, void *user);
+
 /* Columns of a chunk (0: not chunked): readers align their column strips with it. */
 int64_t h5m_chunk_cols(const h5mat_t *m);
 /* "file.h5:/dset" as resolved (dataset found by auto-detection included). */

@@ -37,6 +37,15 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
                         double *colsum) {
   part_t cp = part_make(n, bw);
   int64_t bi, bj;
+  if (trans == 'N' && k == 1 && !colsum) { /* M e_j (the estimator's unit vectors): a column */
+    int64_t j = -1, nz = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (V[i] != 0) {
+        nz++;
+        j = i;
+      }
+    if (nz == 1 && V[j] == 1.0) return M->read(M->self, 0, j, n, 1, U, n);
+  }
   if (trans == 'N') memset(U, 0, (size_t)(n * k) * sizeof(double));
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
@@ -50,14 +59,16 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
   return OOC_OK;
 }
 
-/* Y = (I - A X) V (trans 'N') or (I - A X)^T V = V - X^T (A^T V) ('T'); T is scratch (n x k). */
+/* Y = (I - A X) V (trans 'N') or (I - A X)^T V = V - X^T (A^T V) ('T'); with `left` the left
+ * residual's, (I - X A) V = V - X (A V) or V - A^T (X^T V). T is scratch (n x k). */
 static ooc_status_t resid_mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
-                              const ooc_source_t *X, char trans, const double *V, int64_t k,
-                              double *Y, double *T, double *buf, int64_t bw, double *acc_a,
-                              double *acc_x) {
-  const ooc_source_t *first = trans == 'N' ? X : A, *second = trans == 'N' ? A : X;
-  OOC_TRY(mul(o, n, first, trans, V, k, T, buf, bw, trans == 'N' ? acc_x : acc_a));
-  OOC_TRY(mul(o, n, second, trans, T, k, Y, buf, bw, trans == 'N' ? acc_a : acc_x));
+                              const ooc_source_t *X, int left, char trans, const double *V,
+                              int64_t k, double *Y, double *T, double *buf, int64_t bw,
+                              double *acc_a, double *acc_x) {
+  const ooc_source_t *first = (trans == 'N') != (left != 0) ? X : A;
+  const ooc_source_t *second = first == X ? A : X;
+  OOC_TRY(mul(o, n, first, trans, V, k, T, buf, bw, first == X ? acc_x : acc_a));
+  OOC_TRY(mul(o, n, second, trans, T, k, Y, buf, bw, second == X ? acc_x : acc_a));
   for (int64_t i = 0; i < n * k; i++) Y[i] = V[i] - Y[i];
   return OOC_OK;
 }
@@ -83,12 +94,10 @@ static int64_t iamax(const double *v, int64_t n) {
  * vectors in the first product. Every value it takes is ||B v||_1 / ||v||_1 for some v, so the
  * estimate never exceeds ||B||_1 (a failed check is a true failure); it can fall short of it
  * (docs/NUMERICS.md says by how much, in theory and as seen). */
-static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
-                             const ooc_source_t *X, double *buf, int64_t bw, double *W,
-                             double *acc_a, double *acc_x, check_info_t *ci) {
-  const int64_t p = OOC_CHECK_PROBES, k0 = 2 + p;
-  double *V = W, *Y = V + n * k0, *T = Y + n * k0, *xi = T + n * k0;
-  /* column 0: x = (1/n) e; column 1: the alternating vector; columns 2..: the probes */
+/* The first product's vectors (n x (2 + OOC_CHECK_PROBES), ld n): column 0 x = (1/n) e, column 1
+ * the alternating vector, columns 2.. the random +-1 probes (a fixed seed: reproducible). */
+static void first_vectors(int64_t n, double *V) {
+  const int64_t p = OOC_CHECK_PROBES;
   uint64_t s = 0x9E3779B97F4A7C15ULL;
   for (int64_t i = 0; i < n; i++) {
     V[i] = 1.0 / (double)n;
@@ -98,7 +107,22 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
     s = s * 6364136223846793005ULL + 1442695040888963407ULL;
     V[2 * n + i] = (s >> 63) ? 1.0 : -1.0;
   }
-  OOC_TRY(resid_mul(o, n, A, X, 'N', V, k0, Y, T, buf, bw, acc_a, acc_x));
+}
+
+/* B = I - A X, or I - X A with `left`. Y1: the first product B V already formed (the fused
+ * check), else NULL. The iteration stops once the estimate reaches `stop` (a lower bound that
+ * already fails needs no more passes; INFINITY: never). */
+static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
+                             const ooc_source_t *X, int left, const double *Y1, double stop,
+                             double *buf, int64_t bw, double *W, double *acc_a, double *acc_x,
+                             check_info_t *ci) {
+  const int64_t p = OOC_CHECK_PROBES, k0 = 2 + p;
+  double *V = W, *Y = V + n * k0, *T = Y + n * k0, *xi = T + n * k0;
+  first_vectors(n, V);
+  if (Y1)
+    memcpy(Y, Y1, (size_t)(n * k0) * sizeof(double));
+  else
+    OOC_TRY(resid_mul(o, n, A, X, left, 'N', V, k0, Y, T, buf, bw, acc_a, acc_x));
   ci->products = 1;
   OOC_TRY(ooc_tick(ctx, "check", 1.0 / CHECK_EST_MAX_PRODUCTS));
   double est = asum(Y, n);
@@ -107,27 +131,27 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
     ci->probe = nanmax(ci->probe, asum(Y + (2 + c) * n, n) / (double)n);
   double alt = 2.0 * asum(Y + n, n) / (3.0 * (double)n);
   double best = nanmax(nanmax(est, alt), ci->probe);
-  if (n > 1 && isfinite(best)) {
+  if (n > 1 && isfinite(best) && best < stop) {
     for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
-    OOC_TRY(resid_mul(o, n, A, X, 'T', xi, 1, V, T, buf, bw, NULL, NULL));
+    OOC_TRY(resid_mul(o, n, A, X, left, 'T', xi, 1, V, T, buf, bw, NULL, NULL));
     ci->products++;
     OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
     int64_t j = iamax(V, n);
     for (int iter = 2;; iter++) {
       memset(V, 0, (size_t)n * sizeof(double));
       V[j] = 1.0;
-      OOC_TRY(resid_mul(o, n, A, X, 'N', V, 1, Y, T, buf, bw, NULL, NULL));
+      OOC_TRY(resid_mul(o, n, A, X, left, 'N', V, 1, Y, T, buf, bw, NULL, NULL));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       double old = est;
       est = asum(Y, n);
       best = nanmax(best, est);
-      if (!isfinite(est)) break;
+      if (!isfinite(est) || !(best < stop)) break;
       int same = 1;
       for (int64_t i = 0; i < n && same; i++) same = sgn(Y[i]) == xi[i];
       if (same || est <= old) break; /* the sign vector repeats, or no progress */
       for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
-      OOC_TRY(resid_mul(o, n, A, X, 'T', xi, 1, V, T, buf, bw, NULL, NULL));
+      OOC_TRY(resid_mul(o, n, A, X, left, 'T', xi, 1, V, T, buf, bw, NULL, NULL));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       int64_t jlast = j;
@@ -185,7 +209,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
     ci->products = (int)cp.count; /* block products: every column of I - A X */
   } else {
     /* one buffer serves both sources (the passes alternate) */
-    OOC_CHECK(st = estimate(ctx, o, n, A, X, Xj, bw, Rj, acc_a, acc_x, ci));
+    OOC_CHECK(st = estimate(ctx, o, n, A, X, 0, NULL, INFINITY, Xj, bw, Rj, acc_a, acc_x, ci));
     rmax = ci->rnorm;
   }
   *norm1_a = max_colsum(acc_a, n);
@@ -207,6 +231,163 @@ ooc_status_t check_inverse(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_
                            const ooc_source_t *A, const ooc_source_t *X, int full, double eps,
                            int64_t mem, double *ratio, double *norm1_a, double *norm1_x) {
   return check_inverse_ex(ctx, o, n, b, A, X, full, eps, mem, ratio, norm1_a, norm1_x, NULL);
+}
+
+/* ---- the fused first product (check.h) ------------------------------------------------------ */
+
+#define FUSED_K (2 + OOC_CHECK_PROBES)
+#define FUSED_BAND 16 /* rows of a float32 chunk converted at a time */
+
+struct check_fused {
+  ooc_ctx_t *ctx;
+  const ooc_ops_t *o;
+  int64_t n;
+  double *V, *AV, *Z; /* n x FUSED_K each: the vectors, A V, X (A V) */
+  double *acc_x;      /* ||X||_1's column sums */
+  double *band;       /* FUSED_BAND x n: float32 rows as float64 */
+  int64_t *row_cov, *col_cov; /* elements of X seen per row and per column */
+  int64_t a_cols;     /* columns of A seen */
+  int over;           /* something seen twice or outside the matrix */
+};
+
+int64_t check_fused_bytes(int64_t n) {
+  return (int64_t)sizeof(check_fused_t) + 8 * n * (3 * FUSED_K + 1 + FUSED_BAND) + 16 * n;
+}
+
+void check_fused_destroy(check_fused_t *f) {
+  if (!f) return;
+  ooc_ctx_t *ctx = f->ctx;
+  ooc_free(ctx, f->V);
+  ooc_free(ctx, f->AV);
+  ooc_free(ctx, f->Z);
+  ooc_free(ctx, f->acc_x);
+  ooc_free(ctx, f->band);
+  ooc_free(ctx, f->row_cov);
+  ooc_free(ctx, f->col_cov);
+  ooc_free(ctx, f);
+}
+
+ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
+                                check_fused_t **out) {
+  *out = NULL;
+  check_fused_t *f = ooc_calloc(ctx, 1, sizeof *f);
+  if (!f) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
+  f->ctx = ctx;
+  f->o = o;
+  f->n = n;
+  size_t nk = (size_t)(n * FUSED_K);
+  f->V = ooc_malloc(ctx, nk * sizeof(double));
+  f->AV = ooc_calloc(ctx, nk, sizeof(double));
+  f->Z = ooc_calloc(ctx, nk, sizeof(double));
+  f->acc_x = ooc_calloc(ctx, (size_t)n, sizeof(double));
+  f->band = ooc_malloc(ctx, (size_t)(FUSED_BAND * n) * sizeof(double));
+  f->row_cov = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
+  f->col_cov = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
+  if (!f->V || !f->AV || !f->Z || !f->acc_x || !f->band || !f->row_cov || !f->col_cov) {
+    check_fused_destroy(f);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check (n = %lld)",
+                    (long long)n);
+  }
+  first_vectors(n, f->V);
+  *out = f;
+  return OOC_OK;
+}
+
+void check_fused_reset_a(check_fused_t *f) {
+  memset(f->AV, 0, (size_t)(f->n * FUSED_K) * sizeof(double));
+  f->a_cols = 0;
+}
+
+void check_fused_a(check_fused_t *f, int64_t c0, int64_t nc, const double *strip, int64_t ld) {
+  int64_t n = f->n;
+  if (c0 < 0 || nc < 0 || c0 + nc > n) {
+    f->over = 1;
+    return;
+  }
+  f->o->gemm('N', 'N', n, FUSED_K, nc, 1.0, strip, ld, f->V + c0, n, 1.0, f->AV, n);
+  f->a_cols += nc;
+}
+
+void check_fused_reset_x(check_fused_t *f) {
+  int64_t n = f->n;
+  memset(f->Z, 0, (size_t)(n * FUSED_K) * sizeof(double));
+  memset(f->acc_x, 0, (size_t)n * sizeof(double));
+  memset(f->row_cov, 0, (size_t)n * sizeof(int64_t));
+  memset(f->col_cov, 0, (size_t)n * sizeof(int64_t));
+}
+
+/* The chunk is row-major (rows x cols, stride ld): as a column-major matrix M it is its
+ * transpose, cols x rows with leading dimension ld, so Z[r0.., :] += M^T AV[c0.., :]. */
+void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                   const void *data, int es, int64_t ld) {
+  check_fused_t *f = user;
+  int64_t n = f->n;
+  if (r0 < 0 || c0 < 0 || r0 + rows > n || c0 + cols > n || (es != 4 && es != 8)) {
+    f->over = 1;
+    return;
+  }
+  for (int64_t i = 0; i < rows; i++) f->row_cov[r0 + i] += cols;
+  for (int64_t c = 0; c < cols; c++) f->col_cov[c0 + c] += rows;
+  for (int64_t i0 = 0; i0 < rows; i0 += (es == 8 ? rows : FUSED_BAND)) {
+    int64_t h = es == 8 ? rows : ooc_min64(FUSED_BAND, rows - i0);
+    const double *M = (const double *)data;
+    int64_t lm = ld;
+    if (es == 4) { /* the float32 values as written, exactly, in float64 */
+      const float *src = (const float *)data + i0 * ld;
+      for (int64_t i = 0; i < h; i++)
+        for (int64_t c = 0; c < cols; c++) f->band[c + i * cols] = (double)src[c + i * ld];
+      M = f->band;
+      lm = cols;
+    }
+    for (int64_t i = 0; i < h; i++) {
+      const double *row = M + i * lm;
+      double *acc = f->acc_x + c0;
+      for (int64_t c = 0; c < cols; c++) acc[c] += fabs(row[c]);
+    }
+    f->o->gemm('T', 'N', h, FUSED_K, cols, 1.0, M, lm, f->AV + c0, n, 1.0, f->Z + r0 + i0, n);
+  }
+}
+
+int check_fused_complete(const check_fused_t *f) {
+  if (!f || f->over || f->a_cols != f->n) return 0;
+  for (int64_t i = 0; i < f->n; i++)
+    if (f->row_cov[i] != f->n || f->col_cov[i] != f->n) return 0;
+  return 1;
+}
+
+ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
+                                const double *colnorm_a, const ooc_source_t *A,
+                                const ooc_source_t *X, double eps, int64_t mem, double stop_ratio,
+                                double *ratio, double *norm1_a, double *norm1_x,
+                                check_info_t *info) {
+  ooc_status_t st = OOC_OK;
+  int64_t n = f->n, bw = block_width(n, b, mem, 4);
+  check_info_t ci_local, *ci = info ? info : &ci_local;
+  memset(ci, 0, sizeof *ci);
+  ci->probe = NAN;
+  *ratio = NAN;
+  if (!check_fused_complete(f))
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the fused check saw %s of A and X (n = %lld)",
+                    f->over ? "a block outside" : "not all", (long long)n);
+  double *buf = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
+  double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 1)) * sizeof(double));
+  if (!buf || !W) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
+    goto done;
+  }
+  *norm1_a = max_colsum(colnorm_a, n);
+  *norm1_x = max_colsum(f->acc_x, n);
+  double scale = (double)n * *norm1_a * *norm1_x * eps;
+  /* B V = V - X (A V), the first product, from what the load and the write saw */
+  for (int64_t i = 0; i < n * FUSED_K; i++) f->Z[i] = f->V[i] - f->Z[i];
+  OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, stop_ratio * scale, buf, bw, W, NULL,
+                          NULL, ci));
+  *ratio = ci->rnorm / scale;
+  ci->probe /= scale;
+done:
+  ooc_free(ctx, buf);
+  ooc_free(ctx, W);
+  return st;
 }
 
 static double absmax(const double *v, int64_t n) {

@@ -49,6 +49,47 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
                               int64_t mem, double *ratio, double *norm1_a, double *norm1_x,
                               check_info_t *info);
 
+/* ---- the inverse's estimate with its first product fused into the load and the write ----------
+ * (issue 27). The residual is the left one, B = I - X A (for an inverse as good a measure as
+ * I - A X: the same normalisation, and Higham's bounds for getri/potri-style inverses bound both,
+ * docs/NUMERICS.md), so that its first product needs A before X: the probe vectors V (the same
+ * 2 + OOC_CHECK_PROBES columns as check_inverse_ex's) are chosen before the run, A V is formed
+ * from the column strips the loader reads (check_fused_a), and X (A V) and ||X||_1 from the
+ * chunks the writer hands to the file (check_fused_x, an h5m_set_tap tap: the bytes the file
+ * receives, dtype rounding included). check_fused_finish then runs the rest of Hager-Higham's
+ * iteration (products with B^T and B, each a streamed pass over the written X and the input A)
+ * as check_inverse_ex does, and stops early once the estimate already fails (it is a lower bound:
+ * a real failure). The ratio is est / (n ||A||_1 ||X||_1 eps), est a lower bound of ||I - X A||_1.
+ * What the write did not hand to the tap (chunks written through HDF5's own path, or twice) is
+ * found by counting each row's and each column's elements: check_fused_complete says 0 and the
+ * caller runs check_inverse_ex on the files instead. */
+typedef struct check_fused check_fused_t;
+
+/* Host bytes the fused state holds for n (the planner counts them). */
+int64_t check_fused_bytes(int64_t n);
+ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
+                                check_fused_t **out);
+void check_fused_destroy(check_fused_t *f);
+/* A V from the start again (a reload after a fallback reads A anew). */
+void check_fused_reset_a(check_fused_t *f);
+/* Columns [c0, c0 + nc) of A, all n rows (ld), as the loader read them. */
+void check_fused_a(check_fused_t *f, int64_t c0, int64_t nc, const double *strip, int64_t ld);
+/* X from the start again (before the writer starts). */
+void check_fused_reset_x(check_fused_t *f);
+/* The h5m_tap_fn: a chunk of X as written (user = the check_fused_t). */
+void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
+                   const void *data, int es, int64_t ld);
+/* Every column of A and every element of X exactly once. */
+int check_fused_complete(const check_fused_t *f);
+/* colnorm_a: A's column 1-norms (the loader's). stop_ratio: stop iterating once the ratio
+ * reaches it (the threshold; INFINITY never). A and X: the input and the written output, for
+ * the products after the first. */
+ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
+                                const double *colnorm_a, const ooc_source_t *A,
+                                const ooc_source_t *X, double eps, int64_t mem, double stop_ratio,
+                                double *ratio, double *norm1_a, double *norm1_x,
+                                check_info_t *info);
+
 ooc_status_t check_solve(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m, int64_t b,
                          const ooc_source_t *A, const ooc_source_t *B, const ooc_source_t *X,
                          double eps, int64_t mem, double *ratio, double *norm1_x);

@@ -1,0 +1,588 @@
+/*
+ * test_pipeline.c: issue 27, the pipeline at the speed of the disk.
+ * - even tiles: the planner's tile covers n with the fewest tiles of at most --tile, equal to
+ *   an element, and the chunk edge groups small tiles without adding padding (plan_tile,
+ *   plan_chunk over a grid of n and --tile);
+ * - no more than the data: an inverse at n = 1100 with --tile 1024 (formerly 1024 + 76, whose
+ *   padded edge chunks made a 33.6 MB file of 9.7 MB of results; now 552 + 548) writes a file
+ *   of the data's size plus the 4 padded rows and columns and HDF5's metadata (under 128 KiB),
+ *   for gj and chol, float64 and float32, and its result passes the full check;
+ * - the disk floor: with --disk-bw the report gives input / read + output / write bandwidth and
+ *   the ratio of the total to it;
+ * - the fused check (check.h): Hager-Higham's estimate of ||I - X A||_1 with its first product
+ *   fed by A's column strips and X's row-major chunks fails the wrong inverses test_gj's
+ *   estimator test builds (a column off, a row off, every entry off) and passes the right one,
+ *   never above the full left ratio and within 3x below it; through the pipeline it is used for
+ *   probe-checked inverses (gj, chol, lu; float64 and float32 outputs), says so, and passes; a
+ *   chunk corrupted on its way to the file (OOC_FAULT_CORRUPT, every chunk in turn) fails the
+ *   run with exit 4 and leaves no output, in float64 by the fused first product alone; outputs not
+ *   written in whole chunks fall back to the rereading estimate;
+ * - the disk tier's model (plan_spill_model): gj and chol eliminations on a store filled as the
+ *   loader fills it spill and read back exactly the model's bytes with a one-byte cache, at most
+ *   them with larger caches, nothing when everything fits.
+ */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "api/plan.h"
+#include "gen/gen.h"
+#include "kernels/ops.h"
+#include "io/scratch.h"
+#include "solvers/check.h"
+#include "solvers/chol.h"
+#include "solvers/gj.h"
+#include "testutil.h"
+
+static void t_even_tiles(void) {
+  static const int64_t ts[] = {1, 3, 7, 64, 100, 255, 256, 1000, 4096};
+  int64_t cases = 0;
+  for (int64_t n = 1; n <= 5000; n += (n < 300 ? 1 : 37)) {
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) {
+      int64_t t = ts[k], b = plan_tile(n, t), want = ooc_cdiv64(n, t);
+      CU_ASSERT_FATAL(b >= 1 && b <= t && b <= n);
+      CU_ASSERT_EQUAL(ooc_cdiv64(n, b), want); /* as few tiles as --tile allows */
+      /* the tiles' padding: under one element each, or 8 when aligned to 8 */
+      CU_ASSERT(want * b - n < want * (t % 8 == 0 ? 8 : 1));
+      if (t % 8 == 0 && want > 1) CU_ASSERT(b % 8 == 0);
+      int64_t c = plan_chunk(n, b);
+      CU_ASSERT_FATAL(c >= b && c % b == 0);
+      /* the chunks cover n with no more padding than the tiles */
+      CU_ASSERT(ooc_cdiv64(n, c) * c - n <= want * b - n);
+      if (b >= 256) CU_ASSERT(c == b);
+      if (b < 256 && c < 256) CU_ASSERT(c == want * b); /* too few tiles: one chunk of all */
+      cases++;
+    }
+  }
+  /* the issue's case */
+  CU_ASSERT_EQUAL(plan_tile(4500, 4096), 2256);
+  CU_ASSERT_EQUAL(plan_tile(49152, 4096), 4096);
+  CU_ASSERT_EQUAL(plan_tile(65536, 4096), 4096);
+  CU_ASSERT_EQUAL(plan_tile(50000, 4096), 3848);
+  CU_ASSERT_EQUAL(plan_tile(1100, 1024), 552);
+  CU_ASSERT_EQUAL(plan_tile(100, 30), 25); /* 30 is no multiple of 8: exact */
+  printf("\n  %lld (n, --tile) pairs\n", (long long)cases);
+}
+
+static ooc_opts_t opts(int64_t tile, ooc_method_t method) {
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.tile = tile;
+  o.method = method;
+  o.device = OOC_DEVICE_CPU;
+  o.force = 1;
+  o.check = OOC_CHECK_FULL;
+  o.scratch_dir = tu_tmpdir();
+  return o;
+}
+
+static int64_t file_size(const char *p) {
+  struct stat sb;
+  return stat(p, &sb) == 0 ? (int64_t)sb.st_size : -1;
+}
+
+static void t_no_padding(void) {
+  const int64_t n = 1100;
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_MATERN, n);
+  double *A = tu_gen_spec(&s);
+  CU_ASSERT_FATAL(A != NULL);
+  tu_write_matrix(tu_path("pad.h5"), "/A", n, n, A, 2);
+  static const struct {
+    ooc_method_t m;
+    ooc_dtype_t dt;
+    const char *name;
+  } cs[] = {{OOC_METHOD_CHOL, OOC_DTYPE_F64, "chol f64"},
+            {OOC_METHOD_GJ, OOC_DTYPE_F64, "gj f64"},
+            {OOC_METHOD_CHOL, OOC_DTYPE_F32, "chol f32"}};
+  for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o = opts(1024, cs[k].m);
+    o.out_dtype = cs[k].dt;
+    ooc_report_t rep;
+    const char *out = tu_path("pad.inv.h5");
+    remove(out);
+    CU_ASSERT_EQUAL_FATAL(ooc_invert(ctx, tu_path("pad.h5"), out, &o, &rep), OOC_OK);
+    CU_ASSERT_EQUAL(rep.tile, 552);
+    CU_ASSERT(rep.residual < 30);
+    int64_t es = cs[k].dt == OOC_DTYPE_F32 ? 4 : 8, data = es * n * n, size = file_size(out);
+    /* the data plus HDF5's superblock, object headers, attributes and chunk index: tens of KB */
+    printf("\n  %s: %lld bytes of results, file %lld bytes (tile %lld)", cs[k].name,
+           (long long)data, (long long)size, (long long)rep.tile);
+    CU_ASSERT(size >= data && size <= data + 128 * 1024);
+    int64_t r, c;
+    double *X = tu_read_matrix(out, &r, &c);
+    CU_ASSERT_FATAL(X != NULL && r == n && c == n);
+    CU_ASSERT(tu_inverse_ratio(n, A, X, cs[k].dt == OOC_DTYPE_F32 ? FLT_EPSILON / 2
+                                                                  : DBL_EPSILON / 2) < 30);
+    free(X);
+    tu_ctx_done(ctx);
+  }
+  printf("\n");
+  free(A);
+}
+
+static void t_floor(void) {
+  const int64_t n = 300;
+  double *A = tu_gen_matrix(GEN_DIAGDOM, n, 0, 0, 3);
+  CU_ASSERT_FATAL(A != NULL);
+  tu_write_matrix(tu_path("fl.h5"), "/A", n, n, A, 2);
+  for (int k = 0; k < 3; k++) { /* none; read only (write = read); both, float32 output */
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o = opts(128, OOC_METHOD_GJ);
+    o.disk_read_bw = k ? 1e9 : 0;
+    o.disk_write_bw = k == 2 ? 2.5e8 : 0;
+    if (k == 2) o.out_dtype = OOC_DTYPE_F32;
+    ooc_report_t rep;
+    CU_ASSERT_EQUAL_FATAL(ooc_invert(ctx, tu_path("fl.h5"), tu_path("fl.inv.h5"), &o, &rep),
+                          OOC_OK);
+    double out = (double)n * n * (k == 2 ? 4 : 8), wbw = k == 2 ? 2.5e8 : 1e9;
+    double want = k ? (double)rep.bytes_input / 1e9 + out / wbw : 0;
+    CU_ASSERT(rep.bytes_input >= 8 * n * n); /* f64 input, read whole at least once */
+    CU_ASSERT_DOUBLE_EQUAL(rep.t_floor, want, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(rep.disk_write_bw, k ? wbw : 0, 0);
+    if (k) {
+      CU_ASSERT_DOUBLE_EQUAL(rep.floor_ratio, rep.t_total / want, 1e-9 * rep.floor_ratio);
+    } else {
+      CU_ASSERT_EQUAL(rep.floor_ratio, 0);
+    }
+    /* JSON: numbers when given, null when not; the text report's line */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ooc_report_json(&rep, OOC_OK, "", f);
+    ooc_report_print(&rep, f);
+    fclose(f);
+    CU_ASSERT(strstr(buf, k ? "\"t_floor\": 0." : "\"t_floor\": null") != NULL);
+    CU_ASSERT((strstr(buf, "disk floor") != NULL) == (k != 0));
+    if (k == 2) printf("\n  %s", strstr(buf, "  floor"));
+    free(buf);
+    tu_ctx_done(ctx);
+  }
+  free(A);
+}
+
+
+typedef struct {
+  const double *M;
+  int64_t n;
+} memsrc_t;
+
+static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                             double *dst, int64_t ld) {
+  memsrc_t *s = self;
+  for (int64_t j = 0; j < nc; j++)
+    for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = s->M[(r0 + i) + (c0 + j) * s->n];
+  return OOC_OK;
+}
+
+/* ||I - X A||_1 / (n ||A||_1 ||X||_1 eps) */
+static double left_ratio(int64_t n, const double *A, const double *X, double eps) {
+  double *R = malloc((size_t)(n * n) * sizeof *R);
+  for (int64_t i = 0; i < n * n; i++) R[i] = 0;
+  for (int64_t i = 0; i < n; i++) R[i + i * n] = 1;
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, -1.0, X, (int)n,
+              A, (int)n, 1.0, R, (int)n);
+  double r = tu_norm1(n, R) / ((double)n * tu_norm1(n, A) * tu_norm1(n, X) * eps);
+  free(R);
+  return r;
+}
+
+/* The fused estimate of X against A: A by strips of 64 columns, X by row-major chunks of 128. */
+static double fused_estimate(ooc_ctx_t *ctx, int64_t n, const double *A, const double *X,
+                             double stop, check_info_t *ci) {
+  check_fused_t *f = NULL;
+  CU_ASSERT_FATAL(check_fused_create(ctx, ooc_ops_cpu(), n, &f) == OOC_OK);
+  double *cn = calloc((size_t)n, sizeof *cn);
+  for (int64_t c = 0; c < n; c++)
+    for (int64_t i = 0; i < n; i++) cn[c] += fabs(A[i + c * n]);
+  check_fused_reset_a(f);
+  for (int64_t c0 = 0; c0 < n; c0 += 64) check_fused_a(f, c0, c0 + 64 <= n ? 64 : n - c0, A + c0 * n, n);
+  check_fused_reset_x(f);
+  const int64_t cb = 128;
+  double *chunk = malloc((size_t)(cb * cb) * sizeof *chunk);
+  for (int64_t R = 0; R < n; R += cb)
+    for (int64_t C = 0; C < n; C += cb) {
+      int64_t h = R + cb <= n ? cb : n - R, w = C + cb <= n ? cb : n - C;
+      for (int64_t i = 0; i < h; i++)
+        for (int64_t c = 0; c < w; c++) chunk[c + i * cb] = X[(R + i) + (C + c) * n];
+      CU_ASSERT(!check_fused_complete(f));
+      check_fused_x(f, R, C, h, w, chunk, 8, cb);
+    }
+  CU_ASSERT(check_fused_complete(f));
+  memsrc_t sa = {A, n}, sx = {X, n};
+  ooc_source_t srcA = {&sa, mem_read}, srcX = {&sx, mem_read};
+  double est = NAN, na, nx;
+  CU_ASSERT(check_fused_finish(ctx, f, 16, cn, &srcA, &srcX, check_eps(0), 1 << 20, stop, &est,
+                               &na, &nx, ci) == OOC_OK);
+  CU_ASSERT_DOUBLE_EQUAL(na, tu_norm1(n, A), 1e-12 * na);
+  if (isfinite(nx)) CU_ASSERT_DOUBLE_EQUAL(nx, tu_norm1(n, X), 1e-12 * nx);
+  check_fused_destroy(f);
+  free(chunk);
+  free(cn);
+  return est;
+}
+
+static void t_fused_estimator(void) {
+  int64_t n = 300;
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_RANDOM, n);
+  s.seed = 5;
+  double *A = tu_gen_spec(&s), *X0 = malloc((size_t)(n * n) * sizeof *X0);
+  double *X = malloc((size_t)(n * n) * sizeof *X);
+  lapack_int *ipiv = malloc((size_t)n * sizeof *ipiv);
+  memcpy(X0, A, (size_t)(n * n) * sizeof *X0);
+  CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
+  CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
+  ooc_ctx_t *ctx = tu_ctx();
+  double eps = check_eps(0), xmax = 0, lo = 1e300;
+  for (int64_t i = 0; i < n * n; i++) xmax = fmax(xmax, fabs(X0[i]));
+  uint64_t seed = 99;
+  int probe_missed = 0;
+  for (int kind = 0; kind < 5; kind++) {
+    memcpy(X, X0, (size_t)(n * n) * sizeof *X);
+    /* as test_gj's t_estimator: 0 right; 1 column 37 off; 2 row 211 off; 3 every entry off,
+     * relative 1e-9; and 4: one NaN */
+    for (int64_t i = 0; i < n; i++) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      double u = ((double)(seed >> 11) / 9007199254740992.0 - 0.5) * 1e-10 * xmax;
+      if (kind == 1) X[i + 37 * n] += 10 * u;
+      if (kind == 2) X[211 + i * n] += 20 * u;
+      if (kind == 3)
+        for (int64_t j = 0; j < n; j++) X[i + j * n] *= 1 + 1e-9 * (double)((i * 7 + j * 13) % 5 - 2);
+    }
+    if (kind == 4) X[5 + 250 * n] = NAN;
+    check_info_t ci;
+    double est = fused_estimate(ctx, n, A, X, INFINITY, &ci);
+    double full = kind == 4 ? NAN : left_ratio(n, A, X, eps);
+    CU_ASSERT(ci.products >= 1 && ci.products <= CHECK_EST_MAX_PRODUCTS);
+    if (kind == 0) {
+      CU_ASSERT(full < 30 && est < 30);
+    } else if (kind == 4) {
+      CU_ASSERT(!(est < 30)); /* NaN fails */
+    } else {
+      CU_ASSERT(full > 50); /* the left ratio: 211, 55.4, 1820 where the right one is 2020, 431,
+                             * 2830 (test_gj's t_estimator) */
+      CU_ASSERT(est >= 30);
+      CU_ASSERT(est <= full * (1 + 1e-6));
+      CU_ASSERT(est >= full / 3);
+      if (ci.probe < 30) probe_missed++;
+      lo = fmin(lo, est / full);
+      /* with the threshold as the stop: the verdict is the same, in no more products */
+      check_info_t cs;
+      double e2 = fused_estimate(ctx, n, A, X, 30, &cs);
+      CU_ASSERT(e2 >= 30 && cs.products <= ci.products);
+    }
+    printf("\n  case %d: full left ratio %.3g, fused estimate %.3g (%d products), probes alone "
+           "%.3g", kind, full, est, ci.products, ci.probe);
+  }
+  CU_ASSERT(probe_missed >= 1);
+  printf("\n  estimate / full >= %.3g, %d case(s) the probes alone passed\n", lo, probe_missed);
+  tu_ctx_done(ctx);
+  free(A);
+  free(X0);
+  free(X);
+  free(ipiv);
+}
+
+/* Through the pipeline: n = 600 with --tile 300 (whole chunks of 300), --check probe. */
+static void t_fused_pipeline(void) {
+  const int64_t n = 600;
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_MATERN, n);
+  double *S = tu_gen_spec(&s);
+  gen_spec_default(&s, GEN_RANDOM, n);
+  double *G = tu_gen_spec(&s);
+  tu_write_matrix(tu_path("fs.h5"), "/A", n, n, S, 2);
+  tu_write_matrix(tu_path("fg.h5"), "/A", n, n, G, 2);
+  static const struct {
+    ooc_method_t m;
+    ooc_dtype_t dt;
+    int64_t tile;
+    const char *in, *name, *compress;
+    int fused;
+  } cs[] = {{OOC_METHOD_CHOL, OOC_DTYPE_F64, 300, "fs.h5", "chol f64", NULL, 1},
+            {OOC_METHOD_GJ, OOC_DTYPE_F64, 300, "fg.h5", "gj f64", NULL, 1},
+            {OOC_METHOD_LU, OOC_DTYPE_F64, 300, "fg.h5", "lu f64", NULL, 1},
+            {OOC_METHOD_CHOL, OOC_DTYPE_F32, 300, "fs.h5", "chol f32", NULL, 1},
+            {OOC_METHOD_GJ, OOC_DTYPE_F32, 300, "fg.h5", "gj f32 zstd (direct)", "zstd", 1},
+            {OOC_METHOD_CHOL, OOC_DTYPE_F64, 300, "fs.h5", "chol deflate (through HDF5)", "deflate", 0},
+            {OOC_METHOD_GJ, OOC_DTYPE_F64, 100, "fg.h5", "gj tile 100 (chunks of 300 by pieces)", NULL, 0}};
+  for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o = opts(cs[k].tile, cs[k].m);
+    o.check = OOC_CHECK_PROBE;
+    o.out_dtype = cs[k].dt;
+    o.compress = cs[k].compress;
+    ooc_report_t rep;
+    const char *out = tu_path("fused.inv.h5");
+    remove(out);
+    ooc_status_t st = ooc_invert(ctx, tu_path(cs[k].in), out, &o, &rep);
+    CU_ASSERT_EQUAL(st, OOC_OK);
+    if (st != OOC_OK) printf("\n  %s: %s", cs[k].name, ooc_ctx_error(ctx));
+    CU_ASSERT(rep.residual < 30);
+    int said = strstr(rep.warnings, "first product formed while A was read") != NULL;
+    CU_ASSERT_EQUAL(said, cs[k].fused);
+    CU_ASSERT_EQUAL(strstr(rep.warnings, "not written in whole chunks") != NULL, !cs[k].fused);
+    CU_ASSERT(rep.check_products >= 2);
+    printf("\n  %s: probe ratio %.3g, %d products, %s", cs[k].name, rep.residual,
+           rep.check_products, said ? "fused" : "reread");
+    tu_ctx_done(ctx);
+  }
+  /* a chunk corrupted on its way to the file: each of the 4 chunks in turn, both dtypes */
+  int caught = 0;
+  char first[2][512];
+  for (int dt = 0; dt < 2; dt++)
+    for (int q = 1; q <= 4; q++) {
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_opts_t o = opts(300, q % 2 ? OOC_METHOD_CHOL : OOC_METHOD_GJ);
+      o.check = OOC_CHECK_PROBE;
+      o.out_dtype = dt ? OOC_DTYPE_F32 : OOC_DTYPE_F64;
+      ooc_report_t rep;
+      const char *out = tu_path("corrupt.inv.h5");
+      remove(out);
+      ooc_fault_arm(ctx, OOC_FAULT_CORRUPT, q, 0, 0);
+      ooc_status_t st = ooc_invert(ctx, tu_path("fs.h5"), out, &o, &rep);
+      CU_ASSERT_EQUAL(ooc_fault_injected(ctx, OOC_FAULT_CORRUPT), 1);
+      ooc_fault_arm(ctx, OOC_FAULT_CORRUPT, 0, 0, 0);
+      CU_ASSERT_EQUAL(st, OOC_ERR_ACCURACY);
+      CU_ASSERT(!tu_file_exists(out)); /* complete and verified, or absent */
+      /* float64: the fused first product alone catches it; float32 (eps 6e-8, so the ratio's
+       * denominator is 2^29 times larger) at times needs the later products, which reread the
+       * file */
+      if (!dt) CU_ASSERT(rep.check_products == 1);
+      printf("%s%d", q == 1 ? (dt ? "\n  f32 products per chunk:" : "\n  f64 products per chunk:") : ",",
+             rep.check_products);
+      CU_ASSERT(rep.residual >= 30);
+      caught += st == OOC_ERR_ACCURACY && !tu_file_exists(out);
+      if (q == 1) snprintf(first[dt], sizeof first[dt], "%s", ooc_ctx_error(ctx));
+      tu_ctx_done(ctx);
+    }
+  printf("\n  f64 chunk 1: %s\n  f32 chunk 1: %s", first[0], first[1]);
+  printf("\n  %d of 8 corrupted chunks caught, no output left\n", caught);
+  free(S);
+  free(G);
+}
+
+/* The fused check's run under faults (its tap thread runs beside every chunk write): the Nth
+ * host allocation, the Nth file operation (EIO, once) and the Nth writing one (ENOSPC, from
+ * then on) fail, for N = 1, 2, ... (with a stride: at most ~40 runs a kind) until the run
+ * completes. Each time: the expected status, nothing leaked (tu_ctx_done), no output unless the
+ * run succeeded or failed after the rename (the directory's fsync: the message says so and the
+ * file is the whole result), and a success passed the fused check. */
+static void t_fused_faults(void) {
+  static const struct {
+    ooc_fault_kind_t kind;
+    int persistent, err;
+    ooc_status_t want;
+    const char *name;
+  } ks[] = {{OOC_FAULT_ALLOC, 0, 0, OOC_ERR_NOMEM, "alloc once"},
+            {OOC_FAULT_IO, 0, EIO, OOC_ERR_IO, "EIO once"},
+            {OOC_FAULT_IO_WRITE, 1, ENOSPC, OOC_ERR_NOSPACE, "ENOSPC from then on"}};
+  char out[1024], in[1024]; /* tu_path's buffers rotate: keep copies */
+  snprintf(out, sizeof out, "%s", tu_path("ff.inv.h5"));
+  snprintf(in, sizeof in, "%s", tu_path("fs.h5"));
+  for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++) {
+    ooc_opts_t o = opts(300, OOC_METHOD_CHOL);
+    o.check = OOC_CHECK_PROBE;
+    ooc_report_t rep;
+    ooc_ctx_t *c0 = tu_ctx(); /* a clean run counts the calls */
+    remove(out);
+    ooc_fault_arm(c0, ks[k].kind, 0, 0, 0);
+    ooc_status_t s0 = ooc_invert(c0, in, out, &o, &rep);
+    if (s0 != OOC_OK) printf("\n  clean run: %s", ooc_ctx_error(c0));
+    CU_ASSERT_EQUAL_FATAL(s0, OOC_OK);
+    CU_ASSERT(strstr(rep.warnings, "first product formed while A was read") != NULL);
+    int64_t calls = ooc_fault_calls(c0, ks[k].kind), stride = ooc_max64(1, calls / 40);
+    tu_ctx_done(c0);
+    int runs = 0, failed = 0, other = 0, after = 0;
+    for (int64_t nth = 1;; nth += stride) {
+      ooc_ctx_t *ctx = tu_ctx();
+      remove(out);
+      ooc_fault_arm(ctx, ks[k].kind, nth, ks[k].persistent, ks[k].err);
+      ooc_status_t st = ooc_invert(ctx, in, out, &o, &rep);
+      int hit = ooc_fault_injected(ctx, ks[k].kind) > 0;
+      ooc_fault_arm(ctx, ks[k].kind, 0, 0, 0);
+      runs++;
+      if (st == OOC_OK) {
+        CU_ASSERT(tu_file_exists(out) && rep.residual < 30);
+      } else {
+        failed++;
+        /* complete and verified, or absent: present only when the failure came after the
+         * rename (the directory's fsync), which the message says; it is then the whole result */
+        if (tu_file_exists(out)) {
+          after++;
+          CU_ASSERT(strstr(ooc_ctx_error(ctx), "written, but syncing directory") != NULL);
+          int64_t r = 0, c = 0;
+          double *X = tu_read_matrix(out, &r, &c);
+          CU_ASSERT(X != NULL && r == 600 && c == 600);
+          free(X);
+        }
+        CU_ASSERT(strlen(ooc_ctx_error(ctx)) > 0);
+        if (st != ks[k].want) other++;
+      }
+      tu_ctx_done(ctx); /* no leak, whatever the status */
+      if (!hit || nth > calls) break;
+    }
+    /* a failed fault is reported as itself (an allocation failure inside HDF5 may surface as
+     * an I/O error): most of them must carry the expected status */
+    CU_ASSERT(failed > 0 && other * 4 <= failed);
+    printf("\n  %s: %d runs (stride %lld of %lld calls), %d failed (%d with another status, %d "
+           "after the rename), no leak in any", ks[k].name, runs, (long long)stride,
+           (long long)calls, failed, other, after);
+  }
+  printf("\n");
+}
+
+/* ---- the disk tier's traffic against the stripe arithmetic (plan_spill_model) ------------- */
+
+typedef struct {
+  ooc_ctx_t *ctx;
+  scratch_t *s;
+} spill_t;
+
+static ooc_status_t sp_open(void *self, size_t slot, void **h) {
+  spill_t *sl = self;
+  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), "model", slot, 0, &sl->s));
+  *h = sl->s;
+  return OOC_OK;
+}
+static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
+  return scratch_put(h, id, d, bytes);
+}
+static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
+  return scratch_get(h, id, d, bytes);
+}
+
+/* One elimination (gj or chol inverse) on a store filled as job.c's loader fills it, with a
+ * cache of `cap` bytes; the bytes spilled and read back by the elimination alone. */
+static void run_model_case(int chol, int64_t n, int64_t b, int64_t W, int64_t cap,
+                           int64_t *spilled, int64_t *unspilled) {
+  ooc_ctx_t *ctx = tu_ctx();
+  gen_spec_t s;
+  gen_spec_default(&s, chol ? GEN_MATERN : GEN_DIAGDOM, n);
+  double *A = tu_gen_spec(&s);
+  tcache_t *cache = NULL;
+  tstore_t *st = NULL;
+  spill_t sl = {ctx, NULL};
+  ooc_spill_ops_t sp = {&sl, sp_open, sp_put, sp_get};
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, &sp, &st) == OOC_OK);
+  part_t cp = ts_cols(st);
+  double *cn = calloc((size_t)n, sizeof *cn);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) cn[j] += fabs(A[i + j * n]);
+  for (int64_t tj = 0; tj < cp.count; tj++) { /* the loader: lower tiles for chol */
+    double *col = A + part_start(cp, tj) * n;
+    ooc_status_t pr = chol ? ts_put_tiles(st, tj, cp.count, tj, tj + 1, col + part_start(cp, tj), n)
+                           : ts_put_col(st, tj, col, n);
+    CU_ASSERT_FATAL(pr == OOC_OK);
+  }
+  int64_t s0 = ts_stats(st)->bytes_spilled, u0 = ts_stats(st)->bytes_unspilled, info = 0;
+  ooc_status_t rc;
+  if (chol) {
+    chol_args_t ca = {.A = st, .stripe = W, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
+                      .lower_only = 1};
+    chol_stats_t cs;
+    double logdet = 0;
+    rc = chol_run(ctx, &ca, &cs, &info, &logdet);
+  } else {
+    int64_t *perm = malloc((size_t)n * sizeof *perm);
+    gj_args_t ga = {.A = st, .stripe = W, .ops = ooc_ops_cpu(), .colnorm = cn, .perm = perm};
+    gj_stats_t gs;
+    rc = gj_run(ctx, &ga, &gs, &info);
+    free(perm);
+  }
+  CU_ASSERT_EQUAL(rc, OOC_OK);
+  *spilled = ts_stats(st)->bytes_spilled - s0;
+  *unspilled = ts_stats(st)->bytes_unspilled - u0;
+  tstore_destroy(st);
+  tcache_destroy(cache);
+  scratch_close(sl.s);
+  free(cn);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
+/* With a one-byte cache every tile goes to scratch at each put and comes back at each take:
+ * the measured bytes equal the model's exactly (gj and chol, tiles that divide n or not, one
+ * step or several). With caches of a quarter, half and all of the matrix: at most the model,
+ * and nothing at all when everything fits. */
+static void t_spill_model(void) {
+  static const struct {
+    int chol;
+    int64_t n, b, W;
+  } cs[] = {{0, 96, 16, 32}, {0, 100, 16, 32}, {0, 120, 24, 48}, {0, 100, 16, 100},
+            {1, 96, 16, 32}, {1, 100, 16, 32}, {1, 120, 24, 48}, {1, 100, 16, 16}};
+  int exact = 0, bounded = 0;
+  for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+    int64_t n = cs[k].n, sp = 0, un = 0;
+    plan_traffic_t m = plan_spill_model(cs[k].chol, n, cs[k].b, cs[k].W);
+    run_model_case(cs[k].chol, n, cs[k].b, cs[k].W, 1, &sp, &un);
+    CU_ASSERT_EQUAL(sp, m.spilled);
+    CU_ASSERT_EQUAL(un, m.unspilled);
+    exact += sp == m.spilled && un == m.unspilled;
+    printf("\n  %s n %lld tile %lld stripe %lld: model %lld each way; spilled %lld, read back "
+           "%lld (one-byte cache)", cs[k].chol ? "chol" : "gj", (long long)n, (long long)cs[k].b,
+           (long long)cs[k].W, (long long)m.spilled, (long long)sp, (long long)un);
+    for (int q = 1; q <= 3; q++) { /* a quarter, half, all of the matrix (and its tile headers) */
+      int64_t cap = q == 3 ? 2 * 8 * n * n : q * 2 * n * n;
+      run_model_case(cs[k].chol, n, cs[k].b, cs[k].W, cap, &sp, &un);
+      CU_ASSERT(sp <= m.spilled && un <= m.unspilled);
+      if (q == 3) CU_ASSERT(sp == 0 && un == 0);
+      bounded += sp <= m.spilled && un <= m.unspilled;
+      printf("; cache %lld: %lld, %lld", (long long)cap, (long long)sp, (long long)un);
+    }
+  }
+  printf("\n  %d of 8 exactly the model, %d of 24 within it", exact, bounded);
+  /* through the pipeline: the report's elimination bytes and the model beside them, out of core
+   * (3 MiB for a 2.7 MiB matrix), not journaled; a journaled run reports none */
+  const int64_t n = 600;
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_MATERN, n);
+  double *A = tu_gen_spec(&s);
+  tu_write_matrix(tu_path("sm.h5"), "/A", n, n, A, 2);
+  free(A);
+  for (int k = 0; k < 3; k++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o = opts(100, k == 1 ? OOC_METHOD_CHOL : OOC_METHOD_GJ);
+    o.host_mem = 3 << 20;
+    o.check = OOC_CHECK_PROBE;
+    o.checkpoint = k == 2 ? OOC_CHECKPOINT_EVERY_STEP : OOC_CHECKPOINT_NEVER;
+    ooc_report_t rep;
+    CU_ASSERT_EQUAL_FATAL(ooc_invert(ctx, tu_path("sm.h5"), tu_path("sm.inv.h5"), &o, &rep),
+                          OOC_OK);
+    plan_traffic_t m = plan_spill_model(k == 1, n, rep.tile, rep.stripe);
+    if (k < 2) {
+      CU_ASSERT(rep.steps > 1 && rep.bytes_spilled_elim > 0);
+      CU_ASSERT_EQUAL(rep.bytes_spill_model, m.spilled);
+      CU_ASSERT(rep.bytes_spilled_elim <= m.spilled && rep.bytes_unspilled_elim <= m.unspilled);
+    } else {
+      CU_ASSERT(rep.bytes_spill_model == 0 && rep.bytes_spilled_elim == 0);
+    }
+    printf("\n  %s, %lld steps%s: elimination spilled %lld, read back %lld; model %lld", rep.method,
+           (long long)rep.steps, k == 2 ? ", journaled" : "", (long long)rep.bytes_spilled_elim,
+           (long long)rep.bytes_unspilled_elim, (long long)rep.bytes_spill_model);
+    tu_ctx_done(ctx);
+  }
+  printf("\n");
+}
+
+int main(void) {
+  const tu_test_t tests[] = {{"even tiles and chunks", t_even_tiles},
+                             {"no padded chunks: the file is the data", t_no_padding},
+                             {"the disk floor and the ratio (--disk-bw)", t_floor},
+                             {"fused estimate: fails wrong inverses, passes the right one", t_fused_estimator},
+                             {"fused check through the pipeline; corrupted chunks caught", t_fused_pipeline},
+                             {"fused check under allocation and I/O faults", t_fused_faults},
+                             {"the disk tier's bytes against the stripe arithmetic", t_spill_model},
+                             {NULL, NULL}};
+  return tu_run("pipeline", tests);
+}
