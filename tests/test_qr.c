@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oocsolve.h"
 #include "solvers/qr.h"
 #include "testutil.h"
 
@@ -467,6 +468,77 @@ static void t_faults(void) {
   free(A), free(B), free(XL);
 }
 
+/* The lstsq job (ooc_lstsq, then an add-rows and a remove-columns update) with every host
+ * allocation failing in turn: a clean OOC_ERR_NOMEM, nothing leaked, no output and no temporary
+ * left; the run that gets its memory writes the state. */
+static void t_job_faults(void) {
+  int64_t m = 200, n = 6, nrhs = 2;
+  double *A = rmat(m, n), *B = rmat(m, nrhs), *U = rmat(30, n), *C = rmat(30, nrhs);
+  const char *fa = tu_path("fa.h5"), *fb = tu_path("fb.h5"), *fu = tu_path("fu.h5"),
+             *fc = tu_path("fc.h5");
+  tu_write_matrix(fa, "A", m, n, A, 2);
+  tu_write_matrix(fb, "B", m, nrhs, B, 2);
+  tu_write_matrix(fu, "U", 30, n, U, 2);
+  tu_write_matrix(fc, "C", 30, nrhs, C, 2);
+  char out[3][512];
+  snprintf(out[0], sizeof out[0], "%s", tu_path("fs.qr.h5"));
+  snprintf(out[1], sizeof out[1], "%s", tu_path("fs.add.h5"));
+  snprintf(out[2], sizeof out[2], "%s", tu_path("fs.rm.h5"));
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  o.tile = 16;
+  int faults = 0;
+  for (int call = 0; call < 3; call++) {
+    int ok = 0;
+    for (int k = 1; k < 400 && !ok; k++) {
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_report_t rep;
+      ooc_fault_arm(ctx, OOC_FAULT_ALLOC, k, 0, 0);
+      ooc_status_t st = call == 0   ? ooc_lstsq(ctx, fa, fb, out[0], &o, &rep)
+                        : call == 1 ? ooc_lstsq_update(ctx, out[0], fu, fc, 0, 0, out[1], &o, &rep)
+                                    : ooc_lstsq_update(ctx, out[0], NULL, NULL, 2, 4, out[2], &o,
+                                                       &rep);
+      int injected = ooc_fault_injected(ctx, OOC_FAULT_ALLOC) > 0;
+      CU_ASSERT(st == OOC_OK || (st == OOC_ERR_NOMEM && injected));
+      if (st != OOC_OK) {
+        if (st != OOC_ERR_NOMEM) fprintf(stderr, "  call %d fault %d: %s\n", call, k, ooc_ctx_error(ctx));
+        CU_ASSERT(!tu_file_exists(out[call]));
+        faults++;
+      }
+      ok = st == OOC_OK;
+      tu_ctx_done(ctx);
+    }
+    CU_ASSERT(ok);
+    CU_ASSERT(tu_file_exists(out[call]));
+  }
+  /* the states against the library's own from-scratch answers */
+  int64_t r, c;
+  double *x1 = tu_read_matrix(tu_path("fs.add.h5:/x"), &r, &c);
+  CU_ASSERT(r == n && c == nrhs);
+  double *A2 = malloc((size_t)((m + 30) * n) * sizeof *A2), *B2 = malloc((size_t)((m + 30) * nrhs) * sizeof *B2);
+  for (int64_t j = 0; j < n; j++) {
+    memcpy(A2 + j * (m + 30), A + j * m, (size_t)m * sizeof(double));
+    memcpy(A2 + j * (m + 30) + m, U + j * 30, 30 * sizeof(double));
+  }
+  for (int64_t j = 0; j < nrhs; j++) {
+    memcpy(B2 + j * (m + 30), B + j * m, (size_t)m * sizeof(double));
+    memcpy(B2 + j * (m + 30) + m, C + j * 30, 30 * sizeof(double));
+  }
+  double *XL = malloc((size_t)(n * nrhs) * sizeof *XL), res[2];
+  CU_ASSERT(dgels(m + 30, n, nrhs, A2, B2, XL, res) == 0);
+  CU_ASSERT(rel(n, nrhs, x1, n, XL, n) < 1e-12);
+  double *x2 = tu_read_matrix(tu_path("fs.rm.h5:/x"), &r, &c);
+  CU_ASSERT(r == n - 2 && c == nrhs);
+  double *A3 = malloc((size_t)(m * (n - 2)) * sizeof *A3);
+  for (int64_t j = 0, k = 0; j < n; j++)
+    if (j < 2 || j >= 4) memcpy(A3 + (k++) * m, A + j * m, (size_t)m * sizeof(double));
+  CU_ASSERT(dgels(m, n - 2, nrhs, A3, B, XL, res) == 0);
+  CU_ASSERT(rel(n - 2, nrhs, x2, n - 2, XL, n - 2) < 1e-12);
+  printf("  %d allocation faults over lstsq, add rows, remove columns: each clean\n", faults);
+  free(A), free(B), free(U), free(C), free(A2), free(B2), free(A3), free(XL), free(x1), free(x2);
+}
+
 static const tu_test_t tests[] = {
     {"against dgels: m = n .. 100 n, blocks 1/7/64, ref/cpu/strict executors", t_dgels},
     {"consistent systems: the known solution", t_known},
@@ -477,6 +549,7 @@ static const tu_test_t tests[] = {
     {"remove columns = from scratch without them", t_remove_cols},
     {"rank deficiency refused: dependent column, zero column, m < n", t_rank},
     {"host allocation faults: clean status, no leak", t_faults},
+    {"lstsq job and its updates under host allocation faults; results vs dgels", t_job_faults},
     {NULL, NULL},
 };
 
