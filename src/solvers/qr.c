@@ -179,6 +179,7 @@ ooc_status_t qr_fold(const qr_args_t *a, qr_state_t *s, qr_stats_t *stats) {
 done:
   ring_destroy(ring);
   if (ex) {
+    (void)ex_finish(ex); /* on a failure, operations on S may still be queued */
     ex_free(ex, F.S);
     ex_free(ex, F.tau);
   }
@@ -228,6 +229,7 @@ ooc_status_t qr_remove_cols(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *o
   s->n = n2;
 done:
   if (ex) {
+    (void)ex_finish(ex); /* nothing may still use W when it is freed */
     ex_free(ex, W);
     ex_free(ex, tau);
   }
@@ -291,7 +293,10 @@ ooc_status_t qr_solve(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *ops, co
   OOC_CHECK(st = ex_get(ex, 0, n, nrhs, T + n * n, n, X, ldx));
   OOC_CHECK(st = ex_finish(ex));
 done:
-  if (ex) ex_free(ex, T);
+  if (ex) {
+    (void)ex_finish(ex);
+    ex_free(ex, T);
+  }
   ex_destroy(own);
   return st;
 }
