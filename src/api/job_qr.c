@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/matrix.h"
 #include "api/outpath.h"
 #include "base/memlimit.h"
 #include "exec/plugin.h"
@@ -409,8 +410,51 @@ static ooc_status_t solve(lq_t *q, const qr_state_t *s, double *X, int64_t *rank
 
 /* ---- the calls ------------------------------------------------------------------------------ */
 
-ooc_status_t ooc_lstsq(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
-                       const ooc_opts_t *opts, ooc_report_t *report) {
+/* An input: a spec string, or a handle (a file handle is its spec; an array or callback a virtual
+ * h5mat, api/matrix.h). */
+static ooc_status_t open_input(lq_t *q, const char *spec, const ooc_matrix_t *h, int trans,
+                               h5mat_t **out) {
+  if (h && !matrix_is_file(h)) {
+    OOC_TRY(matrix_open_input(q->ctx, h, trans, out));
+    if (q->o.allow_fill) h5m_set_allow_fill(*out, 1);
+    return OOC_OK;
+  }
+  return open_spec(q, h ? matrix_spec(h) : spec, trans, out);
+}
+
+/* x alone into an output handle (ooc_lstsq_m): a file's spec, or an array or callback; verified
+ * before (the check), committed here. */
+static ooc_status_t write_x(lq_t *q, const ooc_matrix_t *hx, const double *X) {
+  ooc_ctx_t *ctx = q->ctx;
+  h5mat_t *o = NULL;
+  ooc_status_t st;
+  if (matrix_is_file(hx)) {
+    char file[PATH_MAX], dset[512];
+    OOC_TRY(h5m_split_spec(ctx, matrix_spec(hx), file, sizeof file, dset, sizeof dset));
+    if (!dset[0]) snprintf(dset, sizeof dset, "/x");
+    const char *ins[] = {h5m_path(q->A), h5m_data_file(q->A), h5m_path(q->B), h5m_data_file(q->B),
+                         q->out_file};
+    OOC_TRY(outpath_check(ctx, file, ins, 5));
+    OOC_TRY(h5m_create2(ctx, file, dset, q->n, q->nrhs, H5M_F64, 0, q->o.compress, q->o.force,
+                        q->b1d ? H5M_OUT_1D : 0u, &o));
+  } else {
+    OOC_TRY(matrix_open_output(ctx, hx, q->n, q->nrhs, H5M_F64, q->n > 0 ? q->n : 1,
+                               q->o.scratch_dir, &o));
+  }
+  st = h5m_write(o, 0, 0, q->n, q->nrhs, X, q->n);
+  if (st == OOC_OK) st = h5m_attr_str(o, "method", "qr");
+  if (st == OOC_OK) st = h5m_commit(o);
+  h5m_close(o);
+  if (st == OOC_OK) q->rep->bytes_output += 8 * q->n * q->nrhs;
+  return st;
+}
+
+/* ooc_lstsq and ooc_lstsq_m: A and b by spec (a, b) or handle (ha, hb); x into the handle hx
+ * (may be NULL) and the state into the file `output` (NULL: "<A>.qr.h5" when no_state is 0; no
+ * state file when no_state is 1). */
+static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t *ha, const char *b,
+                              const ooc_matrix_t *hb, const ooc_matrix_t *hx, const char *output,
+                              int no_state, const ooc_opts_t *opts, ooc_report_t *report) {
   if (!ctx) return OOC_ERR_ARG;
   double t0 = ooc_now();
   lq_t q;
@@ -421,12 +465,16 @@ ooc_status_t ooc_lstsq(ooc_ctx_t *ctx, const char *a, const char *b, const char 
   ooc_report_t *r = q.rep;
   snprintf(r->kind, sizeof r->kind, "lstsq");
   if (st != OOC_OK) goto done;
-  if (!a || !*a || !b || !*b) {
+  if (((!a || !*a) && !ha) || ((!b || !*b) && !hb)) {
     st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq needs A and b");
     goto done;
   }
-  OOC_CHECK(st = open_spec(&q, a, q.o.trans_a, &q.A));
-  OOC_CHECK(st = open_spec(&q, b, q.o.trans_b, &q.B));
+  if (no_state && !hx) {
+    st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq: neither an output for x nor a state file given");
+    goto done;
+  }
+  OOC_CHECK(st = open_input(&q, a, ha, q.o.trans_a, &q.A));
+  OOC_CHECK(st = open_input(&q, b, hb, q.o.trans_b, &q.B));
   q.m = h5m_rows(q.A);
   q.n = h5m_cols(q.A);
   q.nrhs = h5m_cols(q.B);
@@ -445,9 +493,16 @@ ooc_status_t ooc_lstsq(ooc_ctx_t *ctx, const char *a, const char *b, const char 
   r->n = q.n;
   r->nrhs = q.nrhs;
   r->gemm_k = q.m;
-  {
+  if (!no_state) {
     const char *ins[] = {h5m_path(q.A), h5m_data_file(q.A), h5m_path(q.B), h5m_data_file(q.B)};
+    if ((!output || !*output) && !h5m_path(q.A)[0]) {
+      st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq: A (%s) is no file: name the state file",
+                    h5m_name(q.A));
+      goto done;
+    }
     OOC_CHECK(st = resolve_output(&q, output, h5m_path(q.A), ".qr", ins, 4));
+  } else {
+    ooc_fmt(r->output, sizeof r->output, "%s", matrix_name(hx));
   }
   OOC_CHECK(st = pick_backend(&q));
   OOC_CHECK(st = plan(&q, q.m));
@@ -495,14 +550,25 @@ ooc_status_t ooc_lstsq(ooc_ctx_t *ctx, const char *a, const char *b, const char 
     ooc_warn(r->warnings, sizeof r->warnings, "check skipped: A has more than %lld elements "
              "(--check full reads it again)", (long long)QR_CHECK_AUTO_ELEMS);
   }
-  r->norm1_x = 0.0;
-  OOC_CHECK(st = write_state(&q, s, X, rank, h5m_name(q.A), h5m_name(q.B), NULL));
+  if (hx) OOC_CHECK(st = write_x(&q, hx, X));
+  if (!no_state) OOC_CHECK(st = write_state(&q, s, X, rank, h5m_name(q.A), h5m_name(q.B), NULL));
 done:
   if (st == OOC_ERR_SINGULAR && r->info == 0) r->info = 1;
   ooc_free(ctx, X);
   qr_state_free(ctx, s);
   finish(&q, t0);
   return st;
+}
+
+ooc_status_t ooc_lstsq(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
+                       const ooc_opts_t *opts, ooc_report_t *report) {
+  return lstsq_run(ctx, a, NULL, b, NULL, NULL, output, 0, opts, report);
+}
+
+ooc_status_t job_lstsq_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
+                         const ooc_matrix_t *a, const ooc_matrix_t *b, const ooc_matrix_t *x,
+                         const char *state) {
+  return lstsq_run(ctx, NULL, a, NULL, b, x, state, !state || !*state, opts, report);
 }
 
 ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add_a,
