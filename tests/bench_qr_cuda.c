@@ -2,12 +2,13 @@
  * bench_qr_cuda.c: least squares by QR (src/solvers/qr.c) on the CUDA executor against cuSOLVER's
  * in-core geqrf + ormqr + trsm, in one process (issue 24). Built by CMake when CUDA is found; not
  * a ctest.
- *   bench_qr_cuda M N NRHS GPUMEM P
+ *   bench_qr_cuda M N NRHS GPUMEM P PANEL
  * 1. the GEMM ceiling of this run: cuBLAS dgemm 8192^3 on the executor (best of 3);
  * 2. cuSOLVER in core: A (M x N) and B (M x NRHS) resident on the device, Xgeqrf, Dormqr (Q^T B),
  *    trsm (best of 2); seconds, TFLOP/s at 2MN^2 - 2N^3/3 (geqrf's count);
  * 3. ours: the same A and B in host memory (no HDF5: the method, the executor and the ring),
- *    folded by qr_fold in blocks of P rows on a CUDA executor with --gpu-mem GPUMEM, then
+ *    folded by qr_fold in blocks of P rows (ring slots; factored PANEL rows at a time) on a CUDA
+ *    executor with --gpu-mem GPUMEM (the rows copied into the slots on 8 threads), then
  *    qr_solve; seconds, the same TFLOP/s, the ratio to cuSOLVER, and x's relative difference.
  * The matrix: entries uniform in [-1, 1] from a hash of (i, j). Lines starting with RESULT are the
  * figures.
@@ -17,6 +18,7 @@
 #include <cusolverDn.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,22 +49,48 @@ typedef struct {
   int64_t m, n, nrhs;
 } src_t;
 
+typedef struct {
+  const src_t *s;
+  int64_t r0, nr, j0, j1, lda, ldb;
+  double *A, *B;
+} part_t;
+
+static void *copy_part(void *arg) {
+  part_t *p = arg;
+  const src_t *s = p->s;
+  for (int64_t j = p->j0; j < p->j1; j++) {
+    if (j < s->n)
+      memcpy(p->A + j * p->lda, s->A + p->r0 + j * s->m, (size_t)p->nr * sizeof(double));
+    else
+      memcpy(p->B + (j - s->n) * p->ldb, s->B + p->r0 + (j - s->n) * s->m,
+             (size_t)p->nr * sizeof(double));
+  }
+  return NULL;
+}
+
+/* The rows into the slot on 8 threads (the HDF5 reader, h5m_read, is multi-threaded too). */
 static ooc_status_t rd(void *user, int64_t r0, int64_t nr, double *A, int64_t lda, double *B,
                        int64_t ldb) {
   src_t *s = user;
-  for (int64_t j = 0; j < s->n; j++)
-    memcpy(A + j * lda, s->A + r0 + j * s->m, (size_t)nr * sizeof(double));
-  for (int64_t j = 0; j < s->nrhs; j++)
-    memcpy(B + j * ldb, s->B + r0 + j * s->m, (size_t)nr * sizeof(double));
+  enum { T = 8 };
+  pthread_t th[T];
+  part_t pt[T];
+  int64_t cols = s->n + s->nrhs;
+  for (int t = 0; t < T; t++) {
+    pt[t] = (part_t){s, r0, nr, cols * t / T, cols * (t + 1) / T, lda, ldb, A, B};
+    pthread_create(&th[t], NULL, copy_part, &pt[t]);
+  }
+  for (int t = 0; t < T; t++) pthread_join(th[t], NULL);
   return OOC_OK;
 }
 
 int main(int argc, char **argv) {
-  if (argc != 6) {
-    fprintf(stderr, "usage: bench_qr_cuda M N NRHS GPUMEM P\n");
+  if (argc != 7) {
+    fprintf(stderr, "usage: bench_qr_cuda M N NRHS GPUMEM P PANEL\n");
     return 2;
   }
   int64_t m = atoll(argv[1]), n = atoll(argv[2]), nrhs = atoll(argv[3]), p = atoll(argv[5]);
+  int64_t panel = atoll(argv[6]);
   int64_t gmem = ooc_parse_size(argv[4]);
   double fl = 2.0 * m * n * n - 2.0 * n * n * n / 3.0;
   double *A = malloc((size_t)(m * n) * sizeof *A), *B = malloc((size_t)(m * nrhs) * sizeof *B);
@@ -161,8 +189,8 @@ int main(int argc, char **argv) {
     qr_state_t *s;
     CK(qr_state_new(ctx, n, nrhs, &s));
     src_t src = {A, B, m, n, nrhs};
-    qr_args_t a = {.ctx = ctx, .exec = e, .ops = ooc_ops_cpu(), .m = m, .block = p, .read = rd,
-                   .user = &src};
+    qr_args_t a = {.ctx = ctx, .exec = e, .ops = ooc_ops_cpu(), .m = m, .block = p,
+                   .panel = panel, .read = rd, .user = &src};
     qr_stats_t st;
     double t0 = ooc_now();
     if (qr_fold(&a, s, &st) != OOC_OK) {
@@ -177,11 +205,13 @@ int main(int argc, char **argv) {
     double t = ooc_now() - t0;
     double d = 0.0, xn = 0.0;
     for (int64_t i = 0; i < n * nrhs; i++) d = hypot(d, x[i] - xs[i]), xn = hypot(xn, xs[i]);
-    printf("RESULT ours m=%lld n=%lld nrhs=%lld block=%lld gpu_mem=%s: %.3f s (reads %.3f s, "
-           "waits %.3f s, %lld blocks, %.3g flop executed) = %.2f TFLOP/s at geqrf's count; "
-           "cusolver/ours = %.2f; |x - x_cusolver| / |x| = %.3g; residual %.6g\n",
-           (long long)m, (long long)n, (long long)nrhs, (long long)p, argv[4], t, st.t_read,
-           st.t_wait, (long long)st.blocks, st.flops, fl / t * 1e-12, keep / t, d / xn, s->res[0]);
+    printf("RESULT ours m=%lld n=%lld nrhs=%lld block=%lld panel=%lld gpu_mem=%s: %.3f s "
+           "(setup %.3f s, reads %.3f s, waits %.3f s, %lld blocks, %lld factorizations, %.3g "
+           "flop executed = %.2f TFLOP/s) = %.2f TFLOP/s at geqrf's count; cusolver/ours = %.2f; "
+           "|x - x_cusolver| / |x| = %.3g; residual %.6g\n",
+           (long long)m, (long long)n, (long long)nrhs, (long long)p, (long long)panel, argv[4], t,
+           st.t_setup, st.t_read, st.t_wait, (long long)st.blocks, (long long)st.factorizations,
+           st.flops, st.flops / t * 1e-12, fl / t * 1e-12, keep / t, d / xn, s->res[0]);
     free(x);
     qr_state_free(ctx, s);
     ex_destroy(e);

@@ -68,16 +68,30 @@ static ooc_status_t mkex(ooc_ctx_t *ctx, int x, ooc_exec_t **e) {
 
 /* Fold rows [r0, r1) of (A, B) (lda = ldb = m) into s on executor kind x (NULL exec when x < 0:
  * the method makes its own over cpu). */
+static int64_t g_panel; /* qr_args.panel for the next folds (0: the block) */
 static ooc_status_t fold(ooc_ctx_t *ctx, int x, qr_state_t *s, const double *A, const double *B,
                          int64_t m, int64_t r0, int64_t r1, int64_t block) {
   src_t src = {A + r0, B + r0, m, m, s->n, s->nrhs};
   ooc_exec_t *e = NULL;
   if (x >= 0) OOC_TRY(mkex(ctx, x, &e));
   qr_args_t a = {.ctx = ctx, .exec = e, .ops = ooc_ops_cpu(), .m = r1 - r0, .block = block,
-                 .read = rd, .user = &src};
+                 .panel = g_panel, .read = rd, .user = &src};
   qr_stats_t stt;
   ooc_status_t st = qr_fold(&a, s, &stt);
-  if (st == OOC_OK) CU_ASSERT(stt.blocks == (r1 - r0 + block - 1) / block);
+  if (st == OOC_OK) {
+    CU_ASSERT(stt.blocks == (r1 - r0 + block - 1) / block);
+    /* blocks go into the panel (P = max(panel, block) rows, at most m) until the next would not
+     * fit: count the factorizations that makes */
+    int64_t mm = r1 - r0, P = g_panel > block ? g_panel : block, fill = 0, nf = 0;
+    if (P > mm) P = mm > block ? mm : block;
+    for (int64_t q0 = 0; q0 < mm; q0 += block) {
+      int64_t pr = mm - q0 < block ? mm - q0 : block, q1 = q0 + block;
+      int64_t nx = q1 >= mm ? 0 : (mm - q1 < block ? mm - q1 : block);
+      fill += pr;
+      if (nx == 0 || fill + nx > P) nf++, fill = 0;
+    }
+    CU_ASSERT(stt.factorizations == nf);
+  }
   ex_destroy(e);
   return st;
 }
@@ -173,7 +187,8 @@ static void check_one(int x, int64_t m, int64_t n, int64_t nrhs, const double *A
   int64_t peak = ooc_ctx_host_peak(ctx) - base;
   /* out of core: the method's host memory beside the state is below a quarter of A for every
    * shape where A is much larger than R (m >= 20 n, blocks << m) */
-  int64_t ws = qr_workspace_bytes(n, nrhs, block < m ? block : m);
+  int64_t pb = block < m ? block : m, pp = g_panel > pb ? (g_panel < m ? g_panel : m) : pb;
+  int64_t ws = qr_workspace_bytes(n, nrhs, pb, pp);
   CU_ASSERT(peak <= ws); /* the planner's count holds */
   int big = 8 * m * n >= (1 << 20); /* the executor's own ~14 KiB aside */
   if (big) CU_ASSERT(peak < 8 * m * n / 4);
@@ -242,13 +257,16 @@ static void t_dgels(void) {
   worst_t W = {0};
   for (int x = 0; x < NX; x++)
     for (size_t c = 0; c < sizeof N / sizeof N[0]; c++)
-      for (size_t b = 0; b < 3; b++) {
-        int64_t n = N[c][0], m = n * N[c][1], nrhs = 3;
-        if (x == X_STRICT && b == 0 && m > 200) continue; /* 5 us per operation */
-        double *A = rmat(m, n), *B = rmat(m, nrhs);
-        check_one(x, m, n, nrhs, A, B, BL[b], &W, 1e-9);
-        free(A), free(B);
-      }
+      for (size_t b = 0; b < 3; b++)
+        for (int pan = 0; pan < 2; pan++) { /* panel = the block, or several blocks */
+          int64_t n = N[c][0], m = n * N[c][1], nrhs = 3;
+          if (x == X_STRICT && b == 0 && m > 200) continue; /* 5 us per operation */
+          g_panel = pan ? 3 * BL[b] + 2 : 0;
+          double *A = rmat(m, n), *B = rmat(m, nrhs);
+          check_one(x, m, n, nrhs, A, B, BL[b], &W, 1e-9);
+          free(A), free(B);
+        }
+  g_panel = 0;
   printf("\n  %d cases: worst dqrt17 %.3g (dgels %.3g), factor %.3g, |x - x_dgels| %.3g, "
          "residual norm vs ||b - Ax|| %.3g (units of m eps (|A||x|+|b|))\n", W.cases, W.q17, W.q17_lapack, W.factor, W.xdiff, W.resdiff);
 }
@@ -327,7 +345,9 @@ static void t_add_rows(void) {
     CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s1) == OOC_OK);
     CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s2) == OOC_OK);
     CU_ASSERT(fold(ctx, X_STRICT, s1, A, B, m, 0, m1, 7) == OOC_OK);
-    CU_ASSERT(fold(ctx, X_CPU, s1, A, B, m, m1, m, 64) == OOC_OK);
+    g_panel = 150; /* the rows added in panels of several blocks */
+    CU_ASSERT(fold(ctx, c % 2 ? X_STRICT : X_CPU, s1, A, B, m, m1, m, 64) == OOC_OK);
+    g_panel = 0;
     CU_ASSERT(fold(ctx, X_CPU, s2, A, B, m, 0, m, 13) == OOC_OK);
     CU_ASSERT(s1->rows == m && s2->rows == m);
     double d = 0.0;
@@ -540,7 +560,7 @@ static void t_job_faults(void) {
 }
 
 static const tu_test_t tests[] = {
-    {"against dgels: m = n .. 100 n, blocks 1/7/64, ref/cpu/strict executors", t_dgels},
+    {"against dgels: m = n .. 100 n, blocks 1/7/64, panels of 1 or 3 blocks, ref/cpu/strict", t_dgels},
     {"consistent systems: the known solution", t_known},
 #ifdef OOC_HAVE_TMGLIB
     {"DLATMS matrices (cond 2, sqrt(0.1/eps), tiny and huge norms) against dgels", t_dlatms},

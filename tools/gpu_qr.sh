@@ -22,24 +22,25 @@ cmake --build $B -j16 --target oocgen_bin >> $O/build.log 2>&1 || { grep error $
 echo "[$(el) s] oocgen built"
 # the big input first, in the background, while the rest builds and the bench runs
 M=1048576; N=4096
-( /usr/bin/time -f "%e" -o $O/gen.time timeout $GEN_S $B/oocgen rhs --n $M --cols $N --tile 4096 \
-    --seed 3 --force --quiet $D/A.h5:/A > $O/gen.log 2>&1; echo $? > $O/gen.rc ) &
+( /usr/bin/time -f "%e" -o $D/gen.time timeout $GEN_S $B/oocgen rhs --n $M --cols $N --tile 4096 \
+    --seed 3 --force --quiet $D/A.h5:/A > $D/gen.log 2>&1; echo $? > $D/gen.rc ) &
 GEN=$!
-cmake --build $B -j16 --target oocsolve oocsolve_cuda bench_qr_cuda test_exec >> $O/build.log 2>&1 ||
+cmake --build $B -j16 --target oocsolve_bin oocsolve_cuda bench_qr_cuda test_exec >> $O/build.log 2>&1 ||
   { grep -E "error" $O/build.log | head; exit 1; }
 echo "[$(el) s] built"
 $B/test_exec > $O/test_exec.log 2>&1; echo "RESULT test_exec exit $? ($(grep -E '^ +tests|^ +asserts' $O/test_exec.log | tr -s ' ' | tr '\n' ' '))"
 grep -B1 -A1 "FAIL\|cuda.*difference\|Q\^T" $O/test_exec.log | head -20
 echo "[$(el) s] conformance"
-$B/bench_qr_cuda 262144 $N 1 8G 16384 2>&1 | tee $O/bench.log | grep RESULT
+$B/bench_qr_cuda 262144 $N 1 8G 16384 16384 2>&1 | tee $O/bench.log | grep RESULT
+$B/bench_qr_cuda 262144 $N 1 8G 16384 131072 2>&1 | tee -a $O/bench.log | grep RESULT
 echo "[$(el) s] bench"
 wait $GEN
-if [ "$(cat $O/gen.rc)" != 0 ]; then
-  echo "RESULT gen m=$M did not finish in $GEN_S s (rc $(cat $O/gen.rc)): m = 262144 instead"
+if [ "$(cat $D/gen.rc)" != 0 ]; then
+  echo "RESULT gen m=$M did not finish in $GEN_S s (rc $(cat $D/gen.rc)): m = 262144 instead"
   M=262144
   $B/oocgen rhs --n $M --cols $N --tile 4096 --seed 3 --force --quiet $D/A.h5:/A
 else
-  echo "RESULT gen m=$M n=$N: $(cat $O/gen.time) s ($(du -h $D/A.h5 | cut -f1))"
+  echo "RESULT gen m=$M n=$N: $(cat $D/gen.time) s ($(du -h $D/A.h5 | cut -f1))"
 fi
 $B/oocgen rhs --n $M --cols 1 --tile 4096 --seed 4 --force --quiet $D/b.h5:/b
 $B/oocgen rhs --n 1000 --cols $N --tile 1000 --seed 5 --force --quiet $D/U.h5:/A
@@ -47,7 +48,7 @@ $B/oocgen rhs --n 1000 --cols 1 --tile 1000 --seed 6 --force --quiet $D/c.h5:/b
 echo "[$(el) s] inputs"
 py() { python3 -c "
 import json,sys; d=json.loads(open('$1').read().strip().splitlines()[-1])
-print('RESULT $2', d['status'], d['backend'], 'm=%d n=%d block=%d blocks=%d' % (d['gemm_k'], d['n'], d['tile'], d['steps']),
+print('RESULT $2', d['status'], d['backend'], 'm=%d n=%d block=%d panel=%d blocks=%d' % (d['gemm_k'], d['n'], d['tile'], d['stripe'], d['steps']),
  'total %.2f s: read %.2f compute %.2f write %.2f check %.2f' % tuple(d[k] for k in ('t_total','t_read','t_compute','t_write','t_check')),
  '%.3g flop, %.2f TFLOP/s in compute' % (d['flops'], d['gflops']/1e3), 'peak %.2f GB' % (d['host_peak']/1e9), d['error'][:200])"; }
 $B/oocsolve lstsq $D/A.h5 $D/b.h5 --gpu-mem 8G --check none --json --out $D/A.qr.h5 > $O/lstsq.json 2> $O/lstsq.err

@@ -35,7 +35,7 @@
 #endif
 
 /* device bytes kept out of the row block for cuSOLVER's geqrf/ormqr workspaces */
-#define QR_GPU_WS_MARGIN ((int64_t)256 << 20)
+#define QR_GPU_WS_MARGIN ((int64_t)512 << 20)
 /* --check auto: the full check (one more pass over A and b) up to this many elements of A */
 #define QR_CHECK_AUTO_ELEMS ((int64_t)1 << 28)
 #define QR_CHECK_THRESHOLD 30.0
@@ -48,7 +48,7 @@ typedef struct lq {
   const ooc_ops_t *ops;
   ooc_exec_t *ex;
   int cuda, b1d;
-  int64_t m, n, nrhs, p;
+  int64_t m, n, nrhs, p, P; /* P: the panel (qr.h), p <= P */
   double t_read;
   char out_file[PATH_MAX];
 } lq_t;
@@ -182,7 +182,7 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
                       "block (and %s for reading); R larger than memory (a tiled QR) is not implemented",
                       ooc_fmt_bytes(q->o.host_mem, b1, sizeof b1), (long long)n, (long long)nrhs,
                       ooc_fmt_bytes(state, b2, sizeof b2),
-                      ooc_fmt_bytes(qr_workspace_bytes(n, nrhs, 1), b3, sizeof b3),
+                      ooc_fmt_bytes(qr_workspace_bytes(n, nrhs, 1, 1), b3, sizeof b3),
                       ooc_fmt_bytes(io, b4, sizeof b4));
   } else {
     ex_cuda_config_t xc = {.device = 0, .gpu_mem = q->o.gpu_mem, .nqueues = 1,
@@ -190,7 +190,8 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
     OOC_TRY(ooc_cuda()->ex_create(ctx, &xc, &q->ex));
     int64_t room = q->ex->budget - QR_GPU_WS_MARGIN - 8 * (n + 1);
     int64_t pd = room / (8 * w) - n;
-    int64_t ph = host_left / (8 * w * QR_SLOTS + 1);
+    /* host: the pinned slots (QR_SLOTS x p rows) and the residual buffer (P <= 16 p rows) */
+    int64_t ph = host_left / (8 * (w * QR_SLOTS + 16 * nrhs));
     if (pd < 1 || 8 * n * w > room)
       return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem: the device budget %s holds less than R "
                       "and d (%s) and one row block (n = %lld, %lld right-hand sides); R larger "
@@ -202,12 +203,19 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
                       "staging slots do not fit", ooc_fmt_bytes(q->o.host_mem, b1, sizeof b1),
                       ooc_fmt_bytes(state, b2, sizeof b2));
     p = pd < ph ? pd : ph;
+    /* the panel: tall factorizations (cuSOLVER's geqrf costs O(n) launches whatever its rows),
+     * up to 16 blocks, within the device budget */
+    int64_t pb = p < want ? p : want;
+    q->P = pd < 16 * pb ? pd : 16 * pb;
   }
   if (p > want) p = want;
   if (rows > 0 && p > rows) p = rows;
   if (p < 1) p = 1;
+  if (q->P < p) q->P = p;
+  if (rows > 0 && q->P > rows) q->P = rows > p ? rows : p;
   q->p = p;
   q->rep->tile = p;
+  q->rep->stripe = q->P;
   return OOC_OK;
 }
 
@@ -305,6 +313,7 @@ static ooc_status_t write_state(lq_t *q, const qr_state_t *s, const double *X, i
   OOC_TRY(h5m_attr_i64(o, "rank", rank));
   OOC_TRY(h5m_attr_i64(o, "nrhs", nrhs));
   OOC_TRY(h5m_attr_i64(o, "block_rows", q->p));
+  OOC_TRY(h5m_attr_i64(o, "panel_rows", q->P));
   OOC_TRY(h5m_attr_str(o, "check", r->check));
   OOC_TRY(h5m_attr_f64(o, "residual_ratio", r->residual));
   if (in_a) OOC_TRY(h5m_attr_str(o, "input_a", in_a));
@@ -515,7 +524,7 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
   }
   rsrc_t src = {&q, q.A, q.B};
   qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
-                  .read = read_rows, .user = &src, .phase = "lstsq"};
+                  .panel = q.P, .read = read_rows, .user = &src, .phase = "lstsq"};
   qr_stats_t qs;
   double tc = ooc_now();
   st = qr_fold(&qa, s, &qs);
@@ -625,7 +634,7 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
   if (adding) {
     rsrc_t src = {&q, q.A, q.B};
     qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
-                    .read = read_rows, .user = &src, .phase = "add rows"};
+                    .panel = q.P, .read = read_rows, .user = &src, .phase = "add rows"};
     qr_stats_t qs;
     OOC_CHECK(st = qr_fold(&qa, s, &qs));
     r->steps = qs.blocks;

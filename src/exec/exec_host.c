@@ -316,7 +316,7 @@ static ooc_status_t h_trtri(ooc_exec_t *e, int q, char uplo, char diag, int64_t 
 static ooc_status_t h_geqrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
                             double *tau) {
   int64_t k = m < n ? m : n;
-  e->stats.flops += 2.0 * m * n * k - (double)(m + n) * k * k + 2.0 * k * k * k / 3.0;
+  e->stats.flops += 4.0 * m * n * k - 2.0 * (double)(m + n) * k * k + 4.0 * k * k * k / 3.0;
   return push(e, q, &(hop_t){.kind = OP_GEQRF, .m = m, .n = n, .C = A, .ldc = lda, .B = tau});
 }
 static ooc_status_t h_ormqr(ooc_exec_t *e, int q, char trans, int64_t m, int64_t n, int64_t k,

@@ -61,17 +61,18 @@ static double nrm2(int64_t n, const double *x) {
   return scale * sqrt(ssq);
 }
 
-int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p) {
+int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p, int64_t P) {
   int64_t w = n + nrhs;
-  return 8 * (n + p) * w + 8 * (n + 1) + ring_host_bytes(QR_SLOTS, p, w) + ex_host_bytes(1) +
-         16 * 64 + 4096;
+  if (P < p) P = p;
+  return 8 * (n + P) * w + 8 * (n + 1) + 8 * P * (nrhs > 0 ? nrhs : 1) +
+         ring_host_bytes(QR_SLOTS, p, w) + ex_host_bytes(1) + 16 * 64 + 4096;
 }
 
 int64_t qr_block_rows(int64_t bytes, int64_t n, int64_t nrhs) {
-  int64_t w = n + nrhs, fixed = qr_workspace_bytes(n, nrhs, 0);
+  int64_t w = n + nrhs, fixed = qr_workspace_bytes(n, nrhs, 0, 0);
   if (bytes <= fixed) return 0;
-  /* each row of a block costs a row of S and a row of each slot */
-  return (bytes - fixed) / (8 * w * (1 + QR_SLOTS));
+  /* each row of a block costs a row of S, of each slot and of the residual buffer */
+  return (bytes - fixed) / (8 * w * (1 + QR_SLOTS) + 8 * (nrhs > 0 ? nrhs : 1));
 }
 
 /* ---- the fold -------------------------------------------------------------------------------- */
@@ -80,16 +81,53 @@ typedef struct fold {
   const qr_args_t *a;
   qr_state_t *s;
   ooc_exec_t *ex;
-  double *S, *tau; /* device */
-  int64_t ldS, w, t;  /* t: valid rows at S's top */
-  int64_t nres[RING_MAX_SLOTS]; /* residual rows the slot brings back */
+  double *S, *tau;    /* device */
+  int64_t ldS, w, t;  /* t: valid rows of [R d] at S's top */
+  int64_t P, fill;    /* S's rows under them (the panel), and how many hold blocks now */
+  int64_t nitems;
+  double *resbuf;     /* staging, P x nrhs: a factorization's residual rows come back here */
+  ex_event_t *resev;  /* recorded after that get */
+  int64_t respend;    /* rows in resbuf not yet added to the norms */
   double t_read;
-  int64_t nblocks;
+  int64_t nblocks, nfact;
 } fold_t;
 
 static int64_t block_rows(const fold_t *F, int64_t q) {
   int64_t r0 = q * F->a->block, r1 = r0 + F->a->block;
   return (r1 < F->a->m ? r1 : F->a->m) - r0;
+}
+
+/* The residual rows of the last factorization into the norms (hypot of the old norm and the
+ * rows' scaled 2-norm): after their get has run. */
+static ooc_status_t res_drain(fold_t *F) {
+  if (F->respend <= 0) return OOC_OK;
+  OOC_TRY(ex_sync(F->ex, F->resev));
+  for (int64_t c = 0; c < F->s->nrhs; c++)
+    F->s->res[c] = hypot(F->s->res[c], nrm2(F->respend, F->resbuf + c * F->P));
+  F->respend = 0;
+  return OOC_OK;
+}
+
+/* Factor the t + fill rows at S's top: [R d] again on top, the residual rows to the host. */
+static ooc_status_t factor(fold_t *F) {
+  ooc_exec_t *e = F->ex;
+  int64_t n = F->s->n, nrhs = F->s->nrhs, h = F->t + F->fill, k = h < n ? h : n;
+  double *S = F->S, *SB = F->S + F->ldS * n;
+  OOC_TRY(ex_geqrf(e, 0, h, n, S, F->ldS, F->tau));
+  OOC_TRY(ex_ormqr(e, 0, 'T', h, nrhs, k, S, F->ldS, F->tau, SB, F->ldS));
+  if (h > n) {
+    OOC_TRY(res_drain(F)); /* resbuf is free once the previous get has run */
+    OOC_TRY(ex_get(e, 0, h - n, nrhs, SB + n, F->ldS, F->resbuf, F->P));
+    OOC_TRY(ex_record(e, 0, F->resev));
+    F->respend = h - n;
+  }
+  /* the reflectors under R's diagonal: S's strict lower part of rows [0, k) (the rows below k are
+   * overwritten by the next blocks' puts before the next factorization reads them) */
+  if (k > 1) OOC_TRY(ex_laset(e, 0, 'L', k - 1, n, 0.0, 0.0, S + 1, F->ldS));
+  F->t = k;
+  F->fill = 0;
+  F->nfact++;
+  return OOC_OK;
 }
 
 static ooc_status_t f_take(void *user, int64_t q, double *slot, int64_t ld) {
@@ -101,36 +139,25 @@ static ooc_status_t f_take(void *user, int64_t q, double *slot, int64_t ld) {
   return st;
 }
 
+/* A block into the panel; the panel factored when the next block would not fit (or at the end). */
 static ooc_status_t f_work(void *user, int64_t q, int si, double *slot, int64_t ld, int *lastq) {
   fold_t *F = user;
-  ooc_exec_t *e = F->ex;
-  int64_t n = F->s->n, nrhs = F->s->nrhs, p = block_rows(F, q), t = F->t, h = t + p;
-  int64_t k = h < n ? h : n;
-  double *S = F->S, *SB = F->S + F->ldS * n;
+  int64_t p = block_rows(F, q);
+  (void)si;
   *lastq = 0;
-  OOC_TRY(ex_put(e, 0, p, F->w, slot, ld, S + t, F->ldS));
-  OOC_TRY(ex_geqrf(e, 0, h, n, S, F->ldS, F->tau));
-  OOC_TRY(ex_ormqr(e, 0, 'T', h, nrhs, k, S, F->ldS, F->tau, SB, F->ldS));
-  F->nres[si] = h > n ? h - n : 0;
-  if (F->nres[si] > 0) OOC_TRY(ex_get(e, 0, h - n, nrhs, SB + n, F->ldS, slot, ld));
-  /* the reflectors under R's diagonal: S's strict lower part of rows [0, k) (rows below k are
-   * overwritten by the next block's put) */
-  if (k > 1) OOC_TRY(ex_laset(e, 0, 'L', k - 1, n, 0.0, 0.0, S + 1, F->ldS));
-  F->t = k;
+  OOC_TRY(ex_put(F->ex, 0, p, F->w, slot, ld, F->S + F->t + F->fill, F->ldS));
+  F->fill += p;
+  if (q == F->nitems - 1 || F->fill + block_rows(F, q + 1) > F->P) OOC_TRY(factor(F));
   return OOC_OK;
 }
 
 static ooc_status_t f_put(void *user, int64_t q, double *slot, int64_t ld) {
   fold_t *F = user;
-  int si = (int)(q % QR_SLOTS);
-  for (int64_t c = 0; c < F->s->nrhs; c++) {
-    double bn = nrm2(F->nres[si], slot + c * ld);
-    F->s->res[c] = hypot(F->s->res[c], bn);
-  }
+  (void)slot, (void)ld;
   F->nblocks++;
-  int64_t nb = (F->a->m + F->a->block - 1) / F->a->block;
-  ooc_note_step(F->a->ctx, q + 1, nb);
-  return ooc_tick(F->a->ctx, F->a->phase ? F->a->phase : "qr", (double)(q + 1) / (double)nb);
+  ooc_note_step(F->a->ctx, q + 1, F->nitems);
+  return ooc_tick(F->a->ctx, F->a->phase ? F->a->phase : "qr",
+                  (double)(q + 1) / (double)F->nitems);
 }
 
 ooc_status_t qr_fold(const qr_args_t *a, qr_state_t *s, qr_stats_t *stats) {
@@ -145,9 +172,12 @@ ooc_status_t qr_fold(const qr_args_t *a, qr_state_t *s, qr_stats_t *stats) {
   ooc_status_t st = OOC_OK;
   ring_t *ring = NULL;
   int64_t n = s->n, nrhs = s->nrhs, p = a->block < a->m ? a->block : a->m;
-  fold_t F = {.a = a, .s = s, .w = n + nrhs, .ldS = n + p};
+  int64_t P = a->panel > p ? a->panel : p;
+  if (P > a->m) P = a->m > p ? a->m : p;
+  fold_t F = {.a = a, .s = s, .w = n + nrhs, .ldS = n + P, .P = P,
+              .nitems = (a->m + a->block - 1) / a->block};
   F.t = s->rows < n ? s->rows : n;
-  double flops0 = 0.0;
+  double flops0 = 0.0, t1 = t0;
   if (!ex) {
     OOC_CHECK(st = ex_host_create(ctx, a->ops, 1, 0, &own));
     ex = own;
@@ -156,6 +186,9 @@ ooc_status_t qr_fold(const qr_args_t *a, qr_state_t *s, qr_stats_t *stats) {
   flops0 = ex->stats.flops;
   OOC_CHECK(st = ex_alloc(ex, (size_t)(F.ldS * F.w) * sizeof(double), &F.S));
   OOC_CHECK(st = ex_alloc(ex, (size_t)(n + 1) * sizeof(double), &F.tau));
+  OOC_CHECK(st = ex_host_alloc(ex, (size_t)(P * (nrhs > 0 ? nrhs : 1)) * sizeof(double),
+                               &F.resbuf));
+  OOC_CHECK(st = ex_event_create(ex, &F.resev));
   /* the state's valid rows on top: [R D] (R's zeros below the diagonal included) */
   if (F.t > 0) {
     OOC_CHECK(st = ex_put(ex, 0, F.t, n, s->R, n, F.S, F.ldS));
@@ -163,8 +196,9 @@ ooc_status_t qr_fold(const qr_args_t *a, qr_state_t *s, qr_stats_t *stats) {
   }
   OOC_CHECK(st = ring_create(ex, QR_SLOTS, p, F.w, &ring));
   static const ring_ops_t ops = {f_take, f_work, f_put};
-
-  OOC_CHECK(st = ring_run(ring, (a->m + a->block - 1) / a->block, &ops, &F));
+  t1 = ooc_now();
+  OOC_CHECK(st = ring_run(ring, F.nitems, &ops, &F));
+  OOC_CHECK(st = res_drain(&F));
   /* back to the state: R's and D's valid rows; the rest stays zero */
   OOC_CHECK(st = ex_get(ex, 0, F.t, n, F.S, F.ldS, s->R, n));
   OOC_CHECK(st = ex_get(ex, 0, F.t, nrhs, F.S + F.ldS * n, F.ldS, s->D, n));
@@ -173,7 +207,9 @@ ooc_status_t qr_fold(const qr_args_t *a, qr_state_t *s, qr_stats_t *stats) {
   if (stats) {
     stats->t_read = F.t_read;
     stats->t_wait = ring->stats.t_wait;
+    stats->t_setup = t1 - t0;
     stats->blocks = F.nblocks;
+    stats->factorizations = F.nfact;
     stats->flops = ex->stats.flops - flops0;
   }
 done:
@@ -182,6 +218,8 @@ done:
     (void)ex_finish(ex); /* on a failure, operations on S may still be queued */
     ex_free(ex, F.S);
     ex_free(ex, F.tau);
+    ex_host_free(ex, F.resbuf);
+    ex_event_destroy(ex, F.resev);
   }
   ex_destroy(own);
   if (stats) stats->t_total = ooc_now() - t0;

@@ -13,16 +13,21 @@
  *
  * qr_fold (factor, and the add-rows update): the rows of [A B] arrive in blocks of p rows (the
  *   `read` callback, on the caller's thread, into the ring's slots) and are folded into the state:
- *   the executor holds S = [R D; A_i B_i] ((n + p) x (n + nrhs)); per block
- *     1. put [A_i B_i] under the t valid rows of [R D] (t = min(rows folded, n));
- *     2. geqrf of S's first n columns (t + p_i rows), ormqr Q_i^T onto S's last nrhs columns;
- *     3. rows [n, t + p_i) of the right-hand side columns are residual components: they leave
- *        the problem (orthogonal to R's range) and come back to the host through the slot;
- *        the slot's `put` adds them to the residual norms (hypot of the old norm and the
- *        block's scaled 2-norm: no ||b||^2 - ||d||^2 cancellation, no overflow);
- *     4. laset clears the reflectors under R's diagonal, so S's top is [R D] again.
- *   Flops per block: geqrf of a (t + p) x n block, ~2 (t + p) n^2 - 2 n^3 / 3, and its Q^T on
- *   nrhs columns; for p >= n about (2 + 4/3 n/p) m n^2 in all against LAPACK's 2 m n^2 - 2 n^3/3
+ *   the executor holds S = [R D; panel] ((n + P) x (n + nrhs), P >= p: args.panel). Each block is
+ *   put under the t valid rows of [R D] (t = min(rows folded, n)) and the blocks already there;
+ *   when the next block would not fit in the P panel rows (or at the end), the panel is factored:
+ *     1. geqrf of S's first n columns (t + fill rows), ormqr Q_i^T onto S's last nrhs columns;
+ *     2. rows [n, t + fill) of the right-hand side columns are residual components: they leave
+ *        the problem (orthogonal to R's range) and come back to a host buffer, added to the
+ *        residual norms once they have arrived (hypot of the old norm and the rows' scaled
+ *        2-norm: no ||b||^2 - ||d||^2 cancellation, no overflow);
+ *     3. laset clears the reflectors under R's diagonal, so S's top is [R D] again.
+ *   Why a panel larger than a block: a geqrf call costs O(n) kernel launches whatever its rows
+ *   (cuSOLVER's panel loop), so on a GPU the factorizations should be few and tall, while the
+ *   pinned slots stay small.
+ *   Flops per factorization: geqrf of a (t + P) x n block, ~2 (t + P) n^2 - 2 n^3 / 3, and its
+ *   Q^T on nrhs columns; for P >= n about (2 + 4/3 n/P) m n^2 in all against LAPACK's
+ *   2 m n^2 - 2 n^3/3
  *   (the structured [R; A_i] reduction that skips R's zeros, tpqrt-like, is a follow-up).
  *   I/O: A and B are read once (8 m (n + nrhs) bytes), nothing is written until the end.
  *   The add-rows update is the same fold starting from a stored state: O((n + p) n^2) per p rows,
@@ -43,9 +48,9 @@
  *   estimate max|r_jj| / min|r_jj| is a lower bound. A deficient problem is refused
  *   (OOC_ERR_SINGULAR: no x is returned, rather than a meaningless one).
  *
- * Memory: device (ex_alloc): S (8 (n + p)(n + nrhs) bytes), tau (8 n), and for qr_solve an n x
+ * Memory: device (ex_alloc): S (8 (n + P)(n + nrhs) bytes), tau (8 n), and for qr_solve an n x
  *   (n + nrhs) buffer; host: the state (8 n (n + nrhs) + 16 n + 8 nrhs), QR_SLOTS ring slots of
- *   p x (n + nrhs). On the host executor device memory is host memory: qr_workspace_bytes counts
+ *   p x (n + nrhs) and the residual buffer (P x nrhs), staging memory (pinned on CUDA). On the host executor device memory is host memory: qr_workspace_bytes counts
  *   both. R must fit: n x n that does not fit the budget is refused by the planner (a tiled
  *   Householder QR for that case is a follow-up).
  */
@@ -79,9 +84,10 @@ typedef ooc_status_t (*qr_read_fn)(void *user, int64_t r0, int64_t nr, double *A
 typedef struct qr_stats {
   double t_read;   /* seconds in `read` (caller's thread) */
   double t_wait;   /* seconds waiting for the executor */
+  double t_setup;  /* seconds allocating (device buffers, pinned slots) before the first block */
   double t_total;
   double flops;    /* of the operations enqueued */
-  int64_t blocks;
+  int64_t blocks, factorizations;
 } qr_stats_t;
 
 typedef struct qr_args {
@@ -89,7 +95,9 @@ typedef struct qr_args {
   ooc_exec_t *exec;      /* NULL: a host executor over ops, created and destroyed inside */
   const ooc_ops_t *ops;
   int64_t m;             /* rows to fold */
-  int64_t block;         /* p: rows per block (>= 1) */
+  int64_t block;         /* p: rows per block (>= 1): a ring slot's rows */
+  int64_t panel;         /* P: rows of S under [R d] (0 or < block: block): blocks accumulate
+                            there and are factored together when the next would not fit */
   qr_read_fn read;
   void *user;
   const char *phase;     /* progress phase name (ooc_tick); NULL: "qr" */
@@ -115,8 +123,9 @@ ooc_status_t qr_solve(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *ops, co
                       double *X, int64_t ldx, int64_t *info);
 
 /* Host bytes qr_fold allocates with the host executor (exec NULL) outside the state, for block
- * rows p; and the largest p that keeps that within `bytes` (0: not even one row). */
-int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p);
+ * rows p and panel P (< p: p); and the largest p (with P = p) within `bytes` (0: not even one
+ * row). */
+int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p, int64_t P);
 int64_t qr_block_rows(int64_t bytes, int64_t n, int64_t nrhs);
 /* Bytes of a state of n columns and nrhs right-hand sides. */
 int64_t qr_state_bytes(int64_t n, int64_t nrhs);

@@ -786,7 +786,7 @@ static ooc_status_t do_geqrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
   OOC_TRY(ws_need(x, Q, (int64_t)d, h, "geqrf"));
   int64_t mn = m < n ? m : n;
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "geqrf", 0,
-                    2.0 * m * n * mn - (double)(m + n) * mn * mn + 2.0 * mn * mn * mn / 3.0);
+                    4.0 * m * n * mn - 2.0 * (double)(m + n) * mn * mn + 4.0 * mn * mn * mn / 3.0);
   CS(&x->e, cusolverDnXgeqrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, CUDA_R_64F, tau,
                              CUDA_R_64F, Q->ws, d, Q->hws, h, (int *)(Q->small + 1)));
   ocu_rt_span_end(&x->rt, sp, q);
@@ -795,7 +795,7 @@ static ooc_status_t do_geqrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
 static ooc_status_t c_geqrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
                             double *tau) {
   int64_t k = m < n ? m : n;
-  OOC_TRY(begin(e, q, "geqrf", 2.0 * m * n * k - (double)(m + n) * k * k + 2.0 * k * k * k / 3.0));
+  OOC_TRY(begin(e, q, "geqrf", 4.0 * m * n * k - 2.0 * (double)(m + n) * k * k + 4.0 * k * k * k / 3.0));
   return leave(X(e), do_geqrf(X(e), q, m, n, A, lda, tau));
 }
 
