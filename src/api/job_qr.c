@@ -34,7 +34,7 @@
 #define PATH_MAX 4096
 #endif
 
-/* device bytes kept out of the row block for cuSOLVER's geqrf/ormqr workspaces */
+/* device bytes kept out of the panel for cuSOLVER's geqrf workspace */
 #define QR_GPU_WS_MARGIN ((int64_t)512 << 20)
 /* --check auto: the full check (one more pass over A and b) up to this many elements of A */
 #define QR_CHECK_AUTO_ELEMS ((int64_t)1 << 28)
@@ -660,7 +660,7 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
     }
     OOC_CHECK(st = qr_remove_cols(ctx, q.ex, q.ops, s, j0, j0 + k));
     r->steps = 1;
-    double h = (double)(s->n + k - j0), wc = (double)(s->n - j0); /* geqrf + ormqr */
+    double h = (double)(s->n + k - j0), wc = (double)(s->n - j0); /* geqrf of [R' d] */
     r->flops = 2.0 * h * wc * wc - 2.0 * wc * wc * wc / 3.0 + 4.0 * h * wc * (double)q.nrhs;
     q.n = s->n;
     r->n = q.n;

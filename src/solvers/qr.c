@@ -64,7 +64,7 @@ static double nrm2(int64_t n, const double *x) {
 int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p, int64_t P) {
   int64_t w = n + nrhs;
   if (P < p) P = p;
-  return 8 * (n + P) * w + 8 * (n + 1) + 8 * P * (nrhs > 0 ? nrhs : 1) +
+  return 8 * (n + P) * w + 8 * (w + 1) + 8 * P * (nrhs > 0 ? nrhs : 1) +
          ring_host_bytes(QR_SLOTS, p, w) + ex_host_bytes(1) + 16 * 64 + 4096;
 }
 
@@ -97,32 +97,39 @@ static int64_t block_rows(const fold_t *F, int64_t q) {
   return (r1 < F->a->m ? r1 : F->a->m) - r0;
 }
 
-/* The residual rows of the last factorization into the norms (hypot of the old norm and the
- * rows' scaled 2-norm): after their get has run. */
+/* The residual block of the last factorization into the norms: column c's residual component is
+ * the upper-triangular column R22[0..c, c] (Q orthogonal keeps its norm; the entries below R22's
+ * diagonal are reflectors): hypot of the old norm and its scaled 2-norm, once its get has run. */
 static ooc_status_t res_drain(fold_t *F) {
   if (F->respend <= 0) return OOC_OK;
   OOC_TRY(ex_sync(F->ex, F->resev));
-  for (int64_t c = 0; c < F->s->nrhs; c++)
-    F->s->res[c] = hypot(F->s->res[c], nrm2(F->respend, F->resbuf + c * F->P));
+  for (int64_t c = 0; c < F->s->nrhs; c++) {
+    int64_t rows = c + 1 < F->respend ? c + 1 : F->respend;
+    F->s->res[c] = hypot(F->s->res[c], nrm2(rows, F->resbuf + c * F->P));
+  }
   F->respend = 0;
   return OOC_OK;
 }
 
-/* Factor the t + fill rows at S's top: [R d] again on top, the residual rows to the host. */
+/* Factor the t + fill rows at S's top: geqrf of all n + nrhs columns ([A b] augmented), so the
+ * right-hand sides need no ormqr: their top n rows become d = Q^T b and rows n .. n + nrhs - 1
+ * the triangular R22 of what is left, whose column norms are the block's residual norms. [R d]
+ * is then on top again. (cuSOLVER's ormqr would also need a workspace the size of the panel.) */
 static ooc_status_t factor(fold_t *F) {
   ooc_exec_t *e = F->ex;
   int64_t n = F->s->n, nrhs = F->s->nrhs, h = F->t + F->fill, k = h < n ? h : n;
   double *S = F->S, *SB = F->S + F->ldS * n;
-  OOC_TRY(ex_geqrf(e, 0, h, n, S, F->ldS, F->tau));
-  OOC_TRY(ex_ormqr(e, 0, 'T', h, nrhs, k, S, F->ldS, F->tau, SB, F->ldS));
-  if (h > n) {
+  OOC_TRY(ex_geqrf(e, 0, h, F->w, S, F->ldS, F->tau));
+  if (h > n && nrhs > 0) {
+    int64_t r2 = h - n < nrhs ? h - n : nrhs; /* R22's rows */
     OOC_TRY(res_drain(F)); /* resbuf is free once the previous get has run */
-    OOC_TRY(ex_get(e, 0, h - n, nrhs, SB + n, F->ldS, F->resbuf, F->P));
+    OOC_TRY(ex_get(e, 0, r2, nrhs, SB + n, F->ldS, F->resbuf, F->P));
     OOC_TRY(ex_record(e, 0, F->resev));
-    F->respend = h - n;
+    F->respend = r2;
   }
-  /* the reflectors under R's diagonal: S's strict lower part of rows [0, k) (the rows below k are
-   * overwritten by the next blocks' puts before the next factorization reads them) */
+  /* the reflectors under R's diagonal: S's strict lower part of rows [0, k) in the first n
+   * columns (everything from row n down, R22 and reflectors, is overwritten by the next blocks'
+   * puts before the next factorization reads it) */
   if (k > 1) OOC_TRY(ex_laset(e, 0, 'L', k - 1, n, 0.0, 0.0, S + 1, F->ldS));
   F->t = k;
   F->fill = 0;
@@ -185,9 +192,9 @@ ooc_status_t qr_fold(const qr_args_t *a, qr_state_t *s, qr_stats_t *stats) {
   F.ex = ex;
   flops0 = ex->stats.flops;
   OOC_CHECK(st = ex_alloc(ex, (size_t)(F.ldS * F.w) * sizeof(double), &F.S));
-  OOC_CHECK(st = ex_alloc(ex, (size_t)(n + 1) * sizeof(double), &F.tau));
+  OOC_CHECK(st = ex_alloc(ex, (size_t)(F.w + 1) * sizeof(double), &F.tau));
   OOC_CHECK(st = ex_host_alloc(ex, (size_t)(P * (nrhs > 0 ? nrhs : 1)) * sizeof(double),
-                               &F.resbuf));
+                               &F.resbuf)); /* ld P: R22 has at most nrhs <= P rows */
   OOC_CHECK(st = ex_event_create(ex, &F.resev));
   /* the state's valid rows on top: [R D] (R's zeros below the diagonal included) */
   if (F.t > 0) {
@@ -248,17 +255,21 @@ ooc_status_t qr_remove_cols(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *o
     ex = own;
   }
   OOC_CHECK(st = ex_alloc(ex, (size_t)(ld * (wc + nrhs)) * sizeof(double), &W));
-  OOC_CHECK(st = ex_alloc(ex, (size_t)(wc + 1) * sizeof(double), &tau));
+  OOC_CHECK(st = ex_alloc(ex, (size_t)(wc + nrhs + 1) * sizeof(double), &tau));
   OOC_CHECK(st = ex_put(ex, 0, h, wc, s->R + c0 + c0 * n, n, W, ld));
   OOC_CHECK(st = ex_put(ex, 0, h, nrhs, s->D + c0, n, W + ld * wc, ld));
-  OOC_CHECK(st = ex_geqrf(ex, 0, h, wc, W, ld, tau));
-  OOC_CHECK(st = ex_ormqr(ex, 0, 'T', h, nrhs, wc, W, ld, tau, W + ld * wc, ld));
+  /* geqrf of [R' D] augmented (as the fold): d's rows in place, R22 under them */
+  OOC_CHECK(st = ex_geqrf(ex, 0, h, wc + nrhs, W, ld, tau));
   if (wc > 0 && h > 1) OOC_CHECK(st = ex_laset(ex, 0, 'L', h - 1, wc, 0.0, 0.0, W + 1, ld));
   OOC_CHECK(st = ex_get(ex, 0, h, wc, W, ld, s->R + c0 + c0 * n, n));
   OOC_CHECK(st = ex_get(ex, 0, h, nrhs, W + ld * wc, ld, s->D + c0, n));
   OOC_CHECK(st = ex_finish(ex));
-  /* D's rows [n2, n) leave the problem: residual components */
-  for (int64_t c = 0; c < nrhs; c++) s->res[c] = hypot(s->res[c], nrm2(pc, s->D + n2 + c * n));
+  /* D's rows [n2, n) now hold R22 (upper triangular; reflectors below): the components that
+   * leave the problem. Column c's are R22[0..c, c]. */
+  for (int64_t c = 0; c < nrhs; c++) {
+    int64_t rows = c + 1 < pc ? c + 1 : pc;
+    s->res[c] = hypot(s->res[c], nrm2(rows, s->D + n2 + c * n));
+  }
   /* compact to ld n2 (in place: every element moves to a lower or equal address) */
   for (int64_t j = 0; j < n2; j++)
     memmove(s->R + j * n2, s->R + j * n, (size_t)n2 * sizeof(double));

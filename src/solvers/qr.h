@@ -16,17 +16,20 @@
  *   the executor holds S = [R D; panel] ((n + P) x (n + nrhs), P >= p: args.panel). Each block is
  *   put under the t valid rows of [R D] (t = min(rows folded, n)) and the blocks already there;
  *   when the next block would not fit in the P panel rows (or at the end), the panel is factored:
- *     1. geqrf of S's first n columns (t + fill rows), ormqr Q_i^T onto S's last nrhs columns;
- *     2. rows [n, t + fill) of the right-hand side columns are residual components: they leave
- *        the problem (orthogonal to R's range) and come back to a host buffer, added to the
- *        residual norms once they have arrived (hypot of the old norm and the rows' scaled
- *        2-norm: no ||b||^2 - ||d||^2 cancellation, no overflow);
+ *     1. geqrf of all n + nrhs columns of the t + fill rows ([A B] augmented: Q_i^T reaches the
+ *        right-hand sides without an ormqr): their top n rows become D, and rows n .. n+nrhs-1
+ *        the upper-triangular R22 of the part orthogonal to R's range, which leaves the problem;
+ *     2. R22 comes back to a host buffer; column k's residual component is R22[0..k, k] (Q
+ *        keeps norms), added to the residual norm once it has arrived (hypot of the old norm and
+ *        its scaled 2-norm: no ||b||^2 - ||d||^2 cancellation, no overflow);
  *     3. laset clears the reflectors under R's diagonal, so S's top is [R D] again.
+ *   (cuSOLVER's ormqr wants a workspace of the panel's size, m x k doubles: the augmented geqrf
+ *   costs ~2 (t + P) n nrhs flops more and no memory.)
  *   Why a panel larger than a block: a geqrf call costs O(n) kernel launches whatever its rows
  *   (cuSOLVER's panel loop), so on a GPU the factorizations should be few and tall, while the
  *   pinned slots stay small.
- *   Flops per factorization: geqrf of a (t + P) x n block, ~2 (t + P) n^2 - 2 n^3 / 3, and its
- *   Q^T on nrhs columns; for P >= n about (2 + 4/3 n/P) m n^2 in all against LAPACK's
+ *   Flops per factorization: geqrf of a (t + P) x (n + nrhs) block, ~2 (t + P) n^2 - 2 n^3 / 3 +
+ *   4 (t + P) n nrhs; for P >= n about (2 + 4/3 n/P) m n^2 in all against LAPACK's
  *   2 m n^2 - 2 n^3/3
  *   (the structured [R; A_i] reduction that skips R's zeros, tpqrt-like, is a follow-up).
  *   I/O: A and B are read once (8 m (n + nrhs) bytes), nothing is written until the end.
@@ -35,7 +38,8 @@
  * qr_remove_cols (update): columns [c0, c1) of R are deleted; R's columns right of them are then
  *   upper Hessenberg-like (c1 - c0 subdiagonals), re-triangularised by geqrf of rows [c0, n) of
  *   the columns from c0 on, Q^T applied to D's rows [c0, n); D's last c1 - c0 rows become
- *   residual components (added to the residual norms). R only: A is not read. O((n - c0)^2 p).
+ *   residual components (added to the residual norms; the same augmented geqrf as the fold, of
+ *   [R' D] from row c0). R only: A is not read. O((n - c0)^2 p).
  * qr_solve: X = R^-1 D (trsm on the executor) after the rank test below.
  *
  * Rank: R's diagonal against the columns' norms. ||R[0:j+1, j]||_2 = ||A[:, j]||_2 (Q is
