@@ -167,10 +167,12 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
   int64_t n = q->n, nrhs = q->nrhs, w = n + nrhs;
   int64_t want = q->o.tile > 0 ? q->o.tile : (4 * n > 4096 ? 4 * n : 4096);
   int64_t state = qr_state_bytes(n, nrhs) + 8 * n * nrhs; /* and X */
-  /* the readers' staging windows (h5m_set_stage: A's and b's) come out of the budget too */
-  int64_t io = q->o.host_mem / 4 < ((int64_t)2 << 20) ? q->o.host_mem / 4 : ((int64_t)2 << 20);
-  if (q->A) h5m_set_stage(q->A, io / 2);
-  if (q->B) h5m_set_stage(q->B, io / 2);
+  /* the readers' staging windows (h5m_set_stage) come out of the budget too: an eighth of it, at
+   * most 1 GiB, 7/8 of that for A (h5m_read decodes as many chunks at once as its stage holds:
+   * the GPU run read 34 GB at 1.4 GB/s with one 128 MiB chunk at a time) */
+  int64_t io = q->o.host_mem / 8 < ((int64_t)1 << 30) ? q->o.host_mem / 8 : ((int64_t)1 << 30);
+  if (q->A) h5m_set_stage(q->A, io / 8 * 7);
+  if (q->B) h5m_set_stage(q->B, io / 8);
   int64_t host_left = q->o.host_mem - state - io;
   char b1[32], b2[32], b3[32], b4[32];
   int64_t p;
