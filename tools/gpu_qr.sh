@@ -48,7 +48,7 @@ $B/oocgen rhs --n 1000 --cols 1 --tile 1000 --seed 6 --force --quiet $D/c.h5:/b
 echo "[$(el) s] inputs"
 py() { python3 -c "
 import json,sys; d=json.loads(open('$1').read().strip().splitlines()[-1])
-print('RESULT $2', d['status'], d['backend'], 'm=%d n=%d block=%d panel=%d blocks=%d' % (, d['n'], d['tile'], d['stripe'], d['steps']),
+print('RESULT $2', d['status'], d['backend'], 'm=%d n=%d block=%d panel=%d blocks=%d' % ($M, d['n'], d['tile'], d['stripe'], d['steps']),
  'total %.2f s: read %.2f compute %.2f write %.2f check %.2f' % tuple(d[k] for k in ('t_total','t_read','t_compute','t_write','t_check')),
  '%.3g flop, %.2f TFLOP/s in compute' % (d['flops'], d['gflops']/1e3), 'peak %.2f GB' % (d['host_peak']/1e9), d['error'][:200])"; }
 $B/oocsolve lstsq $D/A.h5 $D/b.h5 --gpu-mem 8G --check none --json --out $D/A.qr.h5 > $O/lstsq.json 2> $O/lstsq.err
