@@ -131,7 +131,8 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_int(f, "check_products", r->check_products);
   json_str(f, "rejected", r->rejected, 1);
   json_int(f, "info", r->info);
-  if (is_gemm(r)) json_int(f, "gemm_k", r->gemm_k);
+  /* gemm: the inner dimension; lstsq: A's rows m */
+  if (is_gemm(r) || !strncmp(r->kind, "lstsq", 5)) json_int(f, "gemm_k", r->gemm_k);
   json_int(f, "iterations", r->iterations);
   fputs("\"iter_residual\": [", f);
   for (int k = 0; is_iterative(r) && k <= r->iterations && k < OOC_MAX_ITER_REPORT; k++) {
