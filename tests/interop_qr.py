@@ -14,7 +14,8 @@ a quarter of A where A is large enough to say so) and row blocks (--tile) of 1, 
   (c) --update --add-rows U c equals numpy on [A; U], [b; c] (the rows attribute grows by p);
   (d) --update --remove-cols 5:9 equals numpy on A without those columns, /colmap lists the rest;
   (e) a rank-deficient A (a column equal to a combination of two others) exits 4 and writes
-      nothing; m < n exits 3; an existing output without --force is refused and unchanged.
+      nothing; NaN in A exits 3 naming the element; m < n exits 3; an existing output without
+      --force is refused and unchanged.
 Inputs are unchanged afterwards and no temporary file is left behind.
 """
 import hashlib
@@ -174,6 +175,12 @@ def main():
             rep = json.loads(r.stdout)
             check(rep["info"] == 8 and "rank 23 of 24" in rep["error"],
                   f"info = 8 and the rank in the message ({rep['info']}, {rep['error']})")
+        An = rng.standard_normal((m, N))
+        An[17, 3] = np.nan
+        write(p("N.h5"), "A", An)
+        r = run(exe, "lstsq", p("N.h5"), p("uB.h5"), "--out", p("N.qr.h5"), "-q")
+        check(r.returncode == 3 and "[17, 3]" in r.stderr and not os.path.exists(p("N.qr.h5")),
+              f"NaN in A: exit 3 naming the element, nothing written (got {r.returncode})")
         write(p("W.h5"), "A", rng.standard_normal((10, N)))
         write(p("w.h5"), "b", rng.standard_normal((10, 1)))
         r = run(exe, "lstsq", p("W.h5"), p("w.h5"), "-q")

@@ -35,6 +35,7 @@ static const char *USAGE =
     "  --factor FILE        solve: use this factor (from oocsolve factor: Cholesky or LU)\n"
     "                       instead of A\n"
     "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
+    "                       (lstsq: rows per block, default max(4096, 4 n))\n"
     "  --stripe N           columns eliminated per pass (default: as wide as --host-mem allows)\n"
     "  --host-mem SIZE      host memory budget, e.g. 512M, 8G (default: half of the smallest of\n"
     "                       physical memory, the cgroup limit and SLURM's allocation)\n"

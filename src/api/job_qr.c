@@ -14,7 +14,8 @@
  * Written to a temporary file and renamed into place only when complete (h5m_commit).
  *
  * Not here (yet): the output lock and journal of job.c's pipeline (a run is one pass over A:
- * nothing to resume), matrix handles (host arrays, callbacks), the bindings.
+ * nothing to resume), the update on matrix handles (ooc_lstsq_m covers the factorization), the
+ * Fortran binding.
  */
 #include <float.h>
 #include <limits.h>
