@@ -298,6 +298,29 @@ OOC_API ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, cons
                       const char *output, double alpha, double beta, const ooc_opts_t *opts,
                       ooc_report_t *report);
 
+/* Least squares min ||A x - b||_2 (issue 24; docs/CLI.md "lstsq"): A (m x n, m >= n) and b
+ * (m x nrhs, or a 1-D vector) are read once in row blocks and reduced by Householder QR into R
+ * (n x n) and d = Q^T b, Q never formed; x = R^-1 d. Written to `output` (a file name; NULL =
+ * "<A stem>.qr.h5"): the QR state file with /x, /R, /d, /residual_norms, /colmap (docs/CLI.md).
+ * A rank-deficient A (R's diagonal against its columns' norms, docs/NUMERICS.md) is refused with
+ * OOC_ERR_SINGULAR, report->info = the first dependent column + 1; nothing is written. Checked
+ * (opts->check; auto: up to 2^28 elements of A) by a second pass, ||A^T r|| ratio below
+ * check_threshold (default 30), else OOC_ERR_ACCURACY. report: kind "lstsq", method "qr",
+ * n, nrhs, gemm_k = m, tile = the rows per block, steps = blocks, residual = the check ratio.
+ * R (and d) must fit --host-mem (on a GPU, --gpu-mem): else OOC_ERR_BUDGET. */
+OOC_API ooc_status_t ooc_lstsq(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
+                               const ooc_opts_t *opts, ooc_report_t *report);
+
+/* An update of a QR state file into a new one (`output` NULL = "<state stem>.u.h5"; the state file
+ * is never changed): either add rows (add_a = U, p x n, and add_b = c, p x nrhs: folded into R
+ * and d at O((n + p) n^2), whatever the rows before) or remove the original columns [c0, c1)
+ * (0-based, end exclusive; R re-triangularised, A not read). x is solved again and written with
+ * the new state. No residual check (A is not read): report->check = "none". */
+OOC_API ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add_a,
+                                      const char *add_b, int64_t c0, int64_t c1,
+                                      const char *output, const ooc_opts_t *opts,
+                                      ooc_report_t *report);
+
 /* ---- the stable ABI: opaque options and report (for bindings) -------------------------------
  *
  * ooc_opts_t and ooc_report_t above are structs: fine for C code compiled against this header,
@@ -479,6 +502,11 @@ OOC_API ooc_status_t ooc_logdet_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const o
 OOC_API ooc_status_t ooc_gemm_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
                                 const ooc_matrix_t *c0, ooc_matrix_t *c, double alpha, double beta,
                                 const ooc_options_t *opts, ooc_report_t *report);
+/* ooc_lstsq on handles: x (n x nrhs; NULL: none) receives the solution, the file `state` (NULL or
+ * "": none) the QR state; at least one of them. A 1-D b file gives a 1-D x file. */
+OOC_API ooc_status_t ooc_lstsq_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                                 ooc_matrix_t *x, const char *state, const ooc_options_t *opts,
+                                 ooc_report_t *report);
 
 /* Parse a byte size: "512M", "2G", "1.5GiB", "4096" (bytes). Returns -1 if malformed. */
 OOC_API int64_t ooc_parse_size(const char *s);

@@ -804,10 +804,87 @@ static void t_cuda_tuned(void) {
 }
 #endif
 
+/* ---- QR (issue 24) ------------------------------------------------------------------------- */
+
+/* geqrf, ormqr and laset against the ops table, and against their definitions: Q^T A is R
+ * (zeros below the diagonal), Q (Q^T C) = C, R's diagonal as the oracle's (the same sign
+ * convention: dlarfg's). Tall, square, wide and one-element blocks, ld > m. */
+static void qr_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 1, 0, &e) == OOC_OK);
+  const ooc_ops_t *o = oracle(f);
+  static const int64_t S[][2] = {{1, 1}, {7, 3}, {64, 64}, {129, 40}, {20, 37}, {300, 8}};
+  for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
+    int64_t m = S[c][0], n = S[c][1], k = m < n ? m : n, ld = m + 3, nr = 5;
+    double *A = rmat(ld, n, ld), *A0 = malloc((size_t)(ld * n) * sizeof *A0);
+    double *C = rmat(ld, nr, ld), *C0 = malloc((size_t)(ld * nr) * sizeof *C0);
+    double *R = malloc((size_t)(ld * n) * sizeof *R), *RC = malloc((size_t)(ld * nr) * sizeof *RC);
+    double *tau = malloc((size_t)k * sizeof *tau), *tau2 = malloc((size_t)k * sizeof *tau2);
+    memcpy(A0, A, (size_t)(ld * n) * sizeof *A);
+    memcpy(C0, C, (size_t)(ld * nr) * sizeof *C);
+    double *dA = up(e, 0, m, n, A, ld), *dC = up(e, 0, m, nr, C, ld), *dA0 = up(e, 0, m, n, A, ld);
+    double *dtau;
+    CU_ASSERT_FATAL(ex_alloc(e, (size_t)k * sizeof(double), &dtau) == OOC_OK);
+    CU_ASSERT(ex_geqrf(e, 0, m, n, dA, ld, dtau) == OOC_OK);
+    CU_ASSERT(ex_ormqr(e, 0, 'T', m, nr, k, dA, ld, dtau, dC, ld) == OOC_OK);
+    o->geqrf(m, n, A, ld, tau);
+    o->ormqr('T', m, nr, k, A, ld, tau, C, ld);
+    down(e, 0, m, n, dA, ld, R);
+    down(e, 0, m, nr, dC, ld, RC);
+    down(e, 0, k, 1, dtau, k, tau2);
+    double sc = sqrt((double)m);
+    CHECK_CLOSE(f, diff(m, n, R, ld, A, ld, sc, (double)n), 16.0);
+    CHECK_CLOSE(f, diff(m, nr, RC, ld, C, ld, sc, (double)n), 16.0);
+    CHECK_CLOSE(f, diff(k, 1, tau2, k, tau, k, 1.0, (double)m), 16.0);
+    /* Q^T A0 = R: the upper part as geqrf left it, zeros below (to rounding) */
+    CU_ASSERT(ex_ormqr(e, 0, 'T', m, n, k, dA, ld, dtau, dA0, ld) == OOC_OK);
+    double *QA = malloc((size_t)(ld * n) * sizeof *QA);
+    down(e, 0, m, n, dA0, ld, QA);
+    double worst = 0.0;
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) {
+        double want = i <= j ? AT(R, ld, i, j) : 0.0, d = fabs(AT(QA, ld, i, j) - want);
+        if (!(d <= worst)) worst = d;
+      }
+    CU_ASSERT(worst <= 64.0 * sc * (double)n * DBL_EPSILON);
+    if (!(worst <= 64.0 * sc * (double)n * DBL_EPSILON))
+      fprintf(stderr, "  %s: Q^T A - R %.3g at %lld x %lld\n", f->name, worst, (long long)m,
+              (long long)n);
+    /* Q (Q^T C0) = C0 */
+    CU_ASSERT(ex_ormqr(e, 0, 'N', m, nr, k, dA, ld, dtau, dC, ld) == OOC_OK);
+    down(e, 0, m, nr, dC, ld, RC);
+    CU_ASSERT(diff(m, nr, RC, ld, C0, ld, sc, (double)n) <= 64.0);
+    /* laset: each triangle, exact; rows outside the block untouched */
+    static const char UP[] = {'L', 'U', 'A'};
+    for (int u = 0; u < 3; u++) {
+      CU_ASSERT(ex_put(e, 0, ld, n, A0, ld, dA0, ld) == OOC_OK);
+      CU_ASSERT(ex_laset(e, 0, UP[u], m, n, 0.5, -2.0, dA0, ld) == OOC_OK);
+      CU_ASSERT(ex_get(e, 0, ld, n, dA0, ld, QA, ld) == OOC_OK);
+      qsync(e, 0);
+      int bad = 0;
+      for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < ld; i++) {
+          double want = AT(A0, ld, i, j);
+          int in = i < m && ((UP[u] == 'L' && i >= j) || (UP[u] == 'U' && i <= j) || UP[u] == 'A');
+          if (in) want = i == j ? -2.0 : 0.5;
+          bad += AT(QA, ld, i, j) != want;
+        }
+      CU_ASSERT(bad == 0);
+    }
+    ex_free(e, dA), ex_free(e, dC), ex_free(e, dA0), ex_free(e, dtau);
+    free(A), free(A0), free(C), free(C0), free(R), free(RC), free(tau), free(tau2), free(QA);
+  }
+  CU_ASSERT(ex_finish(e) == OOC_OK);
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+}
+
 static void t_blas(void) { for_each(blas_on); }
 static void t_lapack(void) { for_each(lapack_on); }
 static void t_nopiv(void) { for_each(nopiv_on); }
 static void t_mirror(void) { for_each(mirror_on); }
+static void t_qr(void) { for_each(qr_on); }
 static void t_events(void) { for_each(events_on); }
 static void t_memory(void) { for_each(memory_on); }
 static void t_ring(void) { for_each(ring_on); }
@@ -816,6 +893,7 @@ static const tu_test_t tests[] = {
     {"BLAS 3, copies, transpose, fill (vs the ops table)", t_blas},
     {"getrf pivots, laswp, trtri, potrf/potri, getri, info", t_lapack},
     {"getrf without pivoting (ipiv NULL): factors, L U = A, a zero leading pivot", t_nopiv},
+    {"geqrf, ormqr (Q^T and Q), laset (vs the ops table and the definitions)", t_qr},
     {"mirror: a lower triangle's transpose (another's or its own) or zeros above", t_mirror},
     {"queues and events: a chain across three queues", t_events},
     {"budget, buffers left at destroy, allocation faults", t_memory},

@@ -19,14 +19,23 @@ static const char *USAGE =
     "       oocsolve factor [options] A.h5[:/dset]              write L, A = L L^T (SPD A);\n"
     "                                                   --method lu: L\\U and ipiv, PA = LU\n"
     "       oocsolve gemm [options] A.h5[:/dset] B.h5[:/dset]   write C = alpha A B + beta C0\n"
+    "       oocsolve lstsq [options] A.h5[:/dset] b.h5[:/dset]  min ||A x - b||_2 (A m x n, m >= n)\n"
+    "                                                   by QR: x, residual norms, R, d = Q^T b\n"
+    "       oocsolve lstsq --update S.qr.h5 --add-rows U.h5 c.h5   fold rows into a QR state\n"
+    "       oocsolve lstsq --update S.qr.h5 --remove-cols C0:C1    drop columns C0..C1-1\n"
     "\n"
     "options:\n"
     "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, <B>.x.h5:/X for solve,\n"
     "                       <A>.chol.h5:/L for factor, <A>.lu.h5:/LU for factor --method lu,\n"
-    "                       <A>.gemm.h5:/C for gemm)\n"
+    "                       <A>.gemm.h5:/C for gemm, <A>.qr.h5 for lstsq, <S>.u.h5 for\n"
+    "                       an update)\n"
+    "  --update S.qr.h5     lstsq: update this QR state file (written by lstsq) into a new one\n"
+    "  --add-rows U.h5      lstsq --update: rows of A to add (their b is the positional c.h5)\n"
+    "  --remove-cols C0:C1  lstsq --update: remove A's original columns C0..C1-1 (0-based)\n"
     "  --factor FILE        solve: use this factor (from oocsolve factor: Cholesky or LU)\n"
     "                       instead of A\n"
     "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
+    "                       (lstsq: rows per block, default max(4096, 4 n))\n"
     "  --stripe N           columns eliminated per pass (default: as wide as --host-mem allows)\n"
     "  --host-mem SIZE      host memory budget, e.g. 512M, 8G (default: half of the smallest of\n"
     "                       physical memory, the cgroup limit and SLURM's allocation)\n"
@@ -148,10 +157,11 @@ static const optdef_t OPTS[] = {
     {"--keep-fill", NULL, 0},  {"--allow-fill", NULL, 0},  {"--keep-failed", NULL, 0},
     {"--seed", NULL, 1},      {"--rbt-depth", NULL, 1},
     {"--disk-bw", NULL, 1},
+    {"--update", NULL, 1},    {"--add-rows", NULL, 1},    {"--remove-cols", NULL, 1},
 };
 #define NOPTS ((int)(sizeof OPTS / sizeof OPTS[0]))
 
-static const char *const VERBS[] = {"invert", "solve", "logdet", "factor", "gemm"};
+static const char *const VERBS[] = {"invert", "solve", "logdet", "factor", "gemm", "lstsq"};
 
 static const optdef_t *find_opt(const char *name) {
   for (int k = 0; k < NOPTS; k++)
@@ -189,7 +199,9 @@ int main(int argc, char **argv) {
   ooc_opts_default(&o);
   const char *out = NULL, *factor = NULL, *pos[3] = {0}, *c0 = NULL;
   int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, factorize = 0, gemm = 0,
-      have_beta = 0, only_pos = 0, have_seed = 0;
+      have_beta = 0, only_pos = 0, have_seed = 0, lstsq = 0;
+  const char *update = NULL, *add_rows = NULL;
+  int64_t rc0 = 0, rc1 = 0;
   double alpha = 1.0, beta = 1.0;
   for (int k = 1; k < argc && strcmp(argv[k], "--"); k++)
     if (!strcmp(argv[k], "--json")) g_json = 1;
@@ -206,14 +218,17 @@ int main(int argc, char **argv) {
   } else if (argi < argc && strcmp(argv[argi], "gemm") == 0) {
     gemm = 1;
     argi++;
+  } else if (argi < argc && strcmp(argv[argi], "lstsq") == 0) {
+    lstsq = 1;
+    argi++;
   } else if (argi < argc && strcmp(argv[argi], "invert") == 0) {
     argi++;
   } else if (argi < argc && looks_like_verb(argv[argi])) {
-    const char *near = cli_nearest(argv[argi], VERBS, 5);
+    const char *near = cli_nearest(argv[argi], VERBS, 6);
     char hint[64] = "";
     if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
     return usage_error("unknown command '%s'%s: commands are invert (the default), solve, "
-                       "logdet, factor, gemm; an input is a file (no such file '%s')", argv[argi],
+                       "logdet, factor, gemm, lstsq; an input is a file (no such file '%s')", argv[argi],
                        hint, argv[argi]);
   }
   for (; argi < argc; argi++) {
@@ -250,6 +265,18 @@ int main(int argc, char **argv) {
       out = v;
     } else if (!strcmp(a, "--factor")) {
       factor = v;
+    } else if (!strcmp(a, "--update")) {
+      update = v;
+    } else if (!strcmp(a, "--add-rows")) {
+      add_rows = v;
+    } else if (!strcmp(a, "--remove-cols")) {
+      char *e1 = NULL, *e2 = NULL;
+      long long x0 = strtoll(v, &e1, 10), x1 = *e1 == ':' ? strtoll(e1 + 1, &e2, 10) : -1;
+      if (e1 == v || *e1 != ':' || !e2 || e2 == e1 + 1 || *e2 || x0 < 0 || x1 <= x0)
+        return usage_error("%s %s: give C0:C1, 0-based original columns C0 .. C1-1 with "
+                           "0 <= C0 < C1", typed, v);
+      rc0 = x0;
+      rc1 = x1;
     } else if (!strcmp(a, "--tile")) {
       if (cli_int64("oocsolve", typed, v, 1, &o.tile)) return parse_failed();
     } else if (!strcmp(a, "--stripe")) {
@@ -370,15 +397,30 @@ int main(int argc, char **argv) {
     }
   }
   if (npos >= 1 && !solve && !gemm && !logdet && !factorize && looks_like_verb(pos[0]) &&
-      cli_nearest(pos[0], VERBS, 5))
+      cli_nearest(pos[0], VERBS, 6))
     return usage_error("unknown command '%s' (did you mean '%s'?)", pos[0],
-                       cli_nearest(pos[0], VERBS, 5));
+                       cli_nearest(pos[0], VERBS, 6));
+  if ((update || add_rows || rc1 > rc0) && !lstsq)
+    return usage_error("%s", "--update, --add-rows and --remove-cols are lstsq options");
+  if (lstsq) {
+    if ((add_rows || rc1 > rc0) && !update)
+      return usage_error("%s", "--add-rows and --remove-cols update a state: give --update S.qr.h5");
+    if (update && !add_rows && !(rc1 > rc0))
+      return usage_error("%s", "--update needs --add-rows U.h5 c.h5 or --remove-cols C0:C1");
+    if (update && add_rows && rc1 > rc0)
+      return usage_error("%s", "one update at a time: --add-rows or --remove-cols");
+    int want = !update ? 2 : add_rows ? 1 : 0;
+    if (npos != want)
+      return usage_error("%s", !update ? "lstsq needs A and b"
+                               : add_rows ? "lstsq --add-rows U.h5 needs c.h5 (the new rows' b)"
+                                          : "lstsq --remove-cols takes no matrix arguments");
+  }
   if (factor && !solve) return usage_error("%s", "--factor is an option of solve");
-  if (o.trans_b && !solve && !gemm)
+  if (o.trans_b && !solve && !gemm && !lstsq)
     return usage_error("%s", "--trans-b is for solve and gemm (the second matrix)");
   if (o.trans_a && factor)
     return usage_error("%s", "--trans-a does not apply to solve --factor (L is read as written)");
-  if (npos != ((solve && !factor) || gemm ? 2 : 1))
+  if (!lstsq && npos != ((solve && !factor) || gemm ? 2 : 1))
     return usage_error("%s", gemm     ? "gemm needs A and B"
                              : !solve ? "give one input matrix"
                              : factor ? "solve --factor L.h5 needs B only"
@@ -414,7 +456,10 @@ int main(int argc, char **argv) {
   cli_trap_signals(ctx);
   ooc_report_t rep;
   double ld = 0;
-  ooc_status_t st = factor      ? ooc_solve_factor(ctx, factor, pos[0], out, &o, &rep)
+  ooc_status_t st = lstsq && update
+                        ? ooc_lstsq_update(ctx, update, add_rows, pos[0], rc0, rc1, out, &o, &rep)
+                    : lstsq     ? ooc_lstsq(ctx, pos[0], pos[1], out, &o, &rep)
+                    : factor    ? ooc_solve_factor(ctx, factor, pos[0], out, &o, &rep)
                     : solve     ? ooc_solve(ctx, pos[0], pos[1], out, &o, &rep)
                     : gemm      ? ooc_gemm(ctx, pos[0], pos[1], c0, out, alpha, beta, &o, &rep)
                     : logdet    ? ooc_logdet(ctx, pos[0], &o, &rep, &ld)

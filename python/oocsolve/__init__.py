@@ -31,7 +31,7 @@ import numpy as np
 
 from ._lib import ABI_VERSION, FILL_FN, PROGRESS_FN, TAKE_FN, lib
 
-__all__ = ["inv", "solve", "cho_factor", "cho_solve", "logdet", "matmul", "TileSource",
+__all__ = ["inv", "solve", "cho_factor", "cho_solve", "logdet", "matmul", "lstsq", "TileSource",
            "OocError", "version", "build_info", "ABI_VERSION", "option_names"]
 
 OOC_OK = 0
@@ -503,5 +503,29 @@ def matmul(a, b, c=None, *, alpha=1.0, beta=0.0, out=None, progress=None, report
         hx, res = _output(call, out, (sa[0], sb[1]), call.f32(fa and fb and fc))
         call.check(lib.ooc_gemm_m(call.ctx, ha, hb, hc, hx, float(alpha), float(beta), call.opts,
                                   call.report))
+        _finish(call, report)
+        return _shape_like_b(res, b, out)
+
+
+def lstsq(a, b, out=None, *, state=None, progress=None, report=None, **options):
+    """Least squares: x minimising ||a x - b||_2 for a tall ``a`` (m x n, m >= n), by Householder
+    QR out of core (rows streamed, Q never formed; 1-D ``b``: 1-D x).
+
+    ``state="A.qr.h5"`` also writes the QR state file (R, d = Q^T b, residual norms, column map:
+    docs/CLI.md "oocsolve lstsq"), which ``oocsolve lstsq --update`` extends with new rows or
+    fewer columns. A rank-deficient ``a`` raises OocError (OOC_ERR_SINGULAR). Returns a float64
+    array (``out=None``), ``out`` itself (an array written in place) or its file spec.
+
+    >>> import numpy as np, oocsolve
+    >>> a = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> np.allclose(oocsolve.lstsq(a, np.array([1.0, 1.0, 3.0])), [4 / 3, 4 / 3])
+    True
+    """
+    with _Call(options, progress) as call:
+        ha, sa, _ = _input(call, a, "a")
+        hb, sb, _ = _input(call, b, "b")
+        hx, res = _output(call, out, (sa[1], sb[1]), False)
+        st = os.fspath(state).encode() if state is not None else None
+        call.check(lib.ooc_lstsq_m(call.ctx, ha, hb, hx, st, call.opts, call.report))
         _finish(call, report)
         return _shape_like_b(res, b, out)

@@ -64,6 +64,7 @@ _PROTOS = {
     "ooc_logdet_m": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, P_double]),
     "ooc_gemm_m": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_double, c_double,
                            c_void_p, c_void_p]),
+    "ooc_lstsq_m": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_char_p, c_void_p, c_void_p]),
 }
 
 

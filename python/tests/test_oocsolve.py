@@ -191,6 +191,28 @@ def test_matmul(gen, rhs):
     assert np.allclose(oocsolve.matmul(a, b, **SMALL), a @ b)
 
 
+def test_lstsq(tmp_path):
+    """Least squares (issue 24) against numpy.linalg.lstsq: arrays in, x out, the state file."""
+    import h5py
+    rng = np.random.default_rng(24)
+    a = rng.standard_normal((500, 20))
+    b = rng.standard_normal((500, 3))
+    x = oocsolve.lstsq(a, b, state=tmp_path / "s.qr.h5", **SMALL)
+    ref = np.linalg.lstsq(a, b, rcond=None)[0]
+    assert x.shape == (20, 3) and np.abs(x - ref).max() <= 1e-12 * np.abs(ref).max()
+    with h5py.File(tmp_path / "s.qr.h5", "r") as f:
+        assert np.allclose(f["x"][()], x)
+        assert np.allclose(f["residual_norms"][()], np.linalg.norm(b - a @ ref, axis=0))
+        assert f["R"].attrs["rows"] == 500
+    x1 = oocsolve.lstsq(np.asfortranarray(a), b[:, 0], **SMALL)  # 1-D b: 1-D x
+    assert x1.shape == (20,) and np.allclose(x1, ref[:, 0])
+    dep = a.copy()
+    dep[:, 5] = dep[:, 1] + dep[:, 2]
+    with pytest.raises(oocsolve.OocError) as e:
+        oocsolve.lstsq(dep, b, **SMALL)
+    assert "rank deficient" in str(e.value)
+
+
 # ---- outputs -------------------------------------------------------------------------------
 
 def test_outputs(gen, tmp_path):

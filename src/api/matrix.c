@@ -488,3 +488,19 @@ ooc_status_t ooc_gemm_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_
                         const ooc_options_t *opts, ooc_report_t *report) {
   return call_m(ctx, opts, report, MX_GEMM, a, b, c0, c, alpha, beta, NULL);
 }
+
+/* Least squares on handles (issue 24): inputs A and b, the solution into x, the QR state into the
+ * file `state` (either may be absent, not both). */
+ooc_status_t ooc_lstsq_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                         ooc_matrix_t *x, const char *state, const ooc_options_t *opts,
+                         ooc_report_t *report) {
+  if (!ctx) return OOC_ERR_ARG;
+  ooc_clear_error(ctx);
+  const ooc_matrix_t *in[2] = {a, b};
+  ooc_opts_t o;
+  char scratch[4096];
+  OOC_TRY(settle(ctx, opts, in, 2, x, &o, scratch, sizeof scratch));
+  ooc_status_t st = job_lstsq_m(ctx, &o, report, a, b, x, state);
+  if (st != OOC_OK && st != OOC_ERR_ARG && x && x->kind == MK_ARRAY) arr_fill_nan(x);
+  return st;
+}

@@ -42,4 +42,10 @@ ooc_status_t job_call_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *re
                         const ooc_matrix_t *c, const ooc_matrix_t *out, double alpha, double beta,
                         double *logdet);
 
+/* job_qr.c: least squares on handles (x may be NULL when state names a file; state NULL or "":
+ * no state file). */
+ooc_status_t job_lstsq_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
+                         const ooc_matrix_t *a, const ooc_matrix_t *b, const ooc_matrix_t *x,
+                         const char *state);
+
 #endif

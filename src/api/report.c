@@ -159,7 +159,8 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_int(f, "check_products", r->check_products);
   json_str(f, "rejected", r->rejected, 1);
   json_int(f, "info", r->info);
-  if (is_gemm(r)) json_int(f, "gemm_k", r->gemm_k);
+  /* gemm: the inner dimension; lstsq: A's rows m */
+  if (is_gemm(r) || !strncmp(r->kind, "lstsq", 5)) json_int(f, "gemm_k", r->gemm_k);
   json_int(f, "iterations", r->iterations);
   json_int(f, "seed", r->seed);
   json_int(f, "rbt_depth", r->rbt_depth);

@@ -64,6 +64,14 @@
  *             of S's strict lower triangle, A[i + j lda] = S[j + i lds] (full), or 0 (full = 0).
  *             S may be A itself (the upper triangle filled from the lower: no element is both
  *             read and written). A symmetric result's upper half, or a factor's cleared one.
+ *   ex_geqrf: Householder QR of the m x n block in place (ops.h: LAPACK's dgeqrf layout); tau is
+ *             a device buffer of min(m, n) doubles (the reflectors' scalars stay on the device:
+ *             only ex_ormqr reads them). No info: QR cannot fail; rank is read from R's diagonal.
+ *   ex_ormqr: C (m x n, device) := Q^T C (trans 'T') or Q C ('N'), Q from ex_geqrf's k
+ *             reflectors in A (m x k) and tau; left side only (what least squares needs).
+ *   ex_laset: LAPACK's dlaset (ops.h): a triangle (uplo 'L' strictly lower, 'U' strictly upper,
+ *             other: all off-diagonal) := alpha, the diagonal := beta. Clears the reflectors
+ *             geqrf leaves under R.
  */
 #ifndef OOC_EXEC_H
 #define OOC_EXEC_H
@@ -131,6 +139,12 @@ typedef struct ex_ops {
   ooc_status_t (*getri)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
   ooc_status_t (*trtri)(ooc_exec_t *e, int q, char uplo, char diag, int64_t n, double *A,
                         int64_t lda, int64_t *info);
+  ooc_status_t (*geqrf)(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
+                        double *tau);
+  ooc_status_t (*ormqr)(ooc_exec_t *e, int q, char trans, int64_t m, int64_t n, int64_t k,
+                        double *A, int64_t lda, const double *tau, double *C, int64_t ldc);
+  ooc_status_t (*laset)(ooc_exec_t *e, int q, char uplo, int64_t m, int64_t n, double alpha,
+                        double beta, double *A, int64_t lda);
   void (*destroy)(ooc_exec_t *e);
 } ex_ops_t;
 
@@ -265,6 +279,19 @@ static inline ooc_status_t ex_getri(ooc_exec_t *e, int q, int64_t n, double *A, 
 static inline ooc_status_t ex_trtri(ooc_exec_t *e, int q, char uplo, char diag, int64_t n,
                                     double *A, int64_t lda, int64_t *info) {
   return e->op->trtri(e, q, uplo, diag, n, A, lda, info);
+}
+static inline ooc_status_t ex_geqrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A,
+                                    int64_t lda, double *tau) {
+  return e->op->geqrf(e, q, m, n, A, lda, tau);
+}
+static inline ooc_status_t ex_ormqr(ooc_exec_t *e, int q, char trans, int64_t m, int64_t n,
+                                    int64_t k, double *A, int64_t lda, const double *tau,
+                                    double *C, int64_t ldc) {
+  return e->op->ormqr(e, q, trans, m, n, k, A, lda, tau, C, ldc);
+}
+static inline ooc_status_t ex_laset(ooc_exec_t *e, int q, char uplo, int64_t m, int64_t n,
+                                    double alpha, double beta, double *A, int64_t lda) {
+  return e->op->laset(e, q, uplo, m, n, alpha, beta, A, lda);
 }
 /* Waits for everything enqueued, frees what the executor owns (every buffer still allocated is
  * freed too: an error path need not track them). NULL is fine. */

@@ -17,7 +17,7 @@
 
 enum {
   OP_PUT, OP_GET, OP_COPY, OP_FILL, OP_TRANSPOSE, OP_MIRROR, OP_GEMM, OP_SYRK, OP_TRSM, OP_LASWP, OP_GETRF,
-  OP_POTRF, OP_POTRI, OP_GETRI, OP_TRTRI, OP_WAIT, OP_STOP
+  OP_POTRF, OP_POTRI, OP_GETRI, OP_TRTRI, OP_GEQRF, OP_ORMQR, OP_LASET, OP_WAIT, OP_STOP
 };
 
 typedef struct hop {
@@ -152,6 +152,15 @@ static void run_op(const ooc_ops_t *o, hop_t *p) {
     if (p->info) *p->info = r;
     break;
   }
+  case OP_GEQRF: /* tau rides in B (a device buffer: host memory here) */
+    o->geqrf(p->m, p->n, p->C, p->ldc, (double *)p->B);
+    break;
+  case OP_ORMQR:
+    o->ormqr(p->c0, p->m, p->n, p->k, (double *)p->A, p->lda, p->B, p->C, p->ldc);
+    break;
+  case OP_LASET:
+    o->laset(p->c0, p->m, p->n, p->alpha, p->beta, p->C, p->ldc);
+    break;
   default:
     break;
   }
@@ -306,6 +315,23 @@ static ooc_status_t h_trtri(ooc_exec_t *e, int q, char uplo, char diag, int64_t 
   return push(e, q, &(hop_t){.kind = OP_TRTRI, .c0 = uplo, .c1 = diag, .n = n, .C = A, .ldc = lda,
                              .info = info});
 }
+static ooc_status_t h_geqrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
+                            double *tau) {
+  int64_t k = m < n ? m : n;
+  e->stats.flops += 4.0 * m * n * k - 2.0 * (double)(m + n) * k * k + 4.0 * k * k * k / 3.0;
+  return push(e, q, &(hop_t){.kind = OP_GEQRF, .m = m, .n = n, .C = A, .ldc = lda, .B = tau});
+}
+static ooc_status_t h_ormqr(ooc_exec_t *e, int q, char trans, int64_t m, int64_t n, int64_t k,
+                            double *A, int64_t lda, const double *tau, double *C, int64_t ldc) {
+  e->stats.flops += 4.0 * m * n * k - 2.0 * n * k * k;
+  return push(e, q, &(hop_t){.kind = OP_ORMQR, .c0 = trans, .m = m, .n = n, .k = k, .A = A,
+                             .lda = lda, .B = tau, .C = C, .ldc = ldc});
+}
+static ooc_status_t h_laset(ooc_exec_t *e, int q, char uplo, int64_t m, int64_t n, double alpha,
+                            double beta, double *A, int64_t lda) {
+  return push(e, q, &(hop_t){.kind = OP_LASET, .c0 = uplo, .m = m, .n = n, .alpha = alpha,
+                             .beta = beta, .C = A, .ldc = lda});
+}
 
 /* ---- events ------------------------------------------------------------------------------ */
 
@@ -429,7 +455,8 @@ static const ex_ops_t host_ops = {
     .wait = h_wait, .sync = h_sync, .query = h_query, .finish = h_finish, .put = h_put, .get = h_get, .copy = h_copy,
     .fill = h_fill, .transpose = h_transpose, .mirror = h_mirror, .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm,
     .laswp = h_laswp, .getrf = h_getrf, .potrf = h_potrf, .potri = h_potri, .getri = h_getri,
-    .trtri = h_trtri, .destroy = h_destroy,
+    .trtri = h_trtri, .geqrf = h_geqrf, .ormqr = h_ormqr, .laset = h_laset,
+    .destroy = h_destroy,
 };
 
 static ooc_status_t create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, int64_t budget,
@@ -437,8 +464,9 @@ static ooc_status_t create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, in
   *out = NULL;
   if (nqueues <= 0) nqueues = 1;
   if (nqueues > EX_MAX_QUEUES) nqueues = EX_MAX_QUEUES;
-  if (!ops || !ops->trtri)
-    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "host executor: kernel table %s lacks trtri",
+  if (!ops || !ops->trtri || !ops->geqrf || !ops->ormqr || !ops->laset)
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "host executor: kernel table %s lacks trtri or the "
+                    "QR kernels (geqrf, ormqr, laset)",
                     ops ? ops->name : "(none)");
   ooc_exec_t *e = ooc_malloc(ctx, sizeof *e);
   host_t *h = ooc_malloc(ctx, sizeof *h + (size_t)nqueues * sizeof(hqueue_t));

@@ -35,6 +35,42 @@ ooc_status_t h5vec_write_i64(ooc_ctx_t *ctx, h5mat_t *out, const char *path, con
   return OOC_OK;
 }
 
+ooc_status_t h5vec_write_f64(ooc_ctx_t *ctx, h5mat_t *out, const char *path, const double *v,
+                             int64_t rows, int64_t cols, int64_t ld) {
+  hid_t file = (hid_t)h5m_file_id(out);
+  if (file < 0) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "%s: output not open", h5m_name(out));
+  int e = fio_gate(ctx, 1);
+  if (e)
+    return OOC_FAIL(ctx, e == ENOSPC || e == EDQUOT ? OOC_ERR_NOSPACE : OOC_ERR_IO,
+                    "%s: cannot write dataset %s: %s", h5m_path(out), path, strerror(e));
+  int64_t c = cols > 0 ? cols : 1, cnt = rows * c;
+  double *rm = ooc_malloc(ctx, (size_t)(cnt > 0 ? cnt : 1) * sizeof(double));
+  if (!rm)
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of host memory writing %s (%lld x %lld)",
+                    h5m_path(out), path, (long long)rows, (long long)c);
+  for (int64_t i = 0; i < rows; i++) /* row-major, as the file stores it */
+    for (int64_t j = 0; j < c; j++) rm[i * c + j] = v[i + j * ld];
+  H5E_auto2_t fn;
+  void *data;
+  H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  if (H5Lexists(file, path, H5P_DEFAULT) > 0) H5Ldelete(file, path, H5P_DEFAULT);
+  hsize_t dims[2] = {(hsize_t)rows, (hsize_t)c};
+  hid_t sp = H5Screate_simple(cols > 0 ? 2 : 1, dims, NULL), d = -1;
+  herr_t rc = -1;
+  if (sp >= 0)
+    d = H5Dcreate2(file, path, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (d >= 0) rc = cnt > 0 ? H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, rm) : 0;
+  if (d >= 0) H5Dclose(d);
+  if (sp >= 0) H5Sclose(sp);
+  H5Eset_auto2(H5E_DEFAULT, fn, data);
+  ooc_free(ctx, rm);
+  if (rc < 0)
+    return OOC_FAIL(ctx, OOC_ERR_IO, "%s: cannot write the %lld x %lld dataset %s", h5m_path(out),
+                    (long long)rows, (long long)c, path);
+  return OOC_OK;
+}
+
 int h5vec_attr_str(h5mat_t *m, const char *name, char *buf, size_t cap) {
   hid_t dset = (hid_t)h5m_dset_id(m);
   if (!m || dset < 0 || !name || cap == 0) return 0;

@@ -16,5 +16,10 @@
 ooc_status_t h5vec_write_i64(ooc_ctx_t *ctx, h5mat_t *out, const char *path, const int64_t *v,
                              int64_t n);
 int h5vec_attr_str(h5mat_t *m, const char *name, char *buf, size_t cap);
+/* A small float64 dataset beside the output (the QR state file's d, x and residual norms): rows x
+ * cols from column-major v (ld rows), stored as h5py shows a rows x cols array (element (i, j) at
+ * (i, j)); cols 0: a 1-D dataset of `rows` elements. Same contract as h5vec_write_i64. */
+ooc_status_t h5vec_write_f64(ooc_ctx_t *ctx, h5mat_t *out, const char *path, const double *v,
+                             int64_t rows, int64_t cols, int64_t ld);
 
 #endif

@@ -34,6 +34,18 @@
  * - trtri: inverse of the n x n triangular block in place (uplo 'L'/'U', diag 'N'/'U'; the other
  *          triangle untouched). Returns 0, or j+1 if diag is 'N' and A(j,j) == 0 (the block is then
  *          left in an unspecified state).
+ * - geqrf: Householder QR of the m x n block in place, LAPACK's dgeqrf layout: R on and above the
+ *          diagonal, the reflectors' vectors v_i (v_i(i) = 1 implied) below it, tau[i] for
+ *          i < min(m, n); Q = H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^T (dlarfg's choice of
+ *          sign: beta = -sign(alpha) ||x||; tau = 0 when the column below the diagonal is zero).
+ * - ormqr: C := op(Q) C for the m x n block C (left side only), Q from geqrf's k reflectors in
+ *          the m x k block A (rows >= the diagonal read, the strictly upper part never); trans
+ *          'T' applies Q^T (H_0 first), 'N' applies Q. A is not changed (the cpu kernel may set
+ *          its diagonal to 1 during the call and restore it, as LAPACK's dorm2r does: no other
+ *          operation may read A's diagonal meanwhile).
+ * - laset: LAPACK's dlaset: the strictly lower (uplo 'L'), strictly upper ('U') or whole (other)
+ *          off-diagonal part of the m x n block := alpha, its diagonal := beta ('L'/'U': the
+ *          diagonal too, as dlaset does).
  * - threads: the number of threads the backend's own library runs one call on, for the whole
  *            process (OpenBLAS keeps one setting); t > 0 sets it, t <= 0 only asks. Returns the
  *            setting before the call. NULL, or 1 always, for a backend without threads (ref).
@@ -66,6 +78,11 @@ typedef struct ooc_ops {
   int (*threads)(int t);
   /* Appended for the executor (src/exec/exec.h: ex_trtri). */
   int64_t (*trtri)(char uplo, char diag, int64_t n, double *A, int64_t lda);
+  /* Appended for least squares by QR (issue 24: src/solvers/qr.c). */
+  void (*geqrf)(int64_t m, int64_t n, double *A, int64_t lda, double *tau);
+  void (*ormqr)(char trans, int64_t m, int64_t n, int64_t k, double *A, int64_t lda,
+                const double *tau, double *C, int64_t ldc);
+  void (*laset)(char uplo, int64_t m, int64_t n, double alpha, double beta, double *A, int64_t lda);
 } ooc_ops_t;
 
 const ooc_ops_t *ooc_ops_ref(void);

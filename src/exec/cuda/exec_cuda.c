@@ -20,6 +20,8 @@ cudaError_t exc_diag_swap(double *A, int64_t lda, int64_t n, double *save, int r
                           cudaStream_t s);
 cudaError_t exc_mirror(double *A, int64_t lda, const double *S, int64_t lds, int64_t j0,
                        int64_t j1, int full, cudaStream_t s);
+cudaError_t exc_laset(char uplo, int64_t m, int64_t n, double alpha, double beta, double *A,
+                      int64_t lda, cudaStream_t s);
 cudaError_t exc_preload(void);
 /* ocu_kernels.cu (getri's split, through ocu_getri_block) */
 cudaError_t ocu_preload(void);
@@ -774,6 +776,75 @@ static ooc_status_t c_getri(ooc_exec_t *e, int q, int64_t n, double *A, int64_t 
   return leave(X(e), do_getri(X(e), q, n, A, lda, info));
 }
 
+/* QR (issue 24). geqrf: cuSOLVER's 64-bit generic API; its info (an argument check only: QR
+ * cannot fail numerically) lands in the queue's small buffer and is not read back. ormqr:
+ * cuSOLVER has only the 32-bit Dormqr (sizes are checked). laset: exc_laset's kernel. */
+static ooc_status_t do_geqrf(cx_t *x, int q, int64_t m, int64_t n, double *A, int64_t lda,
+                             double *tau) {
+  cq_t *Q = &x->q[q];
+  if (m <= 0 || n <= 0) return OOC_OK;
+  size_t d = 0, h = 0;
+  OOC_TRY(sol_on(x, q));
+  CS(&x->e, cusolverDnXgeqrf_bufferSize(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, CUDA_R_64F,
+                                        tau, CUDA_R_64F, &d, &h));
+  OOC_TRY(ws_need(x, Q, (int64_t)d, h, "geqrf"));
+  int64_t mn = m < n ? m : n;
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "geqrf", 0,
+                    4.0 * m * n * mn - 2.0 * (double)(m + n) * mn * mn + 4.0 * mn * mn * mn / 3.0);
+  CS(&x->e, cusolverDnXgeqrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, CUDA_R_64F, tau,
+                             CUDA_R_64F, Q->ws, d, Q->hws, h, (int *)(Q->small + 1)));
+  ocu_rt_span_end(&x->rt, sp, q);
+  return OOC_OK;
+}
+static ooc_status_t c_geqrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
+                            double *tau) {
+  int64_t k = m < n ? m : n;
+  OOC_TRY(begin(e, q, "geqrf", 4.0 * m * n * k - 2.0 * (double)(m + n) * k * k + 4.0 * k * k * k / 3.0));
+  return leave(X(e), do_geqrf(X(e), q, m, n, A, lda, tau));
+}
+
+static ooc_status_t do_ormqr(cx_t *x, int q, char trans, int64_t m, int64_t n, int64_t k,
+                             double *A, int64_t lda, const double *tau, double *C, int64_t ldc) {
+  cq_t *Q = &x->q[q];
+  if (m <= 0 || n <= 0 || k <= 0) return OOC_OK;
+  if (m > INT_MAX || n > INT_MAX || lda > INT_MAX || ldc > INT_MAX)
+    return OOC_FAIL(x->e.ctx, OOC_ERR_ARG, "executor %s: ormqr of %lld x %lld (lda %lld, ldc "
+                    "%lld): cuSOLVER's ormqr takes 32-bit sizes", x->name, (long long)m,
+                    (long long)n, (long long)lda, (long long)ldc);
+  cublasOperation_t t = op_of(trans);
+  int lw = 0;
+  OOC_TRY(sol_on(x, q));
+  CS(&x->e, cusolverDnDormqr_bufferSize(x->rt.sol, CUBLAS_SIDE_LEFT, t, (int)m, (int)n, (int)k, A,
+                                        (int)lda, tau, C, (int)ldc, &lw));
+  OOC_TRY(ws_need(x, Q, 8 * (int64_t)lw, 0, "ormqr"));
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "ormqr", 0, 4.0 * m * n * k - 2.0 * n * k * k);
+  CS(&x->e, cusolverDnDormqr(x->rt.sol, CUBLAS_SIDE_LEFT, t, (int)m, (int)n, (int)k, A, (int)lda,
+                             tau, C, (int)ldc, (double *)Q->ws, lw, (int *)(Q->small + 1)));
+  ocu_rt_span_end(&x->rt, sp, q);
+  return OOC_OK;
+}
+static ooc_status_t c_ormqr(ooc_exec_t *e, int q, char trans, int64_t m, int64_t n, int64_t k,
+                            double *A, int64_t lda, const double *tau, double *C, int64_t ldc) {
+  OOC_TRY(begin(e, q, "ormqr", 4.0 * m * n * k - 2.0 * n * k * k));
+  return leave(X(e), do_ormqr(X(e), q, trans, m, n, k, A, lda, tau, C, ldc));
+}
+
+static ooc_status_t c_laset(ooc_exec_t *e, int q, char uplo, int64_t m, int64_t n, double alpha,
+                            double beta, double *A, int64_t lda) {
+  cx_t *x = X(e);
+  OOC_TRY(begin(e, q, "laset", 0));
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "laset", 0, 0);
+  cudaError_t c = exc_laset(uplo, m, n, alpha, beta, A, lda, x->q[q].st);
+  ocu_rt_span_end(&x->rt, sp, q);
+  if (c != cudaSuccess) {
+    cudaGetLastError();
+    return leave(x, OOC_FAIL(e->ctx, OOC_ERR_DEVICE, "executor %s: laset of %lld x %lld on queue "
+                             "%d: launch failed: %s", x->name, (long long)m, (long long)n, q,
+                             cudaGetErrorString(c)));
+  }
+  return OOC_OK;
+}
+
 /* ---- creation and the end ------------------------------------------------------------------ */
 
 static void c_destroy(ooc_exec_t *e) {
@@ -796,7 +867,8 @@ static const ex_ops_t cuda_ops = {
     .wait = c_wait, .sync = c_sync, .query = c_query, .finish = c_finish, .put = c_put, .get = c_get, .copy = c_copy,
     .fill = c_fill, .transpose = c_transpose, .mirror = c_mirror, .gemm = c_gemm, .syrk = c_syrk, .trsm = c_trsm,
     .laswp = c_laswp, .getrf = c_getrf, .potrf = c_potrf, .potri = c_potri, .getri = c_getri,
-    .trtri = c_trtri, .destroy = c_destroy,
+    .trtri = c_trtri, .geqrf = c_geqrf, .ormqr = c_ormqr, .laset = c_laset,
+    .destroy = c_destroy,
 };
 
 static int nqueues_of(const ex_cuda_config_t *cfg) {

@@ -19,6 +19,18 @@ __global__ void fill(int64_t m, int64_t n, double v, double *__restrict__ A, int
       A[i + j * lda] = v;
 }
 
+// LAPACK's dlaset: lower (strictly below, 'L'), upper ('U') or every off-diagonal element
+// (mode 0) := alpha, the diagonal := beta.
+__global__ void laset(int mode, int64_t m, int64_t n, double alpha, double beta,
+                      double *__restrict__ A, int64_t lda) {
+  for (int64_t j = blockIdx.y; j < n; j += gridDim.y)
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m;
+         i += (int64_t)gridDim.x * blockDim.x) {
+      if ((mode == 1 && i < j) || (mode == 2 && i > j)) continue;
+      A[i + j * lda] = i == j ? beta : alpha;
+    }
+}
+
 // LAPACK's laswp, forward: for k = k1 .. k2-1 swap rows k and piv[k - k1] of each of the ncols
 // columns. The swaps of one column depend on each other (a row may move twice), so a column is
 // one thread's sequence; columns are independent. The pivots are read by every thread alike
@@ -140,6 +152,16 @@ extern "C" cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64
   int64_t gx = (m + kThreads - 1) / kThreads;
   dim3 g((unsigned)(gx > 1024 ? 1024 : gx), (unsigned)(n > 65535 ? 65535 : n));
   fill<<<g, kThreads, 0, s>>>(m, n, v, A, lda);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t exc_laset(char uplo, int64_t m, int64_t n, double alpha, double beta,
+                                 double *A, int64_t lda, cudaStream_t s) {
+  if (m <= 0 || n <= 0) return cudaSuccess;
+  int mode = (uplo == 'L' || uplo == 'l') ? 1 : (uplo == 'U' || uplo == 'u') ? 2 : 0;
+  int64_t gx = (m + kThreads - 1) / kThreads;
+  dim3 g((unsigned)(gx > 1024 ? 1024 : gx), (unsigned)(n > 65535 ? 65535 : n));
+  laset<<<g, kThreads, 0, s>>>(mode, m, n, alpha, beta, A, lda);
   return cudaGetLastError();
 }
 

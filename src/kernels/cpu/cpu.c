@@ -185,6 +185,37 @@ static int cpu_threads(int t) {
   return was;
 }
 
+/* LAPACKE's high-level calls allocate dgeqrf's / dormqr's workspace (malloc, outside the
+ * context's count: ~n x 64 doubles); if that fails the reference kernel does the call without
+ * workspace (these entry points have no error channel). */
+static void cpu_geqrf(int64_t m, int64_t n, double *A, int64_t lda, double *tau) {
+  if (m == 0 || n == 0) return;
+  if (!fits(m) || !fits(n) || !fits(lda) ||
+      LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (lapack_int)m, (lapack_int)n, A, ld32(lda), tau) != 0)
+    ooc_ops_ref()->geqrf(m, n, A, lda, tau);
+}
+
+static void cpu_ormqr(char trans, int64_t m, int64_t n, int64_t k, double *A, int64_t lda,
+                      const double *tau, double *C, int64_t ldc) {
+  if (m == 0 || n == 0 || k == 0) return;
+  char t = (trans == 'T' || trans == 't') ? 'T' : 'N';
+  if (!fits(m) || !fits(n) || !fits(k) || !fits(lda) || !fits(ldc) ||
+      LAPACKE_dormqr(LAPACK_COL_MAJOR, 'L', t, (lapack_int)m, (lapack_int)n, (lapack_int)k, A,
+                     ld32(lda), tau, C, ld32(ldc)) != 0)
+    ooc_ops_ref()->ormqr(trans, m, n, k, A, lda, tau, C, ldc);
+}
+
+static void cpu_laset(char uplo, int64_t m, int64_t n, double alpha, double beta, double *A,
+                      int64_t lda) {
+  if (m == 0 || n == 0) return;
+  if (!fits(m) || !fits(n) || !fits(lda)) {
+    ooc_ops_ref()->laset(uplo, m, n, alpha, beta, A, lda);
+    return;
+  }
+  char u = (uplo == 'L' || uplo == 'l') ? 'L' : (uplo == 'U' || uplo == 'u') ? 'U' : 'A';
+  LAPACKE_dlaset_work(LAPACK_COL_MAJOR, u, (lapack_int)m, (lapack_int)n, alpha, beta, A, ld32(lda));
+}
+
 static const ooc_ops_t cpu_ops = {
     .name = "cpu",
     .gemm = cpu_gemm,
@@ -198,6 +229,9 @@ static const ooc_ops_t cpu_ops = {
     .potri = cpu_potri,
     .threads = cpu_threads,
     .trtri = cpu_trtri,
+    .geqrf = cpu_geqrf,
+    .ormqr = cpu_ormqr,
+    .laset = cpu_laset,
 };
 
 const ooc_ops_t *ooc_ops_cpu(void) { return &cpu_ops; }

@@ -362,6 +362,80 @@ static int64_t ref_trtri(char uplo, char diag, int64_t n, double *A, int64_t lda
   return 0;
 }
 
+/* ||x||_2 of n entries with stride 1, scaled as LAPACK's dnrm2 (no overflow for huge entries). */
+static double ref_nrm2(int64_t n, const double *x) {
+  double scale = 0.0, ssq = 1.0;
+  for (int64_t i = 0; i < n; i++) {
+    double a = fabs(x[i]);
+    if (a == 0.0) continue;
+    if (scale < a) {
+      ssq = 1.0 + ssq * (scale / a) * (scale / a);
+      scale = a;
+    } else {
+      ssq += (a / scale) * (a / scale);
+    }
+  }
+  return scale * sqrt(ssq);
+}
+
+/* dgeqr2: column by column, dlarfg's reflector (beta = -sign(alpha) hypot(alpha, ||x||)), then
+ * H_i applied to the columns right of it. The oracle: O(m n^2) loops, obviously right. */
+static void ref_geqrf(int64_t m, int64_t n, double *A, int64_t lda, double *tau) {
+  int64_t k = m < n ? m : n;
+  for (int64_t i = 0; i < k; i++) {
+    double *x = &AT(A, lda, i, i);
+    double xnorm = ref_nrm2(m - i - 1, x + 1);
+    if (xnorm == 0.0) {
+      tau[i] = 0.0;
+      continue;
+    }
+    double alpha = x[0];
+    double beta = -copysign(hypot(alpha, xnorm), alpha);
+    tau[i] = (beta - alpha) / beta;
+    double s = 1.0 / (alpha - beta);
+    for (int64_t r = 1; r < m - i; r++) x[r] *= s;
+    x[0] = beta;
+    /* A[i:, j] -= tau v (v^T A[i:, j]), v = [1; x(1:)] */
+    for (int64_t j = i + 1; j < n; j++) {
+      double *c = &AT(A, lda, i, j);
+      double w = c[0];
+      for (int64_t r = 1; r < m - i; r++) w += x[r] * c[r];
+      w *= tau[i];
+      c[0] -= w;
+      for (int64_t r = 1; r < m - i; r++) c[r] -= w * x[r];
+    }
+  }
+}
+
+/* dorm2r, left side: Q^T C applies H_0 first, Q C applies H_{k-1} first. */
+static void ref_ormqr(char trans, int64_t m, int64_t n, int64_t k, double *A, int64_t lda,
+                      const double *tau, double *C, int64_t ldc) {
+  int qt = (trans == 'T' || trans == 't');
+  for (int64_t t = 0; t < k; t++) {
+    int64_t i = qt ? t : k - 1 - t;
+    if (tau[i] == 0.0) continue;
+    const double *v = &AT(A, lda, i, i);
+    for (int64_t j = 0; j < n; j++) {
+      double *c = &AT(C, ldc, i, j);
+      double w = c[0];
+      for (int64_t r = 1; r < m - i; r++) w += v[r] * c[r];
+      w *= tau[i];
+      c[0] -= w;
+      for (int64_t r = 1; r < m - i; r++) c[r] -= w * v[r];
+    }
+  }
+}
+
+static void ref_laset(char uplo, int64_t m, int64_t n, double alpha, double beta, double *A,
+                      int64_t lda) {
+  int lo = (uplo == 'L' || uplo == 'l'), up = (uplo == 'U' || uplo == 'u');
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < m; i++) {
+      if ((lo && i < j) || (up && i > j)) continue;
+      AT(A, lda, i, j) = i == j ? beta : alpha;
+    }
+}
+
 static const ooc_ops_t ref_ops = {
     .name = "ref",
     .gemm = ref_gemm,
@@ -374,6 +448,9 @@ static const ooc_ops_t ref_ops = {
     .potrf = ref_potrf,
     .potri = ref_potri,
     .trtri = ref_trtri,
+    .geqrf = ref_geqrf,
+    .ormqr = ref_ormqr,
+    .laset = ref_laset,
 };
 
 const ooc_ops_t *ooc_ops_ref(void) { return &ref_ops; }

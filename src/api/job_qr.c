@@ -1,0 +1,690 @@
+/*
+ * job_qr.c: least squares as a command (issue 24): ooc_lstsq (factor A's rows into R and d = Q^T b,
+ * solve, check, write the QR state file) and ooc_lstsq_update (add rows, remove columns: from a
+ * state file to a new one). The method is solvers/qr.c on the executor; this file opens the
+ * inputs, plans the row block, picks the executor, checks, and writes the state file.
+ *
+ * The QR state file (docs/CLI.md "lstsq"), every dataset float64 unless said:
+ *   /R              n x n upper triangular (attributes: factor = "qr", rows = m folded, rank,
+ *                   nrhs, method, backend, inputs, check, residual_ratio, block_rows)
+ *   /d              n x nrhs (1-D when b was 1-D): the first n rows of Q^T b
+ *   /x              n x nrhs (1-D likewise): the least-squares solution R^-1 d
+ *   /residual_norms nrhs: ||b_k - A x_k||_2, from the residual rows of the reduction
+ *   /colmap         n int64: the original column of A that each row of x / column of R is
+ * Written to a temporary file and renamed into place only when complete (h5m_commit).
+ *
+ * Not here (yet): the output lock and journal of job.c's pipeline (a run is one pass over A:
+ * nothing to resume), the update on matrix handles (ooc_lstsq_m covers the factorization), the
+ * Fortran binding.
+ */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/matrix.h"
+#include "api/outpath.h"
+#include "base/memlimit.h"
+#include "exec/plugin.h"
+#include "io/h5mat.h"
+#include "io/h5vec.h"
+#include "solvers/qr.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+/* device bytes kept out of the panel for cuSOLVER's geqrf workspace */
+#define QR_GPU_WS_MARGIN ((int64_t)512 << 20)
+/* --check auto: the full check (one more pass over A and b) up to this many elements of A */
+#define QR_CHECK_AUTO_ELEMS ((int64_t)1 << 28)
+#define QR_CHECK_THRESHOLD 30.0
+
+typedef struct lq {
+  ooc_ctx_t *ctx;
+  ooc_opts_t o;
+  ooc_report_t *rep;
+  h5mat_t *A, *B, *out;
+  const ooc_ops_t *ops;
+  ooc_exec_t *ex;
+  int cuda, b1d;
+  int64_t m, n, nrhs, p, P; /* P: the panel (qr.h), p <= P */
+  double t_read;
+  char out_file[PATH_MAX];
+} lq_t;
+
+static ooc_status_t start(lq_t *q, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *rep,
+                          ooc_report_t *local) {
+  memset(q, 0, sizeof *q);
+  q->ctx = ctx;
+  q->rep = rep ? rep : local;
+  memset(q->rep, 0, sizeof *q->rep);
+  q->rep->logdet = NAN;
+  q->rep->pivot_growth = NAN;
+  if (opts) q->o = *opts;
+  else ooc_opts_default(&q->o);
+  if (q->o.host_mem <= 0)
+    q->o.host_mem = ooc_default_host_mem(q->rep->host_limit, sizeof q->rep->host_limit);
+  ooc_clear_error(ctx);
+  ctx->interrupted = 0;
+  ooc_note_step(ctx, 0, 0);
+  ooc_ctx_reset_peak(ctx);
+  snprintf(q->rep->method, sizeof q->rep->method, "qr");
+  snprintf(q->rep->precision, sizeof q->rep->precision, "f64");
+  snprintf(q->rep->out_dtype, sizeof q->rep->out_dtype, "f64");
+  snprintf(q->rep->check, sizeof q->rep->check, "none");
+  q->rep->host_budget = q->o.host_mem;
+  if (q->o.method != OOC_METHOD_AUTO)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq: --method does not apply (least squares is by "
+                    "Householder QR)");
+  return OOC_OK;
+}
+
+static void finish(lq_t *q, double t0) {
+  ex_destroy(q->ex);
+  h5m_close(q->A);
+  h5m_close(q->B);
+  h5m_close(q->out); /* uncommitted: the temporary is removed */
+  q->rep->host_peak = ooc_ctx_host_peak(q->ctx);
+  q->rep->t_total = ooc_now() - t0;
+}
+
+/* ---- inputs ------------------------------------------------------------------------------ */
+
+static ooc_status_t open_spec(lq_t *q, const char *spec, int trans, h5mat_t **out) {
+  char file[PATH_MAX], dset[512];
+  OOC_TRY(h5m_split_spec(q->ctx, spec, file, sizeof file, dset, sizeof dset));
+  OOC_TRY(h5m_open2(q->ctx, file, dset, trans ? H5M_TRANS : 0u, out));
+  if (q->o.allow_fill) h5m_set_allow_fill(*out, 1);
+  return OOC_OK;
+}
+
+/* A's and b's rows [r0, r0 + nr): read, and refused if not finite (the reduction would spread a
+ * NaN over R and every solution). */
+typedef struct rsrc {
+  lq_t *q;
+  h5mat_t *A, *B;
+} rsrc_t;
+
+static ooc_status_t finite_or_fail(lq_t *q, h5mat_t *h, int64_t r0, int64_t nr, int64_t nc,
+                                   const double *v, int64_t ld) {
+  for (int64_t j = 0; j < nc; j++)
+    for (int64_t i = 0; i < nr; i++)
+      if (!isfinite(v[i + j * ld]))
+        return OOC_FAIL(q->ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] (row, column of the "
+                        "matrix as read) is %g: least squares needs finite values",
+                        h5m_name(h), (long long)(r0 + i), (long long)j, v[i + j * ld]);
+  return OOC_OK;
+}
+
+static ooc_status_t read_rows(void *user, int64_t r0, int64_t nr, double *A, int64_t lda,
+                              double *B, int64_t ldb) {
+  rsrc_t *s = user;
+  lq_t *q = s->q;
+  double t0 = ooc_now();
+  int64_t n = h5m_cols(s->A), nrhs = h5m_cols(s->B);
+  OOC_TRY(h5m_read(s->A, r0, 0, nr, n, A, lda));
+  OOC_TRY(h5m_read(s->B, r0, 0, nr, nrhs, B, ldb));
+  OOC_TRY(finite_or_fail(q, s->A, r0, nr, n, A, lda));
+  OOC_TRY(finite_or_fail(q, s->B, r0, nr, nrhs, B, ldb));
+  q->t_read += ooc_now() - t0;
+  return OOC_OK;
+}
+
+/* ---- backend and plan --------------------------------------------------------------------- */
+
+static ooc_status_t pick_backend(lq_t *q) {
+  ooc_ctx_t *ctx = q->ctx;
+  q->cuda = 0;
+  q->ops = q->o.device == OOC_DEVICE_REF ? ooc_ops_ref() : ooc_ops_cpu();
+  if (q->o.device == OOC_DEVICE_AUTO || q->o.device == OOC_DEVICE_CUDA) {
+    char desc[256] = "", why[1024] = "";
+    int found = 0;
+    const ooc_cuda_api_t *cu = ooc_cuda_load(why, sizeof why, &found);
+    if (cu && cu->probe(desc, sizeof desc)) {
+      q->cuda = 1;
+      ooc_warn(q->rep->warnings, sizeof q->rep->warnings, "using GPU 0: %s", desc);
+    } else if (q->o.device == OOC_DEVICE_CUDA) {
+      if (cu) return OOC_FAIL(ctx, OOC_ERR_NODEVICE, "--device cuda: no usable GPU (%s)", desc);
+      return OOC_FAIL(ctx, OOC_ERR_NODEVICE, "--device cuda: %s", why);
+    } else if (!cu && found) {
+      ooc_warn(q->rep->warnings, sizeof q->rep->warnings, "GPU not used: %s", why);
+    }
+  } else if (q->o.device != OOC_DEVICE_CPU && q->o.device != OOC_DEVICE_REF) {
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown device %d", (int)q->o.device);
+  }
+  snprintf(q->rep->backend, sizeof q->rep->backend, "%s", q->cuda ? "cuda" : q->ops->name);
+  return OOC_OK;
+}
+
+/* The row block p: --tile if given, else max(4096, 4n) (the stacked [R; A_i] reduction redoes
+ * R's n rows per block: p >= 4n keeps that under ~1/3 more flops), then whatever the budgets
+ * allow: the host's (the state, and on the host executor the whole workspace; on a GPU the
+ * pinned slots) and the device's (S = (n + p) x (n + nrhs) and cuSOLVER's workspace). R must fit:
+ * otherwise OOC_ERR_BUDGET (a tiled Householder QR for n x n beyond memory is not implemented). */
+static ooc_status_t plan(lq_t *q, int64_t rows) {
+  ooc_ctx_t *ctx = q->ctx;
+  int64_t n = q->n, nrhs = q->nrhs, w = n + nrhs;
+  int64_t want = q->o.tile > 0 ? q->o.tile : (4 * n > 4096 ? 4 * n : 4096);
+  int64_t state = qr_state_bytes(n, nrhs) + 8 * n * nrhs; /* and X */
+  /* the readers' staging windows (h5m_set_stage) come out of the budget too: an eighth of it, at
+   * most 1 GiB, 7/8 of that for A (h5m_read decodes as many chunks at once as its stage holds:
+   * the GPU run read 34 GB at 1.4 GB/s with one 128 MiB chunk at a time) */
+  int64_t io = q->o.host_mem / 8 < ((int64_t)1 << 30) ? q->o.host_mem / 8 : ((int64_t)1 << 30);
+  if (q->A) h5m_set_stage(q->A, io / 8 * 7);
+  if (q->B) h5m_set_stage(q->B, io / 8);
+  int64_t host_left = q->o.host_mem - state - io;
+  char b1[32], b2[32], b3[32], b4[32];
+  int64_t p;
+  if (!q->cuda) {
+    p = qr_block_rows(host_left, n, nrhs);
+    if (p < 1)
+      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem %s: least squares keeps R (n x n, n = %lld) "
+                      "and d (%lld right-hand sides) in memory, %s, and needs %s more for one row "
+                      "block (and %s for reading); R larger than memory (a tiled QR) is not implemented",
+                      ooc_fmt_bytes(q->o.host_mem, b1, sizeof b1), (long long)n, (long long)nrhs,
+                      ooc_fmt_bytes(state, b2, sizeof b2),
+                      ooc_fmt_bytes(qr_workspace_bytes(n, nrhs, 1, 1), b3, sizeof b3),
+                      ooc_fmt_bytes(io, b4, sizeof b4));
+  } else {
+    ex_cuda_config_t xc = {.device = 0, .gpu_mem = q->o.gpu_mem, .nqueues = 1,
+                           .trace = q->o.trace};
+    OOC_TRY(ooc_cuda()->ex_create(ctx, &xc, &q->ex));
+    int64_t room = q->ex->budget - QR_GPU_WS_MARGIN - 8 * (n + 1);
+    int64_t pd = room / (8 * w) - n;
+    /* host: the pinned slots (QR_SLOTS x p rows) and the residual buffer (P <= 16 p rows) */
+    int64_t ph = host_left / (8 * (w * QR_SLOTS + 16 * nrhs));
+    if (pd < 1 || 8 * n * w > room)
+      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem: the device budget %s holds less than R "
+                      "and d (%s) and one row block (n = %lld, %lld right-hand sides); R larger "
+                      "than the device (a tiled QR) is not implemented",
+                      ooc_fmt_bytes(q->ex->budget, b1, sizeof b1),
+                      ooc_fmt_bytes(8 * n * w, b2, sizeof b2), (long long)n, (long long)nrhs);
+    if (ph < 1)
+      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem %s: the QR state (%s) and one row block's "
+                      "staging slots do not fit", ooc_fmt_bytes(q->o.host_mem, b1, sizeof b1),
+                      ooc_fmt_bytes(state, b2, sizeof b2));
+    p = pd < ph ? pd : ph;
+    /* the panel: tall factorizations (cuSOLVER's geqrf costs O(n) launches whatever its rows),
+     * up to 16 blocks, within the device budget */
+    int64_t pb = p < want ? p : want;
+    q->P = pd < 16 * pb ? pd : 16 * pb;
+  }
+  if (p > want) p = want;
+  if (rows > 0 && p > rows) p = rows;
+  if (p < 1) p = 1;
+  if (q->P < p) q->P = p;
+  if (rows > 0 && q->P > rows) q->P = rows > p ? rows : p;
+  q->p = p;
+  q->rep->tile = p;
+  q->rep->stripe = q->P;
+  return OOC_OK;
+}
+
+/* ---- check --------------------------------------------------------------------------------- */
+
+/* One more pass over A and b: r = b - A x per row block, g = A^T r, and the ratio
+ *   max_k ||A^T r_k||_2 / (max(m, n) eps ||A||_F (||A||_F ||x_k||_2 + ||b_k||_2))
+ * (docs/NUMERICS.md: O(1) for a backward-stable solve, whatever A's condition). */
+static ooc_status_t check(lq_t *q, const qr_state_t *s, const double *X, double *ratio) {
+  ooc_ctx_t *ctx = q->ctx;
+  int64_t m = q->m, n = q->n, nrhs = q->nrhs, p = q->p;
+  double *Ab = ooc_malloc(ctx, (size_t)(p * n) * sizeof(double));
+  double *Bb = ooc_malloc(ctx, (size_t)(p * nrhs) * sizeof(double));
+  double *G = ooc_calloc(ctx, (size_t)(n * nrhs), sizeof(double));
+  double *bn = ooc_calloc(ctx, (size_t)nrhs, sizeof(double));
+  ooc_status_t st = OOC_OK;
+  if (!Ab || !Bb || !G || !bn) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the least-squares check (%lld "
+                  "rows of %lld + %lld columns)", (long long)p, (long long)n, (long long)nrhs);
+    goto done;
+  }
+  double an = 0.0;
+  rsrc_t src = {q, q->A, q->B};
+  for (int64_t r0 = 0; r0 < m; r0 += p) {
+    int64_t nr = m - r0 < p ? m - r0 : p;
+    OOC_CHECK(st = read_rows(&src, r0, nr, Ab, p, Bb, p));
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < nr; i++) an = hypot(an, Ab[i + j * p]);
+    for (int64_t c = 0; c < nrhs; c++)
+      for (int64_t i = 0; i < nr; i++) bn[c] = hypot(bn[c], Bb[i + c * p]);
+    q->ops->gemm('N', 'N', nr, nrhs, n, -1.0, Ab, p, X, n, 1.0, Bb, p); /* r */
+    q->ops->gemm('T', 'N', n, nrhs, nr, 1.0, Ab, p, Bb, p, 1.0, G, n);  /* A^T r */
+    OOC_CHECK(st = ooc_tick(ctx, "check", (double)(r0 + nr) / (double)m));
+  }
+  double worst = 0.0, mx = (double)(m > n ? m : n);
+  for (int64_t c = 0; c < nrhs; c++) {
+    double g = 0.0, xn = 0.0;
+    for (int64_t j = 0; j < n; j++) g = hypot(g, G[j + c * n]), xn = hypot(xn, X[j + c * n]);
+    double den = mx * DBL_EPSILON * an * (an * xn + bn[c]);
+    double r = den > 0 ? g / den : (g > 0 ? INFINITY : 0.0);
+    if (!(r <= worst)) worst = r;
+  }
+  *ratio = worst;
+  (void)s;
+done:
+  ooc_free(ctx, Ab);
+  ooc_free(ctx, Bb);
+  ooc_free(ctx, G);
+  ooc_free(ctx, bn);
+  return st;
+}
+
+/* ---- the state file ------------------------------------------------------------------------ */
+
+static void derive_name(const char *file, const char *suffix, char *out, size_t cap) {
+  const char *slash = strrchr(file, '/'), *dot = strrchr(file, '.');
+  if (dot && (!slash || dot > slash + 1) && dot != file)
+    snprintf(out, cap, "%.*s%s%s", (int)(dot - file), file, suffix, dot);
+  else
+    snprintf(out, cap, "%s%s.h5", file, suffix);
+}
+
+/* The output file (a file, not a dataset: the state file holds several), checked against every
+ * file the run reads. */
+static ooc_status_t resolve_output(lq_t *q, const char *spec, const char *from,
+                                   const char *suffix, const char *const *ins, int nins) {
+  if (spec && *spec) {
+    if (strstr(spec, ":/"))
+      return OOC_FAIL(q->ctx, OOC_ERR_ARG, "lstsq --out %s: give a file name only (the QR state "
+                      "file holds /x, /R, /d, /residual_norms and /colmap)", spec);
+    snprintf(q->out_file, sizeof q->out_file, "%s", spec);
+  } else {
+    derive_name(from, suffix, q->out_file, sizeof q->out_file);
+  }
+  OOC_TRY(outpath_check(q->ctx, q->out_file, ins, nins));
+  ooc_fmt(q->rep->output, sizeof q->rep->output, "%s", q->out_file);
+  return OOC_OK;
+}
+
+static ooc_status_t write_state(lq_t *q, const qr_state_t *s, const double *X, int64_t rank,
+                                const char *in_a, const char *in_b, const char *update) {
+  ooc_ctx_t *ctx = q->ctx;
+  ooc_report_t *r = q->rep;
+  int64_t n = s->n, nrhs = s->nrhs;
+  double t0 = ooc_now();
+  OOC_TRY(h5m_create(ctx, q->out_file, "/R", n, n, H5M_F64, 0, q->o.compress, q->o.force,
+                     &q->out));
+  h5mat_t *o = q->out;
+  OOC_TRY(h5m_write(o, 0, 0, n, n, s->R, n));
+  OOC_TRY(h5m_attr_str(o, "factor", "qr"));
+  OOC_TRY(h5m_attr_str(o, "oocsolve_version", OOC_VERSION_STRING));
+  OOC_TRY(h5m_attr_str(o, "method", "qr"));
+  OOC_TRY(h5m_attr_str(o, "backend", r->backend));
+  OOC_TRY(h5m_attr_i64(o, "rows", s->rows));
+  OOC_TRY(h5m_attr_i64(o, "rank", rank));
+  OOC_TRY(h5m_attr_i64(o, "nrhs", nrhs));
+  OOC_TRY(h5m_attr_i64(o, "block_rows", q->p));
+  OOC_TRY(h5m_attr_i64(o, "panel_rows", q->P));
+  OOC_TRY(h5m_attr_str(o, "check", r->check));
+  OOC_TRY(h5m_attr_f64(o, "residual_ratio", r->residual));
+  if (in_a) OOC_TRY(h5m_attr_str(o, "input_a", in_a));
+  if (in_b) OOC_TRY(h5m_attr_str(o, "input_b", in_b));
+  if (update) OOC_TRY(h5m_attr_str(o, "update", update));
+  if (q->o.history) OOC_TRY(h5m_attr_str(o, "history", q->o.history));
+  OOC_TRY(h5vec_write_f64(ctx, o, "/d", s->D, n, q->b1d ? 0 : nrhs, n));
+  OOC_TRY(h5vec_write_f64(ctx, o, "/x", X, n, q->b1d ? 0 : nrhs, n));
+  OOC_TRY(h5vec_write_f64(ctx, o, "/residual_norms", s->res, nrhs, 0, nrhs));
+  OOC_TRY(h5vec_write_i64(ctx, o, "/colmap", s->colmap, n));
+  OOC_TRY(h5m_commit(o));
+  r->bytes_output = 8 * (n * n + 2 * n * nrhs + nrhs + n);
+  r->t_write = ooc_now() - t0;
+  return OOC_OK;
+}
+
+/* A QR state file back into a state (validated: shapes, the factor attribute, the column map). */
+static ooc_status_t read_state(lq_t *q, const char *file, qr_state_t **out) {
+  ooc_ctx_t *ctx = q->ctx;
+  h5mat_t *R = NULL, *D = NULL, *res = NULL, *cm = NULL;
+  qr_state_t *s = NULL;
+  double *tmp = NULL;
+  ooc_status_t st;
+  char f[32] = "";
+  double rows = -1;
+  OOC_CHECK(st = h5m_open2(ctx, file, "/R", 0, &R));
+  if (!h5vec_attr_str(R, "factor", f, sizeof f) || strcmp(f, "qr") ||
+      !h5m_attr_get_f64(R, "rows", &rows)) {
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: not a QR state file (oocsolve lstsq writes one: /R "
+                  "with attributes factor = \"qr\" and rows)", h5m_name(R));
+    goto done;
+  }
+  int64_t n = h5m_rows(R);
+  if (h5m_cols(R) != n) {
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: R is %lld x %lld, not square", h5m_name(R),
+                  (long long)n, (long long)h5m_cols(R));
+    goto done;
+  }
+  OOC_CHECK(st = h5m_open2(ctx, file, "/d", 0, &D));
+  OOC_CHECK(st = h5m_open2(ctx, file, "/residual_norms", 0, &res));
+  OOC_CHECK(st = h5m_open2(ctx, file, "/colmap", 0, &cm));
+  int64_t nrhs = h5m_cols(D);
+  q->b1d = h5m_rank(D) == 1;
+  if (h5m_rows(D) != n || h5m_rows(res) != nrhs || h5m_cols(res) != 1 || h5m_rows(cm) != n ||
+      h5m_cols(cm) != 1 || !(rows >= 0) || rows != floor(rows)) {
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: inconsistent QR state: R %lld x %lld, d %lld x %lld, "
+                  "residual_norms %lld, colmap %lld, rows %g", file, (long long)n, (long long)n,
+                  (long long)h5m_rows(D), (long long)nrhs, (long long)h5m_rows(res),
+                  (long long)h5m_rows(cm), rows);
+    goto done;
+  }
+  OOC_CHECK(st = qr_state_new(ctx, n, nrhs, &s));
+  s->rows = (int64_t)rows;
+  OOC_CHECK(st = h5m_read(R, 0, 0, n, n, s->R, n));
+  OOC_CHECK(st = h5m_read(D, 0, 0, n, nrhs, s->D, n));
+  OOC_CHECK(st = h5m_read(res, 0, 0, nrhs, 1, s->res, nrhs));
+  tmp = ooc_malloc(ctx, (size_t)(n + 1) * sizeof(double));
+  if (!tmp) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(cm));
+    goto done;
+  }
+  OOC_CHECK(st = h5m_read(cm, 0, 0, n, 1, tmp, n));
+  for (int64_t j = 0; j < n; j++) {
+    if (!(tmp[j] >= 0) || tmp[j] != floor(tmp[j]) || (j > 0 && !(tmp[j] > tmp[j - 1])) ||
+        tmp[j] > 9e15) {
+      st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: element [%lld] is %g: the column map holds "
+                    "increasing non-negative column numbers", h5m_name(cm), (long long)j, tmp[j]);
+      goto done;
+    }
+    s->colmap[j] = (int64_t)tmp[j];
+  }
+  for (int64_t j = 0; j < n; j++) /* R's strict lower part is zero by definition */
+    for (int64_t i = j + 1; i < n; i++) s->R[i + j * n] = 0.0;
+  for (int64_t i = 0; i < n * n; i++)
+    if (!isfinite(s->R[i])) {
+      st = OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %g", h5m_name(R),
+                    (long long)(i % n), (long long)(i / n), s->R[i]);
+      goto done;
+    }
+  q->rep->bytes_input += 8 * (n * n + n * nrhs + nrhs + n);
+done:
+  ooc_free(ctx, tmp);
+  h5m_close(R);
+  h5m_close(D);
+  h5m_close(res);
+  h5m_close(cm);
+  if (st != OOC_OK) {
+    qr_state_free(ctx, s);
+    s = NULL;
+  }
+  *out = s;
+  return st;
+}
+
+/* Rank test, solve, report. */
+static ooc_status_t solve(lq_t *q, const qr_state_t *s, double *X, int64_t *rank) {
+  double cond;
+  int64_t bad;
+  *rank = qr_rank(s, &bad, &cond);
+  ooc_status_t st = qr_solve(q->ctx, q->ex, q->ops, s, X, s->n, &q->rep->info);
+  return st;
+}
+
+/* ---- the calls ------------------------------------------------------------------------------ */
+
+/* An input: a spec string, or a handle (a file handle is its spec; an array or callback a virtual
+ * h5mat, api/matrix.h). */
+static ooc_status_t open_input(lq_t *q, const char *spec, const ooc_matrix_t *h, int trans,
+                               h5mat_t **out) {
+  if (h && !matrix_is_file(h)) {
+    OOC_TRY(matrix_open_input(q->ctx, h, trans, out));
+    if (q->o.allow_fill) h5m_set_allow_fill(*out, 1);
+    return OOC_OK;
+  }
+  return open_spec(q, h ? matrix_spec(h) : spec, trans, out);
+}
+
+/* x alone into an output handle (ooc_lstsq_m): a file's spec, or an array or callback; verified
+ * before (the check), committed here. */
+static ooc_status_t write_x(lq_t *q, const ooc_matrix_t *hx, const double *X) {
+  ooc_ctx_t *ctx = q->ctx;
+  h5mat_t *o = NULL;
+  ooc_status_t st;
+  if (matrix_is_file(hx)) {
+    char file[PATH_MAX], dset[512];
+    OOC_TRY(h5m_split_spec(ctx, matrix_spec(hx), file, sizeof file, dset, sizeof dset));
+    if (!dset[0]) snprintf(dset, sizeof dset, "/x");
+    const char *ins[] = {h5m_path(q->A), h5m_data_file(q->A), h5m_path(q->B), h5m_data_file(q->B),
+                         q->out_file};
+    OOC_TRY(outpath_check(ctx, file, ins, 5));
+    OOC_TRY(h5m_create2(ctx, file, dset, q->n, q->nrhs, H5M_F64, 0, q->o.compress, q->o.force,
+                        q->b1d ? H5M_OUT_1D : 0u, &o));
+  } else {
+    OOC_TRY(matrix_open_output(ctx, hx, q->n, q->nrhs, H5M_F64, q->n > 0 ? q->n : 1,
+                               q->o.scratch_dir, &o));
+  }
+  st = h5m_write(o, 0, 0, q->n, q->nrhs, X, q->n);
+  if (st == OOC_OK) st = h5m_attr_str(o, "method", "qr");
+  if (st == OOC_OK) st = h5m_commit(o);
+  h5m_close(o);
+  if (st == OOC_OK) q->rep->bytes_output += 8 * q->n * q->nrhs;
+  return st;
+}
+
+/* ooc_lstsq and ooc_lstsq_m: A and b by spec (a, b) or handle (ha, hb); x into the handle hx
+ * (may be NULL) and the state into the file `output` (NULL: "<A>.qr.h5" when no_state is 0; no
+ * state file when no_state is 1). */
+static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t *ha, const char *b,
+                              const ooc_matrix_t *hb, const ooc_matrix_t *hx, const char *output,
+                              int no_state, const ooc_opts_t *opts, ooc_report_t *report) {
+  if (!ctx) return OOC_ERR_ARG;
+  double t0 = ooc_now();
+  lq_t q;
+  ooc_report_t local;
+  qr_state_t *s = NULL;
+  double *X = NULL;
+  ooc_status_t st = start(&q, ctx, opts, report, &local);
+  ooc_report_t *r = q.rep;
+  snprintf(r->kind, sizeof r->kind, "lstsq");
+  if (st != OOC_OK) goto done;
+  if (((!a || !*a) && !ha) || ((!b || !*b) && !hb)) {
+    st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq needs A and b");
+    goto done;
+  }
+  if (no_state && !hx) {
+    st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq: neither an output for x nor a state file given");
+    goto done;
+  }
+  OOC_CHECK(st = open_input(&q, a, ha, q.o.trans_a, &q.A));
+  OOC_CHECK(st = open_input(&q, b, hb, q.o.trans_b, &q.B));
+  q.m = h5m_rows(q.A);
+  q.n = h5m_cols(q.A);
+  q.nrhs = h5m_cols(q.B);
+  q.b1d = h5m_rank(q.B) == 1;
+  if (q.m < q.n) {
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: A is %lld x %lld: least squares needs m >= n "
+                  "(underdetermined problems, the minimum-norm solution, are not supported)",
+                  h5m_name(q.A), (long long)q.m, (long long)q.n);
+    goto done;
+  }
+  if (h5m_rows(q.B) != q.m) {
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: b has %lld rows; A (%s) has %lld", h5m_name(q.B),
+                  (long long)h5m_rows(q.B), h5m_name(q.A), (long long)q.m);
+    goto done;
+  }
+  r->n = q.n;
+  r->nrhs = q.nrhs;
+  r->gemm_k = q.m;
+  if (!no_state) {
+    const char *ins[] = {h5m_path(q.A), h5m_data_file(q.A), h5m_path(q.B), h5m_data_file(q.B)};
+    if ((!output || !*output) && !h5m_path(q.A)[0]) {
+      st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq: A (%s) is no file: name the state file",
+                    h5m_name(q.A));
+      goto done;
+    }
+    OOC_CHECK(st = resolve_output(&q, output, h5m_path(q.A), ".qr", ins, 4));
+  } else {
+    ooc_fmt(r->output, sizeof r->output, "%s", matrix_name(hx));
+  }
+  OOC_CHECK(st = pick_backend(&q));
+  OOC_CHECK(st = plan(&q, q.m));
+  OOC_CHECK(st = qr_state_new(ctx, q.n, q.nrhs, &s));
+  X = ooc_malloc(ctx, (size_t)(q.n * q.nrhs + 1) * sizeof(double));
+  if (!X) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)", (long long)q.n,
+                  (long long)q.nrhs);
+    goto done;
+  }
+  rsrc_t src = {&q, q.A, q.B};
+  qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
+                  .panel = q.P, .read = read_rows, .user = &src, .phase = "lstsq"};
+  qr_stats_t qs;
+  double tc = ooc_now();
+  st = qr_fold(&qa, s, &qs);
+  r->steps = qs.blocks;
+  r->flops = qs.flops;
+  r->t_read = q.t_read;
+  r->bytes_input = 8 * q.m * (q.n + q.nrhs);
+  if (st != OOC_OK) goto done;
+  int64_t rank;
+  OOC_CHECK(st = solve(&q, s, X, &rank));
+  r->t_compute = ooc_now() - tc - q.t_read;
+  r->flops += (double)q.n * q.n * q.nrhs; /* the triangular solve */
+  r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
+  /* the check: auto = full up to QR_CHECK_AUTO_ELEMS elements of A (it reads A again) */
+  int full = q.o.check == OOC_CHECK_FULL || q.o.check == OOC_CHECK_PROBE ||
+             (q.o.check == OOC_CHECK_AUTO && q.m * q.n <= QR_CHECK_AUTO_ELEMS);
+  if (full) {
+    double tk = ooc_now(), tr = q.t_read, thr = q.o.check_threshold > 0 ? q.o.check_threshold
+                                                                          : QR_CHECK_THRESHOLD;
+    OOC_CHECK(st = check(&q, s, X, &r->residual));
+    r->t_check = ooc_now() - tk;
+    r->bytes_input += 8 * q.m * (q.n + q.nrhs);
+    q.t_read = tr;
+    snprintf(r->check, sizeof r->check, "full");
+    if (!(r->residual < thr)) {
+      st = OOC_FAIL(ctx, OOC_ERR_ACCURACY, "lstsq: the check ratio ||A^T r|| / (max(m, n) eps "
+                    "||A||_F (||A||_F ||x|| + ||b||)) is %.3g, not below %g: nothing was written",
+                    r->residual, thr);
+      goto done;
+    }
+  } else if (q.o.check == OOC_CHECK_AUTO) {
+    ooc_warn(r->warnings, sizeof r->warnings, "check skipped: A has more than %lld elements "
+             "(--check full reads it again)", (long long)QR_CHECK_AUTO_ELEMS);
+  }
+  if (hx) OOC_CHECK(st = write_x(&q, hx, X));
+  if (!no_state) OOC_CHECK(st = write_state(&q, s, X, rank, h5m_name(q.A), h5m_name(q.B), NULL));
+done:
+  if (st == OOC_ERR_SINGULAR && r->info == 0) r->info = 1;
+  ooc_free(ctx, X);
+  qr_state_free(ctx, s);
+  finish(&q, t0);
+  return st;
+}
+
+ooc_status_t ooc_lstsq(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
+                       const ooc_opts_t *opts, ooc_report_t *report) {
+  return lstsq_run(ctx, a, NULL, b, NULL, NULL, output, 0, opts, report);
+}
+
+ooc_status_t job_lstsq_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
+                         const ooc_matrix_t *a, const ooc_matrix_t *b, const ooc_matrix_t *x,
+                         const char *state) {
+  return lstsq_run(ctx, NULL, a, NULL, b, x, state, !state || !*state, opts, report);
+}
+
+ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add_a,
+                              const char *add_b, int64_t c0, int64_t c1, const char *output,
+                              const ooc_opts_t *opts, ooc_report_t *report) {
+  if (!ctx) return OOC_ERR_ARG;
+  double t0 = ooc_now();
+  lq_t q;
+  ooc_report_t local;
+  qr_state_t *s = NULL;
+  double *X = NULL;
+  char what[1200] = "";
+  ooc_status_t st = start(&q, ctx, opts, report, &local);
+  ooc_report_t *r = q.rep;
+  snprintf(r->kind, sizeof r->kind, "lstsq-update");
+  if (st != OOC_OK) goto done;
+  int adding = add_a && *add_a, removing = c1 > c0;
+  if (!state || !*state || adding == removing || (adding && (!add_b || !*add_b))) {
+    st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq update: give a state file and one update: rows to add "
+                  "(U and c) or a column range to remove");
+    goto done;
+  }
+  OOC_CHECK(st = read_state(&q, state, &s));
+  q.n = s->n;
+  q.nrhs = s->nrhs;
+  r->n = q.n;
+  r->nrhs = q.nrhs;
+  if (adding) {
+    OOC_CHECK(st = open_spec(&q, add_a, q.o.trans_a, &q.A));
+    OOC_CHECK(st = open_spec(&q, add_b, q.o.trans_b, &q.B));
+    q.m = h5m_rows(q.A);
+    if (h5m_cols(q.A) != q.n || h5m_cols(q.B) != q.nrhs || h5m_rows(q.B) != q.m) {
+      st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "lstsq --add-rows: U (%s) is %lld x %lld and c (%s) "
+                    "%lld x %lld; the state %s has %lld columns and %lld right-hand sides",
+                    h5m_name(q.A), (long long)q.m, (long long)h5m_cols(q.A), h5m_name(q.B),
+                    (long long)h5m_rows(q.B), (long long)h5m_cols(q.B), state, (long long)q.n,
+                    (long long)q.nrhs);
+      goto done;
+    }
+    snprintf(what, sizeof what, "add rows %s %s to %s", h5m_name(q.A), h5m_name(q.B), state);
+  } else {
+    snprintf(what, sizeof what, "remove columns %lld:%lld from %s", (long long)c0, (long long)c1,
+             state);
+  }
+  r->gemm_k = s->rows + q.m;
+  {
+    const char *ins[] = {state, q.A ? h5m_path(q.A) : NULL, q.A ? h5m_data_file(q.A) : NULL,
+                         q.B ? h5m_path(q.B) : NULL, q.B ? h5m_data_file(q.B) : NULL};
+    OOC_CHECK(st = resolve_output(&q, output, state, ".u", ins, 5));
+  }
+  OOC_CHECK(st = pick_backend(&q));
+  OOC_CHECK(st = plan(&q, q.m));
+  double tc = ooc_now();
+  if (adding) {
+    rsrc_t src = {&q, q.A, q.B};
+    qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
+                    .panel = q.P, .read = read_rows, .user = &src, .phase = "add rows"};
+    qr_stats_t qs;
+    OOC_CHECK(st = qr_fold(&qa, s, &qs));
+    r->steps = qs.blocks;
+    r->flops = qs.flops;
+    r->bytes_input += 8 * q.m * (q.n + q.nrhs);
+  } else {
+    /* [c0, c1) are original column numbers: all must still be in the state, where they are
+     * consecutive (removals keep the order of the rest) */
+    int64_t j0 = 0;
+    while (j0 < s->n && s->colmap[j0] < c0) j0++;
+    int64_t k = c1 - c0;
+    if (c0 < 0 || j0 + k > s->n || s->colmap[j0] != c0 || s->colmap[j0 + k - 1] != c1 - 1) {
+      st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq --remove-cols %lld:%lld: the state %s does not hold "
+                    "all of these original columns (it holds %lld columns, the first %lld, the "
+                    "last %lld; /colmap lists them)", (long long)c0, (long long)c1, state,
+                    (long long)s->n, (long long)s->colmap[0], (long long)s->colmap[s->n - 1]);
+      goto done;
+    }
+    if (k >= s->n) {
+      st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq --remove-cols %lld:%lld: removes every column of "
+                    "the state %s", (long long)c0, (long long)c1, state);
+      goto done;
+    }
+    OOC_CHECK(st = qr_remove_cols(ctx, q.ex, q.ops, s, j0, j0 + k));
+    r->steps = 1;
+    double h = (double)(s->n + k - j0), wc = (double)(s->n - j0); /* geqrf of [R' d] */
+    r->flops = 2.0 * h * wc * wc - 2.0 * wc * wc * wc / 3.0 + 4.0 * h * wc * (double)q.nrhs;
+    q.n = s->n;
+    r->n = q.n;
+  }
+  X = ooc_malloc(ctx, (size_t)(q.n * q.nrhs + 1) * sizeof(double));
+  if (!X) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)", (long long)q.n,
+                  (long long)q.nrhs);
+    goto done;
+  }
+  int64_t rank;
+  OOC_CHECK(st = solve(&q, s, X, &rank));
+  r->t_read = q.t_read;
+  r->t_compute = ooc_now() - tc - q.t_read;
+  r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
+  ooc_warn(r->warnings, sizeof r->warnings, "an update reads no A: no residual check (the state's "
+           "residual norms are carried; docs/NUMERICS.md)");
+  OOC_CHECK(st = write_state(&q, s, X, rank, NULL, NULL, what));
+done:
+  ooc_free(ctx, X);
+  qr_state_free(ctx, s);
+  finish(&q, t0);
+  return st;
+}

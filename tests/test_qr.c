@@ -1,0 +1,576 @@
+/*
+ * test_qr.c: least squares by QR (src/solvers/qr.h) on the host executors (ref, cpu, and the
+ * strict one that exposes schedule bugs), against LAPACK's dgels and the definitions.
+ *
+ * Measures (LAPACK's ddrvls / dqrt17 conventions):
+ * - dqrt17 = ||A^T (B - A X)||_F / (||A||_F ||B||_F max(m, n, nrhs) eps), ours and dgels's
+ *   (LAPACK's threshold is 30);
+ * - the factor: ||R^T R - A^T A||_F / (||A||_F^2 n eps) (Q is never formed: R^T R = A^T A is what
+ *   QR = A says about R), and |r_ij| against dgeqrf's R (rows may differ in sign only);
+ * - the solution against dgels's and, for systems with a known solution, against it;
+ * - the residual norms against dgels's (rows n.. of its output);
+ * - every update against a from-scratch factorization of the updated matrix.
+ * Out of core: the method's host peak stays below a quarter of A (blocks of 1, 7, 64 rows; m from
+ * n to 100 n). The worst ratios are printed.
+ */
+#include <float.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oocsolve.h"
+#include "solvers/qr.h"
+#include "testutil.h"
+
+#define AT(M, ld, i, j) ((M)[(size_t)(i) + (size_t)(j) * (size_t)(ld)])
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static double urand(void) {
+  uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+static double *rmat(int64_t m, int64_t n) {
+  double *A = malloc((size_t)(m * n + 1) * sizeof *A);
+  for (int64_t i = 0; i < m * n; i++) A[i] = urand();
+  return A;
+}
+
+/* ---- harness --------------------------------------------------------------------------------- */
+
+typedef struct src {
+  const double *A, *B;
+  int64_t lda, ldb, n, nrhs;
+} src_t;
+
+static ooc_status_t rd(void *user, int64_t r0, int64_t nr, double *A, int64_t lda, double *B,
+                       int64_t ldb) {
+  src_t *s = user;
+  for (int64_t j = 0; j < s->n; j++)
+    memcpy(A + j * lda, s->A + r0 + j * s->lda, (size_t)nr * sizeof(double));
+  for (int64_t j = 0; j < s->nrhs; j++)
+    memcpy(B + j * ldb, s->B + r0 + j * s->ldb, (size_t)nr * sizeof(double));
+  return OOC_OK;
+}
+
+enum { X_REF, X_CPU, X_STRICT, NX };
+static const char *XNAME[NX] = {"ref", "cpu", "strict"};
+
+static ooc_status_t mkex(ooc_ctx_t *ctx, int x, ooc_exec_t **e) {
+  if (x == X_REF) return ex_host_create(ctx, ooc_ops_ref(), 1, 0, e);
+  if (x == X_CPU) return ex_host_create(ctx, ooc_ops_cpu(), 1, 0, e);
+  return ex_host_create_strict(ctx, ooc_ops_cpu(), 1, 0, 5, e);
+}
+
+/* Fold rows [r0, r1) of (A, B) (lda = ldb = m) into s on executor kind x (NULL exec when x < 0:
+ * the method makes its own over cpu). */
+static int64_t g_panel; /* qr_args.panel for the next folds (0: the block) */
+static ooc_status_t fold(ooc_ctx_t *ctx, int x, qr_state_t *s, const double *A, const double *B,
+                         int64_t m, int64_t r0, int64_t r1, int64_t block) {
+  src_t src = {A + r0, B + r0, m, m, s->n, s->nrhs};
+  ooc_exec_t *e = NULL;
+  if (x >= 0) OOC_TRY(mkex(ctx, x, &e));
+  qr_args_t a = {.ctx = ctx, .exec = e, .ops = ooc_ops_cpu(), .m = r1 - r0, .block = block,
+                 .panel = g_panel, .read = rd, .user = &src};
+  qr_stats_t stt;
+  ooc_status_t st = qr_fold(&a, s, &stt);
+  if (st == OOC_OK) {
+    CU_ASSERT(stt.blocks == (r1 - r0 + block - 1) / block);
+    /* blocks go into the panel (P = max(panel, block) rows, at most m) until the next would not
+     * fit: count the factorizations that makes */
+    int64_t mm = r1 - r0, P = g_panel > block ? g_panel : block, fill = 0, nf = 0;
+    if (P > mm) P = mm > block ? mm : block;
+    for (int64_t q0 = 0; q0 < mm; q0 += block) {
+      int64_t pr = mm - q0 < block ? mm - q0 : block, q1 = q0 + block;
+      int64_t nx = q1 >= mm ? 0 : (mm - q1 < block ? mm - q1 : block);
+      fill += pr;
+      if (nx == 0 || fill + nx > P) nf++, fill = 0;
+    }
+    CU_ASSERT(stt.factorizations == nf);
+  }
+  ex_destroy(e);
+  return st;
+}
+
+static double fro(int64_t m, int64_t n, const double *A, int64_t ld) {
+  double s = 0.0;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < m; i++) s += AT(A, ld, i, j) * AT(A, ld, i, j);
+  return sqrt(s);
+}
+
+/* dqrt17: ||A^T (B - A X)||_F / (||A||_F ||B||_F max(m, n, nrhs) eps). */
+static double dqrt17(int64_t m, int64_t n, int64_t nrhs, const double *A, const double *B,
+                     const double *X, int64_t ldx) {
+  double *r = malloc((size_t)(m * nrhs) * sizeof *r), *g = calloc((size_t)(n * nrhs), sizeof *g);
+  memcpy(r, B, (size_t)(m * nrhs) * sizeof *r);
+  for (int64_t c = 0; c < nrhs; c++)
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) AT(r, m, i, c) -= AT(A, m, i, j) * AT(X, ldx, j, c);
+  for (int64_t c = 0; c < nrhs; c++)
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < m; i++) AT(g, n, j, c) += AT(A, m, i, j) * AT(r, m, i, c);
+  double mx = (double)(m > n ? m : n);
+  if ((double)nrhs > mx) mx = (double)nrhs;
+  double den = fro(m, n, A, m) * fro(m, nrhs, B, m) * mx * DBL_EPSILON;
+  double v = den > 0 ? fro(n, nrhs, g, n) / den : fro(n, nrhs, g, n);
+  free(r), free(g);
+  return v;
+}
+
+/* ||R^T R - A^T A||_F / (||A||_F^2 n eps). */
+static double factor_ratio(int64_t m, int64_t n, const double *A, const qr_state_t *s) {
+  double worst = 0.0, an = fro(m, n, A, m);
+  double sum = 0.0;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) {
+      double rr = 0.0, aa = 0.0;
+      for (int64_t k = 0; k <= (i < j ? i : j); k++) rr += AT(s->R, n, k, i) * AT(s->R, n, k, j);
+      for (int64_t k = 0; k < m; k++) aa += AT(A, m, k, i) * AT(A, m, k, j);
+      sum += (rr - aa) * (rr - aa);
+    }
+  worst = sqrt(sum) / (an * an * (double)n * DBL_EPSILON);
+  return an > 0 ? worst : sqrt(sum);
+}
+
+/* dgels: X (n x nrhs, ld n) and the residual norms (rows n.. of its output). */
+static int dgels(int64_t m, int64_t n, int64_t nrhs, const double *A, const double *B, double *X,
+                 double *res) {
+  double *a = malloc((size_t)(m * n) * sizeof *a), *b = malloc((size_t)(m * nrhs) * sizeof *b);
+  memcpy(a, A, (size_t)(m * n) * sizeof *a);
+  memcpy(b, B, (size_t)(m * nrhs) * sizeof *b);
+  int info = LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', (int)m, (int)n, (int)nrhs, a, (int)m, b, (int)m);
+  for (int64_t c = 0; c < nrhs; c++) {
+    for (int64_t j = 0; j < n; j++) AT(X, n, j, c) = AT(b, m, j, c);
+    double s = 0.0; /* hypot: no underflow or overflow for DLATMS's tiny and huge norms */
+    for (int64_t i = n; i < m; i++) s = hypot(s, AT(b, m, i, c));
+    res[c] = s;
+  }
+  free(a), free(b);
+  return info;
+}
+
+static double rel(int64_t n, int64_t nrhs, const double *X, int64_t ldx, const double *Y,
+                  int64_t ldy) {
+  double d = 0.0, y = 0.0;
+  for (int64_t c = 0; c < nrhs; c++)
+    for (int64_t i = 0; i < n; i++) {
+      double e = AT(X, ldx, i, c) - AT(Y, ldy, i, c);
+      d += e * e;
+      y += AT(Y, ldy, i, c) * AT(Y, ldy, i, c);
+    }
+  return y > 0 ? sqrt(d / y) : sqrt(d);
+}
+
+typedef struct worst {
+  double q17, q17_lapack, factor, xdiff, resdiff;
+  int cases;
+} worst_t;
+
+static void upd(double *w, double v) {
+  if (!(v <= *w)) *w = v;
+}
+
+/* One problem on executor x with block rows: factor, solve, and every comparison. */
+static void check_one(int x, int64_t m, int64_t n, int64_t nrhs, const double *A, const double *B,
+                      int64_t block, worst_t *W, double xtol) {
+  ooc_ctx_t *ctx = tu_ctx();
+  qr_state_t *s;
+  CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s) == OOC_OK);
+  ooc_ctx_reset_peak(ctx);
+  int64_t base = ooc_ctx_host_bytes(ctx);
+  CU_ASSERT_FATAL(fold(ctx, x, s, A, B, m, 0, m, block) == OOC_OK);
+  int64_t peak = ooc_ctx_host_peak(ctx) - base;
+  /* out of core: the method's host memory beside the state is below a quarter of A for every
+   * shape where A is much larger than R (m >= 20 n, blocks << m) */
+  int64_t pb = block < m ? block : m, pp = g_panel > pb ? (g_panel < m ? g_panel : m) : pb;
+  int64_t ws = qr_workspace_bytes(n, nrhs, pb, pp);
+  CU_ASSERT(peak <= ws); /* the planner's count holds */
+  int big = 8 * m * n >= (1 << 20); /* the executor's own ~14 KiB aside */
+  if (big) CU_ASSERT(peak < 8 * m * n / 4);
+  if (!(peak <= ws) || (big && !(peak < 8 * m * n / 4)))
+    fprintf(stderr, "  peak %lld bytes (planned %lld) for A of %lld\n", (long long)peak,
+            (long long)ws, (long long)(8 * m * n));
+  CU_ASSERT(s->rows == m);
+  double *X = malloc((size_t)(n * nrhs) * sizeof *X), *XL = malloc((size_t)(n * nrhs) * sizeof *XL);
+  double *resL = malloc((size_t)nrhs * sizeof *resL);
+  int64_t info = -1;
+  CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s, X, n, &info) == OOC_OK);
+  CU_ASSERT(info == 0);
+  CU_ASSERT(dgels(m, n, nrhs, A, B, XL, resL) == 0);
+  /* the ratios on A / sa, B / sb (X * sa / sb, R / sa, residuals / sb): invariant, and no
+   * overflow for DLATMS's huge and tiny norms */
+  double sa = 0.0, sb = 0.0;
+  for (int64_t i = 0; i < m * n; i++) upd(&sa, fabs(A[i]));
+  for (int64_t i = 0; i < m * nrhs; i++) upd(&sb, fabs(B[i]));
+  if (!(sa > 0)) sa = 1.0;
+  if (!(sb > 0)) sb = 1.0;
+  double *As = malloc((size_t)(m * n) * sizeof *As), *Bs = malloc((size_t)(m * nrhs) * sizeof *Bs);
+  for (int64_t i = 0; i < m * n; i++) As[i] = A[i] / sa;
+  for (int64_t i = 0; i < m * nrhs; i++) Bs[i] = B[i] / sb;
+  for (int64_t i = 0; i < n * nrhs; i++) X[i] *= sa / sb, XL[i] *= sa / sb;
+  for (int64_t i = 0; i < n * n; i++) s->R[i] /= sa;
+  for (int64_t c = 0; c < nrhs; c++) s->res[c] /= sb, resL[c] /= sb;
+  A = As, B = Bs;
+  double q = dqrt17(m, n, nrhs, A, B, X, n), ql = dqrt17(m, n, nrhs, A, B, XL, n);
+  double fr = factor_ratio(m, n, A, s), xd = rel(n, nrhs, X, n, XL, n);
+  /* the streamed residual norms against ||b - A x|| computed here (dgels's rows n.. are not
+   * unscaled when it scales B, so they are no reference): within the rounding of forming r,
+   * m eps (||A|| ||x|| + ||b||) */
+  double an = fro(m, n, A, m), rd_ = 0.0;
+  for (int64_t c = 0; c < nrhs; c++) {
+    double r = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+      double v = AT(B, m, i, c);
+      for (int64_t j = 0; j < n; j++) v -= AT(A, m, i, j) * AT(X, n, j, c);
+      r = hypot(r, v);
+    }
+    double scale = (double)m * DBL_EPSILON * (an * fro(n, 1, X + c * n, n) + fro(m, 1, B + c * m, m));
+    upd(&rd_, fabs(s->res[c] - r) / scale);
+  }
+  CU_ASSERT(q <= 30.0 || q <= 10.0 * ql);
+  CU_ASSERT(fr <= 30.0);
+  CU_ASSERT(xd <= xtol);
+  CU_ASSERT(rd_ <= 1.0);
+  if (!(q <= 30.0 || q <= 10.0 * ql) || !(fr <= 30.0) || !(xd <= xtol) || !(rd_ <= 1.0))
+    fprintf(stderr, "  %s m %lld n %lld block %lld: dqrt17 %.3g (dgels %.3g) factor %.3g x-diff "
+            "%.3g res-diff %.3g\n", XNAME[x], (long long)m, (long long)n, (long long)block, q, ql,
+            fr, xd, rd_);
+  upd(&W->q17, q), upd(&W->q17_lapack, ql), upd(&W->factor, fr), upd(&W->xdiff, xd);
+  upd(&W->resdiff, rd_);
+  W->cases++;
+  free(X), free(XL), free(resL), free(As), free(Bs);
+  qr_state_free(ctx, s);
+  tu_ctx_done(ctx);
+}
+
+/* ---- tests ----------------------------------------------------------------------------------- */
+
+/* Random overdetermined systems, m from n to 100 n, blocks 1, 7, 64, on every executor. */
+static void t_dgels(void) {
+  static const int64_t N[][2] = {{1, 1}, {1, 5}, {12, 1}, {12, 3}, {12, 100}, {40, 2}, {40, 20}, {40, 100}};
+  static const int64_t BL[] = {1, 7, 64};
+  worst_t W = {0};
+  for (int x = 0; x < NX; x++)
+    for (size_t c = 0; c < sizeof N / sizeof N[0]; c++)
+      for (size_t b = 0; b < 3; b++)
+        for (int pan = 0; pan < 2; pan++) { /* panel = the block, or several blocks */
+          int64_t n = N[c][0], m = n * N[c][1], nrhs = 3;
+          if (x == X_STRICT && b == 0 && m > 200) continue; /* 5 us per operation */
+          g_panel = pan ? 3 * BL[b] + 2 : 0;
+          double *A = rmat(m, n), *B = rmat(m, nrhs);
+          check_one(x, m, n, nrhs, A, B, BL[b], &W, 1e-9);
+          free(A), free(B);
+        }
+  g_panel = 0;
+  printf("\n  %d cases: worst dqrt17 %.3g (dgels %.3g), factor %.3g, |x - x_dgels| %.3g, "
+         "residual norm vs ||b - Ax|| %.3g (units of m eps (|A||x|+|b|))\n", W.cases, W.q17, W.q17_lapack, W.factor, W.xdiff, W.resdiff);
+}
+
+/* Consistent systems A x0 = b: x0 back to rounding, residual norm ~ 0. */
+static void t_known(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  static const int64_t S[][2] = {{10, 10}, {30, 10}, {1000, 10}};
+  for (size_t c = 0; c < 3; c++) {
+    int64_t m = S[c][0], n = S[c][1], nrhs = 2;
+    double *A = rmat(m, n), *X0 = rmat(n, nrhs), *B = calloc((size_t)(m * nrhs), sizeof *B);
+    for (int64_t k = 0; k < nrhs; k++)
+      for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) AT(B, m, i, k) += AT(A, m, i, j) * AT(X0, n, j, k);
+    qr_state_t *s;
+    CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s) == OOC_OK);
+    CU_ASSERT(fold(ctx, X_STRICT, s, A, B, m, 0, m, 7) == OOC_OK);
+    double *X = malloc((size_t)(n * nrhs) * sizeof *X);
+    CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s, X, n, NULL) == OOC_OK);
+    double e = rel(n, nrhs, X, n, X0, n), bn = fro(m, nrhs, B, m);
+    CU_ASSERT(e < 1e-12);
+    for (int64_t k = 0; k < nrhs; k++) CU_ASSERT(s->res[k] <= 1e-13 * bn);
+    printf("  m %lld n %lld: |x - x0| / |x0| = %.3g, residual %.3g |b|\n", (long long)m,
+           (long long)n, e, s->res[0] / bn);
+    free(A), free(X0), free(B), free(X);
+    qr_state_free(ctx, s);
+  }
+  tu_ctx_done(ctx);
+}
+
+#ifdef OOC_HAVE_TMGLIB
+extern void dlatms_(const int *m, const int *n, const char *dist, int *iseed, const char *sym,
+                    double *d, const int *mode, const double *cond, const double *dmax,
+                    const int *kl, const int *ku, const char *pack, double *a, const int *lda,
+                    double *work, int *info, size_t ldist, size_t lsym, size_t lpack);
+
+/* DLATMS m x n matrices as LAPACK's test drivers make them: condition 2, sqrt(0.1/eps) (badc1),
+ * and norms near underflow and overflow; compared with dgels by the dqrt17 ratio. */
+static void t_dlatms(void) {
+  double eps = DBL_EPSILON, badc1 = sqrt(0.1 / eps), small = 0.25 * (DBL_MIN / eps);
+  static const int64_t S[][2] = {{20, 20}, {60, 20}, {200, 8}, {400, 25}};
+  double conds[4] = {2.0, badc1, 2.0, 2.0}, norms[4] = {1.0, 1.0, small, 1.0 / small};
+  worst_t W = {0};
+  for (size_t c = 0; c < 4; c++)
+    for (int t = 0; t < 4; t++) {
+      int m = (int)S[c][0], n = (int)S[c][1], kl = m - 1, ku = n - 1, mode = 3, info = 0;
+      int iseed[4] = {1988, 1989, 1990, 1991};
+      char dist = 'S', sym = 'N', pack = 'N';
+      double *A = calloc((size_t)m * n, sizeof *A), *d = malloc((size_t)(m + n) * sizeof *d);
+      double *work = malloc((size_t)(3 * (m + n)) * sizeof *work);
+      dlatms_(&m, &n, &dist, iseed, &sym, d, &mode, &conds[t], &norms[t], &kl, &ku, &pack, A, &m,
+              work, &info, 1, 1, 1);
+      CU_ASSERT_FATAL(info == 0);
+      double *B = rmat(m, 2);
+      for (int64_t i = 0; i < 2 * (int64_t)m; i++) B[i] *= norms[t];
+      /* the solution of an ill-conditioned problem moves with cond^2 |r|: compare by dqrt17,
+       * x only loosely there */
+      check_one(X_CPU, m, n, 2, A, B, 7, &W, t == 1 ? 1e-2 : 1e-9);
+      free(A), free(d), free(work), free(B);
+    }
+  printf("\n  %d DLATMS cases: worst dqrt17 %.3g (dgels %.3g), factor %.3g\n", W.cases, W.q17,
+         W.q17_lapack, W.factor);
+}
+#endif
+
+/* Add rows: fold A's first m1 rows, then the rest from the stored state; the same as folding all
+ * at once (R to signs, X, residuals). */
+static void t_add_rows(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  static const int64_t S[][3] = {{12, 40, 100}, {12, 5, 30}, {20, 20, 1}, {20, 200, 1000}};
+  double worst = 0.0;
+  for (size_t c = 0; c < 4; c++) {
+    int64_t n = S[c][0], m1 = S[c][1], m = m1 + S[c][2], nrhs = 2;
+    double *A = rmat(m, n), *B = rmat(m, nrhs);
+    qr_state_t *s1, *s2;
+    CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s1) == OOC_OK);
+    CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s2) == OOC_OK);
+    CU_ASSERT(fold(ctx, X_STRICT, s1, A, B, m, 0, m1, 7) == OOC_OK);
+    g_panel = 150; /* the rows added in panels of several blocks */
+    CU_ASSERT(fold(ctx, c % 2 ? X_STRICT : X_CPU, s1, A, B, m, m1, m, 64) == OOC_OK);
+    g_panel = 0;
+    CU_ASSERT(fold(ctx, X_CPU, s2, A, B, m, 0, m, 13) == OOC_OK);
+    CU_ASSERT(s1->rows == m && s2->rows == m);
+    double d = 0.0;
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i <= j; i++)
+        upd(&d, fabs(fabs(AT(s1->R, n, i, j)) - fabs(AT(s2->R, n, i, j))));
+    double *X1 = malloc((size_t)(n * nrhs) * sizeof *X1), *X2 = malloc((size_t)(n * nrhs) * sizeof *X2);
+    CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s1, X1, n, NULL) == OOC_OK);
+    CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s2, X2, n, NULL) == OOC_OK);
+    double an = fro(m, n, A, m), xd = rel(n, nrhs, X1, n, X2, n);
+    CU_ASSERT(d <= 1e-13 * an);
+    CU_ASSERT(xd <= 1e-12);
+    for (int64_t k = 0; k < nrhs; k++)
+      CU_ASSERT(fabs(s1->res[k] - s2->res[k]) <= 1e-13 * (s2->res[k] + 1.0));
+    upd(&worst, xd);
+    free(A), free(B), free(X1), free(X2);
+    qr_state_free(ctx, s1);
+    qr_state_free(ctx, s2);
+  }
+  printf("  add rows vs from scratch: worst |x - x_scratch| / |x| = %.3g\n", worst);
+  tu_ctx_done(ctx);
+}
+
+/* Remove columns [c0, c1) from R against a factorization of A without them: X, residuals, the
+ * column map. */
+static void t_remove_cols(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t n = 16, m = 120, nrhs = 2;
+  static const int64_t C[][2] = {{0, 1}, {15, 16}, {3, 9}, {0, 10}, {10, 16}, {5, 6}};
+  double worst = 0.0;
+  for (size_t c = 0; c < sizeof C / sizeof C[0]; c++) {
+    int64_t c0 = C[c][0], c1 = C[c][1], n2 = n - (c1 - c0);
+    double *A = rmat(m, n), *B = rmat(m, nrhs), *A2 = malloc((size_t)(m * n2) * sizeof *A2);
+    for (int64_t j = 0, k = 0; j < n; j++)
+      if (j < c0 || j >= c1) memcpy(A2 + (k++) * m, A + j * m, (size_t)m * sizeof(double));
+    qr_state_t *s1, *s2;
+    CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s1) == OOC_OK);
+    CU_ASSERT_FATAL(qr_state_new(ctx, n2, nrhs, &s2) == OOC_OK);
+    CU_ASSERT(fold(ctx, X_CPU, s1, A, B, m, 0, m, 32) == OOC_OK);
+    ooc_exec_t *e;
+    CU_ASSERT_FATAL(mkex(ctx, c % 2 ? X_STRICT : X_REF, &e) == OOC_OK);
+    CU_ASSERT(qr_remove_cols(ctx, e, NULL, s1, c0, c1) == OOC_OK);
+    ex_destroy(e);
+    CU_ASSERT(fold(ctx, X_CPU, s2, A2, B, m, 0, m, 32) == OOC_OK);
+    CU_ASSERT(s1->n == n2);
+    for (int64_t j = 0; j < n2; j++) CU_ASSERT(s1->colmap[j] == (j < c0 ? j : j + (c1 - c0)));
+    double *X1 = malloc((size_t)(n2 * nrhs) * sizeof *X1), *X2 = malloc((size_t)(n2 * nrhs) * sizeof *X2);
+    CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s1, X1, n2, NULL) == OOC_OK);
+    CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s2, X2, n2, NULL) == OOC_OK);
+    double xd = rel(n2, nrhs, X1, n2, X2, n2);
+    CU_ASSERT(xd <= 1e-12);
+    for (int64_t k = 0; k < nrhs; k++)
+      CU_ASSERT(fabs(s1->res[k] - s2->res[k]) <= 1e-12 * s2->res[k]);
+    CU_ASSERT(factor_ratio(m, n2, A2, s1) <= 30.0);
+    upd(&worst, xd);
+    free(A), free(B), free(A2), free(X1), free(X2);
+    qr_state_free(ctx, s1);
+    qr_state_free(ctx, s2);
+  }
+  /* a range outside R, or one that leaves nothing, is refused */
+  qr_state_t *s;
+  CU_ASSERT_FATAL(qr_state_new(ctx, 4, 1, &s) == OOC_OK);
+  CU_ASSERT(qr_remove_cols(ctx, NULL, ooc_ops_cpu(), s, 2, 5) == OOC_ERR_ARG);
+  CU_ASSERT(qr_remove_cols(ctx, NULL, ooc_ops_cpu(), s, 0, 4) == OOC_ERR_ARG);
+  CU_ASSERT(qr_remove_cols(ctx, NULL, ooc_ops_cpu(), s, 3, 3) == OOC_ERR_ARG);
+  qr_state_free(ctx, s);
+  printf("  remove columns vs from scratch: worst |x - x_scratch| / |x| = %.3g\n", worst);
+  tu_ctx_done(ctx);
+}
+
+/* Rank deficiency is refused, naming the column: a combination of earlier columns, a zero column,
+ * fewer rows than columns. */
+static void t_rank(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t m = 50, n = 8, nrhs = 1;
+  for (int kind = 0; kind < 3; kind++) {
+    double *A = rmat(m, n), *B = rmat(m, nrhs);
+    int64_t rows = m, want = 0;
+    if (kind == 0) { /* column 5 = column 1 + 2 column 3 */
+      for (int64_t i = 0; i < m; i++) AT(A, m, i, 5) = AT(A, m, i, 1) + 2.0 * AT(A, m, i, 3);
+      want = 6;
+    } else if (kind == 1) {
+      for (int64_t i = 0; i < m; i++) AT(A, m, i, 2) = 0.0;
+      want = 3;
+    } else {
+      rows = 5;
+      want = 6;
+    }
+    qr_state_t *s;
+    ooc_clear_error(ctx);
+    CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s) == OOC_OK);
+    CU_ASSERT(fold(ctx, X_CPU, s, A, B, m, 0, rows, 4) == OOC_OK);
+    int64_t bad, info = 0;
+    double cond;
+    int64_t rank = qr_rank(s, &bad, &cond);
+    CU_ASSERT(rank == (kind == 2 ? 5 : 7));
+    CU_ASSERT(bad == want - 1);
+    double *X = malloc((size_t)n * sizeof *X);
+    CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s, X, n, &info) == OOC_ERR_SINGULAR);
+    CU_ASSERT(info == want);
+    CU_ASSERT(strstr(ooc_ctx_error(ctx), kind == 2 ? "rows for" : "rank deficient") != NULL);
+    printf("  case %d: %s\n", kind, ooc_ctx_error(ctx));
+    free(A), free(B), free(X);
+    qr_state_free(ctx, s);
+  }
+  tu_ctx_done(ctx);
+}
+
+/* Every host allocation of a fold + solve fails in turn: a clean OOC_ERR_NOMEM, nothing leaked
+ * (tu_ctx_done checks), and the run that gets all its memory is right. */
+static void t_faults(void) {
+  int64_t m = 300, n = 10, nrhs = 2;
+  double *A = rmat(m, n), *B = rmat(m, nrhs), *XL = malloc((size_t)(n * nrhs) * sizeof *XL);
+  double resL[2];
+  CU_ASSERT(dgels(m, n, nrhs, A, B, XL, resL) == 0);
+  int ok = 0, k;
+  for (k = 1; k < 200 && !ok; k++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    qr_state_t *s = NULL;
+    double *X = malloc((size_t)(n * nrhs) * sizeof *X);
+    ooc_fault_arm(ctx, OOC_FAULT_ALLOC, k, 0, 0);
+    ooc_status_t st = qr_state_new(ctx, n, nrhs, &s);
+    if (st == OOC_OK) st = fold(ctx, -1, s, A, B, m, 0, m, 16);
+    if (st == OOC_OK) st = qr_solve(ctx, NULL, ooc_ops_cpu(), s, X, n, NULL);
+    CU_ASSERT(st == OOC_OK || st == OOC_ERR_NOMEM);
+    if (st == OOC_OK) {
+      ok = 1;
+      CU_ASSERT(rel(n, nrhs, X, n, XL, n) < 1e-10);
+    } else {
+      CU_ASSERT(ooc_fault_injected(ctx, OOC_FAULT_ALLOC) == 1);
+    }
+    qr_state_free(ctx, s);
+    free(X);
+    tu_ctx_done(ctx);
+  }
+  CU_ASSERT(ok);
+  printf("  %d allocation faults, each a clean OOC_ERR_NOMEM\n", k - 2);
+  free(A), free(B), free(XL);
+}
+
+/* The lstsq job (ooc_lstsq, then an add-rows and a remove-columns update) with every host
+ * allocation failing in turn: a clean OOC_ERR_NOMEM, nothing leaked, no output and no temporary
+ * left; the run that gets its memory writes the state. */
+static void t_job_faults(void) {
+  int64_t m = 200, n = 6, nrhs = 2;
+  double *A = rmat(m, n), *B = rmat(m, nrhs), *U = rmat(30, n), *C = rmat(30, nrhs);
+  const char *fa = tu_path("fa.h5"), *fb = tu_path("fb.h5"), *fu = tu_path("fu.h5"),
+             *fc = tu_path("fc.h5");
+  tu_write_matrix(fa, "A", m, n, A, 2);
+  tu_write_matrix(fb, "B", m, nrhs, B, 2);
+  tu_write_matrix(fu, "U", 30, n, U, 2);
+  tu_write_matrix(fc, "C", 30, nrhs, C, 2);
+  char out[3][512];
+  snprintf(out[0], sizeof out[0], "%s", tu_path("fs.qr.h5"));
+  snprintf(out[1], sizeof out[1], "%s", tu_path("fs.add.h5"));
+  snprintf(out[2], sizeof out[2], "%s", tu_path("fs.rm.h5"));
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  o.tile = 16;
+  int faults = 0;
+  for (int call = 0; call < 3; call++) {
+    int ok = 0;
+    for (int k = 1; k < 400 && !ok; k++) {
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_report_t rep;
+      ooc_fault_arm(ctx, OOC_FAULT_ALLOC, k, 0, 0);
+      ooc_status_t st = call == 0   ? ooc_lstsq(ctx, fa, fb, out[0], &o, &rep)
+                        : call == 1 ? ooc_lstsq_update(ctx, out[0], fu, fc, 0, 0, out[1], &o, &rep)
+                                    : ooc_lstsq_update(ctx, out[0], NULL, NULL, 2, 4, out[2], &o,
+                                                       &rep);
+      int injected = ooc_fault_injected(ctx, OOC_FAULT_ALLOC) > 0;
+      CU_ASSERT(st == OOC_OK || (st == OOC_ERR_NOMEM && injected));
+      if (st != OOC_OK) {
+        if (st != OOC_ERR_NOMEM) fprintf(stderr, "  call %d fault %d: %s\n", call, k, ooc_ctx_error(ctx));
+        CU_ASSERT(!tu_file_exists(out[call]));
+        faults++;
+      }
+      ok = st == OOC_OK;
+      tu_ctx_done(ctx);
+    }
+    CU_ASSERT(ok);
+    CU_ASSERT(tu_file_exists(out[call]));
+  }
+  /* the states against the library's own from-scratch answers */
+  int64_t r, c;
+  double *x1 = tu_read_matrix(tu_path("fs.add.h5:/x"), &r, &c);
+  CU_ASSERT(r == n && c == nrhs);
+  double *A2 = malloc((size_t)((m + 30) * n) * sizeof *A2), *B2 = malloc((size_t)((m + 30) * nrhs) * sizeof *B2);
+  for (int64_t j = 0; j < n; j++) {
+    memcpy(A2 + j * (m + 30), A + j * m, (size_t)m * sizeof(double));
+    memcpy(A2 + j * (m + 30) + m, U + j * 30, 30 * sizeof(double));
+  }
+  for (int64_t j = 0; j < nrhs; j++) {
+    memcpy(B2 + j * (m + 30), B + j * m, (size_t)m * sizeof(double));
+    memcpy(B2 + j * (m + 30) + m, C + j * 30, 30 * sizeof(double));
+  }
+  double *XL = malloc((size_t)(n * nrhs) * sizeof *XL), res[2];
+  CU_ASSERT(dgels(m + 30, n, nrhs, A2, B2, XL, res) == 0);
+  CU_ASSERT(rel(n, nrhs, x1, n, XL, n) < 1e-12);
+  double *x2 = tu_read_matrix(tu_path("fs.rm.h5:/x"), &r, &c);
+  CU_ASSERT(r == n - 2 && c == nrhs);
+  double *A3 = malloc((size_t)(m * (n - 2)) * sizeof *A3);
+  for (int64_t j = 0, k = 0; j < n; j++)
+    if (j < 2 || j >= 4) memcpy(A3 + (k++) * m, A + j * m, (size_t)m * sizeof(double));
+  CU_ASSERT(dgels(m, n - 2, nrhs, A3, B, XL, res) == 0);
+  CU_ASSERT(rel(n - 2, nrhs, x2, n - 2, XL, n - 2) < 1e-12);
+  printf("  %d allocation faults over lstsq, add rows, remove columns: each clean\n", faults);
+  free(A), free(B), free(U), free(C), free(A2), free(B2), free(A3), free(XL), free(x1), free(x2);
+}
+
+static const tu_test_t tests[] = {
+    {"against dgels: m = n .. 100 n, blocks 1/7/64, panels of 1 or 3 blocks, ref/cpu/strict", t_dgels},
+    {"consistent systems: the known solution", t_known},
+#ifdef OOC_HAVE_TMGLIB
+    {"DLATMS matrices (cond 2, sqrt(0.1/eps), tiny and huge norms) against dgels", t_dlatms},
+#endif
+    {"add rows from a stored state = from scratch", t_add_rows},
+    {"remove columns = from scratch without them", t_remove_cols},
+    {"rank deficiency refused: dependent column, zero column, m < n", t_rank},
+    {"host allocation faults: clean status, no leak", t_faults},
+    {"lstsq job and its updates under host allocation faults; results vs dgels", t_job_faults},
+    {NULL, NULL},
+};
+
+int main(void) { return tu_run("qr", tests); }
