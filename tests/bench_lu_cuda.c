@@ -179,7 +179,7 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
   ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2};
   ooc_exec_t *ex;
   if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
-  if (W <= 0) W = ooc_max64(b, lu_device_stripe(n, b, ex->budget, LU_SLOTS)); /* as job_lu.c */
+  if (W <= 0) W = ooc_max64(b, lu_device_stripe(ex, n, b, LU_SLOTS, NULL)); /* as job_lu.c */
   int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
   lu_args_t a = {.A = A, .stripe = W, .ops = ooc_ops_cpu(), .exec = ex, .job = LU_FACTOR,
                  .ipiv = ipiv, .chunk = chunk};

@@ -360,6 +360,33 @@ static void lapack_on(const factory_t *f) {
 /* getrf without pivoting (ipiv NULL): the same factors as ooc_getrf_nopiv over the oracle table,
  * and those factors against the definition (L U = A, diagonally dominant so no pivoting is
  * stable); a tall block as LU's panel is, and an exact zero leading pivot reported as info 1. */
+/* ex_getrf_ws: with exactly that much of a 64 MiB budget left free of ex_alloc, a getrf of the
+ * block runs (the CUDA executor's workspace comes from the same device memory); the host's is 0. */
+static void getrf_ws_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 1, (int64_t)64 << 20, &e) == OOC_OK);
+  static const int64_t S[][2] = {{1, 1}, {300, 64}, {2000, 256}};
+  for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
+    int64_t m = S[c][0], n = S[c][1], ws = ex_getrf_ws(e, m, n);
+    CU_ASSERT(ws >= 0);
+    if (e->kind == EX_HOST) CU_ASSERT_EQUAL(ws, 0);
+    double *A = rmat(m, n, m), *dA = up(e, 0, m, n, A, m), *fill = NULL;
+    int64_t rest = e->budget - e->dev_bytes - ws;
+    rest = rest / 4096 * 4096; /* what ex_alloc rounds to stays within the rest */
+    if (rest > 0) CU_ASSERT_FATAL(ex_alloc(e, (size_t)rest, &fill) == OOC_OK);
+    int64_t *ipiv = malloc((size_t)n * sizeof *ipiv), info = -1;
+    CU_ASSERT(ex_getrf(e, 0, m, n, dA, m, ipiv, &info) == OOC_OK);
+    CU_ASSERT(ex_finish(e) == OOC_OK);
+    CU_ASSERT(info == 0);
+    if (fill) ex_free(e, fill);
+    ex_free(e, dA);
+    free(A), free(ipiv);
+  }
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+}
+
 static void nopiv_on(const factory_t *f) {
   ooc_ctx_t *ctx = tu_ctx();
   ooc_exec_t *e;
@@ -883,6 +910,7 @@ static void qr_on(const factory_t *f) {
 static void t_blas(void) { for_each(blas_on); }
 static void t_lapack(void) { for_each(lapack_on); }
 static void t_nopiv(void) { for_each(nopiv_on); }
+static void t_getrf_ws(void) { for_each(getrf_ws_on); }
 static void t_mirror(void) { for_each(mirror_on); }
 static void t_qr(void) { for_each(qr_on); }
 static void t_events(void) { for_each(events_on); }
@@ -893,6 +921,7 @@ static const tu_test_t tests[] = {
     {"BLAS 3, copies, transpose, fill (vs the ops table)", t_blas},
     {"getrf pivots, laswp, trtri, potrf/potri, getri, info", t_lapack},
     {"getrf without pivoting (ipiv NULL): factors, L U = A, a zero leading pivot", t_nopiv},
+    {"getrf_ws: a getrf runs with that much of the budget left free", t_getrf_ws},
     {"geqrf, ormqr (Q^T and Q), laset (vs the ops table and the definitions)", t_qr},
     {"mirror: a lower triangle's transpose (another's or its own) or zeros above", t_mirror},
     {"queues and events: a chain across three queues", t_events},

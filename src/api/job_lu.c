@@ -85,12 +85,12 @@ done:
 
 /* The GPU: LU on the CUDA executor (two queues: arithmetic, copies into the ring's device
  * twins). The stripe is what the device holds (lu_device_stripe): the n x W panel and the
- * ring's K n x b twins within the executor's budget, less a margin for getrf's cuSOLVER
- * workspace, evened out over the steps. The host only stages columns:
+ * ring's K n x b twins within the executor's budget, less getrf's own workspace (ex_getrf_ws),
+ * evened out over the steps. The host only stages columns:
  * K pinned n x b slots, the most (up to LU_SLOTS, at least one) whose bytes with the small arrays
  * (lu_host_bytes) fit the workspace the planner reserved for LU's host stripe *W, so the host
- * plan's stripe does not bound the GPU's. Not even one tile column on the device: the CPU runs it,
- * with a notice. */
+ * plan's stripe does not bound the GPU's. Not even one tile column on the device: --device cuda
+ * fails with OOC_ERR_BUDGET (as plan.c's GPU plans do), auto runs on the CPU with a notice. */
 static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W, int *K) {
   ooc_report_t *r = j->rep;
   int64_t n = j->n, b = j->b, reserved = lu_workspace_bytes(n, b, *W, j->m);
@@ -98,14 +98,23 @@ static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W, int *K) 
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
   int k = LU_SLOTS;
   while (k > 1 && lu_host_bytes(n, b, n, k) > reserved) k--;
-  int64_t Wd = lu_device_stripe(n, b, (*out)->budget, k);
+  int64_t need = 0, Wd = lu_device_stripe(*out, n, b, k, &need);
   if (Wd == 0) {
-    char bu[32];
-    ooc_warn(r->warnings, sizeof r->warnings, "lu: --gpu-mem leaves %s for LU's panel, less than "
-             "one tile column (n = %lld, tile %lld): running on the CPU",
-             ooc_fmt_bytes((*out)->budget, bu, sizeof bu), (long long)n, (long long)b);
+    char bu[32], nd[32];
+    int64_t have = (*out)->budget; /* --gpu-mem less the executor's own part */
+    ooc_fmt_bytes(have, bu, sizeof bu);
+    ooc_fmt_bytes(need + (j->o.gpu_mem > 0 ? j->o.gpu_mem - have : 0), nd, sizeof nd);
     ex_destroy(*out);
     *out = NULL;
+    /* as plan.c's GPU plans: --device cuda keeps the error, auto runs on the CPU and says why */
+    if (j->o.device == OOC_DEVICE_CUDA)
+      return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "--gpu-mem leaves %s for LU's panel, less than one "
+                      "tile column with its ring (n = %lld, tile %lld): at least %s of --gpu-mem is "
+                      "needed; raise --gpu-mem or lower --tile", bu, (long long)n, (long long)b,
+                      nd);
+    ooc_warn(r->warnings, sizeof r->warnings, "GPU not used: lu: --gpu-mem leaves %s for LU's "
+             "panel, less than one tile column (n = %lld, tile %lld): running on the CPU", bu,
+             (long long)n, (long long)b);
     j->cuda = 0;
     snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
     return OOC_OK;

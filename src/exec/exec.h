@@ -58,6 +58,10 @@
  *             rounding. ipiv NULL: no row interchanges, A = L U (host: ooc_getrf_nopiv over
  *             the kernel table; CUDA: cusolverDnXgetrf with a NULL pivot array); *info is then
  *             the first exact zero pivot j+1, after which the factors are unspecified.
+ *   ex_getrf_ws: the device bytes one ex_getrf of an m x n block takes for itself (workspace and
+ *             device pivots) from the device memory e->budget is carved from: a method that
+ *             factors keeps that much of e->budget free of ex_alloc. 0 on the host executor;
+ *             -1 when the backend cannot tell (the caller then keeps a margin of its own).
  *   ex_potrf, ex_potri, ex_getri, ex_trtri: as ops.h / LAPACK, info to host as for getrf
  *   ex_transpose: device dst (n x m, ldd) := src^T (m x n, lds)
  *   ex_mirror: columns [j0, j1) of A strictly above the diagonal (rows i < j) := the transpose
@@ -134,6 +138,7 @@ typedef struct ex_ops {
                         int64_t k2, const int64_t *ipiv);
   ooc_status_t (*getrf)(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
                         int64_t *ipiv, int64_t *info);
+  int64_t (*getrf_ws)(ooc_exec_t *e, int64_t m, int64_t n);
   ooc_status_t (*potrf)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
   ooc_status_t (*potri)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
   ooc_status_t (*getri)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
@@ -259,6 +264,9 @@ static inline ooc_status_t ex_trsm(ooc_exec_t *e, int q, char side, char uplo, c
 static inline ooc_status_t ex_laswp(ooc_exec_t *e, int q, int64_t ncols, double *A, int64_t lda,
                                     int64_t k1, int64_t k2, const int64_t *ipiv) {
   return e->op->laswp(e, q, ncols, A, lda, k1, k2, ipiv);
+}
+static inline int64_t ex_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
+  return e->op->getrf_ws(e, m, n);
 }
 static inline ooc_status_t ex_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A,
                                     int64_t lda, int64_t *ipiv, int64_t *info) {

@@ -290,6 +290,11 @@ static ooc_status_t h_laswp(ooc_exec_t *e, int q, int64_t ncols, double *A, int6
   if (st != OOC_OK) free(c);
   return st;
 }
+/* The host's getrf works in A and ipiv alone. */
+static int64_t h_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
+  (void)e, (void)m, (void)n;
+  return 0;
+}
 static ooc_status_t h_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
                             int64_t *ipiv, int64_t *info) {
   int64_t mn = m < n ? m : n;
@@ -455,7 +460,8 @@ static const ex_ops_t host_ops = {
     .event_create = h_event_create, .event_destroy = h_event_destroy, .record = h_record,
     .wait = h_wait, .sync = h_sync, .query = h_query, .finish = h_finish, .put = h_put, .get = h_get, .copy = h_copy,
     .fill = h_fill, .transpose = h_transpose, .mirror = h_mirror, .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm,
-    .laswp = h_laswp, .getrf = h_getrf, .potrf = h_potrf, .potri = h_potri, .getri = h_getri,
+    .laswp = h_laswp, .getrf = h_getrf, .getrf_ws = h_getrf_ws, .potrf = h_potrf,
+    .potri = h_potri, .getri = h_getri,
     .trtri = h_trtri, .geqrf = h_geqrf, .ormqr = h_ormqr, .laset = h_laset,
     .destroy = h_destroy,
 };

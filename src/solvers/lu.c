@@ -46,11 +46,14 @@ int64_t lu_host_bytes(int64_t n, int64_t b, int64_t W, int K) {
   return ring_host_bytes(K, n, b) + small_bytes(n, b, W);
 }
 
-int64_t lu_device_stripe(int64_t n, int64_t b, int64_t budget, int K) {
+int64_t lu_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int K, int64_t *need) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
-  int64_t room = budget - LU_DEV_MARGIN - 8 * K * n * b;
-  if (room < 8 * n * ooc_min64(b, n)) return 0;
+  int64_t ws = ex_getrf_ws(ex, n, ooc_min64(LU_CHUNK, n));
+  if (ws < 0) ws = LU_DEV_MARGIN;
+  if (need) *need = ws + 8 * (K + 1) * n * b;
+  int64_t room = ex->budget - ws - 8 * K * n * b;
+  if (room < 8 * n * b) return 0;
   int64_t W = room / (8 * n);
   if (W >= n) return n;
   W = W / b * b;

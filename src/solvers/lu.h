@@ -154,13 +154,13 @@ int64_t lu_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
  * n x b ring slots and the small arrays. */
 int64_t lu_host_bytes(int64_t n, int64_t b, int64_t W, int K);
 
-/* The stripe on a device executor with `budget` bytes (ex->budget) and K ring slots: the n x W
- * panel and K n x b twins, less LU_DEV_MARGIN for the device's own workspace of the panel
- * factor (on CUDA, cuSOLVER's getrf workspace is taken from --gpu-mem beside the budget,
- * exec_cuda.h), evened out over the steps it takes (whole tiles); n when everything fits; 0
- * when not even one tile column does. */
+/* The stripe on device executor ex (ex->budget bytes) with K ring slots: the n x W panel and K
+ * n x b twins, less what the panel factor takes for itself (ex_getrf_ws of an n x LU_CHUNK
+ * block, the largest chunk getrf; LU_DEV_MARGIN if the executor cannot tell), evened out over
+ * the steps it takes (whole tiles); n when everything fits; 0 when not even one tile column
+ * does. *need (may be NULL): the budget one tile column would need. */
 #define LU_DEV_MARGIN ((int64_t)512 << 20)
-int64_t lu_device_stripe(int64_t n, int64_t b, int64_t budget, int K);
+int64_t lu_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int K, int64_t *need);
 
 /* The column permutation of an inverse: A^-1[:, c] = Z[:, perm[c]] for Z = (LU)^-1 (LU_INVERT). */
 void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm);

@@ -607,6 +607,19 @@ static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
   }
   return rec_close(x, Q, r, info);
 }
+/* What do_getrf's ws_need asks for an m x n block: cuSOLVER's device workspace and the pivots. */
+static int64_t c_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
+  cx_t *x = X(e);
+  int64_t mn = m < n ? m : n;
+  if (mn <= 0) return 0;
+  size_t d = 0, h = 0;
+  /* a query, not an operation: no context error on failure (the caller keeps a margin) */
+  if (x->broken || cudaSetDevice(x->rt.dev) != cudaSuccess) return -1;
+  if (cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, NULL, m, CUDA_R_64F, &d,
+                                  &h) != CUSOLVER_STATUS_SUCCESS)
+    return -1;
+  return OCU_RT_ROUND(OCU_RT_ROUND((int64_t)d) + 8 * mn);
+}
 static ooc_status_t c_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
                             int64_t *ipiv, int64_t *info) {
   int64_t mn = m < n ? m : n;
@@ -867,7 +880,8 @@ static const ex_ops_t cuda_ops = {
     .event_create = c_event_create, .event_destroy = c_event_destroy, .record = c_record,
     .wait = c_wait, .sync = c_sync, .query = c_query, .finish = c_finish, .put = c_put, .get = c_get, .copy = c_copy,
     .fill = c_fill, .transpose = c_transpose, .mirror = c_mirror, .gemm = c_gemm, .syrk = c_syrk, .trsm = c_trsm,
-    .laswp = c_laswp, .getrf = c_getrf, .potrf = c_potrf, .potri = c_potri, .getri = c_getri,
+    .laswp = c_laswp, .getrf = c_getrf, .getrf_ws = c_getrf_ws, .potrf = c_potrf,
+    .potri = c_potri, .getri = c_getri,
     .trtri = c_trtri, .geqrf = c_geqrf, .ormqr = c_ormqr, .laset = c_laset,
     .destroy = c_destroy,
 };
