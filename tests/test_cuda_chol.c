@@ -75,19 +75,6 @@ static double *gen_matrix(gen_kind_t kind, int64_t rows, int64_t cols, double le
 /* ---- stores over memory ------------------------------------------------------------------- */
 
 typedef struct {
-  const double *M;
-  int64_t ld;
-} memsrc_t;
-
-static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                             double *dst, int64_t ld) {
-  memsrc_t *s = self;
-  for (int64_t j = 0; j < nc; j++)
-    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->ld, (size_t)nr * sizeof(double));
-  return OOC_OK;
-}
-
-typedef struct {
   ooc_ctx_t *ctx;
   const char *tag;
   scratch_t *s;
@@ -120,8 +107,8 @@ static outcome_t run(int gpu, int job, const double *A, int64_t n, const double 
   ooc_ctx_t *ctx = tu_ctx();
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
-  memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, mem_read}, srcb = {&mb, mem_read};
+  tu_memsrc_t ma = {A, n}, mb = {B, n};
+  ooc_source_t srca = {&ma, tu_mem_read}, srcb = {&mb, tu_mem_read};
   spill_t sla = {ctx, "gcA", NULL}, slb = {ctx, "gcB", NULL};
   ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get}, spb = {&slb, sp_open, sp_put, sp_get};
   CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 40, &cache) == OOC_OK);

@@ -77,7 +77,7 @@ static outcome_t run(const ooc_ops_t *ops, int64_t m, int64_t n, int64_t k, int6
     for (int64_t i = 0; i < m * n; i++) C0[i] = NAN;
   tu_memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
   ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read}, sc = {&mc, tu_mem_read};
-  tu_spill_t la = {ctx, "gA", NULL}, lb = {ctx, "gB", NULL}, lc = {ctx, "gC", NULL};
+  tu_spill_t la = {ctx, "gA", NULL, 0}, lb = {ctx, "gB", NULL, 0}, lc = {ctx, "gC", NULL, 0};
   ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get},
                   pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get},
                   pc = {&lc, tu_sp_open, tu_sp_put, tu_sp_get};

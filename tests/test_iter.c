@@ -89,7 +89,7 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int64_t 
   tstore_t *T[5] = {0};
   int ns = iter_stores(method);
   for (int q = 0; q <= ns; q++) {
-    sl[q] = (tu_spill_t){ctx, tags[q], NULL};
+    sl[q] = (tu_spill_t){ctx, tags[q], NULL, 0};
     ooc_spill_ops_t sp = {&sl[q], tu_sp_open, tu_sp_put, tu_sp_get};
     CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, &sp, &T[q]) == OOC_OK);
   }

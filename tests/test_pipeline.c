@@ -169,20 +169,6 @@ static void t_floor(void) {
   free(A);
 }
 
-
-typedef struct {
-  const double *M;
-  int64_t n;
-} memsrc_t;
-
-static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                             double *dst, int64_t ld) {
-  memsrc_t *s = self;
-  for (int64_t j = 0; j < nc; j++)
-    for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = s->M[(r0 + i) + (c0 + j) * s->n];
-  return OOC_OK;
-}
-
 /* ||I - X A||_1 / (n ||A||_1 ||X||_1 eps) */
 static double left_ratio(int64_t n, const double *A, const double *X, double eps) {
   double *R = malloc((size_t)(n * n) * sizeof *R);
@@ -217,8 +203,8 @@ static double fused_estimate(ooc_ctx_t *ctx, int64_t n, const double *A, const d
       check_fused_x(f, R, C, h, w, chunk, 8, cb);
     }
   CU_ASSERT(check_fused_complete(f));
-  memsrc_t sa = {A, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, mem_read}, srcX = {&sx, mem_read};
+  tu_memsrc_t sa = {A, n}, sx = {X, n};
+  ooc_source_t srcA = {&sa, tu_mem_read}, srcX = {&sx, tu_mem_read};
   double est = NAN, na, nx;
   CU_ASSERT(check_fused_finish(ctx, f, 16, cn, &srcA, &srcX, check_eps(0), 1 << 20, stop, &est,
                                &na, &nx, ci) == OOC_OK);

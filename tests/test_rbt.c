@@ -30,44 +30,10 @@
 #include "io/scratch.h"
 #include "kernels/ops.h"
 #include "solvers/rbt.h"
+#include "latms.h"
 #include "testutil.h"
 
 #define EPS (DBL_EPSILON / 2)
-
-typedef struct {
-  const double *M;
-  int64_t ld;
-} memsrc_t;
-
-static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                             double *dst, int64_t ld) {
-  memsrc_t *s = self;
-  for (int64_t j = 0; j < nc; j++)
-    memcpy(dst + j * ld, s->M + r0 + (c0 + j) * s->ld, (size_t)nr * sizeof(double));
-  return OOC_OK;
-}
-
-typedef struct {
-  ooc_ctx_t *ctx;
-  const char *tag;
-  scratch_t *s;
-  int64_t puts;
-} spill_t;
-
-static ooc_status_t sp_open(void *self, size_t slot, void **h) {
-  spill_t *sl = self;
-  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
-  *h = sl;
-  return OOC_OK;
-}
-static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
-  spill_t *sl = h;
-  sl->puts++;
-  return scratch_put(sl->s, id, d, bytes);
-}
-static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(((spill_t *)h)->s, id, d, bytes);
-}
 
 typedef struct {
   ooc_status_t st;
@@ -88,10 +54,11 @@ static outcome_t run(const ooc_ops_t *ops, const double *A, int64_t n, const dou
   outcome_t r = {0};
   ooc_ctx_t *ctx = tu_ctx();
   tcache_t *cache = NULL;
-  memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t sa = {&ma, mem_read}, sb = {&mb, mem_read};
-  spill_t la = {ctx, "rbtA", NULL, 0}, lb = {ctx, "rbtB", NULL, 0};
-  ooc_spill_ops_t pa = {&la, sp_open, sp_put, sp_get}, pb = {&lb, sp_open, sp_put, sp_get};
+  tu_memsrc_t ma = {A, n}, mb = {B, n};
+  ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read};
+  tu_spill_t la = {ctx, "rbtA", NULL, 0}, lb = {ctx, "rbtB", NULL, 0};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get},
+                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get};
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   r.X = malloc((size_t)(n * m + 1) * sizeof *r.X);
   for (int64_t i = 0; i < n * m; i++) r.X[i] = -7.0; /* untouched unless it succeeds */
@@ -200,8 +167,6 @@ static void t_butterflies(void) {
  * U^T A_pad V formed densely (A_pad = [A 0; 0 max|a_ij| I], U and V from dense_u), its column
  * norms are that matrix's, its row sums A's; shapes with padding and without, several groups,
  * depths 1-3, one group of one tile. */
-static double *rand_matrix(int64_t rows, int64_t cols, uint64_t seed);
-
 static void t_transform(void) {
   static const int64_t cases[][3] = {{13, 2, 2}, {50, 7, 2}, {50, 50, 2}, {37, 5, 3},
                                      {64, 8, 1}, {64, 4, 2}, {1, 1, 2}};
@@ -209,12 +174,12 @@ static void t_transform(void) {
     int64_t n = cases[c][0], b = cases[c][1], N, bt;
     int d = (int)cases[c][2];
     rbt_shape(n, b, d, &N, &bt);
-    double *A = rand_matrix(n, n, 40 + c);
+    double *A = tu_rand_matrix(n, n, 40 + c);
     ooc_ctx_t *ctx = tu_ctx();
     tcache_t *cache;
     tstore_t *S;
-    memsrc_t ma = {A, n};
-    ooc_source_t sa = {&ma, mem_read};
+    tu_memsrc_t ma = {A, n};
+    ooc_source_t sa = {&ma, tu_mem_read};
     CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
     CU_ASSERT_FATAL(tstore_create(ctx, cache, N, N, bt, NULL, NULL, &S) == OOC_OK);
     double *cn = calloc((size_t)N, sizeof *cn), *rs = calloc((size_t)n, sizeof *rs);
@@ -267,57 +232,20 @@ static void t_transform(void) {
 /* ---- matrices ------------------------------------------------------------------------------ */
 
 #ifdef OOC_HAVE_TMGLIB
-extern void dlatms_(const int *m, const int *n, const char *dist, int *iseed, const char *sym,
-                    double *d, const int *mode, const double *cond, const double *dmax,
-                    const int *kl, const int *ku, const char *pack, double *a, const int *lda,
-                    double *work, int *info, size_t ldist, size_t lsym, size_t lpack);
-
-/* DGE type imat (dchkge's DLATB4 parameters, its zero columns); NULL where dchkge skips it. */
+/* DGE type imat (tests/latms.h); NULL where dchkge skips it. */
 static double *dge_matrix(int imat, int n, int *izero) {
-  int zerot = imat >= 5 && imat <= 7;
-  *izero = 0;
-  if (zerot && n < imat - 4) return NULL;
-  double eps = DBL_EPSILON, badc2 = 0.1 / eps, badc1 = sqrt(badc2);
-  double small = 0.25 * (DBL_MIN / eps), large = 1.0 / small, cond = 2, anorm = 1;
-  int kl = imat == 1 || imat == 2 ? 0 : (n > 1 ? n - 1 : 0);
-  int ku = imat == 1 || imat == 3 ? 0 : (n > 1 ? n - 1 : 0);
-  if (imat == 8) cond = badc1;
-  if (imat == 9) cond = badc2;
-  if (imat == 10) anorm = small;
-  if (imat == 11) anorm = large;
-  if (n <= 1) cond = 1;
-  char type = 'N', dist = 'S', pack = 'N';
-  int mode = 3, info = 0, lda = n > 1 ? n : 1, iseed[4] = {1988, 1989, 1990, 1991};
-  double *A = calloc((size_t)lda * (size_t)n + 1, sizeof *A);
-  double *d = malloc((size_t)(n + 1) * sizeof *d), *work = malloc((size_t)(3 * n + 3) * sizeof *work);
-  dlatms_(&n, &n, &dist, iseed, &type, d, &mode, &cond, &anorm, &kl, &ku, &pack, A, &lda, work,
-          &info, 1, 1, 1);
-  free(d), free(work);
+  int info;
+  double *A = latms_matrix(0, imat, n, izero, &info);
   CU_ASSERT_FATAL(info == 0);
-  if (zerot) {
-    *izero = imat == 5 ? 1 : imat == 6 ? n : n / 2 + 1;
-    for (int j = *izero - 1; j < (imat == 7 ? n : *izero); j++)
-      for (int i = 0; i < n; i++) A[i + (size_t)j * n] = 0;
-  }
   return A;
 }
 #endif
-
-static double *rand_matrix(int64_t rows, int64_t cols, uint64_t seed) {
-  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
-  uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 1;
-  for (int64_t i = 0; i < rows * cols; i++) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    A[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-  }
-  return A;
-}
 
 /* Types beyond DLATMS: 12 a zero leading entry, 13 a leading entry 1e-12 (plain no-pivot LU's
  * growth ~1e12), 14 Wilkinson's matrix (1 on the diagonal and in the last column, -1 below:
  * growth 2^(n-1) under partial pivoting). */
 static double *extra_matrix(int t, int n) {
-  double *A = rand_matrix(n, n, 1000 + (uint64_t)(t * 131 + n));
+  double *A = tu_rand_matrix(n, n, 1000 + (uint64_t)(t * 131 + n));
   if (t == 12) A[0] = 0;
   if (t == 13) A[0] = 1e-12;
   if (t == 14)
@@ -387,7 +315,7 @@ static void t_types(void) {
   memset(&g_sw, 0, sizeof g_sw);
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     int n = sizes[si], ooc = n >= 300;
-    double *B = rand_matrix(n, 3, 77);
+    double *B = tu_rand_matrix(n, 3, 77);
     for (int t = 1; t <= 14; t++) {
       int izero = 0;
       double *A = NULL;
@@ -436,7 +364,7 @@ static void t_types(void) {
 /* Out of core: the transformed matrix spills (scratch writes), the result is still right. */
 static void t_out_of_core(void) {
   int n = 300;
-  double *A = rand_matrix(n, n, 5), *B = rand_matrix(n, 2, 6);
+  double *A = tu_rand_matrix(n, n, 5), *B = tu_rand_matrix(n, 2, 6);
   outcome_t r = run(ooc_ops_cpu(), A, n, B, 2, 32, 8 * (int64_t)n * n / 5, 9, 0, 0);
   CU_ASSERT_EQUAL(r.st, OOC_OK);
   CU_ASSERT(r.spills > 0);
@@ -448,7 +376,7 @@ static void t_out_of_core(void) {
 
 static void t_seed(void) {
   int n = 70;
-  double *A = extra_matrix(12, n), *B = rand_matrix(n, 2, 3);
+  double *A = extra_matrix(12, n), *B = tu_rand_matrix(n, 2, 3);
   outcome_t r1 = run(ooc_ops_cpu(), A, n, B, 2, 16, (int64_t)1 << 40, 2026, 0, 0);
   outcome_t r2 = run(ooc_ops_cpu(), A, n, B, 2, 16, (int64_t)1 << 40, 2026, 0, 0);
   outcome_t r3 = run(ooc_ops_cpu(), A, n, B, 2, 16, (int64_t)1 << 40, 2027, 3, 0);
@@ -466,7 +394,7 @@ static void t_seed(void) {
 static void t_no_convergence(void) {
 #ifdef OOC_HAVE_TMGLIB
   int n = 50, izero;
-  double *A = dge_matrix(5, n, &izero), *B = rand_matrix(n, 3, 77);
+  double *A = dge_matrix(5, n, &izero), *B = tu_rand_matrix(n, 3, 77);
   outcome_t r = run(ooc_ops_cpu(), A, n, B, 3, 7, (int64_t)1 << 40, 12345, 0, 1);
   CU_ASSERT_EQUAL(r.st, OOC_ERR_ACCURACY);
   CU_ASSERT(strstr(r.err, "did not converge in 1 steps") != NULL);
@@ -482,7 +410,7 @@ static void t_no_convergence(void) {
  * same X as the plain host run within refinement's accuracy, HPL < 16. */
 static void t_strict(void) {
   int n = 100;
-  double *A = extra_matrix(13, n), *B = rand_matrix(n, 3, 8);
+  double *A = extra_matrix(13, n), *B = tu_rand_matrix(n, 3, 8);
   outcome_t p = run(ooc_ops_cpu(), A, n, B, 3, 16, (int64_t)1 << 40, 4, 0, 0);
   g_strict = 1;
   outcome_t q = run(ooc_ops_cpu(), A, n, B, 3, 16, 8 * (int64_t)n * n / 5, 4, 0, 0);
@@ -502,7 +430,7 @@ static void t_strict(void) {
  * the last run is right. */
 static void t_fault(void) {
   int n = 60;
-  double *A = extra_matrix(12, n), *B = rand_matrix(n, 2, 9);
+  double *A = extra_matrix(12, n), *B = tu_rand_matrix(n, 2, 9);
   int64_t k = 1;
   for (; k < 400; k++) {
     g_fault_at = k;
@@ -530,7 +458,7 @@ static void t_fault(void) {
  * writes the same X; an inverse with rbt is OOC_ERR_ARG. */
 static void t_api(void) {
   int n = 300;
-  double *A = extra_matrix(12, n), *B = rand_matrix(n, 2, 11);
+  double *A = extra_matrix(12, n), *B = tu_rand_matrix(n, 2, 11);
   char in[1024], rhs[1024], out[1024];
   snprintf(in, sizeof in, "%s", tu_path("rbt_a.h5"));
   snprintf(rhs, sizeof rhs, "%s", tu_path("rbt_b.h5"));
@@ -594,7 +522,7 @@ static void t_api(void) {
 static void t_cli(void) {
 #ifdef OOC_HAVE_TMGLIB
   int n = 50, izero;
-  double *A = dge_matrix(5, n, &izero), *B = rand_matrix(n, 3, 77);
+  double *A = dge_matrix(5, n, &izero), *B = tu_rand_matrix(n, 3, 77);
   char in[1024], rhs[1024], out[1024], log[1024], cmd[5000];
   snprintf(in, sizeof in, "%s", tu_path("rbt_c.h5"));
   snprintf(rhs, sizeof rhs, "%s", tu_path("rbt_cb.h5"));

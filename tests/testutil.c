@@ -263,14 +263,16 @@ ooc_status_t tu_mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t
 ooc_status_t tu_sp_open(void *self, size_t slot, void **h) {
   tu_spill_t *sl = self;
   OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));
-  *h = sl->s;
+  *h = sl;
   return OOC_OK;
 }
 ooc_status_t tu_sp_put(void *h, int64_t id, const void *d, size_t bytes) {
-  return scratch_put(h, id, d, bytes);
+  tu_spill_t *sl = h;
+  sl->puts++;
+  return scratch_put(sl->s, id, d, bytes);
 }
 ooc_status_t tu_sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
+  return scratch_get(((tu_spill_t *)h)->s, id, d, bytes);
 }
 
 double *tu_rand_matrix(int64_t rows, int64_t cols, uint64_t seed) {

@@ -55,7 +55,8 @@ void tu_write_matrix(const char *file, const char *dset, int64_t rows, int64_t c
 uint64_t tu_file_hash(const char *path);
 int tu_file_exists(const char *path);
 
-/* Tile stores over memory for the solver suites (test_lu, test_chol, test_gemm, test_iter):
+/* Tile stores over memory for the solver suites (test_lu, test_chol, test_gemm, test_iter,
+ * test_rbt):
  * - tu_memsrc_t + tu_mem_read: a column-major matrix (ld) as a store's source,
  *   ooc_source_t src = {&m, tu_mem_read};
  * - tu_spill_t + tu_sp_open/tu_sp_put/tu_sp_get: spilling to the real scratch store in
@@ -74,6 +75,7 @@ typedef struct {
   ooc_ctx_t *ctx;
   const char *tag;
   struct scratch *s;
+  int64_t puts; /* scratch writes so far (tu_sp_put) */
 } tu_spill_t;
 ooc_status_t tu_sp_open(void *self, size_t slot, void **h);
 ooc_status_t tu_sp_put(void *h, int64_t id, const void *d, size_t bytes);
