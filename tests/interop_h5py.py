@@ -12,9 +12,7 @@ Exits 77 (ctest's skip code) when h5py, hdf5plugin or numpy cannot be imported. 
   (c) `oocsolve solve` with a 300x5 right-hand side agrees with numpy.linalg.solve.
 Every case also checks that the inputs are unchanged and nothing but the output is left behind.
 """
-import hashlib
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -28,28 +26,7 @@ except Exception as e:  # pragma: no cover - environment dependent
 
 ZSTD_ID = 32015
 N = 300
-failures = []
-
-
-def check(ok, what):
-    print(("  ok    " if ok else "  FAIL  ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
-
-
-def sha(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
-def run(exe, *args):
-    cmd = [exe, *args]
-    print("  $ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        print(f"    exit {p.returncode}\n    stdout: {p.stdout.strip()}\n    stderr: {p.stderr.strip()}")
-    return p
+from pyutil import check, failures, run, sha  # noqa: E402 (after the skip test)
 
 
 def leftovers(d):

@@ -20,10 +20,8 @@ matrix), both CPU backends:
   (e) `oocsolve invert --method lu` agrees with numpy.linalg.inv (inverse ratio < 30).
 Inputs are unchanged afterwards and no temporary or scratch file is left behind.
 """
-import hashlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -37,28 +35,7 @@ except Exception as e:  # pragma: no cover - environment dependent
 
 N, M, TILE = 601, 5, 32
 EPS = np.finfo(np.float64).eps / 2
-failures = []
-
-
-def check(ok, what):
-    print(("  ok    " if ok else "  FAIL  ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
-
-
-def sha(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
-def run(exe, *args):
-    cmd = [exe, *args]
-    print("  $ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        print(f"    exit {p.returncode}\n    stdout: {p.stdout.strip()}\n    stderr: {p.stderr.strip()}")
-    return p
+from pyutil import check, failures, run, sha  # noqa: E402 (after the skip test)
 
 
 def hpl(A, X, B):

@@ -18,10 +18,8 @@ a quarter of A where A is large enough to say so) and row blocks (--tile) of 1, 
       --force is refused and unchanged.
 Inputs are unchanged afterwards and no temporary file is left behind.
 """
-import hashlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -34,28 +32,7 @@ except Exception as e:  # pragma: no cover - environment dependent
 
 N, NRHS = 24, 3
 EPS = np.finfo(np.float64).eps
-failures = []
-
-
-def check(ok, what):
-    print(("  ok    " if ok else "  FAIL  ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
-
-
-def sha(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
-def run(exe, *args):
-    cmd = [exe, *args]
-    print("  $ " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        print(f"    exit {p.returncode}\n    stdout: {p.stdout.strip()}\n    stderr: {p.stderr.strip()}")
-    return p
+from pyutil import check, failures, run, sha  # noqa: E402 (after the skip test)
 
 
 def rel(x, y):
