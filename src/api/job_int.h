@@ -120,6 +120,10 @@ ooc_status_t job_lu_read_ipiv(job_t *j);
  * stripes factored. An inverse leaves (LU)^-1 in a new store (j->result) and the writer's
  * column permutation in j->perm. */
 ooc_status_t job_lu_run(job_t *j, int64_t *steps);
+/* The CUDA executor for an LU of n x n with tile b (job_lu.c says how it is sized); *W in: the
+ * host plan's stripe, out: the device's; *K the ring slots. *out NULL: the CPU runs it. */
+ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_exec_t **out,
+                           int64_t *W, int *K);
 /* The check of an LU factor (j->factor_out) or of a solve from an LU factor file (j->lu_in). */
 ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B,
                           const ooc_source_t *X, int full, double eps, int64_t mem);

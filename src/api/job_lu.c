@@ -83,17 +83,19 @@ done:
   return st;
 }
 
-/* The GPU: LU on the CUDA executor (two queues: arithmetic, copies into the ring's device
- * twins). The stripe is what the device holds (lu_device_stripe): the n x W panel and the
- * ring's K n x b twins within the executor's budget, less getrf's own workspace (ex_getrf_ws),
- * evened out over the steps. The host only stages columns:
- * K pinned n x b slots, the most (up to LU_SLOTS, at least one) whose bytes with the small arrays
- * (lu_host_bytes) fit the workspace the planner reserved for LU's host stripe *W, so the host
- * plan's stripe does not bound the GPU's. Not even one tile column on the device: --device cuda
- * fails with OOC_ERR_BUDGET (as plan.c's GPU plans do), auto runs on the CPU with a notice. */
-static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W, int *K) {
+/* The GPU: LU (of the n x n matrix with tile b; rbt's padded one too) on the CUDA executor (two
+ * queues: arithmetic, copies into the ring's device twins). The stripe is what the device holds
+ * (lu_device_stripe): the n x W panel and the ring's K n x b twins within the executor's budget,
+ * less getrf's own workspace (ex_getrf_ws), evened out over the steps. The host only stages
+ * columns: K pinned n x b slots, the most (up to LU_SLOTS, at least one) whose bytes with the
+ * small arrays (lu_host_bytes) fit the workspace the planner reserved for LU's host stripe *W, so
+ * the host plan's stripe does not bound the GPU's. Not even one tile column on the device:
+ * --device cuda fails with OOC_ERR_BUDGET (as plan.c's GPU plans do), auto runs on the CPU with a
+ * notice (*out NULL, j->cuda 0). */
+ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_exec_t **out,
+                           int64_t *W, int *K) {
   ooc_report_t *r = j->rep;
-  int64_t n = j->n, b = j->b, reserved = lu_workspace_bytes(n, b, *W, j->m);
+  int64_t reserved = lu_workspace_bytes(n, b, *W, j->m);
   ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 2, .trace = j->o.trace};
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
   int k = LU_SLOTS;
@@ -108,12 +110,12 @@ static ooc_status_t lu_gpu_exec(job_t *j, ooc_exec_t **out, int64_t *W, int *K) 
     *out = NULL;
     /* as plan.c's GPU plans: --device cuda keeps the error, auto runs on the CPU and says why */
     if (j->o.device == OOC_DEVICE_CUDA)
-      return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "--gpu-mem leaves %s for LU's panel, less than one "
-                      "tile column with its ring (n = %lld, tile %lld): at least %s of --gpu-mem is "
-                      "needed; raise --gpu-mem or lower --tile", bu, (long long)n, (long long)b,
-                      nd);
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU not used: lu: --gpu-mem leaves %s for LU's "
-             "panel, less than one tile column (n = %lld, tile %lld): running on the CPU", bu,
+      return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "%s: --gpu-mem leaves %s for LU's panel, less than "
+                      "one tile column with its ring (n = %lld, tile %lld): at least %s of "
+                      "--gpu-mem is needed; raise --gpu-mem or lower --tile", who, bu,
+                      (long long)n, (long long)b, nd);
+    ooc_warn(r->warnings, sizeof r->warnings, "GPU not used: %s: --gpu-mem leaves %s for LU's "
+             "panel, less than one tile column (n = %lld, tile %lld): running on the CPU", who, bu,
              (long long)n, (long long)b);
     j->cuda = 0;
     snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
@@ -150,7 +152,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   }
   ooc_exec_t *gx = NULL;
   int K = 0;
-  if (j->cuda) OOC_TRY(lu_gpu_exec(j, &gx, &W, &K));
+  if (j->cuda) OOC_TRY(job_lu_device(j, "lu", j->n, j->b, &gx, &W, &K));
   r->stripe = W;
   lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = W,
                  .ops = j->ops, .exec = gx, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,

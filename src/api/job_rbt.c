@@ -45,32 +45,6 @@ static ooc_status_t store_read(void *self, int64_t r0, int64_t c0, int64_t nr, i
   return OOC_OK;
 }
 
-/* The CUDA executor for the LU of the N x N transformed matrix (tile bt): the stripe the device
- * holds, as job_lu.c's (its cuSOLVER workspace margin and ring twins); NULL with a notice when
- * not even one tile column fits (the CPU runs it). */
-#define RBT_GPU_WS_MARGIN ((int64_t)512 << 20)
-static ooc_status_t rbt_gpu_exec(job_t *j, int64_t N, int64_t bt, ooc_exec_t **out, int64_t *W) {
-  ooc_report_t *r = j->rep;
-  ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 2, .trace = j->o.trace};
-  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
-  int64_t room = (*out)->budget - RBT_GPU_WS_MARGIN - 8 * (LU_SLOTS + 1) * N * bt;
-  int64_t Wd = room >= 8 * N * bt ? ts_stripe(N, bt, room / (8 * N) / bt * bt) : 0;
-  if (Wd < bt && Wd < N) {
-    char bu[32];
-    ooc_warn(r->warnings, sizeof r->warnings, "rbt: --gpu-mem leaves %s for LU's panel, less "
-             "than one tile column (n = %lld padded to %lld, tile %lld): running on the CPU",
-             ooc_fmt_bytes((*out)->budget, bu, sizeof bu), (long long)j->n, (long long)N,
-             (long long)bt);
-    ex_destroy(*out);
-    *out = NULL;
-    j->cuda = 0;
-    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
-    return OOC_OK;
-  }
-  *W = Wd;
-  return OOC_OK;
-}
-
 ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
@@ -83,7 +57,8 @@ ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
                     "tile %lld: raise --host-mem or lower --tile", h5m_name(j->in_a),
                     (long long)n, (long long)b);
   ooc_exec_t *gx = NULL;
-  if (j->cuda) OOC_TRY(rbt_gpu_exec(j, N, bt, &gx, &W));
+  int K = 0;
+  if (j->cuda) OOC_TRY(job_lu_device(j, "rbt", N, bt, &gx, &W, &K));
   r->stripe = ts_stripe(N, bt, W);
   double *tile = ooc_malloc(ctx, (size_t)(2 * b * b) * sizeof(double));
   double *X = ooc_malloc(ctx, (size_t)(n * m + 1) * sizeof(double));
@@ -103,7 +78,7 @@ ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
   rbt_args_t a = {.n = n, .m = m, .b = b, .A = &srca, .B = &srcb, .depth = depth,
                   .seed = (uint64_t)j->o.seed, .max_iter = j->o.max_iter, .cache = j->cache,
                   .spill_a = &spa, .spill_b = &spb, .stripe = W, .ops = j->ops, .exec = gx,
-                  .X = X, .ldx = n};
+                  .nslots = K, .X = X, .ldx = n};
   st = rbt_solve(ctx, &a, &s);
   if (st == OOC_OK) { /* X into B's store: the writer writes it as any solve's */
     part_t pr = ts_rows(j->B), pc = ts_cols(j->B);

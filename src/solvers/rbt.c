@@ -227,7 +227,8 @@ static ooc_status_t correction(rbt_t *R, tstore_t *SA, tstore_t *SB, int64_t *ip
     for (int64_t ti = 0; ti < rp.count; ti++)
       OOC_TRY(ts_put(SB, ti, tj, P + ti * bt + tj * bt * N, N));
   lu_args_t la = {.A = SA, .B = SB, .stripe = R->a->stripe, .ops = R->a->ops,
-                  .exec = R->a->exec, .job = LU_SOLVE_FACTORED, .ipiv = ipiv, .nopiv = 1};
+                  .exec = R->a->exec, .nslots = R->a->nslots, .job = LU_SOLVE_FACTORED,
+                  .ipiv = ipiv, .nopiv = 1};
   lu_stats_t ls;
   OOC_TRY(lu_run(R->ctx, &la, &ls, NULL));
   for (int64_t tj = 0; tj < cp.count; tj++)
@@ -386,7 +387,8 @@ ooc_status_t rbt_solve(ooc_ctx_t *ctx, const rbt_args_t *a, rbt_stats_t *stats) 
   stats->t_transform = ooc_now() - t0;
   /* 2. LU without pivoting; the eps test on U^T A V's columns, tiny pivots counted */
   t0 = ooc_now();
-  lu_args_t la = {.A = SA, .stripe = a->stripe, .ops = a->ops, .exec = a->exec, .job = LU_FACTOR,
+  lu_args_t la = {.A = SA, .stripe = a->stripe, .ops = a->ops, .exec = a->exec,
+                  .nslots = a->nslots, .job = LU_FACTOR,
                   .colnorm = R.colnorm, .ipiv = ipiv, .nopiv = 1};
   lu_stats_t ls;
   int64_t info = 0;

@@ -80,6 +80,7 @@ typedef struct rbt_args {
   int64_t stripe;             /* LU's stripe W (lu.h) */
   const ooc_ops_t *ops;       /* host kernels (residuals; LU when exec is NULL) */
   ooc_exec_t *exec;           /* LU's executor, NULL: a host executor over ops */
+  int nslots;                 /* LU's ring slots on exec (lu_args_t.nslots; 0: LU_SLOTS) */
   int threads;                /* host threads for the transform; <= 0: the CPUs */
   double *X;                  /* out: n x m, ld ldx (written only on success) */
   int64_t ldx;
