@@ -1,7 +1,9 @@
-/* base.c: context, accounted allocation, error recording, timers. See base.h. */
+/* base.c: context, accounted allocation, error recording, timers, a scaled 2-norm. See base.h. */
 #include "base/base.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,3 +339,18 @@ int64_t ooc_parse_size(const char *s) {
   return (int64_t)bytes;
 }
 
+double ooc_nrm2(int64_t n, const double *x) {
+  double scale = 0.0, ssq = 1.0;
+  for (int64_t i = 0; i < n; i++) {
+    double a = fabs(x[i]);
+    if (a == 0.0) continue;
+    if (!(a <= DBL_MAX)) return a; /* NaN or Inf: say so (their ratios below would be NaN) */
+    if (scale < a) {
+      ssq = 1.0 + ssq * (scale / a) * (scale / a);
+      scale = a;
+    } else {
+      ssq += (a / scale) * (a / scale);
+    }
+  }
+  return scale * sqrt(ssq);
+}

@@ -151,6 +151,10 @@ int ooc_fmt(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(p
 /* Append "; "-separated text to a fixed-size warnings buffer. */
 void ooc_warn(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* ||x||_2 of n contiguous entries, scaled as LAPACK's dnrm2 (no overflow or underflow for huge
+ * or tiny entries); a NaN or an infinity is returned as soon as it is met. */
+double ooc_nrm2(int64_t n, const double *x);
+
 static inline int64_t ooc_min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ooc_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ooc_cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }

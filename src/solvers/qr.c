@@ -44,23 +44,6 @@ void qr_state_free(ooc_ctx_t *ctx, qr_state_t *s) {
   ooc_free(ctx, s);
 }
 
-/* Scaled 2-norm of column (dnrm2's scaling): the residual rows can be huge or tiny. */
-static double nrm2(int64_t n, const double *x) {
-  double scale = 0.0, ssq = 1.0;
-  for (int64_t i = 0; i < n; i++) {
-    double a = fabs(x[i]);
-    if (a == 0.0) continue;
-    if (!(a <= DBL_MAX)) return a; /* NaN or Inf: say so */
-    if (scale < a) {
-      ssq = 1.0 + ssq * (scale / a) * (scale / a);
-      scale = a;
-    } else {
-      ssq += (a / scale) * (a / scale);
-    }
-  }
-  return scale * sqrt(ssq);
-}
-
 int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p, int64_t P) {
   int64_t w = n + nrhs;
   if (P < p) P = p;
@@ -105,7 +88,7 @@ static ooc_status_t res_drain(fold_t *F) {
   OOC_TRY(ex_sync(F->ex, F->resev));
   for (int64_t c = 0; c < F->s->nrhs; c++) {
     int64_t rows = c + 1 < F->respend ? c + 1 : F->respend;
-    F->s->res[c] = hypot(F->s->res[c], nrm2(rows, F->resbuf + c * F->P));
+    F->s->res[c] = hypot(F->s->res[c], ooc_nrm2(rows, F->resbuf + c * F->P));
   }
   F->respend = 0;
   return OOC_OK;
@@ -268,7 +251,7 @@ ooc_status_t qr_remove_cols(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *o
    * leave the problem. Column c's are R22[0..c, c]. */
   for (int64_t c = 0; c < nrhs; c++) {
     int64_t rows = c + 1 < pc ? c + 1 : pc;
-    s->res[c] = hypot(s->res[c], nrm2(rows, s->D + n2 + c * n));
+    s->res[c] = hypot(s->res[c], ooc_nrm2(rows, s->D + n2 + c * n));
   }
   /* compact to ld n2 (in place: every element moves to a lower or equal address) */
   for (int64_t j = 0; j < n2; j++)
@@ -289,7 +272,7 @@ done:
 /* ---- rank and solve ---------------------------------------------------------------------- */
 
 static double col_ratio(const qr_state_t *s, int64_t j, double *cn) {
-  *cn = nrm2(j + 1, s->R + j * s->n);
+  *cn = ooc_nrm2(j + 1, s->R + j * s->n);
   double r = fabs(AT(s->R, s->n, j, j));
   return *cn > 0.0 ? r / *cn : 0.0;
 }

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "base/base.h"
 #include "kernels/ops.h"
 
 #define AT(M, ld, i, j) ((M)[(size_t)(i) + (size_t)(j) * (size_t)(ld)])
@@ -362,29 +363,13 @@ static int64_t ref_trtri(char uplo, char diag, int64_t n, double *A, int64_t lda
   return 0;
 }
 
-/* ||x||_2 of n entries with stride 1, scaled as LAPACK's dnrm2 (no overflow for huge entries). */
-static double ref_nrm2(int64_t n, const double *x) {
-  double scale = 0.0, ssq = 1.0;
-  for (int64_t i = 0; i < n; i++) {
-    double a = fabs(x[i]);
-    if (a == 0.0) continue;
-    if (scale < a) {
-      ssq = 1.0 + ssq * (scale / a) * (scale / a);
-      scale = a;
-    } else {
-      ssq += (a / scale) * (a / scale);
-    }
-  }
-  return scale * sqrt(ssq);
-}
-
 /* dgeqr2: column by column, dlarfg's reflector (beta = -sign(alpha) hypot(alpha, ||x||)), then
  * H_i applied to the columns right of it. The oracle: O(m n^2) loops, obviously right. */
 static void ref_geqrf(int64_t m, int64_t n, double *A, int64_t lda, double *tau) {
   int64_t k = m < n ? m : n;
   for (int64_t i = 0; i < k; i++) {
     double *x = &AT(A, lda, i, i);
-    double xnorm = ref_nrm2(m - i - 1, x + 1);
+    double xnorm = ooc_nrm2(m - i - 1, x + 1);
     if (xnorm == 0.0) {
       tau[i] = 0.0;
       continue;
