@@ -306,19 +306,6 @@ static void t_budget_too_small(void) {
 }
 
 /* The library's checker must fail a wrong inverse and a NaN, not only pass right ones. */
-typedef struct {
-  const double *M;
-  int64_t n;
-} memsrc_t;
-
-static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                             double *dst, int64_t ld) {
-  memsrc_t *s = self;
-  for (int64_t j = 0; j < nc; j++)
-    for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = s->M[(r0 + i) + (c0 + j) * s->n];
-  return OOC_OK;
-}
-
 static void t_checker_fails_bad_results(void) {
   int64_t n = 60;
   double *A = make(GEN_RANDOM, n, n, 3), *X = malloc((size_t)(n * n) * sizeof *X);
@@ -326,8 +313,8 @@ static void t_checker_fails_bad_results(void) {
   memcpy(X, A, (size_t)(n * n) * sizeof *X);
   CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, 60, 60, X, 60, ipiv) == 0);
   CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, 60, X, 60, ipiv) == 0);
-  memsrc_t sa = {A, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, mem_read}, srcX = {&sx, mem_read};
+  tu_memsrc_t sa = {A, n}, sx = {X, n};
+  ooc_source_t srcA = {&sa, tu_mem_read}, srcX = {&sx, tu_mem_read};
   ooc_ctx_t *ctx = tu_ctx();
   double eps = check_eps(0);
   for (int full = 0; full < 2; full++) {
@@ -356,8 +343,8 @@ static void t_checker_fails_bad_results(void) {
       for (int64_t l = 0; l < n; l++) s += X[i + l * n] * B[l + c * n];
       Y[i + c * n] = s;
     }
-  memsrc_t sb = {B, n}, sy = {Y, n};
-  ooc_source_t srcB = {&sb, mem_read}, srcY = {&sy, mem_read};
+  tu_memsrc_t sb = {B, n}, sy = {Y, n};
+  ooc_source_t srcB = {&sb, tu_mem_read}, srcY = {&sy, tu_mem_read};
   double r, nx;
   CU_ASSERT(check_solve(ctx, ooc_ops_ref(), n, 3, 16, &srcA, &srcB, &srcY, eps, 1 << 20, &r,
                         &nx) == OOC_OK);
@@ -375,24 +362,6 @@ static void t_checker_fails_bad_results(void) {
 
 /* ---- the CPU executor's threads: same bits whatever their number ---------------------------- */
 
-typedef struct {
-  ooc_ctx_t *ctx;
-  scratch_t *s;
-} spill_t;
-
-static ooc_status_t sp_open(void *self, size_t slot, void **h) {
-  spill_t *sl = self;
-  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), "gjthr", slot, 0, &sl->s));
-  *h = sl->s;
-  return OOC_OK;
-}
-static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
-  return scratch_put(h, id, d, bytes);
-}
-static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
-}
-
 /* gj_run on stores over A [and B] (n x n, n x m) with tile b, stripe W, cache cap and `threads`
  * executor threads. Returns the result store's content (A^-1 P_r^T, or X) and perm. */
 static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const double *B,
@@ -401,10 +370,11 @@ static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const
   ooc_ctx_t *ctx = tu_ctx();
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
-  memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, mem_read}, srcb = {&mb, mem_read};
-  spill_t sla = {ctx, NULL}, slb = {ctx, NULL};
-  ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get}, spb = {&slb, sp_open, sp_put, sp_get};
+  tu_memsrc_t ma = {A, n}, mb = {B, n};
+  ooc_source_t srca = {&ma, tu_mem_read}, srcb = {&mb, tu_mem_read};
+  tu_spill_t sla = {ctx, "gjthr", NULL, 0}, slb = {ctx, "gjthr", NULL, 0};
+  ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get},
+                  spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get};
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, &spb, &sb) == OOC_OK);
@@ -483,8 +453,8 @@ static void t_estimator(void) {
   memcpy(X0, A, (size_t)(n * n) * sizeof *X0);
   CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
   CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
-  memsrc_t sa = {A, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, mem_read}, srcX = {&sx, mem_read};
+  tu_memsrc_t sa = {A, n}, sx = {X, n};
+  ooc_source_t srcA = {&sa, tu_mem_read}, srcX = {&sx, tu_mem_read};
   ooc_ctx_t *ctx = tu_ctx();
   double eps = check_eps(0), xmax = 0;
   for (int64_t i = 0; i < n * n; i++) xmax = fmax(xmax, fabs(X0[i]));

@@ -429,24 +429,6 @@ static void t_fused_faults(void) {
 
 /* ---- the disk tier's traffic against the stripe arithmetic (plan_spill_model) ------------- */
 
-typedef struct {
-  ooc_ctx_t *ctx;
-  scratch_t *s;
-} spill_t;
-
-static ooc_status_t sp_open(void *self, size_t slot, void **h) {
-  spill_t *sl = self;
-  OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), "model", slot, 0, &sl->s));
-  *h = sl->s;
-  return OOC_OK;
-}
-static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
-  return scratch_put(h, id, d, bytes);
-}
-static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
-}
-
 /* One elimination (gj or chol inverse) on a store filled as job.c's loader fills it, with a
  * cache of `cap` bytes; the bytes spilled and read back by the elimination alone. */
 static void run_model_case(int chol, int64_t n, int64_t b, int64_t W, int64_t cap,
@@ -457,8 +439,8 @@ static void run_model_case(int chol, int64_t n, int64_t b, int64_t W, int64_t ca
   double *A = tu_gen_spec(&s);
   tcache_t *cache = NULL;
   tstore_t *st = NULL;
-  spill_t sl = {ctx, NULL};
-  ooc_spill_ops_t sp = {&sl, sp_open, sp_put, sp_get};
+  tu_spill_t sl = {ctx, "model", NULL, 0};
+  ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get};
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, &sp, &st) == OOC_OK);
   part_t cp = ts_cols(st);
