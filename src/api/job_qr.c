@@ -1,7 +1,7 @@
 /*
  * job_qr.c: least squares as a command (issue 24): ooc_lstsq (factor A's rows into R and d = Q^T b,
- * solve, check, write the QR state file) and ooc_lstsq_update (add rows, remove columns: from a
- * state file to a new one). The method is solvers/qr.c on the executor; this file opens the
+ * solve, check, write the QR state file), ooc_lstsq_update (add rows, remove columns: from a
+ * state file to a new one) and ooc_lstsq_add_cols (add columns: [A V] re-reduced, streamed). The method is solvers/qr.c on the executor; this file opens the
  * inputs, plans the row block, picks the executor, checks, and writes the state file.
  *
  * The QR state file (docs/CLI.md "lstsq"), every dataset float64 unless said:
