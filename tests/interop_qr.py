@@ -16,7 +16,8 @@ a quarter of A where A is large enough to say so) and row blocks (--tile) of 1, 
   (f) --update --add-cols V equals numpy on [A V] and |R| equals lstsq [A V]'s, tiles 1, 7, 64,
       in core and out of core (--host-mem below a quarter of [A V b]); after remove-cols; refused:
       an add-rows state without --a (exit 2), rows of V or A not the state's (exit 3), a
-      dependent new column (exit 4), an A that is not the state's (exit 3); nothing written;
+      dependent new column (exit 4), an A that is not the state's (exit 3), NaN in V (exit 3);
+      nothing written;
   (e) a rank-deficient A (a column equal to a combination of two others) exits 4 and writes
       nothing; NaN in A exits 3 naming the element; m < n exits 3; an existing output without
       --force is refused and unchanged.
@@ -214,6 +215,13 @@ def main():
                 "--b", p("uB.h5"), "--out", p("x3.h5"), "-q")
         check(r.returncode == 3 and "not the matrix" in r.stderr and not os.path.exists(p("x3.h5")),
               f"another A: exit 3, nothing written (got {r.returncode})")
+        Vn = V.copy()
+        Vn[5, 2] = np.nan
+        write(p("uVn.h5"), "V", Vn)
+        r = run(exe, "lstsq", "--update", st, "--add-cols", p("uVn.h5"), "--out", p("x4.h5"), "-q")
+        check(r.returncode == 3 and "uVn.h5:/V: element [5, 2]" in r.stderr
+              and not os.path.exists(p("x4.h5")), f"NaN in V: exit 3 naming V's element "
+              f"(got {r.returncode})")
         check(sha(st) == h0, "the state file add columns reads is unchanged")
 
         # (e) refusals

@@ -114,13 +114,13 @@ typedef struct rsrc {
 } rsrc_t;
 
 static ooc_status_t finite_or_fail(lq_t *q, h5mat_t *h, int64_t r0, int64_t nr, int64_t nc,
-                                   const double *v, int64_t ld) {
+                                   const double *v, int64_t ld, int64_t c0) {
   for (int64_t j = 0; j < nc; j++)
     for (int64_t i = 0; i < nr; i++)
       if (!isfinite(v[i + j * ld]))
         return OOC_FAIL(q->ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] (row, column of the "
                         "matrix as read) is %g: least squares needs finite values",
-                        h5m_name(h), (long long)(r0 + i), (long long)j, v[i + j * ld]);
+                        h5m_name(h), (long long)(r0 + i), (long long)(c0 + j), v[i + j * ld]);
   return OOC_OK;
 }
 
@@ -132,19 +132,19 @@ static ooc_status_t read_rows(void *user, int64_t r0, int64_t nr, double *A, int
   int64_t n = h5m_cols(s->A), nrhs = h5m_cols(s->B);
   if (!s->V) {
     OOC_TRY(h5m_read(s->A, r0, 0, nr, n, A, lda));
-    OOC_TRY(finite_or_fail(q, s->A, r0, nr, n, A, lda));
+    OOC_TRY(finite_or_fail(q, s->A, r0, nr, n, A, lda, 0));
   } else {
     for (int64_t j = 0, t; j < s->nmap; j += t) {
       for (t = 1; j + t < s->nmap && s->colmap[j + t] == s->colmap[j] + t; t++) {}
       OOC_TRY(h5m_read(s->A, r0, s->colmap[j], nr, t, A + j * lda, lda));
+      OOC_TRY(finite_or_fail(q, s->A, r0, nr, t, A + j * lda, lda, s->colmap[j]));
     }
-    OOC_TRY(finite_or_fail(q, s->A, r0, nr, s->nmap, A, lda)); /* (columns as placed) */
     double *Vb = A + s->nmap * lda;
     OOC_TRY(h5m_read(s->V, r0, 0, nr, h5m_cols(s->V), Vb, lda));
-    OOC_TRY(finite_or_fail(q, s->V, r0, nr, h5m_cols(s->V), Vb, lda));
+    OOC_TRY(finite_or_fail(q, s->V, r0, nr, h5m_cols(s->V), Vb, lda, 0));
   }
   OOC_TRY(h5m_read(s->B, r0, 0, nr, nrhs, B, ldb));
-  OOC_TRY(finite_or_fail(q, s->B, r0, nr, nrhs, B, ldb));
+  OOC_TRY(finite_or_fail(q, s->B, r0, nr, nrhs, B, ldb, 0));
   q->t_read += ooc_now() - t0;
   return OOC_OK;
 }
