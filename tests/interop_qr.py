@@ -122,6 +122,15 @@ def main():
             check(x.shape == (N,), f"1-D b gives a 1-D x ({x.shape})")
             check(rel(x, x0) < 1e-12, f"known solution back ({rel(x, x0):.3g})")
             check(res[0] < 1e-12 * np.linalg.norm(A @ x0), f"residual ~ 0 ({res[0]:.3g})")
+            # add columns to a 1-D b's state: x stays 1-D; x0 padded with zeros is the solution
+            write(p("kV.h5"), "V", rng.standard_normal((m, 2)))
+            r = run(exe, "lstsq", "--update", p("K.qr.h5"), "--add-cols", p("kV.h5"), "-q")
+            if check(r.returncode == 0, "add columns to a 1-D b's state: exit 0"):
+                with h5py.File(p("K.qr.u.h5"), "r") as f:
+                    x = f["x"][()]
+                x1 = np.concatenate([x0, [0.0, 0.0]])
+                check(x.shape == (N + 2,) and rel(x, x1) < 1e-12,
+                      f"1-D x of N + 2, the known solution with zeros ({x.shape}, {rel(x, x1):.3g})")
 
         # (c) add rows, (d) remove columns: against numpy from scratch
         m = 5 * N
