@@ -321,6 +321,19 @@ OOC_API ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const c
                                       const char *output, const ooc_opts_t *opts,
                                       ooc_report_t *report);
 
+/* Columns added at the end of a QR state file's problem, into a new state file (`output` NULL =
+ * "<state stem>.u.h5"; the state file is never changed): v = V (m x k, the state's m rows).
+ * Q is not stored, so [A[:, colmap] V] and b are re-reduced, streamed (docs/NUMERICS.md "Adding
+ * columns": Q^T V from R alone would square A's condition number): a = A and b = b (NULL: the
+ * state's attributes input_a / input_b, which lstsq and remove-cols states carry; neither:
+ * OOC_ERR_ARG). Refused: V's, A's or b's rows not the state's (OOC_ERR_FORMAT; a state with added
+ * rows cannot be re-reduced), an A whose column norms are not the state's R's (OOC_ERR_FORMAT), a
+ * new column dependent on the others (OOC_ERR_SINGULAR, info = its column + 1). The new
+ * columns' /colmap numbers are A's column count + 0 .. k-1. Checked as ooc_lstsq checks. */
+OOC_API ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v,
+                                        const char *a, const char *b, const char *output,
+                                        const ooc_opts_t *opts, ooc_report_t *report);
+
 /* ---- the stable ABI: opaque options and report (for bindings) -------------------------------
  *
  * ooc_opts_t and ooc_report_t above are structs: fine for C code compiled against this header,

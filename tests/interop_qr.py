@@ -13,6 +13,11 @@ a quarter of A where A is large enough to say so) and row blocks (--tile) of 1, 
   (b) an overdetermined system with a known solution gets it back (< 1e-12);
   (c) --update --add-rows U c equals numpy on [A; U], [b; c] (the rows attribute grows by p);
   (d) --update --remove-cols 5:9 equals numpy on A without those columns, /colmap lists the rest;
+  (f) --update --add-cols V equals numpy on [A V] and |R| equals lstsq [A V]'s, tiles 1, 7, 64,
+      in core and out of core (--host-mem below a quarter of [A V b]); after remove-cols; refused:
+      an add-rows state without --a (exit 2), rows of V or A not the state's (exit 3), a
+      dependent new column (exit 4), an A that is not the state's (exit 3), NaN in V (exit 3);
+      nothing written;
   (e) a rank-deficient A (a column equal to a combination of two others) exits 4 and writes
       nothing; NaN in A exits 3 naming the element; m < n exits 3; an existing output without
       --force is refused and unchanged.
@@ -117,6 +122,15 @@ def main():
             check(x.shape == (N,), f"1-D b gives a 1-D x ({x.shape})")
             check(rel(x, x0) < 1e-12, f"known solution back ({rel(x, x0):.3g})")
             check(res[0] < 1e-12 * np.linalg.norm(A @ x0), f"residual ~ 0 ({res[0]:.3g})")
+            # add columns to a 1-D b's state: x stays 1-D; x0 padded with zeros is the solution
+            write(p("kV.h5"), "V", rng.standard_normal((m, 2)))
+            r = run(exe, "lstsq", "--update", p("K.qr.h5"), "--add-cols", p("kV.h5"), "-q")
+            if check(r.returncode == 0, "add columns to a 1-D b's state: exit 0"):
+                with h5py.File(p("K.qr.u.h5"), "r") as f:
+                    x = f["x"][()]
+                x1 = np.concatenate([x0, [0.0, 0.0]])
+                check(x.shape == (N + 2,) and rel(x, x1) < 1e-12,
+                      f"1-D x of N + 2, the known solution with zeros ({x.shape}, {rel(x, x1):.3g})")
 
         # (c) add rows, (d) remove columns: against numpy from scratch
         m = 5 * N
@@ -140,6 +154,84 @@ def main():
             cm = check_state(p("rm.h5"), A[:, keep], B, "remove columns 5:9")
             check(list(cm) == keep, "colmap lists the kept columns")
         check(sha(st) == h0, "the state file an update reads is unchanged")
+
+        # (f) add columns: [A V] re-reduced against numpy and against lstsq of [A V] from scratch
+        K = 6
+        V = rng.standard_normal((m, K))
+        write(p("uV.h5"), "V", V)
+        AV = np.hstack([A, V])
+        write(p("uAV.h5"), "A", AV)
+        r = run(exe, "lstsq", p("uAV.h5"), p("uB.h5"), "--out", p("AV.qr.h5"), "-q")
+        check(r.returncode == 0, "lstsq of [A V] from scratch: exit 0")
+        with h5py.File(p("AV.qr.h5"), "r") as f:
+            R_av = f["R"][()]
+        big = 60 * N  # out of core: A's rows at 60 N, below a quarter of [A V] + b
+        Ab, Bb, Vb = (rng.standard_normal((big, c)) for c in (N, NRHS, K))
+        for name, v in (("A", Ab), ("B", Bb), ("V", Vb)):
+            write(p(f"o{name}.h5"), name, v)
+        r = run(exe, "lstsq", p("oA.h5"), p("oB.h5"), "-q")
+        check(r.returncode == 0, "big state for add columns: exit 0")
+        for tile in (1, 7, 64):
+            out = p(f"ac{tile}.h5")
+            r = run(exe, "lstsq", "--update", st, "--add-cols", p("uV.h5"), "--tile", str(tile),
+                    "--out", out, "-q")
+            if check(r.returncode == 0, f"add columns, tile {tile}: exit 0 ({r.stderr})"):
+                cm = check_state(out, AV, B, f"add columns, tile {tile}")
+                check(list(cm) == list(range(N + K)), "colmap: A's columns then N .. N+K-1")
+                with h5py.File(out, "r") as f:
+                    R = f["R"][()]
+                dR = np.abs(np.abs(R) - np.abs(R_av)).max() / np.abs(R_av).max()
+                check(dR < 1e-12, f"tile {tile}: |R| = |R| of lstsq [A V] ({dR:.3g})")
+            ab = 8 * big * (N + K + NRHS)
+            out = p(f"oc{tile}.h5")
+            r = run(exe, "lstsq", "--update", p("oA.qr.h5"), "--add-cols", p("oV.h5"), "--tile",
+                    str(tile), "--host-mem", str(ab // 4 - 1), "--out", out, "--json")
+            if check(r.returncode == 0, f"add columns out of core, tile {tile}: exit 0"):
+                rep = json.loads(r.stdout)
+                check(rep["host_peak"] < ab // 4, f"host peak {rep['host_peak']} < {ab // 4}")
+                check(rep["check"] == "full", "add columns: checked")
+                check_state(out, np.hstack([Ab, Vb]), Bb, f"add columns out of core, tile {tile}")
+        # after remove-cols (its state keeps input_a / input_b), and with --a / --b given
+        r = run(exe, "lstsq", "--update", p("rm.h5"), "--add-cols", p("uV.h5"), "--out",
+                p("rmac.h5"), "-q")
+        if check(r.returncode == 0, "add columns to a remove-cols state: exit 0"):
+            cm = check_state(p("rmac.h5"), np.hstack([A[:, keep], V]), B, "remove, then add")
+            check(list(cm) == keep + list(range(N, N + K)), "colmap: kept columns, then new")
+        addrows = p("uA.qr.u.h5")
+        r = run(exe, "lstsq", "--update", addrows, "--add-cols", p("uV.h5"), "-q")
+        check(r.returncode == 2 and "--a" in r.stderr, f"add-rows state without --a: exit 2 "
+              f"naming --a (got {r.returncode}: {r.stderr.strip()})")
+        write(p("uV2.h5"), "V", rng.standard_normal((m + 40, K)))
+        r = run(exe, "lstsq", "--update", addrows, "--add-cols", p("uV2.h5"), "--a", p("uA.h5"),
+                "--b", p("uB.h5"), "-q")
+        check(r.returncode == 3, f"A's rows are not the state's: exit 3 (got {r.returncode})")
+        r = run(exe, "lstsq", "--update", st, "--add-cols", p("uV2.h5"), "--out", p("x1.h5"),
+                "-q")
+        check(r.returncode == 3 and "rows" in r.stderr and not os.path.exists(p("x1.h5")),
+              f"V's rows != the state's: exit 3, nothing written (got {r.returncode})")
+        Vd = V.copy()
+        Vd[:, 4] = A[:, 2] - 2 * V[:, 1]
+        write(p("uVd.h5"), "V", Vd)
+        r = run(exe, "lstsq", "--update", st, "--add-cols", p("uVd.h5"), "--out", p("x2.h5"),
+                "--json")
+        check(r.returncode == 4 and not os.path.exists(p("x2.h5")),
+              f"a dependent new column: exit 4, nothing written (got {r.returncode})")
+        if r.stdout:
+            rep = json.loads(r.stdout)
+            check(rep["info"] == N + 5, f"info = the dependent column + 1 ({rep['info']})")
+        write(p("uX.h5"), "A", rng.standard_normal((m, N)))
+        r = run(exe, "lstsq", "--update", st, "--add-cols", p("uV.h5"), "--a", p("uX.h5"),
+                "--b", p("uB.h5"), "--out", p("x3.h5"), "-q")
+        check(r.returncode == 3 and "not the matrix" in r.stderr and not os.path.exists(p("x3.h5")),
+              f"another A: exit 3, nothing written (got {r.returncode})")
+        Vn = V.copy()
+        Vn[5, 2] = np.nan
+        write(p("uVn.h5"), "V", Vn)
+        r = run(exe, "lstsq", "--update", st, "--add-cols", p("uVn.h5"), "--out", p("x4.h5"), "-q")
+        check(r.returncode == 3 and "uVn.h5:/V: element [5, 2]" in r.stderr
+              and not os.path.exists(p("x4.h5")), f"NaN in V: exit 3 naming V's element "
+              f"(got {r.returncode})")
+        check(sha(st) == h0, "the state file add columns reads is unchanged")
 
         # (e) refusals
         Ad = rng.standard_normal((m, N))

@@ -559,6 +559,152 @@ static void t_job_faults(void) {
   free(A), free(B), free(U), free(C), free(A2), free(B2), free(A3), free(XL), free(x1), free(x2);
 }
 
+/* Add columns (ooc_lstsq_add_cols): [A V] re-reduced against dgels of [A V] and against a
+ * from-scratch ooc_lstsq of [A V] (|R| and the residual norms), row blocks 1, 7, 64 and out of
+ * core (--host-mem below a quarter of [A V b]); after a remove-columns update (colmap kept); the
+ * refusals (no A recorded, V's rows, a dependent new column, another A) write nothing; every host
+ * allocation failing in turn is a clean OOC_ERR_NOMEM with nothing written. */
+static void t_job_add_cols(void) {
+  int64_t m = 4000, n = 6, k = 3, nrhs = 2, w = n + k;
+  double *A = rmat(m, n), *B = rmat(m, nrhs), *V = rmat(m, k), *AV = malloc((size_t)(m * w) * 8);
+  memcpy(AV, A, (size_t)(m * n) * 8);
+  memcpy(AV + m * n, V, (size_t)(m * k) * 8);
+  char fa[512], fb[512], fv[512], fav[512], fu[512], fc[512], fvd[512], fx[512];
+  /* (tu_path's buffers are reused after 8 calls) */
+  snprintf(fa, sizeof fa, "%s", tu_path("ca.h5"));
+  snprintf(fb, sizeof fb, "%s", tu_path("cb.h5"));
+  snprintf(fv, sizeof fv, "%s", tu_path("cv.h5"));
+  snprintf(fav, sizeof fav, "%s", tu_path("cav.h5"));
+  snprintf(fu, sizeof fu, "%s", tu_path("cu.h5"));
+  snprintf(fc, sizeof fc, "%s", tu_path("cc.h5"));
+  snprintf(fvd, sizeof fvd, "%s", tu_path("cvd.h5"));
+  snprintf(fx, sizeof fx, "%s", tu_path("cx.h5"));
+  tu_write_matrix(fa, "A", m, n, A, 2);
+  tu_write_matrix(fb, "B", m, nrhs, B, 2);
+  tu_write_matrix(fv, "V", m, k, V, 2);
+  tu_write_matrix(fav, "A", m, w, AV, 2);
+  double *U = rmat(10, n), *C = rmat(10, nrhs);
+  tu_write_matrix(fu, "U", 10, n, U, 2);
+  tu_write_matrix(fc, "C", 10, nrhs, C, 2);
+  char st0[512], ref[512], out[512], sp[600];
+  snprintf(st0, sizeof st0, "%s", tu_path("ca.qr.h5"));
+  snprintf(ref, sizeof ref, "%s", tu_path("cav.qr.h5"));
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_report_t rep;
+  CU_ASSERT_FATAL(ooc_lstsq(ctx, fa, fb, st0, &o, &rep) == OOC_OK);
+  CU_ASSERT_FATAL(ooc_lstsq(ctx, fav, fb, ref, &o, &rep) == OOC_OK);
+  uint64_t h0 = tu_file_hash(st0);
+  int64_t r, c;
+  snprintf(sp, sizeof sp, "%s:/R", ref);
+  double *Rref = tu_read_matrix(sp, &r, &c);
+  snprintf(sp, sizeof sp, "%s:/residual_norms", ref);
+  double *resref = tu_read_matrix(sp, &r, &c);
+  double *XL = malloc((size_t)(w * nrhs) * 8), res[2];
+  CU_ASSERT(dgels(m, w, nrhs, AV, B, XL, res) == 0);
+  double worst_x = 0, worst_r = 0, worst_res = 0;
+  int64_t abytes = 8 * m * (w + nrhs);
+  for (int run = 0; run < 4; run++) {
+    static const int64_t tiles[] = {1, 7, 64, 0};
+    o.tile = tiles[run];
+    o.host_mem = run == 3 ? abytes / 4 - 1 : 0;
+    snprintf(out, sizeof out, "%s", tu_path(run == 3 ? "ca.oc.h5" : "ca.ac.h5"));
+    remove(out);
+    ooc_status_t st = ooc_lstsq_add_cols(ctx, st0, fv, NULL, NULL, out, &o, &rep);
+    CU_ASSERT_FATAL(st == OOC_OK || (fprintf(stderr, "tile %lld: %s\n", (long long)o.tile,
+                                             ooc_ctx_error(ctx)), 0));
+    CU_ASSERT(strcmp(rep.check, "full") == 0 && rep.residual < 30);
+    if (run == 3) CU_ASSERT(rep.host_peak < abytes / 4);
+    snprintf(sp, sizeof sp, "%s:/x", out);
+    double *x = tu_read_matrix(sp, &r, &c);
+    CU_ASSERT(r == w && c == nrhs);
+    double e = rel(w, nrhs, x, w, XL, w);
+    if (e > worst_x) worst_x = e;
+    snprintf(sp, sizeof sp, "%s:/R", out);
+    double *R = tu_read_matrix(sp, &r, &c), dr = 0, rm = 0;
+    for (int64_t i = 0; i < w * w; i++) {
+      dr = fmax(dr, fabs(fabs(R[i]) - fabs(Rref[i])));
+      rm = fmax(rm, fabs(Rref[i]));
+    }
+    if (dr / rm > worst_r) worst_r = dr / rm;
+    snprintf(sp, sizeof sp, "%s:/residual_norms", out);
+    double *rs = tu_read_matrix(sp, &r, &c);
+    for (int64_t j = 0; j < nrhs; j++)
+      worst_res = fmax(worst_res, fabs(rs[j] - resref[j]) / resref[j]);
+    snprintf(sp, sizeof sp, "%s:/colmap", out);
+    double *cm = tu_read_matrix(sp, &r, &c);
+    for (int64_t j = 0; j < w; j++) CU_ASSERT(cm[j] == (double)j);
+    free(x), free(R), free(rs), free(cm);
+  }
+  CU_ASSERT(worst_x < 1e-12);
+  CU_ASSERT(worst_r < 1e-12);
+  CU_ASSERT(worst_res < 1e-12);
+  printf("  add columns vs dgels / lstsq of [A V], blocks 1/7/64 and out of core: x %.3g, |R| "
+         "%.3g, residual norms %.3g\n", worst_x, worst_r, worst_res);
+  o.tile = 0;
+  o.host_mem = 0;
+  /* after remove-columns: colmap 0 1 4 5 then 6 7 8 */
+  char rm[512], rmac[512];
+  snprintf(rm, sizeof rm, "%s", tu_path("ca.rm.h5"));
+  snprintf(rmac, sizeof rmac, "%s", tu_path("ca.rmac.h5"));
+  CU_ASSERT_FATAL(ooc_lstsq_update(ctx, st0, NULL, NULL, 2, 4, rm, &o, &rep) == OOC_OK);
+  CU_ASSERT_FATAL(ooc_lstsq_add_cols(ctx, rm, fv, NULL, NULL, rmac, &o, &rep) == OOC_OK);
+  {
+    static const int64_t keep[] = {0, 1, 4, 5, 6, 7, 8};
+    double *A7 = malloc((size_t)(m * 7) * 8), *X7 = malloc((size_t)(7 * nrhs) * 8);
+    for (int j = 0; j < 7; j++) memcpy(A7 + j * m, AV + keep[j] * m, (size_t)m * 8);
+    CU_ASSERT(dgels(m, 7, nrhs, A7, B, X7, res) == 0);
+    snprintf(sp, sizeof sp, "%s:/x", rmac);
+    double *x = tu_read_matrix(sp, &r, &c);
+    CU_ASSERT(r == 7 && rel(7, nrhs, x, 7, X7, 7) < 1e-12);
+    snprintf(sp, sizeof sp, "%s:/colmap", rmac);
+    double *cm = tu_read_matrix(sp, &r, &c);
+    for (int j = 0; j < 7; j++) CU_ASSERT(cm[j] == (double)keep[j]);
+    free(A7), free(X7), free(x), free(cm);
+  }
+  /* refusals: nothing written */
+  snprintf(out, sizeof out, "%s", tu_path("ca.bad.h5"));
+  char add[512];
+  snprintf(add, sizeof add, "%s", tu_path("ca.add.h5"));
+  CU_ASSERT_FATAL(ooc_lstsq_update(ctx, st0, fu, fc, 0, 0, add, &o, &rep) == OOC_OK);
+  CU_ASSERT(ooc_lstsq_add_cols(ctx, add, fv, NULL, NULL, out, &o, &rep) == OOC_ERR_ARG);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "--a") != NULL);
+  CU_ASSERT(ooc_lstsq_add_cols(ctx, add, fv, fa, fb, out, &o, &rep) == OOC_ERR_FORMAT);
+  CU_ASSERT(ooc_lstsq_add_cols(ctx, st0, fu, NULL, NULL, out, &o, &rep) == OOC_ERR_FORMAT);
+  double *Vd = rmat(m, k);
+  for (int64_t i = 0; i < m; i++) Vd[i + 2 * m] = A[i + 3 * m] - 0.5 * Vd[i];
+  tu_write_matrix(fvd, "V", m, k, Vd, 2);
+  CU_ASSERT(ooc_lstsq_add_cols(ctx, st0, fvd, NULL, NULL, out, &o, &rep) == OOC_ERR_SINGULAR);
+  CU_ASSERT(rep.info == n + 3);
+  double *Ax = rmat(m, n);
+  tu_write_matrix(fx, "A", m, n, Ax, 2);
+  CU_ASSERT(ooc_lstsq_add_cols(ctx, st0, fv, fx, NULL, out, &o, &rep) == OOC_ERR_FORMAT);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "not the matrix") != NULL);
+  CU_ASSERT(!tu_file_exists(out));
+  CU_ASSERT(tu_file_hash(st0) == h0);
+  tu_ctx_done(ctx);
+  /* allocation faults */
+  int faults = 0, ok = 0;
+  for (int kf = 1; kf < 400 && !ok; kf++) {
+    ctx = tu_ctx();
+    ooc_fault_arm(ctx, OOC_FAULT_ALLOC, kf, 0, 0);
+    ooc_status_t st = ooc_lstsq_add_cols(ctx, st0, fv, NULL, NULL, out, &o, &rep);
+    CU_ASSERT(st == OOC_OK || (st == OOC_ERR_NOMEM && ooc_fault_injected(ctx, OOC_FAULT_ALLOC)));
+    if (st != OOC_OK) {
+      CU_ASSERT(!tu_file_exists(out));
+      faults++;
+    }
+    ok = st == OOC_OK;
+    tu_ctx_done(ctx);
+  }
+  CU_ASSERT(ok && tu_file_exists(out));
+  printf("  %d allocation faults over add columns: each clean\n", faults);
+  free(A), free(B), free(V), free(AV), free(U), free(C), free(Rref), free(resref), free(XL);
+  free(Vd), free(Ax);
+}
+
 static const tu_test_t tests[] = {
     {"against dgels: m = n .. 100 n, blocks 1/7/64, panels of 1 or 3 blocks, ref/cpu/strict", t_dgels},
     {"consistent systems: the known solution", t_known},
@@ -570,6 +716,8 @@ static const tu_test_t tests[] = {
     {"rank deficiency refused: dependent column, zero column, m < n", t_rank},
     {"host allocation faults: clean status, no leak", t_faults},
     {"lstsq job and its updates under host allocation faults; results vs dgels", t_job_faults},
+    {"add columns: = dgels / lstsq of [A V], blocks 1/7/64, out of core, refusals, faults",
+     t_job_add_cols},
     {NULL, NULL},
 };
 

@@ -23,6 +23,7 @@ static const char *USAGE =
     "                                                   by QR: x, residual norms, R, d = Q^T b\n"
     "       oocsolve lstsq --update S.qr.h5 --add-rows U.h5 c.h5   fold rows into a QR state\n"
     "       oocsolve lstsq --update S.qr.h5 --remove-cols C0:C1    drop columns C0..C1-1\n"
+    "       oocsolve lstsq --update S.qr.h5 --add-cols V.h5 [--a A.h5 --b b.h5]  append columns\n"
     "\n"
     "options:\n"
     "  --out FILE[:/dset]   output (default <A>.inv.h5:/inverse, <B>.x.h5:/X for solve,\n"
@@ -32,6 +33,8 @@ static const char *USAGE =
     "  --update S.qr.h5     lstsq: update this QR state file (written by lstsq) into a new one\n"
     "  --add-rows U.h5      lstsq --update: rows of A to add (their b is the positional c.h5)\n"
     "  --remove-cols C0:C1  lstsq --update: remove A's original columns C0..C1-1 (0-based)\n"
+    "  --add-cols V.h5      lstsq --update: append V's columns (re-reads A and b: the state's\n"
+    "                       input_a/input_b, or --a A.h5 and --b b.h5)\n"
     "  --factor FILE        solve: use this factor (from oocsolve factor: Cholesky or LU)\n"
     "                       instead of A\n"
     "  --tile N             tile edge: the unit of I/O, caching and chunking (default 4096)\n"
@@ -158,6 +161,7 @@ static const optdef_t OPTS[] = {
     {"--seed", NULL, 1},      {"--rbt-depth", NULL, 1},
     {"--disk-bw", NULL, 1},
     {"--update", NULL, 1},    {"--add-rows", NULL, 1},    {"--remove-cols", NULL, 1},
+    {"--add-cols", NULL, 1},  {"--a", NULL, 1},           {"--b", NULL, 1},
 };
 #define NOPTS ((int)(sizeof OPTS / sizeof OPTS[0]))
 
@@ -200,7 +204,7 @@ int main(int argc, char **argv) {
   const char *out = NULL, *factor = NULL, *pos[3] = {0}, *c0 = NULL;
   int npos = 0, json = 0, quiet = 0, solve = 0, logdet = 0, factorize = 0, gemm = 0,
       have_beta = 0, only_pos = 0, have_seed = 0, lstsq = 0;
-  const char *update = NULL, *add_rows = NULL;
+  const char *update = NULL, *add_rows = NULL, *add_cols = NULL, *in_a = NULL, *in_b = NULL;
   int64_t rc0 = 0, rc1 = 0;
   double alpha = 1.0, beta = 1.0;
   for (int k = 1; k < argc && strcmp(argv[k], "--"); k++)
@@ -269,6 +273,12 @@ int main(int argc, char **argv) {
       update = v;
     } else if (!strcmp(a, "--add-rows")) {
       add_rows = v;
+    } else if (!strcmp(a, "--add-cols")) {
+      add_cols = v;
+    } else if (!strcmp(a, "--a")) {
+      in_a = v;
+    } else if (!strcmp(a, "--b")) {
+      in_b = v;
     } else if (!strcmp(a, "--remove-cols")) {
       char *e1 = NULL, *e2 = NULL;
       long long x0 = strtoll(v, &e1, 10), x1 = *e1 == ':' ? strtoll(e1 + 1, &e2, 10) : -1;
@@ -400,19 +410,26 @@ int main(int argc, char **argv) {
       cli_nearest(pos[0], VERBS, 6))
     return usage_error("unknown command '%s' (did you mean '%s'?)", pos[0],
                        cli_nearest(pos[0], VERBS, 6));
-  if ((update || add_rows || rc1 > rc0) && !lstsq)
-    return usage_error("%s", "--update, --add-rows and --remove-cols are lstsq options");
+  if ((update || add_rows || add_cols || in_a || in_b || rc1 > rc0) && !lstsq)
+    return usage_error("%s", "--update, --add-rows, --add-cols, --a, --b and --remove-cols are "
+                             "lstsq options");
   if (lstsq) {
-    if ((add_rows || rc1 > rc0) && !update)
-      return usage_error("%s", "--add-rows and --remove-cols update a state: give --update S.qr.h5");
-    if (update && !add_rows && !(rc1 > rc0))
-      return usage_error("%s", "--update needs --add-rows U.h5 c.h5 or --remove-cols C0:C1");
-    if (update && add_rows && rc1 > rc0)
-      return usage_error("%s", "one update at a time: --add-rows or --remove-cols");
+    if ((add_rows || add_cols || rc1 > rc0) && !update)
+      return usage_error("%s", "--add-rows, --add-cols and --remove-cols update a state: give "
+                               "--update S.qr.h5");
+    if (update && !add_rows && !add_cols && !(rc1 > rc0))
+      return usage_error("%s", "--update needs --add-rows U.h5 c.h5, --add-cols V.h5 or "
+                               "--remove-cols C0:C1");
+    if (update && (!!add_rows + !!add_cols + (rc1 > rc0)) > 1)
+      return usage_error("%s", "one update at a time: --add-rows, --add-cols or --remove-cols");
+    if ((in_a || in_b) && !add_cols)
+      return usage_error("%s", "--a and --b name A and b for --add-cols");
     int want = !update ? 2 : add_rows ? 1 : 0;
     if (npos != want)
       return usage_error("%s", !update ? "lstsq needs A and b"
                                : add_rows ? "lstsq --add-rows U.h5 needs c.h5 (the new rows' b)"
+                               : add_cols ? "lstsq --add-cols takes no positional matrices (A "
+                                            "and b: --a, --b)"
                                           : "lstsq --remove-cols takes no matrix arguments");
   }
   if (factor && !solve) return usage_error("%s", "--factor is an option of solve");
@@ -456,7 +473,9 @@ int main(int argc, char **argv) {
   cli_trap_signals(ctx);
   ooc_report_t rep;
   double ld = 0;
-  ooc_status_t st = lstsq && update
+  ooc_status_t st = lstsq && add_cols
+                        ? ooc_lstsq_add_cols(ctx, update, add_cols, in_a, in_b, out, &o, &rep)
+                    : lstsq && update
                         ? ooc_lstsq_update(ctx, update, add_rows, pos[0], rc0, rc1, out, &o, &rep)
                     : lstsq     ? ooc_lstsq(ctx, pos[0], pos[1], out, &o, &rep)
                     : factor    ? ooc_solve_factor(ctx, factor, pos[0], out, &o, &rep)

@@ -1,7 +1,7 @@
 /*
  * job_qr.c: least squares as a command (issue 24): ooc_lstsq (factor A's rows into R and d = Q^T b,
- * solve, check, write the QR state file) and ooc_lstsq_update (add rows, remove columns: from a
- * state file to a new one). The method is solvers/qr.c on the executor; this file opens the
+ * solve, check, write the QR state file), ooc_lstsq_update (add rows, remove columns: from a
+ * state file to a new one) and ooc_lstsq_add_cols (add columns: [A V] re-reduced, streamed). The method is solvers/qr.c on the executor; this file opens the
  * inputs, plans the row block, picks the executor, checks, and writes the state file.
  *
  * The QR state file (docs/CLI.md "lstsq"), every dataset float64 unless said:
@@ -52,6 +52,7 @@ typedef struct lq {
   int64_t m, n, nrhs, p, P; /* P: the panel (qr.h), p <= P */
   double t_read;
   char out_file[PATH_MAX];
+  char in_a[PATH_MAX + 512], in_b[PATH_MAX + 512]; /* a state's input_a/input_b ("" if none) */
 } lq_t;
 
 static ooc_status_t start(lq_t *q, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *rep,
@@ -101,20 +102,25 @@ static ooc_status_t open_spec(lq_t *q, const char *spec, int trans, h5mat_t **ou
 }
 
 /* A's and b's rows [r0, r0 + nr): read, and refused if not finite (the reduction would spread a
- * NaN over R and every solution). */
+ * NaN over R and every solution). For --add-cols the rows are of [A[:, colmap] V]: A's columns
+ * that the state still holds (colmap, nmap of them, read in runs of consecutive columns), then
+ * V's (V NULL: A's columns 0 .. n-1 as they are). */
 typedef struct rsrc {
   lq_t *q;
   h5mat_t *A, *B;
+  h5mat_t *V;
+  const int64_t *colmap;
+  int64_t nmap;
 } rsrc_t;
 
 static ooc_status_t finite_or_fail(lq_t *q, h5mat_t *h, int64_t r0, int64_t nr, int64_t nc,
-                                   const double *v, int64_t ld) {
+                                   const double *v, int64_t ld, int64_t c0) {
   for (int64_t j = 0; j < nc; j++)
     for (int64_t i = 0; i < nr; i++)
       if (!isfinite(v[i + j * ld]))
         return OOC_FAIL(q->ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] (row, column of the "
                         "matrix as read) is %g: least squares needs finite values",
-                        h5m_name(h), (long long)(r0 + i), (long long)j, v[i + j * ld]);
+                        h5m_name(h), (long long)(r0 + i), (long long)(c0 + j), v[i + j * ld]);
   return OOC_OK;
 }
 
@@ -124,10 +130,21 @@ static ooc_status_t read_rows(void *user, int64_t r0, int64_t nr, double *A, int
   lq_t *q = s->q;
   double t0 = ooc_now();
   int64_t n = h5m_cols(s->A), nrhs = h5m_cols(s->B);
-  OOC_TRY(h5m_read(s->A, r0, 0, nr, n, A, lda));
+  if (!s->V) {
+    OOC_TRY(h5m_read(s->A, r0, 0, nr, n, A, lda));
+    OOC_TRY(finite_or_fail(q, s->A, r0, nr, n, A, lda, 0));
+  } else {
+    for (int64_t j = 0, t; j < s->nmap; j += t) {
+      for (t = 1; j + t < s->nmap && s->colmap[j + t] == s->colmap[j] + t; t++) {}
+      OOC_TRY(h5m_read(s->A, r0, s->colmap[j], nr, t, A + j * lda, lda));
+      OOC_TRY(finite_or_fail(q, s->A, r0, nr, t, A + j * lda, lda, s->colmap[j]));
+    }
+    double *Vb = A + s->nmap * lda;
+    OOC_TRY(h5m_read(s->V, r0, 0, nr, h5m_cols(s->V), Vb, lda));
+    OOC_TRY(finite_or_fail(q, s->V, r0, nr, h5m_cols(s->V), Vb, lda, 0));
+  }
   OOC_TRY(h5m_read(s->B, r0, 0, nr, nrhs, B, ldb));
-  OOC_TRY(finite_or_fail(q, s->A, r0, nr, n, A, lda));
-  OOC_TRY(finite_or_fail(q, s->B, r0, nr, nrhs, B, ldb));
+  OOC_TRY(finite_or_fail(q, s->B, r0, nr, nrhs, B, ldb, 0));
   q->t_read += ooc_now() - t0;
   return OOC_OK;
 }
@@ -227,7 +244,8 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
 /* One more pass over A and b: r = b - A x per row block, g = A^T r, and the ratio
  *   max_k ||A^T r_k||_2 / (max(m, n) eps ||A||_F (||A||_F ||x_k||_2 + ||b_k||_2))
  * (docs/NUMERICS.md: O(1) for a backward-stable solve, whatever A's condition). */
-static ooc_status_t check(lq_t *q, const qr_state_t *s, const double *X, double *ratio) {
+static ooc_status_t check(lq_t *q, rsrc_t *src, const qr_state_t *s, const double *X,
+                          double *ratio) {
   ooc_ctx_t *ctx = q->ctx;
   int64_t m = q->m, n = q->n, nrhs = q->nrhs, p = q->p;
   double *Ab = ooc_malloc(ctx, (size_t)(p * n) * sizeof(double));
@@ -241,10 +259,9 @@ static ooc_status_t check(lq_t *q, const qr_state_t *s, const double *X, double 
     goto done;
   }
   double an = 0.0;
-  rsrc_t src = {q, q->A, q->B};
   for (int64_t r0 = 0; r0 < m; r0 += p) {
     int64_t nr = m - r0 < p ? m - r0 : p;
-    OOC_CHECK(st = read_rows(&src, r0, nr, Ab, p, Bb, p));
+    OOC_CHECK(st = read_rows(src, r0, nr, Ab, p, Bb, p));
     for (int64_t j = 0; j < n; j++)
       for (int64_t i = 0; i < nr; i++) an = hypot(an, Ab[i + j * p]);
     for (int64_t c = 0; c < nrhs; c++)
@@ -349,6 +366,8 @@ static ooc_status_t read_state(lq_t *q, const char *file, qr_state_t **out) {
                   "with attributes factor = \"qr\" and rows)", h5m_name(R));
     goto done;
   }
+  if (!h5vec_attr_str(R, "input_a", q->in_a, sizeof q->in_a)) q->in_a[0] = 0;
+  if (!h5vec_attr_str(R, "input_b", q->in_b, sizeof q->in_b)) q->in_b[0] = 0;
   int64_t n = h5m_rows(R);
   if (h5m_cols(R) != n) {
     st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: R is %lld x %lld, not square", h5m_name(R),
@@ -525,7 +544,7 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
                   (long long)q.nrhs);
     goto done;
   }
-  rsrc_t src = {&q, q.A, q.B};
+  rsrc_t src = {&q, q.A, q.B, NULL, NULL, 0};
   qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
                   .panel = q.P, .read = read_rows, .user = &src, .phase = "lstsq"};
   qr_stats_t qs;
@@ -547,7 +566,7 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
   if (full) {
     double tk = ooc_now(), tr = q.t_read, thr = q.o.check_threshold > 0 ? q.o.check_threshold
                                                                           : QR_CHECK_THRESHOLD;
-    OOC_CHECK(st = check(&q, s, X, &r->residual));
+    OOC_CHECK(st = check(&q, &src, s, X, &r->residual));
     r->t_check = ooc_now() - tk;
     r->bytes_input += 8 * q.m * (q.n + q.nrhs);
     q.t_read = tr;
@@ -635,7 +654,7 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
   OOC_CHECK(st = plan(&q, q.m));
   double tc = ooc_now();
   if (adding) {
-    rsrc_t src = {&q, q.A, q.B};
+    rsrc_t src = {&q, q.A, q.B, NULL, NULL, 0};
     qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
                     .panel = q.P, .read = read_rows, .user = &src, .phase = "add rows"};
     qr_stats_t qs;
@@ -681,9 +700,171 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
   ooc_warn(r->warnings, sizeof r->warnings, "an update reads no A: no residual check (the state's "
            "residual norms are carried; docs/NUMERICS.md)");
-  OOC_CHECK(st = write_state(&q, s, X, rank, NULL, NULL, what));
+  /* removing columns keeps the rows: the state's A and b (its colmap numbers A's columns) are
+   * still its inputs, which a later --add-cols reads; added rows are in no file */
+  OOC_CHECK(st = write_state(&q, s, X, rank, !adding && q.in_a[0] ? q.in_a : NULL,
+                             !adding && q.in_b[0] ? q.in_b : NULL, what));
 done:
   ooc_free(ctx, X);
+  qr_state_free(ctx, s);
+  finish(&q, t0);
+  return st;
+}
+
+/* Add columns at the end (docs/NUMERICS.md "Adding columns"): Q is not stored, and forming
+ * Q^T V = R^-T (A^T V) from R alone squares A's condition number (the normal equations), so the
+ * state is rebuilt by re-reducing [A[:, colmap] V] and b, streamed as lstsq streams A: the same
+ * fold, the same accuracy as a from-scratch lstsq of [A V] (which it is, bar the column map).
+ * A and b are the state's record of its inputs (input_a, input_b: lstsq's and remove-cols'
+ * states) unless given; a state whose rows are not A's (after add-rows: rows in no file) or
+ * whose columns are not all A's (after an add-cols) cannot be re-reduced and is refused. That
+ * A is the state's A is checked after the fold: the column norms ||R[:, j]|| = ||A[:, j]|| of
+ * the new R's first n columns against the old R's (well conditioned: relative error ~ m eps). */
+#define QR_ADDCOLS_NORM_TOL 1e-8
+
+ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v, const char *a,
+                                const char *b, const char *output, const ooc_opts_t *opts,
+                                ooc_report_t *report) {
+  if (!ctx) return OOC_ERR_ARG;
+  double t0 = ooc_now();
+  lq_t q;
+  ooc_report_t local;
+  qr_state_t *s0 = NULL, *s = NULL;
+  double *X = NULL, *cn0 = NULL;
+  h5mat_t *V = NULL;
+  char what[1200] = "";
+  ooc_status_t st = start(&q, ctx, opts, report, &local);
+  ooc_report_t *r = q.rep;
+  snprintf(r->kind, sizeof r->kind, "lstsq-update");
+  if (st != OOC_OK) goto done;
+  if (!state || !*state || !v || !*v) {
+    st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq --add-cols: give a state file and V (the new "
+                  "columns, m x k)");
+    goto done;
+  }
+  OOC_CHECK(st = read_state(&q, state, &s0));
+  const char *sa = a && *a ? a : q.in_a, *sb = b && *b ? b : q.in_b;
+  if (!*sa || !*sb) {
+    st = OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq --add-cols: the state %s records no input %s (/R's "
+                  "attribute input_%s: an add-rows or add-cols update's state has rows or "
+                  "columns in no single file): adding columns re-reads A and b, give them with "
+                  "--a A.h5 and --b b.h5 (lstsq of [A V] from scratch otherwise)", state,
+                  !*sa ? "A" : "b", !*sa ? "a" : "b");
+    goto done;
+  }
+  OOC_CHECK(st = open_spec(&q, sa, q.o.trans_a, &q.A));
+  OOC_CHECK(st = open_spec(&q, sb, q.o.trans_b, &q.B));
+  OOC_CHECK(st = open_spec(&q, v, 0, &V));
+  int64_t n0 = s0->n, k = h5m_cols(V), m = s0->rows, ncA = h5m_cols(q.A);
+  q.m = m;
+  q.n = n0 + k;
+  q.nrhs = s0->nrhs;
+  r->n = q.n;
+  r->nrhs = q.nrhs;
+  r->gemm_k = m;
+  if (h5m_rows(q.A) != m || h5m_rows(q.B) != m || h5m_cols(q.B) != q.nrhs || h5m_rows(V) != m) {
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "lstsq --add-cols: the state %s folded %lld rows and "
+                  "%lld right-hand sides, but A (%s) has %lld rows, b (%s) is %lld x %lld and V "
+                  "(%s) has %lld rows: all must be the state's rows (a state with added rows "
+                  "cannot be re-reduced: lstsq [A; U] from scratch)", state, (long long)m,
+                  (long long)q.nrhs, h5m_name(q.A), (long long)h5m_rows(q.A), h5m_name(q.B),
+                  (long long)h5m_rows(q.B), (long long)h5m_cols(q.B), h5m_name(V),
+                  (long long)h5m_rows(V));
+    goto done;
+  }
+  if (s0->colmap[n0 - 1] >= ncA) {
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "lstsq --add-cols: the state %s holds original column "
+                  "%lld (/colmap) but A (%s) has %lld columns: not this state's A", state,
+                  (long long)s0->colmap[n0 - 1], h5m_name(q.A), (long long)ncA);
+    goto done;
+  }
+  if (k < 1 || m < q.n) {
+    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "lstsq --add-cols: V (%s) has "
+                  "%lld columns; with the state's %lld that is %lld unknowns for %lld rows (least "
+                  "squares needs at least one new column and m >= n)", h5m_name(V), (long long)k,
+                  (long long)n0, (long long)q.n, (long long)m);
+    goto done;
+  }
+  snprintf(what, sizeof what, "add columns %s to %s (A %s, b %s re-reduced)", h5m_name(V), state,
+           h5m_name(q.A), h5m_name(q.B));
+  {
+    const char *ins[] = {state, h5m_path(q.A), h5m_data_file(q.A), h5m_path(q.B),
+                         h5m_data_file(q.B), h5m_path(V), h5m_data_file(V)};
+    OOC_CHECK(st = resolve_output(&q, output, state, ".u", ins, 7));
+  }
+  OOC_CHECK(st = qr_state_new(ctx, q.n, q.nrhs, &s));
+  /* the new columns are numbered after A's: column ncA + i of [A V] */
+  for (int64_t j = 0; j < q.n; j++) s->colmap[j] = j < n0 ? s0->colmap[j] : ncA + (j - n0);
+  /* of the old state only its column norms are kept: the plan's budget has room for one state */
+  cn0 = ooc_malloc(ctx, (size_t)(n0 + 1) * sizeof(double));
+  if (!cn0) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (%lld column norms)", (long long)n0);
+    goto done;
+  }
+  for (int64_t j = 0; j < n0; j++) cn0[j] = ooc_nrm2(j + 1, s0->R + j * n0);
+  qr_state_free(ctx, s0);
+  s0 = NULL;
+  OOC_CHECK(st = pick_backend(&q));
+  OOC_CHECK(st = plan(&q, m));
+  X = ooc_malloc(ctx, (size_t)(q.n * q.nrhs + 1) * sizeof(double));
+  if (!X) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)", (long long)q.n,
+                  (long long)q.nrhs);
+    goto done;
+  }
+  rsrc_t src = {&q, q.A, q.B, V, s->colmap, n0};
+  qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = m, .block = q.p, .panel = q.P,
+                  .read = read_rows, .user = &src, .phase = "add columns"};
+  qr_stats_t qs;
+  double tc = ooc_now();
+  OOC_CHECK(st = qr_fold(&qa, s, &qs));
+  r->steps = qs.blocks;
+  r->flops = qs.flops;
+  r->bytes_input += 8 * m * (q.n + q.nrhs);
+  /* the A read is the state's A: its columns' norms are the old R's */
+  for (int64_t j = 0; j < n0; j++) {
+    double c0 = cn0[j], c1 = ooc_nrm2(j + 1, s->R + j * q.n);
+    if (!(fabs(c1 - c0) <= QR_ADDCOLS_NORM_TOL * (c0 > c1 ? c0 : c1))) {
+      st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "lstsq --add-cols: A (%s) is not the matrix of the "
+                    "state %s: its column %lld has norm %.17g, the state's R says %.17g (relative "
+                    "difference above %g); nothing was written", h5m_name(q.A), state,
+                    (long long)s->colmap[j], c1, c0, QR_ADDCOLS_NORM_TOL);
+      goto done;
+    }
+  }
+  int64_t rank;
+  OOC_CHECK(st = solve(&q, s, X, &rank)); /* a dependent new column is refused here */
+  r->flops += (double)q.n * q.n * q.nrhs;
+  int full = q.o.check == OOC_CHECK_FULL || q.o.check == OOC_CHECK_PROBE ||
+             (q.o.check == OOC_CHECK_AUTO && m * q.n <= QR_CHECK_AUTO_ELEMS);
+  r->t_compute = ooc_now() - tc - q.t_read;
+  if (full) {
+    double tk = ooc_now(), tr = q.t_read, thr = q.o.check_threshold > 0 ? q.o.check_threshold
+                                                                          : QR_CHECK_THRESHOLD;
+    OOC_CHECK(st = check(&q, &src, s, X, &r->residual));
+    r->t_check = ooc_now() - tk;
+    r->bytes_input += 8 * m * (q.n + q.nrhs);
+    q.t_read = tr;
+    snprintf(r->check, sizeof r->check, "full");
+    if (!(r->residual < thr)) {
+      st = OOC_FAIL(ctx, OOC_ERR_ACCURACY, "lstsq --add-cols: the check ratio ||[A V]^T r|| / "
+                    "(max(m, n) eps ||[A V]||_F (||[A V]||_F ||x|| + ||b||)) is %.3g, not below "
+                    "%g: nothing was written", r->residual, thr);
+      goto done;
+    }
+  } else if (q.o.check == OOC_CHECK_AUTO) {
+    ooc_warn(r->warnings, sizeof r->warnings, "check skipped: [A V] has more than %lld elements "
+             "(--check full reads it again)", (long long)QR_CHECK_AUTO_ELEMS);
+  }
+  r->t_read = q.t_read;
+  r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
+  OOC_CHECK(st = write_state(&q, s, X, rank, NULL, NULL, what));
+done:
+  if (st == OOC_ERR_SINGULAR && r->info == 0) r->info = 1;
+  h5m_close(V);
+  ooc_free(ctx, X);
+  ooc_free(ctx, cn0);
+  qr_state_free(ctx, s0);
   qr_state_free(ctx, s);
   finish(&q, t0);
   return st;
