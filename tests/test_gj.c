@@ -464,14 +464,7 @@ static void t_estimator(void) {
   for (int kind = 0; kind < 4; kind++) {
     memcpy(X, X0, (size_t)(n * n) * sizeof *X);
     /* kind 0: right; 1: column 37 off; 2: row 211 off; 3: every entry off, relative 1e-9 */
-    for (int64_t i = 0; i < n; i++) {
-      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-      double u = ((double)(seed >> 11) / 9007199254740992.0 - 0.5) * 1e-10 * xmax;
-      if (kind == 1) X[i + 37 * n] += 10 * u;
-      if (kind == 2) X[211 + i * n] += 20 * u;
-      if (kind == 3)
-        for (int64_t j = 0; j < n; j++) X[i + j * n] *= 1 + 1e-9 * (double)((i * 7 + j * 13) % 5 - 2);
-    }
+    tu_spoil_inverse(kind, n, X, xmax, &seed);
     double full, est, na, nx;
     check_info_t ci, cf;
     CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &srcA, &srcX, 1, eps, 1 << 20, &full,

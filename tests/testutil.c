@@ -284,3 +284,14 @@ double *tu_rand_matrix(int64_t rows, int64_t cols, uint64_t seed) {
   }
   return A;
 }
+
+void tu_spoil_inverse(int kind, int64_t n, double *X, double xmax, uint64_t *seed) {
+  for (int64_t i = 0; i < n; i++) {
+    *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    double u = ((double)(*seed >> 11) / 9007199254740992.0 - 0.5) * 1e-10 * xmax;
+    if (kind == 1) X[i + 37 * n] += 10 * u;
+    if (kind == 2) X[211 + i * n] += 20 * u;
+    if (kind == 3)
+      for (int64_t j = 0; j < n; j++) X[i + j * n] *= 1 + 1e-9 * (double)((i * 7 + j * 13) % 5 - 2);
+  }
+}

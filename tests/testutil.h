@@ -82,6 +82,11 @@ ooc_status_t tu_sp_put(void *h, int64_t id, const void *d, size_t bytes);
 ooc_status_t tu_sp_get(void *h, int64_t id, void *d, size_t bytes);
 double *tu_rand_matrix(int64_t rows, int64_t cols, uint64_t seed);
 
+/* The wrong inverses the residual checks must fail, made in place from the right one X (n x n,
+ * n > 211, max |x| = xmax) with the LCG state *seed: kind 0 leaves it right; 1 column 37 off by
+ * up to 5e-10 xmax; 2 row 211 off by up to 1e-9 xmax; 3 every entry off, relative 1e-9. */
+void tu_spoil_inverse(int kind, int64_t n, double *X, double xmax, uint64_t *seed);
+
 /* Every tile of a store, read (not taken) into a new column-major buffer with leading dimension
  * ld >= its rows (one spare element, so an empty store still gets a buffer); each read is
  * asserted. The caller frees it. */
