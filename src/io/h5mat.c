@@ -1380,9 +1380,9 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
       const char *data = slot[s] + (m->zstd ? raw_bytes : 0);
       if (inj || H5Dwrite_chunk(m->dset, H5P_DEFAULT, 0, off, size[s], data) < 0)
         st = write_fail(m, inj ? injected(inj) : h5_last_error(), r0, c0, nr, nc);
-      if (m->tap) ooc_par_join(&tg);
       else
         m->bytes += h * w * (int64_t)m->file_es;
+      if (m->tap) ooc_par_join(&tg); /* the slot is reused only once the tap has read it */
     }
     if (overlap) ooc_par_join(&g);
     if (st == OOC_OK && !overlap && ncnt > 0) prepare_batch(&wb[0], threads, next, ncnt);
