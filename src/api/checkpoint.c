@@ -121,12 +121,9 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
   DIFF(out_f32, "f32 output =")
   DIFF(lower_only, "--triangle lower =")
 #undef DIFF
-  static const char *const mname[] = {"auto", "gj", "chol", "newton", "hyper7"};
-#define MNAME(x) ((x) >= 0 && (x) <= 4 ? mname[(x)] : "?")
   if (b->method != OOC_METHOD_AUTO && a->method != b->method)
     return ooc_fmt(buf, cap, "it was written by --method %s, this run asks for %s",
-                   MNAME(a->method), MNAME(b->method)), buf;
-#undef MNAME
+                   plan_method_name(a->method), plan_method_name(b->method)), buf;
   if (strcmp(a->backend, b->backend))
     return ooc_fmt(buf, cap, "it was written by the %s backend, this run uses %s", a->backend,
                    b->backend), buf;

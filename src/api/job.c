@@ -499,10 +499,9 @@ static ooc_status_t choose_method(job_t *j) {
   if (is_iter(j) && !j->logdet_only) {
     if (j->B)
       return OOC_FAIL(ctx, OOC_ERR_ARG, "--method %s computes inverses only; solve with gj or "
-                      "chol", j->o.method == OOC_METHOD_NEWTON ? "newton" : "hyper7");
+                      "chol", plan_method_name(j->o.method));
     j->method = j->o.method; /* on the GPU (j->cuda): the products, through eliminate_iter */
-    snprintf(r->method, sizeof r->method, "%s",
-             j->method == OOC_METHOD_NEWTON ? "newton" : "hyper7");
+    snprintf(r->method, sizeof r->method, "%s", plan_method_name(j->method));
     return OOC_OK;
   }
   if (j->have_factor) { /* L is triangular, not symmetric: nothing to classify */
@@ -530,9 +529,7 @@ static ooc_status_t choose_method(job_t *j) {
              sym ? "the diagonal is not positive" : "not symmetric");
   }
 chosen:
-  snprintf(r->method, sizeof r->method, "%s", j->method == OOC_METHOD_CHOL ? "chol"
-                                              : j->method == OOC_METHOD_LU ? "lu"
-                                              : j->method == OOC_METHOD_RBT ? "rbt" : "gj");
+  snprintf(r->method, sizeof r->method, "%s", plan_method_name(j->method));
   return OOC_OK;
 }
 
@@ -658,7 +655,7 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   j->lower_load = j->classify_load = 0; /* gj needs the whole of A */
   OOC_TRY(load_inputs(j));
   j->method = to_lu ? OOC_METHOD_LU : OOC_METHOD_GJ;
-  snprintf(r->method, sizeof r->method, to_lu ? "lu" : "gj");
+  snprintf(r->method, sizeof r->method, "%s", plan_method_name(j->method));
   return OOC_OK;
 }
 
@@ -1026,9 +1023,11 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   char afile[PATH_MAX], adset[512];
   snprintf(r->kind, sizeof r->kind, "%s", b_spec ? "solve" : j->factor_out ? "factor"
                                           : j->logdet_only ? "logdet" : "inverse");
-  snprintf(r->method, sizeof r->method, j->o.method == OOC_METHOD_CHOL ? "chol"
-                                        : j->o.method == OOC_METHOD_LU ? "lu"
-                                        : j->o.method == OOC_METHOD_RBT ? "rbt" : "gj");
+  snprintf(r->method, sizeof r->method, "%s", /* until the method is chosen: auto shows gj */
+           plan_method_name(j->o.method == OOC_METHOD_CHOL || j->o.method == OOC_METHOD_LU ||
+                                    j->o.method == OOC_METHOD_RBT
+                                ? j->o.method
+                                : OOC_METHOD_GJ));
 
   OOC_TRY(open_input(j, a_spec, &j->in_a));
   j->n = h5m_rows(j->in_a);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/plan.h"
 #include "base/base.h"
 
 /* ---- parameters ------------------------------------------------------------------------------ */
@@ -24,7 +25,6 @@ typedef struct {
   const char *const *names; /* int parameters set by name (set_str): value k is names[k] */
 } pdef_t;
 
-static const char *const M_NAMES[] = {"auto", "gj", "chol", "newton", "hyper7", "lu", "rbt", NULL};
 static const char *const D_NAMES[] = {"auto", "cpu", "ref", "cuda", NULL};
 static const char *const T_NAMES[] = {"auto", "f32", "f64", NULL};
 static const char *const C_NAMES[] = {"auto", "none", "probe", "full", NULL};
@@ -35,7 +35,7 @@ static const char *const B_NAMES[] = {"0", "1", NULL}; /* flags: also "false"/"t
 
 /* Indexed by ooc_param_t. */
 static const pdef_t PDEFS[] = {
-    [OOC_PARAM_METHOD] = {"method", OOC_PTYPE_INT, 0, OOC_METHOD_RBT, M_NAMES},
+    [OOC_PARAM_METHOD] = {"method", OOC_PTYPE_INT, 0, OOC_METHOD_RBT, plan_method_names},
     [OOC_PARAM_DEVICE] = {"device", OOC_PTYPE_INT, 0, 3, D_NAMES},
     [OOC_PARAM_TILE] = {"tile", OOC_PTYPE_INT, 0, 1 << 20, NULL},
     [OOC_PARAM_STRIPE] = {"stripe", OOC_PTYPE_INT, 0, I64MAX, NULL},

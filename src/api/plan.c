@@ -29,6 +29,9 @@ static int64_t host_budget(const ooc_opts_t *o) {
   return m > 0 ? m : (int64_t)1 << 30;
 }
 
+const char *const plan_method_names[] = {"auto", "gj",  "chol", "newton",
+                                          "hyper7", "lu", "rbt",  NULL};
+
 static int is_iter(const plan_t *p) { return plan_is_iter(p->q.o->method); }
 
 /* newton/hyper7: host bytes of the products' buffers for GEMM block s (the GPU executor's pinned
