@@ -123,7 +123,7 @@ static const char *ident_diff(const jr_ident_t *a, const jr_ident_t *b, char *bu
 #undef DIFF
   if (b->method != OOC_METHOD_AUTO && a->method != b->method)
     return ooc_fmt(buf, cap, "it was written by --method %s, this run asks for %s",
-                   plan_method_name(a->method), plan_method_name(b->method)), buf;
+                   method_name(a->method), method_name(b->method)), buf;
   if (strcmp(a->backend, b->backend))
     return ooc_fmt(buf, cap, "it was written by the %s backend, this run uses %s", a->backend,
                    b->backend), buf;

@@ -108,7 +108,6 @@ static ooc_status_t pick_backend(job_t *j) {
 }
 
 static ocu_config_t gpu_config(const job_t *j) { return plan_gpu_config(&j->o); }
-static int is_iter(const job_t *j) { return plan_is_iter(j->o.method); }
 
 /* Cholesky for certain by the call: a Cholesky factor is written or read. (logdet is general:
  * auto takes LU when the matrix is not for Cholesky.) */
@@ -474,79 +473,35 @@ static ooc_status_t load_inputs(job_t *j) {
 
 /* ---- method choice and the two eliminations --------------------------------------------- */
 
+/* The method that runs (method_check has accepted the call's): a factor file's, the call's,
+ * or under auto (and for a Cholesky that must be one) what the load's pre-pass found. */
 static ooc_status_t choose_method(job_t *j) {
-  ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
-  j->method = OOC_METHOD_GJ;
-  int only_chol = chol_only(j);
-  if ((j->logdet_only || j->factor_out || j->have_factor) && j->o.method != OOC_METHOD_AUTO &&
-      j->o.method != OOC_METHOD_CHOL && j->o.method != OOC_METHOD_LU)
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: a factor is computed or used here (%s); --method "
-                    "must be auto, chol or lu", h5m_name(j->in_a),
-                    j->logdet_only ? "logdet" : j->factor_out ? "factor" : "solve --factor");
-  if (j->o.method == OOC_METHOD_RBT) { /* job_rbt.c: solves only */
-    if (!j->B || j->have_factor)
-      return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: --method rbt solves A X = B (oocsolve solve A B); "
-                      "for %s use --method lu", h5m_name(j->in_a),
-                      j->have_factor ? "a solve from a factor" : "an inverse");
-    j->method = OOC_METHOD_RBT;
-    goto chosen;
-  }
-  if (lu_certain(j)) { /* LU for any square matrix: nothing to classify */
-    j->method = OOC_METHOD_LU;
-    goto chosen;
-  }
-  if (is_iter(j) && !j->logdet_only) {
-    if (j->B)
-      return OOC_FAIL(ctx, OOC_ERR_ARG, "--method %s computes inverses only; solve with gj or "
-                      "chol", plan_method_name(j->o.method));
-    j->method = j->o.method; /* on the GPU (j->cuda): the products, through eliminate_iter */
-    snprintf(r->method, sizeof r->method, "%s", plan_method_name(j->method));
-    return OOC_OK;
-  }
-  if (j->have_factor) { /* L is triangular, not symmetric: nothing to classify */
-    j->method = OOC_METHOD_CHOL;
-    goto chosen;
-  }
-  if (j->o.method == OOC_METHOD_GJ) goto chosen;
-  /* the pre-pass ran during the load (classify.h) */
-  int sym = j->verdict.symmetric, posdiag = j->verdict.posdiag;
-  if (j->o.method == OOC_METHOD_CHOL || only_chol) {
+  j->method = j->lu_in ? OOC_METHOD_LU : j->have_factor ? OOC_METHOD_CHOL : j->o.method;
+  int sym = j->verdict.symmetric, posdiag = j->verdict.posdiag; /* classify.h */
+  if (j->have_factor) { /* L or L\U is triangular, not symmetric: nothing to classify */
+  } else if (j->method == OOC_METHOD_CHOL || (j->method == OOC_METHOD_AUTO && chol_only(j))) {
     if (!sym)
-      return OOC_FAIL(ctx, OOC_ERR_NOT_SPD, "%s: Cholesky needs a symmetric matrix: %s",
+      return OOC_FAIL(j->ctx, OOC_ERR_NOT_SPD, "%s: Cholesky needs a symmetric matrix: %s",
                       h5m_name(j->in_a), j->verdict.why);
     j->method = OOC_METHOD_CHOL;
-  } else if (sym && posdiag) {
-    j->method = OOC_METHOD_CHOL;
-    ooc_warn(r->warnings, sizeof r->warnings, "auto: symmetric with a positive diagonal, using "
-             "Cholesky (chol)");
-  } else if (j->B || j->logdet_only) { /* a solve or a determinant: getrf's pivots (issue 22) */
-    j->method = OOC_METHOD_LU;
-    ooc_warn(r->warnings, sizeof r->warnings, "auto: %s, using LU with partial pivoting (lu)",
-             sym ? "the diagonal is not positive" : "not symmetric");
-  } else {
-    ooc_warn(r->warnings, sizeof r->warnings, "auto: %s, using Gauss-Jordan (gj)",
-             sym ? "the diagonal is not positive" : "not symmetric");
+  } else if (j->method == OOC_METHOD_AUTO) {
+    const char *why = sym ? "the diagonal is not positive" : "not symmetric";
+    if (sym && posdiag) {
+      j->method = OOC_METHOD_CHOL;
+      ooc_warn(r->warnings, sizeof r->warnings, "auto: symmetric with a positive diagonal, "
+               "using Cholesky (chol)");
+    } else if (j->B || j->logdet_only) { /* a solve or a determinant: getrf's pivots (issue 22) */
+      j->method = OOC_METHOD_LU;
+      ooc_warn(r->warnings, sizeof r->warnings, "auto: %s, using LU with partial pivoting (lu)",
+               why);
+    } else {
+      j->method = OOC_METHOD_GJ;
+      ooc_warn(r->warnings, sizeof r->warnings, "auto: %s, using Gauss-Jordan (gj)", why);
+    }
   }
-chosen:
-  snprintf(r->method, sizeof r->method, "%s", plan_method_name(j->method));
+  snprintf(r->method, sizeof r->method, "%s", method_name(j->method));
   return OOC_OK;
-}
-
-/* Flops of the method as run (the usual counts: what GFLOP/s are quoted against). */
-static double method_flops(const job_t *j) {
-  double n = (double)j->n, m = (double)j->m;
-  if (j->method == OOC_METHOD_NEWTON || j->method == OOC_METHOD_HYPER7) return j->iter_flops;
-  if (j->method == OOC_METHOD_RBT) return j->iter_flops; /* job_rbt.c counts them */
-  if (j->have_factor) return 2 * n * n * m;
-  if (j->method == OOC_METHOD_LU) /* getrf; + getrs; or the inverse as getrf + getri */
-    return j->B ? 2 * n * n * n / 3 + 2 * n * n * m
-                : j->logdet_only || j->factor_out ? 2 * n * n * n / 3 : 2 * n * n * n;
-  if (j->method == OOC_METHOD_CHOL)
-    return j->logdet_only || j->factor_out ? n * n * n / 3
-           : j->B                          ? n * n * n / 3 + 2 * n * n * m
-                                           : n * n * n;
-  return j->B ? n * n * n + 2 * n * n * m : 2 * n * n * n;
 }
 
 static void unload_inputs(job_t *j) {
@@ -598,7 +553,7 @@ static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
 /* Cholesky; under auto, a matrix that is not positive definite falls back to gj (the stores
  * are reloaded from the input, which was never modified). */
 
-static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
+ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   chol_args_t ca = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops,
@@ -655,12 +610,12 @@ static ooc_status_t eliminate_chol(job_t *j, int64_t *steps) {
   j->lower_load = j->classify_load = 0; /* gj needs the whole of A */
   OOC_TRY(load_inputs(j));
   j->method = to_lu ? OOC_METHOD_LU : OOC_METHOD_GJ;
-  snprintf(r->method, sizeof r->method, "%s", plan_method_name(j->method));
+  snprintf(r->method, sizeof r->method, "%s", method_name(j->method));
   return OOC_OK;
 }
 
 
-static ooc_status_t eliminate_gj(job_t *j, int64_t *steps) {
+ooc_status_t job_gj_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   gj_args_t ga = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops, .colnorm = j->colnorm,
@@ -762,7 +717,7 @@ static ooc_status_t gemm_gpu_done(job_t *j, int64_t block, int64_t kblock, int s
   return st;
 }
 
-static ooc_status_t eliminate_iter(job_t *j, int64_t *steps) {
+ooc_status_t job_iter_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   int64_t n = j->n;
@@ -1023,11 +978,9 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   char afile[PATH_MAX], adset[512];
   snprintf(r->kind, sizeof r->kind, "%s", b_spec ? "solve" : j->factor_out ? "factor"
                                           : j->logdet_only ? "logdet" : "inverse");
-  snprintf(r->method, sizeof r->method, "%s", /* until the method is chosen: auto shows gj */
-           plan_method_name(j->o.method == OOC_METHOD_CHOL || j->o.method == OOC_METHOD_LU ||
-                                    j->o.method == OOC_METHOD_RBT
-                                ? j->o.method
-                                : OOC_METHOD_GJ));
+  /* until the method is chosen: the call's (auto shows gj) */
+  snprintf(r->method, sizeof r->method, "%s",
+           method_name(j->o.method == OOC_METHOD_AUTO ? OOC_METHOD_GJ : j->o.method));
 
   OOC_TRY(open_input(j, a_spec, &j->in_a));
   j->n = h5m_rows(j->in_a);
@@ -1043,6 +996,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
                       (long long)j->n);
     j->m = h5m_cols(j->in_b);
   }
+  OOC_TRY(method_check(ctx, j->o.method, j->kind, h5m_name(j->in_a)));
   j->lu_in = j->have_factor && job_lu_is_factor_file(j);
   int64_t n = j->n, m = j->m;
   r->n = n;
@@ -1092,7 +1046,7 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
   /* What the method may need of A decides what the load keeps (classify.h) */
   j->classify_load = !j->have_factor && j->o.method != OOC_METHOD_GJ && !lu_certain(j);
-  j->lower_load = (j->classify_load && !(is_iter(j) && !j->logdet_only)) ||
+  j->lower_load = (j->classify_load && !plan_is_iter(j->o.method)) ||
                   (j->have_factor && !j->lu_in);
   j->may_gj = j->o.method == OOC_METHOD_AUTO && !chol_only(j); /* gj or lu */
   cl_init(&j->verdict, j->f32);
@@ -1107,13 +1061,10 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   int64_t sp_before = ts_stats(j->A)->bytes_spilled, un_before = ts_stats(j->A)->bytes_unspilled;
   int64_t steps = 0;
   ooc_status_t st = OOC_OK;
-  if (j->method == OOC_METHOD_CHOL) st = eliminate_chol(j, &steps);
-  if (st == OOC_OK && j->method == OOC_METHOD_GJ) /* also after a fallback from chol */
-    st = eliminate_gj(j, &steps);
-  if (st == OOC_OK && j->method == OOC_METHOD_LU) st = job_lu_run(j, &steps);
-  if (st == OOC_OK && j->method == OOC_METHOD_RBT) st = job_rbt_run(j, &steps);
-  if (j->method == OOC_METHOD_NEWTON || j->method == OOC_METHOD_HYPER7)
-    st = eliminate_iter(j, &steps);
+  for (int ran = -1; st == OOC_OK && ran != j->method;) { /* a fallback hands over (methods.h) */
+    ran = j->method;
+    st = method_get(ran)->run(j, &steps);
+  }
   double t2 = ooc_now();
   double spill_after = spill_time(j);
   r->steps = steps;
@@ -1126,7 +1077,8 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
   }
   r->t_spill = spill_after;
   r->t_compute = (t2 - t1) - (spill_after - spill_before);
-  r->flops = method_flops(j);
+  const method_t *mt = method_get(j->method);
+  r->flops = mt->flops ? mt->flops(j->kind, (double)n, (double)m) : j->iter_flops;
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0;
   OOC_TRY(st);
   if (j->logdet_only) {
@@ -1206,18 +1158,14 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   ctx->interrupted = 0;
   ooc_note_step(ctx, 0, 0);
   ooc_ctx_reset_peak(ctx);
-  if (j->o.method != OOC_METHOD_AUTO && j->o.method != OOC_METHOD_GJ &&
-      j->o.method != OOC_METHOD_CHOL && j->o.method != OOC_METHOD_LU &&
-      j->o.method != OOC_METHOD_RBT && !is_iter(j))
+  if (j->o.method < 0 || j->o.method >= METHOD_GEMM) /* the product's is no option */
     return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown method %d", (int)j->o.method);
   return OOC_OK;
 }
 
-/* The public calls differ only in what the job does with its inputs (flags) and outputs. */
-enum { AS_INVERT = 0, AS_LOGDET = 1, AS_FACTOR = 2, AS_FACTORED = 4 };
-
-static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report, int as,
-                         const char *a, const char *b, int need_b, const char *out,
+/* The public calls differ only in the job they ask (methods.h) of their inputs and outputs. */
+static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
+                         job_kind_t kind, const char *a, const char *b, const char *out,
                          double *logdet, const ooc_matrix_t *const *hm) {
   if (!ctx) return OOC_ERR_ARG;
   job_t j;
@@ -1228,11 +1176,12 @@ static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *r
     j.hm_b = hm[1];
     j.hm_out = hm[3];
   }
-  j.logdet_only = (as & AS_LOGDET) != 0;
-  j.factor_out = (as & AS_FACTOR) != 0;
-  j.have_factor = (as & AS_FACTORED) != 0;
+  j.kind = kind;
+  j.logdet_only = kind == JOB_LOGDET;
+  j.factor_out = kind == JOB_FACTOR;
+  j.have_factor = kind == JOB_FACTORED;
   if (st == OOC_OK) {
-    if (need_b && (!b || !*b)) st = OOC_FAIL(ctx, OOC_ERR_ARG, "no right-hand side given");
+    if ((kind == JOB_SOLVE || kind == JOB_FACTORED) && (!b || !*b)) st = OOC_FAIL(ctx, OOC_ERR_ARG, "no right-hand side given");
     else st = ckpt_settle(&j, run(&j, a, b, out));
   }
   if (logdet) *logdet = st == OOC_OK ? j.rep->logdet : NAN;
@@ -1242,27 +1191,27 @@ static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *r
 
 ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, AS_INVERT, input, NULL, 0, output, NULL, NULL);
+  return call(ctx, opts, report, JOB_INVERT, input, NULL, output, NULL, NULL);
 }
 
 ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
                        const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, AS_INVERT, a, b, 1, output, NULL, NULL);
+  return call(ctx, opts, report, JOB_SOLVE, a, b, output, NULL, NULL);
 }
 
 ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, AS_FACTOR, input, NULL, 0, output, NULL, NULL);
+  return call(ctx, opts, report, JOB_FACTOR, input, NULL, output, NULL, NULL);
 }
 
 ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
                               const char *output, const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, AS_FACTORED, factor, b, 1, output, NULL, NULL);
+  return call(ctx, opts, report, JOB_FACTORED, factor, b, output, NULL, NULL);
 }
 
 ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
                         ooc_report_t *report, double *logdet) {
-  return call(ctx, opts, report, AS_LOGDET, input, NULL, 0, NULL, logdet, NULL);
+  return call(ctx, opts, report, JOB_LOGDET, input, NULL, NULL, logdet, NULL);
 }
 
 /* ---- ooc_gemm: the out-of-core product as a command of its own ---------------------------- */
@@ -1452,11 +1401,11 @@ ooc_status_t job_call_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *re
   for (int k = 0; k < 4; k++)
     s[k] = !hm[k] ? NULL : matrix_is_file(hm[k]) ? matrix_spec(hm[k]) : matrix_name(hm[k]);
   switch (kind) {
-  case MX_INVERT: return call(ctx, opts, report, AS_INVERT, s[0], NULL, 0, s[3], NULL, hm);
-  case MX_SOLVE: return call(ctx, opts, report, AS_INVERT, s[0], s[1], 1, s[3], NULL, hm);
-  case MX_FACTOR: return call(ctx, opts, report, AS_FACTOR, s[0], NULL, 0, s[3], NULL, hm);
-  case MX_SOLVE_FACTOR: return call(ctx, opts, report, AS_FACTORED, s[0], s[1], 1, s[3], NULL, hm);
-  case MX_LOGDET: return call(ctx, opts, report, AS_LOGDET, s[0], NULL, 0, NULL, logdet, hm);
+  case MX_INVERT: return call(ctx, opts, report, JOB_INVERT, s[0], NULL, s[3], NULL, hm);
+  case MX_SOLVE: return call(ctx, opts, report, JOB_SOLVE, s[0], s[1], s[3], NULL, hm);
+  case MX_FACTOR: return call(ctx, opts, report, JOB_FACTOR, s[0], NULL, s[3], NULL, hm);
+  case MX_SOLVE_FACTOR: return call(ctx, opts, report, JOB_FACTORED, s[0], s[1], s[3], NULL, hm);
+  case MX_LOGDET: return call(ctx, opts, report, JOB_LOGDET, s[0], NULL, NULL, logdet, hm);
   case MX_GEMM: return gemm_call(ctx, s[0], s[1], s[2], s[3], alpha, beta, opts, report, hm);
   }
   return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "unknown call %d", (int)kind);

@@ -11,6 +11,7 @@
 #include <limits.h>
 
 #include "api/classify.h"
+#include "api/methods.h"
 #include "api/plan.h"
 #include "io/h5mat.h"
 #include "io/journal.h"
@@ -47,7 +48,8 @@ typedef struct job {
   struct check_fused *fused; /* the inverse check's first product, formed during the load and
                                 the write (check.h; NULL: the check rereads both files) */
   int64_t *perm;
-  int method;      /* OOC_METHOD_GJ or OOC_METHOD_CHOL, chosen after the input is read */
+  int method;      /* the entry of methods.h that runs, chosen after the input is read */
+  job_kind_t kind; /* what the call asks (methods.h); the three flags below say it too */
   int logdet_only; /* ooc_logdet: factor only, write nothing */
   int factor_out;  /* ooc_factor: factor, write L */
   int have_factor; /* ooc_solve_factor: the input "A" is a Cholesky factor L */
@@ -84,7 +86,7 @@ typedef struct job {
   h5mat_t *in_c;    /* gemm: C0 */
   ooc_exec_t *gx;     /* gemm, newton/hyper7 on the GPU: the products' executor */
   gemm_dev_t *gdev;   /* and their buffers on it */
-  double iter_flops;
+  double iter_flops; /* the flops of a method that counts its own (method_t.flops NULL) */
   int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
   /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's
    * workspace is not allocated (wider strips, h5mat's chunk buffers); 0: the minimum. */
@@ -109,6 +111,16 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm);
 
 /* The spill ops of a store whose scratch is described by sl (job.c's adapters). */
 ooc_spill_ops_t job_spill_ops(spill_slot_t *sl);
+
+/* ---- the methods' runs (methods.h's table; job.c unless said) ---- */
+
+/* Gauss-Jordan (gj_run; journaled, resumable). */
+ooc_status_t job_gj_run(job_t *j, int64_t *steps);
+/* Cholesky (chol_run); under auto a matrix that is not positive definite is reloaded and handed
+ * to gj (an inverse) or lu (a solve, a determinant): j->method changes. */
+ooc_status_t job_chol_run(job_t *j, int64_t *steps);
+/* newton, hyper7 (iter_run): the inverse in one of the extra stores (j->result). */
+ooc_status_t job_iter_run(job_t *j, int64_t *steps);
 
 /* ---- job_lu.c, used by job.c ---- */
 

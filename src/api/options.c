@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/plan.h"
+#include "api/methods.h"
 #include "base/base.h"
 
 /* ---- parameters ------------------------------------------------------------------------------ */
@@ -35,7 +35,7 @@ static const char *const B_NAMES[] = {"0", "1", NULL}; /* flags: also "false"/"t
 
 /* Indexed by ooc_param_t. */
 static const pdef_t PDEFS[] = {
-    [OOC_PARAM_METHOD] = {"method", OOC_PTYPE_INT, 0, OOC_METHOD_RBT, plan_method_names},
+    [OOC_PARAM_METHOD] = {"method", OOC_PTYPE_INT, 0, OOC_METHOD_RBT, method_names},
     [OOC_PARAM_DEVICE] = {"device", OOC_PTYPE_INT, 0, 3, D_NAMES},
     [OOC_PARAM_TILE] = {"tile", OOC_PTYPE_INT, 0, 1 << 20, NULL},
     [OOC_PARAM_STRIPE] = {"stripe", OOC_PTYPE_INT, 0, I64MAX, NULL},

@@ -1,5 +1,6 @@
 /* plan.c: the planner (plan.h). Every stripe, block and budget split of a call is decided here. */
 #include "api/plan.h"
+#include "api/methods.h"
 
 #include <string.h>
 
@@ -11,7 +12,6 @@
 #include "solvers/iter.h"
 #include "solvers/lu.h"
 #include "solvers/oocgemm.h"
-#include "solvers/rbt.h"
 #include "tiling/tstore.h"
 #include "exec/plugin.h"
 
@@ -29,43 +29,25 @@ static int64_t host_budget(const ooc_opts_t *o) {
   return m > 0 ? m : (int64_t)1 << 30;
 }
 
-const char *const plan_method_names[] = {"auto", "gj",  "chol", "newton",
-                                          "hyper7", "lu", "rbt",  NULL};
-
 static int is_iter(const plan_t *p) { return plan_is_iter(p->q.o->method); }
 
-/* newton/hyper7: host bytes of the products' buffers for GEMM block s (the GPU executor's pinned
- * buffers once they are planned, else the host workspace), and the whole workspace: the work
- * stores' bookkeeping, and the larger of the loader's/writer's n x b strip and the iteration's
- * own buffers. */
-static int64_t iter_gemm_bytes(const plan_t *p, int64_t s) {
-  int64_t n = p->q.n, b = p->b;
-  if (p->cuda && p->gncblk > 0) {
-    int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
-    return ooc_cuda()->gemm_bytes(MB, MB, ooc_min64(p->gkb, n), p->gslots, p->gncblk);
-  }
-  return gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
+/* The method the workspace is planned for: the call's, or one a factor file or the job fixes;
+ * auto when the load decides (methods.h's workspaces). */
+static int planned_method(const plan_req_t *q) {
+  int id = q->o->method;
+  if (plan_is_iter(id) || id == OOC_METHOD_RBT) return id;
+  if (q->lu == 2) return OOC_METHOD_LU;
+  if (q->chol_only) return OOC_METHOD_CHOL;
+  return id;
 }
 
 int64_t plan_ws(const plan_t *p, int64_t W) {
-  int64_t n = p->q.n, b = p->b, m = p->q.m;
-  if (is_iter(p))
-    return iter_stores(p->q.o->method) * tstore_overhead_bytes(n, n, b) +
-           ooc_max64(8 * n * b, iter_gemm_bytes(p, W) + iter_own_bytes(n, b));
-  W = ts_stripe(n, b, W); /* what the method will run */
-  if (p->chol_gpu) { /* the executor's pinned panel and ring stand for the host panel */
-    ocu_config_t c = plan_gpu_config(p->q.o);
-    return ooc_cuda()->chol_host_bytes(n, b, W, p->q.chol_job, &c) + chol_workspace_bytes(n, b, W, m) -
-           8 * n * W;
-  }
-  if (p->q.o->method == OOC_METHOD_RBT) /* + job_rbt.c's X (n x m) and two source tiles */
-    return rbt_workspace_bytes(n, m, b, p->q.o->rbt_depth, W) + 8 * (n * m + 2 * b * b);
-  if (p->q.lu == 2) return lu_workspace_bytes(n, b, W, m);
-  if (p->q.chol_only || p->q.o->method == OOC_METHOD_CHOL) return chol_workspace_bytes(n, b, W, m);
-  if (p->q.o->method == OOC_METHOD_GJ) return gj_workspace_bytes(n, b, W, m);
-  int64_t ws = p->q.no_gj ? chol_workspace_bytes(n, b, W, m)
-                          : ooc_max64(gj_workspace_bytes(n, b, W, m), chol_workspace_bytes(n, b, W, m));
-  return p->q.lu ? ooc_max64(ws, lu_workspace_bytes(n, b, W, m)) : ws;
+  int id = planned_method(&p->q);
+  if (id != OOC_METHOD_AUTO) return method_get(id)->ws(p, W);
+  /* auto: the room of every method it may pick */
+  int64_t ws = method_get(OOC_METHOD_CHOL)->ws(p, W);
+  if (!p->q.no_gj) ws = ooc_max64(ws, method_get(OOC_METHOD_GJ)->ws(p, W));
+  return p->q.lu ? ooc_max64(ws, method_get(OOC_METHOD_LU)->ws(p, W)) : ws;
 }
 
 int64_t plan_lu_stripe(const plan_t *p) {

@@ -122,12 +122,6 @@ static inline ocu_config_t plan_gpu_config(const ooc_opts_t *o) {
   ocu_config_t c = {.gpu_mem = o->gpu_mem, .streams = o->streams, .trace = o->trace};
   return c;
 }
-/* The methods' names, indexed by ooc_method_t, NULL-terminated: the option parser's, the report's
- * and the journal's (one table). */
-extern const char *const plan_method_names[];
-static inline const char *plan_method_name(int method) {
-  return method >= OOC_METHOD_AUTO && method <= OOC_METHOD_RBT ? plan_method_names[method] : "?";
-}
 /* newton and hyper7: the methods made of products. */
 static inline int plan_is_iter(int method) {
   return method == OOC_METHOD_NEWTON || method == OOC_METHOD_HYPER7;

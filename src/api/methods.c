@@ -1,0 +1,133 @@
+/* methods.c: the method table (methods.h). */
+#include "api/methods.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "api/job_int.h"
+#include "exec/plugin.h"
+#include "solvers/rbt.h"
+
+/* ---- flops: the usual counts ------------------------------------------------------------- */
+
+static double gj_flops(job_kind_t kind, double n, double m) {
+  return kind == JOB_SOLVE ? n * n * n + 2 * n * n * m : 2 * n * n * n;
+}
+
+/* potrf n^3/3; + potrs 2 n^2 m; the inverse as potrf + potri n^3 */
+static double chol_flops(job_kind_t kind, double n, double m) {
+  switch (kind) {
+  case JOB_FACTORED: return 2 * n * n * m;
+  case JOB_SOLVE: return n * n * n / 3 + 2 * n * n * m;
+  case JOB_INVERT: return n * n * n;
+  default: return n * n * n / 3;
+  }
+}
+
+/* getrf 2n^3/3; + getrs 2 n^2 m; the inverse as getrf + getri 2n^3 */
+static double lu_flops(job_kind_t kind, double n, double m) {
+  switch (kind) {
+  case JOB_FACTORED: return 2 * n * n * m;
+  case JOB_SOLVE: return 2 * n * n * n / 3 + 2 * n * n * m;
+  case JOB_INVERT: return 2 * n * n * n;
+  default: return 2 * n * n * n / 3;
+  }
+}
+
+/* ---- workspaces, as the planner sizes them ----------------------------------------------- */
+
+/* The striped methods run the stripe ts_stripe makes of W (what is planned is what runs). */
+static int64_t stripe(const plan_t *p, int64_t W) { return ts_stripe(p->q.n, p->b, W); }
+
+static int64_t gj_ws(const plan_t *p, int64_t W) {
+  return gj_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
+}
+
+static int64_t chol_ws(const plan_t *p, int64_t W) {
+  int64_t n = p->q.n, b = p->b, m = p->q.m;
+  W = stripe(p, W);
+  if (p->chol_gpu) { /* the executor's pinned panel and ring stand for the host panel */
+    ocu_config_t c = plan_gpu_config(p->q.o);
+    return ooc_cuda()->chol_host_bytes(n, b, W, p->q.chol_job, &c) +
+           chol_workspace_bytes(n, b, W, m) - 8 * n * W;
+  }
+  return chol_workspace_bytes(n, b, W, m);
+}
+
+static int64_t lu_ws(const plan_t *p, int64_t W) {
+  return lu_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
+}
+
+/* + job_rbt.c's X (n x m) and two source tiles */
+static int64_t rbt_ws(const plan_t *p, int64_t W) {
+  int64_t n = p->q.n, b = p->b, m = p->q.m;
+  return rbt_workspace_bytes(n, m, b, p->q.o->rbt_depth, stripe(p, W)) + 8 * (n * m + 2 * b * b);
+}
+
+/* newton/hyper7 at GEMM block s: the work stores' bookkeeping, and the larger of the loader's /
+ * writer's n x b strip and the iteration's own buffers with the products' (the GPU executor's
+ * pinned buffers once they are planned, else the host workspace). */
+static int64_t iter_ws(const plan_t *p, int64_t s) {
+  int64_t n = p->q.n, b = p->b, gemm;
+  if (p->cuda && p->gncblk > 0) {
+    int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
+    gemm = ooc_cuda()->gemm_bytes(MB, MB, ooc_min64(p->gkb, n), p->gslots, p->gncblk);
+  } else {
+    gemm = gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
+  }
+  return iter_stores(p->q.o->method) * tstore_overhead_bytes(n, n, b) +
+         ooc_max64(8 * n * b, gemm + iter_own_bytes(n, b));
+}
+
+/* ---- the table --------------------------------------------------------------------------- */
+
+#define FACTOR_JOBS (JOB_BIT(JOB_FACTOR) | JOB_BIT(JOB_FACTORED) | JOB_BIT(JOB_LOGDET))
+#define SQUARE_JOBS (JOB_BIT(JOB_INVERT) | JOB_BIT(JOB_SOLVE) | FACTOR_JOBS)
+
+const char *const method_names[] = {"auto", "gj", "chol", "newton", "hyper7", "lu", "rbt", NULL};
+
+static const method_t table[METHOD_COUNT] = {
+    [OOC_METHOD_AUTO] = {.jobs = SQUARE_JOBS},
+    [OOC_METHOD_GJ] = {.jobs = JOB_BIT(JOB_INVERT) | JOB_BIT(JOB_SOLVE), .flops = gj_flops,
+                       .ws = gj_ws, .run = job_gj_run},
+    [OOC_METHOD_CHOL] = {.jobs = SQUARE_JOBS, .flops = chol_flops, .ws = chol_ws,
+                         .run = job_chol_run},
+    [OOC_METHOD_NEWTON] = {.jobs = JOB_BIT(JOB_INVERT),
+                           .refusal = "computes inverses only; solve with gj or chol",
+                           .ws = iter_ws, .run = job_iter_run},
+    [OOC_METHOD_HYPER7] = {.jobs = JOB_BIT(JOB_INVERT),
+                           .refusal = "computes inverses only; solve with gj or chol",
+                           .ws = iter_ws, .run = job_iter_run},
+    [OOC_METHOD_LU] = {.jobs = SQUARE_JOBS, .flops = lu_flops, .ws = lu_ws, .run = job_lu_run},
+    [OOC_METHOD_RBT] = {.jobs = JOB_BIT(JOB_SOLVE),
+                        .refusal = "solves A X = B (oocsolve solve A B); for an inverse use "
+                                   "--method lu",
+                        .ws = rbt_ws, .run = job_rbt_run},
+};
+
+const method_t *method_get(int id) {
+  return id >= 0 && id < METHOD_COUNT && table[id].jobs ? &table[id] : NULL;
+}
+
+const char *method_name(int id) {
+  return id == METHOD_GEMM ? "gemm" : id >= 0 && id < METHOD_GEMM ? method_names[id] : "?";
+}
+
+ooc_status_t method_check(ooc_ctx_t *ctx, int id, job_kind_t kind, const char *input) {
+  const method_t *m = method_get(id);
+  if (!m) return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown method %d", id);
+  if (m->jobs & JOB_BIT(kind)) return OOC_OK;
+  if (!(FACTOR_JOBS & JOB_BIT(kind)))
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: --method %s %s", input, method_name(id),
+                    m->refusal ? m->refusal : "does not do this job");
+  char list[128] = ""; /* the methods that do it: "auto, chol or lu" */
+  int count = 0, done = 0;
+  for (int k = 0; k < METHOD_COUNT; k++) count += (table[k].jobs & JOB_BIT(kind)) != 0;
+  for (int k = 0; k < METHOD_COUNT; k++)
+    if (table[k].jobs & JOB_BIT(kind))
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+               !done++ ? "" : done == count ? " or " : ", ", method_name(k));
+  return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: a factor is computed or used here (%s); --method must "
+                  "be %s", input, kind == JOB_LOGDET ? "logdet" : kind == JOB_FACTOR ? "factor"
+                  : "solve --factor", list);
+}
