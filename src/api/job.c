@@ -37,6 +37,22 @@
 #include "exec/plugin.h"
 
 
+/* What each job reads and writes: the report's kind, whether it reads B, which input names the
+ * default output (<that file>.suffix.h5:dataset), how h5meta describes the result. */
+static const struct {
+  const char *kind;
+  int reads_b, named_by;
+  const char *suffix, *dset;
+  h5meta_kind_t meta;
+} jobs[JOB_KINDS] = {
+    [JOB_INVERT] = {"inverse", 0, 0, ".inv", "/inverse", H5META_INVERSE},
+    [JOB_SOLVE] = {"solve", 1, 1, ".x", "/X", H5META_SOLVE},
+    [JOB_FACTOR] = {"factor", 0, 0, ".chol", "/L", H5META_FACTOR}, /* LU's: .lu, /LU */
+    [JOB_FACTORED] = {"solve", 1, 1, ".x", "/X", H5META_SOLVE},
+    [JOB_LOGDET] = {"logdet", 0, 0, NULL, NULL, H5META_INVERSE}, /* writes nothing */
+    [JOB_PRODUCT] = {"gemm", 1, 0, ".gemm", "/C", H5META_GEMM},
+};
+
 /* ---- adapters from io to the tiling layer's interfaces ------------------------------------ */
 
 static ooc_status_t h5_source_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
@@ -133,7 +149,7 @@ static int fused_check_wanted(const job_t *j) {
 
 /* The plan (api/plan.h decides; the job keeps its numbers at hand). */
 static ooc_status_t plan(job_t *j) {
-  plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .n = j->n, .m = j->m,
+  plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .n = j->n, .m = j->m, .k = j->k,
                   .chol_only = chol_only(j) || (j->logdet_only && j->o.method == OOC_METHOD_CHOL),
                   .lu = lu_certain(j)                                         ? 2
                         : j->o.method == OOC_METHOD_AUTO && !chol_only(j) &&
@@ -148,7 +164,8 @@ static ooc_status_t plan(job_t *j) {
                               : j->logdet_only || j->factor_out ? CHOL_FACTOR
                               : j->in_b                         ? CHOL_SOLVE
                                                                 : CHOL_INVERT};
-  OOC_TRY(plan_solver(j->ctx, &q, &j->plan));
+  OOC_TRY(j->kind == JOB_PRODUCT ? plan_gemm(j->ctx, &q, &j->plan)
+                                 : plan_solver(j->ctx, &q, &j->plan));
   /* LU's host side is planned as the host executor's; on a GPU job_lu.c sizes the device stripe
    * from the CUDA executor's budget (and falls back to the CPU with a notice) */
   int lu_gpu = j->cuda && lu_certain(j);
@@ -434,16 +451,25 @@ static ooc_status_t scale_check(job_t *j) {
   return OOC_OK;
 }
 
-/* A 1-D right-hand side (read as n x 1) gives a 1-D X. */
+/* A 1-D right-hand side (read as n x 1) gives a 1-D X (a product's C stays 2-D). */
 static unsigned out_flags(const job_t *j) {
-  return j->in_b && h5m_rank(j->in_b) == 1 && h5m_cols(j->in_b) == 1 && !j->o.trans_b
+  return j->in_b && j->kind != JOB_PRODUCT && h5m_rank(j->in_b) == 1 && h5m_cols(j->in_b) == 1 && !j->o.trans_b
              ? H5M_OUT_1D : 0;
 }
 
-/* Create the cache and stores and fill them from the inputs (once; again after a fallback). */
+/* Seconds spent spilling and reading back, all live stores. */
+static double spill_time(const job_t *j) {
+  double t = (j->A ? ts_stats(j->A)->t_spill : 0) + (j->B ? ts_stats(j->B)->t_spill : 0);
+  for (int k = 0; k < ITER_MAX_STORES; k++)
+    if (j->iv[k]) t += ts_stats(j->iv[k])->t_spill;
+  return t;
+}
+
+/* Create the cache and stores and fill them from the inputs (once; again after a fallback):
+ * A (n x k), B (k x m), and the product's C (n x m) with C0 in it when beta != 0. */
 static ooc_status_t load_inputs(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
-  int64_t n = j->n, m = j->m;
+  int64_t n = j->n, m = j->m, k = j->k;
   double t0 = ooc_now();
   OOC_TRY(tcache_create(ctx, j->budget - j->fixed - solver_ws(j, j->W), &j->cache));
   /* The stores need no source: job_load() fills them, reading each input byte once. */
@@ -451,23 +477,29 @@ static ooc_status_t load_inputs(job_t *j) {
   j->spill[1] = (spill_slot_t){j, "B", NULL, 0};
   ooc_spill_ops_t spA = {&j->spill[0], spill_open, spill_put, spill_get};
   ooc_spill_ops_t spB = {&j->spill[1], spill_open, spill_put, spill_get};
-  OOC_TRY(tstore_create(ctx, j->cache, n, n, j->b, NULL, &spA, &j->A));
-  if (j->in_b) OOC_TRY(tstore_create(ctx, j->cache, n, m, j->b, NULL, &spB, &j->B));
+  OOC_TRY(tstore_create(ctx, j->cache, n, k, j->b, NULL, &spA, &j->A));
+  if (j->in_b) OOC_TRY(tstore_create(ctx, j->cache, k, m, j->b, NULL, &spB, &j->B));
+  if (j->kind == JOB_PRODUCT) {
+    j->ispill[0] = (spill_slot_t){.job = j, .tag = "C"};
+    ooc_spill_ops_t spC = job_spill_ops(&j->ispill[0]);
+    OOC_TRY(tstore_create(ctx, j->cache, n, m, j->b, NULL, &spC, &j->iv[0]));
+  }
   if (j->resuming) return ckpt_restore_stores(j);
-  memset(j->colnorm, 0, (size_t)n * sizeof(double));
+  memset(j->colnorm, 0, (size_t)k * sizeof(double));
   j->io_room = solver_ws(j, j->W); /* the solver allocates it only after the load */
   if (j->fused) check_fused_reset_a(j->fused); /* a reload after a fallback: A V anew */
   ooc_status_t st = job_load(j, j->A, j->in_a, j->colnorm);
-  if (st == OOC_OK) st = scale_check(j);
-  if (st == OOC_OK && j->B) {
+  if (st == OOC_OK && j->kind != JOB_PRODUCT) st = scale_check(j);
+  if (st == OOC_OK && j->B) { /* B's (and C0's) column norms are not kept */
     double *bnorm = ooc_calloc(ctx, (size_t)m, sizeof(double));
     st = bnorm ? job_load(j, j->B, j->in_b, bnorm)
                : OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (m = %lld)", (long long)m);
+    if (st == OOC_OK && j->in_c && j->beta != 0.0) st = job_load(j, j->iv[0], j->in_c, bnorm);
     ooc_free(ctx, bnorm);
   }
   j->io_room = 0;
   OOC_TRY(st);
-  j->rep->t_read = ooc_now() - t0 - ts_stats(j->A)->t_spill - (j->B ? ts_stats(j->B)->t_spill : 0);
+  j->rep->t_read = ooc_now() - t0 - spill_time(j);
   return OOC_OK;
 }
 
@@ -654,14 +686,6 @@ ooc_status_t job_gj_run(job_t *j, int64_t *steps) {
 
 /* ---- newton / hyper7 --------------------------------------------------------------------- */
 
-/* Seconds spent spilling and reading back, all live stores. */
-static double spill_time(const job_t *j) {
-  double t = (j->A ? ts_stats(j->A)->t_spill : 0) + (j->B ? ts_stats(j->B)->t_spill : 0);
-  for (int k = 0; k < ITER_MAX_STORES; k++)
-    if (j->iv[k]) t += ts_stats(j->iv[k])->t_spill;
-  return t;
-}
-
 /* The warm start into S[0], through the same loader as the input (finite check, column norms). */
 static ooc_status_t load_warm(job_t *j, tstore_t *V, double *norm1_v) {
   ooc_ctx_t *ctx = j->ctx;
@@ -774,12 +798,32 @@ ooc_status_t job_iter_run(job_t *j, int64_t *steps) {
   return st;
 }
 
+/* C = alpha A B + beta C0 into j->iv[0] (load_inputs made it, C0 in it), on the GPU executor
+ * when the plan says so. */
+ooc_status_t job_gemm_run(job_t *j, int64_t *steps) {
+  int64_t m = j->n, n = j->m, k = j->k, s = j->W, kb = j->plan.gkb;
+  gemm_args_t g = {.A = j->A, .B = j->B, .C = j->iv[0], .alpha = j->alpha, .beta = j->beta,
+                   .ops = j->ops, .block = s, .kblock = kb};
+  gemm_stats_t gs = {0};
+  if (j->cuda) {
+    OOC_TRY(gemm_gpu_open(j, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, ooc_max64(k, 1))));
+    g.dev = j->gdev;
+  }
+  OOC_TRY(gemm_run(j->ctx, &g, &gs));
+  if (j->gx) OOC_TRY(gemm_gpu_done(j, s, kb, j->plan.gslots, j->plan.gncblk, &gs));
+  *steps = gs.blocks;
+  j->iter_flops = gs.flops;
+  j->result = j->iv[0];
+  return OOC_OK;
+}
+
 /* ---- after the elimination ---------------------------------------------------------------- */
 
 static void collect_stats(job_t *j) {
   ooc_report_t *r = j->rep;
   const ts_stats_t *sa = ts_stats(j->A), *sb = j->B ? ts_stats(j->B) : NULL;
-  r->bytes_input = h5m_bytes(j->in_a) + (j->in_b ? h5m_bytes(j->in_b) : 0);
+  r->bytes_input = h5m_bytes(j->in_a) + (j->in_b ? h5m_bytes(j->in_b) : 0) +
+                   (j->in_c ? h5m_bytes(j->in_c) : 0);
   r->bytes_spilled = sa->bytes_spilled + (sb ? sb->bytes_spilled : 0) + j->extra_spilled;
   r->bytes_unspilled = sa->bytes_unspilled + (sb ? sb->bytes_unspilled : 0) + j->extra_unspilled;
   for (int k = 0; k < ITER_MAX_STORES; k++)
@@ -843,8 +887,34 @@ static ooc_status_t keep_rejected(job_t *j) {
   return commit_output(j, path);
 }
 
+/* The product's probe check (docs/CLI.md "oocsolve gemm"): the written C against A, B and C0. */
+static ooc_status_t check_product(job_t *j, int f32) {
+  ooc_ctx_t *ctx = j->ctx;
+  ooc_report_t *r = j->rep;
+  int64_t m = j->n, n = j->m, k = j->k, big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
+  double t0 = ooc_now();
+  snprintf(r->check, sizeof r->check, "%s", j->o.check == OOC_CHECK_NONE ? "none" : "probe");
+  r->residual = NAN;
+  if (j->o.check != OOC_CHECK_NONE) {
+    ooc_source_t sa = {j->in_a, h5_source_read}, sb = {j->in_b, h5_source_read};
+    ooc_source_t sc0 = {j->in_c, h5_source_read}, sc = {j->out, h5_source_read};
+    double thr = j->o.check_threshold > 0 ? j->o.check_threshold : 30;
+    OOC_TRY(gemm_check(ctx, j->ops, m, n, k, &sa, &sb, j->in_c ? &sc0 : NULL, &sc, j->alpha,
+                       j->beta, check_eps(f32), ooc_max64(j->budget - j->fixed, 64 * big),
+                       &r->residual));
+    if (!(r->residual < thr))
+      return OOC_FAIL(ctx, OOC_ERR_ACCURACY,
+                      "%s: the product failed its probe check (ratio %.3g, must be < %g); no "
+                      "output was written", h5m_name(j->in_a), r->residual, thr);
+  }
+  r->t_check = ooc_now() - t0;
+  r->host_peak = ooc_ctx_host_peak(ctx);
+  return OOC_OK;
+}
+
 /* Check what was written against the input (docs/NUMERICS.md). */
 static ooc_status_t check_output(job_t *j, int f32) {
+  if (j->kind == JOB_PRODUCT) return check_product(j, f32);
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   int64_t n = j->n;
@@ -933,15 +1003,19 @@ static ooc_status_t commit_output(job_t *j, const char *as) {
   OOC_TRY(h5m_attr_str(o, "oocsolve_version", OOC_VERSION_STRING));
   OOC_TRY(h5m_attr_str(o, "method", r->method));
   OOC_TRY(h5m_attr_str(o, "backend", r->backend));
-  OOC_TRY(h5m_attr_str(o, "precision", r->precision));
-  OOC_TRY(h5m_attr_str(o, "input", h5m_name(j->in_a)));
-  if (j->in_b) OOC_TRY(h5m_attr_str(o, "rhs", h5m_name(j->in_b)));
+  /* the product's attributes as ooc_gemm has always written them: A and B as inputs, W a block,
+   * no n, precision or phase times but the compute's */
+  int product = j->kind == JOB_PRODUCT;
+  if (!product) OOC_TRY(h5m_attr_str(o, "precision", r->precision));
+  OOC_TRY(h5m_attr_str(o, product ? "input_a" : "input", h5m_name(j->in_a)));
+  if (j->in_b) OOC_TRY(h5m_attr_str(o, product ? "input_b" : "rhs", h5m_name(j->in_b)));
   if (h5m_file_id(o) >= 0) /* not for an array or callback output */
-    OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b,
-                            j->in_b ? H5META_SOLVE : j->factor_out ? H5META_FACTOR
-                                                                   : H5META_INVERSE,
-                            j->o.history));
-  if (j->factor_out && j->method == OOC_METHOD_LU) {
+    OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b, jobs[j->kind].meta, j->o.history));
+  if (product) {
+    if (j->in_c) OOC_TRY(h5m_attr_str(o, "input_c", h5m_name(j->in_c)));
+    OOC_TRY(h5m_attr_f64(o, "alpha", j->alpha));
+    OOC_TRY(h5m_attr_f64(o, "beta", j->beta));
+  } else if (j->factor_out && j->method == OOC_METHOD_LU) {
     OOC_TRY(job_lu_commit_extra(j));
   } else if (j->factor_out) {
     double a1 = 0;
@@ -955,56 +1029,83 @@ static ooc_status_t commit_output(job_t *j, const char *as) {
   }
   if (j->method == OOC_METHOD_NEWTON || j->method == OOC_METHOD_HYPER7)
     OOC_TRY(h5m_attr_i64(o, "iterations", r->iterations));
-  OOC_TRY(h5m_attr_i64(o, "n", j->n));
+  if (!product) OOC_TRY(h5m_attr_i64(o, "n", j->n));
   OOC_TRY(h5m_attr_i64(o, "tile", j->b));
-  OOC_TRY(h5m_attr_i64(o, "stripe", j->W));
+  OOC_TRY(h5m_attr_i64(o, product ? "block" : "stripe", j->W));
   OOC_TRY(h5m_attr_str(o, "check", r->check));
   OOC_TRY(h5m_attr_f64(o, "residual_ratio", r->residual));
-  OOC_TRY(h5m_attr_f64(o, "time_read", r->t_read));
   OOC_TRY(h5m_attr_f64(o, "time_compute", r->t_compute));
-  OOC_TRY(h5m_attr_f64(o, "time_spill", r->t_spill));
-  OOC_TRY(h5m_attr_f64(o, "time_write", r->t_write));
-  OOC_TRY(h5m_attr_f64(o, "time_check", r->t_check));
+  if (!product) {
+    OOC_TRY(h5m_attr_f64(o, "time_read", r->t_read));
+    OOC_TRY(h5m_attr_f64(o, "time_spill", r->t_spill));
+    OOC_TRY(h5m_attr_f64(o, "time_write", r->t_write));
+    OOC_TRY(h5m_attr_f64(o, "time_check", r->t_check));
+  }
   return as ? h5m_commit_as(o, as) : h5m_commit(o);
 }
 
 /* ---- the common driver ------------------------------------------------------------------- */
 
 
-static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const char *out_spec) {
+/* open: the inputs, their shapes checked: A n x n and B n x m, or the product's A n x k, B k x m
+ * and C0 n x m. */
+static ooc_status_t open_inputs(job_t *j, const char *const spec[3]) {
+  ooc_ctx_t *ctx = j->ctx;
+  int product = j->kind == JOB_PRODUCT;
+  OOC_TRY(open_input(j, spec[0], &j->in_a));
+  j->n = h5m_rows(j->in_a);
+  j->k = h5m_cols(j->in_a);
+  if (!product && j->k != j->n)
+    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: matrix is %lld x %lld%s; it must be square",
+                    h5m_name(j->in_a), (long long)j->n, (long long)j->k,
+                    h5m_rank(j->in_a) == 1 ? " (a 1-D dataset, read as one column)" : "");
+  if (jobs[j->kind].reads_b) {
+    OOC_TRY(open_input(j, spec[1], &j->in_b));
+    int64_t rows = h5m_rows(j->in_b);
+    if (rows != j->k && product)
+      return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: B has %lld rows but A (%s) is %lld x %lld: the "
+                      "inner dimensions must agree", h5m_name(j->in_b), (long long)rows,
+                      h5m_name(j->in_a), (long long)j->n, (long long)j->k);
+    if (rows != j->k)
+      return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: right-hand side has %lld rows; A is %lld x %lld",
+                      h5m_name(j->in_b), (long long)rows, (long long)j->n, (long long)j->n);
+    j->m = h5m_cols(j->in_b);
+  }
+  if (product && spec[2] && *spec[2]) {
+    OOC_TRY(open_input(j, spec[2], &j->in_c));
+    if (h5m_rows(j->in_c) != j->n || h5m_cols(j->in_c) != j->m)
+      return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: C is %lld x %lld; A B is %lld x %lld",
+                      h5m_name(j->in_c), (long long)h5m_rows(j->in_c), (long long)h5m_cols(j->in_c),
+                      (long long)j->n, (long long)j->m);
+  }
+  if (!j->in_c) j->beta = 0.0;
+  return OOC_OK;
+}
+
+/* The one pipeline of every call but lstsq (job_qr.c): open, plan, create the output, load, run
+ * the method (methods.h), write, check, commit. spec: A, B, C0, the output. */
+static ooc_status_t run(job_t *j, const char *const spec[4]) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   double t_start = ooc_now();
   char afile[PATH_MAX], adset[512];
-  snprintf(r->kind, sizeof r->kind, "%s", b_spec ? "solve" : j->factor_out ? "factor"
-                                          : j->logdet_only ? "logdet" : "inverse");
+  snprintf(r->kind, sizeof r->kind, "%s", jobs[j->kind].kind);
   /* until the method is chosen: the call's (auto shows gj) */
   snprintf(r->method, sizeof r->method, "%s",
            method_name(j->o.method == OOC_METHOD_AUTO ? OOC_METHOD_GJ : j->o.method));
 
-  OOC_TRY(open_input(j, a_spec, &j->in_a));
-  j->n = h5m_rows(j->in_a);
-  if (h5m_cols(j->in_a) != j->n)
-    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: matrix is %lld x %lld%s; it must be square",
-                    h5m_name(j->in_a), (long long)h5m_rows(j->in_a), (long long)h5m_cols(j->in_a),
-                    h5m_rank(j->in_a) == 1 ? " (a 1-D dataset, read as one column)" : "");
-  if (b_spec) {
-    OOC_TRY(open_input(j, b_spec, &j->in_b));
-    if (h5m_rows(j->in_b) != j->n)
-      return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: right-hand side has %lld rows; A is %lld x %lld",
-                      h5m_name(j->in_b), (long long)h5m_rows(j->in_b), (long long)j->n,
-                      (long long)j->n);
-    j->m = h5m_cols(j->in_b);
-  }
+  OOC_TRY(open_inputs(j, spec));
   OOC_TRY(method_check(ctx, j->o.method, j->kind, h5m_name(j->in_a)));
   j->lu_in = j->have_factor && job_lu_is_factor_file(j);
   int64_t n = j->n, m = j->m;
   r->n = n;
   r->nrhs = m;
+  if (j->kind == JOB_PRODUCT) r->gemm_k = j->k;
   snprintf(r->precision, sizeof r->precision, "f64");
 
   OOC_TRY(pick_backend(j));
-  OOC_TRY(h5m_split_spec(ctx, b_spec ? b_spec : a_spec, afile, sizeof afile, adset, sizeof adset));
+  OOC_TRY(h5m_split_spec(ctx, spec[jobs[j->kind].named_by], afile, sizeof afile, adset,
+                         sizeof adset));
   if (j->logdet_only) { /* no output; scratch beside the input */
     ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
             j->o.scratch_dir && *j->o.scratch_dir ? j->o.scratch_dir : dirname(afile));
@@ -1014,40 +1115,43 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
     if (lu_f && j->hm_out && !matrix_is_file(j->hm_out)) /* its pivots are a dataset beside it */
       return OOC_FAIL(ctx, OOC_ERR_ARG, "an LU factor goes to an HDF5 file (L\\U with its pivots "
                       "as a dataset beside it, docs/CLI.md), not to %s", matrix_name(j->hm_out));
-    OOC_TRY(resolve_output(j, out_spec, afile,
-                           b_spec ? ".x" : lu_f ? ".lu" : j->factor_out ? ".chol" : ".inv",
-                           b_spec ? "/X" : lu_f ? "/LU" : j->factor_out ? "/L" : "/inverse"));
+    OOC_TRY(resolve_output(j, spec[3], afile, lu_f ? ".lu" : jobs[j->kind].suffix,
+                           lu_f ? "/LU" : jobs[j->kind].dset));
   }
   OOC_TRY(plan(j));
   r->tile = j->b;
   r->stripe = j->W;
   r->host_budget = j->budget;
 
-  j->f32 = h5m_type(j->in_a) == H5M_F32 && (!j->in_b || h5m_type(j->in_b) == H5M_F32);
+  j->f32 = h5m_type(j->in_a) == H5M_F32 && (!j->in_b || h5m_type(j->in_b) == H5M_F32) &&
+           (!j->in_c || h5m_type(j->in_c) == H5M_F32);
   int f32 = j->o.out_dtype == OOC_DTYPE_F32 || (j->o.out_dtype == OOC_DTYPE_AUTO && j->f32);
   snprintf(r->out_dtype, sizeof r->out_dtype, f32 ? "f32" : "f64");
-  if (!j->logdet_only) OOC_TRY(ckpt_prepare(j));
+  if (j->kind == JOB_PRODUCT) /* not journaled: its lock and what a killed run left */
+    OOC_TRY(ckpt_claim_output(j));
+  else if (!j->logdet_only)
+    OOC_TRY(ckpt_prepare(j));
   /* Create the output first: an existing file or an unwritable directory fails in seconds. */
-  j->chunk = plan_chunk(n, j->b); /* tiles that cover n evenly: no padded edge chunks */
+  int64_t cols = j->in_b ? m : n;
   if (!j->logdet_only && j->hm_out && !matrix_is_file(j->hm_out))
-    OOC_TRY(matrix_open_output(ctx, j->hm_out, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64, j->b,
+    OOC_TRY(matrix_open_output(ctx, j->hm_out, n, cols, f32 ? H5M_F32 : H5M_F64, j->b,
                                j->scratch_dir, &j->out));
   else if (!j->logdet_only)
-    OOC_TRY(h5m_create2(ctx, j->out_file, j->out_dset, n, b_spec ? m : n, f32 ? H5M_F32 : H5M_F64,
-                        j->chunk, j->o.compress, j->o.force, out_flags(j), &j->out));
+    OOC_TRY(h5m_create2(ctx, j->out_file, j->out_dset, n, cols, f32 ? H5M_F32 : H5M_F64,
+                        j->plan.chunk, j->o.compress, j->o.force, out_flags(j), &j->out));
   if (j->out && h5m_replaced(j->out))
     ooc_warn(r->warnings, sizeof r->warnings, "%s replaces the dataset of that name; the file's "
              "other contents are kept", h5m_name(j->out));
 
-  j->colnorm = ooc_calloc(ctx, (size_t)n, sizeof(double));
-  j->perm = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
+  j->colnorm = ooc_calloc(ctx, (size_t)j->k, sizeof(double));
+  j->perm = j->kind == JOB_PRODUCT ? NULL : ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
   if (j->plan.q.fused_check && !j->resuming) OOC_TRY(check_fused_create(ctx, j->ops, n, &j->fused));
-  if (!j->colnorm || !j->perm)
+  if (!j->colnorm || (!j->perm && j->kind != JOB_PRODUCT))
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
-  /* What the method may need of A decides what the load keeps (classify.h) */
-  j->classify_load = !j->have_factor && j->o.method != OOC_METHOD_GJ && !lu_certain(j);
-  j->lower_load = (j->classify_load && !plan_is_iter(j->o.method)) ||
-                  (j->have_factor && !j->lu_in);
+  /* What the method may need of A decides what the load keeps (classify.h, methods.h) */
+  const method_t *asked = method_get(j->o.method);
+  j->classify_load = !j->have_factor && asked->classify;
+  j->lower_load = j->have_factor ? !j->lu_in : j->classify_load && asked->lower;
   j->may_gj = j->o.method == OOC_METHOD_AUTO && !chol_only(j); /* gj or lu */
   cl_init(&j->verdict, j->f32);
   OOC_TRY(load_inputs(j)); /* t_read includes the symmetry pre-pass, run during the load */
@@ -1096,7 +1200,8 @@ static ooc_status_t run(job_t *j, const char *a_spec, const char *b_spec, const 
     check_fused_reset_x(j->fused);
     h5m_set_tap(j->out, check_fused_x, j->fused);
   }
-  st = j->B ? write_rows(j, j->B, NULL) : write_rows(j, j->result ? j->result : j->A, perm);
+  st = j->B && !j->result ? write_rows(j, j->B, NULL)
+                          : write_rows(j, j->result ? j->result : j->A, perm);
   h5m_set_tap(j->out, NULL, NULL);
   OOC_TRY(st);
   /* the write phase's scratch reads count in t_spill only, as the other phases' do (so the four
@@ -1163,212 +1268,11 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   return OOC_OK;
 }
 
-/* The public calls differ only in the job they ask (methods.h) of their inputs and outputs. */
+/* The public calls differ only in the job they ask (methods.h) of their inputs (spec: A, B, C0)
+ * and output (spec[3]); hm: the _m calls' handles. */
 static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
-                         job_kind_t kind, const char *a, const char *b, const char *out,
+                         job_kind_t kind, const char *const spec[4], double alpha, double beta,
                          double *logdet, const ooc_matrix_t *const *hm) {
-  if (!ctx) return OOC_ERR_ARG;
-  job_t j;
-  ooc_report_t local;
-  ooc_status_t st = start(&j, ctx, opts, report, &local);
-  if (hm) {
-    j.hm_a = hm[0];
-    j.hm_b = hm[1];
-    j.hm_out = hm[3];
-  }
-  j.kind = kind;
-  j.logdet_only = kind == JOB_LOGDET;
-  j.factor_out = kind == JOB_FACTOR;
-  j.have_factor = kind == JOB_FACTORED;
-  if (st == OOC_OK) {
-    if ((kind == JOB_SOLVE || kind == JOB_FACTORED) && (!b || !*b)) st = OOC_FAIL(ctx, OOC_ERR_ARG, "no right-hand side given");
-    else st = ckpt_settle(&j, run(&j, a, b, out));
-  }
-  if (logdet) *logdet = st == OOC_OK ? j.rep->logdet : NAN;
-  job_cleanup(&j);
-  return st;
-}
-
-ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
-                        const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, JOB_INVERT, input, NULL, output, NULL, NULL);
-}
-
-ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
-                       const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, JOB_SOLVE, a, b, output, NULL, NULL);
-}
-
-ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
-                        const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, JOB_FACTOR, input, NULL, output, NULL, NULL);
-}
-
-ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
-                              const char *output, const ooc_opts_t *opts, ooc_report_t *report) {
-  return call(ctx, opts, report, JOB_FACTORED, factor, b, output, NULL, NULL);
-}
-
-ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
-                        ooc_report_t *report, double *logdet) {
-  return call(ctx, opts, report, JOB_LOGDET, input, NULL, NULL, logdet, NULL);
-}
-
-/* ---- ooc_gemm: the out-of-core product as a command of its own ---------------------------- */
-
-static ooc_status_t gemm_commit(job_t *j, double alpha, double beta) {
-  ooc_report_t *r = j->rep;
-  h5mat_t *o = j->out;
-  OOC_TRY(h5m_attr_str(o, "oocsolve_version", OOC_VERSION_STRING));
-  OOC_TRY(h5m_attr_str(o, "method", "gemm"));
-  OOC_TRY(h5m_attr_str(o, "backend", r->backend));
-  OOC_TRY(h5m_attr_str(o, "input_a", h5m_name(j->in_a)));
-  OOC_TRY(h5m_attr_str(o, "input_b", h5m_name(j->in_b)));
-  if (h5m_file_id(o) >= 0) /* not for an array or callback output */
-    OOC_TRY(h5meta_describe(j->ctx, o, j->in_a, j->in_b, H5META_GEMM, j->o.history));
-  if (j->in_c) OOC_TRY(h5m_attr_str(o, "input_c", h5m_name(j->in_c)));
-  OOC_TRY(h5m_attr_f64(o, "alpha", alpha));
-  OOC_TRY(h5m_attr_f64(o, "beta", j->in_c ? beta : 0.0));
-  OOC_TRY(h5m_attr_i64(o, "tile", j->b));
-  OOC_TRY(h5m_attr_i64(o, "block", j->W));
-  OOC_TRY(h5m_attr_str(o, "check", r->check));
-  OOC_TRY(h5m_attr_f64(o, "residual_ratio", r->residual));
-  OOC_TRY(h5m_attr_f64(o, "time_compute", r->t_compute));
-  return h5m_commit(o);
-}
-
-static ooc_status_t run_gemm(job_t *j, const char *a_spec, const char *b_spec, const char *c_spec,
-                             const char *out_spec, double alpha, double beta) {
-  ooc_ctx_t *ctx = j->ctx;
-  ooc_report_t *r = j->rep;
-  double t_start = ooc_now();
-  char afile[PATH_MAX], adset[512];
-  if (!isfinite(alpha) || !isfinite(beta))
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "alpha and beta must be finite (got %g, %g)", alpha, beta);
-  if (!b_spec || !*b_spec) return OOC_FAIL(ctx, OOC_ERR_ARG, "no matrix B given");
-  OOC_TRY(open_input(j, a_spec, &j->in_a));
-  OOC_TRY(open_input(j, b_spec, &j->in_b));
-  int64_t m = h5m_rows(j->in_a), k = h5m_cols(j->in_a), n = h5m_cols(j->in_b);
-  if (h5m_rows(j->in_b) != k)
-    return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: B has %lld rows but A (%s) is %lld x %lld: the "
-                    "inner dimensions must agree", h5m_name(j->in_b), (long long)h5m_rows(j->in_b),
-                    h5m_name(j->in_a), (long long)m, (long long)k);
-  if (c_spec && *c_spec) {
-    OOC_TRY(open_input(j, c_spec, &j->in_c));
-    if (h5m_rows(j->in_c) != m || h5m_cols(j->in_c) != n)
-      return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: C is %lld x %lld; A B is %lld x %lld",
-                      h5m_name(j->in_c), (long long)h5m_rows(j->in_c), (long long)h5m_cols(j->in_c),
-                      (long long)m, (long long)n);
-  }
-  if (!j->in_c) beta = 0.0;
-  r->n = m;
-  r->nrhs = n;
-  r->gemm_k = k;
-  snprintf(r->kind, sizeof r->kind, "gemm");
-  snprintf(r->method, sizeof r->method, "gemm");
-  snprintf(r->precision, sizeof r->precision, "f64");
-  OOC_TRY(pick_backend(j));
-  OOC_TRY(h5m_split_spec(ctx, a_spec, afile, sizeof afile, adset, sizeof adset));
-  OOC_TRY(resolve_output(j, out_spec, afile, ".gemm", "/C"));
-  OOC_TRY(ckpt_claim_output(j)); /* its lock, and what a killed gemm left (temporaries, spills) */
-
-  plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .cuda = j->cuda};
-  OOC_TRY(plan_gemm(ctx, &q, m, n, k, &j->plan));
-  int64_t b = j->b = j->plan.b, s = j->W = j->plan.W, kblock = j->plan.gkb;
-  int64_t big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
-  j->budget = j->plan.budget;
-  j->fixed = j->plan.fixed;
-  int64_t ws = plan_gemm_ws(&j->plan, m, n, k), avail = j->budget - j->fixed;
-  r->tile = b;
-  r->stripe = s;
-  r->host_budget = j->budget;
-  j->f32 = h5m_type(j->in_a) == H5M_F32 && h5m_type(j->in_b) == H5M_F32 &&
-           (!j->in_c || h5m_type(j->in_c) == H5M_F32);
-  int f32 = j->o.out_dtype == OOC_DTYPE_F32 || (j->o.out_dtype == OOC_DTYPE_AUTO && j->f32);
-  snprintf(r->out_dtype, sizeof r->out_dtype, f32 ? "f32" : "f64");
-  j->chunk = ooc_max64(b, 256);
-  if (j->hm_out && !matrix_is_file(j->hm_out))
-    OOC_TRY(matrix_open_output(ctx, j->hm_out, m, n, f32 ? H5M_F32 : H5M_F64, b, j->scratch_dir,
-                               &j->out));
-  else
-    OOC_TRY(h5m_create(ctx, j->out_file, j->out_dset, m, n, f32 ? H5M_F32 : H5M_F64, j->chunk,
-                       j->o.compress, j->o.force, &j->out));
-
-  /* load A, B (and C0) through the cache: finite check, each input byte read once */
-  double t0 = ooc_now();
-  OOC_TRY(tcache_create(ctx, avail - ws, &j->cache));
-  j->spill[0] = (spill_slot_t){.job = j, .tag = "A"};
-  j->spill[1] = (spill_slot_t){.job = j, .tag = "B"};
-  j->ispill[0] = (spill_slot_t){.job = j, .tag = "C"};
-  ooc_spill_ops_t spA = {&j->spill[0], spill_open, spill_put, spill_get};
-  ooc_spill_ops_t spB = {&j->spill[1], spill_open, spill_put, spill_get};
-  ooc_spill_ops_t spC = {&j->ispill[0], spill_open, spill_put, spill_get};
-  OOC_TRY(tstore_create(ctx, j->cache, m, k, b, NULL, &spA, &j->A));
-  OOC_TRY(tstore_create(ctx, j->cache, k, n, b, NULL, &spB, &j->B));
-  OOC_TRY(tstore_create(ctx, j->cache, m, n, b, NULL, &spC, &j->iv[0]));
-  double *cn = ooc_calloc(ctx, (size_t)big, sizeof(double));
-  if (!cn) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory");
-  ooc_status_t st = job_load(j, j->A, j->in_a, cn);
-  if (st == OOC_OK) st = job_load(j, j->B, j->in_b, cn);
-  if (st == OOC_OK && j->in_c && beta != 0.0) st = job_load(j, j->iv[0], j->in_c, cn);
-  ooc_free(ctx, cn);
-  OOC_TRY(st);
-  r->t_read = ooc_now() - t0 - spill_time(j);
-
-  double t1 = ooc_now(), sp0 = spill_time(j);
-  gemm_args_t g = {.A = j->A, .B = j->B, .C = j->iv[0], .alpha = alpha,
-                   .beta = j->in_c ? beta : 0.0, .ops = j->ops, .block = s, .kblock = kblock};
-  gemm_stats_t gs = {0};
-  if (j->cuda) {
-    OOC_TRY(gemm_gpu_open(j, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kblock, ooc_max64(k, 1))));
-    g.dev = j->gdev;
-  }
-  OOC_TRY(gemm_run(ctx, &g, &gs));
-  if (j->gx) OOC_TRY(gemm_gpu_done(j, s, kblock, j->plan.gslots, j->plan.gncblk, &gs));
-  double t2 = ooc_now(), sp1 = spill_time(j);
-  r->steps = gs.blocks;
-  r->t_spill = sp1;
-  r->t_compute = (t2 - t1) - (sp1 - sp0);
-  r->flops = gs.flops;
-  r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0;
-
-  OOC_TRY(write_rows(j, j->iv[0], NULL));
-  double sp2 = spill_time(j);
-  r->t_write = ooc_now() - t2 - (sp2 - sp1); /* its scratch reads are in t_spill (see run) */
-  r->t_spill += sp2 - sp1;
-  collect_stats(j);
-  r->bytes_input = h5m_bytes(j->in_a) + h5m_bytes(j->in_b) + (j->in_c ? h5m_bytes(j->in_c) : 0);
-  r->bytes_output = 8 * m * n;
-  unload_inputs(j);
-
-  /* check the written C against the inputs */
-  double t3 = ooc_now();
-  ooc_check_t ck = j->o.check;
-  snprintf(r->check, sizeof r->check, "%s", ck == OOC_CHECK_NONE ? "none" : "probe");
-  r->residual = NAN;
-  if (ck != OOC_CHECK_NONE) {
-    ooc_source_t sa = {j->in_a, h5_source_read}, sb = {j->in_b, h5_source_read};
-    ooc_source_t sc0 = {j->in_c, h5_source_read}, sc = {j->out, h5_source_read};
-    double thr = j->o.check_threshold > 0 ? j->o.check_threshold : 30;
-    OOC_TRY(gemm_check(ctx, j->ops, m, n, k, &sa, &sb, j->in_c ? &sc0 : NULL, &sc, alpha, beta,
-                       check_eps(f32), ooc_max64(avail, 64 * big), &r->residual));
-    if (!(r->residual < thr))
-      return OOC_FAIL(ctx, OOC_ERR_ACCURACY,
-                      "%s: the product failed its probe check (ratio %.3g, must be < %g); no "
-                      "output was written", h5m_name(j->in_a), r->residual, thr);
-  }
-  r->t_check = ooc_now() - t3;
-  r->host_peak = ooc_ctx_host_peak(ctx);
-  OOC_TRY(gemm_commit(j, alpha, beta));
-  r->t_total = ooc_now() - t_start;
-  disk_floor(j, m * n);
-  return OOC_OK;
-}
-
-static ooc_status_t gemm_call(ooc_ctx_t *ctx, const char *a, const char *b, const char *c0,
-                              const char *output, double alpha, double beta,
-                              const ooc_opts_t *opts, ooc_report_t *report,
-                              const ooc_matrix_t *const *hm) {
   if (!ctx) return OOC_ERR_ARG;
   job_t j;
   ooc_report_t local;
@@ -1379,34 +1283,72 @@ static ooc_status_t gemm_call(ooc_ctx_t *ctx, const char *a, const char *b, cons
     j.hm_c = hm[2];
     j.hm_out = hm[3];
   }
-  if (st == OOC_OK) st = run_gemm(&j, a, b, c0, output, alpha, beta);
+  j.kind = kind;
+  j.logdet_only = kind == JOB_LOGDET;
+  j.factor_out = kind == JOB_FACTOR;
+  j.have_factor = kind == JOB_FACTORED;
+  j.alpha = alpha;
+  j.beta = beta;
+  if (kind == JOB_PRODUCT) j.o.method = METHOD_GEMM; /* its own entry; no option names it */
+  if (st == OOC_OK && kind == JOB_PRODUCT && (!isfinite(alpha) || !isfinite(beta)))
+    st = OOC_FAIL(ctx, OOC_ERR_ARG, "alpha and beta must be finite (got %g, %g)", alpha, beta);
+  if (st == OOC_OK && jobs[kind].reads_b && (!spec[1] || !*spec[1]))
+    st = OOC_FAIL(ctx, OOC_ERR_ARG, kind == JOB_PRODUCT ? "no matrix B given"
+                                                        : "no right-hand side given");
+  if (st == OOC_OK) st = ckpt_settle(&j, run(&j, spec));
+  if (logdet) *logdet = st == OOC_OK ? j.rep->logdet : NAN;
   job_cleanup(&j);
   return st;
+}
+
+ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
+                        const ooc_opts_t *opts, ooc_report_t *report) {
+  const char *spec[4] = {input, NULL, NULL, output};
+  return call(ctx, opts, report, JOB_INVERT, spec, 0, 0, NULL, NULL);
+}
+
+ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
+                       const ooc_opts_t *opts, ooc_report_t *report) {
+  const char *spec[4] = {a, b, NULL, output};
+  return call(ctx, opts, report, JOB_SOLVE, spec, 0, 0, NULL, NULL);
+}
+
+ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
+                        const ooc_opts_t *opts, ooc_report_t *report) {
+  const char *spec[4] = {input, NULL, NULL, output};
+  return call(ctx, opts, report, JOB_FACTOR, spec, 0, 0, NULL, NULL);
+}
+
+ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
+                              const char *output, const ooc_opts_t *opts, ooc_report_t *report) {
+  const char *spec[4] = {factor, b, NULL, output};
+  return call(ctx, opts, report, JOB_FACTORED, spec, 0, 0, NULL, NULL);
+}
+
+ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
+                        ooc_report_t *report, double *logdet) {
+  const char *spec[4] = {input, NULL, NULL, NULL};
+  return call(ctx, opts, report, JOB_LOGDET, spec, 0, 0, logdet, NULL);
 }
 
 ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, const char *c0,
                       const char *output, double alpha, double beta, const ooc_opts_t *opts,
                       ooc_report_t *report) {
-  return gemm_call(ctx, a, b, c0, output, alpha, beta, opts, report, NULL);
+  const char *spec[4] = {a, b, c0, output};
+  return call(ctx, opts, report, JOB_PRODUCT, spec, alpha, beta, NULL, NULL);
 }
 
 /* The calls on matrix handles (api/matrix.h; matrix.c settled the options): a file handle is
  * its spec, any other its name, which open_input and resolve_output turn into the handle. */
 ooc_status_t job_call_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
-                        mx_call_t kind, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                        job_kind_t kind, const ooc_matrix_t *a, const ooc_matrix_t *b,
                         const ooc_matrix_t *c, const ooc_matrix_t *out, double alpha, double beta,
                         double *logdet) {
   const ooc_matrix_t *hm[4] = {a, b, c, out};
   const char *s[4];
   for (int k = 0; k < 4; k++)
     s[k] = !hm[k] ? NULL : matrix_is_file(hm[k]) ? matrix_spec(hm[k]) : matrix_name(hm[k]);
-  switch (kind) {
-  case MX_INVERT: return call(ctx, opts, report, JOB_INVERT, s[0], NULL, s[3], NULL, hm);
-  case MX_SOLVE: return call(ctx, opts, report, JOB_SOLVE, s[0], s[1], s[3], NULL, hm);
-  case MX_FACTOR: return call(ctx, opts, report, JOB_FACTOR, s[0], NULL, s[3], NULL, hm);
-  case MX_SOLVE_FACTOR: return call(ctx, opts, report, JOB_FACTORED, s[0], s[1], s[3], NULL, hm);
-  case MX_LOGDET: return call(ctx, opts, report, JOB_LOGDET, s[0], NULL, NULL, logdet, hm);
-  case MX_GEMM: return gemm_call(ctx, s[0], s[1], s[2], s[3], alpha, beta, opts, report, hm);
-  }
-  return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "unknown call %d", (int)kind);
+  if ((unsigned)kind >= JOB_KINDS)
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "unknown call %d", (int)kind);
+  return call(ctx, opts, report, kind, s, alpha, beta, logdet, hm);
 }

@@ -40,7 +40,8 @@ typedef struct job {
   char out_file[PATH_MAX], out_dset[512], scratch_dir[PATH_MAX];
   plan_t plan; /* api/plan.h; n .. fixed below are its numbers */
   int64_t n, m, b, W, budget, fixed;
-  int64_t chunk; /* output chunk edge: the tile, but at least 256 (tiny chunks make HDF5 crawl) */
+  int64_t k;            /* A's columns: n, or the product's inner dimension (C is n x m) */
+  double alpha, beta;   /* the product's C = alpha A B + beta C0 (beta 0 without C0) */
   tcache_t *cache;
   tstore_t *A, *B;
   spill_slot_t spill[2];
@@ -78,8 +79,8 @@ typedef struct job {
   int64_t committed_steps, steps_done, nsteps, resume_step;
   double resume_logdet; /* chol: the journal's log-determinant sum */
   ooc_exec_t *cx;     /* the CUDA executor Cholesky runs on while chol_run runs */
-  /* newton/hyper7 (eliminate_iter) and gemm (run_gemm): the extra stores, their scratch, and
-   * the store holding the result when it is not A (or B) */
+  /* newton/hyper7, LU's inverse, rbt and the product: the extra stores, their scratch, and the
+   * store holding the result when it is not A (or B) */
   tstore_t *iv[ITER_MAX_STORES];
   spill_slot_t ispill[ITER_MAX_STORES];
   tstore_t *result;
@@ -121,6 +122,8 @@ ooc_status_t job_gj_run(job_t *j, int64_t *steps);
 ooc_status_t job_chol_run(job_t *j, int64_t *steps);
 /* newton, hyper7 (iter_run): the inverse in one of the extra stores (j->result). */
 ooc_status_t job_iter_run(job_t *j, int64_t *steps);
+/* The product (gemm_run) into the store j->iv[0] (C0 loaded there when beta != 0). */
+ooc_status_t job_gemm_run(job_t *j, int64_t *steps);
 
 /* ---- job_lu.c, used by job.c ---- */
 

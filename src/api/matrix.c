@@ -442,16 +442,16 @@ static ooc_status_t settle(ooc_ctx_t *ctx, const ooc_options_t *opts, const ooc_
 }
 
 static ooc_status_t call_m(ooc_ctx_t *ctx, const ooc_options_t *opts, ooc_report_t *report,
-                           mx_call_t kind, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                           job_kind_t kind, const ooc_matrix_t *a, const ooc_matrix_t *b,
                            const ooc_matrix_t *c, const ooc_matrix_t *out, double alpha,
                            double beta, double *logdet) {
   if (!ctx) return OOC_ERR_ARG;
   ooc_clear_error(ctx);
   if (logdet) *logdet = NAN;
-  if (kind != MX_LOGDET && !out) return OOC_FAIL(ctx, OOC_ERR_ARG, "no output matrix given");
+  if (kind != JOB_LOGDET && !out) return OOC_FAIL(ctx, OOC_ERR_ARG, "no output matrix given");
   const ooc_matrix_t *in[3] = {a, b, c};
-  int nin = kind == MX_INVERT || kind == MX_FACTOR || kind == MX_LOGDET ? 1 : 2;
-  if (kind == MX_GEMM && c) nin = 3;
+  int nin = kind == JOB_INVERT || kind == JOB_FACTOR || kind == JOB_LOGDET ? 1 : 2;
+  if (kind == JOB_PRODUCT && c) nin = 3;
   ooc_opts_t o;
   char scratch[4096];
   OOC_TRY(settle(ctx, opts, in, nin, out, &o, scratch, sizeof scratch));
@@ -465,28 +465,28 @@ static ooc_status_t call_m(ooc_ctx_t *ctx, const ooc_options_t *opts, ooc_report
 
 ooc_status_t ooc_invert_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, ooc_matrix_t *x,
                           const ooc_options_t *opts, ooc_report_t *report) {
-  return call_m(ctx, opts, report, MX_INVERT, a, NULL, NULL, x, 0, 0, NULL);
+  return call_m(ctx, opts, report, JOB_INVERT, a, NULL, NULL, x, 0, 0, NULL);
 }
 ooc_status_t ooc_solve_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
                          ooc_matrix_t *x, const ooc_options_t *opts, ooc_report_t *report) {
-  return call_m(ctx, opts, report, MX_SOLVE, a, b, NULL, x, 0, 0, NULL);
+  return call_m(ctx, opts, report, JOB_SOLVE, a, b, NULL, x, 0, 0, NULL);
 }
 ooc_status_t ooc_factor_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, ooc_matrix_t *l,
                           const ooc_options_t *opts, ooc_report_t *report) {
-  return call_m(ctx, opts, report, MX_FACTOR, a, NULL, NULL, l, 0, 0, NULL);
+  return call_m(ctx, opts, report, JOB_FACTOR, a, NULL, NULL, l, 0, 0, NULL);
 }
 ooc_status_t ooc_solve_factor_m(ooc_ctx_t *ctx, const ooc_matrix_t *l, const ooc_matrix_t *b,
                                 ooc_matrix_t *x, const ooc_options_t *opts, ooc_report_t *report) {
-  return call_m(ctx, opts, report, MX_SOLVE_FACTOR, l, b, NULL, x, 0, 0, NULL);
+  return call_m(ctx, opts, report, JOB_FACTORED, l, b, NULL, x, 0, 0, NULL);
 }
 ooc_status_t ooc_logdet_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_options_t *opts,
                           ooc_report_t *report, double *logdet) {
-  return call_m(ctx, opts, report, MX_LOGDET, a, NULL, NULL, NULL, 0, 0, logdet);
+  return call_m(ctx, opts, report, JOB_LOGDET, a, NULL, NULL, NULL, 0, 0, logdet);
 }
 ooc_status_t ooc_gemm_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
                         const ooc_matrix_t *c0, ooc_matrix_t *c, double alpha, double beta,
                         const ooc_options_t *opts, ooc_report_t *report) {
-  return call_m(ctx, opts, report, MX_GEMM, a, b, c0, c, alpha, beta, NULL);
+  return call_m(ctx, opts, report, JOB_PRODUCT, a, b, c0, c, alpha, beta, NULL);
 }
 
 /* Least squares on handles (issue 24): inputs A and b, the solution into x, the QR state into the

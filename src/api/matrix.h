@@ -19,6 +19,7 @@
 #ifndef OOC_MATRIX_H
 #define OOC_MATRIX_H
 
+#include "api/methods.h"
 #include "base/base.h"
 #include "io/h5mat.h"
 
@@ -35,10 +36,10 @@ ooc_status_t matrix_open_output(ooc_ctx_t *ctx, const ooc_matrix_t *m, int64_t r
                                 h5m_type_t type, int64_t tile, const char *scratch_dir,
                                 h5mat_t **out);
 
-/* job.c: the calls on handles (c: gemm's C0, may be NULL; out NULL for logdet). */
-typedef enum { MX_INVERT, MX_SOLVE, MX_FACTOR, MX_SOLVE_FACTOR, MX_LOGDET, MX_GEMM } mx_call_t;
+/* job.c: the calls on handles (the job: methods.h; c: gemm's C0, may be NULL; out NULL for
+ * logdet). */
 ooc_status_t job_call_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
-                        mx_call_t call, const ooc_matrix_t *a, const ooc_matrix_t *b,
+                        job_kind_t call, const ooc_matrix_t *a, const ooc_matrix_t *b,
                         const ooc_matrix_t *c, const ooc_matrix_t *out, double alpha, double beta,
                         double *logdet);
 

@@ -79,6 +79,17 @@ static int64_t iter_ws(const plan_t *p, int64_t s) {
          ooc_max64(8 * n * b, gemm + iter_own_bytes(n, b));
 }
 
+/* the product at block s: the larger of the loader's / writer's strip of tiles and the block's
+ * buffers (the GPU executor's pinned ones when it runs there); C is n x m, A n x k (plan_gemm) */
+static int64_t gemm_ws(const plan_t *p, int64_t s) {
+  int64_t m = p->q.n, n = p->q.m, k = p->q.k, b = p->b;
+  int64_t strip = 8 * b * ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
+  if (p->cuda)
+    return ooc_max64(strip, ooc_cuda()->gemm_bytes(ooc_min64(s, m), ooc_min64(s, n),
+                                                   ooc_min64(p->gkb, k), p->gslots, p->gncblk));
+  return ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
+}
+
 /* ---- the table --------------------------------------------------------------------------- */
 
 #define FACTOR_JOBS (JOB_BIT(JOB_FACTOR) | JOB_BIT(JOB_FACTORED) | JOB_BIT(JOB_LOGDET))
@@ -87,15 +98,15 @@ static int64_t iter_ws(const plan_t *p, int64_t s) {
 const char *const method_names[] = {"auto", "gj", "chol", "newton", "hyper7", "lu", "rbt", NULL};
 
 static const method_t table[METHOD_COUNT] = {
-    [OOC_METHOD_AUTO] = {.jobs = SQUARE_JOBS},
+    [OOC_METHOD_AUTO] = {.jobs = SQUARE_JOBS, .classify = 1, .lower = 1},
     [OOC_METHOD_GJ] = {.jobs = JOB_BIT(JOB_INVERT) | JOB_BIT(JOB_SOLVE), .flops = gj_flops,
                        .ws = gj_ws, .run = job_gj_run},
-    [OOC_METHOD_CHOL] = {.jobs = SQUARE_JOBS, .flops = chol_flops, .ws = chol_ws,
+    [OOC_METHOD_CHOL] = {.jobs = SQUARE_JOBS, .classify = 1, .lower = 1, .flops = chol_flops, .ws = chol_ws,
                          .run = job_chol_run},
-    [OOC_METHOD_NEWTON] = {.jobs = JOB_BIT(JOB_INVERT),
+    [OOC_METHOD_NEWTON] = {.jobs = JOB_BIT(JOB_INVERT), .classify = 1,
                            .refusal = "computes inverses only; solve with gj or chol",
                            .ws = iter_ws, .run = job_iter_run},
-    [OOC_METHOD_HYPER7] = {.jobs = JOB_BIT(JOB_INVERT),
+    [OOC_METHOD_HYPER7] = {.jobs = JOB_BIT(JOB_INVERT), .classify = 1,
                            .refusal = "computes inverses only; solve with gj or chol",
                            .ws = iter_ws, .run = job_iter_run},
     [OOC_METHOD_LU] = {.jobs = SQUARE_JOBS, .flops = lu_flops, .ws = lu_ws, .run = job_lu_run},
@@ -103,6 +114,7 @@ static const method_t table[METHOD_COUNT] = {
                         .refusal = "solves A X = B (oocsolve solve A B); for an inverse use "
                                    "--method lu",
                         .ws = rbt_ws, .run = job_rbt_run},
+    [METHOD_GEMM] = {.jobs = JOB_BIT(JOB_PRODUCT), .ws = gemm_ws, .run = job_gemm_run},
 };
 
 const method_t *method_get(int id) {

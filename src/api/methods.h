@@ -44,6 +44,10 @@ typedef enum {
 
 typedef struct method {
   unsigned jobs; /* JOB_BIT()s of the jobs it serves */
+  /* What the load keeps of A for it (job.c): classify, the symmetry pre-pass runs during the load
+   * (classify.h: auto and chol decide by it, newton and hyper7 choose V_0); lower, only the lower
+   * triangle is stored while the matrix may be for Cholesky. */
+  int classify, lower;
   /* For a job it does not serve that is not a factor's: what it does instead (method_check). */
   const char *refusal;
   /* The usual flop count of a job of order n with m right-hand sides (what GFLOP/s are quoted

@@ -209,6 +209,7 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
     return OOC_FAIL(ctx, OOC_ERR_ARG, "--tile must be positive (got %lld)", (long long)o->tile);
   p->b = plan_tile(n, o->tile ? o->tile : 4096);
   int64_t b = p->b;
+  p->chunk = plan_chunk(n, b); /* tiles that cover n evenly: no padded edge chunks */
   p->budget = host_budget(o);
   p->fixed = tstore_overhead_bytes(n, n, b) + (m ? tstore_overhead_bytes(n, m, b) : 0) + 16 * n +
              io_stage(b) + SLACK_BYTES;
@@ -290,24 +291,16 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
   return OOC_OK;
 }
 
-int64_t plan_gemm_ws(const plan_t *p, int64_t m, int64_t n, int64_t k) {
-  int64_t big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k))), b = p->b, s = p->W;
-  int64_t strip = 8 * b * big;
-  if (p->cuda)
-    return ooc_max64(strip, ooc_cuda()->gemm_bytes(ooc_min64(s, m), ooc_min64(s, n),
-                                           ooc_min64(p->gkb, k), p->gslots, p->gncblk));
-  return ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
-}
-
-ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n, int64_t k,
-                       plan_t *p) {
+ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   memset(p, 0, sizeof *p);
   p->q = *q;
   const ooc_opts_t *o = q->o;
+  int64_t m = q->n, n = q->m, k = q->k;
   if (o->tile < 0) return OOC_FAIL(ctx, OOC_ERR_ARG, "--tile must be positive");
   int64_t big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
   p->b = ooc_min64(o->tile ? o->tile : 4096, big);
   int64_t b = p->b;
+  p->chunk = ooc_max64(b, 256); /* the product keeps --tile (its three dimensions share it) */
   p->budget = host_budget(o);
   /* bookkeeping of A, B, C + the reader's/writer's staging; the block gets at most half of the
    * room (oocgemm.h: traffic ~ 1/s), the cache the rest */
@@ -326,7 +319,7 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n
     OOC_TRY(ooc_cuda()->gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &p->W, &p->gkb,
                           &p->gslots, &p->gncblk));
   }
-  if (p->W < b || plan_gemm_ws(p, m, n, k) > avail) {
+  if (p->W < b || plan_ws(p, p->W) > avail) {
     char have[32], need[32];
     p->W = b;
     p->cuda = 0;
@@ -336,7 +329,7 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n
                     "raise --host-mem or lower --tile", q->name,
                     ooc_fmt_bytes(p->budget, have, sizeof have), (long long)m, (long long)k,
                     (long long)k, (long long)n, (long long)b,
-                    ooc_fmt_bytes(p->fixed + plan_gemm_ws(p, m, n, k), need, sizeof need));
+                    ooc_fmt_bytes(p->fixed + plan_ws(p, p->W), need, sizeof need));
   }
   return OOC_OK;
 }

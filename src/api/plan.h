@@ -27,7 +27,9 @@
 typedef struct plan_req {
   const ooc_opts_t *o; /* tile, stripe, host_mem, method, device, gpu_mem, streams, trace */
   const char *name;    /* the input, for messages */
-  int64_t n, m;        /* A is n x n; m right-hand-side columns (0: no B) */
+  int64_t n, m;        /* A is n x n; m right-hand-side columns (0: no B). The product: C is
+                          n x m */
+  int64_t k;           /* the product's inner dimension (A n x k, B k x m); else unused */
   int chol_only;       /* logdet, factor, solve --factor: Cholesky, never a fallback to gj */
   int journaled;       /* checkpoints possible: the journal's tile tables come out of the budget */
   int cuda;            /* the GPU was chosen (the backend); the plan may still drop it */
@@ -49,6 +51,7 @@ typedef struct plan {
   plan_req_t q;
   int64_t b;      /* tile edge */
   int64_t W;      /* stripe (gj, chol) or GEMM block edge (newton, hyper7, gemm) */
+  int64_t chunk;  /* the output's chunk edge */
   int64_t budget; /* host bytes */
   int64_t fixed;  /* bookkeeping, staging, slack, the GPU pipeline's pinned extras */
   int cuda;       /* the GPU runs the method */
@@ -89,7 +92,8 @@ typedef struct plan_traffic {
 } plan_traffic_t;
 plan_traffic_t plan_spill_model(int chol, int64_t n, int64_t b, int64_t W);
 
-/* gj, chol, newton, hyper7: tile, budget split and stripe (or GEMM block). */
+/* gj, chol, lu, rbt, newton, hyper7: tile, output chunk, budget split and stripe (or GEMM
+ * block). */
 ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
 
 /* Host bytes of the method's workspace for stripe (or block) W, as planned. */
@@ -109,12 +113,11 @@ int64_t plan_lu_stripe(const plan_t *p);
 ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W, char *why,
                            size_t cap);
 
-/* The out-of-core product C (m x n) = A (m x k) B (k x n): tile, budget split, block edge (W),
- * and on the GPU the executor's k panel, buffers and slots. req.n, req.m are unused. */
-ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n, int64_t k,
-                       plan_t *p);
-/* The product's host workspace (the larger of the load/write strip and the block buffers). */
-int64_t plan_gemm_ws(const plan_t *p, int64_t m, int64_t n, int64_t k);
+/* The out-of-core product C (req.n x req.m) = A (n x k) B (k x m), req.o->method METHOD_GEMM
+ * (methods.h): tile, budget split, block edge (W), and on the GPU the executor's k panel, buffers
+ * and slots. Its workspace (plan_ws) is the larger of the load/write strip and the block
+ * buffers. */
+ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
 
 /* What the options say of the GPU (budget, streams, trace): one place, so the plans and the
  * executors the job then creates agree. */
