@@ -1120,6 +1120,34 @@ static void t_newton_diverges(void) {
   res_free(&r);
 }
 
+/* A method that does not do the job (src/api/methods.h's table): exit 2 before anything is
+ * read or written, naming the input and what does the job instead. */
+static void t_method_refusals(void) {
+  const char *dir = case_dir("refusals");
+  char in[PATH_CAP], rhs[PATH_CAP];
+  join(in, dir, "A.h5");
+  join(rhs, dir, "B.h5");
+  double S[16] = {2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2};
+  tu_write_matrix(in, "/A", 4, 4, S, 2);
+  tu_write_matrix(rhs, "/B", 4, 1, S, 2);
+  res_t r = run("logdet_gj", "oocsolve", "logdet", "--method", "gj", in, NULL);
+  EXPECT(r, 2, in, "a factor is computed or used here (logdet); --method must be auto, chol or lu");
+  res_free(&r);
+  r = run("factor_newton", "oocsolve", "factor", "--method", "newton", in, NULL);
+  EXPECT(r, 2, in, "(factor); --method must be auto, chol or lu");
+  res_free(&r);
+  r = run("factored_rbt", "oocsolve", "solve", "--method", "rbt", "--factor", in, rhs, NULL);
+  EXPECT(r, 2, in, "(solve --factor); --method must be auto, chol or lu");
+  res_free(&r);
+  r = run("solve_hyper7", "oocsolve", "solve", "--method", "hyper7", in, rhs, NULL);
+  EXPECT(r, 2, in, "--method hyper7 computes inverses only; solve with gj or chol");
+  res_free(&r);
+  r = run("invert_rbt", "oocsolve", "--method", "rbt", in, NULL);
+  EXPECT(r, 2, in, "--method rbt solves A X = B", "for an inverse use --method lu");
+  res_free(&r);
+  CHECK_CLEAN(dir);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   static const tu_test_t tests[] = {
@@ -1152,6 +1180,7 @@ int main(void) {
       {"gemm: out of core, alpha/beta/C0, --json, bad shapes", t_gemm_ok},
       {"--method newton/hyper7, --warm-start, --max-iter", t_newton_ok},
       {"--method newton diverges on an indefinite matrix: exit 4", t_newton_diverges},
+      {"a method that does not do the job: exit 2, naming what does", t_method_refusals},
       {NULL, NULL},
   };
   return tu_run("cli", tests);

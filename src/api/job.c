@@ -1,27 +1,22 @@
 /*
- * job.c: ooc_invert and ooc_solve. Wires the layers together: opens the HDF5 input (io), plans
- * the budget (tile cache + solver workspace), loads and validates the input through the tile
- * store (tiling), runs the solver, writes the output from the store, checks the written result
- * against the input, and only then renames the output into place.
+ * job.c: the one pipeline of ooc_invert, ooc_solve, ooc_factor, ooc_solve_factor, ooc_logdet and
+ * ooc_gemm (and their _m forms). Wires the layers together: opens the HDF5 inputs (io), plans
+ * the budget (tile cache + the method's workspace), loads and validates the inputs through the
+ * tile store (tiling), runs the method's entry of the table (methods.h), writes the output from
+ * the store, checks the written result against the inputs, and only then renames the output
+ * into place.
  */
 #include <float.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <dirent.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "api/matrix.h"
 #include "api/outpath.h"
-#include "base/parloop.h"
 #include "io/fileio.h"
 #include "base/memlimit.h"
-#include "io/h5commit.h"
 #include "io/h5mat.h"
 #include "io/h5meta.h"
 #include "io/journal.h"
@@ -38,19 +33,21 @@
 
 
 /* What each job reads and writes: the report's kind, whether it reads B, which input names the
- * default output (<that file>.suffix.h5:dataset), how h5meta describes the result. */
+ * default output (<that file>.suffix.h5:dataset), how h5meta describes the result, and the job
+ * a Cholesky does for it (chol.h). */
 static const struct {
   const char *kind;
   int reads_b, named_by;
   const char *suffix, *dset;
   h5meta_kind_t meta;
+  int chol_job;
 } jobs[JOB_KINDS] = {
-    [JOB_INVERT] = {"inverse", 0, 0, ".inv", "/inverse", H5META_INVERSE},
-    [JOB_SOLVE] = {"solve", 1, 1, ".x", "/X", H5META_SOLVE},
-    [JOB_FACTOR] = {"factor", 0, 0, ".chol", "/L", H5META_FACTOR}, /* LU's: .lu, /LU */
-    [JOB_FACTORED] = {"solve", 1, 1, ".x", "/X", H5META_SOLVE},
-    [JOB_LOGDET] = {"logdet", 0, 0, NULL, NULL, H5META_INVERSE}, /* writes nothing */
-    [JOB_PRODUCT] = {"gemm", 1, 0, ".gemm", "/C", H5META_GEMM},
+    [JOB_INVERT] = {"inverse", 0, 0, ".inv", "/inverse", H5META_INVERSE, CHOL_INVERT},
+    [JOB_SOLVE] = {"solve", 1, 1, ".x", "/X", H5META_SOLVE, CHOL_SOLVE},
+    [JOB_FACTOR] = {"factor", 0, 0, ".chol", "/L", H5META_FACTOR, CHOL_FACTOR}, /* LU: .lu, /LU */
+    [JOB_FACTORED] = {"solve", 1, 1, ".x", "/X", H5META_SOLVE, CHOL_SOLVE_FACTORED},
+    [JOB_LOGDET] = {"logdet", 0, 0, NULL, NULL, H5META_INVERSE, CHOL_FACTOR}, /* writes nothing */
+    [JOB_PRODUCT] = {"gemm", 1, 0, ".gemm", "/C", H5META_GEMM, CHOL_INVERT}, /* no Cholesky */
 };
 
 /* ---- adapters from io to the tiling layer's interfaces ------------------------------------ */
@@ -123,8 +120,6 @@ static ooc_status_t pick_backend(job_t *j) {
   return OOC_OK;
 }
 
-static ocu_config_t gpu_config(const job_t *j) { return plan_gpu_config(&j->o); }
-
 /* Cholesky for certain by the call: a Cholesky factor is written or read. (logdet is general:
  * auto takes LU when the matrix is not for Cholesky.) */
 static int chol_only(const job_t *j) {
@@ -142,8 +137,7 @@ static int lu_certain(const job_t *j) {
 static int fused_check_wanted(const job_t *j) {
   ooc_check_t ck = j->o.check == OOC_CHECK_AUTO ? (j->n <= 2048 ? OOC_CHECK_FULL : OOC_CHECK_PROBE)
                                                 : j->o.check;
-  return ck == OOC_CHECK_PROBE && !j->in_b && !j->logdet_only && !j->factor_out &&
-         !j->have_factor && !j->o.resume && !j->o.lower_only &&
+  return ck == OOC_CHECK_PROBE && j->kind == JOB_INVERT && !j->o.resume && !j->o.lower_only &&
          !(j->hm_out && !matrix_is_file(j->hm_out));
 }
 
@@ -160,10 +154,7 @@ static ooc_status_t plan(job_t *j) {
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
                   .cuda = j->cuda && !lu_certain(j),
                   .chol_certain = chol_only(j) || j->o.method == OOC_METHOD_CHOL,
-                  .chol_job = j->have_factor                    ? CHOL_SOLVE_FACTORED
-                              : j->logdet_only || j->factor_out ? CHOL_FACTOR
-                              : j->in_b                         ? CHOL_SOLVE
-                                                                : CHOL_INVERT};
+                  .chol_job = jobs[j->kind].chol_job};
   OOC_TRY(j->kind == JOB_PRODUCT ? plan_gemm(j->ctx, &q, &j->plan)
                                  : plan_solver(j->ctx, &q, &j->plan));
   /* LU's host side is planned as the host executor's; on a GPU job_lu.c sizes the device stripe
@@ -180,7 +171,6 @@ static ooc_status_t plan(job_t *j) {
   j->fixed = j->plan.fixed;
   return OOC_OK;
 }
-static int64_t solver_ws(const job_t *j, int64_t W) { return plan_ws(&j->plan, W); }
 
 /* ---- phases ------------------------------------------------------------------------------ */
 
@@ -453,8 +443,8 @@ static ooc_status_t scale_check(job_t *j) {
 
 /* A 1-D right-hand side (read as n x 1) gives a 1-D X (a product's C stays 2-D). */
 static unsigned out_flags(const job_t *j) {
-  return j->in_b && j->kind != JOB_PRODUCT && h5m_rank(j->in_b) == 1 && h5m_cols(j->in_b) == 1 && !j->o.trans_b
-             ? H5M_OUT_1D : 0;
+  return j->in_b && j->kind != JOB_PRODUCT && h5m_rank(j->in_b) == 1 &&
+                 h5m_cols(j->in_b) == 1 && !j->o.trans_b ? H5M_OUT_1D : 0;
 }
 
 /* Seconds spent spilling and reading back, all live stores. */
@@ -471,12 +461,11 @@ static ooc_status_t load_inputs(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   int64_t n = j->n, m = j->m, k = j->k;
   double t0 = ooc_now();
-  OOC_TRY(tcache_create(ctx, j->budget - j->fixed - solver_ws(j, j->W), &j->cache));
+  OOC_TRY(tcache_create(ctx, j->budget - j->fixed - plan_ws(&j->plan, j->W), &j->cache));
   /* The stores need no source: job_load() fills them, reading each input byte once. */
   j->spill[0] = (spill_slot_t){j, "A", NULL, 0};
   j->spill[1] = (spill_slot_t){j, "B", NULL, 0};
-  ooc_spill_ops_t spA = {&j->spill[0], spill_open, spill_put, spill_get};
-  ooc_spill_ops_t spB = {&j->spill[1], spill_open, spill_put, spill_get};
+  ooc_spill_ops_t spA = job_spill_ops(&j->spill[0]), spB = job_spill_ops(&j->spill[1]);
   OOC_TRY(tstore_create(ctx, j->cache, n, k, j->b, NULL, &spA, &j->A));
   if (j->in_b) OOC_TRY(tstore_create(ctx, j->cache, k, m, j->b, NULL, &spB, &j->B));
   if (j->kind == JOB_PRODUCT) {
@@ -486,7 +475,7 @@ static ooc_status_t load_inputs(job_t *j) {
   }
   if (j->resuming) return ckpt_restore_stores(j);
   memset(j->colnorm, 0, (size_t)k * sizeof(double));
-  j->io_room = solver_ws(j, j->W); /* the solver allocates it only after the load */
+  j->io_room = plan_ws(&j->plan, j->W); /* the solver allocates it only after the load */
   if (j->fused) check_fused_reset_a(j->fused); /* a reload after a fallback: A V anew */
   ooc_status_t st = job_load(j, j->A, j->in_a, j->colnorm);
   if (st == OOC_OK && j->kind != JOB_PRODUCT) st = scale_check(j);
@@ -503,7 +492,7 @@ static ooc_status_t load_inputs(job_t *j) {
   return OOC_OK;
 }
 
-/* ---- method choice and the two eliminations --------------------------------------------- */
+/* ---- method choice and the runs of methods.h's table ----------------------------------------- */
 
 /* The method that runs (method_check has accepted the call's): a factor file's, the call's,
  * or under auto (and for a Cholesky that must be one) what the load's pre-pass found. */
@@ -572,7 +561,7 @@ static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
     ooc_warn(r->warnings, sizeof r->warnings, "%s", why);
     return OOC_OK;
   }
-  ocu_config_t c = gpu_config(j);
+  ocu_config_t c = plan_gpu_config(&j->o);
   ex_cuda_config_t xc = ooc_cuda()->chol_exec_config(&c);
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->cx));
   ca->exec = j->cx;
@@ -589,10 +578,7 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   chol_args_t ca = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops,
-                    .job = j->have_factor                    ? CHOL_SOLVE_FACTORED
-                           : j->logdet_only || j->factor_out ? CHOL_FACTOR
-                           : j->B                            ? CHOL_SOLVE
-                                                             : CHOL_INVERT,
+                    .job = jobs[j->kind].chol_job,
                     .lower_only = 1};
   /* A full inverse leaves its upper triangle to the writer (write_rows), which packs it from the
    * lower tiles for free, instead of a transposed put of half the matrix in the last step. */
@@ -660,7 +646,7 @@ ooc_status_t job_gj_run(job_t *j, int64_t *steps) {
   ckpt_start(j);
   gj_stats_t gs;
   if (j->cuda) {
-    ocu_config_t c = gpu_config(j);
+    ocu_config_t c = plan_gpu_config(&j->o);
     OOC_TRY(ooc_cuda()->exec_create(ctx, j->n, j->b, j->W, j->m, &c, &j->exec));
     ga.exec = j->exec;
   }
@@ -684,7 +670,7 @@ ooc_status_t job_gj_run(job_t *j, int64_t *steps) {
   return st;
 }
 
-/* ---- newton / hyper7 --------------------------------------------------------------------- */
+/* ---- newton / hyper7 and the product --------------------------------------------------------- */
 
 /* The warm start into S[0], through the same loader as the input (finite check, column norms). */
 static ooc_status_t load_warm(job_t *j, tstore_t *V, double *norm1_v) {
@@ -716,7 +702,7 @@ done:
 
 /* The products' executor and buffers on the GPU (MB x NB blocks, panels KB). */
 static ooc_status_t gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB) {
-  ocu_config_t c = gpu_config(j);
+  ocu_config_t c = plan_gpu_config(&j->o);
   ex_cuda_config_t xc = ooc_cuda()->gemm_exec_config(&c);
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->gx));
   return gemm_dev_create(j->gx, MB, NB, KB, j->plan.gslots, j->plan.gncblk, &j->gdev);
@@ -755,7 +741,7 @@ ooc_status_t job_iter_run(job_t *j, int64_t *steps) {
                     .spd = sym && posdiag, .max_iter = j->o.max_iter};
   for (int k = 0; k < ns; k++) {
     j->ispill[k] = (spill_slot_t){.job = j, .tag = tags[k]};
-    ooc_spill_ops_t sp = {&j->ispill[k], spill_open, spill_put, spill_get};
+    ooc_spill_ops_t sp = job_spill_ops(&j->ispill[k]);
     OOC_TRY(tstore_create(ctx, j->cache, n, n, j->b, NULL, &sp, &j->iv[k]));
     ia.S[k] = j->iv[k];
   }
@@ -1044,7 +1030,7 @@ static ooc_status_t commit_output(job_t *j, const char *as) {
   return as ? h5m_commit_as(o, as) : h5m_commit(o);
 }
 
-/* ---- the common driver ------------------------------------------------------------------- */
+/* ---- the one pipeline ------------------------------------------------------------------------ */
 
 
 /* open: the inputs, their shapes checked: A n x n and B n x m, or the product's A n x k, B k x m
@@ -1195,7 +1181,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   /* write */
   const int64_t *perm =
       j->method == OOC_METHOD_GJ || (j->method == OOC_METHOD_LU && j->result) ? j->perm : NULL;
-  j->io_room = solver_ws(j, j->W); /* the solver's workspace is free again */
+  j->io_room = plan_ws(&j->plan, j->W); /* the solver's workspace is free again */
   if (j->fused) { /* X (A V) and ||X||_1 from the chunks as they go to the file */
     check_fused_reset_x(j->fused);
     h5m_set_tap(j->out, check_fused_x, j->fused);

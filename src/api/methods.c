@@ -14,25 +14,18 @@ static double gj_flops(job_kind_t kind, double n, double m) {
   return kind == JOB_SOLVE ? n * n * n + 2 * n * n * m : 2 * n * n * n;
 }
 
-/* potrf n^3/3; + potrs 2 n^2 m; the inverse as potrf + potri n^3 */
-static double chol_flops(job_kind_t kind, double n, double m) {
+/* Cholesky (f = 1) and LU (f = 2): potrf f n^3/3 (getrf); + potrs (getrs) 2 n^2 m; the inverse
+ * as potrf + potri (getrf + getri) f n^3 */
+static double factor_flops(double f, job_kind_t kind, double n, double m) {
   switch (kind) {
   case JOB_FACTORED: return 2 * n * n * m;
-  case JOB_SOLVE: return n * n * n / 3 + 2 * n * n * m;
-  case JOB_INVERT: return n * n * n;
-  default: return n * n * n / 3;
+  case JOB_SOLVE: return f * n * n * n / 3 + 2 * n * n * m;
+  case JOB_INVERT: return f * n * n * n;
+  default: return f * n * n * n / 3;
   }
 }
-
-/* getrf 2n^3/3; + getrs 2 n^2 m; the inverse as getrf + getri 2n^3 */
-static double lu_flops(job_kind_t kind, double n, double m) {
-  switch (kind) {
-  case JOB_FACTORED: return 2 * n * n * m;
-  case JOB_SOLVE: return 2 * n * n * n / 3 + 2 * n * n * m;
-  case JOB_INVERT: return 2 * n * n * n;
-  default: return 2 * n * n * n / 3;
-  }
-}
+static double chol_flops(job_kind_t k, double n, double m) { return factor_flops(1, k, n, m); }
+static double lu_flops(job_kind_t k, double n, double m) { return factor_flops(2, k, n, m); }
 
 /* ---- workspaces, as the planner sizes them ----------------------------------------------- */
 
@@ -101,8 +94,8 @@ static const method_t table[METHOD_COUNT] = {
     [OOC_METHOD_AUTO] = {.jobs = SQUARE_JOBS, .classify = 1, .lower = 1},
     [OOC_METHOD_GJ] = {.jobs = JOB_BIT(JOB_INVERT) | JOB_BIT(JOB_SOLVE), .flops = gj_flops,
                        .ws = gj_ws, .run = job_gj_run},
-    [OOC_METHOD_CHOL] = {.jobs = SQUARE_JOBS, .classify = 1, .lower = 1, .flops = chol_flops, .ws = chol_ws,
-                         .run = job_chol_run},
+    [OOC_METHOD_CHOL] = {.jobs = SQUARE_JOBS, .classify = 1, .lower = 1, .flops = chol_flops,
+                         .ws = chol_ws, .run = job_chol_run},
     [OOC_METHOD_NEWTON] = {.jobs = JOB_BIT(JOB_INVERT), .classify = 1,
                            .refusal = "computes inverses only; solve with gj or chol",
                            .ws = iter_ws, .run = job_iter_run},
