@@ -72,7 +72,10 @@ static const ooc_ops_t *oracle(const factory_t *f) {
 static void t_strict(void) {
   ooc_ctx_t *ctx = tu_ctx();
   ooc_exec_t *e;
-  CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 2, 0, 2000, &e) == OOC_OK);
+  /* Operations start 200 ms late: the window in which a read before the sync sees the poisoned
+   * destination, long enough that a loaded machine's scheduler cannot close it (with 2 ms and a
+   * fixed 1 ms sleep the check failed on a busy 2-core machine). */
+  CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 2, 0, 200000, &e) == OOC_OK);
   CU_ASSERT(!e->unified);
   double *h, *d;
   CU_ASSERT_FATAL(ex_host_alloc(e, 64 * sizeof(double), &h) == OOC_OK);
@@ -87,8 +90,12 @@ static void t_strict(void) {
   CU_ASSERT(ex_sync(e, ev) == OOC_OK);
   CU_ASSERT(ex_query(e, ev) == 1);
   CU_ASSERT(ex_get(e, 1, 64, 1, d, 64, h, 64) == OOC_OK);
-  nanosleep(&(struct timespec){0, 1000000L}, NULL); /* the get has started, not finished */
-  CU_ASSERT(isnan(h[0]) && isnan(h[63])); /* the bug: read before the sync */
+  /* the bug: read before the sync. The get poisons its destination when it starts and fills it
+   * 200 ms later; wait (at most 10 s) until it has started, then read. */
+  volatile double *hv = h;
+  for (int k = 0; k < 100000 && !isnan(hv[63]); k++)
+    nanosleep(&(struct timespec){0, 100000L}, NULL);
+  CU_ASSERT(isnan(hv[0]) && isnan(hv[63]));
   CU_ASSERT(ex_record(e, 1, ev) == OOC_OK);
   CU_ASSERT(ex_sync(e, ev) == OOC_OK);
   CU_ASSERT(h[0] == 2.0 && h[63] == 2.0); /* the device got the refilled data */
