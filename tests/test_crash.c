@@ -12,6 +12,9 @@
  * during a resumed run, stale journals refused without --resume, resume refused after an option
  * or input change, a flipped byte in a scratch tile (exit 3 naming the scratch file and tile), a
  * corrupt compressed chunk in the input (exit 3 naming file, dataset and rows/columns).
+ * LU (issue 22): `factor`, `solve` and `invert` with --method lu the same way, out of core and
+ * in core with --checkpoint step, the factor file's pivots and attributes compared too; its
+ * journal refused under another --method; --method rbt not journaled (--resume starts over).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -85,7 +88,8 @@ static res_t run_tool(const char *tool, const char *kill, const char *const *arg
 }
 
 /* oocsolve [solve] --device cpu --tile 32 --stripe 64 --host-mem 512K --quiet IN [RHS] --out OUT
- * plus extra args. */
+ * plus extra args. A solve is Gauss-Jordan's (--method gj: auto's general solve is LU's, which
+ * lu_cmd below covers). */
 static res_t solve_cmd(int solve, const char *kill, const char *out, const char *extra1,
                        const char *extra2) {
   const char *a[24];
@@ -94,6 +98,10 @@ static res_t solve_cmd(int solve, const char *kill, const char *out, const char 
   const char *fixed[] = {"--device", "cpu", "--tile", "32", "--stripe", "64", "--host-mem",
                          "512K", "--quiet", "--check", "full"};
   for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) a[k++] = fixed[i];
+  if (solve) {
+    a[k++] = "--method";
+    a[k++] = "gj";
+  }
   if (extra1) a[k++] = extra1;
   if (extra2) a[k++] = extra2;
   a[k++] = g_input;
@@ -223,30 +231,128 @@ static void setup(void) {
     }                                                                                              \
   } while (0)
 
-/* Kill at `kill`, then resume (again with `kill2` if given, then clean) and compare. */
-static void kill_and_resume(int solve, const char *kill, const char *kill2) {
+/* ---- LU (issue 22): factor, solve and invert with --method lu ------------------------------ */
+
+enum { LUF = 0, LUS = 1, LUI = 2 };
+static const char *const lu_names[3] = {"factor", "solve", "invert"};
+static const int lu_steps[3] = {4, 5, 8}; /* the factor's 4 stripes, + 1 RHS stripe, + 4 */
+static uint64_t g_lusig[3], g_rbtsig;
+
+/* oocsolve <factor|solve|invert> --method <method> on g_in [g_rhs] --out g_out, out of core as
+ * solve_cmd (--host-mem 512K: A alone is 512 KiB), or in core (--host-mem 64M) with
+ * --checkpoint step; then e1, e2 if given. */
+static res_t lu_cmd(int which, int incore, const char *method, const char *kill, const char *e1,
+                    const char *e2) {
+  const char *a[32];
+  int k = 0;
+  a[k++] = lu_names[which];
+  const char *fixed[] = {"--device", "cpu", "--tile", "32", "--stripe", "64", "--quiet",
+                         "--check", "full", "--method", method, "--host-mem",
+                         incore ? "64M" : strcmp(method, "rbt") ? "512K" : "1M"};
+  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) a[k++] = fixed[i];
+  if (incore) {
+    a[k++] = "--checkpoint";
+    a[k++] = "step";
+  }
+  if (e1) a[k++] = e1;
+  if (e2) a[k++] = e2;
+  a[k++] = g_in;
+  if (which == LUS) a[k++] = g_rhs;
+  a[k++] = "--out";
+  a[k++] = g_out;
+  a[k] = NULL;
+  return run_tool("oocsolve", kill, a);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t len) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < len; i++) h = (h ^ c[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+/* The bits of an LU result in g_out: its data, and for a factor file the pivots and the
+ * attributes that carry the run's state (log-determinant and sign, ||A||_inf, the growth);
+ * 0 if anything is missing. */
+static uint64_t lu_sig(int which) {
+  static const char *const dset[3] = {"/LU", "/X", "/inverse"};
+  char spec[CAP + 16];
+  int64_t r = 0, c = 0;
+  snprintf(spec, sizeof spec, "%s:%s", g_out, dset[which]);
+  double *X = tu_read_matrix(spec, &r, &c);
+  if (!X) return 0;
+  uint64_t h = fnv(0xcbf29ce484222325ULL, X, (size_t)(r * c) * sizeof(double));
+  h = fnv(h, &c, sizeof c);
+  free(X);
+  if (which != LUF) return h;
+  snprintf(spec, sizeof spec, "%s:/ipiv", g_out);
+  double *p = tu_read_matrix(spec, &r, &c);
+  if (!p) return 0;
+  h = fnv(h, p, (size_t)(r * c) * sizeof(double));
+  free(p);
+  static const char *const attrs[] = {"logdet_input", "logdet_sign", "norminf_input",
+                                      "pivot_growth"};
+  hid_t f = H5Fopen(g_out, H5F_ACC_RDONLY, H5P_DEFAULT), d = H5Dopen2(f, "/LU", H5P_DEFAULT);
+  for (size_t i = 0; i < sizeof attrs / sizeof *attrs && h; i++) {
+    double v = 0;
+    hid_t at = H5Aopen(d, attrs[i], H5P_DEFAULT);
+    if (at < 0 || H5Aread(at, H5T_NATIVE_DOUBLE, &v) < 0) h = 0;
+    else h = fnv(h, &v, sizeof v);
+    if (at >= 0) H5Aclose(at);
+  }
+  H5Dclose(d);
+  H5Fclose(f);
+  return h;
+}
+
+/* What kill_resume runs and compares: the gj/auto commands of solve_cmd (lu < 0: `which` is
+ * its solve flag) or an LU command (lu_cmd with method "lu", in core or not). */
+typedef struct {
+  int lu, which, incore;
+} kind_t;
+
+static res_t kind_run(const kind_t *k, const char *kill, const char *extra) {
+  return k->lu >= 0 ? lu_cmd(k->which, k->incore, "lu", kill, extra, NULL)
+                    : solve_cmd(k->which, kill, g_out, extra, NULL);
+}
+
+static int kind_same(const kind_t *k) {
+  return k->lu >= 0 ? lu_sig(k->which) == g_lusig[k->which] : same_bits(k->which);
+}
+
+static const char *kind_name(const kind_t *k) {
+  return k->lu >= 0 ? lu_names[k->which] : k->which ? "solve" : "invert";
+}
+
+/* Kill at `kill`, then resume (again with `kill2` if given, then clean) and compare. Returns
+ * whether the first run was killed (a kill point past the run's end lets it finish). */
+static int kill_resume(const kind_t *k, const char *kill, const char *kill2) {
   reset_out();
   uint64_t h = tu_file_hash(g_input), hb = tu_file_hash(g_rhs);
-  res_t r = solve_cmd(solve, kill, g_out, NULL, NULL);
+  res_t r = kind_run(k, kill, NULL);
   int killed = r.code == 128 + SIGKILL;
   if (killed) {
     g_kills++;
     CHECK(!tu_file_exists(g_out), "no output after a kill at %s", kill);
     if (kill2) {
-      r = solve_cmd(solve, kill2, g_out, "--resume", NULL);
+      r = kind_run(k, kill2, "--resume");
       if (r.code == 128 + SIGKILL) g_kills++;
       else CHECK(r.code == 0, "second run (kill at %s) exit %d: %s", kill2, r.code, r.err);
     }
-    r = solve_cmd(solve, NULL, g_out, "--resume", NULL);
+    r = kind_run(k, NULL, "--resume");
     g_resumes++;
   }
-  CHECK(r.code == 0, "%s killed at %s: resume exit %d: %s", solve ? "solve" : "invert", kill,
-        r.code, r.err);
-  CHECK(same_bits(solve), "%s killed at %s: output differs from the uninterrupted run",
-        solve ? "solve" : "invert", kill);
+  CHECK(r.code == 0, "%s killed at %s: resume exit %d: %s", kind_name(k), kill, r.code, r.err);
+  CHECK(kind_same(k), "%s killed at %s: output differs from the uninterrupted run", kind_name(k),
+        kill);
   char list[CAP];
   CHECK(leftovers(list, sizeof list) == 0, "killed at %s: left behind: %s", kill, list);
   CHECK(tu_file_hash(g_input) == h && tu_file_hash(g_rhs) == hb, "inputs unchanged");
+  return killed;
+}
+
+static void kill_and_resume(int solve, const char *kill, const char *kill2) {
+  kind_t k = {-1, solve, 0};
+  kill_resume(&k, kill, kill2);
 }
 
 static void t_kill_after_commit(void) {
@@ -454,6 +560,132 @@ static void t_corrupt_input_chunk(void) {
 }
 
 
+/* The uninterrupted LU references (no journal), and rbt's. */
+static void setup_lu(void) {
+  setup();
+  if (g_lusig[0]) return;
+  for (int w = 0; w < 3; w++) {
+    reset_out();
+    res_t r = lu_cmd(w, 0, "lu", NULL, "--checkpoint", "off");
+    g_lusig[w] = r.code == 0 ? lu_sig(w) : 0;
+    CHECK(g_lusig[w] != 0, "LU %s reference: exit %d: %s", lu_names[w], r.code, r.err);
+  }
+  reset_out();
+  res_t r = lu_cmd(LUS, 0, "rbt", NULL, "--checkpoint", "off");
+  g_rbtsig = r.code == 0 ? lu_sig(LUS) : 0;
+  CHECK(g_rbtsig != 0, "rbt reference: exit %d: %s", r.code, r.err);
+  reset_out();
+}
+
+/* Out of core: every step is journaled; a kill after each commit, before a rename, at scratch
+ * writes from the load to the write phase, and twice in a row, then --resume: the same bits
+ * (the factor file's pivots and state attributes too). */
+static void t_kill_lu(void) {
+  setup_lu();
+  char k[64];
+  static const int puts[3][4] = {{20, 90, 160, 0}, {1, 60, 150, 260}, {30, 120, 250, 420}};
+  for (int w = 0; w < 3; w++) {
+    kind_t kd = {1, w, 0};
+    for (int c = 1; c <= lu_steps[w]; c++) {
+      snprintf(k, sizeof k, "commit:%d", c);
+      CHECK(kill_resume(&kd, k, NULL), "LU %s: no journal commit %d", lu_names[w], c);
+    }
+    snprintf(k, sizeof k, "commit:%d", lu_steps[w] + 1); /* past the last: the run finishes */
+    CHECK(!kill_resume(&kd, k, NULL), "LU %s: more commits than steps", lu_names[w]);
+    CHECK(kill_resume(&kd, "prerename:2", NULL), "LU %s: prerename:2", lu_names[w]);
+    for (int i = 0; i < 4 && puts[w][i]; i++) {
+      snprintf(k, sizeof k, "put:%d", puts[w][i]);
+      kill_resume(&kd, k, NULL);
+    }
+  }
+  kind_t inv = {1, LUI, 0}, sol = {1, LUS, 0};
+  kill_resume(&inv, "commit:2", "commit:3"); /* the resumed run killed after step 5 */
+  kill_resume(&inv, "commit:5", "put:30");   /* ... in its RHS stripes */
+  kill_resume(&sol, "commit:1", "put:40");
+}
+
+/* In core with --checkpoint step: every step is journaled; kills and SIGINT, then --resume
+ * (the uninterrupted out-of-core run's bits). */
+static void t_kill_lu_incore(void) {
+  setup_lu();
+  char k[64];
+  for (int w = 0; w < 3; w++) {
+    kind_t kd = {1, w, 1};
+    for (int c = 1; c <= lu_steps[w]; c += lu_steps[w] > 4 ? 2 : 1) {
+      snprintf(k, sizeof k, "commit:%d", c);
+      CHECK(kill_resume(&kd, k, NULL), "LU %s in core: no journal commit %d", lu_names[w], c);
+    }
+    snprintf(k, sizeof k, "commit:%d", lu_steps[w] + 1);
+    CHECK(!kill_resume(&kd, k, NULL), "LU %s in core: more commits than steps", lu_names[w]);
+  }
+  reset_out();
+  res_t r = lu_cmd(LUI, 1, "lu", "commit:3:INT", NULL, NULL);
+  CHECK(r.code == 130 && strstr(r.err, "interrupted at step 3 of 8"), "LU invert in core, "
+        "SIGINT: exit %d: %s", r.code, r.err);
+  r = lu_cmd(LUI, 1, "lu", NULL, "--resume", NULL);
+  CHECK(r.code == 0 && lu_sig(LUI) == g_lusig[LUI], "LU invert in core, resume after SIGINT: "
+        "exit %d: %s", r.code, r.err);
+  g_resumes++;
+  char list[CAP];
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  reset_out();
+}
+
+/* SIGINT at a step boundary (exit 130, the journal kept); the journal names method lu: another
+ * --method is refused (exit 2, the journal untouched); auto resumes a solve as LU (it plans for
+ * LU there), but not an inverse (it plans gj's stripe: refused naming --method lu). */
+static void t_lu_sigint_and_method(void) {
+  setup_lu();
+  char j[CAP + 64];
+  for (int w = LUS; w <= LUI; w++) {
+    reset_out();
+    res_t r = lu_cmd(w, 0, "lu", "commit:2:INT", NULL, NULL);
+    char msg[64];
+    snprintf(msg, sizeof msg, "interrupted at step 2 of %d", lu_steps[w]);
+    CHECK(r.code == 130 && strstr(r.err, msg) && strstr(r.err, "rerun with --resume"),
+          "LU %s SIGINT: exit %d: %s", lu_names[w], r.code, r.err);
+    CHECK(state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal kept after SIGINT");
+    uint64_t hj = tu_file_hash(j);
+    r = lu_cmd(w, 0, "gj", NULL, "--resume", NULL);
+    CHECK(r.code == 2 && strstr(r.err, "--method lu"), "LU %s resumed as gj: exit %d: %s",
+          lu_names[w], r.code, r.err);
+    r = lu_cmd(w, 0, "chol", NULL, "--resume", NULL);
+    CHECK(r.code == 2 && strstr(r.err, "--method lu"), "LU %s resumed as chol: exit %d: %s",
+          lu_names[w], r.code, r.err);
+    CHECK(tu_file_hash(j) == hj, "the journal is untouched by refused runs");
+    r = lu_cmd(w, 0, "auto", NULL, "--resume", NULL);
+    if (w == LUI) {
+      CHECK(r.code == 2 && strstr(r.err, "--method lu") && strstr(r.err, "stripe 64"),
+            "LU invert resumed under auto: exit %d: %s", r.code, r.err);
+      CHECK(tu_file_hash(j) == hj, "the journal is untouched by refused runs");
+      r = lu_cmd(w, 0, "lu", NULL, "--resume", NULL);
+    }
+    CHECK(r.code == 0 && lu_sig(w) == g_lusig[w], "LU %s resumed: exit %d: %s", lu_names[w],
+          r.code, r.err);
+    g_resumes++;
+    char list[CAP];
+    CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  }
+  reset_out();
+}
+
+/* rbt is not journaled: a killed run leaves no journal, and --resume starts over (the same
+ * bits, nothing left behind). */
+static void t_rbt_not_journaled(void) {
+  setup_lu();
+  reset_out();
+  res_t r = lu_cmd(LUS, 0, "rbt", "put:40", NULL, NULL);
+  CHECK(r.code == 137, "rbt killed: exit %d: %s", r.code, r.err);
+  char j[CAP + 64];
+  CHECK(!state_file(g_dir, "out.h5", ".journal", j, sizeof j), "rbt wrote a journal");
+  r = lu_cmd(LUS, 0, "rbt", NULL, "--resume", NULL);
+  CHECK(r.code == 0 && lu_sig(LUS) == g_rbtsig, "rbt rerun with --resume: exit %d: %s", r.code,
+        r.err);
+  char list[CAP];
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  reset_out();
+}
+
 /* ---- in-core runs: checkpoints by time interval (library level) ------------------------------ */
 
 static int stop_halfway(void *user, const char *phase, double fraction) {
@@ -549,6 +781,10 @@ int main(void) {
                                     {"kill_at_puts", t_kill_at_puts},
                                     {"kill_twice", t_kill_twice},
                                     {"kill_chol", t_kill_chol},
+                                    {"kill_lu", t_kill_lu},
+                                    {"kill_lu_incore", t_kill_lu_incore},
+                                    {"lu_sigint_and_method", t_lu_sigint_and_method},
+                                    {"rbt_not_journaled", t_rbt_not_journaled},
                                     {"sigint", t_sigint},
                                     {"stale_and_mismatch", t_stale_and_mismatch},
                                     {"corrupt_scratch", t_corrupt_scratch},

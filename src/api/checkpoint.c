@@ -534,6 +534,13 @@ ooc_status_t ckpt_lu_after_step(void *user, int64_t step, int64_t nsteps, const 
   return step_done(j, step, nsteps, ipiv, state->logdet, state, j->lu_due_step == step);
 }
 
+void ckpt_disown(job_t *j) {
+  tstore_t *ts[2];
+  spill_slot_t *sl[2];
+  for (int k = 0; k < journaled_stores(j, ts, sl); k++) scratch_keep(sl[k]->s, 1);
+  j->jr_owned = 0;
+}
+
 /* Remove the journal, then the scratch files of the run it described that this run never
  * opened (a resumed solve whose A tiles were all eliminated). If the journal cannot be removed it
  * stays owned: settle_journal then keeps it with its scratch, so the state stays consistent. */
@@ -567,9 +574,8 @@ ooc_status_t ckpt_settle(job_t *j, ooc_status_t st) {
   int keep = j->jr_owned && (st == OOC_ERR_INTERRUPTED || st == OOC_ERR_NOMEM ||
                              st == OOC_ERR_IO || st == OOC_ERR_DEVICE);
   if (keep) {
-    tstore_t *ts[2];
-    spill_slot_t *sl[2];
-    for (int k = 0; k < journaled_stores(j, ts, sl); k++) scratch_keep(sl[k]->s, 1);
+    ckpt_disown(j);
+    j->jr_owned = 1; /* still this run's to name in the message */
     if (st == OOC_ERR_INTERRUPTED)
       ooc_fail_replace(ctx, st, "%s:%s: interrupted at step %lld of %lld; rerun with --resume to "
                        "continue (the journal '%s' keeps the completed steps)", j->out_file,

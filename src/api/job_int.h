@@ -169,6 +169,9 @@ ooc_status_t ckpt_chol_after_step(void *user, int64_t step, int64_t nsteps, doub
 int ckpt_lu_step_due(void *user, int64_t step, int64_t nsteps);
 ooc_status_t ckpt_lu_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
                                 const lu_state_t *state);
+/* A resumed run refused after its stores were restored (LU's stripe differs): the journal
+ * and its scratch stay as they were, for a rerun with the right options. */
+void ckpt_disown(job_t *j);
 /* The journal and its scratch are no longer needed (the result is out of the stores). */
 ooc_status_t ckpt_drop(job_t *j);
 /* At the end of a call, whatever its status: keep the journal of an interrupted run that can be

@@ -161,7 +161,6 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = W,
                  .ops = j->ops, .exec = gx, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
                  .ipiv = j->ipiv, .nslots = K};
-  ooc_status_t st = OOC_OK;
   /* Journaled like gj and chol (docs/RELIABILITY.md), except a solve from a factor file, whose
    * only work is the sweeps (as Cholesky's solve --factor) */
   if (job != LU_SOLVE_FACTORED) {
@@ -172,18 +171,22 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   }
   if (j->resuming) { /* ckpt_restore_stores left the pivots in perm and the rest in lu_state0 */
     int64_t total = lu_steps(job, j->n, j->b, W, j->m, NULL);
-    if (W != j->resume_stripe || j->resume_step > total) /* the GPU's stripe follows its memory */
-      st = OOC_FAIL(ctx, OOC_ERR_ARG, "cannot resume from the journal '%s': it was written by LU "
-                    "with stripe %lld, this run has %lld (give the same --stripe, --host-mem and "
-                    "--gpu-mem)", j->jpath, (long long)j->resume_stripe, (long long)W);
+    if (W != j->resume_stripe || j->resume_step > total) { /* the GPU's follows its memory */
+      ckpt_disown(j);
+      if (gx) ex_destroy(gx);
+      return OOC_FAIL(ctx, OOC_ERR_ARG, "cannot resume from the journal '%s': it was written by "
+                      "LU with stripe %lld, this run plans %lld for LU (rerun with the same "
+                      "--method lu, --stripe, --host-mem and --gpu-mem: auto plans an inverse or "
+                      "a factor for other methods)", j->jpath, (long long)j->resume_stripe,
+                      (long long)W);
+    }
     memcpy(j->ipiv, j->perm, (size_t)j->n * sizeof(int64_t));
     a.start_step = j->resume_step;
     a.state0 = &j->lu_state0;
     r->resumed_step = j->resume_step;
   }
   lu_stats_t s;
-  if (st == OOC_OK) st = lu_run(ctx, &a, &s, &r->info);
-  else memset(&s, 0, sizeof s);
+  ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
   if (gx) {
     char pk[32], bu[32];
     ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of its budget %s (lu, stripe %lld)",
