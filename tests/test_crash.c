@@ -87,29 +87,33 @@ static res_t run_tool(const char *tool, const char *kill, const char *const *arg
   return r;
 }
 
-/* oocsolve [solve] --device cpu --tile 32 --stripe 64 --host-mem 512K --quiet IN [RHS] --out OUT
- * plus extra args. A solve is Gauss-Jordan's (--method gj: auto's general solve is LU's, which
- * lu_cmd below covers). */
-static res_t solve_cmd(int solve, const char *kill, const char *out, const char *extra1,
-                       const char *extra2) {
-  const char *a[24];
+/* oocsolve HEAD... --device cpu --tile 32 --stripe 64 --quiet --check full [e1] [e2] IN [RHS]
+ * --out OUT: head (NULL-terminated) is the command, if any, and the options that differ. */
+static res_t oocsolve(const char *const *head, const char *kill, const char *e1, const char *e2,
+                      const char *in, const char *rhs, const char *out) {
+  static const char *const fixed[] = {"--device", "cpu", "--tile", "32", "--stripe", "64",
+                                      "--quiet", "--check", "full", NULL};
+  const char *a[40];
   int k = 0;
-  if (solve) a[k++] = "solve";
-  const char *fixed[] = {"--device", "cpu", "--tile", "32", "--stripe", "64", "--host-mem",
-                         "512K", "--quiet", "--check", "full"};
-  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) a[k++] = fixed[i];
-  if (solve) {
-    a[k++] = "--method";
-    a[k++] = "gj";
-  }
-  if (extra1) a[k++] = extra1;
-  if (extra2) a[k++] = extra2;
-  a[k++] = g_input;
-  if (solve) a[k++] = g_rhs;
+  for (int i = 0; head[i] && k < 24; i++) a[k++] = head[i];
+  for (int i = 0; fixed[i]; i++) a[k++] = fixed[i];
+  if (e1) a[k++] = e1;
+  if (e2) a[k++] = e2;
+  a[k++] = in;
+  if (rhs) a[k++] = rhs;
   a[k++] = "--out";
   a[k++] = out;
   a[k] = NULL;
   return run_tool("oocsolve", kill, a);
+}
+
+/* oocsolve [solve] --host-mem 512K ... IN [RHS] --out OUT plus extra args. A solve is
+ * Gauss-Jordan's (--method gj: auto's general solve is LU's, which lu_cmd below covers). */
+static res_t solve_cmd(int solve, const char *kill, const char *out, const char *extra1,
+                       const char *extra2) {
+  const char *const inv[] = {"--host-mem", "512K", NULL};
+  const char *const sol[] = {"solve", "--host-mem", "512K", "--method", "gj", NULL};
+  return oocsolve(solve ? sol : inv, kill, extra1, extra2, g_input, solve ? g_rhs : NULL, out);
 }
 
 /* Files in g_dir beyond the inputs and references (and the output when ok). */
@@ -243,25 +247,10 @@ static uint64_t g_lusig[3], g_rbtsig;
  * --checkpoint step; then e1, e2 if given. */
 static res_t lu_cmd(int which, int incore, const char *method, const char *kill, const char *e1,
                     const char *e2) {
-  const char *a[32];
-  int k = 0;
-  a[k++] = lu_names[which];
-  const char *fixed[] = {"--device", "cpu", "--tile", "32", "--stripe", "64", "--quiet",
-                         "--check", "full", "--method", method, "--host-mem",
-                         incore ? "64M" : strcmp(method, "rbt") ? "512K" : "1M"};
-  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) a[k++] = fixed[i];
-  if (incore) {
-    a[k++] = "--checkpoint";
-    a[k++] = "step";
-  }
-  if (e1) a[k++] = e1;
-  if (e2) a[k++] = e2;
-  a[k++] = g_in;
-  if (which == LUS) a[k++] = g_rhs;
-  a[k++] = "--out";
-  a[k++] = g_out;
-  a[k] = NULL;
-  return run_tool("oocsolve", kill, a);
+  const char *const head[] = {lu_names[which], "--method", method, "--host-mem",
+                              incore ? "64M" : strcmp(method, "rbt") ? "512K" : "1M",
+                              incore ? "--checkpoint" : NULL, "step", NULL};
+  return oocsolve(head, kill, e1, e2, g_in, which == LUS ? g_rhs : NULL, g_out);
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t len) {
