@@ -445,8 +445,7 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   jr->n = j->n;
   jr->ipiv = (int64_t *)(uintptr_t)ipiv; /* written, not modified */
   jr->colnorm = j->colnorm;
-  if (lu) {
-    jr->logdet = lu->logdet;
+  if (lu) { /* (its log-determinant is `logdet`) */
     jr->sign = lu->sign;
     jr->amax = lu->amax;
     jr->umax = lu->umax;
@@ -469,8 +468,8 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
       int w = ts_where(st[k], i);
       jr_tile_t *t = &jr->tiles[k][i];
       if (w == 1 && !scratch_version(sl[k]->s, i, &t->bank, &t->sum)) w = -1;
-      if (w < 0) s = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "checkpoint: tile %lld of store %c is "
-                              "neither zero nor in scratch", (long long)i, "AB"[k]);
+      if (w < 0) s = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "checkpoint: tile %lld of store %s is "
+                              "neither zero nor in scratch", (long long)i, sl[k]->tag);
       t->where = (uint8_t)(w == 1);
     }
   }
@@ -534,10 +533,15 @@ ooc_status_t ckpt_lu_after_step(void *user, int64_t step, int64_t nsteps, const 
   return step_done(j, step, nsteps, ipiv, state->logdet, state, j->lu_due_step == step);
 }
 
-void ckpt_disown(job_t *j) {
+/* The journaled stores' scratch files outlive their close (scratch_close), for a --resume. */
+static void keep_scratch(job_t *j) {
   tstore_t *ts[2];
   spill_slot_t *sl[2];
   for (int k = 0; k < journaled_stores(j, ts, sl); k++) scratch_keep(sl[k]->s, 1);
+}
+
+void ckpt_disown(job_t *j) {
+  keep_scratch(j);
   j->jr_owned = 0;
 }
 
@@ -574,8 +578,7 @@ ooc_status_t ckpt_settle(job_t *j, ooc_status_t st) {
   int keep = j->jr_owned && (st == OOC_ERR_INTERRUPTED || st == OOC_ERR_NOMEM ||
                              st == OOC_ERR_IO || st == OOC_ERR_DEVICE);
   if (keep) {
-    ckpt_disown(j);
-    j->jr_owned = 1; /* still this run's to name in the message */
+    keep_scratch(j);
     if (st == OOC_ERR_INTERRUPTED)
       ooc_fail_replace(ctx, st, "%s:%s: interrupted at step %lld of %lld; rerun with --resume to "
                        "continue (the journal '%s' keeps the completed steps)", j->out_file,
