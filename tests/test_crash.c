@@ -677,10 +677,13 @@ static void t_rbt_not_journaled(void) {
 
 /* ---- in-core runs: checkpoints by time interval (library level) ------------------------------ */
 
+/* gj's steps tick "eliminate", LU's "factor" then "solve": stop in the middle of either */
 static int stop_halfway(void *user, const char *phase, double fraction) {
   (void)user;
-  return !strcmp(phase, "eliminate") && fraction >= 0.6;
+  return (!strcmp(phase, "eliminate") || !strcmp(phase, "factor")) && fraction >= 0.6;
 }
+
+static int g_incore_method = OOC_METHOD_GJ;
 
 static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_report_t *rep,
                            char *err, size_t cap) {
@@ -693,7 +696,7 @@ static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_rep
   o.tile = 32;
   o.stripe = 64;
   o.host_mem = 64 << 20; /* the whole matrix fits: in core, 4 steps */
-  o.method = OOC_METHOD_GJ;
+  o.method = g_incore_method;
   o.checkpoint = checkpoint;
   o.resume = resume;
   char out[CAP + 16];
@@ -730,6 +733,31 @@ static void t_incore_interval(void) {
   st = incore(OOC_CHECKPOINT_NEVER, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "checkpoints are off"), "%s", err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  reset_out();
+}
+
+/* The same for an LU inverse (issue 22): stopped in its factor with the default interval (no
+ * journal) and with a tiny one (journal; the resume gives the out-of-core run's bits). */
+static void t_incore_interval_lu(void) {
+  setup_lu();
+  reset_out();
+  ooc_report_t rep;
+  char err[4096], list[CAP];
+  g_incore_method = OOC_METHOD_LU;
+  ooc_status_t st = incore(0, 0, 1, &rep, err, sizeof err);
+  CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "no checkpoint was written"), "%s: %s",
+        ooc_status_str(st), err);
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  st = incore(1e-6, 0, 1, &rep, err, sizeof err);
+  CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "--resume"), "%s: %s", ooc_status_str(st), err);
+  st = incore(1e-6, 1, 0, &rep, err, sizeof err);
+  CHECK(st == OOC_OK && rep.resumed_step >= 2 && !strcmp(rep.method, "lu"),
+        "LU resume: %s %s (from step %lld, %s)", ooc_status_str(st), err,
+        (long long)rep.resumed_step, rep.method);
+  CHECK(lu_sig(LUI) == g_lusig[LUI], "in-core LU resume gives the out-of-core reference's bits");
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  g_resumes++;
+  g_incore_method = OOC_METHOD_GJ;
   reset_out();
 }
 
@@ -779,6 +807,7 @@ int main(void) {
                                     {"corrupt_scratch", t_corrupt_scratch},
                                     {"corrupt_input_chunk", t_corrupt_input_chunk},
                                     {"incore_interval", t_incore_interval},
+                                    {"incore_interval_lu", t_incore_interval_lu},
                                     {"scratch_dir_missing", t_scratch_dir_missing},
                                     {"totals", t_totals},
                                     {NULL, NULL}};
