@@ -47,7 +47,7 @@ typedef struct job {
   struct check_fused *fused; /* the inverse check's first product, formed during the load and
                                 the write (check.h; NULL: the check rereads both files) */
   int64_t *perm;
-  int method;      /* OOC_METHOD_GJ or OOC_METHOD_CHOL, chosen after the input is read */
+  int method;      /* OOC_METHOD_*, chosen after the input is read (a resume: the journal's) */
   int logdet_only; /* ooc_logdet: factor only, write nothing */
   int factor_out;  /* ooc_factor: factor, write L */
   int have_factor; /* ooc_solve_factor: the input "A" is a Cholesky factor L */
