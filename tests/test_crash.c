@@ -708,58 +708,41 @@ static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_rep
   return st;
 }
 
-static void t_incore_interval(void) {
-  setup();
-  reset_out();
-  ooc_report_t rep;
-  char err[4096], list[CAP];
-  /* default interval (300 s): an interrupted in-core run has no checkpoint and leaves nothing */
-  ooc_status_t st = incore(0, 0, 1, &rep, err, sizeof err);
-  CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "no checkpoint was written"), "%s: %s",
-        ooc_status_str(st), err);
-  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
-  /* a tiny interval: every step but the last is journaled; interrupted, then resumed */
-  st = incore(1e-6, 0, 1, &rep, err, sizeof err);
-  CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "--resume"), "%s: %s", ooc_status_str(st), err);
-  CHECK(rep.bytes_unspilled == 0, "in core: nothing read back from scratch");
-  st = incore(1e-6, 1, 0, &rep, err, sizeof err);
-  CHECK(st == OOC_OK && rep.resumed_step >= 2, "resume: %s %s (from step %lld)",
-        ooc_status_str(st), err, (long long)rep.resumed_step);
-  CHECK(same_bits(0), "in-core resume gives the out-of-core reference's bits");
-  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
-  g_resumes++;
-  /* "off": no journal even with --resume available */
-  reset_out();
-  st = incore(OOC_CHECKPOINT_NEVER, 0, 1, &rep, err, sizeof err);
-  CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "checkpoints are off"), "%s", err);
-  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
-  reset_out();
-}
-
-/* The same for an LU inverse (issue 22): stopped in its factor with the default interval (no
- * journal) and with a tiny one (journal; the resume gives the out-of-core run's bits). */
-static void t_incore_interval_lu(void) {
+/* In-core runs of gj's or LU's inverse, stopped by the progress callback: with the default
+ * interval no checkpoint exists and nothing is left; with a tiny one every step but the last is
+ * journaled, and the resume gives the out-of-core reference's bits; with "off" no journal. */
+static void incore_cases(int method) {
   setup_lu();
   reset_out();
   ooc_report_t rep;
   char err[4096], list[CAP];
-  g_incore_method = OOC_METHOD_LU;
+  int lu = method == OOC_METHOD_LU;
+  g_incore_method = method;
   ooc_status_t st = incore(0, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "no checkpoint was written"), "%s: %s",
         ooc_status_str(st), err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   st = incore(1e-6, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "--resume"), "%s: %s", ooc_status_str(st), err);
+  CHECK(rep.bytes_unspilled == 0, "in core: nothing read back from scratch");
   st = incore(1e-6, 1, 0, &rep, err, sizeof err);
-  CHECK(st == OOC_OK && rep.resumed_step >= 2 && !strcmp(rep.method, "lu"),
-        "LU resume: %s %s (from step %lld, %s)", ooc_status_str(st), err,
+  CHECK(st == OOC_OK && rep.resumed_step >= 2 && !strcmp(rep.method, lu ? "lu" : "gj"),
+        "resume: %s %s (from step %lld, %s)", ooc_status_str(st), err,
         (long long)rep.resumed_step, rep.method);
-  CHECK(lu_sig(LUI) == g_lusig[LUI], "in-core LU resume gives the out-of-core reference's bits");
+  CHECK(lu ? lu_sig(LUI) == g_lusig[LUI] : same_bits(0),
+        "in-core resume gives the out-of-core reference's bits");
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   g_resumes++;
+  reset_out();
+  st = incore(OOC_CHECKPOINT_NEVER, 0, 1, &rep, err, sizeof err);
+  CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "checkpoints are off"), "%s", err);
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   g_incore_method = OOC_METHOD_GJ;
   reset_out();
 }
+
+static void t_incore_interval(void) { incore_cases(OOC_METHOD_GJ); }
+static void t_incore_interval_lu(void) { incore_cases(OOC_METHOD_LU); }
 
 
 /* A scratch directory that cannot be used: an in-core run still works (without checkpoints, and
