@@ -12,6 +12,9 @@
  * during a resumed run, stale journals refused without --resume, resume refused after an option
  * or input change, a flipped byte in a scratch tile (exit 3 naming the scratch file and tile), a
  * corrupt compressed chunk in the input (exit 3 naming file, dataset and rows/columns).
+ * LU (issue 22): `factor`, `solve` and `invert` with --method lu the same way, out of core and
+ * in core with --checkpoint step, the factor file's pivots and attributes compared too; its
+ * journal refused under another --method; --method rbt not journaled (--resume starts over).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -84,24 +87,33 @@ static res_t run_tool(const char *tool, const char *kill, const char *const *arg
   return r;
 }
 
-/* oocsolve [solve] --device cpu --tile 32 --stripe 64 --host-mem 512K --quiet IN [RHS] --out OUT
- * plus extra args. */
-static res_t solve_cmd(int solve, const char *kill, const char *out, const char *extra1,
-                       const char *extra2) {
-  const char *a[24];
+/* oocsolve HEAD... --device cpu --tile 32 --stripe 64 --quiet --check full [e1] [e2] IN [RHS]
+ * --out OUT: head (NULL-terminated) is the command, if any, and the options that differ. */
+static res_t oocsolve(const char *const *head, const char *kill, const char *e1, const char *e2,
+                      const char *in, const char *rhs, const char *out) {
+  static const char *const fixed[] = {"--device", "cpu", "--tile", "32", "--stripe", "64",
+                                      "--quiet", "--check", "full", NULL};
+  const char *a[40];
   int k = 0;
-  if (solve) a[k++] = "solve";
-  const char *fixed[] = {"--device", "cpu", "--tile", "32", "--stripe", "64", "--host-mem",
-                         "512K", "--quiet", "--check", "full"};
-  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) a[k++] = fixed[i];
-  if (extra1) a[k++] = extra1;
-  if (extra2) a[k++] = extra2;
-  a[k++] = g_input;
-  if (solve) a[k++] = g_rhs;
+  for (int i = 0; head[i] && k < 24; i++) a[k++] = head[i];
+  for (int i = 0; fixed[i]; i++) a[k++] = fixed[i];
+  if (e1) a[k++] = e1;
+  if (e2) a[k++] = e2;
+  a[k++] = in;
+  if (rhs) a[k++] = rhs;
   a[k++] = "--out";
   a[k++] = out;
   a[k] = NULL;
   return run_tool("oocsolve", kill, a);
+}
+
+/* oocsolve [solve] --host-mem 512K ... IN [RHS] --out OUT plus extra args. A solve is
+ * Gauss-Jordan's (--method gj: auto's general solve is LU's, which lu_cmd below covers). */
+static res_t solve_cmd(int solve, const char *kill, const char *out, const char *extra1,
+                       const char *extra2) {
+  const char *const inv[] = {"--host-mem", "512K", NULL};
+  const char *const sol[] = {"solve", "--host-mem", "512K", "--method", "gj", NULL};
+  return oocsolve(solve ? sol : inv, kill, extra1, extra2, g_input, solve ? g_rhs : NULL, out);
 }
 
 /* Files in g_dir beyond the inputs and references (and the output when ok). */
@@ -223,30 +235,113 @@ static void setup(void) {
     }                                                                                              \
   } while (0)
 
-/* Kill at `kill`, then resume (again with `kill2` if given, then clean) and compare. */
-static void kill_and_resume(int solve, const char *kill, const char *kill2) {
+/* ---- LU (issue 22): factor, solve and invert with --method lu ------------------------------ */
+
+enum { LUF = 0, LUS = 1, LUI = 2 };
+static const char *const lu_names[3] = {"factor", "solve", "invert"};
+static const int lu_steps[3] = {4, 5, 8}; /* the factor's 4 stripes, + 1 RHS stripe, + 4 */
+static uint64_t g_lusig[3], g_rbtsig;
+
+/* oocsolve <factor|solve|invert> --method <method> on g_in [g_rhs] --out g_out, out of core as
+ * solve_cmd (--host-mem 512K: A alone is 512 KiB), or in core (--host-mem 64M) with
+ * --checkpoint step; then e1, e2 if given. */
+static res_t lu_cmd(int which, int incore, const char *method, const char *kill, const char *e1,
+                    const char *e2) {
+  const char *const head[] = {lu_names[which], "--method", method, "--host-mem",
+                              incore ? "64M" : strcmp(method, "rbt") ? "512K" : "1M",
+                              incore ? "--checkpoint" : NULL, "step", NULL};
+  return oocsolve(head, kill, e1, e2, g_in, which == LUS ? g_rhs : NULL, g_out);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t len) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < len; i++) h = (h ^ c[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+/* The bits of an LU result in g_out: its data, and for a factor file the pivots and the
+ * attributes that carry the run's state (log-determinant and sign, ||A||_inf, the growth);
+ * 0 if anything is missing. */
+static uint64_t lu_sig(int which) {
+  static const char *const dset[3] = {"/LU", "/X", "/inverse"};
+  char spec[CAP + 16];
+  int64_t r = 0, c = 0;
+  snprintf(spec, sizeof spec, "%s:%s", g_out, dset[which]);
+  double *X = tu_read_matrix(spec, &r, &c);
+  if (!X) return 0;
+  uint64_t h = fnv(0xcbf29ce484222325ULL, X, (size_t)(r * c) * sizeof(double));
+  h = fnv(h, &c, sizeof c);
+  free(X);
+  if (which != LUF) return h;
+  snprintf(spec, sizeof spec, "%s:/ipiv", g_out);
+  double *p = tu_read_matrix(spec, &r, &c);
+  if (!p) return 0;
+  h = fnv(h, p, (size_t)(r * c) * sizeof(double));
+  free(p);
+  static const char *const attrs[] = {"logdet_input", "logdet_sign", "norminf_input",
+                                      "pivot_growth"};
+  hid_t f = H5Fopen(g_out, H5F_ACC_RDONLY, H5P_DEFAULT), d = H5Dopen2(f, "/LU", H5P_DEFAULT);
+  for (size_t i = 0; i < sizeof attrs / sizeof *attrs && h; i++) {
+    double v = 0;
+    hid_t at = H5Aopen(d, attrs[i], H5P_DEFAULT);
+    if (at < 0 || H5Aread(at, H5T_NATIVE_DOUBLE, &v) < 0) h = 0;
+    else h = fnv(h, &v, sizeof v);
+    if (at >= 0) H5Aclose(at);
+  }
+  H5Dclose(d);
+  H5Fclose(f);
+  return h;
+}
+
+/* What kill_resume runs and compares: the gj/auto commands of solve_cmd (lu < 0: `which` is
+ * its solve flag) or an LU command (lu_cmd with method "lu", in core or not). */
+typedef struct {
+  int lu, which, incore;
+} kind_t;
+
+static res_t kind_run(const kind_t *k, const char *kill, const char *extra) {
+  return k->lu >= 0 ? lu_cmd(k->which, k->incore, "lu", kill, extra, NULL)
+                    : solve_cmd(k->which, kill, g_out, extra, NULL);
+}
+
+static int kind_same(const kind_t *k) {
+  return k->lu >= 0 ? lu_sig(k->which) == g_lusig[k->which] : same_bits(k->which);
+}
+
+static const char *kind_name(const kind_t *k) {
+  return k->lu >= 0 ? lu_names[k->which] : k->which ? "solve" : "invert";
+}
+
+/* Kill at `kill`, then resume (again with `kill2` if given, then clean) and compare. Returns
+ * whether the first run was killed (a kill point past the run's end lets it finish). */
+static int kill_resume(const kind_t *k, const char *kill, const char *kill2) {
   reset_out();
   uint64_t h = tu_file_hash(g_input), hb = tu_file_hash(g_rhs);
-  res_t r = solve_cmd(solve, kill, g_out, NULL, NULL);
+  res_t r = kind_run(k, kill, NULL);
   int killed = r.code == 128 + SIGKILL;
   if (killed) {
     g_kills++;
     CHECK(!tu_file_exists(g_out), "no output after a kill at %s", kill);
     if (kill2) {
-      r = solve_cmd(solve, kill2, g_out, "--resume", NULL);
+      r = kind_run(k, kill2, "--resume");
       if (r.code == 128 + SIGKILL) g_kills++;
       else CHECK(r.code == 0, "second run (kill at %s) exit %d: %s", kill2, r.code, r.err);
     }
-    r = solve_cmd(solve, NULL, g_out, "--resume", NULL);
+    r = kind_run(k, NULL, "--resume");
     g_resumes++;
   }
-  CHECK(r.code == 0, "%s killed at %s: resume exit %d: %s", solve ? "solve" : "invert", kill,
-        r.code, r.err);
-  CHECK(same_bits(solve), "%s killed at %s: output differs from the uninterrupted run",
-        solve ? "solve" : "invert", kill);
+  CHECK(r.code == 0, "%s killed at %s: resume exit %d: %s", kind_name(k), kill, r.code, r.err);
+  CHECK(kind_same(k), "%s killed at %s: output differs from the uninterrupted run", kind_name(k),
+        kill);
   char list[CAP];
   CHECK(leftovers(list, sizeof list) == 0, "killed at %s: left behind: %s", kill, list);
   CHECK(tu_file_hash(g_input) == h && tu_file_hash(g_rhs) == hb, "inputs unchanged");
+  return killed;
+}
+
+static void kill_and_resume(int solve, const char *kill, const char *kill2) {
+  kind_t k = {-1, solve, 0};
+  kill_resume(&k, kill, kill2);
 }
 
 static void t_kill_after_commit(void) {
@@ -454,12 +549,141 @@ static void t_corrupt_input_chunk(void) {
 }
 
 
+/* The uninterrupted LU references (no journal), and rbt's. */
+static void setup_lu(void) {
+  setup();
+  if (g_lusig[0]) return;
+  for (int w = 0; w < 3; w++) {
+    reset_out();
+    res_t r = lu_cmd(w, 0, "lu", NULL, "--checkpoint", "off");
+    g_lusig[w] = r.code == 0 ? lu_sig(w) : 0;
+    CHECK(g_lusig[w] != 0, "LU %s reference: exit %d: %s", lu_names[w], r.code, r.err);
+  }
+  reset_out();
+  res_t r = lu_cmd(LUS, 0, "rbt", NULL, "--checkpoint", "off");
+  g_rbtsig = r.code == 0 ? lu_sig(LUS) : 0;
+  CHECK(g_rbtsig != 0, "rbt reference: exit %d: %s", r.code, r.err);
+  reset_out();
+}
+
+/* Out of core: every step is journaled; a kill after each commit, before a rename, at scratch
+ * writes from the load to the write phase, and twice in a row, then --resume: the same bits
+ * (the factor file's pivots and state attributes too). */
+static void t_kill_lu(void) {
+  setup_lu();
+  char k[64];
+  static const int puts[3][4] = {{20, 90, 160, 0}, {1, 60, 150, 260}, {30, 120, 250, 420}};
+  for (int w = 0; w < 3; w++) {
+    kind_t kd = {1, w, 0};
+    for (int c = 1; c <= lu_steps[w]; c++) {
+      snprintf(k, sizeof k, "commit:%d", c);
+      CHECK(kill_resume(&kd, k, NULL), "LU %s: no journal commit %d", lu_names[w], c);
+    }
+    snprintf(k, sizeof k, "commit:%d", lu_steps[w] + 1); /* past the last: the run finishes */
+    CHECK(!kill_resume(&kd, k, NULL), "LU %s: more commits than steps", lu_names[w]);
+    CHECK(kill_resume(&kd, "prerename:2", NULL), "LU %s: prerename:2", lu_names[w]);
+    for (int i = 0; i < 4 && puts[w][i]; i++) {
+      snprintf(k, sizeof k, "put:%d", puts[w][i]);
+      kill_resume(&kd, k, NULL);
+    }
+  }
+  kind_t inv = {1, LUI, 0}, sol = {1, LUS, 0};
+  kill_resume(&inv, "commit:2", "commit:3"); /* the resumed run killed after step 5 */
+  kill_resume(&inv, "commit:5", "put:30");   /* ... in its RHS stripes */
+  kill_resume(&sol, "commit:1", "put:40");
+}
+
+/* In core with --checkpoint step: every step is journaled; kills and SIGINT, then --resume
+ * (the uninterrupted out-of-core run's bits). */
+static void t_kill_lu_incore(void) {
+  setup_lu();
+  char k[64];
+  for (int w = 0; w < 3; w++) {
+    kind_t kd = {1, w, 1};
+    for (int c = 1; c <= lu_steps[w]; c += lu_steps[w] > 4 ? 2 : 1) {
+      snprintf(k, sizeof k, "commit:%d", c);
+      CHECK(kill_resume(&kd, k, NULL), "LU %s in core: no journal commit %d", lu_names[w], c);
+    }
+    snprintf(k, sizeof k, "commit:%d", lu_steps[w] + 1);
+    CHECK(!kill_resume(&kd, k, NULL), "LU %s in core: more commits than steps", lu_names[w]);
+  }
+  reset_out();
+  res_t r = lu_cmd(LUI, 1, "lu", "commit:3:INT", NULL, NULL);
+  CHECK(r.code == 130 && strstr(r.err, "interrupted at step 3 of 8"), "LU invert in core, "
+        "SIGINT: exit %d: %s", r.code, r.err);
+  r = lu_cmd(LUI, 1, "lu", NULL, "--resume", NULL);
+  CHECK(r.code == 0 && lu_sig(LUI) == g_lusig[LUI], "LU invert in core, resume after SIGINT: "
+        "exit %d: %s", r.code, r.err);
+  g_resumes++;
+  char list[CAP];
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  reset_out();
+}
+
+/* SIGINT at a step boundary (exit 130, the journal kept); the journal names method lu: another
+ * --method is refused (exit 2, the journal untouched); auto resumes a solve as LU (it plans for
+ * LU there), but not an inverse (it plans gj's stripe: refused naming --method lu). */
+static void t_lu_sigint_and_method(void) {
+  setup_lu();
+  char j[CAP + 64];
+  for (int w = LUS; w <= LUI; w++) {
+    reset_out();
+    res_t r = lu_cmd(w, 0, "lu", "commit:2:INT", NULL, NULL);
+    char msg[64];
+    snprintf(msg, sizeof msg, "interrupted at step 2 of %d", lu_steps[w]);
+    CHECK(r.code == 130 && strstr(r.err, msg) && strstr(r.err, "rerun with --resume"),
+          "LU %s SIGINT: exit %d: %s", lu_names[w], r.code, r.err);
+    CHECK(state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal kept after SIGINT");
+    uint64_t hj = tu_file_hash(j);
+    r = lu_cmd(w, 0, "gj", NULL, "--resume", NULL);
+    CHECK(r.code == 2 && strstr(r.err, "--method lu"), "LU %s resumed as gj: exit %d: %s",
+          lu_names[w], r.code, r.err);
+    r = lu_cmd(w, 0, "chol", NULL, "--resume", NULL);
+    CHECK(r.code == 2 && strstr(r.err, "--method lu"), "LU %s resumed as chol: exit %d: %s",
+          lu_names[w], r.code, r.err);
+    CHECK(tu_file_hash(j) == hj, "the journal is untouched by refused runs");
+    r = lu_cmd(w, 0, "auto", NULL, "--resume", NULL);
+    if (w == LUI) {
+      CHECK(r.code == 2 && strstr(r.err, "--method lu") && strstr(r.err, "stripe 64"),
+            "LU invert resumed under auto: exit %d: %s", r.code, r.err);
+      CHECK(tu_file_hash(j) == hj, "the journal is untouched by refused runs");
+      r = lu_cmd(w, 0, "lu", NULL, "--resume", NULL);
+    }
+    CHECK(r.code == 0 && lu_sig(w) == g_lusig[w], "LU %s resumed: exit %d: %s", lu_names[w],
+          r.code, r.err);
+    g_resumes++;
+    char list[CAP];
+    CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  }
+  reset_out();
+}
+
+/* rbt is not journaled: a killed run leaves no journal, and --resume starts over (the same
+ * bits, nothing left behind). */
+static void t_rbt_not_journaled(void) {
+  setup_lu();
+  reset_out();
+  res_t r = lu_cmd(LUS, 0, "rbt", "put:40", NULL, NULL);
+  CHECK(r.code == 137, "rbt killed: exit %d: %s", r.code, r.err);
+  char j[CAP + 64];
+  CHECK(!state_file(g_dir, "out.h5", ".journal", j, sizeof j), "rbt wrote a journal");
+  r = lu_cmd(LUS, 0, "rbt", NULL, "--resume", NULL);
+  CHECK(r.code == 0 && lu_sig(LUS) == g_rbtsig, "rbt rerun with --resume: exit %d: %s", r.code,
+        r.err);
+  char list[CAP];
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  reset_out();
+}
+
 /* ---- in-core runs: checkpoints by time interval (library level) ------------------------------ */
 
+/* gj's steps tick "eliminate", LU's "factor" then "solve": stop in the middle of either */
 static int stop_halfway(void *user, const char *phase, double fraction) {
   (void)user;
-  return !strcmp(phase, "eliminate") && fraction >= 0.6;
+  return (!strcmp(phase, "eliminate") || !strcmp(phase, "factor")) && fraction >= 0.6;
 }
+
+static int g_incore_method = OOC_METHOD_GJ;
 
 static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_report_t *rep,
                            char *err, size_t cap) {
@@ -472,7 +696,7 @@ static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_rep
   o.tile = 32;
   o.stripe = 64;
   o.host_mem = 64 << 20; /* the whole matrix fits: in core, 4 steps */
-  o.method = OOC_METHOD_GJ;
+  o.method = g_incore_method;
   o.checkpoint = checkpoint;
   o.resume = resume;
   char out[CAP + 16];
@@ -484,33 +708,41 @@ static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_rep
   return st;
 }
 
-static void t_incore_interval(void) {
-  setup();
+/* In-core runs of gj's or LU's inverse, stopped by the progress callback: with the default
+ * interval no checkpoint exists and nothing is left; with a tiny one every step but the last is
+ * journaled, and the resume gives the out-of-core reference's bits; with "off" no journal. */
+static void incore_cases(int method) {
+  setup_lu();
   reset_out();
   ooc_report_t rep;
   char err[4096], list[CAP];
-  /* default interval (300 s): an interrupted in-core run has no checkpoint and leaves nothing */
+  int lu = method == OOC_METHOD_LU;
+  g_incore_method = method;
   ooc_status_t st = incore(0, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "no checkpoint was written"), "%s: %s",
         ooc_status_str(st), err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
-  /* a tiny interval: every step but the last is journaled; interrupted, then resumed */
   st = incore(1e-6, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "--resume"), "%s: %s", ooc_status_str(st), err);
   CHECK(rep.bytes_unspilled == 0, "in core: nothing read back from scratch");
   st = incore(1e-6, 1, 0, &rep, err, sizeof err);
-  CHECK(st == OOC_OK && rep.resumed_step >= 2, "resume: %s %s (from step %lld)",
-        ooc_status_str(st), err, (long long)rep.resumed_step);
-  CHECK(same_bits(0), "in-core resume gives the out-of-core reference's bits");
+  CHECK(st == OOC_OK && rep.resumed_step >= 2 && !strcmp(rep.method, lu ? "lu" : "gj"),
+        "resume: %s %s (from step %lld, %s)", ooc_status_str(st), err,
+        (long long)rep.resumed_step, rep.method);
+  CHECK(lu ? lu_sig(LUI) == g_lusig[LUI] : same_bits(0),
+        "in-core resume gives the out-of-core reference's bits");
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   g_resumes++;
-  /* "off": no journal even with --resume available */
   reset_out();
   st = incore(OOC_CHECKPOINT_NEVER, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "checkpoints are off"), "%s", err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  g_incore_method = OOC_METHOD_GJ;
   reset_out();
 }
+
+static void t_incore_interval(void) { incore_cases(OOC_METHOD_GJ); }
+static void t_incore_interval_lu(void) { incore_cases(OOC_METHOD_LU); }
 
 
 /* A scratch directory that cannot be used: an in-core run still works (without checkpoints, and
@@ -549,11 +781,16 @@ int main(void) {
                                     {"kill_at_puts", t_kill_at_puts},
                                     {"kill_twice", t_kill_twice},
                                     {"kill_chol", t_kill_chol},
+                                    {"kill_lu", t_kill_lu},
+                                    {"kill_lu_incore", t_kill_lu_incore},
+                                    {"lu_sigint_and_method", t_lu_sigint_and_method},
+                                    {"rbt_not_journaled", t_rbt_not_journaled},
                                     {"sigint", t_sigint},
                                     {"stale_and_mismatch", t_stale_and_mismatch},
                                     {"corrupt_scratch", t_corrupt_scratch},
                                     {"corrupt_input_chunk", t_corrupt_input_chunk},
                                     {"incore_interval", t_incore_interval},
+                                    {"incore_interval_lu", t_incore_interval_lu},
                                     {"scratch_dir_missing", t_scratch_dir_missing},
                                     {"totals", t_totals},
                                     {NULL, NULL}};

@@ -21,7 +21,7 @@
  * run over every other command (issue 20): factor, logdet, the Cholesky solve, solve --factor,
  * gemm, newton, hyper7, an inverse to a zstd float32 output with --scratch-zstd, a --resume
  * of a journal saved from a gj inverse stopped by an allocation failure (faults during the
- * resume), and an LU solve (issue 22); for those the Nth call is taken with a stride that keeps a loop near 100 runs.
+ * resume), and an LU solve and inverse (issue 22; both journaled); for those the Nth call is taken with a stride that keeps a loop near 100 runs.
  * The totals (runs, faults delivered, resumes; runs per command) are printed for
  * docs/RELIABILITY.md.
  */
@@ -58,11 +58,12 @@ enum {
   VARIANT,                   /* invert to a zstd-compressed float32 output, --scratch-zstd 1 */
   RESUMED,                   /* --resume of a gj inverse from a journal (faults in the resume) */
   LUSOLVE,                   /* issue 22: solve --method lu (the method on the host executor) */
+  LUINVERT,                  /* invert --method lu: journals A and its result store Z */
   NJOBS
 };
 static const char *const g_job_names[NJOBS] = {
     "invert", "solve", "chol", "factor", "logdet", "chol solve", "solve --factor", "gemm",
-    "newton", "hyper7", "invert zstd f32 scratch-zstd", "resume", "lu solve"};
+    "newton", "hyper7", "invert zstd f32 scratch-zstd", "resume", "lu solve", "lu invert"};
 static const char *job_name(int job) { return g_job_names[job]; }
 static int64_t g_budget, g_jbudget[NJOBS];
 static double *g_ref[NJOBS];
@@ -175,7 +176,7 @@ static ooc_status_t run_job(ooc_ctx_t *ctx, int solve, int resume, ooc_report_t 
   if (spd || solve == GEMM || solve == SOLVEF) o.method = OOC_METHOD_AUTO;
   if (solve == NEWTON) o.method = OOC_METHOD_NEWTON;
   if (solve == HYPER7) o.method = OOC_METHOD_HYPER7;
-  if (solve == LUSOLVE) o.method = OOC_METHOD_LU;
+  if (solve == LUSOLVE || solve == LUINVERT) o.method = OOC_METHOD_LU;
   if (solve == VARIANT) {
     o.compress = "zstd:1";
     o.out_dtype = OOC_DTYPE_F32;
@@ -532,6 +533,7 @@ MORE_LOOPS(HYPER7, hyper7)
 MORE_LOOPS(VARIANT, variant)
 MORE_LOOPS(RESUMED, resumed)
 MORE_LOOPS(LUSOLVE, lusolve)
+MORE_LOOPS(LUINVERT, luinvert)
 static void t_io_persistent_variant(void) { fault_loop(OOC_FAULT_IO, 1, EIO, VARIANT); }
 static void t_alloc_persistent_resumed(void) { fault_loop(OOC_FAULT_ALLOC, 1, 0, RESUMED); }
 
@@ -682,6 +684,10 @@ int main(void) {
                                     {"alloc_once_lusolve", t_alloc_once_lusolve},
                                     {"io_once_lusolve", t_io_once_lusolve},
                                     {"nospace_persistent_lusolve", t_nospace_persistent_lusolve},
+                                    {"alloc_once_luinvert", t_alloc_once_luinvert},
+                                    {"io_once_luinvert", t_io_once_luinvert},
+                                    {"nospace_persistent_luinvert",
+                                     t_nospace_persistent_luinvert},
                                     {"real_tmpfs", t_real_tmpfs},
                                     {"totals", t_totals},
                                     {NULL, NULL}};

@@ -1407,10 +1407,19 @@ static journal_t *make_journal(ooc_ctx_t *ctx, int64_t n, int64_t nt) {
   j->n = n;
   j->ipiv = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
   j->colnorm = ooc_malloc(ctx, (size_t)n * sizeof(double));
+  j->rowsum = ooc_malloc(ctx, (size_t)n * sizeof(double)); /* an LU run's state (format 3) */
   for (int64_t i = 0; i < n; i++) {
     j->ipiv[i] = (i * 7) % n;
     j->colnorm[i] = val(i, 3);
+    j->rowsum[i] = val(i, 5);
   }
+  j->logdet = -12.5;
+  j->sign = -1;
+  j->run_stripe = 64;
+  j->amax = 0.75;
+  j->umax = 3.25;
+  j->tiny = 4;
+  j->min_pivot = 1e-9;
   j->nstores = 2;
   for (int k = 0; k < 2; k++) {
     j->ntiles[k] = nt + k;
@@ -1438,6 +1447,10 @@ static void t_journal(void) {
   CU_ASSERT(r->steps_done == 2 && r->nsteps == 5 && r->n == 37 && r->nstores == 2);
   CU_ASSERT(!memcmp(r->ipiv, w->ipiv, 37 * sizeof(int64_t)));
   CU_ASSERT(!memcmp(r->colnorm, w->colnorm, 37 * sizeof(double)));
+  CU_ASSERT(r->rowsum && !memcmp(r->rowsum, w->rowsum, 37 * sizeof(double)));
+  CU_ASSERT(r->logdet == w->logdet && r->sign == -1 && r->run_stripe == 64 &&
+            r->amax == w->amax && r->umax == w->umax && r->tiny == 4 &&
+            r->min_pivot == w->min_pivot);
   for (int k = 0; k < 2; k++) {
     CU_ASSERT(r->ntiles[k] == w->ntiles[k]);
     CU_ASSERT(!memcmp(r->tiles[k], w->tiles[k], (size_t)w->ntiles[k] * sizeof(jr_tile_t)));
@@ -1461,8 +1474,23 @@ static void t_journal(void) {
   fprintf(stderr, "[%d byte flips of a %zu-byte journal, %d found] ", tried, len, found);
   CU_ASSERT(truncate(path, (off_t)len - 1) == 0);
   EXPECT_FAIL(ctx, journal_read(ctx, path, &r), OOC_ERR_CORRUPT, "damaged");
-  /* a failed write (disk full at the 3rd write) leaves the previous journal, no temporary */
+  /* a journal of format 2 (before LU's state) is refused as another version's, not misread */
   int fd = open(path, O_WRONLY | O_TRUNC);
+  CU_ASSERT(write(fd, good, len) == (ssize_t)len);
+  uint32_t two = 2;
+  CU_ASSERT(pwrite(fd, &two, sizeof two, 8) == (ssize_t)sizeof two); /* after the magic */
+  close(fd);
+  EXPECT_FAIL(ctx, journal_read(ctx, path, &r), OOC_ERR_CORRUPT, "another version");
+  /* a journal without row sums (gj, chol) reads back without them */
+  double *rs = w->rowsum;
+  w->rowsum = NULL;
+  EXPECT_OK(ctx, journal_write(ctx, path, w));
+  EXPECT_OK(ctx, journal_read(ctx, path, &r));
+  CU_ASSERT(r && !r->rowsum && !memcmp(r->colnorm, w->colnorm, 37 * sizeof(double)));
+  journal_free(ctx, r);
+  w->rowsum = rs;
+  /* a failed write (disk full at the 3rd write) leaves the previous journal, no temporary */
+  fd = open(path, O_WRONLY | O_TRUNC);
   CU_ASSERT(write(fd, good, len) == (ssize_t)len);
   close(fd);
   w->steps_done = 3;

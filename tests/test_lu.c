@@ -18,7 +18,12 @@
  * - the strict host executor (not unified, delayed, NaN-poisoned gets), 1 to 3 ring slots, tiles
  *   1/7/64/n, stripes of 1, 2.5 (asked) and n/b tiles, in and out of core: the same ratios;
  * - fault loop: the Nth host allocation fails, N = 1, 2, ... until the solve succeeds: each
- *   failure is OOC_ERR_NOMEM, nothing leaks (tu_ctx_done), the last run is right.
+ *   failure is OOC_ERR_NOMEM, nothing leaks (tu_ctx_done), the last run is right;
+ * - resumed runs (lu.h "Steps and safe points"): a run stopped by after_step after step k and
+ *   continued from the same stores with start_step = k + 1 and the state it was handed gives the
+ *   uninterrupted run's bits (factors, X, Z, ipiv, growth, ||A||_inf, logdet and sign, the
+ *   no-pivot counters), for every k, several chunks per stripe, n not a multiple of the tile,
+ *   in and out of core, with and without pivoting.
  */
 #include <float.h>
 #include <math.h>
@@ -54,6 +59,36 @@ static int g_exec_queues, g_strict, g_nslots;
 static int64_t g_chunk; /* the panel's chunk width (lu_args_t.chunk; 0: LU_CHUNK) */
 /* lu_args_t.nopiv for the runs (t_nopiv) */
 static int g_nopiv;
+/* > 0: the run stops after step g_stop_at - 1 (its after_step fails) and a second lu_run
+ * continues it from the same stores at start_step g_stop_at (t_resume) */
+static int64_t g_stop_at;
+
+typedef struct {
+  lu_state_t s;    /* the state after_step was handed at the stop, rowsum copied */
+  double *rowsum;
+  int64_t n;
+  int hit;
+} stop_t;
+
+/* A checkpoint only where the run stops: the other steps prefetch as an unjournaled run does. */
+static int stop_due(void *user, int64_t step, int64_t nsteps) {
+  (void)user;
+  (void)nsteps;
+  return step + 1 == g_stop_at;
+}
+
+static ooc_status_t stop_after(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
+                               const lu_state_t *s) {
+  stop_t *k = user;
+  (void)nsteps;
+  (void)ipiv;
+  if (step + 1 != g_stop_at) return OOC_OK;
+  k->s = *s;
+  memcpy(k->rowsum, s->rowsum, (size_t)k->n * sizeof(double));
+  k->s.rowsum = k->rowsum;
+  k->hit = 1;
+  return OOC_ERR_INTERRUPTED; /* the run stops here, the stores as they are */
+}
 
 /* One lu_run of `job` on A [B] with tile b, stripe W, cache cap; ipiv_in for SOLVE_FACTORED.
  * fault_at > 0: the fault_at-th host allocation fails (once). */
@@ -95,7 +130,22 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
     args.nslots = g_nslots;
   }
   if (fault_at > 0) ooc_fault_arm(ctx, OOC_FAULT_ALLOC, fault_at, 0, 0);
+  stop_t stop = {.n = n, .rowsum = malloc((size_t)(n + 1) * sizeof(double))};
+  if (g_stop_at > 0) {
+    args.step_due = stop_due;
+    args.after_step = stop_after;
+    args.step_user = &stop;
+  }
   r.st = lu_run(ctx, &args, &r.stats, &r.info);
+  if (g_stop_at > 0) { /* as a resumed pipeline run: the stores, ipiv and the state it saw */
+    CU_ASSERT(r.st == OOC_ERR_INTERRUPTED && stop.hit);
+    args.start_step = g_stop_at;
+    args.state0 = &stop.s;
+    args.step_due = NULL;
+    args.after_step = NULL;
+    r.st = lu_run(ctx, &args, &r.stats, &r.info);
+  }
+  free(stop.rowsum);
   if (ex) {
     CU_ASSERT_EQUAL(ex->dev_bytes, 0); /* lu_run freed what it allocated on the executor */
     CU_ASSERT(ex->stats.ops > 0);      /* and ran its operations there */
@@ -530,6 +580,61 @@ static void t_fault(void) {
   free(B);
 }
 
+/* One configuration stopped after every step in turn and resumed: bit for bit the uninterrupted
+ * run (which prefetches the next stripe where the stopped one may not). */
+static int resume_case(const double *A, int64_t n, const double *B, int64_t m, int job, int64_t b,
+                       int64_t W, int64_t cap) {
+  g_stop_at = 0;
+  outcome_t ref = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
+  CU_ASSERT_EQUAL_FATAL(ref.st, OOC_OK);
+  int64_t steps = lu_steps(job, n, b, W, job == LU_INVERT ? n : m, NULL), cases = 0;
+  for (g_stop_at = 1; g_stop_at < steps; g_stop_at++, cases++) {
+    outcome_t r = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
+    int64_t mx = job == LU_FACTOR ? 0 : job == LU_INVERT ? n : m;
+    int same = r.st == OOC_OK && !memcmp(r.LU, ref.LU, (size_t)(n * n) * sizeof(double)) &&
+               !memcmp(r.ipiv, ref.ipiv, (size_t)n * sizeof(int64_t)) &&
+               (!mx || !memcmp(r.X, ref.X, (size_t)(n * mx) * sizeof(double))) &&
+               !memcmp(&r.stats.growth, &ref.stats.growth, sizeof(double)) &&
+               !memcmp(&r.stats.norm_inf, &ref.stats.norm_inf, sizeof(double)) &&
+               !memcmp(&r.stats.logdet, &ref.stats.logdet, sizeof(double)) &&
+               r.stats.sign == ref.stats.sign && r.stats.tiny == ref.stats.tiny &&
+               !memcmp(&r.stats.min_pivot, &ref.stats.min_pivot, sizeof(double));
+    CU_ASSERT(same);
+    if (!same)
+      LOG("\n  resumed at step %lld of %lld (job %d, n=%lld b=%lld W=%lld cap=%lld nopiv=%d): "
+          "%s\n", (long long)g_stop_at, (long long)steps, job, (long long)n, (long long)b,
+          (long long)W, (long long)cap, g_nopiv, r.st == OOC_OK ? "other bits" : r.err);
+    done(&r);
+  }
+  g_stop_at = 0;
+  done(&ref);
+  return (int)cases;
+}
+
+static void t_resume(void) {
+  int cases = 0;
+  static const int64_t sizes[] = {50, 130};
+  for (size_t si = 0; si < 2; si++)
+    for (g_nopiv = 0; g_nopiv < 2; g_nopiv++) {
+      int64_t n = sizes[si];
+      double *A = tu_rand_matrix(n, n, 11 + (uint64_t)n), *B = tu_rand_matrix(n, 13, 5);
+      if (g_nopiv)
+        for (int64_t j = 0; j < n; j++) A[j + j * n] += n;
+      for (int64_t b = 7; b <= 16; b += 9) /* 7 divides neither n, 16 neither */
+        for (int ooc = 0; ooc < 2; ooc++) {
+          int64_t cap = ooc ? 8 * n * n / 5 : (int64_t)1 << 40;
+          g_chunk = b; /* chunks of one tile: several per stripe, done[] = each chunk's end */
+          for (int job = LU_FACTOR; job <= LU_INVERT; job++)
+            if (job != LU_SOLVE_FACTORED) cases += resume_case(A, n, B, 13, job, b, 3 * b, cap);
+        }
+      free(A);
+      free(B);
+    }
+  g_nopiv = 0;
+  g_chunk = 0;
+  printf("[%d runs stopped after a step and resumed, every one bit-identical] ", cases);
+}
+
 int main(void) {
   OPS[0] = ooc_ops_cpu();
   OPS[1] = ooc_ops_ref();
@@ -541,6 +646,7 @@ int main(void) {
       {"the strict host executor: columns through slots, twins and back, 1 to 3 slots", t_strict},
       {"growth and ||A||_inf scanned on threads (a 2048 x 2048 column slot)", t_big_scan},
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
+      {"resumed runs: stopped after every step, continued bit for bit", t_resume},
       {NULL, NULL}};
   return tu_run("lu", tests);
 }

@@ -19,12 +19,27 @@
  *   .oocsolve-<output name>-<dir hash>.lock       flock held for the whole run: one run per output
  *   .oocsolve-<output name>-<dir hash>.journal    the last committed checkpoint (io/journal.h)
  *   .oocsolve-<output name>-<dir hash>.A.scratch  (and .B.) spilled tiles, two banks per tile
- * A checkpoint (after a gj step): flush cached tiles to scratch, fsync, commit the journal
- * atomically, then let the scratch treat those versions as protected. Out-of-core runs checkpoint
+ * (.Z. for an LU inverse's result store). A checkpoint (after a gj, chol or LU step): flush cached
+ * tiles to scratch, fsync, commit the journal atomically, then let the scratch treat those
+ * versions as protected. Out-of-core runs checkpoint
  * every step (a step streams the whole matrix anyway; the flush adds at most one cache's worth of
  * writes); in-core runs every --checkpoint seconds. */
 
 #define CKPT_DEFAULT_S 300.0
+
+/* The stores a checkpoint journals and their scratch slots: A, and B for a solve or, for an LU
+ * inverse, its result store Z (job_lu_result_store). Returns how many (1 or 2). */
+static int journaled_stores(job_t *j, tstore_t *st[2], spill_slot_t *sl[2]) {
+  st[0] = j->A;
+  sl[0] = &j->spill[0];
+  st[1] = j->B;
+  sl[1] = &j->spill[1];
+  if (!j->B && j->method == OOC_METHOD_LU && j->iv[0]) {
+    st[1] = j->iv[0];
+    sl[1] = &j->ispill[0];
+  }
+  return st[1] ? 2 : 1;
+}
 
 /* The content hash of an input (jr_input_t.sample): XXH3 of the XXH3 of each tile column, in
  * tile-column order. job_load() computes it from the strips it reads anyway (ckpt_hash_cols);
@@ -184,7 +199,8 @@ static ooc_status_t take_lock(job_t *j) {
                   j->out_file, j->out_dset, j->lockpath);
 }
 
-/* Files "<jbase>.<tag>.scratch" in the scratch directory, other than A and B when `keep_ab`:
+/* Files "<jbase>.<tag>.scratch" in the scratch directory, other than A, B and Z (the stores a
+ * journal may name) when `keep_ab`:
  * under the output's lock no live run owns one, so they are a killed run's (issue 20: a killed
  * newton left its stores, and every later run for the output stopped on them). */
 static void remove_stale_stores(job_t *j, int keep_ab) {
@@ -199,7 +215,9 @@ static void remove_stale_stores(job_t *j, int keep_ab) {
     size_t len = strlen(nm);
     if (len <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.' || strcmp(nm + len - 8, ".scratch"))
       continue;
-    if (keep_ab && (!strcmp(nm + bl, ".A.scratch") || !strcmp(nm + bl, ".B.scratch"))) continue;
+    if (keep_ab && (!strcmp(nm + bl, ".A.scratch") || !strcmp(nm + bl, ".B.scratch") ||
+                    !strcmp(nm + bl, ".Z.scratch")))
+      continue;
     char sp[PATH_MAX + 300];
     ooc_fmt(sp, sizeof sp, "%s/%s", j->scratch_dir, nm);
     if (fio_remove(j->ctx, sp) == 0)
@@ -308,12 +326,15 @@ ooc_status_t ckpt_prepare(job_t *j) {
                       (long long)j->jr->n);
     j->resuming = 1;
     j->resume_step = j->jr->steps_done;
-    remove_stale_stores(j, 1); /* the journal names only A and B */
+    remove_stale_stores(j, 1); /* the journal names only A, B and Z */
     ooc_warn(r->warnings, sizeof r->warnings, "resuming from the journal after step %lld of %lld",
              (long long)j->jr->steps_done, (long long)j->jr->nsteps);
   } else {
     remove_stale_stores(j, 0); /* of a run killed before its first checkpoint, or not journaled */
-    if (j->o.resume) {
+    if (j->o.resume && j->o.method == OOC_METHOD_RBT) {
+      ooc_warn(r->warnings, sizeof r->warnings, "--resume: --method rbt runs are not journaled "
+               "(docs/RELIABILITY.md): starting from the beginning");
+    } else if (j->o.resume) {
       char others[1024];
       other_journals(j, others, sizeof others);
       ooc_warn(r->warnings, sizeof r->warnings, "--resume: no journal '%s', starting from the "
@@ -323,7 +344,10 @@ ooc_status_t ckpt_prepare(job_t *j) {
     }
     if (j->o.checkpoint != OOC_CHECKPOINT_NEVER) OOC_TRY(make_ident(j, &j->ident));
   }
-  j->journaled = j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER;
+  /* rbt runs LU without pivoting on a store of its own, then refinement sweeps, none of them
+   * journaled: its scratch takes the unjournaled names (removed when its run is gone) */
+  j->journaled = (j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER) &&
+                 j->o.method != OOC_METHOD_RBT;
   /* the tile tables a checkpoint builds came out of the budget in plan_solver (plan_req_t) */
   return OOC_OK;
 }
@@ -332,8 +356,14 @@ ooc_status_t ckpt_prepare(job_t *j) {
 ooc_status_t ckpt_restore_stores(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   journal_t *jr = j->jr;
-  tstore_t *st[2] = {j->A, j->B};
-  if (jr->nstores != (j->B ? 2 : 1))
+  tstore_t *st[2];
+  spill_slot_t *sl[2];
+  j->method = jr->id.method == OOC_METHOD_CHOL ? OOC_METHOD_CHOL
+              : jr->id.method == OOC_METHOD_LU ? OOC_METHOD_LU
+                                               : OOC_METHOD_GJ;
+  /* an LU inverse journals its result store Z beside A */
+  if (j->method == OOC_METHOD_LU && !j->B && jr->nstores == 2) OOC_TRY(job_lu_result_store(j));
+  if (jr->nstores != journaled_stores(j, st, sl))
     return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "the journal '%s' is damaged (stores)", j->jpath);
   /* Adopted from here on: a failure while restoring (out of memory in a version table, found
    * by the fault loops of issue 20) keeps journal and scratch together or removes both, never
@@ -355,41 +385,55 @@ ooc_status_t ckpt_restore_stores(job_t *j) {
       where[i] = jr->tiles[k][i].where == 1;
       any |= where[i];
     }
-    j->spill[k].must_exist = any;
+    sl[k]->must_exist = any;
     ooc_status_t s = ts_restore(st[k], where);
     ooc_free(ctx, where);
     OOC_TRY(s);
     for (int64_t i = 0; i < nt && any; i++)
       if (jr->tiles[k][i].where == 1)
-        OOC_TRY(scratch_restore(j->spill[k].s, i, jr->tiles[k][i].bank, jr->tiles[k][i].sum));
-    j->spill[k].must_exist = 0; /* later spills may create nothing new; the file exists */
+        OOC_TRY(scratch_restore(sl[k]->s, i, jr->tiles[k][i].bank, jr->tiles[k][i].sum));
+    sl[k]->must_exist = 0; /* later spills may create nothing new; the file exists */
   }
-  j->method = jr->id.method == OOC_METHOD_CHOL ? OOC_METHOD_CHOL : OOC_METHOD_GJ;
   j->resume_logdet = jr->logdet;
-  snprintf(j->rep->method, sizeof j->rep->method, "%s",
-           j->method == OOC_METHOD_CHOL ? "chol" : "gj");
+  if (j->method == OOC_METHOD_LU) { /* lu.h's state; the pivots are in perm, as gj's */
+    if (!jr->rowsum)
+      return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "the journal '%s' is damaged (an LU run's without "
+                      "its row sums)", j->jpath);
+    j->lu_state0 = (lu_state_t){.amax = jr->amax, .umax = jr->umax, .logdet = jr->logdet,
+                                .sign = jr->sign, .tiny = jr->tiny, .min_pivot = jr->min_pivot,
+                                .rowsum = jr->rowsum};
+    jr->rowsum = NULL; /* the job's now */
+    j->resume_stripe = jr->run_stripe;
+  }
+  snprintf(j->rep->method, sizeof j->rep->method, "%s", plan_method_name(j->method));
   journal_free(ctx, j->jr);
   j->jr = NULL;
   return OOC_OK;
 }
 
 void ckpt_start(job_t *j) {
-  int64_t n = j->n, m = j->m, b = j->b;
-  int64_t tiles = ooc_cdiv64(n, b) * (ooc_cdiv64(n, b) + ooc_cdiv64(m, b));
-  int64_t need = 8 * n * (n + m) + tiles * 64; /* payload plus the cache's per-tile header */
+  tstore_t *st[2];
+  spill_slot_t *sl[2];
+  int64_t need = 0;
+  for (int k = 0; k < journaled_stores(j, st, sl); k++) { /* payload and per-tile headers */
+    part_t r = ts_rows(st[k]), c = ts_cols(st[k]);
+    need += 8 * r.n * c.n + r.count * c.count * 64;
+  }
   j->out_of_core = j->cache && tcache_capacity(j->cache) < need;
   j->every_step = j->o.checkpoint == OOC_CHECKPOINT_EVERY_STEP;
   j->ckpt_interval = j->o.checkpoint > 0 ? j->o.checkpoint : CKPT_DEFAULT_S;
   j->t_last_ckpt = ooc_now();
 }
 
+/* lu: LU's state (NULL for gj and chol), with the stripe LU runs (j->rep->stripe). */
 static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int64_t *ipiv,
-                               double logdet) {
+                               double logdet, const lu_state_t *lu) {
   ooc_ctx_t *ctx = j->ctx;
-  tstore_t *st[2] = {j->A, j->B};
-  int ns = j->B ? 2 : 1;
+  tstore_t *st[2];
+  spill_slot_t *sl[2];
+  int ns = journaled_stores(j, st, sl);
   for (int k = 0; k < ns; k++) OOC_TRY(ts_flush(st[k]));
-  for (int k = 0; k < ns; k++) OOC_TRY(scratch_sync(j->spill[k].s));
+  for (int k = 0; k < ns; k++) OOC_TRY(scratch_sync(sl[k]->s));
   journal_t *jr = ooc_calloc(ctx, 1, sizeof *jr);
   if (!jr) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the journal");
   ooc_status_t s = OOC_OK;
@@ -401,6 +445,15 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   jr->n = j->n;
   jr->ipiv = (int64_t *)(uintptr_t)ipiv; /* written, not modified */
   jr->colnorm = j->colnorm;
+  if (lu) { /* (its log-determinant is `logdet`) */
+    jr->sign = lu->sign;
+    jr->amax = lu->amax;
+    jr->umax = lu->umax;
+    jr->tiny = lu->tiny;
+    jr->min_pivot = lu->min_pivot;
+    jr->rowsum = lu->rowsum; /* written, not modified */
+    jr->run_stripe = j->rep->stripe;
+  }
   jr->nstores = ns;
   for (int k = 0; k < ns && s == OOC_OK; k++) {
     int64_t nt = ts_rows(st[k]).count * ts_cols(st[k]).count;
@@ -410,25 +463,26 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
       s = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the journal");
       break;
     }
-    ooc_fmt(jr->scratch[k], sizeof jr->scratch[k], "%s", scratch_path(j->spill[k].s));
+    ooc_fmt(jr->scratch[k], sizeof jr->scratch[k], "%s", scratch_path(sl[k]->s));
     for (int64_t i = 0; i < nt && s == OOC_OK; i++) {
       int w = ts_where(st[k], i);
       jr_tile_t *t = &jr->tiles[k][i];
-      if (w == 1 && !scratch_version(j->spill[k].s, i, &t->bank, &t->sum)) w = -1;
-      if (w < 0) s = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "checkpoint: tile %lld of store %c is "
-                              "neither zero nor in scratch", (long long)i, "AB"[k]);
+      if (w == 1 && !scratch_version(sl[k]->s, i, &t->bank, &t->sum)) w = -1;
+      if (w < 0) s = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "checkpoint: tile %lld of store %s is "
+                              "neither zero nor in scratch", (long long)i, sl[k]->tag);
       t->where = (uint8_t)(w == 1);
     }
   }
   if (s == OOC_OK) s = journal_write(ctx, j->jpath, jr);
   jr->ipiv = NULL;
   jr->colnorm = NULL;
+  jr->rowsum = NULL;
   journal_free(ctx, jr);
   /* A failure after the rename (directory sync) leaves the new journal in place: it is ours to
    * keep or remove, and it names versions that were synced before it was written. */
   if (s != OOC_OK && ckpt_path_exists(j->jpath)) j->jr_owned = 1;
   OOC_TRY(s);
-  for (int k = 0; k < ns; k++) scratch_commit(j->spill[k].s);
+  for (int k = 0; k < ns; k++) scratch_commit(sl[k]->s);
   j->jr_owned = 1;
   j->committed_steps = done;
   j->t_last_ckpt = ooc_now();
@@ -436,29 +490,59 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   return OOC_OK;
 }
 
-/* Both methods' after-step hook: note the step, and checkpoint when one is due (every step out
- * of core; in core every --checkpoint seconds, never after the last step, where it would only
- * copy the matrix to disk once more). */
+/* Is a checkpoint due after `step`? Every step out of core; in core every --checkpoint seconds,
+ * never after the last step, where it would only copy the matrix to disk once more. */
+static int due(const job_t *j, int64_t step, int64_t nsteps) {
+  int last = step + 1 == nsteps;
+  return j->journaled &&
+         (j->every_step || j->out_of_core ||
+          (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted)));
+}
+
+/* The methods' after-step hooks: note the step, and checkpoint when `ckpt` says so. */
 static ooc_status_t step_done(job_t *j, int64_t step, int64_t nsteps, const int64_t *ipiv,
-                              double logdet) {
+                              double logdet, const lu_state_t *lu, int ckpt) {
   j->steps_done = step + 1;
   j->nsteps = nsteps;
   ooc_note_step(j->ctx, step + 1, nsteps);
-  if (!j->journaled) return OOC_OK;
-  int last = step + 1 == nsteps;
-  int due = j->every_step || j->out_of_core ||
-            (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted));
-  return due ? checkpoint(j, step + 1, nsteps, ipiv, logdet) : OOC_OK;
+  return ckpt ? checkpoint(j, step + 1, nsteps, ipiv, logdet, lu) : OOC_OK;
 }
 
 ooc_status_t ckpt_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv) {
-  return step_done(user, step, nsteps, ipiv, 0.0);
+  job_t *j = user;
+  return step_done(j, step, nsteps, ipiv, 0.0, NULL, due(j, step, nsteps));
 }
 
 /* A Cholesky inverse has no pivots: the journal's pivot array holds zeros (j->perm). */
 ooc_status_t ckpt_chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet) {
   job_t *j = user;
-  return step_done(j, step, nsteps, j->perm, logdet);
+  return step_done(j, step, nsteps, j->perm, logdet, NULL, due(j, step, nsteps));
+}
+
+/* LU asks before a step whether it is checkpointed (it then leaves the next stripe in the
+ * store, lu.h), and the answer holds for that step's after_step even if the clock moves on. */
+int ckpt_lu_step_due(void *user, int64_t step, int64_t nsteps) {
+  job_t *j = user;
+  j->lu_due_step = due(j, step, nsteps) ? step : -1;
+  return j->lu_due_step == step;
+}
+
+ooc_status_t ckpt_lu_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
+                                const lu_state_t *state) {
+  job_t *j = user;
+  return step_done(j, step, nsteps, ipiv, state->logdet, state, j->lu_due_step == step);
+}
+
+/* The journaled stores' scratch files outlive their close (scratch_close), for a --resume. */
+static void keep_scratch(job_t *j) {
+  tstore_t *ts[2];
+  spill_slot_t *sl[2];
+  for (int k = 0; k < journaled_stores(j, ts, sl); k++) scratch_keep(sl[k]->s, 1);
+}
+
+void ckpt_disown(job_t *j) {
+  keep_scratch(j);
+  j->jr_owned = 0;
 }
 
 /* Remove the journal, then the scratch files of the run it described that this run never
@@ -472,10 +556,15 @@ ooc_status_t ckpt_drop(job_t *j) {
                     strerror(e));
   j->jr_owned = 0;
   fio_sync_dir(j->ctx, j->jpath);
-  for (int k = 0; k < 2; k++) {
+  tstore_t *st[2];
+  spill_slot_t *sl[2];
+  journaled_stores(j, st, sl);
+  static const char *const tags[3] = {"A", "B", "Z"};
+  for (int k = 0; k < 3; k++) {
     char sp[PATH_MAX + 32];
-    job_scratch_name(j, k ? "B" : "A", sp, sizeof sp);
-    if (!j->spill[k].s && ckpt_path_exists(sp)) fio_remove(j->ctx, sp);
+    job_scratch_name(j, tags[k], sp, sizeof sp);
+    const scratch_t *open = k < 2 ? j->spill[k].s : sl[1] == &j->ispill[0] ? sl[1]->s : NULL;
+    if (!open && ckpt_path_exists(sp)) fio_remove(j->ctx, sp);
   }
   return OOC_OK;
 }
@@ -489,7 +578,7 @@ ooc_status_t ckpt_settle(job_t *j, ooc_status_t st) {
   int keep = j->jr_owned && (st == OOC_ERR_INTERRUPTED || st == OOC_ERR_NOMEM ||
                              st == OOC_ERR_IO || st == OOC_ERR_DEVICE);
   if (keep) {
-    for (int k = 0; k < 2; k++) scratch_keep(j->spill[k].s, 1);
+    keep_scratch(j);
     if (st == OOC_ERR_INTERRUPTED)
       ooc_fail_replace(ctx, st, "%s:%s: interrupted at step %lld of %lld; rerun with --resume to "
                        "continue (the journal '%s' keeps the completed steps)", j->out_file,

@@ -1222,6 +1222,8 @@ static void job_cleanup(job_t *j) {
   j->fused = NULL;
   ooc_free(ctx, j->perm);
   ooc_free(ctx, j->ipiv);
+  ooc_free(ctx, j->lu_state0.rowsum);
+  j->lu_state0.rowsum = NULL;
   journal_free(ctx, j->jr);
   j->jr = NULL;
   if (j->lock_fd >= 0) { /* unlink first: whoever waits re-checks the path after locking */
@@ -1235,6 +1237,7 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
                           ooc_report_t *local) {
   memset(j, 0, sizeof *j);
   j->lock_fd = -1;
+  j->lu_due_step = -1;
   j->ctx = ctx;
   j->rep = rep ? rep : local;
   memset(j->rep, 0, sizeof *j->rep);

@@ -49,7 +49,8 @@ typedef struct job {
   struct check_fused *fused; /* the inverse check's first product, formed during the load and
                                 the write (check.h; NULL: the check rereads both files) */
   int64_t *perm;
-  int method;      /* the entry of methods.h that runs, chosen after the input is read */
+  int method;      /* the entry of methods.h that runs, chosen after the input is read (on a
+                      resume: the journal's) */
   job_kind_t kind; /* what the call asks (methods.h); the three flags below say it too */
   int logdet_only; /* ooc_logdet: factor only, write nothing */
   int factor_out;  /* ooc_factor: factor, write L */
@@ -78,6 +79,10 @@ typedef struct job {
   double ckpt_interval, t_last_ckpt;
   int64_t committed_steps, steps_done, nsteps, resume_step;
   double resume_logdet; /* chol: the journal's log-determinant sum */
+  /* LU: the journal's state (rowsum owned, freed by job_cleanup) and stripe; the step whose
+   * checkpoint step_due promised (ckpt_lu_step_due), -1 none */
+  lu_state_t lu_state0;
+  int64_t resume_stripe, lu_due_step;
   ooc_exec_t *cx;     /* the CUDA executor Cholesky runs on while chol_run runs */
   /* newton/hyper7, LU's inverse, rbt and the product: the extra stores, their scratch, and the
    * store holding the result when it is not A (or B) */
@@ -142,6 +147,9 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
 /* The check of an LU factor (j->factor_out) or of a solve from an LU factor file (j->lu_in). */
 ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B,
                           const ooc_source_t *X, int full, double eps, int64_t mem);
+/* LU_INVERT's result store Z (j->iv[0], scratch tag "Z"), if not made yet: job_lu_run, and
+ * ckpt_restore_stores for a journal of an LU inverse (its second store). */
+ooc_status_t job_lu_result_store(job_t *j);
 /* An LU factor's attributes and its pivots dataset, before the commit. */
 ooc_status_t job_lu_commit_extra(job_t *j);
 
@@ -167,11 +175,19 @@ ooc_status_t ckpt_prepare(job_t *j);
 /* --resume: the stores from the journal instead of the input. */
 ooc_status_t ckpt_restore_stores(job_t *j);
 /* The checkpoint policy of the run that starts (every step out of core, else every
- * --checkpoint seconds). */
+ * --checkpoint seconds); the journaled stores (A and B, or LU's Z) must exist. */
 void ckpt_start(job_t *j);
 /* The methods' after-step hooks (gj_args_t.after_step, chol_args_t.after_step). */
 ooc_status_t ckpt_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv);
 ooc_status_t ckpt_chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet);
+/* LU's (lu_args_t.step_due, .after_step): step_due decides whether the step is checkpointed
+ * (LU then keeps the next stripe in the store), after_step checkpoints when it said so. */
+int ckpt_lu_step_due(void *user, int64_t step, int64_t nsteps);
+ooc_status_t ckpt_lu_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
+                                const lu_state_t *state);
+/* A resumed run refused after its stores were restored (LU's stripe differs): the journal
+ * and its scratch stay as they were, for a rerun with the right options. */
+void ckpt_disown(job_t *j);
 /* The journal and its scratch are no longer needed (the result is out of the stores). */
 ooc_status_t ckpt_drop(job_t *j);
 /* At the end of a call, whatever its status: keep the journal of an interrupted run that can be

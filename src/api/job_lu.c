@@ -126,6 +126,13 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
   return OOC_OK;
 }
 
+ooc_status_t job_lu_result_store(job_t *j) {
+  if (j->iv[0]) return OOC_OK;
+  j->ispill[0] = (spill_slot_t){.job = j, .tag = "Z"};
+  ooc_spill_ops_t sp = job_spill_ops(&j->ispill[0]);
+  return tstore_create(j->ctx, j->cache, j->n, j->n, j->b, NULL, &sp, &j->iv[0]);
+}
+
 ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
@@ -134,11 +141,8 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
             : j->logdet_only || j->factor_out ? LU_FACTOR
                                                : LU_INVERT;
   OOC_TRY(alloc_ipiv(j));
-  if (job == LU_INVERT) { /* (LU)^-1 goes to a store of its own; the writer permutes columns */
-    j->ispill[0] = (spill_slot_t){.job = j, .tag = "Z"};
-    ooc_spill_ops_t sp = job_spill_ops(&j->ispill[0]);
-    OOC_TRY(tstore_create(ctx, j->cache, j->n, j->n, j->b, NULL, &sp, &j->iv[0]));
-  }
+  /* (LU)^-1 goes to a store of its own; the writer permutes columns */
+  if (job == LU_INVERT) OOC_TRY(job_lu_result_store(j));
   /* auto chose LU after the load: LU fits the room planned for gj/chol (plan_lu_stripe) */
   int64_t W = plan_lu_stripe(&j->plan);
   if (W == 0) {
@@ -157,6 +161,30 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = W,
                  .ops = j->ops, .exec = gx, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
                  .ipiv = j->ipiv, .nslots = K};
+  /* Journaled like gj and chol (docs/RELIABILITY.md), except a solve from a factor file, whose
+   * only work is the sweeps (as Cholesky's solve --factor) */
+  if (job != LU_SOLVE_FACTORED) {
+    a.step_due = ckpt_lu_step_due;
+    a.after_step = ckpt_lu_after_step;
+    a.step_user = j;
+    ckpt_start(j);
+  }
+  if (j->resuming) { /* ckpt_restore_stores left the pivots in perm and the rest in lu_state0 */
+    int64_t total = lu_steps(job, j->n, j->b, W, j->m, NULL);
+    if (W != j->resume_stripe || j->resume_step > total) { /* the GPU's follows its memory */
+      ckpt_disown(j);
+      if (gx) ex_destroy(gx);
+      return OOC_FAIL(ctx, OOC_ERR_ARG, "cannot resume from the journal '%s': it was written by "
+                      "LU with stripe %lld, this run plans %lld for LU (rerun with the same "
+                      "--method lu, --stripe, --host-mem and --gpu-mem: auto plans an inverse or "
+                      "a factor for other methods)", j->jpath, (long long)j->resume_stripe,
+                      (long long)W);
+    }
+    memcpy(j->ipiv, j->perm, (size_t)j->n * sizeof(int64_t));
+    a.start_step = j->resume_step;
+    a.state0 = &j->lu_state0;
+    r->resumed_step = j->resume_step;
+  }
   lu_stats_t s;
   ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
   if (gx) {

@@ -1,8 +1,8 @@
 /* journal.c: see journal.h.
  *
  * Layout: a 40-byte header (magic "OOCJRN01", format version, size of jr_ident_t, total length,
- * checksum), then the body: jr_ident_t, the progress and shape block, the scratch paths, ipiv,
- * colnorm, the tile tables. The checksum chains XXH64 over the body pieces in that order (each
+ * checksum), then the body: jr_ident_t, the progress and shape block (with LU's scalars), the
+ * scratch paths, ipiv, colnorm, LU's row sums (when recorded), the tile tables. The checksum chains XXH64 over the body pieces in that order (each
  * piece's hash seeds the next), so the body is written straight from the caller's arrays. */
 #include "io/journal.h"
 
@@ -14,7 +14,7 @@
 #include "io/fileio.h"
 
 #define JR_MAGIC 0x31304e524a434f4fULL /* "OOCJRN01" */
-#define JR_FORMAT 2u
+#define JR_FORMAT 3u /* 3: LU's state (jr_prog_t's LU fields, the row sums) */
 
 typedef struct {
   uint64_t magic;
@@ -28,6 +28,9 @@ typedef struct {
   int32_t nstores, pad;
   int64_t ntiles[2];
   double logdet;
+  int64_t run_stripe, tiny;
+  double amax, umax, min_pivot;
+  int32_t sign, has_rowsum;
 } jr_prog_t;
 
 typedef struct {
@@ -42,6 +45,7 @@ static int pieces(const journal_t *j, const jr_prog_t *pg, piece_t *pc) {
   pc[k++] = (piece_t){j->scratch, sizeof j->scratch};
   pc[k++] = (piece_t){j->ipiv, (size_t)j->n * sizeof *j->ipiv};
   pc[k++] = (piece_t){j->colnorm, (size_t)j->n * sizeof *j->colnorm};
+  if (pg->has_rowsum) pc[k++] = (piece_t){j->rowsum, (size_t)j->n * sizeof *j->rowsum};
   for (int s = 0; s < j->nstores; s++)
     pc[k++] = (piece_t){j->tiles[s], (size_t)j->ntiles[s] * sizeof(jr_tile_t)};
   return k;
@@ -58,11 +62,18 @@ ooc_status_t journal_write(ooc_ctx_t *ctx, const char *path, const journal_t *j)
   pg.steps_done = j->steps_done;
   pg.nsteps = j->nsteps;
   pg.logdet = j->logdet;
+  pg.run_stripe = j->run_stripe;
+  pg.tiny = j->tiny;
+  pg.amax = j->amax;
+  pg.umax = j->umax;
+  pg.min_pivot = j->min_pivot;
+  pg.sign = j->sign;
+  pg.has_rowsum = j->rowsum != NULL;
   pg.n = j->n;
   pg.nstores = j->nstores;
   pg.ntiles[0] = j->ntiles[0];
   pg.ntiles[1] = j->nstores > 1 ? j->ntiles[1] : 0;
-  piece_t pc[8];
+  piece_t pc[9];
   int np = pieces(j, &pg, pc);
   jr_head_t h;
   memset(&h, 0, sizeof h);
@@ -106,6 +117,7 @@ void journal_free(ooc_ctx_t *ctx, journal_t *j) {
   if (!j) return;
   ooc_free(ctx, j->ipiv);
   ooc_free(ctx, j->colnorm);
+  ooc_free(ctx, j->rowsum);
   ooc_free(ctx, j->tiles[0]);
   ooc_free(ctx, j->tiles[1]);
   ooc_free(ctx, j);
@@ -160,22 +172,31 @@ ooc_status_t journal_read(ooc_ctx_t *ctx, const char *path, journal_t **out) {
   RD(&pg, sizeof pg);
   if (pg.n < 0 || pg.n > ((int64_t)1 << 40) || pg.nstores < 1 || pg.nstores > 2 ||
       pg.ntiles[0] < 0 || pg.ntiles[1] < 0 || pg.ntiles[0] > ((int64_t)1 << 40) ||
-      pg.ntiles[1] > ((int64_t)1 << 40) || pg.steps_done < 0 || pg.steps_done > pg.nsteps) {
+      pg.ntiles[1] > ((int64_t)1 << 40) || pg.steps_done < 0 || pg.steps_done > pg.nsteps ||
+      (pg.has_rowsum != 0 && pg.has_rowsum != 1)) {
     why = "inconsistent sizes";
     goto done;
   }
   j->steps_done = pg.steps_done;
   j->nsteps = pg.nsteps;
   j->logdet = pg.logdet;
+  j->run_stripe = pg.run_stripe;
+  j->tiny = pg.tiny;
+  j->amax = pg.amax;
+  j->umax = pg.umax;
+  j->min_pivot = pg.min_pivot;
+  j->sign = pg.sign;
   j->n = pg.n;
   j->nstores = pg.nstores;
   j->ntiles[0] = pg.ntiles[0];
   j->ntiles[1] = pg.ntiles[1];
   j->ipiv = ooc_malloc(ctx, (size_t)(j->n ? j->n : 1) * sizeof *j->ipiv);
   j->colnorm = ooc_malloc(ctx, (size_t)(j->n ? j->n : 1) * sizeof *j->colnorm);
+  if (pg.has_rowsum) j->rowsum = ooc_malloc(ctx, (size_t)(j->n ? j->n : 1) * sizeof *j->rowsum);
   for (int s = 0; s < j->nstores; s++)
     j->tiles[s] = ooc_malloc(ctx, (size_t)(j->ntiles[s] ? j->ntiles[s] : 1) * sizeof(jr_tile_t));
-  if (!j->ipiv || !j->colnorm || !j->tiles[0] || (j->nstores > 1 && !j->tiles[1])) {
+  if (!j->ipiv || !j->colnorm || (pg.has_rowsum && !j->rowsum) || !j->tiles[0] ||
+      (j->nstores > 1 && !j->tiles[1])) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "journal '%s': out of memory (n = %lld)", path,
                   (long long)j->n);
     goto done;
@@ -183,10 +204,11 @@ ooc_status_t journal_read(ooc_ctx_t *ctx, const char *path, journal_t **out) {
   RD(j->scratch, sizeof j->scratch);
   RD(j->ipiv, (size_t)j->n * sizeof *j->ipiv);
   RD(j->colnorm, (size_t)j->n * sizeof *j->colnorm);
+  if (pg.has_rowsum) RD(j->rowsum, (size_t)j->n * sizeof *j->rowsum);
   for (int s = 0; s < j->nstores; s++) RD(j->tiles[s], (size_t)j->ntiles[s] * sizeof(jr_tile_t));
 #undef RD
   {
-    piece_t pc[8];
+    piece_t pc[9];
     int np = pieces(j, &pg, pc);
     uint64_t sum = 0;
     for (int k = 0; k < np; k++) sum = ooc_xxh64(pc[k].p, pc[k].len, sum);

@@ -4,8 +4,9 @@
  * One small file per output, "<scratch dir>/.oocsolve-<output name>.journal", rewritten at every
  * checkpoint. It records what must match for a run to continue (the identity: input files with
  * a hash of their whole content as read; n, tile, stripe, method, backend, dtypes), how far the
- * run got (steps done of nsteps), the state that is not in the tile stores (pivots, column norms),
- * and for every tile of every store whether it is zero or in scratch, with the scratch bank and
+ * run got (steps done of nsteps), the state that is not in the tile stores (pivots, column norms,
+ * Cholesky's log-determinant sum; LU's stripe, growth maxima, log-determinant and sign, tiny-pivot
+ * counters and row sums of |A|), and for every tile of every store whether it is zero or in scratch, with the scratch bank and
  * checksum of the version the checkpoint committed (scratch.h, journaled mode).
  *
  * Contract
@@ -15,7 +16,8 @@
  * - journal_read verifies magic, layout, length and an XXH64 chain over the whole body: any
  *   damage is OOC_ERR_CORRUPT naming the file. The journal is allocated through ooc_malloc;
  *   journal_free releases it (NULL is fine).
- * - The format is for resuming on the same machine and build; layout changes are refused.
+ * - The format is for resuming on the same machine and build; layout changes are refused (format
+ *   3 added LU's state: a format 2 journal is refused as written by another version).
  * - Every file operation goes through io/fileio.h.
  */
 #ifndef OOC_JOURNAL_H
@@ -38,7 +40,7 @@ typedef struct jr_ident {
   char output[JR_PATH_CAP + 512]; /* "file:/dset" */
   jr_input_t in[2];
   int32_t nin;          /* 1 invert, 2 solve */
-  int32_t method;       /* OOC_METHOD_GJ or OOC_METHOD_CHOL (the method that wrote it) */
+  int32_t method;       /* OOC_METHOD_GJ, _CHOL or _LU (the method that wrote it) */
   int32_t lower_only;   /* chol inverse: lower triangle only */
   int32_t pad;
   char backend[16];
@@ -57,8 +59,15 @@ typedef struct jr_tile {
 typedef struct journal {
   jr_ident_t id;
   int64_t steps_done, nsteps;
-  double logdet;     /* chol: sum of 2 log L_jj over the completed steps */
-  int64_t n;         /* entries of ipiv and colnorm */
+  double logdet;     /* chol: sum of 2 log L_jj over the completed steps; LU: sum log |u_jj| */
+  /* LU (solvers/lu.h, lu_state_t; zero for the other methods) */
+  int64_t run_stripe; /* the stripe LU ran (on a GPU the device's, not the plan's) */
+  double amax, umax;  /* the growth's maxima so far */
+  double min_pivot;   /* no-pivot runs: min |u_jj| / ||A[:, j]||_1 so far */
+  int64_t tiny;       /* no-pivot runs: tiny pivots so far */
+  int32_t sign;       /* the determinant's sign so far */
+  double *rowsum;     /* NULL, or n entries: sum_j |a_ij| over the columns loaded so far */
+  int64_t n;         /* entries of ipiv, colnorm and rowsum */
   int64_t *ipiv;     /* pivots of the completed steps (0-based global rows) */
   double *colnorm;   /* ||A[:, j]||_1 of the input */
   int32_t nstores;   /* 1 or 2 (A, B) */

@@ -88,6 +88,20 @@ void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm) {
   for (int64_t i = 0; i < n; i++) perm[i] = -1 - perm[i];
 }
 
+int64_t lu_steps(int job, int64_t n, int64_t b, int64_t W, int64_t m, int64_t *nfactor) {
+  if (n <= 0) {
+    if (nfactor) *nfactor = 0;
+    return 0;
+  }
+  W = ts_stripe(n, b, W > 0 ? W : n); /* as lu_run */
+  int64_t nf = job == LU_SOLVE_FACTORED ? 0 : ooc_cdiv64(n, W);
+  if (nfactor) *nfactor = nf;
+  if (job == LU_FACTOR) return nf;
+  if (job == LU_INVERT) m = n;
+  /* solve(): RHS stripes of whole tile columns of B, W / b of them (at least one) */
+  return nf + ooc_cdiv64(ooc_cdiv64(m, b), ooc_max64(1, W / b));
+}
+
 /* ---- state ------------------------------------------------------------------------------ */
 
 /* The items of a ring pass are tile columns; each moves a range of its tile rows as one n x b
@@ -142,6 +156,10 @@ typedef struct lu {
                              (final once their getrf has run, which the host has synced) */
   double logdet;
   int sign;
+  /* resumable runs (lu.h "Steps and safe points") */
+  int64_t nf, nsteps;     /* the factor's steps; all steps (factor + RHS stripes) */
+  int64_t start;          /* the first step this call runs */
+  int no_prefetch;        /* a checkpoint is due after this step: nothing of the next is taken */
 } lu_t;
 
 static int64_t cstart(const lu_t *L, int64_t j) { return part_start(L->p, j); }
@@ -485,7 +503,7 @@ static ooc_status_t chunk_update(lu_t *L, int64_t d0, int64_t d1, int64_t a, int
 static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
   int64_t b = L->b, k1 = L->k0 + L->W, w1 = ooc_min64(L->W, L->n - k1);
   x1 = ooc_min64(x1, w1);
-  if (k1 >= L->n || x1 <= x0) return OOC_OK;
+  if (k1 >= L->n || x1 <= x0 || L->no_prefetch) return OOC_OK;
   ring_ops_t in = {in_take, in_work, NULL};
   double t0 = ooc_now();
   L->pc0 = k1;
@@ -529,7 +547,7 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
     if (a > k0) OOC_TRY(prefetch(L, a - wc - k0, a - k0));
   }
   OOC_TRY(prefetch(L, (w - 1) / wc * wc, w)); /* the last chunk's region */
-  L->loaded = k0 + L->W < n;
+  L->loaded = k0 + L->W < n && !L->no_prefetch;
   return OOC_OK;
 }
 
@@ -569,24 +587,73 @@ static ooc_status_t panel_first(lu_t *L, int64_t *info) {
   return chunk_out(L, prev, w);
 }
 
+/* ---- steps and safe points (lu.h) ---------------------------------------------------------- */
+
+/* Will after_step checkpoint after `step`? Asked once per step (lu_args_t.step_due). */
+static int step_due(lu_t *L, int64_t step) {
+  const lu_args_t *a = L->a;
+  return a->after_step && (!a->step_due || a->step_due(a->step_user, step, L->nsteps));
+}
+
+/* `step` is done and nothing is checked out of a store: after_step with the state so far. asked:
+ * step_due was asked for this step already (a factor step asks before its prefetch). */
+static ooc_status_t step_end(lu_t *L, int64_t step, int asked) {
+  const lu_args_t *a = L->a;
+  if (!a->after_step) return OOC_OK;
+  if (!asked) (void)step_due(L, step);
+  lu_state_t s = {.amax = L->amax, .umax = L->umax, .logdet = L->logdet, .sign = L->sign,
+                  .tiny = L->st->tiny, .min_pivot = L->st->min_pivot, .rowsum = L->rowsum};
+  return a->after_step(a->step_user, step, L->nsteps, L->ipiv, &s);
+}
+
+/* The end of the chunk column c was factored in (its done[] once its step is over): the chunks
+ * of panel() and panel_first(), wc wide from the stripe's start. */
+static int64_t chunk_end(const lu_t *L, int64_t c) {
+  int64_t k0 = c / L->W * L->W, w = ooc_min64(L->W, L->n - k0);
+  int64_t wc = ooc_min64(w, ooc_max64(L->b, L->chunk / L->b * L->b));
+  return ooc_min64(k0 + ((c - k0) / wc + 1) * wc, k0 + w);
+}
+
+/* A run resumed at L->start: the state the run that wrote state0 had after step start - 1. */
+static ooc_status_t resume(lu_t *L) {
+  const lu_state_t *s = L->a->state0;
+  if (!s || !s->rowsum || L->start > L->nsteps)
+    return OOC_FAIL(L->ctx, OOC_ERR_INTERNAL, "lu: resumed at step %lld of %lld without its "
+                    "state", (long long)L->start, (long long)L->nsteps);
+  L->amax = s->amax;
+  L->umax = s->umax;
+  L->logdet = s->logdet;
+  L->sign = s->sign;
+  L->st->tiny = s->tiny;
+  L->st->min_pivot = s->min_pivot;
+  memcpy(L->rowsum, s->rowsum, (size_t)L->n * sizeof(double));
+  /* the factored columns' row orders; after the final swap pass (reported with step nf - 1,
+   * run before step nf) every column is in LAPACK's order, as fix_columns leaves it */
+  int fixed = L->start > L->nf && !L->a->nopiv && L->a->job != LU_SOLVE;
+  int64_t end = ooc_min64(L->start, L->nf) * L->W;
+  for (int64_t tj = 0; tj < L->nt && cstart(L, tj) < end; tj++)
+    L->done[tj] = fixed ? L->n : chunk_end(L, cstart(L, tj));
+  return OOC_OK;
+}
+
 static ooc_status_t factor(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, W = L->W;
-  int64_t nsteps = ooc_cdiv64(n, W);
+  int64_t nsteps = L->nf;
   double t0 = ooc_now();
   ring_ops_t in = {in_take, in_work, NULL};
   ring_ops_t left = {col_take, left_work, NULL};
-  L->logdet = 0;
-  L->sign = 1;
-  for (int64_t step = 0; step < nsteps; step++) {
+  for (int64_t step = L->start; step < nsteps; step++) {
     L->k0 = step * W;
     L->w = ooc_min64(W, n - L->k0);
     int64_t k0 = L->k0, w = L->w, kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     L->pc0 = k0;
+    L->no_prefetch = step_due(L, step); /* before this step's panel takes the next stripe */
     double ta = ooc_now();
     if (step == 0) {
       OOC_TRY(panel_first(L, info));
       L->st->t_panel += ooc_now() - ta;
       L->st->steps++;
+      OOC_TRY(step_end(L, step, 1));
       OOC_TRY(ooc_tick(L->ctx, "factor", 1.0 / nsteps));
       continue;
     }
@@ -604,13 +671,17 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     L->st->t_left += tc - tb;
     L->st->t_panel += ooc_now() - tc;
     L->st->steps++;
+    OOC_TRY(step_end(L, step, 1));
     OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
   }
   /* the columns before the last stripe (done[] is a multiple of b there) take their later swaps
    * now, except for a solve: its forward sweep applies them lazily, as step 2 does (lu.h), and
-   * its store A is not a result; without pivoting there are no later swaps */
+   * its store A is not a result; without pivoting there are no later swaps. A run resumed after
+   * the first RHS stripe finds them taken (resume()). */
   int64_t nfix = 0;
-  while (!L->a->nopiv && L->a->job != LU_SOLVE && nfix < L->nt && L->done[nfix] < n) nfix++;
+  while (L->start <= nsteps && !L->a->nopiv && L->a->job != LU_SOLVE && nfix < L->nt &&
+         L->done[nfix] < n)
+    nfix++;
   double tf = ooc_now();
   OOC_TRY(fix_columns(L, nfix));
   L->st->t_fix = ooc_now() - tf;
@@ -688,7 +759,10 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
   ring_ops_t in = {in_take, in_work, NULL}, out = {NULL, out_work, out_put};
   ring_ops_t fwd = {col_take, fwd_work, NULL}, bwd = {bwd_take, bwd_work, NULL};
   L->zero_col = L->a->job == LU_SOLVE_FACTORED ? -1 : -2;
-  for (int64_t sidx = 0; sidx < nstripes; sidx++) {
+  if (L->nsteps - L->nf != nstripes)
+    return OOC_FAIL(L->ctx, OOC_ERR_INTERNAL, "lu: %lld RHS stripes, lu_steps counts %lld",
+                    (long long)nstripes, (long long)(L->nsteps - L->nf));
+  for (int64_t sidx = ooc_max64(0, L->start - L->nf); sidx < nstripes; sidx++) {
     int64_t rt0 = sidx * per, rt1 = ooc_min64(cp.count, rt0 + per);
     L->pc0 = part_start(cp, rt0);
     L->mw = part_start(cp, rt1 - 1) + part_len(cp, rt1 - 1) - L->pc0;
@@ -711,6 +785,7 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
     L->zero_col = -2; /* the diagonal was checked on the first stripe */
     OOC_TRY(run_pass(L, P_ALL, L->B, rt0, rt1, &out));
     L->st->rhs_steps++;
+    OOC_TRY(step_end(L, L->nf + sidx, 0));
     OOC_TRY(ooc_tick(L->ctx, "solve", (sidx + 1.0) / nstripes));
   }
   OOC_TRY(drain(L));
@@ -746,8 +821,10 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   lu_t L = {.ctx = ctx, .a = a, .A = a->A, .B = a->B, .p = p, .n = n, .b = b,
             .W = ts_stripe(n, b, a->stripe > 0 ? a->stripe : n), .nt = p.count, .st = stats,
             .ipiv = a->ipiv, .invert = a->job == LU_INVERT,
-            .chunk = a->chunk > 0 ? a->chunk : LU_CHUNK, .outq = QC};
+            .chunk = a->chunk > 0 ? a->chunk : LU_CHUNK, .outq = QC, .sign = 1,
+            .start = a->start_step};
   int64_t W = L.W;
+  L.nsteps = lu_steps(a->job, n, b, a->stripe, needs_b ? ts_cols(a->B).n : 0, &L.nf);
   ooc_status_t st = OOC_OK;
   ooc_exec_t *own = NULL;
   L.ex = a->exec;
@@ -776,6 +853,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
   for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
   OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
+  if (L.start > 0) OOC_CHECK(st = resume(&L));
   if (a->job != LU_SOLVE_FACTORED) {
     OOC_CHECK(st = factor(&L, info));
   } else {

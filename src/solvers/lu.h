@@ -88,6 +88,17 @@
  *
  * logdet (every job that factors): log|det A| = sum log|u_jj|, sign = (-1)^(swaps) prod sign u_jj.
  *
+ * Steps and safe points (resumable runs, lu_args_t.start_step/after_step): step s < F (F =
+ *   ceil(n / W)) is factor stripe s; for LU_SOLVE and LU_INVERT steps F .. F + R - 1 are the R
+ *   RHS stripes (lu_steps). After factor step s the store holds columns [0, (s+1)W) factored,
+ *   each tile column in the row order of the end of its own chunk (done[], recomputed from W,
+ *   the chunk width and b on a resume), the columns right of it as loaded, ipiv is valid for
+ *   rows < (s+1)W; the final swap pass (step 4) runs after step F - 1 is reported, so a run
+ *   resumed at F runs it and one resumed after F finds it done. After RHS stripe r, B's stripes
+ *   up to r hold X (for LU_INVERT, Z's). The next stripe's prefetch (step 3) is the only thing
+ *   that crosses a step: it is skipped in the steps after which a checkpoint is due.
+ *   LU_SOLVE_FACTORED and nopiv runs (rbt.c) are not resumed by the pipeline (docs/RELIABILITY.md).
+ *
  * Memory: with exec NULL, lu_run creates a host executor over `ops` (2 queues; unified: the
  * operations read the ring's slot directly, so one slot and no device twins) and allocates
  * lu_workspace_bytes(n, b, W, m) host bytes in all outside the tile cache (through ooc_malloc):
@@ -127,7 +138,40 @@ typedef struct lu_args {
   int nopiv;               /* 1: no row interchanges (A = L U, ipiv written as the identity, no
                               laswp anywhere): for a matrix made safe for it (rbt.h's butterfly)
                               or diagonally dominant. 0 (the default): partial pivoting */
+  /* Resumable runs (docs/RELIABILITY.md), as gj.h's and chol.h's, for LU_FACTOR, LU_SOLVE and
+   * LU_INVERT (see "Steps and safe points" above). start_step: the first step to run (0: from
+   * the beginning); the stores hold the result of the steps before it, ipiv their pivots and
+   * state0 the rest of their state (as after_step was handed it). after_step, when set, is
+   * called after every step with the pivots and the state; the point is safe (no tile checked
+   * out) for every step for which step_due returned nonzero, or for every step when step_due
+   * is NULL. step_due is asked exactly once per step, before anything of the next step is
+   * taken out of a store (a factor step with step_due's no prefetches the next stripe). A
+   * failure either returns stops the run. */
+  int64_t start_step;
+  const struct lu_state *state0;
+  int (*step_due)(void *user, int64_t step, int64_t nsteps);
+  ooc_status_t (*after_step)(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
+                             const struct lu_state *state);
+  void *step_user;
 } lu_args_t;
+
+/* What an LU run carries from step to step besides the stores and ipiv: with it, a run started
+ * at start_step continues exactly as the run that wrote it would have (the same bits: the row
+ * sums are accumulated in the same column order). */
+typedef struct lu_state {
+  double amax, umax;       /* max |A| over the stripes loaded, max |U| over those factored */
+  double logdet;           /* sum of log |u_jj| over the factored columns */
+  int sign;                /* (-1)^(swaps) prod sign u_jj so far */
+  int64_t tiny;            /* nopiv: the tiny pivots counted so far (lu_stats_t.tiny) */
+  double min_pivot;        /* nopiv: lu_stats_t.min_pivot so far */
+  double *rowsum;          /* n: sum_j |a_ij| over the columns loaded so far (||A||_inf) */
+} lu_state_t;
+
+/* The steps of a->job on n x n with tile b, stripe W and m right-hand-side columns (m: n for
+ * LU_INVERT, ignored for LU_FACTOR): the factor's ceil(n / W) stripes, then, for LU_SOLVE and
+ * LU_INVERT, the RHS stripes (whole tile columns, W / b per stripe). *nfactor (may be NULL):
+ * the factor's steps. */
+int64_t lu_steps(int job, int64_t n, int64_t b, int64_t W, int64_t m, int64_t *nfactor);
 
 typedef struct lu_stats {
   int64_t steps;           /* stripes factored */
