@@ -405,7 +405,7 @@ ooc_status_t ckpt_restore_stores(job_t *j) {
     jr->rowsum = NULL; /* the job's now */
     j->resume_stripe = jr->run_stripe;
   }
-  snprintf(j->rep->method, sizeof j->rep->method, "%s", plan_method_name(j->method));
+  snprintf(j->rep->method, sizeof j->rep->method, "%s", method_name(j->method));
   journal_free(ctx, j->jr);
   j->jr = NULL;
   return OOC_OK;
