@@ -171,9 +171,7 @@ typedef struct worst {
   int cases;
 } worst_t;
 
-static void upd(double *w, double v) {
-  if (!(v <= *w)) *w = v;
-}
+static void upd(double *w, double v) { *w = ooc_nanmax(*w, v); }
 
 /* One problem on executor x with block rows: factor, solve, and every comparison. */
 static void check_one(int x, int64_t m, int64_t n, int64_t nrhs, const double *A, const double *B,

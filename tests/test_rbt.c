@@ -406,6 +406,26 @@ static void t_no_convergence(void) {
 #endif
 }
 
+/* NaN never passes, even next to a good column: right-hand side 0 holds a NaN, 1 is fine. The
+ * refinement must stop at once (not run its 30 steps with the NaN column's error forgotten) and
+ * fail with X untouched; the test oracle tu_solve_ratio must say NaN for such an X too. */
+static void t_nan_column(void) {
+  int n = 40;
+  double *A = extra_matrix(13, n), *B = tu_rand_matrix(n, 2, 5);
+  B[3] = NAN;
+  outcome_t r = run(ooc_ops_cpu(), A, n, B, 2, 7, (int64_t)1 << 40, 1, 0, 0);
+  CU_ASSERT_EQUAL(r.st, OOC_ERR_ACCURACY);
+  CU_ASSERT(r.s.iters == 0 && isnan(r.s.berr));
+  CU_ASSERT(r.X[0] == -7.0);
+  B[3] = 0.0;
+  outcome_t g = run(ooc_ops_cpu(), A, n, B, 2, 7, (int64_t)1 << 40, 1, 0, 0);
+  CU_ASSERT_FATAL(g.st == OOC_OK);
+  CU_ASSERT(tu_solve_ratio(n, 2, A, g.X, B, EPS) < 16);
+  g.X[5] = NAN; /* column 0 spoiled, column 1 still right */
+  CU_ASSERT(isnan(tu_solve_ratio(n, 2, A, g.X, B, EPS)));
+  free(r.X), free(g.X), free(A), free(B);
+}
+
 /* The strict host executor (LU's device buffers separate, gets delayed and NaN-poisoned): the
  * same X as the plain host run within refinement's accuracy, HPL < 16. */
 static void t_strict(void) {
@@ -578,6 +598,7 @@ int main(void) {
       {"reproducible with the seed; another seed, another transform", t_seed},
       {"refinement capped at one step: OOC_ERR_ACCURACY with the numbers, X untouched",
        t_no_convergence},
+      {"a NaN right-hand side next to a good one: refinement stops at once, fails", t_nan_column},
       {"the strict host executor: the same X", t_strict},
       {"fault loop: host allocations over an out-of-core rbt solve", t_fault},
       {"ooc_solve with rbt: in and out of core, the report's numbers, an inverse refused", t_api},

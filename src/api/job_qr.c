@@ -276,7 +276,7 @@ static ooc_status_t check(lq_t *q, rsrc_t *src, const qr_state_t *s, const doubl
     for (int64_t j = 0; j < n; j++) g = hypot(g, G[j + c * n]), xn = hypot(xn, X[j + c * n]);
     double den = mx * DBL_EPSILON * an * (an * xn + bn[c]);
     double r = den > 0 ? g / den : (g > 0 ? INFINITY : 0.0);
-    if (!(r <= worst)) worst = r;
+    worst = ooc_nanmax(worst, r); /* a NaN column is not forgotten by the next one */
   }
   *ratio = worst;
   (void)s;
