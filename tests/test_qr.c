@@ -14,6 +14,7 @@
  * n to 100 n). The worst ratios are printed.
  */
 #include <float.h>
+#include <hdf5.h>
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -703,6 +704,74 @@ static void t_job_add_cols(void) {
   free(Vd), free(Ax);
 }
 
+/* Element i of dataset `dset` in a written file set to v (a state file spoiled on disk). */
+static void poke(const char *file, const char *dset, int64_t i, double v) {
+  hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, dset, H5P_DEFAULT);
+  hid_t sp = H5Dget_space(d);
+  hssize_t cnt = H5Sget_simple_extent_npoints(sp);
+  double *buf = malloc((size_t)cnt * sizeof *buf);
+  CU_ASSERT_FATAL(i < cnt && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+  buf[i] = v;
+  CU_ASSERT(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+  free(buf);
+  H5Sclose(sp), H5Dclose(d), H5Fclose(f);
+}
+
+/* Non-finite values never reach a written x: an x that overflows (A ~ 1e-300 against b ~ 1e300
+ * in right-hand side 0; right-hand side 1 is fine and used to hide it from the check) is refused
+ * with nothing written; a state whose d or residual norms hold a NaN (or a negative norm) is
+ * refused by the update, which reads no A and so has no check to catch it. */
+static void t_job_nonfinite(void) {
+  int64_t m = 40, n = 3, nrhs = 2;
+  double *A = rmat(m, n), *B = rmat(m, nrhs);
+  for (int64_t i = 0; i < m * n; i++) A[i] *= 1e-300;
+  for (int64_t i = 0; i < m; i++) B[i] *= 1e300;
+  char fa[512], fb[512], out[512], st0[512], up[512];
+  snprintf(fa, sizeof fa, "%s", tu_path("nfa.h5"));
+  snprintf(fb, sizeof fb, "%s", tu_path("nfb.h5"));
+  snprintf(out, sizeof out, "%s", tu_path("nfa.qr.h5"));
+  snprintf(up, sizeof up, "%s", tu_path("nf.u.h5"));
+  tu_write_matrix(fa, "A", m, n, A, 2);
+  tu_write_matrix(fb, "B", m, nrhs, B, 2);
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_report_t rep;
+  ooc_status_t st;
+  for (int chk = 0; chk < 2; chk++) { /* checked, and --check none: refused either way */
+    o.check = chk ? OOC_CHECK_NONE : OOC_CHECK_AUTO;
+    st = ooc_lstsq(ctx, fa, fb, out, &o, &rep);
+    CU_ASSERT(st == OOC_ERR_ACCURACY);
+    CU_ASSERT(!tu_file_exists(out));
+    printf("  x overflows: %s\n", ooc_ctx_error(ctx));
+  }
+  o.check = OOC_CHECK_AUTO;
+  /* a good state, then spoiled copies of it */
+  for (int64_t i = 0; i < m * n; i++) A[i] *= 1e300;
+  for (int64_t i = 0; i < m; i++) B[i] *= 1e-300;
+  tu_write_matrix(fa, "A", m, n, A, 2);
+  tu_write_matrix(fb, "B", m, nrhs, B, 2);
+  snprintf(st0, sizeof st0, "%s", tu_path("nf.qr.h5"));
+  static const struct { const char *dset; int64_t i; double v; ooc_status_t want; } spoil[] = {
+      {"/d", 4, NAN, OOC_ERR_NONFINITE}, {"/residual_norms", 1, INFINITY, OOC_ERR_NONFINITE},
+      {"/residual_norms", 0, -1.0, OOC_ERR_FORMAT}, {"/R", 4, NAN, OOC_ERR_NONFINITE}};
+  for (size_t k = 0; k < sizeof spoil / sizeof spoil[0]; k++) {
+    remove(st0);
+    CU_ASSERT_FATAL(ooc_lstsq(ctx, fa, fb, st0, &o, &rep) == OOC_OK);
+    poke(st0, spoil[k].dset, spoil[k].i, spoil[k].v);
+    st = ooc_lstsq_update(ctx, st0, NULL, NULL, 0, 1, up, &o, &rep);
+    CU_ASSERT(st == spoil[k].want);
+    if (st != spoil[k].want)
+      fprintf(stderr, "  %s[%lld] = %g: status %d (%s)\n", spoil[k].dset, (long long)spoil[k].i,
+              spoil[k].v, (int)st, ooc_ctx_error(ctx));
+    CU_ASSERT(!tu_file_exists(up));
+    remove(up);
+  }
+  tu_ctx_done(ctx);
+  free(A), free(B);
+}
+
 static const tu_test_t tests[] = {
     {"against dgels: m = n .. 100 n, blocks 1/7/64, panels of 1 or 3 blocks, ref/cpu/strict", t_dgels},
     {"consistent systems: the known solution", t_known},
@@ -716,6 +785,8 @@ static const tu_test_t tests[] = {
     {"lstsq job and its updates under host allocation faults; results vs dgels", t_job_faults},
     {"add columns: = dgels / lstsq of [A V], blocks 1/7/64, out of core, refusals, faults",
      t_job_add_cols},
+    {"non-finite: an overflowing x, a state with NaN in d or its residual norms: refused",
+     t_job_nonfinite},
     {NULL, NULL},
 };
 

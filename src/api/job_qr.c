@@ -380,7 +380,7 @@ static ooc_status_t read_state(lq_t *q, const char *file, qr_state_t **out) {
   int64_t nrhs = h5m_cols(D);
   q->b1d = h5m_rank(D) == 1;
   if (h5m_rows(D) != n || h5m_rows(res) != nrhs || h5m_cols(res) != 1 || h5m_rows(cm) != n ||
-      h5m_cols(cm) != 1 || !(rows >= 0) || rows != floor(rows)) {
+      h5m_cols(cm) != 1 || !(rows >= 0 && rows <= 9e15) || rows != floor(rows)) {
     st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: inconsistent QR state: R %lld x %lld, d %lld x %lld, "
                   "residual_norms %lld, colmap %lld, rows %g", file, (long long)n, (long long)n,
                   (long long)h5m_rows(D), (long long)nrhs, (long long)h5m_rows(res),
@@ -409,12 +409,18 @@ static ooc_status_t read_state(lq_t *q, const char *file, qr_state_t **out) {
   }
   for (int64_t j = 0; j < n; j++) /* R's strict lower part is zero by definition */
     for (int64_t i = j + 1; i < n; i++) s->R[i + j * n] = 0.0;
-  for (int64_t i = 0; i < n * n; i++)
-    if (!isfinite(s->R[i])) {
-      st = OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %g", h5m_name(R),
-                    (long long)(i % n), (long long)(i / n), s->R[i]);
-      goto done;
-    }
+  /* a NaN in R, d or the residual norms would reach x and the new state unchecked (an update
+   * reads no A): refused as lstsq refuses one in A or b */
+  const struct { h5mat_t *h; const double *v; int64_t rows, count; } parts[] = {
+      {R, s->R, n, n * n}, {D, s->D, n, n * nrhs}, {res, s->res, nrhs, nrhs}};
+  for (int k = 0; k < 3; k++)
+    for (int64_t i = 0; i < parts[k].count; i++)
+      if (!isfinite(parts[k].v[i]) || (k == 2 && parts[k].v[i] < 0)) {
+        st = OOC_FAIL(ctx, k == 2 && isfinite(parts[k].v[i]) ? OOC_ERR_FORMAT : OOC_ERR_NONFINITE,
+                      "%s: element [%lld, %lld] is %g: not a valid QR state", h5m_name(parts[k].h),
+                      (long long)(i % parts[k].rows), (long long)(i / parts[k].rows), parts[k].v[i]);
+        goto done;
+      }
   q->rep->bytes_input += 8 * (n * n + n * nrhs + nrhs + n);
 done:
   ooc_free(ctx, tmp);

@@ -324,6 +324,15 @@ ooc_status_t qr_solve(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *ops, co
   OOC_CHECK(st = ex_trsm(ex, 0, 'L', 'U', 'N', 'N', n, nrhs, 1.0, T, n, T + n * n, n));
   OOC_CHECK(st = ex_get(ex, 0, n, nrhs, T + n * n, n, X, ldx));
   OOC_CHECK(st = ex_finish(ex));
+  /* R's rank test passed, yet R^-1 d can overflow (A tiny against b): never hand out an Inf */
+  for (int64_t c = 0; c < nrhs; c++)
+    for (int64_t j = 0; j < n; j++)
+      if (!isfinite(AT(X, ldx, j, c))) {
+        st = OOC_FAIL(ctx, OOC_ERR_ACCURACY, "least squares: x[%lld, %lld] (original column "
+                      "%lld) is %g: R^-1 d overflowed (A is too small against b: scale them)",
+                      (long long)j, (long long)c, (long long)s->colmap[j], AT(X, ldx, j, c));
+        goto done;
+      }
 done:
   if (ex) {
     (void)ex_finish(ex);

@@ -122,7 +122,7 @@ int64_t qr_rank(const qr_state_t *s, int64_t *first_bad, double *cond_est);
 
 /* X (n x nrhs, ldx) = R^-1 D. Refuses a rank-deficient state with OOC_ERR_SINGULAR, the message
  * naming the first dependent column, its ratio, the tolerance and the rank. *info (may be NULL)
- * is that column + 1 or 0. */
+ * is that column + 1 or 0. An x that overflowed (not finite) is OOC_ERR_ACCURACY. */
 ooc_status_t qr_solve(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *ops, const qr_state_t *s,
                       double *X, int64_t ldx, int64_t *info);
 
