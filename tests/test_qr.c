@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "oocsolve.h"
+#include "api/matrix.h"
 #include "solvers/qr.h"
 #include "testutil.h"
 
@@ -493,44 +494,61 @@ static void t_faults(void) {
 static void t_job_faults(void) {
   int64_t m = 200, n = 6, nrhs = 2;
   double *A = rmat(m, n), *B = rmat(m, nrhs), *U = rmat(30, n), *C = rmat(30, nrhs);
-  const char *fa = tu_path("fa.h5"), *fb = tu_path("fb.h5"), *fu = tu_path("fu.h5"),
-             *fc = tu_path("fc.h5");
+  char fa[512], fb[512], fu[512], fc[512]; /* (tu_path's buffers are reused after 8 calls) */
+  snprintf(fa, sizeof fa, "%s", tu_path("fa.h5"));
+  snprintf(fb, sizeof fb, "%s", tu_path("fb.h5"));
+  snprintf(fu, sizeof fu, "%s", tu_path("fu.h5"));
+  snprintf(fc, sizeof fc, "%s", tu_path("fc.h5"));
   tu_write_matrix(fa, "A", m, n, A, 2);
   tu_write_matrix(fb, "B", m, nrhs, B, 2);
   tu_write_matrix(fu, "U", 30, n, U, 2);
   tu_write_matrix(fc, "C", 30, nrhs, C, 2);
-  char out[3][512];
+  char out[4][512], xout[512], xspec[600];
   snprintf(out[0], sizeof out[0], "%s", tu_path("fs.qr.h5"));
   snprintf(out[1], sizeof out[1], "%s", tu_path("fs.add.h5"));
   snprintf(out[2], sizeof out[2], "%s", tu_path("fs.rm.h5"));
+  snprintf(out[3], sizeof out[3], "%s", tu_path("fs.m.h5")); /* ooc_lstsq_m: a state and an x */
+  snprintf(xout, sizeof xout, "%s", tu_path("fs.x.h5"));
+  snprintf(xspec, sizeof xspec, "%s:/x", xout);
   ooc_opts_t o;
   ooc_opts_default(&o);
   o.device = OOC_DEVICE_CPU;
   o.tile = 16;
   int faults = 0;
-  for (int call = 0; call < 3; call++) {
+  for (int call = 0; call < 4; call++) {
     int ok = 0;
     for (int k = 1; k < 400 && !ok; k++) {
       ooc_ctx_t *ctx = tu_ctx();
       ooc_report_t rep;
+      ooc_matrix_t *ha = NULL, *hb = NULL, *hx = NULL;
+      if (call == 3) /* the handles before the fault: job_lstsq_m's allocations are the subject */
+        CU_ASSERT_FATAL(ooc_matrix_file(ctx, fa, &ha) == OOC_OK &&
+                        ooc_matrix_file(ctx, fb, &hb) == OOC_OK &&
+                        ooc_matrix_file(ctx, xspec, &hx) == OOC_OK);
       ooc_fault_arm(ctx, OOC_FAULT_ALLOC, k, 0, 0);
       ooc_status_t st = call == 0   ? ooc_lstsq(ctx, fa, fb, out[0], &o, &rep)
                         : call == 1 ? ooc_lstsq_update(ctx, out[0], fu, fc, 0, 0, out[1], &o, &rep)
-                                    : ooc_lstsq_update(ctx, out[0], NULL, NULL, 2, 4, out[2], &o,
-                                                       &rep);
+                        : call == 2 ? ooc_lstsq_update(ctx, out[0], NULL, NULL, 2, 4, out[2], &o,
+                                                       &rep)
+                                    : job_lstsq_m(ctx, &o, &rep, ha, hb, hx, out[3]);
       int injected = ooc_fault_injected(ctx, OOC_FAULT_ALLOC) > 0;
       CU_ASSERT(st == OOC_OK || (st == OOC_ERR_NOMEM && injected));
       if (st != OOC_OK) {
         if (st != OOC_ERR_NOMEM) fprintf(stderr, "  call %d fault %d: %s\n", call, k, ooc_ctx_error(ctx));
         CU_ASSERT(!tu_file_exists(out[call]));
+        if (call == 3 && tu_file_exists(xout)) /* neither output, not one of the two */
+          fprintf(stderr, "  ooc_lstsq_m, fault %d: x written, the state not\n", k);
+        if (call == 3) CU_ASSERT(!tu_file_exists(xout));
         faults++;
       }
       ok = st == OOC_OK;
+      ooc_matrix_destroy(ha), ooc_matrix_destroy(hb), ooc_matrix_destroy(hx);
       tu_ctx_done(ctx);
     }
     CU_ASSERT(ok);
     CU_ASSERT(tu_file_exists(out[call]));
   }
+  CU_ASSERT(tu_file_exists(xout));
   /* the states against the library's own from-scratch answers */
   int64_t r, c;
   double *x1 = tu_read_matrix(tu_path("fs.add.h5:/x"), &r, &c);
@@ -554,7 +572,8 @@ static void t_job_faults(void) {
     if (j < 2 || j >= 4) memcpy(A3 + (k++) * m, A + j * m, (size_t)m * sizeof(double));
   CU_ASSERT(dgels(m, n - 2, nrhs, A3, B, XL, res) == 0);
   CU_ASSERT(rel(n - 2, nrhs, x2, n - 2, XL, n - 2) < 1e-12);
-  printf("  %d allocation faults over lstsq, add rows, remove columns: each clean\n", faults);
+  printf("  %d allocation faults over lstsq, add rows, remove columns, lstsq_m (x and state): each "
+         "clean\n", faults);
   free(A), free(B), free(U), free(C), free(A2), free(B2), free(A3), free(XL), free(x1), free(x2);
 }
 

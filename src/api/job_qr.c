@@ -45,7 +45,7 @@ typedef struct lq {
   ooc_ctx_t *ctx;
   ooc_opts_t o;
   ooc_report_t *rep;
-  h5mat_t *A, *B, *out;
+  h5mat_t *A, *B, *out, *xout; /* out: the state file; xout: x alone (ooc_lstsq_m) */
   const ooc_ops_t *ops;
   ooc_exec_t *ex;
   int cuda, b1d;
@@ -87,6 +87,7 @@ static void finish(lq_t *q, double t0) {
   h5m_close(q->A);
   h5m_close(q->B);
   h5m_close(q->out); /* uncommitted: the temporary is removed */
+  h5m_close(q->xout);
   q->rep->host_peak = ooc_ctx_host_peak(q->ctx);
   q->rep->t_total = ooc_now() - t0;
 }
@@ -344,9 +345,18 @@ static ooc_status_t write_state(lq_t *q, const qr_state_t *s, const double *X, i
   OOC_TRY(h5vec_write_f64(ctx, o, "/x", X, n, q->b1d ? 0 : nrhs, n));
   OOC_TRY(h5vec_write_f64(ctx, o, "/residual_norms", s->res, nrhs, 0, nrhs));
   OOC_TRY(h5vec_write_i64(ctx, o, "/colmap", s->colmap, n));
-  OOC_TRY(h5m_commit(o));
-  r->bytes_output = 8 * (n * n + 2 * n * nrhs + nrhs + n);
-  r->t_write = ooc_now() - t0;
+  r->bytes_output += 8 * (n * n + 2 * n * nrhs + nrhs + n);
+  r->t_write += ooc_now() - t0;
+  return OOC_OK;
+}
+
+/* The outputs written (write_state, write_x) are renamed into place only now, together, once
+ * every write has succeeded: a failure before leaves neither (finish removes the temporaries). */
+static ooc_status_t commit(lq_t *q) {
+  double t0 = ooc_now();
+  if (q->out) OOC_TRY(h5m_commit(q->out));
+  if (q->xout) OOC_TRY(h5m_commit(q->xout));
+  q->rep->t_write += ooc_now() - t0;
   return OOC_OK;
 }
 
@@ -460,11 +470,10 @@ static ooc_status_t open_input(lq_t *q, const char *spec, const ooc_matrix_t *h,
 }
 
 /* x alone into an output handle (ooc_lstsq_m): a file's spec, or an array or callback; verified
- * before (the check), committed here. */
+ * before (the check), committed by commit() with the state file. */
 static ooc_status_t write_x(lq_t *q, const ooc_matrix_t *hx, const double *X) {
   ooc_ctx_t *ctx = q->ctx;
-  h5mat_t *o = NULL;
-  ooc_status_t st;
+  double t0 = ooc_now();
   if (matrix_is_file(hx)) {
     char file[PATH_MAX], dset[512];
     OOC_TRY(h5m_split_spec(ctx, matrix_spec(hx), file, sizeof file, dset, sizeof dset));
@@ -473,17 +482,16 @@ static ooc_status_t write_x(lq_t *q, const ooc_matrix_t *hx, const double *X) {
                          q->out_file};
     OOC_TRY(outpath_check(ctx, file, ins, 5));
     OOC_TRY(h5m_create2(ctx, file, dset, q->n, q->nrhs, H5M_F64, 0, q->o.compress, q->o.force,
-                        q->b1d ? H5M_OUT_1D : 0u, &o));
+                        q->b1d ? H5M_OUT_1D : 0u, &q->xout));
   } else {
     OOC_TRY(matrix_open_output(ctx, hx, q->n, q->nrhs, H5M_F64, q->n > 0 ? q->n : 1,
-                               q->o.scratch_dir, &o));
+                               q->o.scratch_dir, &q->xout));
   }
-  st = h5m_write(o, 0, 0, q->n, q->nrhs, X, q->n);
-  if (st == OOC_OK) st = h5m_attr_str(o, "method", "qr");
-  if (st == OOC_OK) st = h5m_commit(o);
-  h5m_close(o);
-  if (st == OOC_OK) q->rep->bytes_output += 8 * q->n * q->nrhs;
-  return st;
+  OOC_TRY(h5m_write(q->xout, 0, 0, q->n, q->nrhs, X, q->n));
+  OOC_TRY(h5m_attr_str(q->xout, "method", "qr"));
+  q->rep->bytes_output += 8 * q->n * q->nrhs;
+  q->rep->t_write += ooc_now() - t0;
+  return OOC_OK;
 }
 
 /* ooc_lstsq and ooc_lstsq_m: A and b by spec (a, b) or handle (ha, hb); x into the handle hx
@@ -587,8 +595,9 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
     ooc_warn(r->warnings, sizeof r->warnings, "check skipped: A has more than %lld elements "
              "(--check full reads it again)", (long long)QR_CHECK_AUTO_ELEMS);
   }
-  if (hx) OOC_CHECK(st = write_x(&q, hx, X));
   if (!no_state) OOC_CHECK(st = write_state(&q, s, X, rank, h5m_name(q.A), h5m_name(q.B), NULL));
+  if (hx) OOC_CHECK(st = write_x(&q, hx, X));
+  OOC_CHECK(st = commit(&q));
 done:
   if (st == OOC_ERR_SINGULAR && r->info == 0) r->info = 1;
   ooc_free(ctx, X);
@@ -710,6 +719,7 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
    * still its inputs, which a later --add-cols reads; added rows are in no file */
   OOC_CHECK(st = write_state(&q, s, X, rank, !adding && q.in_a[0] ? q.in_a : NULL,
                              !adding && q.in_b[0] ? q.in_b : NULL, what));
+  OOC_CHECK(st = commit(&q));
 done:
   ooc_free(ctx, X);
   qr_state_free(ctx, s);
@@ -865,6 +875,7 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   r->t_read = q.t_read;
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
   OOC_CHECK(st = write_state(&q, s, X, rank, NULL, NULL, what));
+  OOC_CHECK(st = commit(&q));
 done:
   if (st == OOC_ERR_SINGULAR && r->info == 0) r->info = 1;
   h5m_close(V);
