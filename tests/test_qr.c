@@ -549,6 +549,17 @@ static void t_job_faults(void) {
     CU_ASSERT(tu_file_exists(out[call]));
   }
   CU_ASSERT(tu_file_exists(xout));
+  { /* the report's flops: remove columns [2, 4) of n = 6 is a geqrf of the trailing [R' d] block,
+     * h = 4 rows by 2 + nrhs columns (qr.h's count), then the triangular solve's (n - 2)^2 nrhs */
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_report_t rep;
+    remove(out[2]);
+    CU_ASSERT(ooc_lstsq_update(ctx, out[0], NULL, NULL, 2, 4, out[2], &o, &rep) == OOC_OK);
+    double h = 4, wc = 2, want = 2 * h * wc * wc - 2 * wc * wc * wc / 3 + 4 * h * wc * nrhs +
+                                 (double)(n - 2) * (n - 2) * nrhs;
+    CU_ASSERT(fabs(rep.flops - want) <= 1e-9 * want);
+    tu_ctx_done(ctx);
+  }
   /* the states against the library's own from-scratch answers */
   int64_t r, c;
   double *x1 = tu_read_matrix(tu_path("fs.add.h5:/x"), &r, &c);

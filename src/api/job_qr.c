@@ -245,8 +245,7 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
 /* One more pass over A and b: r = b - A x per row block, g = A^T r, and the ratio
  *   max_k ||A^T r_k||_2 / (max(m, n) eps ||A||_F (||A||_F ||x_k||_2 + ||b_k||_2))
  * (docs/NUMERICS.md: O(1) for a backward-stable solve, whatever A's condition). */
-static ooc_status_t check(lq_t *q, rsrc_t *src, const qr_state_t *s, const double *X,
-                          double *ratio) {
+static ooc_status_t check(lq_t *q, rsrc_t *src, const double *X, double *ratio) {
   ooc_ctx_t *ctx = q->ctx;
   int64_t m = q->m, n = q->n, nrhs = q->nrhs, p = q->p;
   double *Ab = ooc_malloc(ctx, (size_t)(p * n) * sizeof(double));
@@ -263,10 +262,8 @@ static ooc_status_t check(lq_t *q, rsrc_t *src, const qr_state_t *s, const doubl
   for (int64_t r0 = 0; r0 < m; r0 += p) {
     int64_t nr = m - r0 < p ? m - r0 : p;
     OOC_CHECK(st = read_rows(src, r0, nr, Ab, p, Bb, p));
-    for (int64_t j = 0; j < n; j++)
-      for (int64_t i = 0; i < nr; i++) an = hypot(an, Ab[i + j * p]);
-    for (int64_t c = 0; c < nrhs; c++)
-      for (int64_t i = 0; i < nr; i++) bn[c] = hypot(bn[c], Bb[i + c * p]);
+    for (int64_t j = 0; j < n; j++) an = hypot(an, ooc_nrm2(nr, Ab + j * p));
+    for (int64_t c = 0; c < nrhs; c++) bn[c] = hypot(bn[c], ooc_nrm2(nr, Bb + c * p));
     q->ops->gemm('N', 'N', nr, nrhs, n, -1.0, Ab, p, X, n, 1.0, Bb, p); /* r */
     q->ops->gemm('T', 'N', n, nrhs, nr, 1.0, Ab, p, Bb, p, 1.0, G, n);  /* A^T r */
     OOC_CHECK(st = ooc_tick(ctx, "check", (double)(r0 + nr) / (double)m));
@@ -280,13 +277,39 @@ static ooc_status_t check(lq_t *q, rsrc_t *src, const qr_state_t *s, const doubl
     worst = ooc_nanmax(worst, r); /* a NaN column is not forgotten by the next one */
   }
   *ratio = worst;
-  (void)s;
 done:
   ooc_free(ctx, Ab);
   ooc_free(ctx, Bb);
   ooc_free(ctx, G);
   ooc_free(ctx, bn);
   return st;
+}
+
+/* The check as opts->check asks (auto: full up to QR_CHECK_AUTO_ELEMS elements of A, as it reads
+ * A again; probe is full here), its ratio against the threshold: OOC_ERR_ACCURACY above it.
+ * `what` names the problem in the message ("A", "[A V]"). */
+static ooc_status_t check_x(lq_t *q, rsrc_t *src, const double *X, const char *what) {
+  ooc_report_t *r = q->rep;
+  int full = q->o.check == OOC_CHECK_FULL || q->o.check == OOC_CHECK_PROBE ||
+             (q->o.check == OOC_CHECK_AUTO && q->m * q->n <= QR_CHECK_AUTO_ELEMS);
+  if (!full) {
+    if (q->o.check == OOC_CHECK_AUTO)
+      ooc_warn(r->warnings, sizeof r->warnings, "check skipped: %s has more than %lld elements "
+               "(--check full reads it again)", what, (long long)QR_CHECK_AUTO_ELEMS);
+    return OOC_OK;
+  }
+  double tk = ooc_now(), tr = q->t_read;
+  double thr = q->o.check_threshold > 0 ? q->o.check_threshold : QR_CHECK_THRESHOLD;
+  OOC_TRY(check(q, src, X, &r->residual));
+  r->t_check = ooc_now() - tk;
+  r->bytes_input += 8 * q->m * (q->n + q->nrhs);
+  q->t_read = tr; /* the check's reads are its own time */
+  snprintf(r->check, sizeof r->check, "full");
+  if (!(r->residual < thr))
+    return OOC_FAIL(q->ctx, OOC_ERR_ACCURACY, "lstsq: the check ratio ||%s^T r|| / (max(m, n) eps "
+                    "||%s||_F (||%s||_F ||x|| + ||b||)) is %.3g, not below %g: nothing was written",
+                    what, what, what, r->residual, thr);
+  return OOC_OK;
 }
 
 /* ---- the state file ------------------------------------------------------------------------ */
@@ -446,13 +469,19 @@ done:
   return st;
 }
 
-/* Rank test, solve, report. */
-static ooc_status_t solve(lq_t *q, const qr_state_t *s, double *X, int64_t *rank) {
-  double cond;
-  int64_t bad;
-  *rank = qr_rank(s, &bad, &cond);
-  ooc_status_t st = qr_solve(q->ctx, q->ex, q->ops, s, X, s->n, &q->rep->info);
-  return st;
+/* x = R^-1 d into *X (allocated here, n x nrhs, ld n; the caller frees it, also on failure):
+ * the rank test (qr_solve refuses a deficient R; *rank for the state's attribute), the solve,
+ * its flops (the triangular solve's n^2 nrhs) in the report. */
+static ooc_status_t solve(lq_t *q, const qr_state_t *s, double **X, int64_t *rank) {
+  int64_t n = s->n, nrhs = s->nrhs;
+  *X = ooc_malloc(q->ctx, (size_t)(n * nrhs + 1) * sizeof(double));
+  if (!*X)
+    return OOC_FAIL(q->ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)",
+                    (long long)n, (long long)nrhs);
+  *rank = qr_rank(s, NULL, NULL);
+  OOC_TRY(qr_solve(q->ctx, q->ex, q->ops, s, *X, n, &q->rep->info));
+  q->rep->flops += (double)n * (double)n * (double)nrhs;
+  return OOC_OK;
 }
 
 /* ---- the calls ------------------------------------------------------------------------------ */
@@ -552,12 +581,6 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
   OOC_CHECK(st = pick_backend(&q));
   OOC_CHECK(st = plan(&q, q.m));
   OOC_CHECK(st = qr_state_new(ctx, q.n, q.nrhs, &s));
-  X = ooc_malloc(ctx, (size_t)(q.n * q.nrhs + 1) * sizeof(double));
-  if (!X) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)", (long long)q.n,
-                  (long long)q.nrhs);
-    goto done;
-  }
   rsrc_t src = {&q, q.A, q.B, NULL, NULL, 0};
   qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
                   .panel = q.P, .read = read_rows, .user = &src, .phase = "lstsq"};
@@ -570,31 +593,11 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
   r->bytes_input = 8 * q.m * (q.n + q.nrhs);
   if (st != OOC_OK) goto done;
   int64_t rank;
-  OOC_CHECK(st = solve(&q, s, X, &rank));
+  OOC_CHECK(st = solve(&q, s, &X, &rank));
   r->t_compute = ooc_now() - tc - q.t_read;
-  r->flops += (double)q.n * q.n * q.nrhs; /* the triangular solve */
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
   /* the check: auto = full up to QR_CHECK_AUTO_ELEMS elements of A (it reads A again) */
-  int full = q.o.check == OOC_CHECK_FULL || q.o.check == OOC_CHECK_PROBE ||
-             (q.o.check == OOC_CHECK_AUTO && q.m * q.n <= QR_CHECK_AUTO_ELEMS);
-  if (full) {
-    double tk = ooc_now(), tr = q.t_read, thr = q.o.check_threshold > 0 ? q.o.check_threshold
-                                                                          : QR_CHECK_THRESHOLD;
-    OOC_CHECK(st = check(&q, &src, s, X, &r->residual));
-    r->t_check = ooc_now() - tk;
-    r->bytes_input += 8 * q.m * (q.n + q.nrhs);
-    q.t_read = tr;
-    snprintf(r->check, sizeof r->check, "full");
-    if (!(r->residual < thr)) {
-      st = OOC_FAIL(ctx, OOC_ERR_ACCURACY, "lstsq: the check ratio ||A^T r|| / (max(m, n) eps "
-                    "||A||_F (||A||_F ||x|| + ||b||)) is %.3g, not below %g: nothing was written",
-                    r->residual, thr);
-      goto done;
-    }
-  } else if (q.o.check == OOC_CHECK_AUTO) {
-    ooc_warn(r->warnings, sizeof r->warnings, "check skipped: A has more than %lld elements "
-             "(--check full reads it again)", (long long)QR_CHECK_AUTO_ELEMS);
-  }
+  OOC_CHECK(st = check_x(&q, &src, X, "A"));
   if (!no_state) OOC_CHECK(st = write_state(&q, s, X, rank, h5m_name(q.A), h5m_name(q.B), NULL));
   if (hx) OOC_CHECK(st = write_x(&q, hx, X));
   OOC_CHECK(st = commit(&q));
@@ -702,14 +705,8 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
     q.n = s->n;
     r->n = q.n;
   }
-  X = ooc_malloc(ctx, (size_t)(q.n * q.nrhs + 1) * sizeof(double));
-  if (!X) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)", (long long)q.n,
-                  (long long)q.nrhs);
-    goto done;
-  }
   int64_t rank;
-  OOC_CHECK(st = solve(&q, s, X, &rank));
+  OOC_CHECK(st = solve(&q, s, &X, &rank));
   r->t_read = q.t_read;
   r->t_compute = ooc_now() - tc - q.t_read;
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
@@ -822,12 +819,6 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   s0 = NULL;
   OOC_CHECK(st = pick_backend(&q));
   OOC_CHECK(st = plan(&q, m));
-  X = ooc_malloc(ctx, (size_t)(q.n * q.nrhs + 1) * sizeof(double));
-  if (!X) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)", (long long)q.n,
-                  (long long)q.nrhs);
-    goto done;
-  }
   rsrc_t src = {&q, q.A, q.B, V, s->colmap, n0};
   qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = m, .block = q.p, .panel = q.P,
                   .read = read_rows, .user = &src, .phase = "add columns"};
@@ -849,29 +840,9 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
     }
   }
   int64_t rank;
-  OOC_CHECK(st = solve(&q, s, X, &rank)); /* a dependent new column is refused here */
-  r->flops += (double)q.n * q.n * q.nrhs;
-  int full = q.o.check == OOC_CHECK_FULL || q.o.check == OOC_CHECK_PROBE ||
-             (q.o.check == OOC_CHECK_AUTO && m * q.n <= QR_CHECK_AUTO_ELEMS);
+  OOC_CHECK(st = solve(&q, s, &X, &rank)); /* a dependent new column is refused here */
   r->t_compute = ooc_now() - tc - q.t_read;
-  if (full) {
-    double tk = ooc_now(), tr = q.t_read, thr = q.o.check_threshold > 0 ? q.o.check_threshold
-                                                                          : QR_CHECK_THRESHOLD;
-    OOC_CHECK(st = check(&q, &src, s, X, &r->residual));
-    r->t_check = ooc_now() - tk;
-    r->bytes_input += 8 * m * (q.n + q.nrhs);
-    q.t_read = tr;
-    snprintf(r->check, sizeof r->check, "full");
-    if (!(r->residual < thr)) {
-      st = OOC_FAIL(ctx, OOC_ERR_ACCURACY, "lstsq --add-cols: the check ratio ||[A V]^T r|| / "
-                    "(max(m, n) eps ||[A V]||_F (||[A V]||_F ||x|| + ||b||)) is %.3g, not below "
-                    "%g: nothing was written", r->residual, thr);
-      goto done;
-    }
-  } else if (q.o.check == OOC_CHECK_AUTO) {
-    ooc_warn(r->warnings, sizeof r->warnings, "check skipped: [A V] has more than %lld elements "
-             "(--check full reads it again)", (long long)QR_CHECK_AUTO_ELEMS);
-  }
+  OOC_CHECK(st = check_x(&q, &src, X, "[A V]"));
   r->t_read = q.t_read;
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
   OOC_CHECK(st = write_state(&q, s, X, rank, NULL, NULL, what));
