@@ -1,17 +1,23 @@
 /*
  * test_qr.c: least squares by QR (src/solvers/qr.h) on the host executors (ref, cpu, and the
- * strict one that exposes schedule bugs), against LAPACK's dgels and the definitions.
+ * strict one that exposes schedule bugs), against LAPACK's dgels and the definitions (issue 24).
  *
- * Measures (LAPACK's ddrvls / dqrt17 conventions):
- * - dqrt17 = ||A^T (B - A X)||_F / (||A||_F ||B||_F max(m, n, nrhs) eps), ours and dgels's
- *   (LAPACK's threshold is 30);
- * - the factor: ||R^T R - A^T A||_F / (||A||_F^2 n eps) (Q is never formed: R^T R = A^T A is what
- *   QR = A says about R), and |r_ij| against dgeqrf's R (rows may differ in sign only);
- * - the solution against dgels's and, for systems with a known solution, against it;
- * - the residual norms against dgels's (rows n.. of its output);
+ * Measures (eps = dlamch('Epsilon') = 2^-53, as LAPACK's ratios take it):
+ * - dqrt17 as ddrvls computes it: ||(B - A X)^T A||_1 / (||A||_1 ||B||_1 max(m, n, nrhs) eps),
+ *   ours and dgels's (LAPACK's threshold is 30; both grow with cond(A), so "or within 10x of
+ *   dgels's on the same problem");
+ * - the residual's orthogonality ||A^T r|| / (||A||_F ||r|| max(m, n) eps), likewise;
+ * - the factor: ||R^T R - A^T A||_F / (||A||_F^2 n eps) < 30 (Q is never formed: R^T R = A^T A
+ *   is what QR = A says about R), and |r_ij| against dgeqrf's R (rows may differ in sign only)
+ *   to 10 n kappa_2(A) eps ||A||_F;
+ * - the solution against dgels's and, for systems with a known solution (consistent ones, and
+ *   b = A x0 + r0 with r0 orthogonal to A's range), against x0 in units of the least-squares
+ *   forward bound n eps (kappa + kappa^2 ||r|| / (||A|| ||x||));
+ * - the residual norms against ||b - A x|| formed here (and ||r0|| when known);
  * - every update against a from-scratch factorization of the updated matrix.
- * Out of core: the method's host peak stays below a quarter of A (blocks of 1, 7, 64 rows; m from
- * n to 100 n). The worst ratios are printed.
+ * Random matrices and LAPACK's generator (DLATMS, as dchkls: cond 2 and sqrt(0.1/eps), norms near
+ * underflow and overflow). Out of core: the method's host peak stays below a quarter of A
+ * (blocks of 1, 7, 64 rows; m from n to 100 n). The worst ratios are printed.
  */
 #include <float.h>
 #include <hdf5.h>
@@ -98,17 +104,31 @@ static ooc_status_t fold(ooc_ctx_t *ctx, int x, qr_state_t *s, const double *A, 
   return st;
 }
 
+/* ||A||_F, scaled as dnrm2 (DLATMS's norms near overflow and underflow). */
 static double fro(int64_t m, int64_t n, const double *A, int64_t ld) {
   double s = 0.0;
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < m; i++) s += AT(A, ld, i, j) * AT(A, ld, i, j);
-  return sqrt(s);
+  for (int64_t j = 0; j < n; j++) s = hypot(s, ooc_nrm2(m, A + j * ld));
+  return s;
 }
 
-/* dqrt17: ||A^T (B - A X)||_F / (||A||_F ||B||_F max(m, n, nrhs) eps). */
-static double dqrt17(int64_t m, int64_t n, int64_t nrhs, const double *A, const double *B,
-                     const double *X, int64_t ldx) {
-  double *r = malloc((size_t)(m * nrhs) * sizeof *r), *g = calloc((size_t)(n * nrhs), sizeof *g);
+/* eps as LAPACK's test ratios take it: dlamch('Epsilon'), the unit roundoff 2^-53 */
+#define EPS (DBL_EPSILON / 2)
+
+/* ||A||_1 of an m x n block: the largest column sum (NaN stays). */
+static double one_norm(int64_t m, int64_t n, const double *A, int64_t ld) {
+  double w = 0.0;
+  for (int64_t j = 0; j < n; j++) {
+    double c = 0.0;
+    for (int64_t i = 0; i < m; i++) c += fabs(AT(A, ld, i, j));
+    w = ooc_nanmax(w, c);
+  }
+  return w;
+}
+
+/* R = B - A X (m x nrhs, ld m) and G = A^T R (n x nrhs, ld n), both allocated here. */
+static void resid(int64_t m, int64_t n, int64_t nrhs, const double *A, const double *B,
+                  const double *X, int64_t ldx, double **R, double **G) {
+  double *r = malloc((size_t)(m * nrhs + 1) * sizeof *r), *g = calloc((size_t)(n * nrhs + 1), sizeof *g);
   memcpy(r, B, (size_t)(m * nrhs) * sizeof *r);
   for (int64_t c = 0; c < nrhs; c++)
     for (int64_t j = 0; j < n; j++)
@@ -116,17 +136,48 @@ static double dqrt17(int64_t m, int64_t n, int64_t nrhs, const double *A, const 
   for (int64_t c = 0; c < nrhs; c++)
     for (int64_t j = 0; j < n; j++)
       for (int64_t i = 0; i < m; i++) AT(g, n, j, c) += AT(A, m, i, j) * AT(r, m, i, c);
+  *R = r, *G = g;
+}
+
+/* LAPACK's dqrt17 as ddrvls calls it (iresid = 1): ||R^T A||_1 / (||A||_1 ||B||_1 max(m, n, nrhs)
+ * eps), R = B - A X; ||R^T A||_1 (nrhs x n) is the largest row sum of |A^T R|. */
+static double dqrt17(int64_t m, int64_t n, int64_t nrhs, const double *A, const double *B,
+                     const double *X, int64_t ldx) {
+  double *r, *g;
+  resid(m, n, nrhs, A, B, X, ldx, &r, &g);
+  double rta = 0.0;
+  for (int64_t j = 0; j < n; j++) {
+    double row = 0.0;
+    for (int64_t c = 0; c < nrhs; c++) row += fabs(AT(g, n, j, c));
+    rta = ooc_nanmax(rta, row);
+  }
   double mx = (double)(m > n ? m : n);
   if ((double)nrhs > mx) mx = (double)nrhs;
-  double den = fro(m, n, A, m) * fro(m, nrhs, B, m) * mx * DBL_EPSILON;
-  double v = den > 0 ? fro(n, nrhs, g, n) / den : fro(n, nrhs, g, n);
+  double na = one_norm(m, n, A, m), nb = one_norm(m, nrhs, B, m);
+  double v = (na > 0 ? rta / na : rta) / (nb > 0 ? nb : 1.0) / (mx * EPS);
   free(r), free(g);
   return v;
 }
 
+/* Issue 24's orthogonality of the residual: max_c ||A^T r_c||_2 / (||A||_F ||r_c||_2 max(m, n) eps)
+ * over the columns with ||r_c|| > sqrt(eps) ||b_c|| (the residual of a consistent system is
+ * rounding, with no direction to be orthogonal to; dqrt17 covers those). */
+static double orth_ratio(int64_t m, int64_t n, int64_t nrhs, const double *A, const double *B,
+                         const double *X, int64_t ldx) {
+  double *r, *g, w = 0.0, an = fro(m, n, A, m);
+  resid(m, n, nrhs, A, B, X, ldx, &r, &g);
+  for (int64_t c = 0; c < nrhs; c++) {
+    double rn = fro(m, 1, r + c * m, m), gn = fro(n, 1, g + c * n, n);
+    if (rn > sqrt(EPS) * fro(m, 1, B + c * m, m)) /* not a (nearly) consistent column */
+      w = ooc_nanmax(w, gn / (an * rn * (double)(m > n ? m : n) * EPS));
+  }
+  free(r), free(g);
+  return w;
+}
+
 /* ||R^T R - A^T A||_F / (||A||_F^2 n eps). */
 static double factor_ratio(int64_t m, int64_t n, const double *A, const qr_state_t *s) {
-  double worst = 0.0, an = fro(m, n, A, m);
+  double an = fro(m, n, A, m);
   double sum = 0.0;
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < n; i++) {
@@ -135,8 +186,60 @@ static double factor_ratio(int64_t m, int64_t n, const double *A, const qr_state
       for (int64_t k = 0; k < m; k++) aa += AT(A, m, k, i) * AT(A, m, k, j);
       sum += (rr - aa) * (rr - aa);
     }
-  worst = sqrt(sum) / (an * an * (double)n * DBL_EPSILON);
-  return an > 0 ? worst : sqrt(sum);
+  return an > 0 ? sqrt(sum) / (an * an * (double)n * EPS) : sqrt(sum);
+}
+
+/* max_ij ||r_ij| - |r'_ij|| / ||A||_F against dgeqrf's R' (rows may differ in sign only). */
+static double r_vs_dgeqrf(int64_t m, int64_t n, const double *A, const double *R) {
+  double *a = malloc((size_t)(m * n + 1) * sizeof *a), *tau = malloc((size_t)(n + 1) * sizeof *tau);
+  memcpy(a, A, (size_t)(m * n) * sizeof *a);
+  CU_ASSERT(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (int)m, (int)n, a, (int)m, tau) == 0);
+  double d = 0.0, an = fro(m, n, A, m);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i <= j; i++) d = ooc_nanmax(d, fabs(fabs(AT(R, n, i, j)) - fabs(AT(a, m, i, j))));
+  free(a), free(tau);
+  return an > 0 ? d / an : d;
+}
+
+/* kappa_2(A) from its singular values (dgesvd). */
+static double cond2(int64_t m, int64_t n, const double *A) {
+  double *a = malloc((size_t)(m * n + 1) * sizeof *a), *sv = malloc((size_t)(n + 1) * sizeof *sv);
+  double *sup = malloc((size_t)(n + 1) * sizeof *sup);
+  memcpy(a, A, (size_t)(m * n) * sizeof *a);
+  int info = LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', (int)m, (int)n, a, (int)m, sv, NULL, 1,
+                            NULL, 1, sup);
+  double k = info == 0 && sv[n - 1] > 0 ? sv[0] / sv[n - 1] : INFINITY;
+  free(a), free(sv), free(sup);
+  return k;
+}
+
+/* An overdetermined system with a known least-squares solution: B = A X0 + R0 with R0 orthogonal
+ * to A's range (Q2 Z from dgeqrf and dormqr of A) and ||R0[:, c]|| = rscale ||A X0[:, c]||, so X0
+ * is the minimiser and ||R0[:, c]|| the residual norm. X0 (n x nrhs) is given; B, R0n (the
+ * residual norms) are filled. */
+static void known_ls(int64_t m, int64_t n, int64_t nrhs, const double *A, const double *X0,
+                     double rscale, double *B, double *R0n) {
+  double *a = malloc((size_t)(m * n + 1) * sizeof *a), *tau = malloc((size_t)(n + 1) * sizeof *tau);
+  double *z = rmat(m, nrhs);
+  memcpy(a, A, (size_t)(m * n) * sizeof *a);
+  CU_ASSERT_FATAL(LAPACKE_dgeqrf(LAPACK_COL_MAJOR, (int)m, (int)n, a, (int)m, tau) == 0);
+  for (int64_t c = 0; c < nrhs; c++)
+    for (int64_t i = 0; i < n; i++) AT(z, m, i, c) = 0.0; /* z = Q [0; z2]: in A's range's complement */
+  CU_ASSERT_FATAL(LAPACKE_dormqr(LAPACK_COL_MAJOR, 'L', 'N', (int)m, (int)nrhs, (int)n, a, (int)m,
+                                 tau, z, (int)m) == 0);
+  for (int64_t c = 0; c < nrhs; c++) {
+    double *b = B + c * m;
+    for (int64_t i = 0; i < m; i++) {
+      double v = 0.0;
+      for (int64_t j = 0; j < n; j++) v += AT(A, m, i, j) * AT(X0, n, j, c);
+      b[i] = v;
+    }
+    double ax = fro(m, 1, b, m), zn = fro(m, 1, z + c * m, m);
+    double f = m > n && zn > 0 ? rscale * ax / zn : 0.0;
+    for (int64_t i = 0; i < m; i++) b[i] += f * AT(z, m, i, c);
+    R0n[c] = f * zn;
+  }
+  free(a), free(tau), free(z);
 }
 
 /* dgels: X (n x nrhs, ld n) and the residual norms (rows n.. of its output). */
@@ -169,15 +272,24 @@ static double rel(int64_t n, int64_t nrhs, const double *X, int64_t ldx, const d
 }
 
 typedef struct worst {
-  double q17, q17_lapack, factor, xdiff, resdiff;
-  int cases;
+  double q17, q17_lapack, orth, orth_lapack, factor, rdiff, xdiff, kerr, kerr_lapack, resdiff;
+  int cases, known;
 } worst_t;
 
 static void upd(double *w, double v) { *w = ooc_nanmax(*w, v); }
 
-/* One problem on executor x with block rows: factor, solve, and every comparison. */
+/* One problem on executor x with block rows: factor, solve, and every comparison (issue 24):
+ * - dqrt17 (LAPACK's definition) and the orthogonality ratio ||A^T r|| / (||A|| ||r|| max(m, n)
+ *   eps): below 30, or within 10x of dgels's on the same problem (both grow with cond(A));
+ * - the factor: R^T R = A^T A (ratio < 30; Q is never formed, so this is what QR = A says about
+ *   R), and |R| = |dgeqrf's R| to 10 n kappa eps ||A||_F;
+ * - x against dgels's (xtol), and against the known solution X0 when given (B = A X0 + R0, R0
+ *   orthogonal to A's range, with norms R0n): the error in units of LAPACK's forward bound
+ *   n eps (kappa + kappa^2 ||r|| / (||A||_2 ||x||)) below 30, or within 10x of dgels's error;
+ * - the streamed residual norms against ||b - A x|| formed here (and R0n when known).
+ * Out of core: the method's host peak below a quarter of A where A is large. */
 static void check_one(int x, int64_t m, int64_t n, int64_t nrhs, const double *A, const double *B,
-                      int64_t block, worst_t *W, double xtol) {
+                      int64_t block, worst_t *W, double xtol, const double *X0, const double *R0n) {
   ooc_ctx_t *ctx = tu_ctx();
   qr_state_t *s;
   CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s) == OOC_OK);
@@ -199,7 +311,9 @@ static void check_one(int x, int64_t m, int64_t n, int64_t nrhs, const double *A
   double *X = malloc((size_t)(n * nrhs) * sizeof *X), *XL = malloc((size_t)(n * nrhs) * sizeof *XL);
   double *resL = malloc((size_t)nrhs * sizeof *resL);
   int64_t info = -1;
-  CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s, X, n, &info) == OOC_OK);
+  ooc_status_t sst = qr_solve(ctx, NULL, ooc_ops_cpu(), s, X, n, &info);
+  CU_ASSERT(sst == OOC_OK);
+  if (sst != OOC_OK) fprintf(stderr, "  m %lld n %lld: %s\n", (long long)m, (long long)n, ooc_ctx_error(ctx));
   CU_ASSERT(info == 0);
   CU_ASSERT(dgels(m, n, nrhs, A, B, XL, resL) == 0);
   /* the ratios on A / sa, B / sb (X * sa / sb, R / sa, residuals / sb): invariant, and no
@@ -216,8 +330,11 @@ static void check_one(int x, int64_t m, int64_t n, int64_t nrhs, const double *A
   for (int64_t i = 0; i < n * n; i++) s->R[i] /= sa;
   for (int64_t c = 0; c < nrhs; c++) s->res[c] /= sb, resL[c] /= sb;
   A = As, B = Bs;
+  double kappa = cond2(m, n, A);
   double q = dqrt17(m, n, nrhs, A, B, X, n), ql = dqrt17(m, n, nrhs, A, B, XL, n);
+  double o = orth_ratio(m, n, nrhs, A, B, X, n), ol = orth_ratio(m, n, nrhs, A, B, XL, n);
   double fr = factor_ratio(m, n, A, s), xd = rel(n, nrhs, X, n, XL, n);
+  double rdf = r_vs_dgeqrf(m, n, A, s->R) / (10.0 * (double)n * kappa * EPS);
   /* the streamed residual norms against ||b - A x|| computed here (dgels's rows n.. are not
    * unscaled when it scales B, so they are no reference): within the rounding of forming r,
    * m eps (||A|| ||x|| + ||b||) */
@@ -229,28 +346,62 @@ static void check_one(int x, int64_t m, int64_t n, int64_t nrhs, const double *A
       for (int64_t j = 0; j < n; j++) v -= AT(A, m, i, j) * AT(X, n, j, c);
       r = hypot(r, v);
     }
-    double scale = (double)m * DBL_EPSILON * (an * fro(n, 1, X + c * n, n) + fro(m, 1, B + c * m, m));
+    double scale = (double)m * 2 * EPS * (an * fro(n, 1, X + c * n, n) + fro(m, 1, B + c * m, m));
     upd(&rd_, fabs(s->res[c] - r) / scale);
+    if (R0n) upd(&rd_, fabs(s->res[c] - R0n[c] / sb) / scale);
   }
+  double ke = 0.0, kel = 0.0;
+  if (X0) { /* the forward error in units of LAPACK's bound (dqrt12's companions in ddrvls) */
+    for (int64_t c = 0; c < nrhs; c++) {
+      double x0n = fro(n, 1, X0 + c * n, n) * sa / sb, e = 0.0, el = 0.0;
+      for (int64_t j = 0; j < n; j++) {
+        double t = AT(X0, n, j, c) * sa / sb;
+        e = hypot(e, AT(X, n, j, c) - t), el = hypot(el, AT(XL, n, j, c) - t);
+      }
+      /* ||A||_2 >= ||A||_F / sqrt(n): the bound's second term taken at its largest */
+      double rr = R0n ? R0n[c] / sb : 0.0, a2n = an / sqrt((double)n);
+      double bound = (double)n * EPS * (kappa + kappa * kappa * rr / (a2n * x0n));
+      upd(&ke, e / x0n / bound), upd(&kel, el / x0n / bound);
+    }
+  }
+  int ok = (q <= 30.0 || q <= 10.0 * ql) && (o <= 30.0 || o <= 10.0 * ol) && fr <= 30.0 &&
+           rdf <= 1.0 && xd <= xtol && rd_ <= 1.0 && (ke <= 30.0 || ke <= 10.0 * kel);
   CU_ASSERT(q <= 30.0 || q <= 10.0 * ql);
+  CU_ASSERT(o <= 30.0 || o <= 10.0 * ol);
   CU_ASSERT(fr <= 30.0);
+  CU_ASSERT(rdf <= 1.0);
   CU_ASSERT(xd <= xtol);
   CU_ASSERT(rd_ <= 1.0);
-  if (!(q <= 30.0 || q <= 10.0 * ql) || !(fr <= 30.0) || !(xd <= xtol) || !(rd_ <= 1.0))
-    fprintf(stderr, "  %s m %lld n %lld block %lld: dqrt17 %.3g (dgels %.3g) factor %.3g x-diff "
-            "%.3g res-diff %.3g\n", XNAME[x], (long long)m, (long long)n, (long long)block, q, ql,
-            fr, xd, rd_);
-  upd(&W->q17, q), upd(&W->q17_lapack, ql), upd(&W->factor, fr), upd(&W->xdiff, xd);
-  upd(&W->resdiff, rd_);
+  CU_ASSERT(ke <= 30.0 || ke <= 10.0 * kel);
+  if (!ok)
+    fprintf(stderr, "  %s m %lld n %lld block %lld kappa %.3g: dqrt17 %.3g (dgels %.3g) orth %.3g "
+            "(dgels %.3g) factor %.3g |R| %.3g x-diff %.3g res-diff %.3g known %.3g (dgels %.3g)\n",
+            XNAME[x], (long long)m, (long long)n, (long long)block, kappa, q, ql, o, ol, fr, rdf,
+            xd, rd_, ke, kel);
+  upd(&W->q17, q), upd(&W->q17_lapack, ql), upd(&W->orth, o), upd(&W->orth_lapack, ol);
+  upd(&W->factor, fr), upd(&W->rdiff, rdf), upd(&W->xdiff, xd), upd(&W->resdiff, rd_);
+  if (X0) upd(&W->kerr, ke), upd(&W->kerr_lapack, kel), W->known++;
   W->cases++;
   free(X), free(XL), free(resL), free(As), free(Bs);
   qr_state_free(ctx, s);
   tu_ctx_done(ctx);
 }
 
+static void print_worst(const char *what, const worst_t *W) {
+  printf("\n  %s, %d cases: worst dqrt17 %.3g (dgels %.3g), ||A^T r|| / (||A|| ||r|| max(m,n) eps) "
+         "%.3g (dgels %.3g), R^T R = A^T A %.3g, |R| - |R_dgeqrf| %.3g of 10 n kappa eps ||A||, "
+         "|x - x_dgels| %.3g, residual norms %.3g of m eps (|A||x|+|b|)", what, W->cases, W->q17,
+         W->q17_lapack, W->orth, W->orth_lapack, W->factor, W->rdiff, W->xdiff, W->resdiff);
+  if (W->known)
+    printf("; %d with a known solution: error %.3g of n eps (kappa + kappa^2 |r| / (|A||x|)) "
+           "(dgels %.3g)", W->known, W->kerr, W->kerr_lapack);
+  printf("\n");
+}
+
 /* ---- tests ----------------------------------------------------------------------------------- */
 
-/* Random overdetermined systems, m from n to 100 n, blocks 1, 7, 64, on every executor. */
+/* Random overdetermined systems, m from n to 100 n, blocks 1, 7, 64, on every executor: a random
+ * b, and (pan = 1) a b with a known least-squares solution and a residual as large as A x. */
 static void t_dgels(void) {
   static const int64_t N[][2] = {{1, 1}, {1, 5}, {12, 1}, {12, 3}, {12, 100}, {40, 2}, {40, 20}, {40, 100}};
   static const int64_t BL[] = {1, 7, 64};
@@ -262,39 +413,47 @@ static void t_dgels(void) {
           int64_t n = N[c][0], m = n * N[c][1], nrhs = 3;
           if (x == X_STRICT && b == 0 && m > 200) continue; /* 5 us per operation */
           g_panel = pan ? 3 * BL[b] + 2 : 0;
-          double *A = rmat(m, n), *B = rmat(m, nrhs);
-          check_one(x, m, n, nrhs, A, B, BL[b], &W, 1e-9);
-          free(A), free(B);
+          double *A = rmat(m, n), *B = rmat(m, nrhs), *X0 = NULL, r0n[3];
+          if (pan) {
+            X0 = rmat(n, nrhs);
+            known_ls(m, n, nrhs, A, X0, 1.0, B, r0n);
+          }
+          check_one(x, m, n, nrhs, A, B, BL[b], &W, 1e-9, X0, pan ? r0n : NULL);
+          free(A), free(B), free(X0);
         }
   g_panel = 0;
-  printf("\n  %d cases: worst dqrt17 %.3g (dgels %.3g), factor %.3g, |x - x_dgels| %.3g, "
-         "residual norm vs ||b - Ax|| %.3g (units of m eps (|A||x|+|b|))\n", W.cases, W.q17, W.q17_lapack, W.factor, W.xdiff, W.resdiff);
+  print_worst("random", &W);
 }
 
-/* Consistent systems A x0 = b: x0 back to rounding, residual norm ~ 0. */
+/* Known solutions: consistent systems A x0 = b (x0 back to rounding, residual norm ~ 0) and
+ * overdetermined ones b = A x0 + r0 with r0 orthogonal to A's range (x0 is the minimiser, ||r0||
+ * the residual norm), m = n, 3n, 100n. */
 static void t_known(void) {
-  ooc_ctx_t *ctx = tu_ctx();
   static const int64_t S[][2] = {{10, 10}, {30, 10}, {1000, 10}};
-  for (size_t c = 0; c < 3; c++) {
-    int64_t m = S[c][0], n = S[c][1], nrhs = 2;
-    double *A = rmat(m, n), *X0 = rmat(n, nrhs), *B = calloc((size_t)(m * nrhs), sizeof *B);
-    for (int64_t k = 0; k < nrhs; k++)
-      for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < m; i++) AT(B, m, i, k) += AT(A, m, i, j) * AT(X0, n, j, k);
-    qr_state_t *s;
-    CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s) == OOC_OK);
-    CU_ASSERT(fold(ctx, X_STRICT, s, A, B, m, 0, m, 7) == OOC_OK);
-    double *X = malloc((size_t)(n * nrhs) * sizeof *X);
-    CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s, X, n, NULL) == OOC_OK);
-    double e = rel(n, nrhs, X, n, X0, n), bn = fro(m, nrhs, B, m);
-    CU_ASSERT(e < 1e-12);
-    for (int64_t k = 0; k < nrhs; k++) CU_ASSERT(s->res[k] <= 1e-13 * bn);
-    printf("  m %lld n %lld: |x - x0| / |x0| = %.3g, residual %.3g |b|\n", (long long)m,
-           (long long)n, e, s->res[0] / bn);
-    free(A), free(X0), free(B), free(X);
-    qr_state_free(ctx, s);
-  }
-  tu_ctx_done(ctx);
+  worst_t W = {0};
+  for (size_t c = 0; c < 3; c++)
+    for (int incons = 0; incons < 2; incons++) {
+      int64_t m = S[c][0], n = S[c][1], nrhs = 2;
+      double *A = rmat(m, n), *X0 = rmat(n, nrhs), *B = malloc((size_t)(m * nrhs) * sizeof *B);
+      double r0n[2];
+      known_ls(m, n, nrhs, A, X0, incons ? 0.5 : 0.0, B, r0n);
+      check_one(X_STRICT, m, n, nrhs, A, B, 7, &W, 1e-9, X0, r0n);
+      if (!incons) { /* consistent: x0 to rounding, no residual */
+        ooc_ctx_t *ctx = tu_ctx();
+        qr_state_t *s;
+        CU_ASSERT_FATAL(qr_state_new(ctx, n, nrhs, &s) == OOC_OK);
+        CU_ASSERT(fold(ctx, X_CPU, s, A, B, m, 0, m, 7) == OOC_OK);
+        double *X = malloc((size_t)(n * nrhs) * sizeof *X), bn = fro(m, nrhs, B, m);
+        CU_ASSERT(qr_solve(ctx, NULL, ooc_ops_cpu(), s, X, n, NULL) == OOC_OK);
+        CU_ASSERT(rel(n, nrhs, X, n, X0, n) < 1e-12);
+        for (int64_t k = 0; k < nrhs; k++) CU_ASSERT(s->res[k] <= 1e-13 * bn);
+        free(X);
+        qr_state_free(ctx, s);
+        tu_ctx_done(ctx);
+      }
+      free(A), free(X0), free(B);
+    }
+  print_worst("known solutions", &W);
 }
 
 #ifdef OOC_HAVE_TMGLIB
@@ -306,7 +465,7 @@ extern void dlatms_(const int *m, const int *n, const char *dist, int *iseed, co
 /* DLATMS m x n matrices as LAPACK's test drivers make them: condition 2, sqrt(0.1/eps) (badc1),
  * and norms near underflow and overflow; compared with dgels by the dqrt17 ratio. */
 static void t_dlatms(void) {
-  double eps = DBL_EPSILON, badc1 = sqrt(0.1 / eps), small = 0.25 * (DBL_MIN / eps);
+  double eps = DBL_EPSILON, badc1 = sqrt(0.1 / eps), small = 0.25 * (DBL_MIN / eps); /* dchkls's */
   static const int64_t S[][2] = {{20, 20}, {60, 20}, {200, 8}, {400, 25}};
   double conds[4] = {2.0, badc1, 2.0, 2.0}, norms[4] = {1.0, 1.0, small, 1.0 / small};
   worst_t W = {0};
@@ -324,11 +483,14 @@ static void t_dlatms(void) {
       for (int64_t i = 0; i < 2 * (int64_t)m; i++) B[i] *= norms[t];
       /* the solution of an ill-conditioned problem moves with cond^2 |r|: compare by dqrt17,
        * x only loosely there */
-      check_one(X_CPU, m, n, 2, A, B, 7, &W, t == 1 ? 1e-2 : 1e-9);
-      free(A), free(d), free(work), free(B);
+      check_one(X_CPU, m, n, 2, A, B, 7, &W, t == 1 ? 1e-2 : 1e-9, NULL, NULL);
+      /* the same matrix with a known solution (x0 of A's scale's inverse) and |r0| = |A x0| / 2 */
+      double *X0 = rmat(n, 2), r0n[2];
+      known_ls(m, n, 2, A, X0, 0.5, B, r0n);
+      check_one(X_CPU, m, n, 2, A, B, 7, &W, t == 1 ? 1e-2 : 1e-9, X0, r0n);
+      free(A), free(d), free(work), free(B), free(X0);
     }
-  printf("\n  %d DLATMS cases: worst dqrt17 %.3g (dgels %.3g), factor %.3g\n", W.cases, W.q17,
-         W.q17_lapack, W.factor);
+  print_worst("DLATMS", &W);
 }
 #endif
 
