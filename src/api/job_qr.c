@@ -29,6 +29,7 @@
 #include "exec/plugin.h"
 #include "io/h5mat.h"
 #include "io/h5vec.h"
+#include "solvers/check.h"
 #include "solvers/qr.h"
 
 #ifndef PATH_MAX
@@ -272,7 +273,7 @@ static ooc_status_t check(lq_t *q, rsrc_t *src, const double *X, double *ratio) 
   for (int64_t c = 0; c < nrhs; c++) {
     double g = 0.0, xn = 0.0;
     for (int64_t j = 0; j < n; j++) g = hypot(g, G[j + c * n]), xn = hypot(xn, X[j + c * n]);
-    double den = mx * DBL_EPSILON * an * (an * xn + bn[c]);
+    double den = mx * check_eps(0) * an * (an * xn + bn[c]); /* eps = 2^-53 (NUMERICS.md) */
     double r = den > 0 ? g / den : (g > 0 ? INFINITY : 0.0);
     worst = ooc_nanmax(worst, r); /* a NaN column is not forgotten by the next one */
   }
