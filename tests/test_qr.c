@@ -896,6 +896,40 @@ static void t_job_add_cols(void) {
   free(Vd), free(Ax);
 }
 
+/* ooc_lstsq_m from a host array with a state file: the state records no input_a (the array is
+ * in no file), so --add-cols asks for --a instead of opening a file named "host array"; with
+ * --a / --b given it works. */
+static void t_job_array_state(void) {
+  int64_t m = 120, n = 5, k = 2, nrhs = 1;
+  double *A = rmat(m, n), *B = rmat(m, nrhs), *V = rmat(m, k);
+  char fa[512], fb[512], fv[512], st0[512], out[512];
+  snprintf(fa, sizeof fa, "%s", tu_path("ya.h5"));
+  snprintf(fb, sizeof fb, "%s", tu_path("yb.h5"));
+  snprintf(fv, sizeof fv, "%s", tu_path("yv.h5"));
+  snprintf(st0, sizeof st0, "%s", tu_path("ya.qr.h5"));
+  snprintf(out, sizeof out, "%s", tu_path("ya.u.h5"));
+  tu_write_matrix(fa, "A", m, n, A, 2);
+  tu_write_matrix(fb, "B", m, nrhs, B, 2);
+  tu_write_matrix(fv, "V", m, k, V, 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  ooc_report_t rep;
+  ooc_matrix_t *ha = NULL, *hb = NULL;
+  CU_ASSERT_FATAL(ooc_matrix_array(ctx, A, OOC_DTYPE_F64, m, n, m, OOC_LAYOUT_COL, &ha) == OOC_OK);
+  CU_ASSERT_FATAL(ooc_matrix_array(ctx, B, OOC_DTYPE_F64, m, nrhs, m, OOC_LAYOUT_COL, &hb) == OOC_OK);
+  CU_ASSERT_FATAL(job_lstsq_m(ctx, &o, &rep, ha, hb, NULL, st0) == OOC_OK);
+  ooc_status_t st = ooc_lstsq_add_cols(ctx, st0, fv, NULL, NULL, out, &o, &rep);
+  CU_ASSERT(st == OOC_ERR_ARG && strstr(ooc_ctx_error(ctx), "--a") != NULL);
+  if (st != OOC_ERR_ARG) fprintf(stderr, "  add-cols from an array's state: %s\n", ooc_ctx_error(ctx));
+  CU_ASSERT(!tu_file_exists(out));
+  CU_ASSERT(ooc_lstsq_add_cols(ctx, st0, fv, fa, fb, out, &o, &rep) == OOC_OK);
+  ooc_matrix_destroy(ha), ooc_matrix_destroy(hb);
+  tu_ctx_done(ctx);
+  free(A), free(B), free(V);
+}
+
 /* Element i of dataset `dset` in a written file set to v (a state file spoiled on disk). */
 static void poke(const char *file, const char *dset, int64_t i, double v) {
   hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, dset, H5P_DEFAULT);
@@ -977,6 +1011,7 @@ static const tu_test_t tests[] = {
     {"lstsq job and its updates under host allocation faults; results vs dgels", t_job_faults},
     {"add columns: = dgels / lstsq of [A V], blocks 1/7/64, out of core, refusals, faults",
      t_job_add_cols},
+    {"a state from host arrays records no input file; add columns asks for --a", t_job_array_state},
     {"non-finite: an overflowing x, a state with NaN in d or its residual norms: refused",
      t_job_nonfinite},
     {NULL, NULL},

@@ -599,7 +599,10 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
   /* the check: auto = full up to QR_CHECK_AUTO_ELEMS elements of A (it reads A again) */
   OOC_CHECK(st = check_x(&q, &src, X, "A"));
-  if (!no_state) OOC_CHECK(st = write_state(&q, s, X, rank, h5m_name(q.A), h5m_name(q.B), NULL));
+  /* the inputs as --add-cols reopens them: files only (an array or callback is in no file) */
+  if (!no_state)
+    OOC_CHECK(st = write_state(&q, s, X, rank, h5m_path(q.A)[0] ? h5m_name(q.A) : NULL,
+                               h5m_path(q.B)[0] ? h5m_name(q.B) : NULL, NULL));
   if (hx) OOC_CHECK(st = write_x(&q, hx, X));
   OOC_CHECK(st = commit(&q));
 done:
