@@ -178,7 +178,8 @@ static ooc_status_t pick_backend(lq_t *q) {
 }
 
 /* The row block p: --tile if given, else max(4096, 4n) (the stacked [R; A_i] reduction redoes
- * R's n rows per block: p >= 4n keeps that under ~1/3 more flops), then whatever the budgets
+ * R's n rows per block: a panel of P >= 4n rows keeps that under 1/6 more flops, qr.h), then
+ * whatever the budgets
  * allow: the host's (the state, and on the host executor the whole workspace; on a GPU the
  * pinned slots) and the device's (S = (n + p) x (n + nrhs) and cuSOLVER's workspace). R must fit:
  * otherwise OOC_ERR_BUDGET (a tiled Householder QR for n x n beyond memory is not implemented). */

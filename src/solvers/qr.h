@@ -48,14 +48,14 @@
  *   with tol = QR_RANK_TOL_N * n * eps (a zero column always is); the numerical rank is n minus
  *   the dependent columns. This sees a column that is (nearly) a combination of earlier ones
  *   (every exact rank deficiency shows up so); without column pivoting it can miss a matrix that
- *   is ill-conditioned without any such column (Kahan's example): the reported condition
- *   estimate max|r_jj| / min|r_jj| is a lower bound. A deficient problem is refused
+ *   is ill-conditioned without any such column (Kahan's example): qr_rank's condition
+ *   estimate max|r_jj| / min|r_jj| is only a lower bound. A deficient problem is refused
  *   (OOC_ERR_SINGULAR: no x is returned, rather than a meaningless one).
  *
  * Memory: device (ex_alloc): S (8 (n + P)(n + nrhs) bytes), tau (8 n), and for qr_solve an n x
- *   (n + nrhs) buffer; host: the state (8 n (n + nrhs) + 16 n + 8 nrhs), QR_SLOTS ring slots of
- *   p x (n + nrhs) and the residual buffer (P x nrhs), staging memory (pinned on CUDA). On the host executor device memory is host memory: qr_workspace_bytes counts
- *   both. R must fit: n x n that does not fit the budget is refused by the planner (a tiled
+ *   (n + nrhs) buffer; host: the state (8 n (n + nrhs) + 8 n + 8 nrhs), QR_SLOTS ring slots of
+ *   p x (n + nrhs) and the residual buffer (P x nrhs), staging memory (pinned on CUDA). On the
+ *   host executor device memory is host memory: qr_workspace_bytes counts both. R must fit: n x n that does not fit the budget is refused by the planner (a tiled
  *   Householder QR for that case is a follow-up).
  */
 #ifndef OOC_QR_H
@@ -112,7 +112,8 @@ typedef struct qr_args {
 ooc_status_t qr_fold(const qr_args_t *a, qr_state_t *s, qr_stats_t *stats);
 
 /* Delete columns [c0, c1) (0-based, of R's current columns) and re-triangularise; the column map
- * drops them. OOC_ERR_ARG if the range is empty or outside [0, n) or leaves no column. */
+ * drops them. OOC_ERR_ARG if the range is empty or outside [0, n) or leaves no column (the state
+ * unchanged); on another failure the state is unspecified (R is compacted in place first). */
 ooc_status_t qr_remove_cols(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *ops, qr_state_t *s,
                             int64_t c0, int64_t c1);
 
