@@ -34,19 +34,9 @@
 
 #define AT(M, ld, i, j) ((M)[(size_t)(i) + (size_t)(j) * (size_t)(ld)])
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double urand(void) {
-  uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return (double)(z >> 11) * 0x1.0p-52 - 1.0;
-}
-static double *rmat(int64_t m, int64_t n) {
-  double *A = malloc((size_t)(m * n + 1) * sizeof *A);
-  for (int64_t i = 0; i < m * n; i++) A[i] = urand();
-  return A;
-}
+/* Random m x n matrices, each from its own seed (testutil's generator: uniform in [-0.5, 0.5)). */
+static uint64_t g_seed = 24;
+static double *rmat(int64_t m, int64_t n) { return tu_rand_matrix(m, n, g_seed++); }
 
 /* ---- harness --------------------------------------------------------------------------------- */
 
