@@ -316,14 +316,6 @@ static ooc_status_t check_x(lq_t *q, rsrc_t *src, const double *X, const char *w
 
 /* ---- the state file ------------------------------------------------------------------------ */
 
-static void derive_name(const char *file, const char *suffix, char *out, size_t cap) {
-  const char *slash = strrchr(file, '/'), *dot = strrchr(file, '.');
-  if (dot && (!slash || dot > slash + 1) && dot != file)
-    snprintf(out, cap, "%.*s%s%s", (int)(dot - file), file, suffix, dot);
-  else
-    snprintf(out, cap, "%s%s.h5", file, suffix);
-}
-
 /* The output file (a file, not a dataset: the state file holds several), checked against every
  * file the run reads. */
 static ooc_status_t resolve_output(lq_t *q, const char *spec, const char *from,
@@ -334,7 +326,7 @@ static ooc_status_t resolve_output(lq_t *q, const char *spec, const char *from,
                       "file holds /x, /R, /d, /residual_norms and /colmap)", spec);
     snprintf(q->out_file, sizeof q->out_file, "%s", spec);
   } else {
-    derive_name(from, suffix, q->out_file, sizeof q->out_file);
+    outpath_derive(from, suffix, q->out_file, sizeof q->out_file);
   }
   OOC_TRY(outpath_check(q->ctx, q->out_file, ins, nins));
   ooc_fmt(q->rep->output, sizeof q->rep->output, "%s", q->out_file);
