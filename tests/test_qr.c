@@ -29,6 +29,7 @@
 
 #include "oocsolve.h"
 #include "api/matrix.h"
+#include "solvers/check.h"
 #include "solvers/qr.h"
 #include "testutil.h"
 
@@ -923,6 +924,33 @@ static void t_job_array_state(void) {
   free(A), free(B), free(V);
 }
 
+/* check_lstsq (the job's check, solvers/check.h): dgels's x passes, an x off by 1e-8 of its norm
+ * in one entry of one right-hand side fails, a NaN in one fails (NaN) whatever the other columns say; the ratio does
+ * not depend on the row block. */
+static void t_check_lstsq(void) {
+  int64_t m = 200, n = 5, nrhs = 3;
+  double *A = rmat(m, n), *B = rmat(m, nrhs), *X = malloc((size_t)(n * nrhs) * sizeof *X), res[3];
+  CU_ASSERT_FATAL(dgels(m, n, nrhs, A, B, X, res) == 0);
+  src_t src = {A, B, m, m, n, nrhs};
+  ooc_ctx_t *ctx = tu_ctx();
+  double r1, r7, bad, nan_;
+  CU_ASSERT(check_lstsq(ctx, ooc_ops_cpu(), m, n, nrhs, 1, rd, &src, X, check_eps(0), &r1) == OOC_OK);
+  CU_ASSERT(check_lstsq(ctx, ooc_ops_cpu(), m, n, nrhs, 7, rd, &src, X, check_eps(0), &r7) == OOC_OK);
+  CU_ASSERT(r1 < 30 && r7 < 30 && fabs(r1 - r7) <= 30);
+  double d = 1e-8 * ooc_nrm2(n, X + n);
+  X[n + 2] += d; /* right-hand side 1, off by 1e-8 of its norm */
+  CU_ASSERT(check_lstsq(ctx, ooc_ops_cpu(), m, n, nrhs, 64, rd, &src, X, check_eps(0), &bad) == OOC_OK);
+  CU_ASSERT(bad >= 30);
+  X[n + 2] -= d;
+  X[1] = NAN; /* right-hand side 0; 1 and 2 are right */
+  CU_ASSERT(check_lstsq(ctx, ooc_ops_cpu(), m, n, nrhs, 64, rd, &src, X, check_eps(0), &nan_) == OOC_OK);
+  CU_ASSERT(isnan(nan_));
+  printf("  right x %.3g (blocks of 1) %.3g (7); one entry off by 1e-8: %.3g; a NaN: %g\n", r1, r7,
+         bad, nan_);
+  tu_ctx_done(ctx);
+  free(A), free(B), free(X);
+}
+
 /* Element i of dataset `dset` in a written file set to v (a state file spoiled on disk). */
 static void poke(const char *file, const char *dset, int64_t i, double v) {
   hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, dset, H5P_DEFAULT);
@@ -1004,6 +1032,7 @@ static const tu_test_t tests[] = {
     {"lstsq job and its updates under host allocation faults; results vs dgels", t_job_faults},
     {"add columns: = dgels / lstsq of [A V], blocks 1/7/64, out of core, refusals, faults",
      t_job_add_cols},
+    {"check_lstsq: a right x passes, a wrong or NaN column fails", t_check_lstsq},
     {"a state from host arrays records no input file; add columns asks for --a", t_job_array_state},
     {"non-finite: an overflowing x, a state with NaN in d or its residual norms: refused",
      t_job_nonfinite},

@@ -244,49 +244,6 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
 
 /* ---- check --------------------------------------------------------------------------------- */
 
-/* One more pass over A and b: r = b - A x per row block, g = A^T r, and the ratio
- *   max_k ||A^T r_k||_2 / (max(m, n) eps ||A||_F (||A||_F ||x_k||_2 + ||b_k||_2))
- * (docs/NUMERICS.md: O(1) for a backward-stable solve, whatever A's condition). */
-static ooc_status_t check(lq_t *q, rsrc_t *src, const double *X, double *ratio) {
-  ooc_ctx_t *ctx = q->ctx;
-  int64_t m = q->m, n = q->n, nrhs = q->nrhs, p = q->p;
-  double *Ab = ooc_malloc(ctx, (size_t)(p * n) * sizeof(double));
-  double *Bb = ooc_malloc(ctx, (size_t)(p * nrhs) * sizeof(double));
-  double *G = ooc_calloc(ctx, (size_t)(n * nrhs), sizeof(double));
-  double *bn = ooc_calloc(ctx, (size_t)nrhs, sizeof(double));
-  ooc_status_t st = OOC_OK;
-  if (!Ab || !Bb || !G || !bn) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the least-squares check (%lld "
-                  "rows of %lld + %lld columns)", (long long)p, (long long)n, (long long)nrhs);
-    goto done;
-  }
-  double an = 0.0;
-  for (int64_t r0 = 0; r0 < m; r0 += p) {
-    int64_t nr = m - r0 < p ? m - r0 : p;
-    OOC_CHECK(st = read_rows(src, r0, nr, Ab, p, Bb, p));
-    for (int64_t j = 0; j < n; j++) an = hypot(an, ooc_nrm2(nr, Ab + j * p));
-    for (int64_t c = 0; c < nrhs; c++) bn[c] = hypot(bn[c], ooc_nrm2(nr, Bb + c * p));
-    q->ops->gemm('N', 'N', nr, nrhs, n, -1.0, Ab, p, X, n, 1.0, Bb, p); /* r */
-    q->ops->gemm('T', 'N', n, nrhs, nr, 1.0, Ab, p, Bb, p, 1.0, G, n);  /* A^T r */
-    OOC_CHECK(st = ooc_tick(ctx, "check", (double)(r0 + nr) / (double)m));
-  }
-  double worst = 0.0, mx = (double)(m > n ? m : n);
-  for (int64_t c = 0; c < nrhs; c++) {
-    double g = 0.0, xn = 0.0;
-    for (int64_t j = 0; j < n; j++) g = hypot(g, G[j + c * n]), xn = hypot(xn, X[j + c * n]);
-    double den = mx * check_eps(0) * an * (an * xn + bn[c]); /* eps = 2^-53 (NUMERICS.md) */
-    double r = den > 0 ? g / den : (g > 0 ? INFINITY : 0.0);
-    worst = ooc_nanmax(worst, r); /* a NaN column is not forgotten by the next one */
-  }
-  *ratio = worst;
-done:
-  ooc_free(ctx, Ab);
-  ooc_free(ctx, Bb);
-  ooc_free(ctx, G);
-  ooc_free(ctx, bn);
-  return st;
-}
-
 /* The check as opts->check asks (auto: full up to QR_CHECK_AUTO_ELEMS elements of A, as it reads
  * A again; probe is full here), its ratio against the threshold: OOC_ERR_ACCURACY above it.
  * `what` names the problem in the message ("A", "[A V]"). */
@@ -302,7 +259,8 @@ static ooc_status_t check_x(lq_t *q, rsrc_t *src, const double *X, const char *w
   }
   double tk = ooc_now(), tr = q->t_read;
   double thr = q->o.check_threshold > 0 ? q->o.check_threshold : QR_CHECK_THRESHOLD;
-  OOC_TRY(check(q, src, X, &r->residual));
+  OOC_TRY(check_lstsq(q->ctx, q->ops, q->m, q->n, q->nrhs, q->p, read_rows, src, X, check_eps(0),
+                      &r->residual));
   r->t_check = ooc_now() - tk;
   r->bytes_input += 8 * q->m * (q->n + q->nrhs);
   q->t_read = tr; /* the check's reads are its own time */
