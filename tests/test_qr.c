@@ -951,6 +951,53 @@ static void t_check_lstsq(void) {
   free(A), free(B), free(X);
 }
 
+/* A column-major m x k matrix as dataset `dset` (m x k) of a new file, chunked by cr x cc. */
+static void write_chunked(const char *file, const char *dset, int64_t m, int64_t k, const double *V,
+                          int64_t cr, int64_t cc) {
+  double *t = malloc((size_t)(m * k + 1) * sizeof *t);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < k; j++) t[i * k + j] = V[i + j * m];
+  hsize_t dims[2] = {(hsize_t)m, (hsize_t)k}, ch[2] = {(hsize_t)cr, (hsize_t)cc};
+  hid_t f = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t sp = H5Screate_simple(2, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(pl, 2, ch);
+  hid_t d = H5Dcreate2(f, dset, H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+  CU_ASSERT(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t) >= 0);
+  H5Dclose(d), H5Pclose(pl), H5Sclose(sp), H5Fclose(f);
+  free(t);
+}
+
+/* Add columns out of core with V stored in column chunks (each row block of V decodes k chunks):
+ * V's readers stay within the budget as A's and b's do (the plan's share of --host-mem). */
+static void t_job_add_cols_budget(void) {
+  int64_t m = 6000, n = 4, k = 40, nrhs = 1;
+  double *A = rmat(m, n), *B = rmat(m, nrhs), *V = rmat(m, k);
+  char fa[512], fb[512], fv[512], st0[512], out[512];
+  snprintf(fa, sizeof fa, "%s", tu_path("za.h5"));
+  snprintf(fb, sizeof fb, "%s", tu_path("zb.h5"));
+  snprintf(fv, sizeof fv, "%s", tu_path("zv.h5"));
+  snprintf(st0, sizeof st0, "%s", tu_path("za.qr.h5"));
+  snprintf(out, sizeof out, "%s", tu_path("za.u.h5"));
+  tu_write_matrix(fa, "A", m, n, A, 2);
+  tu_write_matrix(fb, "B", m, nrhs, B, 2);
+  write_chunked(fv, "/V", m, k, V, m, 1);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  ooc_report_t rep;
+  CU_ASSERT_FATAL(ooc_lstsq(ctx, fa, fb, st0, &o, &rep) == OOC_OK);
+  int64_t total = 8 * m * (n + k + nrhs);
+  o.host_mem = total / 4;
+  ooc_status_t st = ooc_lstsq_add_cols(ctx, st0, fv, NULL, NULL, out, &o, &rep);
+  CU_ASSERT(st == OOC_OK);
+  CU_ASSERT(rep.host_peak <= o.host_mem);
+  printf("  host peak %lld of --host-mem %lld (A, V, b: %lld bytes)\n", (long long)rep.host_peak,
+         (long long)o.host_mem, (long long)total);
+  tu_ctx_done(ctx);
+  free(A), free(B), free(V);
+}
+
 /* Element i of dataset `dset` in a written file set to v (a state file spoiled on disk). */
 static void poke(const char *file, const char *dset, int64_t i, double v) {
   hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, dset, H5P_DEFAULT);
@@ -1032,6 +1079,7 @@ static const tu_test_t tests[] = {
     {"lstsq job and its updates under host allocation faults; results vs dgels", t_job_faults},
     {"add columns: = dgels / lstsq of [A V], blocks 1/7/64, out of core, refusals, faults",
      t_job_add_cols},
+    {"add columns out of core: V's readers within the budget", t_job_add_cols_budget},
     {"check_lstsq: a right x passes, a wrong or NaN column fails", t_check_lstsq},
     {"a state from host arrays records no input file; add columns asks for --a", t_job_array_state},
     {"non-finite: an overflowing x, a state with NaN in d or its residual norms: refused",

@@ -46,7 +46,8 @@ typedef struct lq {
   ooc_ctx_t *ctx;
   ooc_opts_t o;
   ooc_report_t *rep;
-  h5mat_t *A, *B, *out, *xout; /* out: the state file; xout: x alone (ooc_lstsq_m) */
+  h5mat_t *A, *B, *V;          /* V: --add-cols' new columns */
+  h5mat_t *out, *xout;          /* out: the state file; xout: x alone (ooc_lstsq_m) */
   const ooc_ops_t *ops;
   ooc_exec_t *ex;
   int cuda, b1d;
@@ -87,6 +88,7 @@ static void finish(lq_t *q, double t0) {
   ex_destroy(q->ex);
   h5m_close(q->A);
   h5m_close(q->B);
+  h5m_close(q->V);
   h5m_close(q->out); /* uncommitted: the temporary is removed */
   h5m_close(q->xout);
   q->rep->host_peak = ooc_ctx_host_peak(q->ctx);
@@ -189,10 +191,16 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
   int64_t want = q->o.tile > 0 ? q->o.tile : (4 * n > 4096 ? 4 * n : 4096);
   int64_t state = qr_state_bytes(n, nrhs) + 8 * n * nrhs; /* and X */
   /* the readers' staging windows (h5m_set_stage) come out of the budget too: an eighth of it, at
-   * most 1 GiB, 7/8 of that for A (h5m_read decodes as many chunks at once as its stage holds:
-   * the GPU run read 34 GB at 1.4 GB/s with one 128 MiB chunk at a time) */
+   * most 1 GiB, 7/8 of that for A (and V, by their columns), 1/8 for b (h5m_read decodes as many
+   * chunks at once as its stage holds: the GPU run read 34 GB at 1.4 GB/s with one 128 MiB chunk
+   * at a time) */
   int64_t io = q->o.host_mem / 8 < ((int64_t)1 << 30) ? q->o.host_mem / 8 : ((int64_t)1 << 30);
-  if (q->A) h5m_set_stage(q->A, io / 8 * 7);
+  int64_t kv = q->V ? h5m_cols(q->V) : 0, ka = q->A ? h5m_cols(q->A) : 0, ia = io / 8 * 7;
+  if (q->V && ka + kv > 0) {
+    h5m_set_stage(q->V, (int64_t)((double)ia * (double)kv / (double)(ka + kv)));
+    ia -= (int64_t)((double)ia * (double)kv / (double)(ka + kv));
+  }
+  if (q->A) h5m_set_stage(q->A, ia);
   if (q->B) h5m_set_stage(q->B, io / 8);
   int64_t host_left = q->o.host_mem - state - io;
   char b1[32], b2[32], b3[32], b4[32];
@@ -699,7 +707,6 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   ooc_report_t local;
   qr_state_t *s0 = NULL, *s = NULL;
   double *X = NULL, *cn0 = NULL;
-  h5mat_t *V = NULL;
   char what[1200] = "";
   ooc_status_t st = start(&q, ctx, opts, report, &local);
   ooc_report_t *r = q.rep;
@@ -722,7 +729,8 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   }
   OOC_CHECK(st = open_spec(&q, sa, q.o.trans_a, &q.A));
   OOC_CHECK(st = open_spec(&q, sb, q.o.trans_b, &q.B));
-  OOC_CHECK(st = open_spec(&q, v, 0, &V));
+  OOC_CHECK(st = open_spec(&q, v, 0, &q.V));
+  h5mat_t *V = q.V;
   int64_t n0 = s0->n, k = h5m_cols(V), m = s0->rows, ncA = h5m_cols(q.A);
   q.m = m;
   q.n = n0 + k;
@@ -804,7 +812,6 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   OOC_CHECK(st = commit(&q));
 done:
   if (st == OOC_ERR_SINGULAR && r->info == 0) r->info = 1;
-  h5m_close(V);
   ooc_free(ctx, X);
   ooc_free(ctx, cn0);
   qr_state_free(ctx, s0);
