@@ -705,7 +705,7 @@ static void t_job_faults(void) {
     CU_ASSERT(tu_file_exists(out[call]));
   }
   CU_ASSERT(tu_file_exists(xout));
-  { /* the report's flops: remove columns [2, 4) of n = 6 is a geqrf of the trailing [R' d] block,
+  { /* the report's flops. Remove columns [2, 4) of n = 6 is a geqrf of the trailing [R' d] block,
      * h = 4 rows by 2 + nrhs columns (qr.h's count), then the triangular solve's (n - 2)^2 nrhs */
     ooc_ctx_t *ctx = tu_ctx();
     ooc_report_t rep;
@@ -713,6 +713,19 @@ static void t_job_faults(void) {
     CU_ASSERT(ooc_lstsq_update(ctx, out[0], NULL, NULL, 2, 4, out[2], &o, &rep) == OOC_OK);
     double h = 4, wc = 2, want = 2 * h * wc * wc - 2 * wc * wc * wc / 3 + 4 * h * wc * nrhs +
                                  (double)(n - 2) * (n - 2) * nrhs;
+    CU_ASSERT(fabs(rep.flops - want) <= 1e-9 * want);
+    /* lstsq and add rows count LAPACK's flops (dgeqrf + dormqr, dtpqrt), not the fold's
+     * (1 + 2/3 n / P times more; with blocks of one row, n = 6: 5x): the rate is a useful one */
+    double dm = (double)m, dn = (double)n, dr = (double)nrhs, tri = dn * dn * dr;
+    ooc_opts_t o1 = o;
+    o1.tile = 1;
+    remove(out[0]);
+    CU_ASSERT(ooc_lstsq(ctx, fa, fb, out[0], &o1, &rep) == OOC_OK);
+    want = 2 * dm * dn * dn - 2 * dn * dn * dn / 3 + dr * (4 * dm * dn - 2 * dn * dn) + tri;
+    CU_ASSERT(fabs(rep.flops - want) <= 1e-9 * want);
+    remove(out[1]);
+    CU_ASSERT(ooc_lstsq_update(ctx, out[0], fu, fc, 0, 0, out[1], &o1, &rep) == OOC_OK);
+    want = 2 * 30 * dn * dn + 4 * 30 * dn * dr + tri;
     CU_ASSERT(fabs(rep.flops - want) <= 1e-9 * want);
     tu_ctx_done(ctx);
   }

@@ -17,7 +17,6 @@
  * nothing to resume), the update on matrix handles (ooc_lstsq_m covers the factorization), the
  * Fortran binding.
  */
-#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -548,7 +547,7 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
   double tc = ooc_now();
   st = qr_fold(&qa, s, &qs);
   r->steps = qs.blocks;
-  r->flops = qs.flops;
+  r->flops = qr_fold_flops(0, q.m, q.n, q.nrhs); /* LAPACK's, not the fold's (qs.flops) */
   r->t_read = q.t_read;
   r->bytes_input = 8 * q.m * (q.n + q.nrhs);
   if (st != OOC_OK) goto done;
@@ -639,9 +638,10 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
     qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
                     .panel = q.P, .read = read_rows, .user = &src, .phase = "add rows"};
     qr_stats_t qs;
+    int64_t before = s->rows;
     OOC_CHECK(st = qr_fold(&qa, s, &qs));
     r->steps = qs.blocks;
-    r->flops = qs.flops;
+    r->flops = qr_fold_flops(before, q.m, q.n, q.nrhs);
     r->bytes_input += 8 * q.m * (q.n + q.nrhs);
   } else {
     /* [c0, c1) are original column numbers: all must still be in the state, where they are
@@ -789,7 +789,7 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   double tc = ooc_now();
   OOC_CHECK(st = qr_fold(&qa, s, &qs));
   r->steps = qs.blocks;
-  r->flops = qs.flops;
+  r->flops = qr_fold_flops(0, m, q.n, q.nrhs); /* lstsq of [A V] from scratch */
   r->bytes_input += 8 * m * (q.n + q.nrhs);
   /* the A read is the state's A: its columns' norms are the old R's */
   for (int64_t j = 0; j < n0; j++) {

@@ -44,6 +44,14 @@ void qr_state_free(ooc_ctx_t *ctx, qr_state_t *s) {
   ooc_free(ctx, s);
 }
 
+double qr_fold_flops(int64_t rows_before, int64_t m, int64_t n, int64_t nrhs) {
+  double dm = (double)m, dn = (double)n, dr = (double)nrhs;
+  if (rows_before > 0) return 2.0 * dm * dn * dn + 4.0 * dm * dn * dr;
+  double k = (double)(m < n ? m : n);
+  return 4.0 * dm * dn * k - 2.0 * (dm + dn) * k * k + 4.0 * k * k * k / 3.0 +
+         dr * (4.0 * dm * k - 2.0 * k * k);
+}
+
 int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p, int64_t P) {
   int64_t w = n + nrhs;
   if (P < p) P = p;

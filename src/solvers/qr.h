@@ -45,8 +45,8 @@
  * Rank: R's diagonal against the columns' norms. ||R[0:j+1, j]||_2 = ||A[:, j]||_2 (Q is
  *   orthogonal), so |r_jj| / ||R[:, j]|| is the sine of the angle between column j and the span of
  *   the columns before it. Column j is numerically dependent when |r_jj| <= tol ||R[:, j]||_2
- *   with tol = QR_RANK_TOL_N * n * eps (a zero column always is); the numerical rank is n minus
- *   the dependent columns. This sees a column that is (nearly) a combination of earlier ones
+ *   with tol = QR_RANK_TOL_N * n * DBL_EPSILON (2^-52; a zero column always is); the numerical
+ *   rank is n minus the dependent columns. This sees a column that is (nearly) a combination of earlier ones
  *   (every exact rank deficiency shows up so); without column pivoting it can miss a matrix that
  *   is ill-conditioned without any such column (Kahan's example): qr_rank's condition
  *   estimate max|r_jj| / min|r_jj| is only a lower bound. A deficient problem is refused
@@ -65,7 +65,7 @@
 #include "kernels/ops.h"
 
 #define QR_SLOTS 3 /* ring slots: the read of block q+2 overlaps the folds of q and q+1 */
-#define QR_RANK_TOL_N 1.0 /* tol = QR_RANK_TOL_N * n * eps */
+#define QR_RANK_TOL_N 1.0 /* tol = QR_RANK_TOL_N * n * DBL_EPSILON */
 
 typedef struct qr_state {
   int64_t n, nrhs;
@@ -134,5 +134,12 @@ int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p, int64_t P);
 int64_t qr_block_rows(int64_t bytes, int64_t n, int64_t nrhs);
 /* Bytes of a state of n columns and nrhs right-hand sides. */
 int64_t qr_state_bytes(int64_t n, int64_t nrhs);
+
+/* The useful flops of folding m rows into a state that holds rows_before (what a report's rate is
+ * measured against; the fold runs more, see "Flops per factorization" above): from scratch,
+ * LAPACK's dgeqrf of m x n (k = min(m, n): 4 m n k - 2 (m + n) k^2 + 4 k^3 / 3, which is
+ * 2 m n^2 - 2 n^3 / 3 for m >= n) and dormqr's Q^T b (4 m k - 2 k^2 per right-hand side); onto a stored triangle,
+ * dtpqrt's 2 m n^2 and 4 m n per right-hand side. */
+double qr_fold_flops(int64_t rows_before, int64_t m, int64_t n, int64_t nrhs);
 
 #endif
