@@ -903,38 +903,79 @@ static void t_job_add_cols(void) {
   free(Vd), free(Ax);
 }
 
+/* A column-major m x k matrix as dataset `dset` (m x k) of a new file, chunked by cr x cc. */
+static void write_chunked(const char *file, const char *dset, int64_t m, int64_t k, const double *V,
+                          int64_t cr, int64_t cc) {
+  double *t = malloc((size_t)(m * k + 1) * sizeof *t);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < k; j++) t[i * k + j] = V[i + j * m];
+  hsize_t dims[2] = {(hsize_t)m, (hsize_t)k}, ch[2] = {(hsize_t)cr, (hsize_t)cc};
+  hid_t f = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t sp = H5Screate_simple(2, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(pl, 2, ch);
+  hid_t d = H5Dcreate2(f, dset, H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+  CU_ASSERT(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t) >= 0);
+  H5Dclose(d), H5Pclose(pl), H5Sclose(sp), H5Fclose(f);
+  free(t);
+}
+
+/* A job test's problem: A (m x n), b (m x nrhs) and V (m x k, none when k = 0) as files
+ * <tag>a.h5, <tag>b.h5, <tag>v.h5 (V in column chunks when vchunks), the names of a state
+ * (<tag>a.qr.h5) and of an update's output (<tag>.u.h5), CPU options. A and B may be changed and
+ * jfix_write'd again. */
+typedef struct jfix {
+  int64_t m, n, k, nrhs;
+  double *A, *B, *V;
+  char fa[512], fb[512], fv[512], st[512], out[512];
+  ooc_opts_t o;
+} jfix_t;
+
+static void jfix_write(jfix_t *f) {
+  tu_write_matrix(f->fa, "A", f->m, f->n, f->A, 2);
+  tu_write_matrix(f->fb, "B", f->m, f->nrhs, f->B, 2);
+}
+
+static void jfix_make(jfix_t *f, const char *tag, int64_t m, int64_t n, int64_t k, int64_t nrhs,
+                      int vchunks) {
+  memset(f, 0, sizeof *f);
+  f->m = m, f->n = n, f->k = k, f->nrhs = nrhs;
+  f->A = rmat(m, n), f->B = rmat(m, nrhs), f->V = k ? rmat(m, k) : NULL;
+  char name[64];
+  char *dst[] = {f->fa, f->fb, f->fv, f->st, f->out};
+  static const char *const suffix[] = {"a.h5", "b.h5", "v.h5", "a.qr.h5", ".u.h5"};
+  for (int i = 0; i < 5; i++) { /* (tu_path's buffers are reused after 8 calls) */
+    snprintf(name, sizeof name, "%s%s", tag, suffix[i]);
+    snprintf(dst[i], 512, "%s", tu_path(name));
+  }
+  jfix_write(f);
+  if (k && vchunks) write_chunked(f->fv, "/V", m, k, f->V, m, 1);
+  else if (k) tu_write_matrix(f->fv, "V", m, k, f->V, 2);
+  ooc_opts_default(&f->o);
+  f->o.device = OOC_DEVICE_CPU;
+}
+
+static void jfix_free(jfix_t *f) { free(f->A), free(f->B), free(f->V); }
+
 /* ooc_lstsq_m from a host array with a state file: the state records no input_a (the array is
  * in no file), so --add-cols asks for --a instead of opening a file named "host array"; with
  * --a / --b given it works. */
 static void t_job_array_state(void) {
-  int64_t m = 120, n = 5, k = 2, nrhs = 1;
-  double *A = rmat(m, n), *B = rmat(m, nrhs), *V = rmat(m, k);
-  char fa[512], fb[512], fv[512], st0[512], out[512];
-  snprintf(fa, sizeof fa, "%s", tu_path("ya.h5"));
-  snprintf(fb, sizeof fb, "%s", tu_path("yb.h5"));
-  snprintf(fv, sizeof fv, "%s", tu_path("yv.h5"));
-  snprintf(st0, sizeof st0, "%s", tu_path("ya.qr.h5"));
-  snprintf(out, sizeof out, "%s", tu_path("ya.u.h5"));
-  tu_write_matrix(fa, "A", m, n, A, 2);
-  tu_write_matrix(fb, "B", m, nrhs, B, 2);
-  tu_write_matrix(fv, "V", m, k, V, 2);
+  jfix_t f;
+  jfix_make(&f, "y", 120, 5, 2, 1, 0);
   ooc_ctx_t *ctx = tu_ctx();
-  ooc_opts_t o;
-  ooc_opts_default(&o);
-  o.device = OOC_DEVICE_CPU;
   ooc_report_t rep;
   ooc_matrix_t *ha = NULL, *hb = NULL;
-  CU_ASSERT_FATAL(ooc_matrix_array(ctx, A, OOC_DTYPE_F64, m, n, m, OOC_LAYOUT_COL, &ha) == OOC_OK);
-  CU_ASSERT_FATAL(ooc_matrix_array(ctx, B, OOC_DTYPE_F64, m, nrhs, m, OOC_LAYOUT_COL, &hb) == OOC_OK);
-  CU_ASSERT_FATAL(job_lstsq_m(ctx, &o, &rep, ha, hb, NULL, st0) == OOC_OK);
-  ooc_status_t st = ooc_lstsq_add_cols(ctx, st0, fv, NULL, NULL, out, &o, &rep);
+  CU_ASSERT_FATAL(ooc_matrix_array(ctx, f.A, OOC_DTYPE_F64, f.m, f.n, f.m, OOC_LAYOUT_COL, &ha) == OOC_OK);
+  CU_ASSERT_FATAL(ooc_matrix_array(ctx, f.B, OOC_DTYPE_F64, f.m, f.nrhs, f.m, OOC_LAYOUT_COL, &hb) == OOC_OK);
+  CU_ASSERT_FATAL(job_lstsq_m(ctx, &f.o, &rep, ha, hb, NULL, f.st) == OOC_OK);
+  ooc_status_t st = ooc_lstsq_add_cols(ctx, f.st, f.fv, NULL, NULL, f.out, &f.o, &rep);
   CU_ASSERT(st == OOC_ERR_ARG && strstr(ooc_ctx_error(ctx), "--a") != NULL);
   if (st != OOC_ERR_ARG) fprintf(stderr, "  add-cols from an array's state: %s\n", ooc_ctx_error(ctx));
-  CU_ASSERT(!tu_file_exists(out));
-  CU_ASSERT(ooc_lstsq_add_cols(ctx, st0, fv, fa, fb, out, &o, &rep) == OOC_OK);
+  CU_ASSERT(!tu_file_exists(f.out));
+  CU_ASSERT(ooc_lstsq_add_cols(ctx, f.st, f.fv, f.fa, f.fb, f.out, &f.o, &rep) == OOC_OK);
   ooc_matrix_destroy(ha), ooc_matrix_destroy(hb);
   tu_ctx_done(ctx);
-  free(A), free(B), free(V);
+  jfix_free(&f);
 }
 
 /* check_lstsq (the job's check, solvers/check.h): dgels's x passes, an x off by 1e-8 of its norm
@@ -964,51 +1005,23 @@ static void t_check_lstsq(void) {
   free(A), free(B), free(X);
 }
 
-/* A column-major m x k matrix as dataset `dset` (m x k) of a new file, chunked by cr x cc. */
-static void write_chunked(const char *file, const char *dset, int64_t m, int64_t k, const double *V,
-                          int64_t cr, int64_t cc) {
-  double *t = malloc((size_t)(m * k + 1) * sizeof *t);
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t j = 0; j < k; j++) t[i * k + j] = V[i + j * m];
-  hsize_t dims[2] = {(hsize_t)m, (hsize_t)k}, ch[2] = {(hsize_t)cr, (hsize_t)cc};
-  hid_t f = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  hid_t sp = H5Screate_simple(2, dims, NULL), pl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_chunk(pl, 2, ch);
-  hid_t d = H5Dcreate2(f, dset, H5T_IEEE_F64LE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
-  CU_ASSERT(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t) >= 0);
-  H5Dclose(d), H5Pclose(pl), H5Sclose(sp), H5Fclose(f);
-  free(t);
-}
-
 /* Add columns out of core with V stored in column chunks (each row block of V decodes k chunks):
  * V's readers stay within the budget as A's and b's do (the plan's share of --host-mem). */
 static void t_job_add_cols_budget(void) {
-  int64_t m = 6000, n = 4, k = 40, nrhs = 1;
-  double *A = rmat(m, n), *B = rmat(m, nrhs), *V = rmat(m, k);
-  char fa[512], fb[512], fv[512], st0[512], out[512];
-  snprintf(fa, sizeof fa, "%s", tu_path("za.h5"));
-  snprintf(fb, sizeof fb, "%s", tu_path("zb.h5"));
-  snprintf(fv, sizeof fv, "%s", tu_path("zv.h5"));
-  snprintf(st0, sizeof st0, "%s", tu_path("za.qr.h5"));
-  snprintf(out, sizeof out, "%s", tu_path("za.u.h5"));
-  tu_write_matrix(fa, "A", m, n, A, 2);
-  tu_write_matrix(fb, "B", m, nrhs, B, 2);
-  write_chunked(fv, "/V", m, k, V, m, 1);
+  jfix_t f;
+  jfix_make(&f, "z", 6000, 4, 40, 1, 1);
   ooc_ctx_t *ctx = tu_ctx();
-  ooc_opts_t o;
-  ooc_opts_default(&o);
-  o.device = OOC_DEVICE_CPU;
   ooc_report_t rep;
-  CU_ASSERT_FATAL(ooc_lstsq(ctx, fa, fb, st0, &o, &rep) == OOC_OK);
-  int64_t total = 8 * m * (n + k + nrhs);
-  o.host_mem = total / 4;
-  ooc_status_t st = ooc_lstsq_add_cols(ctx, st0, fv, NULL, NULL, out, &o, &rep);
+  CU_ASSERT_FATAL(ooc_lstsq(ctx, f.fa, f.fb, f.st, &f.o, &rep) == OOC_OK);
+  int64_t total = 8 * f.m * (f.n + f.k + f.nrhs);
+  f.o.host_mem = total / 4;
+  ooc_status_t st = ooc_lstsq_add_cols(ctx, f.st, f.fv, NULL, NULL, f.out, &f.o, &rep);
   CU_ASSERT(st == OOC_OK);
-  CU_ASSERT(rep.host_peak <= o.host_mem);
+  CU_ASSERT(rep.host_peak <= f.o.host_mem);
   printf("  host peak %lld of --host-mem %lld (A, V, b: %lld bytes)\n", (long long)rep.host_peak,
-         (long long)o.host_mem, (long long)total);
+         (long long)f.o.host_mem, (long long)total);
   tu_ctx_done(ctx);
-  free(A), free(B), free(V);
+  jfix_free(&f);
 }
 
 /* Element i of dataset `dset` in a written file set to v (a state file spoiled on disk). */
@@ -1029,54 +1042,44 @@ static void poke(const char *file, const char *dset, int64_t i, double v) {
  * with nothing written; a state whose d or residual norms hold a NaN (or a negative norm) is
  * refused by the update, which reads no A and so has no check to catch it. */
 static void t_job_nonfinite(void) {
-  int64_t m = 40, n = 3, nrhs = 2;
-  double *A = rmat(m, n), *B = rmat(m, nrhs);
-  for (int64_t i = 0; i < m * n; i++) A[i] *= 1e-300;
-  for (int64_t i = 0; i < m; i++) B[i] *= 1e300;
-  char fa[512], fb[512], out[512], st0[512], up[512];
-  snprintf(fa, sizeof fa, "%s", tu_path("nfa.h5"));
-  snprintf(fb, sizeof fb, "%s", tu_path("nfb.h5"));
-  snprintf(out, sizeof out, "%s", tu_path("nfa.qr.h5"));
-  snprintf(up, sizeof up, "%s", tu_path("nf.u.h5"));
-  tu_write_matrix(fa, "A", m, n, A, 2);
-  tu_write_matrix(fb, "B", m, nrhs, B, 2);
-  ooc_opts_t o;
-  ooc_opts_default(&o);
-  o.device = OOC_DEVICE_CPU;
+  jfix_t f;
+  jfix_make(&f, "nf", 40, 3, 0, 2, 0);
+  int64_t m = f.m, n = f.n;
+  for (int64_t i = 0; i < m * n; i++) f.A[i] *= 1e-300;
+  for (int64_t i = 0; i < m; i++) f.B[i] *= 1e300;
+  jfix_write(&f);
   ooc_ctx_t *ctx = tu_ctx();
   ooc_report_t rep;
   ooc_status_t st;
   for (int chk = 0; chk < 2; chk++) { /* checked, and --check none: refused either way */
-    o.check = chk ? OOC_CHECK_NONE : OOC_CHECK_AUTO;
-    st = ooc_lstsq(ctx, fa, fb, out, &o, &rep);
+    f.o.check = chk ? OOC_CHECK_NONE : OOC_CHECK_AUTO;
+    st = ooc_lstsq(ctx, f.fa, f.fb, f.st, &f.o, &rep);
     CU_ASSERT(st == OOC_ERR_ACCURACY);
-    CU_ASSERT(!tu_file_exists(out));
+    CU_ASSERT(!tu_file_exists(f.st));
     printf("  x overflows: %s\n", ooc_ctx_error(ctx));
   }
-  o.check = OOC_CHECK_AUTO;
+  f.o.check = OOC_CHECK_AUTO;
   /* a good state, then spoiled copies of it */
-  for (int64_t i = 0; i < m * n; i++) A[i] *= 1e300;
-  for (int64_t i = 0; i < m; i++) B[i] *= 1e-300;
-  tu_write_matrix(fa, "A", m, n, A, 2);
-  tu_write_matrix(fb, "B", m, nrhs, B, 2);
-  snprintf(st0, sizeof st0, "%s", tu_path("nf.qr.h5"));
+  for (int64_t i = 0; i < m * n; i++) f.A[i] *= 1e300;
+  for (int64_t i = 0; i < m; i++) f.B[i] *= 1e-300;
+  jfix_write(&f);
   static const struct { const char *dset; int64_t i; double v; ooc_status_t want; } spoil[] = {
       {"/d", 4, NAN, OOC_ERR_NONFINITE}, {"/residual_norms", 1, INFINITY, OOC_ERR_NONFINITE},
       {"/residual_norms", 0, -1.0, OOC_ERR_FORMAT}, {"/R", 4, NAN, OOC_ERR_NONFINITE}};
   for (size_t k = 0; k < sizeof spoil / sizeof spoil[0]; k++) {
-    remove(st0);
-    CU_ASSERT_FATAL(ooc_lstsq(ctx, fa, fb, st0, &o, &rep) == OOC_OK);
-    poke(st0, spoil[k].dset, spoil[k].i, spoil[k].v);
-    st = ooc_lstsq_update(ctx, st0, NULL, NULL, 0, 1, up, &o, &rep);
+    remove(f.st);
+    CU_ASSERT_FATAL(ooc_lstsq(ctx, f.fa, f.fb, f.st, &f.o, &rep) == OOC_OK);
+    poke(f.st, spoil[k].dset, spoil[k].i, spoil[k].v);
+    st = ooc_lstsq_update(ctx, f.st, NULL, NULL, 0, 1, f.out, &f.o, &rep);
     CU_ASSERT(st == spoil[k].want);
     if (st != spoil[k].want)
       fprintf(stderr, "  %s[%lld] = %g: status %d (%s)\n", spoil[k].dset, (long long)spoil[k].i,
               spoil[k].v, (int)st, ooc_ctx_error(ctx));
-    CU_ASSERT(!tu_file_exists(up));
-    remove(up);
+    CU_ASSERT(!tu_file_exists(f.out));
+    remove(f.out);
   }
   tu_ctx_done(ctx);
-  free(A), free(B);
+  jfix_free(&f);
 }
 
 static const tu_test_t tests[] = {
