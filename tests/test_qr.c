@@ -1005,6 +1005,42 @@ static void t_check_lstsq(void) {
   free(A), free(B), free(X);
 }
 
+/* A state from A read transposed (--trans-a: the file holds A^T) records that, and --add-cols
+ * reads the recorded A the same way: [A V] from scratch, as dgels says. */
+static void t_job_trans_state(void) {
+  jfix_t f;
+  jfix_make(&f, "t", 200, 5, 2, 1, 0);
+  int64_t m = f.m, n = f.n, w = f.n + f.k;
+  double *At = malloc((size_t)(m * n) * sizeof *At), *AV = malloc((size_t)(m * w) * sizeof *AV);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) At[j + i * n] = f.A[i + j * m];
+  memcpy(AV, f.A, (size_t)(m * n) * sizeof *AV);
+  memcpy(AV + m * n, f.V, (size_t)(m * f.k) * sizeof *AV);
+  char fat[512], sp[600];
+  snprintf(fat, sizeof fat, "%s", tu_path("tat.h5"));
+  tu_write_matrix(fat, "A", n, m, At, 2);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_report_t rep;
+  f.o.trans_a = 1;
+  CU_ASSERT_FATAL(ooc_lstsq(ctx, fat, f.fb, f.st, &f.o, &rep) == OOC_OK);
+  f.o.trans_a = 0;
+  ooc_status_t st = ooc_lstsq_add_cols(ctx, f.st, f.fv, NULL, NULL, f.out, &f.o, &rep);
+  CU_ASSERT(st == OOC_OK);
+  if (st != OOC_OK) fprintf(stderr, "  add-cols to a --trans-a state: %s\n", ooc_ctx_error(ctx));
+  if (st == OOC_OK) {
+    double *XL = malloc((size_t)(w * f.nrhs) * sizeof *XL), res[1];
+    CU_ASSERT(dgels(m, w, f.nrhs, AV, f.B, XL, res) == 0);
+    int64_t r, c;
+    snprintf(sp, sizeof sp, "%s:/x", f.out);
+    double *x = tu_read_matrix(sp, &r, &c);
+    CU_ASSERT(r == w && rel(w, f.nrhs, x, w, XL, w) < 1e-12);
+    free(x), free(XL);
+  }
+  tu_ctx_done(ctx);
+  free(At), free(AV);
+  jfix_free(&f);
+}
+
 /* Add columns out of core with V stored in column chunks (each row block of V decodes k chunks):
  * V's readers stay within the budget as A's and b's do (the plan's share of --host-mem). */
 static void t_job_add_cols_budget(void) {
@@ -1096,6 +1132,7 @@ static const tu_test_t tests[] = {
     {"add columns: = dgels / lstsq of [A V], blocks 1/7/64, out of core, refusals, faults",
      t_job_add_cols},
     {"add columns out of core: V's readers within the budget", t_job_add_cols_budget},
+    {"add columns to a state whose A was read transposed", t_job_trans_state},
     {"check_lstsq: a right x passes, a wrong or NaN column fails", t_check_lstsq},
     {"a state from host arrays records no input file; add columns asks for --a", t_job_array_state},
     {"non-finite: an overflowing x, a state with NaN in d or its residual norms: refused",

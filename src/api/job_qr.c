@@ -6,7 +6,8 @@
  *
  * The QR state file (docs/CLI.md "lstsq"), every dataset float64 unless said:
  *   /R              n x n upper triangular (attributes: factor = "qr", rows = m folded, rank,
- *                   nrhs, method, backend, inputs, check, residual_ratio, block_rows)
+ *                   nrhs, method, backend, input_a/_b and input_a/_b_trans (files only), check,
+ *                   residual_ratio, block_rows, panel_rows, update)
  *   /d              n x nrhs (1-D when b was 1-D): the first n rows of Q^T b
  *   /x              n x nrhs (1-D likewise): the least-squares solution R^-1 d
  *   /residual_norms nrhs: ||b_k - A x_k||_2, from the residual rows of the reduction
@@ -54,6 +55,7 @@ typedef struct lq {
   double t_read;
   char out_file[PATH_MAX];
   char in_a[PATH_MAX + 512], in_b[PATH_MAX + 512]; /* a state's input_a/input_b ("" if none) */
+  int in_ta, in_tb; /* ... and whether they were read transposed (input_a_trans, input_b_trans) */
 } lq_t;
 
 static ooc_status_t start(lq_t *q, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *rep,
@@ -299,7 +301,8 @@ static ooc_status_t resolve_output(lq_t *q, const char *spec, const char *from,
 }
 
 static ooc_status_t write_state(lq_t *q, const qr_state_t *s, const double *X, int64_t rank,
-                                const char *in_a, const char *in_b, const char *update) {
+                                const char *in_a, int ta, const char *in_b, int tb,
+                                const char *update) {
   ooc_ctx_t *ctx = q->ctx;
   ooc_report_t *r = q->rep;
   int64_t n = s->n, nrhs = s->nrhs;
@@ -320,7 +323,9 @@ static ooc_status_t write_state(lq_t *q, const qr_state_t *s, const double *X, i
   OOC_TRY(h5m_attr_str(o, "check", r->check));
   OOC_TRY(h5m_attr_f64(o, "residual_ratio", r->residual));
   if (in_a) OOC_TRY(h5m_attr_str(o, "input_a", in_a));
+  if (in_a) OOC_TRY(h5m_attr_i64(o, "input_a_trans", ta));
   if (in_b) OOC_TRY(h5m_attr_str(o, "input_b", in_b));
+  if (in_b) OOC_TRY(h5m_attr_i64(o, "input_b_trans", tb));
   if (update) OOC_TRY(h5m_attr_str(o, "update", update));
   if (q->o.history) OOC_TRY(h5m_attr_str(o, "history", q->o.history));
   OOC_TRY(h5vec_write_f64(ctx, o, "/d", s->D, n, q->b1d ? 0 : nrhs, n));
@@ -360,6 +365,9 @@ static ooc_status_t read_state(lq_t *q, const char *file, qr_state_t **out) {
   }
   if (!h5vec_attr_str(R, "input_a", q->in_a, sizeof q->in_a)) q->in_a[0] = 0;
   if (!h5vec_attr_str(R, "input_b", q->in_b, sizeof q->in_b)) q->in_b[0] = 0;
+  double ta = 0, tb = 0; /* absent (states before the attribute): not transposed */
+  q->in_ta = h5m_attr_get_f64(R, "input_a_trans", &ta) && ta != 0;
+  q->in_tb = h5m_attr_get_f64(R, "input_b_trans", &tb) && tb != 0;
   int64_t n = h5m_rows(R);
   if (h5m_cols(R) != n) {
     st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: R is %lld x %lld, not square", h5m_name(R),
@@ -560,7 +568,8 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
   /* the inputs as --add-cols reopens them: files only (an array or callback is in no file) */
   if (!no_state)
     OOC_CHECK(st = write_state(&q, s, X, rank, h5m_path(q.A)[0] ? h5m_name(q.A) : NULL,
-                               h5m_path(q.B)[0] ? h5m_name(q.B) : NULL, NULL));
+                               q.o.trans_a, h5m_path(q.B)[0] ? h5m_name(q.B) : NULL, q.o.trans_b,
+                               NULL));
   if (hx) OOC_CHECK(st = write_x(&q, hx, X));
   OOC_CHECK(st = commit(&q));
 done:
@@ -677,8 +686,8 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
            "residual norms are carried; docs/NUMERICS.md)");
   /* removing columns keeps the rows: the state's A and b (its colmap numbers A's columns) are
    * still its inputs, which a later --add-cols reads; added rows are in no file */
-  OOC_CHECK(st = write_state(&q, s, X, rank, !adding && q.in_a[0] ? q.in_a : NULL,
-                             !adding && q.in_b[0] ? q.in_b : NULL, what));
+  OOC_CHECK(st = write_state(&q, s, X, rank, !adding && q.in_a[0] ? q.in_a : NULL, q.in_ta,
+                             !adding && q.in_b[0] ? q.in_b : NULL, q.in_tb, what));
   OOC_CHECK(st = commit(&q));
 done:
   ooc_free(ctx, X);
@@ -727,8 +736,9 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
                   !*sa ? "A" : "b", !*sa ? "a" : "b");
     goto done;
   }
-  OOC_CHECK(st = open_spec(&q, sa, q.o.trans_a, &q.A));
-  OOC_CHECK(st = open_spec(&q, sb, q.o.trans_b, &q.B));
+  /* a recorded input is read as lstsq read it; one given here as --trans-a/--trans-b say */
+  OOC_CHECK(st = open_spec(&q, sa, a && *a ? q.o.trans_a : q.in_ta, &q.A));
+  OOC_CHECK(st = open_spec(&q, sb, b && *b ? q.o.trans_b : q.in_tb, &q.B));
   OOC_CHECK(st = open_spec(&q, v, 0, &q.V));
   h5mat_t *V = q.V;
   int64_t n0 = s0->n, k = h5m_cols(V), m = s0->rows, ncA = h5m_cols(q.A);
@@ -808,7 +818,7 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   OOC_CHECK(st = check_x(&q, &src, X, "[A V]"));
   r->t_read = q.t_read;
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
-  OOC_CHECK(st = write_state(&q, s, X, rank, NULL, NULL, what));
+  OOC_CHECK(st = write_state(&q, s, X, rank, NULL, 0, NULL, 0, what));
   OOC_CHECK(st = commit(&q));
 done:
   if (st == OOC_ERR_SINGULAR && r->info == 0) r->info = 1;
