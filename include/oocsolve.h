@@ -304,8 +304,9 @@ OOC_API ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, cons
  * "<A stem>.qr.h5"): the QR state file with /x, /R, /d, /residual_norms, /colmap (docs/CLI.md).
  * A rank-deficient A (R's diagonal against its columns' norms, docs/NUMERICS.md) is refused with
  * OOC_ERR_SINGULAR, report->info = the first dependent column + 1; nothing is written. Checked
- * (opts->check; auto: up to 2^28 elements of A) by a second pass, ||A^T r|| ratio below
- * check_threshold (default 30), else OOC_ERR_ACCURACY. report: kind "lstsq", method "qr",
+ * (opts->check; auto: up to 2^28 elements of A; probe = full) by a second pass, ||A^T r|| ratio
+ * below check_threshold (default 30), else OOC_ERR_ACCURACY; an x that overflows (R^-1 d not
+ * finite) is OOC_ERR_ACCURACY whatever opts->check says. report: kind "lstsq", method "qr",
  * n, nrhs, gemm_k = m, tile = the rows per block, steps = blocks, residual = the check ratio.
  * R (and d) must fit --host-mem (on a GPU, --gpu-mem): else OOC_ERR_BUDGET. */
 OOC_API ooc_status_t ooc_lstsq(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
@@ -315,7 +316,9 @@ OOC_API ooc_status_t ooc_lstsq(ooc_ctx_t *ctx, const char *a, const char *b, con
  * is never changed): either add rows (add_a = U, p x n, and add_b = c, p x nrhs: folded into R
  * and d at O((n + p) n^2), whatever the rows before) or remove the original columns [c0, c1)
  * (0-based, end exclusive; R re-triangularised, A not read). x is solved again and written with
- * the new state. No residual check (A is not read): report->check = "none". */
+ * the new state. No residual check (A is not read): report->check = "none"; a state whose R, d
+ * or residual norms are not finite is refused (OOC_ERR_NONFINITE; a negative norm:
+ * OOC_ERR_FORMAT). */
 OOC_API ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add_a,
                                       const char *add_b, int64_t c0, int64_t c1,
                                       const char *output, const ooc_opts_t *opts,

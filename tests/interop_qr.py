@@ -10,7 +10,12 @@ a quarter of A where A is large enough to say so) and row blocks (--tile) of 1, 
   (a) the state file's /x equals numpy.linalg.lstsq's solution (relative difference < 1e-10),
       /residual_norms equal ||b - A x|| (< 1e-10 relative), R^T R = A^T A (ratio < 30), the
       attributes say factor = "qr", rows = m, rank = n; a 1-D b gives a 1-D x;
-  (b) an overdetermined system with a known solution gets it back (< 1e-12);
+  (b) a consistent overdetermined system with a known solution gets it back (< 1e-12); an
+      inconsistent one (b = A x0 + r0, r0 orthogonal to A's range) on random A and on A with a
+      prescribed condition number (LAPACK's generator's mode 3, cond 2 and sqrt(0.1/eps)) gets
+      x0 within LAPACK's forward bound (or 10x numpy's error) and ||r0|| as residual norms;
+every state is also checked by dqrt17 and ||A^T r|| / (||A|| ||r|| max(m, n) eps) (< 30 or
+within 10x of numpy's on the same problem) and R upper triangular;
   (c) --update --add-rows U c equals numpy on [A; U], [b; c] (the rows attribute grows by p);
   (d) --update --remove-cols 5:9 equals numpy on A without those columns, /colmap lists the rest;
   (f) --update --add-cols V equals numpy on [A V] and |R| equals lstsq [A V]'s, tiles 1, 7, 64,
@@ -49,7 +54,31 @@ def write(path, name, v):
         f[name] = v
 
 
-def check_state(path, A, B, what):
+U53 = EPS / 2  # LAPACK's dlamch('Epsilon'), the unit roundoff its ratios take
+
+
+def dqrt17(A, B, x):
+    """LAPACK's dqrt17 as ddrvls calls it: ||(B - A x)^T A||_1 / (||A||_1 ||B||_1 max(m, n, nrhs) eps)."""
+    B2, x2 = B.reshape(len(A), -1), x.reshape(A.shape[1], -1)
+    r = B2 - A @ x2
+    m, n = A.shape
+    return float(np.linalg.norm(r.T @ A, 1) / (np.linalg.norm(A, 1) * np.linalg.norm(B2, 1)
+                                               * max(m, n, B2.shape[1]) * U53))
+
+
+def orth(A, B, x):
+    """max_k ||A^T r_k|| / (||A||_F ||r_k|| max(m, n) eps) over columns not (nearly) consistent."""
+    B2, x2 = B.reshape(len(A), -1), x.reshape(A.shape[1], -1)
+    r = B2 - A @ x2
+    w = 0.0
+    for k in range(r.shape[1]):
+        rn = np.linalg.norm(r[:, k])
+        if rn > np.sqrt(U53) * np.linalg.norm(B2[:, k]):
+            w = max(w, float(np.linalg.norm(A.T @ r[:, k]) / (np.linalg.norm(A) * rn * max(A.shape) * U53)))
+    return w
+
+
+def check_state(path, A, B, what, xtol=1e-10):
     with h5py.File(path, "r") as f:
         x, R, res = f["x"][()], f["R"][()], f["residual_norms"][()]
         attrs = dict(f["R"].attrs)
@@ -58,13 +87,18 @@ def check_state(path, A, B, what):
     r = B - A @ xl
     rn = np.linalg.norm(r.reshape(len(A), -1), axis=0)
     check(x.shape == xl.shape, f"{what}: x has b's shape {xl.shape} (got {x.shape})")
-    check(rel(x, xl) < 1e-10, f"{what}: x = numpy.linalg.lstsq's ({rel(x, xl):.3g})")
+    check(rel(x, xl) < xtol, f"{what}: x = numpy.linalg.lstsq's ({rel(x, xl):.3g})")
+    q, ql = dqrt17(A, B, x), dqrt17(A, B, xl)
+    check(q < 30 or q <= 10 * ql, f"{what}: dqrt17 {q:.3g} < 30 or within 10x of numpy's {ql:.3g}")
+    o, ol = orth(A, B, x), orth(A, B, xl)
+    check(o < 30 or o <= 10 * ol, f"{what}: ||A^T r|| / (||A|| ||r|| max(m, n) eps) {o:.3g} < 30 "
+          f"or within 10x of numpy's {ol:.3g}")
     bn = np.linalg.norm(B)  # m = n: both ~ 0, so relative to ||b||
     dr = float(np.abs(res - rn).max() / bn)
     check(dr < 1e-10, f"{what}: residual norms = ||b - A x|| ({dr:.3g} ||b||)")
     fr = np.linalg.norm(R.T @ R - A.T @ A) / (np.linalg.norm(A) ** 2 * A.shape[1] * EPS)
     check(fr < 30, f"{what}: R^T R = A^T A (ratio {fr:.3g})")
-    check(np.allclose(np.tril(R, -1), 0), f"{what}: R is upper triangular")
+    check(not np.tril(R, -1).any(), f"{what}: R is upper triangular (zeros below)")
     check(attrs.get("factor") == "qr" and int(attrs.get("rows")) == len(A)
           and int(attrs.get("rank")) == A.shape[1],
           f"{what}: attributes factor, rows = {len(A)}, rank = {A.shape[1]}")
@@ -131,6 +165,43 @@ def main():
                 x1 = np.concatenate([x0, [0.0, 0.0]])
                 check(x.shape == (N + 2,) and rel(x, x1) < 1e-12,
                       f"1-D x of N + 2, the known solution with zeros ({x.shape}, {rel(x, x1):.3g})")
+
+        # (b2) overdetermined, inconsistent, with a known least-squares solution: b = A x0 + r0
+        # with r0 orthogonal to A's range; A random and with a prescribed condition number
+        # (LAPACK's generator's mode 3: singular values cond^(-i/(n-1)), random orthogonal
+        # factors; cond 2 and sqrt(0.1/eps) as dchkls), m = 3n, r0 as large as A x0
+        for cond in (None, 2.0, np.sqrt(0.1 / EPS)):
+            m = 3 * N
+            if cond is None:
+                A = rng.standard_normal((m, N))
+            else:
+                U, _ = np.linalg.qr(rng.standard_normal((m, N)))
+                V, _ = np.linalg.qr(rng.standard_normal((N, N)))
+                A = (U * cond ** (-np.arange(N) / (N - 1))) @ V.T
+            x0 = rng.standard_normal((N, NRHS))
+            Q = np.linalg.qr(A, mode="complete")[0]
+            z = Q[:, N:] @ rng.standard_normal((m - N, NRHS))
+            ax = A @ x0
+            r0 = z * (np.linalg.norm(ax, axis=0) / np.linalg.norm(z, axis=0))
+            tag = "random" if cond is None else f"cond {cond:.3g}"
+            write(p("L.h5"), "A", A)
+            write(p("l.h5"), "b", ax + r0)
+            r = run(exe, "lstsq", p("L.h5"), p("l.h5"), "--tile", "7", "--out", p("L.qr.h5"), "--force",
+                    "-q")
+            if check(r.returncode == 0, f"known least-squares solution, {tag}: exit 0 ({r.stderr})"):
+                kap = np.linalg.cond(A)
+                with h5py.File(p("L.qr.h5"), "r") as f:
+                    x, res = f["x"][()], f["residual_norms"][()]
+                # LAPACK's forward bound for least squares: n eps (kappa + kappa^2 |r| / (|A| |x|))
+                bound = N * U53 * (kap + kap ** 2 * np.linalg.norm(r0) / (np.linalg.norm(A, 2) * np.linalg.norm(x0)))
+                xl = np.linalg.lstsq(A, ax + r0, rcond=None)[0]
+                e, el = rel(x, x0), rel(xl, x0)
+                check(e < 30 * bound or e <= 10 * el, f"known solution, {tag}: |x - x0| / |x0| = {e:.3g} "
+                      f"(bound {bound:.3g}, numpy {el:.3g})")
+                dr = float(np.abs(res - np.linalg.norm(r0, axis=0)).max() / np.linalg.norm(r0))
+                check(dr < 1e-10, f"known solution, {tag}: residual norms = ||r0|| ({dr:.3g})")
+                check_state(p("L.qr.h5"), A, ax + r0, f"known solution, {tag}",
+                            xtol=1e-10 if cond is None or cond < 10 else 1e-2)
 
         # (c) add rows, (d) remove columns: against numpy from scratch
         m = 5 * N

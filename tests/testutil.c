@@ -99,7 +99,7 @@ static double norm1(int64_t m, int64_t n, const double *A, int64_t lda) {
   for (int64_t j = 0; j < n; j++) {
     double s = 0;
     for (int64_t i = 0; i < m; i++) s += fabs(A[i + j * lda]);
-    if (!(s <= best)) best = s; /* NaN propagates */
+    best = ooc_nanmax(best, s); /* a NaN stays */
   }
   return best;
 }
@@ -141,7 +141,7 @@ double tu_solve_ratio(int64_t n, int64_t m, const double *A, const double *X, co
   for (int64_t i = 0; i < n; i++) {
     double s = 0;
     for (int64_t j = 0; j < n; j++) s += fabs(A[i + j * n]);
-    if (!(s <= anorm)) anorm = s;
+    anorm = ooc_nanmax(anorm, s);
   }
   double worst = 0;
   double *r = malloc((size_t)n * sizeof *r);
@@ -152,12 +152,12 @@ double tu_solve_ratio(int64_t n, int64_t m, const double *A, const double *X, co
     for (int64_t l = 0; l < n; l++)
       for (int64_t i = 0; i < n; i++) r[i] += A[i + l * n] * x[l];
     for (int64_t i = 0; i < n; i++) {
-      if (!(fabs(x[i]) <= xn)) xn = fabs(x[i]);
-      if (!(fabs(b[i]) <= bn)) bn = fabs(b[i]);
-      if (!(fabs(r[i]) <= rn)) rn = fabs(r[i]);
+      xn = ooc_nanmax(xn, fabs(x[i]));
+      bn = ooc_nanmax(bn, fabs(b[i]));
+      rn = ooc_nanmax(rn, fabs(r[i]));
     }
     double ratio = rn / (eps * (anorm * xn + bn) * (double)n);
-    if (!(ratio <= worst)) worst = ratio;
+    worst = ooc_nanmax(worst, ratio); /* one NaN column fails the whole */
   }
   free(r);
   return worst;

@@ -512,8 +512,8 @@ def lstsq(a, b, out=None, *, state=None, progress=None, report=None, **options):
     QR out of core (rows streamed, Q never formed; 1-D ``b``: 1-D x).
 
     ``state="A.qr.h5"`` also writes the QR state file (R, d = Q^T b, residual norms, column map:
-    docs/CLI.md "oocsolve lstsq"), which ``oocsolve lstsq --update`` extends with new rows or
-    fewer columns. A rank-deficient ``a`` raises OocError (OOC_ERR_SINGULAR). Returns a float64
+    docs/CLI.md "oocsolve lstsq"), which ``oocsolve lstsq --update`` extends with new rows, fewer
+    columns or new columns (``--add-cols`` then needs ``--a``/``--b``: arrays are in no file). A rank-deficient ``a`` raises OocError (OOC_ERR_SINGULAR). Returns a float64
     array (``out=None``), ``out`` itself (an array written in place) or its file spec.
 
     >>> import numpy as np, oocsolve

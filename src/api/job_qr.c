@@ -6,7 +6,8 @@
  *
  * The QR state file (docs/CLI.md "lstsq"), every dataset float64 unless said:
  *   /R              n x n upper triangular (attributes: factor = "qr", rows = m folded, rank,
- *                   nrhs, method, backend, inputs, check, residual_ratio, block_rows)
+ *                   nrhs, method, backend, input_a/_b and input_a/_b_trans (files only), check,
+ *                   residual_ratio, block_rows, panel_rows, update)
  *   /d              n x nrhs (1-D when b was 1-D): the first n rows of Q^T b
  *   /x              n x nrhs (1-D likewise): the least-squares solution R^-1 d
  *   /residual_norms nrhs: ||b_k - A x_k||_2, from the residual rows of the reduction
@@ -17,7 +18,6 @@
  * nothing to resume), the update on matrix handles (ooc_lstsq_m covers the factorization), the
  * Fortran binding.
  */
-#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +29,7 @@
 #include "exec/plugin.h"
 #include "io/h5mat.h"
 #include "io/h5vec.h"
+#include "solvers/check.h"
 #include "solvers/qr.h"
 
 #ifndef PATH_MAX
@@ -45,7 +46,8 @@ typedef struct lq {
   ooc_ctx_t *ctx;
   ooc_opts_t o;
   ooc_report_t *rep;
-  h5mat_t *A, *B, *out;
+  h5mat_t *A, *B, *V;          /* V: --add-cols' new columns */
+  h5mat_t *out, *xout;          /* out: the state file; xout: x alone (ooc_lstsq_m) */
   const ooc_ops_t *ops;
   ooc_exec_t *ex;
   int cuda, b1d;
@@ -53,6 +55,7 @@ typedef struct lq {
   double t_read;
   char out_file[PATH_MAX];
   char in_a[PATH_MAX + 512], in_b[PATH_MAX + 512]; /* a state's input_a/input_b ("" if none) */
+  int in_ta, in_tb; /* ... and whether they were read transposed (input_a_trans, input_b_trans) */
 } lq_t;
 
 static ooc_status_t start(lq_t *q, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *rep,
@@ -86,7 +89,9 @@ static void finish(lq_t *q, double t0) {
   ex_destroy(q->ex);
   h5m_close(q->A);
   h5m_close(q->B);
+  h5m_close(q->V);
   h5m_close(q->out); /* uncommitted: the temporary is removed */
+  h5m_close(q->xout);
   q->rep->host_peak = ooc_ctx_host_peak(q->ctx);
   q->rep->t_total = ooc_now() - t0;
 }
@@ -176,7 +181,8 @@ static ooc_status_t pick_backend(lq_t *q) {
 }
 
 /* The row block p: --tile if given, else max(4096, 4n) (the stacked [R; A_i] reduction redoes
- * R's n rows per block: p >= 4n keeps that under ~1/3 more flops), then whatever the budgets
+ * R's n rows per block: a panel of P >= 4n rows keeps that under 1/6 more flops, qr.h), then
+ * whatever the budgets
  * allow: the host's (the state, and on the host executor the whole workspace; on a GPU the
  * pinned slots) and the device's (S = (n + p) x (n + nrhs) and cuSOLVER's workspace). R must fit:
  * otherwise OOC_ERR_BUDGET (a tiled Householder QR for n x n beyond memory is not implemented). */
@@ -186,10 +192,16 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
   int64_t want = q->o.tile > 0 ? q->o.tile : (4 * n > 4096 ? 4 * n : 4096);
   int64_t state = qr_state_bytes(n, nrhs) + 8 * n * nrhs; /* and X */
   /* the readers' staging windows (h5m_set_stage) come out of the budget too: an eighth of it, at
-   * most 1 GiB, 7/8 of that for A (h5m_read decodes as many chunks at once as its stage holds:
-   * the GPU run read 34 GB at 1.4 GB/s with one 128 MiB chunk at a time) */
+   * most 1 GiB, 7/8 of that for A (and V, by their columns), 1/8 for b (h5m_read decodes as many
+   * chunks at once as its stage holds: the GPU run read 34 GB at 1.4 GB/s with one 128 MiB chunk
+   * at a time) */
   int64_t io = q->o.host_mem / 8 < ((int64_t)1 << 30) ? q->o.host_mem / 8 : ((int64_t)1 << 30);
-  if (q->A) h5m_set_stage(q->A, io / 8 * 7);
+  int64_t kv = q->V ? h5m_cols(q->V) : 0, ka = q->A ? h5m_cols(q->A) : 0, ia = io / 8 * 7;
+  if (q->V && ka + kv > 0) {
+    h5m_set_stage(q->V, (int64_t)((double)ia * (double)kv / (double)(ka + kv)));
+    ia -= (int64_t)((double)ia * (double)kv / (double)(ka + kv));
+  }
+  if (q->A) h5m_set_stage(q->A, ia);
   if (q->B) h5m_set_stage(q->B, io / 8);
   int64_t host_left = q->o.host_mem - state - io;
   char b1[32], b2[32], b3[32], b4[32];
@@ -241,62 +253,35 @@ static ooc_status_t plan(lq_t *q, int64_t rows) {
 
 /* ---- check --------------------------------------------------------------------------------- */
 
-/* One more pass over A and b: r = b - A x per row block, g = A^T r, and the ratio
- *   max_k ||A^T r_k||_2 / (max(m, n) eps ||A||_F (||A||_F ||x_k||_2 + ||b_k||_2))
- * (docs/NUMERICS.md: O(1) for a backward-stable solve, whatever A's condition). */
-static ooc_status_t check(lq_t *q, rsrc_t *src, const qr_state_t *s, const double *X,
-                          double *ratio) {
-  ooc_ctx_t *ctx = q->ctx;
-  int64_t m = q->m, n = q->n, nrhs = q->nrhs, p = q->p;
-  double *Ab = ooc_malloc(ctx, (size_t)(p * n) * sizeof(double));
-  double *Bb = ooc_malloc(ctx, (size_t)(p * nrhs) * sizeof(double));
-  double *G = ooc_calloc(ctx, (size_t)(n * nrhs), sizeof(double));
-  double *bn = ooc_calloc(ctx, (size_t)nrhs, sizeof(double));
-  ooc_status_t st = OOC_OK;
-  if (!Ab || !Bb || !G || !bn) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the least-squares check (%lld "
-                  "rows of %lld + %lld columns)", (long long)p, (long long)n, (long long)nrhs);
-    goto done;
+/* The check as opts->check asks (auto: full up to QR_CHECK_AUTO_ELEMS elements of A, as it reads
+ * A again; probe is full here), its ratio against the threshold: OOC_ERR_ACCURACY above it.
+ * `what` names the problem in the message ("A", "[A V]"). */
+static ooc_status_t check_x(lq_t *q, rsrc_t *src, const double *X, const char *what) {
+  ooc_report_t *r = q->rep;
+  int full = q->o.check == OOC_CHECK_FULL || q->o.check == OOC_CHECK_PROBE ||
+             (q->o.check == OOC_CHECK_AUTO && q->m * q->n <= QR_CHECK_AUTO_ELEMS);
+  if (!full) {
+    if (q->o.check == OOC_CHECK_AUTO)
+      ooc_warn(r->warnings, sizeof r->warnings, "check skipped: %s has more than %lld elements "
+               "(--check full reads it again)", what, (long long)QR_CHECK_AUTO_ELEMS);
+    return OOC_OK;
   }
-  double an = 0.0;
-  for (int64_t r0 = 0; r0 < m; r0 += p) {
-    int64_t nr = m - r0 < p ? m - r0 : p;
-    OOC_CHECK(st = read_rows(src, r0, nr, Ab, p, Bb, p));
-    for (int64_t j = 0; j < n; j++)
-      for (int64_t i = 0; i < nr; i++) an = hypot(an, Ab[i + j * p]);
-    for (int64_t c = 0; c < nrhs; c++)
-      for (int64_t i = 0; i < nr; i++) bn[c] = hypot(bn[c], Bb[i + c * p]);
-    q->ops->gemm('N', 'N', nr, nrhs, n, -1.0, Ab, p, X, n, 1.0, Bb, p); /* r */
-    q->ops->gemm('T', 'N', n, nrhs, nr, 1.0, Ab, p, Bb, p, 1.0, G, n);  /* A^T r */
-    OOC_CHECK(st = ooc_tick(ctx, "check", (double)(r0 + nr) / (double)m));
-  }
-  double worst = 0.0, mx = (double)(m > n ? m : n);
-  for (int64_t c = 0; c < nrhs; c++) {
-    double g = 0.0, xn = 0.0;
-    for (int64_t j = 0; j < n; j++) g = hypot(g, G[j + c * n]), xn = hypot(xn, X[j + c * n]);
-    double den = mx * DBL_EPSILON * an * (an * xn + bn[c]);
-    double r = den > 0 ? g / den : (g > 0 ? INFINITY : 0.0);
-    if (!(r <= worst)) worst = r;
-  }
-  *ratio = worst;
-  (void)s;
-done:
-  ooc_free(ctx, Ab);
-  ooc_free(ctx, Bb);
-  ooc_free(ctx, G);
-  ooc_free(ctx, bn);
-  return st;
+  double tk = ooc_now(), tr = q->t_read;
+  double thr = q->o.check_threshold > 0 ? q->o.check_threshold : QR_CHECK_THRESHOLD;
+  OOC_TRY(check_lstsq(q->ctx, q->ops, q->m, q->n, q->nrhs, q->p, read_rows, src, X, check_eps(0),
+                      &r->residual));
+  r->t_check = ooc_now() - tk;
+  r->bytes_input += 8 * q->m * (q->n + q->nrhs);
+  q->t_read = tr; /* the check's reads are its own time */
+  snprintf(r->check, sizeof r->check, "full");
+  if (!(r->residual < thr))
+    return OOC_FAIL(q->ctx, OOC_ERR_ACCURACY, "lstsq: the check ratio ||%s^T r|| / (max(m, n) eps "
+                    "||%s||_F (||%s||_F ||x|| + ||b||)) is %.3g, not below %g: nothing was written",
+                    what, what, what, r->residual, thr);
+  return OOC_OK;
 }
 
 /* ---- the state file ------------------------------------------------------------------------ */
-
-static void derive_name(const char *file, const char *suffix, char *out, size_t cap) {
-  const char *slash = strrchr(file, '/'), *dot = strrchr(file, '.');
-  if (dot && (!slash || dot > slash + 1) && dot != file)
-    snprintf(out, cap, "%.*s%s%s", (int)(dot - file), file, suffix, dot);
-  else
-    snprintf(out, cap, "%s%s.h5", file, suffix);
-}
 
 /* The output file (a file, not a dataset: the state file holds several), checked against every
  * file the run reads. */
@@ -308,7 +293,7 @@ static ooc_status_t resolve_output(lq_t *q, const char *spec, const char *from,
                       "file holds /x, /R, /d, /residual_norms and /colmap)", spec);
     snprintf(q->out_file, sizeof q->out_file, "%s", spec);
   } else {
-    derive_name(from, suffix, q->out_file, sizeof q->out_file);
+    outpath_derive(from, suffix, q->out_file, sizeof q->out_file);
   }
   OOC_TRY(outpath_check(q->ctx, q->out_file, ins, nins));
   ooc_fmt(q->rep->output, sizeof q->rep->output, "%s", q->out_file);
@@ -316,7 +301,8 @@ static ooc_status_t resolve_output(lq_t *q, const char *spec, const char *from,
 }
 
 static ooc_status_t write_state(lq_t *q, const qr_state_t *s, const double *X, int64_t rank,
-                                const char *in_a, const char *in_b, const char *update) {
+                                const char *in_a, int ta, const char *in_b, int tb,
+                                const char *update) {
   ooc_ctx_t *ctx = q->ctx;
   ooc_report_t *r = q->rep;
   int64_t n = s->n, nrhs = s->nrhs;
@@ -337,16 +323,27 @@ static ooc_status_t write_state(lq_t *q, const qr_state_t *s, const double *X, i
   OOC_TRY(h5m_attr_str(o, "check", r->check));
   OOC_TRY(h5m_attr_f64(o, "residual_ratio", r->residual));
   if (in_a) OOC_TRY(h5m_attr_str(o, "input_a", in_a));
+  if (in_a) OOC_TRY(h5m_attr_i64(o, "input_a_trans", ta));
   if (in_b) OOC_TRY(h5m_attr_str(o, "input_b", in_b));
+  if (in_b) OOC_TRY(h5m_attr_i64(o, "input_b_trans", tb));
   if (update) OOC_TRY(h5m_attr_str(o, "update", update));
   if (q->o.history) OOC_TRY(h5m_attr_str(o, "history", q->o.history));
   OOC_TRY(h5vec_write_f64(ctx, o, "/d", s->D, n, q->b1d ? 0 : nrhs, n));
   OOC_TRY(h5vec_write_f64(ctx, o, "/x", X, n, q->b1d ? 0 : nrhs, n));
   OOC_TRY(h5vec_write_f64(ctx, o, "/residual_norms", s->res, nrhs, 0, nrhs));
   OOC_TRY(h5vec_write_i64(ctx, o, "/colmap", s->colmap, n));
-  OOC_TRY(h5m_commit(o));
-  r->bytes_output = 8 * (n * n + 2 * n * nrhs + nrhs + n);
-  r->t_write = ooc_now() - t0;
+  r->bytes_output += 8 * (n * n + 2 * n * nrhs + nrhs + n);
+  r->t_write += ooc_now() - t0;
+  return OOC_OK;
+}
+
+/* The outputs written (write_state, write_x) are renamed into place only now, together, once
+ * every write has succeeded: a failure before leaves neither (finish removes the temporaries). */
+static ooc_status_t commit(lq_t *q) {
+  double t0 = ooc_now();
+  if (q->out) OOC_TRY(h5m_commit(q->out));
+  if (q->xout) OOC_TRY(h5m_commit(q->xout));
+  q->rep->t_write += ooc_now() - t0;
   return OOC_OK;
 }
 
@@ -368,6 +365,9 @@ static ooc_status_t read_state(lq_t *q, const char *file, qr_state_t **out) {
   }
   if (!h5vec_attr_str(R, "input_a", q->in_a, sizeof q->in_a)) q->in_a[0] = 0;
   if (!h5vec_attr_str(R, "input_b", q->in_b, sizeof q->in_b)) q->in_b[0] = 0;
+  double ta = 0, tb = 0; /* absent (states before the attribute): not transposed */
+  q->in_ta = h5m_attr_get_f64(R, "input_a_trans", &ta) && ta != 0;
+  q->in_tb = h5m_attr_get_f64(R, "input_b_trans", &tb) && tb != 0;
   int64_t n = h5m_rows(R);
   if (h5m_cols(R) != n) {
     st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: R is %lld x %lld, not square", h5m_name(R),
@@ -380,7 +380,7 @@ static ooc_status_t read_state(lq_t *q, const char *file, qr_state_t **out) {
   int64_t nrhs = h5m_cols(D);
   q->b1d = h5m_rank(D) == 1;
   if (h5m_rows(D) != n || h5m_rows(res) != nrhs || h5m_cols(res) != 1 || h5m_rows(cm) != n ||
-      h5m_cols(cm) != 1 || !(rows >= 0) || rows != floor(rows)) {
+      h5m_cols(cm) != 1 || !(rows >= 0 && rows <= 9e15) || rows != floor(rows)) {
     st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: inconsistent QR state: R %lld x %lld, d %lld x %lld, "
                   "residual_norms %lld, colmap %lld, rows %g", file, (long long)n, (long long)n,
                   (long long)h5m_rows(D), (long long)nrhs, (long long)h5m_rows(res),
@@ -409,12 +409,18 @@ static ooc_status_t read_state(lq_t *q, const char *file, qr_state_t **out) {
   }
   for (int64_t j = 0; j < n; j++) /* R's strict lower part is zero by definition */
     for (int64_t i = j + 1; i < n; i++) s->R[i + j * n] = 0.0;
-  for (int64_t i = 0; i < n * n; i++)
-    if (!isfinite(s->R[i])) {
-      st = OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %g", h5m_name(R),
-                    (long long)(i % n), (long long)(i / n), s->R[i]);
-      goto done;
-    }
+  /* a NaN in R, d or the residual norms would reach x and the new state unchecked (an update
+   * reads no A): refused as lstsq refuses one in A or b */
+  const struct { h5mat_t *h; const double *v; int64_t rows, count; } parts[] = {
+      {R, s->R, n, n * n}, {D, s->D, n, n * nrhs}, {res, s->res, nrhs, nrhs}};
+  for (int k = 0; k < 3; k++)
+    for (int64_t i = 0; i < parts[k].count; i++)
+      if (!isfinite(parts[k].v[i]) || (k == 2 && parts[k].v[i] < 0)) {
+        st = OOC_FAIL(ctx, k == 2 && isfinite(parts[k].v[i]) ? OOC_ERR_FORMAT : OOC_ERR_NONFINITE,
+                      "%s: element [%lld, %lld] is %g: not a valid QR state", h5m_name(parts[k].h),
+                      (long long)(i % parts[k].rows), (long long)(i / parts[k].rows), parts[k].v[i]);
+        goto done;
+      }
   q->rep->bytes_input += 8 * (n * n + n * nrhs + nrhs + n);
 done:
   ooc_free(ctx, tmp);
@@ -430,13 +436,19 @@ done:
   return st;
 }
 
-/* Rank test, solve, report. */
-static ooc_status_t solve(lq_t *q, const qr_state_t *s, double *X, int64_t *rank) {
-  double cond;
-  int64_t bad;
-  *rank = qr_rank(s, &bad, &cond);
-  ooc_status_t st = qr_solve(q->ctx, q->ex, q->ops, s, X, s->n, &q->rep->info);
-  return st;
+/* x = R^-1 d into *X (allocated here, n x nrhs, ld n; the caller frees it, also on failure):
+ * the rank test (qr_solve refuses a deficient R; *rank for the state's attribute), the solve,
+ * its flops (the triangular solve's n^2 nrhs) in the report. */
+static ooc_status_t solve(lq_t *q, const qr_state_t *s, double **X, int64_t *rank) {
+  int64_t n = s->n, nrhs = s->nrhs;
+  *X = ooc_malloc(q->ctx, (size_t)(n * nrhs + 1) * sizeof(double));
+  if (!*X)
+    return OOC_FAIL(q->ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)",
+                    (long long)n, (long long)nrhs);
+  *rank = qr_rank(s, NULL, NULL);
+  OOC_TRY(qr_solve(q->ctx, q->ex, q->ops, s, *X, n, &q->rep->info));
+  q->rep->flops += (double)n * (double)n * (double)nrhs;
+  return OOC_OK;
 }
 
 /* ---- the calls ------------------------------------------------------------------------------ */
@@ -454,11 +466,10 @@ static ooc_status_t open_input(lq_t *q, const char *spec, const ooc_matrix_t *h,
 }
 
 /* x alone into an output handle (ooc_lstsq_m): a file's spec, or an array or callback; verified
- * before (the check), committed here. */
+ * before (the check), committed by commit() with the state file. */
 static ooc_status_t write_x(lq_t *q, const ooc_matrix_t *hx, const double *X) {
   ooc_ctx_t *ctx = q->ctx;
-  h5mat_t *o = NULL;
-  ooc_status_t st;
+  double t0 = ooc_now();
   if (matrix_is_file(hx)) {
     char file[PATH_MAX], dset[512];
     OOC_TRY(h5m_split_spec(ctx, matrix_spec(hx), file, sizeof file, dset, sizeof dset));
@@ -467,17 +478,16 @@ static ooc_status_t write_x(lq_t *q, const ooc_matrix_t *hx, const double *X) {
                          q->out_file};
     OOC_TRY(outpath_check(ctx, file, ins, 5));
     OOC_TRY(h5m_create2(ctx, file, dset, q->n, q->nrhs, H5M_F64, 0, q->o.compress, q->o.force,
-                        q->b1d ? H5M_OUT_1D : 0u, &o));
+                        q->b1d ? H5M_OUT_1D : 0u, &q->xout));
   } else {
     OOC_TRY(matrix_open_output(ctx, hx, q->n, q->nrhs, H5M_F64, q->n > 0 ? q->n : 1,
-                               q->o.scratch_dir, &o));
+                               q->o.scratch_dir, &q->xout));
   }
-  st = h5m_write(o, 0, 0, q->n, q->nrhs, X, q->n);
-  if (st == OOC_OK) st = h5m_attr_str(o, "method", "qr");
-  if (st == OOC_OK) st = h5m_commit(o);
-  h5m_close(o);
-  if (st == OOC_OK) q->rep->bytes_output += 8 * q->n * q->nrhs;
-  return st;
+  OOC_TRY(h5m_write(q->xout, 0, 0, q->n, q->nrhs, X, q->n));
+  OOC_TRY(h5m_attr_str(q->xout, "method", "qr"));
+  q->rep->bytes_output += 8 * q->n * q->nrhs;
+  q->rep->t_write += ooc_now() - t0;
+  return OOC_OK;
 }
 
 /* ooc_lstsq and ooc_lstsq_m: A and b by spec (a, b) or handle (ha, hb); x into the handle hx
@@ -538,12 +548,6 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
   OOC_CHECK(st = pick_backend(&q));
   OOC_CHECK(st = plan(&q, q.m));
   OOC_CHECK(st = qr_state_new(ctx, q.n, q.nrhs, &s));
-  X = ooc_malloc(ctx, (size_t)(q.n * q.nrhs + 1) * sizeof(double));
-  if (!X) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)", (long long)q.n,
-                  (long long)q.nrhs);
-    goto done;
-  }
   rsrc_t src = {&q, q.A, q.B, NULL, NULL, 0};
   qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
                   .panel = q.P, .read = read_rows, .user = &src, .phase = "lstsq"};
@@ -551,38 +555,23 @@ static ooc_status_t lstsq_run(ooc_ctx_t *ctx, const char *a, const ooc_matrix_t 
   double tc = ooc_now();
   st = qr_fold(&qa, s, &qs);
   r->steps = qs.blocks;
-  r->flops = qs.flops;
+  r->flops = qr_fold_flops(0, q.m, q.n, q.nrhs); /* LAPACK's, not the fold's (qs.flops) */
   r->t_read = q.t_read;
   r->bytes_input = 8 * q.m * (q.n + q.nrhs);
   if (st != OOC_OK) goto done;
   int64_t rank;
-  OOC_CHECK(st = solve(&q, s, X, &rank));
+  OOC_CHECK(st = solve(&q, s, &X, &rank));
   r->t_compute = ooc_now() - tc - q.t_read;
-  r->flops += (double)q.n * q.n * q.nrhs; /* the triangular solve */
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
   /* the check: auto = full up to QR_CHECK_AUTO_ELEMS elements of A (it reads A again) */
-  int full = q.o.check == OOC_CHECK_FULL || q.o.check == OOC_CHECK_PROBE ||
-             (q.o.check == OOC_CHECK_AUTO && q.m * q.n <= QR_CHECK_AUTO_ELEMS);
-  if (full) {
-    double tk = ooc_now(), tr = q.t_read, thr = q.o.check_threshold > 0 ? q.o.check_threshold
-                                                                          : QR_CHECK_THRESHOLD;
-    OOC_CHECK(st = check(&q, &src, s, X, &r->residual));
-    r->t_check = ooc_now() - tk;
-    r->bytes_input += 8 * q.m * (q.n + q.nrhs);
-    q.t_read = tr;
-    snprintf(r->check, sizeof r->check, "full");
-    if (!(r->residual < thr)) {
-      st = OOC_FAIL(ctx, OOC_ERR_ACCURACY, "lstsq: the check ratio ||A^T r|| / (max(m, n) eps "
-                    "||A||_F (||A||_F ||x|| + ||b||)) is %.3g, not below %g: nothing was written",
-                    r->residual, thr);
-      goto done;
-    }
-  } else if (q.o.check == OOC_CHECK_AUTO) {
-    ooc_warn(r->warnings, sizeof r->warnings, "check skipped: A has more than %lld elements "
-             "(--check full reads it again)", (long long)QR_CHECK_AUTO_ELEMS);
-  }
+  OOC_CHECK(st = check_x(&q, &src, X, "A"));
+  /* the inputs as --add-cols reopens them: files only (an array or callback is in no file) */
+  if (!no_state)
+    OOC_CHECK(st = write_state(&q, s, X, rank, h5m_path(q.A)[0] ? h5m_name(q.A) : NULL,
+                               q.o.trans_a, h5m_path(q.B)[0] ? h5m_name(q.B) : NULL, q.o.trans_b,
+                               NULL));
   if (hx) OOC_CHECK(st = write_x(&q, hx, X));
-  if (!no_state) OOC_CHECK(st = write_state(&q, s, X, rank, h5m_name(q.A), h5m_name(q.B), NULL));
+  OOC_CHECK(st = commit(&q));
 done:
   if (st == OOC_ERR_SINGULAR && r->info == 0) r->info = 1;
   ooc_free(ctx, X);
@@ -658,9 +647,10 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
     qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = q.m, .block = q.p,
                     .panel = q.P, .read = read_rows, .user = &src, .phase = "add rows"};
     qr_stats_t qs;
+    int64_t before = s->rows;
     OOC_CHECK(st = qr_fold(&qa, s, &qs));
     r->steps = qs.blocks;
-    r->flops = qs.flops;
+    r->flops = qr_fold_flops(before, q.m, q.n, q.nrhs);
     r->bytes_input += 8 * q.m * (q.n + q.nrhs);
   } else {
     /* [c0, c1) are original column numbers: all must still be in the state, where they are
@@ -687,14 +677,8 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
     q.n = s->n;
     r->n = q.n;
   }
-  X = ooc_malloc(ctx, (size_t)(q.n * q.nrhs + 1) * sizeof(double));
-  if (!X) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)", (long long)q.n,
-                  (long long)q.nrhs);
-    goto done;
-  }
   int64_t rank;
-  OOC_CHECK(st = solve(&q, s, X, &rank));
+  OOC_CHECK(st = solve(&q, s, &X, &rank));
   r->t_read = q.t_read;
   r->t_compute = ooc_now() - tc - q.t_read;
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
@@ -702,8 +686,9 @@ ooc_status_t ooc_lstsq_update(ooc_ctx_t *ctx, const char *state, const char *add
            "residual norms are carried; docs/NUMERICS.md)");
   /* removing columns keeps the rows: the state's A and b (its colmap numbers A's columns) are
    * still its inputs, which a later --add-cols reads; added rows are in no file */
-  OOC_CHECK(st = write_state(&q, s, X, rank, !adding && q.in_a[0] ? q.in_a : NULL,
-                             !adding && q.in_b[0] ? q.in_b : NULL, what));
+  OOC_CHECK(st = write_state(&q, s, X, rank, !adding && q.in_a[0] ? q.in_a : NULL, q.in_ta,
+                             !adding && q.in_b[0] ? q.in_b : NULL, q.in_tb, what));
+  OOC_CHECK(st = commit(&q));
 done:
   ooc_free(ctx, X);
   qr_state_free(ctx, s);
@@ -731,7 +716,6 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   ooc_report_t local;
   qr_state_t *s0 = NULL, *s = NULL;
   double *X = NULL, *cn0 = NULL;
-  h5mat_t *V = NULL;
   char what[1200] = "";
   ooc_status_t st = start(&q, ctx, opts, report, &local);
   ooc_report_t *r = q.rep;
@@ -752,9 +736,11 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
                   !*sa ? "A" : "b", !*sa ? "a" : "b");
     goto done;
   }
-  OOC_CHECK(st = open_spec(&q, sa, q.o.trans_a, &q.A));
-  OOC_CHECK(st = open_spec(&q, sb, q.o.trans_b, &q.B));
-  OOC_CHECK(st = open_spec(&q, v, 0, &V));
+  /* a recorded input is read as lstsq read it; one given here as --trans-a/--trans-b say */
+  OOC_CHECK(st = open_spec(&q, sa, a && *a ? q.o.trans_a : q.in_ta, &q.A));
+  OOC_CHECK(st = open_spec(&q, sb, b && *b ? q.o.trans_b : q.in_tb, &q.B));
+  OOC_CHECK(st = open_spec(&q, v, 0, &q.V));
+  h5mat_t *V = q.V;
   int64_t n0 = s0->n, k = h5m_cols(V), m = s0->rows, ncA = h5m_cols(q.A);
   q.m = m;
   q.n = n0 + k;
@@ -806,12 +792,6 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   s0 = NULL;
   OOC_CHECK(st = pick_backend(&q));
   OOC_CHECK(st = plan(&q, m));
-  X = ooc_malloc(ctx, (size_t)(q.n * q.nrhs + 1) * sizeof(double));
-  if (!X) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for x (%lld x %lld)", (long long)q.n,
-                  (long long)q.nrhs);
-    goto done;
-  }
   rsrc_t src = {&q, q.A, q.B, V, s->colmap, n0};
   qr_args_t qa = {.ctx = ctx, .exec = q.ex, .ops = q.ops, .m = m, .block = q.p, .panel = q.P,
                   .read = read_rows, .user = &src, .phase = "add columns"};
@@ -819,7 +799,7 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
   double tc = ooc_now();
   OOC_CHECK(st = qr_fold(&qa, s, &qs));
   r->steps = qs.blocks;
-  r->flops = qs.flops;
+  r->flops = qr_fold_flops(0, m, q.n, q.nrhs); /* lstsq of [A V] from scratch */
   r->bytes_input += 8 * m * (q.n + q.nrhs);
   /* the A read is the state's A: its columns' norms are the old R's */
   for (int64_t j = 0; j < n0; j++) {
@@ -833,35 +813,15 @@ ooc_status_t ooc_lstsq_add_cols(ooc_ctx_t *ctx, const char *state, const char *v
     }
   }
   int64_t rank;
-  OOC_CHECK(st = solve(&q, s, X, &rank)); /* a dependent new column is refused here */
-  r->flops += (double)q.n * q.n * q.nrhs;
-  int full = q.o.check == OOC_CHECK_FULL || q.o.check == OOC_CHECK_PROBE ||
-             (q.o.check == OOC_CHECK_AUTO && m * q.n <= QR_CHECK_AUTO_ELEMS);
+  OOC_CHECK(st = solve(&q, s, &X, &rank)); /* a dependent new column is refused here */
   r->t_compute = ooc_now() - tc - q.t_read;
-  if (full) {
-    double tk = ooc_now(), tr = q.t_read, thr = q.o.check_threshold > 0 ? q.o.check_threshold
-                                                                          : QR_CHECK_THRESHOLD;
-    OOC_CHECK(st = check(&q, &src, s, X, &r->residual));
-    r->t_check = ooc_now() - tk;
-    r->bytes_input += 8 * m * (q.n + q.nrhs);
-    q.t_read = tr;
-    snprintf(r->check, sizeof r->check, "full");
-    if (!(r->residual < thr)) {
-      st = OOC_FAIL(ctx, OOC_ERR_ACCURACY, "lstsq --add-cols: the check ratio ||[A V]^T r|| / "
-                    "(max(m, n) eps ||[A V]||_F (||[A V]||_F ||x|| + ||b||)) is %.3g, not below "
-                    "%g: nothing was written", r->residual, thr);
-      goto done;
-    }
-  } else if (q.o.check == OOC_CHECK_AUTO) {
-    ooc_warn(r->warnings, sizeof r->warnings, "check skipped: [A V] has more than %lld elements "
-             "(--check full reads it again)", (long long)QR_CHECK_AUTO_ELEMS);
-  }
+  OOC_CHECK(st = check_x(&q, &src, X, "[A V]"));
   r->t_read = q.t_read;
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0.0;
-  OOC_CHECK(st = write_state(&q, s, X, rank, NULL, NULL, what));
+  OOC_CHECK(st = write_state(&q, s, X, rank, NULL, 0, NULL, 0, what));
+  OOC_CHECK(st = commit(&q));
 done:
   if (st == OOC_ERR_SINGULAR && r->info == 0) r->info = 1;
-  h5m_close(V);
   ooc_free(ctx, X);
   ooc_free(ctx, cn0);
   qr_state_free(ctx, s0);

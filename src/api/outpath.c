@@ -34,3 +34,11 @@ ooc_status_t outpath_check(ooc_ctx_t *ctx, const char *out_file, const char *con
   }
   return OOC_OK;
 }
+
+void outpath_derive(const char *file, const char *suffix, char *out, size_t cap) {
+  const char *slash = strrchr(file, '/'), *dot = strrchr(file, '.');
+  if (dot && dot != file && (!slash || dot > slash + 1))
+    (void)ooc_fmt(out, cap, "%.*s%s%s", (int)(dot - file), file, suffix, dot);
+  else
+    (void)ooc_fmt(out, cap, "%s%s.h5", file, suffix);
+}

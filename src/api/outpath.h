@@ -1,5 +1,5 @@
 /*
- * outpath.h: may a run write its output at this path? (issue 20, item 2)
+ * outpath.h: where a run writes its output by default, and may it write there? (issue 20, item 2)
  *
  * Contract
  * - outpath_check(ctx, out_file, inputs, ninputs): OOC_OK, or OOC_ERR_ARG (exit 2) with a message
@@ -21,6 +21,11 @@
 #define OOC_OUTPATH_H
 
 #include "base/base.h"
+
+/* The default output name: the input's path with `suffix` before its extension ("dir/cov.h5" +
+ * ".inv" -> "dir/cov.inv.h5"; no extension, or a dot only at the start of the name: suffix and
+ * ".h5" appended). Truncated to cap like snprintf. */
+void outpath_derive(const char *file, const char *suffix, char *out, size_t cap);
 
 ooc_status_t outpath_check(ooc_ctx_t *ctx, const char *out_file, const char *const *inputs,
                            int ninputs);

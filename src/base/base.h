@@ -155,6 +155,14 @@ void ooc_warn(char *buf, size_t cap, const char *fmt, ...) __attribute__((format
  * or tiny entries); a NaN or an infinity is returned as soon as it is met. */
 double ooc_nrm2(int64_t n, const double *x);
 
+/* max(a, b) where a NaN, once met, wins and stays: the worst of several ratios, so that one NaN
+ * among finite values fails a check (`if (!(r <= worst)) worst = r` keeps a NaN only until the
+ * next finite r, which replaces it). */
+static inline double ooc_nanmax(double a, double b) {
+  if (a != a || b != b) return a + b; /* NaN */
+  return a > b ? a : b;
+}
+
 static inline int64_t ooc_min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ooc_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ooc_cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }

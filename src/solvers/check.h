@@ -15,6 +15,9 @@
  *                   by ||L||_inf ||L||_1                                         pass if < 16
  *   factor, full:   ||L L^T - A||_1 / (n ||A||_1 eps)  (LAPACK dpot01)          pass if < 30
  *   factor, probe:  max_c ||(L L^T - A) t_c||_1 / (||t_c||_1 n ||A||_1 eps)
+ *   least squares (A m x n, m >= n, x = argmin ||A x - b||_2; docs/NUMERICS.md "Check"):
+ *                   max_k ||A^T r_k||_2 / (max(m, n) eps ||A||_F (||A||_F ||x_k||_2 + ||b_k||_2)),
+ *                   r = b - A x: O(1) for a backward-stable solve whatever cond(A)  pass if < 30
  * NaN or Inf anywhere makes the ratio NaN, which callers treat as a failure.
  * Memory: at most `mem` bytes of host buffers (at least a few tiles' worth are always used).
  */
@@ -22,6 +25,7 @@
 #define OOC_CHECK_H
 
 #include "kernels/ops.h"
+#include "solvers/qr.h"
 #include "tiling/tstore.h"
 
 #define OOC_CHECK_PROBES 4
@@ -102,5 +106,12 @@ ooc_status_t check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
 ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
                           const ooc_source_t *A, const ooc_source_t *L, int full, double eps,
                           int64_t mem, double *ratio, double *norm1_a);
+
+/* The least-squares ratio above, from one pass over A's and b's rows in blocks of p (`read`, on
+ * the caller's thread: qr.h's row callback) and X (n x nrhs, ld n). Host memory: p (n + nrhs) +
+ * n nrhs + nrhs doubles. */
+ooc_status_t check_lstsq(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t m, int64_t n, int64_t nrhs,
+                         int64_t p, qr_read_fn read, void *user, const double *X, double eps,
+                         double *ratio);
 
 #endif

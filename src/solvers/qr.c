@@ -44,6 +44,14 @@ void qr_state_free(ooc_ctx_t *ctx, qr_state_t *s) {
   ooc_free(ctx, s);
 }
 
+double qr_fold_flops(int64_t rows_before, int64_t m, int64_t n, int64_t nrhs) {
+  double dm = (double)m, dn = (double)n, dr = (double)nrhs;
+  if (rows_before > 0) return 2.0 * dm * dn * dn + 4.0 * dm * dn * dr;
+  double k = (double)(m < n ? m : n);
+  return 4.0 * dm * dn * k - 2.0 * (dm + dn) * k * k + 4.0 * k * k * k / 3.0 +
+         dr * (4.0 * dm * k - 2.0 * k * k);
+}
+
 int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p, int64_t P) {
   int64_t w = n + nrhs;
   if (P < p) P = p;
@@ -324,6 +332,15 @@ ooc_status_t qr_solve(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *ops, co
   OOC_CHECK(st = ex_trsm(ex, 0, 'L', 'U', 'N', 'N', n, nrhs, 1.0, T, n, T + n * n, n));
   OOC_CHECK(st = ex_get(ex, 0, n, nrhs, T + n * n, n, X, ldx));
   OOC_CHECK(st = ex_finish(ex));
+  /* R's rank test passed, yet R^-1 d can overflow (A tiny against b): never hand out an Inf */
+  for (int64_t c = 0; c < nrhs; c++)
+    for (int64_t j = 0; j < n; j++)
+      if (!isfinite(AT(X, ldx, j, c))) {
+        st = OOC_FAIL(ctx, OOC_ERR_ACCURACY, "least squares: x[%lld, %lld] (original column "
+                      "%lld) is %g: R^-1 d overflowed (A is too small against b: scale them)",
+                      (long long)j, (long long)c, (long long)s->colmap[j], AT(X, ldx, j, c));
+        goto done;
+      }
 done:
   if (ex) {
     (void)ex_finish(ex);

@@ -45,17 +45,17 @@
  * Rank: R's diagonal against the columns' norms. ||R[0:j+1, j]||_2 = ||A[:, j]||_2 (Q is
  *   orthogonal), so |r_jj| / ||R[:, j]|| is the sine of the angle between column j and the span of
  *   the columns before it. Column j is numerically dependent when |r_jj| <= tol ||R[:, j]||_2
- *   with tol = QR_RANK_TOL_N * n * eps (a zero column always is); the numerical rank is n minus
- *   the dependent columns. This sees a column that is (nearly) a combination of earlier ones
+ *   with tol = QR_RANK_TOL_N * n * DBL_EPSILON (2^-52; a zero column always is); the numerical
+ *   rank is n minus the dependent columns. This sees a column that is (nearly) a combination of earlier ones
  *   (every exact rank deficiency shows up so); without column pivoting it can miss a matrix that
- *   is ill-conditioned without any such column (Kahan's example): the reported condition
- *   estimate max|r_jj| / min|r_jj| is a lower bound. A deficient problem is refused
+ *   is ill-conditioned without any such column (Kahan's example): qr_rank's condition
+ *   estimate max|r_jj| / min|r_jj| is only a lower bound. A deficient problem is refused
  *   (OOC_ERR_SINGULAR: no x is returned, rather than a meaningless one).
  *
  * Memory: device (ex_alloc): S (8 (n + P)(n + nrhs) bytes), tau (8 n), and for qr_solve an n x
- *   (n + nrhs) buffer; host: the state (8 n (n + nrhs) + 16 n + 8 nrhs), QR_SLOTS ring slots of
- *   p x (n + nrhs) and the residual buffer (P x nrhs), staging memory (pinned on CUDA). On the host executor device memory is host memory: qr_workspace_bytes counts
- *   both. R must fit: n x n that does not fit the budget is refused by the planner (a tiled
+ *   (n + nrhs) buffer; host: the state (8 n (n + nrhs) + 8 n + 8 nrhs), QR_SLOTS ring slots of
+ *   p x (n + nrhs) and the residual buffer (P x nrhs), staging memory (pinned on CUDA). On the
+ *   host executor device memory is host memory: qr_workspace_bytes counts both. R must fit: n x n that does not fit the budget is refused by the planner (a tiled
  *   Householder QR for that case is a follow-up).
  */
 #ifndef OOC_QR_H
@@ -65,7 +65,7 @@
 #include "kernels/ops.h"
 
 #define QR_SLOTS 3 /* ring slots: the read of block q+2 overlaps the folds of q and q+1 */
-#define QR_RANK_TOL_N 1.0 /* tol = QR_RANK_TOL_N * n * eps */
+#define QR_RANK_TOL_N 1.0 /* tol = QR_RANK_TOL_N * n * DBL_EPSILON */
 
 typedef struct qr_state {
   int64_t n, nrhs;
@@ -112,7 +112,8 @@ typedef struct qr_args {
 ooc_status_t qr_fold(const qr_args_t *a, qr_state_t *s, qr_stats_t *stats);
 
 /* Delete columns [c0, c1) (0-based, of R's current columns) and re-triangularise; the column map
- * drops them. OOC_ERR_ARG if the range is empty or outside [0, n) or leaves no column. */
+ * drops them. OOC_ERR_ARG if the range is empty or outside [0, n) or leaves no column (the state
+ * unchanged); on another failure the state is unspecified (R is compacted in place first). */
 ooc_status_t qr_remove_cols(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *ops, qr_state_t *s,
                             int64_t c0, int64_t c1);
 
@@ -122,7 +123,7 @@ int64_t qr_rank(const qr_state_t *s, int64_t *first_bad, double *cond_est);
 
 /* X (n x nrhs, ldx) = R^-1 D. Refuses a rank-deficient state with OOC_ERR_SINGULAR, the message
  * naming the first dependent column, its ratio, the tolerance and the rank. *info (may be NULL)
- * is that column + 1 or 0. */
+ * is that column + 1 or 0. An x that overflowed (not finite) is OOC_ERR_ACCURACY. */
 ooc_status_t qr_solve(ooc_ctx_t *ctx, ooc_exec_t *exec, const ooc_ops_t *ops, const qr_state_t *s,
                       double *X, int64_t ldx, int64_t *info);
 
@@ -133,5 +134,12 @@ int64_t qr_workspace_bytes(int64_t n, int64_t nrhs, int64_t p, int64_t P);
 int64_t qr_block_rows(int64_t bytes, int64_t n, int64_t nrhs);
 /* Bytes of a state of n columns and nrhs right-hand sides. */
 int64_t qr_state_bytes(int64_t n, int64_t nrhs);
+
+/* The useful flops of folding m rows into a state that holds rows_before (what a report's rate is
+ * measured against; the fold runs more, see "Flops per factorization" above): from scratch,
+ * LAPACK's dgeqrf of m x n (k = min(m, n): 4 m n k - 2 (m + n) k^2 + 4 k^3 / 3, which is
+ * 2 m n^2 - 2 n^3 / 3 for m >= n) and dormqr's Q^T b (4 m k - 2 k^2 per right-hand side); onto a stored triangle,
+ * dtpqrt's 2 m n^2 and 4 m n per right-hand side. */
+double qr_fold_flops(int64_t rows_before, int64_t m, int64_t n, int64_t nrhs);
 
 #endif

@@ -254,7 +254,8 @@ static ooc_status_t residual(rbt_t *R, const double *B, const double *X, double 
 }
 
 /* The stopping rule per column: max|r_j| < sqrt(n) max|x_j| ||A||_inf eps; *berr the worst
- * max|r_j| / (||A||_inf max|x_j|), *bad the first column that fails (-1: none); NaN fails. */
+ * max|r_j| / (||A||_inf max|x_j|), *bad the first column that fails (-1: none); NaN or Inf in
+ * r or x fails (and makes *berr NaN or Inf, which ends the refinement at once). */
 static int converged(rbt_t *R, const double *X, const double *Res, double *berr, int64_t *bad) {
   int64_t n = R->n;
   double anrm = R->st->norm_inf, worst = 0;
@@ -263,12 +264,12 @@ static int converged(rbt_t *R, const double *X, const double *Res, double *berr,
     double rn = 0, xn = 0;
     for (int64_t i = 0; i < n; i++) {
       double r = fabs(Res[i + c * n]), x = fabs(X[i + c * n]);
-      rn = r > rn || isnan(r) ? r : rn;
-      xn = x > xn || isnan(x) ? x : xn;
+      rn = ooc_nanmax(rn, r);
+      xn = ooc_nanmax(xn, x);
     }
-    double be = rn == 0 ? 0 : rn / (anrm * xn);
-    if (!(be <= worst)) worst = be;
-    int ok = rn == 0 || rn < R->st->tol * xn * anrm;
+    double be = !isfinite(xn) ? NAN : rn == 0 ? 0 : rn / (anrm * xn);
+    worst = ooc_nanmax(worst, be); /* a NaN column stays the worst: the loop stops on it */
+    int ok = isfinite(xn) && (rn == 0 || rn < R->st->tol * xn * anrm);
     if (!ok && *bad < 0) *bad = c;
   }
   *berr = worst;
