@@ -15,8 +15,8 @@
 
 #include "api/matrix.h"
 #include "api/outpath.h"
+#include "api/report.h"
 #include "io/fileio.h"
-#include "base/memlimit.h"
 #include "io/h5mat.h"
 #include "io/h5meta.h"
 #include "io/journal.h"
@@ -342,15 +342,6 @@ done:
 /* ---- names ------------------------------------------------------------------------------- */
 
 /* "dir/cov.h5" + ".inv" -> "dir/cov.inv.h5" */
-static void derive_name(const char *file, const char *suffix, char *out, size_t cap) {
-  const char *slash = strrchr(file, '/');
-  const char *dot = strrchr(file, '.');
-  if (dot && (!slash || dot > slash) && dot != file && (!slash || dot > slash + 1))
-    ooc_fmt(out, cap, "%.*s%s%s", (int)(dot - file), file, suffix, dot);
-  else
-    ooc_fmt(out, cap, "%s%s.h5", file, suffix);
-}
-
 static int source_is_output(void *arg, const char *path) {
   job_t *j = arg;
   return outpath_check(j->ctx, j->out_file, &path, 1) != OOC_OK;
@@ -370,7 +361,7 @@ static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_
     OOC_TRY(h5m_split_spec(ctx, spec, j->out_file, sizeof j->out_file, j->out_dset,
                            sizeof j->out_dset));
   } else {
-    derive_name(from_file, suffix, j->out_file, sizeof j->out_file);
+    outpath_derive(from_file, suffix, j->out_file, sizeof j->out_file);
     j->out_dset[0] = 0;
   }
   if (!j->out_dset[0]) snprintf(j->out_dset, sizeof j->out_dset, "%s", default_dset);
@@ -1240,18 +1231,7 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
   j->lu_due_step = -1;
   j->ctx = ctx;
   j->rep = rep ? rep : local;
-  memset(j->rep, 0, sizeof *j->rep);
-  j->rep->logdet = NAN;
-  j->rep->pivot_growth = NAN;
-  if (opts) j->o = *opts;
-  else ooc_opts_default(&j->o);
-  if (j->o.host_mem <= 0) { /* the job's real limit, not the machine's (base/memlimit.h) */
-    j->o.host_mem = ooc_default_host_mem(j->rep->host_limit, sizeof j->rep->host_limit);
-  }
-  ooc_clear_error(ctx);
-  ctx->interrupted = 0;
-  ooc_note_step(ctx, 0, 0);
-  ooc_ctx_reset_peak(ctx);
+  report_begin(ctx, opts, j->rep, &j->o);
   if (j->o.method < 0 || j->o.method >= METHOD_GEMM) /* the product's is no option */
     return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown method %d", (int)j->o.method);
   return OOC_OK;

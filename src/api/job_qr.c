@@ -25,7 +25,7 @@
 
 #include "api/matrix.h"
 #include "api/outpath.h"
-#include "base/memlimit.h"
+#include "api/report.h"
 #include "exec/plugin.h"
 #include "io/h5mat.h"
 #include "io/h5vec.h"
@@ -63,17 +63,7 @@ static ooc_status_t start(lq_t *q, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_r
   memset(q, 0, sizeof *q);
   q->ctx = ctx;
   q->rep = rep ? rep : local;
-  memset(q->rep, 0, sizeof *q->rep);
-  q->rep->logdet = NAN;
-  q->rep->pivot_growth = NAN;
-  if (opts) q->o = *opts;
-  else ooc_opts_default(&q->o);
-  if (q->o.host_mem <= 0)
-    q->o.host_mem = ooc_default_host_mem(q->rep->host_limit, sizeof q->rep->host_limit);
-  ooc_clear_error(ctx);
-  ctx->interrupted = 0;
-  ooc_note_step(ctx, 0, 0);
-  ooc_ctx_reset_peak(ctx);
+  report_begin(ctx, opts, q->rep, &q->o);
   snprintf(q->rep->method, sizeof q->rep->method, "qr");
   snprintf(q->rep->precision, sizeof q->rep->precision, "f64");
   snprintf(q->rep->out_dtype, sizeof q->rep->out_dtype, "f64");

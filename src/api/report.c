@@ -1,8 +1,10 @@
-/* report.c: options defaults and the human / JSON forms of a report. */
+/* report.c: options defaults, the start of a call (report.h) and the human / JSON forms of a
+ * report. */
 #include <math.h>
 #include <string.h>
 
-#include "base/base.h"
+#include "api/report.h"
+#include "base/memlimit.h"
 
 void ooc_opts_default(ooc_opts_t *o) {
   memset(o, 0, sizeof *o);
@@ -10,6 +12,20 @@ void ooc_opts_default(ooc_opts_t *o) {
   o->device = OOC_DEVICE_AUTO;
   o->check = OOC_CHECK_AUTO;
   o->out_dtype = OOC_DTYPE_AUTO;
+}
+
+void report_begin(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *rep, ooc_opts_t *o) {
+  memset(rep, 0, sizeof *rep);
+  rep->logdet = NAN;
+  rep->pivot_growth = NAN;
+  if (opts) *o = *opts;
+  else ooc_opts_default(o);
+  if (o->host_mem <= 0) /* the job's real limit, not the machine's (base/memlimit.h) */
+    o->host_mem = ooc_default_host_mem(rep->host_limit, sizeof rep->host_limit);
+  ooc_clear_error(ctx);
+  ctx->interrupted = 0;
+  ooc_note_step(ctx, 0, 0);
+  ooc_ctx_reset_peak(ctx);
 }
 
 static int is_gemm(const ooc_report_t *r) { return strcmp(r->method, "gemm") == 0; }
