@@ -50,6 +50,8 @@ static const struct {
     [JOB_PRODUCT] = {"gemm", 1, 0, ".gemm", "/C", H5META_GEMM, CHOL_INVERT}, /* no Cholesky */
 };
 
+int job_chol_job(job_kind_t kind) { return jobs[kind].chol_job; }
+
 /* ---- adapters from io to the tiling layer's interfaces ------------------------------------ */
 
 static ooc_status_t h5_source_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
@@ -384,7 +386,7 @@ static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_
   return OOC_OK;
 }
 
-static ooc_status_t open_input(job_t *j, const char *spec, h5mat_t **out) {
+ooc_status_t job_open_input(job_t *j, const char *spec, h5mat_t **out) {
   char file[PATH_MAX], dset[512];
   if (!spec || !*spec) return OOC_FAIL(j->ctx, OOC_ERR_ARG, "no input matrix given");
   unsigned flags = j->o.keep_fill ? H5M_KEEP_FILL : 0;
@@ -448,7 +450,7 @@ static double spill_time(const job_t *j) {
 
 /* Create the cache and stores and fill them from the inputs (once; again after a fallback):
  * A (n x k), B (k x m), and the product's C (n x m) with C0 in it when beta != 0. */
-static ooc_status_t load_inputs(job_t *j) {
+ooc_status_t job_load_inputs(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   int64_t n = j->n, m = j->m, k = j->k;
   double t0 = ooc_now();
@@ -483,7 +485,7 @@ static ooc_status_t load_inputs(job_t *j) {
   return OOC_OK;
 }
 
-/* ---- method choice and the runs of methods.h's table ----------------------------------------- */
+/* ---- method choice ------------------------------------------------------------------------ */
 
 /* The method that runs (method_check has accepted the call's): a factor file's, the call's,
  * or under auto (and for a Cholesky that must be one) what the load's pre-pass found. */
@@ -516,7 +518,7 @@ static ooc_status_t choose_method(job_t *j) {
   return OOC_OK;
 }
 
-static void unload_inputs(job_t *j) {
+void job_unload_inputs(job_t *j) {
   for (int k = 0; k < ITER_MAX_STORES; k++) {
     if (j->iv[k]) {
       j->extra_spilled += ts_stats(j->iv[k])->bytes_spilled;
@@ -537,261 +539,6 @@ static void unload_inputs(job_t *j) {
   }
   tcache_destroy(j->cache);
   j->cache = NULL;
-}
-
-/* The CUDA Cholesky executor for ca->job at the planner's stripe (plan_chol_gpu); chol runs on
- * the CPU with a notice when its pinned buffers do not fit the planned host room. */
-static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
-  ooc_report_t *r = j->rep;
-  int64_t W = 0;
-  char why[256];
-  OOC_TRY(plan_chol_gpu(j->ctx, &j->plan, ca->job, &W, why, sizeof why));
-  if (W == 0) {
-    j->cuda = 0;
-    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
-    ooc_warn(r->warnings, sizeof r->warnings, "%s", why);
-    return OOC_OK;
-  }
-  ocu_config_t c = plan_gpu_config(&j->o);
-  ex_cuda_config_t xc = ooc_cuda()->chol_exec_config(&c);
-  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->cx));
-  ca->exec = j->cx;
-  ca->nb = ooc_cuda()->chol_nb(j->n, j->b, W, ca->job, &c);
-  ca->stripe = W;
-  r->stripe = W;
-  return OOC_OK;
-}
-
-/* Cholesky; under auto, a matrix that is not positive definite falls back to gj (the stores
- * are reloaded from the input, which was never modified). */
-
-ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
-  ooc_ctx_t *ctx = j->ctx;
-  ooc_report_t *r = j->rep;
-  chol_args_t ca = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops,
-                    .job = jobs[j->kind].chol_job,
-                    .lower_only = 1};
-  /* A full inverse leaves its upper triangle to the writer (write_rows), which packs it from the
-   * lower tiles for free, instead of a transposed put of half the matrix in the last step. */
-  j->mirror_out = ca.job == CHOL_INVERT && !j->o.lower_only;
-  if (ca.job == CHOL_INVERT) { /* resumable; factor and solve are not journaled yet */
-    ca.after_step = ckpt_chol_after_step;
-    ca.step_user = j;
-    memset(j->perm, 0, (size_t)j->n * sizeof(int64_t)); /* the journal's (unused) pivots */
-    if (j->resuming) {
-      ca.start_step = j->resume_step;
-      ca.logdet0 = j->resume_logdet;
-      r->resumed_step = j->resume_step;
-    }
-    ckpt_start(j);
-  }
-  chol_stats_t cs = {0};
-  if (j->cuda && !j->have_factor) OOC_TRY(chol_gpu_setup(j, &ca)); /* nothing to factor */
-  ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
-  *steps = cs.steps;
-  if (st == OOC_OK && isfinite(r->logdet)) r->logdet_sign = 1;
-  if (st == OOC_ERR_FORMAT && j->have_factor) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
-  if (j->cx) { /* chol_run has reported the executor's late failures */
-    char pk[32], bu[32];
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s (chol, stripe %lld)",
-             ooc_fmt_bytes(j->cx->stats.dev_peak, pk, sizeof pk),
-             ooc_fmt_bytes(j->cx->budget, bu, sizeof bu), (long long)ca.stripe);
-    ex_destroy(j->cx);
-    j->cx = NULL;
-  }
-  if (st != OOC_ERR_NOT_SPD) return st;
-  if (j->o.method != OOC_METHOD_AUTO || j->factor_out) {
-    ooc_error_context(ctx, "%s", h5m_name(j->in_a));
-    return st;
-  }
-  int to_lu = j->B || j->logdet_only; /* solves and determinants: LU (issue 22) */
-  ooc_warn(r->warnings, sizeof r->warnings, "auto: Cholesky found the leading minor of order "
-           "%lld not positive; fell back to %s", (long long)r->info,
-           to_lu ? "LU with partial pivoting" : "Gauss-Jordan");
-  r->info = 0;
-  r->logdet = NAN;
-  j->mirror_out = 0;
-  ooc_clear_error(ctx);
-  OOC_TRY(ckpt_drop(j)); /* Cholesky's checkpoints are of no use to gj */
-  j->resuming = 0;
-  r->resumed_step = 0;
-  unload_inputs(j);
-  j->lower_load = j->classify_load = 0; /* gj needs the whole of A */
-  OOC_TRY(load_inputs(j));
-  j->method = to_lu ? OOC_METHOD_LU : OOC_METHOD_GJ;
-  snprintf(r->method, sizeof r->method, "%s", method_name(j->method));
-  return OOC_OK;
-}
-
-
-ooc_status_t job_gj_run(job_t *j, int64_t *steps) {
-  ooc_ctx_t *ctx = j->ctx;
-  ooc_report_t *r = j->rep;
-  gj_args_t ga = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops, .colnorm = j->colnorm,
-                  .perm = j->B ? NULL : j->perm, .after_step = ckpt_after_step, .step_user = j};
-  if (j->resuming) { /* restore_stores left the journal's pivots in perm (gj copies them first) */
-    ga.start_step = j->resume_step;
-    ga.ipiv0 = j->perm;
-    r->resumed_step = j->resume_step;
-  }
-  ckpt_start(j);
-  gj_stats_t gs;
-  if (j->cuda) {
-    ocu_config_t c = plan_gpu_config(&j->o);
-    OOC_TRY(ooc_cuda()->exec_create(ctx, j->n, j->b, j->W, j->m, &c, &j->exec));
-    ga.exec = j->exec;
-  }
-  ooc_status_t st = gj_run(ctx, &ga, &gs, &r->info);
-  *steps = gs.steps;
-  if (j->exec) {
-    ocu_stats_t os;
-    char pk[32], bu[32];
-    ooc_cuda()->exec_stats(j->exec, &os);
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s, %d streams",
-             ooc_fmt_bytes(os.dev_peak, pk, sizeof pk), ooc_fmt_bytes(os.dev_budget, bu, sizeof bu),
-             os.streams);
-    ooc_status_t st2 = ooc_cuda()->exec_destroy(j->exec);
-    j->exec = NULL;
-    if (st == OOC_OK) st = st2;
-  }
-  if (st == OOC_ERR_SINGULAR) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
-  if (st == OOC_ERR_CORRUPT) /* a scratch tile: say which matrix, and how tile ids map */
-    ooc_error_context(ctx, "%s (tile id = tile row * %lld + tile column, tiles of %lld)",
-                      h5m_name(j->in_a), (long long)ooc_cdiv64(j->n, j->b), (long long)j->b);
-  return st;
-}
-
-/* ---- newton / hyper7 and the product --------------------------------------------------------- */
-
-/* The warm start into S[0], through the same loader as the input (finite check, column norms). */
-static ooc_status_t load_warm(job_t *j, tstore_t *V, double *norm1_v) {
-  ooc_ctx_t *ctx = j->ctx;
-  h5mat_t *w = NULL;
-  double *cn = NULL;
-  ooc_status_t st = open_input(j, j->o.warm_start, &w);
-  if (st != OOC_OK) return st;
-  if (h5m_rows(w) != j->n || h5m_cols(w) != j->n) {
-    st = OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: the warm start is %lld x %lld; A is %lld x %lld",
-                  h5m_name(w), (long long)h5m_rows(w), (long long)h5m_cols(w), (long long)j->n,
-                  (long long)j->n);
-    goto done;
-  }
-  cn = ooc_calloc(ctx, (size_t)j->n, sizeof(double));
-  if (!cn) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading the warm start");
-    goto done;
-  }
-  OOC_CHECK(st = job_load(j, V, w, cn));
-  *norm1_v = 0;
-  for (int64_t i = 0; i < j->n; i++) *norm1_v = fmax(*norm1_v, cn[i]);
-  ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "warm start from %s", h5m_name(w));
-done:
-  ooc_free(ctx, cn);
-  h5m_close(w);
-  return st;
-}
-
-/* The products' executor and buffers on the GPU (MB x NB blocks, panels KB). */
-static ooc_status_t gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB) {
-  ocu_config_t c = plan_gpu_config(&j->o);
-  ex_cuda_config_t xc = ooc_cuda()->gemm_exec_config(&c);
-  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->gx));
-  return gemm_dev_create(j->gx, MB, NB, KB, j->plan.gslots, j->plan.gncblk, &j->gdev);
-}
-
-/* After the products on the GPU executor: its figures into the report's notices, then the
- * buffers and the executor freed. Returns the first late device error. */
-static ooc_status_t gemm_gpu_done(job_t *j, int64_t block, int64_t kblock, int slots, int ncblk,
-                                  const gemm_stats_t *gs) {
-  ooc_report_t *r = j->rep;
-  char pk[32], pn[32], ep[48] = "";
-  if (gs->t_epilogue > 0) snprintf(ep, sizeof ep, ", epilogues %.2f s", gs->t_epilogue);
-  ooc_status_t st = gemm_dev_destroy(j->gdev);
-  j->gdev = NULL;
-  ooc_warn(r->warnings, sizeof r->warnings, "GPU products: device %s, pinned %s, block %lld, "
-           "panels %lld x %d, %d C buffer(s); host gather/store %.2f s%s, waiting for the GPU "
-           "%.2f s", ooc_fmt_bytes(j->gx->stats.dev_peak, pk, sizeof pk),
-           ooc_fmt_bytes(j->gx->stats.staging_peak, pn, sizeof pn), (long long)block,
-           (long long)kblock, slots, ncblk, gs->t_io, ep, gs->t_gemm);
-  ex_destroy(j->gx);
-  j->gx = NULL;
-  return st;
-}
-
-ooc_status_t job_iter_run(job_t *j, int64_t *steps) {
-  ooc_ctx_t *ctx = j->ctx;
-  ooc_report_t *r = j->rep;
-  int64_t n = j->n;
-  static const char *const tags[ITER_MAX_STORES] = {"V0", "V1", "V2", "V3"};
-  int sym = j->verdict.symmetric, posdiag = j->verdict.posdiag; /* the load's pre-pass */
-  int ns = iter_stores(j->method);
-  /* plan() made W a multiple of the tile before clamping it to n: undo the clamp, so W = n is
-   * one block rather than n rounded down to tiles */
-  iter_args_t ia = {.A = j->A, .method = j->method, .ops = j->ops,
-                    .block = ooc_cdiv64(j->W, j->b) * j->b,
-                    .spd = sym && posdiag, .max_iter = j->o.max_iter};
-  for (int k = 0; k < ns; k++) {
-    j->ispill[k] = (spill_slot_t){.job = j, .tag = tags[k]};
-    ooc_spill_ops_t sp = job_spill_ops(&j->ispill[k]);
-    OOC_TRY(tstore_create(ctx, j->cache, n, n, j->b, NULL, &sp, &j->iv[k]));
-    ia.S[k] = j->iv[k];
-  }
-  for (int64_t i = 0; i < n; i++) ia.norm1_a = fmax(ia.norm1_a, j->colnorm[i]);
-  if (j->o.warm_start && *j->o.warm_start) {
-    OOC_TRY(load_warm(j, j->iv[0], &ia.norm1_v0));
-    ia.warm = 1;
-  }
-  /* Stop at half the check's threshold: the check recomputes A V from the written file (other
-   * summation order, maybe float32), so a ratio just under the threshold could fail it. Always
-   * in float64 units, also for a float32 output: the ratio with float32's eps is a weak test when
-   * n kappa eps_32 is near 1 (it passes ||I - A V||_1 > 1), so we do not stop on it. */
-  double thr = j->o.check_threshold > 0 ? j->o.check_threshold : 30;
-  ia.target = thr / 2;
-  ia.accept = thr;
-  if (j->cuda && j->plan.gncblk > 0) { /* every product on the GPU executor; epilogues on host */
-    int64_t MB = ooc_min64(ia.block, n);
-    OOC_TRY(gemm_gpu_open(j, MB, MB, ooc_min64(j->plan.gkb, n)));
-    ia.dev = j->gdev;
-    ia.kblock = j->plan.gkb;
-  }
-  iter_result_t ir;
-  ooc_status_t st = iter_run(ctx, &ia, &ir);
-  if (j->gx) {
-    ooc_status_t st2 = gemm_gpu_done(j, ia.block, j->plan.gkb, j->plan.gslots, j->plan.gncblk, &ir.gemm);
-    if (st == OOC_OK) st = st2;
-  }
-  r->iterations = ir.iterations;
-  for (int k = 0; k < OOC_MAX_ITER_REPORT; k++) r->iter_residual[k] = k < ir.nres ? ir.res[k] : NAN;
-  *steps = ir.iterations;
-  j->iter_flops = ir.gemm.flops;
-  ooc_warn(r->warnings, sizeof r->warnings,
-           "%s: V_0 = %s, %d steps, %lld out-of-core products (GEMM block %lld)", r->method,
-           ir.start, ir.iterations, (long long)ir.products, (long long)j->W);
-  if (st == OOC_OK) {
-    j->result = j->iv[ir.result];
-  } else if (st != OOC_ERR_INTERRUPTED) {
-    ooc_error_context(ctx, "%s", h5m_name(j->in_a));
-  }
-  return st;
-}
-
-/* C = alpha A B + beta C0 into j->iv[0] (load_inputs made it, C0 in it), on the GPU executor
- * when the plan says so. */
-ooc_status_t job_gemm_run(job_t *j, int64_t *steps) {
-  int64_t m = j->n, n = j->m, k = j->k, s = j->W, kb = j->plan.gkb;
-  gemm_args_t g = {.A = j->A, .B = j->B, .C = j->iv[0], .alpha = j->alpha, .beta = j->beta,
-                   .ops = j->ops, .block = s, .kblock = kb};
-  gemm_stats_t gs = {0};
-  if (j->cuda) {
-    OOC_TRY(gemm_gpu_open(j, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, ooc_max64(k, 1))));
-    g.dev = j->gdev;
-  }
-  OOC_TRY(gemm_run(j->ctx, &g, &gs));
-  if (j->gx) OOC_TRY(gemm_gpu_done(j, s, kb, j->plan.gslots, j->plan.gncblk, &gs));
-  *steps = gs.blocks;
-  j->iter_flops = gs.flops;
-  j->result = j->iv[0];
-  return OOC_OK;
 }
 
 /* ---- after the elimination ---------------------------------------------------------------- */
@@ -1029,7 +776,7 @@ static ooc_status_t commit_output(job_t *j, const char *as) {
 static ooc_status_t open_inputs(job_t *j, const char *const spec[3]) {
   ooc_ctx_t *ctx = j->ctx;
   int product = j->kind == JOB_PRODUCT;
-  OOC_TRY(open_input(j, spec[0], &j->in_a));
+  OOC_TRY(job_open_input(j, spec[0], &j->in_a));
   j->n = h5m_rows(j->in_a);
   j->k = h5m_cols(j->in_a);
   if (!product && j->k != j->n)
@@ -1037,7 +784,7 @@ static ooc_status_t open_inputs(job_t *j, const char *const spec[3]) {
                     h5m_name(j->in_a), (long long)j->n, (long long)j->k,
                     h5m_rank(j->in_a) == 1 ? " (a 1-D dataset, read as one column)" : "");
   if (jobs[j->kind].reads_b) {
-    OOC_TRY(open_input(j, spec[1], &j->in_b));
+    OOC_TRY(job_open_input(j, spec[1], &j->in_b));
     int64_t rows = h5m_rows(j->in_b);
     if (rows != j->k && product)
       return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: B has %lld rows but A (%s) is %lld x %lld: the "
@@ -1049,7 +796,7 @@ static ooc_status_t open_inputs(job_t *j, const char *const spec[3]) {
     j->m = h5m_cols(j->in_b);
   }
   if (product && spec[2] && *spec[2]) {
-    OOC_TRY(open_input(j, spec[2], &j->in_c));
+    OOC_TRY(job_open_input(j, spec[2], &j->in_c));
     if (h5m_rows(j->in_c) != j->n || h5m_cols(j->in_c) != j->m)
       return OOC_FAIL(ctx, OOC_ERR_FORMAT, "%s: C is %lld x %lld; A B is %lld x %lld",
                       h5m_name(j->in_c), (long long)h5m_rows(j->in_c), (long long)h5m_cols(j->in_c),
@@ -1131,7 +878,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   j->lower_load = j->have_factor ? !j->lu_in : j->classify_load && asked->lower;
   j->may_gj = j->o.method == OOC_METHOD_AUTO && !chol_only(j); /* gj or lu */
   cl_init(&j->verdict, j->f32);
-  OOC_TRY(load_inputs(j)); /* t_read includes the symmetry pre-pass, run during the load */
+  OOC_TRY(job_load_inputs(j)); /* t_read includes the symmetry pre-pass, run during the load */
   if (j->lu_in) OOC_TRY(job_lu_read_ipiv(j));
   if (!j->resuming) OOC_TRY(choose_method(j));
 
@@ -1188,7 +935,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   r->t_write = ooc_now() - t2 - spill_write;
   collect_stats(j);
   OOC_TRY(ckpt_drop(j)); /* before the scratch it names goes away */
-  unload_inputs(j);
+  job_unload_inputs(j);
 
   OOC_TRY(check_output(j, f32));
   OOC_TRY(commit_output(j, NULL));
@@ -1203,7 +950,7 @@ static void job_cleanup(job_t *j) {
   ex_destroy(j->cx);
   gemm_dev_destroy(j->gdev);
   ex_destroy(j->gx);
-  unload_inputs(j);
+  job_unload_inputs(j);
   h5m_close(j->out); /* removes the temporary file unless committed */
   h5m_close(j->in_a);
   h5m_close(j->in_b);
@@ -1308,7 +1055,7 @@ ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, const char *
 }
 
 /* The calls on matrix handles (api/matrix.h; matrix.c settled the options): a file handle is
- * its spec, any other its name, which open_input and resolve_output turn into the handle. */
+ * its spec, any other its name, which job_open_input and resolve_output turn into the handle. */
 ooc_status_t job_call_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
                         job_kind_t kind, const ooc_matrix_t *a, const ooc_matrix_t *b,
                         const ooc_matrix_t *c, const ooc_matrix_t *out, double alpha, double beta,

@@ -1,9 +1,10 @@
 /*
- * job_int.h: internal to src/api. The state of one library call (job_t) and the functions its two
- * halves share: job.c runs the pipeline (open, plan, load, run the method, write, check,
- * commit); checkpoint.c keeps what makes a run resumable and leaves no state behind (the
- * output's lock, the journal, checkpoints, restoring the stores, stale scratch and journals).
- * Nothing outside src/api includes it.
+ * job_int.h: internal to src/api. The state of one library call (job_t) and the functions its
+ * parts share: job.c runs the pipeline (open, plan, load, run the method, write, check,
+ * commit); the methods' runs (methods.h's table) live beside it, one file each (job_gj.c,
+ * job_chol.c, job_iter.c, job_gemm.c, job_lu.c, job_rbt.c); checkpoint.c keeps what makes a run
+ * resumable and leaves no state behind (the output's lock, the journal, checkpoints, restoring
+ * the stores, stale scratch and journals). Nothing outside src/api includes it.
  */
 #ifndef OOC_JOB_INT_H
 #define OOC_JOB_INT_H
@@ -107,7 +108,7 @@ typedef struct job {
   const struct ooc_matrix *hm_a, *hm_b, *hm_c, *hm_out;
 } job_t;
 
-/* ---- job.c, used by checkpoint.c ---- */
+/* ---- job.c, used by checkpoint.c and the methods' runs ---- */
 
 /* The scratch file of the store tagged `tag` ("A", "B", "V0", ...) at its fixed name. */
 void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap);
@@ -117,18 +118,42 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm);
 
 /* The spill ops of a store whose scratch is described by sl (job.c's adapters). */
 ooc_spill_ops_t job_spill_ops(spill_slot_t *sl);
+/* Open an input into *out: the file spec, or, when out is &j->in_a, &j->in_b or &j->in_c, that
+ * input's _m handle if it is not a file (hm_a, hm_b, hm_c). */
+ooc_status_t job_open_input(job_t *j, const char *spec, h5mat_t **out);
+/* Create the cache and stores and fill them from the inputs (job.c says more); and their undoing
+ * (the stores, their scratch and the cache destroyed, the spill traffic kept for the report). */
+ooc_status_t job_load_inputs(job_t *j);
+void job_unload_inputs(job_t *j);
+/* The job a Cholesky does for a call of this kind (CHOL_*, chol.h). */
+int job_chol_job(job_kind_t kind);
 
-/* ---- the methods' runs (methods.h's table; job.c unless said) ---- */
+/* ---- job_gj.c, used by methods.c ---- */
 
 /* Gauss-Jordan (gj_run; journaled, resumable). */
 ooc_status_t job_gj_run(job_t *j, int64_t *steps);
+
+/* ---- job_chol.c, used by methods.c ---- */
+
 /* Cholesky (chol_run); under auto a matrix that is not positive definite is reloaded and handed
  * to gj (an inverse) or lu (a solve, a determinant): j->method changes. */
 ooc_status_t job_chol_run(job_t *j, int64_t *steps);
+
+/* ---- job_iter.c, used by methods.c ---- */
+
 /* newton, hyper7 (iter_run): the inverse in one of the extra stores (j->result). */
 ooc_status_t job_iter_run(job_t *j, int64_t *steps);
+
+/* ---- job_gemm.c, used by methods.c and job_iter.c ---- */
+
 /* The product (gemm_run) into the store j->iv[0] (C0 loaded there when beta != 0). */
 ooc_status_t job_gemm_run(job_t *j, int64_t *steps);
+/* The products' executor and buffers on the GPU (MB x NB blocks, panels KB): j->gx, j->gdev. */
+ooc_status_t job_gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB);
+/* After the products on the GPU executor: its figures into the report's notices, then the
+ * buffers and the executor freed. Returns the first late device error. */
+ooc_status_t job_gemm_gpu_done(job_t *j, int64_t block, int64_t kblock, int slots, int ncblk,
+                               const gemm_stats_t *gs);
 
 /* ---- job_lu.c, used by job.c ---- */
 

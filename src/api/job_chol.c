@@ -1,0 +1,98 @@
+/*
+ * job_chol.c: the Cholesky method in the pipeline (job_chol_run, methods.c's chol entry). job.c
+ * chooses the method, loads the stores and writes the result; this file runs chol_run for the
+ * call (factor, inverse, solve, solve from a factor, logdet), on the CUDA executor when the plan
+ * puts it there, and under auto hands a matrix that is not positive definite to gj or lu (the
+ * stores reloaded from the input).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/job_int.h"
+#include "exec/plugin.h"
+#include "solvers/chol.h"
+
+/* The CUDA Cholesky executor for ca->job at the planner's stripe (plan_chol_gpu); chol runs on
+ * the CPU with a notice when its pinned buffers do not fit the planned host room. */
+static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
+  ooc_report_t *r = j->rep;
+  int64_t W = 0;
+  char why[256];
+  OOC_TRY(plan_chol_gpu(j->ctx, &j->plan, ca->job, &W, why, sizeof why));
+  if (W == 0) {
+    j->cuda = 0;
+    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
+    ooc_warn(r->warnings, sizeof r->warnings, "%s", why);
+    return OOC_OK;
+  }
+  ocu_config_t c = plan_gpu_config(&j->o);
+  ex_cuda_config_t xc = ooc_cuda()->chol_exec_config(&c);
+  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->cx));
+  ca->exec = j->cx;
+  ca->nb = ooc_cuda()->chol_nb(j->n, j->b, W, ca->job, &c);
+  ca->stripe = W;
+  r->stripe = W;
+  return OOC_OK;
+}
+
+/* Cholesky; under auto, a matrix that is not positive definite falls back to gj (the stores
+ * are reloaded from the input, which was never modified). */
+
+ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
+  ooc_ctx_t *ctx = j->ctx;
+  ooc_report_t *r = j->rep;
+  chol_args_t ca = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops,
+                    .job = job_chol_job(j->kind),
+                    .lower_only = 1};
+  /* A full inverse leaves its upper triangle to the writer (write_rows), which packs it from the
+   * lower tiles for free, instead of a transposed put of half the matrix in the last step. */
+  j->mirror_out = ca.job == CHOL_INVERT && !j->o.lower_only;
+  if (ca.job == CHOL_INVERT) { /* resumable; factor and solve are not journaled yet */
+    ca.after_step = ckpt_chol_after_step;
+    ca.step_user = j;
+    memset(j->perm, 0, (size_t)j->n * sizeof(int64_t)); /* the journal's (unused) pivots */
+    if (j->resuming) {
+      ca.start_step = j->resume_step;
+      ca.logdet0 = j->resume_logdet;
+      r->resumed_step = j->resume_step;
+    }
+    ckpt_start(j);
+  }
+  chol_stats_t cs = {0};
+  if (j->cuda && !j->have_factor) OOC_TRY(chol_gpu_setup(j, &ca)); /* nothing to factor */
+  ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
+  *steps = cs.steps;
+  if (st == OOC_OK && isfinite(r->logdet)) r->logdet_sign = 1;
+  if (st == OOC_ERR_FORMAT && j->have_factor) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
+  if (j->cx) { /* chol_run has reported the executor's late failures */
+    char pk[32], bu[32];
+    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s (chol, stripe %lld)",
+             ooc_fmt_bytes(j->cx->stats.dev_peak, pk, sizeof pk),
+             ooc_fmt_bytes(j->cx->budget, bu, sizeof bu), (long long)ca.stripe);
+    ex_destroy(j->cx);
+    j->cx = NULL;
+  }
+  if (st != OOC_ERR_NOT_SPD) return st;
+  if (j->o.method != OOC_METHOD_AUTO || j->factor_out) {
+    ooc_error_context(ctx, "%s", h5m_name(j->in_a));
+    return st;
+  }
+  int to_lu = j->B || j->logdet_only; /* solves and determinants: LU (issue 22) */
+  ooc_warn(r->warnings, sizeof r->warnings, "auto: Cholesky found the leading minor of order "
+           "%lld not positive; fell back to %s", (long long)r->info,
+           to_lu ? "LU with partial pivoting" : "Gauss-Jordan");
+  r->info = 0;
+  r->logdet = NAN;
+  j->mirror_out = 0;
+  ooc_clear_error(ctx);
+  OOC_TRY(ckpt_drop(j)); /* Cholesky's checkpoints are of no use to gj */
+  j->resuming = 0;
+  r->resumed_step = 0;
+  job_unload_inputs(j);
+  j->lower_load = j->classify_load = 0; /* gj needs the whole of A */
+  OOC_TRY(job_load_inputs(j));
+  j->method = to_lu ? OOC_METHOD_LU : OOC_METHOD_GJ;
+  snprintf(r->method, sizeof r->method, "%s", method_name(j->method));
+  return OOC_OK;
+}
