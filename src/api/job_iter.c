@@ -76,7 +76,8 @@ ooc_status_t job_iter_run(job_t *j, int64_t *steps) {
   iter_result_t ir;
   ooc_status_t st = iter_run(ctx, &ia, &ir);
   if (j->gx) {
-    ooc_status_t st2 = job_gemm_gpu_done(j, ia.block, j->plan.gkb, j->plan.gslots, j->plan.gncblk, &ir.gemm);
+    ooc_status_t st2 = job_gemm_gpu_done(j, ia.block, j->plan.gkb, j->plan.gslots,
+                                         j->plan.gncblk, &ir.gemm);
     if (st == OOC_OK) st = st2;
   }
   r->iterations = ir.iterations;
