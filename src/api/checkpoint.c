@@ -372,7 +372,7 @@ ooc_status_t ckpt_restore_stores(job_t *j) {
   j->committed_steps = jr->steps_done;
   j->nsteps = jr->nsteps;
   memcpy(j->colnorm, jr->colnorm, (size_t)j->n * sizeof(double));
-  memcpy(j->perm, jr->ipiv, (size_t)j->n * sizeof(int64_t)); /* gj's ipiv0, see eliminate_gj */
+  memcpy(j->perm, jr->ipiv, (size_t)j->n * sizeof(int64_t)); /* gj's ipiv0, see job_gj_run */
   for (int k = 0; k < jr->nstores; k++) {
     int64_t nt = ts_rows(st[k]).count * ts_cols(st[k]).count;
     if (jr->ntiles[k] != nt)
