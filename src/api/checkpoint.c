@@ -302,6 +302,8 @@ ooc_status_t ckpt_claim_output(job_t *j) {
 ooc_status_t ckpt_prepare(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
+  const method_t *asked = method_get(j->o.method);
+  int unjournaled = asked && asked->unjournaled;
   OOC_TRY(ckpt_claim_output(j));
   if (j->lock_fd < 0) return OOC_OK;
   char tmp[PATH_MAX + 32];
@@ -331,9 +333,9 @@ ooc_status_t ckpt_prepare(job_t *j) {
              (long long)j->jr->steps_done, (long long)j->jr->nsteps);
   } else {
     remove_stale_stores(j, 0); /* of a run killed before its first checkpoint, or not journaled */
-    if (j->o.resume && j->o.method == OOC_METHOD_RBT) {
-      ooc_warn(r->warnings, sizeof r->warnings, "--resume: --method rbt runs are not journaled "
-               "(docs/RELIABILITY.md): starting from the beginning");
+    if (j->o.resume && unjournaled) {
+      ooc_warn(r->warnings, sizeof r->warnings, "--resume: --method %s runs are not journaled "
+               "(docs/RELIABILITY.md): starting from the beginning", method_name(j->o.method));
     } else if (j->o.resume) {
       char others[1024];
       other_journals(j, others, sizeof others);
@@ -344,10 +346,7 @@ ooc_status_t ckpt_prepare(job_t *j) {
     }
     if (j->o.checkpoint != OOC_CHECKPOINT_NEVER) OOC_TRY(make_ident(j, &j->ident));
   }
-  /* rbt runs LU without pivoting on a store of its own, then refinement sweeps, none of them
-   * journaled: its scratch takes the unjournaled names (removed when its run is gone) */
-  j->journaled = (j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER) &&
-                 j->o.method != OOC_METHOD_RBT;
+  j->journaled = (j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER) && !unjournaled;
   /* the tile tables a checkpoint builds came out of the budget in plan_solver (plan_req_t) */
   return OOC_OK;
 }
@@ -558,12 +557,13 @@ ooc_status_t ckpt_drop(job_t *j) {
   fio_sync_dir(j->ctx, j->jpath);
   tstore_t *st[2];
   spill_slot_t *sl[2];
-  journaled_stores(j, st, sl);
-  static const char *const tags[3] = {"A", "B", "Z"};
+  int ns = journaled_stores(j, st, sl);
+  static const char *const tags[3] = {"A", "B", "Z"}; /* what a journal may name */
   for (int k = 0; k < 3; k++) {
+    int open = 0; /* this run's store of that name has its scratch open */
+    for (int i = 0; i < ns; i++) open |= !strcmp(sl[i]->tag, tags[k]) && sl[i]->s;
     char sp[PATH_MAX + 32];
     job_scratch_name(j, tags[k], sp, sizeof sp);
-    const scratch_t *open = k < 2 ? j->spill[k].s : sl[1] == &j->ispill[0] ? sl[1]->s : NULL;
     if (!open && ckpt_path_exists(sp)) fio_remove(j->ctx, sp);
   }
   return OOC_OK;

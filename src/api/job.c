@@ -125,7 +125,8 @@ static ooc_status_t pick_backend(job_t *j) {
 /* Cholesky for certain by the call: a Cholesky factor is written or read. (logdet is general:
  * auto takes LU when the matrix is not for Cholesky.) */
 static int chol_only(const job_t *j) {
-  return (j->factor_out && j->o.method != OOC_METHOD_LU) || (j->have_factor && !j->lu_in);
+  return (j->kind == JOB_FACTOR && j->o.method != OOC_METHOD_LU) ||
+         (j->kind == JOB_FACTORED && !j->lu_in);
 }
 /* rbt (job_rbt.c) plans, loads and runs on the GPU as LU does: the whole of A, no classify */
 static int lu_certain(const job_t *j) {
@@ -146,13 +147,14 @@ static int fused_check_wanted(const job_t *j) {
 /* The plan (api/plan.h decides; the job keeps its numbers at hand). */
 static ooc_status_t plan(job_t *j) {
   plan_req_t q = {.o = &j->o, .name = h5m_name(j->in_a), .n = j->n, .m = j->m, .k = j->k,
-                  .chol_only = chol_only(j) || (j->logdet_only && j->o.method == OOC_METHOD_CHOL),
+                  .chol_only = chol_only(j) ||
+                               (j->kind == JOB_LOGDET && j->o.method == OOC_METHOD_CHOL),
                   .lu = lu_certain(j)                                         ? 2
                         : j->o.method == OOC_METHOD_AUTO && !chol_only(j) &&
-                                  (j->m > 0 || j->logdet_only) ? 1 : 0,
-                  .no_gj = j->logdet_only,
+                                  (j->m > 0 || j->kind == JOB_LOGDET) ? 1 : 0,
+                  .no_gj = j->kind == JOB_LOGDET,
                   .fused_check = fused_check_wanted(j),
-                  .journaled = !j->logdet_only &&
+                  .journaled = j->kind != JOB_LOGDET &&
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
                   .cuda = j->cuda && !lu_certain(j),
                   .chol_certain = chol_only(j) || j->o.method == OOC_METHOD_CHOL,
@@ -422,7 +424,8 @@ static ooc_status_t scale_check(job_t *j) {
                       (long long)c, DBL_MAX);
     zero += j->colnorm[c] == 0;
   }
-  if (zero == j->n && !j->have_factor) { /* a factor's diagonal has its own check (exit 3) */
+  /* a factor's diagonal has its own check (exit 3) */
+  if (zero == j->n && j->kind != JOB_FACTORED) {
     /* LAPACK's info: the first zero column, or for Cholesky the first leading minor (1-based) */
     int chol = j->o.method == OOC_METHOD_CHOL || chol_only(j);
     j->rep->info = 1;
@@ -491,9 +494,9 @@ ooc_status_t job_load_inputs(job_t *j) {
  * or under auto (and for a Cholesky that must be one) what the load's pre-pass found. */
 static ooc_status_t choose_method(job_t *j) {
   ooc_report_t *r = j->rep;
-  j->method = j->lu_in ? OOC_METHOD_LU : j->have_factor ? OOC_METHOD_CHOL : j->o.method;
+  j->method = j->lu_in ? OOC_METHOD_LU : j->kind == JOB_FACTORED ? OOC_METHOD_CHOL : j->o.method;
   int sym = j->verdict.symmetric, posdiag = j->verdict.posdiag; /* classify.h */
-  if (j->have_factor) { /* L or L\U is triangular, not symmetric: nothing to classify */
+  if (j->kind == JOB_FACTORED) { /* L or L\U is triangular, not symmetric: nothing to classify */
   } else if (j->method == OOC_METHOD_CHOL || (j->method == OOC_METHOD_AUTO && chol_only(j))) {
     if (!sym)
       return OOC_FAIL(j->ctx, OOC_ERR_NOT_SPD, "%s: Cholesky needs a symmetric matrix: %s",
@@ -505,7 +508,7 @@ static ooc_status_t choose_method(job_t *j) {
       j->method = OOC_METHOD_CHOL;
       ooc_warn(r->warnings, sizeof r->warnings, "auto: symmetric with a positive diagonal, "
                "using Cholesky (chol)");
-    } else if (j->B || j->logdet_only) { /* a solve or a determinant: getrf's pivots (issue 22) */
+    } else if (j->B || j->kind == JOB_LOGDET) { /* a solve, a determinant: getrf's (issue 22) */
       j->method = OOC_METHOD_LU;
       ooc_warn(r->warnings, sizeof r->warnings, "auto: %s, using LU with partial pivoting (lu)",
                why);
@@ -555,7 +558,7 @@ static void collect_stats(job_t *j) {
       r->bytes_spilled += ts_stats(j->iv[k])->bytes_spilled;
       r->bytes_unspilled += ts_stats(j->iv[k])->bytes_unspilled;
     }
-  r->bytes_output = j->logdet_only ? 0 : 8 * j->n * (j->B ? j->m : j->n);
+  r->bytes_output = j->kind == JOB_LOGDET ? 0 : 8 * j->n * (j->B ? j->m : j->n);
   r->host_peak = ooc_ctx_host_peak(j->ctx);
 }
 
@@ -662,18 +665,19 @@ static ooc_status_t check_output(job_t *j, int f32) {
   r->residual = NAN;
   if (ck != OOC_CHECK_NONE) {
     double anorm = 0; /* ||A||_inf = ||A||_1 of the factor's input, if it recorded it */
-    if (solve && j->have_factor && !j->lu_in && !h5m_attr_get_f64(j->in_a, "norm1_input", &anorm))
+    if (solve && j->kind == JOB_FACTORED && !j->lu_in &&
+        !h5m_attr_get_f64(j->in_a, "norm1_input", &anorm))
       ooc_warn(r->warnings, sizeof r->warnings, "%s records no norm1_input: the solve check "
                "bounds ||A|| by ||L||_inf ||L||_1", h5m_name(j->in_a));
-    if (j->method == OOC_METHOD_LU && (j->lu_in || j->factor_out))
+    if (j->method == OOC_METHOD_LU && (j->lu_in || j->kind == JOB_FACTOR))
       OOC_TRY(job_lu_check(j, &srcA, &srcB, &srcX, ck == OOC_CHECK_FULL, eps, mem));
-    else if (solve && j->have_factor)
+    else if (solve && j->kind == JOB_FACTORED)
       OOC_TRY(check_solve_factor(ctx, j->ops, n, j->m, j->b, &srcA, anorm, &srcB, &srcX, eps,
                                  mem, &r->residual, &r->norm1_x));
     else if (solve)
       OOC_TRY(check_solve(ctx, j->ops, n, j->m, j->b, &srcA, &srcB, &srcX, eps, mem,
                           &r->residual, &r->norm1_x));
-    else if (j->factor_out)
+    else if (j->kind == JOB_FACTOR)
       OOC_TRY(check_factor(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps, mem,
                            &r->residual, &r->norm1_a));
     else if (j->fused && ck == OOC_CHECK_PROBE && check_fused_complete(j->fused)) {
@@ -699,12 +703,12 @@ static ooc_status_t check_output(job_t *j, int f32) {
   r->t_check = ooc_now() - t0;
   r->host_peak = ooc_ctx_host_peak(ctx);
   double kappa = r->norm1_a * r->norm1_x;
-  if (!solve && !j->factor_out && kappa * eps > 1e-3)
+  if (!solve && j->kind != JOB_FACTOR && kappa * eps > 1e-3)
     ooc_warn(r->warnings, sizeof r->warnings,
              "ill-conditioned: kappa_1(A) = %.2g, expect about %.0f correct digits in A^-1", kappa,
              fmax(0, -log10(kappa * eps * 2)));
   if (ck != OOC_CHECK_NONE && !(r->residual < thr)) {
-    const char *what = !solve && !j->factor_out && ck != OOC_CHECK_FULL ? "estimated " : "";
+    const char *what = !solve && j->kind != JOB_FACTOR && ck != OOC_CHECK_FULL ? "estimated " : "";
     if (!j->o.keep_failed)
       return OOC_FAIL(ctx, OOC_ERR_ACCURACY,
                       "%s: the result failed its residual check (%s%s ratio %.3g, must be < %g); "
@@ -739,9 +743,9 @@ static ooc_status_t commit_output(job_t *j, const char *as) {
     if (j->in_c) OOC_TRY(h5m_attr_str(o, "input_c", h5m_name(j->in_c)));
     OOC_TRY(h5m_attr_f64(o, "alpha", j->alpha));
     OOC_TRY(h5m_attr_f64(o, "beta", j->beta));
-  } else if (j->factor_out && j->method == OOC_METHOD_LU) {
+  } else if (j->kind == JOB_FACTOR && j->method == OOC_METHOD_LU) {
     OOC_TRY(job_lu_commit_extra(j));
-  } else if (j->factor_out) {
+  } else if (j->kind == JOB_FACTOR) {
     double a1 = 0;
     for (int64_t c = 0; c < j->n; c++) a1 = fmax(a1, j->colnorm[c]);
     OOC_TRY(h5m_attr_str(o, "factor", "cholesky_lower"));
@@ -820,7 +824,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
 
   OOC_TRY(open_inputs(j, spec));
   OOC_TRY(method_check(ctx, j->o.method, j->kind, h5m_name(j->in_a)));
-  j->lu_in = j->have_factor && job_lu_is_factor_file(j);
+  j->lu_in = j->kind == JOB_FACTORED && job_lu_is_factor_file(j);
   int64_t n = j->n, m = j->m;
   r->n = n;
   r->nrhs = m;
@@ -830,12 +834,12 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   OOC_TRY(pick_backend(j));
   OOC_TRY(h5m_split_spec(ctx, spec[jobs[j->kind].named_by], afile, sizeof afile, adset,
                          sizeof adset));
-  if (j->logdet_only) { /* no output; scratch beside the input */
+  if (j->kind == JOB_LOGDET) { /* no output; scratch beside the input */
     ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
             j->o.scratch_dir && *j->o.scratch_dir ? j->o.scratch_dir : dirname(afile));
     ckpt_remove_stale_spills(j);
   } else {
-    int lu_f = j->factor_out && j->o.method == OOC_METHOD_LU;
+    int lu_f = j->kind == JOB_FACTOR && j->o.method == OOC_METHOD_LU;
     if (lu_f && j->hm_out && !matrix_is_file(j->hm_out)) /* its pivots are a dataset beside it */
       return OOC_FAIL(ctx, OOC_ERR_ARG, "an LU factor goes to an HDF5 file (L\\U with its pivots "
                       "as a dataset beside it, docs/CLI.md), not to %s", matrix_name(j->hm_out));
@@ -853,14 +857,14 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   snprintf(r->out_dtype, sizeof r->out_dtype, f32 ? "f32" : "f64");
   if (j->kind == JOB_PRODUCT) /* not journaled: its lock and what a killed run left */
     OOC_TRY(ckpt_claim_output(j));
-  else if (!j->logdet_only)
+  else if (j->kind != JOB_LOGDET)
     OOC_TRY(ckpt_prepare(j));
   /* Create the output first: an existing file or an unwritable directory fails in seconds. */
   int64_t cols = j->in_b ? m : n;
-  if (!j->logdet_only && j->hm_out && !matrix_is_file(j->hm_out))
+  if (j->kind != JOB_LOGDET && j->hm_out && !matrix_is_file(j->hm_out))
     OOC_TRY(matrix_open_output(ctx, j->hm_out, n, cols, f32 ? H5M_F32 : H5M_F64, j->b,
                                j->scratch_dir, &j->out));
-  else if (!j->logdet_only)
+  else if (j->kind != JOB_LOGDET)
     OOC_TRY(h5m_create2(ctx, j->out_file, j->out_dset, n, cols, f32 ? H5M_F32 : H5M_F64,
                         j->plan.chunk, j->o.compress, j->o.force, out_flags(j), &j->out));
   if (j->out && h5m_replaced(j->out))
@@ -874,8 +878,8 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
   /* What the method may need of A decides what the load keeps (classify.h, methods.h) */
   const method_t *asked = method_get(j->o.method);
-  j->classify_load = !j->have_factor && asked->classify;
-  j->lower_load = j->have_factor ? !j->lu_in : j->classify_load && asked->lower;
+  j->classify_load = j->kind != JOB_FACTORED && asked->classify;
+  j->lower_load = j->kind == JOB_FACTORED ? !j->lu_in : j->classify_load && asked->lower;
   j->may_gj = j->o.method == OOC_METHOD_AUTO && !chol_only(j); /* gj or lu */
   cl_init(&j->verdict, j->f32);
   OOC_TRY(job_load_inputs(j)); /* t_read includes the symmetry pre-pass, run during the load */
@@ -897,7 +901,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   double spill_after = spill_time(j);
   r->steps = steps;
   /* plan.h's model; a journaled run's checkpoints also write each cached tile once per step */
-  if (j->A == A_before && !j->B && !j->factor_out && !j->logdet_only && !j->journaled &&
+  if (j->A == A_before && j->kind == JOB_INVERT && !j->journaled &&
       (j->method == OOC_METHOD_GJ || j->method == OOC_METHOD_CHOL)) {
     r->bytes_spill_model = plan_spill_model(j->method == OOC_METHOD_CHOL, n, j->b, r->stripe).spilled;
     r->bytes_spilled_elim = ts_stats(j->A)->bytes_spilled - sp_before;
@@ -909,7 +913,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   r->flops = mt->flops ? mt->flops(j->kind, (double)n, (double)m) : j->iter_flops;
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0;
   OOC_TRY(st);
-  if (j->logdet_only) {
+  if (j->kind == JOB_LOGDET) {
     collect_stats(j);
     r->t_total = ooc_now() - t_start;
     disk_floor(j, 0);
@@ -1000,9 +1004,6 @@ static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *r
     j.hm_out = hm[3];
   }
   j.kind = kind;
-  j.logdet_only = kind == JOB_LOGDET;
-  j.factor_out = kind == JOB_FACTOR;
-  j.have_factor = kind == JOB_FACTORED;
   j.alpha = alpha;
   j.beta = beta;
   if (kind == JOB_PRODUCT) j.o.method = METHOD_GEMM; /* its own entry; no option names it */

@@ -60,11 +60,12 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
     ckpt_start(j);
   }
   chol_stats_t cs = {0};
-  if (j->cuda && !j->have_factor) OOC_TRY(chol_gpu_setup(j, &ca)); /* nothing to factor */
+  if (j->cuda && j->kind != JOB_FACTORED) OOC_TRY(chol_gpu_setup(j, &ca)); /* nothing to factor */
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   *steps = cs.steps;
   if (st == OOC_OK && isfinite(r->logdet)) r->logdet_sign = 1;
-  if (st == OOC_ERR_FORMAT && j->have_factor) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
+  if (st == OOC_ERR_FORMAT && j->kind == JOB_FACTORED)
+    ooc_error_context(ctx, "%s", h5m_name(j->in_a));
   if (j->cx) { /* chol_run has reported the executor's late failures */
     char pk[32], bu[32];
     ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s (chol, stripe %lld)",
@@ -74,11 +75,11 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
     j->cx = NULL;
   }
   if (st != OOC_ERR_NOT_SPD) return st;
-  if (j->o.method != OOC_METHOD_AUTO || j->factor_out) {
+  if (j->o.method != OOC_METHOD_AUTO || j->kind == JOB_FACTOR) {
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));
     return st;
   }
-  int to_lu = j->B || j->logdet_only; /* solves and determinants: LU (issue 22) */
+  int to_lu = j->B || j->kind == JOB_LOGDET; /* solves and determinants: LU (issue 22) */
   ooc_warn(r->warnings, sizeof r->warnings, "auto: Cholesky found the leading minor of order "
            "%lld not positive; fell back to %s", (long long)r->info,
            to_lu ? "LU with partial pivoting" : "Gauss-Jordan");

@@ -52,10 +52,8 @@ typedef struct job {
   int64_t *perm;
   int method;      /* the entry of methods.h that runs, chosen after the input is read (on a
                       resume: the journal's) */
-  job_kind_t kind; /* what the call asks (methods.h); the three flags below say it too */
-  int logdet_only; /* ooc_logdet: factor only, write nothing */
-  int factor_out;  /* ooc_factor: factor, write L */
-  int have_factor; /* ooc_solve_factor: the input "A" is a Cholesky factor L */
+  job_kind_t kind; /* what the call asks (methods.h): JOB_LOGDET factors and writes nothing,
+                      JOB_FACTOR writes the factor, JOB_FACTORED's input "A" is a factor file */
   int mirror_out;  /* the store holds a symmetric result's lower triangle (diagonal tiles with
                       zeros above): write_rows writes the upper triangle from its transpose */
   int f32;         /* the input (and by default the output) is float32 */
@@ -169,7 +167,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps);
  * host plan's stripe, out: the device's; *K the ring slots. *out NULL: the CPU runs it. */
 ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_exec_t **out,
                            int64_t *W, int *K);
-/* The check of an LU factor (j->factor_out) or of a solve from an LU factor file (j->lu_in). */
+/* The check of an LU factor (JOB_FACTOR) or of a solve from an LU factor file (j->lu_in). */
 ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B,
                           const ooc_source_t *X, int full, double eps, int64_t mem);
 /* LU_INVERT's result store Z (j->iv[0], scratch tag "Z"), if not made yet: job_lu_run, and

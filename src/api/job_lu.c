@@ -138,7 +138,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   ooc_report_t *r = j->rep;
   int job = j->lu_in ? LU_SOLVE_FACTORED
             : j->B   ? LU_SOLVE
-            : j->logdet_only || j->factor_out ? LU_FACTOR
+            : j->kind == JOB_LOGDET || j->kind == JOB_FACTOR ? LU_FACTOR
                                                : LU_INVERT;
   OOC_TRY(alloc_ipiv(j));
   /* (LU)^-1 goes to a store of its own; the writer permutes columns */
@@ -216,7 +216,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
 ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B,
                           const ooc_source_t *X, int full, double eps, int64_t mem) {
   ooc_report_t *r = j->rep;
-  if (j->factor_out) {
+  if (j->kind == JOB_FACTOR) {
     double a1 = 0;
     for (int64_t c = 0; c < j->n; c++) a1 = fmax(a1, j->colnorm[c]);
     r->norm1_a = a1;

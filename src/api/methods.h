@@ -48,6 +48,9 @@ typedef struct method {
    * (classify.h: auto and chol decide by it, newton and hyper7 choose V_0); lower, only the lower
    * triangle is stored while the matrix may be for Cholesky. */
   int classify, lower;
+  /* Its runs are never journaled (checkpoint.c): no journal, its stores' scratch under the
+   * names a killed run's successor removes, --resume starts over with a notice. */
+  int unjournaled;
   /* For a job it does not serve that is not a factor's: what it does instead (method_check). */
   const char *refusal;
   /* The usual flop count of a job of order n with m right-hand sides (what GFLOP/s are quoted

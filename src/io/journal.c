@@ -2,8 +2,9 @@
  *
  * Layout: a 40-byte header (magic "OOCJRN01", format version, size of jr_ident_t, total length,
  * checksum), then the body: jr_ident_t, the progress and shape block (with LU's scalars), the
- * scratch paths, ipiv, colnorm, LU's row sums (when recorded), the tile tables. The checksum chains XXH64 over the body pieces in that order (each
- * piece's hash seeds the next), so the body is written straight from the caller's arrays. */
+ * scratch paths, ipiv, colnorm, LU's row sums (when recorded), the tile tables. The checksum
+ * chains XXH64 over the body pieces in that order (each piece's hash seeds the next), so the body
+ * is written straight from the caller's arrays. */
 #include "io/journal.h"
 
 #include <fcntl.h>

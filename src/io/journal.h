@@ -6,8 +6,9 @@
  * a hash of their whole content as read; n, tile, stripe, method, backend, dtypes), how far the
  * run got (steps done of nsteps), the state that is not in the tile stores (pivots, column norms,
  * Cholesky's log-determinant sum; LU's stripe, growth maxima, log-determinant and sign, tiny-pivot
- * counters and row sums of |A|), and for every tile of every store whether it is zero or in scratch, with the scratch bank and
- * checksum of the version the checkpoint committed (scratch.h, journaled mode).
+ * counters and row sums of |A|), and for every tile of every store whether it is zero or in
+ * scratch, with the scratch bank and checksum of the version the checkpoint committed
+ * (scratch.h, journaled mode).
  *
  * Contract
  * - journal_write is atomic: it writes "<path>.tmp", fsyncs it, renames it onto path and fsyncs

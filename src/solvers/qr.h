@@ -46,8 +46,9 @@
  *   orthogonal), so |r_jj| / ||R[:, j]|| is the sine of the angle between column j and the span of
  *   the columns before it. Column j is numerically dependent when |r_jj| <= tol ||R[:, j]||_2
  *   with tol = QR_RANK_TOL_N * n * DBL_EPSILON (2^-52; a zero column always is); the numerical
- *   rank is n minus the dependent columns. This sees a column that is (nearly) a combination of earlier ones
- *   (every exact rank deficiency shows up so); without column pivoting it can miss a matrix that
+ *   rank is n minus the dependent columns. This sees a column that is (nearly) a combination
+ *   of earlier ones (every exact rank deficiency shows up so); without column pivoting it can
+ *   miss a matrix that
  *   is ill-conditioned without any such column (Kahan's example): qr_rank's condition
  *   estimate max|r_jj| / min|r_jj| is only a lower bound. A deficient problem is refused
  *   (OOC_ERR_SINGULAR: no x is returned, rather than a meaningless one).
@@ -55,8 +56,9 @@
  * Memory: device (ex_alloc): S (8 (n + P)(n + nrhs) bytes), tau (8 n), and for qr_solve an n x
  *   (n + nrhs) buffer; host: the state (8 n (n + nrhs) + 8 n + 8 nrhs), QR_SLOTS ring slots of
  *   p x (n + nrhs) and the residual buffer (P x nrhs), staging memory (pinned on CUDA). On the
- *   host executor device memory is host memory: qr_workspace_bytes counts both. R must fit: n x n that does not fit the budget is refused by the planner (a tiled
- *   Householder QR for that case is a follow-up).
+ *   host executor device memory is host memory: qr_workspace_bytes counts both. R must fit: an
+ *   n x n that does not fit the budget is refused by the planner (a tiled Householder QR for
+ *   that case is a follow-up).
  */
 #ifndef OOC_QR_H
 #define OOC_QR_H
@@ -138,8 +140,8 @@ int64_t qr_state_bytes(int64_t n, int64_t nrhs);
 /* The useful flops of folding m rows into a state that holds rows_before (what a report's rate is
  * measured against; the fold runs more, see "Flops per factorization" above): from scratch,
  * LAPACK's dgeqrf of m x n (k = min(m, n): 4 m n k - 2 (m + n) k^2 + 4 k^3 / 3, which is
- * 2 m n^2 - 2 n^3 / 3 for m >= n) and dormqr's Q^T b (4 m k - 2 k^2 per right-hand side); onto a stored triangle,
- * dtpqrt's 2 m n^2 and 4 m n per right-hand side. */
+ * 2 m n^2 - 2 n^3 / 3 for m >= n) and dormqr's Q^T b (4 m k - 2 k^2 per right-hand side);
+ * onto a stored triangle, dtpqrt's 2 m n^2 and 4 m n per right-hand side. */
 double qr_fold_flops(int64_t rows_before, int64_t m, int64_t n, int64_t nrhs);
 
 #endif
