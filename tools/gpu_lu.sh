@@ -10,7 +10,10 @@
 #    n = 65536 with 256 right-hand sides from HDF5 files oocgen writes on the device's disk,
 #    its JSON report (phases, residual) printed.
 # 4. if time is left, variants at n = 40000: the panel's chunk 2048 and 8192 columns, tile 2048.
-# SKIP="tests n40 n65 cli var" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
+# With OLD=<an older source tree> (e.g. `git archive <commit>` unpacked into the ignored .wt/old
+# and carried), stage ab first builds its bench_lu_cuda beside this one and runs n = 40000
+# --gpu-mem 8G as old, new, old, new, back to back.
+# SKIP="tests ab n40 n65 cli var" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
 # in $OUT (lu.txt: the RESULT lines; all.tgz: the logs).
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -23,13 +26,27 @@ mkdir -p "$R"
 trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $R/gpu.txt
+[ -n "${OLD:-}" ] && ! skip ab && (cd "$OLD" && B=/tmp/b-lu-old gpu_build $R/build_old.log bench_lu_cuda) &
 gpu_build $R/build.log bench_lu_cuda test_exec oocsolve_bin oocgen_bin
+wait
 res() { grep -h RESULT "$@" | tee -a $OUT/lu.txt; }
 if ! skip tests; then
   (cd $B && timeout 90 ./test_exec > $R/test_exec.log 2>&1; echo "rc=$?" >> $R/test_exec.log)
   grep -E "FAILED|failed|asserts|tests  |rc=" $R/test_exec.log | sed "s/^/test_exec: /"
 fi
 export MALLOC_TRIM_THRESHOLD_=100000000000 MALLOC_TOP_PAD_=1073741824
+if [ -n "${OLD:-}" ] && ! skip ab && [ -x /tmp/b-lu-old/bench_lu_cuda ]; then
+  for v in old new old new; do
+    [ "$(left)" -gt 60 ] || break
+    case $v in
+      old) cmd="/tmp/b-lu-old/bench_lu_cuda factor 40000 $TILE 8G" ;;
+      new) cmd="$B/bench_lu_cuda factor 40000 $TILE 8G" ;;
+    esac
+    timeout $(($(left) - 5)) $cmd > $R/ab.log 2>&1
+    grep -h RESULT $R/ab.log | sed "s/^RESULT/RESULT [$v]/" | tee -a $OUT/lu.txt
+    echo "[$(el) s]"
+  done
+fi
 if ! skip n40; then
   timeout $(($(left) - 5)) $B/bench_lu_cuda cusolver 40000 > $R/cus40.log 2>&1; res $R/cus40.log
   echo "[$(el) s]"
