@@ -819,7 +819,7 @@ static ooc_status_t open_inputs(job_t *j, const char *const spec[3]) {
 
 /* The second output of a call that writes two (ooc_lstsq_m: x beside the QR state file), n x m:
  * an array or callback, or a dataset (default /x) of a file that is none of the inputs' nor the
- * first output's. Committed after the first (commit_outputs). */
+ * first output's. Committed with the first, as one (h5m_commit2). */
 static ooc_status_t open_output2(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   const struct ooc_matrix *h = j->hm_out2;
@@ -834,12 +834,6 @@ static ooc_status_t open_output2(job_t *j) {
   OOC_TRY(outpath_check(ctx, file, ins, 5));
   return h5m_create2(ctx, file, dset, j->n, j->m, H5M_F64, 0, j->o.compress, j->o.force,
                      out_flags(j), &j->out2);
-}
-
-/* Rename the outputs into place: the first, then the second. */
-static ooc_status_t commit_outputs(job_t *j) {
-  OOC_TRY(h5m_commit(j->out));
-  return j->out2 ? h5m_commit(j->out2) : OOC_OK;
 }
 
 /* The one pipeline of every call: open, plan, create the output, load, run the method
@@ -922,7 +916,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
     r->steps = steps;
     OOC_TRY(st);
     double t_commit = ooc_now();
-    OOC_TRY(commit_outputs(j));
+    OOC_TRY(h5m_commit2(j->out, j->out2)); /* both or neither (h5mat.h) */
     r->t_write += ooc_now() - t_commit;
     r->host_peak = ooc_ctx_host_peak(ctx);
     r->t_total = ooc_now() - t_start;
