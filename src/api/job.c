@@ -95,6 +95,17 @@ ooc_spill_ops_t job_spill_ops(spill_slot_t *sl) {
 
 /* ---- planning ---------------------------------------------------------------------------- */
 
+void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char *what,
+                  int64_t W) {
+  if (!*ex) return;
+  char pk[32], bu[32];
+  ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "GPU peak %s of %s %s (%s, stripe %lld)",
+           ooc_fmt_bytes((*ex)->stats.dev_peak, pk, sizeof pk), budget_name,
+           ooc_fmt_bytes((*ex)->budget, bu, sizeof bu), what, (long long)W);
+  ex_destroy(*ex);
+  *ex = NULL;
+}
+
 /* auto: the GPU when one is usable (with a notice saying which), else the CPU. The CUDA backend
  * runs the elimination on the GPU; the host-side work (input scan, checks) uses the cpu ops. */
 static ooc_status_t pick_backend(job_t *j) {

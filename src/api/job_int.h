@@ -138,6 +138,11 @@ ooc_status_t job_load_inputs(job_t *j);
 void job_unload_inputs(job_t *j);
 /* The job a Cholesky does for a call of this kind (CHOL_*, chol.h). */
 int job_chol_job(job_kind_t kind);
+/* After a method ran on the GPU executor *ex (NULL: none): its device peak against its budget
+ * into the report's notices, "GPU peak <peak> of <budget_name> <budget> (<what>, stripe W)";
+ * then *ex destroyed and NULL. */
+void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char *what,
+                  int64_t W);
 
 /* ---- job_gj.c, used by methods.c ---- */
 
