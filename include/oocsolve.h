@@ -519,7 +519,8 @@ OOC_API ooc_status_t ooc_gemm_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc
                                 const ooc_matrix_t *c0, ooc_matrix_t *c, double alpha, double beta,
                                 const ooc_options_t *opts, ooc_report_t *report);
 /* ooc_lstsq on handles: x (n x nrhs; NULL: none) receives the solution, the file `state` (NULL or
- * "": none) the QR state; at least one of them. A 1-D b file gives a 1-D x file. */
+ * "": none) the QR state; at least one of them. A 1-D b file gives a 1-D x file. x and the state
+ * are committed as one: a failure leaves neither (replaced files as they were). */
 OOC_API ooc_status_t ooc_lstsq_m(ooc_ctx_t *ctx, const ooc_matrix_t *a, const ooc_matrix_t *b,
                                  ooc_matrix_t *x, const char *state, const ooc_options_t *opts,
                                  ooc_report_t *report);

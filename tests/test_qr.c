@@ -1118,6 +1118,73 @@ static void t_job_nonfinite(void) {
   jfix_free(&f);
 }
 
+/* ooc_lstsq_m writing x and the state file commits the two as one (h5m_commit2): with every
+ * file write failing in turn (once, EIO), a run leaves both outputs or neither, never one; when
+ * it replaces existing ones (--force), both old files or both new, and a failed second rename
+ * puts the first's old file back. */
+static void t_job_commit_pair(void) {
+  jfix_t f;
+  jfix_make(&f, "p", 300, 5, 0, 2, 0);
+  char xout[512], xspec[600];
+  snprintf(xout, sizeof xout, "%s", tu_path("p.x.h5"));
+  snprintf(xspec, sizeof xspec, "%s:/x", xout);
+  for (int force = 0; force < 2; force++) {
+    uint64_t h_st = 0, h_x = 0;
+    ooc_ctx_t *ctx;
+    ooc_report_t rep;
+    ooc_matrix_t *ha = NULL, *hb = NULL, *hx = NULL;
+    if (force) { /* the old outputs, then a b that changes them */
+      remove(f.st), remove(xout);
+      ctx = tu_ctx();
+      CU_ASSERT_FATAL(ooc_matrix_file(ctx, f.fa, &ha) == OOC_OK &&
+                      ooc_matrix_file(ctx, f.fb, &hb) == OOC_OK &&
+                      ooc_matrix_file(ctx, xspec, &hx) == OOC_OK);
+      CU_ASSERT_FATAL(job_lstsq_m(ctx, &f.o, &rep, ha, hb, hx, f.st) == OOC_OK);
+      ooc_matrix_destroy(ha), ooc_matrix_destroy(hb), ooc_matrix_destroy(hx);
+      tu_ctx_done(ctx);
+      h_st = tu_file_hash(f.st), h_x = tu_file_hash(xout);
+      for (int64_t i = 0; i < f.m * f.nrhs; i++) f.B[i] += 1.0;
+      jfix_write(&f);
+      f.o.force = 1;
+    }
+    int ok = 0, faults = 0, undone = 0, injected = 1;
+    for (int k = 1; k < 1000 && injected; k++) { /* until the run has no k-th write */
+      if (!force) remove(f.st), remove(xout);
+      ctx = tu_ctx();
+      CU_ASSERT_FATAL(ooc_matrix_file(ctx, f.fa, &ha) == OOC_OK &&
+                      ooc_matrix_file(ctx, f.fb, &hb) == OOC_OK &&
+                      ooc_matrix_file(ctx, xspec, &hx) == OOC_OK);
+      ooc_fault_arm(ctx, OOC_FAULT_IO_WRITE, k, 0, EIO);
+      ooc_status_t st = job_lstsq_m(ctx, &f.o, &rep, ha, hb, hx, f.st);
+      ok = st == OOC_OK;
+      injected = ooc_fault_injected(ctx, OOC_FAULT_IO_WRITE) > 0;
+      int es = tu_file_exists(f.st), ex = tu_file_exists(xout);
+      if (ok) {
+        CU_ASSERT(es && ex);
+      } else {
+        faults++;
+        undone += strstr(ooc_ctx_error(ctx), "was not committed either") != NULL;
+        if (!force) {
+          CU_ASSERT(es == ex);
+        } else {
+          CU_ASSERT_FATAL(es && ex);
+          CU_ASSERT((tu_file_hash(f.st) == h_st) == (tu_file_hash(xout) == h_x));
+        }
+        if (es != ex) fprintf(stderr, "  fault %d: one output without the other: %s\n", k,
+                              ooc_ctx_error(ctx));
+      }
+      ooc_matrix_destroy(ha), ooc_matrix_destroy(hb), ooc_matrix_destroy(hx);
+      tu_ctx_done(ctx);
+    }
+    CU_ASSERT(ok);
+    CU_ASSERT(undone >= 1);
+    if (force) CU_ASSERT(tu_file_hash(f.st) != h_st && tu_file_hash(xout) != h_x);
+    printf("  %s: %d write faults, each both outputs or neither; %d undid the first rename\n",
+           force ? "replacing (--force)" : "new outputs", faults, undone);
+  }
+  jfix_free(&f);
+}
+
 static const tu_test_t tests[] = {
     {"against dgels: m = n .. 100 n, blocks 1/7/64, panels of 1 or 3 blocks, ref/cpu/strict", t_dgels},
     {"consistent systems: the known solution", t_known},
@@ -1137,6 +1204,7 @@ static const tu_test_t tests[] = {
     {"a state from host arrays records no input file; add columns asks for --a", t_job_array_state},
     {"non-finite: an overflowing x, a state with NaN in d or its residual norms: refused",
      t_job_nonfinite},
+    {"lstsq_m's x and state file: committed as one under write faults", t_job_commit_pair},
     {NULL, NULL},
 };
 

@@ -1,10 +1,11 @@
 /*
- * job.c: the one pipeline of ooc_invert, ooc_solve, ooc_factor, ooc_solve_factor, ooc_logdet and
- * ooc_gemm (and their _m forms). Wires the layers together: opens the HDF5 inputs (io), plans
- * the budget (tile cache + the method's workspace), loads and validates the inputs through the
- * tile store (tiling), runs the method's entry of the table (methods.h), writes the output from
- * the store, checks the written result against the inputs, and only then renames the output
- * into place.
+ * job.c: the one pipeline of ooc_invert, ooc_solve, ooc_factor, ooc_solve_factor, ooc_logdet,
+ * ooc_gemm and the least-squares calls (ooc_lstsq, its updates; and their _m forms). Wires the
+ * layers together: opens the HDF5 inputs (io), plans the budget (tile cache + the method's
+ * workspace), loads and validates the inputs through the tile store (tiling), runs the method's
+ * entry of the table (methods.h), writes the output from the store, checks the written result
+ * against the inputs, and only then renames the output into place. A method that streams its
+ * inputs (QR, methods.h's open) reads, checks and writes in its run; the rest is the same.
  */
 #include <float.h>
 #include <libgen.h>
@@ -33,8 +34,9 @@
 
 
 /* What each job reads and writes: the report's kind, whether it reads B, which input names the
- * default output (<that file>.suffix.h5:dataset), how h5meta describes the result, and the job
- * a Cholesky does for it (chol.h). */
+ * default output (<that file>.suffix.h5:dataset; a streamed method's open may name another,
+ * j->out_from), how h5meta describes the result, and the job a Cholesky does for it (chol.h).
+ * Least squares opens its own inputs (job_qr.c): its reads_b is 0. */
 static const struct {
   const char *kind;
   int reads_b, named_by;
@@ -48,6 +50,8 @@ static const struct {
     [JOB_FACTORED] = {"solve", 1, 1, ".x", "/X", H5META_SOLVE, CHOL_SOLVE_FACTORED},
     [JOB_LOGDET] = {"logdet", 0, 0, NULL, NULL, H5META_INVERSE, CHOL_FACTOR}, /* writes nothing */
     [JOB_PRODUCT] = {"gemm", 1, 0, ".gemm", "/C", H5META_GEMM, CHOL_INVERT}, /* no Cholesky */
+    [JOB_LSTSQ] = {"lstsq", 0, 0, ".qr", "/R", H5META_SOLVE, CHOL_INVERT},
+    [JOB_LSTSQ_UPDATE] = {"lstsq-update", 0, 0, ".u", "/R", H5META_SOLVE, CHOL_INVERT},
 };
 
 int job_chol_job(job_kind_t kind) { return jobs[kind].chol_job; }
@@ -90,6 +94,17 @@ ooc_spill_ops_t job_spill_ops(spill_slot_t *sl) {
 }
 
 /* ---- planning ---------------------------------------------------------------------------- */
+
+void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char *what,
+                  int64_t W) {
+  if (!*ex) return;
+  char pk[32], bu[32];
+  ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "GPU peak %s of %s %s (%s, stripe %lld)",
+           ooc_fmt_bytes((*ex)->stats.dev_peak, pk, sizeof pk), budget_name,
+           ooc_fmt_bytes((*ex)->budget, bu, sizeof bu), what, (long long)W);
+  ex_destroy(*ex);
+  *ex = NULL;
+}
 
 /* auto: the GPU when one is usable (with a notice saying which), else the CPU. The CUDA backend
  * runs the elimination on the GPU; the host-side work (input scan, checks) uses the cpu ops. */
@@ -384,7 +399,10 @@ static ooc_status_t resolve_output(job_t *j, const char *spec, const char *from_
   ooc_fmt(tmp, sizeof tmp, "%s", j->out_file);
   ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
            j->o.scratch_dir && *j->o.scratch_dir ? j->o.scratch_dir : dirname(tmp));
-  ooc_fmt(j->rep->output, sizeof j->rep->output, "%s:%s", j->out_file, j->out_dset);
+  if (j->out_file_only) /* a file of several datasets (the QR state) */
+    ooc_fmt(j->rep->output, sizeof j->rep->output, "%s", j->out_file);
+  else
+    ooc_fmt(j->rep->output, sizeof j->rep->output, "%s:%s", j->out_file, j->out_dset);
   return OOC_OK;
 }
 
@@ -810,8 +828,29 @@ static ooc_status_t open_inputs(job_t *j, const char *const spec[3]) {
   return OOC_OK;
 }
 
-/* The one pipeline of every call but lstsq (job_qr.c): open, plan, create the output, load, run
- * the method (methods.h), write, check, commit. spec: A, B, C0, the output. */
+/* The second output of a call that writes two (ooc_lstsq_m: x beside the QR state file), n x m:
+ * an array or callback, or a dataset (default /x) of a file that is none of the inputs' nor the
+ * first output's. Committed with the first, as one (h5m_commit2). */
+static ooc_status_t open_output2(job_t *j) {
+  ooc_ctx_t *ctx = j->ctx;
+  const struct ooc_matrix *h = j->hm_out2;
+  if (!matrix_is_file(h))
+    return matrix_open_output(ctx, h, j->n, j->m, H5M_F64, ooc_max64(j->n, 1), j->o.scratch_dir,
+                              &j->out2);
+  char file[PATH_MAX], dset[512];
+  OOC_TRY(h5m_split_spec(ctx, matrix_spec(h), file, sizeof file, dset, sizeof dset));
+  if (!dset[0]) snprintf(dset, sizeof dset, "/x");
+  const char *ins[] = {h5m_path(j->in_a), h5m_data_file(j->in_a), h5m_path(j->in_b),
+                       h5m_data_file(j->in_b), j->out_file};
+  OOC_TRY(outpath_check(ctx, file, ins, 5));
+  return h5m_create2(ctx, file, dset, j->n, j->m, H5M_F64, 0, j->o.compress, j->o.force,
+                     out_flags(j), &j->out2);
+}
+
+/* The one pipeline of every call: open, plan, create the output, load, run the method
+ * (methods.h), write, check, commit. A method that streams its inputs (its own open and plan:
+ * least squares, job_qr.c) reads, checks and writes them in its run instead of the load, write
+ * and check here. spec: A, B, C0, the output. */
 static ooc_status_t run(job_t *j, const char *const spec[4]) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
@@ -822,18 +861,24 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   snprintf(r->method, sizeof r->method, "%s",
            method_name(j->o.method == OOC_METHOD_AUTO ? OOC_METHOD_GJ : j->o.method));
 
-  OOC_TRY(open_inputs(j, spec));
-  OOC_TRY(method_check(ctx, j->o.method, j->kind, h5m_name(j->in_a)));
+  const method_t *own = method_get(j->o.method); /* a method that streams its inputs, or NULL */
+  if (!own->open) own = NULL;
+  if (own) {
+    OOC_TRY(own->open(j, spec));
+  } else {
+    OOC_TRY(open_inputs(j, spec));
+    OOC_TRY(method_check(ctx, j->o.method, j->kind, h5m_name(j->in_a)));
+  }
   j->lu_in = j->kind == JOB_FACTORED && job_lu_is_factor_file(j);
   int64_t n = j->n, m = j->m;
   r->n = n;
   r->nrhs = m;
-  if (j->kind == JOB_PRODUCT) r->gemm_k = j->k;
+  if (j->kind == JOB_PRODUCT || own) r->gemm_k = j->k; /* lstsq: A's rows */
   snprintf(r->precision, sizeof r->precision, "f64");
 
   OOC_TRY(pick_backend(j));
-  OOC_TRY(h5m_split_spec(ctx, spec[jobs[j->kind].named_by], afile, sizeof afile, adset,
-                         sizeof adset));
+  OOC_TRY(h5m_split_spec(ctx, j->out_from ? j->out_from : spec[jobs[j->kind].named_by], afile,
+                         sizeof afile, adset, sizeof adset));
   if (j->kind == JOB_LOGDET) { /* no output; scratch beside the input */
     ooc_fmt(j->scratch_dir, sizeof j->scratch_dir, "%s",
             j->o.scratch_dir && *j->o.scratch_dir ? j->o.scratch_dir : dirname(afile));
@@ -844,32 +889,50 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
       return OOC_FAIL(ctx, OOC_ERR_ARG, "an LU factor goes to an HDF5 file (L\\U with its pivots "
                       "as a dataset beside it, docs/CLI.md), not to %s", matrix_name(j->hm_out));
     OOC_TRY(resolve_output(j, spec[3], afile, lu_f ? ".lu" : jobs[j->kind].suffix,
-                           lu_f ? "/LU" : jobs[j->kind].dset));
+                           lu_f ? "/LU" : j->out_dset0 ? j->out_dset0 : jobs[j->kind].dset));
   }
-  OOC_TRY(plan(j));
+  OOC_TRY(own ? own->plan(j) : plan(j));
   r->tile = j->b;
   r->stripe = j->W;
   r->host_budget = j->budget;
 
-  j->f32 = h5m_type(j->in_a) == H5M_F32 && (!j->in_b || h5m_type(j->in_b) == H5M_F32) &&
+  j->f32 = !own && h5m_type(j->in_a) == H5M_F32 && (!j->in_b || h5m_type(j->in_b) == H5M_F32) &&
            (!j->in_c || h5m_type(j->in_c) == H5M_F32);
-  int f32 = j->o.out_dtype == OOC_DTYPE_F32 || (j->o.out_dtype == OOC_DTYPE_AUTO && j->f32);
+  int f32 = !own && (j->o.out_dtype == OOC_DTYPE_F32 ||
+                     (j->o.out_dtype == OOC_DTYPE_AUTO && j->f32)); /* lstsq: f64 */
   snprintf(r->out_dtype, sizeof r->out_dtype, f32 ? "f32" : "f64");
-  if (j->kind == JOB_PRODUCT) /* not journaled: its lock and what a killed run left */
+  if (j->kind == JOB_PRODUCT || own) /* not journaled: its lock and what a killed run left */
     OOC_TRY(ckpt_claim_output(j));
   else if (j->kind != JOB_LOGDET)
     OOC_TRY(ckpt_prepare(j));
-  /* Create the output first: an existing file or an unwritable directory fails in seconds. */
-  int64_t cols = j->in_b ? m : n;
+  /* Create the output first: an existing file or an unwritable directory fails in seconds.
+   * (A file of several datasets, the QR state, is made with its first: R, n x n, unchunked.) */
+  int64_t cols = j->in_b && !j->out_file_only ? m : n;
+  double t_create = ooc_now();
   if (j->kind != JOB_LOGDET && j->hm_out && !matrix_is_file(j->hm_out))
-    OOC_TRY(matrix_open_output(ctx, j->hm_out, n, cols, f32 ? H5M_F32 : H5M_F64, j->b,
-                               j->scratch_dir, &j->out));
+    OOC_TRY(matrix_open_output(ctx, j->hm_out, n, cols, f32 ? H5M_F32 : H5M_F64,
+                               own ? ooc_max64(n, 1) : j->b, j->scratch_dir, &j->out));
   else if (j->kind != JOB_LOGDET)
     OOC_TRY(h5m_create2(ctx, j->out_file, j->out_dset, n, cols, f32 ? H5M_F32 : H5M_F64,
-                        j->plan.chunk, j->o.compress, j->o.force, out_flags(j), &j->out));
+                        j->plan.chunk, j->o.compress, j->o.force,
+                        j->out_file_only ? 0u : out_flags(j), &j->out));
   if (j->out && h5m_replaced(j->out))
     ooc_warn(r->warnings, sizeof r->warnings, "%s replaces the dataset of that name; the file's "
              "other contents are kept", h5m_name(j->out));
+  if (j->hm_out2) OOC_TRY(open_output2(j));
+  if (own) { /* it reads, computes, checks and writes (methods.h) */
+    int64_t steps = 0;
+    r->t_write = ooc_now() - t_create;
+    ooc_status_t st = own->run(j, &steps);
+    r->steps = steps;
+    OOC_TRY(st);
+    double t_commit = ooc_now();
+    OOC_TRY(h5m_commit2(j->out, j->out2)); /* both or neither (h5mat.h) */
+    r->t_write += ooc_now() - t_commit;
+    r->host_peak = ooc_ctx_host_peak(ctx);
+    r->t_total = ooc_now() - t_start;
+    return OOC_OK;
+  }
 
   j->colnorm = ooc_calloc(ctx, (size_t)j->k, sizeof(double));
   j->perm = j->kind == JOB_PRODUCT ? NULL : ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
@@ -956,6 +1019,8 @@ static void job_cleanup(job_t *j) {
   ex_destroy(j->gx);
   job_unload_inputs(j);
   h5m_close(j->out); /* removes the temporary file unless committed */
+  h5m_close(j->out2);
+  job_qr_cleanup(j);
   h5m_close(j->in_a);
   h5m_close(j->in_b);
   h5m_close(j->in_c);
@@ -990,9 +1055,9 @@ static ooc_status_t start(job_t *j, ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_
 
 /* The public calls differ only in the job they ask (methods.h) of their inputs (spec: A, B, C0)
  * and output (spec[3]); hm: the _m calls' handles. */
-static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
-                         job_kind_t kind, const char *const spec[4], double alpha, double beta,
-                         double *logdet, const ooc_matrix_t *const *hm) {
+ooc_status_t job_call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
+                      job_kind_t kind, const char *const spec[4], double alpha, double beta,
+                      double *logdet, const ooc_matrix_t *const *hm, struct qr_job *qr) {
   if (!ctx) return OOC_ERR_ARG;
   job_t j;
   ooc_report_t local;
@@ -1006,7 +1071,10 @@ static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *r
   j.kind = kind;
   j.alpha = alpha;
   j.beta = beta;
+  j.qr = qr;
+  j.method_asked = j.o.method;
   if (kind == JOB_PRODUCT) j.o.method = METHOD_GEMM; /* its own entry; no option names it */
+  if (kind == JOB_LSTSQ || kind == JOB_LSTSQ_UPDATE) j.o.method = METHOD_QR; /* its own entry */
   if (st == OOC_OK && kind == JOB_PRODUCT && (!isfinite(alpha) || !isfinite(beta)))
     st = OOC_FAIL(ctx, OOC_ERR_ARG, "alpha and beta must be finite (got %g, %g)", alpha, beta);
   if (st == OOC_OK && jobs[kind].reads_b && (!spec[1] || !*spec[1]))
@@ -1021,38 +1089,38 @@ static ooc_status_t call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *r
 ooc_status_t ooc_invert(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report) {
   const char *spec[4] = {input, NULL, NULL, output};
-  return call(ctx, opts, report, JOB_INVERT, spec, 0, 0, NULL, NULL);
+  return job_call(ctx, opts, report, JOB_INVERT, spec, 0, 0, NULL, NULL, NULL);
 }
 
 ooc_status_t ooc_solve(ooc_ctx_t *ctx, const char *a, const char *b, const char *output,
                        const ooc_opts_t *opts, ooc_report_t *report) {
   const char *spec[4] = {a, b, NULL, output};
-  return call(ctx, opts, report, JOB_SOLVE, spec, 0, 0, NULL, NULL);
+  return job_call(ctx, opts, report, JOB_SOLVE, spec, 0, 0, NULL, NULL, NULL);
 }
 
 ooc_status_t ooc_factor(ooc_ctx_t *ctx, const char *input, const char *output,
                         const ooc_opts_t *opts, ooc_report_t *report) {
   const char *spec[4] = {input, NULL, NULL, output};
-  return call(ctx, opts, report, JOB_FACTOR, spec, 0, 0, NULL, NULL);
+  return job_call(ctx, opts, report, JOB_FACTOR, spec, 0, 0, NULL, NULL, NULL);
 }
 
 ooc_status_t ooc_solve_factor(ooc_ctx_t *ctx, const char *factor, const char *b,
                               const char *output, const ooc_opts_t *opts, ooc_report_t *report) {
   const char *spec[4] = {factor, b, NULL, output};
-  return call(ctx, opts, report, JOB_FACTORED, spec, 0, 0, NULL, NULL);
+  return job_call(ctx, opts, report, JOB_FACTORED, spec, 0, 0, NULL, NULL, NULL);
 }
 
 ooc_status_t ooc_logdet(ooc_ctx_t *ctx, const char *input, const ooc_opts_t *opts,
                         ooc_report_t *report, double *logdet) {
   const char *spec[4] = {input, NULL, NULL, NULL};
-  return call(ctx, opts, report, JOB_LOGDET, spec, 0, 0, logdet, NULL);
+  return job_call(ctx, opts, report, JOB_LOGDET, spec, 0, 0, logdet, NULL, NULL);
 }
 
 ooc_status_t ooc_gemm(ooc_ctx_t *ctx, const char *a, const char *b, const char *c0,
                       const char *output, double alpha, double beta, const ooc_opts_t *opts,
                       ooc_report_t *report) {
   const char *spec[4] = {a, b, c0, output};
-  return call(ctx, opts, report, JOB_PRODUCT, spec, alpha, beta, NULL, NULL);
+  return job_call(ctx, opts, report, JOB_PRODUCT, spec, alpha, beta, NULL, NULL, NULL);
 }
 
 /* The calls on matrix handles (api/matrix.h; matrix.c settled the options): a file handle is
@@ -1065,7 +1133,7 @@ ooc_status_t job_call_m(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *re
   const char *s[4];
   for (int k = 0; k < 4; k++)
     s[k] = !hm[k] ? NULL : matrix_is_file(hm[k]) ? matrix_spec(hm[k]) : matrix_name(hm[k]);
-  if ((unsigned)kind >= JOB_KINDS)
+  if ((unsigned)kind >= JOB_LSTSQ) /* least squares' _m call is job_lstsq_m (job_qr.c) */
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "unknown call %d", (int)kind);
-  return call(ctx, opts, report, kind, s, alpha, beta, logdet, hm);
+  return job_call(ctx, opts, report, kind, s, alpha, beta, logdet, hm, NULL);
 }

@@ -66,14 +66,8 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
   if (st == OOC_OK && isfinite(r->logdet)) r->logdet_sign = 1;
   if (st == OOC_ERR_FORMAT && j->kind == JOB_FACTORED)
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));
-  if (j->cx) { /* chol_run has reported the executor's late failures */
-    char pk[32], bu[32];
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s (chol, stripe %lld)",
-             ooc_fmt_bytes(j->cx->stats.dev_peak, pk, sizeof pk),
-             ooc_fmt_bytes(j->cx->budget, bu, sizeof bu), (long long)ca.stripe);
-    ex_destroy(j->cx);
-    j->cx = NULL;
-  }
+  /* chol_run has reported the executor's late failures */
+  job_gpu_done(j, &j->cx, "--gpu-mem", "chol", ca.stripe);
   if (st != OOC_ERR_NOT_SPD) return st;
   if (j->o.method != OOC_METHOD_AUTO || j->kind == JOB_FACTOR) {
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));

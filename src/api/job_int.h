@@ -2,9 +2,10 @@
  * job_int.h: internal to src/api. The state of one library call (job_t) and the functions its
  * parts share: job.c runs the pipeline (open, plan, load, run the method, write, check,
  * commit); the methods' runs (methods.h's table) live beside it, one file each (job_gj.c,
- * job_chol.c, job_iter.c, job_gemm.c, job_lu.c, job_rbt.c); checkpoint.c keeps what makes a run
- * resumable and leaves no state behind (the output's lock, the journal, checkpoints, restoring
- * the stores, stale scratch and journals). Nothing outside src/api includes it.
+ * job_chol.c, job_iter.c, job_gemm.c, job_lu.c, job_rbt.c, job_qr.c); checkpoint.c keeps what
+ * makes a run resumable and leaves no state behind (the output's lock, the journal,
+ * checkpoints, restoring the stores, stale scratch and journals). Nothing outside src/api
+ * includes it.
  */
 #ifndef OOC_JOB_INT_H
 #define OOC_JOB_INT_H
@@ -82,7 +83,7 @@ typedef struct job {
    * checkpoint step_due promised (ckpt_lu_step_due), -1 none */
   lu_state_t lu_state0;
   int64_t resume_stripe, lu_due_step;
-  ooc_exec_t *cx;     /* the CUDA executor Cholesky runs on while chol_run runs */
+  ooc_exec_t *cx;     /* the CUDA executor Cholesky (while chol_run runs) or QR runs on */
   /* newton/hyper7, LU's inverse, rbt and the product: the extra stores, their scratch, and the
    * store holding the result when it is not A (or B) */
   tstore_t *iv[ITER_MAX_STORES];
@@ -104,6 +105,18 @@ typedef struct job {
   /* the _m calls (api/matrix.h): the handles of A, B, C0 and the output; NULL or a file handle:
    * the spec string as given */
   const struct ooc_matrix *hm_a, *hm_b, *hm_c, *hm_out;
+  /* A call that writes two outputs (ooc_lstsq_m: x beside the state file): the second, its
+   * handle, created after the first and committed with it. */
+  h5mat_t *out2;
+  const struct ooc_matrix *hm_out2;
+  /* Set by a streamed method's open (methods.h), for the pipeline: the file the default output
+   * name derives from (NULL: the input jobs[] names), the default dataset (NULL: the job's),
+   * and whether the output is a file of several datasets (--out names a file, not a dataset;
+   * the output holds the first dataset, n x n) */
+  const char *out_from, *out_dset0;
+  int out_file_only;
+  int method_asked;   /* the call's --method (the product and lstsq run their own entry) */
+  struct qr_job *qr;  /* least squares' own arguments and state (job_qr.c) */
 } job_t;
 
 /* ---- job.c, used by checkpoint.c and the methods' runs ---- */
@@ -125,6 +138,11 @@ ooc_status_t job_load_inputs(job_t *j);
 void job_unload_inputs(job_t *j);
 /* The job a Cholesky does for a call of this kind (CHOL_*, chol.h). */
 int job_chol_job(job_kind_t kind);
+/* After a method ran on the GPU executor *ex (NULL: none): its device peak against its budget
+ * into the report's notices, "GPU peak <peak> of <budget_name> <budget> (<what>, stripe W)";
+ * then *ex destroyed and NULL. */
+void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char *what,
+                  int64_t W);
 
 /* ---- job_gj.c, used by methods.c ---- */
 
@@ -175,6 +193,26 @@ ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B
 ooc_status_t job_lu_result_store(job_t *j);
 /* An LU factor's attributes and its pivots dataset, before the commit. */
 ooc_status_t job_lu_commit_extra(job_t *j);
+
+/* ---- job.c, used by the calls of job_qr.c ---- */
+
+/* Run one call of the pipeline: the job `kind` on the inputs spec (A, B, C0) into the output
+ * spec[3]; alpha, beta: the product's; logdet: ooc_logdet's; hm: the _m calls' handles (A, B,
+ * C0, output; NULL: none); qr: least squares' arguments (job_qr.c; freed by job_qr_cleanup). */
+ooc_status_t job_call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *report,
+                      job_kind_t kind, const char *const spec[4], double alpha, double beta,
+                      double *logdet, const struct ooc_matrix *const *hm, struct qr_job *qr);
+
+/* ---- job_qr.c, used by methods.c and job.c ---- */
+
+/* Least squares' entry (methods.h's open, plan and run for JOB_LSTSQ, JOB_LSTSQ_UPDATE): open
+ * A and b (or the state and the update's matrices), plan the row blocks, and fold, solve, check
+ * and write the state file (and x) into the outputs the pipeline created. */
+ooc_status_t job_qr_open(job_t *j, const char *const spec[4]);
+ooc_status_t job_qr_plan(job_t *j);
+ooc_status_t job_qr_run(job_t *j, int64_t *steps);
+/* Frees what j->qr holds (NULL: nothing). */
+void job_qr_cleanup(job_t *j);
 
 /* ---- job_rbt.c, used by job.c ---- */
 

@@ -187,13 +187,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   }
   lu_stats_t s;
   ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
-  if (gx) {
-    char pk[32], bu[32];
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of its budget %s (lu, stripe %lld)",
-             ooc_fmt_bytes(gx->stats.dev_peak, pk, sizeof pk),
-             ooc_fmt_bytes(gx->budget, bu, sizeof bu), (long long)W);
-    ex_destroy(gx);
-  }
+  job_gpu_done(j, &gx, "its budget", "lu", W);
   *steps = job == LU_SOLVE_FACTORED ? s.rhs_steps : s.steps;
   if (st != OOC_OK) {
     if (st == OOC_ERR_SINGULAR || st == OOC_ERR_FORMAT)

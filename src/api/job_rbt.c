@@ -87,13 +87,7 @@ ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
         st = ts_put(j->B, ti, tj, X + part_start(pr, ti) + part_start(pc, tj) * n, n);
   }
 done:
-  if (gx) {
-    char pk[32], bu[32];
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of its budget %s (rbt's LU, stripe "
-             "%lld)", ooc_fmt_bytes(gx->stats.dev_peak, pk, sizeof pk),
-             ooc_fmt_bytes(gx->budget, bu, sizeof bu), (long long)W);
-    ex_destroy(gx);
-  }
+  job_gpu_done(j, &gx, "its budget", "rbt's LU", W);
   ooc_free(ctx, tile);
   ooc_free(ctx, X);
   /* the report, also on failure (the numbers of a refinement that did not converge) */

@@ -109,6 +109,9 @@ static const method_t table[METHOD_COUNT] = {
                                    "--method lu",
                         .ws = rbt_ws, .run = job_rbt_run},
     [METHOD_GEMM] = {.jobs = JOB_BIT(JOB_PRODUCT), .ws = gemm_ws, .run = job_gemm_run},
+    /* least squares: streamed blocks of rows, not tile stores (job_qr.c) */
+    [METHOD_QR] = {.jobs = JOB_BIT(JOB_LSTSQ) | JOB_BIT(JOB_LSTSQ_UPDATE), .unjournaled = 1,
+                   .open = job_qr_open, .plan = job_qr_plan, .run = job_qr_run},
 };
 
 const method_t *method_get(int id) {
@@ -116,7 +119,8 @@ const method_t *method_get(int id) {
 }
 
 const char *method_name(int id) {
-  return id == METHOD_GEMM ? "gemm" : id >= 0 && id < METHOD_GEMM ? method_names[id] : "?";
+  return id == METHOD_GEMM ? "gemm" : id == METHOD_QR ? "qr"
+         : id >= 0 && id < METHOD_GEMM ? method_names[id] : "?";
 }
 
 ooc_status_t method_check(ooc_ctx_t *ctx, int id, job_kind_t kind, const char *input) {

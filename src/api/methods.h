@@ -6,7 +6,8 @@
  *
  * Contract
  * - The table is indexed by method id: ooc_method_t's values (OOC_METHOD_AUTO .. _RBT, the ones
- *   --method names) and METHOD_GEMM, the product's, which no option selects (ooc_gemm does).
+ *   --method names), METHOD_GEMM, the product's, and METHOD_QR, least squares', which no option
+ *   selects (ooc_gemm, ooc_lstsq* do).
  * - auto is an entry too: the jobs it serves are those a call may leave to the choice (job.c's
  *   choose_method); it has no run, flops or workspace of its own (the planner covers the methods
  *   it may pick).
@@ -34,13 +35,16 @@ typedef enum {
   JOB_FACTORED, /* X = A^-1 B from a factor file */
   JOB_LOGDET,   /* log|det A|, nothing written */
   JOB_PRODUCT,  /* C = alpha A B + beta C0 */
+  JOB_LSTSQ,    /* min ||A x - b||_2: x and the QR state file (job_qr.c) */
+  JOB_LSTSQ_UPDATE, /* a QR state updated into a new one (add rows, remove or add columns) */
   JOB_KINDS
 } job_kind_t;
 #define JOB_BIT(kind) (1u << (kind))
 
-/* The product's entry: after the ids --method names. */
+/* The product's and least squares' entries: after the ids --method names. */
 #define METHOD_GEMM (OOC_METHOD_RBT + 1)
-#define METHOD_COUNT (METHOD_GEMM + 1)
+#define METHOD_QR (METHOD_GEMM + 1)
+#define METHOD_COUNT (METHOD_QR + 1)
 
 typedef struct method {
   unsigned jobs; /* JOB_BIT()s of the jobs it serves */
@@ -59,6 +63,13 @@ typedef struct method {
   /* Host bytes outside the tile cache at stripe (or block) W for the plan p (plan_ws). */
   int64_t (*ws)(const struct plan *p, int64_t W);
   ooc_status_t (*run)(struct job *j, int64_t *steps);
+  /* A method that streams its inputs instead of loading them into tile stores (QR: blocks of
+   * rows of a matrix that is not square) opens them itself (spec: the call's A, B, C, output;
+   * sets j->n, m, k and the output's shape j->out_rows x j->out_cols) and plans its own blocks
+   * (j->b, W, budget); its run then reads, computes, checks and writes the output's datasets.
+   * The pipeline does the rest: backend, output name, lock, output created, commit, report. */
+  ooc_status_t (*open)(struct job *j, const char *const spec[4]);
+  ooc_status_t (*plan)(struct job *j);
 } method_t;
 
 /* The entry of method id; NULL outside the table. */

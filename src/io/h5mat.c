@@ -2420,7 +2420,8 @@ static void close_ids(h5mat_t *m) {
   m->fspace = m->dset = m->file = -1;
 }
 
-static ooc_status_t commit_impl(h5mat_t *m) {
+/* A commit up to its rename: flushed, closed, synced, and the target still as it was. */
+static ooc_status_t commit_ready(h5mat_t *m) {
   ooc_ctx_t *ctx = m->ctx;
   if (m->failed) {
     empty_tmp_if_full(m, m->failed);
@@ -2476,11 +2477,22 @@ static ooc_status_t commit_impl(h5mat_t *m) {
     return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s: output file appeared while writing (use --force to "
                     "replace it)", m->name);
   ooc_test_killpoint(ctx, "h5out"); /* synced, not renamed */
-  if (fio_rename(ctx, m->tmp, m->path) != 0) {
+  return OOC_OK;
+}
+
+static ooc_status_t commit_rename(h5mat_t *m) {
+  if (fio_rename(m->ctx, m->tmp, m->path) != 0) {
     int err = errno;
-    return OOC_FAIL(ctx, errno_status(err), "%s: cannot rename '%s' into place: %s", m->name,
+    return OOC_FAIL(m->ctx, errno_status(err), "%s: cannot rename '%s' into place: %s", m->name,
                     m->tmp, strerror(err));
   }
+  return OOC_OK;
+}
+
+/* After the rename: the directory entry made durable. */
+static ooc_status_t commit_done(h5mat_t *m) {
+  ooc_ctx_t *ctx = m->ctx;
+  m->committed = 1;
   ooc_free(ctx, m->tmp);
   m->tmp = NULL;
   ooc_test_killpoint(ctx, "h5out"); /* renamed, directory not synced */
@@ -2495,6 +2507,19 @@ static ooc_status_t commit_impl(h5mat_t *m) {
   return OOC_OK;
 }
 
+/* The checks of h5m_commit, then commit_ready (quietly); a failure removes the temporary. */
+static ooc_status_t commit_start(h5mat_t *m) {
+  release_wslots(m);
+  if (!m->writable || m->committed || m->file < 0)
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: commit of a handle that is not an open output",
+                    m->name);
+  quiet_t q = quiet_begin();
+  ooc_status_t st = commit_ready(m);
+  quiet_end(q);
+  if (st != OOC_OK) drop_tmp(m);
+  return st;
+}
+
 ooc_status_t h5m_commit(h5mat_t *m) {
   if (!m) return OOC_ERR_ARG;
   if (m->virt) {
@@ -2505,18 +2530,59 @@ ooc_status_t h5m_commit(h5mat_t *m) {
     if (vs == OOC_OK) m->vcommitted = 1;
     return vs;
   }
-  release_wslots(m);
-  if (!m->writable || m->committed || m->file < 0)
-    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: commit of a handle that is not an open output",
-                    m->name);
-  quiet_t q = quiet_begin();
-  ooc_status_t st = commit_impl(m);
-  quiet_end(q);
-  if (st != OOC_OK)
+  OOC_TRY(commit_start(m));
+  ooc_status_t st = commit_rename(m);
+  if (st != OOC_OK) {
     drop_tmp(m);
-  else
-    m->committed = 1;
-  return st;
+    return st;
+  }
+  return commit_done(m);
+}
+
+ooc_status_t h5m_commit2(h5mat_t *a, h5mat_t *b) {
+  if (!a || !b) return h5m_commit(a ? a : b);
+  h5mat_t *f[2];
+  int nf = 0;
+  for (int k = 0; k < 2; k++) /* the files finished, not renamed */
+    if (!(k ? b : a)->virt) {
+      f[nf] = k ? b : a;
+      OOC_TRY(commit_start(f[nf]));
+      nf++;
+    }
+  for (int k = 0; k < 2; k++) /* arrays and callbacks: nothing to undo after them */
+    if ((k ? b : a)->virt) OOC_TRY(h5m_commit(k ? b : a));
+  if (nf == 0) return OOC_OK;
+  ooc_ctx_t *ctx = f[0]->ctx;
+  /* The first file's target, if there is one, stays reachable as "<its temporary>.old" (a hard
+   * link) until the second is in place: undoing the first rename puts it back. */
+  char old[PATH_CAP + 8] = "";
+  struct stat sb;
+  if (nf == 2 && stat(f[0]->path, &sb) == 0) {
+    snprintf(old, sizeof old, "%s.old", f[0]->tmp);
+    if (link(f[0]->path, old) != 0) old[0] = 0; /* (a file system without hard links) */
+  }
+  ooc_status_t st = commit_rename(f[0]);
+  if (st == OOC_OK && nf == 2) {
+    ooc_free(ctx, f[0]->tmp); /* renamed */
+    f[0]->tmp = NULL;
+    st = commit_rename(f[1]);
+    if (st != OOC_OK) { /* the first undone: its old file back, or none */
+      int undone = old[0] ? fio_rename(ctx, old, f[0]->path) == 0
+                          : fio_remove(ctx, f[0]->path) == 0;
+      if (undone) old[0] = 0;
+      else commit_done(f[0]);
+      ooc_error_append(ctx, undone ? "; %s was not committed either"
+                                   : "; %s could not be undone: it was written without the other",
+                       f[0]->path);
+    }
+  }
+  if (old[0]) fio_remove(ctx, old);
+  if (st != OOC_OK) {
+    for (int k = 0; k < nf; k++) drop_tmp(f[k]);
+    return st;
+  }
+  for (int k = 0; k < nf; k++) OOC_TRY(commit_done(f[k]));
+  return OOC_OK;
 }
 
 ooc_status_t h5m_commit_as(h5mat_t *m, const char *file) {

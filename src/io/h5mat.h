@@ -123,6 +123,11 @@ ooc_status_t h5m_attr_i64(h5mat_t *m, const char *name, int64_t value);
 int h5m_attr_get_f64(h5mat_t *m, const char *name, double *value);
 
 ooc_status_t h5m_commit(h5mat_t *m);
+/* Two outputs committed as one (either may be NULL: h5m_commit of the other): both files
+ * flushed and synced, then an array or callback output committed, then the renames; a failed
+ * second rename undoes the first (the file it replaced is put back), so a failure leaves
+ * neither. (A kill between the two renames can leave the first without the second.) */
+ooc_status_t h5m_commit2(h5mat_t *a, h5mat_t *b);
 /* h5m_commit onto `file` (same directory as the output's, so the rename stays atomic) instead of
  * the path named at create, replacing what is there: for a result kept under another name. */
 ooc_status_t h5m_commit_as(h5mat_t *m, const char *file);
