@@ -479,6 +479,83 @@ static void t_prefill(void) {
   tu_ctx_done(ctx);
 }
 
+/* ts_swap_rows: in place, against LAPACK's laswp on a dense copy (tile rows from t0 down, edge
+ * tiles, a pivot that moves a row twice, one column large enough for the threads); nothing
+ * changed and *done = 0 when a tile of the range is spilled or still at its source; pivots
+ * outside the tile rows refused. */
+static void t_swap_rows(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_source_t src = {NULL, gen_read};
+  static const int64_t shapes[][3] = {{1100, 256, 3}, {3000, 1000, 2}}; /* rows, b, tile columns */
+  for (int sh = 0; sh < 2; sh++) {
+    int64_t n = shapes[sh][0], b = shapes[sh][1], nc = shapes[sh][2] * b, nt = (n + b - 1) / b;
+    tcache_t *c;
+    tstore_t *ts;
+    CU_ASSERT_FATAL(tcache_create(ctx, 8 * n * nc + 4096 * nt * 4, &c) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, c, n, nc, b, &src, &sp, &ts) == OOC_OK);
+    double *M = malloc((size_t)(8 * n * nc)), *R = malloc((size_t)(8 * n * b));
+    int64_t *ipiv = malloc((size_t)(8 * n));
+    CU_ASSERT_FATAL(M && R && ipiv);
+    for (int64_t tj = 0; tj < nc / b; tj++) { /* cached: read from the source, put back */
+      CU_ASSERT_FATAL(ts_take_col(ts, tj, M + tj * b * n, n) == OOC_OK);
+      CU_ASSERT_FATAL(ts_put_col(ts, tj, M + tj * b * n, n) == OOC_OK);
+    }
+    uint64_t x = 12345;
+    int64_t k1 = b + 7; /* rows from tile row 1 on (inside it), to the end */
+    for (int64_t k = k1; k < n; k++) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      ipiv[k] = k + (int64_t)((x >> 33) % (uint64_t)(n - k));
+    }
+    ipiv[k1 + 1] = k1 + 2; /* row k1+2 moves twice: to k1+1 here, then on */
+    ipiv[k1 + 2] = n - 1;
+    int done = -1;
+    CU_ASSERT(ts_swap_rows(ts, 1, nt, 1, k1, n, ipiv, &done) == OOC_OK);
+    CU_ASSERT_EQUAL(done, 1);
+    for (int64_t j = 0; j < b; j++) { /* the reference: tile column 1 of the dense copy */
+      double *a = M + (b + j) * n;
+      for (int64_t k = k1; k < n; k++) {
+        double t = a[k];
+        a[k] = a[ipiv[k]];
+        a[ipiv[k]] = t;
+      }
+    }
+    int bad = 0;
+    for (int64_t tj = 0; tj < nc / b; tj++) {
+      CU_ASSERT_FATAL(ts_read_tiles(ts, 0, nt, tj, tj + 1, R, n) == OOC_OK);
+      for (int64_t j = 0; j < b; j++)
+        for (int64_t i = 0; i < n; i++) bad += R[i + j * n] != M[i + (tj * b + j) * n];
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    /* a pivot above the tile rows, or backwards: refused */
+    int64_t keep = ipiv[k1];
+    ipiv[k1] = 0;
+    CU_ASSERT(ts_swap_rows(ts, 1, nt, 1, k1, n, ipiv, &done) == OOC_ERR_INTERNAL);
+    ipiv[k1] = keep;
+    CU_ASSERT(ts_swap_rows(ts, 2, nt, 1, k1, n, ipiv, &done) == OOC_ERR_INTERNAL);
+    /* a tile of the range at its source (column 2 never read in the second shape has none; use a
+     * fresh store): nothing done, nothing changed */
+    tstore_t *t2;
+    CU_ASSERT_FATAL(tstore_create(ctx, c, n, b, b, &src, &sp, &t2) == OOC_OK);
+    CU_ASSERT(ts_swap_rows(t2, 1, nt, 0, k1, n, ipiv, &done) == OOC_OK);
+    CU_ASSERT_EQUAL(done, 0);
+    CU_ASSERT_FATAL(ts_read_tiles(t2, 0, nt, 0, 1, R, n) == OOC_OK);
+    bad = 0;
+    for (int64_t j = 0; j < b; j++)
+      for (int64_t i = 0; i < n; i++) bad += R[i + j * n] != val(i, j);
+    CU_ASSERT_EQUAL(bad, 0);
+    tstore_destroy(t2);
+    free(M), free(R), free(ipiv);
+    tstore_destroy(ts);
+    tcache_destroy(c);
+    ms_free(&ms);
+    memset(&ms, 0, sizeof ms);
+    ms.ctx = ctx;
+  }
+  tu_ctx_done(ctx);
+}
+
 static void t_parse_size(void) {
   CU_ASSERT_EQUAL(ooc_parse_size("4096"), 4096);
   CU_ASSERT_EQUAL(ooc_parse_size("64M"), 64LL << 20);
@@ -549,6 +626,7 @@ int main(void) {
       {"column copies on threads, cache smaller than a column", t_threaded_column_copies},
       {"blocks of tiles: every state, threads, take/put", t_tile_blocks},
       {"prefill: free room only, reused by puts, steps, faults", t_prefill},
+      {"row swaps in place: as laswp, refused ranges, not when a tile is not cached", t_swap_rows},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
       {"xxh3 test vectors, whole and in columns", t_xxh3_known_values},

@@ -420,10 +420,10 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
 }
 
 /* Tile columns [0, nfix) lack the swaps of the steps after theirs (ipiv[done[j], n), rows
- * >= done[j]): each is taken from the store, takes them on the host where it lies (columns
- * side by side on the scan's threads; a row swap is exact, so the bits are the device's) and goes
- * back. No device work: a trip through P cost two PCIe copies of the strictly lower part with the
- * device idle (0.35 s of issue 22's 2.72 s at n = 40000 on an H100). */
+ * >= done[j]). They take them on the host, with no device work (a trip through P cost two PCIe
+ * copies with the device idle): in place in the tile cache where a column's tiles all lie there
+ * (ts_swap_rows: each row crosses host memory once), else taken into the ring's slot, swapped
+ * there on the scan's threads and put back. A row swap is exact: the bits are the device's. */
 typedef struct {
   double *slot;
   int64_t ld, k1, k2;
@@ -473,7 +473,15 @@ static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
 
 static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
   ring_ops_t fix = {fix_take, fix_work, fix_put};
-  return run_pass(L, P_FIX, L->A, 0, nfix, &fix);
+  for (int64_t j = 0; j < nfix; j++) {
+    int64_t t0 = L->done[j] / L->b;
+    int in_place = 0;
+    OOC_TRY(ts_swap_rows(L->A, t0, L->nt, j, L->done[j], L->n, L->ipiv, &in_place));
+    if (!in_place) /* a tile of it is spilled: this column and the rest through the ring */
+      return run_pass(L, P_FIX, L->A, j, nfix, &fix);
+    L->done[j] = L->n;
+  }
+  return OOC_OK;
 }
 
 /* Chunk [a, a + wc) of the stripe, factored (getrf of rows [a, n)): its pivots into ipiv, its

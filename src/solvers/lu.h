@@ -38,9 +38,10 @@
  *      the store and read by no pending update, receives the next step's stripe's columns
  *      (prefetch), so step 1 of the next step is done by then;
  *   4. after the last step, one pass over the columns before the last chunk applies the swaps
- *      that came after them (ipiv[d_j, n), rows >= d_j) on the host, a tile column at a time
- *      taken from the store and put back (no device work), so the store ends in LAPACK's
- *      layout (not for LU_SOLVE, below).
+ *      that came after them (ipiv[d_j, n), rows >= d_j) on the host, with no device work: in
+ *      place in the tile cache (ts_swap_rows) where a column's tiles are all cached, else a
+ *      tile column at a time taken into the ring's slot and put back, so the store ends in
+ *      LAPACK's layout (not for LU_SOLVE, below).
  *   Flops 2n^3/3. Step s reads the k0 earlier columns below their diagonal blocks once:
  *   ~8 (n k0 - k0^2/2) bytes for ~2 (n - k0/2) k0 w flops, i.e. ~W/4 flop per byte (read-only
  *   streaming, as Cholesky), plus one take + put of the stripe (8 n w bytes each); the swaps

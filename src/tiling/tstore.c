@@ -2,6 +2,8 @@
  * stores. See tstore.h. */
 #include "tiling/tstore.h"
 
+#include "base/parloop.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -776,6 +778,67 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
     }
   if (c->used + c->pooled > c->peak) c->peak = c->used + c->pooled;
   batch_run(c);
+  return OOC_OK;
+}
+
+/* ---- row interchanges in place ------------------------------------------------------------- */
+
+typedef struct {
+  double **base;     /* per tile row t0 + i: the tile's data */
+  const int64_t *nr; /* its rows (the column stride inside the tile) */
+  int64_t t0, b, k1, k2;
+  const int64_t *ipiv;
+} swap_t;
+
+/* Column c of the tile column: its swaps in order (a row may move twice: one column's sequence
+ * is one thread's). */
+static void swap_col(void *arg, int64_t c, int worker) {
+  (void)worker;
+  const swap_t *w = arg;
+  for (int64_t k = w->k1; k < w->k2; k++) {
+    int64_t p = w->ipiv[k];
+    if (p == k) continue;
+    int64_t tk = k / w->b - w->t0, tp = p / w->b - w->t0;
+    double *a = w->base[tk] + (k % w->b) + c * w->nr[tk];
+    double *q = w->base[tp] + (p % w->b) + c * w->nr[tp];
+    double t = *a;
+    *a = *q;
+    *q = t;
+  }
+}
+
+ooc_status_t ts_swap_rows(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int64_t k1, int64_t k2,
+                          const int64_t *ipiv, int *done) {
+  *done = 0;
+  OOC_TRY(check_range(ts, t0, t1, tj, tj + 1));
+  if (t1 <= t0 || k2 <= k1) {
+    *done = 1;
+    return OOC_OK;
+  }
+  int64_t r0 = part_start(ts->rows, t0), r1 = part_start(ts->rows, t1 - 1) + part_len(ts->rows, t1 - 1);
+  for (int64_t k = k1; k < k2; k++)
+    if (k < r0 || ipiv[k] < k || ipiv[k] >= r1)
+      return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL,
+                      "row swap %lld <-> %lld outside rows [%lld, %lld) or backwards",
+                      (long long)k, (long long)ipiv[k], (long long)r0, (long long)r1);
+  for (int64_t ti = t0; ti < t1; ti++)
+    if (ts->state[ti * ts->cols.count + tj] != T_CACHED) return OOC_OK; /* the caller gathers */
+  int64_t nt = t1 - t0, nc = part_len(ts->cols, tj);
+  double **base = ooc_malloc(ts->ctx, (size_t)nt * (sizeof(double *) + sizeof(int64_t)));
+  if (!base) return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory (row swaps)");
+  int64_t *nr = (int64_t *)(base + nt);
+  for (int64_t ti = t0; ti < t1; ti++) {
+    entry_t *e = ts->ent[ti * ts->cols.count + tj];
+    base[ti - t0] = e->data;
+    nr[ti - t0] = part_len(ts->rows, ti);
+    lru_unlink(ts->cache, e); /* used: as a put would */
+    lru_push_front(ts->cache, e);
+  }
+  swap_t w = {.base = base, .nr = nr, .t0 = t0, .b = ts->rows.b, .k1 = k1, .k2 = k2, .ipiv = ipiv};
+  int threads = (r1 - r0) * nc >= ((int64_t)1 << 20) ? ts->cache->threads : 1;
+  ooc_parallel(threads, nc, swap_col, &w);
+  ooc_free(ts->ctx, base);
+  *done = 1;
   return OOC_OK;
 }
 

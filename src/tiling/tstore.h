@@ -133,6 +133,16 @@ ooc_status_t ts_take_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int
 ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
                           const double *src, int64_t ld);
 
+/* Row interchanges in place: for k = k1 .. k2-1 swap rows k and ipiv[k] (global 0-based rows,
+ * ipiv[k] >= k, both inside tile rows [t0, t1); LAPACK's forward laswp) in tile column tj,
+ * where its tiles lie in the cache: no copy out and back (a gather, the swaps and a scatter
+ * cross host memory about three times as often). Only when every tile of the range is cached:
+ * then *done = 1; otherwise nothing changes and *done = 0, and the caller moves the tiles itself
+ * (take, swap, put). Columns are swapped side by side on the cache's copy-thread count.
+ * OOC_ERR_INTERNAL for a range or a pivot outside the store or the tile rows. */
+ooc_status_t ts_swap_rows(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int64_t k1, int64_t k2,
+                          const int64_t *ipiv, int *done);
+
 /* Prefill: first touch of tile buffers ahead of the puts that will need them, so that the page
  * faults of fresh memory (a first product into a new output store) are taken while the caller
  * would otherwise wait (for a device), not while a put copies. A put into a tile that is not
