@@ -423,35 +423,14 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
  * >= done[j]). They take them on the host, with no device work (a trip through P cost two PCIe
  * copies with the device idle): in place in the tile cache where a column's tiles all lie there
  * (ts_swap_rows: each row crosses host memory once), else taken into the ring's slot, swapped
- * there on the scan's threads and put back. A row swap is exact: the bits are the device's. */
-typedef struct {
-  double *slot;
-  int64_t ld, k1, k2;
-  const int64_t *ipiv;
-} hswap_t;
-
-static void hswap_job(void *arg, int64_t c, int worker) {
-  (void)worker;
-  const hswap_t *h = arg;
-  double *a = h->slot + c * h->ld;
-  for (int64_t k = h->k1; k < h->k2; k++) {
-    int64_t p = h->ipiv[k];
-    if (p != k) {
-      double t = a[k];
-      a[k] = a[p];
-      a[p] = t;
-    }
-  }
-}
-
+ * there by the host kernels' laswp and put back. A row swap is exact: the bits are the device's. */
 static ooc_status_t fix_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
   int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = clen(L, tj);
   item_rows(L, tj, &t0, &t1, &r0, &r1);
   OOC_TRY(ts_take_tiles(L->A, t0, t1, tj, tj + 1, slot + r0, ld));
   L->st->bytes_streamed += 8 * (r1 - r0) * bj;
-  hswap_t h = {.slot = slot, .ld = ld, .k1 = L->done[tj], .k2 = L->n, .ipiv = L->ipiv};
-  ooc_parallel((r1 - r0) * bj >= ((int64_t)1 << 22) ? ooc_par_cpus(16) : 1, bj, hswap_job, &h);
+  L->a->ops->laswp(bj, slot, ld, L->done[tj], L->n, L->ipiv); /* rows at their global offsets */
   return OOC_OK;
 }
 
@@ -871,9 +850,9 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   L.nsteps = lu_steps(a->job, n, b, a->stripe, needs_b ? ts_cols(a->B).n : 0, &L.nf);
   ooc_status_t st = OOC_OK;
   ooc_exec_t *own = NULL;
+  if (!a->ops) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "lu: no host kernels");
   L.ex = a->exec;
   if (!L.ex) {
-    if (!a->ops) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "lu: neither an executor nor kernels");
     /* the device buffers the host executor hands out, exactly (lu_workspace_bytes counts them) */
     OOC_TRY(ex_host_create(ctx, a->ops, 2, 8 * n * W, &own));
     L.ex = own;

@@ -129,7 +129,8 @@ typedef struct lu_args {
   tstore_t *B;             /* LU_SOLVE(_FACTORED): n x m, overwritten by X; LU_INVERT: n x n,
                               receives (LU)^-1 (its tiles are only put) */
   int64_t stripe;          /* W: ts_stripe(n, b, stripe) is what runs */
-  const ooc_ops_t *ops;    /* the host executor's kernels when exec is NULL */
+  const ooc_ops_t *ops;    /* host kernels (required): the host executor's when exec is NULL,
+                              and the final swaps of a column not wholly in the tile cache */
   ooc_exec_t *exec;        /* NULL: a host executor over ops, created and destroyed inside */
   int job;
   const double *colnorm;   /* ||A[:, j]||_1 for the eps pivot test; NULL: exact zeros only */
