@@ -30,7 +30,8 @@
  * - Copies of whole tile columns (ts_take_col / ts_put_col), of blocks of tiles (ts_*_tiles) and
  *   of large single tiles run on a small pool of copy threads owned by the cache
  *   (tcache_set_threads; default: the online CPUs, at most 16); copies under 4 MiB stay on the
- *   calling thread. Disk reads and writes of spilled
+ *   calling thread. A copy of 4 MiB or more writes its destination with streaming stores (no
+ *   read of each destination line first: tstore.c says why). Disk reads and writes of spilled
  *   tiles and source reads stay on the calling thread (one at a time, in order), overlapping the
  *   threads' copies of cached tiles of the same column. The API itself is single-threaded: one
  *   thread calls a cache and its stores at a time.
