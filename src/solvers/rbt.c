@@ -84,90 +84,113 @@ typedef struct rbt {
   double *u, *v;                 /* d N each */
   double *G;                     /* the group: (g bt) x (g bt), ld g bt */
   int64_t gi, gj;                /* the group being transformed (ti0, tj0) */
-  int64_t chunk;                 /* columns (rows) per parallel job */
+  int64_t rchunk, cchunk;        /* rows per P_ROWSUM job, column bundles per P_MIX job */
   double *colnorm;               /* ||(U^T A V)[:, j]||_1, N */
   double *rowsum;                /* sum_j |a_ij| of the original, n */
   double pad;                    /* the padding's diagonal: max|a_ij| (rbt.h) */
   int phase;                     /* the group pass running (group_job) */
 } rbt_t;
 
-/* The group's passes, each parallel over chunks of columns or rows so that every job owns what
- * it writes and walks memory contiguously (G is column-major with ld g bt):
- *   P_ROWSUM  rows:    sum_j |a_ij| of the original rows (< n) into rowsum (||A||_inf);
- *   P_UT      columns: U^T's levels, block p of a column paired with block p + hp;
- *   P_V       rows:    V's levels from the right, column block q paired with q + hq;
- *   P_COLNORM columns: ||(U^T A V)[:, j]||_1 into colnorm (lu's pivot tests). */
-enum { P_ROWSUM, P_UT, P_V, P_COLNORM };
+/* The group's two passes, each parallel so that every job owns what it writes and every element's
+ * arithmetic is the definition's, in its order (the store is bit for bit what U^T's levels on
+ * every column, then V's on every row, give; the sums add in the same order whatever the
+ * threads):
+ *   P_ROWSUM rows:   sum_j |a_ij| of the original rows (< n) into rowsum (||A||_inf), the columns
+ *                    in order, a contiguous run of rows per column (vectorized across rows);
+ *   P_MIX    column bundles: U^T and V close over the g columns {q bt + c : q < g} of one c < bt
+ *                    (U^T mixes rows within a column, V the columns of a bundle), so a job takes
+ *                    a bundle, g ldg doubles that stay in the core's cache, through U^T's levels,
+ *                    V's levels and the column 1-norms ||(U^T A V)[:, j]||_1 (lu's pivot tests),
+ *                    one read and one write of the group in all, instead of a pass per level. */
+enum { P_ROWSUM, P_MIX };
+
+static void rowsum_job(rbt_t *R, int64_t lo, int64_t hi) {
+  int64_t bt = R->bt, k = R->k, ldg = R->g * bt;
+  for (int64_t p = lo / bt; p * bt < hi; p++) {
+    int64_t i0 = (R->gi + p * k) * bt - p * bt; /* row i0 + lr of A for the group's row lr */
+    int64_t a = ooc_max64(lo, p * bt), e = ooc_min64(ooc_min64(hi, (p + 1) * bt), R->n - i0);
+    if (e <= a) continue;
+    double *rs = R->rowsum + i0;
+    for (int64_t c = 0; c < ldg; c++) {
+      const double *x = R->G + c * ldg;
+      for (int64_t lr = a; lr < e; lr++) rs[lr] += fabs(x[lr]);
+    }
+  }
+}
+
+/* x, y := w_x (x + y) / sqrt2, w_y (x - y) / sqrt2 elementwise: one butterfly pair. */
+static void pair(int64_t len, double *restrict x, double *restrict y, const double *wx,
+                 const double *wy) {
+  for (int64_t r = 0; r < len; r++) {
+    double a = x[r], b = y[r];
+    x[r] = wx[r] * (a + b) * RSQRT2;
+    y[r] = wy[r] * (a - b) * RSQRT2;
+  }
+}
+
+/* The same with scalar weights (V's pair of columns: one weight each). */
+static void pair_s(int64_t len, double *restrict x, double *restrict y, double wx, double wy) {
+  for (int64_t r = 0; r < len; r++) {
+    double a = x[r], b = y[r];
+    x[r] = wx * (a + b) * RSQRT2;
+    y[r] = wy * (a - b) * RSQRT2;
+  }
+}
+
+static void mix_bundle(rbt_t *R, int64_t c) {
+  int64_t g = R->g, bt = R->bt, k = R->k, ldg = g * bt, N = R->N;
+  double *G = R->G;
+  for (int64_t q = 0; q < g; q++) { /* U^T: every level on column q bt + c */
+    double *col = G + (q * bt + c) * ldg;
+    for (int l = 0; l < R->d; l++) {
+      int64_t hp = g >> (l + 1), half = hp * k * bt;
+      for (int64_t p = 0; p < g; p++) {
+        if (p % (2 * hp) >= hp) continue;
+        const double *wi = R->u + l * N + (R->gi + p * k) * bt;
+        pair(bt, col + p * bt, col + (p + hp) * bt, wi, wi + half);
+      }
+    }
+  }
+  for (int l = 0; l < R->d; l++) { /* V from the right: column q bt + c with (q + hq) bt + c */
+    int64_t hq = g >> (l + 1), half = hq * k * bt;
+    const double *w = R->v + l * N;
+    for (int64_t q = 0; q < g; q++) {
+      if (q % (2 * hq) >= hq) continue;
+      int64_t i = (R->gj + q * k) * bt + c;
+      pair_s(ldg, G + (q * bt + c) * ldg, G + ((q + hq) * bt + c) * ldg, w[i], w[i + half]);
+    }
+  }
+  /* the column sums, each in row order; two columns at a time so the adds of one wait less */
+  for (int64_t q = 0; q < g; q += 2) {
+    const double *x = G + (q * bt + c) * ldg, *y = G + ((q + 1) * bt + c) * ldg;
+    double sx = 0, sy = 0;
+    for (int64_t r = 0; r < ldg; r++) {
+      sx += fabs(x[r]);
+      sy += fabs(y[r]);
+    }
+    R->colnorm[(R->gj + q * k) * bt + c] += sx;
+    R->colnorm[(R->gj + (q + 1) * k) * bt + c] += sy;
+  }
+}
 
 static void group_job(void *arg, int64_t job, int worker) {
   (void)worker;
   rbt_t *R = arg;
-  int64_t bt = R->bt, k = R->k, ldg = R->g * bt, lo = job * R->chunk;
-  int64_t hi = ooc_min64(ldg, lo + R->chunk);
-  double *G = R->G;
-  switch (R->phase) {
-  case P_ROWSUM:
-    for (int64_t c = 0; c < ldg; c++) {
-      const double *x = G + c * ldg;
-      for (int64_t lr = lo; lr < hi; lr++) {
-        int64_t i = (R->gi + lr / bt * k) * bt + lr % bt;
-        if (i < R->n) R->rowsum[i] += fabs(x[lr]);
-      }
-    }
-    break;
-  case P_UT:
-    for (int64_t c = lo; c < hi; c++) {
-      double *col = G + c * ldg;
-      for (int l = 0; l < R->d; l++) {
-        int64_t hp = R->g >> (l + 1), half = hp * k * bt;
-        for (int64_t p = 0; p < R->g; p++) {
-          if (p % (2 * hp) >= hp) continue;
-          const double *wi = R->u + l * R->N + (R->gi + p * k) * bt, *wj = wi + half;
-          double *x = col + p * bt, *y = col + (p + hp) * bt;
-          for (int64_t r = 0; r < bt; r++) {
-            double a = x[r], b = y[r];
-            x[r] = wi[r] * (a + b) * RSQRT2;
-            y[r] = wj[r] * (a - b) * RSQRT2;
-          }
-        }
-      }
-    }
-    break;
-  case P_V:
-    for (int l = 0; l < R->d; l++) {
-      int64_t hq = R->g >> (l + 1), half = hq * k * bt;
-      const double *w = R->v + l * R->N;
-      for (int64_t q = 0; q < R->g; q++) {
-        if (q % (2 * hq) >= hq) continue;
-        for (int64_t c = 0; c < bt; c++) {
-          int64_t i = (R->gj + q * k) * bt + c, ci = q * bt + c, cj = ci + hq * bt;
-          double ri = w[i], si = w[i + half];
-          double *x = G + ci * ldg, *y = G + cj * ldg;
-          for (int64_t r = lo; r < hi; r++) {
-            double a = x[r], b = y[r];
-            x[r] = ri * (a + b) * RSQRT2;
-            y[r] = si * (a - b) * RSQRT2;
-          }
-        }
-      }
-    }
-    break;
-  case P_COLNORM:
-    for (int64_t c = lo; c < hi; c++) {
-      const double *x = G + c * ldg;
-      double sum = 0;
-      for (int64_t r = 0; r < ldg; r++) sum += fabs(x[r]);
-      R->colnorm[(R->gj + c / bt * k) * bt + c % bt] += sum;
-    }
-    break;
+  if (R->phase == P_ROWSUM) {
+    int64_t lo = job * R->rchunk;
+    rowsum_job(R, lo, ooc_min64(R->g * R->bt, lo + R->rchunk));
+  } else {
+    int64_t lo = job * R->cchunk, hi = ooc_min64(R->bt, lo + R->cchunk);
+    for (int64_t c = lo; c < hi; c++) mix_bundle(R, c);
   }
 }
 
 static ooc_status_t transform(rbt_t *R, tstore_t *S) {
   int64_t g = R->g, bt = R->bt, ldg = g * bt, n = R->n;
   int threads = R->a->threads > 0 ? R->a->threads : ooc_par_cpus(OOC_PAR_MAX_THREADS);
-  R->chunk = ooc_max64(16, ooc_cdiv64(ldg, 4 * threads));
-  int64_t jobs = ooc_cdiv64(ldg, R->chunk);
+  R->rchunk = ooc_max64(64, ooc_cdiv64(ldg, 4 * threads));
+  R->cchunk = ooc_max64(1, ooc_cdiv64(bt, 4 * threads));
+  int64_t rjobs = ooc_cdiv64(ldg, R->rchunk), cjobs = ooc_cdiv64(bt, R->cchunk);
   for (R->gj = 0; R->gj < R->k; R->gj++)
     for (R->gi = 0; R->gi < R->k; R->gi++) {
       /* A_pad's (g x g) blocks of the group: the source's part, zeros and pad I beyond n */
@@ -185,8 +208,10 @@ static ooc_status_t transform(rbt_t *R, tstore_t *S) {
           for (int64_t t = 0; t < bt; t++)
             if (r0 + t == c0 + t && r0 + t >= n) blk[t + t * ldg] = R->pad;
         }
-      for (R->phase = P_ROWSUM; R->phase <= P_COLNORM; R->phase++)
-        ooc_parallel(threads, jobs, group_job, R);
+      R->phase = P_ROWSUM;
+      ooc_parallel(threads, rjobs, group_job, R);
+      R->phase = P_MIX;
+      ooc_parallel(threads, cjobs, group_job, R);
       for (int64_t q = 0; q < g; q++)
         for (int64_t p = 0; p < g; p++)
           OOC_TRY(ts_put(S, R->gi + p * R->k, R->gj + q * R->k, R->G + p * bt + q * bt * ldg, ldg));
