@@ -82,7 +82,8 @@ typedef struct rbt {
   int64_t n, m, b, N, bt, k, g;  /* g = 2^d blocks per group side */
   int d;
   double *u, *v;                 /* d N each */
-  double *G;                     /* the group: (g bt) x (g bt), ld g bt */
+  double *G;                     /* the group: (g bt) x (g bt), leading dimension ldG */
+  int64_t ldG;                   /* g bt + RBT_LD_PAD (group_ld) */
   int64_t gi, gj;                /* the group being transformed (ti0, tj0) */
   int64_t rchunk, cchunk;        /* rows per P_ROWSUM job, column bundles per P_MIX job */
   double *colnorm;               /* ||(U^T A V)[:, j]||_1, N */
@@ -104,15 +105,22 @@ typedef struct rbt {
  *                    one read and one write of the group in all, instead of a pass per level. */
 enum { P_ROWSUM, P_MIX };
 
+/* G's leading dimension: g bt and one cache line more. With g bt a power of two (n = 8192 or
+ * 32768 and the default tile) the g columns of a bundle lay a power of two apart, in the same
+ * cache sets, and their pairs ran 3-4.5x slower: the mix of n = 16384, tile 4096 (bt = 4096,
+ * as n = 32768) took 1.0 s on 2 threads unpadded, 0.22 s padded (docs/PERFORMANCE.md). */
+#define RBT_LD_PAD 8
+static int64_t group_ld(int64_t rows) { return rows + RBT_LD_PAD; }
+
 static void rowsum_job(rbt_t *R, int64_t lo, int64_t hi) {
-  int64_t bt = R->bt, k = R->k, ldg = R->g * bt;
+  int64_t bt = R->bt, k = R->k, ldg = R->g * bt, ldG = R->ldG;
   for (int64_t p = lo / bt; p * bt < hi; p++) {
     int64_t i0 = (R->gi + p * k) * bt - p * bt; /* row i0 + lr of A for the group's row lr */
     int64_t a = ooc_max64(lo, p * bt), e = ooc_min64(ooc_min64(hi, (p + 1) * bt), R->n - i0);
     if (e <= a) continue;
     double *rs = R->rowsum + i0;
     for (int64_t c = 0; c < ldg; c++) {
-      const double *x = R->G + c * ldg;
+      const double *x = R->G + c * ldG;
       for (int64_t lr = a; lr < e; lr++) rs[lr] += fabs(x[lr]);
     }
   }
@@ -138,10 +146,10 @@ static void pair_s(int64_t len, double *restrict x, double *restrict y, double w
 }
 
 static void mix_bundle(rbt_t *R, int64_t c) {
-  int64_t g = R->g, bt = R->bt, k = R->k, ldg = g * bt, N = R->N;
+  int64_t g = R->g, bt = R->bt, k = R->k, ldg = g * bt, ldG = R->ldG, N = R->N;
   double *G = R->G;
   for (int64_t q = 0; q < g; q++) { /* U^T: every level on column q bt + c */
-    double *col = G + (q * bt + c) * ldg;
+    double *col = G + (q * bt + c) * ldG;
     for (int l = 0; l < R->d; l++) {
       int64_t hp = g >> (l + 1), half = hp * k * bt;
       for (int64_t p = 0; p < g; p++) {
@@ -157,12 +165,12 @@ static void mix_bundle(rbt_t *R, int64_t c) {
     for (int64_t q = 0; q < g; q++) {
       if (q % (2 * hq) >= hq) continue;
       int64_t i = (R->gj + q * k) * bt + c;
-      pair_s(ldg, G + (q * bt + c) * ldg, G + ((q + hq) * bt + c) * ldg, w[i], w[i + half]);
+      pair_s(ldg, G + (q * bt + c) * ldG, G + ((q + hq) * bt + c) * ldG, w[i], w[i + half]);
     }
   }
-  /* the column sums, each in row order; two columns at a time so the adds of one wait less */
+  /* the column sums, each in row order (g is even): two columns at a time, two chains of adds */
   for (int64_t q = 0; q < g; q += 2) {
-    const double *x = G + (q * bt + c) * ldg, *y = G + ((q + 1) * bt + c) * ldg;
+    const double *x = G + (q * bt + c) * ldG, *y = G + ((q + 1) * bt + c) * ldG;
     double sx = 0, sy = 0;
     for (int64_t r = 0; r < ldg; r++) {
       sx += fabs(x[r]);
@@ -186,7 +194,7 @@ static void group_job(void *arg, int64_t job, int worker) {
 }
 
 static ooc_status_t transform(rbt_t *R, tstore_t *S) {
-  int64_t g = R->g, bt = R->bt, ldg = g * bt, n = R->n;
+  int64_t g = R->g, bt = R->bt, ldg = g * bt, ldG = R->ldG, n = R->n;
   int threads = R->a->threads > 0 ? R->a->threads : ooc_par_cpus(OOC_PAR_MAX_THREADS);
   R->rchunk = ooc_max64(64, ooc_cdiv64(ldg, 4 * threads));
   R->cchunk = ooc_max64(1, ooc_cdiv64(bt, 4 * threads));
@@ -197,16 +205,16 @@ static ooc_status_t transform(rbt_t *R, tstore_t *S) {
       for (int64_t q = 0; q < g; q++)
         for (int64_t p = 0; p < g; p++) {
           int64_t r0 = (R->gi + p * R->k) * bt, c0 = (R->gj + q * R->k) * bt;
-          double *blk = R->G + p * bt + q * bt * ldg;
+          double *blk = R->G + p * bt + q * bt * ldG;
           int64_t nr = ooc_max64(0, ooc_min64(bt, n - r0)), nc = ooc_max64(0, ooc_min64(bt, n - c0));
           if (nr < bt || nc < bt) /* the source fills only its part below n */
-            for (int64_t c = 0; c < bt; c++) memset(blk + c * ldg, 0, (size_t)bt * sizeof(double));
+            for (int64_t c = 0; c < bt; c++) memset(blk + c * ldG, 0, (size_t)bt * sizeof(double));
           if (nr > 0 && nc > 0) {
-            OOC_TRY(R->a->A->read(R->a->A->self, r0, c0, nr, nc, blk, ldg));
+            OOC_TRY(R->a->A->read(R->a->A->self, r0, c0, nr, nc, blk, ldG));
             R->st->bytes_a += 8 * nr * nc;
           }
           for (int64_t t = 0; t < bt; t++)
-            if (r0 + t == c0 + t && r0 + t >= n) blk[t + t * ldg] = R->pad;
+            if (r0 + t == c0 + t && r0 + t >= n) blk[t + t * ldG] = R->pad;
         }
       R->phase = P_ROWSUM;
       ooc_parallel(threads, rjobs, group_job, R);
@@ -214,7 +222,7 @@ static ooc_status_t transform(rbt_t *R, tstore_t *S) {
       ooc_parallel(threads, cjobs, group_job, R);
       for (int64_t q = 0; q < g; q++)
         for (int64_t p = 0; p < g; p++)
-          OOC_TRY(ts_put(S, R->gi + p * R->k, R->gj + q * R->k, R->G + p * bt + q * bt * ldg, ldg));
+          OOC_TRY(ts_put(S, R->gi + p * R->k, R->gj + q * R->k, R->G + p * bt + q * bt * ldG, ldG));
       OOC_TRY(ooc_tick(R->ctx, "transform", (R->gj * R->k + R->gi + 1.0) / (double)(R->k * R->k)));
     }
   return OOC_OK;
@@ -309,7 +317,7 @@ int64_t rbt_workspace_bytes(int64_t n, int64_t m, int64_t b, int depth, int64_t 
   int64_t N, bt, g = (int64_t)1 << depth;
   rbt_shape(n, b, depth, &N, &bt);
   b = ooc_min64(b > 0 ? b : n, n);
-  return 8 * (g * g * bt * bt + 2 * depth * N + 2 * n * m + N * m + n * m + b * b + 2 * N + n) +
+  return 8 * (g * bt * group_ld(g * bt) + 2 * depth * N + 2 * n * m + N * m + n * m + b * b + 2 * N + n) +
          lu_workspace_bytes(N, bt, stripe, m) + 4096;
 }
 
@@ -335,11 +343,11 @@ ooc_status_t rbt_transform_store(ooc_ctx_t *ctx, const rbt_args_t *a, tstore_t *
   if (ts_rows(S).n != R.N || ts_cols(S).n != R.N || ts_rows(S).b != R.bt)
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "rbt: the store must be %lld x %lld with tile %lld",
                     (long long)R.N, (long long)R.N, (long long)R.bt);
-  int64_t ldg = R.g * R.bt;
+  R.ldG = group_ld(R.g * R.bt);
   ooc_status_t st2 = OOC_OK;
   R.u = ooc_malloc(ctx, (size_t)(d * R.N) * sizeof(double));
   R.v = ooc_malloc(ctx, (size_t)(d * R.N) * sizeof(double));
-  R.G = ooc_malloc(ctx, (size_t)(ldg * ldg) * sizeof(double));
+  R.G = ooc_malloc(ctx, (size_t)(R.ldG * R.g * R.bt) * sizeof(double));
   double *T = ooc_malloc(ctx, (size_t)(R.b * R.b) * sizeof(double));
   if (!R.u || !R.v || !R.G || !T)
     st2 = OOC_FAIL(ctx, OOC_ERR_NOMEM, "rbt: out of host memory for the transform (n = %lld)",
@@ -380,14 +388,15 @@ ooc_status_t rbt_solve(ooc_ctx_t *ctx, const rbt_args_t *a, rbt_stats_t *stats) 
   R.k = R.N / (R.g * R.bt);
   stats->N = R.N;
   stats->bt = R.bt;
-  int64_t N = R.N, ldg = R.g * R.bt;
+  int64_t N = R.N;
+  R.ldG = group_ld(R.g * R.bt);
   ooc_status_t st = OOC_OK;
   tstore_t *SA = NULL, *SB = NULL;
   double *B = NULL, *Res = NULL, *P = NULL, *T = NULL, *Z = NULL;
   int64_t *ipiv = NULL;
   R.u = ooc_malloc(ctx, (size_t)(d * N) * sizeof(double));
   R.v = ooc_malloc(ctx, (size_t)(d * N) * sizeof(double));
-  R.G = ooc_malloc(ctx, (size_t)(ldg * ldg) * sizeof(double));
+  R.G = ooc_malloc(ctx, (size_t)(R.ldG * R.g * R.bt) * sizeof(double));
   R.colnorm = ooc_calloc(ctx, (size_t)N, sizeof(double));
   R.rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
   B = ooc_malloc(ctx, (size_t)(n * m) * sizeof(double));
