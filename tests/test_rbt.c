@@ -232,7 +232,7 @@ static void t_transform(void) {
       CU_ASSERT_FATAL(tstore_create(ctx, cache, N, N, bt, NULL, NULL, &S) == OOC_OK);
       rbt_args_t a = {.n = n, .m = 0, .b = b, .A = &sa, .depth = d, .seed = 77, .threads = 3};
       CU_ASSERT_FATAL(rbt_transform_store(ctx, &a, S, from_store ? cn2 : cn,
-                                          from_store ? rs2 : rs) == OOC_OK);
+                                          from_store ? rs2 : rs, NULL) == OOC_OK);
       if (from_store) T2 = tu_read_store(S, N);
       else T = tu_read_store(S, N);
       if (SA && n > 64) CU_ASSERT(ts_stats(SA)->bytes_unspilled > 0);

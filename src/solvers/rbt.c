@@ -201,6 +201,7 @@ static ooc_status_t transform(rbt_t *R, tstore_t *S) {
   int64_t rjobs = ooc_cdiv64(ldg, R->rchunk), cjobs = ooc_cdiv64(bt, R->cchunk);
   for (R->gj = 0; R->gj < R->k; R->gj++)
     for (R->gi = 0; R->gi < R->k; R->gi++) {
+      double t0 = ooc_now();
       /* A_pad's (g x g) blocks of the group: the source's part, zeros and pad I beyond n */
       for (int64_t q = 0; q < g; q++)
         for (int64_t p = 0; p < g; p++) {
@@ -216,13 +217,18 @@ static ooc_status_t transform(rbt_t *R, tstore_t *S) {
           for (int64_t t = 0; t < bt; t++)
             if (r0 + t == c0 + t && r0 + t >= n) blk[t + t * ldG] = R->pad;
         }
+      double t1 = ooc_now();
       R->phase = P_ROWSUM;
       ooc_parallel(threads, rjobs, group_job, R);
       R->phase = P_MIX;
       ooc_parallel(threads, cjobs, group_job, R);
+      double t2 = ooc_now();
       for (int64_t q = 0; q < g; q++)
         for (int64_t p = 0; p < g; p++)
           OOC_TRY(ts_put(S, R->gi + p * R->k, R->gj + q * R->k, R->G + p * bt + q * bt * ldG, ldG));
+      R->st->t_gather += t1 - t0;
+      R->st->t_mix += t2 - t1;
+      R->st->t_put += ooc_now() - t2;
       OOC_TRY(ooc_tick(R->ctx, "transform", (R->gj * R->k + R->gi + 1.0) / (double)(R->k * R->k)));
     }
   return OOC_OK;
@@ -330,11 +336,12 @@ static ooc_status_t pad_and_transform(rbt_t *R, double *T, tstore_t *S) {
 }
 
 ooc_status_t rbt_transform_store(ooc_ctx_t *ctx, const rbt_args_t *a, tstore_t *S,
-                                 double *colnorm, double *rowsum) {
+                                 double *colnorm, double *rowsum, rbt_stats_t *stats) {
   int d = a->depth > 0 ? a->depth : RBT_DEPTH;
   rbt_stats_t st;
-  memset(&st, 0, sizeof st);
-  rbt_t R = {.ctx = ctx, .a = a, .st = &st, .n = a->n, .m = a->m, .d = d, .g = (int64_t)1 << d,
+  if (!stats) stats = &st;
+  memset(stats, 0, sizeof *stats);
+  rbt_t R = {.ctx = ctx, .a = a, .st = stats, .n = a->n, .m = a->m, .d = d, .g = (int64_t)1 << d,
              .colnorm = colnorm, .rowsum = rowsum};
   R.b = ooc_min64(a->b > 0 ? a->b : a->n, a->n);
   rbt_shape(a->n, R.b, d, &R.N, &R.bt);
@@ -354,7 +361,9 @@ ooc_status_t rbt_transform_store(ooc_ctx_t *ctx, const rbt_args_t *a, tstore_t *
                    (long long)a->n);
   if (st2 == OOC_OK) {
     rbt_diagonals(a->seed, R.N, d, R.u, R.v);
+    double t0 = ooc_now();
     st2 = pad_and_transform(&R, T, S);
+    stats->t_transform = ooc_now() - t0;
   }
   ooc_free(ctx, R.u);
   ooc_free(ctx, R.v);

@@ -99,6 +99,9 @@ typedef struct rbt_stats {
   int64_t tiny;               /* pivots below sqrt(eps) ||col||_1 (lu.h) */
   double min_pivot;           /* min |u_jj| / ||(U^T A V)[:, j]||_1 */
   double t_transform, t_factor, t_solve, t_refine; /* seconds; t_refine: residuals + solves */
+  double t_gather, t_mix, t_put; /* t_transform's parts: the groups read from A (and padded), the
+                                    two passes over them (row sums; U^T, V, column norms), the
+                                    puts into the store; the rest is max|a_ij| when padded */
   int64_t bytes_a;            /* bytes of the original A read (transform + residuals) */
   int64_t spilled, unspilled; /* scratch bytes of the transformed stores */
 } rbt_stats_t;
@@ -108,10 +111,11 @@ int64_t rbt_workspace_bytes(int64_t n, int64_t m, int64_t b, int depth, int64_t 
 
 ooc_status_t rbt_solve(ooc_ctx_t *ctx, const rbt_args_t *a, rbt_stats_t *stats);
 
-/* The transform rbt_solve runs, alone (tests): U^T A_pad V of a->A (a->n, b, depth, seed,
- * threads) into S, an N x N store of tile bt (rbt_shape); colnorm (N) and rowsum (n), zeroed by
- * the caller, receive the transformed column 1-norms and the original's row sums. */
+/* The transform rbt_solve runs, alone (tests, tests/bench_rbt.c): U^T A_pad V of a->A (a->n, b,
+ * depth, seed, threads) into S, an N x N store of tile bt (rbt_shape); colnorm (N) and rowsum
+ * (n), zeroed by the caller, receive the transformed column 1-norms and the original's row sums;
+ * stats (NULL: none) its t_transform, its parts and bytes_a. */
 ooc_status_t rbt_transform_store(ooc_ctx_t *ctx, const rbt_args_t *a, tstore_t *S,
-                                 double *colnorm, double *rowsum);
+                                 double *colnorm, double *rowsum, rbt_stats_t *stats);
 
 #endif
