@@ -108,7 +108,7 @@ enum { P_ROWSUM, P_MIX };
 /* G's leading dimension: g bt and one cache line more. With g bt a power of two (n = 8192 or
  * 32768 and the default tile) the g columns of a bundle lay a power of two apart, in the same
  * cache sets, and their pairs ran 3-4.5x slower: the mix of n = 16384, tile 4096 (bt = 4096,
- * as n = 32768) took 1.0 s on 2 threads unpadded, 0.22 s padded (docs/PERFORMANCE.md). */
+ * as n = 32768) took 1.0 s on 2 threads unpadded, 0.22 s padded (docs/NUMERICS.md, "rbt"). */
 #define RBT_LD_PAD 8
 static int64_t group_ld(int64_t rows) { return rows + RBT_LD_PAD; }
 
