@@ -76,7 +76,8 @@ int main(int argc, char **argv) {
   printf("n %lld tile %lld depth %d: N %lld bt %lld; put A into its store %.3f s\n", (long long)n,
          (long long)b, depth, (long long)N, (long long)bt, t_put_a);
   ooc_source_t src = {A, store_read};
-  double *cn = malloc((size_t)(8 * N)), *rs = malloc((size_t)(8 * n)), *T = malloc((size_t)(8 * bt * bt));
+  double *cn = malloc((size_t)(8 * N)), *rs = malloc((size_t)(8 * n));
+  double *T = malloc((size_t)(8 * bt * bt));
   if (!cn || !rs || !T) die(NULL, "out of memory");
   for (int r = 0; r < reps; r++) {
     memset(cn, 0, (size_t)(8 * N));

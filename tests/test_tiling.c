@@ -408,7 +408,8 @@ static void t_rects(void) {
     uint64_t z = 12345;
     for (; nrect < 64; nrect++) { /* and random ones */
       z = z * 6364136223846793005ULL + 1442695040888963407ULL;
-      int64_t r0 = (int64_t)((z >> 33) % (uint64_t)rows), c0 = (int64_t)((z >> 13) % (uint64_t)cols);
+      int64_t r0 = (int64_t)((z >> 33) % (uint64_t)rows);
+      int64_t c0 = (int64_t)((z >> 13) % (uint64_t)cols);
       z = z * 6364136223846793005ULL + 1442695040888963407ULL;
       rects[nrect][0] = r0, rects[nrect][1] = c0;
       rects[nrect][2] = (int64_t)((z >> 33) % (uint64_t)(rows - r0 + 1));

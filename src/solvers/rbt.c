@@ -102,7 +102,8 @@ typedef struct rbt {
  *                    (U^T mixes rows within a column, V the columns of a bundle), so a job takes
  *                    a bundle, g ldg doubles that stay in the core's cache, through U^T's levels,
  *                    V's levels and the column 1-norms ||(U^T A V)[:, j]||_1 (lu's pivot tests),
- *                    one read and one write of the group in all, instead of a pass per level. */
+ *                    one read and one write of the group from memory in all, instead of a pass
+ *                    per level. */
 enum { P_ROWSUM, P_MIX };
 
 /* G's leading dimension: g bt and one cache line more. With g bt a power of two (n = 8192 or
@@ -323,7 +324,8 @@ int64_t rbt_workspace_bytes(int64_t n, int64_t m, int64_t b, int depth, int64_t 
   int64_t N, bt, g = (int64_t)1 << depth;
   rbt_shape(n, b, depth, &N, &bt);
   b = ooc_min64(b > 0 ? b : n, n);
-  return 8 * (g * bt * group_ld(g * bt) + 2 * depth * N + 2 * n * m + N * m + n * m + b * b + 2 * N + n) +
+  return 8 * (g * bt * group_ld(g * bt) + 2 * depth * N + 2 * n * m + N * m + n * m + b * b +
+              2 * N + n) +
          lu_workspace_bytes(N, bt, stripe, m) + 4096;
 }
 
