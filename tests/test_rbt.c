@@ -197,11 +197,13 @@ static int64_t bits_differ(const double *Ap, int64_t N, int d, const double *u, 
  * in the definition's order (bits_differ), and the same when A comes from a tile store of tile b
  * (bt < b: the group's blocks straddle its tiles, n not a multiple of b, padding) whose cache
  * holds a third of it (spilled tiles, read whole) as job_rbt.c's loaded A does: a straddled read
- * that took wrong rows or columns, or read outside the rectangle, changes the bits. */
+ * that took wrong rows or columns, or read outside the rectangle, changes the bits; n = 401 with
+ * tile 400 pads with max|a_ij| found on the threads (tiles of 400^2: amax's parallel path). */
 static void t_transform(void) {
   static const int64_t cases[][3] = {{13, 2, 2}, {50, 7, 2}, {50, 50, 2}, {37, 5, 3},
                                      {64, 8, 1}, {64, 4, 2}, {1, 1, 2}, {300, 32, 2},
-                                     {301, 32, 3}, {203, 64, 2}, {130, 100, 1}, {77, 20, 2}};
+                                     {301, 32, 3}, {203, 64, 2}, {130, 100, 1}, {77, 20, 2},
+                                     {401, 400, 1}, {401, 400, 2}};
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     int64_t n = cases[c][0], b = cases[c][1], N, bt;
     int d = (int)cases[c][2];

@@ -235,17 +235,57 @@ static ooc_status_t transform(rbt_t *R, tstore_t *S) {
   return OOC_OK;
 }
 
-/* max|a_ij| of the original, a tile at a time (only when there is padding: rbt.h) */
+/* max|x_r| over a column, four running maxima (the order of a max does not matter: the result is
+ * fmax's, NaN ignored as fmax ignores it). */
+static double col_absmax(const double *x, int64_t len, double m) {
+  double m0 = m, m1 = m, m2 = m, m3 = m;
+  int64_t r = 0;
+  for (; r + 4 <= len; r += 4) {
+    double a0 = fabs(x[r]), a1 = fabs(x[r + 1]), a2 = fabs(x[r + 2]), a3 = fabs(x[r + 3]);
+    m0 = a0 > m0 ? a0 : m0;
+    m1 = a1 > m1 ? a1 : m1;
+    m2 = a2 > m2 ? a2 : m2;
+    m3 = a3 > m3 ? a3 : m3;
+  }
+  for (; r < len; r++) m0 = fmax(m0, fabs(x[r]));
+  return fmax(fmax(m0, m1), fmax(m2, m3));
+}
+
+typedef struct {
+  const double *T;
+  int64_t nr, nc, ld, cpj;
+  double part[4 * OOC_PAR_MAX_THREADS];
+} amax_t;
+
+static void amax_job(void *arg, int64_t job, int worker) {
+  (void)worker;
+  amax_t *t = arg;
+  double m = 0;
+  for (int64_t c = job * t->cpj; c < ooc_min64(t->nc, (job + 1) * t->cpj); c++)
+    m = col_absmax(t->T + c * t->ld, t->nr, m);
+  t->part[job] = m;
+}
+
+/* max|a_ij| of the original, a tile at a time, each tile's columns on the threads (only when
+ * there is padding: rbt.h; single-threaded it cost as much as the rest of the transform) */
 static ooc_status_t amax(rbt_t *R, double *T, double *out) {
   int64_t n = R->n, b = R->b;
+  int threads = R->a->threads > 0 ? R->a->threads : ooc_par_cpus(OOC_PAR_MAX_THREADS);
+  amax_t t = {.T = T, .ld = b};
   double m = 0;
   for (int64_t c0 = 0; c0 < n; c0 += b)
     for (int64_t r0 = 0; r0 < n; r0 += b) {
       int64_t nr = ooc_min64(b, n - r0), nc = ooc_min64(b, n - c0);
       OOC_TRY(R->a->A->read(R->a->A->self, r0, c0, nr, nc, T, b));
       R->st->bytes_a += 8 * nr * nc;
-      for (int64_t c = 0; c < nc; c++)
-        for (int64_t r = 0; r < nr; r++) m = fmax(m, fabs(T[r + c * b]));
+      t.nr = nr, t.nc = nc;
+      int64_t jobs = nr * nc < ((int64_t)1 << 16) ? 1 : ooc_min64(4 * (int64_t)threads, nc);
+      jobs = ooc_min64(jobs, 4 * OOC_PAR_MAX_THREADS); /* t.part's room */
+      t.cpj = ooc_cdiv64(nc, jobs);
+      jobs = ooc_cdiv64(nc, t.cpj);
+      if (jobs == 1) amax_job(&t, 0, 0);
+      else ooc_parallel(threads, jobs, amax_job, &t);
+      for (int64_t j = 0; j < jobs; j++) m = fmax(m, t.part[j]);
     }
   *out = m;
   return OOC_OK;
