@@ -165,32 +165,86 @@ static void t_butterflies(void) {
     }
 }
 
+/* A tile store (tile b) as the transform's source, read as job_rbt.c reads the loaded A: any
+ * rectangle through ts_read_rect, the bt x bt blocks of the groups straddling the b x b tiles. */
+static ooc_status_t store_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                               double *dst, int64_t ld) {
+  return ts_read_rect(self, r0, c0, nr, nc, dst, ld);
+}
+
+/* U^T A_pad V of the transform (store T, N x N) bit for bit: U^T's levels on every column
+ * (rbt_apply_ut), then V's on every row (the same formula on the transpose, with v): the order
+ * the group passes keep; n_bad the elements that differ. */
+static int64_t bits_differ(const double *Ap, int64_t N, int d, const double *u, const double *v,
+                           const double *T) {
+  double *W = malloc((size_t)(N * N) * sizeof *W), *Wt = malloc((size_t)(N * N) * sizeof *Wt);
+  memcpy(W, Ap, (size_t)(N * N) * sizeof *W);
+  rbt_apply_ut(N, d, u, N, W, N);
+  for (int64_t j = 0; j < N; j++)
+    for (int64_t i = 0; i < N; i++) Wt[j + i * N] = W[i + j * N];
+  rbt_apply_ut(N, d, v, N, Wt, N);
+  int64_t bad = 0;
+  for (int64_t j = 0; j < N; j++)
+    for (int64_t i = 0; i < N; i++) bad += memcmp(&Wt[j + i * N], &T[i + j * N], sizeof *T) != 0;
+  free(W), free(Wt);
+  return bad;
+}
+
 /* The tile-group transform against its definition: the store rbt_transform_store fills equals
  * U^T A_pad V formed densely (A_pad = [A 0; 0 max|a_ij| I], U and V from dense_u), its column
  * norms are that matrix's, its row sums A's; shapes with padding and without, several groups,
- * depths 1-3, one group of one tile. */
+ * depths 1-3, one group of one tile. And bit for bit: the store is exactly the levels applied
+ * in the definition's order (bits_differ), and the same when A comes from a tile store of tile b
+ * (bt < b: the group's blocks straddle its tiles, n not a multiple of b, padding) whose cache
+ * holds a third of it (spilled tiles, read whole) as job_rbt.c's loaded A does: a straddled read
+ * that took wrong rows or columns, or read outside the rectangle, changes the bits; n = 401 with
+ * tile 400 pads with max|a_ij| found on the threads (tiles of 400^2: amax's parallel path). */
 static void t_transform(void) {
   static const int64_t cases[][3] = {{13, 2, 2}, {50, 7, 2}, {50, 50, 2}, {37, 5, 3},
-                                     {64, 8, 1}, {64, 4, 2}, {1, 1, 2}};
+                                     {64, 8, 1}, {64, 4, 2}, {1, 1, 2}, {300, 32, 2},
+                                     {301, 32, 3}, {203, 64, 2}, {130, 100, 1}, {77, 20, 2},
+                                     {401, 400, 1}, {401, 400, 2}};
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     int64_t n = cases[c][0], b = cases[c][1], N, bt;
     int d = (int)cases[c][2];
     rbt_shape(n, b, d, &N, &bt);
     double *A = tu_rand_matrix(n, n, 40 + c);
-    ooc_ctx_t *ctx = tu_ctx();
-    tcache_t *cache;
-    tstore_t *S;
-    tu_memsrc_t ma = {A, n};
-    ooc_source_t sa = {&ma, tu_mem_read};
-    CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
-    CU_ASSERT_FATAL(tstore_create(ctx, cache, N, N, bt, NULL, NULL, &S) == OOC_OK);
-    double *cn = calloc((size_t)N, sizeof *cn), *rs = calloc((size_t)n, sizeof *rs);
-    rbt_args_t a = {.n = n, .m = 0, .b = b, .A = &sa, .depth = d, .seed = 77, .threads = 3};
-    CU_ASSERT_FATAL(rbt_transform_store(ctx, &a, S, cn, rs) == OOC_OK);
-    double *T = tu_read_store(S, N);
-    tstore_destroy(S);
-    tcache_destroy(cache);
-    tu_ctx_done(ctx);
+    double *T = NULL, *T2 = NULL, *cn = calloc((size_t)N, sizeof *cn);
+    double *rs = calloc((size_t)n, sizeof *rs), *cn2 = calloc((size_t)N, sizeof *cn2);
+    double *rs2 = calloc((size_t)n, sizeof *rs2);
+    for (int from_store = 0; from_store < 2; from_store++) {
+      ooc_ctx_t *ctx = tu_ctx();
+      tcache_t *cache, *acache = NULL;
+      tstore_t *S, *SA = NULL;
+      tu_memsrc_t ma = {A, n};
+      ooc_source_t sa = {&ma, tu_mem_read};
+      tu_spill_t sl = {ctx, "rbtT", NULL, 0};
+      ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get};
+      if (from_store) { /* A in a store of tile b, a third of it cached, the rest spilled */
+        CU_ASSERT_FATAL(tcache_create(ctx, 8 * n * n / 3 + 64 * 64, &acache) == OOC_OK);
+        CU_ASSERT_FATAL(tstore_create(ctx, acache, n, n, b, NULL, &sp, &SA) == OOC_OK);
+        part_t p = ts_rows(SA);
+        for (int64_t tj = 0; tj < p.count; tj++)
+          for (int64_t ti = 0; ti < p.count; ti++)
+            CU_ASSERT_FATAL(ts_put(SA, ti, tj, A + part_start(p, ti) + part_start(p, tj) * n,
+                                   n) == OOC_OK);
+        sa = (ooc_source_t){SA, store_read};
+      }
+      CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
+      CU_ASSERT_FATAL(tstore_create(ctx, cache, N, N, bt, NULL, NULL, &S) == OOC_OK);
+      rbt_args_t a = {.n = n, .m = 0, .b = b, .A = &sa, .depth = d, .seed = 77, .threads = 3};
+      CU_ASSERT_FATAL(rbt_transform_store(ctx, &a, S, from_store ? cn2 : cn,
+                                          from_store ? rs2 : rs, NULL) == OOC_OK);
+      if (from_store) T2 = tu_read_store(S, N);
+      else T = tu_read_store(S, N);
+      if (SA && n > 64) CU_ASSERT(ts_stats(SA)->bytes_unspilled > 0);
+      tstore_destroy(S);
+      tcache_destroy(cache);
+      if (SA) tstore_destroy(SA);
+      if (acache) tcache_destroy(acache);
+      if (sl.s) scratch_close(sl.s);
+      tu_ctx_done(ctx);
+    }
     double amax = 0;
     for (int64_t i = 0; i < n * n; i++) amax = fmax(amax, fabs(A[i]));
     double *Ap = calloc((size_t)(N * N), sizeof *Ap), *u = malloc((size_t)(d * N) * sizeof *u);
@@ -199,6 +253,12 @@ static void t_transform(void) {
       for (int64_t i = 0; i < N; i++)
         Ap[i + j * N] = i < n && j < n ? A[i + j * n] : i == j ? (N > n ? amax : 1) : 0;
     rbt_diagonals(77, N, d, u, v);
+    int64_t nbits = bits_differ(Ap, N, d, u, v, T);
+    int same = memcmp(T, T2, (size_t)(N * N) * sizeof *T) == 0 &&
+               memcmp(cn, cn2, (size_t)N * sizeof *cn) == 0 &&
+               memcmp(rs, rs2, (size_t)n * sizeof *rs) == 0;
+    CU_ASSERT_EQUAL(nbits, 0);
+    CU_ASSERT(same);
     double *U = dense_u(N, d, u), *V = dense_u(N, d, v);
     double err = 0, cerr = 0, rerr = 0;
     for (int64_t j = 0; j < N; j++) /* W = A_pad V */
@@ -223,11 +283,13 @@ static void t_transform(void) {
       rerr = fmax(rerr, fabs(r - rs[i]) / fmax(r, 1e-300));
     }
     CU_ASSERT(err <= 1e-13 * fmax(amax, 1) && cerr < 1e-12 && rerr < 1e-12);
-    if (!(err <= 1e-13 * fmax(amax, 1) && cerr < 1e-12 && rerr < 1e-12))
+    if (!(err <= 1e-13 * fmax(amax, 1) && cerr < 1e-12 && rerr < 1e-12) || nbits || !same)
       fprintf(stderr, "\n  n %lld b %lld d %d (N %lld bt %lld): |T - U^T A V| %.3g, colnorm %.3g, "
-              "rowsum %.3g\n", (long long)n, (long long)b, d, (long long)N, (long long)bt, err,
-              cerr, rerr);
-    free(A), free(cn), free(rs), free(T), free(Ap), free(u), free(v), free(W), free(U), free(V);
+              "rowsum %.3g, %lld elements not bit for bit the levels', from a store %s\n",
+              (long long)n, (long long)b, d, (long long)N, (long long)bt, err, cerr, rerr,
+              (long long)nbits, same ? "the same" : "DIFFERENT");
+    free(A), free(cn), free(rs), free(cn2), free(rs2), free(T), free(T2), free(Ap), free(u);
+    free(v), free(W), free(U), free(V);
   }
 }
 

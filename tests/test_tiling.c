@@ -374,6 +374,89 @@ static void t_tile_blocks(void) {
   tu_ctx_done(ctx);
 }
 
+/* ts_read_rect: rectangles at any offset (inside one tile, across tile edges in both directions,
+ * up to the short edge tiles, the whole store, one element, empty) over tiles in every state
+ * (source, cached, spilled, dropped), 1 and 4 threads, a foreign leading dimension: exactly the
+ * rectangle's elements land where they belong and nothing around them is written; a source tile
+ * gives only the part asked for (bytes_source grows by the rectangle), a spilled one is read
+ * whole; outside the store or over a checked-out tile: OOC_ERR_INTERNAL. */
+static void t_rects(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t rows = 1100, cols = 1000, b = 256, ld = 1111; /* 5 x 4 tiles, edges of 76 and 232 */
+  double *buf = malloc((size_t)(8 * ld * (cols + 1))), *tile = malloc((size_t)(8 * b * b));
+  CU_ASSERT_FATAL(buf && tile);
+  for (int threads = 1; threads <= 4; threads += 3) {
+    memspill_t ms = {.ctx = ctx};
+    ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+    ooc_source_t src = {NULL, gen_read};
+    tcache_t *c;
+    tstore_t *ts;
+    CU_ASSERT_FATAL(tcache_create(ctx, 8 * (8 * b * b + 48), &c) == OOC_OK); /* 8 of 20 tiles */
+    tcache_set_threads(c, threads);
+    CU_ASSERT_FATAL(tstore_create(ctx, c, rows, cols, b, &src, &sp, &ts) == OOC_OK);
+    for (int64_t tj = 0; tj < 2; tj++) /* columns 0-1: + 1, 10 puts into 8 tiles: some spill */
+      for (int64_t ti = 0; ti < 5; ti++) {
+        int64_t nr = part_len(ts_rows(ts), ti), nc = part_len(ts_cols(ts), tj);
+        CU_ASSERT_FATAL(ts_read(ts, ti, tj, tile, nr) == OOC_OK);
+        for (int64_t q = 0; q < nr * nc; q++) tile[q] += 1.0;
+        CU_ASSERT_FATAL(ts_put(ts, ti, tj, tile, nr) == OOC_OK);
+      }
+    ts_drop(ts, 4, 3);
+    CU_ASSERT(ts_stats(ts)->spills > 0);
+#define EXPECT(i, j) ((j) < 2 * b ? val(i, j) + 1.0 : ((i) >= 4 * b && (j) >= 3 * b) ? 0.0 : val(i, j))
+    int64_t rects[64][4] = {{0, 0, 1100, 1000}, {255, 255, 2, 2}, {1099, 999, 1, 1},
+                            {10, 20, 100, 30}, {300, 600, 500, 300}, {1000, 700, 100, 300},
+                            {0, 511, 1100, 2}, {5, 5, 0, 7}, {5, 5, 7, 0}, {251, 3, 502, 997}};
+    int nrect = 10;
+    uint64_t z = 12345;
+    for (; nrect < 64; nrect++) { /* and random ones */
+      z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+      int64_t r0 = (int64_t)((z >> 33) % (uint64_t)rows);
+      int64_t c0 = (int64_t)((z >> 13) % (uint64_t)cols);
+      z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+      rects[nrect][0] = r0, rects[nrect][1] = c0;
+      rects[nrect][2] = (int64_t)((z >> 33) % (uint64_t)(rows - r0 + 1));
+      rects[nrect][3] = (int64_t)((z >> 13) % (uint64_t)(cols - c0 + 1));
+    }
+    int64_t bad = 0, outside = 0;
+    for (int q = 0; q < nrect; q++) {
+      int64_t r0 = rects[q][0], c0 = rects[q][1], nr = rects[q][2], nc = rects[q][3];
+      for (int64_t i = 0; i < ld * (nc + 1); i++) buf[i] = -1.0; /* a sentinel around it */
+      int64_t src0 = ts_stats(ts)->bytes_source;
+      CU_ASSERT_FATAL(ts_read_rect(ts, r0, c0, nr, nc, buf, ld) == OOC_OK);
+      for (int64_t j = 0; j <= nc; j++)
+        for (int64_t i = 0; i < ld; i++) {
+          int in = i < nr && j < nc;
+          if (in) bad += buf[i + j * ld] != EXPECT(r0 + i, c0 + j);
+          else outside += buf[i + j * ld] != -1.0;
+        }
+      if (q == 4) /* all of it from the source tiles: only the rectangle read from the source */
+        CU_ASSERT_EQUAL(ts_stats(ts)->bytes_source - src0, 8 * nr * nc);
+    }
+#undef EXPECT
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(outside, 0);
+    if (bad || outside)
+      fprintf(stderr, "\n  rects (threads %d): %lld wrong, %lld written outside\n", threads,
+              (long long)bad, (long long)outside);
+    CU_ASSERT(ts_stats(ts)->bytes_unspilled > 0);
+    CU_ASSERT(ts_read_rect(ts, 1000, 0, 101, 1, buf, ld) == OOC_ERR_INTERNAL);
+    CU_ASSERT(ts_read_rect(ts, 0, 999, 1, 2, buf, ld) == OOC_ERR_INTERNAL);
+    CU_ASSERT(ts_read_rect(ts, -1, 0, 1, 1, buf, ld) == OOC_ERR_INTERNAL);
+    CU_ASSERT(ts_read_rect(ts, 0, 0, 10, 1, buf, 5) == OOC_ERR_INTERNAL);
+    CU_ASSERT_FATAL(ts_take(ts, 2, 2, tile, b) == OOC_OK);
+    CU_ASSERT(ts_read_rect(ts, 500, 500, 40, 40, buf, ld) == OOC_ERR_INTERNAL);
+    CU_ASSERT_FATAL(ts_put(ts, 2, 2, tile, b) == OOC_OK);
+    CU_ASSERT(tcache_peak(c) <= 8 * (8 * b * b + 48));
+    tstore_destroy(ts);
+    tcache_destroy(c);
+    ms_free(&ms);
+  }
+  free(buf);
+  free(tile);
+  tu_ctx_done(ctx);
+}
+
 /* ts_prefill: buffers for the uncached tiles of the ranges go to the pool, touched, within the
  * free room only (cached tiles stay cached, nothing spills); pooled buffers count; a following
  * put takes them (no allocation); max_bytes bounds a call; an allocation failure stops it
@@ -625,6 +708,7 @@ int main(void) {
       {"buffers recycled, budget kept", t_cache_recycles_buffers},
       {"column copies on threads, cache smaller than a column", t_threaded_column_copies},
       {"blocks of tiles: every state, threads, take/put", t_tile_blocks},
+      {"rectangles at any offset: every state, threads, only the part read", t_rects},
       {"prefill: free room only, reused by puts, steps, faults", t_prefill},
       {"row swaps in place: as laswp, refused ranges, not when a tile is not cached", t_swap_rows},
       {"size parsing", t_parse_size},

@@ -6,7 +6,8 @@
 # 3. n = N (default 32768) random A in [-1, 1) and 16 random right-hand sides (oocgen, tile 4096),
 #    solved in core on the GPU by --method lu (main's pivoted LU) and --method rbt (seed 1), each
 #    with --json and the probe check: the times of the parts, the residual ratio, rbt's steps and
-#    backward errors. Logs and the JSON lines under $OUT; the last lines are the summary.
+#    backward errors. Logs and the JSON lines under $OUT; the last lines are the summary;
+# 4. with a minute left: the transform alone on the host's cores, its parts (tests/bench_rbt).
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-280}
@@ -17,7 +18,7 @@ DEV=${DEV:-cuda}
 mkdir -p "$OUT"
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee $OUT/gpu.txt
-[ -n "${NOBUILD:-}" ] || gpu_build $OUT/build.log oocsolve_bin oocgen_bin test_exec
+[ -n "${NOBUILD:-}" ] || gpu_build $OUT/build.log oocsolve_bin oocgen_bin test_exec bench_rbt
 (cd $B && timeout 60 ./test_exec > $OUT/test_exec.log 2>&1; echo "rc=$?" >> $OUT/test_exec.log)
 grep -E "without pivoting|asserts|tests  |rc=" $OUT/test_exec.log | head -6
 D=/tmp/d-rbt; mkdir -p $D
@@ -45,4 +46,9 @@ for M in lu rbt; do
   rm -f $D/x_$M.h5
 done
 rm -rf $D
+if [ "$(left)" -ge 60 ]; then
+  timeout $(($(left) - 10)) $B/bench_rbt $N 4096 2 0 2 2>&1 | tee $OUT/bench_rbt.txt
+else
+  echo "not run ($(left) s left): bench_rbt"
+fi
 echo "[$(el) s] done"

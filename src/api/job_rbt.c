@@ -14,35 +14,11 @@
 #include "exec/plugin.h"
 #include "solvers/rbt.h"
 
-/* A rectangle of a tile store, any offsets: the tiles it meets, read (never taken) whole into
- * dst where the rectangle covers them, else through one tile buffer. */
-typedef struct {
-  tstore_t *S;
-  double *tile; /* b x b */
-  int64_t b;
-} store_src_t;
-
+/* A tile store as rbt's source: any rectangle, each tile it meets read once and only the part
+ * it needs (ts_read_rect: rbt's groups of bt x bt blocks straddle the b x b tiles). */
 static ooc_status_t store_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                                double *dst, int64_t ld) {
-  store_src_t *s = self;
-  int64_t b = s->b;
-  for (int64_t tj = c0 / b; tj * b < c0 + nc; tj++)
-    for (int64_t ti = r0 / b; ti * b < r0 + nr; ti++) {
-      part_t pr = ts_rows(s->S), pc = ts_cols(s->S);
-      int64_t tr0 = part_start(pr, ti), tc0 = part_start(pc, tj);
-      int64_t tr1 = tr0 + part_len(pr, ti), tc1 = tc0 + part_len(pc, tj);
-      int64_t a0 = ooc_max64(r0, tr0), a1 = ooc_min64(r0 + nr, tr1);
-      int64_t e0 = ooc_max64(c0, tc0), e1 = ooc_min64(c0 + nc, tc1);
-      if (a0 == tr0 && a1 == tr1 && e0 == tc0 && e1 == tc1) {
-        OOC_TRY(ts_read(s->S, ti, tj, dst + (tr0 - r0) + (tc0 - c0) * ld, ld));
-        continue;
-      }
-      OOC_TRY(ts_read(s->S, ti, tj, s->tile, b));
-      for (int64_t c = e0; c < e1; c++)
-        memcpy(dst + (a0 - r0) + (c - c0) * ld, s->tile + (a0 - tr0) + (c - tc0) * b,
-               (size_t)(a1 - a0) * sizeof(double));
-    }
-  return OOC_OK;
+  return ts_read_rect(self, r0, c0, nr, nc, dst, ld);
 }
 
 ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
@@ -60,18 +36,16 @@ ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
   int K = 0;
   if (j->cuda) OOC_TRY(job_lu_device(j, "rbt", N, bt, &gx, &W, &K));
   r->stripe = ts_stripe(N, bt, W);
-  double *tile = ooc_malloc(ctx, (size_t)(2 * b * b) * sizeof(double));
   double *X = ooc_malloc(ctx, (size_t)(n * m + 1) * sizeof(double));
   ooc_status_t st = OOC_OK;
   rbt_stats_t s;
   memset(&s, 0, sizeof s);
-  if (!tile || !X) {
+  if (!X) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "rbt: out of host memory for the %lld x %lld solution",
                   (long long)n, (long long)m);
     goto done;
   }
-  store_src_t sa = {j->A, tile, b}, sb = {j->B, tile + b * b, b};
-  ooc_source_t srca = {&sa, store_read}, srcb = {&sb, store_read};
+  ooc_source_t srca = {j->A, store_read}, srcb = {j->B, store_read};
   j->ispill[0] = (spill_slot_t){.job = j, .tag = "RA"};
   j->ispill[1] = (spill_slot_t){.job = j, .tag = "RB"};
   ooc_spill_ops_t spa = job_spill_ops(&j->ispill[0]), spb = job_spill_ops(&j->ispill[1]);
@@ -88,7 +62,6 @@ ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
   }
 done:
   job_gpu_done(j, &gx, "its budget", "rbt's LU", W);
-  ooc_free(ctx, tile);
   ooc_free(ctx, X);
   /* the report, also on failure (the numbers of a refinement that did not converge) */
   r->seed = (int64_t)s.seed;

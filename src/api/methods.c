@@ -51,10 +51,10 @@ static int64_t lu_ws(const plan_t *p, int64_t W) {
   return lu_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
 }
 
-/* + job_rbt.c's X (n x m) and two source tiles */
+/* + job_rbt.c's X (n x m); its sources read through the stores' own staging tiles */
 static int64_t rbt_ws(const plan_t *p, int64_t W) {
   int64_t n = p->q.n, b = p->b, m = p->q.m;
-  return rbt_workspace_bytes(n, m, b, p->q.o->rbt_depth, stripe(p, W)) + 8 * (n * m + 2 * b * b);
+  return rbt_workspace_bytes(n, m, b, p->q.o->rbt_depth, stripe(p, W)) + 8 * n * m;
 }
 
 /* newton/hyper7 at GEMM block s: the work stores' bookkeeping, and the larger of the loader's /

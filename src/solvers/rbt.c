@@ -82,130 +82,210 @@ typedef struct rbt {
   int64_t n, m, b, N, bt, k, g;  /* g = 2^d blocks per group side */
   int d;
   double *u, *v;                 /* d N each */
-  double *G;                     /* the group: (g bt) x (g bt), ld g bt */
+  double *G;                     /* the group: (g bt) x (g bt), leading dimension ldG */
+  int64_t ldG;                   /* g bt + RBT_LD_PAD (group_ld) */
   int64_t gi, gj;                /* the group being transformed (ti0, tj0) */
-  int64_t chunk;                 /* columns (rows) per parallel job */
+  int64_t rchunk, cchunk;        /* rows per P_ROWSUM job, column bundles per P_MIX job */
   double *colnorm;               /* ||(U^T A V)[:, j]||_1, N */
   double *rowsum;                /* sum_j |a_ij| of the original, n */
   double pad;                    /* the padding's diagonal: max|a_ij| (rbt.h) */
   int phase;                     /* the group pass running (group_job) */
 } rbt_t;
 
-/* The group's passes, each parallel over chunks of columns or rows so that every job owns what
- * it writes and walks memory contiguously (G is column-major with ld g bt):
- *   P_ROWSUM  rows:    sum_j |a_ij| of the original rows (< n) into rowsum (||A||_inf);
- *   P_UT      columns: U^T's levels, block p of a column paired with block p + hp;
- *   P_V       rows:    V's levels from the right, column block q paired with q + hq;
- *   P_COLNORM columns: ||(U^T A V)[:, j]||_1 into colnorm (lu's pivot tests). */
-enum { P_ROWSUM, P_UT, P_V, P_COLNORM };
+/* The group's two passes, each parallel so that every job owns what it writes and every element's
+ * arithmetic is the definition's, in its order (the store is bit for bit what U^T's levels on
+ * every column, then V's on every row, give; the sums add in the same order whatever the
+ * threads):
+ *   P_ROWSUM rows:   sum_j |a_ij| of the original rows (< n) into rowsum (||A||_inf), the columns
+ *                    in order, a contiguous run of rows per column (vectorized across rows);
+ *   P_MIX    column bundles: U^T and V close over the g columns {q bt + c : q < g} of one c < bt
+ *                    (U^T mixes rows within a column, V the columns of a bundle), so a job takes
+ *                    a bundle, g ldg doubles that stay in the core's cache, through U^T's levels,
+ *                    V's levels and the column 1-norms ||(U^T A V)[:, j]||_1 (lu's pivot tests),
+ *                    one read and one write of the group from memory in all, instead of a pass
+ *                    per level. */
+enum { P_ROWSUM, P_MIX };
+
+/* G's leading dimension: g bt and one cache line more. With g bt a power of two (n = 8192 or
+ * 32768 and the default tile) the g columns of a bundle lay a power of two apart, in the same
+ * cache sets, and their pairs ran 3-4.5x slower: the mix of n = 16384, tile 4096 (bt = 4096,
+ * as n = 32768) took 1.0 s on 2 threads unpadded, 0.22 s padded (docs/NUMERICS.md, "rbt"). */
+#define RBT_LD_PAD 8
+static int64_t group_ld(int64_t rows) { return rows + RBT_LD_PAD; }
+
+static void rowsum_job(rbt_t *R, int64_t lo, int64_t hi) {
+  int64_t bt = R->bt, k = R->k, ldg = R->g * bt, ldG = R->ldG;
+  for (int64_t p = lo / bt; p * bt < hi; p++) {
+    int64_t i0 = (R->gi + p * k) * bt - p * bt; /* row i0 + lr of A for the group's row lr */
+    int64_t a = ooc_max64(lo, p * bt), e = ooc_min64(ooc_min64(hi, (p + 1) * bt), R->n - i0);
+    if (e <= a) continue;
+    double *rs = R->rowsum + i0;
+    for (int64_t c = 0; c < ldg; c++) {
+      const double *x = R->G + c * ldG;
+      for (int64_t lr = a; lr < e; lr++) rs[lr] += fabs(x[lr]);
+    }
+  }
+}
+
+/* x, y := w_x (x + y) / sqrt2, w_y (x - y) / sqrt2 elementwise: one butterfly pair. */
+static void pair(int64_t len, double *restrict x, double *restrict y, const double *wx,
+                 const double *wy) {
+  for (int64_t r = 0; r < len; r++) {
+    double a = x[r], b = y[r];
+    x[r] = wx[r] * (a + b) * RSQRT2;
+    y[r] = wy[r] * (a - b) * RSQRT2;
+  }
+}
+
+/* The same with scalar weights (V's pair of columns: one weight each). */
+static void pair_s(int64_t len, double *restrict x, double *restrict y, double wx, double wy) {
+  for (int64_t r = 0; r < len; r++) {
+    double a = x[r], b = y[r];
+    x[r] = wx * (a + b) * RSQRT2;
+    y[r] = wy * (a - b) * RSQRT2;
+  }
+}
+
+static void mix_bundle(rbt_t *R, int64_t c) {
+  int64_t g = R->g, bt = R->bt, k = R->k, ldg = g * bt, ldG = R->ldG, N = R->N;
+  double *G = R->G;
+  for (int64_t q = 0; q < g; q++) { /* U^T: every level on column q bt + c */
+    double *col = G + (q * bt + c) * ldG;
+    for (int l = 0; l < R->d; l++) {
+      int64_t hp = g >> (l + 1), half = hp * k * bt;
+      for (int64_t p = 0; p < g; p++) {
+        if (p % (2 * hp) >= hp) continue;
+        const double *wi = R->u + l * N + (R->gi + p * k) * bt;
+        pair(bt, col + p * bt, col + (p + hp) * bt, wi, wi + half);
+      }
+    }
+  }
+  for (int l = 0; l < R->d; l++) { /* V from the right: column q bt + c with (q + hq) bt + c */
+    int64_t hq = g >> (l + 1), half = hq * k * bt;
+    const double *w = R->v + l * N;
+    for (int64_t q = 0; q < g; q++) {
+      if (q % (2 * hq) >= hq) continue;
+      int64_t i = (R->gj + q * k) * bt + c;
+      pair_s(ldg, G + (q * bt + c) * ldG, G + ((q + hq) * bt + c) * ldG, w[i], w[i + half]);
+    }
+  }
+  /* the column sums, each in row order (g is even): two columns at a time, two chains of adds */
+  for (int64_t q = 0; q < g; q += 2) {
+    const double *x = G + (q * bt + c) * ldG, *y = G + ((q + 1) * bt + c) * ldG;
+    double sx = 0, sy = 0;
+    for (int64_t r = 0; r < ldg; r++) {
+      sx += fabs(x[r]);
+      sy += fabs(y[r]);
+    }
+    R->colnorm[(R->gj + q * k) * bt + c] += sx;
+    R->colnorm[(R->gj + (q + 1) * k) * bt + c] += sy;
+  }
+}
 
 static void group_job(void *arg, int64_t job, int worker) {
   (void)worker;
   rbt_t *R = arg;
-  int64_t bt = R->bt, k = R->k, ldg = R->g * bt, lo = job * R->chunk;
-  int64_t hi = ooc_min64(ldg, lo + R->chunk);
-  double *G = R->G;
-  switch (R->phase) {
-  case P_ROWSUM:
-    for (int64_t c = 0; c < ldg; c++) {
-      const double *x = G + c * ldg;
-      for (int64_t lr = lo; lr < hi; lr++) {
-        int64_t i = (R->gi + lr / bt * k) * bt + lr % bt;
-        if (i < R->n) R->rowsum[i] += fabs(x[lr]);
-      }
-    }
-    break;
-  case P_UT:
-    for (int64_t c = lo; c < hi; c++) {
-      double *col = G + c * ldg;
-      for (int l = 0; l < R->d; l++) {
-        int64_t hp = R->g >> (l + 1), half = hp * k * bt;
-        for (int64_t p = 0; p < R->g; p++) {
-          if (p % (2 * hp) >= hp) continue;
-          const double *wi = R->u + l * R->N + (R->gi + p * k) * bt, *wj = wi + half;
-          double *x = col + p * bt, *y = col + (p + hp) * bt;
-          for (int64_t r = 0; r < bt; r++) {
-            double a = x[r], b = y[r];
-            x[r] = wi[r] * (a + b) * RSQRT2;
-            y[r] = wj[r] * (a - b) * RSQRT2;
-          }
-        }
-      }
-    }
-    break;
-  case P_V:
-    for (int l = 0; l < R->d; l++) {
-      int64_t hq = R->g >> (l + 1), half = hq * k * bt;
-      const double *w = R->v + l * R->N;
-      for (int64_t q = 0; q < R->g; q++) {
-        if (q % (2 * hq) >= hq) continue;
-        for (int64_t c = 0; c < bt; c++) {
-          int64_t i = (R->gj + q * k) * bt + c, ci = q * bt + c, cj = ci + hq * bt;
-          double ri = w[i], si = w[i + half];
-          double *x = G + ci * ldg, *y = G + cj * ldg;
-          for (int64_t r = lo; r < hi; r++) {
-            double a = x[r], b = y[r];
-            x[r] = ri * (a + b) * RSQRT2;
-            y[r] = si * (a - b) * RSQRT2;
-          }
-        }
-      }
-    }
-    break;
-  case P_COLNORM:
-    for (int64_t c = lo; c < hi; c++) {
-      const double *x = G + c * ldg;
-      double sum = 0;
-      for (int64_t r = 0; r < ldg; r++) sum += fabs(x[r]);
-      R->colnorm[(R->gj + c / bt * k) * bt + c % bt] += sum;
-    }
-    break;
+  if (R->phase == P_ROWSUM) {
+    int64_t lo = job * R->rchunk;
+    rowsum_job(R, lo, ooc_min64(R->g * R->bt, lo + R->rchunk));
+  } else {
+    int64_t lo = job * R->cchunk, hi = ooc_min64(R->bt, lo + R->cchunk);
+    for (int64_t c = lo; c < hi; c++) mix_bundle(R, c);
   }
 }
 
 static ooc_status_t transform(rbt_t *R, tstore_t *S) {
-  int64_t g = R->g, bt = R->bt, ldg = g * bt, n = R->n;
+  int64_t g = R->g, bt = R->bt, ldg = g * bt, ldG = R->ldG, n = R->n;
   int threads = R->a->threads > 0 ? R->a->threads : ooc_par_cpus(OOC_PAR_MAX_THREADS);
-  R->chunk = ooc_max64(16, ooc_cdiv64(ldg, 4 * threads));
-  int64_t jobs = ooc_cdiv64(ldg, R->chunk);
+  R->rchunk = ooc_max64(64, ooc_cdiv64(ldg, 4 * threads));
+  R->cchunk = ooc_max64(1, ooc_cdiv64(bt, 4 * threads));
+  int64_t rjobs = ooc_cdiv64(ldg, R->rchunk), cjobs = ooc_cdiv64(bt, R->cchunk);
   for (R->gj = 0; R->gj < R->k; R->gj++)
     for (R->gi = 0; R->gi < R->k; R->gi++) {
+      double t0 = ooc_now();
       /* A_pad's (g x g) blocks of the group: the source's part, zeros and pad I beyond n */
       for (int64_t q = 0; q < g; q++)
         for (int64_t p = 0; p < g; p++) {
           int64_t r0 = (R->gi + p * R->k) * bt, c0 = (R->gj + q * R->k) * bt;
-          double *blk = R->G + p * bt + q * bt * ldg;
+          double *blk = R->G + p * bt + q * bt * ldG;
           int64_t nr = ooc_max64(0, ooc_min64(bt, n - r0)), nc = ooc_max64(0, ooc_min64(bt, n - c0));
           if (nr < bt || nc < bt) /* the source fills only its part below n */
-            for (int64_t c = 0; c < bt; c++) memset(blk + c * ldg, 0, (size_t)bt * sizeof(double));
+            for (int64_t c = 0; c < bt; c++) memset(blk + c * ldG, 0, (size_t)bt * sizeof(double));
           if (nr > 0 && nc > 0) {
-            OOC_TRY(R->a->A->read(R->a->A->self, r0, c0, nr, nc, blk, ldg));
+            OOC_TRY(R->a->A->read(R->a->A->self, r0, c0, nr, nc, blk, ldG));
             R->st->bytes_a += 8 * nr * nc;
           }
           for (int64_t t = 0; t < bt; t++)
-            if (r0 + t == c0 + t && r0 + t >= n) blk[t + t * ldg] = R->pad;
+            if (r0 + t == c0 + t && r0 + t >= n) blk[t + t * ldG] = R->pad;
         }
-      for (R->phase = P_ROWSUM; R->phase <= P_COLNORM; R->phase++)
-        ooc_parallel(threads, jobs, group_job, R);
+      double t1 = ooc_now();
+      R->phase = P_ROWSUM;
+      ooc_parallel(threads, rjobs, group_job, R);
+      R->phase = P_MIX;
+      ooc_parallel(threads, cjobs, group_job, R);
+      double t2 = ooc_now();
       for (int64_t q = 0; q < g; q++)
         for (int64_t p = 0; p < g; p++)
-          OOC_TRY(ts_put(S, R->gi + p * R->k, R->gj + q * R->k, R->G + p * bt + q * bt * ldg, ldg));
+          OOC_TRY(ts_put(S, R->gi + p * R->k, R->gj + q * R->k, R->G + p * bt + q * bt * ldG, ldG));
+      R->st->t_gather += t1 - t0;
+      R->st->t_mix += t2 - t1;
+      R->st->t_put += ooc_now() - t2;
       OOC_TRY(ooc_tick(R->ctx, "transform", (R->gj * R->k + R->gi + 1.0) / (double)(R->k * R->k)));
     }
   return OOC_OK;
 }
 
-/* max|a_ij| of the original, a tile at a time (only when there is padding: rbt.h) */
+/* max|x_r| over a column, four running maxima (the order of a max does not matter: the result is
+ * fmax's, NaN ignored as fmax ignores it). */
+static double col_absmax(const double *x, int64_t len, double m) {
+  double m0 = m, m1 = m, m2 = m, m3 = m;
+  int64_t r = 0;
+  for (; r + 4 <= len; r += 4) {
+    double a0 = fabs(x[r]), a1 = fabs(x[r + 1]), a2 = fabs(x[r + 2]), a3 = fabs(x[r + 3]);
+    m0 = a0 > m0 ? a0 : m0;
+    m1 = a1 > m1 ? a1 : m1;
+    m2 = a2 > m2 ? a2 : m2;
+    m3 = a3 > m3 ? a3 : m3;
+  }
+  for (; r < len; r++) m0 = fmax(m0, fabs(x[r]));
+  return fmax(fmax(m0, m1), fmax(m2, m3));
+}
+
+typedef struct {
+  const double *T;
+  int64_t nr, nc, ld, cpj;
+  double part[4 * OOC_PAR_MAX_THREADS];
+} amax_t;
+
+static void amax_job(void *arg, int64_t job, int worker) {
+  (void)worker;
+  amax_t *t = arg;
+  double m = 0;
+  for (int64_t c = job * t->cpj; c < ooc_min64(t->nc, (job + 1) * t->cpj); c++)
+    m = col_absmax(t->T + c * t->ld, t->nr, m);
+  t->part[job] = m;
+}
+
+/* max|a_ij| of the original, a tile at a time, each tile's columns on the threads (only when
+ * there is padding: rbt.h; single-threaded it cost as much as the rest of the transform) */
 static ooc_status_t amax(rbt_t *R, double *T, double *out) {
   int64_t n = R->n, b = R->b;
+  int threads = R->a->threads > 0 ? R->a->threads : ooc_par_cpus(OOC_PAR_MAX_THREADS);
+  amax_t t = {.T = T, .ld = b};
   double m = 0;
   for (int64_t c0 = 0; c0 < n; c0 += b)
     for (int64_t r0 = 0; r0 < n; r0 += b) {
       int64_t nr = ooc_min64(b, n - r0), nc = ooc_min64(b, n - c0);
       OOC_TRY(R->a->A->read(R->a->A->self, r0, c0, nr, nc, T, b));
       R->st->bytes_a += 8 * nr * nc;
-      for (int64_t c = 0; c < nc; c++)
-        for (int64_t r = 0; r < nr; r++) m = fmax(m, fabs(T[r + c * b]));
+      t.nr = nr, t.nc = nc;
+      int64_t jobs = nr * nc < ((int64_t)1 << 16) ? 1 : ooc_min64(4 * (int64_t)threads, nc);
+      jobs = ooc_min64(jobs, 4 * OOC_PAR_MAX_THREADS); /* t.part's room */
+      t.cpj = ooc_cdiv64(nc, jobs);
+      jobs = ooc_cdiv64(nc, t.cpj);
+      if (jobs == 1) amax_job(&t, 0, 0);
+      else ooc_parallel(threads, jobs, amax_job, &t);
+      for (int64_t j = 0; j < jobs; j++) m = fmax(m, t.part[j]);
     }
   *out = m;
   return OOC_OK;
@@ -284,7 +364,8 @@ int64_t rbt_workspace_bytes(int64_t n, int64_t m, int64_t b, int depth, int64_t 
   int64_t N, bt, g = (int64_t)1 << depth;
   rbt_shape(n, b, depth, &N, &bt);
   b = ooc_min64(b > 0 ? b : n, n);
-  return 8 * (g * g * bt * bt + 2 * depth * N + 2 * n * m + N * m + n * m + b * b + 2 * N + n) +
+  return 8 * (g * bt * group_ld(g * bt) + 2 * depth * N + 2 * n * m + N * m + n * m + b * b +
+              2 * N + n) +
          lu_workspace_bytes(N, bt, stripe, m) + 4096;
 }
 
@@ -297,11 +378,12 @@ static ooc_status_t pad_and_transform(rbt_t *R, double *T, tstore_t *S) {
 }
 
 ooc_status_t rbt_transform_store(ooc_ctx_t *ctx, const rbt_args_t *a, tstore_t *S,
-                                 double *colnorm, double *rowsum) {
+                                 double *colnorm, double *rowsum, rbt_stats_t *stats) {
   int d = a->depth > 0 ? a->depth : RBT_DEPTH;
   rbt_stats_t st;
-  memset(&st, 0, sizeof st);
-  rbt_t R = {.ctx = ctx, .a = a, .st = &st, .n = a->n, .m = a->m, .d = d, .g = (int64_t)1 << d,
+  if (!stats) stats = &st;
+  memset(stats, 0, sizeof *stats);
+  rbt_t R = {.ctx = ctx, .a = a, .st = stats, .n = a->n, .m = a->m, .d = d, .g = (int64_t)1 << d,
              .colnorm = colnorm, .rowsum = rowsum};
   R.b = ooc_min64(a->b > 0 ? a->b : a->n, a->n);
   rbt_shape(a->n, R.b, d, &R.N, &R.bt);
@@ -310,18 +392,20 @@ ooc_status_t rbt_transform_store(ooc_ctx_t *ctx, const rbt_args_t *a, tstore_t *
   if (ts_rows(S).n != R.N || ts_cols(S).n != R.N || ts_rows(S).b != R.bt)
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "rbt: the store must be %lld x %lld with tile %lld",
                     (long long)R.N, (long long)R.N, (long long)R.bt);
-  int64_t ldg = R.g * R.bt;
+  R.ldG = group_ld(R.g * R.bt);
   ooc_status_t st2 = OOC_OK;
   R.u = ooc_malloc(ctx, (size_t)(d * R.N) * sizeof(double));
   R.v = ooc_malloc(ctx, (size_t)(d * R.N) * sizeof(double));
-  R.G = ooc_malloc(ctx, (size_t)(ldg * ldg) * sizeof(double));
+  R.G = ooc_malloc(ctx, (size_t)(R.ldG * R.g * R.bt) * sizeof(double));
   double *T = ooc_malloc(ctx, (size_t)(R.b * R.b) * sizeof(double));
   if (!R.u || !R.v || !R.G || !T)
     st2 = OOC_FAIL(ctx, OOC_ERR_NOMEM, "rbt: out of host memory for the transform (n = %lld)",
                    (long long)a->n);
   if (st2 == OOC_OK) {
     rbt_diagonals(a->seed, R.N, d, R.u, R.v);
+    double t0 = ooc_now();
     st2 = pad_and_transform(&R, T, S);
+    stats->t_transform = ooc_now() - t0;
   }
   ooc_free(ctx, R.u);
   ooc_free(ctx, R.v);
@@ -355,14 +439,15 @@ ooc_status_t rbt_solve(ooc_ctx_t *ctx, const rbt_args_t *a, rbt_stats_t *stats) 
   R.k = R.N / (R.g * R.bt);
   stats->N = R.N;
   stats->bt = R.bt;
-  int64_t N = R.N, ldg = R.g * R.bt;
+  int64_t N = R.N;
+  R.ldG = group_ld(R.g * R.bt);
   ooc_status_t st = OOC_OK;
   tstore_t *SA = NULL, *SB = NULL;
   double *B = NULL, *Res = NULL, *P = NULL, *T = NULL, *Z = NULL;
   int64_t *ipiv = NULL;
   R.u = ooc_malloc(ctx, (size_t)(d * N) * sizeof(double));
   R.v = ooc_malloc(ctx, (size_t)(d * N) * sizeof(double));
-  R.G = ooc_malloc(ctx, (size_t)(ldg * ldg) * sizeof(double));
+  R.G = ooc_malloc(ctx, (size_t)(R.ldG * R.g * R.bt) * sizeof(double));
   R.colnorm = ooc_calloc(ctx, (size_t)N, sizeof(double));
   R.rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
   B = ooc_malloc(ctx, (size_t)(n * m) * sizeof(double));

@@ -25,7 +25,11 @@
  * Depth d mixes only rows (columns) i0 + p N/2^d, p < 2^d: a group of (2^d)^2 tiles
  * (rows ti0 + p k, columns tj0 + q k, ti0, tj0 < k) is read from the source, transformed in
  * memory (host threads, base/parloop.h) and put into the store: one pass, A read once,
- * 6 d N^2 flops (3 per element, level and side).
+ * 6 d N^2 flops (3 per element, level and side). In memory a group takes two passes (rbt.c):
+ * its row sums, then bundles of the 2^d columns {q bt + c} that U^T and V close over, each
+ * through every level and its column norms while it is in the core's cache; every element's
+ * operations and every sum's order are the definition's, so the result is bit for bit that of
+ * U^T's levels on the columns, then V's on the rows (tests/test_rbt.c), whatever the threads.
  *
  * Then: LU without pivoting of U^T A V (lu.h with nopiv; its tiny-pivot count and smallest
  * pivot ratio are reported), the solve of U^T B_pad with those factors, x = V y, and
@@ -42,7 +46,14 @@
  * with padding, one more read of A for max|a_ij|).
  * I/O: A is read once by the transform and once per residual (8 n^2 bytes each); the factor's I/O
  * is lu.h's; each correction solve streams the factors once (8 N^2 bytes).
- * Host memory outside the tile cache (rbt_workspace_bytes): the group buffer 4^d bt^2 doubles,
+ * Time of the transform: its 6 d N^2 flops are nothing (13 GFLOP at N = 32768); it is bound by
+ * memory: per group the source's parts copied in (a store source: ts_read_rect, each tile met
+ * once and only its part, on the cache's copy threads), the two passes, the copies out into the
+ * store's new tile buffers (whose first touch, the kernel zeroing 8 N^2 bytes of pages, is the
+ * largest part on a CPU host). On the 2-core development machine at n = 8192 it costs 0.8-1.3x
+ * the load's read of the same input (docs/NUMERICS.md, "rbt"; tests/bench_rbt times it alone).
+ * Host memory outside the tile cache (rbt_workspace_bytes): the group buffer g bt (g bt + 8)
+ * doubles (g = 2^d; its leading dimension one cache line more than g bt: rbt.c),
  * the diagonals 2 d N, B, R (n x m each), the padded RHS N x m, one tile of A (b^2) and ||.||
  * arrays (2N), plus lu_workspace_bytes for the factor and the solves; X is the caller's.
  */
@@ -99,6 +110,9 @@ typedef struct rbt_stats {
   int64_t tiny;               /* pivots below sqrt(eps) ||col||_1 (lu.h) */
   double min_pivot;           /* min |u_jj| / ||(U^T A V)[:, j]||_1 */
   double t_transform, t_factor, t_solve, t_refine; /* seconds; t_refine: residuals + solves */
+  double t_gather, t_mix, t_put; /* t_transform's parts: the groups read from A (and padded), the
+                                    two passes over them (row sums; U^T, V, column norms), the
+                                    puts into the store; the rest is max|a_ij| when padded */
   int64_t bytes_a;            /* bytes of the original A read (transform + residuals) */
   int64_t spilled, unspilled; /* scratch bytes of the transformed stores */
 } rbt_stats_t;
@@ -108,10 +122,11 @@ int64_t rbt_workspace_bytes(int64_t n, int64_t m, int64_t b, int depth, int64_t 
 
 ooc_status_t rbt_solve(ooc_ctx_t *ctx, const rbt_args_t *a, rbt_stats_t *stats);
 
-/* The transform rbt_solve runs, alone (tests): U^T A_pad V of a->A (a->n, b, depth, seed,
- * threads) into S, an N x N store of tile bt (rbt_shape); colnorm (N) and rowsum (n), zeroed by
- * the caller, receive the transformed column 1-norms and the original's row sums. */
+/* The transform rbt_solve runs, alone (tests, tests/bench_rbt.c): U^T A_pad V of a->A (a->n, b,
+ * depth, seed, threads) into S, an N x N store of tile bt (rbt_shape); colnorm (N) and rowsum
+ * (n), zeroed by the caller, receive the transformed column 1-norms and the original's row sums;
+ * stats (NULL: none) its t_transform, its parts and bytes_a. */
 ooc_status_t rbt_transform_store(ooc_ctx_t *ctx, const rbt_args_t *a, tstore_t *S,
-                                 double *colnorm, double *rowsum);
+                                 double *colnorm, double *rowsum, rbt_stats_t *stats);
 
 #endif

@@ -706,6 +706,83 @@ ooc_status_t ts_take_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int
   return fetch_tiles(ts, t0, t1, u0, u1, dst, ld, 1);
 }
 
+/* Any rectangle: each tile it meets once. Pass 1 queues the parts of cached tiles (and zero
+ * fills) for the threads; pass 2, while they copy, reads the rest on this thread: the part of a
+ * source tile straight from the source, a spilled tile whole (a scratch slot is one checksummed
+ * unit) into the staging tile and its part copied from there. */
+ooc_status_t ts_read_rect(tstore_t *ts, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                          double *dst, int64_t ld) {
+  if (r0 < 0 || c0 < 0 || nr < 0 || nc < 0 || r0 + nr > ts->rows.n || c0 + nc > ts->cols.n ||
+      (nr > 0 && ld < nr))
+    return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL,
+                    "rectangle %lld x %lld at (%lld, %lld) outside a %lld x %lld tile store",
+                    (long long)nr, (long long)nc, (long long)r0, (long long)c0,
+                    (long long)ts->rows.n, (long long)ts->cols.n);
+  if (nr == 0 || nc == 0) return OOC_OK;
+  tcache_t *c = ts->cache;
+  int64_t t0 = part_index(ts->rows, r0), t1 = part_index(ts->rows, r0 + nr - 1) + 1;
+  int64_t u0 = part_index(ts->cols, c0), u1 = part_index(ts->cols, c0 + nc - 1) + 1;
+  ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
+  int left = 0;
+  for (int pass = 0; pass < 2 && st == OOC_OK; pass++) {
+    if (pass == 1) {
+      batch_start(c);
+      if (!left) break;
+    }
+    for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
+      for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++) {
+        int64_t tr, tc, idx = tile_index(ts, ti, tj, &tr, &tc);
+        int64_t tr0 = part_start(ts->rows, ti), tc0 = part_start(ts->cols, tj);
+        int64_t a0 = ooc_max64(r0, tr0), a1 = ooc_min64(r0 + nr, tr0 + tr);
+        int64_t e0 = ooc_max64(c0, tc0), e1 = ooc_min64(c0 + nc, tc0 + tc);
+        double *to = dst + (a0 - r0) + (e0 - c0) * ld;
+        int64_t bytes = tr * tc * (int64_t)sizeof(double);
+        double t = 0;
+        switch (ts->state[idx]) {
+        case T_CACHED:
+          if (pass == 0) {
+            const double *from = ts->ent[idx]->data;
+            ts->st.hits++;
+            batch_add(c, from + (a0 - tr0) + (e0 - tc0) * tr, tr, to, ld, a1 - a0, e1 - e0);
+          }
+          break;
+        case T_SPILLED:
+          if (pass == 0) {
+            left = 1;
+            break;
+          }
+          t = ooc_now();
+          st = ts->spill.get(ts->spill_handle, idx, ts->staging, (size_t)bytes);
+          ts->st.t_spill += ooc_now() - t;
+          ts->st.bytes_unspilled += bytes;
+          ts->st.misses++;
+          if (st == OOC_OK)
+            copy_block(a1 - a0, e1 - e0, ts->staging + (a0 - tr0) + (e0 - tc0) * tr, tr, to, ld);
+          break;
+        case T_SOURCE:
+        case T_ZERO: /* a store without source starts as zeros */
+          if (ts->state[idx] == T_ZERO || !ts->has_source) {
+            if (pass == 0) batch_add(c, NULL, 0, to, ld, a1 - a0, e1 - e0);
+          } else if (pass == 0) {
+            left = 1;
+          } else {
+            t = ooc_now();
+            st = ts->source.read(ts->source.self, a0, e0, a1 - a0, e1 - e0, to, ld);
+            ts->st.t_source += ooc_now() - t;
+            ts->st.bytes_source += (a1 - a0) * (e1 - e0) * (int64_t)sizeof(double);
+            ts->st.misses++;
+          }
+          break;
+        default:
+          st = OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "tile (%lld, %lld) read while checked out",
+                        (long long)ti, (long long)tj);
+        }
+      }
+  }
+  batch_finish(c);
+  return st;
+}
+
 ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
                           const double *src, int64_t ld) {
   OOC_TRY(check_range(ts, t0, t1, u0, u1));

@@ -133,6 +133,15 @@ ooc_status_t ts_take_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int
                            double *dst, int64_t ld);
 ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
                           const double *src, int64_t ld);
+/* Any rectangle [r0, r0 + nr) x [c0, c0 + nc), tile edges or not, into dst (leading dimension
+ * ld >= nr), read as ts_read_tiles reads a block, each tile it meets once and only the part it
+ * needs: a cached tile's part is copied (by the threads, one batch for the rectangle), a source
+ * tile's part read from the source; a spilled tile is read whole from scratch into the staging
+ * tile (scratch slots are whole tiles) and its part copied. Outside the store: OOC_ERR_INTERNAL.
+ * A reader at any offset (rbt's transform reads blocks that straddle the tiles: reading whole
+ * tiles for each of them cost up to 4x the bytes). */
+ooc_status_t ts_read_rect(tstore_t *ts, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                          double *dst, int64_t ld);
 
 /* Row interchanges in place: for k = k1 .. k2-1 swap rows k and ipiv[k] (global 0-based rows,
  * ipiv[k] >= k, both inside tile rows [t0, t1); LAPACK's forward laswp) in tile column tj,
