@@ -4,8 +4,8 @@
  * remove columns: from a state file to a new one), ooc_lstsq_add_cols (add columns: [A V]
  * re-reduced, streamed) and ooc_lstsq_m. The method is solvers/qr.c on the executor; this file is
  * its entry of the method table (methods.h: open, plan, run): it opens the inputs (or reads the
- * state), plans the row block, folds, solves, checks and writes the state's datasets, and what
- * it refuses. The pipeline does the rest: backend, output name, lock, the outputs created and
+ * state), asks the planner for the row block (plan.c's plan_qr) and applies it, folds, solves,
+ * checks and writes the state's datasets, and what it refuses. The pipeline does the rest: backend, output name, lock, the outputs created and
  * committed together, the report.
  *
  * The QR state file (docs/CLI.md "lstsq"), every dataset float64 unless said:
@@ -33,8 +33,6 @@
 #include "solvers/check.h"
 #include "solvers/qr.h"
 
-/* device bytes kept out of the panel for cuSOLVER's geqrf workspace */
-#define QR_GPU_WS_MARGIN ((int64_t)512 << 20)
 /* --check auto: the full check (one more pass over A and b) up to this many elements of A */
 #define QR_CHECK_AUTO_ELEMS ((int64_t)1 << 28)
 #define QR_CHECK_THRESHOLD 30.0
@@ -382,78 +380,31 @@ ooc_status_t job_qr_open(job_t *j, const char *const spec[4]) {
 
 /* ---- plan ---------------------------------------------------------------------------------- */
 
-/* The row block p: --tile if given, else max(4096, 4n) (the stacked [R; A_i] reduction redoes
- * R's n rows per block: a panel of P >= 4n rows keeps that under 1/6 more flops, qr.h), then
- * whatever the budgets allow: the host's (the state, and on the host executor the whole
- * workspace; on a GPU the pinned slots) and the device's (S = (n + p) x (n + nrhs) and
- * cuSOLVER's workspace). R must fit: otherwise OOC_ERR_BUDGET (a tiled Householder QR for n x n
- * beyond memory is not implemented). n is the state's as it is folded or updated. */
+/* The plan is plan.c's (plan_qr: the row block, the panel, the budgets and the readers'
+ * staging); here the job hands it the sizes, makes the CUDA executor first when a GPU runs it
+ * (its budget is what the device plan divides, as LU's job_lu_device does) and applies the plan
+ * to the readers. n is the state's as it is folded or updated. */
 ooc_status_t job_qr_plan(job_t *j) {
-  ooc_ctx_t *ctx = j->ctx;
   struct qr_job *q = j->qr;
-  int64_t n = q->s ? q->s->n : j->n, nrhs = j->m, w = n + nrhs, rows = q->m;
-  int64_t want = j->o.tile > 0 ? j->o.tile : (4 * n > 4096 ? 4 * n : 4096);
-  int64_t state = qr_state_bytes(n, nrhs) + 8 * n * nrhs; /* and X */
-  int64_t host_mem = j->o.host_mem;
-  /* the readers' staging windows (h5m_set_stage) come out of the budget too: an eighth of it, at
-   * most 1 GiB, 7/8 of that for A (and V, by their columns), 1/8 for b (h5m_read decodes as many
-   * chunks at once as its stage holds: the GPU run read 34 GB at 1.4 GB/s with one 128 MiB chunk
-   * at a time) */
-  int64_t io = host_mem / 8 < ((int64_t)1 << 30) ? host_mem / 8 : ((int64_t)1 << 30);
   h5mat_t *A = j->in_a, *V = j->in_c;
-  int64_t kv = V ? h5m_cols(V) : 0, ka = A ? h5m_cols(A) : 0, ia = io / 8 * 7;
-  if (V && ka + kv > 0) {
-    h5m_set_stage(V, (int64_t)((double)ia * (double)kv / (double)(ka + kv)));
-    ia -= (int64_t)((double)ia * (double)kv / (double)(ka + kv));
-  }
-  if (A) h5m_set_stage(A, ia);
-  if (j->in_b) h5m_set_stage(j->in_b, io / 8);
-  int64_t host_left = host_mem - state - io;
-  char b1[32], b2[32], b3[32], b4[32];
-  int64_t p;
-  if (!j->cuda) {
-    p = qr_block_rows(host_left, n, nrhs);
-    if (p < 1)
-      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem %s: least squares keeps R (n x n, n = %lld) "
-                      "and d (%lld right-hand sides) in memory, %s, and needs %s more for one row "
-                      "block (and %s for reading); R larger than memory (a tiled QR) is not "
-                      "implemented", ooc_fmt_bytes(host_mem, b1, sizeof b1), (long long)n,
-                      (long long)nrhs, ooc_fmt_bytes(state, b2, sizeof b2),
-                      ooc_fmt_bytes(qr_workspace_bytes(n, nrhs, 1, 1), b3, sizeof b3),
-                      ooc_fmt_bytes(io, b4, sizeof b4));
-  } else {
+  plan_req_t r = {.o = &j->o, .name = A ? h5m_name(A) : q->state, .n = q->s ? q->s->n : j->n,
+                  .m = j->m, .k = q->m, .qr_ka = A ? h5m_cols(A) : 0,
+                  .qr_kv = V ? h5m_cols(V) : 0, .cuda = j->cuda};
+  if (j->cuda) {
     ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 1,
                            .trace = j->o.trace};
-    OOC_TRY(ooc_cuda()->ex_create(ctx, &xc, &j->cx));
-    int64_t room = j->cx->budget - QR_GPU_WS_MARGIN - 8 * (n + 1);
-    int64_t pd = room / (8 * w) - n;
-    /* host: the pinned slots (QR_SLOTS x p rows) and the residual buffer (P <= 16 p rows) */
-    int64_t ph = host_left / (8 * (w * QR_SLOTS + 16 * nrhs));
-    if (pd < 1 || 8 * n * w > room)
-      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem: the device budget %s holds less than R "
-                      "and d (%s) and one row block (n = %lld, %lld right-hand sides); R larger "
-                      "than the device (a tiled QR) is not implemented",
-                      ooc_fmt_bytes(j->cx->budget, b1, sizeof b1),
-                      ooc_fmt_bytes(8 * n * w, b2, sizeof b2), (long long)n, (long long)nrhs);
-    if (ph < 1)
-      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem %s: the QR state (%s) and one row block's "
-                      "staging slots do not fit", ooc_fmt_bytes(host_mem, b1, sizeof b1),
-                      ooc_fmt_bytes(state, b2, sizeof b2));
-    p = pd < ph ? pd : ph;
-    /* the panel: tall factorizations (cuSOLVER's geqrf costs O(n) launches whatever its rows),
-     * up to 16 blocks, within the device budget */
-    int64_t pb = p < want ? p : want;
-    q->P = pd < 16 * pb ? pd : 16 * pb;
+    OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->cx));
+    r.gpu_budget = j->cx->budget;
   }
-  if (p > want) p = want;
-  if (rows > 0 && p > rows) p = rows;
-  if (p < 1) p = 1;
-  if (q->P < p) q->P = p;
-  if (rows > 0 && q->P > rows) q->P = rows > p ? rows : p;
-  q->p = p;
-  j->b = p;
-  j->W = q->P;
-  j->budget = host_mem;
+  ooc_status_t st = plan_qr(j->ctx, &r, &j->plan);
+  if (V) h5m_set_stage(V, j->plan.qr_stage[1]);
+  if (A) h5m_set_stage(A, j->plan.qr_stage[0]);
+  if (j->in_b) h5m_set_stage(j->in_b, j->plan.qr_stage[2]);
+  OOC_TRY(st);
+  q->p = j->b = j->plan.b;
+  q->P = j->W = j->plan.W;
+  j->budget = j->plan.budget;
+  j->fixed = j->plan.fixed;
   return OOC_OK;
 }
 
