@@ -5,12 +5,19 @@
  * edge gives its block count. Sweeps n, tile, --stripe and --host-mem from the edge of what fits
  * to in core; a budget too small must be refused cleanly (OOC_ERR_BUDGET, nothing written), never
  * overrun. Every result that is written passes its check (the runs use --check full).
+ * Least squares (lstsq, and the add-rows, remove-columns and add-columns updates of its state
+ * file) sweeps n, tile and --host-mem: the peak within the budget, refused exactly when plan_qr
+ * refuses, and the row block and panel plan_qr plans are the report's tile and stripe, the state
+ * file's block_rows and panel_rows, and the fold's steps (ceil(rows / block)).
  */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <hdf5.h>
+#include <hdf5_hl.h>
 
 #include "api/plan.h"
 #include "gen/gen.h"
@@ -262,6 +269,161 @@ static void t_planner_nospill(void) {
   tu_ctx_done(ctx);
 }
 
+/* ---- least squares (plan_qr): lstsq and its updates with a state file ---------------------- */
+
+/* A (LS_M x n), b (LS_M x LS_NRHS), the added rows U (LS_MU x n) and c, the added columns V
+ * (LS_M x LS_KV); the base state (an lstsq at the default budget) the updates start from. */
+#define LS_M 700
+#define LS_MU 90
+#define LS_NRHS 3
+#define LS_KV 4
+typedef enum { L_LSTSQ, L_ADD_ROWS, L_REMOVE_COLS, L_ADD_COLS, L_COUNT } ls_kind_t;
+static const char *ls_name[L_COUNT] = {"lstsq", "lstsq --add-rows", "lstsq --remove-cols",
+                                       "lstsq --add-cols"};
+
+static void write_ls(const char *file, const char *dset, int64_t rows, int64_t cols,
+                     uint64_t seed) {
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_RHS, rows);
+  s.cols = cols;
+  s.seed = seed;
+  double *X = tu_gen_spec(&s);
+  tu_write_matrix(file, dset, rows, cols, X, 2);
+  free(X);
+}
+
+static ooc_status_t run_ls(ls_kind_t k, int64_t tile, int64_t mem, ooc_report_t *rep,
+                           ooc_ctx_t *ctx) {
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  o.tile = tile;
+  o.host_mem = mem;
+  o.force = 1;
+  o.check = OOC_CHECK_FULL;
+  char a[600], b[600], u[600], c[600], v[600], st[600], out[600];
+  snprintf(a, sizeof a, "%s:/A", tu_path("lsA.h5"));
+  snprintf(b, sizeof b, "%s:/b", tu_path("lsb.h5"));
+  snprintf(u, sizeof u, "%s:/U", tu_path("lsU.h5"));
+  snprintf(c, sizeof c, "%s:/c", tu_path("lsc.h5"));
+  snprintf(v, sizeof v, "%s:/V", tu_path("lsV.h5"));
+  snprintf(st, sizeof st, "%s", tu_path("ls.qr.h5"));
+  snprintf(out, sizeof out, "%s", tu_path(mem ? "lsout.h5" : "ls.qr.h5"));
+  switch (k) {
+  case L_LSTSQ: return ooc_lstsq(ctx, a, b, out, &o, rep);
+  case L_ADD_ROWS: return ooc_lstsq_update(ctx, st, u, c, 0, 0, out, &o, rep);
+  case L_REMOVE_COLS: return ooc_lstsq_update(ctx, st, NULL, NULL, 1, 3, out, &o, rep);
+  case L_ADD_COLS: return ooc_lstsq_add_cols(ctx, st, v, NULL, NULL, out, &o, rep);
+  default: return OOC_ERR_INTERNAL;
+  }
+}
+
+/* The state file's record of the plan it ran with (/R's block_rows, panel_rows). */
+static int64_t ls_attr(const char *name) {
+  long long v = -1;
+  hid_t f = H5Fopen(tu_path("lsout.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f >= 0 && H5LTget_attribute_long_long(f, "/R", name, &v) < 0) v = -1;
+  if (f >= 0) H5Fclose(f);
+  return v;
+}
+
+/* One job over tiles and budgets: the host peak never above --host-mem; the job refuses exactly
+ * when the planner does; what ran (the fold's blocks, the state's block_rows and panel_rows) is
+ * what plan_qr planned and the report says (tile = the row block, stripe = the panel). */
+static void sweep_ls(ls_kind_t k, int64_t n) {
+  static const int64_t tiles[] = {0, 16, 100};
+  static const int64_t mems[] = {12 << 10, 20 << 10, 32 << 10, 48 << 10, 96 << 10, 256 << 10,
+                                 1 << 20};
+  /* the planner's request as job_qr_plan makes it: the state's columns as folded or updated,
+   * the rows read, A's and V's columns per row */
+  int64_t pn = k == L_ADD_COLS ? n + LS_KV : n;
+  int64_t rows = k == L_LSTSQ || k == L_ADD_COLS ? LS_M : k == L_ADD_ROWS ? LS_MU : 0;
+  int ok_here = 0, refused_here = 0;
+  for (int ti = 0; ti < 3; ti++)
+    for (int mi = 0; mi < (int)(sizeof mems / sizeof mems[0]); mi++) {
+      int64_t tile = tiles[ti], mem = mems[mi];
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_opts_t o;
+      ooc_opts_default(&o);
+      o.tile = tile;
+      o.host_mem = mem;
+      plan_req_t q = {.o = &o, .name = "test", .n = pn, .m = LS_NRHS, .k = rows,
+                      .qr_ka = k == L_REMOVE_COLS ? 0 : n, .qr_kv = k == L_ADD_COLS ? LS_KV : 0};
+      plan_t p;
+      ooc_status_t pst = plan_qr(ctx, &q, &p);
+      ooc_clear_error(ctx);
+      if (pst == OOC_OK) /* the split adds up: fixed + workspace within the budget */
+        CU_ASSERT(p.budget == mem && p.fixed + plan_ws(&p, p.W) <= p.budget);
+      remove(tu_path("lsout.h5"));
+      ooc_report_t rep;
+      memset(&rep, 0, sizeof rep);
+      ooc_status_t st = run_ls(k, tile, mem, &rep, ctx);
+      n_runs++;
+      int64_t peak = ooc_ctx_host_peak(ctx);
+      if (peak > mem) {
+        n_over++;
+        fprintf(stderr, "OVER BUDGET: %s n=%lld tile=%lld mem=%lld: peak %lld (+%.1f%%), "
+                "status %s\n", ls_name[k], (long long)n, (long long)tile, (long long)mem,
+                (long long)peak, 100.0 * (double)(peak - mem) / (double)mem,
+                ooc_status_str(st));
+      }
+      CU_ASSERT(peak <= mem);
+      CU_ASSERT_EQUAL(st == OOC_ERR_BUDGET, pst == OOC_ERR_BUDGET);
+      if (st == OOC_ERR_BUDGET) {
+        n_refused++;
+        refused_here++;
+        CU_ASSERT(strstr(ooc_ctx_error(ctx), "--host-mem") != NULL);
+        CU_ASSERT(!tu_file_exists(tu_path("lsout.h5")));
+      } else {
+        if (st != OOC_OK)
+          fprintf(stderr, "FAILED: %s n=%lld tile=%lld mem=%lld: %s: %s\n", ls_name[k],
+                  (long long)n, (long long)tile, (long long)mem, ooc_status_str(st),
+                  ooc_ctx_error(ctx));
+        CU_ASSERT_EQUAL(st, OOC_OK);
+        if (st == OOC_OK && pst == OOC_OK) {
+          n_ok++;
+          ok_here++;
+          CU_ASSERT(rep.host_peak <= rep.host_budget);
+          CU_ASSERT_EQUAL(rep.host_budget, mem);
+          /* planned = reported = ran */
+          CU_ASSERT_EQUAL(rep.tile, p.b);
+          CU_ASSERT_EQUAL(rep.stripe, p.W);
+          CU_ASSERT_EQUAL(ls_attr("block_rows"), p.b);
+          CU_ASSERT_EQUAL(ls_attr("panel_rows"), p.W);
+          CU_ASSERT_EQUAL(rep.steps, rows > 0 ? (rows + p.b - 1) / p.b : 1);
+          CU_ASSERT_EQUAL(p.W, p.b); /* the host executor factors every block */
+          CU_ASSERT(p.b >= 1 && (rows == 0 || p.b <= rows) && (tile == 0 || p.b <= tile));
+          if (rep.tile != p.b || rep.steps != (rows > 0 ? (rows + p.b - 1) / p.b : 1))
+            fprintf(stderr, "REPORT: %s n=%lld tile=%lld mem=%lld: planned block %lld, report "
+                    "block %lld, %lld steps\n", ls_name[k], (long long)n, (long long)tile,
+                    (long long)mem, (long long)p.b, (long long)rep.tile, (long long)rep.steps);
+          CU_ASSERT_EQUAL(rep.n, k == L_REMOVE_COLS ? n - 2 : pn);
+        }
+      }
+      tu_ctx_done(ctx);
+    }
+  CU_ASSERT(ok_here > 0); /* each job runs somewhere in the sweep, */
+  if (k != L_REMOVE_COLS) CU_ASSERT(refused_here > 0); /* and the sweep reaches its edge */
+}
+
+static void t_lstsq(void) {
+  static const int64_t ns[] = {10, 37};
+  for (int ni = 0; ni < 2; ni++) {
+    int64_t n = ns[ni];
+    write_ls(tu_path("lsA.h5"), "/A", LS_M, n, 11);
+    write_ls(tu_path("lsb.h5"), "/b", LS_M, LS_NRHS, 12);
+    write_ls(tu_path("lsU.h5"), "/U", LS_MU, n, 13);
+    write_ls(tu_path("lsc.h5"), "/c", LS_MU, LS_NRHS, 14);
+    write_ls(tu_path("lsV.h5"), "/V", LS_M, LS_KV, 15);
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_report_t rep;
+    remove(tu_path("ls.qr.h5"));
+    CU_ASSERT_EQUAL_FATAL(run_ls(L_LSTSQ, 0, 0, &rep, ctx), OOC_OK); /* the base state */
+    tu_ctx_done(ctx);
+    for (ls_kind_t k = L_LSTSQ; k < L_COUNT; k++) sweep_ls(k, n);
+  }
+}
+
 static void t_summary(void) {
   printf("\n  budget sweep: %d runs, %d ran, %d refused (budget too small), %d over budget\n",
          n_runs, n_ok, n_refused, n_over);
@@ -277,6 +439,7 @@ int main(void) {
                              {"gemm", t_gemm},
                              {"lu invert, solve, auto solve, factor, auto logdet, solve --factor", t_lu},
                              {"rbt solve", t_rbt},
+                             {"lstsq, add rows, remove columns, add columns", t_lstsq},
                              {"planner: keep the stores in the cache when a wide stripe remains", t_planner_nospill},
                              {"summary", t_summary},
                              {NULL, NULL}};

@@ -21,7 +21,11 @@
  * run over every other command (issue 20): factor, logdet, the Cholesky solve, solve --factor,
  * gemm, newton, hyper7, an inverse to a zstd float32 output with --scratch-zstd, a --resume
  * of a journal saved from a gj inverse stopped by an allocation failure (faults during the
- * resume), and an LU solve and inverse (issue 22; both journaled); for those the Nth call is taken with a stride that keeps a loop near 100 runs.
+ * resume), an LU solve and inverse (issue 22; both journaled), an rbt solve (issue 23) and least
+ * squares (issue 24: lstsq into a QR state file, and an add-rows update of a stored state; their
+ * output compared is the state's /x), the last three with persistent allocation faults too
+ * (issue 18: every method's host allocations); for those the Nth call is taken with a stride
+ * that keeps a loop near 100 runs.
  * The totals (runs, faults delivered, resumes; runs per command) are printed for
  * docs/RELIABILITY.md.
  */
@@ -46,7 +50,7 @@
 #define M 3
 
 static char g_dir[1024], g_in[1100], g_rhs[1100], g_spd[1100], g_out[1100], g_fac[1100],
-    g_snap[1100];
+    g_snap[1100], g_state[1100];
 static double *g_ref_inv, *g_ref_x, *g_ref_chol;
 /* what a loop runs: */
 enum {
@@ -59,12 +63,19 @@ enum {
   RESUMED,                   /* --resume of a gj inverse from a journal (faults in the resume) */
   LUSOLVE,                   /* issue 22: solve --method lu (the method on the host executor) */
   LUINVERT,                  /* invert --method lu: journals A and its result store Z */
+  RBTSOLVE,                  /* issue 23: solve --method rbt (unjournaled: its own stores) */
+  LSTSQ,                     /* issue 24: lstsq of A (m = n = N) and B into the QR state file */
+  LSADDROWS,                 /* lstsq --update g_state --add-rows A B: a state file read */
   NJOBS
 };
 static const char *const g_job_names[NJOBS] = {
     "invert", "solve", "chol", "factor", "logdet", "chol solve", "solve --factor", "gemm",
-    "newton", "hyper7", "invert zstd f32 scratch-zstd", "resume", "lu solve", "lu invert"};
+    "newton", "hyper7", "invert zstd f32 scratch-zstd", "resume", "lu solve", "lu invert",
+    "rbt solve", "lstsq", "lstsq add rows"};
 static const char *job_name(int job) { return g_job_names[job]; }
+static int is_lstsq(int job) { return job == LSTSQ || job == LSADDROWS; }
+/* The output's dataset compared with the reference: the QR state's solution, else X. */
+static const char *out_dset(int job) { return is_lstsq(job) ? "/x" : "/X"; }
 static int64_t g_budget, g_jbudget[NJOBS];
 static double *g_ref[NJOBS];
 static int64_t g_ref_r[NJOBS], g_ref_c[NJOBS];
@@ -177,6 +188,8 @@ static ooc_status_t run_job(ooc_ctx_t *ctx, int solve, int resume, ooc_report_t 
   if (solve == NEWTON) o.method = OOC_METHOD_NEWTON;
   if (solve == HYPER7) o.method = OOC_METHOD_HYPER7;
   if (solve == LUSOLVE || solve == LUINVERT) o.method = OOC_METHOD_LU;
+  if (solve == RBTSOLVE) o.method = OOC_METHOD_RBT;
+  if (is_lstsq(solve)) o.method = OOC_METHOD_AUTO; /* least squares takes no --method */
   if (solve == VARIANT) {
     o.compress = "zstd:1";
     o.out_dtype = OOC_DTYPE_F32;
@@ -190,7 +203,10 @@ static ooc_status_t run_job(ooc_ctx_t *ctx, int solve, int resume, ooc_report_t 
   switch (solve) {
   case SOLVE:
   case LUSOLVE:
+  case RBTSOLVE:
   case CHOLSOLVE: return ooc_solve(ctx, in, rhs, out, &o, rep);
+  case LSTSQ: return ooc_lstsq(ctx, in, rhs, g_out, &o, rep); /* the state: a file */
+  case LSADDROWS: return ooc_lstsq_update(ctx, g_state, in, rhs, 0, 0, g_out, &o, rep);
   case FACTOR: return ooc_factor(ctx, in, out, &o, rep);
   case LOGDET: return ooc_logdet(ctx, in, &o, rep, &g_logdet);
   case SOLVEF: return ooc_solve_factor(ctx, fac, rhs, out, &o, rep);
@@ -229,7 +245,7 @@ static void reset_dir(int job) {
 static int output_matches(int solve) {
   if (solve == LOGDET) return !memcmp(&g_logdet, &g_ref_logdet, sizeof g_logdet);
   char spec[1200];
-  snprintf(spec, sizeof spec, "%s:/X", g_out);
+  snprintf(spec, sizeof spec, "%s:%s", g_out, out_dset(solve));
   int64_t r = 0, c = 0;
   double *X = tu_read_matrix(spec, &r, &c);
   const double *ref = solve == SOLVE ? g_ref_x : solve == CHOL ? g_ref_chol
@@ -245,9 +261,8 @@ static int output_matches(int solve) {
  * little, so that it spills; the factor for SOLVEF; the journal state for RESUMED. */
 static void setup_more(ooc_ctx_t *ctx) {
   ooc_report_t rep;
-  char spec[1200];
-  snprintf(spec, sizeof spec, "%s:/X", g_out);
   snprintf(g_fac, sizeof g_fac, "%s", tu_path("L.h5"));
+  snprintf(g_state, sizeof g_state, "%s", tu_path("LS.qr.h5"));
   snprintf(g_snap, sizeof g_snap, "%s", tu_path("fault-snap"));
   mkdir(g_snap, 0700);
   for (int job = FACTOR; job < NJOBS; job++) {
@@ -266,16 +281,17 @@ static void setup_more(ooc_ctx_t *ctx) {
     fprintf(stderr, "\n  [%s: budget %lld B, %lld steps, %lld B spilled, %lld B read back] ",
             job_name(job), (long long)g_jbudget[job], (long long)rep.steps,
             (long long)rep.bytes_spilled, (long long)rep.bytes_unspilled);
+    char spec[1200];
+    snprintf(spec, sizeof spec, "%s:%s", g_out, out_dset(job));
     if (job == LOGDET) g_ref_logdet = g_logdet;
     else g_ref[job] = tu_read_matrix(spec, &g_ref_r[job], &g_ref_c[job]);
     if (job == FACTOR) { /* the factor SOLVEF reads */
       tu_write_matrix(g_fac, "/L", N, N, g_ref[job], 2);
     }
+    if (job == LSTSQ) rename(g_out, g_state); /* the state LSADDROWS updates */
   }
   /* RESUMED: a gj inverse stopped by a persistent allocation failure after a checkpoint keeps
    * its journal; the resumed run must give the uninterrupted run's bits */
-  g_ref[RESUMED] = tu_read_matrix(spec, &g_ref_r[RESUMED], &g_ref_c[RESUMED]); /* overwritten */
-  free(g_ref[RESUMED]);
   g_ref[RESUMED] = malloc(sizeof(double) * N * N);
   memcpy(g_ref[RESUMED], g_ref_inv, sizeof(double) * N * N);
   g_ref_r[RESUMED] = g_ref_c[RESUMED] = N;
@@ -390,7 +406,7 @@ static void fault_loop(ooc_fault_kind_t kind, int persistent, int err, int solve
   if (!g_ref_inv) setup();
   CU_ASSERT_FATAL(g_ref_inv != NULL);
   uint64_t h_in = tu_file_hash(g_in), h_rhs = tu_file_hash(g_rhs), h_spd = tu_file_hash(g_spd),
-           h_fac = tu_file_hash(g_fac);
+           h_fac = tu_file_hash(g_fac), h_state = tu_file_hash(g_state);
   int64_t stride = 1;
   if (solve > CHOL) {
     reset_dir(solve);
@@ -431,7 +447,8 @@ static void fault_loop(ooc_fault_kind_t kind, int persistent, int err, int solve
               H5F_OBJ_ALL), count_fds(), fds0);
     /* the inputs are never modified */
     CU_ASSERT(tu_file_hash(g_in) == h_in && tu_file_hash(g_rhs) == h_rhs &&
-              tu_file_hash(g_spd) == h_spd && tu_file_hash(g_fac) == h_fac);
+              tu_file_hash(g_spd) == h_spd && tu_file_hash(g_fac) == h_fac &&
+              tu_file_hash(g_state) == h_state);
     /* the output is absent or exactly the reference */
     int present = solve == LOGDET ? st == OOC_OK : tu_file_exists(g_out);
     if (present && !output_matches(solve)) {
@@ -534,8 +551,15 @@ MORE_LOOPS(VARIANT, variant)
 MORE_LOOPS(RESUMED, resumed)
 MORE_LOOPS(LUSOLVE, lusolve)
 MORE_LOOPS(LUINVERT, luinvert)
+MORE_LOOPS(RBTSOLVE, rbtsolve)
+MORE_LOOPS(LSTSQ, lstsq)
+MORE_LOOPS(LSADDROWS, lsaddrows)
 static void t_io_persistent_variant(void) { fault_loop(OOC_FAULT_IO, 1, EIO, VARIANT); }
 static void t_alloc_persistent_resumed(void) { fault_loop(OOC_FAULT_ALLOC, 1, 0, RESUMED); }
+/* issue 18: every method's host allocations failing from the Nth on, too */
+static void t_alloc_persistent_rbtsolve(void) { fault_loop(OOC_FAULT_ALLOC, 1, 0, RBTSOLVE); }
+static void t_alloc_persistent_lstsq(void) { fault_loop(OOC_FAULT_ALLOC, 1, 0, LSTSQ); }
+static void t_alloc_persistent_lsaddrows(void) { fault_loop(OOC_FAULT_ALLOC, 1, 0, LSADDROWS); }
 
 /* The seam itself: counts, fires at exactly the Nth call, once or from then on. */
 static void t_seam(void) {
@@ -688,6 +712,20 @@ int main(void) {
                                     {"io_once_luinvert", t_io_once_luinvert},
                                     {"nospace_persistent_luinvert",
                                      t_nospace_persistent_luinvert},
+                                    {"alloc_once_rbtsolve", t_alloc_once_rbtsolve},
+                                    {"alloc_persistent_rbtsolve", t_alloc_persistent_rbtsolve},
+                                    {"io_once_rbtsolve", t_io_once_rbtsolve},
+                                    {"nospace_persistent_rbtsolve",
+                                     t_nospace_persistent_rbtsolve},
+                                    {"alloc_once_lstsq", t_alloc_once_lstsq},
+                                    {"alloc_persistent_lstsq", t_alloc_persistent_lstsq},
+                                    {"io_once_lstsq", t_io_once_lstsq},
+                                    {"nospace_persistent_lstsq", t_nospace_persistent_lstsq},
+                                    {"alloc_once_lsaddrows", t_alloc_once_lsaddrows},
+                                    {"alloc_persistent_lsaddrows", t_alloc_persistent_lsaddrows},
+                                    {"io_once_lsaddrows", t_io_once_lsaddrows},
+                                    {"nospace_persistent_lsaddrows",
+                                     t_nospace_persistent_lsaddrows},
                                     {"real_tmpfs", t_real_tmpfs},
                                     {"totals", t_totals},
                                     {NULL, NULL}};

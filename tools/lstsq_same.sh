@@ -5,7 +5,7 @@
 # Two builds agree bit for bit when their prints are the same:
 #   tools/lstsq_same.sh OLD/oocsolve /tmp/a > old.txt
 #   tools/lstsq_same.sh build/oocsolve /tmp/b > new.txt; diff old.txt new.txt
-# (Used for issue 18's move of lstsq onto job.c's pipeline.)
+# (Used for issue 18's move of lstsq onto job.c's pipeline, and of its plan into plan.c.)
 set -u
 bin=$(realpath "$1")
 gen=$(dirname "$bin")/oocgen
@@ -40,6 +40,15 @@ print(sorted((k, v) for k, v in r.items()
 "$bin" lstsq --device cpu --json --tile 100 --out J.h5 A.h5 b.h5:/b | fields
 "$bin" lstsq --device cpu --json --update J.h5 --add-rows U.h5 c.h5:/c --out J2.h5 | fields
 dump A.qr.h5 S1d.h5 S2.h5 S3.h5 S4.h5 S5.h5 S6.h5
+# the row block from --host-mem (the planner's arithmetic, plan_qr): blocks below --tile, the
+# readers' staging split between A and V, a budget too small
+run mem400k --tile 1000 --host-mem 400K --out M1.h5 A.h5 b.h5:/b
+run mem40k --host-mem 40K --out M2.h5 A.h5 b.h5:/b
+run addrowsmem --update A.qr.h5 --add-rows U.h5 c.h5:/c --host-mem 30K --out M3.h5
+run addcolsmem --update A.qr.h5 --add-cols V.h5:/V --host-mem 100K --out M4.h5
+run memtiny --host-mem 8K --out X.h5 A.h5 b.h5:/b
+"$bin" lstsq --device cpu --json --host-mem 100K --out J3.h5 A.h5 b.h5:/b | fields
+dump M1.h5 M2.h5 M3.h5 M4.h5
 # refusals: exit codes and messages, nothing written
 run exists A.h5 b.h5:/b
 run method --method gj --out X.h5 A.h5 b.h5:/b

@@ -206,8 +206,8 @@ ooc_status_t job_call(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *repo
 /* ---- job_qr.c, used by methods.c and job.c ---- */
 
 /* Least squares' entry (methods.h's open, plan and run for JOB_LSTSQ, JOB_LSTSQ_UPDATE): open
- * A and b (or the state and the update's matrices), plan the row blocks, and fold, solve, check
- * and write the state file (and x) into the outputs the pipeline created. */
+ * A and b (or the state and the update's matrices), plan the row blocks (plan_qr), and fold,
+ * solve, check and write the state file (and x) into the outputs the pipeline created. */
 ooc_status_t job_qr_open(job_t *j, const char *const spec[4]);
 ooc_status_t job_qr_plan(job_t *j);
 ooc_status_t job_qr_run(job_t *j, int64_t *steps);

@@ -4,8 +4,8 @@
  * remove columns: from a state file to a new one), ooc_lstsq_add_cols (add columns: [A V]
  * re-reduced, streamed) and ooc_lstsq_m. The method is solvers/qr.c on the executor; this file is
  * its entry of the method table (methods.h: open, plan, run): it opens the inputs (or reads the
- * state), plans the row block, folds, solves, checks and writes the state's datasets, and what
- * it refuses. The pipeline does the rest: backend, output name, lock, the outputs created and
+ * state), asks the planner for the row block (plan.c's plan_qr) and applies it, folds, solves,
+ * checks and writes the state's datasets, and what it refuses. The pipeline does the rest: backend, output name, lock, the outputs created and
  * committed together, the report.
  *
  * The QR state file (docs/CLI.md "lstsq"), every dataset float64 unless said:
@@ -33,8 +33,6 @@
 #include "solvers/check.h"
 #include "solvers/qr.h"
 
-/* device bytes kept out of the panel for cuSOLVER's geqrf workspace */
-#define QR_GPU_WS_MARGIN ((int64_t)512 << 20)
 /* --check auto: the full check (one more pass over A and b) up to this many elements of A */
 #define QR_CHECK_AUTO_ELEMS ((int64_t)1 << 28)
 #define QR_CHECK_THRESHOLD 30.0
@@ -52,6 +50,8 @@ struct qr_job {
   const ooc_matrix_t *hx;   /* ooc_lstsq_m: x's handle (NULL: none) */
   int no_state;             /* ooc_lstsq_m without a state file: x is the output */
   qr_state_t *s;            /* the state folded into, updated or rebuilt */
+  int64_t sn, snrhs, srows; /* an update's stored state: its shape and rows (open_state) */
+  int64_t *cmap;            /* ... and its column map, until load_state puts it into q->s */
   double *X, *cn0;          /* x; add columns: the old R's column norms */
   int64_t m, p, P;          /* rows read; the row block and panel (qr.h), p <= P */
   int64_t n0, j0;           /* add columns: the old state's columns; remove: the first's index */
@@ -111,12 +111,14 @@ static ooc_status_t read_rows(void *user, int64_t r0, int64_t nr, double *A, int
   return OOC_OK;
 }
 
-/* A QR state file back into a state (validated: shapes, the factor attribute, the column map). */
-static ooc_status_t read_state(job_t *j, const char *file, qr_state_t **out) {
+/* A QR state file's shape, attributes and column map (open: O(n) memory, validated: the factor
+ * attribute, the shapes, the column map) into q->sn, snrhs, srows, cmap; its values (R, d, the
+ * residual norms: O(n^2)) are read by load_state once the planner has admitted them, so a budget
+ * that cannot hold R is refused before R is allocated. */
+static ooc_status_t open_state(job_t *j, const char *file) {
   ooc_ctx_t *ctx = j->ctx;
   struct qr_job *q = j->qr;
   h5mat_t *R = NULL, *D = NULL, *res = NULL, *cm = NULL;
-  qr_state_t *s = NULL;
   double *tmp = NULL;
   ooc_status_t st;
   char f[32] = "";
@@ -152,13 +154,12 @@ static ooc_status_t read_state(job_t *j, const char *file, qr_state_t **out) {
                   (long long)h5m_rows(cm), rows);
     goto done;
   }
-  OOC_CHECK(st = qr_state_new(ctx, n, nrhs, &s));
-  s->rows = (int64_t)rows;
-  OOC_CHECK(st = h5m_read(R, 0, 0, n, n, s->R, n));
-  OOC_CHECK(st = h5m_read(D, 0, 0, n, nrhs, s->D, n));
-  OOC_CHECK(st = h5m_read(res, 0, 0, nrhs, 1, s->res, nrhs));
+  q->sn = n;
+  q->snrhs = nrhs;
+  q->srows = (int64_t)rows;
   tmp = ooc_malloc(ctx, (size_t)(n + 1) * sizeof(double));
-  if (!tmp) {
+  q->cmap = ooc_malloc(ctx, (size_t)(n + 1) * sizeof(int64_t));
+  if (!tmp || !q->cmap) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(cm));
     goto done;
   }
@@ -170,8 +171,37 @@ static ooc_status_t read_state(job_t *j, const char *file, qr_state_t **out) {
                     "increasing non-negative column numbers", h5m_name(cm), (long long)c, tmp[c]);
       goto done;
     }
-    s->colmap[c] = (int64_t)tmp[c];
+    q->cmap[c] = (int64_t)tmp[c];
   }
+done:
+  ooc_free(ctx, tmp);
+  h5m_close(R);
+  h5m_close(D);
+  h5m_close(res);
+  h5m_close(cm);
+  return st;
+}
+
+/* The state open_state found, read back into a state (R's strict lower part zeroed, refused if
+ * not finite); q->cmap goes into it. */
+static ooc_status_t load_state(job_t *j, const char *file, qr_state_t **out) {
+  ooc_ctx_t *ctx = j->ctx;
+  struct qr_job *q = j->qr;
+  h5mat_t *R = NULL, *D = NULL, *res = NULL;
+  qr_state_t *s = NULL;
+  ooc_status_t st;
+  int64_t n = q->sn, nrhs = q->snrhs;
+  OOC_CHECK(st = h5m_open2(ctx, file, "/R", 0, &R));
+  OOC_CHECK(st = h5m_open2(ctx, file, "/d", 0, &D));
+  OOC_CHECK(st = h5m_open2(ctx, file, "/residual_norms", 0, &res));
+  OOC_CHECK(st = qr_state_new(ctx, n, nrhs, &s));
+  s->rows = q->srows;
+  OOC_CHECK(st = h5m_read(R, 0, 0, n, n, s->R, n));
+  OOC_CHECK(st = h5m_read(D, 0, 0, n, nrhs, s->D, n));
+  OOC_CHECK(st = h5m_read(res, 0, 0, nrhs, 1, s->res, nrhs));
+  for (int64_t c = 0; c < n; c++) s->colmap[c] = q->cmap[c];
+  ooc_free(ctx, q->cmap); /* the state holds it now */
+  q->cmap = NULL;
   for (int64_t c = 0; c < n; c++) /* R's strict lower part is zero by definition */
     for (int64_t i = c + 1; i < n; i++) s->R[i + c * n] = 0.0;
   /* a NaN in R, d or the residual norms would reach x and the new state unchecked (an update
@@ -188,11 +218,9 @@ static ooc_status_t read_state(job_t *j, const char *file, qr_state_t **out) {
       }
   j->rep->bytes_input += 8 * (n * n + n * nrhs + nrhs + n);
 done:
-  ooc_free(ctx, tmp);
   h5m_close(R);
   h5m_close(D);
   h5m_close(res);
-  h5m_close(cm);
   if (st != OOC_OK) {
     qr_state_free(ctx, s);
     s = NULL;
@@ -248,41 +276,40 @@ static ooc_status_t open_update(job_t *j, const char *const spec[4]) {
       (adding && (!spec[1] || !*spec[1])))
     return OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq update: give a state file and one update: rows to "
                     "add (U and c) or a column range to remove");
-  OOC_TRY(read_state(j, q->state, &q->s));
-  qr_state_t *s = q->s;
-  j->n = s->n;
-  j->m = s->nrhs;
+  OOC_TRY(open_state(j, q->state)); /* R itself is read once the plan admits it (load) */
+  j->n = q->sn;
+  j->m = q->snrhs;
   if (adding) {
     OOC_TRY(job_open_input(j, spec[0], &j->in_a));
     OOC_TRY(job_open_input(j, spec[1], &j->in_b));
     q->m = h5m_rows(j->in_a);
-    if (h5m_cols(j->in_a) != s->n || h5m_cols(j->in_b) != s->nrhs || h5m_rows(j->in_b) != q->m)
+    if (h5m_cols(j->in_a) != q->sn || h5m_cols(j->in_b) != q->snrhs || h5m_rows(j->in_b) != q->m)
       return OOC_FAIL(ctx, OOC_ERR_FORMAT, "lstsq --add-rows: U (%s) is %lld x %lld and c (%s) "
                       "%lld x %lld; the state %s has %lld columns and %lld right-hand sides",
                       h5m_name(j->in_a), (long long)q->m, (long long)h5m_cols(j->in_a),
                       h5m_name(j->in_b), (long long)h5m_rows(j->in_b),
-                      (long long)h5m_cols(j->in_b), q->state, (long long)s->n,
-                      (long long)s->nrhs);
+                      (long long)h5m_cols(j->in_b), q->state, (long long)q->sn,
+                      (long long)q->snrhs);
     snprintf(q->what, sizeof q->what, "add rows %s %s to %s", h5m_name(j->in_a),
              h5m_name(j->in_b), q->state);
   } else {
     int64_t c0 = q->c0, c1 = q->c1, j0 = 0, k = c1 - c0;
-    while (j0 < s->n && s->colmap[j0] < c0) j0++;
-    if (c0 < 0 || j0 + k > s->n || s->colmap[j0] != c0 || s->colmap[j0 + k - 1] != c1 - 1)
+    while (j0 < q->sn && q->cmap[j0] < c0) j0++;
+    if (c0 < 0 || j0 + k > q->sn || q->cmap[j0] != c0 || q->cmap[j0 + k - 1] != c1 - 1)
       return OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq --remove-cols %lld:%lld: the state %s does not "
                       "hold all of these original columns (it holds %lld columns, the first "
                       "%lld, the last %lld; /colmap lists them)", (long long)c0, (long long)c1,
-                      q->state, (long long)s->n, (long long)s->colmap[0],
-                      (long long)s->colmap[s->n - 1]);
-    if (k >= s->n)
+                      q->state, (long long)q->sn, (long long)q->cmap[0],
+                      (long long)q->cmap[q->sn - 1]);
+    if (k >= q->sn)
       return OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq --remove-cols %lld:%lld: removes every column of "
                       "the state %s", (long long)c0, (long long)c1, q->state);
     q->j0 = j0;
-    j->n = s->n - k; /* the new state's */
+    j->n = q->sn - k; /* the new state's */
     snprintf(q->what, sizeof q->what, "remove columns %lld:%lld from %s", (long long)c0,
              (long long)c1, q->state);
   }
-  j->k = s->rows + q->m;
+  j->k = q->srows + q->m;
   return OOC_OK;
 }
 
@@ -299,12 +326,10 @@ static ooc_status_t open_add_cols(job_t *j, const char *const spec[4]) {
   ooc_ctx_t *ctx = j->ctx;
   struct qr_job *q = j->qr;
   const char *state = q->state, *a = spec[0], *b = spec[1];
-  qr_state_t *s0 = NULL;
   if (!state || !*state || !spec[2] || !*spec[2])
     return OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq --add-cols: give a state file and V (the new "
                     "columns, m x k)");
-  OOC_TRY(read_state(j, state, &q->s)); /* the old state, until the new one replaces it */
-  s0 = q->s;
+  OOC_TRY(open_state(j, state)); /* R itself is read once the plan admits it (load_add_cols) */
   const char *sa = a && *a ? a : q->in_a, *sb = b && *b ? b : q->in_b;
   if (!*sa || !*sb)
     return OOC_FAIL(ctx, OOC_ERR_ARG, "lstsq --add-cols: the state %s records no input %s (/R's "
@@ -319,11 +344,11 @@ static ooc_status_t open_add_cols(job_t *j, const char *const spec[4]) {
   OOC_TRY(job_open_input(j, sb, &j->in_b));
   OOC_TRY(job_open_input(j, spec[2], &j->in_c));
   h5mat_t *A = j->in_a, *B = j->in_b, *V = j->in_c;
-  int64_t n0 = s0->n, k = h5m_cols(V), m = s0->rows, ncA = h5m_cols(A);
+  int64_t n0 = q->sn, k = h5m_cols(V), m = q->srows, ncA = h5m_cols(A);
   q->m = j->k = m;
   q->n0 = n0;
   j->n = n0 + k;
-  j->m = s0->nrhs;
+  j->m = q->snrhs;
   if (h5m_rows(A) != m || h5m_rows(B) != m || h5m_cols(B) != j->m || h5m_rows(V) != m)
     return OOC_FAIL(ctx, OOC_ERR_FORMAT, "lstsq --add-cols: the state %s folded %lld rows and "
                     "%lld right-hand sides, but A (%s) has %lld rows, b (%s) is %lld x %lld and V "
@@ -332,10 +357,10 @@ static ooc_status_t open_add_cols(job_t *j, const char *const spec[4]) {
                     (long long)j->m, h5m_name(A), (long long)h5m_rows(A), h5m_name(B),
                     (long long)h5m_rows(B), (long long)h5m_cols(B), h5m_name(V),
                     (long long)h5m_rows(V));
-  if (s0->colmap[n0 - 1] >= ncA)
+  if (q->cmap[n0 - 1] >= ncA)
     return OOC_FAIL(ctx, OOC_ERR_FORMAT, "lstsq --add-cols: the state %s holds original column "
                     "%lld (/colmap) but A (%s) has %lld columns: not this state's A", state,
-                    (long long)s0->colmap[n0 - 1], h5m_name(A), (long long)ncA);
+                    (long long)q->cmap[n0 - 1], h5m_name(A), (long long)ncA);
   if (k < 1 || m < j->n)
     return OOC_FAIL(ctx, OOC_ERR_FORMAT, "lstsq --add-cols: V (%s) has %lld columns; with the "
                     "state's %lld that is %lld unknowns for %lld rows (least squares needs at "
@@ -343,7 +368,17 @@ static ooc_status_t open_add_cols(job_t *j, const char *const spec[4]) {
                     (long long)j->n, (long long)m);
   snprintf(q->what, sizeof q->what, "add columns %s to %s (A %s, b %s re-reduced)", h5m_name(V),
            state, h5m_name(A), h5m_name(B));
-  qr_state_t *s;
+  return OOC_OK;
+}
+
+/* Add columns, once the plan admitted it: the old state (the column norms of its R, by which run
+ * checks that A is the state's A) and the new one it is rebuilt into. */
+static ooc_status_t load_add_cols(job_t *j) {
+  ooc_ctx_t *ctx = j->ctx;
+  struct qr_job *q = j->qr;
+  int64_t n0 = q->n0, ncA = h5m_cols(j->in_a);
+  OOC_TRY(load_state(j, q->state, &q->s)); /* the old state, until the new one replaces it */
+  qr_state_t *s0 = q->s, *s;
   OOC_TRY(qr_state_new(ctx, j->n, j->m, &s));
   /* the new columns are numbered after A's: column ncA + i of [A V] */
   for (int64_t c = 0; c < j->n; c++) s->colmap[c] = c < n0 ? s0->colmap[c] : ncA + (c - n0);
@@ -382,79 +417,36 @@ ooc_status_t job_qr_open(job_t *j, const char *const spec[4]) {
 
 /* ---- plan ---------------------------------------------------------------------------------- */
 
-/* The row block p: --tile if given, else max(4096, 4n) (the stacked [R; A_i] reduction redoes
- * R's n rows per block: a panel of P >= 4n rows keeps that under 1/6 more flops, qr.h), then
- * whatever the budgets allow: the host's (the state, and on the host executor the whole
- * workspace; on a GPU the pinned slots) and the device's (S = (n + p) x (n + nrhs) and
- * cuSOLVER's workspace). R must fit: otherwise OOC_ERR_BUDGET (a tiled Householder QR for n x n
- * beyond memory is not implemented). n is the state's as it is folded or updated. */
+/* The plan is plan.c's (plan_qr: the row block, the panel, the budgets and the readers'
+ * staging); here the job hands it the sizes, makes the CUDA executor first when a GPU runs it
+ * (its budget is what the device plan divides, as LU's job_lu_device does) and applies the plan
+ * to the readers. n is the state's as it is folded or updated. Then an update's stored state is
+ * read (R, d: O(n^2) host bytes, which the plan counted; open read only its shape and column
+ * map), so a --host-mem too small for R is refused before R is allocated. */
 ooc_status_t job_qr_plan(job_t *j) {
-  ooc_ctx_t *ctx = j->ctx;
   struct qr_job *q = j->qr;
-  int64_t n = q->s ? q->s->n : j->n, nrhs = j->m, w = n + nrhs, rows = q->m;
-  int64_t want = j->o.tile > 0 ? j->o.tile : (4 * n > 4096 ? 4 * n : 4096);
-  int64_t state = qr_state_bytes(n, nrhs) + 8 * n * nrhs; /* and X */
-  int64_t host_mem = j->o.host_mem;
-  /* the readers' staging windows (h5m_set_stage) come out of the budget too: an eighth of it, at
-   * most 1 GiB, 7/8 of that for A (and V, by their columns), 1/8 for b (h5m_read decodes as many
-   * chunks at once as its stage holds: the GPU run read 34 GB at 1.4 GB/s with one 128 MiB chunk
-   * at a time) */
-  int64_t io = host_mem / 8 < ((int64_t)1 << 30) ? host_mem / 8 : ((int64_t)1 << 30);
   h5mat_t *A = j->in_a, *V = j->in_c;
-  int64_t kv = V ? h5m_cols(V) : 0, ka = A ? h5m_cols(A) : 0, ia = io / 8 * 7;
-  if (V && ka + kv > 0) {
-    h5m_set_stage(V, (int64_t)((double)ia * (double)kv / (double)(ka + kv)));
-    ia -= (int64_t)((double)ia * (double)kv / (double)(ka + kv));
-  }
-  if (A) h5m_set_stage(A, ia);
-  if (j->in_b) h5m_set_stage(j->in_b, io / 8);
-  int64_t host_left = host_mem - state - io;
-  char b1[32], b2[32], b3[32], b4[32];
-  int64_t p;
-  if (!j->cuda) {
-    p = qr_block_rows(host_left, n, nrhs);
-    if (p < 1)
-      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem %s: least squares keeps R (n x n, n = %lld) "
-                      "and d (%lld right-hand sides) in memory, %s, and needs %s more for one row "
-                      "block (and %s for reading); R larger than memory (a tiled QR) is not "
-                      "implemented", ooc_fmt_bytes(host_mem, b1, sizeof b1), (long long)n,
-                      (long long)nrhs, ooc_fmt_bytes(state, b2, sizeof b2),
-                      ooc_fmt_bytes(qr_workspace_bytes(n, nrhs, 1, 1), b3, sizeof b3),
-                      ooc_fmt_bytes(io, b4, sizeof b4));
-  } else {
+  plan_req_t r = {.o = &j->o, .name = A ? h5m_name(A) : q->state,
+                  .n = q->mode == QR_REMOVE_COLS ? q->sn : j->n, .m = j->m, .k = q->m,
+                  .qr_ka = A ? h5m_cols(A) : 0, .qr_kv = V ? h5m_cols(V) : 0, .cuda = j->cuda};
+  if (j->cuda) {
     ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 1,
                            .trace = j->o.trace};
-    OOC_TRY(ooc_cuda()->ex_create(ctx, &xc, &j->cx));
-    int64_t room = j->cx->budget - QR_GPU_WS_MARGIN - 8 * (n + 1);
-    int64_t pd = room / (8 * w) - n;
-    /* host: the pinned slots (QR_SLOTS x p rows) and the residual buffer (P <= 16 p rows) */
-    int64_t ph = host_left / (8 * (w * QR_SLOTS + 16 * nrhs));
-    if (pd < 1 || 8 * n * w > room)
-      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem: the device budget %s holds less than R "
-                      "and d (%s) and one row block (n = %lld, %lld right-hand sides); R larger "
-                      "than the device (a tiled QR) is not implemented",
-                      ooc_fmt_bytes(j->cx->budget, b1, sizeof b1),
-                      ooc_fmt_bytes(8 * n * w, b2, sizeof b2), (long long)n, (long long)nrhs);
-    if (ph < 1)
-      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem %s: the QR state (%s) and one row block's "
-                      "staging slots do not fit", ooc_fmt_bytes(host_mem, b1, sizeof b1),
-                      ooc_fmt_bytes(state, b2, sizeof b2));
-    p = pd < ph ? pd : ph;
-    /* the panel: tall factorizations (cuSOLVER's geqrf costs O(n) launches whatever its rows),
-     * up to 16 blocks, within the device budget */
-    int64_t pb = p < want ? p : want;
-    q->P = pd < 16 * pb ? pd : 16 * pb;
+    OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->cx));
+    r.gpu_budget = j->cx->budget;
   }
-  if (p > want) p = want;
-  if (rows > 0 && p > rows) p = rows;
-  if (p < 1) p = 1;
-  if (q->P < p) q->P = p;
-  if (rows > 0 && q->P > rows) q->P = rows > p ? rows : p;
-  q->p = p;
-  j->b = p;
-  j->W = q->P;
-  j->budget = host_mem;
-  return OOC_OK;
+  ooc_status_t st = plan_qr(j->ctx, &r, &j->plan);
+  if (V) h5m_set_stage(V, j->plan.qr_stage[1]);
+  if (A) h5m_set_stage(A, j->plan.qr_stage[0]);
+  if (j->in_b) h5m_set_stage(j->in_b, j->plan.qr_stage[2]);
+  OOC_TRY(st);
+  q->p = j->b = j->plan.b;
+  q->P = j->W = j->plan.W;
+  j->budget = j->plan.budget;
+  j->fixed = j->plan.fixed;
+  /* an update's stored state, now that the plan has room for it */
+  return q->mode == QR_ADD_COLS ? load_add_cols(j)
+         : q->mode == QR_FACTOR ? OOC_OK : load_state(j, q->state, &q->s);
 }
 
 /* ---- run ----------------------------------------------------------------------------------- */
@@ -632,8 +624,10 @@ void job_qr_cleanup(job_t *j) {
   qr_state_free(j->ctx, q->s);
   ooc_free(j->ctx, q->X);
   ooc_free(j->ctx, q->cn0);
+  ooc_free(j->ctx, q->cmap);
   q->s = NULL;
   q->X = q->cn0 = NULL;
+  q->cmap = NULL;
 }
 
 /* ---- the calls ------------------------------------------------------------------------------ */

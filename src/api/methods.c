@@ -6,6 +6,7 @@
 
 #include "api/job_int.h"
 #include "exec/plugin.h"
+#include "solvers/qr.h"
 #include "solvers/rbt.h"
 
 /* ---- flops: the usual counts ------------------------------------------------------------- */
@@ -83,6 +84,15 @@ static int64_t gemm_ws(const plan_t *p, int64_t s) {
   return ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
 }
 
+/* least squares at panel P (plan_qr; p->b is the row block): on the host executor qr_fold's
+ * buffers; on a GPU its pinned slots and the residual rows (P <= 16 blocks), as plan_qr counts
+ * them */
+static int64_t qr_ws(const plan_t *p, int64_t P) {
+  int64_t n = p->q.n, nrhs = p->q.m;
+  if (p->cuda) return 8 * p->b * ((n + nrhs) * QR_SLOTS + 16 * nrhs);
+  return qr_workspace_bytes(n, nrhs, p->b, P);
+}
+
 /* ---- the table --------------------------------------------------------------------------- */
 
 #define FACTOR_JOBS (JOB_BIT(JOB_FACTOR) | JOB_BIT(JOB_FACTORED) | JOB_BIT(JOB_LOGDET))
@@ -111,7 +121,7 @@ static const method_t table[METHOD_COUNT] = {
     [METHOD_GEMM] = {.jobs = JOB_BIT(JOB_PRODUCT), .ws = gemm_ws, .run = job_gemm_run},
     /* least squares: streamed blocks of rows, not tile stores (job_qr.c) */
     [METHOD_QR] = {.jobs = JOB_BIT(JOB_LSTSQ) | JOB_BIT(JOB_LSTSQ_UPDATE), .unjournaled = 1,
-                   .open = job_qr_open, .plan = job_qr_plan, .run = job_qr_run},
+                   .ws = qr_ws, .open = job_qr_open, .plan = job_qr_plan, .run = job_qr_run},
 };
 
 const method_t *method_get(int id) {

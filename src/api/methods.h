@@ -65,8 +65,9 @@ typedef struct method {
   ooc_status_t (*run)(struct job *j, int64_t *steps);
   /* A method that streams its inputs instead of loading them into tile stores (QR: blocks of
    * rows of a matrix that is not square) opens them itself (spec: the call's A, B, C, output;
-   * sets j->n, m, k and the output's shape j->out_rows x j->out_cols) and plans its own blocks
-   * (j->b, W, budget); its run then reads, computes, checks and writes the output's datasets.
+   * sets j->n, m, k and the output's shape j->out_rows x j->out_cols) and has its blocks planned
+   * (plan.c decides: plan_qr; the hook hands it the sizes, makes a GPU executor and sets j->plan,
+   * j->b, W, budget); its run then reads, computes, checks and writes the output's datasets.
    * The pipeline does the rest: backend, output name, lock, output created, commit, report. */
   ooc_status_t (*open)(struct job *j, const char *const spec[4]);
   ooc_status_t (*plan)(struct job *j);

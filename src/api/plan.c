@@ -12,6 +12,7 @@
 #include "solvers/iter.h"
 #include "solvers/lu.h"
 #include "solvers/oocgemm.h"
+#include "solvers/qr.h"
 #include "tiling/tstore.h"
 #include "exec/plugin.h"
 
@@ -333,5 +334,75 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
                     (long long)k, (long long)n, (long long)b,
                     ooc_fmt_bytes(p->fixed + plan_ws(p, p->W), need, sizeof need));
   }
+  return OOC_OK;
+}
+
+/* Least squares: device bytes kept out of the panel for cuSOLVER's geqrf workspace. */
+#define QR_GPU_WS_MARGIN ((int64_t)512 << 20)
+
+ooc_status_t plan_qr(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
+  memset(p, 0, sizeof *p);
+  p->q = *q;
+  const ooc_opts_t *o = q->o;
+  int64_t n = q->n, nrhs = q->m, w = n + nrhs, rows = q->k;
+  int64_t want = o->tile > 0 ? o->tile : (4 * n > 4096 ? 4 * n : 4096);
+  int64_t state = qr_state_bytes(n, nrhs) + 8 * n * nrhs; /* and X */
+  int64_t host_mem = host_budget(o);
+  /* the readers' staging windows (h5m_set_stage) come out of the budget too: an eighth of it, at
+   * most 1 GiB, 7/8 of that for A (and V, by their columns), 1/8 for b (h5m_read decodes as many
+   * chunks at once as its stage holds: the GPU run read 34 GB at 1.4 GB/s with one 128 MiB chunk
+   * at a time) */
+  int64_t io = host_mem / 8 < ((int64_t)1 << 30) ? host_mem / 8 : ((int64_t)1 << 30);
+  int64_t ka = q->qr_ka, kv = q->qr_kv, ia = io / 8 * 7;
+  if (kv > 0) {
+    p->qr_stage[1] = (int64_t)((double)ia * (double)kv / (double)(ka + kv));
+    ia -= p->qr_stage[1];
+  }
+  p->qr_stage[0] = ia;
+  p->qr_stage[2] = io / 8;
+  p->budget = host_mem;
+  p->fixed = state + io;
+  p->cuda = q->cuda;
+  int64_t host_left = host_mem - state - io;
+  char b1[32], b2[32], b3[32], b4[32];
+  int64_t pb, P = 0;
+  if (!q->cuda) {
+    pb = qr_block_rows(host_left, n, nrhs);
+    if (pb < 1)
+      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem %s: least squares keeps R (n x n, n = %lld) "
+                      "and d (%lld right-hand sides) in memory, %s, and needs %s more for one row "
+                      "block (and %s for reading); R larger than memory (a tiled QR) is not "
+                      "implemented", ooc_fmt_bytes(host_mem, b1, sizeof b1), (long long)n,
+                      (long long)nrhs, ooc_fmt_bytes(state, b2, sizeof b2),
+                      ooc_fmt_bytes(qr_workspace_bytes(n, nrhs, 1, 1), b3, sizeof b3),
+                      ooc_fmt_bytes(io, b4, sizeof b4));
+  } else {
+    int64_t room = q->gpu_budget - QR_GPU_WS_MARGIN - 8 * (n + 1);
+    int64_t pd = room / (8 * w) - n;
+    /* host: the pinned slots (QR_SLOTS x p rows) and the residual buffer (P <= 16 p rows) */
+    int64_t ph = host_left / (8 * (w * QR_SLOTS + 16 * nrhs));
+    if (pd < 1 || 8 * n * w > room)
+      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem: the device budget %s holds less than R "
+                      "and d (%s) and one row block (n = %lld, %lld right-hand sides); R larger "
+                      "than the device (a tiled QR) is not implemented",
+                      ooc_fmt_bytes(q->gpu_budget, b1, sizeof b1),
+                      ooc_fmt_bytes(8 * n * w, b2, sizeof b2), (long long)n, (long long)nrhs);
+    if (ph < 1)
+      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem %s: the QR state (%s) and one row block's "
+                      "staging slots do not fit", ooc_fmt_bytes(host_mem, b1, sizeof b1),
+                      ooc_fmt_bytes(state, b2, sizeof b2));
+    pb = pd < ph ? pd : ph;
+    /* the panel: tall factorizations (cuSOLVER's geqrf costs O(n) launches whatever its rows),
+     * up to 16 blocks, within the device budget */
+    int64_t pw = pb < want ? pb : want;
+    P = pd < 16 * pw ? pd : 16 * pw;
+  }
+  if (pb > want) pb = want;
+  if (rows > 0 && pb > rows) pb = rows;
+  if (pb < 1) pb = 1;
+  if (P < pb) P = pb;
+  if (rows > 0 && P > rows) P = rows > pb ? rows : pb;
+  p->b = pb;
+  p->W = P;
   return OOC_OK;
 }

@@ -1,8 +1,9 @@
 /*
  * plan.h: the planner. The only place oocsolve decides, for one call, the tile, the stripe (the
- * columns a striped method eliminates per step) or the product's block, and how the host budget
- * (--host-mem) splits into bookkeeping, the method's workspace and the tile cache, with the GPU's
- * share when the GPU runs it (--gpu-mem through the CUDA executors' capacity questions).
+ * columns a striped method eliminates per step), the product's block or least squares' row block
+ * and panel, and how the host budget (--host-mem) splits into bookkeeping, the method's workspace
+ * and the tile cache, with the GPU's share when the GPU runs it (--gpu-mem through the CUDA
+ * executors' capacity questions, or the budget of the executor the job made: least squares).
  *
  * Contract
  * - What is planned is what runs: the stripe is ts_stripe()'s (tstore.h), which gj_run and chol_run
@@ -15,7 +16,8 @@
  * - A budget too small fails with OOC_ERR_BUDGET and a message naming --host-mem (or --gpu-mem)
  *   and what is needed. Under --device auto a GPU plan that does not fit falls back to the CPU
  *   (p->cuda cleared, p->notice says why); --device cuda keeps the error.
- * The caller (job.c) sets the report's tile, stripe and budget from the plan.
+ * The caller (job.c; job_qr.c for least squares, plan_qr) sets the report's tile, stripe and
+ * budget from the plan.
  */
 #ifndef OOC_PLAN_H
 #define OOC_PLAN_H
@@ -45,12 +47,16 @@ typedef struct plan_req {
                           (plan_lu_stripe) or fails with OOC_ERR_BUDGET */
   int no_gj;           /* auto for a logdet: chol or lu, never gj (its workspace is not planned) */
   int fused_check;     /* the inverse check's fused state lives through the run (check.h) */
+  /* least squares (plan_qr): n the state's columns, m its right-hand sides, k the rows read */
+  int64_t qr_ka, qr_kv; /* columns read per row from A and from V (add columns; else 0) */
+  int64_t gpu_budget;   /* cuda: the CUDA executor's budget (ex->budget; the job made it) */
 } plan_req_t;
 
 typedef struct plan {
   plan_req_t q;
-  int64_t b;      /* tile edge */
-  int64_t W;      /* stripe (gj, chol) or GEMM block edge (newton, hyper7, gemm) */
+  int64_t b;      /* tile edge; least squares: the row block p */
+  int64_t W;      /* stripe (gj, chol) or GEMM block edge (newton, hyper7, gemm); least
+                     squares: the panel P (rows under [R d] factored at once, P >= b) */
   int64_t chunk;  /* the output's chunk edge */
   int64_t budget; /* host bytes */
   int64_t fixed;  /* bookkeeping, staging, slack, the GPU pipeline's pinned extras */
@@ -58,6 +64,7 @@ typedef struct plan {
   int chol_gpu;   /* W and the pinned buffers are the Cholesky executor's (req.chol_job) */
   int64_t gkb;    /* newton/hyper7 and gemm on the GPU: the executor's k panel, C buffers, slots */
   int gncblk, gslots;
+  int64_t qr_stage[3]; /* least squares: the readers' staging (h5m_set_stage) of A, V and b */
   char notice[512]; /* why the GPU is not used, when the plan dropped it; else "" */
 } plan_t;
 
@@ -118,6 +125,24 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
  * and slots. Its workspace (plan_ws) is the larger of the load/write strip and the block
  * buffers. */
 ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
+
+/* Least squares (METHOD_QR, job_qr.c; solvers/qr.h): A's req.k rows (0: none are read, a
+ * column removal) folded in blocks of b = p rows into the state R (req.n x req.n, the state's
+ * columns as folded or updated) and d (req.n x req.m), factored in panels of W = P rows.
+ * - p: --tile if given, else max(4096, 4n) (the stacked [R; A_i] reduction redoes R's n rows per
+ *   factorization: a panel of P >= 4n rows keeps that under 1/6 more flops, qr.h), then what the
+ *   budgets allow, at most the rows read, at least 1.
+ * - host (--host-mem): fixed = the state and x (qr_state_bytes + 8 n m) and the readers' staging
+ *   (an eighth of the budget, at most 1 GiB: 7/8 of it for A and V by their columns, qr_stage,
+ *   1/8 for b); the workspace (plan_ws) is the rest's: on the host executor all of qr_fold's
+ *   (qr_workspace_bytes at p, P = p), on the GPU its pinned slots and residual rows.
+ * - device (req.cuda; req.gpu_budget the executor's): S = (n + P) x (n + m) and tau within the
+ *   budget less a margin for cuSOLVER's geqrf workspace; P up to 16 blocks (a geqrf call costs
+ *   O(n) launches whatever its rows: few tall factorizations), P = p on the host.
+ * R must fit: otherwise OOC_ERR_BUDGET naming --host-mem (or --gpu-mem) and what is needed (a
+ * tiled Householder QR for R beyond memory is not implemented). The output (the QR state file)
+ * is unchunked: p->chunk is 0. */
+ooc_status_t plan_qr(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
 
 /* What the options say of the GPU (budget, streams, trace): one place, so the plans and the
  * executors the job then creates agree. */
