@@ -13,6 +13,8 @@
  *                                         panel's chunk CHUNK (0: LU_CHUNK); then a probe check
  *                                         ||P A t - L (U t)||_1 / (n ||A||_1 ||t||_1 eps) on one
  *                                         random t, streamed from the store on the host
+ *   bench_lu_cuda host N TILE [W]         the same factor on the host executor over the cpu
+ *                                         kernels (no GPU needed), stripe W (0: n / 4)
  * The matrix: entries uniform in [-1, 1] from a hash of (i, j), diagonal + n (well conditioned
  * and pivoting still moves rows). Lines starting with RESULT are the figures.
  */
@@ -162,6 +164,7 @@ static double probe_check(ooc_ctx_t *ctx, tstore_t *F, const int64_t *ipiv, int6
   return r / ((double)n * anorm * (double)n * DBL_EPSILON);
 }
 
+/* gpu_mem 0: on the host executor (lu_run's own, over the cpu kernels), stripe W (0: n / 4). */
 static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t chunk) {
   ooc_ctx_t *ctx;
   if (ooc_ctx_create(&ctx) != OOC_OK) die(NULL, "context");
@@ -177,9 +180,10 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
   }
   free(strip);
   ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2};
-  ooc_exec_t *ex;
-  if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
-  if (W <= 0) W = ooc_max64(b, lu_device_stripe(ex, n, b, LU_SLOTS, NULL)); /* as job_lu.c */
+  ooc_exec_t *ex = NULL;
+  if (gpu_mem > 0 && ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
+  if (W <= 0) /* as job_lu.c */
+    W = ex ? ooc_max64(b, lu_device_stripe(ex, n, b, LU_SLOTS, NULL)) : ooc_max64(b, n / 4);
   int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
   lu_args_t a = {.A = A, .stripe = W, .ops = ooc_ops_cpu(), .exec = ex, .job = LU_FACTOR,
                  .ipiv = ipiv, .chunk = chunk};
@@ -195,13 +199,13 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
          (long long)n, (long long)b, (long long)(chunk > 0 ? chunk : LU_CHUNK),
          gpu_mem / 1073741824.0, (long long)ts_stripe(n, b, W),
          (long long)st.steps, t, 2.0 * n * n * n / 3.0 / t * 1e-12, st.t_take, st.t_put,
-         st.t_wait, st.bytes_streamed / 1073741824.0, ex->stats.dev_peak / 1073741824.0,
+         st.t_wait, st.bytes_streamed / 1073741824.0, ex ? ex->stats.dev_peak / 1073741824.0 : 0.0,
          st.growth);
   printf("RESULT lu factor n=%lld phases: stripe in %.2f s, earlier columns %.2f s, panel getrf "
          "%.2f s, stripe out %.2f s, final swaps %.2f s; host store copies %.1f GB/s\n",
          (long long)n, st.t_in, st.t_left, st.t_panel, st.t_out, st.t_fix,
          st.t_take > 0 ? 1e-9 * st.bytes_streamed / (st.t_take + st.t_put) : 0.0);
-  ex_destroy(ex);
+  ex_destroy(ex); /* NULL is fine */
   double r = probe_check(ctx, A, ipiv, n);
   printf("RESULT lu factor n=%lld probe ratio ||PAt - LUt|| / (n ||A|| ||t|| eps) = %.3g (%s)\n",
          (long long)n, r, r < 30 ? "PASS" : "FAIL");
@@ -221,6 +225,11 @@ int main(int argc, char **argv) {
                argc > 5 ? atoll(argv[5]) : 0, argc > 6 ? atoll(argv[6]) : 0);
     return 0;
   }
-  fprintf(stderr, "usage: bench_lu_cuda cusolver N | factor N TILE GPUMEM [W [CHUNK]]\n");
+  if (argc >= 4 && !strcmp(argv[1], "host")) {
+    run_factor(atoll(argv[2]), atoll(argv[3]), 0, argc > 4 ? atoll(argv[4]) : 0, 0);
+    return 0;
+  }
+  fprintf(stderr, "usage: bench_lu_cuda cusolver N | factor N TILE GPUMEM [W [CHUNK]] | "
+                  "host N TILE [W]\n");
   return 2;
 }

@@ -291,38 +291,50 @@ static void t_threaded_column_copies(void) {
   tu_ctx_done(ctx);
 }
 
+/* The mixed store of t_tile_blocks and t_rects: 1100 x 1000 in 256-tiles (5 x 4, edges of 76
+ * and 232) in a cache of 8 tiles, every tile state at once: columns 0-1 read, + 1 and put back
+ * (10 puts into 8 tiles: some spill), tile (4, 3) dropped (zero), the rest still at the source. */
+enum { MIX_ROWS = 1100, MIX_COLS = 1000, MIX_B = 256 };
+#define MIX_CAP (8 * (8 * MIX_B * MIX_B + 48))
+
+static double mix_expect(int64_t i, int64_t j) {
+  return j < 2 * MIX_B ? val(i, j) + 1.0 : (i >= 4 * MIX_B && j >= 3 * MIX_B) ? 0.0 : val(i, j);
+}
+
+/* tile: a scratch buffer of MIX_B^2 doubles; ms must outlive the store. */
+static tstore_t *mix_store(ooc_ctx_t *ctx, memspill_t *ms, int threads, double *tile,
+                           tcache_t **c) {
+  ooc_spill_ops_t sp = {ms, ms_open, ms_put, ms_get};
+  ooc_source_t src = {NULL, gen_read};
+  tstore_t *ts;
+  CU_ASSERT_FATAL(tcache_create(ctx, MIX_CAP, c) == OOC_OK);
+  tcache_set_threads(*c, threads);
+  CU_ASSERT_FATAL(tstore_create(ctx, *c, MIX_ROWS, MIX_COLS, MIX_B, &src, &sp, &ts) == OOC_OK);
+  for (int64_t tj = 0; tj < 2; tj++)
+    for (int64_t ti = 0; ti < 5; ti++) {
+      int64_t nr = part_len(ts_rows(ts), ti), nc = part_len(ts_cols(ts), tj);
+      CU_ASSERT_FATAL(ts_read(ts, ti, tj, tile, nr) == OOC_OK);
+      for (int64_t q = 0; q < nr * nc; q++) tile[q] += 1.0;
+      CU_ASSERT_FATAL(ts_put(ts, ti, tj, tile, nr) == OOC_OK);
+    }
+  ts_drop(ts, 4, 3);
+  CU_ASSERT(ts_stats(ts)->spills > 0);
+  return ts;
+}
+
 /* Blocks of tiles (ts_read_tiles / ts_take_tiles / ts_put_tiles): every tile state in one block
  * (source, cached, spilled, dropped = zero), edge tiles, a foreign leading dimension, blocks over
  * the 4 MiB threshold with 1 and 4 threads, against per-tile ts_read; a take leaves the block
  * checked out until the put; ranges outside the store are refused. */
 static void t_tile_blocks(void) {
   ooc_ctx_t *ctx = tu_ctx();
-  int64_t rows = 1100, cols = 1000, b = 256, ld = 1111; /* 5 x 4 tiles, edges of 76 and 232 */
-  int64_t big = 8 * b * b + 48;
+  int64_t rows = MIX_ROWS, cols = MIX_COLS, b = MIX_B, ld = 1111;
   double *buf = malloc((size_t)(8 * ld * cols)), *tile = malloc((size_t)(8 * b * b));
   CU_ASSERT_FATAL(buf && tile);
   for (int threads = 1; threads <= 4; threads += 3) {
     memspill_t ms = {.ctx = ctx};
-    ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
-    ooc_source_t src = {NULL, gen_read};
     tcache_t *c;
-    tstore_t *ts;
-    CU_ASSERT_FATAL(tcache_create(ctx, 8 * big, &c) == OOC_OK); /* 8 of the 20 tiles */
-    tcache_set_threads(c, threads);
-    CU_ASSERT_FATAL(tstore_create(ctx, c, rows, cols, b, &src, &sp, &ts) == OOC_OK);
-    /* states: columns 0-1 touched (+1: 10 puts into 8 tiles of cache, so some spill), tile
-     * (4, 3) dropped (zero), the rest still from the source */
-    for (int64_t tj = 0; tj < 2; tj++)
-      for (int64_t ti = 0; ti < 5; ti++) {
-        int64_t nr = part_len(ts_rows(ts), ti), nc = part_len(ts_cols(ts), tj);
-        CU_ASSERT_FATAL(ts_read(ts, ti, tj, tile, nr) == OOC_OK);
-        for (int64_t q = 0; q < nr * nc; q++) tile[q] += 1.0;
-        CU_ASSERT_FATAL(ts_put(ts, ti, tj, tile, nr) == OOC_OK);
-      }
-    ts_drop(ts, 4, 3);
-    CU_ASSERT(ts_stats(ts)->spills > 0);
-    /* expected content of element (i, j) */
-#define EXPECT(i, j) ((j) < 2 * b ? val(i, j) + 1.0 : ((i) >= 4 * b && (j) >= 3 * b) ? 0.0 : val(i, j))
+    tstore_t *ts = mix_store(ctx, &ms, threads, tile, &c);
     /* the whole store, then an inner block of 3 x 2 tiles at tile (1, 1) */
     static const int64_t blocks[][4] = {{0, 5, 0, 4}, {1, 4, 1, 3}, {4, 5, 2, 4}};
     for (int q = 0; q < 3; q++) {
@@ -333,7 +345,7 @@ static void t_tile_blocks(void) {
       CU_ASSERT_FATAL(ts_read_tiles(ts, t0, t1, u0, u1, buf, ld) == OOC_OK);
       int64_t bad = 0;
       for (int64_t j = 0; j < nc; j++)
-        for (int64_t i = 0; i < nr; i++) bad += buf[i + j * ld] != EXPECT(r0 + i, c0 + j);
+        for (int64_t i = 0; i < nr; i++) bad += buf[i + j * ld] != mix_expect(r0 + i, c0 + j);
       CU_ASSERT_EQUAL(bad, 0);
       if (bad) fprintf(stderr, "\n  read block %d (threads %d): %lld wrong\n", q, threads, (long long)bad);
     }
@@ -343,12 +355,12 @@ static void t_tile_blocks(void) {
     int64_t nr = rows - b, nc = cols - b, bad = 0;
     for (int64_t j = 0; j < nc; j++)
       for (int64_t i = 0; i < nr; i++) {
-        bad += buf[i + j * ld] != EXPECT(b + i, b + j);
+        bad += buf[i + j * ld] != mix_expect(b + i, b + j);
         buf[i + j * ld] = -val(b + i, b + j);
       }
     CU_ASSERT_EQUAL(bad, 0);
     CU_ASSERT_FATAL(ts_put_tiles(ts, 1, 5, 1, 4, buf, ld) == OOC_OK);
-    CU_ASSERT(tcache_peak(c) <= 8 * big);
+    CU_ASSERT(tcache_peak(c) <= MIX_CAP);
     bad = 0;
     for (int64_t tj = 0; tj < 4; tj++)
       for (int64_t ti = 0; ti < 5; ti++) {
@@ -357,11 +369,10 @@ static void t_tile_blocks(void) {
         for (int64_t j = 0; j < tc; j++)
           for (int64_t i = 0; i < tr; i++) {
             int64_t gi = ti * b + i, gj = tj * b + j;
-            double want = (ti >= 1 && tj >= 1) ? -val(gi, gj) : EXPECT(gi, gj);
+            double want = (ti >= 1 && tj >= 1) ? -val(gi, gj) : mix_expect(gi, gj);
             bad += tile[i + j * tr] != want;
           }
       }
-#undef EXPECT
     CU_ASSERT_EQUAL(bad, 0);
     CU_ASSERT(ts_read_tiles(ts, 0, 6, 0, 1, buf, ld) == OOC_ERR_INTERNAL);
     CU_ASSERT(ts_put_tiles(ts, 2, 1, 0, 1, buf, ld) == OOC_ERR_INTERNAL);
@@ -382,28 +393,13 @@ static void t_tile_blocks(void) {
  * whole; outside the store or over a checked-out tile: OOC_ERR_INTERNAL. */
 static void t_rects(void) {
   ooc_ctx_t *ctx = tu_ctx();
-  int64_t rows = 1100, cols = 1000, b = 256, ld = 1111; /* 5 x 4 tiles, edges of 76 and 232 */
+  int64_t rows = MIX_ROWS, cols = MIX_COLS, b = MIX_B, ld = 1111;
   double *buf = malloc((size_t)(8 * ld * (cols + 1))), *tile = malloc((size_t)(8 * b * b));
   CU_ASSERT_FATAL(buf && tile);
   for (int threads = 1; threads <= 4; threads += 3) {
     memspill_t ms = {.ctx = ctx};
-    ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
-    ooc_source_t src = {NULL, gen_read};
     tcache_t *c;
-    tstore_t *ts;
-    CU_ASSERT_FATAL(tcache_create(ctx, 8 * (8 * b * b + 48), &c) == OOC_OK); /* 8 of 20 tiles */
-    tcache_set_threads(c, threads);
-    CU_ASSERT_FATAL(tstore_create(ctx, c, rows, cols, b, &src, &sp, &ts) == OOC_OK);
-    for (int64_t tj = 0; tj < 2; tj++) /* columns 0-1: + 1, 10 puts into 8 tiles: some spill */
-      for (int64_t ti = 0; ti < 5; ti++) {
-        int64_t nr = part_len(ts_rows(ts), ti), nc = part_len(ts_cols(ts), tj);
-        CU_ASSERT_FATAL(ts_read(ts, ti, tj, tile, nr) == OOC_OK);
-        for (int64_t q = 0; q < nr * nc; q++) tile[q] += 1.0;
-        CU_ASSERT_FATAL(ts_put(ts, ti, tj, tile, nr) == OOC_OK);
-      }
-    ts_drop(ts, 4, 3);
-    CU_ASSERT(ts_stats(ts)->spills > 0);
-#define EXPECT(i, j) ((j) < 2 * b ? val(i, j) + 1.0 : ((i) >= 4 * b && (j) >= 3 * b) ? 0.0 : val(i, j))
+    tstore_t *ts = mix_store(ctx, &ms, threads, tile, &c);
     int64_t rects[64][4] = {{0, 0, 1100, 1000}, {255, 255, 2, 2}, {1099, 999, 1, 1},
                             {10, 20, 100, 30}, {300, 600, 500, 300}, {1000, 700, 100, 300},
                             {0, 511, 1100, 2}, {5, 5, 0, 7}, {5, 5, 7, 0}, {251, 3, 502, 997}};
@@ -427,13 +423,12 @@ static void t_rects(void) {
       for (int64_t j = 0; j <= nc; j++)
         for (int64_t i = 0; i < ld; i++) {
           int in = i < nr && j < nc;
-          if (in) bad += buf[i + j * ld] != EXPECT(r0 + i, c0 + j);
+          if (in) bad += buf[i + j * ld] != mix_expect(r0 + i, c0 + j);
           else outside += buf[i + j * ld] != -1.0;
         }
       if (q == 4) /* all of it from the source tiles: only the rectangle read from the source */
         CU_ASSERT_EQUAL(ts_stats(ts)->bytes_source - src0, 8 * nr * nc);
     }
-#undef EXPECT
     CU_ASSERT_EQUAL(bad, 0);
     CU_ASSERT_EQUAL(outside, 0);
     if (bad || outside)
@@ -447,7 +442,7 @@ static void t_rects(void) {
     CU_ASSERT_FATAL(ts_take(ts, 2, 2, tile, b) == OOC_OK);
     CU_ASSERT(ts_read_rect(ts, 500, 500, 40, 40, buf, ld) == OOC_ERR_INTERNAL);
     CU_ASSERT_FATAL(ts_put(ts, 2, 2, tile, b) == OOC_OK);
-    CU_ASSERT(tcache_peak(c) <= 8 * (8 * b * b + 48));
+    CU_ASSERT(tcache_peak(c) <= MIX_CAP);
     tstore_destroy(ts);
     tcache_destroy(c);
     ms_free(&ms);

@@ -354,3 +354,19 @@ double ooc_nrm2(int64_t n, const double *x) {
   }
   return scale * sqrt(ssq);
 }
+
+double ooc_absmax(const double *x, int64_t n, double m) {
+  double m0 = m, m1 = m, m2 = m, m3 = m;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    double a0 = fabs(x[i]), a1 = fabs(x[i + 1]), a2 = fabs(x[i + 2]), a3 = fabs(x[i + 3]);
+    m0 = a0 > m0 ? a0 : m0;
+    m1 = a1 > m1 ? a1 : m1;
+    m2 = a2 > m2 ? a2 : m2;
+    m3 = a3 > m3 ? a3 : m3;
+  }
+  for (; i < n; i++) m0 = fmax(m0, fabs(x[i]));
+  m0 = m1 > m0 ? m1 : m0;
+  m2 = m3 > m2 ? m3 : m2;
+  return m2 > m0 ? m2 : m0;
+}

@@ -163,6 +163,10 @@ static inline double ooc_nanmax(double a, double b) {
   return a > b ? a : b;
 }
 
+/* max(m, max_i |x[i]|) over n doubles, NaN ignored as fmax ignores it. Four running maxima: one
+ * chain of compares is latency bound (~2 GB/s a thread, slower than the copies around it). */
+double ooc_absmax(const double *x, int64_t n, double m);
+
 static inline int64_t ooc_min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ooc_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ooc_cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -248,11 +248,11 @@ typedef struct {
   double mx[OOC_PAR_MAX_THREADS];
 } scan_t;
 
-/* max |col[i]| over [i0, i1) (rowsum: also rowsum[i] += |col[i]|), four independent maxima:
- * one chain of fmax is latency bound (~2 GB/s a thread, slower than the copies it follows); NaN
- * never wins a comparison, as with fmax. */
+/* max |col[i]| over [i0, i1) (ooc_absmax), with rowsum also rowsum[i] += |col[i]| in the same
+ * pass (four independent maxima as there; NaN never wins a comparison, as with fmax). */
 static double colscan(const double *restrict col, double *restrict rowsum, int64_t i0, int64_t i1,
                       double m) {
+  if (!rowsum) return ooc_absmax(col + i0, i1 - i0, m);
   double m0 = m, m1 = m, m2 = m, m3 = m;
   int64_t i = i0;
   for (; i + 4 <= i1; i += 4) {
@@ -261,17 +261,15 @@ static double colscan(const double *restrict col, double *restrict rowsum, int64
     m1 = v1 > m1 ? v1 : m1;
     m2 = v2 > m2 ? v2 : m2;
     m3 = v3 > m3 ? v3 : m3;
-    if (rowsum) {
-      rowsum[i] += v0;
-      rowsum[i + 1] += v1;
-      rowsum[i + 2] += v2;
-      rowsum[i + 3] += v3;
-    }
+    rowsum[i] += v0;
+    rowsum[i + 1] += v1;
+    rowsum[i + 2] += v2;
+    rowsum[i + 3] += v3;
   }
   for (; i < i1; i++) {
     double v = fabs(col[i]);
     m0 = v > m0 ? v : m0;
-    if (rowsum) rowsum[i] += v;
+    rowsum[i] += v;
   }
   m0 = m1 > m0 ? m1 : m0;
   m2 = m3 > m2 ? m3 : m2;
@@ -426,11 +424,9 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
  * there by the host kernels' laswp and put back. A row swap is exact: the bits are the device's. */
 static ooc_status_t fix_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = clen(L, tj);
-  item_rows(L, tj, &t0, &t1, &r0, &r1);
-  OOC_TRY(ts_take_tiles(L->A, t0, t1, tj, tj + 1, slot + r0, ld));
-  L->st->bytes_streamed += 8 * (r1 - r0) * bj;
-  L->a->ops->laswp(bj, slot, ld, L->done[tj], L->n, L->ipiv); /* rows at their global offsets */
+  int64_t tj = item_col(L, q);
+  OOC_TRY(in_take(u, q, slot, ld));
+  L->a->ops->laswp(clen(L, tj), slot, ld, L->done[tj], L->n, L->ipiv); /* rows at their offsets */
   return OOC_OK;
 }
 
@@ -442,11 +438,8 @@ static ooc_status_t fix_work(void *u, int64_t q, int s, double *slot, int64_t ld
 
 static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  int64_t tj = item_col(L, q), t0, t1, r0, r1;
-  item_rows(L, tj, &t0, &t1, &r0, &r1);
-  OOC_TRY(ts_put_tiles(L->A, t0, t1, tj, tj + 1, slot + r0, ld));
-  L->st->bytes_streamed += 8 * (r1 - r0) * clen(L, tj);
-  L->done[tj] = L->n;
+  OOC_TRY(out_put(u, q, slot, ld));
+  L->done[item_col(L, q)] = L->n;
   return OOC_OK;
 }
 

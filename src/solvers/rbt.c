@@ -235,22 +235,6 @@ static ooc_status_t transform(rbt_t *R, tstore_t *S) {
   return OOC_OK;
 }
 
-/* max|x_r| over a column, four running maxima (the order of a max does not matter: the result is
- * fmax's, NaN ignored as fmax ignores it). */
-static double col_absmax(const double *x, int64_t len, double m) {
-  double m0 = m, m1 = m, m2 = m, m3 = m;
-  int64_t r = 0;
-  for (; r + 4 <= len; r += 4) {
-    double a0 = fabs(x[r]), a1 = fabs(x[r + 1]), a2 = fabs(x[r + 2]), a3 = fabs(x[r + 3]);
-    m0 = a0 > m0 ? a0 : m0;
-    m1 = a1 > m1 ? a1 : m1;
-    m2 = a2 > m2 ? a2 : m2;
-    m3 = a3 > m3 ? a3 : m3;
-  }
-  for (; r < len; r++) m0 = fmax(m0, fabs(x[r]));
-  return fmax(fmax(m0, m1), fmax(m2, m3));
-}
-
 typedef struct {
   const double *T;
   int64_t nr, nc, ld, cpj;
@@ -262,7 +246,7 @@ static void amax_job(void *arg, int64_t job, int worker) {
   amax_t *t = arg;
   double m = 0;
   for (int64_t c = job * t->cpj; c < ooc_min64(t->nc, (job + 1) * t->cpj); c++)
-    m = col_absmax(t->T + c * t->ld, t->nr, m);
+    m = ooc_absmax(t->T + c * t->ld, t->nr, m);
   t->part[job] = m;
 }
 
