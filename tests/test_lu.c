@@ -59,6 +59,8 @@ static int g_exec_queues, g_strict, g_nslots;
 static int64_t g_chunk; /* the panel's chunk width (lu_args_t.chunk; 0: LU_CHUNK) */
 /* lu_args_t.nopiv for the runs (t_nopiv) */
 static int g_nopiv;
+/* lu_args_t.copy_only for the runs (t_direct) */
+static int g_copy_only;
 /* > 0: the run stops after step g_stop_at - 1 (its after_step fails) and a second lu_run
  * continues it from the same stores at start_step g_stop_at (t_resume) */
 static int64_t g_stop_at;
@@ -120,7 +122,8 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   r.ipiv = malloc((size_t)(n + 1) * sizeof *r.ipiv);
   if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
   lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
-                    .ipiv = r.ipiv, .chunk = g_chunk, .nopiv = g_nopiv};
+                    .ipiv = r.ipiv, .chunk = g_chunk, .nopiv = g_nopiv,
+                    .copy_only = g_copy_only};
   ooc_exec_t *ex = NULL;
   if (g_exec_queues > 0) {
     ooc_status_t xs = g_strict ? ex_host_create_strict(ctx, ops, g_exec_queues, 0, 2, &ex)
@@ -149,6 +152,7 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   if (ex) {
     CU_ASSERT_EQUAL(ex->dev_bytes, 0); /* lu_run freed what it allocated on the executor */
     CU_ASSERT(ex->stats.ops > 0);      /* and ran its operations there */
+    CU_ASSERT_EQUAL(ex->stats.registered, 0); /* every lent tile it pinned is unpinned */
     ex_destroy(ex);
   }
   ooc_fault_arm(ctx, OOC_FAULT_ALLOC, 0, 0, 0);
@@ -524,6 +528,45 @@ static void t_strict(void) {
 
 /* A column slot large enough (n b >= 2^22 elements) that the growth's scans run on threads:
  * growth and pivots as the small cases assert them. */
+/* Direct moves (lu.h): on the strict executor every job gives the same bits with and without
+ * lending, in and out of core, tiles 7 and 64, one step or several. In core the columns move in
+ * place (bytes_direct > 0, the tiles pinned through the executor, every one unpinned at the end:
+ * run() checks stats.registered); out of core the spilled ones go through the slot. */
+static void t_direct(void) {
+  int64_t n = 130, m = 13;
+  double *A = tu_rand_matrix(n, n, 31), *B = tu_rand_matrix(n, m, 32);
+  static const int jobs[] = {LU_FACTOR, LU_SOLVE, LU_INVERT};
+  int cases = 0;
+  g_exec_queues = 2;
+  g_strict = 1;
+  for (int64_t b = 7; b <= 64; b += 57)
+    for (int ooc = 0; ooc < 2; ooc++)
+      for (int64_t W = b; W <= n; W += n - b)
+        for (int k = 0; k < 3; k++) {
+          int job = jobs[k];
+          int64_t cap = ooc ? 8 * n * n / 5 : (int64_t)1 << 40, mc = job == LU_INVERT ? n : m;
+          g_copy_only = 1;
+          outcome_t c = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
+          g_copy_only = 0;
+          outcome_t d = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
+          CU_ASSERT_FATAL(c.st == OOC_OK && d.st == OOC_OK);
+          CU_ASSERT(memcmp(c.LU, d.LU, (size_t)(n * n) * sizeof(double)) == 0);
+          CU_ASSERT(memcmp(c.ipiv, d.ipiv, (size_t)n * sizeof(int64_t)) == 0);
+          if (job != LU_FACTOR) CU_ASSERT(memcmp(c.X, d.X, (size_t)(n * mc) * sizeof(double)) == 0);
+          CU_ASSERT_EQUAL(c.stats.bytes_direct, 0);
+          CU_ASSERT_EQUAL(c.stats.bytes_streamed, d.stats.bytes_streamed);
+          if (!ooc) CU_ASSERT(d.stats.bytes_direct > 0 && d.stats.bytes_pinned > 0);
+          CU_ASSERT(d.stats.bytes_direct < d.stats.bytes_streamed); /* the fixes, or spills */
+          cases++;
+          done(&c);
+          done(&d);
+        }
+  g_exec_queues = g_strict = 0;
+  printf("[%d cases, each bit-identical with and without lending] ", cases);
+  free(A);
+  free(B);
+}
+
 static void t_big_scan(void) {
   int64_t n = 2048;
   double *A = tu_rand_matrix(n, n, 77);
@@ -644,6 +687,7 @@ int main(void) {
       {"no pivoting: factors, identity ipiv, solves, a zero leading entry", t_nopiv},
       {"an executor given by the caller, 1 and 3 queues", t_given_exec},
       {"the strict host executor: columns through slots, twins and back, 1 to 3 slots", t_strict},
+      {"direct moves: lent tiles, bit-identical to the slot path, pinned and unpinned", t_direct},
       {"growth and ||A||_inf scanned on threads (a 2048 x 2048 column slot)", t_big_scan},
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
       {"resumed runs: stopped after every step, continued bit for bit", t_resume},

@@ -100,6 +100,8 @@ typedef struct ex_stats {
   double flops;                  /* of the BLAS 3 and factorization operations enqueued */
   int64_t dev_peak;              /* peak device bytes allocated through ex_alloc */
   int64_t staging_peak;          /* peak staging bytes (ex_host_alloc: pinned on a GPU) */
+  int64_t registered;            /* host buffers registered now (ex_host_register's, not yet
+                                    unregistered): 0 again when their user is done */
 } ex_stats_t;
 
 /* The operations table: one per backend. Callers use the ex_* wrappers below. */
@@ -150,6 +152,9 @@ typedef struct ex_ops {
                         double *A, int64_t lda, const double *tau, double *C, int64_t ldc);
   ooc_status_t (*laset)(ooc_exec_t *e, int q, char uplo, int64_t m, int64_t n, double alpha,
                         double beta, double *A, int64_t lda);
+  /* optional (NULL: host memory needs nothing to be copied asynchronously) */
+  int (*host_register)(ooc_exec_t *e, void *p, size_t bytes);
+  void (*host_unregister)(ooc_exec_t *e, void *p);
   void (*destroy)(ooc_exec_t *e);
 } ex_ops_t;
 
@@ -300,6 +305,21 @@ static inline ooc_status_t ex_ormqr(ooc_exec_t *e, int q, char trans, int64_t m,
 static inline ooc_status_t ex_laset(ooc_exec_t *e, int q, char uplo, int64_t m, int64_t n,
                                     double alpha, double beta, double *A, int64_t lda) {
   return e->op->laset(e, q, uplo, m, n, alpha, beta, A, lda);
+}
+/* Host memory the caller allocated itself (not ex_host_alloc's), made as fast to put from and
+ * get into as staging (issue 22: the tile cache lends its buffers to DMA, tstore.h): pinned in
+ * place on CUDA (cudaHostRegister; at ~33 GB/s on an H100 host, tools/pin_bench.c, against a
+ * gather's 23-26); nothing to do on the host executor. Returns 1 when the memory is usable so,
+ * 0 when the system refused (no error is recorded: puts and gets from it still work, as from
+ * any pageable memory, only synchronously). ex_host_unregister (only after a 1) before the
+ * memory is freed or the executor destroyed. ex_can_register: whether registering does
+ * anything at all (a caller may skip the bookkeeping where it does not). */
+static inline int ex_can_register(const ooc_exec_t *e) { return e->op->host_register != NULL; }
+static inline int ex_host_register(ooc_exec_t *e, void *p, size_t bytes) {
+  return e->op->host_register ? e->op->host_register(e, p, bytes) : 1;
+}
+static inline void ex_host_unregister(ooc_exec_t *e, void *p) {
+  if (e->op->host_unregister) e->op->host_unregister(e, p);
 }
 /* Waits for everything enqueued, frees what the executor owns (every buffer still allocated is
  * freed too: an error path need not track them). NULL is fine. */

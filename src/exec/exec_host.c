@@ -455,16 +455,30 @@ static void h_destroy(ooc_exec_t *e) {
   ooc_free(ctx, e);
 }
 
-static const ex_ops_t host_ops = {
-    .alloc = h_alloc, .free = h_free, .host_alloc = h_host_alloc, .host_free = h_host_free,
-    .event_create = h_event_create, .event_destroy = h_event_destroy, .record = h_record,
-    .wait = h_wait, .sync = h_sync, .query = h_query, .finish = h_finish, .put = h_put, .get = h_get, .copy = h_copy,
-    .fill = h_fill, .transpose = h_transpose, .mirror = h_mirror, .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm,
-    .laswp = h_laswp, .getrf = h_getrf, .getrf_ws = h_getrf_ws, .potrf = h_potrf,
-    .potri = h_potri, .getri = h_getri,
-    .trtri = h_trtri, .geqrf = h_geqrf, .ormqr = h_ormqr, .laset = h_laset,
-    .destroy = h_destroy,
-};
+/* The strict executor registers host memory as the CUDA one pins it: nothing happens to the
+ * memory, but the count must come back to zero (tests check stats.registered). */
+static int h_host_register(ooc_exec_t *e, void *p, size_t bytes) {
+  (void)p, (void)bytes;
+  e->stats.registered++;
+  return 1;
+}
+static void h_host_unregister(ooc_exec_t *e, void *p) {
+  (void)p;
+  e->stats.registered--;
+}
+
+#define HOST_OPS                                                                                   \
+  .alloc = h_alloc, .free = h_free, .host_alloc = h_host_alloc, .host_free = h_host_free,          \
+  .event_create = h_event_create, .event_destroy = h_event_destroy, .record = h_record,            \
+  .wait = h_wait, .sync = h_sync, .query = h_query, .finish = h_finish, .put = h_put,              \
+  .get = h_get, .copy = h_copy, .fill = h_fill, .transpose = h_transpose, .mirror = h_mirror,      \
+  .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm, .laswp = h_laswp, .getrf = h_getrf,              \
+  .getrf_ws = h_getrf_ws, .potrf = h_potrf, .potri = h_potri, .getri = h_getri, .trtri = h_trtri, \
+  .geqrf = h_geqrf, .ormqr = h_ormqr, .laset = h_laset, .destroy = h_destroy
+static const ex_ops_t host_ops = {HOST_OPS};
+static const ex_ops_t strict_ops = {HOST_OPS, .host_register = h_host_register,
+                                    .host_unregister = h_host_unregister};
+
 
 static ooc_status_t create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, int64_t budget,
                            int delay_us, ooc_exec_t **out) {
@@ -485,7 +499,7 @@ static ooc_status_t create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, in
   memset(e, 0, sizeof *e);
   memset(h, 0, sizeof *h + (size_t)nqueues * sizeof(hqueue_t));
   h->q = (hqueue_t *)(h + 1);
-  *e = (ooc_exec_t){.op = &host_ops, .ctx = ctx, .name = ops->name, .kind = EX_HOST,
+  *e = (ooc_exec_t){.op = delay_us > 0 ? &strict_ops : &host_ops, .ctx = ctx, .name = ops->name, .kind = EX_HOST,
                     .nqueues = nqueues, .unified = delay_us <= 0, .budget = budget,
                     .impl = h};
   h->ops = ops;

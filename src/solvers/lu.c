@@ -20,10 +20,27 @@
 
 enum { QC = 0 };
 
+/* An item moved in place (lu.h "Direct moves"): slot s's item's tiles [t0, t1) of tile column tj
+ * of S, lent by the tile cache (t1 == t0: nothing lent, the item went through the slot). */
+typedef struct lend {
+  tstore_t *S;
+  int64_t tj, t0, t1;
+  double **tile; /* nt entries: tile t0 + i's buffer (ld = its rows) */
+} lend_t;
+
+/* Rows [r0, r1) of a buffer whose element (r0, 0) is p (leading dimension ld): a ring slot, or
+ * one lent tile. */
+typedef struct piece {
+  const double *p;
+  int64_t ld, r0, r1;
+} piece_t;
+
 /* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns), the
- * row sums of |A| (n). */
+ * row sums of |A| (n), the lent tiles' pointers (LU_SLOTS x tile rows) and the scans' pieces
+ * (tile rows + 1). */
 static int64_t small_bytes(int64_t n, int64_t b, int64_t W) {
-  return 8 * (2 * W + ooc_cdiv64(n, b) + n) + 4096;
+  int64_t nt = ooc_cdiv64(n, b);
+  return 8 * (2 * W + nt + n + LU_SLOTS * nt) + (nt + 1) * (int64_t)sizeof(piece_t) + 4096;
 }
 
 /* The host executor's own allocations (its struct with the queues' operation rings, the buffer
@@ -113,6 +130,7 @@ int64_t lu_steps(int job, int64_t n, int64_t b, int64_t W, int64_t m, int64_t *n
  *   FIX    tile columns [c_lo, c_hi), rows from done[tj] / b down (the last swaps). */
 enum { P_ALL, P_LOWER, P_UPPER, P_FIX };
 
+
 typedef struct lu {
   ooc_ctx_t *ctx;
   const lu_args_t *a;
@@ -131,6 +149,9 @@ typedef struct lu {
   double *P;              /* device n x W, ld n, global rows */
   double *D[LU_SLOTS];    /* device twins of the ring slots, n x b, ld n (NULL when unified) */
   ex_event_t *evput[LU_SLOTS], *ev;
+  int direct;             /* items may move in place (off a unified executor) */
+  lend_t lend[LU_SLOTS];  /* per ring slot: its item's lent tiles */
+  piece_t *pieces;        /* nt + 1: the host scans' view of an item */
   int64_t *ipiv;          /* the caller's, global 0-based */
   int64_t *loc;           /* getrf's local pivots (W) */
   double *diag;           /* U's diagonal of the stripe (W) */
@@ -195,23 +216,6 @@ static ooc_status_t run_pass(lu_t *L, int kind, tstore_t *S, int64_t c_lo, int64
   return st;
 }
 
-/* Rows [r0, r1) of slot s (ld n) where QC reads them: its device twin after a put on QT that QC
- * waits for, or the slot itself on a unified executor. */
-static ooc_status_t to_twin(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1,
-                            int64_t bj, const double **dev) {
-  if (L->uni) {
-    *dev = slot;
-    return OOC_OK;
-  }
-  OOC_TRY(ex_put(L->ex, L->QT, r1 - r0, bj, slot + r0, L->n, L->D[s] + r0, L->n));
-  if (L->QT != QC) {
-    OOC_TRY(ex_record(L->ex, L->QT, L->evput[s]));
-    OOC_TRY(ex_wait(L->ex, QC, L->evput[s]));
-  }
-  *dev = L->D[s];
-  return OOC_OK;
-}
-
 /* Every queue's work so far is done (the host may read what ex_get and getrf wrote). */
 static ooc_status_t drain(lu_t *L) {
   double t0 = ooc_now();
@@ -235,15 +239,17 @@ static double *in_panel(lu_t *L, int64_t r0, int64_t tj) {
 
 /* ---- host scans of a column slot: max |a| and the row sums of the input, max |u| ----------- */
 
-/* Rows [r0, r1) of bj columns (global column c0 first) of a slot (ld n), in row chunks on a few
- * threads when the slot is large (a column at n = 65536 is 0.5 GiB: one thread would take as long
- * as the copies that gathered it). upper: only rows i <= column (U's part of the stripe), else
- * every row, adding |a_ij| into rowsum[i] (each chunk owns its rows: no sharing). */
+/* bj columns (global column c0 first) of an item's pieces (its slot's rows, or its lent tiles),
+ * in row chunks on a few threads when the item is large (a column at n = 65536 is 0.5 GiB: one
+ * thread would take as long as the copies that gathered it). upper: only rows i <= column (U's
+ * part of the stripe), else every row, adding |a_ij| into rowsum[i] (each chunk owns its rows:
+ * no sharing). */
 #define SCAN_CHUNK 4096
 typedef struct {
-  const double *slot;
+  const piece_t *pc;
+  int np;
   double *rowsum;
-  int64_t n, r0, r1, bj, c0;
+  int64_t bj, c0;
   int upper;
   double mx[OOC_PAR_MAX_THREADS];
 } scan_t;
@@ -278,25 +284,119 @@ static double colscan(const double *restrict col, double *restrict rowsum, int64
 
 static void scan_job(void *arg, int64_t k, int worker) {
   scan_t *s = arg;
-  int64_t i0 = s->r0 + k * SCAN_CHUNK, i1 = ooc_min64(s->r1, i0 + SCAN_CHUNK);
+  const piece_t *pc = s->pc;
+  for (int64_t nk; k >= (nk = ooc_cdiv64(pc->r1 - pc->r0, SCAN_CHUNK)); pc++) k -= nk;
+  int64_t i0 = pc->r0 + k * SCAN_CHUNK, i1 = ooc_min64(pc->r1, i0 + SCAN_CHUNK);
   double m = s->mx[worker];
   for (int64_t c = 0; c < s->bj; c++) {
     int64_t e = s->upper ? ooc_min64(i1, s->c0 + c + 1) : i1;
-    if (e > i0) m = colscan(s->slot + c * s->n, s->upper ? NULL : s->rowsum, i0, e, m);
+    if (e > i0)
+      m = colscan(pc->p + (i0 - pc->r0) + c * pc->ld, s->upper ? NULL : s->rowsum + i0, 0,
+                  e - i0, m);
   }
   s->mx[worker] = m;
 }
 
-static double scan(lu_t *L, const double *slot, int64_t r0, int64_t r1, int64_t bj, int64_t c0,
-                   int upper) {
-  scan_t s = {.slot = slot, .rowsum = L->rowsum, .n = L->n, .r0 = r0, .r1 = r1, .bj = bj,
-              .c0 = c0, .upper = upper};
-  int64_t chunks = ooc_cdiv64(r1 - r0, SCAN_CHUNK);
+/* The scan of slot s's item: its lent tiles, or rows [r0, r1) of the slot (ld n). */
+static double scan(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1, int64_t bj,
+                   int64_t c0, int upper) {
+  const lend_t *d = &L->lend[s];
+  int np = 0;
+  if (d->t1 > d->t0)
+    for (int64_t ti = d->t0; ti < d->t1; ti++)
+      L->pieces[np++] = (piece_t){d->tile[ti - d->t0], clen(L, ti), cstart(L, ti),
+                                  cstart(L, ti) + clen(L, ti)};
+  else
+    L->pieces[np++] = (piece_t){slot + r0, L->n, r0, r1};
+  scan_t sc = {.pc = L->pieces, .np = np, .rowsum = L->rowsum, .bj = bj, .c0 = c0,
+               .upper = upper};
+  int64_t chunks = 0;
+  for (int i = 0; i < np; i++) chunks += ooc_cdiv64(L->pieces[i].r1 - L->pieces[i].r0, SCAN_CHUNK);
   int th = (r1 - r0) * bj >= ((int64_t)1 << 22) ? ooc_par_cpus(16) : 1;
-  if (chunks > 0) ooc_parallel(th, chunks, scan_job, &s);
+  if (chunks > 0) ooc_parallel(th, chunks, scan_job, &sc);
   double m = 0;
-  for (int t = 0; t < OOC_PAR_MAX_THREADS; t++) m = fmax(m, s.mx[t]);
+  for (int t = 0; t < OOC_PAR_MAX_THREADS; t++) m = fmax(m, sc.mx[t]);
   return m;
+}
+
+/* ---- direct moves (lu.h): an item's tiles lent by the tile cache, moved by DMA ------------- */
+
+/* Slot s's item (tile column tj of the pass's store) lent in place when it can be: read (every
+ * tile cached) or write (buffers made as a put makes them); *ok = 0: it goes through the slot.
+ * Never for the final swaps (host work in the slot) or an inverse's identity (made in it). */
+static ooc_status_t lend_item(lu_t *L, int s, int64_t tj, int write, int *ok) {
+  lend_t *d = &L->lend[s];
+  int64_t t0, t1, r0, r1;
+  d->t0 = d->t1 = 0;
+  *ok = 0;
+  if (!L->direct || L->kind == P_FIX || (L->invert && L->S == L->B && !write)) return OOC_OK;
+  item_rows(L, tj, &t0, &t1, &r0, &r1);
+  OOC_TRY(ts_lend(L->S, t0, t1, tj, write, d->tile, ok));
+  if (!*ok) return OOC_OK;
+  d->S = L->S;
+  d->tj = tj;
+  d->t0 = t0;
+  d->t1 = t1;
+  L->st->bytes_direct += 8 * (r1 - r0) * ccols(L, tj);
+  return OOC_OK;
+}
+
+static int is_lent(const lu_t *L, int s) { return L->lend[s].t1 > L->lend[s].t0; }
+
+/* Slot s's lent tiles to (get = 0) or from (get = 1) the device column whose row 0 is at dev
+ * (ld n), tile by tile, on queue q. */
+static ooc_status_t move_lent(lu_t *L, int s, int q, double *dev, int get) {
+  const lend_t *d = &L->lend[s];
+  int64_t bj = part_len(ts_cols(d->S), d->tj);
+  for (int64_t ti = d->t0; ti < d->t1; ti++) {
+    int64_t nr = clen(L, ti);
+    double *h = d->tile[ti - d->t0], *dv = dev + cstart(L, ti);
+    OOC_TRY(get ? ex_get(L->ex, q, nr, bj, dv, L->n, h, nr) : ex_put(L->ex, q, nr, bj, h, nr, dv,
+                                                                    L->n));
+  }
+  return OOC_OK;
+}
+
+/* The ring retired slot s's item: its lent tiles back to the cache (forget: as taken). */
+static void give_back(lu_t *L, int s, int forget) {
+  lend_t *d = &L->lend[s];
+  if (d->t1 > d->t0) ts_return(d->S, d->t0, d->t1, d->tj, forget);
+  d->t0 = d->t1 = 0;
+}
+
+/* The ring's retire of a read pass (L's columns, kept cached) and of an in pass (taken). */
+static ooc_status_t keep_put(void *u, int64_t q, double *slot, int64_t ld) {
+  lu_t *L = u;
+  (void)slot, (void)ld;
+  give_back(L, (int)(q % L->K), 0);
+  return OOC_OK;
+}
+
+static ooc_status_t in_put(void *u, int64_t q, double *slot, int64_t ld) {
+  lu_t *L = u;
+  (void)slot, (void)ld;
+  give_back(L, (int)(q % L->K), 1);
+  return OOC_OK;
+}
+
+/* Rows [r0, r1) of slot s (ld n) where QC reads them: its device twin after a put on QT that QC
+ * waits for, or the slot itself on a unified executor. */
+static ooc_status_t to_twin(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1,
+                            int64_t bj, const double **dev) {
+  if (L->uni) {
+    *dev = slot;
+    return OOC_OK;
+  }
+  if (is_lent(L, s))
+    OOC_TRY(move_lent(L, s, L->QT, L->D[s], 0));
+  else
+    OOC_TRY(ex_put(L->ex, L->QT, r1 - r0, bj, slot + r0, L->n, L->D[s] + r0, L->n));
+  if (L->QT != QC) {
+    OOC_TRY(ex_record(L->ex, L->QT, L->evput[s]));
+    OOC_TRY(ex_wait(L->ex, QC, L->evput[s]));
+  }
+  *dev = L->D[s];
+  return OOC_OK;
 }
 
 /* ---- columns into P and back (the stripe, the fixes, the right-hand sides) ---------------- */
@@ -313,31 +413,40 @@ static ooc_status_t in_take(void *u, int64_t q, double *slot, int64_t ld) {
     }
     return OOC_OK;
   }
-  OOC_TRY(ts_take_tiles(L->S, t0, t1, tj, tj + 1, slot + r0, ld));
+  int s = (int)(q % L->K), lent;
+  OOC_TRY(lend_item(L, s, tj, 0, &lent));
+  if (!lent) OOC_TRY(ts_take_tiles(L->S, t0, t1, tj, tj + 1, slot + r0, ld));
   L->st->bytes_streamed += 8 * (r1 - r0) * bj;
   if (L->S == L->A && L->kind == P_ALL) /* the stripe as first loaded is A's columns in A's row
                                            order: the growth's denominator and ||A||_inf */
-    L->amax = fmax(L->amax, scan(L, slot, r0, r1, bj, cstart_s(L, tj), 0));
+    L->amax = fmax(L->amax, scan(L, s, slot, r0, r1, bj, cstart_s(L, tj), 0));
   return OOC_OK;
 }
 
 static ooc_status_t in_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   lu_t *L = u;
-  (void)s;
   int64_t tj = item_col(L, q), t0, t1, r0, r1;
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  OOC_TRY(ex_put(L->ex, L->QT, r1 - r0, ccols(L, tj), slot + r0, ld, in_panel(L, r0, tj), L->n));
+  if (is_lent(L, s))
+    OOC_TRY(move_lent(L, s, L->QT, in_panel(L, 0, tj), 0));
+  else
+    OOC_TRY(ex_put(L->ex, L->QT, r1 - r0, ccols(L, tj), slot + r0, ld, in_panel(L, r0, tj),
+                   L->n));
   *last = L->QT;
   return OOC_OK;
 }
 
 static ooc_status_t out_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   lu_t *L = u;
-  (void)s;
   int64_t tj = item_col(L, q), t0, t1, r0, r1;
+  int lent;
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  OOC_TRY(ex_get(L->ex, L->outq, r1 - r0, ccols(L, tj), in_panel(L, r0, tj), L->n, slot + r0,
-                 ld));
+  OOC_TRY(lend_item(L, s, tj, 1, &lent));
+  if (lent)
+    OOC_TRY(move_lent(L, s, L->outq, in_panel(L, 0, tj), 1));
+  else
+    OOC_TRY(ex_get(L->ex, L->outq, r1 - r0, ccols(L, tj), in_panel(L, r0, tj), L->n, slot + r0,
+                   ld));
   *last = L->outq;
   return OOC_OK;
 }
@@ -345,10 +454,14 @@ static ooc_status_t out_work(void *u, int64_t q, int s, double *slot, int64_t ld
 static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
   int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = ccols(L, tj);
+  int s = (int)(q % L->K);
   item_rows(L, tj, &t0, &t1, &r0, &r1);
   if (L->S == L->A && L->kind == P_ALL) /* the stripe: U is rows 0..c of column c */
-    L->umax = fmax(L->umax, scan(L, slot, r0, r1, bj, cstart_s(L, tj), 1));
-  OOC_TRY(ts_put_tiles(L->S, t0, t1, tj, tj + 1, slot + r0, ld));
+    L->umax = fmax(L->umax, scan(L, s, slot, r0, r1, bj, cstart_s(L, tj), 1));
+  if (is_lent(L, s))
+    give_back(L, s, 0);
+  else
+    OOC_TRY(ts_put_tiles(L->S, t0, t1, tj, tj + 1, slot + r0, ld));
   L->st->bytes_streamed += 8 * (r1 - r0) * bj;
   return OOC_OK;
 }
@@ -360,8 +473,10 @@ static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
 static ooc_status_t col_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
   int64_t j = item_col(L, q), t0, t1, r0, r1;
+  int lent;
   item_rows(L, j, &t0, &t1, &r0, &r1);
-  OOC_TRY(ts_read_tiles(L->A, t0, t1, j, j + 1, slot + r0, ld));
+  OOC_TRY(lend_item(L, (int)(q % L->K), j, 0, &lent));
+  if (!lent) OOC_TRY(ts_read_tiles(L->A, t0, t1, j, j + 1, slot + r0, ld));
   L->st->bytes_streamed += 8 * (r1 - r0) * clen(L, j);
   return OOC_OK;
 }
@@ -522,7 +637,7 @@ static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
   int64_t b = L->b, k1 = L->k0 + L->W, w1 = ooc_min64(L->W, L->n - k1);
   x1 = ooc_min64(x1, w1);
   if (k1 >= L->n || x1 <= x0 || L->no_prefetch) return OOC_OK;
-  ring_ops_t in = {in_take, in_work, NULL};
+  ring_ops_t in = {in_take, in_work, in_put};
   double t0 = ooc_now();
   L->pc0 = k1;
   ooc_status_t st = run_pass(L, P_ALL, L->A, (k1 + x0) / b, ooc_cdiv64(k1 + x1, b), &in);
@@ -575,7 +690,7 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
  * back, so the first stripe's trip in and out overlaps its own factorization. */
 static ooc_status_t panel_first(lu_t *L, int64_t *info) {
   int64_t b = L->b, w = L->w, wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
-  ring_ops_t in = {in_take, in_work, NULL};
+  ring_ops_t in = {in_take, in_work, in_put};
   int64_t bad[2] = {0, 0}, prev = -1; /* prev: the start of the chunk factored last */
   int c = 0;
   L->pc0 = 0;
@@ -658,8 +773,8 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, W = L->W;
   int64_t nsteps = L->nf;
   double t0 = ooc_now();
-  ring_ops_t in = {in_take, in_work, NULL};
-  ring_ops_t left = {col_take, left_work, NULL};
+  ring_ops_t in = {in_take, in_work, in_put};
+  ring_ops_t left = {col_take, left_work, keep_put};
   for (int64_t step = L->start; step < nsteps; step++) {
     L->k0 = step * W;
     L->w = ooc_min64(W, n - L->k0);
@@ -755,8 +870,12 @@ static ooc_status_t bwd_take(void *u, int64_t q, double *slot, int64_t ld) {
   int64_t j = item_col(L, q);
   if (L->zero_col != -2) { /* a factor file: U's diagonal must be nonzero */
     int64_t c0 = cstart(L, j);
+    const lend_t *d = &L->lend[q % L->K];
+    /* the diagonal block: the lent column's last tile (UPPER ends at it), or in the slot */
+    const double *dg = d->t1 > d->t0 ? d->tile[j - d->t0] : slot + c0;
+    int64_t ldg = d->t1 > d->t0 ? clen(L, j) : ld;
     for (int64_t c = 0; c < clen(L, j); c++)
-      if (slot[c0 + c + c * ld] == 0.0 && (L->zero_col < 0 || c0 + c < L->zero_col))
+      if (dg[c + c * ldg] == 0.0 && (L->zero_col < 0 || c0 + c < L->zero_col))
         L->zero_col = c0 + c;
   }
   return OOC_OK;
@@ -775,8 +894,8 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
    * one: W >= b) */
   int64_t per = ooc_max64(1, L->W / L->b);
   int64_t nstripes = L->nsteps - L->nf;
-  ring_ops_t in = {in_take, in_work, NULL}, out = {NULL, out_work, out_put};
-  ring_ops_t fwd = {col_take, fwd_work, NULL}, bwd = {bwd_take, bwd_work, NULL};
+  ring_ops_t in = {in_take, in_work, in_put}, out = {NULL, out_work, out_put};
+  ring_ops_t fwd = {col_take, fwd_work, keep_put}, bwd = {bwd_take, bwd_work, keep_put};
   L->zero_col = L->a->job == LU_SOLVE_FACTORED ? -1 : -2;
   for (int64_t sidx = ooc_max64(0, L->start - L->nf); sidx < nstripes; sidx++) {
     int64_t rt0 = sidx * per, rt1 = ooc_min64(cp.count, rt0 + per);
@@ -810,6 +929,26 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
 }
 
 /* ---- setup -------------------------------------------------------------------------------- */
+
+static int pin_buf(void *user, void *p, size_t bytes) { return ex_host_register(user, p, bytes); }
+static void unpin_buf(void *user, void *p) { ex_host_unregister(user, p); }
+
+/* The tile caches of A and B pin what they lend with the executor (on), or unpin everything
+ * before it goes (off: the pinned bytes and refusals into the stats first). */
+static void pin_caches(lu_t *L, int on) {
+  tcache_t *c[2] = {ts_cache(L->A), L->B ? ts_cache(L->B) : NULL};
+  if (c[1] == c[0]) c[1] = NULL;
+  for (int i = 0; i < 2; i++) {
+    if (!c[i]) continue;
+    if (!on) {
+      int64_t pinned, refused;
+      tcache_pin_stats(c[i], &pinned, &refused);
+      L->st->bytes_pinned += pinned;
+      L->st->pin_refused += refused;
+    }
+    tcache_set_pin(c[i], on ? pin_buf : NULL, on ? unpin_buf : NULL, on ? L->ex : NULL);
+  }
+}
 
 ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64_t *info) {
   lu_stats_t local;
@@ -853,11 +992,16 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   L.QT = L.ex->nqueues > 1 ? 1 : QC;
   L.uni = L.ex->unified;
   L.K = L.uni ? 1 : a->nslots > 0 ? (int)ooc_min64(a->nslots, LU_SLOTS) : LU_SLOTS;
+  L.direct = !L.uni && !a->copy_only;
+  for (int s = 0; s < LU_SLOTS; s++) L.lend[s].tile = ooc_malloc(ctx, (size_t)L.nt * sizeof(double *));
+  L.pieces = ooc_malloc(ctx, (size_t)(L.nt + 1) * sizeof(piece_t));
   L.loc = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
   L.diag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   L.done = ooc_calloc(ctx, (size_t)L.nt, sizeof(int64_t));
   L.rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
-  if (!L.loc || !L.diag || !L.done || !L.rowsum) {
+  int lends = 1;
+  for (int s = 0; s < LU_SLOTS; s++) lends &= L.lend[s].tile != NULL;
+  if (!L.loc || !L.diag || !L.done || !L.rowsum || !lends || !L.pieces) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "lu: out of host memory for n = %lld", (long long)n);
     goto done;
   }
@@ -869,6 +1013,8 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
   for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
   OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
+  if (L.direct && ex_can_register(L.ex)) /* lent tiles are pinned as they are first lent */
+    pin_caches(&L, 1);
   if (L.start > 0) OOC_CHECK(st = resume(&L));
   if (a->job != LU_SOLVE_FACTORED) {
     OOC_CHECK(st = factor(&L, info));
@@ -885,6 +1031,8 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   if (a->job != LU_FACTOR) OOC_CHECK(st = solve(&L, info));
 done:
   ring_destroy(L.ring); /* waits for the executor: nothing uses a buffer below after this */
+  for (int s = 0; s < LU_SLOTS; s++) give_back(&L, s, 0); /* left lent by a failure */
+  if (L.direct && L.ex && ex_can_register(L.ex)) pin_caches(&L, 0);
   if (L.ex) {
     ooc_status_t fin = ex_finish(L.ex);
     if (st == OOC_OK) st = fin;
@@ -897,6 +1045,8 @@ done:
     ex_free(L.ex, L.P);
   }
   ex_destroy(own);
+  for (int s = 0; s < LU_SLOTS; s++) ooc_free(ctx, L.lend[s].tile);
+  ooc_free(ctx, L.pieces);
   ooc_free(ctx, L.loc);
   ooc_free(ctx, L.diag);
   ooc_free(ctx, L.done);

@@ -88,6 +88,22 @@
  *   eps ||A[:, j]||_1 nothing can (the factor is singular to working precision). The caller
  *   (rbt.c) reports the count and min |u_jj| / ||A[:, j]||_1 (stats->min_pivot).
  *
+ * Direct moves (issue 22; off a unified executor, unless copy_only): an item whose tiles are
+ *   all in the tile cache does not go through the ring's slot. The cache lends their buffers in
+ *   place (tstore.h ts_lend) and each tile moves to or from its rows of the device column by one
+ *   DMA (ex_put / ex_get with the tile's own leading dimension); the ring's retire gives them
+ *   back (kept for L's reads, taken for the stripe in, cached for the stripe out, whose buffers
+ *   the cache finds or makes as a put would). Each byte then crosses host memory once, where the
+ *   slot's gather read and wrote it before the DMA read it again: on an H100 host the gathers ran
+ *   at 23-26 GB/s and held the caller's thread for 1.8 s of 3.0 (n = 40000, --gpu-mem 8G), where
+ *   DMA from pinned tiles runs at 48-54 GB/s (tools/pin_bench.c) on the copy engines. The
+ *   executor pins a buffer the first time it is lent (ex_host_register: ~33 GB/s, once per
+ *   buffer: the cache recycles them), and lu_run unpins them all at its end (the executor goes
+ *   with the run). Items with a spilled or source tile, the final swaps (host work in the slot)
+ *   and an inverse's identity columns (made in the slot) go through the slot as before. The
+ *   host scans (the growth, ||A||_inf) read the lent tiles. Arithmetic is unchanged: results are
+ *   bit-identical either way (tests/test_lu.c t_direct).
+ *
  * logdet (every job that factors): log|det A| = sum log|u_jj|, sign = (-1)^(swaps) prod sign u_jj.
  *
  * Steps and safe points (resumable runs, lu_args_t.start_step/after_step): step s < F (F =
@@ -138,6 +154,8 @@ typedef struct lu_args {
   int64_t chunk;           /* the panel's chunk width (0: LU_CHUNK; whole tiles, >= one) */
   int nslots;              /* ring slots on an executor that is not unified: 1 .. LU_SLOTS,
                               0 = LU_SLOTS (the planner lowers it when pinned memory is short) */
+  int copy_only;           /* 1: never move an item in place ("Direct moves": every item through
+                              the ring's slot, as before them); for A/B timings and tests */
   int nopiv;               /* 1: no row interchanges (A = L U, ipiv written as the identity, no
                               laswp anywhere): for a matrix made safe for it (rbt.h's butterfly)
                               or diagonally dominant. 0 (the default): partial pivoting */
@@ -190,6 +208,9 @@ typedef struct lu_stats {
   double t_in, t_left, t_panel, t_out, t_fix; /* the factor's phases (wall, summed over steps):
                               stripe in, earlier columns, getrf, stripe out, the final swaps */
   int64_t bytes_streamed;  /* tile-store bytes moved through the rings */
+  int64_t bytes_direct;    /* the part of them moved in place (lent tiles, "Direct moves") */
+  int64_t bytes_pinned;    /* tile-cache bytes pinned for it at the end (then unpinned) */
+  int64_t pin_refused;     /* tile buffers the executor could not pin (copied synchronously) */
 } lu_stats_t;
 
 /* Host bytes lu_run allocates outside the tile cache with the host executor (exec NULL) for

@@ -12,7 +12,7 @@
 #include <emmintrin.h>
 #endif
 
-enum { T_SOURCE = 0, T_CACHED, T_SPILLED, T_TAKEN, T_ZERO };
+enum { T_SOURCE = 0, T_CACHED, T_SPILLED, T_TAKEN, T_ZERO, T_LENT };
 
 /* A copy smaller than this stays on the calling thread: waking threads costs more than it saves. */
 #define PAR_MIN_BYTES ((int64_t)4 << 20)
@@ -34,6 +34,8 @@ typedef struct entry {
   tstore_t *ts;
   int64_t idx;
   int64_t charge; /* bytes charged to the cache: header + payload */
+  int32_t lent;   /* lent (ts_lend): in the LRU list, but never evicted */
+  int32_t pin;    /* 0 not asked, 1 pinned (unpin before free), -1 refused */
   double data[];
 } entry_t;
 
@@ -76,6 +78,12 @@ struct tcache {
   int64_t njobs, capjobs, jbytes;
   entry_t **pend;
   int64_t npend, cappend;
+  /* lending (tstore.h): the pinner, and what it did */
+  int (*pin)(void *user, void *p, size_t bytes);
+  void (*unpin)(void *user, void *p);
+  void *pin_user;
+  int64_t pinned, pin_refused;
+  int64_t lent; /* bytes of lent tiles (at most half the capacity: ts_lend) */
 };
 
 struct tstore {
@@ -321,13 +329,49 @@ void tcache_set_threads(tcache_t *c, int threads) {
   c->threads = threads;
 }
 
+/* Every tile buffer is freed here: a pinned one is unpinned first. */
+static void buf_free(tcache_t *c, entry_t *e) {
+  if (e->pin == 1) {
+    c->unpin(c->pin_user, e);
+    c->pinned -= e->charge;
+  }
+  ooc_free(c->ctx, e);
+}
+
 void tcache_trim(tcache_t *c) {
   while (c->pool) {
     entry_t *e = c->pool;
     c->pool = e->next;
     c->pooled -= e->charge;
-    ooc_free(c->ctx, e);
+    buf_free(c, e);
   }
+}
+
+static void unpin_all(tcache_t *c, entry_t *e) {
+  for (; e; e = e->next)
+    if (e->pin == 1) {
+      c->unpin(c->pin_user, e);
+      c->pinned -= e->charge;
+      e->pin = 0;
+    } else if (e->pin < 0) {
+      e->pin = 0; /* a new pinner may accept it */
+    }
+}
+
+void tcache_set_pin(tcache_t *c, int (*pin)(void *user, void *p, size_t bytes),
+                    void (*unpin)(void *user, void *p), void *user) {
+  if (c->unpin) {
+    unpin_all(c, c->head); /* the LRU list (lent tiles included) */
+    unpin_all(c, c->pool);
+  }
+  c->pin = pin;
+  c->unpin = pin ? unpin : NULL;
+  c->pin_user = user;
+}
+
+void tcache_pin_stats(const tcache_t *c, int64_t *pinned, int64_t *refused) {
+  if (pinned) *pinned = c->pinned;
+  if (refused) *refused = c->pin_refused;
 }
 
 void tcache_destroy(tcache_t *c) {
@@ -357,6 +401,10 @@ static void lru_push_front(tcache_t *c, entry_t *e) {
 
 /* Take a cached entry out of its store and the LRU list; its bytes stay charged, now as pooled. */
 static void entry_detach(tcache_t *c, entry_t *e) {
+  if (e->lent) { /* a lent tile forgotten (a failed run's store destroyed or restored) */
+    c->lent -= e->charge;
+    e->lent = 0;
+  }
   lru_unlink(c, e);
   c->used -= e->charge;
   c->pooled += e->charge;
@@ -373,7 +421,7 @@ static void entry_to_pool(tcache_t *c, entry_t *e) {
 static void entry_free(tcache_t *c, entry_t *e) {
   entry_detach(c, e);
   c->pooled -= e->charge;
-  ooc_free(c->ctx, e);
+  buf_free(c, e);
 }
 
 /* ---- store ------------------------------------------------------------------------------- */
@@ -489,10 +537,14 @@ static ooc_status_t entry_get(tcache_t *c, int64_t charge, entry_t **out) {
     entry_t *f = c->pool;
     c->pool = f->next;
     c->pooled -= f->charge;
-    ooc_free(c->ctx, f);
+    buf_free(c, f);
   }
-  while (c->used + c->pooled + charge > c->cap && c->tail) {
-    entry_t *v = c->tail;
+  entry_t *v = c->tail;
+  while (c->used + c->pooled + charge > c->cap && v) {
+    if (v->lent) { /* a device still reads or writes it */
+      v = v->prev;
+      continue;
+    }
     if (c->njobs) batch_run(c);
     OOC_TRY(spill_write(v->ts, v->idx, v->data, v->charge - (int64_t)sizeof(entry_t)));
     if (v->charge == charge) { /* reuse the victim's buffer */
@@ -501,15 +553,19 @@ static ooc_status_t entry_get(tcache_t *c, int64_t charge, entry_t **out) {
       e = v;
       goto got;
     }
+    entry_t *up = v->prev;
     entry_free(c, v);
+    v = up;
   }
   if (c->used + c->pooled + charge > c->cap)
     return OOC_FAIL(c->ctx, OOC_ERR_INTERNAL, "tile cache: %lld bytes cannot be made room for",
                     (long long)charge);
   e = ooc_malloc(c->ctx, (size_t)charge);
   if (!e) return OOC_ERR_NOMEM; /* the caller says which tile */
+  e->pin = 0;
 got:
   e->prev = e->next = NULL;
+  e->lent = 0;
   e->charge = charge;
   c->used += charge;
   if (c->used + c->pooled > c->peak) c->peak = c->used + c->pooled;
@@ -608,6 +664,9 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
   tcache_t *c = ts->cache;
   int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
   int64_t bytes = nr * nc * (int64_t)sizeof(double);
+  if (ts->state[idx] == T_LENT)
+    return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "tile (%lld, %lld) put while lent",
+                    (long long)ti, (long long)tj);
   if (ts->state[idx] == T_CACHED) {
     entry_t *e = ts->ent[idx];
     batch_add(c, src, ld, e->data, nr, nr, nc);
@@ -648,6 +707,7 @@ ooc_status_t ts_put(tstore_t *ts, int64_t ti, int64_t tj, const double *src, int
 
 void ts_drop(tstore_t *ts, int64_t ti, int64_t tj) {
   int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+  if (ts->state[idx] == T_LENT) return; /* tstore.h: a device still uses it */
   if (ts->state[idx] == T_CACHED) entry_to_pool(ts->cache, ts->ent[idx]);
   ts->state[idx] = T_ZERO;
 }
@@ -844,6 +904,7 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
       e->prev = e->next = NULL;
       e->ts = NULL;
       e->idx = -1;
+      e->lent = e->pin = 0;
       e->charge = k[s].charge;
       c->pooled += e->charge;
       c->pend[c->npend++] = e; /* to the pool once touched */
@@ -856,6 +917,78 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
   if (c->used + c->pooled > c->peak) c->peak = c->used + c->pooled;
   batch_run(c);
   return OOC_OK;
+}
+
+/* ---- lending (tstore.h) ---------------------------------------------------------------------- */
+
+tcache_t *ts_cache(const tstore_t *ts) { return ts->cache; }
+
+ooc_status_t ts_lend(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int write, double **p,
+                     int *lent) {
+  tcache_t *c = ts->cache;
+  *lent = 0;
+  OOC_TRY(check_range(ts, t0, t1, tj, tj + 1));
+  int64_t bytes = 0;
+  for (int64_t ti = t0; ti < t1; ti++) { /* all or nothing, decided before anything changes */
+    int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+    uint8_t st = ts->state[idx];
+    if (st == T_LENT)
+      return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "tile (%lld, %lld) lent twice", (long long)ti,
+                      (long long)tj);
+    if (!write && st != T_CACHED) return OOC_OK;
+    bytes += (int64_t)sizeof(entry_t) + nr * nc * (int64_t)sizeof(double);
+  }
+  /* Lent tiles cannot be evicted: with at most half the capacity lent, a put can always make
+   * room for any tile that is lendable at all (it is at most half the capacity too). */
+  if (c->lent + bytes > c->cap / 2) return OOC_OK;
+  for (int64_t ti = t0; ti < t1; ti++) {
+    int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+    entry_t *e = ts->ent[idx];
+    if (ts->state[idx] != T_CACHED) { /* write: a buffer as put() finds one */
+      ooc_status_t st = entry_get(c, (int64_t)sizeof(entry_t) + nr * nc * (int64_t)sizeof(double),
+                                  &e);
+      if (st == OOC_ERR_NOMEM)
+        return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory caching a %lld x %lld tile",
+                        (long long)nr, (long long)nc);
+      OOC_TRY(st);
+      e->ts = ts;
+      e->idx = idx;
+      ts->ent[idx] = e;
+    } else {
+      lru_unlink(c, e);
+    }
+    lru_push_front(c, e);
+    e->lent = 1;
+    c->lent += e->charge;
+    ts->state[idx] = T_LENT;
+    if (c->pin && e->pin == 0) {
+      e->pin = c->pin(c->pin_user, e, (size_t)e->charge) ? 1 : -1;
+      if (e->pin > 0) c->pinned += e->charge;
+      else c->pin_refused++;
+    }
+    p[ti - t0] = e->data;
+  }
+  *lent = 1;
+  return OOC_OK;
+}
+
+void ts_return(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int forget) {
+  tcache_t *c = ts->cache;
+  for (int64_t ti = t0; ti < t1; ti++) {
+    int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+    if (ts->state[idx] != T_LENT) continue;
+    entry_t *e = ts->ent[idx];
+    c->lent -= e->charge;
+    e->lent = 0;
+    if (forget) { /* as a take: the buffer to the pool */
+      entry_to_pool(c, e);
+      ts->state[idx] = T_TAKEN;
+    } else {
+      lru_unlink(c, e);
+      lru_push_front(c, e);
+      ts->state[idx] = T_CACHED;
+    }
+  }
 }
 
 /* ---- row interchanges in place ------------------------------------------------------------- */
@@ -943,9 +1076,9 @@ ooc_status_t ts_flush(tstore_t *ts) {
   int64_t nt = ts->rows.count * ts->cols.count;
   for (int64_t idx = 0; idx < nt; idx++) {
     uint8_t s = ts->state[idx];
-    if (s == T_TAKEN || (s == T_SOURCE && ts->has_source))
+    if (s == T_TAKEN || s == T_LENT || (s == T_SOURCE && ts->has_source))
       return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "checkpoint with tile %lld %s", (long long)idx,
-                      s == T_TAKEN ? "checked out" : "never read from its source");
+                      s == T_SOURCE ? "never read from its source" : "checked out");
     if (s != T_CACHED) continue;
     entry_t *e = ts->ent[idx];
     int64_t bytes = e->charge - (int64_t)sizeof(entry_t);

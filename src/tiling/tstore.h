@@ -178,6 +178,38 @@ typedef struct ts_range {
 ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_bytes,
                         int64_t *made);
 
+/* Lending (issue 22): a device reads and writes the cache's buffers in place by DMA, so each
+ * byte crosses host memory once, where a gather into a staging slot moves it three times (read,
+ * write, then the DMA's read) and ran at 23-26 GB/s on a 16-core GPU host.
+ * - tcache_set_pin(c, pin, unpin, user): pin(user, p, bytes) makes a buffer DMA-able in place
+ *   (the CUDA executor's ex_host_register; nonzero = done), asked once per buffer, the first
+ *   time it is lent (a recycled buffer stays pinned); unpin(user, p) runs before a pinned buffer
+ *   is freed. Setting a pinner (NULL included) first unpins every buffer the previous one
+ *   pinned: set NULL before that pinner goes away. A buffer pin refuses is lent all the same
+ *   (the device then copies it synchronously). tcache_pin_stats: bytes pinned now, refusals.
+ * - ts_lend(ts, t0, t1, tj, write, p, &lent): tiles [t0, t1) of tile column tj lent in place,
+ *   p[i] = tile t0 + i's buffer (column-major, leading dimension = its rows).
+ *   Read (write = 0): only when every one is cached (else lent = 0, nothing changes: the caller
+ *   copies instead); the borrower must not change them.
+ *   Write (write = 1): buffers found or made as ts_put makes them (evicting, spilling; taken or
+ *   spilled tiles get a new buffer), whose content is undefined until the borrower writes all
+ *   of it.
+ *   Either way lent = 0 when the lend would take the cache's lent bytes over half its capacity:
+ *   lent tiles stay charged to the cache and are never evicted, so the other half keeps room for
+ *   any put. Until returned, any other call on a lent tile fails as on a taken one (ts_drop
+ *   leaves it alone).
+ * - ts_return(ts, t0, t1, tj, forget): lent tiles back (others in the range are left alone):
+ *   cached, most recently used (a write lend's now holding what the borrower wrote), or with
+ *   forget as after ts_take (taken; the buffers to the pool, pinned as they were).
+ * - ts_cache: the cache a store lives in (the one to give a pinner). */
+void tcache_set_pin(tcache_t *c, int (*pin)(void *user, void *p, size_t bytes),
+                    void (*unpin)(void *user, void *p), void *user);
+void tcache_pin_stats(const tcache_t *c, int64_t *pinned, int64_t *refused);
+ooc_status_t ts_lend(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int write, double **p,
+                     int *lent);
+void ts_return(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int forget);
+tcache_t *ts_cache(const tstore_t *ts);
+
 /* Checkpoints (resumable runs, docs/RELIABILITY.md), at a safe point where no tile is checked out.
  * - ts_flush writes every cached tile to scratch through the spill ops (the tile stays cached and
  *   is still charged to the cache), so that afterwards every tile is zero or has its current

@@ -320,6 +320,24 @@ static void c_host_free(ooc_exec_t *e, double *p) {
   e->staging_bytes -= before - X(e)->rt.pinned;
 }
 
+/* exec.h: pinned in place, for every device (Portable: several executors may read the same
+ * tile). A refusal (the locked-memory limit, memory already registered) is not an error. */
+static int c_host_register(ooc_exec_t *e, void *p, size_t bytes) {
+  cudaSetDevice(X(e)->rt.dev);
+  if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) == cudaSuccess) {
+    e->stats.registered++;
+    return 1;
+  }
+  (void)cudaGetLastError();
+  return 0;
+}
+
+static void c_host_unregister(ooc_exec_t *e, void *p) {
+  cudaSetDevice(X(e)->rt.dev);
+  if (cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
+  e->stats.registered--;
+}
+
 /* ---- events ------------------------------------------------------------------------------- */
 
 static ooc_status_t c_event_create(ooc_exec_t *e, ex_event_t **out) {
@@ -883,7 +901,7 @@ static const ex_ops_t cuda_ops = {
     .laswp = c_laswp, .getrf = c_getrf, .getrf_ws = c_getrf_ws, .potrf = c_potrf,
     .potri = c_potri, .getri = c_getri,
     .trtri = c_trtri, .geqrf = c_geqrf, .ormqr = c_ormqr, .laset = c_laset,
-    .destroy = c_destroy,
+    .host_register = c_host_register, .host_unregister = c_host_unregister, .destroy = c_destroy,
 };
 
 static int nqueues_of(const ex_cuda_config_t *cfg) {
