@@ -15,8 +15,8 @@
  *                                         random t, streamed from the store on the host
  *   bench_lu_cuda host N TILE [W]         the same factor on the host executor over the cpu
  *                                         kernels (no GPU needed), stripe W (0: n / 4)
- * LU_COPY_ONLY=1 in the environment: every column through the ring's slot (lu_args_t.copy_only:
- * no direct moves), the A/B of lu.h's "Direct moves" in one build.
+ * LU_DIRECT=1 in the environment: lu.h's "Direct moves" (lu_args_t.direct: columns moved in
+ * place from pinned tiles, not gathered into the ring's slot), the A/B of them in one build.
  * The matrix: entries uniform in [-1, 1] from a hash of (i, j), diagonal + n (well conditioned
  * and pivoting still moves rows). Lines starting with RESULT are the figures.
  */
@@ -187,9 +187,9 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
   if (W <= 0) /* as job_lu.c */
     W = ex ? ooc_max64(b, lu_device_stripe(ex, n, b, LU_SLOTS, NULL)) : ooc_max64(b, n / 4);
   int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
-  const char *co = getenv("LU_COPY_ONLY");
+  const char *dm = getenv("LU_DIRECT");
   lu_args_t a = {.A = A, .stripe = W, .ops = ooc_ops_cpu(), .exec = ex, .job = LU_FACTOR,
-                 .ipiv = ipiv, .chunk = chunk, .copy_only = co && atoi(co) > 0};
+                 .ipiv = ipiv, .chunk = chunk, .direct = dm && atoi(dm) > 0};
   lu_stats_t st;
   int64_t info = 0;
   double t0 = tnow();
@@ -209,7 +209,7 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
          (long long)n, st.t_in, st.t_left, st.t_panel, st.t_out, st.t_fix,
          st.t_take > 0 ? 1e-9 * st.bytes_streamed / (st.t_take + st.t_put) : 0.0);
   printf("RESULT lu factor n=%lld %s: %.1f of %.1f GiB moved in place, %.1f GiB pinned, %lld "
-         "buffers refused\n", (long long)n, a.copy_only ? "copy only" : "direct moves",
+         "buffers refused\n", (long long)n, a.direct ? "direct moves" : "slot copies",
          st.bytes_direct / 1073741824.0, st.bytes_streamed / 1073741824.0,
          st.bytes_pinned / 1073741824.0, (long long)st.pin_refused);
   ex_destroy(ex); /* NULL is fine */

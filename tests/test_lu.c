@@ -59,8 +59,8 @@ static int g_exec_queues, g_strict, g_nslots;
 static int64_t g_chunk; /* the panel's chunk width (lu_args_t.chunk; 0: LU_CHUNK) */
 /* lu_args_t.nopiv for the runs (t_nopiv) */
 static int g_nopiv;
-/* lu_args_t.copy_only for the runs (t_direct) */
-static int g_copy_only;
+/* lu_args_t.direct for the runs (t_direct) */
+static int g_direct;
 /* > 0: the run stops after step g_stop_at - 1 (its after_step fails) and a second lu_run
  * continues it from the same stores at start_step g_stop_at (t_resume) */
 static int64_t g_stop_at;
@@ -123,7 +123,7 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
   lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
                     .ipiv = r.ipiv, .chunk = g_chunk, .nopiv = g_nopiv,
-                    .copy_only = g_copy_only};
+                    .direct = g_direct};
   ooc_exec_t *ex = NULL;
   if (g_exec_queues > 0) {
     ooc_status_t xs = g_strict ? ex_host_create_strict(ctx, ops, g_exec_queues, 0, 2, &ex)
@@ -545,10 +545,11 @@ static void t_direct(void) {
         for (int k = 0; k < 3; k++) {
           int job = jobs[k];
           int64_t cap = ooc ? 8 * n * n / 5 : (int64_t)1 << 40, mc = job == LU_INVERT ? n : m;
-          g_copy_only = 1;
+          g_direct = 0;
           outcome_t c = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
-          g_copy_only = 0;
+          g_direct = 1;
           outcome_t d = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
+          g_direct = 0;
           CU_ASSERT_FATAL(c.st == OOC_OK && d.st == OOC_OK);
           CU_ASSERT(memcmp(c.LU, d.LU, (size_t)(n * n) * sizeof(double)) == 0);
           CU_ASSERT(memcmp(c.ipiv, d.ipiv, (size_t)n * sizeof(int64_t)) == 0);

@@ -634,6 +634,113 @@ static void t_swap_rows(void) {
   tu_ctx_done(ctx);
 }
 
+/* Lending (tstore.h): read lends only of cached tiles, write lends of any, lent tiles checked
+ * out for every other call, never evicted, at most half the cache lent, returned kept or taken;
+ * the pinner asked once per buffer, refusals counted, everything it pinned unpinned when it is
+ * replaced; a store destroyed with tiles still lent leaves nothing charged. */
+typedef struct {
+  int pins, unpins, asked;
+} pinner_t;
+static int pin_cb(void *u, void *p, size_t bytes) {
+  pinner_t *k = u;
+  (void)p, (void)bytes;
+  if (++k->asked % 3 == 0) return 0; /* every third refused */
+  k->pins++;
+  return 1;
+}
+static void unpin_cb(void *u, void *p) {
+  (void)p;
+  ((pinner_t *)u)->unpins++;
+}
+
+static void t_lend(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_source_t src = {NULL, gen_read};
+  int64_t n = 50, b = 8, tile = 8 * 8 * 8 + 64; /* 7 x 7 tiles; a charge is at most `tile` */
+  int64_t cap = 4 * 7 * tile;
+  tcache_t *c;
+  tstore_t *ts;
+  pinner_t pk = {0};
+  double *p[7], buf[64];
+  int lent;
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &c) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, &src, &sp, &ts) == OOC_OK);
+  CU_ASSERT(ts_cache(ts) == c);
+  tcache_set_pin(c, pin_cb, unpin_cb, &pk);
+  /* a read lend of tiles still in the source: nothing lent */
+  CU_ASSERT(ts_lend(ts, 0, 7, 0, 0, p, &lent) == OOC_OK && lent == 0);
+  for (int64_t ti = 0; ti < 7; ti++) { /* column 0 cached */
+    int64_t nr = part_len(ts_rows(ts), ti);
+    CU_ASSERT_FATAL(ts_take(ts, ti, 0, buf, nr) == OOC_OK);
+    CU_ASSERT_FATAL(ts_put(ts, ti, 0, buf, nr) == OOC_OK);
+  }
+  CU_ASSERT(ts_lend(ts, 0, 7, 0, 0, p, &lent) == OOC_OK && lent == 1);
+  CU_ASSERT_EQUAL(p[6][1 + 2 * 1], val(49, 1)); /* tile 6 is 2 rows: ld 2 */
+  CU_ASSERT_EQUAL(p[3][5], val(29, 0));
+  CU_ASSERT_EQUAL(pk.asked, 7); /* each buffer asked once... */
+  int64_t pinned, refused;
+  tcache_pin_stats(c, &pinned, &refused);
+  CU_ASSERT(refused == 2 && pinned > 0);
+  CU_ASSERT(ts_read(ts, 0, 0, buf, 8) == OOC_ERR_INTERNAL); /* lent: checked out */
+  CU_ASSERT(ts_put(ts, 0, 0, buf, 8) == OOC_ERR_INTERNAL);
+  CU_ASSERT(ts_lend(ts, 2, 3, 0, 1, p + 2, &lent) == OOC_ERR_INTERNAL); /* lent twice */
+  ooc_clear_error(ctx);
+  ts_drop(ts, 0, 0); /* leaves a lent tile alone */
+  ts_return(ts, 0, 7, 0, 0);
+  CU_ASSERT(ts_read(ts, 0, 0, buf, 8) == OOC_OK && buf[9] == val(1, 1));
+  CU_ASSERT(ts_lend(ts, 0, 7, 0, 0, p, &lent) == OOC_OK && lent == 1);
+  CU_ASSERT_EQUAL(pk.asked, 7); /* ...only once */
+  ts_return(ts, 0, 7, 0, 0);
+  /* a write lend of source tiles: buffers made; what the borrower writes is the tile */
+  CU_ASSERT(ts_lend(ts, 0, 7, 1, 1, p, &lent) == OOC_OK && lent == 1);
+  for (int64_t ti = 0; ti < 7; ti++)
+    for (int64_t k = 0; k < part_len(ts_rows(ts), ti) * 8; k++) p[ti][k] = -1.0 - (double)ti;
+  ts_return(ts, 0, 7, 1, 0);
+  CU_ASSERT(ts_read(ts, 4, 1, buf, 8) == OOC_OK && buf[63] == -5.0);
+  /* returned as taken: the tiles are out, their memory back in the pool */
+  int64_t used = tcache_used(c);
+  CU_ASSERT(ts_lend(ts, 0, 7, 1, 0, p, &lent) == OOC_OK && lent == 1);
+  ts_return(ts, 0, 7, 1, 1);
+  CU_ASSERT(tcache_used(c) < used);
+  CU_ASSERT(ts_read(ts, 0, 1, buf, 8) == OOC_ERR_INTERNAL);
+  ooc_clear_error(ctx);
+  for (int64_t ti = 0; ti < 7; ti++) /* column 1 back (from the pool's buffers) */
+    CU_ASSERT(ts_put(ts, ti, 1, buf, part_len(ts_rows(ts), ti)) == OOC_OK);
+  /* at most half the cache lent: two columns (each 7 tiles, under 2 x 7 tiles' charge) yes, a
+   * third no; then puts of everything else spill around the lent tiles, which keep their data */
+  CU_ASSERT(ts_lend(ts, 0, 7, 0, 0, p, &lent) == OOC_OK && lent == 1);
+  double *q[7];
+  CU_ASSERT(ts_lend(ts, 0, 7, 2, 1, q, &lent) == OOC_OK && lent == 1);
+  for (int64_t ti = 0; ti < 7; ti++)
+    for (int64_t k = 0; k < part_len(ts_rows(ts), ti) * 8; k++) q[ti][k] = 7.0;
+  double *r[7];
+  CU_ASSERT(ts_lend(ts, 0, 7, 3, 1, r, &lent) == OOC_OK && lent == 0);
+  for (int64_t tj = 3; tj < 7; tj++)
+    for (int64_t ti = 0; ti < 7; ti++) {
+      int64_t nr = part_len(ts_rows(ts), ti);
+      CU_ASSERT_FATAL(ts_take(ts, ti, tj, buf, nr) == OOC_OK);
+      CU_ASSERT_FATAL(ts_put(ts, ti, tj, buf, nr) == OOC_OK);
+      CU_ASSERT(tcache_used(c) + tcache_pooled(c) <= cap);
+    }
+  CU_ASSERT(ms.puts > 0);
+  CU_ASSERT_EQUAL(p[3][5], val(29, 0));
+  CU_ASSERT_EQUAL(q[6][15], 7.0);
+  ts_return(ts, 0, 7, 0, 0);
+  /* a new pinner: everything the old one pinned is unpinned first */
+  tcache_set_pin(c, NULL, NULL, NULL);
+  CU_ASSERT(pk.pins > 0 && pk.unpins == pk.pins);
+  tcache_pin_stats(c, &pinned, NULL);
+  CU_ASSERT_EQUAL(pinned, 0);
+  /* column 2 still lent: the store goes all the same, nothing stays charged */
+  tstore_destroy(ts);
+  CU_ASSERT_EQUAL(tcache_used(c), 0);
+  tcache_destroy(c);
+  ms_free(&ms);
+  tu_ctx_done(ctx);
+}
+
 static void t_parse_size(void) {
   CU_ASSERT_EQUAL(ooc_parse_size("4096"), 4096);
   CU_ASSERT_EQUAL(ooc_parse_size("64M"), 64LL << 20);
@@ -706,6 +813,7 @@ int main(void) {
       {"rectangles at any offset: every state, threads, only the part read", t_rects},
       {"prefill: free room only, reused by puts, steps, faults", t_prefill},
       {"row swaps in place: as laswp, refused ranges, not when a tile is not cached", t_swap_rows},
+      {"lending: read and write lends, checked out, never evicted, half the cache, pins", t_lend},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
       {"xxh3 test vectors, whole and in columns", t_xxh3_known_values},

@@ -13,7 +13,7 @@
 # With OLD=<an older source tree> (e.g. `git archive <commit>` unpacked into the ignored .wt/old
 # and carried), stage ab first builds its bench_lu_cuda beside this one and runs n = 40000
 # --gpu-mem 8G as old, new, old, new, back to back.
-# Stage direct: n = 40000 --gpu-mem 8G with lu.h's direct moves and without (LU_COPY_ONLY=1),
+# Stage direct: n = 40000 --gpu-mem 8G with lu.h's direct moves (LU_DIRECT=1) and without,
 # copy, direct, copy, direct.
 # SKIP="tests ab direct n40 n65 cli var" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
 # in $OUT (lu.txt: the RESULT lines; all.tgz: the logs).
@@ -49,12 +49,12 @@ if [ -n "${OLD:-}" ] && ! skip ab && [ -x /tmp/b-lu-old/bench_lu_cuda ]; then
     echo "[$(el) s]"
   done
 fi
-# lu.h's direct moves against the copies through the ring's slot (LU_COPY_ONLY=1), same build
+# lu.h's direct moves (LU_DIRECT=1) against the copies through the ring's slot, same build
 if ! skip direct; then
   for v in copy direct copy direct; do
     [ "$(left)" -gt 60 ] || break
-    co=0; [ $v = copy ] && co=1
-    LU_COPY_ONLY=$co timeout $(($(left) - 5)) $B/bench_lu_cuda factor 40000 $TILE 8G > $R/direct.log 2>&1
+    dm=1; [ $v = copy ] && dm=0
+    LU_DIRECT=$dm timeout $(($(left) - 5)) $B/bench_lu_cuda factor 40000 $TILE 8G > $R/direct.log 2>&1
     grep -h RESULT $R/direct.log | sed "s/^RESULT/RESULT [$v]/" | tee -a $OUT/lu.txt
     echo "[$(el) s]"
   done

@@ -308,8 +308,8 @@ static inline ooc_status_t ex_laset(ooc_exec_t *e, int q, char uplo, int64_t m, 
 }
 /* Host memory the caller allocated itself (not ex_host_alloc's), made as fast to put from and
  * get into as staging (issue 22: the tile cache lends its buffers to DMA, tstore.h): pinned in
- * place on CUDA (cudaHostRegister; at ~33 GB/s on an H100 host, tools/pin_bench.c, against a
- * gather's 23-26); nothing to do on the host executor. Returns 1 when the memory is usable so,
+ * place on CUDA (cudaHostRegister: 25-33 GB/s in 8-128 MiB pieces on an H100 host,
+ * tools/pin_bench.c, about what a gather costs); nothing to do on the host executor. Returns 1 when the memory is usable so,
  * 0 when the system refused (no error is recorded: puts and gets from it still work, as from
  * any pageable memory, only synchronously). ex_host_unregister (only after a 1) before the
  * memory is freed or the executor destroyed. ex_can_register: whether registering does

@@ -992,7 +992,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   L.QT = L.ex->nqueues > 1 ? 1 : QC;
   L.uni = L.ex->unified;
   L.K = L.uni ? 1 : a->nslots > 0 ? (int)ooc_min64(a->nslots, LU_SLOTS) : LU_SLOTS;
-  L.direct = !L.uni && !a->copy_only;
+  L.direct = !L.uni && a->direct;
   for (int s = 0; s < LU_SLOTS; s++) L.lend[s].tile = ooc_malloc(ctx, (size_t)L.nt * sizeof(double *));
   L.pieces = ooc_malloc(ctx, (size_t)(L.nt + 1) * sizeof(piece_t));
   L.loc = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));

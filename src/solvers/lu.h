@@ -88,7 +88,8 @@
  *   eps ||A[:, j]||_1 nothing can (the factor is singular to working precision). The caller
  *   (rbt.c) reports the count and min |u_jj| / ||A[:, j]||_1 (stats->min_pivot).
  *
- * Direct moves (issue 22; off a unified executor, unless copy_only): an item whose tiles are
+ * Direct moves (issue 22; lu_args_t.direct, off a unified executor; NOT the default, measured
+ *   below): an item whose tiles are
  *   all in the tile cache does not go through the ring's slot. The cache lends their buffers in
  *   place (tstore.h ts_lend) and each tile moves to or from its rows of the device column by one
  *   DMA (ex_put / ex_get with the tile's own leading dimension); the ring's retire gives them
@@ -103,6 +104,13 @@
  *   and an inverse's identity columns (made in the slot) go through the slot as before. The
  *   host scans (the growth, ||A||_inf) read the lent tiles. Arithmetic is unchanged: results are
  *   bit-identical either way (tests/test_lu.c t_direct).
+ *   Measured (H200, one call, bench_lu_cuda factor 40000 1024 8G, LU_DIRECT=0/1 alternately):
+ *   the slot 3.157 and 2.541 s, direct 4.085 and 2.988 s; stripe out 0.60 -> 0.28 s, but stripe
+ *   in 0.64 -> 1.12 s: pinning 11.9 GiB tile by tile (1523 buffers of 8 MiB) on the critical
+ *   path costs more than the gathers it saves, and the unpin at the end adds ~0.2 s. At
+ *   n = 65536 --gpu-mem 16G direct took 11.0 s (32 GiB pinned; stripe in 4.3 s; the slot path
+ *   took 8.5 s in an earlier call on an H200, not timed in this one). So it stays off until the pinning leaves the critical path (pinned while the
+ *   loader reads the input, in large slabs, and kept for the job's later phases).
  *
  * logdet (every job that factors): log|det A| = sum log|u_jj|, sign = (-1)^(swaps) prod sign u_jj.
  *
@@ -154,8 +162,8 @@ typedef struct lu_args {
   int64_t chunk;           /* the panel's chunk width (0: LU_CHUNK; whole tiles, >= one) */
   int nslots;              /* ring slots on an executor that is not unified: 1 .. LU_SLOTS,
                               0 = LU_SLOTS (the planner lowers it when pinned memory is short) */
-  int copy_only;           /* 1: never move an item in place ("Direct moves": every item through
-                              the ring's slot, as before them); for A/B timings and tests */
+  int direct;              /* 1: move items in place where they can ("Direct moves", measured
+                              slower than the slot for now: off by default) */
   int nopiv;               /* 1: no row interchanges (A = L U, ipiv written as the identity, no
                               laswp anywhere): for a matrix made safe for it (rbt.h's butterfly)
                               or diagonally dominant. 0 (the default): partial pivoting */
