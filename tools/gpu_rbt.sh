@@ -8,6 +8,7 @@
 #    with --json and the probe check: the times of the parts, the residual ratio, rbt's steps and
 #    backward errors. Logs and the JSON lines under $OUT; the last lines are the summary;
 # 4. with a minute left: the transform alone on the host's cores, its parts (tests/bench_rbt).
+# GPUMEM=16G runs both with --gpu-mem 16G; SKIP="bench" leaves out step 4; NOBUILD=1 reuses $B.
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-280}
@@ -15,6 +16,7 @@ B=${B:-/tmp/b-rbt}
 OUT=${OUT:-/tmp/gpu_rbt_out}
 N=${N:-32768}
 DEV=${DEV:-cuda}
+GPUMEM=${GPUMEM:-} # e.g. 16G: both methods with --gpu-mem (out of the GPU's memory)
 mkdir -p "$OUT"
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee $OUT/gpu.txt
@@ -39,6 +41,7 @@ print('  ', d['error'][:300], '|', d['warnings'][-300:])
 for M in lu rbt; do
   [ "$(left)" -lt 40 ] && { echo "not run ($(left) s left): $M"; continue; }
   extra=; [ $M = rbt ] && extra="--seed 1"
+  [ -n "$GPUMEM" ] && extra="$extra --gpu-mem $GPUMEM"
   timeout $(($(left) - 10)) $B/oocsolve solve --method $M $extra --device $DEV --tile 4096 \
     --check probe --json --force --out $D/x_$M.h5 $D/a.h5 $D/b.h5 > $OUT/$M.json 2> $OUT/$M.err
   echo "rc=$?" >> $OUT/$M.err
@@ -46,7 +49,7 @@ for M in lu rbt; do
   rm -f $D/x_$M.h5
 done
 rm -rf $D
-if [ "$(left)" -ge 60 ]; then
+if ! skip bench && [ "$(left)" -ge 60 ]; then
   timeout $(($(left) - 10)) $B/bench_rbt $N 4096 2 0 2 2>&1 | tee $OUT/bench_rbt.txt
 else
   echo "not run ($(left) s left): bench_rbt"

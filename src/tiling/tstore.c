@@ -658,6 +658,19 @@ ooc_status_t ts_read(tstore_t *ts, int64_t ti, int64_t tj, double *dst, int64_t 
   return fetch_one(ts, ti, tj, dst, ld, 0);
 }
 
+/* A buffer for tile idx (nr x nc) that is not cached, charged and made its entry (entry_get). */
+static ooc_status_t entry_new(tstore_t *ts, int64_t idx, int64_t nr, int64_t nc, entry_t **out) {
+  ooc_status_t st = entry_get(ts->cache, (int64_t)sizeof(entry_t) + nr * nc * 8, out);
+  if (st == OOC_ERR_NOMEM)
+    return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory caching a %lld x %lld tile",
+                    (long long)nr, (long long)nc);
+  OOC_TRY(st);
+  (*out)->ts = ts;
+  (*out)->idx = idx;
+  ts->ent[idx] = *out;
+  return OOC_OK;
+}
+
 /* Queue the copy of a tile into the cache (or write it through to scratch). Capacity of the
  * batch is reserved by the caller; the caller runs the batch. */
 static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src, int64_t ld) {
@@ -684,16 +697,9 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
     return spill_write(ts, idx, p, bytes);
   }
   entry_t *e;
-  ooc_status_t st = entry_get(c, charge, &e);
-  if (st == OOC_ERR_NOMEM)
-    return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory caching a %lld x %lld tile",
-                    (long long)nr, (long long)nc);
-  OOC_TRY(st);
-  e->ts = ts;
-  e->idx = idx;
+  OOC_TRY(entry_new(ts, idx, nr, nc, &e));
   batch_add(c, src, ld, e->data, nr, nr, nc);
   lru_push_front(c, e);
-  ts->ent[idx] = e;
   ts->state[idx] = T_CACHED;
   return OOC_OK;
 }
@@ -944,19 +950,10 @@ ooc_status_t ts_lend(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int write
   for (int64_t ti = t0; ti < t1; ti++) {
     int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
     entry_t *e = ts->ent[idx];
-    if (ts->state[idx] != T_CACHED) { /* write: a buffer as put() finds one */
-      ooc_status_t st = entry_get(c, (int64_t)sizeof(entry_t) + nr * nc * (int64_t)sizeof(double),
-                                  &e);
-      if (st == OOC_ERR_NOMEM)
-        return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory caching a %lld x %lld tile",
-                        (long long)nr, (long long)nc);
-      OOC_TRY(st);
-      e->ts = ts;
-      e->idx = idx;
-      ts->ent[idx] = e;
-    } else {
+    if (ts->state[idx] != T_CACHED) /* write: a buffer as put() finds one */
+      OOC_TRY(entry_new(ts, idx, nr, nc, &e));
+    else
       lru_unlink(c, e);
-    }
     lru_push_front(c, e);
     e->lent = 1;
     c->lent += e->charge;
