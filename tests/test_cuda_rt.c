@@ -20,7 +20,8 @@
  *   the CUDA executor of exec.h (chol, the product) a stripe or block beyond its budget is
  *   refused by ex_alloc (OOC_ERR_NOMEM naming the budget); run as planned, each one's peak stays
  *   within --gpu-mem, the executor's own part included;
- * - fault loops, per executor (gj invert, chol invert, newton's products): for N = 1, 2, ...
+ * - fault loops, per method (gj, chol and lu invert, newton's products, rbt's solve, least
+ *   squares): for N = 1, 2, ...
  *   until a run no longer reaches it, the Nth device-or-pinned allocation (one seam counts both)
  *   fails, once and from then on, in ooc_invert on --device cuda out of GPU core; each time the
  *   status is OOC_ERR_DEVICE (device) or OOC_ERR_NOMEM (pinned) with a message saying
@@ -358,18 +359,32 @@ static void t_budget(void) {
 
 /* ---- with a GPU: fault loops through the API ---------------------------------------------- */
 
-enum { GJ = 0, CHOL = 1, PRODUCT = 2 };
-static const char *ex_name(int ex) { return ex == GJ ? "gj" : ex == CHOL ? "chol" : "product"; }
-static char g_in[3][1100];
-static int64_t g_n[3] = {1000, 1000, 300};
+/* The methods on the GPU: gj, chol and newton's products invert; lu inverts (its factor and the
+ * solve of the identity); rbt solves 3 right-hand sides; least squares A (3000 x 200) b. */
+enum { GJ = 0, CHOL = 1, PRODUCT = 2, LU = 3, RBT = 4, LSTSQ = 5, NEX = 6 };
+static const char *ex_name(int ex) {
+  static const char *names[NEX] = {"gj", "chol", "product", "lu", "rbt", "lstsq"};
+  return names[ex];
+}
+static char g_in[NEX][1100], g_rhs[NEX][1100];
+static int64_t g_n[NEX] = {1000, 1000, 300, 1000, 1000, 200};
+#define LSTSQ_ROWS 3000
 
 static void make_input(int ex) {
   if (g_in[ex][0]) return;
-  int64_t n = g_n[ex];
+  int64_t n = g_n[ex], rows = ex == LSTSQ ? LSTSQ_ROWS : n;
   snprintf(g_in[ex], sizeof g_in[ex], "%s/rt_%s.h5", tu_tmpdir(), ex_name(ex));
-  double *A = ex == GJ ? tu_gen_matrix(GEN_RANDOM, n, 0, 0, 7) : tu_gen_matrix(GEN_MATERN, n, 0, 1e-2, 7);
-  tu_write_matrix(g_in[ex], "/A", n, n, A, 2);
+  double *A = ex == CHOL || ex == PRODUCT ? tu_gen_matrix(GEN_MATERN, n, 0, 1e-2, 7)
+              : ex == LSTSQ              ? tu_rand_matrix(rows, n, 7)
+                                         : tu_gen_matrix(GEN_RANDOM, n, 0, 0, 7);
+  tu_write_matrix(g_in[ex], "/A", rows, n, A, 2);
   free(A);
+  if (ex == RBT || ex == LSTSQ) {
+    snprintf(g_rhs[ex], sizeof g_rhs[ex], "%s/rt_%s_b.h5", tu_tmpdir(), ex_name(ex));
+    double *B = tu_rand_matrix(rows, 3, 8);
+    tu_write_matrix(g_rhs[ex], "/B", rows, 3, B, 2);
+    free(B);
+  }
 }
 
 static ooc_status_t run_api(ooc_ctx_t *ctx, int ex, const char *out, ooc_report_t *rep) {
@@ -378,12 +393,17 @@ static ooc_status_t run_api(ooc_ctx_t *ctx, int ex, const char *out, ooc_report_
   ooc_opts_default(&o);
   o.device = OOC_DEVICE_CUDA;
   o.tile = 40;
-  o.method = ex == GJ ? OOC_METHOD_GJ : ex == CHOL ? OOC_METHOD_CHOL : OOC_METHOD_NEWTON;
-  /* out of GPU core for gj and chol (the ring of slots); several blocks for the product */
-  o.gpu_mem = (ex == PRODUCT ? (int64_t)32 << 20 : 0) + 8 * n * n / 2;
+  static const ooc_method_t m[NEX] = {OOC_METHOD_GJ,   OOC_METHOD_CHOL, OOC_METHOD_NEWTON,
+                                      OOC_METHOD_LU,   OOC_METHOD_RBT,  OOC_METHOD_AUTO};
+  o.method = m[ex];
+  /* out of GPU core for gj, chol, lu and rbt (the ring of slots); several blocks for the
+   * product; least squares' panel in row blocks */
+  o.gpu_mem = (ex == PRODUCT || ex == LSTSQ ? (int64_t)32 << 20 : 0) + 8 * n * n / 2;
   o.checkpoint = OOC_CHECKPOINT_NEVER;
   o.check = OOC_CHECK_FULL;
   o.force = 1;
+  if (ex == LSTSQ) return ooc_lstsq(ctx, g_in[ex], g_rhs[ex], out, &o, rep);
+  if (ex == RBT) return ooc_solve(ctx, g_in[ex], g_rhs[ex], out, &o, rep);
   return ooc_invert(ctx, g_in[ex], out, &o, rep);
 }
 
@@ -465,6 +485,12 @@ static void t_fault_chol_once(void) { fault_loop(CHOL, 0, 200); }
 static void t_fault_chol_persistent(void) { fault_loop(CHOL, 1, 200); }
 static void t_fault_product_once(void) { fault_loop(PRODUCT, 0, 200); }
 static void t_fault_product_persistent(void) { fault_loop(PRODUCT, 1, 200); }
+static void t_fault_lu_once(void) { fault_loop(LU, 0, 200); }
+static void t_fault_lu_persistent(void) { fault_loop(LU, 1, 200); }
+static void t_fault_rbt_once(void) { fault_loop(RBT, 0, 200); }
+static void t_fault_rbt_persistent(void) { fault_loop(RBT, 1, 200); }
+static void t_fault_lstsq_once(void) { fault_loop(LSTSQ, 0, 200); }
+static void t_fault_lstsq_persistent(void) { fault_loop(LSTSQ, 1, 200); }
 static void t_totals(void) {
   fprintf(stderr, "\n  [device fault loops: %ld runs, %ld faults injected] ", g_runs, g_faults);
 }
@@ -491,6 +517,12 @@ int main(int argc, char **argv) {
       {"fault loop: chol, persistent", t_fault_chol_persistent},
       {"fault loop: product, one-shot", t_fault_product_once},
       {"fault loop: product, persistent", t_fault_product_persistent},
+      {"fault loop: lu, one-shot", t_fault_lu_once},
+      {"fault loop: lu, persistent", t_fault_lu_persistent},
+      {"fault loop: rbt, one-shot", t_fault_rbt_once},
+      {"fault loop: rbt, persistent", t_fault_rbt_persistent},
+      {"fault loop: lstsq, one-shot", t_fault_lstsq_once},
+      {"fault loop: lstsq, persistent", t_fault_lstsq_persistent},
       {"totals", t_totals},
       {NULL, NULL}};
   return tu_run("cuda-rt", tests);
