@@ -398,7 +398,8 @@ static ooc_status_t run_api(ooc_ctx_t *ctx, int ex, const char *out, ooc_report_
   o.method = m[ex];
   /* out of GPU core for gj, chol, lu and rbt (the ring of slots); several blocks for the
    * product; least squares' panel in row blocks */
-  o.gpu_mem = (ex == PRODUCT || ex == LSTSQ ? (int64_t)32 << 20 : 0) + 8 * n * n / 2;
+  o.gpu_mem = (ex == PRODUCT ? (int64_t)32 << 20 : ex == LSTSQ ? (int64_t)64 << 20 : 0) +
+              8 * n * n / 2;
   o.checkpoint = OOC_CHECKPOINT_NEVER;
   o.check = OOC_CHECK_FULL;
   o.force = 1;
@@ -423,6 +424,7 @@ static void fault_loop(int ex, int persistent, int64_t max_n) {
     ooc_ctx_t *ctx = tu_ctx();
     ooc_report_t rep;
     ooc_status_t st = run_api(ctx, ex, out, &rep);
+    if (st != OOC_OK) fprintf(stderr, "\n  %s: the clean run failed: %s ", ex_name(ex), ooc_ctx_error(ctx));
     CU_ASSERT_FATAL(st == OOC_OK);
     CU_ASSERT(!strcmp(rep.backend, "cuda"));
     remove(out);
