@@ -15,8 +15,6 @@
  *                                         random t, streamed from the store on the host
  *   bench_lu_cuda host N TILE [W]         the same factor on the host executor over the cpu
  *                                         kernels (no GPU needed), stripe W (0: n / 4)
- * LU_QUEUES=2 in the environment: the CUDA executor with two queues (the panel's getrf then on
- * the compute queue: no lookahead, lu.h), three by default, as job_lu.c makes it.
  * LU_DIRECT=1 in the environment: lu.h's "Direct moves" (lu_args_t.direct: columns moved in
  * place from pinned tiles, not gathered into the ring's slot), the A/B of them in one build.
  * The matrix: entries uniform in [-1, 1] from a hash of (i, j), diagonal + n (well conditioned
@@ -183,8 +181,7 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
     if (ts_put_col(A, tj, strip, n) != OOC_OK) die(ctx, "fill");
   }
   free(strip);
-  const char *nq = getenv("LU_QUEUES"); /* 2: no lookahead queue (lu.h), as before it */
-  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = nq ? atoi(nq) : 3};
+  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2};
   ooc_exec_t *ex = NULL;
   if (gpu_mem > 0 && ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
   if (W <= 0) /* as job_lu.c */

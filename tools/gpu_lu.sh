@@ -15,9 +15,7 @@
 # --gpu-mem 8G as old, new, old, new, back to back.
 # Stage direct: n = 40000 --gpu-mem 8G with lu.h's direct moves (LU_DIRECT=1) and without,
 # copy, direct, copy, direct.
-# Stage look: n = 40000 --gpu-mem 8G with 2 and 3 executor queues (LU_QUEUES; 3: the panel's
-# lookahead), 2, 3, 2, 3.
-# SKIP="tests ab direct look n40 n65 cli var" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
+# SKIP="tests ab direct n40 n65 cli var" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
 # in $OUT (lu.txt: the RESULT lines; all.tgz: the logs).
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -58,15 +56,6 @@ if ! skip direct; then
     dm=1; [ $v = copy ] && dm=0
     LU_DIRECT=$dm timeout $(($(left) - 5)) $B/bench_lu_cuda factor 40000 $TILE 8G > $R/direct.log 2>&1
     grep -h RESULT $R/direct.log | sed "s/^RESULT/RESULT [$v]/" | tee -a $OUT/lu.txt
-    echo "[$(el) s]"
-  done
-fi
-# lu.h's lookahead (the panel's getrf on a third queue) against two queues (LU_QUEUES=2)
-if ! skip look; then
-  for v in 2 3 2 3; do
-    [ "$(left)" -gt 60 ] || break
-    LU_QUEUES=$v timeout $(($(left) - 5)) $B/bench_lu_cuda factor 40000 $TILE 8G > $R/look.log 2>&1
-    grep -h RESULT $R/look.log | head -2 | sed "s/^RESULT/RESULT [queues $v]/" | tee -a $OUT/lu.txt
     echo "[$(el) s]"
   done
 fi

@@ -172,10 +172,6 @@ typedef struct lu {
   int invert;
   int64_t chunk;          /* the panel's chunk width (whole tiles, at least one) */
   ex_event_t *evp[2];     /* chunk c's getrf done (alternating) */
-  int QP;                 /* the panel's getrf queue: a third queue when the executor has one
-                             (lookahead: the next chunk's getrf beside the rest's update), else QC */
-  ex_event_t *evq;        /* QP waits for QC's work so far */
-  ex_event_t *evr[2];     /* chunk c's last reader on QC has run (its region may be refilled) */
   int loaded;             /* P already holds the next step's stripe (panel's prefetch) */
   int outq;               /* the queue of an out pass's gets: QC, or QT for the panel's chunks
                              (final once their getrf has run, which the host has synced) */
@@ -597,18 +593,12 @@ static ooc_status_t chunk_pivots(lu_t *L, int64_t a, int64_t wc, int64_t bad, in
 }
 
 /* The panel call: getrf of chunk [a, a + wc) of the stripe, rows [a, n) (LAPACK's pivots, local
- * to row a, into loc; info into *bad), and its diagonal to the host, on QP once QC's work so far
- * has run (every getrf goes there: the executor sizes one getrf workspace per queue); evp marks
- * its end. */
+ * to row a, into loc; info into *bad), and its diagonal to the host, on QC; evp marks its end. */
 static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
   double *C = L->P + a + (a - L->k0) * L->n;
-  if (L->QP != QC) {
-    OOC_TRY(ex_record(L->ex, QC, L->evq));
-    OOC_TRY(ex_wait(L->ex, L->QP, L->evq));
-  }
-  OOC_TRY(ex_getrf(L->ex, L->QP, L->n - a, wc, C, L->n, L->a->nopiv ? NULL : L->loc, bad));
-  OOC_TRY(ex_get(L->ex, L->QP, 1, wc, C, L->n + 1, L->diag, 1));
-  return ex_record(L->ex, L->QP, evp);
+  OOC_TRY(ex_getrf(L->ex, QC, L->n - a, wc, C, L->n, L->a->nopiv ? NULL : L->loc, bad));
+  OOC_TRY(ex_get(L->ex, QC, 1, wc, C, L->n + 1, L->diag, 1));
+  return ex_record(L->ex, QC, evp);
 }
 
 /* Chunk [a, a1) of the stripe back to the store through the ring, gets on QT (nothing writes it
@@ -656,47 +646,41 @@ static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
   return st;
 }
 
-/* Step 3 of lu.h in chunks of the stripe (right-looking inside it, as a blocked getrf, with a
- * lookahead of one chunk): once chunk c is factored, its swaps, trsm and gemm update chunk c+1
- * first, chunk c+1's getrf is queued on QP, and then the same update of the chunks right of c+1
- * on QC, so that with a third queue the next panel factors while the bulk of the update runs
- * (the getrf of a tall chunk is latency-bound). Then the host sends chunk c back to the store
- * through the ring (gets on QT: nothing writes chunk c after its getrf, which the host has
- * synced, and the updates only read it): the host's scatter of a chunk overlaps the device's
- * work on the next. A chunk's columns are final once factored except for the later chunks'
- * swaps below them, which they take lazily like any earlier column (done[] = the chunk's end).
- * A chunk's region of P takes the next stripe's columns (prefetch, on QT) only once QC has run
- * its last update that reads the chunk (evr: with the lookahead, the next chunk's getrf, which
- * the host syncs, no longer follows it on the same queue). */
+/* Step 3 of lu.h in chunks of the stripe (right-looking inside it, as a blocked getrf): chunk c
+ * is factored, its swaps, trsm and gemm update the chunks right of it, and chunk c+1's getrf is
+ * queued behind them before the host sends chunk c back to the store through the ring (gets on
+ * QT: nothing writes chunk c after its getrf, which the host has synced, and the update only
+ * reads it): the host's scatter of a chunk overlaps the device's work on the next. A chunk's
+ * columns are final once factored except for the later chunks' swaps below them, which they
+ * take lazily like any earlier column (done[] = the chunk's end). */
 static ooc_status_t panel(lu_t *L, int64_t *info) {
-  int64_t k0 = L->k0, w = L->w, end = k0 + w;
-  int64_t wc = ooc_min64(w, ooc_max64(L->b, L->chunk / L->b * L->b));
+  int64_t n = L->n, b = L->b, k0 = L->k0, w = L->w, end = k0 + w;
+  int64_t wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
   int64_t bad[2] = {0, 0}; /* chunk c's info, written when its getrf runs (read after the sync) */
   int c = 0;
   OOC_TRY(panel_getrf(L, k0, ooc_min64(wc, w), &bad[0], L->evp[0]));
   for (int64_t a = k0; a < end; a += wc, c ^= 1) {
-    int64_t cw = ooc_min64(wc, end - a), a1 = a + cw, a2 = ooc_min64(end, a1 + wc);
+    int64_t cw = ooc_min64(wc, end - a), a1 = a + cw, nr = end - a1;
     double t0 = ooc_now();
     OOC_TRY(ex_sync(L->ex, L->evp[c]));
     L->st->t_wait += ooc_now() - t0;
     OOC_TRY(chunk_pivots(L, a, cw, bad[c], info));
-    if (a1 < end) { /* the next chunk, its getrf, then the chunks right of it */
-      OOC_TRY(chunk_update(L, a, a1, a1, a2));
-      OOC_TRY(panel_getrf(L, a1, a2 - a1, &bad[c ^ 1], L->evp[c ^ 1]));
-      if (a2 < end) OOC_TRY(chunk_update(L, a, a1, a2, end));
+    if (nr > 0) { /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
+      double *R = L->P + (a1 - k0) * n, *C = L->P + (a - k0) * n;
+      OOC_TRY(swaps(L, QC, nr, R, n, a, a1, L->ipiv));
+      OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', cw, nr, 1.0, C + a, n, R + a, n));
+      if (n - a1 > 0)
+        OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - a1, nr, cw, -1.0, C + a1, n, R + a, n, 1.0,
+                        R + a1, n));
+      OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
     }
-    OOC_TRY(ex_record(L->ex, QC, L->evr[c]));
     OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
-    /* the chunk before this one, back in the store, once QC has read it for the last time: its
-     * region takes the next stripe's */
-    if (a > k0) {
-      OOC_TRY(ex_wait(L->ex, L->QT, L->evr[c ^ 1]));
-      OOC_TRY(prefetch(L, a - wc - k0, a - k0));
-    }
+    /* the chunk before this one: its update of the others ran before this chunk's getrf, which
+     * the host has synced, and it is back in the store: its region takes the next stripe's */
+    if (a > k0) OOC_TRY(prefetch(L, a - wc - k0, a - k0));
   }
-  OOC_TRY(ex_wait(L->ex, L->QT, L->evr[c ^ 1]));
   OOC_TRY(prefetch(L, (w - 1) / wc * wc, w)); /* the last chunk's region */
-  L->loaded = k0 + L->W < L->n && !L->no_prefetch;
+  L->loaded = k0 + L->W < n && !L->no_prefetch;
   return OOC_OK;
 }
 
@@ -1006,7 +990,6 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
     L.ex = own;
   }
   L.QT = L.ex->nqueues > 1 ? 1 : QC;
-  L.QP = L.ex->nqueues > 2 ? 2 : QC;
   L.uni = L.ex->unified;
   L.K = L.uni ? 1 : a->nslots > 0 ? (int)ooc_min64(a->nslots, LU_SLOTS) : LU_SLOTS;
   L.direct = !L.uni && a->direct;
@@ -1029,8 +1012,6 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   }
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
   for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
-  for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evr[e]));
-  OOC_CHECK(st = ex_event_create(L.ex, &L.evq));
   OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
   if (L.direct && ex_can_register(L.ex)) /* lent tiles are pinned as they are first lent */
     pin_caches(&L, 1);
@@ -1057,8 +1038,6 @@ done:
     if (st == OOC_OK) st = fin;
     ex_event_destroy(L.ex, L.ev);
     for (int e = 0; e < 2; e++) ex_event_destroy(L.ex, L.evp[e]);
-    for (int e = 0; e < 2; e++) ex_event_destroy(L.ex, L.evr[e]);
-    ex_event_destroy(L.ex, L.evq);
     for (int s = 0; s < LU_SLOTS; s++) {
       ex_event_destroy(L.ex, L.evput[s]);
       ex_free(L.ex, L.D[s]);

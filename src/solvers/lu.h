@@ -26,12 +26,10 @@
  *   3. the panel: rows [k0, n) of P factored in chunks of `chunk` columns (LU_CHUNK, whole
  *      tiles), right-looking inside the stripe as a blocked getrf: getrf of chunk c's rows
  *      [a, n) (the panel call, ex_getrf: on CUDA cuSOLVER's getrf; pivots by argmax over the
- *      full column height, LAPACK's choice), then its swaps, L_cc^-1 and one gemm on the next
- *      chunk, that chunk's getrf (on a third queue when the executor has one: job_lu.c makes
- *      three on CUDA), and the same update of the chunks right of it on the compute queue beside
- *      that getrf (a lookahead of one chunk: a tall chunk's getrf is latency-bound), before the
- *      host sends chunk c back to the store through the ring (its gets on the copy queue): a
- *      chunk's scatter overlaps the device's work on the next. A chunk's columns are final once factored except
+ *      full column height, LAPACK's choice), then its swaps, L_cc^-1 and one gemm on the chunks
+ *      right of it, and the next chunk's getrf queued behind them before the host sends chunk c
+ *      back to the store through the ring (its gets on the copy queue): a chunk's scatter
+ *      overlaps the device's work on the next. A chunk's columns are final once factored except
  *      for the later chunks' swaps below them, which they take lazily like any earlier column
  *      (d_j = the chunk's end). The first step has nothing to its left: its chunks are gathered
  *      one at a time and factored left-looking inside the stripe as they arrive (the chunks
