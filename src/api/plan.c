@@ -382,10 +382,11 @@ ooc_status_t plan_qr(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
     /* host: the pinned slots (QR_SLOTS x p rows) and the residual buffer (P <= 16 p rows) */
     int64_t ph = host_left / (8 * (w * QR_SLOTS + 16 * nrhs));
     if (pd < 1 || 8 * n * w > room)
-      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem: the device budget %s holds less than R "
-                      "and d (%s) and one row block (n = %lld, %lld right-hand sides); R larger "
-                      "than the device (a tiled QR) is not implemented",
-                      ooc_fmt_bytes(q->gpu_budget, b1, sizeof b1),
+      return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem: the device budget %s, less %s kept for "
+                      "cuSOLVER's QR workspaces, holds less than R and d (%s) and one row block "
+                      "(n = %lld, %lld right-hand sides); R larger than the device (a tiled QR) "
+                      "is not implemented", ooc_fmt_bytes(q->gpu_budget, b1, sizeof b1),
+                      ooc_fmt_bytes(QR_GPU_WS_MARGIN, b3, sizeof b3),
                       ooc_fmt_bytes(8 * n * w, b2, sizeof b2), (long long)n, (long long)nrhs);
     if (ph < 1)
       return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem %s: the QR state (%s) and one row block's "
