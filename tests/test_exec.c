@@ -367,8 +367,9 @@ static void lapack_on(const factory_t *f) {
 /* getrf without pivoting (ipiv NULL): the same factors as ooc_getrf_nopiv over the oracle table,
  * and those factors against the definition (L U = A, diagonally dominant so no pivoting is
  * stable); a tall block as LU's panel is, and an exact zero leading pivot reported as info 1. */
-/* ex_getrf_ws: with exactly that much of a 64 MiB budget left free of ex_alloc, a getrf of the
- * block runs (the CUDA executor's workspace comes from the same device memory); the host's is 0. */
+/* ex_getrf_ws and ex_getri_ws: with exactly that much of a 64 MiB budget left free of ex_alloc,
+ * a getrf of the block or a getri runs (the CUDA executor's workspaces come from the same device
+ * memory); the host's are 0. */
 static void getrf_ws_on(const factory_t *f) {
   ooc_ctx_t *ctx = tu_ctx();
   ooc_exec_t *e;
@@ -389,6 +390,23 @@ static void getrf_ws_on(const factory_t *f) {
     if (fill) ex_free(e, fill);
     ex_free(e, dA);
     free(A), free(ipiv);
+  }
+  static const int64_t N[] = {1, 300, 1100}; /* ex_getri_ws the same way (1100: three blocks) */
+  for (size_t c = 0; c < sizeof N / sizeof N[0]; c++) {
+    int64_t n = N[c], ws = ex_getri_ws(e, n);
+    CU_ASSERT(ws >= 0);
+    if (e->kind == EX_HOST) CU_ASSERT_EQUAL(ws, 0);
+    double *A = rmat(n, n, n), *dA = NULL, *fill = NULL;
+    for (int64_t j = 0; j < n; j++) AT(A, n, j, j) += (double)n; /* a regular L\U */
+    dA = up(e, 0, n, n, A, n);
+    int64_t rest = (e->budget - e->dev_bytes - ws) / 4096 * 4096, info = -1;
+    if (rest > 0) CU_ASSERT_FATAL(ex_alloc(e, (size_t)rest, &fill) == OOC_OK);
+    CU_ASSERT(ex_getri(e, 0, n, dA, n, &info) == OOC_OK);
+    CU_ASSERT(ex_finish(e) == OOC_OK);
+    CU_ASSERT(info == 0);
+    if (fill) ex_free(e, fill);
+    ex_free(e, dA);
+    free(A);
   }
   ex_destroy(e);
   tu_ctx_done(ctx);
@@ -928,7 +946,7 @@ static const tu_test_t tests[] = {
     {"BLAS 3, copies, transpose, fill (vs the ops table)", t_blas},
     {"getrf pivots, laswp, trtri, potrf/potri, getri, info", t_lapack},
     {"getrf without pivoting (ipiv NULL): factors, L U = A, a zero leading pivot", t_nopiv},
-    {"getrf_ws: a getrf runs with that much of the budget left free", t_getrf_ws},
+    {"getrf_ws, getri_ws: each runs with that much of the budget left free", t_getrf_ws},
     {"geqrf, ormqr (Q^T and Q), laset (vs the ops table and the definitions)", t_qr},
     {"mirror: a lower triangle's transpose (another's or its own) or zeros above", t_mirror},
     {"queues and events: a chain across three queues", t_events},

@@ -63,6 +63,9 @@
  *             factors keeps that much of e->budget free of ex_alloc. 0 on the host executor;
  *             -1 when the backend cannot tell (the caller then keeps a margin of its own).
  *   ex_potrf, ex_potri, ex_getri, ex_trtri: as ops.h / LAPACK, info to host as for getrf
+ *   ex_getri_ws: as ex_getrf_ws for one ex_getri of n x n (CUDA: the triangular inverse's
+ *             cuSOLVER workspace and the n x 512 sweep buffer; 0 on the host executor; -1 when
+ *             the backend cannot tell)
  *   ex_transpose: device dst (n x m, ldd) := src^T (m x n, lds)
  *   ex_mirror: columns [j0, j1) of A strictly above the diagonal (rows i < j) := the transpose
  *             of S's strict lower triangle, A[i + j lda] = S[j + i lds] (full), or 0 (full = 0).
@@ -141,6 +144,7 @@ typedef struct ex_ops {
   ooc_status_t (*getrf)(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
                         int64_t *ipiv, int64_t *info);
   int64_t (*getrf_ws)(ooc_exec_t *e, int64_t m, int64_t n);
+  int64_t (*getri_ws)(ooc_exec_t *e, int64_t n);
   ooc_status_t (*potrf)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
   ooc_status_t (*potri)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
   ooc_status_t (*getri)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
@@ -273,6 +277,7 @@ static inline ooc_status_t ex_laswp(ooc_exec_t *e, int q, int64_t ncols, double 
 static inline int64_t ex_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
   return e->op->getrf_ws(e, m, n);
 }
+static inline int64_t ex_getri_ws(ooc_exec_t *e, int64_t n) { return e->op->getri_ws(e, n); }
 static inline ooc_status_t ex_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A,
                                     int64_t lda, int64_t *ipiv, int64_t *info) {
   return e->op->getrf(e, q, m, n, A, lda, ipiv, info);
