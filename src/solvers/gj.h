@@ -158,7 +158,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
  * recursive panel LU (here: chunks of getrf with trsm/gemm between them), and its writeback of
  * the transform in chunks as getri finishes them (here: after the transform, column by column).
  * Memory: P (n x W) and, when not unified, K = GJ_X_SLOTS device twins of n x b from ex_alloc;
- * the ring's K staging slots of n x b (ex_host_alloc: pinned on CUDA; 2 on a unified executor,
+ * the ring's K staging slots of n x b (ex_host_alloc: pinned on CUDA; 1 on a unified executor,
  * none when one step inverts without sweeping) and small arrays on the host. */
 #define GJ_X_CHUNK 4096 /* panel chunk: as lu.h's LU_CHUNK */
 #define GJ_X_SLOTS 3    /* ring slots on an executor that is not unified */

@@ -34,7 +34,9 @@ typedef struct gx {
   ex_event_t *evj, *evpan, *evt; /* panel columns in, panel factored, transform done */
   int64_t *ipiv;          /* n, global 0-based */
   int64_t *loc;           /* a chunk's getrf pivots, local to its first row (W) */
-  double *diag;           /* a chunk's U diagonal as getrf leaves it (W) */
+  double *diag;           /* a chunk's U diagonal as getrf leaves it (W; staging memory, so the
+                             get is asynchronous on CUDA: into pageable memory it would block
+                             the host until the getrf has run) */
   double *udiag;          /* |u_jj| of the step (W) */
   int64_t gbad[2], rbad;  /* getrf's and getri's info, written when they run */
   gj_target_t *t;         /* the step's other tile columns, in sweep order */
@@ -60,7 +62,7 @@ int64_t gj_x_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   W = ts_stripe(n, b, W);
-  int64_t ring = sweeps(n, W, m) ? ring_host_bytes(2, n, b) : 0; /* unified: 2 slots */
+  int64_t ring = sweeps(n, W, m) ? ring_host_bytes(1, n, b) : 0; /* unified: 1 slot */
   return 8 * n * W + ring + small_bytes(n, b, W, m) + ex_host_bytes(1) + GJ_X_HEADERS;
 }
 
@@ -344,16 +346,19 @@ static ooc_status_t setup(gx_t *X) {
   int64_t n = X->n, b = X->b, W = X->W, m = X->a->B ? ts_cols(X->a->B).n : 0;
   X->uni = ex->unified;
   assign_queues(X);
-  X->K = X->uni ? (sweeps(n, W, m) ? 2 : 0) : GJ_X_SLOTS;
+  /* unified: one slot (as lu.c): the take of column q + 1 then waits for the products of q,
+   * but on the CPU the copy competes with them for the cores anyway; n = 4096, tile 512, 4
+   * steps ran 1.85-1.96 s with one slot, 1.92-2.18 s with two, and one saves n x b */
+  X->K = X->uni ? (sweeps(n, W, m) ? 1 : 0) : GJ_X_SLOTS;
   X->ipiv = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
   X->loc = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
-  X->diag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   X->udiag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   int64_t ntmax = X->cols.count + (X->a->B ? ts_cols(X->a->B).count : 0) + 1;
   X->t = ooc_malloc(ctx, (size_t)ntmax * sizeof(gj_target_t));
-  if (!X->ipiv || !X->loc || !X->diag || !X->udiag || !X->t)
+  if (!X->ipiv || !X->loc || !X->udiag || !X->t)
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the Gauss-Jordan workspace "
                     "(%lld bytes)", (long long)gj_x_workspace_bytes(n, b, W, m));
+  OOC_TRY(ex_host_alloc(ex, (size_t)W * sizeof(double), &X->diag));
   OOC_TRY(ex_alloc(ex, (size_t)(n * W) * sizeof(double), &X->P));
   for (int s = 0; s < X->K; s++) {
     if (!X->uni) OOC_TRY(ex_alloc(ex, (size_t)(n * b) * sizeof(double), &X->D[s]));
@@ -385,7 +390,7 @@ static ooc_status_t teardown(gx_t *X, ooc_status_t st) {
   ex_free(ex, X->P);
   ooc_free(X->ctx, X->ipiv);
   ooc_free(X->ctx, X->loc);
-  ooc_free(X->ctx, X->diag);
+  ex_host_free(ex, X->diag);
   ooc_free(X->ctx, X->udiag);
   ooc_free(X->ctx, X->t);
   return st;
