@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "exec/ring.h"
+#include "solvers/gj_cpu.h"
 #include "solvers/xpanel.h"
 
 /* The host executor's own bytes beyond ex_host_bytes: a 64-byte header per buffer and event
@@ -27,7 +28,11 @@ typedef struct gx {
   int QI, QO, G, qc[EX_MAX_QUEUES]; /* copy in, copy out, the compute queues (qc[0] factors) */
   int64_t n, b, W, wc, nsteps;
   part_t cols;            /* A's tile columns */
-  double *P;              /* device n x W, ld n, rows at their global offsets */
+  double *P;              /* device n x W, ld `ld`, rows at their global offsets */
+  int64_t ld;             /* P's and the slots' leading dimension: n, or on a unified executor
+                             gj_cpu_ld(n) (padded when n is a multiple of 256, so the columns of
+                             a row block do not share cache sets: n = 4096 in core ran ~2%
+                             slower unpadded, as the old CPU path without its padding) */
   double *D[GJ_X_SLOTS];  /* device twins of the ring's slots (NULL when unified) */
   ex_event_t *evin[GJ_X_SLOTS], *evc[GJ_X_SLOTS]; /* slot s: put done, products done */
   ex_event_t *evp[2];     /* chunk getrf done (alternating) */
@@ -62,8 +67,9 @@ int64_t gj_x_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   W = ts_stripe(n, b, W);
-  int64_t ring = sweeps(n, W, m) ? ring_host_bytes(1, n, b) : 0; /* unified: 1 slot */
-  return 8 * n * W + ring + small_bytes(n, b, W, m) + ex_host_bytes(1) + GJ_X_HEADERS;
+  int64_t ld = gj_cpu_ld(n); /* unified: the padded leading dimension, one slot */
+  int64_t ring = sweeps(n, W, m) ? ring_host_bytes(1, ld, b) : 0;
+  return 8 * ld * W + ring + small_bytes(n, b, W, m) + ex_host_bytes(1) + GJ_X_HEADERS;
 }
 
 int64_t gj_x_host_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
@@ -77,7 +83,7 @@ ooc_status_t gj_x_host_exec(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int
                             ooc_exec_t **out) {
   int64_t bb = ooc_min64(b, n);
   /* one queue: a unified executor makes no copies, so a second would only hold products */
-  return ex_host_create(ctx, ops, 1, n > 0 ? 8 * n * ts_stripe(n, bb, W) : 0, out);
+  return ex_host_create(ctx, ops, 1, n > 0 ? 8 * gj_cpu_ld(n) * ts_stripe(n, bb, W) : 0, out);
 }
 
 int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax) {
@@ -110,7 +116,7 @@ static ooc_status_t join(gx_t *X, int from, int to, ex_event_t *ev) {
 
 /* Where tile column tj of the stripe sits in P. */
 static double *pcol(const gx_t *X, int64_t tj) {
-  return X->P + (part_start(X->cols, tj) - X->k0) * X->n;
+  return X->P + (part_start(X->cols, tj) - X->k0) * X->ld;
 }
 
 static void assign_queues(gx_t *X) {
@@ -132,7 +138,7 @@ static ooc_status_t pin_work(void *u, int64_t q, int s, double *slot, int64_t ld
   gx_t *X = u;
   int64_t tj = X->lo + q;
   (void)s;
-  OOC_TRY(ex_put(X->ex, X->QI, X->n, part_len(X->cols, tj), slot, ld, pcol(X, tj), X->n));
+  OOC_TRY(ex_put(X->ex, X->QI, X->n, part_len(X->cols, tj), slot, ld, pcol(X, tj), X->ld));
   *last = X->QI;
   return OOC_OK;
 }
@@ -143,7 +149,7 @@ static ooc_status_t pin_work(void *u, int64_t q, int s, double *slot, int64_t ld
 static ooc_status_t panel_in(gx_t *X, int64_t a, int64_t a1) {
   int64_t t0 = X->kt0 + a / X->b, t1 = X->kt0 + ooc_cdiv64(a1, X->b);
   if (X->uni) {
-    for (int64_t tj = t0; tj < t1; tj++) OOC_TRY(ts_take_col(X->a->A, tj, pcol(X, tj), X->n));
+    for (int64_t tj = t0; tj < t1; tj++) OOC_TRY(ts_take_col(X->a->A, tj, pcol(X, tj), X->ld));
     return OOC_OK;
   }
   ring_ops_t in = {pin_take, pin_work, NULL};
@@ -176,19 +182,19 @@ static ooc_status_t panel(gx_t *X, int64_t *info) {
     int64_t a1 = ooc_min64(w, a + wc);
     OOC_TRY(panel_in(X, a, a1));
     for (int64_t d = 0; d < prev; d += wc) /* chunks whose pivots the host has */
-      OOC_TRY(xpanel_update(ex, qf, X->P, n, k0, X->ipiv, k0 + d, k0 + ooc_min64(w, d + wc),
+      OOC_TRY(xpanel_update(ex, qf, X->P, n, X->ld, k0, X->ipiv, k0 + d, k0 + ooc_min64(w, d + wc),
                             k0 + a, k0 + a1));
     if (prev >= 0) { /* the one before: its pivots first */
       OOC_TRY(chunk_done(X, prev, a - prev, X->evp[c ^ 1], info));
-      OOC_TRY(xpanel_update(ex, qf, X->P, n, k0, X->ipiv, k0 + prev, k0 + a, k0 + a, k0 + a1));
+      OOC_TRY(xpanel_update(ex, qf, X->P, n, X->ld, k0, X->ipiv, k0 + prev, k0 + a, k0 + a, k0 + a1));
     }
-    OOC_TRY(xpanel_getrf(ex, qf, X->P, n, k0, k0 + a, a1 - a, X->loc, &X->gbad[c], X->diag,
-                         X->evp[c]));
+    OOC_TRY(xpanel_getrf(ex, qf, X->P, n, X->ld, k0, k0 + a, a1 - a, X->loc, &X->gbad[c],
+                         X->diag, X->evp[c]));
     prev = a;
   }
   OOC_TRY(chunk_done(X, prev, w - prev, X->evp[c ^ 1], info));
   for (int64_t d = 0; d + wc < w; d += wc)
-    OOC_TRY(ex_laswp(ex, qf, wc, X->P + d * n, n, k0 + d + wc, k0 + w, X->ipiv));
+    OOC_TRY(ex_laswp(ex, qf, wc, X->P + d * X->ld, X->ld, k0 + d + wc, k0 + w, X->ipiv));
   for (int g = 1; g < X->G; g++) OOC_TRY(join(X, qf, X->qc[g], X->evpan));
   return OOC_OK;
 }
@@ -200,21 +206,21 @@ static ooc_status_t sw_take(void *u, int64_t q, double *slot, int64_t ld) {
   return ts_take_col(X->t[q].ts, X->t[q].tj, slot, ld);
 }
 
-/* gj.h step 4 on column block C (n x nc): the step's swaps, then with R = C[k0:k0+w] in place:
+/* gj.h step 4 on column block C (n x nc, ld ldc): the step's swaps, then with R = C[k0:k0+w] in place:
  * Z = L11^-1 R, C_low -= L21 Z, C_k = U11^-1 Z, C_up -= A_up C_k (stream order makes the gemm
  * read Z before the second trsm turns it into C_k). */
-static ooc_status_t update(gx_t *X, int q, double *C, int64_t nc) {
+static ooc_status_t update(gx_t *X, int q, double *C, int64_t ldc, int64_t nc) {
   ooc_exec_t *ex = X->ex;
-  int64_t n = X->n, k0 = X->k0, w = X->w, below = n - k0 - w;
+  int64_t n = X->n, k0 = X->k0, w = X->w, below = n - k0 - w, ld = X->ld;
   const double *L11 = X->P + k0;
-  OOC_TRY(ex_laswp(ex, q, nc, C, n, k0, k0 + w, X->ipiv));
-  OOC_TRY(ex_trsm(ex, q, 'L', 'L', 'N', 'U', w, nc, 1.0, L11, n, C + k0, n));
+  OOC_TRY(ex_laswp(ex, q, nc, C, ldc, k0, k0 + w, X->ipiv));
+  OOC_TRY(ex_trsm(ex, q, 'L', 'L', 'N', 'U', w, nc, 1.0, L11, ld, C + k0, ldc));
   if (below > 0)
-    OOC_TRY(ex_gemm(ex, q, 'N', 'N', below, nc, w, -1.0, L11 + w, n, C + k0, n, 1.0, C + k0 + w,
-                    n));
-  OOC_TRY(ex_trsm(ex, q, 'L', 'U', 'N', 'N', w, nc, 1.0, L11, n, C + k0, n));
+    OOC_TRY(ex_gemm(ex, q, 'N', 'N', below, nc, w, -1.0, L11 + w, ld, C + k0, ldc, 1.0,
+                    C + k0 + w, ldc));
+  OOC_TRY(ex_trsm(ex, q, 'L', 'U', 'N', 'N', w, nc, 1.0, L11, ld, C + k0, ldc));
   if (k0 > 0)
-    OOC_TRY(ex_gemm(ex, q, 'N', 'N', k0, nc, w, -1.0, X->P, n, C + k0, n, 1.0, C, n));
+    OOC_TRY(ex_gemm(ex, q, 'N', 'N', k0, nc, w, -1.0, X->P, ld, C + k0, ldc, 1.0, C, ldc));
   return OOC_OK;
 }
 
@@ -223,13 +229,13 @@ static ooc_status_t sw_work(void *u, int64_t q, int s, double *slot, int64_t ld,
   int64_t n = X->n, nc = part_len(ts_cols(X->t[q].ts), X->t[q].tj);
   int qc = X->qc[X->started++ % X->G];
   if (X->uni) { /* the slot is device memory */
-    OOC_TRY(update(X, qc, slot, nc));
+    OOC_TRY(update(X, qc, slot, ld, nc));
     *last = qc;
     return OOC_OK;
   }
   OOC_TRY(ex_put(X->ex, X->QI, n, nc, slot, ld, X->D[s], n));
   OOC_TRY(join(X, X->QI, qc, X->evin[s]));
-  OOC_TRY(update(X, qc, X->D[s], nc));
+  OOC_TRY(update(X, qc, X->D[s], n, nc));
   OOC_TRY(join(X, qc, X->QO, X->evc[s]));
   OOC_TRY(ex_get(X->ex, X->QO, n, nc, X->D[s], n, slot, ld));
   *last = X->QO;
@@ -267,16 +273,16 @@ static void targets(gx_t *X) {
  * (after the trsm, which read L11\U11). */
 static ooc_status_t transform(gx_t *X, int64_t *info) {
   ooc_exec_t *ex = X->ex;
-  int64_t n = X->n, k0 = X->k0, w = X->w, below = n - k0 - w;
+  int64_t n = X->n, k0 = X->k0, w = X->w, below = n - k0 - w, ld = X->ld;
   int q = X->qc[0];
   double *L11 = X->P + k0;
   if (k0 > 0) {
-    OOC_TRY(ex_trsm(ex, q, 'R', 'U', 'N', 'N', k0, w, 1.0, L11, n, X->P, n));
-    OOC_TRY(ex_trsm(ex, q, 'R', 'L', 'N', 'U', k0, w, -1.0, L11, n, X->P, n));
+    OOC_TRY(ex_trsm(ex, q, 'R', 'U', 'N', 'N', k0, w, 1.0, L11, ld, X->P, ld));
+    OOC_TRY(ex_trsm(ex, q, 'R', 'L', 'N', 'U', k0, w, -1.0, L11, ld, X->P, ld));
   }
   if (below > 0)
-    OOC_TRY(ex_trsm(ex, q, 'R', 'L', 'N', 'U', below, w, -1.0, L11, n, X->P + k0 + w, n));
-  OOC_TRY(ex_getri(ex, q, w, L11, n, &X->rbad));
+    OOC_TRY(ex_trsm(ex, q, 'R', 'L', 'N', 'U', below, w, -1.0, L11, ld, X->P + k0 + w, ld));
+  OOC_TRY(ex_getri(ex, q, w, L11, ld, &X->rbad));
   OOC_TRY(ex_record(ex, q, X->evt));
   OOC_TRY(ex_sync(ex, X->evt));
   if (X->rbad) { /* u_jj == 0 (the pivot test normally stops this earlier) */
@@ -291,7 +297,7 @@ static ooc_status_t pout_work(void *u, int64_t q, int s, double *slot, int64_t l
   gx_t *X = u;
   int64_t tj = X->kt1 - 1 - q;
   (void)s;
-  OOC_TRY(ex_get(X->ex, X->QO, X->n, part_len(X->cols, tj), pcol(X, tj), X->n, slot, ld));
+  OOC_TRY(ex_get(X->ex, X->QO, X->n, part_len(X->cols, tj), pcol(X, tj), X->ld, slot, ld));
   *last = X->QO;
   return OOC_OK;
 }
@@ -307,7 +313,7 @@ static ooc_status_t pout_put(void *u, int64_t q, double *slot, int64_t ld) {
 static ooc_status_t panel_out(gx_t *X) {
   if (X->uni) {
     for (int64_t tj = X->kt1 - 1; tj >= X->kt0; tj--)
-      OOC_TRY(ts_put_col(X->a->A, tj, pcol(X, tj), X->n));
+      OOC_TRY(ts_put_col(X->a->A, tj, pcol(X, tj), X->ld));
     return OOC_OK;
   }
   ring_ops_t out = {NULL, pout_work, pout_put};
@@ -345,6 +351,7 @@ static ooc_status_t setup(gx_t *X) {
   ooc_exec_t *ex = X->ex;
   int64_t n = X->n, b = X->b, W = X->W, m = X->a->B ? ts_cols(X->a->B).n : 0;
   X->uni = ex->unified;
+  X->ld = X->uni ? gj_cpu_ld(n) : n;
   assign_queues(X);
   /* unified: one slot (as lu.c): the take of column q + 1 then waits for the products of q,
    * but on the CPU the copy competes with them for the cores anyway; n = 4096, tile 512, 4
@@ -359,7 +366,7 @@ static ooc_status_t setup(gx_t *X) {
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the Gauss-Jordan workspace "
                     "(%lld bytes)", (long long)gj_x_workspace_bytes(n, b, W, m));
   OOC_TRY(ex_host_alloc(ex, (size_t)W * sizeof(double), &X->diag));
-  OOC_TRY(ex_alloc(ex, (size_t)(n * W) * sizeof(double), &X->P));
+  OOC_TRY(ex_alloc(ex, (size_t)(X->ld * W) * sizeof(double), &X->P));
   for (int s = 0; s < X->K; s++) {
     if (!X->uni) OOC_TRY(ex_alloc(ex, (size_t)(n * b) * sizeof(double), &X->D[s]));
     OOC_TRY(ex_event_create(ex, &X->evin[s]));
@@ -369,7 +376,7 @@ static ooc_status_t setup(gx_t *X) {
   OOC_TRY(ex_event_create(ex, &X->evj));
   OOC_TRY(ex_event_create(ex, &X->evpan));
   OOC_TRY(ex_event_create(ex, &X->evt));
-  if (X->K > 0) OOC_TRY(ring_create(ex, X->K, n, b, &X->ring));
+  if (X->K > 0) OOC_TRY(ring_create(ex, X->K, X->ld, b, &X->ring));
   return OOC_OK;
 }
 

@@ -480,8 +480,8 @@ static ooc_status_t chunk_pivots(lu_t *L, int64_t a, int64_t wc, int64_t bad, in
 
 /* The panel call (xpanel.h): getrf of chunk [a, a + wc) of the stripe, rows [a, n), on QC. */
 static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
-  return xpanel_getrf(L->ex, QC, L->P, L->n, L->k0, a, wc, L->a->nopiv ? NULL : L->loc, bad,
-                      L->diag, evp);
+  return xpanel_getrf(L->ex, QC, L->P, L->n, L->n, L->k0, a, wc, L->a->nopiv ? NULL : L->loc,
+                      bad, L->diag, evp);
 }
 
 /* Chunk [a, a1) of the stripe back to the store through the ring, gets on QT (nothing writes it
@@ -504,8 +504,8 @@ static ooc_status_t chunk_out(lu_t *L, int64_t a, int64_t a1) {
 /* Chunk d = [d0, d1) of the stripe (factored) applied to chunk [a, a1) (left-looking inside the
  * stripe): xpanel_update on QC. */
 static ooc_status_t chunk_update(lu_t *L, int64_t d0, int64_t d1, int64_t a, int64_t a1) {
-  return xpanel_update(L->ex, QC, L->P, L->n, L->k0, L->a->nopiv ? NULL : L->ipiv, d0, d1, a,
-                       a1);
+  return xpanel_update(L->ex, QC, L->P, L->n, L->n, L->k0, L->a->nopiv ? NULL : L->ipiv, d0, d1,
+                       a, a1);
 }
 
 /* P's columns [x0, x1) (a chunk's region, free) receive the next step's stripe's columns there,
