@@ -195,10 +195,14 @@ static void t_gj(void) { sweep(J_INV_GJ, J_INV_GJ), sweep(J_SOLVE_GJ, J_SOLVE_GJ
 /* gj on the executor (OOC_GJ_EXEC=1, job_gj.c's temporary switch): the planner sizes its
  * workspace (gj_x_workspace_bytes) and the run stays within it; n = 150 for CI time. */
 static void t_gj_exec(void) {
+  const char *was = getenv("OOC_GJ_EXEC");
+  char keep[8];
+  snprintf(keep, sizeof keep, "%s", was ? was : "");
   setenv("OOC_GJ_EXEC", "1", 1);
   sweep_sizes(J_INV_GJ, J_INV_GJ, 1);
   sweep_sizes(J_SOLVE_GJ, J_SOLVE_GJ, 1);
-  unsetenv("OOC_GJ_EXEC");
+  if (was) setenv("OOC_GJ_EXEC", keep, 1);
+  else unsetenv("OOC_GJ_EXEC");
 }
 static void t_chol(void) { sweep(J_INV_CHOL, J_INV_AUTO), sweep(J_SOLVE_CHOL, J_SOLVE_FACTOR); }
 static void t_iter(void) { sweep(J_NEWTON, J_HYPER7); }

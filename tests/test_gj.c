@@ -846,6 +846,9 @@ static void t_x_resume(void) {
 /* Through the pipeline with OOC_GJ_EXEC=1 (job_gj.c's switch): invert and solve, in and out of
  * core, the CLI's ratios. */
 static void t_x_pipeline(void) {
+  const char *was = getenv("OOC_GJ_EXEC");
+  char keep[8];
+  snprintf(keep, sizeof keep, "%s", was ? was : "");
   setenv("OOC_GJ_EXEC", "1", 1);
   for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++) {
     invert_case(KINDS[k], 100, 7, OOC_DEVICE_CPU, 0);
@@ -854,7 +857,8 @@ static void t_x_pipeline(void) {
   solve_case(GEN_RANDOM, 200, 5, 32, OOC_DEVICE_CPU, 0);
   ooc_case(OOC_DEVICE_CPU, 600, 32, 600 * 600 * 8 / 4, 0);
   ooc_case(OOC_DEVICE_CPU, 600, 32, 600 * 600 * 8 / 4, 1);
-  unsetenv("OOC_GJ_EXEC");
+  if (was) setenv("OOC_GJ_EXEC", keep, 1);
+  else unsetenv("OOC_GJ_EXEC");
 }
 
 int main(void) {

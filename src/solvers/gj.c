@@ -33,6 +33,21 @@ ooc_status_t gj_check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const double
   return OOC_OK;
 }
 
+int64_t gj_targets(const gj_args_t *a, int64_t step, int64_t kt0, int64_t kt1, gj_target_t *t) {
+  int64_t nt = 0;
+  for (int64_t tj = 0; tj < ts_cols(a->A).count; tj++)
+    if ((a->B ? tj >= kt1 : (tj < kt0 || tj >= kt1))) t[nt++] = (gj_target_t){a->A, tj};
+  if (a->B)
+    for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) t[nt++] = (gj_target_t){a->B, tj};
+  if (step % 2 == 0) /* the tiles touched last are then the first ones taken, still cached */
+    for (int64_t q = 0; q < nt / 2; q++) {
+      gj_target_t tmp = t[q];
+      t[q] = t[nt - 1 - q];
+      t[nt - 1 - q] = tmp;
+    }
+  return nt;
+}
+
 void gj_perm(int64_t n, const int64_t *ipiv, int64_t *perm) {
   for (int64_t c = 0; c < n; c++) perm[c] = c;
   for (int64_t r = n - 1; r >= 0; r--) {
@@ -127,19 +142,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     double t1 = ooc_now();
     stats->t_panel += t1 - t0;
 
-    /* The columns this step must update, in an order that alternates between steps (the tiles
-     * touched last are then the first ones taken, while they are still cached). */
-    int64_t nt = 0;
-    for (int64_t tj = 0; tj < cols.count; tj++)
-      if ((a->B ? tj >= kt1 : (tj < kt0 || tj >= kt1))) targets[nt++] = (gj_target_t){a->A, tj};
-    if (a->B)
-      for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) targets[nt++] = (gj_target_t){a->B, tj};
-    if (step % 2 == 0)
-      for (int64_t q = 0; q < nt / 2; q++) {
-        gj_target_t tmp = targets[q];
-        targets[q] = targets[nt - 1 - q];
-        targets[nt - 1 - q] = tmp;
-      }
+    int64_t nt = gj_targets(a, step, kt0, kt1, targets);
     /* A ring of K slots: block q is taken into slot q % K while the executor still works on
      * blocks q-K+1 .. q-1; before a slot is reused, its block is completed and put back.
      * The blocks are updated from the factored panel (gj.h step 4), so the panel is

@@ -185,6 +185,10 @@ int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax);
  * and *info = column + 1 for the first |u_jj| <= eps ||A[:, j]||_1 (or NaN). */
 ooc_status_t gj_check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const double *udiag,
                              const double *colnorm, int64_t *info);
+/* The tile columns step `step` (tile columns [kt0, kt1)) updates, into t (A's others, or for a
+ * solve A's right of the stripe and all of B's): in an order that alternates between steps, so
+ * the tiles touched last are taken first while the cache still holds them. Returns their count. */
+int64_t gj_targets(const gj_args_t *a, int64_t step, int64_t kt0, int64_t kt1, gj_target_t *t);
 /* perm from the pivots: the row interchanges undone as column interchanges, last first. */
 void gj_perm(int64_t n, const int64_t *ipiv, int64_t *perm);
 /* gj_run with a->x set. */

@@ -57,10 +57,11 @@ typedef struct gx {
 
 static int sweeps(int64_t n, int64_t W, int64_t m) { return W < n || m > 0; }
 
-/* ipiv (n), loc, diag and udiag (W each), the targets (tile columns of A and B, + 1). */
+/* ipiv (n), loc, diag and udiag (W each), the targets (tile columns of A and B, + 1): exactly
+ * what gj_x allocates (ooc_malloc counts the bytes asked), and a little for rounding. */
 static int64_t small_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   int64_t targets = ooc_cdiv64(n, b) + (m > 0 ? ooc_cdiv64(m, b) : 0) + 1;
-  return 8 * (n + 3 * W) + (int64_t)sizeof(gj_target_t) * targets + 4096;
+  return 8 * (n + 3 * W) + (int64_t)sizeof(gj_target_t) * targets + 512;
 }
 
 int64_t gj_x_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
@@ -248,24 +249,6 @@ static ooc_status_t sw_put(void *u, int64_t q, double *slot, int64_t ld) {
   return ooc_tick(X->ctx, "eliminate", (X->step + (q + 1.0) / (X->nt + 1.0)) / X->nsteps);
 }
 
-/* The columns this step updates, in an order that alternates between steps (as gj.c: the tiles
- * touched last are taken first, while the cache still holds them). */
-static void targets(gx_t *X) {
-  const gj_args_t *a = X->a;
-  int64_t nt = 0;
-  for (int64_t tj = 0; tj < X->cols.count; tj++)
-    if (a->B ? tj >= X->kt1 : (tj < X->kt0 || tj >= X->kt1)) X->t[nt++] = (gj_target_t){a->A, tj};
-  if (a->B)
-    for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) X->t[nt++] = (gj_target_t){a->B, tj};
-  if (X->step % 2 == 0)
-    for (int64_t q = 0; q < nt / 2; q++) {
-      gj_target_t tmp = X->t[q];
-      X->t[q] = X->t[nt - 1 - q];
-      X->t[nt - 1 - q] = tmp;
-    }
-  X->nt = nt;
-}
-
 /* ---- inversion: the transform and the new column block --------------------------------------- */
 
 /* gj.h step 5 on the factoring queue, after the sweep (whose products read the factored panel:
@@ -328,7 +311,7 @@ static ooc_status_t run_step(gx_t *X, int64_t *info) {
   OOC_TRY(panel(X, info));
   double t1 = ooc_now();
   X->st->t_panel += t1 - t0;
-  targets(X);
+  X->nt = gj_targets(a, X->step, X->kt0, X->kt1, X->t);
   ring_ops_t sw = {sw_take, sw_work, sw_put};
   if (X->nt > 0) OOC_TRY(ring_run(X->ring, X->nt, &sw, X));
   X->st->t_update += ooc_now() - t1;
