@@ -18,6 +18,9 @@
 #include "gen/gen.h"
 #include "kernels/ops.h"
 #include "exec/exec.h"
+#ifdef OOC_HAVE_CUDA
+#include "exec/cuda/exec_cuda.h"
+#endif
 #include "io/scratch.h"
 #include "solvers/check.h"
 #include "solvers/gj.h"
@@ -569,9 +572,28 @@ static void t_threads(void) {
  * one factors chunks with getrf and trsm/gemm between them and forms N_up with two trsm (as
  * the CUDA executor does), so the roundings differ. The host and the strict executor run the
  * same operations on the same data, so those two agree bit for bit (which is what catches a
- * missing sync: NaN or stale data would differ). */
+ * missing sync: NaN or stale data would differ). In a CUDA build on a GPU host the CUDA executor
+ * (three queues, as job_gj.c makes it) runs each case too: the old path's status, info and
+ * message, and the ratios (its pivots may differ from the host's at a near tie). */
 
-enum { X_OLD = 0, X_HOST, X_STRICT };
+enum { X_OLD = 0, X_HOST, X_STRICT, X_CUDA };
+
+/* Is there a GPU for X_CUDA runs (a build with CUDA on a GPU host)? Asked once. */
+static int cuda_usable(void) {
+  static int usable = -1;
+#ifdef OOC_HAVE_CUDA
+  if (usable < 0) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ex_cuda_config_t c = {.device = 0, .nqueues = 3};
+    ooc_exec_t *x = NULL;
+    usable = ex_cuda_create(ctx, &c, &x) == OOC_OK;
+    ex_destroy(x);
+    tu_ctx_done(ctx);
+    fprintf(stderr, "[gj_x on the CUDA executor: %s] ", usable ? "run" : "no GPU, skipped");
+  }
+#endif
+  return usable > 0;
+}
 
 typedef struct gjt {
   ooc_ctx_t *ctx;
@@ -634,6 +656,12 @@ static ooc_status_t gjt_run(gjt_t *g, gjt_run_t *r, int64_t *perm, int64_t *step
     CU_ASSERT_FATAL(gj_x_host_exec(g->ctx, r->ops, g->n, ts_rows(g->sa).b, r->W, &x) == OOC_OK);
   if (r->mode == X_STRICT) /* copies in, products, copies out on their own queues */
     CU_ASSERT_FATAL(ex_host_create_strict(g->ctx, r->ops, 3, 0, 20, &x) == OOC_OK);
+#ifdef OOC_HAVE_CUDA
+  if (r->mode == X_CUDA) { /* as job_gj.c makes it */
+    ex_cuda_config_t c = {.device = 0, .nqueues = 3};
+    CU_ASSERT_FATAL(ex_cuda_create(g->ctx, &c, &x) == OOC_OK);
+  }
+#endif
   gj_args_t a = {.A = g->sa, .B = g->sb, .stripe = r->W, .ops = r->ops, .colnorm = g->colnorm,
                  .perm = g->sb ? NULL : perm, .threads = 2, .x = x, .chunk = r->chunk,
                  .start_step = r->start_step, .ipiv0 = r->ipiv0};
@@ -699,12 +727,13 @@ static void x_case(const ooc_ops_t *ops, gen_kind_t kind, int64_t n, int64_t m, 
                    int64_t W, int64_t chunk, int64_t cap) {
   double *A = make(kind, n, n, 31 + (uint64_t)n), *B = m ? make(GEN_RHS, n, m, 32) : NULL;
   int64_t rc = m ? m : n;
-  int64_t *perm[3];
-  double *R[3];
-  ooc_status_t st[3];
-  int64_t info[3];
-  char msg[3][512];
-  for (int k = 0; k < 3; k++) {
+  int64_t *perm[4] = {NULL};
+  double *R[4] = {NULL};
+  ooc_status_t st[4];
+  int64_t info[4];
+  char msg[4][512];
+  int runs = cuda_usable() ? 4 : 3; /* the CUDA executor where there is a GPU */
+  for (int k = 0; k < runs; k++) {
     perm[k] = calloc((size_t)n + 1, sizeof *perm[k]);
     gjt_run_t r = {.mode = k, .ops = ops, .W = W, .chunk = chunk, .stop_after = -1};
     msg[k][0] = 0;
@@ -712,7 +741,7 @@ static void x_case(const ooc_ops_t *ops, gen_kind_t kind, int64_t n, int64_t m, 
     R[k] = gjt_once(A, n, B, m, b, cap, &r, perm[k], &st[k], &info[k], msg[k], sizeof msg[k]);
   }
   int logit = 0;
-  for (int k = 1; k < 3; k++) {
+  for (int k = 1; k < runs; k++) {
     CU_ASSERT_EQUAL(st[k], st[0]);
     CU_ASSERT_EQUAL(info[k], info[0]);
     if (st[0] != OOC_OK) {
@@ -721,7 +750,8 @@ static void x_case(const ooc_ops_t *ops, gen_kind_t kind, int64_t n, int64_t m, 
       continue;
     }
     if (!R[k]) continue;
-    if (!m) CU_ASSERT(memcmp(perm[k], perm[0], (size_t)n * sizeof *perm[0]) == 0);
+    /* the same pivots on the host's kernels; cuSOLVER's roundings may break a near tie */
+    if (!m && k != X_CUDA) CU_ASSERT(memcmp(perm[k], perm[0], (size_t)n * sizeof *perm[0]) == 0);
     double ratio = gjt_ratio(A, n, B, m, R[k], perm[k]);
     CU_ASSERT(ratio < (m ? 16 : 30));
     logit |= !(ratio < (m ? 16 : 30));
@@ -742,7 +772,7 @@ static void x_case(const ooc_ops_t *ops, gen_kind_t kind, int64_t n, int64_t m, 
             (long long)m, (long long)b, (long long)W, (long long)chunk, (long long)cap, st[0],
             st[1], st[2], (long long)info[0], (long long)info[1], (long long)info[2], msg[0],
             msg[1]);
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 4; k++) {
     free(R[k]);
     free(perm[k]);
   }

@@ -106,7 +106,8 @@ typedef struct gj_args {
   int threads;            /* the CPU executor's threads; <= 0: the online CPUs */
   /* Issue 18: set, the run is gj_x.c's, the same algorithm written once on this executor
    * (exec/exec.h: host, strict host or CUDA) and the ring; exec and threads are then unused.
-   * chunk: the panel LU's chunk width on that path (0: GJ_X_CHUNK; whole tiles, >= one). */
+   * chunk: the panel LU's chunk width on that path (whole tiles, >= one; 0: the whole stripe
+   * on a unified executor, GJ_X_CHUNK on others). */
   ooc_exec_t *x;
   int64_t chunk;
   /* Resumable runs (docs/RELIABILITY.md). start_step: the first step to run; the store holds the
@@ -135,7 +136,8 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
  * CUDA executor. Per step:
  *   - the stripe moves into the device buffer P (n x W, all rows at their global offsets) a tile
  *     column at a time (through the ring's slots and ex_put on the copy-in queue; on a unified
- *     executor taken straight into P), in chunks of `chunk` columns, and the panel LU of rows
+ *     executor taken straight into P), in chunks of `chunk` columns (on a unified executor one
+ *     chunk by default: the library's getrf of the whole stripe), and the panel LU of rows
  *     [k0, n) is left-looking by chunks (xpanel.h): each chunk, once its columns are in, takes
  *     the updates of the chunks before it and its getrf, while the host takes the next chunk's
  *     columns; at the end every chunk takes the later chunks' row swaps (LAPACK's layout), so P
@@ -160,7 +162,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
  * Memory: P (n x W) and, when not unified, K = GJ_X_SLOTS device twins of n x b from ex_alloc;
  * the ring's K staging slots of n x b (ex_host_alloc: pinned on CUDA; 1 on a unified executor,
  * none when one step inverts without sweeping) and small arrays on the host. */
-#define GJ_X_CHUNK 4096 /* panel chunk: as lu.h's LU_CHUNK */
+#define GJ_X_CHUNK 4096 /* panel chunk on a device: as lu.h's LU_CHUNK */
 #define GJ_X_SLOTS 3    /* ring slots on an executor that is not unified */
 
 /* Host bytes gj_x allocates outside the tile cache with a host executor over the ops table that

@@ -53,7 +53,7 @@ typedef struct gx {
   int64_t started;        /* sweep items started: the compute queues' round robin */
 } gx_t;
 
-/* ---- sizes ------------------------------------------------------------------------------------ */
+/* ---- sizes ----------------------------------------------------------------------------------- */
 
 static int sweeps(int64_t n, int64_t W, int64_t m) { return W < n || m > 0; }
 
@@ -100,13 +100,10 @@ int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax) {
   if (room < 8 * n * b) return 0;
   int64_t W = room / (8 * n);
   if (W >= Wmax) return Wmax;
-  W = W / b * b;
-  /* as many steps as W needs, then as even as whole tiles allow (as lu_device_stripe) */
-  int64_t tiles = ooc_cdiv64(n, b), steps = ooc_cdiv64(tiles, W / b);
-  return ts_stripe(n, b, ooc_cdiv64(tiles, steps) * b);
+  return ts_stripe(n, b, ts_even_stripe(n, b, W / b * b)); /* even steps, as lu_device_stripe */
 }
 
-/* ---- helpers ---------------------------------------------------------------------------------- */
+/* ---- helpers --------------------------------------------------------------------------------- */
 
 /* Queue `to` waits for what `from` has queued so far. */
 static ooc_status_t join(gx_t *X, int from, int to, ex_event_t *ev) {
@@ -183,11 +180,12 @@ static ooc_status_t panel(gx_t *X, int64_t *info) {
     int64_t a1 = ooc_min64(w, a + wc);
     OOC_TRY(panel_in(X, a, a1));
     for (int64_t d = 0; d < prev; d += wc) /* chunks whose pivots the host has */
-      OOC_TRY(xpanel_update(ex, qf, X->P, n, X->ld, k0, X->ipiv, k0 + d, k0 + ooc_min64(w, d + wc),
-                            k0 + a, k0 + a1));
+      OOC_TRY(xpanel_update(ex, qf, X->P, n, X->ld, k0, X->ipiv, k0 + d,
+                            k0 + ooc_min64(w, d + wc), k0 + a, k0 + a1));
     if (prev >= 0) { /* the one before: its pivots first */
       OOC_TRY(chunk_done(X, prev, a - prev, X->evp[c ^ 1], info));
-      OOC_TRY(xpanel_update(ex, qf, X->P, n, X->ld, k0, X->ipiv, k0 + prev, k0 + a, k0 + a, k0 + a1));
+      OOC_TRY(xpanel_update(ex, qf, X->P, n, X->ld, k0, X->ipiv, k0 + prev, k0 + a, k0 + a,
+                            k0 + a1));
     }
     OOC_TRY(xpanel_getrf(ex, qf, X->P, n, X->ld, k0, k0 + a, a1 - a, X->loc, &X->gbad[c],
                          X->diag, X->evp[c]));
@@ -207,7 +205,7 @@ static ooc_status_t sw_take(void *u, int64_t q, double *slot, int64_t ld) {
   return ts_take_col(X->t[q].ts, X->t[q].tj, slot, ld);
 }
 
-/* gj.h step 4 on column block C (n x nc, ld ldc): the step's swaps, then with R = C[k0:k0+w] in place:
+/* gj.h step 4 on column block C (n x nc, ld ldc): the step's swaps, then, R = C[k0:k0+w] in place:
  * Z = L11^-1 R, C_low -= L21 Z, C_k = U11^-1 Z, C_up -= A_up C_k (stream order makes the gemm
  * read Z before the second trsm turns it into C_k). */
 static ooc_status_t update(gx_t *X, int q, double *C, int64_t ldc, int64_t nc) {
@@ -303,7 +301,7 @@ static ooc_status_t panel_out(gx_t *X) {
   return ring_run(X->ring, X->kt1 - X->kt0, &out, X);
 }
 
-/* ---- the run ---------------------------------------------------------------------------------- */
+/* ---- the run --------------------------------------------------------------------------------- */
 
 static ooc_status_t run_step(gx_t *X, int64_t *info) {
   const gj_args_t *a = X->a;
@@ -399,7 +397,7 @@ ooc_status_t gj_x_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int
    * library's recursive getrf of the whole panel beat two chunks: n = 8192 in one step, 11.9 s
    * in chunks of 4096 against the old path's 11.4 s) */
   int64_t chunk = a->chunk > 0 ? a->chunk : a->x->unified ? X.W : GJ_X_CHUNK;
-  X.wc = ooc_max64(b, chunk / b * b);
+  X.wc = chunk >= X.W ? X.W : ooc_max64(b, chunk / b * b); /* whole tiles, or the stripe */
   X.nsteps = ooc_cdiv64(n, X.W);
   ooc_status_t st = setup(&X);
   if (st == OOC_OK && a->start_step > 0 && a->ipiv0)

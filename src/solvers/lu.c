@@ -59,10 +59,9 @@ int64_t lu_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int K, int64_t *n
   if (W >= n) return n;
   W = W / b * b;
   if (W < b) return 0;
-  /* as many steps as W needs, then as even as whole tiles allow: a short last step would read
-   * every earlier column for a few columns of work */
-  int64_t tiles = ooc_cdiv64(n, b), steps = ooc_cdiv64(tiles, W / b);
-  return ts_stripe(n, b, ooc_cdiv64(tiles, steps) * b);
+  /* as even as whole tiles allow: a short last step would read every earlier column for a few
+   * columns of work */
+  return ts_stripe(n, b, ts_even_stripe(n, b, W));
 }
 
 void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm) {

@@ -4,10 +4,11 @@
  * columns' updates) and Gauss-Jordan (gj_x.c, rows [k0, n) of its stripe).
  *
  * P is an n x w device buffer (leading dimension ldp >= n) holding the matrix's columns
- * [k0, k0 + w), every row at its global offset. A chunk is a range of whole columns [a, a1), in global column numbers; chunk
- * [a, a1) of the panel is factored on rows [a, n) (the rows above it belong to the chunks left of
- * it, or to rows the method never pivots: rows < k0). Pivots are global, 0-based (ipiv[i] is the
- * row swapped with row i), as LAPACK's getrf gives them relative to row a, plus a.
+ * [k0, k0 + w), every row at its global offset. A chunk is a range of whole columns [a, a1), in
+ * global column numbers; chunk [a, a1) of the panel is factored on rows [a, n) (the rows above
+ * it belong to the chunks left of it, or to rows the method never pivots: rows < k0). Pivots are
+ * global, 0-based (ipiv[i] is the row swapped with row i): LAPACK's getrf's, relative to row a,
+ * plus a.
  *
  * A left-looking factorization inside the stripe is, for each chunk in turn: xpanel_update from
  * every chunk left of it (factored, its pivots in ipiv on the host), then xpanel_getrf; a
