@@ -10,7 +10,7 @@
  *   bench_cuda_chol run N TILE GPU_MEM [TRACE]
  *       chol_run (CHOL_INVERT) on the executor with --gpu-mem GPU_MEM (0 = default), the matrix
  *       in a tile store in host memory (HDF5 bypassed: the source is a generated matrix), the
- *       stripe from ocu_chol_plan evened out over its steps as the CLI does (chol_even_stripe;
+ *       stripe from ocu_chol_plan evened out over its steps as the CLI does (ts_even_stripe;
  *       EVEN=0: the planned stripe as it is). Prints the wall time of the compute phase and TFLOP/s counting
  *       n^3, and the executor's counts (operations, flops, bytes put and got); with a TRACE path
  *       the executor writes every operation's span there; with N <= 32768 also a probe residual. COPY_THREADS=T
@@ -317,7 +317,7 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   ocu_config_t cfg = {.gpu_mem = gpu_mem, .trace = trace, .timing = 1};
   int64_t W = 0, gb = 0;
   OK(ctx, ocu_chol_plan(ctx, n, b, CHOL_INVERT, 0, &cfg, &W, &gb));
-  if (!getenv("EVEN") || atoi(getenv("EVEN"))) W = chol_even_stripe(n, b, W); /* as the CLI */
+  if (!getenv("EVEN") || atoi(getenv("EVEN"))) W = ts_even_stripe(n, b, W); /* as the CLI */
   tcache_t *cache = NULL;
   tstore_t *ts = NULL;
   memsrc_t ms = {A, n};

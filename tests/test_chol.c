@@ -434,17 +434,17 @@ static void t_out_of_core(void) {
   ooc_case(ooc_ops_ref(), CHOL_SOLVE, 400, 32, 64, 256 << 10);
 }
 
-/* chol_even_stripe: never wider than asked, whole tiles, the same number of steps, and the
+/* ts_even_stripe: never wider than asked, whole tiles, the same number of steps, and the
  * narrowest such width (one tile less would need another step); the n = 65536 case of
  * docs/CUDA.md. */
 static void t_even_stripe(void) {
-  CU_ASSERT_EQUAL(chol_even_stripe(65536, 1024, 20480), 16384);
-  CU_ASSERT_EQUAL(chol_even_stripe(65536, 1024, 65536), 65536);
-  CU_ASSERT_EQUAL(chol_even_stripe(1000, 64, 1024), 1024); /* W >= n: unchanged */
+  CU_ASSERT_EQUAL(ts_even_stripe(65536, 1024, 20480), 16384);
+  CU_ASSERT_EQUAL(ts_even_stripe(65536, 1024, 65536), 65536);
+  CU_ASSERT_EQUAL(ts_even_stripe(1000, 64, 1024), 1024); /* W >= n: unchanged */
   for (int64_t n = 1; n <= 300; n += 7)
     for (int64_t b = 1; b <= n; b += 5)
       for (int64_t W = b; W < n; W += b) {
-        int64_t E = chol_even_stripe(n, b, W), steps = ooc_cdiv64(n, W);
+        int64_t E = ts_even_stripe(n, b, W), steps = ooc_cdiv64(n, W);
         CU_ASSERT(E <= W && E >= b && E % b == 0);
         CU_ASSERT_EQUAL(ooc_cdiv64(n, E), steps);
         if (E > b) CU_ASSERT(ooc_cdiv64(n, E - b) > steps);

@@ -17,6 +17,10 @@
 
 #include "gen/gen.h"
 #include "kernels/ops.h"
+#include "exec/exec.h"
+#ifdef OOC_HAVE_CUDA
+#include "exec/cuda/exec_cuda.h"
+#endif
 #include "io/scratch.h"
 #include "solvers/check.h"
 #include "solvers/gj.h"
@@ -557,6 +561,336 @@ static void t_threads(void) {
   threads_case(ooc_ops_cpu(), 448, 0, 32, 96, 128 << 10);
 }
 
+/* ---- gj on the executor (gj_x.c, issue 18) against the CPU executor's path ------------------
+ * The new path runs the same algorithm on the host executor (unified: the operations work on the
+ * staging slots and P directly) and on the strict host executor (separate device buffers, late
+ * operations, NaN-filled gets: a missing sync reads NaN or stale data). Against the old path
+ * (gj_cpu.c) it must pick the same pivots (perm equal) and give LAPACK-quality results (inverse
+ * ratio < 30, solve < 16). It is not bit-identical to the old path: the old path factors the
+ * panel with its own recursive LU (widths < 1024) or one library getrf, splits the products into
+ * row chunks on its threads and, when a buffer fits, forms N_up as -A_up P with a GEMM; the new
+ * one factors chunks with getrf and trsm/gemm between them and forms N_up with two trsm (as
+ * the CUDA executor does), so the roundings differ. The host and the strict executor run the
+ * same operations on the same data, so those two agree bit for bit (which is what catches a
+ * missing sync: NaN or stale data would differ). In a CUDA build on a GPU host the CUDA executor
+ * (three queues, as job_gj.c makes it) runs each case too: the old path's status, info and
+ * message, and the ratios (its pivots may differ from the host's at a near tie). */
+
+enum { X_OLD = 0, X_HOST, X_STRICT, X_CUDA };
+
+/* Is there a GPU for X_CUDA runs (a build with CUDA on a GPU host)? Asked once. */
+static int cuda_usable(void) {
+  static int usable = -1;
+#ifdef OOC_HAVE_CUDA
+  if (usable < 0) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ex_cuda_config_t c = {.device = 0, .nqueues = 3};
+    ooc_exec_t *x = NULL;
+    usable = ex_cuda_create(ctx, &c, &x) == OOC_OK;
+    ex_destroy(x);
+    tu_ctx_done(ctx);
+    fprintf(stderr, "[gj_x on the CUDA executor: %s] ", usable ? "run" : "no GPU, skipped");
+  }
+#endif
+  return usable > 0;
+}
+
+typedef struct gjt {
+  ooc_ctx_t *ctx;
+  tcache_t *cache;
+  tstore_t *sa, *sb;
+  tu_memsrc_t ma, mb;
+  ooc_source_t srca, srcb;
+  tu_spill_t sla, slb;
+  ooc_spill_ops_t spa, spb;
+  double *colnorm;
+  int64_t n, m;
+} gjt_t;
+
+static void gjt_open(gjt_t *g, const double *A, int64_t n, const double *B, int64_t m, int64_t b,
+                     int64_t cap) {
+  memset(g, 0, sizeof *g);
+  g->ctx = tu_ctx();
+  g->n = n;
+  g->m = m;
+  g->ma = (tu_memsrc_t){A, n};
+  g->mb = (tu_memsrc_t){B, n};
+  g->srca = (ooc_source_t){&g->ma, tu_mem_read};
+  g->srcb = (ooc_source_t){&g->mb, tu_mem_read};
+  g->sla = (tu_spill_t){g->ctx, "gjx", NULL, 0};
+  g->slb = (tu_spill_t){g->ctx, "gjx", NULL, 0};
+  g->spa = (ooc_spill_ops_t){&g->sla, tu_sp_open, tu_sp_put, tu_sp_get};
+  g->spb = (ooc_spill_ops_t){&g->slb, tu_sp_open, tu_sp_put, tu_sp_get};
+  CU_ASSERT_FATAL(tcache_create(g->ctx, cap, &g->cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(g->ctx, g->cache, n, n, b, &g->srca, &g->spa, &g->sa) == OOC_OK);
+  if (B)
+    CU_ASSERT_FATAL(tstore_create(g->ctx, g->cache, n, m, b, &g->srcb, &g->spb, &g->sb) == OOC_OK);
+  g->colnorm = calloc((size_t)n + 1, sizeof *g->colnorm);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) g->colnorm[j] += fabs(A[i + j * n]);
+}
+
+typedef struct gjt_run {
+  int mode;                 /* X_OLD, X_HOST, X_STRICT */
+  const ooc_ops_t *ops;
+  int64_t W, chunk;
+  int64_t start_step;       /* resume: the first step, with ipiv0 */
+  const int64_t *ipiv0;
+  int64_t stop_after;       /* >= 0: after_step fails after this step (to resume from) */
+  int64_t *ipiv_at_stop;    /* n: the pivots after_step saw then */
+  int64_t n;
+} gjt_run_t;
+
+static ooc_status_t stop_cb(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv) {
+  gjt_run_t *r = user;
+  (void)nsteps;
+  if (step != r->stop_after) return OOC_OK;
+  memcpy(r->ipiv_at_stop, ipiv, (size_t)r->n * sizeof *ipiv);
+  return OOC_ERR_INTERRUPTED;
+}
+
+static ooc_status_t gjt_run(gjt_t *g, gjt_run_t *r, int64_t *perm, int64_t *steps, int64_t *info) {
+  ooc_exec_t *x = NULL;
+  r->n = g->n;
+  if (r->mode == X_HOST) /* the pipeline's: unified, one queue, the budget exactly P */
+    CU_ASSERT_FATAL(gj_x_host_exec(g->ctx, r->ops, g->n, ts_rows(g->sa).b, r->W, &x) == OOC_OK);
+  if (r->mode == X_STRICT) /* copies in, products, copies out on their own queues */
+    CU_ASSERT_FATAL(ex_host_create_strict(g->ctx, r->ops, 3, 0, 20, &x) == OOC_OK);
+#ifdef OOC_HAVE_CUDA
+  if (r->mode == X_CUDA) { /* as job_gj.c makes it */
+    ex_cuda_config_t c = {.device = 0, .nqueues = 3};
+    CU_ASSERT_FATAL(ex_cuda_create(g->ctx, &c, &x) == OOC_OK);
+  }
+#endif
+  gj_args_t a = {.A = g->sa, .B = g->sb, .stripe = r->W, .ops = r->ops, .colnorm = g->colnorm,
+                 .perm = g->sb ? NULL : perm, .threads = 2, .x = x, .chunk = r->chunk,
+                 .start_step = r->start_step, .ipiv0 = r->ipiv0};
+  if (r->stop_after >= 0) {
+    a.after_step = stop_cb;
+    a.step_user = r;
+  }
+  gj_stats_t stats;
+  ooc_status_t st = gj_run(g->ctx, &a, &stats, info);
+  *steps = stats.steps;
+  ex_destroy(x);
+  return st;
+}
+
+static void gjt_close(gjt_t *g) {
+  tstore_destroy(g->sa);
+  tstore_destroy(g->sb);
+  tcache_destroy(g->cache);
+  scratch_close(g->sla.s);
+  scratch_close(g->slb.s);
+  free(g->colnorm);
+  tu_ctx_done(g->ctx);
+}
+
+/* One run on fresh stores: the result store's content (A^-1 P_r^T, or X), or NULL on failure
+ * (then *st, *info and the message in msg). */
+static double *gjt_once(const double *A, int64_t n, const double *B, int64_t m, int64_t b,
+                        int64_t cap, gjt_run_t *r, int64_t *perm, ooc_status_t *st, int64_t *info,
+                        char *msg, size_t cap_msg) {
+  gjt_t g;
+  gjt_open(&g, A, n, B, m, b, cap);
+  int64_t steps = 0;
+  *st = gjt_run(&g, r, perm, &steps, info);
+  double *R = NULL;
+  if (*st == OOC_OK) {
+    CU_ASSERT(steps == ooc_cdiv64(n, ts_stripe(n, b, r->W)));
+    R = tu_read_store(B ? g.sb : g.sa, n);
+  } else if (msg) {
+    snprintf(msg, cap_msg, "%s", ooc_ctx_error(g.ctx));
+  }
+  gjt_close(&g);
+  return R;
+}
+
+static int g_x_logged;
+
+/* A^-1 from the store's content (column c of A^-1 is column perm[c] of R) or X, and its ratio. */
+static double gjt_ratio(const double *A, int64_t n, const double *B, int64_t m, const double *R,
+                        const int64_t *perm) {
+  int64_t rc = m ? m : n;
+  double *X = malloc((size_t)(n * rc + 1) * sizeof *X);
+  for (int64_t c = 0; c < rc; c++)
+    memcpy(X + c * n, R + (m ? c : perm[c]) * n, (size_t)n * sizeof *X);
+  double ratio = m ? tu_solve_ratio(n, m, A, X, B, DBL_EPSILON / 2)
+                   : tu_inverse_ratio(n, A, X, DBL_EPSILON / 2);
+  free(X);
+  return ratio;
+}
+
+/* The old path, gj_x on the host executor and on the strict one: same perm, good ratios, the
+ * two gj_x runs bit-identical. */
+static void x_case(const ooc_ops_t *ops, gen_kind_t kind, int64_t n, int64_t m, int64_t b,
+                   int64_t W, int64_t chunk, int64_t cap) {
+  double *A = make(kind, n, n, 31 + (uint64_t)n), *B = m ? make(GEN_RHS, n, m, 32) : NULL;
+  int64_t rc = m ? m : n;
+  int64_t *perm[4] = {NULL};
+  double *R[4] = {NULL};
+  ooc_status_t st[4];
+  int64_t info[4];
+  char msg[4][512];
+  int runs = cuda_usable() ? 4 : 3; /* the CUDA executor where there is a GPU */
+  for (int k = 0; k < runs; k++) {
+    perm[k] = calloc((size_t)n + 1, sizeof *perm[k]);
+    gjt_run_t r = {.mode = k, .ops = ops, .W = W, .chunk = chunk, .stop_after = -1};
+    msg[k][0] = 0;
+    info[k] = 0;
+    R[k] = gjt_once(A, n, B, m, b, cap, &r, perm[k], &st[k], &info[k], msg[k], sizeof msg[k]);
+  }
+  int logit = 0;
+  for (int k = 1; k < runs; k++) {
+    CU_ASSERT_EQUAL(st[k], st[0]);
+    CU_ASSERT_EQUAL(info[k], info[0]);
+    if (st[0] != OOC_OK) {
+      CU_ASSERT_STRING_EQUAL(msg[k], msg[0]); /* the same test on the same exact zero */
+      logit |= strcmp(msg[k], msg[0]) != 0;
+      continue;
+    }
+    if (!R[k]) continue;
+    /* the same pivots on the host's kernels; cuSOLVER's roundings may break a near tie */
+    if (!m && k != X_CUDA) CU_ASSERT(memcmp(perm[k], perm[0], (size_t)n * sizeof *perm[0]) == 0);
+    double ratio = gjt_ratio(A, n, B, m, R[k], perm[k]);
+    CU_ASSERT(ratio < (m ? 16 : 30));
+    logit |= !(ratio < (m ? 16 : 30));
+  }
+  if (kind == GEN_SINGULAR) {
+    CU_ASSERT_EQUAL(st[0], OOC_ERR_SINGULAR);
+    CU_ASSERT_EQUAL(info[0], n / 2 + 1);
+  } else {
+    CU_ASSERT_EQUAL(st[0], OOC_OK);
+  }
+  if (R[1] && R[2]) {
+    CU_ASSERT(memcmp(R[1], R[2], (size_t)(n * rc) * sizeof *R[1]) == 0);
+    logit |= memcmp(R[1], R[2], (size_t)(n * rc) * sizeof *R[1]) != 0;
+  }
+  if (logit && g_x_logged++ < 10)
+    fprintf(stderr, "\n  gj_x %s n=%lld m=%lld b=%lld W=%lld chunk=%lld cap=%lld: st %d/%d/%d "
+            "info %lld/%lld/%lld '%s' / '%s'\n", gen_kind_name(kind), (long long)n,
+            (long long)m, (long long)b, (long long)W, (long long)chunk, (long long)cap, st[0],
+            st[1], st[2], (long long)info[0], (long long)info[1], (long long)info[2], msg[0],
+            msg[1]);
+  for (int k = 0; k < 4; k++) {
+    free(R[k]);
+    free(perm[k]);
+  }
+  free(A);
+  free(B);
+}
+
+/* Sizes (1, 2, odd, tile multiples), tiles 1, 7, 64 and n, one step, several, an uneven last
+ * one, chunks of one tile (the panel LU over several chunks), in core and spilling. */
+static void t_x_shapes(void) {
+  const ooc_ops_t *cpu = ooc_ops_cpu();
+  const int64_t big = (int64_t)1 << 30, small = 16 << 10;
+  static const int64_t NS[] = {1, 2, 3, 17, 64, 130};
+  for (size_t i = 0; i < sizeof NS / sizeof NS[0]; i++) {
+    int64_t n = NS[i];
+    int64_t tiles[] = {1, 7, 64, n};
+    for (int t = 0; t < 4; t++) {
+      int64_t b = ooc_min64(tiles[t], n);
+      if (b == 1 && n > 17) continue; /* a queue operation per element: seconds, nothing new */
+      int64_t Ws[] = {n, b, 2 * b, 3 * b}; /* one step; one tile; uneven last steps */
+      for (int w = 0; w < 4; w++) {
+        if (w > 0 && Ws[w] >= n && w != 1) continue;
+        for (int c = 0; c < 2; c++) {
+          int64_t chunk = c ? b : 0; /* chunks of one tile, or GJ_X_CHUNK */
+          x_case(cpu, GEN_RANDOM, n, 0, b, Ws[w], chunk, big);
+          if (n >= 17) x_case(cpu, GEN_RANDOM, n, 0, b, Ws[w], chunk, small);
+          if (n >= 3) x_case(cpu, GEN_RANDOM, n, 5, b, Ws[w], chunk, n >= 17 ? small : big);
+        }
+      }
+    }
+  }
+}
+
+/* Larger: several chunks of several tiles, spilling, solve with many columns, ref kernels. */
+static void t_x_larger(void) {
+  const ooc_ops_t *cpu = ooc_ops_cpu();
+  x_case(cpu, GEN_RANDOM, 300, 0, 32, 96, 64, 64 << 10);  /* 3 chunks of 2 tiles (and 1 of 1) */
+  x_case(cpu, GEN_RANDOM, 300, 0, 32, 300, 64, 1 << 30); /* one step in 5 chunks */
+  x_case(cpu, GEN_RANDOM, 300, 50, 32, 64, 0, 64 << 10);  /* solve */
+  x_case(cpu, GEN_COND, 300, 0, 32, 128, 32, 1 << 30);    /* cond 1e6 */
+  x_case(cpu, GEN_DIAGDOM, 257, 0, 64, 128, 64, 32 << 10);
+  x_case(ooc_ops_ref(), GEN_RANDOM, 130, 3, 8, 24, 8, 16 << 10);
+}
+
+/* Singular: the first unusable pivot, the same info and message as the old path, in the first
+ * chunk, a later chunk, a later step; the zero column last. */
+static void t_x_singular(void) {
+  const ooc_ops_t *cpu = ooc_ops_cpu();
+  x_case(cpu, GEN_SINGULAR, 100, 0, 10, 100, 0, 1 << 30); /* zero column 50, one chunk */
+  x_case(cpu, GEN_SINGULAR, 100, 0, 10, 100, 20, 1 << 30); /* its chunk is the third */
+  x_case(cpu, GEN_SINGULAR, 100, 0, 10, 30, 10, 1 << 30);  /* the second step */
+  x_case(cpu, GEN_SINGULAR, 100, 3, 10, 40, 10, 8 << 10);  /* solve, spilling */
+  x_case(cpu, GEN_SINGULAR, 17, 0, 7, 7, 7, 1 << 30);
+}
+
+/* Resume: a run stopped after step s and resumed at s + 1 from its pivots gives the bits of the
+ * uninterrupted run (host and strict executors, in core and spilling, invert and solve). */
+static void x_resume_case(int mode, int64_t n, int64_t m, int64_t b, int64_t W, int64_t cap,
+                          int64_t s) {
+  double *A = make(GEN_RANDOM, n, n, 41), *B = m ? make(GEN_RHS, n, m, 42) : NULL;
+  int64_t rc = m ? m : n, *perm0 = calloc((size_t)n, sizeof *perm0);
+  int64_t *perm = calloc((size_t)n, sizeof *perm), *ipiv = calloc((size_t)n, sizeof *ipiv);
+  ooc_status_t st0;
+  int64_t info = 0, steps = 0;
+  gjt_run_t r0 = {.mode = mode, .ops = ooc_ops_cpu(), .W = W, .chunk = b, .stop_after = -1};
+  double *R0 = gjt_once(A, n, B, m, b, cap, &r0, perm0, &st0, &info, NULL, 0);
+  CU_ASSERT_FATAL(R0 != NULL);
+  gjt_t g;
+  gjt_open(&g, A, n, B, m, b, cap);
+  gjt_run_t r1 = r0;
+  r1.stop_after = s;
+  r1.ipiv_at_stop = ipiv;
+  CU_ASSERT_EQUAL(gjt_run(&g, &r1, perm, &steps, &info), OOC_ERR_INTERRUPTED);
+  CU_ASSERT_EQUAL(steps, s + 1);
+  gjt_run_t r2 = r0;
+  r2.start_step = s + 1;
+  r2.ipiv0 = ipiv;
+  CU_ASSERT_EQUAL(gjt_run(&g, &r2, perm, &steps, &info), OOC_OK);
+  CU_ASSERT_EQUAL(steps, ooc_cdiv64(n, ts_stripe(n, b, W)) - (s + 1));
+  double *R = tu_read_store(m ? g.sb : g.sa, n);
+  CU_ASSERT(memcmp(R, R0, (size_t)(n * rc) * sizeof *R) == 0);
+  if (!m) CU_ASSERT(memcmp(perm, perm0, (size_t)n * sizeof *perm) == 0);
+  gjt_close(&g);
+  free(R);
+  free(R0);
+  free(A);
+  free(B);
+  free(perm0);
+  free(perm);
+  free(ipiv);
+}
+
+static void t_x_resume(void) {
+  x_resume_case(X_HOST, 200, 0, 16, 48, 1 << 30, 0);
+  x_resume_case(X_HOST, 200, 0, 16, 48, 24 << 10, 2);
+  x_resume_case(X_STRICT, 200, 0, 16, 48, 24 << 10, 1);
+  x_resume_case(X_HOST, 200, 7, 16, 64, 24 << 10, 1);
+  x_resume_case(X_STRICT, 200, 7, 16, 64, 1 << 30, 2);
+}
+
+/* Through the pipeline with OOC_GJ_EXEC=1 (job_gj.c's switch): invert and solve, in and out of
+ * core, the CLI's ratios. */
+static void t_x_pipeline(void) {
+  const char *was = getenv("OOC_GJ_EXEC");
+  char keep[8];
+  snprintf(keep, sizeof keep, "%s", was ? was : "");
+  setenv("OOC_GJ_EXEC", "1", 1);
+  for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++) {
+    invert_case(KINDS[k], 100, 7, OOC_DEVICE_CPU, 0);
+    invert_case(KINDS[k], 100, 64, OOC_DEVICE_REF, 0);
+  }
+  solve_case(GEN_RANDOM, 200, 5, 32, OOC_DEVICE_CPU, 0);
+  ooc_case(OOC_DEVICE_CPU, 600, 32, 600 * 600 * 8 / 4, 0);
+  ooc_case(OOC_DEVICE_CPU, 600, 32, 600 * 600 * 8 / 4, 1);
+  if (was) setenv("OOC_GJ_EXEC", keep, 1);
+  else unsetenv("OOC_GJ_EXEC");
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"n = 1..3, ref", t_tiny_ref},          {"n = 1..3, cpu", t_tiny_cpu},
@@ -571,6 +905,11 @@ int main(void) {
       {"the 1-norm estimate fails inverses random probes pass", t_estimator},
       {"a failed check: no output; keep_failed keeps it as .rejected.h5", t_keep_failed},
       {"CPU executor: the same bits on 1, 2, 3 and 6 threads", t_threads},
+      {"gj on the executor: shapes, host and strict executors against the old path", t_x_shapes},
+      {"gj on the executor: larger, chunks, cond, ref", t_x_larger},
+      {"gj on the executor: singular matrices, the old path's info and message", t_x_singular},
+      {"gj on the executor: resumed runs give the uninterrupted bits", t_x_resume},
+      {"gj on the executor: the pipeline with OOC_GJ_EXEC=1", t_x_pipeline},
       {NULL, NULL}};
   return tu_run("gj", tests);
 }

@@ -148,6 +148,8 @@ void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char
 
 /* Gauss-Jordan (gj_run; journaled, resumable). */
 ooc_status_t job_gj_run(job_t *j, int64_t *steps);
+/* OOC_GJ_EXEC=1: gj runs on the executor (gj_x; temporary, issue 18: job_gj.c). */
+int job_gj_on_exec(void);
 
 /* ---- job_chol.c, used by methods.c ---- */
 

@@ -151,7 +151,7 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
                       ooc_fmt_bytes(p->budget, have, sizeof have), (long long)n, (long long)b,
                       ooc_fmt_bytes(need, nb, sizeof nb));
     }
-    p->W = ts_stripe(n, b, chol_even_stripe(n, b, nospill_stripe(p, avail, W)));
+    p->W = ts_stripe(n, b, ts_even_stripe(n, b, nospill_stripe(p, avail, W)));
     return OOC_OK;
   }
   int64_t Wg = 0, gbudget = 0;
@@ -276,7 +276,7 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
   int64_t n = p->q.n, b = p->b, m = p->q.m, Wd = 0, gbudget = 0;
   ocu_config_t c = plan_gpu_config(p->q.o);
   OOC_TRY(ooc_cuda()->chol_plan(ctx, n, b, job, 0, &c, &Wd, &gbudget));
-  int64_t Wc = ts_stripe(n, b, chol_even_stripe(n, b, ooc_min64(p->W, Wd)));
+  int64_t Wc = ts_stripe(n, b, ts_even_stripe(n, b, ooc_min64(p->W, Wd)));
   /* its pinned panel and ring must fit the host room planned for the method (sized for gj when
    * the method was not yet known; chol's in-device sweep needs a little more device memory than
    * gj, so a matrix that fits gj in one step can need chol's ring) */

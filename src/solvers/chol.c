@@ -841,11 +841,6 @@ static ooc_status_t factored_diag(chol_t *c) {
   return OOC_OK;
 }
 
-int64_t chol_even_stripe(int64_t n, int64_t b, int64_t W) {
-  if (W >= n || b < 1 || W < b) return W;
-  int64_t tiles = ooc_cdiv64(n, b), steps = ooc_cdiv64(tiles, W / b);
-  return ooc_cdiv64(tiles, steps) * b;
-}
 
 
 /* ---- entry ------------------------------------------------------------------------------- */

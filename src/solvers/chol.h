@@ -154,12 +154,6 @@ typedef struct chol_stats {
  * the transpose buffer and, for CHOL_INVERT with W < n, a b x n tile-row buffer. */
 int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
 
-/* The narrowest stripe (a multiple of b, at most W) that covers n in as many steps as W does:
- * the steps then carry equal work. Every sweep step streams the whole lower triangle whatever
- * its width, so a narrow last step (n = 65536, W = 20480: 20480 x 3 + 4096) pays a full pass of
- * copies for a fifth of a step's flops; and a step's pivot work (2 (n-w) w^2 + w^3) falls as w
- * narrows, at no extra pass. W >= n is returned unchanged. */
-int64_t chol_even_stripe(int64_t n, int64_t b, int64_t W);
 
 /* The in-core inverse on an executor, as chol_run's in-core step runs it: F (n x n, ld n, device
  * memory of e) holds A's lower triangle (its upper is never read); F := A^-1's lower triangle by

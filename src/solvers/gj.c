@@ -18,8 +18,8 @@ int64_t gj_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
 /* ---- the algorithm -------------------------------------------------------------------------- */
 
 /* gj.h step 2: the pivots the executor found must be usable. */
-static ooc_status_t check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const double *udiag,
-                                 const double *colnorm, int64_t *info) {
+ooc_status_t gj_check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const double *udiag,
+                             const double *colnorm, int64_t *info) {
   for (int64_t j = 0; j < w; j++) {
     double u = udiag[j];
     if (!(u > DBL_EPSILON * colnorm[k0 + j])) { /* also catches NaN */
@@ -31,6 +31,30 @@ static ooc_status_t check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const do
     }
   }
   return OOC_OK;
+}
+
+int64_t gj_targets(const gj_args_t *a, int64_t step, int64_t kt0, int64_t kt1, gj_target_t *t) {
+  int64_t nt = 0;
+  for (int64_t tj = 0; tj < ts_cols(a->A).count; tj++)
+    if ((a->B ? tj >= kt1 : (tj < kt0 || tj >= kt1))) t[nt++] = (gj_target_t){a->A, tj};
+  if (a->B)
+    for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) t[nt++] = (gj_target_t){a->B, tj};
+  if (step % 2 == 0) /* the tiles touched last are then the first ones taken, still cached */
+    for (int64_t q = 0; q < nt / 2; q++) {
+      gj_target_t tmp = t[q];
+      t[q] = t[nt - 1 - q];
+      t[nt - 1 - q] = tmp;
+    }
+  return nt;
+}
+
+void gj_perm(int64_t n, const int64_t *ipiv, int64_t *perm) {
+  for (int64_t c = 0; c < n; c++) perm[c] = c;
+  for (int64_t r = n - 1; r >= 0; r--) {
+    int64_t p = ipiv[r], tmp = perm[r];
+    perm[r] = perm[p];
+    perm[p] = tmp;
+  }
 }
 
 static void span(gj_exec_t *e, const char *what, double t0, int64_t bytes) {
@@ -63,6 +87,7 @@ static ooc_status_t between(void *user, int64_t q) {
 }
 
 ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info) {
+  if (a->x) return gj_x_run(ctx, a, stats, info);
   part_t rows = ts_rows(a->A), cols = ts_cols(a->A);
   int64_t n = rows.n, b = rows.b, m = a->B ? ts_cols(a->B).n : 0;
   int64_t W = ts_stripe(n, b, a->stripe);
@@ -113,23 +138,11 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     }
     span(ex, "take panel", t0, 8 * n * w);
     OOC_CHECK(st = ex->factor(ex, panel, n, k0, w, ipiv, udiag));
-    OOC_CHECK(st = check_pivots(ctx, k0, w, udiag, a->colnorm, info));
+    OOC_CHECK(st = gj_check_pivots(ctx, k0, w, udiag, a->colnorm, info));
     double t1 = ooc_now();
     stats->t_panel += t1 - t0;
 
-    /* The columns this step must update, in an order that alternates between steps (the tiles
-     * touched last are then the first ones taken, while they are still cached). */
-    int64_t nt = 0;
-    for (int64_t tj = 0; tj < cols.count; tj++)
-      if ((a->B ? tj >= kt1 : (tj < kt0 || tj >= kt1))) targets[nt++] = (gj_target_t){a->A, tj};
-    if (a->B)
-      for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) targets[nt++] = (gj_target_t){a->B, tj};
-    if (step % 2 == 0)
-      for (int64_t q = 0; q < nt / 2; q++) {
-        gj_target_t tmp = targets[q];
-        targets[q] = targets[nt - 1 - q];
-        targets[nt - 1 - q] = tmp;
-      }
+    int64_t nt = gj_targets(a, step, kt0, kt1, targets);
     /* A ring of K slots: block q is taken into slot q % K while the executor still works on
      * blocks q-K+1 .. q-1; before a slot is reused, its block is completed and put back.
      * The blocks are updated from the factored panel (gj.h step 4), so the panel is
@@ -186,14 +199,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
     OOC_CHECK(st = ooc_tick(ctx, "eliminate", (step + 1.0) / nsteps));
   }
 
-  if (a->perm) { /* undo the row interchanges as column interchanges, last first */
-    for (int64_t c = 0; c < n; c++) a->perm[c] = c;
-    for (int64_t r = n - 1; r >= 0; r--) {
-      int64_t p = ipiv[r], tmp = a->perm[r];
-      a->perm[r] = a->perm[p];
-      a->perm[p] = tmp;
-    }
-  }
+  if (a->perm) gj_perm(n, ipiv, a->perm);
 
 done:
   /* An error with blocks in flight: let the executor finish them before buffers go away. */

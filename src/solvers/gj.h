@@ -31,6 +31,7 @@
 #ifndef OOC_GJ_H
 #define OOC_GJ_H
 
+#include "exec/exec.h"
 #include "kernels/ops.h"
 #include "tiling/tstore.h"
 
@@ -103,6 +104,12 @@ typedef struct gj_args {
   int64_t *perm;          /* invert only, n entries out: A^-1[:, c] = store[:, perm[c]] */
   gj_exec_t *exec;        /* NULL: the CPU executor over ops (gj_cpu.h); else e.g. the CUDA one */
   int threads;            /* the CPU executor's threads; <= 0: the online CPUs */
+  /* Issue 18: set, the run is gj_x.c's, the same algorithm written once on this executor
+   * (exec/exec.h: host, strict host or CUDA) and the ring; exec and threads are then unused.
+   * chunk: the panel LU's chunk width on that path (whole tiles, >= one; 0: the whole stripe
+   * on a unified executor, GJ_X_CHUNK on others). */
+  ooc_exec_t *x;
+  int64_t chunk;
   /* Resumable runs (docs/RELIABILITY.md). start_step: the first step to run; the store holds the
    * result of the steps before it and ipiv0 (n entries) their pivots. after_step, when set, is
    * called after every completed step at a safe point (no tile checked out, the store holds the
@@ -122,5 +129,71 @@ typedef struct gj_stats {
 int64_t gj_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
 
 ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info);
+
+/* ---- Gauss-Jordan on the executor (gj_x.c, issue 18) -------------------------------------------
+ * The same steps, pivots, singularity test, perm and resumable semantics as above, written once
+ * over exec/exec.h and exec/ring.h (as lu.c), so it runs unchanged on the host executor and the
+ * CUDA executor. Per step:
+ *   - the stripe moves into the device buffer P (n x W, all rows at their global offsets) a tile
+ *     column at a time (through the ring's slots and ex_put on the copy-in queue; on a unified
+ *     executor taken straight into P), in chunks of `chunk` columns (on a unified executor one
+ *     chunk by default: the library's getrf of the whole stripe), and the panel LU of rows
+ *     [k0, n) is left-looking by chunks (xpanel.h): each chunk, once its columns are in, takes
+ *     the updates of the chunks before it and its getrf, while the host takes the next chunk's
+ *     columns; at the end every chunk takes the later chunks' row swaps (LAPACK's layout), so P
+ *     holds [A_up; L11\U11; L21] with the pivots LAPACK's getrf picks (argmax);
+ *   - each chunk's pivots are checked as soon as the host has them (the test above: the same
+ *     info and message as the CPU executor's path, which checks after the whole panel);
+ *   - every other tile column streams through the ring (exec/ring.h): taken into a slot on the
+ *     caller's thread, put to its device twin on the copy-in queue, then on a compute queue
+ *     (round robin when the executor has several) laswp, Z = L11^-1 R in place, C_low -= L21 Z,
+ *     C_k = U11^-1 Z in place, C_up -= A_up C_k, and back on the copy-out queue; the slot is put
+ *     back to its store when its event has passed (step 4's operations, not the transform
+ *     column's product: see above). Unified executors use the slot itself, no twins;
+ *   - inversion: the transform on the panel's queue (two trsm above, one below, getri of the
+ *     pivot block), then the panel's tile columns go back, last first, through the ring (gets on
+ *     the copy-out queue) or straight from P on a unified executor; solve drops the stripe.
+ * Queues: with 3 or more, queue 0 copies in, the last copies out, the ones between compute
+ * (the first of them also factors); with 2, queue 0 copies, 1 computes; with 1, everything on 0.
+ * Not kept from the CUDA gj executor (ocu_exec.c): its panel sends rows [k0, n) of every panel
+ * column before the rows above (the LU's columns arrive sooner by the rows above k0), its
+ * recursive panel LU (here: chunks of getrf with trsm/gemm between them), and its writeback of
+ * the transform in chunks as getri finishes them (here: after the transform, column by column).
+ * Memory: P (n x W) and, when not unified, K = GJ_X_SLOTS device twins of n x b from ex_alloc;
+ * the ring's K staging slots of n x b (ex_host_alloc: pinned on CUDA; 1 on a unified executor,
+ * none when one step inverts without sweeping) and small arrays on the host. */
+#define GJ_X_CHUNK 4096 /* panel chunk on a device: as lu.h's LU_CHUNK */
+#define GJ_X_SLOTS 3    /* ring slots on an executor that is not unified */
+
+/* Host bytes gj_x allocates outside the tile cache with a host executor over the ops table that
+ * the caller makes for it with gj_x_host_exec (unified, one queue; the executor's own bytes and
+ * P included). */
+int64_t gj_x_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
+
+/* The host executor the pipeline gives gj_x on the CPU: one queue (unified: no copies), its
+ * device budget exactly P. */
+ooc_status_t gj_x_host_exec(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int64_t b, int64_t W,
+                            ooc_exec_t **out);
+
+/* Host bytes gj_x allocates with an executor that is not unified (CUDA): the ring's K pinned
+ * slots and the small arrays. */
+int64_t gj_x_host_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
+
+/* The widest stripe (whole tiles, <= Wmax) whose device buffers (P and the K twins) fit ex's
+ * budget beside what getrf and getri take for themselves; 0 when not even one tile column does. */
+int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax);
+
+/* Shared by both paths. The pivot test of gj.h step 2 on columns [k0, k0 + w): OOC_ERR_SINGULAR
+ * and *info = column + 1 for the first |u_jj| <= eps ||A[:, j]||_1 (or NaN). */
+ooc_status_t gj_check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const double *udiag,
+                             const double *colnorm, int64_t *info);
+/* The tile columns step `step` (tile columns [kt0, kt1)) updates, into t (A's others, or for a
+ * solve A's right of the stripe and all of B's): in an order that alternates between steps, so
+ * the tiles touched last are taken first while the cache still holds them. Returns their count. */
+int64_t gj_targets(const gj_args_t *a, int64_t step, int64_t kt0, int64_t kt1, gj_target_t *t);
+/* perm from the pivots: the row interchanges undone as column interchanges, last first. */
+void gj_perm(int64_t n, const int64_t *ipiv, int64_t *perm);
+/* gj_run with a->x set. */
+ooc_status_t gj_x_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info);
 
 #endif

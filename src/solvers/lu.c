@@ -17,6 +17,7 @@
 
 #include "base/parloop.h"
 #include "exec/ring.h"
+#include "solvers/xpanel.h"
 
 enum { QC = 0 };
 
@@ -75,10 +76,9 @@ int64_t lu_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int K, int64_t *n
   if (W >= n) return n;
   W = W / b * b;
   if (W < b) return 0;
-  /* as many steps as W needs, then as even as whole tiles allow: a short last step would read
-   * every earlier column for a few columns of work */
-  int64_t tiles = ooc_cdiv64(n, b), steps = ooc_cdiv64(tiles, W / b);
-  return ts_stripe(n, b, ooc_cdiv64(tiles, steps) * b);
+  /* as even as whole tiles allow: a short last step would read every earlier column for a few
+   * columns of work */
+  return ts_stripe(n, b, ts_even_stripe(n, b, W));
 }
 
 void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm) {
@@ -592,13 +592,10 @@ static ooc_status_t chunk_pivots(lu_t *L, int64_t a, int64_t wc, int64_t bad, in
   return OOC_OK;
 }
 
-/* The panel call: getrf of chunk [a, a + wc) of the stripe, rows [a, n) (LAPACK's pivots, local
- * to row a, into loc; info into *bad), and its diagonal to the host, on QC; evp marks its end. */
+/* The panel call (xpanel.h): getrf of chunk [a, a + wc) of the stripe, rows [a, n), on QC. */
 static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
-  double *C = L->P + a + (a - L->k0) * L->n;
-  OOC_TRY(ex_getrf(L->ex, QC, L->n - a, wc, C, L->n, L->a->nopiv ? NULL : L->loc, bad));
-  OOC_TRY(ex_get(L->ex, QC, 1, wc, C, L->n + 1, L->diag, 1));
-  return ex_record(L->ex, QC, evp);
+  return xpanel_getrf(L->ex, QC, L->P, L->n, L->n, L->k0, a, wc, L->a->nopiv ? NULL : L->loc,
+                      bad, L->diag, evp);
 }
 
 /* Chunk [a, a1) of the stripe back to the store through the ring, gets on QT (nothing writes it
@@ -619,16 +616,10 @@ static ooc_status_t chunk_out(lu_t *L, int64_t a, int64_t a1) {
 }
 
 /* Chunk d = [d0, d1) of the stripe (factored) applied to chunk [a, a1) (left-looking inside the
- * stripe): its swaps, L_dd^-1, and one gemm over the rows below it. */
+ * stripe): xpanel_update on QC. */
 static ooc_status_t chunk_update(lu_t *L, int64_t d0, int64_t d1, int64_t a, int64_t a1) {
-  int64_t n = L->n, k0 = L->k0, cw = a1 - a;
-  double *C = L->P + (a - k0) * n, *D = L->P + (d0 - k0) * n;
-  OOC_TRY(swaps(L, QC, cw, C, n, d0, d1, L->ipiv));
-  OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', d1 - d0, cw, 1.0, D + d0, n, C + d0, n));
-  if (n - d1 > 0)
-    OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - d1, cw, d1 - d0, -1.0, D + d1, n, C + d0, n, 1.0,
-                    C + d1, n));
-  return OOC_OK;
+  return xpanel_update(L->ex, QC, L->P, L->n, L->n, L->k0, L->a->nopiv ? NULL : L->ipiv, d0, d1,
+                       a, a1);
 }
 
 /* P's columns [x0, x1) (a chunk's region, free) receive the next step's stripe's columns there,
@@ -666,12 +657,7 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
     L->st->t_wait += ooc_now() - t0;
     OOC_TRY(chunk_pivots(L, a, cw, bad[c], info));
     if (nr > 0) { /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
-      double *R = L->P + (a1 - k0) * n, *C = L->P + (a - k0) * n;
-      OOC_TRY(swaps(L, QC, nr, R, n, a, a1, L->ipiv));
-      OOC_TRY(ex_trsm(L->ex, QC, 'L', 'L', 'N', 'U', cw, nr, 1.0, C + a, n, R + a, n));
-      if (n - a1 > 0)
-        OOC_TRY(ex_gemm(L->ex, QC, 'N', 'N', n - a1, nr, cw, -1.0, C + a1, n, R + a, n, 1.0,
-                        R + a1, n));
+      OOC_TRY(chunk_update(L, a, a1, a1, end));
       OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
     }
     OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */

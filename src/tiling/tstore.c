@@ -431,6 +431,12 @@ int64_t ts_stripe(int64_t n, int64_t b, int64_t want) {
   return ooc_max64(b, want / b * b);
 }
 
+int64_t ts_even_stripe(int64_t n, int64_t b, int64_t W) {
+  if (W >= n || b < 1 || W < b) return W;
+  int64_t tiles = ooc_cdiv64(n, b), steps = ooc_cdiv64(tiles, W / b);
+  return ooc_cdiv64(tiles, steps) * b;
+}
+
 int64_t tstore_overhead_bytes(int64_t rows, int64_t cols, int64_t b) {
   int64_t rt = ooc_cdiv64(rows, b), nt = rt * ooc_cdiv64(cols, b);
   /* + the cache's copy list for a column of this store (jobs and pending entries) */

@@ -104,6 +104,14 @@ int64_t tstore_overhead_bytes(int64_t rows, int64_t cols, int64_t b);
  * function, so the plan and the run cannot disagree. */
 int64_t ts_stripe(int64_t n, int64_t b, int64_t want);
 
+/* The narrowest stripe (a multiple of b, at most W) that covers n in as many steps as W does:
+ * the steps then carry equal work. Every sweep step streams the whole matrix (or its lower
+ * triangle) whatever its width, so a narrow last step (n = 65536, W = 20480: 20480 x 3 + 4096)
+ * pays a full pass of copies for a fifth of a step's flops; and a step's pivot work
+ * (2 (n-w) w^2 + w^3) falls as w narrows, at no extra pass. W >= n is returned unchanged.
+ * (Cholesky's plans, and the GPU stripes of LU and gj on the executor.) */
+int64_t ts_even_stripe(int64_t n, int64_t b, int64_t W);
+
 ooc_status_t tstore_create(ooc_ctx_t *ctx, tcache_t *cache, int64_t rows, int64_t cols, int64_t b,
                            const ooc_source_t *source, const ooc_spill_ops_t *spill,
                            tstore_t **out);

@@ -1,0 +1,419 @@
+/* gj_x.c: striped Gauss-Jordan written once on the executor (exec/exec.h) and the ring
+ * (exec/ring.h), issue 18. gj.h states the algorithm and, under "Gauss-Jordan on the executor",
+ * how this file schedules it; the panel LU's pieces are xpanel.h's, shared with lu.c. */
+#include "solvers/gj.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "exec/ring.h"
+#include "solvers/gj_cpu.h"
+#include "solvers/xpanel.h"
+
+/* The host executor's own bytes beyond ex_host_bytes: a 64-byte header per buffer and event
+ * (P, two slots, the ring's and our events: under 32 in all). */
+#define GJ_X_HEADERS (64 * 32)
+/* Device bytes kept free for getri's own workspace beside getrf's: trtri's cuSOLVER workspace
+ * has no query on the executor (exec_cuda.h); getri's sweep block is counted exactly. */
+#define GJ_X_DEV_MARGIN ((int64_t)64 << 20)
+#define GJ_X_GETRI_NB 512 /* exec_cuda.c's getri sweep block: n x 512 of workspace */
+
+typedef struct gx {
+  ooc_ctx_t *ctx;
+  const gj_args_t *a;
+  ooc_exec_t *ex;
+  ring_t *ring;           /* NULL when nothing streams (a unified executor, one step, no B) */
+  int uni;                /* ex->unified: P and the slots are host memory, no twins or copies */
+  int K;                  /* ring slots */
+  int QI, QO, G, qc[EX_MAX_QUEUES]; /* copy in, copy out, the compute queues (qc[0] factors) */
+  int64_t n, b, W, wc, nsteps;
+  part_t cols;            /* A's tile columns */
+  double *P;              /* device n x W, ld `ld`, rows at their global offsets */
+  int64_t ld;             /* P's and the slots' leading dimension: n, or on a unified executor
+                             gj_cpu_ld(n) (padded when n is a multiple of 256, so the columns of
+                             a row block do not share cache sets: n = 4096 in core ran ~2%
+                             slower unpadded, as the old CPU path without its padding) */
+  double *D[GJ_X_SLOTS];  /* device twins of the ring's slots (NULL when unified) */
+  ex_event_t *evin[GJ_X_SLOTS], *evc[GJ_X_SLOTS]; /* slot s: put done, products done */
+  ex_event_t *evp[2];     /* chunk getrf done (alternating) */
+  ex_event_t *evj, *evpan, *evt; /* panel columns in, panel factored, transform done */
+  int64_t *ipiv;          /* n, global 0-based */
+  int64_t *loc;           /* a chunk's getrf pivots, local to its first row (W) */
+  double *diag;           /* a chunk's U diagonal as getrf leaves it (W; staging memory, so the
+                             get is asynchronous on CUDA: into pageable memory it would block
+                             the host until the getrf has run) */
+  double *udiag;          /* |u_jj| of the step (W) */
+  int64_t gbad[2], rbad;  /* getrf's and getri's info, written when they run */
+  gj_target_t *t;         /* the step's other tile columns, in sweep order */
+  int64_t nt;
+  gj_stats_t *st;
+  /* the step */
+  int64_t step, k0, w, kt0, kt1;
+  int64_t lo;             /* the panel pass's first tile column */
+  int64_t started;        /* sweep items started: the compute queues' round robin */
+} gx_t;
+
+/* ---- sizes ----------------------------------------------------------------------------------- */
+
+static int sweeps(int64_t n, int64_t W, int64_t m) { return W < n || m > 0; }
+
+/* ipiv (n), loc, diag and udiag (W each), the targets (tile columns of A and B, + 1): exactly
+ * what gj_x allocates (ooc_malloc counts the bytes asked), and a little for rounding. */
+static int64_t small_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
+  int64_t targets = ooc_cdiv64(n, b) + (m > 0 ? ooc_cdiv64(m, b) : 0) + 1;
+  return 8 * (n + 3 * W) + (int64_t)sizeof(gj_target_t) * targets + 512;
+}
+
+int64_t gj_x_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
+  if (n <= 0) return 0;
+  b = ooc_min64(b, n);
+  W = ts_stripe(n, b, W);
+  int64_t ld = gj_cpu_ld(n); /* unified: the padded leading dimension, one slot */
+  int64_t ring = sweeps(n, W, m) ? ring_host_bytes(1, ld, b) : 0;
+  return 8 * ld * W + ring + small_bytes(n, b, W, m) + ex_host_bytes(1) + GJ_X_HEADERS;
+}
+
+int64_t gj_x_host_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
+  if (n <= 0) return 0;
+  b = ooc_min64(b, n);
+  W = ts_stripe(n, b, W);
+  return ring_host_bytes(GJ_X_SLOTS, n, b) + small_bytes(n, b, W, m);
+}
+
+ooc_status_t gj_x_host_exec(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int64_t b, int64_t W,
+                            ooc_exec_t **out) {
+  int64_t bb = ooc_min64(b, n);
+  /* one queue: a unified executor makes no copies, so a second would only hold products */
+  return ex_host_create(ctx, ops, 1, n > 0 ? 8 * gj_cpu_ld(n) * ts_stripe(n, bb, W) : 0, out);
+}
+
+int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax) {
+  if (n <= 0) return 0;
+  b = ooc_min64(b, n);
+  Wmax = ts_stripe(n, b, Wmax);
+  /* getrf (chunks) and getri (the pivot block) run on the factoring queue one after the other:
+   * its workspace is the larger of the two */
+  int64_t rf = ex_getrf_ws(ex, n, ooc_min64(GJ_X_CHUNK, n));
+  int64_t ri = 8 * Wmax * ooc_min64(Wmax, GJ_X_GETRI_NB) + GJ_X_DEV_MARGIN;
+  int64_t ws = rf < 0 ? ooc_max64(ri, (int64_t)512 << 20) : ooc_max64(rf, ri);
+  int64_t room = ex->budget - ws - 8 * GJ_X_SLOTS * n * b;
+  if (room < 8 * n * b) return 0;
+  int64_t W = room / (8 * n);
+  if (W >= Wmax) return Wmax;
+  return ts_stripe(n, b, ts_even_stripe(n, b, W / b * b)); /* even steps, as lu_device_stripe */
+}
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+/* Queue `to` waits for what `from` has queued so far. */
+static ooc_status_t join(gx_t *X, int from, int to, ex_event_t *ev) {
+  if (from == to) return OOC_OK;
+  OOC_TRY(ex_record(X->ex, from, ev));
+  return ex_wait(X->ex, to, ev);
+}
+
+/* Where tile column tj of the stripe sits in P. */
+static double *pcol(const gx_t *X, int64_t tj) {
+  return X->P + (part_start(X->cols, tj) - X->k0) * X->ld;
+}
+
+static void assign_queues(gx_t *X) {
+  int nq = X->ex->nqueues;
+  X->G = nq >= 3 ? nq - 2 : 1;
+  X->QI = 0;
+  X->QO = nq >= 3 ? nq - 1 : 0;
+  for (int g = 0; g < X->G; g++) X->qc[g] = nq >= 3 ? 1 + g : nq - 1;
+}
+
+/* ---- the panel: in by chunks, factored as they arrive ---------------------------------------- */
+
+static ooc_status_t pin_take(void *u, int64_t q, double *slot, int64_t ld) {
+  gx_t *X = u;
+  return ts_take_col(X->a->A, X->lo + q, slot, ld);
+}
+
+static ooc_status_t pin_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  gx_t *X = u;
+  int64_t tj = X->lo + q;
+  (void)s;
+  OOC_TRY(ex_put(X->ex, X->QI, X->n, part_len(X->cols, tj), slot, ld, pcol(X, tj), X->ld));
+  *last = X->QI;
+  return OOC_OK;
+}
+
+/* The stripe's columns [a, a1) (relative to k0, whole tiles) into P; the factoring queue waits
+ * for them. A unified executor takes them straight into P (its device memory is host memory):
+ * the worker meanwhile only touches the chunks before them. */
+static ooc_status_t panel_in(gx_t *X, int64_t a, int64_t a1) {
+  int64_t t0 = X->kt0 + a / X->b, t1 = X->kt0 + ooc_cdiv64(a1, X->b);
+  if (X->uni) {
+    for (int64_t tj = t0; tj < t1; tj++) OOC_TRY(ts_take_col(X->a->A, tj, pcol(X, tj), X->ld));
+    return OOC_OK;
+  }
+  ring_ops_t in = {pin_take, pin_work, NULL};
+  X->lo = t0;
+  OOC_TRY(ring_run(X->ring, t1 - t0, &in, X));
+  return join(X, X->QI, X->qc[0], X->evj);
+}
+
+/* Chunk [a, a + wc) (relative) has been factored: its pivots (global), |u_jj|, and gj.h's pivot
+ * test, as soon as the host has them. */
+static ooc_status_t chunk_done(gx_t *X, int64_t a, int64_t wc, ex_event_t *ev, int64_t *info) {
+  OOC_TRY(ex_sync(X->ex, ev));
+  int64_t r = X->k0 + a;
+  for (int64_t i = 0; i < wc; i++) {
+    X->ipiv[r + i] = r + X->loc[i];
+    X->udiag[a + i] = fabs(X->diag[i]);
+  }
+  return gj_check_pivots(X->ctx, r, wc, X->udiag + a, X->a->colnorm, info);
+}
+
+/* gj.h step 2 on the executor (gj.h "Gauss-Jordan on the executor"): left-looking by chunks of
+ * wc columns; the host takes chunk c + 1 while the device factors chunk c. Every chunk ends with
+ * the later chunks' swaps, so P holds [A_up; L11\U11; L21] in LAPACK's layout (rows above k0 are
+ * never pivot candidates, so A_up is as taken). */
+static ooc_status_t panel(gx_t *X, int64_t *info) {
+  ooc_exec_t *ex = X->ex;
+  int64_t n = X->n, k0 = X->k0, w = X->w, wc = ooc_min64(X->wc, w), prev = -1;
+  int qf = X->qc[0], c = 0;
+  for (int64_t a = 0; a < w; a += wc, c ^= 1) {
+    int64_t a1 = ooc_min64(w, a + wc);
+    OOC_TRY(panel_in(X, a, a1));
+    for (int64_t d = 0; d < prev; d += wc) /* chunks whose pivots the host has */
+      OOC_TRY(xpanel_update(ex, qf, X->P, n, X->ld, k0, X->ipiv, k0 + d,
+                            k0 + ooc_min64(w, d + wc), k0 + a, k0 + a1));
+    if (prev >= 0) { /* the one before: its pivots first */
+      OOC_TRY(chunk_done(X, prev, a - prev, X->evp[c ^ 1], info));
+      OOC_TRY(xpanel_update(ex, qf, X->P, n, X->ld, k0, X->ipiv, k0 + prev, k0 + a, k0 + a,
+                            k0 + a1));
+    }
+    OOC_TRY(xpanel_getrf(ex, qf, X->P, n, X->ld, k0, k0 + a, a1 - a, X->loc, &X->gbad[c],
+                         X->diag, X->evp[c]));
+    prev = a;
+  }
+  OOC_TRY(chunk_done(X, prev, w - prev, X->evp[c ^ 1], info));
+  for (int64_t d = 0; d + wc < w; d += wc)
+    OOC_TRY(ex_laswp(ex, qf, wc, X->P + d * X->ld, X->ld, k0 + d + wc, k0 + w, X->ipiv));
+  for (int g = 1; g < X->G; g++) OOC_TRY(join(X, qf, X->qc[g], X->evpan));
+  return OOC_OK;
+}
+
+/* ---- the sweep: every other tile column through the ring ------------------------------------- */
+
+static ooc_status_t sw_take(void *u, int64_t q, double *slot, int64_t ld) {
+  gx_t *X = u;
+  return ts_take_col(X->t[q].ts, X->t[q].tj, slot, ld);
+}
+
+/* gj.h step 4 on column block C (n x nc, ld ldc): the step's swaps, then, R = C[k0:k0+w] in place:
+ * Z = L11^-1 R, C_low -= L21 Z, C_k = U11^-1 Z, C_up -= A_up C_k (stream order makes the gemm
+ * read Z before the second trsm turns it into C_k). */
+static ooc_status_t update(gx_t *X, int q, double *C, int64_t ldc, int64_t nc) {
+  ooc_exec_t *ex = X->ex;
+  int64_t n = X->n, k0 = X->k0, w = X->w, below = n - k0 - w, ld = X->ld;
+  const double *L11 = X->P + k0;
+  OOC_TRY(ex_laswp(ex, q, nc, C, ldc, k0, k0 + w, X->ipiv));
+  OOC_TRY(ex_trsm(ex, q, 'L', 'L', 'N', 'U', w, nc, 1.0, L11, ld, C + k0, ldc));
+  if (below > 0)
+    OOC_TRY(ex_gemm(ex, q, 'N', 'N', below, nc, w, -1.0, L11 + w, ld, C + k0, ldc, 1.0,
+                    C + k0 + w, ldc));
+  OOC_TRY(ex_trsm(ex, q, 'L', 'U', 'N', 'N', w, nc, 1.0, L11, ld, C + k0, ldc));
+  if (k0 > 0)
+    OOC_TRY(ex_gemm(ex, q, 'N', 'N', k0, nc, w, -1.0, X->P, ld, C + k0, ldc, 1.0, C, ldc));
+  return OOC_OK;
+}
+
+static ooc_status_t sw_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  gx_t *X = u;
+  int64_t n = X->n, nc = part_len(ts_cols(X->t[q].ts), X->t[q].tj);
+  int qc = X->qc[X->started++ % X->G];
+  if (X->uni) { /* the slot is device memory */
+    OOC_TRY(update(X, qc, slot, ld, nc));
+    *last = qc;
+    return OOC_OK;
+  }
+  OOC_TRY(ex_put(X->ex, X->QI, n, nc, slot, ld, X->D[s], n));
+  OOC_TRY(join(X, X->QI, qc, X->evin[s]));
+  OOC_TRY(update(X, qc, X->D[s], n, nc));
+  OOC_TRY(join(X, qc, X->QO, X->evc[s]));
+  OOC_TRY(ex_get(X->ex, X->QO, n, nc, X->D[s], n, slot, ld));
+  *last = X->QO;
+  return OOC_OK;
+}
+
+static ooc_status_t sw_put(void *u, int64_t q, double *slot, int64_t ld) {
+  gx_t *X = u;
+  OOC_TRY(ts_put_col(X->t[q].ts, X->t[q].tj, slot, ld));
+  return ooc_tick(X->ctx, "eliminate", (X->step + (q + 1.0) / (X->nt + 1.0)) / X->nsteps);
+}
+
+/* ---- inversion: the transform and the new column block --------------------------------------- */
+
+/* gj.h step 5 on the factoring queue, after the sweep (whose products read the factored panel:
+ * the ring has retired them all): N_up = -A_up U11^-1 L11^-1, N_low = -L21 L11^-1, P by getri
+ * (after the trsm, which read L11\U11). */
+static ooc_status_t transform(gx_t *X, int64_t *info) {
+  ooc_exec_t *ex = X->ex;
+  int64_t n = X->n, k0 = X->k0, w = X->w, below = n - k0 - w, ld = X->ld;
+  int q = X->qc[0];
+  double *L11 = X->P + k0;
+  if (k0 > 0) {
+    OOC_TRY(ex_trsm(ex, q, 'R', 'U', 'N', 'N', k0, w, 1.0, L11, ld, X->P, ld));
+    OOC_TRY(ex_trsm(ex, q, 'R', 'L', 'N', 'U', k0, w, -1.0, L11, ld, X->P, ld));
+  }
+  if (below > 0)
+    OOC_TRY(ex_trsm(ex, q, 'R', 'L', 'N', 'U', below, w, -1.0, L11, ld, X->P + k0 + w, ld));
+  OOC_TRY(ex_getri(ex, q, w, L11, ld, &X->rbad));
+  OOC_TRY(ex_record(ex, q, X->evt));
+  OOC_TRY(ex_sync(ex, X->evt));
+  if (X->rbad) { /* u_jj == 0 (the pivot test normally stops this earlier) */
+    *info = k0 + X->rbad;
+    return OOC_FAIL(X->ctx, OOC_ERR_SINGULAR, "matrix is singular: zero pivot in column %lld",
+                    (long long)(k0 + X->rbad - 1));
+  }
+  return OOC_OK;
+}
+
+static ooc_status_t pout_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  gx_t *X = u;
+  int64_t tj = X->kt1 - 1 - q;
+  (void)s;
+  OOC_TRY(ex_get(X->ex, X->QO, X->n, part_len(X->cols, tj), pcol(X, tj), X->ld, slot, ld));
+  *last = X->QO;
+  return OOC_OK;
+}
+
+static ooc_status_t pout_put(void *u, int64_t q, double *slot, int64_t ld) {
+  gx_t *X = u;
+  return ts_put_col(X->a->A, X->kt1 - 1 - q, slot, ld);
+}
+
+/* The transformed panel back as the new column block, last tile column first (gj.c's order):
+ * through the ring, a get per column on the copy-out queue while the host puts the one before;
+ * on a unified executor straight from P (the host has synced the transform). */
+static ooc_status_t panel_out(gx_t *X) {
+  if (X->uni) {
+    for (int64_t tj = X->kt1 - 1; tj >= X->kt0; tj--)
+      OOC_TRY(ts_put_col(X->a->A, tj, pcol(X, tj), X->ld));
+    return OOC_OK;
+  }
+  ring_ops_t out = {NULL, pout_work, pout_put};
+  return ring_run(X->ring, X->kt1 - X->kt0, &out, X);
+}
+
+/* ---- the run --------------------------------------------------------------------------------- */
+
+static ooc_status_t run_step(gx_t *X, int64_t *info) {
+  const gj_args_t *a = X->a;
+  double t0 = ooc_now();
+  OOC_TRY(panel(X, info));
+  double t1 = ooc_now();
+  X->st->t_panel += t1 - t0;
+  X->nt = gj_targets(a, X->step, X->kt0, X->kt1, X->t);
+  ring_ops_t sw = {sw_take, sw_work, sw_put};
+  if (X->nt > 0) OOC_TRY(ring_run(X->ring, X->nt, &sw, X));
+  X->st->t_update += ooc_now() - t1;
+  if (a->B) { /* solve: the stripe's columns are not needed again */
+    for (int64_t tj = X->kt0; tj < X->kt1; tj++)
+      for (int64_t ti = 0; ti < ts_rows(a->A).count; ti++) ts_drop(a->A, ti, tj);
+    return OOC_OK;
+  }
+  double t2 = ooc_now();
+  OOC_TRY(transform(X, info));
+  double t3 = ooc_now();
+  X->st->t_panel += t3 - t2;
+  OOC_TRY(panel_out(X));
+  X->st->t_update += ooc_now() - t3;
+  return OOC_OK;
+}
+
+static ooc_status_t setup(gx_t *X) {
+  ooc_ctx_t *ctx = X->ctx;
+  ooc_exec_t *ex = X->ex;
+  int64_t n = X->n, b = X->b, W = X->W, m = X->a->B ? ts_cols(X->a->B).n : 0;
+  X->uni = ex->unified;
+  X->ld = X->uni ? gj_cpu_ld(n) : n;
+  assign_queues(X);
+  /* unified: one slot (as lu.c): the take of column q + 1 then waits for the products of q,
+   * but on the CPU the copy competes with them for the cores anyway; n = 4096, tile 512, 4
+   * steps ran 1.85-1.96 s with one slot, 1.92-2.18 s with two, and one saves n x b */
+  X->K = X->uni ? (sweeps(n, W, m) ? 1 : 0) : GJ_X_SLOTS;
+  X->ipiv = ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
+  X->loc = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
+  X->udiag = ooc_malloc(ctx, (size_t)W * sizeof(double));
+  int64_t ntmax = X->cols.count + (X->a->B ? ts_cols(X->a->B).count : 0) + 1;
+  X->t = ooc_malloc(ctx, (size_t)ntmax * sizeof(gj_target_t));
+  if (!X->ipiv || !X->loc || !X->udiag || !X->t)
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the Gauss-Jordan workspace "
+                    "(%lld bytes)", (long long)gj_x_workspace_bytes(n, b, W, m));
+  OOC_TRY(ex_host_alloc(ex, (size_t)W * sizeof(double), &X->diag));
+  OOC_TRY(ex_alloc(ex, (size_t)(X->ld * W) * sizeof(double), &X->P));
+  for (int s = 0; s < X->K; s++) {
+    if (!X->uni) OOC_TRY(ex_alloc(ex, (size_t)(n * b) * sizeof(double), &X->D[s]));
+    OOC_TRY(ex_event_create(ex, &X->evin[s]));
+    OOC_TRY(ex_event_create(ex, &X->evc[s]));
+  }
+  for (int e = 0; e < 2; e++) OOC_TRY(ex_event_create(ex, &X->evp[e]));
+  OOC_TRY(ex_event_create(ex, &X->evj));
+  OOC_TRY(ex_event_create(ex, &X->evpan));
+  OOC_TRY(ex_event_create(ex, &X->evt));
+  if (X->K > 0) OOC_TRY(ring_create(ex, X->K, X->ld, b, &X->ring));
+  return OOC_OK;
+}
+
+static ooc_status_t teardown(gx_t *X, ooc_status_t st) {
+  ooc_exec_t *ex = X->ex;
+  ring_destroy(X->ring); /* waits for the executor: nothing uses a buffer below after this */
+  ooc_status_t fin = ex_finish(ex);
+  if (st == OOC_OK) st = fin;
+  for (int s = 0; s < GJ_X_SLOTS; s++) {
+    ex_event_destroy(ex, X->evin[s]);
+    ex_event_destroy(ex, X->evc[s]);
+    ex_free(ex, X->D[s]);
+  }
+  for (int e = 0; e < 2; e++) ex_event_destroy(ex, X->evp[e]);
+  ex_event_destroy(ex, X->evj);
+  ex_event_destroy(ex, X->evpan);
+  ex_event_destroy(ex, X->evt);
+  ex_free(ex, X->P);
+  ooc_free(X->ctx, X->ipiv);
+  ooc_free(X->ctx, X->loc);
+  ex_host_free(ex, X->diag);
+  ooc_free(X->ctx, X->udiag);
+  ooc_free(X->ctx, X->t);
+  return st;
+}
+
+ooc_status_t gj_x_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info) {
+  part_t rows = ts_rows(a->A);
+  int64_t n = rows.n, b = rows.b;
+  *info = 0;
+  memset(stats, 0, sizeof *stats);
+  if (n == 0) return OOC_OK;
+  gx_t X = {.ctx = ctx, .a = a, .ex = a->x, .n = n, .b = b, .W = ts_stripe(n, b, a->stripe),
+            .cols = ts_cols(a->A), .st = stats};
+  /* the panel's chunks: on a unified executor one getrf of the whole stripe by default (nothing
+   * to overlap with the arrivals but the take's copies, which compete for the same cores; the
+   * library's recursive getrf of the whole panel beat two chunks: n = 8192 in one step, 11.9 s
+   * in chunks of 4096 against the old path's 11.4 s) */
+  int64_t chunk = a->chunk > 0 ? a->chunk : a->x->unified ? X.W : GJ_X_CHUNK;
+  X.wc = chunk >= X.W ? X.W : ooc_max64(b, chunk / b * b); /* whole tiles, or the stripe */
+  X.nsteps = ooc_cdiv64(n, X.W);
+  ooc_status_t st = setup(&X);
+  if (st == OOC_OK && a->start_step > 0 && a->ipiv0)
+    memcpy(X.ipiv, a->ipiv0, (size_t)n * sizeof(int64_t));
+  for (int64_t step = a->start_step; st == OOC_OK && step < X.nsteps; step++) {
+    X.step = step;
+    X.k0 = step * X.W;
+    X.w = ooc_min64(X.W, n - X.k0);
+    X.kt0 = X.k0 / b;
+    X.kt1 = ooc_cdiv64(X.k0 + X.w, b);
+    st = run_step(&X, info);
+    if (st != OOC_OK) break;
+    stats->steps++;
+    if (a->after_step) st = a->after_step(a->step_user, step, X.nsteps, X.ipiv);
+    if (st == OOC_OK) st = ooc_tick(ctx, "eliminate", (step + 1.0) / X.nsteps);
+  }
+  if (st == OOC_OK && a->perm) gj_perm(n, X.ipiv, a->perm);
+  return teardown(&X, st);
+}
