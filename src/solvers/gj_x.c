@@ -15,8 +15,11 @@
 #define GJ_X_HEADERS (64 * 32)
 /* Device bytes kept free for getri's own workspace beside getrf's: trtri's cuSOLVER workspace
  * has no query on the executor (exec_cuda.h); getri's sweep block is counted exactly. */
-#define GJ_X_DEV_MARGIN ((int64_t)64 << 20)
-#define GJ_X_GETRI_NB 512 /* exec_cuda.c's getri sweep block: n x 512 of workspace */
+/* Beside what getrf and getri take (ex_getrf_ws, ex_getri_ws): the laswp pivots each queue's
+ * workspace holds (8 n bytes a queue) and rounding. When the executor cannot tell its getri's
+ * workspace, the sweep block's n x 512 (exec_cuda.c) and 64 MiB more are kept instead. */
+#define GJ_X_DEV_MARGIN ((int64_t)1 << 20)
+#define GJ_X_GETRI_NB 512
 
 typedef struct gx {
   ooc_ctx_t *ctx;
@@ -93,9 +96,10 @@ int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax) {
   Wmax = ts_stripe(n, b, Wmax);
   /* getrf (chunks) and getri (the pivot block) run on the factoring queue one after the other:
    * its workspace is the larger of the two */
-  int64_t rf = ex_getrf_ws(ex, n, ooc_min64(GJ_X_CHUNK, n));
-  int64_t ri = 8 * Wmax * ooc_min64(Wmax, GJ_X_GETRI_NB) + GJ_X_DEV_MARGIN;
-  int64_t ws = rf < 0 ? ooc_max64(ri, (int64_t)512 << 20) : ooc_max64(rf, ri);
+  int64_t rf = ex_getrf_ws(ex, n, ooc_min64(GJ_X_CHUNK, n)), ri = ex_getri_ws(ex, Wmax);
+  if (ri < 0) ri = 8 * Wmax * ooc_min64(Wmax, GJ_X_GETRI_NB) + ((int64_t)64 << 20);
+  int64_t ws = (rf < 0 ? ooc_max64(ri, (int64_t)512 << 20) : ooc_max64(rf, ri)) +
+               GJ_X_DEV_MARGIN + 8 * n * ex->nqueues;
   int64_t room = ex->budget - ws - 8 * GJ_X_SLOTS * n * b;
   if (room < 8 * n * b) return 0;
   int64_t W = room / (8 * n);
