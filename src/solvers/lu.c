@@ -982,7 +982,13 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   for (int s = 0; s < LU_SLOTS; s++) L.lend[s].tile = ooc_malloc(ctx, (size_t)L.nt * sizeof(double *));
   L.pieces = ooc_malloc(ctx, (size_t)(L.nt + 1) * sizeof(piece_t));
   L.loc = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
-  L.diag = ooc_malloc(ctx, (size_t)W * sizeof(double));
+  /* U's diagonal comes back by ex_get: into staging memory off a unified executor, so that the
+   * get is asynchronous (into pageable memory the CUDA executor's get returns only once the
+   * getrf before it has run: the host could not send the last chunk back meanwhile) */
+  if (L.uni)
+    L.diag = ooc_malloc(ctx, (size_t)W * sizeof(double));
+  else if (ex_host_alloc(L.ex, (size_t)W * sizeof(double), &L.diag) != OOC_OK)
+    L.diag = NULL;
   L.done = ooc_calloc(ctx, (size_t)L.nt, sizeof(int64_t));
   L.rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
   int lends = 1;
@@ -1029,12 +1035,13 @@ done:
       ex_free(L.ex, L.D[s]);
     }
     ex_free(L.ex, L.P);
+    if (!L.uni) ex_host_free(L.ex, L.diag);
   }
+  if (L.uni) ooc_free(ctx, L.diag);
   ex_destroy(own);
   for (int s = 0; s < LU_SLOTS; s++) ooc_free(ctx, L.lend[s].tile);
   ooc_free(ctx, L.pieces);
   ooc_free(ctx, L.loc);
-  ooc_free(ctx, L.diag);
   ooc_free(ctx, L.done);
   ooc_free(ctx, L.rowsum);
   return st;
