@@ -13,8 +13,6 @@
 /* The host executor's own bytes beyond ex_host_bytes: a 64-byte header per buffer and event
  * (P, two slots, the ring's and our events: under 32 in all). */
 #define GJ_X_HEADERS (64 * 32)
-/* Device bytes kept free for getri's own workspace beside getrf's: trtri's cuSOLVER workspace
- * has no query on the executor (exec_cuda.h); getri's sweep block is counted exactly. */
 /* Beside what getrf and getri take (ex_getrf_ws, ex_getri_ws): the laswp pivots each queue's
  * workspace holds (8 n bytes a queue) and rounding. When the executor cannot tell its getri's
  * workspace, the sweep block's n x 512 (exec_cuda.c) and 64 MiB more are kept instead. */

@@ -246,8 +246,7 @@ static double *in_panel(lu_t *L, int64_t r0, int64_t tj) {
  * no sharing). */
 #define SCAN_CHUNK 4096
 typedef struct {
-  const piece_t *pc;
-  int np;
+  const piece_t *pc; /* the pieces; the job index runs over their row chunks in order */
   double *rowsum;
   int64_t bj, c0;
   int upper;
@@ -308,7 +307,7 @@ static double scan(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1, i
                                   cstart(L, ti) + clen(L, ti)};
   else
     L->pieces[np++] = (piece_t){slot + r0, L->n, r0, r1};
-  scan_t sc = {.pc = L->pieces, .np = np, .rowsum = L->rowsum, .bj = bj, .c0 = c0,
+  scan_t sc = {.pc = L->pieces, .rowsum = L->rowsum, .bj = bj, .c0 = c0,
                .upper = upper};
   int64_t chunks = 0;
   for (int i = 0; i < np; i++) chunks += ooc_cdiv64(L->pieces[i].r1 - L->pieces[i].r0, SCAN_CHUNK);

@@ -364,8 +364,8 @@ void tcache_set_pin(tcache_t *c, int (*pin)(void *user, void *p, size_t bytes),
     unpin_all(c, c->head); /* the LRU list (lent tiles included) */
     unpin_all(c, c->pool);
   }
-  c->pin = pin;
-  c->unpin = pin ? unpin : NULL;
+  c->pin = pin && unpin ? pin : NULL; /* a pinner must be able to unpin */
+  c->unpin = c->pin ? unpin : NULL;
   c->pin_user = user;
 }
 
