@@ -257,11 +257,9 @@ void ckpt_remove_stale_spills(job_t *j) {
              "runs from '%s'", k, k > 1 ? "s" : "", j->scratch_dir);
 }
 
-/* The output's names in the scratch directory, its lock, and what killed runs left for it
- * (temporary outputs). Every command that writes an output calls it. */
-ooc_status_t ckpt_claim_output(job_t *j) {
+/* The output's names in the scratch directory: j->jbase, its journal and its lock. */
+static ooc_status_t names(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
-  ooc_report_t *r = j->rep;
   /* Named after the output file and a hash of its directory: outputs with the same name in
    * different directories may share one --scratch directory. */
   const char *slash = strrchr(j->out_file, '/');
@@ -284,6 +282,15 @@ ooc_status_t ckpt_claim_output(job_t *j) {
     return OOC_FAIL(ctx, OOC_ERR_ARG, "%s: scratch directory path too long", j->scratch_dir);
   ooc_fmt(j->jpath, sizeof j->jpath, "%s.journal", j->jbase);
   ooc_fmt(j->lockpath, sizeof j->lockpath, "%s.lock", j->jbase);
+  return OOC_OK;
+}
+
+/* The output's names, its lock, and what killed runs left for it (temporary outputs). Every
+ * command that writes an output calls it. */
+ooc_status_t ckpt_claim_output(job_t *j) {
+  ooc_ctx_t *ctx = j->ctx;
+  ooc_report_t *r = j->rep;
+  OOC_TRY(names(j));
   ckpt_remove_stale_spills(j);
   OOC_TRY(take_lock(j));
   if (j->lock_fd < 0) { /* unwritable scratch directory: no journal, but never a stale one */
@@ -349,6 +356,23 @@ ooc_status_t ckpt_prepare(job_t *j) {
   j->journaled = (j->resuming || j->o.checkpoint != OOC_CHECKPOINT_NEVER) && !unjournaled;
   /* the tile tables a checkpoint builds came out of the budget in plan_solver (plan_req_t) */
   return OOC_OK;
+}
+
+int ckpt_journal_method(job_t *j) {
+  if (names(j) != OOC_OK) {
+    ooc_clear_error(j->ctx); /* ckpt_claim_output fails the same way, and says so */
+    return -1;
+  }
+  if (!ckpt_path_exists(j->jpath)) return -1;
+  journal_t *jr = NULL;
+  /* a damaged journal is not this function's to report: ckpt_prepare reads it again and fails */
+  if (journal_read(j->ctx, j->jpath, &jr) != OOC_OK) {
+    ooc_clear_error(j->ctx);
+    return -1;
+  }
+  int m = jr->id.method;
+  journal_free(j->ctx, jr);
+  return m == OOC_METHOD_CHOL || m == OOC_METHOD_LU || m == OOC_METHOD_GJ ? m : -1;
 }
 
 /* Stores from the journal: every tile zero or in scratch at the committed version. */

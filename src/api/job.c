@@ -891,6 +891,16 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
     OOC_TRY(resolve_output(j, spec[3], afile, lu_f ? ".lu" : jobs[j->kind].suffix,
                            lu_f ? "/LU" : j->out_dset0 ? j->out_dset0 : jobs[j->kind].dset));
   }
+  if (!own && j->o.resume && j->o.method == OOC_METHOD_AUTO && j->kind != JOB_LOGDET &&
+      j->kind != JOB_PRODUCT) { /* auto resumes what the journal ran, planned for that method */
+    int jm = ckpt_journal_method(j);
+    if (jm >= 0) {
+      j->o.method = jm;
+      snprintf(r->method, sizeof r->method, "%s", method_name(jm));
+      ooc_warn(r->warnings, sizeof r->warnings, "--resume under --method auto: resuming the "
+               "journal's --method %s run", method_name(jm));
+    }
+  }
   OOC_TRY(own ? own->plan(j) : plan(j));
   r->tile = j->b;
   r->stripe = j->W;

@@ -235,6 +235,10 @@ ooc_status_t ckpt_claim_output(job_t *j);
 /* Before the load: the lock, an existing journal (refused, or adopted with --resume after its
  * identity is checked), and whether this run journals. */
 ooc_status_t ckpt_prepare(job_t *j);
+/* --resume under --method auto: the method the journal at j->jpath ran (OOC_METHOD_CHOL, _LU or
+ * _GJ), so that the plan is the resumed method's; -1 when there is no readable journal (then
+ * ckpt_prepare says what is wrong with it, or starts from the beginning). */
+int ckpt_journal_method(job_t *j);
 /* --resume: the stores from the journal instead of the input. */
 ooc_status_t ckpt_restore_stores(job_t *j);
 /* The checkpoint policy of the run that starts (every step out of core, else every
