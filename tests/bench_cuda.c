@@ -2,19 +2,14 @@
  * bench_cuda.c: the CUDA backend against its ceilings and its in-core peer, in one process.
  *   bench_cuda ceil                       DGEMM rate (n = 8192) and pinned PCIe H2D / D2H
  *   bench_cuda cusolver N                 cuSOLVER in core: getrf + getrs with an identity RHS
- *   bench_cuda gj N TILE GPU_MEM STREAMS [TRACE|-] [cusolver-trtri] [leaf=L1,L2,...]
- *                [trtri=SPEC1,SPEC2,...] [w=W1,W2,...]
- *                                         oocsolve's striped GJ on the CUDA executor: matrix in
- *                                         host memory (a tile store, HDF5 bypassed), GPU_MEM 0 =
- *                                         default budget; prints time, TFLOP/s (2n^3), overlap;
- *                                         cusolver-trtri: getri with cuSOLVER's trtri (compare);
- *                                         leaf=: one run per panel-LU leaf width on the same
- *                                         matrix (ocu_exec_set_leaf: 0 default, -1
- *                                         cuSOLVER's getrf on the whole panel); TRACE: first run;
- *                                         trtri=: one run per getri trtri variant (ocu_trtri.h
- *                                         specs, e.g. rec,gemm,ws:256) x each leaf, same matrix;
+ *   bench_cuda gj N TILE GPU_MEM QUEUES [TRACE|-] [w=W1,W2,...] [chunk=C1,C2,...]
+ *                                         oocsolve's striped GJ (gj_x.c) on the CUDA executor with
+ *                                         QUEUES streams: matrix in host memory (a tile store,
+ *                                         HDF5 bypassed), GPU_MEM 0 = default budget; prints
+ *                                         time, TFLOP/s (2n^3), bytes moved; TRACE: first run;
  *                                         w=: one run per stripe width (0 = the plan's, the
- *                                         widest the budget allows) x each trtri x each leaf
+ *                                         widest the budget allows) x chunk=: the panel LU's
+ *                                         chunk width (0: GJ_X_CHUNK), same matrix
  *   bench_cuda trtri W LD [WSCOLS] [SPEC ...]
  *                                         inv(U) alone on a device-resident well-conditioned
  *                                         upper-triangular W x W (leading dimension LD, as in the
@@ -37,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/cuda/exec_cuda.h"
 #include "kernels/cuda/ocu.h"
 #include "kernels/cuda/ocu_trtri.h"
 #include "kernels/ops.h"
@@ -432,28 +428,11 @@ static void trtri_bench(int64_t w, int64_t ld, int64_t wscols, const char **spec
   cudaStreamDestroy(st);
 }
 
-static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const char *trace,
-                     int trtri_cusolver, const char *trtri, int leaf, int64_t wreq,
-                     const double *A, const double *colnorm) {
+static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int queues, const char *trace,
+                     int64_t chunk, int64_t wreq, const double *A, const double *colnorm) {
   ooc_ctx_t *ctx;
   CK(ooc_ctx_create(&ctx));
   int64_t *perm = malloc((size_t)n * sizeof *perm);
-  ocu_config_t cfg = {.gpu_mem = gpu_mem, .streams = streams, .trace = trace, .timing = 1,
-                      .trtri_cusolver = trtri_cusolver, .trtri = trtri};
-  ocu_trtri_cfg_t tcf = {0};
-  char tdesc[96];
-  if (trtri_cusolver) tcf.variant = OCU_TRTRI_CUSOLVER;
-  else if (ocu_trtri_parse(trtri ? trtri : OCU_TRTRI_DEFAULT, &tcf)) {
-    fprintf(stderr, "unknown trtri spec %s\n", trtri);
-    exit(2);
-  }
-  ocu_trtri_describe(&tcf, tdesc, sizeof tdesc);
-  int64_t W = 0, budget = 0;
-  if (ocu_plan(ctx, n, b, 0, &cfg, &W, &budget) != OOC_OK) {
-    fprintf(stderr, "plan: %s\n", ooc_ctx_error(ctx));
-    exit(1);
-  }
-  if (wreq > 0 && wreq < W) W = wreq; /* w=: a narrower stripe than the budget allows */
   memsrc_t ms = {A, n};
   ooc_source_t src = {&ms, mem_read};
   tcache_t *cache;
@@ -466,16 +445,23 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
     for (int64_t ti = 0; ti < p.count; ti++)
       CK(ts_put(ts, ti, tj, A + part_start(p, ti) + part_start(p, tj) * n, n));
   double tl = tnow() - t0;
-  gj_exec_t *ex;
+  ex_cuda_config_t xc = {.gpu_mem = gpu_mem, .nqueues = queues, .trace = trace, .timing = 1};
+  ooc_exec_t *ex;
   t0 = tnow();
-  if (ocu_exec_create(ctx, n, b, W, 0, &cfg, &ex) != OOC_OK ||
-      (leaf && ocu_exec_set_leaf(ex, leaf) != OOC_OK)) {
+  if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) {
     fprintf(stderr, "exec: %s\n", ooc_ctx_error(ctx));
     exit(1);
   }
+  /* the stripe the pipeline plans (api/plan.c): the widest the executor's budget holds */
+  int64_t W = gj_x_device_stripe(ex, n, b, n);
+  if (W == 0) {
+    fprintf(stderr, "gj: --gpu-mem leaves no room for one tile column\n");
+    exit(1);
+  }
+  if (wreq > 0 && wreq < W) W = ts_stripe(n, b, wreq); /* w=: narrower than the budget allows */
   double tc = tnow() - t0;
   gj_args_t ga = {.A = ts, .stripe = W, .ops = ooc_ops_cpu(), .colnorm = colnorm, .perm = perm,
-                  .exec = ex};
+                  .x = ex, .chunk = chunk};
   gj_stats_t gs;
   int64_t info;
   t0 = tnow();
@@ -485,30 +471,18 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int streams, const c
     fprintf(stderr, "gj: %s\n", ooc_ctx_error(ctx));
     exit(1);
   }
-  ocu_stats_t os;
-  ocu_exec_stats(ex, &os);
-  CK(ocu_exec_destroy(ex));
+  ex_stats_t es = ex->stats;
+  int64_t budget = ex->budget;
+  ex_destroy(ex);
   double fl = 2.0 * n * n * n;
-  printf("RESULT gj n=%lld tile=%lld gpu-mem=%.2f GiB (peak %.2f GiB) W=%lld steps=%lld streams=%d "
-         "slots=%d on %s: compute %.3f s = %.2f TFLOP/s (2n^3); panel %.3f s, update %.3f s; "
-         "exec setup %.3f s, cache preload %.3f s, getri trtri %s, getrf %s (leaf %d), %d copy "
-         "threads\n",
-         (long long)n, (long long)b, os.dev_budget / 1073741824.0, os.dev_peak / 1073741824.0,
-         (long long)W, (long long)gs.steps, os.streams, os.nslots, os.device, t, fl / t * 1e-12,
-         gs.t_panel, gs.t_update, tc, tl, tdesc,
-         leaf < 0 ? "cuSOLVER whole panel" : "recursive", leaf, tcache_threads(cache));
-  printf("RESULT   device busy: kernels %.3f s (update GEMMs %.3f s = %.2f TFLOP/s, panel "
-         "getrf/trsm/getri %.3f s), copies %.3f s (H2D %.1f GB, D2H %.1f GB = %.1f GB/s over the "
-         "copy time), overlap %.3f s = %.0f%% of copy time; trace span %.3f s\n",
-         os.t_kernel, os.t_gemm_update,
-         os.t_gemm_update > 0 ? upd_flops(n, W) / os.t_gemm_update * 1e-12 : 0,
-         os.t_panel_dev, os.t_copy, os.bytes_h2d * 1e-9, os.bytes_d2h * 1e-9,
-         os.t_copy > 0 ? (os.bytes_h2d + os.bytes_d2h) / os.t_copy * 1e-9 : 0, os.t_overlap,
-         os.t_copy > 0 ? 100 * os.t_overlap / os.t_copy : 0, os.t_span);
-  printf("RESULT   panel parts: getrf %.3f s, trsm %.3f s, trtri %.3f s, getri sweep %.3f s; host "
-         "tile-store takes+puts %.3f s for %.1f GB = %.1f GB/s\n",
-         os.t_getrf, os.t_trsm, os.t_trtri, os.t_getri, os.t_host, os.bytes_host * 1e-9,
-         os.t_host > 0 ? os.bytes_host / os.t_host * 1e-9 : 0);
+  printf("RESULT gj n=%lld tile=%lld gpu-mem budget %.2f GiB (ex_alloc peak %.2f GiB) W=%lld "
+         "steps=%lld queues=%d chunk=%lld: compute %.3f s = %.2f TFLOP/s (2n^3); panel %.3f s, "
+         "update %.3f s; exec setup %.3f s, cache preload %.3f s, %d copy threads; H2D %.1f GB, "
+         "D2H %.1f GB, staging peak %.2f GiB\n",
+         (long long)n, (long long)b, budget / 1073741824.0, es.dev_peak / 1073741824.0,
+         (long long)W, (long long)gs.steps, queues, (long long)chunk, t, fl / t * 1e-12,
+         gs.t_panel, gs.t_update, tc, tl, tcache_threads(cache), es.bytes_put * 1e-9,
+         es.bytes_get * 1e-9, es.staging_peak / 1073741824.0);
   /* probe: r = A (X t) - t, X = store[:, perm] */
   double *u = calloc((size_t)n, 8), *y = calloc((size_t)n, 8), *tv = malloc((size_t)n * 8);
   double *xcol = calloc((size_t)n, 8), *tile = malloc((size_t)(8 * b * b));
@@ -567,47 +541,30 @@ int main(int argc, char **argv) {
                 argc >= 6 ? argc - 5 : -1);
   }
   else if (argc >= 6 && !strcmp(argv[1], "gj")) {
-    int64_t n = atoll(argv[2]);
-    int trtri_cusolver = 0, leaves[16] = {0}, nl = 1, nt = 1, nw = 1;
-    int64_t widths[16] = {0};
-    char *specs[16] = {NULL};
+    int64_t n = atoll(argv[2]), widths[16] = {0}, chunks[16] = {0};
+    int nw = 1, nc = 1;
     for (int i = 7; i < argc; i++) {
-      if (!strcmp(argv[i], "cusolver-trtri")) trtri_cusolver = 1;
-      if (!strncmp(argv[i], "trtri=", 6)) {
-        nt = 0;
-        for (char *q = strtok(argv[i] + 6, ","); q && nt < 16; q = strtok(NULL, ","))
-          specs[nt++] = q;
-        if (!nt) nt = 1;
+      int is_w = !strncmp(argv[i], "w=", 2), is_c = !strncmp(argv[i], "chunk=", 6);
+      if (!is_w && !is_c) continue;
+      int64_t *v = is_w ? widths : chunks;
+      int k = 0;
+      for (char *q = argv[i] + (is_w ? 2 : 6); *q && k < 16;) {
+        v[k++] = strtoll(q, &q, 10);
+        if (*q == ',') q++;
+        else break;
       }
-      if (!strncmp(argv[i], "w=", 2)) {
-        nw = 0;
-        for (char *q = argv[i] + 2; *q && nw < 16;) {
-          widths[nw++] = strtoll(q, &q, 10);
-          if (*q == ',') q++;
-          else break;
-        }
-        if (!nw) nw = 1;
-      }
-      if (!strncmp(argv[i], "leaf=", 5)) {
-        nl = 0;
-        for (char *q = argv[i] + 5; *q && nl < 16;) {
-          leaves[nl++] = (int)strtol(q, &q, 10);
-          if (*q == ',') q++;
-          else break;
-        }
-      }
+      if (is_w) nw = k ? k : 1;
+      else nc = k ? k : 1;
     }
     double *A = gen_random(n, 0);
     double *colnorm = calloc((size_t)n, sizeof *colnorm);
     int64_t bi, bj;
     ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
     for (int u = 0; u < nw; u++)
-      for (int t = 0; t < nt; t++)
-        for (int v = 0; v < nl; v++)
-          gj_bench(n, atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
-                   atoi(argv[5]),
-                   u == 0 && t == 0 && v == 0 && argc >= 7 && strcmp(argv[6], "-") ? argv[6] : NULL,
-                   trtri_cusolver, specs[t], leaves[v], widths[u], A, colnorm);
+      for (int v = 0; v < nc; v++)
+        gj_bench(n, atoll(argv[3]), ooc_parse_size(argv[4]) > 0 ? ooc_parse_size(argv[4]) : 0,
+                 atoi(argv[5]), u == 0 && v == 0 && argc >= 7 && strcmp(argv[6], "-") ? argv[6] : NULL,
+                 chunks[v], widths[u], A, colnorm);
     free(A);
     free(colnorm);
   } else {

@@ -192,18 +192,6 @@ static void sweep_sizes(job_kind_t first, job_kind_t last, int nsizes) {
 static void sweep(job_kind_t first, job_kind_t last) { sweep_sizes(first, last, 2); }
 
 static void t_gj(void) { sweep(J_INV_GJ, J_INV_GJ), sweep(J_SOLVE_GJ, J_SOLVE_GJ); }
-/* gj on the executor (OOC_GJ_EXEC=1, job_gj.c's temporary switch): the planner sizes its
- * workspace (gj_x_workspace_bytes) and the run stays within it; n = 150 for CI time. */
-static void t_gj_exec(void) {
-  const char *was = getenv("OOC_GJ_EXEC");
-  char keep[8];
-  snprintf(keep, sizeof keep, "%s", was ? was : "");
-  setenv("OOC_GJ_EXEC", "1", 1);
-  sweep_sizes(J_INV_GJ, J_INV_GJ, 1);
-  sweep_sizes(J_SOLVE_GJ, J_SOLVE_GJ, 1);
-  if (was) setenv("OOC_GJ_EXEC", keep, 1);
-  else unsetenv("OOC_GJ_EXEC");
-}
 static void t_chol(void) { sweep(J_INV_CHOL, J_INV_AUTO), sweep(J_SOLVE_CHOL, J_SOLVE_FACTOR); }
 static void t_iter(void) { sweep(J_NEWTON, J_HYPER7); }
 static void t_gemm(void) { sweep(J_GEMM, J_GEMM); }
@@ -276,7 +264,7 @@ static void t_planner_nospill(void) {
   CU_ASSERT(plan_cache(&p3) >= 8 * n * n + 8 * n && p3.W >= 8192);
   o.host_mem = (int64_t)90 << 30;
   CU_ASSERT_EQUAL_FATAL(plan_solver(ctx, &q, &p3), OOC_OK);
-  /* (gj_x, OOC_GJ_EXEC=1: its panel at W = n, the whole matrix, fits 90G: one step) */
+  /* (gj_x's panel at W = n, the whole matrix, fits 90G: one step) */
   CU_ASSERT(p3.W == n || plan_ws(&p3, p3.W + 4096) > p3.budget - p3.fixed);
   CU_ASSERT(plan_cache(&p3) < 8 * n * n);
   tu_ctx_done(ctx);
@@ -447,7 +435,6 @@ static void t_summary(void) {
 int main(void) {
   const tu_test_t tests[] = {{"issue case n=2000 tile 256 40M", t_issue_case},
                              {"gj invert and solve", t_gj},
-                             {"gj on the executor (OOC_GJ_EXEC=1), invert and solve", t_gj_exec},
                              {"chol invert, auto, solve, factor, logdet, solve --factor", t_chol},
                              {"newton, hyper7", t_iter},
                              {"gemm", t_gemm},

@@ -48,6 +48,7 @@ int main(void) {
 #include "kernels/cuda/ocu.h"
 #include "kernels/cuda/ocu_chol.h"
 #include "solvers/chol.h"
+#include "solvers/gj.h"
 #include "tiling/tstore.h"
 #include "kernels/cuda/ocu_gemm.h"
 #include "kernels/cuda/ocu_rt.h"
@@ -269,21 +270,52 @@ static void t_budget(void) {
   if (!g_gpu) return;
   int64_t n = 1000, b = 40, budget = 4 << 20; /* the matrix is 2x the budget */
   ocu_config_t cfg = {.gpu_mem = budget};
-  /* gj: the whole matrix as the stripe */
+  /* gj on the CUDA executor (gj_x.c): the whole matrix as the stripe is refused by ex_alloc
+   * (the budget named); at the stripe the planner gives (gj_x_device_stripe) the run stays
+   * within --gpu-mem, the executor's own part included */
   ooc_ctx_t *ctx = tu_ctx();
-  gj_exec_t *ge = NULL;
-  refused(ctx, ocu_exec_create(ctx, n, b, n, 0, &cfg, &ge), "gj");
-  CU_ASSERT(ge == NULL);
-  /* ... and as planned: within it */
-  ctx = tu_ctx();
   int64_t W = 0, gb = 0;
-  CU_ASSERT_FATAL(ocu_plan(ctx, n, b, 0, &cfg, &W, &gb) == OOC_OK);
-  CU_ASSERT_FATAL(ocu_exec_create(ctx, n, b, W, 0, &cfg, &ge) == OOC_OK);
-  ocu_stats_t os;
-  ocu_exec_stats(ge, &os);
-  CU_ASSERT(W < n && os.dev_peak <= budget && os.dev_budget == budget);
-  CU_ASSERT(ocu_exec_destroy(ge) == OOC_OK);
-  CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+  for (int k = 0; k < 2; k++) {
+    ex_cuda_config_t gc = {.gpu_mem = budget, .nqueues = 3};
+    ooc_exec_t *ge = NULL;
+    CU_ASSERT_FATAL(ex_cuda_create(ctx, &gc, &ge) == OOC_OK);
+    W = gj_x_device_stripe(ge, n, b, n);
+    CU_ASSERT(W >= b && W < n);
+    double *A = tu_gen_matrix(GEN_RANDOM, n, 0, 0, 3);
+    double *colnorm = calloc((size_t)n, sizeof *colnorm);
+    int64_t *perm = malloc((size_t)n * sizeof *perm), bi, bj, info = 0;
+    ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
+    tcache_t *cache = NULL;
+    tstore_t *ts = NULL;
+    CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 40, &cache) == OOC_OK);
+    CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, NULL, &ts) == OOC_OK);
+    part_t p = ts_rows(ts);
+    for (int64_t tj = 0; tj < p.count; tj++)
+      CU_ASSERT(ts_put_tiles(ts, 0, p.count, tj, tj + 1, A + part_start(p, tj) * n, n) == OOC_OK);
+    gj_args_t a = {.A = ts, .stripe = k ? W : n, .ops = ooc_ops_cpu(), .colnorm = colnorm,
+                   .perm = perm, .x = ge};
+    gj_stats_t gs;
+    ooc_status_t st = gj_run(ctx, &a, &gs, &info);
+    if (k == 0) {
+      CU_ASSERT(st == OOC_ERR_NOMEM && has(ctx, "budget"));
+      fprintf(stderr, "[gj: %s] ", ooc_ctx_error(ctx));
+    } else {
+      if (st != OOC_OK) fprintf(stderr, "\ngj: %s\n", ooc_ctx_error(ctx));
+      CU_ASSERT(st == OOC_OK && gs.steps > 1);
+      CU_ASSERT(ge->stats.dev_peak <= ge->budget &&
+                ge->budget + ex_cuda_overhead(&gc) == budget);
+      fprintf(stderr, "[gj stripe %lld: peak %lld of %lld] ", (long long)W,
+              (long long)ge->stats.dev_peak, (long long)ge->budget);
+    }
+    CU_ASSERT(ge->dev_bytes == 0);
+    ex_destroy(ge);
+    CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+    tstore_destroy(ts);
+    tcache_destroy(cache);
+    free(A);
+    free(colnorm);
+    free(perm);
+  }
   tu_ctx_done(ctx);
   /* chol on the CUDA executor: the whole matrix as the stripe is refused by ex_alloc (the budget
    * named); as planned, the run stays within --gpu-mem, the executor's own part included */

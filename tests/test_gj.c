@@ -364,12 +364,12 @@ static void t_checker_fails_bad_results(void) {
   free(Y);
 }
 
-/* ---- the CPU executor's threads: same bits whatever their number ---------------------------- */
+/* ---- gj_run without an executor (a host one made for the call), in and out of core ---------- */
 
-/* gj_run on stores over A [and B] (n x n, n x m) with tile b, stripe W, cache cap and `threads`
- * executor threads. Returns the result store's content (A^-1 P_r^T, or X) and perm. */
+/* gj_run on stores over A [and B] (n x n, n x m) with tile b, stripe W and cache cap. Returns
+ * the result store's content (A^-1 P_r^T, or X) and perm. */
 static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const double *B,
-                         int64_t m, int64_t b, int64_t W, int64_t cap, int threads, int64_t *perm,
+                         int64_t m, int64_t b, int64_t W, int64_t cap, int64_t *perm,
                          int64_t *spills) {
   ooc_ctx_t *ctx = tu_ctx();
   tcache_t *cache = NULL;
@@ -386,7 +386,7 @@ static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < n; i++) colnorm[j] += fabs(A[i + j * n]);
   gj_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .colnorm = colnorm,
-                    .perm = B ? NULL : perm, .threads = threads};
+                    .perm = B ? NULL : perm};
   gj_stats_t stats;
   int64_t info = 0;
   ooc_status_t st = gj_run(ctx, &args, &stats, &info);
@@ -409,13 +409,14 @@ static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const
   return R;
 }
 
-static void threads_case(const ooc_ops_t *ops, int64_t n, int64_t m, int64_t b, int64_t W,
-                         int64_t cap) {
+/* Right (LAPACK's ratios), spilling when the cache is small, and the same bits run to run. */
+static void direct_case(const ooc_ops_t *ops, int64_t n, int64_t m, int64_t b, int64_t W,
+                        int64_t cap) {
   double *A = make(GEN_RANDOM, n, n, 21), *B = m ? make(GEN_RHS, n, m, 22) : NULL;
   int64_t rc = m ? m : n;
   int64_t *perm0 = malloc((size_t)n * sizeof *perm0), *perm = malloc((size_t)n * sizeof *perm);
   int64_t spills = 0;
-  double *R0 = gj_direct(ops, A, n, B, m, b, W, cap, 1, perm0, &spills);
+  double *R0 = gj_direct(ops, A, n, B, m, b, W, cap, perm0, &spills);
   CU_ASSERT_FATAL(R0 != NULL);
   if (cap < 8 * n * (n + m)) CU_ASSERT(spills > 0);
   /* the answer is right */
@@ -428,14 +429,11 @@ static void threads_case(const ooc_ops_t *ops, int64_t n, int64_t m, int64_t b, 
   if (!(ratio < (m ? 16 : 30)))
     fprintf(stderr, "\n  n=%lld m=%lld b=%lld W=%lld: ratio %g\n", (long long)n, (long long)m,
             (long long)b, (long long)W, ratio);
-  static const int THR[] = {2, 3, 6};
-  for (size_t k = 0; k < 3; k++) {
-    double *R = gj_direct(ops, A, n, B, m, b, W, cap, THR[k], perm, &spills);
-    CU_ASSERT_FATAL(R != NULL);
-    CU_ASSERT(memcmp(R, R0, (size_t)(n * rc) * sizeof *R) == 0);
-    if (!m) CU_ASSERT(memcmp(perm, perm0, (size_t)n * sizeof *perm) == 0);
-    free(R);
-  }
+  double *R = gj_direct(ops, A, n, B, m, b, W, cap, perm, &spills);
+  CU_ASSERT_FATAL(R != NULL);
+  CU_ASSERT(memcmp(R, R0, (size_t)(n * rc) * sizeof *R) == 0);
+  if (!m) CU_ASSERT(memcmp(perm, perm0, (size_t)n * sizeof *perm) == 0);
+  free(R);
   free(X);
   free(R0);
   free(A);
@@ -545,38 +543,31 @@ static void t_keep_failed(void) {
   free(A);
 }
 
-static void t_threads(void) {
+static void t_direct(void) {
   const int64_t big = (int64_t)1 << 30;
-  threads_case(ooc_ops_cpu(), 300, 0, 32, 64, big);      /* in core, edge tile of 12 rows */
-  threads_case(ooc_ops_cpu(), 300, 0, 32, 96, 64 << 10); /* spilling: a few tiles cached */
-  threads_case(ooc_ops_cpu(), 300, 5, 32, 64, 64 << 10); /* solve: targets in A and B */
-  threads_case(ooc_ops_cpu(), 256, 0, 16, 16, big);      /* one tile per step */
-  threads_case(ooc_ops_cpu(), 300, 0, 300, 300, big);    /* one step, no sweep */
-  threads_case(ooc_ops_ref(), 130, 3, 8, 24, 16 << 10);  /* ref kernels, 17 row tiles */
-  threads_case(ooc_ops_cpu(), 1100, 0, 64, 128, 1 << 20); /* chunks of several tiles */
-  /* the transform's two paths (gj_cpu.h): a stripe too wide for a product buffer beside the
-   * pivot block in the slot (trsm above and below), and room for one buffer only, which the
-   * threads' products of the rows above then take in turn */
-  threads_case(ooc_ops_cpu(), 256, 0, 16, 64, 64 << 10);
-  threads_case(ooc_ops_cpu(), 448, 0, 32, 96, 128 << 10);
+  direct_case(ooc_ops_cpu(), 300, 0, 32, 64, big);      /* in core, edge tile of 12 rows */
+  direct_case(ooc_ops_cpu(), 300, 0, 32, 96, 64 << 10); /* spilling: a few tiles cached */
+  direct_case(ooc_ops_cpu(), 300, 5, 32, 64, 64 << 10); /* solve: targets in A and B */
+  direct_case(ooc_ops_cpu(), 256, 0, 16, 16, big);      /* one tile per step */
+  direct_case(ooc_ops_cpu(), 300, 0, 300, 300, big);    /* one step, no sweep */
+  direct_case(ooc_ops_ref(), 130, 3, 8, 24, 16 << 10);  /* ref kernels, 17 row tiles */
+  direct_case(ooc_ops_cpu(), 1100, 0, 64, 128, 1 << 20); /* chunks of several tiles */
+  /* narrow stripes in a small cache (the cases of the old CPU path's two transform paths) */
+  direct_case(ooc_ops_cpu(), 256, 0, 16, 64, 64 << 10);
+  direct_case(ooc_ops_cpu(), 448, 0, 32, 96, 128 << 10);
 }
 
-/* ---- gj on the executor (gj_x.c, issue 18) against the CPU executor's path ------------------
- * The new path runs the same algorithm on the host executor (unified: the operations work on the
- * staging slots and P directly) and on the strict host executor (separate device buffers, late
- * operations, NaN-filled gets: a missing sync reads NaN or stale data). Against the old path
- * (gj_cpu.c) it must pick the same pivots (perm equal) and give LAPACK-quality results (inverse
- * ratio < 30, solve < 16). It is not bit-identical to the old path: the old path factors the
- * panel with its own recursive LU (widths < 1024) or one library getrf, splits the products into
- * row chunks on its threads and, when a buffer fits, forms N_up as -A_up P with a GEMM; the new
- * one factors chunks with getrf and trsm/gemm between them and forms N_up with two trsm (as
- * the CUDA executor does), so the roundings differ. The host and the strict executor run the
- * same operations on the same data, so those two agree bit for bit (which is what catches a
- * missing sync: NaN or stale data would differ). In a CUDA build on a GPU host the CUDA executor
- * (three queues, as job_gj.c makes it) runs each case too: the old path's status, info and
- * message, and the ratios (its pivots may differ from the host's at a near tie). */
+/* ---- gj on each executor ----------------------------------------------------------------------
+ * gj_x runs with no executor given (gj_run makes the pipeline's host one: unified, one queue),
+ * on that host executor given, and on the strict host executor (separate device buffers, late
+ * operations, NaN-filled gets: a missing sync reads NaN or stale data). All must pick the same
+ * pivots (perm equal), give LAPACK-quality results (inverse ratio < 30, solve < 16), and agree
+ * bit for bit: they run the same operations on the same data, so a missing sync (NaN or stale
+ * data) would differ. In a CUDA build on a GPU host the CUDA executor (three queues, as
+ * job_gj.c makes it) runs each case too: the same status, info and message, and the ratios (its
+ * pivots may differ from the host's at a near tie). */
 
-enum { X_OLD = 0, X_HOST, X_STRICT, X_CUDA };
+enum { X_NONE = 0, X_HOST, X_STRICT, X_CUDA };
 
 /* Is there a GPU for X_CUDA runs (a build with CUDA on a GPU host)? Asked once. */
 static int cuda_usable(void) {
@@ -631,7 +622,7 @@ static void gjt_open(gjt_t *g, const double *A, int64_t n, const double *B, int6
 }
 
 typedef struct gjt_run {
-  int mode;                 /* X_OLD, X_HOST, X_STRICT */
+  int mode;                 /* X_NONE, X_HOST, X_STRICT, X_CUDA */
   const ooc_ops_t *ops;
   int64_t W, chunk;
   int64_t start_step;       /* resume: the first step, with ipiv0 */
@@ -663,7 +654,7 @@ static ooc_status_t gjt_run(gjt_t *g, gjt_run_t *r, int64_t *perm, int64_t *step
   }
 #endif
   gj_args_t a = {.A = g->sa, .B = g->sb, .stripe = r->W, .ops = r->ops, .colnorm = g->colnorm,
-                 .perm = g->sb ? NULL : perm, .threads = 2, .x = x, .chunk = r->chunk,
+                 .perm = g->sb ? NULL : perm, .x = x, .chunk = r->chunk,
                  .start_step = r->start_step, .ipiv0 = r->ipiv0};
   if (r->stop_after >= 0) {
     a.after_step = stop_cb;
@@ -721,8 +712,8 @@ static double gjt_ratio(const double *A, int64_t n, const double *B, int64_t m, 
   return ratio;
 }
 
-/* The old path, gj_x on the host executor and on the strict one: same perm, good ratios, the
- * two gj_x runs bit-identical. */
+/* gj_x with no executor given, on the host executor and on the strict one (and CUDA): same
+ * perm, good ratios, the host runs bit-identical. */
 static void x_case(const ooc_ops_t *ops, gen_kind_t kind, int64_t n, int64_t m, int64_t b,
                    int64_t W, int64_t chunk, int64_t cap) {
   double *A = make(kind, n, n, 31 + (uint64_t)n), *B = m ? make(GEN_RHS, n, m, 32) : NULL;
@@ -762,10 +753,11 @@ static void x_case(const ooc_ops_t *ops, gen_kind_t kind, int64_t n, int64_t m, 
   } else {
     CU_ASSERT_EQUAL(st[0], OOC_OK);
   }
-  if (R[1] && R[2]) {
-    CU_ASSERT(memcmp(R[1], R[2], (size_t)(n * rc) * sizeof *R[1]) == 0);
-    logit |= memcmp(R[1], R[2], (size_t)(n * rc) * sizeof *R[1]) != 0;
-  }
+  for (int k = 1; k <= X_STRICT; k++)
+    if (R[0] && R[k]) {
+      CU_ASSERT(memcmp(R[0], R[k], (size_t)(n * rc) * sizeof *R[0]) == 0);
+      logit |= memcmp(R[0], R[k], (size_t)(n * rc) * sizeof *R[0]) != 0;
+    }
   if (logit && g_x_logged++ < 10)
     fprintf(stderr, "\n  gj_x %s n=%lld m=%lld b=%lld W=%lld chunk=%lld cap=%lld: st %d/%d/%d "
             "info %lld/%lld/%lld '%s' / '%s'\n", gen_kind_name(kind), (long long)n,
@@ -817,7 +809,7 @@ static void t_x_larger(void) {
   x_case(ooc_ops_ref(), GEN_RANDOM, 130, 3, 8, 24, 8, 16 << 10);
 }
 
-/* Singular: the first unusable pivot, the same info and message as the old path, in the first
+/* Singular: the first unusable pivot, the same info and message on every executor, in the first
  * chunk, a later chunk, a later step; the zero column last. */
 static void t_x_singular(void) {
   const ooc_ops_t *cpu = ooc_ops_cpu();
@@ -873,24 +865,6 @@ static void t_x_resume(void) {
   x_resume_case(X_STRICT, 200, 7, 16, 64, 1 << 30, 2);
 }
 
-/* Through the pipeline with OOC_GJ_EXEC=1 (job_gj.c's switch): invert and solve, in and out of
- * core, the CLI's ratios. */
-static void t_x_pipeline(void) {
-  const char *was = getenv("OOC_GJ_EXEC");
-  char keep[8];
-  snprintf(keep, sizeof keep, "%s", was ? was : "");
-  setenv("OOC_GJ_EXEC", "1", 1);
-  for (size_t k = 0; k < sizeof KINDS / sizeof KINDS[0]; k++) {
-    invert_case(KINDS[k], 100, 7, OOC_DEVICE_CPU, 0);
-    invert_case(KINDS[k], 100, 64, OOC_DEVICE_REF, 0);
-  }
-  solve_case(GEN_RANDOM, 200, 5, 32, OOC_DEVICE_CPU, 0);
-  ooc_case(OOC_DEVICE_CPU, 600, 32, 600 * 600 * 8 / 4, 0);
-  ooc_case(OOC_DEVICE_CPU, 600, 32, 600 * 600 * 8 / 4, 1);
-  if (was) setenv("OOC_GJ_EXEC", keep, 1);
-  else unsetenv("OOC_GJ_EXEC");
-}
-
 int main(void) {
   static const tu_test_t tests[] = {
       {"n = 1..3, ref", t_tiny_ref},          {"n = 1..3, cpu", t_tiny_cpu},
@@ -904,12 +878,11 @@ int main(void) {
       {"the checker fails wrong results and NaN", t_checker_fails_bad_results},
       {"the 1-norm estimate fails inverses random probes pass", t_estimator},
       {"a failed check: no output; keep_failed keeps it as .rejected.h5", t_keep_failed},
-      {"CPU executor: the same bits on 1, 2, 3 and 6 threads", t_threads},
-      {"gj on the executor: shapes, host and strict executors against the old path", t_x_shapes},
-      {"gj on the executor: larger, chunks, cond, ref", t_x_larger},
-      {"gj on the executor: singular matrices, the old path's info and message", t_x_singular},
-      {"gj on the executor: resumed runs give the uninterrupted bits", t_x_resume},
-      {"gj on the executor: the pipeline with OOC_GJ_EXEC=1", t_x_pipeline},
+      {"gj_run with no executor given: right in and out of core, the same bits run to run", t_direct},
+      {"gj on each executor: shapes, none given, host and strict agree bit for bit", t_x_shapes},
+      {"gj on each executor: larger, chunks, cond, ref", t_x_larger},
+      {"gj on each executor: singular matrices, the same info and message", t_x_singular},
+      {"gj on each executor: resumed runs give the uninterrupted bits", t_x_resume},
       {NULL, NULL}};
   return tu_run("gj", tests);
 }

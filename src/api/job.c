@@ -1023,7 +1023,6 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
 
 static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
-  if (j->exec) ooc_cuda()->exec_destroy(j->exec);
   ex_destroy(j->cx);
   gemm_dev_destroy(j->gdev);
   ex_destroy(j->gx);

@@ -1,14 +1,8 @@
 /*
  * job_gj.c: the Gauss-Jordan method in the pipeline (job_gj_run, methods.c's gj entry): gj_run
- * on the loaded stores (inverse or solve), journaled and resumable, on the CUDA gj executor
- * (gj_exec_t) when the job runs on the GPU.
- *
- * OOC_GJ_EXEC=1 in the environment (TEMPORARY, issue 18, until the A/B on a GPU host decides
- * between the paths) runs gj_x instead: the same algorithm written once on exec.h (gj.h, "Gauss-
- * Jordan on the executor"), on a host executor over the job's ops on the CPU and on the CUDA
- * executor (ooc_cuda()->ex_create) on the GPU. The planner reads the same switch (methods.c's gj
- * workspace: gj_x_workspace_bytes), so what is planned is what runs. The switch, and the old
- * path's gj_cpu.c and ocu_exec.c, go once one path is chosen.
+ * on the loaded stores (inverse or solve), journaled and resumable, on a host executor over the
+ * job's ops, or on the CUDA executor (ooc_cuda()->ex_create, plan_gj_exec_config) when the job
+ * runs on the GPU; the planner sized the stripe for the same executor (plan_gpu).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,16 +12,10 @@
 #include "exec/plugin.h"
 #include "solvers/gj.h"
 
-int job_gj_on_exec(void) {
-  const char *v = getenv("OOC_GJ_EXEC");
-  return v && !strcmp(v, "1");
-}
-
-/* The GPU for gj_x: the CUDA executor with three queues (copies in, products, copies out) and
- * the widest stripe up to the planned one whose panel and ring twins fit its budget (the plan's
- * stripe came from the old executor's device model: narrower here only if that does not fit). */
+/* The GPU: the CUDA executor as planned, and the widest stripe up to the planned one whose panel
+ * and ring twins fit its budget (the plan's, unless the device's free memory shrank since). */
 static ooc_status_t x_device(job_t *j, ooc_exec_t **out) {
-  ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 3, .trace = j->o.trace};
+  ex_cuda_config_t xc = plan_gj_exec_config(&j->o);
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
   int64_t W = gj_x_device_stripe(*out, j->n, j->b, j->W);
   if (W == 0) {
@@ -59,30 +47,6 @@ static ooc_status_t run_x(job_t *j, gj_args_t *ga, gj_stats_t *gs) {
   return st;
 }
 
-static ooc_status_t run_old(job_t *j, gj_args_t *ga, gj_stats_t *gs) {
-  ooc_ctx_t *ctx = j->ctx;
-  ooc_report_t *r = j->rep;
-  ckpt_start(j);
-  if (j->cuda) {
-    ocu_config_t c = plan_gpu_config(&j->o);
-    OOC_TRY(ooc_cuda()->exec_create(ctx, j->n, j->b, j->W, j->m, &c, &j->exec));
-    ga->exec = j->exec;
-  }
-  ooc_status_t st = gj_run(ctx, ga, gs, &r->info);
-  if (j->exec) {
-    ocu_stats_t os;
-    char pk[32], bu[32];
-    ooc_cuda()->exec_stats(j->exec, &os);
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU peak %s of --gpu-mem %s, %d streams",
-             ooc_fmt_bytes(os.dev_peak, pk, sizeof pk), ooc_fmt_bytes(os.dev_budget, bu, sizeof bu),
-             os.streams);
-    ooc_status_t st2 = ooc_cuda()->exec_destroy(j->exec);
-    j->exec = NULL;
-    if (st == OOC_OK) st = st2;
-  }
-  return st;
-}
-
 ooc_status_t job_gj_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
@@ -94,7 +58,7 @@ ooc_status_t job_gj_run(job_t *j, int64_t *steps) {
     r->resumed_step = j->resume_step;
   }
   gj_stats_t gs = {0};
-  ooc_status_t st = job_gj_on_exec() ? run_x(j, &ga, &gs) : run_old(j, &ga, &gs);
+  ooc_status_t st = run_x(j, &ga, &gs);
   *steps = gs.steps;
   if (st == OOC_ERR_SINGULAR) ooc_error_context(ctx, "%s", h5m_name(j->in_a));
   if (st == OOC_ERR_CORRUPT) /* a scratch tile: say which matrix, and how tile ids map */

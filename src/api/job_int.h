@@ -66,7 +66,6 @@ typedef struct job {
   int64_t upper_from;
   cl_verdict_t verdict;
   int cuda;        /* run the elimination on the GPU (pick_backend) */
-  gj_exec_t *exec; /* the CUDA executor while gj_run runs */
   /* resumable runs (docs/RELIABILITY.md; the functions under "journal" below) */
   char jbase[PATH_MAX], jpath[PATH_MAX + 16], lockpath[PATH_MAX + 16];
   int lock_fd;       /* -1, or the locked "<jbase>.lock" */
@@ -148,8 +147,6 @@ void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char
 
 /* Gauss-Jordan (gj_run; journaled, resumable). */
 ooc_status_t job_gj_run(job_t *j, int64_t *steps);
-/* OOC_GJ_EXEC=1: gj runs on the executor (gj_x; temporary, issue 18: job_gj.c). */
-int job_gj_on_exec(void);
 
 /* ---- job_chol.c, used by methods.c ---- */
 

@@ -33,9 +33,10 @@ static double lu_flops(job_kind_t k, double n, double m) { return factor_flops(2
 /* The striped methods run the stripe ts_stripe makes of W (what is planned is what runs). */
 static int64_t stripe(const plan_t *p, int64_t W) { return ts_stripe(p->q.n, p->b, W); }
 
+/* on the GPU (plan_gpu) the panel is the device's: the host keeps the pinned ring */
 static int64_t gj_ws(const plan_t *p, int64_t W) {
-  if (job_gj_on_exec()) return gj_x_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
-  return gj_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
+  if (p->gj_gpu) return gj_x_host_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
+  return gj_x_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
 }
 
 static int64_t chol_ws(const plan_t *p, int64_t W) {

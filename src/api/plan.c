@@ -93,6 +93,22 @@ static int64_t nospill_stripe(const plan_t *p, int64_t avail, int64_t Wmax) {
   return W > 0 && W >= ooc_min64(p->q.n, ooc_max64(p->b, 8192)) ? W : Wmax;
 }
 
+/* The stripe of the striped methods within the host room `avail`: the widest whose workspace
+ * fits (n: one step), narrower where that keeps the stores cached (nospill_stripe), at most
+ * --stripe; 0 when not even one tile column fits. */
+static int64_t host_stripe(plan_t *p, int64_t avail) {
+  int64_t n = p->q.n, b = p->b;
+  int64_t W = widest(p, avail, n);
+  if (W < b && p->q.lu == 1) { /* LU may not be needed: plan the others alone */
+    p->q.lu = 0;
+    W = widest(p, avail, n);
+  }
+  if (W < b) return 0;
+  W = ooc_min64(W, nospill_stripe(p, avail, W));
+  if (p->q.o->stripe > 0) W = ooc_min64(W, p->q.o->stripe);
+  return ts_stripe(n, b, W);
+}
+
 static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
   char have[32], nb[32];
   return OOC_FAIL(ctx, OOC_ERR_BUDGET,
@@ -111,7 +127,7 @@ static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
  * within the half of the host room the host block would get (the cache, A and the iterates, get
  * the rest); --stripe caps it as on the CPU. */
 static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
-  int64_t n = p->q.n, b = p->b, m = p->q.m;
+  int64_t n = p->q.n, b = p->b;
   ocu_config_t c = plan_gpu_config(p->q.o);
   char have[32], nb[32];
   if (is_iter(p)) {
@@ -154,22 +170,33 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
     p->W = ts_stripe(n, b, ts_even_stripe(n, b, nospill_stripe(p, avail, W)));
     return OOC_OK;
   }
-  int64_t Wg = 0, gbudget = 0;
-  OOC_TRY(ooc_cuda()->plan(ctx, n, b, m, &c, &Wg, &gbudget));
-  int64_t W = ts_stripe(n, b, ooc_min64(p->W, Wg));
-  /* gj's workspace, as the executor allocates it (plan_chol_gpu checks chol's against it) */
-  while (W > b && p->fixed + ooc_cuda()->host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m) >
-                      p->budget)
-    W = ts_stripe(n, b, W - b);
-  int64_t need = p->fixed + ooc_cuda()->host_extra_bytes(n, b, W, m, &c) + gj_workspace_bytes(n, b, W, m);
-  if (need > p->budget)
+  /* Gauss-Jordan (gj_x.c) when auto may still pick it: the device stripe is asked of an executor
+   * made as the run's will be (cuSOLVER's getrf and getri workspaces are the library's to tell),
+   * and the host keeps only its pinned ring: the host stripe is planned again with that. */
+  p->gj_gpu = 1;
+  int64_t avail = p->budget - p->fixed, W = host_stripe(p, avail);
+  if (W == 0) {
+    p->gj_gpu = 0;
     return OOC_FAIL(ctx, OOC_ERR_BUDGET,
                     "%s: --host-mem %s is too small for the GPU pipeline with n = %lld and tile "
                     "%lld: at least %s is needed (pinned column blocks); raise --host-mem or lower "
                     "--tile", p->q.name, ooc_fmt_bytes(p->budget, have, sizeof have),
-                    (long long)n, (long long)b, ooc_fmt_bytes(need, nb, sizeof nb));
-  p->fixed += ooc_cuda()->host_extra_bytes(n, b, W, m, &c);
-  p->W = W;
+                    (long long)n, (long long)b, ooc_fmt_bytes(p->fixed + plan_ws(p, b), nb, sizeof nb));
+  }
+  ex_cuda_config_t xc = plan_gj_exec_config(p->q.o);
+  xc.trace = NULL; /* a question, not the run: no trace file */
+  ooc_exec_t *x = NULL;
+  OOC_TRY(ooc_cuda()->ex_create(ctx, &xc, &x));
+  int64_t Wd = gj_x_device_stripe(x, n, b, W), left = x->budget;
+  ex_destroy(x);
+  if (Wd == 0) {
+    p->gj_gpu = 0;
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --gpu-mem leaves %s for Gauss-Jordan's panel, less "
+                    "than one tile column with its ring and workspaces (n = %lld, tile %lld); "
+                    "raise --gpu-mem or lower --tile", p->q.name,
+                    ooc_fmt_bytes(left, have, sizeof have), (long long)n, (long long)b);
+  }
+  p->W = Wd;
   return OOC_OK;
 }
 
@@ -232,15 +259,8 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
     if (o->stripe > 0) W = ooc_min64(W, ooc_max64(b, o->stripe / b * b));
     W = ooc_min64(W, n);
   } else {
-    W = widest(p, avail, n); /* n: one step */
-    if (W < b && p->q.lu == 1) { /* LU may not be needed: plan the others alone */
-      p->q.lu = 0;
-      W = widest(p, avail, n);
-    }
-    if (W < b) return too_small(ctx, p, p->fixed + plan_ws(p, b));
-    W = ooc_min64(W, nospill_stripe(p, avail, W));
-    if (o->stripe > 0) W = ooc_min64(W, o->stripe);
-    W = ts_stripe(n, b, W);
+    W = host_stripe(p, avail);
+    if (W == 0) return too_small(ctx, p, p->fixed + plan_ws(p, b));
   }
   p->W = W;
   p->cuda = q->cuda && ooc_cuda(); /* a GPU was picked: the plugin is loaded (exec/plugin.h) */
@@ -280,7 +300,7 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
   /* its pinned panel and ring must fit the host room planned for the method (sized for gj when
    * the method was not yet known; chol's in-device sweep needs a little more device memory than
    * gj, so a matrix that fits gj in one step can need chol's ring) */
-  int64_t reserved = plan_ws(p, p->W) + ooc_cuda()->host_extra_bytes(n, b, p->W, m, &c);
+  int64_t reserved = plan_ws(p, p->W);
   int64_t need = ooc_cuda()->chol_host_bytes(n, b, Wc, job, &c) + chol_workspace_bytes(n, b, Wc, m) -
                  8 * n * Wc;
   if (need > reserved) {

@@ -24,6 +24,7 @@
 
 #include "oocsolve.h"
 #include "base/base.h"
+#include "exec/cuda/exec_cuda.h"
 #include "kernels/cuda/ocu.h"
 
 typedef struct plan_req {
@@ -62,6 +63,8 @@ typedef struct plan {
   int64_t fixed;  /* bookkeeping, staging, slack, the GPU pipeline's pinned extras */
   int cuda;       /* the GPU runs the method */
   int chol_gpu;   /* W and the pinned buffers are the Cholesky executor's (req.chol_job) */
+  int gj_gpu;     /* W fits the gj CUDA executor's budget (gj_x_device_stripe) and gj's host
+                     workspace is its pinned ring, not a host panel */
   int64_t gkb;    /* newton/hyper7 and gemm on the GPU: the executor's k panel, C buffers, slots */
   int gncblk, gslots;
   int64_t qr_stage[3]; /* least squares: the readers' staging (h5m_set_stage) of A, V and b */
@@ -148,6 +151,12 @@ ooc_status_t plan_qr(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
  * executors the job then creates agree. */
 static inline ocu_config_t plan_gpu_config(const ooc_opts_t *o) {
   ocu_config_t c = {.gpu_mem = o->gpu_mem, .streams = o->streams, .trace = o->trace};
+  return c;
+}
+/* The CUDA executor Gauss-Jordan runs on (three queues: copies in, products, copies out; gj.h):
+ * the planner asks one made with it for the device stripe, job_gj.c runs on one. */
+static inline ex_cuda_config_t plan_gj_exec_config(const ooc_opts_t *o) {
+  ex_cuda_config_t c = {.device = 0, .gpu_mem = o->gpu_mem, .nqueues = 3, .trace = o->trace};
   return c;
 }
 /* newton and hyper7: the methods made of products. */

@@ -24,11 +24,10 @@
  *   source starts to call is a link error naming it, fixed by one line in OOC_CUDA_IMPORTS (or
  *   OOC_CUDA_IMPORTS_VOID). All state stays in the context (base.h), so the module's calls and the
  *   core's see the same counters, budgets and armed faults.
- * - The exec.h executor's factory (ex_create, from src/exec/cuda) is one slot of the table: the
- *   product runs on it (the core's oocgemm.c drives it; the module keeps only the product's plan).
- *   Cholesky likewise (the module keeps its plan and the sweep's block). The gj entries carry
- *   gj's seam type (gj_exec_t) until gj moves onto exec.h too (issue 18); then they go, with the
- *   includes of solvers/ headers here, and probe, the plans and ex_create remain.
+ * - The exec.h executor's factory (ex_create, from src/exec/cuda) is one slot of the table: every
+ *   method runs on it, driven by the core (gj_x.c, chol.c, lu.c, oocgemm.c, qr.c). The module
+ *   keeps only what needs cuSOLVER or the device to answer: Cholesky's plan and sweep block, the
+ *   product's plan; Gauss-Jordan and LU ask the executor itself (ex_getrf_ws, ex_getri_ws).
  *
  * Loader (plugin.c)
  * - ooc_cuda_load(why, cap, found): the table, or NULL and the reason (every place tried, and why
@@ -78,14 +77,6 @@ typedef struct ooc_cuda_api {
   const char *toolkit; /* the CUDA toolkit it was compiled with, e.g. "13.0.88" */
   /* device: ocu.h */
   int (*probe)(char *desc, size_t cap);
-  /* Gauss-Jordan executor (ocu.h) */
-  ooc_status_t (*plan)(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t m, const ocu_config_t *cfg,
-                       int64_t *W, int64_t *budget);
-  int64_t (*host_extra_bytes)(int64_t n, int64_t b, int64_t W, int64_t m, const ocu_config_t *cfg);
-  ooc_status_t (*exec_create)(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t W, int64_t m,
-                              const ocu_config_t *cfg, gj_exec_t **out);
-  void (*exec_stats)(gj_exec_t *e, ocu_stats_t *s);
-  ooc_status_t (*exec_destroy)(gj_exec_t *e);
   /* Cholesky on exec.h's CUDA executor: its plan, the sweep's block and the executor's
    * configuration (ocu_chol.h); the method and its buffers are the core's (chol.c) */
   ooc_status_t (*chol_plan)(ooc_ctx_t *ctx, int64_t n, int64_t b, int job, int64_t nb,
@@ -150,7 +141,7 @@ typedef const ooc_cuda_api_t *(*ooc_cuda_entry_fn)(const ooc_cuda_imports_t *imp
 #define OOC_CUDA_LAYOUT_ITEMS(X)                                                                   \
   X(sizeof(ooc_ctx_t)) X(offsetof(ooc_ctx_t, host_bytes)) X(offsetof(ooc_ctx_t, host_peak))        \
   X(offsetof(ooc_ctx_t, streams)) X(offsetof(ooc_ctx_t, fault)) X(offsetof(ooc_ctx_t, err))        \
-  X(sizeof(ocu_config_t)) X(sizeof(ocu_stats_t)) X(sizeof(gj_exec_t))  \
+  X(sizeof(ocu_config_t))                                                                          \
   X(sizeof(ex_cuda_config_t)) X(sizeof(gemm_stats_t)) X(sizeof(ooc_exec_t)) \
   X(sizeof(ex_ops_t)) X(sizeof(ooc_cuda_api_t)) X(sizeof(ooc_cuda_imports_t))                      \
   X(sizeof(gemm_rates_t)) X(sizeof(gemm_shape_t)) X(sizeof(gemm_pred_t))

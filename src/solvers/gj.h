@@ -35,65 +35,11 @@
 #include "kernels/ops.h"
 #include "tiling/tstore.h"
 
-/* The executor: where a step's arithmetic runs (the seam between the algorithm, which stays in
- * gj.c, and the device mechanics). The CPU executor (gj_cpu.h, built by gj_run when args->exec
- * is NULL) runs the ops table on threads it owns and sweeps tile by tile; the CUDA executor
- * (src/kernels/cuda) keeps the panel's transform resident on the GPU and streams column blocks
- * through a ring of pinned buffers, so copies of block q+1 overlap the GEMMs of block q.
- * Contract, per step (all host buffers column-major, ld n; the panel's is panel_ld):
- * - factor(panel, n, k0, w, ipiv, udiag): LU with partial pivoting of rows [k0, n) of the n x w
- *   panel; ipiv[k0 + j] = global 0-based pivot row, udiag[j] = |u_jj| (gj.c judges singularity).
- * - transform(panel, writeback, bad): turn the factored panel into N_up / P / N_low (gj.h step
- *   5); with writeback the host panel holds them on return. *bad = j + 1 if u_jj == 0 in getri.
- *   Called for an inversion only, once the step's updates are all complete (they read the
- *   factored panel); gj.c puts the panel back after it (writeback is always 1).
- * - slot[s], s < nslots: host column buffers (n x tile) owned by the executor. update(s, nc)
- *   applies the step to slot s (may return before it is done); complete(s) waits until slot s
- *   holds the result (step 4, from the factored panel). gj.c calls the tile store from its own
- *   thread only, between complete and the next update of a slot.
- * - panel: a host n x W buffer the executor owns (pinned for CUDA), or NULL (gj.c allocates).
- * - panel_ld: the panel's leading dimension (>= n); 0 means n. gj.c allocates its panel with it
- *   and takes and puts the panel's tiles with it; factor and transform receive n as before. The
- *   CPU executor pads it (gj_cpu_ld) so the columns of a row block do not share cache sets.
- * - host_span: optional; gj.c reports its tile-store takes and puts (for traces).
- * - panel_in: optional; gj.c has taken the panel's columns [c0, c0+nc) of step (k0, w) into the
- *   panel buffer (before factor, in order c0 = 0, b, 2b, ...): the executor may start moving them
- *   to the device, and factoring what they complete, while the rest is taken. factor(k0, w)
- *   follows with the same step.
- * - panel_out: optional; gj.c is about to put the panel's columns [c0, c0+nc) back after a
- *   transform with writeback. An executor with panel_out may return from transform before the
- *   written-back panel has reached the host; panel_out returns once those columns have.
- * - sweep: optional; it replaces the slot ring (nslots, slot, update and complete are then
- *   unused). After factor, sweep(e, t, nt, between, user) applies the step to the tile
- *   columns t[0..nt) itself, taking them from and putting them back to their stores on the
- *   calling thread only (tile by tile, in any order); between(user, q) is called on the calling
- *   thread once t[q] is wholly back, for q = 0, 1, ... in order. A failure of the store or of
- *   between ends the sweep once the executor's threads have stopped, and is returned.
- *   The CPU executor (gj_cpu.h) has one. */
-#define GJ_MAX_SLOTS 8
+/* A tile column a step updates: store and tile-column index (gj_targets). */
 typedef struct gj_target {
   tstore_t *ts;
   int64_t tj;
 } gj_target_t;
-typedef struct gj_exec gj_exec_t;
-struct gj_exec {
-  const char *name;
-  int nslots;
-  double *slot[GJ_MAX_SLOTS];
-  double *panel;
-  int64_t panel_ld;
-  ooc_status_t (*factor)(gj_exec_t *e, double *panel, int64_t n, int64_t k0, int64_t w,
-                         int64_t *ipiv, double *udiag);
-  ooc_status_t (*transform)(gj_exec_t *e, double *panel, int writeback, int64_t *bad);
-  ooc_status_t (*update)(gj_exec_t *e, int slot, int64_t nc);
-  ooc_status_t (*complete)(gj_exec_t *e, int slot);
-  void (*host_span)(gj_exec_t *e, const char *what, double t0, double t1, int64_t bytes);
-  ooc_status_t (*panel_in)(gj_exec_t *e, double *panel, int64_t n, int64_t k0, int64_t w,
-                           int64_t c0, int64_t nc);
-  ooc_status_t (*panel_out)(gj_exec_t *e, int64_t c0, int64_t nc);
-  ooc_status_t (*sweep)(gj_exec_t *e, const gj_target_t *t, int64_t nt,
-                        ooc_status_t (*between)(void *user, int64_t q), void *user);
-};
 
 typedef struct gj_args {
   tstore_t *A;            /* n x n; invert: overwritten by A^-1 P_r^T; solve: destroyed */
@@ -102,12 +48,9 @@ typedef struct gj_args {
   const ooc_ops_t *ops;
   const double *colnorm;  /* ||A[:, j]||_1 of the input, n entries (for the singularity test) */
   int64_t *perm;          /* invert only, n entries out: A^-1[:, c] = store[:, perm[c]] */
-  gj_exec_t *exec;        /* NULL: the CPU executor over ops (gj_cpu.h); else e.g. the CUDA one */
-  int threads;            /* the CPU executor's threads; <= 0: the online CPUs */
-  /* Issue 18: set, the run is gj_x.c's, the same algorithm written once on this executor
-   * (exec/exec.h: host, strict host or CUDA) and the ring; exec and threads are then unused.
-   * chunk: the panel LU's chunk width on that path (whole tiles, >= one; 0: the whole stripe
-   * on a unified executor, GJ_X_CHUNK on others). */
+  /* The executor the arithmetic runs on (exec/exec.h: host, strict host or CUDA); NULL: a host
+   * executor over ops made for the call (gj_x_host_exec). chunk: the panel LU's chunk width
+   * (whole tiles, >= one; 0: the whole stripe on a unified executor, GJ_X_CHUNK on others). */
   ooc_exec_t *x;
   int64_t chunk;
   /* Resumable runs (docs/RELIABILITY.md). start_step: the first step to run; the store holds the
@@ -125,15 +68,13 @@ typedef struct gj_stats {
   double t_panel, t_update; /* seconds in panel factorization and in column updates (incl. I/O) */
 } gj_stats_t;
 
-/* Host bytes gj_run allocates outside the tile cache for n, tile b, stripe W, and m RHS. */
-int64_t gj_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
-
+/* Runs gj_x_run on a->x, or on a host executor over a->ops made for the call (a->x NULL; the
+ * host bytes it takes are gj_x_workspace_bytes). */
 ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info);
 
-/* ---- Gauss-Jordan on the executor (gj_x.c, issue 18) -------------------------------------------
- * The same steps, pivots, singularity test, perm and resumable semantics as above, written once
- * over exec/exec.h and exec/ring.h (as lu.c), so it runs unchanged on the host executor and the
- * CUDA executor. Per step:
+/* ---- Gauss-Jordan on the executor (gj_x.c) -----------------------------------------------------
+ * The steps above, written once over exec/exec.h and exec/ring.h (as lu.c), so they run unchanged
+ * on the host executor and the CUDA executor. Per step:
  *   - the stripe moves into the device buffer P (n x W, all rows at their global offsets) a tile
  *     column at a time (through the ring's slots and ex_put on the copy-in queue; on a unified
  *     executor taken straight into P), in chunks of `chunk` columns (on a unified executor one
@@ -155,10 +96,11 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
  *     the copy-out queue) or straight from P on a unified executor; solve drops the stripe.
  * Queues: with 3 or more, queue 0 copies in, the last copies out, the ones between compute
  * (the first of them also factors); with 2, queue 0 copies, 1 computes; with 1, everything on 0.
- * Not kept from the CUDA gj executor (ocu_exec.c): its panel sends rows [k0, n) of every panel
- * column before the rows above (the LU's columns arrive sooner by the rows above k0), its
- * recursive panel LU (here: chunks of getrf with trsm/gemm between them), and its writeback of
- * the transform in chunks as getri finishes them (here: after the transform, column by column).
+ * Not done here, though the CUDA gj executor this replaced (ocu_exec.c, removed in issue 18; it
+ * was no faster: docs/PERFORMANCE.md) did them: sending rows [k0, n) of every panel column
+ * before the rows above (the LU's columns arrive sooner by the rows above k0), a recursive panel
+ * LU (here: chunks of getrf with trsm/gemm between them), and the transform's writeback in chunks
+ * as getri finishes them (here: after the transform, column by column).
  * Memory: P (n x W) and, when not unified, K = GJ_X_SLOTS device twins of n x b from ex_alloc;
  * the ring's K staging slots of n x b (ex_host_alloc: pinned on CUDA; 1 on a unified executor,
  * none when one step inverts without sweeping) and small arrays on the host. */
@@ -193,7 +135,7 @@ ooc_status_t gj_check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const double
 int64_t gj_targets(const gj_args_t *a, int64_t step, int64_t kt0, int64_t kt1, gj_target_t *t);
 /* perm from the pivots: the row interchanges undone as column interchanges, last first. */
 void gj_perm(int64_t n, const int64_t *ipiv, int64_t *perm);
-/* gj_run with a->x set. */
+/* gj_run with a->x set (the executor given). */
 ooc_status_t gj_x_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64_t *info);
 
 #endif

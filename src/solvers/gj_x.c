@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "exec/ring.h"
-#include "solvers/gj_cpu.h"
 #include "solvers/xpanel.h"
 
 /* The host executor's own bytes beyond ex_host_bytes: a 64-byte header per buffer and event
@@ -31,9 +30,7 @@ typedef struct gx {
   part_t cols;            /* A's tile columns */
   double *P;              /* device n x W, ld `ld`, rows at their global offsets */
   int64_t ld;             /* P's and the slots' leading dimension: n, or on a unified executor
-                             gj_cpu_ld(n) (padded when n is a multiple of 256, so the columns of
-                             a row block do not share cache sets: n = 4096 in core ran ~2%
-                             slower unpadded, as the old CPU path without its padding) */
+                             host_ld(n) */
   double *D[GJ_X_SLOTS];  /* device twins of the ring's slots (NULL when unified) */
   ex_event_t *evin[GJ_X_SLOTS], *evc[GJ_X_SLOTS]; /* slot s: put done, products done */
   ex_event_t *evp[2];     /* chunk getrf done (alternating) */
@@ -56,6 +53,10 @@ typedef struct gx {
 
 /* ---- sizes ----------------------------------------------------------------------------------- */
 
+/* P's leading dimension on a unified executor: padded when n is a multiple of 256, so the
+ * columns of a row block do not share cache sets (n = 4096 in core ran ~2% slower unpadded). */
+static int64_t host_ld(int64_t n) { return n > 0 && n % 256 == 0 ? n + 8 : n; }
+
 static int sweeps(int64_t n, int64_t W, int64_t m) { return W < n || m > 0; }
 
 /* ipiv (n), loc, diag and udiag (W each), the targets (tile columns of A and B, + 1): exactly
@@ -69,7 +70,7 @@ int64_t gj_x_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   W = ts_stripe(n, b, W);
-  int64_t ld = gj_cpu_ld(n); /* unified: the padded leading dimension, one slot */
+  int64_t ld = host_ld(n); /* unified: the padded leading dimension, one slot */
   int64_t ring = sweeps(n, W, m) ? ring_host_bytes(1, ld, b) : 0;
   return 8 * ld * W + ring + small_bytes(n, b, W, m) + ex_host_bytes(1) + GJ_X_HEADERS;
 }
@@ -85,7 +86,7 @@ ooc_status_t gj_x_host_exec(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int
                             ooc_exec_t **out) {
   int64_t bb = ooc_min64(b, n);
   /* one queue: a unified executor makes no copies, so a second would only hold products */
-  return ex_host_create(ctx, ops, 1, n > 0 ? 8 * gj_cpu_ld(n) * ts_stripe(n, bb, W) : 0, out);
+  return ex_host_create(ctx, ops, 1, n > 0 ? 8 * host_ld(n) * ts_stripe(n, bb, W) : 0, out);
 }
 
 int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax) {
@@ -334,7 +335,7 @@ static ooc_status_t setup(gx_t *X) {
   ooc_exec_t *ex = X->ex;
   int64_t n = X->n, b = X->b, W = X->W, m = X->a->B ? ts_cols(X->a->B).n : 0;
   X->uni = ex->unified;
-  X->ld = X->uni ? gj_cpu_ld(n) : n;
+  X->ld = X->uni ? host_ld(n) : n;
   assign_queues(X);
   /* unified: one slot (as lu.c): the take of column q + 1 then waits for the products of q,
    * but on the CPU the copy competes with them for the cores anyway; n = 4096, tile 512, 4

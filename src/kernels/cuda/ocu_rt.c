@@ -2,6 +2,7 @@
  * trace. See ocu_rt.h for the contract. */
 #include "kernels/cuda/ocu_rt.h"
 #include "kernels/cuda/ocu_pin.h"
+#include "kernels/cuda/ocu.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -466,4 +467,25 @@ ooc_status_t ocu_rt_fini(ocu_rt_t *rt) {
   rt->par = NULL;
   rt->base = NULL;
   return st;
+}
+
+int ocu_probe(char *desc, size_t cap) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count < 1) {
+    snprintf(desc, cap, "%s", e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device found");
+    cudaGetLastError();
+    return 0;
+  }
+  size_t fr = 0, tot = 0;
+  struct cudaDeviceProp p;
+  if ((e = cudaSetDevice(0)) != cudaSuccess || (e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess ||
+      (e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess) {
+    snprintf(desc, cap, "%s", cudaGetErrorString(e));
+    cudaGetLastError();
+    return 0;
+  }
+  char f[32];
+  snprintf(desc, cap, "%s, %s free", p.name, ooc_fmt_bytes((int64_t)fr, f, sizeof f));
+  return 1;
 }
