@@ -68,7 +68,8 @@
 #define OOC_CUDA_MODULE "liboocsolve_cuda.so"
 
 
-/* What the core calls. Field names follow the functions they stand for (ocu_plan -> plan). */
+/* What the core calls. Field names follow the functions they stand for (ocu_chol_plan ->
+ * chol_plan). */
 typedef struct ooc_cuda_api {
   uint32_t abi;        /* OOC_CUDA_ABI */
   uint32_t size;       /* sizeof(ooc_cuda_api_t) as the module was built */

@@ -1,7 +1,7 @@
 /*
- * ocu_rt.h: the CUDA runtime that every CUDA executor (gj: ocu_exec.c; exec.h's: exec_cuda.c,
- * which Cholesky and the product run on) is built on, written once. One ocu_rt_t is the state of one executor on
- * one device: several devices are several ocu_rt_t (nothing here is global).
+ * ocu_rt.h: the CUDA runtime the CUDA executor (exec_cuda.c, which every method runs on) is
+ * built on, written once. One ocu_rt_t is the state of one executor on one device: several
+ * devices are several ocu_rt_t (nothing here is global).
  *
  * Contract
  * - Lifetime: ocu_rt_init (no CUDA call: the pool's rules work without a device, which is how
