@@ -89,21 +89,31 @@ ooc_status_t gj_x_host_exec(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int
   return ex_host_create(ctx, ops, 1, n > 0 ? 8 * host_ld(n) * ts_stripe(n, bb, W) : 0, out);
 }
 
+/* Device bytes of a stripe W (whole tiles or n): P, the ring's twins, and beside them the
+ * factoring queue's workspace: getrf of a chunk and getri of the pivot block run on it one after
+ * the other, so the larger of the two. */
+static int64_t device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W) {
+  int64_t rf = ex_getrf_ws(ex, n, ooc_min64(GJ_X_CHUNK, W)), ri = ex_getri_ws(ex, W);
+  if (ri < 0) ri = 8 * W * ooc_min64(W, GJ_X_GETRI_NB) + ((int64_t)64 << 20);
+  int64_t ws = (rf < 0 ? ooc_max64(ri, (int64_t)512 << 20) : ooc_max64(rf, ri)) +
+               GJ_X_DEV_MARGIN + 8 * n * ex->nqueues;
+  return 8 * n * W + 8 * GJ_X_SLOTS * n * b + ws;
+}
+
 int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   Wmax = ts_stripe(n, b, Wmax);
-  /* getrf (chunks) and getri (the pivot block) run on the factoring queue one after the other:
-   * its workspace is the larger of the two */
-  int64_t rf = ex_getrf_ws(ex, n, ooc_min64(GJ_X_CHUNK, n)), ri = ex_getri_ws(ex, Wmax);
-  if (ri < 0) ri = 8 * Wmax * ooc_min64(Wmax, GJ_X_GETRI_NB) + ((int64_t)64 << 20);
-  int64_t ws = (rf < 0 ? ooc_max64(ri, (int64_t)512 << 20) : ooc_max64(rf, ri)) +
-               GJ_X_DEV_MARGIN + 8 * n * ex->nqueues;
-  int64_t room = ex->budget - ws - 8 * GJ_X_SLOTS * n * b;
-  if (room < 8 * n * b) return 0;
-  int64_t W = room / (8 * n);
-  if (W >= Wmax) return Wmax;
-  return ts_stripe(n, b, ts_even_stripe(n, b, W / b * b)); /* even steps, as lu_device_stripe */
+  if (device_bytes(ex, n, b, Wmax) <= ex->budget) return Wmax;
+  /* the widest whole number of tile columns that fits (the bytes grow with W) */
+  int64_t lo = 0, hi = Wmax / b;
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (device_bytes(ex, n, b, mid * b) <= ex->budget) lo = mid;
+    else hi = mid - 1;
+  }
+  if (lo == 0) return 0;
+  return ts_stripe(n, b, ts_even_stripe(n, b, lo * b)); /* even steps, as lu_device_stripe */
 }
 
 /* ---- helpers --------------------------------------------------------------------------------- */
