@@ -656,6 +656,87 @@ static ooc_exec_t *cuda_or_skip(ooc_ctx_t *ctx, int nq, int64_t budget) {
   return e;
 }
 
+/* getrf of blocks wider than the CUDA executor's leaf (exec_cuda.c: getrf_rec, cuSOLVER only on
+ * leaves of 1024 columns, the rest trsm and GEMM, pivots on the device): LAPACK's pivots and
+ * info (OpenBLAS's getrf as the oracle), the factor ratio ||P A - L U||_1 / (n ||A||_1 eps), an
+ * exact zero column found where LAPACK finds it, no pivoting (ipiv NULL) on a diagonally dominant
+ * block, and the block's ex_getrf_ws: with exactly that much of the budget free, it runs. */
+static double factor_ratio(int64_t m, int64_t n, const double *A0, const double *F, int64_t ld,
+                           const int64_t *piv) {
+  double *PA = malloc((size_t)(ld * n) * sizeof *PA), *L = calloc((size_t)(m * n), sizeof *L);
+  double *U = calloc((size_t)(n * n), sizeof *U), anorm = 0, rnorm = 0;
+  memcpy(PA, A0, (size_t)(ld * n) * sizeof *PA);
+  if (piv) ooc_ops_cpu()->laswp(n, PA, ld, 0, n, piv);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < m; i++) {
+      if (i > j) L[i + j * m] = AT(F, ld, i, j);
+      else if (i == j) L[i + j * m] = 1.0, U[i + j * n] = AT(F, ld, i, j);
+      else U[i + j * n] = AT(F, ld, i, j);
+    }
+  ooc_ops_cpu()->gemm('N', 'N', m, n, n, -1.0, L, m, U, n, 1.0, PA, ld);
+  for (int64_t j = 0; j < n; j++) {
+    double a = 0, r = 0;
+    for (int64_t i = 0; i < m; i++) a += fabs(AT(A0, ld, i, j)), r += fabs(AT(PA, ld, i, j));
+    if (a > anorm) anorm = a;
+    if (!(r <= rnorm)) rnorm = r;
+  }
+  free(PA), free(L), free(U);
+  return rnorm / ((double)n * anorm * DBL_EPSILON);
+}
+
+static void t_cuda_getrf_wide(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e = cuda_or_skip(ctx, 1, (int64_t)1 << 30);
+  if (!e) {
+    tu_ctx_done(ctx);
+    return;
+  }
+  static const int64_t S[][2] = {{3000, 2600}, {2049, 2049}, {5000, 1025}};
+  for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
+    int64_t m = S[c][0], n = S[c][1], ld = m + 3;
+    for (int kind = 0; kind < 3; kind++) { /* random; a zero column; no pivoting */
+      double *A = rmat(ld, n, ld), *A0 = malloc((size_t)(ld * n) * sizeof *A0);
+      double *R = malloc((size_t)(ld * n) * sizeof *R);
+      int64_t zc = n / 2 + 7;
+      if (kind == 1)
+        for (int64_t i = 0; i < ld; i++) AT(A, ld, i, zc) = 0.0;
+      if (kind == 2)
+        for (int64_t j = 0; j < n; j++) AT(A, ld, j, j) += (double)m;
+      memcpy(A0, A, (size_t)(ld * n) * sizeof *A0);
+      int64_t *piv = malloc((size_t)n * sizeof *piv), *piv2 = malloc((size_t)n * sizeof *piv2);
+      int64_t info = -1, info2, ws = ex_getrf_ws(e, m, n), rest;
+      double *dA = up(e, 0, m, n, A, ld), *fill = NULL;
+      CU_ASSERT(ws > 0);
+      rest = (e->budget - e->dev_bytes - ws) / 4096 * 4096;
+      if (rest > 0) CU_ASSERT_FATAL(ex_alloc(e, (size_t)rest, &fill) == OOC_OK);
+      CU_ASSERT(ex_getrf(e, 0, m, n, dA, ld, kind == 2 ? NULL : piv, &info) == OOC_OK);
+      down(e, 0, m, n, dA, ld, R);
+      if (fill) ex_free(e, fill);
+      if (kind == 2) {
+        CU_ASSERT(info == 0);
+        double r = factor_ratio(m, n, A0, R, ld, NULL);
+        CU_ASSERT(r < 30);
+        printf("  [%lldx%lld no pivoting: ratio %.3g]\n", (long long)m, (long long)n, r);
+      } else {
+        info2 = ooc_ops_cpu()->getrf(m, n, A, ld, piv2);
+        CU_ASSERT(info == info2);
+        CU_ASSERT(kind == 0 ? info == 0 : info == zc + 1);
+        if (kind == 0) {
+          CU_ASSERT(memcmp(piv, piv2, (size_t)n * sizeof *piv) == 0);
+          double r = factor_ratio(m, n, A0, R, ld, piv);
+          CU_ASSERT(r < 30);
+          printf("  [%lldx%lld: pivots as LAPACK's, ratio %.3g]\n", (long long)m, (long long)n, r);
+        }
+      }
+      ex_free(e, dA);
+      free(A), free(A0), free(R), free(piv), free(piv2);
+    }
+  }
+  CU_ASSERT(ex_finish(e) == OOC_OK);
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+}
+
 /* Pageable host memory (malloc) on both sides of put/get, sub-blocks with padded leading
  * dimensions, behind and ahead of asynchronous work on another queue; and two executors on the
  * same device at once (nothing global: each has its own pool, queues and outputs). */
@@ -954,6 +1035,7 @@ static const tu_test_t tests[] = {
     {"ring: K = 1..4, order of puts, a failing item", t_ring},
     {"the strict host executor exposes a missing sync", t_strict},
 #ifdef OOC_HAVE_CUDA
+    {"cuda: getrf wider than a leaf (recursive): LAPACK's pivots and info, ratios, its ws", t_cuda_getrf_wide},
     {"cuda: pageable put/get, two executors on one device", t_cuda_pageable},
     {"cuda: device and pinned allocation faults, once and always", t_cuda_faults},
     {"cuda: tuned trtri/getri, zero pivots, a refused enqueue", t_cuda_tuned},

@@ -5,7 +5,7 @@
 # back, so the two codes see the same GPU state:
 #   gj n = 32768 in core (and cuSOLVER getrf+getrs(I)), gj n = 49152 --gpu-mem 12G, chol
 #   n = 65536 --gpu-mem 16G, chol n = 32768 in core (and cuSOLVER potrf+potri), the product
-#   n = 49152 --gpu-mem 12G.
+#   n = 49152 --gpu-mem 12G; and LU's factor n = 40000 with --gpu-mem 8G (issue 22).
 #   OLD=.wt/old LIMIT=560 bash .devdeps/on-device bash tools/gpu_ab.sh
 # The RESULT lines of each run land in $OUT/ab.txt (also printed); logs in $OUT/all.tgz.
 set -o pipefail
@@ -17,7 +17,7 @@ mkdir -p "$R"
 trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 NEW=$PWD
-T="bench_cuda bench_cuda_chol bench_gemm_cuda"
+T="bench_cuda bench_cuda_chol bench_gemm_cuda bench_lu_cuda"
 (B=/tmp/b-new gpu_build $R/build_new.log $T) &
 (cd "$OLD" && B=/tmp/b-old gpu_build $R/build_old.log $T) &
 wait
@@ -40,6 +40,7 @@ want gj49152 && row gj49152 40 bench_cuda gj 49152 1024 12G 3 -
 want chol65536 && row chol65536 50 bench_cuda_chol run 65536 1024 16G
 want cholin && row cholin 40 bench_cuda_chol incore 32768 1024
 want gemm49152 && row gemm49152 50 bench_gemm_cuda ooc 49152 4096 12G plan plan
+want lu40000 && row lu40000 40 bench_lu_cuda factor 40000 1024 8G
 if want cusolver && [ "$(left)" -gt 40 ]; then
   /tmp/b-new/bench_cuda cusolver 32768 2>&1 | grep RESULT | sed 's/^/cusolver: /' | tee -a $OUT/ab.txt
 fi

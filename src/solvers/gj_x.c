@@ -13,9 +13,10 @@
  * (P, two slots, the ring's and our events: under 32 in all). */
 #define GJ_X_HEADERS (64 * 32)
 /* Beside what getrf and getri take (ex_getrf_ws, ex_getri_ws): the laswp pivots each queue's
- * workspace holds (8 n bytes a queue) and rounding. When the executor cannot tell its getri's
- * workspace, the sweep block's n x 512 (exec_cuda.c) and 64 MiB more are kept instead. */
-#define GJ_X_DEV_MARGIN ((int64_t)1 << 20)
+ * workspace holds (8 n bytes a queue, counted apart) and the pool's rounding of a few buffers
+ * (256 bytes each). When the executor cannot tell its getri's workspace, the sweep block's
+ * n x 512 (exec_cuda.c) and 64 MiB more are kept instead. */
+#define GJ_X_DEV_MARGIN ((int64_t)64 << 10)
 #define GJ_X_GETRI_NB 512
 
 typedef struct gx {

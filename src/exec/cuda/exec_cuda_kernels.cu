@@ -35,13 +35,14 @@ __global__ void laset(int mode, int64_t m, int64_t n, double alpha, double beta,
 // columns. The swaps of one column depend on each other (a row may move twice), so a column is
 // one thread's sequence; columns are independent. The pivots are read by every thread alike
 // (one broadcast load per warp).
+// `base` is subtracted from every pivot (1: cuSOLVER's 1-based pivots, read in place).
 __global__ void laswp(int64_t ncols, double *__restrict__ A, int64_t lda, int64_t k1, int64_t k2,
-                      const int64_t *__restrict__ piv) {
+                      const int64_t *__restrict__ piv, int64_t base) {
   for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < ncols;
        j += (int64_t)gridDim.x * blockDim.x) {
     double *a = A + j * lda;
     for (int64_t k = k1; k < k2; k++) {
-      int64_t p = piv[k - k1];
+      int64_t p = piv[k - k1] - base;
       if (p != k) {
         double t = a[k];
         a[k] = a[p];
@@ -49,6 +50,13 @@ __global__ void laswp(int64_t ncols, double *__restrict__ A, int64_t lda, int64_
       }
     }
   }
+}
+
+// piv[i] += add for i < n: pivots of a block made relative to an enclosing block's first row.
+__global__ void piv_add(int64_t *__restrict__ piv, int64_t n, int64_t add) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    piv[i] += add;
 }
 
 // *out := the info of a factorization, as ops.h defines it: the smallest of cuSOLVER's (cuinfo,
@@ -166,10 +174,17 @@ extern "C" cudaError_t exc_laset(char uplo, int64_t m, int64_t n, double alpha, 
 }
 
 extern "C" cudaError_t exc_laswp(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t k2,
-                                 const int64_t *piv, cudaStream_t s) {
+                                 const int64_t *piv, int64_t base, cudaStream_t s) {
   if (ncols <= 0 || k2 <= k1) return cudaSuccess;
   int64_t g = (ncols + 127) / 128;
-  laswp<<<(unsigned)(g > 65535 ? 65535 : g), 128, 0, s>>>(ncols, A, lda, k1, k2, piv);
+  laswp<<<(unsigned)(g > 65535 ? 65535 : g), 128, 0, s>>>(ncols, A, lda, k1, k2, piv, base);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t exc_piv_add(int64_t *piv, int64_t n, int64_t add, cudaStream_t s) {
+  if (n <= 0 || add == 0) return cudaSuccess;
+  int64_t g = (n + kThreads - 1) / kThreads;
+  piv_add<<<(unsigned)(g > 1024 ? 1024 : g), kThreads, 0, s>>>(piv, n, add);
   return cudaGetLastError();
 }
 
@@ -185,6 +200,7 @@ extern "C" cudaError_t exc_preload(void) {
   cudaFuncAttributes a;
   cudaError_t e = cudaFuncGetAttributes(&a, fill);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, laswp);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, piv_add);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_info);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_swap);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, mirror);
