@@ -549,7 +549,7 @@ static void t_race(void) {
 
 static void t_trace(void) {
   const char *tr = tu_path("trace.json");
-  direct_case(1200, 24, 2 << 20, 3, tr);
+  direct_case(1500, 24, 4 << 20, 3, tr);
   FILE *f = fopen(tr, "r");
   CU_ASSERT_FATAL(f != NULL);
   static char buf[1 << 16];

@@ -685,16 +685,18 @@ static double factor_ratio(int64_t m, int64_t n, const double *A0, const double 
 }
 
 static void t_cuda_getrf_wide(void) {
-  ooc_ctx_t *ctx = tu_ctx();
-  ooc_exec_t *e = cuda_or_skip(ctx, 1, (int64_t)1 << 30);
-  if (!e) {
-    tu_ctx_done(ctx);
-    return;
-  }
   static const int64_t S[][2] = {{3000, 2600}, {2049, 2049}, {5000, 1025}};
   for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
     int64_t m = S[c][0], n = S[c][1], ld = m + 3;
     for (int kind = 0; kind < 3; kind++) { /* random; a zero column; no pivoting */
+      /* a fresh executor each time: a queue's workspace only grows, and the budget check below
+       * leaves exactly this block's free */
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_exec_t *e = cuda_or_skip(ctx, 1, (int64_t)1 << 30);
+      if (!e) {
+        tu_ctx_done(ctx);
+        return;
+      }
       double *A = rmat(ld, n, ld), *A0 = malloc((size_t)(ld * n) * sizeof *A0);
       double *R = malloc((size_t)(ld * n) * sizeof *R);
       int64_t zc = n / 2 + 7;
@@ -730,11 +732,11 @@ static void t_cuda_getrf_wide(void) {
       }
       ex_free(e, dA);
       free(A), free(A0), free(R), free(piv), free(piv2);
+      CU_ASSERT(ex_finish(e) == OOC_OK);
+      ex_destroy(e);
+      tu_ctx_done(ctx);
     }
   }
-  CU_ASSERT(ex_finish(e) == OOC_OK);
-  ex_destroy(e);
-  tu_ctx_done(ctx);
 }
 
 /* Pageable host memory (malloc) on both sides of put/get, sub-blocks with padded leading
