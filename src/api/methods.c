@@ -42,12 +42,16 @@ static int64_t gj_ws(const plan_t *p, int64_t W) {
 static int64_t chol_ws(const plan_t *p, int64_t W) {
   int64_t n = p->q.n, b = p->b, m = p->q.m;
   W = stripe(p, W);
-  if (p->chol_gpu) { /* the executor's pinned panel and ring stand for the host panel */
+  int64_t host = chol_workspace_bytes(n, b, W, m);
+  /* on the GPU the executor's pinned panel and ring stand for the host panel; when auto may
+   * still pick gj (gj_gpu: the plan is gj's) the room covers chol either way, so that chol runs
+   * on the GPU in it (plan_chol_gpu) */
+  if (p->chol_gpu || p->gj_gpu) {
     ocu_config_t c = plan_gpu_config(p->q.o);
-    return ooc_cuda()->chol_host_bytes(n, b, W, p->q.chol_job, &c) +
-           chol_workspace_bytes(n, b, W, m) - 8 * n * W;
+    int64_t gpu = ooc_cuda()->chol_host_bytes(n, b, W, p->q.chol_job, &c) + host - 8 * n * W;
+    return p->chol_gpu ? gpu : ooc_max64(host, gpu);
   }
-  return chol_workspace_bytes(n, b, W, m);
+  return host;
 }
 
 static int64_t lu_ws(const plan_t *p, int64_t W) {

@@ -49,7 +49,9 @@
  *   ex_put   host (ldh) -> device (ldd), m x n          ex_get   device -> host
  *   ex_copy  device -> device, m x n                    ex_fill  device m x n := value
  *   ex_gemm, ex_syrk, ex_trsm: BLAS 3 as ops.h
- *   ex_laswp: apply ipiv[k1..k2) (0-based, relative to row 0 of A) to ncols columns, forward
+ *   ex_laswp: apply ipiv[k1..k2) (0-based, relative to row 0 of A) to ncols columns, forward;
+ *             on a device it takes at most EX_LASWP_WS(k2 - k1) bytes of its queue's workspace
+ *             (the CUDA executor: the net row permutation, made on the host at enqueue)
  *   ex_getrf: LU with partial pivoting of the m x n block: ipiv (host, min(m, n) entries, 0-based
  *             relative to the block's first row) and *info (host: 0 or the first j+1 with an exact
  *             zero pivot) are written when it runs. Backends may use their tuned panel code
@@ -90,6 +92,9 @@
 #include "kernels/ops.h"
 
 #define EX_MAX_QUEUES 8
+/* The most device workspace one ex_laswp of np pivots takes on its queue (exec_cuda.c's do_laswp:
+ * source and destination rows, 2 np each, and a segment table), for planners. */
+#define EX_LASWP_WS(np) (8 * (4 * (int64_t)(np) + (int64_t)(np) / 2048 + 2) + 256)
 
 typedef struct ooc_exec ooc_exec_t;
 typedef struct ex_event ex_event_t;

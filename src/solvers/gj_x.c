@@ -12,8 +12,8 @@
 /* The host executor's own bytes beyond ex_host_bytes: a 64-byte header per buffer and event
  * (P, two slots, the ring's and our events: under 32 in all). */
 #define GJ_X_HEADERS (64 * 32)
-/* Beside what getrf and getri take (ex_getrf_ws, ex_getri_ws): the laswp pivots each queue's
- * workspace holds (8 n bytes a queue, counted apart) and the pool's rounding of a few buffers
+/* Beside what getrf and getri take (ex_getrf_ws, ex_getri_ws): the laswp tables each queue's
+ * workspace holds (EX_LASWP_WS(n) a queue, counted apart) and the pool's rounding of a few buffers
  * (256 bytes each). When the executor cannot tell its getri's workspace, the sweep block's
  * n x 512 (exec_cuda.c) and 64 MiB more are kept instead. */
 #define GJ_X_DEV_MARGIN ((int64_t)64 << 10)
@@ -97,7 +97,7 @@ static int64_t device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W) {
   int64_t rf = ex_getrf_ws(ex, n, ooc_min64(GJ_X_CHUNK, W)), ri = ex_getri_ws(ex, W);
   if (ri < 0) ri = 8 * W * ooc_min64(W, GJ_X_GETRI_NB) + ((int64_t)64 << 20);
   int64_t ws = (rf < 0 ? ooc_max64(ri, (int64_t)512 << 20) : ooc_max64(rf, ri)) +
-               GJ_X_DEV_MARGIN + 8 * n * ex->nqueues;
+               GJ_X_DEV_MARGIN + EX_LASWP_WS(n) * ex->nqueues;
   return 8 * n * W + 8 * GJ_X_SLOTS * n * b + ws;
 }
 

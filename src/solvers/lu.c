@@ -69,6 +69,7 @@ int64_t lu_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int K, int64_t *n
   b = ooc_min64(b, n);
   int64_t ws = ex_getrf_ws(ex, n, ooc_min64(LU_CHUNK, n));
   if (ws < 0) ws = LU_DEV_MARGIN;
+  ws += EX_LASWP_WS(n) * ex->nqueues; /* each queue's laswp tables (exec.h) */
   if (need) *need = ws + 8 * (K + 1) * n * b;
   int64_t room = ex->budget - ws - 8 * K * n * b;
   if (room < 8 * n * b) return 0;

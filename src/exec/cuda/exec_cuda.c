@@ -15,6 +15,9 @@ cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64_t lda, cud
 cudaError_t exc_laswp(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t k2,
                       const int64_t *piv, int64_t base, cudaStream_t s);
 cudaError_t exc_piv_add(int64_t *piv, int64_t n, int64_t add, cudaStream_t s);
+cudaError_t exc_permute_rows(int64_t ncols, double *A, int64_t lda, const int64_t *src,
+                             const int64_t *dst, const int64_t *off, int64_t nseg, int64_t maxseg,
+                             cudaStream_t s);
 cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode, const int *cuinfo,
                           int64_t *out, cudaStream_t s);
 cudaError_t exc_diag_swap(double *A, int64_t lda, int64_t n, double *save, int restore,
@@ -85,6 +88,12 @@ typedef struct cx {
   /* broken: the first asynchronous failure's status and message, returned again after it */
   ooc_status_t broken;
   char broken_msg[512];
+  /* laswp's host scratch (do_laswp): which original row each touched row holds, and the
+   * generation that last touched it, for rows < lsw_cap */
+  int64_t *lsw_row;
+  uint32_t *lsw_gen;
+  int64_t lsw_cap;
+  uint32_t lsw_now;
 } cx_t;
 
 static cx_t *X(ooc_exec_t *e) { return (cx_t *)e; }
@@ -564,18 +573,78 @@ static ooc_status_t c_trsm(ooc_exec_t *e, int q, char side, char uplo, char tran
   return leave(X(e), do_trsm(X(e), q, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb));
 }
 
+/* laswp: the swaps of pivots [k1, k2) turned on the host, at enqueue, into the net permutation of
+ * the rows they touch, in segments of LASWP_SEG pivots (at most 2 LASWP_SEG rows each: a
+ * block's shared memory), and applied by exc_permute_rows: every column and row in parallel. The
+ * sequential form (one thread per column through every swap) took 1.1 s of a 7.5 s gj step pair
+ * at n = 49152 on an H100 (12.7 ms a call, 24576 swaps on 1024 columns). */
+#define LASWP_SEG 2048
+static ooc_status_t lsw_scratch(cx_t *x, int64_t rows) {
+  if (rows <= x->lsw_cap) return OOC_OK;
+  int64_t cap = rows > 2 * x->lsw_cap ? rows : 2 * x->lsw_cap;
+  int64_t *r = ooc_malloc(x->e.ctx, (size_t)cap * sizeof *r);
+  uint32_t *g = ooc_calloc(x->e.ctx, (size_t)cap, sizeof *g);
+  if (!r || !g) {
+    ooc_free(x->e.ctx, r);
+    ooc_free(x->e.ctx, g);
+    return OOC_FAIL(x->e.ctx, OOC_ERR_NOMEM, "executor %s: out of host memory for laswp's row "
+                    "table (%lld rows)", x->name, (long long)cap);
+  }
+  ooc_free(x->e.ctx, x->lsw_row);
+  ooc_free(x->e.ctx, x->lsw_gen);
+  x->lsw_row = r, x->lsw_gen = g, x->lsw_cap = cap, x->lsw_now = 0;
+  return OOC_OK;
+}
+
 static ooc_status_t do_laswp(cx_t *x, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
                              int64_t k2, const int64_t *ipiv) {
   if (k2 <= k1 || ncols <= 0) return OOC_OK;
   cq_t *Q = &x->q[q];
-  int64_t np = k2 - k1;
-  OOC_TRY(ws_need(x, Q, 8 * np, 0, "laswp"));
+  int64_t np = k2 - k1, nseg = (np + LASWP_SEG - 1) / LASWP_SEG, rows = k2;
+  for (int64_t k = k1; k < k2; k++)
+    if (ipiv[k] + 1 > rows) rows = ipiv[k] + 1;
+  OOC_TRY(lsw_scratch(x, rows));
+  /* src and dst (at most 2 np entries each) and the segments' offsets, in one record */
+  int64_t bytes = 8 * (4 * np + nseg + 1); /* within EX_LASWP_WS(np) */
+  OOC_TRY(ws_need(x, Q, bytes, 0, "laswp"));
   hrec_t *r;
-  OOC_TRY(rec_take(x, Q, 8 * np, "laswp", &r));
-  memcpy(r + 1, ipiv + k1, (size_t)np * sizeof(int64_t)); /* copied at enqueue (exec.h) */
+  OOC_TRY(rec_take(x, Q, bytes, "laswp", &r));
+  int64_t *src = (int64_t *)(r + 1), *dst = src + 2 * np, *off = dst + 2 * np, t = 0, maxseg = 0;
+  for (int64_t s = 0; s < nseg; s++) {
+    int64_t a = k1 + s * LASWP_SEG, b = a + LASWP_SEG < k2 ? a + LASWP_SEG : k2, t0 = t;
+    if (++x->lsw_now == 0) { /* the generation wrapped: no row may look touched */
+      memset(x->lsw_gen, 0, (size_t)x->lsw_cap * sizeof *x->lsw_gen);
+      x->lsw_now = 1;
+    }
+    uint32_t g = x->lsw_now;
+    /* the touched rows in dst[t0..] for now; lsw_row[r]: the original row row r holds */
+    for (int64_t k = a; k < b; k++) {
+      int64_t p = ipiv[k], u[2] = {k, p};
+      for (int i = 0; i < 2; i++)
+        if (x->lsw_gen[u[i]] != g) {
+          x->lsw_gen[u[i]] = g;
+          x->lsw_row[u[i]] = u[i];
+          dst[t++] = u[i];
+        }
+      int64_t tmp = x->lsw_row[k];
+      x->lsw_row[k] = x->lsw_row[p];
+      x->lsw_row[p] = tmp;
+    }
+    int64_t w = t0; /* keep the rows that moved */
+    for (int64_t i = t0; i < t; i++)
+      if (x->lsw_row[dst[i]] != dst[i]) {
+        src[w] = x->lsw_row[dst[i]];
+        dst[w++] = dst[i];
+      }
+    t = w;
+    off[s] = t0;
+    if (t - t0 > maxseg) maxseg = t - t0;
+  }
+  off[nseg] = t;
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "laswp", 0, 0);
-  CU(&x->e, cudaMemcpyAsync(Q->ws, r + 1, (size_t)(8 * np), cudaMemcpyHostToDevice, Q->st));
-  CU(&x->e, exc_laswp(ncols, A, lda, k1, k2, (const int64_t *)Q->ws, 0, Q->st));
+  int64_t *dws = (int64_t *)Q->ws;
+  CU(&x->e, cudaMemcpyAsync(dws, r + 1, (size_t)bytes, cudaMemcpyHostToDevice, Q->st));
+  CU(&x->e, exc_permute_rows(ncols, A, lda, dws, dws + 2 * np, dws + 4 * np, nseg, maxseg, Q->st));
   ocu_rt_span_end(&x->rt, sp, q);
   return rec_done(x, Q, r); /* the record is free once the copy has run */
 }
@@ -950,6 +1019,8 @@ static void c_destroy(ooc_exec_t *e) {
       if (x->q[i].st) cudaStreamSynchronize(x->q[i].st); /* host functions still write */
   }
   for (int i = 0; i < EX_MAX_QUEUES; i++) ooc_free(ctx, x->q[i].hws);
+  ooc_free(ctx, x->lsw_row);
+  ooc_free(ctx, x->lsw_gen);
   (void)ocu_rt_fini(&x->rt); /* every buffer still allocated, streams, handles; the trace */
   if (x->mu_on) pthread_mutex_destroy(&x->mu);
   ooc_free(ctx, x);

@@ -52,6 +52,27 @@ __global__ void laswp(int64_t ncols, double *__restrict__ A, int64_t lda, int64_
   }
 }
 
+// LAPACK's laswp as the net row permutation, segment by segment (exec_cuda.c's do_laswp turns the
+// pivots into it on the host): in segment s, entries t in [off[s], off[s+1]) say that row dst[t]
+// receives the value row src[t] held before the segment. One block per column: it reads all of
+// a segment's source rows into shared memory, then writes them, so every (column, row) moves in
+// parallel; the sequential kernel above runs one thread per column through every swap in turn.
+__global__ void permute_rows(int64_t ncols, double *__restrict__ A, int64_t lda,
+                             const int64_t *__restrict__ src, const int64_t *__restrict__ dst,
+                             const int64_t *__restrict__ off, int64_t nseg) {
+  extern __shared__ double buf[];
+  for (int64_t j = blockIdx.x; j < ncols; j += gridDim.x) {
+    double *a = A + j * lda;
+    for (int64_t s = 0; s < nseg; s++) {
+      int64_t t0 = off[s], t1 = off[s + 1];
+      for (int64_t t = t0 + threadIdx.x; t < t1; t += blockDim.x) buf[t - t0] = a[src[t]];
+      __syncthreads();
+      for (int64_t t = t0 + threadIdx.x; t < t1; t += blockDim.x) a[dst[t]] = buf[t - t0];
+      __syncthreads();
+    }
+  }
+}
+
 // piv[i] += add for i < n: pivots of a block made relative to an enclosing block's first row.
 __global__ void piv_add(int64_t *__restrict__ piv, int64_t n, int64_t add) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
@@ -181,6 +202,15 @@ extern "C" cudaError_t exc_laswp(int64_t ncols, double *A, int64_t lda, int64_t 
   return cudaGetLastError();
 }
 
+extern "C" cudaError_t exc_permute_rows(int64_t ncols, double *A, int64_t lda, const int64_t *src,
+                                        const int64_t *dst, const int64_t *off, int64_t nseg,
+                                        int64_t maxseg, cudaStream_t s) {
+  if (ncols <= 0 || nseg <= 0 || maxseg <= 0) return cudaSuccess;
+  permute_rows<<<(unsigned)(ncols > 65535 ? 65535 : ncols), 256, (size_t)maxseg * sizeof(double),
+                 s>>>(ncols, A, lda, src, dst, off, nseg);
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t exc_piv_add(int64_t *piv, int64_t n, int64_t add, cudaStream_t s) {
   if (n <= 0 || add == 0) return cudaSuccess;
   int64_t g = (n + kThreads - 1) / kThreads;
@@ -201,6 +231,7 @@ extern "C" cudaError_t exc_preload(void) {
   cudaError_t e = cudaFuncGetAttributes(&a, fill);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, laswp);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, piv_add);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, permute_rows);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_info);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_swap);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, mirror);
