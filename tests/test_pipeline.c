@@ -181,6 +181,19 @@ static double left_ratio(int64_t n, const double *A, const double *X, double eps
   return r;
 }
 
+/* A memory source that counts the elements read through it (the check's passes). */
+typedef struct {
+  tu_memsrc_t m;
+  int64_t elems;
+} count_src_t;
+static ooc_status_t count_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                               double *dst, int64_t ld) {
+  count_src_t *c = self;
+  c->elems += nr * nc;
+  return tu_mem_read(&c->m, r0, c0, nr, nc, dst, ld);
+}
+static int64_t g_fused_elems; /* what fused_estimate's finish read of A and X */
+
 /* The fused estimate of X against A: A by strips of 64 columns, X by row-major chunks of 128. */
 static double fused_estimate(ooc_ctx_t *ctx, int64_t n, const double *A, const double *X,
                              double stop, check_info_t *ci) {
@@ -203,11 +216,12 @@ static double fused_estimate(ooc_ctx_t *ctx, int64_t n, const double *A, const d
       check_fused_x(f, R, C, h, w, chunk, 8, cb);
     }
   CU_ASSERT(check_fused_complete(f));
-  tu_memsrc_t sa = {A, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, tu_mem_read}, srcX = {&sx, tu_mem_read};
+  count_src_t sa = {{A, n}, 0}, sx = {{X, n}, 0};
+  ooc_source_t srcA = {&sa, count_read}, srcX = {&sx, count_read};
   double est = NAN, na, nx;
   CU_ASSERT(check_fused_finish(ctx, f, 16, cn, &srcA, &srcX, check_eps(0), 1 << 20, stop, &est,
                                &na, &nx, ci) == OOC_OK);
+  g_fused_elems = sa.elems + sx.elems;
   CU_ASSERT_DOUBLE_EQUAL(na, tu_norm1(n, A), 1e-12 * na);
   if (isfinite(nx)) CU_ASSERT_DOUBLE_EQUAL(nx, tu_norm1(n, X), 1e-12 * nx);
   check_fused_destroy(f);
@@ -242,6 +256,25 @@ static void t_fused_estimator(void) {
     double est = fused_estimate(ctx, n, A, X, INFINITY, &ci);
     double full = kind == 4 ? NAN : left_ratio(n, A, X, eps);
     CU_ASSERT(ci.products >= 1 && ci.products <= CHECK_EST_MAX_PRODUCTS);
+    /* the passes after the fused first product: one per product (the 'N' products' pass over X
+     * also forms the next 'T' product's X^T xi), plus one column of A per unit vector, where
+     * each product took two passes before */
+    int64_t nn = n * n, allow = ci.products > 1 ? ci.products * nn + ci.products * n : 0;
+    CU_ASSERT(g_fused_elems <= allow);
+    /* the same estimate by check_inverse_ex (the right residual, nothing fused): its first
+     * product's two passes, then one per product */
+    count_src_t ra = {{A, n}, 0}, rx = {{X, n}, 0};
+    ooc_source_t srA = {&ra, count_read}, srX = {&rx, count_read};
+    check_info_t cr;
+    double rr = NAN, na2, nx2;
+    CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &srA, &srX, 0, eps, 1 << 20, &rr, &na2,
+                               &nx2, &cr) == OOC_OK);
+    CU_ASSERT(ra.elems + rx.elems <= (cr.products + 1) * nn + cr.products * n);
+    if (kind > 0 && kind < 4) CU_ASSERT(rr >= 30); /* the right residual fails them too */
+    if (kind == 0) CU_ASSERT(rr < 30);
+    printf("\n  case %d: fused finish read %.2f n^2 in %d products; unfused %.2f n^2 in %d "
+           "products (ratio %.3g)", kind, (double)g_fused_elems / (double)nn, ci.products,
+           (double)(ra.elems + rx.elems) / (double)nn, cr.products, rr);
     if (kind == 0) {
       CU_ASSERT(full < 30 && est < 30);
     } else if (kind == 4) {
@@ -311,8 +344,14 @@ static void t_fused_pipeline(void) {
     CU_ASSERT_EQUAL(said, cs[k].fused);
     CU_ASSERT_EQUAL(strstr(rep.warnings, "not written in whole chunks") != NULL, !cs[k].fused);
     CU_ASSERT(rep.check_products >= 2);
-    printf("\n  %s: probe ratio %.3g, %d products, %s", cs[k].name, rep.residual,
-           rep.check_products, said ? "fused" : "reread");
+    /* what the check read back (report.bytes_check_read, 8-byte input, output in its dtype):
+     * fused, one pass per product after the first; else one more */
+    int64_t pr = rep.check_products, passes = cs[k].fused ? pr : pr + 1;
+    CU_ASSERT(rep.bytes_check_read > 0);
+    CU_ASSERT(rep.bytes_check_read <= 8 * (passes * n * n + pr * n));
+    printf("\n  %s: probe ratio %.3g, %d products, %s, read back %.2f x the input's bytes",
+           cs[k].name, rep.residual, rep.check_products, said ? "fused" : "reread",
+           (double)rep.bytes_check_read / (8.0 * n * n));
     tu_ctx_done(ctx);
   }
   /* a chunk corrupted on its way to the file: each of the 4 chunks in turn, both dtypes */

@@ -632,12 +632,19 @@ static ooc_status_t keep_rejected(job_t *j) {
   return commit_output(j, path);
 }
 
+/* Element bytes read from or written to the inputs and the output so far (h5m_bytes): the
+ * check writes nothing, so what it adds is what it read back (report.bytes_check_read). */
+static int64_t io_bytes(const job_t *j) {
+  return h5m_bytes(j->in_a) + h5m_bytes(j->in_b) + h5m_bytes(j->in_c) + h5m_bytes(j->out);
+}
+
 /* The product's probe check (docs/CLI.md "oocsolve gemm"): the written C against A, B and C0. */
 static ooc_status_t check_product(job_t *j, int f32) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   int64_t m = j->n, n = j->m, k = j->k, big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
   double t0 = ooc_now();
+  int64_t io0 = io_bytes(j);
   snprintf(r->check, sizeof r->check, "%s", j->o.check == OOC_CHECK_NONE ? "none" : "probe");
   r->residual = NAN;
   if (j->o.check != OOC_CHECK_NONE) {
@@ -653,6 +660,7 @@ static ooc_status_t check_product(job_t *j, int f32) {
                       "output was written", h5m_name(j->in_a), r->residual, thr);
   }
   r->t_check = ooc_now() - t0;
+  r->bytes_check_read = io_bytes(j) - io0;
   r->host_peak = ooc_ctx_host_peak(ctx);
   return OOC_OK;
 }
@@ -665,6 +673,7 @@ static ooc_status_t check_output(job_t *j, int f32) {
   int64_t n = j->n;
   int solve = j->in_b != NULL;
   double t0 = ooc_now();
+  int64_t io0 = io_bytes(j);
   ooc_check_t ck = j->o.check;
   if (ck == OOC_CHECK_AUTO) ck = n <= 2048 ? OOC_CHECK_FULL : OOC_CHECK_PROBE;
   snprintf(r->check, sizeof r->check, "%s",
@@ -719,6 +728,7 @@ static ooc_status_t check_output(job_t *j, int f32) {
     }
   }
   r->t_check = ooc_now() - t0;
+  r->bytes_check_read = io_bytes(j) - io0;
   r->host_peak = ooc_ctx_host_peak(ctx);
   double kappa = r->norm1_a * r->norm1_x;
   if (!solve && j->kind != JOB_FACTOR && kappa * eps > 1e-3)

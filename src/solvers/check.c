@@ -53,20 +53,6 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
   return OOC_OK;
 }
 
-/* Y = (I - A X) V (trans 'N') or (I - A X)^T V = V - X^T (A^T V) ('T'); with `left` the left
- * residual's, (I - X A) V = V - X (A V) or V - A^T (X^T V). T is scratch (n x k). */
-static ooc_status_t resid_mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
-                              const ooc_source_t *X, int left, char trans, const double *V,
-                              int64_t k, double *Y, double *T, double *buf, int64_t bw,
-                              double *acc_a, double *acc_x) {
-  const ooc_source_t *first = (trans == 'N') != (left != 0) ? X : A;
-  const ooc_source_t *second = first == X ? A : X;
-  OOC_TRY(mul(o, n, first, trans, V, k, T, buf, bw, first == X ? acc_x : acc_a));
-  OOC_TRY(mul(o, n, second, trans, T, k, Y, buf, bw, second == X ? acc_x : acc_a));
-  for (int64_t i = 0; i < n * k; i++) Y[i] = V[i] - Y[i];
-  return OOC_OK;
-}
-
 static double asum(const double *v, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; i++) s += fabs(v[i]);
@@ -103,20 +89,74 @@ static void first_vectors(int64_t n, double *V) {
   }
 }
 
+/* One pass over M by row bands (bh rows by all n columns, in buf): Y = V - M U for k vectors
+ * (U, V, Y n x k, ld n) and, because a row band gives its rows of Y in full, their signs
+ * xi = sgn(Y[:, 0]) and w = M^T xi on the way. The estimator's next product is B^T xi, whose
+ * first factor is M^T xi (M = X for the left residual I - X A, A for the right one): that
+ * product then needs one pass (over the other matrix) instead of two. colsum, when not NULL,
+ * accumulates |M|'s column sums. */
+static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source_t *M,
+                                 const double *U, const double *V, int64_t k, double *Y,
+                                 double *xi, double *w, double *buf, int64_t bh, double *colsum) {
+  int64_t bi, bj;
+  memset(w, 0, (size_t)n * sizeof(double));
+  for (int64_t r0 = 0; r0 < n; r0 += bh) {
+    int64_t nr = ooc_min64(bh, n - r0);
+    OOC_TRY(M->read(M->self, r0, 0, nr, n, buf, nr));
+    if (colsum) o->colabs(nr, n, buf, nr, colsum, &bi, &bj);
+    o->gemm('N', 'N', nr, k, n, 1.0, buf, nr, U, n, 0.0, Y + r0, n); /* M(band, :) U */
+    for (int64_t c = 0; c < k; c++)
+      for (int64_t i = r0; i < r0 + nr; i++) Y[i + c * n] = V[i + c * n] - Y[i + c * n];
+    for (int64_t i = r0; i < r0 + nr; i++) xi[i] = sgn(Y[i]);
+    o->gemm('T', 'N', n, 1, nr, 1.0, buf, nr, xi + r0, nr, 1.0, w, n);
+  }
+  return OOC_OK;
+}
+
+/* The 'N' product B V as resid_mul forms it, with its second pass by row bands (mul_rows_sgn):
+ * Y = B V, xi = sgn(Y[:, 0]) and w = M2^T xi, M2 the matrix of that second pass. A unit vector
+ * V = e_j costs one column of the first matrix (mul's shortcut). */
+static ooc_status_t resid_mul_n(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
+                                const ooc_source_t *X, int left, const double *V, int64_t k,
+                                double *Y, double *T, double *xi, double *w, double *buf,
+                                int64_t bw, double *acc_a, double *acc_x) {
+  const ooc_source_t *first = left ? A : X, *second = left ? X : A;
+  OOC_TRY(mul(o, n, first, 'N', V, k, T, buf, bw, first == X ? acc_x : acc_a));
+  return mul_rows_sgn(o, n, second, T, V, k, Y, xi, w, buf, bw, second == X ? acc_x : acc_a);
+}
+
+/* The 'T' product B^T xi = xi - M1^T w given w = M2^T xi (resid_mul_n's, or the writer's): one
+ * pass over M1, the first matrix of the 'N' products (A for the left residual, X for the
+ * right). T is scratch (n). */
+static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
+                                const ooc_source_t *X, int left, const double *xi,
+                                const double *w, double *Y, double *buf, int64_t bw) {
+  OOC_TRY(mul(o, n, left ? A : X, 'T', w, 1, Y, buf, bw, NULL));
+  for (int64_t i = 0; i < n; i++) Y[i] = xi[i] - Y[i];
+  return OOC_OK;
+}
+
 /* B = I - A X, or I - X A with `left`. Y1: the first product B V already formed (the fused
- * check), else NULL. The iteration stops once the estimate reaches `stop` (a lower bound that
- * already fails needs no more passes; INFINITY: never). */
+ * check), else NULL; w1: with Y1, X^T sgn(B x) already formed (the fused check's writer), else
+ * NULL. The iteration stops once the estimate reaches `stop` (a lower bound that already fails
+ * needs no more passes; INFINITY: never). Every 'N' product's second pass also forms the next
+ * 'T' product's first factor (resid_mul_n), so the sequence N, T, N, T, ... reads each matrix
+ * once per product pair plus once: the values are those of dlacn2 all the same (the same
+ * vectors; only the order of the passes changed). W: 3 (2 + p) + 3 columns of n. */
 static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
-                             const ooc_source_t *X, int left, const double *Y1, double stop,
-                             double *buf, int64_t bw, double *W, double *acc_a, double *acc_x,
-                             check_info_t *ci) {
+                             const ooc_source_t *X, int left, const double *Y1, const double *w1,
+                             double stop, double *buf, int64_t bw, double *W, double *acc_a,
+                             double *acc_x, check_info_t *ci) {
   const int64_t p = OOC_CHECK_PROBES, k0 = 2 + p;
-  double *V = W, *Y = V + n * k0, *T = Y + n * k0, *xi = T + n * k0;
+  double *V = W, *Y = V + n * k0, *T = Y + n * k0, *xi = T + n * k0, *xn = xi + n;
+  double *w = xn + n;
   first_vectors(n, V);
-  if (Y1)
+  if (Y1) {
     memcpy(Y, Y1, (size_t)(n * k0) * sizeof(double));
-  else
-    OOC_TRY(resid_mul(o, n, A, X, left, 'N', V, k0, Y, T, buf, bw, acc_a, acc_x));
+    for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
+  } else {
+    OOC_TRY(resid_mul_n(o, n, A, X, left, V, k0, Y, T, xi, w, buf, bw, acc_a, acc_x));
+  }
   ci->products = 1;
   OOC_TRY(ooc_tick(ctx, "check", 1.0 / CHECK_EST_MAX_PRODUCTS));
   double est = asum(Y, n);
@@ -126,15 +166,18 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
   double alt = 2.0 * asum(Y + n, n) / (3.0 * (double)n);
   double best = ooc_nanmax(ooc_nanmax(est, alt), ci->probe);
   if (n > 1 && isfinite(best) && best < stop) {
-    for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
-    OOC_TRY(resid_mul(o, n, A, X, left, 'T', xi, 1, V, T, buf, bw, NULL, NULL));
+    if (Y1 && w1)
+      memcpy(w, w1, (size_t)n * sizeof(double));
+    else if (Y1) /* the first factor of B^T xi: one pass over the matrix the write did not see */
+      OOC_TRY(mul(o, n, left ? X : A, 'T', xi, 1, w, buf, bw, NULL));
+    OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw));
     ci->products++;
     OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
     int64_t j = iamax(V, n);
     for (int iter = 2;; iter++) {
       memset(V, 0, (size_t)n * sizeof(double));
       V[j] = 1.0;
-      OOC_TRY(resid_mul(o, n, A, X, left, 'N', V, 1, Y, T, buf, bw, NULL, NULL));
+      OOC_TRY(resid_mul_n(o, n, A, X, left, V, 1, Y, T, xn, w, buf, bw, NULL, NULL));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       double old = est;
@@ -142,10 +185,10 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
       best = ooc_nanmax(best, est);
       if (!isfinite(est) || !(best < stop)) break;
       int same = 1;
-      for (int64_t i = 0; i < n && same; i++) same = sgn(Y[i]) == xi[i];
+      for (int64_t i = 0; i < n && same; i++) same = xn[i] == xi[i];
       if (same || est <= old) break; /* the sign vector repeats, or no progress */
-      for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
-      OOC_TRY(resid_mul(o, n, A, X, left, 'T', xi, 1, V, T, buf, bw, NULL, NULL));
+      memcpy(xi, xn, (size_t)n * sizeof(double));
+      OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       int64_t jlast = j;
@@ -170,7 +213,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   double *Al = full ? ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)) : NULL;
   /* full: a residual block; estimate: V, Y, T of 2 + p columns and the sign vector */
-  double *Rj = ooc_malloc(ctx, (size_t)(n * (full ? bw : 3 * (2 + p) + 1)) * sizeof(double));
+  double *Rj = ooc_malloc(ctx, (size_t)(n * (full ? bw : 3 * (2 + p) + 3)) * sizeof(double));
   double *acc_a = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_x = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_r = ooc_calloc(ctx, (size_t)(full ? bw : 1), sizeof(double));
@@ -203,7 +246,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
     ci->products = (int)cp.count; /* block products: every column of I - A X */
   } else {
     /* one buffer serves both sources (the passes alternate) */
-    OOC_CHECK(st = estimate(ctx, o, n, A, X, 0, NULL, INFINITY, Xj, bw, Rj, acc_a, acc_x, ci));
+    OOC_CHECK(st = estimate(ctx, o, n, A, X, 0, NULL, NULL, INFINITY, Xj, bw, Rj, acc_a, acc_x, ci));
     rmax = ci->rnorm;
   }
   *norm1_a = max_colsum(acc_a, n);
@@ -364,7 +407,7 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the fused check saw %s of A and X (n = %lld)",
                     f->over ? "a block outside" : "not all", (long long)n);
   double *buf = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
-  double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 1)) * sizeof(double));
+  double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 3)) * sizeof(double));
   if (!buf || !W) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
@@ -374,7 +417,7 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
   double scale = (double)n * *norm1_a * *norm1_x * eps;
   /* B V = V - X (A V), the first product, from what the load and the write saw */
   for (int64_t i = 0; i < n * FUSED_K; i++) f->Z[i] = f->V[i] - f->Z[i];
-  OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, stop_ratio * scale, buf, bw, W, NULL,
+  OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, NULL, stop_ratio * scale, buf, bw, W, NULL,
                           NULL, ci));
   *ratio = ci->rnorm / scale;
   ci->probe /= scale;
