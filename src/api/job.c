@@ -317,7 +317,7 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
   int64_t ncols = cp.n, b = rp.b;
-  int mirror = j->mirror_out && !perm && rp.n == cp.n;
+  int mirror = j->mirror_out && !perm && rp.n == cp.n, f32 = h5m_type(j->out) == H5M_F32;
   ooc_status_t st = OOC_OK;
   double *rows = ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double));
   double *perm_rows = perm ? ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double)) : NULL;
@@ -348,7 +348,10 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
       for (int64_t tu = ti + 1; tu < rp.count; tu++)
         OOC_CHECK(st = ts_read(ts, tu, ti, up + (part_start(rp, tu) - r1), ncols - r1));
       OOC_CHECK(st = h5m_write_t(j->out, r0, r1, nr, ncols - r1, up, ncols - r1));
+      if (j->fused) check_fused_band(j->fused, r0, nr, r1, ncols - r1, up, ncols - r1, 1, f32);
     }
+    /* the band's rows went through the tap: the check's X^T sgn(B x) from them (check.h) */
+    if (j->fused) check_fused_band(j->fused, r0, nr, 0, lc, src, nr, 0, f32);
     OOC_CHECK(st = ooc_tick(ctx, "write", (ti + 1.0) / rp.count));
   }
 done:
@@ -714,8 +717,8 @@ static ooc_status_t check_output(job_t *j, int f32) {
       r->residual_norm1 = ci.rnorm;
       r->check_products = ci.products;
       ooc_warn(r->warnings, sizeof r->warnings, "check: ||I - X A||_1 estimated, its first "
-               "product formed while A was read and X written, %d more read the files",
-               ci.products - 1);
+               "product formed while A was read and X written%s, %d more read the files",
+               ci.band ? " (and the second's X^T xi)" : "", ci.products - 1);
     } else {
       check_info_t ci;
       if (j->fused) /* the writer did not hand every chunk to the tap (check.h) */

@@ -285,10 +285,17 @@ struct check_fused {
   int64_t *row_cov, *col_cov; /* elements of X seen per row and per column */
   int64_t a_cols;     /* columns of A seen */
   int over;           /* something seen twice or outside the matrix */
+  /* check_fused_band: xi = sgn(B x) row band by row band and w = X^T xi, the second product's
+   * first factor; elements of the bands per row and per column; band_bad: a band came before
+   * its rows were complete, or outside the matrix */
+  double *xi, *w;
+  int64_t *brow, *bcol;
+  int band_bad;
 };
 
 int64_t check_fused_bytes(int64_t n) {
-  return (int64_t)sizeof(check_fused_t) + 8 * n * (3 * FUSED_K + 1 + FUSED_BAND) + 16 * n;
+  return (int64_t)sizeof(check_fused_t) + 8 * n * (3 * FUSED_K + 1 + FUSED_BAND) + 16 * n +
+         32 * n;
 }
 
 void check_fused_destroy(check_fused_t *f) {
@@ -301,6 +308,10 @@ void check_fused_destroy(check_fused_t *f) {
   ooc_free(ctx, f->band);
   ooc_free(ctx, f->row_cov);
   ooc_free(ctx, f->col_cov);
+  ooc_free(ctx, f->xi);
+  ooc_free(ctx, f->w);
+  ooc_free(ctx, f->brow);
+  ooc_free(ctx, f->bcol);
   ooc_free(ctx, f);
 }
 
@@ -320,7 +331,12 @@ ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
   f->band = ooc_malloc(ctx, (size_t)(FUSED_BAND * n) * sizeof(double));
   f->row_cov = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
   f->col_cov = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
-  if (!f->V || !f->AV || !f->Z || !f->acc_x || !f->band || !f->row_cov || !f->col_cov) {
+  f->xi = ooc_calloc(ctx, (size_t)n, sizeof(double));
+  f->w = ooc_calloc(ctx, (size_t)n, sizeof(double));
+  f->brow = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
+  f->bcol = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
+  if (!f->V || !f->AV || !f->Z || !f->acc_x || !f->band || !f->row_cov || !f->col_cov || !f->xi ||
+      !f->w || !f->brow || !f->bcol) {
     check_fused_destroy(f);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check (n = %lld)",
                     (long long)n);
@@ -351,6 +367,10 @@ void check_fused_reset_x(check_fused_t *f) {
   memset(f->acc_x, 0, (size_t)n * sizeof(double));
   memset(f->row_cov, 0, (size_t)n * sizeof(int64_t));
   memset(f->col_cov, 0, (size_t)n * sizeof(int64_t));
+  memset(f->w, 0, (size_t)n * sizeof(double));
+  memset(f->brow, 0, (size_t)n * sizeof(int64_t));
+  memset(f->bcol, 0, (size_t)n * sizeof(int64_t));
+  f->band_bad = 0;
 }
 
 /* The chunk is row-major (rows x cols, stride ld): as a column-major matrix M it is its
@@ -385,6 +405,40 @@ void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t col
   }
 }
 
+void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                      const double *data, int64_t ld, int trans, int f32) {
+  int64_t n = f->n;
+  if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 + nr > n || c0 + nc > n) {
+    f->band_bad = 1;
+    return;
+  }
+  for (int64_t i = r0; i < r0 + nr; i++) {
+    if (f->row_cov[i] != n) f->band_bad = 1; /* its row of X (A V) is not complete yet */
+    f->xi[i] = sgn(f->V[i] - f->Z[i]);        /* as check_fused_finish forms B x from Z */
+    f->brow[i] += nc;
+  }
+  for (int64_t c = c0; c < c0 + nc; c++) f->bcol[c] += nr;
+  const double *xi = f->xi + r0;
+  if (!f32) { /* w(c0..) += X(r0.., c0..)^T xi: the band, or its transpose, times xi */
+    f->o->gemm(trans ? 'N' : 'T', 'N', nc, 1, nr, 1.0, data, ld, xi, nr, 1.0, f->w + c0, n);
+    return;
+  }
+  for (int64_t c = 0; c < nc; c++) { /* the values the float32 file holds */
+    double s = 0;
+    for (int64_t i = 0; i < nr; i++)
+      s += (double)(float)(trans ? data[c + i * ld] : data[i + c * ld]) * xi[i];
+    f->w[c0 + c] += s;
+  }
+}
+
+/* Every element of X in exactly one band, each band after its rows were complete. */
+static int band_complete(const check_fused_t *f) {
+  if (f->band_bad) return 0;
+  for (int64_t i = 0; i < f->n; i++)
+    if (f->brow[i] != f->n || f->bcol[i] != f->n) return 0;
+  return 1;
+}
+
 int check_fused_complete(const check_fused_t *f) {
   if (!f || f->over || f->a_cols != f->n) return 0;
   for (int64_t i = 0; i < f->n; i++)
@@ -415,10 +469,14 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
   *norm1_a = max_colsum(colnorm_a, n);
   *norm1_x = max_colsum(f->acc_x, n);
   double scale = (double)n * *norm1_a * *norm1_x * eps;
+  /* the writer's X^T sgn(B x), if every band came and its signs are those of B x below */
+  int band = band_complete(f);
   /* B V = V - X (A V), the first product, from what the load and the write saw */
   for (int64_t i = 0; i < n * FUSED_K; i++) f->Z[i] = f->V[i] - f->Z[i];
-  OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, NULL, stop_ratio * scale, buf, bw, W, NULL,
+  for (int64_t i = 0; i < n && band; i++) band = sgn(f->Z[i]) == f->xi[i];
+  OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, band ? f->w : NULL, stop_ratio * scale, buf, bw, W, NULL,
                           NULL, ci));
+  ci->band = band && ci->products > 1;
   *ratio = ci->rnorm / scale;
   ci->probe /= scale;
 done:

@@ -41,6 +41,7 @@ typedef struct check_info {
   double rnorm;  /* ||I - A X||_1 (full) or its estimate (a lower bound of it) */
   double probe;  /* estimate only: the random probes' ratio alone (what the check gave before) */
   int products;  /* streamed products with I - A X (full: column blocks of it) */
+  int band;      /* fused: the second product's X^T xi came from the writer (check_fused_band) */
 } check_info_t;
 
 ooc_status_t check_inverse(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
@@ -83,6 +84,18 @@ void check_fused_reset_x(check_fused_t *f);
 /* The h5m_tap_fn: a chunk of X as written (user = the check_fused_t). */
 void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
                    const void *data, int es, int64_t ld);
+/* Rows [r0, r0 + nr), columns [c0, c0 + nc) of X as the writer wrote them: column-major
+ * nr x nc (ld), or with `trans` its transpose (nc x nr, ld: what h5m_write_t took), in float64
+ * (f32: rounded here as a float32 file holds them). Called once every chunk of those rows went
+ * through the tap (their rows of X (A V), hence of B x = x - X (A x), are complete): forms
+ * w = X^T xi, xi = sgn(B x), the first factor of Hager-Higham's second product B^T xi, so that
+ * product reads only A back. w only steers the estimator (which unit vector comes next); no
+ * value of the estimate comes from it, so a band that differed from the file's bytes could make
+ * the estimate smaller, never let a product be computed from anything but the file. Not every
+ * element of X in exactly one band, or a band before its rows were complete: the finish reads X
+ * for it instead. */
+void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                      const double *data, int64_t ld, int trans, int f32);
 /* Every column of A and every element of X exactly once. */
 int check_fused_complete(const check_fused_t *f);
 /* colnorm_a: A's column 1-norms (the loader's). stop_ratio: stop iterating once the ratio
