@@ -6,14 +6,19 @@
  * - no more than the data: an inverse at n = 1100 with --tile 1024 (formerly 1024 + 76, whose
  *   padded edge chunks made a 33.6 MB file of 9.7 MB of results; now 552 + 548) writes a file
  *   of the data's size plus the 4 padded rows and columns and HDF5's metadata (under 128 KiB),
- *   for gj and chol, float64 and float32, and its result passes the full check;
+ *   for gj and chol, float64 and float32, and its result passes the full check; the issue's
+ *   case, a Cholesky factor at n = 4500 with --tile 4096 (537 MB for 162 MB before), writes at
+ *   most 1.05 x the data plus 128 KiB and passes its probe check;
  * - the disk floor: with --disk-bw the report gives input / read + output / write bandwidth and
  *   the ratio of the total to it;
  * - the fused check (check.h): Hager-Higham's estimate of ||I - X A||_1 with its first product
  *   fed by A's column strips and X's row-major chunks fails the wrong inverses test_gj's
  *   estimator test builds (a column off, a row off, every entry off) and passes the right one,
  *   never above the full left ratio and within 3x below it; through the pipeline it is used for
- *   probe-checked inverses (gj, chol, lu; float64 and float32 outputs), says so, and passes; a
+ *   probe-checked inverses (gj, chol, lu; float64 and float32 outputs), says so, and passes; the
+ *   check's rereads are counted: after the fused first product one pass per product, and with
+ *   the writer's bands (check_fused_band, the second product's X^T xi) one fewer; unfused, one
+ *   pass per product plus one (report.bytes_check_read; counting sources for the estimator); a
  *   chunk corrupted on its way to the file (OOC_FAULT_CORRUPT, every chunk in turn) fails the
  *   run with exit 4 and leaves no output, in float64 by the fused first product alone; outputs not
  *   written in whole chunks fall back to the rereading estimate;
@@ -125,8 +130,33 @@ static void t_no_padding(void) {
     free(X);
     tu_ctx_done(ctx);
   }
-  printf("\n");
   free(A);
+  /* the issue's case: n = 4500 with --tile 4096 wrote 537 MB for 162 MB of results; a Cholesky
+   * factor (n^3/3 flops, the output written whole: L with zeros above) through the same writer
+   * now writes the data plus 12 padded rows and columns (tile 2256) and HDF5's metadata */
+  const int64_t nb = 4500;
+  gen_spec_default(&s, GEN_MATERN, nb);
+  A = tu_gen_spec(&s);
+  CU_ASSERT_FATAL(A != NULL);
+  tu_write_matrix(tu_path("pad4500.h5"), "/A", nb, nb, A, 2);
+  free(A);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o = opts(4096, OOC_METHOD_CHOL);
+  o.check = OOC_CHECK_PROBE;
+  ooc_report_t rep;
+  const char *out = tu_path("pad4500.chol.h5");
+  remove(out);
+  CU_ASSERT_EQUAL_FATAL(ooc_factor(ctx, tu_path("pad4500.h5"), out, &o, &rep), OOC_OK);
+  int64_t data = 8 * nb * nb, size = file_size(out);
+  CU_ASSERT_EQUAL(rep.tile, 2256);
+  CU_ASSERT(rep.residual < 30);
+  CU_ASSERT(size >= data && (double)size <= 1.05 * (double)data + 128 * 1024);
+  printf("\n  chol factor n = 4500, --tile 4096: %lld bytes of results, file %lld bytes (%.4fx, "
+         "tile %lld), probe ratio %.3g\n", (long long)data, (long long)size,
+         (double)size / (double)data, (long long)rep.tile, rep.residual);
+  remove(out);
+  remove(tu_path("pad4500.h5"));
+  tu_ctx_done(ctx);
 }
 
 static void t_floor(void) {
