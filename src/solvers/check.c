@@ -31,15 +31,6 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
                         double *colsum) {
   part_t cp = part_make(n, bw);
   int64_t bi, bj;
-  if (trans == 'N' && k == 1 && !colsum) { /* M e_j (the estimator's unit vectors): a column */
-    int64_t j = -1, nz = 0;
-    for (int64_t i = 0; i < n; i++)
-      if (V[i] != 0) {
-        nz++;
-        j = i;
-      }
-    if (nz == 1 && V[j] == 1.0) return M->read(M->self, 0, j, n, 1, U, n);
-  }
   if (trans == 'N') memset(U, 0, (size_t)(n * k) * sizeof(double));
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
@@ -62,12 +53,6 @@ static double asum(const double *v, int64_t n) {
 /* LAPACK's sign(1, x): +1 for x >= 0 (and -0), -1 below. */
 static double sgn(double x) { return x >= 0 || isnan(x) ? 1.0 : -1.0; }
 
-static int64_t iamax(const double *v, int64_t n) {
-  int64_t j = 0;
-  for (int64_t i = 1; i < n; i++)
-    if (fabs(v[i]) > fabs(v[j])) j = i;
-  return j;
-}
 
 /* Hager's method as Higham refined it (LAPACK dlacn2, ITMAX 5) for ||B||_1, B = I - A X, from
  * products with B and B^T only, plus the alternating vector and OOC_CHECK_PROBES random +-1
@@ -113,49 +98,72 @@ static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source
   return OOC_OK;
 }
 
-/* The 'N' product B V as resid_mul forms it, with its second pass by row bands (mul_rows_sgn):
- * Y = B V, xi = sgn(Y[:, 0]) and w = M2^T xi, M2 the matrix of that second pass. A unit vector
- * V = e_j costs one column of the first matrix (mul's shortcut). */
+/* The 'N' product B V (resid_mul's before issue 27): T = M1 V, Y = V - M2 T, with M2's pass by
+ * row bands (mul_rows_sgn), so that xi = sgn(Y[:, 0]) and w = M2^T xi come with it. M1 = A and
+ * M2 = X for the left residual, the other way round for the right one. col: V is a unit vector
+ * e_j and M1 e_j is already at hand (resid_mul_t kept it), so M1 is not read at all. */
 static ooc_status_t resid_mul_n(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
                                 const ooc_source_t *X, int left, const double *V, int64_t k,
-                                double *Y, double *T, double *xi, double *w, double *buf,
-                                int64_t bw, double *acc_a, double *acc_x) {
+                                const double *col, double *Y, double *T, double *xi, double *w,
+                                double *buf, int64_t bw, double *acc_a, double *acc_x) {
   const ooc_source_t *first = left ? A : X, *second = left ? X : A;
-  OOC_TRY(mul(o, n, first, 'N', V, k, T, buf, bw, first == X ? acc_x : acc_a));
+  if (col)
+    memcpy(T, col, (size_t)n * sizeof(double));
+  else
+    OOC_TRY(mul(o, n, first, 'N', V, k, T, buf, bw, first == X ? acc_x : acc_a));
   return mul_rows_sgn(o, n, second, T, V, k, Y, xi, w, buf, bw, second == X ? acc_x : acc_a);
 }
 
-/* The 'T' product B^T xi = xi - M1^T w given w = M2^T xi (resid_mul_n's, or the writer's): one
- * pass over M1, the first matrix of the 'N' products (A for the left residual, X for the
- * right). T is scratch (n). */
+/* The 'T' product Y = B^T xi = xi - M1^T w given w = M2^T xi (resid_mul_n's, or the writer's):
+ * one pass over M1 in column blocks. The estimator's next vector is e_j, j = iamax(Y) (LAPACK's
+ * first largest |Y_j|), and its next product starts with M1 e_j: the column of M1 at the
+ * largest |Y_j| so far is kept in col as the pass goes, so that product reads no column. */
 static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
                                 const ooc_source_t *X, int left, const double *xi,
-                                const double *w, double *Y, double *buf, int64_t bw) {
-  OOC_TRY(mul(o, n, left ? A : X, 'T', w, 1, Y, buf, bw, NULL));
-  for (int64_t i = 0; i < n; i++) Y[i] = xi[i] - Y[i];
+                                const double *w, double *Y, double *buf, int64_t bw, double *col,
+                                int64_t *jmax) {
+  const ooc_source_t *M = left ? A : X;
+  part_t cp = part_make(n, bw);
+  int64_t j = 0;
+  for (int64_t l = 0; l < cp.count; l++) {
+    int64_t l0 = part_start(cp, l), nl = part_len(cp, l), jb = -1;
+    OOC_TRY(M->read(M->self, 0, l0, n, nl, buf, n));
+    o->gemm('T', 'N', nl, 1, n, 1.0, buf, n, w, n, 0.0, Y + l0, n);
+    for (int64_t i = l0; i < l0 + nl; i++) {
+      Y[i] = xi[i] - Y[i];
+      if (i == 0 || fabs(Y[i]) > fabs(Y[j])) { /* iamax's rule: strictly larger */
+        j = i;
+        jb = i;
+      }
+    }
+    if (jb >= 0) memcpy(col, buf + (jb - l0) * n, (size_t)n * sizeof(double));
+  }
+  *jmax = j;
   return OOC_OK;
 }
 
 /* B = I - A X, or I - X A with `left`. Y1: the first product B V already formed (the fused
  * check), else NULL; w1: with Y1, X^T sgn(B x) already formed (the fused check's writer), else
  * NULL. The iteration stops once the estimate reaches `stop` (a lower bound that already fails
- * needs no more passes; INFINITY: never). Every 'N' product's second pass also forms the next
- * 'T' product's first factor (resid_mul_n), so the sequence N, T, N, T, ... reads each matrix
- * once per product pair plus once: the values are those of dlacn2 all the same (the same
- * vectors; only the order of the passes changed). W: 3 (2 + p) + 3 columns of n. */
+ * needs no more passes; INFINITY: never). dlacn2's products, in the order of their passes:
+ * each 'N' product's pass over M2 also forms the next 'T' product's first factor M2^T xi
+ * (resid_mul_n), and each 'T' product's pass over M1 keeps the column M1 e_j that the next 'N'
+ * product starts with (resid_mul_t), so after the first product (two passes; none when fused)
+ * every product costs exactly one pass over one matrix and no column is read on its own. The
+ * vectors, hence the values, are dlacn2's (sums in another order). W: 3 (2 + p) + 4 columns of n. */
 static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
                              const ooc_source_t *X, int left, const double *Y1, const double *w1,
                              double stop, double *buf, int64_t bw, double *W, double *acc_a,
                              double *acc_x, check_info_t *ci) {
   const int64_t p = OOC_CHECK_PROBES, k0 = 2 + p;
   double *V = W, *Y = V + n * k0, *T = Y + n * k0, *xi = T + n * k0, *xn = xi + n;
-  double *w = xn + n;
+  double *w = xn + n, *col = w + n;
   first_vectors(n, V);
   if (Y1) {
     memcpy(Y, Y1, (size_t)(n * k0) * sizeof(double));
     for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
   } else {
-    OOC_TRY(resid_mul_n(o, n, A, X, left, V, k0, Y, T, xi, w, buf, bw, acc_a, acc_x));
+    OOC_TRY(resid_mul_n(o, n, A, X, left, V, k0, NULL, Y, T, xi, w, buf, bw, acc_a, acc_x));
   }
   ci->products = 1;
   OOC_TRY(ooc_tick(ctx, "check", 1.0 / CHECK_EST_MAX_PRODUCTS));
@@ -170,14 +178,14 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
       memcpy(w, w1, (size_t)n * sizeof(double));
     else if (Y1) /* the first factor of B^T xi: one pass over the matrix the write did not see */
       OOC_TRY(mul(o, n, left ? X : A, 'T', xi, 1, w, buf, bw, NULL));
-    OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw));
+    int64_t j = 0;
+    OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw, col, &j));
     ci->products++;
     OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
-    int64_t j = iamax(V, n);
     for (int iter = 2;; iter++) {
       memset(V, 0, (size_t)n * sizeof(double));
       V[j] = 1.0;
-      OOC_TRY(resid_mul_n(o, n, A, X, left, V, 1, Y, T, xn, w, buf, bw, NULL, NULL));
+      OOC_TRY(resid_mul_n(o, n, A, X, left, V, 1, col, Y, T, xn, w, buf, bw, NULL, NULL));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       double old = est;
@@ -188,11 +196,10 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
       for (int64_t i = 0; i < n && same; i++) same = xn[i] == xi[i];
       if (same || est <= old) break; /* the sign vector repeats, or no progress */
       memcpy(xi, xn, (size_t)n * sizeof(double));
-      OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw));
+      int64_t jlast = j;
+      OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw, col, &j));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
-      int64_t jlast = j;
-      j = iamax(V, n);
       if (!(fabs(V[jlast]) != fabs(V[j]) && iter < 5)) break;
     }
   }
@@ -213,7 +220,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   double *Al = full ? ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)) : NULL;
   /* full: a residual block; estimate: V, Y, T of 2 + p columns and the sign vector */
-  double *Rj = ooc_malloc(ctx, (size_t)(n * (full ? bw : 3 * (2 + p) + 3)) * sizeof(double));
+  double *Rj = ooc_malloc(ctx, (size_t)(n * (full ? bw : 3 * (2 + p) + 4)) * sizeof(double));
   double *acc_a = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_x = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_r = ooc_calloc(ctx, (size_t)(full ? bw : 1), sizeof(double));
@@ -461,7 +468,7 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the fused check saw %s of A and X (n = %lld)",
                     f->over ? "a block outside" : "not all", (long long)n);
   double *buf = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
-  double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 3)) * sizeof(double));
+  double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 4)) * sizeof(double));
   if (!buf || !W) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
