@@ -44,6 +44,13 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
   return OOC_OK;
 }
 
+/* The bit pattern of a double (check_fused's row sums of bits). */
+static uint64_t dbits(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
 static double asum(const double *v, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; i++) s += fabs(v[i]);
@@ -298,11 +305,15 @@ struct check_fused {
   double *xi, *w;
   int64_t *brow, *bcol;
   int band_bad;
+  /* per row, the sum (mod 2^64) of the float64 bit patterns of X's elements: as the tap saw
+   * them (the file's bytes) and as the bands gave them; unequal, the bands are not what the file
+   * holds (a fault between the store and the file) and the finish reads X instead */
+  uint64_t *tap_bits, *band_bits;
 };
 
 int64_t check_fused_bytes(int64_t n) {
   return (int64_t)sizeof(check_fused_t) + 8 * n * (3 * FUSED_K + 1 + FUSED_BAND) + 16 * n +
-         32 * n;
+         48 * n;
 }
 
 void check_fused_destroy(check_fused_t *f) {
@@ -319,6 +330,8 @@ void check_fused_destroy(check_fused_t *f) {
   ooc_free(ctx, f->w);
   ooc_free(ctx, f->brow);
   ooc_free(ctx, f->bcol);
+  ooc_free(ctx, f->tap_bits);
+  ooc_free(ctx, f->band_bits);
   ooc_free(ctx, f);
 }
 
@@ -342,8 +355,10 @@ ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
   f->w = ooc_calloc(ctx, (size_t)n, sizeof(double));
   f->brow = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
   f->bcol = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
+  f->tap_bits = ooc_calloc(ctx, (size_t)n, sizeof(uint64_t));
+  f->band_bits = ooc_calloc(ctx, (size_t)n, sizeof(uint64_t));
   if (!f->V || !f->AV || !f->Z || !f->acc_x || !f->band || !f->row_cov || !f->col_cov || !f->xi ||
-      !f->w || !f->brow || !f->bcol) {
+      !f->w || !f->brow || !f->bcol || !f->tap_bits || !f->band_bits) {
     check_fused_destroy(f);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check (n = %lld)",
                     (long long)n);
@@ -377,6 +392,8 @@ void check_fused_reset_x(check_fused_t *f) {
   memset(f->w, 0, (size_t)n * sizeof(double));
   memset(f->brow, 0, (size_t)n * sizeof(int64_t));
   memset(f->bcol, 0, (size_t)n * sizeof(int64_t));
+  memset(f->tap_bits, 0, (size_t)n * sizeof(uint64_t));
+  memset(f->band_bits, 0, (size_t)n * sizeof(uint64_t));
   f->band_bad = 0;
 }
 
@@ -406,7 +423,12 @@ void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t col
     for (int64_t i = 0; i < h; i++) {
       const double *row = M + i * lm;
       double *acc = f->acc_x + c0;
-      for (int64_t c = 0; c < cols; c++) acc[c] += fabs(row[c]);
+      uint64_t bits = 0;
+      for (int64_t c = 0; c < cols; c++) {
+        acc[c] += fabs(row[c]);
+        bits += dbits(row[c]);
+      }
+      f->tap_bits[r0 + i0 + i] += bits;
     }
     f->o->gemm('T', 'N', h, FUSED_K, cols, 1.0, M, lm, f->AV + c0, n, 1.0, f->Z + r0 + i0, n);
   }
@@ -426,23 +448,30 @@ void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int6
   }
   for (int64_t c = c0; c < c0 + nc; c++) f->bcol[c] += nr;
   const double *xi = f->xi + r0;
+  uint64_t *bits = f->band_bits + r0;
   if (!f32) { /* w(c0..) += X(r0.., c0..)^T xi: the band, or its transpose, times xi */
     f->o->gemm(trans ? 'N' : 'T', 'N', nc, 1, nr, 1.0, data, ld, xi, nr, 1.0, f->w + c0, n);
+    for (int64_t c = 0; c < nc; c++)
+      for (int64_t i = 0; i < nr; i++) bits[i] += dbits(trans ? data[c + i * ld] : data[i + c * ld]);
     return;
   }
   for (int64_t c = 0; c < nc; c++) { /* the values the float32 file holds */
     double s = 0;
-    for (int64_t i = 0; i < nr; i++)
-      s += (double)(float)(trans ? data[c + i * ld] : data[i + c * ld]) * xi[i];
+    for (int64_t i = 0; i < nr; i++) {
+      double x = (double)(float)(trans ? data[c + i * ld] : data[i + c * ld]);
+      s += x * xi[i];
+      bits[i] += dbits(x);
+    }
     f->w[c0 + c] += s;
   }
 }
 
-/* Every element of X in exactly one band, each band after its rows were complete. */
+/* Every element of X in exactly one band, each band after its rows were complete, and the bands'
+ * values those the tap saw go to the file (row sums of their bits). */
 static int band_complete(const check_fused_t *f) {
   if (f->band_bad) return 0;
   for (int64_t i = 0; i < f->n; i++)
-    if (f->brow[i] != f->n || f->bcol[i] != f->n) return 0;
+    if (f->brow[i] != f->n || f->bcol[i] != f->n || f->band_bits[i] != f->tap_bits[i]) return 0;
   return 1;
 }
 

@@ -90,10 +90,11 @@ void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t col
  * through the tap (their rows of X (A V), hence of B x = x - X (A x), are complete): forms
  * w = X^T xi, xi = sgn(B x), the first factor of Hager-Higham's second product B^T xi, so that
  * product reads only A back. w only steers the estimator (which unit vector comes next); no
- * value of the estimate comes from it, so a band that differed from the file's bytes could make
- * the estimate smaller, never let a product be computed from anything but the file. Not every
- * element of X in exactly one band, or a band before its rows were complete: the finish reads X
- * for it instead. */
+ * value of the estimate comes from it. Steering by values other than the file's could still
+ * make the estimate fall shorter, so the bands must be the file's bytes: each row's sum of the
+ * elements' bit patterns is taken here and by the tap, and the finish uses w only when they
+ * agree for every row, every element of X came in exactly one band, and each band came after
+ * its rows were complete; else it reads X back for that product, as without bands. */
 void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
                       const double *data, int64_t ld, int trans, int f32);
 /* Every column of A and every element of X exactly once. */
