@@ -449,20 +449,31 @@ void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int6
   for (int64_t c = c0; c < c0 + nc; c++) f->bcol[c] += nr;
   const double *xi = f->xi + r0;
   uint64_t *bits = f->band_bits + r0;
-  if (!f32) { /* w(c0..) += X(r0.., c0..)^T xi: the band, or its transpose, times xi */
-    f->o->gemm(trans ? 'N' : 'T', 'N', nc, 1, nr, 1.0, data, ld, xi, nr, 1.0, f->w + c0, n);
-    for (int64_t c = 0; c < nc; c++)
-      for (int64_t i = 0; i < nr; i++) bits[i] += dbits(trans ? data[c + i * ld] : data[i + c * ld]);
-    return;
-  }
-  for (int64_t c = 0; c < nc; c++) { /* the values the float32 file holds */
-    double s = 0;
-    for (int64_t i = 0; i < nr; i++) {
-      double x = (double)(float)(trans ? data[c + i * ld] : data[i + c * ld]);
-      s += x * xi[i];
-      bits[i] += dbits(x);
+  /* w(c0..) += X(r0.., c0..)^T xi and the rows' bit sums, in one pass over the band (it is as
+   * large as the tile row: one pass is what this costs the writer) */
+  if (!trans) {
+    for (int64_t c = 0; c < nc; c++) {
+      const double *col = data + c * ld;
+      double s = 0;
+      for (int64_t i = 0; i < nr; i++) {
+        double x = f32 ? (double)(float)col[i] : col[i]; /* what a float32 file holds */
+        s += x * xi[i];
+        bits[i] += dbits(x);
+      }
+      f->w[c0 + c] += s;
     }
-    f->w[c0 + c] += s;
+  } else {
+    for (int64_t i = 0; i < nr; i++) {
+      const double *row = data + i * ld;
+      double *w = f->w + c0, xv = xi[i];
+      uint64_t b = 0;
+      for (int64_t c = 0; c < nc; c++) {
+        double x = f32 ? (double)(float)row[c] : row[c];
+        w[c] += x * xv;
+        b += dbits(x);
+      }
+      bits[i] += b;
+    }
   }
 }
 
