@@ -10,7 +10,8 @@
  *   case, a Cholesky factor at n = 4500 with --tile 4096 (537 MB for 162 MB before), writes at
  *   most 1.05 x the data plus 128 KiB and passes its probe check;
  * - the disk floor: with --disk-bw the report gives input / read + output / write bandwidth and
- *   the ratio of the total to it;
+ *   the ratio of the total to it; the JSON's and the text's bytes read back by the check (none
+ *   with --check none);
  * - the fused check (check.h): Hager-Higham's estimate of ||I - X A||_1 with its first product
  *   fed by A's column strips and X's row-major chunks fails the wrong inverses test_gj's
  *   estimator test builds (a column off, a row off, every entry off) and passes the right one,
@@ -170,9 +171,13 @@ static void t_floor(void) {
     o.disk_read_bw = k ? 1e9 : 0;
     o.disk_write_bw = k == 2 ? 2.5e8 : 0;
     if (k == 2) o.out_dtype = OOC_DTYPE_F32;
+    if (k == 1) o.check = OOC_CHECK_NONE; /* reads nothing back */
     ooc_report_t rep;
     CU_ASSERT_EQUAL_FATAL(ooc_invert(ctx, tu_path("fl.h5"), tu_path("fl.inv.h5"), &o, &rep),
                           OOC_OK);
+    /* the full check (n <= 2048) reads X once and A once per column block of X */
+    if (k == 1) CU_ASSERT_EQUAL(rep.bytes_check_read, 0);
+    if (k != 1) CU_ASSERT(rep.bytes_check_read >= 2 * n * n * (k == 2 ? 4 : 8));
     double out = (double)n * n * (k == 2 ? 4 : 8), wbw = k == 2 ? 2.5e8 : 1e9;
     double want = k ? (double)rep.bytes_input / 1e9 + out / wbw : 0;
     CU_ASSERT(rep.bytes_input >= 8 * n * n); /* f64 input, read whole at least once */
@@ -192,6 +197,11 @@ static void t_floor(void) {
     fclose(f);
     CU_ASSERT(strstr(buf, k ? "\"t_floor\": 0." : "\"t_floor\": null") != NULL);
     CU_ASSERT((strstr(buf, "disk floor") != NULL) == (k != 0));
+    char want_json[64];
+    snprintf(want_json, sizeof want_json, "\"bytes_check_read\": %lld,",
+             (long long)rep.bytes_check_read);
+    CU_ASSERT(strstr(buf, want_json) != NULL);
+    CU_ASSERT((strstr(buf, "reread  the check read") != NULL) == (k != 1));
     if (k == 2) printf("\n  %s", strstr(buf, "  floor"));
     free(buf);
     tu_ctx_done(ctx);
