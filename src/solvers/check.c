@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/parloop.h"
+
 double check_eps(int f32) { return f32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2; }
 
 static double max_colsum(const double *acc, int64_t n) {
@@ -288,6 +290,7 @@ ooc_status_t check_inverse(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_
 
 #define FUSED_K (2 + OOC_CHECK_PROBES)
 #define FUSED_BAND 16 /* rows of a float32 chunk converted at a time */
+#define FUSED_JOBS 8  /* check_fused_band's column jobs (and threads) at most */
 
 struct check_fused {
   ooc_ctx_t *ctx;
@@ -309,11 +312,12 @@ struct check_fused {
    * them (the file's bytes) and as the bands gave them; unequal, the bands are not what the file
    * holds (a fault between the store and the file) and the finish reads X instead */
   uint64_t *tap_bits, *band_bits;
+  uint64_t *pbits; /* FUSED_JOBS x n: check_fused_band's jobs' partial bit sums */
 };
 
 int64_t check_fused_bytes(int64_t n) {
   return (int64_t)sizeof(check_fused_t) + 8 * n * (3 * FUSED_K + 1 + FUSED_BAND) + 16 * n +
-         48 * n;
+         48 * n + 8 * n * FUSED_JOBS;
 }
 
 void check_fused_destroy(check_fused_t *f) {
@@ -332,6 +336,7 @@ void check_fused_destroy(check_fused_t *f) {
   ooc_free(ctx, f->bcol);
   ooc_free(ctx, f->tap_bits);
   ooc_free(ctx, f->band_bits);
+  ooc_free(ctx, f->pbits);
   ooc_free(ctx, f);
 }
 
@@ -357,8 +362,9 @@ ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
   f->bcol = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
   f->tap_bits = ooc_calloc(ctx, (size_t)n, sizeof(uint64_t));
   f->band_bits = ooc_calloc(ctx, (size_t)n, sizeof(uint64_t));
+  f->pbits = ooc_malloc(ctx, (size_t)(n * FUSED_JOBS) * sizeof(uint64_t));
   if (!f->V || !f->AV || !f->Z || !f->acc_x || !f->band || !f->row_cov || !f->col_cov || !f->xi ||
-      !f->w || !f->brow || !f->bcol || !f->tap_bits || !f->band_bits) {
+      !f->w || !f->brow || !f->bcol || !f->tap_bits || !f->band_bits || !f->pbits) {
     check_fused_destroy(f);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check (n = %lld)",
                     (long long)n);
@@ -434,6 +440,52 @@ void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t col
   }
 }
 
+/* One job of check_fused_band: columns [q0, q1) of the band (relative to its first column),
+ * w for them and its own partial row bit sums (the jobs' column ranges are disjoint, so w needs
+ * no lock; the sums mod 2^64 are added up after the loop, in any order). */
+typedef struct {
+  check_fused_t *f;
+  int64_t r0, nr, c0, nc, ld, jobs;
+  const double *data;
+  int trans, f32;
+} band_job_t;
+
+static void band_run(void *arg, int64_t k, int worker) {
+  (void)worker;
+  const band_job_t *b = arg;
+  check_fused_t *f = b->f;
+  int64_t q0 = b->nc * k / b->jobs, q1 = b->nc * (k + 1) / b->jobs, nr = b->nr, ld = b->ld;
+  const double *xi = f->xi + b->r0, *data = b->data;
+  uint64_t *bits = f->pbits + k * f->n;
+  double *w = f->w + b->c0;
+  int f32 = b->f32;
+  memset(bits, 0, (size_t)nr * sizeof(uint64_t));
+  if (!b->trans) {
+    for (int64_t c = q0; c < q1; c++) {
+      const double *col = data + c * ld;
+      double s = 0;
+      for (int64_t i = 0; i < nr; i++) {
+        double x = f32 ? (double)(float)col[i] : col[i]; /* what a float32 file holds */
+        s += x * xi[i];
+        bits[i] += dbits(x);
+      }
+      w[c] += s;
+    }
+  } else {
+    for (int64_t i = 0; i < nr; i++) {
+      const double *row = data + i * ld;
+      double xv = xi[i];
+      uint64_t h = 0;
+      for (int64_t c = q0; c < q1; c++) {
+        double x = f32 ? (double)(float)row[c] : row[c];
+        w[c] += x * xv;
+        h += dbits(x);
+      }
+      bits[i] += h;
+    }
+  }
+}
+
 void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
                       const double *data, int64_t ld, int trans, int f32) {
   int64_t n = f->n;
@@ -447,34 +499,14 @@ void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int6
     f->brow[i] += nc;
   }
   for (int64_t c = c0; c < c0 + nc; c++) f->bcol[c] += nr;
-  const double *xi = f->xi + r0;
-  uint64_t *bits = f->band_bits + r0;
-  /* w(c0..) += X(r0.., c0..)^T xi and the rows' bit sums, in one pass over the band (it is as
-   * large as the tile row: one pass is what this costs the writer) */
-  if (!trans) {
-    for (int64_t c = 0; c < nc; c++) {
-      const double *col = data + c * ld;
-      double s = 0;
-      for (int64_t i = 0; i < nr; i++) {
-        double x = f32 ? (double)(float)col[i] : col[i]; /* what a float32 file holds */
-        s += x * xi[i];
-        bits[i] += dbits(x);
-      }
-      f->w[c0 + c] += s;
-    }
-  } else {
-    for (int64_t i = 0; i < nr; i++) {
-      const double *row = data + i * ld;
-      double *w = f->w + c0, xv = xi[i];
-      uint64_t b = 0;
-      for (int64_t c = 0; c < nc; c++) {
-        double x = f32 ? (double)(float)row[c] : row[c];
-        w[c] += x * xv;
-        b += dbits(x);
-      }
-      bits[i] += b;
-    }
-  }
+  /* w(c0..) += X(r0.., c0..)^T xi and the rows' bit sums: one pass over the band (as large as
+   * the writer's tile row), split by columns over the CPUs, so the writer's thread waits for a
+   * memory pass at the machine's bandwidth, not at one core's */
+  int64_t jobs = ooc_min64(FUSED_JOBS, ooc_max64(1, nc / 64));
+  band_job_t bj = {f, r0, nr, c0, nc, ld, jobs, data, trans, f32};
+  ooc_parallel(ooc_par_cpus(FUSED_JOBS), jobs, band_run, &bj);
+  for (int64_t k = 0; k < jobs; k++)
+    for (int64_t i = 0; i < nr; i++) f->band_bits[r0 + i] += f->pbits[k * n + i];
 }
 
 /* Every element of X in exactly one band, each band after its rows were complete, and the bands'
