@@ -240,6 +240,11 @@ typedef struct ooc_report {
    * way; docs/ARCHITECTURE.md). 0 for other jobs, after a fallback, and for journaled runs
    * (--checkpoint: each checkpoint also writes the cached tiles) */
   int64_t bytes_spill_model, bytes_spilled_elim, bytes_unspilled_elim;
+  /* The residual check's rereads: the element bytes (uncompressed, in the files' dtypes) the
+   * check read back from the input and the written output after the write (0 with --check
+   * none; what the fused check formed during the load and the write is not counted: it read
+   * nothing; docs/NUMERICS.md "What the check reads") */
+  int64_t bytes_check_read;
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -435,7 +440,8 @@ typedef enum ooc_rfield {
   OOC_R_SEED = 40, OOC_R_BERR_BEFORE = 41, OOC_R_BERR_AFTER = 42, OOC_R_T_TRANSFORM = 43,
   OOC_R_T_FACTOR = 44, OOC_R_T_SOLVE = 45, OOC_R_T_REFINE = 46,
   OOC_R_T_FLOOR = 47, OOC_R_FLOOR_RATIO = 48, OOC_R_BYTES_SPILL_MODEL = 49,
-  OOC_R_BYTES_SPILLED_ELIM = 50, OOC_R_BYTES_UNSPILLED_ELIM = 51
+  OOC_R_BYTES_SPILLED_ELIM = 50, OOC_R_BYTES_UNSPILLED_ELIM = 51,
+  OOC_R_BYTES_CHECK_READ = 52
 } ooc_rfield_t;
 
 /* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */

@@ -6,14 +6,20 @@
  * - no more than the data: an inverse at n = 1100 with --tile 1024 (formerly 1024 + 76, whose
  *   padded edge chunks made a 33.6 MB file of 9.7 MB of results; now 552 + 548) writes a file
  *   of the data's size plus the 4 padded rows and columns and HDF5's metadata (under 128 KiB),
- *   for gj and chol, float64 and float32, and its result passes the full check;
+ *   for gj and chol, float64 and float32, and its result passes the full check; the issue's
+ *   case, a Cholesky factor at n = 4500 with --tile 4096 (537 MB for 162 MB before), writes at
+ *   most 1.05 x the data plus 128 KiB and passes its probe check;
  * - the disk floor: with --disk-bw the report gives input / read + output / write bandwidth and
- *   the ratio of the total to it;
+ *   the ratio of the total to it; the JSON's and the text's bytes read back by the check (none
+ *   with --check none);
  * - the fused check (check.h): Hager-Higham's estimate of ||I - X A||_1 with its first product
  *   fed by A's column strips and X's row-major chunks fails the wrong inverses test_gj's
  *   estimator test builds (a column off, a row off, every entry off) and passes the right one,
  *   never above the full left ratio and within 3x below it; through the pipeline it is used for
- *   probe-checked inverses (gj, chol, lu; float64 and float32 outputs), says so, and passes; a
+ *   probe-checked inverses (gj, chol, lu; float64 and float32 outputs), says so, and passes; the
+ *   check's rereads are counted: after the fused first product one pass per product, and with
+ *   the writer's bands (check_fused_band, the second product's X^T xi) one fewer; unfused, one
+ *   pass per product plus one (report.bytes_check_read; counting sources for the estimator); a
  *   chunk corrupted on its way to the file (OOC_FAULT_CORRUPT, every chunk in turn) fails the
  *   run with exit 4 and leaves no output, in float64 by the fused first product alone; outputs not
  *   written in whole chunks fall back to the rereading estimate;
@@ -125,8 +131,33 @@ static void t_no_padding(void) {
     free(X);
     tu_ctx_done(ctx);
   }
-  printf("\n");
   free(A);
+  /* the issue's case: n = 4500 with --tile 4096 wrote 537 MB for 162 MB of results; a Cholesky
+   * factor (n^3/3 flops, the output written whole: L with zeros above) through the same writer
+   * now writes the data plus 12 padded rows and columns (tile 2256) and HDF5's metadata */
+  const int64_t nb = 4500;
+  gen_spec_default(&s, GEN_MATERN, nb);
+  A = tu_gen_spec(&s);
+  CU_ASSERT_FATAL(A != NULL);
+  tu_write_matrix(tu_path("pad4500.h5"), "/A", nb, nb, A, 2);
+  free(A);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o = opts(4096, OOC_METHOD_CHOL);
+  o.check = OOC_CHECK_PROBE;
+  ooc_report_t rep;
+  const char *out = tu_path("pad4500.chol.h5");
+  remove(out);
+  CU_ASSERT_EQUAL_FATAL(ooc_factor(ctx, tu_path("pad4500.h5"), out, &o, &rep), OOC_OK);
+  int64_t data = 8 * nb * nb, size = file_size(out);
+  CU_ASSERT_EQUAL(rep.tile, 2256);
+  CU_ASSERT(rep.residual < 30);
+  CU_ASSERT(size >= data && (double)size <= 1.05 * (double)data + 128 * 1024);
+  printf("\n  chol factor n = 4500, --tile 4096: %lld bytes of results, file %lld bytes (%.4fx, "
+         "tile %lld), probe ratio %.3g\n", (long long)data, (long long)size,
+         (double)size / (double)data, (long long)rep.tile, rep.residual);
+  remove(out);
+  remove(tu_path("pad4500.h5"));
+  tu_ctx_done(ctx);
 }
 
 static void t_floor(void) {
@@ -140,9 +171,13 @@ static void t_floor(void) {
     o.disk_read_bw = k ? 1e9 : 0;
     o.disk_write_bw = k == 2 ? 2.5e8 : 0;
     if (k == 2) o.out_dtype = OOC_DTYPE_F32;
+    if (k == 1) o.check = OOC_CHECK_NONE; /* reads nothing back */
     ooc_report_t rep;
     CU_ASSERT_EQUAL_FATAL(ooc_invert(ctx, tu_path("fl.h5"), tu_path("fl.inv.h5"), &o, &rep),
                           OOC_OK);
+    /* the full check (n <= 2048) reads X once and A once per column block of X */
+    if (k == 1) CU_ASSERT_EQUAL(rep.bytes_check_read, 0);
+    if (k != 1) CU_ASSERT(rep.bytes_check_read >= 2 * n * n * (k == 2 ? 4 : 8));
     double out = (double)n * n * (k == 2 ? 4 : 8), wbw = k == 2 ? 2.5e8 : 1e9;
     double want = k ? (double)rep.bytes_input / 1e9 + out / wbw : 0;
     CU_ASSERT(rep.bytes_input >= 8 * n * n); /* f64 input, read whole at least once */
@@ -162,6 +197,11 @@ static void t_floor(void) {
     fclose(f);
     CU_ASSERT(strstr(buf, k ? "\"t_floor\": 0." : "\"t_floor\": null") != NULL);
     CU_ASSERT((strstr(buf, "disk floor") != NULL) == (k != 0));
+    char want_json[64];
+    snprintf(want_json, sizeof want_json, "\"bytes_check_read\": %lld,",
+             (long long)rep.bytes_check_read);
+    CU_ASSERT(strstr(buf, want_json) != NULL);
+    CU_ASSERT((strstr(buf, "reread  the check read") != NULL) == (k != 1));
     if (k == 2) printf("\n  %s", strstr(buf, "  floor"));
     free(buf);
     tu_ctx_done(ctx);
@@ -181,9 +221,22 @@ static double left_ratio(int64_t n, const double *A, const double *X, double eps
   return r;
 }
 
+/* A memory source that counts the elements read through it (the check's passes). */
+typedef struct {
+  tu_memsrc_t m;
+  int64_t elems;
+} count_src_t;
+static ooc_status_t count_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                               double *dst, int64_t ld) {
+  count_src_t *c = self;
+  c->elems += nr * nc;
+  return tu_mem_read(&c->m, r0, c0, nr, nc, dst, ld);
+}
+static int64_t g_fused_elems; /* what fused_estimate's finish read of A and X */
+
 /* The fused estimate of X against A: A by strips of 64 columns, X by row-major chunks of 128. */
 static double fused_estimate(ooc_ctx_t *ctx, int64_t n, const double *A, const double *X,
-                             double stop, check_info_t *ci) {
+                             double stop, int band, check_info_t *ci) {
   check_fused_t *f = NULL;
   CU_ASSERT_FATAL(check_fused_create(ctx, ooc_ops_cpu(), n, &f) == OOC_OK);
   double *cn = calloc((size_t)n, sizeof *cn);
@@ -201,13 +254,35 @@ static double fused_estimate(ooc_ctx_t *ctx, int64_t n, const double *A, const d
         for (int64_t c = 0; c < w; c++) chunk[c + i * cb] = X[(R + i) + (C + c) * n];
       CU_ASSERT(!check_fused_complete(f));
       check_fused_x(f, R, C, h, w, chunk, 8, cb);
+      if (band && C + w == n) { /* the writer's bands: 1 as written, 2 in two pieces, the
+                                 * right one transposed (as h5m_write_t takes it) */
+        int64_t h2 = n / 2;
+        if (band == 1) {
+          check_fused_band(f, R, h, 0, n, X + R, n, 0, 0);
+        } else if (band == 3) { /* one element of the band is not what the tap saw */
+          double *t = malloc((size_t)(h * n) * sizeof *t);
+          for (int64_t c = 0; c < n; c++)
+            for (int64_t i = 0; i < h; i++) t[i + c * h] = X[(R + i) + c * n];
+          if (R == 0) t[h / 2 + (n / 3) * h] *= 1 + 1e-12;
+          check_fused_band(f, R, h, 0, n, t, h, 0, 0);
+          free(t);
+        } else {
+          double *t = malloc((size_t)((n - h2) * h) * sizeof *t);
+          for (int64_t i = 0; i < h; i++)
+            for (int64_t c = h2; c < n; c++) t[(c - h2) + i * (n - h2)] = X[(R + i) + c * n];
+          check_fused_band(f, R, h, h2, n - h2, t, n - h2, 1, 0);
+          check_fused_band(f, R, h, 0, h2, X + R, n, 0, 0);
+          free(t);
+        }
+      }
     }
   CU_ASSERT(check_fused_complete(f));
-  tu_memsrc_t sa = {A, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, tu_mem_read}, srcX = {&sx, tu_mem_read};
+  count_src_t sa = {{A, n}, 0}, sx = {{X, n}, 0};
+  ooc_source_t srcA = {&sa, count_read}, srcX = {&sx, count_read};
   double est = NAN, na, nx;
   CU_ASSERT(check_fused_finish(ctx, f, 16, cn, &srcA, &srcX, check_eps(0), 1 << 20, stop, &est,
                                &na, &nx, ci) == OOC_OK);
+  g_fused_elems = sa.elems + sx.elems;
   CU_ASSERT_DOUBLE_EQUAL(na, tu_norm1(n, A), 1e-12 * na);
   if (isfinite(nx)) CU_ASSERT_DOUBLE_EQUAL(nx, tu_norm1(n, X), 1e-12 * nx);
   check_fused_destroy(f);
@@ -239,9 +314,43 @@ static void t_fused_estimator(void) {
     tu_spoil_inverse(kind, n, X, xmax, &seed);
     if (kind == 4) X[5 + 250 * n] = NAN;
     check_info_t ci;
-    double est = fused_estimate(ctx, n, A, X, INFINITY, &ci);
+    double est = fused_estimate(ctx, n, A, X, INFINITY, 0, &ci);
     double full = kind == 4 ? NAN : left_ratio(n, A, X, eps);
     CU_ASSERT(ci.products >= 1 && ci.products <= CHECK_EST_MAX_PRODUCTS);
+    /* the passes after the fused first product: exactly one per product (the 'N' products'
+     * pass over X also forms the next 'T' product's X^T xi, the 'T' products' pass over A keeps
+     * the next unit vector's column), where each product took two passes before */
+    int64_t nn = n * n;
+    CU_ASSERT_EQUAL(g_fused_elems, ci.products > 1 ? ci.products * nn : 0);
+    CU_ASSERT(!ci.band);
+    /* with the writer's bands (check_fused_band): the same estimate and one pass fewer, the
+     * second product's X^T xi formed from them */
+    for (int bm = 1; bm <= 3; bm++) { /* 3: a band that differs from the file: not used */
+      check_info_t cb;
+      double eb = fused_estimate(ctx, n, A, X, INFINITY, bm, &cb);
+      CU_ASSERT(cb.band == (bm < 3 && ci.products > 1));
+      CU_ASSERT(cb.products == ci.products);
+      CU_ASSERT(kind == 4 ? isnan(eb) : fabs(eb - est) <= 1e-9 * est);
+      CU_ASSERT_EQUAL(g_fused_elems,
+                      cb.products > 1 ? (cb.products - (bm < 3 ? 1 : 0)) * nn : 0);
+      if (bm == 1)
+        printf("\n  case %d: with the writer's bands %.2f n^2 read back", kind,
+               (double)g_fused_elems / (double)nn);
+    }
+    /* the same estimate by check_inverse_ex (the right residual, nothing fused): its first
+     * product's two passes, then one per product */
+    count_src_t ra = {{A, n}, 0}, rx = {{X, n}, 0};
+    ooc_source_t srA = {&ra, count_read}, srX = {&rx, count_read};
+    check_info_t cr;
+    double rr = NAN, na2, nx2;
+    CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &srA, &srX, 0, eps, 1 << 20, &rr, &na2,
+                               &nx2, &cr) == OOC_OK);
+    CU_ASSERT_EQUAL(ra.elems + rx.elems, (cr.products + 1) * nn);
+    if (kind > 0 && kind < 4) CU_ASSERT(rr >= 30); /* the right residual fails them too */
+    if (kind == 0) CU_ASSERT(rr < 30);
+    printf("\n  case %d: fused finish read %.2f n^2 in %d products; unfused %.2f n^2 in %d "
+           "products (ratio %.3g)", kind, (double)g_fused_elems / (double)nn, ci.products,
+           (double)(ra.elems + rx.elems) / (double)nn, cr.products, rr);
     if (kind == 0) {
       CU_ASSERT(full < 30 && est < 30);
     } else if (kind == 4) {
@@ -256,7 +365,7 @@ static void t_fused_estimator(void) {
       lo = fmin(lo, est / full);
       /* with the threshold as the stop: the verdict is the same, in no more products */
       check_info_t cs;
-      double e2 = fused_estimate(ctx, n, A, X, 30, &cs);
+      double e2 = fused_estimate(ctx, n, A, X, 30, 0, &cs);
       CU_ASSERT(e2 >= 30 && cs.products <= ci.products);
     }
     printf("\n  case %d: full left ratio %.3g, fused estimate %.3g (%d products), probes alone "
@@ -311,8 +420,16 @@ static void t_fused_pipeline(void) {
     CU_ASSERT_EQUAL(said, cs[k].fused);
     CU_ASSERT_EQUAL(strstr(rep.warnings, "not written in whole chunks") != NULL, !cs[k].fused);
     CU_ASSERT(rep.check_products >= 2);
-    printf("\n  %s: probe ratio %.3g, %d products, %s", cs[k].name, rep.residual,
-           rep.check_products, said ? "fused" : "reread");
+    /* what the check read back (report.bytes_check_read, 8-byte input, output in its dtype):
+     * fused, one pass per product after the first; else one more */
+    int band = strstr(rep.warnings, "the second's X^T xi") != NULL;
+    CU_ASSERT_EQUAL(band, cs[k].fused);
+    int64_t pr = rep.check_products, passes = cs[k].fused ? pr - 1 : pr + 1;
+    CU_ASSERT(rep.bytes_check_read > 0);
+    CU_ASSERT(rep.bytes_check_read <= 8 * passes * n * n); /* no column read on its own */
+    printf("\n  %s: probe ratio %.3g, %d products, %s, read back %.2f x the input's bytes",
+           cs[k].name, rep.residual, rep.check_products, said ? "fused" : "reread",
+           (double)rep.bytes_check_read / (8.0 * n * n));
     tu_ctx_done(ctx);
   }
   /* a chunk corrupted on its way to the file: each of the 4 chunks in turn, both dtypes */
@@ -337,6 +454,8 @@ static void t_fused_pipeline(void) {
        * denominator is 2^29 times larger) at times needs the later products, which reread the
        * file */
       if (!dt) CU_ASSERT(rep.check_products == 1);
+      /* the writer's bands were not what the file got: the second product read X back */
+      CU_ASSERT(strstr(rep.warnings, "the second's X^T xi") == NULL);
       printf("%s%d", q == 1 ? (dt ? "\n  f32 products per chunk:" : "\n  f64 products per chunk:") : ",",
              rep.check_products);
       CU_ASSERT(rep.residual >= 30);

@@ -317,7 +317,7 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
   int64_t ncols = cp.n, b = rp.b;
-  int mirror = j->mirror_out && !perm && rp.n == cp.n;
+  int mirror = j->mirror_out && !perm && rp.n == cp.n, f32 = h5m_type(j->out) == H5M_F32;
   ooc_status_t st = OOC_OK;
   double *rows = ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double));
   double *perm_rows = perm ? ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double)) : NULL;
@@ -348,7 +348,10 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
       for (int64_t tu = ti + 1; tu < rp.count; tu++)
         OOC_CHECK(st = ts_read(ts, tu, ti, up + (part_start(rp, tu) - r1), ncols - r1));
       OOC_CHECK(st = h5m_write_t(j->out, r0, r1, nr, ncols - r1, up, ncols - r1));
+      if (j->fused) check_fused_band(j->fused, r0, nr, r1, ncols - r1, up, ncols - r1, 1, f32);
     }
+    /* the band's rows went through the tap: the check's X^T sgn(B x) from them (check.h) */
+    if (j->fused) check_fused_band(j->fused, r0, nr, 0, lc, src, nr, 0, f32);
     OOC_CHECK(st = ooc_tick(ctx, "write", (ti + 1.0) / rp.count));
   }
 done:
@@ -632,12 +635,19 @@ static ooc_status_t keep_rejected(job_t *j) {
   return commit_output(j, path);
 }
 
+/* Element bytes read from or written to the inputs and the output so far (h5m_bytes): the
+ * check writes nothing, so what it adds is what it read back (report.bytes_check_read). */
+static int64_t io_bytes(const job_t *j) {
+  return h5m_bytes(j->in_a) + h5m_bytes(j->in_b) + h5m_bytes(j->in_c) + h5m_bytes(j->out);
+}
+
 /* The product's probe check (docs/CLI.md "oocsolve gemm"): the written C against A, B and C0. */
 static ooc_status_t check_product(job_t *j, int f32) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   int64_t m = j->n, n = j->m, k = j->k, big = ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
   double t0 = ooc_now();
+  int64_t io0 = io_bytes(j);
   snprintf(r->check, sizeof r->check, "%s", j->o.check == OOC_CHECK_NONE ? "none" : "probe");
   r->residual = NAN;
   if (j->o.check != OOC_CHECK_NONE) {
@@ -653,6 +663,7 @@ static ooc_status_t check_product(job_t *j, int f32) {
                       "output was written", h5m_name(j->in_a), r->residual, thr);
   }
   r->t_check = ooc_now() - t0;
+  r->bytes_check_read = io_bytes(j) - io0;
   r->host_peak = ooc_ctx_host_peak(ctx);
   return OOC_OK;
 }
@@ -665,6 +676,7 @@ static ooc_status_t check_output(job_t *j, int f32) {
   int64_t n = j->n;
   int solve = j->in_b != NULL;
   double t0 = ooc_now();
+  int64_t io0 = io_bytes(j);
   ooc_check_t ck = j->o.check;
   if (ck == OOC_CHECK_AUTO) ck = n <= 2048 ? OOC_CHECK_FULL : OOC_CHECK_PROBE;
   snprintf(r->check, sizeof r->check, "%s",
@@ -705,8 +717,8 @@ static ooc_status_t check_output(job_t *j, int f32) {
       r->residual_norm1 = ci.rnorm;
       r->check_products = ci.products;
       ooc_warn(r->warnings, sizeof r->warnings, "check: ||I - X A||_1 estimated, its first "
-               "product formed while A was read and X written, %d more read the files",
-               ci.products - 1);
+               "product formed while A was read and X written%s, %d more read the files",
+               ci.band ? " (and the second's X^T xi)" : "", ci.products - 1);
     } else {
       check_info_t ci;
       if (j->fused) /* the writer did not hand every chunk to the tap (check.h) */
@@ -719,6 +731,7 @@ static ooc_status_t check_output(job_t *j, int f32) {
     }
   }
   r->t_check = ooc_now() - t0;
+  r->bytes_check_read = io_bytes(j) - io0;
   r->host_peak = ooc_ctx_host_peak(ctx);
   double kappa = r->norm1_a * r->norm1_x;
   if (!solve && j->kind != JOB_FACTOR && kappa * eps > 1e-3)

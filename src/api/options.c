@@ -394,6 +394,7 @@ static const rdef_t RDEFS[] = {
     [OOC_R_FLOOR_RATIO] = RD(floor_ratio), [OOC_R_BYTES_SPILL_MODEL] = RI(bytes_spill_model),
     [OOC_R_BYTES_SPILLED_ELIM] = RI(bytes_spilled_elim),
     [OOC_R_BYTES_UNSPILLED_ELIM] = RI(bytes_unspilled_elim),
+    [OOC_R_BYTES_CHECK_READ] = RI(bytes_check_read),
 };
 #define NFIELDS ((int)(sizeof RDEFS / sizeof RDEFS[0]) - 1)
 

@@ -79,6 +79,11 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
   else
     fprintf(f, "  check   %s residual ratio %.3g%s\n", r->check, r->residual,
             r->nrhs ? "" : "");
+  if (strcmp(r->check, "none") != 0 && strncmp(r->kind, "lstsq", 5) != 0) { /* job.c's check */
+    char cb[32];
+    fprintf(f, "  reread  the check read %s back from the files in %.3f s\n",
+            ooc_fmt_bytes(r->bytes_check_read, cb, sizeof cb), r->t_check);
+  }
   if (r->rejected[0]) fprintf(f, "  kept    the rejected result as %s\n", r->rejected);
   if (!isnan(r->logdet) && !strcmp(r->method, "lu"))
     fprintf(f, "  logdet  log|det A| = %.17g, sign %+d\n", r->logdet, r->logdet_sign);
@@ -173,6 +178,7 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_str(f, "check", r->check, 1);
   json_num(f, "residual_norm1", r->residual_norm1);
   json_int(f, "check_products", r->check_products);
+  json_int(f, "bytes_check_read", r->bytes_check_read);
   json_str(f, "rejected", r->rejected, 1);
   json_int(f, "info", r->info);
   /* gemm: the inner dimension; lstsq: A's rows m */

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/parloop.h"
+
 double check_eps(int f32) { return f32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2; }
 
 static double max_colsum(const double *acc, int64_t n) {
@@ -31,15 +33,6 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
                         double *colsum) {
   part_t cp = part_make(n, bw);
   int64_t bi, bj;
-  if (trans == 'N' && k == 1 && !colsum) { /* M e_j (the estimator's unit vectors): a column */
-    int64_t j = -1, nz = 0;
-    for (int64_t i = 0; i < n; i++)
-      if (V[i] != 0) {
-        nz++;
-        j = i;
-      }
-    if (nz == 1 && V[j] == 1.0) return M->read(M->self, 0, j, n, 1, U, n);
-  }
   if (trans == 'N') memset(U, 0, (size_t)(n * k) * sizeof(double));
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
@@ -53,18 +46,11 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
   return OOC_OK;
 }
 
-/* Y = (I - A X) V (trans 'N') or (I - A X)^T V = V - X^T (A^T V) ('T'); with `left` the left
- * residual's, (I - X A) V = V - X (A V) or V - A^T (X^T V). T is scratch (n x k). */
-static ooc_status_t resid_mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
-                              const ooc_source_t *X, int left, char trans, const double *V,
-                              int64_t k, double *Y, double *T, double *buf, int64_t bw,
-                              double *acc_a, double *acc_x) {
-  const ooc_source_t *first = (trans == 'N') != (left != 0) ? X : A;
-  const ooc_source_t *second = first == X ? A : X;
-  OOC_TRY(mul(o, n, first, trans, V, k, T, buf, bw, first == X ? acc_x : acc_a));
-  OOC_TRY(mul(o, n, second, trans, T, k, Y, buf, bw, second == X ? acc_x : acc_a));
-  for (int64_t i = 0; i < n * k; i++) Y[i] = V[i] - Y[i];
-  return OOC_OK;
+/* The bit pattern of a double (check_fused's row sums of bits). */
+static uint64_t dbits(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
 }
 
 static double asum(const double *v, int64_t n) {
@@ -76,12 +62,6 @@ static double asum(const double *v, int64_t n) {
 /* LAPACK's sign(1, x): +1 for x >= 0 (and -0), -1 below. */
 static double sgn(double x) { return x >= 0 || isnan(x) ? 1.0 : -1.0; }
 
-static int64_t iamax(const double *v, int64_t n) {
-  int64_t j = 0;
-  for (int64_t i = 1; i < n; i++)
-    if (fabs(v[i]) > fabs(v[j])) j = i;
-  return j;
-}
 
 /* Hager's method as Higham refined it (LAPACK dlacn2, ITMAX 5) for ||B||_1, B = I - A X, from
  * products with B and B^T only, plus the alternating vector and OOC_CHECK_PROBES random +-1
@@ -103,20 +83,97 @@ static void first_vectors(int64_t n, double *V) {
   }
 }
 
-/* B = I - A X, or I - X A with `left`. Y1: the first product B V already formed (the fused
- * check), else NULL. The iteration stops once the estimate reaches `stop` (a lower bound that
- * already fails needs no more passes; INFINITY: never). */
-static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
-                             const ooc_source_t *X, int left, const double *Y1, double stop,
-                             double *buf, int64_t bw, double *W, double *acc_a, double *acc_x,
-                             check_info_t *ci) {
-  const int64_t p = OOC_CHECK_PROBES, k0 = 2 + p;
-  double *V = W, *Y = V + n * k0, *T = Y + n * k0, *xi = T + n * k0;
-  first_vectors(n, V);
-  if (Y1)
-    memcpy(Y, Y1, (size_t)(n * k0) * sizeof(double));
+/* One pass over M by row bands (bh rows by all n columns, in buf): Y = V - M U for k vectors
+ * (U, V, Y n x k, ld n) and, because a row band gives its rows of Y in full, their signs
+ * xi = sgn(Y[:, 0]) and w = M^T xi on the way. The estimator's next product is B^T xi, whose
+ * first factor is M^T xi (M = X for the left residual I - X A, A for the right one): that
+ * product then needs one pass (over the other matrix) instead of two. colsum, when not NULL,
+ * accumulates |M|'s column sums. */
+static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source_t *M,
+                                 const double *U, const double *V, int64_t k, double *Y,
+                                 double *xi, double *w, double *buf, int64_t bh, double *colsum) {
+  int64_t bi, bj;
+  memset(w, 0, (size_t)n * sizeof(double));
+  for (int64_t r0 = 0; r0 < n; r0 += bh) {
+    int64_t nr = ooc_min64(bh, n - r0);
+    OOC_TRY(M->read(M->self, r0, 0, nr, n, buf, nr));
+    if (colsum) o->colabs(nr, n, buf, nr, colsum, &bi, &bj);
+    o->gemm('N', 'N', nr, k, n, 1.0, buf, nr, U, n, 0.0, Y + r0, n); /* M(band, :) U */
+    for (int64_t c = 0; c < k; c++)
+      for (int64_t i = r0; i < r0 + nr; i++) Y[i + c * n] = V[i + c * n] - Y[i + c * n];
+    for (int64_t i = r0; i < r0 + nr; i++) xi[i] = sgn(Y[i]);
+    o->gemm('T', 'N', n, 1, nr, 1.0, buf, nr, xi + r0, nr, 1.0, w, n);
+  }
+  return OOC_OK;
+}
+
+/* The 'N' product B V (resid_mul's before issue 27): T = M1 V, Y = V - M2 T, with M2's pass by
+ * row bands (mul_rows_sgn), so that xi = sgn(Y[:, 0]) and w = M2^T xi come with it. M1 = A and
+ * M2 = X for the left residual, the other way round for the right one. col: V is a unit vector
+ * e_j and M1 e_j is already at hand (resid_mul_t kept it), so M1 is not read at all. */
+static ooc_status_t resid_mul_n(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
+                                const ooc_source_t *X, int left, const double *V, int64_t k,
+                                const double *col, double *Y, double *T, double *xi, double *w,
+                                double *buf, int64_t bw, double *acc_a, double *acc_x) {
+  const ooc_source_t *first = left ? A : X, *second = left ? X : A;
+  if (col)
+    memcpy(T, col, (size_t)n * sizeof(double));
   else
-    OOC_TRY(resid_mul(o, n, A, X, left, 'N', V, k0, Y, T, buf, bw, acc_a, acc_x));
+    OOC_TRY(mul(o, n, first, 'N', V, k, T, buf, bw, first == X ? acc_x : acc_a));
+  return mul_rows_sgn(o, n, second, T, V, k, Y, xi, w, buf, bw, second == X ? acc_x : acc_a);
+}
+
+/* The 'T' product Y = B^T xi = xi - M1^T w given w = M2^T xi (resid_mul_n's, or the writer's):
+ * one pass over M1 in column blocks. The estimator's next vector is e_j, j = iamax(Y) (LAPACK's
+ * first largest |Y_j|), and its next product starts with M1 e_j: the column of M1 at the
+ * largest |Y_j| so far is kept in col as the pass goes, so that product reads no column. */
+static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
+                                const ooc_source_t *X, int left, const double *xi,
+                                const double *w, double *Y, double *buf, int64_t bw, double *col,
+                                int64_t *jmax) {
+  const ooc_source_t *M = left ? A : X;
+  part_t cp = part_make(n, bw);
+  int64_t j = 0;
+  for (int64_t l = 0; l < cp.count; l++) {
+    int64_t l0 = part_start(cp, l), nl = part_len(cp, l), jb = -1;
+    OOC_TRY(M->read(M->self, 0, l0, n, nl, buf, n));
+    o->gemm('T', 'N', nl, 1, n, 1.0, buf, n, w, n, 0.0, Y + l0, n);
+    for (int64_t i = l0; i < l0 + nl; i++) {
+      Y[i] = xi[i] - Y[i];
+      if (i == 0 || fabs(Y[i]) > fabs(Y[j])) { /* iamax's rule: strictly larger */
+        j = i;
+        jb = i;
+      }
+    }
+    if (jb >= 0) memcpy(col, buf + (jb - l0) * n, (size_t)n * sizeof(double));
+  }
+  *jmax = j;
+  return OOC_OK;
+}
+
+/* B = I - A X, or I - X A with `left`. Y1: the first product B V already formed (the fused
+ * check), else NULL; w1: with Y1, X^T sgn(B x) already formed (the fused check's writer), else
+ * NULL. The iteration stops once the estimate reaches `stop` (a lower bound that already fails
+ * needs no more passes; INFINITY: never). dlacn2's products, in the order of their passes:
+ * each 'N' product's pass over M2 also forms the next 'T' product's first factor M2^T xi
+ * (resid_mul_n), and each 'T' product's pass over M1 keeps the column M1 e_j that the next 'N'
+ * product starts with (resid_mul_t), so after the first product (two passes; none when fused)
+ * every product costs exactly one pass over one matrix and no column is read on its own. The
+ * vectors, hence the values, are dlacn2's (sums in another order). W: 3 (2 + p) + 4 columns of n. */
+static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
+                             const ooc_source_t *X, int left, const double *Y1, const double *w1,
+                             double stop, double *buf, int64_t bw, double *W, double *acc_a,
+                             double *acc_x, check_info_t *ci) {
+  const int64_t p = OOC_CHECK_PROBES, k0 = 2 + p;
+  double *V = W, *Y = V + n * k0, *T = Y + n * k0, *xi = T + n * k0, *xn = xi + n;
+  double *w = xn + n, *col = w + n;
+  first_vectors(n, V);
+  if (Y1) {
+    memcpy(Y, Y1, (size_t)(n * k0) * sizeof(double));
+    for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
+  } else {
+    OOC_TRY(resid_mul_n(o, n, A, X, left, V, k0, NULL, Y, T, xi, w, buf, bw, acc_a, acc_x));
+  }
   ci->products = 1;
   OOC_TRY(ooc_tick(ctx, "check", 1.0 / CHECK_EST_MAX_PRODUCTS));
   double est = asum(Y, n);
@@ -126,15 +183,18 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
   double alt = 2.0 * asum(Y + n, n) / (3.0 * (double)n);
   double best = ooc_nanmax(ooc_nanmax(est, alt), ci->probe);
   if (n > 1 && isfinite(best) && best < stop) {
-    for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
-    OOC_TRY(resid_mul(o, n, A, X, left, 'T', xi, 1, V, T, buf, bw, NULL, NULL));
+    if (Y1 && w1)
+      memcpy(w, w1, (size_t)n * sizeof(double));
+    else if (Y1) /* the first factor of B^T xi: one pass over the matrix the write did not see */
+      OOC_TRY(mul(o, n, left ? X : A, 'T', xi, 1, w, buf, bw, NULL));
+    int64_t j = 0;
+    OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw, col, &j));
     ci->products++;
     OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
-    int64_t j = iamax(V, n);
     for (int iter = 2;; iter++) {
       memset(V, 0, (size_t)n * sizeof(double));
       V[j] = 1.0;
-      OOC_TRY(resid_mul(o, n, A, X, left, 'N', V, 1, Y, T, buf, bw, NULL, NULL));
+      OOC_TRY(resid_mul_n(o, n, A, X, left, V, 1, col, Y, T, xn, w, buf, bw, NULL, NULL));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       double old = est;
@@ -142,14 +202,13 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
       best = ooc_nanmax(best, est);
       if (!isfinite(est) || !(best < stop)) break;
       int same = 1;
-      for (int64_t i = 0; i < n && same; i++) same = sgn(Y[i]) == xi[i];
+      for (int64_t i = 0; i < n && same; i++) same = xn[i] == xi[i];
       if (same || est <= old) break; /* the sign vector repeats, or no progress */
-      for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
-      OOC_TRY(resid_mul(o, n, A, X, left, 'T', xi, 1, V, T, buf, bw, NULL, NULL));
+      memcpy(xi, xn, (size_t)n * sizeof(double));
+      int64_t jlast = j;
+      OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw, col, &j));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
-      int64_t jlast = j;
-      j = iamax(V, n);
       if (!(fabs(V[jlast]) != fabs(V[j]) && iter < 5)) break;
     }
   }
@@ -170,7 +229,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   double *Al = full ? ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)) : NULL;
   /* full: a residual block; estimate: V, Y, T of 2 + p columns and the sign vector */
-  double *Rj = ooc_malloc(ctx, (size_t)(n * (full ? bw : 3 * (2 + p) + 1)) * sizeof(double));
+  double *Rj = ooc_malloc(ctx, (size_t)(n * (full ? bw : 3 * (2 + p) + 4)) * sizeof(double));
   double *acc_a = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_x = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_r = ooc_calloc(ctx, (size_t)(full ? bw : 1), sizeof(double));
@@ -203,7 +262,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
     ci->products = (int)cp.count; /* block products: every column of I - A X */
   } else {
     /* one buffer serves both sources (the passes alternate) */
-    OOC_CHECK(st = estimate(ctx, o, n, A, X, 0, NULL, INFINITY, Xj, bw, Rj, acc_a, acc_x, ci));
+    OOC_CHECK(st = estimate(ctx, o, n, A, X, 0, NULL, NULL, INFINITY, Xj, bw, Rj, acc_a, acc_x, ci));
     rmax = ci->rnorm;
   }
   *norm1_a = max_colsum(acc_a, n);
@@ -231,6 +290,7 @@ ooc_status_t check_inverse(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_
 
 #define FUSED_K (2 + OOC_CHECK_PROBES)
 #define FUSED_BAND 16 /* rows of a float32 chunk converted at a time */
+#define FUSED_JOBS 8  /* check_fused_band's column jobs (and threads) at most */
 
 struct check_fused {
   ooc_ctx_t *ctx;
@@ -242,10 +302,22 @@ struct check_fused {
   int64_t *row_cov, *col_cov; /* elements of X seen per row and per column */
   int64_t a_cols;     /* columns of A seen */
   int over;           /* something seen twice or outside the matrix */
+  /* check_fused_band: xi = sgn(B x) row band by row band and w = X^T xi, the second product's
+   * first factor; elements of the bands per row and per column; band_bad: a band came before
+   * its rows were complete, or outside the matrix */
+  double *xi, *w;
+  int64_t *brow, *bcol;
+  int band_bad;
+  /* per row, the sum (mod 2^64) of the float64 bit patterns of X's elements: as the tap saw
+   * them (the file's bytes) and as the bands gave them; unequal, the bands are not what the file
+   * holds (a fault between the store and the file) and the finish reads X instead */
+  uint64_t *tap_bits, *band_bits;
+  uint64_t *pbits; /* FUSED_JOBS x n: check_fused_band's jobs' partial bit sums */
 };
 
 int64_t check_fused_bytes(int64_t n) {
-  return (int64_t)sizeof(check_fused_t) + 8 * n * (3 * FUSED_K + 1 + FUSED_BAND) + 16 * n;
+  return (int64_t)sizeof(check_fused_t) + 8 * n * (3 * FUSED_K + 1 + FUSED_BAND) + 16 * n +
+         48 * n + 8 * n * FUSED_JOBS;
 }
 
 void check_fused_destroy(check_fused_t *f) {
@@ -258,6 +330,13 @@ void check_fused_destroy(check_fused_t *f) {
   ooc_free(ctx, f->band);
   ooc_free(ctx, f->row_cov);
   ooc_free(ctx, f->col_cov);
+  ooc_free(ctx, f->xi);
+  ooc_free(ctx, f->w);
+  ooc_free(ctx, f->brow);
+  ooc_free(ctx, f->bcol);
+  ooc_free(ctx, f->tap_bits);
+  ooc_free(ctx, f->band_bits);
+  ooc_free(ctx, f->pbits);
   ooc_free(ctx, f);
 }
 
@@ -277,7 +356,15 @@ ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
   f->band = ooc_malloc(ctx, (size_t)(FUSED_BAND * n) * sizeof(double));
   f->row_cov = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
   f->col_cov = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
-  if (!f->V || !f->AV || !f->Z || !f->acc_x || !f->band || !f->row_cov || !f->col_cov) {
+  f->xi = ooc_calloc(ctx, (size_t)n, sizeof(double));
+  f->w = ooc_calloc(ctx, (size_t)n, sizeof(double));
+  f->brow = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
+  f->bcol = ooc_calloc(ctx, (size_t)n, sizeof(int64_t));
+  f->tap_bits = ooc_calloc(ctx, (size_t)n, sizeof(uint64_t));
+  f->band_bits = ooc_calloc(ctx, (size_t)n, sizeof(uint64_t));
+  f->pbits = ooc_malloc(ctx, (size_t)(n * FUSED_JOBS) * sizeof(uint64_t));
+  if (!f->V || !f->AV || !f->Z || !f->acc_x || !f->band || !f->row_cov || !f->col_cov || !f->xi ||
+      !f->w || !f->brow || !f->bcol || !f->tap_bits || !f->band_bits || !f->pbits) {
     check_fused_destroy(f);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check (n = %lld)",
                     (long long)n);
@@ -308,6 +395,12 @@ void check_fused_reset_x(check_fused_t *f) {
   memset(f->acc_x, 0, (size_t)n * sizeof(double));
   memset(f->row_cov, 0, (size_t)n * sizeof(int64_t));
   memset(f->col_cov, 0, (size_t)n * sizeof(int64_t));
+  memset(f->w, 0, (size_t)n * sizeof(double));
+  memset(f->brow, 0, (size_t)n * sizeof(int64_t));
+  memset(f->bcol, 0, (size_t)n * sizeof(int64_t));
+  memset(f->tap_bits, 0, (size_t)n * sizeof(uint64_t));
+  memset(f->band_bits, 0, (size_t)n * sizeof(uint64_t));
+  f->band_bad = 0;
 }
 
 /* The chunk is row-major (rows x cols, stride ld): as a column-major matrix M it is its
@@ -336,10 +429,93 @@ void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t col
     for (int64_t i = 0; i < h; i++) {
       const double *row = M + i * lm;
       double *acc = f->acc_x + c0;
-      for (int64_t c = 0; c < cols; c++) acc[c] += fabs(row[c]);
+      uint64_t bits = 0;
+      for (int64_t c = 0; c < cols; c++) {
+        acc[c] += fabs(row[c]);
+        bits += dbits(row[c]);
+      }
+      f->tap_bits[r0 + i0 + i] += bits;
     }
     f->o->gemm('T', 'N', h, FUSED_K, cols, 1.0, M, lm, f->AV + c0, n, 1.0, f->Z + r0 + i0, n);
   }
+}
+
+/* One job of check_fused_band: columns [q0, q1) of the band (relative to its first column),
+ * w for them and its own partial row bit sums (the jobs' column ranges are disjoint, so w needs
+ * no lock; the sums mod 2^64 are added up after the loop, in any order). */
+typedef struct {
+  check_fused_t *f;
+  int64_t r0, nr, c0, nc, ld, jobs;
+  const double *data;
+  int trans, f32;
+} band_job_t;
+
+static void band_run(void *arg, int64_t k, int worker) {
+  (void)worker;
+  const band_job_t *b = arg;
+  check_fused_t *f = b->f;
+  int64_t q0 = b->nc * k / b->jobs, q1 = b->nc * (k + 1) / b->jobs, nr = b->nr, ld = b->ld;
+  const double *xi = f->xi + b->r0, *data = b->data;
+  uint64_t *bits = f->pbits + k * f->n;
+  double *w = f->w + b->c0;
+  int f32 = b->f32;
+  memset(bits, 0, (size_t)nr * sizeof(uint64_t));
+  if (!b->trans) {
+    for (int64_t c = q0; c < q1; c++) {
+      const double *col = data + c * ld;
+      double s = 0;
+      for (int64_t i = 0; i < nr; i++) {
+        double x = f32 ? (double)(float)col[i] : col[i]; /* what a float32 file holds */
+        s += x * xi[i];
+        bits[i] += dbits(x);
+      }
+      w[c] += s;
+    }
+  } else {
+    for (int64_t i = 0; i < nr; i++) {
+      const double *row = data + i * ld;
+      double xv = xi[i];
+      uint64_t h = 0;
+      for (int64_t c = q0; c < q1; c++) {
+        double x = f32 ? (double)(float)row[c] : row[c];
+        w[c] += x * xv;
+        h += dbits(x);
+      }
+      bits[i] += h;
+    }
+  }
+}
+
+void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                      const double *data, int64_t ld, int trans, int f32) {
+  int64_t n = f->n;
+  if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 + nr > n || c0 + nc > n) {
+    f->band_bad = 1;
+    return;
+  }
+  for (int64_t i = r0; i < r0 + nr; i++) {
+    if (f->row_cov[i] != n) f->band_bad = 1; /* its row of X (A V) is not complete yet */
+    f->xi[i] = sgn(f->V[i] - f->Z[i]);        /* as check_fused_finish forms B x from Z */
+    f->brow[i] += nc;
+  }
+  for (int64_t c = c0; c < c0 + nc; c++) f->bcol[c] += nr;
+  /* w(c0..) += X(r0.., c0..)^T xi and the rows' bit sums: one pass over the band (as large as
+   * the writer's tile row), split by columns over the CPUs, so the writer's thread waits for a
+   * memory pass at the machine's bandwidth, not at one core's */
+  int64_t jobs = ooc_min64(FUSED_JOBS, ooc_max64(1, nc / 64));
+  band_job_t bj = {f, r0, nr, c0, nc, ld, jobs, data, trans, f32};
+  ooc_parallel(ooc_par_cpus(FUSED_JOBS), jobs, band_run, &bj);
+  for (int64_t k = 0; k < jobs; k++)
+    for (int64_t i = 0; i < nr; i++) f->band_bits[r0 + i] += f->pbits[k * n + i];
+}
+
+/* Every element of X in exactly one band, each band after its rows were complete, and the bands'
+ * values those the tap saw go to the file (row sums of their bits). */
+static int band_complete(const check_fused_t *f) {
+  if (f->band_bad) return 0;
+  for (int64_t i = 0; i < f->n; i++)
+    if (f->brow[i] != f->n || f->bcol[i] != f->n || f->band_bits[i] != f->tap_bits[i]) return 0;
+  return 1;
 }
 
 int check_fused_complete(const check_fused_t *f) {
@@ -364,7 +540,7 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the fused check saw %s of A and X (n = %lld)",
                     f->over ? "a block outside" : "not all", (long long)n);
   double *buf = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
-  double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 1)) * sizeof(double));
+  double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 4)) * sizeof(double));
   if (!buf || !W) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
@@ -372,10 +548,14 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
   *norm1_a = max_colsum(colnorm_a, n);
   *norm1_x = max_colsum(f->acc_x, n);
   double scale = (double)n * *norm1_a * *norm1_x * eps;
+  /* the writer's X^T sgn(B x), if every band came and its signs are those of B x below */
+  int band = band_complete(f);
   /* B V = V - X (A V), the first product, from what the load and the write saw */
   for (int64_t i = 0; i < n * FUSED_K; i++) f->Z[i] = f->V[i] - f->Z[i];
-  OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, stop_ratio * scale, buf, bw, W, NULL,
+  for (int64_t i = 0; i < n && band; i++) band = sgn(f->Z[i]) == f->xi[i];
+  OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, band ? f->w : NULL, stop_ratio * scale, buf, bw, W, NULL,
                           NULL, ci));
+  ci->band = band && ci->products > 1;
   *ratio = ci->rnorm / scale;
   ci->probe /= scale;
 done:

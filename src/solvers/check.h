@@ -5,10 +5,12 @@
  * Definitions (LAPACK test suite / HPL; eps = unit roundoff of the output type, 2^-53 or 2^-24):
  *   inverse, full:  ||I - A X||_1 / (n ||A||_1 ||X||_1 eps)                   pass if < 30
  *   inverse, estimate (full = 0): est / (n ||A||_1 ||X||_1 eps), est = Hager-Higham's estimate of
- *                   ||I - A X||_1 (LAPACK dlacn2: products with I - A X and its transpose, each
- *                   one streamed pass over X and one over A, O(n^2) I/O and flops; 2 to 11
- *                   products, typically 4-5), including p random +-1 probes in its first
- *                   product. A lower bound of the full ratio: never larger.
+ *                   ||I - A X||_1 (LAPACK dlacn2: products with I - A X and its transpose, O(n^2)
+ *                   I/O and flops; 2 to 11 products, typically 4-5), including p random +-1
+ *                   probes in its first product. A lower bound of the full ratio: never larger.
+ *                   Passes: the first product two (one over X, one over A), every later one
+ *                   exactly one, over one of them (neighbouring products share their passes:
+ *                   check.c estimate), so k products read k + 1 matrices.
  *   solve:          max_j ||A x_j - b_j||_inf / (eps (||A||_inf ||x_j||_inf + ||b_j||_inf) n)
  *   solve with a factor (A = L L^T known only through L): the same, with A x_j formed as
  *                   L (L^T x_j) and ||A||_inf given (the factor's record of its input) or bounded
@@ -41,6 +43,7 @@ typedef struct check_info {
   double rnorm;  /* ||I - A X||_1 (full) or its estimate (a lower bound of it) */
   double probe;  /* estimate only: the random probes' ratio alone (what the check gave before) */
   int products;  /* streamed products with I - A X (full: column blocks of it) */
+  int band;      /* fused: the second product's X^T xi came from the writer (check_fused_band) */
 } check_info_t;
 
 ooc_status_t check_inverse(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
@@ -61,9 +64,11 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
  * from the column strips the loader reads (check_fused_a), and X (A V) and ||X||_1 from the
  * chunks the writer hands to the file (check_fused_x, an h5m_set_tap tap: the bytes the file
  * receives, dtype rounding included). check_fused_finish then runs the rest of Hager-Higham's
- * iteration (products with B^T and B, each a streamed pass over the written X and the input A)
- * as check_inverse_ex does, and stops early once the estimate already fails (it is a lower bound:
- * a real failure). The ratio is est / (n ||A||_1 ||X||_1 eps), est a lower bound of ||I - X A||_1.
+ * iteration (products with B^T and B, streamed from the written X and the input A, one pass
+ * each) as check_inverse_ex does, and stops early once the estimate already fails (it is a lower bound:
+ * a real failure); with the writer's bands (check_fused_band) the second product's pass over X
+ * is saved too, so k products read k - 1 matrices back (k without bands).
+ * The ratio is est / (n ||A||_1 ||X||_1 eps), est a lower bound of ||I - X A||_1.
  * What the write did not hand to the tap (chunks written through HDF5's own path, or twice) is
  * found by counting each row's and each column's elements: check_fused_complete says 0 and the
  * caller runs check_inverse_ex on the files instead. */
@@ -83,6 +88,19 @@ void check_fused_reset_x(check_fused_t *f);
 /* The h5m_tap_fn: a chunk of X as written (user = the check_fused_t). */
 void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t cols,
                    const void *data, int es, int64_t ld);
+/* Rows [r0, r0 + nr), columns [c0, c0 + nc) of X as the writer wrote them: column-major
+ * nr x nc (ld), or with `trans` its transpose (nc x nr, ld: what h5m_write_t took), in float64
+ * (f32: rounded here as a float32 file holds them). Called once every chunk of those rows went
+ * through the tap (their rows of X (A V), hence of B x = x - X (A x), are complete): forms
+ * w = X^T xi, xi = sgn(B x), the first factor of Hager-Higham's second product B^T xi, so that
+ * product reads only A back. w only steers the estimator (which unit vector comes next); no
+ * value of the estimate comes from it. Steering by values other than the file's could still
+ * make the estimate fall shorter, so the bands must be the file's bytes: each row's sum of the
+ * elements' bit patterns is taken here and by the tap, and the finish uses w only when they
+ * agree for every row, every element of X came in exactly one band, and each band came after
+ * its rows were complete; else it reads X back for that product, as without bands. */
+void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                      const double *data, int64_t ld, int trans, int f32);
 /* Every column of A and every element of X exactly once. */
 int check_fused_complete(const check_fused_t *f);
 /* colnorm_a: A's column 1-norms (the loader's). stop_ratio: stop iterating once the ratio
