@@ -656,9 +656,9 @@ static ooc_exec_t *cuda_or_skip(ooc_ctx_t *ctx, int nq, int64_t budget) {
   return e;
 }
 
-/* getrf of blocks wider than the CUDA executor's leaf (exec_cuda.c: getrf_rec, cuSOLVER only on
- * leaves of 1024 columns, the rest trsm and GEMM, pivots on the device): LAPACK's pivots and
- * info (OpenBLAS's getrf as the oracle), the factor ratio ||P A - L U||_1 / (n ||A||_1 eps), an
+/* getrf of wide blocks on the CUDA executor (as gj's and LU's chunks are: thousands of columns;
+ * the suites above stop at 129): LAPACK's pivots and info (OpenBLAS's getrf as the oracle), the
+ * factor ratio ||P A - L U||_1 / (n ||A||_1 eps), an
  * exact zero column found where LAPACK finds it, no pivoting (ipiv NULL) on a diagonally dominant
  * block, and the block's ex_getrf_ws: with exactly that much of the budget free, it runs. */
 static double factor_ratio(int64_t m, int64_t n, const double *A0, const double *F, int64_t ld,
@@ -1037,7 +1037,7 @@ static const tu_test_t tests[] = {
     {"ring: K = 1..4, order of puts, a failing item", t_ring},
     {"the strict host executor exposes a missing sync", t_strict},
 #ifdef OOC_HAVE_CUDA
-    {"cuda: getrf wider than a leaf (recursive): LAPACK's pivots and info, ratios, its ws", t_cuda_getrf_wide},
+    {"cuda: getrf of wide blocks: LAPACK's pivots and info, ratios, its ws", t_cuda_getrf_wide},
     {"cuda: pageable put/get, two executors on one device", t_cuda_pageable},
     {"cuda: device and pinned allocation faults, once and always", t_cuda_faults},
     {"cuda: tuned trtri/getri, zero pivots, a refused enqueue", t_cuda_tuned},

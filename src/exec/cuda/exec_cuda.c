@@ -12,9 +12,6 @@
 
 /* exec_cuda_kernels.cu */
 cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64_t lda, cudaStream_t s);
-cudaError_t exc_laswp(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t k2,
-                      const int64_t *piv, int64_t base, cudaStream_t s);
-cudaError_t exc_piv_add(int64_t *piv, int64_t n, int64_t add, cudaStream_t s);
 cudaError_t exc_permute_rows(int64_t ncols, double *A, int64_t lda, const int64_t *src,
                              const int64_t *dst, const int64_t *off, int64_t nseg, int64_t maxseg,
                              cudaStream_t s);
@@ -576,8 +573,9 @@ static ooc_status_t c_trsm(ooc_exec_t *e, int q, char side, char uplo, char tran
 /* laswp: the swaps of pivots [k1, k2) turned on the host, at enqueue, into the net permutation of
  * the rows they touch, in segments of LASWP_SEG pivots (at most 2 LASWP_SEG rows each: a
  * block's shared memory), and applied by exc_permute_rows: every column and row in parallel. The
- * sequential form (one thread per column through every swap) took 1.1 s of a 7.5 s gj step pair
- * at n = 49152 on an H100 (12.7 ms a call, 24576 swaps on 1024 columns). */
+ * sequential form (one thread per column through every swap) took 1.1 s of gj's 7.5 s at
+ * n = 49152 with --gpu-mem 12G on an H100 (12.7 ms a call, 24576 swaps on 1024 columns); with
+ * this one gj's update phase went from 4.01 to 3.57 s and the run from 7.33 to 7.00 s. */
 #define LASWP_SEG 2048
 static ooc_status_t lsw_scratch(cx_t *x, int64_t rows) {
   if (rows <= x->lsw_cap) return OOC_OK;
@@ -660,62 +658,16 @@ static ooc_status_t sol_on(cx_t *x, int q) {
   return OOC_OK;
 }
 
-/* getrf of a block wider than GETRF_LEAF columns, recursively (Toledo): the left part, its row
- * swaps on the right part, a trsm and one GEMM, the right part, its swaps on the left part;
- * cuSOLVER's getrf runs only on leaves of at most GETRF_LEAF columns. cuSOLVER's getrf of a
- * tall panel runs at about half the DGEMM rate; the recursion moves all but the leaves' flops
- * into trsm and GEMM (the CUDA gj executor before issue 18 did the same: its panel phase at
- * n = 32768 in core took 1.08 s against 2.07 s for getrf by 4096-column chunks on an H100).
- * The pivots stay on the device (1-based, relative to the block's first row, as cuSOLVER's);
- * nothing waits for the host. Tall blocks only (m >= n); d, h: one leaf's cuSOLVER workspace. */
-#define GETRF_LEAF 1024
-static int64_t leaf_split(int64_t n) {
-  int64_t n1 = n / 2 / GETRF_LEAF * GETRF_LEAF;
-  return n1 < GETRF_LEAF ? GETRF_LEAF : n1;
-}
-static ooc_status_t getrf_rec(cx_t *x, int q, int64_t m, int64_t n, double *A, int64_t lda,
-                              int64_t *dpiv, size_t d, size_t h) {
-  cq_t *Q = &x->q[q];
-  if (n <= GETRF_LEAF) {
-    CS(&x->e, cusolverDnXgetrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, dpiv, CUDA_R_64F,
-                               Q->ws, d, Q->hws, h, (int *)(Q->small + 1)));
-    return OOC_OK;
-  }
-  int64_t n1 = leaf_split(n), n2 = n - n1;
-  double one = 1.0, mone = -1.0, *A12 = A + n1 * lda, *A21 = A + n1, *A22 = A12 + n1;
-  OOC_TRY(getrf_rec(x, q, m, n1, A, lda, dpiv, d, h));
-  if (dpiv) CU(&x->e, exc_laswp(n2, A12, lda, 0, n1, dpiv, 1, Q->st));
-  CB(&x->e, cublasDtrsm_64(Q->bl, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                           CUBLAS_DIAG_UNIT, n1, n2, &one, A, lda, A12, lda));
-  CB(&x->e, cublasDgemm_64(Q->bl, CUBLAS_OP_N, CUBLAS_OP_N, m - n1, n2, n1, &mone, A21, lda, A12,
-                           lda, &one, A22, lda));
-  OOC_TRY(getrf_rec(x, q, m - n1, n2, A22, lda, dpiv ? dpiv + n1 : NULL, d, h));
-  if (dpiv) {
-    CU(&x->e, exc_piv_add(dpiv + n1, n2, n1, Q->st)); /* relative to the block's first row */
-    CU(&x->e, exc_laswp(n1, A, lda, n1, n, dpiv + n1, 1, Q->st));
-  }
-  return OOC_OK;
-}
-
-/* cuSOLVER's workspace for getrf of an m x n block: of the whole block, or of one leaf when the
- * block goes by getrf_rec. */
-static ooc_status_t getrf_bufsize(cx_t *x, int64_t m, int64_t n, size_t *d, size_t *h) {
-  int64_t w = m >= n && n > GETRF_LEAF ? GETRF_LEAF : n;
-  return cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, w, CUDA_R_64F, NULL, m, CUDA_R_64F,
-                                     d, h) == CUSOLVER_STATUS_SUCCESS ? OOC_OK : OOC_ERR_DEVICE;
-}
-
 static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, int64_t lda,
                              int64_t *ipiv, int64_t *info) {
   cq_t *Q = &x->q[q];
   int64_t mn = m < n ? m : n;
   if (mn < 0) mn = 0;
-  int rec = m >= n && n > GETRF_LEAF;
   size_t d = 0, h = 0;
   if (mn > 0) {
     OOC_TRY(sol_on(x, q));
-    CS(&x->e, cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, rec ? GETRF_LEAF : n,
-                                          CUDA_R_64F, A, lda, CUDA_R_64F, &d, &h));
+    CS(&x->e, cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda,
+                                          CUDA_R_64F, &d, &h));
   }
   int64_t dws = OCU_RT_ROUND((int64_t)d);
   OOC_TRY(ws_need(x, Q, dws + 8 * mn, h, "getrf"));
@@ -727,15 +679,9 @@ static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
   int *cuinfo = (int *)(Q->small + 1);
   if (mn > 0) {
     int64_t sp = span(x, q, OCU_SPAN_KERNEL, "getrf", 0, 0);
-    if (rec) {
-      OOC_TRY(getrf_rec(x, q, m, n, A, lda, dpiv, d, h));
-      /* the leaves' infos are each their own: the first exact zero on U's diagonal is getrf's */
-      CU(&x->e, exc_diag_info(A, lda, mn, DIAG_ZERO, NULL, Q->small, Q->st));
-    } else {
-      CS(&x->e, cusolverDnXgetrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, dpiv,
-                                 CUDA_R_64F, Q->ws, d, Q->hws, h, cuinfo));
-      CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
-    }
+    CS(&x->e, cusolverDnXgetrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, dpiv, CUDA_R_64F,
+                               Q->ws, d, Q->hws, h, cuinfo));
+    CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
     ocu_rt_span_end(&x->rt, sp, q);
     if (ipiv) {
       CU(&x->e, cudaMemcpyAsync(r + 1, dpiv, (size_t)(8 * mn), cudaMemcpyDeviceToHost, Q->st));
@@ -755,7 +701,9 @@ static int64_t c_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
   size_t d = 0, h = 0;
   /* a query, not an operation: no context error on failure (the caller keeps a margin) */
   if (x->broken || cudaSetDevice(x->rt.dev) != cudaSuccess) return -1;
-  if (getrf_bufsize(x, m, n, &d, &h) != OOC_OK) return -1;
+  if (cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, NULL, m, CUDA_R_64F, &d,
+                                  &h) != CUSOLVER_STATUS_SUCCESS)
+    return -1;
   return OCU_RT_ROUND(OCU_RT_ROUND((int64_t)d) + 8 * mn);
 }
 static ooc_status_t c_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,

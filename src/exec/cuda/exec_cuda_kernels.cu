@@ -31,32 +31,12 @@ __global__ void laset(int mode, int64_t m, int64_t n, double alpha, double beta,
     }
 }
 
-// LAPACK's laswp, forward: for k = k1 .. k2-1 swap rows k and piv[k - k1] of each of the ncols
-// columns. The swaps of one column depend on each other (a row may move twice), so a column is
-// one thread's sequence; columns are independent. The pivots are read by every thread alike
-// (one broadcast load per warp).
-// `base` is subtracted from every pivot (1: cuSOLVER's 1-based pivots, read in place).
-__global__ void laswp(int64_t ncols, double *__restrict__ A, int64_t lda, int64_t k1, int64_t k2,
-                      const int64_t *__restrict__ piv, int64_t base) {
-  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < ncols;
-       j += (int64_t)gridDim.x * blockDim.x) {
-    double *a = A + j * lda;
-    for (int64_t k = k1; k < k2; k++) {
-      int64_t p = piv[k - k1] - base;
-      if (p != k) {
-        double t = a[k];
-        a[k] = a[p];
-        a[p] = t;
-      }
-    }
-  }
-}
-
 // LAPACK's laswp as the net row permutation, segment by segment (exec_cuda.c's do_laswp turns the
 // pivots into it on the host): in segment s, entries t in [off[s], off[s+1]) say that row dst[t]
 // receives the value row src[t] held before the segment. One block per column: it reads all of
 // a segment's source rows into shared memory, then writes them, so every (column, row) moves in
-// parallel; the sequential kernel above runs one thread per column through every swap in turn.
+// parallel (the sequential form, one thread per column through every swap in turn, kept 1024
+// threads busy for 12.7 ms a call at n = 49152: exec_cuda.c's do_laswp).
 __global__ void permute_rows(int64_t ncols, double *__restrict__ A, int64_t lda,
                              const int64_t *__restrict__ src, const int64_t *__restrict__ dst,
                              const int64_t *__restrict__ off, int64_t nseg) {
@@ -71,13 +51,6 @@ __global__ void permute_rows(int64_t ncols, double *__restrict__ A, int64_t lda,
       __syncthreads();
     }
   }
-}
-
-// piv[i] += add for i < n: pivots of a block made relative to an enclosing block's first row.
-__global__ void piv_add(int64_t *__restrict__ piv, int64_t n, int64_t add) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    piv[i] += add;
 }
 
 // *out := the info of a factorization, as ops.h defines it: the smallest of cuSOLVER's (cuinfo,
@@ -194,14 +167,6 @@ extern "C" cudaError_t exc_laset(char uplo, int64_t m, int64_t n, double alpha, 
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t exc_laswp(int64_t ncols, double *A, int64_t lda, int64_t k1, int64_t k2,
-                                 const int64_t *piv, int64_t base, cudaStream_t s) {
-  if (ncols <= 0 || k2 <= k1) return cudaSuccess;
-  int64_t g = (ncols + 127) / 128;
-  laswp<<<(unsigned)(g > 65535 ? 65535 : g), 128, 0, s>>>(ncols, A, lda, k1, k2, piv, base);
-  return cudaGetLastError();
-}
-
 extern "C" cudaError_t exc_permute_rows(int64_t ncols, double *A, int64_t lda, const int64_t *src,
                                         const int64_t *dst, const int64_t *off, int64_t nseg,
                                         int64_t maxseg, cudaStream_t s) {
@@ -211,12 +176,6 @@ extern "C" cudaError_t exc_permute_rows(int64_t ncols, double *A, int64_t lda, c
   return cudaGetLastError();
 }
 
-extern "C" cudaError_t exc_piv_add(int64_t *piv, int64_t n, int64_t add, cudaStream_t s) {
-  if (n <= 0 || add == 0) return cudaSuccess;
-  int64_t g = (n + kThreads - 1) / kThreads;
-  piv_add<<<(unsigned)(g > 1024 ? 1024 : g), kThreads, 0, s>>>(piv, n, add);
-  return cudaGetLastError();
-}
 
 extern "C" cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode,
                                      const int *cuinfo, int64_t *out, cudaStream_t s) {
@@ -229,8 +188,6 @@ extern "C" cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, in
 extern "C" cudaError_t exc_preload(void) {
   cudaFuncAttributes a;
   cudaError_t e = cudaFuncGetAttributes(&a, fill);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, laswp);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, piv_add);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, permute_rows);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_info);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_swap);
