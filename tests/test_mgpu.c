@@ -1,0 +1,322 @@
+/*
+ * test_mgpu.c: several devices in one node (issue 26) without several GPUs. The CPU backends
+ * present N host "devices" (exset.h: N host executors, each with its own worker threads), so
+ * the multi-device schedules run here:
+ * - the ring over several executors (ring_run_multi): items round robin, every item taken,
+ *   worked on its ring's executor and put back once, in order, slots never refilled early;
+ * - gj on the executor (gj_x.c) over 2 and 3 devices against 1: BIT-IDENTICAL store content and
+ *   permutation, on the unified host executors (the pipeline's CPU shape: the devices share the
+ *   panel) and on strict ones (not unified, late operations, poisoned gets: each device gets
+ *   the stripe and factors its own panel; a missing sync is a wrong result here), in core and
+ *   spilling, invert and solve, with the host peak within the cache and gj_x's planned
+ *   workspace for that many devices;
+ * - the device list parser (--devices).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exset.h"
+#include "exec/ring.h"
+#include "gen/gen.h"
+#include "io/scratch.h"
+#include "kernels/ops.h"
+#include "solvers/gj.h"
+#include "testutil.h"
+
+/* ---- the device list -------------------------------------------------------------------------- */
+
+static void t_parse(void) {
+  int dev[EX_MAX_DEVICES], n = -1;
+  char err[256];
+  CU_ASSERT_EQUAL(ex_devices_parse(NULL, dev, &n, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(n, 0);
+  CU_ASSERT_EQUAL(ex_devices_parse(" ", dev, &n, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(n, 0);
+  CU_ASSERT_EQUAL(ex_devices_parse("0,1, 3", dev, &n, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(n, 3);
+  CU_ASSERT(dev[0] == 0 && dev[1] == 1 && dev[2] == 3);
+  CU_ASSERT_EQUAL(ex_devices_parse("2", dev, &n, err, sizeof err), 0);
+  CU_ASSERT(n == 1 && dev[0] == 2);
+  CU_ASSERT_EQUAL(ex_devices_parse("0,0", dev, &n, err, sizeof err), -1);
+  CU_ASSERT(strstr(err, "twice") != NULL);
+  CU_ASSERT_EQUAL(ex_devices_parse("0,x", dev, &n, err, sizeof err), -1);
+  CU_ASSERT(strstr(err, "at 'x'") != NULL);
+  CU_ASSERT_EQUAL(ex_devices_parse("0;1", dev, &n, err, sizeof err), -1);
+  CU_ASSERT_EQUAL(ex_devices_parse("-1", dev, &n, err, sizeof err), -1);
+  CU_ASSERT_EQUAL(ex_devices_parse("0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", dev, &n, err,
+                                   sizeof err), -1);
+  CU_ASSERT(strstr(err, "more than") != NULL);
+}
+
+/* ---- the ring over several executors --------------------------------------------------------- */
+
+typedef struct mr {
+  int nr;
+  ooc_exec_t *ex[3];
+  double *dbuf[3][RING_MAX_SLOTS]; /* device twins per ring and slot */
+  int64_t taken, put, worked[3];
+  int order_ok;
+  double *out;                     /* item q's result: its value doubled, by the device */
+} mr_t;
+
+static ooc_status_t mr_take(void *u, int64_t q, double *slot, int64_t ld) {
+  mr_t *m = u;
+  if (q != m->taken++) m->order_ok = 0;
+  for (int64_t i = 0; i < ld; i++) slot[i] = (double)(q * 1000 + i);
+  return OOC_OK;
+}
+
+/* Put the slot to its ring's device, double it there (a gemm by a 1 x 1 matrix [2] made by a
+ * fill), get it back: a wrong slot, device or a refill before the get has run shows in `out`. */
+static ooc_status_t mr_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
+  mr_t *m = u;
+  int r = s % m->nr, sl = s / m->nr;
+  if (r != q % m->nr) m->order_ok = 0;
+  m->worked[r]++;
+  ooc_exec_t *ex = m->ex[r];
+  double *d = m->dbuf[r][sl];
+  OOC_TRY(ex_put(ex, 0, ld, 1, slot, ld, d, ld));
+  OOC_TRY(ex_fill(ex, 0, 1, 1, 2.0, d + ld, 1));                       /* d[ld] = 2 */
+  OOC_TRY(ex_gemm(ex, 0, 'N', 'N', ld, 1, 1, 1.0, d, ld, d + ld, 1, 0.0, d + ld + 1, ld));
+  OOC_TRY(ex_get(ex, 0, ld, 1, d + ld + 1, ld, slot, ld));
+  *last = 0;
+  return OOC_OK;
+}
+
+static ooc_status_t mr_put(void *u, int64_t q, double *slot, int64_t ld) {
+  mr_t *m = u;
+  if (q != m->put++) m->order_ok = 0;
+  memcpy(m->out + q * ld, slot, (size_t)ld * sizeof *slot);
+  return OOC_OK;
+}
+
+static void t_ring_multi(void) {
+  const int64_t ld = 37, nitems = 23;
+  for (int nr = 1; nr <= 3; nr++)
+    for (int strict = 0; strict < 2; strict++) {
+      ooc_ctx_t *ctx = tu_ctx();
+      ex_set_t set;
+      CU_ASSERT_FATAL(ex_set_host(ctx, ooc_ops_cpu(), nr, NULL, 1, 0, strict, 30, &set) ==
+                      OOC_OK);
+      mr_t m = {.nr = nr, .order_ok = 1};
+      m.out = calloc((size_t)(ld * nitems), sizeof *m.out);
+      ring_t *rings[3] = {NULL};
+      for (int r = 0; r < nr; r++) {
+        m.ex[r] = set.ex[r];
+        int K = 2 + r; /* rings of different depths */
+        CU_ASSERT_FATAL(ring_create(set.ex[r], K, ld, 1, &rings[r]) == OOC_OK);
+        for (int s = 0; s < K; s++)
+          CU_ASSERT_FATAL(ex_alloc(set.ex[r], (size_t)(2 * ld + 2) * sizeof(double),
+                                   &m.dbuf[r][s]) == OOC_OK);
+      }
+      ring_ops_t ops = {mr_take, mr_work, mr_put};
+      CU_ASSERT_EQUAL(ring_run_multi(rings, nr, nitems, &ops, &m), OOC_OK);
+      CU_ASSERT(m.order_ok);
+      CU_ASSERT_EQUAL(m.taken, nitems);
+      CU_ASSERT_EQUAL(m.put, nitems);
+      for (int r = 0; r < nr; r++) {
+        CU_ASSERT_EQUAL(m.worked[r], (nitems - r + nr - 1) / nr);
+        CU_ASSERT_EQUAL(rings[r]->stats.items, m.worked[r]);
+      }
+      int bad = 0;
+      for (int64_t q = 0; q < nitems; q++)
+        for (int64_t i = 0; i < ld; i++) bad += m.out[q * ld + i] != 2.0 * (double)(q * 1000 + i);
+      CU_ASSERT_EQUAL(bad, 0);
+      if (bad) fprintf(stderr, "\n  ring_run_multi nr=%d strict=%d: %d wrong\n", nr, strict, bad);
+      for (int r = 0; r < nr; r++) {
+        CU_ASSERT(set.ex[r]->stats.ops > 0);
+        ring_destroy(rings[r]);
+      }
+      ex_set_destroy(&set);
+      free(m.out);
+      tu_ctx_done(ctx);
+    }
+}
+
+/* ---- gj over several devices ------------------------------------------------------------------ */
+
+static double *make(gen_kind_t kind, int64_t rows, int64_t cols, uint64_t seed) {
+  ooc_ctx_t *ctx = tu_ctx();
+  gen_spec_t s;
+  gen_spec_default(&s, kind, rows);
+  s.cols = cols;
+  s.seed = seed;
+  gen_t *g = NULL;
+  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
+  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
+  gen_tile(g, 0, 0, rows, cols, A, rows);
+  gen_destroy(g);
+  tu_ctx_done(ctx);
+  return A;
+}
+
+typedef struct grun {
+  double *R;         /* the result store's content (NULL on failure) */
+  int64_t *perm;
+  ooc_status_t st;
+  int64_t info, steps;
+  int64_t over;      /* host peak above the cache and the planned workspace (<= 0: within) */
+  double busy[3];    /* each device's busy seconds */
+  char msg[512];
+} grun_t;
+
+/* gj_x on fresh stores with nd host devices: unified (as the pipeline makes them: the first
+ * gj_x_host_exec's, the others plain one-queue host executors with no device budget) or
+ * strict (three queues each). */
+static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int64_t b, int64_t W,
+                    int64_t chunk, int64_t cap, int nd, int strict, grun_t *g) {
+  memset(g, 0, sizeof *g);
+  ooc_ctx_t *ctx = tu_ctx();
+  tu_memsrc_t ma = {A, n}, mb = {B, n};
+  ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read};
+  tu_spill_t la = {ctx, "mgpu", NULL, 0}, lb = {ctx, "mgpu", NULL, 0};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get},
+                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get};
+  tcache_t *cache = NULL;
+  tstore_t *tA = NULL, *tB = NULL;
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &sa, &pa, &tA) == OOC_OK);
+  if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &sb, &pb, &tB) == OOC_OK);
+  double *colnorm = calloc((size_t)n + 1, sizeof *colnorm);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) colnorm[j] += fabs(A[i + j * n]);
+  int64_t base = ctx->host_bytes;
+  ooc_ctx_reset_peak(ctx);
+  ex_set_t set;
+  ex_set_init(&set);
+  if (strict) {
+    CU_ASSERT_FATAL(ex_set_host(ctx, ooc_ops_cpu(), nd, NULL, 3, 0, 1, 20, &set) == OOC_OK);
+  } else {
+    ooc_exec_t *x0 = NULL;
+    CU_ASSERT_FATAL(gj_x_host_exec(ctx, ooc_ops_cpu(), n, b, W, &x0) == OOC_OK);
+    CU_ASSERT_FATAL(ex_set_add(ctx, &set, 0, x0) == OOC_OK);
+    for (int d = 1; d < nd; d++) {
+      ooc_exec_t *x = NULL;
+      CU_ASSERT_FATAL(ex_host_create(ctx, ooc_ops_cpu(), 1, 1, &x) == OOC_OK);
+      CU_ASSERT_FATAL(ex_set_add(ctx, &set, d, x) == OOC_OK);
+    }
+  }
+  g->perm = calloc((size_t)n + 1, sizeof *g->perm);
+  gj_args_t a = {.A = tA, .B = tB, .stripe = W, .ops = ooc_ops_cpu(), .colnorm = colnorm,
+                 .perm = B ? NULL : g->perm, .x = set.ex[0], .xs = set.ex, .nx = set.n,
+                 .chunk = chunk};
+  gj_stats_t stats;
+  g->st = gj_run(ctx, &a, &stats, &g->info);
+  g->steps = stats.steps;
+  for (int d = 0; d < set.n; d++) {
+    (void)ex_finish(set.ex[d]);
+    g->busy[d] = set.ex[d]->stats.busy;
+  }
+  ex_set_destroy(&set);
+  /* strict: its device buffers are host memory too (each device's P and twins, and headers) */
+  int64_t bb = ooc_min64(b, n), dev = 8 * n * ts_stripe(n, bb, W) + GJ_X_SLOTS * 8 * n * bb;
+  int64_t ws = strict ? gj_x_host_bytes_nd(n, b, W, m, nd) + ex_set_host_bytes(nd, 3) +
+                            nd * (dev + 64 * 64)
+                      : gj_x_workspace_bytes_nd(n, b, W, m, nd);
+  g->over = ooc_ctx_host_peak(ctx) - base - cap - ws;
+  if (g->st == OOC_OK) g->R = tu_read_store(B ? tB : tA, n);
+  else snprintf(g->msg, sizeof g->msg, "%s", ooc_ctx_error(ctx));
+  tstore_destroy(tA);
+  tstore_destroy(tB);
+  tcache_destroy(cache);
+  scratch_close(la.s);
+  scratch_close(lb.s);
+  free(colnorm);
+  tu_ctx_done(ctx);
+}
+
+static int g_logged;
+
+/* 1, 2 and 3 devices, unified and strict: one status, info and message; the results and the
+ * permutation bit-identical to one device's (and, for the unified host, to the strict one's,
+ * as test_gj's x_case asserts for one device); the peak within the plan. */
+static void mcase(gen_kind_t kind, int64_t n, int64_t m, int64_t b, int64_t W, int64_t chunk,
+                  int64_t cap) {
+  double *A = make(kind, n, n, 71 + (uint64_t)n), *B = m ? make(GEN_RHS, n, m, 72) : NULL;
+  int64_t rc = m ? m : n;
+  grun_t g[2][3];
+  int bad = 0;
+  for (int strict = 0; strict < 2; strict++)
+    for (int nd = 1; nd <= 3; nd++) {
+      grun_t *r = &g[strict][nd - 1];
+      gj_once(A, n, B, m, b, W, chunk, cap, nd, strict, r);
+      CU_ASSERT(r->over <= 0);
+      bad |= r->over > 0;
+      const grun_t *r0 = &g[0][0];
+      CU_ASSERT_EQUAL(r->st, r0->st);
+      CU_ASSERT_EQUAL(r->info, r0->info);
+      bad |= r->st != r0->st || r->info != r0->info;
+      if (r->st != OOC_OK || r0->st != OOC_OK) {
+        CU_ASSERT_STRING_EQUAL(r->msg, r0->msg);
+        bad |= strcmp(r->msg, r0->msg) != 0;
+        continue;
+      }
+      CU_ASSERT_EQUAL(r->steps, ooc_cdiv64(n, ts_stripe(n, ooc_min64(b, n), W)));
+      int same = memcmp(r->R, r0->R, (size_t)(n * rc) * sizeof *r->R) == 0 &&
+                 memcmp(r->perm, r0->perm, (size_t)n * sizeof *r->perm) == 0;
+      CU_ASSERT(same);
+      bad |= !same;
+      /* every device worked when there was a sweep with columns for it */
+      if (!strict && (W < n || m > 0) && ooc_cdiv64(n + m, b) - ooc_cdiv64(W, b) >= nd)
+        for (int d = 0; d < nd; d++) CU_ASSERT(r->busy[d] > 0);
+    }
+  if (kind == GEN_SINGULAR) {
+    CU_ASSERT_EQUAL(g[0][0].st, OOC_ERR_SINGULAR);
+  } else {
+    CU_ASSERT_EQUAL(g[0][0].st, OOC_OK);
+  }
+  if (bad && g_logged++ < 10) {
+    fprintf(stderr, "\n  mgpu gj %s n=%lld m=%lld b=%lld W=%lld chunk=%lld cap=%lld:",
+            gen_kind_name(kind), (long long)n, (long long)m, (long long)b, (long long)W,
+            (long long)chunk, (long long)cap);
+    for (int s = 0; s < 2; s++)
+      for (int d = 0; d < 3; d++)
+        fprintf(stderr, " [%s %d: st %d info %lld over %lld '%s']", s ? "strict" : "host", d + 1,
+                g[s][d].st, (long long)g[s][d].info, (long long)g[s][d].over, g[s][d].msg);
+    fprintf(stderr, "\n");
+  }
+  for (int s = 0; s < 2; s++)
+    for (int d = 0; d < 3; d++) {
+      free(g[s][d].R);
+      free(g[s][d].perm);
+    }
+  free(A);
+  free(B);
+}
+
+static void t_gj_in_core(void) {
+  const int64_t big = (int64_t)1 << 30;
+  mcase(GEN_RANDOM, 130, 0, 16, 48, 0, big);   /* 3 steps, uneven last */
+  mcase(GEN_RANDOM, 130, 0, 16, 48, 16, big);  /* chunks of one tile: several panel passes */
+  mcase(GEN_RANDOM, 130, 0, 16, 130, 32, big); /* one step, no sweep */
+  mcase(GEN_RANDOM, 130, 7, 16, 32, 16, big);  /* solve */
+  mcase(GEN_RANDOM, 64, 0, 64, 64, 0, big);    /* one tile */
+  mcase(GEN_RANDOM, 17, 3, 7, 7, 7, big);
+}
+
+static void t_gj_out_of_core(void) {
+  /* caches well under the matrix (130^2 doubles = 135 KB, 300^2 = 720 KB) */
+  mcase(GEN_RANDOM, 130, 0, 16, 32, 16, 24 << 10);
+  mcase(GEN_RANDOM, 130, 5, 16, 48, 0, 24 << 10);
+  mcase(GEN_RANDOM, 300, 0, 32, 96, 64, 128 << 10);
+  mcase(GEN_COND, 257, 0, 64, 128, 64, 96 << 10);
+}
+
+static void t_gj_singular(void) {
+  mcase(GEN_SINGULAR, 100, 0, 10, 30, 10, 1 << 30); /* the zero column in the second step */
+  mcase(GEN_SINGULAR, 100, 3, 10, 40, 10, 16 << 10);
+}
+
+int main(void) {
+  static const tu_test_t tests[] = {
+      {"the device list", t_parse},
+      {"ring_run_multi: round robin over 1-3 executors, host and strict", t_ring_multi},
+      {"gj over 1-3 host devices in core: bit-identical, within the plan", t_gj_in_core},
+      {"gj over 1-3 host devices out of core: bit-identical, within the plan", t_gj_out_of_core},
+      {"gj over 1-3 host devices, singular: the same info and message", t_gj_singular},
+      {NULL, NULL}};
+  return tu_run("mgpu", tests);
+}
