@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "exec/exset.h"
+#ifdef OOC_HAVE_CUDA
+#include "exec/cuda/exec_cuda.h"
+#endif
 #include "exec/ring.h"
 #include "gen/gen.h"
 #include "io/scratch.h"
@@ -159,15 +162,23 @@ typedef struct grun {
   ooc_status_t st;
   int64_t info, steps;
   int64_t over;      /* host peak above the cache and the planned workspace (<= 0: within) */
-  double busy[3];    /* each device's busy seconds */
+  double busy[8];    /* each device's busy seconds (host executors), bytes in and out */
+  int64_t bin[8], bout[8];
+  double t_run;      /* gj_run's wall seconds */
+  int64_t W;         /* the stripe run */
   char msg[512];
 } grun_t;
 
-/* gj_x on fresh stores with nd host devices: unified (as the pipeline makes them: the first
- * gj_x_host_exec's, the others plain one-queue host executors with no device budget) or
- * strict (three queues each). */
+enum { K_HOST = 0, K_STRICT = 1, K_CUDA = 2 };
+static int64_t g_gpu_mem; /* K_CUDA: --gpu-mem of each device */
+
+/* gj_x on fresh stores with nd devices of a kind: host (unified, as the pipeline makes them:
+ * the first gj_x_host_exec's, the others plain one-queue host executors with no device budget),
+ * strict (three queues each) or CUDA (devices 0 .. nd-1, three queues, g_gpu_mem each; the
+ * stripe the first device's budget holds, at most W). */
 static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int64_t b, int64_t W,
-                    int64_t chunk, int64_t cap, int nd, int strict, grun_t *g) {
+                    int64_t chunk, int64_t cap, int nd, int kind, grun_t *g) {
+  int strict = kind == K_STRICT;
   memset(g, 0, sizeof *g);
   ooc_ctx_t *ctx = tu_ctx();
   tu_memsrc_t ma = {A, n}, mb = {B, n};
@@ -187,7 +198,18 @@ static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int6
   ooc_ctx_reset_peak(ctx);
   ex_set_t set;
   ex_set_init(&set);
-  if (strict) {
+  if (kind == K_CUDA) {
+#ifdef OOC_HAVE_CUDA
+    for (int d = 0; d < nd; d++) {
+      ex_cuda_config_t c = {.device = d, .nqueues = 3, .gpu_mem = g_gpu_mem};
+      ooc_exec_t *x = NULL;
+      CU_ASSERT_FATAL(ex_cuda_create(ctx, &c, &x) == OOC_OK);
+      CU_ASSERT_FATAL(ex_set_add(ctx, &set, d, x) == OOC_OK);
+    }
+    W = gj_x_device_stripe(set.ex[0], n, b, W);
+    CU_ASSERT_FATAL(W > 0);
+#endif
+  } else if (strict) {
     CU_ASSERT_FATAL(ex_set_host(ctx, ooc_ops_cpu(), nd, NULL, 3, 0, 1, 20, &set) == OOC_OK);
   } else {
     ooc_exec_t *x0 = NULL;
@@ -204,18 +226,26 @@ static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int6
                  .perm = B ? NULL : g->perm, .x = set.ex[0], .xs = set.ex, .nx = set.n,
                  .chunk = chunk};
   gj_stats_t stats;
+  g->W = W;
+  double t0 = ooc_now();
   g->st = gj_run(ctx, &a, &stats, &g->info);
+  g->t_run = ooc_now() - t0;
   g->steps = stats.steps;
+  int set_n = set.n;
   for (int d = 0; d < set.n; d++) {
     (void)ex_finish(set.ex[d]);
     g->busy[d] = set.ex[d]->stats.busy;
+    g->bin[d] = set.ex[d]->stats.bytes_put;
+    g->bout[d] = set.ex[d]->stats.bytes_get;
   }
   ex_set_destroy(&set);
+  if (kind == K_CUDA) nd = 0; /* the host side: the rings' pinned slots, counted below */
   /* strict: its device buffers are host memory too (each device's P and twins, and headers) */
   int64_t bb = ooc_min64(b, n), dev = 8 * n * ts_stripe(n, bb, W) + GJ_X_SLOTS * 8 * n * bb;
-  int64_t ws = strict ? gj_x_host_bytes_nd(n, b, W, m, nd) + ex_set_host_bytes(nd, 3) +
-                            nd * (dev + 64 * 64)
-                      : gj_x_workspace_bytes_nd(n, b, W, m, nd);
+  int64_t ws = kind == K_CUDA ? gj_x_host_bytes_nd(n, b, W, m, set_n) + ((int64_t)1 << 20)
+               : strict ? gj_x_host_bytes_nd(n, b, W, m, nd) + ex_set_host_bytes(nd, 3) +
+                              nd * (dev + 64 * 64)
+                        : gj_x_workspace_bytes_nd(n, b, W, m, nd);
   g->over = ooc_ctx_host_peak(ctx) - base - cap - ws;
   if (g->st == OOC_OK) g->R = tu_read_store(B ? tB : tA, n);
   else snprintf(g->msg, sizeof g->msg, "%s", ooc_ctx_error(ctx));
@@ -242,7 +272,7 @@ static void mcase(gen_kind_t kind, int64_t n, int64_t m, int64_t b, int64_t W, i
   for (int strict = 0; strict < 2; strict++)
     for (int nd = 1; nd <= 3; nd++) {
       grun_t *r = &g[strict][nd - 1];
-      gj_once(A, n, B, m, b, W, chunk, cap, nd, strict, r);
+      gj_once(A, n, B, m, b, W, chunk, cap, nd, strict ? K_STRICT : K_HOST, r);
       CU_ASSERT(r->over <= 0);
       bad |= r->over > 0;
       const grun_t *r0 = &g[0][0];
@@ -310,6 +340,90 @@ static void t_gj_singular(void) {
   mcase(GEN_SINGULAR, 100, 3, 10, 40, 10, 16 << 10);
 }
 
+/* ---- several GPUs (a CUDA build on a host with two or more) ------------------------------------
+ * gj_x inverts one random matrix on GPU 0 alone and on GPUs 0 and 1 (then 0-2, 0-3 where they
+ * exist), each device with --gpu-mem MGPU_GPUMEM (default 1G: several steps), n = MGPU_N
+ * (default 4096), tile MGPU_TILE (default 512): the same status and pivots as one device, the
+ * inverse ratio < 30 (checked against the one-device result's, which is the LAPACK ratio's
+ * test), and the times and scaling printed as "MGPU ..." lines for tools/gpu_mgpu.sh. Devices
+ * of one model give bit-identical results; that is printed, not asserted (cuBLAS may pick other
+ * algorithms on other models). Skipped (a line saying so) with fewer than two GPUs. */
+static int cuda_devices(void) {
+  int have = 0;
+#ifdef OOC_HAVE_CUDA
+  for (int d = 0; d < 8; d++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ex_cuda_config_t c = {.device = d, .nqueues = 1};
+    ooc_exec_t *x = NULL;
+    int ok = ex_cuda_create(ctx, &c, &x) == OOC_OK;
+    ex_destroy(x);
+    tu_ctx_done(ctx);
+    if (!ok) break;
+    have++;
+  }
+#endif
+  return have;
+}
+
+static int64_t env_size(const char *name, int64_t dflt) {
+  const char *v = getenv(name);
+  if (!v || !*v) return dflt;
+  int64_t x = ooc_parse_size(v);
+  return x > 0 ? x : dflt;
+}
+
+static void t_cuda_devices(void) {
+  int have = cuda_devices();
+  if (have < 2) {
+    fprintf(stderr, "[%d GPU(s): the multi-GPU run is skipped] ", have);
+    return;
+  }
+  int64_t n = env_size("MGPU_N", 4096), b = env_size("MGPU_TILE", 512);
+  g_gpu_mem = env_size("MGPU_GPUMEM", (int64_t)1 << 30);
+  double *A = make(GEN_RANDOM, n, n, 91);
+  grun_t g[4];
+  int nds[4] = {1, 2, 3, 4}, runs = have >= 4 ? 4 : have >= 3 ? 3 : 2;
+  for (int k = 0; k < runs; k++) {
+    gj_once(A, n, NULL, 0, b, n, 0, (int64_t)1 << 40, nds[k], K_CUDA, &g[k]);
+    CU_ASSERT_EQUAL(g[k].st, OOC_OK);
+    if (g[k].st != OOC_OK) fprintf(stderr, "\n  %d GPUs: %s\n", nds[k], g[k].msg);
+  }
+  double ratio = NAN;
+  if (g[0].R) { /* column c of A^-1 is column perm[c] of the store */
+    double *X = malloc((size_t)(n * n) * sizeof *X);
+    for (int64_t c = 0; c < n; c++)
+      memcpy(X + c * n, g[0].R + g[0].perm[c] * n, (size_t)n * sizeof *X);
+    ratio = tu_inverse_ratio(n, A, X, DBL_EPSILON / 2);
+    free(X);
+  }
+  CU_ASSERT(ratio < 30);
+  for (int k = 0; k < runs; k++) {
+    if (!g[k].R) continue;
+    int same_perm = memcmp(g[k].perm, g[0].perm, (size_t)n * sizeof *g[0].perm) == 0;
+    double dmax = 0, xmax = 0;
+    for (int64_t i = 0; i < n * n; i++) {
+      dmax = fmax(dmax, fabs(g[k].R[i] - g[0].R[i]));
+      xmax = fmax(xmax, fabs(g[0].R[i]));
+    }
+    CU_ASSERT(same_perm);
+    CU_ASSERT(dmax <= 1e-8 * xmax);
+    printf("MGPU gj n=%lld tile=%lld gpu_mem=%lld W=%lld steps=%lld devices=%d time %.3f s "
+           "speedup %.2f bit-identical %s max|diff|/max|X| %.3g ratio(1 GPU) %.3g\n",
+           (long long)n, (long long)b, (long long)g_gpu_mem, (long long)g[k].W,
+           (long long)g[k].steps, nds[k], g[k].t_run, g[0].t_run / g[k].t_run,
+           dmax == 0 && same_perm ? "yes" : "no", xmax > 0 ? dmax / xmax : 0, ratio);
+    for (int d = 0; d < nds[k]; d++)
+      printf("MGPU   device %d: %.3g GB in, %.3g GB out\n", d, g[k].bin[d] / 1e9,
+             g[k].bout[d] / 1e9);
+  }
+  fflush(stdout);
+  for (int k = 0; k < runs; k++) {
+    free(g[k].R);
+    free(g[k].perm);
+  }
+  free(A);
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"the device list", t_parse},
@@ -317,6 +431,7 @@ int main(void) {
       {"gj over 1-3 host devices in core: bit-identical, within the plan", t_gj_in_core},
       {"gj over 1-3 host devices out of core: bit-identical, within the plan", t_gj_out_of_core},
       {"gj over 1-3 host devices, singular: the same info and message", t_gj_singular},
+      {"gj over several GPUs (a GPU host with two or more)", t_cuda_devices},
       {NULL, NULL}};
   return tu_run("mgpu", tests);
 }

@@ -15,6 +15,7 @@
 #include "api/classify.h"
 #include "api/methods.h"
 #include "api/plan.h"
+#include "exec/exset.h"
 #include "io/h5mat.h"
 #include "io/journal.h"
 #include "io/scratch.h"
@@ -66,6 +67,10 @@ typedef struct job {
   int64_t upper_from;
   cl_verdict_t verdict;
   int cuda;        /* run the elimination on the GPU (pick_backend) */
+  /* the devices a spreading method runs on (issue 26, pick_backend: --devices, else every GPU
+   * on CUDA, one on the CPU backends); the executors for them come from job_executors */
+  int ndev;
+  int dev[EX_MAX_DEVICES];
   gj_exec_t *exec; /* the CUDA executor while gj_run runs */
   /* resumable runs (docs/RELIABILITY.md; the functions under "journal" below) */
   char jbase[PATH_MAX], jpath[PATH_MAX + 16], lockpath[PATH_MAX + 16];
@@ -143,6 +148,18 @@ int job_chol_job(job_kind_t kind);
  * then *ex destroyed and NULL. */
 void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char *what,
                   int64_t W);
+
+/* The executors of a method that spreads over the job's devices (issue 26), made here for every
+ * method: one per j->dev, each with nqueues queues and the same budget (budgets are per
+ * device): host executors over j->ops with `host_budget` bytes of ex_alloc on the CPU
+ * backends (each its own worker threads: how --devices 0,1 presents two host devices), CUDA
+ * executors (--gpu-mem each; the trace only on the first) on the GPU. The first is the one a
+ * method that does not spread runs on. */
+ooc_status_t job_executors(job_t *j, int nqueues, int64_t host_budget, ex_set_t *xs);
+/* After the method: every executor finished, its figures into the report (per device: busy
+ * seconds, bytes in and out, flops; on a GPU the peak against --gpu-mem in the notices, as
+ * job_gpu_done), then destroyed. Returns the first late failure. */
+ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_t W);
 
 /* ---- job_gj.c, used by methods.c ---- */
 

@@ -34,7 +34,8 @@ static double lu_flops(job_kind_t k, double n, double m) { return factor_flops(2
 static int64_t stripe(const plan_t *p, int64_t W) { return ts_stripe(p->q.n, p->b, W); }
 
 static int64_t gj_ws(const plan_t *p, int64_t W) {
-  if (job_gj_on_exec()) return gj_x_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
+  if (job_gj_on_exec()) /* per device: its ring and executor (gj.h "Several devices") */
+    return gj_x_workspace_bytes_nd(p->q.n, p->b, stripe(p, W), p->q.m, p->q.ndev);
   return gj_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
 }
 
