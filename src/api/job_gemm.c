@@ -13,6 +13,7 @@
 ooc_status_t job_gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB) {
   ocu_config_t c = plan_gpu_config(&j->o);
   ex_cuda_config_t xc = ooc_cuda()->gemm_exec_config(&c);
+  xc.device = j->dev[0]; /* the first listed device (--devices): the product does not spread yet */
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->gx));
   return gemm_dev_create(j->gx, MB, NB, KB, j->plan.gslots, j->plan.gncblk, &j->gdev);
 }
