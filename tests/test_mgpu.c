@@ -10,6 +10,9 @@
  *   the stripe and factors its own panel; a missing sync is a wrong result here), in core and
  *   spilling, invert and solve, with the host peak within the cache and gj_x's planned
  *   workspace for that many devices;
+ * - the product (oocgemm.c) over 2 and 3 devices against the pipeline's one (gemm_run without
+ *   an executor): C bit-identical, host and strict devices, beta 0 and not, in core and
+ *   spilling, the host peak within the cache and each device's buffers;
  * - the device list parser (--devices).
  */
 #include <float.h>
@@ -27,6 +30,7 @@
 #include "io/scratch.h"
 #include "kernels/ops.h"
 #include "solvers/gj.h"
+#include "solvers/oocgemm.h"
 #include "testutil.h"
 
 /* ---- the device list -------------------------------------------------------------------------- */
@@ -340,6 +344,111 @@ static void t_gj_singular(void) {
   mcase(GEN_SINGULAR, 100, 3, 10, 40, 10, 16 << 10);
 }
 
+
+/* ---- the product over several devices --------------------------------------------------------- */
+
+/* C = alpha A B + beta C0 (A m x k, B k x n) through tile stores with a cache of cap bytes, on
+ * nd devices (0: gemm_run's own host executor, the pipeline's CPU path); kind K_HOST: unified
+ * host executors (one slot, one C buffer each), K_STRICT: strict ones (three queues, three slots,
+ * two C buffers). Returns C (m x n) or NULL; *over: the peak above the cache and the buffers. */
+static double *gemm_once(const double *A, const double *B, const double *C0, int64_t m,
+                         int64_t n, int64_t k, int64_t b, int64_t blk, int64_t kblk, double beta,
+                         int64_t cap, int nd, int kind, int64_t *over) {
+  ooc_ctx_t *ctx = tu_ctx();
+  tu_memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
+  ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read}, sc = {&mc, tu_mem_read};
+  tu_spill_t la = {ctx, "mg", NULL, 0}, lb = {ctx, "mg", NULL, 0}, lc = {ctx, "mg", NULL, 0};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get},
+                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get},
+                  pc = {&lc, tu_sp_open, tu_sp_put, tu_sp_get};
+  tcache_t *cache = NULL;
+  tstore_t *tA = NULL, *tB = NULL, *tC = NULL;
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, m, k, b, &sa, &pa, &tA) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, k, n, b, &sb, &pb, &tB) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, m, n, b, beta != 0 ? &sc : NULL, &pc, &tC) ==
+                  OOC_OK);
+  int64_t base = ctx->host_bytes;
+  ooc_ctx_reset_peak(ctx);
+  int64_t s = gemm_block(b, blk), sk = gemm_block(b, kblk);
+  int64_t MB = ooc_min64(s, m), NB = ooc_min64(s, n), KB = ooc_min64(sk, k);
+  int nslots = kind == K_STRICT ? 3 : 1, ncblk = kind == K_STRICT ? 2 : 1;
+  ex_set_t set;
+  ex_set_init(&set);
+  gemm_dev_t *devs[EX_MAX_DEVICES] = {NULL};
+  if (nd > 0)
+    CU_ASSERT_FATAL(ex_set_host(ctx, ooc_ops_cpu(), nd, NULL, kind == K_STRICT ? 3 : 1, 0,
+                                kind == K_STRICT, 20, &set) == OOC_OK);
+  for (int d = 0; d < nd; d++)
+    CU_ASSERT_FATAL(gemm_dev_create(set.ex[d], MB, NB, KB, nslots, ncblk, &devs[d]) == OOC_OK);
+  gemm_args_t a = {.A = tA, .B = tB, .C = tC, .alpha = 0.75, .beta = beta, .ops = ooc_ops_cpu(),
+                   .block = blk, .kblock = kblk, .dev = devs[0], .devs = devs, .ndev = nd,
+                   /* one strict device would cut its first and last panels into pieces (the
+                    * ends, oocgemm.h): OpenBLAS then rounds some elements differently (found
+                    * here: 200 x 60 x 310, tile 20, panels of 60), which is not what this
+                    * suite tests; several devices do not use the ends */
+                   .ends_off = GEMM_END_FIRST | GEMM_END_LAST};
+  gemm_stats_t gs = {0};
+  ooc_status_t st = gemm_run(ctx, &a, &gs);
+  CU_ASSERT_EQUAL(st, OOC_OK);
+  if (st != OOC_OK) fprintf(stderr, "\n  gemm nd=%d kind=%d: %s\n", nd, kind, ooc_ctx_error(ctx));
+  for (int d = 0; d < nd; d++) CU_ASSERT_EQUAL(gemm_dev_destroy(devs[d]), OOC_OK);
+  ex_set_destroy(&set);
+  /* each device: its staging (and, strict, as much device memory), its executor and events */
+  int64_t per = 8 * (ncblk * MB * NB + nslots * (MB * KB + KB * NB));
+  int64_t ws = nd == 0 ? gemm_workspace_bytes(m, n, k, b, s)
+                       : nd * ((kind == K_STRICT ? 2 : 1) * per + ex_host_bytes(3) + 64 * 128 +
+                               (int64_t)sizeof(void *) * 512);
+  *over = ooc_ctx_host_peak(ctx) - base - cap - ws;
+  double *R = st == OOC_OK ? tu_read_store(tC, m) : NULL;
+  tstore_destroy(tA);
+  tstore_destroy(tB);
+  tstore_destroy(tC);
+  tcache_destroy(cache);
+  scratch_close(la.s);
+  scratch_close(lb.s);
+  scratch_close(lc.s);
+  tu_ctx_done(ctx);
+  return R;
+}
+
+static void gcase(int64_t m, int64_t n, int64_t k, int64_t b, int64_t blk, int64_t kblk,
+                  double beta, int64_t cap) {
+  double *A = tu_rand_matrix(m, k, 5), *B = tu_rand_matrix(k, n, 6), *C0 = tu_rand_matrix(m, n, 7);
+  int64_t over = 0;
+  double *R0 = gemm_once(A, B, C0, m, n, k, b, blk, kblk, beta, cap, 0, K_HOST, &over);
+  CU_ASSERT_FATAL(R0 != NULL);
+  int bad = 0;
+  for (int kind = K_HOST; kind <= K_STRICT; kind++)
+    for (int nd = 1; nd <= 3; nd++) {
+      double *R = gemm_once(A, B, C0, m, n, k, b, blk, kblk, beta, cap, nd, kind, &over);
+      int same = R && memcmp(R, R0, (size_t)(m * n) * sizeof *R) == 0;
+      CU_ASSERT(same);
+      CU_ASSERT(over <= 0);
+      if ((!same || over > 0) && bad++ < 4)
+        fprintf(stderr, "\n  gemm %lldx%lldx%lld b=%lld s=%lld kb=%lld beta=%g cap=%lld %s nd=%d:"
+                " %s, peak over the plan by %lld\n", (long long)m, (long long)n, (long long)k,
+                (long long)b, (long long)blk, (long long)kblk, beta, (long long)cap,
+                kind == K_STRICT ? "strict" : "host", nd, same ? "same" : "DIFFERENT",
+                (long long)over);
+      free(R);
+    }
+  free(R0);
+  free(A);
+  free(B);
+  free(C0);
+}
+
+static void t_gemm(void) {
+  const int64_t big = (int64_t)1 << 30;
+  gcase(150, 170, 130, 16, 48, 32, 0.0, big);   /* 16 blocks, 5 panels each, uneven edges */
+  gcase(150, 170, 130, 16, 48, 32, 0.5, big);   /* C0 read */
+  gcase(64, 64, 64, 16, 64, 64, 0.0, big);      /* one block: only device 0 works */
+  gcase(100, 90, 0, 10, 30, 30, 2.0, big);      /* k = 0: C = beta C0 */
+  gcase(150, 170, 130, 16, 48, 32, 0.5, 48 << 10); /* spilling (the three are 530 KB) */
+  gcase(200, 60, 310, 20, 40, 60, 1.0, 64 << 10);
+}
+
 /* ---- several GPUs (a CUDA build on a host with two or more) ------------------------------------
  * gj_x inverts one random matrix on GPU 0 alone and on GPUs 0 and 1 (then 0-2, 0-3 where they
  * exist), each device with --gpu-mem MGPU_GPUMEM (default 1G: several steps), n = MGPU_N
@@ -451,6 +560,7 @@ int main(void) {
       {"gj over 1-3 host devices in core: bit-identical, within the plan", t_gj_in_core},
       {"gj over 1-3 host devices out of core: bit-identical, within the plan", t_gj_out_of_core},
       {"gj over 1-3 host devices, singular: the same info and message", t_gj_singular},
+      {"the product over 1-3 host devices: bit-identical, within the plan", t_gemm},
       {"gj over several GPUs (a GPU host with two or more)", t_cuda_devices},
       {NULL, NULL}};
   return tu_run("mgpu", tests);
