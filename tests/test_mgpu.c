@@ -449,6 +449,60 @@ static void t_gemm(void) {
   gcase(200, 60, 310, 20, 40, 60, 1.0, 64 << 10);
 }
 
+/* The pipeline (ooc_gemm, --device cpu): --devices "0,1" and "0,1,2" run the product on that
+ * many host devices within --host-mem (the plan gives each device its block buffers), the
+ * report lists them with their flops (2 m n k in all) and busy seconds, the probe check passes;
+ * a bad list is refused before any work. */
+static void t_gemm_pipeline(void) {
+  const int64_t m = 260, k = 230, n = 250;
+  double *A = tu_rand_matrix(m, k, 11), *B = tu_rand_matrix(k, n, 12);
+  tu_write_matrix(tu_path("mg_a.h5"), "A", m, k, A, 2);
+  tu_write_matrix(tu_path("mg_b.h5"), "B", k, n, B, 2);
+  char sa[512], sb[512], so[512];
+  snprintf(sa, sizeof sa, "%s:/A", tu_path("mg_a.h5"));
+  snprintf(sb, sizeof sb, "%s:/B", tu_path("mg_b.h5"));
+  snprintf(so, sizeof so, "%s:/C", tu_path("mg_c.h5"));
+  static const char *lists[] = {"0", "0,1", "0,1,2"};
+  for (int i = 0; i < 3; i++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o;
+    ooc_opts_default(&o);
+    o.device = OOC_DEVICE_CPU;
+    o.devices = lists[i];
+    o.tile = 20;
+    o.host_mem = 3 << 20; /* the three are 1.5 MB: several blocks, spilling */
+    o.force = 1;
+    ooc_report_t r;
+    ooc_status_t st = ooc_gemm(ctx, sa, sb, NULL, so, 1.0, 0.0, &o, &r);
+    CU_ASSERT_EQUAL(st, OOC_OK);
+    if (st != OOC_OK) fprintf(stderr, "\n  --devices %s: %s\n", lists[i], ooc_ctx_error(ctx));
+    CU_ASSERT(r.host_peak <= r.host_budget);
+    CU_ASSERT(r.residual < 30);
+    int nd = i + 1;
+    CU_ASSERT_EQUAL(r.ndevices, nd == 1 ? 0 : nd); /* one CPU device: gemm_run's own executor */
+    double fl = 0;
+    for (int d = 0; d < r.ndevices; d++) {
+      CU_ASSERT_EQUAL(r.device_id[d], d);
+      CU_ASSERT(r.device_busy[d] > 0);
+      fl += r.device_flops[d];
+    }
+    if (nd > 1) CU_ASSERT_DOUBLE_EQUAL(fl, 2.0 * m * n * k, 1);
+    tu_ctx_done(ctx);
+  }
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  o.devices = "0,x";
+  o.force = 1;
+  ooc_report_t r;
+  CU_ASSERT_EQUAL(ooc_gemm(ctx, sa, sb, NULL, so, 1.0, 0.0, &o, &r), OOC_ERR_ARG);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "--devices '0,x'") != NULL);
+  tu_ctx_done(ctx);
+  free(A);
+  free(B);
+}
+
 /* ---- several GPUs (a CUDA build on a host with two or more) ------------------------------------
  * gj_x inverts one random matrix on GPU 0 alone and on GPUs 0 and 1 (then 0-2, 0-3 where they
  * exist), each device with --gpu-mem MGPU_GPUMEM (default 1G: several steps), n = MGPU_N
@@ -561,6 +615,7 @@ int main(void) {
       {"gj over 1-3 host devices out of core: bit-identical, within the plan", t_gj_out_of_core},
       {"gj over 1-3 host devices, singular: the same info and message", t_gj_singular},
       {"the product over 1-3 host devices: bit-identical, within the plan", t_gemm},
+      {"the product in the pipeline over 1-3 host devices (ooc_gemm --devices)", t_gemm_pipeline},
       {"gj over several GPUs (a GPU host with two or more)", t_cuda_devices},
       {NULL, NULL}};
   return tu_run("mgpu", tests);

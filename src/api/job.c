@@ -132,12 +132,20 @@ static ooc_status_t pick_devices(job_t *j) {
 }
 
 ooc_status_t job_executors(job_t *j, int nqueues, int64_t host_budget, ex_set_t *xs) {
+  return job_executors_cfg(j, NULL, j->ndev, nqueues, host_budget, xs);
+}
+
+ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int ndev,
+                               int nqueues, int64_t host_budget, ex_set_t *xs) {
   ex_set_init(xs);
+  ndev = ndev < 1 ? 1 : ndev > j->ndev ? j->ndev : ndev;
   if (!j->cuda)
-    return ex_set_host(j->ctx, j->ops, j->ndev, j->dev, nqueues, host_budget, 0, 0, xs);
-  for (int d = 0; d < j->ndev; d++) {
-    ex_cuda_config_t xc = {.device = j->dev[d], .gpu_mem = j->o.gpu_mem, .nqueues = nqueues,
-                           .trace = d == 0 ? j->o.trace : NULL};
+    return ex_set_host(j->ctx, j->ops, ndev, j->dev, nqueues, host_budget, 0, 0, xs);
+  for (int d = 0; d < ndev; d++) {
+    ex_cuda_config_t xc = {.gpu_mem = j->o.gpu_mem, .nqueues = nqueues, .trace = j->o.trace};
+    if (cfg) xc = *cfg;
+    xc.device = j->dev[d];
+    if (d > 0) xc.trace = NULL; /* one trace file: the first device's */
     ooc_exec_t *x = NULL;
     ooc_status_t st = ooc_cuda()->ex_create(j->ctx, &xc, &x);
     if (st == OOC_OK) st = ex_set_add(j->ctx, xs, j->dev[d], x);
@@ -1086,8 +1094,8 @@ static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   if (j->exec) ooc_cuda()->exec_destroy(j->exec);
   ex_destroy(j->cx);
-  gemm_dev_destroy(j->gdev);
-  ex_destroy(j->gx);
+  for (int d = 0; d < j->gxs.n; d++) gemm_dev_destroy(j->gdevs[d]); /* the products' (j->gdev) */
+  ex_set_destroy(&j->gxs);                                             /* and j->gx */
   job_unload_inputs(j);
   h5m_close(j->out); /* removes the temporary file unless committed */
   h5m_close(j->out2);

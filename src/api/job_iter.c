@@ -69,7 +69,7 @@ ooc_status_t job_iter_run(job_t *j, int64_t *steps) {
   ia.accept = thr;
   if (j->cuda && j->plan.gncblk > 0) { /* every product on the GPU executor; epilogues on host */
     int64_t MB = ooc_min64(ia.block, n);
-    OOC_TRY(job_gemm_gpu_open(j, MB, MB, ooc_min64(j->plan.gkb, n)));
+    OOC_TRY(job_gemm_gpu_open(j, MB, MB, ooc_min64(j->plan.gkb, n), 0)); /* one device */
     ia.dev = j->gdev;
     ia.kblock = j->plan.gkb;
   }

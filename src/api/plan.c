@@ -310,8 +310,10 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   p->fixed = tstore_overhead_bytes(m, k, b) + tstore_overhead_bytes(k, n, b) +
              tstore_overhead_bytes(m, n, b) + SLACK_BYTES + 16 * big + io_stage(b);
   int64_t avail = p->budget - p->fixed;
-  int64_t s = gemm_block_for(m, n, k, b, avail / 2);
-  if (s < b && gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
+  /* each device holds its own block and panels (issue 26): the half of the room is theirs */
+  int64_t nd = q->ndev > 1 ? q->ndev : 1;
+  int64_t s = gemm_block_for(m, n, k, b, avail / 2 / nd);
+  if (s < b && nd * gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
   p->W = s;
   p->cuda = q->cuda && ooc_cuda(); /* a GPU was picked: the plugin is loaded (exec/plugin.h) */
   p->gncblk = 1;
@@ -319,8 +321,8 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   if (p->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
                   * get at most half of the room, as the host block does */
     ocu_config_t c = plan_gpu_config(o);
-    OOC_TRY(ooc_cuda()->gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &p->W, &p->gkb,
-                          &p->gslots, &p->gncblk));
+    OOC_TRY(ooc_cuda()->gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2 / nd), &p->W,
+                                  &p->gkb, &p->gslots, &p->gncblk));
   }
   if (p->W < b || plan_ws(p, p->W) > avail) {
     char have[32], need[32];
