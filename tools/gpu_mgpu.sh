@@ -12,10 +12,13 @@
 #    seconds, the check's residual ratio) and SCALING lines (one GPU's compute time over the
 #    run's). A report whose "devices" list is empty ran the method on one device: gj spreads
 #    once src/api/job_gj.c hands gj_x job_executors' set (docs/ARCHITECTURE.md "Several
-#    devices"), chol once chol.c spreads.
-# Environment: N, NC, GPUMEM, TILE (4096), DTYPE (f64; f32 halves the files: the full chol
+#    devices"), chol once chol.c spreads;
+# 3. the product (which spreads through the pipeline): gemm of two n = NG (49152) random
+#    matrices, --gpu-mem GPUMEM per GPU, --devices 0 vs 0,1 (vs 0,1,2,3), RESULT and SCALING
+#    lines as above (the check is the product's probe).
+# Environment: N, NC, NG, GPUMEM, TILE (4096), DTYPE (f64; f32 halves the files: the full chol
 # run's input and output are 72 GiB each in f64), CHECK (auto: the probe above n = 2048),
-# LIMIT (seconds, 560), SKIP ("test gj chol": stages to leave out), NOBUILD=1 (reuse $B),
+# LIMIT (seconds, 560), SKIP ("test gj chol gemm": stages to leave out), NOBUILD=1 (reuse $B),
 # D (the data directory, /tmp/d-mgpu), DEVICE (cuda; cpu tries the script here). Smoke run: N=4096 NC=4096 GPUMEM=1G TILE=1024.
 # The summary lines go to $OUT/summary.txt too; JSON reports and logs under $OUT.
 set -o pipefail
@@ -25,6 +28,7 @@ B=${B:-/tmp/b-mgpu}
 OUT=${OUT:-/tmp/gpu_mgpu_out}
 N=${N:-65536}
 NC=${NC:-98304}
+NG=${NG:-49152}
 GPUMEM=${GPUMEM:-16G}
 TILE=${TILE:-4096}
 DTYPE=${DTYPE:-f64}
@@ -34,8 +38,8 @@ DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT" "$D"
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader | tee $OUT/gpu.txt
-NG=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
-echo "[$(el) s] $NG GPUs" | tee -a $OUT/summary.txt
+NGPU=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
+echo "[$(el) s] $NGPU GPUs" | tee -a $OUT/summary.txt
 nvidia-smi topo -m > $OUT/topo.txt 2>&1 || true
 [ -n "${NOBUILD:-}" ] || gpu_build $OUT/build.log oocsolve_bin oocgen_bin test_mgpu
 
@@ -47,8 +51,11 @@ if ! skip test; then
 fi
 
 LISTS="0 0,1"
-[ "$NG" -ge 4 ] && LISTS="$LISTS 0,1,2,3"
-[ "$NG" -ge 2 ] || echo "one GPU: the CLI runs only --devices 0" | tee -a $OUT/summary.txt
+[ "$NGPU" -ge 4 ] && LISTS="$LISTS 0,1,2,3"
+if [ "$DEVICE" = cuda ] && [ "$NGPU" -lt 2 ]; then
+  LISTS=0
+  echo "one GPU: the CLI runs only --devices 0" | tee -a $OUT/summary.txt
+fi
 
 sum() { # tag json: a RESULT line from an oocsolve --json report; prints t_compute last
   python3 -c "
@@ -64,19 +71,25 @@ print('%.6f' % (d.get('t_compute') or 0), file=sys.stderr)
 " "$1" "$2"
 }
 
-# method n kind: generate, then one run per device list, scaling against the first
+# method n kind: generate, then one run per device list, scaling against the first (gemm: A
+# times a second matrix of the same kind)
 scale() {
   local m=$1 n=$2 kind=$3 t1= lst
   if [ "$(left)" -lt 60 ]; then echo "SKIPPED $m n=$n: $(left) s left" | tee -a $OUT/summary.txt; return; fi
   $B/oocgen $kind --n $n --tile $TILE --dtype $DTYPE --seed 7 --force --quiet $D/$m.h5:/A ||
     { echo "oocgen $kind n=$n failed" | tee -a $OUT/summary.txt; return; }
+  [ $m = gemm ] && { $B/oocgen $kind --n $n --tile $TILE --dtype $DTYPE --seed 8 --force --quiet \
+    $D/$m-b.h5:/A || return; }
   echo "[$(el) s] generated $m n = $n ($kind, $DTYPE)"
   for lst in $LISTS; do
     [ "$(left)" -gt 30 ] || { echo "SKIPPED $m --devices $lst: $(left) s left" | tee -a $OUT/summary.txt; break; }
     local tag="$m-n$n-dev${lst//,/}"
-    OOC_GJ_EXEC=1 timeout $(($(left) - 10)) $B/oocsolve invert --method $m --device $DEVICE \
+    local call="invert --method $m" ins=$D/$m.h5
+    [ $m = gemm ] && call=gemm && ins="$D/$m.h5 $D/$m-b.h5"
+    # shellcheck disable=SC2086
+    OOC_GJ_EXEC=1 timeout $(($(left) - 10)) $B/oocsolve $call --device $DEVICE \
       --devices $lst --tile $TILE --gpu-mem $GPUMEM --check $CHECK --out $D/x.h5 \
-      $D/$m.h5 --json --force > $OUT/$tag.json 2> $OUT/$tag.err
+      $ins --json --force > $OUT/$tag.json 2> $OUT/$tag.err
     local tc
     tc=$(sum "$tag" $OUT/$tag.json 2>&1 >> $OUT/summary.txt | tail -1)
     tail -1 $OUT/summary.txt
@@ -85,9 +98,10 @@ scale() {
       python3 -c "import sys; a, b = map(float, sys.argv[1:3]); print('SCALING $m n=$n --devices %s: %.2fx one GPU (compute %.3f s vs %.3f s)' % (sys.argv[3], a / b if b > 0 else 0, b, a))" "$t1" "$tc" "$lst" | tee -a $OUT/summary.txt
     fi
   done
-  rm -f $D/$m.h5
+  rm -f $D/$m.h5 $D/$m-b.h5
 }
 skip gj || scale gj $N random
 skip chol || scale chol $NC matern
+skip gemm || scale gemm $NG random
 rm -rf "$D"
 echo "[$(el) s] done" | tee -a $OUT/summary.txt
