@@ -195,6 +195,9 @@ int64_t gj_x_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
  * device budget exactly P. */
 ooc_status_t gj_x_host_exec(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int64_t b, int64_t W,
                             ooc_exec_t **out);
+/* Its device budget: P at the padded leading dimension (gj_x_host_exec's; the pipeline's host
+ * devices for gj get it each, exset.h: budgets are per device). */
+int64_t gj_x_host_budget(int64_t n, int64_t b, int64_t W);
 
 /* Host bytes gj_x allocates with an executor that is not unified (CUDA): the ring's K pinned
  * slots and the small arrays. */

@@ -107,11 +107,14 @@ int64_t gj_x_host_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   return gj_x_host_bytes_nd(n, b, W, m, 1);
 }
 
+int64_t gj_x_host_budget(int64_t n, int64_t b, int64_t W) {
+  return n > 0 ? 8 * gj_cpu_ld(n) * ts_stripe(n, ooc_min64(b, n), W) : 0;
+}
+
 ooc_status_t gj_x_host_exec(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int64_t b, int64_t W,
                             ooc_exec_t **out) {
-  int64_t bb = ooc_min64(b, n);
   /* one queue: a unified executor makes no copies, so a second would only hold products */
-  return ex_host_create(ctx, ops, 1, n > 0 ? 8 * gj_cpu_ld(n) * ts_stripe(n, bb, W) : 0, out);
+  return ex_host_create(ctx, ops, 1, gj_x_host_budget(n, b, W), out);
 }
 
 int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax) {
