@@ -503,6 +503,63 @@ static void t_gemm_pipeline(void) {
   free(B);
 }
 
+/* newton and hyper7 in the pipeline (ooc_invert): their products over 1-3 host devices, at one
+ * GEMM block (--stripe caps it, so the plan's per-device buffers do not change it): the same
+ * iterations, residuals and result, bit for bit, within --host-mem. */
+static void t_iter_pipeline(void) {
+  const int64_t n = 180;
+  double *A = tu_gen_matrix(GEN_DIAGDOM, n, 0, 0, 21);
+  tu_write_matrix(tu_path("mg_i.h5"), "A", n, n, A, 2);
+  char sa[512], so[3][512];
+  snprintf(sa, sizeof sa, "%s:/A", tu_path("mg_i.h5"));
+  static const char *lists[] = {"0", "0,1", "0,1,2"};
+  for (int meth = 0; meth < 2; meth++) {
+    ooc_report_t r[3];
+    for (int i = 0; i < 3; i++) {
+      char name[64];
+      snprintf(name, sizeof name, "mg_v%d.h5", i);
+      snprintf(so[i], sizeof so[i], "%s:/V", tu_path(name));
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_opts_t o;
+      ooc_opts_default(&o);
+      o.device = OOC_DEVICE_CPU;
+      o.method = meth ? OOC_METHOD_HYPER7 : OOC_METHOD_NEWTON;
+      o.devices = lists[i];
+      o.tile = 20;
+      o.stripe = 60;
+      o.host_mem = 8 << 20;
+      o.force = 1;
+      ooc_status_t st = ooc_invert(ctx, sa, so[i], &o, &r[i]);
+      CU_ASSERT_EQUAL(st, OOC_OK);
+      if (st != OOC_OK) fprintf(stderr, "\n  %s --devices %s: %s\n", meth ? "hyper7" : "newton",
+                                lists[i], ooc_ctx_error(ctx));
+      CU_ASSERT(r[i].host_peak <= r[i].host_budget);
+      CU_ASSERT_EQUAL(r[i].stripe, 60);
+      CU_ASSERT_EQUAL(r[i].ndevices, i == 0 ? 0 : i + 1);
+      tu_ctx_done(ctx);
+    }
+    int64_t rr, cc;
+    double *V0 = tu_read_matrix(so[0], &rr, &cc);
+    for (int i = 1; i < 3; i++) {
+      CU_ASSERT_EQUAL(r[i].iterations, r[0].iterations);
+      int same_res = 1;
+      for (int k = 0; k <= r[0].iterations && k < OOC_MAX_ITER_REPORT; k++)
+        same_res &= r[i].iter_residual[k] == r[0].iter_residual[k];
+      CU_ASSERT(same_res);
+      double *V = tu_read_matrix(so[i], &rr, &cc);
+      int same = V && V0 && memcmp(V, V0, (size_t)(n * n) * sizeof *V) == 0;
+      CU_ASSERT(same);
+      if (!same || !same_res)
+        fprintf(stderr, "\n  %s over %d devices: %s result, %s residuals\n",
+                meth ? "hyper7" : "newton", i + 1, same ? "the same" : "another",
+                same_res ? "the same" : "other");
+      free(V);
+    }
+    free(V0);
+  }
+  free(A);
+}
+
 /* ---- several GPUs (a CUDA build on a host with two or more) ------------------------------------
  * gj_x inverts one random matrix on GPU 0 alone and on GPUs 0 and 1 (then 0-2, 0-3 where they
  * exist), each device with --gpu-mem MGPU_GPUMEM (default 1G: several steps), n = MGPU_N
@@ -616,6 +673,7 @@ int main(void) {
       {"gj over 1-3 host devices, singular: the same info and message", t_gj_singular},
       {"the product over 1-3 host devices: bit-identical, within the plan", t_gemm},
       {"the product in the pipeline over 1-3 host devices (ooc_gemm --devices)", t_gemm_pipeline},
+      {"newton and hyper7 in the pipeline over 1-3 host devices: bit-identical", t_iter_pipeline},
       {"gj over several GPUs (a GPU host with two or more)", t_cuda_devices},
       {NULL, NULL}};
   return tu_run("mgpu", tests);

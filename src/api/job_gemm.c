@@ -2,7 +2,7 @@
  * job_gemm.c: the product in the pipeline (job_gemm_run, methods.c's gemm entry): C = alpha A B +
  * beta C0 by gemm_run into the store job.c loaded C0 into, over the job's devices (issue 26);
  * and the products' executors and buffers (job_gemm_gpu_open / job_gemm_gpu_done), which newton
- * and hyper7 (job_iter.c) use too (on the first device: iter_run takes one).
+ * and hyper7 (job_iter.c) use too.
  */
 #include <stdio.h>
 

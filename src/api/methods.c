@@ -64,13 +64,14 @@ static int64_t rbt_ws(const plan_t *p, int64_t W) {
  * writer's n x b strip and the iteration's own buffers with the products' (the GPU executor's
  * pinned buffers once they are planned, else the host workspace). */
 static int64_t iter_ws(const plan_t *p, int64_t s) {
-  int64_t n = p->q.n, b = p->b, gemm;
+  int64_t n = p->q.n, b = p->b, gemm, nd = p->q.ndev > 1 ? p->q.ndev : 1;
   if (p->cuda && p->gncblk > 0) {
     int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
     gemm = ooc_cuda()->gemm_bytes(MB, MB, ooc_min64(p->gkb, n), p->gslots, p->gncblk);
   } else {
     gemm = gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
   }
+  gemm *= nd; /* the products spread over the job's devices: each holds its buffers (issue 26) */
   return iter_stores(p->q.o->method) * tstore_overhead_bytes(n, n, b) +
          ooc_max64(8 * n * b, gemm + iter_own_bytes(n, b));
 }

@@ -125,6 +125,8 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
                       "product's pinned buffers (n = %lld, tile %lld); raise --host-mem or lower "
                       "--tile", p->q.name, ooc_fmt_bytes(p->budget, have, sizeof have),
                       (long long)n, (long long)b);
+    /* the products spread over the job's devices (issue 26): each device's pinned buffers */
+    host_max /= p->q.ndev > 1 ? p->q.ndev : 1;
     OOC_TRY(ooc_cuda()->gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &nslots, &ncblk));
     if (p->q.o->stripe > 0) s = ooc_min64(s, ooc_max64(b, p->q.o->stripe / b * b));
     p->gkb = kb;
