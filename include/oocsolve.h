@@ -167,6 +167,10 @@ typedef struct ooc_opts {
   double disk_read_bw;   /* bytes/s the input's disk reads (measured by the caller, e.g. dd with
                             direct I/O); with disk_write_bw the report's disk floor. 0 = no floor */
   double disk_write_bw;  /* bytes/s the output's disk writes; 0 = disk_read_bw */
+  const char *devices;   /* the devices a call spreads over, "0,1,3" (issue 26); NULL or "" =
+                            every usable GPU on the CUDA backend, one device on the CPU ones. On
+                            cpu/ref, "0,1" presents two host devices (each its own worker
+                            threads and budget: the multi-device schedules without GPUs) */
 } ooc_opts_t;
 
 #define OOC_CHECKPOINT_EVERY_STEP (-1.0)
@@ -245,6 +249,15 @@ typedef struct ooc_report {
    * none; what the fused check formed during the load and the write is not counted: it read
    * nothing; docs/NUMERICS.md "What the check reads") */
   int64_t bytes_check_read;
+  /* The devices the method ran on (issue 26; 0 when it ran on none: the CPU paths that use no
+   * executor): per device its number, the seconds it ran operations (summed over its queues;
+   * 0 where the backend does not measure it: CUDA), the bytes put to it and got back, and the
+   * flops of the operations it ran. */
+  int ndevices;
+  int device_id[16];
+  double device_busy[16];
+  int64_t device_bytes_in[16], device_bytes_out[16];
+  double device_flops[16];
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -390,7 +403,8 @@ typedef enum ooc_param {
   OOC_PARAM_SEED = 27,          /* int >= 0: rbt's seed */
   OOC_PARAM_RBT_DEPTH = 28,     /* int 0..6; 0 = 2 */
   OOC_PARAM_DISK_READ_BW = 29,  /* double bytes/s, or str "1.2G"; 0 = no disk floor */
-  OOC_PARAM_DISK_WRITE_BW = 30  /* double bytes/s, or str; 0 = the read bandwidth */
+  OOC_PARAM_DISK_WRITE_BW = 30, /* double bytes/s, or str; 0 = the read bandwidth */
+  OOC_PARAM_DEVICES = 31        /* str: "0,1,..." device numbers; "" = the default (opts.devices) */
 } ooc_param_t;
 
 typedef enum { OOC_PTYPE_NONE = 0, OOC_PTYPE_INT = 1, OOC_PTYPE_DOUBLE = 2, OOC_PTYPE_STR = 3 } ooc_ptype_t;

@@ -19,7 +19,7 @@ static void test_version(void) {
 /* Names and numbers agree both ways; numbers are dense 1..count. */
 static void test_param_table(void) {
   int n = ooc_param_count();
-  CU_ASSERT_EQUAL(n, 30);
+  CU_ASSERT_EQUAL(n, 31);
   for (int k = 1; k <= n; k++) {
     const char *nm = ooc_param_name((ooc_param_t)k);
     CU_ASSERT_PTR_NOT_NULL_FATAL(nm);
@@ -37,6 +37,7 @@ static void test_param_table(void) {
   CU_ASSERT_EQUAL(ooc_param_lookup("seed"), 27);
   CU_ASSERT_EQUAL(ooc_param_lookup("rbt_depth"), 28);
   CU_ASSERT_EQUAL(ooc_param_lookup("disk_write_bw"), 30);
+  CU_ASSERT_EQUAL(ooc_param_lookup("devices"), 31);
 }
 
 /* Every parameter: set a value inside its bounds, read it back, and find it in the struct. */
@@ -51,7 +52,8 @@ static void test_every_param_settable(void) {
     ooc_param_t p = (ooc_param_t)k;
     if (ooc_param_type(p) == OOC_PTYPE_STR) {
       char v[64];
-      snprintf(v, sizeof v, k == OOC_PARAM_COMPRESS ? "zstd:3" : "value-%d", k);
+      snprintf(v, sizeof v, k == OOC_PARAM_COMPRESS ? "zstd:3" : k == OOC_PARAM_DEVICES ? "0,%d"
+                            : "value-%d", k);
       CU_ASSERT_EQUAL(ooc_opts_set_str(o, p, v), OOC_OK);
       CU_ASSERT_STRING_EQUAL(ooc_opts_get_str(o, p), v);
       int64_t iv;
@@ -179,6 +181,13 @@ static void test_bounds(void) {
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_COMPRESS, "lz4"), OOC_ERR_ARG);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_COMPRESS, "zstd:30"), OOC_ERR_ARG);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_COMPRESS, "deflate:6"), OOC_OK);
+  /* the device list (issue 26): checked when set, the option unchanged on a refusal */
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_DEVICES, "0, 2"), OOC_OK);
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_DEVICES, "1,1"), OOC_ERR_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(ooc_opts_error(o), "option devices"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(ooc_opts_error(o), "twice"));
+  CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_DEVICES, "gpu0"), OOC_ERR_ARG);
+  CU_ASSERT_STRING_EQUAL(s->devices, "0, 2");
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_STREAMS, "9"), OOC_ERR_ARG);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_STREAMS, "x"), OOC_ERR_ARG);
   CU_ASSERT_EQUAL(ooc_opts_set_str(o, OOC_PARAM_FORCE, "maybe"), OOC_ERR_ARG);

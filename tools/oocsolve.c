@@ -60,7 +60,10 @@ static const char *USAGE =
     "  --c FILE[:/dset]     gemm: C0 added as beta C0 (default: none)\n"
     "  --triangle T         chol inverse: full (default) or lower (zeros above the diagonal)\n"
     "  --device D           auto, cpu, ref or cuda (default auto)\n"
-    "  --gpu-mem SIZE       GPU memory budget (default: free device memory minus a margin)\n"
+    "  --gpu-mem SIZE       GPU memory budget per device (default: free device memory minus a\n"
+    "                       margin)\n"
+    "  --devices LIST       devices to spread over, e.g. 0,1 (default: every GPU; on cpu/ref\n"
+    "                       one; there 0,1 presents two host devices)\n"
     "  --streams N          CUDA streams for copies and compute (default 3)\n"
     "  --disk-bw R[,W]      the disk's read (and write) bandwidth per second, e.g. 1.2G,1.3G\n"
     "                       (dd with direct I/O): the report gives the disk floor and the ratio\n"
@@ -159,7 +162,7 @@ static const optdef_t OPTS[] = {
     {"--help", "-h", 0},      {"--trans-a", NULL, 0},     {"--trans-b", NULL, 0},
     {"--keep-fill", NULL, 0},  {"--allow-fill", NULL, 0},  {"--keep-failed", NULL, 0},
     {"--seed", NULL, 1},      {"--rbt-depth", NULL, 1},
-    {"--disk-bw", NULL, 1},
+    {"--disk-bw", NULL, 1},   {"--devices", NULL, 1},
     {"--update", NULL, 1},    {"--add-rows", NULL, 1},    {"--remove-cols", NULL, 1},
     {"--add-cols", NULL, 1},  {"--a", NULL, 1},           {"--b", NULL, 1},
 };
@@ -311,6 +314,8 @@ int main(int argc, char **argv) {
       o.streams = (int)k;
     } else if (!strcmp(a, "--trace")) {
       o.trace = v;
+    } else if (!strcmp(a, "--devices")) {
+      o.devices = v; /* the call checks the list (exit 2 naming what is wrong) */
     } else if (!strcmp(a, "--scratch")) {
       o.scratch_dir = v;
     } else if (!strcmp(a, "--scratch-zstd")) {

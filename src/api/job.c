@@ -106,6 +106,83 @@ void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char
   *ex = NULL;
 }
 
+/* ---- the devices (issue 26) ----------------------------------------------------------------- */
+
+/* The job's device list: --devices, else every GPU the plugin sees on CUDA and one device on the
+ * CPU backends. A listed GPU that does not exist is refused here, before any work. */
+static ooc_status_t pick_devices(job_t *j) {
+  char why[256];
+  if (ex_devices_parse(j->o.devices, j->dev, &j->ndev, why, sizeof why))
+    return OOC_FAIL(j->ctx, OOC_ERR_ARG, "%s", why);
+  int have = 1;
+  if (j->cuda) {
+    have = ooc_cuda()->device_count ? ooc_cuda()->device_count() : 1;
+    if (have < 1) have = 1;
+  }
+  if (j->ndev == 0) { /* the default */
+    j->ndev = j->cuda ? (have < EX_MAX_DEVICES ? have : EX_MAX_DEVICES) : 1;
+    for (int d = 0; d < j->ndev; d++) j->dev[d] = d;
+    return OOC_OK;
+  }
+  for (int d = 0; j->cuda && d < j->ndev; d++)
+    if (j->dev[d] >= have)
+      return OOC_FAIL(j->ctx, OOC_ERR_NODEVICE, "--devices %s: there is no GPU %d (%d visible: "
+                      "0 to %d)", j->o.devices, j->dev[d], have, have - 1);
+  return OOC_OK;
+}
+
+ooc_status_t job_executors(job_t *j, int nqueues, int64_t host_budget, ex_set_t *xs) {
+  return job_executors_cfg(j, NULL, j->ndev, nqueues, host_budget, xs);
+}
+
+ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int ndev,
+                               int nqueues, int64_t host_budget, ex_set_t *xs) {
+  ex_set_init(xs);
+  ndev = ndev < 1 ? 1 : ndev > j->ndev ? j->ndev : ndev;
+  if (!j->cuda)
+    return ex_set_host(j->ctx, j->ops, ndev, j->dev, nqueues, host_budget, 0, 0, xs);
+  for (int d = 0; d < ndev; d++) {
+    ex_cuda_config_t xc = {.gpu_mem = j->o.gpu_mem, .nqueues = nqueues, .trace = j->o.trace};
+    if (cfg) xc = *cfg;
+    xc.device = j->dev[d];
+    if (d > 0) xc.trace = NULL; /* one trace file: the first device's */
+    ooc_exec_t *x = NULL;
+    ooc_status_t st = ooc_cuda()->ex_create(j->ctx, &xc, &x);
+    if (st == OOC_OK) st = ex_set_add(j->ctx, xs, j->dev[d], x);
+    if (st != OOC_OK) {
+      ex_set_destroy(xs);
+      return st;
+    }
+  }
+  return OOC_OK;
+}
+
+ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_t W) {
+  ooc_report_t *r = j->rep;
+  ooc_status_t st = OOC_OK;
+  r->ndevices = xs->n < 16 ? xs->n : 16;
+  for (int d = 0; d < xs->n; d++) {
+    ooc_exec_t *x = xs->ex[d];
+    ooc_status_t fin = ex_finish(x);
+    if (st == OOC_OK) st = fin;
+    if (d < 16) {
+      r->device_id[d] = xs->dev[d];
+      r->device_busy[d] = x->stats.busy;
+      r->device_bytes_in[d] = x->stats.bytes_put;
+      r->device_bytes_out[d] = x->stats.bytes_get;
+      r->device_flops[d] = x->stats.flops;
+    }
+    if (x->kind == EX_CUDA) {
+      char pk[32], bu[32];
+      ooc_warn(r->warnings, sizeof r->warnings, "GPU %d peak %s of --gpu-mem %s (%s, stripe %lld)",
+               xs->dev[d], ooc_fmt_bytes(x->stats.dev_peak, pk, sizeof pk),
+               ooc_fmt_bytes(x->budget, bu, sizeof bu), what, (long long)W);
+    }
+  }
+  ex_set_destroy(xs);
+  return st;
+}
+
 /* auto: the GPU when one is usable (with a notice saying which), else the CPU. The CUDA backend
  * runs the elimination on the GPU; the host-side work (input scan, checks) uses the cpu ops. */
 static ooc_status_t pick_backend(job_t *j) {
@@ -134,7 +211,7 @@ static ooc_status_t pick_backend(job_t *j) {
   default: return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown device %d", (int)j->o.device);
   }
   snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->cuda ? "cuda" : j->ops->name);
-  return OOC_OK;
+  return pick_devices(j);
 }
 
 /* Cholesky for certain by the call: a Cholesky factor is written or read. (logdet is general:
@@ -173,7 +250,8 @@ static ooc_status_t plan(job_t *j) {
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
                   .cuda = j->cuda && !lu_certain(j),
                   .chol_certain = chol_only(j) || j->o.method == OOC_METHOD_CHOL,
-                  .chol_job = jobs[j->kind].chol_job};
+                  .chol_job = jobs[j->kind].chol_job,
+                  .ndev = j->ndev};
   OOC_TRY(j->kind == JOB_PRODUCT ? plan_gemm(j->ctx, &q, &j->plan)
                                  : plan_solver(j->ctx, &q, &j->plan));
   /* LU's host side is planned as the host executor's; on a GPU job_lu.c sizes the device stripe
@@ -184,6 +262,7 @@ static ooc_status_t plan(job_t *j) {
     snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
   }
   j->cuda = j->plan.cuda || lu_gpu;
+  if (!j->cuda && !(j->o.devices && *j->o.devices)) j->ndev = 1; /* the CPU's default: one */
   j->b = j->plan.b;
   j->W = j->plan.W;
   j->budget = j->plan.budget;
@@ -1037,8 +1116,8 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
 static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   ex_destroy(j->cx);
-  gemm_dev_destroy(j->gdev);
-  ex_destroy(j->gx);
+  for (int d = 0; d < j->gxs.n; d++) gemm_dev_destroy(j->gdevs[d]); /* the products' (j->gdev) */
+  ex_set_destroy(&j->gxs);                                             /* and j->gx */
   job_unload_inputs(j);
   h5m_close(j->out); /* removes the temporary file unless committed */
   h5m_close(j->out2);

@@ -1,8 +1,9 @@
 /*
  * job_gj.c: the Gauss-Jordan method in the pipeline (job_gj_run, methods.c's gj entry): gj_run
- * on the loaded stores (inverse or solve), journaled and resumable, on a host executor over the
- * job's ops, or on the CUDA executor (ooc_cuda()->ex_create, plan_gj_exec_config) when the job
- * runs on the GPU; the planner sized the stripe for the same executor (plan_gpu).
+ * on the loaded stores (inverse or solve), journaled and resumable, spread over the job's
+ * devices (host executors over the job's ops, or CUDA executors made as plan_gj_exec_config
+ * says when the job runs on the GPU); the planner sized the stripe for the same executor
+ * (plan_gpu).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,39 +13,39 @@
 #include "exec/plugin.h"
 #include "solvers/gj.h"
 
-/* The GPU: the CUDA executor as planned, and the widest stripe up to the planned one whose panel
- * and ring twins fit its budget (the plan's, unless the device's free memory shrank since). */
-static ooc_status_t x_device(job_t *j, ooc_exec_t **out) {
-  ex_cuda_config_t xc = plan_gj_exec_config(&j->o);
-  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
-  int64_t W = gj_x_device_stripe(*out, j->n, j->b, j->W);
-  if (W == 0) {
-    char bu[32];
-    ooc_fmt_bytes((*out)->budget, bu, sizeof bu);
-    ex_destroy(*out);
-    *out = NULL;
-    return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "gj: --gpu-mem leaves %s for Gauss-Jordan's panel, "
-                    "less than one tile column with its ring and workspaces (n = %lld, tile "
-                    "%lld); raise --gpu-mem or lower --tile", bu, (long long)j->n,
-                    (long long)j->b);
-  }
-  j->W = W; /* before ckpt_start: the journal records the stripe that runs */
-  j->rep->stripe = W;
-  return OOC_OK;
-}
-
-/* gj_x on the job's executor: the CUDA one above, or a host executor over the job's ops. */
+/* gj_x on the job's executors, one per device (job_executors: --devices, every GPU by default):
+ * on CUDA as planned (plan_gj_exec_config), with the widest stripe up to the planned one whose
+ * panel and ring twins fit every device's budget (the plan's, unless a device's free memory
+ * shrank since); on the CPU backends host executors over the job's ops. */
 static ooc_status_t run_x(job_t *j, gj_args_t *ga, gj_stats_t *gs) {
-  ooc_exec_t *x = NULL;
-  if (j->cuda) OOC_TRY(x_device(j, &x));
-  else OOC_TRY(gj_x_host_exec(j->ctx, j->ops, j->n, j->b, j->W, &x));
-  ga->x = x;
+  ex_set_t xs;
+  if (j->cuda) {
+    ex_cuda_config_t xc = plan_gj_exec_config(&j->o);
+    OOC_TRY(job_executors_cfg(j, &xc, j->ndev, xc.nqueues, 0, &xs));
+    int64_t W = j->W;
+    for (int d = 0; d < xs.n && W > 0; d++) W = gj_x_device_stripe(xs.ex[d], j->n, j->b, W);
+    if (W == 0) {
+      char bu[32];
+      ooc_fmt_bytes(xs.ex[0]->budget, bu, sizeof bu);
+      ex_set_destroy(&xs);
+      return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "gj: --gpu-mem leaves %s for Gauss-Jordan's "
+                      "panel, less than one tile column with its ring and workspaces (n = %lld, "
+                      "tile %lld); raise --gpu-mem or lower --tile", bu, (long long)j->n,
+                      (long long)j->b);
+    }
+    j->W = W; /* before ckpt_start: the journal records the stripe that runs */
+    j->rep->stripe = W;
+  } else {
+    OOC_TRY(job_executors(j, 1, gj_x_host_budget(j->n, j->b, j->W), &xs));
+  }
+  ga->x = xs.ex[0];
+  ga->xs = xs.ex;
+  ga->nx = xs.n;
   ga->stripe = j->W;
   ckpt_start(j);
   ooc_status_t st = gj_run(j->ctx, ga, gs, &j->rep->info);
-  if (j->cuda) job_gpu_done(j, &x, "--gpu-mem", "gj on the executor", j->W);
-  else ex_destroy(x);
-  return st;
+  ooc_status_t st2 = job_executors_done(j, &xs, "gj", j->W);
+  return st != OOC_OK ? st : st2;
 }
 
 ooc_status_t job_gj_run(job_t *j, int64_t *steps) {

@@ -15,6 +15,7 @@
 #include "api/classify.h"
 #include "api/methods.h"
 #include "api/plan.h"
+#include "exec/exset.h"
 #include "io/h5mat.h"
 #include "io/journal.h"
 #include "io/scratch.h"
@@ -66,6 +67,10 @@ typedef struct job {
   int64_t upper_from;
   cl_verdict_t verdict;
   int cuda;        /* run the elimination on the GPU (pick_backend) */
+  /* the devices a spreading method runs on (issue 26, pick_backend: --devices, else every GPU
+   * on CUDA, one on the CPU backends); the executors for them come from job_executors */
+  int ndev;
+  int dev[EX_MAX_DEVICES];
   /* resumable runs (docs/RELIABILITY.md; the functions under "journal" below) */
   char jbase[PATH_MAX], jpath[PATH_MAX + 16], lockpath[PATH_MAX + 16];
   int lock_fd;       /* -1, or the locked "<jbase>.lock" */
@@ -91,6 +96,10 @@ typedef struct job {
   h5mat_t *in_c;    /* gemm: C0 */
   ooc_exec_t *gx;     /* gemm, newton/hyper7 on the GPU: the products' executor */
   gemm_dev_t *gdev;   /* and their buffers on it */
+  /* the product over several devices (issue 26; also one GPU): the executors (gx is the
+   * first) and each one's buffers (gdev is the first's) */
+  ex_set_t gxs;
+  gemm_dev_t *gdevs[EX_MAX_DEVICES];
   double iter_flops; /* the flops of a method that counts its own (method_t.flops NULL) */
   int64_t extra_spilled, extra_unspilled; /* spill traffic of stores already destroyed */
   /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's
@@ -143,6 +152,24 @@ int job_chol_job(job_kind_t kind);
 void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char *what,
                   int64_t W);
 
+/* The executors of a method that spreads over the job's devices (issue 26), made here for every
+ * method: one per j->dev, each with nqueues queues and the same budget (budgets are per
+ * device): host executors over j->ops with `host_budget` bytes of ex_alloc on the CPU
+ * backends (each its own worker threads: how --devices 0,1 presents two host devices), CUDA
+ * executors (--gpu-mem each; the trace only on the first) on the GPU. The first is the one a
+ * method that does not spread runs on. */
+ooc_status_t job_executors(job_t *j, int nqueues, int64_t host_budget, ex_set_t *xs);
+struct ex_cuda_config; /* exec/cuda/exec_cuda.h (through exec/plugin.h where it is used) */
+/* The same for the first ndev of the job's devices (1: a method that does not spread), with a
+ * CUDA configuration to copy for every GPU (its device and trace set per device; NULL:
+ * job_executors' own); host executors as above. */
+ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int ndev,
+                               int nqueues, int64_t host_budget, ex_set_t *xs);
+/* After the method: every executor finished, its figures into the report (per device: busy
+ * seconds, bytes in and out, flops; on a GPU the peak against --gpu-mem in the notices, as
+ * job_gpu_done), then destroyed. Returns the first late failure. */
+ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_t W);
+
 /* ---- job_gj.c, used by methods.c ---- */
 
 /* Gauss-Jordan (gj_run; journaled, resumable). */
@@ -163,10 +190,13 @@ ooc_status_t job_iter_run(job_t *j, int64_t *steps);
 
 /* The product (gemm_run) into the store j->iv[0] (C0 loaded there when beta != 0). */
 ooc_status_t job_gemm_run(job_t *j, int64_t *steps);
-/* The products' executor and buffers on the GPU (MB x NB blocks, panels KB): j->gx, j->gdev. */
-ooc_status_t job_gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB);
-/* After the products on the GPU executor: its figures into the report's notices, then the
- * buffers and the executor freed. Returns the first late device error. */
+/* The products' executor and buffers on the GPU (MB x NB blocks, panels KB): j->gx, j->gdev; with
+ * spread, on every device of the job (j->gxs, j->gdevs; issue 26), and on the CPU backends with
+ * several devices as many host devices (one slot and one C buffer each, gemm_run's host shape);
+ * nothing on one CPU device (gemm_run makes its own host executor). */
+ooc_status_t job_gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB, int spread);
+/* After the products on the GPU executor(s): their figures into the report's notices and
+ * devices, then the buffers and the executors freed. Returns the first late device error. */
 ooc_status_t job_gemm_gpu_done(job_t *j, int64_t block, int64_t kblock, int slots, int ncblk,
                                const gemm_stats_t *gs);
 

@@ -67,11 +67,15 @@ ooc_status_t job_iter_run(job_t *j, int64_t *steps) {
   double thr = j->o.check_threshold > 0 ? j->o.check_threshold : 30;
   ia.target = thr / 2;
   ia.accept = thr;
-  if (j->cuda && j->plan.gncblk > 0) { /* every product on the GPU executor; epilogues on host */
+  /* every product on the GPU executors (or on several host devices; one CPU device: gemm_run's
+   * own host executor), spread over the job's devices (issue 26); epilogues on the host */
+  if ((j->cuda && j->plan.gncblk > 0) || (!j->cuda && j->ndev > 1)) {
     int64_t MB = ooc_min64(ia.block, n);
-    OOC_TRY(job_gemm_gpu_open(j, MB, MB, ooc_min64(j->plan.gkb, n)));
+    OOC_TRY(job_gemm_gpu_open(j, MB, MB, j->cuda ? ooc_min64(j->plan.gkb, n) : MB, 1));
     ia.dev = j->gdev;
-    ia.kblock = j->plan.gkb;
+    ia.devs = j->gdevs;
+    ia.ndev = j->gxs.n;
+    if (j->cuda) ia.kblock = j->plan.gkb;
   }
   iter_result_t ir;
   ooc_status_t st = iter_run(ctx, &ia, &ir);

@@ -430,7 +430,8 @@ ooc_status_t job_qr_plan(job_t *j) {
                   .n = q->mode == QR_REMOVE_COLS ? q->sn : j->n, .m = j->m, .k = q->m,
                   .qr_ka = A ? h5m_cols(A) : 0, .qr_kv = V ? h5m_cols(V) : 0, .cuda = j->cuda};
   if (j->cuda) {
-    ex_cuda_config_t xc = {.device = 0, .gpu_mem = j->o.gpu_mem, .nqueues = 1,
+    /* the first listed device (--devices): QR does not spread */
+    ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 1,
                            .trace = j->o.trace};
     OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->cx));
     r.gpu_budget = j->cx->budget;

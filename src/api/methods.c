@@ -33,10 +33,11 @@ static double lu_flops(job_kind_t k, double n, double m) { return factor_flops(2
 /* The striped methods run the stripe ts_stripe makes of W (what is planned is what runs). */
 static int64_t stripe(const plan_t *p, int64_t W) { return ts_stripe(p->q.n, p->b, W); }
 
-/* on the GPU (plan_gpu) the panel is the device's: the host keeps the pinned ring */
 static int64_t gj_ws(const plan_t *p, int64_t W) {
-  if (p->gj_gpu) return gj_x_host_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
-  return gj_x_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
+  /* per device its ring and executor (gj.h "Several devices"); on the GPU (plan_gpu) the
+   * panel is the devices': the host keeps the pinned rings */
+  if (p->gj_gpu) return gj_x_host_bytes_nd(p->q.n, p->b, stripe(p, W), p->q.m, p->q.ndev);
+  return gj_x_workspace_bytes_nd(p->q.n, p->b, stripe(p, W), p->q.m, p->q.ndev);
 }
 
 static int64_t chol_ws(const plan_t *p, int64_t W) {
@@ -68,26 +69,29 @@ static int64_t rbt_ws(const plan_t *p, int64_t W) {
  * writer's n x b strip and the iteration's own buffers with the products' (the GPU executor's
  * pinned buffers once they are planned, else the host workspace). */
 static int64_t iter_ws(const plan_t *p, int64_t s) {
-  int64_t n = p->q.n, b = p->b, gemm;
+  int64_t n = p->q.n, b = p->b, gemm, nd = p->q.ndev > 1 ? p->q.ndev : 1;
   if (p->cuda && p->gncblk > 0) {
     int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
     gemm = ooc_cuda()->gemm_bytes(MB, MB, ooc_min64(p->gkb, n), p->gslots, p->gncblk);
   } else {
     gemm = gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
   }
+  gemm *= nd; /* the products spread over the job's devices: each holds its buffers (issue 26) */
   return iter_stores(p->q.o->method) * tstore_overhead_bytes(n, n, b) +
          ooc_max64(8 * n * b, gemm + iter_own_bytes(n, b));
 }
 
 /* the product at block s: the larger of the loader's / writer's strip of tiles and the block's
  * buffers (the GPU executor's pinned ones when it runs there); C is n x m, A n x k (plan_gemm) */
+/* The product spreads over the job's devices (issue 26): each holds its own block buffers. */
 static int64_t gemm_ws(const plan_t *p, int64_t s) {
-  int64_t m = p->q.n, n = p->q.m, k = p->q.k, b = p->b;
+  int64_t m = p->q.n, n = p->q.m, k = p->q.k, b = p->b, nd = p->q.ndev > 1 ? p->q.ndev : 1;
   int64_t strip = 8 * b * ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
   if (p->cuda)
-    return ooc_max64(strip, ooc_cuda()->gemm_bytes(ooc_min64(s, m), ooc_min64(s, n),
-                                                   ooc_min64(p->gkb, k), p->gslots, p->gncblk));
-  return ooc_max64(strip, gemm_workspace_bytes(m, n, k, b, s));
+    return ooc_max64(strip, nd * ooc_cuda()->gemm_bytes(ooc_min64(s, m), ooc_min64(s, n),
+                                                        ooc_min64(p->gkb, k), p->gslots,
+                                                        p->gncblk));
+  return ooc_max64(strip, nd * gemm_workspace_bytes(m, n, k, b, s));
 }
 
 /* least squares at panel P (plan_qr; p->b is the row block): on the host executor qr_fold's

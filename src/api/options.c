@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "api/methods.h"
+#include "exec/exset.h"
 #include "base/base.h"
 
 /* ---- parameters ------------------------------------------------------------------------------ */
@@ -65,11 +66,12 @@ static const pdef_t PDEFS[] = {
     [OOC_PARAM_RBT_DEPTH] = {"rbt_depth", OOC_PTYPE_INT, 0, 6, NULL},
     [OOC_PARAM_DISK_READ_BW] = {"disk_read_bw", OOC_PTYPE_DOUBLE, 0, 1e15, NULL},
     [OOC_PARAM_DISK_WRITE_BW] = {"disk_write_bw", OOC_PTYPE_DOUBLE, 0, 1e15, NULL},
+    [OOC_PARAM_DEVICES] = {"devices", OOC_PTYPE_STR, 0, 0, NULL},
 };
 #define NPARAMS ((int)(sizeof PDEFS / sizeof PDEFS[0]) - 1)
 
 /* The string parameters' slots in ooc_options.str. */
-enum { S_SCRATCH, S_COMPRESS, S_TRACE, S_WARM, S_HISTORY, S_COUNT };
+enum { S_SCRATCH, S_COMPRESS, S_TRACE, S_WARM, S_HISTORY, S_DEVICES, S_COUNT };
 
 struct ooc_options {
   ooc_opts_t o;       /* its const char * fields point into str[] */
@@ -116,6 +118,7 @@ static int str_slot(ooc_param_t p) {
   case OOC_PARAM_TRACE: return S_TRACE;
   case OOC_PARAM_WARM_START: return S_WARM;
   case OOC_PARAM_HISTORY: return S_HISTORY;
+  case OOC_PARAM_DEVICES: return S_DEVICES;
   default: return -1;
   }
 }
@@ -127,6 +130,7 @@ static void sync_strings(ooc_options_t *o) {
   o->o.trace = o->str[S_TRACE];
   o->o.warm_start = o->str[S_WARM];
   o->o.history = o->str[S_HISTORY];
+  o->o.devices = o->str[S_DEVICES];
 }
 
 ooc_status_t ooc_opts_create(ooc_options_t **out) {
@@ -277,6 +281,12 @@ ooc_status_t ooc_opts_set_str(ooc_options_t *o, ooc_param_t p, const char *v) {
   o->err[0] = 0;
   int slot = str_slot(p);
   if (slot >= 0) {
+    if (p == OOC_PARAM_DEVICES) { /* checked here, so the call fails before any work */
+      int dev[EX_MAX_DEVICES], nd;
+      char why[256];
+      if (ex_devices_parse(v, dev, &nd, why, sizeof why))
+        return oerr(o, "option devices: %s", why + strlen("--devices "));
+    }
     if (p == OOC_PARAM_COMPRESS && v && *v) { /* the syntax h5m_parse_compress accepts */
       const char *colon = strchr(v, ':');
       size_t kl = colon ? (size_t)(colon - v) : strlen(v);

@@ -141,6 +141,8 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
                       "product's pinned buffers (n = %lld, tile %lld); raise --host-mem or lower "
                       "--tile", p->q.name, ooc_fmt_bytes(p->budget, have, sizeof have),
                       (long long)n, (long long)b);
+    /* the products spread over the job's devices (issue 26): each device's pinned buffers */
+    host_max /= p->q.ndev > 1 ? p->q.ndev : 1;
     OOC_TRY(ooc_cuda()->gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &nslots, &ncblk));
     if (p->q.o->stripe > 0) s = ooc_min64(s, ooc_max64(b, p->q.o->stripe / b * b));
     p->gkb = kb;
@@ -330,8 +332,10 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   p->fixed = tstore_overhead_bytes(m, k, b) + tstore_overhead_bytes(k, n, b) +
              tstore_overhead_bytes(m, n, b) + SLACK_BYTES + 16 * big + io_stage(b);
   int64_t avail = p->budget - p->fixed;
-  int64_t s = gemm_block_for(m, n, k, b, avail / 2);
-  if (s < b && gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
+  /* each device holds its own block and panels (issue 26): the half of the room is theirs */
+  int64_t nd = q->ndev > 1 ? q->ndev : 1;
+  int64_t s = gemm_block_for(m, n, k, b, avail / 2 / nd);
+  if (s < b && nd * gemm_workspace_bytes(m, n, k, b, b) <= avail) s = b;
   p->W = s;
   p->cuda = q->cuda && ooc_cuda(); /* a GPU was picked: the plugin is loaded (exec/plugin.h) */
   p->gncblk = 1;
@@ -339,8 +343,8 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   if (p->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
                   * get at most half of the room, as the host block does */
     ocu_config_t c = plan_gpu_config(o);
-    OOC_TRY(ooc_cuda()->gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2), &p->W, &p->gkb,
-                          &p->gslots, &p->gncblk));
+    OOC_TRY(ooc_cuda()->gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2 / nd), &p->W,
+                                  &p->gkb, &p->gslots, &p->gncblk));
   }
   if (p->W < b || plan_ws(p, p->W) > avail) {
     char have[32], need[32];

@@ -51,6 +51,9 @@ typedef struct plan_req {
   /* least squares (plan_qr): n the state's columns, m its right-hand sides, k the rows read */
   int64_t qr_ka, qr_kv; /* columns read per row from A and from V (add columns; else 0) */
   int64_t gpu_budget;   /* cuda: the CUDA executor's budget (ex->budget; the job made it) */
+  int ndev;             /* devices a spreading method runs on (issue 26, job.c's list; <= 1:
+                           one): budgets are per device, and the host holds each device's
+                           staging (the methods' *_nd workspaces) */
 } plan_req_t;
 
 typedef struct plan {

@@ -71,6 +71,12 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
           ooc_fmt_bytes(r->bytes_output, b4, sizeof b4), ooc_fmt_bytes(r->host_peak, b5, sizeof b5),
           ooc_fmt_bytes(r->host_budget, b6, sizeof b6));
   if (r->host_limit[0]) fprintf(f, "  memory  default --host-mem %s\n", r->host_limit);
+  for (int d = 0; d < r->ndevices && d < 16; d++) {
+    char bi[32], bo[32];
+    fprintf(f, "  device  %d: busy %.3f s, %s in, %s out, %.3g flop\n", r->device_id[d],
+            r->device_busy[d], ooc_fmt_bytes(r->device_bytes_in[d], bi, sizeof bi),
+            ooc_fmt_bytes(r->device_bytes_out[d], bo, sizeof bo), r->device_flops[d]);
+  }
   if (strcmp(r->check, "none") == 0)
     fprintf(f, "  check   none (--check none)\n");
   else if (!strcmp(r->kind, "inverse") && !strcmp(r->check, "probe") && r->check_products > 0)
@@ -199,6 +205,14 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
     if (isfinite(r->iter_residual[k])) fprintf(f, "%s%.6g", k ? ", " : "", r->iter_residual[k]);
     else fprintf(f, "%snull", k ? ", " : "");
   }
+  fputs("], ", f);
+  /* the devices the method ran on (issue 26): busy seconds (0: not measured), bytes, flops */
+  fputs("\"devices\": [", f);
+  for (int d = 0; d < r->ndevices && d < 16; d++)
+    fprintf(f, "%s{\"id\": %d, \"busy\": %.6g, \"bytes_in\": %lld, \"bytes_out\": %lld, "
+            "\"flops\": %.6g}", d ? ", " : "", r->device_id[d], r->device_busy[d],
+            (long long)r->device_bytes_in[d], (long long)r->device_bytes_out[d],
+            r->device_flops[d]);
   fputs("], ", f);
   json_str(f, "warnings", r->warnings, 0);
   fputs("}\n", f);

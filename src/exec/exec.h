@@ -95,6 +95,7 @@
 /* The most device workspace one ex_laswp of np pivots takes on its queue (exec_cuda.c's do_laswp:
  * source and destination rows, 2 np each, and a segment table), for planners. */
 #define EX_LASWP_WS(np) (8 * (4 * (int64_t)(np) + (int64_t)(np) / 2048 + 2) + 256)
+#define EX_MAX_DEVICES 16 /* executors one method may spread over (issue 26, exset.h) */
 
 typedef struct ooc_exec ooc_exec_t;
 typedef struct ex_event ex_event_t;
@@ -110,6 +111,9 @@ typedef struct ex_stats {
   int64_t staging_peak;          /* peak staging bytes (ex_host_alloc: pinned on a GPU) */
   int64_t registered;            /* host buffers registered now (ex_host_register's, not yet
                                     unregistered): 0 again when their user is done */
+  double busy;                   /* seconds the device ran operations, summed over its queues,
+                                    as of the last ex_finish (host executor: its workers' time in
+                                    operations; 0 where a backend does not measure it: CUDA) */
 } ex_stats_t;
 
 /* The operations table: one per backend. Callers use the ex_* wrappers below. */

@@ -42,6 +42,7 @@ typedef struct hqueue {
   int64_t done;                /* operations completed */
   pthread_t th;
   int started;
+  double busy;                 /* seconds this queue's worker ran operations (under mu) */
   struct host *h; /* the worker's way back to the executor it runs for */
 } hqueue_t;
 
@@ -193,8 +194,11 @@ static void *worker_main(void *arg) {
     } else {
       pthread_mutex_unlock(&h->mu);
       if (h->delay_us > 0) strict_start(h, &op);
+      double t0 = ooc_now();
       run_op(h->ops, &op);
+      double dt = ooc_now() - t0;
       pthread_mutex_lock(&h->mu);
+      q->busy += dt;
     }
     q->head++;
     q->done++;
@@ -394,6 +398,9 @@ static ooc_status_t h_finish(ooc_exec_t *e) {
   pthread_mutex_lock(&h->mu);
   for (int i = 0; i < e->nqueues; i++)
     while (h->q[i].done < h->q[i].tail) pthread_cond_wait(&h->cv, &h->mu);
+  double busy = 0; /* the queues' seconds as of now, for the stats (caller's thread) */
+  for (int i = 0; i < e->nqueues; i++) busy += h->q[i].busy;
+  e->stats.busy = busy;
   pthread_mutex_unlock(&h->mu);
   return OOC_OK;
 }

@@ -95,6 +95,9 @@ typedef struct ooc_cuda_api {
   /* exec.h's CUDA executor (src/exec/cuda/exec_cuda.h) */
   ooc_status_t (*ex_create)(ooc_ctx_t *ctx, const ex_cuda_config_t *cfg, ooc_exec_t **out);
   int64_t (*ex_overhead)(const ex_cuda_config_t *cfg);
+  /* CUDA devices visible to the process (cudaGetDeviceCount; 0 on failure): --devices' default
+   * is all of them (issue 26, exset.h). NULL in a module that predates it: one. */
+  int (*device_count)(void);
 } ooc_cuda_api_t;
 
 /* The core functions the module may call: X(return type, name, (parameters), (arguments)).

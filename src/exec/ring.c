@@ -41,34 +41,54 @@ void ring_destroy(ring_t *r) {
   ooc_free(r->ex->ctx, r);
 }
 
+/* The single ring is the multi ring over one ring (ring.h). */
 ooc_status_t ring_run(ring_t *r, int64_t nitems, const ring_ops_t *ops, void *user) {
-  ooc_exec_t *ex = r->ex;
-  int K = r->K;
+  return ring_run_multi(&r, 1, nitems, ops, user);
+}
+
+/* Item q's ring and slot (ring.h: round robin over the rings, then the ring's own order). */
+static ring_t *item_ring(ring_t *const *r, int nr, int64_t q, int *s) {
+  ring_t *ri = r[q % nr];
+  *s = (int)((q / nr) % ri->K);
+  return ri;
+}
+
+ooc_status_t ring_run_multi(ring_t *const *r, int nr, int64_t nitems, const ring_ops_t *ops,
+                            void *user) {
+  if (nr < 1) return OOC_ERR_INTERNAL;
+  /* item q retires when item q + lag starts: the lag is R x K for rings of one K; with rings
+   * of different K the smallest bounds it (a slot is never refilled before its item retired) */
+  int kmin = r[0]->K;
+  for (int i = 1; i < nr; i++) kmin = r[i]->K < kmin ? r[i]->K : kmin;
+  int64_t lag = (int64_t)nr * kmin;
   ooc_status_t st = OOC_OK;
-  for (int64_t q = 0; q < nitems + K && st == OOC_OK; q++) {
-    if (q >= K && q - K < nitems) { /* retire item q-K */
-      int s = (int)((q - K) % K);
+  for (int64_t q = 0; q < nitems + lag && st == OOC_OK; q++) {
+    if (q >= lag && q - lag < nitems) { /* retire item q - lag */
+      int s;
+      ring_t *ri = item_ring(r, nr, q - lag, &s);
       double t0 = ooc_now();
-      st = ex_sync(ex, r->ev[s]);
+      st = ex_sync(ri->ex, ri->ev[s]);
       double t1 = ooc_now();
-      r->stats.t_wait += t1 - t0;
+      ri->stats.t_wait += t1 - t0;
       if (st == OOC_OK && ops->put) {
-        st = ops->put(user, q - K, r->slot[s], r->ld);
-        r->stats.t_put += ooc_now() - t1;
+        st = ops->put(user, q - lag, ri->slot[s], ri->ld);
+        ri->stats.t_put += ooc_now() - t1;
       }
-      if (st == OOC_OK) r->stats.items++;
+      if (st == OOC_OK) ri->stats.items++;
     }
     if (st == OOC_OK && q < nitems) { /* start item q */
-      int s = (int)(q % K), last = 0;
+      int s, last = 0, ring = (int)(q % nr);
+      ring_t *ri = item_ring(r, nr, q, &s);
       if (ops->take) {
         double t0 = ooc_now();
-        st = ops->take(user, q, r->slot[s], r->ld);
-        r->stats.t_take += ooc_now() - t0;
+        st = ops->take(user, q, ri->slot[s], ri->ld);
+        ri->stats.t_take += ooc_now() - t0;
       }
-      if (st == OOC_OK) st = ops->work(user, q, s, r->slot[s], r->ld, &last);
-      if (st == OOC_OK) st = ex_record(ex, last, r->ev[s]);
+      if (st == OOC_OK) st = ops->work(user, q, ring + nr * s, ri->slot[s], ri->ld, &last);
+      if (st == OOC_OK) st = ex_record(ri->ex, last, ri->ev[s]);
     }
   }
-  if (st != OOC_OK) (void)ex_finish(ex); /* nothing may still use a slot when we return */
+  if (st != OOC_OK) /* nothing may still use a slot when we return */
+    for (int i = 0; i < nr; i++) (void)ex_finish(r[i]->ex);
   return st;
 }

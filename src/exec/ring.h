@@ -18,6 +18,17 @@
  * the first failure; the items retired before it are put, the others are not.
  *
  * Memory: K slots of ld x cols doubles from ex_host_alloc (pinned on CUDA), and K events.
+ *
+ * Several devices (issue 26): ring_run_multi drives R rings, one per executor (device), from the
+ * one caller thread. Item q goes to ring q % R (round robin: with devices of one speed each gets
+ * the same share, and the items of a sweep stay in the method's order on every device); within
+ * its ring it takes the slot the single ring would give the ring's own item sequence,
+ * (q / R) % K. The loop is the single ring's over R x K virtual slots: starting item q first
+ * retires item q - R K (the same ring and slot), so every device has up to K - 1 items queued
+ * while the host moves one, and items still retire (are put) in order. `work` receives
+ * s = r + R * slot: s % R is the ring (the device, the index into the method's executors) and
+ * s / R the slot within it; with R = 1 this is ring_run exactly. On a failure every ring's
+ * executor is finished before returning.
  */
 #ifndef OOC_RING_H
 #define OOC_RING_H
@@ -53,6 +64,11 @@ int64_t ring_host_bytes(int K, int64_t ld, int64_t cols);
 ooc_status_t ring_create(ooc_exec_t *ex, int K, int64_t ld, int64_t cols, ring_t **out);
 
 ooc_status_t ring_run(ring_t *r, int64_t nitems, const ring_ops_t *ops, void *user);
+
+/* Items round robin over nr rings (above); the rings may belong to different executors and
+ * have different K and ld (each slot is handed with its own ring's ld). Stats go to each ring. */
+ooc_status_t ring_run_multi(ring_t *const *r, int nr, int64_t nitems, const ring_ops_t *ops,
+                            void *user);
 
 /* Waits for the executor (ex_finish) and frees the slots. NULL is fine. */
 void ring_destroy(ring_t *r);

@@ -11,6 +11,8 @@
 
 #include "exec/plugin.h"
 
+#include <cuda_runtime_api.h>
+
 #ifndef OOC_CUDA_VERSION
 #define OOC_CUDA_VERSION "unknown"
 #endif
@@ -45,6 +47,16 @@ ooc_status_t ooc_fail_replace(ooc_ctx_t *ctx, ooc_status_t st, const char *fmt, 
   return imp->replace_msg(ctx, st, msg);
 }
 
+/* Devices the process sees (plugin.h). */
+static int device_count(void) {
+  int c = 0;
+  if (cudaGetDeviceCount(&c) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return c;
+}
+
 static const ooc_cuda_api_t table = {
     .abi = OOC_CUDA_ABI,
     .size = sizeof(ooc_cuda_api_t),
@@ -60,6 +72,7 @@ static const ooc_cuda_api_t table = {
     .gemm_exec_config = ocu_gemm_exec_config,
     .ex_create = ex_cuda_create,
     .ex_overhead = ex_cuda_overhead,
+    .device_count = device_count,
 };
 
 __attribute__((visibility("default"))) const ooc_cuda_api_t *

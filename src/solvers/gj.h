@@ -53,6 +53,11 @@ typedef struct gj_args {
    * (whole tiles, >= one; 0: the whole stripe on a unified executor, GJ_X_CHUNK on others). */
   ooc_exec_t *x;
   int64_t chunk;
+  /* Issue 26: nx > 1 spreads gj_x over the executors xs[0 .. nx) (xs[0] == x), one per device,
+   * of one kind (gj.h "Several devices"); the result is bit-identical to x alone when the
+   * devices compute alike. nx <= 1: x alone. */
+  ooc_exec_t *const *xs;
+  int nx;
   /* Resumable runs (docs/RELIABILITY.md). start_step: the first step to run; the store holds the
    * result of the steps before it and ipiv0 (n entries) their pivots. after_step, when set, is
    * called after every completed step at a safe point (no tile checked out, the store holds the
@@ -107,6 +112,22 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
 #define GJ_X_CHUNK 4096 /* panel chunk on a device: as lu.h's LU_CHUNK */
 #define GJ_X_SLOTS 3    /* ring slots on an executor that is not unified */
 
+/* ---- Several devices (issue 26) ----------------------------------------------------------------
+ * gj_args_t.xs / nx: the same steps spread over nx executors (one per device, exset.h) from the
+ * one caller thread. The panel: when the executors are not unified (GPUs, the strict host), the
+ * stripe's tile columns go to every device's P through the rings (ring_run_multi, a column per
+ * device in turn; the devices before the last read it from the store, the last takes it) and
+ * every device factors its panel with the same operations (no broadcast of the factored panel:
+ * its copies would start only after the whole factorization); the host takes the pivots from
+ * the first device and refuses a device whose own getrf picked other rows (devices that do not
+ * compute alike). Unified executors (the host) share the first's P, factored there. The sweep:
+ * the step's other tile columns go round robin over the devices' rings (ring.h,
+ * ring_run_multi), each device updating its columns from its own copy of the panel. Inversion:
+ * the transform on the first device, its columns back through the first device's ring. Every
+ * column gets the same operations on the same data whichever device runs it, so the result is
+ * bit-identical to one device's where the devices compute alike (the host executors do:
+ * tests/test_mgpu.c). */
+
 /* Host bytes gj_x allocates outside the tile cache with a host executor over the ops table that
  * the caller makes for it with gj_x_host_exec (unified, one queue; the executor's own bytes and
  * P included). */
@@ -116,10 +137,21 @@ int64_t gj_x_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
  * device budget exactly P. */
 ooc_status_t gj_x_host_exec(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int64_t b, int64_t W,
                             ooc_exec_t **out);
+/* Its device budget: P at the padded leading dimension (gj_x_host_exec's; the pipeline's host
+ * devices for gj get it each, exset.h: budgets are per device). */
+int64_t gj_x_host_budget(int64_t n, int64_t b, int64_t W);
 
 /* Host bytes gj_x allocates with an executor that is not unified (CUDA): the ring's K pinned
  * slots and the small arrays. */
 int64_t gj_x_host_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
+
+/* The same for gj_x spread over nd devices (issue 26, "Several devices" above): on unified host
+ * executors one P that all share, and per device its ring slot, its executor (ex_host_bytes(1))
+ * and headers (the caller makes the devices beyond the first with ex_host_create, one queue,
+ * budget 0: they allocate no device memory); on executors that are not unified each device's
+ * ring and pivots. nd = 1: the functions above. */
+int64_t gj_x_workspace_bytes_nd(int64_t n, int64_t b, int64_t W, int64_t m, int nd);
+int64_t gj_x_host_bytes_nd(int64_t n, int64_t b, int64_t W, int64_t m, int nd);
 
 /* The widest stripe (whole tiles, <= Wmax) whose device buffers (P and the K twins) fit ex's
  * budget beside what getrf and getri take for themselves; 0 when not even one tile column does. */

@@ -124,7 +124,8 @@ static ooc_status_t product(it_t *it, tstore_t *A, tstore_t *B, tstore_t *C, dou
   e->it = it;
   double f0 = (double)it->step_done / it->step_products;
   gemm_args_t g = {.A = A, .B = B, .C = C, .alpha = alpha, .beta = 0.0, .ops = a->ops,
-                   .block = a->block, .kblock = a->kblock, .dev = a->dev,
+                   .block = a->block, .kblock = a->kblock, .dev = a->dev, .devs = a->devs,
+                   .ndev = a->ndev,
                    .epilogue = epilogue, .user = e, .phase = "iterate",
                    .progress0 = f0, .progress1 = f0 + 1.0 / it->step_products};
   /* the epilogues write disjoint columns of the block and of acc, so they may run on several

@@ -69,6 +69,9 @@ typedef struct iter_args {
   int64_t kblock;         /* GEMM k panel width (0 = block) */
   gemm_dev_t *dev;        /* NULL: products on the host (ops); else every product runs on these
                            * buffers of an executor (e.g. the GPU's), epilogues on the host */
+  gemm_dev_t *const *devs; /* ndev > 1: every product over these devices' buffers (issue 26,
+                           * oocgemm.h "Several devices"; devs[0] == dev) */
+  int ndev;
   int spd;                /* symmetric with a positive diagonal */
   int warm;               /* S[0] holds V_0 */
   double v0_scale;        /* multiply the built-in V_0 by this (0 = 1; tests use it to diverge) */

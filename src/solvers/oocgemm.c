@@ -433,6 +433,129 @@ static ooc_status_t panel_in_pieces(sched_t *sc, const cblock_t *k, int slot, in
   return split ? OOC_OK : multiply_uploaded(sc, k, slot, kb, beta, by_cols);
 }
 
+/* ---- several devices (issue 26, oocgemm.h "Several devices") -------------------------------- */
+
+typedef struct mdev {
+  gdev_t *x;
+  sched_t sc;     /* its x; done_blocks kept in step with the product's (mstore) */
+  pend_t pd;      /* its finished block waiting to be stored */
+  cblock_t k;     /* the block it multiplies in this round */
+  int slot;
+  int64_t nloc;   /* blocks it has begun: its C buffers in turn */
+} mdev_t;
+
+/* store_upto on device d's pending block, the blocks done counted over all devices. */
+static ooc_status_t mstore(mdev_t *md, int d, int64_t u_end, int64_t *done) {
+  md[d].sc.done_blocks = *done;
+  ooc_status_t st = store_upto(&md[d].sc, &md[d].pd, u_end);
+  *done = md[d].sc.done_blocks;
+  return st;
+}
+
+/* The product's blocks round robin over a->ndev devices (a->devs), driven from this thread: in
+ * each round every device begins its block, then the rounds' panels go out interleaved (panel
+ * kq of each device's block in turn, so one device multiplies while the host gathers for the
+ * next), then each block ends and its store starts (the previous round's blocks are stored in
+ * shares between the panels, as with one device). The ends (GEMM_END_*) are not used: they
+ * trim one device's start and finish. Each block is the same operations on the same panels in
+ * the same order as with one device, so C is bit-identical to it on the host kernels. */
+static ooc_status_t run_multi(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *gs, int64_t s,
+                              int64_t sk) {
+  tstore_t *A = a->A, *B = a->B, *C = a->C;
+  part_t ak = ts_cols(A), cm = ts_rows(C), cn = ts_cols(C);
+  int64_t m = cm.n, n = cn.n, k = ak.n, b = cm.b;
+  int nd = a->ndev;
+  mdev_t md[EX_MAX_DEVICES];
+  memset(md, 0, sizeof md);
+  for (int d = 0; d < nd; d++) {
+    gdev_t *x = a->devs[d];
+    if (!x || x->e->unified != a->devs[0]->e->unified || x->nslots != a->devs[0]->nslots ||
+        x->ncblk != a->devs[0]->ncblk)
+      return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "gemm: device %d's buffers differ from device 0's "
+                      "(the devices of a product are of one kind)", d);
+    if (ooc_min64(s, m) > x->MB || ooc_min64(s, n) > x->NB || ooc_min64(sk, k) > x->KB)
+      return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "gemm: device %d's buffers %lld x %lld (k %lld) "
+                      "unusable for block %lld", d, (long long)x->MB, (long long)x->NB,
+                      (long long)x->KB, (long long)s);
+    md[d].x = x;
+  }
+  int64_t st_ = s / b, kt_ = sk / b;
+  int64_t nbi = ooc_cdiv64(cm.count, st_), nbj = ooc_cdiv64(cn.count, st_);
+  int64_t nkp = ooc_cdiv64(ak.count, kt_), nblocks = nbi * nbj, done = 0;
+  for (int d = 0; d < nd; d++)
+    md[d].sc = (sched_t){.ctx = ctx, .a = a, .x = md[d].x, .gs = gs, .nblocks = nblocks,
+                         .p0 = a->progress0,
+                         .p1 = a->progress1 > a->progress0 ? a->progress1 : 1.0,
+                         .phase = a->phase ? a->phase : "multiply"};
+  int nslots = md[0].x->nslots, ncblk = md[0].x->ncblk, uni = md[0].x->e->unified;
+  int64_t first_store = ooc_min64(nslots - 1, nkp - 1);
+  ooc_status_t st = OOC_OK;
+  for (int64_t r = 0; r < nblocks; r += nd) {
+    int nr = (int)ooc_min64(nd, nblocks - r);
+    for (int d = 0; d < nr; d++) { /* begin block r + d on device d (one device's order) */
+      mdev_t *v = &md[d];
+      int64_t seq = r + d, bi = seq / nbj, q = seq % nbj;
+      int64_t bj = (bi % 2 == 0) ? q : nbj - 1 - q;
+      int64_t t0 = bi * st_, t1 = ooc_min64(cm.count, t0 + st_);
+      int64_t u0 = bj * st_, u1 = ooc_min64(cn.count, u0 + st_);
+      int64_t r0 = part_start(cm, t0), c0 = part_start(cn, u0);
+      v->k = (cblock_t){.c = (int)(v->nloc++ % ncblk), .t0 = t0, .t1 = t1, .u0 = u0, .u1 = u1,
+                        .r0 = r0, .c0 = c0, .mb = ooc_min64(s, m - r0), .nb = ooc_min64(s, n - c0)};
+      if (v->pd.active && v->pd.c == v->k.c) OOC_CHECK(st = mstore(md, d, v->pd.u1, &done));
+      double t_a = ooc_now();
+      if (a->beta != 0.0)
+        OOC_CHECK(st = ts_take_tiles(C, t0, t1, u0, u1, v->x->cblk[v->k.c], v->k.mb));
+      OOC_CHECK(st = dev_begin(v->x, v->k.c, v->k.mb, v->k.nb, a->beta != 0.0));
+      gs->t_io += ooc_now() - t_a;
+    }
+    for (int64_t kq = 0; kq < nkp; kq++)
+      for (int d = 0; d < nr; d++) { /* panel kq of each device's block in turn */
+        mdev_t *v = &md[d];
+        int64_t seq = r + d, kp = (seq % 2 == 0) ? kq : nkp - 1 - kq;
+        int64_t k0t = kp * kt_, k1t = ooc_min64(ak.count, k0t + kt_);
+        int64_t kb = ooc_min64(sk, k - part_start(ak, k0t));
+        double t1s = ooc_now();
+        OOC_CHECK(st = dev_slot_wait(v->x, v->slot));
+        double t1r = ooc_now();
+        OOC_CHECK(st = ts_read_tiles(A, v->k.t0, v->k.t1, k0t, k1t, v->x->apan[v->slot],
+                                     v->k.mb));
+        OOC_CHECK(st = ts_read_tiles(B, k0t, k1t, v->k.u0, v->k.u1, v->x->bpan[v->slot], kb));
+        double t_gather = ooc_now() - t1r;
+        double beta = (kq == 0 && a->beta != 0.0) ? a->beta : 1.0;
+        OOC_CHECK(st = dev_panel(v->x, v->slot, v->k.c, v->k.mb, v->k.nb, kb, a->alpha, beta));
+        v->slot = (v->slot + 1) % nslots;
+        gs->panels++;
+        gs->t_gemm += ooc_now() - t1s - t_gather;
+        gs->t_io += t_gather;
+        pend_t *p = &v->pd;
+        if (p->active && kq >= first_store)
+          OOC_CHECK(st = mstore(md, d, p->u0 + ooc_cdiv64((kq + 1 - first_store) * (p->u1 - p->u0),
+                                                          nkp - first_store), &done));
+      }
+    for (int d = 0; d < nr; d++) { /* end each block; its store begins */
+      mdev_t *v = &md[d];
+      double t_e = ooc_now();
+      OOC_CHECK(st = dev_end(v->x, v->k.c, v->k.mb, v->k.nb));
+      gs->t_gemm += ooc_now() - t_e;
+      OOC_CHECK(st = mstore(md, d, v->pd.u1, &done)); /* what is left of its previous block */
+      v->pd = (pend_t){.active = 1, .c = v->k.c, .t0 = v->k.t0, .t1 = v->k.t1, .u0 = v->k.u0,
+                       .u1 = v->k.u1, .r0 = v->k.r0, .c0 = v->k.c0, .mb = v->k.mb, .nb = v->k.nb,
+                       .ucur = v->k.u0, .Cb = v->x->cblk[v->k.c]};
+    }
+    for (int d = 0; d < nr && (uni || ncblk == 1); d++) /* no second C buffer to overlap with */
+      OOC_CHECK(st = mstore(md, d, md[d].pd.u1, &done));
+  }
+  for (int d = 0; d < nd; d++) OOC_CHECK(st = mstore(md, d, md[d].pd.u1, &done));
+  gs->flops += 2.0 * (double)m * (double)n * (double)k;
+done:
+  /* nothing in flight may use a buffer once we return */
+  for (int d = 0; d < nd; d++) {
+    ooc_status_t s2 = ex_finish(md[d].x->e);
+    if (st == OOC_OK) st = s2;
+  }
+  return st;
+}
+
 ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats) {
   tstore_t *A = a->A, *B = a->B, *C = a->C;
   if (!A || !B || !C || C == A || C == B)
@@ -451,6 +574,19 @@ ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats)
   if (m == 0 || n == 0) return OOC_OK;
   int64_t s = gemm_block(b, a->block);
   int64_t sk = a->kblock > 0 ? gemm_block(b, a->kblock) : s;
+  if (a->ndev > 1) { /* several devices: their buffers bound the block and the panels */
+    if (a->ndev > EX_MAX_DEVICES || !a->devs || a->devs[0] != a->dev)
+      return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "gemm: %d devices (at most %d; devs[0] is dev)",
+                      a->ndev, EX_MAX_DEVICES);
+    for (int d = 0; d < a->ndev; d++) {
+      gdev_t *y = a->devs[d];
+      if (!y) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "gemm: device %d has no buffers", d);
+      if (y->MB < m) s = ooc_min64(s, ooc_max64(b, y->MB / b * b));
+      if (y->NB < n) s = ooc_min64(s, ooc_max64(b, y->NB / b * b));
+      if (y->KB < k) sk = ooc_min64(sk, ooc_max64(b, y->KB / b * b));
+    }
+    return run_multi(ctx, a, gs, s, sk);
+  }
   gdev_t *x = a->dev;
   if (x) { /* its buffers bound the block and the panels (a buffer that holds the whole
             * dimension bounds nothing, also when it is not a multiple of the tile) */

@@ -73,6 +73,15 @@ typedef ooc_status_t (*gemm_epilogue_fn)(void *user, int64_t r0, int64_t c0, int
 #define GEMM_MAX_CBLK 2
 #define GEMM_MAX_PIECES 8 /* the first panel's pieces, the last panel's column groups */
 
+/* Several devices (issue 26): with gemm_args_t.devs / ndev > 1 the C blocks go round robin over
+ * the devices' buffers (each made by gemm_dev_create on its own executor, of one kind and
+ * shape), driven from the caller's thread: each round every device begins a block, the panels
+ * of the round's blocks go out interleaved (one device multiplies while the host gathers for
+ * the next), and each block is stored in shares between the next round's panels. The ends are
+ * not used. Every block gets the same operations on the same panels in the same order as with
+ * one device: C is bit-identical to one device's on the host kernels (tests/test_mgpu.c). The
+ * epilogue sees the blocks in another order (each block still whole or in column slices). */
+
 /* The product's buffers on an executor, made once for many products (the iterations' several
  * hundred): ncblk C buffers of MB x NB, nslots panel pairs (MB x KB, KB x NB), each a device
  * buffer (ex_alloc: gemm_exec_bytes in all) and a staging buffer (ex_host_alloc: as many bytes,
@@ -135,6 +144,9 @@ typedef struct gemm_args {
   int64_t kblock;            /* k panel width (multiple of the tile; 0 = block) */
   gemm_dev_t *dev;           /* the buffers on an executor (gemm_dev_create); NULL: a host
                               * executor over ops with one slot and one C buffer, for the call */
+  gemm_dev_t *const *devs;   /* ndev > 1: the buffers on each of ndev executors, one per device
+                              * (devs[0] == dev; issue 26, "Several devices" above) */
+  int ndev;
   int ends_off;              /* GEMM_END_* bits: schedule those ends as plain panels (A/B) */
   int epilogue_threads;      /* > 1: the epilogue may run concurrently on disjoint column ranges
                               * of a block (not tile-aligned then): up to this many threads split
