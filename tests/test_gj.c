@@ -27,18 +27,7 @@
 #include "testutil.h"
 
 static double *make(gen_kind_t kind, int64_t rows, int64_t cols, uint64_t seed) {
-  ooc_ctx_t *ctx = tu_ctx();
-  gen_spec_t s;
-  gen_spec_default(&s, kind, rows);
-  s.cols = cols;
-  s.seed = seed;
-  gen_t *g = NULL;
-  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
-  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
-  gen_tile(g, 0, 0, rows, cols, A, rows);
-  gen_destroy(g);
-  tu_ctx_done(ctx);
-  return A;
+  return tu_gen(kind, rows, cols, seed);
 }
 
 /* f32 input: what the solver sees is A rounded to float, so check against that. */

@@ -232,6 +232,21 @@ double *tu_gen_spec(const gen_spec_t *s) {
   return A;
 }
 
+double *tu_gen(int kind, int64_t rows, int64_t cols, uint64_t seed) {
+  ooc_ctx_t *ctx = tu_ctx();
+  gen_spec_t s;
+  gen_spec_default(&s, (gen_kind_t)kind, rows);
+  s.cols = cols;
+  s.seed = seed;
+  gen_t *g = NULL;
+  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
+  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
+  gen_tile(g, 0, 0, rows, cols, A, rows);
+  gen_destroy(g);
+  tu_ctx_done(ctx);
+  return A;
+}
+
 double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t seed) {
   gen_spec_t s;
   gen_spec_default(&s, (gen_kind_t)kind, n);

@@ -32,6 +32,9 @@ void tu_ctx_done(ooc_ctx_t *ctx);
 /* The whole rows x cols matrix a generator spec describes (ld rows). Caller frees with free(). */
 struct gen_spec;
 double *tu_gen_spec(const struct gen_spec *s);
+/* The whole rows x cols matrix of generator `kind` (gen_kind_t) with its defaults for rows and
+ * that seed (ld rows; one element more, so 0 x 0 is a valid pointer). Caller frees. */
+double *tu_gen(int kind, int64_t rows, int64_t cols, uint64_t seed);
 /* The whole n x n matrix of generator `kind` (gen_kind_t) with that seed; cond, nugget > 0
  * override the generator's defaults. Caller frees with free(). */
 double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t seed);
