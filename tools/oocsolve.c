@@ -62,7 +62,7 @@ static const char *USAGE =
     "  --device D           auto, cpu, ref or cuda (default auto)\n"
     "  --gpu-mem SIZE       GPU memory budget per device (default: free device memory minus a\n"
     "                       margin)\n"
-    "  --devices LIST       devices to spread over, e.g. 0,1 (default: every GPU; on cpu/ref\n"
+    "  --devices LIST       devices to spread over, e.g. 0,1 (default: one, GPU 0; on cpu/ref\n"
     "                       one; there 0,1 presents two host devices)\n"
     "  --streams N          CUDA streams for copies and compute (default 3)\n"
     "  --disk-bw R[,W]      the disk's read (and write) bandwidth per second, e.g. 1.2G,1.3G\n"

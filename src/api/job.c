@@ -108,8 +108,10 @@ void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char
 
 /* ---- the devices (issue 26) ----------------------------------------------------------------- */
 
-/* The job's device list: --devices, else every GPU the plugin sees on CUDA and one device on the
- * CPU backends. A listed GPU that does not exist is refused here, before any work. */
+/* The job's device list: --devices, else one device (GPU 0 on CUDA). Not every GPU by default:
+ * on two H100s (2026-11-27) spreading ran gj at n = 16384 in core 0.70x and the product 0.52x
+ * one GPU's speed, gj at n = 65536 out of core 1.25x (docs/PERFORMANCE.md): a user asks for it
+ * where it pays. A listed GPU that does not exist is refused here, before any work. */
 static ooc_status_t pick_devices(job_t *j) {
   char why[256];
   if (ex_devices_parse(j->o.devices, j->dev, &j->ndev, why, sizeof why))
@@ -119,9 +121,9 @@ static ooc_status_t pick_devices(job_t *j) {
     have = ooc_cuda()->device_count ? ooc_cuda()->device_count() : 1;
     if (have < 1) have = 1;
   }
-  if (j->ndev == 0) { /* the default */
-    j->ndev = j->cuda ? (have < EX_MAX_DEVICES ? have : EX_MAX_DEVICES) : 1;
-    for (int d = 0; d < j->ndev; d++) j->dev[d] = d;
+  if (j->ndev == 0) { /* the default: one device */
+    j->ndev = 1;
+    j->dev[0] = 0;
     return OOC_OK;
   }
   for (int d = 0; j->cuda && d < j->ndev; d++)

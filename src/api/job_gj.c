@@ -13,7 +13,7 @@
 #include "exec/plugin.h"
 #include "solvers/gj.h"
 
-/* gj_x on the job's executors, one per device (job_executors: --devices, every GPU by default):
+/* gj_x on the job's executors, one per device (job_executors: --devices, one by default):
  * on CUDA as planned (plan_gj_exec_config), with the widest stripe up to the planned one whose
  * panel and ring twins fit every device's budget (the plan's, unless a device's free memory
  * shrank since); on the CPU backends host executors over the job's ops. */

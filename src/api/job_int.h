@@ -67,8 +67,8 @@ typedef struct job {
   int64_t upper_from;
   cl_verdict_t verdict;
   int cuda;        /* run the elimination on the GPU (pick_backend) */
-  /* the devices a spreading method runs on (issue 26, pick_backend: --devices, else every GPU
-   * on CUDA, one on the CPU backends); the executors for them come from job_executors */
+  /* the devices a spreading method runs on (issue 26, pick_backend: --devices, else one, GPU 0
+   * on CUDA); the executors for them come from job_executors */
   int ndev;
   int dev[EX_MAX_DEVICES];
   /* resumable runs (docs/RELIABILITY.md; the functions under "journal" below) */
