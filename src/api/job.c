@@ -174,10 +174,11 @@ ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_
       r->device_bytes_out[d] = x->stats.bytes_get;
       r->device_flops[d] = x->stats.flops;
     }
-    if (x->kind == EX_CUDA) {
-      char pk[32], bu[32];
-      ooc_warn(r->warnings, sizeof r->warnings, "GPU %d peak %s of --gpu-mem %s (%s, stripe %lld)",
-               xs->dev[d], ooc_fmt_bytes(x->stats.dev_peak, pk, sizeof pk),
+    if (x->kind == EX_CUDA) { /* as job_gpu_done says it, with the GPU's number when several */
+      char pk[32], bu[32], id[16] = "";
+      if (xs->n > 1) snprintf(id, sizeof id, " %d", xs->dev[d]);
+      ooc_warn(r->warnings, sizeof r->warnings, "GPU%s peak %s of --gpu-mem %s (%s, stripe %lld)",
+               id, ooc_fmt_bytes(x->stats.dev_peak, pk, sizeof pk),
                ooc_fmt_bytes(x->budget, bu, sizeof bu), what, (long long)W);
     }
   }
