@@ -254,7 +254,8 @@ static ooc_status_t plan(job_t *j) {
                   .cuda = j->cuda && !lu_certain(j),
                   .chol_certain = chol_only(j) || j->o.method == OOC_METHOD_CHOL,
                   .chol_job = jobs[j->kind].chol_job,
-                  .ndev = j->ndev};
+                  .ndev = j->ndev,
+                  .dev0 = j->dev[0]};
   OOC_TRY(j->kind == JOB_PRODUCT ? plan_gemm(j->ctx, &q, &j->plan)
                                  : plan_solver(j->ctx, &q, &j->plan));
   /* LU's host side is planned as the host executor's; on a GPU job_lu.c sizes the device stripe

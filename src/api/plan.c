@@ -129,6 +129,7 @@ static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
 static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
   int64_t n = p->q.n, b = p->b;
   ocu_config_t c = plan_gpu_config(p->q.o);
+  c.device = p->q.dev0;
   char have[32], nb[32];
   if (is_iter(p)) {
     int64_t s = 0, kb = 0;
@@ -187,6 +188,7 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
   }
   ex_cuda_config_t xc = plan_gj_exec_config(p->q.o);
   xc.trace = NULL; /* a question, not the run: no trace file */
+  xc.device = p->q.dev0;
   ooc_exec_t *x = NULL;
   OOC_TRY(ooc_cuda()->ex_create(ctx, &xc, &x));
   int64_t Wd = gj_x_device_stripe(x, n, b, W), left = x->budget;
@@ -297,6 +299,7 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
   }
   int64_t n = p->q.n, b = p->b, m = p->q.m, Wd = 0, gbudget = 0;
   ocu_config_t c = plan_gpu_config(p->q.o);
+  c.device = p->q.dev0;
   OOC_TRY(ooc_cuda()->chol_plan(ctx, n, b, job, 0, &c, &Wd, &gbudget));
   int64_t Wc = ts_stripe(n, b, ts_even_stripe(n, b, ooc_min64(p->W, Wd)));
   /* its pinned panel and ring must fit the host room planned for the method (sized for gj when
@@ -343,6 +346,7 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   if (p->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
                   * get at most half of the room, as the host block does */
     ocu_config_t c = plan_gpu_config(o);
+    c.device = q->dev0;
     OOC_TRY(ooc_cuda()->gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2 / nd), &p->W,
                                   &p->gkb, &p->gslots, &p->gncblk));
   }

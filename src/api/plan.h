@@ -54,6 +54,8 @@ typedef struct plan_req {
   int ndev;             /* devices a spreading method runs on (issue 26, job.c's list; <= 1:
                            one): budgets are per device, and the host holds each device's
                            staging (the methods' *_nd workspaces) */
+  int dev0;             /* the first listed device: the GPU the plans ask (--devices 1 plans
+                           for GPU 1) */
 } plan_req_t;
 
 typedef struct plan {
