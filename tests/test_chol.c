@@ -31,7 +31,6 @@
 
 static double *gen_matrix(gen_kind_t kind, int64_t rows, int64_t cols, double length,
                           double nugget, double cond, uint64_t seed) {
-  ooc_ctx_t *ctx = tu_ctx();
   gen_spec_t s;
   gen_spec_default(&s, kind, rows);
   s.cols = cols;
@@ -40,13 +39,7 @@ static double *gen_matrix(gen_kind_t kind, int64_t rows, int64_t cols, double le
   if (nugget > 0) s.nugget = nugget;
   if (cond > 0) s.cond = cond;
   s.symmetric = 1;
-  gen_t *g = NULL;
-  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
-  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
-  gen_tile(g, 0, 0, rows, cols, A, rows);
-  gen_destroy(g);
-  tu_ctx_done(ctx);
-  return A;
+  return tu_gen_spec(&s);
 }
 
 /* ---- stores over memory, spilling to the real scratch store ------------------------------ */

@@ -42,20 +42,13 @@ static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int
 }
 
 static double *gen(gen_kind_t kind, int64_t rows, int64_t cols, uint64_t seed) {
-  ooc_ctx_t *ctx = tu_ctx();
   gen_spec_t s;
   gen_spec_default(&s, kind, rows);
   s.cols = cols;
   s.seed = seed;
   s.symmetric = 1;
   if (kind == GEN_MATERN) s.nugget = 1e-2;
-  gen_t *g = NULL;
-  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
-  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
-  gen_tile(g, 0, 0, rows, cols, A, rows);
-  gen_destroy(g);
-  tu_ctx_done(ctx);
-  return A;
+  return tu_gen_spec(&s);
 }
 
 typedef struct {

@@ -266,6 +266,38 @@ static void refused(ooc_ctx_t *ctx, ooc_status_t st, const char *who) {
   tu_ctx_done(ctx);
 }
 
+/* A's n x n in a tile store (tile b) over a cache that holds it all. */
+static tstore_t *whole_store(ooc_ctx_t *ctx, const double *A, int64_t n, int64_t b,
+                             tcache_t **cache) {
+  tstore_t *ts = NULL;
+  CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 40, cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, *cache, n, n, b, NULL, NULL, &ts) == OOC_OK);
+  part_t p = ts_rows(ts);
+  for (int64_t tj = 0; tj < p.count; tj++)
+    CU_ASSERT(ts_put_tiles(ts, 0, p.count, tj, tj + 1, A + part_start(p, tj) * n, n) == OOC_OK);
+  return ts;
+}
+
+/* A method's run on executor ex within --gpu-mem `budget` (the executor's own part overhead):
+ * with the whole matrix as the stripe (first) refused by ex_alloc naming the budget; at the
+ * planned stripe W within the budget. Either way nothing is left allocated or streaming. */
+static void budget_outcome(ooc_ctx_t *ctx, const char *what, int first, ooc_status_t st,
+                           ooc_exec_t *ex, int64_t overhead, int64_t budget, int64_t W) {
+  if (first) {
+    CU_ASSERT(st == OOC_ERR_NOMEM && has(ctx, "budget"));
+    fprintf(stderr, "[%s: %s] ", what, ooc_ctx_error(ctx));
+  } else {
+    if (st != OOC_OK) fprintf(stderr, "\n%s: %s\n", what, ooc_ctx_error(ctx));
+    CU_ASSERT(st == OOC_OK);
+    CU_ASSERT(ex->stats.dev_peak <= ex->budget && ex->budget + overhead == budget);
+    fprintf(stderr, "[%s stripe %lld: peak %lld of %lld] ", what, (long long)W,
+            (long long)ex->stats.dev_peak, (long long)ex->budget);
+  }
+  CU_ASSERT(ex->dev_bytes == 0);
+  ex_destroy(ex);
+  CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+}
+
 static void t_budget(void) {
   if (!g_gpu) return;
   int64_t n = 1000, b = 40, budget = 4 << 20; /* the matrix is 2x the budget */
@@ -286,30 +318,13 @@ static void t_budget(void) {
     int64_t *perm = malloc((size_t)n * sizeof *perm), bi, bj, info = 0;
     ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);
     tcache_t *cache = NULL;
-    tstore_t *ts = NULL;
-    CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 40, &cache) == OOC_OK);
-    CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, NULL, &ts) == OOC_OK);
-    part_t p = ts_rows(ts);
-    for (int64_t tj = 0; tj < p.count; tj++)
-      CU_ASSERT(ts_put_tiles(ts, 0, p.count, tj, tj + 1, A + part_start(p, tj) * n, n) == OOC_OK);
+    tstore_t *ts = whole_store(ctx, A, n, b, &cache);
     gj_args_t a = {.A = ts, .stripe = k ? W : n, .ops = ooc_ops_cpu(), .colnorm = colnorm,
                    .perm = perm, .x = ge};
-    gj_stats_t gs;
+    gj_stats_t gs = {0};
     ooc_status_t st = gj_run(ctx, &a, &gs, &info);
-    if (k == 0) {
-      CU_ASSERT(st == OOC_ERR_NOMEM && has(ctx, "budget"));
-      fprintf(stderr, "[gj: %s] ", ooc_ctx_error(ctx));
-    } else {
-      if (st != OOC_OK) fprintf(stderr, "\ngj: %s\n", ooc_ctx_error(ctx));
-      CU_ASSERT(st == OOC_OK && gs.steps > 1);
-      CU_ASSERT(ge->stats.dev_peak <= ge->budget &&
-                ge->budget + ex_cuda_overhead(&gc) == budget);
-      fprintf(stderr, "[gj stripe %lld: peak %lld of %lld] ", (long long)W,
-              (long long)ge->stats.dev_peak, (long long)ge->budget);
-    }
-    CU_ASSERT(ge->dev_bytes == 0);
-    ex_destroy(ge);
-    CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+    if (k) CU_ASSERT(gs.steps > 1);
+    budget_outcome(ctx, "gj", !k, st, ge, ex_cuda_overhead(&gc), budget, W);
     tstore_destroy(ts);
     tcache_destroy(cache);
     free(A);
@@ -328,28 +343,11 @@ static void t_budget(void) {
     CU_ASSERT_FATAL(ex_cuda_create(ctx, &cx, &ce) == OOC_OK);
     double *A = tu_gen_matrix(GEN_MATERN, n, 0, 1e-2, 3);
     tcache_t *cache = NULL;
-    tstore_t *ts = NULL;
-    CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 40, &cache) == OOC_OK);
-    CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, NULL, &ts) == OOC_OK);
-    part_t p = ts_rows(ts);
-    for (int64_t tj = 0; tj < p.count; tj++)
-      CU_ASSERT(ts_put_tiles(ts, 0, p.count, tj, tj + 1, A + part_start(p, tj) * n, n) == OOC_OK);
+    tstore_t *ts = whole_store(ctx, A, n, b, &cache);
     chol_args_t a = {.A = ts, .stripe = k ? W : n, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
                      .lower_only = 1, .exec = ce, .nb = ocu_chol_nb(n, b, W, CHOL_INVERT, &cfg)};
     ooc_status_t st = chol_run(ctx, &a, NULL, NULL, NULL);
-    if (k == 0) {
-      CU_ASSERT(st == OOC_ERR_NOMEM && has(ctx, "budget"));
-      fprintf(stderr, "[chol: %s] ", ooc_ctx_error(ctx));
-    } else {
-      CU_ASSERT(st == OOC_OK);
-      CU_ASSERT(ce->stats.dev_peak <= ce->budget &&
-                ce->budget + ex_cuda_overhead(&cx) == budget);
-      fprintf(stderr, "[chol stripe %lld: peak %lld of %lld] ", (long long)W,
-              (long long)ce->stats.dev_peak, (long long)ce->budget);
-    }
-    CU_ASSERT(ce->dev_bytes == 0);
-    ex_destroy(ce);
-    CU_ASSERT(ooc_ctx_streams(ctx) == 0);
+    budget_outcome(ctx, "chol", !k, st, ce, ex_cuda_overhead(&cx), budget, W);
     tstore_destroy(ts);
     tcache_destroy(cache);
     free(A);

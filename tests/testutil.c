@@ -225,7 +225,7 @@ double *tu_gen_spec(const gen_spec_t *s) {
   ooc_ctx_t *ctx = tu_ctx();
   gen_t *g = NULL;
   CU_ASSERT_FATAL(gen_create(ctx, s, &g) == OOC_OK);
-  double *A = malloc((size_t)(s->rows * s->cols) * sizeof *A);
+  double *A = malloc((size_t)(s->rows * s->cols + 1) * sizeof *A); /* 0 x 0: still a pointer */
   gen_tile(g, 0, 0, s->rows, s->cols, A, s->rows);
   gen_destroy(g);
   tu_ctx_done(ctx);
@@ -233,18 +233,11 @@ double *tu_gen_spec(const gen_spec_t *s) {
 }
 
 double *tu_gen(int kind, int64_t rows, int64_t cols, uint64_t seed) {
-  ooc_ctx_t *ctx = tu_ctx();
   gen_spec_t s;
   gen_spec_default(&s, (gen_kind_t)kind, rows);
   s.cols = cols;
   s.seed = seed;
-  gen_t *g = NULL;
-  CU_ASSERT_FATAL(gen_create(ctx, &s, &g) == OOC_OK);
-  double *A = malloc((size_t)(rows * cols + 1) * sizeof *A);
-  gen_tile(g, 0, 0, rows, cols, A, rows);
-  gen_destroy(g);
-  tu_ctx_done(ctx);
-  return A;
+  return tu_gen_spec(&s);
 }
 
 double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t seed) {

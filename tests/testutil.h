@@ -29,7 +29,8 @@ const char *tu_path(const char *name);
 ooc_ctx_t *tu_ctx(void);
 void tu_ctx_done(ooc_ctx_t *ctx);
 
-/* The whole rows x cols matrix a generator spec describes (ld rows). Caller frees with free(). */
+/* The whole rows x cols matrix a generator spec describes (ld rows; one element more, so 0 x 0
+ * is a valid pointer). Caller frees with free(). */
 struct gen_spec;
 double *tu_gen_spec(const struct gen_spec *s);
 /* The whole rows x cols matrix of generator `kind` (gen_kind_t) with its defaults for rows and

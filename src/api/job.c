@@ -162,12 +162,13 @@ ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int n
 ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_t W) {
   ooc_report_t *r = j->rep;
   ooc_status_t st = OOC_OK;
-  r->ndevices = xs->n < 16 ? xs->n : 16;
+  const int cap = (int)(sizeof r->device_id / sizeof r->device_id[0]); /* the report's slots */
+  r->ndevices = xs->n < cap ? xs->n : cap;
   for (int d = 0; d < xs->n; d++) {
     ooc_exec_t *x = xs->ex[d];
     ooc_status_t fin = ex_finish(x);
     if (st == OOC_OK) st = fin;
-    if (d < 16) {
+    if (d < cap) {
       r->device_id[d] = xs->dev[d];
       r->device_busy[d] = x->stats.busy;
       r->device_bytes_in[d] = x->stats.bytes_put;
@@ -266,7 +267,6 @@ static ooc_status_t plan(job_t *j) {
     snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
   }
   j->cuda = j->plan.cuda || lu_gpu;
-  if (!j->cuda && !(j->o.devices && *j->o.devices)) j->ndev = 1; /* the CPU's default: one */
   j->b = j->plan.b;
   j->W = j->plan.W;
   j->budget = j->plan.budget;

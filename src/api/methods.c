@@ -82,8 +82,8 @@ static int64_t iter_ws(const plan_t *p, int64_t s) {
 }
 
 /* the product at block s: the larger of the loader's / writer's strip of tiles and the block's
- * buffers (the GPU executor's pinned ones when it runs there); C is n x m, A n x k (plan_gemm) */
-/* The product spreads over the job's devices (issue 26): each holds its own block buffers. */
+ * buffers (the GPU executor's pinned ones when it runs there), those once per device when the
+ * product spreads (issue 26); C is n x m, A n x k (plan_gemm) */
 static int64_t gemm_ws(const plan_t *p, int64_t s) {
   int64_t m = p->q.n, n = p->q.m, k = p->q.k, b = p->b, nd = p->q.ndev > 1 ? p->q.ndev : 1;
   int64_t strip = 8 * b * ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));

@@ -294,13 +294,13 @@ static ooc_status_t h_laswp(ooc_exec_t *e, int q, int64_t ncols, double *A, int6
   if (st != OOC_OK) free(c);
   return st;
 }
-/* The host's getrf works in A and ipiv alone. */
-static int64_t h_getri_ws(ooc_exec_t *e, int64_t n) {
-  (void)e, (void)n;
-  return 0;
-}
+/* The host's getrf and getri work in A (and ipiv) alone. */
 static int64_t h_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
   (void)e, (void)m, (void)n;
+  return 0;
+}
+static int64_t h_getri_ws(ooc_exec_t *e, int64_t n) {
+  (void)e, (void)n;
   return 0;
 }
 static ooc_status_t h_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
@@ -489,7 +489,6 @@ static void h_host_unregister(ooc_exec_t *e, void *p) {
 static const ex_ops_t host_ops = {HOST_OPS};
 static const ex_ops_t strict_ops = {HOST_OPS, .host_register = h_host_register,
                                     .host_unregister = h_host_unregister};
-
 
 static ooc_status_t create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, int64_t budget,
                            int delay_us, ooc_exec_t **out) {

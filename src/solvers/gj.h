@@ -141,15 +141,12 @@ ooc_status_t gj_x_host_exec(ooc_ctx_t *ctx, const ooc_ops_t *ops, int64_t n, int
  * devices for gj get it each, exset.h: budgets are per device). */
 int64_t gj_x_host_budget(int64_t n, int64_t b, int64_t W);
 
-/* Host bytes gj_x allocates with an executor that is not unified (CUDA): the ring's K pinned
- * slots and the small arrays. */
-int64_t gj_x_host_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
-
 /* The same for gj_x spread over nd devices (issue 26, "Several devices" above): on unified host
  * executors one P that all share, and per device its ring slot, its executor (ex_host_bytes(1))
  * and headers (the caller makes the devices beyond the first with ex_host_create, one queue,
  * budget 0: they allocate no device memory); on executors that are not unified each device's
- * ring and pivots. nd = 1: the functions above. */
+ * ring and pivots. gj_x_host_bytes_nd: the host bytes gj_x allocates with executors that are not
+ * unified (CUDA): each device's ring of K pinned slots, and the small arrays. */
 int64_t gj_x_workspace_bytes_nd(int64_t n, int64_t b, int64_t W, int64_t m, int nd);
 int64_t gj_x_host_bytes_nd(int64_t n, int64_t b, int64_t W, int64_t m, int nd);
 
@@ -157,7 +154,7 @@ int64_t gj_x_host_bytes_nd(int64_t n, int64_t b, int64_t W, int64_t m, int nd);
  * budget beside what getrf and getri take for themselves; 0 when not even one tile column does. */
 int64_t gj_x_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int64_t Wmax);
 
-/* Shared by both paths. The pivot test of gj.h step 2 on columns [k0, k0 + w): OOC_ERR_SINGULAR
+/* The pivot test of gj.h step 2 on columns [k0, k0 + w): OOC_ERR_SINGULAR
  * and *info = column + 1 for the first |u_jj| <= eps ||A[:, j]||_1 (or NaN). */
 ooc_status_t gj_check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const double *udiag,
                              const double *colnorm, int64_t *info);

@@ -53,9 +53,7 @@ typedef struct gx {
   int64_t n, b, W, wc, nsteps;
   part_t cols;            /* A's tile columns */
   int64_t ld;             /* P's and the slots' leading dimension: n, or on a unified executor
-                             host_ld(n) (padded when n is a multiple of 256, so the columns of
-                             a row block do not share cache sets: n = 4096 in core ran ~2%
-                             slower unpadded, as the old CPU path without its padding) */
+                             host_ld(n) */
   int64_t *ipiv;          /* n, global 0-based */
   double *udiag;          /* |u_jj| of the step (W) */
   gj_target_t *t;         /* the step's other tile columns, in sweep order */
@@ -105,10 +103,6 @@ int64_t gj_x_host_bytes_nd(int64_t n, int64_t b, int64_t W, int64_t m, int nd) {
    * diagonal (W each) */
   return nd * ring_host_bytes(GJ_X_SLOTS, n, b) + (nd - 1) * (16 * W + 128) +
          small_bytes(n, b, W, m);
-}
-
-int64_t gj_x_host_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
-  return gj_x_host_bytes_nd(n, b, W, m, 1);
 }
 
 int64_t gj_x_host_budget(int64_t n, int64_t b, int64_t W) {
