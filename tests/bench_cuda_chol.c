@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "exec/cuda/exec_cuda.h"
-#include "kernels/cuda/ocu_chol.h"
+#include "solvers/cuda/ocu_chol.h"
 #include "kernels/ops.h"
 #include "solvers/chol.h"
 #include "tiling/tstore.h"

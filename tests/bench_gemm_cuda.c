@@ -1,5 +1,5 @@
 /*
- * bench_gemm_cuda.c: the out-of-core product on the GPU executor (src/kernels/cuda/ocu_gemm.c)
+ * bench_gemm_cuda.c: the out-of-core product on the GPU executor (src/solvers/cuda/ocu_gemm.c)
  * against the in-core cuBLAS DGEMM ceiling, in one process. Built by CMake when CUDA is found.
  *   bench_gemm_cuda check                 GPU product vs the CPU product (odd shapes, tiles, a
  *                                         256 MiB GPU budget forcing many blocks; one and two C
@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cuda/ocu_gemm.h"
+#include "solvers/cuda/ocu_gemm.h"
 #include "kernels/ops.h"
 #include "solvers/gemm_model.h"
 #include "solvers/oocgemm.h"

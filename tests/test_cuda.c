@@ -312,7 +312,7 @@ static ooc_exec_t *cuda_exec(ooc_ctx_t *ctx, int64_t n, int64_t b, int64_t gpu_m
 static void direct_case(int64_t n, int64_t b, int64_t gpu_mem, int queues, const char *trace) {
   double *A = make(GEN_RANDOM, n, n, 5);
   double *X = malloc((size_t)(n * n) * sizeof *X), *Xc = malloc((size_t)(n * n) * sizeof *Xc);
-  CU_ASSERT(8 * n * n >= 4 * gpu_mem);
+  CU_ASSERT(8 * n * n >= 2 * gpu_mem); /* out of core: W < n asserted below */
   ooc_ctx_t *ctx = tu_ctx();
   int64_t W = 0, steps = 0, steps_c = 0;
   ooc_exec_t *ex = cuda_exec(ctx, n, b, gpu_mem, queues, trace, 0, &W);
@@ -531,7 +531,8 @@ static int g_race = 0;
 static void t_race(void) {
   switch (g_race) {
   case 0: direct_case(1000, 16, 8 * 1000 * 1000 / 4, 3, NULL); break;
-  case 1: direct_case(1000, 16, 8 * 1000 * 1000 / 4, 4, NULL); break;
+  /* four queues keep four 256 KiB cuBLAS workspaces: a quarter of the matrix leaves no stripe */
+  case 1: direct_case(1000, 16, 8 * 1000 * 1000 / 3, 4, NULL); break;
   default: chunk_case(GEN_RANDOM, 300, 20, 100, 20, 4); break;
   }
 }

@@ -1,6 +1,6 @@
 /*
  * test_cuda_chol.c: chol.c's schedule on the CUDA executor (exec_cuda.h, planned by
- * src/kernels/cuda/ocu_chol.h) under chol_run and through the public API. Skips itself (exit 77, with the reason) when the build has no CUDA or
+ * src/solvers/cuda/ocu_chol.h) under chol_run and through the public API. Skips itself (exit 77, with the reason) when the build has no CUDA or
  * the machine no usable GPU. On the GPU host:
  * - inverse: LAPACK's inverse ratio < 30 for Matern covariances (lengths 0.05, 0.3, 1; nuggets
  *   1e-6..1e-1) and cond = 1e10 SPD, n in {1, 2, 3, 100, 1000}, tiles 7, 64 and n (7 and 64 do
@@ -39,7 +39,7 @@ int main(void) {
 #include "gen/gen.h"
 #include "io/scratch.h"
 #include "exec/cuda/exec_cuda.h"
-#include "kernels/cuda/ocu_chol.h"
+#include "solvers/cuda/ocu_chol.h"
 #include "kernels/ops.h"
 #include "solvers/chol.h"
 #include "tiling/tstore.h"

@@ -46,11 +46,11 @@ int main(void) {
 
 #include "gen/gen.h"
 #include "kernels/cuda/ocu.h"
-#include "kernels/cuda/ocu_chol.h"
+#include "solvers/cuda/ocu_chol.h"
 #include "solvers/chol.h"
 #include "solvers/gj.h"
 #include "tiling/tstore.h"
-#include "kernels/cuda/ocu_gemm.h"
+#include "solvers/cuda/ocu_gemm.h"
 #include "kernels/cuda/ocu_rt.h"
 
 static int g_gpu;         /* a usable GPU */

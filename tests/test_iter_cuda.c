@@ -28,7 +28,7 @@ int main(void) {
 #else
 
 #include "gen/gen.h"
-#include "kernels/cuda/ocu_gemm.h"
+#include "solvers/cuda/ocu_gemm.h"
 #include "kernels/ops.h"
 #include "solvers/iter.h"
 #include "tiling/tstore.h"

@@ -59,8 +59,8 @@
 #include "exec/cuda/exec_cuda.h"
 #include "exec/exec.h"
 #include "kernels/cuda/ocu.h"
-#include "kernels/cuda/ocu_chol.h"
-#include "kernels/cuda/ocu_gemm.h"
+#include "solvers/cuda/ocu_chol.h"
+#include "solvers/cuda/ocu_gemm.h"
 #include "solvers/gemm_model.h"
 
 #define OOC_CUDA_ABI 1u

@@ -1,5 +1,5 @@
 /* ocu_gemm.c: the plan of the out-of-core product on the CUDA executor. See ocu_gemm.h. */
-#include "kernels/cuda/ocu_gemm.h"
+#include "solvers/cuda/ocu_gemm.h"
 #include "kernels/cuda/ocu_rt.h"
 #include "solvers/gemm_model.h"
 

@@ -1,6 +1,6 @@
 /* ocu_chol.c: the plan of the Cholesky on the CUDA executor (see ocu_chol.h; the schedule is
  * solvers/chol.c's). */
-#include "kernels/cuda/ocu_chol.h"
+#include "solvers/cuda/ocu_chol.h"
 #include "kernels/cuda/ocu_rt.h"
 
 #define QUEUES 3 /* chol.c's: copies in, compute, copies out */
