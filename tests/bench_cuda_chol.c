@@ -10,7 +10,7 @@
  *   bench_cuda_chol run N TILE GPU_MEM [TRACE]
  *       chol_run (CHOL_INVERT) on the executor with --gpu-mem GPU_MEM (0 = default), the matrix
  *       in a tile store in host memory (HDF5 bypassed: the source is a generated matrix), the
- *       stripe from ocu_chol_plan evened out over its steps as the CLI does (ts_even_stripe;
+ *       stripe from chol_device_stripe evened out over its steps as the CLI does (ts_even_stripe;
  *       EVEN=0: the planned stripe as it is). Prints the wall time of the compute phase and TFLOP/s counting
  *       n^3, and the executor's counts (operations, flops, bytes put and got); with a TRACE path
  *       the executor writes every operation's span there; with N <= 32768 also a probe residual. COPY_THREADS=T
@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "exec/cuda/exec_cuda.h"
-#include "solvers/cuda/ocu_chol.h"
+#include "kernels/cuda/ocu.h"
 #include "kernels/ops.h"
 #include "solvers/chol.h"
 #include "tiling/tstore.h"
@@ -222,8 +222,7 @@ static void incore(int64_t n, const char *nbs) {
   snprintf(list, sizeof list, "%s", nbs);
   for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
     int64_t nb = atoll(tok);
-    ocu_config_t cfg = {.timing = 1};
-    ex_cuda_config_t xc = ocu_chol_exec_config(&cfg);
+    ex_cuda_config_t xc = {.nqueues = 3, .timing = 1};
     ooc_exec_t *e = NULL;
     double *dF = NULL, *hF = NULL;
     OK(ctx, ex_cuda_create(ctx, &xc, &e));
@@ -314,10 +313,9 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   double *A = malloc((size_t)(8 * n * n));
   if (!A) exit(1);
   fill_spd(A, n);
-  ocu_config_t cfg = {.gpu_mem = gpu_mem, .trace = trace, .timing = 1};
-  int64_t W = 0, gb = 0;
-  OK(ctx, ocu_chol_plan(ctx, n, b, CHOL_INVERT, 0, &cfg, &W, &gb));
-  if (!getenv("EVEN") || atoi(getenv("EVEN"))) W = ts_even_stripe(n, b, W); /* as the CLI */
+  /* chol's executor as the CLI makes it (api/plan.h plan_exec_config: three queues) */
+  ex_cuda_config_t xc = {.gpu_mem = gpu_mem, .nqueues = 3, .trace = trace, .timing = 1};
+  int64_t W = 0;
   tcache_t *cache = NULL;
   tstore_t *ts = NULL;
   memsrc_t ms = {A, n};
@@ -339,9 +337,14 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   double tpre = ooc_now() - tp0;
   ooc_exec_t *e = NULL;
   double tc0 = ooc_now();
-  ex_cuda_config_t xc = ocu_chol_exec_config(&cfg);
   OK(ctx, ex_cuda_create(ctx, &xc, &e));
-  int64_t nb = ocu_chol_nb(n, b, W, CHOL_INVERT, &cfg);
+  W = chol_device_stripe(e, n, b, CHOL_INVERT);
+  if (W == 0) {
+    fprintf(stderr, "--gpu-mem too small for one tile column\n");
+    exit(1);
+  }
+  if (!getenv("EVEN") || atoi(getenv("EVEN"))) W = ts_even_stripe(n, b, W); /* as the CLI */
+  int64_t nb = chol_device_nb(e, n, b, W, CHOL_INVERT);
   double tc1 = ooc_now();
   /* as the CLI: the lower triangle, the writer mirrors it (MIRROR=1: the solver does) */
   int mirror = getenv("MIRROR") && atoi(getenv("MIRROR"));

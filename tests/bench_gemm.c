@@ -14,7 +14,7 @@
  *       prefill's), and again into the same store ("warm": tiles cached). Best of reps.
  *   /tmp/bench_gemm model [n=49152] [tile=4096] [gpu-mem=12G]
  *                                           -> the GPU product's cost model (gemm_model.h): the
- *       plan ocu_gemm_plan picks for an n x n x n product with that --gpu-mem, and predictions
+ *       plan gemm_device_plan picks for an n x n x n product with that --gpu-mem, and predictions
  *       of it and of the previous plan (block 20480 at n = 49152), with and without the
  *       schedule's ends (GEMM_END_FIRST/LAST). No GPU needed.
  * Compare with `oocsolve gemm --json ... A.h5 B.h5` (its "gflops" is the compute phase) run
@@ -118,7 +118,7 @@ static int model_bench(int64_t n, int64_t b, int64_t gpu_mem) {
   gemm_rates_t r = gemm_rates_gpu();
   const int all = GEMM_END_FIRST | GEMM_END_LAST;
   gemm_shape_t plan;
-  /* ocu_gemm_plan's room: --gpu-mem less the cuBLAS workspace (32 MiB) */
+  /* gemm_device_plan's room: --gpu-mem less the cuBLAS workspace (32 MiB) */
   if (!gemm_model_plan(n, n, n, b, gpu_mem - ((int64_t)32 << 20), all, 0, &r, &plan, NULL)) {
     fprintf(stderr, "bench_gemm model: not even a block of one tile fits\n");
     return 1;

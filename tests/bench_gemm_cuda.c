@@ -1,5 +1,5 @@
 /*
- * bench_gemm_cuda.c: the out-of-core product on the GPU executor (src/solvers/cuda/ocu_gemm.c)
+ * bench_gemm_cuda.c: the out-of-core product on the GPU executor (src/solvers/oocgemm.c)
  * against the in-core cuBLAS DGEMM ceiling, in one process. Built by CMake when CUDA is found.
  *   bench_gemm_cuda check                 GPU product vs the CPU product (odd shapes, tiles, a
  *                                         256 MiB GPU budget forcing many blocks; one and two C
@@ -12,7 +12,7 @@
  *                                         gather), --gpu-mem GPUMEM, once per variant V, all in
  *                                         one process (the first into a fresh C store: "cold"):
  *                                         V = BASE[sS][bB][kK][eE][c][t1], BASE = "plan"
- *                                         (ocu_gemm_plan's choice) or C = 1 or 2 C buffers with
+ *                                         (gemm_device_plan's choice) or C = 1 or 2 C buffers with
  *                                         the largest block that fits; then, each optional:
  *                                         sS: S = 2 or 3 panel slots (default: the plan's);
  *                                         bB: block edge B tiles; kK: panels of K tiles;
@@ -40,10 +40,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "solvers/cuda/ocu_gemm.h"
+#include "exec/cuda/exec_cuda.h"
+#include "kernels/cuda/ocu.h"
 #include "kernels/ops.h"
 #include "solvers/gemm_model.h"
 #include "solvers/oocgemm.h"
+
+/* The product's executor as the CLI makes it (api/plan.h plan_exec_config: three queues) */
+static ex_cuda_config_t gemm_xc(int64_t gpu_mem) {
+  return (ex_cuda_config_t){.gpu_mem = gpu_mem, .nqueues = 3};
+}
 
 static void die(ooc_ctx_t *ctx, const char *what) {
   fprintf(stderr, "bench_gemm_cuda: %s: %s\n", what, ctx ? ooc_ctx_error(ctx) : "");
@@ -125,18 +131,17 @@ static int check(void) {
       ooc_exec_t *ex = NULL;
       gemm_dev_t *dev = NULL;
       if (gpu) {
-        ocu_config_t cfg = {.gpu_mem = (int64_t)256 << 20};
+        ex_cuda_config_t xc = gemm_xc((int64_t)256 << 20);
         int64_t s, kb;
         int cfgi = (gpu - 1) % 4 + 1;
         int nc, ns, want_c = (cfgi + 1) / 2, want_s = 2 + (cfgi + 1) % 2;
-        if (ocu_gemm_plan(ctx, m, n, k, b, &cfg, 0, &s, &kb, &ns, &nc) != OOC_OK) die(ctx, "plan");
+        if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "create");
+        if (gemm_device_plan(ctx, ex, m, n, k, b, 0, &s, &kb, &ns, &nc) != OOC_OK) die(ctx, "plan");
         /* the configuration asked for: the largest block that fits it */
-        ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
-        while (s > b && ocu_gemm_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s,
-                                       want_c) + ex_cuda_overhead(&xc) > cfg.gpu_mem)
+        while (s > b && gemm_exec_bytes(ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s,
+                                        want_c) > ex->budget)
           s -= b;
-        if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK ||
-            gemm_dev_create(ex, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s, want_c,
+        if (gemm_dev_create(ex, ooc_min64(s, m), ooc_min64(s, n), ooc_min64(kb, k), want_s, want_c,
                             &dev) != OOC_OK)
           die(ctx, "create");
         g.block = s;
@@ -251,12 +256,15 @@ static int64_t num_after(const char *v, char key) {
 
 static void parse_variant(ooc_ctx_t *ctx, const char *var, int64_t n, int64_t b, int64_t gpu_mem,
                           variant_t *v) {
-  ocu_config_t cfg = {.gpu_mem = gpu_mem};
   int is_plan = !strncmp(var, "plan", 4);
   const char *rest = is_plan ? var + 4 : var;
   while (*rest >= '0' && *rest <= '9') rest++; /* past the C count */
-  if (ocu_gemm_plan(ctx, n, n, n, b, &cfg, 0, &v->s, &v->kb, &v->ns, &v->nc) != OOC_OK)
+  ex_cuda_config_t xc = gemm_xc(gpu_mem);
+  ooc_exec_t *x = NULL;
+  if (ex_cuda_create(ctx, &xc, &x) != OOC_OK) die(ctx, "create");
+  if (gemm_device_plan(ctx, x, n, n, n, b, 0, &v->s, &v->kb, &v->ns, &v->nc) != OOC_OK)
     die(ctx, "plan");
+  ex_destroy(x);
   int want_c = is_plan ? 0 : atoi(var);
   int64_t want_s = num_after(rest, 's'), want_b = num_after(rest, 'b');
   int64_t want_k = num_after(rest, 'k'), want_e = num_after(rest, 'e');
@@ -271,12 +279,12 @@ static void parse_variant(ooc_ctx_t *ctx, const char *var, int64_t n, int64_t b,
   } else if (want_c > 0 || want_s > 0 || want_k > 0) { /* the largest block for the forced one */
     v->s = 0;
     for (int64_t t = b; t <= ooc_cdiv64(n, b) * b; t += b)
-      if (ocu_gemm_bytes(ooc_min64(t, n), ooc_min64(t, n), ooc_min64(v->kb, n), v->ns, v->nc) +
+      if (gemm_exec_bytes(ooc_min64(t, n), ooc_min64(t, n), ooc_min64(v->kb, n), v->ns, v->nc) +
               ((int64_t)32 << 20) <= gpu_mem)
         v->s = t;
   }
   if (v->s == 0 ||
-      ocu_gemm_bytes(ooc_min64(v->s, n), ooc_min64(v->s, n), ooc_min64(v->kb, n), v->ns, v->nc) +
+      gemm_exec_bytes(ooc_min64(v->s, n), ooc_min64(v->s, n), ooc_min64(v->kb, n), v->ns, v->nc) +
               ((int64_t)32 << 20) > gpu_mem) {
     fprintf(stderr, "bench_gemm_cuda: variant %s does not fit %lld bytes\n", var,
             (long long)gpu_mem);
@@ -369,7 +377,6 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
   int fails = 0;
   for (int v = 0; v < nv; v++) {
     const char *var = variants[v];
-    ocu_config_t cfg = {.gpu_mem = gpu_mem};
     variant_t vv;
     parse_variant(ctx, var, n, b, gpu_mem, &vv);
     int64_t s = vv.s, kb = vv.kb;
@@ -382,7 +389,7 @@ static int ooc_bench(int64_t n, int64_t b, int64_t gpu_mem, int nv, char **varia
     tcache_set_threads(c, vv.one_thread ? 1 : 0);
     ooc_exec_t *ex = NULL;
     gemm_dev_t *dev = NULL;
-    ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
+    ex_cuda_config_t xc = gemm_xc(gpu_mem);
     if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK ||
         gemm_dev_create(ex, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns, nc, &dev) !=
             OOC_OK)

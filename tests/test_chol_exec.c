@@ -61,8 +61,9 @@ typedef struct {
 /* nslots 0: the CPU path (no executor: chol_run's unified host executor); else the strict host
  * executor with 3 queues and that many ring slots; nb: the sweep's block (0: the default);
  * lower: chol_args_t.lower_only (the result read back with its upper triangle mirrored). */
-static outcome_t run(int job, const double *A, int64_t n, const double *B, int64_t m, int64_t b,
-                     int64_t W, int nslots, int64_t nb, int lower) {
+static outcome_t run_on(int job, const double *A, int64_t n, const double *B, int64_t m, int64_t b,
+                        int64_t W, int nslots, int64_t nb, int lower, int64_t budget,
+                        int64_t *dev_peak) {
   outcome_t r = {0};
   ooc_ctx_t *ctx = tu_ctx();
   tcache_t *cache = NULL;
@@ -73,13 +74,14 @@ static outcome_t run(int job, const double *A, int64_t n, const double *B, int64
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, NULL, &sa) == OOC_OK);
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, NULL, &sb) == OOC_OK);
   ooc_exec_t *x = NULL;
-  if (nslots) CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 3, 0, 2, &x) == OOC_OK);
+  if (nslots) CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 3, budget, 2, &x) == OOC_OK);
   chol_args_t args = {.A = sa, .B = sb, .stripe = W >= n ? (n + b - 1) / b * b : W,
                       .ops = ooc_ops_cpu(), .job = job, .lower_only = lower, .exec = x,
                       .nslots = nslots, .nb = nb};
   r.st = chol_run(ctx, &args, NULL, &r.info, &r.logdet);
   if (r.st != OOC_OK && r.st != OOC_ERR_NOT_SPD) fprintf(stderr, "\n  chol_run: %s\n", ooc_ctx_error(ctx));
   if (x) {
+    if (dev_peak) *dev_peak = x->stats.dev_peak;
     CU_ASSERT_EQUAL(x->dev_bytes, 0); /* chol_run freed what it allocated */
     CU_ASSERT_EQUAL(x->staging_bytes, 0);
     ex_destroy(x);
@@ -103,6 +105,11 @@ static outcome_t run(int job, const double *A, int64_t n, const double *B, int64
   tcache_destroy(cache);
   tu_ctx_done(ctx);
   return r;
+}
+
+static outcome_t run(int job, const double *A, int64_t n, const double *B, int64_t m, int64_t b,
+                     int64_t W, int nslots, int64_t nb, int lower) {
+  return run_on(job, A, n, B, m, b, W, nslots, nb, lower, 0, NULL);
 }
 
 static void t_exec(void) {
@@ -186,11 +193,72 @@ static void t_incore_blocks(void) {
   free(A);
 }
 
+/* The device plan (chol.h: chol_device_stripe, chol_device_nb, chol_device_bytes) on the strict
+ * host executor, whose ex_alloc refuses past its budget as the CUDA pool does: the stripe is the
+ * widest whose bytes fit (one tile column more does not), chol_run on it stays within the budget
+ * and gives the CPU path's result; a budget below one tile column gives 0. */
+static void t_device_plan(void) {
+  int64_t n = 300, m = 5;
+  double *A = gen(GEN_MATERN, n, n, 13), *B = gen(GEN_RHS, n, m, 14);
+  int jobs[] = {CHOL_INVERT, CHOL_FACTOR, CHOL_SOLVE};
+  int64_t tiles[] = {7, 64};
+  for (int ji = 0; ji < 3; ji++) {
+    int job = jobs[ji];
+    const double *Bj = job == CHOL_SOLVE ? B : NULL;
+    outcome_t c = run(job, A, n, Bj, m, 64, n, 0, 0, 0);
+    CU_ASSERT_FATAL(c.st == OOC_OK);
+    for (int ti = 0; ti < 2; ti++) {
+      int64_t b = tiles[ti], ran = 0;
+      for (double frac = 0.02; frac < 3.2; frac *= 1.7) {
+        int64_t budget = (int64_t)(frac * 8.0 * n * n) + 4096;
+        ooc_ctx_t *ctx = tu_ctx();
+        ooc_exec_t *x = NULL;
+        CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 3, budget, 0, &x) == OOC_OK);
+        int64_t W = chol_device_stripe(x, n, b, job), nb = W ? chol_device_nb(x, n, b, W, job) : 0;
+        int64_t one = chol_device_bytes(x, n, b, b, job, 0);
+        if (W == 0) {
+          CU_ASSERT(one > budget);
+        } else {
+          CU_ASSERT(W == n || (W % b == 0 && W < n));
+          CU_ASSERT(chol_device_bytes(x, n, b, W, job, nb) <= budget);
+          if (W < n) /* one tile column more does not fit */
+            CU_ASSERT(chol_device_bytes(x, n, b, ooc_min64(W + b, n), job,
+                                        chol_device_nb(x, n, b, ooc_min64(W + b, n), job)) > budget);
+        }
+        ex_destroy(x);
+        tu_ctx_done(ctx);
+        if (W == 0) continue;
+        int64_t peak = 0;
+        outcome_t r = run_on(job, A, n, Bj, m, b, W, CHOL_SLOTS, nb, 0, budget, &peak);
+        CU_ASSERT(r.st == OOC_OK);
+        CU_ASSERT(peak > 0 && peak <= budget);
+        if (r.st == OOC_OK) {
+          int64_t cols = job == CHOL_SOLVE ? m : n;
+          double d = 0, sc = 0;
+          for (int64_t q = 0; q < n * cols; q++) {
+            /* the factor's upper triangle is unspecified on either path: compare the lower */
+            if (job == CHOL_FACTOR && q % n < q / n) continue;
+            d = fmax(d, fabs(r.R[q] - c.R[q]));
+            sc = fmax(sc, fabs(c.R[q]));
+          }
+          CU_ASSERT(d <= 1e-10 * sc);
+          ran++;
+        }
+        free(r.R);
+      }
+      CU_ASSERT(ran >= 2); /* out of core and in core both ran */
+    }
+    free(c.R);
+  }
+  free(A), free(B);
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"strict host executor: invert and solve as the CPU path, rings of 1..4 slots", t_exec},
       {"strict host executor and CPU path: not SPD", t_not_spd},
       {"CPU path: the in-core sweep in blocks of 1..299", t_incore_blocks},
+      {"device plan: the widest stripe within the budget, and chol_run within it", t_device_plan},
       {NULL, NULL}};
   return tu_run("chol-exec", tests);
 }

@@ -1,6 +1,6 @@
 /*
  * test_cuda_chol.c: chol.c's schedule on the CUDA executor (exec_cuda.h, planned by
- * src/solvers/cuda/ocu_chol.h) under chol_run and through the public API. Skips itself (exit 77, with the reason) when the build has no CUDA or
+ * chol.h's device plan) under chol_run and through the public API. Skips itself (exit 77, with the reason) when the build has no CUDA or
  * the machine no usable GPU. On the GPU host:
  * - inverse: LAPACK's inverse ratio < 30 for Matern covariances (lengths 0.05, 0.3, 1; nuggets
  *   1e-6..1e-1) and cond = 1e10 SPD, n in {1, 2, 3, 100, 1000}, tiles 7, 64 and n (7 and 64 do
@@ -13,7 +13,7 @@
  * - not SPD: OOC_ERR_NOT_SPD with LAPACK's (= the CPU backend's) leading minor for factor,
  *   invert and solve, in one step and in several, with the failing minor in a later inner block;
  *   NaN in the strict upper triangle is never read;
- * - out of GPU core with a budget: a matrix >= 4x --gpu-mem (ocu_chol_plan's stripe), the pool's
+ * - out of GPU core with a budget: a matrix >= 4x --gpu-mem (chol_device_stripe), the pool's
  *   peak <= the budget, agrees with the CPU backend; a budget too small fails with OOC_ERR_BUDGET;
  * - the API on --device cuda: invert (method chol and auto), logdet and solve; not SPD names the
  *   CPU's minor; auto falls back to gj; the report says cuda and chol.
@@ -39,7 +39,7 @@ int main(void) {
 #include "gen/gen.h"
 #include "io/scratch.h"
 #include "exec/cuda/exec_cuda.h"
-#include "solvers/cuda/ocu_chol.h"
+#include "kernels/cuda/ocu.h"
 #include "kernels/ops.h"
 #include "solvers/chol.h"
 #include "tiling/tstore.h"
@@ -109,8 +109,7 @@ static outcome_t run(int gpu, int job, const double *A, int64_t n, const double 
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, &spb, &sb) == OOC_OK);
   int64_t stripe = W >= n ? (n + b - 1) / b * b : W;
   ooc_exec_t *ex = NULL;
-  ocu_config_t cfg = {.gpu_mem = gpu_mem, .timing = 1};
-  ex_cuda_config_t xc = ocu_chol_exec_config(&cfg);
+  ex_cuda_config_t xc = {.gpu_mem = gpu_mem, .nqueues = 3, .timing = 1}; /* as plan_exec_config */
   if (gpu) {
     ooc_status_t st = ex_cuda_create(ctx, &xc, &ex);
     if (st != OOC_OK) fprintf(stderr, "\n  ex_cuda_create: %s\n", ooc_ctx_error(ctx));
@@ -398,9 +397,11 @@ static void t_out_of_gpu_core(void) {
   int jobs[] = {CHOL_INVERT, CHOL_FACTOR};
   for (int k = 0; k < 2; k++) {
     ooc_ctx_t *ctx = tu_ctx();
-    ocu_config_t cfg = {.gpu_mem = budget};
-    int64_t W = 0, gb = 0;
-    CU_ASSERT_FATAL(ocu_chol_plan(ctx, n, b, jobs[k], 0, &cfg, &W, &gb) == OOC_OK);
+    ex_cuda_config_t xc = {.gpu_mem = budget, .nqueues = 3};
+    ooc_exec_t *x = NULL;
+    CU_ASSERT_FATAL(ex_cuda_create(ctx, &xc, &x) == OOC_OK);
+    int64_t W = chol_device_stripe(x, n, b, jobs[k]);
+    ex_destroy(x);
     tu_ctx_done(ctx);
     CU_ASSERT(W >= b && W < n && W % b == 0);
     outcome_t r = run(1, jobs[k], A, n, NULL, 0, b, W, 0, budget);
@@ -421,11 +422,12 @@ static void t_out_of_gpu_core(void) {
   }
   /* a budget too small for one tile column */
   ooc_ctx_t *ctx = tu_ctx();
-  ocu_config_t cfg = {.gpu_mem = 1 << 20};
-  int64_t W = 0, gb = 0;
-  CU_ASSERT(ocu_chol_plan(ctx, n, 256, CHOL_INVERT, 0, &cfg, &W, &gb) == OOC_ERR_BUDGET);
-  CU_ASSERT(W == 0);
-  CU_ASSERT(strstr(ooc_ctx_error(ctx), "--gpu-mem") != NULL);
+  ex_cuda_config_t xc = {.gpu_mem = 3 << 20, .nqueues = 3};
+  ooc_exec_t *x = NULL;
+  CU_ASSERT_FATAL(ex_cuda_create(ctx, &xc, &x) == OOC_OK);
+  CU_ASSERT(chol_device_stripe(x, n, 256, CHOL_INVERT) == 0);
+  CU_ASSERT(chol_device_bytes(x, n, 256, 256, CHOL_INVERT, 0) > x->budget);
+  ex_destroy(x);
   tu_ctx_done(ctx);
   free(c.R);
   free(A);
@@ -446,8 +448,7 @@ static void api_opts(ooc_opts_t *o, int method, int64_t gpu_mem) {
 /* --gpu-mem that leaves a quarter of the matrix for the Cholesky's buffers: the CUDA executor's
  * own part (a cuBLAS workspace and info per queue, ex_cuda_overhead) on top. */
 static int64_t quarter_budget(int64_t n) {
-  ocu_config_t c = {.gpu_mem = 8 * n * n / 4};
-  ex_cuda_config_t xc = ocu_chol_exec_config(&c);
+  ex_cuda_config_t xc = {.gpu_mem = 8 * n * n / 4, .nqueues = 3};
   return 8 * n * n / 4 + ex_cuda_overhead(&xc);
 }
 

@@ -9,9 +9,6 @@
  *   OOC_ERR_DEVICE and a pinned one with OOC_ERR_NOMEM, once or from then on, both saying
  *   "injected", nothing counted; ocu_rt_fini of a runtime that never opened a device is clean;
  * - CU / CB / CS name the library and the call as written and record this file's line;
- * - the plans' search (ocu_rt_widest_with, on a byte model): W = n when it fits, else the most
- *   whole tile columns that do, a tile wider than n taken as n, OOC_ERR_BUDGET naming the
- *   bytes of one tile column when not even that fits.
  * With a GPU:
  * - the runtime itself: device and pinned bytes, the peak, the stream counter, a trace file;
  *   everything back to zero after ocu_rt_fini;
@@ -44,13 +41,13 @@ int main(void) {
 }
 #else
 
+#include "exec/cuda/exec_cuda.h"
 #include "gen/gen.h"
 #include "kernels/cuda/ocu.h"
-#include "solvers/cuda/ocu_chol.h"
 #include "solvers/chol.h"
 #include "solvers/gj.h"
+#include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
-#include "solvers/cuda/ocu_gemm.h"
 #include "kernels/cuda/ocu_rt.h"
 
 static int g_gpu;         /* a usable GPU */
@@ -121,39 +118,6 @@ static void t_pool_rules(void) {
   CU_ASSERT(ocu_rt_cublas_ws(0) == (int64_t)256 << 10);
   CU_ASSERT(!strcmp(ocu_cusolver_string(CUSOLVER_STATUS_INVALID_VALUE),
                     "CUSOLVER_STATUS_INVALID_VALUE"));
-}
-
-/* A model of 1000 bytes per column plus 5000 fixed, counting calls. */
-static int g_calls;
-static int64_t model(const ocu_rt_shape_t *a, int64_t W, cusolverDnHandle_t h,
-                     cusolverDnParams_t par) {
-  (void)a, (void)h, (void)par;
-  g_calls++;
-  return 1000 * W + 5000;
-}
-
-static void t_widest(void) {
-  ooc_ctx_t *ctx = tu_ctx();
-  int64_t W = -1;
-  ocu_rt_shape_t a = {.n = 100, .b = 7, .budget = 1000 * 100 + 5000};
-  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "", 4, &W) == OOC_OK && W == 100);
-  a.budget -= 1; /* n no longer fits: the most tile columns that do, 14 x 7 = 98 */
-  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "", 4, &W) == OOC_OK && W == 98);
-  a.budget = 1000 * 50 + 5000; /* 7 x 7 = 49 */
-  g_calls = 0;
-  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "", 4, &W) == OOC_OK && W == 49);
-  CU_ASSERT(g_calls <= 1 + 5); /* a bisection over 14 candidates */
-  a.b = 500; /* a tile wider than n is n */
-  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "", 4, &W) == OOC_ERR_BUDGET && W == 0);
-  CU_ASSERT(a.b == 100);
-  ooc_clear_error(ctx);
-  a.b = 7;
-  a.budget = 1000 * 7 + 4999; /* not one tile column */
-  CU_ASSERT(ocu_rt_widest_with(ctx, &a, model, NULL, NULL, "the test of ", 3, &W) == OOC_ERR_BUDGET);
-  CU_ASSERT(W == 0 && has(ctx, "too small for the test of n = 100 with tile 7") &&
-            has(ctx, "plus 3 column blocks") && has(ctx, "11.7 KiB"));
-  fprintf(stderr, "[%s] ", ooc_ctx_error(ctx));
-  tu_ctx_done(ctx);
 }
 
 typedef struct {
@@ -301,12 +265,11 @@ static void budget_outcome(ooc_ctx_t *ctx, const char *what, int first, ooc_stat
 static void t_budget(void) {
   if (!g_gpu) return;
   int64_t n = 1000, b = 40, budget = 4 << 20; /* the matrix is 2x the budget */
-  ocu_config_t cfg = {.gpu_mem = budget};
   /* gj on the CUDA executor (gj_x.c): the whole matrix as the stripe is refused by ex_alloc
    * (the budget named); at the stripe the planner gives (gj_x_device_stripe) the run stays
    * within --gpu-mem, the executor's own part included */
   ooc_ctx_t *ctx = tu_ctx();
-  int64_t W = 0, gb = 0;
+  int64_t W = 0;
   for (int k = 0; k < 2; k++) {
     ex_cuda_config_t gc = {.gpu_mem = budget, .nqueues = 3};
     ooc_exec_t *ge = NULL;
@@ -335,17 +298,18 @@ static void t_budget(void) {
   /* chol on the CUDA executor: the whole matrix as the stripe is refused by ex_alloc (the budget
    * named); as planned, the run stays within --gpu-mem, the executor's own part included */
   ctx = tu_ctx();
-  CU_ASSERT_FATAL(ocu_chol_plan(ctx, n, b, CHOL_INVERT, 0, &cfg, &W, &gb) == OOC_OK);
-  CU_ASSERT(W < n);
   for (int k = 0; k < 2; k++) {
-    ex_cuda_config_t cx = ocu_chol_exec_config(&cfg);
+    ex_cuda_config_t cx = {.gpu_mem = budget, .nqueues = 3}; /* as plan_exec_config */
     ooc_exec_t *ce = NULL;
     CU_ASSERT_FATAL(ex_cuda_create(ctx, &cx, &ce) == OOC_OK);
+    W = chol_device_stripe(ce, n, b, CHOL_INVERT);
+    CU_ASSERT(W >= b && W < n);
     double *A = tu_gen_matrix(GEN_MATERN, n, 0, 1e-2, 3);
     tcache_t *cache = NULL;
     tstore_t *ts = whole_store(ctx, A, n, b, &cache);
     chol_args_t a = {.A = ts, .stripe = k ? W : n, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
-                     .lower_only = 1, .exec = ce, .nb = ocu_chol_nb(n, b, W, CHOL_INVERT, &cfg)};
+                     .lower_only = 1, .exec = ce,
+                     .nb = chol_device_nb(ce, n, b, W, CHOL_INVERT)};
     ooc_status_t st = chol_run(ctx, &a, NULL, NULL, NULL);
     budget_outcome(ctx, "chol", !k, st, ce, ex_cuda_overhead(&cx), budget, W);
     tstore_destroy(ts);
@@ -356,8 +320,8 @@ static void t_budget(void) {
   /* the product on the CUDA executor: beyond what the executor hands out, refused by ex_alloc
    * (OOC_ERR_NOMEM naming the budget); as planned, within --gpu-mem, the executor's own part
    * (a cuBLAS workspace per queue) included */
-  ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
-  cfg.gpu_mem = xc.gpu_mem = ex_cuda_overhead(&xc) + budget;
+  ex_cuda_config_t xc = {.gpu_mem = budget, .nqueues = 3};
+  xc.gpu_mem = ex_cuda_overhead(&xc) + budget;
   ooc_exec_t *gx = NULL;
   gemm_dev_t *gd = NULL;
   ctx = tu_ctx();
@@ -372,12 +336,12 @@ static void t_budget(void) {
   ctx = tu_ctx();
   int64_t s = 0, kb = 0;
   int ns = 0, nc = 0;
-  CU_ASSERT_FATAL(ocu_gemm_plan(ctx, n, n, n, b, &cfg, 0, &s, &kb, &ns, &nc) == OOC_OK);
   CU_ASSERT_FATAL(ex_cuda_create(ctx, &xc, &gx) == OOC_OK);
+  CU_ASSERT_FATAL(gemm_device_plan(ctx, gx, n, n, n, b, 0, &s, &kb, &ns, &nc) == OOC_OK);
   CU_ASSERT_FATAL(gemm_dev_create(gx, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns, nc,
                                   &gd) == OOC_OK);
   CU_ASSERT(s < n && gx->stats.dev_peak <= gx->budget && gx->budget + ex_cuda_overhead(&xc) ==
-                                                               cfg.gpu_mem);
+                                                               xc.gpu_mem);
   fprintf(stderr, "[product block %lld: peak %lld of %lld] ", (long long)s,
           (long long)gx->stats.dev_peak, (long long)gx->budget);
   CU_ASSERT(ooc_ctx_streams(ctx) == 3);
@@ -540,7 +504,6 @@ int main(int argc, char **argv) {
   static const tu_test_t tests[] = {
       {"pool: budget before seam, seam for device and pinned", t_pool_rules},
       {"CU/CB/CS: library, call, file:line", t_error_macros},
-      {"the widest stripe that fits (the gj and chol plans' search)", t_widest},
       {"the runtime on the GPU: counts, streams, trace", t_runtime},
       {"--gpu-mem enforced by the gj, chol and product pools", t_budget},
       {"fault loop: gj, one-shot", t_fault_gj_once},

@@ -28,7 +28,10 @@ int main(void) {
 #else
 
 #include "gen/gen.h"
-#include "solvers/cuda/ocu_gemm.h"
+#include "exec/cuda/exec_cuda.h"
+#include "kernels/cuda/ocu.h"
+#include "solvers/gemm_model.h"
+#include "solvers/oocgemm.h"
 #include "kernels/ops.h"
 #include "solvers/iter.h"
 #include "tiling/tstore.h"
@@ -75,21 +78,19 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int ncbl
   ooc_exec_t *ex = NULL;
   gemm_dev_t *dev = NULL;
   if (ncblk >= 0) {
-    ocu_config_t cfg = {.gpu_mem = gpu_mem};
+    ex_cuda_config_t xc = {.gpu_mem = gpu_mem, .nqueues = 3}; /* as plan_exec_config */
     int64_t s, kb;
     int nc, ns;
-    CU_ASSERT_FATAL(ocu_gemm_plan(ctx, n, n, n, b, &cfg, 0, &s, &kb, &ns, &nc) == OOC_OK);
+    CU_ASSERT_FATAL(ex_cuda_create(ctx, &xc, &ex) == OOC_OK);
+    CU_ASSERT_FATAL(gemm_device_plan(ctx, ex, n, n, n, b, 0, &s, &kb, &ns, &nc) == OOC_OK);
     if (ncblk > 0 && ncblk != nc) { /* the largest block for the count asked for, 2 slots */
       ns = 2;
       s = ooc_cdiv64(n, b) * b;
-      ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
-      while (s > b && ocu_gemm_bytes(ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns,
-                                     ncblk) + ex_cuda_overhead(&xc) > gpu_mem)
+      while (s > b && gemm_exec_bytes(ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns,
+                                      ncblk) > ex->budget)
         s -= b;
     }
     if (ncblk > 0) nc = ncblk;
-    ex_cuda_config_t xc = ocu_gemm_exec_config(&cfg);
-    CU_ASSERT_FATAL(ex_cuda_create(ctx, &xc, &ex) == OOC_OK);
     ooc_status_t st = gemm_dev_create(ex, ooc_min64(s, n), ooc_min64(s, n), ooc_min64(kb, n), ns,
                                       nc, &dev);
     CU_ASSERT_FATAL(st == OOC_OK);
@@ -102,7 +103,7 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int ncbl
   o.st = iter_run(ctx, &a, &o.r);
   snprintf(o.err, sizeof o.err, "%s", ooc_ctx_error(ctx));
   if (ex) { /* the executor kept to --gpu-mem, its own part included */
-    ex_cuda_config_t xc = ocu_gemm_exec_config(&(ocu_config_t){.gpu_mem = gpu_mem});
+    ex_cuda_config_t xc = {.gpu_mem = gpu_mem, .nqueues = 3};
     CU_ASSERT(ex->stats.dev_peak > 0 && ex->stats.dev_peak <= ex->budget &&
               ex->budget + ex_cuda_overhead(&xc) == gpu_mem);
     CU_ASSERT(gemm_dev_destroy(dev) == OOC_OK);
@@ -129,8 +130,7 @@ static void t_executor(void) {
   int64_t n = 700, b = 64;
   /* the executor's own part (small cuBLAS workspaces at this budget) + 3 MiB: blocks of a few
    * hundred, so 2 x 2 or more blocks */
-  ocu_config_t small = {.gpu_mem = (int64_t)4 << 20};
-  ex_cuda_config_t xc = ocu_gemm_exec_config(&small);
+  ex_cuda_config_t xc = {.gpu_mem = (int64_t)4 << 20, .nqueues = 3};
   int64_t gpu_mem = ((int64_t)3 << 20) + ex_cuda_overhead(&xc);
   for (int q = 0; q < 3; q++) {
     double *A = gen_matrix(kinds[q], n, 11 + (uint64_t)q);

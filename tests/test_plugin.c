@@ -141,9 +141,7 @@ static void t_load_in_process(void) {
   CU_ASSERT(t->layout == ooc_cuda_layout());
   /* every function the core calls is there */
   CU_ASSERT(t->probe != NULL);
-  CU_ASSERT(t->chol_plan && t->chol_host_bytes && t->chol_nb && t->chol_exec_config);
-  CU_ASSERT(t->gemm_bytes && t->gemm_plan && t->gemm_exec_config && t->ex_create &&
-            t->ex_overhead);
+  CU_ASSERT(t->ex_create != NULL && t->device_count != NULL);
   char desc[256] = "";
   int usable = t->probe(desc, sizeof desc); /* 0 here (no driver), 1 on the GPU host */
   CU_ASSERT(desc[0] != 0);

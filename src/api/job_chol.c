@@ -26,12 +26,11 @@ static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
     ooc_warn(r->warnings, sizeof r->warnings, "%s", why);
     return OOC_OK;
   }
-  ocu_config_t c = plan_gpu_config(&j->o);
-  c.device = j->dev[0]; /* the first listed device (--devices): chol does not spread yet */
-  ex_cuda_config_t xc = ooc_cuda()->chol_exec_config(&c);
+  ex_cuda_config_t xc = plan_exec_config(&j->o);
+  xc.device = j->dev[0]; /* the first listed device (--devices): chol does not spread yet */
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->cx));
   ca->exec = j->cx;
-  ca->nb = ooc_cuda()->chol_nb(j->n, j->b, W, ca->job, &c);
+  ca->nb = chol_device_nb(j->cx, j->n, j->b, W, ca->job);
   ca->stripe = W;
   r->stripe = W;
   return OOC_OK;

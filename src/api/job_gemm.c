@@ -7,7 +7,6 @@
 #include <stdio.h>
 
 #include "api/job_int.h"
-#include "exec/plugin.h"
 #include "solvers/oocgemm.h"
 
 /* The products' executors and buffers (job_int.h): one per device of the job when spread,
@@ -16,8 +15,7 @@ ooc_status_t job_gemm_gpu_open(job_t *j, int64_t MB, int64_t NB, int64_t KB, int
   int slots = 1, ncblk = 1;
   ex_cuda_config_t xc = {0};
   if (j->cuda) {
-    ocu_config_t c = plan_gpu_config(&j->o);
-    xc = ooc_cuda()->gemm_exec_config(&c);
+    xc = plan_exec_config(&j->o);
     slots = j->plan.gslots;
     ncblk = j->plan.gncblk;
   }

@@ -1,7 +1,7 @@
 /*
  * job_gj.c: the Gauss-Jordan method in the pipeline (job_gj_run, methods.c's gj entry): gj_run
  * on the loaded stores (inverse or solve), journaled and resumable, spread over the job's
- * devices (host executors over the job's ops, or CUDA executors made as plan_gj_exec_config
+ * devices (host executors over the job's ops, or CUDA executors made as plan_exec_config
  * says when the job runs on the GPU); the planner sized the stripe for the same executor
  * (plan_gpu).
  */
@@ -14,13 +14,13 @@
 #include "solvers/gj.h"
 
 /* gj_x on the job's executors, one per device (job_executors: --devices, one by default):
- * on CUDA as planned (plan_gj_exec_config), with the widest stripe up to the planned one whose
+ * on CUDA as planned (plan_exec_config), with the widest stripe up to the planned one whose
  * panel and ring twins fit every device's budget (the plan's, unless a device's free memory
  * shrank since); on the CPU backends host executors over the job's ops. */
 static ooc_status_t run_x(job_t *j, gj_args_t *ga, gj_stats_t *gs) {
   ex_set_t xs;
   if (j->cuda) {
-    ex_cuda_config_t xc = plan_gj_exec_config(&j->o);
+    ex_cuda_config_t xc = plan_exec_config(&j->o);
     OOC_TRY(job_executors_cfg(j, &xc, j->ndev, xc.nqueues, 0, &xs));
     int64_t W = j->W;
     for (int d = 0; d < xs.n && W > 0; d++) W = gj_x_device_stripe(xs.ex[d], j->n, j->b, W);

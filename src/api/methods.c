@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "api/job_int.h"
-#include "exec/plugin.h"
+#include "solvers/gemm_model.h"
 #include "solvers/qr.h"
 #include "solvers/rbt.h"
 
@@ -48,8 +48,7 @@ static int64_t chol_ws(const plan_t *p, int64_t W) {
    * still pick gj (gj_gpu: the plan is gj's) the room covers chol either way, so that chol runs
    * on the GPU in it (plan_chol_gpu) */
   if (p->chol_gpu || p->gj_gpu) {
-    ocu_config_t c = plan_gpu_config(p->q.o);
-    int64_t gpu = ooc_cuda()->chol_host_bytes(n, b, W, p->q.chol_job, &c) + host - 8 * n * W;
+    int64_t gpu = chol_staging_bytes(n, b, W, p->q.chol_job) + host - 8 * n * W;
     return p->chol_gpu ? gpu : ooc_max64(host, gpu);
   }
   return host;
@@ -72,7 +71,7 @@ static int64_t iter_ws(const plan_t *p, int64_t s) {
   int64_t n = p->q.n, b = p->b, gemm, nd = p->q.ndev > 1 ? p->q.ndev : 1;
   if (p->cuda && p->gncblk > 0) {
     int64_t MB = ooc_min64(ooc_cdiv64(s, b) * b, n);
-    gemm = ooc_cuda()->gemm_bytes(MB, MB, ooc_min64(p->gkb, n), p->gslots, p->gncblk);
+    gemm = gemm_exec_bytes(MB, MB, ooc_min64(p->gkb, n), p->gslots, p->gncblk);
   } else {
     gemm = gemm_workspace_bytes(n, n, n, ooc_min64(b, n), s);
   }
@@ -88,9 +87,8 @@ static int64_t gemm_ws(const plan_t *p, int64_t s) {
   int64_t m = p->q.n, n = p->q.m, k = p->q.k, b = p->b, nd = p->q.ndev > 1 ? p->q.ndev : 1;
   int64_t strip = 8 * b * ooc_max64(1, ooc_max64(m, ooc_max64(n, k)));
   if (p->cuda)
-    return ooc_max64(strip, nd * ooc_cuda()->gemm_bytes(ooc_min64(s, m), ooc_min64(s, n),
-                                                        ooc_min64(p->gkb, k), p->gslots,
-                                                        p->gncblk));
+    return ooc_max64(strip, nd * gemm_exec_bytes(ooc_min64(s, m), ooc_min64(s, n),
+                                                 ooc_min64(p->gkb, k), p->gslots, p->gncblk));
   return ooc_max64(strip, nd * gemm_workspace_bytes(m, n, k, b, s));
 }
 

@@ -119,6 +119,45 @@ static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
                   (long long)p->b, ooc_fmt_bytes(need, nb, sizeof nb));
 }
 
+/* An executor made as the run's will be (plan_exec_config, the job's first listed device) for a
+ * plan's questions: its budget is the one the run's will have, and cuSOLVER's workspaces are its
+ * to tell. No trace file: a question, not the run. */
+static ooc_status_t question_exec(ooc_ctx_t *ctx, const plan_req_t *q, ooc_exec_t **x) {
+  ex_cuda_config_t xc = plan_exec_config(q->o);
+  xc.trace = NULL;
+  xc.device = q->dev0;
+  return ooc_cuda()->ex_create(ctx, &xc, x);
+}
+
+/* The Cholesky's device stripe for job on an executor made as the run's (chol_device_stripe);
+ * OOC_ERR_BUDGET naming --gpu-mem when not even one tile column fits. */
+static ooc_status_t chol_device_plan(ooc_ctx_t *ctx, const plan_req_t *q, int64_t b, int job,
+                                     int64_t *W) {
+  ooc_exec_t *x = NULL;
+  OOC_TRY(question_exec(ctx, q, &x));
+  int64_t n = q->n, left = x->budget, need = chol_device_bytes(x, n, b, ooc_min64(b, n), job, 0);
+  *W = chol_device_stripe(x, n, b, job);
+  ex_destroy(x);
+  if (*W > 0) return OOC_OK;
+  char have[32], nb[32];
+  return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --gpu-mem leaves %s for the Cholesky's buffers, less "
+                  "than the %s of a stripe of one tile column with its %d column blocks (n = "
+                  "%lld, tile %lld); raise --gpu-mem or lower --tile", q->name,
+                  ooc_fmt_bytes(left, have, sizeof have), ooc_fmt_bytes(need, nb, sizeof nb),
+                  CHOL_SLOTS, (long long)n, (long long)b);
+}
+
+/* The product's buffers on an executor made as the run's (gemm_device_plan). */
+static ooc_status_t gemm_plan_on(ooc_ctx_t *ctx, const plan_req_t *q, int64_t m, int64_t n,
+                                 int64_t k, int64_t b, int64_t host_max, int64_t *s, int64_t *kb,
+                                 int *nslots, int *ncblk) {
+  ooc_exec_t *x = NULL;
+  OOC_TRY(question_exec(ctx, q, &x));
+  ooc_status_t st = gemm_device_plan(ctx, x, m, n, k, b, host_max, s, kb, nslots, ncblk);
+  ex_destroy(x);
+  return st;
+}
+
 /* The GPU pipeline after the host plan: the stripe must also fit the GPU budget, and the
  * executor's pinned ring of column blocks comes out of the host budget (charged as fixed, so the
  * tile cache shrinks to match). Cholesky for certain: its own executor's stripe and pinned
@@ -128,8 +167,6 @@ static ooc_status_t too_small(ooc_ctx_t *ctx, const plan_t *p, int64_t need) {
  * the rest); --stripe caps it as on the CPU. */
 static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
   int64_t n = p->q.n, b = p->b;
-  ocu_config_t c = plan_gpu_config(p->q.o);
-  c.device = p->q.dev0;
   char have[32], nb[32];
   if (is_iter(p)) {
     int64_t s = 0, kb = 0;
@@ -144,7 +181,7 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
                       (long long)n, (long long)b);
     /* the products spread over the job's devices (issue 26): each device's pinned buffers */
     host_max /= p->q.ndev > 1 ? p->q.ndev : 1;
-    OOC_TRY(ooc_cuda()->gemm_plan(ctx, n, n, n, b, &c, host_max, &s, &kb, &nslots, &ncblk));
+    OOC_TRY(gemm_plan_on(ctx, &p->q, n, n, n, b, host_max, &s, &kb, &nslots, &ncblk));
     if (p->q.o->stripe > 0) s = ooc_min64(s, ooc_max64(b, p->q.o->stripe / b * b));
     p->gkb = kb;
     p->gncblk = ncblk;
@@ -155,8 +192,8 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
   if (p->q.chol_certain && p->q.chol_job == CHOL_SOLVE_FACTORED)
     return OOC_OK; /* two sweeps on the host */
   if (p->q.chol_certain) { /* Cholesky for certain: its executor's stripe and buffers */
-    int64_t Wd = 0, gb = 0, avail = p->budget - p->fixed;
-    OOC_TRY(ooc_cuda()->chol_plan(ctx, n, b, p->q.chol_job, 0, &c, &Wd, &gb));
+    int64_t Wd = 0, avail = p->budget - p->fixed;
+    OOC_TRY(chol_device_plan(ctx, &p->q, b, p->q.chol_job, &Wd));
     p->chol_gpu = 1;
     int64_t cap = ooc_min64(Wd, p->q.o->stripe > 0 ? p->q.o->stripe : n);
     int64_t W = widest(p, avail, ts_stripe(n, b, cap));
@@ -186,11 +223,8 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
                     "--tile", p->q.name, ooc_fmt_bytes(p->budget, have, sizeof have),
                     (long long)n, (long long)b, ooc_fmt_bytes(p->fixed + plan_ws(p, b), nb, sizeof nb));
   }
-  ex_cuda_config_t xc = plan_gj_exec_config(p->q.o);
-  xc.trace = NULL; /* a question, not the run: no trace file */
-  xc.device = p->q.dev0;
   ooc_exec_t *x = NULL;
-  OOC_TRY(ooc_cuda()->ex_create(ctx, &xc, &x));
+  OOC_TRY(question_exec(ctx, &p->q, &x));
   int64_t Wd = gj_x_device_stripe(x, n, b, W), left = x->budget;
   ex_destroy(x);
   if (Wd == 0) {
@@ -297,16 +331,14 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
     snprintf(why, cap, "chol ran on the CPU: no GPU was picked");
     return OOC_OK;
   }
-  int64_t n = p->q.n, b = p->b, m = p->q.m, Wd = 0, gbudget = 0;
-  ocu_config_t c = plan_gpu_config(p->q.o);
-  c.device = p->q.dev0;
-  OOC_TRY(ooc_cuda()->chol_plan(ctx, n, b, job, 0, &c, &Wd, &gbudget));
+  int64_t n = p->q.n, b = p->b, m = p->q.m, Wd = 0;
+  OOC_TRY(chol_device_plan(ctx, &p->q, b, job, &Wd));
   int64_t Wc = ts_stripe(n, b, ts_even_stripe(n, b, ooc_min64(p->W, Wd)));
   /* its pinned panel and ring must fit the host room planned for the method (sized for gj when
    * the method was not yet known; chol's in-device sweep needs a little more device memory than
    * gj, so a matrix that fits gj in one step can need chol's ring) */
   int64_t reserved = plan_ws(p, p->W);
-  int64_t need = ooc_cuda()->chol_host_bytes(n, b, Wc, job, &c) + chol_workspace_bytes(n, b, Wc, m) -
+  int64_t need = chol_staging_bytes(n, b, Wc, job) + chol_workspace_bytes(n, b, Wc, m) -
                  8 * n * Wc;
   if (need > reserved) {
     char nb[32], rb[32];
@@ -345,10 +377,8 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   p->gslots = 2;
   if (p->cuda) { /* block from the GPU budget; its pinned buffers replace the host workspace and
                   * get at most half of the room, as the host block does */
-    ocu_config_t c = plan_gpu_config(o);
-    c.device = q->dev0;
-    OOC_TRY(ooc_cuda()->gemm_plan(ctx, m, n, k, b, &c, ooc_max64(1, avail / 2 / nd), &p->W,
-                                  &p->gkb, &p->gslots, &p->gncblk));
+    OOC_TRY(gemm_plan_on(ctx, q, m, n, k, b, ooc_max64(1, avail / 2 / nd), &p->W, &p->gkb,
+                         &p->gslots, &p->gncblk));
   }
   if (p->W < b || plan_ws(p, p->W) > avail) {
     char have[32], need[32];

@@ -25,7 +25,6 @@
 #include "oocsolve.h"
 #include "base/base.h"
 #include "exec/cuda/exec_cuda.h"
-#include "kernels/cuda/ocu.h"
 
 typedef struct plan_req {
   const ooc_opts_t *o; /* tile, stripe, host_mem, method, device, gpu_mem, streams, trace */
@@ -152,15 +151,11 @@ ooc_status_t plan_gemm(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
  * is unchunked: p->chunk is 0. */
 ooc_status_t plan_qr(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p);
 
-/* What the options say of the GPU (budget, streams, trace): one place, so the plans and the
- * executors the job then creates agree. */
-static inline ocu_config_t plan_gpu_config(const ooc_opts_t *o) {
-  ocu_config_t c = {.gpu_mem = o->gpu_mem, .streams = o->streams, .trace = o->trace};
-  return c;
-}
-/* The CUDA executor Gauss-Jordan runs on (three queues: copies in, products, copies out; gj.h):
- * the planner asks one made with it for the device stripe, job_gj.c runs on one. */
-static inline ex_cuda_config_t plan_gj_exec_config(const ooc_opts_t *o) {
+/* The CUDA executor every GPU method but LU and least squares runs on (gj, chol, the product,
+ * newton and hyper7: three queues, copies in, compute, copies out), as the options say (the
+ * device is the caller's to set: the job's first listed one, or each of its devices): one place,
+ * so the plans ask an executor made as the run's will be. */
+static inline ex_cuda_config_t plan_exec_config(const ooc_opts_t *o) {
   ex_cuda_config_t c = {.device = 0, .gpu_mem = o->gpu_mem, .nqueues = 3, .trace = o->trace};
   return c;
 }

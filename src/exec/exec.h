@@ -68,6 +68,9 @@
  *   ex_getri_ws: as ex_getrf_ws for one ex_getri of n x n (CUDA: the triangular inverse's
  *             cuSOLVER workspace and the n x 512 sweep buffer; 0 on the host executor; -1 when
  *             the backend cannot tell)
+ *   ex_potrf_ws, ex_potri_ws: as ex_getrf_ws for one ex_potrf / ex_potri of n x n with leading
+ *             dimension lda (CUDA: cuSOLVER's workspace; 0 on the host executor; -1 when the
+ *             backend cannot tell): the Cholesky's device plan asks them (chol.h)
  *   ex_transpose: device dst (n x m, ldd) := src^T (m x n, lds)
  *   ex_mirror: columns [j0, j1) of A strictly above the diagonal (rows i < j) := the transpose
  *             of S's strict lower triangle, A[i + j lda] = S[j + i lds] (full), or 0 (full = 0).
@@ -95,6 +98,10 @@
 /* The most device workspace one ex_laswp of np pivots takes on its queue (exec_cuda.c's do_laswp:
  * source and destination rows, 2 np each, and a segment table), for planners. */
 #define EX_LASWP_WS(np) (8 * (4 * (int64_t)(np) + (int64_t)(np) / 2048 + 2) + 256)
+/* Each device buffer costs at most its bytes rounded up to EX_DEV_ALIGN (the CUDA pool's
+ * rounding, OCU_RT_ALIGN): device plans count a buffer as EX_DEV_ROUND(bytes). */
+#define EX_DEV_ALIGN 256
+#define EX_DEV_ROUND(x) (((int64_t)(x) + EX_DEV_ALIGN - 1) / EX_DEV_ALIGN * EX_DEV_ALIGN)
 #define EX_MAX_DEVICES 16 /* executors one method may spread over (issue 26, exset.h) */
 
 typedef struct ooc_exec ooc_exec_t;
@@ -154,6 +161,8 @@ typedef struct ex_ops {
                         int64_t *ipiv, int64_t *info);
   int64_t (*getrf_ws)(ooc_exec_t *e, int64_t m, int64_t n);
   int64_t (*getri_ws)(ooc_exec_t *e, int64_t n);
+  int64_t (*potrf_ws)(ooc_exec_t *e, int64_t n, int64_t lda);
+  int64_t (*potri_ws)(ooc_exec_t *e, int64_t n, int64_t lda);
   ooc_status_t (*potrf)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
   ooc_status_t (*potri)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
   ooc_status_t (*getri)(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info);
@@ -287,6 +296,12 @@ static inline int64_t ex_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
   return e->op->getrf_ws(e, m, n);
 }
 static inline int64_t ex_getri_ws(ooc_exec_t *e, int64_t n) { return e->op->getri_ws(e, n); }
+static inline int64_t ex_potrf_ws(ooc_exec_t *e, int64_t n, int64_t lda) {
+  return e->op->potrf_ws(e, n, lda);
+}
+static inline int64_t ex_potri_ws(ooc_exec_t *e, int64_t n, int64_t lda) {
+  return e->op->potri_ws(e, n, lda);
+}
 static inline ooc_status_t ex_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A,
                                     int64_t lda, int64_t *ipiv, int64_t *info) {
   return e->op->getrf(e, q, m, n, A, lda, ipiv, info);

@@ -294,13 +294,17 @@ static ooc_status_t h_laswp(ooc_exec_t *e, int q, int64_t ncols, double *A, int6
   if (st != OOC_OK) free(c);
   return st;
 }
-/* The host's getrf and getri work in A (and ipiv) alone. */
+/* The host's getrf, getri, potrf and potri work in A (and ipiv) alone. */
 static int64_t h_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
   (void)e, (void)m, (void)n;
   return 0;
 }
 static int64_t h_getri_ws(ooc_exec_t *e, int64_t n) {
   (void)e, (void)n;
+  return 0;
+}
+static int64_t h_potr_ws(ooc_exec_t *e, int64_t n, int64_t lda) {
+  (void)e, (void)n, (void)lda;
   return 0;
 }
 static ooc_status_t h_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
@@ -484,7 +488,8 @@ static void h_host_unregister(ooc_exec_t *e, void *p) {
   .wait = h_wait, .sync = h_sync, .query = h_query, .finish = h_finish, .put = h_put,              \
   .get = h_get, .copy = h_copy, .fill = h_fill, .transpose = h_transpose, .mirror = h_mirror,      \
   .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm, .laswp = h_laswp, .getrf = h_getrf,              \
-  .getrf_ws = h_getrf_ws, .getri_ws = h_getri_ws, .potrf = h_potrf, .potri = h_potri, .getri = h_getri, .trtri = h_trtri, \
+  .getrf_ws = h_getrf_ws, .getri_ws = h_getri_ws, .potrf_ws = h_potr_ws, .potri_ws = h_potr_ws,  \
+  .potrf = h_potrf, .potri = h_potri, .getri = h_getri, .trtri = h_trtri,                          \
   .geqrf = h_geqrf, .ormqr = h_ormqr, .laset = h_laset, .destroy = h_destroy
 static const ex_ops_t host_ops = {HOST_OPS};
 static const ex_ops_t strict_ops = {HOST_OPS, .host_register = h_host_register,

@@ -17,17 +17,16 @@
  *   the CUDA runtime touches: a module built from other headers is refused, never half-used) and
  *   version == OOC_VERSION_STRING. A refusal is a reason like a missing file.
  * - Imports: the module calls the core only through ooc_cuda_imports_t (OOC_CUDA_IMPORTS: the
- *   allocator, error recording, the fault seam, timers, the parallel loop and the product's
- *   model), through forwarding definitions of the same names in the module (src/plugin/
+ *   allocator, error recording, the fault seam, timers and the parallel loop), through forwarding definitions of the same names in the module (src/plugin/
  *   cuda_module.c), so the CUDA sources are unchanged and are also linked as plain objects into
  *   the tests that call CUDA internals. The module is linked with -z defs: a core function a CUDA
  *   source starts to call is a link error naming it, fixed by one line in OOC_CUDA_IMPORTS (or
  *   OOC_CUDA_IMPORTS_VOID). All state stays in the context (base.h), so the module's calls and the
  *   core's see the same counters, budgets and armed faults.
  * - The exec.h executor's factory (ex_create, from src/exec/cuda) is one slot of the table: every
- *   method runs on it, driven by the core (gj_x.c, chol.c, lu.c, oocgemm.c, qr.c). The module
- *   keeps only what needs cuSOLVER or the device to answer: Cholesky's plan and sweep block, the
- *   product's plan; Gauss-Jordan and LU ask the executor itself (ex_getrf_ws, ex_getri_ws).
+ *   method runs on it, driven by the core (gj_x.c, chol.c, lu.c, oocgemm.c, qr.c), and the
+ *   methods' device plans ask an executor what only cuSOLVER or the device can answer (ex->budget,
+ *   ex_getrf_ws, ex_getri_ws, ex_potrf_ws, ex_potri_ws): the module holds no plan.
  *
  * Loader (plugin.c)
  * - ooc_cuda_load(why, cap, found): the table, or NULL and the reason (every place tried, and why
@@ -58,43 +57,24 @@
 #include "base/base.h"
 #include "exec/cuda/exec_cuda.h"
 #include "exec/exec.h"
-#include "kernels/cuda/ocu.h"
-#include "solvers/cuda/ocu_chol.h"
-#include "solvers/cuda/ocu_gemm.h"
-#include "solvers/gemm_model.h"
 
 #define OOC_CUDA_ABI 1u
 #define OOC_CUDA_ENTRY "ooc_cuda_plugin_v1"
 #define OOC_CUDA_MODULE "liboocsolve_cuda.so"
 
 
-/* What the core calls. Field names follow the functions they stand for (ocu_chol_plan ->
- * chol_plan). */
+/* What the core calls: the probe and the executor's factory (field names follow the functions
+ * they stand for: ex_cuda_create -> ex_create). */
 typedef struct ooc_cuda_api {
   uint32_t abi;        /* OOC_CUDA_ABI */
   uint32_t size;       /* sizeof(ooc_cuda_api_t) as the module was built */
   uint64_t layout;     /* ooc_cuda_layout() in the module */
   const char *version; /* OOC_VERSION_STRING the module was built from */
   const char *toolkit; /* the CUDA toolkit it was compiled with, e.g. "13.0.88" */
-  /* device: ocu.h */
+  /* is there a usable GPU (kernels/cuda/ocu.h: ocu_probe) */
   int (*probe)(char *desc, size_t cap);
-  /* Cholesky on exec.h's CUDA executor: its plan, the sweep's block and the executor's
-   * configuration (ocu_chol.h); the method and its buffers are the core's (chol.c) */
-  ooc_status_t (*chol_plan)(ooc_ctx_t *ctx, int64_t n, int64_t b, int job, int64_t nb,
-                            const ocu_config_t *cfg, int64_t *W, int64_t *budget);
-  int64_t (*chol_host_bytes)(int64_t n, int64_t b, int64_t W, int job, const ocu_config_t *cfg);
-  int64_t (*chol_nb)(int64_t n, int64_t b, int64_t W, int job, const ocu_config_t *cfg);
-  ex_cuda_config_t (*chol_exec_config)(const ocu_config_t *cfg);
-  /* the product on exec.h's CUDA executor: its plan and the executor's configuration
-   * (ocu_gemm.h); the schedule and its buffers are the core's (oocgemm.c) */
-  int64_t (*gemm_bytes)(int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk);
-  ooc_status_t (*gemm_plan)(ooc_ctx_t *ctx, int64_t m, int64_t n, int64_t k, int64_t b,
-                            const ocu_config_t *cfg, int64_t host_max, int64_t *s, int64_t *kb,
-                            int *nslots, int *ncblk);
-  ex_cuda_config_t (*gemm_exec_config)(const ocu_config_t *cfg);
   /* exec.h's CUDA executor (src/exec/cuda/exec_cuda.h) */
   ooc_status_t (*ex_create)(ooc_ctx_t *ctx, const ex_cuda_config_t *cfg, ooc_exec_t **out);
-  int64_t (*ex_overhead)(const ex_cuda_config_t *cfg);
   /* CUDA devices visible to the process (cudaGetDeviceCount; 0 on failure): --devices' default
    * is all of them (issue 26, exset.h). NULL in a module that predates it: one. */
   int (*device_count)(void);
@@ -109,14 +89,7 @@ typedef struct ooc_cuda_api {
   X(const char *, ooc_fmt_bytes, (int64_t bytes, char *buf, size_t cap), (bytes, buf, cap))       \
   X(double, ooc_now, (void), ())                                                                   \
   X(const char *, ooc_ctx_error, (const ooc_ctx_t *ctx), (ctx))                                    \
-  X(int, ooc_par_cpus, (int cap), (cap))                                                           \
-  X(int64_t, gemm_exec_bytes, (int64_t MB, int64_t NB, int64_t KB, int nslots, int ncblk),         \
-    (MB, NB, KB, nslots, ncblk))                                                                   \
-  X(int, gemm_model_plan,                                                                          \
-    (int64_t m, int64_t n, int64_t k, int64_t b, int64_t budget, int ends, int load,               \
-     const gemm_rates_t *r, gemm_shape_t *best, gemm_pred_t *pred),                                \
-    (m, n, k, b, budget, ends, load, r, best, pred))                                               \
-  X(gemm_rates_t, gemm_rates_gpu, (void), ())
+  X(int, ooc_par_cpus, (int cap), (cap))
 #define OOC_CUDA_IMPORTS_VOID(X)                                                                   \
   X(ooc_free, (ooc_ctx_t * ctx, void *p), (ctx, p))                                                \
   X(ooc_parallel, (int threads, int64_t n, ooc_par_fn fn, void *arg), (threads, n, fn, arg))
@@ -145,10 +118,8 @@ typedef const ooc_cuda_api_t *(*ooc_cuda_entry_fn)(const ooc_cuda_imports_t *imp
 #define OOC_CUDA_LAYOUT_ITEMS(X)                                                                   \
   X(sizeof(ooc_ctx_t)) X(offsetof(ooc_ctx_t, host_bytes)) X(offsetof(ooc_ctx_t, host_peak))        \
   X(offsetof(ooc_ctx_t, streams)) X(offsetof(ooc_ctx_t, fault)) X(offsetof(ooc_ctx_t, err))        \
-  X(sizeof(ocu_config_t))                                                                          \
-  X(sizeof(ex_cuda_config_t)) X(sizeof(gemm_stats_t)) X(sizeof(ooc_exec_t)) \
-  X(sizeof(ex_ops_t)) X(sizeof(ooc_cuda_api_t)) X(sizeof(ooc_cuda_imports_t))                      \
-  X(sizeof(gemm_rates_t)) X(sizeof(gemm_shape_t)) X(sizeof(gemm_pred_t))
+  X(sizeof(ex_cuda_config_t)) X(sizeof(ooc_exec_t)) X(sizeof(ex_stats_t)) X(sizeof(ex_ops_t))     \
+  X(sizeof(ooc_cuda_api_t)) X(sizeof(ooc_cuda_imports_t))
 static inline uint64_t ooc_cuda_layout(void) {
   uint64_t h = 1469598103934665603ull;
 #define OOC_LAYOUT_MIX(v) h = (h ^ (uint64_t)(v)) * 1099511628211ull;

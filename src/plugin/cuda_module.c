@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "exec/plugin.h"
+#include "kernels/cuda/ocu.h"
 
 #include <cuda_runtime_api.h>
 
@@ -63,15 +64,7 @@ static const ooc_cuda_api_t table = {
     .version = OOC_VERSION_STRING,
     .toolkit = OOC_CUDA_VERSION,
     .probe = ocu_probe,
-    .chol_plan = ocu_chol_plan,
-    .chol_host_bytes = ocu_chol_host_bytes,
-    .chol_nb = ocu_chol_nb,
-    .chol_exec_config = ocu_chol_exec_config,
-    .gemm_bytes = ocu_gemm_bytes,
-    .gemm_plan = ocu_gemm_plan,
-    .gemm_exec_config = ocu_gemm_exec_config,
     .ex_create = ex_cuda_create,
-    .ex_overhead = ex_cuda_overhead,
     .device_count = device_count,
 };
 

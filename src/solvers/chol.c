@@ -20,6 +20,78 @@ int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   return 8 * (n * W + b * b + W) + col + ex_host_bytes(1) + 2048;
 }
 
+/* ---- the device plan (chol.h) --------------------------------------------------------------- */
+
+static int64_t eff_nb(int64_t nb, int64_t W) {
+  return ooc_max64(1, ooc_min64(nb > 0 ? nb : CHOL_NB, W));
+}
+/* an executor's workspace answer, or a margin when it cannot tell (-1) */
+static int64_t ws_or(int64_t ws, int64_t margin) { return ws < 0 ? margin : ws; }
+
+int64_t chol_device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int64_t nb) {
+  if (n <= 0) return 0;
+  b = ooc_min64(b, n);
+  W = ooc_min64(W, n);
+  nb = eff_nb(nb, W);
+  int sweep = job == CHOL_INVERT, sweeps = W < n;
+  /* the factoring queue's workspace: potrf of the W x W diagonal block (ld n); the sweep's potrf
+   * and potri of nb x nb blocks (ld W) one after the other on the same queue: the largest */
+  int64_t ws = ws_or(ex_potrf_ws(ex, W, n), 8 * W * 256);
+  if (sweep) {
+    ws = ooc_max64(ws, ws_or(ex_potrf_ws(ex, nb, W), 8 * nb * 256));
+    ws = ooc_max64(ws, ws_or(ex_potri_ws(ex, nb, W), 8 * nb * 256));
+  }
+  int64_t t = EX_DEV_ROUND(8 * n * W) + EX_DEV_ROUND(8 * W) + EX_DEV_ROUND(ws);
+  if (sweep) {
+    if (nb < W) t += EX_DEV_ROUND(8 * W * nb);
+    if (sweeps) t += EX_DEV_ROUND(8 * W * W);
+  }
+  if (sweeps || job == CHOL_SOLVE) t += CHOL_SLOTS * EX_DEV_ROUND(8 * n * b);
+  return t;
+}
+
+/* The block for stripe W and its bytes: CHOL_NB (or nb_req); in core (CHOL_INVERT, W = n)
+ * halved down to 512 while that is what keeps the stripe within the budget. */
+static int64_t pick_nb(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int64_t nb_req,
+                       int64_t *bytes) {
+  int64_t nb = eff_nb(nb_req, W);
+  for (;;) {
+    *bytes = chol_device_bytes(ex, n, b, W, job, nb);
+    if (*bytes <= ex->budget || W < n || job != CHOL_INVERT || nb <= 512 || nb_req > 0) return nb;
+    nb /= 2;
+  }
+}
+
+int64_t chol_device_nb(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job) {
+  int64_t bytes = 0;
+  return pick_nb(ex, n, b, ooc_min64(W, n), job, 0, &bytes);
+}
+
+int64_t chol_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int job) {
+  if (n <= 0) return 0;
+  b = ooc_min64(b, n);
+  int64_t bytes = 0;
+  pick_nb(ex, n, b, n, job, 0, &bytes);
+  if (bytes <= ex->budget) return n;
+  int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1; /* the most tile columns that fit, < cdiv(n, b) */
+  while (lo < hi) { /* the bytes grow with W */
+    int64_t mid = (lo + hi + 1) / 2;
+    pick_nb(ex, n, b, mid * b, job, 0, &bytes);
+    if (bytes <= ex->budget) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo * b;
+}
+
+int64_t chol_staging_bytes(int64_t n, int64_t b, int64_t W, int job) {
+  W = ooc_min64(W, n);
+  /* the slots when sweeping or solving; the panel, except for the sweep out of core, whose V
+   * moves through the slots */
+  int64_t slots = W < n || job == CHOL_SOLVE ? CHOL_SLOTS * 8 * n * ooc_min64(b, n) : 0;
+  int panel = W >= n || job != CHOL_INVERT;
+  return (panel ? 8 * n * W : 0) + slots + 8 * W + 8 * (2 * W + 8) + 4096;
+}
+
 /* What every phase needs, set up once by chol_run. Buffers named d* are the executor's device
  * memory, h* its staging memory; on a unified executor each h* is its d*. */
 typedef struct chol {

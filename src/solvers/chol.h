@@ -130,7 +130,7 @@ typedef struct chol_args {
   void *step_user;
   ooc_exec_t *exec;       /* NULL: a host executor over ops for the call (unified, 1 queue); else
                              e.g. the CUDA executor, whose budget must hold the stripe's buffers
-                             (ocu_chol_plan) */
+                             (chol_device_stripe) */
   int nslots;             /* ring slots (0: 1 on a unified executor, CHOL_SLOTS otherwise) */
   int64_t nb;             /* the in-device sweep's block (0: the whole stripe on a unified
                              executor, CHOL_NB otherwise) */
@@ -150,10 +150,28 @@ typedef struct chol_stats {
 
 /* Host bytes chol_run allocates outside the tile cache for n, tile b, stripe W and m right-hand
  * sides (m > 0 means CHOL_SOLVE) on its own host executor. On another executor the staging
- * buffers are that executor's (ocu_chol_host_bytes for CUDA) and chol_run's own host bytes are
+ * buffers are that executor's (chol_staging_bytes) and chol_run's own host bytes are
  * the transpose buffer and, for CHOL_INVERT with W < n, a b x n tile-row buffer. */
 int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
 
+
+/* The device plan, on an executor that is not unified (CUDA), asked of the one the run will use
+ * (or one made as it will be): the device bytes chol_run takes for stripe W and job (CHOL_FACTOR,
+ * CHOL_INVERT, CHOL_SOLVE) with sweep block nb (0: CHOL_NB): the panel n W, the diagonal W, the
+ * sweep's panel W nb (invert, nb < W) and, out of core, the W x W copy of D (invert), CHOL_SLOTS
+ * column blocks of n x b (out of core, or solving), and the factoring queue's workspace, the
+ * largest of the executor's answers for potrf of W (ld n) and the sweep's potrf and potri of nb
+ * (ld W); each buffer rounded as EX_DEV_ROUND. chol_device_stripe: the widest stripe, n or whole
+ * tile columns, whose bytes (with chol_device_nb's block) fit ex->budget; 0 when not even one
+ * tile column does. chol_device_nb: the sweep's block for stripe W (chol_args_t.nb): CHOL_NB, in
+ * core halved down to 512 while that is what keeps W = n within the budget.
+ * chol_staging_bytes: the staging (pinned) host bytes chol_run allocates on such an executor for
+ * stripe W and job: the ring's slots and the staging panel n W, except for the sweep out of core,
+ * whose V moves through the slots. */
+int64_t chol_device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int64_t nb);
+int64_t chol_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int job);
+int64_t chol_device_nb(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job);
+int64_t chol_staging_bytes(int64_t n, int64_t b, int64_t W, int job);
 
 /* The in-core inverse on an executor, as chol_run's in-core step runs it: F (n x n, ld n, device
  * memory of e) holds A's lower triangle (its upper is never read); F := A^-1's lower triangle by

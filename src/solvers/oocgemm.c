@@ -1,5 +1,6 @@
 /* oocgemm.c: the blocked out-of-core product. See oocgemm.h for the schedule and its I/O. */
 #include "solvers/oocgemm.h"
+#include "solvers/gemm_model.h"
 
 #include "base/parloop.h"
 
@@ -28,6 +29,37 @@ int64_t gemm_block_for(int64_t m, int64_t n, int64_t k, int64_t b, int64_t mem) 
     else hi = mid - 1;
   }
   return lo * b;
+}
+
+ooc_status_t gemm_device_plan(ooc_ctx_t *ctx, ooc_exec_t *ex, int64_t m, int64_t n, int64_t k,
+                              int64_t b, int64_t host_max, int64_t *s, int64_t *kb, int *nslots,
+                              int *ncblk) {
+  /* each buffer may round up by EX_DEV_ALIGN: keep room for that */
+  int64_t budget = ex->budget - EX_DEV_ALIGN * (GEMM_MAX_CBLK + 2 * GEMM_MAX_SLOTS);
+  int64_t room = host_max > 0 ? ooc_min64(budget, host_max) : budget;
+  gemm_rates_t r = gemm_rates_gpu();
+  gemm_shape_t best;
+  /* the ends a device executor has (all of them: upload, part, end_cols); beta is not known
+   * here and moves every plan alike */
+  int found = gemm_model_plan(m, n, k, b, room, GEMM_END_FIRST | GEMM_END_LAST, 0, &r, &best,
+                              NULL);
+  *s = best.s;
+  *kb = best.kb;
+  *nslots = found ? best.nslots : 2;
+  *ncblk = found ? best.ncblk : 1;
+  if (found) return OOC_OK;
+  char have[32], hb[32];
+  int64_t kb1 = ooc_min64(b, ooc_cdiv64(ooc_max64(k, 1), b) * b);
+  if (host_max > 0 &&
+      gemm_exec_bytes(ooc_min64(b, m), ooc_min64(b, n), ooc_min64(kb1, k), 2, 1) > host_max)
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--host-mem leaves %s for the GPU product's pinned "
+                    "buffers: too small for a block of one tile (%lld) with two panel buffers; "
+                    "raise --host-mem or lower --tile", ooc_fmt_bytes(host_max, hb, sizeof hb),
+                    (long long)b);
+  return OOC_FAIL(ctx, OOC_ERR_BUDGET, "--gpu-mem leaves %s for the product's buffers on %s: too "
+                  "small for a block of one tile (%lld) with two panel buffers; raise --gpu-mem or "
+                  "lower --tile", ooc_fmt_bytes(ex->budget, have, sizeof have), ex->name,
+                  (long long)b);
 }
 
 /* ---- the device side: buffers, copies and products on the executor ------------------------

@@ -180,6 +180,17 @@ int64_t gemm_workspace_bytes(int64_t m, int64_t n, int64_t k, int64_t b, int64_t
  * mem bytes; 0 if not even s = b fits. */
 int64_t gemm_block_for(int64_t m, int64_t n, int64_t k, int64_t b, int64_t mem);
 
+/* The buffers of an m x n x k product with tile b on an executor that is not unified (CUDA),
+ * asked of the one the run will use (or one made as it will be): gemm_model_plan (gemm_model.h)
+ * with the GPU hosts' rates over ex->budget (less room for the buffers' rounding) and, if
+ * host_max > 0, host_max staging bytes: panels of one tile (kb = b); one or two C buffers, two or
+ * three slots, and a square block s (multiple of b): the largest that fits or an even split of the
+ * shape into as many or a few more blocks, whichever the model says is fastest. OOC_ERR_BUDGET
+ * (naming --gpu-mem or --host-mem) if not even s = b fits. */
+ooc_status_t gemm_device_plan(ooc_ctx_t *ctx, ooc_exec_t *ex, int64_t m, int64_t n, int64_t k,
+                              int64_t b, int64_t host_max, int64_t *s, int64_t *kb, int *nslots,
+                              int *ncblk);
+
 /* C = alpha A B + beta C. stats may be NULL (else accumulated into). */
 ooc_status_t gemm_run(ooc_ctx_t *ctx, const gemm_args_t *a, gemm_stats_t *stats);
 

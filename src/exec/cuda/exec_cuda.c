@@ -737,6 +737,28 @@ static ooc_status_t do_potrf(cx_t *x, int q, int64_t n, double *A, int64_t lda, 
   }
   return rec_close(x, Q, r, info);
 }
+/* do_potrf's and do_potri's workspaces (exec.h): queries, no context error on failure */
+static int64_t c_potrf_ws(ooc_exec_t *e, int64_t n, int64_t lda) {
+  cx_t *x = X(e);
+  size_t d = 0, h = 0;
+  if (n <= 0) return 0;
+  if (x->broken || cudaSetDevice(x->rt.dev) != cudaSuccess) return -1;
+  if (cusolverDnXpotrf_bufferSize(x->rt.sol, x->rt.par, CUBLAS_FILL_MODE_LOWER, n, CUDA_R_64F,
+                                  NULL, lda, CUDA_R_64F, &d, &h) != CUSOLVER_STATUS_SUCCESS)
+    return -1;
+  return OCU_RT_ROUND((int64_t)d);
+}
+static int64_t c_potri_ws(ooc_exec_t *e, int64_t n, int64_t lda) {
+  cx_t *x = X(e);
+  int lw = 0;
+  if (n <= 0) return 0;
+  if (n > INT_MAX || lda > INT_MAX) return -1;
+  if (x->broken || cudaSetDevice(x->rt.dev) != cudaSuccess) return -1;
+  if (cusolverDnDpotri_bufferSize(x->rt.sol, CUBLAS_FILL_MODE_LOWER, (int)n, NULL, (int)lda, &lw) !=
+      CUSOLVER_STATUS_SUCCESS)
+    return -1;
+  return OCU_RT_ROUND(8 * (int64_t)lw);
+}
 static ooc_status_t c_potrf(ooc_exec_t *e, int q, int64_t n, double *A, int64_t lda, int64_t *info) {
   OOC_TRY(begin(e, q, "potrf", n * (double)n * n / 3.0));
   return leave(X(e), do_potrf(X(e), q, n, A, lda, info));
@@ -979,7 +1001,8 @@ static const ex_ops_t cuda_ops = {
     .event_create = c_event_create, .event_destroy = c_event_destroy, .record = c_record,
     .wait = c_wait, .sync = c_sync, .query = c_query, .finish = c_finish, .put = c_put, .get = c_get, .copy = c_copy,
     .fill = c_fill, .transpose = c_transpose, .mirror = c_mirror, .gemm = c_gemm, .syrk = c_syrk, .trsm = c_trsm,
-    .laswp = c_laswp, .getrf = c_getrf, .getrf_ws = c_getrf_ws, .getri_ws = c_getri_ws, .potrf = c_potrf,
+    .laswp = c_laswp, .getrf = c_getrf, .getrf_ws = c_getrf_ws, .getri_ws = c_getri_ws,
+    .potrf_ws = c_potrf_ws, .potri_ws = c_potri_ws, .potrf = c_potrf,
     .potri = c_potri, .getri = c_getri,
     .trtri = c_trtri, .geqrf = c_geqrf, .ormqr = c_ormqr, .laset = c_laset,
     .host_register = c_host_register, .host_unregister = c_host_unregister, .destroy = c_destroy,

@@ -40,50 +40,6 @@ const char *ocu_cusolver_string(cusolverStatus_t s) {
   }
 }
 
-ooc_status_t ocu_rt_widest_with(ooc_ctx_t *ctx, ocu_rt_shape_t *a, ocu_rt_bytes_fn bytes,
-                                cusolverDnHandle_t h, cusolverDnParams_t par, const char *what,
-                                int nslots, int64_t *W) {
-  int64_t n = a->n, b = a->b = ooc_min64(a->b, a->n);
-  if (bytes(a, n, h, par) <= a->budget) {
-    *W = n;
-    return OOC_OK;
-  }
-  int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1; /* the most tile columns that fit, < cdiv(n, b) */
-  while (lo < hi) {
-    int64_t mid = (lo + hi + 1) / 2;
-    if (bytes(a, mid * b, h, par) <= a->budget) lo = mid;
-    else hi = mid - 1;
-  }
-  *W = lo * b;
-  if (*W >= b) return OOC_OK;
-  char have[32], need[32];
-  *W = 0;
-  return OOC_FAIL(ctx, OOC_ERR_BUDGET,
-                  "--gpu-mem %s is too small for %sn = %lld with tile %lld: at least %s of device "
-                  "memory is needed (a stripe of one tile column plus %d column blocks); raise "
-                  "--gpu-mem or lower --tile",
-                  ooc_fmt_bytes(a->budget, have, sizeof have), what, (long long)n, (long long)b,
-                  ooc_fmt_bytes(bytes(a, b, h, par), need, sizeof need), nslots);
-}
-
-ooc_status_t ocu_rt_widest(ooc_ctx_t *ctx, int dev, int64_t gpu_mem, ocu_rt_shape_t *a,
-                           ocu_rt_bytes_fn bytes, const char *what, int nslots, int64_t *W,
-                           int64_t *budget) {
-  *W = 0;
-  *budget = a->budget = ocu_rt_budget(dev, gpu_mem);
-  cusolverDnHandle_t h = NULL;
-  cusolverDnParams_t par = NULL;
-  if (cusolverDnCreate(&h) != CUSOLVER_STATUS_SUCCESS ||
-      cusolverDnCreateParams(&par) != CUSOLVER_STATUS_SUCCESS) {
-    if (h) cusolverDnDestroy(h);
-    return OOC_FAIL(ctx, OOC_ERR_DEVICE, "cuSOLVER could not be initialised");
-  }
-  ooc_status_t st = ocu_rt_widest_with(ctx, a, bytes, h, par, what, nslots, W);
-  cusolverDnDestroyParams(par);
-  cusolverDnDestroy(h);
-  return st;
-}
-
 ooc_status_t ocu_rt_init(ocu_rt_t *rt, ooc_ctx_t *ctx, int dev, int64_t gpu_mem, const char *trace,
                          int timing, const char *title) {
   memset(rt, 0, sizeof *rt);

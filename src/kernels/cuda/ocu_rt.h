@@ -120,26 +120,6 @@ typedef struct ocu_rt_times {
 int64_t ocu_rt_budget(int dev, int64_t gpu_mem);
 /* A cuBLAS handle's workspace for a budget: 32 MiB (what Hopper wants) unless the budget is tiny. */
 int64_t ocu_rt_cublas_ws(int64_t budget);
-/* What an executor's plan depends on (each uses the fields it needs); budget is filled in. */
-typedef struct ocu_rt_shape {
-  int64_t n, b, m, nb, budget;
-  int job, streams;
-} ocu_rt_shape_t;
-/* An executor's device bytes for a stripe of W columns (cuSOLVER handles for its workspace
- * queries). */
-typedef int64_t (*ocu_rt_bytes_fn)(const ocu_rt_shape_t *a, int64_t W, cusolverDnHandle_t h,
-                                   cusolverDnParams_t par);
-/* The widest stripe W (n, else a multiple of b) whose bytes(a, W) fit the budget of device dev
- * for gpu_mem (ocu_rt_budget, also to *budget and a->budget); none: *W = 0 and OOC_ERR_BUDGET
- * "--gpu-mem X is too small for <what>n = .. with tile ..: at least Y ... (a stripe of one tile
- * column plus <nslots> column blocks) ...". */
-ooc_status_t ocu_rt_widest(ooc_ctx_t *ctx, int dev, int64_t gpu_mem, ocu_rt_shape_t *a,
-                           ocu_rt_bytes_fn bytes, const char *what, int nslots, int64_t *W,
-                           int64_t *budget);
-/* The same search with a->budget set and the caller's handles (NULL ones are passed on). */
-ooc_status_t ocu_rt_widest_with(ooc_ctx_t *ctx, ocu_rt_shape_t *a, ocu_rt_bytes_fn bytes,
-                                cusolverDnHandle_t h, cusolverDnParams_t par, const char *what,
-                                int nslots, int64_t *W);
 /* "CUSOLVER_STATUS_..." for a cuSOLVER status. */
 const char *ocu_cusolver_string(cusolverStatus_t s);
 

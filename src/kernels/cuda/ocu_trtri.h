@@ -32,7 +32,7 @@
 enum { OCU_TRTRI_REC, OCU_TRTRI_WS, OCU_TRTRI_GEMM, OCU_TRTRI_TRMM2, OCU_TRTRI_CUSOLVER,
        OCU_TRTRI_NVARIANTS };
 
-/* The executor's choice when ocu_config_t.trtri is NULL; `bench_cuda trtri` and `bench_cuda gj
+/* The executor's choice when ex_cuda_config_t.trtri is NULL; `bench_cuda trtri` and `bench_cuda gj
  * ... trtri=` A/B it. One H200, ld 49152, best of 3 (TFLOP/s at w^3/3), w = 22528 / 26624 /
  * 32768: trmm2 leaf 256 39.8 / 41.8 / 43.5; trmm2 (512) 39.7 / 41.1 / 42.3; ws 35.1 / 37.5 /
  * 41.6; gemm 34.5 / 37.3 / 40.5; rec 30.6 / 33.7 / 38.4; cuSOLVER 10.6 / 12.1 / 14.3. */
