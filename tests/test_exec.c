@@ -367,8 +367,8 @@ static void lapack_on(const factory_t *f) {
 /* getrf without pivoting (ipiv NULL): the same factors as ooc_getrf_nopiv over the oracle table,
  * and those factors against the definition (L U = A, diagonally dominant so no pivoting is
  * stable); a tall block as LU's panel is, and an exact zero leading pivot reported as info 1. */
-/* ex_getrf_ws and ex_getri_ws: with exactly that much of a 64 MiB budget left free of ex_alloc,
- * a getrf of the block or a getri runs (the CUDA executor's workspaces come from the same device
+/* ex_getrf_ws, ex_getri_ws, ex_potrf_ws and ex_potri_ws: with exactly that much of a 64 MiB
+ * budget left free of ex_alloc, a getrf of the block, a getri, a potrf or a potri runs (the CUDA executor's workspaces come from the same device
  * memory); the host's are 0. */
 static void getrf_ws_on(const factory_t *f) {
   ooc_ctx_t *ctx = tu_ctx();
@@ -407,6 +407,37 @@ static void getrf_ws_on(const factory_t *f) {
     if (fill) ex_free(e, fill);
     ex_free(e, dA);
     free(A);
+  }
+  /* ex_potrf_ws and ex_potri_ws the same way, with a leading dimension wider than n as the
+   * Cholesky's panel has */
+  static const int64_t P[][2] = {{1, 1}, {300, 300}, {700, 1100}};
+  for (size_t c = 0; c < sizeof P / sizeof P[0]; c++) {
+    int64_t n = P[c][0], ld = P[c][1];
+    for (int inv = 0; inv < 2; inv++) {
+      int64_t ws = inv ? ex_potri_ws(e, n, ld) : ex_potrf_ws(e, n, ld);
+      CU_ASSERT(ws >= 0);
+      if (e->kind == EX_HOST) CU_ASSERT_EQUAL(ws, 0);
+      double *A = rmat(ld, n, ld), *dA = NULL, *fill = NULL;
+      for (int64_t j = 0; j < n; j++) AT(A, ld, j, j) += (double)(2 * n); /* SPD in its lower part */
+      for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < j; i++) AT(A, ld, i, j) = AT(A, ld, j, i);
+      dA = up(e, 0, ld, n, A, ld);
+      int64_t info = -1;
+      if (inv) { /* potri takes a factor: potrf first, then leave only potri's workspace free */
+        CU_ASSERT(ex_potrf(e, 0, n, dA, ld, &info) == OOC_OK);
+        CU_ASSERT(ex_finish(e) == OOC_OK && info == 0);
+      }
+      int64_t rest = (e->budget - e->dev_bytes - ws) / 4096 * 4096;
+      if (rest > 0) CU_ASSERT_FATAL(ex_alloc(e, (size_t)rest, &fill) == OOC_OK);
+      info = -1;
+      CU_ASSERT((inv ? ex_potri(e, 0, n, dA, ld, &info) : ex_potrf(e, 0, n, dA, ld, &info)) ==
+                OOC_OK);
+      CU_ASSERT(ex_finish(e) == OOC_OK);
+      CU_ASSERT(info == 0);
+      if (fill) ex_free(e, fill);
+      ex_free(e, dA);
+      free(A);
+    }
   }
   ex_destroy(e);
   tu_ctx_done(ctx);
@@ -1029,7 +1060,7 @@ static const tu_test_t tests[] = {
     {"BLAS 3, copies, transpose, fill (vs the ops table)", t_blas},
     {"getrf pivots, laswp, trtri, potrf/potri, getri, info", t_lapack},
     {"getrf without pivoting (ipiv NULL): factors, L U = A, a zero leading pivot", t_nopiv},
-    {"getrf_ws, getri_ws: each runs with that much of the budget left free", t_getrf_ws},
+    {"getrf_ws, getri_ws, potrf_ws, potri_ws: each runs with that much of the budget left free", t_getrf_ws},
     {"geqrf, ormqr (Q^T and Q), laset (vs the ops table and the definitions)", t_qr},
     {"mirror: a lower triangle's transpose (another's or its own) or zeros above", t_mirror},
     {"queues and events: a chain across three queues", t_events},
