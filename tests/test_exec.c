@@ -364,12 +364,25 @@ static void lapack_on(const factory_t *f) {
   tu_ctx_done(ctx);
 }
 
-/* getrf without pivoting (ipiv NULL): the same factors as ooc_getrf_nopiv over the oracle table,
- * and those factors against the definition (L U = A, diagonally dominant so no pivoting is
- * stable); a tall block as LU's panel is, and an exact zero leading pivot reported as info 1. */
+/* Leave exactly ws bytes of e's budget free of ex_alloc (in whole 4 KiB pages, what ex_alloc
+ * rounds to); the filler, or NULL when nothing was left to fill. */
+static double *leave_free(ooc_exec_t *e, int64_t ws) {
+  double *fill = NULL;
+  int64_t rest = (e->budget - e->dev_bytes - ws) / 4096 * 4096;
+  if (rest > 0) CU_ASSERT_FATAL(ex_alloc(e, (size_t)rest, &fill) == OOC_OK);
+  return fill;
+}
+/* The operation that ran in what leave_free left: it succeeded with info 0; the filler freed. */
+static void ran_within(ooc_exec_t *e, ooc_status_t st, const int64_t *info, double *fill) {
+  CU_ASSERT(st == OOC_OK);
+  CU_ASSERT(ex_finish(e) == OOC_OK);
+  CU_ASSERT(*info == 0);
+  if (fill) ex_free(e, fill);
+}
+
 /* ex_getrf_ws, ex_getri_ws, ex_potrf_ws and ex_potri_ws: with exactly that much of a 64 MiB
- * budget left free of ex_alloc, a getrf of the block, a getri, a potrf or a potri runs (the CUDA executor's workspaces come from the same device
- * memory); the host's are 0. */
+ * budget left free of ex_alloc, a getrf of the block, a getri, a potrf or a potri runs (the CUDA
+ * executor's workspaces come from the same device memory); the host's are 0. */
 static void getrf_ws_on(const factory_t *f) {
   ooc_ctx_t *ctx = tu_ctx();
   ooc_exec_t *e;
@@ -379,15 +392,9 @@ static void getrf_ws_on(const factory_t *f) {
     int64_t m = S[c][0], n = S[c][1], ws = ex_getrf_ws(e, m, n);
     CU_ASSERT(ws >= 0);
     if (e->kind == EX_HOST) CU_ASSERT_EQUAL(ws, 0);
-    double *A = rmat(m, n, m), *dA = up(e, 0, m, n, A, m), *fill = NULL;
-    int64_t rest = e->budget - e->dev_bytes - ws;
-    rest = rest / 4096 * 4096; /* what ex_alloc rounds to stays within the rest */
-    if (rest > 0) CU_ASSERT_FATAL(ex_alloc(e, (size_t)rest, &fill) == OOC_OK);
+    double *A = rmat(m, n, m), *dA = up(e, 0, m, n, A, m), *fill = leave_free(e, ws);
     int64_t *ipiv = malloc((size_t)n * sizeof *ipiv), info = -1;
-    CU_ASSERT(ex_getrf(e, 0, m, n, dA, m, ipiv, &info) == OOC_OK);
-    CU_ASSERT(ex_finish(e) == OOC_OK);
-    CU_ASSERT(info == 0);
-    if (fill) ex_free(e, fill);
+    ran_within(e, ex_getrf(e, 0, m, n, dA, m, ipiv, &info), &info, fill);
     ex_free(e, dA);
     free(A), free(ipiv);
   }
@@ -396,15 +403,11 @@ static void getrf_ws_on(const factory_t *f) {
     int64_t n = N[c], ws = ex_getri_ws(e, n);
     CU_ASSERT(ws >= 0);
     if (e->kind == EX_HOST) CU_ASSERT_EQUAL(ws, 0);
-    double *A = rmat(n, n, n), *dA = NULL, *fill = NULL;
+    double *A = rmat(n, n, n);
     for (int64_t j = 0; j < n; j++) AT(A, n, j, j) += (double)n; /* a regular L\U */
-    dA = up(e, 0, n, n, A, n);
-    int64_t rest = (e->budget - e->dev_bytes - ws) / 4096 * 4096, info = -1;
-    if (rest > 0) CU_ASSERT_FATAL(ex_alloc(e, (size_t)rest, &fill) == OOC_OK);
-    CU_ASSERT(ex_getri(e, 0, n, dA, n, &info) == OOC_OK);
-    CU_ASSERT(ex_finish(e) == OOC_OK);
-    CU_ASSERT(info == 0);
-    if (fill) ex_free(e, fill);
+    double *dA = up(e, 0, n, n, A, n), *fill = leave_free(e, ws);
+    int64_t info = -1;
+    ran_within(e, ex_getri(e, 0, n, dA, n, &info), &info, fill);
     ex_free(e, dA);
     free(A);
   }
@@ -421,24 +424,20 @@ static void getrf_ws_on(const factory_t *f) {
       int64_t wf = ex_potrf_ws(e, n, ld), ws = inv ? ooc_max64(wf, ex_potri_ws(e, n, ld)) : wf;
       CU_ASSERT(wf >= 0 && ws >= 0);
       if (e->kind == EX_HOST) CU_ASSERT_EQUAL(ws, 0);
-      double *A = rmat(ld, n, ld), *dA = NULL, *fill = NULL;
+      double *A = rmat(ld, n, ld);
       for (int64_t j = 0; j < n; j++) AT(A, ld, j, j) += (double)(2 * n); /* SPD in its lower part */
       for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < j; i++) AT(A, ld, i, j) = AT(A, ld, j, i);
-      dA = up(e, 0, ld, n, A, ld);
+      double *dA = up(e, 0, ld, n, A, ld);
       int64_t info = -1;
-      if (inv) { /* potri takes a factor: potrf first, then leave only potri's workspace free */
+      if (inv) { /* potri takes a factor: potrf first */
         CU_ASSERT(ex_potrf(e, 0, n, dA, ld, &info) == OOC_OK);
         CU_ASSERT(ex_finish(e) == OOC_OK && info == 0);
       }
-      int64_t rest = (e->budget - e->dev_bytes - ws) / 4096 * 4096;
-      if (rest > 0) CU_ASSERT_FATAL(ex_alloc(e, (size_t)rest, &fill) == OOC_OK);
+      double *fill = leave_free(e, ws);
       info = -1;
-      CU_ASSERT((inv ? ex_potri(e, 0, n, dA, ld, &info) : ex_potrf(e, 0, n, dA, ld, &info)) ==
-                OOC_OK);
-      CU_ASSERT(ex_finish(e) == OOC_OK);
-      CU_ASSERT(info == 0);
-      if (fill) ex_free(e, fill);
+      ran_within(e, inv ? ex_potri(e, 0, n, dA, ld, &info) : ex_potrf(e, 0, n, dA, ld, &info),
+                 &info, fill);
       ex_free(e, dA);
       free(A);
       ex_destroy(e);
@@ -447,6 +446,9 @@ static void getrf_ws_on(const factory_t *f) {
   tu_ctx_done(ctx);
 }
 
+/* getrf without pivoting (ipiv NULL): the same factors as ooc_getrf_nopiv over the oracle table,
+ * and those factors against the definition (L U = A, diagonally dominant so no pivoting is
+ * stable); a tall block as LU's panel is, and an exact zero leading pivot reported as info 1. */
 static void nopiv_on(const factory_t *f) {
   ooc_ctx_t *ctx = tu_ctx();
   ooc_exec_t *e;
