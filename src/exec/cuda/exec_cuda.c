@@ -470,20 +470,24 @@ static ooc_status_t c_copy(ooc_exec_t *e, int q, int64_t m, int64_t n, const dou
   return xfer(e, q, "copy", m, n, s, lds, d, ldd, cudaMemcpyDeviceToDevice, NULL);
 }
 
+/* After one of our kernels was launched on queue q (span sp): a launch failure is the
+ * operation's error ("executor X: <what> on queue q: launch failed: ..."), and leaves the op. */
+static ooc_status_t launched(cx_t *x, int q, int64_t sp, cudaError_t c, const char *what) {
+  ocu_rt_span_end(&x->rt, sp, q);
+  if (c == cudaSuccess) return OOC_OK;
+  cudaGetLastError();
+  return leave(x, OOC_FAIL(x->e.ctx, OOC_ERR_DEVICE, "executor %s: %s on queue %d: launch "
+                           "failed: %s", x->name, what, q, cudaGetErrorString(c)));
+}
+
 static ooc_status_t c_fill(ooc_exec_t *e, int q, int64_t m, int64_t n, double v, double *d,
                            int64_t ldd) {
   cx_t *x = X(e);
   OOC_TRY(begin(e, q, "fill", 0));
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "fill", 0, 0);
-  cudaError_t c = exc_fill(m, n, v, d, ldd, x->q[q].st);
-  ocu_rt_span_end(&x->rt, sp, q);
-  if (c != cudaSuccess) {
-    cudaGetLastError();
-    return leave(x, OOC_FAIL(e->ctx, OOC_ERR_DEVICE, "executor %s: fill of %lld x %lld on queue "
-                             "%d: launch failed: %s", x->name, (long long)m, (long long)n, q,
-                             cudaGetErrorString(c)));
-  }
-  return OOC_OK;
+  char what[64];
+  snprintf(what, sizeof what, "fill of %lld x %lld", (long long)m, (long long)n);
+  return launched(x, q, sp, exc_fill(m, n, v, d, ldd, x->q[q].st), what);
 }
 
 static ooc_status_t do_transpose(cx_t *x, int q, int64_t m, int64_t n, const double *s,
@@ -508,15 +512,9 @@ static ooc_status_t c_mirror(ooc_exec_t *e, int q, int64_t j0, int64_t j1, int f
   cx_t *x = X(e);
   OOC_TRY(begin(e, q, "mirror", 0));
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "mirror", 0, 0);
-  cudaError_t c = exc_mirror(A, lda, S, lds, j0, j1, full, x->q[q].st);
-  ocu_rt_span_end(&x->rt, sp, q);
-  if (c != cudaSuccess) {
-    cudaGetLastError();
-    return leave(x, OOC_FAIL(e->ctx, OOC_ERR_DEVICE, "executor %s: mirror of columns [%lld, %lld) "
-                             "on queue %d: launch failed: %s", x->name, (long long)j0,
-                             (long long)j1, q, cudaGetErrorString(c)));
-  }
-  return OOC_OK;
+  char what[64];
+  snprintf(what, sizeof what, "mirror of columns [%lld, %lld)", (long long)j0, (long long)j1);
+  return launched(x, q, sp, exc_mirror(A, lda, S, lds, j0, j1, full, x->q[q].st), what);
 }
 
 static ooc_status_t do_gemm(cx_t *x, int q, char ta, char tb, int64_t m, int64_t n, int64_t k,
@@ -967,15 +965,9 @@ static ooc_status_t c_laset(ooc_exec_t *e, int q, char uplo, int64_t m, int64_t 
   cx_t *x = X(e);
   OOC_TRY(begin(e, q, "laset", 0));
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "laset", 0, 0);
-  cudaError_t c = exc_laset(uplo, m, n, alpha, beta, A, lda, x->q[q].st);
-  ocu_rt_span_end(&x->rt, sp, q);
-  if (c != cudaSuccess) {
-    cudaGetLastError();
-    return leave(x, OOC_FAIL(e->ctx, OOC_ERR_DEVICE, "executor %s: laset of %lld x %lld on queue "
-                             "%d: launch failed: %s", x->name, (long long)m, (long long)n, q,
-                             cudaGetErrorString(c)));
-  }
-  return OOC_OK;
+  char what[64];
+  snprintf(what, sizeof what, "laset of %lld x %lld", (long long)m, (long long)n);
+  return launched(x, q, sp, exc_laset(uplo, m, n, alpha, beta, A, lda, x->q[q].st), what);
 }
 
 /* ---- creation and the end ------------------------------------------------------------------ */
