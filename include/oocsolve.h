@@ -258,6 +258,19 @@ typedef struct ooc_report {
   double device_busy[16];
   int64_t device_bytes_in[16], device_bytes_out[16];
   double device_flops[16];
+  /* Per device (issue 18), in bytes: the most memory the device held at once for the method,
+   * and the bound it was held to. On a GPU the budget is --gpu-mem itself (opts->gpu_mem; for
+   * 0, the default it resolved: free memory less a margin), the number a user compares with
+   * --gpu-mem, and the peak is everything the CUDA executor held of it: the method's buffers
+   * and the executor's own part (cuBLAS workspaces, info, the operations' workspaces), so
+   * device_peak[d] <= device_budget[d] always. On a host device (a method on host executors:
+   * gj, several --devices on cpu/ref) the executor's workspace as planned and the most of it in
+   * use. 0 where a device has no budget. Several executors on one device in one call (a
+   * Cholesky that fell back to LU): the largest peak, the last budget; bytes and flops add up.
+   * The report getters and the JSON's top-level "device_peak" and "device_budget" are the first
+   * device's (device_peak[0]: the device every method that does not spread runs on); the JSON's
+   * devices list has every device's as "peak" and "budget". */
+  int64_t device_peak[16], device_budget[16];
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -455,7 +468,7 @@ typedef enum ooc_rfield {
   OOC_R_T_FACTOR = 44, OOC_R_T_SOLVE = 45, OOC_R_T_REFINE = 46,
   OOC_R_T_FLOOR = 47, OOC_R_FLOOR_RATIO = 48, OOC_R_BYTES_SPILL_MODEL = 49,
   OOC_R_BYTES_SPILLED_ELIM = 50, OOC_R_BYTES_UNSPILLED_ELIM = 51,
-  OOC_R_BYTES_CHECK_READ = 52
+  OOC_R_BYTES_CHECK_READ = 52, OOC_R_DEVICE_PEAK = 53, OOC_R_DEVICE_BUDGET = 54
 } ooc_rfield_t;
 
 /* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */

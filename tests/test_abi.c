@@ -213,7 +213,7 @@ static void test_report_getters(void) {
   ooc_report_t *r = ooc_report_create();
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   CU_ASSERT(isnan(r->logdet));
-  CU_ASSERT_EQUAL(ooc_report_field_count(), 52);
+  CU_ASSERT_EQUAL(ooc_report_field_count(), 54);
   snprintf(r->method, sizeof r->method, "chol");
   snprintf(r->warnings, sizeof r->warnings, "a; b");
   r->n = 123456789012LL;
@@ -235,6 +235,18 @@ static void test_report_getters(void) {
   CU_ASSERT_EQUAL(dv, 0.125);
   CU_ASSERT_EQUAL(ooc_report_get_double(r, OOC_R_LOGDET, &dv), OOC_OK);
   CU_ASSERT_EQUAL(dv, -3.5);
+  /* the first device's memory peak and budget (issue 18) */
+  r->ndevices = 2;
+  r->device_peak[0] = 3000000000LL;
+  r->device_budget[0] = 4000000000LL;
+  r->device_peak[1] = 7;
+  CU_ASSERT_EQUAL(ooc_report_field_lookup("device_peak"), OOC_R_DEVICE_PEAK);
+  CU_ASSERT_EQUAL(ooc_report_field_type(OOC_R_DEVICE_BUDGET), OOC_PTYPE_INT);
+  CU_ASSERT_EQUAL(ooc_report_get_int(r, OOC_R_DEVICE_PEAK, &iv), OOC_OK);
+  CU_ASSERT_EQUAL(iv, 3000000000LL);
+  CU_ASSERT_EQUAL(ooc_report_get_int(r, OOC_R_DEVICE_BUDGET, &iv), OOC_OK);
+  CU_ASSERT_EQUAL(iv, 4000000000LL);
+  r->ndevices = 0;
   CU_ASSERT_EQUAL(ooc_report_get_double(r, OOC_R_N, &dv), OOC_OK); /* int read as double */
   CU_ASSERT_EQUAL(dv, 123456789012.0);
   CU_ASSERT_EQUAL(ooc_report_get_int(r, OOC_R_RESIDUAL, &iv), OOC_ERR_ARG); /* wrong type */
@@ -286,6 +298,20 @@ static void test_opts_reach_call(void) {
   CU_ASSERT_EQUAL(ooc_report_get_int(r, OOC_R_TILE, &tile), OOC_OK);
   CU_ASSERT_EQUAL(tile, 20);
   CU_ASSERT_STRING_EQUAL(ooc_report_get_str(r, OOC_R_METHOD), "gj");
+  /* gj ran on a host executor with a planned workspace: its peak within that budget */
+  int64_t dpeak = -1, dbudget = -1;
+  CU_ASSERT_EQUAL(ooc_report_get_int(r, OOC_R_DEVICE_PEAK, &dpeak), OOC_OK);
+  CU_ASSERT_EQUAL(ooc_report_get_int(r, OOC_R_DEVICE_BUDGET, &dbudget), OOC_OK);
+  CU_ASSERT(dpeak > 0 && dbudget > 0 && dpeak <= dbudget);
+  CU_ASSERT_EQUAL(r->ndevices, 1);
+  size_t need = ooc_report_json_str(r, OOC_OK, "", NULL, 0);
+  char *js = malloc(need + 1), want[96];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(js);
+  ooc_report_json_str(r, OOC_OK, "", js, need + 1);
+  snprintf(want, sizeof want, "\"peak\": %lld, \"budget\": %lld}", (long long)dpeak,
+           (long long)dbudget);
+  CU_ASSERT_PTR_NOT_NULL(strstr(js, want));
+  free(js);
   ooc_report_destroy(r);
   ooc_opts_destroy(o);
   free(A);

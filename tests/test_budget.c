@@ -9,6 +9,9 @@
  * file) sweeps n, tile and --host-mem: the peak within the budget, refused exactly when plan_qr
  * refuses, and the row block and panel plan_qr plans are the report's tile and stripe, the state
  * file's block_rows and panel_rows, and the fold's steps (ceil(rows / block)).
+ * Host devices (gj's executors) stay within their planned workspace (report.device_peak).
+ * `test_budget gpu`: the same on --device cuda for every job with a GPU path, over --gpu-mem
+ * (the GPU sweep below says how); skipped (exit 77) without the CUDA plugin or a GPU.
  */
 #include <float.h>
 #include <math.h>
@@ -20,6 +23,7 @@
 #include <hdf5_hl.h>
 
 #include "api/plan.h"
+#include "exec/plugin.h"
 #include "gen/gen.h"
 #include "testutil.h"
 
@@ -32,8 +36,14 @@ static const char *job_name[J_COUNT] = {"invert gj", "invert chol", "invert auto
                                         "solve auto (lu)", "factor lu", "logdet auto (lu)",
                                         "solve --factor (lu)", "solve rbt"};
 
-/* Counters over the whole sweep, printed at the end (the note quotes them). */
-static int n_runs, n_ok, n_refused, n_over;
+/* Counters over the whole sweep, printed at the end (the note quotes them); the GPU sweep's
+ * also count device peaks above --gpu-mem and Cholesky runs that went to the CPU. */
+static int n_runs, n_ok, n_refused, n_over, n_dev_over, n_fallback;
+
+/* The device the runs ask for and its --gpu-mem (the GPU sweep sets them; the CPU sweep's are
+ * these). */
+static ooc_device_t g_dev = OOC_DEVICE_CPU;
+static int64_t g_gpu_mem;
 
 static void write_inputs(int64_t n, int64_t m) {
   gen_spec_t s;
@@ -59,7 +69,8 @@ static ooc_status_t run_job(job_kind_t k, int64_t tile, int64_t stripe, int64_t 
                             ooc_report_t *rep, ooc_ctx_t *ctx) {
   ooc_opts_t o;
   ooc_opts_default(&o);
-  o.device = OOC_DEVICE_CPU;
+  o.device = g_dev;
+  o.gpu_mem = g_gpu_mem;
   o.tile = tile;
   o.stripe = stripe;
   o.host_mem = mem;
@@ -94,6 +105,62 @@ static ooc_status_t run_job(job_kind_t k, int64_t tile, int64_t stripe, int64_t 
   }
 }
 
+/* The file a job writes (NULL: logdet writes nothing), removed before each run so that a
+ * refusal can be seen to write nothing. */
+static const char *out_file(job_kind_t k) {
+  return k == J_LOGDET || k == J_LOGDET_AUTO_LU ? NULL
+         : k == J_FACTOR                        ? tu_path("L.h5")
+         : k == J_FACTOR_LU                     ? tu_path("LU.h5")
+                                                : tu_path("out.h5");
+}
+
+/* What ran is what the report says: the tile, the stripe, and the steps it implies (the same
+ * rules on every backend). stripe: the --stripe asked (0: none). */
+static void check_ran(job_kind_t k, int64_t n, int64_t tile, int64_t stripe, int64_t mem,
+                      const ooc_report_t *rep) {
+  /* the planner's even tile (plan_tile); the product keeps --tile (its three dimensions share
+   * one tile) */
+  int64_t b = k == J_GEMM ? (tile < n ? tile : n) : plan_tile(n, tile);
+  CU_ASSERT_EQUAL(rep->tile, b);
+  if (k == J_SOLVE_RBT) { /* its stripe is of the padded n's tiles (rbt.h) */
+    CU_ASSERT_STRING_EQUAL(rep->method, "rbt");
+    CU_ASSERT(rep->rbt_n >= n && rep->stripe > 0 && rep->stripe <= rep->rbt_n);
+  } else if (k != J_NEWTON && k != J_HYPER7 && k != J_GEMM) {
+    int64_t want = rep->stripe > 0 ? (n + rep->stripe - 1) / rep->stripe : -1;
+    if (k == J_SOLVE_FACTOR || k == J_SOLVE_FACTOR_LU) want = rep->steps; /* sweeps only */
+    if (k >= J_INV_LU) CU_ASSERT_STRING_EQUAL(rep->method, "lu");
+    if (rep->steps != want)
+      fprintf(stderr, "REPORT: %s n=%lld tile=%lld stripe=%lld mem=%lld: stripe %lld but %lld "
+              "steps\n", job_name[k], (long long)n, (long long)tile, (long long)stripe,
+              (long long)mem, (long long)rep->stripe, (long long)rep->steps);
+    CU_ASSERT_EQUAL(rep->steps, want);
+    CU_ASSERT(rep->stripe == n || (rep->stripe > 0 && rep->stripe % b == 0));
+    if (stripe > 0) {
+      if (rep->stripe > stripe)
+        fprintf(stderr, "REPORT: %s n=%lld tile=%lld --stripe %lld: ran stripe %lld\n",
+                job_name[k], (long long)n, (long long)tile, (long long)stripe,
+                (long long)rep->stripe);
+      CU_ASSERT(rep->stripe <= stripe);
+    }
+  } else {
+    CU_ASSERT(rep->stripe > 0 && rep->stripe <= n);
+  }
+}
+
+/* Every device the report lists held at most its budget (issue 18: device_peak, device_budget;
+ * on a GPU the budget is --gpu-mem). Returns the devices over. */
+static int devices_over(const char *what, int64_t n, const ooc_report_t *rep) {
+  int over = 0;
+  for (int d = 0; d < rep->ndevices && d < 16; d++)
+    if (rep->device_budget[d] > 0 && rep->device_peak[d] > rep->device_budget[d]) {
+      over++;
+      fprintf(stderr, "DEVICE OVER BUDGET: %s n=%lld device %d: peak %lld of %lld\n", what,
+              (long long)n, rep->device_id[d], (long long)rep->device_peak[d],
+              (long long)rep->device_budget[d]);
+    }
+  return over;
+}
+
 /* The sweep for one job at one (n, m): budgets from ~6% of the matrix to twice its size. */
 static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles) {
   static const double frac[] = {0.06, 0.12, 0.25, 0.5, 1.0, 2.5};
@@ -108,6 +175,7 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
         ooc_ctx_t *ctx = tu_ctx();
         ooc_report_t rep;
         memset(&rep, 0, sizeof rep);
+        if (out_file(k)) remove(out_file(k));
         ooc_status_t st = run_job(k, tile, stripes[si], mem, (fi + si) % 2, &rep, ctx);
         n_runs++;
         int64_t peak = ooc_ctx_host_peak(ctx);
@@ -122,6 +190,7 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
         if (st == OOC_ERR_BUDGET) {
           n_refused++;
           CU_ASSERT(strstr(ooc_ctx_error(ctx), "--host-mem") != NULL);
+          CU_ASSERT(!out_file(k) || !tu_file_exists(out_file(k))); /* nothing written */
         } else {
           if (st != OOC_OK)
             fprintf(stderr, "FAILED: %s n=%lld tile=%lld stripe=%lld mem=%lld: %s: %s\n",
@@ -133,30 +202,9 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
             ok_here++;
             CU_ASSERT(rep.host_peak <= rep.host_budget);
             CU_ASSERT_EQUAL(rep.host_budget, mem);
-            /* what ran is what the report says: the stripe, and the steps it implies */
-            /* the planner's even tile (plan_tile); the product keeps --tile (its three
-             * dimensions share one tile) */
-            int64_t b = k == J_GEMM ? (tile < n ? tile : n) : plan_tile(n, tile);
-            CU_ASSERT_EQUAL(rep.tile, b);
-            if (k == J_SOLVE_RBT) { /* its stripe is of the padded n's tiles (rbt.h) */
-              CU_ASSERT_STRING_EQUAL(rep.method, "rbt");
-              CU_ASSERT(rep.rbt_n >= n && rep.stripe > 0 && rep.stripe <= rep.rbt_n);
-            } else if (k != J_NEWTON && k != J_HYPER7 && k != J_GEMM) {
-              int64_t want = rep.stripe > 0 ? (n + rep.stripe - 1) / rep.stripe : -1;
-              if (k == J_SOLVE_FACTOR || k == J_SOLVE_FACTOR_LU)
-                want = rep.steps; /* no elimination: sweeps only */
-              if (k >= J_INV_LU) CU_ASSERT_STRING_EQUAL(rep.method, "lu");
-              if (rep.steps != want)
-                fprintf(stderr, "REPORT: %s n=%lld tile=%lld stripe=%lld mem=%lld: stripe %lld "
-                        "but %lld steps\n", job_name[k], (long long)n, (long long)tile,
-                        (long long)stripes[si], (long long)mem, (long long)rep.stripe,
-                        (long long)rep.steps);
-              CU_ASSERT_EQUAL(rep.steps, want);
-              CU_ASSERT(rep.stripe == n || (rep.stripe > 0 && rep.stripe % b == 0));
-              if (stripes[si] > 0) CU_ASSERT(rep.stripe <= stripes[si]);
-            } else {
-              CU_ASSERT(rep.stripe > 0 && rep.stripe <= n);
-            }
+            check_ran(k, n, tile, stripes[si], mem, &rep);
+            /* host devices (gj's executors) within their planned workspace */
+            CU_ASSERT_EQUAL(devices_over(job_name[k], n, &rep), 0);
           }
         }
         tu_ctx_done(ctx);
@@ -166,24 +214,29 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
   CU_ASSERT(ok_here > 0); /* each job must run somewhere in the sweep */
 }
 
+/* solve --factor needs a factor at the same n: made on the CPU at the default budget. */
+static void prefactor(job_kind_t k, int64_t tile) {
+  if (k != J_SOLVE_FACTOR && k != J_SOLVE_FACTOR_LU) return;
+  ooc_device_t dev = g_dev;
+  int64_t gm = g_gpu_mem;
+  g_dev = OOC_DEVICE_CPU;
+  g_gpu_mem = 0;
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_report_t rep;
+  CU_ASSERT_EQUAL_FATAL(run_job(k == J_SOLVE_FACTOR ? J_FACTOR : J_FACTOR_LU, tile, 0, 0, 0, &rep,
+                                ctx), OOC_OK);
+  tu_ctx_done(ctx);
+  g_dev = dev;
+  g_gpu_mem = gm;
+}
+
 static void sweep_sizes(job_kind_t first, job_kind_t last, int nsizes) {
   static const int64_t tiles[] = {16, 48, 100};
   const int64_t sizes[] = {150, 317};
   for (int ni = 0; ni < nsizes; ni++) {
     write_inputs(sizes[ni], 7);
     for (job_kind_t k = first; k <= last; k++) {
-      if (k == J_SOLVE_FACTOR) { /* needs a factor at the same n */
-        ooc_ctx_t *ctx = tu_ctx();
-        ooc_report_t rep;
-        CU_ASSERT_EQUAL_FATAL(run_job(J_FACTOR, 32, 0, 0, 0, &rep, ctx), OOC_OK);
-        tu_ctx_done(ctx);
-      }
-      if (k == J_SOLVE_FACTOR_LU) {
-        ooc_ctx_t *ctx = tu_ctx();
-        ooc_report_t rep;
-        CU_ASSERT_EQUAL_FATAL(run_job(J_FACTOR_LU, 32, 0, 0, 0, &rep, ctx), OOC_OK);
-        tu_ctx_done(ctx);
-      }
+      prefactor(k, 32);
       sweep_job(k, sizes[ni], tiles, 3);
     }
   }
@@ -297,7 +350,8 @@ static ooc_status_t run_ls(ls_kind_t k, int64_t tile, int64_t mem, ooc_report_t 
                            ooc_ctx_t *ctx) {
   ooc_opts_t o;
   ooc_opts_default(&o);
-  o.device = OOC_DEVICE_CPU;
+  o.device = g_dev;
+  o.gpu_mem = g_gpu_mem;
   o.tile = tile;
   o.host_mem = mem;
   o.force = 1;
@@ -407,21 +461,32 @@ static void sweep_ls(ls_kind_t k, int64_t n) {
   if (k != L_REMOVE_COLS) CU_ASSERT(refused_here > 0); /* and the sweep reaches its edge */
 }
 
+/* The least-squares inputs at n columns and the base state (an lstsq on the CPU at the default
+ * budget) the updates start from. */
+static void ls_inputs(int64_t n) {
+  write_ls(tu_path("lsA.h5"), "/A", LS_M, n, 11);
+  write_ls(tu_path("lsb.h5"), "/b", LS_M, LS_NRHS, 12);
+  write_ls(tu_path("lsU.h5"), "/U", LS_MU, n, 13);
+  write_ls(tu_path("lsc.h5"), "/c", LS_MU, LS_NRHS, 14);
+  write_ls(tu_path("lsV.h5"), "/V", LS_M, LS_KV, 15);
+  ooc_device_t dev = g_dev;
+  int64_t gm = g_gpu_mem;
+  g_dev = OOC_DEVICE_CPU;
+  g_gpu_mem = 0;
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_report_t rep;
+  remove(tu_path("ls.qr.h5"));
+  CU_ASSERT_EQUAL_FATAL(run_ls(L_LSTSQ, 0, 0, &rep, ctx), OOC_OK); /* the base state */
+  tu_ctx_done(ctx);
+  g_dev = dev;
+  g_gpu_mem = gm;
+}
+
 static void t_lstsq(void) {
   static const int64_t ns[] = {10, 37};
   for (int ni = 0; ni < 2; ni++) {
-    int64_t n = ns[ni];
-    write_ls(tu_path("lsA.h5"), "/A", LS_M, n, 11);
-    write_ls(tu_path("lsb.h5"), "/b", LS_M, LS_NRHS, 12);
-    write_ls(tu_path("lsU.h5"), "/U", LS_MU, n, 13);
-    write_ls(tu_path("lsc.h5"), "/c", LS_MU, LS_NRHS, 14);
-    write_ls(tu_path("lsV.h5"), "/V", LS_M, LS_KV, 15);
-    ooc_ctx_t *ctx = tu_ctx();
-    ooc_report_t rep;
-    remove(tu_path("ls.qr.h5"));
-    CU_ASSERT_EQUAL_FATAL(run_ls(L_LSTSQ, 0, 0, &rep, ctx), OOC_OK); /* the base state */
-    tu_ctx_done(ctx);
-    for (ls_kind_t k = L_LSTSQ; k < L_COUNT; k++) sweep_ls(k, n);
+    ls_inputs(ns[ni]);
+    for (ls_kind_t k = L_LSTSQ; k < L_COUNT; k++) sweep_ls(k, ns[ni]);
   }
 }
 
@@ -432,7 +497,300 @@ static void t_summary(void) {
   CU_ASSERT(n_ok > n_runs / 2);
 }
 
-int main(void) {
+/* ---- the GPU sweep (`test_budget gpu`, issue 18's GPU half) --------------------------------
+ *
+ * Every job above that has a GPU path, on --device cuda: n (several out-of-GPU-core steps at the
+ * small budgets), tile, --stripe (none, and two tiles) and --gpu-mem from below one tile column
+ * (refused) to the matrix and more (in core), with --host-mem generous (four times the matrix
+ * and 256 MiB) or moderate (half the matrix and 24 MiB) in turn, and journaling on and off.
+ * Each run: the host peak within --host-mem; a refusal is OOC_ERR_BUDGET naming --gpu-mem or
+ * --host-mem and writes nothing; an OK run passed its --check full, ran on the cuda backend
+ * (the Cholesky's documented move to the CPU when its pinned buffers do not fit the host room
+ * planned for gj is allowed, counted and printed; every job runs on the GPU somewhere), reports
+ * the tile, stripe and steps that ran (check_ran: the CPU sweep's rules), and lists the GPU with
+ * its peak within its budget, which is --gpu-mem (report.device_peak, device_budget). Least
+ * squares: lstsq and its updates over tile and --gpu-mem (its GPU path keeps 512 MiB for
+ * cuSOLVER's QR workspaces), refused exactly when plan_qr refuses for the executor's budget, and
+ * planned = reported = ran as on the CPU. Without the CUDA plugin or a GPU the sweep skips
+ * itself (exit 77). */
+
+static const double gpu_frac[] = {0.05, 0.2, 0.35, 0.6, 1.6}; /* of the matrix's 8 n^2 bytes */
+
+/* Jobs whose device panel is at least a tile column (n x tile doubles): refused at the smallest
+ * --gpu-mem, which is below that. */
+static int gpu_panel_job(job_kind_t k) {
+  return k != J_NEWTON && k != J_HYPER7 && k != J_GEMM && k != J_SOLVE_FACTOR;
+}
+
+static void sweep_job_gpu(job_kind_t k, int64_t n, int64_t tile) {
+  int64_t M = 8 * n * n;
+  int64_t stripes[] = {0, 2 * tile};
+  int ok_here = 0, refused_here = 0, cpu_here = 0;
+  for (int si = 0; si < 2; si++)
+    for (int fi = 0; fi < (int)(sizeof gpu_frac / sizeof gpu_frac[0]); fi++) {
+      int64_t gpu = (int64_t)(gpu_frac[fi] * (double)M) + ((int64_t)1 << 20);
+      int moderate = fi % 2;
+      int64_t mem = moderate ? M / 2 + ((int64_t)24 << 20) : 4 * M + ((int64_t)256 << 20);
+      const char *out = out_file(k);
+      if (out) remove(out);
+      g_dev = OOC_DEVICE_CUDA;
+      g_gpu_mem = gpu;
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_report_t rep;
+      memset(&rep, 0, sizeof rep);
+      ooc_status_t st = run_job(k, tile, stripes[si], mem, (fi + si) % 2, &rep, ctx);
+      n_runs++;
+      int64_t peak = ooc_ctx_host_peak(ctx);
+      if (peak > mem) {
+        n_over++;
+        fprintf(stderr, "OVER BUDGET: %s n=%lld tile=%lld stripe=%lld gpu=%lld mem=%lld: host "
+                "peak %lld (+%.1f%%), status %s\n", job_name[k], (long long)n, (long long)tile,
+                (long long)stripes[si], (long long)gpu, (long long)mem, (long long)peak,
+                100.0 * (double)(peak - mem) / (double)mem, ooc_status_str(st));
+      }
+      CU_ASSERT(peak <= mem);
+      int dover = devices_over(job_name[k], n, &rep);
+      n_dev_over += dover;
+      CU_ASSERT_EQUAL(dover, 0);
+      if (st == OOC_ERR_BUDGET) {
+        n_refused++;
+        refused_here++;
+        const char *e = ooc_ctx_error(ctx);
+        if (!strstr(e, "--gpu-mem") && !strstr(e, "--host-mem"))
+          fprintf(stderr, "REFUSAL: %s n=%lld gpu=%lld: %s\n", job_name[k], (long long)n,
+                  (long long)gpu, e);
+        CU_ASSERT(strstr(e, "--gpu-mem") != NULL || strstr(e, "--host-mem") != NULL);
+        CU_ASSERT(!out || !tu_file_exists(out)); /* nothing written */
+      } else {
+        if (st != OOC_OK)
+          fprintf(stderr, "FAILED: %s n=%lld tile=%lld stripe=%lld gpu=%lld mem=%lld: %s: %s\n",
+                  job_name[k], (long long)n, (long long)tile, (long long)stripes[si],
+                  (long long)gpu, (long long)mem, ooc_status_str(st), ooc_ctx_error(ctx));
+        CU_ASSERT_EQUAL(st, OOC_OK);
+        if (st == OOC_OK) {
+          n_ok++;
+          ok_here++;
+          CU_ASSERT(rep.host_peak <= rep.host_budget);
+          CU_ASSERT_EQUAL(rep.host_budget, mem);
+          CU_ASSERT(!out || tu_file_exists(out));
+          check_ran(k, n, tile, stripes[si], mem, &rep);
+          int on_cpu = strcmp(rep.backend, "cuda") != 0;
+          if (on_cpu) { /* only the Cholesky's documented move (plan_chol_gpu) */
+            int chol_moved = strstr(rep.warnings, "chol ran on the CPU") != NULL;
+            fprintf(stderr, "NOT ON THE GPU: %s n=%lld tile=%lld stripe=%lld gpu=%lld mem=%lld: "
+                    "backend %s: %s\n", job_name[k], (long long)n, (long long)tile,
+                    (long long)stripes[si], (long long)gpu, (long long)mem, rep.backend,
+                    rep.warnings);
+            CU_ASSERT(chol_moved);
+            n_fallback++;
+            cpu_here++;
+          } else if (k != J_SOLVE_FACTOR) { /* (a Cholesky solve --factor: two host sweeps) */
+            /* the GPU it ran on, its peak within --gpu-mem */
+            CU_ASSERT(rep.ndevices >= 1);
+            CU_ASSERT_EQUAL(rep.device_id[0], 0);
+            CU_ASSERT_EQUAL(rep.device_budget[0], gpu);
+            CU_ASSERT(rep.device_peak[0] > 0 && rep.device_peak[0] <= gpu);
+            if (rep.ndevices < 1 || rep.device_budget[0] != gpu)
+              fprintf(stderr, "DEVICES: %s n=%lld gpu=%lld: %d devices, budget %lld, peak "
+                      "%lld\n", job_name[k], (long long)n, (long long)gpu, rep.ndevices,
+                      (long long)rep.device_budget[0], (long long)rep.device_peak[0]);
+          }
+        }
+      }
+      tu_ctx_done(ctx);
+    }
+  g_dev = OOC_DEVICE_CPU;
+  g_gpu_mem = 0;
+  printf("\n  %-20s n=%lld tile %lld: %d ran, %d refused%s", job_name[k], (long long)n,
+         (long long)tile, ok_here, refused_here, cpu_here ? " (some on the CPU)" : "");
+  CU_ASSERT(ok_here > cpu_here); /* each job runs on the GPU somewhere in the sweep, */
+  if (gpu_panel_job(k)) CU_ASSERT(refused_here > 0); /* and the sweep reaches its edge */
+}
+
+/* n = 1100 with tile 128 (an uneven last tile) and n = 1800 with tile 256 (232 after
+ * plan_tile); newton and hyper7 (a dozen out-of-core products a run) at the first only. */
+static void sweep_gpu(job_kind_t first, job_kind_t last) {
+  static const int64_t sizes[] = {1100, 1800}, tiles[] = {128, 256};
+  for (int ni = 0; ni < 2; ni++) {
+    if (ni > 0 && (first == J_NEWTON || first == J_HYPER7)) break;
+    write_inputs(sizes[ni], 7);
+    for (job_kind_t k = first; k <= last; k++) {
+      prefactor(k, 128);
+      sweep_job_gpu(k, sizes[ni], tiles[ni]);
+    }
+  }
+}
+
+static void tg_gj(void) { sweep_gpu(J_INV_GJ, J_INV_GJ), sweep_gpu(J_SOLVE_GJ, J_SOLVE_GJ); }
+static void tg_chol(void) {
+  sweep_gpu(J_INV_CHOL, J_INV_AUTO), sweep_gpu(J_SOLVE_CHOL, J_SOLVE_FACTOR);
+}
+static void tg_iter(void) { sweep_gpu(J_NEWTON, J_HYPER7); }
+static void tg_gemm(void) { sweep_gpu(J_GEMM, J_GEMM); }
+static void tg_lu(void) { sweep_gpu(J_INV_LU, J_SOLVE_FACTOR_LU); }
+static void tg_rbt(void) { sweep_gpu(J_SOLVE_RBT, J_SOLVE_RBT); }
+
+/* Least squares on the GPU: --gpu-mem around the 512 MiB its plan keeps for cuSOLVER (below it:
+ * refused, the executor's own part included) up to 1 GiB; --host-mem 4 MiB or 64 MiB. */
+static void sweep_ls_gpu(ls_kind_t k, int64_t n) {
+  static const int64_t tiles[] = {0, 16, 100};
+  static const int64_t gmems[] = {520 << 20, 529 << 20, 536 << 20, 600 << 20, 1 << 30};
+  int64_t pn = k == L_ADD_COLS ? n + LS_KV : n;
+  int64_t rows = k == L_LSTSQ || k == L_ADD_COLS ? LS_M : k == L_ADD_ROWS ? LS_MU : 0;
+  int ok_here = 0, refused_here = 0;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ooc_cuda()); /* the probe loaded the plugin */
+  for (int ti = 0; ti < 3; ti++)
+    for (int gi = 0; gi < (int)(sizeof gmems / sizeof gmems[0]); gi++) {
+      int64_t tile = tiles[ti], gpu = gmems[gi];
+      int64_t mem = (ti + gi) % 2 ? (int64_t)4 << 20 : (int64_t)64 << 20;
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_opts_t o;
+      ooc_opts_default(&o);
+      o.device = OOC_DEVICE_CUDA;
+      o.gpu_mem = gpu;
+      o.tile = tile;
+      o.host_mem = mem;
+      /* the planner's request as job_qr_plan makes it, with the budget of the executor it
+       * makes (one queue: --gpu-mem less the executor's own part) */
+      ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu, .nqueues = 1};
+      plan_req_t q = {.o = &o, .name = "test", .n = pn, .m = LS_NRHS, .k = rows,
+                      .qr_ka = k == L_REMOVE_COLS ? 0 : n, .qr_kv = k == L_ADD_COLS ? LS_KV : 0,
+                      .cuda = 1, .gpu_budget = gpu - ooc_cuda()->ex_overhead(&xc)};
+      plan_t p;
+      ooc_status_t pst = plan_qr(ctx, &q, &p);
+      ooc_clear_error(ctx);
+      remove(tu_path("lsout.h5"));
+      g_dev = OOC_DEVICE_CUDA;
+      g_gpu_mem = gpu;
+      ooc_report_t rep;
+      memset(&rep, 0, sizeof rep);
+      ooc_status_t st = run_ls(k, tile, mem, &rep, ctx);
+      g_dev = OOC_DEVICE_CPU;
+      g_gpu_mem = 0;
+      n_runs++;
+      int64_t peak = ooc_ctx_host_peak(ctx);
+      if (peak > mem) {
+        n_over++;
+        fprintf(stderr, "OVER BUDGET: %s n=%lld tile=%lld gpu=%lld mem=%lld: host peak %lld "
+                "(+%.1f%%), status %s\n", ls_name[k], (long long)n, (long long)tile,
+                (long long)gpu, (long long)mem, (long long)peak,
+                100.0 * (double)(peak - mem) / (double)mem, ooc_status_str(st));
+      }
+      CU_ASSERT(peak <= mem);
+      int dover = devices_over(ls_name[k], n, &rep);
+      n_dev_over += dover;
+      CU_ASSERT_EQUAL(dover, 0);
+      if ((st == OOC_ERR_BUDGET) != (pst == OOC_ERR_BUDGET))
+        fprintf(stderr, "PLAN: %s n=%lld tile=%lld gpu=%lld mem=%lld: the plan says %s, the run "
+                "%s: %s\n", ls_name[k], (long long)n, (long long)tile, (long long)gpu,
+                (long long)mem, ooc_status_str(pst), ooc_status_str(st), ooc_ctx_error(ctx));
+      CU_ASSERT_EQUAL(st == OOC_ERR_BUDGET, pst == OOC_ERR_BUDGET);
+      if (st == OOC_ERR_BUDGET) {
+        n_refused++;
+        refused_here++;
+        const char *e = ooc_ctx_error(ctx);
+        CU_ASSERT(strstr(e, "--gpu-mem") != NULL || strstr(e, "--host-mem") != NULL);
+        CU_ASSERT(!tu_file_exists(tu_path("lsout.h5")));
+      } else {
+        if (st != OOC_OK)
+          fprintf(stderr, "FAILED: %s n=%lld tile=%lld gpu=%lld mem=%lld: %s: %s\n", ls_name[k],
+                  (long long)n, (long long)tile, (long long)gpu, (long long)mem,
+                  ooc_status_str(st), ooc_ctx_error(ctx));
+        CU_ASSERT_EQUAL(st, OOC_OK);
+        if (st == OOC_OK && pst == OOC_OK) {
+          n_ok++;
+          ok_here++;
+          CU_ASSERT(rep.host_peak <= rep.host_budget);
+          CU_ASSERT_EQUAL(rep.host_budget, mem);
+          CU_ASSERT_STRING_EQUAL(rep.backend, "cuda");
+          CU_ASSERT(rep.ndevices >= 1 && rep.device_budget[0] == gpu &&
+                    rep.device_peak[0] > 0 && rep.device_peak[0] <= gpu);
+          /* planned = reported = ran: the row block, the panel, the blocks folded */
+          CU_ASSERT_EQUAL(rep.tile, p.b);
+          CU_ASSERT_EQUAL(rep.stripe, p.W);
+          CU_ASSERT_EQUAL(ls_attr("block_rows"), p.b);
+          CU_ASSERT_EQUAL(ls_attr("panel_rows"), p.W);
+          CU_ASSERT_EQUAL(rep.steps, rows > 0 ? (rows + p.b - 1) / p.b : 1);
+          CU_ASSERT(p.W >= p.b && p.b >= 1 && (rows == 0 || p.b <= rows) &&
+                    (tile == 0 || p.b <= tile));
+          if (rep.tile != p.b || rep.stripe != p.W ||
+              rep.steps != (rows > 0 ? (rows + p.b - 1) / p.b : 1))
+            fprintf(stderr, "REPORT: %s n=%lld tile=%lld gpu=%lld: planned block %lld panel "
+                    "%lld, report block %lld panel %lld, %lld steps\n", ls_name[k],
+                    (long long)n, (long long)tile, (long long)gpu, (long long)p.b,
+                    (long long)p.W, (long long)rep.tile, (long long)rep.stripe,
+                    (long long)rep.steps);
+          CU_ASSERT_EQUAL(rep.n, k == L_REMOVE_COLS ? n - 2 : pn);
+        }
+      }
+      tu_ctx_done(ctx);
+    }
+  printf("\n  %-20s n=%lld: %d ran, %d refused", ls_name[k], (long long)n, ok_here,
+         refused_here);
+  CU_ASSERT(ok_here > 0);
+  CU_ASSERT(refused_here > 0); /* 520 MiB is below the plan's 512 MiB plus the executor's part */
+}
+
+static void tg_lstsq(void) {
+  static const int64_t ns[] = {10, 37};
+  for (int ni = 0; ni < 2; ni++) {
+    ls_inputs(ns[ni]);
+    for (ls_kind_t k = L_LSTSQ; k < L_COUNT; k++) sweep_ls_gpu(k, ns[ni]);
+  }
+}
+
+static void tg_summary(void) {
+  printf("\n  GPU budget sweep: %d runs, %d ran, %d refused (budget too small), %d over "
+         "--host-mem, %d devices over --gpu-mem, %d Cholesky runs moved to the CPU\n", n_runs,
+         n_ok, n_refused, n_over, n_dev_over, n_fallback);
+  CU_ASSERT_EQUAL(n_over, 0);
+  CU_ASSERT_EQUAL(n_dev_over, 0);
+  CU_ASSERT(n_ok > 0 && n_refused > 0);
+}
+
+/* The GPU sweep, or exit 77 (skipped) when --device cuda has no GPU: a call on a tiny matrix
+ * says so (OOC_ERR_NODEVICE: no CUDA plugin, its libraries or a usable GPU). */
+static int gpu_main(void) {
+  /* (outside the CUnit run: no tu_ctx or generator, whose checks are CUnit assertions) */
+  double A[16 * 16];
+  for (int i = 0; i < 16 * 16; i++) A[i] = i % 17 == 0 ? 4.0 : 1.0 / (1 + i % 7);
+  tu_write_matrix(tu_path("probe.h5"), "/A", 16, 16, A, 2);
+  ooc_ctx_t *ctx = NULL;
+  if (ooc_ctx_create(&ctx) != OOC_OK) return 1;
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CUDA;
+  o.method = OOC_METHOD_GJ;
+  o.force = 1;
+  ooc_report_t rep;
+  ooc_status_t st = ooc_invert(ctx, tu_path("probe.h5"), tu_path("probe_inv.h5"), &o, &rep);
+  if (st == OOC_ERR_NODEVICE) {
+    printf("test_budget gpu: SKIPPED: %s\n", ooc_ctx_error(ctx));
+    ooc_ctx_destroy(ctx);
+    return 77;
+  }
+  if (st != OOC_OK)
+    printf("test_budget gpu: the probe failed (%s: %s); running the sweep anyway\n",
+           ooc_status_str(st), ooc_ctx_error(ctx));
+  else
+    printf("test_budget gpu: %s; %s\n", ooc_build_info(), rep.warnings);
+  ooc_ctx_destroy(ctx);
+  const tu_test_t tests[] = {{"gpu: gj invert and solve", tg_gj},
+                             {"gpu: chol invert, auto, solve, factor, logdet, solve --factor",
+                              tg_chol},
+                             {"gpu: newton, hyper7", tg_iter},
+                             {"gpu: gemm", tg_gemm},
+                             {"gpu: lu invert, solve, auto solve, factor, auto logdet, "
+                              "solve --factor", tg_lu},
+                             {"gpu: rbt solve", tg_rbt},
+                             {"gpu: lstsq, add rows, remove columns, add columns", tg_lstsq},
+                             {"gpu: summary", tg_summary},
+                             {NULL, NULL}};
+  return tu_run("budget-gpu", tests);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "gpu")) return gpu_main();
   const tu_test_t tests[] = {{"issue case n=2000 tile 256 40M", t_issue_case},
                              {"gj invert and solve", t_gj},
                              {"chol invert, auto, solve, factor, logdet, solve --factor", t_chol},

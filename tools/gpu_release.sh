@@ -4,7 +4,9 @@
 # 1. build the GPU suites and benchmarks (Release, sm_90; the CPU suites run in CI instead);
 # 2. test_cuda quick, test_cuda_chol and test_iter_cuda, side by side on the GPU, then
 #    test_cuda_rt (the CUDA runtime, --gpu-mem per executor, device fault loops) alone, then
-#    test_exec, test_plugin, test_gj (gj on every executor, CUDA's included) and test_mgpu;
+#    test_exec, test_plugin, `test_budget gpu` (issue 18: every method's --gpu-mem sweep, the
+#    device peak within it, refusals, what ran), test_gj (gj on every executor, CUDA's
+#    included) and test_mgpu;
 # 3. the headline rows of docs/PERFORMANCE.md, each only if the time left allows it:
 #    gj n = 32768 in core against cuSOLVER getrf+getrs(I) and gj n = 49152 with --gpu-mem 12G
 #    (issue 3), chol n = 65536 with --gpu-mem 16G (issue 4), the out-of-core product n = 49152
@@ -29,7 +31,7 @@ finish() {
 trap finish EXIT
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader | tee $R/gpu.txt
-gpu_build $R/build.log test_cuda test_cuda_chol test_iter_cuda test_cuda_rt test_exec test_plugin test_gj test_mgpu bench_cuda bench_cuda_chol \
+gpu_build $R/build.log test_cuda test_cuda_chol test_iter_cuda test_cuda_rt test_exec test_plugin test_budget test_gj test_mgpu bench_cuda bench_cuda_chol \
   bench_gemm_cuda oocbench_bin oocsolve_bin oocgen_bin test_bench
 
 if ! skip tests; then
@@ -41,14 +43,17 @@ if ! skip tests; then
   (cd $B && timeout 120 ./test_cuda_rt > $R/test_cuda_rt.log 2>&1; echo "rc=$?" >> $R/test_cuda_rt.log)
   (cd $B && timeout 60 ./test_exec > $R/test_exec.log 2>&1; echo "rc=$?" >> $R/test_exec.log)
   (cd $B && timeout 60 ./test_plugin > $R/test_plugin.log 2>&1; echo "rc=$?" >> $R/test_plugin.log)
+  # alone: the budget sweep on the GPU (every method over n, tile, --stripe, --gpu-mem)
+  (cd $B && timeout 200 ./test_budget gpu > $R/test_budget_gpu.log 2>&1; echo "rc=$?" >> $R/test_budget_gpu.log)
   # gj on every executor, the CUDA one included (its cases run where there is a GPU)
   (cd $B && timeout 180 ./test_gj > $R/test_gj.log 2>&1; echo "rc=$?" >> $R/test_gj.log) &
   # several devices: host devices everywhere, GPUs where the host has two or more
   (cd $B && timeout 180 ./test_mgpu > $R/test_mgpu.log 2>&1; echo "rc=$?" >> $R/test_mgpu.log) &
   wait
   echo "[$(el) s] tests done"
-  for f in test_cuda test_cuda_chol test_iter_cuda test_cuda_rt test_exec test_plugin test_gj test_mgpu; do
-    grep -E "FAILED|Test:.*(failed|FAILED)|asserts|tests  |rc=" $R/$f.log | sed "s/^/$f: /" | head -12
+  for f in test_cuda test_cuda_chol test_iter_cuda test_cuda_rt test_exec test_plugin test_budget_gpu test_gj test_mgpu; do
+    grep -E "FAILED|Test:.*(failed|FAILED)|asserts|tests  |rc=|budget sweep:|SKIPPED|OVER BUDGET" $R/$f.log |
+      sed "s/^/$f: /" | head -12
   done
 fi
 

@@ -146,6 +146,21 @@ def test_array_not_copied(tmp_path):
     assert peaks[1] <= peaks[0] and peaks[1] <= 2 << 20 < a.nbytes
 
 
+def test_report_device_memory(gen):
+    """Every device the report lists says its memory peak within its budget (issue 18): gj on
+    two host devices, each executor's planned workspace (in core the second has no work); the
+    first device's also at the top."""
+    rep = {}
+    x = oocsolve.inv(gen, method="gj", devices="0,1", report=rep, **SMALL)
+    assert inv_ratio(gen, x, EPS64) < 30
+    assert [d["id"] for d in rep["devices"]] == [0, 1]
+    for d in rep["devices"]:
+        assert 0 <= d["peak"] <= d["budget"] and d["budget"] > 0
+    assert rep["devices"][0]["peak"] > 0
+    assert rep["device_peak"] == rep["devices"][0]["peak"]
+    assert rep["device_budget"] == rep["devices"][0]["budget"]
+
+
 def test_input_never_modified(spd, rhs):
     a, b = spd.copy(), rhs.copy()
     oocsolve.solve(a, b, **SMALL)

@@ -95,9 +95,30 @@ ooc_spill_ops_t job_spill_ops(spill_slot_t *sl) {
 
 /* ---- planning ---------------------------------------------------------------------------- */
 
+void job_report_exec(job_t *j, int dev, const ooc_exec_t *x) {
+  ooc_report_t *r = j->rep;
+  const int cap = (int)(sizeof r->device_id / sizeof r->device_id[0]); /* the report's slots */
+  int d = 0;
+  while (d < r->ndevices && r->device_id[d] != dev) d++;
+  if (d == cap) return;
+  if (d == r->ndevices) { /* a device not listed yet */
+    r->ndevices++;
+    r->device_id[d] = dev;
+    r->device_busy[d] = r->device_flops[d] = 0;
+    r->device_bytes_in[d] = r->device_bytes_out[d] = r->device_peak[d] = 0;
+  }
+  r->device_busy[d] += x->stats.busy;
+  r->device_bytes_in[d] += x->stats.bytes_put;
+  r->device_bytes_out[d] += x->stats.bytes_get;
+  r->device_flops[d] += x->stats.flops;
+  r->device_peak[d] = ooc_max64(r->device_peak[d], x->stats.mem_peak);
+  r->device_budget[d] = x->mem_budget;
+}
+
 void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char *what,
                   int64_t W) {
   if (!*ex) return;
+  job_report_exec(j, j->dev[0], *ex); /* the methods that end here run on the first device */
   char pk[32], bu[32];
   ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "GPU peak %s of %s %s (%s, stripe %lld)",
            ooc_fmt_bytes((*ex)->stats.dev_peak, pk, sizeof pk), budget_name,
@@ -162,19 +183,11 @@ ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int n
 ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_t W) {
   ooc_report_t *r = j->rep;
   ooc_status_t st = OOC_OK;
-  const int cap = (int)(sizeof r->device_id / sizeof r->device_id[0]); /* the report's slots */
-  r->ndevices = xs->n < cap ? xs->n : cap;
   for (int d = 0; d < xs->n; d++) {
     ooc_exec_t *x = xs->ex[d];
     ooc_status_t fin = ex_finish(x);
     if (st == OOC_OK) st = fin;
-    if (d < cap) {
-      r->device_id[d] = xs->dev[d];
-      r->device_busy[d] = x->stats.busy;
-      r->device_bytes_in[d] = x->stats.bytes_put;
-      r->device_bytes_out[d] = x->stats.bytes_get;
-      r->device_flops[d] = x->stats.flops;
-    }
+    job_report_exec(j, xs->dev[d], x);
     if (x->kind == EX_CUDA) { /* as job_gpu_done says it, with the GPU's number when several */
       char pk[32], bu[32], id[16] = "";
       if (xs->n > 1) snprintf(id, sizeof id, " %d", xs->dev[d]);
@@ -1119,6 +1132,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
 
 static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
+  if (j->cx) job_report_exec(j, j->dev[0], j->cx); /* least squares' (chol's is gone by now) */
   ex_destroy(j->cx);
   for (int d = 0; d < j->gxs.n; d++) gemm_dev_destroy(j->gdevs[d]); /* the products' (j->gdev) */
   ex_set_destroy(&j->gxs);                                             /* and j->gx */

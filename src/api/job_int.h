@@ -146,9 +146,15 @@ ooc_status_t job_load_inputs(job_t *j);
 void job_unload_inputs(job_t *j);
 /* The job a Cholesky does for a call of this kind (CHOL_*, chol.h). */
 int job_chol_job(job_kind_t kind);
-/* After a method ran on the GPU executor *ex (NULL: none): its device peak against its budget
- * into the report's notices, "GPU peak <peak> of <budget_name> <budget> (<what>, stripe W)";
- * then *ex destroyed and NULL. */
+/* An executor's figures (busy seconds, bytes in and out, flops, its memory peak and budget:
+ * exec.h's stats.mem_peak and mem_budget) into the report's entry for device `dev`: a new
+ * entry, or added to the one an earlier executor of the call on that device made (the larger
+ * peak, the later budget). Beyond the report's 16 slots: nothing. */
+void job_report_exec(job_t *j, int dev, const ooc_exec_t *x);
+/* After a method ran on the GPU executor *ex (NULL: none): its figures into the report's entry
+ * for the job's first device (job_report_exec), its device peak against its budget into the
+ * report's notices, "GPU peak <peak> of <budget_name> <budget> (<what>, stripe W)"; then *ex
+ * destroyed and NULL. */
 void job_gpu_done(job_t *j, ooc_exec_t **ex, const char *budget_name, const char *what,
                   int64_t W);
 
@@ -165,9 +171,10 @@ struct ex_cuda_config; /* exec/cuda/exec_cuda.h (through exec/plugin.h where it 
  * job_executors' own); host executors as above. */
 ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int ndev,
                                int nqueues, int64_t host_budget, ex_set_t *xs);
-/* After the method: every executor finished, its figures into the report (per device: busy
- * seconds, bytes in and out, flops; on a GPU the peak against --gpu-mem in the notices, as
- * job_gpu_done), then destroyed. Returns the first late failure. */
+/* After the method: every executor finished, its figures into the report (job_report_exec:
+ * per device busy seconds, bytes in and out, flops, memory peak and budget; on a GPU the peak
+ * against --gpu-mem in the notices, as job_gpu_done), then destroyed. Returns the first late
+ * failure. */
 ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_t W);
 
 /* ---- job_gj.c, used by methods.c ---- */

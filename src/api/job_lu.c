@@ -86,10 +86,10 @@ done:
 /* The GPU: LU (of the n x n matrix with tile b; rbt's padded one too) on the CUDA executor (two
  * queues: arithmetic, copies into the ring's device twins). The stripe is what the device holds
  * (lu_device_stripe): the n x W panel and the ring's K n x b twins within the executor's budget,
- * less getrf's own workspace (ex_getrf_ws), evened out over the steps. The host only stages
- * columns: K pinned n x b slots, the most (up to LU_SLOTS, at least one) whose bytes with the
- * small arrays (lu_host_bytes) fit the workspace the planner reserved for LU's host stripe *W, so
- * the host plan's stripe does not bound the GPU's. Not even one tile column on the device:
+ * less getrf's own workspace (ex_getrf_ws), evened out over the steps, at most --stripe (as on
+ * the host). The host only stages columns: K pinned n x b slots, the most (up to LU_SLOTS, at
+ * least one) whose bytes with the small arrays (lu_host_bytes) fit the workspace the planner
+ * reserved for LU's host stripe *W, so the host plan's stripe does not bound the GPU's. Not even one tile column on the device:
  * --device cuda fails with OOC_ERR_BUDGET (as plan.c's GPU plans do), auto runs on the CPU with a
  * notice (*out NULL, j->cuda 0). */
 ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_exec_t **out,
@@ -123,6 +123,9 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
     snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
     return OOC_OK;
   }
+  /* --stripe caps the device's stripe as it caps the host plan's (issue 18's GPU sweep: LU ran
+   * the widest stripe the device held whatever --stripe said) */
+  if (j->o.stripe > 0 && Wd > j->o.stripe) Wd = ts_stripe(n, b, j->o.stripe);
   *W = Wd;
   *K = k;
   return OOC_OK;

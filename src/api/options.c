@@ -405,6 +405,8 @@ static const rdef_t RDEFS[] = {
     [OOC_R_BYTES_SPILLED_ELIM] = RI(bytes_spilled_elim),
     [OOC_R_BYTES_UNSPILLED_ELIM] = RI(bytes_unspilled_elim),
     [OOC_R_BYTES_CHECK_READ] = RI(bytes_check_read),
+    /* the first device's (device_peak[0], device_budget[0]; oocsolve.h) */
+    [OOC_R_DEVICE_PEAK] = RI(device_peak), [OOC_R_DEVICE_BUDGET] = RI(device_budget),
 };
 #define NFIELDS ((int)(sizeof RDEFS / sizeof RDEFS[0]) - 1)
 

@@ -72,10 +72,16 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
           ooc_fmt_bytes(r->host_budget, b6, sizeof b6));
   if (r->host_limit[0]) fprintf(f, "  memory  default --host-mem %s\n", r->host_limit);
   for (int d = 0; d < r->ndevices && d < 16; d++) {
-    char bi[32], bo[32];
-    fprintf(f, "  device  %d: busy %.3f s, %s in, %s out, %.3g flop\n", r->device_id[d],
-            r->device_busy[d], ooc_fmt_bytes(r->device_bytes_in[d], bi, sizeof bi),
-            ooc_fmt_bytes(r->device_bytes_out[d], bo, sizeof bo), r->device_flops[d]);
+    char bi[32], bo[32], pk[32], bu[48] = "";
+    if (r->device_budget[d] > 0) {
+      char t[32];
+      snprintf(bu, sizeof bu, " of %s", ooc_fmt_bytes(r->device_budget[d], t, sizeof t));
+    }
+    fprintf(f, "  device  %d: busy %.3f s, %s in, %s out, %.3g flop; memory peak %s%s\n",
+            r->device_id[d], r->device_busy[d],
+            ooc_fmt_bytes(r->device_bytes_in[d], bi, sizeof bi),
+            ooc_fmt_bytes(r->device_bytes_out[d], bo, sizeof bo), r->device_flops[d],
+            ooc_fmt_bytes(r->device_peak[d], pk, sizeof pk), bu);
   }
   if (strcmp(r->check, "none") == 0)
     fprintf(f, "  check   none (--check none)\n");
@@ -185,6 +191,9 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_num(f, "residual_norm1", r->residual_norm1);
   json_int(f, "check_products", r->check_products);
   json_int(f, "bytes_check_read", r->bytes_check_read);
+  /* the first device's peak and budget (the getters'; every device's: "devices" below) */
+  json_int(f, "device_peak", r->device_peak[0]);
+  json_int(f, "device_budget", r->device_budget[0]);
   json_str(f, "rejected", r->rejected, 1);
   json_int(f, "info", r->info);
   /* gemm: the inner dimension; lstsq: A's rows m */
@@ -206,13 +215,15 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
     else fprintf(f, "%snull", k ? ", " : "");
   }
   fputs("], ", f);
-  /* the devices the method ran on (issue 26): busy seconds (0: not measured), bytes, flops */
+  /* the devices the method ran on (issue 26): busy seconds (0: not measured), bytes, flops;
+   * the memory peak and its budget (issue 18: on a GPU, --gpu-mem) */
   fputs("\"devices\": [", f);
   for (int d = 0; d < r->ndevices && d < 16; d++)
     fprintf(f, "%s{\"id\": %d, \"busy\": %.6g, \"bytes_in\": %lld, \"bytes_out\": %lld, "
-            "\"flops\": %.6g}", d ? ", " : "", r->device_id[d], r->device_busy[d],
-            (long long)r->device_bytes_in[d], (long long)r->device_bytes_out[d],
-            r->device_flops[d]);
+            "\"flops\": %.6g, \"peak\": %lld, \"budget\": %lld}", d ? ", " : "",
+            r->device_id[d], r->device_busy[d], (long long)r->device_bytes_in[d],
+            (long long)r->device_bytes_out[d], r->device_flops[d],
+            (long long)r->device_peak[d], (long long)r->device_budget[d]);
   fputs("], ", f);
   json_str(f, "warnings", r->warnings, 0);
   fputs("}\n", f);

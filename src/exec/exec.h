@@ -115,6 +115,11 @@ typedef struct ex_stats {
   int64_t ops;                   /* operations enqueued */
   double flops;                  /* of the BLAS 3 and factorization operations enqueued */
   int64_t dev_peak;              /* peak device bytes allocated through ex_alloc */
+  int64_t mem_peak;              /* peak device bytes held in all, against mem_budget: on CUDA
+                                    the pool's (ex_alloc's buffers with the executor's own part,
+                                    its cuBLAS workspaces and info, and the operations'
+                                    workspaces that grow on need), <= mem_budget as the pool
+                                    enforces it; on the host dev_peak */
   int64_t staging_peak;          /* peak staging bytes (ex_host_alloc: pinned on a GPU) */
   int64_t registered;            /* host buffers registered now (ex_host_register's, not yet
                                     unregistered): 0 again when their user is done */
@@ -188,6 +193,9 @@ struct ooc_exec {
   int nqueues;        /* 1 .. EX_MAX_QUEUES */
   int unified;        /* device memory is host memory (see above) */
   int64_t budget;     /* device bytes ex_alloc may hand out in all */
+  int64_t mem_budget; /* device bytes the executor may hold in all (stats.mem_peak's bound): on
+                         CUDA --gpu-mem (cfg->gpu_mem, or the runtime's default for 0), of which
+                         budget is what its own part leaves; on the host budget (0: unlimited) */
   int64_t dev_bytes;  /* device bytes allocated now */
   int64_t staging_bytes; /* staging bytes allocated now */
   ex_stats_t stats;

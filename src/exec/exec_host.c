@@ -427,7 +427,7 @@ static ooc_status_t blk_alloc(ooc_exec_t *e, size_t bytes, int device, double **
   h->blocks = p;
   if (device) {
     e->dev_bytes += (int64_t)bytes;
-    if (e->dev_bytes > e->stats.dev_peak) e->stats.dev_peak = e->dev_bytes;
+    if (e->dev_bytes > e->stats.dev_peak) e->stats.dev_peak = e->stats.mem_peak = e->dev_bytes;
   } else {
     e->staging_bytes += (int64_t)bytes;
     if (e->staging_bytes > e->stats.staging_peak) e->stats.staging_peak = e->staging_bytes;
@@ -516,7 +516,7 @@ static ooc_status_t create(ooc_ctx_t *ctx, const ooc_ops_t *ops, int nqueues, in
   h->q = (hqueue_t *)(h + 1);
   *e = (ooc_exec_t){.op = delay_us > 0 ? &strict_ops : &host_ops, .ctx = ctx, .name = ops->name, .kind = EX_HOST,
                     .nqueues = nqueues, .unified = delay_us <= 0, .budget = budget,
-                    .impl = h};
+                    .mem_budget = budget > 0 ? budget : 0, .impl = h};
   h->ops = ops;
   h->delay_us = delay_us;
   pthread_mutex_init(&h->mu, NULL);

@@ -256,6 +256,7 @@ static ooc_status_t ws_need(cx_t *x, cq_t *q, int64_t bytes, size_t hbytes, cons
                               ooc_fmt_bytes(x->rt.budget - x->rt.used, l, sizeof l), why);
     }
     q->ws_bytes = want;
+    x->e.stats.mem_peak = x->rt.peak; /* the pool's, workspaces included (exec.h) */
   }
   if (hbytes > q->hws_bytes) {
     CU(&x->e, cudaStreamSynchronize(q->st));
@@ -294,6 +295,7 @@ static ooc_status_t c_alloc(ooc_exec_t *e, size_t bytes, double **out) {
   }
   e->dev_bytes += b;
   if (e->dev_bytes > e->stats.dev_peak) e->stats.dev_peak = e->dev_bytes;
+  e->stats.mem_peak = x->rt.peak;
   return OOC_OK;
 }
 
@@ -1042,6 +1044,8 @@ static ooc_status_t create(cx_t *x, const ex_cuda_config_t *cfg) {
   }
   OOC_TRY(ocu_rt_solver(rt, x->q[0].st));
   x->e.budget = rt->budget - rt->used;
+  x->e.mem_budget = rt->budget; /* --gpu-mem, or the default ocu_rt_open resolved */
+  x->e.stats.mem_peak = rt->peak;
   if (x->e.budget <= 0) {
     char b[32], u[32];
     return OOC_FAIL(x->e.ctx, OOC_ERR_BUDGET,
