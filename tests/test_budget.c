@@ -651,11 +651,17 @@ static void sweep_ls_gpu(ls_kind_t k, int64_t n) {
       o.tile = tile;
       o.host_mem = mem;
       /* the planner's request as job_qr_plan makes it, with the budget of the executor it
-       * makes (one queue: --gpu-mem less the executor's own part) */
+       * makes (one queue: --gpu-mem less the executor's own part; none made: nothing) */
       ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu, .nqueues = 1};
+      ooc_ctx_t *qctx = tu_ctx(); /* its pinned ring is not the run's host peak */
+      ooc_exec_t *qx = NULL;
+      int64_t gbudget = 0;
+      if (ooc_cuda()->ex_create(qctx, &xc, &qx) == OOC_OK) gbudget = qx->budget;
+      if (qx) ex_destroy(qx);
+      tu_ctx_done(qctx);
       plan_req_t q = {.o = &o, .name = "test", .n = pn, .m = LS_NRHS, .k = rows,
                       .qr_ka = k == L_REMOVE_COLS ? 0 : n, .qr_kv = k == L_ADD_COLS ? LS_KV : 0,
-                      .cuda = 1, .gpu_budget = gpu - ooc_cuda()->ex_overhead(&xc)};
+                      .cuda = 1, .gpu_budget = gbudget};
       plan_t p;
       ooc_status_t pst = plan_qr(ctx, &q, &p);
       ooc_clear_error(ctx);
