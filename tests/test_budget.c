@@ -281,6 +281,34 @@ static void t_issue_case(void) {
   tu_ctx_done(ctx);
 }
 
+/* Runs the GPU sweep found over --host-mem, on the CPU where they go over too: an LU factor in
+ * core under a budget three times the matrix, whose full check took all of its memory beside
+ * the readers' staging (2.2% over); rbt with --stripe, whose padded stores' bookkeeping and
+ * staging tiles were not planned (0.5% over). Each within its budget, and OK. */
+static void t_found_on_gpu(void) {
+  static const struct {
+    job_kind_t k;
+    int64_t n, tile, stripe, mem;
+  } C[] = {{J_FACTOR_LU, 1100, 128, 0, 30005824},
+           {J_FACTOR_LU, 1800, 256, 512, 38125824},
+           {J_SOLVE_RBT, 1800, 256, 512, 38125824},
+           {J_SOLVE_RBT, 1800, 256, 512, 60000000}};
+  for (size_t c = 0; c < sizeof C / sizeof C[0]; c++) {
+    write_inputs(C[c].n, 7);
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    ooc_status_t st = run_job(C[c].k, C[c].tile, C[c].stripe, C[c].mem, 0, &rep, ctx);
+    if (st != OOC_OK) fprintf(stderr, "\n  %s: %s\n", job_name[C[c].k], ooc_ctx_error(ctx));
+    CU_ASSERT(st == OOC_OK);
+    CU_ASSERT(ooc_ctx_host_peak(ctx) <= C[c].mem);
+    printf("\n  %s n = %lld, tile %lld, stripe %lld: peak %lld of %lld", job_name[C[c].k],
+           (long long)C[c].n, (long long)C[c].tile, (long long)C[c].stripe,
+           (long long)ooc_ctx_host_peak(ctx), (long long)C[c].mem);
+    tu_ctx_done(ctx);
+  }
+}
+
 /* The planner alone (no files): the SPD solve of issue 18 (n = 106,496, a 45 GB lower triangle
  * in float64) with --host-mem 112G keeps the lower triangle in the cache with a stripe still
  * >= 8192 columns, instead of the widest stripe (which left too little cache and spilled to
@@ -806,6 +834,7 @@ int main(int argc, char **argv) {
                              {"rbt solve", t_rbt},
                              {"lstsq, add rows, remove columns, add columns", t_lstsq},
                              {"planner: keep the stores in the cache when a wide stripe remains", t_planner_nospill},
+                             {"cases the GPU sweep found over --host-mem (LU's full check, rbt's stores)", t_found_on_gpu},
                              {"summary", t_summary},
                              {NULL, NULL}};
   return tu_run("budget", tests);

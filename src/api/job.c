@@ -786,8 +786,12 @@ static ooc_status_t check_output(job_t *j, int f32) {
   int64_t mem = ooc_max64(j->budget - j->fixed, 3 * 8 * n);
   /* the readers' windows: the share of `mem` check.c leaves to a reader (one of up to 6 buffers) */
   h5mat_t *readers[3] = {j->in_a, j->in_b, j->out};
+  int64_t staged = 0; /* what the readers may stage in all */
   for (int k = 0; k < 3; k++)
-    if (readers[k]) h5m_set_stage(readers[k], ooc_max64(io_min_stage(j->b), mem / 6));
+    if (readers[k]) {
+      h5m_set_stage(readers[k], ooc_max64(io_min_stage(j->b), mem / 6));
+      staged += ooc_max64(io_min_stage(j->b), mem / 6);
+    }
   r->residual = NAN;
   if (ck != OOC_CHECK_NONE) {
     double anorm = 0; /* ||A||_inf = ||A||_1 of the factor's input, if it recorded it */
@@ -796,7 +800,11 @@ static ooc_status_t check_output(job_t *j, int f32) {
       ooc_warn(r->warnings, sizeof r->warnings, "%s records no norm1_input: the solve check "
                "bounds ||A|| by ||L||_inf ||L||_1", h5m_name(j->in_a));
     if (j->method == OOC_METHOD_LU && (j->lu_in || j->kind == JOB_FACTOR))
-      OOC_TRY(job_lu_check(j, &srcA, &srcB, &srcX, ck == OOC_CHECK_FULL, eps, mem));
+      /* lu_check's buffers take all of the memory it is given: the readers' staging is not
+       * theirs (issue 18's GPU sweep: an in-core LU factor with a full check went 2-6% over
+       * --host-mem) */
+      OOC_TRY(job_lu_check(j, &srcA, &srcB, &srcX, ck == OOC_CHECK_FULL, eps,
+                           ooc_max64(mem - staged, 3 * 8 * n)));
     else if (solve && j->kind == JOB_FACTORED)
       OOC_TRY(check_solve_factor(ctx, j->ops, n, j->m, j->b, &srcA, anorm, &srcB, &srcX, eps,
                                  mem, &r->residual, &r->norm1_x));
@@ -1013,6 +1021,9 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   OOC_TRY(own ? own->plan(j) : plan(j));
   r->tile = j->b;
   r->stripe = j->W;
+  /* the product's block edge is planned in whole tiles: what it covers is at most C's larger
+   * side (a GPU block of 2048 over an 1800 x 1800 C is one block of 1800) */
+  if (j->kind == JOB_PRODUCT) r->stripe = ooc_min64(j->W, ooc_max64(j->n, j->m));
   r->host_budget = j->budget;
 
   j->f32 = !own && h5m_type(j->in_a) == H5M_F32 && (!j->in_b || h5m_type(j->in_b) == H5M_F32) &&

@@ -348,9 +348,12 @@ int64_t rbt_workspace_bytes(int64_t n, int64_t m, int64_t b, int depth, int64_t 
   int64_t N, bt, g = (int64_t)1 << depth;
   rbt_shape(n, b, depth, &N, &bt);
   b = ooc_min64(b > 0 ? b : n, n);
+  /* + the padded stores' bookkeeping and staging tiles (SA, SB: tstore_create in rbt_run;
+   * issue 18's GPU sweep found them unplanned, 0.5% over --host-mem) */
   return 8 * (g * bt * group_ld(g * bt) + 2 * depth * N + 2 * n * m + N * m + n * m + b * b +
               2 * N + n) +
-         lu_workspace_bytes(N, bt, stripe, m) + 4096;
+         lu_workspace_bytes(N, bt, stripe, m) + tstore_overhead_bytes(N, N, bt) +
+         tstore_overhead_bytes(N, m, bt) + 4096;
 }
 
 /* The padding's diagonal (max|a_ij|, only when N > n), then the transform into S. */

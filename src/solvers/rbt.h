@@ -55,7 +55,9 @@
  * Host memory outside the tile cache (rbt_workspace_bytes): the group buffer g bt (g bt + 8)
  * doubles (g = 2^d; its leading dimension one cache line more than g bt: rbt.c),
  * the diagonals 2 d N, B, R (n x m each), the padded RHS N x m, one tile of A (b^2) and ||.||
- * arrays (2N), plus lu_workspace_bytes for the factor and the solves; X is the caller's.
+ * arrays (2N), the padded stores' bookkeeping and staging tiles (tstore_overhead_bytes of
+ * N x N and N x m at bt), plus lu_workspace_bytes for the factor and the solves; X is the
+ * caller's.
  */
 #ifndef OOC_RBT_H
 #define OOC_RBT_H
