@@ -61,8 +61,6 @@ static int rec_ok(rec_t *r, int caller_is_0) {
   return ok;
 }
 
-static volatile double sink;
-
 static void job(void *arg, int64_t k, int worker) {
   rec_t *r = arg;
   if (worker < 0 || worker >= r->ids) {
@@ -73,9 +71,8 @@ static void job(void *arg, int64_t k, int worker) {
   int self = pthread_equal(pthread_self(), r->caller);
   if (self && worker != 0) atomic_fetch_add(&r->caller_not_0, 1);
   atomic_fetch_add(self ? &r->ran_on_caller : &r->ran_elsewhere, 1);
-  double s = 0;
+  volatile double s = 0; /* busy work the compiler keeps */
   for (int i = 0; i < r->spin; i++) s += i * 1e-9;
-  sink = s;
   if (r->nest > 0) { /* a loop of this job's own, run to the end inside it */
     rec_t in;
     rec_init(&in, 7 + k % 50, 3, r->spin, r->nest - 1);
@@ -238,9 +235,8 @@ static void t_background(void) {
 static void helper_tid(void *arg, int64_t k, int worker) {
   (void)k;
   pthread_t *seen = arg;
-  double s = 0;
+  volatile double s = 0;
   for (int i = 0; i < 20000; i++) s += i * 1e-9;
-  sink = s;
   seen[worker] = pthread_self();
 }
 
