@@ -7,13 +7,14 @@
  * threads at once, a background loop (ooc_par_start) progressing on pool threads while the caller
  * works and finished by ooc_par_join; threads reused across calls; and, first, the path of a
  * pool that cannot start threads (ooc_par_pool_limit(0), the branch a failing pthread_create
- * takes): everything on the caller. A deadlock fails the suite through alarm().
+ * takes): everything on the caller. Loops in a fork child. A deadlock fails the suite through alarm().
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/parloop.h"
@@ -249,6 +250,35 @@ static void t_reuse(void) {
   CU_ASSERT_EQUAL(ooc_par_pool_threads(), before);
 }
 
+/* A fork child (the pool's threads stay behind in the parent) runs loops, starting threads of its
+ * own. _exit: the child must not run the parent's exit handlers (tu_tmpdir's removal). */
+static void t_fork(void) {
+  rec_t r;
+  rec_init(&r, 100, 4, 100, 0);
+  ooc_parallel(4, 100, job, &r); /* the parent's pool has threads now */
+  CU_ASSERT(rec_ok(&r, 1));
+  fflush(NULL);
+  pid_t pid = fork();
+  CU_ASSERT_FATAL(pid >= 0);
+  if (pid == 0) {
+    int ok = ooc_par_pool_threads() == 0;
+    for (int it = 0; it < 20 && ok; it++) {
+      rec_init(&r, 200, 4, 1000, it % 5 == 0);
+      ooc_parallel(4, 200, job, &r);
+      ok = rec_ok(&r, 1);
+      ooc_par_group_t g;
+      rec_init(&r, 50, 2, 1000, 0);
+      ooc_par_start(&g, 2, 50, job, &r);
+      ooc_par_join(&g);
+      ok = ok && rec_ok(&r, 0);
+    }
+    _exit(ok && ooc_par_pool_threads() >= 1 ? 0 : 1);
+  }
+  int status = 0;
+  CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+  CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void) {
   alarm(600); /* a deadlock fails the suite instead of waiting for ctest's timeout */
   static const tu_test_t tests[] = {{"a pool that cannot start threads", t_no_threads},
@@ -257,6 +287,7 @@ int main(void) {
                                     {"loops from several threads at once", t_concurrent},
                                     {"a background loop", t_background},
                                     {"threads are reused", t_reuse},
+                                    {"loops in a fork child", t_fork},
                                     {NULL, NULL}};
   return tu_run("pool", tests);
 }
