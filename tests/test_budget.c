@@ -510,13 +510,15 @@ static void ls_inputs(int64_t n) {
   g_gpu_mem = gm;
 }
 
-static void t_lstsq(void) {
+/* lstsq and its three updates at n = 10 and 37, each swept by `sweep` (CPU or GPU) */
+static void lstsq_all(void (*sweep)(ls_kind_t, int64_t)) {
   static const int64_t ns[] = {10, 37};
   for (int ni = 0; ni < 2; ni++) {
     ls_inputs(ns[ni]);
-    for (ls_kind_t k = L_LSTSQ; k < L_COUNT; k++) sweep_ls(k, ns[ni]);
+    for (ls_kind_t k = L_LSTSQ; k < L_COUNT; k++) sweep(k, ns[ni]);
   }
 }
+static void t_lstsq(void) { lstsq_all(sweep_ls); }
 
 static void t_summary(void) {
   printf("\n  budget sweep: %d runs, %d ran, %d refused (budget too small), %d over budget\n",
@@ -765,13 +767,7 @@ static void sweep_ls_gpu(ls_kind_t k, int64_t n) {
   CU_ASSERT(refused_here > 0); /* 520 MiB is below the plan's 512 MiB plus the executor's part */
 }
 
-static void tg_lstsq(void) {
-  static const int64_t ns[] = {10, 37};
-  for (int ni = 0; ni < 2; ni++) {
-    ls_inputs(ns[ni]);
-    for (ls_kind_t k = L_LSTSQ; k < L_COUNT; k++) sweep_ls_gpu(k, ns[ni]);
-  }
-}
+static void tg_lstsq(void) { lstsq_all(sweep_ls_gpu); }
 
 static void tg_summary(void) {
   printf("\n  GPU budget sweep: %d runs, %d ran, %d refused (budget too small), %d over "
