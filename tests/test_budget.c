@@ -161,6 +161,64 @@ static int devices_over(const char *what, int64_t n, const ooc_report_t *rep) {
   return over;
 }
 
+/* After one run of any sweep: counted; the host peak within --host-mem (counted and printed
+ * when over) and every device the report lists within its budget. */
+static void within_budgets(const char *what, int64_t n, int64_t tile, int64_t stripe, int64_t gpu,
+                           int64_t mem, ooc_status_t st, const ooc_report_t *rep,
+                           ooc_ctx_t *ctx) {
+  n_runs++;
+  int64_t peak = ooc_ctx_host_peak(ctx);
+  if (peak > mem) {
+    n_over++;
+    fprintf(stderr, "OVER BUDGET: %s n=%lld tile=%lld stripe=%lld gpu=%lld mem=%lld: host peak "
+            "%lld (+%.1f%%), status %s\n", what, (long long)n, (long long)tile, (long long)stripe,
+            (long long)gpu, (long long)mem, (long long)peak,
+            100.0 * (double)(peak - mem) / (double)mem, ooc_status_str(st));
+  }
+  CU_ASSERT(peak <= mem);
+  int dover = devices_over(what, n, rep);
+  n_dev_over += dover;
+  CU_ASSERT_EQUAL(dover, 0);
+}
+
+/* One run of a sweep and the checks every sweep makes: the host peak within --host-mem (counted
+ * and printed when over), every device the report lists within its budget; a refusal is
+ * OOC_ERR_BUDGET naming --host-mem (or, with a GPU budget gpu > 0, --gpu-mem) and writes
+ * nothing; anything else is OK, with its host budget the one given, its output written and what
+ * ran what the report says (check_ran). Counts runs, refusals and successes; returns the
+ * status. */
+static ooc_status_t sweep_run(job_kind_t k, int64_t n, int64_t tile, int64_t stripe, int64_t mem,
+                              int64_t gpu, int journal, ooc_report_t *rep, ooc_ctx_t *ctx) {
+  const char *out = out_file(k);
+  if (out) remove(out);
+  memset(rep, 0, sizeof *rep);
+  ooc_status_t st = run_job(k, tile, stripe, mem, journal, rep, ctx);
+  within_budgets(job_name[k], n, tile, stripe, gpu, mem, st, rep, ctx);
+  if (st == OOC_ERR_BUDGET) {
+    n_refused++;
+    const char *e = ooc_ctx_error(ctx);
+    int named = strstr(e, "--host-mem") || (gpu > 0 && strstr(e, "--gpu-mem"));
+    if (!named)
+      fprintf(stderr, "REFUSAL: %s n=%lld gpu=%lld: %s\n", job_name[k], (long long)n,
+              (long long)gpu, e);
+    CU_ASSERT(named);
+    CU_ASSERT(!out || !tu_file_exists(out)); /* nothing written */
+    return st;
+  }
+  if (st != OOC_OK)
+    fprintf(stderr, "FAILED: %s n=%lld tile=%lld stripe=%lld gpu=%lld mem=%lld: %s: %s\n",
+            job_name[k], (long long)n, (long long)tile, (long long)stripe, (long long)gpu,
+            (long long)mem, ooc_status_str(st), ooc_ctx_error(ctx));
+  CU_ASSERT_EQUAL(st, OOC_OK);
+  if (st != OOC_OK) return st;
+  n_ok++;
+  CU_ASSERT(rep->host_peak <= rep->host_budget);
+  CU_ASSERT_EQUAL(rep->host_budget, mem);
+  CU_ASSERT(!out || tu_file_exists(out));
+  check_ran(k, n, tile, stripe, mem, rep);
+  return st;
+}
+
 /* The sweep for one job at one (n, m): budgets from ~6% of the matrix to twice its size. */
 static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles) {
   static const double frac[] = {0.06, 0.12, 0.25, 0.5, 1.0, 2.5};
@@ -174,39 +232,9 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
         int64_t mem = (int64_t)(frac[fi] * 8.0 * (double)n * (double)n) + 256 * 1024;
         ooc_ctx_t *ctx = tu_ctx();
         ooc_report_t rep;
-        memset(&rep, 0, sizeof rep);
-        if (out_file(k)) remove(out_file(k));
-        ooc_status_t st = run_job(k, tile, stripes[si], mem, (fi + si) % 2, &rep, ctx);
-        n_runs++;
-        int64_t peak = ooc_ctx_host_peak(ctx);
-        if (peak > mem) {
-          n_over++;
-          fprintf(stderr, "OVER BUDGET: %s n=%lld tile=%lld stripe=%lld mem=%lld: peak %lld "
-                  "(+%.1f%%), status %s\n", job_name[k], (long long)n, (long long)tile,
-                  (long long)stripes[si], (long long)mem, (long long)peak,
-                  100.0 * (double)(peak - mem) / (double)mem, ooc_status_str(st));
-        }
-        CU_ASSERT(peak <= mem);
-        if (st == OOC_ERR_BUDGET) {
-          n_refused++;
-          CU_ASSERT(strstr(ooc_ctx_error(ctx), "--host-mem") != NULL);
-          CU_ASSERT(!out_file(k) || !tu_file_exists(out_file(k))); /* nothing written */
-        } else {
-          if (st != OOC_OK)
-            fprintf(stderr, "FAILED: %s n=%lld tile=%lld stripe=%lld mem=%lld: %s: %s\n",
-                    job_name[k], (long long)n, (long long)tile, (long long)stripes[si],
-                    (long long)mem, ooc_status_str(st), ooc_ctx_error(ctx));
-          CU_ASSERT_EQUAL(st, OOC_OK);
-          if (st == OOC_OK) {
-            n_ok++;
-            ok_here++;
-            CU_ASSERT(rep.host_peak <= rep.host_budget);
-            CU_ASSERT_EQUAL(rep.host_budget, mem);
-            check_ran(k, n, tile, stripes[si], mem, &rep);
-            /* host devices (gj's executors) within their planned workspace */
-            CU_ASSERT_EQUAL(devices_over(job_name[k], n, &rep), 0);
-          }
-        }
+        /* host devices (gj's executors) within their planned workspace: sweep_run */
+        if (sweep_run(k, n, tile, stripes[si], mem, 0, (fi + si) % 2, &rep, ctx) == OOC_OK)
+          ok_here++;
         tu_ctx_done(ctx);
       }
     }
@@ -441,16 +469,7 @@ static void sweep_ls(ls_kind_t k, int64_t n) {
       ooc_report_t rep;
       memset(&rep, 0, sizeof rep);
       ooc_status_t st = run_ls(k, tile, mem, &rep, ctx);
-      n_runs++;
-      int64_t peak = ooc_ctx_host_peak(ctx);
-      if (peak > mem) {
-        n_over++;
-        fprintf(stderr, "OVER BUDGET: %s n=%lld tile=%lld mem=%lld: peak %lld (+%.1f%%), "
-                "status %s\n", ls_name[k], (long long)n, (long long)tile, (long long)mem,
-                (long long)peak, 100.0 * (double)(peak - mem) / (double)mem,
-                ooc_status_str(st));
-      }
-      CU_ASSERT(peak <= mem);
+      within_budgets(ls_name[k], n, tile, 0, 0, mem, st, &rep, ctx);
       CU_ASSERT_EQUAL(st == OOC_ERR_BUDGET, pst == OOC_ERR_BUDGET);
       if (st == OOC_ERR_BUDGET) {
         n_refused++;
@@ -561,70 +580,34 @@ static void sweep_job_gpu(job_kind_t k, int64_t n, int64_t tile) {
       int64_t gpu = (int64_t)(gpu_frac[fi] * (double)M) + ((int64_t)1 << 20);
       int moderate = fi % 2;
       int64_t mem = moderate ? M / 2 + ((int64_t)24 << 20) : 4 * M + ((int64_t)256 << 20);
-      const char *out = out_file(k);
-      if (out) remove(out);
       g_dev = OOC_DEVICE_CUDA;
       g_gpu_mem = gpu;
       ooc_ctx_t *ctx = tu_ctx();
       ooc_report_t rep;
-      memset(&rep, 0, sizeof rep);
-      ooc_status_t st = run_job(k, tile, stripes[si], mem, (fi + si) % 2, &rep, ctx);
-      n_runs++;
-      int64_t peak = ooc_ctx_host_peak(ctx);
-      if (peak > mem) {
-        n_over++;
-        fprintf(stderr, "OVER BUDGET: %s n=%lld tile=%lld stripe=%lld gpu=%lld mem=%lld: host "
-                "peak %lld (+%.1f%%), status %s\n", job_name[k], (long long)n, (long long)tile,
-                (long long)stripes[si], (long long)gpu, (long long)mem, (long long)peak,
-                100.0 * (double)(peak - mem) / (double)mem, ooc_status_str(st));
-      }
-      CU_ASSERT(peak <= mem);
-      int dover = devices_over(job_name[k], n, &rep);
-      n_dev_over += dover;
-      CU_ASSERT_EQUAL(dover, 0);
-      if (st == OOC_ERR_BUDGET) {
-        n_refused++;
-        refused_here++;
-        const char *e = ooc_ctx_error(ctx);
-        if (!strstr(e, "--gpu-mem") && !strstr(e, "--host-mem"))
-          fprintf(stderr, "REFUSAL: %s n=%lld gpu=%lld: %s\n", job_name[k], (long long)n,
-                  (long long)gpu, e);
-        CU_ASSERT(strstr(e, "--gpu-mem") != NULL || strstr(e, "--host-mem") != NULL);
-        CU_ASSERT(!out || !tu_file_exists(out)); /* nothing written */
-      } else {
-        if (st != OOC_OK)
-          fprintf(stderr, "FAILED: %s n=%lld tile=%lld stripe=%lld gpu=%lld mem=%lld: %s: %s\n",
-                  job_name[k], (long long)n, (long long)tile, (long long)stripes[si],
-                  (long long)gpu, (long long)mem, ooc_status_str(st), ooc_ctx_error(ctx));
-        CU_ASSERT_EQUAL(st, OOC_OK);
-        if (st == OOC_OK) {
-          n_ok++;
-          ok_here++;
-          CU_ASSERT(rep.host_peak <= rep.host_budget);
-          CU_ASSERT_EQUAL(rep.host_budget, mem);
-          CU_ASSERT(!out || tu_file_exists(out));
-          check_ran(k, n, tile, stripes[si], mem, &rep);
-          int on_cpu = strcmp(rep.backend, "cuda") != 0;
-          if (on_cpu) { /* only the Cholesky's documented move (plan_chol_gpu) */
-            int chol_moved = strstr(rep.warnings, "chol ran on the CPU") != NULL;
-            fprintf(stderr, "NOT ON THE GPU: %s n=%lld tile=%lld stripe=%lld gpu=%lld mem=%lld: "
-                    "backend %s: %s\n", job_name[k], (long long)n, (long long)tile,
-                    (long long)stripes[si], (long long)gpu, (long long)mem, rep.backend,
-                    rep.warnings);
-            CU_ASSERT(chol_moved);
-            n_fallback++;
-            cpu_here++;
-          } else if (k != J_SOLVE_FACTOR) { /* (a Cholesky solve --factor: two host sweeps) */
-            /* the GPU it ran on, its peak within --gpu-mem */
-            CU_ASSERT(rep.ndevices >= 1);
-            CU_ASSERT_EQUAL(rep.device_id[0], 0);
-            CU_ASSERT_EQUAL(rep.device_budget[0], gpu);
-            CU_ASSERT(rep.device_peak[0] > 0 && rep.device_peak[0] <= gpu);
-            if (rep.ndevices < 1 || rep.device_budget[0] != gpu)
-              fprintf(stderr, "DEVICES: %s n=%lld gpu=%lld: %d devices, budget %lld, peak "
-                      "%lld\n", job_name[k], (long long)n, (long long)gpu, rep.ndevices,
-                      (long long)rep.device_budget[0], (long long)rep.device_peak[0]);
-          }
+      ooc_status_t st = sweep_run(k, n, tile, stripes[si], mem, gpu, (fi + si) % 2, &rep, ctx);
+      if (st == OOC_ERR_BUDGET) refused_here++;
+      if (st == OOC_OK) {
+        ok_here++;
+        int on_cpu = strcmp(rep.backend, "cuda") != 0;
+        if (on_cpu) { /* only the Cholesky's documented move (plan_chol_gpu) */
+          int chol_moved = strstr(rep.warnings, "chol ran on the CPU") != NULL;
+          fprintf(stderr, "NOT ON THE GPU: %s n=%lld tile=%lld stripe=%lld gpu=%lld mem=%lld: "
+                  "backend %s: %s\n", job_name[k], (long long)n, (long long)tile,
+                  (long long)stripes[si], (long long)gpu, (long long)mem, rep.backend,
+                  rep.warnings);
+          CU_ASSERT(chol_moved);
+          n_fallback++;
+          cpu_here++;
+        } else if (k != J_SOLVE_FACTOR) { /* (a Cholesky solve --factor: two host sweeps) */
+          /* the GPU it ran on, its peak within --gpu-mem */
+          CU_ASSERT(rep.ndevices >= 1);
+          CU_ASSERT_EQUAL(rep.device_id[0], 0);
+          CU_ASSERT_EQUAL(rep.device_budget[0], gpu);
+          CU_ASSERT(rep.device_peak[0] > 0 && rep.device_peak[0] <= gpu);
+          if (rep.ndevices < 1 || rep.device_budget[0] != gpu)
+            fprintf(stderr, "DEVICES: %s n=%lld gpu=%lld: %d devices, budget %lld, peak "
+                    "%lld\n", job_name[k], (long long)n, (long long)gpu, rep.ndevices,
+                    (long long)rep.device_budget[0], (long long)rep.device_peak[0]);
         }
       }
       tu_ctx_done(ctx);
@@ -703,19 +686,7 @@ static void sweep_ls_gpu(ls_kind_t k, int64_t n) {
       ooc_status_t st = run_ls(k, tile, mem, &rep, ctx);
       g_dev = OOC_DEVICE_CPU;
       g_gpu_mem = 0;
-      n_runs++;
-      int64_t peak = ooc_ctx_host_peak(ctx);
-      if (peak > mem) {
-        n_over++;
-        fprintf(stderr, "OVER BUDGET: %s n=%lld tile=%lld gpu=%lld mem=%lld: host peak %lld "
-                "(+%.1f%%), status %s\n", ls_name[k], (long long)n, (long long)tile,
-                (long long)gpu, (long long)mem, (long long)peak,
-                100.0 * (double)(peak - mem) / (double)mem, ooc_status_str(st));
-      }
-      CU_ASSERT(peak <= mem);
-      int dover = devices_over(ls_name[k], n, &rep);
-      n_dev_over += dover;
-      CU_ASSERT_EQUAL(dover, 0);
+      within_budgets(ls_name[k], n, tile, 0, gpu, mem, st, &rep, ctx);
       if ((st == OOC_ERR_BUDGET) != (pst == OOC_ERR_BUDGET))
         fprintf(stderr, "PLAN: %s n=%lld tile=%lld gpu=%lld mem=%lld: the plan says %s, the run "
                 "%s: %s\n", ls_name[k], (long long)n, (long long)tile, (long long)gpu,
