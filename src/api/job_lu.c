@@ -89,9 +89,9 @@ done:
  * less getrf's own workspace (ex_getrf_ws), evened out over the steps, at most --stripe (as on
  * the host). The host only stages columns: K pinned n x b slots, the most (up to LU_SLOTS, at
  * least one) whose bytes with the small arrays (lu_host_bytes) fit the workspace the planner
- * reserved for LU's host stripe *W, so the host plan's stripe does not bound the GPU's. Not even one tile column on the device:
- * --device cuda fails with OOC_ERR_BUDGET (as plan.c's GPU plans do), auto runs on the CPU with a
- * notice (*out NULL, j->cuda 0). */
+ * reserved for LU's host stripe *W, so the host plan's stripe does not bound the GPU's. Not even
+ * one tile column on the device: --device cuda fails with OOC_ERR_BUDGET (as plan.c's GPU plans
+ * do), auto runs on the CPU with a notice (*out NULL, j->cuda 0). */
 ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_exec_t **out,
                            int64_t *W, int *K) {
   ooc_report_t *r = j->rep;
