@@ -1,18 +1,40 @@
 /*
- * parloop.h: a parallel loop on threads started for the call, for byte work (chunk decoding and
- * packing in src/io, the product's epilogues in src/solvers) that must not depend on a pool's
- * lifetime. It calls no allocator and touches no context: it can run on any thread.
+ * parloop.h: the process's one pool of worker threads for data-parallel work, and the parallel
+ * loops it runs: chunk decoding and packing (src/io), the tile cache's copies (src/tiling), the
+ * product's epilogues and the solvers' scans (src/solvers), page touching in the CUDA plugin
+ * (through its imports: the plugin links no copy of base, plugin.h). The host executor's queue
+ * threads (exec_host.c) are not pool threads: a queue is an in-order stream with its own thread;
+ * work inside a queue's operation that runs in parallel calls these loops like any other code.
+ * Nothing here calls an allocator or touches a context: it can run on any thread.
  *
  * Contract
- * - ooc_parallel(threads, n, fn, arg): fn(arg, k, worker) for every k in [0, n), on at most
- *   min(threads, n, OOC_PAR_MAX_THREADS) threads including the caller (worker 0 is the caller;
- *   workers are numbered below that count). Jobs are claimed in increasing k. Threads are started
- *   for the call and joined before it returns; a thread that cannot start leaves its share to
- *   the others, so every k runs exactly once whatever happens.
- * - ooc_par_start / ooc_par_join: the same loop in the background, without the caller:
- *   start returns at once, join waits for it (and runs on the caller whatever no thread could
- *   take). Between the two the caller may do other work, but not touch what the jobs write.
- * - ooc_par_cpus(cap): the online CPUs, at least 1, at most cap.
+ * - ooc_parallel(threads, n, fn, arg): fn(arg, k, worker) for every k in [0, n) exactly once,
+ *   on at most t = min(threads, n, OOC_PAR_MAX_THREADS) threads at once including the caller.
+ *   The caller is worker 0 and works on the loop itself; pool threads that are free join it as
+ *   workers 1 .. t-1; no two threads run with the same worker id at once, so per-worker scratch
+ *   indexed by it needs no lock. Jobs are claimed in increasing k, but which worker runs which k
+ *   is not fixed: a result must not depend on it (sums per worker would). It returns once every
+ *   k has run. No thread free and none can start (or pthread_create fails): fewer workers, down
+ *   to the caller alone; never an error.
+ * - ooc_par_start(g, threads, n, fn, arg) / ooc_par_join(g): the same loop in the background:
+ *   start returns at once and pool threads work on it as workers 0 .. t-1 while the caller does
+ *   other work (not touching what the jobs write); join takes a worker id no pool thread took,
+ *   if one is left, and runs what is left on the caller, then waits for the pool threads in it.
+ *   g lives on the caller's side (its stack) from start to join; join is called exactly once.
+ * - May be called from several threads at once, and from inside a job (nesting): see parloop.c
+ *   for why no combination deadlocks.
+ * - ooc_par_cpus(cap): the online CPUs, at least 1, at most cap (how callers size their loops).
+ *
+ * The pool: threads are started lazily, when a loop has a free worker id and no pool thread is
+ * free, so the pool holds the peak number of helpers that loops asked for at once (a loop sized
+ * by ooc_par_cpus asks for cpus - 1), at most OOC_POOL_MAX_THREADS; idle threads sleep on a
+ * condition variable. They live in the library that holds parloop.c (liboocsolve.so, or the
+ * program linking the static library) and are joined by its destructor (exit, or dlclose of a
+ * module that links the static core): no thread is left running code that is unmapped, and none
+ * is reported by the leak checker. A fork child starts with no pool threads and starts its own.
+ * - ooc_par_pool_threads(): pool threads started and not stopped (tests, diagnostics).
+ * - ooc_par_pool_limit(max): at most max pool threads from now on (threads already started stay);
+ *   returns the previous limit. 0 takes the path of a failing pthread_create (tests).
  */
 #ifndef OOC_PARLOOP_H
 #define OOC_PARLOOP_H
@@ -22,30 +44,30 @@
 #include <stdint.h>
 
 #define OOC_PAR_MAX_THREADS 32
+/* Room for loops running at once (queue threads, a background loop beside a foreground one,
+ * nesting) each asking for up to OOC_PAR_MAX_THREADS - 1 helpers. */
+#define OOC_POOL_MAX_THREADS (2 * OOC_PAR_MAX_THREADS)
 
 typedef void (*ooc_par_fn)(void *arg, int64_t k, int worker);
 
-typedef struct ooc_par_loop {
+/* One loop. Its fields belong to parloop.c (under the pool's lock, except next). */
+typedef struct ooc_par_group {
   ooc_par_fn fn;
   void *arg;
   int64_t n;
-  atomic_llong next;
-} ooc_par_loop_t;
-
-typedef struct ooc_par_group {
-  ooc_par_loop_t loop;
-  pthread_t th[OOC_PAR_MAX_THREADS];
-  struct ooc_par_lane {
-    ooc_par_loop_t *loop;
-    int worker;
-  } lanes[OOC_PAR_MAX_THREADS];
-  int started[OOC_PAR_MAX_THREADS];
-  int nth;
+  atomic_llong next;   /* the next k to claim */
+  int ids, taken;      /* worker ids [0, ids), of which [0, taken) are handed out */
+  int busy;            /* pool threads working on it */
+  int queued;          /* in the pool's list of loops with free ids */
+  struct ooc_par_group *prev, *succ;
+  pthread_cond_t done; /* busy reached 0 */
 } ooc_par_group_t;
 
 void ooc_parallel(int threads, int64_t n, ooc_par_fn fn, void *arg);
 void ooc_par_start(ooc_par_group_t *g, int threads, int64_t n, ooc_par_fn fn, void *arg);
 void ooc_par_join(ooc_par_group_t *g);
 int ooc_par_cpus(int cap);
+int ooc_par_pool_threads(void);
+int ooc_par_pool_limit(int max);
 
 #endif

@@ -5,7 +5,9 @@
  * store and the ring's slots (scratch reads and writes, checksums) while the device computes; on
  * the host the "device" is the worker, so the store traffic overlaps the products exactly as it
  * does on a GPU, and a schedule that forgets an ex_sync before reusing a slot races here too
- * (ASan and the tests see it) instead of only on the GPU host. */
+ * (ASan and the tests see it) instead of only on the GPU host. The queue threads are streams,
+ * not workers of the process's pool (base/parloop.h): a loop inside an operation runs on the
+ * pool like any other, with the queue thread as its worker 0. */
 #include "exec/exec.h"
 
 #include <math.h>

@@ -17,7 +17,9 @@
  *   the CUDA runtime touches: a module built from other headers is refused, never half-used) and
  *   version == OOC_VERSION_STRING. A refusal is a reason like a missing file.
  * - Imports: the module calls the core only through ooc_cuda_imports_t (OOC_CUDA_IMPORTS: the
- *   allocator, error recording, the fault seam, timers and the parallel loop), through forwarding definitions of the same names in the module (src/plugin/
+ *   allocator, error recording, the fault seam, timers and the parallel loop: so the process's
+ *   one thread pool, base/parloop.h, and its threads are the core's, and the module holds none),
+ *   through forwarding definitions of the same names in the module (src/plugin/
  *   cuda_module.c), so the CUDA sources are unchanged and are also linked as plain objects into
  *   the tests that call CUDA internals. The module is linked with -z defs: a core function a CUDA
  *   source starts to call is a link error naming it, fixed by one line in OOC_CUDA_IMPORTS (or

@@ -1,13 +1,10 @@
-/* tstore.c: the host tile cache (LRU, byte budget, recycled buffers, copy threads) and tile
- * stores. See tstore.h. */
+/* tstore.c: the host tile cache (LRU, byte budget, recycled buffers, copies on the pool's
+ * threads) and tile stores. See tstore.h. */
 #include "tiling/tstore.h"
 
 #include "base/parloop.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -19,7 +16,7 @@ enum { T_SOURCE = 0, T_CACHED, T_SPILLED, T_TAKEN, T_ZERO, T_LENT };
 /* The unit a copy thread claims at a time: large enough to amortise the claim, small enough to
  * balance a column of a few tiles over 8 threads. */
 #define PIECE_BYTES ((int64_t)1 << 20)
-#define MAX_THREADS 64
+#define MAX_THREADS OOC_PAR_MAX_THREADS /* the most one loop of the pool takes */
 #define DEFAULT_MAX_THREADS 16 /* 8 threads reached 33-43 GB/s on a 16-core GPU host, 5.7 with 1 */
 /* A copy at least this large writes its destination with streaming (non-temporal) stores: it
  * does not fit the caches its reader would find it in anyway (a ring slot that the device reads
@@ -51,28 +48,14 @@ typedef struct cjob {
   int stream; /* write dst with streaming stores (STREAM_MIN_BYTES) */
 } cjob_t;
 
-/* The copy threads: the caller publishes a batch (gen++), workers and the caller claim pieces
- * through one atomic counter, the caller waits until every worker has finished the batch. */
-typedef struct copier {
-  pthread_t th[MAX_THREADS];
-  int nth;
-  pthread_mutex_t mu;
-  pthread_cond_t work, done;
-  uint64_t gen;
-  int quit, active;
-  const cjob_t *jobs;
-  int64_t njobs, npieces;
-  atomic_llong next;
-} copier_t;
-
 struct tcache {
   ooc_ctx_t *ctx;
   int64_t cap, used, pooled, peak;
   entry_t *head, *tail; /* head = most recently used */
   entry_t *pool;        /* recycled buffers (charged as pooled) */
   int threads;          /* copy threads including the caller */
-  copier_t *cp;         /* started lazily */
-  int running;          /* a batch is published to the workers */
+  ooc_par_group_t copy; /* the batch, on the pool (base/parloop.h) while running */
+  int running;          /* a batch is handed to the pool */
   /* the batch being built: copies, and taken entries that go to the pool once they are done */
   cjob_t *jobs;
   int64_t njobs, capjobs, jbytes;
@@ -148,72 +131,19 @@ static void copy_cols(const cjob_t *j, int64_t c0, int64_t c1) {
   }
 }
 
-static void copy_pieces(copier_t *cp) {
-  for (;;) {
-    int64_t k = (int64_t)atomic_fetch_add_explicit(&cp->next, 1, memory_order_relaxed);
-    if (k >= cp->npieces) return;
-    int64_t lo = 0, hi = cp->njobs - 1; /* the last job whose first piece is <= k */
-    while (lo < hi) {
-      int64_t mid = (lo + hi + 1) / 2;
-      if (cp->jobs[mid].first <= k) lo = mid;
-      else hi = mid - 1;
-    }
-    const cjob_t *j = &cp->jobs[lo];
-    int64_t c0 = (k - j->first) * j->cpp;
-    copy_cols(j, c0, ooc_min64(j->nc, c0 + j->cpp));
+/* Piece k of the batch (pieces numbered across its copies by batch_start). */
+static void copy_piece(void *arg, int64_t k, int worker) {
+  (void)worker;
+  const tcache_t *c = arg;
+  int64_t lo = 0, hi = c->njobs - 1; /* the last job whose first piece is <= k */
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (c->jobs[mid].first <= k) lo = mid;
+    else hi = mid - 1;
   }
-}
-
-static void *copy_worker(void *arg) {
-  copier_t *cp = arg;
-  uint64_t seen = 0; /* workers all exist before the first batch is published (gen 1) */
-  pthread_mutex_lock(&cp->mu);
-  for (;;) {
-    while (cp->gen == seen && !cp->quit) pthread_cond_wait(&cp->work, &cp->mu);
-    if (cp->quit) break;
-    seen = cp->gen;
-    pthread_mutex_unlock(&cp->mu);
-    copy_pieces(cp);
-    pthread_mutex_lock(&cp->mu);
-    if (--cp->active == 0) pthread_cond_signal(&cp->done);
-  }
-  pthread_mutex_unlock(&cp->mu);
-  return NULL;
-}
-
-static void copier_stop(tcache_t *c) {
-  copier_t *cp = c->cp;
-  if (!cp) return;
-  pthread_mutex_lock(&cp->mu);
-  cp->quit = 1;
-  pthread_cond_broadcast(&cp->work);
-  pthread_mutex_unlock(&cp->mu);
-  for (int t = 0; t < cp->nth; t++) pthread_join(cp->th[t], NULL);
-  pthread_mutex_destroy(&cp->mu);
-  pthread_cond_destroy(&cp->work);
-  pthread_cond_destroy(&cp->done);
-  ooc_free(c->ctx, cp);
-  c->cp = NULL;
-}
-
-/* Start threads - 1 workers. Failing to start them is not an error: fewer threads copy. */
-static copier_t *copier_get(tcache_t *c) {
-  if (c->cp) return c->cp;
-  copier_t *cp = ooc_calloc(c->ctx, 1, sizeof *cp);
-  if (!cp) return NULL;
-  if (pthread_mutex_init(&cp->mu, NULL) != 0) {
-    ooc_free(c->ctx, cp);
-    return NULL;
-  }
-  pthread_cond_init(&cp->work, NULL);
-  pthread_cond_init(&cp->done, NULL);
-  atomic_init(&cp->next, 0);
-  for (int t = 0; t < c->threads - 1 && t < MAX_THREADS; t++) {
-    if (pthread_create(&cp->th[t], NULL, copy_worker, cp) != 0) break;
-    cp->nth++;
-  }
-  c->cp = cp;
-  return cp;
+  const cjob_t *j = &c->jobs[lo];
+  int64_t c0 = (k - j->first) * j->cpp;
+  copy_cols(j, c0, ooc_min64(j->nc, c0 + j->cpp));
 }
 
 static ooc_status_t batch_reserve(tcache_t *c, int64_t njobs) {
@@ -247,12 +177,11 @@ static void batch_add(tcache_t *c, const double *src, int64_t lds, double *dst, 
   c->jbytes += nr * nc * (int64_t)sizeof(double);
 }
 
-/* Hand the queued copies to the workers (they start at once; the caller joins in batch_finish).
- * Small batches, or one thread, are left for batch_finish to copy on the calling thread. */
+/* Hand the queued copies to the pool's threads (they start at once, while the caller goes on;
+ * it joins in batch_finish). Small batches, or one thread, are left for batch_finish to copy on
+ * the calling thread. The batch's jobs are not touched until then. */
 static void batch_start(tcache_t *c) {
   if (c->running || c->njobs == 0 || c->threads <= 1 || c->jbytes < PAR_MIN_BYTES) return;
-  copier_t *cp = copier_get(c);
-  if (!cp || cp->nth == 0) return;
   int64_t np = 0;
   for (int64_t i = 0; i < c->njobs; i++) {
     cjob_t *j = &c->jobs[i];
@@ -260,26 +189,17 @@ static void batch_start(tcache_t *c) {
     j->first = np;
     np += ooc_cdiv64(j->nc, j->cpp);
   }
-  pthread_mutex_lock(&cp->mu);
-  cp->jobs = c->jobs;
-  cp->njobs = c->njobs;
-  cp->npieces = np;
-  atomic_store(&cp->next, 0);
-  cp->active = cp->nth;
-  cp->gen++;
-  pthread_cond_broadcast(&cp->work);
-  pthread_mutex_unlock(&cp->mu);
+  /* at most `threads` copy at once: pool threads now, the caller at the join if one of the
+   * workers' places is still free then */
+  ooc_par_start(&c->copy, c->threads, np, copy_piece, c);
   c->running = 1;
 }
 
-/* Finish every queued copy (helping the workers), then recycle the entries taken meanwhile. */
+/* Finish every queued copy (helping the pool's threads), then recycle the entries taken
+ * meanwhile. */
 static void batch_finish(tcache_t *c) {
   if (c->running) {
-    copier_t *cp = c->cp;
-    copy_pieces(cp);
-    pthread_mutex_lock(&cp->mu);
-    while (cp->active > 0) pthread_cond_wait(&cp->done, &cp->mu);
-    pthread_mutex_unlock(&cp->mu);
+    ooc_par_join(&c->copy);
     c->running = 0;
   } else {
     for (int64_t i = 0; i < c->njobs; i++) copy_cols(&c->jobs[i], 0, c->jobs[i].nc);
@@ -300,10 +220,7 @@ static void batch_run(tcache_t *c) {
 
 /* ---- cache ------------------------------------------------------------------------------- */
 
-static int default_threads(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > DEFAULT_MAX_THREADS ? DEFAULT_MAX_THREADS : (int)n;
-}
+static int default_threads(void) { return ooc_par_cpus(DEFAULT_MAX_THREADS); }
 
 ooc_status_t tcache_create(ooc_ctx_t *ctx, int64_t cap, tcache_t **out) {
   tcache_t *c = ooc_calloc(ctx, 1, sizeof *c);
@@ -324,8 +241,6 @@ int tcache_threads(const tcache_t *c) { return c->threads; }
 void tcache_set_threads(tcache_t *c, int threads) {
   if (threads <= 0) threads = default_threads();
   if (threads > MAX_THREADS) threads = MAX_THREADS;
-  if (threads == c->threads) return;
-  copier_stop(c); /* restarted with the new count on the next large copy */
   c->threads = threads;
 }
 
@@ -376,7 +291,6 @@ void tcache_pin_stats(const tcache_t *c, int64_t *pinned, int64_t *refused) {
 
 void tcache_destroy(tcache_t *c) {
   if (!c) return;
-  copier_stop(c);
   tcache_trim(c);
   ooc_free(c->ctx, c->jobs);
   ooc_free(c->ctx, c->pend);

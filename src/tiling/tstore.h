@@ -28,9 +28,10 @@
  *   used + pooled <= capacity always; a put that needs room frees pooled buffers before it
  *   evicts (spills) any cached tile. tcache_used counts cached tiles only.
  * - Copies of whole tile columns (ts_take_col / ts_put_col), of blocks of tiles (ts_*_tiles) and
- *   of large single tiles run on a small pool of copy threads owned by the cache
- *   (tcache_set_threads; default: the online CPUs, at most 16); copies under 4 MiB stay on the
- *   calling thread. A copy of 4 MiB or more writes its destination with streaming stores (no
+ *   of large single tiles are split over threads of the process's pool (base/parloop.h: a
+ *   background loop started when the copies are queued and joined, with the caller's help, when
+ *   they must be done), at most tcache_set_threads at once (default: the online CPUs, at most
+ *   16); copies under 4 MiB stay on the calling thread. A copy of 4 MiB or more writes its destination with streaming stores (no
  *   read of each destination line first: tstore.c says why). Disk reads and writes of spilled
  *   tiles and source reads stay on the calling thread (one at a time, in order), overlapping the
  *   threads' copies of cached tiles of the same column. The API itself is single-threaded: one
@@ -88,8 +89,9 @@ int64_t tcache_capacity(const tcache_t *c);
 int64_t tcache_used(const tcache_t *c);   /* bytes of cached tiles (headers included) */
 int64_t tcache_pooled(const tcache_t *c); /* bytes of recycled buffers waiting for reuse */
 int64_t tcache_peak(const tcache_t *c);   /* peak of used + pooled: never above the capacity */
-/* Copy threads (1 = copy on the calling thread only; <= 0 = default). Takes effect at the next
- * copy; threads are started lazily, on the first copy large enough to share. */
+/* Copy threads at once, the caller's help included (1 = copy on the calling thread only; <= 0 =
+ * default; at most OOC_PAR_MAX_THREADS). Takes effect at the next copy; the pool's threads are
+ * started lazily, on the first loop that has work for them. */
 void tcache_set_threads(tcache_t *c, int threads);
 int tcache_threads(const tcache_t *c);
 void tcache_trim(tcache_t *c);    /* free the pooled buffers */
