@@ -232,6 +232,26 @@ static void t_background(void) {
   CU_ASSERT(rec_ok(&r, 0));
 }
 
+/* A background loop joined at once (the tile cache's copies: batch_start, then batch_finish
+ * right away) is still shared: pool threads that wake after the join began take jobs beside
+ * the joining caller. Found on a 16-core GPU host, where the join withdrew the loop before the
+ * woken threads looked, and every copy ran on the caller alone (7 GB/s with 16 threads against
+ * 58 before the pool). Jobs of ~0.2 ms of busy work, so a thread that wakes in tens of
+ * microseconds finds plenty left. */
+static void t_join_at_once(void) {
+  int shared = 0;
+  for (int it = 0; it < 5; it++) {
+    rec_t r;
+    rec_init(&r, 400, 4, 200000, 0);
+    ooc_par_group_t g;
+    ooc_par_start(&g, 4, 400, job, &r);
+    ooc_par_join(&g);
+    shared += atomic_load(&r.ran_elsewhere) >= 400 / 8;
+    CU_ASSERT(rec_ok(&r, 0));
+  }
+  CU_ASSERT(shared >= 4); /* pool threads took an eighth of the jobs or more, nearly always */
+}
+
 /* The threads persist: sequential loops from one thread reuse them instead of adding more. */
 static void helper_tid(void *arg, int64_t k, int worker) {
   (void)k;
@@ -286,6 +306,7 @@ int main(void) {
                                     {"nested loops", t_nested},
                                     {"loops from several threads at once", t_concurrent},
                                     {"a background loop", t_background},
+                                    {"a background loop joined at once is shared", t_join_at_once},
                                     {"threads are reused", t_reuse},
                                     {"loops in a fork child", t_fork},
                                     {NULL, NULL}};

@@ -2,8 +2,10 @@
  *
  * A loop (ooc_par_group_t, on its owner's stack) is queued while it has worker ids left; a free
  * pool thread takes the oldest queued loop's next id, works on it until its jobs run out and
- * goes back to sleep. The owner (ooc_parallel's caller, or ooc_par_join's) withdraws the loop
- * from the queue, works on it itself, and then waits only for the pool threads that took an id.
+ * goes back to sleep. The owner (ooc_parallel's caller, or ooc_par_join's) works on it itself
+ * while it is still queued (threads that wake late still take ids: a join right after the start
+ * must not leave the jobs to the owner alone), then withdraws it from the queue and waits only
+ * for the pool threads that took an id.
  *
  * Why this cannot deadlock, whatever threads call loops at once and however jobs nest:
  * - No thread ever waits for a free pool thread: a loop with no helper is run by its owner
@@ -145,15 +147,24 @@ static void init(ooc_par_group_t *g, int ids, int64_t n, ooc_par_fn fn, void *ar
   pthread_cond_init(&g->done, NULL);
 }
 
-/* The owner's end: no more helpers, then wait for those in the loop. */
+/* The owner's end: help (join) with an id of its own while the loop stays queued, so that pool
+ * threads still waking take the other ids and share the jobs (a join right after the start is
+ * the tile cache's usual case); once every job is claimed, no more helpers, and wait for those
+ * in the loop. */
 static void finish(ooc_par_group_t *g, int help) {
   int id = -1;
   pthread_mutex_lock(&P.mu);
-  unqueue(g);
-  if (help && g->taken < g->ids) id = g->taken++;
+  if (help && g->taken < g->ids) {
+    id = g->taken++;
+    if (g->queued) {
+      P.want--;
+      if (g->taken == g->ids) unqueue(g);
+    }
+  }
   pthread_mutex_unlock(&P.mu);
   if (id >= 0) run(g, id);
   pthread_mutex_lock(&P.mu);
+  unqueue(g);
   while (g->busy > 0) pthread_cond_wait(&g->done, &P.mu);
   pthread_mutex_unlock(&P.mu);
   pthread_cond_destroy(&g->done);
