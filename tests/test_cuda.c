@@ -524,13 +524,14 @@ static void t_sanitize(void) {
 }
 
 /* The same paths, one case per process, for racecheck (it serialises every shared-memory
- * access: the sanitize cases take ~130 s each under it on an H200, so the three run side by side
- * as `test_cuda race 0|1|2`): several out-of-core steps on three and on four queues, and the
- * panel LU in one-tile chunks. */
+ * access: the sanitize cases take minutes each under it, so the three run side by side as
+ * `test_cuda race 0|1|2`; race 1, 21 steps on four queues, took 390 s alone on an H100):
+ * several out-of-core steps on three and on four queues, and the panel LU in one-tile chunks. */
 static int g_race = 0;
 static void t_race(void) {
   switch (g_race) {
-  case 0: direct_case(1000, 16, 8 * 1000 * 1000 / 4, 3, NULL); break;
+  /* half the matrix: ~10 steps (a quarter gave ~30, and racecheck ran past 575 s on an H100) */
+  case 0: direct_case(1000, 16, 8 * 1000 * 1000 / 2, 3, NULL); break;
   /* four queues keep four 256 KiB cuBLAS workspaces: a quarter of the matrix leaves no stripe */
   case 1: direct_case(1000, 16, 8 * 1000 * 1000 / 3, 4, NULL); break;
   default: chunk_case(GEN_RANDOM, 300, 20, 100, 20, 4); break;
