@@ -16,7 +16,9 @@
  *   bench_lu_cuda host N TILE [W]         the same factor on the host executor over the cpu
  *                                         kernels (no GPU needed), stripe W (0: n / 4)
  * LU_DIRECT=1 in the environment: lu.h's "Direct moves" (lu_args_t.direct: columns moved in
- * place from pinned tiles, not gathered into the ring's slot), the A/B of them in one build.
+ * place from pinned tiles, not gathered into the ring's slot), each tile pinned the first time
+ * it is lent; LU_DIRECT=2: the same with every tile pinned as the fill makes it (tstore.h
+ * tcache_pin_new: what the pipeline's load does), outside the timed factor.
  * The matrix: entries uniform in [-1, 1] from a hash of (i, j), diagonal + n (well conditioned
  * and pivoting still moves rows). Lines starting with RESULT are the figures.
  */
@@ -30,6 +32,7 @@
 #include <string.h>
 
 #include "exec/cuda/exec_cuda.h"
+#include "exec/exset.h"
 #include "kernels/ops.h"
 #include "solvers/lu.h"
 #include "tiling/tstore.h"
@@ -174,22 +177,33 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
   if (tcache_create(ctx, 8 * n * n + ((int64_t)4 << 30), &c) != OOC_OK) die(ctx, "cache");
   tstore_t *A;
   if (tstore_create(ctx, c, n, n, b, NULL, NULL, &A) != OOC_OK) die(ctx, "store");
-  part_t cp = ts_cols(A);
-  double *strip = malloc((size_t)(n * b) * sizeof *strip);
-  for (int64_t tj = 0; tj < cp.count; tj++) {
-    fill_cols(strip, n, n, part_start(cp, tj), part_len(cp, tj));
-    if (ts_put_col(A, tj, strip, n) != OOC_OK) die(ctx, "fill");
-  }
-  free(strip);
+  const char *dm = getenv("LU_DIRECT");
+  int direct = dm ? atoi(dm) : 0;
   ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2};
   ooc_exec_t *ex = NULL;
   if (gpu_mem > 0 && ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
+  if (ex && direct == 2) { /* pinned as the fill makes each tile, as the pipeline's load does */
+    tcache_set_pin(c, ex_pin_cb, ex_unpin_cb, ex);
+    tcache_pin_new(c, 1);
+  }
+  part_t cp = ts_cols(A);
+  double *strip = malloc((size_t)(n * b) * sizeof *strip);
+  double tf = tnow(), tgen = 0;
+  for (int64_t tj = 0; tj < cp.count; tj++) {
+    double tg = tnow();
+    fill_cols(strip, n, n, part_start(cp, tj), part_len(cp, tj));
+    tgen += tnow() - tg;
+    if (ts_put_col(A, tj, strip, n) != OOC_OK) die(ctx, "fill");
+  }
+  free(strip);
+  printf("RESULT lu fill n=%lld: %.2f s into the store (%s), besides %.2f s generating\n",
+         (long long)n, tnow() - tf - tgen, direct == 2 ? "each tile pinned as it is made" : "pageable",
+         tgen);
   if (W <= 0) /* as job_lu.c */
     W = ex ? ooc_max64(b, lu_device_stripe(ex, n, b, LU_SLOTS, NULL)) : ooc_max64(b, n / 4);
   int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
-  const char *dm = getenv("LU_DIRECT");
   lu_args_t a = {.A = A, .stripe = W, .ops = ooc_ops_cpu(), .exec = ex, .job = LU_FACTOR,
-                 .ipiv = ipiv, .chunk = chunk, .direct = dm && atoi(dm) > 0};
+                 .ipiv = ipiv, .chunk = chunk, .direct = direct > 0};
   lu_stats_t st;
   int64_t info = 0;
   double t0 = tnow();
@@ -212,6 +226,9 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
          "buffers refused\n", (long long)n, a.direct ? "direct moves" : "slot copies",
          st.bytes_direct / 1073741824.0, st.bytes_streamed / 1073741824.0,
          st.bytes_pinned / 1073741824.0, (long long)st.pin_refused);
+  double tu = tnow();
+  tcache_set_pin(c, NULL, NULL, NULL); /* unpins what the fill pinned (none: nothing) */
+  if (direct == 2) printf("RESULT lu unpin n=%lld: %.2f s\n", (long long)n, tnow() - tu);
   ex_destroy(ex); /* NULL is fine */
   double r = probe_check(ctx, A, ipiv, n);
   printf("RESULT lu factor n=%lld probe ratio ||PAt - LUt|| / (n ||A|| ||t|| eps) = %.3g (%s)\n",

@@ -33,6 +33,7 @@
 
 #include <lapacke.h>
 
+#include "exec/exset.h"
 #include "io/scratch.h"
 #include "kernels/ops.h"
 #include "solvers/lu.h"
@@ -44,6 +45,7 @@
 typedef struct {
   ooc_status_t st;
   int64_t info, spills, peak, budget;
+  int64_t kept_pinned; /* g_direct 2: bytes still pinned after lu_run (the caller's pinner) */
   lu_stats_t stats;
   double *LU;   /* the store A after the run (n x n) */
   double *X;    /* the store B after the run (n x m), or NULL */
@@ -59,7 +61,8 @@ static int g_exec_queues, g_strict, g_nslots;
 static int64_t g_chunk; /* the panel's chunk width (lu_args_t.chunk; 0: LU_CHUNK) */
 /* lu_args_t.nopiv for the runs (t_nopiv) */
 static int g_nopiv;
-/* lu_args_t.direct for the runs (t_direct) */
+/* lu_args_t.direct for the runs (t_direct); 2: the caller pins the cache with the executor
+ * before the run (tcache_pin_new, as a load would) and unpins it after */
 static int g_direct;
 /* > 0: the run stops after step g_stop_at - 1 (its after_step fails) and a second lu_run
  * continues it from the same stores at start_step g_stop_at (t_resume) */
@@ -123,7 +126,7 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
   lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
                     .ipiv = r.ipiv, .chunk = g_chunk, .nopiv = g_nopiv,
-                    .direct = g_direct};
+                    .direct = g_direct > 0};
   ooc_exec_t *ex = NULL;
   if (g_exec_queues > 0) {
     ooc_status_t xs = g_strict ? ex_host_create_strict(ctx, ops, g_exec_queues, 0, 2, &ex)
@@ -131,6 +134,10 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
     CU_ASSERT_FATAL(xs == OOC_OK);
     args.exec = ex;
     args.nslots = g_nslots;
+    if (g_direct == 2) {
+      tcache_set_pin(cache, ex_pin_cb, ex_unpin_cb, ex);
+      tcache_pin_new(cache, 1);
+    }
   }
   if (fault_at > 0) ooc_fault_arm(ctx, OOC_FAULT_ALLOC, fault_at, 0, 0);
   stop_t stop = {.n = n, .rowsum = malloc((size_t)(n + 1) * sizeof(double))};
@@ -149,6 +156,11 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
     r.st = lu_run(ctx, &args, &r.stats, &r.info);
   }
   free(stop.rowsum);
+  if (ex && g_direct == 2) { /* lu_run kept the pinner it found and what it pinned */
+    CU_ASSERT(tcache_pin_user(cache) == ex);
+    tcache_pin_stats(cache, &r.kept_pinned, NULL);
+    tcache_set_pin(cache, NULL, NULL, NULL);
+  }
   if (ex) {
     CU_ASSERT_EQUAL(ex->dev_bytes, 0); /* lu_run freed what it allocated on the executor */
     CU_ASSERT(ex->stats.ops > 0);      /* and ran its operations there */
@@ -549,11 +561,19 @@ static void t_direct(void) {
           outcome_t c = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
           g_direct = 1;
           outcome_t d = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
+          g_direct = 2;
+          outcome_t e = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
           g_direct = 0;
-          CU_ASSERT_FATAL(c.st == OOC_OK && d.st == OOC_OK);
+          CU_ASSERT_FATAL(c.st == OOC_OK && d.st == OOC_OK && e.st == OOC_OK);
           CU_ASSERT(memcmp(c.LU, d.LU, (size_t)(n * n) * sizeof(double)) == 0);
+          CU_ASSERT(memcmp(c.LU, e.LU, (size_t)(n * n) * sizeof(double)) == 0);
           CU_ASSERT(memcmp(c.ipiv, d.ipiv, (size_t)n * sizeof(int64_t)) == 0);
-          if (job != LU_FACTOR) CU_ASSERT(memcmp(c.X, d.X, (size_t)(n * mc) * sizeof(double)) == 0);
+          CU_ASSERT(memcmp(c.ipiv, e.ipiv, (size_t)n * sizeof(int64_t)) == 0);
+          if (job != LU_FACTOR) {
+            CU_ASSERT(memcmp(c.X, d.X, (size_t)(n * mc) * sizeof(double)) == 0);
+            CU_ASSERT(memcmp(c.X, e.X, (size_t)(n * mc) * sizeof(double)) == 0);
+          }
+          CU_ASSERT(e.kept_pinned > 0 && e.stats.bytes_direct == d.stats.bytes_direct);
           CU_ASSERT_EQUAL(c.stats.bytes_direct, 0);
           CU_ASSERT_EQUAL(c.stats.bytes_streamed, d.stats.bytes_streamed);
           if (!ooc) CU_ASSERT(d.stats.bytes_direct > 0 && d.stats.bytes_pinned > 0);
@@ -561,9 +581,10 @@ static void t_direct(void) {
           cases++;
           done(&c);
           done(&d);
+          done(&e);
         }
   g_exec_queues = g_strict = 0;
-  printf("[%d cases, each bit-identical with and without lending] ", cases);
+  printf("[%d cases, each bit-identical with and without lending, pinned first or not] ", cases);
   free(A);
   free(B);
 }
@@ -688,7 +709,7 @@ int main(void) {
       {"no pivoting: factors, identity ipiv, solves, a zero leading entry", t_nopiv},
       {"an executor given by the caller, 1 and 3 queues", t_given_exec},
       {"the strict host executor: columns through slots, twins and back, 1 to 3 slots", t_strict},
-      {"direct moves: lent tiles, bit-identical to the slot path, pinned and unpinned", t_direct},
+      {"direct moves: lent tiles, bit-identical to the slot path, pinned and unpinned, pinned before the run", t_direct},
       {"growth and ||A||_inf scanned on threads (a 2048 x 2048 column slot)", t_big_scan},
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
       {"resumed runs: stopped after every step, continued bit for bit", t_resume},

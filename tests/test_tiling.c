@@ -640,12 +640,23 @@ static void t_swap_rows(void) {
  * replaced; a store destroyed with tiles still lent leaves nothing charged. */
 typedef struct {
   int pins, unpins, asked;
+  int refuse;          /* every refuse-th asked is refused (0: none) */
+  int64_t small, sum;  /* asks for fewer bytes than a header; bytes pinned */
+  int filled;          /* buffers whose payload's last value was a full tile's 63 or a 2-row 15 */
 } pinner_t;
 static int pin_cb(void *u, void *p, size_t bytes) {
   pinner_t *k = u;
-  (void)p, (void)bytes;
-  if (++k->asked % 3 == 0) return 0; /* every third refused */
+  (void)p;
+  if (bytes < 64) k->small++;
+  if (bytes >= 64) { /* the payload ends the buffer (white box): filled before it is pinned? */
+    double last;
+    memcpy(&last, (const char *)p + bytes - sizeof last, sizeof last);
+    k->filled += last == 63.0 || last == 15.0;
+  }
+  if (k->refuse && ++k->asked % k->refuse == 0) return 0;
+  if (!k->refuse) k->asked++;
   k->pins++;
+  k->sum += (int64_t)bytes;
   return 1;
 }
 static void unpin_cb(void *u, void *p) {
@@ -662,7 +673,7 @@ static void t_lend(void) {
   int64_t cap = 4 * 7 * tile;
   tcache_t *c;
   tstore_t *ts;
-  pinner_t pk = {0};
+  pinner_t pk = {.refuse = 3}; /* every third refused */
   double *p[7], buf[64];
   int lent;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &c) == OOC_OK);
@@ -741,6 +752,49 @@ static void t_lend(void) {
   tu_ctx_done(ctx);
 }
 
+/* tcache_pin_new: every buffer pinned as it is made (the load), with its whole charge; lending
+ * it later asks nothing; setting the same pinner again keeps what it pinned; NULL unpins all. */
+static void t_pin_new(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t n = 50, b = 8;
+  tcache_t *c;
+  tstore_t *ts;
+  pinner_t pk = {0};
+  double *p[7], buf[64];
+  int lent;
+  CU_ASSERT_FATAL(tcache_create(ctx, 1 << 20, &c) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, NULL, NULL, &ts) == OOC_OK);
+  CU_ASSERT(tcache_pin_user(c) == NULL);
+  tcache_pin_new(c, 1); /* no pinner: nothing to do */
+  CU_ASSERT(ts_put(ts, 0, 6, buf, 8) == OOC_OK);
+  tcache_set_pin(c, pin_cb, unpin_cb, &pk);
+  tcache_pin_new(c, 1);
+  CU_ASSERT(tcache_pin_user(c) == &pk);
+  for (int64_t k = 0; k < 64; k++) buf[k] = (double)k;
+  for (int64_t ti = 0; ti < 7; ti++)
+    CU_ASSERT_FATAL(ts_put(ts, ti, 0, buf, part_len(ts_rows(ts), ti)) == OOC_OK);
+  CU_ASSERT_EQUAL(pk.asked, 7); /* the tile made before the pinner is not pinned */
+  CU_ASSERT_EQUAL(pk.small, 0);
+  CU_ASSERT_EQUAL(pk.filled, 7); /* each pinned once its copy was done */
+  int64_t pinned, refused;
+  tcache_pin_stats(c, &pinned, &refused);
+  CU_ASSERT(pinned == pk.sum && refused == 0 && pk.sum > 8 * n * b); /* payloads and headers */
+  tcache_set_pin(c, pin_cb, unpin_cb, &pk); /* the same pinner: nothing unpinned */
+  CU_ASSERT_EQUAL(pk.unpins, 0);
+  CU_ASSERT(ts_lend(ts, 0, 7, 0, 0, p, &lent) == OOC_OK && lent == 1);
+  CU_ASSERT_EQUAL(pk.asked, 7); /* pinned already */
+  CU_ASSERT_EQUAL(p[2][9], 9.0);
+  ts_return(ts, 0, 7, 0, 0);
+  tcache_set_pin(c, pin_cb, unpin_cb, &pk); /* re-set: pin_new is off (another pinner turns it off) */
+  tcache_set_pin(c, NULL, NULL, NULL);
+  CU_ASSERT(pk.unpins == 7 && tcache_pin_user(c) == NULL);
+  tcache_pin_stats(c, &pinned, NULL);
+  CU_ASSERT_EQUAL(pinned, 0);
+  tstore_destroy(ts);
+  tcache_destroy(c);
+  tu_ctx_done(ctx);
+}
+
 static void t_parse_size(void) {
   CU_ASSERT_EQUAL(ooc_parse_size("4096"), 4096);
   CU_ASSERT_EQUAL(ooc_parse_size("64M"), 64LL << 20);
@@ -814,6 +868,7 @@ int main(void) {
       {"prefill: free room only, reused by puts, steps, faults", t_prefill},
       {"row swaps in place: as laswp, refused ranges, not when a tile is not cached", t_swap_rows},
       {"lending: read and write lends, checked out, never evicted, half the cache, pins", t_lend},
+      {"pinned as made (tcache_pin_new), the same pinner kept", t_pin_new},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
       {"xxh3 test vectors, whole and in columns", t_xxh3_known_values},

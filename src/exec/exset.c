@@ -76,3 +76,6 @@ void ex_set_destroy(ex_set_t *s) {
   for (int d = s->n - 1; d >= 0; d--) ex_destroy(s->ex[d]);
   ex_set_init(s);
 }
+
+int ex_pin_cb(void *ex, void *p, size_t bytes) { return ex_host_register(ex, p, bytes); }
+void ex_unpin_cb(void *ex, void *p) { ex_host_unregister(ex, p); }

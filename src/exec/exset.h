@@ -49,4 +49,11 @@ int64_t ex_set_host_bytes(int n, int nqueues);
 /* Destroys every executor (waiting for each) and empties the set. */
 void ex_set_destroy(ex_set_t *s);
 
+/* The tile cache's pinner over an executor (tstore.h tcache_set_pin(c, ex_pin_cb, ex_unpin_cb,
+ * ex)): ex_host_register / ex_host_unregister with the executor as user. One definition, so that
+ * the job that pins a cache while loading it and the method that lends from it name the same
+ * pinner (setting the same one again keeps what it pinned). */
+int ex_pin_cb(void *ex, void *p, size_t bytes);
+void ex_unpin_cb(void *ex, void *p);
+
 #endif

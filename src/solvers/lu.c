@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/parloop.h"
+#include "exec/exset.h"
 #include "exec/ring.h"
 #include "solvers/xpanel.h"
 
@@ -151,6 +152,7 @@ typedef struct lu {
   double *D[LU_SLOTS];    /* device twins of the ring slots, n x b, ld n (NULL when unified) */
   ex_event_t *evput[LU_SLOTS], *ev;
   int direct;             /* items may move in place (off a unified executor) */
+  int pin_own[2];         /* pin_caches set the pinner of A's, B's cache (and unsets it) */
   lend_t lend[LU_SLOTS];  /* per ring slot: its item's lent tiles */
   piece_t *pieces;        /* nt + 1: the host scans' view of an item */
   int64_t *ipiv;          /* the caller's, global 0-based */
@@ -916,23 +918,25 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
 
 /* ---- setup -------------------------------------------------------------------------------- */
 
-static int pin_buf(void *user, void *p, size_t bytes) { return ex_host_register(user, p, bytes); }
-static void unpin_buf(void *user, void *p) { ex_host_unregister(user, p); }
-
 /* The tile caches of A and B pin what they lend with the executor (on), or unpin everything
- * before it goes (off: the pinned bytes and refusals into the stats first). */
+ * before it goes (off: the pinned bytes and refusals into the stats first). A cache that
+ * already has a pinner (the job pinned it while loading, tcache_pin_new) keeps it and what it
+ * pinned: whoever set it unsets it. */
 static void pin_caches(lu_t *L, int on) {
   tcache_t *c[2] = {ts_cache(L->A), L->B ? ts_cache(L->B) : NULL};
   if (c[1] == c[0]) c[1] = NULL;
   for (int i = 0; i < 2; i++) {
     if (!c[i]) continue;
-    if (!on) {
-      int64_t pinned, refused;
-      tcache_pin_stats(c[i], &pinned, &refused);
-      L->st->bytes_pinned += pinned;
-      L->st->pin_refused += refused;
+    if (on) {
+      L->pin_own[i] = tcache_pin_user(c[i]) == NULL;
+      if (L->pin_own[i]) tcache_set_pin(c[i], ex_pin_cb, ex_unpin_cb, L->ex);
+      continue;
     }
-    tcache_set_pin(c[i], on ? pin_buf : NULL, on ? unpin_buf : NULL, on ? L->ex : NULL);
+    int64_t pinned, refused;
+    tcache_pin_stats(c[i], &pinned, &refused);
+    L->st->bytes_pinned += pinned;
+    L->st->pin_refused += refused;
+    if (L->pin_own[i]) tcache_set_pin(c[i], NULL, NULL, NULL);
   }
 }
 

@@ -107,10 +107,14 @@
  *   Measured (H200, one call, bench_lu_cuda factor 40000 1024 8G, LU_DIRECT=0/1 alternately):
  *   the slot 3.157 and 2.541 s, direct 4.085 and 2.988 s; stripe out 0.60 -> 0.28 s, but stripe
  *   in 0.64 -> 1.12 s: pinning 11.9 GiB tile by tile (1523 buffers of 8 MiB) on the critical
- *   path costs more than the gathers it saves, and the unpin at the end adds ~0.2 s. At
- *   n = 65536 --gpu-mem 16G direct took 11.0 s (32 GiB pinned; stripe in 4.3 s; the slot path
- *   took 8.5 s in an earlier call on an H200, not timed in this one). So it stays off until the pinning leaves the critical path (pinned while the
- *   loader reads the input, in large slabs, and kept for the job's later phases).
+ *   path costs more than the gathers it saves, and the unpin at the end adds ~0.2 s.
+ *   With the tiles pinned as the load fills them (tstore.h tcache_pin_new; lu_run then keeps
+ *   the pinner it finds: pin_caches), the factor itself pays (H200, one call, LU_DIRECT=0/2
+ *   alternately): n = 40000 --gpu-mem 8G 2.378, 2.277 s -> 1.711, 1.672 s (0.67x cuSOLVER's
+ *   in-core 1.128 s); n = 65536 --gpu-mem 16G 7.026 -> 5.753 s. The pinning moves into the
+ *   load: +0.8 s for 12.8 GB (the fill 0.87-0.90 -> 1.59-1.83 s), +2.3 s for 34 GB, and the
+ *   unpin (0.3 s, 0.9 s) to the end: it pays end to end only where the load waits for the disk
+ *   anyway. The pipeline does not pin yet, so direct stays off by default.
  *
  * logdet (every job that factors): log|det A| = sum log|u_jj|, sign = (-1)^(swaps) prod sign u_jj.
  *

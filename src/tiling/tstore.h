@@ -195,8 +195,15 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
  *   (the CUDA executor's ex_host_register; nonzero = done), asked once per buffer, the first
  *   time it is lent (a recycled buffer stays pinned); unpin(user, p) runs before a pinned buffer
  *   is freed. Setting a pinner (NULL included) first unpins every buffer the previous one
- *   pinned: set NULL before that pinner goes away. A buffer pin refuses is lent all the same
- *   (the device then copies it synchronously). tcache_pin_stats: bytes pinned now, refusals.
+ *   pinned: set NULL before that pinner goes away; setting the pinner already set changes
+ *   nothing. A buffer pin refuses is lent all the same (the device then copies it
+ *   synchronously). tcache_pin_stats: bytes pinned now, refusals. tcache_pin_user: the
+ *   pinner's user, NULL when there is none.
+ * - tcache_pin_new(c, on): every buffer made from now on is pinned once the copy that first
+ *   fills it is done (while the loader fills the cache: memory already touched registers at
+ *   25-49 GB/s, fresh memory faults in page by page at ~2 GB/s), not the first time it is lent
+ *   (on the run's critical path: lu.h "Direct moves"). A buffer lent before that is pinned
+ *   when lent. Needs a pinner; setting another pinner turns it off.
  * - ts_lend(ts, t0, t1, tj, write, p, &lent): tiles [t0, t1) of tile column tj lent in place,
  *   p[i] = tile t0 + i's buffer (column-major, leading dimension = its rows).
  *   Read (write = 0): only when every one is cached (else lent = 0, nothing changes: the caller
@@ -215,6 +222,8 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
 void tcache_set_pin(tcache_t *c, int (*pin)(void *user, void *p, size_t bytes),
                     void (*unpin)(void *user, void *p), void *user);
 void tcache_pin_stats(const tcache_t *c, int64_t *pinned, int64_t *refused);
+void *tcache_pin_user(const tcache_t *c);
+void tcache_pin_new(tcache_t *c, int on);
 ooc_status_t ts_lend(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int write, double **p,
                      int *lent);
 void ts_return(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int forget);
