@@ -330,11 +330,13 @@ static void c_host_free(ooc_exec_t *e, double *p) {
 }
 
 /* exec.h: pinned in place, for every device (Portable: several executors may read the same
- * tile). A refusal (the locked-memory limit, memory already registered) is not an error. */
+ * tile). A refusal (the locked-memory limit, memory already registered) is not an error. Called
+ * from any thread (the tile cache pins on the pool's): the count is atomic, and cudaSetDevice
+ * is the calling thread's. */
 static int c_host_register(ooc_exec_t *e, void *p, size_t bytes) {
   cudaSetDevice(X(e)->rt.dev);
   if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) == cudaSuccess) {
-    e->stats.registered++;
+    __atomic_fetch_add(&e->stats.registered, 1, __ATOMIC_RELAXED);
     return 1;
   }
   (void)cudaGetLastError();
@@ -344,7 +346,7 @@ static int c_host_register(ooc_exec_t *e, void *p, size_t bytes) {
 static void c_host_unregister(ooc_exec_t *e, void *p) {
   cudaSetDevice(X(e)->rt.dev);
   if (cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
-  e->stats.registered--;
+  __atomic_fetch_sub(&e->stats.registered, 1, __ATOMIC_RELAXED);
 }
 
 /* ---- events ------------------------------------------------------------------------------- */
