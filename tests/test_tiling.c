@@ -644,18 +644,19 @@ typedef struct {
   int64_t small, sum;  /* asks for fewer bytes than a header; bytes pinned */
   int filled;          /* buffers whose payload's last value was a full tile's 63 or a 2-row 15 */
 } pinner_t;
-static int pin_cb(void *u, void *p, size_t bytes) { /* from any thread: atomic counts */
+static int pin_cb(void *u, void *p, size_t bytes) {
   pinner_t *k = u;
-  if (bytes < 64) __atomic_fetch_add(&k->small, 1, __ATOMIC_RELAXED);
+  (void)p;
+  if (bytes < 64) k->small++;
   if (bytes >= 64) { /* the payload ends the buffer (white box): filled before it is pinned? */
     double last;
     memcpy(&last, (const char *)p + bytes - sizeof last, sizeof last);
-    if (last == 63.0 || last == 15.0) __atomic_fetch_add(&k->filled, 1, __ATOMIC_RELAXED);
+    k->filled += last == 63.0 || last == 15.0;
   }
-  int asked = __atomic_add_fetch(&k->asked, 1, __ATOMIC_RELAXED);
-  if (k->refuse && asked % k->refuse == 0) return 0;
-  __atomic_fetch_add(&k->pins, 1, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&k->sum, (int64_t)bytes, __ATOMIC_RELAXED);
+  if (k->refuse && ++k->asked % k->refuse == 0) return 0;
+  if (!k->refuse) k->asked++;
+  k->pins++;
+  k->sum += (int64_t)bytes;
   return 1;
 }
 static void unpin_cb(void *u, void *p) {

@@ -350,9 +350,7 @@ static inline ooc_status_t ex_laset(ooc_exec_t *e, int q, char uplo, int64_t m, 
  * 0 when the system refused (no error is recorded: puts and gets from it still work, as from
  * any pageable memory, only synchronously). ex_host_unregister (only after a 1) before the
  * memory is freed or the executor destroyed. ex_can_register: whether registering does
- * anything at all (a caller may skip the bookkeeping where it does not). Unlike every other
- * call here, ex_host_register and ex_host_unregister may be called from any thread, several at
- * once (the tile cache pins a batch of buffers on the pool's threads). */
+ * anything at all (a caller may skip the bookkeeping where it does not). */
 static inline int ex_can_register(const ooc_exec_t *e) { return e->op->host_register != NULL; }
 static inline int ex_host_register(ooc_exec_t *e, void *p, size_t bytes) {
   return e->op->host_register ? e->op->host_register(e, p, bytes) : 1;

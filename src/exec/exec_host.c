@@ -476,12 +476,12 @@ static void h_destroy(ooc_exec_t *e) {
  * memory, but the count must come back to zero (tests check stats.registered). */
 static int h_host_register(ooc_exec_t *e, void *p, size_t bytes) {
   (void)p, (void)bytes;
-  __atomic_fetch_add(&e->stats.registered, 1, __ATOMIC_RELAXED); /* from any thread (exec.h) */
+  e->stats.registered++;
   return 1;
 }
 static void h_host_unregister(ooc_exec_t *e, void *p) {
   (void)p;
-  __atomic_fetch_sub(&e->stats.registered, 1, __ATOMIC_RELAXED);
+  e->stats.registered--;
 }
 
 #define HOST_OPS                                                                                   \

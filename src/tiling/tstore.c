@@ -183,26 +183,14 @@ static void queue_pin(tcache_t *c, entry_t *e) {
   c->topin[c->ntopin++] = e;
 }
 
-/* The queued buffers pinned (no copy is running: their content is in place), on the pool's
- * threads: registering is the kernel locking each page, and several threads lock several
- * buffers at once (the pinner may be called from any thread: exec.h ex_host_register). */
-static void pin_one(void *arg, int64_t k, int worker) {
-  tcache_t *c = arg;
-  entry_t *e = c->topin[k];
-  (void)worker;
-  e->pin = c->pin(c->pin_user, e, (size_t)e->charge) ? 1 : -1;
-}
-
+/* The queued buffers pinned (no copy is running: their content is in place). */
 static void pin_pending(tcache_t *c) {
-  int64_t m = 0;
-  for (int64_t i = 0; i < c->ntopin; i++) /* the queue without the ones gone or pinned since */
-    if (c->topin[i] && c->topin[i]->pin == 2) c->topin[m++] = c->topin[i];
-  if (m > 0) ooc_parallel(ooc_min64(c->threads, m), m, pin_one, c);
-  for (int64_t i = 0; i < m; i++) {
-    entry_t *e = c->topin[i];
-    if (e->pin > 0) c->pinned += e->charge;
-    else c->pin_refused++;
-  }
+  for (int64_t i = 0; i < c->ntopin; i++)
+    if (c->topin[i] && c->topin[i]->pin == 2) {
+      entry_t *e = c->topin[i];
+      c->topin[i] = NULL;
+      pin_entry(c, e);
+    }
   c->ntopin = 0;
 }
 

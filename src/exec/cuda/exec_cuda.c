@@ -330,13 +330,11 @@ static void c_host_free(ooc_exec_t *e, double *p) {
 }
 
 /* exec.h: pinned in place, for every device (Portable: several executors may read the same
- * tile). A refusal (the locked-memory limit, memory already registered) is not an error. Called
- * from any thread (the tile cache pins on the pool's): the count is atomic, and cudaSetDevice
- * is the calling thread's. */
+ * tile). A refusal (the locked-memory limit, memory already registered) is not an error. */
 static int c_host_register(ooc_exec_t *e, void *p, size_t bytes) {
   cudaSetDevice(X(e)->rt.dev);
   if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) == cudaSuccess) {
-    __atomic_fetch_add(&e->stats.registered, 1, __ATOMIC_RELAXED);
+    e->stats.registered++;
     return 1;
   }
   (void)cudaGetLastError();
@@ -346,7 +344,7 @@ static int c_host_register(ooc_exec_t *e, void *p, size_t bytes) {
 static void c_host_unregister(ooc_exec_t *e, void *p) {
   cudaSetDevice(X(e)->rt.dev);
   if (cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
-  __atomic_fetch_sub(&e->stats.registered, 1, __ATOMIC_RELAXED);
+  e->stats.registered--;
 }
 
 /* ---- events ------------------------------------------------------------------------------- */
