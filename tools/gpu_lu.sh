@@ -13,8 +13,8 @@
 # With OLD=<an older source tree> (e.g. `git archive <commit>` unpacked into the ignored .wt/old
 # and carried), stage ab first builds its bench_lu_cuda beside this one and runs n = 40000
 # --gpu-mem 8G as old, new, old, new, back to back.
-# Stage direct: n = 40000 --gpu-mem 8G with lu.h's direct moves (LU_DIRECT=1) and without,
-# copy, direct, copy, direct.
+# Stage direct: n = 40000 --gpu-mem 8G with lu.h's direct moves (LU_DIRECT=$DIRECT, default 2:
+# the tiles pinned as the fill makes them) and without, copy, direct, copy, direct; then n = 65536.
 # SKIP="tests ab direct n40 n65 cli var" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
 # in $OUT (lu.txt: the RESULT lines; all.tgz: the logs).
 set -o pipefail
@@ -49,13 +49,22 @@ if [ -n "${OLD:-}" ] && ! skip ab && [ -x /tmp/b-lu-old/bench_lu_cuda ]; then
     echo "[$(el) s]"
   done
 fi
-# lu.h's direct moves (LU_DIRECT=1) against the copies through the ring's slot, same build
+# lu.h's direct moves against the copies through the ring's slot, same build: DIRECT=2 (the
+# default) pins every tile as the bench's fill makes it (tstore.h tcache_pin_new), DIRECT=1 as
+# each is first lent; then n = 65536 --gpu-mem 16G each way if the time allows
 if ! skip direct; then
   for v in copy direct copy direct; do
     [ "$(left)" -gt 60 ] || break
-    dm=1; [ $v = copy ] && dm=0
+    dm=${DIRECT:-2}; [ $v = copy ] && dm=0
     LU_DIRECT=$dm timeout $(($(left) - 5)) $B/bench_lu_cuda factor 40000 $TILE 8G > $R/direct.log 2>&1
     grep -h RESULT $R/direct.log | sed "s/^RESULT/RESULT [$v]/" | tee -a $OUT/lu.txt
+    echo "[$(el) s]"
+  done
+  for v in copy direct; do
+    [ "$(left)" -gt 120 ] || break
+    dm=${DIRECT:-2}; [ $v = copy ] && dm=0
+    LU_DIRECT=$dm timeout $(($(left) - 5)) $B/bench_lu_cuda factor 65536 $TILE 16G > $R/direct65.log 2>&1
+    grep -h RESULT $R/direct65.log | sed "s/^RESULT/RESULT [$v n=65536]/" | tee -a $OUT/lu.txt
     echo "[$(el) s]"
   done
 fi
