@@ -152,12 +152,16 @@ static void copy_piece(void *arg, int64_t k, int worker) {
 
 /* ---- pinning (tstore.h "Lending") ---------------------------------------------------------- */
 
-/* A buffer pinned by the cache's pinner (asked once: a refusal is remembered). One still queued
- * (pin 2) leaves the queue first. */
-static void pin_entry(tcache_t *c, entry_t *e) {
+/* A queued buffer (pin 2) out of the queue (pinned now, or freed). */
+static void unqueue(tcache_t *c, entry_t *e) {
   if (e->pin == 2)
     for (int64_t i = 0; i < c->ntopin; i++)
       if (c->topin[i] == e) c->topin[i] = NULL;
+}
+
+/* A buffer pinned by the cache's pinner (asked once: a refusal is remembered). */
+static void pin_entry(tcache_t *c, entry_t *e) {
+  unqueue(c, e);
   e->pin = c->pin(c->pin_user, e, (size_t)e->charge) ? 1 : -1;
   if (e->pin > 0) c->pinned += e->charge;
   else c->pin_refused++;
@@ -183,14 +187,18 @@ static void queue_pin(tcache_t *c, entry_t *e) {
   c->topin[c->ntopin++] = e;
 }
 
-/* The queued buffers pinned (no copy is running: their content is in place). */
+/* The queued buffers pinned (no copy is running: their content is in place). On the caller's
+ * thread: pinning them on the pool's 16 threads filled the cache no faster on an H200 host
+ * (docs/PERFORMANCE.md, sixth session). */
 static void pin_pending(tcache_t *c) {
-  for (int64_t i = 0; i < c->ntopin; i++)
-    if (c->topin[i] && c->topin[i]->pin == 2) {
-      entry_t *e = c->topin[i];
-      c->topin[i] = NULL;
+  for (int64_t i = 0; i < c->ntopin; i++) {
+    entry_t *e = c->topin[i];
+    c->topin[i] = NULL;
+    if (e && e->pin == 2) {
+      e->pin = 0; /* out of the queue: it was its only place */
       pin_entry(c, e);
     }
+  }
   c->ntopin = 0;
 }
 
@@ -295,9 +303,7 @@ void tcache_set_threads(tcache_t *c, int threads) {
 
 /* Every tile buffer is freed here: a pinned one is unpinned first. */
 static void buf_free(tcache_t *c, entry_t *e) {
-  if (e->pin == 2)
-    for (int64_t i = 0; i < c->ntopin; i++)
-      if (c->topin[i] == e) c->topin[i] = NULL;
+  unqueue(c, e);
   if (e->pin == 1) {
     c->unpin(c->pin_user, e);
     c->pinned -= e->charge;
