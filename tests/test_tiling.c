@@ -795,6 +795,122 @@ static void t_pin_new(void) {
   tu_ctx_done(ctx);
 }
 
+/* ts_set_backing / ts_set_loading (issue 27): tiles put while loading go back to the source
+ * when evicted (no scratch write) and read back from it; tiles never put stay zero; a put after
+ * the load, a write lend and row swaps make a tile dirty (spilled again); a checkpoint writes
+ * only the dirty ones, names the clean ones the source's (where 2), and a restore reads them
+ * from the source. */
+static void t_backing(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_source_t src = {NULL, gen_read};
+  int64_t n = 40, b = 8, tile = 8 * 8 * 8 + 64; /* 5 x 5 tiles */
+  tcache_t *c;
+  tstore_t *ts;
+  double col[40 * 8], buf[64];
+  CU_ASSERT_FATAL(tcache_create(ctx, 12 * tile, &c) == OOC_OK); /* half of it lends a column */
+  CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, NULL, &sp, &ts) == OOC_OK);
+  ts_set_loading(ts, 1); /* no source yet: nothing is clean */
+  ts_set_backing(ts, &src);
+  ts_set_loading(ts, 1);
+  for (int64_t tj = 0; tj < 4; tj++) { /* columns 0-3 as the loader puts them; 4 never */
+    gen_read(NULL, 0, tj * b, n, b, col, n);
+    CU_ASSERT_FATAL(ts_put_col(ts, tj, col, n) == OOC_OK);
+  }
+  ts_set_loading(ts, 0);
+  const ts_stats_t *st = ts_stats(ts);
+  CU_ASSERT(st->drops >= 8 && st->bytes_dropped == st->drops * 8 * 64);
+  CU_ASSERT_EQUAL(st->spills, 0);
+  CU_ASSERT_EQUAL(ms.puts, 0);
+  int bad = 0;
+  for (int64_t tj = 0; tj < 5; tj++) /* every tile as loaded (or zero), wherever it is */
+    for (int64_t ti = 0; ti < 5; ti++) {
+      CU_ASSERT_FATAL(ts_read(ts, ti, tj, buf, 8) == OOC_OK);
+      for (int64_t q = 0; q < 64; q++)
+        bad += buf[q] != (tj < 4 ? val(ti * 8 + q % 8, tj * 8 + q / 8) : 0.0);
+    }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(st->bytes_source > 0);
+  /* dirty: a put after the load (tile (0, 0)), a write lend (column 3, cached clean), row swaps
+   * (column 2) */
+  for (int64_t q = 0; q < 64; q++) buf[q] = -1.0;
+  CU_ASSERT(ts_put(ts, 0, 0, buf, 8) == OOC_OK);
+  double *p[5];
+  int lent;
+  CU_ASSERT_FATAL(ts_lend(ts, 0, 5, 3, 1, p, &lent) == OOC_OK && lent == 1);
+  for (int64_t ti = 0; ti < 5; ti++)
+    for (int64_t q = 0; q < 64; q++) p[ti][q] = -2.0;
+  ts_return(ts, 0, 5, 3, 0);
+  for (int64_t ti = 0; ti < 5; ti++) { /* column 2 cached again, clean (as the loader) */
+    gen_read(NULL, ti * 8, 16, 8, 8, buf, 8);
+    ts_set_loading(ts, 1);
+    CU_ASSERT(ts_put(ts, ti, 2, buf, 8) == OOC_OK);
+    ts_set_loading(ts, 0);
+  }
+  int64_t ipiv[40];
+  for (int64_t r = 0; r < 40; r++) ipiv[r] = r;
+  ipiv[3] = 35;
+  int done = 0;
+  CU_ASSERT(ts_swap_rows(ts, 0, 5, 2, 3, 4, ipiv, &done) == OOC_OK && done == 1);
+  /* 14 new tiles in a cache of 12 evict all 11 dirty ones: column 4 (written after the load),
+   * then column 1 and column 0 below its first tile as the loader puts them */
+  int64_t spills = st->spills;
+  for (int64_t q = 0; q < 64; q++) buf[q] = 4.0;
+  for (int64_t ti = 0; ti < 5; ti++) CU_ASSERT(ts_put(ts, ti, 4, buf, 8) == OOC_OK);
+  ts_set_loading(ts, 1);
+  for (int64_t ti = 0; ti < 5; ti++) {
+    gen_read(NULL, ti * 8, 8, 8, 8, buf, 8);
+    CU_ASSERT(ts_put(ts, ti, 1, buf, 8) == OOC_OK);
+    if (ti == 0) continue;
+    gen_read(NULL, ti * 8, 0, 8, 8, buf, 8);
+    CU_ASSERT(ts_put(ts, ti, 0, buf, 8) == OOC_OK);
+  }
+  ts_set_loading(ts, 0);
+  CU_ASSERT(st->spills >= spills + 11);
+  CU_ASSERT(ts_read(ts, 0, 0, buf, 8) == OOC_OK && buf[9] == -1.0);
+  CU_ASSERT(ts_read(ts, 2, 3, buf, 8) == OOC_OK && buf[63] == -2.0);
+  CU_ASSERT(ts_read(ts, 0, 2, buf, 8) == OOC_OK && buf[3] == val(35, 16)); /* swapped, kept */
+  CU_ASSERT(ts_read(ts, 4, 2, buf, 8) == OOC_OK && buf[3] == val(3, 16));
+  CU_ASSERT(ts_read(ts, 1, 1, buf, 8) == OOC_OK && buf[10] == val(10, 9)); /* clean */
+  /* a checkpoint: dirty cached tiles written, clean ones (cached or not) the source's */
+  for (int64_t ti = 0; ti < 5; ti++) { /* column 1 cached and clean */
+    gen_read(NULL, ti * 8, 8, 8, 8, buf, 8);
+    ts_set_loading(ts, 1);
+    CU_ASSERT(ts_put(ts, ti, 1, buf, 8) == OOC_OK);
+    ts_set_loading(ts, 0);
+  }
+  int puts = ms.puts;
+  CU_ASSERT_FATAL(ts_flush(ts) == OOC_OK);
+  uint8_t where[25];
+  int clean = 0;
+  for (int64_t idx = 0; idx < 25; idx++) {
+    int w = ts_where(ts, idx);
+    CU_ASSERT(w >= 0 && w <= 2);
+    where[idx] = (uint8_t)w;
+    clean += w == 2;
+  }
+  CU_ASSERT_EQUAL(where[0], 1);      /* tile (0, 0): dirty */
+  CU_ASSERT_EQUAL(where[1 * 5 + 1], 2); /* tile (1, 1): clean, cached */
+  CU_ASSERT_EQUAL(where[2 * 5 + 3], 1); /* tile (2, 3): written by a borrower */
+  CU_ASSERT_EQUAL(where[0 * 5 + 2], 1); /* tile (0, 2): swapped */
+  CU_ASSERT(clean >= 5 && ms.puts - puts <= 25 - clean);
+  CU_ASSERT_FATAL(ts_restore(ts, where) == OOC_OK);
+  CU_ASSERT(ts_read(ts, 1, 1, buf, 8) == OOC_OK && buf[10] == val(10, 9));
+  CU_ASSERT(ts_read(ts, 2, 3, buf, 8) == OOC_OK && buf[63] == -2.0);
+  CU_ASSERT(ts_read(ts, 0, 0, buf, 8) == OOC_OK && buf[9] == -1.0);
+  CU_ASSERT(ts_read(ts, 0, 2, buf, 8) == OOC_OK && buf[3] == val(35, 16));
+  tstore_t *t2; /* a where 2 needs a source */
+  CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, NULL, &sp, &t2) == OOC_OK);
+  CU_ASSERT(ts_restore(t2, where) == OOC_ERR_INTERNAL);
+  ooc_clear_error(ctx);
+  tstore_destroy(t2);
+  tstore_destroy(ts);
+  tcache_destroy(c);
+  ms_free(&ms);
+  tu_ctx_done(ctx);
+}
+
 static void t_parse_size(void) {
   CU_ASSERT_EQUAL(ooc_parse_size("4096"), 4096);
   CU_ASSERT_EQUAL(ooc_parse_size("64M"), 64LL << 20);
@@ -869,6 +985,7 @@ int main(void) {
       {"row swaps in place: as laswp, refused ranges, not when a tile is not cached", t_swap_rows},
       {"lending: read and write lends, checked out, never evicted, half the cache, pins", t_lend},
       {"pinned as made (tcache_pin_new), the same pinner kept", t_pin_new},
+      {"a source behind the loaded tiles: dropped, not spilled; dirty ones spilled; checkpoints", t_backing},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
       {"xxh3 test vectors, whole and in columns", t_xxh3_known_values},

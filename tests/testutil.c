@@ -185,21 +185,35 @@ double *tu_read_matrix(const char *spec, int64_t *rows, int64_t *cols) {
   return A;
 }
 
-void tu_write_matrix(const char *file, const char *dset, int64_t rows, int64_t cols,
-                     const double *A, int dtype) {
+static void write_matrix(const char *file, const char *dset, int64_t rows, int64_t cols,
+                         const double *A, int dtype, int64_t chunk) {
   hid_t f = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hsize_t dims[2] = {(hsize_t)rows, (hsize_t)cols};
   hid_t sp = H5Screate_simple(2, dims, NULL);
   hid_t ft = dtype == 1 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE;
-  hid_t d = H5Dcreate2(f, dset, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hsize_t cd[2] = {(hsize_t)(chunk < rows ? chunk : rows), (hsize_t)(chunk < cols ? chunk : cols)};
+  if (chunk > 0) H5Pset_chunk(dcpl, 2, cd);
+  hid_t d = H5Dcreate2(f, dset, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   double *rm = malloc((size_t)(rows * cols + 1) * sizeof *rm);
   for (int64_t i = 0; i < rows; i++)
     for (int64_t j = 0; j < cols; j++) rm[i * cols + j] = A[i + j * rows];
   H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, rm);
   free(rm);
+  H5Pclose(dcpl);
   H5Dclose(d);
   H5Sclose(sp);
   H5Fclose(f);
+}
+
+void tu_write_matrix(const char *file, const char *dset, int64_t rows, int64_t cols,
+                     const double *A, int dtype) {
+  write_matrix(file, dset, rows, cols, A, dtype, 0);
+}
+
+void tu_write_matrix_chunked(const char *file, const char *dset, int64_t rows, int64_t cols,
+                             const double *A, int dtype, int64_t chunk) {
+  write_matrix(file, dset, rows, cols, A, dtype, chunk);
 }
 
 uint64_t tu_file_hash(const char *path) {

@@ -55,6 +55,10 @@ double *tu_read_matrix(const char *spec, int64_t *rows, int64_t *cols);
 /* Write a column-major float64 matrix as dataset `dset` of a new file (dtype 1 = f32, 2 = f64). */
 void tu_write_matrix(const char *file, const char *dset, int64_t rows, int64_t cols,
                      const double *A, int dtype);
+/* The same, chunked chunk x chunk (contiguous above: tiles of a chunked input fall back on it
+ * only when its chunks are the tiles, job.c input_backs_tiles). */
+void tu_write_matrix_chunked(const char *file, const char *dset, int64_t rows, int64_t cols,
+                             const double *A, int dtype, int64_t chunk);
 /* SHA-like fingerprint of a file's bytes (XXH64); 0 if unreadable. */
 uint64_t tu_file_hash(const char *path);
 int tu_file_exists(const char *path);

@@ -375,7 +375,8 @@ int ckpt_journal_method(job_t *j) {
   return m == OOC_METHOD_CHOL || m == OOC_METHOD_LU || m == OOC_METHOD_GJ ? m : -1;
 }
 
-/* Stores from the journal: every tile zero or in scratch at the committed version. */
+/* Stores from the journal: every tile zero, in scratch at the committed version, or the input's
+ * (A's store read back from its source: job_load_inputs gave it the same one before this). */
 ooc_status_t ckpt_restore_stores(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   journal_t *jr = j->jr;
@@ -403,10 +404,16 @@ ooc_status_t ckpt_restore_stores(job_t *j) {
                       "%lld)", j->jpath, (long long)jr->ntiles[k], (long long)nt);
     uint8_t *where = ooc_malloc(ctx, (size_t)(nt ? nt : 1));
     if (!where) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory restoring the journal");
-    int any = 0;
+    int any = 0, bad = 0;
     for (int64_t i = 0; i < nt; i++) {
-      where[i] = jr->tiles[k][i].where == 1;
-      any |= where[i];
+      where[i] = jr->tiles[k][i].where;
+      any |= where[i] == 1;
+      bad |= where[i] > 2;
+    }
+    if (bad) {
+      ooc_free(ctx, where);
+      return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "the journal '%s' is damaged (a tile's place)",
+                      j->jpath);
     }
     sl[k]->must_exist = any;
     ooc_status_t s = ts_restore(st[k], where);
@@ -492,8 +499,9 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
       jr_tile_t *t = &jr->tiles[k][i];
       if (w == 1 && !scratch_version(sl[k]->s, i, &t->bank, &t->sum)) w = -1;
       if (w < 0) s = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "checkpoint: tile %lld of store %s is "
-                              "neither zero nor in scratch", (long long)i, sl[k]->tag);
-      t->where = (uint8_t)(w == 1);
+                              "neither zero, nor in scratch, nor the input's", (long long)i,
+                              sl[k]->tag);
+      t->where = (uint8_t)(w < 0 ? 0 : w); /* 2: the input's (the resume checks it unchanged) */
     }
   }
   if (s == OOC_OK) s = journal_write(ctx, j->jpath, jr);

@@ -570,16 +570,47 @@ static double spill_time(const job_t *j) {
 
 /* Create the cache and stores and fill them from the inputs (once; again after a fallback):
  * A (n x k), B (k x m), and the product's C (n x m) with C0 in it when beta != 0. */
+/* A's store backed by its input (tstore.h ts_set_backing, issue 27): a tile the load put and
+ * nothing changed since is not written to scratch when it is evicted (the input has it), and
+ * is read back from the input. Only for a file read directly (h5mat.h h5m_direct) whose one
+ * read of a tile is one chunk or one contiguous window: chunks equal to the tiles, or none
+ * (a wider chunk would be decoded again for every tile it holds). */
+static int input_backs_tiles(const job_t *j) {
+  h5mat_t *a = j->in_a;
+  if (!a || h5m_file_id(a) < 0 || !h5m_direct(a)) return 0;
+  int64_t cr = h5m_chunk_rows(a), cc = h5m_chunk_cols(a);
+  return (cr == 0 && cc == 0) || (cr == j->b && cc == j->b);
+}
+
 ooc_status_t job_load_inputs(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   int64_t n = j->n, m = j->m, k = j->k;
   double t0 = ooc_now();
-  OOC_TRY(tcache_create(ctx, j->budget - j->fixed - plan_ws(&j->plan, j->W), &j->cache));
-  /* The stores need no source: job_load() fills them, reading each input byte once. */
+  int64_t cap = j->budget - j->fixed - plan_ws(&j->plan, j->W);
+  /* Backed where tiles will be evicted (the inputs do not fit the cache), or where a journal
+   * may name tiles as the input's; a source read of one tile takes at most its chunk, the
+   * compressed chunk and a window (h5m_set_stage below): out of the cache's room. */
+  int64_t keep = 8 * (n * k + (j->in_b ? k * m : 0)); /* what the load puts: A (its lower
+                                                         * tiles only for a lower load) and B */
+  if (j->lower_load) {
+    part_t p = part_make(n, j->b);
+    keep -= 8 * n * k;
+    for (int64_t t = 0; t < p.count; t++) keep += 8 * (n - part_start(p, t)) * part_len(p, t);
+  }
+  int backed = input_backs_tiles(j) && (j->resuming || keep > cap);
+  if (backed) cap -= 3 * io_min_stage(j->b);
+  OOC_TRY(tcache_create(ctx, cap, &j->cache));
+  /* The stores need no source: job_load() fills them, reading each input byte once; A's may
+   * fall back on the input for the tiles the load put (input_backs_tiles). */
   j->spill[0] = (spill_slot_t){j, "A", NULL, 0};
   j->spill[1] = (spill_slot_t){j, "B", NULL, 0};
   ooc_spill_ops_t spA = job_spill_ops(&j->spill[0]), spB = job_spill_ops(&j->spill[1]);
   OOC_TRY(tstore_create(ctx, j->cache, n, k, j->b, NULL, &spA, &j->A));
+  if (backed) {
+    ooc_source_t src = {j->in_a, h5_source_read};
+    ts_set_backing(j->A, &src);
+    h5m_set_stage(j->in_a, io_min_stage(j->b)); /* a source read: one tile (the load sets its own) */
+  }
   if (j->in_b) OOC_TRY(tstore_create(ctx, j->cache, k, m, j->b, NULL, &spB, &j->B));
   if (j->kind == JOB_PRODUCT) {
     j->ispill[0] = (spill_slot_t){.job = j, .tag = "C"};
@@ -590,7 +621,10 @@ ooc_status_t job_load_inputs(job_t *j) {
   memset(j->colnorm, 0, (size_t)k * sizeof(double));
   j->io_room = plan_ws(&j->plan, j->W); /* the solver allocates it only after the load */
   if (j->fused) check_fused_reset_a(j->fused); /* a reload after a fallback: A V anew */
+  ts_set_loading(j->A, 1); /* (nothing without a source) */
   ooc_status_t st = job_load(j, j->A, j->in_a, j->colnorm);
+  ts_set_loading(j->A, 0);
+  if (backed) h5m_set_stage(j->in_a, io_min_stage(j->b));
   if (st == OOC_OK && j->kind != JOB_PRODUCT) st = scale_check(j);
   if (st == OOC_OK && j->B) { /* B's (and C0's) column norms are not kept */
     double *bnorm = ooc_calloc(ctx, (size_t)m, sizeof(double));

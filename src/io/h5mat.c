@@ -353,6 +353,7 @@ const char *h5m_path(const h5mat_t *m) { return m && m->path ? m->path : ""; }
 const char *h5m_notice(const h5mat_t *m) { return m ? m->notice : ""; }
 int64_t h5m_bytes(const h5mat_t *m) { return m ? m->bytes : 0; }
 int64_t h5m_chunk_cols(const h5mat_t *m) { return m ? m->chunk_c : 0; }
+int64_t h5m_chunk_rows(const h5mat_t *m) { return m ? m->chunk_r : 0; }
 int h5m_rank(const h5mat_t *m) { return m ? (m->nd ? m->nd : 2) : 0; }
 int h5m_replaced(const h5mat_t *m) { return m ? m->replaced : 0; }
 int64_t h5m_file_id(const h5mat_t *m) { return m ? (int64_t)m->file : -1; }

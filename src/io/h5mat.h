@@ -95,8 +95,9 @@ typedef void (*h5m_tap_fn)(void *user, int64_t r0, int64_t c0, int64_t rows, int
                            const void *data, int es, int64_t ld);
 void h5m_set_tap(h5mat_t *m, h5m_tap_fn fn, void *user);
 
-/* Columns of a chunk (0: not chunked): readers align their column strips with it. */
+/* Columns and rows of a chunk (0: not chunked): readers align their column strips with it. */
 int64_t h5m_chunk_cols(const h5mat_t *m);
+int64_t h5m_chunk_rows(const h5mat_t *m);
 /* "file.h5:/dset" as resolved (dataset found by auto-detection included). */
 const char *h5m_name(const h5mat_t *m);
 /* Bytes read from / written to the file so far (uncompressed element bytes). */

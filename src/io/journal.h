@@ -52,7 +52,7 @@ typedef struct jr_ident {
 
 typedef struct jr_tile {
   uint64_t sum;   /* checksum of the committed scratch version */
-  uint8_t where;  /* 0: zero, 1: in scratch */
+  uint8_t where;  /* 0: zero, 1: in scratch, 2: the input's (tstore.h ts_where) */
   uint8_t bank;   /* scratch bank of the committed version */
   uint8_t pad[6];
 } jr_tile_t;

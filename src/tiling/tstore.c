@@ -31,9 +31,11 @@ typedef struct entry {
   tstore_t *ts;
   int64_t idx;
   int64_t charge; /* bytes charged to the cache: header + payload */
-  int32_t lent;   /* lent (ts_lend): in the LRU list, but never evicted */
-  int32_t pin;    /* 0 not asked, 1 pinned (unpin before free), -1 refused, 2 to be pinned once
+  int16_t lent;   /* lent (ts_lend): in the LRU list, but never evicted */
+  int16_t pin;    /* 0 not asked, 1 pinned (unpin before free), -1 refused, 2 to be pinned once
                      its first copy is done (tcache_pin_new) */
+  int16_t clean;  /* its content is the store's source's (put while loading, ts_set_loading):
+                     evicted, it goes back to the source instead of to scratch */
   double data[];
 } entry_t;
 
@@ -79,6 +81,7 @@ struct tstore {
   part_t rows, cols;
   ooc_source_t source;
   int has_source;
+  int loading; /* puts are the source's content (ts_set_loading) */
   ooc_spill_ops_t spill;
   int has_spill;
   void *spill_handle;
@@ -506,6 +509,13 @@ static ooc_status_t spill_write(tstore_t *ts, int64_t idx, const double *data, i
   return OOC_OK;
 }
 
+/* An evicted clean tile back to its source (the next read of it reads the source). */
+static void drop_to_source(tstore_t *ts, int64_t idx, int64_t bytes) {
+  ts->st.bytes_dropped += bytes;
+  ts->st.drops++;
+  ts->state[idx] = T_SOURCE;
+}
+
 /* A buffer for a tile of `charge` bytes, charged as used: a pooled one of that size, else room
  * is made (pooled buffers freed first, then least-recently-used tiles of any store spilled) and
  * a new one allocated. Queued copies finish before anything is spilled, so nothing half-copied
@@ -533,7 +543,10 @@ static ooc_status_t entry_get(tcache_t *c, int64_t charge, entry_t **out) {
       continue;
     }
     if (c->njobs) batch_run(c);
-    OOC_TRY(spill_write(v->ts, v->idx, v->data, v->charge - (int64_t)sizeof(entry_t)));
+    if (v->clean && v->ts->has_source) /* the source has it: nothing to write */
+      drop_to_source(v->ts, v->idx, v->charge - (int64_t)sizeof(entry_t));
+    else
+      OOC_TRY(spill_write(v->ts, v->idx, v->data, v->charge - (int64_t)sizeof(entry_t)));
     if (v->charge == charge) { /* reuse the victim's buffer */
       entry_detach(c, v);
       c->pooled -= charge;
@@ -553,6 +566,7 @@ static ooc_status_t entry_get(tcache_t *c, int64_t charge, entry_t **out) {
 got:
   e->prev = e->next = NULL;
   e->lent = 0;
+  e->clean = 0;
   e->charge = charge;
   if (c->pin_new && e->pin == 0) queue_pin(c, e);
   c->used += charge;
@@ -668,14 +682,20 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
   if (ts->state[idx] == T_LENT)
     return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "tile (%lld, %lld) put while lent",
                     (long long)ti, (long long)tj);
+  int clean = ts->loading && ts->has_source;
   if (ts->state[idx] == T_CACHED) {
     entry_t *e = ts->ent[idx];
     batch_add(c, src, ld, e->data, nr, nr, nc);
+    e->clean = (int16_t)clean;
     lru_unlink(c, e);
     lru_push_front(c, e);
     return OOC_OK;
   }
   int64_t charge = (int64_t)sizeof(entry_t) + bytes;
+  if (charge > c->cap && clean) { /* can never be cached, and the source has it */
+    ts->state[idx] = T_SOURCE;
+    return OOC_OK;
+  }
   if (charge > c->cap) { /* can never be cached: straight to scratch */
     const double *p = src;
     if (ld != nr) {
@@ -687,6 +707,7 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
   entry_t *e;
   OOC_TRY(entry_new(ts, idx, nr, nc, &e));
   batch_add(c, src, ld, e->data, nr, nr, nc);
+  e->clean = (int16_t)clean;
   lru_push_front(c, e);
   ts->state[idx] = T_CACHED;
   return OOC_OK;
@@ -898,7 +919,7 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
       e->prev = e->next = NULL;
       e->ts = NULL;
       e->idx = -1;
-      e->lent = e->pin = 0;
+      e->lent = e->pin = e->clean = 0;
       e->charge = k[s].charge;
       c->pooled += e->charge;
       c->pend[c->npend++] = e; /* to the pool once touched */
@@ -944,6 +965,7 @@ ooc_status_t ts_lend(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int write
       lru_unlink(c, e);
     lru_push_front(c, e);
     e->lent = 1;
+    if (write) e->clean = 0; /* the borrower writes it */
     c->lent += e->charge;
     ts->state[idx] = T_LENT;
     if (c->pin && (e->pin == 0 || e->pin == 2)) pin_entry(c, e); /* the device reads it now */
@@ -1021,6 +1043,7 @@ ooc_status_t ts_swap_rows(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int6
   for (int64_t ti = t0; ti < t1; ti++) {
     entry_t *e = ts->ent[ti * ts->cols.count + tj];
     base[ti - t0] = e->data;
+    e->clean = 0; /* its rows are about to move */
     nr[ti - t0] = part_len(ts->rows, ti);
     lru_unlink(ts->cache, e); /* used: as a put would */
     lru_push_front(ts->cache, e);
@@ -1041,6 +1064,18 @@ ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld)
   return ts_put_tiles(ts, 0, ts->rows.count, tj, tj + 1, src, ld);
 }
 
+/* ---- a source behind the loaded tiles (tstore.h) ------------------------------------------ */
+
+void ts_set_backing(tstore_t *ts, const ooc_source_t *src) {
+  int64_t nt = ts->rows.count * ts->cols.count;
+  for (int64_t idx = 0; idx < nt; idx++) /* never put: zeros, as before */
+    if (ts->state[idx] == T_SOURCE) ts->state[idx] = T_ZERO;
+  ts->source = *src;
+  ts->has_source = 1;
+}
+
+void ts_set_loading(tstore_t *ts, int on) { ts->loading = on && ts->has_source; }
+
 /* ---- checkpoints (new functions only, see tstore.h) ---------------------------------------- */
 
 static ooc_status_t open_spill(tstore_t *ts) {
@@ -1057,11 +1092,12 @@ ooc_status_t ts_flush(tstore_t *ts) {
   int64_t nt = ts->rows.count * ts->cols.count;
   for (int64_t idx = 0; idx < nt; idx++) {
     uint8_t s = ts->state[idx];
-    if (s == T_TAKEN || s == T_LENT || (s == T_SOURCE && ts->has_source))
-      return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "checkpoint with tile %lld %s", (long long)idx,
-                      s == T_SOURCE ? "never read from its source" : "checked out");
+    if (s == T_TAKEN || s == T_LENT)
+      return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "checkpoint with tile %lld checked out",
+                      (long long)idx);
     if (s != T_CACHED) continue;
     entry_t *e = ts->ent[idx];
+    if (e->clean && ts->has_source) continue; /* its source holds it (ts_where 2) */
     int64_t bytes = e->charge - (int64_t)sizeof(entry_t);
     double t0 = ooc_now();
     OOC_TRY(open_spill(ts));
@@ -1075,9 +1111,10 @@ ooc_status_t ts_flush(tstore_t *ts) {
 int ts_where(const tstore_t *ts, int64_t idx) {
   switch (ts->state[idx]) {
   case T_ZERO: return 0;
-  case T_SOURCE: return ts->has_source ? -1 : 0;
-  case T_SPILLED:
-  case T_CACHED: return 1; /* CACHED: valid only right after ts_flush, as documented */
+  case T_SOURCE: return ts->has_source ? 2 : 0;
+  case T_SPILLED: return 1;
+  case T_CACHED: /* valid only right after ts_flush, as documented */
+    return ts->ent[idx]->clean && ts->has_source ? 2 : 1;
   default: return -1;
   }
 }
@@ -1085,9 +1122,13 @@ int ts_where(const tstore_t *ts, int64_t idx) {
 ooc_status_t ts_restore(tstore_t *ts, const uint8_t *where) {
   int64_t nt = ts->rows.count * ts->cols.count;
   int any = 0;
+  for (int64_t idx = 0; idx < nt; idx++)
+    if (where[idx] == 2 && !ts->has_source)
+      return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "restore: tile %lld is its source's, and the "
+                      "store has no source", (long long)idx);
   for (int64_t idx = 0; idx < nt; idx++) {
     if (ts->ent[idx]) entry_free(ts->cache, ts->ent[idx]);
-    ts->state[idx] = where[idx] == 1 ? T_SPILLED : T_ZERO;
+    ts->state[idx] = where[idx] == 1 ? T_SPILLED : where[idx] == 2 ? T_SOURCE : T_ZERO;
     any |= where[idx] == 1;
   }
   if (any) OOC_TRY(open_spill(ts));

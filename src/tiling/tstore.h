@@ -81,6 +81,8 @@ typedef struct ts_stats {
   int64_t bytes_source;          /* read from the source */
   int64_t bytes_spilled, bytes_unspilled;
   int64_t spills;                /* tiles written to scratch */
+  int64_t bytes_dropped, drops;  /* clean tiles evicted back to their source (ts_set_backing):
+                                    bytes not written to scratch, and tiles */
   double t_source, t_spill;      /* seconds in source reads, in scratch writes + reads */
 } ts_stats_t;
 
@@ -229,17 +231,33 @@ ooc_status_t ts_lend(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int write
 void ts_return(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int forget);
 tcache_t *ts_cache(const tstore_t *ts);
 
+/* A source behind the loaded tiles (issue 27: the disk tier writes what it must, not the input
+ * again). A store filled by its caller (no source at create) is given one whose content the
+ * loader puts:
+ * - ts_set_backing(ts, src): src reads the same content the loader puts; tiles never put stay
+ *   zero (as in a store without source), the others keep their state.
+ * - ts_set_loading(ts, on): while on (and the store has a source), a put marks its tile clean:
+ *   its content is the source's. A clean tile that is evicted is not written to scratch: it
+ *   goes back to the source (state SOURCE, ts_stats bytes_dropped/drops) and later reads read
+ *   the source; a tile too large for the cache is not written either. Any change to a tile
+ *   (a put with loading off, a write lend, ts_swap_rows) makes it dirty again; a take ends it.
+ *   The caller must keep the source unchanged and readable until the store goes, and every
+ *   source read then happens on the thread that calls the store (as scratch reads do). */
+void ts_set_backing(tstore_t *ts, const ooc_source_t *src);
+void ts_set_loading(tstore_t *ts, int on);
+
 /* Checkpoints (resumable runs, docs/RELIABILITY.md), at a safe point where no tile is checked out.
- * - ts_flush writes every cached tile to scratch through the spill ops (the tile stays cached and
- *   is still charged to the cache), so that afterwards every tile is zero or has its current
- *   content in scratch. Costs one scratch write per cached tile. OOC_ERR_INTERNAL if a tile is
- *   checked out, or a tile still comes from a source (a store with a source cannot be restored).
+ * - ts_flush writes every cached tile that is not clean (ts_set_loading) to scratch through the
+ *   spill ops (the tile stays cached and is still charged to the cache), so that afterwards
+ *   every tile is zero, has its current content in scratch, or is its source's. Costs one
+ *   scratch write per such tile. OOC_ERR_INTERNAL if a tile is checked out.
  * - ts_where(ts, idx) with idx = ti * cols.count + tj (the scratch tile id): 0 zero, 1 the
- *   scratch holds its content (after ts_flush), -1 neither (cached and not flushed, checked out,
- *   or from a source).
+ *   scratch holds its content (after ts_flush), 2 its content is the source's (a source read, a
+ *   clean tile), -1 neither (cached and not flushed, checked out).
  * - ts_restore: every tile with where[idx] = 1 is in scratch (state SPILLED; the scratch is opened
- *   through the spill opener, which must reopen the checkpoint's file), every other one is zero.
- *   Cached tiles are forgotten first.
+ *   through the spill opener, which must reopen the checkpoint's file), 2 its source's (the store
+ *   must have the same source: OOC_ERR_INTERNAL without one), every other one is zero. Cached
+ *   tiles are forgotten first.
  * - ts_spill_handle: the handle the spill opener returned, NULL before the first spill. */
 ooc_status_t ts_flush(tstore_t *ts);
 int ts_where(const tstore_t *ts, int64_t idx);
