@@ -76,11 +76,12 @@ static void ms_free(memspill_t *m) {
 
 static double val(int64_t i, int64_t j) { return (double)(i * 1000 + j) + 0.5; }
 
+static double g_src_bias; /* t_backing: a source that changed */
 static ooc_status_t gen_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                              double *dst, int64_t ld) {
   (void)self;
   for (int64_t j = 0; j < nc; j++)
-    for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = val(r0 + i, c0 + j);
+    for (int64_t i = 0; i < nr; i++) dst[i + j * ld] = val(r0 + i, c0 + j) + g_src_bias;
   return OOC_OK;
 }
 
@@ -796,7 +797,8 @@ static void t_pin_new(void) {
 }
 
 /* ts_set_backing / ts_set_loading (issue 27): tiles put while loading go back to the source
- * when evicted (no scratch write) and read back from it; tiles never put stay zero; a put after
+ * when evicted (no scratch write) and read back from it, checked (a changed source is an
+ * error); tiles never put stay zero; a put after
  * the load, a write lend and row swaps make a tile dirty (spilled again); a checkpoint writes
  * only the dirty ones, names the clean ones the source's (where 2), and a restore reads them
  * from the source. */
@@ -812,7 +814,7 @@ static void t_backing(void) {
   CU_ASSERT_FATAL(tcache_create(ctx, 12 * tile, &c) == OOC_OK); /* half of it lends a column */
   CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, NULL, &sp, &ts) == OOC_OK);
   ts_set_loading(ts, 1); /* no source yet: nothing is clean */
-  ts_set_backing(ts, &src);
+  CU_ASSERT_FATAL(ts_set_backing(ts, &src) == OOC_OK);
   ts_set_loading(ts, 1);
   for (int64_t tj = 0; tj < 4; tj++) { /* columns 0-3 as the loader puts them; 4 never */
     gen_read(NULL, 0, tj * b, n, b, col, n);
@@ -832,6 +834,12 @@ static void t_backing(void) {
     }
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT(st->bytes_source > 0);
+  g_src_bias = 1.0; /* the source changed under the store: what went back to it is refused */
+  CU_ASSERT(ts_read(ts, 0, 0, buf, 8) == OOC_ERR_CORRUPT);
+  CU_ASSERT(ts_read_rect(ts, 1, 1, 3, 3, buf, 3) == OOC_ERR_CORRUPT);
+  CU_ASSERT(ts_read(ts, 0, 4, buf, 8) == OOC_OK && buf[0] == 0.0); /* never put: zeros */
+  ooc_clear_error(ctx);
+  g_src_bias = 0;
   /* dirty: a put after the load (tile (0, 0)), a write lend (column 3, cached clean), row swaps
    * (column 2) */
   for (int64_t q = 0; q < 64; q++) buf[q] = -1.0;

@@ -592,13 +592,13 @@ ooc_status_t job_load_inputs(job_t *j) {
    * compressed chunk and a window (h5m_set_stage below): out of the cache's room. */
   int64_t keep = 8 * (n * k + (j->in_b ? k * m : 0)); /* what the load puts: A (its lower
                                                          * tiles only for a lower load) and B */
+  part_t p = part_make(n, j->b);
   if (j->lower_load) {
-    part_t p = part_make(n, j->b);
     keep -= 8 * n * k;
     for (int64_t t = 0; t < p.count; t++) keep += 8 * (n - part_start(p, t)) * part_len(p, t);
   }
   int backed = input_backs_tiles(j) && (j->resuming || keep > cap);
-  if (backed) cap -= 3 * io_min_stage(j->b);
+  if (backed) cap -= 3 * io_min_stage(j->b) + 8 * p.count * part_make(k, j->b).count; /* sums */
   OOC_TRY(tcache_create(ctx, cap, &j->cache));
   /* The stores need no source: job_load() fills them, reading each input byte once; A's may
    * fall back on the input for the tiles the load put (input_backs_tiles). */
@@ -608,7 +608,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   OOC_TRY(tstore_create(ctx, j->cache, n, k, j->b, NULL, &spA, &j->A));
   if (backed) {
     ooc_source_t src = {j->in_a, h5_source_read};
-    ts_set_backing(j->A, &src);
+    OOC_TRY(ts_set_backing(j->A, &src));
     h5m_set_stage(j->in_a, io_min_stage(j->b)); /* a source read: one tile (the load sets its own) */
   }
   if (j->in_b) OOC_TRY(tstore_create(ctx, j->cache, k, m, j->b, NULL, &spB, &j->B));

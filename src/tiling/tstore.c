@@ -82,6 +82,8 @@ struct tstore {
   ooc_source_t source;
   int has_source;
   int loading; /* puts are the source's content (ts_set_loading) */
+  uint64_t *srcsum; /* ts_set_backing: per tile, XXH3 of what went back to the source (0: not
+                       known), checked when it is read back */
   ooc_spill_ops_t spill;
   int has_spill;
   void *spill_handle;
@@ -479,6 +481,7 @@ void tstore_destroy(tstore_t *ts) {
   ooc_free(ts->ctx, ts->state);
   ooc_free(ts->ctx, ts->ent);
   ooc_free(ts->ctx, ts->staging);
+  ooc_free(ts->ctx, ts->srcsum);
   ooc_free(ts->ctx, ts);
 }
 
@@ -509,11 +512,41 @@ static ooc_status_t spill_write(tstore_t *ts, int64_t idx, const double *data, i
   return OOC_OK;
 }
 
-/* An evicted clean tile back to its source (the next read of it reads the source). */
-static void drop_to_source(tstore_t *ts, int64_t idx, int64_t bytes) {
-  ts->st.bytes_dropped += bytes;
+static int64_t tile_index(const tstore_t *ts, int64_t ti, int64_t tj, int64_t *nr, int64_t *nc) {
+  *nr = part_len(ts->rows, ti);
+  *nc = part_len(ts->cols, tj);
+  return ti * ts->cols.count + tj;
+}
+
+/* A clean tile (nr x nc at src, leading dimension ld) back to its source: the next read of it
+ * reads the source and checks it against this checksum (source_read). */
+static void drop_to_source(tstore_t *ts, int64_t idx, const double *src, int64_t nr, int64_t nc,
+                           int64_t ld) {
+  if (ts->srcsum)
+    ts->srcsum[idx] = ooc_xxh3_cols(src, (size_t)nr * sizeof(double), (size_t)nc,
+                                    (size_t)ld * sizeof(double));
+  ts->st.bytes_dropped += nr * nc * (int64_t)sizeof(double);
   ts->st.drops++;
   ts->state[idx] = T_SOURCE;
+}
+
+/* Tile (ti, tj) from the source into dst (ld), checked against what went back to it: a source
+ * that changed under the run (the input file rewritten) is an error, never a wrong result. */
+static ooc_status_t source_read(tstore_t *ts, int64_t ti, int64_t tj, double *dst, int64_t ld) {
+  int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+  double t0 = ooc_now();
+  OOC_TRY(ts->source.read(ts->source.self, part_start(ts->rows, ti), part_start(ts->cols, tj), nr,
+                          nc, dst, ld));
+  ts->st.t_source += ooc_now() - t0;
+  ts->st.bytes_source += nr * nc * (int64_t)sizeof(double);
+  ts->st.misses++;
+  uint64_t want = ts->srcsum ? ts->srcsum[idx] : 0;
+  if (want && ooc_xxh3_cols(dst, (size_t)nr * sizeof(double), (size_t)nc,
+                            (size_t)ld * sizeof(double)) != want)
+    return OOC_FAIL(ts->ctx, OOC_ERR_CORRUPT, "tile (%lld, %lld) read back from the input is not "
+                    "what was loaded from it: the input changed during the run",
+                    (long long)ti, (long long)tj);
+  return OOC_OK;
 }
 
 /* A buffer for a tile of `charge` bytes, charged as used: a pooled one of that size, else room
@@ -543,9 +576,11 @@ static ooc_status_t entry_get(tcache_t *c, int64_t charge, entry_t **out) {
       continue;
     }
     if (c->njobs) batch_run(c);
-    if (v->clean && v->ts->has_source) /* the source has it: nothing to write */
-      drop_to_source(v->ts, v->idx, v->charge - (int64_t)sizeof(entry_t));
-    else
+    if (v->clean && v->ts->has_source) { /* the source has it: nothing to write */
+      int64_t nr, nc;
+      tile_index(v->ts, v->idx / v->ts->cols.count, v->idx % v->ts->cols.count, &nr, &nc);
+      drop_to_source(v->ts, v->idx, v->data, nr, nc, nr);
+    } else
       OOC_TRY(spill_write(v->ts, v->idx, v->data, v->charge - (int64_t)sizeof(entry_t)));
     if (v->charge == charge) { /* reuse the victim's buffer */
       entry_detach(c, v);
@@ -573,12 +608,6 @@ got:
   if (c->used + c->pooled > c->peak) c->peak = c->used + c->pooled;
   *out = e;
   return OOC_OK;
-}
-
-static int64_t tile_index(const tstore_t *ts, int64_t ti, int64_t tj, int64_t *nr, int64_t *nc) {
-  *nr = part_len(ts->rows, ti);
-  *nc = part_len(ts->cols, tj);
-  return ti * ts->cols.count + tj;
 }
 
 /* Copy tile content to dst; `forget` makes the tile TAKEN (take) rather than leaving it (read).
@@ -623,12 +652,7 @@ static ooc_status_t fetch(tstore_t *ts, int64_t ti, int64_t tj, double *dst, int
         *left = 1;
         return OOC_OK;
       }
-      double t0 = ooc_now();
-      OOC_TRY(ts->source.read(ts->source.self, part_start(ts->rows, ti), part_start(ts->cols, tj),
-                              nr, nc, dst, ld));
-      ts->st.t_source += ooc_now() - t0;
-      ts->st.bytes_source += bytes;
-      ts->st.misses++;
+      OOC_TRY(source_read(ts, ti, tj, dst, ld));
       break;
     }
     zero = 1; /* a store without source starts as zeros */
@@ -693,7 +717,7 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
   }
   int64_t charge = (int64_t)sizeof(entry_t) + bytes;
   if (charge > c->cap && clean) { /* can never be cached, and the source has it */
-    ts->state[idx] = T_SOURCE;
+    drop_to_source(ts, idx, src, nr, nc, ld);
     return OOC_OK;
   }
   if (charge > c->cap) { /* can never be cached: straight to scratch */
@@ -840,6 +864,10 @@ ooc_status_t ts_read_rect(tstore_t *ts, int64_t r0, int64_t c0, int64_t nr, int6
             if (pass == 0) batch_add(c, NULL, 0, to, ld, a1 - a0, e1 - e0);
           } else if (pass == 0) {
             left = 1;
+          } else if (ts->srcsum && ts->srcsum[idx]) { /* checked whole, as a spilled one */
+            st = source_read(ts, ti, tj, ts->staging, tr);
+            if (st == OOC_OK)
+              copy_block(a1 - a0, e1 - e0, ts->staging + (a0 - tr0) + (e0 - tc0) * tr, tr, to, ld);
           } else {
             t = ooc_now();
             st = ts->source.read(ts->source.self, a0, e0, a1 - a0, e1 - e0, to, ld);
@@ -1066,12 +1094,18 @@ ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld)
 
 /* ---- a source behind the loaded tiles (tstore.h) ------------------------------------------ */
 
-void ts_set_backing(tstore_t *ts, const ooc_source_t *src) {
+ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src) {
   int64_t nt = ts->rows.count * ts->cols.count;
+  if (!ts->srcsum) {
+    ts->srcsum = ooc_calloc(ts->ctx, (size_t)(nt ? nt : 1), sizeof(uint64_t));
+    if (!ts->srcsum)
+      return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory (a tile store's checksums)");
+  }
   for (int64_t idx = 0; idx < nt; idx++) /* never put: zeros, as before */
     if (ts->state[idx] == T_SOURCE) ts->state[idx] = T_ZERO;
   ts->source = *src;
   ts->has_source = 1;
+  return OOC_OK;
 }
 
 void ts_set_loading(tstore_t *ts, int on) { ts->loading = on && ts->has_source; }
@@ -1126,6 +1160,7 @@ ooc_status_t ts_restore(tstore_t *ts, const uint8_t *where) {
     if (where[idx] == 2 && !ts->has_source)
       return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "restore: tile %lld is its source's, and the "
                       "store has no source", (long long)idx);
+  if (ts->srcsum) memset(ts->srcsum, 0, (size_t)nt * sizeof(uint64_t)); /* not known now */
   for (int64_t idx = 0; idx < nt; idx++) {
     if (ts->ent[idx]) entry_free(ts->cache, ts->ent[idx]);
     ts->state[idx] = where[idx] == 1 ? T_SPILLED : where[idx] == 2 ? T_SOURCE : T_ZERO;

@@ -241,9 +241,13 @@ tcache_t *ts_cache(const tstore_t *ts);
  *   goes back to the source (state SOURCE, ts_stats bytes_dropped/drops) and later reads read
  *   the source; a tile too large for the cache is not written either. Any change to a tile
  *   (a put with loading off, a write lend, ts_swap_rows) makes it dirty again; a take ends it.
- *   The caller must keep the source unchanged and readable until the store goes, and every
- *   source read then happens on the thread that calls the store (as scratch reads do). */
-void ts_set_backing(tstore_t *ts, const ooc_source_t *src);
+ *   The source must stay readable until the store goes; every source read happens on the
+ *   thread that calls the store (as scratch reads do). What goes back to the source is
+ *   checksummed (XXH3, 8 bytes per tile of the store: ts_set_backing allocates them,
+ *   OOC_ERR_NOMEM) and a read of it is checked whole: a source that changed meanwhile fails
+ *   the read with OOC_ERR_CORRUPT. Tiles a checkpoint named the source's are not checked after
+ *   a restore (the journal's resume checks the input's content instead). */
+ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src);
 void ts_set_loading(tstore_t *ts, int on);
 
 /* Checkpoints (resumable runs, docs/RELIABILITY.md), at a safe point where no tile is checked out.
