@@ -814,7 +814,7 @@ static void t_backing(void) {
   CU_ASSERT_FATAL(tcache_create(ctx, 12 * tile, &c) == OOC_OK); /* half of it lends a column */
   CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, NULL, &sp, &ts) == OOC_OK);
   ts_set_loading(ts, 1); /* no source yet: nothing is clean */
-  CU_ASSERT_FATAL(ts_set_backing(ts, &src) == OOC_OK);
+  CU_ASSERT_FATAL(ts_set_backing(ts, &src, "gen") == OOC_OK);
   ts_set_loading(ts, 1);
   for (int64_t tj = 0; tj < 4; tj++) { /* columns 0-3 as the loader puts them; 4 never */
     gen_read(NULL, 0, tj * b, n, b, col, n);
@@ -836,6 +836,7 @@ static void t_backing(void) {
   CU_ASSERT(st->bytes_source > 0);
   g_src_bias = 1.0; /* the source changed under the store: what went back to it is refused */
   CU_ASSERT(ts_read(ts, 0, 0, buf, 8) == OOC_ERR_CORRUPT);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "gen: tile (0, 0)") != NULL);
   CU_ASSERT(ts_read_rect(ts, 1, 1, 3, 3, buf, 3) == OOC_ERR_CORRUPT);
   CU_ASSERT(ts_read(ts, 0, 4, buf, 8) == OOC_OK && buf[0] == 0.0); /* never put: zeros */
   ooc_clear_error(ctx);

@@ -608,7 +608,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   OOC_TRY(tstore_create(ctx, j->cache, n, k, j->b, NULL, &spA, &j->A));
   if (backed) {
     ooc_source_t src = {j->in_a, h5_source_read};
-    OOC_TRY(ts_set_backing(j->A, &src));
+    OOC_TRY(ts_set_backing(j->A, &src, h5m_name(j->in_a)));
     h5m_set_stage(j->in_a, io_min_stage(j->b)); /* a source read: one tile (the load sets its own) */
   }
   if (j->in_b) OOC_TRY(tstore_create(ctx, j->cache, k, m, j->b, NULL, &spB, &j->B));

@@ -82,6 +82,7 @@ struct tstore {
   ooc_source_t source;
   int has_source;
   int loading; /* puts are the source's content (ts_set_loading) */
+  const char *source_name; /* ts_set_backing: for messages */
   uint64_t *srcsum; /* ts_set_backing: per tile, XXH3 of what went back to the source (0: not
                        known), checked when it is read back */
   ooc_spill_ops_t spill;
@@ -543,9 +544,11 @@ static ooc_status_t source_read(tstore_t *ts, int64_t ti, int64_t tj, double *ds
   uint64_t want = ts->srcsum ? ts->srcsum[idx] : 0;
   if (want && ooc_xxh3_cols(dst, (size_t)nr * sizeof(double), (size_t)nc,
                             (size_t)ld * sizeof(double)) != want)
-    return OOC_FAIL(ts->ctx, OOC_ERR_CORRUPT, "tile (%lld, %lld) read back from the input is not "
-                    "what was loaded from it: the input changed during the run",
-                    (long long)ti, (long long)tj);
+    return OOC_FAIL(ts->ctx, OOC_ERR_CORRUPT, "%s: tile (%lld, %lld) (rows %lld.., columns "
+                    "%lld..) read back is not what was loaded from it: it changed during the run",
+                    ts->source_name ? ts->source_name : "the source", (long long)ti,
+                    (long long)tj, (long long)part_start(ts->rows, ti),
+                    (long long)part_start(ts->cols, tj));
   return OOC_OK;
 }
 
@@ -1094,7 +1097,7 @@ ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld)
 
 /* ---- a source behind the loaded tiles (tstore.h) ------------------------------------------ */
 
-ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src) {
+ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src, const char *name) {
   int64_t nt = ts->rows.count * ts->cols.count;
   if (!ts->srcsum) {
     ts->srcsum = ooc_calloc(ts->ctx, (size_t)(nt ? nt : 1), sizeof(uint64_t));
@@ -1104,6 +1107,7 @@ ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src) {
   for (int64_t idx = 0; idx < nt; idx++) /* never put: zeros, as before */
     if (ts->state[idx] == T_SOURCE) ts->state[idx] = T_ZERO;
   ts->source = *src;
+  ts->source_name = name;
   ts->has_source = 1;
   return OOC_OK;
 }

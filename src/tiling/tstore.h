@@ -234,8 +234,9 @@ tcache_t *ts_cache(const tstore_t *ts);
 /* A source behind the loaded tiles (issue 27: the disk tier writes what it must, not the input
  * again). A store filled by its caller (no source at create) is given one whose content the
  * loader puts:
- * - ts_set_backing(ts, src): src reads the same content the loader puts; tiles never put stay
- *   zero (as in a store without source), the others keep their state.
+ * - ts_set_backing(ts, src, name): src reads the same content the loader puts; tiles never put
+ *   stay zero (as in a store without source), the others keep their state. name (kept, not
+ *   copied; NULL: "the source") is what its errors call it.
  * - ts_set_loading(ts, on): while on (and the store has a source), a put marks its tile clean:
  *   its content is the source's. A clean tile that is evicted is not written to scratch: it
  *   goes back to the source (state SOURCE, ts_stats bytes_dropped/drops) and later reads read
@@ -247,7 +248,7 @@ tcache_t *ts_cache(const tstore_t *ts);
  *   OOC_ERR_NOMEM) and a read of it is checked whole: a source that changed meanwhile fails
  *   the read with OOC_ERR_CORRUPT. Tiles a checkpoint named the source's are not checked after
  *   a restore (the journal's resume checks the input's content instead). */
-ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src);
+ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src, const char *name);
 void ts_set_loading(tstore_t *ts, int on);
 
 /* Checkpoints (resumable runs, docs/RELIABILITY.md), at a safe point where no tile is checked out.
