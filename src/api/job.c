@@ -568,8 +568,6 @@ static double spill_time(const job_t *j) {
   return t;
 }
 
-/* Create the cache and stores and fill them from the inputs (once; again after a fallback):
- * A (n x k), B (k x m), and the product's C (n x m) with C0 in it when beta != 0. */
 /* A's store backed by its input (tstore.h ts_set_backing, issue 27): a tile the load put and
  * nothing changed since is not written to scratch when it is evicted (the input has it), and
  * is read back from the input. Only for a file read directly (h5mat.h h5m_direct) whose one
@@ -582,6 +580,8 @@ static int input_backs_tiles(const job_t *j) {
   return (cr == 0 && cc == 0) || (cr == j->b && cc == j->b);
 }
 
+/* Create the cache and stores and fill them from the inputs (once; again after a fallback):
+ * A (n x k), B (k x m), and the product's C (n x m) with C0 in it when beta != 0. */
 ooc_status_t job_load_inputs(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   int64_t n = j->n, m = j->m, k = j->k;
