@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 
 #include <cblas.h>
+#include <hdf5.h>
 #include <lapacke.h>
 
 #include "api/plan.h"
@@ -706,6 +707,60 @@ static void t_backed(void) {
   printf("\n");
 }
 
+/* The input rewritten while the run reads tiles back from it (P5): the run stops with
+ * OOC_ERR_CORRUPT naming the input, and writes no output. The progress callback overwrites the
+ * contiguous dataset's bytes in the file (pwrite at its offset: the job holds the file open) as
+ * soon as the elimination starts, after the load has put and partly evicted the tiles. */
+typedef struct {
+  const char *file;
+  int64_t offset, bytes;
+  int done;
+} rewrite_t;
+static int rewrite_input(void *user, const char *phase, double fraction) {
+  rewrite_t *w = user;
+  (void)fraction;
+  if (w->done || strcmp(phase, "read") == 0) return 0;
+  FILE *f = fopen(w->file, "r+b");
+  if (!f) return 0;
+  double *junk = malloc((size_t)w->bytes);
+  for (int64_t i = 0; i < w->bytes / 8; i++) junk[i] = 1.0 + (double)(i % 7);
+  fseek(f, (long)w->offset, SEEK_SET);
+  w->done = fwrite(junk, 1, (size_t)w->bytes, f) == (size_t)w->bytes;
+  fclose(f);
+  free(junk);
+  return 0;
+}
+
+static void t_backed_changed(void) {
+  const int64_t n = 600;
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_RANDOM, n);
+  double *A = tu_gen_spec(&s);
+  const char *file = tu_path("bk_w.h5");
+  tu_write_matrix(file, "/A", n, n, A, 2);
+  free(A);
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT), d = H5Dopen2(f, "/A", H5P_DEFAULT);
+  rewrite_t w = {.file = file, .offset = (int64_t)H5Dget_offset(d), .bytes = 8 * n * n};
+  H5Dclose(d);
+  H5Fclose(f);
+  CU_ASSERT_FATAL(w.offset > 0);
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_ctx_set_progress(ctx, rewrite_input, &w);
+  ooc_opts_t o = opts(100, OOC_METHOD_GJ);
+  o.host_mem = 3 << 20;
+  o.check = OOC_CHECK_PROBE;
+  o.checkpoint = OOC_CHECKPOINT_NEVER;
+  ooc_report_t rep;
+  remove(tu_path("bk_w.inv.h5"));
+  ooc_status_t st = ooc_invert(ctx, file, tu_path("bk_w.inv.h5"), &o, &rep);
+  CU_ASSERT(w.done);
+  CU_ASSERT_EQUAL(st, OOC_ERR_CORRUPT);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "bk_w.h5") && strstr(ooc_ctx_error(ctx), "changed"));
+  CU_ASSERT(file_size(tu_path("bk_w.inv.h5")) < 0); /* no output */
+  printf("[%s] ", ooc_ctx_error(ctx));
+  tu_ctx_done(ctx);
+}
+
 int main(void) {
   const tu_test_t tests[] = {{"even tiles and chunks", t_even_tiles},
                              {"no padded chunks: the file is the data", t_no_padding},
@@ -715,6 +770,7 @@ int main(void) {
                              {"fused check under allocation and I/O faults", t_fused_faults},
                              {"the disk tier's bytes against the stripe arithmetic", t_spill_model},
                              {"A's tiles fall back on the input: same output, less to scratch", t_backed},
+                             {"the input rewritten during the run: refused, no output", t_backed_changed},
                              {NULL, NULL}};
   return tu_run("pipeline", tests);
 }
