@@ -271,6 +271,10 @@ typedef struct ooc_report {
    * device's (device_peak[0]: the device every method that does not spread runs on); the JSON's
    * devices list has every device's as "peak" and "budget". */
   int64_t device_peak[16], device_budget[16];
+  /* Tiles of A that went back to the input instead of to the scratch store (evicted unchanged
+   * since the load: docs/ARCHITECTURE.md "A's tiles fall back on the input"), and the bytes
+   * read back from the input for them. Not part of bytes_spilled / bytes_unspilled. */
+  int64_t bytes_kept_in_input, bytes_reread_input;
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -468,7 +472,8 @@ typedef enum ooc_rfield {
   OOC_R_T_FACTOR = 44, OOC_R_T_SOLVE = 45, OOC_R_T_REFINE = 46,
   OOC_R_T_FLOOR = 47, OOC_R_FLOOR_RATIO = 48, OOC_R_BYTES_SPILL_MODEL = 49,
   OOC_R_BYTES_SPILLED_ELIM = 50, OOC_R_BYTES_UNSPILLED_ELIM = 51,
-  OOC_R_BYTES_CHECK_READ = 52, OOC_R_DEVICE_PEAK = 53, OOC_R_DEVICE_BUDGET = 54
+  OOC_R_BYTES_CHECK_READ = 52, OOC_R_DEVICE_PEAK = 53, OOC_R_DEVICE_BUDGET = 54,
+  OOC_R_BYTES_KEPT_IN_INPUT = 55, OOC_R_BYTES_REREAD_INPUT = 56
 } ooc_rfield_t;
 
 /* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */

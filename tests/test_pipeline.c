@@ -687,16 +687,19 @@ static void t_backed(void) {
         snprintf(out, sizeof out, "%s", tu_path(f ? "bk_k.inv.h5" : "bk_c.inv.h5"));
         CU_ASSERT_EQUAL_FATAL(ooc_invert(ctx, in, out, &o, &rep), OOC_OK);
         CU_ASSERT(rep.steps > 1 && rep.host_peak <= o.host_mem);
+        if (f) CU_ASSERT(rep.bytes_kept_in_input == 0 && rep.bytes_reread_input == 0);
+        if (!f) CU_ASSERT(rep.bytes_kept_in_input > 0 && rep.bytes_reread_input > 0);
         spilled[f] = rep.bytes_spilled;
         char spec[4200];
         snprintf(spec, sizeof spec, "%s:/inverse", out);
         int64_t r, c;
         X[f] = tu_read_matrix(spec, &r, &c);
         CU_ASSERT_FATAL(X[f] != NULL && r == n && c == n);
-        printf("\n  %s%s, %s input: %lld steps, spilled %lld, read back %lld, peak %lld", rep.method,
-               jl ? " (journaled)" : "", f ? "chunked 64" : "contiguous", (long long)rep.steps,
-               (long long)rep.bytes_spilled, (long long)rep.bytes_unspilled,
-               (long long)rep.host_peak);
+        printf("\n  %s%s, %s input: %lld steps, spilled %lld, read back %lld, kept in the input "
+               "%lld, reread %lld, peak %lld", rep.method, jl ? " (journaled)" : "",
+               f ? "chunked 64" : "contiguous", (long long)rep.steps, (long long)rep.bytes_spilled,
+               (long long)rep.bytes_unspilled, (long long)rep.bytes_kept_in_input,
+               (long long)rep.bytes_reread_input, (long long)rep.host_peak);
         tu_ctx_done(ctx);
       }
       CU_ASSERT(memcmp(X[0], X[1], (size_t)(n * n) * sizeof(double)) == 0);

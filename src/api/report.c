@@ -70,6 +70,12 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
           ooc_fmt_bytes(r->bytes_unspilled, b3, sizeof b3),
           ooc_fmt_bytes(r->bytes_output, b4, sizeof b4), ooc_fmt_bytes(r->host_peak, b5, sizeof b5),
           ooc_fmt_bytes(r->host_budget, b6, sizeof b6));
+  if (r->bytes_kept_in_input > 0) {
+    char k1[32], k2[32];
+    fprintf(f, "  input   %s of A's tiles went back to the input instead of to scratch; %s read "
+            "back from it\n", ooc_fmt_bytes(r->bytes_kept_in_input, k1, sizeof k1),
+            ooc_fmt_bytes(r->bytes_reread_input, k2, sizeof k2));
+  }
   if (r->host_limit[0]) fprintf(f, "  memory  default --host-mem %s\n", r->host_limit);
   for (int d = 0; d < r->ndevices && d < 16; d++) {
     char bi[32], bo[32], pk[32], bu[48] = "";
@@ -173,6 +179,8 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_int(f, "bytes_input", r->bytes_input);
   json_int(f, "bytes_spilled", r->bytes_spilled);
   json_int(f, "bytes_unspilled", r->bytes_unspilled);
+  json_int(f, "bytes_kept_in_input", r->bytes_kept_in_input);
+  json_int(f, "bytes_reread_input", r->bytes_reread_input);
   json_int(f, "bytes_output", r->bytes_output);
   json_int(f, "bytes_spill_model", r->bytes_spill_model);
   json_int(f, "bytes_spilled_elim", r->bytes_spilled_elim);
