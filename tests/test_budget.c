@@ -242,20 +242,33 @@ static void sweep_job(job_kind_t k, int64_t n, const int64_t *tiles, int ntiles)
   CU_ASSERT(ok_here > 0); /* each job must run somewhere in the sweep */
 }
 
+/* Inputs a sweep starts from are made on the CPU at the default budget, whatever the sweep's
+ * device: cpu_setup_begin switches the runs' device, cpu_setup_end switches it back. */
+typedef struct {
+  ooc_device_t dev;
+  int64_t gpu_mem;
+} cpu_setup_t;
+static cpu_setup_t cpu_setup_begin(void) {
+  cpu_setup_t was = {g_dev, g_gpu_mem};
+  g_dev = OOC_DEVICE_CPU;
+  g_gpu_mem = 0;
+  return was;
+}
+static void cpu_setup_end(cpu_setup_t was) {
+  g_dev = was.dev;
+  g_gpu_mem = was.gpu_mem;
+}
+
 /* solve --factor needs a factor at the same n: made on the CPU at the default budget. */
 static void prefactor(job_kind_t k, int64_t tile) {
   if (k != J_SOLVE_FACTOR && k != J_SOLVE_FACTOR_LU) return;
-  ooc_device_t dev = g_dev;
-  int64_t gm = g_gpu_mem;
-  g_dev = OOC_DEVICE_CPU;
-  g_gpu_mem = 0;
+  cpu_setup_t was = cpu_setup_begin();
   ooc_ctx_t *ctx = tu_ctx();
   ooc_report_t rep;
   CU_ASSERT_EQUAL_FATAL(run_job(k == J_SOLVE_FACTOR ? J_FACTOR : J_FACTOR_LU, tile, 0, 0, 0, &rep,
                                 ctx), OOC_OK);
   tu_ctx_done(ctx);
-  g_dev = dev;
-  g_gpu_mem = gm;
+  cpu_setup_end(was);
 }
 
 static void sweep_sizes(job_kind_t first, job_kind_t last, int nsizes) {
@@ -516,17 +529,13 @@ static void ls_inputs(int64_t n) {
   write_ls(tu_path("lsU.h5"), "/U", LS_MU, n, 13);
   write_ls(tu_path("lsc.h5"), "/c", LS_MU, LS_NRHS, 14);
   write_ls(tu_path("lsV.h5"), "/V", LS_M, LS_KV, 15);
-  ooc_device_t dev = g_dev;
-  int64_t gm = g_gpu_mem;
-  g_dev = OOC_DEVICE_CPU;
-  g_gpu_mem = 0;
+  cpu_setup_t was = cpu_setup_begin();
   ooc_ctx_t *ctx = tu_ctx();
   ooc_report_t rep;
   remove(tu_path("ls.qr.h5"));
   CU_ASSERT_EQUAL_FATAL(run_ls(L_LSTSQ, 0, 0, &rep, ctx), OOC_OK); /* the base state */
   tu_ctx_done(ctx);
-  g_dev = dev;
-  g_gpu_mem = gm;
+  cpu_setup_end(was);
 }
 
 /* lstsq and its three updates at n = 10 and 37, each swept by `sweep` (CPU or GPU) */

@@ -704,8 +704,9 @@ static void collect_stats(job_t *j) {
                    (j->in_c ? h5m_bytes(j->in_c) : 0);
   r->bytes_spilled = sa->bytes_spilled + (sb ? sb->bytes_spilled : 0) + j->extra_spilled;
   r->bytes_unspilled = sa->bytes_unspilled + (sb ? sb->bytes_unspilled : 0) + j->extra_unspilled;
-  r->bytes_kept_in_input = sa->bytes_dropped; /* only A's store falls back on its input */
-  r->bytes_reread_input = sa->bytes_dropped ? sa->bytes_source : 0;
+  /* only A's store falls back on its input, and it has a source only then */
+  r->bytes_kept_in_input = sa->bytes_dropped;
+  r->bytes_reread_input = sa->bytes_source;
   for (int k = 0; k < ITER_MAX_STORES; k++)
     if (j->iv[k]) {
       r->bytes_spilled += ts_stats(j->iv[k])->bytes_spilled;
