@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# gpu_spill.sh: issue 27's beyond-host-memory table in one device call (at most LIMIT seconds):
+#   LIMIT=560 bash .devdeps/on-device bash tools/gpu_spill.sh
+# 1. build oocsolve and oocgen (Release, sm_90);
+# 2. dd with direct I/O in the work directory (the scratch store's disk): 4 GiB written, read back;
+# 3. the input: n = N (32768) float64 Matern, tile TILE (2048), chunks = tiles (so A's tiles can
+#    fall back on the input: docs/ARCHITECTURE.md "A's tiles fall back on the input");
+# 4. for chol and gj, `--host-mem` in MEMS (4G 6G 64G): `oocsolve --device cuda --method M
+#    --gpu-mem GPUMEM --tile TILE --checkpoint off --json`, scratch and output on the same disk.
+#    Each line: what the elimination spilled and read back beside the stripe arithmetic's model
+#    (plan_spill_model), what stayed in the input, the phases and the total against the run with
+#    the whole matrix in memory (the last MEMS entry).
+# JSON in $OUT/spill.jsonl, the table in $OUT/spill.txt, logs in $OUT/all.tgz.
+set -o pipefail
+cd "$(dirname "$0")/.."
+LIMIT=${LIMIT:-560}
+OUT=${OUT:-/tmp/gpu_spill_out}
+R=$OUT/r
+W=${WORK:-/tmp/spill27}
+mkdir -p "$R" "$W"
+trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; rm -rf "$W"; echo "[$(el) s] done"' EXIT
+. tools/gpu_lib.sh
+B=/tmp/b-spill gpu_build $R/build.log oocsolve_bin oocgen_bin
+N=${N:-32768}
+TILE=${TILE:-2048}
+GPUMEM=${GPUMEM:-4G}
+MEMS=${MEMS:-"4G 6G 64G"}
+ddbw() { # dd args...: prints bytes/s
+  local t0 t1
+  t0=$(date +%s.%N)
+  dd "$@" status=none || return 1
+  t1=$(date +%s.%N)
+  python3 -c "print(int(4*2**30/($t1-$t0)))"
+}
+WBW=$(ddbw if=/dev/zero of=$W/dd.bin bs=64M count=64 oflag=direct conv=fsync)
+RBW=$(ddbw if=$W/dd.bin of=/dev/null bs=64M iflag=direct)
+rm -f $W/dd.bin
+echo "dd direct in $W: write $WBW B/s, read $RBW B/s" | tee -a $OUT/spill.txt
+t0=$(date +%s.%N)
+/tmp/b-spill/oocgen matern --n $N --tile $TILE $W/A.h5 > $R/gen.log 2>&1 || { cat $R/gen.log; exit 1; }
+echo "[$(el) s] input n = $N tile $TILE: $(stat -c %s $W/A.h5) bytes in $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s" | tee -a $OUT/spill.txt
+for m in ${METHODS:-chol gj}; do
+  for hm in $MEMS; do
+    if [ "$(left)" -lt 60 ]; then echo "$m $hm: not run ($(left) s left)" | tee -a $OUT/spill.txt; continue; fi
+    timeout $(($(left) - 5)) /tmp/b-spill/oocsolve --device cuda --method $m --tile $TILE \
+      --gpu-mem $GPUMEM --host-mem $hm --checkpoint off --json --disk-bw "$RBW,$WBW" \
+      --scratch $W --force --out $W/X.h5:/inverse $W/A.h5 > $R/$m.$hm.json 2> $R/$m.$hm.err
+    echo "rc=$?" >> $R/$m.$hm.err
+    rm -f $W/X.h5
+    head -c 100000 $R/$m.$hm.json >> $OUT/spill.jsonl
+    echo >> $OUT/spill.jsonl
+    python3 - "$R/$m.$hm.json" "$m --host-mem $hm" << 'EOF' | tee -a $OUT/spill.txt
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(sys.argv[2], "no JSON:", e); sys.exit()
+G = 1e9
+print("%s: status %s stripe %s | elim spilled %.1f GB, read back %.1f GB, model %.1f GB | "
+      "all spilled %.1f GB, read back %.1f GB, kept in input %.1f GB, reread input %.1f GB | "
+      "read %.1f compute %.1f spill %.1f write %.1f check %.1f total %.1f s | residual %.3g"
+      % (sys.argv[2], d["status"], d["stripe"], d["bytes_spilled_elim"] / G,
+         d["bytes_unspilled_elim"] / G, d["bytes_spill_model"] / G, d["bytes_spilled"] / G,
+         d["bytes_unspilled"] / G, d.get("bytes_kept_in_input", 0) / G,
+         d.get("bytes_reread_input", 0) / G, d["t_read"], d["t_compute"], d["t_spill"],
+         d["t_write"], d["t_check"], d["t_total"], d["residual"] or float("nan")))
+EOF
+  done
+done
