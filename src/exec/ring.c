@@ -46,52 +46,39 @@ ooc_status_t ring_run(ring_t *r, int64_t nitems, const ring_ops_t *ops, void *us
   return ring_run_multi(&r, 1, nitems, ops, user);
 }
 
-/* Item q's ring: owner[q], or round robin. */
-static int owner_of(const uint8_t *owner, int nr, int64_t q) {
-  return owner ? owner[q] : (int)(q % nr);
+/* Item q's ring and slot (ring.h: round robin over the rings, then the ring's own order). */
+static ring_t *item_ring(ring_t *const *r, int nr, int64_t q, int *s) {
+  ring_t *ri = r[q % nr];
+  *s = (int)((q / nr) % ri->K);
+  return ri;
 }
 
 ooc_status_t ring_run_multi(ring_t *const *r, int nr, int64_t nitems, const ring_ops_t *ops,
                             void *user) {
-  return ring_run_owned(r, nr, nitems, NULL, ops, user);
-}
-
-/* Items start in order, each in the next slot of its own ring; before a slot is refilled, every
- * item up to the one that holds it retires (in order), and at the end the rest: with round robin
- * over rings of one K that is ring.h's "item q - R K retires when item q starts". */
-ooc_status_t ring_run_owned(ring_t *const *r, int nr, int64_t nitems, const uint8_t *owner,
-                            const ring_ops_t *ops, void *user) {
-  if (nr < 1 || nr > EX_MAX_DEVICES) return OOC_ERR_INTERNAL;
-  int64_t started[EX_MAX_DEVICES] = {0}, retired[EX_MAX_DEVICES] = {0}, next = 0;
+  if (nr < 1) return OOC_ERR_INTERNAL;
+  /* item q retires when item q + lag starts: the lag is R x K for rings of one K; with rings
+   * of different K the smallest bounds it (a slot is never refilled before its item retired) */
+  int kmin = r[0]->K;
+  for (int i = 1; i < nr; i++) kmin = r[i]->K < kmin ? r[i]->K : kmin;
+  int64_t lag = (int64_t)nr * kmin;
   ooc_status_t st = OOC_OK;
-  for (int64_t q = 0; q <= nitems && st == OOC_OK; q++) {
-    int ring = q < nitems ? owner_of(owner, nr, q) : 0;
-    if (q < nitems && (ring < 0 || ring >= nr)) {
-      st = OOC_ERR_INTERNAL;
-      break;
-    }
-    /* the items to retire first: up to the one in this item's slot, or all at the end */
-    while (st == OOC_OK && next < q &&
-           (q == nitems || retired[ring] <= started[ring] - r[ring]->K)) {
-      int rr = owner_of(owner, nr, next), s = (int)(retired[rr] % r[rr]->K);
-      ring_t *ri = r[rr];
+  for (int64_t q = 0; q < nitems + lag && st == OOC_OK; q++) {
+    if (q >= lag && q - lag < nitems) { /* retire item q - lag */
+      int s;
+      ring_t *ri = item_ring(r, nr, q - lag, &s);
       double t0 = ooc_now();
       st = ex_sync(ri->ex, ri->ev[s]);
       double t1 = ooc_now();
       ri->stats.t_wait += t1 - t0;
       if (st == OOC_OK && ops->put) {
-        st = ops->put(user, next, ri->slot[s], ri->ld);
+        st = ops->put(user, q - lag, ri->slot[s], ri->ld);
         ri->stats.t_put += ooc_now() - t1;
       }
-      if (st == OOC_OK) {
-        ri->stats.items++;
-        retired[rr]++;
-        next++;
-      }
+      if (st == OOC_OK) ri->stats.items++;
     }
     if (st == OOC_OK && q < nitems) { /* start item q */
-      ring_t *ri = r[ring];
-      int s = (int)(started[ring] % ri->K), last = 0;
+      int s, last = 0, ring = (int)(q % nr);
+      ring_t *ri = item_ring(r, nr, q, &s);
       if (ops->take) {
         double t0 = ooc_now();
         st = ops->take(user, q, ri->slot[s], ri->ld);
@@ -99,7 +86,6 @@ ooc_status_t ring_run_owned(ring_t *const *r, int nr, int64_t nitems, const uint
       }
       if (st == OOC_OK) st = ops->work(user, q, ring + nr * s, ri->slot[s], ri->ld, &last);
       if (st == OOC_OK) st = ex_record(ri->ex, last, ri->ev[s]);
-      started[ring]++;
     }
   }
   if (st != OOC_OK) /* nothing may still use a slot when we return */

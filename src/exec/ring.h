@@ -23,11 +23,11 @@
  * one caller thread. Item q goes to ring q % R (round robin: with devices of one speed each gets
  * the same share, and the items of a sweep stay in the method's order on every device); within
  * its ring it takes the slot the single ring would give the ring's own item sequence,
- * (q / R) % K. Items start in order and retire (are put) in order, an item retiring when its
- * slot is next needed: with rings of one K, starting item q first retires item q - R K (the same
- * ring and slot), so every device has up to K - 1 items queued while the host moves one. `work`
- * receives s = r + R * slot: s % R is the ring (the device, the index into the method's
- * executors) and s / R the slot within it; with R = 1 this is ring_run exactly. On a failure every ring's
+ * (q / R) % K. The loop is the single ring's over R x K virtual slots: starting item q first
+ * retires item q - R K (the same ring and slot), so every device has up to K - 1 items queued
+ * while the host moves one, and items still retire (are put) in order. `work` receives
+ * s = r + R * slot: s % R is the ring (the device, the index into the method's executors) and
+ * s / R the slot within it; with R = 1 this is ring_run exactly. On a failure every ring's
  * executor is finished before returning.
  */
 #ifndef OOC_RING_H
@@ -69,15 +69,6 @@ ooc_status_t ring_run(ring_t *r, int64_t nitems, const ring_ops_t *ops, void *us
  * have different K and ld (each slot is handed with its own ring's ld). Stats go to each ring. */
 ooc_status_t ring_run_multi(ring_t *const *r, int nr, int64_t nitems, const ring_ops_t *ops,
                             void *user);
-
-/* As ring_run_multi, with item q on ring owner[q] (each in [0, nr)) instead of q % nr; NULL is
- * round robin (ring_run_multi). Within its ring an item takes the ring's next slot; items start
- * and retire (are put) in order, an item retiring when its slot is next needed or at the end, so
- * a device with few items does not hold back the others' slots. Uneven shares let a method give
- * a device with other work (gj's and chol's first device, which transforms or stores the panel
- * after the sweep) fewer items. */
-ooc_status_t ring_run_owned(ring_t *const *r, int nr, int64_t nitems, const uint8_t *owner,
-                            const ring_ops_t *ops, void *user);
 
 /* Waits for the executor (ex_finish) and frees the slots. NULL is fine. */
 void ring_destroy(ring_t *r);

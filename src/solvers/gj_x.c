@@ -58,9 +58,6 @@ typedef struct gx {
   double *udiag;          /* |u_jj| of the step (W) */
   gj_target_t *t;         /* the step's other tile columns, in sweep order */
   int64_t nt;
-  uint8_t *owner;         /* the sweep item's device (share_sweep; NULL on one device) */
-  int64_t n0, done0;      /* sweep items on the first device, and started there */
-  int early;              /* the transform is queued (after the first device's last item) */
   gj_stats_t *st;
   /* the step */
   int64_t step, k0, w, kt0, kt1;
@@ -298,9 +295,7 @@ static ooc_status_t update(gx_t *X, gdev_t *g, int q, double *C, int64_t ldc, in
   return OOC_OK;
 }
 
-static ooc_status_t transform_begin(gx_t *X);
-
-/* Sweep item q on device s % nd (share_sweep's map, or round robin), its slot s / nd. */
+/* Sweep item q on device s % nd (ring_run_multi's round robin), its slot s / nd. */
 static ooc_status_t sw_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   gx_t *X = u;
   gdev_t *g = &X->dv[s % X->nd];
@@ -318,7 +313,6 @@ static ooc_status_t sw_work(void *u, int64_t q, int s, double *slot, int64_t ld,
   OOC_TRY(join(g->ex, qc, X->QO, g->evc[sl]));
   OOC_TRY(ex_get(g->ex, X->QO, n, nc, g->D[sl], n, slot, ld));
   *last = X->QO;
-  if (g == &X->dv[0] && !X->a->B && ++X->done0 == X->n0) OOC_TRY(transform_begin(X));
   return OOC_OK;
 }
 
@@ -330,20 +324,16 @@ static ooc_status_t sw_put(void *u, int64_t q, double *slot, int64_t ld) {
 
 /* ---- inversion: the transform and the new column block --------------------------------------- */
 
-/* gj.h step 5 on the first device's factoring queue, after its part of the sweep (whose
- * products read the factored panel; the other devices read their own P): N_up = -A_up U11^-1
- * L11^-1, N_low = -L21 L11^-1, P by getri (after the trsm, which read L11\U11). The other
- * devices' P are not needed again: the next step fills them anew. Queued by sw_work once the
- * first device's last sweep item is queued, so on several devices it runs while the others
- * still sweep (share_sweep gives the first device fewer items for it); checked by
- * transform_end. Unified executors share P: there it waits for the whole sweep. */
-static ooc_status_t transform_begin(gx_t *X) {
+/* gj.h step 5 on the first device's factoring queue, after the sweep (whose products read the
+ * factored panel: the rings have retired them all): N_up = -A_up U11^-1 L11^-1,
+ * N_low = -L21 L11^-1, P by getri (after the trsm, which read L11\U11). The other devices' P are
+ * not needed again: the next step fills them anew. */
+static ooc_status_t transform(gx_t *X, int64_t *info) {
   gdev_t *g = &X->dv[0];
   ooc_exec_t *ex = g->ex;
   int64_t n = X->n, k0 = X->k0, w = X->w, below = n - k0 - w, ld = X->ld;
   int q = X->qc[0];
   double *L11 = g->P + k0;
-  for (int c = 1; c < X->G; c++) OOC_TRY(join(ex, X->qc[c], q, g->evj)); /* its sweep's reads */
   if (k0 > 0) {
     OOC_TRY(ex_trsm(ex, q, 'R', 'U', 'N', 'N', k0, w, 1.0, L11, ld, g->P, ld));
     OOC_TRY(ex_trsm(ex, q, 'R', 'L', 'N', 'U', k0, w, -1.0, L11, ld, g->P, ld));
@@ -352,53 +342,13 @@ static ooc_status_t transform_begin(gx_t *X) {
     OOC_TRY(ex_trsm(ex, q, 'R', 'L', 'N', 'U', below, w, -1.0, L11, ld, g->P + k0 + w, ld));
   OOC_TRY(ex_getri(ex, q, w, L11, ld, &g->rbad));
   OOC_TRY(ex_record(ex, q, g->evt));
-  X->early = 1;
-  return OOC_OK;
-}
-
-static ooc_status_t transform_end(gx_t *X, int64_t *info) {
-  gdev_t *g = &X->dv[0];
-  if (!X->early) OOC_TRY(transform_begin(X));
-  OOC_TRY(ex_sync(g->ex, g->evt));
+  OOC_TRY(ex_sync(ex, g->evt));
   if (g->rbad) { /* u_jj == 0 (the pivot test normally stops this earlier) */
-    *info = X->k0 + g->rbad;
+    *info = k0 + g->rbad;
     return OOC_FAIL(X->ctx, OOC_ERR_SINGULAR, "matrix is singular: zero pivot in column %lld",
-                    (long long)(X->k0 + g->rbad - 1));
+                    (long long)(k0 + g->rbad - 1));
   }
   return OOC_OK;
-}
-
-/* The sweep's items over the devices (issue 26). Inverting on several devices that are not
- * unified, the first also transforms the panel after its part of the sweep, so it gets fewer
- * items: per device the same flops, the transform counted as (2 k0 + below) w^2 + 4/3 w^3 (three
- * trsm and getri) against 2 n w per column of an item. Its items come first (round robin with
- * the others until its share is used), so that it finishes them early and transforms while the
- * others sweep. Otherwise round robin (NULL). The device an item runs on does not change its
- * operations: results stay bit-identical to one device's. Returns the map, or NULL. */
-static const uint8_t *share_sweep(gx_t *X) {
-  int nd = X->nd;
-  X->done0 = 0;
-  if (nd == 1 || X->uni || X->a->B) {
-    X->n0 = (X->nt + nd - 1) / nd; /* round robin: items 0, nd, 2 nd, ... */
-    return NULL;
-  }
-  double k0 = (double)X->k0, w = (double)X->w, n = (double)X->n, below = n - k0 - w;
-  double tc = ((2.0 * k0 + below) * w * w + 4.0 / 3.0 * w * w * w) / (2.0 * n * w), S = 0.0;
-  for (int64_t q = 0; q < X->nt; q++) S += (double)part_len(ts_cols(X->t[q].ts), X->t[q].tj);
-  double s0 = (S + tc) / nd - tc, got0 = 0.0;
-  int64_t rr = 0;
-  X->n0 = 0;
-  for (int64_t q = 0; q < X->nt; q++) {
-    double nc = (double)part_len(ts_cols(X->t[q].ts), X->t[q].tj);
-    int d;
-    do d = (int)(rr++ % nd); while (d == 0 && got0 + 0.5 * nc > s0);
-    if (d == 0) {
-      got0 += nc;
-      X->n0++;
-    }
-    X->owner[q] = (uint8_t)d;
-  }
-  return X->owner;
 }
 
 static ooc_status_t pout_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
@@ -438,11 +388,8 @@ static ooc_status_t run_step(gx_t *X, int64_t *info) {
   double t1 = ooc_now();
   X->st->t_panel += t1 - t0;
   X->nt = gj_targets(a, X->step, X->kt0, X->kt1, X->t);
-  X->early = 0;
-  const uint8_t *owner = share_sweep(X);
-  if (!X->uni && !a->B && X->n0 == 0) OOC_TRY(transform_begin(X)); /* no items of its own */
   ring_ops_t sw = {sw_take, sw_work, sw_put};
-  if (X->nt > 0) OOC_TRY(ring_run_owned(X->rings, X->nd, X->nt, owner, &sw, X));
+  if (X->nt > 0) OOC_TRY(ring_run_multi(X->rings, X->nd, X->nt, &sw, X));
   X->st->t_update += ooc_now() - t1;
   if (a->B) { /* solve: the stripe's columns are not needed again */
     for (int64_t tj = X->kt0; tj < X->kt1; tj++)
@@ -450,7 +397,7 @@ static ooc_status_t run_step(gx_t *X, int64_t *info) {
     return OOC_OK;
   }
   double t2 = ooc_now();
-  OOC_TRY(transform_end(X, info));
+  OOC_TRY(transform(X, info));
   double t3 = ooc_now();
   X->st->t_panel += t3 - t2;
   OOC_TRY(panel_out(X));
@@ -508,8 +455,7 @@ static ooc_status_t setup(gx_t *X) {
   X->udiag = ooc_malloc(ctx, (size_t)W * sizeof(double));
   int64_t ntmax = X->cols.count + (X->a->B ? ts_cols(X->a->B).count : 0) + 1;
   X->t = ooc_malloc(ctx, (size_t)ntmax * sizeof(gj_target_t));
-  X->owner = ooc_malloc(ctx, (size_t)ntmax);
-  if (!X->ipiv || !X->udiag || !X->t || !X->owner)
+  if (!X->ipiv || !X->udiag || !X->t)
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the Gauss-Jordan workspace "
                     "(%lld bytes)", (long long)gj_x_workspace_bytes(n, b, W, m));
   for (int d = 0; d < X->nd; d++) OOC_TRY(setup_dev(X, d));
@@ -541,7 +487,6 @@ static ooc_status_t teardown(gx_t *X, ooc_status_t st) {
   ooc_free(X->ctx, X->ipiv);
   ooc_free(X->ctx, X->udiag);
   ooc_free(X->ctx, X->t);
-  ooc_free(X->ctx, X->owner);
   return st;
 }
 
