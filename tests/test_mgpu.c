@@ -194,7 +194,8 @@ static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int6
   if (kind == K_CUDA) {
 #ifdef OOC_HAVE_CUDA
     for (int d = 0; d < nd; d++) {
-      ex_cuda_config_t c = {.device = d, .nqueues = 3, .gpu_mem = g_gpu_mem};
+      /* timing on several devices, as the pipeline's (job_executors_cfg): busy is measured */
+      ex_cuda_config_t c = {.device = d, .nqueues = 3, .gpu_mem = g_gpu_mem, .timing = nd > 1};
       ooc_exec_t *x = NULL;
       CU_ASSERT_FATAL(ex_cuda_create(ctx, &c, &x) == OOC_OK);
       CU_ASSERT_FATAL(ex_set_add(ctx, &set, d, x) == OOC_OK);
@@ -613,9 +614,12 @@ static void t_cuda_devices(void) {
            (long long)g_gpu_mem, (long long)g[k].W, (long long)g[k].steps, nds[k], g[k].t_run,
            g[0].t_run / g[k].t_run, dmax == 0 && same_perm ? "yes" : "no",
            xmax > 0 ? dmax / xmax : 0);
-    for (int d = 0; d < nds[k]; d++)
-      printf("MGPU   device %d: %.3g GB in, %.3g GB out\n", d, g[k].bin[d] / 1e9,
-             g[k].bout[d] / 1e9);
+    for (int d = 0; d < nds[k]; d++) {
+      printf("MGPU   device %d: %.3g GB in, %.3g GB out, busy %.3f s (summed over 3 queues)\n", d,
+             g[k].bin[d] / 1e9, g[k].bout[d] / 1e9, g[k].busy[d]);
+      /* several devices: every one measured, within its three queues' share of the run */
+      if (nds[k] > 1) CU_ASSERT(g[k].busy[d] > 0 && g[k].busy[d] <= 3 * g[k].t_run);
+    }
     fflush(stdout);
   }
   if (g[0].R) { /* LAPACK's ratio ||A X - I||_1 / (n ||A||_1 ||X||_1 eps), X = the store with

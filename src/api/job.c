@@ -168,6 +168,9 @@ ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int n
     ex_cuda_config_t xc = {.gpu_mem = j->o.gpu_mem, .nqueues = nqueues, .trace = j->o.trace};
     if (cfg) xc = *cfg;
     xc.device = j->dev[d];
+    /* spread over several GPUs: every device's busy seconds for the report (spans of two
+     * events per operation; one device keeps its queues free of them) */
+    if (ndev > 1) xc.timing = 1;
     if (d > 0) xc.trace = NULL; /* one trace file: the first device's */
     ooc_exec_t *x = NULL;
     ooc_status_t st = ooc_cuda()->ex_create(j->ctx, &xc, &x);

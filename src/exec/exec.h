@@ -125,7 +125,8 @@ typedef struct ex_stats {
                                     unregistered): 0 again when their user is done */
   double busy;                   /* seconds the device ran operations, summed over its queues,
                                     as of the last ex_finish (host executor: its workers' time in
-                                    operations; 0 where a backend does not measure it: CUDA) */
+                                    operations; CUDA: its operations' spans, when it has them
+                                    (timing or a trace: exec_cuda.h), else 0) */
 } ex_stats_t;
 
 /* The operations table: one per backend. Callers use the ex_* wrappers below. */

@@ -420,6 +420,8 @@ static ooc_status_t c_finish(ooc_exec_t *e) {
       bad = i;
     }
   }
+  /* with spans (timing or a trace): the device's busy seconds, summed over its queues */
+  if (first == cudaSuccess && x->rt.timing) e->stats.busy = ocu_rt_sum(&x->rt, NULL, -1);
   return report(x, bad, first);
 }
 

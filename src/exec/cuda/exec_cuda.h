@@ -49,7 +49,8 @@
  *   and the operation (for a device fault: the last one enqueued on that queue, CUDA does not say
  *   which). From then on the executor is broken: enqueues and syncs return that status again.
  * - Trace (cfg->trace, or cfg->timing for ocu_rt_times): every operation is a span on its
- *   queue's row; written by ex_destroy.
+ *   queue's row (two CUDA events); written by ex_destroy. With spans, ex_finish sets
+ *   stats.busy to the spans' seconds summed over the queues (as the host executor's).
  */
 #ifndef OOC_EXEC_CUDA_H
 #define OOC_EXEC_CUDA_H
