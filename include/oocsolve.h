@@ -275,6 +275,9 @@ typedef struct ooc_report {
    * since the load: docs/ARCHITECTURE.md "A's tiles fall back on the input"), and the bytes
    * read back from the input for them. Not part of bytes_spilled / bytes_unspilled. */
   int64_t bytes_kept_in_input, bytes_reread_input;
+  /* Seconds of the commit after the check: the output's attributes, its fsync (what the kernel
+   * had not yet written to the disk) and the rename; in t_total, outside the phases above. */
+  double t_commit;
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -473,7 +476,7 @@ typedef enum ooc_rfield {
   OOC_R_T_FLOOR = 47, OOC_R_FLOOR_RATIO = 48, OOC_R_BYTES_SPILL_MODEL = 49,
   OOC_R_BYTES_SPILLED_ELIM = 50, OOC_R_BYTES_UNSPILLED_ELIM = 51,
   OOC_R_BYTES_CHECK_READ = 52, OOC_R_DEVICE_PEAK = 53, OOC_R_DEVICE_BUDGET = 54,
-  OOC_R_BYTES_KEPT_IN_INPUT = 55, OOC_R_BYTES_REREAD_INPUT = 56
+  OOC_R_BYTES_KEPT_IN_INPUT = 55, OOC_R_BYTES_REREAD_INPUT = 56, OOC_R_T_COMMIT = 57
 } ooc_rfield_t;
 
 /* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */

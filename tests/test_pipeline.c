@@ -183,6 +183,9 @@ static void t_floor(void) {
     double want = k ? (double)rep.bytes_input / 1e9 + out / wbw : 0;
     CU_ASSERT(rep.bytes_input >= 8 * n * n); /* f64 input, read whole at least once */
     CU_ASSERT_DOUBLE_EQUAL(rep.t_floor, want, 1e-12);
+    /* the commit (attributes, fsync, rename) is timed, outside the phases, inside the total */
+    double phases = rep.t_read + rep.t_compute + rep.t_spill + rep.t_write + rep.t_check;
+    CU_ASSERT(rep.t_commit > 0 && phases + rep.t_commit <= rep.t_total);
     CU_ASSERT_DOUBLE_EQUAL(rep.disk_write_bw, k ? wbw : 0, 0);
     if (k) {
       CU_ASSERT_DOUBLE_EQUAL(rep.floor_ratio, rep.t_total / want, 1e-9 * rep.floor_ratio);
@@ -198,6 +201,7 @@ static void t_floor(void) {
     fclose(f);
     CU_ASSERT(strstr(buf, k ? "\"t_floor\": 0." : "\"t_floor\": null") != NULL);
     CU_ASSERT((strstr(buf, "disk floor") != NULL) == (k != 0));
+    CU_ASSERT(strstr(buf, "\"t_commit\": ") != NULL && strstr(buf, " + commit ") != NULL);
     char want_json[64];
     snprintf(want_json, sizeof want_json, "\"bytes_check_read\": %lld,",
              (long long)rep.bytes_check_read);
@@ -767,7 +771,7 @@ static void t_backed_changed(void) {
 int main(void) {
   const tu_test_t tests[] = {{"even tiles and chunks", t_even_tiles},
                              {"no padded chunks: the file is the data", t_no_padding},
-                             {"the disk floor and the ratio (--disk-bw)", t_floor},
+                             {"the disk floor and the ratio (--disk-bw), the commit's time", t_floor},
                              {"fused estimate: fails wrong inverses, passes the right one", t_fused_estimator},
                              {"fused check through the pipeline; corrupted chunks caught", t_fused_pipeline},
                              {"fused check under allocation and I/O faults", t_fused_faults},

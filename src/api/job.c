@@ -1175,7 +1175,9 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   job_unload_inputs(j);
 
   OOC_TRY(check_output(j, f32));
+  double t_commit = ooc_now();
   OOC_TRY(commit_output(j, NULL));
+  r->t_commit = ooc_now() - t_commit;
   r->t_total = ooc_now() - t_start;
   disk_floor(j, n * (j->B ? m : n));
   return OOC_OK;

@@ -48,8 +48,10 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
           (long long)r->steps);
   if (r->resumed_step > 0)
     fprintf(f, "  resumed from the journal after step %lld\n", (long long)r->resumed_step);
-  fprintf(f, "  time    %.3f s = read %.3f + compute %.3f + spill %.3f + write %.3f + check %.3f\n",
+  fprintf(f, "  time    %.3f s = read %.3f + compute %.3f + spill %.3f + write %.3f + check %.3f",
           r->t_total, r->t_read, r->t_compute, r->t_spill, r->t_write, r->t_check);
+  if (r->t_commit > 0) fprintf(f, " + commit %.3f", r->t_commit);
+  fprintf(f, "\n");
   if (r->t_floor > 0) {
     char rb[32], wb[32];
     fprintf(f, "  floor   disk floor %.*f s, %.2fx (input read once at %s/s, output written once "
@@ -169,6 +171,7 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_num(f, "t_spill", r->t_spill);
   json_num(f, "t_write", r->t_write);
   json_num(f, "t_check", r->t_check);
+  json_num(f, "t_commit", r->t_commit);
   json_num(f, "t_total", r->t_total);
   json_num(f, "disk_read_bw", r->disk_read_bw > 0 ? r->disk_read_bw : NAN);
   json_num(f, "disk_write_bw", r->disk_write_bw > 0 ? r->disk_write_bw : NAN);
