@@ -510,6 +510,75 @@ static void t_chol_not_spd(void) {
   free(A);
 }
 
+/* What does not spread (chol.h "Several devices"): factor, solve and the in-core inverse given
+ * two host devices run on the first alone (the second does nothing), with the one-device
+ * result; devices of two kinds are refused with a message naming both. */
+static void t_chol_first_only(void) {
+  const int64_t n = 61, b = 8, m = 5;
+  double *A = make_spd(n, 87), *B = tu_rand_matrix(n, m, 88);
+  int jobs[3] = {CHOL_FACTOR, CHOL_SOLVE, CHOL_INVERT};
+  int64_t Ws[3] = {16, 16, 64};
+  for (int k = 0; k < 3; k++) {
+    double *R[2] = {NULL, NULL};
+    double ld[2] = {0, 0};
+    for (int nd = 1; nd <= 2; nd++) {
+      ooc_ctx_t *ctx = tu_ctx();
+      tu_memsrc_t ma = {A, n}, mb = {B, n};
+      ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read};
+      tcache_t *cache = NULL;
+      tstore_t *tA = NULL, *tB = NULL;
+      CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
+      CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &sa, NULL, &tA) == OOC_OK);
+      CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &sb, NULL, &tB) == OOC_OK);
+      ex_set_t set;
+      CU_ASSERT_FATAL(ex_set_host(ctx, ooc_ops_cpu(), nd, NULL, 1, 0, 0, 0, &set) == OOC_OK);
+      int solve = jobs[k] == CHOL_SOLVE;
+      chol_args_t a = {.A = tA, .B = solve ? tB : NULL, .stripe = Ws[k], .ops = ooc_ops_cpu(),
+                       .job = jobs[k], .exec = set.ex[0], .xs = set.ex, .nx = set.n};
+      int64_t info = -1;
+      CU_ASSERT_EQUAL(chol_run(ctx, &a, NULL, &info, &ld[nd - 1]), OOC_OK);
+      CU_ASSERT_EQUAL(info, 0);
+      if (nd == 2) {
+        (void)ex_finish(set.ex[1]);
+        CU_ASSERT_EQUAL(set.ex[1]->stats.ops, 0);
+      }
+      R[nd - 1] = tu_read_store(solve ? tB : tA, n);
+      ex_set_destroy(&set);
+      tstore_destroy(tA);
+      tstore_destroy(tB);
+      tcache_destroy(cache);
+      tu_ctx_done(ctx);
+    }
+    int64_t cols = jobs[k] == CHOL_SOLVE ? m : n;
+    CU_ASSERT(memcmp(R[0], R[1], (size_t)(n * cols) * sizeof(double)) == 0);
+    CU_ASSERT(ld[0] == ld[1]);
+    free(R[0]);
+    free(R[1]);
+  }
+  /* a unified and a strict device: one schedule cannot serve both */
+  ooc_ctx_t *ctx = tu_ctx();
+  tu_memsrc_t ma = {A, n};
+  ooc_source_t sa = {&ma, tu_mem_read};
+  tcache_t *cache = NULL;
+  tstore_t *tA = NULL;
+  CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &sa, NULL, &tA) == OOC_OK);
+  ooc_exec_t *xs[2] = {NULL, NULL};
+  CU_ASSERT_FATAL(ex_host_create(ctx, ooc_ops_cpu(), 1, 0, &xs[0]) == OOC_OK);
+  CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 1, 0, 5, &xs[1]) == OOC_OK);
+  chol_args_t a = {.A = tA, .stripe = 16, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
+                   .exec = xs[0], .xs = xs, .nx = 2};
+  CU_ASSERT_EQUAL(chol_run(ctx, &a, NULL, NULL, NULL), OOC_ERR_ARG);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "devices of one kind") != NULL);
+  ex_destroy(xs[1]);
+  ex_destroy(xs[0]);
+  tstore_destroy(tA);
+  tcache_destroy(cache);
+  tu_ctx_done(ctx);
+  free(A);
+  free(B);
+}
+
 /* The pipeline (ooc_invert --method chol --device cpu): --devices "0,1" and "0,1,2" write the
  * same inverse, bit for bit, as "0" (the CPU path), with the same logdet and stripe, within
  * --host-mem; the report lists the devices, each busy. */
@@ -898,6 +967,8 @@ int main(void) {
       {"chol inverse over 1-3 host devices out of core: bit-identical, within the plan",
        t_chol_out_of_core},
       {"chol inverse over 1-3 host devices, not SPD: the same info and message", t_chol_not_spd},
+      {"chol factor, solve, in-core inverse: the first device alone; mixed kinds refused",
+       t_chol_first_only},
       {"chol inverse in the pipeline over 1-3 host devices (ooc_invert --devices)",
        t_chol_pipeline},
       {"the product over 1-3 host devices: bit-identical, within the plan", t_gemm},
