@@ -10,6 +10,12 @@
  *   the stripe and factors its own panel; a missing sync is a wrong result here), in core and
  *   spilling, invert and solve, with the host peak within the cache and gj_x's planned
  *   workspace for that many devices;
+ * - the Cholesky inverse out of core (chol.c) over 2 and 3 devices against 1 and against the
+ *   pipeline's CPU path (no executor): BIT-IDENTICAL store content and logdet, host (the
+ *   devices share the first's panel) and strict devices (each device gets V and solves its own
+ *   panel), in core and spilling, full and lower-only, the same info and message for a matrix
+ *   that is not SPD, the host peak within the cache and chol's planned workspace; and in the
+ *   pipeline (ooc_invert --method chol --devices) the same output file as one device;
  * - the product (oocgemm.c) over 2 and 3 devices against the pipeline's one (gemm_run without
  *   an executor): C bit-identical, host and strict devices, beta 0 and not, in core and
  *   spilling, the host peak within the cache and each device's buffers;
@@ -29,6 +35,7 @@
 #include "gen/gen.h"
 #include "io/scratch.h"
 #include "kernels/ops.h"
+#include "solvers/chol.h"
 #include "solvers/gj.h"
 #include "solvers/oocgemm.h"
 #include "testutil.h"
@@ -334,6 +341,301 @@ static void t_gj_singular(void) {
   mcase(GEN_SINGULAR, 100, 3, 10, 40, 10, 16 << 10);
 }
 
+
+/* ---- the Cholesky inverse over several devices -------------------------------------------------- */
+
+static double *make_spd(int64_t n, uint64_t seed) {
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_MATERN, n);
+  s.cols = n;
+  s.seed = seed;
+  s.symmetric = 1;
+  s.nugget = 1e-2;
+  return tu_gen_spec(&s);
+}
+
+typedef struct crun {
+  double *R;        /* the store's content, n x n (NULL on failure) */
+  ooc_status_t st;
+  int64_t info, steps;
+  double logdet;
+  int64_t over;     /* host peak above the cache and the planned workspace (<= 0: within) */
+  double busy[3];   /* each device's busy seconds */
+  char msg[512];
+} crun_t;
+
+/* chol_run's CHOL_INVERT on fresh stores (cache cap) with nd devices of a kind: nd = 0 is the
+ * pipeline's one-device CPU path (no executor: chol_run makes its own); host: unified host
+ * executors as job_chol.c makes them (one queue, budget chol_host_budget); strict: three queues
+ * each, not unified, late operations. */
+static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lower, int64_t cap,
+                      int nd, int kind, crun_t *r) {
+  int strict = kind == K_STRICT;
+  memset(r, 0, sizeof *r);
+  ooc_ctx_t *ctx = tu_ctx();
+  tu_memsrc_t ma = {A, n};
+  ooc_source_t sa = {&ma, tu_mem_read};
+  tu_spill_t la = {ctx, "mgchol", NULL, 0};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get};
+  tcache_t *cache = NULL;
+  tstore_t *tA = NULL;
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &sa, &pa, &tA) == OOC_OK);
+  int64_t base = ctx->host_bytes;
+  ooc_ctx_reset_peak(ctx);
+  ex_set_t set;
+  ex_set_init(&set);
+  if (nd > 0)
+    CU_ASSERT_FATAL(ex_set_host(ctx, ooc_ops_cpu(), nd, NULL, strict ? 3 : 1,
+                                strict ? 0 : chol_host_budget(n, b, W), strict, 20, &set) ==
+                    OOC_OK);
+  chol_args_t a = {.A = tA, .stripe = W, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
+                   .lower_only = lower, .exec = nd > 0 ? set.ex[0] : NULL, .xs = set.ex,
+                   .nx = set.n};
+  chol_stats_t stats;
+  r->st = chol_run(ctx, &a, &stats, &r->info, &r->logdet);
+  r->steps = stats.steps;
+  for (int d = 0; d < set.n; d++) {
+    (void)ex_finish(set.ex[d]);
+    r->busy[d] = set.ex[d]->stats.busy;
+    CU_ASSERT_EQUAL(set.ex[d]->dev_bytes, 0); /* chol_run freed what it allocated */
+    CU_ASSERT_EQUAL(set.ex[d]->staging_bytes, 0);
+  }
+  ex_set_destroy(&set);
+  /* host: chol's workspace for nd devices; strict: the devices' buffers are host memory too
+   * (each its panel, diagonal, ring and twins; the first D's copy, the transpose and tile-row
+   * buffers), and headers */
+  int64_t bb = ooc_min64(b, n), Ws = ts_stripe(n, bb, W);
+  int64_t ws = !strict ? chol_workspace_bytes_nd(n, b, Ws, 0, nd < 1 ? 1 : nd)
+                       : ex_set_host_bytes(nd, 3) + 8 * (Ws * Ws + bb * bb + n * bb) +
+                             nd * (ring_host_bytes(CHOL_SLOTS, n, bb) + 8 * (n * Ws + 2 * Ws) +
+                                   CHOL_SLOTS * 8 * n * bb + 64 * 64);
+  r->over = ooc_ctx_host_peak(ctx) - base - cap - ws;
+  if (r->st == OOC_OK) r->R = tu_read_store(tA, n);
+  else snprintf(r->msg, sizeof r->msg, "%s", ooc_ctx_error(ctx));
+  tstore_destroy(tA);
+  tcache_destroy(cache);
+  scratch_close(la.s);
+  tu_ctx_done(ctx);
+}
+
+/* 0 (the CPU path), 1, 2 and 3 host devices and 1, 2 and 3 strict ones: one status, info,
+ * message; the store and the logdet bit-identical to the kind's one device (host: also to the
+ * CPU path); the peak within the plan; every device busy when the sweep has columns for it. */
+static void ccase(const double *A, int64_t n, int64_t b, int64_t W, int lower, int64_t cap,
+                  int64_t want_info) {
+  crun_t r0, g[2][3];
+  int bad = 0;
+  chol_once(A, n, b, W, lower, cap, 0, K_HOST, &r0);
+  CU_ASSERT(r0.over <= 0);
+  for (int strict = 0; strict < 2; strict++)
+    for (int nd = 1; nd <= 3; nd++) {
+      crun_t *r = &g[strict][nd - 1];
+      chol_once(A, n, b, W, lower, cap, nd, strict ? K_STRICT : K_HOST, r);
+      const crun_t *ref = strict ? &g[1][0] : &r0; /* strict: its own one device (chol.h:
+                                                      the split pivot's block-wise trsm) */
+      CU_ASSERT(r->over <= 0);
+      CU_ASSERT_EQUAL(r->st, ref->st);
+      CU_ASSERT_EQUAL(r->info, ref->info);
+      CU_ASSERT_EQUAL(r->info, want_info);
+      bad |= r->over > 0 || r->st != ref->st || r->info != ref->info || r->info != want_info;
+      if (r->st != OOC_OK || ref->st != OOC_OK) {
+        CU_ASSERT_STRING_EQUAL(r->msg, ref->msg);
+        bad |= strcmp(r->msg, ref->msg) != 0;
+        continue;
+      }
+      int same = memcmp(r->R, ref->R, (size_t)(n * n) * sizeof *r->R) == 0 &&
+                 r->logdet == ref->logdet && r->steps == ref->steps;
+      CU_ASSERT(same);
+      bad |= !same;
+      int64_t other = ooc_cdiv64(n, b) - ooc_cdiv64(ts_stripe(n, b, W), b); /* sweep columns */
+      if (W < n && other >= nd)
+        for (int d = 0; d < nd; d++) CU_ASSERT(r->busy[d] > 0);
+    }
+  if (want_info == 0) {
+    CU_ASSERT_EQUAL(r0.st, OOC_OK);
+    if (r0.R) CU_ASSERT(tu_inverse_ratio(n, A, r0.R, DBL_EPSILON / 2) < 30 || lower);
+  } else {
+    CU_ASSERT_EQUAL(r0.st, OOC_ERR_NOT_SPD);
+  }
+  if (bad && g_logged++ < 10) {
+    fprintf(stderr, "\n  mgpu chol n=%lld b=%lld W=%lld lower=%d cap=%lld: [cpu: st %d info %lld "
+            "over %lld '%s']", (long long)n, (long long)b, (long long)W, lower, (long long)cap,
+            r0.st, (long long)r0.info, (long long)r0.over, r0.msg);
+    for (int s = 0; s < 2; s++)
+      for (int d = 0; d < 3; d++)
+        fprintf(stderr, " [%s %d: st %d info %lld over %lld logdet %.17g '%s']",
+                s ? "strict" : "host", d + 1, g[s][d].st, (long long)g[s][d].info,
+                (long long)g[s][d].over, g[s][d].logdet, g[s][d].msg);
+    fprintf(stderr, "\n");
+  }
+  free(r0.R);
+  for (int s = 0; s < 2; s++)
+    for (int d = 0; d < 3; d++) free(g[s][d].R);
+}
+
+static void t_chol_in_core(void) {
+  const int64_t big = (int64_t)1 << 30;
+  double *A = make_spd(130, 81);
+  ccase(A, 130, 16, 130, 0, big, 0); /* one step: the first device alone */
+  ccase(A, 130, 16, 48, 0, big, 0);  /* 3 steps, uneven last, edge tiles of 2 */
+  ccase(A, 130, 16, 48, 1, big, 0);  /* lower only */
+  ccase(A, 130, 16, 16, 0, big, 0);  /* a tile column a step: 9 steps */
+  free(A);
+  A = make_spd(37, 82);
+  ccase(A, 37, 7, 14, 0, big, 0);    /* a few tile columns: some devices idle in some steps */
+  free(A);
+}
+
+static void t_chol_out_of_core(void) {
+  /* caches well under the matrix (its lower triangle: 130^2 / 2 doubles = 68 KB, 257^2 / 2 = 264
+   * KB) */
+  double *A = make_spd(130, 83);
+  ccase(A, 130, 16, 32, 0, 24 << 10, 0);
+  ccase(A, 130, 16, 48, 1, 24 << 10, 0);
+  free(A);
+  A = make_spd(257, 84);
+  ccase(A, 257, 32, 96, 0, 96 << 10, 0);
+  free(A);
+}
+
+static void t_chol_not_spd(void) {
+  int64_t n = 100;
+  double *A = make_spd(n, 85);
+  A[60 + 60 * n] = -1.0; /* the leading minor of order 61: the third step's pivot */
+  ccase(A, n, 10, 30, 0, 1 << 30, 61);
+  ccase(A, n, 10, 30, 0, 16 << 10, 61);
+  A[60 + 60 * n] = 1.0;
+  A[3 + 3 * n] = -1.0; /* order 4: the first step */
+  ccase(A, n, 10, 40, 1, 16 << 10, 4);
+  free(A);
+}
+
+/* What does not spread (chol.h "Several devices"): factor, solve and the in-core inverse given
+ * two host devices run on the first alone (the second does nothing), with the one-device
+ * result; devices of two kinds are refused with a message naming both. */
+static void t_chol_first_only(void) {
+  const int64_t n = 61, b = 8, m = 5;
+  double *A = make_spd(n, 87), *B = tu_rand_matrix(n, m, 88);
+  int jobs[3] = {CHOL_FACTOR, CHOL_SOLVE, CHOL_INVERT};
+  int64_t Ws[3] = {16, 16, 64};
+  for (int k = 0; k < 3; k++) {
+    double *R[2] = {NULL, NULL};
+    double ld[2] = {0, 0};
+    for (int nd = 1; nd <= 2; nd++) {
+      ooc_ctx_t *ctx = tu_ctx();
+      tu_memsrc_t ma = {A, n}, mb = {B, n};
+      ooc_source_t sa = {&ma, tu_mem_read}, sb = {&mb, tu_mem_read};
+      tcache_t *cache = NULL;
+      tstore_t *tA = NULL, *tB = NULL;
+      CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
+      CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &sa, NULL, &tA) == OOC_OK);
+      CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &sb, NULL, &tB) == OOC_OK);
+      ex_set_t set;
+      CU_ASSERT_FATAL(ex_set_host(ctx, ooc_ops_cpu(), nd, NULL, 1, 0, 0, 0, &set) == OOC_OK);
+      int solve = jobs[k] == CHOL_SOLVE;
+      chol_args_t a = {.A = tA, .B = solve ? tB : NULL, .stripe = Ws[k], .ops = ooc_ops_cpu(),
+                       .job = jobs[k], .exec = set.ex[0], .xs = set.ex, .nx = set.n};
+      int64_t info = -1;
+      CU_ASSERT_EQUAL(chol_run(ctx, &a, NULL, &info, &ld[nd - 1]), OOC_OK);
+      CU_ASSERT_EQUAL(info, 0);
+      if (nd == 2) {
+        (void)ex_finish(set.ex[1]);
+        CU_ASSERT_EQUAL(set.ex[1]->stats.ops, 0);
+      }
+      R[nd - 1] = tu_read_store(solve ? tB : tA, n);
+      ex_set_destroy(&set);
+      tstore_destroy(tA);
+      tstore_destroy(tB);
+      tcache_destroy(cache);
+      tu_ctx_done(ctx);
+    }
+    int64_t cols = jobs[k] == CHOL_SOLVE ? m : n;
+    CU_ASSERT(memcmp(R[0], R[1], (size_t)(n * cols) * sizeof(double)) == 0);
+    CU_ASSERT(ld[0] == ld[1]);
+    free(R[0]);
+    free(R[1]);
+  }
+  /* a unified and a strict device: one schedule cannot serve both */
+  ooc_ctx_t *ctx = tu_ctx();
+  tu_memsrc_t ma = {A, n};
+  ooc_source_t sa = {&ma, tu_mem_read};
+  tcache_t *cache = NULL;
+  tstore_t *tA = NULL;
+  CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &sa, NULL, &tA) == OOC_OK);
+  ooc_exec_t *xs[2] = {NULL, NULL};
+  CU_ASSERT_FATAL(ex_host_create(ctx, ooc_ops_cpu(), 1, 0, &xs[0]) == OOC_OK);
+  CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 1, 0, 5, &xs[1]) == OOC_OK);
+  chol_args_t a = {.A = tA, .stripe = 16, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
+                   .exec = xs[0], .xs = xs, .nx = 2};
+  CU_ASSERT_EQUAL(chol_run(ctx, &a, NULL, NULL, NULL), OOC_ERR_ARG);
+  CU_ASSERT(strstr(ooc_ctx_error(ctx), "devices of one kind") != NULL);
+  ex_destroy(xs[1]);
+  ex_destroy(xs[0]);
+  tstore_destroy(tA);
+  tcache_destroy(cache);
+  tu_ctx_done(ctx);
+  free(A);
+  free(B);
+}
+
+/* The pipeline (ooc_invert --method chol --device cpu): --devices "0,1" and "0,1,2" write the
+ * same inverse, bit for bit, as "0" (the CPU path), with the same logdet and stripe, within
+ * --host-mem; the report lists the devices, each busy. */
+static void t_chol_pipeline(void) {
+  const int64_t n = 170;
+  double *A = make_spd(n, 86);
+  tu_write_matrix(tu_path("mg_s.h5"), "A", n, n, A, 2);
+  char sa[512], so[3][512];
+  snprintf(sa, sizeof sa, "%s:/A", tu_path("mg_s.h5"));
+  static const char *lists[] = {"0", "0,1", "0,1,2"};
+  ooc_report_t r[3];
+  for (int i = 0; i < 3; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "mg_si%d.h5", i);
+    snprintf(so[i], sizeof so[i], "%s:/X", tu_path(name));
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o;
+    ooc_opts_default(&o);
+    o.device = OOC_DEVICE_CPU;
+    o.method = OOC_METHOD_CHOL;
+    o.devices = lists[i];
+    o.tile = 20;
+    o.stripe = 60;
+    o.host_mem = 3 << 20;
+    o.force = 1;
+    ooc_status_t st = ooc_invert(ctx, sa, so[i], &o, &r[i]);
+    CU_ASSERT_EQUAL(st, OOC_OK);
+    if (st != OOC_OK) fprintf(stderr, "\n  chol --devices %s: %s\n", lists[i], ooc_ctx_error(ctx));
+    CU_ASSERT(r[i].host_peak <= r[i].host_budget);
+    CU_ASSERT(r[i].stripe < n); /* out of core: the sweep spreads */
+    CU_ASSERT_STRING_EQUAL(r[i].method, "chol");
+    CU_ASSERT_EQUAL(r[i].ndevices, i == 0 ? 0 : i + 1);
+    for (int d = 0; d < r[i].ndevices; d++) {
+      CU_ASSERT_EQUAL(r[i].device_id[d], d);
+      CU_ASSERT(r[i].device_busy[d] > 0);
+    }
+    tu_ctx_done(ctx);
+  }
+  int64_t rr, cc;
+  double *X0 = tu_read_matrix(so[0], &rr, &cc);
+  CU_ASSERT_FATAL(X0 != NULL);
+  CU_ASSERT(tu_inverse_ratio(n, A, X0, DBL_EPSILON / 2) < 30);
+  for (int i = 1; i < 3; i++) {
+    double *X = tu_read_matrix(so[i], &rr, &cc);
+    int same = X && memcmp(X, X0, (size_t)(n * n) * sizeof *X) == 0;
+    CU_ASSERT(same);
+    CU_ASSERT(r[i].logdet == r[0].logdet);
+    CU_ASSERT_EQUAL(r[i].stripe, r[0].stripe);
+    if (!same || r[i].logdet != r[0].logdet)
+      fprintf(stderr, "\n  chol in the pipeline over %d devices: %s result, logdet %.17g vs "
+              "%.17g\n", i + 1, same ? "the same" : "another", r[i].logdet, r[0].logdet);
+    free(X);
+  }
+  free(X0);
+  free(A);
+}
 
 /* ---- the product over several devices --------------------------------------------------------- */
 
@@ -664,6 +966,15 @@ int main(void) {
       {"gj over 1-3 host devices in core: bit-identical, within the plan", t_gj_in_core},
       {"gj over 1-3 host devices out of core: bit-identical, within the plan", t_gj_out_of_core},
       {"gj over 1-3 host devices, singular: the same info and message", t_gj_singular},
+      {"chol inverse over 1-3 host devices in core: bit-identical, within the plan",
+       t_chol_in_core},
+      {"chol inverse over 1-3 host devices out of core: bit-identical, within the plan",
+       t_chol_out_of_core},
+      {"chol inverse over 1-3 host devices, not SPD: the same info and message", t_chol_not_spd},
+      {"chol factor, solve, in-core inverse: the first device alone; mixed kinds refused",
+       t_chol_first_only},
+      {"chol inverse in the pipeline over 1-3 host devices (ooc_invert --devices)",
+       t_chol_pipeline},
       {"the product over 1-3 host devices: bit-identical, within the plan", t_gemm},
       {"the product in the pipeline over 1-3 host devices (ooc_gemm --devices)", t_gemm_pipeline},
       {"newton and hyper7 in the pipeline over 1-3 host devices: bit-identical", t_iter_pipeline},

@@ -1185,7 +1185,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
 
 static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
-  if (j->cx) job_report_exec(j, j->dev[0], j->cx); /* least squares' (chol's is gone by now) */
+  if (j->cx) job_report_exec(j, j->dev[0], j->cx); /* least squares' (not chol's) */
   ex_destroy(j->cx);
   for (int d = 0; d < j->gxs.n; d++) gemm_dev_destroy(j->gdevs[d]); /* the products' (j->gdev) */
   ex_set_destroy(&j->gxs);                                             /* and j->gx */

@@ -13,26 +13,55 @@
 #include "exec/plugin.h"
 #include "solvers/chol.h"
 
-/* The CUDA Cholesky executor for ca->job at the planner's stripe (plan_chol_gpu); chol runs on
- * the CPU with a notice when its pinned buffers do not fit the planned host room. */
-static ooc_status_t chol_gpu_setup(job_t *j, chol_args_t *ca) {
+/* The inverse spreads over the job's devices (chol.h "Several devices"); factor and solve run
+ * on the first. */
+static int chol_ndev(const job_t *j, int job) { return job == CHOL_INVERT ? j->ndev : 1; }
+
+/* chol's executors into xs (exset.h; empty: chol_run makes its own host executor, the CPU
+ * path). On CUDA one per device (chol_ndev) at the planner's stripe (plan_chol_gpu), narrowed
+ * to the widest that every device's budget holds (the plan asked the first device; another's
+ * free memory may be less); chol runs on the CPU with a notice when its pinned buffers do not
+ * fit the planned host room. On the CPU backends an inverse with several devices gets a host
+ * executor per device, each budgeted for the panel (chol_host_budget: the first holds it, the
+ * others share it), as the planner charged them (chol_workspace_bytes_nd). */
+static ooc_status_t chol_executors(job_t *j, chol_args_t *ca, ex_set_t *xs) {
   ooc_report_t *r = j->rep;
-  int64_t W = 0;
-  char why[256];
-  OOC_TRY(plan_chol_gpu(j->ctx, &j->plan, ca->job, &W, why, sizeof why));
-  if (W == 0) {
-    j->cuda = 0;
-    snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
-    ooc_warn(r->warnings, sizeof r->warnings, "%s", why);
-    return OOC_OK;
+  int nd = chol_ndev(j, ca->job);
+  ex_set_init(xs);
+  if (!j->cuda) {
+    if (nd > 1) OOC_TRY(job_executors(j, 1, chol_host_budget(j->n, j->b, j->W), xs));
+  } else {
+    int64_t W = 0;
+    char why[256];
+    OOC_TRY(plan_chol_gpu(j->ctx, &j->plan, ca->job, &W, why, sizeof why));
+    if (W == 0) {
+      j->cuda = 0;
+      snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
+      ooc_warn(r->warnings, sizeof r->warnings, "%s", why);
+      return OOC_OK;
+    }
+    ex_cuda_config_t xc = plan_exec_config(&j->o);
+    OOC_TRY(job_executors_cfg(j, &xc, nd, xc.nqueues, 0, xs));
+    for (int d = 0; d < xs->n && W > 0; d++)
+      W = ooc_min64(W, chol_device_stripe(xs->ex[d], j->n, j->b, ca->job));
+    if (W == 0) {
+      char bu[32];
+      ooc_fmt_bytes(xs->ex[0]->budget, bu, sizeof bu);
+      ex_set_destroy(xs);
+      return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "chol: --gpu-mem leaves %s on a device for the "
+                      "Cholesky's buffers, less than a stripe of one tile column with its %d "
+                      "column blocks (n = %lld, tile %lld); raise --gpu-mem or lower --tile", bu,
+                      CHOL_SLOTS, (long long)j->n, (long long)j->b);
+    }
+    ca->nb = chol_device_nb(xs->ex[0], j->n, j->b, W, ca->job);
+    ca->stripe = W;
+    r->stripe = W;
   }
-  ex_cuda_config_t xc = plan_exec_config(&j->o);
-  xc.device = j->dev[0]; /* the first listed device (--devices): chol does not spread yet */
-  OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, &j->cx));
-  ca->exec = j->cx;
-  ca->nb = chol_device_nb(j->cx, j->n, j->b, W, ca->job);
-  ca->stripe = W;
-  r->stripe = W;
+  if (xs->n > 0) {
+    ca->exec = xs->ex[0];
+    ca->xs = xs->ex;
+    ca->nx = xs->n;
+  }
   return OOC_OK;
 }
 
@@ -60,14 +89,17 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
     ckpt_start(j);
   }
   chol_stats_t cs = {0};
-  if (j->cuda && j->kind != JOB_FACTORED) OOC_TRY(chol_gpu_setup(j, &ca)); /* nothing to factor */
+  ex_set_t xs;
+  ex_set_init(&xs);
+  /* a given factor has nothing to factor: on the CPU, one device */
+  if (j->kind != JOB_FACTORED) OOC_TRY(chol_executors(j, &ca, &xs));
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   *steps = cs.steps;
   if (st == OOC_OK && isfinite(r->logdet)) r->logdet_sign = 1;
   if (st == OOC_ERR_FORMAT && j->kind == JOB_FACTORED)
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));
-  /* chol_run has reported the executor's late failures */
-  job_gpu_done(j, &j->cx, "--gpu-mem", "chol", ca.stripe);
+  /* chol_run has reported the executors' late failures */
+  if (xs.n > 0) (void)job_executors_done(j, &xs, "chol", ca.stripe);
   if (st != OOC_ERR_NOT_SPD) return st;
   if (j->o.method != OOC_METHOD_AUTO || j->kind == JOB_FACTOR) {
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));

@@ -87,7 +87,7 @@ typedef struct job {
    * checkpoint step_due promised (ckpt_lu_step_due), -1 none */
   lu_state_t lu_state0;
   int64_t resume_stripe, lu_due_step;
-  ooc_exec_t *cx;     /* the CUDA executor Cholesky (while chol_run runs) or QR runs on */
+  ooc_exec_t *cx;     /* the CUDA executor QR runs on (Cholesky's are job_chol.c's own set) */
   /* newton/hyper7, LU's inverse, rbt and the product: the extra stores, their scratch, and the
    * store holding the result when it is not A (or B) */
   tstore_t *iv[ITER_MAX_STORES];

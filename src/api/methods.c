@@ -43,12 +43,16 @@ static int64_t gj_ws(const plan_t *p, int64_t W) {
 static int64_t chol_ws(const plan_t *p, int64_t W) {
   int64_t n = p->q.n, b = p->b, m = p->q.m;
   W = stripe(p, W);
-  int64_t host = chol_workspace_bytes(n, b, W, m);
-  /* on the GPU the executor's pinned panel and ring stand for the host panel; when auto may
+  /* the inverse spreads over the job's devices (chol.h "Several devices"): per device its ring
+   * and executor; the other jobs run on the first device */
+  int nd = p->q.chol_job == CHOL_INVERT && p->q.ndev > 1 ? p->q.ndev : 1;
+  int64_t host = chol_workspace_bytes_nd(n, b, W, m, nd);
+  /* on the GPU the executors' pinned panel and rings stand for the host panel; when auto may
    * still pick gj (gj_gpu: the plan is gj's) the room covers chol either way, so that chol runs
    * on the GPU in it (plan_chol_gpu) */
   if (p->chol_gpu || p->gj_gpu) {
-    int64_t gpu = chol_staging_bytes(n, b, W, p->q.chol_job) + host - 8 * n * W;
+    int64_t gpu = chol_staging_bytes_nd(n, b, W, p->q.chol_job, nd) +
+                  chol_workspace_bytes(n, b, W, m) - 8 * n * W;
     return p->chol_gpu ? gpu : ooc_max64(host, gpu);
   }
   return host;

@@ -338,7 +338,8 @@ ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W,
    * the method was not yet known; chol's in-device sweep needs a little more device memory than
    * gj, so a matrix that fits gj in one step can need chol's ring) */
   int64_t reserved = plan_ws(p, p->W);
-  int64_t need = chol_staging_bytes(n, b, Wc, job) + chol_workspace_bytes(n, b, Wc, m) -
+  int nd = job == CHOL_INVERT && p->q.ndev > 1 ? p->q.ndev : 1; /* chol.h "Several devices" */
+  int64_t need = chol_staging_bytes_nd(n, b, Wc, job, nd) + chol_workspace_bytes(n, b, Wc, m) -
                  8 * n * Wc;
   if (need > reserved) {
     char nb[32], rb[32];

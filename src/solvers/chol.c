@@ -20,6 +20,21 @@ int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   return 8 * (n * W + b * b + W) + col + ex_host_bytes(1) + 2048;
 }
 
+/* Each device after the first: on unified host executors (the pipeline's CPU devices) its ring's
+ * slot (out of core: it sweeps), its executor (ex_host_bytes(1)) and headers and infos; the
+ * panel is the first's. */
+int64_t chol_workspace_bytes_nd(int64_t n, int64_t b, int64_t W, int64_t m, int nd) {
+  int64_t one = chol_workspace_bytes(n, b, W, m);
+  if (n <= 0 || nd <= 1) return one;
+  b = ooc_min64(b, n);
+  int64_t ring = W < n ? ring_host_bytes(1, n, b) : 0;
+  return one + (nd - 1) * (ring + ex_host_bytes(1) + 2048);
+}
+
+int64_t chol_host_budget(int64_t n, int64_t b, int64_t W) {
+  return n > 0 ? 8 * (n + 1) * ts_stripe(n, ooc_min64(b, n), W) : 0;
+}
+
 /* ---- the device plan (chol.h) --------------------------------------------------------------- */
 
 static int64_t eff_nb(int64_t nb, int64_t W) {
@@ -92,6 +107,12 @@ int64_t chol_staging_bytes(int64_t n, int64_t b, int64_t W, int job) {
   return (panel ? 8 * n * W : 0) + slots + 8 * W + 8 * (2 * W + 8) + 4096;
 }
 
+int64_t chol_staging_bytes_nd(int64_t n, int64_t b, int64_t W, int job, int nd) {
+  int spread = nd > 1 && job == CHOL_INVERT && W < n; /* chol.h "Several devices" */
+  /* each device's ring, diagonal and infos: chol_staging_bytes' sweep out of core, per device */
+  return (spread ? nd : 1) * chol_staging_bytes(n, b, W, job);
+}
+
 /* What every phase needs, set up once by chol_run. Buffers named d* are the executor's device
  * memory, h* its staging memory; on a unified executor each h* is its d*. */
 typedef struct chol {
@@ -125,6 +146,15 @@ typedef struct chol {
   int64_t step, nsteps, k0, w, kt0, kt1;
   int last, upper;
   int64_t mw;       /* solve: columns of B in the panel */
+  /* Several devices (issue 26, chol.h "Several devices"): every device's part is dv[0 .. nd),
+   * this one dv[d]; the fields above that are not the executor's (A, p, n, W, the step, the
+   * stats) are the same in each. The first holds what store() and V's moves out use. */
+  struct chol *dv;
+  ring_t **rings;   /* dv[i].ring, for ring_run_multi */
+  int d;            /* this device */
+  int nd;           /* devices the sweep spreads over (1: the first alone) */
+  int npf;          /* devices with a panel of their own: nd off unified executors, else 1 (the
+                       others share the first's: host memory) */
 } chol_t;
 
 /* ---- small dense helpers ----------------------------------------------------------------- */
@@ -414,23 +444,39 @@ static ooc_status_t f_work(void *u, int64_t q, int s, double *slot, int64_t ld, 
   return ooc_tick(c->ctx, "factor", (c->step + (q + 1.0) / (c->kt0 + 1.0)) / c->nsteps);
 }
 
-/* Run the ring over nitems and add its host times to the stats. */
-static ooc_status_t run_ring(chol_t *c, int64_t nitems, const ring_ops_t *ops) {
-  ring_stats_t before = c->ring->stats;
-  ooc_status_t st = ring_run(c->ring, nitems, ops, c);
-  c->stats->t_take += c->ring->stats.t_take - before.t_take;
-  c->stats->t_put += c->ring->stats.t_put - before.t_put;
-  c->stats->t_wait += c->ring->stats.t_wait - before.t_wait;
+/* Run the rings of the first nr devices over nitems (ring_run_multi: item q on device q % nr;
+ * nr = 1: the first device's ring alone) and add their host times to the stats. */
+static ooc_status_t run_ring(chol_t *c, int nr, int64_t nitems, const ring_ops_t *ops) {
+  ring_stats_t before[EX_MAX_DEVICES];
+  for (int i = 0; i < nr; i++) before[i] = c->rings[i]->stats;
+  ooc_status_t st = ring_run_multi(c->rings, nr, nitems, ops, c);
+  for (int i = 0; i < nr; i++) {
+    const ring_stats_t *r = &c->rings[i]->stats;
+    c->stats->t_take += r->t_take - before[i].t_take;
+    c->stats->t_put += r->t_put - before[i].t_put;
+    c->stats->t_wait += r->t_wait - before[i].t_wait;
+  }
   return st;
 }
 
+/* The device and slot of a ring item that ring_run_multi hands over nr rings (ring.h: s =
+ * ring + nr x slot); with nr = 1 the first device and s itself. */
+static chol_t *item_dev(chol_t *c, int nr, int s, int *slot) {
+  *slot = s / nr;
+  return &c->dv[s % nr];
+}
+
+/* The step, on every device (chol_t.dv: the same in each). */
 static void step_at(chol_t *c, int64_t step) {
-  c->step = step;
-  c->k0 = step * c->W;
-  c->w = ooc_min64(c->W, c->n - c->k0);
-  c->kt0 = c->k0 / c->b;
-  c->kt1 = ooc_cdiv64(c->k0 + c->w, c->b);
-  c->last = step == c->nsteps - 1;
+  for (int d = 0; d < c->nd; d++) {
+    chol_t *x = &c->dv[d];
+    x->step = step;
+    x->k0 = step * x->W;
+    x->w = ooc_min64(x->W, x->n - x->k0);
+    x->kt0 = x->k0 / x->b;
+    x->kt1 = ooc_cdiv64(x->k0 + x->w, x->b);
+    x->last = step == x->nsteps - 1;
+  }
 }
 
 /* The stripe's columns between the tile store and the staging panel, and the panel (rows
@@ -463,7 +509,7 @@ static ooc_status_t factor(chol_t *c) {
     double *D = c->dP + k0;
     double t0 = ooc_now();
     OOC_TRY(stripe_take(c));
-    if (c->kt0 > 0) OOC_TRY(run_ring(c, c->kt0, &ops)); /* earlier columns, read-only */
+    if (c->kt0 > 0) OOC_TRY(run_ring(c, 1, c->kt0, &ops)); /* earlier columns, read-only */
     double t1 = ooc_now();
     c->stats->t_update += t1 - t0;
 
@@ -578,19 +624,28 @@ static double *vcol(const chol_t *c, int64_t t, double *slot) {
   return c->uni ? c->dP + (part_start(c->p, t) - c->k0) * c->n : slot;
 }
 
-static ooc_status_t vin_take(void *u, int64_t q, double *slot, int64_t ld) {
+/* V's moves in go to every device with a panel of its own (npf): ring item i is move i / npf
+ * for device i % npf (ring_run_multi's round robin), so each move goes to the devices in turn;
+ * the devices before the last read its tiles from the store, the last takes them (as gj_x's
+ * panel). One device: item i is move i, taken. */
+static ooc_status_t vin_take(void *u, int64_t i, double *slot, int64_t ld) {
   chol_t *c = u;
-  vmove_t v = v_in_move(c, q);
+  vmove_t v = v_in_move(c, i / c->npf);
+  int take = i % c->npf == c->npf - 1;
   (void)ld;
   if (v.kind == VM_ROW)
-    return ts_take_tiles(c->A, v.t, v.t + 1, 0, c->kt0, slot, part_len(c->p, v.t));
-  return move_col(c, MOVE_TAKE, v.t0, v.t1, v.t, vcol(c, v.t, slot));
+    return (take ? ts_take_tiles : ts_read_tiles)(c->A, v.t, v.t + 1, 0, c->kt0, slot,
+                                                  part_len(c->p, v.t));
+  return move_col(c, take ? MOVE_TAKE : MOVE_READ, v.t0, v.t1, v.t, vcol(c, v.t, slot));
 }
 
-static ooc_status_t vin_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *lastq) {
-  chol_t *c = u;
+/* Each panel device runs the same operations on the move (its own split pivot): W = V L^-T on
+ * every panel, so that each device's sweep columns read their own. */
+static ooc_status_t vin_work(void *u, int64_t i, int si, double *slot, int64_t ld, int *lastq) {
+  int s;
+  chol_t *c = item_dev(u, ((chol_t *)u)->npf, si, &s);
   ooc_exec_t *e = c->e;
-  vmove_t v = v_in_move(c, q);
+  vmove_t v = v_in_move(c, i / c->npf);
   int64_t n = c->n, k0 = c->k0, c0 = part_start(c->p, v.t) - k0, bt = part_len(c->p, v.t);
   double *P = c->dP + c0 * n;
   (void)ld;
@@ -647,8 +702,11 @@ static ooc_status_t s_rows(chol_t *c, int get, int s, double *slot, int64_t r0, 
   return OOC_OK;
 }
 
-static ooc_status_t s_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *lastq) {
-  chol_t *c = u;
+/* Sweep item q on device s % nd (ring_run_multi's round robin), its slot s / nd: every device
+ * updates its columns from its own panel (unified: the first's, which they share). */
+static ooc_status_t s_work(void *u, int64_t q, int si, double *slot, int64_t ld, int *lastq) {
+  int s;
+  chol_t *c = item_dev(u, ((chol_t *)u)->nd, si, &s);
   ooc_exec_t *e = c->e;
   int64_t tj = scol(c, q), n = c->n, k0 = c->k0, w = c->w, k1 = k0 + w;
   int64_t r0 = part_start(c->p, tj), bj = part_len(c->p, tj);
@@ -745,12 +803,15 @@ static ooc_status_t invert_step(chol_t *c) {
                           vout = {NULL, vout_work, vout_put};
   int64_t n1 = c->kt1 - c->kt0, m2 = (c->kt0 > 0) + (c->kt1 < c->p.count);
   double t0 = ooc_now();
-  OOC_TRY(run_ring(c, n1 + n1 * m2, &vin));
+  OOC_TRY(run_ring(c, c->npf, (n1 + n1 * m2) * c->npf, &vin));
   double t1 = ooc_now();
   c->stats->t_vmove += t1 - t0;
   c->stats->t_update += t1 - t0;
 
-  OOC_TRY(sync_q(c, c->qc)); /* the pivot's verdict: potrf of D, then the sweep's */
+  /* the pivot's verdict, the first device's (the logdet counted once): potrf of D, then the
+   * sweep's; on unified devices this also orders the others' sweep after the W = V L^-T they
+   * read in the first's panel */
+  OOC_TRY(sync_q(c, c->qc));
   int64_t bad = c->inf[2 * c->nsw];
   if (!bad && c->dE) OOC_TRY(sweep_bad(c, c->w, &bad));
   if (bad) return not_spd(c, c->k0 + bad);
@@ -760,14 +821,16 @@ static ooc_status_t invert_step(chol_t *c) {
   c->stats->t_panel += t2 - t1;
 
   int64_t nt = c->p.count - n1;
-  if (nt > 0) OOC_TRY(run_ring(c, nt, &upd));
+  /* round robin over the devices; every item retired (waited for) on return, so store() may
+   * change the panel the sweep read */
+  if (nt > 0) OOC_TRY(run_ring(c, c->nd, nt, &upd));
   double t3 = ooc_now();
   c->stats->t_update += t3 - t2;
 
   OOC_TRY(store(c));
   double t4 = ooc_now();
   c->stats->t_panel += t4 - t3;
-  OOC_TRY(run_ring(c, n1 * (c->kt0 > 0 ? 2 : 1), &vout));
+  OOC_TRY(run_ring(c, 1, n1 * (c->kt0 > 0 ? 2 : 1), &vout));
   if (!c->dE && c->inf[2 * c->nsw + 1]) /* cannot happen after a successful potrf */
     return not_spd(c, c->k0 + c->inf[2 * c->nsw + 1]);
   double t5 = ooc_now();
@@ -917,11 +980,18 @@ static ooc_status_t factored_diag(chol_t *c) {
 
 /* ---- entry ------------------------------------------------------------------------------- */
 
-/* The buffers and events of a run (chol.h's schedule); freed by release(). */
+/* A device's panel is its own (allocated here), or on unified devices after the first the
+ * first's (host memory they share). */
+static int own_panel(const chol_t *c) { return c->d == 0 || !c->uni; }
+
+/* The buffers and events of a run (chol.h's schedule) on device c->d; freed by release(). The
+ * devices after the first (chol.h "Several devices") only sweep and, with a panel of their own,
+ * take V and run the pivot's potrf and W = V L^-T: no D^-1 (dE, dV), no store events, no
+ * tile-row buffers. */
 static ooc_status_t setup(chol_t *c, int job, int solving) {
   ooc_exec_t *e = c->e;
   int64_t n = c->n, W = c->W, bb = c->b;
-  int invert = job == CHOL_INVERT, ringed = W < n || solving;
+  int invert = job == CHOL_INVERT, ringed = W < n || solving, first = c->d == 0;
   int nq = e->nqueues;
   c->qin = 0;
   c->qc = nq > 1 ? 1 : 0;
@@ -930,15 +1000,20 @@ static ooc_status_t setup(chol_t *c, int job, int solving) {
   c->ninf = 2 * c->nsw + 4;
   c->inf = ooc_calloc(c->ctx, (size_t)c->ninf, sizeof(int64_t));
   if (!c->inf) return OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "out of host memory for the Cholesky infos");
-  EX(ex_alloc(e, (size_t)(n * W) * sizeof(double), &c->dP));
+  if (own_panel(c)) {
+    EX(ex_alloc(e, (size_t)(n * W) * sizeof(double), &c->dP));
+    EX(ex_alloc(e, (size_t)W * sizeof(double), &c->dDiag));
+  } else {
+    c->dP = c->dv[0].dP;
+  }
   if (c->uni) c->hP = c->dP;
   else if (!invert || W >= n) EX(ex_host_alloc(e, (size_t)(n * W) * sizeof(double), &c->hP));
-  EX(ex_alloc(e, (size_t)W * sizeof(double), &c->dDiag));
   if (c->uni) c->hDiag = c->dDiag;
   else EX(ex_host_alloc(e, (size_t)W * sizeof(double), &c->hDiag));
-  if (invert && c->nb < ooc_min64(W, n) && (W >= n || !c->uni))
+  if (first && invert && c->nb < ooc_min64(W, n) && (W >= n || !c->uni))
     EX(ex_alloc(e, (size_t)(W * c->nb) * sizeof(double), &c->dV));
-  if (invert && W < n && !c->uni) EX(ex_alloc(e, (size_t)(W * W) * sizeof(double), &c->dE));
+  if (first && invert && W < n && !c->uni)
+    EX(ex_alloc(e, (size_t)(W * W) * sizeof(double), &c->dE));
   EX(ex_event_create(e, &c->ev_load));
   EX(ex_event_create(e, &c->ev_done));
   if (ringed) {
@@ -953,6 +1028,7 @@ static ooc_status_t setup(chol_t *c, int job, int solving) {
       EX(ex_event_create(e, &c->ev_comp[s]));
     }
   }
+  if (!first) return OOC_OK;
   if (invert && W < n) {
     c->nblk = ooc_cdiv64(W, bb);
     c->ev_blk = ooc_calloc(c->ctx, (size_t)c->nblk, sizeof *c->ev_blk);
@@ -988,7 +1064,7 @@ static void release(chol_t *c) {
     ex_host_free(e, c->hDiag);
   }
   ex_free(e, c->dDiag);
-  ex_free(e, c->dP);
+  if (own_panel(c)) ex_free(e, c->dP);
   ooc_free(c->ctx, c->inf);
   ooc_free(c->ctx, c->S);
   ooc_free(c->ctx, c->M);
@@ -1048,30 +1124,55 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
   if (n == 0) return OOC_OK;
   int64_t W = ts_stripe(n, b, a->stripe);
 
+  int nx = a->nx > 1 ? a->nx : 1;
+  if (nx > EX_MAX_DEVICES || (nx > 1 && (!a->xs || a->xs[0] != a->exec)))
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "chol: %d devices (at most %d), the first must be "
+                    "exec", nx, EX_MAX_DEVICES);
+  /* only the sweep out of core spreads (chol.h "Several devices"); the rest runs on the first */
+  int nd = a->job == CHOL_INVERT && W < n ? nx : 1;
+  for (int d = 1; d < nd; d++) { /* one schedule for all: the same memory model and queues */
+    const ooc_exec_t *x0 = a->xs[0], *x = a->xs[d];
+    if (x->unified != x0->unified || x->nqueues != x0->nqueues)
+      return OOC_FAIL(ctx, OOC_ERR_ARG, "chol: devices %s and %s differ (unified %d and %d, %d "
+                      "and %d queues); chol spreads over devices of one kind", x0->name, x->name,
+                      x0->unified, x->unified, x0->nqueues, x->nqueues);
+  }
+
   ooc_exec_t *e = a->exec;
   ooc_status_t st = OOC_OK;
   if (!e) OOC_TRY(ex_host_create(ctx, a->ops, 1, 0, &e)); /* the host code path */
-  chol_t c = {.ctx = ctx, .a = a, .e = e, .uni = e->unified, .A = a->A, .p = rows, .n = n,
-              .b = ooc_min64(b, n), .W = W, .stats = stats, .info = info};
-  /* the sweep's block: the whole stripe (potri) on a unified executor, CHOL_NB on a device */
-  c.nb = ooc_max64(1, ooc_min64(a->nb > 0 ? a->nb : c.uni ? W : CHOL_NB, W));
-  c.nsteps = ooc_cdiv64(n, W);
-  OOC_CHECK(st = setup(&c, a->job, solving));
+  chol_t dv[EX_MAX_DEVICES];
+  ring_t *rings[EX_MAX_DEVICES] = {NULL};
+  for (int d = 0; d < nd; d++) {
+    ooc_exec_t *x = d > 0 ? a->xs[d] : e;
+    dv[d] = (chol_t){.ctx = ctx, .a = a, .e = x, .uni = x->unified, .A = a->A, .p = rows,
+                     .n = n, .b = ooc_min64(b, n), .W = W, .stats = stats, .info = info,
+                     .dv = dv, .rings = rings, .d = d, .nd = nd, .npf = x->unified ? 1 : nd};
+    /* the sweep's block: the whole stripe (potri) on a unified executor, CHOL_NB on a device */
+    dv[d].nb = ooc_max64(1, ooc_min64(a->nb > 0 ? a->nb : x->unified ? W : CHOL_NB, W));
+    dv[d].nsteps = ooc_cdiv64(n, W);
+  }
+  chol_t *c = &dv[0];
+  for (int d = 0; d < nd; d++) {
+    OOC_CHECK(st = setup(&dv[d], a->job, solving));
+    rings[d] = dv[d].ring;
+  }
   if (a->job == CHOL_INVERT) {
-    OOC_CHECK(st = invert(&c));
+    OOC_CHECK(st = invert(c));
   } else {
-    if (a->job == CHOL_SOLVE_FACTORED) OOC_CHECK(st = factored_diag(&c));
-    else OOC_CHECK(st = factor(&c));
+    if (a->job == CHOL_SOLVE_FACTORED) OOC_CHECK(st = factored_diag(c));
+    else OOC_CHECK(st = factor(c));
     if (solving && ts_cols(a->B).n > 0) {
       double t0 = ooc_now();
-      OOC_CHECK(st = solve(&c, a->B));
+      OOC_CHECK(st = solve(c, a->B));
       stats->t_solve += ooc_now() - t0;
     }
   }
-  if (logdet) *logdet = c.logdet;
+  if (logdet) *logdet = c->logdet;
 done:
-  release(&c);
-  if (st == OOC_OK) st = ex_finish(e); /* a late device failure */
+  /* the last first: unified devices after the first read the first's panel */
+  for (int d = nd - 1; d >= 0; d--) release(&dv[d]);
+  for (int d = 0; d < nd && st == OOC_OK; d++) st = ex_finish(dv[d].e); /* a late failure */
   if (!a->exec) ex_destroy(e);
   return st;
 }

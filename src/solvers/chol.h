@@ -91,6 +91,24 @@
  *   D^-1 by potri of L after the last trsm, the host code's order.
  * - solve: per stripe of B, the panel to the device; L's tile columns through the ring twice
  *   (forward: trsm + gemm; backward: gemm + trsm); the panel back.
+ * Several devices (issue 26, chol_args_t.xs / nx; as gj.h "Several devices"): the out-of-core
+ * inverse spreads over nx executors (one per device, exset.h) from the one caller thread. V:
+ * off unified executors (GPUs, the strict host) every move of V goes to every device through
+ * its own ring (ring_run_multi, a move per device in turn; the devices before the last read its
+ * tiles from the store, the last takes them), and every device runs the split pivot's potrf of
+ * D and W = V L^-T on its own panel (no broadcast of W: its copies would start only after the
+ * trsm); unified executors (the host) share the first's panel, filled and solved there. The
+ * pivot's verdict (the minor, the logdet) is the first device's, once. The sweep: the step's
+ * other tile columns go round robin over the devices' rings, each device updating from its own
+ * panel (unified: the first's, after the verdict's sync, which orders it after the trsm). Then
+ * D^-1 (dE: the first device only), store() and V's moves out on the first device, once the
+ * rings have retired every sweep column. Every column gets the same operations on the same
+ * data whichever device runs it, so the result is bit-identical to one device's where the
+ * devices compute alike (the host executors do: tests/test_mgpu.c). In core (W = n) there is no
+ * sweep to spread, and factor and solve stream read-only columns into one panel: those run on
+ * the first device alone. Memory: each device after the first holds its ring (and, off unified
+ * executors, its panel, diagonal and column twins); chol_workspace_bytes_nd and
+ * chol_staging_bytes_nd count them on the host.
  * Rounding: on a unified executor with nb >= W every operation is the host code's, on the same
  * data in the same order (sign changes are exact), so results are bit-identical to the host code
  * before the executor. The in-device sweep (nb < w) and the block-wise trsm of the split pivot
@@ -131,6 +149,12 @@ typedef struct chol_args {
   ooc_exec_t *exec;       /* NULL: a host executor over ops for the call (unified, 1 queue); else
                              e.g. the CUDA executor, whose budget must hold the stripe's buffers
                              (chol_device_stripe) */
+  /* Issue 26: nx > 1 spreads CHOL_INVERT out of core (W < n) over the executors xs[0 .. nx)
+   * (xs[0] == exec), one per device, of one kind ("Several devices" above); the result is
+   * bit-identical to exec alone when the devices compute alike. In core, factor and solve run
+   * on exec alone. nx <= 1: exec alone. */
+  ooc_exec_t *const *xs;
+  int nx;
   int nslots;             /* ring slots (0: 1 on a unified executor, CHOL_SLOTS otherwise) */
   int64_t nb;             /* the in-device sweep's block (0: the whole stripe on a unified
                              executor, CHOL_NB otherwise) */
@@ -153,6 +177,13 @@ typedef struct chol_stats {
  * buffers are that executor's (chol_staging_bytes) and chol_run's own host bytes are
  * the transpose buffer and, for CHOL_INVERT with W < n, a b x n tile-row buffer. */
 int64_t chol_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
+/* The same with nd unified host devices (chol_args_t.xs, "Several devices" above; the pipeline
+ * makes them: one queue each, budget chol_host_budget): one panel that all share, and per device
+ * after the first its ring slot (W < n), its executor (ex_host_bytes(1)) and headers. */
+int64_t chol_workspace_bytes_nd(int64_t n, int64_t b, int64_t W, int64_t m, int nd);
+/* The ex_alloc bytes chol_run takes on a unified executor for stripe W: the panel n W and the
+ * diagonal W (the budget of the pipeline's host devices, which are per device as --gpu-mem). */
+int64_t chol_host_budget(int64_t n, int64_t b, int64_t W);
 
 
 /* The device plan, on an executor that is not unified (CUDA), asked of the one the run will use
@@ -172,6 +203,10 @@ int64_t chol_device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int j
 int64_t chol_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int job);
 int64_t chol_device_nb(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job);
 int64_t chol_staging_bytes(int64_t n, int64_t b, int64_t W, int job);
+/* The staging bytes of chol_run spread over nd such executors ("Several devices" above): the
+ * inverse out of core takes each device's ring and diagonal (chol_staging_bytes each); the
+ * rest runs on the first device alone. */
+int64_t chol_staging_bytes_nd(int64_t n, int64_t b, int64_t W, int job, int nd);
 
 /* The in-core inverse on an executor, as chol_run's in-core step runs it: F (n x n, ld n, device
  * memory of e) holds A's lower triangle (its upper is never read); F := A^-1's lower triangle by
