@@ -168,7 +168,8 @@ typedef struct ooc_opts {
                             direct I/O); with disk_write_bw the report's disk floor. 0 = no floor */
   double disk_write_bw;  /* bytes/s the output's disk writes; 0 = disk_read_bw */
   const char *devices;   /* the devices a call spreads over, "0,1,3" (issue 26); NULL or "" =
-                            every usable GPU on the CUDA backend, one device on the CPU ones. On
+                            one device (GPU 0 on the CUDA backend: spreading does not pay at
+                            every size yet, docs/PERFORMANCE.md). On
                             cpu/ref, "0,1" presents two host devices (each its own worker
                             threads and budget: the multi-device schedules without GPUs) */
 } ooc_opts_t;

@@ -360,14 +360,17 @@ typedef struct crun {
   int64_t info, steps;
   double logdet;
   int64_t over;     /* host peak above the cache and the planned workspace (<= 0: within) */
-  double busy[3];   /* each device's busy seconds */
+  double busy[4];   /* each device's busy seconds */
+  double t_run;     /* chol_run's wall seconds */
+  int64_t W;        /* the stripe run */
   char msg[512];
 } crun_t;
 
 /* chol_run's CHOL_INVERT on fresh stores (cache cap) with nd devices of a kind: nd = 0 is the
  * pipeline's one-device CPU path (no executor: chol_run makes its own); host: unified host
  * executors as job_chol.c makes them (one queue, budget chol_host_budget); strict: three queues
- * each, not unified, late operations. */
+ * each, not unified, late operations; CUDA: GPUs 0 .. nd-1 (three queues, g_gpu_mem each, timing
+ * on several as the pipeline's), the stripe at most W and what every device holds. */
 static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lower, int64_t cap,
                       int nd, int kind, crun_t *r) {
   int strict = kind == K_STRICT;
@@ -385,15 +388,32 @@ static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lowe
   ooc_ctx_reset_peak(ctx);
   ex_set_t set;
   ex_set_init(&set);
-  if (nd > 0)
+  int64_t nb = 0;
+  if (kind == K_CUDA) {
+#ifdef OOC_HAVE_CUDA
+    for (int d = 0; d < nd; d++) {
+      ex_cuda_config_t c = {.device = d, .nqueues = 3, .gpu_mem = g_gpu_mem, .timing = nd > 1};
+      ooc_exec_t *x = NULL;
+      CU_ASSERT_FATAL(ex_cuda_create(ctx, &c, &x) == OOC_OK);
+      CU_ASSERT_FATAL(ex_set_add(ctx, &set, d, x) == OOC_OK);
+      W = ooc_min64(W, chol_device_stripe(x, n, b, CHOL_INVERT));
+    }
+    CU_ASSERT_FATAL(W > 0);
+    nb = chol_device_nb(set.ex[0], n, b, W, CHOL_INVERT);
+#endif
+  } else if (nd > 0) {
     CU_ASSERT_FATAL(ex_set_host(ctx, ooc_ops_cpu(), nd, NULL, strict ? 3 : 1,
                                 strict ? 0 : chol_host_budget(n, b, W), strict, 20, &set) ==
                     OOC_OK);
+  }
   chol_args_t a = {.A = tA, .stripe = W, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
                    .lower_only = lower, .exec = nd > 0 ? set.ex[0] : NULL, .xs = set.ex,
-                   .nx = set.n};
+                   .nx = set.n, .nb = nb};
   chol_stats_t stats;
+  r->W = W;
+  double t0 = ooc_now();
   r->st = chol_run(ctx, &a, &stats, &r->info, &r->logdet);
+  r->t_run = ooc_now() - t0;
   r->steps = stats.steps;
   for (int d = 0; d < set.n; d++) {
     (void)ex_finish(set.ex[d]);
@@ -410,7 +430,7 @@ static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lowe
                        : ex_set_host_bytes(nd, 3) + 8 * (Ws * Ws + bb * bb + n * bb) +
                              nd * (ring_host_bytes(CHOL_SLOTS, n, bb) + 8 * (n * Ws + 2 * Ws) +
                                    CHOL_SLOTS * 8 * n * bb + 64 * 64);
-  r->over = ooc_ctx_host_peak(ctx) - base - cap - ws;
+  r->over = kind == K_CUDA ? 0 : ooc_ctx_host_peak(ctx) - base - cap - ws;
   if (r->st == OOC_OK) r->R = tu_read_store(tA, n);
   else snprintf(r->msg, sizeof r->msg, "%s", ooc_ctx_error(ctx));
   tstore_destroy(tA);
@@ -959,6 +979,52 @@ static void t_cuda_devices(void) {
   free(A);
 }
 
+/* The Cholesky inverse out of core on GPU 0 and on GPUs 0,1 (0-2 where there are three): the
+ * same SPD matrix (n = MGPU_N, tile MGPU_TILE, MGPU_GPUMEM each), the stripe a quarter of n so
+ * that the sweep spreads; "MGPU chol" lines with the times, whether the store and the logdet
+ * are bit-identical to one GPU's, each device's busy seconds. */
+static void t_cuda_chol_devices(void) {
+  int have = cuda_devices();
+  if (have < 2) {
+    fprintf(stderr, "[%d GPU(s): the multi-GPU run is skipped] ", have);
+    return;
+  }
+  int64_t n = env_size("MGPU_N", 4096), b = env_size("MGPU_TILE", 512);
+  g_gpu_mem = env_size("MGPU_GPUMEM", (int64_t)1 << 30);
+  double *A = make_spd(n, 93);
+  crun_t g[3];
+  int runs = have >= 3 ? 3 : 2;
+  for (int k = 0; k < runs; k++) {
+    chol_once(A, n, b, ooc_max64(b, n / 4), 1, (int64_t)1 << 40, k + 1, K_CUDA, &g[k]);
+    CU_ASSERT_EQUAL(g[k].st, OOC_OK);
+    if (g[k].st != OOC_OK) fprintf(stderr, "\n  chol on %d GPUs: %s\n", k + 1, g[k].msg);
+  }
+  for (int k = 0; k < runs; k++) {
+    if (!g[k].R || !g[0].R) continue;
+    double dmax = 0, xmax = 0;
+    for (int64_t i = 0; i < n * n; i++) {
+      dmax = fmax(dmax, fabs(g[k].R[i] - g[0].R[i]));
+      xmax = fmax(xmax, fabs(g[0].R[i]));
+    }
+    CU_ASSERT(dmax <= 1e-8 * xmax);
+    CU_ASSERT(fabs(g[k].logdet - g[0].logdet) <= 1e-10 * fabs(g[0].logdet));
+    CU_ASSERT(g[k].steps > 1); /* out of core: the sweep spread */
+    printf("MGPU chol n=%lld tile=%lld gpu_mem=%lld W=%lld steps=%lld devices=%d time %.3f s "
+           "speedup %.2f bit-identical %s max|diff|/max|X| %.3g logdet %.17g\n", (long long)n,
+           (long long)b, (long long)g_gpu_mem, (long long)g[k].W, (long long)g[k].steps, k + 1,
+           g[k].t_run, g[0].t_run / g[k].t_run,
+           dmax == 0 && g[k].logdet == g[0].logdet ? "yes" : "no", xmax > 0 ? dmax / xmax : 0,
+           g[k].logdet);
+    for (int d = 0; d <= k && k > 0; d++) {
+      printf("MGPU   device %d: busy %.3f s (summed over 3 queues)\n", d, g[k].busy[d]);
+      CU_ASSERT(g[k].busy[d] > 0 && g[k].busy[d] <= 3 * g[k].t_run);
+    }
+  }
+  fflush(stdout);
+  for (int k = 0; k < runs; k++) free(g[k].R);
+  free(A);
+}
+
 int main(void) {
   static const tu_test_t tests[] = {
       {"the device list", t_parse},
@@ -979,6 +1045,8 @@ int main(void) {
       {"the product in the pipeline over 1-3 host devices (ooc_gemm --devices)", t_gemm_pipeline},
       {"newton and hyper7 in the pipeline over 1-3 host devices: bit-identical", t_iter_pipeline},
       {"gj over several GPUs (a GPU host with two or more)", t_cuda_devices},
+      {"the Cholesky inverse over several GPUs (a GPU host with two or more)",
+       t_cuda_chol_devices},
       {NULL, NULL}};
   return tu_run("mgpu", tests);
 }

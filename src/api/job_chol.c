@@ -13,9 +13,11 @@
 #include "exec/plugin.h"
 #include "solvers/chol.h"
 
-/* The inverse spreads over the job's devices (chol.h "Several devices"); factor and solve run
- * on the first. */
-static int chol_ndev(const job_t *j, int job) { return job == CHOL_INVERT ? j->ndev : 1; }
+/* The inverse out of core spreads over the job's devices (chol.h "Several devices"); in core,
+ * factor and solve run on the first, so no other device is made. */
+static int chol_ndev(const job_t *j, int job) {
+  return job == CHOL_INVERT && j->W < j->n ? j->ndev : 1;
+}
 
 /* chol's executors into xs (exset.h; empty: chol_run makes its own host executor, the CPU
  * path). On CUDA one per device (chol_ndev) at the planner's stripe (plan_chol_gpu), narrowed
@@ -55,6 +57,7 @@ static ooc_status_t chol_executors(job_t *j, chol_args_t *ca, ex_set_t *xs) {
     }
     ca->nb = chol_device_nb(xs->ex[0], j->n, j->b, W, ca->job);
     ca->stripe = W;
+    j->W = W; /* before ckpt_start: the journal records the stripe that runs */
     r->stripe = W;
   }
   if (xs->n > 0) {
@@ -77,6 +80,11 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
   /* A full inverse leaves its upper triangle to the writer (write_rows), which packs it from the
    * lower tiles for free, instead of a transposed put of half the matrix in the last step. */
   j->mirror_out = ca.job == CHOL_INVERT && !j->o.lower_only;
+  chol_stats_t cs = {0};
+  ex_set_t xs;
+  ex_set_init(&xs);
+  /* a given factor has nothing to factor: on the CPU, one device */
+  if (j->kind != JOB_FACTORED) OOC_TRY(chol_executors(j, &ca, &xs));
   if (ca.job == CHOL_INVERT) { /* resumable; factor and solve are not journaled yet */
     ca.after_step = ckpt_chol_after_step;
     ca.step_user = j;
@@ -88,11 +96,6 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
     }
     ckpt_start(j);
   }
-  chol_stats_t cs = {0};
-  ex_set_t xs;
-  ex_set_init(&xs);
-  /* a given factor has nothing to factor: on the CPU, one device */
-  if (j->kind != JOB_FACTORED) OOC_TRY(chol_executors(j, &ca, &xs));
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   *steps = cs.steps;
   if (st == OOC_OK && isfinite(r->logdet)) r->logdet_sign = 1;
