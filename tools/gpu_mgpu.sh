@@ -10,8 +10,7 @@
 #    --gpu-mem GPUMEM (16G) per GPU, --devices 0 then 0,1 (then 0,1,2,3 with four GPUs):
 #    RESULT lines (status, the devices the report lists, stripe, steps, compute and total
 #    seconds, the check's residual ratio) and SCALING lines (one GPU's compute time over the
-#    run's). gj spreads over the listed devices; chol runs on the first one until chol.c
-#    spreads;
+#    run's). gj and the Cholesky inverse out of core spread over the listed devices;
 # 3. the product (which spreads through the pipeline): gemm of two n = NG (49152) random
 #    matrices, --gpu-mem GPUMEM per GPU, --devices 0 vs 0,1 (vs 0,1,2,3), RESULT and SCALING
 #    lines as above (the check is the product's probe).
