@@ -172,6 +172,19 @@ typedef struct grun {
 enum { K_HOST = 0, K_STRICT = 1, K_CUDA = 2 };
 static int64_t g_gpu_mem; /* K_CUDA: --gpu-mem of each device */
 
+#ifdef OOC_HAVE_CUDA
+/* GPUs 0 .. nd-1 into set: three queues, g_gpu_mem each, timing on several devices as the
+ * pipeline's (job_executors_cfg), so each device's busy seconds are measured. */
+static void cuda_set(ooc_ctx_t *ctx, int nd, ex_set_t *set) {
+  for (int d = 0; d < nd; d++) {
+    ex_cuda_config_t c = {.device = d, .nqueues = 3, .gpu_mem = g_gpu_mem, .timing = nd > 1};
+    ooc_exec_t *x = NULL;
+    CU_ASSERT_FATAL(ex_cuda_create(ctx, &c, &x) == OOC_OK);
+    CU_ASSERT_FATAL(ex_set_add(ctx, set, d, x) == OOC_OK);
+  }
+}
+#endif
+
 /* gj_x on fresh stores with nd devices of a kind: host (unified, as the pipeline makes them:
  * the first gj_x_host_exec's, the others plain one-queue host executors with no device budget),
  * strict (three queues each) or CUDA (devices 0 .. nd-1, three queues, g_gpu_mem each; the
@@ -200,13 +213,7 @@ static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int6
   ex_set_init(&set);
   if (kind == K_CUDA) {
 #ifdef OOC_HAVE_CUDA
-    for (int d = 0; d < nd; d++) {
-      /* timing on several devices, as the pipeline's (job_executors_cfg): busy is measured */
-      ex_cuda_config_t c = {.device = d, .nqueues = 3, .gpu_mem = g_gpu_mem, .timing = nd > 1};
-      ooc_exec_t *x = NULL;
-      CU_ASSERT_FATAL(ex_cuda_create(ctx, &c, &x) == OOC_OK);
-      CU_ASSERT_FATAL(ex_set_add(ctx, &set, d, x) == OOC_OK);
-    }
+    cuda_set(ctx, nd, &set);
     W = gj_x_device_stripe(set.ex[0], n, b, W);
     CU_ASSERT_FATAL(W > 0);
 #endif
@@ -342,7 +349,7 @@ static void t_gj_singular(void) {
 }
 
 
-/* ---- the Cholesky inverse over several devices -------------------------------------------------- */
+/* ---- the Cholesky inverse over several devices ----------------------------------------------- */
 
 static double *make_spd(int64_t n, uint64_t seed) {
   gen_spec_t s;
@@ -391,13 +398,8 @@ static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lowe
   int64_t nb = 0;
   if (kind == K_CUDA) {
 #ifdef OOC_HAVE_CUDA
-    for (int d = 0; d < nd; d++) {
-      ex_cuda_config_t c = {.device = d, .nqueues = 3, .gpu_mem = g_gpu_mem, .timing = nd > 1};
-      ooc_exec_t *x = NULL;
-      CU_ASSERT_FATAL(ex_cuda_create(ctx, &c, &x) == OOC_OK);
-      CU_ASSERT_FATAL(ex_set_add(ctx, &set, d, x) == OOC_OK);
-      W = ooc_min64(W, chol_device_stripe(x, n, b, CHOL_INVERT));
-    }
+    cuda_set(ctx, nd, &set);
+    for (int d = 0; d < nd; d++) W = ooc_min64(W, chol_device_stripe(set.ex[d], n, b, CHOL_INVERT));
     CU_ASSERT_FATAL(W > 0);
     nb = chol_device_nb(set.ex[0], n, b, W, CHOL_INVERT);
 #endif
@@ -600,6 +602,27 @@ static void t_chol_first_only(void) {
   free(B);
 }
 
+/* ooc_invert of in into out on --device cpu with --devices list, tile 20, --stripe 60 (the
+ * pipeline tests below); a failure's message goes to stderr. */
+static ooc_status_t invert_on(const char *in, const char *out, int method, const char *list,
+                              int64_t host_mem, ooc_report_t *r) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o;
+  ooc_opts_default(&o);
+  o.device = OOC_DEVICE_CPU;
+  o.method = method;
+  o.devices = list;
+  o.tile = 20;
+  o.stripe = 60;
+  o.host_mem = host_mem;
+  o.force = 1;
+  ooc_status_t st = ooc_invert(ctx, in, out, &o, r);
+  if (st != OOC_OK) fprintf(stderr, "\n  method %d --devices %s: %s\n", method, list,
+                            ooc_ctx_error(ctx));
+  tu_ctx_done(ctx);
+  return st;
+}
+
 /* The pipeline (ooc_invert --method chol --device cpu): --devices "0,1" and "0,1,2" write the
  * same inverse, bit for bit, as "0" (the CPU path), with the same logdet and stripe, within
  * --host-mem; the report lists the devices, each busy. */
@@ -615,19 +638,7 @@ static void t_chol_pipeline(void) {
     char name[64];
     snprintf(name, sizeof name, "mg_si%d.h5", i);
     snprintf(so[i], sizeof so[i], "%s:/X", tu_path(name));
-    ooc_ctx_t *ctx = tu_ctx();
-    ooc_opts_t o;
-    ooc_opts_default(&o);
-    o.device = OOC_DEVICE_CPU;
-    o.method = OOC_METHOD_CHOL;
-    o.devices = lists[i];
-    o.tile = 20;
-    o.stripe = 60;
-    o.host_mem = 3 << 20;
-    o.force = 1;
-    ooc_status_t st = ooc_invert(ctx, sa, so[i], &o, &r[i]);
-    CU_ASSERT_EQUAL(st, OOC_OK);
-    if (st != OOC_OK) fprintf(stderr, "\n  chol --devices %s: %s\n", lists[i], ooc_ctx_error(ctx));
+    CU_ASSERT_EQUAL(invert_on(sa, so[i], OOC_METHOD_CHOL, lists[i], 3 << 20, &r[i]), OOC_OK);
     CU_ASSERT(r[i].host_peak <= r[i].host_budget);
     CU_ASSERT(r[i].stripe < n); /* out of core: the sweep spreads */
     CU_ASSERT_STRING_EQUAL(r[i].method, "chol");
@@ -636,7 +647,6 @@ static void t_chol_pipeline(void) {
       CU_ASSERT_EQUAL(r[i].device_id[d], d);
       CU_ASSERT(r[i].device_busy[d] > 0);
     }
-    tu_ctx_done(ctx);
   }
   int64_t rr, cc;
   double *X0 = tu_read_matrix(so[0], &rr, &cc);
@@ -831,24 +841,11 @@ static void t_iter_pipeline(void) {
       char name[64];
       snprintf(name, sizeof name, "mg_v%d.h5", i);
       snprintf(so[i], sizeof so[i], "%s:/V", tu_path(name));
-      ooc_ctx_t *ctx = tu_ctx();
-      ooc_opts_t o;
-      ooc_opts_default(&o);
-      o.device = OOC_DEVICE_CPU;
-      o.method = meth ? OOC_METHOD_HYPER7 : OOC_METHOD_NEWTON;
-      o.devices = lists[i];
-      o.tile = 20;
-      o.stripe = 60;
-      o.host_mem = 8 << 20;
-      o.force = 1;
-      ooc_status_t st = ooc_invert(ctx, sa, so[i], &o, &r[i]);
-      CU_ASSERT_EQUAL(st, OOC_OK);
-      if (st != OOC_OK) fprintf(stderr, "\n  %s --devices %s: %s\n", meth ? "hyper7" : "newton",
-                                lists[i], ooc_ctx_error(ctx));
+      int method = meth ? OOC_METHOD_HYPER7 : OOC_METHOD_NEWTON;
+      CU_ASSERT_EQUAL(invert_on(sa, so[i], method, lists[i], 8 << 20, &r[i]), OOC_OK);
       CU_ASSERT(r[i].host_peak <= r[i].host_budget);
       CU_ASSERT_EQUAL(r[i].stripe, 60);
       CU_ASSERT_EQUAL(r[i].ndevices, i == 0 ? 0 : i + 1);
-      tu_ctx_done(ctx);
     }
     int64_t rr, cc;
     double *V0 = tu_read_matrix(so[0], &rr, &cc);
@@ -904,14 +901,21 @@ static int64_t env_size(const char *name, int64_t dflt) {
   return x > 0 ? x : dflt;
 }
 
-static void t_cuda_devices(void) {
+/* The GPU runs' sizes (MGPU_N, MGPU_TILE, MGPU_GPUMEM into g_gpu_mem) and the GPUs there are;
+ * fewer than two: the run is skipped, and says so. */
+static int gpu_sizes(int64_t *n, int64_t *b) {
   int have = cuda_devices();
-  if (have < 2) {
-    fprintf(stderr, "[%d GPU(s): the multi-GPU run is skipped] ", have);
-    return;
-  }
-  int64_t n = env_size("MGPU_N", 4096), b = env_size("MGPU_TILE", 512);
+  if (have < 2) fprintf(stderr, "[%d GPU(s): the multi-GPU run is skipped] ", have);
+  *n = env_size("MGPU_N", 4096);
+  *b = env_size("MGPU_TILE", 512);
   g_gpu_mem = env_size("MGPU_GPUMEM", (int64_t)1 << 30);
+  return have;
+}
+
+static void t_cuda_devices(void) {
+  int64_t n, b;
+  int have = gpu_sizes(&n, &b);
+  if (have < 2) return;
   double *A = make(GEN_RANDOM, n, n, 91);
   grun_t g[4];
   int nds[4] = {1, 2, 3, 4}, runs = have >= 4 ? 4 : have >= 3 ? 3 : 2;
@@ -984,13 +988,9 @@ static void t_cuda_devices(void) {
  * that the sweep spreads; "MGPU chol" lines with the times, whether the store and the logdet
  * are bit-identical to one GPU's, each device's busy seconds. */
 static void t_cuda_chol_devices(void) {
-  int have = cuda_devices();
-  if (have < 2) {
-    fprintf(stderr, "[%d GPU(s): the multi-GPU run is skipped] ", have);
-    return;
-  }
-  int64_t n = env_size("MGPU_N", 4096), b = env_size("MGPU_TILE", 512);
-  g_gpu_mem = env_size("MGPU_GPUMEM", (int64_t)1 << 30);
+  int64_t n, b;
+  int have = gpu_sizes(&n, &b);
+  if (have < 2) return;
   double *A = make_spd(n, 93);
   crun_t g[3];
   int runs = have >= 3 ? 3 : 2;

@@ -771,7 +771,8 @@ static void t_backed_changed(void) {
 int main(void) {
   const tu_test_t tests[] = {{"even tiles and chunks", t_even_tiles},
                              {"no padded chunks: the file is the data", t_no_padding},
-                             {"the disk floor and the ratio (--disk-bw), the commit's time", t_floor},
+                             {"the disk floor and the ratio (--disk-bw), the commit's time",
+                              t_floor},
                              {"fused estimate: fails wrong inverses, passes the right one", t_fused_estimator},
                              {"fused check through the pipeline; corrupted chunks caught", t_fused_pipeline},
                              {"fused check under allocation and I/O faults", t_fused_faults},

@@ -2,7 +2,7 @@
 # gpu_spill.sh: issue 27's beyond-host-memory table in one device call (at most LIMIT seconds):
 #   LIMIT=560 bash .devdeps/on-device bash tools/gpu_spill.sh
 # 1. build oocsolve and oocgen (Release, sm_90);
-# 2. dd with direct I/O in the work directory (the scratch store's disk): 4 GiB written, read back;
+# 2. dd with direct I/O in the work directory (the scratch store's disk): tools/disk_bw.sh, 4 GiB;
 # 3. the input: n = N (32768) float64 Matern, tile TILE (2048), chunks = tiles (so A's tiles can
 #    fall back on the input: docs/ARCHITECTURE.md "A's tiles fall back on the input");
 # 4. for chol and gj, `--host-mem` in MEMS (4G 6G 64G): `oocsolve --device cuda --method M
@@ -25,25 +25,17 @@ N=${N:-32768}
 TILE=${TILE:-2048}
 GPUMEM=${GPUMEM:-4G}
 MEMS=${MEMS:-"4G 6G 64G"}
-ddbw() { # dd args...: prints bytes/s
-  local t0 t1
-  t0=$(date +%s.%N)
-  dd "$@" status=none || return 1
-  t1=$(date +%s.%N)
-  python3 -c "print(int(4*2**30/($t1-$t0)))"
-}
-WBW=$(ddbw if=/dev/zero of=$W/dd.bin bs=64M count=64 oflag=direct conv=fsync)
-RBW=$(ddbw if=$W/dd.bin of=/dev/null bs=64M iflag=direct)
-rm -f $W/dd.bin
-echo "dd direct in $W: write $WBW B/s, read $RBW B/s" | tee -a $OUT/spill.txt
+DISKBW=$(bash tools/disk_bw.sh $W 4 2> $R/disk_bw.log) || { cat $R/disk_bw.log; exit 1; }
+cat $R/disk_bw.log | tee -a $OUT/spill.txt
 t0=$(date +%s.%N)
 /tmp/b-spill/oocgen matern --n $N --tile $TILE $W/A.h5 > $R/gen.log 2>&1 || { cat $R/gen.log; exit 1; }
 echo "[$(el) s] input n = $N tile $TILE: $(stat -c %s $W/A.h5) bytes in $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s" | tee -a $OUT/spill.txt
 for m in ${METHODS:-chol gj}; do
   for hm in $MEMS; do
     if [ "$(left)" -lt 60 ]; then echo "$m $hm: not run ($(left) s left)" | tee -a $OUT/spill.txt; continue; fi
+    # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
     timeout $(($(left) - 5)) /tmp/b-spill/oocsolve --device cuda --method $m --tile $TILE \
-      --gpu-mem $GPUMEM --host-mem $hm --checkpoint off --json --disk-bw "$RBW,$WBW" \
+      --gpu-mem $GPUMEM --host-mem $hm --checkpoint off --json $DISKBW \
       --scratch $W --force --out $W/X.h5:/inverse $W/A.h5 > $R/$m.$hm.json 2> $R/$m.$hm.err
     echo "rc=$?" >> $R/$m.$hm.err
     rm -f $W/X.h5
