@@ -158,6 +158,9 @@ typedef struct chol_args {
   int nslots;             /* ring slots (0: 1 on a unified executor, CHOL_SLOTS otherwise) */
   int64_t nb;             /* the in-device sweep's block (0: the whole stripe on a unified
                              executor, CHOL_NB otherwise) */
+  int direct;             /* 1: the out-of-core inverse's sweep items move in place where they
+                             can ("Direct moves" above; not yet measured on a GPU: off by
+                             default). Only off a unified executor; ignored on one */
 } chol_args_t;
 
 typedef struct chol_stats {
@@ -170,6 +173,11 @@ typedef struct chol_stats {
    * takes and reads, puts (the upper triangle's mirror included), and waits for the device;
    * t_vmove is the part of t_take + t_put that gathers and puts the sweep's panel V */
   double t_take, t_put, t_wait, t_vmove;
+  /* The out-of-core inverse off a unified executor: the sweep's bytes between the tile store
+   * and the devices (each item in and out), the part of them moved in place ("Direct moves"),
+   * the tile-cache bytes pinned for it at the end (then unpinned) and the buffers the executor
+   * could not pin. */
+  int64_t bytes_swept, bytes_direct, bytes_pinned, pin_refused;
 } chol_stats_t;
 
 /* Host bytes chol_run allocates outside the tile cache for n, tile b, stripe W and m right-hand

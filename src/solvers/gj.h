@@ -58,6 +58,9 @@ typedef struct gj_args {
    * devices compute alike. nx <= 1: x alone. */
   ooc_exec_t *const *xs;
   int nx;
+  int direct;             /* 1: sweep items move in place where they can ("Direct moves" below;
+                             not yet measured on a GPU: off by default). Only off a unified
+                             executor; ignored on one */
   /* Resumable runs (docs/RELIABILITY.md). start_step: the first step to run; the store holds the
    * result of the steps before it and ipiv0 (n entries) their pivots. after_step, when set, is
    * called after every completed step at a safe point (no tile checked out, the store holds the
@@ -71,6 +74,10 @@ typedef struct gj_args {
 typedef struct gj_stats {
   int64_t steps;
   double t_panel, t_update; /* seconds in panel factorization and in column updates (incl. I/O) */
+  /* Off a unified executor: the sweep's bytes between the tile stores and the devices (each
+   * item in and out), the part of them moved in place ("Direct moves"), the tile-cache bytes
+   * pinned for it at the end (then unpinned) and the buffers the executor could not pin. */
+  int64_t bytes_swept, bytes_direct, bytes_pinned, pin_refused;
 } gj_stats_t;
 
 /* Runs gj_x_run on a->x, or on a host executor over a->ops made for the call (a->x NULL; the
