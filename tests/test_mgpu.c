@@ -19,8 +19,14 @@
  * - the product (oocgemm.c) over 2 and 3 devices against the pipeline's one (gemm_run without
  *   an executor): C bit-identical, host and strict devices, beta 0 and not, in core and
  *   spilling, the host peak within the cache and each device's buffers;
+ * - direct moves (gj.h, chol.h "Direct moves") on 1 and 2 strict devices: gj invert and solve,
+ *   the Cholesky inverse full and lower-only, in core and spilling, with the slot path, direct
+ *   moves, and direct moves into a cache the caller pinned: BIT-IDENTICAL, bytes moved in place
+ *   where the columns were cached and fewer than all where some spilled, no tile left lent and
+ *   nothing registered, also after a scratch failure in the middle of a sweep;
  * - the device list parser (--devices).
  */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -180,6 +186,8 @@ static int64_t g_gpu_mem; /* K_CUDA: --gpu-mem of each device */
  * caller pins the cache with the first executor before the run (tcache_pin_new, as the job's
  * load would) and unpins it after */
 static int g_direct;
+/* > 0: the run's g_fault_io-th file operation (scratch reads and writes) fails (t_direct_faults) */
+static int64_t g_fault_io;
 
 /* g_direct 2: the caller's pinner on the cache before the run. */
 static void caller_pin(tcache_t *cache, ooc_exec_t *x) {
@@ -260,8 +268,10 @@ static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int6
   gj_stats_t stats;
   g->W = W;
   caller_pin(cache, set.ex[0]);
+  if (g_fault_io > 0) ooc_fault_arm(ctx, OOC_FAULT_IO, g_fault_io, 0, EIO);
   double t0 = ooc_now();
   g->st = gj_run(ctx, &a, &stats, &g->info);
+  ooc_fault_arm(ctx, OOC_FAULT_IO, 0, 0, 0);
   g->t_run = ooc_now() - t0;
   g->steps = stats.steps;
   g->stats = stats;
@@ -450,8 +460,10 @@ static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lowe
   chol_stats_t stats;
   r->W = W;
   caller_pin(cache, nd > 0 ? set.ex[0] : NULL);
+  if (g_fault_io > 0) ooc_fault_arm(ctx, OOC_FAULT_IO, g_fault_io, 0, EIO);
   double t0 = ooc_now();
   r->st = chol_run(ctx, &a, &stats, &r->info, &r->logdet);
+  ooc_fault_arm(ctx, OOC_FAULT_IO, 0, 0, 0);
   r->t_run = ooc_now() - t0;
   r->steps = stats.steps;
   r->stats = stats;
@@ -673,6 +685,68 @@ static void t_chol_direct(void) {
   free(A);
   printf("[%d cases, each run with the slot, direct, direct into a pinned cache] ",
          g_direct_cases);
+}
+
+/* Failures in the middle of a sweep with direct moves (out of core, 1 and 2 strict devices): a
+ * scratch read or write fails at one file operation, then at a later one (every one at first,
+ * then every 1 + k / 8th) until a run gets through. Every
+ * failed run reports the failure, leaves no tile lent (the teardown returns what the ring did
+ * not retire), nothing registered, no host memory (tu_ctx_done); some failed with bytes already
+ * moved in place; the run that gets through is bit-identical to the slot path's. */
+static void t_direct_faults(void) {
+  int64_t n = 130;
+  double *A = make(GEN_RANDOM, n, n, 95), *S = make_spd(n, 96);
+  int failed = 0, failed_direct = 0;
+  for (int nd = 1; nd <= 2; nd++)
+    for (int chol = 0; chol < 2; chol++) {
+      grun_t g0, g;
+      crun_t c0, c;
+      if (chol) chol_once(S, n, 16, 32, 1, 48 << 10, nd, K_STRICT, &c0);
+      else gj_once(A, n, NULL, 0, 16, 32, 0, 80 << 10, nd, K_STRICT, &g0);
+      g_direct = 1;
+      for (g_fault_io = 1; g_fault_io < 4000; g_fault_io += 1 + g_fault_io / 8) {
+        ooc_status_t st;
+        int64_t lent, registered, direct;
+        int same = 0;
+        if (chol) {
+          chol_once(S, n, 16, 32, 1, 48 << 10, nd, K_STRICT, &c);
+          st = c.st, lent = c.lent, registered = c.registered, direct = c.stats.bytes_direct;
+          if (st == OOC_OK)
+            same = memcmp(c.R, c0.R, (size_t)(n * n) * sizeof *c.R) == 0 && c.logdet == c0.logdet;
+          free(c.R);
+        } else {
+          gj_once(A, n, NULL, 0, 16, 32, 0, 80 << 10, nd, K_STRICT, &g);
+          st = g.st, lent = g.lent, registered = g.registered, direct = g.stats.bytes_direct;
+          if (st == OOC_OK)
+            same = memcmp(g.R, g0.R, (size_t)(n * n) * sizeof *g.R) == 0 &&
+                   memcmp(g.perm, g0.perm, (size_t)n * sizeof *g.perm) == 0;
+          free(g.R);
+          free(g.perm);
+        }
+        CU_ASSERT_EQUAL(lent, 0);
+        CU_ASSERT_EQUAL(registered, 0);
+        if (st == OOC_OK) {
+          CU_ASSERT(same);
+          break;
+        }
+        CU_ASSERT_EQUAL(st, OOC_ERR_IO);
+        failed++;
+        failed_direct += direct > 0;
+      }
+      CU_ASSERT(g_fault_io > 1 && g_fault_io < 4000);
+      g_fault_io = 0;
+      g_direct = 0;
+      if (chol) free(c0.R);
+      else {
+        free(g0.R);
+        free(g0.perm);
+      }
+    }
+  CU_ASSERT(failed_direct > 0);
+  printf("[%d runs failed by a scratch read or write, %d of them after moves in place] ", failed,
+         failed_direct);
+  free(A);
+  free(S);
 }
 
 static void t_chol_not_spd(void) {
@@ -1197,6 +1271,8 @@ int main(void) {
        t_gj_direct},
       {"chol inverse direct moves on 1-2 strict devices: bit-identical to the slot, all returned",
        t_chol_direct},
+      {"direct moves failing mid-sweep (scratch I/O): nothing left lent or registered",
+       t_direct_faults},
       {"chol factor, solve, in-core inverse: the first device alone; mixed kinds refused",
        t_chol_first_only},
       {"chol inverse in the pipeline over 1-3 host devices (ooc_invert --devices)",
