@@ -116,11 +116,11 @@
  *   on (off a unified executor), an item whose tiles are all cached is lent in place (tstore.h
  *   ts_lend, TS_LEND_UPDATE, two ranges: the rows above the stripe and below it), each tile goes
  *   to its rows of the device column by one ex_put with its own leading dimension and comes back
- *   by one ex_get, and the ring's retire returns the tiles (cached, dirty; on the last step of a
- *   lower-only inverse after zeroing the diagonal tile's upper triangle in place, as the slot's
- *   put does). Items with a spilled tile, and every item of the last step of a full inverse
- *   (whose put mirrors the column into tile row tj from the slot), take the slot as before; so do
- *   V's moves in and out, the factor and the solve. Pinning and the cache's pinner as gj.h's
+ *   by one ex_get, and the ring's retire returns the tiles (cached, dirty; on the last step after
+ *   the host work the slot's put does, on the lent tiles in place: the diagonal tile's upper
+ *   triangle zeroed or mirrored and, for a full inverse, the column's transposes put into tile
+ *   row tj). Items with a spilled tile take the slot as before; so do V's moves in and out, the
+ *   factor and the solve. Pinning and the cache's pinner as gj.h's
  *   "Direct moves" (xdirect.h, shared with lu.c and gj_x.c). Arithmetic is unchanged: the result
  *   and the logdet are bit-identical to the slot path (tests/test_mgpu.c t_chol_direct, one and
  *   two strict devices, full and lower-only, in core and spilling). chol_stats_t.bytes_swept
