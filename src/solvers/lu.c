@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "base/parloop.h"
-#include "exec/exset.h"
 #include "exec/ring.h"
 #include "solvers/xdirect.h"
 #include "solvers/xpanel.h"

@@ -10,8 +10,10 @@
  *   lent). A method keeps one or more per ring slot (chol's sweep items are two ranges: the
  *   rows above and below the stripe) and sizes `tile` for the store's tile rows (xl_alloc).
  * - xl_lend: ranges lent all or nothing (a range that cannot be lent gives back the ones lent
- *   before it): *ok = 0 and nothing lent means the item goes through the slot as before.
- *   Empty ranges (t0 >= t1) are skipped. mode: tstore.h's TS_LEND_READ / WRITE / UPDATE.
+ *   before it, as they were, except that an update lend has already marked them dirty: at worst
+ *   a clean tile is written to scratch once more): *ok = 0 and nothing lent means the item goes
+ *   through the slot as before. Empty ranges (t0 >= t1) are skipped. mode: tstore.h's
+ *   TS_LEND_READ / WRITE / UPDATE.
  * - xl_move: the lent tiles to (get = 0) or from (get = 1) the device column whose row 0 is at
  *   dev (leading dimension ldd), tile by tile on queue q of ex.
  * - xl_return: the ranges back to their stores (forget: as taken), and marked empty; ranges
@@ -19,8 +21,9 @@
  * - xpin_t: the tile caches of A and B (B may be NULL or share A's) pin what they lend through
  *   the executor (exset.h ex_pin_cb) from xpin_on to xpin_off. A cache that already has a
  *   pinner (the job pinned it while loading it, tstore.h tcache_pin_new) keeps it and what it
- *   pinned: whoever set it unsets it. xpin_off adds the bytes pinned and the refusals to
- *   *pinned and *refused first. Both do nothing where the executor cannot register
+ *   pinned: whoever set it unsets it. With several devices the first device's executor pins
+ *   for all (the CUDA executor registers memory as portable: every device's DMA may use it).
+ *   xpin_off adds the bytes pinned and the refusals to *pinned and *refused first. Both do nothing where the executor cannot register
  *   (ex_can_register: the host executors that are not strict).
  */
 #ifndef OOC_XDIRECT_H
