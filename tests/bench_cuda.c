@@ -9,7 +9,14 @@
  *                                         time, TFLOP/s (2n^3), bytes moved; TRACE: first run;
  *                                         w=: one run per stripe width (0 = the plan's, the
  *                                         widest the budget allows) x chunk=: the panel LU's
- *                                         chunk width (0: GJ_X_CHUNK), same matrix
+ *                                         chunk width (0: GJ_X_CHUNK), same matrix.
+ *                                         GJ_DIRECT=1 in the environment: gj.h's "Direct moves"
+ *                                         (gj_args_t.direct: sweep columns moved in place from
+ *                                         the tile cache, each buffer pinned the first time it
+ *                                         is lent); GJ_DIRECT=2: the same with every tile pinned
+ *                                         as the preload makes it (tstore.h tcache_pin_new, as
+ *                                         the pipeline's load would), outside the timing; 0 or
+ *                                         unset: the slot path. Prints the bytes moved in place.
  *   bench_cuda trtri W LD [WSCOLS] [SPEC ...]
  *                                         inv(U) alone on a device-resident well-conditioned
  *                                         upper-triangular W x W (leading dimension LD, as in the
@@ -33,6 +40,7 @@
 #include <string.h>
 
 #include "exec/cuda/exec_cuda.h"
+#include "exec/exset.h"
 #include "kernels/cuda/ocu.h"
 #include "kernels/cuda/ocu_trtri.h"
 #include "kernels/ops.h"
@@ -440,18 +448,26 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int queues, const ch
   CK(tcache_create(ctx, 8 * n * n + (int64_t)(1 << 30), &cache));
   CK(tstore_create(ctx, cache, n, n, b, &src, NULL, &ts));
   part_t p = part_make(n, b);
+  const char *dm = getenv("GJ_DIRECT");
+  int direct = dm ? atoi(dm) : 0;
+  ex_cuda_config_t xc = {.gpu_mem = gpu_mem, .nqueues = queues, .trace = trace, .timing = 1};
+  ooc_exec_t *ex;
   double t0 = tnow();
+  if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) { /* first: GJ_DIRECT=2 pins with it */
+    fprintf(stderr, "exec: %s\n", ooc_ctx_error(ctx));
+    exit(1);
+  }
+  double tc = tnow() - t0;
+  if (direct == 2) { /* pinned as the preload makes each tile, as the pipeline's load would */
+    tcache_set_pin(cache, ex_pin_cb, ex_unpin_cb, ex);
+    tcache_pin_new(cache, 1);
+  }
+  t0 = tnow();
   for (int64_t tj = 0; tj < p.count; tj++) /* preload the host cache (outside the timing) */
     for (int64_t ti = 0; ti < p.count; ti++)
       CK(ts_put(ts, ti, tj, A + part_start(p, ti) + part_start(p, tj) * n, n));
   double tl = tnow() - t0;
-  ex_cuda_config_t xc = {.gpu_mem = gpu_mem, .nqueues = queues, .trace = trace, .timing = 1};
-  ooc_exec_t *ex;
   t0 = tnow();
-  if (ex_cuda_create(ctx, &xc, &ex) != OOC_OK) {
-    fprintf(stderr, "exec: %s\n", ooc_ctx_error(ctx));
-    exit(1);
-  }
   /* the stripe the pipeline plans (api/plan.c): the widest the executor's budget holds */
   int64_t W = gj_x_device_stripe(ex, n, b, n);
   if (W == 0) {
@@ -459,9 +475,9 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int queues, const ch
     exit(1);
   }
   if (wreq > 0 && wreq < W) W = ts_stripe(n, b, wreq); /* w=: narrower than the budget allows */
-  double tc = tnow() - t0;
+  tc += tnow() - t0;
   gj_args_t ga = {.A = ts, .stripe = W, .ops = ooc_ops_cpu(), .colnorm = colnorm, .perm = perm,
-                  .x = ex, .chunk = chunk};
+                  .x = ex, .chunk = chunk, .direct = direct > 0};
   gj_stats_t gs;
   int64_t info;
   t0 = tnow();
@@ -473,6 +489,9 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int queues, const ch
   }
   ex_stats_t es = ex->stats;
   int64_t budget = ex->budget;
+  double tu = tnow();
+  tcache_set_pin(cache, NULL, NULL, NULL); /* unpins what the preload pinned (none: nothing) */
+  tu = tnow() - tu;
   ex_destroy(ex);
   double fl = 2.0 * n * n * n;
   printf("RESULT gj n=%lld tile=%lld gpu-mem budget %.2f GiB (ex_alloc peak %.2f GiB) W=%lld "
@@ -483,6 +502,12 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int queues, const ch
          (long long)W, (long long)gs.steps, queues, (long long)chunk, t, fl / t * 1e-12,
          gs.t_panel, gs.t_update, tc, tl, tcache_threads(cache), es.bytes_put * 1e-9,
          es.bytes_get * 1e-9, es.staging_peak / 1073741824.0);
+  printf("RESULT gj n=%lld GJ_DIRECT=%d (%s): sweep %.1f GiB, %.1f GiB of it moved in place, "
+         "%.1f GiB pinned by the run, %lld buffers refused; preload %s, unpin at the end %.2f s\n",
+         (long long)n, direct, direct ? "direct moves" : "slot copies",
+         gs.bytes_swept / 1073741824.0, gs.bytes_direct / 1073741824.0,
+         gs.bytes_pinned / 1073741824.0, (long long)gs.pin_refused,
+         direct == 2 ? "pinning each tile" : "pageable", tu);
   /* probe: r = A (X t) - t, X = store[:, perm] */
   double *u = calloc((size_t)n, 8), *y = calloc((size_t)n, 8), *tv = malloc((size_t)n * 8);
   double *xcol = calloc((size_t)n, 8), *tile = malloc((size_t)(8 * b * b));

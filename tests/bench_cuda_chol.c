@@ -18,6 +18,11 @@
  *       is cached before the clock starts, as the CLI's read phase leaves them (PRELOAD=lower:
  *       the lower ones only). The store ends holding the lower triangle, as in the CLI, whose
  *       writer mirrors it (MIRROR=1: the solver's last step writes the upper tiles too).
+ *       CHOL_DIRECT=1: chol.h's "Direct moves" (chol_args_t.direct: the sweep's tile columns
+ *       moved in place from the tile cache, each buffer pinned the first time it is lent);
+ *       CHOL_DIRECT=2: the same with every tile pinned as the preload makes it (tstore.h
+ *       tcache_pin_new, as the pipeline's load would), outside the timing; 0 or unset: the
+ *       slot path. Prints the bytes moved in place.
  * The matrix: a uniform [-1, 1) lower triangle with n added to the diagonal (diagonally dominant,
  * so SPD), filled by 16 threads; only the lower triangle is ever read.
  * Prints one "RESULT ..." line per measurement.
@@ -34,6 +39,7 @@
 #include <string.h>
 
 #include "exec/cuda/exec_cuda.h"
+#include "exec/exset.h"
 #include "kernels/cuda/ocu.h"
 #include "kernels/ops.h"
 #include "solvers/chol.h"
@@ -323,6 +329,24 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   OK(ctx, tcache_create(ctx, (int64_t)1 << 50, &cache));
   if (getenv("COPY_THREADS")) tcache_set_threads(cache, atoi(getenv("COPY_THREADS")));
   OK(ctx, tstore_create(ctx, cache, n, n, b, &src, NULL, &ts));
+  const char *dm = getenv("CHOL_DIRECT");
+  int direct = dm ? atoi(dm) : 0;
+  /* the executor before the preload: CHOL_DIRECT=2 pins the tiles with it as they are made */
+  ooc_exec_t *e = NULL;
+  double tc0 = ooc_now();
+  OK(ctx, ex_cuda_create(ctx, &xc, &e));
+  W = chol_device_stripe(e, n, b, CHOL_INVERT);
+  if (W == 0) {
+    fprintf(stderr, "--gpu-mem too small for one tile column\n");
+    exit(1);
+  }
+  if (!getenv("EVEN") || atoi(getenv("EVEN"))) W = ts_even_stripe(n, b, W); /* as the CLI */
+  int64_t nb = chol_device_nb(e, n, b, W, CHOL_INVERT);
+  double tc1 = ooc_now();
+  if (direct == 2) {
+    tcache_set_pin(cache, ex_pin_cb, ex_unpin_cb, e);
+    tcache_pin_new(cache, 1);
+  }
   /* Every tile goes into the host cache first, outside the timing, as the CLI's read phase
    * leaves them (a first take from the source would run on one thread, and time our memcpy; the
    * upper tiles' buffers, which the last step's mirror overwrites, would be faulted in inside
@@ -335,21 +359,11 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
     OK(ctx, ts_put_tiles(ts, t0, pp.count, tj, tj + 1, A + part_start(pp, t0) + part_start(pp, tj) * n, n));
   }
   double tpre = ooc_now() - tp0;
-  ooc_exec_t *e = NULL;
-  double tc0 = ooc_now();
-  OK(ctx, ex_cuda_create(ctx, &xc, &e));
-  W = chol_device_stripe(e, n, b, CHOL_INVERT);
-  if (W == 0) {
-    fprintf(stderr, "--gpu-mem too small for one tile column\n");
-    exit(1);
-  }
-  if (!getenv("EVEN") || atoi(getenv("EVEN"))) W = ts_even_stripe(n, b, W); /* as the CLI */
-  int64_t nb = chol_device_nb(e, n, b, W, CHOL_INVERT);
-  double tc1 = ooc_now();
   /* as the CLI: the lower triangle, the writer mirrors it (MIRROR=1: the solver does) */
   int mirror = getenv("MIRROR") && atoi(getenv("MIRROR"));
   chol_args_t a = {.A = ts, .stripe = W >= n ? (n + b - 1) / b * b : W, .ops = ooc_ops_cpu(),
-                   .job = CHOL_INVERT, .lower_only = !mirror, .exec = e, .nb = nb};
+                   .job = CHOL_INVERT, .lower_only = !mirror, .exec = e, .nb = nb,
+                   .direct = direct > 0};
   chol_stats_t cs;
   int64_t info = 0;
   double ld = 0;
@@ -372,6 +386,15 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
          e->stats.bytes_put * 1e-9, e->stats.bytes_get * 1e-9,
          e->stats.staging_peak / 1073741824.0);
   printf("RESULT chol_run n=%lld logdet %.15g\n", (long long)n, ld);
+  double tu = ooc_now();
+  tcache_set_pin(cache, NULL, NULL, NULL); /* unpins what the preload pinned (none: nothing) */
+  tu = ooc_now() - tu;
+  printf("RESULT chol_run n=%lld CHOL_DIRECT=%d (%s): sweep %.1f GiB, %.1f GiB of it moved in "
+         "place, %.1f GiB pinned by the run, %lld buffers refused; preload %s, unpin at the end "
+         "%.2f s\n", (long long)n, direct, direct ? "direct moves" : "slot copies",
+         cs.bytes_swept / 1073741824.0, cs.bytes_direct / 1073741824.0,
+         cs.bytes_pinned / 1073741824.0, (long long)cs.pin_refused,
+         direct == 2 ? "pinning each tile" : "pageable", tu);
   ex_destroy(e);
   if (n <= 32768) {
     store_get_t g = {ts, n, b, !mirror};

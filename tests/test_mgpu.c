@@ -19,8 +19,14 @@
  * - the product (oocgemm.c) over 2 and 3 devices against the pipeline's one (gemm_run without
  *   an executor): C bit-identical, host and strict devices, beta 0 and not, in core and
  *   spilling, the host peak within the cache and each device's buffers;
+ * - direct moves (gj.h, chol.h "Direct moves") on 1 and 2 strict devices: gj invert and solve,
+ *   the Cholesky inverse full and lower-only, in core and spilling, with the slot path, direct
+ *   moves, and direct moves into a cache the caller pinned: BIT-IDENTICAL, bytes moved in place
+ *   where the columns were cached and fewer than all where some spilled, no tile left lent and
+ *   nothing registered, also after a scratch failure in the middle of a sweep;
  * - the device list parser (--devices).
  */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,11 +172,44 @@ typedef struct grun {
   int64_t bin[8], bout[8];
   double t_run;      /* gj_run's wall seconds */
   int64_t W;         /* the stripe run */
+  gj_stats_t stats;
+  int64_t spills;    /* tiles the stores spilled */
+  int64_t lent;      /* bytes the cache still lends after the run (must be 0) */
+  int64_t registered;  /* host buffers still registered with the executors after the run */
+  int64_t kept_pinned; /* g_direct 2: bytes the caller's pinner still holds after the run */
   char msg[512];
 } grun_t;
 
 enum { K_HOST = 0, K_STRICT = 1, K_CUDA = 2 };
 static int64_t g_gpu_mem; /* K_CUDA: --gpu-mem of each device */
+/* gj_args_t.direct / chol_args_t.direct for the runs (t_gj_direct, t_chol_direct); 2: the
+ * caller pins the cache with the first executor before the run (tcache_pin_new, as the job's
+ * load would) and unpins it after */
+static int g_direct;
+/* > 0: the run's g_fault_io-th file operation (scratch reads and writes) fails (t_direct_faults) */
+static int64_t g_fault_io;
+
+/* g_direct 2: the caller's pinner on the cache before the run. */
+static void caller_pin(tcache_t *cache, ooc_exec_t *x) {
+  if (g_direct != 2 || !x) return;
+  tcache_set_pin(cache, ex_pin_cb, ex_unpin_cb, x);
+  tcache_pin_new(cache, 1);
+}
+
+/* After the run: the run kept the pinner it found (g_direct 2: what it holds into *kept, then
+ * unset), no tile is still lent, and what is still registered with the executors (*registered:
+ * 0 once the caller's pinner is gone). */
+static void after_run(tcache_t *cache, const ex_set_t *set, int64_t *lent, int64_t *kept,
+                      int64_t *registered) {
+  *lent = tcache_lent(cache);
+  if (g_direct == 2 && set->n > 0) {
+    CU_ASSERT(tcache_pin_user(cache) == set->ex[0]);
+    tcache_pin_stats(cache, kept, NULL);
+    tcache_set_pin(cache, NULL, NULL, NULL);
+  }
+  *registered = 0;
+  for (int d = 0; d < set->n; d++) *registered += set->ex[d]->stats.registered;
+}
 
 #ifdef OOC_HAVE_CUDA
 /* GPUs 0 .. nd-1 into set: three queues, g_gpu_mem each, timing on several devices as the
@@ -232,13 +271,20 @@ static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int6
   g->perm = calloc((size_t)n + 1, sizeof *g->perm);
   gj_args_t a = {.A = tA, .B = tB, .stripe = W, .ops = ooc_ops_cpu(), .colnorm = colnorm,
                  .perm = B ? NULL : g->perm, .x = set.ex[0], .xs = set.ex, .nx = set.n,
-                 .chunk = chunk};
+                 .chunk = chunk, .direct = g_direct > 0};
   gj_stats_t stats;
   g->W = W;
+  caller_pin(cache, set.ex[0]);
+  if (g_fault_io > 0) ooc_fault_arm(ctx, OOC_FAULT_IO, g_fault_io, 0, EIO);
   double t0 = ooc_now();
   g->st = gj_run(ctx, &a, &stats, &g->info);
+  ooc_fault_arm(ctx, OOC_FAULT_IO, 0, 0, 0);
   g->t_run = ooc_now() - t0;
   g->steps = stats.steps;
+  g->stats = stats;
+  g->spills = ts_stats(tA)->spills + (tB ? ts_stats(tB)->spills : 0);
+  for (int d = 0; d < set.n; d++) (void)ex_finish(set.ex[d]);
+  after_run(cache, &set, &g->lent, &g->kept_pinned, &g->registered);
   int set_n = set.n;
   for (int d = 0; d < set.n; d++) {
     (void)ex_finish(set.ex[d]);
@@ -370,6 +416,8 @@ typedef struct crun {
   double busy[4];   /* each device's busy seconds */
   double t_run;     /* chol_run's wall seconds */
   int64_t W;        /* the stripe run */
+  chol_stats_t stats;
+  int64_t spills, lent, registered, kept_pinned; /* as grun_t's */
   char msg[512];
 } crun_t;
 
@@ -410,13 +458,20 @@ static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lowe
   }
   chol_args_t a = {.A = tA, .stripe = W, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
                    .lower_only = lower, .exec = nd > 0 ? set.ex[0] : NULL, .xs = set.ex,
-                   .nx = set.n, .nb = nb};
+                   .nx = set.n, .nb = nb, .direct = g_direct > 0};
   chol_stats_t stats;
   r->W = W;
+  caller_pin(cache, nd > 0 ? set.ex[0] : NULL);
+  if (g_fault_io > 0) ooc_fault_arm(ctx, OOC_FAULT_IO, g_fault_io, 0, EIO);
   double t0 = ooc_now();
   r->st = chol_run(ctx, &a, &stats, &r->info, &r->logdet);
+  ooc_fault_arm(ctx, OOC_FAULT_IO, 0, 0, 0);
   r->t_run = ooc_now() - t0;
   r->steps = stats.steps;
+  r->stats = stats;
+  r->spills = ts_stats(tA)->spills;
+  for (int d = 0; d < set.n; d++) (void)ex_finish(set.ex[d]);
+  after_run(cache, &set, &r->lent, &r->kept_pinned, &r->registered);
   for (int d = 0; d < set.n; d++) {
     (void)ex_finish(set.ex[d]);
     r->busy[d] = set.ex[d]->stats.busy;
@@ -519,6 +574,181 @@ static void t_chol_out_of_core(void) {
   A = make_spd(257, 84);
   ccase(A, 257, 32, 96, 0, 96 << 10, 0);
   free(A);
+}
+
+/* ---- direct moves (gj.h, chol.h "Direct moves") ------------------------------------------------ */
+
+/* One configuration on nd strict devices with the slot path (direct 0), direct moves (1) and
+ * direct moves into a cache the caller pinned as it filled (2): the same status, the store's
+ * content, permutation / logdet bit for bit; the sweep's bytes alike; no bytes direct with the
+ * slot path, some with direct moves where a step found its columns cached (in core, every step
+ * after the first: the first reads them from the source), fewer than all where some spilled;
+ * no tile left lent, nothing left registered; the host peak within the plan. *direct, *swept,
+ * *spills: run 1's. */
+static int g_direct_cases;
+
+static void gj_direct_case(int64_t n, int64_t m, int64_t b, int64_t W, int64_t cap, int nd,
+                           int64_t *direct, int64_t *swept, int64_t *spills) {
+  double *A = make(GEN_RANDOM, n, n, 91 + (uint64_t)n), *B = m ? make(GEN_RHS, n, m, 92) : NULL;
+  int64_t rc = m ? m : n;
+  grun_t g[3];
+  for (int k = 0; k < 3; k++) {
+    g_direct = k;
+    gj_once(A, n, B, m, b, W, 0, cap, nd, K_STRICT, &g[k]);
+    g_direct = 0;
+    CU_ASSERT_EQUAL_FATAL(g[k].st, OOC_OK);
+    CU_ASSERT(g[k].over <= 0);
+    CU_ASSERT_EQUAL(g[k].lent, 0);
+    CU_ASSERT_EQUAL(g[k].registered, 0);
+    CU_ASSERT_EQUAL(g[k].stats.bytes_swept, g[0].stats.bytes_swept);
+    CU_ASSERT(memcmp(g[k].R, g[0].R, (size_t)(n * rc) * sizeof *g[k].R) == 0);
+    if (!m) CU_ASSERT(memcmp(g[k].perm, g[0].perm, (size_t)n * sizeof *g[k].perm) == 0);
+  }
+  CU_ASSERT_EQUAL(g[0].stats.bytes_direct, 0);
+  CU_ASSERT_EQUAL(g[2].stats.bytes_direct, g[1].stats.bytes_direct);
+  CU_ASSERT(g[1].stats.bytes_direct < g[1].stats.bytes_swept); /* the first step's, spills */
+  CU_ASSERT(g[1].stats.bytes_pinned > 0 && g[2].kept_pinned > 0);
+  *direct = g[1].stats.bytes_direct;
+  *swept = g[1].stats.bytes_swept;
+  *spills = g[1].spills;
+  g_direct_cases++;
+  for (int k = 0; k < 3; k++) {
+    free(g[k].R);
+    free(g[k].perm);
+  }
+  free(A);
+  free(B);
+}
+
+/* gj, invert and solve, 1 and 2 strict devices: in core (every sweep item of the steps after
+ * the first goes direct) and out of core (a cache of a few columns: some items spilled and take
+ * the slot, others go direct). */
+static void t_gj_direct(void) {
+  const int64_t big = (int64_t)1 << 30;
+  int64_t d, sw, sp;
+  g_direct_cases = 0;
+  for (int nd = 1; nd <= 2; nd++) {
+    gj_direct_case(130, 0, 16, 48, big, nd, &d, &sw, &sp); /* invert, 3 steps */
+    CU_ASSERT(d > 0 && sp == 0);
+    gj_direct_case(130, 7, 16, 32, big, nd, &d, &sw, &sp); /* solve: columns of A and B */
+    CU_ASSERT(d > 0 && sp == 0);
+    /* 130^2 doubles = 135 KB; a tile column 16.6 KB: half of 80 KB lends two at once */
+    gj_direct_case(130, 0, 16, 32, 80 << 10, nd, &d, &sw, &sp);
+    CU_ASSERT(d > 0 && d < sw && sp > 0);
+    gj_direct_case(130, 5, 16, 48, 80 << 10, nd, &d, &sw, &sp);
+    CU_ASSERT(d > 0 && d < sw && sp > 0);
+  }
+  printf("[%d cases, each run with the slot, direct, direct into a pinned cache] ",
+         g_direct_cases);
+}
+
+static void chol_direct_case(const double *A, int64_t n, int64_t b, int64_t W, int lower,
+                             int64_t cap, int nd, int64_t *direct, int64_t *swept,
+                             int64_t *spills) {
+  crun_t r[3];
+  for (int k = 0; k < 3; k++) {
+    g_direct = k;
+    chol_once(A, n, b, W, lower, cap, nd, K_STRICT, &r[k]);
+    g_direct = 0;
+    CU_ASSERT_EQUAL_FATAL(r[k].st, OOC_OK);
+    CU_ASSERT(r[k].over <= 0);
+    CU_ASSERT_EQUAL(r[k].lent, 0);
+    CU_ASSERT_EQUAL(r[k].registered, 0);
+    CU_ASSERT_EQUAL(r[k].stats.bytes_swept, r[0].stats.bytes_swept);
+    CU_ASSERT(memcmp(r[k].R, r[0].R, (size_t)(n * n) * sizeof *r[k].R) == 0);
+    CU_ASSERT(r[k].logdet == r[0].logdet && r[k].steps == r[0].steps);
+  }
+  CU_ASSERT_EQUAL(r[0].stats.bytes_direct, 0);
+  CU_ASSERT_EQUAL(r[2].stats.bytes_direct, r[1].stats.bytes_direct);
+  CU_ASSERT(r[1].stats.bytes_direct < r[1].stats.bytes_swept);
+  CU_ASSERT(r[1].stats.bytes_pinned > 0 && r[2].kept_pinned > 0);
+  *direct = r[1].stats.bytes_direct;
+  *swept = r[1].stats.bytes_swept;
+  *spills = r[1].spills;
+  g_direct_cases++;
+  for (int k = 0; k < 3; k++) free(r[k].R);
+}
+
+/* The Cholesky inverse out of core (the sweep), full and lower-only, 1 and 2 strict devices, a
+ * cache that holds the matrix and one that does not (48 KB: the lower triangle is 68 KB, a tile
+ * column at most 16.6 KB, so one lends at a time). */
+static void t_chol_direct(void) {
+  const int64_t big = (int64_t)1 << 30;
+  double *A = make_spd(130, 93);
+  int64_t d, sw, sp;
+  g_direct_cases = 0;
+  for (int nd = 1; nd <= 2; nd++)
+    for (int lower = 0; lower < 2; lower++) {
+      chol_direct_case(A, 130, 16, 48, lower, big, nd, &d, &sw, &sp); /* 3 steps */
+      CU_ASSERT(d > 0 && sp == 0);
+      chol_direct_case(A, 130, 16, 32, lower, 48 << 10, nd, &d, &sw, &sp);
+      CU_ASSERT(d > 0 && d < sw && sp > 0);
+    }
+  free(A);
+  printf("[%d cases, each run with the slot, direct, direct into a pinned cache] ",
+         g_direct_cases);
+}
+
+/* Failures in the middle of a sweep with direct moves (out of core, 1 and 2 strict devices): a
+ * scratch read or write fails at one file operation, then at a later one (every one at first,
+ * then every 1 + k / 8th) until a run gets through. Every
+ * failed run reports the failure, leaves no tile lent (the teardown returns what the ring did
+ * not retire), nothing registered, no host memory (tu_ctx_done); some failed with bytes already
+ * moved in place; the run that gets through is bit-identical to the slot path's. */
+static void t_direct_faults(void) {
+  int64_t n = 130;
+  double *A = make(GEN_RANDOM, n, n, 95), *S = make_spd(n, 96);
+  int failed = 0, failed_direct = 0;
+  for (int nd = 1; nd <= 2; nd++)
+    for (int chol = 0; chol < 2; chol++) {
+      grun_t g0, g;
+      crun_t c0, c;
+      if (chol) chol_once(S, n, 16, 32, 1, 48 << 10, nd, K_STRICT, &c0);
+      else gj_once(A, n, NULL, 0, 16, 32, 0, 80 << 10, nd, K_STRICT, &g0);
+      g_direct = 1;
+      for (g_fault_io = 1; g_fault_io < 4000; g_fault_io += 1 + g_fault_io / 8) {
+        ooc_status_t st;
+        int64_t lent, registered, direct;
+        int same = 0;
+        if (chol) {
+          chol_once(S, n, 16, 32, 1, 48 << 10, nd, K_STRICT, &c);
+          st = c.st, lent = c.lent, registered = c.registered, direct = c.stats.bytes_direct;
+          if (st == OOC_OK)
+            same = memcmp(c.R, c0.R, (size_t)(n * n) * sizeof *c.R) == 0 && c.logdet == c0.logdet;
+          free(c.R);
+        } else {
+          gj_once(A, n, NULL, 0, 16, 32, 0, 80 << 10, nd, K_STRICT, &g);
+          st = g.st, lent = g.lent, registered = g.registered, direct = g.stats.bytes_direct;
+          if (st == OOC_OK)
+            same = memcmp(g.R, g0.R, (size_t)(n * n) * sizeof *g.R) == 0 &&
+                   memcmp(g.perm, g0.perm, (size_t)n * sizeof *g.perm) == 0;
+          free(g.R);
+          free(g.perm);
+        }
+        CU_ASSERT_EQUAL(lent, 0);
+        CU_ASSERT_EQUAL(registered, 0);
+        if (st == OOC_OK) {
+          CU_ASSERT(same);
+          break;
+        }
+        CU_ASSERT_EQUAL(st, OOC_ERR_IO);
+        failed++;
+        failed_direct += direct > 0;
+      }
+      CU_ASSERT(g_fault_io > 1 && g_fault_io < 4000);
+      g_fault_io = 0;
+      g_direct = 0;
+      if (chol) free(c0.R);
+      else {
+        free(g0.R);
+        free(g0.perm);
+      }
+    }
+  CU_ASSERT(failed_direct > 0);
+  printf("[%d runs failed by a scratch read or write, %d of them after moves in place] ", failed,
+         failed_direct);
+  free(A);
+  free(S);
 }
 
 static void t_chol_not_spd(void) {
@@ -1037,6 +1267,12 @@ int main(void) {
       {"chol inverse over 1-3 host devices out of core: bit-identical, within the plan",
        t_chol_out_of_core},
       {"chol inverse over 1-3 host devices, not SPD: the same info and message", t_chol_not_spd},
+      {"gj direct moves on 1-2 strict devices: bit-identical to the slot, all returned",
+       t_gj_direct},
+      {"chol inverse direct moves on 1-2 strict devices: bit-identical to the slot, all returned",
+       t_chol_direct},
+      {"direct moves failing mid-sweep (scratch I/O): nothing left lent or registered",
+       t_direct_faults},
       {"chol factor, solve, in-core inverse: the first device alone; mixed kinds refused",
        t_chol_first_only},
       {"chol inverse in the pipeline over 1-3 host devices (ooc_invert --devices)",

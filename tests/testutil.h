@@ -3,6 +3,7 @@
  *
  * - tu_run(suite_name, tests[]): registers one suite of {name, fn} pairs (NULL-terminated), runs
  *   it with the basic interface (verbose), and returns the process exit code (0 iff all passed).
+ *   The environment variable TU_ONLY, when set, runs only the tests whose name contains it.
  * - tu_tmpdir(): a fresh per-process temporary directory (removed at exit).
  * - tu_ctx(): a context whose allocator counts live blocks; tu_ctx_done(ctx) asserts no leak and
  *   destroys it.

@@ -5,6 +5,7 @@
 
 #include "base/parloop.h"
 #include "exec/ring.h"
+#include "solvers/xdirect.h"
 
 #include <math.h>
 #include <string.h>
@@ -155,6 +156,13 @@ typedef struct chol {
   int nd;           /* devices the sweep spreads over (1: the first alone) */
   int npf;          /* devices with a panel of their own: nd off unified executors, else 1 (the
                        others share the first's: host memory) */
+  /* Direct moves of the sweep (chol.h), the first device's: per sweep item in flight, q % nlend
+   * (nlend = nd K: the s its work receives, ring.h), its two lent ranges (the rows above the
+   * stripe, the rows below it); the cache's pinner */
+  int direct;
+  xlend_t *lend;
+  int nlend;
+  xpin_t pin;
 } chol_t;
 
 /* ---- small dense helpers ----------------------------------------------------------------- */
@@ -224,29 +232,42 @@ static ooc_status_t not_spd(chol_t *c, int64_t order) {
  * by tile took most of the host time at n = 65536); without it, one tile at a time through S. */
 typedef struct {
   const double *B;
+  const xlend_t *d; /* the column's tiles lent in place (chol.h "Direct moves"), or NULL: B */
   double *M;
   part_t p;
   int64_t n, bi, u0;
 } trow_t;
 
+/* Block u of the column (bu x bi): in B (ld n), or tile u's lent buffer (ld bu). */
+static const double *trow_src(const trow_t *t, int64_t u, int64_t *ld) {
+  *ld = t->d ? part_len(t->p, u) : t->n;
+  return t->d ? t->d->tile[u - t->d->t0] : t->B + part_start(t->p, u);
+}
+
 static void trow_job(void *arg, int64_t k, int worker) {
   const trow_t *t = arg;
   (void)worker;
   int64_t u = t->u0 + k, bu = part_len(t->p, u), off = part_start(t->p, u) - part_start(t->p, t->u0);
-  transpose(t->B + part_start(t->p, u), t->n, bu, t->bi, t->M + off * t->bi, t->bi);
+  int64_t ld;
+  const double *src = trow_src(t, u, &ld);
+  transpose(src, ld, bu, t->bi, t->M + off * t->bi, t->bi);
 }
 
-static ooc_status_t put_row_t(chol_t *c, int64_t ti, const double *B, int64_t u0, int64_t u1) {
+/* d: the lent range of the column that holds blocks [u0, u1), or NULL (B). */
+static ooc_status_t put_row_t(chol_t *c, int64_t ti, const double *B, const xlend_t *d,
+                              int64_t u0, int64_t u1) {
   if (u0 >= u1) return OOC_OK;
   int64_t bi = part_len(c->p, ti);
+  trow_t t = {B, d, c->M, c->p, c->n, bi, u0};
   if (!c->M) {
     for (int64_t u = u0; u < u1; u++) {
-      transpose(B + part_start(c->p, u), c->n, part_len(c->p, u), bi, c->S, bi);
+      int64_t ld;
+      const double *src = trow_src(&t, u, &ld);
+      transpose(src, ld, part_len(c->p, u), bi, c->S, bi);
       OOC_TRY(ts_put(c->A, ti, u, c->S, bi));
     }
     return OOC_OK;
   }
-  trow_t t = {B, c->M, c->p, c->n, bi, u0};
   ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), u1 - u0, trow_job, &t);
   return ts_put_tiles(c->A, ti, ti + 1, u0, u1, c->M, bi);
 }
@@ -270,20 +291,27 @@ static ooc_status_t put_row_t(chol_t *c, int64_t ti, const double *B, int64_t u0
   } while (0)
 
 /* Put tile column tj (outside the stripe, rows from its diagonal down, in C) back; on the last
- * step also its transposes into the upper triangle (or zero the diagonal tile's upper). */
-static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, int64_t kt0, int64_t kt1,
-                              int last) {
+ * step also its transposes into the upper triangle (or zero the diagonal tile's upper). With d
+ * (chol.h "Direct moves": the column's two lent ranges, the rows above the stripe and below it)
+ * the column is in the lent tiles instead: the same work on them in place, then they go back
+ * (after the transposes, which read them: a returned tile may be evicted by the next put). */
+static ooc_status_t sweep_put(chol_t *c, int64_t tj, double *C, xlend_t *d, int64_t kt0,
+                              int64_t kt1, int last) {
   part_t p = c->p;
   int64_t n = c->n, r0 = part_start(p, tj), bj = part_len(p, tj);
+  /* the diagonal block: in C, or the first tile of the lent range that starts at tj */
+  double *dg = !d ? C + r0 : xl_lent(&d[0]) ? d[0].tile[0] : d[1].tile[0];
+  int64_t ldg = d ? bj : n;
   if (last) {
-    if (c->a->lower_only) zero_upper(C + r0, n, bj);
-    else symmetrize(C + r0, n, bj);
+    if (c->a->lower_only) zero_upper(dg, ldg, bj);
+    else symmetrize(dg, ldg, bj);
   }
-  OOC_TRY(move_outside(c, MOVE_PUT, tj, kt0, kt1, C));
+  if (!d) OOC_TRY(move_outside(c, MOVE_PUT, tj, kt0, kt1, C));
   if (last && !c->a->lower_only) { /* the upper triangle's copy: tile row tj, outside the stripe */
-    OOC_TRY(put_row_t(c, tj, C, tj + 1, ooc_min64(kt0, p.count)));
-    OOC_TRY(put_row_t(c, tj, C, ooc_max64(tj + 1, kt1), p.count));
+    OOC_TRY(put_row_t(c, tj, C, d ? &d[0] : NULL, tj + 1, ooc_min64(kt0, p.count)));
+    OOC_TRY(put_row_t(c, tj, C, d ? &d[1] : NULL, ooc_max64(tj + 1, kt1), p.count));
   }
+  if (d) xl_return(d, 2, 0);
   return OOC_OK;
 }
 
@@ -299,7 +327,7 @@ static ooc_status_t put_scol(chol_t *c, int64_t tj, double *col, int64_t kt0, in
   if (upper) {
     OOC_TRY(move_col(c, MOVE_PUT, 0, kt0, tj, col));  /* above the stripe */
     OOC_TRY(move_col(c, MOVE_PUT, kt0, tj, tj, col)); /* in the stripe */
-    OOC_TRY(put_row_t(c, tj, col, kt1, c->p.count));  /* right of it */
+    OOC_TRY(put_row_t(c, tj, col, NULL, kt1, c->p.count));  /* right of it */
   }
   return move_col(c, MOVE_PUT, tj, c->p.count, tj, col);
 }
@@ -682,10 +710,28 @@ static int64_t scol(const chol_t *c, int64_t q) {
   return r < c->kt0 ? r : r + (c->kt1 - c->kt0);
 }
 
+/* Sweep item q's two lent ranges (in the first device's chol_t, c->dv). */
+static xlend_t *s_lend(const chol_t *c, int64_t q) {
+  return c->dv->lend + 2 * (q % c->dv->nlend);
+}
+
+/* The item's tiles (move_outside's: from the diagonal down, the stripe's rows left out) lent in
+ * place when every one is cached (chol.h "Direct moves"); else the slot takes them. */
 static ooc_status_t s_take(void *u, int64_t q, double *slot, int64_t ld) {
   chol_t *c = u;
+  int64_t tj = scol(c, q), bytes = 0, bj = part_len(c->p, tj), r0 = part_start(c->p, tj);
+  int lent = 0;
   (void)ld;
-  return move_outside(c, MOVE_TAKE, scol(c, q), c->kt0, c->kt1, slot);
+  if (!c->uni) /* the rows s_rows moves: above the stripe (a column of K) and below it */
+    c->stats->bytes_swept += 2 * 8 * bj *
+                             ((tj < c->kt0 ? c->k0 - r0 : 0) + c->n - ooc_max64(r0, c->k0 + c->w));
+  if (c->direct) {
+    int64_t t0[2] = {tj, ooc_max64(tj, c->kt1)}, t1[2] = {ooc_min64(c->kt0, c->p.count),
+                                                         c->p.count};
+    OOC_TRY(xl_lend(s_lend(c, q), 2, c->A, tj, t0, t1, TS_LEND_UPDATE, &lent, &bytes));
+    c->stats->bytes_direct += 2 * bytes; /* in and out */
+  }
+  return lent ? OOC_OK : move_outside(c, MOVE_TAKE, tj, c->kt0, c->kt1, slot);
 }
 
 /* Rows of tile column tj the sweep touches: [r0, k0) and [k1, n) for a column of K (the
@@ -712,9 +758,12 @@ static ooc_status_t s_work(void *u, int64_t q, int si, double *slot, int64_t ld,
   int64_t r0 = part_start(c->p, tj), bj = part_len(c->p, tj);
   int left = tj < c->kt0; /* a column of K (else of T) */
   double *C = c->uni ? slot : c->dC[s];
+  const xlend_t *d = c->dv->direct ? s_lend(c, q) : NULL;
+  int lent = d && xl_any(d, 2);
   (void)ld;
   if (!c->uni) {
-    OOC_TRY(s_rows(c, 0, s, slot, r0, bj, left));
+    if (lent) OOC_TRY(xl_move(d, 2, e, c->qin, C, n, 0));
+    else OOC_TRY(s_rows(c, 0, s, slot, r0, bj, left));
     OOC_TRY(follow(c, c->qc, c->qin, c->ev_in[s]));
   }
   /* the panel holds W_K above the stripe and Z_T = -W_T below it */
@@ -726,17 +775,21 @@ static ooc_status_t s_work(void *u, int64_t q, int si, double *slot, int64_t ld,
   *lastq = c->qc;
   if (!c->uni) {
     OOC_TRY(follow(c, c->qout, c->qc, c->ev_comp[s]));
-    OOC_TRY(s_rows(c, 1, s, slot, r0, bj, left));
+    if (lent) OOC_TRY(xl_move(d, 2, e, c->qout, C, n, 1));
+    else OOC_TRY(s_rows(c, 1, s, slot, r0, bj, left));
     *lastq = c->qout;
   }
   int64_t nt = c->p.count - (c->kt1 - c->kt0);
   return ooc_tick(c->ctx, "invert", (c->step + (q + 1.0) / (nt + 1.0)) / c->nsteps);
 }
 
+/* The ring has retired the item (its gets have run): the slot put back, or the lent tiles
+ * given back (cached, dirty since the lend). */
 static ooc_status_t s_put(void *u, int64_t q, double *slot, int64_t ld) {
   chol_t *c = u;
+  xlend_t *d = c->direct ? s_lend(c, q) : NULL;
   (void)ld;
-  return sweep_put(c, scol(c, q), slot, c->kt0, c->kt1, c->last);
+  return sweep_put(c, scol(c, q), slot, d && xl_any(d, 2) ? d : NULL, c->kt0, c->kt1, c->last);
 }
 
 /* Finish the step on the device: F_KP = -W_K L^-1, F_TP = W_T L^-1, F_PP = D^-1 with its upper
@@ -1157,6 +1210,17 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
     OOC_CHECK(st = setup(&dv[d], a->job, solving));
     rings[d] = dv[d].ring;
   }
+  c->direct = a->direct && !c->uni && a->job == CHOL_INVERT && W < n;
+  if (c->direct) {
+    c->nlend = nd * c->ring->K;
+    c->lend = ooc_calloc(ctx, (size_t)(2 * c->nlend), sizeof(xlend_t));
+    if (!c->lend) {
+      st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the lent tiles");
+      goto done;
+    }
+    OOC_CHECK(st = xl_alloc(ctx, c->lend, 2 * c->nlend, rows.count));
+    xpin_on(&c->pin, e, a->A, NULL); /* lent tiles pinned as first lent */
+  }
   if (a->job == CHOL_INVERT) {
     OOC_CHECK(st = invert(c));
   } else {
@@ -1172,6 +1236,13 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
 done:
   /* the last first: unified devices after the first read the first's panel */
   for (int d = nd - 1; d >= 0; d--) release(&dv[d]);
+  /* tiles a failure left lent, then the pinner (the executors are idle: release waited) */
+  if (c->lend) {
+    xl_return(c->lend, 2 * c->nlend, 0);
+    xl_free(ctx, c->lend, 2 * c->nlend);
+    ooc_free(ctx, c->lend);
+  }
+  xpin_off(&c->pin, &stats->bytes_pinned, &stats->pin_refused);
   for (int d = 0; d < nd && st == OOC_OK; d++) st = ex_finish(dv[d].e); /* a late failure */
   if (!a->exec) ex_destroy(e);
   return st;

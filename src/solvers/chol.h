@@ -109,6 +109,25 @@
  * the first device alone. Memory: each device after the first holds its ring (and, off unified
  * executors, its panel, diagonal and column twins); chol_workspace_bytes_nd and
  * chol_staging_bytes_nd count them on the host.
+ * Direct moves (chol_args_t.direct; NOT the default: not yet measured on a GPU): the out-of-core
+ *   inverse's sweep items (a tile column from its diagonal down, the stripe's rows left out:
+ *   s_rows) went through a pinned slot, gathered and scattered by the caller's thread; at
+ *   n = 65536 the host moved ~280 GB at ~32 GB/s and two GPUs ran no faster than one. With direct
+ *   on (off a unified executor), an item whose tiles are all cached is lent in place (tstore.h
+ *   ts_lend, TS_LEND_UPDATE, two ranges: the rows above the stripe and below it), each tile goes
+ *   to its rows of the device column by one ex_put with its own leading dimension and comes back
+ *   by one ex_get, and the ring's retire returns the tiles (cached, dirty; on the last step after
+ *   the host work the slot's put does, on the lent tiles in place: the diagonal tile's upper
+ *   triangle zeroed or mirrored and, for a full inverse, the column's transposes put into tile
+ *   row tj). Items with a spilled tile take the slot as before; so do V's moves in and out, the
+ *   factor and the solve. Pinning and the cache's pinner as gj.h's
+ *   "Direct moves" (xdirect.h, shared with lu.c and gj_x.c). Arithmetic is unchanged: the result
+ *   and the logdet are bit-identical to the slot path (tests/test_mgpu.c t_chol_direct, one and
+ *   two strict devices, full and lower-only, in core and spilling). chol_stats_t.bytes_swept
+ *   counts the sweep's bytes in and out, bytes_direct the part moved in place. Off by default
+ *   until measured (LU's lesson, lu.h): on one call, alternately,
+ *     CHOL_DIRECT=0 bench_cuda_chol run 65536 1024 16G  and  CHOL_DIRECT=2 (the same)
+ *   comparing the compute time and the bytes moved in place.
  * Rounding: on a unified executor with nb >= W every operation is the host code's, on the same
  * data in the same order (sign changes are exact), so results are bit-identical to the host code
  * before the executor. The in-device sweep (nb < w) and the block-wise trsm of the split pivot
@@ -158,6 +177,9 @@ typedef struct chol_args {
   int nslots;             /* ring slots (0: 1 on a unified executor, CHOL_SLOTS otherwise) */
   int64_t nb;             /* the in-device sweep's block (0: the whole stripe on a unified
                              executor, CHOL_NB otherwise) */
+  int direct;             /* 1: the out-of-core inverse's sweep items move in place where they
+                             can ("Direct moves" above; not yet measured on a GPU: off by
+                             default). Only off a unified executor; ignored on one */
 } chol_args_t;
 
 typedef struct chol_stats {
@@ -170,6 +192,11 @@ typedef struct chol_stats {
    * takes and reads, puts (the upper triangle's mirror included), and waits for the device;
    * t_vmove is the part of t_take + t_put that gathers and puts the sweep's panel V */
   double t_take, t_put, t_wait, t_vmove;
+  /* The out-of-core inverse off a unified executor: the sweep's bytes between the tile store
+   * and the devices (each item in and out), the part of them moved in place ("Direct moves"),
+   * the tile-cache bytes pinned for it at the end (then unpinned) and the buffers the executor
+   * could not pin. */
+  int64_t bytes_swept, bytes_direct, bytes_pinned, pin_refused;
 } chol_stats_t;
 
 /* Host bytes chol_run allocates outside the tile cache for n, tile b, stripe W and m right-hand

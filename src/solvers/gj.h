@@ -58,6 +58,9 @@ typedef struct gj_args {
    * devices compute alike. nx <= 1: x alone. */
   ooc_exec_t *const *xs;
   int nx;
+  int direct;             /* 1: sweep items move in place where they can ("Direct moves" below;
+                             not yet measured on a GPU: off by default). Only off a unified
+                             executor; ignored on one */
   /* Resumable runs (docs/RELIABILITY.md). start_step: the first step to run; the store holds the
    * result of the steps before it and ipiv0 (n entries) their pivots. after_step, when set, is
    * called after every completed step at a safe point (no tile checked out, the store holds the
@@ -71,6 +74,10 @@ typedef struct gj_args {
 typedef struct gj_stats {
   int64_t steps;
   double t_panel, t_update; /* seconds in panel factorization and in column updates (incl. I/O) */
+  /* Off a unified executor: the sweep's bytes between the tile stores and the devices (each
+   * item in and out), the part of them moved in place ("Direct moves"), the tile-cache bytes
+   * pinned for it at the end (then unpinned) and the buffers the executor could not pin. */
+  int64_t bytes_swept, bytes_direct, bytes_pinned, pin_refused;
 } gj_stats_t;
 
 /* Runs gj_x_run on a->x, or on a host executor over a->ops made for the call (a->x NULL; the
@@ -127,6 +134,33 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
  * column gets the same operations on the same data whichever device runs it, so the result is
  * bit-identical to one device's where the devices compute alike (the host executors do:
  * tests/test_mgpu.c). */
+
+/* ---- Direct moves (gj_args_t.direct; NOT the default: not yet measured on a GPU) ---------------
+ * The sweep's items are tile columns of n rows (1 GiB at n = 65536, tile 2048) that the slot
+ * path gathers into a pinned ring slot on the caller's thread (a memcpy at ~25-32 GB/s), DMAs to
+ * the device, and copies back and scatters into the cache: on two H100s the sweep waited for the
+ * host. With direct on (off a unified executor: GPUs, the strict host), a sweep item whose tiles
+ * are all in the tile cache is lent in place instead (tstore.h ts_lend, TS_LEND_UPDATE: the
+ * tiles stay cached, dirty), each tile goes to its rows of the device twin D by one ex_put with
+ * its own leading dimension, the update runs as on the slot path, each tile comes back by one
+ * ex_get, and the ring's retire returns them (xdirect.h, shared with lu.c's "Direct moves"). An
+ * item with a spilled or source-backed tile (the first step reads the input) goes through the
+ * slot as before; so do the panel's columns in (pin_take: every device reads the column) and
+ * the transform's columns out. With several devices each item still belongs to the one device
+ * ring_run_multi gives it. The cache pins a buffer through the first executor the first time it
+ * is lent (ex_host_register; cudaHostRegisterPortable, so every device's DMA may use it), unless
+ * the caller already set a pinner (the job or the bench pinned the tiles as the load filled
+ * them: tcache_pin_new), which the run keeps; what the run pinned is unpinned at its end
+ * (stats: bytes_pinned, pin_refused). Lent tiles stay charged to the cache and at most half of
+ * it is lent: an item that would exceed that takes the slot. Arithmetic is unchanged: results
+ * are bit-identical to the slot path (tests/test_mgpu.c t_gj_direct, one and two strict
+ * devices, in core and spilling, invert and solve). stats->bytes_swept counts the sweep's bytes
+ * in and out, bytes_direct the part moved in place.
+ * Off by default because it is unmeasured: LU's direct moves lost end to end when each buffer
+ * was pinned as it was first lent (lu.h), and paid only with the tiles pinned as the load made
+ * them. The measurement to make (one call, alternately, on the same warm GPU host):
+ *   GJ_DIRECT=0 bench_cuda gj 49152 1024 12G 3   and   GJ_DIRECT=2 bench_cuda gj 49152 1024 12G 3
+ * comparing the compute time and the RESULT line with the bytes moved in place. */
 
 /* Host bytes gj_x allocates outside the tile cache with a host executor over the ops table that
  * the caller makes for it with gj_x_host_exec (unified, one queue; the executor's own bytes and

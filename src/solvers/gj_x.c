@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "exec/ring.h"
+#include "solvers/xdirect.h"
 #include "solvers/xpanel.h"
 
 /* The host executor's own bytes beyond ex_host_bytes: a 64-byte header per buffer and event
@@ -59,6 +60,10 @@ typedef struct gx {
   gj_target_t *t;         /* the step's other tile columns, in sweep order */
   int64_t nt;
   gj_stats_t *st;
+  int direct;             /* sweep items may move in place (gj.h "Direct moves") */
+  xpin_t pin;             /* the stores' caches pin what they lend (xdirect.h) */
+  /* per sweep item in flight, q % (nd K) (the s its work receives, ring.h): its lent tiles */
+  xlend_t lend[EX_MAX_DEVICES * GJ_X_SLOTS];
   /* the step */
   int64_t step, k0, w, kt0, kt1;
   int64_t lo;             /* the panel pass's first tile column */
@@ -272,9 +277,22 @@ static ooc_status_t panel(gx_t *X, int64_t *info) {
 
 /* ---- the sweep: every other tile column through the rings ------------------------------------ */
 
+/* Sweep item q's lent tiles: ring_run_multi's s for q is q % (nd K) (ring.h), so the items in
+ * flight (at most nd K) never share one. */
+static xlend_t *item_lend(gx_t *X, int64_t q) { return &X->lend[q % (X->nd * X->K)]; }
+
+/* The item's tile column lent in place when every tile of it is cached (gj.h "Direct moves");
+ * else the slot takes it. */
 static ooc_status_t sw_take(void *u, int64_t q, double *slot, int64_t ld) {
   gx_t *X = u;
-  return ts_take_col(X->t[q].ts, X->t[q].tj, slot, ld);
+  const gj_target_t *t = &X->t[q];
+  int64_t t0 = 0, t1 = ts_rows(t->ts).count, bytes = 0;
+  int lent = 0;
+  if (!X->uni) X->st->bytes_swept += 2 * 8 * X->n * part_len(ts_cols(t->ts), t->tj);
+  if (X->direct)
+    OOC_TRY(xl_lend(item_lend(X, q), 1, t->ts, t->tj, &t0, &t1, TS_LEND_UPDATE, &lent, &bytes));
+  X->st->bytes_direct += 2 * bytes; /* in and out */
+  return lent ? OOC_OK : ts_take_col(t->ts, t->tj, slot, ld);
 }
 
 /* gj.h step 4 on column block C (n x nc, ld ldc) on device g's queue q: the step's swaps, then,
@@ -307,18 +325,25 @@ static ooc_status_t sw_work(void *u, int64_t q, int s, double *slot, int64_t ld,
     *last = qc;
     return OOC_OK;
   }
-  OOC_TRY(ex_put(g->ex, X->QI, n, nc, slot, ld, g->D[sl], n));
+  const xlend_t *d = item_lend(X, q);
+  if (xl_lent(d)) OOC_TRY(xl_move(d, 1, g->ex, X->QI, g->D[sl], n, 0));
+  else OOC_TRY(ex_put(g->ex, X->QI, n, nc, slot, ld, g->D[sl], n));
   OOC_TRY(join(g->ex, X->QI, qc, g->evin[sl]));
   OOC_TRY(update(X, g, qc, g->D[sl], n, nc));
   OOC_TRY(join(g->ex, qc, X->QO, g->evc[sl]));
-  OOC_TRY(ex_get(g->ex, X->QO, n, nc, g->D[sl], n, slot, ld));
+  if (xl_lent(d)) OOC_TRY(xl_move(d, 1, g->ex, X->QO, g->D[sl], n, 1));
+  else OOC_TRY(ex_get(g->ex, X->QO, n, nc, g->D[sl], n, slot, ld));
   *last = X->QO;
   return OOC_OK;
 }
 
+/* The ring has retired the item (its gets have run): lent tiles go back cached (dirty since
+ * the lend), a slot is put. */
 static ooc_status_t sw_put(void *u, int64_t q, double *slot, int64_t ld) {
   gx_t *X = u;
-  OOC_TRY(ts_put_col(X->t[q].ts, X->t[q].tj, slot, ld));
+  xlend_t *d = item_lend(X, q);
+  if (xl_lent(d)) xl_return(d, 1, 0);
+  else OOC_TRY(ts_put_col(X->t[q].ts, X->t[q].tj, slot, ld));
   return ooc_tick(X->ctx, "eliminate", (X->step + (q + 1.0) / (X->nt + 1.0)) / X->nsteps);
 }
 
@@ -459,12 +484,21 @@ static ooc_status_t setup(gx_t *X) {
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the Gauss-Jordan workspace "
                     "(%lld bytes)", (long long)gj_x_workspace_bytes(n, b, W, m));
   for (int d = 0; d < X->nd; d++) OOC_TRY(setup_dev(X, d));
+  X->direct = !X->uni && X->a->direct && X->K > 0;
+  if (X->direct) {
+    OOC_TRY(xl_alloc(ctx, X->lend, X->nd * X->K, ts_rows(X->a->A).count));
+    xpin_on(&X->pin, ex, X->a->A, X->a->B); /* lent tiles pinned as first lent */
+  }
   return OOC_OK;
 }
 
 static ooc_status_t teardown(gx_t *X, ooc_status_t st) {
   /* every ring first: each waits for its executor, so nothing reads a P below after this */
   for (int d = 0; d < X->nd; d++) ring_destroy(X->dv[d].ring);
+  /* tiles a failure left lent, then the pinner (the executors are idle: the rings waited) */
+  xl_return(X->lend, EX_MAX_DEVICES * GJ_X_SLOTS, 0);
+  xpin_off(&X->pin, &X->st->bytes_pinned, &X->st->pin_refused);
+  xl_free(X->ctx, X->lend, EX_MAX_DEVICES * GJ_X_SLOTS);
   for (int d = X->nd - 1; d >= 0; d--) {
     gdev_t *g = &X->dv[d];
     ooc_exec_t *ex = g->ex;

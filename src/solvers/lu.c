@@ -16,19 +16,11 @@
 #include <string.h>
 
 #include "base/parloop.h"
-#include "exec/exset.h"
 #include "exec/ring.h"
+#include "solvers/xdirect.h"
 #include "solvers/xpanel.h"
 
 enum { QC = 0 };
-
-/* An item moved in place (lu.h "Direct moves"): slot s's item's tiles [t0, t1) of tile column tj
- * of S, lent by the tile cache (t1 == t0: nothing lent, the item went through the slot). */
-typedef struct lend {
-  tstore_t *S;
-  int64_t tj, t0, t1;
-  double **tile; /* nt entries: tile t0 + i's buffer (ld = its rows) */
-} lend_t;
 
 /* Rows [r0, r1) of a buffer whose element (r0, 0) is p (leading dimension ld): a ring slot, or
  * one lent tile. */
@@ -152,8 +144,9 @@ typedef struct lu {
   double *D[LU_SLOTS];    /* device twins of the ring slots, n x b, ld n (NULL when unified) */
   ex_event_t *evput[LU_SLOTS], *ev;
   int direct;             /* items may move in place (off a unified executor) */
-  int pin_own[2];         /* pin_caches set the pinner of A's, B's cache (and unsets it) */
-  lend_t lend[LU_SLOTS];  /* per ring slot: its item's lent tiles */
+  xpin_t pin;             /* A's and B's caches pin what they lend (xdirect.h) */
+  xlend_t lend[LU_SLOTS]; /* per ring slot: its item's lent tiles (lu.h "Direct moves": slot s's
+                             item's tiles [t0, t1) of tile column tj of S; none: the slot) */
   piece_t *pieces;        /* nt + 1: the host scans' view of an item */
   int64_t *ipiv;          /* the caller's, global 0-based */
   int64_t *loc;           /* getrf's local pivots (W) */
@@ -302,7 +295,7 @@ static void scan_job(void *arg, int64_t k, int worker) {
 /* The scan of slot s's item: its lent tiles, or rows [r0, r1) of the slot (ld n). */
 static double scan(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1, int64_t bj,
                    int64_t c0, int upper) {
-  const lend_t *d = &L->lend[s];
+  const xlend_t *d = &L->lend[s];
   int np = 0;
   if (d->t1 > d->t0)
     for (int64_t ti = d->t0; ti < d->t1; ti++)
@@ -327,44 +320,27 @@ static double scan(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1, i
  * tile cached) or write (buffers made as a put makes them); *ok = 0: it goes through the slot.
  * Never for the final swaps (host work in the slot) or an inverse's identity (made in it). */
 static ooc_status_t lend_item(lu_t *L, int s, int64_t tj, int write, int *ok) {
-  lend_t *d = &L->lend[s];
-  int64_t t0, t1, r0, r1;
+  xlend_t *d = &L->lend[s];
+  int64_t t0, t1, r0, r1, bytes = 0;
   d->t0 = d->t1 = 0;
   *ok = 0;
   if (!L->direct || L->kind == P_FIX || (L->invert && L->S == L->B && !write)) return OOC_OK;
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  OOC_TRY(ts_lend(L->S, t0, t1, tj, write, d->tile, ok));
-  if (!*ok) return OOC_OK;
-  d->S = L->S;
-  d->tj = tj;
-  d->t0 = t0;
-  d->t1 = t1;
-  L->st->bytes_direct += 8 * (r1 - r0) * ccols(L, tj);
+  OOC_TRY(xl_lend(d, 1, L->S, tj, &t0, &t1, write ? TS_LEND_WRITE : TS_LEND_READ, ok, &bytes));
+  L->st->bytes_direct += bytes;
   return OOC_OK;
 }
 
-static int is_lent(const lu_t *L, int s) { return L->lend[s].t1 > L->lend[s].t0; }
+static int is_lent(const lu_t *L, int s) { return xl_lent(&L->lend[s]); }
 
 /* Slot s's lent tiles to (get = 0) or from (get = 1) the device column whose row 0 is at dev
  * (ld n), tile by tile, on queue q. */
 static ooc_status_t move_lent(lu_t *L, int s, int q, double *dev, int get) {
-  const lend_t *d = &L->lend[s];
-  int64_t bj = part_len(ts_cols(d->S), d->tj);
-  for (int64_t ti = d->t0; ti < d->t1; ti++) {
-    int64_t nr = clen(L, ti);
-    double *h = d->tile[ti - d->t0], *dv = dev + cstart(L, ti);
-    OOC_TRY(get ? ex_get(L->ex, q, nr, bj, dv, L->n, h, nr) : ex_put(L->ex, q, nr, bj, h, nr, dv,
-                                                                    L->n));
-  }
-  return OOC_OK;
+  return xl_move(&L->lend[s], 1, L->ex, q, dev, L->n, get);
 }
 
 /* The ring retired slot s's item: its lent tiles back to the cache (forget: as taken). */
-static void give_back(lu_t *L, int s, int forget) {
-  lend_t *d = &L->lend[s];
-  if (d->t1 > d->t0) ts_return(d->S, d->t0, d->t1, d->tj, forget);
-  d->t0 = d->t1 = 0;
-}
+static void give_back(lu_t *L, int s, int forget) { xl_return(&L->lend[s], 1, forget); }
 
 /* The ring's retire of a read pass (L's columns, kept cached) and of an in pass (taken). */
 static ooc_status_t keep_put(void *u, int64_t q, double *slot, int64_t ld) {
@@ -858,7 +834,7 @@ static ooc_status_t bwd_take(void *u, int64_t q, double *slot, int64_t ld) {
   int64_t j = item_col(L, q);
   if (L->zero_col != -2) { /* a factor file: U's diagonal must be nonzero */
     int64_t c0 = cstart(L, j);
-    const lend_t *d = &L->lend[q % L->K];
+    const xlend_t *d = &L->lend[q % L->K];
     /* the diagonal block: the lent column's last tile (UPPER ends at it), or in the slot */
     const double *dg = d->t1 > d->t0 ? d->tile[j - d->t0] : slot + c0;
     int64_t ldg = d->t1 > d->t0 ? clen(L, j) : ld;
@@ -918,28 +894,6 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
 
 /* ---- setup -------------------------------------------------------------------------------- */
 
-/* The tile caches of A and B pin what they lend with the executor (on), or unpin everything
- * before it goes (off: the pinned bytes and refusals into the stats first). A cache that
- * already has a pinner (the job pinned it while loading, tcache_pin_new) keeps it and what it
- * pinned: whoever set it unsets it. */
-static void pin_caches(lu_t *L, int on) {
-  tcache_t *c[2] = {ts_cache(L->A), L->B ? ts_cache(L->B) : NULL};
-  if (c[1] == c[0]) c[1] = NULL;
-  for (int i = 0; i < 2; i++) {
-    if (!c[i]) continue;
-    if (on) {
-      L->pin_own[i] = tcache_pin_user(c[i]) == NULL;
-      if (L->pin_own[i]) tcache_set_pin(c[i], ex_pin_cb, ex_unpin_cb, L->ex);
-      continue;
-    }
-    int64_t pinned, refused;
-    tcache_pin_stats(c[i], &pinned, &refused);
-    L->st->bytes_pinned += pinned;
-    L->st->pin_refused += refused;
-    if (L->pin_own[i]) tcache_set_pin(c[i], NULL, NULL, NULL);
-  }
-}
-
 ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64_t *info) {
   lu_stats_t local;
   if (!stats) stats = &local;
@@ -983,7 +937,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   L.uni = L.ex->unified;
   L.K = L.uni ? 1 : a->nslots > 0 ? (int)ooc_min64(a->nslots, LU_SLOTS) : LU_SLOTS;
   L.direct = !L.uni && a->direct;
-  for (int s = 0; s < LU_SLOTS; s++) L.lend[s].tile = ooc_malloc(ctx, (size_t)L.nt * sizeof(double *));
+  ooc_status_t lst = xl_alloc(ctx, L.lend, LU_SLOTS, L.nt);
   L.pieces = ooc_malloc(ctx, (size_t)(L.nt + 1) * sizeof(piece_t));
   L.loc = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
   /* U's diagonal comes back by ex_get: into staging memory off a unified executor, so that the
@@ -995,9 +949,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
     L.diag = NULL;
   L.done = ooc_calloc(ctx, (size_t)L.nt, sizeof(int64_t));
   L.rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
-  int lends = 1;
-  for (int s = 0; s < LU_SLOTS; s++) lends &= L.lend[s].tile != NULL;
-  if (!L.loc || !L.diag || !L.done || !L.rowsum || !lends || !L.pieces) {
+  if (!L.loc || !L.diag || !L.done || !L.rowsum || lst != OOC_OK || !L.pieces) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "lu: out of host memory for n = %lld", (long long)n);
     goto done;
   }
@@ -1009,8 +961,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
   for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
   OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
-  if (L.direct && ex_can_register(L.ex)) /* lent tiles are pinned as they are first lent */
-    pin_caches(&L, 1);
+  if (L.direct) xpin_on(&L.pin, L.ex, L.A, L.B); /* lent tiles pinned as first lent */
   if (L.start > 0) OOC_CHECK(st = resume(&L));
   if (a->job != LU_SOLVE_FACTORED) {
     OOC_CHECK(st = factor(&L, info));
@@ -1028,7 +979,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
 done:
   ring_destroy(L.ring); /* waits for the executor: nothing uses a buffer below after this */
   for (int s = 0; s < LU_SLOTS; s++) give_back(&L, s, 0); /* left lent by a failure */
-  if (L.direct && L.ex && ex_can_register(L.ex)) pin_caches(&L, 0);
+  xpin_off(&L.pin, &L.st->bytes_pinned, &L.st->pin_refused);
   if (L.ex) {
     ooc_status_t fin = ex_finish(L.ex);
     if (st == OOC_OK) st = fin;
@@ -1043,7 +994,7 @@ done:
   }
   if (L.uni) ooc_free(ctx, L.diag);
   ex_destroy(own);
-  for (int s = 0; s < LU_SLOTS; s++) ooc_free(ctx, L.lend[s].tile);
+  xl_free(ctx, L.lend, LU_SLOTS);
   ooc_free(ctx, L.pieces);
   ooc_free(ctx, L.loc);
   ooc_free(ctx, L.done);

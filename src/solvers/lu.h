@@ -91,7 +91,8 @@
  * Direct moves (issue 22; lu_args_t.direct, off a unified executor; NOT the default, measured
  *   below): an item whose tiles are
  *   all in the tile cache does not go through the ring's slot. The cache lends their buffers in
- *   place (tstore.h ts_lend) and each tile moves to or from its rows of the device column by one
+ *   place (tstore.h ts_lend; xdirect.h, shared with gj_x.c and chol.c) and each tile moves to or
+ *   from its rows of the device column by one
  *   DMA (ex_put / ex_get with the tile's own leading dimension); the ring's retire gives them
  *   back (kept for L's reads, taken for the stripe in, cached for the stripe out, whose buffers
  *   the cache finds or makes as a put would). Each byte then crosses host memory once, where the

@@ -298,6 +298,7 @@ ooc_status_t tcache_create(ooc_ctx_t *ctx, int64_t cap, tcache_t **out) {
 int64_t tcache_capacity(const tcache_t *c) { return c->cap; }
 int64_t tcache_used(const tcache_t *c) { return c->used; }
 int64_t tcache_pooled(const tcache_t *c) { return c->pooled; }
+int64_t tcache_lent(const tcache_t *c) { return c->lent; }
 int64_t tcache_peak(const tcache_t *c) { return c->peak; }
 int tcache_threads(const tcache_t *c) { return c->threads; }
 
@@ -981,7 +982,7 @@ ooc_status_t ts_lend(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int write
     if (st == T_LENT)
       return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "tile (%lld, %lld) lent twice", (long long)ti,
                       (long long)tj);
-    if (!write && st != T_CACHED) return OOC_OK;
+    if (write != TS_LEND_WRITE && st != T_CACHED) return OOC_OK;
     bytes += (int64_t)sizeof(entry_t) + nr * nc * (int64_t)sizeof(double);
   }
   /* Lent tiles cannot be evicted: with at most half the capacity lent, a put can always make

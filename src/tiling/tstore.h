@@ -90,6 +90,7 @@ ooc_status_t tcache_create(ooc_ctx_t *ctx, int64_t capacity_bytes, tcache_t **ou
 int64_t tcache_capacity(const tcache_t *c);
 int64_t tcache_used(const tcache_t *c);   /* bytes of cached tiles (headers included) */
 int64_t tcache_pooled(const tcache_t *c); /* bytes of recycled buffers waiting for reuse */
+int64_t tcache_lent(const tcache_t *c);   /* bytes of tiles lent now (ts_lend): 0 between runs */
 int64_t tcache_peak(const tcache_t *c);   /* peak of used + pooled: never above the capacity */
 /* Copy threads at once, the caller's help included (1 = copy on the calling thread only; <= 0 =
  * default; at most OOC_PAR_MAX_THREADS). Takes effect at the next copy; the pool's threads are
@@ -208,11 +209,14 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
  *   when lent. Needs a pinner; setting another pinner turns it off.
  * - ts_lend(ts, t0, t1, tj, write, p, &lent): tiles [t0, t1) of tile column tj lent in place,
  *   p[i] = tile t0 + i's buffer (column-major, leading dimension = its rows).
- *   Read (write = 0): only when every one is cached (else lent = 0, nothing changes: the caller
- *   copies instead); the borrower must not change them.
- *   Write (write = 1): buffers found or made as ts_put makes them (evicting, spilling; taken or
- *   spilled tiles get a new buffer), whose content is undefined until the borrower writes all
- *   of it.
+ *   Read (write = TS_LEND_READ, 0): only when every one is cached (else lent = 0, nothing
+ *   changes: the caller copies instead); the borrower must not change them.
+ *   Write (write = TS_LEND_WRITE, 1): buffers found or made as ts_put makes them (evicting,
+ *   spilling; taken or spilled tiles get a new buffer), whose content is undefined until the
+ *   borrower writes all of it.
+ *   Update (write = TS_LEND_UPDATE, 2): as read (only when every one is cached, the content is
+ *   the tiles'), and the borrower may change them (they are dirty from here: a sweep reads a
+ *   tile column and writes it back in place).
  *   Either way lent = 0 when the lend would take the cache's lent bytes over half its capacity:
  *   lent tiles stay charged to the cache and are never evicted, so the other half keeps room for
  *   any put. Until returned, any other call on a lent tile fails as on a taken one (ts_drop
@@ -221,6 +225,7 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
  *   cached, most recently used (a write lend's now holding what the borrower wrote), or with
  *   forget as after ts_take (taken; the buffers to the pool, pinned as they were).
  * - ts_cache: the cache a store lives in (the one to give a pinner). */
+enum { TS_LEND_READ = 0, TS_LEND_WRITE = 1, TS_LEND_UPDATE = 2 };
 void tcache_set_pin(tcache_t *c, int (*pin)(void *user, void *p, size_t bytes),
                     void (*unpin)(void *user, void *p), void *user);
 void tcache_pin_stats(const tcache_t *c, int64_t *pinned, int64_t *refused);
