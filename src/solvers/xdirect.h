@@ -23,8 +23,9 @@
  *   pinner (the job pinned it while loading it, tstore.h tcache_pin_new) keeps it and what it
  *   pinned: whoever set it unsets it. With several devices the first device's executor pins
  *   for all (the CUDA executor registers memory as portable: every device's DMA may use it).
- *   xpin_off adds the bytes pinned and the refusals to *pinned and *refused first. Both do nothing where the executor cannot register
- *   (ex_can_register: the host executors that are not strict).
+ *   xpin_off adds the bytes pinned and the refusals to *pinned and *refused first. Both do
+ *   nothing where the executor cannot register (ex_can_register: the host executors that are
+ *   not strict).
  */
 #ifndef OOC_XDIRECT_H
 #define OOC_XDIRECT_H
