@@ -576,7 +576,7 @@ static void t_chol_out_of_core(void) {
   free(A);
 }
 
-/* ---- direct moves (gj.h, chol.h "Direct moves") ------------------------------------------------ */
+/* ---- direct moves (gj.h, chol.h "Direct moves") ---------------------------------------------- */
 
 /* One configuration on nd strict devices with the slot path (direct 0), direct moves (1) and
  * direct moves into a cache the caller pinned as it filled (2): the same status, the store's
