@@ -715,6 +715,13 @@ static xlend_t *s_lend(const chol_t *c, int64_t q) {
   return c->dv->lend + 2 * (q % c->dv->nlend);
 }
 
+/* Sweep item q's lent ranges when s_take lent it (direct moves on, every tile cached), else
+ * NULL: the slot holds it. */
+static xlend_t *s_lent(const chol_t *c, int64_t q) {
+  xlend_t *d = c->dv->direct ? s_lend(c, q) : NULL;
+  return d && xl_any(d, 2) ? d : NULL;
+}
+
 /* The item's tiles (move_outside's: from the diagonal down, the stripe's rows left out) lent in
  * place when every one is cached (chol.h "Direct moves"); else the slot takes them. */
 static ooc_status_t s_take(void *u, int64_t q, double *slot, int64_t ld) {
@@ -758,11 +765,10 @@ static ooc_status_t s_work(void *u, int64_t q, int si, double *slot, int64_t ld,
   int64_t r0 = part_start(c->p, tj), bj = part_len(c->p, tj);
   int left = tj < c->kt0; /* a column of K (else of T) */
   double *C = c->uni ? slot : c->dC[s];
-  const xlend_t *d = c->dv->direct ? s_lend(c, q) : NULL;
-  int lent = d && xl_any(d, 2);
+  const xlend_t *d = s_lent(c, q);
   (void)ld;
   if (!c->uni) {
-    if (lent) OOC_TRY(xl_move(d, 2, e, c->qin, C, n, 0));
+    if (d) OOC_TRY(xl_move(d, 2, e, c->qin, C, n, 0));
     else OOC_TRY(s_rows(c, 0, s, slot, r0, bj, left));
     OOC_TRY(follow(c, c->qc, c->qin, c->ev_in[s]));
   }
@@ -775,7 +781,7 @@ static ooc_status_t s_work(void *u, int64_t q, int si, double *slot, int64_t ld,
   *lastq = c->qc;
   if (!c->uni) {
     OOC_TRY(follow(c, c->qout, c->qc, c->ev_comp[s]));
-    if (lent) OOC_TRY(xl_move(d, 2, e, c->qout, C, n, 1));
+    if (d) OOC_TRY(xl_move(d, 2, e, c->qout, C, n, 1));
     else OOC_TRY(s_rows(c, 1, s, slot, r0, bj, left));
     *lastq = c->qout;
   }
@@ -787,9 +793,8 @@ static ooc_status_t s_work(void *u, int64_t q, int si, double *slot, int64_t ld,
  * given back (cached, dirty since the lend). */
 static ooc_status_t s_put(void *u, int64_t q, double *slot, int64_t ld) {
   chol_t *c = u;
-  xlend_t *d = c->direct ? s_lend(c, q) : NULL;
   (void)ld;
-  return sweep_put(c, scol(c, q), slot, d && xl_any(d, 2) ? d : NULL, c->kt0, c->kt1, c->last);
+  return sweep_put(c, scol(c, q), slot, s_lent(c, q), c->kt0, c->kt1, c->last);
 }
 
 /* Finish the step on the device: F_KP = -W_K L^-1, F_TP = W_T L^-1, F_PP = D^-1 with its upper
