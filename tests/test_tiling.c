@@ -796,6 +796,78 @@ static void t_pin_new(void) {
   tu_ctx_done(ctx);
 }
 
+/* tcache_pin_new(c, TCACHE_PIN_LATER): new buffers are only queued; tcache_pin_start pins the
+ * queue (on a pool thread, or the caller at the wait) after their copies, and tcache_pin_wait
+ * waits; a queued buffer lent first is pinned at the lend; one evicted while queued is never
+ * pinned; turning it off leaves the rest to the next batch. */
+static void t_pin_later(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  int64_t n = 50, b = 8, tile = 8 * 8 * 8 + 64; /* 7 x 7 tiles */
+  tcache_t *c;
+  tstore_t *ts;
+  pinner_t pk = {0};
+  double *p[7], buf[64];
+  int lent;
+  for (int64_t k = 0; k < 64; k++) buf[k] = (double)k;
+  CU_ASSERT_FATAL(tcache_create(ctx, 3 * 7 * tile, &c) == OOC_OK); /* three tile columns */
+  CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, NULL, &sp, &ts) == OOC_OK);
+  tcache_set_pin(c, pin_cb, unpin_cb, &pk);
+  tcache_pin_new(c, TCACHE_PIN_LATER);
+  tcache_pin_wait(c); /* nothing started: nothing to wait for */
+  for (int64_t ti = 0; ti < 7; ti++)
+    CU_ASSERT_FATAL(ts_put(ts, ti, 0, buf, part_len(ts_rows(ts), ti)) == OOC_OK);
+  CU_ASSERT_EQUAL(pk.asked, 0); /* queued, not pinned by the batches */
+  tcache_pin_start(c);
+  tcache_pin_start(c); /* one job at a time: a second start changes nothing */
+  tcache_pin_wait(c);
+  CU_ASSERT_EQUAL(pk.asked, 7);
+  CU_ASSERT_EQUAL(pk.filled, 7); /* each after its copy */
+  tcache_pin_wait(c);
+  tcache_pin_start(c); /* an empty queue */
+  tcache_pin_wait(c);
+  CU_ASSERT_EQUAL(pk.asked, 7);
+  for (int64_t ti = 0; ti < 7; ti++) /* column 1 queued; lent before any start: pinned there */
+    CU_ASSERT_FATAL(ts_put(ts, ti, 1, buf, part_len(ts_rows(ts), ti)) == OOC_OK);
+  CU_ASSERT(ts_lend(ts, 0, 7, 1, 0, p, &lent) == OOC_OK && lent == 1);
+  CU_ASSERT_EQUAL(pk.asked, 14);
+  CU_ASSERT_EQUAL(p[3][10], 10.0);
+  ts_return(ts, 0, 7, 1, 0);
+  tcache_pin_start(c); /* those left the queue when lent: nothing pinned twice */
+  tcache_pin_wait(c);
+  CU_ASSERT_EQUAL(pk.asked, 14);
+  /* columns 2..5 queued while the cache holds three (evictions, spills) */
+  for (int64_t tj = 2; tj < 6; tj++)
+    for (int64_t ti = 0; ti < 7; ti++)
+      CU_ASSERT_FATAL(ts_put(ts, ti, tj, buf, part_len(ts_rows(ts), ti)) == OOC_OK);
+  CU_ASSERT(ts_stats(ts)->spills > 0);
+  tcache_pin_start(c);
+  tcache_pin_wait(c);
+  int64_t pinned, refused;
+  tcache_pin_stats(c, &pinned, &refused);
+  /* evicted while queued: recycled still queued (pinned once filled) or freed unpinned */
+  CU_ASSERT(pk.asked > 14); /* the live ones pinned, each after its copy */
+  CU_ASSERT_EQUAL(pk.filled, pk.asked);
+  CU_ASSERT(refused == 0 && pinned > 0);
+  CU_ASSERT(pinned <= tcache_used(c) + tcache_pooled(c));
+  /* off again: what is queued then is pinned at the end of the next batch */
+  for (int64_t ti = 0; ti < 7; ti++)
+    CU_ASSERT_FATAL(ts_put(ts, ti, 6, buf, part_len(ts_rows(ts), ti)) == OOC_OK);
+  int64_t asked = pk.asked;
+  tcache_pin_new(c, 0);
+  CU_ASSERT_EQUAL(pk.asked, asked);
+  CU_ASSERT(ts_read(ts, 0, 6, buf, 8) == OOC_OK); /* a batch */
+  CU_ASSERT(pk.asked > asked);
+  tcache_set_pin(c, NULL, NULL, NULL);
+  tcache_pin_stats(c, &pinned, NULL);
+  CU_ASSERT_EQUAL(pinned, 0);
+  CU_ASSERT_EQUAL(pk.unpins, pk.pins); /* every pin undone once */
+  tstore_destroy(ts);
+  tcache_destroy(c);
+  tu_ctx_done(ctx);
+}
+
 /* ts_set_backing / ts_set_loading (issue 27): tiles put while loading go back to the source
  * when evicted (no scratch write) and read back from it, checked (a changed source is an
  * error); tiles never put stay zero; a put after
@@ -994,6 +1066,7 @@ int main(void) {
       {"row swaps in place: as laswp, refused ranges, not when a tile is not cached", t_swap_rows},
       {"lending: read and write lends, checked out, never evicted, half the cache, pins", t_lend},
       {"pinned as made (tcache_pin_new), the same pinner kept", t_pin_new},
+      {"pinned later, in the background (TCACHE_PIN_LATER)", t_pin_later},
       {"a source behind the loaded tiles: dropped, not spilled; dirty ones spilled; checkpoints", t_backing},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},

@@ -341,6 +341,12 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   int lower = ts == j->A && j->lower_load, cl = ts == j->A && j->classify_load;
   int64_t room = j->io_room - (cl ? 8 * n * cp.b + 2 * cp.count : 0); /* tile row, flags */
   int64_t sw = ooc_min64(strip_cols(n, cp.b, h5m_chunk_cols(src), room), cp.n);
+  /* Pinning what the load makes (job_lu_prepare): strip k's buffers are pinned on a pool thread
+   * while strip k + 1 is read, so strips of a chunk column (or a tile) keep the last strip's,
+   * which nothing hides, small */
+  tcache_t *pins = j->lu_gx ? ts_cache(ts) : NULL;
+  if (pins) sw = ooc_min64(sw, strip_cols(n, cp.b, h5m_chunk_cols(src),
+                                          8 * n * ooc_max64(h5m_chunk_cols(src), cp.b)));
   h5m_set_stage(src, ooc_max64(io_min_stage(cp.b), room - 8 * n * sw));
   double *strip = ooc_malloc(ctx, (size_t)(n * sw) * sizeof(double));
   double *U = cl ? ooc_malloc(ctx, (size_t)(n * cp.b) * sizeof(double)) : NULL;
@@ -355,7 +361,10 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   if (cl) cl_init(&j->verdict, j->f32);
   for (int64_t c0 = 0; c0 < cp.n; c0 += sw) {
     int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
-    OOC_CHECK(st = h5m_read(src, 0, c0, n, nc, strip, n));
+    if (pins) tcache_pin_start(pins); /* the buffers the last strip's puts made */
+    st = h5m_read(src, 0, c0, n, nc, strip, n);
+    if (pins) tcache_pin_wait(pins);
+    OOC_CHECK(st);
     if (hashes) ckpt_hash_cols(j, strip, n, c0, nc, hashes);
     if (j->fused && src == j->in_a) check_fused_a(j->fused, c0, nc, strip, n);
     if (j->ops->colabs(n, nc, strip, n, colnorm + c0, &bi, &bj)) {
@@ -603,6 +612,10 @@ ooc_status_t job_load_inputs(job_t *j) {
   int backed = input_backs_tiles(j) && (j->resuming || keep > cap);
   if (backed) cap -= 3 * io_min_stage(j->b) + 8 * p.count * part_make(k, j->b).count; /* sums */
   OOC_TRY(tcache_create(ctx, cap, &j->cache));
+  if (j->lu_gx) { /* pinned on a pool thread while the loader waits for HDF5 (job_load) */
+    tcache_set_pin(j->cache, ex_pin_cb, ex_unpin_cb, j->lu_gx);
+    tcache_pin_new(j->cache, TCACHE_PIN_LATER);
+  }
   /* The stores need no source: job_load() fills them, reading each input byte once; A's may
    * fall back on the input for the tiles the load put (input_backs_tiles). */
   j->spill[0] = (spill_slot_t){j, "A", NULL, 0};
@@ -637,6 +650,11 @@ ooc_status_t job_load_inputs(job_t *j) {
     ooc_free(ctx, bnorm);
   }
   j->io_room = 0;
+  if (j->lu_gx) { /* the last strip's buffers, then new ones are pinned when first lent */
+    tcache_pin_start(j->cache);
+    tcache_pin_wait(j->cache);
+    tcache_pin_new(j->cache, 0);
+  }
   OOC_TRY(st);
   j->rep->t_read = ooc_now() - t0 - spill_time(j);
   return OOC_OK;
@@ -1115,6 +1133,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   j->lower_load = j->kind == JOB_FACTORED ? !j->lu_in : j->classify_load && asked->lower;
   j->may_gj = j->o.method == OOC_METHOD_AUTO && !chol_only(j); /* gj or lu */
   cl_init(&j->verdict, j->f32);
+  OOC_TRY(job_lu_prepare(j)); /* LU's GPU executor, to pin the tiles as the load makes them */
   OOC_TRY(job_load_inputs(j)); /* t_read includes the symmetry pre-pass, run during the load */
   if (j->lu_in) OOC_TRY(job_lu_read_ipiv(j));
   if (!j->resuming) OOC_TRY(choose_method(j));
@@ -1189,6 +1208,7 @@ static void job_cleanup(job_t *j) {
   ex_destroy(j->cx);
   for (int d = 0; d < j->gxs.n; d++) gemm_dev_destroy(j->gdevs[d]); /* the products' (j->gdev) */
   ex_set_destroy(&j->gxs);                                             /* and j->gx */
+  job_lu_release(j); /* an LU executor made for the load that no run took */
   job_unload_inputs(j);
   h5m_close(j->out); /* removes the temporary file unless committed */
   h5m_close(j->out2);

@@ -88,6 +88,11 @@ typedef struct job {
   lu_state_t lu_state0;
   int64_t resume_stripe, lu_due_step;
   ooc_exec_t *cx;     /* the CUDA executor QR runs on (Cholesky's are job_chol.c's own set) */
+  /* LU on the GPU made before the load (job_lu_prepare): its executor pins the tile cache's
+   * buffers as the load makes them, and the run moves them in place; its stripe and slots */
+  ooc_exec_t *lu_gx;
+  int64_t lu_W;
+  int lu_K;
   /* newton/hyper7, LU's inverse, rbt and the product: the extra stores, their scratch, and the
    * store holding the result when it is not A (or B) */
   tstore_t *iv[ITER_MAX_STORES];
@@ -221,6 +226,13 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps);
  * host plan's stripe, out: the device's; *K the ring slots. *out NULL: the CPU runs it. */
 ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_exec_t **out,
                            int64_t *W, int *K);
+/* --method lu on the GPU, not resumed: the executor made before the load (j->lu_gx, lu_W,
+ * lu_K), so that the load pins the tiles it makes (job_load_inputs) and job_lu_run moves them
+ * by DMA in place (lu.h "Direct moves"). Nothing when LU runs on the CPU. */
+ooc_status_t job_lu_prepare(job_t *j);
+/* The pinner off (every tile unpinned) and the early executor destroyed: job_lu_run's end and
+ * job_cleanup's. */
+void job_lu_release(job_t *j);
 /* The check of an LU factor (JOB_FACTOR) or of a solve from an LU factor file (j->lu_in). */
 ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B,
                           const ooc_source_t *X, int full, double eps, int64_t mem);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/parloop.h"
+#include "solvers/readahead.h"
 
 double check_eps(int f32) { return f32 ? FLT_EPSILON / 2 : DBL_EPSILON / 2; }
 
@@ -574,25 +575,58 @@ static double absmax(const double *v, int64_t n) {
  * then A X = L (L^T X) is formed strip by strip of L, Y_l = L[:, l]^T X, R += L[:, l] Y_l,
  * one pass over L per block of right-hand sides, and ||A||_inf is `anorm` when > 0, else the
  * bound ||L||_inf ||L||_1. */
+/* rowsum[i] += sum_q |S[i, q]| over the nl columns of an n-row strip (ld n): rows split among
+ * the pool's threads, each row summed in column order (the same sums on any thread count). */
+typedef struct {
+  const double *S;
+  int64_t n, nl;
+  double *rowsum;
+} rowabs_t;
+
+#define ROWABS_ROWS 4096
+
+static void rowabs_job(void *arg, int64_t k, int worker) {
+  (void)worker;
+  const rowabs_t *a = arg;
+  int64_t i0 = k * ROWABS_ROWS, i1 = ooc_min64(a->n, i0 + ROWABS_ROWS);
+  for (int64_t q = 0; q < a->nl; q++) {
+    const double *c = a->S + q * a->n;
+    for (int64_t i = i0; i < i1; i++) a->rowsum[i] += fabs(c[i]);
+  }
+}
+
+static void rowabs_add(int64_t n, int64_t nl, const double *S, double *rowsum) {
+  rowabs_t a = {S, n, nl, rowsum};
+  ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), ooc_cdiv64(n, ROWABS_ROWS), rowabs_job, &a);
+}
+
+/* The solve's ratio: per block of bw right-hand sides, X's and B's block read, then one pass over
+ * A (or L) in strips of aw columns, the next strip read in the background while the GEMMs run on
+ * this one (readahead.h): with m right-hand sides the pass does 2 n^2 m flops, as long as its read
+ * at m in the hundreds. The two strip buffers take the room one strip of bw took before. */
 static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m,
                                 int64_t b, const ooc_source_t *A, int factored, double anorm,
                                 const ooc_source_t *B, const ooc_source_t *X, double eps,
                                 int64_t mem, double *ratio, double *norm1_x) {
   ooc_status_t st = OOC_OK;
   int64_t bw = block_width(n, b, mem, factored ? 6 : 5);
-  part_t cp = part_make(m, bw), ap = part_make(n, bw);
+  int64_t aw = bw >= 2 * b ? bw / 2 / b * b : ooc_max64(1, bw / 2);
+  part_t cp = part_make(m, bw), ap = part_make(n, aw);
+  readahead_t ra = {.reading = -1}; /* ra_end before ra_begin: nothing to wait for */
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   double *Rj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
-  double *Al = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
+  double *Al[2] = {ooc_malloc(ctx, (size_t)(n * aw) * sizeof(double)),
+                   ooc_malloc(ctx, (size_t)(n * aw) * sizeof(double))};
   double *rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_x = ooc_calloc(ctx, (size_t)bw, sizeof(double));
   double *b_inf = ooc_calloc(ctx, (size_t)bw, sizeof(double));
   double *colsum = factored ? ooc_calloc(ctx, (size_t)n, sizeof(double)) : NULL;
-  double *Yl = factored ? ooc_malloc(ctx, (size_t)(bw * bw) * sizeof(double)) : NULL;
+  double *Yl = factored ? ooc_malloc(ctx, (size_t)(aw * bw) * sizeof(double)) : NULL;
   int64_t bi, bj;
   *ratio = NAN;
   *norm1_x = 0;
-  if (!Xj || !Rj || !Al || !rowsum || !acc_x || !b_inf || (factored && (!colsum || !Yl))) {
+  if (!Xj || !Rj || !Al[0] || !Al[1] || !rowsum || !acc_x || !b_inf ||
+      (factored && (!colsum || !Yl))) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
@@ -601,6 +635,7 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
     int64_t c0 = part_start(cp, j), nc = part_len(cp, j);
     OOC_CHECK(st = X->read(X->self, 0, c0, n, nc, Xj, n));
     OOC_CHECK(st = B->read(B->self, 0, c0, n, nc, Rj, n));
+    ra_begin(&ra, A, n, ap, Al[0], Al[1]); /* from here until ra_end: no context, no reads */
     memset(acc_x, 0, (size_t)nc * sizeof(double));
     o->colabs(n, nc, Xj, n, acc_x, &bi, &bj);
     *norm1_x = ooc_nanmax(*norm1_x, max_colsum(acc_x, nc));
@@ -608,18 +643,18 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
     for (int64_t i = 0; i < n * nc; i++) Rj[i] = -Rj[i]; /* R = A X - B, streaming A */
     for (int64_t l = 0; l < ap.count; l++) {
       int64_t l0 = part_start(ap, l), nl = part_len(ap, l);
-      OOC_CHECK(st = A->read(A->self, 0, l0, n, nl, Al, n));
-      if (j == 0)
-        for (int64_t q = 0; q < nl; q++)
-          for (int64_t i = 0; i < n; i++) rowsum[i] += fabs(Al[i + q * n]);
+      double *S;
+      OOC_CHECK(st = ra_next(&ra, &S));
+      if (j == 0) rowabs_add(n, nl, S, rowsum);
       if (factored) {
-        if (j == 0) o->colabs(n, nl, Al, n, colsum + l0, &bi, &bj);
-        o->gemm('T', 'N', nl, nc, n, 1.0, Al, n, Xj, n, 0.0, Yl, nl);
-        o->gemm('N', 'N', n, nc, nl, 1.0, Al, n, Yl, nl, 1.0, Rj, n);
+        if (j == 0) o->colabs(n, nl, S, n, colsum + l0, &bi, &bj);
+        o->gemm('T', 'N', nl, nc, n, 1.0, S, n, Xj, n, 0.0, Yl, nl);
+        o->gemm('N', 'N', n, nc, nl, 1.0, S, n, Yl, nl, 1.0, Rj, n);
       } else {
-        o->gemm('N', 'N', n, nc, nl, 1.0, Al, n, Xj + l0, n, 1.0, Rj, n);
+        o->gemm('N', 'N', n, nc, nl, 1.0, S, n, Xj + l0, n, 1.0, Rj, n);
       }
     }
+    ra_end(&ra);
     if (j == 0)
       anorm_inf = !factored ? absmax(rowsum, n)
                   : anorm > 0 ? anorm : absmax(rowsum, n) * max_colsum(colsum, n);
@@ -631,9 +666,11 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
   }
   *ratio = worst;
 done:
+  ra_end(&ra);
   ooc_free(ctx, Xj);
   ooc_free(ctx, Rj);
-  ooc_free(ctx, Al);
+  ooc_free(ctx, Al[0]);
+  ooc_free(ctx, Al[1]);
   ooc_free(ctx, rowsum);
   ooc_free(ctx, acc_x);
   ooc_free(ctx, b_inf);

@@ -69,8 +69,11 @@ struct tcache {
   void (*unpin)(void *user, void *p);
   void *pin_user;
   int pin_new; /* pin each buffer as it is made (tcache_pin_new), not when first lent */
+  int pin_later; /* TCACHE_PIN_LATER: the queue waits for tcache_pin_start, not each batch */
   entry_t **topin; /* made under pin_new, pinned when the batch that fills them is done */
   int64_t ntopin, captopin;
+  ooc_par_group_t pin_g; /* tcache_pin_start's job, on the pool while pin_running */
+  int pin_running;
   int64_t pinned, pin_refused;
   int64_t lent; /* bytes of lent tiles (at most half the capacity: ts_lend) */
 };
@@ -208,6 +211,24 @@ static void pin_pending(tcache_t *c) {
   c->ntopin = 0;
 }
 
+static void pin_job(void *arg, int64_t k, int worker) {
+  (void)k;
+  (void)worker;
+  pin_pending(arg);
+}
+
+void tcache_pin_start(tcache_t *c) {
+  if (c->pin_running || c->ntopin == 0) return;
+  ooc_par_start(&c->pin_g, 1, 1, pin_job, c);
+  c->pin_running = 1;
+}
+
+void tcache_pin_wait(tcache_t *c) {
+  if (!c->pin_running) return;
+  ooc_par_join(&c->pin_g);
+  c->pin_running = 0;
+}
+
 static ooc_status_t batch_reserve(tcache_t *c, int64_t njobs) {
   if (c->njobs + njobs > c->capjobs) {
     int64_t cap = ooc_max64(16, c->njobs + njobs);
@@ -273,7 +294,7 @@ static void batch_finish(tcache_t *c) {
     c->pool = c->pend[i];
   }
   c->npend = 0;
-  pin_pending(c);
+  if (!c->pin_later) pin_pending(c);
 }
 
 static void batch_run(tcache_t *c) {
@@ -340,6 +361,7 @@ static void unpin_all(tcache_t *c, entry_t *e) {
 
 void tcache_set_pin(tcache_t *c, int (*pin)(void *user, void *p, size_t bytes),
                     void (*unpin)(void *user, void *p), void *user) {
+  tcache_pin_wait(c);
   if (pin && unpin && pin == c->pin && unpin == c->unpin && user == c->pin_user)
     return; /* the same pinner: what it pinned stays pinned */
   if (c->unpin) {
@@ -349,11 +371,15 @@ void tcache_set_pin(tcache_t *c, int (*pin)(void *user, void *p, size_t bytes),
   c->pin = pin && unpin ? pin : NULL; /* a pinner must be able to unpin */
   c->unpin = c->pin ? unpin : NULL;
   c->pin_user = user;
-  c->pin_new = 0;
+  c->pin_new = c->pin_later = 0;
   c->ntopin = 0;
 }
 
-void tcache_pin_new(tcache_t *c, int on) { c->pin_new = on && c->pin; }
+void tcache_pin_new(tcache_t *c, int on) {
+  tcache_pin_wait(c);
+  c->pin_new = on && c->pin;
+  c->pin_later = c->pin_new && on == TCACHE_PIN_LATER;
+}
 
 void *tcache_pin_user(const tcache_t *c) { return c->pin ? c->pin_user : NULL; }
 
@@ -364,6 +390,7 @@ void tcache_pin_stats(const tcache_t *c, int64_t *pinned, int64_t *refused) {
 
 void tcache_destroy(tcache_t *c) {
   if (!c) return;
+  tcache_pin_wait(c);
   tcache_trim(c);
   ooc_free(c->ctx, c->jobs);
   ooc_free(c->ctx, c->pend);

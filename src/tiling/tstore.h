@@ -207,6 +207,12 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
  *   25-49 GB/s, fresh memory faults in page by page at ~2 GB/s), not the first time it is lent
  *   (on the run's critical path: lu.h "Direct moves"). A buffer lent before that is pinned
  *   when lent. Needs a pinner; setting another pinner turns it off.
+ *   on = TCACHE_PIN_LATER: the new buffers are only queued; tcache_pin_start(c) pins the queue
+ *   on a pool thread while the caller does something else (the loader: its next HDF5 read),
+ *   and tcache_pin_wait(c) waits for it. Between the two the caller must not use the cache or
+ *   any of its stores (the job owns the queue and the buffers' pin state). What is still
+ *   queued when pin_new goes back to 1 or 0 is pinned at the end of the next batch of copies,
+ *   as under on = 1. tcache_pin_new, tcache_set_pin and tcache_destroy wait for a job first.
  * - ts_lend(ts, t0, t1, tj, write, p, &lent): tiles [t0, t1) of tile column tj lent in place,
  *   p[i] = tile t0 + i's buffer (column-major, leading dimension = its rows).
  *   Read (write = TS_LEND_READ, 0): only when every one is cached (else lent = 0, nothing
@@ -230,7 +236,10 @@ void tcache_set_pin(tcache_t *c, int (*pin)(void *user, void *p, size_t bytes),
                     void (*unpin)(void *user, void *p), void *user);
 void tcache_pin_stats(const tcache_t *c, int64_t *pinned, int64_t *refused);
 void *tcache_pin_user(const tcache_t *c);
+#define TCACHE_PIN_LATER 2
 void tcache_pin_new(tcache_t *c, int on);
+void tcache_pin_start(tcache_t *c);
+void tcache_pin_wait(tcache_t *c);
 ooc_status_t ts_lend(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int write, double **p,
                      int *lent);
 void ts_return(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int forget);

@@ -1,0 +1,52 @@
+/* readahead.c: a pass over a source with the next strip read in the background. See readahead.h. */
+#include "solvers/readahead.h"
+
+static ooc_status_t read_strip(readahead_t *r, int64_t k) {
+  int64_t c0 = part_start(r->part, k), nc = part_len(r->part, k);
+  return r->src->read(r->src->self, 0, c0, r->rows, nc, r->buf[k & 1], r->rows);
+}
+
+static void read_job(void *arg, int64_t k, int worker) {
+  (void)k;
+  (void)worker;
+  readahead_t *r = arg;
+  r->st = read_strip(r, r->reading);
+}
+
+/* Strip k read on a pool thread (or, if none is free, by the join on the caller's). */
+static void start(readahead_t *r, int64_t k) {
+  r->reading = k;
+  r->st = OOC_OK;
+  ooc_par_start(&r->g, 1, 1, read_job, r);
+}
+
+void ra_begin(readahead_t *r, const ooc_source_t *src, int64_t rows, part_t part, double *buf0,
+              double *buf1) {
+  *r = (readahead_t){.src = src, .rows = rows, .part = part, .buf = {buf0, buf1 ? buf1 : buf0},
+                     .reading = -1};
+  if (buf1 && part.count > 0) start(r, 0);
+}
+
+ooc_status_t ra_next(readahead_t *r, double **data) {
+  int64_t k = r->next++;
+  ooc_status_t st;
+  if (r->reading == k) {
+    ooc_par_join(&r->g);
+    r->reading = -1;
+    st = r->st;
+  } else { /* no read-ahead: read it here */
+    st = read_strip(r, k);
+  }
+  if (st != OOC_OK) return st;
+  *data = r->buf[k & 1];
+  /* the other buffer's strip (k - 1) is done with: the caller asked for this one */
+  if (r->buf[0] != r->buf[1] && k + 1 < r->part.count) start(r, k + 1);
+  return OOC_OK;
+}
+
+void ra_end(readahead_t *r) {
+  if (r->reading >= 0) {
+    ooc_par_join(&r->g);
+    r->reading = -1;
+  }
+}

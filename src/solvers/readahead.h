@@ -1,0 +1,47 @@
+/*
+ * readahead.h: one pass over a source (tstore.h's ooc_source_t: an input or an output file as
+ * the checks read it) in column strips, the next strip read in the background while the caller
+ * works on this one (issue 27: a check's pass costs the larger of its reads and its arithmetic,
+ * not their sum; the solve check's GEMM with m right-hand sides is as long as its read).
+ *
+ * Contract
+ * - ra_begin(r, src, rows, part, buf0, buf1): the pass reads column strips k = 0 .. part.count-1
+ *   (columns [part_start(part, k), +part_len), rows [0, rows), ld = rows) into buf0 and buf1 in
+ *   turn; each buffer holds rows x part.b doubles. The read of strip 0 starts at once. buf1 NULL:
+ *   no read-ahead, every strip read by ra_next on the caller's thread into buf0 (a fallback
+ *   for tight memory; the same values).
+ * - ra_next(r, &data): waits for the next strip and returns its read's status; on OOC_OK *data
+ *   is the strip and the read of the one after it starts. The strip stays valid until the next
+ *   ra_next or ra_end. Called at most part.count times.
+ * - ra_end(r): waits for a read still running (after an early exit). Always call it; twice is
+ *   harmless.
+ * - While a read runs in the background the caller must not read any source nor use the
+ *   context (allocate, fail, tick): a source's read uses the context (its error message, the
+ *   allocator's count, the fault seam's I/O count) and HDF5, and neither is shared between
+ *   threads. Arithmetic on its own buffers is what the caller does in between.
+ * - Reads happen in strip order, one at a time, so the I/O the fault seam counts is in the
+ *   same order as without read-ahead.
+ */
+#ifndef OOC_READAHEAD_H
+#define OOC_READAHEAD_H
+
+#include "base/parloop.h"
+#include "tiling/tstore.h"
+
+typedef struct readahead {
+  const ooc_source_t *src;
+  int64_t rows;
+  part_t part;
+  double *buf[2];
+  int64_t next;     /* the strip ra_next returns next */
+  int64_t reading;  /* the strip being read in the background, or -1 */
+  ooc_status_t st;  /* that read's status */
+  ooc_par_group_t g;
+} readahead_t;
+
+void ra_begin(readahead_t *r, const ooc_source_t *src, int64_t rows, part_t part, double *buf0,
+              double *buf1);
+ooc_status_t ra_next(readahead_t *r, double **data);
+void ra_end(readahead_t *r);
+
+#endif
