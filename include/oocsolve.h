@@ -229,7 +229,9 @@ typedef struct ooc_report {
                             0 when not computed) */
   /* rbt (iterations: the refinement steps): the seed and depth run, n padded to rbt_n, the
    * backward error max_j max|r_j| / (||A||_inf max|x_j|) before and after refinement, the time
-   * of each part (t_compute is their sum), LU's pivots below sqrt(eps) ||column||_1 */
+   * of each part (t_compute is their sum), LU's pivots below sqrt(eps) ||column||_1.
+   * lu also gives t_factor and t_solve: its factorization's and its sweeps' seconds, inside
+   * t_compute (which adds the executor's setup and teardown) */
   int64_t seed;
   int rbt_depth;
   int64_t rbt_n;

@@ -241,6 +241,8 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
       ooc_error_context(ctx, "%s", h5m_name(j->in_a));
     return st;
   }
+  r->t_factor = s.t_factor; /* inside t_compute, beside the executor's setup and unpinning */
+  r->t_solve = s.t_solve;
   if (job != LU_SOLVE_FACTORED) {
     r->pivot_growth = s.growth;
     r->logdet = s.logdet;

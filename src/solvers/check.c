@@ -24,6 +24,19 @@ static int64_t block_width(int64_t n, int64_t b, int64_t mem, int nbuf) {
   return ooc_max64(1, w);
 }
 
+/* A pass's strips (or bands) at most this many bytes, whatever memory allows: a pass with a few
+ * vectors is bound by its reads, which need no more than a chunk column to be large; a wider
+ * buffer only costs first touches (on the GPU hosts' VMs fresh memory came at ~2.7 GB/s) and
+ * cache misses. Full checks and the solve's right-hand sides keep the width memory allows: there
+ * the width is the number of passes over A. */
+#define CHECK_STRIP_BYTES ((int64_t)512 << 20)
+
+static int64_t strip_width(int64_t n, int64_t b, int64_t bw) {
+  int64_t w = CHECK_STRIP_BYTES / (8 * ooc_max64(n, 1));
+  w = w >= b ? w / b * b : b;
+  return ooc_max64(1, ooc_min64(bw, w));
+}
+
 /* ---- the inverse: full ratio, or Hager-Higham's estimate of ||I - A X||_1 -------------------- */
 
 /* Streamed products with a source M (A or X, n x n) and k vectors V (n x k, ld n):
@@ -226,6 +239,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
   memset(ci, 0, sizeof *ci);
   ci->probe = NAN;
   int64_t bw = block_width(n, b, mem, 4), p = OOC_CHECK_PROBES;
+  if (!full) bw = strip_width(n, b, bw); /* the estimate's passes: Xj is their buffer */
   part_t cp = part_make(n, bw);
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   double *Al = full ? ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)) : NULL;
@@ -532,7 +546,7 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
                                 double *ratio, double *norm1_a, double *norm1_x,
                                 check_info_t *info) {
   ooc_status_t st = OOC_OK;
-  int64_t n = f->n, bw = block_width(n, b, mem, 4);
+  int64_t n = f->n, bw = strip_width(n, b, block_width(n, b, mem, 4));
   check_info_t ci_local, *ci = info ? info : &ci_local;
   memset(ci, 0, sizeof *ci);
   ci->probe = NAN;
@@ -603,14 +617,16 @@ static void rowabs_add(int64_t n, int64_t nl, const double *S, double *rowsum) {
 /* The solve's ratio: per block of bw right-hand sides, X's and B's block read, then one pass over
  * A (or L) in strips of aw columns, the next strip read in the background while the GEMMs run on
  * this one (readahead.h): with m right-hand sides the pass does 2 n^2 m flops, as long as its read
- * at m in the hundreds. The two strip buffers take the room one strip of bw took before. */
+ * at m in the hundreds. The two strip buffers take at most the room one strip of bw took before
+ * (CHECK_STRIP_BYTES each), the blocks of X and B no more than m columns. */
 static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m,
                                 int64_t b, const ooc_source_t *A, int factored, double anorm,
                                 const ooc_source_t *B, const ooc_source_t *X, double eps,
                                 int64_t mem, double *ratio, double *norm1_x) {
   ooc_status_t st = OOC_OK;
   int64_t bw = block_width(n, b, mem, factored ? 6 : 5);
-  int64_t aw = bw >= 2 * b ? bw / 2 / b * b : ooc_max64(1, bw / 2);
+  int64_t aw = strip_width(n, b, bw >= 2 * b ? bw / 2 / b * b : ooc_max64(1, bw / 2));
+  bw = ooc_min64(bw, ooc_max64(m, 1)); /* no wider than B: one pass over A for m <= bw */
   part_t cp = part_make(m, bw), ap = part_make(n, aw);
   readahead_t ra = {.reading = -1}; /* ra_end before ra_begin: nothing to wait for */
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
@@ -635,7 +651,7 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
     int64_t c0 = part_start(cp, j), nc = part_len(cp, j);
     OOC_CHECK(st = X->read(X->self, 0, c0, n, nc, Xj, n));
     OOC_CHECK(st = B->read(B->self, 0, c0, n, nc, Rj, n));
-    ra_begin(&ra, A, n, ap, Al[0], Al[1]); /* from here until ra_end: no context, no reads */
+    ra_begin(&ra, A, n, 0, ap, Al[0], Al[1]); /* from here until ra_end: no context, no reads */
     memset(acc_x, 0, (size_t)nc * sizeof(double));
     o->colabs(n, nc, Xj, n, acc_x, &bi, &bj);
     *norm1_x = ooc_nanmax(*norm1_x, max_colsum(acc_x, nc));
@@ -697,6 +713,7 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
                           int64_t mem, double *ratio, double *norm1_a) {
   ooc_status_t st = OOC_OK;
   int64_t bw = block_width(n, b, mem, 4), p = OOC_CHECK_PROBES;
+  if (!full) bw = strip_width(n, b, bw); /* the probes' passes */
   int64_t rc = full ? bw : p; /* columns of the residual block */
   part_t cp = part_make(n, bw);
   double *Al = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));

@@ -6,52 +6,66 @@
 
 #include "solvers/check.h"
 #include "solvers/lu.h"
+#include "solvers/readahead.h"
 
 typedef struct {
   ooc_ctx_t *ctx;
   const ooc_ops_t *o;
   int64_t n, b;
   const ooc_source_t *LU;
-  double *strip;        /* n x b, ld n */
+  double *strip[2];     /* n x b each, ld n: the read-ahead's buffers (readahead.h) */
+  double *D;            /* b x b: a diagonal block's lower part while U's is used */
   double *V;            /* n x k */
   double *rowL, *rowU;  /* |L| and |U| row sums (first pass only), or NULL */
 } fac_t;
 
-/* Y = L (U T) for T (n x k, ld n); V is the intermediate U T. Tile column j of the file is read
- * twice: its rows [0, c1) for U (entries below the diagonal zeroed), rows [c0, n) for L
- * (entries on and above zeroed; the unit diagonal is Y's initial V). */
+/* Y = L (U T) for T (n x k, ld n), V = U T on the way, in ONE pass over the file's tile columns
+ * from the last to the first, each read whole (the next one read in the background while this
+ * one's GEMMs run): column j's rows [0, c1) with the entries below the diagonal zeroed add U's
+ * part to V; V's rows of block j are then final (only columns >= j reach them), so the same
+ * column's rows [c0, n) with the entries on and above the diagonal zeroed add strictly lower L's
+ * part to Y at once; the unit diagonal adds V at the end. (Two passes before, U's ascending and
+ * then L's: the file's L\U was read twice.) */
 static ooc_status_t apply_lu(fac_t *f, const double *T, int64_t k, double *Y) {
   int64_t n = f->n, b = f->b;
   part_t p = part_make(n, b);
-  double *S = f->strip, *V = f->V;
+  double *V = f->V, *D = f->D;
+  readahead_t ra;
   memset(V, 0, (size_t)(n * k) * sizeof(double));
-  for (int64_t j = 0; j < p.count; j++) {
+  memset(Y, 0, (size_t)(n * k) * sizeof(double));
+  ra_begin_rev(&ra, f->LU, n, 0, p, f->strip[0], f->strip[1]);
+  for (int64_t j = p.count - 1; j >= 0; j--) {
     int64_t c0 = part_start(p, j), bj = part_len(p, j), c1 = c0 + bj;
-    OOC_TRY(f->LU->read(f->LU->self, 0, c0, c1, bj, S, n));
-    for (int64_t c = 0; c < bj; c++)
-      for (int64_t i = c0 + c + 1; i < c1; i++) S[i + c * n] = 0;
+    double *S;
+    ooc_status_t st = ra_next(&ra, &S);
+    if (st != OOC_OK) {
+      ra_end(&ra);
+      return st;
+    }
+    for (int64_t c = 0; c < bj; c++) /* U: the diagonal block's lower part set aside */
+      for (int64_t i = c0 + c + 1; i < c1; i++) {
+        D[i - c0 + c * bj] = S[i + c * n];
+        S[i + c * n] = 0;
+      }
     if (f->rowU)
       for (int64_t c = 0; c < bj; c++)
         for (int64_t i = 0; i < c1; i++) f->rowU[i] += fabs(S[i + c * n]);
     f->o->gemm('N', 'N', c1, k, bj, 1.0, S, n, T + c0, n, 1.0, V, n);
-  }
-  memcpy(Y, V, (size_t)(n * k) * sizeof(double));
-  for (int64_t j = 0; j < p.count; j++) {
-    int64_t c0 = part_start(p, j), bj = part_len(p, j);
-    OOC_TRY(f->LU->read(f->LU->self, c0, c0, n - c0, bj, S + c0, n));
-    for (int64_t c = 0; c < bj; c++)
-      for (int64_t i = c0; i <= c0 + c; i++) S[i + c * n] = 0;
+    for (int64_t c = 0; c < bj; c++) /* strictly lower L: the block's lower part back */
+      for (int64_t i = c0; i < c1; i++) S[i + c * n] = i > c0 + c ? D[i - c0 + c * bj] : 0;
     if (f->rowL)
       for (int64_t c = 0; c < bj; c++)
         for (int64_t i = c0; i < n; i++) f->rowL[i] += fabs(S[i + c * n]);
     f->o->gemm('N', 'N', n - c0, k, bj, 1.0, S + c0, n, V + c0, n, 1.0, Y + c0, n);
   }
+  ra_end(&ra);
+  for (int64_t i = 0; i < n * k; i++) Y[i] += V[i];
   return OOC_OK;
 }
 
-/* Columns per block for nbuf n-column buffers besides the strip within mem (at least 1). */
+/* Columns per block for nbuf n-column buffers besides the two strips within mem (at least 1). */
 static int64_t cols_for(int64_t n, int64_t b, int64_t mem, int nbuf, int64_t most) {
-  int64_t k = (mem - 8 * n * b) / (8 * n * nbuf);
+  int64_t k = (mem - 16 * n * b - 8 * b * b) / (8 * n * nbuf);
   return ooc_max64(1, ooc_min64(k, most));
 }
 
@@ -71,19 +85,20 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
   b = ooc_min64(b, n);
   int64_t k = full ? cols_for(n, b, mem, 4, n) : OOC_CHECK_PROBES;
   k = ooc_min64(k, full ? n : k);
-  fac_t f = {ctx, o, n, b, LU, NULL, NULL, NULL, NULL};
+  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL};
   double *T = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Y = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Z = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   f.V = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
-  f.strip = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+  f.strip[0] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+  f.strip[1] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+  f.D = ooc_malloc(ctx, (size_t)(b * b) * sizeof(double));
   ooc_status_t st = OOC_OK;
-  if (!T || !Y || !Z || !f.V || !f.strip) {
+  if (!T || !Y || !Z || !f.V || !f.strip[0] || !f.strip[1] || !f.D) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory checking the LU factor (n = %lld)",
                   (long long)n);
     goto done;
   }
-  part_t p = part_make(n, b);
   double worst = 0;
   int64_t nblk = full ? ooc_cdiv64(n, k) : 1;
   for (int64_t blk = 0; blk < nblk; blk++) {
@@ -96,12 +111,18 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
     }
     OOC_CHECK(st = apply_lu(&f, T, kk, Y));
     memset(Z, 0, (size_t)(n * kk) * sizeof(double));
-    for (int64_t j = 0; j < p.count; j++) {
-      int64_t c0 = part_start(p, j), bj = part_len(p, j);
-      if (full && (c0 + bj <= t0 || c0 >= t0 + kk)) continue; /* T's rows are zero there */
-      OOC_CHECK(st = A->read(A->self, 0, c0, n, bj, f.strip, n));
-      o->gemm('N', 'N', n, kk, bj, 1.0, f.strip, n, T + c0, n, 1.0, Z, n);
+    /* A's tile columns where T has rows (all for the probes), the next read while one's GEMM runs */
+    int64_t a0 = full ? t0 / b * b : 0, a1 = full ? ooc_min64(n, ooc_cdiv64(t0 + kk, b) * b) : n;
+    readahead_t ra;
+    ra_begin(&ra, A, n, a0, part_make(a1 - a0, b), f.strip[0], f.strip[1]);
+    for (int64_t c0 = a0; c0 < a1 && st == OOC_OK; c0 += b) {
+      int64_t bj = ooc_min64(b, n - c0);
+      double *S;
+      if ((st = ra_next(&ra, &S)) == OOC_OK)
+        o->gemm('N', 'N', n, kk, bj, 1.0, S, n, T + c0, n, 1.0, Z, n);
     }
+    ra_end(&ra);
+    OOC_CHECK(st);
     o->laswp(kk, Z, n, 0, n, ipiv); /* P A T */
     for (int64_t c = 0; c < kk; c++) {
       double s = 0, tn = 0;
@@ -121,7 +142,9 @@ done:
   ooc_free(ctx, Y);
   ooc_free(ctx, Z);
   ooc_free(ctx, f.V);
-  ooc_free(ctx, f.strip);
+  ooc_free(ctx, f.strip[0]);
+  ooc_free(ctx, f.strip[1]);
+  ooc_free(ctx, f.D);
   return st;
 }
 
@@ -134,15 +157,18 @@ ooc_status_t lu_check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n
   if (n == 0 || m == 0) return OOC_OK;
   b = ooc_min64(b, n);
   int64_t k = cols_for(n, b, mem, 4, m);
-  fac_t f = {ctx, o, n, b, LU, NULL, NULL, NULL, NULL};
+  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL};
   double *Xb = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Bb = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Y = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   f.V = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
-  f.strip = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+  f.strip[0] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+  f.strip[1] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
+  f.D = ooc_malloc(ctx, (size_t)(b * b) * sizeof(double));
   double *rows = anorm_inf > 0 ? NULL : ooc_calloc(ctx, (size_t)(2 * n), sizeof(double));
   ooc_status_t st = OOC_OK;
-  if (!Xb || !Bb || !Y || !f.V || !f.strip || (anorm_inf <= 0 && !rows)) {
+  if (!Xb || !Bb || !Y || !f.V || !f.strip[0] || !f.strip[1] || !f.D ||
+      (anorm_inf <= 0 && !rows)) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory checking the solve (n = %lld)",
                   (long long)n);
     goto done;
@@ -192,7 +218,9 @@ done:
   ooc_free(ctx, Bb);
   ooc_free(ctx, Y);
   ooc_free(ctx, f.V);
-  ooc_free(ctx, f.strip);
+  ooc_free(ctx, f.strip[0]);
+  ooc_free(ctx, f.strip[1]);
+  ooc_free(ctx, f.D);
   ooc_free(ctx, rows);
   return st;
 }

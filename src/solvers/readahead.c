@@ -1,8 +1,10 @@
 /* readahead.c: a pass over a source with the next strip read in the background. See readahead.h. */
 #include "solvers/readahead.h"
 
-static ooc_status_t read_strip(readahead_t *r, int64_t k) {
-  int64_t c0 = part_start(r->part, k), nc = part_len(r->part, k);
+/* Step k of the pass: its strip, into buffer k % 2. */
+static ooc_status_t read_step(readahead_t *r, int64_t k) {
+  int64_t s = r->reverse ? r->part.count - 1 - k : k;
+  int64_t c0 = r->c0 + part_start(r->part, s), nc = part_len(r->part, s);
   return r->src->read(r->src->self, 0, c0, r->rows, nc, r->buf[k & 1], r->rows);
 }
 
@@ -10,21 +12,31 @@ static void read_job(void *arg, int64_t k, int worker) {
   (void)k;
   (void)worker;
   readahead_t *r = arg;
-  r->st = read_strip(r, r->reading);
+  r->st = read_step(r, r->reading);
 }
 
-/* Strip k read on a pool thread (or, if none is free, by the join on the caller's). */
+/* Step k read on a pool thread (or, if none is free, by the join on the caller's). */
 static void start(readahead_t *r, int64_t k) {
   r->reading = k;
   r->st = OOC_OK;
   ooc_par_start(&r->g, 1, 1, read_job, r);
 }
 
-void ra_begin(readahead_t *r, const ooc_source_t *src, int64_t rows, part_t part, double *buf0,
-              double *buf1) {
-  *r = (readahead_t){.src = src, .rows = rows, .part = part, .buf = {buf0, buf1 ? buf1 : buf0},
-                     .reading = -1};
+static void begin(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
+                  double *buf0, double *buf1, int reverse) {
+  *r = (readahead_t){.src = src, .rows = rows, .c0 = c0, .part = part, .buf = {buf0, buf1 ? buf1 : buf0},
+                     .reverse = reverse, .reading = -1};
   if (buf1 && part.count > 0) start(r, 0);
+}
+
+void ra_begin(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
+              double *buf0, double *buf1) {
+  begin(r, src, rows, c0, part, buf0, buf1, 0);
+}
+
+void ra_begin_rev(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
+                  double *buf0, double *buf1) {
+  begin(r, src, rows, c0, part, buf0, buf1, 1);
 }
 
 ooc_status_t ra_next(readahead_t *r, double **data) {
@@ -35,11 +47,11 @@ ooc_status_t ra_next(readahead_t *r, double **data) {
     r->reading = -1;
     st = r->st;
   } else { /* no read-ahead: read it here */
-    st = read_strip(r, k);
+    st = read_step(r, k);
   }
   if (st != OOC_OK) return st;
   *data = r->buf[k & 1];
-  /* the other buffer's strip (k - 1) is done with: the caller asked for this one */
+  /* the other buffer's strip (step k - 1) is done with: the caller asked for this one */
   if (r->buf[0] != r->buf[1] && k + 1 < r->part.count) start(r, k + 1);
   return OOC_OK;
 }

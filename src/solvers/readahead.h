@@ -5,11 +5,13 @@
  * not their sum; the solve check's GEMM with m right-hand sides is as long as its read).
  *
  * Contract
- * - ra_begin(r, src, rows, part, buf0, buf1): the pass reads column strips k = 0 .. part.count-1
- *   (columns [part_start(part, k), +part_len), rows [0, rows), ld = rows) into buf0 and buf1 in
+ * - ra_begin(r, src, rows, c0, part, buf0, buf1): the pass reads column strips k = 0 ..
+ *   part.count-1 (columns c0 + [part_start(part, k), +part_len), rows [0, rows), ld = rows) into
+ *   buf0 and buf1 in
  *   turn; each buffer holds rows x part.b doubles. The read of strip 0 starts at once. buf1 NULL:
  *   no read-ahead, every strip read by ra_next on the caller's thread into buf0 (a fallback
  *   for tight memory; the same values).
+ * - ra_begin_rev: the same pass with the strips in decreasing order (the last first).
  * - ra_next(r, &data): waits for the next strip and returns its read's status; on OOC_OK *data
  *   is the strip and the read of the one after it starts. The strip stays valid until the next
  *   ra_next or ra_end. Called at most part.count times.
@@ -30,17 +32,20 @@
 
 typedef struct readahead {
   const ooc_source_t *src;
-  int64_t rows;
+  int64_t rows, c0;
   part_t part;
   double *buf[2];
-  int64_t next;     /* the strip ra_next returns next */
-  int64_t reading;  /* the strip being read in the background, or -1 */
+  int reverse;      /* the strips in decreasing order */
+  int64_t next;     /* the pass's step ra_next returns next (strip count-1-next when reverse) */
+  int64_t reading;  /* the step being read in the background, or -1 */
   ooc_status_t st;  /* that read's status */
   ooc_par_group_t g;
 } readahead_t;
 
-void ra_begin(readahead_t *r, const ooc_source_t *src, int64_t rows, part_t part, double *buf0,
-              double *buf1);
+void ra_begin(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
+              double *buf0, double *buf1);
+void ra_begin_rev(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
+                  double *buf0, double *buf1);
 ooc_status_t ra_next(readahead_t *r, double **data);
 void ra_end(readahead_t *r);
 
