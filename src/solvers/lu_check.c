@@ -24,8 +24,8 @@ typedef struct {
  * one's GEMMs run): column j's rows [0, c1) with the entries below the diagonal zeroed add U's
  * part to V; V's rows of block j are then final (only columns >= j reach them), so the same
  * column's rows [c0, n) with the entries on and above the diagonal zeroed add strictly lower L's
- * part to Y at once; the unit diagonal adds V at the end. (Two passes before, U's ascending and
- * then L's: the file's L\U was read twice.) */
+ * part to Y at once; the unit diagonal adds V at the end. (Before: U's halves of the columns
+ * ascending, then L's: the same bytes in twice the reads, none of them ahead.) */
 static ooc_status_t apply_lu(fac_t *f, const double *T, int64_t k, double *Y) {
   int64_t n = f->n, b = f->b;
   part_t p = part_make(n, b);
