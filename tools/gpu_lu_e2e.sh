@@ -5,13 +5,16 @@
 # (OLD: `git archive <commit>` unpacked into the ignored .wt/old and carried with .devdeps.)
 # 1. build oocsolve and oocgen in both trees, bench_lu_cuda in this one (Release, sm_90);
 # 2. cuSOLVER's in-core Xgetrf at n = 40000 (bench_lu_cuda cusolver), the peer of the factor;
-# 3. inputs on the device's disk: A65 (n = 65536 float32, tile 1024) with B65 (256 right-hand
-#    sides), A40 (n = 40000 float64, tile 1024);
-# 4. alternately old, new, old, new: `oocsolve solve --method lu --device cuda --gpu-mem 16G` at
-#    n = 65536 with the 256 right-hand sides, then `oocsolve factor --method lu --device cuda
-#    --gpu-mem 8G` at n = 40000; each run's JSON phases on a RESULT line (lu_e2e.txt).
+# 3. stage solve: A65 (n = 65536 float32, tile 1024) and B65 (256 right-hand sides) written on
+#    the device's disk, then old, new, old, new `oocsolve solve --method lu --device cuda
+#    --gpu-mem 16G`; stage factor: A40 (n = 40000 float64), then `oocsolve factor --method lu
+#    --device cuda --gpu-mem 8G` the same way; stage inv: a Matern matrix (n = NI, 32768) and
+#    `oocsolve invert --method chol --device cuda` (the inverse's estimate check). Each stage's
+#    inputs are removed after it (the disk holds ~36 GB). Each run's JSON phases on a RESULT
+#    line (lu_e2e.txt); REPS (2) pairs for solve, REPS_F (1) for the others. Run as a user
+#    would: no malloc tuning in the environment.
 # The inputs were just written, so they are read from the page cache (the floor there is memory
-# bandwidth, not the disk). SKIP="solve factor" skips stages; N65, N40 change the sizes.
+# bandwidth, not the disk). SKIP="solve factor inv" skips stages; N65, N40, NI change the sizes.
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-560}
@@ -28,15 +31,10 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 [ -n "${OLD:-}" ] && (cd "$OLD" && B=/tmp/b-e2e-old gpu_build $R/build_old.log oocsolve_bin oocgen_bin) &
 gpu_build $R/build.log oocsolve_bin oocgen_bin bench_lu_cuda
 wait
-export MALLOC_TRIM_THRESHOLD_=100000000000 MALLOC_TOP_PAD_=1073741824
 res() { tee -a $OUT/lu_e2e.txt; }
 $B/bench_lu_cuda cusolver $N40 > $R/cusolver.log 2>&1
 grep RESULT $R/cusolver.log | res
 G=$B/oocgen
-! skip solve && $G random --n $N65 --dtype f32 --tile 1024 --quiet --force $D/A65.h5:/A &&
-  $G rhs --n $N65 --cols 256 --dtype f32 --tile 1024 --quiet --force $D/B65.h5:/B
-! skip factor && $G random --n $N40 --tile 1024 --quiet --force $D/A40.h5:/A
-echo "[$(el) s] inputs written"; df -h $D | tail -1
 # one run: tree label, then oocsolve's arguments; its JSON's phases on a RESULT line
 one() {
   local tree=$1 bin=$B/oocsolve tag=$2
@@ -49,22 +47,48 @@ one() {
 import json, sys
 d = json.load(open(sys.argv[1]))
 ws = [w for w in (d.get('warnings') or '').split('; ') if 'in place' in w or 'GPU peak' in w]
-print('RESULT %s: read %.2f compute %.2f write %.2f check %.2f commit %.2f total %.2f s; '
-      'residual %.3g, stripe %d, %s %s' % (sys.argv[2], d['t_read'], d['t_compute'], d['t_write'],
-      d['t_check'], d.get('t_commit', 0), d['t_total'], d['residual'], d['stripe'], d.get('backend'),
-      '; '.join(ws)))
+print('RESULT %s: read %.2f compute %.2f (factor %.2f, sweeps %.2f) write %.2f check %.2f '
+      '(%.1f GB read back) commit %.2f total %.2f s; residual %.3g, stripe %d, %s; %s' % (
+      sys.argv[2], d['t_read'], d['t_compute'], d.get('t_factor', 0), d.get('t_solve', 0),
+      d['t_write'], d['t_check'], d.get('bytes_check_read', 0) / 1e9, d.get('t_commit', 0),
+      d['t_total'], d['residual'], d['stripe'], d.get('backend'), '; '.join(ws)))
 PY
   rm -f $D/X*.h5 $D/F*.h5
 }
-for i in 1 2; do
-  for tree in old new; do
-    [ "$(left)" -lt 90 ] && break 2
-    ! skip solve && one $tree solve_${tree}_$i solve --method lu --device cuda --tile 1024 \
-      --gpu-mem 16G --checkpoint off --out $D/X.h5 $D/A65.h5:/A $D/B65.h5:/B
-    [ "$(left)" -lt 60 ] && break 2
-    ! skip factor && one $tree factor_${tree}_$i factor --method lu --device cuda --tile 1024 \
-      --gpu-mem 8G --checkpoint off --out $D/F.h5 $D/A40.h5:/A
+# stage NAME REPS: old, new REPS times over (while the time left allows), its inputs made first
+# by the stage's own lines below and removed after
+pairs() {
+  local name=$1 reps=$2 need=$3
+  shift 3
+  for i in $(seq 1 $reps); do
+    for tree in old new; do
+      [ "$(left)" -lt "$need" ] && return
+      one $tree ${name}_${tree}_$i "$@"
+    done
   done
-done
+}
+if ! skip solve; then
+  $G random --n $N65 --dtype f32 --tile 1024 --quiet --force $D/A65.h5:/A &&
+    $G rhs --n $N65 --cols 256 --dtype f32 --tile 1024 --quiet --force $D/B65.h5:/B
+  echo "[$(el) s] solve's inputs written"
+  pairs solve ${REPS:-2} 70 solve --method lu --device cuda --tile 1024 --gpu-mem 16G \
+    --checkpoint off --out $D/X.h5 $D/A65.h5:/A $D/B65.h5:/B
+  rm -f $D/A65.h5 $D/B65.h5
+fi
+if ! skip factor && [ "$(left)" -gt 80 ]; then
+  $G random --n $N40 --tile 1024 --quiet --force $D/A40.h5:/A
+  echo "[$(el) s] factor's input written"
+  pairs factor ${REPS_F:-1} 40 factor --method lu --device cuda --tile 1024 --gpu-mem 8G \
+    --checkpoint off --out $D/F.h5 $D/A40.h5:/A
+  rm -f $D/A40.h5
+fi
+# an inverse's estimate check (the fused one, capped strips): chol, n = NI float64, in core
+if ! skip inv && [ "$(left)" -gt 80 ]; then
+  $G matern --n ${NI:-32768} --tile 4096 --quiet --force $D/M.h5:/A
+  echo "[$(el) s] the inverse's input written"
+  pairs inv ${REPS_F:-1} 40 invert --method chol --device cuda --tile 4096 --checkpoint off \
+    --out $D/X.h5 $D/M.h5:/A
+  rm -f $D/M.h5
+fi
 cp $R/*.json $OUT/ 2> /dev/null
 tail -n 30 $OUT/lu_e2e.txt
