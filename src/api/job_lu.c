@@ -230,7 +230,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
     char mv[32], all[32];
     if (st == OOC_OK)
       ooc_warn(r->warnings, sizeof r->warnings, "lu: %s of %s moved between the tile cache and "
-               "the GPU in place (tiles pinned by the load; unpinned in %.2f s)",
+               "the GPU in place (tiles pinned by the load, unpinned in %.2f s)",
                ooc_fmt_bytes(s.bytes_direct, mv, sizeof mv),
                ooc_fmt_bytes(s.bytes_streamed, all, sizeof all), ooc_now() - t_unpin);
   }

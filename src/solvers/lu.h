@@ -115,7 +115,13 @@
  *   in-core 1.128 s); n = 65536 --gpu-mem 16G 7.026 -> 5.753 s. The pinning moves into the
  *   load: +0.8 s for 12.8 GB (the fill 0.87-0.90 -> 1.59-1.83 s), +2.3 s for 34 GB, and the
  *   unpin (0.3 s, 0.9 s) to the end: it pays end to end only where the load waits for the disk
- *   anyway. The pipeline does not pin yet, so direct stays off by default.
+ *   anyway. The pipeline (job_lu_prepare, --method lu on the GPU) therefore makes the executor
+ *   before the load and pins each strip's new tile buffers on a pool thread while the next
+ *   strip is read from HDF5 (tstore.h TCACHE_PIN_LATER), then runs with direct = 1 and unpins
+ *   after the run: through the CLI on an H200 the solve at n = 65536 with 256 right-hand sides
+ *   moved all 120.6 GiB in place, compute 8.23, 7.71 -> 7.36, 7.32 s with the read phase no
+ *   longer (docs/PERFORMANCE.md "LU end to end"). The flag stays off for callers that set no
+ *   pinner (lu_run pins on first lend then).
  *
  * logdet (every job that factors): log|det A| = sum log|u_jj|, sign = (-1)^(swaps) prod sign u_jj.
  *
@@ -167,8 +173,10 @@ typedef struct lu_args {
   int64_t chunk;           /* the panel's chunk width (0: LU_CHUNK; whole tiles, >= one) */
   int nslots;              /* ring slots on an executor that is not unified: 1 .. LU_SLOTS,
                               0 = LU_SLOTS (the planner lowers it when pinned memory is short) */
-  int direct;              /* 1: move items in place where they can ("Direct moves", measured
-                              slower than the slot for now: off by default) */
+  int direct;              /* 1: move items in place where they can ("Direct moves": faster
+                              when a pinner set before the load pinned the tiles, as the
+                              pipeline's LU on the GPU does; slower when lu_run pins them on
+                              first lend, so off unless the caller pinned) */
   int nopiv;               /* 1: no row interchanges (A = L U, ipiv written as the identity, no
                               laswp anywhere): for a matrix made safe for it (rbt.h's butterfly)
                               or diagonally dominant. 0 (the default): partial pivoting */
