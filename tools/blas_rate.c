@@ -6,7 +6,10 @@
  *   cc -O2 -o /tmp/blas_rate tools/blas_rate.c $(pkg-config --cflags --libs openblas) && /tmp/blas_rate
  *   /tmp/blas_rate N M W REPS    (default 65536 256 1024 4)
  * Prints OpenBLAS's core and thread count, then the best of REPS products' GFLOP/s (2 N M W
- * flops each) on all threads and on one.
+ * flops each) on all threads and on one. Seen on the H200 hosts' VMs (2026-11-28, Debian's
+ * OpenBLAS 0.3.21, 16 threads): core Prescott 103 GFLOP/s (7.3 on one) on one machine, core
+ * Cooperlake 358 (49.9) on the next; OPENBLAS_CORETYPE=SkylakeX 460, Haswell 278, Zen 332
+ * (docs/PERFORMANCE.md "LU end to end through the CLI").
  */
 #include <cblas.h>
 #include <stdio.h>
