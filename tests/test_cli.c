@@ -837,6 +837,39 @@ static void t_solve_ok(void) {
   res_free(&r);
 }
 
+/* A host BLAS below the CPU's level is named with the remedy (ops.h ooc_ops_cpu_untuned):
+ * OpenBLAS honours OPENBLAS_CORETYPE at load, so the child gets Prescott's SSE3 kernels; on a CPU
+ * with AVX2 and FMA the notice says which OPENBLAS_CORETYPE to set, and with that one set it says
+ * nothing. The run succeeds either way. */
+static void t_blas_notice(void) {
+  const char *dir = case_dir("blas");
+  char a[PATH_CAP];
+  join(a, dir, "A.h5");
+  if (gen("gen_blas_a", "random", "64", NULL, NULL, a) != 0) return;
+  int avx2 = 0, avx512 = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  avx512 = __builtin_cpu_supports("avx512f");
+#endif
+  setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+  res_t r = run("blas_prescott", "oocsolve", "--device", "cpu", "--force", a, NULL);
+  EXPECT_OK(r);
+  const char *want = avx512 ? "OPENBLAS_CORETYPE=SkylakeX" : "OPENBLAS_CORETYPE=Haswell";
+  int said = strstr(r.out, want) || strstr(r.err, want);
+  check_at(said == avx2, __LINE__, "notice %s %s", want,
+           avx2 ? "missing" : "given on a CPU without AVX2");
+  res_free(&r);
+  if (avx2) { /* the remedy it names: no notice */
+    setenv("OPENBLAS_CORETYPE", avx512 ? "SkylakeX" : "Haswell", 1);
+    r = run("blas_tuned", "oocsolve", "--device", "cpu", "--force", a, NULL);
+    EXPECT_OK(r);
+    check_at(!strstr(r.out, "OPENBLAS_CORETYPE") && !strstr(r.err, "OPENBLAS_CORETYPE"), __LINE__,
+             "no notice once tuned");
+    res_free(&r);
+  }
+  unsetenv("OPENBLAS_CORETYPE");
+}
+
 /* factor, then solve --factor, then logdet: SPD covariance workflow through the CLI. */
 static void t_factor_cli(void) {
   const char *dir = case_dir("factor");
@@ -1175,6 +1208,7 @@ int main(void) {
       {"--host-mem 1K on n=500: exit 6", t_budget_too_small},
       {"invert matern 300 out of core, --json", t_invert_ok},
       {"solve A B:/B writes B.x.h5:/X", t_solve_ok},
+      {"a host BLAS below the CPU's level is named with its remedy", t_blas_notice},
       {"factor, solve --factor: the SPD workflow", t_factor_cli},
       {"SIGINT: exit 130, nothing left", t_sigint},
       {"gemm: out of core, alpha/beta/C0, --json, bad shapes", t_gemm_ok},

@@ -19,6 +19,7 @@
 
 #include <zstd.h>
 
+#include "base/parloop.h"
 #include "io/h5mat.h"
 #include "io/fileio.h"
 #include "io/journal.h"
@@ -663,6 +664,12 @@ static int read_back(ooc_ctx_t *ctx, h5mat_t *m, const double *A, int64_t rows, 
 /* Every layout the direct path takes: written by whole-chunk row bands (direct chunk writes),
  * or element by element through H5Dwrite (direct off); read back directly, through H5Dread, and
  * with the smallest stage (one thread, one window); the two files hold the same numbers. */
+static void hint_job(void *arg, int64_t k, int worker) {
+  (void)k;
+  (void)worker;
+  h5m_writeback_hint(arg);
+}
+
 static void t_direct_io(void) {
   ooc_ctx_t *ctx = tu_ctx();
   const int64_t rows = 300, cols = 230; /* edge chunks are partial */
@@ -703,8 +710,14 @@ static void t_direct_io(void) {
         }
       }
       CU_ASSERT_EQUAL(h5m_bytes(m), rows * cols * (f32 ? 4 : 8));
-      /* the output reads back before its commit (the check does that), both ways */
+      /* the output reads back before its commit (the check does that), both ways, the first
+       * time beside its writeback hint on a pool thread (as the pipeline's check runs) */
+      ooc_par_group_t g;
+      ooc_par_start(&g, 1, 1, hint_job, m);
       CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);
+      ooc_par_join(&g);
+      h5m_writeback_hint(m);
+      h5m_writeback_hint(NULL);
       h5m_set_direct(m, 0);
       CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);
       EXPECT_OK(ctx, h5m_commit(m));
@@ -1546,7 +1559,7 @@ int main(void) {
       {"zstd_stream_frames", t_zstd_stream_frames},
       {"zstd_output", t_zstd_output},
       {"corrupt_chunk", t_corrupt_chunk},
-      {"direct_io", t_direct_io},
+      {"direct_io (and the writeback hint beside a read)", t_direct_io},
       {"direct_fallback", t_direct_fallback},
       {"direct_faults", t_direct_faults},
       {"err_missing_file", t_err_missing_file},

@@ -231,6 +231,9 @@ static ooc_status_t pick_backend(job_t *j) {
   default: return OOC_FAIL(ctx, OOC_ERR_ARG, "unknown device %d", (int)j->o.device);
   }
   snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->cuda ? "cuda" : j->ops->name);
+  char blas[320]; /* every job does host products (the check's at least) */
+  if (j->ops == ooc_ops_cpu() && ooc_ops_cpu_untuned(blas, sizeof blas))
+    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", blas);
   return pick_devices(j);
 }
 
@@ -771,10 +774,32 @@ static ooc_status_t sym_lower_read(void *self, int64_t r0, int64_t c0, int64_t n
 
 static ooc_status_t commit_output(job_t *j, const char *as);
 
+/* The output's writeback started while the check reads (h5m_writeback_hint, on a pool thread:
+ * it can block while the disk's queue is full), so that the commit's fsync finds less to wait
+ * for; waited for before anything else touches the output (commit, keep_rejected, cleanup). */
+static void writeback_job(void *arg, int64_t k, int worker) {
+  (void)k;
+  (void)worker;
+  h5m_writeback_hint(arg);
+}
+
+static void writeback_start(job_t *j) {
+  if (j->wb_running || !j->out) return;
+  ooc_par_start(&j->wb, 1, 1, writeback_job, j->out);
+  j->wb_running = 1;
+}
+
+static void writeback_wait(job_t *j) {
+  if (!j->wb_running) return;
+  ooc_par_join(&j->wb);
+  j->wb_running = 0;
+}
+
 /* --keep-failed: the checked output, with its attributes and a "rejected" one saying why, goes
  * to "<output without .h5>.rejected.h5" instead of the output's name. */
 static ooc_status_t keep_rejected(job_t *j) {
   ooc_report_t *r = j->rep;
+  writeback_wait(j);
   char path[1024], why[160];
   const char *name = h5m_name(j->out), *colon = strrchr(name, ':');
   size_t len = colon ? (size_t)(colon - name) : strlen(name);
@@ -919,6 +944,7 @@ static ooc_status_t check_output(job_t *j, int f32) {
 
 /* Record how the output was made, then fsync and rename it into place (or onto `as`). */
 static ooc_status_t commit_output(job_t *j, const char *as) {
+  writeback_wait(j);
   ooc_report_t *r = j->rep;
   h5mat_t *o = j->out;
   OOC_TRY(h5m_attr_str(o, "oocsolve_version", OOC_VERSION_STRING));
@@ -1195,6 +1221,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   OOC_TRY(ckpt_drop(j)); /* before the scratch it names goes away */
   job_unload_inputs(j);
 
+  writeback_start(j); /* the disk writes X back while the check reads */
   OOC_TRY(check_output(j, f32));
   double t_commit = ooc_now();
   OOC_TRY(commit_output(j, NULL));
@@ -1206,6 +1233,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
 
 static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
+  writeback_wait(j); /* before the output can be closed */
   if (j->cx) job_report_exec(j, j->dev[0], j->cx); /* least squares' (not chol's) */
   ex_destroy(j->cx);
   for (int d = 0; d < j->gxs.n; d++) gemm_dev_destroy(j->gdevs[d]); /* the products' (j->gdev) */

@@ -15,6 +15,7 @@
 #include "api/classify.h"
 #include "api/methods.h"
 #include "api/plan.h"
+#include "base/parloop.h"
 #include "exec/exset.h"
 #include "io/h5mat.h"
 #include "io/journal.h"
@@ -90,6 +91,8 @@ typedef struct job {
   ooc_exec_t *cx;     /* the CUDA executor QR runs on (Cholesky's are job_chol.c's own set) */
   /* LU on the GPU made before the load (job_lu_prepare): its executor pins the tile cache's
    * buffers as the load makes them, and the run moves them in place; its stripe and slots */
+  ooc_par_group_t wb; /* the output's writeback during the check (job.c writeback_start) */
+  int wb_running;
   ooc_exec_t *lu_gx;
   int64_t lu_W;
   int lu_K;

@@ -1028,6 +1028,10 @@ static void setup_direct(h5mat_t *m) {
   m->fd = m->direct ? fd : -1;
 }
 
+void h5m_writeback_hint(h5mat_t *m) {
+  if (m && m->fd >= 0) fio_writeback_hint(m->ctx, m->fd, 0, 0);
+}
+
 void h5m_set_direct(h5mat_t *m, int on) {
   if (!m) return;
   if (!on) {

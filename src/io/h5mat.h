@@ -95,6 +95,16 @@ typedef void (*h5m_tap_fn)(void *user, int64_t r0, int64_t c0, int64_t rows, int
                            const void *data, int es, int64_t ld);
 void h5m_set_tap(h5mat_t *m, h5m_tap_fn fn, void *user);
 
+/* Ask the kernel to start writing back what an output holds so far (Linux sync_file_range with
+ * SYNC_FILE_RANGE_WRITE on HDF5's descriptor; nothing without the direct path, under a test's
+ * I/O ops, or elsewhere), without waiting for the disk and without reporting errors: the commit's
+ * fsync still waits for the rest and reports any. It can block while the device's queue is full,
+ * so the pipeline calls it on a pool thread while the check reads (issue 27: the commit's fsync
+ * took 6-7 s of an LU factor's 24 s on an H200 host). It touches neither HDF5 nor the context's
+ * state, so it may run beside reads of the same handle; it must end before h5m_commit or
+ * h5m_close. */
+void h5m_writeback_hint(h5mat_t *m);
+
 /* Columns and rows of a chunk (0: not chunked): readers align their column strips with it. */
 int64_t h5m_chunk_cols(const h5mat_t *m);
 int64_t h5m_chunk_rows(const h5mat_t *m);

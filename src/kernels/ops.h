@@ -55,6 +55,7 @@
 #ifndef OOC_OPS_H
 #define OOC_OPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct ooc_ops {
@@ -93,5 +94,12 @@ const ooc_ops_t *ooc_ops_ref(void);
  * pass a zero without pivoting, so the factors after it are then unspecified (finite or not). */
 int64_t ooc_getrf_nopiv(const ooc_ops_t *o, int64_t m, int64_t n, double *A, int64_t lda);
 const ooc_ops_t *ooc_ops_cpu(void);
+
+/* The cpu table's BLAS runs kernels below what this CPU can run: OpenBLAS (DYNAMIC_ARCH) chose a
+ * generic core (Prescott's SSE3, Core2, Nehalem, ...) on a CPU with AVX2, as it did on some of
+ * the GPU hosts' VMs (2026-11-28: 103 GFLOP/s for the solve check's GEMM shape where
+ * OPENBLAS_CORETYPE=SkylakeX gave 460; tools/blas_rate.c). Returns 1 and says so in msg, naming
+ * the OPENBLAS_CORETYPE to set; 0 (msg empty) when the choice looks right or cannot be told. */
+int ooc_ops_cpu_untuned(char *msg, size_t cap);
 
 #endif

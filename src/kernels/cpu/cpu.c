@@ -11,8 +11,10 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "kernels/ops.h"
 
@@ -235,3 +237,26 @@ static const ooc_ops_t cpu_ops = {
 };
 
 const ooc_ops_t *ooc_ops_cpu(void) { return &cpu_ops; }
+
+char *openblas_get_corename(void);
+
+int ooc_ops_cpu_untuned(char *msg, size_t cap) {
+  static const char *generic[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem",
+                                  "Atom", "Katmai", "Coppermine", "Northwood", "Banias",
+                                  "Sandybridge", "Barcelona", "Opteron", "Bobcat"};
+  if (cap) msg[0] = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  const char *core = openblas_get_corename();
+  if (!core || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
+  for (size_t k = 0; k < sizeof generic / sizeof generic[0]; k++)
+    if (!strcasecmp(core, generic[k])) {
+      int wide = __builtin_cpu_supports("avx512f");
+      snprintf(msg, cap, "the host BLAS runs OpenBLAS's %s kernels on a CPU with %s: host "
+               "products (the check's among them) run several times below this CPU's speed; "
+               "set OPENBLAS_CORETYPE=%s in the environment", core,
+               wide ? "AVX-512" : "AVX2 and FMA", wide ? "SkylakeX" : "Haswell");
+      return 1;
+    }
+#endif
+  return 0;
+}
