@@ -865,6 +865,7 @@ static void t_pin_later(void) {
   CU_ASSERT_EQUAL(pk.unpins, pk.pins); /* every pin undone once */
   tstore_destroy(ts);
   tcache_destroy(c);
+  ms_free(&ms);
   tu_ctx_done(ctx);
 }
 
