@@ -37,26 +37,41 @@ static int64_t strip_width(int64_t n, int64_t b, int64_t bw) {
   return ooc_max64(1, ooc_min64(bw, w));
 }
 
+/* A pass's two buffers of n x bw doubles (or bw x n for row bands): the next strip is read into
+ * one while the products run on the other (readahead.h). */
+typedef struct {
+  double *buf[2];
+  int64_t bw;
+} pass_t;
+
 /* ---- the inverse: full ratio, or Hager-Higham's estimate of ||I - A X||_1 -------------------- */
 
 /* Streamed products with a source M (A or X, n x n) and k vectors V (n x k, ld n):
- * trans 'N': U = M V; 'T': U = M^T V. One pass over M in column blocks of bw (buffer buf).
+ * trans 'N': U = M V; 'T': U = M^T V. One pass over M in column blocks of ps->bw, read ahead.
  * colsum, when not NULL, accumulates |M| column sums (the 1-norm) on the way. */
 static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, char trans,
-                        const double *V, int64_t k, double *U, double *buf, int64_t bw,
+                        const double *V, int64_t k, double *U, const pass_t *ps,
                         double *colsum) {
-  part_t cp = part_make(n, bw);
+  part_t cp = part_make(n, ps->bw);
   int64_t bi, bj;
   if (trans == 'N') memset(U, 0, (size_t)(n * k) * sizeof(double));
+  readahead_t ra;
+  ra_begin(&ra, M, n, 0, cp, ps->buf[0], ps->buf[1]);
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
-    OOC_TRY(M->read(M->self, 0, l0, n, nl, buf, n));
+    double *buf;
+    ooc_status_t st = ra_next(&ra, &buf);
+    if (st != OOC_OK) {
+      ra_end(&ra);
+      return st;
+    }
     if (colsum) o->colabs(n, nl, buf, n, colsum + l0, &bi, &bj);
     if (trans == 'N')
       o->gemm('N', 'N', n, k, nl, 1.0, buf, n, V + l0, n, 1.0, U, n);
     else
       o->gemm('T', 'N', nl, k, n, 1.0, buf, n, V, n, 0.0, U + l0, n);
   }
+  ra_end(&ra);
   return OOC_OK;
 }
 
@@ -97,7 +112,7 @@ static void first_vectors(int64_t n, double *V) {
   }
 }
 
-/* One pass over M by row bands (bh rows by all n columns, in buf): Y = V - M U for k vectors
+/* One pass over M by row bands (ps->bw rows by all n columns, read ahead): Y = V - M U for k vectors
  * (U, V, Y n x k, ld n) and, because a row band gives its rows of Y in full, their signs
  * xi = sgn(Y[:, 0]) and w = M^T xi on the way. The estimator's next product is B^T xi, whose
  * first factor is M^T xi (M = X for the left residual I - X A, A for the right one): that
@@ -105,12 +120,20 @@ static void first_vectors(int64_t n, double *V) {
  * accumulates |M|'s column sums. */
 static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source_t *M,
                                  const double *U, const double *V, int64_t k, double *Y,
-                                 double *xi, double *w, double *buf, int64_t bh, double *colsum) {
+                                 double *xi, double *w, const pass_t *ps, double *colsum) {
   int64_t bi, bj;
+  part_t rp = part_make(n, ps->bw);
   memset(w, 0, (size_t)n * sizeof(double));
-  for (int64_t r0 = 0; r0 < n; r0 += bh) {
-    int64_t nr = ooc_min64(bh, n - r0);
-    OOC_TRY(M->read(M->self, r0, 0, nr, n, buf, nr));
+  readahead_t ra;
+  ra_begin_rows(&ra, M, n, rp, ps->buf[0], ps->buf[1]);
+  for (int64_t q = 0; q < rp.count; q++) {
+    int64_t r0 = part_start(rp, q), nr = part_len(rp, q);
+    double *buf;
+    ooc_status_t st = ra_next(&ra, &buf);
+    if (st != OOC_OK) {
+      ra_end(&ra);
+      return st;
+    }
     if (colsum) o->colabs(nr, n, buf, nr, colsum, &bi, &bj);
     o->gemm('N', 'N', nr, k, n, 1.0, buf, nr, U, n, 0.0, Y + r0, n); /* M(band, :) U */
     for (int64_t c = 0; c < k; c++)
@@ -118,6 +141,7 @@ static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source
     for (int64_t i = r0; i < r0 + nr; i++) xi[i] = sgn(Y[i]);
     o->gemm('T', 'N', n, 1, nr, 1.0, buf, nr, xi + r0, nr, 1.0, w, n);
   }
+  ra_end(&ra);
   return OOC_OK;
 }
 
@@ -128,13 +152,13 @@ static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source
 static ooc_status_t resid_mul_n(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
                                 const ooc_source_t *X, int left, const double *V, int64_t k,
                                 const double *col, double *Y, double *T, double *xi, double *w,
-                                double *buf, int64_t bw, double *acc_a, double *acc_x) {
+                                const pass_t *ps, double *acc_a, double *acc_x) {
   const ooc_source_t *first = left ? A : X, *second = left ? X : A;
   if (col)
     memcpy(T, col, (size_t)n * sizeof(double));
   else
-    OOC_TRY(mul(o, n, first, 'N', V, k, T, buf, bw, first == X ? acc_x : acc_a));
-  return mul_rows_sgn(o, n, second, T, V, k, Y, xi, w, buf, bw, second == X ? acc_x : acc_a);
+    OOC_TRY(mul(o, n, first, 'N', V, k, T, ps, first == X ? acc_x : acc_a));
+  return mul_rows_sgn(o, n, second, T, V, k, Y, xi, w, ps, second == X ? acc_x : acc_a);
 }
 
 /* The 'T' product Y = B^T xi = xi - M1^T w given w = M2^T xi (resid_mul_n's, or the writer's):
@@ -143,14 +167,21 @@ static ooc_status_t resid_mul_n(const ooc_ops_t *o, int64_t n, const ooc_source_
  * largest |Y_j| so far is kept in col as the pass goes, so that product reads no column. */
 static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
                                 const ooc_source_t *X, int left, const double *xi,
-                                const double *w, double *Y, double *buf, int64_t bw, double *col,
+                                const double *w, double *Y, const pass_t *ps, double *col,
                                 int64_t *jmax) {
   const ooc_source_t *M = left ? A : X;
-  part_t cp = part_make(n, bw);
+  part_t cp = part_make(n, ps->bw);
   int64_t j = 0;
+  readahead_t ra;
+  ra_begin(&ra, M, n, 0, cp, ps->buf[0], ps->buf[1]);
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l), jb = -1;
-    OOC_TRY(M->read(M->self, 0, l0, n, nl, buf, n));
+    double *buf;
+    ooc_status_t st = ra_next(&ra, &buf);
+    if (st != OOC_OK) {
+      ra_end(&ra);
+      return st;
+    }
     o->gemm('T', 'N', nl, 1, n, 1.0, buf, n, w, n, 0.0, Y + l0, n);
     for (int64_t i = l0; i < l0 + nl; i++) {
       Y[i] = xi[i] - Y[i];
@@ -161,6 +192,7 @@ static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_
     }
     if (jb >= 0) memcpy(col, buf + (jb - l0) * n, (size_t)n * sizeof(double));
   }
+  ra_end(&ra);
   *jmax = j;
   return OOC_OK;
 }
@@ -176,7 +208,7 @@ static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_
  * vectors, hence the values, are dlacn2's (sums in another order). W: 3 (2 + p) + 4 columns of n. */
 static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
                              const ooc_source_t *X, int left, const double *Y1, const double *w1,
-                             double stop, double *buf, int64_t bw, double *W, double *acc_a,
+                             double stop, const pass_t *ps, double *W, double *acc_a,
                              double *acc_x, check_info_t *ci) {
   const int64_t p = OOC_CHECK_PROBES, k0 = 2 + p;
   double *V = W, *Y = V + n * k0, *T = Y + n * k0, *xi = T + n * k0, *xn = xi + n;
@@ -186,7 +218,7 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
     memcpy(Y, Y1, (size_t)(n * k0) * sizeof(double));
     for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
   } else {
-    OOC_TRY(resid_mul_n(o, n, A, X, left, V, k0, NULL, Y, T, xi, w, buf, bw, acc_a, acc_x));
+    OOC_TRY(resid_mul_n(o, n, A, X, left, V, k0, NULL, Y, T, xi, w, ps, acc_a, acc_x));
   }
   ci->products = 1;
   OOC_TRY(ooc_tick(ctx, "check", 1.0 / CHECK_EST_MAX_PRODUCTS));
@@ -200,15 +232,15 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
     if (Y1 && w1)
       memcpy(w, w1, (size_t)n * sizeof(double));
     else if (Y1) /* the first factor of B^T xi: one pass over the matrix the write did not see */
-      OOC_TRY(mul(o, n, left ? X : A, 'T', xi, 1, w, buf, bw, NULL));
+      OOC_TRY(mul(o, n, left ? X : A, 'T', xi, 1, w, ps, NULL));
     int64_t j = 0;
-    OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw, col, &j));
+    OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, ps, col, &j));
     ci->products++;
     OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
     for (int iter = 2;; iter++) {
       memset(V, 0, (size_t)n * sizeof(double));
       V[j] = 1.0;
-      OOC_TRY(resid_mul_n(o, n, A, X, left, V, 1, col, Y, T, xn, w, buf, bw, NULL, NULL));
+      OOC_TRY(resid_mul_n(o, n, A, X, left, V, 1, col, Y, T, xn, w, ps, NULL, NULL));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       double old = est;
@@ -220,7 +252,7 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
       if (same || est <= old) break; /* the sign vector repeats, or no progress */
       memcpy(xi, xn, (size_t)n * sizeof(double));
       int64_t jlast = j;
-      OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, buf, bw, col, &j));
+      OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, ps, col, &j));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       if (!(fabs(V[jlast]) != fabs(V[j]) && iter < 5)) break;
@@ -239,10 +271,10 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
   memset(ci, 0, sizeof *ci);
   ci->probe = NAN;
   int64_t bw = block_width(n, b, mem, 4), p = OOC_CHECK_PROBES;
-  if (!full) bw = strip_width(n, b, bw); /* the estimate's passes: Xj is their buffer */
+  if (!full) bw = strip_width(n, b, bw); /* the estimate's passes: Xj and Al their buffers */
   part_t cp = part_make(n, bw);
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
-  double *Al = full ? ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)) : NULL;
+  double *Al = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   /* full: a residual block; estimate: V, Y, T of 2 + p columns and the sign vector */
   double *Rj = ooc_malloc(ctx, (size_t)(n * (full ? bw : 3 * (2 + p) + 4)) * sizeof(double));
   double *acc_a = ooc_calloc(ctx, (size_t)n, sizeof(double));
@@ -250,7 +282,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
   double *acc_r = ooc_calloc(ctx, (size_t)(full ? bw : 1), sizeof(double));
   int64_t bi, bj;
   *ratio = NAN;
-  if (!Xj || (full && !Al) || !Rj || !acc_a || !acc_x || !acc_r) {
+  if (!Xj || !Al || !Rj || !acc_a || !acc_x || !acc_r) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
@@ -276,8 +308,9 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
     ci->rnorm = rmax;
     ci->products = (int)cp.count; /* block products: every column of I - A X */
   } else {
-    /* one buffer serves both sources (the passes alternate) */
-    OOC_CHECK(st = estimate(ctx, o, n, A, X, 0, NULL, NULL, INFINITY, Xj, bw, Rj, acc_a, acc_x, ci));
+    /* two buffers serve both sources (the passes alternate; each reads ahead) */
+    pass_t ps = {{Xj, Al}, bw};
+    OOC_CHECK(st = estimate(ctx, o, n, A, X, 0, NULL, NULL, INFINITY, &ps, Rj, acc_a, acc_x, ci));
     rmax = ci->rnorm;
   }
   *norm1_a = max_colsum(acc_a, n);
@@ -554,9 +587,10 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
   if (!check_fused_complete(f))
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the fused check saw %s of A and X (n = %lld)",
                     f->over ? "a block outside" : "not all", (long long)n);
-  double *buf = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
+  pass_t ps = {{ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)),
+                ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double))}, bw};
   double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 4)) * sizeof(double));
-  if (!buf || !W) {
+  if (!ps.buf[0] || !ps.buf[1] || !W) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
@@ -568,13 +602,14 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
   /* B V = V - X (A V), the first product, from what the load and the write saw */
   for (int64_t i = 0; i < n * FUSED_K; i++) f->Z[i] = f->V[i] - f->Z[i];
   for (int64_t i = 0; i < n && band; i++) band = sgn(f->Z[i]) == f->xi[i];
-  OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, band ? f->w : NULL, stop_ratio * scale, buf, bw, W, NULL,
-                          NULL, ci));
+  OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, band ? f->w : NULL, stop_ratio * scale,
+                          &ps, W, NULL, NULL, ci));
   ci->band = band && ci->products > 1;
   *ratio = ci->rnorm / scale;
   ci->probe /= scale;
 done:
-  ooc_free(ctx, buf);
+  ooc_free(ctx, ps.buf[0]);
+  ooc_free(ctx, ps.buf[1]);
   ooc_free(ctx, W);
   return st;
 }
@@ -585,10 +620,6 @@ static double absmax(const double *v, int64_t n) {
   return m;
 }
 
-/* The solve ratio with A given either as itself (L == NULL... see check.h) or as a factor L:
- * then A X = L (L^T X) is formed strip by strip of L, Y_l = L[:, l]^T X, R += L[:, l] Y_l,
- * one pass over L per block of right-hand sides, and ||A||_inf is `anorm` when > 0, else the
- * bound ||L||_inf ||L||_1. */
 /* rowsum[i] += sum_q |S[i, q]| over the nl columns of an n-row strip (ld n): rows split among
  * the pool's threads, each row summed in column order (the same sums on any thread count). */
 typedef struct {
@@ -614,11 +645,14 @@ static void rowabs_add(int64_t n, int64_t nl, const double *S, double *rowsum) {
   ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), ooc_cdiv64(n, ROWABS_ROWS), rowabs_job, &a);
 }
 
-/* The solve's ratio: per block of bw right-hand sides, X's and B's block read, then one pass over
- * A (or L) in strips of aw columns, the next strip read in the background while the GEMMs run on
- * this one (readahead.h): with m right-hand sides the pass does 2 n^2 m flops, as long as its read
- * at m in the hundreds. The two strip buffers take at most the room one strip of bw took before
- * (CHECK_STRIP_BYTES each), the blocks of X and B no more than m columns. */
+/* The solve ratio with A given either as itself (L == NULL... see check.h) or as a factor L:
+ * then A X = L (L^T X) is formed strip by strip of L, Y_l = L[:, l]^T X, R += L[:, l] Y_l,
+ * one pass over L per block of right-hand sides, and ||A||_inf is `anorm` when > 0, else the
+ * bound ||L||_inf ||L||_1. Per block of bw right-hand sides (no wider than m), X's and B's
+ * block are read, then the pass over A (or L) in strips of aw columns reads the next strip in
+ * the background while the GEMMs run on this one (readahead.h): with m right-hand sides the pass
+ * does 2 n^2 m flops, as long as its read at m in the hundreds. The two strip buffers take at
+ * most the room one strip of bw took before, CHECK_STRIP_BYTES each. */
 static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m,
                                 int64_t b, const ooc_source_t *A, int factored, double anorm,
                                 const ooc_source_t *B, const ooc_source_t *X, double eps,

@@ -12,6 +12,8 @@
  *   no read-ahead, every strip read by ra_next on the caller's thread into buf0 (a fallback
  *   for tight memory; the same values).
  * - ra_begin_rev: the same pass with the strips in decreasing order (the last first).
+ * - ra_begin_rows(r, src, cols, part, buf0, buf1): the pass by row bands instead: band k is rows
+ *   [part_start(part, k), +part_len) of all cols columns, ld = that band's rows.
  * - ra_next(r, &data): waits for the next strip and returns its read's status; on OOC_OK *data
  *   is the strip and the read of the one after it starts. The strip stays valid until the next
  *   ra_next or ra_end. Called at most part.count times.
@@ -32,7 +34,8 @@
 
 typedef struct readahead {
   const ooc_source_t *src;
-  int64_t rows, c0;
+  int by_rows;      /* row bands of `other` columns, else column strips of `other` rows */
+  int64_t other, c0;
   part_t part;
   double *buf[2];
   int reverse;      /* the strips in decreasing order */
@@ -46,6 +49,8 @@ void ra_begin(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0,
               double *buf0, double *buf1);
 void ra_begin_rev(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
                   double *buf0, double *buf1);
+void ra_begin_rows(readahead_t *r, const ooc_source_t *src, int64_t cols, part_t part,
+                   double *buf0, double *buf1);
 ooc_status_t ra_next(readahead_t *r, double **data);
 void ra_end(readahead_t *r);
 
