@@ -3,7 +3,8 @@
  * solve_ratio: R += A_strip X_strip, n x m by n x w strips of A; issue 22's n = 65536 solve
  * with m = 256 spent 25-30 s in its check on an H200 host, where reading the 17 GB input alone
  * takes ~4 s at the rate the inverse's check reads). Standalone (not built by CMake):
- *   cc -O2 -o /tmp/blas_rate tools/blas_rate.c $(pkg-config --cflags --libs openblas) && /tmp/blas_rate
+ *   cc -O2 -o /tmp/blas_rate tools/blas_rate.c $(pkg-config --cflags --libs openblas)
+ *   /tmp/blas_rate
  *   /tmp/blas_rate N M W REPS    (default 65536 256 1024 4)
  * Prints OpenBLAS's core and thread count, then the best of REPS products' GFLOP/s (2 N M W
  * flops each) on all threads and on one. Seen on the H200 hosts' VMs (2026-11-28, Debian's
@@ -42,7 +43,8 @@ int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 65536, m = argc > 2 ? atol(argv[2]) : 256;
   long w = argc > 3 ? atol(argv[3]) : 1024;
   int reps = argc > 4 ? atoi(argv[4]) : 4;
-  double *A = malloc(sizeof(double) * (size_t)(n * w)), *X = malloc(sizeof(double) * (size_t)(w * m));
+  double *A = malloc(sizeof(double) * (size_t)(n * w));
+  double *X = malloc(sizeof(double) * (size_t)(w * m));
   double *R = calloc((size_t)(n * m), sizeof(double));
   if (!A || !X || !R) return 1;
   for (long i = 0; i < n * w; i++) A[i] = (double)(i % 7) - 3.0;

@@ -112,8 +112,8 @@ static void first_vectors(int64_t n, double *V) {
   }
 }
 
-/* One pass over M by row bands (ps->bw rows by all n columns, read ahead): Y = V - M U for k vectors
- * (U, V, Y n x k, ld n) and, because a row band gives its rows of Y in full, their signs
+/* One pass over M by row bands (ps->bw rows by all n columns, read ahead): Y = V - M U for k
+ * vectors (U, V, Y n x k, ld n) and, because a row band gives its rows of Y in full, their signs
  * xi = sgn(Y[:, 0]) and w = M^T xi on the way. The estimator's next product is B^T xi, whose
  * first factor is M^T xi (M = X for the left residual I - X A, A for the right one): that
  * product then needs one pass (over the other matrix) instead of two. colsum, when not NULL,

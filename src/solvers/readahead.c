@@ -26,8 +26,8 @@ static void start(readahead_t *r, int64_t k) {
 
 static void begin(readahead_t *r, const ooc_source_t *src, int by_rows, int64_t other, int64_t c0,
                   part_t part, double *buf0, double *buf1, int reverse) {
-  *r = (readahead_t){.src = src, .by_rows = by_rows, .other = other, .c0 = c0, .part = part, .buf = {buf0, buf1 ? buf1 : buf0},
-                     .reverse = reverse, .reading = -1};
+  *r = (readahead_t){.src = src, .by_rows = by_rows, .other = other, .c0 = c0, .part = part,
+                     .buf = {buf0, buf1 ? buf1 : buf0}, .reverse = reverse, .reading = -1};
   if (buf1 && part.count > 0) start(r, 0);
 }
 
