@@ -60,11 +60,7 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
     double *buf;
-    ooc_status_t st = ra_next(&ra, &buf);
-    if (st != OOC_OK) {
-      ra_end(&ra);
-      return st;
-    }
+    OOC_TRY(ra_next(&ra, &buf)); /* a failed one leaves no read running */
     if (colsum) o->colabs(n, nl, buf, n, colsum + l0, &bi, &bj);
     if (trans == 'N')
       o->gemm('N', 'N', n, k, nl, 1.0, buf, n, V + l0, n, 1.0, U, n);
@@ -129,11 +125,7 @@ static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source
   for (int64_t q = 0; q < rp.count; q++) {
     int64_t r0 = part_start(rp, q), nr = part_len(rp, q);
     double *buf;
-    ooc_status_t st = ra_next(&ra, &buf);
-    if (st != OOC_OK) {
-      ra_end(&ra);
-      return st;
-    }
+    OOC_TRY(ra_next(&ra, &buf)); /* a failed one leaves no read running */
     if (colsum) o->colabs(nr, n, buf, nr, colsum, &bi, &bj);
     o->gemm('N', 'N', nr, k, n, 1.0, buf, nr, U, n, 0.0, Y + r0, n); /* M(band, :) U */
     for (int64_t c = 0; c < k; c++)
@@ -177,11 +169,7 @@ static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l), jb = -1;
     double *buf;
-    ooc_status_t st = ra_next(&ra, &buf);
-    if (st != OOC_OK) {
-      ra_end(&ra);
-      return st;
-    }
+    OOC_TRY(ra_next(&ra, &buf)); /* a failed one leaves no read running */
     o->gemm('T', 'N', nl, 1, n, 1.0, buf, n, w, n, 0.0, Y + l0, n);
     for (int64_t i = l0; i < l0 + nl; i++) {
       Y[i] = xi[i] - Y[i];

@@ -37,11 +37,7 @@ static ooc_status_t apply_lu(fac_t *f, const double *T, int64_t k, double *Y) {
   for (int64_t j = p.count - 1; j >= 0; j--) {
     int64_t c0 = part_start(p, j), bj = part_len(p, j), c1 = c0 + bj;
     double *S;
-    ooc_status_t st = ra_next(&ra, &S);
-    if (st != OOC_OK) {
-      ra_end(&ra);
-      return st;
-    }
+    OOC_TRY(ra_next(&ra, &S)); /* a failed one leaves no read running */
     for (int64_t c = 0; c < bj; c++) /* U: the diagonal block's lower part set aside */
       for (int64_t i = c0 + c + 1; i < c1; i++) {
         D[i - c0 + c * bj] = S[i + c * n];

@@ -16,7 +16,8 @@
  *   [part_start(part, k), +part_len) of all cols columns, ld = that band's rows.
  * - ra_next(r, &data): waits for the next strip and returns its read's status; on OOC_OK *data
  *   is the strip and the read of the one after it starts. The strip stays valid until the next
- *   ra_next or ra_end. Called at most part.count times.
+ *   ra_next or ra_end. Called at most part.count times. A failed ra_next leaves no read running
+ *   (the caller may return at once).
  * - ra_end(r): waits for a read still running (after an early exit). Always call it; twice is
  *   harmless.
  * - While a read runs in the background the caller must not read any source nor use the
