@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "solvers/readahead.h"
 #include "tiling/tstore.h"
 
 /* ---- 64-bit tile arithmetic without allocating the matrix -------------------------------- */
@@ -869,6 +870,89 @@ static void t_pin_later(void) {
   tu_ctx_done(ctx);
 }
 
+/* readahead.h: a source that logs the rectangles it is asked for (in order), fails its k-th read
+ * when asked, and checks that no two reads overlap in time. */
+typedef struct {
+  int64_t log[64][4]; /* r0, c0, nr, nc */
+  int nlog, fail_at, busy, overlapped;
+} rasrc_t;
+
+static ooc_status_t ra_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                            double *dst, int64_t ld) {
+  rasrc_t *s = self;
+  if (__atomic_fetch_add(&s->busy, 1, __ATOMIC_SEQ_CST)) s->overlapped = 1;
+  int k = s->nlog++;
+  if (k < 64) {
+    s->log[k][0] = r0;
+    s->log[k][1] = c0;
+    s->log[k][2] = nr;
+    s->log[k][3] = nc;
+  }
+  ooc_status_t st = OOC_OK;
+  if (k + 1 == s->fail_at) st = OOC_ERR_IO;
+  else gen_read(NULL, r0, c0, nr, nc, dst, ld);
+  __atomic_fetch_sub(&s->busy, 1, __ATOMIC_SEQ_CST);
+  return st;
+}
+
+/* Every strip as the source has it, in order (or reversed, or by row bands, from a first column),
+ * read once each, one read at a time; without a second buffer the same; a failed read is
+ * returned at its strip, no read is left running, and nothing after it is read. */
+static void t_readahead(void) {
+  const int64_t n = 37, w = 8; /* 5 strips, the last 5 wide */
+  double b0[37 * 8], b1[37 * 8];
+  part_t p = part_make(n, w);
+  for (int mode = 0; mode < 5; mode++) { /* cols, cols no second buffer, reverse, rows, c0 = 3 */
+    rasrc_t rs = {.fail_at = 0};
+    ooc_source_t src = {&rs, ra_read};
+    readahead_t ra;
+    int64_t c0 = mode == 4 ? 3 : 0;
+    part_t q = mode == 4 ? part_make(n - 3, w) : p;
+    if (mode == 2) ra_begin_rev(&ra, &src, n, 0, q, b0, b1);
+    else if (mode == 3) ra_begin_rows(&ra, &src, n, q, b0, b1);
+    else ra_begin(&ra, &src, n, c0, q, b0, mode == 1 ? NULL : b1);
+    int bad = 0;
+    for (int64_t k = 0; k < q.count; k++) {
+      int64_t s = mode == 2 ? q.count - 1 - k : k, at = part_start(q, s), len = part_len(q, s);
+      double *d = NULL;
+      CU_ASSERT_FATAL(ra_next(&ra, &d) == OOC_OK);
+      CU_ASSERT(d == (mode == 1 ? b0 : (k % 2 ? b1 : b0)));
+      for (int64_t j = 0; j < (mode == 3 ? n : len); j++)
+        for (int64_t i = 0; i < (mode == 3 ? len : n); i++) {
+          double want = mode == 3 ? val(at + i, j) : val(i, c0 + at + j);
+          bad += d[i + j * (mode == 3 ? len : n)] != want;
+        }
+      CU_ASSERT(rs.log[k][mode == 3 ? 0 : 1] == (mode == 3 ? at : c0 + at));
+    }
+    ra_end(&ra);
+    ra_end(&ra); /* twice is harmless */
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(rs.nlog, q.count); /* each strip once, none beyond the last */
+    CU_ASSERT_EQUAL(rs.overlapped, 0);
+  }
+  for (int fail = 1; fail <= 5; fail++) { /* the fail-th read fails */
+    rasrc_t rs = {.fail_at = fail};
+    ooc_source_t src = {&rs, ra_read};
+    readahead_t ra;
+    ra_begin(&ra, &src, n, 0, p, b0, b1);
+    ooc_status_t st = OOC_OK;
+    int64_t got = 0;
+    double *d;
+    while (got < p.count && (st = ra_next(&ra, &d)) == OOC_OK) got++;
+    CU_ASSERT_EQUAL(st, OOC_ERR_IO);
+    CU_ASSERT_EQUAL(got, fail - 1);
+    CU_ASSERT_EQUAL(ra.reading, -1); /* nothing left running (white box) ... */
+    ra_end(&ra);
+    CU_ASSERT_EQUAL(rs.nlog, fail); /* ... nor started: nothing read after the failure */
+  }
+  readahead_t ra; /* an empty pass */
+  rasrc_t rs = {0};
+  ooc_source_t src = {&rs, ra_read};
+  ra_begin(&ra, &src, n, 0, part_make(0, w), b0, b1);
+  ra_end(&ra);
+  CU_ASSERT_EQUAL(rs.nlog, 0);
+}
+
 /* ts_set_backing / ts_set_loading (issue 27): tiles put while loading go back to the source
  * when evicted (no scratch write) and read back from it, checked (a changed source is an
  * error); tiles never put stay zero; a put after
@@ -1068,6 +1152,7 @@ int main(void) {
       {"lending: read and write lends, checked out, never evicted, half the cache, pins", t_lend},
       {"pinned as made (tcache_pin_new), the same pinner kept", t_pin_new},
       {"pinned later, in the background (TCACHE_PIN_LATER)", t_pin_later},
+      {"read-ahead: strips in order, reversed, by rows; one read at a time; failures", t_readahead},
       {"a source behind the loaded tiles: dropped, not spilled; dirty ones spilled; checkpoints", t_backing},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
