@@ -206,6 +206,37 @@ static void t_concurrent(void) {
 }
 
 /* A background loop progresses on pool threads while the caller works; the join finishes it. */
+/* ooc_task_start / ooc_task_wait: one call, once per start, a start while it runs does nothing,
+ * a wait with none running returns at once. (Where no pool thread is free the wait runs it:
+ * ooc_par_join's rule, t_no_threads.) */
+typedef struct {
+  atomic_int calls;
+  atomic_int go;
+} task_rec_t;
+
+static void task_fn(void *arg) {
+  task_rec_t *t = arg;
+  while (!atomic_load(&t->go)) usleep(100); /* still running when the second start comes */
+  atomic_fetch_add(&t->calls, 1);
+}
+
+static void t_task(void) {
+  task_rec_t t = {0};
+  ooc_task_t task = {0};
+  ooc_task_wait(&task); /* none running */
+  ooc_task_start(&task, task_fn, &t);
+  ooc_task_start(&task, task_fn, &t); /* still running: nothing more */
+  CU_ASSERT(task.running);
+  atomic_store(&t.go, 1);
+  ooc_task_wait(&task);
+  ooc_task_wait(&task);
+  CU_ASSERT_EQUAL(atomic_load(&t.calls), 1);
+  CU_ASSERT(!task.running);
+  ooc_task_start(&task, task_fn, &t); /* again after the wait */
+  ooc_task_wait(&task);
+  CU_ASSERT_EQUAL(atomic_load(&t.calls), 2);
+}
+
 static void t_background(void) {
   rec_t r;
   rec_init(&r, 2000, 3, 2000, 0);
@@ -306,6 +337,7 @@ int main(void) {
                                     {"nested loops", t_nested},
                                     {"loops from several threads at once", t_concurrent},
                                     {"a background loop", t_background},
+                                    {"one background call (ooc_task)", t_task},
                                     {"a background loop joined at once is shared", t_join_at_once},
                                     {"threads are reused", t_reuse},
                                     {"loops in a fork child", t_fork},

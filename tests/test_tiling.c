@@ -896,33 +896,34 @@ static ooc_status_t ra_read(void *self, int64_t r0, int64_t c0, int64_t nr, int6
 }
 
 /* Every strip as the source has it, in order (or reversed, or by row bands, from a first column),
- * read once each, one read at a time; without a second buffer the same; a failed read is
- * returned at its strip, no read is left running, and nothing after it is read. */
+ * read once each, one read at a time; a failed read is returned at its strip, no read is left
+ * running, and nothing after it is read. */
 static void t_readahead(void) {
   const int64_t n = 37, w = 8; /* 5 strips, the last 5 wide */
   double b0[37 * 8], b1[37 * 8];
   part_t p = part_make(n, w);
-  for (int mode = 0; mode < 5; mode++) { /* cols, cols no second buffer, reverse, rows, c0 = 3 */
+  for (int mode = 0; mode < 4; mode++) { /* columns, reversed, row bands, from column 3 */
+    int rev = mode == 1, rows = mode == 2;
     rasrc_t rs = {.fail_at = 0};
     ooc_source_t src = {&rs, ra_read};
     readahead_t ra;
-    int64_t c0 = mode == 4 ? 3 : 0;
-    part_t q = mode == 4 ? part_make(n - 3, w) : p;
-    if (mode == 2) ra_begin_rev(&ra, &src, n, 0, q, b0, b1);
-    else if (mode == 3) ra_begin_rows(&ra, &src, n, q, b0, b1);
-    else ra_begin(&ra, &src, n, c0, q, b0, mode == 1 ? NULL : b1);
+    int64_t c0 = mode == 3 ? 3 : 0;
+    part_t q = mode == 3 ? part_make(n - 3, w) : p;
+    if (rev) ra_begin_rev(&ra, &src, n, 0, q, b0, b1);
+    else if (rows) ra_begin_rows(&ra, &src, n, q, b0, b1);
+    else ra_begin(&ra, &src, n, c0, q, b0, b1);
     int bad = 0;
     for (int64_t k = 0; k < q.count; k++) {
-      int64_t s = mode == 2 ? q.count - 1 - k : k, at = part_start(q, s), len = part_len(q, s);
+      int64_t s = rev ? q.count - 1 - k : k, at = part_start(q, s), len = part_len(q, s);
       double *d = NULL;
       CU_ASSERT_FATAL(ra_next(&ra, &d) == OOC_OK);
-      CU_ASSERT(d == (mode == 1 ? b0 : (k % 2 ? b1 : b0)));
-      for (int64_t j = 0; j < (mode == 3 ? n : len); j++)
-        for (int64_t i = 0; i < (mode == 3 ? len : n); i++) {
-          double want = mode == 3 ? val(at + i, j) : val(i, c0 + at + j);
-          bad += d[i + j * (mode == 3 ? len : n)] != want;
+      CU_ASSERT(d == (k % 2 ? b1 : b0));
+      for (int64_t j = 0; j < (rows ? n : len); j++)
+        for (int64_t i = 0; i < (rows ? len : n); i++) {
+          double want = rows ? val(at + i, j) : val(i, c0 + at + j);
+          bad += d[i + j * (rows ? len : n)] != want;
         }
-      CU_ASSERT(rs.log[k][mode == 3 ? 0 : 1] == (mode == 3 ? at : c0 + at));
+      CU_ASSERT(rs.log[k][rows ? 0 : 1] == (rows ? at : c0 + at));
     }
     ra_end(&ra);
     ra_end(&ra); /* twice is harmless */
@@ -941,7 +942,7 @@ static void t_readahead(void) {
     while (got < p.count && (st = ra_next(&ra, &d)) == OOC_OK) got++;
     CU_ASSERT_EQUAL(st, OOC_ERR_IO);
     CU_ASSERT_EQUAL(got, fail - 1);
-    CU_ASSERT_EQUAL(ra.reading, -1); /* nothing left running (white box) ... */
+    CU_ASSERT_EQUAL(ra.task.running, 0); /* nothing left running (white box) ... */
     ra_end(&ra);
     CU_ASSERT_EQUAL(rs.nlog, fail); /* ... nor started: nothing read after the failure */
   }

@@ -777,23 +777,13 @@ static ooc_status_t commit_output(job_t *j, const char *as);
 /* The output's writeback started while the check reads (h5m_writeback_hint, on a pool thread:
  * it can block while the disk's queue is full), so that the commit's fsync finds less to wait
  * for; waited for before anything else touches the output (commit, keep_rejected, cleanup). */
-static void writeback_job(void *arg, int64_t k, int worker) {
-  (void)k;
-  (void)worker;
-  h5m_writeback_hint(arg);
-}
+static void writeback_task(void *out) { h5m_writeback_hint(out); }
 
 static void writeback_start(job_t *j) {
-  if (j->wb_running || !j->out) return;
-  ooc_par_start(&j->wb, 1, 1, writeback_job, j->out);
-  j->wb_running = 1;
+  if (j->out) ooc_task_start(&j->wb, writeback_task, j->out);
 }
 
-static void writeback_wait(job_t *j) {
-  if (!j->wb_running) return;
-  ooc_par_join(&j->wb);
-  j->wb_running = 0;
-}
+static void writeback_wait(job_t *j) { ooc_task_wait(&j->wb); }
 
 /* --keep-failed: the checked output, with its attributes and a "rejected" one saying why, goes
  * to "<output without .h5>.rejected.h5" instead of the output's name. */

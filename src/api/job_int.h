@@ -89,10 +89,9 @@ typedef struct job {
   lu_state_t lu_state0;
   int64_t resume_stripe, lu_due_step;
   ooc_exec_t *cx;     /* the CUDA executor QR runs on (Cholesky's are job_chol.c's own set) */
+  ooc_task_t wb; /* the output's writeback during the check (job.c writeback_start) */
   /* LU on the GPU made before the load (job_lu_prepare): its executor pins the tile cache's
    * buffers as the load makes them, and the run moves them in place; its stripe and slots */
-  ooc_par_group_t wb; /* the output's writeback during the check (job.c writeback_start) */
-  int wb_running;
   ooc_exec_t *lu_gx;
   int64_t lu_W;
   int lu_K;
@@ -233,8 +232,8 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
  * lu_K), so that the load pins the tiles it makes (job_load_inputs) and job_lu_run moves them
  * by DMA in place (lu.h "Direct moves"). Nothing when LU runs on the CPU. */
 ooc_status_t job_lu_prepare(job_t *j);
-/* The pinner off (every tile unpinned) and the early executor destroyed: job_lu_run's end and
- * job_cleanup's. */
+/* LU's executor (j->lu_gx, made by job_lu_prepare or job_lu_run) destroyed, the tile cache's
+ * pinner unset first where it is that executor: a run that stops early, and job_cleanup. */
 void job_lu_release(job_t *j);
 /* The check of an LU factor (JOB_FACTOR) or of a solve from an LU factor file (j->lu_in). */
 ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B,

@@ -133,24 +133,21 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
 
 /* Why early: pinning a tile buffer on first lend put the registration on the factor's critical
  * path (lu.h "Direct moves": slower than the slot); pinned as the load makes them, on a pool
- * thread while the loader waits for its next HDF5 read, the factor moved 0.70x cuSOLVER's
- * in-core rate where the slot gave 0.50x (H200, n = 40000, --gpu-mem 8G). */
+ * thread while the loader waits for its next HDF5 read, the pinning hid in the read phase and
+ * the compute of the solve at n = 65536 with 256 right-hand sides fell 8.23, 7.71 -> 7.36,
+ * 7.32 s (H200, --gpu-mem 16G, docs/PERFORMANCE.md "LU end to end through the CLI"). */
 ooc_status_t job_lu_prepare(job_t *j) {
-  if (!j->cuda || j->o.method != OOC_METHOD_LU || j->resuming || j->lu_gx) return OOC_OK;
-  int64_t W = plan_lu_stripe(&j->plan);
-  if (W == 0) return OOC_OK; /* job_lu_run says why */
-  int K = 0;
-  ooc_exec_t *gx = NULL;
-  OOC_TRY(job_lu_device(j, "lu", j->n, j->b, &gx, &W, &K));
-  j->lu_gx = gx; /* NULL: on the CPU after all (job_lu_device said why) */
-  j->lu_W = W;
-  j->lu_K = K;
-  return OOC_OK;
+  if (!j->cuda || j->o.method != OOC_METHOD_LU || j->resuming) return OOC_OK;
+  j->lu_W = plan_lu_stripe(&j->plan);
+  if (j->lu_W == 0) return OOC_OK; /* job_lu_run says why */
+  /* lu_gx NULL after it: on the CPU after all (job_lu_device said why) */
+  return job_lu_device(j, "lu", j->n, j->b, &j->lu_gx, &j->lu_W, &j->lu_K);
 }
 
 void job_lu_release(job_t *j) {
   if (!j->lu_gx) return;
-  if (j->cache && tcache_pin_user(j->cache) == j->lu_gx) tcache_set_pin(j->cache, NULL, NULL, NULL);
+  if (j->cache && tcache_pin_user(j->cache) == j->lu_gx)
+    tcache_set_pin(j->cache, NULL, NULL, NULL); /* every tile unpinned before its pinner goes */
   ex_destroy(j->lu_gx);
   j->lu_gx = NULL;
 }
@@ -183,20 +180,17 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
                     ooc_fmt_bytes(lu_workspace_bytes(j->n, j->b, j->b, j->m), need, sizeof need),
                     j->B ? " (or solve with --method gj)" : "");
   }
-  ooc_exec_t *gx = j->lu_gx;
-  int K = j->lu_K;
-  if (gx) { /* made before the load (job_lu_prepare) */
-    j->lu_gx = NULL;
+  if (j->lu_gx) /* made before the load (job_lu_prepare) */
     W = j->lu_W;
-  } else if (j->cuda) {
-    OOC_TRY(job_lu_device(j, "lu", j->n, j->b, &gx, &W, &K));
-  }
+  else if (j->cuda)
+    OOC_TRY(job_lu_device(j, "lu", j->n, j->b, &j->lu_gx, &W, &j->lu_K));
+  ooc_exec_t *gx = j->lu_gx; /* NULL: the host executor lu_run makes */
   r->stripe = W;
   /* direct moves where the load pinned the tiles (the pinner is this executor) */
   int direct = gx && tcache_pin_user(j->cache) == gx;
   lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = W,
                  .ops = j->ops, .exec = gx, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
-                 .ipiv = j->ipiv, .nslots = K, .direct = direct};
+                 .ipiv = j->ipiv, .nslots = j->lu_K, .direct = direct};
   /* Journaled like gj and chol (docs/RELIABILITY.md), except a solve from a factor file, whose
    * only work is the sweeps (as Cholesky's solve --factor) */
   if (job != LU_SOLVE_FACTORED) {
@@ -209,8 +203,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
     int64_t total = lu_steps(job, j->n, j->b, W, j->m, NULL);
     if (W != j->resume_stripe || j->resume_step > total) { /* the GPU's follows its memory */
       ckpt_disown(j);
-      if (direct) tcache_set_pin(j->cache, NULL, NULL, NULL);
-      if (gx) ex_destroy(gx);
+      job_lu_release(j);
       return OOC_FAIL(ctx, OOC_ERR_ARG, "cannot resume from the journal '%s': it was written by "
                       "LU with stripe %lld, this run plans %lld for LU (rerun with the same "
                       "--method lu, --stripe, --host-mem and --gpu-mem: auto plans an inverse or "
@@ -234,7 +227,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
                ooc_fmt_bytes(s.bytes_direct, mv, sizeof mv),
                ooc_fmt_bytes(s.bytes_streamed, all, sizeof all), ooc_now() - t_unpin);
   }
-  job_gpu_done(j, &gx, "its budget", "lu", W);
+  job_gpu_done(j, &j->lu_gx, "its budget", "lu", W);
   *steps = job == LU_SOLVE_FACTORED ? s.rhs_steps : s.steps;
   if (st != OOC_OK) {
     if (st == OOC_ERR_SINGULAR || st == OOC_ERR_FORMAT)

@@ -196,6 +196,27 @@ void ooc_par_start(ooc_par_group_t *g, int threads, int64_t n, ooc_par_fn fn, vo
 
 void ooc_par_join(ooc_par_group_t *g) { finish(g, 1); }
 
+static void task_job(void *arg, int64_t k, int worker) {
+  (void)k;
+  (void)worker;
+  ooc_task_t *t = arg;
+  t->fn(t->arg);
+}
+
+void ooc_task_start(ooc_task_t *t, void (*fn)(void *arg), void *arg) {
+  if (t->running) return;
+  t->fn = fn;
+  t->arg = arg;
+  t->running = 1;
+  ooc_par_start(&t->g, 1, 1, task_job, t);
+}
+
+void ooc_task_wait(ooc_task_t *t) {
+  if (!t->running) return;
+  ooc_par_join(&t->g);
+  t->running = 0;
+}
+
 int ooc_par_cpus(int cap) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : n > cap ? cap : (int)n;

@@ -23,6 +23,11 @@
  *   g lives on the caller's side (its stack) from start to join; join is called exactly once.
  * - May be called from several threads at once, and from inside a job (nesting): see parloop.c
  *   for why no combination deadlocks.
+ * - ooc_task_start(t, fn, arg) / ooc_task_wait(t): one call fn(arg) in the background (a loop of
+ *   one job: on a pool thread, or on the caller at the wait if none is free), for work that must
+ *   not hold the caller (the checks' next read, pinning the tile cache, the output's writeback).
+ *   start does nothing while the task still runs; wait returns at once when none runs. t is
+ *   zero-initialised by its owner and lives on the caller's side from start to wait.
  * - ooc_par_cpus(cap): the online CPUs, at least 1, at most cap (how callers size their loops).
  *
  * The pool: threads are started lazily, when a loop has a free worker id and no pool thread is
@@ -63,9 +68,19 @@ typedef struct ooc_par_group {
   pthread_cond_t done; /* busy reached 0 */
 } ooc_par_group_t;
 
+/* One background call (ooc_task_start / ooc_task_wait). */
+typedef struct ooc_task {
+  ooc_par_group_t g;
+  void (*fn)(void *arg);
+  void *arg;
+  int running;
+} ooc_task_t;
+
 void ooc_parallel(int threads, int64_t n, ooc_par_fn fn, void *arg);
 void ooc_par_start(ooc_par_group_t *g, int threads, int64_t n, ooc_par_fn fn, void *arg);
 void ooc_par_join(ooc_par_group_t *g);
+void ooc_task_start(ooc_task_t *t, void (*fn)(void *arg), void *arg);
+void ooc_task_wait(ooc_task_t *t);
 int ooc_par_cpus(int cap);
 int ooc_par_pool_threads(void);
 int ooc_par_pool_limit(int max);

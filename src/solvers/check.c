@@ -26,8 +26,8 @@ static int64_t block_width(int64_t n, int64_t b, int64_t mem, int nbuf) {
 
 /* A pass's strips (or bands) at most this many bytes, whatever memory allows: a pass with a few
  * vectors is bound by its reads, which need no more than a chunk column to be large; a wider
- * buffer only costs first touches (on the GPU hosts' VMs fresh memory came at ~2.7 GB/s) and
- * cache misses. Full checks and the solve's right-hand sides keep the width memory allows: there
+ * buffer only costs first touches (the device README's KINDS.md saw the GPU hosts' VMs grow their
+ * memory at ~3 s per 8 GiB) and cache misses. Full checks and the solve's right-hand sides keep the width memory allows: there
  * the width is the number of passes over A. */
 #define CHECK_STRIP_BYTES ((int64_t)512 << 20)
 
@@ -60,7 +60,7 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
     double *buf;
-    OOC_TRY(ra_next(&ra, &buf)); /* a failed one leaves no read running */
+    OOC_TRY(ra_next(&ra, &buf));
     if (colsum) o->colabs(n, nl, buf, n, colsum + l0, &bi, &bj);
     if (trans == 'N')
       o->gemm('N', 'N', n, k, nl, 1.0, buf, n, V + l0, n, 1.0, U, n);
@@ -125,7 +125,7 @@ static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source
   for (int64_t q = 0; q < rp.count; q++) {
     int64_t r0 = part_start(rp, q), nr = part_len(rp, q);
     double *buf;
-    OOC_TRY(ra_next(&ra, &buf)); /* a failed one leaves no read running */
+    OOC_TRY(ra_next(&ra, &buf));
     if (colsum) o->colabs(nr, n, buf, nr, colsum, &bi, &bj);
     o->gemm('N', 'N', nr, k, n, 1.0, buf, nr, U, n, 0.0, Y + r0, n); /* M(band, :) U */
     for (int64_t c = 0; c < k; c++)
@@ -169,7 +169,7 @@ static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l), jb = -1;
     double *buf;
-    OOC_TRY(ra_next(&ra, &buf)); /* a failed one leaves no read running */
+    OOC_TRY(ra_next(&ra, &buf));
     o->gemm('T', 'N', nl, 1, n, 1.0, buf, n, w, n, 0.0, Y + l0, n);
     for (int64_t i = l0; i < l0 + nl; i++) {
       Y[i] = xi[i] - Y[i];
@@ -650,7 +650,6 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
   int64_t aw = strip_width(n, b, bw >= 2 * b ? bw / 2 / b * b : ooc_max64(1, bw / 2));
   bw = ooc_min64(bw, ooc_max64(m, 1)); /* no wider than B: one pass over A for m <= bw */
   part_t cp = part_make(m, bw), ap = part_make(n, aw);
-  readahead_t ra = {.reading = -1}; /* ra_end before ra_begin: nothing to wait for */
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   double *Rj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   double *Al[2] = {ooc_malloc(ctx, (size_t)(n * aw) * sizeof(double)),
@@ -673,7 +672,8 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
     int64_t c0 = part_start(cp, j), nc = part_len(cp, j);
     OOC_CHECK(st = X->read(X->self, 0, c0, n, nc, Xj, n));
     OOC_CHECK(st = B->read(B->self, 0, c0, n, nc, Rj, n));
-    ra_begin(&ra, A, n, 0, ap, Al[0], Al[1]); /* from here until ra_end: no context, no reads */
+    readahead_t ra; /* until ra_end: no context, no reads (a failed ra_next ends it) */
+    ra_begin(&ra, A, n, 0, ap, Al[0], Al[1]);
     memset(acc_x, 0, (size_t)nc * sizeof(double));
     o->colabs(n, nc, Xj, n, acc_x, &bi, &bj);
     *norm1_x = ooc_nanmax(*norm1_x, max_colsum(acc_x, nc));
@@ -704,7 +704,6 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
   }
   *ratio = worst;
 done:
-  ra_end(&ra);
   ooc_free(ctx, Xj);
   ooc_free(ctx, Rj);
   ooc_free(ctx, Al[0]);

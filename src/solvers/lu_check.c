@@ -37,7 +37,7 @@ static ooc_status_t apply_lu(fac_t *f, const double *T, int64_t k, double *Y) {
   for (int64_t j = p.count - 1; j >= 0; j--) {
     int64_t c0 = part_start(p, j), bj = part_len(p, j), c1 = c0 + bj;
     double *S;
-    OOC_TRY(ra_next(&ra, &S)); /* a failed one leaves no read running */
+    OOC_TRY(ra_next(&ra, &S));
     for (int64_t c = 0; c < bj; c++) /* U: the diagonal block's lower part set aside */
       for (int64_t i = c0 + c + 1; i < c1; i++) {
         D[i - c0 + c * bj] = S[i + c * n];
@@ -112,14 +112,12 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
     int64_t a0 = full ? t0 / b * b : 0, a1 = full ? ooc_min64(n, ooc_cdiv64(t0 + kk, b) * b) : n;
     readahead_t ra;
     ra_begin(&ra, A, n, a0, part_make(a1 - a0, b), f.strip[0], f.strip[1]);
-    for (int64_t c0 = a0; c0 < a1 && st == OOC_OK; c0 += b) {
-      int64_t bj = ooc_min64(b, n - c0);
+    for (int64_t c0 = a0; c0 < a1; c0 += b) {
       double *S;
-      if ((st = ra_next(&ra, &S)) == OOC_OK)
-        o->gemm('N', 'N', n, kk, bj, 1.0, S, n, T + c0, n, 1.0, Z, n);
+      OOC_CHECK(st = ra_next(&ra, &S)); /* a failed one leaves no read running */
+      o->gemm('N', 'N', n, kk, ooc_min64(b, n - c0), 1.0, S, n, T + c0, n, 1.0, Z, n);
     }
     ra_end(&ra);
-    OOC_CHECK(st);
     o->laswp(kk, Z, n, 0, n, ipiv); /* P A T */
     for (int64_t c = 0; c < kk; c++) {
       double s = 0, tn = 0;

@@ -72,8 +72,7 @@ struct tcache {
   int pin_later; /* TCACHE_PIN_LATER: the queue waits for tcache_pin_start, not each batch */
   entry_t **topin; /* made under pin_new, pinned when the batch that fills them is done */
   int64_t ntopin, captopin;
-  ooc_par_group_t pin_g; /* tcache_pin_start's job, on the pool while pin_running */
-  int pin_running;
+  ooc_task_t pin_task; /* tcache_pin_start's pinning of the queue */
   int64_t pinned, pin_refused;
   int64_t lent; /* bytes of lent tiles (at most half the capacity: ts_lend) */
 };
@@ -211,23 +210,13 @@ static void pin_pending(tcache_t *c) {
   c->ntopin = 0;
 }
 
-static void pin_job(void *arg, int64_t k, int worker) {
-  (void)k;
-  (void)worker;
-  pin_pending(arg);
-}
+static void pin_task(void *c) { pin_pending(c); }
 
 void tcache_pin_start(tcache_t *c) {
-  if (c->pin_running || c->ntopin == 0) return;
-  ooc_par_start(&c->pin_g, 1, 1, pin_job, c);
-  c->pin_running = 1;
+  if (c->ntopin) ooc_task_start(&c->pin_task, pin_task, c);
 }
 
-void tcache_pin_wait(tcache_t *c) {
-  if (!c->pin_running) return;
-  ooc_par_join(&c->pin_g);
-  c->pin_running = 0;
-}
+void tcache_pin_wait(tcache_t *c) { ooc_task_wait(&c->pin_task); }
 
 static ooc_status_t batch_reserve(tcache_t *c, int64_t njobs) {
   if (c->njobs + njobs > c->capjobs) {
