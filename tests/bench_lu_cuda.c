@@ -19,6 +19,7 @@
  * place from pinned tiles, not gathered into the ring's slot), each tile pinned the first time
  * it is lent; LU_DIRECT=2: the same with every tile pinned as the fill makes it (tstore.h
  * tcache_pin_new: what the pipeline's load does), outside the timed factor.
+ * LU_TRACE=PATH: the executor's Chrome/Perfetto trace (as oocsolve --trace; tools/trace_sum.py).
  * The matrix: entries uniform in [-1, 1] from a hash of (i, j), diagonal + n (well conditioned
  * and pivoting still moves rows). Lines starting with RESULT are the figures.
  */
@@ -179,7 +180,8 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
   if (tstore_create(ctx, c, n, n, b, NULL, NULL, &A) != OOC_OK) die(ctx, "store");
   const char *dm = getenv("LU_DIRECT");
   int direct = dm ? atoi(dm) : 0;
-  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2};
+  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2,
+                         .trace = getenv("LU_TRACE")};
   ooc_exec_t *ex = NULL;
   if (gpu_mem > 0 && ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
   if (ex && direct == 2) { /* pinned as the fill makes each tile, as the pipeline's load does */
