@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # gpu_io.sh: issue 27's end-to-end table in one device call (at most LIMIT seconds):
-#   OLD=.wt/base LIMIT=470 bash .devdeps/on-device bash tools/gpu_io.sh
-# 1. build oocsolve and oocgen of this tree and of $OLD (main) side by side (Release, sm_90);
+#   N=45056 LIMIT=580 bash .devdeps/on-device bash tools/gpu_io.sh     (carry .devdeps and .whl)
+#   OLD=.wt/base ... the same with an older tree's runs after each of this one's
+# 1. build oocsolve and oocgen of this tree (and of $OLD when set) side by side (Release, sm_90);
 # 2. dd with direct I/O on the work directory's disk: 8 GiB written (oflag=direct), then read
 #    back (iflag=direct): the floor's bandwidths;
-# 3. the input, n = 49152 float64 Matern, tile 4096 (19.3 GB), written by oocgen;
-# 4. chol, then gj: `oocsolve --device cuda --method M --tile 4096 --json` from a file not in
-#    page cache, new then old. Before each run the input's pages are dropped from the page cache
-#    with posix_fadvise(DONTNEED) on that one file (`dd iflag=nocache count=0`: no drop_caches),
-#    and `fincore` shows what stayed; the output of each run is removed after it.
-# The JSON lines land in $OUT/runs.jsonl, the summary in $OUT/io.txt, logs in $OUT/all.tgz.
+# 3. the input, n = N (49152; the H200 host's 64 GiB disk holds input and output of n = 45056)
+#    float64 Matern, tile 4096, written by oocgen;
+# 4. chol, then gj: `oocsolve --device cuda --method M --tile 4096 --json --disk-bw R,W` from a
+#    file not in page cache (then $OLD's). Before each run the input's pages are dropped from
+#    the page cache with posix_fadvise(DONTNEED) on that one file (`dd iflag=nocache count=0`:
+#    no drop_caches), and `fincore` shows what stayed; the output of each run is removed after it;
+# 5. stage py: what a Python user does instead (tools/h5py_cupy_inverse.py: h5py read, cupy
+#    Cholesky inverse, h5py write + fsync) from the same cold file, when h5py imports (the
+#    wheel carried in .whl is installed first);
+# 6. stage shm: the input copied to /dev/shm, chol there (output there too): the floor is
+#    memory copies (dd direct on tmpfs);
+# 7. stage big: chol at n = N65 (65536) float32 with --gpu-mem 16G from a cold file, when the
+#    disk has room for its input and output (else it says so).
+# SKIP="py shm big" skips stages. The JSON lines land in $OUT/runs.jsonl, the summary in
+# $OUT/io.txt, logs in $OUT/all.tgz.
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-470}
@@ -21,10 +31,16 @@ trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; rm -rf "$W"; echo "[$(el)
 . tools/gpu_lib.sh
 NEW=$PWD
 (B=/tmp/b-new gpu_build $R/build_new.log oocsolve_bin oocgen_bin) &
-(cd "$OLD" && B=/tmp/b-old gpu_build $R/build_old.log oocsolve_bin oocgen_bin) &
+[ -n "${OLD:-}" ] && (cd "$OLD" && B=/tmp/b-old gpu_build $R/build_old.log oocsolve_bin oocgen_bin) &
+if [ -d .whl ] && ! skip py; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl > $R/pip.log 2>&1 && export PYTHONPATH=/tmp/site
+fi
 wait
-[ -x /tmp/b-new/oocsolve ] && [ -x /tmp/b-old/oocsolve ] || { echo "build failed"; exit 1; }
-echo "[$(el) s] built old and new" | tee -a $OUT/io.txt
+[ -x /tmp/b-new/oocsolve ] || { echo "build failed"; exit 1; }
+VERS="new"
+[ -n "${OLD:-}" ] && { [ -x /tmp/b-old/oocsolve ] || { echo "old build failed"; exit 1; }; VERS="new old"; }
+echo "[$(el) s] built $VERS" | tee -a $OUT/io.txt
 df -h "$W" | tail -1 | tee -a $OUT/io.txt
 
 # dd: bytes per second from dd's own count and the wall time
@@ -45,30 +61,33 @@ t0=$(date +%s.%N)
 /tmp/b-new/oocgen matern --n $N --tile 4096 $W/A.h5 > $R/gen.log 2>&1 || { cat $R/gen.log; exit 1; }
 echo "[$(el) s] input n = $N: $(stat -c %s $W/A.h5) bytes, generated in $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s" | tee -a $OUT/io.txt
 
-evict() {
+evict() { # FILE: its pages dropped from the page cache
   sync
-  dd if=$W/A.h5 iflag=nocache count=0 status=none
-  (command -v fincore > /dev/null && fincore $W/A.h5 | tail -1) || echo "(no fincore)"
+  dd if="$1" iflag=nocache count=0 status=none
+  (command -v fincore > /dev/null && fincore "$1" | tail -1) || echo "(no fincore)"
 }
-one() { # method version
-  local m=$1 v=$2 extra=()
-  [ $v = new ] && extra=(--disk-bw "$RBW,$WBW")
-  if [ "$(left)" -lt 80 ]; then echo "$m $v: not run ($(left) s left)" | tee -a $OUT/io.txt; return; fi
-  echo "$m $v: page cache before: $(evict)" | tee -a $OUT/io.txt
+# one METHOD VERSION [TAG DIR INPUT RBW WBW oocsolve-args...]: a run from DIR/INPUT (evicted
+# first when DIR is the disk), the output in DIR
+one() {
+  local m=$1 v=$2 tag=${3:-$1.$2} dir=${4:-$W} in=${5:-A.h5} rb=${6:-$RBW} wb=${7:-$WBW}
+  shift 7 2> /dev/null || shift $#
+  local extra=(--disk-bw "$rb,$wb" "$@")
+  if [ "$(left)" -lt 80 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/io.txt; return; fi
+  echo "$tag: page cache before: $(evict $dir/$in)" | tee -a $OUT/io.txt
   timeout $(($(left) - 5)) /tmp/b-$v/oocsolve --device cuda --method $m --tile 4096 --json \
-    "${extra[@]}" --force --out $W/X.h5:/inverse $W/A.h5 > $R/$m.$v.json 2> $R/$m.$v.err
-  echo "rc=$?" >> $R/$m.$v.err
-  rm -f $W/X.h5
-  head -c 100000 $R/$m.$v.json >> $OUT/runs.jsonl
+    "${extra[@]}" --force --out $dir/X.h5:/inverse $dir/$in > $R/$tag.json 2> $R/$tag.err
+  echo "rc=$?" >> $R/$tag.err
+  rm -f $dir/X.h5
+  head -c 100000 $R/$tag.json >> $OUT/runs.jsonl
   echo >> $OUT/runs.jsonl
-  python3 - "$R/$m.$v.json" "$RBW" "$WBW" "$m $v" << 'EOF' | tee -a $OUT/io.txt
+  python3 - "$R/$tag.json" "$rb" "$wb" "$tag" << 'EOF' | tee -a $OUT/io.txt
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
 except Exception as e:
     print(sys.argv[4], "no JSON:", e); sys.exit()
 rb, wb = float(sys.argv[2]), float(sys.argv[3])
-fl = d["bytes_input"] / rb + 8 * d["n"] ** 2 / wb
+fl = d["bytes_input"] / rb + d["bytes_input"] / wb  # an inverse: as many bytes out as in
 print("%s: status %s read %.1f compute %.1f spill %.1f write %.1f check %.1f total %.1f s; "
       "floor %.1f s, %.2fx (report: t_floor %s, floor_ratio %s); tile %s stripe %s residual %.3g"
       % (sys.argv[4], d["status"], d["t_read"], d["t_compute"], d["t_spill"], d["t_write"],
@@ -77,5 +96,38 @@ print("%s: status %s read %.1f compute %.1f spill %.1f write %.1f check %.1f tot
 EOF
 }
 for m in ${METHODS:-chol gj}; do
-  for v in new old; do one $m $v; done
+  for v in $VERS; do one $m $v; done
 done
+if ! skip py && python3 -c "import h5py, cupy" 2> /dev/null && [ "$(left)" -gt 90 ]; then
+  echo "py: page cache before: $(evict $W/A.h5)" | tee -a $OUT/io.txt
+  timeout $(($(left) - 5)) python3 tools/h5py_cupy_inverse.py $W/A.h5:/A $W/X.h5:/inverse \
+    > $R/py.log 2>&1
+  echo "rc=$?" >> $R/py.log
+  grep -E "RESULT|Error|rc=" $R/py.log | tee -a $OUT/io.txt
+  rm -f $W/X.h5
+fi
+if ! skip shm && [ "$(left)" -gt 100 ]; then
+  S=/dev/shm/io27
+  mkdir -p $S
+  SW=$(ddbw if=/dev/zero of=$S/dd.bin bs=64M count=128 oflag=direct conv=fsync)
+  SR=$(ddbw if=$S/dd.bin of=/dev/null bs=64M iflag=direct)
+  rm -f $S/dd.bin
+  echo "dd direct on /dev/shm: write $SW B/s, read $SR B/s" | tee -a $OUT/io.txt
+  cp $W/A.h5 $S/A.h5
+  one chol new chol.shm $S A.h5 "$SR" "$SW"
+  rm -rf $S
+fi
+rm -f $W/A.h5
+N65=${N65:-65536}
+if ! skip big && [ "$(left)" -gt 200 ]; then
+  need=$((2 * N65 * N65 * 4 + (1 << 30)))
+  have=$(($(df --output=avail -B1 "$W" | tail -1)))
+  if [ "$have" -lt "$need" ]; then
+    echo "big: not run (the disk has $have bytes free, input and output need $need)" | tee -a $OUT/io.txt
+  else
+    /tmp/b-new/oocgen matern --n $N65 --dtype f32 --tile 4096 $W/A65.h5 > $R/gen65.log 2>&1
+    echo "[$(el) s] input n = $N65 f32 written" | tee -a $OUT/io.txt
+    one chol new chol.65536 $W A65.h5 "$RBW" "$WBW" --gpu-mem 16G
+    rm -f $W/A65.h5
+  fi
+fi
