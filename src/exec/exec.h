@@ -183,6 +183,10 @@ typedef struct ex_ops {
   /* optional (NULL: host memory needs nothing to be copied asynchronously) */
   int (*host_register)(ooc_exec_t *e, void *p, size_t bytes);
   void (*host_unregister)(ooc_exec_t *e, void *p);
+  /* optional (NULL: nothing to record): the caller's host interval [t0, t1] (ooc_now seconds)
+   * named `name` (a string that outlives the executor) on the trace's host row, when the
+   * executor traces (CUDA: cfg->trace or cfg->timing); for where a method's host time goes */
+  void (*host_span)(ooc_exec_t *e, const char *name, double t0, double t1, int64_t bytes);
   void (*destroy)(ooc_exec_t *e);
 } ex_ops_t;
 
@@ -254,6 +258,11 @@ static inline ooc_status_t ex_wait(ooc_exec_t *e, int q, ex_event_t *ev) {
   return e->op->wait(e, q, ev);
 }
 static inline ooc_status_t ex_sync(ooc_exec_t *e, ex_event_t *ev) { return e->op->sync(e, ev); }
+/* A host interval on the trace (ex_ops_t.host_span); nothing where the executor has none. */
+static inline void ex_host_span(ooc_exec_t *e, const char *name, double t0, double t1,
+                                int64_t bytes) {
+  if (e && e->op->host_span) e->op->host_span(e, name, t0, t1, bytes);
+}
 static inline int ex_query(ooc_exec_t *e, ex_event_t *ev) { return e->op->query(e, ev); }
 /* Every queue drained; the first asynchronous failure since the last report, if any. */
 static inline ooc_status_t ex_finish(ooc_exec_t *e) { return e->op->finish(e); }

@@ -70,9 +70,12 @@ ooc_status_t ring_run_multi(ring_t *const *r, int nr, int64_t nitems, const ring
       st = ex_sync(ri->ex, ri->ev[s]);
       double t1 = ooc_now();
       ri->stats.t_wait += t1 - t0;
+      ex_host_span(ri->ex, "ring wait", t0, t1, 0);
       if (st == OOC_OK && ops->put) {
         st = ops->put(user, q - lag, ri->slot[s], ri->ld);
-        ri->stats.t_put += ooc_now() - t1;
+        double t2 = ooc_now();
+        ri->stats.t_put += t2 - t1;
+        ex_host_span(ri->ex, "ring put", t1, t2, 0);
       }
       if (st == OOC_OK) ri->stats.items++;
     }
@@ -82,9 +85,13 @@ ooc_status_t ring_run_multi(ring_t *const *r, int nr, int64_t nitems, const ring
       if (ops->take) {
         double t0 = ooc_now();
         st = ops->take(user, q, ri->slot[s], ri->ld);
-        ri->stats.t_take += ooc_now() - t0;
+        double t1 = ooc_now();
+        ri->stats.t_take += t1 - t0;
+        ex_host_span(ri->ex, "ring take", t0, t1, 0);
       }
+      double tw = ooc_now();
       if (st == OOC_OK) st = ops->work(user, q, ring + nr * s, ri->slot[s], ri->ld, &last);
+      ex_host_span(ri->ex, "ring enqueue", tw, ooc_now(), 0);
       if (st == OOC_OK) st = ex_record(ri->ex, last, ri->ev[s]);
     }
   }

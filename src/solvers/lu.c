@@ -395,9 +395,12 @@ static ooc_status_t in_take(void *u, int64_t q, double *slot, int64_t ld) {
   OOC_TRY(lend_item(L, s, tj, 0, &lent));
   if (!lent) OOC_TRY(ts_take_tiles(L->S, t0, t1, tj, tj + 1, slot + r0, ld));
   L->st->bytes_streamed += 8 * (r1 - r0) * bj;
-  if (L->S == L->A && L->kind == P_ALL) /* the stripe as first loaded is A's columns in A's row
-                                           order: the growth's denominator and ||A||_inf */
+  if (L->S == L->A && L->kind == P_ALL) { /* the stripe as first loaded is A's columns in A's
+                                             row order: the growth's denominator, ||A||_inf */
+    double ts = ooc_now();
     L->amax = fmax(L->amax, scan(L, s, slot, r0, r1, bj, cstart_s(L, tj), 0));
+    ex_host_span(L->ex, "lu scan", ts, ooc_now(), 8 * (r1 - r0) * bj);
+  }
   return OOC_OK;
 }
 
@@ -434,8 +437,11 @@ static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
   int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = ccols(L, tj);
   int s = (int)(q % L->K);
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  if (L->S == L->A && L->kind == P_ALL) /* the stripe: U is rows 0..c of column c */
+  if (L->S == L->A && L->kind == P_ALL) { /* the stripe: U is rows 0..c of column c */
+    double ts = ooc_now();
     L->umax = fmax(L->umax, scan(L, s, slot, r0, r1, bj, cstart_s(L, tj), 1));
+    ex_host_span(L->ex, "lu scan", ts, ooc_now(), 8 * (r1 - r0) * bj);
+  }
   if (is_lent(L, s))
     give_back(L, s, 0);
   else
@@ -749,6 +755,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     if (step == 0) {
       OOC_TRY(panel_first(L, info));
       L->st->t_panel += ooc_now() - ta;
+      ex_host_span(L->ex, "lu first stripe", ta, ooc_now(), 0);
       L->st->steps++;
       OOC_TRY(step_end(L, step, 1));
       OOC_TRY(ooc_tick(L->ctx, "factor", 1.0 / nsteps));
@@ -764,9 +771,13 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     OOC_TRY(drain(L)); /* free: the ring retired every column, so this times the panel alone */
     double tc = ooc_now();
     OOC_TRY(panel(L, info));
+    double td = ooc_now();
     L->st->t_in += tb - ta;
     L->st->t_left += tc - tb;
-    L->st->t_panel += ooc_now() - tc;
+    L->st->t_panel += td - tc;
+    ex_host_span(L->ex, "lu stripe in", ta, tb, 0); /* (a prefetched stripe: the join) */
+    ex_host_span(L->ex, "lu earlier columns", tb, tc, 0);
+    ex_host_span(L->ex, "lu panel", tc, td, 0);
     L->st->steps++;
     OOC_TRY(step_end(L, step, 1));
     OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
@@ -782,11 +793,13 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
   double tf = ooc_now();
   OOC_TRY(fix_columns(L, nfix));
   L->st->t_fix = ooc_now() - tf;
+  ex_host_span(L->ex, "lu final swaps", tf, ooc_now(), 0);
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
   for (int64_t i = 0; i < n; i++) L->st->norm_inf = fmax(L->st->norm_inf, L->rowsum[i]);
   L->st->logdet = L->logdet;
   L->st->sign = L->sign;
   L->st->t_factor += ooc_now() - t0;
+  ex_host_span(L->ex, "lu factor", t0, ooc_now(), 0);
   return OOC_OK;
 }
 
@@ -895,6 +908,7 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
 /* ---- setup -------------------------------------------------------------------------------- */
 
 ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64_t *info) {
+  double t_setup = ooc_now();
   lu_stats_t local;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
@@ -963,6 +977,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
   if (L.direct) xpin_on(&L.pin, L.ex, L.A, L.B); /* lent tiles pinned as first lent */
   if (L.start > 0) OOC_CHECK(st = resume(&L));
+  ex_host_span(L.ex, "lu setup", t_setup, ooc_now(), 0);
   if (a->job != LU_SOLVE_FACTORED) {
     OOC_CHECK(st = factor(&L, info));
   } else {

@@ -341,6 +341,10 @@ static int c_host_register(ooc_exec_t *e, void *p, size_t bytes) {
   return 0;
 }
 
+static void c_host_span(ooc_exec_t *e, const char *name, double t0, double t1, int64_t bytes) {
+  ocu_rt_host_span(&X(e)->rt, name, t0, t1, bytes);
+}
+
 static void c_host_unregister(ooc_exec_t *e, void *p) {
   cudaSetDevice(X(e)->rt.dev);
   if (cudaHostUnregister(p) != cudaSuccess) (void)cudaGetLastError();
@@ -1001,7 +1005,8 @@ static const ex_ops_t cuda_ops = {
     .potrf_ws = c_potrf_ws, .potri_ws = c_potri_ws, .potrf = c_potrf,
     .potri = c_potri, .getri = c_getri,
     .trtri = c_trtri, .geqrf = c_geqrf, .ormqr = c_ormqr, .laset = c_laset,
-    .host_register = c_host_register, .host_unregister = c_host_unregister, .destroy = c_destroy,
+    .host_register = c_host_register, .host_unregister = c_host_unregister,
+    .host_span = c_host_span, .destroy = c_destroy,
 };
 
 static int nqueues_of(const ex_cuda_config_t *cfg) {
