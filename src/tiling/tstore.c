@@ -1044,27 +1044,36 @@ void ts_return(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int forget) {
 
 /* ---- row interchanges in place ------------------------------------------------------------- */
 
+/* One interchange of a column's rows, both ends located once for every column: the element in
+ * column 0 of its tile and the tile's column stride. Locating them per column and per swap (two
+ * divisions and two remainders each) was what the swaps cost: LU's final swaps at n = 40000
+ * took 0.60 s on an H200 host, the rest of the factor's host work about 0.3 s. */
 typedef struct {
-  double **base;     /* per tile row t0 + i: the tile's data */
-  const int64_t *nr; /* its rows (the column stride inside the tile) */
-  int64_t t0, b, k1, k2;
-  const int64_t *ipiv;
+  double *a, *q;
+  int64_t sa, sq;
+} swp_t;
+
+typedef struct {
+  const swp_t *sw; /* the interchanges that move something, in order */
+  int64_t nsw, nc;
 } swap_t;
 
-/* Column c of the tile column: its swaps in order (a row may move twice: one column's sequence
- * is one thread's). */
-static void swap_col(void *arg, int64_t c, int worker) {
+/* Columns [SWAP_COLS c, SWAP_COLS (c + 1)) of the tile column: their swaps in order (a row may
+ * move twice: a column's sequence is one thread's). Several columns per pass over the list, so
+ * that the list (32 bytes a swap) is read once for them, not once per column. */
+#define SWAP_COLS 8
+static void swap_cols(void *arg, int64_t c, int worker) {
   (void)worker;
   const swap_t *w = arg;
-  for (int64_t k = w->k1; k < w->k2; k++) {
-    int64_t p = w->ipiv[k];
-    if (p == k) continue;
-    int64_t tk = k / w->b - w->t0, tp = p / w->b - w->t0;
-    double *a = w->base[tk] + (k % w->b) + c * w->nr[tk];
-    double *q = w->base[tp] + (p % w->b) + c * w->nr[tp];
-    double t = *a;
-    *a = *q;
-    *q = t;
+  int64_t c0 = c * SWAP_COLS, c1 = ooc_min64(w->nc, c0 + SWAP_COLS);
+  for (int64_t i = 0; i < w->nsw; i++) {
+    const swp_t *x = &w->sw[i];
+    double *a = x->a + c0 * x->sa, *q = x->q + c0 * x->sq;
+    for (int64_t k = c0; k < c1; k++, a += x->sa, q += x->sq) {
+      double t = *a;
+      *a = *q;
+      *q = t;
+    }
   }
 }
 
@@ -1084,22 +1093,27 @@ ooc_status_t ts_swap_rows(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int6
                       (long long)k, (long long)ipiv[k], (long long)r0, (long long)r1);
   for (int64_t ti = t0; ti < t1; ti++)
     if (ts->state[ti * ts->cols.count + tj] != T_CACHED) return OOC_OK; /* the caller gathers */
-  int64_t nt = t1 - t0, nc = part_len(ts->cols, tj);
-  double **base = ooc_malloc(ts->ctx, (size_t)nt * (sizeof(double *) + sizeof(int64_t)));
-  if (!base) return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory (row swaps)");
-  int64_t *nr = (int64_t *)(base + nt);
+  int64_t nc = part_len(ts->cols, tj), b = ts->rows.b, nsw = 0;
+  swp_t *sw = ooc_malloc(ts->ctx, (size_t)(k2 - k1) * sizeof *sw);
+  if (!sw) return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory (row swaps)");
   for (int64_t ti = t0; ti < t1; ti++) {
     entry_t *e = ts->ent[ti * ts->cols.count + tj];
-    base[ti - t0] = e->data;
     e->clean = 0; /* its rows are about to move */
-    nr[ti - t0] = part_len(ts->rows, ti);
     lru_unlink(ts->cache, e); /* used: as a put would */
     lru_push_front(ts->cache, e);
   }
-  swap_t w = {.base = base, .nr = nr, .t0 = t0, .b = ts->rows.b, .k1 = k1, .k2 = k2, .ipiv = ipiv};
+  for (int64_t k = k1; k < k2; k++) {
+    int64_t p = ipiv[k];
+    if (p == k) continue;
+    entry_t *ek = ts->ent[(k / b) * ts->cols.count + tj];
+    entry_t *ep = ts->ent[(p / b) * ts->cols.count + tj];
+    sw[nsw++] = (swp_t){ek->data + k % b, ep->data + p % b, part_len(ts->rows, k / b),
+                        part_len(ts->rows, p / b)};
+  }
+  swap_t w = {.sw = sw, .nsw = nsw, .nc = nc};
   int threads = (r1 - r0) * nc >= ((int64_t)1 << 20) ? ts->cache->threads : 1;
-  ooc_parallel(threads, nc, swap_col, &w);
-  ooc_free(ts->ctx, base);
+  if (nsw > 0) ooc_parallel(threads, ooc_cdiv64(nc, SWAP_COLS), swap_cols, &w);
+  ooc_free(ts->ctx, sw);
   *done = 1;
   return OOC_OK;
 }
