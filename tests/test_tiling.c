@@ -454,6 +454,64 @@ static void t_rects(void) {
   tu_ctx_done(ctx);
 }
 
+/* ts_prefill_start / tcache_prefill_wait: the same buffers, touched on the copy threads while
+ * the caller goes on (2 MiB tiles, four threads: a batch that runs in the background); puts after
+ * the wait take them without allocating; a put without the wait (a misuse) still lands whole,
+ * because queuing copies finishes the running batch first; running out of memory at the start
+ * does nothing, quietly; a wait with nothing running returns. */
+static void t_prefill_start(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t n = 2048, b = 512; /* 16 tiles of 2 MiB */
+  double *m = malloc((size_t)(n * n) * sizeof *m), *back = malloc((size_t)(n * n) * sizeof *m);
+  CU_ASSERT_FATAL(m && back);
+  for (int64_t i = 0; i < n * n; i++) m[i] = (double)i;
+  for (int misuse = 0; misuse < 2; misuse++) {
+    tcache_t *c;
+    tstore_t *ts;
+    CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &c) == OOC_OK);
+    tcache_set_threads(c, 4);
+    CU_ASSERT_FATAL(tstore_create(ctx, c, n, n, b, NULL, NULL, &ts) == OOC_OK);
+    tcache_prefill_wait(c); /* nothing running */
+    ts_range_t r[2] = {{0, 4, 0, 1}, {1, 4, 1, 2}}; /* a lower load's first two tile columns */
+    int64_t made = 0, allocs = ctx->live_allocs;
+    CU_ASSERT(ts_prefill_start(ts, r, 2, INT64_MAX, &made) == OOC_OK);
+    /* seven buffers of one tile each (payload and a header), allocated here, on the caller (the
+     * copy list may have grown too: two more blocks at most) */
+    CU_ASSERT(ctx->live_allocs >= allocs + 7 && ctx->live_allocs <= allocs + 9);
+    CU_ASSERT(made % 7 == 0 && made / 7 >= b * b * 8 && made / 7 < b * b * 8 + 4096);
+    CU_ASSERT_EQUAL(tcache_pooled(c), made);
+    if (!misuse) tcache_prefill_wait(c);
+    allocs = ctx->live_allocs;
+    CU_ASSERT_FATAL(ts_put_tiles(ts, 0, 4, 0, 1, m, n) == OOC_OK);
+    CU_ASSERT_FATAL(ts_put_tiles(ts, 1, 4, 1, 2, m + b * n + b, n) == OOC_OK);
+    CU_ASSERT_EQUAL(ctx->live_allocs, allocs); /* the pooled buffers, no new ones */
+    CU_ASSERT_EQUAL(tcache_pooled(c), 0);
+    CU_ASSERT_FATAL(ts_read_tiles(ts, 0, 4, 0, 1, back, n) == OOC_OK);
+    CU_ASSERT_FATAL(ts_read_tiles(ts, 1, 4, 1, 2, back + b * n + b, n) == OOC_OK);
+    int same = 1;
+    for (int64_t j = 0; j < 2 * b; j++)
+      for (int64_t i = j < b ? 0 : b; i < n; i++) same &= back[i + j * n] == m[i + j * n];
+    CU_ASSERT(same);
+    /* out of memory at the start: nothing, quietly; the puts after it allocate as usual */
+    ts_range_t rest = {0, 4, 2, 4};
+    ooc_fault_arm(ctx, OOC_FAULT_ALLOC, 1, 1, 0);
+    CU_ASSERT(ts_prefill_start(ts, &rest, 1, INT64_MAX, &made) == OOC_OK);
+    ooc_fault_arm(ctx, OOC_FAULT_ALLOC, 0, 0, 0);
+    tcache_prefill_wait(c);
+    CU_ASSERT_EQUAL(made, 0);
+    CU_ASSERT_EQUAL(tcache_pooled(c), 0);
+    CU_ASSERT_EQUAL(ooc_ctx_error(ctx)[0], '\0');
+    CU_ASSERT_FATAL(ts_put_tiles(ts, 0, 4, 2, 4, m + 2 * b * n, n) == OOC_OK);
+    CU_ASSERT_FATAL(ts_read_tiles(ts, 0, 4, 2, 4, back + 2 * b * n, n) == OOC_OK);
+    CU_ASSERT(memcmp(m + 2 * b * n, back + 2 * b * n, (size_t)(2 * b * n) * sizeof *m) == 0);
+    tstore_destroy(ts);
+    tcache_destroy(c);
+  }
+  free(m);
+  free(back);
+  tu_ctx_done(ctx);
+}
+
 /* ts_prefill: buffers for the uncached tiles of the ranges go to the pool, touched, within the
  * free room only (cached tiles stay cached, nothing spills); pooled buffers count; a following
  * put takes them (no allocation); max_bytes bounds a call; an allocation failure stops it
@@ -1149,6 +1207,8 @@ int main(void) {
       {"blocks of tiles: every state, threads, take/put", t_tile_blocks},
       {"rectangles at any offset: every state, threads, only the part read", t_rects},
       {"prefill: free room only, reused by puts, steps, faults", t_prefill},
+      {"prefill in the background: puts after the wait, a put without it, out of memory",
+       t_prefill_start},
       {"row swaps in place: as laswp, refused ranges, not when a tile is not cached", t_swap_rows},
       {"lending: read and write lends, checked out, never evicted, half the cache, pins", t_lend},
       {"pinned as made (tcache_pin_new), the same pinner kept", t_pin_new},

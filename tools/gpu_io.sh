@@ -26,12 +26,13 @@ LIMIT=${LIMIT:-470}
 OUT=${OUT:-/tmp/gpu_io_out}
 R=$OUT/r
 W=${WORK:-/tmp/io27}
+BOLD=${BOLD:-/tmp/b-old} # the old tree's build
 mkdir -p "$R" "$W"
 trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; rm -rf "$W"; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 NEW=$PWD
 (B=/tmp/b-new gpu_build $R/build_new.log oocsolve_bin oocgen_bin) &
-[ -n "${OLD:-}" ] && (cd "$OLD" && B=/tmp/b-old gpu_build $R/build_old.log oocsolve_bin oocgen_bin) &
+[ -n "${OLD:-}" ] && (cd "$OLD" && B=$BOLD gpu_build $R/build_old.log oocsolve_bin oocgen_bin) &
 if [ -d .whl ] && ! skip py; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl > $R/pip.log 2>&1 && export PYTHONPATH=/tmp/site
@@ -39,7 +40,7 @@ fi
 wait
 [ -x /tmp/b-new/oocsolve ] || { echo "build failed"; exit 1; }
 VERS="new"
-[ -n "${OLD:-}" ] && { [ -x /tmp/b-old/oocsolve ] || { echo "old build failed"; exit 1; }; VERS="new old"; }
+[ -n "${OLD:-}" ] && { [ -x $BOLD/oocsolve ] || { echo "old build failed"; exit 1; }; VERS="new old"; }
 echo "[$(el) s] built $VERS" | tee -a $OUT/io.txt
 df -h "$W" | tail -1 | tee -a $OUT/io.txt
 
@@ -74,7 +75,9 @@ one() {
   local extra=(--disk-bw "$rb,$wb" "$@")
   if [ "$(left)" -lt 80 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/io.txt; return; fi
   echo "$tag: page cache before: $(evict $dir/$in)" | tee -a $OUT/io.txt
-  timeout $(($(left) - 5)) /tmp/b-$v/oocsolve --device cuda --method $m --tile 4096 --json \
+  local bin=/tmp/b-new/oocsolve
+  [ $v = old ] && bin=$BOLD/oocsolve
+  timeout $(($(left) - 5)) $bin --device cuda --method $m --tile 4096 --json \
     "${extra[@]}" --force --out $dir/X.h5:/inverse $dir/$in > $R/$tag.json 2> $R/$tag.err
   echo "rc=$?" >> $R/$tag.err
   rm -f $dir/X.h5

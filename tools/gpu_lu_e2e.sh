@@ -19,6 +19,7 @@ set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-560}
 B=${B:-/tmp/b-e2e}
+BOLD=${BOLD:-/tmp/b-e2e-old} # the old tree's build
 OUT=${OUT:-/tmp/gpu_lu_e2e_out}
 R=$OUT/r
 D=${D:-/tmp/e2e}
@@ -28,7 +29,7 @@ mkdir -p "$R" "$D"
 trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; rm -rf "$D"; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $R/gpu.txt
-[ -n "${OLD:-}" ] && (cd "$OLD" && B=/tmp/b-e2e-old gpu_build $R/build_old.log oocsolve_bin oocgen_bin) &
+[ -n "${OLD:-}" ] && (cd "$OLD" && B=$BOLD gpu_build $R/build_old.log oocsolve_bin oocgen_bin) &
 gpu_build $R/build.log oocsolve_bin oocgen_bin bench_lu_cuda
 wait
 res() { tee -a $OUT/lu_e2e.txt; }
@@ -39,7 +40,7 @@ G=$B/oocgen
 one() {
   local tree=$1 bin=$B/oocsolve tag=$2
   shift 2
-  [ "$tree" = old ] && bin=/tmp/b-e2e-old/oocsolve
+  [ "$tree" = old ] && bin=$BOLD/oocsolve
   [ -x "$bin" ] || return
   "$bin" "$@" --json --force > $R/$tag.json 2> $R/$tag.err
   echo "rc=$?" >> $R/$tag.err

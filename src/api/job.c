@@ -357,6 +357,7 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   /* a journaled run's identity: the content hash of its inputs, from the strips read here */
   int who = !j->journaled ? -1 : src == j->in_a ? 0 : src == j->in_b ? 1 : -1;
   uint64_t *hashes = who >= 0 ? ooc_malloc(ctx, (size_t)cp.count * sizeof(uint64_t)) : NULL;
+  ts_range_t *ranges = ooc_malloc(ctx, (size_t)cp.count * sizeof *ranges); /* NULL: no prefill */
   if (!strip || (cl && (!U || !flags)) || (who >= 0 && !hashes)) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
     goto done;
@@ -364,9 +365,20 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   if (cl) cl_init(&j->verdict, j->f32);
   for (int64_t c0 = 0; c0 < cp.n; c0 += sw) {
     int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
+    /* while HDF5 reads the strip, the pool's threads fault in the buffers its tiles will take
+     * (writing fresh pages was most of the load's own time: the kernel zeroes each one) and pin
+     * the last strip's (pins) */
+    if (ranges) {
+      int nr = 0;
+      for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++)
+        ranges[nr++] = (ts_range_t){lower ? tj : 0, rp.count, tj, tj + 1};
+      int64_t made;
+      OOC_CHECK(st = ts_prefill_start(ts, ranges, nr, INT64_MAX, &made));
+    }
     if (pins) tcache_pin_start(pins); /* the buffers the last strip's puts made */
     st = h5m_read(src, 0, c0, n, nc, strip, n);
     if (pins) tcache_pin_wait(pins);
+    tcache_prefill_wait(ts_cache(ts));
     OOC_CHECK(st);
     if (hashes) ckpt_hash_cols(j, strip, n, c0, nc, hashes);
     if (j->fused && src == j->in_a) check_fused_a(j->fused, c0, nc, strip, n);
@@ -411,6 +423,7 @@ done:
   ooc_free(ctx, U);
   ooc_free(ctx, flags);
   ooc_free(ctx, hashes);
+  ooc_free(ctx, ranges);
   return st;
 }
 

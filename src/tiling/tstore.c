@@ -218,11 +218,17 @@ void tcache_pin_start(tcache_t *c) {
 
 void tcache_pin_wait(tcache_t *c) { ooc_task_wait(&c->pin_task); }
 
-static ooc_status_t batch_reserve(tcache_t *c, int64_t njobs) {
+static void batch_finish(tcache_t *c);
+
+/* Room for njobs more copies and pending buffers; 0 when host memory ran out (nothing changed
+ * then but what already fit). A batch still running (ts_prefill_start's) is finished first:
+ * its group covers only the jobs it started with. */
+static int batch_grow(tcache_t *c, int64_t njobs) {
+  if (c->running) batch_finish(c);
   if (c->njobs + njobs > c->capjobs) {
     int64_t cap = ooc_max64(16, c->njobs + njobs);
     cjob_t *j = ooc_malloc(c->ctx, (size_t)cap * sizeof *j);
-    if (!j) return OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "out of host memory (tile copy list)");
+    if (!j) return 0;
     if (c->njobs) memcpy(j, c->jobs, (size_t)c->njobs * sizeof *j);
     ooc_free(c->ctx, c->jobs);
     c->jobs = j;
@@ -231,13 +237,18 @@ static ooc_status_t batch_reserve(tcache_t *c, int64_t njobs) {
   if (c->npend + njobs > c->cappend) {
     int64_t cap = ooc_max64(16, c->npend + njobs);
     entry_t **p = ooc_malloc(c->ctx, (size_t)cap * sizeof *p);
-    if (!p) return OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "out of host memory (tile copy list)");
+    if (!p) return 0;
     if (c->npend) memcpy(p, c->pend, (size_t)c->npend * sizeof *p);
     ooc_free(c->ctx, c->pend);
     c->pend = p;
     c->cappend = cap;
   }
-  return OOC_OK;
+  return 1;
+}
+
+static ooc_status_t batch_reserve(tcache_t *c, int64_t njobs) {
+  return batch_grow(c, njobs) ? OOC_OK
+                              : OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "out of host memory (tile copy list)");
 }
 
 /* Queue a copy (capacity reserved by batch_reserve). */
@@ -920,8 +931,9 @@ ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int6
 
 /* ---- prefill (see tstore.h) ----------------------------------------------------------------- */
 
-ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_bytes,
-                        int64_t *made) {
+/* ts_prefill and ts_prefill_start: wait 0 leaves the touching running on the copy threads */
+static ooc_status_t prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_bytes,
+                            int64_t *made, int wait) {
   tcache_t *c = ts->cache;
   /* what the coming puts need, per tile size: a store has at most four (interior, the two edges,
    * the corner); tiles of equal bytes share a buffer size whatever their shape */
@@ -978,8 +990,29 @@ ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_b
       *made += e->charge;
     }
   if (c->used + c->pooled > c->peak) c->peak = c->used + c->pooled;
-  batch_run(c);
+  batch_start(c);
+  if (wait || !c->running) batch_finish(c); /* (a small batch, or one thread: here and now) */
   return OOC_OK;
+}
+
+ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_bytes,
+                        int64_t *made) {
+  return prefill(ts, r, nr, max_bytes, made, 1);
+}
+
+ooc_status_t ts_prefill_start(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_bytes,
+                              int64_t *made) {
+  int64_t want = 0;
+  for (int q = 0; q < nr; q++) want += (r[q].t1 - r[q].t0) * (r[q].u1 - r[q].u0);
+  if (want > 0 && !batch_grow(ts->cache, want)) { /* quietly: the puts will say it */
+    *made = 0;
+    return OOC_OK;
+  }
+  return prefill(ts, r, nr, max_bytes, made, 0);
+}
+
+void tcache_prefill_wait(tcache_t *c) {
+  if (c->running || c->njobs) batch_finish(c);
 }
 
 /* ---- lending (tstore.h) ---------------------------------------------------------------------- */

@@ -190,6 +190,17 @@ typedef struct ts_range {
 } ts_range_t;
 ooc_status_t ts_prefill(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_bytes,
                         int64_t *made);
+/* The same, the pages written on the copy threads in the background (issue 27: the input's
+ * load faults its fresh tile buffers in while it waits for its next HDF5 read, where the puts
+ * used to fault them after it): the buffers are allocated here, on the caller, and the copy
+ * list is grown first (host memory running out: nothing is done, quietly). Until
+ * tcache_prefill_wait(ts's cache) the caller must not use the cache nor any store of it (an
+ * operation that queues copies waits for the touching first); what it may do meanwhile is
+ * work that touches neither, such as a source's read. tcache_prefill_wait with nothing running
+ * returns at once. */
+ooc_status_t ts_prefill_start(tstore_t *ts, const ts_range_t *r, int nr, int64_t max_bytes,
+                              int64_t *made);
+void tcache_prefill_wait(tcache_t *c);
 
 /* Lending (issue 22): a device reads and writes the cache's buffers in place by DMA, so each
  * byte crosses host memory once, where a gather into a staging slot moves it three times (read,
