@@ -575,7 +575,10 @@ static void t_direct(void) {
           }
           CU_ASSERT(e.kept_pinned > 0 && e.stats.bytes_direct == d.stats.bytes_direct);
           CU_ASSERT_EQUAL(c.stats.bytes_direct, 0);
-          CU_ASSERT_EQUAL(c.stats.bytes_streamed, d.stats.bytes_streamed);
+          /* out of core the last panel's early swaps (lu.c fix_while) touch the cache in place,
+           * so what is evicted, and so which columns the final swaps stream, differs between
+           * lending and not; the bits do not (asserted above) */
+          if (!ooc) CU_ASSERT_EQUAL(c.stats.bytes_streamed, d.stats.bytes_streamed);
           if (!ooc) CU_ASSERT(d.stats.bytes_direct > 0 && d.stats.bytes_pinned > 0);
           CU_ASSERT(d.stats.bytes_direct < d.stats.bytes_streamed); /* the fixes, or spills */
           cases++;

@@ -18,7 +18,8 @@
 #    memory copies (dd direct on tmpfs);
 # 7. stage big: chol at n = N65 (65536) float32 with --gpu-mem 16G from a cold file, when the
 #    disk has room for its input and output (else it says so).
-# SKIP="py shm big" skips stages. The JSON lines land in $OUT/runs.jsonl, the summary in
+# SKIP="py shm big" skips stages; WARM=1 leaves the input in the page cache (the read phase
+# without the disk: what the load itself costs); REPS (1) runs each method and tree REPS times. The JSON lines land in $OUT/runs.jsonl, the summary in
 # $OUT/io.txt, logs in $OUT/all.tgz.
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -62,7 +63,8 @@ t0=$(date +%s.%N)
 /tmp/b-new/oocgen matern --n $N --tile 4096 $W/A.h5 > $R/gen.log 2>&1 || { cat $R/gen.log; exit 1; }
 echo "[$(el) s] input n = $N: $(stat -c %s $W/A.h5) bytes, generated in $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s" | tee -a $OUT/io.txt
 
-evict() { # FILE: its pages dropped from the page cache
+evict() { # FILE: its pages dropped from the page cache (WARM=1: left there)
+  [ "${WARM:-0}" = 1 ] && { echo "(kept: WARM=1)"; return; }
   sync
   dd if="$1" iflag=nocache count=0 status=none
   (command -v fincore > /dev/null && fincore "$1" | tail -1) || echo "(no fincore)"
@@ -99,7 +101,9 @@ print("%s: status %s read %.1f compute %.1f spill %.1f write %.1f check %.1f tot
 EOF
 }
 for m in ${METHODS:-chol gj}; do
-  for v in $VERS; do one $m $v; done
+  for i in $(seq 1 ${REPS:-1}); do
+    for v in $VERS; do one $m $v $m.$v.$i; done
+  done
 done
 if ! skip py && python3 -c "import h5py, cupy" 2> /dev/null && [ "$(left)" -gt 90 ]; then
   echo "py: page cache before: $(evict $W/A.h5)" | tee -a $OUT/io.txt
