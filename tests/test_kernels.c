@@ -482,6 +482,46 @@ static void test_laswp(void) {
 
 /* ---- colabs ---------------------------------------------------------------------------------- */
 
+/* The cpu kernel's threaded path (a block of 2^20 elements or more, columns in blocks on the
+ * pool): the same bits as the reference kernel, the same count and first position of non-finite
+ * entries (two in a later column block, one in an earlier one: the earliest wins), and a column
+ * of finite entries whose sum overflows (counted as no non-finite entry, as the reference). */
+static void test_colabs_threads(void) {
+  int64_t m = 1100, n = 1000, lda = 1103;
+  double *A = malloc((size_t)(lda * n) * sizeof *A);
+  CU_ASSERT_FATAL(A != NULL);
+  uint64_t x = 7;
+  for (int64_t k = 0; k < lda * n; k++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    A[k] = (double)(int64_t)(x >> 11) / 9007199254740992.0 - 0.5;
+  }
+  for (int q = 0; q < 2; q++) {
+    if (q) { /* the non-finite and overflowing entries */
+      AT(A, lda, 5, 700) = NAN;
+      AT(A, lda, 9, 701) = INFINITY;
+      AT(A, lda, 1099, 333) = -INFINITY;
+      AT(A, lda, 0, 900) = DBL_MAX;
+      AT(A, lda, 1, 900) = DBL_MAX;
+    }
+    double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+    for (int64_t j = 0; j < n; j++) a[j] = b[j] = 0.25 * (double)j;
+    int64_t ri = -1, rj = -1, ci = -1, cj = -1;
+    int64_t r = ooc_ops_ref()->colabs(m, n, A, lda, a, &ri, &rj);
+    int64_t c = ooc_ops_cpu()->colabs(m, n, A, lda, b, &ci, &cj);
+    CU_ASSERT_EQUAL(r, q ? 3 : 0);
+    CU_ASSERT_EQUAL(c, r);
+    if (q) {
+      CU_ASSERT(ri == 1099 && rj == 333);
+      CU_ASSERT(ci == 1099 && cj == 333);
+      CU_ASSERT(isinf(b[900]) && !isfinite(b[700]));
+    }
+    CU_ASSERT(memcmp(a, b, (size_t)n * sizeof *a) == 0); /* bit for bit, NaN included */
+    free(a);
+    free(b);
+  }
+  free(A);
+}
+
 static void test_colabs(void) {
   for (int im = 0; im < NSIZES; im++)
     for (int in = 0; in < NSIZES; in++) {
@@ -775,6 +815,7 @@ static const tu_test_t tests[] = {
     {"getri: zero pivot gives info, block untouched", test_getri_singular},
     {"laswp: against row swaps", test_laswp},
     {"colabs: sums, NaN/Inf count and first position", test_colabs},
+    {"colabs on threads: the reference's bits, count and first position", test_colabs_threads},
     {"getrf + getri + permutation = A^-1", test_lu_inverse_pipeline},
     {"syrk: both triangles and transposes, cpu = ref = definition", test_syrk},
     {"potrf: L L^T, cpu = ref, not SPD / NaN info", test_potrf},
