@@ -163,8 +163,8 @@ static void colabs_job(void *arg, int64_t k, int worker) {
 static int64_t cpu_colabs(int64_t m, int64_t n, const double *A, int64_t lda, double *acc,
                           int64_t *bad_i, int64_t *bad_j) {
   /* Memory-bound and must count non-finite entries, which no BLAS routine does. One thread
-   * sums ~6 GB/s (one dependent add per element), which made it a third of the load's own time
-   * on the 16-core GPU hosts; a small block stays on the caller. */
+   * sums 6-10 GB/s (one dependent add per element): 1-3 s of a 16 GB load on the loader's
+   * thread, before the pool; a small block stays on the caller. */
   int64_t jobs = (n + COLABS_COLS - 1) / COLABS_COLS;
   if (m * n < ((int64_t)1 << 20) || jobs < 2) return ooc_ops_ref()->colabs(m, n, A, lda, acc, bad_i, bad_j);
   int64_t *w = malloc((size_t)(3 * jobs) * sizeof *w);
