@@ -727,15 +727,6 @@ static void t_direct_io(void) {
       h5mat_t *m = NULL;
       EXPECT_OK(ctx, h5m_open(ctx, file[v], NULL, &m));
       CU_ASSERT_EQUAL(h5m_direct(m), cases[k].direct ? cases[k].direct : cases[k].chunk ? 0 : 1);
-      /* the read-ahead hint (the whole matrix, a rectangle off the chunk grid, an empty one, no
-       * handle): no error, no I/O at the fault seam, and the reads after it see the same data */
-      int64_t io0 = ooc_fault_calls(ctx, OOC_FAULT_IO);
-      h5m_prefetch(m, 0, 0, rows, cols);
-      h5m_prefetch(m, 37, 50, 100, 100);
-      h5m_prefetch(m, 0, 0, 0, 5);
-      h5m_prefetch(NULL, 0, 0, rows, cols);
-      CU_ASSERT_EQUAL(ooc_fault_calls(ctx, OOC_FAULT_IO), io0);
-      CU_ASSERT_EQUAL(ooc_ctx_error(ctx)[0], '\0');
       CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);
       h5m_set_stage(m, 1);
       CU_ASSERT_EQUAL(read_back(ctx, m, A, rows, cols, f32), 0);

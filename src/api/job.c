@@ -380,8 +380,6 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
     if (pins) tcache_pin_wait(pins);
     tcache_prefill_wait(ts_cache(ts));
     OOC_CHECK(st);
-    /* the disk reads the next strip while this one is checked and stored */
-    if (c0 + nc < cp.n) h5m_prefetch(src, 0, c0 + nc, n, ooc_min64(sw, cp.n - c0 - nc));
     if (hashes) ckpt_hash_cols(j, strip, n, c0, nc, hashes);
     if (j->fused && src == j->in_a) check_fused_a(j->fused, c0, nc, strip, n);
     if (j->ops->colabs(n, nc, strip, n, colnorm + c0, &bi, &bj)) {

@@ -116,11 +116,6 @@ void fio_writeback_hint(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len) {
 #endif
 }
 
-void fio_readahead_hint(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len) {
-  if ((ctx && ctx->io_ops) || len <= 0) return;
-  (void)posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
-}
-
 int fio_fallocate(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len) {
   int e = fio_gate(ctx, 1);
   return e ? e : ops(ctx)->fallocate(fd, (off_t)off, (off_t)len);

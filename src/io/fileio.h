@@ -66,10 +66,6 @@ int fio_sync_dir(ooc_ctx_t *ctx, const char *path);
  * sync_file_range with SYNC_FILE_RANGE_WRITE), so that a later fsync finds less to write. A hint:
  * it never fails, is no fault seam, and does nothing when ctx->io_ops replaces POSIX. */
 void fio_writeback_hint(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len);
-/* Ask the kernel to start reading [off, off + len) of fd into the page cache now, without
- * waiting (posix_fadvise POSIX_FADV_WILLNEED), so that a later read finds it there. A hint, as
- * the one above: it never fails, is no fault seam, and does nothing under ctx->io_ops. */
-void fio_readahead_hint(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len);
 
 /* The table's pread, for worker threads (io/chunkio.h) reading a batch of data whose one
  * fio_gate the caller passed on its own thread: the gate counts and faults are not thread-safe,

@@ -1028,22 +1028,6 @@ static void setup_direct(h5mat_t *m) {
   m->fd = m->direct ? fd : -1;
 }
 
-void h5m_prefetch(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc) {
-  if (!m || m->direct != DIRECT_CHUNKED || m->fd < 0 || nr <= 0 || nc <= 0) return;
-  int64_t cr = m->chunk_r, cc = m->chunk_c;
-  quiet_t q = quiet_begin(); /* a chunk the index cannot place: the read will say so */
-  for (int64_t R = r0 / cr * cr; R < r0 + nr; R += cr)
-    for (int64_t C = c0 / cc * cc; C < c0 + nc; C += cc) {
-      hsize_t off[2] = {(hsize_t)R, (hsize_t)C}, size = 0;
-      unsigned mask = 0;
-      haddr_t addr = HADDR_UNDEF;
-      if (H5Dget_chunk_info_by_coord(m->dset, off, &mask, &addr, &size) >= 0 &&
-          addr != HADDR_UNDEF && addr <= (haddr_t)INT64_MAX && size <= (hsize_t)INT64_MAX)
-        fio_readahead_hint(m->ctx, m->fd, (int64_t)addr, (int64_t)size);
-    }
-  quiet_end(q);
-}
-
 void h5m_writeback_hint(h5mat_t *m) {
   if (m && m->fd >= 0) fio_writeback_hint(m->ctx, m->fd, 0, 0);
 }

@@ -105,15 +105,6 @@ void h5m_set_tap(h5mat_t *m, h5m_tap_fn fn, void *user);
  * h5m_close. */
 void h5m_writeback_hint(h5mat_t *m);
 
-/* Ask the kernel to start reading the chunks that hold rows [r0, r0 + nr) of columns [c0, c0 +
- * nc) into the page cache (fileio.h fio_readahead_hint on each chunk's stored bytes), so that a
- * later h5m_read of them finds them there: the load hints its next strip before it checks and
- * stores this one, and the disk reads while the CPU works (issue 27). Chunked datasets read
- * directly only; nothing otherwise, under a test's I/O ops, or for a chunk never written. A
- * hint: no error, no fault seam; it calls HDF5 (the chunk index), so only where h5m_read may
- * be called. */
-void h5m_prefetch(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc);
-
 /* Columns and rows of a chunk (0: not chunked): readers align their column strips with it. */
 int64_t h5m_chunk_cols(const h5mat_t *m);
 int64_t h5m_chunk_rows(const h5mat_t *m);
