@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# gpu_lu_tile.sh: issue 22's open question in one device call: why the CLI's LU factor at
-# n = 40000 with --gpu-mem 8G took 2.27-2.49 s where bench_lu_cuda took 1.6-1.7 s (H200):
+# gpu_lu_tile.sh: the CLI's LU factor beside bench_lu_cuda's, both traced, in one device call
+# (issue 22; it found why the CLI's factor at n = 40000, --gpu-mem 8G, took 2.27-2.49 s where the
+# bench took 1.6-1.7 s on an H200: the bench's matrix did not pivot, so the host's final swaps
+# cost it nothing; docs/PERFORMANCE.md "ninth session"):
 #   LIMIT=280 bash .devdeps/on-device bash tools/gpu_lu_tile.sh
 # 1. build bench_lu_cuda, oocsolve and oocgen (Release, sm_90) into B;
 # 2. cuSOLVER's in-core Xgetrf at n = 40000 (the peer);
@@ -10,7 +12,7 @@
 # 4. the CLI's `oocsolve factor --method lu --device cuda --tile 1024 --gpu-mem 8G`, traced, and
 #    once without the trace;
 # 5. tools/trace_sum.py over each trace: per queue and operation the seconds, each queue's busy
-#    time. Logs and traces land in $OUT/tile.tgz, RESULT lines in $OUT/lu_tile.txt.
+#    time, the compute queue's gaps and the host spans during them. Logs and traces land in $OUT/tile.tgz, RESULT lines in $OUT/lu_tile.txt.
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-280}
