@@ -366,8 +366,8 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   for (int64_t c0 = 0; c0 < cp.n; c0 += sw) {
     int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
     /* while HDF5 reads the strip, the pool's threads fault in the buffers its tiles will take
-     * (writing fresh pages was most of the load's own time: the kernel zeroes each one) and pin
-     * the last strip's (pins) */
+     * (the kernel zeroing fresh pages under the puts was a third to a half of the load's perf
+     * samples on a 2-core VM) and pin the last strip's (pins) */
     if (ranges) {
       int nr = 0;
       for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++)
