@@ -177,8 +177,8 @@ typedef struct lu {
   int64_t nf, nsteps;     /* the factor's steps; all steps (factor + RHS stripes) */
   int64_t start;          /* the first step this call runs */
   int no_prefetch;        /* a checkpoint is due after this step: nothing of the next is taken */
-  int64_t early_fix;      /* the last step's panel: tile columns [0, early_fix) take the swaps
-                             known so far while the host waits for the device (fix_while) */
+  int early_fix;          /* the last step's panel: the tile columns left of the stripe take
+                             the swaps known so far while the host waits (fix_while) */
 } lu_t;
 
 static int64_t cstart(const lu_t *L, int64_t j) { return part_start(L->p, j); }
@@ -310,7 +310,9 @@ static double scan(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1, i
   int64_t chunks = 0;
   for (int i = 0; i < np; i++) chunks += ooc_cdiv64(L->pieces[i].r1 - L->pieces[i].r0, SCAN_CHUNK);
   int th = (r1 - r0) * bj >= ((int64_t)1 << 22) ? ooc_par_cpus(16) : 1;
+  double t0 = ooc_now();
   if (chunks > 0) ooc_parallel(th, chunks, scan_job, &sc);
+  ex_host_span(L->ex, "lu scan", t0, ooc_now(), 8 * (r1 - r0) * bj);
   double m = 0;
   for (int t = 0; t < OOC_PAR_MAX_THREADS; t++) m = fmax(m, sc.mx[t]);
   return m;
@@ -417,9 +419,7 @@ static void in_scan(lu_t *L, int64_t q, const double *slot) {
   if (L->S != L->A || L->kind != P_ALL) return;
   int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = ccols(L, tj);
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  double ts = ooc_now();
   L->amax = fmax(L->amax, scan(L, (int)(q % L->K), slot, r0, r1, bj, cstart_s(L, tj), 0));
-  ex_host_span(L->ex, "lu scan", ts, ooc_now(), 8 * (r1 - r0) * bj);
 }
 
 static ooc_status_t in_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
@@ -455,11 +455,8 @@ static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
   int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = ccols(L, tj);
   int s = (int)(q % L->K);
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  if (L->S == L->A && L->kind == P_ALL) { /* the stripe: U is rows 0..c of column c */
-    double ts = ooc_now();
+  if (L->S == L->A && L->kind == P_ALL) /* the stripe: U is rows 0..c of column c */
     L->umax = fmax(L->umax, scan(L, s, slot, r0, r1, bj, cstart_s(L, tj), 1));
-    ex_host_span(L->ex, "lu scan", ts, ooc_now(), 8 * (r1 - r0) * bj);
-  }
   if (is_lent(L, s))
     give_back(L, s, 0);
   else
@@ -576,14 +573,14 @@ static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
 /* While the device has not reached ev (a chunk's getrf of the last step), the tile columns left
  * of the last stripe take the swaps whose pivots the host has, ipiv[done[j], known), one tile
  * column at a time, in place (ts_swap_rows): the final swaps, which ran after the device's last
- * operation (0.26 s of the factor's 1.84 s at n = 40000 on an H200, after ts_swap_rows was made
- * faster), done in the host's waits instead. Nothing reads those columns during the last panel
+ * operation (0.60 s of the CLI's 2.2 s factor at n = 40000 on an H200 before ts_swap_rows was
+ * made faster; what they took after it was not traced), done in the host's waits instead. Nothing reads those columns during the last panel
  * (the left pass has drained). A column not all in the cache is left to fix_columns, which
  * continues from done[j] either way. Only when no checkpoint follows the step (a resumed run
  * takes done[] from the chunk ends: it must find the store without later swaps). */
 static ooc_status_t fix_while(lu_t *L, int64_t known, ex_event_t *ev) {
   double t0 = ooc_now();
-  for (int64_t j = 0; j < L->early_fix && !ex_query(L->ex, ev); j++) {
+  for (int64_t j = 0; j < L->k0 / L->b && !ex_query(L->ex, ev); j++) {
     if (L->done[j] >= known) continue;
     int in_place = 0;
     OOC_TRY(ts_swap_rows(L->A, L->done[j] / L->b, L->nt, j, L->done[j], known, L->ipiv,
@@ -812,7 +809,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     double tc = ooc_now();
     /* the final swaps during the last panel (fix_while), as fix_columns would take them */
     L->early_fix = step == nsteps - 1 && !L->no_prefetch && !L->uni && !L->a->nopiv &&
-                           L->a->job != LU_SOLVE ? kt0 : 0;
+                   L->a->job != LU_SOLVE;
     OOC_TRY(panel(L, info));
     L->early_fix = 0;
     double td = ooc_now();
