@@ -163,11 +163,12 @@ static void colabs_job(void *arg, int64_t k, int worker) {
 static int64_t cpu_colabs(int64_t m, int64_t n, const double *A, int64_t lda, double *acc,
                           int64_t *bad_i, int64_t *bad_j) {
   /* Memory-bound and must count non-finite entries, which no BLAS routine does. The reference
-   * kernel summed 9.5 GB/s on one thread of this project's VM (a 12288 x 8192 block; this one
-   * 19 GB/s on its two cores: tools/colabs_rate.c): 1.7 s of a 16 GB load on the loader's thread at that rate. A
-   * small block stays on the caller. */
+   * kernel summed 9.5 GB/s on one thread of this project's VM, this one 19 GB/s on its two
+   * cores (a 12288 x 8192 block, tools/colabs_rate.c): at one thread's rate a 16 GB load spent
+   * 1.7 s here on the loader's thread. A small block stays on the caller. */
   int64_t jobs = (n + COLABS_COLS - 1) / COLABS_COLS;
-  if (m * n < ((int64_t)1 << 20) || jobs < 2) return ooc_ops_ref()->colabs(m, n, A, lda, acc, bad_i, bad_j);
+  if (m * n < ((int64_t)1 << 20) || jobs < 2)
+    return ooc_ops_ref()->colabs(m, n, A, lda, acc, bad_i, bad_j);
   int64_t *w = malloc((size_t)(3 * jobs) * sizeof *w);
   if (!w) return ooc_ops_ref()->colabs(m, n, A, lda, acc, bad_i, bad_j);
   colabs_t c = {m, n, lda, A, acc, w, w + jobs, w + 2 * jobs};
