@@ -1052,12 +1052,57 @@ static void qr_on(const factory_t *f) {
   tu_ctx_done(ctx);
 }
 
+/* absscan (base/absscan.h's contract, bit for bit): against a sequential loop written here, on
+ * full and upper (top >= 0, and top below the block's first row) scans, ld > m, NaN entries
+ * (never the maximum), row sums that accumulate from a nonzero start over two calls, a block
+ * large enough for the host's threads (m n >= 2^22), and an empty one. */
+static void absscan_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 2, 0, &e) == OOC_OK);
+  static const int64_t S[][3] = {{1, 1, -1}, {7, 3, -1}, {7, 3, 2},   {37, 50, 0},
+                                 {37, 50, -1}, {300, 9, 5}, {100, 20, 150}, {4200, 1000, -1},
+                                 {4200, 1000, 1000}, {5, 0, -1}};
+  for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
+    int64_t m = S[c][0], n = S[c][1], top = S[c][2], ld = m + 2, nn = n > 0 ? n : 1;
+    double *A = rmat(ld, nn, ld), *rs = rmat(m, 1, m), *want = malloc((size_t)m * sizeof *want);
+    double *got = malloc((size_t)m * sizeof *got), mx[2] = {0.25, 0}, wmx = 0.25;
+    if (m * n > 40) A[3 + 5 * ld] = NAN, A[m - 1] = NAN;
+    memcpy(want, rs, (size_t)m * sizeof *rs);
+    for (int pass = 0; pass < 2; pass++) /* the same block twice: sums continue */
+      for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m && (top < 0 || i <= top + j); i++) {
+          double v = fabs(AT(A, ld, i, j));
+          wmx = v > wmx ? v : wmx;
+          want[i] += v;
+        }
+    double *dA = up(e, 0, m, nn, A, ld), *drs = up(e, 0, m, 1, rs, m), *dmx = up(e, 0, 1, 1, mx, 1);
+    for (int pass = 0; pass < 2; pass++)
+      CU_ASSERT(ex_absscan(e, 0, m, n, dA, ld, top, dmx, drs) == OOC_OK);
+    CU_ASSERT(ex_finish(e) == OOC_OK);
+    down(e, 0, m, 1, drs, m, got);
+    down(e, 0, 1, 1, dmx, 1, mx + 1);
+    int bad = memcmp(&mx[1], &wmx, 8) != 0; /* a NaN row's sum: NaN (its bits are the backend's) */
+    for (int64_t i = 0; i < m; i++)
+      bad += !(isnan(want[i]) ? isnan(got[i]) : !memcmp(&got[i], &want[i], 8));
+    CU_ASSERT(!bad);
+    if (bad)
+      fprintf(stderr, "  %s: absscan %lld x %lld top %lld: max %.17g want %.17g\n", f->name,
+              (long long)m, (long long)n, (long long)top, mx[1], wmx);
+    ex_free(e, dA), ex_free(e, drs), ex_free(e, dmx);
+    free(A), free(rs), free(want), free(got);
+  }
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+}
+
 static void t_blas(void) { for_each(blas_on); }
 static void t_lapack(void) { for_each(lapack_on); }
 static void t_nopiv(void) { for_each(nopiv_on); }
 static void t_getrf_ws(void) { for_each(getrf_ws_on); }
 static void t_mirror(void) { for_each(mirror_on); }
 static void t_qr(void) { for_each(qr_on); }
+static void t_absscan(void) { for_each(absscan_on); }
 static void t_events(void) { for_each(events_on); }
 static void t_memory(void) { for_each(memory_on); }
 static void t_ring(void) { for_each(ring_on); }
@@ -1069,6 +1114,7 @@ static const tu_test_t tests[] = {
     {"getrf_ws, getri_ws, potrf_ws, potri_ws: each runs with that much of the budget left free", t_getrf_ws},
     {"geqrf, ormqr (Q^T and Q), laset (vs the ops table and the definitions)", t_qr},
     {"mirror: a lower triangle's transpose (another's or its own) or zeros above", t_mirror},
+    {"absscan: max |a| and row sums of |A|, full and upper, bit for bit", t_absscan},
     {"queues and events: a chain across three queues", t_events},
     {"budget, buffers left at destroy, allocation faults", t_memory},
     {"ring: K = 1..4, order of puts, a failing item", t_ring},

@@ -3,7 +3,7 @@
 # (issue 22; it found why the CLI's factor at n = 40000, --gpu-mem 8G, took 2.27-2.49 s where the
 # bench took 1.6-1.7 s on an H200: the bench's matrix did not pivot, so the host's final swaps
 # cost it nothing; docs/PERFORMANCE.md "ninth session"):
-#   LIMIT=280 bash .devdeps/on-device bash tools/gpu_lu_tile.sh
+#   LIMIT=280 bash .devdeps/on-device bash tools/gpu_lu_tile.sh   (TILES: the bench's tiles, "1000 1024")
 # 1. build bench_lu_cuda, oocsolve and oocgen (Release, sm_90) into B;
 # 2. cuSOLVER's in-core Xgetrf at n = 40000 (the peer);
 # 3. the bench with every tile pinned as it is made (LU_DIRECT=2, what the CLI's load does), at
@@ -27,7 +27,7 @@ trap 'tar czf "$OUT/tile.tgz" -C "$OUT" tile 2> /dev/null; rm -rf "$D"; echo "[$
 gpu_build $R/build.log bench_lu_cuda oocsolve_bin oocgen_bin
 res() { tee -a $OUT/lu_tile.txt; }
 $B/bench_lu_cuda cusolver $N 2>&1 | grep RESULT | res
-for t in 1000 1024; do
+for t in ${TILES:-1000 1024}; do
   [ "$(left)" -lt 60 ] && break
   LU_DIRECT=2 $B/bench_lu_cuda factor $N $t 8G > $R/bench$t.log 2>&1
   LU_DIRECT=2 LU_TRACE=$R/bench$t.trace.json $B/bench_lu_cuda factor $N $t 8G > $R/bench${t}t.log 2>&1

@@ -128,7 +128,7 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
   if (j->o.stripe > 0 && Wd > j->o.stripe) Wd = ts_stripe(n, b, j->o.stripe);
   *W = Wd;
   *K = k;
-  return OOC_OK;
+  return lu_warm(*out); /* the libraries' kernels loaded here, not in the factor's first getrf */
 }
 
 /* Why early: pinning a tile buffer on first lend put the registration on the factor's critical

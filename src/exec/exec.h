@@ -84,6 +84,13 @@
  *   ex_laset: LAPACK's dlaset (ops.h): a triangle (uplo 'L' strictly lower, 'U' strictly upper,
  *             other: all off-diagonal) := alpha, the diagonal := beta. Clears the reflectors
  *             geqrf leaves under R.
+ *   ex_absscan: one pass over |A| (m x n, lda): *mx := max(*mx, |a_ij|) and, rowsum not NULL,
+ *             rowsum[i] += |a_ij| column after column, on rows [0, m) of each column (top < 0)
+ *             or rows [0, min(m, top + j + 1)) of column j (U's part); mx (one double) and
+ *             rowsum (m) are device buffers. base/absscan.h's contract, bit for bit on every
+ *             backend (a row's sum is the sequential sum over the columns in the order they
+ *             were scanned): LU's pivot growth and ||A||_inf, scanned where the data already
+ *             is instead of on the host thread that feeds the device.
  */
 #ifndef OOC_EXEC_H
 #define OOC_EXEC_H
@@ -180,6 +187,8 @@ typedef struct ex_ops {
                         double *A, int64_t lda, const double *tau, double *C, int64_t ldc);
   ooc_status_t (*laset)(ooc_exec_t *e, int q, char uplo, int64_t m, int64_t n, double alpha,
                         double beta, double *A, int64_t lda);
+  ooc_status_t (*absscan)(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *A,
+                          int64_t lda, int64_t top, double *mx, double *rowsum);
   /* optional (NULL: host memory needs nothing to be copied asynchronously) */
   int (*host_register)(ooc_exec_t *e, void *p, size_t bytes);
   void (*host_unregister)(ooc_exec_t *e, void *p);
@@ -281,6 +290,11 @@ static inline ooc_status_t ex_copy(ooc_exec_t *e, int q, int64_t m, int64_t n, c
 static inline ooc_status_t ex_fill(ooc_exec_t *e, int q, int64_t m, int64_t n, double v, double *d,
                                    int64_t ldd) {
   return e->op->fill(e, q, m, n, v, d, ldd);
+}
+static inline ooc_status_t ex_absscan(ooc_exec_t *e, int q, int64_t m, int64_t n,
+                                      const double *A, int64_t lda, int64_t top, double *mx,
+                                      double *rowsum) {
+  return e->op->absscan(e, q, m, n, A, lda, top, mx, rowsum);
 }
 static inline ooc_status_t ex_transpose(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s,
                                         int64_t lds, double *d, int64_t ldd) {

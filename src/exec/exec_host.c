@@ -10,6 +10,8 @@
  * pool like any other, with the queue thread as its worker 0. */
 #include "exec/exec.h"
 
+#include "base/absscan.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,7 +21,8 @@
 
 enum {
   OP_PUT, OP_GET, OP_COPY, OP_FILL, OP_TRANSPOSE, OP_MIRROR, OP_GEMM, OP_SYRK, OP_TRSM, OP_LASWP, OP_GETRF,
-  OP_POTRF, OP_POTRI, OP_GETRI, OP_TRTRI, OP_GEQRF, OP_ORMQR, OP_LASET, OP_WAIT, OP_STOP
+  OP_POTRF, OP_POTRI, OP_GETRI, OP_TRTRI, OP_GEQRF, OP_ORMQR, OP_LASET, OP_ABSSCAN, OP_WAIT,
+  OP_STOP
 };
 
 typedef struct hop {
@@ -163,6 +166,9 @@ static void run_op(const ooc_ops_t *o, hop_t *p) {
     break;
   case OP_LASET:
     o->laset(p->c0, p->m, p->n, p->alpha, p->beta, p->C, p->ldc);
+    break;
+  case OP_ABSSCAN: /* mx rides in C, rowsum in B (device buffers: host memory here) */
+    ooc_absscan(p->m, p->n, p->A, p->lda, p->k1, p->C, (double *)p->B);
     break;
   default:
     break;
@@ -352,6 +358,12 @@ static ooc_status_t h_laset(ooc_exec_t *e, int q, char uplo, int64_t m, int64_t 
   return push(e, q, &(hop_t){.kind = OP_LASET, .c0 = uplo, .m = m, .n = n, .alpha = alpha,
                              .beta = beta, .C = A, .ldc = lda});
 }
+static ooc_status_t h_absscan(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *A,
+                              int64_t lda, int64_t top, double *mx, double *rowsum) {
+  if (m <= 0 || n <= 0) return OOC_OK;
+  return push(e, q, &(hop_t){.kind = OP_ABSSCAN, .m = m, .n = n, .A = A, .lda = lda, .k1 = top,
+                             .C = mx, .B = rowsum});
+}
 
 /* ---- events ------------------------------------------------------------------------------ */
 
@@ -492,7 +504,8 @@ static void h_host_unregister(ooc_exec_t *e, void *p) {
   .gemm = h_gemm, .syrk = h_syrk, .trsm = h_trsm, .laswp = h_laswp, .getrf = h_getrf,              \
   .getrf_ws = h_getrf_ws, .getri_ws = h_getri_ws, .potrf_ws = h_potr_ws, .potri_ws = h_potr_ws,  \
   .potrf = h_potrf, .potri = h_potri, .getri = h_getri, .trtri = h_trtri,                          \
-  .geqrf = h_geqrf, .ormqr = h_ormqr, .laset = h_laset, .destroy = h_destroy
+  .geqrf = h_geqrf, .ormqr = h_ormqr, .laset = h_laset, .absscan = h_absscan,                   \
+  .destroy = h_destroy
 static const ex_ops_t host_ops = {HOST_OPS};
 static const ex_ops_t strict_ops = {HOST_OPS, .host_register = h_host_register,
                                     .host_unregister = h_host_unregister};

@@ -22,20 +22,15 @@
 
 enum { QC = 0 };
 
-/* Rows [r0, r1) of a buffer whose element (r0, 0) is p (leading dimension ld): a ring slot, or
- * one lent tile. */
-typedef struct piece {
-  const double *p;
-  int64_t ld, r0, r1;
-} piece_t;
-
 /* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns), the
- * row sums of |A| (n), the lent tiles' pointers (LU_SLOTS x tile rows) and the scans' pieces
- * (tile rows + 1). */
+ * row sums of |A| (n) and the lent tiles' pointers (LU_SLOTS x tile rows). */
 static int64_t small_bytes(int64_t n, int64_t b, int64_t W) {
   int64_t nt = ooc_cdiv64(n, b);
-  return 8 * (2 * W + nt + n + LU_SLOTS * nt) + (nt + 1) * (int64_t)sizeof(piece_t) + 4096;
+  return 8 * (2 * W + nt + n + LU_SLOTS * nt) + 4096;
 }
+
+/* The scans' device buffer (lu.h "Scans"): the row sums of |A| (n), max |A|, max |U|. */
+static int64_t scan_bytes(int64_t n) { return 8 * (n + 2); }
 
 /* The host executor's own allocations (its struct with the queues' operation rings, the buffer
  * headers, events): bounded, counted here so the planner leaves room for them. */
@@ -47,7 +42,8 @@ int64_t lu_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m) {
   b = ooc_min64(b, n);
   W = ts_stripe(n, b, W);
   /* the host executor is unified: one ring slot (n x b), no device twins */
-  return 8 * n * W + ring_host_bytes(1, n, b) + small_bytes(n, b, W) + LU_EXEC_BYTES;
+  return 8 * n * W + scan_bytes(n) + ring_host_bytes(1, n, b) + small_bytes(n, b, W) +
+         LU_EXEC_BYTES;
 }
 
 int64_t lu_host_bytes(int64_t n, int64_t b, int64_t W, int K) {
@@ -63,6 +59,7 @@ int64_t lu_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int K, int64_t *n
   int64_t ws = ex_getrf_ws(ex, n, ooc_min64(LU_CHUNK, n));
   if (ws < 0) ws = LU_DEV_MARGIN;
   ws += EX_LASWP_WS(n) * ex->nqueues; /* each queue's laswp tables (exec.h) */
+  ws += EX_DEV_ROUND(scan_bytes(n));
   if (need) *need = ws + 8 * (K + 1) * n * b;
   int64_t room = ex->budget - ws - 8 * K * n * b;
   if (room < 8 * n * b) return 0;
@@ -147,15 +144,15 @@ typedef struct lu {
   xpin_t pin;             /* A's and B's caches pin what they lend (xdirect.h) */
   xlend_t lend[LU_SLOTS]; /* per ring slot: its item's lent tiles (lu.h "Direct moves": slot s's
                              item's tiles [t0, t1) of tile column tj of S; none: the slot) */
-  piece_t *pieces;        /* nt + 1: the host scans' view of an item */
+  double *sc;             /* device: the scans' row sums (n), max |A|, max |U| (lu.h "Scans") */
   int64_t *ipiv;          /* the caller's, global 0-based */
   int64_t *loc;           /* getrf's local pivots (W) */
   double *diag;           /* U's diagonal of the stripe (W) */
-  double *rowsum;         /* sum_j |a_ij| (n), for ||A||_inf */
+  double *rowsum;         /* sum_j |a_ij| (n), for ||A||_inf: the device's (sc) once fetched */
   int64_t *done;          /* per tile column: the end of its step (its rows are in the order of
                              the swaps ipiv[0, done)) */
   lu_stats_t *st;
-  double amax, umax;      /* for the growth */
+  double amax, umax;      /* for the growth: a resumed run's, then the device's once fetched */
   /* the pass */
   int kind;
   tstore_t *S;            /* the store the pass moves (A or B) */
@@ -235,87 +232,31 @@ static double *in_panel(lu_t *L, int64_t r0, int64_t tj) {
   return L->P + r0 + (cstart_s(L, tj) - L->pc0) * L->n;
 }
 
-/* ---- host scans of a column slot: max |a| and the row sums of the input, max |u| ----------- */
+/* ---- the scans of |A| and |U| on the executor (lu.h "Scans") ------------------------------- */
 
-/* bj columns (global column c0 first) of an item's pieces (its slot's rows, or its lent tiles),
- * in row chunks on a few threads when the item is large (a column at n = 65536 is 0.5 GiB: one
- * thread would take as long as the copies that gathered it). upper: only rows i <= column (U's
- * part of the stripe), else every row, adding |a_ij| into rowsum[i] (each chunk owns its rows:
- * no sharing). */
-#define SCAN_CHUNK 4096
-typedef struct {
-  const piece_t *pc; /* the pieces; the job index runs over their row chunks in order */
-  double *rowsum;
-  int64_t bj, c0;
-  int upper;
-  double mx[OOC_PAR_MAX_THREADS];
-} scan_t;
-
-/* max |col[i]| over [i0, i1) (ooc_absmax), with rowsum also rowsum[i] += |col[i]| in the same
- * pass (four independent maxima as there; NaN never wins a comparison, as with fmax). */
-static double colscan(const double *restrict col, double *restrict rowsum, int64_t i0, int64_t i1,
-                      double m) {
-  if (!rowsum) return ooc_absmax(col + i0, i1 - i0, m);
-  double m0 = m, m1 = m, m2 = m, m3 = m;
-  int64_t i = i0;
-  for (; i + 4 <= i1; i += 4) {
-    double v0 = fabs(col[i]), v1 = fabs(col[i + 1]), v2 = fabs(col[i + 2]), v3 = fabs(col[i + 3]);
-    m0 = v0 > m0 ? v0 : m0;
-    m1 = v1 > m1 ? v1 : m1;
-    m2 = v2 > m2 ? v2 : m2;
-    m3 = v3 > m3 ? v3 : m3;
-    rowsum[i] += v0;
-    rowsum[i + 1] += v1;
-    rowsum[i + 2] += v2;
-    rowsum[i + 3] += v3;
-  }
-  for (; i < i1; i++) {
-    double v = fabs(col[i]);
-    m0 = v > m0 ? v : m0;
-    rowsum[i] += v;
-  }
-  m0 = m1 > m0 ? m1 : m0;
-  m2 = m3 > m2 ? m3 : m2;
-  return m2 > m0 ? m2 : m0;
+/* Rows [r0, r1) of item column tj, just put into P (A's columns as loaded: the stripe, in A's
+ * row order) or about to leave it (the factored stripe: U's part, rows <= the column), scanned
+ * on queue q behind the put or ahead of the get. */
+static ooc_status_t scan_item(lu_t *L, int q, int64_t tj, int64_t r0, int64_t r1, int upper) {
+  if (L->S != L->A || L->kind != P_ALL) return OOC_OK;
+  int64_t n = L->n;
+  return ex_absscan(L->ex, q, r1 - r0, ccols(L, tj), in_panel(L, r0, tj), n,
+                    upper ? cstart_s(L, tj) - r0 : -1, L->sc + n + (upper ? 1 : 0),
+                    upper ? NULL : L->sc + r0);
 }
 
-static void scan_job(void *arg, int64_t k, int worker) {
-  scan_t *s = arg;
-  const piece_t *pc = s->pc;
-  for (int64_t nk; k >= (nk = ooc_cdiv64(pc->r1 - pc->r0, SCAN_CHUNK)); pc++) k -= nk;
-  int64_t i0 = pc->r0 + k * SCAN_CHUNK, i1 = ooc_min64(pc->r1, i0 + SCAN_CHUNK);
-  double m = s->mx[worker];
-  for (int64_t c = 0; c < s->bj; c++) {
-    int64_t e = s->upper ? ooc_min64(i1, s->c0 + c + 1) : i1;
-    if (e > i0)
-      m = colscan(pc->p + (i0 - pc->r0) + c * pc->ld, s->upper ? NULL : s->rowsum + i0, 0,
-                  e - i0, m);
-  }
-  s->mx[worker] = m;
-}
-
-/* The scan of slot s's item: its lent tiles, or rows [r0, r1) of the slot (ld n). */
-static double scan(lu_t *L, int s, const double *slot, int64_t r0, int64_t r1, int64_t bj,
-                   int64_t c0, int upper) {
-  const xlend_t *d = &L->lend[s];
-  int np = 0;
-  if (d->t1 > d->t0)
-    for (int64_t ti = d->t0; ti < d->t1; ti++)
-      L->pieces[np++] = (piece_t){d->tile[ti - d->t0], clen(L, ti), cstart(L, ti),
-                                  cstart(L, ti) + clen(L, ti)};
-  else
-    L->pieces[np++] = (piece_t){slot + r0, L->n, r0, r1};
-  scan_t sc = {.pc = L->pieces, .rowsum = L->rowsum, .bj = bj, .c0 = c0,
-               .upper = upper};
-  int64_t chunks = 0;
-  for (int i = 0; i < np; i++) chunks += ooc_cdiv64(L->pieces[i].r1 - L->pieces[i].r0, SCAN_CHUNK);
-  int th = (r1 - r0) * bj >= ((int64_t)1 << 22) ? ooc_par_cpus(16) : 1;
-  double t0 = ooc_now();
-  if (chunks > 0) ooc_parallel(th, chunks, scan_job, &sc);
-  ex_host_span(L->ex, "lu scan", t0, ooc_now(), 8 * (r1 - r0) * bj);
-  double m = 0;
-  for (int t = 0; t < OOC_PAR_MAX_THREADS; t++) m = fmax(m, sc.mx[t]);
-  return m;
+/* The scans so far to the host: rowsum, and amax / umax raised to the device's maxima (a
+ * resumed run's start from its state; maxima are idempotent, so fetching twice is harmless).
+ * Every queue is joined and drained: the point is quiet. */
+static ooc_status_t scan_fetch(lu_t *L) {
+  double mx[2] = {0, 0};
+  OOC_TRY(join_qt(L));
+  OOC_TRY(ex_get(L->ex, QC, L->n, 1, L->sc, L->n, L->rowsum, L->n));
+  OOC_TRY(ex_get(L->ex, QC, 2, 1, L->sc + L->n, 2, mx, 2));
+  OOC_TRY(drain(L));
+  L->amax = fmax(L->amax, mx[0]);
+  L->umax = fmax(L->umax, mx[1]);
+  return OOC_OK;
 }
 
 /* ---- direct moves (lu.h): an item's tiles lent by the tile cache, moved by DMA ------------- */
@@ -354,13 +295,10 @@ static ooc_status_t keep_put(void *u, int64_t q, double *slot, int64_t ld) {
   return OOC_OK;
 }
 
-/* The retire of an in pass: the input's scan of the item first (in_scan), then its lent tiles
- * back to the cache as taken. */
-static void in_scan(lu_t *L, int64_t q, const double *slot);
+/* The retire of an in pass: its lent tiles back to the cache as taken. */
 static ooc_status_t in_put(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  (void)ld;
-  in_scan(L, q, slot);
+  (void)slot, (void)ld;
   give_back(L, (int)(q % L->K), 1);
   return OOC_OK;
 }
@@ -406,22 +344,6 @@ static ooc_status_t in_take(void *u, int64_t q, double *slot, int64_t ld) {
   return OOC_OK;
 }
 
-/* The stripe as first loaded is A's columns in A's row order: its max |a| (the growth's
- * denominator) and row sums (||A||_inf), scanned when the ring retires the item, not when it
- * takes it: the item's put is then on its way or done, so the host scans while the device
- * copies and computes, where a scan at the take delayed the put (in the trace of the CLI's
- * factor at n = 40000 on an H200, 0.18 s of the compute queue's 0.34 s of gaps were such
- * scans). Its tiles are still lent and unchanged then (nothing writes them before the item is
- * retired), or its slot still holds it (a slot is refilled only after its item retired); items
- * retire in the order they were taken, so the row sums add up in the same order: the same
- * bits. */
-static void in_scan(lu_t *L, int64_t q, const double *slot) {
-  if (L->S != L->A || L->kind != P_ALL) return;
-  int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = ccols(L, tj);
-  item_rows(L, tj, &t0, &t1, &r0, &r1);
-  L->amax = fmax(L->amax, scan(L, (int)(q % L->K), slot, r0, r1, bj, cstart_s(L, tj), 0));
-}
-
 static ooc_status_t in_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   lu_t *L = u;
   int64_t tj = item_col(L, q), t0, t1, r0, r1;
@@ -431,6 +353,7 @@ static ooc_status_t in_work(void *u, int64_t q, int s, double *slot, int64_t ld,
   else
     OOC_TRY(ex_put(L->ex, L->QT, r1 - r0, ccols(L, tj), slot + r0, ld, in_panel(L, r0, tj),
                    L->n));
+  OOC_TRY(scan_item(L, L->QT, tj, r0, r1, 0)); /* A as loaded: max |a|, the row sums */
   *last = L->QT;
   return OOC_OK;
 }
@@ -440,6 +363,7 @@ static ooc_status_t out_work(void *u, int64_t q, int s, double *slot, int64_t ld
   int64_t tj = item_col(L, q), t0, t1, r0, r1;
   int lent;
   item_rows(L, tj, &t0, &t1, &r0, &r1);
+  OOC_TRY(scan_item(L, L->outq, tj, r0, r1, 1)); /* the factored stripe: max |u| */
   OOC_TRY(lend_item(L, s, tj, 1, &lent));
   if (lent)
     OOC_TRY(move_lent(L, s, L->outq, in_panel(L, 0, tj), 1));
@@ -455,8 +379,6 @@ static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
   int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = ccols(L, tj);
   int s = (int)(q % L->K);
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  if (L->S == L->A && L->kind == P_ALL) /* the stripe: U is rows 0..c of column c */
-    L->umax = fmax(L->umax, scan(L, s, slot, r0, r1, bj, cstart_s(L, tj), 1));
   if (is_lent(L, s))
     give_back(L, s, 0);
   else
@@ -794,6 +716,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
       L->st->t_panel += ooc_now() - ta;
       ex_host_span(L->ex, "lu first stripe", ta, ooc_now(), 0);
       L->st->steps++;
+      if (L->no_prefetch) OOC_TRY(scan_fetch(L)); /* the checkpoint's state */
       OOC_TRY(step_end(L, step, 1));
       OOC_TRY(ooc_tick(L->ctx, "factor", 1.0 / nsteps));
       continue;
@@ -820,6 +743,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     ex_host_span(L->ex, "lu earlier columns", tb, tc, 0);
     ex_host_span(L->ex, "lu panel", tc, td, 0);
     L->st->steps++;
+    if (L->no_prefetch) OOC_TRY(scan_fetch(L)); /* the checkpoint's state */
     OOC_TRY(step_end(L, step, 1));
     OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
   }
@@ -835,6 +759,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
   OOC_TRY(fix_columns(L, nfix));
   L->st->t_fix = ooc_now() - tf;
   ex_host_span(L->ex, "lu final swaps", tf, ooc_now(), 0);
+  OOC_TRY(scan_fetch(L));
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
   for (int64_t i = 0; i < n; i++) L->st->norm_inf = fmax(L->st->norm_inf, L->rowsum[i]);
   L->st->logdet = L->logdet;
@@ -948,6 +873,34 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
 
 /* ---- setup -------------------------------------------------------------------------------- */
 
+ooc_status_t lu_warm(ooc_exec_t *ex) {
+  /* large enough for cuSOLVER's blocked getrf, whose kernels are the factor's (a tiny block
+   * takes another path); a diagonal matrix: nothing to pivot, nothing to overflow */
+  enum { M = 2048, N = 1024 };
+  if (!ex || ex->unified) return OOC_OK;
+  double *A = NULL, *mx = NULL;
+  int64_t loc[N], info = 0;
+  ex_event_t *ev = NULL;
+  ooc_status_t st = ex_alloc(ex, (size_t)M * N * sizeof(double), &A);
+  if (st == OOC_OK) st = ex_alloc(ex, 2 * sizeof(double), &mx);
+  if (st == OOC_OK) st = ex_event_create(ex, &ev);
+  if (st == OOC_OK) st = ex_laset(ex, QC, 'A', M, N, 0.0, 1.0, A, M);
+  if (st == OOC_OK) st = ex_fill(ex, QC, 2, 1, 0.0, mx, 2);
+  if (st == OOC_OK) st = ex_getrf(ex, QC, M, N, A, M, loc, &info);
+  if (st == OOC_OK) st = ex_laswp(ex, QC, N, A, M, 0, N, loc);
+  if (st == OOC_OK) st = ex_trsm(ex, QC, 'L', 'L', 'N', 'U', N, N, 1.0, A, M, A + N, M);
+  if (st == OOC_OK)
+    st = ex_gemm(ex, QC, 'N', 'N', M - N, N, N, -1.0, A + N, M, A, M, 1.0, A + N, M);
+  if (st == OOC_OK) st = ex_absscan(ex, QC, M, N, A, M, -1, mx, NULL);
+  if (st == OOC_OK) st = ex_record(ex, QC, ev);
+  if (st == OOC_OK) st = ex_sync(ex, ev);
+  else (void)ex_finish(ex); /* nothing still uses A */
+  ex_event_destroy(ex, ev);
+  ex_free(ex, mx);
+  ex_free(ex, A);
+  return st;
+}
+
 ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64_t *info) {
   double t_setup = ooc_now();
   lu_stats_t local;
@@ -985,7 +938,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   L.ex = a->exec;
   if (!L.ex) {
     /* the device buffers the host executor hands out, exactly (lu_workspace_bytes counts them) */
-    OOC_TRY(ex_host_create(ctx, a->ops, 2, 8 * n * W, &own));
+    OOC_TRY(ex_host_create(ctx, a->ops, 2, 8 * n * W + scan_bytes(n), &own));
     L.ex = own;
   }
   L.QT = L.ex->nqueues > 1 ? 1 : QC;
@@ -993,7 +946,6 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   L.K = L.uni ? 1 : a->nslots > 0 ? (int)ooc_min64(a->nslots, LU_SLOTS) : LU_SLOTS;
   L.direct = !L.uni && a->direct;
   ooc_status_t lst = xl_alloc(ctx, L.lend, LU_SLOTS, L.nt);
-  L.pieces = ooc_malloc(ctx, (size_t)(L.nt + 1) * sizeof(piece_t));
   L.loc = ooc_malloc(ctx, (size_t)W * sizeof(int64_t));
   /* U's diagonal comes back by ex_get: into staging memory off a unified executor, so that the
    * get is asynchronous (into pageable memory the CUDA executor's get returns only once the
@@ -1004,11 +956,12 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
     L.diag = NULL;
   L.done = ooc_calloc(ctx, (size_t)L.nt, sizeof(int64_t));
   L.rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
-  if (!L.loc || !L.diag || !L.done || !L.rowsum || lst != OOC_OK || !L.pieces) {
+  if (!L.loc || !L.diag || !L.done || !L.rowsum || lst != OOC_OK) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "lu: out of host memory for n = %lld", (long long)n);
     goto done;
   }
   OOC_CHECK(st = ex_alloc(L.ex, (size_t)(n * W) * sizeof(double), &L.P));
+  OOC_CHECK(st = ex_alloc(L.ex, (size_t)scan_bytes(n), &L.sc));
   for (int s = 0; s < L.K; s++) {
     if (!L.uni) OOC_CHECK(st = ex_alloc(L.ex, (size_t)(n * b) * sizeof(double), &L.D[s]));
     OOC_CHECK(st = ex_event_create(L.ex, &L.evput[s]));
@@ -1018,6 +971,10 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
   if (L.direct) xpin_on(&L.pin, L.ex, L.A, L.B); /* lent tiles pinned as first lent */
   if (L.start > 0) OOC_CHECK(st = resume(&L));
+  /* the scans start from zero, or from a resumed run's row sums (its maxima stay on the host) */
+  OOC_CHECK(st = ex_fill(L.ex, QC, n + 2, 1, 0.0, L.sc, n + 2));
+  if (L.start > 0) OOC_CHECK(st = ex_put(L.ex, QC, n, 1, L.rowsum, n, L.sc, n));
+  OOC_CHECK(st = drain(&L)); /* before the first scan on QT */
   ex_host_span(L.ex, "lu setup", t_setup, ooc_now(), 0);
   if (a->job != LU_SOLVE_FACTORED) {
     OOC_CHECK(st = factor(&L, info));
@@ -1046,12 +1003,12 @@ done:
       ex_free(L.ex, L.D[s]);
     }
     ex_free(L.ex, L.P);
+    ex_free(L.ex, L.sc);
     if (!L.uni) ex_host_free(L.ex, L.diag);
   }
   if (L.uni) ooc_free(ctx, L.diag);
   ex_destroy(own);
   xl_free(ctx, L.lend, LU_SLOTS);
-  ooc_free(ctx, L.pieces);
   ooc_free(ctx, L.loc);
   ooc_free(ctx, L.done);
   ooc_free(ctx, L.rowsum);

@@ -23,6 +23,8 @@ cudaError_t exc_mirror(double *A, int64_t lda, const double *S, int64_t lds, int
                        int64_t j1, int full, cudaStream_t s);
 cudaError_t exc_laset(char uplo, int64_t m, int64_t n, double alpha, double beta, double *A,
                       int64_t lda, cudaStream_t s);
+cudaError_t exc_absscan(int64_t m, int64_t n, const double *A, int64_t lda, int64_t top,
+                        double *mx, double *rowsum, cudaStream_t s);
 cudaError_t exc_preload(void);
 /* ocu_kernels.cu (getri's split, through ocu_getri_block) */
 cudaError_t ocu_preload(void);
@@ -486,6 +488,17 @@ static ooc_status_t launched(cx_t *x, int q, int64_t sp, cudaError_t c, const ch
   cudaGetLastError();
   return leave(x, OOC_FAIL(x->e.ctx, OOC_ERR_DEVICE, "executor %s: %s on queue %d: launch "
                            "failed: %s", x->name, what, q, cudaGetErrorString(c)));
+}
+
+static ooc_status_t c_absscan(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *A,
+                              int64_t lda, int64_t top, double *mx, double *rowsum) {
+  cx_t *x = X(e);
+  if (m <= 0 || n <= 0) return OOC_OK;
+  OOC_TRY(begin(e, q, "absscan", 0));
+  int64_t sp = span(x, q, OCU_SPAN_KERNEL, "absscan", 8 * m * n, 0);
+  char what[64];
+  snprintf(what, sizeof what, "absscan of %lld x %lld", (long long)m, (long long)n);
+  return launched(x, q, sp, exc_absscan(m, n, A, lda, top, mx, rowsum, x->q[q].st), what);
 }
 
 static ooc_status_t c_fill(ooc_exec_t *e, int q, int64_t m, int64_t n, double v, double *d,
@@ -1000,7 +1013,7 @@ static const ex_ops_t cuda_ops = {
     .alloc = c_alloc, .free = c_free, .host_alloc = c_host_alloc, .host_free = c_host_free,
     .event_create = c_event_create, .event_destroy = c_event_destroy, .record = c_record,
     .wait = c_wait, .sync = c_sync, .query = c_query, .finish = c_finish, .put = c_put, .get = c_get, .copy = c_copy,
-    .fill = c_fill, .transpose = c_transpose, .mirror = c_mirror, .gemm = c_gemm, .syrk = c_syrk, .trsm = c_trsm,
+    .fill = c_fill, .absscan = c_absscan, .transpose = c_transpose, .mirror = c_mirror, .gemm = c_gemm, .syrk = c_syrk, .trsm = c_trsm,
     .laswp = c_laswp, .getrf = c_getrf, .getrf_ws = c_getrf_ws, .getri_ws = c_getri_ws,
     .potrf_ws = c_potrf_ws, .potri_ws = c_potri_ws, .potrf = c_potrf,
     .potri = c_potri, .getri = c_getri,

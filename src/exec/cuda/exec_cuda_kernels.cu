@@ -1,5 +1,5 @@
 // exec_cuda_kernels.cu: the few kernels the CUDA executor (exec_cuda.c) needs beyond cuBLAS and
-// cuSOLVER: fill, row interchanges on 64-bit 0-based pivots, the info of a factorization, a
+// cuSOLVER: fill, |A|'s scan (ex_absscan), row interchanges on 64-bit 0-based pivots, the info of a factorization, a
 // unit triangle's diagonal set aside for trtri, and the mirror of a lower triangle (ex_mirror).
 // Column-major FP64, 64-bit indices; every launcher returns the launch's error. (Transpose is
 // cuBLAS's geam; getri's split of the lower triangle is ocu_kernels.cu's.)
@@ -17,6 +17,51 @@ __global__ void fill(int64_t m, int64_t n, double v, double *__restrict__ A, int
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < m;
          i += (int64_t)gridDim.x * blockDim.x)
       A[i + j * lda] = v;
+}
+
+// ex_absscan (base/absscan.h's contract, the same bits): one thread per row, through the
+// columns in order, so rowsum[i] is the sequential sum the host makes; the largest magnitude per
+// thread, then per warp and block (NaN never wins: `v > m`), then one atomicMax per block on mx's
+// bits (for doubles >= 0 the order of the bit patterns as int64 is the order of the values).
+// Four columns per pass keep four loads in flight per thread; the adds stay in column order.
+__global__ void absscan(int64_t m, int64_t n, const double *__restrict__ A, int64_t lda,
+                        int64_t top, double *__restrict__ mx, double *__restrict__ rowsum) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  double mt = 0.0;
+  if (i < m) {
+    double s = rowsum ? rowsum[i] : 0.0;
+    int64_t j = top < 0 || i <= top ? 0 : i - top; // column j holds row i when i <= top + j
+    const double *a = A + i + j * lda;
+    for (; j + 4 <= n; j += 4, a += 4 * lda) {
+      double v0 = fabs(a[0]), v1 = fabs(a[lda]), v2 = fabs(a[2 * lda]), v3 = fabs(a[3 * lda]);
+      mt = v0 > mt ? v0 : mt;
+      mt = v1 > mt ? v1 : mt;
+      mt = v2 > mt ? v2 : mt;
+      mt = v3 > mt ? v3 : mt;
+      s += v0;
+      s += v1;
+      s += v2;
+      s += v3;
+    }
+    for (; j < n; j++, a += lda) {
+      double v = fabs(a[0]);
+      mt = v > mt ? v : mt;
+      s += v;
+    }
+    if (rowsum) rowsum[i] = s;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    double v = __shfl_down_sync(0xffffffffu, mt, o);
+    mt = v > mt ? v : mt;
+  }
+  __shared__ double wm[kThreads / 32];
+  if ((threadIdx.x & 31) == 0) wm[threadIdx.x >> 5] = mt;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; w++) mt = wm[w] > mt ? wm[w] : mt;
+    if (mt > 0.0)
+      atomicMax(reinterpret_cast<unsigned long long *>(mx), __double_as_longlong(mt));
+  }
 }
 
 // LAPACK's dlaset: lower (strictly below, 'L'), upper ('U') or every off-diagonal element
@@ -157,6 +202,14 @@ extern "C" cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64
   return cudaGetLastError();
 }
 
+extern "C" cudaError_t exc_absscan(int64_t m, int64_t n, const double *A, int64_t lda,
+                                   int64_t top, double *mx, double *rowsum, cudaStream_t s) {
+  if (m <= 0 || n <= 0) return cudaSuccess;
+  int64_t g = (m + kThreads - 1) / kThreads; // m < 2^31 rows: a device column fits in memory
+  absscan<<<(unsigned)g, kThreads, 0, s>>>(m, n, A, lda, top, mx, rowsum);
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t exc_laset(char uplo, int64_t m, int64_t n, double alpha, double beta,
                                  double *A, int64_t lda, cudaStream_t s) {
   if (m <= 0 || n <= 0) return cudaSuccess;
@@ -192,5 +245,6 @@ extern "C" cudaError_t exc_preload(void) {
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_info);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_swap);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, mirror);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, absscan);
   return e;
 }
