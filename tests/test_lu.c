@@ -703,6 +703,32 @@ static void t_resume(void) {
   printf("[%d runs stopped after a step and resumed, every one bit-identical] ", cases);
 }
 
+/* lu_warm on the strict host executor (not unified, so it runs; its operations start late, so
+ * a laswp queued with pivots the host does not have yet would apply garbage): OK, the budget
+ * back to empty; on a budget too small for it, skipped (OK, nothing allocated); on the host
+ * executor (unified) and without one, nothing. */
+static void t_warm(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  static const int64_t budget[] = {(int64_t)256 << 20, (int64_t)1 << 20};
+  for (int k = 0; k < 2; k++) {
+    ooc_exec_t *ex = NULL;
+    CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 2, budget[k], 2000, &ex) ==
+                    OOC_OK);
+    CU_ASSERT(lu_warm(ex) == OOC_OK);
+    CU_ASSERT(ex->dev_bytes == 0);
+    CU_ASSERT(k == 1 || ex->stats.dev_peak > 0); /* it ran where the budget allows */
+    CU_ASSERT(k == 0 || ex->stats.dev_peak == 0);
+    CU_ASSERT(ex_finish(ex) == OOC_OK);
+    ex_destroy(ex);
+  }
+  ooc_exec_t *hx = NULL;
+  CU_ASSERT_FATAL(ex_host_create(ctx, ooc_ops_cpu(), 2, 0, &hx) == OOC_OK);
+  CU_ASSERT(lu_warm(hx) == OOC_OK && hx->stats.dev_peak == 0);
+  ex_destroy(hx);
+  CU_ASSERT(lu_warm(NULL) == OOC_OK);
+  tu_ctx_done(ctx);
+}
+
 int main(void) {
   OPS[0] = ooc_ops_cpu();
   OPS[1] = ooc_ops_ref();
@@ -716,6 +742,7 @@ int main(void) {
       {"growth and ||A||_inf scanned on threads (a 2048 x 2048 column slot)", t_big_scan},
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
       {"resumed runs: stopped after every step, continued bit for bit", t_resume},
+      {"lu_warm: on a device-like executor, a small budget, a unified one", t_warm},
       {NULL, NULL}};
   return tu_run("lu", tests);
 }
