@@ -20,7 +20,7 @@
 #include "solvers/xdirect.h"
 #include "solvers/xpanel.h"
 
-enum { QC = 0 };
+enum { QC = 0, LU_NEV = 8 };
 
 /* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns), the
  * row sums of |A| (n) and the lent tiles' pointers (LU_SLOTS x tile rows). */
@@ -165,6 +165,8 @@ typedef struct lu {
   int invert;
   int64_t chunk;          /* the panel's chunk width (whole tiles, at least one) */
   ex_event_t *evp[2];     /* chunk c's getrf done (alternating) */
+  ex_event_t *evr[LU_NEV];/* panel_first: chunk region d read for the last time (d < LU_NEV - 1;
+                             the last one: every region from LU_NEV - 1 on) */
   int loaded;             /* P already holds the next step's stripe (panel's prefetch) */
   int outq;               /* the queue of an out pass's gets: QC, or QT for the panel's chunks
                              (final once their getrf has run, which the host has synced) */
@@ -615,22 +617,32 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
 
 /* The first step: nothing to its left, so its stripe need not be all on the device before the
  * panel starts. Chunk by chunk (left-looking inside the stripe): the host gathers chunk c into
- * P, the device applies the chunks before it and factors it, then the host sends chunk c-1
- * back, so the first stripe's trip in and out overlaps its own factorization. */
+ * P, the device applies the chunks before it and factors it, and the host sends chunk c-2 back
+ * meanwhile, so the first stripe's trip in and out overlaps its own factorization. Why c-2 and
+ * after the gather: the device then has chunk c-1's getrf and the earlier chunks' updates of c
+ * queued while the host moves chunk c's columns and chunk c-2's, where sending c-1 back before
+ * gathering c left the device idle 17-37 ms after each getrf (n = 40000 on an H200). The last
+ * chunk's updates read each earlier region for the last time: the next stripe's columns go
+ * there as soon as the device is past that read (evr, on the copy queue), so the next step's
+ * trip in overlaps the end of this one, as panel()'s prefetch does in the later steps. */
 static ooc_status_t panel_first(lu_t *L, int64_t *info) {
   int64_t b = L->b, w = L->w, wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
   ring_ops_t in = {in_take, in_work, in_put};
-  int64_t bad[2] = {0, 0}, prev = -1; /* prev: the start of the chunk factored last */
-  int c = 0;
+  int64_t bad[2] = {0, 0}, prev = -1, pprev = -1; /* the chunks factored last and before it */
+  int c = 0, ahead = L->k0 + L->W < L->n && !L->no_prefetch;
   L->pc0 = 0;
   for (int64_t a = 0; a < w; a += wc, c ^= 1) {
     int64_t a1 = ooc_min64(w, a + wc);
+    int last = a1 == w && ahead;
     double t0 = ooc_now();
     OOC_TRY(run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &in));
     OOC_TRY(join_qt(L));
     L->st->t_in += ooc_now() - t0;
-    for (int64_t d = 0; d < prev; d += wc) /* the chunks whose pivots the host has */
+    for (int64_t d = 0; d < prev; d += wc) { /* the chunks whose pivots the host has */
       OOC_TRY(chunk_update(L, d, ooc_min64(w, d + wc), a, a1));
+      if (last) OOC_TRY(ex_record(L->ex, QC, L->evr[ooc_min64(d / wc, LU_NEV - 1)]));
+    }
+    if (pprev >= 0) OOC_TRY(chunk_out(L, pprev, prev)); /* while the device works on */
     if (prev >= 0) { /* the one before: its pivots first */
       double t1 = ooc_now();
       OOC_TRY(ex_sync(L->ex, L->evp[c ^ 1]));
@@ -639,14 +651,25 @@ static ooc_status_t panel_first(lu_t *L, int64_t *info) {
       OOC_TRY(chunk_update(L, prev, a, a, a1));
     }
     OOC_TRY(panel_getrf(L, a, a1 - a, &bad[c], L->evp[c]));
-    if (prev >= 0) OOC_TRY(chunk_out(L, prev, a));
+    if (last) /* the regions before the chunk factored last take the next stripe's columns */
+      for (int64_t d = 0; d < prev; d += wc) {
+        OOC_TRY(ex_wait(L->ex, L->QT, L->evr[ooc_min64(d / wc, LU_NEV - 1)]));
+        OOC_TRY(prefetch(L, d, d + wc));
+      }
+    pprev = prev;
     prev = a;
   }
+  if (pprev >= 0) OOC_TRY(chunk_out(L, pprev, prev));
   double t1 = ooc_now();
   OOC_TRY(ex_sync(L->ex, L->evp[c ^ 1]));
   L->st->t_wait += ooc_now() - t1;
   OOC_TRY(chunk_pivots(L, prev, w - prev, bad[c ^ 1], info));
-  return chunk_out(L, prev, w);
+  OOC_TRY(chunk_out(L, prev, w));
+  if (ahead) { /* the regions of the last two chunks: both read for the last time, both back */
+    OOC_TRY(prefetch(L, pprev >= 0 ? pprev : prev, w));
+    L->loaded = 1;
+  }
+  return OOC_OK;
 }
 
 /* ---- steps and safe points (lu.h) ---------------------------------------------------------- */
@@ -973,6 +996,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   }
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
   for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
+  for (int e = 0; e < LU_NEV; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evr[e]));
   OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
   if (L.direct) xpin_on(&L.pin, L.ex, L.A, L.B); /* lent tiles pinned as first lent */
   if (L.start > 0) OOC_CHECK(st = resume(&L));
@@ -1003,6 +1027,7 @@ done:
     if (st == OOC_OK) st = fin;
     ex_event_destroy(L.ex, L.ev);
     for (int e = 0; e < 2; e++) ex_event_destroy(L.ex, L.evp[e]);
+    for (int e = 0; e < LU_NEV; e++) ex_event_destroy(L.ex, L.evr[e]);
     for (int s = 0; s < LU_SLOTS; s++) {
       ex_event_destroy(L.ex, L.evput[s]);
       ex_free(L.ex, L.D[s]);
