@@ -33,10 +33,13 @@
  *      for the later chunks' swaps below them, which they take lazily like any earlier column
  *      (d_j = the chunk's end). The first step has nothing to its left: its chunks are gathered
  *      one at a time and factored left-looking inside the stripe as they arrive (the chunks
- *      before each applied to it, then its getrf), so the first stripe's trip in and out
- *      overlaps its own factorization. In the later steps, a chunk's region of P, once back in
- *      the store and read by no pending update, receives the next step's stripe's columns
- *      (prefetch), so step 1 of the next step is done by then;
+ *      before each applied to it, then its getrf; chunk c-2 goes back to the store after chunk
+ *      c is gathered), so the first stripe's trip in and out overlaps its own factorization; the
+ *      last chunk's updates read each earlier region for the last time, and the next stripe's
+ *      columns go there as soon as the device is past that read (an event per region on the
+ *      copy queue). In the later steps, a chunk's region of P, once back in the store and read
+ *      by no pending update, receives the next step's stripe's columns (prefetch). Either way
+ *      step 1 of the next step is done by then (unless a checkpoint follows the step);
  *   4. after the last step, one pass over the columns before the last chunk applies the swaps
  *      that came after them (ipiv[d_j, n), rows >= d_j) on the host, with no device work: in
  *      place in the tile cache (ts_swap_rows) where a column's tiles are all cached, else a
