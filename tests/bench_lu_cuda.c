@@ -21,7 +21,8 @@
  * tcache_pin_new: what the pipeline's load does), outside the timed factor.
  * LU_TRACE=PATH: the executor's Chrome/Perfetto trace (as oocsolve --trace; tools/trace_sum.py).
  * The executor's libraries load their kernels before the clock starts (lu_warm, as the pipeline
- * does before its load); LU_COLD=1: in the factor's first getrf instead (0.08 s on an H200).
+ * does before its load); LU_COLD=1: in the factor's first getrf instead (on an H200 that getrf
+ * took 0.115 s, the later ones 0.035-0.040 s).
  * The matrix: entries uniform in [-1, 1] from a hash of (i, j), as `oocgen random`: partial
  * pivoting moves nearly every row, as it does on the CLI's inputs. LU_DIAGDOM=1: diagonal + n
  * instead (what this bench used before 2026-11-29): the pivots stay on the diagonal, so no row

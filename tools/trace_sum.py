@@ -2,7 +2,7 @@
 # spans of a Chrome/Perfetto trace (oocsolve --trace, bench_cuda TRACE, LU_TRACE), and each
 # queue's busy time. Then, where the trace has a host row (tid 0, exec.h ex_host_span): the
 # gaps of queue TID (default 1, the compute stream) longer than 0.5 ms between its first and
-# last operation, and which host spans overlapped them (the host work that kept that queue
+# last operation (from LU's "lu setup" on, where the trace has it), and which host spans overlapped them (the host work that kept that queue
 # waiting; LU's phases, which contain everything, left out).
 import json, sys, collections
 d = json.load(open(sys.argv[1]))
@@ -25,8 +25,11 @@ for tid, iv in busy.items():
     print("tid %s busy %.3f s" % (tid, tot / 1e6))
 
 q = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-dev = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("tid") == q)
 host = [(e["ts"], e["ts"] + e["dur"], e["name"]) for e in ev if e.get("tid") == 0]
+# from the method's start where the trace marks it (LU's "lu setup"): what came before (a
+# warm-up, the bench's fill) is not the method's waiting
+start = min([a for a, b, n in host if n == "lu setup"], default=t0)
+dev = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("tid") == q and e["ts"] >= start)
 if dev and host:
     gaps, end = [], dev[0][1]
     for a, b in dev[1:]:
@@ -35,8 +38,7 @@ if dev and host:
     print("tid %d: first op at %.3f s, last end %.3f s (from the trace's start); %d gaps > 0.5 ms, "
           "%.3f s in all" % (q, (dev[0][0] - t0) / 1e6, (end - t0) / 1e6, len(gaps),
                              sum(b - a for a, b in gaps) / 1e6))
-    # the phases that hold everything else are left out; a span inside another (lu scan inside
-    # ring take) counts in both
+    # the phases that hold everything else are left out; a span inside another counts in both
     phases = {"lu factor", "lu setup", "lu first stripe", "lu stripe in", "lu earlier columns",
               "lu panel"}
     names = collections.Counter()

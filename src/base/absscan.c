@@ -6,7 +6,8 @@
 #include "base/base.h"
 #include "base/parloop.h"
 
-#define SCAN_CHUNK 4096 /* rows per job: a column's piece stays in L1 while rowsum's is reused */
+#define SCAN_CHUNK 4096 /* rows per job: a column's piece (32 KiB) stays in cache for its
+                           * second pass, rowsum's piece for the next column */
 
 typedef struct {
   const double *A;
@@ -15,32 +16,14 @@ typedef struct {
   double mx[OOC_PAR_MAX_THREADS];
 } scan_t;
 
-/* max(m, |col[i]|) over [0, len), with rowsum[i] += |col[i]| in the same pass when rowsum is
- * given; four running maxima (one chain of compares is latency bound), NaN never winning. */
+/* max(m, |col[i]|) over [0, len) (ooc_absmax), then rowsum[i] += |col[i]| when rowsum is given:
+ * a second pass over a piece of at most SCAN_CHUNK rows, still in cache from the first. */
 static double colscan(const double *restrict col, double *restrict rowsum, int64_t len,
                       double m) {
-  if (!rowsum) return ooc_absmax(col, len, m);
-  double m0 = m, m1 = m, m2 = m, m3 = m;
-  int64_t i = 0;
-  for (; i + 4 <= len; i += 4) {
-    double v0 = fabs(col[i]), v1 = fabs(col[i + 1]), v2 = fabs(col[i + 2]), v3 = fabs(col[i + 3]);
-    m0 = v0 > m0 ? v0 : m0;
-    m1 = v1 > m1 ? v1 : m1;
-    m2 = v2 > m2 ? v2 : m2;
-    m3 = v3 > m3 ? v3 : m3;
-    rowsum[i] += v0;
-    rowsum[i + 1] += v1;
-    rowsum[i + 2] += v2;
-    rowsum[i + 3] += v3;
-  }
-  for (; i < len; i++) {
-    double v = fabs(col[i]);
-    m0 = v > m0 ? v : m0;
-    rowsum[i] += v;
-  }
-  m0 = m1 > m0 ? m1 : m0;
-  m2 = m3 > m2 ? m3 : m2;
-  return m2 > m0 ? m2 : m0;
+  m = ooc_absmax(col, len, m);
+  if (rowsum)
+    for (int64_t i = 0; i < len; i++) rowsum[i] += fabs(col[i]);
+  return m;
 }
 
 /* Rows [i0, i1) of every column: the columns in order, so each row's sum is sequential. */

@@ -496,10 +496,12 @@ static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
 
 /* While the device has not reached ev (a chunk's getrf of the last step), the tile columns left
  * of the last stripe take the swaps whose pivots the host has, ipiv[done[j], known), one tile
- * column at a time, in place (ts_swap_rows): the final swaps, which ran after the device's last
- * operation (0.60 s of the CLI's 2.2 s factor at n = 40000 on an H200 before ts_swap_rows was
- * made faster; what they took after it was not traced), done in the host's waits instead. Nothing reads those columns during the last panel
- * (the left pass has drained). A column not all in the cache is left to fix_columns, which
+ * column at a time, in place (ts_swap_rows): the final swaps, which run after the device's last
+ * operation, done in the host's waits instead. At n = 40000 on an H200 the final swaps took
+ * 0.60 s of the CLI's 2.2 s factor before ts_swap_rows was made faster, 0.27-0.32 s of 1.75 s
+ * after it, with these early swaps taking 0.05 s of them (the host's waits are short: it sends
+ * each chunk back meanwhile). Nothing reads those columns during the last panel (the left
+ * pass has drained). A column not all in the cache is left to fix_columns, which
  * continues from done[j] either way. Only when no checkpoint follows the step (a resumed run
  * takes done[] from the chunk ends: it must find the store without later swaps). */
 static ooc_status_t fix_while(lu_t *L, int64_t known, ex_event_t *ev) {
@@ -899,32 +901,26 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
 ooc_status_t lu_warm(ooc_exec_t *ex) {
   /* large enough for cuSOLVER's blocked getrf, whose kernels are the factor's (a tiny block
    * takes another path); a diagonal matrix: nothing to pivot, nothing to overflow. Skipped
-   * where it would take more than a quarter of the budget (a budget that small is a test's). */
+   * where it would take more than a quarter of the budget (a budget that small is a test's).
+   * The executor's own kernels (laswp's, the scans') were loaded when it was made. */
   enum { M = 2048, N = 1024 };
   if (!ex || ex->unified || ex->budget < 4 * 8 * (int64_t)M * N) return OOC_OK;
-  double *A = NULL, *mx = NULL;
-  int64_t loc[N], info = 0;
+  double *A = NULL;
+  int64_t loc[N], info = 0; /* written when getrf runs: the sync below is before the return */
   ex_event_t *ev = NULL;
   ooc_status_t st = ex_alloc(ex, (size_t)M * N * sizeof(double), &A);
-  if (st == OOC_OK) st = ex_alloc(ex, 2 * sizeof(double), &mx);
   if (st == OOC_OK) st = ex_event_create(ex, &ev);
   if (st == OOC_OK) st = ex_laset(ex, QC, 'A', M, N, 0.0, 1.0, A, M);
-  if (st == OOC_OK) st = ex_fill(ex, QC, 2, 1, 0.0, mx, 2);
   if (st == OOC_OK) st = ex_getrf(ex, QC, M, N, A, M, loc, &info);
-  if (st == OOC_OK) st = ex_record(ex, QC, ev);
-  if (st == OOC_OK) st = ex_sync(ex, ev); /* the pivots reach the host when getrf has run */
-  if (st == OOC_OK) st = ex_laswp(ex, QC, N, A, M, 0, N, loc);
   if (st == OOC_OK) st = ex_trsm(ex, QC, 'L', 'L', 'N', 'U', N, N, 1.0, A, M, A + N, M);
   if (st == OOC_OK) /* three disjoint blocks: rows [N, M) x columns [0, N/2) -= their right
                       * half times rows [0, N/2) of columns [N/2, N) */
     st = ex_gemm(ex, QC, 'N', 'N', M - N, N / 2, N / 2, -1.0, A + N + N / 2 * M, M, A + N / 2 * M,
                  M, 1.0, A + N, M);
-  if (st == OOC_OK) st = ex_absscan(ex, QC, M, N, A, M, -1, mx, NULL);
   if (st == OOC_OK) st = ex_record(ex, QC, ev);
   if (st == OOC_OK) st = ex_sync(ex, ev);
-  else (void)ex_finish(ex); /* nothing still uses A */
+  else (void)ex_finish(ex); /* nothing still uses A or loc */
   ex_event_destroy(ex, ev);
-  ex_free(ex, mx);
   ex_free(ex, A);
   return st;
 }
