@@ -704,9 +704,9 @@ static void t_resume(void) {
 }
 
 /* lu_warm on the strict host executor (not unified, so it runs; its operations start late, so
- * a return before they have run would leave getrf writing a dead stack frame's pivots): OK,
- * the budget back to empty; on a budget too small for it, skipped (OK, nothing allocated); on
- * the host executor (unified) and without one, nothing. */
+ * a laswp queued with pivots the host does not have yet would apply garbage): OK, the budget
+ * back to empty; on a budget too small for it, skipped (OK, nothing allocated); on the host
+ * executor (unified) and without one, nothing. */
 static void t_warm(void) {
   ooc_ctx_t *ctx = tu_ctx();
   static const int64_t budget[] = {(int64_t)256 << 20, (int64_t)1 << 20};

@@ -901,26 +901,32 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
 ooc_status_t lu_warm(ooc_exec_t *ex) {
   /* large enough for cuSOLVER's blocked getrf, whose kernels are the factor's (a tiny block
    * takes another path); a diagonal matrix: nothing to pivot, nothing to overflow. Skipped
-   * where it would take more than a quarter of the budget (a budget that small is a test's).
-   * The executor's own kernels (laswp's, the scans') were loaded when it was made. */
+   * where it would take more than a quarter of the budget (a budget that small is a test's). */
   enum { M = 2048, N = 1024 };
   if (!ex || ex->unified || ex->budget < 4 * 8 * (int64_t)M * N) return OOC_OK;
-  double *A = NULL;
-  int64_t loc[N], info = 0; /* written when getrf runs: the sync below is before the return */
+  double *A = NULL, *mx = NULL;
+  int64_t loc[N], info = 0;
   ex_event_t *ev = NULL;
   ooc_status_t st = ex_alloc(ex, (size_t)M * N * sizeof(double), &A);
+  if (st == OOC_OK) st = ex_alloc(ex, 2 * sizeof(double), &mx);
   if (st == OOC_OK) st = ex_event_create(ex, &ev);
   if (st == OOC_OK) st = ex_laset(ex, QC, 'A', M, N, 0.0, 1.0, A, M);
+  if (st == OOC_OK) st = ex_fill(ex, QC, 2, 1, 0.0, mx, 2);
   if (st == OOC_OK) st = ex_getrf(ex, QC, M, N, A, M, loc, &info);
+  if (st == OOC_OK) st = ex_record(ex, QC, ev);
+  if (st == OOC_OK) st = ex_sync(ex, ev); /* the pivots reach the host when getrf has run */
+  if (st == OOC_OK) st = ex_laswp(ex, QC, N, A, M, 0, N, loc);
   if (st == OOC_OK) st = ex_trsm(ex, QC, 'L', 'L', 'N', 'U', N, N, 1.0, A, M, A + N, M);
   if (st == OOC_OK) /* three disjoint blocks: rows [N, M) x columns [0, N/2) -= their right
                       * half times rows [0, N/2) of columns [N/2, N) */
     st = ex_gemm(ex, QC, 'N', 'N', M - N, N / 2, N / 2, -1.0, A + N + N / 2 * M, M, A + N / 2 * M,
                  M, 1.0, A + N, M);
+  if (st == OOC_OK) st = ex_absscan(ex, QC, M, N, A, M, -1, mx, NULL);
   if (st == OOC_OK) st = ex_record(ex, QC, ev);
   if (st == OOC_OK) st = ex_sync(ex, ev);
-  else (void)ex_finish(ex); /* nothing still uses A or loc */
+  else (void)ex_finish(ex); /* nothing still uses A */
   ex_event_destroy(ex, ev);
+  ex_free(ex, mx);
   ex_free(ex, A);
   return st;
 }

@@ -265,10 +265,10 @@ int64_t lu_host_bytes(int64_t n, int64_t b, int64_t W, int K);
 #define LU_DEV_MARGIN ((int64_t)512 << 20)
 int64_t lu_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int K, int64_t *need);
 
-/* Runs the library operations lu_run queues (getrf, trsm, gemm) once on a small block of device
- * ex, synchronously, so that the libraries load their kernels now: on an H200 the factor's
- * first cuSOLVER getrf took 0.115 s where the next ones took 0.035 s (CUDA loads a library's
- * kernels lazily, at their first launch). The time moves, it does not go: the pipeline calls
+/* Runs the operations lu_run queues (getrf, laswp, trsm, gemm, the scans) once on a small
+ * block of device ex, synchronously, so that the libraries load their kernels now: on an H200
+ * the factor's first cuSOLVER getrf took 0.115 s where the next ones took 0.035 s (CUDA loads a
+ * library's kernels lazily, at their first launch). The time moves, it does not go: the pipeline calls
  * it when it makes LU's executor (job_lu_device), so that t_factor is timed warm as cuSOLVER's
  * peer is, and t_compute still counts it; the bench calls it before its clock starts. Nothing
  * on a unified executor (the host's kernels need no loading). */
