@@ -20,6 +20,8 @@
  * it is lent; LU_DIRECT=2: the same with every tile pinned as the fill makes it (tstore.h
  * tcache_pin_new: what the pipeline's load does), outside the timed factor.
  * LU_TRACE=PATH: the executor's Chrome/Perfetto trace (as oocsolve --trace; tools/trace_sum.py).
+ * LU_QUEUES=2: the executor with two queues, where the pipeline's has three (lu.c QG: the panel's
+ * chunks then go back on the queue that carries the next stripe in).
  * The executor's libraries load their kernels before the clock starts (lu_warm, as the pipeline
  * does before its load); LU_COLD=1: in the factor's first getrf instead (on an H200 that getrf
  * took 0.115 s, the later ones 0.035-0.040 s).
@@ -189,7 +191,8 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
   if (tstore_create(ctx, c, n, n, b, NULL, NULL, &A) != OOC_OK) die(ctx, "store");
   const char *dm = getenv("LU_DIRECT");
   int direct = dm ? atoi(dm) : 0;
-  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = 2,
+  const char *nq = getenv("LU_QUEUES"); /* 2: the chunks' gets share the puts' queue */
+  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = nq ? atoi(nq) : 3,
                          .trace = getenv("LU_TRACE")};
   ooc_exec_t *ex = NULL;
   if (gpu_mem > 0 && ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
@@ -234,8 +237,9 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
          st.t_wait, st.bytes_streamed / 1073741824.0, ex ? ex->stats.dev_peak / 1073741824.0 : 0.0,
          st.growth);
   printf("RESULT lu factor n=%lld phases: stripe in %.2f s, earlier columns %.2f s, panel getrf "
-         "%.2f s, stripe out %.2f s, final swaps %.2f s; host store copies %.1f GB/s\n",
-         (long long)n, st.t_in, st.t_left, st.t_panel, st.t_out, st.t_fix,
+         "%.2f s, stripe out %.2f s, final swaps %.2f s (%.2f s more in the background); host "
+         "store copies %.1f GB/s\n",
+         (long long)n, st.t_in, st.t_left, st.t_panel, st.t_out, st.t_fix, st.t_fix_bg,
          st.t_take > 0 ? 1e-9 * st.bytes_streamed / (st.t_take + st.t_put) : 0.0);
   printf("RESULT lu factor n=%lld %s: %.1f of %.1f GiB moved in place, %.1f GiB pinned, %lld "
          "buffers refused\n", (long long)n, a.direct ? "direct moves" : "slot copies",

@@ -506,7 +506,7 @@ static void t_given_exec(void) {
 }
 
 /* The strict host executor (as the GPU runs it: K pinned n x b slots, their device twins, copies
- * on a second queue): tiles 1, 7, 64 and n, stripes of one tile, of 2.5 tiles asked (two run)
+ * on a second queue, the panel's chunks back on a third or the second): tiles 1, 7, 64 and n, stripes of one tile, of 2.5 tiles asked (two run)
  * and n, 1 to 3 ring slots, in core and out of core, 13 right-hand sides over stripes narrower
  * than them; the same ratios and pivots as the CPU path. */
 static void t_strict(void) {
@@ -527,6 +527,7 @@ static void t_strict(void) {
         if (w > 0 && ts_stripe(n, b, Ws[w]) == ts_stripe(n, b, Ws[w - 1])) continue;
         g_nslots = 1 + (int)((t + w) % 3);
         g_chunk = (1 + w % 2) * b; /* panel chunks of 1 or 2 tiles: their gets overlap */
+        g_exec_queues = 2 + (int)((si + t + w) % 2); /* 3: the chunks' gets on a queue of their own */
         full_case(OPS[(t + w) % 2], A, n, b, Ws[w], n >= 50 && w != 1);
         cases++;
       }

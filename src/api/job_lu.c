@@ -83,8 +83,8 @@ done:
   return st;
 }
 
-/* The GPU: LU (of the n x n matrix with tile b; rbt's padded one too) on the CUDA executor (two
- * queues: arithmetic, copies into the ring's device twins). The stripe is what the device holds
+/* The GPU: LU (of the n x n matrix with tile b; rbt's padded one too) on the CUDA executor (three
+ * queues: arithmetic, copies to the device, the panel's chunks back: lu.c QC, QT, QG). The stripe is what the device holds
  * (lu_device_stripe): the n x W panel and the ring's K n x b twins within the executor's budget,
  * less getrf's own workspace (ex_getrf_ws), evened out over the steps, at most --stripe (as on
  * the host). The host only stages columns: K pinned n x b slots, the most (up to LU_SLOTS, at
@@ -97,7 +97,7 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
   ooc_report_t *r = j->rep;
   int64_t reserved = lu_workspace_bytes(n, b, *W, j->m);
   /* the first listed device (--devices): LU does not spread */
-  ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 2,
+  ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 3,
                          .trace = j->o.trace};
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
   int k = LU_SLOTS;

@@ -8,7 +8,8 @@
  * streamed column costs the device one trsm and one gemm over all the rows it reaches. Queue QC
  * runs the arithmetic in order; QT (a second queue when the executor has one) the copies into
  * the slots' device twins, so that a column's transfer overlaps the products of the columns
- * before it. */
+ * before it; QG (a third one, else QT) the panel's chunks on their way back, so that they
+ * overlap the next stripe's trip in (two copy engines, one each way). */
 #include "solvers/lu.h"
 
 #include <float.h>
@@ -17,6 +18,7 @@
 
 #include "base/parloop.h"
 #include "exec/ring.h"
+#include "solvers/lufix.h"
 #include "solvers/xdirect.h"
 #include "solvers/xpanel.h"
 
@@ -133,7 +135,8 @@ typedef struct lu {
                              n x b slot would narrow the stripe under a tight --host-mem),
                              else nslots or LU_SLOTS */
   int uni;                /* ex->unified: operations read the slots directly, no twins */
-  int QT;                 /* the transfer queue */
+  int QT;                 /* the transfer queue (to the device) */
+  int QG;                 /* the panel's chunks' gets (chunk_out): a third queue, else QT */
   tstore_t *A, *B;
   part_t p;               /* rows = cols partition of A (and B's rows) */
   int64_t n, b, W, nt;
@@ -168,7 +171,7 @@ typedef struct lu {
   ex_event_t *evr[LU_NEV];/* panel_first: chunk region d read for the last time (d < LU_NEV - 1;
                              the last one: every region from LU_NEV - 1 on) */
   int loaded;             /* P already holds the next step's stripe (panel's prefetch) */
-  int outq;               /* the queue of an out pass's gets: QC, or QT for the panel's chunks
+  int outq;               /* the queue of an out pass's gets: QC, or QG for the panel's chunks
                              (final once their getrf has run, which the host has synced) */
   double logdet;
   int sign;
@@ -176,8 +179,8 @@ typedef struct lu {
   int64_t nf, nsteps;     /* the factor's steps; all steps (factor + RHS stripes) */
   int64_t start;          /* the first step this call runs */
   int no_prefetch;        /* a checkpoint is due after this step: nothing of the next is taken */
-  int early_fix;          /* the last step's panel: the tile columns left of the stripe take
-                             the swaps known so far while the host waits (fix_while) */
+  lufix_t *fix;           /* the last step's panel: the stored columns take their later swaps
+                             in the background as the pivots come (fix_start) */
 } lu_t;
 
 static int64_t cstart(const lu_t *L, int64_t j) { return part_start(L->p, j); }
@@ -222,11 +225,15 @@ static ooc_status_t drain(lu_t *L) {
   return st;
 }
 
-/* QC waits for the copies QT has queued. */
+/* QC waits for the copies QT and QG have queued. */
 static ooc_status_t join_qt(lu_t *L) {
-  if (L->QT == QC) return OOC_OK;
-  OOC_TRY(ex_record(L->ex, L->QT, L->evput[0]));
-  return ex_wait(L->ex, QC, L->evput[0]);
+  for (int i = 0; i < 2; i++) {
+    int q = i ? L->QG : L->QT;
+    if (q == QC || (i && q == L->QT)) continue;
+    OOC_TRY(ex_record(L->ex, q, L->evput[0]));
+    OOC_TRY(ex_wait(L->ex, QC, L->evput[0]));
+  }
+  return OOC_OK;
 }
 
 /* Where row r0 of item column tj of the pass's store sits in P. */
@@ -463,6 +470,7 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
 static ooc_status_t fix_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
   int64_t tj = item_col(L, q);
+  if (L->done[tj] >= L->n) return OOC_OK; /* taken already (fix_finish) */
   OOC_TRY(in_take(u, q, slot, ld));
   L->a->ops->laswp(clen(L, tj), slot, ld, L->done[tj], L->n, L->ipiv); /* rows at their offsets */
   return OOC_OK;
@@ -476,7 +484,7 @@ static ooc_status_t fix_work(void *u, int64_t q, int s, double *slot, int64_t ld
 
 static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  OOC_TRY(out_put(u, q, slot, ld));
+  if (L->done[item_col(L, q)] < L->n) OOC_TRY(out_put(u, q, slot, ld));
   L->done[item_col(L, q)] = L->n;
   return OOC_OK;
 }
@@ -486,6 +494,7 @@ static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
   for (int64_t j = 0; j < nfix; j++) {
     int64_t t0 = L->done[j] / L->b;
     int in_place = 0;
+    if (L->done[j] >= L->n) continue;
     OOC_TRY(ts_swap_rows(L->A, t0, L->nt, j, L->done[j], L->n, L->ipiv, &in_place));
     if (!in_place) /* a tile of it is spilled: this column and the rest through the ring */
       return run_pass(L, P_FIX, L->A, j, nfix, &fix);
@@ -494,27 +503,48 @@ static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
   return OOC_OK;
 }
 
-/* While the device has not reached ev (a chunk's getrf of the last step), the tile columns left
- * of the last stripe take the swaps whose pivots the host has, ipiv[done[j], known), one tile
- * column at a time, in place (ts_swap_rows): the final swaps, which run after the device's last
- * operation, done in the host's waits instead. At n = 40000 on an H200 the final swaps took
- * 0.60 s of the CLI's 2.2 s factor before ts_swap_rows was made faster, 0.27-0.32 s of 1.75 s
- * after it, with these early swaps taking 0.05 s of them (the host's waits are short: it sends
- * each chunk back meanwhile). Nothing reads those columns during the last panel (the left
- * pass has drained). A column not all in the cache is left to fix_columns, which
- * continues from done[j] either way. Only when no checkpoint follows the step (a resumed run
- * takes done[] from the chunk ends: it must find the store without later swaps). */
-static ooc_status_t fix_while(lu_t *L, int64_t known, ex_event_t *ev) {
-  double t0 = ooc_now();
-  for (int64_t j = 0; j < L->k0 / L->b && !ex_query(L->ex, ev); j++) {
-    if (L->done[j] >= known) continue;
-    int in_place = 0;
-    OOC_TRY(ts_swap_rows(L->A, L->done[j] / L->b, L->nt, j, L->done[j], known, L->ipiv,
-                         &in_place));
-    if (in_place) L->done[j] = known;
+/* The last step (lufix.h): the tile columns left of its stripe take their later swaps on the
+ * pool while its panel runs, a round each time a chunk's pivots reach the host, and each chunk
+ * of the stripe joins them once it is back in the store (fix_chunk). What is left after the
+ * device's last operation is the last chunk's swaps. At n = 40000 on an H200 the swaps after it
+ * took 0.27-0.32 s of a 1.75 s factor (with the caller swapping in its waits, fix_while, before
+ * this). Nothing reads those columns during the last panel (the left pass has drained). A
+ * column not all in the tile cache is left to fix_columns, which continues from done[j]
+ * either way. Only when no checkpoint follows the step (a resumed run takes done[] from the
+ * chunk ends: it must find the store without later swaps), off a unified executor (there the
+ * "device" is the host's cores), with pivoting, and when A is a result (not for LU_SOLVE). */
+static int fix_due(const lu_t *L, int64_t step) {
+  return step == L->nf - 1 && !L->no_prefetch && !L->uni && !L->a->nopiv &&
+         L->a->job != LU_SOLVE;
+}
+
+static ooc_status_t fix_start(lu_t *L) {
+  OOC_TRY(lufix_create(L->ctx, L->A, L->ex, &L->fix));
+  for (int64_t j = 0; j < L->k0 / L->b; j++) {
+    int ok;
+    if (L->done[j] < L->n) OOC_TRY(lufix_add(L->fix, j, L->done[j], &ok));
   }
-  ex_host_span(L->ex, "lu swaps early", t0, ooc_now(), 0);
+  return lufix_advance(L->fix, L->ipiv, L->k0, 0); /* the earlier steps' pivots */
+}
+
+/* Chunk [a, a1) of the last stripe is back in the store (done[] = a1): it joins the fixer. */
+static ooc_status_t fix_chunk(lu_t *L, int64_t a, int64_t a1) {
+  for (int64_t tj = a / L->b; L->fix && a1 < L->n && tj < ooc_cdiv64(a1, L->b); tj++) {
+    int ok;
+    OOC_TRY(lufix_add(L->fix, tj, L->done[tj], &ok));
+  }
   return OOC_OK;
+}
+
+/* The device is done: the rest of the swaps on every thread, the columns back (done[] = n). */
+static ooc_status_t fix_finish(lu_t *L) {
+  double t0 = ooc_now();
+  ooc_status_t st = lufix_advance(L->fix, L->ipiv, L->n, 1);
+  L->st->t_fix_bg += lufix_time(L->fix);
+  lufix_end(L->fix, L->done);
+  L->fix = NULL;
+  L->st->t_fix += ooc_now() - t0;
+  return st;
 }
 
 /* Chunk [a, a + wc) of the stripe, factored (getrf of rows [a, n)): its pivots into ipiv, its
@@ -544,14 +574,16 @@ static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex
                       bad, L->diag, evp);
 }
 
-/* Chunk [a, a1) of the stripe back to the store through the ring, gets on QT (nothing writes it
+/* Chunk [a, a1) of the stripe back to the store through the ring, gets on QG (nothing writes it
  * after its getrf, which the host has synced; later work only reads it), so that the host's
- * scatter overlaps the device's work on the next chunk. Its columns take the later chunks' and
+ * scatter overlaps the device's work on the next chunk, and the gets overlap the puts of the
+ * next stripe's prefetch on QT: at n = 40000 on an H200 the one copy queue carrying both
+ * made the step boundary 0.15 s of device idle time. Its columns take the later chunks' and
  * steps' swaps lazily (done[] = a1). */
 static ooc_status_t chunk_out(lu_t *L, int64_t a, int64_t a1) {
   ring_ops_t out = {NULL, out_work, out_put};
   int64_t b = L->b;
-  L->outq = L->QT;
+  L->outq = L->QG;
   double t1 = ooc_now();
   ooc_status_t st = run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &out);
   L->st->t_out += ooc_now() - t1;
@@ -598,7 +630,6 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
   OOC_TRY(panel_getrf(L, k0, ooc_min64(wc, w), &bad[0], L->evp[0]));
   for (int64_t a = k0; a < end; a += wc, c ^= 1) {
     int64_t cw = ooc_min64(wc, end - a), a1 = a + cw, nr = end - a1;
-    if (L->early_fix) OOC_TRY(fix_while(L, a, L->evp[c])); /* pivots known: ipiv[0, a) */
     double t0 = ooc_now();
     OOC_TRY(ex_sync(L->ex, L->evp[c]));
     L->st->t_wait += ooc_now() - t0;
@@ -607,7 +638,9 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
       OOC_TRY(chunk_update(L, a, a1, a1, end));
       OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
     }
+    if (L->fix) OOC_TRY(lufix_advance(L->fix, L->ipiv, a1, 0)); /* pivots known: [0, a1) */
     OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
+    OOC_TRY(fix_chunk(L, a, a1));
     /* the chunk before this one: its update of the others ran before this chunk's getrf, which
      * the host has synced, and it is back in the store: its region takes the next stripe's */
     if (a > k0) OOC_TRY(prefetch(L, a - wc - k0, a - k0));
@@ -755,12 +788,10 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     if (L->applied < k0) OOC_TRY(swaps(L, QC, w, L->P, n, L->applied, k0, L->ipiv));
     OOC_TRY(drain(L)); /* free: the ring retired every column, so this times the panel alone */
     double tc = ooc_now();
-    /* the final swaps during the last panel (fix_while), as fix_columns would take them */
-    L->early_fix = step == nsteps - 1 && !L->no_prefetch && !L->uni && !L->a->nopiv &&
-                   L->a->job != LU_SOLVE;
+    if (fix_due(L, step)) OOC_TRY(fix_start(L)); /* the final swaps during the last panel */
     OOC_TRY(panel(L, info));
-    L->early_fix = 0;
     double td = ooc_now();
+    if (L->fix) OOC_TRY(fix_finish(L));
     L->st->t_in += tb - ta;
     L->st->t_left += tc - tb;
     L->st->t_panel += td - tc;
@@ -776,13 +807,13 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
    * now, except for a solve: its forward sweep applies them lazily, as step 2 does (lu.h), and
    * its store A is not a result; without pivoting there are no later swaps. A run resumed after
    * the first RHS stripe finds them taken (resume()). */
-  int64_t nfix = 0;
-  while (L->start <= nsteps && !L->a->nopiv && L->a->job != LU_SOLVE && nfix < L->nt &&
-         L->done[nfix] < n)
-    nfix++;
+  int64_t nfix = 0; /* the last column that lacks some (fix_finish may have done any of them) */
+  for (int64_t j = 0; L->start <= nsteps && !L->a->nopiv && L->a->job != LU_SOLVE && j < L->nt;
+       j++)
+    if (L->done[j] < n) nfix = j + 1;
   double tf = ooc_now();
   OOC_TRY(fix_columns(L, nfix));
-  L->st->t_fix = ooc_now() - tf;
+  L->st->t_fix += ooc_now() - tf;
   ex_host_span(L->ex, "lu final swaps", tf, ooc_now(), 0);
   OOC_TRY(scan_fetch(L));
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
@@ -972,6 +1003,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
     L.ex = own;
   }
   L.QT = L.ex->nqueues > 1 ? 1 : QC;
+  L.QG = L.ex->nqueues > 2 ? 2 : L.QT;
   L.uni = L.ex->unified;
   L.K = L.uni ? 1 : a->nslots > 0 ? (int)ooc_min64(a->nslots, LU_SLOTS) : LU_SLOTS;
   L.direct = !L.uni && a->direct;
@@ -1021,6 +1053,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   }
   if (a->job != LU_FACTOR) OOC_CHECK(st = solve(&L, info));
 done:
+  lufix_end(L.fix, NULL); /* left by a failure: its round joined, its columns back */
   ring_destroy(L.ring); /* waits for the executor: nothing uses a buffer below after this */
   for (int s = 0; s < LU_SLOTS; s++) give_back(&L, s, 0); /* left lent by a failure */
   xpin_off(&L.pin, &L.st->bytes_pinned, &L.st->pin_refused);
