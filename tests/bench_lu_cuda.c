@@ -237,9 +237,8 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
          st.t_wait, st.bytes_streamed / 1073741824.0, ex ? ex->stats.dev_peak / 1073741824.0 : 0.0,
          st.growth);
   printf("RESULT lu factor n=%lld phases: stripe in %.2f s, earlier columns %.2f s, panel getrf "
-         "%.2f s, stripe out %.2f s, final swaps %.2f s (%.2f s more in the background); host "
-         "store copies %.1f GB/s\n",
-         (long long)n, st.t_in, st.t_left, st.t_panel, st.t_out, st.t_fix, st.t_fix_bg,
+         "%.2f s, stripe out %.2f s, final swaps %.2f s; host store copies %.1f GB/s\n",
+         (long long)n, st.t_in, st.t_left, st.t_panel, st.t_out, st.t_fix,
          st.t_take > 0 ? 1e-9 * st.bytes_streamed / (st.t_take + st.t_put) : 0.0);
   printf("RESULT lu factor n=%lld %s: %.1f of %.1f GiB moved in place, %.1f GiB pinned, %lld "
          "buffers refused\n", (long long)n, a.direct ? "direct moves" : "slot copies",

@@ -18,7 +18,6 @@
 
 #include "base/parloop.h"
 #include "exec/ring.h"
-#include "solvers/lufix.h"
 #include "solvers/xdirect.h"
 #include "solvers/xpanel.h"
 
@@ -179,8 +178,6 @@ typedef struct lu {
   int64_t nf, nsteps;     /* the factor's steps; all steps (factor + RHS stripes) */
   int64_t start;          /* the first step this call runs */
   int no_prefetch;        /* a checkpoint is due after this step: nothing of the next is taken */
-  lufix_t *fix;           /* the last step's panel: the stored columns take their later swaps
-                             in the background as the pivots come (fix_start) */
 } lu_t;
 
 static int64_t cstart(const lu_t *L, int64_t j) { return part_start(L->p, j); }
@@ -271,16 +268,18 @@ static ooc_status_t scan_fetch(lu_t *L) {
 /* ---- direct moves (lu.h): an item's tiles lent by the tile cache, moved by DMA ------------- */
 
 /* Slot s's item (tile column tj of the pass's store) lent in place when it can be: read (every
- * tile cached) or write (buffers made as a put makes them); *ok = 0: it goes through the slot.
- * Never for the final swaps (host work in the slot) or an inverse's identity (made in it). */
+ * tile cached), write (buffers made as a put makes them), or for update (the final swaps: every
+ * tile cached, swapped on the device and moved back in place); *ok = 0: it goes through the
+ * slot. Never for an inverse's identity (made in the slot). */
 static ooc_status_t lend_item(lu_t *L, int s, int64_t tj, int write, int *ok) {
   xlend_t *d = &L->lend[s];
   int64_t t0, t1, r0, r1, bytes = 0;
+  int mode = L->kind == P_FIX ? TS_LEND_UPDATE : write ? TS_LEND_WRITE : TS_LEND_READ;
   d->t0 = d->t1 = 0;
   *ok = 0;
-  if (!L->direct || L->kind == P_FIX || (L->invert && L->S == L->B && !write)) return OOC_OK;
+  if (!L->direct || (L->invert && L->S == L->B && !write)) return OOC_OK;
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  OOC_TRY(xl_lend(d, 1, L->S, tj, &t0, &t1, write ? TS_LEND_WRITE : TS_LEND_READ, ok, &bytes));
+  OOC_TRY(xl_lend(d, 1, L->S, tj, &t0, &t1, mode, ok, &bytes));
   L->st->bytes_direct += bytes;
   return OOC_OK;
 }
@@ -463,23 +462,38 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
 }
 
 /* Tile columns [0, nfix) lack the swaps of the steps after theirs (ipiv[done[j], n), rows
- * >= done[j]). They take them on the host, with no device work (a trip through P cost two PCIe
- * copies with the device idle): in place in the tile cache where a column's tiles all lie there
- * (ts_swap_rows: each row crosses host memory once), else taken into the ring's slot, swapped
- * there by the host kernels' laswp and put back. A row swap is exact: the bits are the device's. */
+ * >= done[j]).
+ * - Off a unified executor the device takes them: each column's rows [done[j], n) go to a ring
+ *   twin (its tiles lent for update and moved by DMA, else through the slot), ex_laswp there on
+ *   QC, and back on QC, so that the column's trip back overlaps the next one's trip in on QT
+ *   (two copy engines). Why: on the host, in place (ts_swap_rows), they took 0.27-0.32 s of a
+ *   1.75 s factor at n = 40000 on an H200, after the device's last operation; run on the pool
+ *   during the last panel instead, the rounds took 0.5 s and 0.28-0.38 s were still left after
+ *   it. A swap moves 8 bytes of each of two cache lines per column: ~70 GB of line traffic for
+ *   those 5 GB, where the trip is 5 GB of DMA each way at ~50 GB/s.
+ * - On a unified executor (the host's cores are the device): in place in the tile cache where a
+ *   column's tiles all lie there (each row crosses host memory once), else taken into the
+ *   ring's slot, swapped there by the executor's laswp and put back.
+ * A row swap is exact: the bits are the same either way. */
 static ooc_status_t fix_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  int64_t tj = item_col(L, q);
-  if (L->done[tj] >= L->n) return OOC_OK; /* taken already (fix_finish) */
-  OOC_TRY(in_take(u, q, slot, ld));
-  L->a->ops->laswp(clen(L, tj), slot, ld, L->done[tj], L->n, L->ipiv); /* rows at their offsets */
-  return OOC_OK;
+  if (L->done[item_col(L, q)] >= L->n) return OOC_OK; /* none to take (the last chunk's) */
+  return in_take(u, q, slot, ld);
 }
 
 static ooc_status_t fix_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
-  (void)u, (void)q, (void)s, (void)slot, (void)ld;
-  *last = QC; /* nothing on the device: the ring's event is complete at once */
-  return OOC_OK;
+  lu_t *L = u;
+  int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = clen(L, tj);
+  const double *D;
+  (void)ld;
+  *last = QC;
+  if (L->done[tj] >= L->n) return OOC_OK;
+  item_rows(L, tj, &t0, &t1, &r0, &r1);
+  OOC_TRY(to_twin(L, s, slot, r0, r1, bj, &D)); /* unified: the slot itself */
+  OOC_TRY(swaps(L, QC, bj, (double *)D, L->n, L->done[tj], L->n, L->ipiv));
+  if (L->uni) return OOC_OK;
+  if (is_lent(L, s)) return move_lent(L, s, QC, L->D[s], 1);
+  return ex_get(L->ex, QC, r1 - r0, bj, D + r0, L->n, slot + r0, L->n);
 }
 
 static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
@@ -491,60 +505,16 @@ static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
 
 static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
   ring_ops_t fix = {fix_take, fix_work, fix_put};
-  for (int64_t j = 0; j < nfix; j++) {
-    int64_t t0 = L->done[j] / L->b;
+  for (int64_t j = 0; L->uni && j < nfix; j++) {
     int in_place = 0;
     if (L->done[j] >= L->n) continue;
-    OOC_TRY(ts_swap_rows(L->A, t0, L->nt, j, L->done[j], L->n, L->ipiv, &in_place));
+    OOC_TRY(ts_swap_rows(L->A, L->done[j] / L->b, L->nt, j, L->done[j], L->n, L->ipiv,
+                         &in_place));
     if (!in_place) /* a tile of it is spilled: this column and the rest through the ring */
       return run_pass(L, P_FIX, L->A, j, nfix, &fix);
     L->done[j] = L->n;
   }
-  return OOC_OK;
-}
-
-/* The last step (lufix.h): the tile columns left of its stripe take their later swaps on the
- * pool while its panel runs, a round each time a chunk's pivots reach the host, and each chunk
- * of the stripe joins them once it is back in the store (fix_chunk). What is left after the
- * device's last operation is the last chunk's swaps. At n = 40000 on an H200 the swaps after it
- * took 0.27-0.32 s of a 1.75 s factor (with the caller swapping in its waits, fix_while, before
- * this). Nothing reads those columns during the last panel (the left pass has drained). A
- * column not all in the tile cache is left to fix_columns, which continues from done[j]
- * either way. Only when no checkpoint follows the step (a resumed run takes done[] from the
- * chunk ends: it must find the store without later swaps), off a unified executor (there the
- * "device" is the host's cores), with pivoting, and when A is a result (not for LU_SOLVE). */
-static int fix_due(const lu_t *L, int64_t step) {
-  return step == L->nf - 1 && !L->no_prefetch && !L->uni && !L->a->nopiv &&
-         L->a->job != LU_SOLVE;
-}
-
-static ooc_status_t fix_start(lu_t *L) {
-  OOC_TRY(lufix_create(L->ctx, L->A, L->ex, &L->fix));
-  for (int64_t j = 0; j < L->k0 / L->b; j++) {
-    int ok;
-    if (L->done[j] < L->n) OOC_TRY(lufix_add(L->fix, j, L->done[j], &ok));
-  }
-  return lufix_advance(L->fix, L->ipiv, L->k0, 0); /* the earlier steps' pivots */
-}
-
-/* Chunk [a, a1) of the last stripe is back in the store (done[] = a1): it joins the fixer. */
-static ooc_status_t fix_chunk(lu_t *L, int64_t a, int64_t a1) {
-  for (int64_t tj = a / L->b; L->fix && a1 < L->n && tj < ooc_cdiv64(a1, L->b); tj++) {
-    int ok;
-    OOC_TRY(lufix_add(L->fix, tj, L->done[tj], &ok));
-  }
-  return OOC_OK;
-}
-
-/* The device is done: the rest of the swaps on every thread, the columns back (done[] = n). */
-static ooc_status_t fix_finish(lu_t *L) {
-  double t0 = ooc_now();
-  ooc_status_t st = lufix_advance(L->fix, L->ipiv, L->n, 1);
-  L->st->t_fix_bg += lufix_time(L->fix);
-  lufix_end(L->fix, L->done);
-  L->fix = NULL;
-  L->st->t_fix += ooc_now() - t0;
-  return st;
+  return L->uni ? OOC_OK : run_pass(L, P_FIX, L->A, 0, nfix, &fix);
 }
 
 /* Chunk [a, a + wc) of the stripe, factored (getrf of rows [a, n)): its pivots into ipiv, its
@@ -638,9 +608,7 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
       OOC_TRY(chunk_update(L, a, a1, a1, end));
       OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
     }
-    if (L->fix) OOC_TRY(lufix_advance(L->fix, L->ipiv, a1, 0)); /* pivots known: [0, a1) */
     OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
-    OOC_TRY(fix_chunk(L, a, a1));
     /* the chunk before this one: its update of the others ran before this chunk's getrf, which
      * the host has synced, and it is back in the store: its region takes the next stripe's */
     if (a > k0) OOC_TRY(prefetch(L, a - wc - k0, a - k0));
@@ -788,10 +756,8 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     if (L->applied < k0) OOC_TRY(swaps(L, QC, w, L->P, n, L->applied, k0, L->ipiv));
     OOC_TRY(drain(L)); /* free: the ring retired every column, so this times the panel alone */
     double tc = ooc_now();
-    if (fix_due(L, step)) OOC_TRY(fix_start(L)); /* the final swaps during the last panel */
     OOC_TRY(panel(L, info));
     double td = ooc_now();
-    if (L->fix) OOC_TRY(fix_finish(L));
     L->st->t_in += tb - ta;
     L->st->t_left += tc - tb;
     L->st->t_panel += td - tc;
@@ -807,13 +773,13 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
    * now, except for a solve: its forward sweep applies them lazily, as step 2 does (lu.h), and
    * its store A is not a result; without pivoting there are no later swaps. A run resumed after
    * the first RHS stripe finds them taken (resume()). */
-  int64_t nfix = 0; /* the last column that lacks some (fix_finish may have done any of them) */
+  int64_t nfix = 0; /* up to the last column that lacks some */
   for (int64_t j = 0; L->start <= nsteps && !L->a->nopiv && L->a->job != LU_SOLVE && j < L->nt;
        j++)
     if (L->done[j] < n) nfix = j + 1;
   double tf = ooc_now();
   OOC_TRY(fix_columns(L, nfix));
-  L->st->t_fix += ooc_now() - tf;
+  L->st->t_fix = ooc_now() - tf;
   ex_host_span(L->ex, "lu final swaps", tf, ooc_now(), 0);
   OOC_TRY(scan_fetch(L));
   L->st->growth = L->amax > 0 ? L->umax / L->amax : 0;
@@ -1053,7 +1019,6 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   }
   if (a->job != LU_FACTOR) OOC_CHECK(st = solve(&L, info));
 done:
-  lufix_end(L.fix, NULL); /* left by a failure: its round joined, its columns back */
   ring_destroy(L.ring); /* waits for the executor: nothing uses a buffer below after this */
   for (int s = 0; s < LU_SLOTS; s++) give_back(&L, s, 0); /* left lent by a failure */
   xpin_off(&L.pin, &L.st->bytes_pinned, &L.st->pin_refused);

@@ -40,12 +40,12 @@
  *      copy queue). In the later steps, a chunk's region of P, once back in the store and read
  *      by no pending update, receives the next step's stripe's columns (prefetch). Either way
  *      step 1 of the next step is done by then (unless a checkpoint follows the step);
- *   4. the columns before the last chunk take the swaps that came after them (ipiv[d_j, n),
- *      rows >= d_j) on the host, with no device work, so the store ends in LAPACK's layout
- *      (not for LU_SOLVE, below): during the last step's panel, on the pool, as its chunks'
- *      pivots arrive, for every column whose tiles the cache can lend (lufix.h); after it, in
- *      place in the tile cache (ts_swap_rows) where a column's tiles are all cached, else a
- *      tile column at a time taken into the ring's slot and put back.
+ *   4. after the last step, one pass over the columns before the last chunk applies the swaps
+ *      that came after them (ipiv[d_j, n), rows >= d_j), so the store ends in LAPACK's layout
+ *      (not for LU_SOLVE, below): on the device, a tile column at a time through the ring
+ *      (rows d_j on to a twin, laswp, back; lent tiles by DMA); on a unified executor in place
+ *      in the tile cache (ts_swap_rows) where a column's tiles are all cached, else through the
+ *      ring's slot.
  *   Flops 2n^3/3. Step s reads the k0 earlier columns below their diagonal blocks once:
  *   ~8 (n k0 - k0^2/2) bytes for ~2 (n - k0/2) k0 w flops, i.e. ~W/4 flop per byte (read-only
  *   streaming, as Cholesky), plus one take + put of the stripe (8 n w bytes each); the swaps
@@ -242,10 +242,7 @@ typedef struct lu_stats {
   double t_factor, t_solve;/* seconds */
   double t_take, t_put, t_wait; /* the rings' host time: store takes/reads, puts, device waits */
   double t_in, t_left, t_panel, t_out, t_fix; /* the factor's phases (wall, summed over steps):
-                              stripe in, earlier columns, getrf, stripe out, the final swaps
-                              (after the device's last operation) */
-  double t_fix_bg;         /* the final swaps' rounds in the background (lufix.h), run during
-                              the last panel and counted in t_panel, the last one in t_fix */
+                              stripe in, earlier columns, getrf, stripe out, the final swaps */
   int64_t bytes_streamed;  /* tile-store bytes moved through the rings */
   int64_t bytes_direct;    /* the part of them moved in place (lent tiles, "Direct moves") */
   int64_t bytes_pinned;    /* tile-cache bytes pinned for it at the end (then unpinned) */
