@@ -280,7 +280,7 @@ static ooc_status_t lend_item(lu_t *L, int s, int64_t tj, int write, int *ok) {
   if (!L->direct || (L->invert && L->S == L->B && !write)) return OOC_OK;
   item_rows(L, tj, &t0, &t1, &r0, &r1);
   OOC_TRY(xl_lend(d, 1, L->S, tj, &t0, &t1, mode, ok, &bytes));
-  L->st->bytes_direct += bytes;
+  L->st->bytes_direct += L->kind == P_FIX ? 2 * bytes : bytes; /* a fix moves them both ways */
   return OOC_OK;
 }
 
@@ -464,9 +464,10 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
 /* Tile columns [0, nfix) lack the swaps of the steps after theirs (ipiv[done[j], n), rows
  * >= done[j]).
  * - Off a unified executor the device takes them: each column's rows [done[j], n) go to a ring
- *   twin (its tiles lent for update and moved by DMA, else through the slot), ex_laswp there on
- *   QC, and back on QC, so that the column's trip back overlaps the next one's trip in on QT
- *   (two copy engines). Why: on the host, in place (ts_swap_rows), they took 0.27-0.32 s of a
+ *   twin on QT (its tiles lent for update and moved by DMA, else through the slot), ex_laswp
+ *   there on QC, and back on QG, so that a column's trip back, the next one's laswp and the one
+ *   after's trip in overlap (two copy engines; on one queue for the laswp and the trip back the
+ *   pass took 0.205 s at n = 40000 on an H200, QC's laswp 0.07 s of it). Why: on the host, in place (ts_swap_rows), they took 0.27-0.32 s of a
  *   1.75 s factor at n = 40000 on an H200, after the device's last operation; run on the pool
  *   during the last panel instead, the rounds took 0.5 s and 0.28-0.38 s were still left after
  *   it. A swap moves 8 bytes of each of two cache lines per column: ~70 GB of line traffic for
@@ -492,8 +493,13 @@ static ooc_status_t fix_work(void *u, int64_t q, int s, double *slot, int64_t ld
   OOC_TRY(to_twin(L, s, slot, r0, r1, bj, &D)); /* unified: the slot itself */
   OOC_TRY(swaps(L, QC, bj, (double *)D, L->n, L->done[tj], L->n, L->ipiv));
   if (L->uni) return OOC_OK;
-  if (is_lent(L, s)) return move_lent(L, s, QC, L->D[s], 1);
-  return ex_get(L->ex, QC, r1 - r0, bj, D + r0, L->n, slot + r0, L->n);
+  if (L->QG != QC) { /* back on QG, beside the next column's laswp on QC */
+    OOC_TRY(ex_record(L->ex, QC, L->evput[s]));
+    OOC_TRY(ex_wait(L->ex, L->QG, L->evput[s]));
+  }
+  *last = L->QG;
+  if (is_lent(L, s)) return move_lent(L, s, L->QG, L->D[s], 1);
+  return ex_get(L->ex, L->QG, r1 - r0, bj, D + r0, L->n, slot + r0, L->n);
 }
 
 static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
