@@ -243,12 +243,14 @@ static int64_t g_fused_elems; /* what fused_estimate's finish read of A and X */
 static double fused_estimate(ooc_ctx_t *ctx, int64_t n, const double *A, const double *X,
                              double stop, int band, check_info_t *ci) {
   check_fused_t *f = NULL;
-  CU_ASSERT_FATAL(check_fused_create(ctx, ooc_ops_cpu(), n, &f) == OOC_OK);
+  check_probe_t *pa = NULL;
+  CU_ASSERT_FATAL(check_probe_create(ctx, ooc_ops_cpu(), n, &pa) == OOC_OK);
+  CU_ASSERT_FATAL(check_fused_create(ctx, ooc_ops_cpu(), pa, &f) == OOC_OK);
   double *cn = calloc((size_t)n, sizeof *cn);
   for (int64_t c = 0; c < n; c++)
     for (int64_t i = 0; i < n; i++) cn[c] += fabs(A[i + c * n]);
-  check_fused_reset_a(f);
-  for (int64_t c0 = 0; c0 < n; c0 += 64) check_fused_a(f, c0, c0 + 64 <= n ? 64 : n - c0, A + c0 * n, n);
+  check_probe_reset(pa);
+  for (int64_t c0 = 0; c0 < n; c0 += 64) check_probe_a(pa, c0, c0 + 64 <= n ? 64 : n - c0, A + c0 * n, n);
   check_fused_reset_x(f);
   const int64_t cb = 128;
   double *chunk = malloc((size_t)(cb * cb) * sizeof *chunk);
@@ -291,6 +293,7 @@ static double fused_estimate(ooc_ctx_t *ctx, int64_t n, const double *A, const d
   CU_ASSERT_DOUBLE_EQUAL(na, tu_norm1(n, A), 1e-12 * na);
   if (isfinite(nx)) CU_ASSERT_DOUBLE_EQUAL(nx, tu_norm1(n, X), 1e-12 * nx);
   check_fused_destroy(f);
+  check_probe_destroy(pa);
   free(chunk);
   free(cn);
   return est;
@@ -471,6 +474,54 @@ static void t_fused_pipeline(void) {
   printf("\n  f64 chunk 1: %s\n  f32 chunk 1: %s", first[0], first[1]);
   printf("\n  %d of 8 corrupted chunks caught, no output left\n", caught);
   free(S);
+  free(G);
+}
+
+/* An LU factor's probe check with A T formed during the load (check.h check_probe_t): the check
+ * reads the factor back and not A (at most 8 n^2 bytes, where reading both took 16 n^2), passes
+ * the right factor, and fails one whose chunk was corrupted on its way to the file (each of the 4
+ * in turn), leaving no output. With --check full nothing is formed during the load. */
+static void t_lu_factor_probe(void) {
+  const int64_t n = 600;
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_RANDOM, n);
+  double *G = tu_gen_spec(&s);
+  tu_write_matrix(tu_path("flu.h5"), "/A", n, n, G, 2);
+  const char *out = tu_path("flu.lu.h5");
+  for (int q = 0; q <= 4; q++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o = opts(300, OOC_METHOD_LU);
+    o.check = OOC_CHECK_PROBE;
+    ooc_report_t rep;
+    remove(out);
+    if (q) ooc_fault_arm(ctx, OOC_FAULT_CORRUPT, q, 0, 0);
+    ooc_status_t st = ooc_factor(ctx, tu_path("flu.h5"), out, &o, &rep);
+    CU_ASSERT(strstr(rep.warnings, "P A T formed while A was read") != NULL);
+    CU_ASSERT(rep.bytes_check_read > 0 && rep.bytes_check_read <= 8 * n * n);
+    if (q == 0) {
+      CU_ASSERT_EQUAL(st, OOC_OK);
+      CU_ASSERT(rep.residual < 30);
+      CU_ASSERT(tu_file_exists(out));
+      printf("\n  clean: probe ratio %.3g, read back %.2f x the input's bytes", rep.residual,
+             (double)rep.bytes_check_read / (8.0 * n * n));
+    } else {
+      CU_ASSERT_EQUAL(ooc_fault_injected(ctx, OOC_FAULT_CORRUPT), 1);
+      ooc_fault_arm(ctx, OOC_FAULT_CORRUPT, 0, 0, 0);
+      CU_ASSERT_EQUAL(st, OOC_ERR_ACCURACY);
+      CU_ASSERT(!(rep.residual < 30));
+      CU_ASSERT(!tu_file_exists(out));
+      printf("%s%.3g", q == 1 ? "\n  chunk corrupted, ratios: " : ", ", rep.residual);
+    }
+    tu_ctx_done(ctx);
+  }
+  ooc_ctx_t *ctx = tu_ctx(); /* --check full: the exact ratio, A read back */
+  ooc_opts_t o = opts(300, OOC_METHOD_LU);
+  ooc_report_t rep;
+  remove(out);
+  CU_ASSERT_EQUAL(ooc_factor(ctx, tu_path("flu.h5"), out, &o, &rep), OOC_OK);
+  CU_ASSERT(rep.residual < 30);
+  CU_ASSERT(strstr(rep.warnings, "P A T formed") == NULL);
+  tu_ctx_done(ctx);
   free(G);
 }
 
@@ -776,6 +827,8 @@ int main(void) {
                              {"fused estimate: fails wrong inverses, passes the right one", t_fused_estimator},
                              {"fused check through the pipeline; corrupted chunks caught", t_fused_pipeline},
                              {"fused check under allocation and I/O faults", t_fused_faults},
+                             {"LU factor: P A T formed during the load, corrupted chunks caught",
+                              t_lu_factor_probe},
                              {"the disk tier's bytes against the stripe arithmetic", t_spill_model},
                              {"A's tiles fall back on the input: same output, less to scratch", t_backed},
                              {"the input rewritten during the run: refused, no output", t_backed_changed},

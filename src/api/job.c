@@ -248,15 +248,27 @@ static int lu_certain(const job_t *j) {
   return j->o.method == OOC_METHOD_LU || j->o.method == OOC_METHOD_RBT || j->lu_in;
 }
 
-/* The inverse's probe check with its first product formed while A is read and X written
- * (check.h, issue 27): an inverse with the estimate (--check probe, or auto above n = 2048),
- * written to a file (the writer's tap sees its chunks), not resumed (the load is skipped), the
- * whole symmetric matrix written (--triangle lower writes zeros the check reads as symmetric). */
-static int fused_check_wanted(const job_t *j) {
+/* The check with --check probe (or auto above n = 2048), not resumed (the load is skipped). */
+static int probe_check(const job_t *j) {
   ooc_check_t ck = j->o.check == OOC_CHECK_AUTO ? (j->n <= 2048 ? OOC_CHECK_FULL : OOC_CHECK_PROBE)
                                                 : j->o.check;
-  return ck == OOC_CHECK_PROBE && j->kind == JOB_INVERT && !j->o.resume && !j->o.lower_only &&
+  return ck == OOC_CHECK_PROBE && !j->o.resume;
+}
+
+/* The inverse's probe check with its first product formed while A is read and X written
+ * (check.h, issue 27): an inverse with the estimate, written to a file (the writer's tap sees
+ * its chunks), the whole symmetric matrix written (--triangle lower writes zeros the check reads
+ * as symmetric). */
+static int fused_check_wanted(const job_t *j) {
+  return probe_check(j) && j->kind == JOB_INVERT && !j->o.lower_only &&
          !(j->hm_out && !matrix_is_file(j->hm_out));
+}
+
+/* A V formed during the load (check.h check_probe_t): for the inverse's fused check, and for a
+ * factor's probes (an LU factor's check then reads only the factor back: at n = 40000 it read
+ * 25.6 GB, the input's half again; a Cholesky factor, if auto picks chol, leaves it unused). */
+static int probe_a_wanted(const job_t *j) {
+  return fused_check_wanted(j) || (probe_check(j) && j->kind == JOB_FACTOR);
 }
 
 /* The plan (api/plan.h decides; the job keeps its numbers at hand). */
@@ -269,6 +281,7 @@ static ooc_status_t plan(job_t *j) {
                                   (j->m > 0 || j->kind == JOB_LOGDET) ? 1 : 0,
                   .no_gj = j->kind == JOB_LOGDET,
                   .fused_check = fused_check_wanted(j),
+                  .probe_a = probe_a_wanted(j),
                   .journaled = j->kind != JOB_LOGDET &&
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
                   .cuda = j->cuda && !lu_certain(j),
@@ -381,7 +394,7 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
     tcache_prefill_wait(ts_cache(ts));
     OOC_CHECK(st);
     if (hashes) ckpt_hash_cols(j, strip, n, c0, nc, hashes);
-    if (j->fused && src == j->in_a) check_fused_a(j->fused, c0, nc, strip, n);
+    if (j->probe && src == j->in_a) check_probe_a(j->probe, c0, nc, strip, n);
     if (j->ops->colabs(n, nc, strip, n, colnorm + c0, &bi, &bj)) {
       double v = strip[bi + bj * n];
       st = OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %s; the matrix must be "
@@ -652,7 +665,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   if (j->resuming) return ckpt_restore_stores(j);
   memset(j->colnorm, 0, (size_t)k * sizeof(double));
   j->io_room = plan_ws(&j->plan, j->W); /* the solver allocates it only after the load */
-  if (j->fused) check_fused_reset_a(j->fused); /* a reload after a fallback: A V anew */
+  if (j->probe) check_probe_reset(j->probe); /* a reload after a fallback: A V anew */
   ts_set_loading(j->A, 1); /* (nothing without a source) */
   ooc_status_t st = job_load(j, j->A, j->in_a, j->colnorm);
   ts_set_loading(j->A, 0);
@@ -1153,7 +1166,8 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
 
   j->colnorm = ooc_calloc(ctx, (size_t)j->k, sizeof(double));
   j->perm = j->kind == JOB_PRODUCT ? NULL : ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
-  if (j->plan.q.fused_check && !j->resuming) OOC_TRY(check_fused_create(ctx, j->ops, n, &j->fused));
+  if (j->plan.q.probe_a && !j->resuming) OOC_TRY(check_probe_create(ctx, j->ops, n, &j->probe));
+  if (j->plan.q.fused_check && j->probe) OOC_TRY(check_fused_create(ctx, j->ops, j->probe, &j->fused));
   if (!j->colnorm || (!j->perm && j->kind != JOB_PRODUCT))
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
   /* What the method may need of A decides what the load keeps (classify.h, methods.h) */
@@ -1252,6 +1266,8 @@ static void job_cleanup(job_t *j) {
   ooc_free(ctx, j->colnorm);
   check_fused_destroy(j->fused);
   j->fused = NULL;
+  check_probe_destroy(j->probe);
+  j->probe = NULL;
   ooc_free(ctx, j->perm);
   ooc_free(ctx, j->ipiv);
   ooc_free(ctx, j->lu_state0.rowsum);

@@ -50,6 +50,7 @@ typedef struct job {
   tstore_t *A, *B;
   spill_slot_t spill[2];
   double *colnorm;
+  struct check_probe *probe; /* A V, formed during the load (check.h; NULL: a check reads A) */
   struct check_fused *fused; /* the inverse check's first product, formed during the load and
                                 the write (check.h; NULL: the check rereads both files) */
   int64_t *perm;

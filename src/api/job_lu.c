@@ -256,8 +256,12 @@ ooc_status_t job_lu_check(job_t *j, const ooc_source_t *A, const ooc_source_t *B
     double a1 = 0;
     for (int64_t c = 0; c < j->n; c++) a1 = fmax(a1, j->colnorm[c]);
     r->norm1_a = a1;
+    int loaded = !full && check_probe_done(j->probe);
+    if (loaded)
+      ooc_warn(r->warnings, sizeof r->warnings, "check: P A T formed while A was read; the "
+               "factor read back once, A not again");
     return lu_check_factor(j->ctx, j->ops, j->n, j->b, A, X, j->ipiv, full, a1, eps, mem,
-                           &r->residual);
+                           j->probe, &r->residual);
   }
   double ainf = 0; /* the factor file's record of ||A||_inf */
   if (!h5m_attr_get_f64(j->in_a, "norminf_input", &ainf))

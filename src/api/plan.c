@@ -280,6 +280,7 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   p->fixed = tstore_overhead_bytes(n, n, b) + (m ? tstore_overhead_bytes(n, m, b) : 0) + 16 * n +
              io_stage(b) + SLACK_BYTES;
   if (q->fused_check) p->fixed += check_fused_bytes(n);
+  if (q->probe_a) p->fixed += check_probe_bytes(n);
   if (q->journaled && n > 0) { /* the tile tables a checkpoint builds: A and B, or the result
                                   store of an LU inverse (as large as A) */
     int64_t nt = ooc_cdiv64(n, b);

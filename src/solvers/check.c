@@ -324,20 +324,83 @@ ooc_status_t check_inverse(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_
 
 /* ---- the fused first product (check.h) ------------------------------------------------------ */
 
-#define FUSED_K (2 + OOC_CHECK_PROBES)
+#define FUSED_K CHECK_PROBE_K
 #define FUSED_BAND 16 /* rows of a float32 chunk converted at a time */
 #define FUSED_JOBS 8  /* check_fused_band's column jobs (and threads) at most */
+
+/* ---- a probe product formed during the load (check.h) ----------------------------------- */
+
+struct check_probe {
+  ooc_ctx_t *ctx;
+  const ooc_ops_t *o;
+  int64_t n;
+  double *V, *AV; /* n x CHECK_PROBE_K each: the vectors, A V */
+  int64_t cols;   /* columns of A seen */
+  int over;       /* a strip outside the matrix */
+};
+
+int64_t check_probe_bytes(int64_t n) {
+  return (int64_t)sizeof(check_probe_t) + 16 * n * CHECK_PROBE_K;
+}
+
+void check_probe_destroy(check_probe_t *p) {
+  if (!p) return;
+  ooc_free(p->ctx, p->V);
+  ooc_free(p->ctx, p->AV);
+  ooc_free(p->ctx, p);
+}
+
+ooc_status_t check_probe_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
+                                check_probe_t **out) {
+  *out = NULL;
+  check_probe_t *p = ooc_calloc(ctx, 1, sizeof *p);
+  if (p) {
+    *p = (check_probe_t){.ctx = ctx, .o = o, .n = n};
+    p->V = ooc_malloc(ctx, (size_t)(n * CHECK_PROBE_K) * sizeof(double));
+    p->AV = ooc_calloc(ctx, (size_t)(n * CHECK_PROBE_K), sizeof(double));
+  }
+  if (!p || !p->V || !p->AV) {
+    check_probe_destroy(p);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check's probes "
+                    "(n = %lld)", (long long)n);
+  }
+  first_vectors(n, p->V);
+  *out = p;
+  return OOC_OK;
+}
+
+void check_probe_reset(check_probe_t *p) {
+  memset(p->AV, 0, (size_t)(p->n * CHECK_PROBE_K) * sizeof(double));
+  p->cols = 0;
+  p->over = 0;
+}
+
+void check_probe_a(check_probe_t *p, int64_t c0, int64_t nc, const double *strip, int64_t ld) {
+  int64_t n = p->n;
+  if (c0 < 0 || nc < 0 || c0 + nc > n) {
+    p->over = 1;
+    return;
+  }
+  p->o->gemm('N', 'N', n, CHECK_PROBE_K, nc, 1.0, strip, ld, p->V + c0, n, 1.0, p->AV, n);
+  p->cols += nc;
+}
+
+int check_probe_done(const check_probe_t *p) { return p && !p->over && p->cols == p->n; }
+const double *check_probe_v(const check_probe_t *p) { return p->V; }
+const double *check_probe_av(const check_probe_t *p) { return p->AV; }
+
+/* ---- the inverse's estimate, its first product fused into the load and the write ---------- */
 
 struct check_fused {
   ooc_ctx_t *ctx;
   const ooc_ops_t *o;
   int64_t n;
-  double *V, *AV, *Z; /* n x FUSED_K each: the vectors, A V, X (A V) */
+  const check_probe_t *a; /* V and A V (the load's) */
+  double *Z;          /* n x FUSED_K: X (A V) */
   double *acc_x;      /* ||X||_1's column sums */
   double *band;       /* FUSED_BAND x n: float32 rows as float64 */
   int64_t *row_cov, *col_cov; /* elements of X seen per row and per column */
-  int64_t a_cols;     /* columns of A seen */
-  int over;           /* something seen twice or outside the matrix */
+  int over;           /* a chunk of X outside the matrix */
   /* check_fused_band: xi = sgn(B x) row band by row band and w = X^T xi, the second product's
    * first factor; elements of the bands per row and per column; band_bad: a band came before
    * its rows were complete, or outside the matrix */
@@ -352,15 +415,13 @@ struct check_fused {
 };
 
 int64_t check_fused_bytes(int64_t n) {
-  return (int64_t)sizeof(check_fused_t) + 8 * n * (3 * FUSED_K + 1 + FUSED_BAND) + 16 * n +
+  return (int64_t)sizeof(check_fused_t) + 8 * n * (FUSED_K + 1 + FUSED_BAND) + 16 * n +
          48 * n + 8 * n * FUSED_JOBS;
 }
 
 void check_fused_destroy(check_fused_t *f) {
   if (!f) return;
   ooc_ctx_t *ctx = f->ctx;
-  ooc_free(ctx, f->V);
-  ooc_free(ctx, f->AV);
   ooc_free(ctx, f->Z);
   ooc_free(ctx, f->acc_x);
   ooc_free(ctx, f->band);
@@ -376,17 +437,17 @@ void check_fused_destroy(check_fused_t *f) {
   ooc_free(ctx, f);
 }
 
-ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
+ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, const check_probe_t *a,
                                 check_fused_t **out) {
   *out = NULL;
   check_fused_t *f = ooc_calloc(ctx, 1, sizeof *f);
   if (!f) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
+  int64_t n = a->n;
   f->ctx = ctx;
   f->o = o;
   f->n = n;
+  f->a = a;
   size_t nk = (size_t)(n * FUSED_K);
-  f->V = ooc_malloc(ctx, nk * sizeof(double));
-  f->AV = ooc_calloc(ctx, nk, sizeof(double));
   f->Z = ooc_calloc(ctx, nk, sizeof(double));
   f->acc_x = ooc_calloc(ctx, (size_t)n, sizeof(double));
   f->band = ooc_malloc(ctx, (size_t)(FUSED_BAND * n) * sizeof(double));
@@ -399,30 +460,14 @@ ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
   f->tap_bits = ooc_calloc(ctx, (size_t)n, sizeof(uint64_t));
   f->band_bits = ooc_calloc(ctx, (size_t)n, sizeof(uint64_t));
   f->pbits = ooc_malloc(ctx, (size_t)(n * FUSED_JOBS) * sizeof(uint64_t));
-  if (!f->V || !f->AV || !f->Z || !f->acc_x || !f->band || !f->row_cov || !f->col_cov || !f->xi ||
+  if (!f->Z || !f->acc_x || !f->band || !f->row_cov || !f->col_cov || !f->xi ||
       !f->w || !f->brow || !f->bcol || !f->tap_bits || !f->band_bits || !f->pbits) {
     check_fused_destroy(f);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check (n = %lld)",
                     (long long)n);
   }
-  first_vectors(n, f->V);
   *out = f;
   return OOC_OK;
-}
-
-void check_fused_reset_a(check_fused_t *f) {
-  memset(f->AV, 0, (size_t)(f->n * FUSED_K) * sizeof(double));
-  f->a_cols = 0;
-}
-
-void check_fused_a(check_fused_t *f, int64_t c0, int64_t nc, const double *strip, int64_t ld) {
-  int64_t n = f->n;
-  if (c0 < 0 || nc < 0 || c0 + nc > n) {
-    f->over = 1;
-    return;
-  }
-  f->o->gemm('N', 'N', n, FUSED_K, nc, 1.0, strip, ld, f->V + c0, n, 1.0, f->AV, n);
-  f->a_cols += nc;
 }
 
 void check_fused_reset_x(check_fused_t *f) {
@@ -472,7 +517,7 @@ void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t col
       }
       f->tap_bits[r0 + i0 + i] += bits;
     }
-    f->o->gemm('T', 'N', h, FUSED_K, cols, 1.0, M, lm, f->AV + c0, n, 1.0, f->Z + r0 + i0, n);
+    f->o->gemm('T', 'N', h, FUSED_K, cols, 1.0, M, lm, f->a->AV + c0, n, 1.0, f->Z + r0 + i0, n);
   }
 }
 
@@ -531,7 +576,7 @@ void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int6
   }
   for (int64_t i = r0; i < r0 + nr; i++) {
     if (f->row_cov[i] != n) f->band_bad = 1; /* its row of X (A V) is not complete yet */
-    f->xi[i] = sgn(f->V[i] - f->Z[i]);        /* as check_fused_finish forms B x from Z */
+    f->xi[i] = sgn(f->a->V[i] - f->Z[i]);        /* as check_fused_finish forms B x from Z */
     f->brow[i] += nc;
   }
   for (int64_t c = c0; c < c0 + nc; c++) f->bcol[c] += nr;
@@ -555,7 +600,7 @@ static int band_complete(const check_fused_t *f) {
 }
 
 int check_fused_complete(const check_fused_t *f) {
-  if (!f || f->over || f->a_cols != f->n) return 0;
+  if (!f || f->over || !check_probe_done(f->a)) return 0;
   for (int64_t i = 0; i < f->n; i++)
     if (f->row_cov[i] != f->n || f->col_cov[i] != f->n) return 0;
   return 1;
@@ -574,7 +619,7 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
   *ratio = NAN;
   if (!check_fused_complete(f))
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the fused check saw %s of A and X (n = %lld)",
-                    f->over ? "a block outside" : "not all", (long long)n);
+                    f->over || f->a->over ? "a block outside" : "not all", (long long)n);
   pass_t ps = {{ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)),
                 ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double))}, bw};
   double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 4)) * sizeof(double));
@@ -588,7 +633,7 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
   /* the writer's X^T sgn(B x), if every band came and its signs are those of B x below */
   int band = band_complete(f);
   /* B V = V - X (A V), the first product, from what the load and the write saw */
-  for (int64_t i = 0; i < n * FUSED_K; i++) f->Z[i] = f->V[i] - f->Z[i];
+  for (int64_t i = 0; i < n * FUSED_K; i++) f->Z[i] = f->a->V[i] - f->Z[i];
   for (int64_t i = 0; i < n && band; i++) band = sgn(f->Z[i]) == f->xi[i];
   OOC_CHECK(st = estimate(ctx, f->o, n, A, X, 1, f->Z, band ? f->w : NULL, stop_ratio * scale,
                           &ps, W, NULL, NULL, ci));

@@ -56,12 +56,34 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
                               int64_t mem, double *ratio, double *norm1_a, double *norm1_x,
                               check_info_t *info);
 
+/* ---- a probe product formed while the loader reads A (issue 27) ----------------------------
+ * The vectors V (n x CHECK_PROBE_K, ld n) are fixed before the run: column 0 x = (1/n) e,
+ * column 1 the alternating vector of Hager-Higham's estimator, columns 2.. OOC_CHECK_PROBES
+ * random +-1 probes (a fixed seed: reproducible). A V is formed from the column strips the
+ * loader reads (check_probe_a: all n rows of each, in float64 as loaded, which is what a read of
+ * the input gives), so that a check needs no pass over A for it: the inverse's estimate (its
+ * first product, check_fused below) and the LU factor's probes (lu_check_factor).
+ * - check_probe_reset: A V from the start (a reload after a fallback reads A anew);
+ * - check_probe_done: every column of A came exactly once and none outside the matrix;
+ * - check_probe_v / check_probe_av: V and A V (n x CHECK_PROBE_K, ld n). */
+#define CHECK_PROBE_K (2 + OOC_CHECK_PROBES)
+typedef struct check_probe check_probe_t;
+int64_t check_probe_bytes(int64_t n);
+ooc_status_t check_probe_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
+                                check_probe_t **out);
+void check_probe_destroy(check_probe_t *p);
+void check_probe_reset(check_probe_t *p);
+void check_probe_a(check_probe_t *p, int64_t c0, int64_t nc, const double *strip, int64_t ld);
+int check_probe_done(const check_probe_t *p);
+const double *check_probe_v(const check_probe_t *p);
+const double *check_probe_av(const check_probe_t *p);
+
 /* ---- the inverse's estimate with its first product fused into the load and the write ----------
  * (issue 27). The residual is the left one, B = I - X A (for an inverse as good a measure as
  * I - A X: the same normalisation, and Higham's bounds for getri/potri-style inverses bound both,
  * docs/NUMERICS.md), so that its first product needs A before X: the probe vectors V (the same
  * 2 + OOC_CHECK_PROBES columns as check_inverse_ex's) are chosen before the run, A V is formed
- * from the column strips the loader reads (check_fused_a), and X (A V) and ||X||_1 from the
+ * from the column strips the loader reads (a check_probe_t, above), and X (A V) and ||X||_1 from the
  * chunks the writer hands to the file (check_fused_x, an h5m_set_tap tap: the bytes the file
  * receives, dtype rounding included). check_fused_finish then runs the rest of Hager-Higham's
  * iteration (products with B^T and B, streamed from the written X and the input A, one pass
@@ -74,15 +96,12 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
  * caller runs check_inverse_ex on the files instead. */
 typedef struct check_fused check_fused_t;
 
-/* Host bytes the fused state holds for n (the planner counts them). */
+/* Host bytes the fused state holds for n besides its probe (the planner counts them). a: the
+ * probe that forms A V during the load (borrowed: it must outlive f). */
 int64_t check_fused_bytes(int64_t n);
-ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
+ooc_status_t check_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, const check_probe_t *a,
                                 check_fused_t **out);
 void check_fused_destroy(check_fused_t *f);
-/* A V from the start again (a reload after a fallback reads A anew). */
-void check_fused_reset_a(check_fused_t *f);
-/* Columns [c0, c0 + nc) of A, all n rows (ld), as the loader read them. */
-void check_fused_a(check_fused_t *f, int64_t c0, int64_t nc, const double *strip, int64_t ld);
 /* X from the start again (before the writer starts). */
 void check_fused_reset_x(check_fused_t *f);
 /* The h5m_tap_fn: a chunk of X as written (user = the check_fused_t). */
@@ -101,7 +120,7 @@ void check_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t col
  * its rows were complete; else it reads X back for that product, as without bands. */
 void check_fused_band(check_fused_t *f, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
                       const double *data, int64_t ld, int trans, int f32);
-/* Every column of A and every element of X exactly once. */
+/* Every column of A (the probe's) and every element of X exactly once. */
 int check_fused_complete(const check_fused_t *f);
 /* colnorm_a: A's column 1-norms (the loader's). stop_ratio: stop iterating once the ratio
  * reaches it (the threshold; INFINITY never). A and X: the input and the written output, for

@@ -165,6 +165,7 @@
 
 #include "exec/exec.h"
 #include "kernels/ops.h"
+#include "solvers/check.h"
 #include "tiling/tstore.h"
 
 enum { LU_FACTOR = 0, LU_SOLVE = 1, LU_SOLVE_FACTORED = 2, LU_INVERT = 3 };
@@ -286,15 +287,19 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
  * column through `mem` bytes of buffers at most (at least a strip and one column per buffer),
  * forming L (U T) for blocks T of columns.
  * lu_check_factor: ||PA - LU||_1 / (n ||A||_1 eps) (LAPACK dget01; anorm1 = ||A||_1). full: T
- *   runs over the identity's columns (the exact ratio, O(n^3) flops); else OOC_CHECK_PROBES
- *   random +-1 columns t_c (max_c ||(PA - LU) t_c||_1 / (||t_c||_1 n ||A||_1 eps), a lower bound).
+ *   runs over the identity's columns (the exact ratio, O(n^3) flops); else probe columns t_c
+ *   (max_c ||(PA - LU) t_c||_1 / (||t_c||_1 n ||A||_1 eps), a lower bound): OOC_CHECK_PROBES
+ *   random +-1 columns, A T from a pass over A; or, with probe (done: check_probe_done), its
+ *   CHECK_PROBE_K vectors and the A V the load formed, and no pass over A (issue 27: the
+ *   check then reads the factor alone, half of its bytes at n = 40000).
  * lu_check_solve_factor: the HPL ratio of X against B with A x formed as P^T L (U x);
  *   anorm_inf = ||A||_inf as the factor file records it, or <= 0: bounded by ||L||_inf ||U||_inf.
  *   *norm1_x = ||X||_1.
  * NaN anywhere gives a NaN ratio (a failure for the caller). */
 ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
                              const ooc_source_t *A, const ooc_source_t *LU, const int64_t *ipiv,
-                             int full, double anorm1, double eps, int64_t mem, double *ratio);
+                             int full, double anorm1, double eps, int64_t mem,
+                             const check_probe_t *probe, double *ratio);
 ooc_status_t lu_check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t m,
                                    int64_t b, const ooc_source_t *LU, const int64_t *ipiv,
                                    double anorm_inf, const ooc_source_t *B, const ooc_source_t *X,

@@ -75,14 +75,18 @@ static void rand_pm1(double *T, int64_t n, int64_t k, uint64_t seed) {
 
 ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
                              const ooc_source_t *A, const ooc_source_t *LU, const int64_t *ipiv,
-                             int full, double anorm1, double eps, int64_t mem, double *ratio) {
+                             int full, double anorm1, double eps, int64_t mem,
+                             const check_probe_t *probe, double *ratio) {
   *ratio = 0;
   if (n == 0) return OOC_OK;
   b = ooc_min64(b, n);
-  int64_t k = full ? cols_for(n, b, mem, 4, n) : OOC_CHECK_PROBES;
+  int loaded = !full && check_probe_done(probe); /* A T formed by the load: no pass over A */
+  int64_t k = full ? cols_for(n, b, mem, 4, n) : loaded ? CHECK_PROBE_K : OOC_CHECK_PROBES;
   k = ooc_min64(k, full ? n : k);
   fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL};
-  double *T = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
+  /* T: the probes (the load's vectors as they are, else made here) */
+  double *T = loaded ? NULL : ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
+  const double *Tp = loaded ? check_probe_v(probe) : T;
   double *Y = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Z = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   f.V = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
@@ -90,7 +94,7 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
   f.strip[1] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
   f.D = ooc_malloc(ctx, (size_t)(b * b) * sizeof(double));
   ooc_status_t st = OOC_OK;
-  if (!T || !Y || !Z || !f.V || !f.strip[0] || !f.strip[1] || !f.D) {
+  if (!Tp || !Y || !Z || !f.V || !f.strip[0] || !f.strip[1] || !f.D) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory checking the LU factor (n = %lld)",
                   (long long)n);
     goto done;
@@ -102,28 +106,31 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
     if (full) {
       memset(T, 0, (size_t)(n * kk) * sizeof(double));
       for (int64_t c = 0; c < kk; c++) T[t0 + c + c * n] = 1.0;
-    } else {
+    } else if (!loaded) {
       rand_pm1(T, n, kk, 0x5eed1u);
     }
-    OOC_CHECK(st = apply_lu(&f, T, kk, Y));
+    OOC_CHECK(st = apply_lu(&f, Tp, kk, Y));
     memset(Z, 0, (size_t)(n * kk) * sizeof(double));
+    if (loaded) memcpy(Z, check_probe_av(probe), (size_t)(n * kk) * sizeof(double));
     /* A's tile columns where T has rows (all for the probes), each read while the last's GEMM
      * runs */
     int64_t a0 = full ? t0 / b * b : 0, a1 = full ? ooc_min64(n, ooc_cdiv64(t0 + kk, b) * b) : n;
-    readahead_t ra;
-    ra_begin(&ra, A, n, a0, part_make(a1 - a0, b), f.strip[0], f.strip[1]);
-    for (int64_t c0 = a0; c0 < a1; c0 += b) {
-      double *S;
-      OOC_CHECK(st = ra_next(&ra, &S)); /* a failed one leaves no read running */
-      o->gemm('N', 'N', n, kk, ooc_min64(b, n - c0), 1.0, S, n, T + c0, n, 1.0, Z, n);
+    if (!loaded) {
+      readahead_t ra;
+      ra_begin(&ra, A, n, a0, part_make(a1 - a0, b), f.strip[0], f.strip[1]);
+      for (int64_t c0 = a0; c0 < a1; c0 += b) {
+        double *S;
+        OOC_CHECK(st = ra_next(&ra, &S)); /* a failed one leaves no read running */
+        o->gemm('N', 'N', n, kk, ooc_min64(b, n - c0), 1.0, S, n, Tp + c0, n, 1.0, Z, n);
+      }
+      ra_end(&ra);
     }
-    ra_end(&ra);
     o->laswp(kk, Z, n, 0, n, ipiv); /* P A T */
     for (int64_t c = 0; c < kk; c++) {
       double s = 0, tn = 0;
       for (int64_t i = 0; i < n; i++) {
         s += fabs(Y[i + c * n] - Z[i + c * n]);
-        tn += fabs(T[i + c * n]);
+        tn += fabs(Tp[i + c * n]);
       }
       double r = s / tn;
       worst = (r > worst || isnan(r)) && !isnan(worst) ? r : worst;
