@@ -776,9 +776,11 @@ ooc_status_t check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
 
 ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
                           const ooc_source_t *A, const ooc_source_t *L, int full, double eps,
-                          int64_t mem, double *ratio, double *norm1_a) {
+                          int64_t mem, const check_probe_t *probe, const double *colnorm_a,
+                          double *ratio, double *norm1_a) {
   ooc_status_t st = OOC_OK;
-  int64_t bw = block_width(n, b, mem, 4), p = OOC_CHECK_PROBES;
+  int loaded = !full && colnorm_a && check_probe_done(probe); /* A T formed by the load */
+  int64_t bw = block_width(n, b, mem, 4), p = loaded ? CHECK_PROBE_K : OOC_CHECK_PROBES;
   if (!full) bw = strip_width(n, b, bw); /* the probes' passes */
   int64_t rc = full ? bw : p; /* columns of the residual block */
   part_t cp = part_make(n, bw);
@@ -787,10 +789,12 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
   double *Yl = ooc_malloc(ctx, (size_t)(bw * ooc_max64(bw, p)) * sizeof(double));
   double *acc_a = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_r = ooc_calloc(ctx, (size_t)rc, sizeof(double));
-  double *t = full ? NULL : ooc_malloc(ctx, (size_t)(n * p) * sizeof(double));
+  double *t = full || loaded ? NULL : ooc_malloc(ctx, (size_t)(n * p) * sizeof(double));
+  const double *tp = loaded ? check_probe_v(probe) : t;
+  double *tn = full ? NULL : ooc_calloc(ctx, (size_t)p, sizeof(double)); /* ||t_c||_1 */
   int64_t bi, bj;
   *ratio = NAN;
-  if (!Al || !Rj || !Yl || !acc_a || !acc_r || (!full && !t)) {
+  if (!Al || !Rj || !Yl || !acc_a || !acc_r || (!full && (!tp || !tn))) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
@@ -798,17 +802,22 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
   /* Residual block R = L L^T T - A T for T = the identity's columns [c0, c0+nc) (full) or the
    * probe vectors: A T by streaming A, L (L^T T) by streaming L, both by column strips. */
   int64_t nblocks = full ? cp.count : 1;
-  if (!full) {
+  if (!full && !loaded) {
     uint64_t s = 0x9E3779B97F4A7C15ULL;
     for (int64_t i = 0; i < n * p; i++) {
       s = s * 6364136223846793005ULL + 1442695040888963407ULL;
       t[i] = (s >> 63) ? 1.0 : -1.0;
     }
   }
+  for (int64_t c = 0; !full && c < p; c++)
+    for (int64_t i = 0; i < n; i++) tn[c] += fabs(tp[i + c * n]);
+  if (loaded) memcpy(acc_a, colnorm_a, (size_t)n * sizeof(double));
   for (int64_t j = 0; j < nblocks; j++) {
     int64_t c0 = full ? part_start(cp, j) : 0, nc = full ? part_len(cp, j) : p;
     memset(Rj, 0, (size_t)(n * nc) * sizeof(double));
-    for (int64_t l = 0; l < cp.count; l++) { /* R -= A T */
+    if (loaded) /* R = -A T, as the load formed it */
+      for (int64_t i = 0; i < n * nc; i++) Rj[i] = -check_probe_av(probe)[i];
+    for (int64_t l = 0; l < cp.count && !loaded; l++) { /* R -= A T */
       int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
       if (full && l != j) continue; /* A T for T = I[:, block j] is just A's block j */
       OOC_CHECK(st = A->read(A->self, 0, l0, n, nl, Al, n));
@@ -816,7 +825,7 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
       if (full)
         for (int64_t i = 0; i < n * nl; i++) Rj[i] = -Al[i];
       else
-        o->gemm('N', 'N', n, nc, nl, -1.0, Al, n, t + l0, n, 1.0, Rj, n);
+        o->gemm('N', 'N', n, nc, nl, -1.0, Al, n, tp + l0, n, 1.0, Rj, n);
     }
     for (int64_t l = 0; l < cp.count; l++) { /* R += L (L^T T), strip by strip of L */
       int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
@@ -826,13 +835,13 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
         for (int64_t c = 0; c < nc; c++)
           for (int64_t q = 0; q < nl; q++) Yl[q + c * nl] = Al[c0 + c + q * n];
       else
-        o->gemm('T', 'N', nl, nc, n, 1.0, Al, n, t, n, 0.0, Yl, nl);
+        o->gemm('T', 'N', nl, nc, n, 1.0, Al, n, tp, n, 0.0, Yl, nl);
       o->gemm('N', 'N', n, nc, nl, 1.0, Al, n, Yl, nl, 1.0, Rj, n);
     }
     memset(acc_r, 0, (size_t)nc * sizeof(double));
     o->colabs(n, nc, Rj, n, acc_r, &bi, &bj);
-    for (int64_t c = 0; c < nc; c++) /* ||t_c||_1 = n for a probe, 1 for a unit vector */
-      rmax = ooc_nanmax(rmax, acc_r[c] / (full ? 1.0 : (double)n));
+    for (int64_t c = 0; c < nc; c++) /* ||t_c||_1: 1 for a unit vector */
+      rmax = ooc_nanmax(rmax, acc_r[c] / (full ? 1.0 : tn[c]));
     OOC_CHECK(st = ooc_tick(ctx, "check", (j + 1.0) / nblocks));
   }
   *norm1_a = max_colsum(acc_a, n);
@@ -844,6 +853,7 @@ done:
   ooc_free(ctx, acc_a);
   ooc_free(ctx, acc_r);
   ooc_free(ctx, t);
+  ooc_free(ctx, tn);
   return st;
 }
 

@@ -140,9 +140,13 @@ ooc_status_t check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
                                 const ooc_source_t *B, const ooc_source_t *X, double eps,
                                 int64_t mem, double *ratio, double *norm1_x);
 
+/* The Cholesky factor's ratio. probe (may be NULL) and colnorm_a (A's column 1-norms, the
+ * loader's): when the probe is done and full = 0, its vectors are the probes and its A V the
+ * A T, so that only L is read back (else A T from a pass over A, with 4 random +-1 probes). */
 ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
                           const ooc_source_t *A, const ooc_source_t *L, int full, double eps,
-                          int64_t mem, double *ratio, double *norm1_a);
+                          int64_t mem, const check_probe_t *probe, const double *colnorm_a,
+                          double *ratio, double *norm1_a);
 
 /* The least-squares ratio above, from one pass over A's and b's rows in blocks of p (`read`, on
  * the caller's thread: qr.h's row callback) and X (n x nrhs, ld n). Host memory: p (n + nrhs) +
