@@ -7,14 +7,14 @@
 #   n = 65536 --gpu-mem 16G, chol n = 32768 in core (and cuSOLVER potrf+potri), the product
 #   n = 49152 --gpu-mem 12G; and LU's factor n = 40000 with --gpu-mem 8G (issue 22).
 #   OLD=.wt/old LIMIT=560 bash .devdeps/on-device bash tools/gpu_ab.sh
-# The RESULT lines of each run land in $OUT/ab.txt (also printed); logs in $OUT/all.tgz.
+# The RESULT lines of each run land in $OUT/ab.txt (also printed); logs in $OUT/ab.tgz.
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-570}
 OUT=${OUT:-/tmp/gpu_ab_out}
 R=$OUT/r
 mkdir -p "$R"
-trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; echo "[$(el) s] done"' EXIT
+trap 'pack ab; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 NEW=$PWD
 T="bench_cuda bench_cuda_chol bench_gemm_cuda bench_lu_cuda"

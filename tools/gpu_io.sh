@@ -20,7 +20,7 @@
 #    disk has room for its input and output (else it says so).
 # SKIP="py shm big" skips stages; WARM=1 leaves the input in the page cache (the read phase
 # without the disk: what the load itself costs); REPS (1) runs each method and tree REPS times. The JSON lines land in $OUT/runs.jsonl, the summary in
-# $OUT/io.txt, logs in $OUT/all.tgz.
+# $OUT/io.txt, logs in $OUT/io.tgz.
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-470}
@@ -29,7 +29,7 @@ R=$OUT/r
 W=${WORK:-/tmp/io27}
 BOLD=${BOLD:-/tmp/b-old} # the old tree's build
 mkdir -p "$R" "$W"
-trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; rm -rf "$W"; echo "[$(el) s] done"' EXIT
+trap 'pack io; rm -rf "$W"; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 NEW=$PWD
 (B=/tmp/b-new gpu_build $R/build_new.log oocsolve_bin oocgen_bin) &

@@ -5,6 +5,11 @@ T0=$(date +%s)
 el() { echo $(($(date +%s) - T0)); }
 left() { echo $((${LIMIT:-560} - $(el))); }
 skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
+# pack NAME: the script's logs ($R) into $OUT/NAME.tgz, then $R removed, so that $OUT holds a few
+# files: the device returns at most 8, and with the logs loose which ones came back was chance
+# (2026-11-29: the traces of gpu_lu_tile.sh were lost that way). Scripts chained in one call
+# each pack under their own name.
+pack() { tar czf "$OUT/$1.tgz" -C "$(dirname "$R")" "$(basename "$R")" 2> /dev/null && rm -rf "$R"; }
 
 # The staging bug: libzstd's versioned name may be missing from the staged dependencies.
 L=/opt/deps/usr/lib/x86_64-linux-gnu

@@ -16,7 +16,7 @@
 # Stage direct: n = 40000 --gpu-mem 8G with lu.h's direct moves (LU_DIRECT=$DIRECT, default 2:
 # the tiles pinned as the fill makes them) and without, copy, direct, copy, direct; then n = 65536.
 # SKIP="tests ab direct n40 n65 cli var" skips stages; TILE (1024) the tile of ours. Logs and RESULT lines land
-# in $OUT (lu.txt: the RESULT lines; all.tgz: the logs).
+# in $OUT (lu.txt: the RESULT lines; lu.tgz: the logs).
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-530}
@@ -25,7 +25,7 @@ OUT=${OUT:-/tmp/gpu_lu_out}
 R=$OUT/r
 TILE=${TILE:-1024}
 mkdir -p "$R"
-trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; echo "[$(el) s] done"' EXIT
+trap 'pack lu; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $R/gpu.txt
 [ -n "${OLD:-}" ] && ! skip ab && (cd "$OLD" && B=/tmp/b-lu-old gpu_build $R/build_old.log bench_lu_cuda) &

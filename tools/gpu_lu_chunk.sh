@@ -22,7 +22,7 @@ R=$OUT/chunk
 N=${N:-40000}
 T=${T:-1000}
 mkdir -p "$R"
-trap 'tar czf "$OUT/chunk.tgz" -C "$OUT" chunk 2> /dev/null; echo "[$(el) s] done"' EXIT
+trap 'pack chunk; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 gpu_build $R/build.log bench_lu_cuda
 res() { tee -a $OUT/lu_chunk.txt; }

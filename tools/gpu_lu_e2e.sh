@@ -26,7 +26,7 @@ D=${D:-/tmp/e2e}
 N65=${N65:-65536}
 N40=${N40:-40000}
 mkdir -p "$R" "$D"
-trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; rm -rf "$D"; echo "[$(el) s] done"' EXIT
+trap 'pack lu_e2e; rm -rf "$D"; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $R/gpu.txt
 [ -n "${OLD:-}" ] && (cd "$OLD" && B=$BOLD gpu_build $R/build_old.log oocsolve_bin oocgen_bin) &
@@ -91,5 +91,4 @@ if ! skip inv && [ "$(left)" -gt 80 ]; then
     --out $D/X.h5 $D/M.h5:/A
   rm -f $D/M.h5
 fi
-cp $R/*.json $OUT/ 2> /dev/null
 tail -n 30 $OUT/lu_e2e.txt

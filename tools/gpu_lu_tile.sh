@@ -22,7 +22,7 @@ R=$OUT/tile
 D=${D:-/tmp/tile}
 N=${N:-40000}
 mkdir -p "$R" "$D"
-trap 'tar czf "$OUT/tile.tgz" -C "$OUT" tile 2> /dev/null; rm -rf "$D"; echo "[$(el) s] done"' EXIT
+trap 'pack tile; rm -rf "$D"; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 gpu_build $R/build.log bench_lu_cuda oocsolve_bin oocgen_bin
 res() { tee -a $OUT/lu_tile.txt; }

@@ -15,7 +15,7 @@
 #    test_cuda's race cases 0 and 2 and test_cuda_chol's sanitize cases side by side, then
 #    race case 1 (four streams, the slowest) alone;
 # 5. oocbench's `h100` part (tools/bench_gpu_run.sh) in what is left.
-# Everything lands in $OUT/all.tgz (the device returns at most 8 files); the last lines printed
+# Everything lands in $OUT/release.tgz (the device returns at most 8 files); the last lines printed
 # are the summary lines to quote. SKIP="tests bench san oocbench" skips stages.
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +25,7 @@ OUT=${OUT:-/tmp/gpu_release_out}
 R=$OUT/r # logs; tarred at the end
 mkdir -p "$R"
 finish() {
-  tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null
+  pack release
   echo "[$(el) s] done"
 }
 trap finish EXIT

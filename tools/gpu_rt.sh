@@ -18,7 +18,7 @@ OUT=${OUT:-/tmp/gpu_rt_out}
 R=$OUT/r
 mkdir -p "$R"
 finish() {
-  tar czf "$OUT/rt.tgz" -C "$OUT" r 2> /dev/null
+  pack rt
   echo "[$(el) s] done"
 }
 trap finish EXIT

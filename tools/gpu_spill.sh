@@ -10,7 +10,7 @@
 #    Each line: what the elimination spilled and read back beside the stripe arithmetic's model
 #    (plan_spill_model), what stayed in the input, the phases and the total against the run with
 #    the whole matrix in memory (the last MEMS entry).
-# JSON in $OUT/spill.jsonl, the table in $OUT/spill.txt, logs in $OUT/all.tgz.
+# JSON in $OUT/spill.jsonl, the table in $OUT/spill.txt, logs in $OUT/spill.tgz.
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-560}
@@ -18,7 +18,7 @@ OUT=${OUT:-/tmp/gpu_spill_out}
 R=$OUT/r
 W=${WORK:-/tmp/spill27}
 mkdir -p "$R" "$W"
-trap 'tar czf "$OUT/all.tgz" -C "$OUT" r 2> /dev/null; rm -rf "$W"; echo "[$(el) s] done"' EXIT
+trap 'pack spill; rm -rf "$W"; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
 B=/tmp/b-spill gpu_build $R/build.log oocsolve_bin oocgen_bin
 N=${N:-32768}
