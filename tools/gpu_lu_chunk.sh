@@ -7,8 +7,10 @@
 # 2. cuSOLVER's in-core Xgetrf at n = N (40000), the peer;
 # 3. at n = N, tile T (1000), --gpu-mem 8G, every tile pinned as it is made (LU_DIRECT=2, what
 #    the CLI's load does): the factor at each chunk width of CHUNKS ("2000 3000 4000") and each
-#    executor queue count of QUEUES ("3"; 2: the chunks' gets share the puts' queue), REPS (2)
-#    rounds in rotation; then once with LU_COLD=1 at the default chunk (the libraries' kernels
+#    executor queue count of QUEUES ("3"; 2: the chunks' gets share the puts' queue) and each
+#    stripe of STRIPES ("0": the widest the budget holds, 20000 at n = 40000; narrower ones
+#    move panel flops, which run at ~20 TFLOP/s, into the left passes' gemms at ~45, and cost
+#    more reads and step boundaries), REPS (2) rounds in rotation; then once with LU_COLD=1 at the default chunk (the libraries' kernels
 #    loaded in the first getrf, as before lu_warm);
 # 4. BIG=1: the factor at n = 65536, tile 1024, --gpu-mem 16G (issue 22's 45 TFLOP/s row), at
 #    the default chunk and at BIGCHUNK (2048), if the time left allows.
@@ -36,8 +38,10 @@ one() { # label, then the environment and bench_lu_cuda's arguments
 for rep in $(seq 1 ${REPS:-2}); do
   for c in ${CHUNKS:-2000 3000 4000}; do
     for q in ${QUEUES:-3}; do
-      [ "$(left)" -lt 30 ] && break 3
-      one chunk${c}_q${q}_$rep LU_QUEUES=$q $B/bench_lu_cuda factor $N $T 8G 0 $c
+      for w in ${STRIPES:-0}; do
+        [ "$(left)" -lt 30 ] && break 4
+        one chunk${c}_q${q}_w${w}_$rep LU_QUEUES=$q $B/bench_lu_cuda factor $N $T 8G $w $c
+      done
     done
   done
 done
