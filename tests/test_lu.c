@@ -506,7 +506,8 @@ static void t_given_exec(void) {
 }
 
 /* The strict host executor (as the GPU runs it: K pinned n x b slots, their device twins, copies
- * on a second queue, the panel's chunks back on a third or the second): tiles 1, 7, 64 and n, stripes of one tile, of 2.5 tiles asked (two run)
+ * on a second queue, the panel's chunks back on a third or the second):
+ * tiles 1, 7, 64 and n, stripes of one tile, of 2.5 tiles asked (two run)
  * and n, 1 to 3 ring slots, in core and out of core, 13 right-hand sides over stripes narrower
  * than them; the same ratios and pivots as the CPU path. */
 static void t_strict(void) {

@@ -1171,7 +1171,8 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   j->colnorm = ooc_calloc(ctx, (size_t)j->k, sizeof(double));
   j->perm = j->kind == JOB_PRODUCT ? NULL : ooc_malloc(ctx, (size_t)n * sizeof(int64_t));
   if (j->plan.q.probe_a && !j->resuming) OOC_TRY(check_probe_create(ctx, j->ops, n, &j->probe));
-  if (j->plan.q.fused_check && j->probe) OOC_TRY(check_fused_create(ctx, j->ops, j->probe, &j->fused));
+  if (j->plan.q.fused_check && j->probe)
+    OOC_TRY(check_fused_create(ctx, j->ops, j->probe, &j->fused));
   if (!j->colnorm || (!j->perm && j->kind != JOB_PRODUCT))
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
   /* What the method may need of A decides what the load keeps (classify.h, methods.h) */

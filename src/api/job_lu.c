@@ -83,8 +83,9 @@ done:
   return st;
 }
 
-/* The GPU: LU (of the n x n matrix with tile b; rbt's padded one too) on the CUDA executor (three
- * queues: arithmetic, copies to the device, the panel's chunks back: lu.c QC, QT, QG). The stripe is what the device holds
+/* The GPU: LU (of the n x n matrix with tile b; rbt's padded one too) on the CUDA executor
+ * (three queues: arithmetic, copies to the device, the panel's chunks back: lu.c QC, QT, QG).
+ * The stripe is what the device holds
  * (lu_device_stripe): the n x W panel and the ring's K n x b twins within the executor's budget,
  * less getrf's own workspace (ex_getrf_ws), evened out over the steps, at most --stripe (as on
  * the host). The host only stages columns: K pinned n x b slots, the most (up to LU_SLOTS, at

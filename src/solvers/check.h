@@ -83,8 +83,8 @@ const double *check_probe_av(const check_probe_t *p);
  * I - A X: the same normalisation, and Higham's bounds for getri/potri-style inverses bound both,
  * docs/NUMERICS.md), so that its first product needs A before X: the probe vectors V (the same
  * 2 + OOC_CHECK_PROBES columns as check_inverse_ex's) are chosen before the run, A V is formed
- * from the column strips the loader reads (a check_probe_t, above), and X (A V) and ||X||_1 from the
- * chunks the writer hands to the file (check_fused_x, an h5m_set_tap tap: the bytes the file
+ * from the column strips the loader reads (a check_probe_t, above), and X (A V) and ||X||_1
+ * from the chunks the writer hands to the file (check_fused_x, an h5m_set_tap tap: the bytes the file
  * receives, dtype rounding included). check_fused_finish then runs the rest of Hager-Higham's
  * iteration (products with B^T and B, streamed from the written X and the input A, one pass
  * each) as check_inverse_ex does, and stops early once the estimate already fails (it is a lower bound:

@@ -466,12 +466,13 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
  * - Off a unified executor the device takes them: each column's rows [done[j], n) go to a ring
  *   twin on QT (its tiles lent for update and moved by DMA, else through the slot), ex_laswp
  *   there on QC, and back on QG, so that a column's trip back, the next one's laswp and the one
- *   after's trip in overlap (two copy engines; on one queue for the laswp and the trip back the
- *   pass took 0.205 s at n = 40000 on an H200, QC's laswp 0.07 s of it). Why: on the host, in place (ts_swap_rows), they took 0.27-0.32 s of a
- *   1.75 s factor at n = 40000 on an H200, after the device's last operation; run on the pool
- *   during the last panel instead, the rounds took 0.5 s and 0.28-0.38 s were still left after
- *   it. A swap moves 8 bytes of each of two cache lines per column: ~70 GB of line traffic for
- *   those 5 GB, where the trip is 5 GB of DMA each way at ~50 GB/s.
+ *   after's trip in overlap (two copy engines). At n = 40000 on an H200 the pass takes 0.14 s
+ *   (0.20 s with the laswp and the trip back on one queue). Why not the host: in place
+ *   (ts_swap_rows) the swaps took 0.27-0.32 s of a 1.75 s factor, after the device's last
+ *   operation; on the pool during the last panel (tried in 2026-11-29's e5ce6d6) the rounds
+ *   took 0.5 s and 0.28-0.38 s were still left after it. A swap moves 8 bytes of each of two
+ *   cache lines per column: ~70 GB of line traffic for those ~6 GB, where the trip is ~6 GB of
+ *   DMA each way at ~50 GB/s.
  * - On a unified executor (the host's cores are the device): in place in the tile cache where a
  *   column's tiles all lie there (each row crosses host memory once), else taken into the
  *   ring's slot, swapped there by the executor's laswp and put back.
