@@ -322,12 +322,6 @@ ooc_status_t check_inverse(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_
   return check_inverse_ex(ctx, o, n, b, A, X, full, eps, mem, ratio, norm1_a, norm1_x, NULL);
 }
 
-/* ---- the fused first product (check.h) ------------------------------------------------------ */
-
-#define FUSED_K CHECK_PROBE_K
-#define FUSED_BAND 16 /* rows of a float32 chunk converted at a time */
-#define FUSED_JOBS 8  /* check_fused_band's column jobs (and threads) at most */
-
 /* ---- a probe product formed during the load (check.h) ----------------------------------- */
 
 struct check_probe {
@@ -389,7 +383,11 @@ int check_probe_done(const check_probe_t *p) { return p && !p->over && p->cols =
 const double *check_probe_v(const check_probe_t *p) { return p->V; }
 const double *check_probe_av(const check_probe_t *p) { return p->AV; }
 
-/* ---- the inverse's estimate, its first product fused into the load and the write ---------- */
+/* ---- the fused first product (check.h) ------------------------------------------------------ */
+
+#define FUSED_K CHECK_PROBE_K
+#define FUSED_BAND 16 /* rows of a float32 chunk converted at a time */
+#define FUSED_JOBS 8  /* check_fused_band's column jobs (and threads) at most */
 
 struct check_fused {
   ooc_ctx_t *ctx;
