@@ -46,6 +46,14 @@ OOC_API const char *ooc_version(void);
  * (toolkit 13.0.88)" or "CUDA plugin not loaded: why"; "HDF5 1.10.8; zstd 1.5.4; BLAS OpenBLAS
  * 0.3.21 ..." (the versions linked at run time where the library can ask). */
 OOC_API const char *ooc_build_info(void);
+/* The host BLAS below this CPU's level: OpenBLAS (DYNAMIC_ARCH) chose a generic core (Prescott's
+ * SSE3, Core2, Nehalem, ...) on a CPU with AVX2 and FMA, as it does on CPUs it does not know
+ * (some GPU hosts' VMs: 103 GFLOP/s for the solve check's GEMM where SkylakeX's kernels gave
+ * 460). Returns 1 with chosen = its core and better = the OPENBLAS_CORETYPE this CPU runs
+ * (SkylakeX with AVX-512, else Haswell); 0 (both empty) when its choice looks right or cannot be
+ * told. OpenBLAS reads OPENBLAS_CORETYPE once, when it loads: a program sets it and restarts
+ * itself (oocsolve does, docs/CLI.md), or its user sets it before starting it. */
+OOC_API int ooc_blas_advice(char *chosen, size_t chosen_cap, char *better, size_t better_cap);
 
 /* Status codes. Values are pinned: never renumber, only append. */
 typedef enum ooc_status {

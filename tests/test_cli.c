@@ -839,8 +839,9 @@ static void t_solve_ok(void) {
 
 /* A host BLAS below the CPU's level is named with the remedy (ops.h ooc_ops_cpu_untuned):
  * OpenBLAS honours OPENBLAS_CORETYPE at load, so the child gets Prescott's SSE3 kernels; on a CPU
- * with AVX2 and FMA the notice says which OPENBLAS_CORETYPE to set, and with that one set it says
- * nothing. The run succeeds either way. */
+ * with AVX2 and FMA the notice says which OPENBLAS_CORETYPE to set (the user's setting stands:
+ * no restart), and with that one set it says nothing; left to OpenBLAS, the CLI restarts
+ * itself with the right one. The run succeeds either way. */
 static void t_blas_notice(void) {
   const char *dir = case_dir("blas");
   char a[PATH_CAP];
@@ -868,6 +869,27 @@ static void t_blas_notice(void) {
     res_free(&r);
   }
   unsetenv("OPENBLAS_CORETYPE");
+  /* OpenBLAS's own choice generic (OOCSOLVE_TEST_BLAS_CORE stands for it: this CPU is one it
+   * knows) and OPENBLAS_CORETYPE unset: the CLI restarts itself with the core the CPU runs and
+   * says so; with OOCSOLVE_NO_RESTART it gives the notice instead. */
+  setenv("OOCSOLVE_TEST_BLAS_CORE", "Prescott", 1);
+  r = run("blas_restart", "oocsolve", "--device", "cpu", "--force", "--json", a, NULL);
+  EXPECT_OK(r);
+  char restarted[96];
+  snprintf(restarted, sizeof restarted, "restarted with OPENBLAS_CORETYPE=%s",
+           avx512 ? "SkylakeX" : "Haswell");
+  check_at(!!strstr(r.out, restarted) == avx2, __LINE__, "restart %s",
+           avx2 ? "not said" : "on a CPU without AVX2");
+  check_at(!strstr(r.out, "in the environment"), __LINE__, "the notice after a restart");
+  res_free(&r);
+  setenv("OOCSOLVE_NO_RESTART", "1", 1);
+  r = run("blas_no_restart", "oocsolve", "--device", "cpu", "--force", "--json", a, NULL);
+  EXPECT_OK(r);
+  check_at(!strstr(r.out, "restarted with"), __LINE__, "restarted under OOCSOLVE_NO_RESTART");
+  check_at(!!strstr(r.out, want) == avx2, __LINE__, "notice %s under OOCSOLVE_NO_RESTART", want);
+  res_free(&r);
+  unsetenv("OOCSOLVE_NO_RESTART");
+  unsetenv("OOCSOLVE_TEST_BLAS_CORE");
 }
 
 /* factor, then solve --factor, then logdet: SPD covariance workflow through the CLI. */

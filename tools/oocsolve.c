@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "oocsolve.h"
@@ -196,7 +197,45 @@ static int looks_like_verb(const char *a) {
   return 1;
 }
 
+/* OpenBLAS reads OPENBLAS_CORETYPE once, when it loads. On a CPU it does not know it runs generic
+ * kernels (some GPU hosts' VMs: Prescott's SSE3 on a CPU with AVX-512, 103 GFLOP/s where
+ * SkylakeX's gave 460, and the solve check at n = 65536 with 256 right-hand sides took 25 s of
+ * a 47 s run): oocsolve then restarts itself with the core the CPU runs (ooc_blas_advice), as
+ * its first act, before any file or thread. Not when the user set OPENBLAS_CORETYPE (their
+ * choice stands; the report's notice names the remedy), nor with OOCSOLVE_NO_RESTART set, nor
+ * twice (OOCSOLVE_BLAS_RESTARTED, which also tells the restarted process to say so). A failed
+ * exec leaves things as they were. */
+static void blas_restart(char **argv) {
+  char chosen[64], better[32];
+  if (getenv("OPENBLAS_CORETYPE") || getenv("OOCSOLVE_NO_RESTART") ||
+      getenv("OOCSOLVE_BLAS_RESTARTED") || !ooc_blas_advice(chosen, sizeof chosen, better,
+                                                             sizeof better))
+    return;
+  setenv("OPENBLAS_CORETYPE", better, 1);
+  setenv("OOCSOLVE_BLAS_RESTARTED", chosen, 1);
+  char *test = getenv("OOCSOLVE_TEST_BLAS_CORE"); /* (a test's stand-in for OpenBLAS's choice */
+  char keep[64] = "";                             /*  is this process's alone) */
+  if (test) snprintf(keep, sizeof keep, "%s", test);
+  unsetenv("OOCSOLVE_TEST_BLAS_CORE");
+  fflush(NULL);
+  execv("/proc/self/exe", argv);
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv("OOCSOLVE_BLAS_RESTARTED");
+  if (test) setenv("OOCSOLVE_TEST_BLAS_CORE", keep, 1);
+}
+
+/* The restart above, said in the report's notices. */
+static void blas_restart_notice(ooc_report_t *r) {
+  const char *was = getenv("OOCSOLVE_BLAS_RESTARTED"), *now = getenv("OPENBLAS_CORETYPE");
+  if (!was || !now) return;
+  size_t len = strlen(r->warnings);
+  snprintf(r->warnings + len, sizeof r->warnings - len, "%shost BLAS: OpenBLAS chose its %s "
+           "kernels for this CPU; oocsolve restarted with OPENBLAS_CORETYPE=%s (set "
+           "OPENBLAS_CORETYPE, or OOCSOLVE_NO_RESTART, to choose)", len ? "; " : "", was, now);
+}
+
 int main(int argc, char **argv) {
+  blas_restart(argv);
   /* HDF5's own atexit shutdown loops on files it could not release (some damaged metadata
    * leaves an open file behind after a successful H5Fclose: HDF5 1.10) and then prints "HDF5:
    * infinite loop closing library" after our exit-3 message (issue 20). Every handle is closed
@@ -490,6 +529,7 @@ int main(int argc, char **argv) {
                     : factorize ? ooc_factor(ctx, pos[0], out, &o, &rep)
                                 : ooc_invert(ctx, pos[0], out, &o, &rep);
   cli_progress_done();
+  blas_restart_notice(&rep);
   if (json) ooc_report_json(&rep, st, st ? ooc_ctx_error(ctx) : "", stdout);
   else if (logdet && st == OOC_OK) printf("%.17g\n", ld); /* scripts read this line */
   else if (!quiet && st == OOC_OK) cli_report_print(&rep, stdout);

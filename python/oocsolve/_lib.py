@@ -28,6 +28,7 @@ _PROTOS = {
     "ooc_abi_version": (c_int, []),
     "ooc_version": (c_char_p, []),
     "ooc_build_info": (c_char_p, []),
+    "ooc_blas_advice": (c_int, [c_char_p, c_size_t, c_char_p, c_size_t]),
     "ooc_status_str": (c_char_p, [c_int]),
     "ooc_status_exit_code": (c_int, [c_int]),
     "ooc_ctx_create": (c_int, [ctypes.POINTER(c_void_p)]),

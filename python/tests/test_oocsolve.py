@@ -60,6 +60,8 @@ def test_abi_and_version():
     assert re.match(r"\d+\.\d+\.\d+", oocsolve.version())
     assert "HDF5" in oocsolve.build_info()
     assert "host_mem" in oocsolve.option_names()
+    advice = oocsolve.blas_advice()  # None where OpenBLAS chose well (this machine's case)
+    assert advice is None or (len(advice) == 2 and advice[1] in ("SkylakeX", "Haswell"))
 
 
 def test_abi_mismatch_refused(monkeypatch):

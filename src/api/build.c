@@ -7,6 +7,14 @@
 
 #include "oocsolve.h"
 #include "exec/plugin.h"
+#include "kernels/ops.h"
+
+int ooc_blas_advice(char *chosen, size_t chosen_cap, char *better, size_t better_cap) {
+  const char *core, *want = ooc_ops_cpu_better_core(&core);
+  if (chosen_cap) snprintf(chosen, chosen_cap, "%s", want && core ? core : "");
+  if (better_cap) snprintf(better, better_cap, "%s", want ? want : "");
+  return want != NULL;
+}
 
 const char *ooc_build_info(void) {
   static char buf[2048];

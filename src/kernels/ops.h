@@ -98,8 +98,14 @@ const ooc_ops_t *ooc_ops_cpu(void);
 /* The cpu table's BLAS runs kernels below what this CPU can run: OpenBLAS (DYNAMIC_ARCH) chose a
  * generic core (Prescott's SSE3, Core2, Nehalem, ...) on a CPU with AVX2, as it did on some of
  * the GPU hosts' VMs (2026-11-28: 103 GFLOP/s for the solve check's GEMM shape where
- * OPENBLAS_CORETYPE=SkylakeX gave 460; tools/blas_rate.c). Returns 1 and says so in msg, naming
- * the OPENBLAS_CORETYPE to set; 0 (msg empty) when the choice looks right or cannot be told. */
+ * OPENBLAS_CORETYPE=SkylakeX gave 460; tools/blas_rate.c).
+ * - ooc_ops_cpu_better_core(&chosen): the OPENBLAS_CORETYPE this CPU should run (SkylakeX with
+ *   AVX-512, else Haswell), NULL when OpenBLAS's choice looks right or cannot be told; *chosen
+ *   (may be NULL): OpenBLAS's core. OOCSOLVE_TEST_BLAS_CORE in the environment stands for
+ *   OpenBLAS's choice (tests: the CPUs they run on are ones OpenBLAS knows).
+ * - ooc_ops_cpu_untuned(msg, cap): 1 and says so in msg, naming the OPENBLAS_CORETYPE to set;
+ *   0 (msg empty) otherwise. */
+const char *ooc_ops_cpu_better_core(const char **chosen);
 int ooc_ops_cpu_untuned(char *msg, size_t cap);
 
 #endif

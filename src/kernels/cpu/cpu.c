@@ -294,23 +294,30 @@ const ooc_ops_t *ooc_ops_cpu(void) { return &cpu_ops; }
 
 char *openblas_get_corename(void);
 
-int ooc_ops_cpu_untuned(char *msg, size_t cap) {
+const char *ooc_ops_cpu_better_core(const char **chosen) {
   static const char *generic[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem",
                                   "Atom", "Katmai", "Coppermine", "Northwood", "Banias",
                                   "Sandybridge", "Barcelona", "Opteron", "Bobcat"};
-  if (cap) msg[0] = 0;
+  const char *test = getenv("OOCSOLVE_TEST_BLAS_CORE");
+  const char *core = test && *test ? test : openblas_get_corename();
+  if (chosen) *chosen = core;
 #if defined(__x86_64__) && defined(__GNUC__)
-  const char *core = openblas_get_corename();
-  if (!core || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
+  /* (__builtin_cpu_supports asks the OS too: AVX state saved across switches) */
+  if (!core || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return NULL;
   for (size_t k = 0; k < sizeof generic / sizeof generic[0]; k++)
-    if (!strcasecmp(core, generic[k])) {
-      int wide = __builtin_cpu_supports("avx512f");
-      snprintf(msg, cap, "the host BLAS runs OpenBLAS's %s kernels on a CPU with %s: host "
-               "products (the check's among them) run several times below this CPU's speed; "
-               "set OPENBLAS_CORETYPE=%s in the environment", core,
-               wide ? "AVX-512" : "AVX2 and FMA", wide ? "SkylakeX" : "Haswell");
-      return 1;
-    }
+    if (!strcasecmp(core, generic[k])) return __builtin_cpu_supports("avx512f") ? "SkylakeX"
+                                                                                : "Haswell";
 #endif
-  return 0;
+  return NULL;
+}
+
+int ooc_ops_cpu_untuned(char *msg, size_t cap) {
+  const char *core, *want = ooc_ops_cpu_better_core(&core);
+  if (cap) msg[0] = 0;
+  if (!want) return 0;
+  snprintf(msg, cap, "the host BLAS runs OpenBLAS's %s kernels on a CPU with %s: host products "
+           "(the check's among them) run several times below this CPU's speed; set "
+           "OPENBLAS_CORETYPE=%s in the environment", core,
+           strcmp(want, "SkylakeX") ? "AVX2 and FMA" : "AVX-512", want);
+  return 1;
 }
