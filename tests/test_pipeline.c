@@ -388,9 +388,8 @@ static void t_fused_estimator(void) {
   free(ipiv);
 }
 
-/* Through the pipeline: n = 600 with --tile 300 (whole chunks of 300), --check probe. */
-static void t_fused_pipeline(void) {
-  const int64_t n = 600;
+/* The probe checks' inputs, n x n: fs.h5 a Matern covariance (SPD), fg.h5 a random matrix. */
+static void write_probe_inputs(int64_t n) {
   gen_spec_t s;
   gen_spec_default(&s, GEN_MATERN, n);
   double *S = tu_gen_spec(&s);
@@ -398,6 +397,14 @@ static void t_fused_pipeline(void) {
   double *G = tu_gen_spec(&s);
   tu_write_matrix(tu_path("fs.h5"), "/A", n, n, S, 2);
   tu_write_matrix(tu_path("fg.h5"), "/A", n, n, G, 2);
+  free(S);
+  free(G);
+}
+
+/* Through the pipeline: n = 600 with --tile 300 (whole chunks of 300), --check probe. */
+static void t_fused_pipeline(void) {
+  const int64_t n = 600;
+  write_probe_inputs(n);
   static const struct {
     ooc_method_t m;
     ooc_dtype_t dt;
@@ -473,29 +480,21 @@ static void t_fused_pipeline(void) {
     }
   printf("\n  f64 chunk 1: %s\n  f32 chunk 1: %s", first[0], first[1]);
   printf("\n  %d of 8 corrupted chunks caught, no output left\n", caught);
-  free(S);
-  free(G);
 }
 
 /* A factor's probe check with A T formed during the load (check.h check_probe_t), LU and
  * Cholesky: the check reads the factor back and not A (at most 8 n^2 bytes, where reading both
  * took 16 n^2), passes the right factor, and fails one whose chunk was corrupted on its way to
- * the file (each of the 4 in turn, but L's zero block), leaving no output. With --check full nothing is formed
- * during the load. */
+ * the file (each of the 4 in turn, but L's zero block), leaving no output. With --check full
+ * nothing is formed during the load. */
 static void t_factor_probe(void) {
   const int64_t n = 600;
-  gen_spec_t s;
-  gen_spec_default(&s, GEN_RANDOM, n);
-  double *G = tu_gen_spec(&s);
-  gen_spec_default(&s, GEN_MATERN, n);
-  double *S = tu_gen_spec(&s);
-  tu_write_matrix(tu_path("flu.h5"), "/A", n, n, G, 2);
-  tu_write_matrix(tu_path("fch.h5"), "/A", n, n, S, 2);
+  write_probe_inputs(n);
   static const struct {
     ooc_method_t m;
     const char *in, *said;
-  } cs[] = {{OOC_METHOD_LU, "flu.h5", "P A T formed while A was read"},
-            {OOC_METHOD_CHOL, "fch.h5", "A T formed while A was read; L read back once"}};
+  } cs[] = {{OOC_METHOD_LU, "fg.h5", "P A T formed while A was read"},
+            {OOC_METHOD_CHOL, "fs.h5", "A T formed while A was read; L read back once"}};
   char out[1024]; /* (tu_path's buffers rotate) */
   snprintf(out, sizeof out, "%s", tu_path("fac.h5"));
   for (int k = 0; k < 2; k++) {
@@ -543,8 +542,6 @@ static void t_factor_probe(void) {
     CU_ASSERT(rep.bytes_check_read > 8 * n * n);
     tu_ctx_done(ctx);
   }
-  free(G);
-  free(S);
 }
 
 /* The fused check's run under faults (its tap thread runs beside every chunk write): the Nth

@@ -222,16 +222,16 @@ static ooc_status_t drain(lu_t *L) {
   return st;
 }
 
-/* QC waits for the copies QT and QG have queued. */
-static ooc_status_t join_qt(lu_t *L) {
-  for (int i = 0; i < 2; i++) {
-    int q = i ? L->QG : L->QT;
-    if (q == QC || (i && q == L->QT)) continue;
-    OOC_TRY(ex_record(L->ex, q, L->evput[0]));
-    OOC_TRY(ex_wait(L->ex, QC, L->evput[0]));
-  }
-  return OOC_OK;
+/* QC waits for the copies q has queued. */
+static ooc_status_t join_q(lu_t *L, int q) {
+  if (q == QC) return OOC_OK;
+  OOC_TRY(ex_record(L->ex, q, L->evput[0]));
+  return ex_wait(L->ex, QC, L->evput[0]);
 }
+
+/* QC waits for the puts QT has queued (the stripe's columns in P); the gets on QG are the
+ * host's to wait for (the ring retires them), only the scans beside them are QC's (scan_fetch). */
+static ooc_status_t join_qt(lu_t *L) { return join_q(L, L->QT); }
 
 /* Where row r0 of item column tj of the pass's store sits in P. */
 static double *in_panel(lu_t *L, int64_t r0, int64_t tj) {
@@ -256,7 +256,8 @@ static ooc_status_t scan_item(lu_t *L, int q, int64_t tj, int64_t r0, int64_t r1
  * Every queue is joined and drained: the point is quiet. */
 static ooc_status_t scan_fetch(lu_t *L) {
   double mx[2] = {0, 0};
-  OOC_TRY(join_qt(L));
+  OOC_TRY(join_qt(L)); /* the scans beside the puts, and those beside the gets */
+  if (L->QG != L->QT) OOC_TRY(join_q(L, L->QG));
   OOC_TRY(ex_get(L->ex, QC, L->n, 1, L->sc, L->n, L->rowsum, L->n));
   OOC_TRY(ex_get(L->ex, QC, 2, 1, L->sc + L->n, 2, mx, 2));
   OOC_TRY(drain(L));
@@ -470,9 +471,9 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
  *   (0.20 s with the laswp and the trip back on one queue). Why not the host: in place
  *   (ts_swap_rows) the swaps took 0.27-0.32 s of a 1.75 s factor, after the device's last
  *   operation; on the pool during the last panel (tried in 2026-11-29's e5ce6d6) the rounds
- *   took 0.5 s and 0.28-0.38 s were still left after it. A swap moves 8 bytes of each of two
- *   cache lines per column: ~70 GB of line traffic for those ~6 GB, where the trip is ~6 GB of
- *   DMA each way at ~50 GB/s.
+ *   took 0.5 s and 0.28-0.38 s were still left after it. Our reckoning, not measured: a swap
+ *   uses 8 bytes of each of two cache lines per column, some 70 GB of line traffic for the
+ *   ~6 GB those columns hold, where the device's trip is those ~6 GB each way by DMA.
  * - On a unified executor (the host's cores are the device): in place in the tile cache where a
  *   column's tiles all lie there (each row crosses host memory once), else taken into the
  *   ring's slot, swapped there by the executor's laswp and put back.
@@ -486,13 +487,14 @@ static ooc_status_t fix_take(void *u, int64_t q, double *slot, int64_t ld) {
 static ooc_status_t fix_work(void *u, int64_t q, int s, double *slot, int64_t ld, int *last) {
   lu_t *L = u;
   int64_t tj = item_col(L, q), t0, t1, r0, r1, bj = clen(L, tj);
-  const double *D;
+  const double *in;
   (void)ld;
   *last = QC;
   if (L->done[tj] >= L->n) return OOC_OK;
   item_rows(L, tj, &t0, &t1, &r0, &r1);
-  OOC_TRY(to_twin(L, s, slot, r0, r1, bj, &D)); /* unified: the slot itself */
-  OOC_TRY(swaps(L, QC, bj, (double *)D, L->n, L->done[tj], L->n, L->ipiv));
+  OOC_TRY(to_twin(L, s, slot, r0, r1, bj, &in));
+  double *D = L->uni ? slot : L->D[s]; /* where to_twin put it (in), swapped in place */
+  OOC_TRY(swaps(L, QC, bj, D, L->n, L->done[tj], L->n, L->ipiv));
   if (L->uni) return OOC_OK;
   if (L->QG != QC) { /* back on QG, beside the next column's laswp on QC */
     OOC_TRY(ex_record(L->ex, QC, L->evput[s]));
