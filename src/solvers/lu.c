@@ -222,16 +222,18 @@ static ooc_status_t drain(lu_t *L) {
   return st;
 }
 
-/* QC waits for the copies q has queued. */
-static ooc_status_t join_q(lu_t *L, int q) {
-  if (q == QC) return OOC_OK;
-  OOC_TRY(ex_record(L->ex, q, L->evput[0]));
-  return ex_wait(L->ex, QC, L->evput[0]);
+/* QC waits for the copies QT and QG have queued. (Only scan_fetch needs QG's: the host waits for
+ * the gets themselves as the ring retires them. Waiting for QT's alone elsewhere is on branch
+ * lu-async, with the deferred moves, to be measured on a GPU first.) */
+static ooc_status_t join_qt(lu_t *L) {
+  for (int i = 0; i < 2; i++) {
+    int q = i ? L->QG : L->QT;
+    if (q == QC || (i && q == L->QT)) continue;
+    OOC_TRY(ex_record(L->ex, q, L->evput[0]));
+    OOC_TRY(ex_wait(L->ex, QC, L->evput[0]));
+  }
+  return OOC_OK;
 }
-
-/* QC waits for the puts QT has queued (the stripe's columns in P); the gets on QG are the
- * host's to wait for (the ring retires them), only the scans beside them are QC's (scan_fetch). */
-static ooc_status_t join_qt(lu_t *L) { return join_q(L, L->QT); }
 
 /* Where row r0 of item column tj of the pass's store sits in P. */
 static double *in_panel(lu_t *L, int64_t r0, int64_t tj) {
@@ -257,7 +259,6 @@ static ooc_status_t scan_item(lu_t *L, int q, int64_t tj, int64_t r0, int64_t r1
 static ooc_status_t scan_fetch(lu_t *L) {
   double mx[2] = {0, 0};
   OOC_TRY(join_qt(L)); /* the scans beside the puts, and those beside the gets */
-  if (L->QG != L->QT) OOC_TRY(join_q(L, L->QG));
   OOC_TRY(ex_get(L->ex, QC, L->n, 1, L->sc, L->n, L->rowsum, L->n));
   OOC_TRY(ex_get(L->ex, QC, 2, 1, L->sc + L->n, 2, mx, 2));
   OOC_TRY(drain(L));
