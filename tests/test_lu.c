@@ -550,8 +550,8 @@ static void t_strict(void) {
  * growth and pivots as the small cases assert them. */
 /* Direct moves (lu.h): on the strict executor every job gives the same bits with and without
  * lending, in and out of core, tiles 7 and 64, one step or several, A read from its source or
- * already in the cache (g_cached: then the stripe's trip in is lent too; three queues, chunks
- * of one tile). In core the columns move in place (bytes_direct > 0, the tiles pinned
+ * already in the cache (g_cached: then the stripe's trips in and out are deferred batches,
+ * lu.c; three queues, chunks of one tile). In core the columns move in place (bytes_direct > 0, the tiles pinned
  * through the executor, every one unpinned at the end: run() checks stats.registered); out of
  * core the spilled ones go through the slot. */
 static void t_direct(void) {
@@ -586,7 +586,9 @@ static void t_direct(void) {
             CU_ASSERT(memcmp(c.X, e.X, (size_t)(n * mc) * sizeof(double)) == 0);
           }
           CU_ASSERT(e.kept_pinned > 0);
-          CU_ASSERT_EQUAL(e.stats.bytes_direct, d.stats.bytes_direct);
+          /* (out of core with deferred batches, what is lent at once, so what the lend cap
+           * refuses, depends on when the batches' copies are seen done) */
+          if (!(ooc && g_cached)) CU_ASSERT_EQUAL(e.stats.bytes_direct, d.stats.bytes_direct);
           CU_ASSERT_EQUAL(c.stats.bytes_direct, 0);
           /* out of core, lent tiles are not evicted, so what is evicted, and so which columns
            * go through the slot, differs between lending and not; the bits do not (above) */

@@ -21,7 +21,16 @@
 #include "solvers/xdirect.h"
 #include "solvers/xpanel.h"
 
-enum { QC = 0, LU_NEV = 8 };
+enum { QC = 0, LU_NEV = 8, LU_NB = 8 };
+
+/* A batch of the stripe's tile columns moved in place without the ring ("deferred moves"
+ * below): their tiles lent, their DMAs queued, given back once ev has passed. */
+typedef struct lu_batch {
+  int64_t j0, j1; /* tile columns [j0, j1) of A */
+  int forget;     /* returned as taken (the stripe's trip in), else cached (a chunk's trip out) */
+  ex_event_t *ev;
+  xlend_t *d;     /* j1 - j0 ranges (bcap of them) */
+} lu_batch_t;
 
 /* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns), the
  * row sums of |A| (n) and the lent tiles' pointers (LU_SLOTS x tile rows). */
@@ -166,6 +175,9 @@ typedef struct lu {
   int64_t zero_col;       /* SOLVE_FACTORED: first zero on U's diagonal (-1 none, -2 not looked) */
   int invert;
   int64_t chunk;          /* the panel's chunk width (whole tiles, at least one) */
+  lu_batch_t bt[LU_NB];   /* deferred moves in flight, a FIFO: bt[(b0 + i) % LU_NB], i < nb */
+  int b0, nb;
+  int64_t bcap;           /* tile columns a batch holds at most (two chunks' worth) */
   ex_event_t *evp[2];     /* chunk c's getrf done (alternating) */
   ex_event_t *evr[LU_NEV];/* panel_first: chunk region d read for the last time (d < LU_NEV - 1;
                              the last one: every region from LU_NEV - 1 on) */
@@ -222,18 +234,15 @@ static ooc_status_t drain(lu_t *L) {
   return st;
 }
 
-/* QC waits for the copies QT and QG have queued. (Only scan_fetch needs QG's: the host waits for
- * the gets themselves as the ring retires them. Waiting for QT's alone elsewhere is on branch
- * lu-async, with the deferred moves, to be measured on a GPU first.) */
-static ooc_status_t join_qt(lu_t *L) {
-  for (int i = 0; i < 2; i++) {
-    int q = i ? L->QG : L->QT;
-    if (q == QC || (i && q == L->QT)) continue;
-    OOC_TRY(ex_record(L->ex, q, L->evput[0]));
-    OOC_TRY(ex_wait(L->ex, QC, L->evput[0]));
-  }
-  return OOC_OK;
+/* QC waits for the copies q has queued. */
+static ooc_status_t join_q(lu_t *L, int q) {
+  if (q == QC) return OOC_OK;
+  OOC_TRY(ex_record(L->ex, q, L->evput[0]));
+  return ex_wait(L->ex, QC, L->evput[0]);
 }
+
+/* QC waits for the puts QT has queued (the stripe's columns in P). */
+static ooc_status_t join_qt(lu_t *L) { return join_q(L, L->QT); }
 
 /* Where row r0 of item column tj of the pass's store sits in P. */
 static double *in_panel(lu_t *L, int64_t r0, int64_t tj) {
@@ -258,7 +267,8 @@ static ooc_status_t scan_item(lu_t *L, int q, int64_t tj, int64_t r0, int64_t r1
  * Every queue is joined and drained: the point is quiet. */
 static ooc_status_t scan_fetch(lu_t *L) {
   double mx[2] = {0, 0};
-  OOC_TRY(join_qt(L)); /* the scans beside the puts, and those beside the gets */
+  OOC_TRY(join_qt(L)); /* the scans beside the puts, and beside the gets: */
+  if (L->QG != L->QT) OOC_TRY(join_q(L, L->QG));
   OOC_TRY(ex_get(L->ex, QC, L->n, 1, L->sc, L->n, L->rowsum, L->n));
   OOC_TRY(ex_get(L->ex, QC, 2, 1, L->sc + L->n, 2, mx, 2));
   OOC_TRY(drain(L));
@@ -333,6 +343,87 @@ static ooc_status_t to_twin(lu_t *L, int s, const double *slot, int64_t r0, int6
   return OOC_OK;
 }
 
+/* ---- deferred moves: the stripe's columns in and out without waiting for them --------------
+ * Off a unified executor, with direct moves, the stripe's trip in (the first step's chunks, the
+ * next stripe's prefetch) and the panel's chunks' trip out are queued as DMAs from and to the
+ * lent tiles, a batch of tile columns at a time, and the host goes on at once: it gives the
+ * tiles back when a later need finds the batch's event passed (or waits for it then). Through
+ * the ring the host waited for every column's copy before it queued the next arithmetic, which
+ * left the device idle whenever the wait outlasted the work already queued (the first stripe's
+ * chunks: 0.38 s of the 0.41 s of gaps in the CLI's factor at n = 40000 on an H200). A batch
+ * that cannot be lent whole (a tile not cached, the cache's lend cap) goes through the ring as
+ * before. The device's order: QC waits for QT's puts (join_qt), QG's gets follow the host's sync
+ * of the chunk's getrf, and a prefetch's puts into a chunk's region wait for the gets out of it
+ * (wait_outs). */
+
+/* The oldest batch back to the store once its moves have run (wait: sync first; else only if
+ * they have). *back: one was given back. */
+static ooc_status_t batch_reap(lu_t *L, int wait, int *back) {
+  *back = 0;
+  if (L->nb == 0) return OOC_OK;
+  lu_batch_t *bt = &L->bt[L->b0];
+  if (!wait && !ex_query(L->ex, bt->ev)) return OOC_OK;
+  double t0 = ooc_now();
+  OOC_TRY(ex_sync(L->ex, bt->ev));
+  L->st->t_wait += ooc_now() - t0;
+  xl_return(bt->d, (int)(bt->j1 - bt->j0), bt->forget);
+  L->b0 = (L->b0 + 1) % LU_NB;
+  L->nb--;
+  *back = 1;
+  return OOC_OK;
+}
+
+/* Batches back, oldest first, until none holds a tile column of [j0, j1) (j1 = INT64_MAX,
+ * j0 = 0: every one). */
+static ooc_status_t batch_free_cols(lu_t *L, int64_t j0, int64_t j1) {
+  for (;;) {
+    int last = -1, back;
+    for (int i = 0; i < L->nb; i++) {
+      const lu_batch_t *bt = &L->bt[(L->b0 + i) % LU_NB];
+      if (bt->j0 < j1 && j0 < bt->j1) last = i;
+    }
+    if (last < 0) return OOC_OK;
+    OOC_TRY(batch_reap(L, 1, &back));
+  }
+}
+
+static ooc_status_t batch_drain(lu_t *L) { return batch_free_cols(L, 0, INT64_MAX); }
+
+/* Tile columns [j0, j1) of A, all rows, lent (mode) into the next batch: *bt NULL when they go
+ * through the ring instead (not all lendable, too many, no direct moves). Finished batches go
+ * back first, and the oldest waits when all LU_NB are in flight. */
+static ooc_status_t batch_lend(lu_t *L, int64_t j0, int64_t j1, int mode, lu_batch_t **out) {
+  *out = NULL;
+  if (!L->direct || j1 - j0 > L->bcap || j1 <= j0) return OOC_OK;
+  int back = 1;
+  while (back) OOC_TRY(batch_reap(L, 0, &back));
+  OOC_TRY(batch_free_cols(L, j0, j1)); /* (their trip in, done long before their trip out) */
+  if (L->nb == LU_NB) OOC_TRY(batch_reap(L, 1, &back));
+  lu_batch_t *bt = &L->bt[(L->b0 + L->nb) % LU_NB];
+  for (int64_t tj = j0; tj < j1; tj++) {
+    int64_t t0 = 0, t1 = L->nt, bytes = 0;
+    int ok = 0;
+    ooc_status_t st = xl_lend(&bt->d[tj - j0], 1, L->A, tj, &t0, &t1, mode, &ok, &bytes);
+    if (st != OOC_OK || !ok) { /* all or nothing: the ones lent go back as they were */
+      xl_return(bt->d, (int)(tj - j0), 0);
+      return st;
+    }
+    L->st->bytes_direct += bytes;
+    L->st->bytes_streamed += bytes;
+  }
+  bt->j0 = j0;
+  bt->j1 = j1;
+  *out = bt;
+  return OOC_OK;
+}
+
+/* The batch's moves are queued on q: it joins the FIFO. */
+static ooc_status_t batch_push(lu_t *L, lu_batch_t *bt, int q, int forget) {
+  bt->forget = forget;
+  L->nb++;
+  return ex_record(L->ex, q, bt->ev);
+}
+
 /* ---- columns into P and back (the stripe, the fixes, the right-hand sides) ---------------- */
 
 static ooc_status_t in_take(void *u, int64_t q, double *slot, int64_t ld) {
@@ -394,6 +485,55 @@ static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
   else
     OOC_TRY(ts_put_tiles(L->S, t0, t1, tj, tj + 1, slot + r0, ld));
   L->st->bytes_streamed += 8 * (r1 - r0) * bj;
+  return OOC_OK;
+}
+
+/* The stripe's tile columns [j0, j1) of A into P (pc0: the store's column at P's column 0) on
+ * QT: deferred when they can be lent, else through the ring (the host waits). */
+static ooc_status_t in_cols(lu_t *L, int64_t j0, int64_t j1) {
+  lu_batch_t *bt;
+  L->S = L->A;
+  L->kind = P_ALL;
+  OOC_TRY(batch_lend(L, j0, j1, TS_LEND_READ, &bt));
+  if (!bt) {
+    ring_ops_t in = {in_take, in_work, in_put};
+    return run_pass(L, P_ALL, L->A, j0, j1, &in);
+  }
+  for (int64_t tj = j0; tj < j1; tj++) {
+    OOC_TRY(xl_move(&bt->d[tj - j0], 1, L->ex, L->QT, in_panel(L, 0, tj), L->n, 0));
+    OOC_TRY(scan_item(L, L->QT, tj, 0, L->n, 0)); /* A as loaded: max |a|, the row sums */
+  }
+  return batch_push(L, bt, L->QT, 1);
+}
+
+/* The factored stripe's tile columns [j0, j1) out of P (pc0 = k0) to the store on QG, deferred
+ * when they can be lent (the caller has synced their getrf: nothing writes them after it). */
+static ooc_status_t out_cols(lu_t *L, int64_t j0, int64_t j1) {
+  lu_batch_t *bt;
+  L->S = L->A;
+  L->kind = P_ALL;
+  OOC_TRY(batch_lend(L, j0, j1, TS_LEND_WRITE, &bt));
+  if (!bt) {
+    ring_ops_t out = {NULL, out_work, out_put};
+    L->outq = L->QG;
+    ooc_status_t st = run_pass(L, P_ALL, L->A, j0, j1, &out);
+    L->outq = QC;
+    return st;
+  }
+  for (int64_t tj = j0; tj < j1; tj++) {
+    OOC_TRY(scan_item(L, L->QG, tj, 0, L->n, 1)); /* the factored stripe: max |u| */
+    OOC_TRY(xl_move(&bt->d[tj - j0], 1, L->ex, L->QG, in_panel(L, 0, tj), L->n, 1));
+  }
+  return batch_push(L, bt, L->QG, 0);
+}
+
+/* Queue q waits for the gets out of tile columns [j0, j1) queued so far (QG runs in order: the
+ * newest batch that holds one of them covers the rest). */
+static ooc_status_t wait_outs(lu_t *L, int q, int64_t j0, int64_t j1) {
+  for (int i = L->nb - 1; i >= 0; i--) {
+    const lu_batch_t *bt = &L->bt[(L->b0 + i) % LU_NB];
+    if (!bt->forget && bt->j0 < j1 && j0 < bt->j1) return ex_wait(L->ex, q, bt->ev);
+  }
   return OOC_OK;
 }
 
@@ -561,13 +701,10 @@ static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex
  * made the step boundary 0.15 s of device idle time. Its columns take the later chunks' and
  * steps' swaps lazily (done[] = a1). */
 static ooc_status_t chunk_out(lu_t *L, int64_t a, int64_t a1) {
-  ring_ops_t out = {NULL, out_work, out_put};
   int64_t b = L->b;
-  L->outq = L->QG;
   double t1 = ooc_now();
-  ooc_status_t st = run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &out);
+  ooc_status_t st = out_cols(L, a / b, ooc_cdiv64(a1, b));
   L->st->t_out += ooc_now() - t1;
-  L->outq = QC;
   OOC_TRY(st);
   for (int64_t tj = a / b; tj < ooc_cdiv64(a1, b); tj++) L->done[tj] = a1;
   return OOC_OK;
@@ -586,10 +723,11 @@ static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
   int64_t b = L->b, k1 = L->k0 + L->W, w1 = ooc_min64(L->W, L->n - k1);
   x1 = ooc_min64(x1, w1);
   if (k1 >= L->n || x1 <= x0 || L->no_prefetch) return OOC_OK;
-  ring_ops_t in = {in_take, in_work, in_put};
   double t0 = ooc_now();
+  /* the region's chunk may still be on its way out (out_cols): the puts wait for its gets */
+  ooc_status_t st = wait_outs(L, L->QT, (L->k0 + x0) / b, ooc_cdiv64(L->k0 + x1, b));
   L->pc0 = k1;
-  ooc_status_t st = run_pass(L, P_ALL, L->A, (k1 + x0) / b, ooc_cdiv64(k1 + x1, b), &in);
+  if (st == OOC_OK) st = in_cols(L, (k1 + x0) / b, ooc_cdiv64(k1 + x1, b));
   L->pc0 = L->k0;
   L->st->t_in += ooc_now() - t0;
   return st;
@@ -640,7 +778,6 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
  * trip in overlaps the end of this one, as panel()'s prefetch does in the later steps. */
 static ooc_status_t panel_first(lu_t *L, int64_t *info) {
   int64_t b = L->b, w = L->w, wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
-  ring_ops_t in = {in_take, in_work, in_put};
   int64_t bad[2] = {0, 0}, prev = -1, pprev = -1; /* the chunks factored last and before it */
   int c = 0, ahead = L->k0 + L->W < L->n && !L->no_prefetch;
   L->pc0 = 0;
@@ -648,7 +785,7 @@ static ooc_status_t panel_first(lu_t *L, int64_t *info) {
     int64_t a1 = ooc_min64(w, a + wc);
     int last = a1 == w && ahead;
     double t0 = ooc_now();
-    OOC_TRY(run_pass(L, P_ALL, L->A, a / b, ooc_cdiv64(a1, b), &in));
+    OOC_TRY(in_cols(L, a / b, ooc_cdiv64(a1, b)));
     OOC_TRY(join_qt(L));
     L->st->t_in += ooc_now() - t0;
     for (int64_t d = 0; d < prev; d += wc) { /* the chunks whose pivots the host has */
@@ -738,7 +875,6 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, W = L->W;
   int64_t nsteps = L->nf;
   double t0 = ooc_now();
-  ring_ops_t in = {in_take, in_work, in_put};
   ring_ops_t left = {col_take, left_work, keep_put};
   for (int64_t step = L->start; step < nsteps; step++) {
     L->k0 = step * W;
@@ -752,14 +888,17 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
       L->st->t_panel += ooc_now() - ta;
       ex_host_span(L->ex, "lu first stripe", ta, ooc_now(), 0);
       L->st->steps++;
+      if (L->no_prefetch) OOC_TRY(batch_drain(L)); /* a checkpoint: every tile back */
       if (L->no_prefetch) OOC_TRY(scan_fetch(L)); /* the checkpoint's state */
       OOC_TRY(step_end(L, step, 1));
       OOC_TRY(ooc_tick(L->ctx, "factor", 1.0 / nsteps));
       continue;
     }
-    if (!L->loaded) OOC_TRY(run_pass(L, P_ALL, L->A, kt0, kt1, &in)); /* else prefetched */
+    if (!L->loaded) OOC_TRY(in_cols(L, kt0, kt1)); /* else prefetched */
     L->loaded = 0;
     OOC_TRY(join_qt(L));
+    OOC_TRY(batch_free_cols(L, 0, kt0)); /* the earlier stripes' chunks are back: the left
+                                            pass lends them */
     double tb = ooc_now();
     L->applied = 0;
     OOC_TRY(run_pass(L, P_LOWER, L->A, 0, kt0, &left));
@@ -775,6 +914,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     ex_host_span(L->ex, "lu earlier columns", tb, tc, 0);
     ex_host_span(L->ex, "lu panel", tc, td, 0);
     L->st->steps++;
+    if (L->no_prefetch) OOC_TRY(batch_drain(L)); /* a checkpoint: every tile back */
     if (L->no_prefetch) OOC_TRY(scan_fetch(L)); /* the checkpoint's state */
     OOC_TRY(step_end(L, step, 1));
     OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
@@ -788,6 +928,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
        j++)
     if (L->done[j] < n) nfix = j + 1;
   double tf = ooc_now();
+  OOC_TRY(batch_drain(L)); /* the last chunks back in the store */
   OOC_TRY(fix_columns(L, nfix));
   L->st->t_fix = ooc_now() - tf;
   ex_host_span(L->ex, "lu final swaps", tf, ooc_now(), 0);
@@ -1007,6 +1148,17 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
   for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
   for (int e = 0; e < LU_NEV; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evr[e]));
+  /* deferred moves: a batch holds up to two chunks' tile columns (panel_first's last prefetch) */
+  L.bcap = 2 * ooc_max64(1, L.chunk / b) + 2;
+  for (int i = 0; i < LU_NB && L.direct; i++) {
+    L.bt[i].d = ooc_calloc(ctx, (size_t)L.bcap, sizeof(xlend_t));
+    if (!L.bt[i].d) {
+      st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "lu: out of host memory for the deferred moves");
+      goto done;
+    }
+    OOC_CHECK(st = xl_alloc(ctx, L.bt[i].d, (int)L.bcap, L.nt));
+    OOC_CHECK(st = ex_event_create(L.ex, &L.bt[i].ev));
+  }
   OOC_CHECK(st = ring_create(L.ex, L.K, n, b, &L.ring));
   if (L.direct) xpin_on(&L.pin, L.ex, L.A, L.B); /* lent tiles pinned as first lent */
   if (L.start > 0) OOC_CHECK(st = resume(&L));
@@ -1030,6 +1182,10 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   if (a->job != LU_FACTOR) OOC_CHECK(st = solve(&L, info));
 done:
   ring_destroy(L.ring); /* waits for the executor: nothing uses a buffer below after this */
+  for (int i = 0; i < L.nb; i++) { /* left lent by a failure: back as they were */
+    lu_batch_t *bt = &L.bt[(L.b0 + i) % LU_NB];
+    xl_return(bt->d, (int)(bt->j1 - bt->j0), 0);
+  }
   for (int s = 0; s < LU_SLOTS; s++) give_back(&L, s, 0); /* left lent by a failure */
   xpin_off(&L.pin, &L.st->bytes_pinned, &L.st->pin_refused);
   if (L.ex) {
@@ -1038,6 +1194,8 @@ done:
     ex_event_destroy(L.ex, L.ev);
     for (int e = 0; e < 2; e++) ex_event_destroy(L.ex, L.evp[e]);
     for (int e = 0; e < LU_NEV; e++) ex_event_destroy(L.ex, L.evr[e]);
+    for (int i = 0; i < LU_NB; i++)
+      if (L.bt[i].ev) ex_event_destroy(L.ex, L.bt[i].ev);
     for (int s = 0; s < LU_SLOTS; s++) {
       ex_event_destroy(L.ex, L.evput[s]);
       ex_free(L.ex, L.D[s]);
@@ -1049,6 +1207,10 @@ done:
   if (L.uni) ooc_free(ctx, L.diag);
   ex_destroy(own);
   xl_free(ctx, L.lend, LU_SLOTS);
+  for (int i = 0; i < LU_NB; i++) {
+    if (L.bt[i].d) xl_free(ctx, L.bt[i].d, (int)L.bcap);
+    ooc_free(ctx, L.bt[i].d);
+  }
   ooc_free(ctx, L.loc);
   ooc_free(ctx, L.done);
   ooc_free(ctx, L.rowsum);

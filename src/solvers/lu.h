@@ -105,8 +105,8 @@
  *   DMA from pinned tiles runs at 48-54 GB/s (tools/pin_bench.c) on the copy engines. The
  *   executor pins a buffer the first time it is lent (ex_host_register: ~33 GB/s, once per
  *   buffer: the cache recycles them), and lu_run unpins them all at its end (the executor goes
- *   with the run). Items with a spilled or source tile, the final swaps (host work in the slot)
- *   and an inverse's identity columns (made in the slot) go through the slot as before. The
+ *   with the run). Items with a spilled or source tile and an inverse's identity columns (made
+ *   in the slot) go through the slot as before. The
  *   host scans (the growth, ||A||_inf) read the lent tiles. Arithmetic is unchanged: results are
  *   bit-identical either way (tests/test_lu.c t_direct).
  *   Measured (H200, one call, bench_lu_cuda factor 40000 1024 8G, LU_DIRECT=0/1 alternately):
@@ -126,6 +126,11 @@
  *   moved all 120.6 GiB in place, compute 8.23, 7.71 -> 7.36, 7.32 s with the read phase no
  *   longer (docs/PERFORMANCE.md "LU end to end"). The flag stays off for callers that set no
  *   pinner (lu_run pins on first lend then).
+ *   Deferred (branch lu-async, 2026-11-29, not yet measured on a GPU): the stripe's trip in and
+ *   the panel's chunks' trip out are batches of lent tile columns whose DMAs are queued without
+ *   the ring, and the host goes on at once (lu.c "deferred moves"); the tiles go back when a
+ *   later need finds the batch's event passed. The final swaps' items were lent for update and
+ *   swapped on the device (lu.c fix_columns) since the same session.
  *
  * logdet (every job that factors): log|det A| = sum log|u_jj|, sign = (-1)^(swaps) prod sign u_jj.
  *
