@@ -32,11 +32,19 @@ typedef struct lu_batch {
   xlend_t *d;     /* j1 - j0 ranges (bcap of them) */
 } lu_batch_t;
 
+/* Tile columns a deferred batch holds at most: two chunks' (panel_first's last prefetch) and
+ * never more than a stripe's (a stripe's trip in is the widest batch). */
+static int64_t batch_cap(int64_t b, int64_t W, int64_t chunk) {
+  return ooc_min64(2 * ooc_max64(1, chunk / b) + 2, ooc_cdiv64(W, b));
+}
+
 /* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns), the
- * row sums of |A| (n) and the lent tiles' pointers (LU_SLOTS x tile rows). */
+ * row sums of |A| (n), the lent tiles' pointers (LU_SLOTS x tile rows) and the deferred
+ * batches' (LU_NB x at most a stripe's tile columns x tile rows, with their xlend_t). */
 static int64_t small_bytes(int64_t n, int64_t b, int64_t W) {
-  int64_t nt = ooc_cdiv64(n, b);
-  return 8 * (2 * W + nt + n + LU_SLOTS * nt) + 4096;
+  int64_t nt = ooc_cdiv64(n, b), bcap = ooc_cdiv64(W, b);
+  return 8 * (2 * W + nt + n + LU_SLOTS * nt) +
+         LU_NB * bcap * ((int64_t)sizeof(xlend_t) + 8 * nt) + 4096;
 }
 
 /* The scans' device buffer (lu.h "Scans"): the row sums of |A| (n), max |A|, max |U|. */
@@ -1149,7 +1157,7 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
   for (int e = 0; e < LU_NEV; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evr[e]));
   /* deferred moves: a batch holds up to two chunks' tile columns (panel_first's last prefetch) */
-  L.bcap = 2 * ooc_max64(1, L.chunk / b) + 2;
+  L.bcap = batch_cap(b, W, L.chunk);
   for (int i = 0; i < LU_NB && L.direct; i++) {
     L.bt[i].d = ooc_calloc(ctx, (size_t)L.bcap, sizeof(xlend_t));
     if (!L.bt[i].d) {
