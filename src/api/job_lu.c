@@ -98,8 +98,10 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
   ooc_report_t *r = j->rep;
   int64_t reserved = lu_workspace_bytes(n, b, *W, j->m);
   /* the first listed device (--devices): LU does not spread */
-  ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 3,
-                         .trace = j->o.trace};
+  /* four queues (lu.c: QC arithmetic, QT puts, QG the chunks' gets, QF the panel's getrf,
+   * urgent so that its blocks start before the gemm's beside it) */
+  ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 4,
+                         .urgent = 1u << 3, .trace = j->o.trace};
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
   int k = LU_SLOTS;
   while (k > 1 && lu_host_bytes(n, b, n, k) > reserved) k--;
