@@ -84,7 +84,8 @@ done:
 }
 
 /* The GPU: LU (of the n x n matrix with tile b; rbt's padded one too) on the CUDA executor
- * (three queues: arithmetic, copies to the device, the panel's chunks back: lu.c QC, QT, QG).
+ * (four queues: arithmetic, copies to the device, the panel's chunks back, the panel's getrf:
+ * lu.c QC, QT, QG, QF).
  * The stripe is what the device holds
  * (lu_device_stripe): the n x W panel and the ring's K n x b twins within the executor's budget,
  * less getrf's own workspace (ex_getrf_ws), evened out over the steps, at most --stripe (as on
@@ -102,9 +103,17 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
    * urgent so that its blocks start before the gemm's beside it) */
   ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 4,
                          .urgent = 1u << 3, .trace = j->o.trace};
+  int64_t h0 = ooc_ctx_host_bytes(j->ctx);
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
+  /* the executor's own host memory (its queues' pinned rings of 64 KiB, the structs), and what
+   * it grows to in the run: cuSOLVER's host workspace (64 KiB allowed) and laswp's row table
+   * (12 bytes a row, doubled as it grows). Before the load (no cache yet) it comes out of the
+   * cache's room; after it, out of the ring's (the GPU budget sweep, test_budget gpu, found an
+   * LU inverse at n = 1800 64 KiB over --host-mem when a fourth queue came uncounted). */
+  int64_t exh = ooc_ctx_host_bytes(j->ctx) - h0 + 24 * n + ((int64_t)64 << 10);
+  if (!j->cache) j->fixed += exh;
   int k = LU_SLOTS;
-  while (k > 1 && lu_host_bytes(n, b, n, k) > reserved) k--;
+  while (k > 1 && lu_host_bytes(n, b, n, k) + (j->cache ? exh : 0) > reserved) k--;
   int64_t need = 0, Wd = lu_device_stripe(*out, n, b, k, &need);
   if (Wd == 0) {
     char bu[32], nd[32];
@@ -113,6 +122,7 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
     ooc_fmt_bytes(need + (j->o.gpu_mem > 0 ? j->o.gpu_mem - have : 0), nd, sizeof nd);
     ex_destroy(*out);
     *out = NULL;
+    if (!j->cache) j->fixed -= exh;
     /* as plan.c's GPU plans: --device cuda keeps the error, auto runs on the CPU and says why */
     if (j->o.device == OOC_DEVICE_CUDA)
       return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "%s: --gpu-mem leaves %s for LU's panel, less than "

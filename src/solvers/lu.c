@@ -712,13 +712,18 @@ static ooc_status_t chunk_pivots(lu_t *L, int64_t a, int64_t wc, int64_t bad, in
   return OOC_OK;
 }
 
-/* The panel call (xpanel.h): getrf of chunk [a, a + wc) of the stripe, rows [a, n), on QF after
- * the work queued on QC (the chunk's updates). The host syncs evp before it reads the pivots,
- * so anything queued after that sees the getrf done. */
-static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
-  OOC_TRY(f_after_c(L));
+/* The panel call (xpanel.h): getrf of chunk [a, a + wc) of the stripe, rows [a, n), on QF
+ * (chunk_getrf: QF has waited for what it needs; panel_getrf: after all the work queued on QC,
+ * the chunk's updates). The host syncs evp before it reads the pivots, so anything queued
+ * after that sees the getrf done. */
+static ooc_status_t chunk_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
   return xpanel_getrf(L->ex, L->QF, L->P, L->n, L->n, L->k0, a, wc, L->a->nopiv ? NULL : L->loc,
                       bad, L->diag, evp);
+}
+
+static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
+  OOC_TRY(f_after_c(L));
+  return chunk_getrf(L, a, wc, bad, evp);
 }
 
 /* Chunk [a, a1) of the stripe back to the store through the ring, gets on QG (nothing writes it
@@ -784,13 +789,16 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
     L->st->t_wait += ooc_now() - t0;
     OOC_TRY(chunk_pivots(L, a, cw, bad[c], info));
     if (nr > 0) { /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
-      /* with QF, the next chunk first, so that its getrf runs beside the others' update */
+      /* with QF, the next chunk first, so that its getrf runs beside the others' update: QF
+       * waits for the first update only, and the second is queued before the getrf (a host
+       * call that returned only once its getrf had run would otherwise serialize them) */
       int64_t a2 = L->QF == QC ? end : ooc_min64(end, a1 + wc);
       OOC_TRY(chunk_update(L, a, a1, a1, a2));
-      OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
+      OOC_TRY(f_after_c(L));
       if (a2 < end) OOC_TRY(chunk_update(L, a, a1, a2, end));
+      if (L->QF != QC) OOC_TRY(ex_record(L->ex, QC, L->evu[c])); /* this chunk's last reader */
+      OOC_TRY(chunk_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
     }
-    if (L->QF != QC) OOC_TRY(ex_record(L->ex, QC, L->evu[c])); /* this chunk's last reader */
     OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
     /* the chunk before this one is back in the store and its update of the others has run (it
      * was queued before this chunk's getrf, which the host has synced; with QF the copy queue
