@@ -20,10 +20,8 @@
  * it is lent; LU_DIRECT=2: the same with every tile pinned as the fill makes it (tstore.h
  * tcache_pin_new: what the pipeline's load does), outside the timed factor.
  * LU_TRACE=PATH: the executor's Chrome/Perfetto trace (as oocsolve --trace; tools/trace_sum.py).
- * LU_QUEUES=q: the executor with q queues, where the pipeline's has four (lu.c: 3, the panel's
- * getrf on the arithmetic's queue, no look-ahead; 2, the panel's chunks also go back on the
- * queue that carries the next stripe in). LU_URGENT=0: the getrf's queue (the fourth) at the
- * default stream priority, where the pipeline's is urgent.
+ * LU_QUEUES=2: the executor with two queues, where the pipeline's has three (lu.c QG: the panel's
+ * chunks then go back on the queue that carries the next stripe in).
  * The executor's libraries load their kernels before the clock starts (lu_warm, as the pipeline
  * does before its load); LU_COLD=1: in the factor's first getrf instead (on an H200 that getrf
  * took 0.115 s, the later ones 0.035-0.040 s).
@@ -193,9 +191,9 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
   if (tstore_create(ctx, c, n, n, b, NULL, NULL, &A) != OOC_OK) die(ctx, "store");
   const char *dm = getenv("LU_DIRECT");
   int direct = dm ? atoi(dm) : 0;
-  const char *nq = getenv("LU_QUEUES"), *ur = getenv("LU_URGENT");
-  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = nq ? atoi(nq) : 4,
-                         .urgent = ur && atoi(ur) == 0 ? 0 : 1u << 3, .trace = getenv("LU_TRACE")};
+  const char *nq = getenv("LU_QUEUES"); /* 2: the chunks' gets share the puts' queue */
+  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = nq ? atoi(nq) : 3,
+                         .trace = getenv("LU_TRACE")};
   ooc_exec_t *ex = NULL;
   if (gpu_mem > 0 && ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
   /* the libraries' kernels loaded before the clock, as the pipeline does before its load and

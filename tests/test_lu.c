@@ -512,8 +512,7 @@ static void t_given_exec(void) {
 }
 
 /* The strict host executor (as the GPU runs it: K pinned n x b slots, their device twins, copies
- * on a second queue, the panel's chunks back on a third or the second, the panel's getrf on a
- * fourth or the first):
+ * on a second queue, the panel's chunks back on a third or the second):
  * tiles 1, 7, 64 and n, stripes of one tile, of 2.5 tiles asked (two run)
  * and n, 1 to 3 ring slots, in core and out of core, 13 right-hand sides over stripes narrower
  * than them; the same ratios and pivots as the CPU path. */
@@ -535,8 +534,7 @@ static void t_strict(void) {
         if (w > 0 && ts_stripe(n, b, Ws[w]) == ts_stripe(n, b, Ws[w - 1])) continue;
         g_nslots = 1 + (int)((t + w) % 3);
         g_chunk = (1 + w % 2) * b; /* panel chunks of 1 or 2 tiles: their gets overlap */
-        /* 3: the chunks' gets on a queue of their own; 4: the panel's getrf too (look-ahead) */
-        g_exec_queues = 2 + (int)((si + t + w) % 3);
+        g_exec_queues = 2 + (int)((si + t + w) % 2); /* 3: the chunks' gets on a queue of their own */
         full_case(OPS[(t + w) % 2], A, n, b, Ws[w], n >= 50 && w != 1);
         cases++;
       }
@@ -553,7 +551,7 @@ static void t_strict(void) {
 /* Direct moves (lu.h): on the strict executor every job gives the same bits with and without
  * lending, in and out of core, tiles 7 and 64, one step or several, A read from its source or
  * already in the cache (g_cached: then the stripe's trips in and out are deferred batches,
- * lu.c; three or four queues, chunks of one tile). In core the columns move in place (bytes_direct > 0, the tiles pinned
+ * lu.c; three queues, chunks of one tile). In core the columns move in place (bytes_direct > 0, the tiles pinned
  * through the executor, every one unpinned at the end: run() checks stats.registered); out of
  * core the spilled ones go through the slot. */
 static void t_direct(void) {
@@ -567,14 +565,13 @@ static void t_direct(void) {
     for (int ooc = 0; ooc < 2; ooc++)
       for (int wi = 0; wi < 3; wi++)
         for (int k = 0; k < 3; k++) {
-          /* one tile, five (several chunks a stripe, several steps: the look-ahead's prefetch
-           * into a region whose update may still run), all */
+          /* one tile, five (several chunks a stripe, several steps: the prefetch into a chunk's
+           * region while the device may still read it), all */
           int64_t W = wi == 0 ? b : wi == 1 ? 5 * b : n;
           if (W > n) continue;
           int job = jobs[k];
           int64_t cap = ooc ? 8 * n * n / 5 : (int64_t)1 << 40, mc = job == LU_INVERT ? n : m;
-          /* 4: the panel's getrf on its own queue (look-ahead) */
-          g_exec_queues = g_cached ? 3 + (k + wi + ooc) % 2 : 2;
+          g_exec_queues = 2 + g_cached;
           /* chunks of one tile: many trips in and out; in core also the default chunk (wider
            * than the matrix: the batches' size is bounded by the stripe) */
           g_chunk = g_cached && (ooc || k != 1 || wi != 0) ? b : 0;

@@ -7,16 +7,13 @@
 # 2. cuSOLVER's in-core Xgetrf at n = N (40000), the peer;
 # 3. at n = N, tile T (1000), --gpu-mem 8G, every tile pinned as it is made (LU_DIRECT=2, what
 #    the CLI's load does): the factor at each chunk width of CHUNKS ("2000 3000 4000") and each
-#    executor queue count of QUEUES ("4": the panel's getrf on its own urgent queue, look-ahead;
-#    "4n": the same at the default priority; 3: the getrf on the arithmetic's queue; 2: the
-#    chunks' gets share the puts' queue too) and each
+#    executor queue count of QUEUES ("3"; 2: the chunks' gets share the puts' queue) and each
 #    stripe of STRIPES ("0": the widest the budget holds, 20000 at n = 40000; narrower ones
 #    move panel flops, which run at ~20 TFLOP/s, into the left passes' gemms at ~45, and cost
 #    more reads and step boundaries), REPS (2) rounds in rotation; then once with LU_COLD=1 at the default chunk (the libraries' kernels
 #    loaded in the first getrf, as before lu_warm);
 # 4. BIG=1: the factor at n = 65536, tile 1024, --gpu-mem 16G (issue 22's 45 TFLOP/s row), at
-#    chunk BIGCHUNK (0: the default) with each queue count of BIGQUEUES ("4"), if the time left
-#    allows.
+#    the default chunk and at BIGCHUNK (2048), if the time left allows.
 # RESULT lines land in $OUT/lu_chunk.txt, logs in $OUT/chunk.tgz.
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +29,6 @@ trap 'pack chunk; echo "[$(el) s] done"' EXIT
 gpu_build $R/build.log bench_lu_cuda
 res() { tee -a $OUT/lu_chunk.txt; }
 $B/bench_lu_cuda cusolver $N 2>&1 | grep RESULT | res
-urgent() { [[ $1 == *n ]] && echo 0 || echo 1; } # "4n": four queues, none urgent
 one() { # label, then the environment and bench_lu_cuda's arguments
   local tag=$1
   shift
@@ -41,20 +37,18 @@ one() { # label, then the environment and bench_lu_cuda's arguments
 }
 for rep in $(seq 1 ${REPS:-2}); do
   for c in ${CHUNKS:-2000 3000 4000}; do
-    for q in ${QUEUES:-4}; do
+    for q in ${QUEUES:-3}; do
       for w in ${STRIPES:-0}; do
         [ "$(left)" -lt 30 ] && break 4
-        one chunk${c}_q${q}_w${w}_$rep LU_QUEUES=${q%n} LU_URGENT=$(urgent $q) \
-          $B/bench_lu_cuda factor $N $T 8G $w $c
+        one chunk${c}_q${q}_w${w}_$rep LU_QUEUES=$q $B/bench_lu_cuda factor $N $T 8G $w $c
       done
     done
   done
 done
 [ "$(left)" -gt 30 ] && one cold LU_COLD=1 $B/bench_lu_cuda factor $N $T 8G
 if [ -n "${BIG:-}" ]; then
-  for q in ${BIGQUEUES:-4}; do
+  for c in 0 ${BIGCHUNK:-2048}; do
     [ "$(left)" -lt 90 ] && break
-    one big_q$q LU_QUEUES=${q%n} LU_URGENT=$(urgent $q) \
-      $B/bench_lu_cuda factor 65536 1024 16G 0 ${BIGCHUNK:-0}
+    one big_chunk$c $B/bench_lu_cuda factor 65536 1024 16G 0 $c
   done
 fi

@@ -84,8 +84,7 @@ done:
 }
 
 /* The GPU: LU (of the n x n matrix with tile b; rbt's padded one too) on the CUDA executor
- * (four queues: arithmetic, copies to the device, the panel's chunks back, the panel's getrf:
- * lu.c QC, QT, QG, QF).
+ * (three queues: arithmetic, copies to the device, the panel's chunks back: lu.c QC, QT, QG).
  * The stripe is what the device holds
  * (lu_device_stripe): the n x W panel and the ring's K n x b twins within the executor's budget,
  * less getrf's own workspace (ex_getrf_ws), evened out over the steps, at most --stripe (as on
@@ -99,10 +98,8 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
   ooc_report_t *r = j->rep;
   int64_t reserved = lu_workspace_bytes(n, b, *W, j->m);
   /* the first listed device (--devices): LU does not spread */
-  /* four queues (lu.c: QC arithmetic, QT puts, QG the chunks' gets, QF the panel's getrf,
-   * urgent so that its blocks start before the gemm's beside it) */
-  ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 4,
-                         .urgent = 1u << 3, .trace = j->o.trace};
+  ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 3,
+                         .trace = j->o.trace};
   int64_t h0 = ooc_ctx_host_bytes(j->ctx);
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
   /* the executor's own host memory (its queues' pinned rings of 64 KiB, the structs), and what

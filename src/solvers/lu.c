@@ -9,9 +9,7 @@
  * runs the arithmetic in order; QT (a second queue when the executor has one) the copies into
  * the slots' device twins, so that a column's transfer overlaps the products of the columns
  * before it; QG (a third one, else QT) the panel's chunks on their way back, so that they
- * overlap the next stripe's trip in (two copy engines, one each way); QF (a fourth one, else QC)
- * the panel's getrf, so that a chunk's factorization, bound by its column-by-column pivot
- * search, runs beside the gemms that update the chunks after it (look-ahead, panel()). */
+ * overlap the next stripe's trip in (two copy engines, one each way). */
 #include "solvers/lu.h"
 
 #include <float.h>
@@ -155,7 +153,6 @@ typedef struct lu {
   int uni;                /* ex->unified: operations read the slots directly, no twins */
   int QT;                 /* the transfer queue (to the device) */
   int QG;                 /* the panel's chunks' gets (chunk_out): a third queue, else QT */
-  int QF;                 /* the panel's getrf: a fourth queue, else QC (lu_qf) */
   tstore_t *A, *B;
   part_t p;               /* rows = cols partition of A (and B's rows) */
   int64_t n, b, W, nt;
@@ -190,9 +187,6 @@ typedef struct lu {
   int b0, nb;
   int64_t bcap;           /* tile columns a batch holds at most (two chunks' worth) */
   ex_event_t *evp[2];     /* chunk c's getrf done (alternating) */
-  ex_event_t *evf;        /* QF waits for QC's work before a getrf */
-  ex_event_t *evu[2];     /* panel(): chunk c's update of the chunks after the next one done
-                             (alternating): its region is free for the prefetch */
   ex_event_t *evr[LU_NEV];/* panel_first: chunk region d read for the last time (d < LU_NEV - 1;
                              the last one: every region from LU_NEV - 1 on) */
   int loaded;             /* P already holds the next step's stripe (panel's prefetch) */
@@ -257,16 +251,6 @@ static ooc_status_t join_q(lu_t *L, int q) {
 
 /* QC waits for the puts QT has queued (the stripe's columns in P). */
 static ooc_status_t join_qt(lu_t *L) { return join_q(L, L->QT); }
-
-/* The panel's getrf queue on ex: the fourth where ex has one (look-ahead, panel()), else QC. */
-static int lu_qf(const ooc_exec_t *ex) { return ex->nqueues > 3 ? 3 : QC; }
-
-/* QF waits for the work QC has queued (a chunk's getrf after its updates). */
-static ooc_status_t f_after_c(lu_t *L) {
-  if (L->QF == QC) return OOC_OK;
-  OOC_TRY(ex_record(L->ex, QC, L->evf));
-  return ex_wait(L->ex, L->QF, L->evf);
-}
 
 /* Where row r0 of item column tj of the pass's store sits in P. */
 static double *in_panel(lu_t *L, int64_t r0, int64_t tj) {
@@ -712,18 +696,10 @@ static ooc_status_t chunk_pivots(lu_t *L, int64_t a, int64_t wc, int64_t bad, in
   return OOC_OK;
 }
 
-/* The panel call (xpanel.h): getrf of chunk [a, a + wc) of the stripe, rows [a, n), on QF
- * (chunk_getrf: QF has waited for what it needs; panel_getrf: after all the work queued on QC,
- * the chunk's updates). The host syncs evp before it reads the pivots, so anything queued
- * after that sees the getrf done. */
-static ooc_status_t chunk_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
-  return xpanel_getrf(L->ex, L->QF, L->P, L->n, L->n, L->k0, a, wc, L->a->nopiv ? NULL : L->loc,
-                      bad, L->diag, evp);
-}
-
+/* The panel call (xpanel.h): getrf of chunk [a, a + wc) of the stripe, rows [a, n), on QC. */
 static ooc_status_t panel_getrf(lu_t *L, int64_t a, int64_t wc, int64_t *bad, ex_event_t *evp) {
-  OOC_TRY(f_after_c(L));
-  return chunk_getrf(L, a, wc, bad, evp);
+  return xpanel_getrf(L->ex, QC, L->P, L->n, L->n, L->k0, a, wc, L->a->nopiv ? NULL : L->loc,
+                      bad, L->diag, evp);
 }
 
 /* Chunk [a, a1) of the stripe back to the store through the ring, gets on QG (nothing writes it
@@ -767,15 +743,11 @@ static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
 
 /* Step 3 of lu.h in chunks of the stripe (right-looking inside it, as a blocked getrf): chunk c
  * is factored, its swaps, trsm and gemm update the chunks right of it, and chunk c+1's getrf is
- * queued behind them before the host sends chunk c back to the store (gets on QG: nothing
- * writes chunk c after its getrf, which the host has synced, and the update only reads it): the
- * host's work on a chunk overlaps the device's work on the next. With QF (look-ahead) chunk c
- * updates chunk c+1 first, whose getrf then runs on QF beside chunk c's update of the chunks
- * after it on QC: the getrf, bound by its column-by-column pivot search (~3 us a column,
- * whatever the height: 14-40 ms a 4000-column chunk at n = 40000 on an H200), leaves most of
- * the device to the gemm. A chunk's columns are final once factored except for the later
- * chunks' swaps below them, which they take lazily like any earlier column (done[] = the
- * chunk's end). */
+ * queued behind them before the host sends chunk c back to the store through the ring (gets on
+ * QT: nothing writes chunk c after its getrf, which the host has synced, and the update only
+ * reads it): the host's scatter of a chunk overlaps the device's work on the next. A chunk's
+ * columns are final once factored except for the later chunks' swaps below them, which they
+ * take lazily like any earlier column (done[] = the chunk's end). */
 static ooc_status_t panel(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, k0 = L->k0, w = L->w, end = k0 + w;
   int64_t wc = ooc_min64(w, ooc_max64(b, L->chunk / b * b));
@@ -789,21 +761,12 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
     L->st->t_wait += ooc_now() - t0;
     OOC_TRY(chunk_pivots(L, a, cw, bad[c], info));
     if (nr > 0) { /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
-      /* with QF, the next chunk first, so that its getrf runs beside the others' update: QF
-       * waits for the first update only, and the second is queued before the getrf (a host
-       * call that returned only once its getrf had run would otherwise serialize them) */
-      int64_t a2 = L->QF == QC ? end : ooc_min64(end, a1 + wc);
-      OOC_TRY(chunk_update(L, a, a1, a1, a2));
-      OOC_TRY(f_after_c(L));
-      if (a2 < end) OOC_TRY(chunk_update(L, a, a1, a2, end));
-      if (L->QF != QC) OOC_TRY(ex_record(L->ex, QC, L->evu[c])); /* this chunk's last reader */
-      OOC_TRY(chunk_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
+      OOC_TRY(chunk_update(L, a, a1, a1, end));
+      OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
     }
     OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
-    /* the chunk before this one is back in the store and its update of the others has run (it
-     * was queued before this chunk's getrf, which the host has synced; with QF the copy queue
-     * waits for it, evu): its region takes the next stripe's */
-    if (a > k0 && L->QF != QC) OOC_TRY(ex_wait(L->ex, L->QT, L->evu[c ^ 1]));
+    /* the chunk before this one: its update of the others ran before this chunk's getrf, which
+     * the host has synced, and it is back in the store: its region takes the next stripe's */
     if (a > k0) OOC_TRY(prefetch(L, a - wc - k0, a - k0));
   }
   OOC_TRY(prefetch(L, (w - 1) / wc * wc, w)); /* the last chunk's region */
@@ -1105,12 +1068,8 @@ ooc_status_t lu_warm(ooc_exec_t *ex) {
   if (st == OOC_OK) st = ex_event_create(ex, &ev);
   if (st == OOC_OK) st = ex_laset(ex, QC, 'A', M, N, 0.0, 1.0, A, M);
   if (st == OOC_OK) st = ex_fill(ex, QC, 2, 1, 0.0, mx, 2);
-  /* on the factor's getrf queue: its workspace is that queue's (lu_device_stripe counts one) */
-  int qf = lu_qf(ex);
-  if (st == OOC_OK && qf != QC) st = ex_record(ex, QC, ev);
-  if (st == OOC_OK && qf != QC) st = ex_wait(ex, qf, ev);
-  if (st == OOC_OK) st = ex_getrf(ex, qf, M, N, A, M, loc, &info);
-  if (st == OOC_OK) st = ex_record(ex, qf, ev);
+  if (st == OOC_OK) st = ex_getrf(ex, QC, M, N, A, M, loc, &info);
+  if (st == OOC_OK) st = ex_record(ex, QC, ev);
   if (st == OOC_OK) st = ex_sync(ex, ev); /* the pivots reach the host when getrf has run */
   if (st == OOC_OK) st = ex_laswp(ex, QC, N, A, M, 0, N, loc);
   if (st == OOC_OK) st = ex_trsm(ex, QC, 'L', 'L', 'N', 'U', N, N, 1.0, A, M, A + N, M);
@@ -1170,7 +1129,6 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   }
   L.QT = L.ex->nqueues > 1 ? 1 : QC;
   L.QG = L.ex->nqueues > 2 ? 2 : L.QT;
-  L.QF = lu_qf(L.ex);
   L.uni = L.ex->unified;
   L.K = L.uni ? 1 : a->nslots > 0 ? (int)ooc_min64(a->nslots, LU_SLOTS) : LU_SLOTS;
   L.direct = !L.uni && a->direct;
@@ -1197,8 +1155,6 @@ ooc_status_t lu_run(ooc_ctx_t *ctx, const lu_args_t *a, lu_stats_t *stats, int64
   }
   OOC_CHECK(st = ex_event_create(L.ex, &L.ev));
   for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evp[e]));
-  for (int e = 0; e < 2; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evu[e]));
-  OOC_CHECK(st = ex_event_create(L.ex, &L.evf));
   for (int e = 0; e < LU_NEV; e++) OOC_CHECK(st = ex_event_create(L.ex, &L.evr[e]));
   /* deferred moves: a batch holds up to two chunks' tile columns (panel_first's last prefetch) */
   L.bcap = batch_cap(b, W, L.chunk);
@@ -1245,8 +1201,6 @@ done:
     if (st == OOC_OK) st = fin;
     ex_event_destroy(L.ex, L.ev);
     for (int e = 0; e < 2; e++) ex_event_destroy(L.ex, L.evp[e]);
-    for (int e = 0; e < 2; e++) ex_event_destroy(L.ex, L.evu[e]);
-    ex_event_destroy(L.ex, L.evf);
     for (int e = 0; e < LU_NEV; e++) ex_event_destroy(L.ex, L.evr[e]);
     for (int i = 0; i < LU_NB; i++)
       if (L.bt[i].ev) ex_event_destroy(L.ex, L.bt[i].ev);

@@ -28,12 +28,8 @@
  *      [a, n) (the panel call, ex_getrf: on CUDA cuSOLVER's getrf; pivots by argmax over the
  *      full column height, LAPACK's choice), then its swaps, L_cc^-1 and one gemm on the chunks
  *      right of it, and the next chunk's getrf queued behind them before the host sends chunk c
- *      back to the store (its gets on a copy queue): a chunk's trip out overlaps the device's
- *      work on the next. On an executor with a fourth queue the getrf runs there, after chunk
- *      c's update of chunk c+1 alone, beside its update of the chunks after it (look-ahead: the
- *      getrf is bound by its pivot search, column by column, and leaves the device to the
- *      gemm; its queue's stream is urgent where the caller makes it so, job_lu_device and
- *      bench_lu_cuda do). A chunk's columns are final once factored except
+ *      back to the store through the ring (its gets on the copy queue): a chunk's scatter
+ *      overlaps the device's work on the next. A chunk's columns are final once factored except
  *      for the later chunks' swaps below them, which they take lazily like any earlier column
  *      (d_j = the chunk's end). The first step has nothing to its left: its chunks are gathered
  *      one at a time and factored left-looking inside the stripe as they arrive (the chunks

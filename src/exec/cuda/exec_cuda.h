@@ -61,7 +61,6 @@ typedef struct ex_cuda_config {
   int device;         /* CUDA ordinal */
   int64_t gpu_mem;    /* device bytes in all (--gpu-mem); 0: the runtime's default */
   int nqueues;        /* streams, 1 .. EX_MAX_QUEUES; <= 0: 1 */
-  unsigned urgent;    /* bit i: queue i's stream at the device's greatest priority (ocu_rt.h) */
   int64_t blas_ws;    /* cuBLAS workspace per queue; 0: ocu_rt_cublas_ws(gpu_mem) (32 MiB for 0) */
   int64_t ws_bytes;   /* operation workspace per queue reserved at creation (0: grown on need) */
   const char *trace;  /* NULL or "": none; else a Chrome/Perfetto JSON path */

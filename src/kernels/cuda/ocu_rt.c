@@ -160,14 +160,12 @@ ooc_status_t ocu_rt_release(ocu_rt_t *rt, void *p) {
 
 /* ---- streams, events, handles -------------------------------------------------------------- */
 
-ooc_status_t ocu_rt_stream(ocu_rt_t *rt, cudaStream_t *s, const char *role, int urgent) {
+ooc_status_t ocu_rt_stream(ocu_rt_t *rt, cudaStream_t *s, const char *role) {
   *s = NULL;
   if (rt->nst == OCU_RT_MAXSTREAMS)
     return OOC_FAIL(rt->ctx, OOC_ERR_INTERNAL, "CUDA runtime: more than %d streams",
                     OCU_RT_MAXSTREAMS);
-  int least = 0, greatest = 0; /* (greatest is the numerically lowest) */
-  if (urgent) CU(rt, cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  CU(rt, cudaStreamCreateWithPriority(s, cudaStreamNonBlocking, urgent ? greatest : least));
+  CU(rt, cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
   rt->role[rt->nst] = role;
   rt->st[rt->nst++] = *s;
   rt->ctx->streams++; /* leak counter, base.h */
