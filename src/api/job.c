@@ -348,96 +348,152 @@ static ooc_status_t load_upper(tstore_t *ts, h5mat_t *src, int64_t tj1, double *
  * the stored tile row (classify.h) on the way. Under auto, a matrix shown not to be for Cholesky
  * (not symmetric, or a diagonal entry not positive) is stored whole from there on, and the upper
  * tiles left out before are read again (load_upper); --method chol stops at the first
- * asymmetric pair. A journaled run's identity hashes every strip read (ckpt_hash_cols). */
-ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
+ * asymmetric pair. A journaled run's identity hashes every strip read (ckpt_hash_cols).
+ * In three calls (job_int.h "the loader": begin, up to column c, end) so that a caller can
+ * read the input column by column as it needs it; job_load makes all three. */
+struct job_loader {
+  job_t *j;
+  tstore_t *ts;
+  h5mat_t *src;
+  double *colnorm;
+  int lower, cl, who;
+  int64_t sw, c0; /* strip width; the columns [0, c0) are loaded */
+  tcache_t *pins;
+  double *strip, *U;
+  uint8_t *flags;
+  uint64_t *hashes;
+  ts_range_t *ranges; /* NULL: no prefill */
+};
+
+void job_loader_free(job_loader_t *L) {
+  if (!L) return;
+  ooc_ctx_t *ctx = L->j->ctx;
+  ooc_free(ctx, L->strip);
+  ooc_free(ctx, L->U);
+  ooc_free(ctx, L->flags);
+  ooc_free(ctx, L->hashes);
+  ooc_free(ctx, L->ranges);
+  ooc_free(ctx, L);
+}
+
+ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm,
+                              job_loader_t **out) {
   ooc_ctx_t *ctx = j->ctx;
-  part_t rp = ts_rows(ts), cp = ts_cols(ts);
-  int64_t n = rp.n;
-  ooc_status_t st = OOC_OK;
-  int lower = ts == j->A && j->lower_load, cl = ts == j->A && j->classify_load;
-  int64_t room = j->io_room - (cl ? 8 * n * cp.b + 2 * cp.count : 0); /* tile row, flags */
-  int64_t sw = ooc_min64(strip_cols(n, cp.b, h5m_chunk_cols(src), room), cp.n);
+  part_t cp = ts_cols(ts);
+  int64_t n = ts_rows(ts).n;
+  *out = NULL;
+  job_loader_t *L = ooc_calloc(ctx, 1, sizeof *L);
+  if (!L) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
+  *L = (job_loader_t){.j = j, .ts = ts, .src = src, .colnorm = colnorm,
+                      .lower = ts == j->A && j->lower_load, .cl = ts == j->A && j->classify_load};
+  int64_t room = j->io_room - (L->cl ? 8 * n * cp.b + 2 * cp.count : 0); /* tile row, flags */
+  L->sw = ooc_min64(strip_cols(n, cp.b, h5m_chunk_cols(src), room), cp.n);
   /* Pinning what the load makes (job_lu_prepare): strip k's buffers are pinned on a pool thread
    * while strip k + 1 is read, so strips of a chunk column (or a tile) keep the last strip's,
    * which nothing hides, small */
-  tcache_t *pins = j->lu_gx ? ts_cache(ts) : NULL;
-  if (pins) sw = ooc_min64(sw, strip_cols(n, cp.b, h5m_chunk_cols(src),
-                                          8 * n * ooc_max64(h5m_chunk_cols(src), cp.b)));
-  h5m_set_stage(src, ooc_max64(io_min_stage(cp.b), room - 8 * n * sw));
-  double *strip = ooc_malloc(ctx, (size_t)(n * sw) * sizeof(double));
-  double *U = cl ? ooc_malloc(ctx, (size_t)(n * cp.b) * sizeof(double)) : NULL;
-  uint8_t *flags = cl ? ooc_malloc(ctx, (size_t)(2 * cp.count)) : NULL;
+  L->pins = j->lu_gx ? ts_cache(ts) : NULL;
+  if (L->pins) L->sw = ooc_min64(L->sw, strip_cols(n, cp.b, h5m_chunk_cols(src),
+                                                   8 * n * ooc_max64(h5m_chunk_cols(src), cp.b)));
+  h5m_set_stage(src, ooc_max64(io_min_stage(cp.b), room - 8 * n * L->sw));
+  L->strip = ooc_malloc(ctx, (size_t)(n * L->sw) * sizeof(double));
+  L->U = L->cl ? ooc_malloc(ctx, (size_t)(n * cp.b) * sizeof(double)) : NULL;
+  L->flags = L->cl ? ooc_malloc(ctx, (size_t)(2 * cp.count)) : NULL;
   /* a journaled run's identity: the content hash of its inputs, from the strips read here */
-  int who = !j->journaled ? -1 : src == j->in_a ? 0 : src == j->in_b ? 1 : -1;
-  uint64_t *hashes = who >= 0 ? ooc_malloc(ctx, (size_t)cp.count * sizeof(uint64_t)) : NULL;
-  ts_range_t *ranges = ooc_malloc(ctx, (size_t)cp.count * sizeof *ranges); /* NULL: no prefill */
-  if (!strip || (cl && (!U || !flags)) || (who >= 0 && !hashes)) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
-    goto done;
+  L->who = !j->journaled ? -1 : src == j->in_a ? 0 : src == j->in_b ? 1 : -1;
+  L->hashes = L->who >= 0 ? ooc_malloc(ctx, (size_t)cp.count * sizeof(uint64_t)) : NULL;
+  L->ranges = ooc_malloc(ctx, (size_t)cp.count * sizeof *L->ranges);
+  if (!L->strip || (L->cl && (!L->U || !L->flags)) || (L->who >= 0 && !L->hashes)) {
+    job_loader_free(L);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
   }
-  if (cl) cl_init(&j->verdict, j->f32);
-  for (int64_t c0 = 0; c0 < cp.n; c0 += sw) {
-    int64_t nc = ooc_min64(sw, cp.n - c0), bi = 0, bj = 0;
-    /* while HDF5 reads the strip, the pool's threads fault in the buffers its tiles will take
-     * (the kernel zeroing fresh pages under the puts was a third to a half of the load's perf
-     * samples on a 2-core VM) and pin the last strip's (pins) */
-    if (ranges) {
-      int nr = 0;
-      for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++)
-        ranges[nr++] = (ts_range_t){lower ? tj : 0, rp.count, tj, tj + 1};
-      int64_t made;
-      OOC_CHECK(st = ts_prefill_start(ts, ranges, nr, INT64_MAX, &made));
-    }
-    if (pins) tcache_pin_start(pins); /* the buffers the last strip's puts made */
-    st = h5m_read(src, 0, c0, n, nc, strip, n);
-    if (pins) tcache_pin_wait(pins);
-    tcache_prefill_wait(ts_cache(ts));
-    OOC_CHECK(st);
-    if (hashes) ckpt_hash_cols(j, strip, n, c0, nc, hashes);
-    if (j->probe && src == j->in_a) check_probe_a(j->probe, c0, nc, strip, n);
-    if (j->ops->colabs(n, nc, strip, n, colnorm + c0, &bi, &bj)) {
-      double v = strip[bi + bj * n];
-      st = OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %s; the matrix must be "
-                    "finite", h5m_name(src), (long long)bi, (long long)(c0 + bj),
+  if (L->cl) cl_init(&j->verdict, j->f32);
+  *out = L;
+  return OOC_OK;
+}
+
+/* One strip: columns [L->c0, L->c0 + sw) read, checked and stored. */
+static ooc_status_t load_strip(job_loader_t *L) {
+  job_t *j = L->j;
+  ooc_ctx_t *ctx = j->ctx;
+  tstore_t *ts = L->ts;
+  h5mat_t *src = L->src;
+  part_t rp = ts_rows(ts), cp = ts_cols(ts);
+  int64_t n = rp.n, c0 = L->c0, nc = ooc_min64(L->sw, cp.n - c0), bi = 0, bj = 0;
+  double *strip = L->strip;
+  ooc_status_t st;
+  /* while HDF5 reads the strip, the pool's threads fault in the buffers its tiles will take
+   * (the kernel zeroing fresh pages under the puts was a third to a half of the load's perf
+   * samples on a 2-core VM) and pin the last strip's (pins) */
+  if (L->ranges) {
+    int nr = 0;
+    for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++)
+      L->ranges[nr++] = (ts_range_t){L->lower ? tj : 0, rp.count, tj, tj + 1};
+    int64_t made;
+    OOC_TRY(ts_prefill_start(ts, L->ranges, nr, INT64_MAX, &made));
+  }
+  if (L->pins) tcache_pin_start(L->pins); /* the buffers the last strip's puts made */
+  st = h5m_read(src, 0, c0, n, nc, strip, n);
+  if (L->pins) tcache_pin_wait(L->pins);
+  tcache_prefill_wait(ts_cache(ts));
+  OOC_TRY(st);
+  if (L->hashes) ckpt_hash_cols(j, strip, n, c0, nc, L->hashes);
+  if (j->probe && src == j->in_a) check_probe_a(j->probe, c0, nc, strip, n);
+  if (j->ops->colabs(n, nc, strip, n, L->colnorm + c0, &bi, &bj)) {
+    double v = strip[bi + bj * n];
+    return OOC_FAIL(ctx, OOC_ERR_NONFINITE, "%s: element [%lld, %lld] is %s; the matrix must "
+                    "be finite", h5m_name(src), (long long)bi, (long long)(c0 + bj),
                     isnan(v) ? "NaN" : (v > 0 ? "+Inf" : "-Inf"));
-      goto done;
+  }
+  for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++) {
+    double *col = strip + (part_start(cp, tj) - c0) * n;
+    if (L->lower)
+      OOC_TRY(ts_put_tiles(ts, tj, rp.count, tj, tj + 1, col + part_start(rp, tj), n));
+    else
+      OOC_TRY(ts_put_col(ts, tj, col, n));
+    if (L->cl) {
+      OOC_TRY(ts_read_tiles(ts, tj, tj + 1, 0, tj + 1, L->U, part_len(cp, tj)));
+      cl_column(&j->verdict, rp, tj, col, n, L->U, L->flags);
     }
-    for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++) {
-      double *col = strip + (part_start(cp, tj) - c0) * n;
-      if (lower)
-        OOC_CHECK(st = ts_put_tiles(ts, tj, rp.count, tj, tj + 1, col + part_start(rp, tj), n));
-      else
-        OOC_CHECK(st = ts_put_col(ts, tj, col, n));
-      if (cl) {
-        OOC_CHECK(st = ts_read_tiles(ts, tj, tj + 1, 0, tj + 1, U, part_len(cp, tj)));
-        cl_column(&j->verdict, rp, tj, col, n, U, flags);
-      }
-      if (!lower || (j->verdict.symmetric && j->verdict.posdiag)) continue;
-      if (!j->may_gj) {
-        if (j->verdict.symmetric) continue; /* chol meets the diagonal as a leading minor */
-        st = OOC_FAIL(ctx, OOC_ERR_NOT_SPD, "%s: Cholesky needs a symmetric matrix: %s",
+    if (!L->lower || (j->verdict.symmetric && j->verdict.posdiag)) continue;
+    if (!j->may_gj) {
+      if (j->verdict.symmetric) continue; /* chol meets the diagonal as a leading minor */
+      return OOC_FAIL(ctx, OOC_ERR_NOT_SPD, "%s: Cholesky needs a symmetric matrix: %s",
                       h5m_name(src), j->verdict.why);
-        goto done;
-      }
-      /* auto: gj will run; from here on the whole of A */
-      OOC_CHECK(st = ts_put_tiles(ts, 0, tj, tj, tj + 1, col, n));
-      lower = j->lower_load = 0;
-      j->upper_from = tj; /* tile columns before it lack their upper tiles */
     }
-    OOC_CHECK(st = ooc_tick(ctx, "read", (double)(c0 + nc) / (double)cp.n));
+    /* auto: gj will run; from here on the whole of A */
+    OOC_TRY(ts_put_tiles(ts, 0, tj, tj, tj + 1, col, n));
+    L->lower = j->lower_load = 0;
+    j->upper_from = tj; /* tile columns before it lack their upper tiles */
   }
-  if (ts == j->A && j->upper_from > 0) {
-    OOC_CHECK(st = load_upper(ts, src, j->upper_from, strip, sw));
-    j->upper_from = 0;
+  L->c0 = c0 + nc;
+  return ooc_tick(ctx, "read", (double)L->c0 / (double)cp.n);
+}
+
+ooc_status_t job_loader_upto(job_loader_t *L, int64_t c) {
+  while (L->c0 < ooc_min64(c, ts_cols(L->ts).n)) OOC_TRY(load_strip(L));
+  return OOC_OK;
+}
+
+int64_t job_loader_cols(const job_loader_t *L) { return L->c0; }
+
+ooc_status_t job_loader_end(job_loader_t *L) {
+  job_t *j = L->j;
+  ooc_status_t st = job_loader_upto(L, INT64_MAX);
+  if (st == OOC_OK && L->ts == j->A && j->upper_from > 0) {
+    st = load_upper(L->ts, L->src, j->upper_from, L->strip, L->sw);
+    if (st == OOC_OK) j->upper_from = 0;
   }
-  if (hashes) j->ident.in[who].sample = ooc_xxh3(hashes, (size_t)cp.count * sizeof(uint64_t));
-done:
-  ooc_free(ctx, strip);
-  ooc_free(ctx, U);
-  ooc_free(ctx, flags);
-  ooc_free(ctx, hashes);
-  ooc_free(ctx, ranges);
+  if (st == OOC_OK && L->hashes)
+    j->ident.in[L->who].sample =
+        ooc_xxh3(L->hashes, (size_t)ts_cols(L->ts).count * sizeof(uint64_t));
+  job_loader_free(L);
   return st;
+}
+
+ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
+  job_loader_t *L;
+  OOC_TRY(job_loader_begin(j, ts, src, colnorm, &L));
+  return job_loader_end(L);
 }
 
 /* Write a store to the output by row blocks (one tile row at a time), with output column c
