@@ -185,7 +185,7 @@ typedef struct lu {
   int64_t chunk;          /* the panel's chunk width (whole tiles, at least one) */
   lu_batch_t bt[LU_NB];   /* deferred moves in flight, a FIFO: bt[(b0 + i) % LU_NB], i < nb */
   int b0, nb;
-  int64_t bcap;           /* tile columns a batch holds at most (two chunks' worth) */
+  int64_t bcap;           /* tile columns a batch holds at most (batch_cap) */
   ex_event_t *evp[2];     /* chunk c's getrf done (alternating) */
   ex_event_t *evr[LU_NEV];/* panel_first: chunk region d read for the last time (d < LU_NEV - 1;
                              the last one: every region from LU_NEV - 1 on) */
@@ -358,7 +358,8 @@ static ooc_status_t to_twin(lu_t *L, int s, const double *slot, int64_t r0, int6
  * tiles back when a later need finds the batch's event passed (or waits for it then). Through
  * the ring the host waited for every column's copy before it queued the next arithmetic, which
  * left the device idle whenever the wait outlasted the work already queued (the first stripe's
- * chunks: 0.38 s of the 0.41 s of gaps in the CLI's factor at n = 40000 on an H200). A batch
+ * chunks: 0.38 s of the 0.41 s of gaps in the CLI's factor at n = 40000 on an H200; with the
+ * batches that factor went from 1.63, 1.62 to 1.52, 1.54 s, docs/PERFORMANCE.md). A batch
  * that cannot be lent whole (a tile not cached, the cache's lend cap) goes through the ring as
  * before. The device's order: QC waits for QT's puts (join_qt), QG's gets follow the host's sync
  * of the chunk's getrf, and a prefetch's puts into a chunk's region wait for the gets out of it
@@ -385,13 +386,13 @@ static ooc_status_t batch_reap(lu_t *L, int wait, int *back) {
  * j0 = 0: every one). */
 static ooc_status_t batch_free_cols(lu_t *L, int64_t j0, int64_t j1) {
   for (;;) {
-    int last = -1, back;
-    for (int i = 0; i < L->nb; i++) {
+    int hit = 0, back;
+    for (int i = 0; i < L->nb && !hit; i++) {
       const lu_batch_t *bt = &L->bt[(L->b0 + i) % LU_NB];
-      if (bt->j0 < j1 && j0 < bt->j1) last = i;
+      hit = bt->j0 < j1 && j0 < bt->j1;
     }
-    if (last < 0) return OOC_OK;
-    OOC_TRY(batch_reap(L, 1, &back));
+    if (!hit) return OOC_OK;
+    OOC_TRY(batch_reap(L, 1, &back)); /* the oldest: batches go back in order */
   }
 }
 
