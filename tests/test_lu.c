@@ -43,9 +43,19 @@
 #define SLACK (64 * 1024)
 
 typedef struct {
+  tstore_t *s;
+  const double *A;
+  double *cn;
+  int64_t n, b, have; /* columns [0, have) put */
+  int64_t first;      /* the first call's c */
+  int calls, bad;     /* calls; those that asked for no new column or beyond n */
+} lazy_t;
+
+typedef struct {
   ooc_status_t st;
   int64_t info, spills, peak, budget;
   int64_t kept_pinned; /* g_direct 2: bytes still pinned after lu_run (the caller's pinner) */
+  lazy_t lazy;         /* g_lazy: what lu_run asked for */
   lu_stats_t stats;
   double *LU;   /* the store A after the run (n x n) */
   double *X;    /* the store B after the run (n x m), or NULL */
@@ -71,6 +81,25 @@ static int g_cached;
 /* > 0: the run stops after step g_stop_at - 1 (its after_step fails) and a second lu_run
  * continues it from the same stores at start_step g_stop_at (t_resume) */
 static int64_t g_stop_at;
+/* A's columns put only when lu_run asks for them (lu_args_t.need, t_need): A's store has no
+ * source (a tile never put reads as zeros) and its column norms are NaN until then, so a run
+ * that took a column, or its norm, before asking computes something else */
+static int g_lazy;
+
+static ooc_status_t lazy_need(void *user, int64_t c) {
+  lazy_t *z = user;
+  if (z->calls++ == 0) z->first = c;
+  if (c <= z->have || c > z->n) z->bad++;
+  int64_t end = ooc_min64(z->n, ooc_cdiv64(c, z->b) * z->b);
+  for (int64_t tj = z->have / z->b; tj * z->b < end; tj++)
+    OOC_TRY(ts_put_col(z->s, tj, z->A + tj * z->b * z->n, z->n));
+  for (int64_t j = z->have; j < end; j++) {
+    z->cn[j] = 0;
+    for (int64_t i = 0; i < z->n; i++) z->cn[j] += fabs(z->A[i + j * z->n]);
+  }
+  if (end > z->have) z->have = end;
+  return OOC_OK;
+}
 
 typedef struct {
   lu_state_t s;    /* the state after_step was handed at the stop, rowsum copied */
@@ -115,7 +144,7 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
                   spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get};
   int64_t mb_cols = job == LU_INVERT ? n : m;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
-  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, g_lazy ? NULL : &srca, &spa, &sa) == OOC_OK);
   if (job != LU_FACTOR)
     CU_ASSERT_FATAL(tstore_create(ctx, cache, n, mb_cols, b, job == LU_INVERT ? NULL : &srcb,
                                   &spb, &sb) == OOC_OK);
@@ -128,11 +157,18 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   double *cn = calloc((size_t)n + 1, sizeof *cn);
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < n; i++) cn[j] += fabs(A[i + j * n]);
+  if (g_lazy)
+    for (int64_t j = 0; j < n; j++) cn[j] = NAN;
+  r.lazy = (lazy_t){.s = sa, .A = A, .cn = cn, .n = n, .b = b};
   r.ipiv = malloc((size_t)(n + 1) * sizeof *r.ipiv);
   if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
   lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
                     .ipiv = r.ipiv, .chunk = g_chunk, .nopiv = g_nopiv,
                     .direct = g_direct > 0};
+  if (g_lazy) {
+    args.need = lazy_need;
+    args.need_user = &r.lazy;
+  }
   ooc_exec_t *ex = NULL;
   if (g_exec_queues > 0) {
     ooc_status_t xs = g_strict ? ex_host_create_strict(ctx, ops, g_exec_queues, 0, 2, &ex)
@@ -548,6 +584,50 @@ static void t_strict(void) {
 
 /* A column slot large enough (n b >= 2^22 elements) that the growth's scans run on threads:
  * growth and pivots as the small cases assert them. */
+/* Columns as the factor needs them (lu_args_t.need): A's store starts empty and without a
+ * source, its column norms NaN, and lazy_need puts the columns asked for; every job gives the
+ * same bits as with A all there, on lu_run's own executor and on the strict one (two queues
+ * through the ring, three with the stripe's columns lent in deferred batches), in and out of
+ * core, one step or several. The columns are asked for in order, before all of A when the run
+ * has several steps, and all of them in the end. */
+static void t_need(void) {
+  int64_t n = 130, m = 13, b = 7;
+  double *A = tu_rand_matrix(n, n, 41), *B = tu_rand_matrix(n, m, 42);
+  static const int jobs[] = {LU_FACTOR, LU_SOLVE, LU_INVERT};
+  int cases = 0;
+  for (int ex = 0; ex < 3; ex++)
+    for (int ooc = 0; ooc < 2; ooc++)
+      for (int wi = 0; wi < 3; wi++)
+        for (int k = 0; k < 3; k++) {
+          int64_t W = wi == 0 ? b : wi == 1 ? 5 * b : n, mc = jobs[k] == LU_INVERT ? n : m;
+          int64_t cap = ooc ? 8 * n * n / 5 : (int64_t)1 << 40;
+          g_exec_queues = ex == 0 ? 0 : ex + 1;
+          g_strict = ex > 0;
+          g_direct = ex == 2 ? 2 : 0;
+          g_chunk = b;
+          outcome_t e = run(OPS[0], jobs[k], A, n, B, m, b, W, cap, NULL, 0);
+          g_lazy = 1;
+          outcome_t z = run(OPS[0], jobs[k], A, n, B, m, b, W, cap, NULL, 0);
+          g_lazy = 0;
+          CU_ASSERT_FATAL(e.st == OOC_OK && z.st == OOC_OK);
+          CU_ASSERT(memcmp(e.LU, z.LU, (size_t)(n * n) * sizeof(double)) == 0);
+          CU_ASSERT(memcmp(e.ipiv, z.ipiv, (size_t)n * sizeof(int64_t)) == 0);
+          if (jobs[k] != LU_FACTOR)
+            CU_ASSERT(memcmp(e.X, z.X, (size_t)(n * mc) * sizeof(double)) == 0);
+          CU_ASSERT(z.lazy.bad == 0 && z.lazy.have == n && z.lazy.calls >= 1);
+          if (W < n) CU_ASSERT(z.lazy.calls > 1 && z.lazy.first < n);
+          CU_ASSERT_EQUAL(e.stats.t_need, 0);
+          cases++;
+          done(&e);
+          done(&z);
+        }
+  g_exec_queues = g_strict = g_direct = 0;
+  g_chunk = 0;
+  printf("[%d cases, each bit-identical to the run with A all there] ", cases);
+  free(A);
+  free(B);
+}
+
 /* Direct moves (lu.h): on the strict executor every job gives the same bits with and without
  * lending, in and out of core, tiles 7 and 64, one step or several, A read from its source or
  * already in the cache (g_cached: then the stripe's trips in and out are deferred batches,
@@ -764,6 +844,7 @@ int main(void) {
       {"an executor given by the caller, 1 and 3 queues", t_given_exec},
       {"the strict host executor: columns through slots, twins and back, 1 to 3 slots", t_strict},
       {"direct moves: lent tiles, bit-identical to the slot path, pinned and unpinned, pinned before the run", t_direct},
+      {"columns as the factor needs them (need): bit-identical, asked in order", t_need},
       {"growth and ||A||_inf scanned on threads (a 2048 x 2048 column slot)", t_big_scan},
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
       {"resumed runs: stopped after every step, continued bit for bit", t_resume},

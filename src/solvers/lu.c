@@ -190,6 +190,7 @@ typedef struct lu {
   ex_event_t *evr[LU_NEV];/* panel_first: chunk region d read for the last time (d < LU_NEV - 1;
                              the last one: every region from LU_NEV - 1 on) */
   int loaded;             /* P already holds the next step's stripe (panel's prefetch) */
+  int64_t needed;         /* lu_args_t.need has been asked for A's columns [0, needed) */
   int outq;               /* the queue of an out pass's gets: QC, or QG for the panel's chunks
                              (final once their getrf has run, which the host has synced) */
   double logdet;
@@ -501,6 +502,14 @@ static ooc_status_t out_put(void *u, int64_t q, double *slot, int64_t ld) {
  * QT: deferred when they can be lent, else through the ring (the host waits). */
 static ooc_status_t in_cols(lu_t *L, int64_t j0, int64_t j1) {
   lu_batch_t *bt;
+  /* the caller's columns up to the end of these, first (lu_args_t.need) */
+  int64_t c = j1 < L->nt ? cstart(L, j1) : L->n;
+  if (L->a->need && c > L->needed) {
+    double t0 = ooc_now();
+    OOC_TRY(L->a->need(L->a->need_user, c));
+    L->needed = c;
+    L->st->t_need += ooc_now() - t0;
+  }
   L->S = L->A;
   L->kind = P_ALL;
   OOC_TRY(batch_lend(L, j0, j1, TS_LEND_READ, &bt));

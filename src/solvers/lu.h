@@ -216,6 +216,14 @@ typedef struct lu_args {
   ooc_status_t (*after_step)(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
                              const struct lu_state *state);
   void *step_user;
+  /* Columns as they are needed (issue 27: the input read while the factor runs). When set, the
+   * factor calls need(need_user, c) before it first takes a tile of A's columns below c from
+   * the store; when it returns, A's columns [0, c) must be in the store and colnorm[0, c)
+   * final. c grows from call to call, up to n; the time spent in it is lu_stats_t.t_need (the
+   * device works on meanwhile). A failure stops the run. NULL: all of A (and colnorm) is
+   * there at the call. B is always all there at the call. */
+  ooc_status_t (*need)(void *user, int64_t c);
+  void *need_user;
 } lu_args_t;
 
 /* What an LU run carries from step to step besides the stores and ipiv: with it, a run started
@@ -249,6 +257,7 @@ typedef struct lu_stats {
   double t_take, t_put, t_wait; /* the rings' host time: store takes/reads, puts, device waits */
   double t_in, t_left, t_panel, t_out, t_fix; /* the factor's phases (wall, summed over steps):
                               stripe in, earlier columns, getrf, stripe out, the final swaps */
+  double t_need;           /* in lu_args_t.need (inside the phases above) */
   int64_t bytes_streamed;  /* tile-store bytes moved through the rings */
   int64_t bytes_direct;    /* the part of them moved in place (lent tiles, "Direct moves") */
   int64_t bytes_pinned;    /* tile-cache bytes pinned for it at the end (then unpinned) */
