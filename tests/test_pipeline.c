@@ -614,6 +614,88 @@ static void t_fused_faults(void) {
   printf("\n");
 }
 
+/* ---- A read while LU runs (job.c lazy_room, lu_args_t.need) ------------------------------- */
+
+/* One --method lu run on the CPU (stripe 128, tile 64: several steps, so the factor asks for A
+ * in pieces): factor (b NULL) or solve; read_first: A all read before (else OOCSOLVE_LAZY_READ,
+ * A read as the factor asks for it). */
+static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int read_first,
+                             int ckpt_step, ooc_report_t *rep, char *err, size_t cap) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_opts_t o = opts(64, OOC_METHOD_LU);
+  o.stripe = 128;
+  if (ckpt_step) o.checkpoint = OOC_CHECKPOINT_EVERY_STEP;
+  if (!read_first) setenv("OOCSOLVE_LAZY_READ", "1", 1);
+  remove(out);
+  ooc_status_t st = b ? ooc_solve(ctx, a, b, out, &o, rep) : ooc_factor(ctx, a, out, &o, rep);
+  unsetenv("OOCSOLVE_LAZY_READ");
+  snprintf(err, cap, "%s", ooc_ctx_error(ctx));
+  tu_ctx_done(ctx);
+  return st;
+}
+
+/* The output's data, bit for bit, against the run that read A first; the report says which
+ * ran; a NaN in A's last column, every entry zero, and a zero column in the middle give the
+ * errors (and LAPACK's info) a load before the run gives; a checkpoint after every step (the
+ * journal names the input by the hash of all of it) reads the rest first. */
+static void t_lazy_lu(void) {
+  const int64_t n = 600, m = 5;
+  double *G = tu_rand_matrix(n, n, 77), *B = tu_rand_matrix(n, m, 78);
+  tu_write_matrix(tu_path("lz.h5"), "/A", n, n, G, 2);
+  tu_write_matrix(tu_path("lzb.h5"), "/B", n, m, B, 2);
+  char out[1024], out2[1024], err[2048], a[1024], bb[1024];
+  snprintf(out, sizeof out, "%s", tu_path("lzo.h5:/LU"));
+  snprintf(out2, sizeof out2, "%s", tu_path("lzo2.h5:/LU"));
+  snprintf(a, sizeof a, "%s", tu_path("lz.h5:/A"));
+  snprintf(bb, sizeof bb, "%s", tu_path("lzb.h5:/B"));
+  const char *said = "A read while the factor ran";
+  for (int solve = 0; solve < 2; solve++)
+    for (int ck = 0; ck < 2; ck++) {
+      ooc_report_t r1, r2;
+      CU_ASSERT_EQUAL_FATAL(lazy_run(a, solve ? bb : NULL, out, 0, ck, &r1, err, sizeof err),
+                            OOC_OK);
+      CU_ASSERT_EQUAL_FATAL(lazy_run(a, solve ? bb : NULL, out2, 1, ck, &r2, err, sizeof err),
+                            OOC_OK);
+      CU_ASSERT(strstr(r1.warnings, said) != NULL);
+      CU_ASSERT(strstr(r2.warnings, said) == NULL);
+      CU_ASSERT(r1.residual < (solve ? 16 : 30));
+      int64_t r, c, r_, c_;
+      char s1[1100], s2[1100];
+      snprintf(s1, sizeof s1, "%s", out);
+      snprintf(s2, sizeof s2, "%s", out2);
+      double *X1 = tu_read_matrix(s1, &r, &c), *X2 = tu_read_matrix(s2, &r_, &c_);
+      CU_ASSERT_FATAL(X1 && X2 && r == r_ && c == c_);
+      CU_ASSERT(memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
+      free(X1);
+      free(X2);
+    }
+  /* the input's faults: a NaN in the last column, all zeros, a zero column in the middle */
+  for (int k = 0; k < 3; k++) {
+    double *F = malloc((size_t)(n * n) * sizeof(double));
+    memcpy(F, G, (size_t)(n * n) * sizeof(double));
+    if (k == 0) F[3 + (n - 1) * n] = NAN;
+    if (k == 1) memset(F, 0, (size_t)(n * n) * sizeof(double));
+    if (k == 2) memset(F + 300 * n, 0, (size_t)n * sizeof(double));
+    tu_write_matrix(tu_path("lzf.h5"), "/A", n, n, F, 2);
+    free(F);
+    char fa[1024], e1[2048], e2[2048];
+    snprintf(fa, sizeof fa, "%s", tu_path("lzf.h5:/A"));
+    ooc_report_t r1, r2;
+    ooc_status_t s1 = lazy_run(fa, NULL, out, 0, 0, &r1, e1, sizeof e1);
+    ooc_status_t s2 = lazy_run(fa, NULL, out2, 1, 0, &r2, e2, sizeof e2);
+    static const ooc_status_t want[] = {OOC_ERR_NONFINITE, OOC_ERR_SINGULAR, OOC_ERR_SINGULAR};
+    CU_ASSERT_EQUAL(s1, want[k]);
+    CU_ASSERT_EQUAL(s2, want[k]);
+    CU_ASSERT_STRING_EQUAL(e1, e2);
+    CU_ASSERT_EQUAL(r1.info, r2.info);
+    if (k == 1) CU_ASSERT(strstr(e1, "all zeros") != NULL);
+    if (k == 2) CU_ASSERT_EQUAL(r1.info, 301);
+    printf("\n  input fault %d: %s", k, e1);
+  }
+  free(G);
+  free(B);
+}
+
 /* ---- the disk tier's traffic against the stripe arithmetic (plan_spill_model) ------------- */
 
 /* One elimination (gj or chol inverse) on a store filled as job.c's loader fills it, with a
@@ -849,6 +931,7 @@ int main(void) {
                              {"a factor's probes: A T formed during the load, corrupted chunks "
                               "caught", t_factor_probe},
                              {"the disk tier's bytes against the stripe arithmetic", t_spill_model},
+                             {"LU reads A as it needs it: the same bits, the same errors", t_lazy_lu},
                              {"A's tiles fall back on the input: same output, less to scratch", t_backed},
                              {"the input rewritten during the run: refused, no output", t_backed_changed},
                              {NULL, NULL}};

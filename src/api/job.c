@@ -11,6 +11,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -411,31 +412,15 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
   return OOC_OK;
 }
 
-/* One strip: columns [L->c0, L->c0 + sw) read, checked and stored. */
-static ooc_status_t load_strip(job_loader_t *L) {
+/* The strip of columns [c0, c0 + nc) after its read: hashed, probed, checked, stored. */
+static ooc_status_t put_strip(job_loader_t *L, int64_t c0, int64_t nc) {
   job_t *j = L->j;
   ooc_ctx_t *ctx = j->ctx;
   tstore_t *ts = L->ts;
   h5mat_t *src = L->src;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
-  int64_t n = rp.n, c0 = L->c0, nc = ooc_min64(L->sw, cp.n - c0), bi = 0, bj = 0;
+  int64_t n = rp.n, bi = 0, bj = 0;
   double *strip = L->strip;
-  ooc_status_t st;
-  /* while HDF5 reads the strip, the pool's threads fault in the buffers its tiles will take
-   * (the kernel zeroing fresh pages under the puts was a third to a half of the load's perf
-   * samples on a 2-core VM) and pin the last strip's (pins) */
-  if (L->ranges) {
-    int nr = 0;
-    for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++)
-      L->ranges[nr++] = (ts_range_t){L->lower ? tj : 0, rp.count, tj, tj + 1};
-    int64_t made;
-    OOC_TRY(ts_prefill_start(ts, L->ranges, nr, INT64_MAX, &made));
-  }
-  if (L->pins) tcache_pin_start(L->pins); /* the buffers the last strip's puts made */
-  st = h5m_read(src, 0, c0, n, nc, strip, n);
-  if (L->pins) tcache_pin_wait(L->pins);
-  tcache_prefill_wait(ts_cache(ts));
-  OOC_TRY(st);
   if (L->hashes) ckpt_hash_cols(j, strip, n, c0, nc, L->hashes);
   if (j->probe && src == j->in_a) check_probe_a(j->probe, c0, nc, strip, n);
   if (j->ops->colabs(n, nc, strip, n, L->colnorm + c0, &bi, &bj)) {
@@ -465,8 +450,37 @@ static ooc_status_t load_strip(job_loader_t *L) {
     L->lower = j->lower_load = 0;
     j->upper_from = tj; /* tile columns before it lack their upper tiles */
   }
+  return OOC_OK;
+}
+
+/* One strip: columns [L->c0, L->c0 + sw) read, checked and stored. */
+static ooc_status_t load_strip(job_loader_t *L) {
+  tstore_t *ts = L->ts;
+  part_t rp = ts_rows(ts), cp = ts_cols(ts);
+  int64_t n = rp.n, c0 = L->c0, nc = ooc_min64(L->sw, cp.n - c0);
+  /* while HDF5 reads the strip, the pool's threads fault in the buffers its tiles will take
+   * (the kernel zeroing fresh pages under the puts was a third to a half of the load's perf
+   * samples on a 2-core VM) and pin the last strip's (pins) */
+  if (L->ranges) {
+    int nr = 0;
+    for (int64_t tj = c0 / cp.b; tj < cp.count && part_start(cp, tj) < c0 + nc; tj++)
+      L->ranges[nr++] = (ts_range_t){L->lower ? tj : 0, rp.count, tj, tj + 1};
+    int64_t made;
+    OOC_TRY(ts_prefill_start(ts, L->ranges, nr, INT64_MAX, &made));
+  }
+  if (L->pins) tcache_pin_start(L->pins); /* the buffers the last strip's puts made */
+  ooc_status_t st = h5m_read(L->src, 0, c0, n, nc, L->strip, n);
+  if (L->pins) tcache_pin_wait(L->pins);
+  tcache_prefill_wait(ts_cache(ts));
+  OOC_TRY(st);
+  /* the strip's puts are the input's content (tstore.h ts_set_loading), and only they: the
+   * method may put its own tiles between two strips (a loader pulled by its need hook) */
+  ts_set_loading(ts, 1);
+  st = put_strip(L, c0, nc);
+  ts_set_loading(ts, 0);
+  OOC_TRY(st);
   L->c0 = c0 + nc;
-  return ooc_tick(ctx, "read", (double)L->c0 / (double)cp.n);
+  return ooc_tick(L->j->ctx, "read", (double)L->c0 / (double)cp.n);
 }
 
 ooc_status_t job_loader_upto(job_loader_t *L, int64_t c) {
@@ -480,13 +494,28 @@ ooc_status_t job_loader_end(job_loader_t *L) {
   job_t *j = L->j;
   ooc_status_t st = job_loader_upto(L, INT64_MAX);
   if (st == OOC_OK && L->ts == j->A && j->upper_from > 0) {
+    ts_set_loading(L->ts, 1); /* the input's content too */
     st = load_upper(L->ts, L->src, j->upper_from, L->strip, L->sw);
+    ts_set_loading(L->ts, 0);
     if (st == OOC_OK) j->upper_from = 0;
   }
   if (st == OOC_OK && L->hashes)
     j->ident.in[L->who].sample =
         ooc_xxh3(L->hashes, (size_t)ts_cols(L->ts).count * sizeof(uint64_t));
   job_loader_free(L);
+  return st;
+}
+
+static ooc_status_t scale_check(job_t *j);
+
+ooc_status_t job_lazy_finish(job_t *j) {
+  if (!j->aload) return OOC_OK;
+  double t0 = ooc_now();
+  job_loader_t *L = j->aload;
+  j->aload = NULL;
+  ooc_status_t st = job_loader_end(L);
+  if (st == OOC_OK) st = scale_check(j);
+  j->t_aload += ooc_now() - t0;
   return st;
 }
 
@@ -677,6 +706,28 @@ static int input_backs_tiles(const job_t *j) {
   return (cr == 0 && cc == 0) || (cr == j->b && cc == j->b);
 }
 
+/* A read while the method runs (issue 27), the room its loader's strip takes (0: A is read
+ * first, as always). Only where OOCSOLVE_LAZY_READ is set in the environment, for now: on this
+ * project's 2-core VM the CPU's LU factor at n = 8192 took 5.61-5.96 s with it against
+ * 5.28-5.65 s without (the read competes with the BLAS threads for the cores and the input was
+ * in the page cache), and the GPU's path, where the host is idle while the device computes,
+ * has not run on a GPU host yet (docs/PERFORMANCE.md "twelfth session"). For --method lu on
+ * the CPU, factor, solve and logdet (an inverse's result store shares the cache), not
+ * resumed, with the whole input in the cache (not backed: nothing is evicted) and at least one
+ * tile column's strip left over beside it: the cache never holds more than the inputs' tiles,
+ * so that room stays free. lu_run pulls the columns through lu_args_t.need. */
+static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep) {
+  if (j->o.method != OOC_METHOD_LU || j->cuda || j->resuming || j->lu_in || j->lower_load ||
+      j->classify_load || !(j->kind == JOB_FACTOR || j->kind == JOB_SOLVE ||
+                            j->kind == JOB_LOGDET) || !getenv("OOCSOLVE_LAZY_READ"))
+    return 0;
+  int64_t nt = ts_rows(j->A).count * ts_cols(j->A).count +
+               (j->B ? ts_rows(j->B).count * ts_cols(j->B).count : 0);
+  int64_t spare = cap - keep - nt * tcache_entry_bytes();
+  int64_t need = 8 * j->n * j->b + io_min_stage(j->b);
+  return spare >= need ? ooc_min64(spare, ooc_max64(need, plan_ws(&j->plan, j->W))) : 0;
+}
+
 /* Create the cache and stores and fill them from the inputs (once; again after a fallback):
  * A (n x k), B (k x m), and the product's C (n x m) with C0 in it when beta != 0. */
 ooc_status_t job_load_inputs(job_t *j) {
@@ -722,11 +773,18 @@ ooc_status_t job_load_inputs(job_t *j) {
   memset(j->colnorm, 0, (size_t)k * sizeof(double));
   j->io_room = plan_ws(&j->plan, j->W); /* the solver allocates it only after the load */
   if (j->probe) check_probe_reset(j->probe); /* a reload after a fallback: A V anew */
-  ts_set_loading(j->A, 1); /* (nothing without a source) */
-  ooc_status_t st = job_load(j, j->A, j->in_a, j->colnorm);
-  ts_set_loading(j->A, 0);
-  if (backed) h5m_set_stage(j->in_a, io_min_stage(j->b));
-  if (st == OOC_OK && j->kind != JOB_PRODUCT) st = scale_check(j);
+  int64_t lazy = lazy_room(j, cap, keep);
+  ooc_status_t st;
+  if (lazy > 0) { /* A as the method asks for it; its loader's strip beside the cache */
+    j->io_room = lazy;
+    j->lazy = 1;
+    st = job_loader_begin(j, j->A, j->in_a, j->colnorm, &j->aload);
+    j->io_room = plan_ws(&j->plan, j->W);
+  } else {
+    st = job_load(j, j->A, j->in_a, j->colnorm);
+    if (backed) h5m_set_stage(j->in_a, io_min_stage(j->b));
+    if (st == OOC_OK && j->kind != JOB_PRODUCT) st = scale_check(j);
+  }
   if (st == OOC_OK && j->B) { /* B's (and C0's) column norms are not kept */
     double *bnorm = ooc_calloc(ctx, (size_t)m, sizeof(double));
     st = bnorm ? job_load(j, j->B, j->in_b, bnorm)
@@ -779,6 +837,8 @@ static ooc_status_t choose_method(job_t *j) {
 }
 
 void job_unload_inputs(job_t *j) {
+  job_loader_free(j->aload); /* a lazy load that a failure left open: it points at A's store */
+  j->aload = NULL;
   for (int k = 0; k < ITER_MAX_STORES; k++) {
     if (j->iv[k]) {
       j->extra_spilled += ts_stats(j->iv[k])->bytes_spilled;
@@ -1266,7 +1326,9 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
     r->bytes_unspilled_elim = ts_stats(j->A)->bytes_unspilled - un_before;
   }
   r->t_spill = spill_after;
-  r->t_compute = (t2 - t1) - (spill_after - spill_before) + t_prep;
+  /* A read while the method ran (lazy_room): that time is the read phase's */
+  r->t_read += j->t_aload;
+  r->t_compute = (t2 - t1) - (spill_after - spill_before) + t_prep - j->t_aload;
   const method_t *mt = method_get(j->method);
   r->flops = mt->flops ? mt->flops(j->kind, (double)n, (double)m) : j->iter_flops;
   r->gflops = r->t_compute > 0 ? r->flops / r->t_compute * 1e-9 : 0;

@@ -113,6 +113,12 @@ typedef struct job {
   /* Bytes that load() and write_rows() may use beyond their n x tile strip while the solver's
    * workspace is not allocated (wider strips, h5mat's chunk buffers); 0: the minimum. */
   int64_t io_room;
+  /* A's loader while the method reads A as it needs it (issue 27; job_load_inputs begins it
+   * where job_lazy_ok allows, the method's need hook pulls from it, job_lazy_finish ends it),
+   * and the seconds spent in it after job_load_inputs (the run's share of t_read) */
+  struct job_loader *aload;
+  double t_aload;
+  int lazy; /* A was read that way in this run */
   /* LU (job_lu.c): lu_in: the input "A" of solve --factor is an LU factor file (L\U, with its
    * pivots read into ipiv); ipiv: the pivots (n, 0-based) of a factor run or of the file */
   int lu_in;
@@ -156,6 +162,9 @@ ooc_status_t job_loader_upto(job_loader_t *L, int64_t c);
 int64_t job_loader_cols(const job_loader_t *L);
 ooc_status_t job_loader_end(job_loader_t *L);
 void job_loader_free(job_loader_t *L);
+/* A's loader (j->aload) through to its end, then what job_load_inputs checks after a load
+ * (job.c scale_check); nothing when none is open. Its time counts in j->t_aload. */
+ooc_status_t job_lazy_finish(job_t *j);
 
 /* The spill ops of a store whose scratch is described by sl (job.c's adapters). */
 ooc_spill_ops_t job_spill_ops(spill_slot_t *sl);

@@ -169,6 +169,27 @@ ooc_status_t job_lu_result_store(job_t *j) {
   return tstore_create(j->ctx, j->cache, j->n, j->n, j->b, NULL, &sp, &j->iv[0]);
 }
 
+/* A read as the factor asks for it (job.c lazy_room): its columns [0, c), all of it and the
+ * checks of a whole load at c = n. */
+static ooc_status_t lazy_need(void *user, int64_t c) {
+  job_t *j = user;
+  if (!j->aload) return OOC_OK; /* all read (a checkpoint asked for the rest first) */
+  if (c >= j->n) return job_lazy_finish(j);
+  double t0 = ooc_now();
+  ooc_status_t st = job_loader_upto(j->aload, c);
+  j->t_aload += ooc_now() - t0;
+  return st;
+}
+
+/* A checkpoint names the input by the hash of all of it (checkpoint.c): the rest of A is read
+ * before the first one is written. */
+static ooc_status_t lazy_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
+                                    const lu_state_t *state) {
+  job_t *j = user;
+  if (j->aload && j->lu_due_step == step) OOC_TRY(job_lazy_finish(j));
+  return ckpt_lu_after_step(user, step, nsteps, ipiv, state);
+}
+
 ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
@@ -205,9 +226,13 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
    * only work is the sweeps (as Cholesky's solve --factor) */
   if (job != LU_SOLVE_FACTORED) {
     a.step_due = ckpt_lu_step_due;
-    a.after_step = ckpt_lu_after_step;
+    a.after_step = j->aload ? lazy_after_step : ckpt_lu_after_step;
     a.step_user = j;
     ckpt_start(j);
+  }
+  if (j->aload) {
+    a.need = lazy_need;
+    a.need_user = j;
   }
   if (j->resuming) { /* ckpt_restore_stores left the pivots in perm and the rest in lu_state0 */
     int64_t total = lu_steps(job, j->n, j->b, W, j->m, NULL);
@@ -227,6 +252,28 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   }
   lu_stats_t s;
   ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
+  int load_failed = 0; /* its messages name the file already */
+  if (j->aload) { /* a failure with A partly read: the rest read and checked, as a load before
+                   * the run would have, so that the input's own fault (an entry NaN, every
+                   * entry zero) is the error, not the factor's singular column */
+    char msg[sizeof ctx->err], where[sizeof ctx->err_where];
+    ooc_status_t was = ctx->err_status;
+    memcpy(msg, ctx->err, sizeof msg);
+    memcpy(where, ctx->err_where, sizeof where);
+    ooc_clear_error(ctx);
+    ooc_status_t ls = job_lazy_finish(j);
+    if (ls != OOC_OK) {
+      st = ls;
+      load_failed = 1;
+    } else if (was != OOC_OK) { /* the factor's failure stands */
+      ctx->err_status = was;
+      memcpy(ctx->err, msg, sizeof msg);
+      memcpy(ctx->err_where, where, sizeof where);
+    }
+  }
+  if (j->lazy && st == OOC_OK)
+    ooc_warn(r->warnings, sizeof r->warnings, "lu: A read while the factor ran (%.2f s of its "
+             "read after the first columns)", j->t_aload);
   if (direct) { /* every tile unpinned before its pinner goes (tstore.h) */
     double t_unpin = ooc_now();
     tcache_set_pin(j->cache, NULL, NULL, NULL);
@@ -240,7 +287,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   job_gpu_done(j, &j->lu_gx, "its budget", "lu", W);
   *steps = job == LU_SOLVE_FACTORED ? s.rhs_steps : s.steps;
   if (st != OOC_OK) {
-    if (st == OOC_ERR_SINGULAR || st == OOC_ERR_FORMAT)
+    if ((st == OOC_ERR_SINGULAR || st == OOC_ERR_FORMAT) && !load_failed)
       ooc_error_context(ctx, "%s", h5m_name(j->in_a));
     return st;
   }

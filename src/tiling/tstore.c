@@ -452,6 +452,8 @@ int64_t ts_even_stripe(int64_t n, int64_t b, int64_t W) {
   return ooc_cdiv64(tiles, steps) * b;
 }
 
+int64_t tcache_entry_bytes(void) { return (int64_t)sizeof(entry_t); }
+
 int64_t tstore_overhead_bytes(int64_t rows, int64_t cols, int64_t b) {
   int64_t rt = ooc_cdiv64(rows, b), nt = rt * ooc_cdiv64(cols, b);
   /* + the cache's copy list for a column of this store (jobs and pending entries) */

@@ -102,6 +102,9 @@ void tcache_destroy(tcache_t *c); /* stores must be destroyed first */
 
 /* Bytes of the per-tile bookkeeping and staging buffer a store allocates outside the cache. */
 int64_t tstore_overhead_bytes(int64_t rows, int64_t cols, int64_t b);
+/* What the cache charges a cached tile besides its data (its entry): a cache that holds k
+ * tiles of d data bytes in all holds d + k tcache_entry_bytes(). */
+int64_t tcache_entry_bytes(void);
 
 /* The stripe a method runs for a requested width: n when want >= n (one step, whether or not b
  * divides n), else whole tile columns, at least one. The planner (src/api/plan.c) reports this
