@@ -619,11 +619,14 @@ static void t_fused_faults(void) {
 /* One --method lu run on the CPU (stripe 128, tile 64: several steps, so the factor asks for A
  * in pieces): factor (b NULL) or solve; read_first: A all read before (else OOCSOLVE_LAZY_READ,
  * A read as the factor asks for it). */
+static int64_t g_lazy_mem; /* --host-mem of lazy_run (0: the default) */
+
 static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int read_first,
                              int ckpt_step, ooc_report_t *rep, char *err, size_t cap) {
   ooc_ctx_t *ctx = tu_ctx();
   ooc_opts_t o = opts(64, OOC_METHOD_LU);
   o.stripe = 128;
+  o.host_mem = g_lazy_mem;
   if (ckpt_step) o.checkpoint = OOC_CHECKPOINT_EVERY_STEP;
   if (!read_first) setenv("OOCSOLVE_LAZY_READ", "1", 1);
   remove(out);
@@ -669,6 +672,23 @@ static void t_lazy_lu(void) {
       free(X1);
       free(X2);
     }
+  /* --host-mem from what holds A, B and LU's workspace with little more to a little more: the
+   * loader's strip fits beside the cache or A is read first, and either way the peak stays
+   * within it */
+  int lazy_seen = 0, first_seen = 0;
+  for (g_lazy_mem = 3 << 20; g_lazy_mem <= 7 << 20; g_lazy_mem += 1 << 19) {
+    ooc_report_t r1;
+    ooc_status_t s1 = lazy_run(a, bb, out, 0, 0, &r1, err, sizeof err);
+    if (s1 != OOC_OK) continue; /* too small for the run at all (the plan says so) */
+    CU_ASSERT(r1.host_peak <= r1.host_budget);
+    int lz = strstr(r1.warnings, said) != NULL;
+    lazy_seen += lz;
+    first_seen += !lz;
+  }
+  g_lazy_mem = 0;
+  CU_ASSERT(lazy_seen > 0 && first_seen > 0); /* (3-4 MiB: no strip to spare) */
+  printf("\n  --host-mem 3 to 7 MiB: %d runs read A as asked, %d first, each within it",
+         lazy_seen, first_seen);
   /* the input's faults: a NaN in the last column, all zeros, a zero column in the middle */
   for (int k = 0; k < 3; k++) {
     double *F = malloc((size_t)(n * n) * sizeof(double));
