@@ -114,7 +114,7 @@ typedef struct job {
    * workspace is not allocated (wider strips, h5mat's chunk buffers); 0: the minimum. */
   int64_t io_room;
   /* A's loader while the method reads A as it needs it (issue 27; job_load_inputs begins it
-   * where job_lazy_ok allows, the method's need hook pulls from it, job_lazy_finish ends it),
+   * where job.c lazy_room allows, the method's need hook pulls from it, job_lazy_finish ends it),
    * and the seconds spent in it after job_load_inputs (the run's share of t_read) */
   struct job_loader *aload;
   double t_aload;
