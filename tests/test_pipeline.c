@@ -46,6 +46,7 @@
 #include "solvers/check.h"
 #include "solvers/chol.h"
 #include "solvers/gj.h"
+#include "solvers/lu.h"
 #include "testutil.h"
 
 static void t_even_tiles(void) {
@@ -768,6 +769,42 @@ static void run_model_case(int chol, int64_t n, int64_t b, int64_t W, int64_t ca
   tu_ctx_done(ctx);
 }
 
+/* The same for an LU factor (lu_run on its host executor, the default chunk); *loaded: what
+ * the load itself spilled. */
+static void run_lu_case(int64_t n, int64_t b, int64_t W, int64_t cap, int64_t *spilled,
+                        int64_t *unspilled, int64_t *loaded) {
+  ooc_ctx_t *ctx = tu_ctx();
+  double *A = tu_rand_matrix(n, n, 5);
+  tcache_t *cache = NULL;
+  tstore_t *st = NULL;
+  tu_spill_t sl = {ctx, "lumodel", NULL, 0};
+  ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get};
+  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
+  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, &sp, &st) == OOC_OK);
+  part_t cp = ts_cols(st);
+  double *cn = calloc((size_t)n, sizeof *cn);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < n; i++) cn[j] += fabs(A[i + j * n]);
+  for (int64_t tj = 0; tj < cp.count; tj++)
+    CU_ASSERT_FATAL(ts_put_col(st, tj, A + part_start(cp, tj) * n, n) == OOC_OK);
+  int64_t s0 = ts_stats(st)->bytes_spilled, u0 = ts_stats(st)->bytes_unspilled, info = 0;
+  int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
+  lu_args_t la = {.A = st, .stripe = W, .ops = ooc_ops_cpu(), .job = LU_FACTOR, .colnorm = cn,
+                  .ipiv = ipiv};
+  lu_stats_t ls;
+  CU_ASSERT_EQUAL(lu_run(ctx, &la, &ls, &info), OOC_OK);
+  *spilled = ts_stats(st)->bytes_spilled - s0;
+  *unspilled = ts_stats(st)->bytes_unspilled - u0;
+  *loaded = s0;
+  free(ipiv);
+  tstore_destroy(st);
+  tcache_destroy(cache);
+  scratch_close(sl.s);
+  free(cn);
+  free(A);
+  tu_ctx_done(ctx);
+}
+
 /* With a one-byte cache every tile goes to scratch at each put and comes back at each take:
  * the measured bytes equal the model's exactly (gj and chol, tiles that divide n or not, one
  * step or several). With caches of a quarter, half and all of the matrix: at most the model,
@@ -799,6 +836,36 @@ static void t_spill_model(void) {
     }
   }
   printf("\n  %d of 8 exactly the model, %d of 24 within it", exact, bounded);
+  /* LU's factor (lu_spill_model): tiles that divide n or not, one step or several, stripes of
+   * one to three tiles */
+  static const int64_t lc[][3] = {{96, 16, 32}, {100, 16, 32}, {120, 24, 48}, {100, 16, 100},
+                                  {100, 16, 16}, {96, 16, 48}, {130, 7, 35}};
+  exact = bounded = 0;
+  for (size_t k = 0; k < sizeof lc / sizeof lc[0]; k++) {
+    int64_t n = lc[k][0], sp = 0, un = 0, ld = 0, msp, mun;
+    lu_spill_model(n, lc[k][1], lc[k][2], &msp, &mun);
+    run_lu_case(n, lc[k][1], lc[k][2], 1, &sp, &un, &ld);
+    CU_ASSERT_EQUAL(sp, msp);
+    CU_ASSERT_EQUAL(un, mun);
+    exact += sp == msp && un == mun;
+    printf("\n  lu n %lld tile %lld stripe %lld: model %lld spilled, %lld read back; measured "
+           "%lld, %lld (one-byte cache)", (long long)n, (long long)lc[k][1], (long long)lc[k][2],
+           (long long)msp, (long long)mun, (long long)sp, (long long)un);
+    for (int q = 1; q <= 3; q++) {
+      /* A tile the load left cached may be evicted during the run, before its stripe takes
+       * it: a write the one-byte cache made during the load (n = 130, tile 7, half the matrix:
+       * the run 168 bytes over the model, the load 59656 under its 8 n^2). So the load's
+       * writes and the run's together are bounded: at most 8 n^2 + the model. */
+      int64_t cap = q == 3 ? 2 * 8 * n * n : q * 2 * n * n;
+      run_lu_case(n, lc[k][1], lc[k][2], cap, &sp, &un, &ld);
+      CU_ASSERT(ld + sp <= 8 * n * n + msp && un <= mun);
+      if (q == 3) CU_ASSERT(sp == 0 && un == 0);
+      bounded += sp <= msp && un <= mun;
+      printf("; cache %lld: %lld, %lld", (long long)cap, (long long)sp, (long long)un);
+    }
+  }
+  printf("\n  lu: %d of 7 exactly the model, %d of 21 within it (every one with the load's "
+         "writes added: within 8 n^2 more)", exact, bounded);
   /* through the pipeline: the report's elimination bytes and the model beside them, out of core
    * (3 MiB for a 2.7 MiB matrix), not journaled; a journaled run reports none */
   const int64_t n = 600;

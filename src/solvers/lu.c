@@ -861,10 +861,33 @@ static ooc_status_t step_end(lu_t *L, int64_t step, int asked) {
 
 /* The end of the chunk column c was factored in (its done[] once its step is over): the chunks
  * of panel() and panel_first(), wc wide from the stripe's start. */
-static int64_t chunk_end(const lu_t *L, int64_t c) {
-  int64_t k0 = c / L->W * L->W, w = ooc_min64(L->W, L->n - k0);
-  int64_t wc = ooc_min64(w, ooc_max64(L->b, L->chunk / L->b * L->b));
+int64_t lu_chunk_end(int64_t n, int64_t b, int64_t W, int64_t chunk, int64_t c) {
+  if (chunk <= 0) chunk = LU_CHUNK;
+  int64_t k0 = c / W * W, w = ooc_min64(W, n - k0);
+  int64_t wc = ooc_min64(w, ooc_max64(b, chunk / b * b));
   return ooc_min64(k0 + ((c - k0) / wc + 1) * wc, k0 + w);
+}
+
+static int64_t chunk_end(const lu_t *L, int64_t c) {
+  return lu_chunk_end(L->n, L->b, L->W, L->chunk, c);
+}
+
+void lu_spill_model(int64_t n, int64_t b, int64_t W, int64_t *spilled, int64_t *read) {
+  *spilled = *read = 0;
+  if (n <= 0 || b <= 0) return;
+  b = ooc_min64(b, n);
+  W = ts_stripe(n, b, W);
+  part_t p = part_make(n, b);
+  int64_t left = 0, fix = 0;
+  for (int64_t j = 0; j < p.count; j++) {
+    int64_t c0 = part_start(p, j), bj = part_len(p, j), k0 = c0 / W * W;
+    /* read by the left pass of every later step: rows from its diagonal block down */
+    left += (ooc_cdiv64(n, W) - 1 - k0 / W) * bj * (n - c0);
+    int64_t done = lu_chunk_end(n, b, W, 0, c0);
+    if (done < n) fix += bj * (n - done / b * b); /* whole tiles from the one done falls in */
+  }
+  *spilled = 8 * (n * n + fix);
+  *read = 8 * (n * n + left + fix);
 }
 
 /* A run resumed at L->start: the state the run that wrote state0 had after step start - 1. */

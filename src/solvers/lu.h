@@ -244,6 +244,20 @@ typedef struct lu_state {
  * the factor's steps. */
 int64_t lu_steps(int job, int64_t n, int64_t b, int64_t W, int64_t m, int64_t *nfactor);
 
+/* The end of the chunk of the panel that factors column c (n x n, tile b, the stripe that
+ * runs W = ts_stripe(n, b, ...), chunk width chunk, 0: LU_CHUNK): the rows of c that later
+ * chunks and steps swap lazily start there (lu.h "Steps"). */
+int64_t lu_chunk_end(int64_t n, int64_t b, int64_t W, int64_t chunk, int64_t c);
+
+/* The disk tier's traffic of LU_FACTOR (issue 27) when the tile cache keeps no tile between
+ * uses, the most any cache moves: every stripe read in and put back once (8 n^2 bytes each
+ * way), each later step's left pass reads every earlier tile column from its diagonal block
+ * down, and the final swaps read and put back each column's tile rows from its chunk's end
+ * down (lu_chunk_end; the last stripe's columns need none). *spilled: bytes written to
+ * scratch; *read: bytes read back. Stripe W as ts_stripe gives it, the default chunk. The
+ * host executor's run with a one-byte cache moves exactly this (test_pipeline t_spill_model). */
+void lu_spill_model(int64_t n, int64_t b, int64_t W, int64_t *spilled, int64_t *read);
+
 typedef struct lu_stats {
   int64_t steps;           /* stripes factored */
   int64_t rhs_steps;       /* RHS stripes solved */
