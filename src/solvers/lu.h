@@ -126,7 +126,8 @@
  *   moved all 120.6 GiB in place, compute 8.23, 7.71 -> 7.36, 7.32 s with the read phase no
  *   longer (docs/PERFORMANCE.md "LU end to end"). The flag stays off for callers that set no
  *   pinner (lu_run pins on first lend then).
- *   Deferred (branch lu-async, 2026-11-29, not yet measured on a GPU): the stripe's trip in and
+ *   Deferred (since 2026-11-29; H200, the CLI's factor at n = 40000, --gpu-mem 8G: 1.63, 1.62
+ *   -> 1.52, 1.54 s, docs/PERFORMANCE.md "twelfth session"): the stripe's trip in and
  *   the panel's chunks' trip out are batches of lent tile columns whose DMAs are queued without
  *   the ring, and the host goes on at once (lu.c "deferred moves"); the tiles go back when a
  *   later need finds the batch's event passed. The final swaps' items were lent for update and
@@ -250,12 +251,14 @@ int64_t lu_steps(int job, int64_t n, int64_t b, int64_t W, int64_t m, int64_t *n
 int64_t lu_chunk_end(int64_t n, int64_t b, int64_t W, int64_t chunk, int64_t c);
 
 /* The disk tier's traffic of LU_FACTOR (issue 27) when the tile cache keeps no tile between
- * uses, the most any cache moves: every stripe read in and put back once (8 n^2 bytes each
+ * uses: every stripe read in and put back once (8 n^2 bytes each
  * way), each later step's left pass reads every earlier tile column from its diagonal block
  * down, and the final swaps read and put back each column's tile rows from its chunk's end
  * down (lu_chunk_end; the last stripe's columns need none). *spilled: bytes written to
  * scratch; *read: bytes read back. Stripe W as ts_stripe gives it, the default chunk. The
- * host executor's run with a one-byte cache moves exactly this (test_pipeline t_spill_model). */
+ * host executor's run with a one-byte cache moves exactly this (test_pipeline t_spill_model);
+ * a larger cache reads back less, and the load's writes and the run's together stay within
+ * 8 n^2 plus *spilled (a tile the load left cached may be written during the run instead). */
 void lu_spill_model(int64_t n, int64_t b, int64_t W, int64_t *spilled, int64_t *read);
 
 typedef struct lu_stats {
