@@ -719,13 +719,18 @@ static void t_lazy_lu(void) {
 
 /* ---- the disk tier's traffic against the stripe arithmetic (plan_spill_model) ------------- */
 
-/* One elimination (gj or chol inverse) on a store filled as job.c's loader fills it, with a
- * cache of `cap` bytes; the bytes spilled and read back by the elimination alone. */
-static void run_model_case(int chol, int64_t n, int64_t b, int64_t W, int64_t cap,
-                           int64_t *spilled, int64_t *unspilled) {
+enum { M_GJ, M_CHOL, M_LU };
+
+/* One elimination (gj or chol inverse, or LU's factor on its host executor with the default
+ * chunk) on a store filled as job.c's loader fills it, with a cache of `cap` bytes; the bytes
+ * spilled and read back by the elimination alone, and (loaded, may be NULL) what the load
+ * itself spilled. */
+static void run_model_case(int method, int64_t n, int64_t b, int64_t W, int64_t cap,
+                           int64_t *spilled, int64_t *unspilled, int64_t *loaded) {
   ooc_ctx_t *ctx = tu_ctx();
+  int chol = method == M_CHOL;
   gen_spec_t s;
-  gen_spec_default(&s, chol ? GEN_MATERN : GEN_DIAGDOM, n);
+  gen_spec_default(&s, chol ? GEN_MATERN : method == M_LU ? GEN_RANDOM : GEN_DIAGDOM, n);
   double *A = tu_gen_spec(&s);
   tcache_t *cache = NULL;
   tstore_t *st = NULL;
@@ -744,6 +749,7 @@ static void run_model_case(int chol, int64_t n, int64_t b, int64_t W, int64_t ca
     CU_ASSERT_FATAL(pr == OOC_OK);
   }
   int64_t s0 = ts_stats(st)->bytes_spilled, u0 = ts_stats(st)->bytes_unspilled, info = 0;
+  int64_t *perm = malloc((size_t)n * sizeof *perm);
   ooc_status_t rc;
   if (chol) {
     chol_args_t ca = {.A = st, .stripe = W, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
@@ -751,52 +757,21 @@ static void run_model_case(int chol, int64_t n, int64_t b, int64_t W, int64_t ca
     chol_stats_t cs;
     double logdet = 0;
     rc = chol_run(ctx, &ca, &cs, &info, &logdet);
+  } else if (method == M_LU) {
+    lu_args_t la = {.A = st, .stripe = W, .ops = ooc_ops_cpu(), .job = LU_FACTOR,
+                    .colnorm = cn, .ipiv = perm};
+    lu_stats_t ls;
+    rc = lu_run(ctx, &la, &ls, &info);
   } else {
-    int64_t *perm = malloc((size_t)n * sizeof *perm);
     gj_args_t ga = {.A = st, .stripe = W, .ops = ooc_ops_cpu(), .colnorm = cn, .perm = perm};
     gj_stats_t gs;
     rc = gj_run(ctx, &ga, &gs, &info);
-    free(perm);
   }
   CU_ASSERT_EQUAL(rc, OOC_OK);
   *spilled = ts_stats(st)->bytes_spilled - s0;
   *unspilled = ts_stats(st)->bytes_unspilled - u0;
-  tstore_destroy(st);
-  tcache_destroy(cache);
-  scratch_close(sl.s);
-  free(cn);
-  free(A);
-  tu_ctx_done(ctx);
-}
-
-/* The same for an LU factor (lu_run on its host executor, the default chunk); *loaded: what
- * the load itself spilled. */
-static void run_lu_case(int64_t n, int64_t b, int64_t W, int64_t cap, int64_t *spilled,
-                        int64_t *unspilled, int64_t *loaded) {
-  ooc_ctx_t *ctx = tu_ctx();
-  double *A = tu_rand_matrix(n, n, 5);
-  tcache_t *cache = NULL;
-  tstore_t *st = NULL;
-  tu_spill_t sl = {ctx, "lumodel", NULL, 0};
-  ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get};
-  CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
-  CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, &sp, &st) == OOC_OK);
-  part_t cp = ts_cols(st);
-  double *cn = calloc((size_t)n, sizeof *cn);
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < n; i++) cn[j] += fabs(A[i + j * n]);
-  for (int64_t tj = 0; tj < cp.count; tj++)
-    CU_ASSERT_FATAL(ts_put_col(st, tj, A + part_start(cp, tj) * n, n) == OOC_OK);
-  int64_t s0 = ts_stats(st)->bytes_spilled, u0 = ts_stats(st)->bytes_unspilled, info = 0;
-  int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
-  lu_args_t la = {.A = st, .stripe = W, .ops = ooc_ops_cpu(), .job = LU_FACTOR, .colnorm = cn,
-                  .ipiv = ipiv};
-  lu_stats_t ls;
-  CU_ASSERT_EQUAL(lu_run(ctx, &la, &ls, &info), OOC_OK);
-  *spilled = ts_stats(st)->bytes_spilled - s0;
-  *unspilled = ts_stats(st)->bytes_unspilled - u0;
-  *loaded = s0;
-  free(ipiv);
+  if (loaded) *loaded = s0;
+  free(perm);
   tstore_destroy(st);
   tcache_destroy(cache);
   scratch_close(sl.s);
@@ -819,7 +794,7 @@ static void t_spill_model(void) {
   for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
     int64_t n = cs[k].n, sp = 0, un = 0;
     plan_traffic_t m = plan_spill_model(cs[k].chol, n, cs[k].b, cs[k].W);
-    run_model_case(cs[k].chol, n, cs[k].b, cs[k].W, 1, &sp, &un);
+    run_model_case(cs[k].chol ? M_CHOL : M_GJ, n, cs[k].b, cs[k].W, 1, &sp, &un, NULL);
     CU_ASSERT_EQUAL(sp, m.spilled);
     CU_ASSERT_EQUAL(un, m.unspilled);
     exact += sp == m.spilled && un == m.unspilled;
@@ -828,7 +803,7 @@ static void t_spill_model(void) {
            (long long)cs[k].W, (long long)m.spilled, (long long)sp, (long long)un);
     for (int q = 1; q <= 3; q++) { /* a quarter, half, all of the matrix (and its tile headers) */
       int64_t cap = q == 3 ? 2 * 8 * n * n : q * 2 * n * n;
-      run_model_case(cs[k].chol, n, cs[k].b, cs[k].W, cap, &sp, &un);
+      run_model_case(cs[k].chol ? M_CHOL : M_GJ, n, cs[k].b, cs[k].W, cap, &sp, &un, NULL);
       CU_ASSERT(sp <= m.spilled && un <= m.unspilled);
       if (q == 3) CU_ASSERT(sp == 0 && un == 0);
       bounded += sp <= m.spilled && un <= m.unspilled;
@@ -844,7 +819,7 @@ static void t_spill_model(void) {
   for (size_t k = 0; k < sizeof lc / sizeof lc[0]; k++) {
     int64_t n = lc[k][0], sp = 0, un = 0, ld = 0, msp, mun;
     lu_spill_model(n, lc[k][1], lc[k][2], &msp, &mun);
-    run_lu_case(n, lc[k][1], lc[k][2], 1, &sp, &un, &ld);
+    run_model_case(M_LU, n, lc[k][1], lc[k][2], 1, &sp, &un, &ld);
     CU_ASSERT_EQUAL(sp, msp);
     CU_ASSERT_EQUAL(un, mun);
     exact += sp == msp && un == mun;
@@ -857,7 +832,7 @@ static void t_spill_model(void) {
        * the run 168 bytes over the model, the load 59656 under its 8 n^2). So the load's
        * writes and the run's together are bounded: at most 8 n^2 + the model. */
       int64_t cap = q == 3 ? 2 * 8 * n * n : q * 2 * n * n;
-      run_lu_case(n, lc[k][1], lc[k][2], cap, &sp, &un, &ld);
+      run_model_case(M_LU, n, lc[k][1], lc[k][2], cap, &sp, &un, &ld);
       CU_ASSERT(ld + sp <= 8 * n * n + msp && un <= mun);
       if (q == 3) CU_ASSERT(sp == 0 && un == 0);
       bounded += sp <= msp && un <= mun;

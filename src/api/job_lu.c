@@ -253,23 +253,27 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   lu_stats_t s;
   ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
   int load_failed = 0; /* its messages name the file already */
-  if (j->aload) { /* a failure with A partly read: the rest read and checked, as a load before
-                   * the run would have, so that the input's own fault (an entry NaN, every
-                   * entry zero) is the error, not the factor's singular column */
+  if (j->aload && st != OOC_OK) { /* a failure with A partly read: the rest read and checked,
+                                    * as a load before the run would have, so that the input's
+                                    * own fault (an entry NaN, every entry zero) is the error,
+                                    * not the factor's singular column; else the factor's */
     char msg[sizeof ctx->err], where[sizeof ctx->err_where];
     ooc_status_t was = ctx->err_status;
     memcpy(msg, ctx->err, sizeof msg);
     memcpy(where, ctx->err_where, sizeof where);
-    ooc_clear_error(ctx);
+    ooc_clear_error(ctx); /* (the first failure recorded is the one kept) */
     ooc_status_t ls = job_lazy_finish(j);
-    if (ls != OOC_OK) {
+    load_failed = ls != OOC_OK;
+    if (load_failed) {
       st = ls;
-      load_failed = 1;
-    } else if (was != OOC_OK) { /* the factor's failure stands */
+    } else {
       ctx->err_status = was;
       memcpy(ctx->err, msg, sizeof msg);
       memcpy(ctx->err_where, where, sizeof where);
     }
+  } else if (j->aload) { /* (the factor asks for column n; this is a backstop) */
+    st = job_lazy_finish(j);
+    load_failed = st != OOC_OK;
   }
   if (j->lazy && st == OOC_OK)
     ooc_warn(r->warnings, sizeof r->warnings, "lu: A read while the factor ran (%.2f s of its "

@@ -912,6 +912,18 @@ static ooc_status_t resume(lu_t *L) {
   return OOC_OK;
 }
 
+/* A factor step is over: a checkpoint after it (no_prefetch) finds every tile back in the store
+ * and the scans fetched; then after_step and the progress. */
+static ooc_status_t factor_step_done(lu_t *L, int64_t step) {
+  L->st->steps++;
+  if (L->no_prefetch) {
+    OOC_TRY(batch_drain(L));
+    OOC_TRY(scan_fetch(L));
+  }
+  OOC_TRY(step_end(L, step, 1));
+  return ooc_tick(L->ctx, "factor", (step + 1.0) / L->nf);
+}
+
 static ooc_status_t factor(lu_t *L, int64_t *info) {
   int64_t n = L->n, b = L->b, W = L->W;
   int64_t nsteps = L->nf;
@@ -928,11 +940,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
       OOC_TRY(panel_first(L, info));
       L->st->t_panel += ooc_now() - ta;
       ex_host_span(L->ex, "lu first stripe", ta, ooc_now(), 0);
-      L->st->steps++;
-      if (L->no_prefetch) OOC_TRY(batch_drain(L)); /* a checkpoint: every tile back */
-      if (L->no_prefetch) OOC_TRY(scan_fetch(L)); /* the checkpoint's state */
-      OOC_TRY(step_end(L, step, 1));
-      OOC_TRY(ooc_tick(L->ctx, "factor", 1.0 / nsteps));
+      OOC_TRY(factor_step_done(L, step));
       continue;
     }
     if (!L->loaded) OOC_TRY(in_cols(L, kt0, kt1)); /* else prefetched */
@@ -954,11 +962,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     ex_host_span(L->ex, "lu stripe in", ta, tb, 0); /* (a prefetched stripe: the join) */
     ex_host_span(L->ex, "lu earlier columns", tb, tc, 0);
     ex_host_span(L->ex, "lu panel", tc, td, 0);
-    L->st->steps++;
-    if (L->no_prefetch) OOC_TRY(batch_drain(L)); /* a checkpoint: every tile back */
-    if (L->no_prefetch) OOC_TRY(scan_fetch(L)); /* the checkpoint's state */
-    OOC_TRY(step_end(L, step, 1));
-    OOC_TRY(ooc_tick(L->ctx, "factor", (step + 1.0) / nsteps));
+    OOC_TRY(factor_step_done(L, step));
   }
   /* the columns before the last stripe (done[] is a multiple of b there) take their later swaps
    * now, except for a solve: its forward sweep applies them lazily, as step 2 does (lu.h), and
