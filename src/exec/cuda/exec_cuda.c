@@ -15,6 +15,8 @@ cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64_t lda, cud
 cudaError_t exc_permute_rows(int64_t ncols, double *A, int64_t lda, const int64_t *src,
                              const int64_t *dst, const int64_t *off, int64_t nseg, int64_t maxseg,
                              cudaStream_t s);
+cudaError_t exc_copy_words(int64_t m, int64_t n, const void *s, int64_t lds, void *d, int64_t ldd,
+                           int to_host, cudaStream_t st);
 cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode, const int *cuinfo,
                           int64_t *out, cudaStream_t s);
 cudaError_t exc_diag_swap(double *A, int64_t lda, int64_t n, double *save, int restore,
@@ -49,6 +51,9 @@ typedef struct hrec {
   int has_info;       /* info below came from the device */
   const char *op;
   int64_t info;       /* D2H target */
+  double *out;        /* NULL, or a small get's destination: out_m x out_n (ld out_ld) */
+  int64_t out_m, out_n, out_ld;
+  char pad[32];
 } hrec_t;
 _Static_assert(sizeof(hrec_t) % RALIGN == 0, "records keep the ring's alignment");
 
@@ -63,6 +68,7 @@ typedef struct cq {
   void *hws;           /* cuSOLVER's host workspace (ooc_malloc), grows */
   size_t hws_bytes;
   char *ring;          /* pinned */
+  char *ring_dev;      /* the ring as the device addresses it (small_copy), or NULL */
   int64_t cap, head;   /* head: caller's thread */
   _Atomic int64_t tail; /* host functions */
   const char *last;    /* the last operation enqueued (for a device fault's message) */
@@ -183,7 +189,39 @@ static void CUDART_CB on_done(void *p) {
     const int64_t *src = (const int64_t *)(r + 1);
     for (int64_t i = 0; i < r->npiv; i++) r->ipiv_out[i] = src[i] - 1;
   }
+  if (r->out) {
+    const double *src = (const double *)(r + 1);
+    for (int64_t j = 0; j < r->out_n; j++)
+      memcpy(r->out + j * r->out_ld, src + j * r->out_m, (size_t)r->out_m * sizeof(double));
+  }
   atomic_store_explicit(&q->tail, r->end, memory_order_release);
+}
+
+/* The ring's device address (pinned host memory is mapped where the device has unified
+ * addressing), or NULL: small_copy then uses the copy engines. */
+static void ring_map(cq_t *q) {
+  void *d = NULL;
+  q->ring_dev = NULL;
+  if (q->ring && cudaHostGetDevicePointer(&d, q->ring, 0) == cudaSuccess) q->ring_dev = d;
+  else cudaGetLastError();
+}
+
+/* m x n 8-byte words between the device and queue q's ring (one side each), on q: by our kernel
+ * through the ring's mapping, not a copy engine. An engine serves the copies that reach it in
+ * order: a getrf's pivots, an info or a laswp's table queued behind the tiles another queue
+ * moves the same way waited for them, 2-14 ms each with the compute queue idle (H200 trace of
+ * LU at n = 40000, 2026-11-29). Through the SMs such a copy takes microseconds whatever the
+ * engines carry. Without a mapping (or for host memory outside the ring): cudaMemcpy2DAsync. */
+static cudaError_t small_copy(cq_t *q, int64_t m, int64_t n, const void *s, int64_t lds, void *d,
+                              int64_t ldd, enum cudaMemcpyKind kind) {
+  const char *h = kind == cudaMemcpyDeviceToHost ? d : s;
+  if (q->ring_dev && h >= q->ring && h + 8 * ((n - 1) * (kind == cudaMemcpyDeviceToHost ? ldd : lds) + m) <= q->ring + q->cap) {
+    char *hd = q->ring_dev + (h - q->ring);
+    if (kind == cudaMemcpyDeviceToHost) return exc_copy_words(m, n, s, lds, hd, ldd, 1, q->st);
+    return exc_copy_words(m, n, hd, lds, d, ldd, 0, q->st);
+  }
+  return cudaMemcpy2DAsync(d, (size_t)(8 * ldd), s, (size_t)(8 * lds), (size_t)(8 * m), (size_t)n,
+                           kind, q->st);
 }
 
 /* A record with `extra` bytes after it in queue q's ring. A full ring waits for the queue (every
@@ -215,6 +253,7 @@ static ooc_status_t rec_take(cx_t *x, cq_t *q, int64_t extra, const char *op, hr
       ooc_status_t st = ocu_rt_halloc(&x->rt, &q->ring, cap, "an executor queue's output ring");
       if (st != OOC_OK) return st;
       q->cap = cap;
+      ring_map(q);
     }
   }
 }
@@ -229,7 +268,7 @@ static ooc_status_t rec_done(cx_t *x, cq_t *q, hrec_t *r) {
 static ooc_status_t rec_info(cx_t *x, cq_t *q, hrec_t *r, int64_t *info_out) {
   r->has_info = 1;
   r->info_out = info_out;
-  CU(&x->e, cudaMemcpyAsync(&r->info, q->small, sizeof(int64_t), cudaMemcpyDeviceToHost, q->st));
+  CU(&x->e, small_copy(q, 1, 1, q->small, 1, &r->info, 1, cudaMemcpyDeviceToHost));
   return OOC_OK;
 }
 
@@ -471,9 +510,32 @@ static ooc_status_t c_put(ooc_exec_t *e, int q, int64_t m, int64_t n, const doub
                           double *d, int64_t ldd) {
   return xfer(e, q, "put", m, n, h, ldh, d, ldd, cudaMemcpyHostToDevice, &e->stats.bytes_put);
 }
+/* A get of at most SMALL_GET bytes (a panel's diagonal, a few pivots' worth): into a record of
+ * the ring by small_copy, then to h by the record's host function. Through a copy engine it
+ * waited behind the tiles on their way back (small_copy), and into pageable memory it also held
+ * the caller until then (exec.h). */
+#define SMALL_GET ((int64_t)64 << 10)
+static ooc_status_t small_get(cx_t *x, int q, int64_t m, int64_t n, const double *d,
+                              int64_t ldd, double *h, int64_t ldh) {
+  cq_t *Q = &x->q[q];
+  hrec_t *r;
+  OOC_TRY(rec_take(x, Q, 8 * m * n, "get", &r));
+  int64_t sp = span(x, q, OCU_SPAN_COPY, "get", 8 * m * n, 0);
+  CU(&x->e, small_copy(Q, m, n, d, ldd, r + 1, m, cudaMemcpyDeviceToHost));
+  ocu_rt_span_end(&x->rt, sp, q);
+  r->out = h;
+  r->out_m = m;
+  r->out_n = n;
+  r->out_ld = ldh;
+  return rec_done(x, Q, r);
+}
 static ooc_status_t c_get(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *d, int64_t ldd,
                           double *h, int64_t ldh) {
-  return xfer(e, q, "get", m, n, d, ldd, h, ldh, cudaMemcpyDeviceToHost, &e->stats.bytes_get);
+  if (m <= 0 || n <= 0 || 8 * m * n > SMALL_GET)
+    return xfer(e, q, "get", m, n, d, ldd, h, ldh, cudaMemcpyDeviceToHost, &e->stats.bytes_get);
+  OOC_TRY(begin(e, q, "get", 0));
+  e->stats.bytes_get += 8 * m * n;
+  return leave(X(e), small_get(X(e), q, m, n, d, ldd, h, ldh));
 }
 static ooc_status_t c_copy(ooc_exec_t *e, int q, int64_t m, int64_t n, const double *s, int64_t lds,
                            double *d, int64_t ldd) {
@@ -660,7 +722,7 @@ static ooc_status_t do_laswp(cx_t *x, int q, int64_t ncols, double *A, int64_t l
   off[nseg] = t;
   int64_t sp = span(x, q, OCU_SPAN_KERNEL, "laswp", 0, 0);
   int64_t *dws = (int64_t *)Q->ws;
-  CU(&x->e, cudaMemcpyAsync(dws, r + 1, (size_t)bytes, cudaMemcpyHostToDevice, Q->st));
+  CU(&x->e, small_copy(Q, bytes / 8, 1, r + 1, bytes / 8, dws, bytes / 8, cudaMemcpyHostToDevice));
   CU(&x->e, exc_permute_rows(ncols, A, lda, dws, dws + 2 * np, dws + 4 * np, nseg, maxseg, Q->st));
   ocu_rt_span_end(&x->rt, sp, q);
   return rec_done(x, Q, r); /* the record is free once the copy has run */
@@ -703,7 +765,7 @@ static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
     CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
     ocu_rt_span_end(&x->rt, sp, q);
     if (ipiv) {
-      CU(&x->e, cudaMemcpyAsync(r + 1, dpiv, (size_t)(8 * mn), cudaMemcpyDeviceToHost, Q->st));
+      CU(&x->e, small_copy(Q, mn, 1, dpiv, mn, r + 1, mn, cudaMemcpyDeviceToHost));
       r->ipiv_out = ipiv;
       r->npiv = mn;
     }
@@ -1061,6 +1123,7 @@ static ooc_status_t create(cx_t *x, const ex_cuda_config_t *cfg) {
     }
     OOC_TRY(ocu_rt_halloc(rt, &q->ring, HRING0, "an executor queue's output ring"));
     q->cap = HRING0;
+    ring_map(q);
   }
   OOC_TRY(ocu_rt_solver(rt, x->q[0].st));
   x->e.budget = rt->budget - rt->used;

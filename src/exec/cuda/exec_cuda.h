@@ -22,17 +22,22 @@
  *   the context's host bytes), so puts and gets from it are cudaMemcpy2DAsync, asynchronous.
  *   Any other (pageable) host memory works too: cudaMemcpy2DAsync then stages it through the
  *   driver's own pinned buffers, which makes a put read the host memory before it returns and a
- *   get return only once the data is on the host (synchronous for the caller, ordered on the
- *   queue like every operation).
+ *   get of more than 64 KiB return only once the data is on the host (synchronous for the
+ *   caller, ordered on the queue like every operation). A get of at most 64 KiB goes into the
+ *   queue's pinned ring and on to the caller's memory by a host function, as host outputs do
+ *   (below): asynchronous wherever the host memory lies.
  * - Queues are CUDA streams (non-blocking, counted), each with its own cuBLAS handle; one
  *   cuSOLVER handle is moved to the queue's stream before each call. Events are CUDA events
  *   (timing off). The caller's thread must be the executor's only one; each call makes the
  *   executor's device current on it.
- * - Host outputs (getrf's ipiv, every info): the device writes them, they go to a per-queue
- *   pinned ring of records by cudaMemcpyAsync, and a host function queued after them
- *   (cudaLaunchHostFunc) converts them (cuSOLVER's 1-based pivots to 0-based) into the caller's
- *   pointers: written when the operation has run, the queue never waits for the host. laswp's
- *   pivots are copied into the same ring at enqueue.
+ * - Host outputs (getrf's ipiv, every info, small gets): the device writes them into a per-queue
+ *   pinned ring of records, and a host function queued after them (cudaLaunchHostFunc)
+ *   converts them (cuSOLVER's 1-based pivots to 0-based) into the caller's pointers: written
+ *   when the operation has run, the queue never waits for the host. laswp's row tables are
+ *   written into the same ring at enqueue. These small copies between the ring and the device
+ *   are done by a kernel through the ring's mapping, not by a copy engine: an engine serves its
+ *   copies in order, and one behind a gigabyte of tiles on another queue waited milliseconds
+ *   with the compute queue idle (exec_cuda.c `small_copy`).
  * - Operations: gemm/syrk/trsm cuBLAS (_64); transpose cuBLAS geam; copy cudaMemcpy2DAsync;
  *   fill a small kernel, laswp the net row permutation of its pivots (made on the host at enqueue,
  *   applied by a kernel in segments through shared memory) (exec_cuda_kernels.cu); getrf cusolverDnXgetrf (LAPACK's

@@ -1,5 +1,6 @@
 // exec_cuda_kernels.cu: the few kernels the CUDA executor (exec_cuda.c) needs beyond cuBLAS and
-// cuSOLVER: fill, |A|'s scan (ex_absscan), row interchanges on 64-bit 0-based pivots, the info
+// cuSOLVER: fill, |A|'s scan (ex_absscan), row interchanges on 64-bit 0-based pivots, the small
+// copies to and from the pinned ring, the info
 // of a factorization, a unit triangle's diagonal set aside for trtri, and the mirror of a lower
 // triangle (ex_mirror).
 // Column-major FP64, 64-bit indices; every launcher returns the launch's error. (Transpose is
@@ -97,6 +98,25 @@ __global__ void permute_rows(int64_t ncols, double *__restrict__ A, int64_t lda,
       __syncthreads();
     }
   }
+}
+
+// The executor's small copies between the device and its pinned ring (exec_cuda.c `small_copy`),
+// done by the SMs through the ring's mapping instead of a copy engine: an engine serves the
+// copies that reach it in order, so a getrf's 32 KB of pivots or a laswp's table queued on the
+// compute stream behind a gigabyte of tiles on another stream waited 2-14 ms, with the compute
+// stream idle (H200 trace of LU at n = 40000). m x n 8-byte words, column-major; the words are
+// moved as bits. A store to host memory is fenced system-wide before the kernel ends, for the
+// host function queued after it.
+__global__ void copy_words(int64_t m, int64_t n, const unsigned long long *__restrict__ s,
+                           int64_t lds, unsigned long long *__restrict__ d, int64_t ldd,
+                           int to_host) {
+  int64_t total = m * n;
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    int64_t i = t % m, j = t / m;
+    d[i + j * ldd] = s[i + j * lds];
+  }
+  if (to_host) __threadfence_system();
 }
 
 // *out := the info of a factorization, as ops.h defines it: the smallest of cuSOLVER's (cuinfo,
@@ -231,6 +251,16 @@ extern "C" cudaError_t exc_permute_rows(int64_t ncols, double *A, int64_t lda, c
 }
 
 
+extern "C" cudaError_t exc_copy_words(int64_t m, int64_t n, const void *s, int64_t lds, void *d,
+                                      int64_t ldd, int to_host, cudaStream_t st) {
+  if (m <= 0 || n <= 0) return cudaSuccess;
+  int64_t blocks = (m * n + kThreads - 1) / kThreads;
+  copy_words<<<(unsigned)(blocks > 64 ? 64 : blocks), kThreads, 0, st>>>(
+      m, n, static_cast<const unsigned long long *>(s), lds, static_cast<unsigned long long *>(d),
+      ldd, to_host);
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode,
                                      const int *cuinfo, int64_t *out, cudaStream_t s) {
   diag_info<<<1, kThreads, 0, s>>>(A, lda, n > 0 ? n : 0, mode, cuinfo, out);
@@ -243,6 +273,7 @@ extern "C" cudaError_t exc_preload(void) {
   cudaFuncAttributes a;
   cudaError_t e = cudaFuncGetAttributes(&a, fill);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, permute_rows);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, copy_words);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_info);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_swap);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, mirror);
