@@ -354,14 +354,16 @@ static void t_budget(void) {
 /* ---- with a GPU: fault loops through the API ---------------------------------------------- */
 
 /* The methods on the GPU: gj, chol and newton's products invert; lu inverts (its factor and the
- * solve of the identity); rbt solves 3 right-hand sides; least squares A (3000 x 200) b. */
-enum { GJ = 0, CHOL = 1, PRODUCT = 2, LU = 3, RBT = 4, LSTSQ = 5, NEX = 6 };
+ * solve of the identity); rbt solves 3 right-hand sides; least squares A (3000 x 200) b; lu-lazy
+ * factors, reading A as LU asks for it (OOCSOLVE_LAZY_READ, issue 27). */
+enum { GJ = 0, CHOL = 1, PRODUCT = 2, LU = 3, RBT = 4, LSTSQ = 5, LAZY = 6, NEX = 7 };
 static const char *ex_name(int ex) {
-  static const char *names[NEX] = {"gj", "chol", "product", "lu", "rbt", "lstsq"};
+  static const char *names[NEX] = {"gj", "chol", "product", "lu", "rbt", "lstsq", "lu-lazy"};
   return names[ex];
 }
 static char g_in[NEX][1100], g_rhs[NEX][1100];
-static int64_t g_n[NEX] = {1000, 1000, 300, 1000, 1000, 200};
+static int64_t g_n[NEX] = {1000, 1000, 300, 1000, 1000, 200, 1000};
+static const char *lazy_said = "A read while the factor ran";
 #define LSTSQ_ROWS 3000
 
 static void make_input(int ex) {
@@ -388,7 +390,8 @@ static ooc_status_t run_api(ooc_ctx_t *ctx, int ex, const char *out, ooc_report_
   o.device = OOC_DEVICE_CUDA;
   o.tile = 40;
   static const ooc_method_t m[NEX] = {OOC_METHOD_GJ,   OOC_METHOD_CHOL, OOC_METHOD_NEWTON,
-                                      OOC_METHOD_LU,   OOC_METHOD_RBT,  OOC_METHOD_AUTO};
+                                      OOC_METHOD_LU,   OOC_METHOD_RBT,  OOC_METHOD_AUTO,
+                                      OOC_METHOD_LU};
   o.method = m[ex];
   /* out of GPU core for gj, chol, lu and rbt (the ring of slots); several blocks for the
    * product; least squares' panel in row blocks */
@@ -399,6 +402,12 @@ static ooc_status_t run_api(ooc_ctx_t *ctx, int ex, const char *out, ooc_report_
   o.force = 1;
   if (ex == LSTSQ) return ooc_lstsq(ctx, g_in[ex], g_rhs[ex], out, &o, rep);
   if (ex == RBT) return ooc_solve(ctx, g_in[ex], g_rhs[ex], out, &o, rep);
+  if (ex == LAZY) {
+    setenv("OOCSOLVE_LAZY_READ", "1", 1);
+    ooc_status_t st = ooc_factor(ctx, g_in[ex], out, &o, rep);
+    unsetenv("OOCSOLVE_LAZY_READ");
+    return st;
+  }
   return ooc_invert(ctx, g_in[ex], out, &o, rep);
 }
 
@@ -421,6 +430,7 @@ static void fault_loop(int ex, int persistent, int64_t max_n) {
     if (st != OOC_OK) fprintf(stderr, "\n  %s: the clean run failed: %s ", ex_name(ex), ooc_ctx_error(ctx));
     CU_ASSERT_FATAL(st == OOC_OK);
     CU_ASSERT(!strcmp(rep.backend, "cuda"));
+    if (ex == LAZY) CU_ASSERT(strstr(rep.warnings, lazy_said) != NULL);
     remove(out);
     tu_ctx_done(ctx);
   }
@@ -487,6 +497,48 @@ static void t_fault_rbt_once(void) { fault_loop(RBT, 0, 200); }
 static void t_fault_rbt_persistent(void) { fault_loop(RBT, 1, 200); }
 static void t_fault_lstsq_once(void) { fault_loop(LSTSQ, 0, 200); }
 static void t_fault_lstsq_persistent(void) { fault_loop(LSTSQ, 1, 200); }
+static void t_fault_lazy_once(void) { fault_loop(LAZY, 0, 200); }
+
+/* LU's factor on the GPU reading A as it asks for it: the same bits as the factor that reads A
+ * first, the tiles moved in place either way (the strips' buffers pinned as a whole load pins
+ * them), the host's peak within its budget. */
+static void t_lazy_bits(void) {
+  if (!g_gpu) return;
+  make_input(LAZY);
+  char out[2][1200];
+  ooc_report_t rep[2];
+  for (int lazy = 0; lazy < 2; lazy++) {
+    snprintf(out[lazy], sizeof out[lazy], "%s.%d.h5:/LU", g_in[LAZY], lazy);
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o;
+    ooc_opts_default(&o);
+    o.device = OOC_DEVICE_CUDA;
+    o.tile = 40;
+    o.method = OOC_METHOD_LU;
+    o.gpu_mem = 8 * g_n[LAZY] * g_n[LAZY] / 2;
+    o.checkpoint = OOC_CHECKPOINT_NEVER;
+    o.force = 1;
+    if (lazy) setenv("OOCSOLVE_LAZY_READ", "1", 1);
+    ooc_status_t st = ooc_factor(ctx, g_in[LAZY], out[lazy], &o, &rep[lazy]);
+    unsetenv("OOCSOLVE_LAZY_READ");
+    if (st != OOC_OK) fprintf(stderr, "\n  lazy %d: %s ", lazy, ooc_ctx_error(ctx));
+    CU_ASSERT_FATAL(st == OOC_OK);
+    CU_ASSERT((strstr(rep[lazy].warnings, lazy_said) != NULL) == lazy);
+    CU_ASSERT(strstr(rep[lazy].warnings, "the GPU in place") != NULL);
+    CU_ASSERT(rep[lazy].host_peak <= rep[lazy].host_budget);
+    CU_ASSERT(rep[lazy].residual < 30);
+    tu_ctx_done(ctx);
+  }
+  int64_t r0, c0, r1, c1;
+  double *X0 = tu_read_matrix(out[0], &r0, &c0), *X1 = tu_read_matrix(out[1], &r1, &c1);
+  CU_ASSERT_FATAL(X0 && X1 && r0 == r1 && c0 == c1);
+  CU_ASSERT(memcmp(X0, X1, (size_t)(r0 * c0) * sizeof(double)) == 0);
+  fprintf(stderr, "\n  [lu factor n = %lld on the GPU: read first %.3f s, read as asked %.3f s "
+          "(%s)] ", (long long)g_n[LAZY], rep[0].t_total, rep[1].t_total, rep[1].warnings);
+  free(X0);
+  free(X1);
+}
+
 static void t_totals(void) {
   fprintf(stderr, "\n  [device fault loops: %ld runs, %ld faults injected] ", g_runs, g_faults);
 }
@@ -518,6 +570,8 @@ int main(int argc, char **argv) {
       {"fault loop: rbt, persistent", t_fault_rbt_persistent},
       {"fault loop: lstsq, one-shot", t_fault_lstsq_once},
       {"fault loop: lstsq, persistent", t_fault_lstsq_persistent},
+      {"lu on the GPU reading A as it asks: the same bits", t_lazy_bits},
+      {"fault loop: lu reading A as it asks, one-shot", t_fault_lazy_once},
       {"totals", t_totals},
       {NULL, NULL}};
   return tu_run("cuda-rt", tests);

@@ -1097,7 +1097,52 @@ static void absscan_on(const factory_t *f) {
 }
 
 static void t_blas(void) { for_each(blas_on); }
+/* ex_laswp against the oracle's laswp on shapes the factor's single-segment case above does not
+ * reach: many segments of the CUDA executor's net permutation (LU's pivots, each uniform over
+ * the rows below it), a range starting past row 0, column counts odd and even (its blocks take
+ * two columns), more columns than its grid holds blocks, and a range of repeated pivots (rows
+ * that swap back and forth, so some touched rows end where they began). A permutation is
+ * exact: the bits must agree. */
+static void laswp_on(const factory_t *f) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_exec_t *e;
+  CU_ASSERT_FATAL(f->make(ctx, 1, 0, &e) == OOC_OK);
+  const ooc_ops_t *o = oracle(f);
+  static const struct {
+    int64_t rows, ncols, k1, k2;
+    int repeat;
+  } C[] = {{3000, 7, 200, 2700, 0}, {3000, 6, 0, 3000, 0}, {2049, 1, 1, 2048, 1},
+           {1100, 3, 0, 1100, 1},   {6, 140001, 0, 6, 0}};
+  for (size_t c = 0; c < sizeof C / sizeof C[0]; c++) {
+    int64_t m = C[c].rows, w = C[c].ncols, ld = m + 3, k1 = C[c].k1, k2 = C[c].k2;
+    double *A = rmat(ld, w, ld), *R = malloc((size_t)(ld * w) * sizeof *R);
+    int64_t *piv = malloc((size_t)m * sizeof *piv);
+    for (int64_t k = 0; k < m; k++) {
+      piv[k] = k + (int64_t)((urand() + 1.0) * 0.5 * (double)(m - k)); /* urand: [-1, 1) */
+      if (piv[k] >= m) piv[k] = m - 1;
+      if (C[c].repeat && k % 3 == 1) piv[k] = k + 1 < m ? k + 1 : k; /* k+1 back next step */
+    }
+    double *dA = up(e, 0, m, w, A, ld);
+    CU_ASSERT(ex_laswp(e, 0, w, dA, ld, k1, k2, piv) == OOC_OK);
+    o->laswp(w, A, ld, k1, k2, piv);
+    down(e, 0, m, w, dA, ld, R);
+    int64_t bad = 0;
+    for (int64_t j = 0; j < w; j++)
+      for (int64_t i = 0; i < m; i++) bad += AT(R, ld, i, j) != AT(A, ld, i, j);
+    CU_ASSERT(bad == 0);
+    if (bad)
+      fprintf(stderr, "  %s: laswp rows %lld, %lld columns, pivots [%lld, %lld): %lld wrong\n",
+              f->name, (long long)m, (long long)w, (long long)k1, (long long)k2, (long long)bad);
+    ex_free(e, dA);
+    free(A), free(R), free(piv);
+  }
+  CU_ASSERT(ex_finish(e) == OOC_OK);
+  ex_destroy(e);
+  tu_ctx_done(ctx);
+}
+
 static void t_lapack(void) { for_each(lapack_on); }
+static void t_laswp(void) { for_each(laswp_on); }
 static void t_nopiv(void) { for_each(nopiv_on); }
 static void t_getrf_ws(void) { for_each(getrf_ws_on); }
 static void t_mirror(void) { for_each(mirror_on); }
@@ -1110,6 +1155,7 @@ static void t_ring(void) { for_each(ring_on); }
 static const tu_test_t tests[] = {
     {"BLAS 3, copies, transpose, fill (vs the ops table)", t_blas},
     {"getrf pivots, laswp, trtri, potrf/potri, getri, info", t_lapack},
+    {"laswp: many segments, odd and even column counts, a wide grid", t_laswp},
     {"getrf without pivoting (ipiv NULL): factors, L U = A, a zero leading pivot", t_nopiv},
     {"getrf_ws, getri_ws, potrf_ws, potri_ws: each runs with that much of the budget left free", t_getrf_ws},
     {"geqrf, ormqr (Q^T and Q), laset (vs the ops table and the definitions)", t_qr},

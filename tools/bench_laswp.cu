@@ -5,7 +5,9 @@
 //   v1  the same, each thread's gathers issued U at a time before they are stored (loads in
 //       flight), int64 tables
 //   v2  v1 with int32 tables
-//   v3  v2, 512 threads
+//   v3  v2, 512 or 1024 threads
+//   v4  one entry per thread (segments of at most blockDim / 2 pivots), values in registers,
+//       C columns per block
 // Pivots as LU on a random matrix makes them: ipiv[k] uniform in [k, rows). The tables are built
 // as exec_cuda.c's do_laswp builds them (the net permutation of each segment of SEG pivots).
 // Build and run (a GPU host): nvcc -O3 -arch=sm_90 -o /tmp/bench_laswp tools/bench_laswp.cu &&
@@ -75,6 +77,52 @@ __global__ void v1(int64_t ncols, double *__restrict__ A, int64_t lda, const I *
       __syncthreads();
     }
   }
+}
+
+// v4: at most one table entry per thread (a segment of at most blockDim / 2 pivots), the
+// values in registers, C columns per block: no shared memory, C loads in flight per thread.
+template <int C>
+__global__ void v4(int64_t ncols, double *__restrict__ A, int64_t lda,
+                   const int64_t *__restrict__ src, const int64_t *__restrict__ dst,
+                   const int64_t *__restrict__ off, int64_t nseg) {
+  for (int64_t j0 = (int64_t)blockIdx.x * C; j0 < ncols; j0 += (int64_t)gridDim.x * C) {
+    double *a = A + j0 * lda;
+    int nc = ncols - j0 < C ? (int)(ncols - j0) : C;
+    for (int64_t s = 0; s < nseg; s++) {
+      int64_t t = off[s] + threadIdx.x;
+      bool on = t < off[s + 1];
+      int64_t r = on ? __ldg(src + t) : 0, w = on ? __ldg(dst + t) : 0;
+      double v[C];
+#pragma unroll
+      for (int c = 0; c < C; c++) v[c] = on && c < nc ? a[r + c * lda] : 0.0;
+      __syncthreads();
+#pragma unroll
+      for (int c = 0; c < C; c++)
+        if (on && c < nc) a[w + c * lda] = v[c];
+      __syncthreads();
+    }
+  }
+}
+
+template <int C>
+static float run4(int threads, int64_t ncols, double *A, int64_t lda, const int64_t *src,
+                  const int64_t *dst, const int64_t *off, int64_t nseg) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  float best = 1e30f;
+  int64_t blocks = (ncols + C - 1) / C;
+  for (int r = 0; r < 6; r++) {
+    CK(cudaEventRecord(e0));
+    v4<C><<<(unsigned)(blocks > 65535 ? 65535 : blocks), threads>>>(ncols, A, lda, src, dst, off,
+                                                                    nseg);
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    if (r > 0 && ms < best) best = ms;
+  }
+  return best;
 }
 
 struct tables {
@@ -186,6 +234,20 @@ int main(int argc, char **argv) {
         {"v3 (U=4, int32, 1024 threads)", run(v1<int32_t, 4>, 1024, sh.ncols, A, sh.rows, d32, d32 + n, off, nseg, T.maxseg)},
     };
     for (auto &x : r) printf("  %-32s %8.3f ms %8.1f GB/s\n", x.name, x.ms, gb / (x.ms / 1e3));
+    if (T.maxseg <= 1024) { // v4 needs an entry per thread at most
+      int th = T.maxseg <= 512 ? 512 : 1024;
+      struct {
+        const char *name;
+        float ms;
+      } q[] = {
+          {"v4 (registers, 1 column)", run4<1>(th, sh.ncols, A, sh.rows, d64, d64 + n, off, nseg)},
+          {"v4 (registers, 2 columns)", run4<2>(th, sh.ncols, A, sh.rows, d64, d64 + n, off, nseg)},
+          {"v4 (registers, 4 columns)", run4<4>(th, sh.ncols, A, sh.rows, d64, d64 + n, off, nseg)},
+          {"v4 (registers, 8 columns)", run4<8>(th, sh.ncols, A, sh.rows, d64, d64 + n, off, nseg)},
+      };
+      for (auto &x : q)
+        printf("  %-32s %8.3f ms %8.1f GB/s (%d threads)\n", x.name, x.ms, gb / (x.ms / 1e3), th);
+    }
     CK(cudaFree(d64));
     CK(cudaFree(d32));
     CK(cudaFree(off));

@@ -508,12 +508,22 @@ ooc_status_t job_loader_end(job_loader_t *L) {
 
 static ooc_status_t scale_check(job_t *j);
 
+/* The load is over (job_load_inputs, or job_lazy_finish after a read while LU ran): the last
+ * strip's buffers pinned (TCACHE_PIN_LATER queued them), then buffers made from here on are
+ * pinned when first lent. */
+static void pin_rest(job_t *j) {
+  tcache_pin_start(j->cache);
+  tcache_pin_wait(j->cache);
+  tcache_pin_new(j->cache, 0);
+}
+
 ooc_status_t job_lazy_finish(job_t *j) {
   if (!j->aload) return OOC_OK;
   double t0 = ooc_now();
   job_loader_t *L = j->aload;
   j->aload = NULL;
   ooc_status_t st = job_loader_end(L);
+  if (j->lu_gx) pin_rest(j); /* as job_load_inputs does after a whole load */
   if (st == OOC_OK) st = scale_check(j);
   j->t_aload += ooc_now() - t0;
   return st;
@@ -710,14 +720,14 @@ static int input_backs_tiles(const job_t *j) {
  * first, as always). Only where OOCSOLVE_LAZY_READ is set in the environment, for now: on this
  * project's 2-core VM the CPU's LU factor at n = 8192 took 5.61-5.96 s with it against
  * 5.28-5.65 s without (the read competes with the BLAS threads for the cores and the input was
- * in the page cache), and the GPU's path, where the host is idle while the device computes,
- * has not run on a GPU host yet (docs/PERFORMANCE.md "twelfth session"). For --method lu on
- * the CPU, factor, solve and logdet (an inverse's result store shares the cache), not
- * resumed, with the whole input in the cache (not backed: nothing is evicted) and at least one
+ * in the page cache); the GPU's path, where the host is idle while the device computes, is
+ * measured in docs/PERFORMANCE.md. For --method lu on either device (on the GPU the strips'
+ * tiles are pinned as a whole load pins them: job_lazy_finish), factor, solve and logdet (an
+ * inverse's result store shares the cache), not resumed, with the whole input in the cache (not backed: nothing is evicted) and at least one
  * tile column's strip left over beside it: the cache never holds more than the inputs' tiles,
  * so that room stays free. lu_run pulls the columns through lu_args_t.need. */
 static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep) {
-  if (j->o.method != OOC_METHOD_LU || j->cuda || j->resuming || j->lu_in || j->lower_load ||
+  if (j->o.method != OOC_METHOD_LU || j->resuming || j->lu_in || j->lower_load ||
       j->classify_load || !(j->kind == JOB_FACTOR || j->kind == JOB_SOLVE ||
                             j->kind == JOB_LOGDET) || !getenv("OOCSOLVE_LAZY_READ"))
     return 0;
@@ -793,11 +803,9 @@ ooc_status_t job_load_inputs(job_t *j) {
     ooc_free(ctx, bnorm);
   }
   j->io_room = 0;
-  if (j->lu_gx) { /* the last strip's buffers, then new ones are pinned when first lent */
-    tcache_pin_start(j->cache);
-    tcache_pin_wait(j->cache);
-    tcache_pin_new(j->cache, 0);
-  }
+  /* a read while LU runs keeps pinning its strips' buffers as the load does (load_strip pins
+   * strip k's while it reads strip k + 1, LU waiting in its need hook): the rest at its end */
+  if (j->lu_gx && !j->aload) pin_rest(j);
   OOC_TRY(st);
   j->rep->t_read = ooc_now() - t0 - spill_time(j);
   return OOC_OK;

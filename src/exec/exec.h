@@ -104,7 +104,7 @@
 #define EX_MAX_QUEUES 8
 /* The most device workspace one ex_laswp of np pivots takes on its queue (exec_cuda.c's do_laswp:
  * source and destination rows, 2 np each, and a segment table), for planners. */
-#define EX_LASWP_WS(np) (8 * (4 * (int64_t)(np) + (int64_t)(np) / 2048 + 2) + 256)
+#define EX_LASWP_WS(np) (8 * (4 * (int64_t)(np) + (int64_t)(np) / 512 + 2) + 256)
 /* Each device buffer costs at most its bytes rounded up to EX_DEV_ALIGN (the CUDA pool's
  * rounding, OCU_RT_ALIGN): device plans count a buffer as EX_DEV_ROUND(bytes). */
 #define EX_DEV_ALIGN 256

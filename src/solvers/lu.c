@@ -639,7 +639,11 @@ static ooc_status_t singular(lu_t *L, int64_t col, int exact, double u, int64_t 
  * A row swap is exact: the bits are the same either way. */
 static ooc_status_t fix_take(void *u, int64_t q, double *slot, int64_t ld) {
   lu_t *L = u;
-  if (L->done[item_col(L, q)] >= L->n) return OOC_OK; /* none to take (the last chunk's) */
+  int64_t tj = item_col(L, q);
+  if (L->done[tj] >= L->n) return OOC_OK; /* none to take (the last chunk's) */
+  /* the last chunks may still be on their way out (deferred): this column waits for its own
+   * batch only, so the earlier columns' fixes overlap those gets */
+  OOC_TRY(batch_free_cols(L, tj, tj + 1));
   return in_take(u, q, slot, ld);
 }
 
@@ -973,8 +977,9 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
        j++)
     if (L->done[j] < n) nfix = j + 1;
   double tf = ooc_now();
-  OOC_TRY(batch_drain(L)); /* the last chunks back in the store */
+  if (L->uni) OOC_TRY(batch_drain(L)); /* (else fix_take waits for each column's batch) */
   OOC_TRY(fix_columns(L, nfix));
+  OOC_TRY(batch_drain(L)); /* the last chunks back in the store */
   L->st->t_fix = ooc_now() - tf;
   ex_host_span(L->ex, "lu final swaps", tf, ooc_now(), 0);
   OOC_TRY(scan_fetch(L));

@@ -652,12 +652,15 @@ static ooc_status_t c_trsm(ooc_exec_t *e, int q, char side, char uplo, char tran
 }
 
 /* laswp: the swaps of pivots [k1, k2) turned on the host, at enqueue, into the net permutation of
- * the rows they touch, in segments of LASWP_SEG pivots (at most 2 LASWP_SEG rows each: a
- * block's shared memory), and applied by exc_permute_rows: every column and row in parallel. The
+ * the rows they touch, in segments of LASWP_SEG pivots (at most 2 LASWP_SEG rows each: one per
+ * thread of a block), and applied by exc_permute_rows: every column and row in parallel. The
  * sequential form (one thread per column through every swap) took 1.1 s of gj's 7.5 s at
  * n = 49152 with --gpu-mem 12G on an H100 (12.7 ms a call, 24576 swaps on 1024 columns); with
- * this one gj's update phase went from 4.01 to 3.57 s and the run from 7.33 to 7.00 s. */
-#define LASWP_SEG 2048
+ * the parallel one gj's update phase went from 4.01 to 3.57 s and the run from 7.33 to 7.00 s.
+ * Segments of 512 rather than 2048 (the kernel's registers in place of shared memory):
+ * tools/bench_laswp.cu. A segment's tables are a few KB and the segments' rows overlap little,
+ * so the shorter segments move about as many rows in all. */
+#define LASWP_SEG 512
 static ooc_status_t lsw_scratch(cx_t *x, int64_t rows) {
   if (rows <= x->lsw_cap) return OOC_OK;
   int64_t cap = rows > 2 * x->lsw_cap ? rows : 2 * x->lsw_cap;
