@@ -821,24 +821,32 @@ static ooc_status_t panel_first(lu_t *L, int64_t *info) {
       L->st->t_wait += ooc_now() - t1;
       OOC_TRY(chunk_pivots(L, prev, a - prev, bad[c ^ 1], info));
       OOC_TRY(chunk_update(L, prev, a, a, a1));
+      if (last) OOC_TRY(ex_record(L->ex, QC, L->evr[ooc_min64(prev / wc, LU_NEV - 1)]));
     }
     OOC_TRY(panel_getrf(L, a, a1 - a, &bad[c], L->evp[c]));
-    if (last) /* the regions before the chunk factored last take the next stripe's columns */
-      for (int64_t d = 0; d < prev; d += wc) {
+    if (last) {
+      /* the one before the last goes back now, beside the last getrf (nothing writes it after
+       * its own), so that its region takes the next stripe's columns with the others' instead
+       * of after the last chunk: the step's end waited for both trips, out and in, of two
+       * chunks' regions (0.11 s of device idle time at n = 40000 on an H200) */
+      if (prev >= 0) OOC_TRY(chunk_out(L, prev, a));
+      /* every region before the chunk factored last takes the next stripe's columns */
+      for (int64_t d = 0; d < a; d += wc) {
         OOC_TRY(ex_wait(L->ex, L->QT, L->evr[ooc_min64(d / wc, LU_NEV - 1)]));
         OOC_TRY(prefetch(L, d, d + wc));
       }
+    }
     pprev = prev;
     prev = a;
   }
-  if (pprev >= 0) OOC_TRY(chunk_out(L, pprev, prev));
+  if (pprev >= 0 && !ahead) OOC_TRY(chunk_out(L, pprev, prev)); /* (else sent in the loop) */
   double t1 = ooc_now();
   OOC_TRY(ex_sync(L->ex, L->evp[c ^ 1]));
   L->st->t_wait += ooc_now() - t1;
   OOC_TRY(chunk_pivots(L, prev, w - prev, bad[c ^ 1], info));
   OOC_TRY(chunk_out(L, prev, w));
-  if (ahead) { /* the regions of the last two chunks: both read for the last time, both back */
-    OOC_TRY(prefetch(L, pprev >= 0 ? pprev : prev, w));
+  if (ahead) { /* the last chunk's region: read for the last time, back */
+    OOC_TRY(prefetch(L, prev, w));
     L->loaded = 1;
   }
   return OOC_OK;

@@ -99,6 +99,9 @@ typedef struct cx {
   uint32_t *lsw_gen;
   int64_t lsw_cap;
   uint32_t lsw_now;
+  /* with timing: when the operation being enqueued began (begin), for leave's host span */
+  double enq_t0;
+  const char *enq_op;
 } cx_t;
 
 static cx_t *X(ooc_exec_t *e) { return (cx_t *)e; }
@@ -125,8 +128,16 @@ static ooc_status_t enter(cx_t *x, int q, const char *op) {
   return OOC_OK;
 }
 
-/* After an enqueue: a device error breaks the executor (its message is the one recorded). */
+/* After an enqueue: a device error breaks the executor (its message is the one recorded). With
+ * timing, an enqueue that held the caller over 0.2 ms (a library call that waits for the device,
+ * a full hardware queue) is a host span named after the operation on the trace's host row: an
+ * asynchronous call should return in microseconds. */
 static ooc_status_t leave(cx_t *x, ooc_status_t st) {
+  if (x->enq_t0 > 0) {
+    double t1 = ooc_now();
+    if (t1 - x->enq_t0 > 2e-4) ocu_rt_host_span(&x->rt, x->enq_op, x->enq_t0, t1, 0);
+    x->enq_t0 = 0;
+  }
   if (st == OOC_ERR_DEVICE && !x->broken) {
     x->broken = st;
     snprintf(x->broken_msg, sizeof x->broken_msg, "%s", ooc_ctx_error(x->e.ctx));
@@ -137,6 +148,10 @@ static ooc_status_t leave(cx_t *x, ooc_status_t st) {
 /* An operation's enqueue: enter(), and the executor's counts. */
 static ooc_status_t begin(ooc_exec_t *e, int q, const char *op, double flops) {
   OOC_TRY(enter(X(e), q, op));
+  if (X(e)->rt.timing) {
+    X(e)->enq_t0 = ooc_now();
+    X(e)->enq_op = op;
+  }
   e->stats.ops++;
   e->stats.flops += flops;
   return OOC_OK;

@@ -81,33 +81,25 @@ __global__ void laset(int mode, int64_t m, int64_t n, double alpha, double beta,
 // LAPACK's laswp as the net row permutation, segment by segment (exec_cuda.c's do_laswp turns the
 // pivots into it on the host): in segment s, entries t in [off[s], off[s+1]) say that row dst[t]
 // receives the value row src[t] held before the segment. A segment has at most blockDim entries
-// (do_laswp's LASWP_SEG pivots touch at most twice as many rows): each thread holds one entry's
-// values of the block's kColsPerBlock columns in registers between the block's reads and its
-// writes, so every (column, row) moves in parallel with kColsPerBlock loads in flight per thread.
-// The rows are scattered, so each read or write is a sector of its own and the kernel is bound by
-// how many are in flight: the form before (a segment of 2048 pivots through shared memory, 256
-// threads, one column per block) moved 330-440 GB/s where this one moved 715-1054 on an H200
-// (tools/bench_laswp.cu on LU's shapes at n = 40000); the sequential form (one thread per column
-// through every swap) took 12.7 ms a call at n = 49152 (exec_cuda.c's do_laswp).
-constexpr int kColsPerBlock = 2;
+// (do_laswp's LASWP_SEG pivots touch at most twice as many rows): each thread holds its entry's
+// value in a register between the block's reads and its writes, so every (column, row) moves in
+// parallel. The rows are scattered, so each read or write is a sector of its own and the kernel
+// is bound by how many are in flight. On LU's shapes at n = 40000 on an H200
+// (tools/bench_laswp.cu) this form moved 716-1164 GB/s where the one before (segments of 2048
+// pivots through shared memory, 256 threads a block) moved 327-442; two or more columns a block
+// (more loads in flight per thread, fewer blocks) were slower, 357-740. The sequential form (one
+// thread per column through every swap) took 12.7 ms a call at n = 49152 (exec_cuda.c).
 __global__ void permute_rows(int64_t ncols, double *__restrict__ A, int64_t lda,
                              const int64_t *__restrict__ src, const int64_t *__restrict__ dst,
                              const int64_t *__restrict__ off, int64_t nseg) {
-  for (int64_t j0 = (int64_t)blockIdx.x * kColsPerBlock; j0 < ncols;
-       j0 += (int64_t)gridDim.x * kColsPerBlock) {
-    double *a = A + j0 * lda;
-    int nc = ncols - j0 < kColsPerBlock ? (int)(ncols - j0) : kColsPerBlock;
+  for (int64_t j = blockIdx.x; j < ncols; j += gridDim.x) {
+    double *a = A + j * lda;
     for (int64_t s = 0; s < nseg; s++) {
       int64_t t = off[s] + threadIdx.x;
       bool on = t < off[s + 1];
-      int64_t r = on ? src[t] : 0, w = on ? dst[t] : 0;
-      double v[kColsPerBlock];
-#pragma unroll
-      for (int c = 0; c < kColsPerBlock; c++) v[c] = on && c < nc ? a[r + c * lda] : 0.0;
+      double v = on ? a[src[t]] : 0.0;
       __syncthreads();
-#pragma unroll
-      for (int c = 0; c < kColsPerBlock; c++)
-        if (on && c < nc) a[w + c * lda] = v[c];
+      if (on) a[dst[t]] = v;
       __syncthreads();
     }
   }
@@ -259,10 +251,9 @@ extern "C" cudaError_t exc_permute_rows(int64_t ncols, double *A, int64_t lda, c
                                         int64_t maxseg, cudaStream_t s) {
   if (ncols <= 0 || nseg <= 0 || maxseg <= 0) return cudaSuccess;
   if (maxseg > 1024) return cudaErrorInvalidValue; /* (do_laswp's segments hold at most 1024) */
-  int64_t blocks = (ncols + kColsPerBlock - 1) / kColsPerBlock;
   unsigned threads = (unsigned)((maxseg + 31) / 32 * 32);
-  permute_rows<<<(unsigned)(blocks > 65535 ? 65535 : blocks), threads, 0, s>>>(ncols, A, lda, src,
-                                                                             dst, off, nseg);
+  permute_rows<<<(unsigned)(ncols > 65535 ? 65535 : ncols), threads, 0, s>>>(ncols, A, lda, src,
+                                                                           dst, off, nseg);
   return cudaGetLastError();
 }
 
