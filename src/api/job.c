@@ -717,13 +717,14 @@ static int input_backs_tiles(const job_t *j) {
 }
 
 /* A read while the method runs (issue 27), the room its loader's strip takes (0: A is read
- * first, as always). Only where OOCSOLVE_LAZY_READ is set in the environment, for now: on this
- * project's 2-core VM the CPU's LU factor at n = 8192 took 5.61-5.96 s with it against
- * 5.28-5.65 s without (the read competes with the BLAS threads for the cores and the input was
- * in the page cache); the GPU's path, where the host is idle while the device computes, is
- * measured in docs/PERFORMANCE.md. For --method lu on either device (on the GPU the strips'
- * tiles are pinned as a whole load pins them: job_lazy_finish), factor, solve and logdet (an
- * inverse's result store shares the cache), not resumed, with the whole input in the cache (not backed: nothing is evicted) and at least one
+ * first, as always). Only where OOCSOLVE_LAZY_READ is set in the environment, for now, because
+ * it is slower: on this project's 2-core VM the CPU's LU factor at n = 8192 took 5.61-5.96 s
+ * with it against 5.28-5.65 s without (the read competes with the BLAS threads for the cores),
+ * and on an H200 the factor at n = 40000 took 6.1 s against a 2.8 s read and a 1.5 s factor
+ * (the hook reads on the thread that feeds the GPU: only the work already queued overlaps it;
+ * docs/PERFORMANCE.md "thirteenth session"). For --method lu on either device (on the GPU the
+ * strips' tiles are pinned as a whole load pins them: job_lazy_finish), factor, solve and
+ * logdet (an inverse's result store shares the cache), not resumed, with the whole input in the cache (not backed: nothing is evicted) and at least one
  * tile column's strip left over beside it: the cache never holds more than the inputs' tiles,
  * so that room stays free. lu_run pulls the columns through lu_args_t.need. */
 static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep) {

@@ -98,11 +98,16 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
   ooc_report_t *r = j->rep;
   int64_t reserved = lu_workspace_bytes(n, b, *W, j->m);
   /* the first listed device (--devices): LU does not spread */
+  /* rings that hold eight laswp tables of a chunk's pivots (32 bytes a pivot), at most 1 MiB:
+   * the first stripe queues four chunks' updates at a time, each with its table, beside getrf's
+   * pivots and diagonals, and in the 64 KiB ring (grown to 256 KB by the first table) the host
+   * waited 23-61 ms at a time for room (H200 trace, n = 40000; exec_cuda.c rec_take) */
+  int64_t ring = ooc_min64((int64_t)1 << 20, 8 * 32 * ooc_min64(n, LU_CHUNK));
   ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 3,
-                         .trace = j->o.trace};
+                         .trace = j->o.trace, .ring_bytes = ring};
   int64_t h0 = ooc_ctx_host_bytes(j->ctx);
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
-  /* the executor's own host memory (its queues' pinned rings of 64 KiB, the structs), and what
+  /* the executor's own host memory (its queues' pinned rings, the structs), and what
    * it grows to in the run: cuSOLVER's host workspace (64 KiB allowed) and laswp's row table
    * (12 bytes a row, doubled as it grows). Before the load (no cache yet) it comes out of the
    * cache's room; after it, out of the ring's (the GPU budget sweep, test_budget gpu, found an

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* exec_cuda_kernels.cu */
 cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64_t lda, cudaStream_t s);
@@ -37,7 +38,7 @@ enum { DIAG_NONE = 0, DIAG_ZERO = 1, DIAG_POSITIVE = 2 }; /* exc_diag_info's mod
 
 #define GETRI_NB 512        /* getri's sweep block (as the gj executor's) */
 #define SMALL_BYTES 256     /* per queue device: [0] int64 info, [1] cuSOLVER's int info */
-#define HRING0 ((int64_t)64 << 10) /* per queue pinned ring, first size */
+#define HRING0 ((int64_t)64 << 10) /* per queue pinned ring, first size (cfg->ring_bytes) */
 #define RALIGN 64
 
 /* A record in a queue's pinned ring: what a host function writes to the caller when the
@@ -239,8 +240,13 @@ static cudaError_t small_copy(cq_t *q, int64_t m, int64_t n, const void *s, int6
                            kind, q->st);
 }
 
-/* A record with `extra` bytes after it in queue q's ring. A full ring waits for the queue (every
- * record before is then done); one too small for the request is replaced by a larger one. */
+/* A record with `extra` bytes after it in queue q's ring. A full ring waits until the oldest
+ * records are done (their host functions move the tail as the queue reaches them), not for the
+ * whole queue: waiting for the queue held LU's host 23-61 ms at a time in its first stripe
+ * (laswp tables of 128 KB, pivots and diagonals of 32 KB in a ring of 256 KB), its loads and
+ * chunks' trips out queued that much later (H200 trace, n = 40000). Once the queue is idle, or
+ * for a record larger than the ring (which is then replaced by one twice its size), the ring
+ * starts over. */
 static ooc_status_t rec_take(cx_t *x, cq_t *q, int64_t extra, const char *op, hrec_t **out) {
   int64_t bytes = (int64_t)sizeof(hrec_t) + (extra + RALIGN - 1) / RALIGN * RALIGN;
   *out = NULL;
@@ -256,6 +262,16 @@ static ooc_status_t rec_take(cx_t *x, cq_t *q, int64_t extra, const char *op, hr
       r->op = op;
       *out = r;
       return OOC_OK;
+    }
+    if (bytes <= q->cap) {
+      cudaError_t c = cudaStreamQuery(q->st); /* idle: every host function has run */
+      if (c == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+        continue;
+      }
+      CU(&x->e, c);
     }
     CU(&x->e, cudaStreamSynchronize(q->st));
     q->head = 0;
@@ -693,9 +709,8 @@ static ooc_status_t lsw_scratch(cx_t *x, int64_t rows) {
   return OOC_OK;
 }
 
-static ooc_status_t do_laswp(cx_t *x, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
-                             int64_t k2, const int64_t *ipiv) {
-  if (k2 <= k1 || ncols <= 0) return OOC_OK;
+static ooc_status_t laswp_piece(cx_t *x, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
+                                int64_t k2, const int64_t *ipiv) {
   cq_t *Q = &x->q[q];
   int64_t np = k2 - k1, nseg = (np + LASWP_SEG - 1) / LASWP_SEG, rows = k2;
   for (int64_t k = k1; k < k2; k++)
@@ -744,6 +759,18 @@ static ooc_status_t do_laswp(cx_t *x, int q, int64_t ncols, double *A, int64_t l
   CU(&x->e, exc_permute_rows(ncols, A, lda, dws, dws + 2 * np, dws + 4 * np, nseg, maxseg, Q->st));
   ocu_rt_span_end(&x->rt, sp, q);
   return rec_done(x, Q, r); /* the record is free once the copy has run */
+}
+
+/* In pieces of at most LASWP_CALL pivots, applied in order as laswp's swaps are: a piece's
+ * tables (32 bytes a pivot, 256 KB) fit a queue's ring, which a table for all of LU's final
+ * swaps at n = 40000 (1.2 MB) made grow, and growing waits for the queue. */
+#define LASWP_CALL 8192
+static ooc_status_t do_laswp(cx_t *x, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
+                             int64_t k2, const int64_t *ipiv) {
+  if (k2 <= k1 || ncols <= 0) return OOC_OK;
+  for (int64_t a = k1; a < k2; a += LASWP_CALL)
+    OOC_TRY(laswp_piece(x, q, ncols, A, lda, a, a + LASWP_CALL < k2 ? a + LASWP_CALL : k2, ipiv));
+  return OOC_OK;
 }
 static ooc_status_t c_laswp(ooc_exec_t *e, int q, int64_t ncols, double *A, int64_t lda, int64_t k1,
                             int64_t k2, const int64_t *ipiv) {
@@ -1139,8 +1166,9 @@ static ooc_status_t create(cx_t *x, const ex_cuda_config_t *cfg) {
       OOC_TRY(ocu_rt_dalloc(rt, &q->ws, cfg->ws_bytes, "an executor queue's workspace"));
       q->ws_bytes = OCU_RT_ROUND(cfg->ws_bytes);
     }
-    OOC_TRY(ocu_rt_halloc(rt, &q->ring, HRING0, "an executor queue's output ring"));
-    q->cap = HRING0;
+    int64_t cap = cfg->ring_bytes > HRING0 ? cfg->ring_bytes : HRING0;
+    OOC_TRY(ocu_rt_halloc(rt, &q->ring, cap, "an executor queue's output ring"));
+    q->cap = cap;
     ring_map(q);
   }
   OOC_TRY(ocu_rt_solver(rt, x->q[0].st));

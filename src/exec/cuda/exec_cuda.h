@@ -68,6 +68,9 @@ typedef struct ex_cuda_config {
   int nqueues;        /* streams, 1 .. EX_MAX_QUEUES; <= 0: 1 */
   int64_t blas_ws;    /* cuBLAS workspace per queue; 0: ocu_rt_cublas_ws(gpu_mem) (32 MiB for 0) */
   int64_t ws_bytes;   /* operation workspace per queue reserved at creation (0: grown on need) */
+  int64_t ring_bytes; /* each queue's pinned ring of host outputs and laswp tables to start with
+                         (at least 64 KiB, the default): a record larger than the ring grows it
+                         (waiting for the queue), a full ring waits for its oldest records */
   const char *trace;  /* NULL or "": none; else a Chrome/Perfetto JSON path */
   int timing;         /* spans without a trace file */
 } ex_cuda_config_t;
