@@ -250,10 +250,13 @@ typedef struct ooc_report {
    * once and write the output once, bytes_input / disk_read_bw + the output's bytes in its
    * dtype / disk_write_bw, and t_total / t_floor (docs/PERFORMANCE.md); 0 without bandwidths */
   double disk_read_bw, disk_write_bw, t_floor, floor_ratio;
-  /* A gj or Cholesky inversion: the bytes its elimination spilled to scratch and read back, and
-   * the stripe arithmetic's most (plan_spill_model: steps x the tiles the method keeps, each
-   * way; docs/ARCHITECTURE.md). 0 for other jobs, after a fallback, and for journaled runs
-   * (--checkpoint: each checkpoint also writes the cached tiles) */
+  /* A gj or Cholesky inversion, or an LU factor (factor, logdet): the bytes its elimination
+   * spilled to scratch and read back, and the model's most written (bytes_spill_model; gj and
+   * chol: plan_spill_model, steps x the tiles the method keeps; LU: lu_spill_model, lu.h;
+   * docs/ARCHITECTURE.md) and read back (bytes_unspill_model, at the end of the struct: the same
+   * for gj and chol, more for LU, whose later steps read the earlier columns again). 0 for other
+   * jobs, after a fallback, and for journaled runs (--checkpoint: each checkpoint also writes
+   * the cached tiles) */
   int64_t bytes_spill_model, bytes_spilled_elim, bytes_unspilled_elim;
   /* The residual check's rereads: the element bytes (uncompressed, in the files' dtypes) the
    * check read back from the input and the written output after the write (0 with --check
@@ -289,6 +292,8 @@ typedef struct ooc_report {
   /* Seconds of the commit after the check: the output's attributes, its fsync (what the kernel
    * had not yet written to the disk) and the rename; in t_total, outside the phases above. */
   double t_commit;
+  /* The model's most read back from scratch (see bytes_spill_model) */
+  int64_t bytes_unspill_model;
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -487,7 +492,8 @@ typedef enum ooc_rfield {
   OOC_R_T_FLOOR = 47, OOC_R_FLOOR_RATIO = 48, OOC_R_BYTES_SPILL_MODEL = 49,
   OOC_R_BYTES_SPILLED_ELIM = 50, OOC_R_BYTES_UNSPILLED_ELIM = 51,
   OOC_R_BYTES_CHECK_READ = 52, OOC_R_DEVICE_PEAK = 53, OOC_R_DEVICE_BUDGET = 54,
-  OOC_R_BYTES_KEPT_IN_INPUT = 55, OOC_R_BYTES_REREAD_INPUT = 56, OOC_R_T_COMMIT = 57
+  OOC_R_BYTES_KEPT_IN_INPUT = 55, OOC_R_BYTES_REREAD_INPUT = 56, OOC_R_T_COMMIT = 57,
+  OOC_R_BYTES_UNSPILL_MODEL = 58
 } ooc_rfield_t;
 
 /* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */

@@ -1327,10 +1327,19 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   double t2 = ooc_now();
   double spill_after = spill_time(j);
   r->steps = steps;
-  /* plan.h's model; a journaled run's checkpoints also write each cached tile once per step */
-  if (j->A == A_before && j->kind == JOB_INVERT && !j->journaled &&
-      (j->method == OOC_METHOD_GJ || j->method == OOC_METHOD_CHOL)) {
-    r->bytes_spill_model = plan_spill_model(j->method == OOC_METHOD_CHOL, n, j->b, r->stripe).spilled;
+  /* plan.h's model (gj, chol) or lu.h's (LU's factor); a journaled run's checkpoints also
+   * write each cached tile once per step */
+  int inv = j->kind == JOB_INVERT && (j->method == OOC_METHOD_GJ || j->method == OOC_METHOD_CHOL);
+  int luf = (j->kind == JOB_FACTOR || j->kind == JOB_LOGDET) && j->method == OOC_METHOD_LU &&
+            !j->lu_in;
+  if (j->A == A_before && !j->journaled && (inv || luf)) {
+    if (inv) {
+      plan_traffic_t m = plan_spill_model(j->method == OOC_METHOD_CHOL, n, j->b, r->stripe);
+      r->bytes_spill_model = m.spilled;
+      r->bytes_unspill_model = m.unspilled;
+    } else {
+      lu_spill_model(n, j->b, r->stripe, &r->bytes_spill_model, &r->bytes_unspill_model);
+    }
     r->bytes_spilled_elim = ts_stats(j->A)->bytes_spilled - sp_before;
     r->bytes_unspilled_elim = ts_stats(j->A)->bytes_unspilled - un_before;
   }

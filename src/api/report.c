@@ -61,11 +61,18 @@ void ooc_report_print(const ooc_report_t *r, FILE *f) {
   }
   fprintf(f, "  speed   %.2f GFLOP/s in the compute phase (%.3g flop)\n", r->gflops, r->flops);
   if (r->bytes_spill_model > 0 && (r->bytes_spilled_elim > 0 || r->bytes_unspilled_elim > 0)) {
-    char s1[32], s2[32], s3[32];
-    fprintf(f, "  disk    elimination spilled %s, read back %s; the stripe arithmetic's most: "
-            "%s each way\n", ooc_fmt_bytes(r->bytes_spilled_elim, s1, sizeof s1),
-            ooc_fmt_bytes(r->bytes_unspilled_elim, s2, sizeof s2),
-            ooc_fmt_bytes(r->bytes_spill_model, s3, sizeof s3));
+    char s1[32], s2[32], s3[32], s4[32];
+    if (r->bytes_unspill_model == r->bytes_spill_model)
+      fprintf(f, "  disk    elimination spilled %s, read back %s; the stripe arithmetic's most: "
+              "%s each way\n", ooc_fmt_bytes(r->bytes_spilled_elim, s1, sizeof s1),
+              ooc_fmt_bytes(r->bytes_unspilled_elim, s2, sizeof s2),
+              ooc_fmt_bytes(r->bytes_spill_model, s3, sizeof s3));
+    else
+      fprintf(f, "  disk    elimination spilled %s, read back %s; the model's most: %s written, "
+              "%s read\n", ooc_fmt_bytes(r->bytes_spilled_elim, s1, sizeof s1),
+              ooc_fmt_bytes(r->bytes_unspilled_elim, s2, sizeof s2),
+              ooc_fmt_bytes(r->bytes_spill_model, s3, sizeof s3),
+              ooc_fmt_bytes(r->bytes_unspill_model, s4, sizeof s4));
   }
   fprintf(f, "  bytes   input %s, spilled %s, read back %s, output %s; host peak %s of %s\n",
           ooc_fmt_bytes(r->bytes_input, b1, sizeof b1), ooc_fmt_bytes(r->bytes_spilled, b2, sizeof b2),
@@ -186,6 +193,7 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_int(f, "bytes_reread_input", r->bytes_reread_input);
   json_int(f, "bytes_output", r->bytes_output);
   json_int(f, "bytes_spill_model", r->bytes_spill_model);
+  json_int(f, "bytes_unspill_model", r->bytes_unspill_model);
   json_int(f, "bytes_spilled_elim", r->bytes_spilled_elim);
   json_int(f, "bytes_unspilled_elim", r->bytes_unspilled_elim);
   json_int(f, "host_budget", r->host_budget);
