@@ -724,9 +724,10 @@ static int input_backs_tiles(const job_t *j) {
  * (the hook reads on the thread that feeds the GPU: only the work already queued overlaps it;
  * docs/PERFORMANCE.md "thirteenth session"). For --method lu on either device (on the GPU the
  * strips' tiles are pinned as a whole load pins them: job_lazy_finish), factor, solve and
- * logdet (an inverse's result store shares the cache), not resumed, with the whole input in the cache (not backed: nothing is evicted) and at least one
- * tile column's strip left over beside it: the cache never holds more than the inputs' tiles,
- * so that room stays free. lu_run pulls the columns through lu_args_t.need. */
+ * logdet (an inverse's result store shares the cache), not resumed, with the whole input in
+ * the cache (not backed: nothing is evicted) and at least one tile column's strip left over
+ * beside it: the cache never holds more than the inputs' tiles, so that room stays free.
+ * lu_run pulls the columns through lu_args_t.need. */
 static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep) {
   if (j->o.method != OOC_METHOD_LU || j->resuming || j->lu_in || j->lower_load ||
       j->classify_load || !(j->kind == JOB_FACTOR || j->kind == JOB_SOLVE ||

@@ -827,8 +827,10 @@ static ooc_status_t panel_first(lu_t *L, int64_t *info) {
     if (last) {
       /* the one before the last goes back now, beside the last getrf (nothing writes it after
        * its own), so that its region takes the next stripe's columns with the others' instead
-       * of after the last chunk: the step's end waited for both trips, out and in, of two
-       * chunks' regions (0.11 s of device idle time at n = 40000 on an H200) */
+       * of after the last chunk. The step's end left the device idle 0.11 s at n = 40000 on an
+       * H200, waiting for the trips out and in of the last two chunks' regions and for the
+       * prefetch, which the host queues only once the last getrf's enqueue returns (cuSOLVER's
+       * holds the host until the queue nears it: docs/PERFORMANCE.md "thirteenth session") */
       if (prev >= 0) OOC_TRY(chunk_out(L, prev, a));
       /* every region before the chunk factored last takes the next stripe's columns */
       for (int64_t d = 0; d < a; d += wc) {

@@ -230,10 +230,12 @@ static void ring_map(cq_t *q) {
  * engines carry. Without a mapping (or for host memory outside the ring): cudaMemcpy2DAsync. */
 static cudaError_t small_copy(cq_t *q, int64_t m, int64_t n, const void *s, int64_t lds, void *d,
                               int64_t ldd, enum cudaMemcpyKind kind) {
-  const char *h = kind == cudaMemcpyDeviceToHost ? d : s;
-  if (q->ring_dev && h >= q->ring && h + 8 * ((n - 1) * (kind == cudaMemcpyDeviceToHost ? ldd : lds) + m) <= q->ring + q->cap) {
+  int get = kind == cudaMemcpyDeviceToHost;
+  const char *h = get ? d : s; /* the host side: in the ring, all of it? */
+  int64_t hld = get ? ldd : lds;
+  if (q->ring_dev && h >= q->ring && h + 8 * ((n - 1) * hld + m) <= q->ring + q->cap) {
     char *hd = q->ring_dev + (h - q->ring);
-    if (kind == cudaMemcpyDeviceToHost) return exc_copy_words(m, n, s, lds, hd, ldd, 1, q->st);
+    if (get) return exc_copy_words(m, n, s, lds, hd, ldd, 1, q->st);
     return exc_copy_words(m, n, hd, lds, d, ldd, 0, q->st);
   }
   return cudaMemcpy2DAsync(d, (size_t)(8 * ldd), s, (size_t)(8 * lds), (size_t)(8 * m), (size_t)n,
@@ -242,11 +244,11 @@ static cudaError_t small_copy(cq_t *q, int64_t m, int64_t n, const void *s, int6
 
 /* A record with `extra` bytes after it in queue q's ring. A full ring waits until the oldest
  * records are done (their host functions move the tail as the queue reaches them), not for the
- * whole queue: waiting for the queue held LU's host 23-61 ms at a time in its first stripe
- * (laswp tables of 128 KB, pivots and diagonals of 32 KB in a ring of 256 KB), its loads and
- * chunks' trips out queued that much later (H200 trace, n = 40000). Once the queue is idle, or
- * for a record larger than the ring (which is then replaced by one twice its size), the ring
- * starts over. */
+ * whole queue: LU's laswp tables (128 KB for a chunk's pivots) filled rings of 64-256 KB, and
+ * its laswp enqueues held the host 0.25 s in all at n = 40000 on an H200, 0.047 s with this,
+ * larger rings for LU (ex_cuda_config.ring_bytes) and laswp in pieces (do_laswp). Once the
+ * queue is idle, or for a record larger than the ring (which is then replaced by one twice its
+ * size), the ring starts over. */
 static ooc_status_t rec_take(cx_t *x, cq_t *q, int64_t extra, const char *op, hrec_t **out) {
   int64_t bytes = (int64_t)sizeof(hrec_t) + (extra + RALIGN - 1) / RALIGN * RALIGN;
   *out = NULL;

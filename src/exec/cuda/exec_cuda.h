@@ -40,7 +40,7 @@
  *   with the compute queue idle (exec_cuda.c `small_copy`).
  * - Operations: gemm/syrk/trsm cuBLAS (_64); transpose cuBLAS geam; copy cudaMemcpy2DAsync;
  *   fill a small kernel, laswp the net row permutation of its pivots (made on the host at enqueue,
- *   applied by a kernel in segments through shared memory) (exec_cuda_kernels.cu); getrf cusolverDnXgetrf (LAPACK's
+ *   applied by a kernel in segments, a row per thread) (exec_cuda_kernels.cu); getrf cusolverDnXgetrf (LAPACK's
  *   argmax pivots); potrf cusolverDnXpotrf, then a diagonal check that adds the NaN/Inf rule of
  *   ops.h; potri cusolverDnDpotri (cuSOLVER has no 64-bit potri: n, lda < 2^31);
  *   trtri: the tuned recursive trtri of ocu_trtri.c (trmm2) for an upper non-unit triangle wider

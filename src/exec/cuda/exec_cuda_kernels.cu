@@ -1,8 +1,7 @@
 // exec_cuda_kernels.cu: the few kernels the CUDA executor (exec_cuda.c) needs beyond cuBLAS and
 // cuSOLVER: fill, |A|'s scan (ex_absscan), row interchanges on 64-bit 0-based pivots, the small
-// copies to and from the pinned ring, the info
-// of a factorization, a unit triangle's diagonal set aside for trtri, and the mirror of a lower
-// triangle (ex_mirror).
+// copies to and from the pinned ring, the info of a factorization, a unit triangle's diagonal
+// set aside for trtri, and the mirror of a lower triangle (ex_mirror).
 // Column-major FP64, 64-bit indices; every launcher returns the launch's error. (Transpose is
 // cuBLAS's geam; getri's split of the lower triangle is ocu_kernels.cu's.)
 #include <cuda_runtime.h>
