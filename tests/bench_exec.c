@@ -3,7 +3,9 @@
  * the executor layer is visible: one line per row.
  *   gemm    n x n x n through ex_gemm vs cublasDgemm_64 on a stream of our own (TFLOP/s)
  *   getrf   an m x w panel through ex_getrf (pivots and info to the host) vs cusolverDnXgetrf
- *           (pivots left on the device); the pivots must agree
+ *           (pivots left on the device); the pivots must agree; then how long the getrf call
+ *           holds the host on an idle stream and behind 4 queued n^3 gemms (Xgetrf and the
+ *           legacy Dgetrf)
  *   put/get bandwidth of an n x n/4 block from / to pinned staging (ex_host_alloc) vs
  *           cudaMemcpyAsync, and from / to pageable memory (the driver's staging)
  * Times: wall clock around the operation and a wait for it, best of `reps`.
@@ -119,6 +121,41 @@ int main(int argc, char **argv) {
          "(%.2f ms), ex/cusolver %.3f, pivots %s\n",
          (long long)m, (long long)w, fg / t_exf * 1e-12, t_exf * 1e3, fg / t_cs * 1e-12, t_cs * 1e3,
          t_cs / t_exf, same ? "identical" : "DIFFER");
+
+  /* ---- how long the getrf call holds the host, on an idle stream and behind queued gemms
+   * (LU's trace showed its enqueue returning only when the queue neared it: docs/PERFORMANCE.md
+   * "thirteenth session"); the legacy 32-bit cusolverDnDgetrf beside it ---- */
+  {
+    int lw = 0, *ipiv32;
+    CUOK(cusolverDnDgetrf_bufferSize(sol, (int)m, (int)w, B, (int)m, &lw));
+    double *lws;
+    CUOK(cudaMalloc((void **)&lws, (size_t)(lw > 0 ? lw : 1) * sizeof(double)));
+    CUOK(cudaMalloc((void **)&ipiv32, (size_t)w * sizeof(int)));
+    const int ahead = 4; /* gemms queued before the getrf */
+    for (int legacy = 0; legacy < 2; legacy++)
+      for (int queued = 0; queued < 2; queued++) {
+        OK(ex_copy(e, 0, m, w, A, m, B, m));
+        OK(ex_finish(e));
+        for (int k = 0; queued && k < ahead; k++)
+          CUOK(cublasDgemm_64(bl, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, A, n, &one, C,
+                              n));
+        double t0 = ooc_now();
+        if (legacy)
+          CUOK(cusolverDnDgetrf(sol, (int)m, (int)w, B, (int)m, lws, ipiv32, dinfo));
+        else
+          CUOK(cusolverDnXgetrf(sol, par, m, w, CUDA_R_64F, B, m, dpiv, CUDA_R_64F, dws, d, hws,
+                                h, dinfo));
+        double held = ooc_now() - t0;
+        CUOK(cudaStreamSynchronize(st));
+        double all = ooc_now() - t0;
+        printf("getrf %lld x %lld enqueue (%s): the call held the host %.2f ms%s, done after "
+               "%.2f ms (host workspace %zu bytes)\n", (long long)m, (long long)w,
+               legacy ? "cusolverDnDgetrf" : "cusolverDnXgetrf", held * 1e3,
+               queued ? " behind 4 queued gemms" : " on an idle stream", all * 1e3, h);
+      }
+    CUOK(cudaFree(lws));
+    CUOK(cudaFree(ipiv32));
+  }
 
   /* ---- put / get bandwidth ---- */
   int64_t cols = n / 4;
