@@ -233,6 +233,13 @@ static void done(outcome_t *r) {
   free(r->ipiv);
 }
 
+/* Two runs' results bit for bit: the factors, the pivots and mx columns of X (0: none). */
+static int same_bits(const outcome_t *a, const outcome_t *b, int64_t n, int64_t mx) {
+  return !memcmp(a->LU, b->LU, (size_t)(n * n) * sizeof(double)) &&
+         !memcmp(a->ipiv, b->ipiv, (size_t)n * sizeof(int64_t)) &&
+         (!mx || !memcmp(a->X, b->X, (size_t)(n * mx) * sizeof(double)));
+}
+
 static int g_logged;
 #define LOG(...)                                                                                   \
   do {                                                                                             \
@@ -610,10 +617,7 @@ static void t_need(void) {
           outcome_t z = run(OPS[0], jobs[k], A, n, B, m, b, W, cap, NULL, 0);
           g_lazy = 0;
           CU_ASSERT_FATAL(e.st == OOC_OK && z.st == OOC_OK);
-          CU_ASSERT(memcmp(e.LU, z.LU, (size_t)(n * n) * sizeof(double)) == 0);
-          CU_ASSERT(memcmp(e.ipiv, z.ipiv, (size_t)n * sizeof(int64_t)) == 0);
-          if (jobs[k] != LU_FACTOR)
-            CU_ASSERT(memcmp(e.X, z.X, (size_t)(n * mc) * sizeof(double)) == 0);
+          CU_ASSERT(same_bits(&e, &z, n, jobs[k] == LU_FACTOR ? 0 : mc));
           CU_ASSERT(z.lazy.bad == 0 && z.lazy.have == n && z.lazy.calls >= 1);
           if (W < n) CU_ASSERT(z.lazy.calls > 1 && z.lazy.first < n);
           CU_ASSERT_EQUAL(e.stats.t_need, 0);
@@ -665,14 +669,8 @@ static void t_direct(void) {
           CU_ASSERT_FATAL(c.st == OOC_OK && d.st == OOC_OK && e.st == OOC_OK);
           /* the deferred batches' bookkeeping counted too (lu_workspace_bytes) */
           CU_ASSERT(c.peak <= c.budget && d.peak <= d.budget && e.peak <= e.budget);
-          CU_ASSERT(memcmp(c.LU, d.LU, (size_t)(n * n) * sizeof(double)) == 0);
-          CU_ASSERT(memcmp(c.LU, e.LU, (size_t)(n * n) * sizeof(double)) == 0);
-          CU_ASSERT(memcmp(c.ipiv, d.ipiv, (size_t)n * sizeof(int64_t)) == 0);
-          CU_ASSERT(memcmp(c.ipiv, e.ipiv, (size_t)n * sizeof(int64_t)) == 0);
-          if (job != LU_FACTOR) {
-            CU_ASSERT(memcmp(c.X, d.X, (size_t)(n * mc) * sizeof(double)) == 0);
-            CU_ASSERT(memcmp(c.X, e.X, (size_t)(n * mc) * sizeof(double)) == 0);
-          }
+          CU_ASSERT(same_bits(&c, &d, n, job == LU_FACTOR ? 0 : mc));
+          CU_ASSERT(same_bits(&c, &e, n, job == LU_FACTOR ? 0 : mc));
           CU_ASSERT(e.kept_pinned > 0);
           /* (out of core with deferred batches, what is lent at once, so what the lend cap
            * refuses, depends on when the batches' copies are seen done) */
@@ -764,9 +762,7 @@ static int resume_case(const double *A, int64_t n, const double *B, int64_t m, i
   for (g_stop_at = 1; g_stop_at < steps; g_stop_at++, cases++) {
     outcome_t r = run(OPS[0], job, A, n, B, m, b, W, cap, NULL, 0);
     int64_t mx = job == LU_FACTOR ? 0 : job == LU_INVERT ? n : m;
-    int same = r.st == OOC_OK && !memcmp(r.LU, ref.LU, (size_t)(n * n) * sizeof(double)) &&
-               !memcmp(r.ipiv, ref.ipiv, (size_t)n * sizeof(int64_t)) &&
-               (!mx || !memcmp(r.X, ref.X, (size_t)(n * mx) * sizeof(double))) &&
+    int same = r.st == OOC_OK && same_bits(&r, &ref, n, mx) &&
                !memcmp(&r.stats.growth, &ref.stats.growth, sizeof(double)) &&
                !memcmp(&r.stats.norm_inf, &ref.stats.norm_inf, sizeof(double)) &&
                !memcmp(&r.stats.logdet, &ref.stats.logdet, sizeof(double)) &&

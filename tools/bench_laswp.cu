@@ -104,25 +104,35 @@ __global__ void v4(int64_t ncols, double *__restrict__ A, int64_t lda,
   }
 }
 
-template <int C>
-static float run4(int threads, int64_t ncols, double *A, int64_t lda, const int64_t *src,
-                  const int64_t *dst, const int64_t *off, int64_t nseg) {
+// The best of five timed launches after a warm-up one, in ms.
+template <typename F>
+static float best_ms(F launch) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   float best = 1e30f;
-  int64_t blocks = (ncols + C - 1) / C;
   for (int r = 0; r < 6; r++) {
     CK(cudaEventRecord(e0));
-    v4<C><<<(unsigned)(blocks > 65535 ? 65535 : blocks), threads>>>(ncols, A, lda, src, dst, off,
-                                                                    nseg);
+    launch();
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     float ms;
     CK(cudaEventElapsedTime(&ms, e0, e1));
     if (r > 0 && ms < best) best = ms;
   }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
   return best;
+}
+
+template <int C>
+static float run4(int threads, int64_t ncols, double *A, int64_t lda, const int64_t *src,
+                  const int64_t *dst, const int64_t *off, int64_t nseg) {
+  int64_t blocks = (ncols + C - 1) / C;
+  return best_ms([&] {
+    v4<C><<<(unsigned)(blocks > 65535 ? 65535 : blocks), threads>>>(ncols, A, lda, src, dst, off,
+                                                                    nseg);
+  });
 }
 
 struct tables {
@@ -169,23 +179,12 @@ static tables build(int64_t rows, int64_t k1, int64_t k2, const std::vector<int6
 template <typename K, typename I>
 static float run(K kern, int threads, int64_t ncols, double *A, int64_t lda, const I *src,
                  const I *dst, const int64_t *off, int64_t nseg, int64_t maxseg) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   size_t sm = (size_t)maxseg * sizeof(double);
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sm));
-  float best = 1e30f;
-  for (int r = 0; r < 6; r++) {
-    CK(cudaEventRecord(e0));
+  return best_ms([&] {
     kern<<<(unsigned)(ncols > 65535 ? 65535 : ncols), threads, sm>>>(ncols, A, lda, src, dst, off,
                                                                      nseg);
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    if (r > 0 && ms < best) best = ms;
-  }
-  return best;
+  });
 }
 
 int main(int argc, char **argv) {

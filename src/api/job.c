@@ -488,8 +488,6 @@ ooc_status_t job_loader_upto(job_loader_t *L, int64_t c) {
   return OOC_OK;
 }
 
-int64_t job_loader_cols(const job_loader_t *L) { return L->c0; }
-
 ooc_status_t job_loader_end(job_loader_t *L) {
   job_t *j = L->j;
   ooc_status_t st = job_loader_upto(L, INT64_MAX);

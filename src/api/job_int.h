@@ -151,15 +151,13 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm);
 /* The loader: job_load in steps, so that a caller may read the input as it needs it (issue 27:
  * computing while the input is read). begin allocates the strip (it fits j->io_room, as
  * job_load's); upto(c) reads, checks and stores the strips up to one that holds column c - 1
- * (whole strips: job_loader_cols says how far it got); end reads the rest, the upper tiles an
- * auto run found it needs (load_upper) and the journal's content hash, and frees the loader
- * (also on failure); free alone abandons one (a failure elsewhere). colnorm[0, cols) is final
- * for the columns read. */
+ * (whole strips); end reads the rest, the upper tiles an auto run found it needs (load_upper)
+ * and the journal's content hash, and frees the loader (also on failure); free alone abandons
+ * one (a failure elsewhere). colnorm[0, cols) is final for the columns read. */
 typedef struct job_loader job_loader_t;
 ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm,
                               job_loader_t **out);
 ooc_status_t job_loader_upto(job_loader_t *L, int64_t c);
-int64_t job_loader_cols(const job_loader_t *L);
 ooc_status_t job_loader_end(job_loader_t *L);
 void job_loader_free(job_loader_t *L);
 /* A's loader (j->aload) through to its end, then what job_load_inputs checks after a load
