@@ -755,6 +755,22 @@ static ooc_status_t prefetch(lu_t *L, int64_t x0, int64_t x1) {
   return st;
 }
 
+/* The host's order around a chunk's getrf. With deferred moves (direct) its enqueue goes last:
+ * cuSOLVER's getrf held the host 23-90 ms in the first stripe at n = 40000 on an H200 (the
+ * CUDA executor's enqueue spans; not the ring of records), and the chunks' trips in and out,
+ * queued after it, started that much later; deferred moves return at once, so queuing them
+ * first costs the getrf nothing. Through the ring the host waits for each column's copy: the
+ * getrf goes first then, so that the device works while the host moves columns. */
+static int getrf_first(const lu_t *L) { return !L->direct || L->uni || L->a->need; }
+
+/* Chunk [a, a1) of the stripe, factored, back to the store (chunk_out), and the region of the
+ * chunk before it, whose update of the others ran before this chunk's getrf (which the host has
+ * synced) and which is back in the store, takes the next stripe's columns. */
+static ooc_status_t panel_out(lu_t *L, int64_t a, int64_t a1, int64_t wc) {
+  OOC_TRY(chunk_out(L, a, a1));
+  return a > L->k0 ? prefetch(L, a - wc - L->k0, a - L->k0) : OOC_OK;
+}
+
 /* Step 3 of lu.h in chunks of the stripe (right-looking inside it, as a blocked getrf): chunk c
  * is factored, its swaps, trsm and gemm update the chunks right of it, and chunk c+1's getrf is
  * queued behind them before the host sends chunk c back to the store through the ring (gets on
@@ -774,17 +790,30 @@ static ooc_status_t panel(lu_t *L, int64_t *info) {
     OOC_TRY(ex_sync(L->ex, L->evp[c]));
     L->st->t_wait += ooc_now() - t0;
     OOC_TRY(chunk_pivots(L, a, cw, bad[c], info));
-    if (nr > 0) { /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
-      OOC_TRY(chunk_update(L, a, a1, a1, end));
-      OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
-    }
-    OOC_TRY(chunk_out(L, a, a1)); /* while the device works on */
-    /* the chunk before this one: its update of the others ran before this chunk's getrf, which
-     * the host has synced, and it is back in the store: its region takes the next stripe's */
-    if (a > k0) OOC_TRY(prefetch(L, a - wc - k0, a - k0));
+    /* the chunks right of this one: its swaps, then L_cc^-1 and the gemm */
+    if (nr > 0) OOC_TRY(chunk_update(L, a, a1, a1, end));
+    if (!getrf_first(L)) OOC_TRY(panel_out(L, a, a1, wc)); /* (see getrf_first) */
+    if (nr > 0) OOC_TRY(panel_getrf(L, a1, ooc_min64(wc, end - a1), &bad[c ^ 1], L->evp[c ^ 1]));
+    if (getrf_first(L)) OOC_TRY(panel_out(L, a, a1, wc)); /* while the device works on */
   }
   OOC_TRY(prefetch(L, (w - 1) / wc * wc, w)); /* the last chunk's region */
   L->loaded = k0 + L->W < n && !L->no_prefetch;
+  return OOC_OK;
+}
+
+/* The first stripe's last chunk [a, w) is being factored (its updates queued, evr recorded after
+ * each region's last read): the one before it (prev) goes back now, beside the last getrf
+ * (nothing writes it after its own), so that its region takes the next stripe's columns with
+ * the others' instead of after the last chunk, and every region before the last takes them.
+ * The step's end left the device idle 0.11 s at n = 40000 on an H200, waiting for the trips
+ * out and in of the last two chunks' regions and for the prefetch, which the host queued only
+ * once the last getrf's enqueue returned (getrf_first). */
+static ooc_status_t first_ahead(lu_t *L, int64_t prev, int64_t a, int64_t wc) {
+  if (prev >= 0) OOC_TRY(chunk_out(L, prev, a));
+  for (int64_t d = 0; d < a; d += wc) {
+    OOC_TRY(ex_wait(L->ex, L->QT, L->evr[ooc_min64(d / wc, LU_NEV - 1)]));
+    OOC_TRY(prefetch(L, d, d + wc));
+  }
   return OOC_OK;
 }
 
@@ -807,7 +836,7 @@ static ooc_status_t panel_first(lu_t *L, int64_t *info) {
     int64_t a1 = ooc_min64(w, a + wc);
     int last = a1 == w && ahead;
     double t0 = ooc_now();
-    OOC_TRY(in_cols(L, a / b, ooc_cdiv64(a1, b)));
+    if (a == 0 || getrf_first(L)) OOC_TRY(in_cols(L, a / b, ooc_cdiv64(a1, b))); /* else queued */
     OOC_TRY(join_qt(L));
     L->st->t_in += ooc_now() - t0;
     for (int64_t d = 0; d < prev; d += wc) { /* the chunks whose pivots the host has */
@@ -823,21 +852,14 @@ static ooc_status_t panel_first(lu_t *L, int64_t *info) {
       OOC_TRY(chunk_update(L, prev, a, a, a1));
       if (last) OOC_TRY(ex_record(L->ex, QC, L->evr[ooc_min64(prev / wc, LU_NEV - 1)]));
     }
-    OOC_TRY(panel_getrf(L, a, a1 - a, &bad[c], L->evp[c]));
-    if (last) {
-      /* the one before the last goes back now, beside the last getrf (nothing writes it after
-       * its own), so that its region takes the next stripe's columns with the others' instead
-       * of after the last chunk. The step's end left the device idle 0.11 s at n = 40000 on an
-       * H200, waiting for the trips out and in of the last two chunks' regions and for the
-       * prefetch, which the host queues only once the last getrf's enqueue returns (cuSOLVER's
-       * holds the host until the queue nears it: docs/PERFORMANCE.md "thirteenth session") */
-      if (prev >= 0) OOC_TRY(chunk_out(L, prev, a));
-      /* every region before the chunk factored last takes the next stripe's columns */
-      for (int64_t d = 0; d < a; d += wc) {
-        OOC_TRY(ex_wait(L->ex, L->QT, L->evr[ooc_min64(d / wc, LU_NEV - 1)]));
-        OOC_TRY(prefetch(L, d, d + wc));
-      }
+    if (!getrf_first(L)) { /* (see getrf_first) */
+      if (last) OOC_TRY(first_ahead(L, prev, a, wc));
+      double t2 = ooc_now();
+      if (a1 < w) OOC_TRY(in_cols(L, a1 / b, ooc_cdiv64(ooc_min64(w, a1 + wc), b))); /* next */
+      L->st->t_in += ooc_now() - t2;
     }
+    OOC_TRY(panel_getrf(L, a, a1 - a, &bad[c], L->evp[c]));
+    if (getrf_first(L) && last) OOC_TRY(first_ahead(L, prev, a, wc));
     pprev = prev;
     prev = a;
   }
