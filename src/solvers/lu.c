@@ -597,10 +597,12 @@ static ooc_status_t swaps(lu_t *L, int q, int64_t ncols, double *A, int64_t lda,
  * n = 40000 with W = 20000: 1.28 GB less each way of the 5.8 GB the final swaps move).
  * Only where the final pass follows this step with nothing between (no checkpoint after it:
  * resume() derives done[] from the chunks), off a unified executor (there the columns are read
- * in place), and with pivoting; a row swap is exact, so the factors' bits are the same. */
+ * in place), with pivoting, and while nothing of A has gone to scratch: the columns moved back
+ * are written again, which beyond host memory is disk traffic (lu_spill_model counts the
+ * unified path's). A row swap is exact, so the factors' bits are the same. */
 static int left_fold_due(const lu_t *L) {
   return !L->uni && !L->a->nopiv && L->a->job != LU_SOLVE && L->k0 + L->w >= L->n &&
-         !L->no_prefetch;
+         !L->no_prefetch && ts_stats(L->A)->bytes_spilled == 0;
 }
 
 static ooc_status_t left_fold(lu_t *L, int s, int64_t j, double *slot, int *last) {
