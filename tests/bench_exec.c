@@ -8,6 +8,13 @@
  *           legacy Dgetrf)
  *   put/get bandwidth of an n x n/4 block from / to pinned staging (ex_host_alloc) vs
  *           cudaMemcpyAsync, and from / to pageable memory (the driver's staging)
+ *   depth   how many 1000 x 1000 puts queue 1 takes, while it waits for an event behind an n^3
+ *           gemm on queue 0, before an enqueue holds the host (LU's prefetch into regions the
+ *           compute queue has yet to read held the host until the gemm before each region's
+ *           event was done: docs/PERFORMANCE.md "fourteenth session")
+ *   absscan an m x 1000 block (LU's scan of a tile column) on queue 1: alone, and behind the
+ *           start of an n^3 gemm on queue 0, with queue 1 at the default priority and urgent
+ *           (ex_cuda_config_t.urgent_copies)
  * Times: wall clock around the operation and a wait for it, best of `reps`.
  * Usage: bench_exec [n=8192] [m=8192] [w=1024] [reps=5]. Built only with CUDA; not a ctest.
  */
@@ -17,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "exec/cuda/exec_cuda.h"
 
@@ -37,6 +45,51 @@
   } while (0)
 
 static double best(double a, double b) { return a < b ? a : b; }
+
+/* absscan of an m x 1000 block on queue 1 of a fresh executor (urgent_copies as given): alone,
+ * then queued just after an n^3 gemm on queue 0 (the time from the scan's enqueue to its end). */
+static void scan_rows(ooc_ctx_t *ctx, int64_t n, int64_t m, int urgent, int reps) {
+  ooc_exec_t *e;
+  ex_cuda_config_t cfg = {.device = 0, .nqueues = 2, .urgent_copies = urgent};
+  OK(ex_cuda_create(ctx, &cfg, &e));
+  const int64_t c = 1000;
+  double *A, *G, *mx, *rs;
+  ex_event_t *ev;
+  OK(ex_alloc(e, (size_t)(m * c) * 8, &A));
+  OK(ex_alloc(e, (size_t)(n * n) * 8, &G));
+  OK(ex_alloc(e, 8, &mx));
+  OK(ex_alloc(e, (size_t)m * 8, &rs));
+  OK(ex_event_create(e, &ev));
+  OK(ex_fill(e, 0, m, c, 0.5, A, m));
+  OK(ex_fill(e, 0, n, n, 0.001, G, n));
+  OK(ex_fill(e, 0, m, 1, 0.0, rs, m));
+  OK(ex_fill(e, 0, 1, 1, 0.0, mx, 1));
+  OK(ex_finish(e));
+  double alone = 1e30, beside = 1e30;
+  for (int r = 0; r <= reps; r++) {
+    double t0 = ooc_now();
+    OK(ex_absscan(e, 1, m, c, A, m, -1, mx, rs));
+    OK(ex_record(e, 1, ev));
+    OK(ex_sync(e, ev));
+    if (r) alone = best(alone, ooc_now() - t0);
+    /* the gemm reads and writes G on queue 0 (its result is not looked at) */
+    OK(ex_gemm(e, 0, 'N', 'N', n, n / 2, n / 2, 1.0, G, n, G + n / 2 * n, n, 0.0, G, n));
+    nanosleep(&(struct timespec){0, 5000000L}, NULL); /* its blocks occupy the SMs */
+    t0 = ooc_now();
+    OK(ex_absscan(e, 1, m, c, A, m, -1, mx, rs));
+    OK(ex_record(e, 1, ev));
+    OK(ex_sync(e, ev));
+    if (r) beside = best(beside, ooc_now() - t0);
+    OK(ex_finish(e));
+  }
+  double gb = 8.0 * m * c * 1e-9;
+  printf("absscan %lld x %lld on queue 1 (%s): alone %.3f ms (%.0f GB/s), behind a gemm on queue "
+         "0 %.3f ms (%.0f GB/s)\n", (long long)m, (long long)c, urgent ? "urgent" : "default",
+         alone * 1e3, gb / alone, beside * 1e3, gb / beside);
+  ex_event_destroy(e, ev);
+  ex_free(e, A), ex_free(e, G), ex_free(e, mx), ex_free(e, rs);
+  ex_destroy(e);
+}
 
 int main(int argc, char **argv) {
   int64_t n = argc > 1 ? atoll(argv[1]) : 8192, m = argc > 2 ? atoll(argv[2]) : 8192,
@@ -195,6 +248,40 @@ int main(int argc, char **argv) {
   printf("executor %s: %lld operations, device peak %lld MiB of a %lld MiB budget\n", e->name,
          (long long)e->stats.ops, (long long)(e->stats.dev_peak >> 20),
          (long long)(e->budget >> 20));
+
+  /* ---- queue depth: puts behind an event that waits for a gemm ---- */
+  {
+    ex_event_t *ev;
+    OK(ex_event_create(e, &ev));
+    const int64_t t = 1000, K = 2048, per = (n / t) * (n / t);
+    OK(ex_gemm(e, 0, 'N', 'N', n, n, n, 1.0, B, n, B, n, 0.0, C, n));
+    OK(ex_record(e, 0, ev));
+    OK(ex_wait(e, 1, ev));
+    double t0 = ooc_now(), first = -1;
+    int64_t at = -1;
+    for (int64_t k = 0; k < K; k++) {
+      int64_t p = k % per, i = p % (n / t) * t, j = p / (n / t) * t;
+      double t1 = ooc_now();
+      OK(ex_put(e, 1, t, t, H + i + j * n, n, A + i + j * n, n));
+      if (at < 0 && ooc_now() - t1 > 1e-3) at = k, first = ooc_now() - t1;
+    }
+    double held = ooc_now() - t0;
+    OK(ex_finish(e));
+    double all = ooc_now() - t0;
+    if (at >= 0)
+      printf("depth: %lld puts of %lld x %lld behind a waiting event: put %lld held the host "
+             "%.2f ms; the %lld enqueues %.2f ms in all, done after %.2f ms\n", (long long)K,
+             (long long)t, (long long)t, (long long)at, first * 1e3, (long long)K, held * 1e3,
+             all * 1e3);
+    else
+      printf("depth: %lld puts of %lld x %lld behind a waiting event: none held the host over "
+             "1 ms (%.2f ms in all, done after %.2f ms)\n", (long long)K, (long long)t,
+             (long long)t, held * 1e3, all * 1e3);
+    ex_event_destroy(e, ev);
+  }
+
+  scan_rows(ctx, n, m, 0, reps);
+  scan_rows(ctx, n, m, 1, reps);
 
   cudaFree(dws), cudaFree(dpiv), cudaFree(dinfo);
   free(hws), free(piv), free(hpiv), free(pg);

@@ -22,6 +22,8 @@
  * LU_TRACE=PATH: the executor's Chrome/Perfetto trace (as oocsolve --trace; tools/trace_sum.py).
  * LU_QUEUES=2: the executor with two queues, where the pipeline's has three (lu.c QG: the panel's
  * chunks then go back on the queue that carries the next stripe in).
+ * LU_URGENT=0: the copy queues at the default stream priority, where the pipeline's are urgent
+ * (ex_cuda_config_t.urgent_copies: the scans beside the copies get SMs before the gemms' blocks).
  * The executor's libraries load their kernels before the clock starts (lu_warm, as the pipeline
  * does before its load); LU_COLD=1: in the factor's first getrf instead (on an H200 that getrf
  * took 0.115 s, the later ones 0.035-0.040 s).
@@ -192,8 +194,9 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
   const char *dm = getenv("LU_DIRECT");
   int direct = dm ? atoi(dm) : 0;
   const char *nq = getenv("LU_QUEUES"); /* 2: the chunks' gets share the puts' queue */
+  const char *ur = getenv("LU_URGENT");
   ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = nq ? atoi(nq) : 3,
-                         .trace = getenv("LU_TRACE")};
+                         .trace = getenv("LU_TRACE"), .urgent_copies = ur ? atoi(ur) : 1};
   ooc_exec_t *ex = NULL;
   if (gpu_mem > 0 && ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
   /* the libraries' kernels loaded before the clock, as the pipeline does before its load and

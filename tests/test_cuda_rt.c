@@ -173,8 +173,8 @@ static void t_runtime(void) {
   cudaEvent_t ev[3];
   cublasHandle_t bl;
   double *d = NULL, *h = NULL;
-  CU_ASSERT_FATAL(ocu_rt_stream(&rt, &s0, "H2D") == OOC_OK);
-  CU_ASSERT_FATAL(ocu_rt_stream(&rt, &s1, "compute") == OOC_OK);
+  CU_ASSERT_FATAL(ocu_rt_stream(&rt, &s0, "H2D", 1) == OOC_OK);
+  CU_ASSERT_FATAL(ocu_rt_stream(&rt, &s1, "compute", 0) == OOC_OK);
   CU_ASSERT(ooc_ctx_streams(ctx) == 2);
   CU_ASSERT_FATAL(ocu_rt_events(&rt, ev, 3, cudaEventDisableTiming) == OOC_OK);
   CU_ASSERT_FATAL(ocu_rt_blas(&rt, &bl, s1, 1 << 20) == OOC_OK);

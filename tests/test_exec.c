@@ -1062,7 +1062,8 @@ static void absscan_on(const factory_t *f) {
   CU_ASSERT_FATAL(f->make(ctx, 2, 0, &e) == OOC_OK);
   static const int64_t S[][3] = {{1, 1, -1}, {7, 3, -1}, {7, 3, 2},   {37, 50, 0},
                                  {37, 50, -1}, {300, 9, 5}, {100, 20, 150}, {4200, 1000, -1},
-                                 {4200, 1000, 1000}, {5, 0, -1}};
+                                 {4200, 1000, 1000}, {5, 0, -1}, {197, 70, 40},
+                                 {197, 33, 130}};
   for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
     int64_t m = S[c][0], n = S[c][1], top = S[c][2], ld = m + 2, nn = n > 0 ? n : 1;
     double *A = rmat(ld, nn, ld), *rs = rmat(m, 1, m), *want = malloc((size_t)m * sizeof *want);

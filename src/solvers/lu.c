@@ -386,7 +386,9 @@ static ooc_status_t batch_reap(lu_t *L, int wait, int *back) {
   if (!wait && !ex_query(L->ex, bt->ev)) return OOC_OK;
   double t0 = ooc_now();
   OOC_TRY(ex_sync(L->ex, bt->ev));
-  L->st->t_wait += ooc_now() - t0;
+  double t1 = ooc_now();
+  L->st->t_wait += t1 - t0;
+  if (t1 - t0 > 2e-4) ex_host_span(L->ex, "lu batch wait", t0, t1, 0); /* (the trace's host row) */
   xl_return(bt->d, (int)(bt->j1 - bt->j0), bt->forget);
   L->b0 = (L->b0 + 1) % LU_NB;
   L->nb--;

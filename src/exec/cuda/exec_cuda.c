@@ -1161,7 +1161,7 @@ static ooc_status_t create(cx_t *x, const ex_cuda_config_t *cfg) {
     cq_t *q = &x->q[i];
     q->x = x;
     q->i = i;
-    OOC_TRY(ocu_rt_stream(rt, &q->st, "queue"));
+    OOC_TRY(ocu_rt_stream(rt, &q->st, "queue", i > 0 && cfg->urgent_copies));
     OOC_TRY(ocu_rt_blas(rt, &q->bl, q->st, bws));
     OOC_TRY(ocu_rt_dalloc(rt, &q->small, SMALL_BYTES, "an executor queue's info"));
     if (cfg->ws_bytes > 0) {

@@ -71,6 +71,11 @@ typedef struct ex_cuda_config {
   int64_t ring_bytes; /* each queue's pinned ring of host outputs and laswp tables to start with
                          (at least 64 KiB, the default): a record larger than the ring grows it
                          (waiting for the queue), a full ring waits for its oldest records */
+  int urgent_copies;  /* queues 1.. at the device's greatest stream priority (ocu_rt_stream): for a
+                         method whose queues 1.. carry copies and the short kernels beside them
+                         (LU's scans of the columns it moves, the small copies), which would
+                         otherwise wait for SMs behind queue 0's gemm blocks, and the copies queued
+                         after them with them */
   const char *trace;  /* NULL or "": none; else a Chrome/Perfetto JSON path */
   int timing;         /* spans without a trace file */
 } ex_cuda_config_t;

@@ -20,37 +20,49 @@ __global__ void fill(int64_t m, int64_t n, double v, double *__restrict__ A, int
       A[i + j * lda] = v;
 }
 
-// ex_absscan (base/absscan.h's contract, the same bits): one thread per row, through the
-// columns in order, so rowsum[i] is the sequential sum the host makes; the largest magnitude per
-// thread, then per warp and block (NaN never wins: `v > m`), then one atomicMax per block on mx's
-// bits (for doubles >= 0 the order of the bit patterns as int64 is the order of the values).
-// Four columns per pass keep four loads in flight per thread; the adds stay in column order.
+// ex_absscan (base/absscan.h's contract, the same bits): a block owns kScanR rows and walks
+// their columns kScanC at a time. All its threads load a kScanR x kScanC piece of |A| into
+// shared memory (coalesced, kScanC * kScanR / kThreads loads in flight per thread), then one
+// thread per row adds the piece's columns to its sum in column order, so rowsum[i] is the
+// sequential sum the host makes. The largest magnitude per thread (NaN never wins: `v > m`),
+// then per warp and block, then one atomicMax per block on mx's bits (for doubles >= 0 the
+// order of the bit patterns as int64 is the order of the values).
+// Why not a thread per row walking its row: 40000 rows make 157 blocks of one load in flight
+// per column, and a 40000 x 1000 scan took 3.3 ms on an H200 beside LU's gemms (the trace of
+// 2026-11-29), on the copy queues, which waited behind it.
+constexpr int kScanR = 64, kScanC = 32, kStep = kThreads / kScanR, kPer = kScanC / kStep;
+static_assert(kThreads % kScanR == 0 && kScanC % kStep == 0, "scan piece");
 __global__ void absscan(int64_t m, int64_t n, const double *__restrict__ A, int64_t lda,
                         int64_t top, double *__restrict__ mx, double *__restrict__ rowsum) {
-  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-  double mt = 0.0;
-  if (i < m) {
-    double s = rowsum ? rowsum[i] : 0.0;
-    int64_t j = top < 0 || i <= top ? 0 : i - top; // column j holds row i when i <= top + j
-    const double *a = A + i + j * lda;
-    for (; j + 4 <= n; j += 4, a += 4 * lda) {
-      double v0 = fabs(a[0]), v1 = fabs(a[lda]), v2 = fabs(a[2 * lda]), v3 = fabs(a[3 * lda]);
-      mt = v0 > mt ? v0 : mt;
-      mt = v1 > mt ? v1 : mt;
-      mt = v2 > mt ? v2 : mt;
-      mt = v3 > mt ? v3 : mt;
-      s += v0;
-      s += v1;
-      s += v2;
-      s += v3;
+  __shared__ double piece[kScanC][kScanR];
+  const int r = threadIdx.x % kScanR, c0 = threadIdx.x / kScanR;
+  const int64_t i0 = blockIdx.x * (int64_t)kScanR, i = i0 + r;
+  const bool mine = threadIdx.x < kScanR && i < m; // this thread sums row i
+  double mt = 0.0, s = mine && rowsum ? rowsum[i] : 0.0;
+  // column j holds row i when top < 0 or i <= top + j: row i's first column, and the block's
+  const int64_t first = top < 0 || i <= top ? 0 : i - top;
+  const int64_t jlo = top < 0 || i0 <= top ? 0 : i0 - top;
+  for (int64_t j0 = jlo; j0 < n; j0 += kScanC) {
+    double v[kPer]; // every load of the piece issued before the first store
+#pragma unroll
+    for (int k = 0; k < kPer; k++) {
+      const int64_t j = j0 + c0 + k * kStep;
+      v[k] = i < m && j < n && j >= first ? fabs(A[i + j * lda]) : 0.0;
     }
-    for (; j < n; j++, a += lda) {
-      double v = fabs(a[0]);
-      mt = v > mt ? v : mt;
-      s += v;
+#pragma unroll
+    for (int k = 0; k < kPer; k++) {
+      piece[c0 + k * kStep][r] = v[k];
+      mt = v[k] > mt ? v[k] : mt;
     }
-    if (rowsum) rowsum[i] = s;
+    __syncthreads();
+    if (mine) {
+      const int64_t cn = n - j0 < kScanC ? n - j0 : kScanC;
+      for (int c = 0; c < cn; c++)
+        if (j0 + c >= first) s += piece[c][r];
+    }
+    __syncthreads();
   }
+  if (mine && rowsum) rowsum[i] = s;
   for (int o = 16; o > 0; o >>= 1) {
     double v = __shfl_down_sync(0xffffffffu, mt, o);
     mt = v > mt ? v : mt;
@@ -230,7 +242,7 @@ extern "C" cudaError_t exc_fill(int64_t m, int64_t n, double v, double *A, int64
 extern "C" cudaError_t exc_absscan(int64_t m, int64_t n, const double *A, int64_t lda,
                                    int64_t top, double *mx, double *rowsum, cudaStream_t s) {
   if (m <= 0 || n <= 0) return cudaSuccess;
-  int64_t g = (m + kThreads - 1) / kThreads; // m < 2^31 rows: a device column fits in memory
+  int64_t g = (m + kScanR - 1) / kScanR; // m < 2^31 rows: a device column fits in memory
   absscan<<<(unsigned)g, kThreads, 0, s>>>(m, n, A, lda, top, mx, rowsum);
   return cudaGetLastError();
 }

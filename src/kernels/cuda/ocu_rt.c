@@ -160,12 +160,14 @@ ooc_status_t ocu_rt_release(ocu_rt_t *rt, void *p) {
 
 /* ---- streams, events, handles -------------------------------------------------------------- */
 
-ooc_status_t ocu_rt_stream(ocu_rt_t *rt, cudaStream_t *s, const char *role) {
+ooc_status_t ocu_rt_stream(ocu_rt_t *rt, cudaStream_t *s, const char *role, int urgent) {
   *s = NULL;
   if (rt->nst == OCU_RT_MAXSTREAMS)
     return OOC_FAIL(rt->ctx, OOC_ERR_INTERNAL, "CUDA runtime: more than %d streams",
                     OCU_RT_MAXSTREAMS);
-  CU(rt, cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
+  int least = 0, greatest = 0;
+  if (urgent) CU(rt, cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  CU(rt, cudaStreamCreateWithPriority(s, cudaStreamNonBlocking, greatest));
   rt->role[rt->nst] = role;
   rt->st[rt->nst++] = *s;
   rt->ctx->streams++; /* leak counter, base.h */

@@ -28,7 +28,9 @@
  *   hand out is OOC_ERR_INTERNAL (nothing freed).
  * - Streams (ocu_rt_stream): non-blocking, created on the runtime's device, each counted in the
  *   context's stream counter (the leak check of docs/RELIABILITY.md) and destroyed (uncounted)
- *   by ocu_rt_fini. A stream's index (0, 1, ... in creation order) is its trace row.
+ *   by ocu_rt_fini. A stream's index (0, 1, ... in creation order) is its trace row. urgent:
+ *   at the device's greatest stream priority (its kernels' blocks are scheduled before those of
+ *   streams at the default one as SMs free up), else the default.
  * - Events (ocu_rt_events), cuBLAS handles (ocu_rt_blas: bound to a stream, with a workspace from
  *   the pool, so cuBLAS allocates none outside the budget) and the cuSOLVER handle
  *   (ocu_rt_solver): created here, destroyed by ocu_rt_fini.
@@ -133,7 +135,7 @@ ooc_status_t ocu_rt_fini(ocu_rt_t *rt);
 ooc_status_t ocu_rt_dalloc(ocu_rt_t *rt, void *pp, int64_t bytes, const char *what);
 ooc_status_t ocu_rt_halloc(ocu_rt_t *rt, void *pp, int64_t bytes, const char *what);
 ooc_status_t ocu_rt_release(ocu_rt_t *rt, void *p); /* NULL is fine */
-ooc_status_t ocu_rt_stream(ocu_rt_t *rt, cudaStream_t *s, const char *role);
+ooc_status_t ocu_rt_stream(ocu_rt_t *rt, cudaStream_t *s, const char *role, int urgent);
 ooc_status_t ocu_rt_events(ocu_rt_t *rt, cudaEvent_t *ev, int64_t k, unsigned flags); /* k of them */
 ooc_status_t ocu_rt_blas(ocu_rt_t *rt, cublasHandle_t *h, cudaStream_t s, int64_t ws_bytes);
 ooc_status_t ocu_rt_solver(ocu_rt_t *rt, cudaStream_t s); /* rt->sol and rt->par, on stream s */
