@@ -196,6 +196,9 @@ typedef struct ex_ops {
    * named `name` (a string that outlives the executor) on the trace's host row, when the
    * executor traces (CUDA: cfg->trace or cfg->timing); for where a method's host time goes */
   void (*host_span)(ooc_exec_t *e, const char *name, double t0, double t1, int64_t bytes);
+  /* optional (NULL: nothing to reserve): queue q's operation workspace grown to at least bytes
+   * now (ex_reserve) */
+  ooc_status_t (*reserve)(ooc_exec_t *e, int q, int64_t bytes);
   void (*destroy)(ooc_exec_t *e);
 } ex_ops_t;
 
@@ -271,6 +274,14 @@ static inline ooc_status_t ex_sync(ooc_exec_t *e, ex_event_t *ev) { return e->op
 static inline void ex_host_span(ooc_exec_t *e, const char *name, double t0, double t1,
                                 int64_t bytes) {
   if (e && e->op->host_span) e->op->host_span(e, name, t0, t1, bytes);
+}
+/* Queue q's workspace for its operations (what ex_getrf_ws & co. report) grown to at least bytes
+ * now, before the caller queues work: on CUDA growing it waits for the queue and frees the old
+ * one, and cudaFree waits for the whole device, so the first getrf of LU's factor, larger than
+ * lu_warm's, waited for the transfers queued beside it (25 ms at n = 40000 on an H200). Within
+ * e->budget like ex_alloc (OOC_ERR_NOMEM otherwise); nothing on the host executor. */
+static inline ooc_status_t ex_reserve(ooc_exec_t *e, int q, int64_t bytes) {
+  return e->op->reserve && bytes > 0 ? e->op->reserve(e, q, bytes) : OOC_OK;
 }
 static inline int ex_query(ooc_exec_t *e, ex_event_t *ev) { return e->op->query(e, ev); }
 /* Every queue drained; the first asynchronous failure since the last report, if any. */

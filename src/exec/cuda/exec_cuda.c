@@ -821,6 +821,11 @@ static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
   }
   return rec_close(x, Q, r, info);
 }
+static ooc_status_t c_reserve(ooc_exec_t *e, int q, int64_t bytes) {
+  OOC_TRY(enter(X(e), q, "reserve"));
+  return leave(X(e), ws_need(X(e), &X(e)->q[q], bytes, 0, "reserve"));
+}
+
 /* What do_getrf's ws_need asks for an m x n block: cuSOLVER's device workspace and the pivots. */
 static int64_t c_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
   cx_t *x = X(e);
@@ -1128,7 +1133,7 @@ static const ex_ops_t cuda_ops = {
     .potri = c_potri, .getri = c_getri,
     .trtri = c_trtri, .geqrf = c_geqrf, .ormqr = c_ormqr, .laset = c_laset,
     .host_register = c_host_register, .host_unregister = c_host_unregister,
-    .host_span = c_host_span, .destroy = c_destroy,
+    .host_span = c_host_span, .reserve = c_reserve, .destroy = c_destroy,
 };
 
 static int nqueues_of(const ex_cuda_config_t *cfg) {
