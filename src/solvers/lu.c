@@ -21,7 +21,7 @@
 #include "solvers/xdirect.h"
 #include "solvers/xpanel.h"
 
-enum { QC = 0, LU_NEV = 8, LU_NB = 16, FIX_SLOTS = 8 };
+enum { QC = 0, LU_NEV = 8, LU_NB = 16 };
 
 /* A batch of the stripe's tile columns moved in place without the ring ("deferred moves"
  * below): their tiles lent, their DMAs queued, given back once ev has passed. */
@@ -39,13 +39,12 @@ static int64_t batch_cap(int64_t b, int64_t W, int64_t chunk) {
 }
 
 /* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns), the
- * row sums of |A| (n), the lent tiles' pointers (LU_SLOTS x tile rows), the deferred batches'
- * (LU_NB x at most a stripe's tile columns x tile rows, with their xlend_t) and the final swaps'
- * (fix_direct: FIX_SLOTS x tile rows, and n shifted pivots). */
+ * row sums of |A| (n), the lent tiles' pointers (LU_SLOTS x tile rows) and the deferred
+ * batches' (LU_NB x at most a stripe's tile columns x tile rows, with their xlend_t). */
 static int64_t small_bytes(int64_t n, int64_t b, int64_t W) {
   int64_t nt = ooc_cdiv64(n, b), bcap = ooc_cdiv64(W, b);
-  return 8 * (2 * W + nt + 2 * n + LU_SLOTS * nt) +
-         (LU_NB * bcap + FIX_SLOTS) * ((int64_t)sizeof(xlend_t) + 8 * nt) + 4096;
+  return 8 * (2 * W + nt + n + LU_SLOTS * nt) +
+         LU_NB * bcap * ((int64_t)sizeof(xlend_t) + 8 * nt) + 4096;
 }
 
 /* The scans' device buffer (lu.h "Scans"): the row sums of |A| (n), max |A|, max |U|. */
@@ -724,83 +723,6 @@ static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
   return OOC_OK;
 }
 
-/* The final swaps off a unified executor with direct moves, without the ring: the free part of P
- * (the last step's chunks but the last one are back in the store) holds FIX_SLOTS columns' rows
- * [r0, n) at once (ld R, the most rows a column needs), and each column's tiles, lent for
- * update, go in on QT, take their swaps on QC and come back on QG, the queues ordered by events
- * alone: the host waits only to give a column's tiles back, FIX_SLOTS columns later. Through
- * the ring (three twins, the host waiting for each column's trip back before it queued the next
- * one's trip in) the pass took 0.125 s at n = 40000 on an H200 for 3.2 GB each way, 58 ms
- * of DMA. The swaps go through a copy of the pivots shifted by r0 (ipiv[k] - r0), so that the
- * slot's row 0 is row r0. Columns from the first one that cannot be lent whole (a tile not
- * cached, the cache's lend cap) are left to the ring (*from). */
-static ooc_status_t fix_direct(lu_t *L, int64_t nfix, int64_t *from) {
-  int64_t n = L->n, b = L->b, R = 0, wc = ooc_min64(L->w, ooc_max64(b, L->chunk / b * b));
-  *from = 0;
-  for (int64_t j = 0; j < nfix; j++)
-    if (L->done[j] < n) R = ooc_max64(R, n - cstart(L, L->done[j] / b));
-  /* the slots stay left of the last chunk's region, which may still be on its way out */
-  int64_t room = (L->w - 1) / wc * wc * n, S = ooc_min64(FIX_SLOTS, R > 0 ? room / (R * b) : 0);
-  if (!L->direct || L->uni || L->a->nopiv || R == 0 || S < 2) return OOC_OK;
-  xlend_t d[FIX_SLOTS];
-  ex_event_t *ev[FIX_SLOTS + 2] = {0};
-  int64_t *sh = ooc_malloc(L->ctx, (size_t)n * sizeof *sh), r0sh = -1, s = 0, j = 0;
-  ooc_status_t st = sh ? OOC_OK : OOC_FAIL(L->ctx, OOC_ERR_NOMEM, "lu: out of host memory for "
-                                           "the final swaps' pivots (n = %lld)", (long long)n);
-  if (st == OOC_OK) st = xl_alloc(L->ctx, d, (int)S, L->nt);
-  for (int i = 0; i < S + 2 && st == OOC_OK; i++) st = ex_event_create(L->ex, &ev[i]);
-  /* the slots' part of P: its chunks' trips out first */
-  if (st == OOC_OK) st = wait_outs(L, L->QT, L->k0 / b, L->k0 / b + ooc_cdiv64(S * R * b, n * b) + 1);
-  for (; j < nfix && st == OOC_OK; j++) {
-    if (L->done[j] >= n) continue;
-    int64_t t0 = L->done[j] / b, t1 = L->nt, r0 = cstart(L, t0), bj = clen(L, j), bytes = 0;
-    double *slot = L->P + s * R * b;
-    int ok = 0;
-    if (xl_lent(&d[s])) { /* the column that used this slot: back once its trip back has run */
-      double tw = ooc_now();
-      st = ex_sync(L->ex, ev[s]);
-      L->st->t_wait += ooc_now() - tw;
-      xl_return(&d[s], 1, 0);
-      if (st != OOC_OK) break;
-    }
-    st = batch_free_cols(L, j, j + 1);
-    if (st == OOC_OK) st = xl_lend(&d[s], 1, L->A, j, &t0, &t1, TS_LEND_UPDATE, &ok, &bytes);
-    if (st != OOC_OK || !ok) break; /* (the ring takes it and the rest) */
-    L->st->bytes_direct += 2 * bytes;
-    L->st->bytes_streamed += 2 * 8 * (n - r0) * bj;
-    if (r0 != r0sh) { /* the pivots' rows as the slot numbers them */
-      for (int64_t k = r0; k < n; k++) sh[k - r0] = L->ipiv[k] - r0;
-      r0sh = r0;
-    }
-    for (int64_t ti = t0; ti < t1 && st == OOC_OK; ti++) /* in, on QT */
-      st = ex_put(L->ex, L->QT, clen(L, ti), bj, d[s].tile[ti - t0], clen(L, ti),
-                  slot + cstart(L, ti) - r0, R);
-    if (st == OOC_OK) st = ex_record(L->ex, L->QT, ev[S]);
-    if (st == OOC_OK) st = ex_wait(L->ex, QC, ev[S]);
-    if (st == OOC_OK) st = ex_laswp(L->ex, QC, bj, slot, R, L->done[j] - r0, n - r0, sh);
-    if (st == OOC_OK) st = ex_record(L->ex, QC, ev[S + 1]);
-    if (st == OOC_OK) st = ex_wait(L->ex, L->QG, ev[S + 1]);
-    for (int64_t ti = t0; ti < t1 && st == OOC_OK; ti++) /* back, on QG */
-      st = ex_get(L->ex, L->QG, clen(L, ti), bj, slot + cstart(L, ti) - r0, R,
-                  d[s].tile[ti - t0], clen(L, ti));
-    if (st == OOC_OK) st = ex_record(L->ex, L->QG, ev[s]); /* (synced before the slot's next) */
-    if (st != OOC_OK) break;
-    L->done[j] = n;
-    s = (s + 1) % S;
-  }
-  *from = j;
-  for (int i = 0; i < S; i++) { /* every lent column back once its moves have run */
-    if (!xl_lent(&d[i])) continue;
-    ooc_status_t ss = ex_sync(L->ex, ev[i]);
-    if (ss != OOC_OK && st == OOC_OK) st = ss;
-    xl_return(&d[i], 1, 0); /* (after a failure the executor is finished by the caller) */
-  }
-  for (int i = 0; i < S + 2; i++) ex_event_destroy(L->ex, ev[i]);
-  xl_free(L->ctx, d, (int)S);
-  ooc_free(L->ctx, sh);
-  return st;
-}
-
 static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
   ring_ops_t fix = {fix_take, fix_work, fix_put};
   for (int64_t j = 0; L->uni && j < nfix; j++) {
@@ -812,10 +734,7 @@ static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
       return run_pass(L, P_FIX, L->A, j, nfix, &fix);
     L->done[j] = L->n;
   }
-  if (L->uni) return OOC_OK;
-  int64_t from = 0;
-  OOC_TRY(fix_direct(L, nfix, &from));
-  return run_pass(L, P_FIX, L->A, from, nfix, &fix);
+  return L->uni ? OOC_OK : run_pass(L, P_FIX, L->A, 0, nfix, &fix);
 }
 
 /* Chunk [a, a + wc) of the stripe, factored (getrf of rows [a, n)): its pivots into ipiv, its
