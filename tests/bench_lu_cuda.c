@@ -7,7 +7,10 @@
  *   bench_lu_cuda factor N TILE GPUMEM [W [CHUNK]]
  *                                         the same matrix in a host tile store (all cached: what
  *                                         is timed is the method, the executor and the ring, no
- *                                         HDF5), factored by lu_run on a CUDA executor with
+ *                                         HDF5), factored by lu_run on the CLI's CUDA executor
+ *                                         (lu_cuda_config: its queues, priorities and rings;
+ *                                         before 2026-11-29's fourteenth session the bench's
+ *                                         rings were 64 KiB, the CLI's 1 MiB) with
  *                                         --gpu-mem GPUMEM and stripe W (default: the widest the
  *                                         budget holds, whole tiles; 0: that) and the
  *                                         panel's chunk CHUNK (0: LU_CHUNK); then a probe check
@@ -195,8 +198,9 @@ static void run_factor(int64_t n, int64_t b, int64_t gpu_mem, int64_t W, int64_t
   int direct = dm ? atoi(dm) : 0;
   const char *nq = getenv("LU_QUEUES"); /* 2: the chunks' gets share the puts' queue */
   const char *ur = getenv("LU_URGENT");
-  ex_cuda_config_t xc = {.device = 0, .gpu_mem = gpu_mem, .nqueues = nq ? atoi(nq) : 3,
-                         .trace = getenv("LU_TRACE"), .urgent_copies = ur ? atoi(ur) : 1};
+  ex_cuda_config_t xc = lu_cuda_config(0, gpu_mem, n, getenv("LU_TRACE")); /* the CLI's */
+  if (nq) xc.nqueues = atoi(nq);
+  if (ur) xc.urgent_copies = atoi(ur);
   ooc_exec_t *ex = NULL;
   if (gpu_mem > 0 && ex_cuda_create(ctx, &xc, &ex) != OOC_OK) die(ctx, "executor");
   /* the libraries' kernels loaded before the clock, as the pipeline does before its load and

@@ -98,13 +98,7 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
   ooc_report_t *r = j->rep;
   int64_t reserved = lu_workspace_bytes(n, b, *W, j->m);
   /* the first listed device (--devices): LU does not spread */
-  /* rings that hold eight laswp tables of a chunk's pivots (32 bytes a pivot), at most 1 MiB:
-   * the first stripe queues four chunks' updates at a time, each with its table, beside getrf's
-   * pivots and diagonals, and in the 64 KiB ring (grown to 256 KB by the first table) laswp's
-   * enqueues waited for room, 0.25 s in all at n = 40000 on an H200 (exec_cuda.c rec_take) */
-  int64_t ring = ooc_min64((int64_t)1 << 20, 8 * 32 * ooc_min64(n, LU_CHUNK));
-  ex_cuda_config_t xc = {.device = j->dev[0], .gpu_mem = j->o.gpu_mem, .nqueues = 3,
-                         .trace = j->o.trace, .ring_bytes = ring, .urgent_copies = 1};
+  ex_cuda_config_t xc = lu_cuda_config(j->dev[0], j->o.gpu_mem, n, j->o.trace);
   int64_t h0 = ooc_ctx_host_bytes(j->ctx);
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
   /* the executor's own host memory (its queues' pinned rings, the structs), and what

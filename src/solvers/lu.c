@@ -1193,6 +1193,12 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
 
 /* ---- setup -------------------------------------------------------------------------------- */
 
+ex_cuda_config_t lu_cuda_config(int device, int64_t gpu_mem, int64_t n, const char *trace) {
+  int64_t ring = ooc_min64((int64_t)1 << 20, 8 * 32 * ooc_min64(n, LU_CHUNK));
+  return (ex_cuda_config_t){.device = device, .gpu_mem = gpu_mem, .nqueues = 3, .trace = trace,
+                            .ring_bytes = ring, .urgent_copies = 1};
+}
+
 ooc_status_t lu_warm(ooc_exec_t *ex) {
   /* large enough for cuSOLVER's blocked getrf, whose kernels are the factor's (a tiny block
    * takes another path); a diagonal matrix: nothing to pivot, nothing to overflow. Skipped

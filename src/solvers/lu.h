@@ -169,6 +169,7 @@
 #ifndef OOC_LU_H
 #define OOC_LU_H
 
+#include "exec/cuda/exec_cuda.h"
 #include "exec/exec.h"
 #include "kernels/ops.h"
 #include "solvers/check.h"
@@ -306,6 +307,16 @@ int64_t lu_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int K, int64_t *n
  * peer is, and t_compute still counts it; the bench calls it before its clock starts. Nothing
  * on a unified executor (the host's kernels need no loading). */
 ooc_status_t lu_warm(ooc_exec_t *ex);
+
+/* The CUDA executor LU runs on, for an n x n factor (the pipeline's job_lu_device and
+ * bench_lu_cuda, so that the bench measures the CLI's executor): three queues (QC, QT, QG);
+ * the copy queues urgent (ex_cuda_config_t.urgent_copies: their scans and small copies wait for
+ * no gemm); rings that hold eight laswp tables of a chunk's pivots (32 bytes a pivot), at most
+ * 1 MiB: the first stripe queues four chunks' updates at a time, each with its table, beside
+ * getrf's pivots and diagonals, and in the 64 KiB ring (grown to 256 KB by the first table)
+ * laswp's enqueues waited for room, 0.25 s in all at n = 40000 on an H200 (exec_cuda.c
+ * rec_take). */
+ex_cuda_config_t lu_cuda_config(int device, int64_t gpu_mem, int64_t n, const char *trace);
 
 /* The column permutation of an inverse: A^-1[:, c] = Z[:, perm[c]] for Z = (LU)^-1 (LU_INVERT). */
 void lu_inverse_perm(int64_t n, const int64_t *ipiv, int64_t *perm);
