@@ -37,15 +37,22 @@
  *      c is gathered), so the first stripe's trip in and out overlaps its own factorization; the
  *      last chunk's updates read each earlier region for the last time, and the next stripe's
  *      columns go there as soon as the device is past that read (an event per region on the
- *      copy queue). In the later steps, a chunk's region of P, once back in the store and read
- *      by no pending update, receives the next step's stripe's columns (prefetch). Either way
- *      step 1 of the next step is done by then (unless a checkpoint follows the step);
+ *      copy queue; the last chunk's region a tile column at a time, each column's trip in
+ *      behind its own trip out: lu.c last_region). In the later steps, a chunk's region of P,
+ *      once back in the store and read by no pending update, receives the next step's stripe's
+ *      columns (prefetch). Either way step 1 of the next step is done by then (unless a
+ *      checkpoint follows the step). With deferred moves the host queues each chunk's trips in
+ *      and out and the prefetch before the chunk's getrf, whose enqueue (cuSOLVER's) returns
+ *      only once its stream has reached it (lu.c getrf_first);
  *   4. after the last step, one pass over the columns before the last chunk applies the swaps
  *      that came after them (ipiv[d_j, n), rows >= d_j), so the store ends in LAPACK's layout
  *      (not for LU_SOLVE, below): on the device, a tile column at a time through the ring
  *      (rows d_j on to a twin, laswp, back; lent tiles by DMA); on a unified executor in place
  *      in the tile cache (ts_swap_rows) where a column's tiles are all cached, else through the
- *      ring's slot.
+ *      ring's slot. On the device the last step's left pass already applies each earlier
+ *      column's swaps of its own step (ipiv[d_j, k0)) to its twin and moves it back (lu.c
+ *      left_fold, where no checkpoint follows and nothing of A is in scratch), so that this
+ *      pass moves rows [k0, n) only.
  *   Flops 2n^3/3. Step s reads the k0 earlier columns below their diagonal blocks once:
  *   ~8 (n k0 - k0^2/2) bytes for ~2 (n - k0/2) k0 w flops, i.e. ~W/4 flop per byte (read-only
  *   streaming, as Cholesky), plus one take + put of the stripe (8 n w bytes each); the swaps
