@@ -8,6 +8,11 @@
  *           legacy Dgetrf)
  *   put/get bandwidth of an n x n/4 block from / to pinned staging (ex_host_alloc) vs
  *           cudaMemcpyAsync, and from / to pageable memory (the driver's staging)
+ *   laswp   ex_laswp (the host's net-permutation tables and the kernel) on LU's shapes at n = m:
+ *           a left pass (m rows x min(n^2/m, n) columns, w pivots), a panel chunk (m x w, w
+ *           pivots), a tile column's final swaps (m x 1000, pivots [w, m)), pivots uniform over
+ *           the rows below them as LU's on a random matrix; ms and GB/s at 16 bytes a pivot and
+ *           column (an interchange reads and writes two rows)
  *   depth   how many 1000 x 1000 puts queue 1 takes, while it waits for an event behind an n^3
  *           gemm on queue 0, before an enqueue holds the host (LU's prefetch into regions the
  *           compute queue has yet to read held the host until the gemm before each region's
@@ -208,6 +213,33 @@ int main(int argc, char **argv) {
       }
     CUOK(cudaFree(lws));
     CUOK(cudaFree(ipiv32));
+  }
+
+  /* ---- laswp on LU's shapes ---- */
+  {
+    int64_t *lp = malloc((size_t)m * sizeof *lp), lc = n * n / m < n ? n * n / m : n;
+    srand(3);
+    for (int64_t k = 0; k < m; k++)
+      lp[k] = k + (int64_t)(rand() / ((double)RAND_MAX + 1) * (double)(m - k));
+    const struct {
+      const char *what;
+      int64_t cols, k1, k2;
+    } S[] = {{"left pass", lc, 0, w},
+             {"panel chunk", w, 0, w},
+             {"final swaps", 1000 < n ? 1000 : n, w, m}};
+    for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
+      double t = 1e30;
+      for (int r = 0; r <= reps; r++) {
+        double t0 = ooc_now();
+        OK(ex_laswp(e, 0, S[c].cols, A, m, S[c].k1, S[c].k2, lp));
+        OK(ex_finish(e));
+        if (r) t = best(t, ooc_now() - t0);
+      }
+      printf("laswp %s: %lld x %lld, %lld pivots: %.3f ms, %.0f GB/s\n", S[c].what, (long long)m,
+             (long long)S[c].cols, (long long)(S[c].k2 - S[c].k1), t * 1e3,
+             16.0 * S[c].cols * (S[c].k2 - S[c].k1) / t * 1e-9);
+    }
+    free(lp);
   }
 
   /* ---- put / get bandwidth ---- */

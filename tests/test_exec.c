@@ -1100,8 +1100,8 @@ static void absscan_on(const factory_t *f) {
 static void t_blas(void) { for_each(blas_on); }
 /* ex_laswp against the oracle's laswp on shapes the factor's single-segment case above does not
  * reach: many segments of the CUDA executor's net permutation (LU's pivots, each uniform over
- * the rows below it), a range starting past row 0, column counts odd and even (its blocks take
- * two columns), more columns than its grid holds blocks, and a range of repeated pivots (rows
+ * the rows below it), a range starting past row 0, one to seven columns, more columns than its
+ * grid holds blocks, and a range of repeated pivots (rows
  * that swap back and forth, so some touched rows end where they began). A permutation is
  * exact: the bits must agree. */
 static void laswp_on(const factory_t *f) {
