@@ -23,6 +23,10 @@
  *   chunk corrupted on its way to the file (OOC_FAULT_CORRUPT, every chunk in turn) fails the
  *   run with exit 4 and leaves no output, in float64 by the fused first product alone; outputs not
  *   written in whole chunks fall back to the rereading estimate;
+ * - the LU factor's check from its chunks as written (lu.h lu_fused_t): the ratio of the full
+ *   matrices for changed factors, chunk shapes and both dtypes; chunks out of order, twice,
+ *   missing or too tall fall back; through the pipeline nothing is read back and a corrupted
+ *   chunk fails the run with no output;
  * - the disk tier's model (plan_spill_model): gj and chol eliminations on a store filled as the
  *   loader fills it spill and read back exactly the model's bytes with a one-byte cache, at most
  *   them with larger caches, nothing when everything fits.
@@ -483,9 +487,164 @@ static void t_fused_pipeline(void) {
   printf("\n  %d of 8 corrupted chunks caught, no output left\n", caught);
 }
 
+/* The LU factor's tap (lu.h lu_fused_t): the factor LU (column-major, n x n) handed over in
+ * row-major chunks of cr x cc (es 8 or 4: float32 as a float32 file holds it), a chunk row at
+ * a time, as the writer hands them to the file; how = 1: the first two chunk rows swapped, 2: the
+ * last chunk row's first chunk twice, 3: the last chunk missing. */
+static void feed_lu(lu_fused_t *f, const double *LU, int64_t n, int64_t cr, int64_t cc, int es,
+                    int how) {
+  double *d = calloc((size_t)(cr * cc), sizeof *d);
+  float *s = calloc((size_t)(cr * cc), sizeof *s);
+  int64_t nr = ooc_cdiv64(n, cr), nc = ooc_cdiv64(n, cc);
+  for (int64_t q = 0; q < nr; q++) {
+    int64_t r = how == 1 && q < 2 ? (1 - q) * cr : q * cr, rows = ooc_min64(cr, n - r);
+    for (int64_t u = 0; u < nc; u++) {
+      int64_t c0 = u * cc, cols = ooc_min64(cc, n - c0);
+      if (how == 3 && q == nr - 1 && u == nc - 1) continue;
+      memset(d, 0, (size_t)(cr * cc) * sizeof *d);
+      memset(s, 0, (size_t)(cr * cc) * sizeof *s);
+      for (int64_t i = 0; i < rows; i++)
+        for (int64_t c = 0; c < cols; c++) {
+          d[c + i * cc] = LU[r + i + (c0 + c) * n];
+          s[c + i * cc] = (float)LU[r + i + (c0 + c) * n];
+        }
+      const void *data = es == 8 ? (const void *)d : (const void *)s;
+      lu_fused_x(f, r, c0, rows, cols, data, es, cc);
+      if (how == 2 && q == nr - 1 && u == 0) lu_fused_x(f, r, c0, rows, cols, data, es, cc);
+    }
+  }
+  free(d);
+  free(s);
+}
+
+/* ||(P A - L U) t_c||_1 / ||t_c||_1 at its largest over the probe's vectors, / (n ||A||_1 eps),
+ * from the full matrices (the reference). */
+static double lu_probe_ref(int64_t n, const double *A, const double *LU, const int64_t *ipiv,
+                           const check_probe_t *p) {
+  int64_t K = CHECK_PROBE_K;
+  const double *T = check_probe_v(p);
+  double *L = calloc((size_t)(n * n), sizeof *L), *U = calloc((size_t)(n * n), sizeof *U);
+  double *V = calloc((size_t)(n * K), sizeof *V), *Y = calloc((size_t)(n * K), sizeof *Y);
+  double *Z = calloc((size_t)(n * K), sizeof *Z);
+  for (int64_t c = 0; c < n; c++)
+    for (int64_t i = 0; i < n; i++) {
+      if (i > c) L[i + c * n] = LU[i + c * n];
+      else U[i + c * n] = LU[i + c * n];
+      if (i == c) L[i + c * n] = 1;
+    }
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)K, (int)n, 1, U, (int)n, T,
+              (int)n, 0, V, (int)n);
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)K, (int)n, 1, L, (int)n, V,
+              (int)n, 0, Y, (int)n);
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)K, (int)n, 1, A, (int)n, T,
+              (int)n, 0, Z, (int)n);
+  for (int64_t k = 0; k < n; k++) /* P A T: LAPACK's forward row interchanges */
+    for (int64_t q = 0; q < K; q++) {
+      double t = Z[k + q * n];
+      Z[k + q * n] = Z[ipiv[k] + q * n];
+      Z[ipiv[k] + q * n] = t;
+    }
+  double worst = 0;
+  for (int64_t q = 0; q < K; q++) {
+    double s = 0, tn = 0;
+    for (int64_t i = 0; i < n; i++) {
+      s += fabs(Y[i + q * n] - Z[i + q * n]);
+      tn += fabs(T[i + q * n]);
+    }
+    worst = fmax(worst, s / tn);
+  }
+  free(L), free(U), free(V), free(Y), free(Z);
+  return worst / ((double)n * tu_norm1(n, A) * check_eps(0));
+}
+
+/* The LU factor's probe ratio from the chunks as written (lu_fused_t): for chunk shapes that
+ * do and do not divide n, taller and wider than square, float64 and float32, it is the ratio the
+ * full matrices give (within 1, the rounding's share, where an entry of the factor was changed
+ * by 1e-6 of max |a|, a ratio of 3e5, in each kind of place: U far right, L far down, U's and L's parts of a chunk row's diagonal band, the
+ * diagonal itself) and the one lu_check_factor gives reading the factor back with the same
+ * probes; chunks out of order, twice, missing or taller than the band make it fall back. */
+static void t_lu_fused(void) {
+  const int64_t n = 100;
+  gen_spec_t gs;
+  gen_spec_default(&gs, GEN_RANDOM, n);
+  gs.seed = 11;
+  double *A = tu_gen_spec(&gs), *LU0 = malloc((size_t)(n * n) * sizeof *LU0);
+  double *LU = malloc((size_t)(n * n) * sizeof *LU);
+  lapack_int *ip = malloc((size_t)n * sizeof *ip);
+  int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
+  memcpy(LU0, A, (size_t)(n * n) * sizeof *LU0);
+  CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, LU0,
+                                 (lapack_int)n, ip) == 0);
+  for (int64_t i = 0; i < n; i++) ipiv[i] = ip[i] - 1;
+  ooc_ctx_t *ctx = tu_ctx();
+  check_probe_t *p = NULL;
+  CU_ASSERT_FATAL(check_probe_create(ctx, ooc_ops_cpu(), n, &p) == OOC_OK);
+  check_probe_a(p, 0, 60, A, n); /* as the loader's strips come */
+  check_probe_a(p, 60, n - 60, A + 60 * n, n);
+  CU_ASSERT_FATAL(check_probe_done(p));
+  double a1 = tu_norm1(n, A), eps = check_eps(0), amax = 0;
+  for (int64_t i = 0; i < n * n; i++) amax = fmax(amax, fabs(A[i]));
+  static const int64_t shapes[][2] = {{16, 16}, {32, 16}, {16, 48}, {100, 100}, {7, 100}, {25, 25}};
+  /* (row, column) of the changed entry; -1: none */
+  static const int64_t where[][2] = {{-1, -1}, {0, 99}, {99, 0}, {40, 45}, {45, 40}, {37, 37}};
+  int checked = 0;
+  for (size_t w = 0; w < sizeof where / sizeof *where; w++) {
+    memcpy(LU, LU0, (size_t)(n * n) * sizeof *LU);
+    if (where[w][0] >= 0) LU[where[w][0] + where[w][1] * n] += 1e-6 * amax;
+    for (int es = 8; es >= 4; es -= 4) {
+      double *LUr = malloc((size_t)(n * n) * sizeof *LUr); /* what the file holds */
+      for (int64_t i = 0; i < n * n; i++) LUr[i] = es == 8 ? LU[i] : (double)(float)LU[i];
+      double ref = lu_probe_ref(n, A, LUr, ipiv, p);
+      count_src_t sl = {{LUr, n}, 0};
+      ooc_source_t srl = {&sl, count_read};
+      double back = NAN;
+      CU_ASSERT(lu_check_factor(ctx, ooc_ops_cpu(), n, 16, NULL, &srl, ipiv, 0, a1, eps, 1 << 22,
+                                p, &back) == OOC_OK);
+      for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+        lu_fused_t *f = NULL;
+        CU_ASSERT_FATAL(lu_fused_create(ctx, ooc_ops_cpu(), p, n, shapes[sh][0], &f) == OOC_OK);
+        feed_lu(f, LUr, n, shapes[sh][0], shapes[sh][1], es, 0);
+        CU_ASSERT_FATAL(lu_fused_complete(f));
+        double r = lu_fused_ratio(f, ipiv, a1, eps);
+        CU_ASSERT(!lu_fused_complete(f)); /* spent */
+        if (where[w][0] < 0 && es == 8) { /* the right factor: rounding only */
+          CU_ASSERT(r < 1 && ref < 1 && back < 1);
+        } else { /* a change far above the rounding: the same ratio, three ways */
+          CU_ASSERT(ref > 1e3);
+          CU_ASSERT(fabs(r - ref) <= 1);
+          CU_ASSERT(fabs(back - ref) <= 1);
+        }
+        checked++;
+        /* out of order, twice, missing, taller than the band: no ratio from the tap */
+        for (int how = 1; how <= 4; how++) {
+          if (how == 1 && shapes[sh][0] >= n) continue; /* one chunk row */
+          lu_fused_reset(f);
+          if (how == 4) {
+            lu_fused_destroy(f);
+            CU_ASSERT_FATAL(lu_fused_create(ctx, ooc_ops_cpu(), p, n, shapes[sh][0] - 1, &f) ==
+                            OOC_OK);
+          }
+          feed_lu(f, LUr, n, shapes[sh][0], shapes[sh][1], es, how == 4 ? 0 : how);
+          CU_ASSERT(!lu_fused_complete(f));
+        }
+        lu_fused_destroy(f);
+      }
+      if (w == 0 || w == 3)
+        printf("\n  change %zu, %s: ratio from the full matrices %.6g, read back %.6g", w,
+               es == 8 ? "float64" : "float32", ref, back);
+      free(LUr);
+    }
+  }
+  printf("\n  %d factors checked from their chunks", checked);
+  check_probe_destroy(p);
+  tu_ctx_done(ctx);
+  free(A), free(LU0), free(LU), free(ip), free(ipiv);
+}
+
 /* A factor's probe check with A T formed during the load (check.h check_probe_t), LU and
- * Cholesky: the check reads the factor back and not A (at most 8 n^2 bytes, where reading both
- * took 16 n^2), passes the right factor, and fails one whose chunk was corrupted on its way to
+ * Cholesky: the check reads the Cholesky factor back and not A (at most 8 n^2 bytes, where
+ * reading both took 16 n^2), and nothing for LU (L (U T) formed from the chunks as written,
+ * lu.h lu_fused_t), passes the right factor, and fails one whose chunk was corrupted on its way to
  * the file (each of the 4 in turn, but L's zero block), leaving no output. With --check full
  * nothing is formed during the load. */
 static void t_factor_probe(void) {
@@ -494,7 +653,8 @@ static void t_factor_probe(void) {
   static const struct {
     ooc_method_t m;
     const char *in, *said;
-  } cs[] = {{OOC_METHOD_LU, "fg.h5", "P A T formed while A was read"},
+  } cs[] = {{OOC_METHOD_LU, "fg.h5", "P A T formed while A was read, L (U T) while the factor "
+                                     "was written; nothing read back"},
             {OOC_METHOD_CHOL, "fs.h5", "A T formed while A was read; L read back once"}};
   char out[1024]; /* (tu_path's buffers rotate) */
   snprintf(out, sizeof out, "%s", tu_path("fac.h5"));
@@ -509,7 +669,11 @@ static void t_factor_probe(void) {
       if (q) ooc_fault_arm(ctx, OOC_FAULT_CORRUPT, q, 0, 0);
       ooc_status_t st = ooc_factor(ctx, tu_path(cs[k].in), out, &o, &rep);
       CU_ASSERT(strstr(rep.warnings, cs[k].said) != NULL);
-      CU_ASSERT(rep.bytes_check_read > 0 && rep.bytes_check_read <= 8 * n * n);
+      if (cs[k].m == OOC_METHOD_LU) { /* L (U T) from the chunks as written (lu_fused_t) */
+        CU_ASSERT_EQUAL(rep.bytes_check_read, 0);
+      } else {
+        CU_ASSERT(rep.bytes_check_read > 0 && rep.bytes_check_read <= 8 * n * n);
+      }
       /* chunk 2 of L is its upper block, all zeros: the flip makes a 0 into 2^-1022, an error
        * below any rounding, which passes (and must) */
       int zero = cs[k].m == OOC_METHOD_CHOL && q == 2;
@@ -1001,6 +1165,7 @@ int main(void) {
                              {"fused estimate: fails wrong inverses, passes the right one", t_fused_estimator},
                              {"fused check through the pipeline; corrupted chunks caught", t_fused_pipeline},
                              {"fused check under allocation and I/O faults", t_fused_faults},
+                             {"the LU factor's check from its chunks as written", t_lu_fused},
                              {"a factor's probes: A T formed during the load, corrupted chunks "
                               "caught", t_factor_probe},
                              {"the disk tier's bytes against the stripe arithmetic", t_spill_model},

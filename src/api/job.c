@@ -28,6 +28,7 @@
 #include "solvers/chol.h"
 #include "solvers/gj.h"
 #include "solvers/iter.h"
+#include "solvers/lu.h"
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
 #include "api/job_int.h"
@@ -265,6 +266,13 @@ static int fused_check_wanted(const job_t *j) {
          !(j->hm_out && !matrix_is_file(j->hm_out));
 }
 
+/* The LU factor's probe check with L (U T) formed from the chunks the writer hands to the file
+ * (lu.h lu_fused_t, issue 27: nothing read back), where the factor goes to a file. */
+static int lu_fused_wanted(const job_t *j) {
+  return probe_check(j) && j->kind == JOB_FACTOR && j->o.method == OOC_METHOD_LU &&
+         !(j->hm_out && !matrix_is_file(j->hm_out));
+}
+
 /* A V formed during the load (check.h check_probe_t): for the inverse's fused check, and for a
  * factor's probes (an LU factor's check then reads only the factor back: at n = 40000 it read
  * 25.6 GB, the input's half again; a Cholesky factor, if auto picks chol, leaves it unused). */
@@ -283,6 +291,7 @@ static ooc_status_t plan(job_t *j) {
                   .no_gj = j->kind == JOB_LOGDET,
                   .fused_check = fused_check_wanted(j),
                   .probe_a = probe_a_wanted(j),
+                  .lu_fused = lu_fused_wanted(j),
                   .journaled = j->kind != JOB_LOGDET &&
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
                   .cuda = j->cuda && !lu_certain(j),
@@ -1297,6 +1306,8 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   if (j->plan.q.probe_a && !j->resuming) OOC_TRY(check_probe_create(ctx, j->ops, n, &j->probe));
   if (j->plan.q.fused_check && j->probe)
     OOC_TRY(check_fused_create(ctx, j->ops, j->probe, &j->fused));
+  if (j->plan.q.lu_fused && j->probe)
+    OOC_TRY(lu_fused_create(ctx, j->ops, j->probe, n, j->plan.chunk, &j->lufused));
   if (!j->colnorm || (!j->perm && j->kind != JOB_PRODUCT))
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (n = %lld)", (long long)n);
   /* What the method may need of A decides what the load keeps (classify.h, methods.h) */
@@ -1365,6 +1376,10 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
     check_fused_reset_x(j->fused);
     h5m_set_tap(j->out, check_fused_x, j->fused);
   }
+  if (j->lufused && j->method == OOC_METHOD_LU) { /* L (U T) from the factor's chunks */
+    lu_fused_reset(j->lufused);
+    h5m_set_tap(j->out, lu_fused_x, j->lufused);
+  }
   st = j->B && !j->result ? write_rows(j, j->B, NULL)
                           : write_rows(j, j->result ? j->result : j->A, perm);
   h5m_set_tap(j->out, NULL, NULL);
@@ -1406,6 +1421,8 @@ static void job_cleanup(job_t *j) {
   ooc_free(ctx, j->colnorm);
   check_fused_destroy(j->fused);
   j->fused = NULL;
+  lu_fused_destroy(j->lufused);
+  j->lufused = NULL;
   check_probe_destroy(j->probe);
   j->probe = NULL;
   ooc_free(ctx, j->perm);

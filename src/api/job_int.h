@@ -51,6 +51,8 @@ typedef struct job {
   spill_slot_t spill[2];
   double *colnorm;
   struct check_probe *probe; /* A V, formed during the load (check.h; NULL: a check reads A) */
+  struct lu_fused *lufused;  /* the LU factor check's L (U T), formed while the factor is
+                              * written (lu.h) */
   struct check_fused *fused; /* the inverse check's first product, formed during the load and
                                 the write (check.h; NULL: the check rereads both files) */
   int64_t *perm;

@@ -281,6 +281,7 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
              io_stage(b) + SLACK_BYTES;
   if (q->fused_check) p->fixed += check_fused_bytes(n);
   if (q->probe_a) p->fixed += check_probe_bytes(n);
+  if (q->lu_fused) p->fixed += lu_fused_bytes(n, p->chunk);
   if (q->journaled && n > 0) { /* the tile tables a checkpoint builds: A and B, or the result
                                   store of an LU inverse (as large as A) */
     int64_t nt = ooc_cdiv64(n, b);

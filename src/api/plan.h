@@ -48,6 +48,8 @@ typedef struct plan_req {
   int no_gj;           /* auto for a logdet: chol or lu, never gj (its workspace is not planned) */
   int fused_check;     /* the inverse check's fused state lives through the run (check.h) */
   int probe_a;         /* the load forms A V for the check (check.h check_probe_t) */
+  int lu_fused;        /* the LU factor check's state lives through the run (lu.h lu_fused_t,
+                          a band of the output's chunk rows) */
   /* least squares (plan_qr): n the state's columns, m its right-hand sides, k the rows read */
   int64_t qr_ka, qr_kv; /* columns read per row from A and from V (add columns; else 0) */
   int64_t gpu_budget;   /* cuda: the CUDA executor's budget (ex->budget; the job made it) */

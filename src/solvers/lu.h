@@ -354,4 +354,35 @@ ooc_status_t lu_check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n
                                    double anorm_inf, const ooc_source_t *B, const ooc_source_t *X,
                                    double eps, int64_t mem, double *ratio, double *norm1_x);
 
+/* ---- the factor's probe check formed while the factor is written (issue 27) -----------------
+ * lu_check_factor's probe ratio with the load's vectors (check_probe_t: T and A T), its L (U T)
+ * formed from the chunks the writer hands to the file (an h5m_set_tap tap: the bytes the file
+ * receives, float32 rounding included), so the check reads nothing back: at n = 40000 it read
+ * the 12.8 GB factor again after the write. One pass suffices when the chunks come a chunk row
+ * at a time, top to bottom (the pipeline's writer, write_rows, writes a tile row per call):
+ * U T's rows are final once their chunk row is complete, and L's part left of a chunk row's
+ * diagonal band needs only rows above it; the band itself (chunk_rows x chunk_rows, kept) is
+ * taken when its row is complete.
+ * - lu_fused_bytes(n, chunk_rows): the host bytes it holds (the planner counts them);
+ * - lu_fused_create: a borrows the probe (it must outlive f); chunk_rows: the tallest chunk
+ *   the tap may see (a taller one makes it fall back);
+ * - lu_fused_reset: from the start (before the writer starts);
+ * - lu_fused_x: the h5m_tap_fn (user = f). Chunks out of that order, an element twice or outside
+ *   the matrix: from then on nothing is formed and lu_fused_complete says 0;
+ * - lu_fused_complete: every element of the factor came once, in order, and the probe saw every
+ *   column of A;
+ * - lu_fused_ratio: then the ratio lu_check_factor gives with the probe (to rounding: the sums
+ *   run in another order), with the pivots (0-based) and ||A||_1. Once per write: it spends the
+ *   state (lu_fused_complete says 0 afterwards). */
+typedef struct lu_fused lu_fused_t;
+int64_t lu_fused_bytes(int64_t n, int64_t chunk_rows);
+ooc_status_t lu_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, const check_probe_t *a,
+                             int64_t n, int64_t chunk_rows, lu_fused_t **out);
+void lu_fused_destroy(lu_fused_t *f);
+void lu_fused_reset(lu_fused_t *f);
+void lu_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t cols, const void *data,
+                int es, int64_t ld);
+int lu_fused_complete(const lu_fused_t *f);
+double lu_fused_ratio(lu_fused_t *f, const int64_t *ipiv, double anorm1, double eps);
+
 #endif

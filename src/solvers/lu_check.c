@@ -59,6 +59,21 @@ static ooc_status_t apply_lu(fac_t *f, const double *T, int64_t k, double *Y) {
   return OOC_OK;
 }
 
+/* The largest ||Y t_c - Z t_c||_1 / ||t_c||_1 over the k columns, and `worst` (NaN sticks). */
+static double worst_col(const double *Y, const double *Z, const double *T, int64_t n, int64_t k,
+                        double worst) {
+  for (int64_t c = 0; c < k; c++) {
+    double s = 0, tn = 0;
+    for (int64_t i = 0; i < n; i++) {
+      s += fabs(Y[i + c * n] - Z[i + c * n]);
+      tn += fabs(T[i + c * n]);
+    }
+    double r = s / tn;
+    worst = (r > worst || isnan(r)) && !isnan(worst) ? r : worst;
+  }
+  return worst;
+}
+
 /* Columns per block for nbuf n-column buffers besides the two strips within mem (at least 1). */
 static int64_t cols_for(int64_t n, int64_t b, int64_t mem, int nbuf, int64_t most) {
   int64_t k = (mem - 16 * n * b - 8 * b * b) / (8 * n * nbuf);
@@ -126,15 +141,7 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
       ra_end(&ra);
     }
     o->laswp(kk, Z, n, 0, n, ipiv); /* P A T */
-    for (int64_t c = 0; c < kk; c++) {
-      double s = 0, tn = 0;
-      for (int64_t i = 0; i < n; i++) {
-        s += fabs(Y[i + c * n] - Z[i + c * n]);
-        tn += fabs(Tp[i + c * n]);
-      }
-      double r = s / tn;
-      worst = (r > worst || isnan(r)) && !isnan(worst) ? r : worst;
-    }
+    worst = worst_col(Y, Z, Tp, n, kk, worst);
     OOC_CHECK(st = ooc_tick(ctx, "check", (blk + 1.0) / nblk));
   }
   *ratio = worst / (n * anorm1 * eps);
@@ -225,4 +232,177 @@ done:
   ooc_free(ctx, f.D);
   ooc_free(ctx, rows);
   return st;
+}
+
+/* ---- the factor's probe check formed as the factor is written (issue 27) ------------------ */
+
+#define LU_FUSED_BAND 16 /* rows of a float32 chunk converted at a time */
+#define LU_FUSED_TRI 64  /* the diagonal band's triangles in blocks of this many rows */
+
+struct lu_fused {
+  ooc_ctx_t *ctx;
+  const ooc_ops_t *o;
+  const check_probe_t *a; /* T (its V) and A T */
+  int64_t n, cap;         /* cap: the most rows a chunk may have (D is cap x cap) */
+  double *V, *Y;          /* n x K: U T, and L's strictly lower part times it */
+  double *D;              /* the chunk row's diagonal band, row-major, ld cap */
+  double *conv;           /* LU_FUSED_BAND x n: float32 rows as float64 */
+  int64_t r0, rows;       /* the chunk row being written (r0 < 0: none) */
+  int64_t seen;           /* its elements seen */
+  int64_t done;           /* rows [0, done) complete: their V final */
+  int broken;             /* a chunk out of that order, twice, or outside: fall back */
+};
+
+int64_t lu_fused_bytes(int64_t n, int64_t chunk_rows) {
+  return (int64_t)sizeof(lu_fused_t) + 16 * n * CHECK_PROBE_K + 8 * chunk_rows * chunk_rows +
+         8 * LU_FUSED_BAND * n;
+}
+
+ooc_status_t lu_fused_create(ooc_ctx_t *ctx, const ooc_ops_t *o, const check_probe_t *a,
+                             int64_t n, int64_t chunk_rows, lu_fused_t **out) {
+  *out = NULL;
+  lu_fused_t *f = ooc_calloc(ctx, 1, sizeof *f);
+  if (!f) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the factor's check");
+  *f = (lu_fused_t){.ctx = ctx, .o = o, .a = a, .n = n, .cap = ooc_max64(1, chunk_rows)};
+  f->V = ooc_malloc(ctx, (size_t)(n * CHECK_PROBE_K) * sizeof(double));
+  f->Y = ooc_malloc(ctx, (size_t)(n * CHECK_PROBE_K) * sizeof(double));
+  f->D = ooc_malloc(ctx, (size_t)(f->cap * f->cap) * sizeof(double));
+  f->conv = ooc_malloc(ctx, (size_t)(LU_FUSED_BAND * ooc_max64(n, 1)) * sizeof(double));
+  if (!f->V || !f->Y || !f->D || !f->conv) {
+    lu_fused_destroy(f);
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the factor's check (n = %lld)",
+                    (long long)n);
+  }
+  lu_fused_reset(f);
+  *out = f;
+  return OOC_OK;
+}
+
+void lu_fused_destroy(lu_fused_t *f) {
+  if (!f) return;
+  ooc_free(f->ctx, f->V);
+  ooc_free(f->ctx, f->Y);
+  ooc_free(f->ctx, f->D);
+  ooc_free(f->ctx, f->conv);
+  ooc_free(f->ctx, f);
+}
+
+void lu_fused_reset(lu_fused_t *f) {
+  memset(f->V, 0, (size_t)(f->n * CHECK_PROBE_K) * sizeof(double));
+  memset(f->Y, 0, (size_t)(f->n * CHECK_PROBE_K) * sizeof(double));
+  f->r0 = -1;
+  f->rows = f->seen = f->done = 0;
+  f->broken = 0;
+}
+
+/* Rows [0, h) of a chunk row's part M (row-major, ld lm: rows r0 + [0, h), columns [c, c + w)):
+ * into V (w columns at or right of every row's diagonal: U) or Y (left of them: L, whose V rows
+ * are final). */
+static void fused_gemm(lu_fused_t *f, const double *M, int64_t lm, int64_t r0, int64_t h,
+                       int64_t c, int64_t w, int upper) {
+  if (w <= 0 || h <= 0) return;
+  int64_t n = f->n;
+  const double *T = upper ? check_probe_v(f->a) : f->V;
+  f->o->gemm('T', 'N', h, CHECK_PROBE_K, w, 1.0, M, lm, T + c, n, 1.0,
+             (upper ? f->V : f->Y) + r0, n);
+}
+
+/* The chunk row [r0, r0 + rows) is complete: its diagonal band D (rows x rows, the band's
+ * columns r0 + [0, rows)) adds U's part (on and above the diagonal) to V, whose rows are then
+ * final, and L's strictly lower part times them to Y. Blocks of LU_FUSED_TRI rows: the parts
+ * off the blocks' diagonals by GEMM, the small triangles by loops. */
+static void fused_band(lu_fused_t *f) {
+  int64_t n = f->n, r0 = f->r0, rows = f->rows, ld = f->cap, K = CHECK_PROBE_K;
+  const double *T = check_probe_v(f->a);
+  double *V = f->V, *Y = f->Y, *D = f->D;
+  for (int64_t i0 = 0; i0 < rows; i0 += LU_FUSED_TRI) {
+    int64_t h = ooc_min64(LU_FUSED_TRI, rows - i0);
+    fused_gemm(f, D + i0 * ld + i0 + h, ld, r0 + i0, h, r0 + i0 + h, rows - i0 - h, 1);
+    for (int64_t i = i0; i < i0 + h; i++)
+      for (int64_t c = i; c < i0 + h; c++)
+        for (int64_t q = 0; q < K; q++) V[r0 + i + q * n] += D[i * ld + c] * T[r0 + c + q * n];
+  }
+  for (int64_t i0 = 0; i0 < rows; i0 += LU_FUSED_TRI) {
+    int64_t h = ooc_min64(LU_FUSED_TRI, rows - i0);
+    fused_gemm(f, D + i0 * ld, ld, r0 + i0, h, r0, i0, 0);
+    for (int64_t i = i0; i < i0 + h; i++)
+      for (int64_t c = i0; c < i; c++)
+        for (int64_t q = 0; q < K; q++) Y[r0 + i + q * n] += D[i * ld + c] * V[r0 + c + q * n];
+  }
+}
+
+/* Rows [i0, i0 + h) of a chunk (row-major float64, ld lm) at (r0, c0), cols wide. */
+static void fused_rows(lu_fused_t *f, const double *M, int64_t lm, int64_t r0, int64_t i0,
+                       int64_t h, int64_t c0, int64_t cols) {
+  int64_t d0 = f->r0, d1 = f->r0 + f->rows; /* the band's columns */
+  int64_t lo1 = ooc_min64(c0 + cols, d0), up0 = ooc_max64(c0, d1);
+  fused_gemm(f, M, lm, r0 + i0, h, c0, lo1 - c0, 0);                   /* L, left of the band */
+  fused_gemm(f, M + (up0 - c0), lm, r0 + i0, h, up0, c0 + cols - up0, 1); /* U, right of it */
+  int64_t b0 = ooc_max64(c0, d0), b1 = ooc_min64(c0 + cols, d1);
+  for (int64_t i = 0; i < h; i++) /* the band, for when the row is complete */
+    if (b1 > b0)
+      memcpy(f->D + (r0 - d0 + i0 + i) * f->cap + (b0 - d0), M + i * lm + (b0 - c0),
+             (size_t)(b1 - b0) * sizeof(double));
+}
+
+void lu_fused_x(void *user, int64_t r0, int64_t c0, int64_t rows, int64_t cols, const void *data,
+                int es, int64_t ld) {
+  lu_fused_t *f = user;
+  int64_t n = f->n;
+  if (f->broken) return;
+  if (r0 < 0 || c0 < 0 || rows <= 0 || cols <= 0 || r0 + rows > n || c0 + cols > n ||
+      (es != 4 && es != 8)) {
+    f->broken = 1;
+    return;
+  }
+  if (f->r0 < 0) { /* a new chunk row: right below the complete ones, and no taller than D */
+    if (r0 != f->done || rows > f->cap) {
+      f->broken = 1;
+      return;
+    }
+    f->r0 = r0;
+    f->rows = rows;
+    f->seen = 0;
+  } else if (r0 != f->r0 || rows != f->rows) { /* another row before this one was complete */
+    f->broken = 1;
+    return;
+  }
+  if (es == 8) {
+    fused_rows(f, data, ld, r0, 0, rows, c0, cols);
+  } else {
+    for (int64_t i0 = 0; i0 < rows; i0 += LU_FUSED_BAND) { /* the float32 values as written */
+      int64_t h = ooc_min64(LU_FUSED_BAND, rows - i0);
+      const float *src = (const float *)data + i0 * ld;
+      for (int64_t i = 0; i < h; i++)
+        for (int64_t c = 0; c < cols; c++) f->conv[c + i * cols] = (double)src[c + i * ld];
+      fused_rows(f, f->conv, cols, r0, i0, h, c0, cols);
+    }
+  }
+  f->seen += rows * cols;
+  if (f->seen > rows * n) { /* some element twice */
+    f->broken = 1;
+  } else if (f->seen == rows * n) {
+    fused_band(f);
+    f->done = r0 + rows;
+    f->r0 = -1;
+  }
+}
+
+int lu_fused_complete(const lu_fused_t *f) {
+  return f && !f->broken && f->done == f->n && check_probe_done(f->a);
+}
+
+double lu_fused_ratio(lu_fused_t *f, const int64_t *ipiv, double anorm1, double eps) {
+  int64_t n = f->n, K = CHECK_PROBE_K;
+  if (n == 0) return 0;
+  /* L (U T) = Y + V (L's unit diagonal), against P A T: the load's A T, permuted in V's room */
+  double *LUT = f->Y;
+  for (int64_t i = 0; i < n * K; i++) LUT[i] += f->V[i];
+  double *Z = f->V; /* U T is not needed any more */
+  memcpy(Z, check_probe_av(f->a), (size_t)(n * K) * sizeof(double));
+  f->o->laswp(K, Z, n, 0, n, ipiv); /* P A T */
+  double worst = worst_col(LUT, Z, check_probe_v(f->a), n, K, 0);
+  f->broken = 1; /* V and Y are spent */
+  if (anorm1 == 0) return worst == 0 ? 0 : NAN;
+  return worst / (n * anorm1 * eps);
 }
