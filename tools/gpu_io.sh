@@ -18,6 +18,9 @@
 #    memory copies (dd direct on tmpfs);
 # 7. stage big: chol at n = N65 (65536) float32 with --gpu-mem 16G from a cold file, when the
 #    disk has room for its input and output (else it says so).
+# METHODS (chol gj) may name lufactor, last: `oocsolve factor --method lu --tile 1024 --gpu-mem
+# 8G` (issue 22's factor) on a random input of n = N_LU (40000) written before its first run
+# (A.h5 removed first when the disk has no room for both), output as large as the input.
 # SKIP="py shm big" skips stages; WARM=1 leaves the input in the page cache (the read phase
 # without the disk: what the load itself costs); REPS (1) runs each method and tree REPS times. The JSON lines land in $OUT/runs.jsonl, the summary in
 # $OUT/io.txt, logs in $OUT/io.tgz.
@@ -62,6 +65,17 @@ N=${N:-49152}
 t0=$(date +%s.%N)
 /tmp/b-new/oocgen matern --n $N --tile 4096 $W/A.h5 > $R/gen.log 2>&1 || { cat $R/gen.log; exit 1; }
 echo "[$(el) s] input n = $N: $(stat -c %s $W/A.h5) bytes, generated in $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s" | tee -a $OUT/io.txt
+lu_input() { # LU's random input, before its first run; A.h5 goes first if the disk needs it
+  [ -f $W/LU.h5 ] && return
+  local nl=${N_LU:-40000}
+  if [ $(($(df --output=avail -B1 "$W" | tail -1))) -lt $((16 * nl * nl + (2 << 30))) ]; then
+    rm -f $W/A.h5
+    echo "(A.h5 removed: the disk holds LU's input and output only without it)" | tee -a $OUT/io.txt
+  fi
+  /tmp/b-new/oocgen random --n $nl --tile 1024 $W/LU.h5:/A > $R/gen_lu.log 2>&1 ||
+    { cat $R/gen_lu.log; exit 1; }
+  echo "[$(el) s] LU's input n = $nl written" | tee -a $OUT/io.txt
+}
 
 evict() { # FILE: its pages dropped from the page cache (WARM=1: left there)
   [ "${WARM:-0}" = 1 ] && { echo "(kept: WARM=1)"; return; }
@@ -76,11 +90,18 @@ one() {
   shift 7 2> /dev/null || shift $#
   local extra=(--disk-bw "$rb,$wb" "$@")
   if [ "$(left)" -lt 80 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/io.txt; return; fi
-  echo "$tag: page cache before: $(evict $dir/$in)" | tee -a $OUT/io.txt
   local bin=/tmp/b-new/oocsolve
   [ $v = old ] && bin=$BOLD/oocsolve
-  timeout $(($(left) - 5)) $bin --device cuda --method $m --tile 4096 --json \
-    "${extra[@]}" --force --out $dir/X.h5:/inverse $dir/$in > $R/$tag.json 2> $R/$tag.err
+  local job=(--method $m --tile 4096) out=$dir/X.h5:/inverse
+  if [ $m = lufactor ]; then
+    lu_input
+    job=(factor --method lu --tile 1024 --gpu-mem 8G)
+    out=$dir/X.h5:/LU
+    [ "$in" = A.h5 ] && in=LU.h5
+  fi
+  echo "$tag: page cache before: $(evict $dir/$in)" | tee -a $OUT/io.txt
+  timeout $(($(left) - 5)) $bin --device cuda "${job[@]}" --json \
+    "${extra[@]}" --force --out $out $dir/$in > $R/$tag.json 2> $R/$tag.err
   echo "rc=$?" >> $R/$tag.err
   rm -f $dir/X.h5
   head -c 100000 $R/$tag.json >> $OUT/runs.jsonl
@@ -92,12 +113,14 @@ try:
 except Exception as e:
     print(sys.argv[4], "no JSON:", e); sys.exit()
 rb, wb = float(sys.argv[2]), float(sys.argv[3])
-fl = d["bytes_input"] / rb + d["bytes_input"] / wb  # an inverse: as many bytes out as in
-print("%s: status %s read %.1f compute %.1f spill %.1f write %.1f check %.1f total %.1f s; "
-      "floor %.1f s, %.2fx (report: t_floor %s, floor_ratio %s); tile %s stripe %s residual %.3g"
+fl = d["bytes_input"] / rb + d["bytes_input"] / wb  # an inverse or a factor: as many out as in
+print("%s: status %s read %.1f compute %.1f spill %.1f write %.1f check %.1f (%.1f GB read "
+      "back) commit %.1f total %.1f s; floor %.1f s, %.2fx (report: t_floor %s, floor_ratio %s); "
+      "tile %s stripe %s residual %.3g"
       % (sys.argv[4], d["status"], d["t_read"], d["t_compute"], d["t_spill"], d["t_write"],
-         d["t_check"], d["t_total"], fl, d["t_total"] / fl, d.get("t_floor"),
-         d.get("floor_ratio"), d["tile"], d["stripe"], d["residual"] or float("nan")))
+         d["t_check"], d["bytes_check_read"] / 1e9, d.get("t_commit", 0), d["t_total"], fl,
+         d["t_total"] / fl, d.get("t_floor"), d.get("floor_ratio"), d["tile"], d["stripe"],
+         d["residual"] or float("nan")))
 EOF
 }
 for m in ${METHODS:-chol gj}; do
@@ -124,7 +147,7 @@ if ! skip shm && [ "$(left)" -gt 100 ]; then
   one chol new chol.shm $S A.h5 "$SR" "$SW"
   rm -rf $S
 fi
-rm -f $W/A.h5
+rm -f $W/A.h5 $W/LU.h5
 N65=${N65:-65536}
 if ! skip big && [ "$(left)" -gt 200 ]; then
   need=$((2 * N65 * N65 * 4 + (1 << 30)))
