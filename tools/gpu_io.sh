@@ -100,7 +100,7 @@ one() {
     [ "$in" = A.h5 ] && in=LU.h5
   fi
   echo "$tag: page cache before: $(evict $dir/$in)" | tee -a $OUT/io.txt
-  timeout $(($(left) - 5)) $bin --device cuda "${job[@]}" --json \
+  timeout $(($(left) - 5)) $bin "${job[@]}" --device cuda --json \
     "${extra[@]}" --force --out $out $dir/$in > $R/$tag.json 2> $R/$tag.err
   echo "rc=$?" >> $R/$tag.err
   rm -f $dir/X.h5

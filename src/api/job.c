@@ -373,11 +373,46 @@ struct job_loader {
   uint8_t *flags;
   uint64_t *hashes;
   ts_range_t *ranges; /* NULL: no prefill */
+  /* The read-ahead (job_loader_ahead): a thread of its own reads strip k into buf[k % nbuf]
+   * (buf[0] is `strip`) while the caller works, at most nbuf strips ahead of the puts; the
+   * caller waits only for a strip not read yet. Under mu: read (strips [0, read) read, their
+   * buffers full), put (strips [0, put) stored, their buffers free), rst (the failed read's
+   * status, strip `read`), stop. */
+  int nbuf, running;
+  double **buf;
+  pthread_t thr;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int64_t read, put;
+  ooc_status_t rst;
+  int stop;
+  int64_t nahead; /* strips the thread read (added to j->lazy_strips when it is joined) */
 };
+
+/* The read-ahead thread stopped and joined (nothing of it runs after this: HDF5 and the
+ * strips are the caller's again); the strips it read stay for the puts. */
+static void ahead_stop(job_loader_t *L) {
+  if (!L->running) return;
+  pthread_mutex_lock(&L->mu);
+  L->stop = 1;
+  pthread_cond_broadcast(&L->cv);
+  pthread_mutex_unlock(&L->mu);
+  pthread_join(L->thr, NULL);
+  L->running = 0;
+  L->j->lazy_strips += L->nahead;
+  L->nahead = 0;
+}
 
 void job_loader_free(job_loader_t *L) {
   if (!L) return;
   ooc_ctx_t *ctx = L->j->ctx;
+  ahead_stop(L);
+  if (L->buf) {
+    for (int k = 1; k < L->nbuf; k++) ooc_free(ctx, L->buf[k]);
+    ooc_free(ctx, L->buf);
+    pthread_cond_destroy(&L->cv);
+    pthread_mutex_destroy(&L->mu);
+  }
   ooc_free(ctx, L->strip);
   ooc_free(ctx, L->U);
   ooc_free(ctx, L->flags);
@@ -421,15 +456,15 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
   return OOC_OK;
 }
 
-/* The strip of columns [c0, c0 + nc) after its read: hashed, probed, checked, stored. */
-static ooc_status_t put_strip(job_loader_t *L, int64_t c0, int64_t nc) {
+/* The strip of columns [c0, c0 + nc) after its read into `strip`: hashed, probed, checked,
+ * stored. */
+static ooc_status_t put_strip(job_loader_t *L, int64_t c0, int64_t nc, double *strip) {
   job_t *j = L->j;
   ooc_ctx_t *ctx = j->ctx;
   tstore_t *ts = L->ts;
   h5mat_t *src = L->src;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
   int64_t n = rp.n, bi = 0, bj = 0;
-  double *strip = L->strip;
   if (L->hashes) ckpt_hash_cols(j, strip, n, c0, nc, L->hashes);
   if (j->probe && src == j->in_a) check_probe_a(j->probe, c0, nc, strip, n);
   if (j->ops->colabs(n, nc, strip, n, L->colnorm + c0, &bi, &bj)) {
@@ -478,16 +513,40 @@ static ooc_status_t load_strip(job_loader_t *L) {
     OOC_TRY(ts_prefill_start(ts, L->ranges, nr, INT64_MAX, &made));
   }
   if (L->pins) tcache_pin_start(L->pins); /* the buffers the last strip's puts made */
-  ooc_status_t st = h5m_read(L->src, 0, c0, n, nc, L->strip, n);
+  int64_t k = c0 / L->sw;
+  double *strip = L->buf ? L->buf[k % L->nbuf] : L->strip;
+  ooc_status_t st = OOC_OK;
+  if (L->buf) { /* the read-ahead's, when it got that far (else read here: it stopped) */
+    pthread_mutex_lock(&L->mu);
+    while (L->running && L->read <= k && L->rst == OOC_OK) pthread_cond_wait(&L->cv, &L->mu);
+    int have = L->read > k;
+    st = have ? OOC_OK : L->rst;
+    pthread_mutex_unlock(&L->mu);
+    if (st != OOC_OK) { /* its failure (the message recorded by it): the thread joined, and
+                         * a later call reads this strip here, the error again with it */
+      ahead_stop(L);
+      L->rst = OOC_OK;
+    } else if (!have) {
+      st = h5m_read(L->src, 0, c0, n, nc, strip, n);
+    }
+  } else {
+    st = h5m_read(L->src, 0, c0, n, nc, strip, n);
+  }
   if (L->pins) tcache_pin_wait(L->pins);
   tcache_prefill_wait(ts_cache(ts));
   OOC_TRY(st);
   /* the strip's puts are the input's content (tstore.h ts_set_loading), and only they: the
    * method may put its own tiles between two strips (a loader pulled by its need hook) */
   ts_set_loading(ts, 1);
-  st = put_strip(L, c0, nc);
+  st = put_strip(L, c0, nc, strip);
   ts_set_loading(ts, 0);
   OOC_TRY(st);
+  if (L->buf) { /* its buffer free for the read-ahead */
+    pthread_mutex_lock(&L->mu);
+    L->put = k + 1;
+    pthread_cond_broadcast(&L->cv);
+    pthread_mutex_unlock(&L->mu);
+  }
   L->c0 = c0 + nc;
   return ooc_tick(L->j->ctx, "read", (double)L->c0 / (double)cp.n);
 }
@@ -497,9 +556,65 @@ ooc_status_t job_loader_upto(job_loader_t *L, int64_t c) {
   return OOC_OK;
 }
 
+/* The read-ahead thread: strips in order from the first not read, each into its buffer once
+ * the strip nbuf before it is put; stops at the end, at a failed read (its status for the
+ * caller, the message in the context) or when asked. */
+static void *ahead_main(void *arg) {
+  job_loader_t *L = arg;
+  int64_t N = ts_cols(L->ts).n, n = ts_rows(L->ts).n;
+  pthread_mutex_lock(&L->mu);
+  for (int64_t k = L->read; k * L->sw < N && !L->stop;) {
+    if (k - L->put >= L->nbuf) { /* every buffer full: wait for a put */
+      pthread_cond_wait(&L->cv, &L->mu);
+      continue;
+    }
+    pthread_mutex_unlock(&L->mu);
+    int64_t c0 = k * L->sw;
+    ooc_status_t st = h5m_read(L->src, 0, c0, n, ooc_min64(L->sw, N - c0), L->buf[k % L->nbuf], n);
+    pthread_mutex_lock(&L->mu);
+    if (st != OOC_OK) {
+      L->rst = st;
+    } else {
+      L->read = ++k;
+      L->nahead++;
+    }
+    pthread_cond_broadcast(&L->cv);
+    if (st != OOC_OK) break;
+  }
+  pthread_mutex_unlock(&L->mu);
+  return NULL;
+}
+
+void job_loader_hold(job_loader_t *L) {
+  if (L) ahead_stop(L);
+}
+
+ooc_status_t job_loader_ahead(job_loader_t *L, int64_t room) {
+  ooc_ctx_t *ctx = L->j->ctx;
+  int64_t n = ts_rows(L->ts).n, N = ts_cols(L->ts).n, sb = 8 * n * L->sw;
+  int64_t left = ooc_cdiv64(N - L->c0, L->sw); /* strips not read */
+  int nbuf = (int)ooc_min64(ooc_min64(left, 1 + room / ooc_max64(sb, 1)), 64);
+  if (L->buf || nbuf < 2) return OOC_OK;
+  L->buf = ooc_calloc(ctx, (size_t)nbuf, sizeof *L->buf);
+  if (!L->buf) return OOC_OK; /* (no read-ahead: the strips are read when asked) */
+  L->buf[0] = L->strip;
+  L->nbuf = 1;
+  for (int k = 1; k < nbuf; k++) {
+    if (!(L->buf[k] = ooc_malloc(ctx, (size_t)sb))) break;
+    L->nbuf++;
+  }
+  pthread_mutex_init(&L->mu, NULL);
+  pthread_cond_init(&L->cv, NULL);
+  L->read = L->put = L->c0 / L->sw;
+  L->rst = OOC_OK;
+  L->running = L->nbuf >= 2 && pthread_create(&L->thr, NULL, ahead_main, L) == 0;
+  return OOC_OK;
+}
+
 ooc_status_t job_loader_end(job_loader_t *L) {
   job_t *j = L->j;
   ooc_status_t st = job_loader_upto(L, INT64_MAX);
+  ahead_stop(L); /* (done: every strip read) */
   if (st == OOC_OK && L->ts == j->A && j->upper_from > 0) {
     ts_set_loading(L->ts, 1); /* the input's content too */
     st = load_upper(L->ts, L->src, j->upper_from, L->strip, L->sw);
@@ -735,7 +850,8 @@ static int input_backs_tiles(const job_t *j) {
  * the cache (not backed: nothing is evicted) and at least one tile column's strip left over
  * beside it: the cache never holds more than the inputs' tiles, so that room stays free.
  * lu_run pulls the columns through lu_args_t.need. */
-static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep) {
+static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep, int64_t *ahead) {
+  *ahead = 0;
   if (j->o.method != OOC_METHOD_LU || j->resuming || j->lu_in || j->lower_load ||
       j->classify_load || !(j->kind == JOB_FACTOR || j->kind == JOB_SOLVE ||
                             j->kind == JOB_LOGDET) || !getenv("OOCSOLVE_LAZY_READ"))
@@ -744,7 +860,12 @@ static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep) {
                (j->B ? ts_rows(j->B).count * ts_cols(j->B).count : 0);
   int64_t spare = cap - keep - nt * tcache_entry_bytes();
   int64_t need = 8 * j->n * j->b + io_min_stage(j->b);
-  return spare >= need ? ooc_min64(spare, ooc_max64(need, plan_ws(&j->plan, j->W))) : 0;
+  if (spare < need) return 0;
+  int64_t room = ooc_min64(spare, ooc_max64(need, plan_ws(&j->plan, j->W)));
+  /* the read-ahead's strips (job_loader_ahead): half of what is left, the other half for what
+   * a GPU's executor may still pin beside the cache */
+  *ahead = (spare - room) / 2;
+  return room;
 }
 
 /* Create the cache and stores and fill them from the inputs (once; again after a fallback):
@@ -792,7 +913,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   memset(j->colnorm, 0, (size_t)k * sizeof(double));
   j->io_room = plan_ws(&j->plan, j->W); /* the solver allocates it only after the load */
   if (j->probe) check_probe_reset(j->probe); /* a reload after a fallback: A V anew */
-  int64_t lazy = lazy_room(j, cap, keep);
+  int64_t lazy = lazy_room(j, cap, keep, &j->lazy_ahead);
   ooc_status_t st;
   if (lazy > 0) { /* A as the method asks for it; its loader's strip beside the cache */
     j->io_room = lazy;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/job_int.h"
+#include "api/matrix.h"
 #include "exec/plugin.h"
 #include "io/h5vec.h"
 #include "solvers/lu.h"
@@ -175,6 +176,11 @@ static ooc_status_t lazy_need(void *user, int64_t c) {
   if (!j->aload) return OOC_OK; /* all read (a checkpoint asked for the rest first) */
   if (c >= j->n) return job_lazy_finish(j);
   double t0 = ooc_now();
+  /* the rest read ahead from the first ask on (the load of B, which uses HDF5, is over), for
+   * a file's input (a caller's fill callback is not called from another thread) */
+  if (!j->lazy_started && !(j->hm_a && !matrix_is_file(j->hm_a)))
+    OOC_TRY(job_loader_ahead(j->aload, j->lazy_ahead));
+  j->lazy_started = 1;
   ooc_status_t st = job_loader_upto(j->aload, c);
   j->t_aload += ooc_now() - t0;
   return st;
@@ -256,6 +262,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
                                     * as a load before the run would have, so that the input's
                                     * own fault (an entry NaN, every entry zero) is the error,
                                     * not the factor's singular column; else the factor's */
+    job_loader_hold(j->aload); /* (its thread may record a failure of its own) */
     char msg[sizeof ctx->err], where[sizeof ctx->err_where];
     ooc_status_t was = ctx->err_status;
     memcpy(msg, ctx->err, sizeof msg);
@@ -276,7 +283,8 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   }
   if (j->lazy && st == OOC_OK)
     ooc_warn(r->warnings, sizeof r->warnings, "lu: A read while the factor ran (%.2f s of its "
-             "read after the first columns)", j->t_aload);
+             "read after the first columns; read ahead: %lld strips)",
+             j->t_aload, (long long)j->lazy_strips);
   if (direct) { /* every tile unpinned before its pinner goes (tstore.h) */
     double t_unpin = ooc_now();
     tcache_set_pin(j->cache, NULL, NULL, NULL);

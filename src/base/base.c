@@ -57,9 +57,8 @@ void *ooc_malloc(ooc_ctx_t *ctx, size_t bytes) {
   h->size = bytes;
   h->offset = aligned - (uintptr_t)raw;
   if (bytes >= HUGE_HINT_BYTES && ctx->malloc_fn == default_malloc) huge_hint((void *)aligned, bytes);
-  ctx->host_bytes += (int64_t)bytes;
-  ctx->live_allocs++;
-  if (ctx->host_bytes > ctx->host_peak) ctx->host_peak = ctx->host_bytes;
+  ooc_ctx_count_host(ctx, (int64_t)bytes);
+  atomic_fetch_add(&ctx->live_allocs, 1);
   return (void *)aligned;
 }
 
@@ -73,8 +72,8 @@ void *ooc_calloc(ooc_ctx_t *ctx, size_t count, size_t size) {
 void ooc_free(ooc_ctx_t *ctx, void *p) {
   if (!p) return;
   blk_hdr_t *h = (blk_hdr_t *)((char *)p - sizeof(blk_hdr_t));
-  ctx->host_bytes -= (int64_t)h->size;
-  ctx->live_allocs--;
+  ooc_ctx_count_host(ctx, -(int64_t)h->size);
+  atomic_fetch_sub(&ctx->live_allocs, 1);
   ctx->free_fn(ctx->alloc_user, (char *)p - h->offset);
 }
 
@@ -100,10 +99,10 @@ void ooc_fault_arm(ooc_ctx_t *ctx, ooc_fault_kind_t kind, int64_t n, int persist
 int ooc_fault_hit(ooc_ctx_t *ctx, ooc_fault_kind_t kind) {
   if (!ctx || (unsigned)kind >= OOC_FAULT_KINDS) return 0;
   ooc_fault_t *f = &ctx->fault[kind];
-  f->calls++;
+  int64_t call = atomic_fetch_add(&f->calls, 1) + 1; /* this call's number, whatever the thread */
   if (f->fail_at <= 0) return 0;
-  if (f->calls == f->fail_at || (f->persistent && f->calls > f->fail_at)) {
-    f->injected++;
+  if (call == f->fail_at || (f->persistent && call > f->fail_at)) {
+    atomic_fetch_add(&f->injected, 1);
     return f->err > 0 ? f->err : EIO;
   }
   return 0;
@@ -146,12 +145,17 @@ ooc_status_t ooc_ctx_create(ooc_ctx_t **out) {
   if (!c) return OOC_ERR_NOMEM;
   c->malloc_fn = default_malloc;
   c->free_fn = default_free;
+  pthread_mutex_init(&c->err_mu, NULL);
   parse_killpoint(c);
   *out = c;
   return OOC_OK;
 }
 
-void ooc_ctx_destroy(ooc_ctx_t *ctx) { free(ctx); }
+void ooc_ctx_destroy(ooc_ctx_t *ctx) {
+  if (!ctx) return;
+  pthread_mutex_destroy(&ctx->err_mu);
+  free(ctx);
+}
 
 void ooc_ctx_set_allocator(ooc_ctx_t *ctx, ooc_malloc_fn m, ooc_free_fn f, void *user) {
   ctx->malloc_fn = m ? m : default_malloc;
@@ -178,36 +182,44 @@ int ooc_ctx_progress_step(const ooc_ctx_t *ctx, int64_t *done, int64_t *total) {
 const char *ooc_ctx_error(const ooc_ctx_t *ctx) { return ctx->err; }
 int64_t ooc_ctx_host_bytes(const ooc_ctx_t *ctx) { return ctx->host_bytes; }
 int64_t ooc_ctx_host_peak(const ooc_ctx_t *ctx) { return ctx->host_peak; }
-void ooc_ctx_reset_peak(ooc_ctx_t *ctx) { ctx->host_peak = ctx->host_bytes; }
+void ooc_ctx_reset_peak(ooc_ctx_t *ctx) { atomic_store(&ctx->host_peak, ctx->host_bytes); }
 
 ooc_status_t ooc_fail_at(ooc_ctx_t *ctx, ooc_status_t st, const char *file, int line,
                          const char *fmt, ...) {
-  if (ctx->err_status != OOC_OK) return st; /* keep the first cause */
-  ctx->err_status = st;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
-  va_end(ap);
-  const char *slash = strstr(file, "src/");
-  snprintf(ctx->err_where, sizeof ctx->err_where, "%s:%d", slash ? slash : file, line);
+  pthread_mutex_lock(&ctx->err_mu);
+  if (ctx->err_status == OOC_OK) { /* else keep the first cause */
+    ctx->err_status = st;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    va_end(ap);
+    const char *slash = strstr(file, "src/");
+    snprintf(ctx->err_where, sizeof ctx->err_where, "%s:%d", slash ? slash : file, line);
+  }
+  pthread_mutex_unlock(&ctx->err_mu);
   return st;
 }
 
 void ooc_error_append(ooc_ctx_t *ctx, const char *fmt, ...) {
+  pthread_mutex_lock(&ctx->err_mu);
   size_t len = strlen(ctx->err);
-  if (len + 1 >= sizeof ctx->err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(ctx->err + len, sizeof ctx->err - len, fmt, ap);
-  va_end(ap);
+  if (len + 1 < sizeof ctx->err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err + len, sizeof ctx->err - len, fmt, ap);
+    va_end(ap);
+  }
+  pthread_mutex_unlock(&ctx->err_mu);
 }
 
 ooc_status_t ooc_fail_replace(ooc_ctx_t *ctx, ooc_status_t st, const char *fmt, ...) {
+  pthread_mutex_lock(&ctx->err_mu);
   ctx->err_status = st;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
   va_end(ap);
+  pthread_mutex_unlock(&ctx->err_mu);
   return st;
 }
 
@@ -219,10 +231,12 @@ void ooc_error_context(ooc_ctx_t *ctx, const char *fmt, ...) {
   va_end(ap);
   size_t p = strlen(prefix) + 2, cap = sizeof ctx->err;
   if (p >= cap) return;
+  pthread_mutex_lock(&ctx->err_mu);
   memmove(ctx->err + p, ctx->err, cap - p); /* shift the message right, keeping the tail */
   ctx->err[cap - 1] = 0;
   memcpy(ctx->err, prefix, p - 2);
   memcpy(ctx->err + p - 2, ": ", 2);
+  pthread_mutex_unlock(&ctx->err_mu);
 }
 
 const char *ooc_fmt_bytes(int64_t v, char *buf, size_t cap) {
@@ -238,9 +252,11 @@ const char *ooc_fmt_bytes(int64_t v, char *buf, size_t cap) {
 }
 
 void ooc_clear_error(ooc_ctx_t *ctx) {
+  pthread_mutex_lock(&ctx->err_mu);
   ctx->err_status = OOC_OK;
   ctx->err[0] = 0;
   ctx->err_where[0] = 0;
+  pthread_mutex_unlock(&ctx->err_mu);
 }
 
 ooc_status_t ooc_tick(ooc_ctx_t *ctx, const char *phase, double fraction) {

@@ -15,14 +15,23 @@
  *   then on" with ooc_fault_arm(); unarmed, a seam costs one counter increment. Leak counters:
  *   host bytes and blocks (above), open files and HDF5 file handles of src/io (open_files), CUDA
  *   streams (streams); each is back to zero when a call returns, whatever its status.
+ * - Threads: ooc_malloc/ooc_free, the fault seams (ooc_fault_hit) and the failure record
+ *   (OOC_FAIL, ooc_error_*, ooc_fail_replace, ooc_clear_error) may be called from several
+ *   threads at once (the counters are atomic, the record has a lock): a loader's read-ahead
+ *   thread reads the input while the method runs (issue 27). The allocator hooks are then
+ *   called from that thread too. The rest (progress, ticks, the kill point, the open-file
+ *   counts) belongs to the thread that made the call. Which of two threads' seam calls is the
+ *   Nth is not fixed: an armed fault lands on one of them.
  */
 #ifndef OOC_BASE_H
 #define OOC_BASE_H
 
 #include "oocsolve.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -42,11 +51,11 @@ typedef enum {
 } ooc_fault_kind_t;
 
 typedef struct ooc_fault {
-  int64_t calls;    /* seam calls since the last arm */
+  _Atomic int64_t calls; /* seam calls since the last arm */
   int64_t fail_at;  /* 0: disarmed; else the 1-based call that fails */
   int persistent;   /* fail every call from fail_at on, not only that one */
   int err;          /* errno an I/O fault reports (EIO, ENOSPC, ...) */
-  int64_t injected; /* faults delivered since the last arm */
+  _Atomic int64_t injected; /* faults delivered since the last arm */
 } ooc_fault_t;
 
 struct fio_ops; /* io/fileio.h: the file operations table of src/io */
@@ -55,12 +64,13 @@ struct ooc_ctx {
   ooc_malloc_fn malloc_fn;
   ooc_free_fn free_fn;
   void *alloc_user;
-  int64_t host_bytes;  /* bytes currently allocated through ooc_malloc */
-  int64_t host_peak;
-  int64_t live_allocs; /* number of live ooc_malloc blocks (leak checks) */
+  _Atomic int64_t host_bytes;  /* bytes currently allocated through ooc_malloc */
+  _Atomic int64_t host_peak;
+  _Atomic int64_t live_allocs; /* number of live ooc_malloc blocks (leak checks) */
   ooc_progress_fn progress;
   void *progress_user;
   volatile sig_atomic_t interrupted;
+  pthread_mutex_t err_mu; /* the failure record's (err_status, err, err_where) */
   ooc_status_t err_status;
   char err[2048];
   char err_where[128]; /* src file:line of the first failure */
@@ -76,6 +86,15 @@ struct ooc_ctx {
   /* steps of the current run done and in all (ooc_note_step; 0, 0: not a stepped phase) */
   int64_t step_done, step_total;
 };
+
+/* Host bytes counted against the budget (ooc_malloc's, and the CUDA runtime's pinned memory):
+ * delta added, the peak raised to the new count; safe from several threads at once. */
+static inline void ooc_ctx_count_host(ooc_ctx_t *ctx, int64_t delta) {
+  int64_t now = atomic_fetch_add(&ctx->host_bytes, delta) + delta;
+  int64_t peak = atomic_load(&ctx->host_peak);
+  while (now > peak && !atomic_compare_exchange_weak(&ctx->host_peak, &peak, now)) {
+  }
+}
 
 /* Record the steps done / in all of the running call, for ooc_ctx_progress_step. */
 void ooc_note_step(ooc_ctx_t *ctx, int64_t done, int64_t total);

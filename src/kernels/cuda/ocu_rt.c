@@ -129,8 +129,7 @@ ooc_status_t ocu_rt_halloc(ocu_rt_t *rt, void *pp, int64_t bytes, const char *wh
                     ooc_fmt_bytes(bytes, a, sizeof a), what, cudaGetErrorString(e));
   rt->buf[rt->nbuf++] = (ocu_rt_buf_t){*p, bytes, how};
   rt->pinned += bytes;
-  rt->ctx->host_bytes += bytes; /* pinned memory counts against --host-mem */
-  if (rt->ctx->host_bytes > rt->ctx->host_peak) rt->ctx->host_peak = rt->ctx->host_bytes;
+  ooc_ctx_count_host(rt->ctx, bytes); /* pinned memory counts against --host-mem */
   return OOC_OK;
 }
 
@@ -138,7 +137,7 @@ ooc_status_t ocu_rt_halloc(ocu_rt_t *rt, void *pp, int64_t bytes, const char *wh
 static void buf_free(ocu_rt_t *rt, const ocu_rt_buf_t *r) {
   if (r->pinned) {
     ocu_pin_free(r->p, r->pinned);
-    rt->ctx->host_bytes -= r->bytes;
+    ooc_ctx_count_host(rt->ctx, -r->bytes);
     rt->pinned -= r->bytes;
   } else {
     cudaFree(r->p);
