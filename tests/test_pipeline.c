@@ -785,7 +785,8 @@ static void t_fused_faults(void) {
  * in pieces): factor (b NULL) or solve; read_first: A all read before (else OOCSOLVE_LAZY_READ,
  * A read as the factor asks for it). */
 static int64_t g_lazy_mem; /* --host-mem of lazy_run (0: the default) */
-static int64_t g_lazy_fault, g_lazy_calls; /* I/O call to fail (0: none); I/O calls made */
+static int64_t g_lazy_fault, g_lazy_calls; /* the seam's call to fail (0: none); its calls */
+static ooc_fault_kind_t g_lazy_kind = OOC_FAULT_IO; /* the seam lazy_run arms */
 
 /* The strips the read-ahead thread read, from the report (-1: not said) */
 static int64_t strips_ahead(const ooc_report_t *r) {
@@ -804,10 +805,11 @@ static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int 
   if (ckpt_step) o.checkpoint = OOC_CHECKPOINT_EVERY_STEP;
   if (!read_first) setenv("OOCSOLVE_LAZY_READ", "1", 1);
   remove(out);
-  if (g_lazy_fault) ooc_fault_arm(ctx, OOC_FAULT_IO, g_lazy_fault, 0, EIO);
+  if (g_lazy_fault) ooc_fault_arm(ctx, g_lazy_kind, g_lazy_fault, 0, EIO);
+  else ooc_fault_arm(ctx, g_lazy_kind, 0, 0, 0); /* (counts from here) */
   ooc_status_t st = b ? ooc_solve(ctx, a, b, out, &o, rep) : ooc_factor(ctx, a, out, &o, rep);
-  g_lazy_calls = ooc_fault_calls(ctx, OOC_FAULT_IO);
-  ooc_fault_arm(ctx, OOC_FAULT_IO, 0, 0, 0);
+  g_lazy_calls = ooc_fault_calls(ctx, g_lazy_kind);
+  ooc_fault_arm(ctx, g_lazy_kind, 0, 0, 0);
   unsetenv("OOCSOLVE_LAZY_READ");
   snprintf(err, cap, "%s", ooc_ctx_error(ctx));
   tu_ctx_done(ctx);
@@ -869,11 +871,12 @@ static void t_lazy_lu(void) {
   }
   g_lazy_mem = 0;
   CU_ASSERT(lazy_seen > 0 && first_seen > 0); /* (3-4 MiB: no strip to spare) */
-  /* I/O faults while the read-ahead's thread reads (the seam counts its reads with the rest:
-   * which of the two threads' calls is the Nth is not fixed): every run gives the factor of
-   * the run that read A first, bit for bit, or fails with the error's message and no output,
-   * and leaks nothing (tu_ctx_done) */
-  {
+  /* I/O and allocation faults while the read-ahead's thread reads (the seams count its reads
+   * and allocations with the rest: which of the two threads' calls is the Nth is not fixed):
+   * every run gives the factor of the run that read A first, bit for bit, or fails with the
+   * error's message and no output, and leaks nothing (tu_ctx_done) */
+  for (int kind = 0; kind < 2; kind++) {
+    g_lazy_kind = kind ? OOC_FAULT_ALLOC : OOC_FAULT_IO;
     ooc_report_t r0;
     CU_ASSERT_EQUAL_FATAL(lazy_run(a, NULL, out2, 1, 0, &r0, err, sizeof err), OOC_OK);
     ooc_report_t rc;
@@ -910,10 +913,11 @@ static void t_lazy_lu(void) {
     g_lazy_fault = 0;
     free(X2);
     CU_ASSERT(failed > 0);
-    printf("\n  I/O faults at 1 to %lld in steps of %lld: %lld runs failed cleanly, %lld passed "
-           "with the same bits", (long long)calls, (long long)step, (long long)failed,
-           (long long)ok);
+    printf("\n  %s faults at 1 to %lld in steps of %lld: %lld runs failed cleanly, %lld passed "
+           "with the same bits", kind ? "allocation" : "I/O", (long long)calls, (long long)step,
+           (long long)failed, (long long)ok);
   }
+  g_lazy_kind = OOC_FAULT_IO;
   printf("\n  --host-mem 3 to 7 MiB: %d runs read A as asked, %d first, each within it",
          lazy_seen, first_seen);
   /* the input's faults: a NaN in the last column, all zeros, a zero column in the middle */
