@@ -519,7 +519,7 @@ static void feed_lu(lu_fused_t *f, const double *LU, int64_t n, int64_t cr, int6
 
 /* ||(P A - L U) t_c||_1 / ||t_c||_1 at its largest over the probe's vectors, / (n ||A||_1 eps),
  * from the full matrices (the reference). */
-static double lu_probe_ref(int64_t n, const double *A, const double *LU, const int64_t *ipiv,
+static double lu_probe_ref(int64_t n, const double *A, const double *LU, const lapack_int *ip,
                            const check_probe_t *p) {
   int64_t K = CHECK_PROBE_K;
   const double *T = check_probe_v(p);
@@ -538,12 +538,8 @@ static double lu_probe_ref(int64_t n, const double *A, const double *LU, const i
               (int)n, 0, Y, (int)n);
   cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)K, (int)n, 1, A, (int)n, T,
               (int)n, 0, Z, (int)n);
-  for (int64_t k = 0; k < n; k++) /* P A T: LAPACK's forward row interchanges */
-    for (int64_t q = 0; q < K; q++) {
-      double t = Z[k + q * n];
-      Z[k + q * n] = Z[ipiv[k] + q * n];
-      Z[ipiv[k] + q * n] = t;
-    }
+  /* P A T: LAPACK's own row interchanges, dgetrf's 1-based pivots */
+  LAPACKE_dlaswp(LAPACK_COL_MAJOR, (lapack_int)K, Z, (lapack_int)n, 1, (lapack_int)n, ip, 1);
   double worst = 0;
   for (int64_t q = 0; q < K; q++) {
     double s = 0, tn = 0;
@@ -558,11 +554,12 @@ static double lu_probe_ref(int64_t n, const double *A, const double *LU, const i
 }
 
 /* The LU factor's probe ratio from the chunks as written (lu_fused_t): for chunk shapes that
- * do and do not divide n, taller and wider than square, float64 and float32, it is the ratio the
- * full matrices give (within 1, the rounding's share, where an entry of the factor was changed
- * by 1e-6 of max |a|, a ratio of 3e5, in each kind of place: U far right, L far down, U's and L's parts of a chunk row's diagonal band, the
- * diagonal itself) and the one lu_check_factor gives reading the factor back with the same
- * probes; chunks out of order, twice, missing or taller than the band make it fall back. */
+ * do and do not divide n, taller and wider than square, float64 and float32, it is the ratio
+ * the full matrices give (within 1, the rounding's share, where an entry of the factor was
+ * changed by 1e-6 of max |a|, a ratio of 3e5, in each kind of place: U far right, L far down,
+ * U's and L's parts of a chunk row's diagonal band, the diagonal itself) and the one
+ * lu_check_factor gives reading the factor back with the same probes; chunks out of order,
+ * twice, missing or taller than the band make it fall back. */
 static void t_lu_fused(void) {
   const int64_t n = 100;
   gen_spec_t gs;
@@ -594,7 +591,7 @@ static void t_lu_fused(void) {
     for (int es = 8; es >= 4; es -= 4) {
       double *LUr = malloc((size_t)(n * n) * sizeof *LUr); /* what the file holds */
       for (int64_t i = 0; i < n * n; i++) LUr[i] = es == 8 ? LU[i] : (double)(float)LU[i];
-      double ref = lu_probe_ref(n, A, LUr, ipiv, p);
+      double ref = lu_probe_ref(n, A, LUr, ip, p);
       count_src_t sl = {{LUr, n}, 0};
       ooc_source_t srl = {&sl, count_read};
       double back = NAN;

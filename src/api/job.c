@@ -589,14 +589,14 @@ void job_loader_hold(job_loader_t *L) {
   if (L) ahead_stop(L);
 }
 
-ooc_status_t job_loader_ahead(job_loader_t *L, int64_t room) {
+void job_loader_ahead(job_loader_t *L, int64_t room) {
   ooc_ctx_t *ctx = L->j->ctx;
   int64_t n = ts_rows(L->ts).n, N = ts_cols(L->ts).n, sb = 8 * n * L->sw;
   int64_t left = ooc_cdiv64(N - L->c0, L->sw); /* strips not read */
-  int nbuf = (int)ooc_min64(ooc_min64(left, 1 + room / ooc_max64(sb, 1)), 64);
-  if (L->buf || nbuf < 2) return OOC_OK;
+  int nbuf = (int)ooc_min64(ooc_min64(left, 1 + room / ooc_max64(sb, 1)), JOB_AHEAD_STRIPS);
+  if (L->buf || nbuf < 2) return;
   L->buf = ooc_calloc(ctx, (size_t)nbuf, sizeof *L->buf);
-  if (!L->buf) return OOC_OK; /* (no read-ahead: the strips are read when asked) */
+  if (!L->buf) return; /* (no read-ahead: the strips are read when asked) */
   L->buf[0] = L->strip;
   L->nbuf = 1;
   for (int k = 1; k < nbuf; k++) {
@@ -608,7 +608,6 @@ ooc_status_t job_loader_ahead(job_loader_t *L, int64_t room) {
   L->read = L->put = L->c0 / L->sw;
   L->rst = OOC_OK;
   L->running = L->nbuf >= 2 && pthread_create(&L->thr, NULL, ahead_main, L) == 0;
-  return OOC_OK;
 }
 
 ooc_status_t job_loader_end(job_loader_t *L) {

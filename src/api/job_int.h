@@ -122,7 +122,6 @@ typedef struct job {
   double t_aload;
   int lazy;           /* A was read that way in this run */
   int64_t lazy_ahead; /* host bytes its read-ahead's strips may take (job.c lazy_room) */
-  int lazy_started;   /* the read-ahead asked for (job_lu.c lazy_need) */
   int64_t lazy_strips; /* strips its thread read */
   /* LU (job_lu.c): lu_in: the input "A" of solve --factor is an LU factor file (L\U, with its
    * pivots read into ipiv); ipiv: the pivots (n, 0-based) of a factor run or of the file */
@@ -164,12 +163,14 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
                               job_loader_t **out);
 ooc_status_t job_loader_upto(job_loader_t *L, int64_t c);
 /* From now on a thread of its own reads the next strips (HDF5 and the source's h5mat are its
- * own until upto has put them, or end or free) into buffers of at most `room` bytes in all,
- * while the caller works: upto then waits only for strips not read yet. The caller must not
- * call HDF5 meanwhile (the library is not thread-safe); the context it may use (base.h
- * "Threads"). Fewer than two strips' room, or a thread that cannot start: nothing changes. A
- * read that fails is reported by the upto that needs that strip; its message is the thread's. */
-ooc_status_t job_loader_ahead(job_loader_t *L, int64_t room);
+ * own until upto has put them, or end or free) into buffers of at most `room` bytes in all
+ * (at most JOB_AHEAD_STRIPS of them), while the caller works: upto then waits only for strips
+ * not read yet. The caller must not call HDF5 meanwhile (the library is not thread-safe); the
+ * context it may use (base.h "Threads"). Fewer than two strips' room, memory for fewer, or a
+ * thread that cannot start: nothing changes; a second call changes nothing either. A read that
+ * fails is reported by the upto that needs that strip; its message is the thread's. */
+#define JOB_AHEAD_STRIPS 64
+void job_loader_ahead(job_loader_t *L, int64_t room);
 /* The read-ahead stopped (its thread joined: the context's failure record and HDF5 are the
  * caller's alone again); what it read stays for upto, which reads the rest itself. */
 void job_loader_hold(job_loader_t *L);

@@ -177,10 +177,9 @@ static ooc_status_t lazy_need(void *user, int64_t c) {
   if (c >= j->n) return job_lazy_finish(j);
   double t0 = ooc_now();
   /* the rest read ahead from the first ask on (the load of B, which uses HDF5, is over), for
-   * a file's input (a caller's fill callback is not called from another thread) */
-  if (!j->lazy_started && !(j->hm_a && !matrix_is_file(j->hm_a)))
-    OOC_TRY(job_loader_ahead(j->aload, j->lazy_ahead));
-  j->lazy_started = 1;
+   * a file's input (a caller's fill callback is not called from another thread); later asks
+   * find it started */
+  if (!(j->hm_a && !matrix_is_file(j->hm_a))) job_loader_ahead(j->aload, j->lazy_ahead);
   ooc_status_t st = job_loader_upto(j->aload, c);
   j->t_aload += ooc_now() - t0;
   return st;

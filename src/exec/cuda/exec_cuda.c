@@ -690,9 +690,9 @@ static ooc_status_t c_trsm(ooc_exec_t *e, int q, char side, char uplo, char tran
  * sequential form (one thread per column through every swap) took 1.1 s of gj's 7.5 s at
  * n = 49152 with --gpu-mem 12G on an H100 (12.7 ms a call, 24576 swaps on 1024 columns); with
  * the parallel one gj's update phase went from 4.01 to 3.57 s and the run from 7.33 to 7.00 s.
- * Segments of 512 rather than 2048 (the kernel's registers in place of shared memory):
- * the kernel's comment (exec_cuda_kernels.cu). A segment's tables are a few KB and the segments' rows overlap little,
- * so the shorter segments move about as many rows in all. */
+ * Segments of 512 rather than 2048 (the kernel's registers in place of shared memory): the
+ * kernel's comment (exec_cuda_kernels.cu). A segment's tables are a few KB and the segments'
+ * rows overlap little, so the shorter segments move about as many rows in all. */
 #define LASWP_SEG 512
 static ooc_status_t lsw_scratch(cx_t *x, int64_t rows) {
   if (rows <= x->lsw_cap) return OOC_OK;

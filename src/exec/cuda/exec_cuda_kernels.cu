@@ -99,8 +99,9 @@ __global__ void laset(int mode, int64_t m, int64_t n, double alpha, double beta,
 // 716-1164 GB/s where the one before (segments of 2048 pivots through shared memory, 256
 // threads a block) moved 327-442; two or more columns a block (more loads in flight per
 // thread, fewer blocks) were slower, 357-740 (the variants' bench, since removed: `git show
-// 32c5ee3:tools/bench_laswp.cu`; bench_exec's laswp lines time this kernel as LU calls it). The sequential form (one
-// thread per column through every swap) took 12.7 ms a call at n = 49152 (exec_cuda.c).
+// 32c5ee3:tools/bench_laswp.cu`; bench_exec's laswp lines time this kernel as LU calls it).
+// The sequential form (one thread per column through every swap) took 12.7 ms a call at
+// n = 49152 (exec_cuda.c).
 __global__ void permute_rows(int64_t ncols, double *__restrict__ A, int64_t lda,
                              const int64_t *__restrict__ src, const int64_t *__restrict__ dst,
                              const int64_t *__restrict__ off, int64_t nseg) {
