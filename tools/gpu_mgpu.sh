@@ -16,6 +16,9 @@
 #    lines as above (the check is the product's probe).
 # Environment: N, NC, NG, GPUMEM, TILE (4096), DTYPE (f64; f32 halves the files: the full chol
 # run's input and output are 72 GiB each in f64), CHECK (auto: the probe above n = 2048),
+# HOSTMEM (--host-mem for every run; default: the CLI's own. The multi-GPU kinds' MemTotal starts
+# at 31 GiB and grows as memory is used, so the default budget, half of it, is far too small
+# there: give e.g. 96G on nvidia-h200-x2),
 # LIMIT (seconds, 560), SKIP ("test gj chol gemm": stages to leave out), NOBUILD=1 (reuse $B),
 # D (the data directory, /tmp/d-mgpu), DEVICE (cuda; cpu tries the script here). Smoke run: N=4096 NC=4096 GPUMEM=1G TILE=1024.
 # The summary lines go to $OUT/summary.txt too; JSON reports and logs under $OUT.
@@ -39,6 +42,7 @@ nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,nohea
 NGPU=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
 echo "[$(el) s] $NGPU GPUs" | tee -a $OUT/summary.txt
 nvidia-smi topo -m > $OUT/topo.txt 2>&1 || true
+free -g | tee -a $OUT/summary.txt
 [ -n "${NOBUILD:-}" ] || gpu_build $OUT/build.log oocsolve_bin oocgen_bin test_mgpu
 
 if ! skip test; then
@@ -86,7 +90,7 @@ scale() {
     [ $m = gemm ] && call=gemm && ins="$D/$m.h5 $D/$m-b.h5"
     # shellcheck disable=SC2086
     timeout $(($(left) - 10)) $B/oocsolve $call --device $DEVICE \
-      --devices $lst --tile $TILE --gpu-mem $GPUMEM --check $CHECK --out $D/x.h5 \
+      --devices $lst --tile $TILE --gpu-mem $GPUMEM ${HOSTMEM:+--host-mem $HOSTMEM} --check $CHECK --out $D/x.h5 \
       $ins --json --force > $OUT/$tag.json 2> $OUT/$tag.err
     local tc
     tc=$(sum "$tag" $OUT/$tag.json 2>&1 >> $OUT/summary.txt | tail -1)
