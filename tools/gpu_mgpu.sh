@@ -19,6 +19,9 @@
 # HOSTMEM (--host-mem for every run; default: the CLI's own. The multi-GPU kinds' MemTotal starts
 # at 31 GiB and grows as memory is used, so the default budget, half of it, is far too small
 # there: give e.g. 96G on nvidia-h200-x2),
+# RUNS (the runs of each method, each a --devices list with an optional :0 or :1 for
+# OOCSOLVE_SWEEP_DIRECT, the sweeps' direct moves, job_int.h; default: "0 0,1" (and 0,1,2,3),
+# the CLI's own choice; e.g. RUNS="0 0,1:0 0,1:1"; scaling is against the first run),
 # LIMIT (seconds, 560), SKIP ("test gj chol gemm": stages to leave out), NOBUILD=1 (reuse $B),
 # D (the data directory, /tmp/d-mgpu), DEVICE (cuda; cpu tries the script here). Smoke run: N=4096 NC=4096 GPUMEM=1G TILE=1024.
 # The summary lines go to $OUT/summary.txt too; JSON reports and logs under $OUT.
@@ -68,7 +71,8 @@ devs = [x.get('id') for x in d.get('devices') or []]
 print('RESULT', sys.argv[1], d.get('status'), 'devices', devs or 'none listed', 'stripe',
       d.get('stripe'), 'steps', d.get('steps'), 'compute %.3f s' % (d.get('t_compute') or -1),
       'total %.2f s' % (d.get('t_total') or -1), 'ratio %.3g' % (d.get('residual') or -1),
-      (d.get('error') or '')[:200])
+      (d.get('error') or '')[:200],
+      ' '.join(w.strip() for w in (d.get('warnings') or '').split(';') if 'in place' in w)[:300])
 print('%.6f' % (d.get('t_compute') or 0), file=sys.stderr)
 " "$1" "$2"
 }
@@ -83,13 +87,15 @@ scale() {
   [ $m = gemm ] && { $B/oocgen $kind --n $n --tile $TILE --dtype $DTYPE --seed 8 --force --quiet \
     $D/$m-b.h5:/A || return; }
   echo "[$(el) s] generated $m n = $n ($kind, $DTYPE)"
-  for lst in $LISTS; do
+  for run in ${RUNS:-$LISTS}; do
+    local lst=${run%%:*} dv=
+    [[ $run == *:* ]] && dv=${run#*:}
     [ "$(left)" -gt 30 ] || { echo "SKIPPED $m --devices $lst: $(left) s left" | tee -a $OUT/summary.txt; break; }
-    local tag="$m-n$n-dev${lst//,/}"
+    local tag="$m-n$n-dev${lst//,/}${dv:+-direct$dv}"
     local call="invert --method $m" ins=$D/$m.h5
     [ $m = gemm ] && call=gemm && ins="$D/$m.h5 $D/$m-b.h5"
     # shellcheck disable=SC2086
-    timeout $(($(left) - 10)) $B/oocsolve $call --device $DEVICE \
+    ${dv:+env OOCSOLVE_SWEEP_DIRECT=$dv} timeout $(($(left) - 10)) $B/oocsolve $call --device $DEVICE \
       --devices $lst --tile $TILE --gpu-mem $GPUMEM ${HOSTMEM:+--host-mem $HOSTMEM} --check $CHECK --out $D/x.h5 \
       $ins --json --force > $OUT/$tag.json 2> $OUT/$tag.err
     local tc
@@ -97,7 +103,7 @@ scale() {
     tail -1 $OUT/summary.txt
     rm -f $D/x.h5
     if [ -z "$t1" ]; then t1=$tc; else
-      python3 -c "import sys; a, b = map(float, sys.argv[1:3]); print('SCALING $m n=$n --devices %s: %.2fx one GPU (compute %.3f s vs %.3f s)' % (sys.argv[3], a / b if b > 0 else 0, b, a))" "$t1" "$tc" "$lst" | tee -a $OUT/summary.txt
+      python3 -c "import sys; a, b = map(float, sys.argv[1:3]); print('SCALING $m n=$n --devices %s: %.2fx one GPU (compute %.3f s vs %.3f s)' % (sys.argv[3], a / b if b > 0 else 0, b, a))" "$t1" "$tc" "$run" | tee -a $OUT/summary.txt
     fi
   done
   rm -f $D/$m.h5 $D/$m-b.h5

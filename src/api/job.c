@@ -185,6 +185,22 @@ ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int n
   return OOC_OK;
 }
 
+int job_sweep_direct(const job_t *j, int nd) {
+  const char *e = getenv("OOCSOLVE_SWEEP_DIRECT");
+  if (!j->cuda) return 0;
+  if (e && *e) return atoi(e) != 0;
+  return nd > 1;
+}
+
+void job_sweep_direct_note(job_t *j, const char *what, int64_t moved, int64_t swept,
+                           int64_t pinned, int64_t refused) {
+  char mv[32], all[32], pn[32];
+  ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s: %s of the sweep's %s moved between "
+           "the tile cache and the GPUs in place (%s pinned as first lent%s)", what,
+           ooc_fmt_bytes(moved, mv, sizeof mv), ooc_fmt_bytes(swept, all, sizeof all),
+           ooc_fmt_bytes(pinned, pn, sizeof pn), refused ? ", some pinning refused" : "");
+}
+
 ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_t W) {
   ooc_report_t *r = j->rep;
   ooc_status_t st = OOC_OK;

@@ -64,6 +64,7 @@ static ooc_status_t chol_executors(job_t *j, chol_args_t *ca, ex_set_t *xs) {
     ca->exec = xs->ex[0];
     ca->xs = xs->ex;
     ca->nx = xs->n;
+    ca->direct = job_sweep_direct(j, xs->n);
   }
   return OOC_OK;
 }
@@ -98,6 +99,9 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
   }
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   *steps = cs.steps;
+  if (st == OOC_OK && ca.direct && cs.bytes_swept > 0)
+    job_sweep_direct_note(j, "chol", cs.bytes_direct, cs.bytes_swept, cs.bytes_pinned,
+                          cs.pin_refused);
   if (st == OOC_OK && isfinite(r->logdet)) r->logdet_sign = 1;
   if (st == OOC_ERR_FORMAT && j->kind == JOB_FACTORED)
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));

@@ -222,6 +222,15 @@ ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int n
  * failure. */
 ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_t W);
 
+/* gj.h and chol.h "Direct moves" for a sweep spread over nd executors: on CUDA with several
+ * GPUs, whose round robin the host's gathers into ring slots bound (docs/PERFORMANCE.md, two
+ * H100s: gj 1.25x, the Cholesky inverse 1.00x one GPU); off on one GPU, where it is no faster
+ * and pinning the cache costs its time. OOCSOLVE_SWEEP_DIRECT=0 or 1 overrides (measurements).
+ * job_sweep_direct_note: the report's notice of what moved in place. */
+int job_sweep_direct(const job_t *j, int nd);
+void job_sweep_direct_note(job_t *j, const char *what, int64_t moved, int64_t swept,
+                           int64_t pinned, int64_t refused);
+
 /* ---- job_gj.c, used by methods.c ---- */
 
 /* Gauss-Jordan (gj_run; journaled, resumable). */
