@@ -109,7 +109,7 @@
  * the first device alone. Memory: each device after the first holds its ring (and, off unified
  * executors, its panel, diagonal and column twins); chol_workspace_bytes_nd and
  * chol_staging_bytes_nd count them on the host.
- * Direct moves (chol_args_t.direct; NOT the default: the pipeline does not pin): the out-of-core
+ * Direct moves (chol_args_t.direct; NOT the default: no faster, below): the out-of-core
  *   inverse's sweep items (a tile column from its diagonal down, the stripe's rows left out:
  *   s_rows) went through a pinned slot, gathered and scattered by the caller's thread; at
  *   n = 65536 the host moved ~280 GB at ~32 GB/s and two GPUs ran no faster than one. With direct
@@ -130,9 +130,10 @@
  *   and puts 2.69 -> 1.31 s, all 73.5 GiB of the sweep moved in place, the logdet bit for bit the
  *   same; the unpin of the 32 GiB cache took 1.2 s more (the preload that pinned took 5.6 s,
  *   the one that did not 7.7 s: one sample each, within the preloads' noise), so end to end it
- *   pays only where the pinning and unpinning hide behind the disk. Off by default until the
- *   pipeline pins as it loads (as for LU, lu.h); not yet measured on several GPUs, where the
- *   slot path's gathers bound the sweep.
+ *   pays only where the pinning and unpinning hide behind the disk. Off by default
+ *   (OOCSOLVE_SWEEP_DIRECT=1 sets it in the pipeline, api/job_int.h): on two H200s (the CLI,
+ *   n = 65536 f32, --gpu-mem 16G) the inverse's compute took 7.42 s direct (16.4 GiB pinned as
+ *   first lent) against 6.50 s by the slot path, 7.36 s on one GPU.
  * Rounding: on a unified executor with nb >= W every operation is the host code's, on the same
  * data in the same order (sign changes are exact), so results are bit-identical to the host code
  * before the executor. The in-device sweep (nb < w) and the block-wise trsm of the split pivot

@@ -135,7 +135,7 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
  * bit-identical to one device's where the devices compute alike (the host executors do:
  * tests/test_mgpu.c). */
 
-/* ---- Direct moves (gj_args_t.direct; NOT the default: no faster on one GPU) --------------------
+/* ---- Direct moves (gj_args_t.direct; NOT the default: no faster on one GPU or two) -------------
  * The sweep's items are tile columns of n rows (1 GiB at n = 65536, tile 2048) that the slot
  * path gathers into a pinned ring slot on the caller's thread (a memcpy at ~25-32 GB/s), DMAs to
  * the device, and copies back and scatters into the cache: on two H100s the sweep waited for the
@@ -156,14 +156,14 @@ ooc_status_t gj_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int64
  * are bit-identical to the slot path (tests/test_mgpu.c t_gj_direct, one and two strict
  * devices, in core and spilling, invert and solve). stats->bytes_swept counts the sweep's bytes
  * in and out, bytes_direct the part moved in place.
- * Off by default: on one GPU it is no faster. Measured (H100, one call, alternately, GJ_DIRECT=0/2
- * bench_cuda gj 49152 1024 12G 3, the cache pinned as the preload filled it): compute 6.947, 6.597
- * s on the slot path against 6.599, 6.639 s direct, all 36.0 GiB of the sweep moved in place, the
- * same probe residual (4.48e-5); the unpin of the 18 GiB cache took 0.7 s more, and the preloads
- * that pinned took 6.1-6.2 s against 3.5-6.8 s unpinned. One GPU's sweep at this size waits for
- * the device, not the host (panel 3.1 s, update 3.4 s). The case it is for, several GPUs whose
- * round robin the host's gathers bound (docs/PERFORMANCE.md, two H100s), has not been measured
- * yet. */
+ * Off by default (the pipeline sets it with OOCSOLVE_SWEEP_DIRECT=1, api/job_int.h): on one GPU
+ * it is no faster. Measured (H100, one call, alternately, GJ_DIRECT=0/2 bench_cuda gj 49152 1024
+ * 12G 3, the cache pinned as the preload filled it): compute 6.947, 6.597 s on the slot path
+ * against 6.599, 6.639 s direct, all 36.0 GiB of the sweep moved in place, the same probe
+ * residual (4.48e-5); the unpin of the 18 GiB cache took 0.7 s more. One GPU's sweep at this
+ * size waits for the device, not the host (panel 3.1 s, update 3.4 s). On two H200s (32-core
+ * host, the CLI, n = 65536 f32, --gpu-mem 16G) neither: 12.11 s by the slot path, 15.30 s
+ * direct with the same device busy seconds, the difference the 32 GiB pinned as first lent. */
 
 /* Host bytes gj_x allocates outside the tile cache with a host executor over the ops table that
  * the caller makes for it with gj_x_host_exec (unified, one queue; the executor's own bytes and
