@@ -185,11 +185,9 @@ ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int n
   return OOC_OK;
 }
 
-int job_sweep_direct(const job_t *j, int nd) {
+int job_sweep_direct(const job_t *j) {
   const char *e = getenv("OOCSOLVE_SWEEP_DIRECT");
-  if (!j->cuda) return 0;
-  (void)nd;
-  return e && *e && atoi(e) != 0;
+  return j->cuda && e && atoi(e) != 0;
 }
 
 void job_sweep_direct_note(job_t *j, const char *what, int64_t moved, int64_t swept,

@@ -64,7 +64,7 @@ static ooc_status_t chol_executors(job_t *j, chol_args_t *ca, ex_set_t *xs) {
     ca->exec = xs->ex[0];
     ca->xs = xs->ex;
     ca->nx = xs->n;
-    ca->direct = job_sweep_direct(j, xs->n);
+    ca->direct = job_sweep_direct(j);
   }
   return OOC_OK;
 }

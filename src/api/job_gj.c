@@ -42,10 +42,10 @@ static ooc_status_t run_x(job_t *j, gj_args_t *ga, gj_stats_t *gs) {
   ga->xs = xs.ex;
   ga->nx = xs.n;
   ga->stripe = j->W;
-  ga->direct = job_sweep_direct(j, xs.n);
+  ga->direct = job_sweep_direct(j);
   ckpt_start(j);
   ooc_status_t st = gj_run(j->ctx, ga, gs, &j->rep->info);
-  if (st == OOC_OK && ga->direct)
+  if (st == OOC_OK && ga->direct && gs->bytes_swept > 0)
     job_sweep_direct_note(j, "gj", gs->bytes_direct, gs->bytes_swept, gs->bytes_pinned,
                           gs->pin_refused);
   ooc_status_t st2 = job_executors_done(j, &xs, "gj", j->W);

@@ -222,15 +222,11 @@ ooc_status_t job_executors_cfg(job_t *j, const struct ex_cuda_config *cfg, int n
  * failure. */
 ooc_status_t job_executors_done(job_t *j, ex_set_t *xs, const char *what, int64_t W);
 
-/* gj.h and chol.h "Direct moves" for a sweep spread over nd executors: off unless
- * OOCSOLVE_SWEEP_DIRECT=1 (on CUDA only). Measured on two H200s (nvidia-h200-x2, one call, n =
- * 65536 f32 files, --gpu-mem 16G, tools/gpu_mgpu.sh RUNS="0 0,1:0 0,1:1"): gj compute 14.53 s
- * on one GPU, 12.11 s on two by the slot path, 15.30 s on two direct (every byte of the sweep
- * moved in place, 32 GiB pinned as first lent; the devices' busy seconds the same as the slot
- * path's: the pinning is the difference); the Cholesky inverse 7.36, 6.50 and 7.42 s. The
- * host's gathers do not bound this host's sweep, so pinning buys nothing. nd is for a later
- * rule. job_sweep_direct_note: the report's notice of what moved in place. */
-int job_sweep_direct(const job_t *j, int nd);
+/* gj.h and chol.h "Direct moves" for their sweeps: off unless OOCSOLVE_SWEEP_DIRECT=1 (on CUDA
+ * only), because on one GPU and on two H200s they were no faster (gj.h, chol.h: pinning the
+ * cache as first lent costs more than the gathers it saves). job_sweep_direct_note: the
+ * report's notice of what moved in place. */
+int job_sweep_direct(const job_t *j);
 void job_sweep_direct_note(job_t *j, const char *what, int64_t moved, int64_t swept,
                            int64_t pinned, int64_t refused);
 
