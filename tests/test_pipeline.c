@@ -309,11 +309,10 @@ static void t_fused_estimator(void) {
   gen_spec_t s;
   gen_spec_default(&s, GEN_RANDOM, n);
   s.seed = 5;
-  double *A = tu_gen_spec(&s), *X0 = malloc((size_t)(n * n) * sizeof *X0);
-  double *X = malloc((size_t)(n * n) * sizeof *X);
+  double *A = tu_gen_spec(&s), *X = malloc((size_t)(n * n) * sizeof *X);
   lapack_int *ipiv = malloc((size_t)n * sizeof *ipiv);
-  memcpy(X0, A, (size_t)(n * n) * sizeof *X0);
-  CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
+  double *X0 = tu_lapack_lu(n, A, ipiv);
+  CU_ASSERT_FATAL(X0 != NULL);
   CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
   ooc_ctx_t *ctx = tu_ctx();
   double eps = check_eps(0), xmax = 0, lo = 1e300;
@@ -565,13 +564,11 @@ static void t_lu_fused(void) {
   gen_spec_t gs;
   gen_spec_default(&gs, GEN_RANDOM, n);
   gs.seed = 11;
-  double *A = tu_gen_spec(&gs), *LU0 = malloc((size_t)(n * n) * sizeof *LU0);
-  double *LU = malloc((size_t)(n * n) * sizeof *LU);
+  double *A = tu_gen_spec(&gs), *LU = malloc((size_t)(n * n) * sizeof *LU);
   lapack_int *ip = malloc((size_t)n * sizeof *ip);
   int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
-  memcpy(LU0, A, (size_t)(n * n) * sizeof *LU0);
-  CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, LU0,
-                                 (lapack_int)n, ip) == 0);
+  double *LU0 = tu_lapack_lu(n, A, ip);
+  CU_ASSERT_FATAL(LU0 != NULL);
   for (int64_t i = 0; i < n; i++) ipiv[i] = ip[i] - 1;
   ooc_ctx_t *ctx = tu_ctx();
   check_probe_t *p = NULL;

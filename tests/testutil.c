@@ -123,13 +123,21 @@ double tu_inverse_ratio(int64_t n, const double *A, const double *X, double eps)
   return ratio;
 }
 
+double *tu_lapack_lu(int64_t n, const double *A, lapack_int *ipiv) {
+  double *X = malloc((size_t)(n * n) * sizeof *X);
+  memcpy(X, A, (size_t)(n * n) * sizeof *X);
+  if (LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, X, (lapack_int)n, ipiv) != 0) {
+    free(X);
+    return NULL;
+  }
+  return X;
+}
+
 double tu_lapack_inverse_ratio(int64_t n, const double *A, double eps) {
   if (n == 0) return 0;
-  double *X = malloc((size_t)(n * n) * sizeof *X);
   lapack_int *ipiv = malloc((size_t)n * sizeof *ipiv);
-  memcpy(X, A, (size_t)(n * n) * sizeof *X);
-  lapack_int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, X, (lapack_int)n, ipiv);
-  if (info == 0) info = LAPACKE_dgetri(LAPACK_COL_MAJOR, (lapack_int)n, X, (lapack_int)n, ipiv);
+  double *X = tu_lapack_lu(n, A, ipiv);
+  lapack_int info = X ? LAPACKE_dgetri(LAPACK_COL_MAJOR, (lapack_int)n, X, (lapack_int)n, ipiv) : 1;
   double r = info == 0 ? tu_inverse_ratio(n, A, X, eps) : NAN;
   free(X);
   free(ipiv);

@@ -13,6 +13,7 @@
 #define OOC_TESTUTIL_H
 
 #include <CUnit/Basic.h>
+#include <lapacke.h>
 #include <stdint.h>
 
 #include "base/base.h"
@@ -44,6 +45,9 @@ double *tu_gen_matrix(int kind, int64_t n, double cond, double nugget, uint64_t 
 double tu_norm1(int64_t n, const double *A);
 /* ||I - A X||_1 / (n ||A||_1 ||X||_1 eps): LAPACK's inverse residual ratio. NaN in -> NaN out. */
 double tu_inverse_ratio(int64_t n, const double *A, const double *X, double eps);
+/* A copy of A factored by LAPACK's dgetrf (L\U, n x n, ld n; ipiv as LAPACK gives it, 1-based),
+ * or NULL where dgetrf finds A exactly singular (info > 0). Caller frees with free(). */
+double *tu_lapack_lu(int64_t n, const double *A, lapack_int *ipiv);
 /* LAPACK's own inverse of A (dgetrf + dgetri via LAPACKE) and its tu_inverse_ratio: the yardstick
  * the residual suites compare with. NaN if LAPACK finds A exactly singular (info > 0). */
 double tu_lapack_inverse_ratio(int64_t n, const double *A, double eps);
