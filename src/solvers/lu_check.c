@@ -339,8 +339,8 @@ static void fused_rows(lu_fused_t *f, const double *M, int64_t lm, int64_t r0, i
   fused_gemm(f, M, lm, r0 + i0, h, c0, lo1 - c0, 0);                   /* L, left of the band */
   fused_gemm(f, M + (up0 - c0), lm, r0 + i0, h, up0, c0 + cols - up0, 1); /* U, right of it */
   int64_t b0 = ooc_max64(c0, d0), b1 = ooc_min64(c0 + cols, d1);
-  for (int64_t i = 0; i < h; i++) /* the band, for when the row is complete */
-    if (b1 > b0)
+  if (b1 > b0) /* the band, for when the row is complete */
+    for (int64_t i = 0; i < h; i++)
       memcpy(f->D + (r0 - d0 + i0 + i) * f->cap + (b0 - d0), M + i * lm + (b0 - c0),
              (size_t)(b1 - b0) * sizeof(double));
 }
