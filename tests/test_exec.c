@@ -44,10 +44,19 @@ static ooc_status_t mk_strict(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t
 /* The CUDA executor on device 0 (fails to create, and is skipped, without a GPU). A budget is
  * what ex_alloc may hand out: the executor's own overhead (a 1 MiB cuBLAS workspace per queue
  * here) comes on top of it. */
-static ooc_status_t mk_cuda(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
-  ex_cuda_config_t c = {.device = 0, .nqueues = nq, .blas_ws = 1 << 20};
+static ooc_status_t mk_cuda_leaf(ooc_ctx_t *ctx, int nq, int64_t budget, int64_t leaf,
+                                 ooc_exec_t **out) {
+  ex_cuda_config_t c = {.device = 0, .nqueues = nq, .blas_ws = 1 << 20, .getrf_leaf = leaf};
   if (budget > 0) c.gpu_mem = budget + ex_cuda_overhead(&c);
   return ex_cuda_create(ctx, &c, out);
+}
+static ooc_status_t mk_cuda(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
+  return mk_cuda_leaf(ctx, nq, budget, 0, out);
+}
+/* getrf by the recursion (exec_cuda.h getrf_leaf) on blocks wider than 16 columns: the suites'
+ * getrf shapes (up to 129) recurse three levels. */
+static ooc_status_t mk_cuda_rec(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
+  return mk_cuda_leaf(ctx, nq, budget, 16, out);
 }
 #endif
 
@@ -57,6 +66,7 @@ static const factory_t FACTORIES[] = {
     {"host-strict", mk_strict, 1},
 #ifdef OOC_HAVE_CUDA
     {"cuda", mk_cuda, 0},
+    {"cuda-rec", mk_cuda_rec, 0},
 #endif
 };
 #define NFACT ((int)(sizeof FACTORIES / sizeof FACTORIES[0]))
@@ -683,14 +693,17 @@ static void for_each(void (*fn)(const factory_t *)) {
 /* ---- CUDA only ---------------------------------------------------------------------------- */
 #ifdef OOC_HAVE_CUDA
 /* The executor here, or NULL (and a line saying it is skipped). */
-static ooc_exec_t *cuda_or_skip(ooc_ctx_t *ctx, int nq, int64_t budget) {
+static ooc_exec_t *cuda_leaf_or_skip(ooc_ctx_t *ctx, int nq, int64_t budget, int64_t leaf) {
   ooc_exec_t *e = NULL;
-  if (mk_cuda(ctx, nq, budget, &e) != OOC_OK) {
+  if (mk_cuda_leaf(ctx, nq, budget, leaf, &e) != OOC_OK) {
     printf("  [cuda: not available here, skipped]\n");
     ooc_clear_error(ctx);
     return NULL;
   }
   return e;
+}
+static ooc_exec_t *cuda_or_skip(ooc_ctx_t *ctx, int nq, int64_t budget) {
+  return cuda_leaf_or_skip(ctx, nq, budget, 0);
 }
 
 /* getrf of wide blocks on the CUDA executor (as gj's and LU's chunks are: thousands of columns;
@@ -723,22 +736,27 @@ static double factor_ratio(int64_t m, int64_t n, const double *A0, const double 
 
 static void t_cuda_getrf_wide(void) {
   static const int64_t S[][2] = {{3000, 2600}, {2049, 2049}, {5000, 1025}};
+  /* cuSOLVER's getrf on the whole block, and the recursion with leaves of at most 512 columns
+   * (every shape recurses; 5000 x 1025 splits 512 + 513, and 513 again) */
+  for (int rec = 0; rec < 2; rec++)
   for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
     int64_t m = S[c][0], n = S[c][1], ld = m + 3;
-    for (int kind = 0; kind < 3; kind++) { /* random; a zero column; no pivoting */
+    for (int kind = 0; kind < 3; kind++) { /* random; two zero columns; no pivoting */
       /* a fresh executor each time: a queue's workspace only grows, and the budget check below
        * leaves exactly this block's free */
       ooc_ctx_t *ctx = tu_ctx();
-      ooc_exec_t *e = cuda_or_skip(ctx, 1, (int64_t)1 << 30);
+      ooc_exec_t *e = cuda_leaf_or_skip(ctx, 1, (int64_t)1 << 30, rec ? 512 : 0);
       if (!e) {
         tu_ctx_done(ctx);
         return;
       }
       double *A = rmat(ld, n, ld), *A0 = malloc((size_t)(ld * n) * sizeof *A0);
       double *R = malloc((size_t)(ld * n) * sizeof *R);
-      int64_t zc = n / 2 + 7;
+      /* the first zero column is info's (LAPACK's); with the recursion the two fall in
+       * different halves */
+      int64_t zc = n / 4 + 3, zc2 = n / 2 + 7;
       if (kind == 1)
-        for (int64_t i = 0; i < ld; i++) AT(A, ld, i, zc) = 0.0;
+        for (int64_t i = 0; i < ld; i++) AT(A, ld, i, zc) = AT(A, ld, i, zc2) = 0.0;
       if (kind == 2)
         for (int64_t j = 0; j < n; j++) AT(A, ld, j, j) += (double)m;
       memcpy(A0, A, (size_t)(ld * n) * sizeof *A0);
@@ -760,12 +778,12 @@ static void t_cuda_getrf_wide(void) {
         info2 = ooc_ops_cpu()->getrf(m, n, A, ld, piv2);
         CU_ASSERT(info == info2);
         CU_ASSERT(kind == 0 ? info == 0 : info == zc + 1);
-        if (kind == 0) {
-          CU_ASSERT(memcmp(piv, piv2, (size_t)n * sizeof *piv) == 0);
-          double r = factor_ratio(m, n, A0, R, ld, piv);
-          CU_ASSERT(r < 30);
-          printf("  [%lldx%lld: pivots as LAPACK's, ratio %.3g]\n", (long long)m, (long long)n, r);
-        }
+        /* past a zero column the factorization goes on (LAPACK's): P A = L U still holds */
+        CU_ASSERT(memcmp(piv, piv2, (size_t)n * sizeof *piv) == 0);
+        double r = factor_ratio(m, n, A0, R, ld, piv);
+        CU_ASSERT(r < 30);
+        printf("  [%lldx%lld%s%s: pivots as LAPACK's, ratio %.3g]\n", (long long)m, (long long)n,
+               rec ? " recursive" : "", kind ? ", zero columns" : "", r);
       }
       ex_free(e, dA);
       free(A), free(A0), free(R), free(piv), free(piv2);

@@ -109,13 +109,86 @@ __global__ void permute_rows(int64_t ncols, double *__restrict__ A, int64_t lda,
     double *a = A + j * lda;
     for (int64_t s = 0; s < nseg; s++) {
       int64_t t = off[s] + threadIdx.x;
-      bool on = t < off[s + 1];
+      bool on = t < off[s + 1] && dst[t] >= 0; // (dst -1: an empty entry, piv_table's)
       double v = on ? a[src[t]] : 0.0;
       __syncthreads();
       if (on) a[dst[t]] = v;
       __syncthreads();
     }
   }
+}
+
+// piv_table: permute_rows's tables made on the device from pivots the device holds (cuSOLVER's
+// getrf's, 1-based: pivot k swaps rows k and piv[k] - 1, rows of the block the pivots are
+// relative to), so that the recursive getrf (exec_cuda.c getrf_rec) applies a half's swaps
+// without the host seeing them. Block s turns segment s (pivots [s S, s S + len), S =
+// kPivSeg) into entries [2 S s, 2 S s + 2 len): one per row the segment may touch, its own rows
+// [a, a + len) and the rows below it that its pivots name (LAPACK's pivots never point up), and
+// -1 in dst for an entry whose row does not move or is named twice. Composing the swaps is
+// sequential; one thread does it in shared memory (slots, not rows: 512 swaps, tens of
+// microseconds), the rest is parallel.
+constexpr int kPivSeg = 512;
+__global__ void piv_table(const int64_t *__restrict__ piv, int64_t np, int64_t *__restrict__ src,
+                          int64_t *__restrict__ dst, int64_t *__restrict__ off) {
+  __shared__ int64_t p[kPivSeg];        // the rows the pivots name, 0-based
+  __shared__ int slot2[kPivSeg];        // the slot of row p[t]
+  __shared__ int64_t row[2 * kPivSeg];  // slot -> the row whose value it holds now
+  const int64_t a = blockIdx.x * (int64_t)kPivSeg;
+  const int len = (int)(np - a < kPivSeg ? np - a : kPivSeg);
+  const int64_t b = a + len;
+  const int t = threadIdx.x;
+  if (t < len) p[t] = piv[a + t] - 1;
+  __syncthreads();
+  if (t < len) {
+    int64_t r = p[t];
+    int f = t; // the first pivot of the segment naming the same row below it
+    if (r >= b)
+      for (int u = 0; u < t; u++)
+        if (p[u] == r) {
+          f = u;
+          break;
+        }
+    slot2[t] = r < b ? (int)(r - a) : len + f;
+    row[t] = a + t;
+    row[len + t] = r;
+  }
+  __syncthreads();
+  if (t == 0)
+    for (int k = 0; k < len; k++) {
+      int s2 = slot2[k];
+      int64_t v = row[k];
+      row[k] = row[s2];
+      row[s2] = v;
+    }
+  __syncthreads();
+  const int64_t o = 2 * (int64_t)kPivSeg * blockIdx.x;
+  for (int i = t; i < 2 * len; i += blockDim.x) {
+    int64_t d = -1;
+    if (i < len) d = a + i;
+    else if (p[i - len] >= b && slot2[i - len] == i) d = p[i - len];
+    int64_t sv = d >= 0 ? row[i] : -1;
+    if (sv == d) d = -1;
+    src[o + i] = sv;
+    dst[o + i] = d;
+  }
+  if (t == 0) {
+    off[blockIdx.x + 1] = o + 2 * len;
+    if (blockIdx.x == 0) off[0] = 0;
+  }
+}
+
+// Pivots [0, n) of a lower part of a block made relative to the block: += by.
+__global__ void piv_shift(int64_t *piv, int64_t n, int64_t by) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x)
+    piv[i] += by;
+}
+
+// A leaf getrf's info (cuSOLVER's int, columns relative to col) into the whole one's: the first
+// zero pivot (LAPACK's info), or the first argument error.
+__global__ void info_merge(const int *leaf, int64_t col, int *acc) {
+  int l = *leaf;
+  if (*acc == 0 && l != 0) *acc = l > 0 ? (int)(l + col) : l;
 }
 
 // The executor's small copies between the device and its pinned ring (exec_cuda.c `small_copy`),
@@ -281,6 +354,27 @@ extern "C" cudaError_t exc_copy_words(int64_t m, int64_t n, const void *s, int64
   return cudaGetLastError();
 }
 
+extern "C" int64_t exc_piv_seg(void) { return kPivSeg; }
+
+extern "C" cudaError_t exc_piv_table(const int64_t *piv, int64_t np, int64_t *src, int64_t *dst,
+                                     int64_t *off, cudaStream_t s) {
+  if (np <= 0) return cudaSuccess;
+  piv_table<<<(unsigned)((np + kPivSeg - 1) / kPivSeg), kPivSeg, 0, s>>>(piv, np, src, dst, off);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t exc_piv_shift(int64_t *piv, int64_t n, int64_t by, cudaStream_t s) {
+  if (n <= 0) return cudaSuccess;
+  int64_t g = (n + kThreads - 1) / kThreads;
+  piv_shift<<<(unsigned)(g > 1024 ? 1024 : g), kThreads, 0, s>>>(piv, n, by);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t exc_info_merge(const int *leaf, int64_t col, int *acc, cudaStream_t s) {
+  info_merge<<<1, 1, 0, s>>>(leaf, col, acc);
+  return cudaGetLastError();
+}
+
 extern "C" cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode,
                                      const int *cuinfo, int64_t *out, cudaStream_t s) {
   diag_info<<<1, kThreads, 0, s>>>(A, lda, n > 0 ? n : 0, mode, cuinfo, out);
@@ -298,5 +392,8 @@ extern "C" cudaError_t exc_preload(void) {
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_swap);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, mirror);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, absscan);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, piv_table);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, piv_shift);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, info_merge);
   return e;
 }
