@@ -5,7 +5,7 @@
  *   getrf   an m x w panel through ex_getrf (pivots and info to the host) vs cusolverDnXgetrf
  *           (pivots left on the device); the pivots must agree; then how long the getrf call
  *           holds the host on an idle stream and behind 4 queued n^3 gemms (Xgetrf and the
- *           legacy Dgetrf); the recursive getrf (getrf_leaf) with leaves of 256-2048 columns
+ *           legacy Dgetrf); the recursive getrf (getrf_leaf) with leaves of 32-512 columns
  *           on the same panel: time, host hold, pivots and factors against cuSOLVER's
  *   put/get bandwidth of an n x n/4 block from / to pinned staging (ex_host_alloc) vs
  *           cudaMemcpyAsync, and from / to pageable memory (the driver's staging)
@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
     int64_t *rpiv = malloc((size_t)w * sizeof *rpiv);
     CUOK(cudaMemcpy(F0, B, bytes, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < (size_t)(m * w); i++) f0max = fabs(F0[i]) > f0max ? fabs(F0[i]) : f0max;
-    static const int64_t leaves[] = {256, 512, 1024, 2048};
+    static const int64_t leaves[] = {32, 48, 64, 512}; /* (<= 64: the getf2 kernel's leaves) */
     for (size_t l = 0; l < sizeof leaves / sizeof leaves[0]; l++) {
       if (leaves[l] >= w) continue;
       ooc_exec_t *e2;

@@ -34,6 +34,10 @@ cudaError_t exc_piv_table(const int64_t *piv, int64_t np, int64_t *src, int64_t 
                           cudaStream_t s);
 cudaError_t exc_piv_shift(int64_t *piv, int64_t n, int64_t by, cudaStream_t s);
 cudaError_t exc_info_merge(const int *leaf, int64_t col, int *acc, cudaStream_t s);
+int exc_getf2_max(void);
+int exc_getf2_blocks(int64_t m);
+cudaError_t exc_getf2(int64_t m, int64_t nb, double *A, int64_t lda, int64_t *piv, int *info,
+                      void *work, int blocks, cudaStream_t s);
 /* ocu_kernels.cu (getri's split, through ocu_getri_block) */
 cudaError_t ocu_preload(void);
 
@@ -800,7 +804,12 @@ static ooc_status_t sol_on(cx_t *x, int q) {
  * swaps applied to L21, its pivots made relative to the block. cuSOLVER's getrf factors the
  * leaves. Why: its getrf of LU's 4000-column chunks ran at 15.6 TFLOP/s on an H200 (rows
  * 40000), where the gemm that takes half the flops at each level runs near 55. The pivots are
- * LAPACK's (argmax over the whole column, as dgetrf2), the factors equal within rounding. */
+ * LAPACK's (argmax over the whole column, as dgetrf2), the factors equal within rounding.
+ * With cuSOLVER's getrf on the leaves that gained nothing (bench_exec at 40000 x 4000 on an
+ * H200: 38.5-40.2 ms for leaves of 256-2048 columns, 39.4 ms whole): its column steps, not its
+ * updates, are the cost. A leaf of at most exc_getf2_max() (64) columns is therefore factored by
+ * the executor's own cooperative getf2 kernel (exec_cuda_kernels.cu), its parts in the tables'
+ * room. */
 typedef struct grec {
   cx_t *x;
   int q;
@@ -829,10 +838,10 @@ static cusolverStatus_t getrf_bufs(cx_t *x, int64_t m, int64_t n, size_t *d, siz
   return c;
 }
 
-/* Bytes of exc_piv_table's tables for np pivots. */
+/* Bytes of exc_piv_table's tables for np pivots; at least getf2's parts for 1024 blocks. */
 static int64_t piv_table_bytes(int64_t np) {
-  int64_t seg = exc_piv_seg(), nseg = (np + seg - 1) / seg;
-  return 8 * (4 * seg * nseg + nseg + 1);
+  int64_t seg = exc_piv_seg(), nseg = (np + seg - 1) / seg, b = 8 * (4 * seg * nseg + nseg + 1);
+  return b > 16 * 1024 ? b : 16 * 1024;
 }
 
 /* Pivots piv[0, np) (device, 1-based, relative to A's row 0) applied to ncols columns of A. */
@@ -857,8 +866,11 @@ static ooc_status_t getrf_rec(grec_t *g, int64_t m, int64_t n, double *A, int64_
   cudaStream_t st = x->q[g->q].st;
   if (x->getrf_leaf <= 0 || n <= x->getrf_leaf || m < n) {
     int64_t sp = span(x, g->q, OCU_SPAN_KERNEL, "getrf", 0, 0);
-    CS(&x->e, cusolverDnXgetrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, piv, CUDA_R_64F,
-                               g->dws, g->d, x->q[g->q].hws, g->h, g->leaf_info));
+    if (x->getrf_leaf > 0 && x->getrf_leaf <= exc_getf2_max() && m >= n) /* (getrf_rec) */
+      CU(&x->e, exc_getf2(m, n, A, lda, piv, g->leaf_info, g->src, exc_getf2_blocks(m), st));
+    else
+      CS(&x->e, cusolverDnXgetrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, piv, CUDA_R_64F,
+                                 g->dws, g->d, x->q[g->q].hws, g->h, g->leaf_info));
     CU(&x->e, exc_info_merge(g->leaf_info, col, g->info, st));
     ocu_rt_span_end(&x->rt, sp, g->q);
     return OOC_OK;
@@ -881,7 +893,7 @@ static ooc_status_t getrf_rec(grec_t *g, int64_t m, int64_t n, double *A, int64_
 static int64_t getrf_ws_bytes(cx_t *x, int64_t m, int64_t n, size_t d) {
   int64_t mn = m < n ? m : n;
   int64_t b = OCU_RT_ROUND((int64_t)d) + 8 * mn;
-  if (x->getrf_leaf > 0 && m >= n && n > x->getrf_leaf) b += piv_table_bytes(mn);
+  if (x->getrf_leaf > 0 && m >= n) b += piv_table_bytes(mn);
   return b;
 }
 

@@ -4,6 +4,7 @@
 // set aside for trtri, and the mirror of a lower triangle (ex_mirror).
 // Column-major FP64, 64-bit indices; every launcher returns the launch's error. (Transpose is
 // cuBLAS's geam; getri's split of the lower triangle is ocu_kernels.cu's.)
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <limits.h>
 #include <math.h>
@@ -191,6 +192,114 @@ __global__ void info_merge(const int *leaf, int64_t col, int *acc) {
   if (*acc == 0 && l != 0) *acc = l > 0 ? (int)(l + col) : l;
 }
 
+// getf2: LAPACK's unblocked LU with partial pivoting (dgetf2) of an m x nb panel, m >= nb,
+// nb <= kGetf2Max, as one cooperative kernel: the recursive getrf's leaf (exec_cuda.c
+// getrf_rec). Why: cuSOLVER's getrf of a tall panel is bound by its column steps, about 10 us a
+// column at 40000 rows on an H200, whatever the leaf width the recursion gives it (bench_exec's
+// recursive lines); here a column costs two grid syncs and one pass over the panel's rows.
+// Block b owns rows [b R, b R + R). Column j: (A) each block's argmax of |a(i, j)|, i >= j, into
+// part[b] (the first index among equal magnitudes, NaN never wins: BLAS idamax), grid sync;
+// (B) every block reduces the parts to the pivot p and reads rows j and p whole (all nb
+// columns, L's part included: getf2 swaps whole rows), grid sync (nobody writes them before all
+// have read them); (C) each block writes its rows: row j <- old row p, row p <- old row j, and
+// below j, l = a(i, j) / a(p, j) (times the reciprocal when |a(p, j)| >= sfmin, dgetf2's rule)
+// and a(i, c) -= l u(c) for c > j. A zero pivot: no swap, no scaling, info = j + 1 (the first).
+// piv (1-based, relative to the panel's row 0, as cuSOLVER's) and info are written by block 0.
+// Without pivoting (piv NULL) p = j.
+constexpr int kGetf2Max = 64;
+constexpr int kGetf2Threads = 256;
+struct vi {
+  double v;
+  int64_t i;
+};
+__device__ inline vi vi_better(vi a, vi b) { // larger magnitude, then the smaller index
+  return (b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a;
+}
+__device__ vi block_best(vi x, vi *sh) {
+  for (int o = 16; o > 0; o /= 2) {
+    vi y = {__shfl_down_sync(0xffffffffu, x.v, o), __shfl_down_sync(0xffffffffu, x.i, o)};
+    x = vi_better(x, y);
+  }
+  int w = threadIdx.x / 32, nw = blockDim.x / 32;
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) sh[w] = x;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int k = 1; k < nw; k++) x = vi_better(x, sh[k]);
+    sh[0] = x;
+  }
+  __syncthreads();
+  return sh[0];
+}
+__global__ void getf2(int64_t m, int nb, double *__restrict__ A, int64_t lda,
+                      int64_t *__restrict__ piv, int *__restrict__ info, double *__restrict__ pv,
+                      int64_t *__restrict__ pi) {
+  namespace cg = cooperative_groups;
+  cg::grid_group grid = cg::this_grid();
+  __shared__ vi sh[kGetf2Threads / 32];
+  __shared__ double u[kGetf2Max], v[kGetf2Max];
+  __shared__ vi pivot;
+  const int64_t R = (m + gridDim.x - 1) / gridDim.x, r0 = blockIdx.x * R;
+  const int64_t r1 = r0 + R < m ? r0 + R : m;
+  const double sfmin = 2.2250738585072014e-308; // dlamch('S')
+  int first_zero = 0;
+  for (int j = 0; j < nb; j++) {
+    const double *a = A + j * lda;
+    if (piv) { // (A)
+      vi x = {-1.0, INT64_MAX};
+      for (int64_t i = (r0 > j ? r0 : j) + threadIdx.x; i < r1; i += blockDim.x) {
+        double t = fabs(a[i]);
+        if (t > x.v) x = {t, i}; // rows ascending per thread: the first of equals stays
+      }
+      x = block_best(x, sh);
+      if (threadIdx.x == 0) pv[blockIdx.x] = x.v, pi[blockIdx.x] = x.i;
+      grid.sync();
+      x = {-1.0, INT64_MAX}; // (B)
+      for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) x = vi_better(x, {pv[b], pi[b]});
+      x = block_best(x, sh);
+      if (threadIdx.x == 0) pivot = x;
+    } else if (threadIdx.x == 0) {
+      pivot = {0.0, j};
+    }
+    __syncthreads();
+    // no swap for a zero pivot (LAPACK swaps only for a nonzero one) or a column of NaNs
+    const int64_t p = pivot.i == INT64_MAX || pivot.v == 0.0 ? j : pivot.i;
+    for (int c = threadIdx.x; c < nb; c += blockDim.x) u[c] = A[p + c * lda], v[c] = A[j + c * lda];
+    __syncthreads();
+    const double d = u[j];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      if (piv) piv[j] = p + 1;
+      if (d == 0.0 && !first_zero) first_zero = j + 1;
+    }
+    if (piv) grid.sync(); // (B)'s reads before (C)'s writes
+    // (C)
+    const bool recip = fabs(d) >= sfmin, zero = d == 0.0;
+    const double rd = 1.0 / d;
+    for (int64_t i = (r0 > j ? r0 : j) + threadIdx.x; i < r1; i += blockDim.x) {
+      if (i == j) {
+        if (p != j)
+          for (int c = 0; c < nb; c++) A[i + c * lda] = u[c];
+        continue;
+      }
+      const bool moved = i == p && p != j; // row p takes the old row j
+      double l = moved ? v[j] : A[i + j * lda];
+      if (!zero) l = recip ? l * rd : l / d;
+      if (moved)
+        for (int c = 0; c < j; c++) A[i + c * lda] = v[c];
+      A[i + j * lda] = l;
+      for (int c = j + 1; c < nb; c++) {
+        double x = moved ? v[c] : A[i + c * lda];
+        A[i + c * lda] = x - l * u[c];
+      }
+    }
+    // the next column's (A) reads only this block's rows; its (B) reads after a grid sync.
+    // Without pivoting there is no (A): the next column's pivot row was written by its owner
+    if (!piv) grid.sync();
+    else __syncthreads();
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *info = first_zero;
+}
+
 // The executor's small copies between the device and its pinned ring (exec_cuda.c `small_copy`),
 // done by the SMs through the ring's mapping instead of a copy engine: an engine serves the
 // copies that reach it in order, so a getrf's 32 KB of pivots or a laswp's table queued on the
@@ -354,6 +463,31 @@ extern "C" cudaError_t exc_copy_words(int64_t m, int64_t n, const void *s, int64
   return cudaGetLastError();
 }
 
+extern "C" int exc_getf2_max(void) { return kGetf2Max; }
+
+// Blocks of getf2: as many as the device holds at once (a cooperative launch), at most one per
+// 64 rows; work: 16 bytes a block (the parts).
+extern "C" int exc_getf2_blocks(int64_t m) {
+  int dev = 0, sms = 0, per = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, getf2, kGetf2Threads, 0) != cudaSuccess)
+    return 0;
+  int64_t most = (int64_t)sms * (per < 2 ? per : 2), want = (m + 63) / 64;
+  return (int)(want < most ? (want > 0 ? want : 1) : most);
+}
+
+extern "C" cudaError_t exc_getf2(int64_t m, int64_t nb, double *A, int64_t lda, int64_t *piv,
+                                 int *info, void *work, int blocks, cudaStream_t s) {
+  if (nb <= 0 || nb > kGetf2Max || m < nb || blocks <= 0) return cudaErrorInvalidValue;
+  int inb = (int)nb;
+  double *pv = (double *)work;
+  int64_t *pi = (int64_t *)(pv + blocks);
+  void *args[] = {&m, &inb, &A, &lda, &piv, &info, &pv, &pi};
+  return cudaLaunchCooperativeKernel((const void *)getf2, dim3((unsigned)blocks),
+                                     dim3(kGetf2Threads), args, 0, s);
+}
+
 extern "C" int64_t exc_piv_seg(void) { return kPivSeg; }
 
 extern "C" cudaError_t exc_piv_table(const int64_t *piv, int64_t np, int64_t *src, int64_t *dst,
@@ -395,5 +529,6 @@ extern "C" cudaError_t exc_preload(void) {
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, piv_table);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, piv_shift);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, info_merge);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, getf2);
   return e;
 }
