@@ -35,9 +35,10 @@ cudaError_t exc_piv_table(const int64_t *piv, int64_t np, int64_t *src, int64_t 
 cudaError_t exc_piv_shift(int64_t *piv, int64_t n, int64_t by, cudaStream_t s);
 cudaError_t exc_info_merge(const int *leaf, int64_t col, int *acc, cudaStream_t s);
 int exc_getf2_max(void);
-int exc_getf2_blocks(int64_t m);
+int exc_getf2_grid(int64_t m, int64_t nb, int64_t *R);
+int64_t exc_getf2_work(int blocks, int64_t nb);
 cudaError_t exc_getf2(int64_t m, int64_t nb, double *A, int64_t lda, int64_t *piv, int *info,
-                      void *work, int blocks, cudaStream_t s);
+                      double *work, int blocks, int64_t R, cudaStream_t s);
 /* ocu_kernels.cu (getri's split, through ocu_getri_block) */
 cudaError_t ocu_preload(void);
 
@@ -838,10 +839,17 @@ static cusolverStatus_t getrf_bufs(cx_t *x, int64_t m, int64_t n, size_t *d, siz
   return c;
 }
 
-/* Bytes of exc_piv_table's tables for np pivots; at least getf2's parts for 1024 blocks. */
-static int64_t piv_table_bytes(int64_t np) {
+/* Bytes of exc_piv_table's tables for np pivots, and of getf2's work for a leaf of at most
+ * `leaf` columns (the most blocks its grid takes: two a multiprocessor). */
+static int64_t piv_table_bytes(cx_t *x, int64_t np) {
   int64_t seg = exc_piv_seg(), nseg = (np + seg - 1) / seg, b = 8 * (4 * seg * nseg + nseg + 1);
-  return b > 16 * 1024 ? b : 16 * 1024;
+  int sms = 0;
+  if (x->getrf_leaf <= exc_getf2_max() &&
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, x->rt.dev) == cudaSuccess) {
+    int64_t w = exc_getf2_work(2 * sms, x->getrf_leaf);
+    if (w > b) b = w;
+  }
+  return b;
 }
 
 /* Pivots piv[0, np) (device, 1-based, relative to A's row 0) applied to ncols columns of A. */
@@ -866,8 +874,11 @@ static ooc_status_t getrf_rec(grec_t *g, int64_t m, int64_t n, double *A, int64_
   cudaStream_t st = x->q[g->q].st;
   if (x->getrf_leaf <= 0 || n <= x->getrf_leaf || m < n) {
     int64_t sp = span(x, g->q, OCU_SPAN_KERNEL, "getrf", 0, 0);
-    if (x->getrf_leaf > 0 && x->getrf_leaf <= exc_getf2_max() && m >= n) /* (getrf_rec) */
-      CU(&x->e, exc_getf2(m, n, A, lda, piv, g->leaf_info, g->src, exc_getf2_blocks(m), st));
+    int64_t R = 0;
+    int blocks = x->getrf_leaf > 0 && x->getrf_leaf <= exc_getf2_max() && m >= n
+                     ? exc_getf2_grid(m, n, &R) : 0;
+    if (blocks > 0) /* (getrf_rec; its work in the tables' room, getrf_ws_bytes) */
+      CU(&x->e, exc_getf2(m, n, A, lda, piv, g->leaf_info, (double *)g->src, blocks, R, st));
     else
       CS(&x->e, cusolverDnXgetrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, piv, CUDA_R_64F,
                                  g->dws, g->d, x->q[g->q].hws, g->h, g->leaf_info));
@@ -893,7 +904,7 @@ static ooc_status_t getrf_rec(grec_t *g, int64_t m, int64_t n, double *A, int64_
 static int64_t getrf_ws_bytes(cx_t *x, int64_t m, int64_t n, size_t d) {
   int64_t mn = m < n ? m : n;
   int64_t b = OCU_RT_ROUND((int64_t)d) + 8 * mn;
-  if (x->getrf_leaf > 0 && m >= n) b += piv_table_bytes(mn);
+  if (x->getrf_leaf > 0 && m >= n) b += piv_table_bytes(x, mn);
   return b;
 }
 

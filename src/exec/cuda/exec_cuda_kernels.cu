@@ -196,18 +196,23 @@ __global__ void info_merge(const int *leaf, int64_t col, int *acc) {
 // nb <= kGetf2Max, as one cooperative kernel: the recursive getrf's leaf (exec_cuda.c
 // getrf_rec). Why: cuSOLVER's getrf of a tall panel is bound by its column steps, about 10 us a
 // column at 40000 rows on an H200, whatever the leaf width the recursion gives it (bench_exec's
-// recursive lines); here a column costs two grid syncs and one pass over the panel's rows.
-// Block b owns rows [b R, b R + R). Column j: (A) each block's argmax of |a(i, j)|, i >= j, into
-// part[b] (the first index among equal magnitudes, NaN never wins: BLAS idamax), grid sync;
-// (B) every block reduces the parts to the pivot p and reads rows j and p whole (all nb
-// columns, L's part included: getf2 swaps whole rows), grid sync (nobody writes them before all
-// have read them); (C) each block writes its rows: row j <- old row p, row p <- old row j, and
-// below j, l = a(i, j) / a(p, j) (times the reciprocal when |a(p, j)| >= sfmin, dgetf2's rule)
-// and a(i, c) -= l u(c) for c > j. A zero pivot: no swap, no scaling, info = j + 1 (the first).
-// piv (1-based, relative to the panel's row 0, as cuSOLVER's) and info are written by block 0.
-// Without pivoting (piv NULL) p = j.
+// recursive lines). Block b owns rows [b R, b R + R) and holds them in shared memory for the
+// whole panel (loaded once, written back at the end); a column costs one grid sync:
+//  (A) each block's argmax of |a(i, j)|, i >= j, over its rows (the first index among equal
+//      magnitudes; NaN never wins: BLAS idamax) into part[b], with that row whole into
+//      rows[b]; the owner of row j puts row j into rows[nblocks]; grid sync;
+//  (B) every block reduces the parts to the pivot p and takes rows p and j (whole: getf2 swaps
+//      whole rows, L's part included) from rows[];
+//  (C) each block swaps and updates its own rows in shared memory: row j <- old row p, row p <-
+//      old row j; below j, l = a(i, j) / a(p, j) (times the reciprocal when |a(p, j)| >= sfmin,
+//      dgetf2's rule) and a(i, c) -= l u(c) for c > j, every (row, column) in parallel.
+// part and rows are double-buffered by the column's parity: a block still reading column j's
+// in (B) is passed by no other block writing column j + 2's, which waits at column j + 1's sync.
+// A zero pivot: no swap, no scaling, info = j + 1 (the first). piv (1-based, relative to the
+// panel's row 0, as cuSOLVER's) and info are written by block 0. piv NULL: no pivoting, p = j.
 constexpr int kGetf2Max = 64;
 constexpr int kGetf2Threads = 256;
+constexpr int kGetf2Smem = 200 << 10; // the most dynamic shared memory a block takes
 struct vi {
   double v;
   int64_t i;
@@ -231,73 +236,84 @@ __device__ vi block_best(vi x, vi *sh) {
   __syncthreads();
   return sh[0];
 }
-__global__ void getf2(int64_t m, int nb, double *__restrict__ A, int64_t lda,
-                      int64_t *__restrict__ piv, int *__restrict__ info, double *__restrict__ pv,
-                      int64_t *__restrict__ pi) {
+__global__ void getf2(int64_t m, int nb, double *__restrict__ A, int64_t lda, int64_t R,
+                      int64_t *__restrict__ piv, int *__restrict__ info, double *__restrict__ work) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
+  extern __shared__ double S[]; // this block's rows, R x nb (ld R)
   __shared__ vi sh[kGetf2Threads / 32];
   __shared__ double u[kGetf2Max], v[kGetf2Max];
   __shared__ vi pivot;
-  const int64_t R = (m + gridDim.x - 1) / gridDim.x, r0 = blockIdx.x * R;
-  const int64_t r1 = r0 + R < m ? r0 + R : m;
+  const int nbk = gridDim.x, b = blockIdx.x, t = threadIdx.x, bd = blockDim.x;
+  const int64_t r0 = b * R, nr = m - r0 < R ? (m - r0 > 0 ? m - r0 : 0) : R;
   const double sfmin = 2.2250738585072014e-308; // dlamch('S')
+  for (int64_t k = t; k < nr * nb; k += bd) S[k % nr + k / nr * R] = A[r0 + k % nr + k / nr * lda];
+  __syncthreads();
   int first_zero = 0;
   for (int j = 0; j < nb; j++) {
-    const double *a = A + j * lda;
+    // work per parity: the parts' values and rows (nbk each), then rows[nbk + 1] x nb
+    double *pv = work + (j & 1) * (2 * nbk + (nbk + 1) * nb);
+    int64_t *pi = (int64_t *)(pv + nbk);
+    double *rows = pv + 2 * nbk;
+    const int64_t lo = j > r0 ? j - r0 : 0; // this block's first row at or below j
     if (piv) { // (A)
       vi x = {-1.0, INT64_MAX};
-      for (int64_t i = (r0 > j ? r0 : j) + threadIdx.x; i < r1; i += blockDim.x) {
-        double t = fabs(a[i]);
-        if (t > x.v) x = {t, i}; // rows ascending per thread: the first of equals stays
+      for (int64_t r = lo + t; r < nr; r += bd) {
+        double a = fabs(S[r + j * R]);
+        if (a > x.v) x = {a, r0 + r}; // rows ascending per thread: the first of equals stays
       }
       x = block_best(x, sh);
-      if (threadIdx.x == 0) pv[blockIdx.x] = x.v, pi[blockIdx.x] = x.i;
-      grid.sync();
-      x = {-1.0, INT64_MAX}; // (B)
-      for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) x = vi_better(x, {pv[b], pi[b]});
+      if (t == 0) pv[b] = x.v, pi[b] = x.i;
+      if (x.i != INT64_MAX)
+        for (int c = t; c < nb; c += bd) rows[b * nb + c] = S[x.i - r0 + c * R];
+    }
+    if (j >= r0 && j < r0 + nr)
+      for (int c = t; c < nb; c += bd) rows[nbk * nb + c] = S[j - r0 + c * R];
+    grid.sync();
+    if (piv) { // (B)
+      vi x = {-1.0, INT64_MAX};
+      for (int k = t; k < nbk; k += bd) x = vi_better(x, {pv[k], pi[k]});
       x = block_best(x, sh);
-      if (threadIdx.x == 0) pivot = x;
-    } else if (threadIdx.x == 0) {
+      if (t == 0) pivot = x;
+    } else if (t == 0) {
       pivot = {0.0, j};
     }
     __syncthreads();
     // no swap for a zero pivot (LAPACK swaps only for a nonzero one) or a column of NaNs
     const int64_t p = pivot.i == INT64_MAX || pivot.v == 0.0 ? j : pivot.i;
-    for (int c = threadIdx.x; c < nb; c += blockDim.x) u[c] = A[p + c * lda], v[c] = A[j + c * lda];
+    for (int c = t; c < nb; c += bd) {
+      v[c] = rows[nbk * nb + c];
+      u[c] = p == j ? v[c] : rows[(p / R) * nb + c];
+    }
     __syncthreads();
     const double d = u[j];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
+    if (b == 0 && t == 0) {
       if (piv) piv[j] = p + 1;
       if (d == 0.0 && !first_zero) first_zero = j + 1;
     }
-    if (piv) grid.sync(); // (B)'s reads before (C)'s writes
-    // (C)
-    const bool recip = fabs(d) >= sfmin, zero = d == 0.0;
-    const double rd = 1.0 / d;
-    for (int64_t i = (r0 > j ? r0 : j) + threadIdx.x; i < r1; i += blockDim.x) {
-      if (i == j) {
-        if (p != j)
-          for (int c = 0; c < nb; c++) A[i + c * lda] = u[c];
-        continue;
-      }
-      const bool moved = i == p && p != j; // row p takes the old row j
-      double l = moved ? v[j] : A[i + j * lda];
-      if (!zero) l = recip ? l * rd : l / d;
-      if (moved)
-        for (int c = 0; c < j; c++) A[i + c * lda] = v[c];
-      A[i + j * lda] = l;
-      for (int c = j + 1; c < nb; c++) {
-        double x = moved ? v[c] : A[i + c * lda];
-        A[i + c * lda] = x - l * u[c];
-      }
+    if (p != j) { // (C) the swap
+      if (j >= r0 && j < r0 + nr)
+        for (int c = t; c < nb; c += bd) S[j - r0 + c * R] = u[c];
+      if (p >= r0 && p < r0 + nr)
+        for (int c = t; c < nb; c += bd) S[p - r0 + c * R] = v[c];
     }
-    // the next column's (A) reads only this block's rows; its (B) reads after a grid sync.
-    // Without pivoting there is no (A): the next column's pivot row was written by its owner
-    if (!piv) grid.sync();
-    else __syncthreads();
+    __syncthreads();
+    const int64_t lb = j + 1 > r0 ? j + 1 - r0 : 0; // rows below j
+    if (d != 0.0) {
+      const bool recip = fabs(d) >= sfmin;
+      const double rd = 1.0 / d;
+      for (int64_t r = lb + t; r < nr; r += bd) S[r + j * R] = recip ? S[r + j * R] * rd : S[r + j * R] / d;
+    }
+    __syncthreads();
+    const int64_t nrow = nr > lb ? nr - lb : 0, ncol = nb - j - 1;
+    for (int64_t k = t; k < nrow * ncol; k += bd) {
+      int64_t r = lb + k % nrow, c = j + 1 + k / nrow;
+      S[r + c * R] -= S[r + j * R] * u[c];
+    }
+    __syncthreads();
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) *info = first_zero;
+  for (int64_t k = t; k < nr * nb; k += bd) A[r0 + k % nr + k / nr * lda] = S[k % nr + k / nr * R];
+  if (b == 0 && t == 0) *info = first_zero;
 }
 
 // The executor's small copies between the device and its pinned ring (exec_cuda.c `small_copy`),
@@ -465,27 +481,51 @@ extern "C" cudaError_t exc_copy_words(int64_t m, int64_t n, const void *s, int64
 
 extern "C" int exc_getf2_max(void) { return kGetf2Max; }
 
-// Blocks of getf2: as many as the device holds at once (a cooperative launch), at most one per
-// 64 rows; work: 16 bytes a block (the parts).
-extern "C" int exc_getf2_blocks(int64_t m) {
-  int dev = 0, sms = 0, per = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, getf2, kGetf2Threads, 0) != cudaSuccess)
+// getf2's grid for an m x nb panel: blocks (as many as the device holds at once, a cooperative
+// launch: at most two a multiprocessor, one per 64 rows) and the rows R each holds in shared
+// memory; 0 blocks when a block's rows would not fit (the caller takes cuSOLVER's getrf).
+extern "C" int exc_getf2_grid(int64_t m, int64_t nb, int64_t *R) {
+  static int attr_set = 0; // (per process: the attribute is the function's, any device)
+  int dev = 0, sms = 0;
+  if (nb <= 0 || nb > kGetf2Max || cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
     return 0;
-  int64_t most = (int64_t)sms * (per < 2 ? per : 2), want = (m + 63) / 64;
-  return (int)(want < most ? (want > 0 ? want : 1) : most);
+  if (!attr_set) {
+    if (cudaFuncSetAttribute(getf2, cudaFuncAttributeMaxDynamicSharedMemorySize, kGetf2Smem) !=
+        cudaSuccess)
+      return 0;
+    attr_set = 1;
+  }
+  for (int k = 2; k >= 1; k--) {
+    int64_t blocks = (m + 63) / 64, most = (int64_t)k * sms;
+    if (blocks > most) blocks = most;
+    if (blocks < 1) blocks = 1;
+    int64_t r = (m + blocks - 1) / blocks, smem = r * nb * 8;
+    int per = 0;
+    if (smem > kGetf2Smem ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, getf2, kGetf2Threads, (size_t)smem) !=
+            cudaSuccess)
+      continue;
+    if ((int64_t)per * sms >= blocks) {
+      *R = r;
+      return (int)blocks;
+    }
+  }
+  return 0;
+}
+
+// getf2's work for `blocks` blocks of an nb-column panel (the parts and rows, two parities).
+extern "C" int64_t exc_getf2_work(int blocks, int64_t nb) {
+  return 2 * 8 * (2 * (int64_t)blocks + ((int64_t)blocks + 1) * nb);
 }
 
 extern "C" cudaError_t exc_getf2(int64_t m, int64_t nb, double *A, int64_t lda, int64_t *piv,
-                                 int *info, void *work, int blocks, cudaStream_t s) {
+                                 int *info, double *work, int blocks, int64_t R, cudaStream_t s) {
   if (nb <= 0 || nb > kGetf2Max || m < nb || blocks <= 0) return cudaErrorInvalidValue;
   int inb = (int)nb;
-  double *pv = (double *)work;
-  int64_t *pi = (int64_t *)(pv + blocks);
-  void *args[] = {&m, &inb, &A, &lda, &piv, &info, &pv, &pi};
+  void *args[] = {&m, &inb, &A, &lda, &R, &piv, &info, &work};
   return cudaLaunchCooperativeKernel((const void *)getf2, dim3((unsigned)blocks),
-                                     dim3(kGetf2Threads), args, 0, s);
+                                     dim3(kGetf2Threads), args, (size_t)(R * nb * 8), s);
 }
 
 extern "C" int64_t exc_piv_seg(void) { return kPivSeg; }
