@@ -209,6 +209,32 @@ int main(int argc, char **argv) {
         OK(ex_finish(e2));
         if (r) t = best(t, ooc_now() - t0), held = best(held, t1 - t0);
       }
+      if (leaves[l] <= 64) { /* the leaf alone: m x leaf, the getf2 kernel against cuSOLVER */
+        double tk = 1e30, tc = 1e30;
+        for (int r = 0; r <= reps; r++) {
+          CUOK(cudaMemcpy(P, A, bytes, cudaMemcpyDeviceToDevice));
+          OK(ex_finish(e2));
+          double t0 = ooc_now();
+          OK(ex_getrf(e2, 0, m, leaves[l], P, m, rpiv, &rinfo));
+          OK(ex_finish(e2));
+          if (r) tk = best(tk, ooc_now() - t0);
+          CUOK(cudaMemcpy(B, A, bytes, cudaMemcpyDeviceToDevice));
+          t0 = ooc_now();
+          CUOK(cusolverDnXgetrf(sol, par, m, leaves[l], CUDA_R_64F, B, m, dpiv, CUDA_R_64F, dws, d,
+                                hws, h, dinfo));
+          CUOK(cudaStreamSynchronize(st));
+          if (r) tc = best(tc, ooc_now() - t0);
+        }
+        printf("getrf %lld x %lld (a leaf): the getf2 kernel %.3f ms (%.2f us a column), "
+               "cusolverDnXgetrf %.3f ms (%.2f us a column)\n", (long long)m,
+               (long long)leaves[l], tk * 1e3, tk * 1e6 / leaves[l], tc * 1e3,
+               tc * 1e6 / leaves[l]);
+        /* B back to cuSOLVER's factors of the whole panel (F0) for the comparison below */
+        CUOK(cudaMemcpy(B, F0, bytes, cudaMemcpyHostToDevice));
+        CUOK(cudaMemcpy(P, A, bytes, cudaMemcpyDeviceToDevice));
+        OK(ex_getrf(e2, 0, m, w, P, m, rpiv, &rinfo));
+        OK(ex_finish(e2));
+      }
       CUOK(cudaMemcpy(F1, P, bytes, cudaMemcpyDeviceToHost));
       int64_t ndiff = 0;
       double dmax = 0;
