@@ -5,8 +5,7 @@
  *   getrf   an m x w panel through ex_getrf (pivots and info to the host) vs cusolverDnXgetrf
  *           (pivots left on the device); the pivots must agree; then how long the getrf call
  *           holds the host on an idle stream and behind 4 queued n^3 gemms (Xgetrf and the
- *           legacy Dgetrf); the recursive getrf (getrf_leaf) with leaves of 32-512 columns
- *           on the same panel: time, host hold, pivots and factors against cuSOLVER's
+ *           legacy Dgetrf)
  *   put/get bandwidth of an n x n/4 block from / to pinned staging (ex_host_alloc) vs
  *           cudaMemcpyAsync, and from / to pageable memory (the driver's staging)
  *   laswp   ex_laswp (the host's net-permutation tables and the kernel) on LU's shapes at n = m:
@@ -27,7 +26,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,77 +179,6 @@ int main(int argc, char **argv) {
          "(%.2f ms), ex/cusolver %.3f, pivots %s\n",
          (long long)m, (long long)w, fg / t_exf * 1e-12, t_exf * 1e3, fg / t_cs * 1e-12, t_cs * 1e3,
          t_cs / t_exf, same ? "identical" : "DIFFER");
-
-  /* ---- the recursive getrf (ex_cuda_config_t.getrf_leaf) on the same panel: its time, how
-   * long its call held the host on an idle stream, and how far its pivots and factors are from
-   * cuSOLVER's (B holds cuSOLVER's factors, hpiv its pivots) ---- */
-  {
-    size_t bytes = (size_t)(m * w) * 8;
-    double *F0 = malloc(bytes), *F1 = malloc(bytes), f0max = 0;
-    int64_t *rpiv = malloc((size_t)w * sizeof *rpiv);
-    CUOK(cudaMemcpy(F0, B, bytes, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < (size_t)(m * w); i++) f0max = fabs(F0[i]) > f0max ? fabs(F0[i]) : f0max;
-    static const int64_t leaves[] = {32, 48, 64, 512}; /* (<= 64: the getf2 kernel's leaves) */
-    for (size_t l = 0; l < sizeof leaves / sizeof leaves[0]; l++) {
-      if (leaves[l] >= w) continue;
-      ooc_exec_t *e2;
-      ex_cuda_config_t c2 = {.device = 0, .nqueues = 1, .getrf_leaf = leaves[l]};
-      OK(ex_cuda_create(ctx, &c2, &e2));
-      double *P, t = 1e30, held = 1e30;
-      int64_t rinfo = -1;
-      OK(ex_alloc(e2, bytes, &P));
-      for (int r = 0; r <= reps; r++) {
-        CUOK(cudaMemcpy(P, A, bytes, cudaMemcpyDeviceToDevice));
-        OK(ex_finish(e2));
-        double t0 = ooc_now();
-        OK(ex_getrf(e2, 0, m, w, P, m, rpiv, &rinfo));
-        double t1 = ooc_now();
-        OK(ex_finish(e2));
-        if (r) t = best(t, ooc_now() - t0), held = best(held, t1 - t0);
-      }
-      if (leaves[l] <= 64) { /* the leaf alone: m x leaf, the getf2 kernel against cuSOLVER */
-        double tk = 1e30, tc = 1e30;
-        for (int r = 0; r <= reps; r++) {
-          CUOK(cudaMemcpy(P, A, bytes, cudaMemcpyDeviceToDevice));
-          OK(ex_finish(e2));
-          double t0 = ooc_now();
-          OK(ex_getrf(e2, 0, m, leaves[l], P, m, rpiv, &rinfo));
-          OK(ex_finish(e2));
-          if (r) tk = best(tk, ooc_now() - t0);
-          CUOK(cudaMemcpy(B, A, bytes, cudaMemcpyDeviceToDevice));
-          t0 = ooc_now();
-          CUOK(cusolverDnXgetrf(sol, par, m, leaves[l], CUDA_R_64F, B, m, dpiv, CUDA_R_64F, dws, d,
-                                hws, h, dinfo));
-          CUOK(cudaStreamSynchronize(st));
-          if (r) tc = best(tc, ooc_now() - t0);
-        }
-        printf("getrf %lld x %lld (a leaf): the getf2 kernel %.3f ms (%.2f us a column), "
-               "cusolverDnXgetrf %.3f ms (%.2f us a column)\n", (long long)m,
-               (long long)leaves[l], tk * 1e3, tk * 1e6 / leaves[l], tc * 1e3,
-               tc * 1e6 / leaves[l]);
-        /* B back to cuSOLVER's factors of the whole panel (F0) for the comparison below */
-        CUOK(cudaMemcpy(B, F0, bytes, cudaMemcpyHostToDevice));
-        CUOK(cudaMemcpy(P, A, bytes, cudaMemcpyDeviceToDevice));
-        OK(ex_getrf(e2, 0, m, w, P, m, rpiv, &rinfo));
-        OK(ex_finish(e2));
-      }
-      CUOK(cudaMemcpy(F1, P, bytes, cudaMemcpyDeviceToHost));
-      int64_t ndiff = 0;
-      double dmax = 0;
-      for (int64_t i = 0; i < w; i++) ndiff += rpiv[i] != hpiv[i] - 1;
-      for (size_t i = 0; i < (size_t)(m * w); i++)
-        dmax = fabs(F1[i] - F0[i]) > dmax ? fabs(F1[i] - F0[i]) : dmax;
-      printf("getrf %lld x %lld recursive, leaves of %lld: %.2f TFLOP/s (%.2f ms; cuSOLVER's "
-             "whole-panel getrf %.2f ms: x%.3f), the call held the host %.2f ms, info %lld, "
-             "%lld pivots differ from cuSOLVER's, max|F - F_cusolver| / max|F| %.2e\n",
-             (long long)m, (long long)w, (long long)leaves[l], fg / t * 1e-12, t * 1e3,
-             t_cs * 1e3, t_cs / t, held * 1e3, (long long)rinfo, (long long)ndiff,
-             dmax / f0max);
-      ex_free(e2, P);
-      ex_destroy(e2);
-    }
-    free(F0), free(F1), free(rpiv);
-  }
 
   /* ---- how long the getrf call holds the host, on an idle stream and behind queued gemms
    * (LU's trace showed its enqueue returning only when the queue neared it: docs/PERFORMANCE.md

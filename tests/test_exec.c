@@ -44,19 +44,10 @@ static ooc_status_t mk_strict(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t
 /* The CUDA executor on device 0 (fails to create, and is skipped, without a GPU). A budget is
  * what ex_alloc may hand out: the executor's own overhead (a 1 MiB cuBLAS workspace per queue
  * here) comes on top of it. */
-static ooc_status_t mk_cuda_leaf(ooc_ctx_t *ctx, int nq, int64_t budget, int64_t leaf,
-                                 ooc_exec_t **out) {
-  ex_cuda_config_t c = {.device = 0, .nqueues = nq, .blas_ws = 1 << 20, .getrf_leaf = leaf};
+static ooc_status_t mk_cuda(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
+  ex_cuda_config_t c = {.device = 0, .nqueues = nq, .blas_ws = 1 << 20};
   if (budget > 0) c.gpu_mem = budget + ex_cuda_overhead(&c);
   return ex_cuda_create(ctx, &c, out);
-}
-static ooc_status_t mk_cuda(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
-  return mk_cuda_leaf(ctx, nq, budget, 0, out);
-}
-/* getrf by the recursion (exec_cuda.h getrf_leaf) on blocks wider than 16 columns: the suites'
- * getrf shapes (up to 129) recurse three levels. */
-static ooc_status_t mk_cuda_rec(ooc_ctx_t *ctx, int nq, int64_t budget, ooc_exec_t **out) {
-  return mk_cuda_leaf(ctx, nq, budget, 16, out);
 }
 #endif
 
@@ -66,7 +57,6 @@ static const factory_t FACTORIES[] = {
     {"host-strict", mk_strict, 1},
 #ifdef OOC_HAVE_CUDA
     {"cuda", mk_cuda, 0},
-    {"cuda-rec", mk_cuda_rec, 0},
 #endif
 };
 #define NFACT ((int)(sizeof FACTORIES / sizeof FACTORIES[0]))
@@ -693,24 +683,22 @@ static void for_each(void (*fn)(const factory_t *)) {
 /* ---- CUDA only ---------------------------------------------------------------------------- */
 #ifdef OOC_HAVE_CUDA
 /* The executor here, or NULL (and a line saying it is skipped). */
-static ooc_exec_t *cuda_leaf_or_skip(ooc_ctx_t *ctx, int nq, int64_t budget, int64_t leaf) {
+static ooc_exec_t *cuda_or_skip(ooc_ctx_t *ctx, int nq, int64_t budget) {
   ooc_exec_t *e = NULL;
-  if (mk_cuda_leaf(ctx, nq, budget, leaf, &e) != OOC_OK) {
+  if (mk_cuda(ctx, nq, budget, &e) != OOC_OK) {
     printf("  [cuda: not available here, skipped]\n");
     ooc_clear_error(ctx);
     return NULL;
   }
   return e;
 }
-static ooc_exec_t *cuda_or_skip(ooc_ctx_t *ctx, int nq, int64_t budget) {
-  return cuda_leaf_or_skip(ctx, nq, budget, 0);
-}
 
 /* getrf of wide blocks on the CUDA executor (as gj's and LU's chunks are: thousands of columns;
  * the suites above stop at 129): LAPACK's pivots and info (OpenBLAS's getrf as the oracle), the
- * factor ratio ||P A - L U||_1 / (n ||A||_1 eps), an
- * exact zero column found where LAPACK finds it, no pivoting (ipiv NULL) on a diagonally dominant
- * block, and the block's ex_getrf_ws: with exactly that much of the budget free, it runs. */
+ * factor ratio ||P A - L U||_1 / (n ||A||_1 eps), the first of two exact zero columns found where
+ * LAPACK finds it (and the factor past it), the first of two equal largest magnitudes far apart
+ * taken as the pivot, no pivoting (ipiv NULL) on a diagonally dominant block, and the block's
+ * ex_getrf_ws: with exactly that much of the budget free, it runs. */
 static double factor_ratio(int64_t m, int64_t n, const double *A0, const double *F, int64_t ld,
                            const int64_t *piv) {
   double *PA = malloc((size_t)(ld * n) * sizeof *PA), *L = calloc((size_t)(m * n), sizeof *L);
@@ -736,11 +724,6 @@ static double factor_ratio(int64_t m, int64_t n, const double *A0, const double 
 
 static void t_cuda_getrf_wide(void) {
   static const int64_t S[][2] = {{3000, 2600}, {2049, 2049}, {5000, 1025}};
-  /* cuSOLVER's getrf on the whole block; the recursion with cuSOLVER's getrf on leaves of at
-   * most 512 columns (every shape recurses; 5000 x 1025 splits 512 + 513, and 513 again); the
-   * recursion with the executor's getf2 kernel on leaves of at most 48 */
-  static const int64_t leaves[] = {0, 512, 48};
-  for (int rec = 0; rec < 3; rec++)
   for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
     int64_t m = S[c][0], n = S[c][1], ld = m + 3;
     /* random; two zero columns; no pivoting; entries +-1 (ties in every column at first: the
@@ -749,22 +732,21 @@ static void t_cuda_getrf_wide(void) {
       /* a fresh executor each time: a queue's workspace only grows, and the budget check below
        * leaves exactly this block's free */
       ooc_ctx_t *ctx = tu_ctx();
-      ooc_exec_t *e = cuda_leaf_or_skip(ctx, 1, (int64_t)1 << 30, leaves[rec]);
+      ooc_exec_t *e = cuda_or_skip(ctx, 1, (int64_t)1 << 30);
       if (!e) {
         tu_ctx_done(ctx);
         return;
       }
       double *A = rmat(ld, n, ld), *A0 = malloc((size_t)(ld * n) * sizeof *A0);
       double *R = malloc((size_t)(ld * n) * sizeof *R);
-      /* the first zero column is info's (LAPACK's); with the recursion the two fall in
-       * different halves */
+      /* the first zero column is info's (LAPACK's) */
       int64_t zc = n / 4 + 3, zc2 = n / 2 + 7;
       if (kind == 1)
         for (int64_t i = 0; i < ld; i++) AT(A, ld, i, zc) = AT(A, ld, i, zc2) = 0.0;
       if (kind == 2)
         for (int64_t j = 0; j < n; j++) AT(A, ld, j, j) += (double)m;
-      if (kind == 3) { /* the first column's two largest, equal magnitudes far apart (in
-                        * different blocks of the getf2 kernel): row 100 is the pivot */
+      if (kind == 3) { /* the first column's two largest, equal magnitudes far apart: row 100
+                        * is the pivot */
         for (int64_t j = 0; j < n; j++)
           for (int64_t i = 0; i < ld; i++) AT(A, ld, i, j) = AT(A, ld, i, j) < 0 ? -1.0 : 1.0;
         AT(A, ld, 100, 0) = -3.0, AT(A, ld, m - 5, 0) = 3.0;
@@ -783,8 +765,7 @@ static void t_cuda_getrf_wide(void) {
         CU_ASSERT(info == 0);
         double r = factor_ratio(m, n, A0, R, ld, NULL);
         CU_ASSERT(r < 30);
-        printf("  [%lldx%lld, leaves %lld, no pivoting: ratio %.3g]\n", (long long)m, (long long)n,
-               (long long)leaves[rec], r);
+        printf("  [%lldx%lld no pivoting: ratio %.3g]\n", (long long)m, (long long)n, r);
       } else {
         info2 = ooc_ops_cpu()->getrf(m, n, A, ld, piv2);
         CU_ASSERT(info == info2);
@@ -799,8 +780,8 @@ static void t_cuda_getrf_wide(void) {
         double r = factor_ratio(m, n, A0, R, ld, piv);
         CU_ASSERT(r < 30);
         static const char *what[] = {"", ", zero columns", "", ", entries +-1"};
-        printf("  [%lldx%lld, leaves %lld%s: pivots as LAPACK's, ratio %.3g]\n", (long long)m,
-               (long long)n, (long long)leaves[rec], what[kind], r);
+        printf("  [%lldx%lld%s: pivots as LAPACK's, ratio %.3g]\n", (long long)m, (long long)n,
+               what[kind], r);
       }
       ex_free(e, dA);
       free(A), free(A0), free(R), free(piv), free(piv2);

@@ -14,7 +14,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/parloop.h"
@@ -1196,10 +1195,8 @@ static ooc_status_t solve(lu_t *L, int64_t *info) {
 
 ex_cuda_config_t lu_cuda_config(int device, int64_t gpu_mem, int64_t n, const char *trace) {
   int64_t ring = ooc_min64((int64_t)1 << 20, 8 * 32 * ooc_min64(n, LU_CHUNK));
-  const char *leaf = getenv("OOCSOLVE_GETRF_LEAF"); /* (lu.h: for measurements) */
   return (ex_cuda_config_t){.device = device, .gpu_mem = gpu_mem, .nqueues = 3, .trace = trace,
-                            .ring_bytes = ring, .urgent_copies = 1,
-                            .getrf_leaf = leaf && *leaf ? atoll(leaf) : LU_GETRF_LEAF};
+                            .ring_bytes = ring, .urgent_copies = 1};
 }
 
 ooc_status_t lu_warm(ooc_exec_t *ex) {

@@ -322,10 +322,7 @@ ooc_status_t lu_warm(ooc_exec_t *ex);
  * 1 MiB: the first stripe queues four chunks' updates at a time, each with its table, beside
  * getrf's pivots and diagonals, and in the 64 KiB ring (grown to 256 KB by the first table)
  * laswp's enqueues waited for room, 0.25 s in all at n = 40000 on an H200 (exec_cuda.c
- * rec_take); the chunks' getrf recursive with leaves of LU_GETRF_LEAF columns
- * (ex_cuda_config_t.getrf_leaf; OOCSOLVE_GETRF_LEAF overrides it, 0 or less: cuSOLVER's getrf
- * on the whole chunk). */
-#define LU_GETRF_LEAF 0 /* the chunks' getrf: cuSOLVER's on the whole chunk */
+ * rec_take). */
 ex_cuda_config_t lu_cuda_config(int device, int64_t gpu_mem, int64_t n, const char *trace);
 
 /* The column permutation of an inverse: A^-1[:, c] = Z[:, perm[c]] for Z = (LU)^-1 (LU_INVERT). */

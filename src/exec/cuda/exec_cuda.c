@@ -29,16 +29,6 @@ cudaError_t exc_laset(char uplo, int64_t m, int64_t n, double alpha, double beta
 cudaError_t exc_absscan(int64_t m, int64_t n, const double *A, int64_t lda, int64_t top,
                         double *mx, double *rowsum, cudaStream_t s);
 cudaError_t exc_preload(void);
-int64_t exc_piv_seg(void);
-cudaError_t exc_piv_table(const int64_t *piv, int64_t np, int64_t *src, int64_t *dst, int64_t *off,
-                          cudaStream_t s);
-cudaError_t exc_piv_shift(int64_t *piv, int64_t n, int64_t by, cudaStream_t s);
-cudaError_t exc_info_merge(const int *leaf, int64_t col, int *acc, cudaStream_t s);
-int exc_getf2_max(void);
-int exc_getf2_grid(int64_t m, int64_t nb, int64_t *R);
-int64_t exc_getf2_work(int blocks, int64_t nb);
-cudaError_t exc_getf2(int64_t m, int64_t nb, double *A, int64_t lda, int64_t *piv, int *info,
-                      double *work, int blocks, int64_t R, cudaStream_t s);
 /* ocu_kernels.cu (getri's split, through ocu_getri_block) */
 cudaError_t ocu_preload(void);
 
@@ -47,8 +37,7 @@ cudaError_t ocu_preload(void);
 enum { DIAG_NONE = 0, DIAG_ZERO = 1, DIAG_POSITIVE = 2 }; /* exc_diag_info's modes */
 
 #define GETRI_NB 512        /* getri's sweep block (as the gj executor's) */
-#define SMALL_BYTES 256     /* per queue device: [0] int64 info, [1] cuSOLVER's int info, [2] and
-                               [3] the recursive getrf's leaf and whole infos (ints) */
+#define SMALL_BYTES 256     /* per queue device: [0] int64 info, [1] cuSOLVER's int info */
 #define HRING0 ((int64_t)64 << 10) /* per queue pinned ring, first size (cfg->ring_bytes) */
 #define RALIGN 64
 
@@ -111,7 +100,6 @@ typedef struct cx {
   uint32_t *lsw_gen;
   int64_t lsw_cap;
   uint32_t lsw_now;
-  int64_t getrf_leaf; /* cfg->getrf_leaf (0: cuSOLVER's getrf on every block) */
   /* with timing: when the operation being enqueued began (begin), for leave's host span */
   double enq_t0;
   const char *enq_op;
@@ -798,116 +786,6 @@ static ooc_status_t sol_on(cx_t *x, int q) {
   return OOC_OK;
 }
 
-/* The recursive getrf (ex_cuda_config_t.getrf_leaf): an m x n block with m >= n > leaf is
- * factored as LAPACK's dgetrf2 splits it, on queue q: the left n1 columns recursively, their
- * swaps applied to the right n2 columns (tables made on the device from the device's pivots:
- * exc_piv_table), U12 by a unit lower trsm, A22 -= L21 U12 by one gemm, A22 recursively, its
- * swaps applied to L21, its pivots made relative to the block. cuSOLVER's getrf factors the
- * leaves. Why: its getrf of LU's 4000-column chunks ran at 15.6 TFLOP/s on an H200 (rows
- * 40000), where the gemm that takes half the flops at each level runs near 55. The pivots are
- * LAPACK's (argmax over the whole column, as dgetrf2), the factors equal within rounding.
- * With cuSOLVER's getrf on the leaves that gained nothing (bench_exec at 40000 x 4000 on an
- * H200: 38.5-40.2 ms for leaves of 256-2048 columns, 39.4 ms whole): its column steps, not its
- * updates, are the cost. A leaf of at most exc_getf2_max() (64) columns is therefore factored by
- * the executor's own cooperative getf2 kernel (exec_cuda_kernels.cu), its parts in the tables'
- * room. */
-typedef struct grec {
-  cx_t *x;
-  int q;
-  void *dws;          /* cuSOLVER's device workspace (d bytes) and host workspace (h) */
-  size_t d, h;
-  int64_t *src, *dst, *off; /* exc_piv_table's tables, for up to np_max pivots */
-  int *leaf_info, *info;    /* Q->small [2] and [3] */
-} grec_t;
-
-/* The recursion's split: half the columns, a multiple of 64 (aligned blocks for the gemm). */
-static int64_t getrf_split(int64_t n) { return n >= 128 ? n / 2 / 64 * 64 : n / 2; }
-
-/* cuSOLVER's workspaces for a getrf of m x n as do_getrf calls it (the widest leaf's too). */
-static cusolverStatus_t getrf_bufs(cx_t *x, int64_t m, int64_t n, size_t *d, size_t *h) {
-  *d = *h = 0;
-  if ((m < n ? m : n) <= 0) return CUSOLVER_STATUS_SUCCESS;
-  cusolverStatus_t c = cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, NULL,
-                                                   m, CUDA_R_64F, d, h);
-  if (c == CUSOLVER_STATUS_SUCCESS && x->getrf_leaf > 0 && m >= n && n > x->getrf_leaf) {
-    size_t d2 = 0, h2 = 0;
-    c = cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, x->getrf_leaf, CUDA_R_64F, NULL, m,
-                                    CUDA_R_64F, &d2, &h2);
-    if (d2 > *d) *d = d2;
-    if (h2 > *h) *h = h2;
-  }
-  return c;
-}
-
-/* Bytes of exc_piv_table's tables for np pivots, and of getf2's work for a leaf of at most
- * `leaf` columns (the most blocks its grid takes: two a multiprocessor). */
-static int64_t piv_table_bytes(cx_t *x, int64_t np) {
-  int64_t seg = exc_piv_seg(), nseg = (np + seg - 1) / seg, b = 8 * (4 * seg * nseg + nseg + 1);
-  int sms = 0;
-  if (x->getrf_leaf <= exc_getf2_max() &&
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, x->rt.dev) == cudaSuccess) {
-    int64_t w = exc_getf2_work(2 * sms, x->getrf_leaf);
-    if (w > b) b = w;
-  }
-  return b;
-}
-
-/* Pivots piv[0, np) (device, 1-based, relative to A's row 0) applied to ncols columns of A. */
-static ooc_status_t laswp_dev(grec_t *g, int64_t ncols, double *A, int64_t lda, const int64_t *piv,
-                              int64_t np) {
-  if (np <= 0 || ncols <= 0) return OOC_OK;
-  cx_t *x = g->x;
-  cudaStream_t st = x->q[g->q].st;
-  int64_t seg = exc_piv_seg(), nseg = (np + seg - 1) / seg;
-  int64_t *src = g->src, *dst = src + 2 * seg * nseg, *off = dst + 2 * seg * nseg;
-  int64_t sp = span(x, g->q, OCU_SPAN_KERNEL, "laswp", 0, 0);
-  CU(&x->e, exc_piv_table(piv, np, src, dst, off, st));
-  CU(&x->e, exc_permute_rows(ncols, A, lda, src, dst, off, nseg, 2 * (np < seg ? np : seg), st));
-  ocu_rt_span_end(&x->rt, sp, g->q);
-  return OOC_OK;
-}
-
-/* Columns [col, col + n) of the block, m x n at A: piv (device) and the infos as getrf_rec says. */
-static ooc_status_t getrf_rec(grec_t *g, int64_t m, int64_t n, double *A, int64_t lda,
-                              int64_t *piv, int64_t col) {
-  cx_t *x = g->x;
-  cudaStream_t st = x->q[g->q].st;
-  if (x->getrf_leaf <= 0 || n <= x->getrf_leaf || m < n) {
-    int64_t sp = span(x, g->q, OCU_SPAN_KERNEL, "getrf", 0, 0);
-    int64_t R = 0;
-    int blocks = x->getrf_leaf > 0 && x->getrf_leaf <= exc_getf2_max() && m >= n
-                     ? exc_getf2_grid(m, n, &R) : 0;
-    if (blocks > 0) /* (getrf_rec; its work in the tables' room, getrf_ws_bytes) */
-      CU(&x->e, exc_getf2(m, n, A, lda, piv, g->leaf_info, (double *)g->src, blocks, R, st));
-    else
-      CS(&x->e, cusolverDnXgetrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, piv, CUDA_R_64F,
-                                 g->dws, g->d, x->q[g->q].hws, g->h, g->leaf_info));
-    CU(&x->e, exc_info_merge(g->leaf_info, col, g->info, st));
-    ocu_rt_span_end(&x->rt, sp, g->q);
-    return OOC_OK;
-  }
-  int64_t n1 = getrf_split(n), n2 = n - n1;
-  double *A12 = A + n1 * lda, *A21 = A + n1, *A22 = A12 + n1;
-  OOC_TRY(getrf_rec(g, m, n1, A, lda, piv, col));
-  if (piv) OOC_TRY(laswp_dev(g, n2, A12, lda, piv, n1));
-  OOC_TRY(do_trsm(x, g->q, 'L', 'L', 'N', 'U', n1, n2, 1.0, A, lda, A12, lda));
-  OOC_TRY(do_gemm(x, g->q, 'N', 'N', m - n1, n2, n1, -1.0, A21, lda, A12, lda, 1.0, A22, lda));
-  OOC_TRY(getrf_rec(g, m - n1, n2, A22, lda, piv ? piv + n1 : NULL, col + n1));
-  if (piv) {
-    OOC_TRY(laswp_dev(g, n1, A21, lda, piv + n1, n2));
-    CU(&x->e, exc_piv_shift(piv + n1, n2, n1, st));
-  }
-  return OOC_OK;
-}
-
-/* The device workspace do_getrf takes: cuSOLVER's (rounded), the pivots, the recursion's tables. */
-static int64_t getrf_ws_bytes(cx_t *x, int64_t m, int64_t n, size_t d) {
-  int64_t mn = m < n ? m : n;
-  int64_t b = OCU_RT_ROUND((int64_t)d) + 8 * mn;
-  if (x->getrf_leaf > 0 && m >= n) b += piv_table_bytes(x, mn);
-  return b;
-}
-
 static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, int64_t lda,
                              int64_t *ipiv, int64_t *info) {
   cq_t *Q = &x->q[q];
@@ -916,23 +794,23 @@ static ooc_status_t do_getrf(cx_t *x, int q, int64_t m, int64_t n, double *A, in
   size_t d = 0, h = 0;
   if (mn > 0) {
     OOC_TRY(sol_on(x, q));
-    CS(&x->e, getrf_bufs(x, m, n, &d, &h));
+    CS(&x->e, cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda,
+                                          CUDA_R_64F, &d, &h));
   }
   int64_t dws = OCU_RT_ROUND((int64_t)d);
-  OOC_TRY(ws_need(x, Q, getrf_ws_bytes(x, m, n, d), h, "getrf"));
+  OOC_TRY(ws_need(x, Q, dws + 8 * mn, h, "getrf"));
   hrec_t *r;
   OOC_TRY(rec_take(x, Q, 8 * mn, "getrf", &r));
   /* ipiv NULL: cusolverDnXgetrf with a NULL pivot array does no pivoting (A = L U; cuSOLVER's
    * documentation of getrf), and no pivots come back */
   int64_t *dpiv = ipiv ? (int64_t *)(Q->ws + dws) : NULL;
+  int *cuinfo = (int *)(Q->small + 1);
   if (mn > 0) {
-    int *ints = (int *)(Q->small + 2);
-    grec_t g = {.x = x, .q = q, .dws = Q->ws, .d = d, .h = h, .leaf_info = ints,
-                .info = ints + 2};
-    g.src = (int64_t *)(Q->ws + dws + 8 * mn);
-    CU(&x->e, cudaMemsetAsync(g.info, 0, sizeof(int), Q->st));
-    OOC_TRY(getrf_rec(&g, m, n, A, lda, dpiv, 0));
-    CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, g.info, Q->small, Q->st));
+    int64_t sp = span(x, q, OCU_SPAN_KERNEL, "getrf", 0, 0);
+    CS(&x->e, cusolverDnXgetrf(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, A, lda, dpiv, CUDA_R_64F,
+                               Q->ws, d, Q->hws, h, cuinfo));
+    CU(&x->e, exc_diag_info(A, lda, 0, DIAG_NONE, cuinfo, Q->small, Q->st));
+    ocu_rt_span_end(&x->rt, sp, q);
     if (ipiv) {
       CU(&x->e, small_copy(Q, mn, 1, dpiv, mn, r + 1, mn, cudaMemcpyDeviceToHost));
       r->ipiv_out = ipiv;
@@ -948,7 +826,7 @@ static ooc_status_t c_reserve(ooc_exec_t *e, int q, int64_t bytes) {
   return leave(X(e), ws_need(X(e), &X(e)->q[q], bytes, 0, "reserve"));
 }
 
-/* What do_getrf's ws_need asks for an m x n block (getrf_ws_bytes). */
+/* What do_getrf's ws_need asks for an m x n block: cuSOLVER's device workspace and the pivots. */
 static int64_t c_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
   cx_t *x = X(e);
   int64_t mn = m < n ? m : n;
@@ -956,8 +834,10 @@ static int64_t c_getrf_ws(ooc_exec_t *e, int64_t m, int64_t n) {
   size_t d = 0, h = 0;
   /* a query, not an operation: no context error on failure (the caller keeps a margin) */
   if (x->broken || cudaSetDevice(x->rt.dev) != cudaSuccess) return -1;
-  if (getrf_bufs(x, m, n, &d, &h) != CUSOLVER_STATUS_SUCCESS) return -1;
-  return OCU_RT_ROUND(getrf_ws_bytes(x, m, n, d));
+  if (cusolverDnXgetrf_bufferSize(x->rt.sol, x->rt.par, m, n, CUDA_R_64F, NULL, m, CUDA_R_64F, &d,
+                                  &h) != CUSOLVER_STATUS_SUCCESS)
+    return -1;
+  return OCU_RT_ROUND(OCU_RT_ROUND((int64_t)d) + 8 * mn);
 }
 static ooc_status_t c_getrf(ooc_exec_t *e, int q, int64_t m, int64_t n, double *A, int64_t lda,
                             int64_t *ipiv, int64_t *info) {
@@ -1323,7 +1203,6 @@ ooc_status_t ex_cuda_create(ooc_ctx_t *ctx, const ex_cuda_config_t *cfg, ooc_exe
   snprintf(x->name, sizeof x->name, "cuda:%d", cfg->device);
   x->e = (ooc_exec_t){.op = &cuda_ops, .ctx = ctx, .name = x->name, .kind = EX_CUDA,
                       .nqueues = nqueues_of(cfg), .impl = x};
-  x->getrf_leaf = cfg->getrf_leaf > 0 ? cfg->getrf_leaf : 0;
   if (ocu_trtri_parse(tspec, &x->tt)) {
     ooc_free(ctx, x);
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "executor: unknown trtri variant '%s'", tspec);

@@ -41,8 +41,7 @@
  * - Operations: gemm/syrk/trsm cuBLAS (_64); transpose cuBLAS geam; copy cudaMemcpy2DAsync;
  *   fill a small kernel, laswp the net row permutation of its pivots (made on the host at enqueue,
  *   applied by a kernel in segments, a row per thread) (exec_cuda_kernels.cu); getrf cusolverDnXgetrf (LAPACK's
- *   argmax pivots), or with cfg->getrf_leaf dgetrf2's recursion over it (the halves' swaps by
- *   tables the device makes from its pivots, exc_piv_table; trsm; gemm); potrf cusolverDnXpotrf, then a diagonal check that adds the NaN/Inf rule of
+ *   argmax pivots); potrf cusolverDnXpotrf, then a diagonal check that adds the NaN/Inf rule of
  *   ops.h; potri cusolverDnDpotri (cuSOLVER has no 64-bit potri: n, lda < 2^31);
  *   trtri: the tuned recursive trtri of ocu_trtri.c (trmm2) for an upper non-unit triangle wider
  *   than its leaf, cusolverDnXtrtri otherwise; getri: that trtri, then LAPACK's sweep
@@ -77,9 +76,6 @@ typedef struct ex_cuda_config {
                          (LU's scans of the columns it moves, the small copies), which would
                          otherwise wait for SMs behind queue 0's gemm blocks, and the copies queued
                          after them with them */
-  int64_t getrf_leaf; /* > 0: getrf of an m x n block with m >= n > getrf_leaf recursively, cuSOLVER's
-                         getrf on leaves at most getrf_leaf wide (exec_cuda.c getrf_rec); else
-                         cuSOLVER's getrf on the whole block */
   const char *trace;  /* NULL or "": none; else a Chrome/Perfetto JSON path */
   int timing;         /* spans without a trace file */
 } ex_cuda_config_t;

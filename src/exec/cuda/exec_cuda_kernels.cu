@@ -4,7 +4,6 @@
 // set aside for trtri, and the mirror of a lower triangle (ex_mirror).
 // Column-major FP64, 64-bit indices; every launcher returns the launch's error. (Transpose is
 // cuBLAS's geam; getri's split of the lower triangle is ocu_kernels.cu's.)
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <limits.h>
 #include <math.h>
@@ -110,213 +109,13 @@ __global__ void permute_rows(int64_t ncols, double *__restrict__ A, int64_t lda,
     double *a = A + j * lda;
     for (int64_t s = 0; s < nseg; s++) {
       int64_t t = off[s] + threadIdx.x;
-      bool on = t < off[s + 1] && dst[t] >= 0; // (dst -1: an empty entry, piv_table's)
+      bool on = t < off[s + 1];
       double v = on ? a[src[t]] : 0.0;
       __syncthreads();
       if (on) a[dst[t]] = v;
       __syncthreads();
     }
   }
-}
-
-// piv_table: permute_rows's tables made on the device from pivots the device holds (cuSOLVER's
-// getrf's, 1-based: pivot k swaps rows k and piv[k] - 1, rows of the block the pivots are
-// relative to), so that the recursive getrf (exec_cuda.c getrf_rec) applies a half's swaps
-// without the host seeing them. Block s turns segment s (pivots [s S, s S + len), S =
-// kPivSeg) into entries [2 S s, 2 S s + 2 len): one per row the segment may touch, its own rows
-// [a, a + len) and the rows below it that its pivots name (LAPACK's pivots never point up), and
-// -1 in dst for an entry whose row does not move or is named twice. Composing the swaps is
-// sequential; one thread does it in shared memory (slots, not rows: 512 swaps, tens of
-// microseconds), the rest is parallel.
-constexpr int kPivSeg = 512;
-__global__ void piv_table(const int64_t *__restrict__ piv, int64_t np, int64_t *__restrict__ src,
-                          int64_t *__restrict__ dst, int64_t *__restrict__ off) {
-  __shared__ int64_t p[kPivSeg];        // the rows the pivots name, 0-based
-  __shared__ int slot2[kPivSeg];        // the slot of row p[t]
-  __shared__ int64_t row[2 * kPivSeg];  // slot -> the row whose value it holds now
-  const int64_t a = blockIdx.x * (int64_t)kPivSeg;
-  const int len = (int)(np - a < kPivSeg ? np - a : kPivSeg);
-  const int64_t b = a + len;
-  const int t = threadIdx.x;
-  if (t < len) p[t] = piv[a + t] - 1;
-  __syncthreads();
-  if (t < len) {
-    int64_t r = p[t];
-    int f = t; // the first pivot of the segment naming the same row below it
-    if (r >= b)
-      for (int u = 0; u < t; u++)
-        if (p[u] == r) {
-          f = u;
-          break;
-        }
-    slot2[t] = r < b ? (int)(r - a) : len + f;
-    row[t] = a + t;
-    row[len + t] = r;
-  }
-  __syncthreads();
-  if (t == 0)
-    for (int k = 0; k < len; k++) {
-      int s2 = slot2[k];
-      int64_t v = row[k];
-      row[k] = row[s2];
-      row[s2] = v;
-    }
-  __syncthreads();
-  const int64_t o = 2 * (int64_t)kPivSeg * blockIdx.x;
-  for (int i = t; i < 2 * len; i += blockDim.x) {
-    int64_t d = -1;
-    if (i < len) d = a + i;
-    else if (p[i - len] >= b && slot2[i - len] == i) d = p[i - len];
-    int64_t sv = d >= 0 ? row[i] : -1;
-    if (sv == d) d = -1;
-    src[o + i] = sv;
-    dst[o + i] = d;
-  }
-  if (t == 0) {
-    off[blockIdx.x + 1] = o + 2 * len;
-    if (blockIdx.x == 0) off[0] = 0;
-  }
-}
-
-// Pivots [0, n) of a lower part of a block made relative to the block: += by.
-__global__ void piv_shift(int64_t *piv, int64_t n, int64_t by) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x)
-    piv[i] += by;
-}
-
-// A leaf getrf's info (cuSOLVER's int, columns relative to col) into the whole one's: the first
-// zero pivot (LAPACK's info), or the first argument error.
-__global__ void info_merge(const int *leaf, int64_t col, int *acc) {
-  int l = *leaf;
-  if (*acc == 0 && l != 0) *acc = l > 0 ? (int)(l + col) : l;
-}
-
-// getf2: LAPACK's unblocked LU with partial pivoting (dgetf2) of an m x nb panel, m >= nb,
-// nb <= kGetf2Max, as one cooperative kernel: the recursive getrf's leaf (exec_cuda.c
-// getrf_rec). Why: cuSOLVER's getrf of a tall panel is bound by its column steps, about 10 us a
-// column at 40000 rows on an H200, whatever the leaf width the recursion gives it (bench_exec's
-// recursive lines). Block b owns rows [b R, b R + R) and holds them in shared memory for the
-// whole panel (loaded once, written back at the end); a column costs one grid sync:
-//  (A) each block's argmax of |a(i, j)|, i >= j, over its rows (the first index among equal
-//      magnitudes; NaN never wins: BLAS idamax) into part[b], with that row whole into
-//      rows[b]; the owner of row j puts row j into rows[nblocks]; grid sync;
-//  (B) every block reduces the parts to the pivot p and takes rows p and j (whole: getf2 swaps
-//      whole rows, L's part included) from rows[];
-//  (C) each block swaps and updates its own rows in shared memory: row j <- old row p, row p <-
-//      old row j; below j, l = a(i, j) / a(p, j) (times the reciprocal when |a(p, j)| >= sfmin,
-//      dgetf2's rule) and a(i, c) -= l u(c) for c > j, every (row, column) in parallel.
-// part and rows are double-buffered by the column's parity: a block still reading column j's
-// in (B) is passed by no other block writing column j + 2's, which waits at column j + 1's sync.
-// A zero pivot: no swap, no scaling, info = j + 1 (the first). piv (1-based, relative to the
-// panel's row 0, as cuSOLVER's) and info are written by block 0. piv NULL: no pivoting, p = j.
-constexpr int kGetf2Max = 64;
-constexpr int kGetf2Threads = 256;
-constexpr int kGetf2Smem = 200 << 10; // the most dynamic shared memory a block takes
-struct vi {
-  double v;
-  int64_t i;
-};
-__device__ inline vi vi_better(vi a, vi b) { // larger magnitude, then the smaller index
-  return (b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a;
-}
-__device__ vi block_best(vi x, vi *sh) {
-  for (int o = 16; o > 0; o /= 2) {
-    vi y = {__shfl_down_sync(0xffffffffu, x.v, o), __shfl_down_sync(0xffffffffu, x.i, o)};
-    x = vi_better(x, y);
-  }
-  int w = threadIdx.x / 32, nw = blockDim.x / 32;
-  __syncthreads();
-  if (threadIdx.x % 32 == 0) sh[w] = x;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int k = 1; k < nw; k++) x = vi_better(x, sh[k]);
-    sh[0] = x;
-  }
-  __syncthreads();
-  return sh[0];
-}
-__global__ void getf2(int64_t m, int nb, double *__restrict__ A, int64_t lda, int64_t R,
-                      int64_t *__restrict__ piv, int *__restrict__ info, double *__restrict__ work) {
-  namespace cg = cooperative_groups;
-  cg::grid_group grid = cg::this_grid();
-  extern __shared__ double S[]; // this block's rows, R x nb (ld R)
-  __shared__ vi sh[kGetf2Threads / 32];
-  __shared__ double u[kGetf2Max], v[kGetf2Max];
-  __shared__ vi pivot;
-  // local indices are ints (R rows fit shared memory): a 64-bit division per element in the
-  // update cost about 6 us a column (the first form of this kernel: 0.7 ms for 40000 x 32)
-  const int nbk = gridDim.x, b = blockIdx.x, t = threadIdx.x, bd = blockDim.x;
-  const int64_t r0 = b * R;
-  const int nr = (int)(m - r0 < R ? (m - r0 > 0 ? m - r0 : 0) : R), ldS = (int)R;
-  const double sfmin = 2.2250738585072014e-308; // dlamch('S')
-  for (int c = 0; c < nb; c++)
-    for (int r = t; r < nr; r += bd) S[r + c * ldS] = A[r0 + r + c * lda];
-  __syncthreads();
-  int first_zero = 0;
-  for (int j = 0; j < nb; j++) {
-    // work per parity: the parts' values and rows (nbk each), then rows[nbk + 1] x nb
-    double *pv = work + (j & 1) * (2 * nbk + (nbk + 1) * nb);
-    int64_t *pi = (int64_t *)(pv + nbk);
-    double *rows = pv + 2 * nbk;
-    const int lo = j > r0 ? (int)(j - r0) : 0; // this block's first row at or below j
-    if (piv) { // (A)
-      vi x = {-1.0, INT64_MAX};
-      for (int r = lo + t; r < nr; r += bd) {
-        double a = fabs(S[r + j * ldS]);
-        if (a > x.v) x = {a, r0 + r}; // rows ascending per thread: the first of equals stays
-      }
-      x = block_best(x, sh);
-      if (t == 0) pv[b] = x.v, pi[b] = x.i;
-      if (x.i != INT64_MAX)
-        for (int c = t; c < nb; c += bd) rows[b * nb + c] = S[(int)(x.i - r0) + c * ldS];
-    }
-    if (j >= r0 && j < r0 + nr)
-      for (int c = t; c < nb; c += bd) rows[nbk * nb + c] = S[(int)(j - r0) + c * ldS];
-    grid.sync();
-    if (piv) { // (B)
-      vi x = {-1.0, INT64_MAX};
-      for (int k = t; k < nbk; k += bd) x = vi_better(x, {pv[k], pi[k]});
-      x = block_best(x, sh);
-      if (t == 0) pivot = x;
-    } else if (t == 0) {
-      pivot = {0.0, j};
-    }
-    __syncthreads();
-    // no swap for a zero pivot (LAPACK swaps only for a nonzero one) or a column of NaNs
-    const int64_t p = pivot.i == INT64_MAX || pivot.v == 0.0 ? j : pivot.i;
-    for (int c = t; c < nb; c += bd) {
-      v[c] = rows[nbk * nb + c];
-      u[c] = p == j ? v[c] : rows[(p / R) * nb + c];
-    }
-    __syncthreads();
-    const double d = u[j];
-    if (b == 0 && t == 0) {
-      if (piv) piv[j] = p + 1;
-      if (d == 0.0 && !first_zero) first_zero = j + 1;
-    }
-    if (p != j) { // (C) the swap
-      if (j >= r0 && j < r0 + nr)
-        for (int c = t; c < nb; c += bd) S[(int)(j - r0) + c * ldS] = u[c];
-      if (p >= r0 && p < r0 + nr)
-        for (int c = t; c < nb; c += bd) S[(int)(p - r0) + c * ldS] = v[c];
-    }
-    __syncthreads();
-    // rows below j: l, then the update, a row per thread (its columns in order; consecutive
-    // threads, consecutive words: no bank conflicts)
-    const bool recip = fabs(d) >= sfmin;
-    const double rd = 1.0 / d;
-    for (int r = (j + 1 > r0 ? (int)(j + 1 - r0) : 0) + t; r < nr; r += bd) {
-      double l = S[r + j * ldS];
-      if (d != 0.0) l = recip ? l * rd : l / d;
-      S[r + j * ldS] = l;
-      for (int c = j + 1; c < nb; c++) S[r + c * ldS] -= l * u[c];
-    }
-    __syncthreads();
-  }
-  for (int c = 0; c < nb; c++)
-    for (int r = t; r < nr; r += bd) A[r0 + r + c * lda] = S[r + c * ldS];
-  if (b == 0 && t == 0) *info = first_zero;
 }
 
 // The executor's small copies between the device and its pinned ring (exec_cuda.c `small_copy`),
@@ -482,76 +281,6 @@ extern "C" cudaError_t exc_copy_words(int64_t m, int64_t n, const void *s, int64
   return cudaGetLastError();
 }
 
-extern "C" int exc_getf2_max(void) { return kGetf2Max; }
-
-// getf2's grid for an m x nb panel: blocks (as many as the device holds at once, a cooperative
-// launch: at most two a multiprocessor, one per 64 rows) and the rows R each holds in shared
-// memory; 0 blocks when a block's rows would not fit (the caller takes cuSOLVER's getrf).
-extern "C" int exc_getf2_grid(int64_t m, int64_t nb, int64_t *R) {
-  static int attr_set = 0; // (per process: the attribute is the function's, any device)
-  int dev = 0, sms = 0;
-  if (nb <= 0 || nb > kGetf2Max || cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    return 0;
-  if (!attr_set) {
-    if (cudaFuncSetAttribute(getf2, cudaFuncAttributeMaxDynamicSharedMemorySize, kGetf2Smem) !=
-        cudaSuccess)
-      return 0;
-    attr_set = 1;
-  }
-  for (int k = 2; k >= 1; k--) {
-    int64_t blocks = (m + 63) / 64, most = (int64_t)k * sms;
-    if (blocks > most) blocks = most;
-    if (blocks < 1) blocks = 1;
-    int64_t r = (m + blocks - 1) / blocks, smem = r * nb * 8;
-    int per = 0;
-    if (smem > kGetf2Smem ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, getf2, kGetf2Threads, (size_t)smem) !=
-            cudaSuccess)
-      continue;
-    if ((int64_t)per * sms >= blocks) {
-      *R = r;
-      return (int)blocks;
-    }
-  }
-  return 0;
-}
-
-// getf2's work for `blocks` blocks of an nb-column panel (the parts and rows, two parities).
-extern "C" int64_t exc_getf2_work(int blocks, int64_t nb) {
-  return 2 * 8 * (2 * (int64_t)blocks + ((int64_t)blocks + 1) * nb);
-}
-
-extern "C" cudaError_t exc_getf2(int64_t m, int64_t nb, double *A, int64_t lda, int64_t *piv,
-                                 int *info, double *work, int blocks, int64_t R, cudaStream_t s) {
-  if (nb <= 0 || nb > kGetf2Max || m < nb || blocks <= 0) return cudaErrorInvalidValue;
-  int inb = (int)nb;
-  void *args[] = {&m, &inb, &A, &lda, &R, &piv, &info, &work};
-  return cudaLaunchCooperativeKernel((const void *)getf2, dim3((unsigned)blocks),
-                                     dim3(kGetf2Threads), args, (size_t)(R * nb * 8), s);
-}
-
-extern "C" int64_t exc_piv_seg(void) { return kPivSeg; }
-
-extern "C" cudaError_t exc_piv_table(const int64_t *piv, int64_t np, int64_t *src, int64_t *dst,
-                                     int64_t *off, cudaStream_t s) {
-  if (np <= 0) return cudaSuccess;
-  piv_table<<<(unsigned)((np + kPivSeg - 1) / kPivSeg), kPivSeg, 0, s>>>(piv, np, src, dst, off);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t exc_piv_shift(int64_t *piv, int64_t n, int64_t by, cudaStream_t s) {
-  if (n <= 0) return cudaSuccess;
-  int64_t g = (n + kThreads - 1) / kThreads;
-  piv_shift<<<(unsigned)(g > 1024 ? 1024 : g), kThreads, 0, s>>>(piv, n, by);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t exc_info_merge(const int *leaf, int64_t col, int *acc, cudaStream_t s) {
-  info_merge<<<1, 1, 0, s>>>(leaf, col, acc);
-  return cudaGetLastError();
-}
-
 extern "C" cudaError_t exc_diag_info(const double *A, int64_t lda, int64_t n, int mode,
                                      const int *cuinfo, int64_t *out, cudaStream_t s) {
   diag_info<<<1, kThreads, 0, s>>>(A, lda, n > 0 ? n : 0, mode, cuinfo, out);
@@ -569,9 +298,5 @@ extern "C" cudaError_t exc_preload(void) {
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, diag_swap);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, mirror);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, absscan);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, piv_table);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, piv_shift);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, info_merge);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, getf2);
   return e;
 }
