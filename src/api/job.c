@@ -664,9 +664,39 @@ ooc_status_t job_lazy_finish(job_t *j) {
   return st;
 }
 
+/* The stage h5m_read keeps when a load reads ahead: its threads' windows (2 MiB each, two
+ * for zstd) and a compressed chunk column fit it. */
+#define LOAD_AHEAD_STAGE ((int64_t)64 << 20)
+
+/* A load reads ahead (job_loader_ahead) from a file (a caller's fill callback is not called
+ * from another thread) into a store that reads no source (a backed store's evictions and
+ * reads would call HDF5 on this thread while the read-ahead does), where its room holds a
+ * second strip beside LOAD_AHEAD_STAGE of stage: the reads of strip k + 1 and on overlap the
+ * checks and puts of strip k. The stage shrinks to make the room. */
+static ooc_status_t load_ahead(job_t *j, job_loader_t *L, tstore_t *ts, h5mat_t *src) {
+  const struct ooc_matrix *h = src == j->in_a ? j->hm_a : src == j->in_b ? j->hm_b
+                               : src == j->in_c ? j->hm_c : NULL;
+  if ((h && !matrix_is_file(h)) || (ts == j->A && j->a_backed) || getenv("OOCSOLVE_NO_READ_AHEAD"))
+    return OOC_OK;
+  int64_t n = ts_rows(ts).n, sb = 8 * n * L->sw;
+  int64_t stage = ooc_max64(io_min_stage(ts_cols(ts).b), LOAD_AHEAD_STAGE);
+  /* beyond the strip and that stage, at most one more strip (double buffering: more would
+   * only fault in fresh pages, where the lazy read's strips wait for asks that come later) */
+  int64_t extra = ooc_min64(j->io_room - sb - stage, sb);
+  if (extra < sb) return OOC_OK;
+  h5m_set_stage(src, j->io_room - 2 * sb);
+  job_loader_ahead(L, sb);
+  return OOC_OK;
+}
+
 ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   job_loader_t *L;
   OOC_TRY(job_loader_begin(j, ts, src, colnorm, &L));
+  ooc_status_t st = load_ahead(j, L, ts, src);
+  if (st != OOC_OK) {
+    job_loader_free(L);
+    return st;
+  }
   return job_loader_end(L);
 }
 
@@ -899,6 +929,7 @@ ooc_status_t job_load_inputs(job_t *j) {
     for (int64_t t = 0; t < p.count; t++) keep += 8 * (n - part_start(p, t)) * part_len(p, t);
   }
   int backed = input_backs_tiles(j) && (j->resuming || keep > cap);
+  j->a_backed = backed;
   if (backed) cap -= 3 * io_min_stage(j->b) + 8 * p.count * part_make(k, j->b).count; /* sums */
   OOC_TRY(tcache_create(ctx, cap, &j->cache));
   if (j->lu_gx) { /* pinned on a pool thread while the loader waits for HDF5 (job_load) */
