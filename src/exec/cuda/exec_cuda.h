@@ -47,7 +47,10 @@
  *   than its leaf, cusolverDnXtrtri otherwise; getri: that trtri, then LAPACK's sweep
  *   (ocu_getri_block, shared with the gj executor). getrf is cuSOLVER's, not the gj executor's
  *   recursive panel LU: that one is interleaved with gj's panel arrival schedule and tables
- *   and cannot be called on its own without copying it.
+ *   and cannot be called on its own without copying it. LAPACK's dgetrf2 recursion over
+ *   cuSOLVER's getrf, or over a cooperative getf2 kernel of our own on leaves of 32-64 columns,
+ *   was no faster on LU's 40000 x 4000 chunks (a tall getrf is bound by its column steps, ~23 us
+ *   a column either way: docs/PERFORMANCE.md "seventeenth session"; branch getrf-rec).
  * - Errors: an enqueue that CUDA, cuBLAS or cuSOLVER refuses returns OOC_ERR_DEVICE at once. A
  *   failure while an operation runs (a kernel's fault, an invalid argument cuSOLVER reports
  *   through info) is reported by the next ex_sync / ex_finish: OOC_ERR_DEVICE naming the queue
