@@ -294,6 +294,9 @@ typedef struct ooc_report {
   double t_commit;
   /* The model's most read back from scratch (see bytes_spill_model) */
   int64_t bytes_unspill_model;
+  /* Strips of the input files a thread of the loads' own read ahead of their checks and stores
+   * (docs/ARCHITECTURE.md, "read"; 0: every strip read on the caller's thread) */
+  int64_t strips_read_ahead;
 } ooc_report_t;
 
 /* Human-readable report (several lines) and one JSON object. */
@@ -493,7 +496,7 @@ typedef enum ooc_rfield {
   OOC_R_BYTES_SPILLED_ELIM = 50, OOC_R_BYTES_UNSPILLED_ELIM = 51,
   OOC_R_BYTES_CHECK_READ = 52, OOC_R_DEVICE_PEAK = 53, OOC_R_DEVICE_BUDGET = 54,
   OOC_R_BYTES_KEPT_IN_INPUT = 55, OOC_R_BYTES_REREAD_INPUT = 56, OOC_R_T_COMMIT = 57,
-  OOC_R_BYTES_UNSPILL_MODEL = 58
+  OOC_R_BYTES_UNSPILL_MODEL = 58, OOC_R_STRIPS_READ_AHEAD = 59
 } ooc_rfield_t;
 
 /* A zeroed report on the heap (NULL if out of memory), for callers that must not know its size. */

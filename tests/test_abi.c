@@ -213,7 +213,7 @@ static void test_report_getters(void) {
   ooc_report_t *r = ooc_report_create();
   CU_ASSERT_PTR_NOT_NULL_FATAL(r);
   CU_ASSERT(isnan(r->logdet));
-  CU_ASSERT_EQUAL(ooc_report_field_count(), 58);
+  CU_ASSERT_EQUAL(ooc_report_field_count(), 59);
   snprintf(r->method, sizeof r->method, "chol");
   snprintf(r->warnings, sizeof r->warnings, "a; b");
   r->n = 123456789012LL;

@@ -773,6 +773,57 @@ static void t_fused_faults(void) {
   printf("\n");
 }
 
+/* ---- the load's read-ahead (job.c load_ahead) ---------------------------------------------- */
+
+/* Every load of a file reads its next strip on a thread of its own (report.strips_read_ahead),
+ * and the output is the same, bit for bit, as with OOCSOLVE_NO_READ_AHEAD (every strip read on
+ * the caller's thread, 0 strips): chol and gj inverses (A's load), an LU solve (A's and B's),
+ * tile 64 (strips of a few tile columns: several per load). */
+static void t_load_ahead(void) {
+  const int64_t n = 600, m = 7;
+  write_probe_inputs(n);
+  double *B = tu_rand_matrix(n, m, 79);
+  tu_write_matrix(tu_path("lab.h5"), "/B", n, m, B, 2);
+  free(B);
+  static const struct {
+    ooc_method_t m;
+    const char *in;
+    int solve;
+  } cs[] = {{OOC_METHOD_CHOL, "fs.h5", 0}, {OOC_METHOD_GJ, "fg.h5", 0}, {OOC_METHOD_LU, "fg.h5", 1}};
+  for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+    double *X[2] = {NULL, NULL};
+    int64_t r[2], c[2], strips[2] = {-1, -1};
+    for (int off = 0; off < 2; off++) {
+      if (off) setenv("OOCSOLVE_NO_READ_AHEAD", "1", 1);
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_opts_t o = opts(64, cs[k].m);
+      ooc_report_t rep;
+      char out[1024];
+      snprintf(out, sizeof out, "%s", tu_path(off ? "la1.h5:/X" : "la0.h5:/X"));
+      ooc_status_t st = cs[k].solve ? ooc_solve(ctx, tu_path(cs[k].in), tu_path("lab.h5"), out, &o, &rep)
+                                    : ooc_invert(ctx, tu_path(cs[k].in), out, &o, &rep);
+      unsetenv("OOCSOLVE_NO_READ_AHEAD");
+      CU_ASSERT_EQUAL(st, OOC_OK);
+      if (st != OOC_OK) printf("\n  %s\n", ooc_ctx_error(ctx));
+      tu_ctx_done(ctx);
+      if (st != OOC_OK) continue;
+      CU_ASSERT(rep.residual < (cs[k].solve ? 16 : 30));
+      strips[off] = rep.strips_read_ahead;
+      X[off] = tu_read_matrix(out, &r[off], &c[off]);
+    }
+    /* A's load has 10 tile columns in strips of a few: at least one strip read ahead, and
+     * with the solve B's too */
+    CU_ASSERT(strips[0] >= (cs[k].solve ? 2 : 1));
+    CU_ASSERT_EQUAL(strips[1], 0);
+    CU_ASSERT_FATAL(X[0] && X[1] && r[0] == r[1] && c[0] == c[1]);
+    CU_ASSERT(memcmp(X[0], X[1], (size_t)(r[0] * c[0]) * sizeof(double)) == 0);
+    printf("\n  %s%s: %lld strips read ahead", cs[k].solve ? "solve " : "", cs[k].in,
+           (long long)strips[0]);
+    free(X[0]);
+    free(X[1]);
+  }
+}
+
 /* ---- A read while LU runs (job.c lazy_room, lu_args_t.need) ------------------------------- */
 
 /* One --method lu run on the CPU (stripe 128, tile 64: several steps, so the factor asks for A
@@ -1229,6 +1280,7 @@ int main(void) {
                              {"a factor's probes: A T formed during the load, corrupted chunks "
                               "caught", t_factor_probe},
                              {"the disk tier's bytes against the stripe arithmetic", t_spill_model},
+                             {"the load reads ahead: the same bits, strips read ahead", t_load_ahead},
                              {"LU reads A as it needs it: the same bits, the same errors", t_lazy_lu},
                              {"A's tiles fall back on the input: same output, less to scratch", t_backed},
                              {"the input rewritten during the run: refused, no output", t_backed_changed},

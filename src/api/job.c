@@ -400,7 +400,9 @@ struct job_loader {
   int64_t read, put;
   ooc_status_t rst;
   int stop;
-  int64_t nahead; /* strips the thread read (added to j->lazy_strips when it is joined) */
+  int64_t nahead; /* strips the thread read (added to j->ahead_strips when it is joined, and to
+                     j->lazy_strips for A's lazy loader) */
+  int lazy;       /* A's loader of a read while the method runs (job_load_inputs) */
 };
 
 /* The read-ahead thread stopped and joined (nothing of it runs after this: HDF5 and the
@@ -413,7 +415,8 @@ static void ahead_stop(job_loader_t *L) {
   pthread_mutex_unlock(&L->mu);
   pthread_join(L->thr, NULL);
   L->running = 0;
-  L->j->lazy_strips += L->nahead;
+  L->j->ahead_strips += L->nahead;
+  if (L->lazy) L->j->lazy_strips += L->nahead;
   L->nahead = 0;
 }
 
@@ -664,39 +667,29 @@ ooc_status_t job_lazy_finish(job_t *j) {
   return st;
 }
 
-/* The stage h5m_read keeps when a load reads ahead: its threads' windows (2 MiB each, two
- * for zstd) and a compressed chunk column fit it. */
-#define LOAD_AHEAD_STAGE ((int64_t)64 << 20)
-
 /* A load reads ahead (job_loader_ahead) from a file (a caller's fill callback is not called
  * from another thread) into a store that reads no source (a backed store's evictions and
  * reads would call HDF5 on this thread while the read-ahead does), where its room holds a
- * second strip beside LOAD_AHEAD_STAGE of stage: the reads of strip k + 1 and on overlap the
- * checks and puts of strip k. The stage shrinks to make the room. */
-static ooc_status_t load_ahead(job_t *j, job_loader_t *L, tstore_t *ts, h5mat_t *src) {
+ * second strip beside the smallest stage h5m_read takes for the tile (io_min_stage): the
+ * reads of strip k + 1 and on overlap the checks and puts of strip k. The stage gives up the
+ * second strip's room. */
+static void load_ahead(job_t *j, job_loader_t *L, tstore_t *ts, h5mat_t *src) {
   const struct ooc_matrix *h = src == j->in_a ? j->hm_a : src == j->in_b ? j->hm_b
                                : src == j->in_c ? j->hm_c : NULL;
   if ((h && !matrix_is_file(h)) || (ts == j->A && j->a_backed) || getenv("OOCSOLVE_NO_READ_AHEAD"))
-    return OOC_OK;
+    return;
   int64_t n = ts_rows(ts).n, sb = 8 * n * L->sw;
-  int64_t stage = ooc_max64(io_min_stage(ts_cols(ts).b), LOAD_AHEAD_STAGE);
-  /* beyond the strip and that stage, at most one more strip (double buffering: more would
-   * only fault in fresh pages, where the lazy read's strips wait for asks that come later) */
-  int64_t extra = ooc_min64(j->io_room - sb - stage, sb);
-  if (extra < sb) return OOC_OK;
+  /* one strip more than the load's own (double buffering: more would only fault in fresh
+   * pages, where the lazy read's strips wait for asks that come later) */
+  if (j->io_room < 2 * sb + io_min_stage(ts_cols(ts).b)) return;
   h5m_set_stage(src, j->io_room - 2 * sb);
   job_loader_ahead(L, sb);
-  return OOC_OK;
 }
 
 ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   job_loader_t *L;
   OOC_TRY(job_loader_begin(j, ts, src, colnorm, &L));
-  ooc_status_t st = load_ahead(j, L, ts, src);
-  if (st != OOC_OK) {
-    job_loader_free(L);
-    return st;
-  }
+  load_ahead(j, L, ts, src);
   return job_loader_end(L);
 }
 
@@ -963,6 +956,7 @@ ooc_status_t job_load_inputs(job_t *j) {
     j->io_room = lazy;
     j->lazy = 1;
     st = job_loader_begin(j, j->A, j->in_a, j->colnorm, &j->aload);
+    if (st == OOC_OK) j->aload->lazy = 1;
     j->io_room = plan_ws(&j->plan, j->W);
   } else {
     st = job_load(j, j->A, j->in_a, j->colnorm);
@@ -1521,6 +1515,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   r->t_spill = spill_after;
   /* A read while the method ran (lazy_room): that time is the read phase's */
   r->t_read += j->t_aload;
+  r->strips_read_ahead = j->ahead_strips;
   r->t_compute = (t2 - t1) - (spill_after - spill_before) + t_prep - j->t_aload;
   const method_t *mt = method_get(j->method);
   r->flops = mt->flops ? mt->flops(j->kind, (double)n, (double)m) : j->iter_flops;

@@ -410,6 +410,7 @@ static const rdef_t RDEFS[] = {
     [OOC_R_BYTES_KEPT_IN_INPUT] = RI(bytes_kept_in_input),
     [OOC_R_BYTES_REREAD_INPUT] = RI(bytes_reread_input), [OOC_R_T_COMMIT] = RD(t_commit),
     [OOC_R_BYTES_UNSPILL_MODEL] = RI(bytes_unspill_model),
+    [OOC_R_STRIPS_READ_AHEAD] = RI(strips_read_ahead),
 };
 #define NFIELDS ((int)(sizeof RDEFS / sizeof RDEFS[0]) - 1)
 

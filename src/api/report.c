@@ -194,6 +194,7 @@ void ooc_report_json(const ooc_report_t *r, ooc_status_t status, const char *err
   json_int(f, "bytes_output", r->bytes_output);
   json_int(f, "bytes_spill_model", r->bytes_spill_model);
   json_int(f, "bytes_unspill_model", r->bytes_unspill_model);
+  json_int(f, "strips_read_ahead", r->strips_read_ahead);
   json_int(f, "bytes_spilled_elim", r->bytes_spilled_elim);
   json_int(f, "bytes_unspilled_elim", r->bytes_unspilled_elim);
   json_int(f, "host_budget", r->host_budget);
