@@ -123,7 +123,7 @@ typedef struct job {
   int lazy;           /* A was read that way in this run */
   int64_t lazy_ahead; /* host bytes its read-ahead's strips may take (job.c lazy_room) */
   int a_backed;       /* A's store falls back on the input (job_load_inputs) */
-  int64_t lazy_strips; /* strips its thread read */
+  int64_t lazy_strips; /* strips A's lazy loader's thread read (its report line) */
   int64_t ahead_strips; /* strips every load's read-ahead thread read (report.strips_read_ahead) */
   /* LU (job_lu.c): lu_in: the input "A" of solve --factor is an LU factor file (L\U, with its
    * pivots read into ipiv); ipiv: the pivots (n, 0-based) of a factor run or of the file */
