@@ -382,6 +382,7 @@ struct job_loader {
   double *colnorm;
   int lower, cl, who;
   int64_t sw, c0; /* strip width; the columns [0, c0) are loaded */
+  int64_t room;   /* the load's room: its strip (and classify's tile row) and HDF5's stage */
   tcache_t *pins;
   double *strip, *U;
   uint8_t *flags;
@@ -449,6 +450,7 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
   *L = (job_loader_t){.j = j, .ts = ts, .src = src, .colnorm = colnorm,
                       .lower = ts == j->A && j->lower_load, .cl = ts == j->A && j->classify_load};
   int64_t room = j->io_room - (L->cl ? 8 * n * cp.b + 2 * cp.count : 0); /* tile row, flags */
+  L->room = room;
   L->sw = ooc_min64(strip_cols(n, cp.b, h5m_chunk_cols(src), room), cp.n);
   /* Pinning what the load makes (job_lu_prepare): strip k's buffers are pinned on a pool thread
    * while strip k + 1 is read, so strips of a chunk column (or a tile) keep the last strip's,
@@ -608,6 +610,9 @@ void job_loader_hold(job_loader_t *L) {
 
 void job_loader_ahead(job_loader_t *L, int64_t room) {
   ooc_ctx_t *ctx = L->j->ctx;
+  /* a caller's array or callback (a virtual handle) is not read from another thread; a store
+   * with a source would call HDF5 on the caller's thread beside the thread's reads */
+  if (h5m_file_id(L->src) < 0 || ts_has_source(L->ts)) return;
   int64_t n = ts_rows(L->ts).n, N = ts_cols(L->ts).n, sb = 8 * n * L->sw;
   int64_t left = ooc_cdiv64(N - L->c0, L->sw); /* strips not read */
   int nbuf = (int)ooc_min64(ooc_min64(left, 1 + room / ooc_max64(sb, 1)), JOB_AHEAD_STRIPS);
@@ -667,29 +672,24 @@ ooc_status_t job_lazy_finish(job_t *j) {
   return st;
 }
 
-/* A load reads ahead (job_loader_ahead) from a file (a caller's fill callback is not called
- * from another thread) into a store that reads no source (a backed store's evictions and
- * reads would call HDF5 on this thread while the read-ahead does), where its room holds a
- * second strip beside the smallest stage h5m_read takes for the tile (io_min_stage): the
- * reads of strip k + 1 and on overlap the checks and puts of strip k. The stage gives up the
- * second strip's room. */
-static void load_ahead(job_t *j, job_loader_t *L, tstore_t *ts, h5mat_t *src) {
-  const struct ooc_matrix *h = src == j->in_a ? j->hm_a : src == j->in_b ? j->hm_b
-                               : src == j->in_c ? j->hm_c : NULL;
-  if ((h && !matrix_is_file(h)) || (ts == j->A && j->a_backed) || getenv("OOCSOLVE_NO_READ_AHEAD"))
+/* A load reads ahead (job_loader_ahead, which refuses what cannot run beside the caller)
+ * where its room holds a second strip beside the smallest stage h5m_read takes for the tile
+ * (io_min_stage): the reads of strip k + 1 and on overlap the checks and puts of strip k. The
+ * stage gives up the second strip's room. One strip more than the load's own (double
+ * buffering: more would only fault in fresh pages, where the lazy read's strips wait for asks
+ * that come later). */
+static void load_ahead(job_loader_t *L) {
+  int64_t sb = 8 * ts_rows(L->ts).n * L->sw;
+  if (getenv("OOCSOLVE_NO_READ_AHEAD") || L->room < 2 * sb + io_min_stage(ts_cols(L->ts).b))
     return;
-  int64_t n = ts_rows(ts).n, sb = 8 * n * L->sw;
-  /* one strip more than the load's own (double buffering: more would only fault in fresh
-   * pages, where the lazy read's strips wait for asks that come later) */
-  if (j->io_room < 2 * sb + io_min_stage(ts_cols(ts).b)) return;
-  h5m_set_stage(src, j->io_room - 2 * sb);
+  h5m_set_stage(L->src, L->room - 2 * sb);
   job_loader_ahead(L, sb);
 }
 
 ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   job_loader_t *L;
   OOC_TRY(job_loader_begin(j, ts, src, colnorm, &L));
-  load_ahead(j, L, ts, src);
+  load_ahead(L);
   return job_loader_end(L);
 }
 
@@ -922,7 +922,6 @@ ooc_status_t job_load_inputs(job_t *j) {
     for (int64_t t = 0; t < p.count; t++) keep += 8 * (n - part_start(p, t)) * part_len(p, t);
   }
   int backed = input_backs_tiles(j) && (j->resuming || keep > cap);
-  j->a_backed = backed;
   if (backed) cap -= 3 * io_min_stage(j->b) + 8 * p.count * part_make(k, j->b).count; /* sums */
   OOC_TRY(tcache_create(ctx, cap, &j->cache));
   if (j->lu_gx) { /* pinned on a pool thread while the loader waits for HDF5 (job_load) */

@@ -122,7 +122,6 @@ typedef struct job {
   double t_aload;
   int lazy;           /* A was read that way in this run */
   int64_t lazy_ahead; /* host bytes its read-ahead's strips may take (job.c lazy_room) */
-  int a_backed;       /* A's store falls back on the input (job_load_inputs) */
   int64_t lazy_strips; /* strips A's lazy loader's thread read (its report line) */
   int64_t ahead_strips; /* strips every load's read-ahead thread read (report.strips_read_ahead) */
   /* LU (job_lu.c): lu_in: the input "A" of solve --factor is an LU factor file (L\U, with its
@@ -168,8 +167,9 @@ ooc_status_t job_loader_upto(job_loader_t *L, int64_t c);
  * own until upto has put them, or end or free) into buffers of at most `room` bytes in all
  * (at most JOB_AHEAD_STRIPS of them), while the caller works: upto then waits only for strips
  * not read yet. The caller must not call HDF5 meanwhile (the library is not thread-safe); the
- * context it may use (base.h "Threads"). Fewer than two strips' room, memory for fewer, or a
- * thread that cannot start: nothing changes; a second call changes nothing either. A read that
+ * context it may use (base.h "Threads"). A caller's array or callback as the source, a store
+ * with a source of its own (tstore.h ts_has_source), fewer than two strips' room, memory for
+ * fewer, or a thread that cannot start: nothing changes; a second call changes nothing either. A read that
  * fails is reported by the upto that needs that strip; its message is the thread's. */
 #define JOB_AHEAD_STRIPS 64
 void job_loader_ahead(job_loader_t *L, int64_t room);

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "api/job_int.h"
-#include "api/matrix.h"
 #include "exec/plugin.h"
 #include "io/h5vec.h"
 #include "solvers/lu.h"
@@ -176,10 +175,9 @@ static ooc_status_t lazy_need(void *user, int64_t c) {
   if (!j->aload) return OOC_OK; /* all read (a checkpoint asked for the rest first) */
   if (c >= j->n) return job_lazy_finish(j);
   double t0 = ooc_now();
-  /* the rest read ahead from the first ask on (the load of B, which uses HDF5, is over), for
-   * a file's input (a caller's fill callback is not called from another thread); later asks
-   * find it started */
-  if (!(j->hm_a && !matrix_is_file(j->hm_a))) job_loader_ahead(j->aload, j->lazy_ahead);
+  /* the rest read ahead from the first ask on (the load of B, which uses HDF5, is over;
+   * job_loader_ahead says which sources it reads); later asks find it started */
+  job_loader_ahead(j->aload, j->lazy_ahead);
   ooc_status_t st = job_loader_upto(j->aload, c);
   j->t_aload += ooc_now() - t0;
   return st;

@@ -1212,6 +1212,8 @@ ooc_status_t ts_flush(tstore_t *ts) {
   return OOC_OK;
 }
 
+int ts_has_source(const tstore_t *ts) { return ts->has_source; }
+
 int ts_where(const tstore_t *ts, int64_t idx) {
   switch (ts->state[idx]) {
   case T_ZERO: return 0;

@@ -278,6 +278,10 @@ tcache_t *ts_cache(const tstore_t *ts);
  *   a restore (the journal's resume checks the input's content instead). */
 ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src, const char *name);
 void ts_set_loading(tstore_t *ts, int on);
+/* 1 when the store's reads and evictions may call its source (created with one, or
+ * ts_set_backing): a caller that reads the same file on another thread must not run beside
+ * them (HDF5 is not thread-safe). */
+int ts_has_source(const tstore_t *ts);
 
 /* Checkpoints (resumable runs, docs/RELIABILITY.md), at a safe point where no tile is checked out.
  * - ts_flush writes every cached tile that is not clean (ts_set_loading) to scratch through the
