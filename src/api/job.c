@@ -693,6 +693,36 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
   return job_loader_end(L);
 }
 
+/* One row block of write_rows as it goes to the file: rows [r0, r0 + nr), columns [0, lc) of
+ * src (ld nr), and with up (mirror) the transposed part right of the diagonal, (n - r1) x nr
+ * (ld n - r1); then the fused check's bands. st: the outcome (write_task). */
+typedef struct {
+  job_t *j;
+  int64_t r0, nr, lc, ncols;
+  const double *src, *up;
+  int f32;
+  ooc_status_t st;
+} wblock_t;
+
+static ooc_status_t write_block(const wblock_t *w) {
+  job_t *j = w->j;
+  int64_t r1 = w->r0 + w->nr;
+  OOC_TRY(h5m_write(j->out, w->r0, 0, w->nr, w->lc, w->src, w->nr));
+  if (w->up) {
+    OOC_TRY(h5m_write_t(j->out, w->r0, r1, w->nr, w->ncols - r1, w->up, w->ncols - r1));
+    if (j->fused)
+      check_fused_band(j->fused, w->r0, w->nr, r1, w->ncols - r1, w->up, w->ncols - r1, 1, w->f32);
+  }
+  /* the band's rows went through the tap: the check's X^T sgn(B x) from them (check.h) */
+  if (j->fused) check_fused_band(j->fused, w->r0, w->nr, 0, w->lc, w->src, w->nr, 0, w->f32);
+  return OOC_OK;
+}
+
+static void write_task(void *arg) {
+  wblock_t *w = arg;
+  w->st = write_block(w);
+}
+
 /* Write a store to the output by row blocks (one tile row at a time), with output column c
  * taken from store column perm[c] (perm NULL: identity). Rows, not columns, because the
  * inverse's column permutation then stays inside one buffer. One h5m_write per row block: it is
@@ -702,52 +732,75 @@ ooc_status_t job_load(job_t *j, tstore_t *ts, h5mat_t *src, double *colnorm) {
  * lower_only), row block ti is its lower tiles (the diagonal tile mirrored here) and, right of
  * the diagonal, the transpose of tile column ti below it, which h5m_write_t packs as cheaply as
  * an untransposed block. Every lower tile is then read twice (once for each of its places), in
- * exchange for no mirror pass in the solver (chol.c: the last sweep step's transposed puts). */
+ * exchange for no mirror pass in the solver (chol.c: the last sweep step's transposed puts).
+ * Write-behind: where the room holds two blocks beside the smallest stage and the store reads
+ * no source (its reads would call HDF5 beside the writes), block ti goes to the file on a pool
+ * thread (write_task: HDF5, the tap, the bands, in the same order as before) while this thread
+ * gathers block ti + 1 from the store; OOCSOLVE_NO_WRITE_BEHIND=1 turns it off. */
 static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
-  int64_t ncols = cp.n, b = rp.b;
+  int64_t ncols = cp.n, b = rp.b, blk = (perm ? 16 : 8) * b * ncols;
   int mirror = j->mirror_out && !perm && rp.n == cp.n, f32 = h5m_type(j->out) == H5M_F32;
+  int behind = !(ts == j->A && j->a_backed) && !getenv("OOCSOLVE_NO_WRITE_BEHIND") &&
+               rp.count > 1 && j->io_room >= 2 * blk + io_min_stage(b);
   ooc_status_t st = OOC_OK;
-  double *rows = ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double));
-  double *perm_rows = perm ? ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double)) : NULL;
-  if (!rows || (perm && !perm_rows)) {
-    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the output");
-    goto done;
+  double *rows[2] = {NULL, NULL}, *perm_rows[2] = {NULL, NULL};
+  ooc_task_t task = {0};
+  wblock_t wb = {.j = j, .st = OOC_OK};
+  for (int k = 0; k < 1 + behind; k++) {
+    rows[k] = ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double));
+    perm_rows[k] = perm ? ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double)) : NULL;
+    if (!rows[k] || (perm && !perm_rows[k])) {
+      st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the output");
+      goto done;
+    }
   }
-  h5m_set_stage(j->out, ooc_max64(io_min_stage(b), j->io_room - (perm ? 16 : 8) * b * ncols));
+  h5m_set_stage(j->out, ooc_max64(io_min_stage(b), j->io_room - (1 + behind) * blk));
   for (int64_t ti = 0; ti < rp.count; ti++) {
+    double *rw = rows[behind ? ti & 1 : 0], *pw = perm_rows[behind ? ti & 1 : 0];
     int64_t nr = part_len(rp, ti), r0 = part_start(rp, ti), r1 = r0 + nr;
     int64_t tl = mirror ? ti + 1 : cp.count, lc = mirror ? r1 : ncols; /* tiles, columns read */
     for (int64_t tj = 0; tj < tl; tj++)
-      OOC_CHECK(st = ts_read(ts, ti, tj, rows + part_start(cp, tj) * nr, nr));
-    const double *src = rows;
+      OOC_CHECK(st = ts_read(ts, ti, tj, rw + part_start(cp, tj) * nr, nr));
+    const double *src = rw;
     if (perm) {
       for (int64_t c = 0; c < ncols; c++)
-        memcpy(perm_rows + c * nr, rows + perm[c] * nr, (size_t)nr * sizeof(double));
-      src = perm_rows;
+        memcpy(pw + c * nr, rw + perm[c] * nr, (size_t)nr * sizeof(double));
+      src = pw;
     }
     if (mirror) { /* the diagonal tile's upper triangle from its lower */
-      double *d = rows + r0 * nr;
+      double *d = rw + r0 * nr;
       for (int64_t c = 1; c < nr; c++)
         for (int64_t i = 0; i < c; i++) d[i + c * nr] = d[c + i * nr];
     }
-    OOC_CHECK(st = h5m_write(j->out, r0, 0, nr, lc, src, nr));
+    double *up = NULL;
     if (mirror && r1 < ncols) { /* right of the diagonal: tile column ti below it, transposed */
-      double *up = rows + r1 * nr; /* (n - r1) x nr, ld n - r1 */
+      up = rw + r1 * nr; /* (n - r1) x nr, ld n - r1 */
       for (int64_t tu = ti + 1; tu < rp.count; tu++)
         OOC_CHECK(st = ts_read(ts, tu, ti, up + (part_start(rp, tu) - r1), ncols - r1));
-      OOC_CHECK(st = h5m_write_t(j->out, r0, r1, nr, ncols - r1, up, ncols - r1));
-      if (j->fused) check_fused_band(j->fused, r0, nr, r1, ncols - r1, up, ncols - r1, 1, f32);
     }
-    /* the band's rows went through the tap: the check's X^T sgn(B x) from them (check.h) */
-    if (j->fused) check_fused_band(j->fused, r0, nr, 0, lc, src, nr, 0, f32);
+    if (behind) {
+      ooc_task_wait(&task); /* block ti - 1 written (its buffer is free for ti + 1) */
+      OOC_CHECK(st = wb.st);
+    }
+    wb = (wblock_t){.j = j, .r0 = r0, .nr = nr, .lc = lc, .ncols = ncols, .src = src, .up = up,
+                    .f32 = f32, .st = OOC_OK};
+    if (behind) ooc_task_start(&task, write_task, &wb);
+    else OOC_CHECK(st = write_block(&wb));
     OOC_CHECK(st = ooc_tick(ctx, "write", (ti + 1.0) / rp.count));
   }
+  if (behind) {
+    ooc_task_wait(&task);
+    st = wb.st;
+  }
 done:
+  ooc_task_wait(&task); /* (a failure above: nothing of the output's runs after return) */
   h5m_set_stage(j->out, 0); /* releases the chunk buffers the writes kept */
-  ooc_free(ctx, rows);
-  ooc_free(ctx, perm_rows);
+  for (int k = 0; k < 2; k++) {
+    ooc_free(ctx, rows[k]);
+    ooc_free(ctx, perm_rows[k]);
+  }
   return st;
 }
 
