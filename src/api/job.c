@@ -742,7 +742,7 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
   int64_t ncols = cp.n, b = rp.b, blk = (perm ? 16 : 8) * b * ncols;
   int mirror = j->mirror_out && !perm && rp.n == cp.n, f32 = h5m_type(j->out) == H5M_F32;
-  int behind = !(ts == j->A && j->a_backed) && !getenv("OOCSOLVE_NO_WRITE_BEHIND") &&
+  int behind = !ts_has_source(ts) && !getenv("OOCSOLVE_NO_WRITE_BEHIND") &&
                rp.count > 1 && j->io_room >= 2 * blk + io_min_stage(b);
   ooc_status_t st = OOC_OK;
   double *rows[2] = {NULL, NULL}, *perm_rows[2] = {NULL, NULL};
