@@ -307,7 +307,7 @@ static void t_checker_fails_bad_results(void) {
   CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, 60, 60, X, 60, ipiv) == 0);
   CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, 60, X, 60, ipiv) == 0);
   tu_memsrc_t sa = {A, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, tu_mem_read}, srcX = {&sx, tu_mem_read};
+  ooc_source_t srcA = {&sa, tu_mem_read, NULL}, srcX = {&sx, tu_mem_read, NULL};
   ooc_ctx_t *ctx = tu_ctx();
   double eps = check_eps(0);
   for (int full = 0; full < 2; full++) {
@@ -337,7 +337,7 @@ static void t_checker_fails_bad_results(void) {
       Y[i + c * n] = s;
     }
   tu_memsrc_t sb = {B, n}, sy = {Y, n};
-  ooc_source_t srcB = {&sb, tu_mem_read}, srcY = {&sy, tu_mem_read};
+  ooc_source_t srcB = {&sb, tu_mem_read, NULL}, srcY = {&sy, tu_mem_read, NULL};
   double r, nx;
   CU_ASSERT(check_solve(ctx, ooc_ops_ref(), n, 3, 16, &srcA, &srcB, &srcY, eps, 1 << 20, &r,
                         &nx) == OOC_OK);
@@ -364,7 +364,7 @@ static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
   tu_memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, tu_mem_read}, srcb = {&mb, tu_mem_read};
+  ooc_source_t srca = {&ma, tu_mem_read, NULL}, srcb = {&mb, tu_mem_read, NULL};
   tu_spill_t sla = {ctx, "gjthr", NULL, 0}, slb = {ctx, "gjthr", NULL, 0};
   ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get},
                   spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get};
@@ -445,7 +445,7 @@ static void t_estimator(void) {
   CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
   CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
   tu_memsrc_t sa = {A, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, tu_mem_read}, srcX = {&sx, tu_mem_read};
+  ooc_source_t srcA = {&sa, tu_mem_read, NULL}, srcX = {&sx, tu_mem_read, NULL};
   ooc_ctx_t *ctx = tu_ctx();
   double eps = check_eps(0), xmax = 0;
   for (int64_t i = 0; i < n * n; i++) xmax = fmax(xmax, fabs(X0[i]));
@@ -595,8 +595,8 @@ static void gjt_open(gjt_t *g, const double *A, int64_t n, const double *B, int6
   g->m = m;
   g->ma = (tu_memsrc_t){A, n};
   g->mb = (tu_memsrc_t){B, n};
-  g->srca = (ooc_source_t){&g->ma, tu_mem_read};
-  g->srcb = (ooc_source_t){&g->mb, tu_mem_read};
+  g->srca = (ooc_source_t){&g->ma, tu_mem_read, NULL};
+  g->srcb = (ooc_source_t){&g->mb, tu_mem_read, NULL};
   g->sla = (tu_spill_t){g->ctx, "gjx", NULL, 0};
   g->slb = (tu_spill_t){g->ctx, "gjx", NULL, 0};
   g->spa = (ooc_spill_ops_t){&g->sla, tu_sp_open, tu_sp_put, tu_sp_get};

@@ -90,7 +90,7 @@ static void t_cache_budget_and_spill(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
-  ooc_source_t src = {NULL, gen_read};
+  ooc_source_t src = {NULL, gen_read, NULL};
   int64_t n = 50, b = 8; /* 7 x 7 tiles, edge tiles 2 wide */
   int64_t cap = 10 * (8 * 8 * 8 + 64);
   tcache_t *c;
@@ -239,7 +239,7 @@ static void t_threaded_column_copies(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
-  ooc_source_t src = {NULL, gen_read};
+  ooc_source_t src = {NULL, gen_read, NULL};
   /* b = 512: 5 row tiles, the last 52 rows, a column 8.6 MB; b = 768: 3 row tiles (the last 564
    * rows), each full tile 4.7 MB, over STREAM_MIN_BYTES: streaming stores, into columns that
    * alternate between 16-byte aligned and not (ld odd) */
@@ -307,7 +307,7 @@ static double mix_expect(int64_t i, int64_t j) {
 static tstore_t *mix_store(ooc_ctx_t *ctx, memspill_t *ms, int threads, double *tile,
                            tcache_t **c) {
   ooc_spill_ops_t sp = {ms, ms_open, ms_put, ms_get};
-  ooc_source_t src = {NULL, gen_read};
+  ooc_source_t src = {NULL, gen_read, NULL};
   tstore_t *ts;
   CU_ASSERT_FATAL(tcache_create(ctx, MIX_CAP, c) == OOC_OK);
   tcache_set_threads(*c, threads);
@@ -625,7 +625,7 @@ static void t_swap_rows(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
-  ooc_source_t src = {NULL, gen_read};
+  ooc_source_t src = {NULL, gen_read, NULL};
   static const int64_t shapes[][3] = {{1100, 256, 3}, {3000, 1000, 2}}; /* rows, b, tile columns */
   for (int sh = 0; sh < 2; sh++) {
     int64_t n = shapes[sh][0], b = shapes[sh][1], nc = shapes[sh][2] * b, nt = (n + b - 1) / b;
@@ -728,7 +728,7 @@ static void t_lend(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
-  ooc_source_t src = {NULL, gen_read};
+  ooc_source_t src = {NULL, gen_read, NULL};
   int64_t n = 50, b = 8, tile = 8 * 8 * 8 + 64; /* 7 x 7 tiles; a charge is at most `tile` */
   int64_t cap = 4 * 7 * tile;
   tcache_t *c;
@@ -963,7 +963,7 @@ static void t_readahead(void) {
   for (int mode = 0; mode < 4; mode++) { /* columns, reversed, row bands, from column 3 */
     int rev = mode == 1, rows = mode == 2;
     rasrc_t rs = {.fail_at = 0};
-    ooc_source_t src = {&rs, ra_read};
+    ooc_source_t src = {&rs, ra_read, NULL};
     readahead_t ra;
     int64_t c0 = mode == 3 ? 3 : 0;
     part_t q = mode == 3 ? part_make(n - 3, w) : p;
@@ -991,7 +991,7 @@ static void t_readahead(void) {
   }
   for (int fail = 1; fail <= 5; fail++) { /* the fail-th read fails */
     rasrc_t rs = {.fail_at = fail};
-    ooc_source_t src = {&rs, ra_read};
+    ooc_source_t src = {&rs, ra_read, NULL};
     readahead_t ra;
     ra_begin(&ra, &src, n, 0, p, b0, b1);
     ooc_status_t st = OOC_OK;
@@ -1006,7 +1006,7 @@ static void t_readahead(void) {
   }
   readahead_t ra; /* an empty pass */
   rasrc_t rs = {0};
-  ooc_source_t src = {&rs, ra_read};
+  ooc_source_t src = {&rs, ra_read, NULL};
   ra_begin(&ra, &src, n, 0, part_make(0, w), b0, b1);
   ra_end(&ra);
   CU_ASSERT_EQUAL(rs.nlog, 0);
@@ -1022,7 +1022,7 @@ static void t_backing(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
-  ooc_source_t src = {NULL, gen_read};
+  ooc_source_t src = {NULL, gen_read, NULL};
   int64_t n = 40, b = 8, tile = 8 * 8 * 8 + 64; /* 5 x 5 tiles */
   tcache_t *c;
   tstore_t *ts;

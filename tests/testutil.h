@@ -71,7 +71,7 @@ int tu_file_exists(const char *path);
 /* Tile stores over memory for the solver suites (test_lu, test_chol, test_gemm, test_iter,
  * test_rbt):
  * - tu_memsrc_t + tu_mem_read: a column-major matrix (ld) as a store's source,
- *   ooc_source_t src = {&m, tu_mem_read};
+ *   ooc_source_t src = {&m, tu_mem_read, NULL};
  * - tu_spill_t + tu_sp_open/tu_sp_put/tu_sp_get: spilling to the real scratch store in
  *   tu_tmpdir() under `tag`, ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get}; the
  *   caller closes sl.s (scratch_close) after destroying the store;

@@ -65,6 +65,17 @@ static ooc_status_t h5_source_read(void *self, int64_t r0, int64_t c0, int64_t n
   return h5m_read((h5mat_t *)self, r0, c0, nr, nc, dst, ld);
 }
 
+static ooc_status_t h5_source_read_t(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                                     double *dst, int64_t ld) {
+  return h5m_read_t((h5mat_t *)self, r0, c0, nr, nc, dst, ld);
+}
+
+/* A file's reader for the checks: with the transposed read (tstore.h read_t) where the handle
+ * is a file's (a virtual matrix, the caller's array or callback, has none). */
+static ooc_source_t h5_check_source(h5mat_t *m) {
+  return (ooc_source_t){m, h5_source_read, m && h5m_file_id(m) >= 0 ? h5_source_read_t : NULL};
+}
+
 void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap) {
   ooc_fmt(out, cap, "%s.%s.scratch", j->jbase, tag);
 }
@@ -988,7 +999,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   ooc_spill_ops_t spA = job_spill_ops(&j->spill[0]), spB = job_spill_ops(&j->spill[1]);
   OOC_TRY(tstore_create(ctx, j->cache, n, k, j->b, NULL, &spA, &j->A));
   if (backed) {
-    ooc_source_t src = {j->in_a, h5_source_read};
+    ooc_source_t src = {j->in_a, h5_source_read, NULL};
     OOC_TRY(ts_set_backing(j->A, &src, h5m_name(j->in_a)));
     h5m_set_stage(j->in_a, io_min_stage(j->b)); /* a source read: one tile (the load sets its own) */
   }
@@ -1190,8 +1201,8 @@ static ooc_status_t check_product(job_t *j, int f32) {
   snprintf(r->check, sizeof r->check, "%s", j->o.check == OOC_CHECK_NONE ? "none" : "probe");
   r->residual = NAN;
   if (j->o.check != OOC_CHECK_NONE) {
-    ooc_source_t sa = {j->in_a, h5_source_read}, sb = {j->in_b, h5_source_read};
-    ooc_source_t sc0 = {j->in_c, h5_source_read}, sc = {j->out, h5_source_read};
+    ooc_source_t sa = {j->in_a, h5_source_read, NULL}, sb = {j->in_b, h5_source_read, NULL};
+    ooc_source_t sc0 = {j->in_c, h5_source_read, NULL}, sc = {j->out, h5_source_read, NULL};
     double thr = j->o.check_threshold > 0 ? j->o.check_threshold : 30;
     OOC_TRY(gemm_check(ctx, j->ops, m, n, k, &sa, &sb, j->in_c ? &sc0 : NULL, &sc, j->alpha,
                        j->beta, check_eps(f32), ooc_max64(j->budget - j->fixed, 64 * big),
@@ -1222,10 +1233,10 @@ static ooc_status_t check_output(job_t *j, int f32) {
            ck == OOC_CHECK_NONE ? "none" : ck == OOC_CHECK_FULL ? "full" : "probe");
   double eps = check_eps(f32);
   double thr = j->o.check_threshold > 0 ? j->o.check_threshold : (solve ? 16 : 30);
-  ooc_source_t srcA = {j->in_a, h5_source_read}, srcB = {j->in_b, h5_source_read};
-  ooc_source_t srcX = {j->out, h5_source_read};
+  ooc_source_t srcA = h5_check_source(j->in_a), srcB = h5_check_source(j->in_b);
+  ooc_source_t srcX = h5_check_source(j->out);
   if (j->method == OOC_METHOD_CHOL && !solve && j->o.lower_only)
-    srcX = (ooc_source_t){j, sym_lower_read};
+    srcX = (ooc_source_t){j, sym_lower_read, NULL};
   int64_t mem = ooc_max64(j->budget - j->fixed, 3 * 8 * n);
   /* the readers' windows: the share of `mem` check.c leaves to a reader (one of up to 6 buffers) */
   h5mat_t *readers[3] = {j->in_a, j->in_b, j->out};

@@ -34,6 +34,26 @@ void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, do
     }
 }
 
+void cio_unpack_t(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,
+                  int64_t ld) {
+  for (int64_t i = 0; i < h; i++) { /* row i of the block is column i of dst: a straight copy */
+    double *d = dst + i * ld;
+    if (es == 8) {
+      memcpy(d, (const double *)src + i * rw, (size_t)w * sizeof(double));
+    } else {
+      const float *s = (const float *)src + i * rw;
+      for (int64_t j = 0; j < w; j++) d[j] = (double)s[j];
+    }
+  }
+}
+
+/* The block's element (i, j) lands at dst[i + j ld], or at dst[j + i ld] with trans. */
+static void unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,
+                   int64_t ld, int trans) {
+  if (trans) cio_unpack_t(src, es, rw, h, w, dst, ld);
+  else cio_unpack(src, es, rw, h, w, dst, ld);
+}
+
 void cio_pack(const double *src, int64_t rs, int64_t cs, int64_t h, int64_t w, size_t es,
               void *dst, int64_t rw) {
   for (int64_t ib = 0; ib < h; ib += TB)
@@ -70,8 +90,10 @@ static int read_full(cio_pread_fn pread_fn, int fd, void *buf, size_t len, int64
 }
 
 int cio_read_raw(cio_pread_fn pread_fn, int fd, int64_t base, size_t es, int64_t rw, int64_t i0,
-                 int64_t j0, int64_t h, int64_t w, double *dst, int64_t ld, void *win,
+                 int64_t j0, int64_t h, int64_t w, double *dst, int64_t ld, int trans, void *win,
                  size_t win_bytes) {
+  /* element (i, j) of the piece at dst + i ri + j rj */
+  int64_t ri = trans ? ld : 1, rj = trans ? 1 : ld;
   int64_t ses = (int64_t)es, cap = (int64_t)(win_bytes / es);
   if (w * 4 >= rw && rw <= cap) {
     /* dense: spans of whole rows, from column j0 of the first to j0 + w of the last */
@@ -81,7 +103,7 @@ int cio_read_raw(cio_pread_fn pread_fn, int fd, int64_t base, size_t es, int64_t
       int e = read_full(pread_fn, fd, win, (size_t)(len * ses),
                         base + ((i0 + i) * rw + j0) * ses);
       if (e) return e;
-      cio_unpack(win, es, rw, nr, w, dst + i, ld);
+      unpack(win, es, rw, nr, w, dst + i * ri, ld, trans);
     }
     return 0;
   }
@@ -96,7 +118,7 @@ int cio_read_raw(cio_pread_fn pread_fn, int fd, int64_t base, size_t es, int64_t
                           base + ((i0 + i + q) * rw + j0 + j) * ses);
         if (e) return e;
       }
-      cio_unpack(win, es, nw, nr, nw, dst + i + j * ld, ld);
+      unpack(win, es, nw, nr, nw, dst + i * ri + j * rj, ld, trans);
     }
   }
   return 0;
@@ -104,7 +126,7 @@ int cio_read_raw(cio_pread_fn pread_fn, int fd, int64_t base, size_t es, int64_t
 
 int cio_read_zstd(cio_pread_fn pread_fn, int fd, int64_t base, int64_t csize, size_t es,
                   int64_t cr, int64_t rw, int64_t i0, int64_t j0, int64_t h, int64_t w,
-                  double *dst, int64_t ld, void *in, void *out, size_t win_bytes,
+                  double *dst, int64_t ld, int trans, void *in, void *out, size_t win_bytes,
                   const char **why) {
   size_t rowbytes = (size_t)rw * es;
   int64_t R = (int64_t)(win_bytes / rowbytes);
@@ -143,8 +165,8 @@ int cio_read_zstd(cio_pread_fn pread_fn, int fd, int64_t base, int64_t csize, si
       }
       int64_t a = row > i0 ? row : i0, b = min64(row + nrows, i0 + h);
       if (a < b)
-        cio_unpack((const char *)out + ((size_t)(a - row) * rw + (size_t)j0) * es, es, rw, b - a,
-                   w, dst + (a - i0), ld);
+        unpack((const char *)out + ((size_t)(a - row) * rw + (size_t)j0) * es, es, rw, b - a, w,
+               dst + (a - i0) * (trans ? ld : 1), ld, trans);
       row += nrows;
       ob.pos = 0;
     }

@@ -14,9 +14,12 @@
  *   ld; pack reads element (i, j) at src[i * rs + j * cs] (column-major: rs = 1, cs = ld; a
  *   transposed source: rs = ld, cs = 1) and converts to float32 when es = 4 (round to nearest,
  *   as HDF5's conversion does).
+ * - cio_unpack_t: the same block written transposed (w x h column-major, ld >= w: element (i, j)
+ *   at dst[j + i * ld]), which is the row-major block itself: row copies, no transposition.
  * - cio_read_raw: the rows [i0, i0+h) x columns [j0, j0+w) of an uncompressed row-major block of
  *   rw elements per row stored at file offset `base`, read with `pread` (the ops table's, called
- *   without the fault gate: the caller passed it) into dst. `win` bytes of scratch (at least one
+ *   without the fault gate: the caller passed it) into dst (column-major; with trans its
+ *   transpose, as cio_unpack_t writes it). `win` bytes of scratch (at least one
  *   row) bound the reads. 0, or an errno; a read past the end of the file gives CIO_ESHORT.
  * - cio_read_zstd: the same block from one zstd frame of `csize` bytes at `base` that decodes to
  *   the whole cr x rw chunk; the frame is decoded to its end (its checksum is verified) in windows
@@ -43,15 +46,17 @@ int cio_default_threads(void);
 
 void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,
                 int64_t ld);
+void cio_unpack_t(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,
+                  int64_t ld);
 void cio_pack(const double *src, int64_t rs, int64_t cs, int64_t h, int64_t w, size_t es,
               void *dst, int64_t rw);
 
 int cio_read_raw(cio_pread_fn pread_fn, int fd, int64_t base, size_t es, int64_t rw, int64_t i0,
-                 int64_t j0, int64_t h, int64_t w, double *dst, int64_t ld, void *win,
+                 int64_t j0, int64_t h, int64_t w, double *dst, int64_t ld, int trans, void *win,
                  size_t win_bytes);
 int cio_read_zstd(cio_pread_fn pread_fn, int fd, int64_t base, int64_t csize, size_t es,
                   int64_t cr, int64_t rw, int64_t i0, int64_t j0, int64_t h, int64_t w,
-                  double *dst, int64_t ld, void *in, void *out, size_t win_bytes,
+                  double *dst, int64_t ld, int trans, void *in, void *out, size_t win_bytes,
                   const char **why);
 
 size_t cio_zstd_bound(size_t bytes);

@@ -1075,6 +1075,7 @@ typedef struct {
   rjob_t *jobs;
   double *dst;
   int64_t ld, r0, c0;
+  int trans;  /* dst holds the rectangle's transpose (h5m_read_t) */
   char **win; /* per worker: win_bytes, twice for zstd (input and output windows) */
   size_t win_bytes;
   cio_pread_fn pread_fn;
@@ -1083,15 +1084,17 @@ typedef struct {
 static void rjob_run(void *arg, int64_t k, int worker) {
   rbatch_t *b = arg;
   rjob_t *j = &b->jobs[k];
-  double *d = b->dst + (j->r - b->r0) + (j->c - b->c0) * b->ld;
+  int64_t di = j->r - b->r0, dj = j->c - b->c0;
+  double *d = b->dst + (b->trans ? dj + di * b->ld : di + dj * b->ld);
   size_t es = b->m->file_es;
   char *w = b->win[worker];
   if (j->zstd)
     j->err = cio_read_zstd(b->pread_fn, b->m->fd, j->base, j->csize, es, j->br, j->rw, j->i0,
-                           j->j0, j->h, j->w, d, b->ld, w, w + b->win_bytes, b->win_bytes, &j->why);
+                           j->j0, j->h, j->w, d, b->ld, b->trans, w, w + b->win_bytes, b->win_bytes,
+                           &j->why);
   else
     j->err = cio_read_raw(b->pread_fn, b->m->fd, j->base, es, j->rw, j->i0, j->j0, j->h, j->w, d,
-                          b->ld, w, b->win_bytes);
+                          b->ld, b->trans, w, b->win_bytes);
 }
 
 static ooc_status_t read_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int64_t nr,
@@ -1119,7 +1122,7 @@ static ooc_status_t direct_read_error(h5mat_t *m, const rjob_t *j, int64_t r0, i
 
 /* *fallback = 1 (nothing read, no error): this rectangle needs H5Dread after all. */
 static ooc_status_t direct_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                                double *dst, int64_t ld, int *fallback) {
+                                double *dst, int64_t ld, int trans, int *fallback) {
   ooc_ctx_t *ctx = m->ctx;
   *fallback = 0;
   int inj = fio_gate(ctx, 0);
@@ -1198,7 +1201,7 @@ static ooc_status_t direct_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, 
     if (!(wins[k] = ooc_malloc(ctx, win * (any_zstd ? 2 : 1))))
       st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory for the read windows", m->name);
   if (st == OOC_OK) {
-    rbatch_t rb = {m, jobs, dst, ld, r0, c0, wins, win, fio_pread_op(ctx)};
+    rbatch_t rb = {m, jobs, dst, ld, r0, c0, trans, wins, win, fio_pread_op(ctx)};
     ooc_parallel(threads, njobs, rjob_run, &rb);
     for (int64_t k = 0; k < njobs && st == OOC_OK; k++)
       if (jobs[k].err) st = direct_read_error(m, &jobs[k], r0, c0, nr, nc);
@@ -1883,14 +1886,29 @@ static void cm_to_cm(const void *s, int f32, int64_t h, int64_t w, double *d, in
       d[i + j * ld] = f32 ? (double)((const float *)s)[i + j * h] : ((const double *)s)[i + j * h];
 }
 
+/* Row-major staging block (h x w) into dst transposed (w x h, ld): row copies. */
+static void rm_to_t(const void *s, int f32, int64_t h, int64_t w, double *d, int64_t ld) {
+  for (int64_t i = 0; i < h; i++)
+    for (int64_t j = 0; j < w; j++)
+      d[j + i * ld] = f32 ? (double)((const float *)s)[j + i * w] : ((const double *)s)[j + i * w];
+}
+
+/* Column-major staging block (h x w, ld h) into dst transposed (w x h, ld). */
+static void cm_to_t(const void *s, int f32, int64_t h, int64_t w, double *d, int64_t ld) {
+  for (int64_t i = 0; i < h; i++)
+    for (int64_t j = 0; j < w; j++)
+      d[j + i * ld] = f32 ? (double)((const float *)s)[i + j * h] : ((const double *)s)[i + j * h];
+}
+
+/* trans: dst receives the rectangle's transpose (nc x nr, ld), h5m_read_t. */
 static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
-                              double *dst, int64_t ld) {
+                              double *dst, int64_t ld, int trans) {
   release_wslots(m); /* writing is over (the check reads the output back) */
   if (!m->allow_fill) OOC_TRY(check_complete(m));
   /* slices, 1-D and transposed reads (m->general) take the staged H5Dread path only */
   if (m->direct && !m->general) {
     int fallback = 0;
-    ooc_status_t st = direct_read(m, r0, c0, nr, nc, dst, ld, &fallback);
+    ooc_status_t st = direct_read(m, r0, c0, nr, nc, dst, ld, trans, &fallback);
     if (!fallback) return st;
   }
   if (!m->general) {
@@ -1899,7 +1917,7 @@ static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, in
      * transpose in place. This is the common case (b x b tiles) and saves a tile-sized buffer. */
     if (m->memtype == H5T_NATIVE_DOUBLE && nr == nc && ld == nr) {
       OOC_TRY(io_rect(m, 0, r0, c0, nr, nc, dst, r0, c0, nr, nc));
-      transpose_square(dst, nr);
+      if (!trans) transpose_square(dst, nr); /* read row-major: the transpose already */
       return OOC_OK;
     }
   }
@@ -1917,6 +1935,12 @@ static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, in
       ce = block_end(c, b.ac, b.bw, c0 + nc);
       st = io_rect(m, 0, r, c, re - r, ce - c, stage, r0, c0, nr, nc);
       if (st != OOC_OK) break;
+      if (trans) {
+        double *d = dst + (c - c0) + (r - r0) * ld;
+        if (cm) cm_to_t(stage, f32, re - r, ce - c, d, ld);
+        else rm_to_t(stage, f32, re - r, ce - c, d, ld);
+        continue;
+      }
       double *d = dst + (r - r0) + (c - c0) * ld;
       if (cm) cm_to_cm(stage, f32, re - r, ce - c, d, ld);
       else if (f32) rm_to_cm_f(stage, re - r, ce - c, d, ld);
@@ -1942,7 +1966,7 @@ static ooc_status_t fill_refuse(h5mat_t *m) {
   ooc_status_t st = buf ? OOC_OK : OOC_ERR_NOMEM;
   for (int64_t c0 = 0; c0 < m->cols && st == OOC_OK; c0 += w) {
     int64_t nc = ooc_min64(w, m->cols - c0);
-    st = read_impl(m, 0, c0, m->rows, nc, buf, m->rows);
+    st = read_impl(m, 0, c0, m->rows, nc, buf, m->rows, 0);
     for (int64_t j = 0; st == OOC_OK && j < nc; j++)
       for (int64_t i = 0; i < m->rows; i++)
         if (is_fill(m, buf[i + j * m->rows])) {
@@ -1992,8 +2016,24 @@ ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc
     return m->virt->read(m->vself, r0, c0, nr, nc, dst, ld);
   }
   quiet_t q = quiet_begin();
-  ooc_status_t st = read_impl(m, r0, c0, nr, nc, dst, ld);
+  ooc_status_t st = read_impl(m, r0, c0, nr, nc, dst, ld, 0);
   if (st == OOC_OK && (m->nfill || m->packed)) st = cf_after_read(m, r0, c0, nr, nc, dst, ld);
+  quiet_end(q);
+  return st;
+}
+
+ooc_status_t h5m_read_t(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
+                        int64_t ld) {
+  if (!m) return OOC_ERR_ARG;
+  if (m->dset < 0 || m->virt)
+    return OOC_FAIL(m->ctx, OOC_ERR_ARG, "%s: transposed read from a %s handle", m->name,
+                    m->virt ? "virtual" : "closed or committed");
+  OOC_TRY(check_rect(m, "transposed read", r0, c0, nr, nc, dst, ld, nc));
+  if (nr == 0 || nc == 0) return OOC_OK;
+  quiet_t q = quiet_begin();
+  ooc_status_t st = read_impl(m, r0, c0, nr, nc, dst, ld, 1);
+  /* the elementwise fixes see the transpose as an nc x nr matrix (fill_refuse reads anew) */
+  if (st == OOC_OK && (m->nfill || m->packed)) st = cf_after_read(m, c0, r0, nc, nr, dst, ld);
   quiet_end(q);
   return st;
 }

@@ -117,6 +117,13 @@ const char *h5m_notice(const h5mat_t *m);
 
 ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
                       int64_t ld);
+/* The rectangle's transpose: dst is nc x nr column-major (ld >= nc), element (i, j) of the
+ * rectangle at dst[j + i * ld]. That is the file's own row-major order, so the direct path
+ * copies rows instead of transposing (issue 27: the checks' passes, which can take either
+ * layout, spent most of their read time transposing). Files only: a virtual handle
+ * (h5m_file_id < 0) gives OOC_ERR_ARG. Errors as h5m_read's. */
+ooc_status_t h5m_read_t(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
+                        int64_t ld);
 ooc_status_t h5m_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                        const double *src, int64_t ld);
 /* h5m_write from the rectangle's transpose: element (i, j) at src_t[j + i * ld], i.e. src_t is

@@ -48,7 +48,10 @@ typedef struct {
 
 /* Streamed products with a source M (A or X, n x n) and k vectors V (n x k, ld n):
  * trans 'N': U = M V; 'T': U = M^T V. One pass over M in column blocks of ps->bw, read ahead.
- * colsum, when not NULL, accumulates |M| column sums (the 1-norm) on the way. */
+ * colsum, when not NULL, accumulates |M| column sums (the 1-norm) on the way. Without it the
+ * blocks come transposed where the source can (readahead.h ra_begin_t: a file's rows copied,
+ * not transposed) and the GEMM flips its flag; with it they stay as they are, since their column
+ * sums would become row sums of a block few rows tall. */
 static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, char trans,
                         const double *V, int64_t k, double *U, const pass_t *ps,
                         double *colsum) {
@@ -56,14 +59,19 @@ static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, ch
   int64_t bi, bj;
   if (trans == 'N') memset(U, 0, (size_t)(n * k) * sizeof(double));
   readahead_t ra;
-  ra_begin(&ra, M, n, 0, cp, ps->buf[0], ps->buf[1]);
+  if (colsum) ra_begin(&ra, M, n, 0, cp, ps->buf[0], ps->buf[1]);
+  else ra_begin_t(&ra, M, n, 0, cp, ps->buf[0], ps->buf[1]);
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l);
-    double *buf;
+    double *buf; /* M(:, l0 + [0, nl)), ld n, or (ra.trans) its transpose, ld nl */
     OOC_TRY(ra_next(&ra, &buf));
     if (colsum) o->colabs(n, nl, buf, n, colsum + l0, &bi, &bj);
-    if (trans == 'N')
+    if (trans == 'N' && ra.trans)
+      o->gemm('T', 'N', n, k, nl, 1.0, buf, nl, V + l0, n, 1.0, U, n);
+    else if (trans == 'N')
       o->gemm('N', 'N', n, k, nl, 1.0, buf, n, V + l0, n, 1.0, U, n);
+    else if (ra.trans)
+      o->gemm('N', 'N', nl, k, n, 1.0, buf, nl, V, n, 0.0, U + l0, n);
     else
       o->gemm('T', 'N', nl, k, n, 1.0, buf, n, V, n, 0.0, U + l0, n);
   }
@@ -113,7 +121,7 @@ static void first_vectors(int64_t n, double *V) {
  * xi = sgn(Y[:, 0]) and w = M^T xi on the way. The estimator's next product is B^T xi, whose
  * first factor is M^T xi (M = X for the left residual I - X A, A for the right one): that
  * product then needs one pass (over the other matrix) instead of two. colsum, when not NULL,
- * accumulates |M|'s column sums. */
+ * accumulates |M|'s column sums. Transposed bands where the source can, as in mul. */
 static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source_t *M,
                                  const double *U, const double *V, int64_t k, double *Y,
                                  double *xi, double *w, const pass_t *ps, double *colsum) {
@@ -121,17 +129,24 @@ static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source
   part_t rp = part_make(n, ps->bw);
   memset(w, 0, (size_t)n * sizeof(double));
   readahead_t ra;
-  ra_begin_rows(&ra, M, n, rp, ps->buf[0], ps->buf[1]);
+  if (colsum) ra_begin_rows(&ra, M, n, rp, ps->buf[0], ps->buf[1]);
+  else ra_begin_rows_t(&ra, M, n, rp, ps->buf[0], ps->buf[1]);
   for (int64_t q = 0; q < rp.count; q++) {
     int64_t r0 = part_start(rp, q), nr = part_len(rp, q);
-    double *buf;
+    double *buf; /* M(r0 + [0, nr), :), ld nr, or (ra.trans) its transpose, ld n */
     OOC_TRY(ra_next(&ra, &buf));
     if (colsum) o->colabs(nr, n, buf, nr, colsum, &bi, &bj);
-    o->gemm('N', 'N', nr, k, n, 1.0, buf, nr, U, n, 0.0, Y + r0, n); /* M(band, :) U */
+    if (ra.trans) /* M(band, :) U */
+      o->gemm('T', 'N', nr, k, n, 1.0, buf, n, U, n, 0.0, Y + r0, n);
+    else
+      o->gemm('N', 'N', nr, k, n, 1.0, buf, nr, U, n, 0.0, Y + r0, n);
     for (int64_t c = 0; c < k; c++)
       for (int64_t i = r0; i < r0 + nr; i++) Y[i + c * n] = V[i + c * n] - Y[i + c * n];
     for (int64_t i = r0; i < r0 + nr; i++) xi[i] = sgn(Y[i]);
-    o->gemm('T', 'N', n, 1, nr, 1.0, buf, nr, xi + r0, nr, 1.0, w, n);
+    if (ra.trans) /* w += M(band, :)^T xi(band) */
+      o->gemm('N', 'N', n, 1, nr, 1.0, buf, n, xi + r0, nr, 1.0, w, n);
+    else
+      o->gemm('T', 'N', n, 1, nr, 1.0, buf, nr, xi + r0, nr, 1.0, w, n);
   }
   ra_end(&ra);
   return OOC_OK;
@@ -156,7 +171,8 @@ static ooc_status_t resid_mul_n(const ooc_ops_t *o, int64_t n, const ooc_source_
 /* The 'T' product Y = B^T xi = xi - M1^T w given w = M2^T xi (resid_mul_n's, or the writer's):
  * one pass over M1 in column blocks. The estimator's next vector is e_j, j = iamax(Y) (LAPACK's
  * first largest |Y_j|), and its next product starts with M1 e_j: the column of M1 at the
- * largest |Y_j| so far is kept in col as the pass goes, so that product reads no column. */
+ * largest |Y_j| so far is kept in col as the pass goes, so that product reads no column.
+ * Transposed strips where the source can, as in mul. */
 static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
                                 const ooc_source_t *X, int left, const double *xi,
                                 const double *w, double *Y, const pass_t *ps, double *col,
@@ -165,12 +181,15 @@ static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_
   part_t cp = part_make(n, ps->bw);
   int64_t j = 0;
   readahead_t ra;
-  ra_begin(&ra, M, n, 0, cp, ps->buf[0], ps->buf[1]);
+  ra_begin_t(&ra, M, n, 0, cp, ps->buf[0], ps->buf[1]);
   for (int64_t l = 0; l < cp.count; l++) {
     int64_t l0 = part_start(cp, l), nl = part_len(cp, l), jb = -1;
-    double *buf;
+    double *buf; /* M(:, l0 + [0, nl)), ld n, or (ra.trans) its transpose, ld nl */
     OOC_TRY(ra_next(&ra, &buf));
-    o->gemm('T', 'N', nl, 1, n, 1.0, buf, n, w, n, 0.0, Y + l0, n);
+    if (ra.trans)
+      o->gemm('N', 'N', nl, 1, n, 1.0, buf, nl, w, n, 0.0, Y + l0, n);
+    else
+      o->gemm('T', 'N', nl, 1, n, 1.0, buf, n, w, n, 0.0, Y + l0, n);
     for (int64_t i = l0; i < l0 + nl; i++) {
       Y[i] = xi[i] - Y[i];
       if (i == 0 || fabs(Y[i]) > fabs(Y[j])) { /* iamax's rule: strictly larger */
@@ -178,7 +197,10 @@ static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_
         jb = i;
       }
     }
-    if (jb >= 0) memcpy(col, buf + (jb - l0) * n, (size_t)n * sizeof(double));
+    if (jb >= 0 && ra.trans) /* column jb of M: row jb - l0 of the transposed strip */
+      for (int64_t i = 0; i < n; i++) col[i] = buf[(jb - l0) + i * nl];
+    else if (jb >= 0)
+      memcpy(col, buf + (jb - l0) * n, (size_t)n * sizeof(double));
   }
   ra_end(&ra);
   *jmax = j;

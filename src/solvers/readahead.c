@@ -6,31 +6,46 @@ static void read_next(void *arg) {
   readahead_t *r = arg;
   int64_t k = r->next, s = r->reverse ? r->part.count - 1 - k : k;
   int64_t at = part_start(r->part, s), len = part_len(r->part, s);
-  r->st = r->by_rows
-              ? r->src->read(r->src->self, at, 0, len, r->other, r->buf[k & 1], len)
-              : r->src->read(r->src->self, 0, r->c0 + at, r->other, len, r->buf[k & 1], r->other);
+  double *d = r->buf[k & 1];
+  if (r->trans) /* the strip's transpose: ld = its columns */
+    r->st = r->by_rows ? r->src->read_t(r->src->self, at, 0, len, r->other, d, r->other)
+                       : r->src->read_t(r->src->self, 0, r->c0 + at, r->other, len, d, len);
+  else
+    r->st = r->by_rows ? r->src->read(r->src->self, at, 0, len, r->other, d, len)
+                       : r->src->read(r->src->self, 0, r->c0 + at, r->other, len, d, r->other);
 }
 
 static void begin(readahead_t *r, const ooc_source_t *src, int by_rows, int64_t other, int64_t c0,
-                  part_t part, double *buf0, double *buf1, int reverse) {
-  *r = (readahead_t){.src = src, .by_rows = by_rows, .reverse = reverse, .other = other,
-                     .c0 = c0, .part = part, .buf = {buf0, buf1}};
+                  part_t part, double *buf0, double *buf1, int reverse, int trans) {
+  *r = (readahead_t){.src = src, .by_rows = by_rows, .reverse = reverse,
+                     .trans = trans && src->read_t, .other = other, .c0 = c0, .part = part,
+                     .buf = {buf0, buf1}};
   if (part.count > 0) ooc_task_start(&r->task, read_next, r);
 }
 
 void ra_begin(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
               double *buf0, double *buf1) {
-  begin(r, src, 0, rows, c0, part, buf0, buf1, 0);
+  begin(r, src, 0, rows, c0, part, buf0, buf1, 0, 0);
+}
+
+void ra_begin_t(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
+                double *buf0, double *buf1) {
+  begin(r, src, 0, rows, c0, part, buf0, buf1, 0, 1);
 }
 
 void ra_begin_rev(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
                   double *buf0, double *buf1) {
-  begin(r, src, 0, rows, c0, part, buf0, buf1, 1);
+  begin(r, src, 0, rows, c0, part, buf0, buf1, 1, 0);
 }
 
 void ra_begin_rows(readahead_t *r, const ooc_source_t *src, int64_t cols, part_t part,
                    double *buf0, double *buf1) {
-  begin(r, src, 1, cols, 0, part, buf0, buf1, 0);
+  begin(r, src, 1, cols, 0, part, buf0, buf1, 0, 0);
+}
+
+void ra_begin_rows_t(readahead_t *r, const ooc_source_t *src, int64_t cols, part_t part,
+                     double *buf0, double *buf1) {
+  begin(r, src, 1, cols, 0, part, buf0, buf1, 0, 1);
 }
 
 ooc_status_t ra_next(readahead_t *r, double **data) {

@@ -13,6 +13,11 @@
  * - ra_begin_rev: the same pass with the strips in decreasing order (the last first).
  * - ra_begin_rows(r, src, cols, part, buf0, buf1): the pass by row bands instead: band k is rows
  *   [part_start(part, k), +part_len) of all cols columns, ld = that band's rows.
+ * - ra_begin_t / ra_begin_rows_t: the same passes with each strip transposed where the source
+ *   has a transposed read (tstore.h read_t; r->trans says whether it has): a column strip as
+ *   part.b x rows (ld = the strip's columns), a row band as cols x its rows (ld = cols). A file
+ *   stores rows, so that read copies where the plain one transposes (issue 27: the checks'
+ *   passes spent most of their read time transposing); the caller's arithmetic takes either.
  * - ra_next(r, &data): waits for the next strip and returns its read's status; on OOC_OK *data
  *   is the strip and the read of the one after it starts. The strip stays valid until the next
  *   ra_next or ra_end. Called at most part.count times. A failed ra_next leaves no read running
@@ -35,6 +40,7 @@ typedef struct readahead {
   const ooc_source_t *src;
   int by_rows;      /* row bands of `other` columns, else column strips of `other` rows */
   int reverse;      /* the strips in decreasing order */
+  int trans;        /* each strip transposed (read_t) */
   int64_t other, c0;
   part_t part;
   double *buf[2];
@@ -49,6 +55,10 @@ void ra_begin_rev(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t
                   double *buf0, double *buf1);
 void ra_begin_rows(readahead_t *r, const ooc_source_t *src, int64_t cols, part_t part,
                    double *buf0, double *buf1);
+void ra_begin_t(readahead_t *r, const ooc_source_t *src, int64_t rows, int64_t c0, part_t part,
+                double *buf0, double *buf1);
+void ra_begin_rows_t(readahead_t *r, const ooc_source_t *src, int64_t cols, part_t part,
+                     double *buf0, double *buf1);
 ooc_status_t ra_next(readahead_t *r, double **data);
 void ra_end(readahead_t *r);
 

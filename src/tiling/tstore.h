@@ -58,11 +58,17 @@ static inline int64_t part_len(part_t p, int64_t k) {
 }
 static inline int64_t part_index(part_t p, int64_t i) { return i / p.b; }
 
-/* Read-only content provider: fills the nr x nc block at (r0, c0), column-major, leading dim ld. */
+/* Read-only content provider: read fills the nr x nc block at (r0, c0), column-major, leading
+ * dim ld. read_t (optional, NULL where the provider has none) fills the block's transpose
+ * instead (nc x nr, ld >= nc): where the data is stored row-major (an HDF5 file) that read
+ * costs no transposition, and a reader whose arithmetic can take either layout (the checks'
+ * passes, check.c) asks for it. */
 typedef struct ooc_source {
   void *self;
   ooc_status_t (*read)(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
                        int64_t ld);
+  ooc_status_t (*read_t)(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
+                         int64_t ld);
 } ooc_source_t;
 
 /* Opens the scratch file on first need (see scratch.h); the tiling layer does not know files. */
