@@ -476,8 +476,23 @@ static void t_estimator(void) {
       if (ci.probe < 30) probe_missed++;
       lo = fmin(lo, est / full);
     }
-    printf("[case %d: full %.3g, estimate %.3g (%d products), probes alone %.3g] ", kind, full, est,
-           ci.products, ci.probe);
+    /* the same estimate from transposed strips (a file's sources have read_t: tstore.h):
+     * the same products, the same value up to the order of the sums */
+    ooc_source_t tA = {&sa, tu_mem_read, tu_mem_read_t}, tX = {&sx, tu_mem_read, tu_mem_read_t};
+    double est_t;
+    check_info_t ct;
+    CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &tA, &tX, 0, eps, 1 << 20, &est_t,
+                               &na, &nx, &ct) == OOC_OK);
+    CU_ASSERT_EQUAL(ct.products, ci.products);
+    /* a right inverse's residual is rounding, which the sums' order moves; a wrong one's is
+     * its error */
+    CU_ASSERT(kind == 0 ? est_t < 30 && est_t <= 2 * est && est <= 2 * est_t
+                        : est_t >= 30 && fabs(est_t - est) <= 1e-6 * est);
+    if (ct.products != ci.products || (kind > 0 && fabs(est_t - est) > 1e-6 * est))
+      printf("[kind %d: transposed %.17g (%d products), plain %.17g (%d)] ", kind, est_t,
+             ct.products, est, ci.products);
+    printf("[case %d: full %.3g, estimate %.3g (%d products; transposed %.3g), probes alone "
+           "%.3g] ", kind, full, est, ci.products, est_t, ci.probe);
   }
   CU_ASSERT(probe_missed >= 2); /* the column and row cases hide from the probes */
   printf("[%d cases, estimate / full >= %.3g, %d the probes alone passed] ", ncase, lo,

@@ -104,6 +104,23 @@ static int compare_rect(ooc_ctx_t *ctx, h5mat_t *m, const double *A, int64_t row
                 (long long)j, B[i + j * ld], want);
       bad++;
     }
+  /* the transposed read (h5m_read_t): nc x nr with as much padding, the same numbers */
+  int64_t ldt = nc + (ld - nr);
+  double *T = malloc((size_t)(ldt * nr) * sizeof *T);
+  for (int64_t t = 0; t < ldt * nr; t++) T[t] = sentinel;
+  EXPECT_OK(ctx, h5m_read_t(m, r0, c0, nr, nc, T, ldt));
+  for (int64_t i = 0; i < nr; i++)
+    for (int64_t j = 0; j < ldt; j++) {
+      double want = j < nc ? A[(r0 + i) + (c0 + j) * rows] : sentinel;
+      if (f32 && j < nc) want = (double)(float)want;
+      if (T[j + i * ldt] == want) continue;
+      if (say && bad < 5)
+        fprintf(stderr, "\n  rect (%lld, %lld, %lld x %lld) transposed: T(%lld,%lld) = %.17g, "
+                "want %.17g\n", (long long)r0, (long long)c0, (long long)nr, (long long)nc,
+                (long long)j, (long long)i, T[j + i * ldt], want);
+      bad++;
+    }
+  free(T);
   free(B);
   return bad;
 }

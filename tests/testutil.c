@@ -291,6 +291,14 @@ ooc_status_t tu_mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t
   return OOC_OK;
 }
 
+ooc_status_t tu_mem_read_t(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                           double *dst, int64_t ld) {
+  tu_memsrc_t *s = self;
+  for (int64_t j = 0; j < nc; j++)
+    for (int64_t i = 0; i < nr; i++) dst[j + i * ld] = s->M[r0 + i + (c0 + j) * s->ld];
+  return OOC_OK;
+}
+
 ooc_status_t tu_sp_open(void *self, size_t slot, void **h) {
   tu_spill_t *sl = self;
   OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));

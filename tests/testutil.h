@@ -71,7 +71,8 @@ int tu_file_exists(const char *path);
 /* Tile stores over memory for the solver suites (test_lu, test_chol, test_gemm, test_iter,
  * test_rbt):
  * - tu_memsrc_t + tu_mem_read: a column-major matrix (ld) as a store's source,
- *   ooc_source_t src = {&m, tu_mem_read, NULL};
+ *   ooc_source_t src = {&m, tu_mem_read, NULL} (tu_mem_read_t in the third place: with the
+ *   transposed read);
  * - tu_spill_t + tu_sp_open/tu_sp_put/tu_sp_get: spilling to the real scratch store in
  *   tu_tmpdir() under `tag`, ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get}; the
  *   caller closes sl.s (scratch_close) after destroying the store;
@@ -83,6 +84,9 @@ typedef struct {
 } tu_memsrc_t;
 ooc_status_t tu_mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
                          int64_t ld);
+/* The block's transpose (tstore.h read_t): nc x nr, ld >= nc. */
+ooc_status_t tu_mem_read_t(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                           double *dst, int64_t ld);
 struct scratch;
 typedef struct {
   ooc_ctx_t *ctx;
