@@ -174,6 +174,14 @@ static int read_matches(h5mat_t *m, want_fn want, const void *wc) {
         for (int64_t j = 0; j < nc; j++)
           for (int64_t i = 0; i < nr; i++)
             if (buf[i + j * nr] != want(r0 + i, c0 + j, wc)) bad++;
+        /* the transposed read (h5m_read_t, the checks' strips): nc x nr, the same numbers */
+        if (h5m_read_t(m, r0, c0, nr, nc, buf, nc) != OOC_OK) {
+          free(buf);
+          return 0;
+        }
+        for (int64_t j = 0; j < nc; j++)
+          for (int64_t i = 0; i < nr; i++)
+            if (buf[j + i * nc] != want(r0 + i, c0 + j, wc)) bad++;
       }
     free(buf);
   }
@@ -314,6 +322,12 @@ static void t_fill_and_packing(void) {
       CU_ASSERT_PTR_NOT_NULL(strstr(e, t ? "first at [2, 15]" : "first at [7, 11]"));
       CU_ASSERT_PTR_NOT_NULL(strstr(e, "--keep-fill"));
       if (!strstr(e, t ? "[2, 15]" : "[7, 11]")) fprintf(stderr, "\n  %s\n", e);
+      ooc_clear_error(ctx);
+      /* read transposed: the same refusal, in the matrix's coordinates */
+      CU_ASSERT_EQUAL(h5m_read_t(m, 0, 0, 5, 5, buf, 5), OOC_OK);
+      CU_ASSERT_EQUAL(h5m_read_t(m, 0, 0, n, n, buf, n), OOC_ERR_NONFINITE);
+      CU_ASSERT_PTR_NOT_NULL(
+          strstr(ooc_ctx_error(ctx), t ? "first at [2, 15]" : "first at [7, 11]"));
       ooc_clear_error(ctx);
       free(buf);
       h5m_close(m);
