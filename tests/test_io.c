@@ -20,6 +20,7 @@
 #include <zstd.h>
 
 #include "base/parloop.h"
+#include "io/chunkio.h"
 #include "io/h5mat.h"
 #include "io/fileio.h"
 #include "io/journal.h"
@@ -231,6 +232,66 @@ static void t_parse_compress(void) {
   EXPECT_FAIL(ctx, h5m_parse_compress(ctx, "deflate:12", &kind, &level), OOC_ERR_ARG, "1..9");
   EXPECT_FAIL(ctx, h5m_parse_compress(ctx, "zstd:", &kind, &level), OOC_ERR_ARG, "level");
   tu_ctx_done(ctx);
+}
+
+/* ---- the transposing copies (chunkio.h) ------------------------------------------------------
+ * cio_unpack (row-major chunk rows into a column-major buffer) and cio_pack (back, from a
+ * column-major or a transposed source), float64 and float32, on shapes odd and even, small and
+ * past the size where the copies write with streaming stores (1 MiB), into buffers with padding
+ * (which must stay untouched) and starting off a 16-byte boundary. */
+static void t_transposing_copies(void) {
+  const int64_t shapes[][2] = {{1, 1}, {3, 5}, {17, 65}, {64, 4096}, {129, 1031}, {600, 301},
+                               {1025, 130}};
+  const double sentinel = -7.25;
+  int bad = 0, cases = 0;
+  for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+    for (int es = 4; es <= 8; es += 4)
+      for (int pad = 0; pad < 2; pad++)
+        for (int off = 0; off < 2; off++) {
+          int64_t h = shapes[k][0], w = shapes[k][1], rw = w + 3 * pad, ld = h + pad;
+          /* the source: row-major h x rw (the chunk), element (i, j) = i * 4099 + j */
+          char *src = malloc((size_t)(h * rw) * (size_t)es);
+          for (int64_t i = 0; i < h; i++)
+            for (int64_t j = 0; j < rw; j++) {
+              double v = (double)(i * 4099 + j) + 0.5;
+              if (es == 8) ((double *)src)[i * rw + j] = v;
+              else ((float *)src)[i * rw + j] = (float)v;
+            }
+          double *buf = malloc((size_t)(ld * w + 1) * sizeof(double)), *d = buf + off;
+          for (int64_t t = 0; t < ld * w + 1; t++) buf[t] = sentinel;
+          cio_unpack(src, (size_t)es, rw, h, w, d, ld);
+          for (int64_t j = 0; j < w; j++)
+            for (int64_t i = 0; i < ld; i++) {
+              double want = i < h ? (double)(float)((double)(i * 4099 + j) + 0.5) : sentinel;
+              if (es == 8 && i < h) want = (double)(i * 4099 + j) + 0.5;
+              bad += d[i + j * ld] != want;
+            }
+          bad += off ? buf[0] != sentinel : buf[ld * w] != sentinel;
+          /* back: from the column-major buffer (rs 1, cs ld) and from its transpose (rs ld', cs
+           * 1) into a row-major chunk of rw per row, its padding untouched */
+          double *tr = malloc((size_t)(h * w) * sizeof(double)); /* w x h, ld w */
+          for (int64_t i = 0; i < h; i++)
+            for (int64_t j = 0; j < w; j++) tr[j + i * w] = d[i + j * ld];
+          for (int v = 0; v < 2; v++) {
+            char *out = malloc((size_t)(h * rw + 1) * (size_t)es + 8), *o = out + off * es;
+            memset(out, 0x5a, (size_t)(h * rw + 1) * (size_t)es + 8);
+            if (v == 0) cio_pack(d, 1, ld, h, w, (size_t)es, o, rw);
+            else cio_pack(tr, w, 1, h, w, (size_t)es, o, rw);
+            for (int64_t i = 0; i < h; i++)
+              for (int64_t j = 0; j < w; j++)
+                bad += es == 8 ? memcmp(o + (i * rw + j) * 8, src + (i * rw + j) * 8, 8) != 0
+                               : memcmp(o + (i * rw + j) * 4, src + (i * rw + j) * 4, 4) != 0;
+            for (int64_t i = 0; i < h && pad; i++) /* the row's padding: not written */
+              bad += (unsigned char)o[(i * rw + w) * es] != 0x5a;
+            free(out);
+          }
+          free(tr);
+          free(buf);
+          free(src);
+          cases++;
+        }
+  printf("[%d cases] ", cases);
+  CU_ASSERT_EQUAL(bad, 0);
 }
 
 /* ---- round trips ---------------------------------------------------------------------------- */
@@ -1558,6 +1619,7 @@ int main(void) {
   static const tu_test_t tests[] = {
       {"split_spec", t_split_spec},
       {"parse_compress", t_parse_compress},
+      {"transposing copies (cio_unpack, cio_pack)", t_transposing_copies},
       {"roundtrip_f64_zstd", t_roundtrip_f64_zstd},
       {"roundtrip_f32_zstd", t_roundtrip_f32_zstd},
       {"roundtrip_f64_deflate", t_roundtrip_f64_deflate},
