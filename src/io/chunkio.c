@@ -16,12 +16,13 @@ int cio_default_threads(void) { return ooc_par_cpus(CIO_MAX_THREADS); }
 
 /* ---- transposing copies --------------------------------------------------------------------- */
 
-/* Blocks of TB x TB elements: both sides stay in L1 while a block is transposed (float32). */
+/* Blocks of TB x TB elements for the plain C copies (no SSE2, or a source strided both ways):
+ * both sides stay in L1 while a block is transposed. */
 #define TB 32
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* float64 blocks: TI elements down the destination's columns (two cache lines, so that every
+/* Blocks of TI elements down the destination's columns (two cache lines, so that every
  * line a block writes is written whole) by TJ across. Rectangles of at least T_STREAM_BYTES
  * write with streaming stores: they do not fit a cache, and a streaming store does not read
  * the line it fills first. Measured on this project's 2-core VM (an AMD EPYC; /tmp benchmark of
@@ -32,16 +33,44 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 #define TJ 64
 #define T_STREAM_BYTES ((int64_t)1 << 20)
 
-/* The transpose of an h x w row-major block (element (i, j) at s[i * ss + j]) into column-major
- * d (element (i, j) at d[i + j * ds]). */
-static void transpose_d(const double *s, int64_t ss, int64_t h, int64_t w, double *d,
-                        int64_t ds) {
 #if defined(__SSE2__)
-  int nt = h * w * 8 >= T_STREAM_BYTES && ds % 2 == 0;
+/* Two neighbouring elements of a row (float32 or float64) as two doubles, and back. */
+static inline __m128d load2(const void *p, int f32) {
+  return f32 ? _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)p)))
+             : _mm_loadu_pd(p);
+}
+static inline void store2(void *p, __m128d v, int f32, int nt) {
+  if (f32) _mm_storel_epi64((__m128i *)p, _mm_castps_si128(_mm_cvtpd_ps(v)));
+  else if (nt) _mm_stream_pd(p, v);
+  else _mm_storeu_pd(p, v);
+}
+#endif
+
+/* The transpose of an h x w row-major block (element (i, j) at s[i * ss + j]) into column-major
+ * d (element (i, j) at d[i + j * ds]); sf32 / df32: that side holds float32 (the conversions
+ * round to nearest, as a cast does). Always inlined into the three variants below, so that each
+ * is compiled for its element sizes. */
+static inline __attribute__((always_inline)) void
+transpose_any(const void *src, int64_t ss, int64_t h, int64_t w, void *dst, int64_t ds, int sf32,
+              int df32) {
+  const int64_t ses = sf32 ? 4 : 8, des = df32 ? 4 : 8;
+  const char *s = src;
+  char *d = dst;
+#define T_SRC(i, j) (s + ((i) * ss + (j)) * ses)
+#define T_DST(i, j) (d + ((i) + (j) * ds) * des)
+#define T_ONE(i, j)                                                                             \
+  do {                                                                                          \
+    double v_ = sf32 ? (double)*(const float *)T_SRC(i, j) : *(const double *)T_SRC(i, j);      \
+    if (df32) *(float *)T_DST(i, j) = (float)v_;                                                \
+    else *(double *)T_DST(i, j) = v_;                                                           \
+  } while (0)
+#if defined(__SSE2__)
+  /* streaming stores for float64 destinations only (a float32 pair is 8 bytes) */
+  int nt = !df32 && h * w * des >= T_STREAM_BYTES && ds % 2 == 0;
   if (nt && ((uintptr_t)d & 15)) { /* one row by itself: the rest is 16-byte aligned */
-    for (int64_t j = 0; j < w; j++) d[j * ds] = s[j];
-    s += ss;
-    d++;
+    for (int64_t j = 0; j < w; j++) T_ONE(0, j);
+    s += ss * ses;
+    d += des;
     h--;
   }
   for (int64_t ib = 0; ib < h; ib += TI)
@@ -49,25 +78,18 @@ static void transpose_d(const double *s, int64_t ss, int64_t h, int64_t w, doubl
       int64_t ie = min64(ib + TI, h), je = min64(jb + TJ, w);
       int64_t i2 = ib + ((ie - ib) & ~(int64_t)1), j2 = jb + ((je - jb) & ~(int64_t)1);
       for (int64_t j = jb; j < j2; j += 2) { /* columns j, j + 1 of d: rows i, i + 1 of s */
-        double *d0 = d + j * ds, *d1 = d0 + ds;
-        const double *sp = s + j;
         for (int64_t i = ib; i < i2; i += 2) {
-          __m128d a = _mm_loadu_pd(sp + i * ss), b = _mm_loadu_pd(sp + (i + 1) * ss);
-          if (nt) {
-            _mm_stream_pd(d0 + i, _mm_unpacklo_pd(a, b));
-            _mm_stream_pd(d1 + i, _mm_unpackhi_pd(a, b));
-          } else {
-            _mm_storeu_pd(d0 + i, _mm_unpacklo_pd(a, b));
-            _mm_storeu_pd(d1 + i, _mm_unpackhi_pd(a, b));
-          }
+          __m128d a = load2(T_SRC(i, j), sf32), b = load2(T_SRC(i + 1, j), sf32);
+          store2(T_DST(i, j), _mm_unpacklo_pd(a, b), df32, nt);
+          store2(T_DST(i, j + 1), _mm_unpackhi_pd(a, b), df32, nt);
         }
         if (i2 < ie) {
-          d0[i2] = sp[i2 * ss];
-          d1[i2] = sp[i2 * ss + 1];
+          T_ONE(i2, j);
+          T_ONE(i2, j + 1);
         }
       }
       for (int64_t j = j2; j < je; j++)
-        for (int64_t i = ib; i < ie; i++) d[i + j * ds] = s[i * ss + j];
+        for (int64_t i = ib; i < ie; i++) T_ONE(i, j);
     }
   if (nt) _mm_sfence(); /* streaming stores are weakly ordered: done before the caller says so */
 #else
@@ -75,24 +97,28 @@ static void transpose_d(const double *s, int64_t ss, int64_t h, int64_t w, doubl
     for (int64_t jb = 0; jb < w; jb += TB) {
       int64_t ie = min64(ib + TB, h), je = min64(jb + TB, w);
       for (int64_t j = jb; j < je; j++)
-        for (int64_t i = ib; i < ie; i++) d[i + j * ds] = s[i * ss + j];
+        for (int64_t i = ib; i < ie; i++) T_ONE(i, j);
     }
 #endif
+#undef T_ONE
+#undef T_DST
+#undef T_SRC
+}
+
+static void transpose_dd(const void *s, int64_t ss, int64_t h, int64_t w, void *d, int64_t ds) {
+  transpose_any(s, ss, h, w, d, ds, 0, 0);
+}
+static void transpose_fd(const void *s, int64_t ss, int64_t h, int64_t w, void *d, int64_t ds) {
+  transpose_any(s, ss, h, w, d, ds, 1, 0);
+}
+static void transpose_df(const void *s, int64_t ss, int64_t h, int64_t w, void *d, int64_t ds) {
+  transpose_any(s, ss, h, w, d, ds, 0, 1);
 }
 
 void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,
                 int64_t ld) {
-  if (es == 8) {
-    transpose_d(src, rw, h, w, dst, ld);
-    return;
-  }
-  const float *s = src;
-  for (int64_t ib = 0; ib < h; ib += TB)
-    for (int64_t jb = 0; jb < w; jb += TB) {
-      int64_t ie = min64(ib + TB, h), je = min64(jb + TB, w);
-      for (int64_t j = jb; j < je; j++)
-        for (int64_t i = ib; i < ie; i++) dst[i + j * ld] = (double)s[i * rw + j];
-    }
+  if (es == 8) transpose_dd(src, rw, h, w, dst, ld);
+  else transpose_fd(src, rw, h, w, dst, ld);
 }
 
 void cio_unpack_t(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, double *dst,
@@ -117,8 +143,9 @@ static void unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w,
 
 void cio_pack(const double *src, int64_t rs, int64_t cs, int64_t h, int64_t w, size_t es,
               void *dst, int64_t rw) {
-  if (es == 8 && rs == 1) { /* a column-major source: row j of its transpose is column j */
-    transpose_d(src, cs, w, h, dst, rw);
+  if (rs == 1) { /* a column-major source: row j of its transpose is column j */
+    if (es == 8) transpose_dd(src, cs, w, h, dst, rw);
+    else transpose_df(src, cs, w, h, dst, rw);
     return;
   }
   if (es == 8 && cs == 1) { /* a transposed source: its rows are the chunk's */
