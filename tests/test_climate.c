@@ -167,21 +167,16 @@ static int read_matches(h5mat_t *m, want_fn want, const void *wc) {
     for (int64_t r0 = 0; r0 < R; r0 += hr)
       for (int64_t c0 = 0; c0 < C; c0 += wc_) {
         int64_t nr = R - r0 < hr ? R - r0 : hr, nc = C - c0 < wc_ ? C - c0 : wc_;
-        if (h5m_read(m, r0, c0, nr, nc, buf, nr) != OOC_OK) {
-          free(buf);
-          return 0;
+        /* tr = 1: the transposed read (h5m_read_t, the checks' strips), nc x nr */
+        for (int tr = 0; tr < 2; tr++) {
+          if ((tr ? h5m_read_t : h5m_read)(m, r0, c0, nr, nc, buf, tr ? nc : nr) != OOC_OK) {
+            free(buf);
+            return 0;
+          }
+          for (int64_t j = 0; j < nc; j++)
+            for (int64_t i = 0; i < nr; i++)
+              if (buf[tr ? j + i * nc : i + j * nr] != want(r0 + i, c0 + j, wc)) bad++;
         }
-        for (int64_t j = 0; j < nc; j++)
-          for (int64_t i = 0; i < nr; i++)
-            if (buf[i + j * nr] != want(r0 + i, c0 + j, wc)) bad++;
-        /* the transposed read (h5m_read_t, the checks' strips): nc x nr, the same numbers */
-        if (h5m_read_t(m, r0, c0, nr, nc, buf, nc) != OOC_OK) {
-          free(buf);
-          return 0;
-        }
-        for (int64_t j = 0; j < nc; j++)
-          for (int64_t i = 0; i < nr; i++)
-            if (buf[j + i * nc] != want(r0 + i, c0 + j, wc)) bad++;
       }
     free(buf);
   }

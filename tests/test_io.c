@@ -90,39 +90,28 @@ static void write_output(ooc_ctx_t *ctx, const char *file, const char *dset, con
 static int compare_rect(ooc_ctx_t *ctx, h5mat_t *m, const double *A, int64_t rows, int64_t r0,
                         int64_t c0, int64_t nr, int64_t nc, int64_t ld, int f32, int say) {
   const double sentinel = -12345.0;
-  double *B = malloc((size_t)(ld * nc) * sizeof *B);
-  for (int64_t t = 0; t < ld * nc; t++) B[t] = sentinel;
-  EXPECT_OK(ctx, h5m_read(m, r0, c0, nr, nc, B, ld));
   int bad = 0;
-  for (int64_t j = 0; j < nc; j++)
-    for (int64_t i = 0; i < ld; i++) {
-      double want = i < nr ? A[(r0 + i) + (c0 + j) * rows] : sentinel;
-      if (f32 && i < nr) want = (double)(float)want;
-      if (B[i + j * ld] == want) continue;
-      if (say && bad < 5)
-        fprintf(stderr, "\n  rect (%lld, %lld, %lld x %lld): B(%lld,%lld) = %.17g, want %.17g\n",
-                (long long)r0, (long long)c0, (long long)nr, (long long)nc, (long long)i,
-                (long long)j, B[i + j * ld], want);
-      bad++;
-    }
-  /* the transposed read (h5m_read_t): nc x nr with as much padding, the same numbers */
-  int64_t ldt = nc + (ld - nr);
-  double *T = malloc((size_t)(ldt * nr) * sizeof *T);
-  for (int64_t t = 0; t < ldt * nr; t++) T[t] = sentinel;
-  EXPECT_OK(ctx, h5m_read_t(m, r0, c0, nr, nc, T, ldt));
-  for (int64_t i = 0; i < nr; i++)
-    for (int64_t j = 0; j < ldt; j++) {
-      double want = j < nc ? A[(r0 + i) + (c0 + j) * rows] : sentinel;
-      if (f32 && j < nc) want = (double)(float)want;
-      if (T[j + i * ldt] == want) continue;
-      if (say && bad < 5)
-        fprintf(stderr, "\n  rect (%lld, %lld, %lld x %lld) transposed: T(%lld,%lld) = %.17g, "
-                "want %.17g\n", (long long)r0, (long long)c0, (long long)nr, (long long)nc,
-                (long long)j, (long long)i, T[j + i * ldt], want);
-      bad++;
-    }
-  free(T);
-  free(B);
+  /* tr = 0: h5m_read (nr x nc, ld); tr = 1: h5m_read_t, the transpose (nc x nr) with as much
+   * padding. Element k of buffer column o is rectangle element (i, j) or padding. */
+  for (int tr = 0; tr < 2; tr++) {
+    int64_t lead = tr ? nc + (ld - nr) : ld, inner = tr ? nc : nr, outer = tr ? nr : nc;
+    double *B = malloc((size_t)(lead * outer) * sizeof *B);
+    for (int64_t t = 0; t < lead * outer; t++) B[t] = sentinel;
+    EXPECT_OK(ctx, (tr ? h5m_read_t : h5m_read)(m, r0, c0, nr, nc, B, lead));
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t k = 0; k < lead; k++) {
+        int64_t i = tr ? o : k, j = tr ? k : o;
+        double want = k < inner ? A[(r0 + i) + (c0 + j) * rows] : sentinel;
+        if (f32 && k < inner) want = (double)(float)want;
+        if (B[k + o * lead] == want) continue;
+        if (say && bad < 5)
+          fprintf(stderr, "\n  rect (%lld, %lld, %lld x %lld)%s: B(%lld,%lld) = %.17g, want "
+                  "%.17g\n", (long long)r0, (long long)c0, (long long)nr, (long long)nc,
+                  tr ? " transposed" : "", (long long)k, (long long)o, B[k + o * lead], want);
+        bad++;
+      }
+    free(B);
+  }
   return bad;
 }
 

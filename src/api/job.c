@@ -73,7 +73,7 @@ static ooc_status_t h5_source_read_t(void *self, int64_t r0, int64_t c0, int64_t
 /* A file's reader for the checks: with the transposed read (tstore.h read_t) where the handle
  * is a file's (a virtual matrix, the caller's array or callback, has none). */
 static ooc_source_t h5_check_source(h5mat_t *m) {
-  return (ooc_source_t){m, h5_source_read, m && h5m_file_id(m) >= 0 ? h5_source_read_t : NULL};
+  return (ooc_source_t){m, h5_source_read, h5m_file_id(m) >= 0 ? h5_source_read_t : NULL};
 }
 
 void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap) {

@@ -910,27 +910,9 @@ ooc_status_t h5m_open2(ooc_ctx_t *ctx, const char *file, const char *dset, unsig
   return st;
 }
 
-/* ---- transposition between row-major staging and column-major matrices ---------------------- */
+/* ---- square tiles transposed in place ---------------------------------------------------------- */
 
 #define TB 32
-
-static void rm_to_cm_d(const double *s, int64_t h, int64_t w, double *d, int64_t ld) {
-  for (int64_t ib = 0; ib < h; ib += TB)
-    for (int64_t jb = 0; jb < w; jb += TB) {
-      int64_t ie = ooc_min64(ib + TB, h), je = ooc_min64(jb + TB, w);
-      for (int64_t j = jb; j < je; j++)
-        for (int64_t i = ib; i < ie; i++) d[i + j * ld] = s[i * w + j];
-    }
-}
-
-static void rm_to_cm_f(const float *s, int64_t h, int64_t w, double *d, int64_t ld) {
-  for (int64_t ib = 0; ib < h; ib += TB)
-    for (int64_t jb = 0; jb < w; jb += TB) {
-      int64_t ie = ooc_min64(ib + TB, h), je = ooc_min64(jb + TB, w);
-      for (int64_t j = jb; j < je; j++)
-        for (int64_t i = ib; i < ie; i++) d[i + j * ld] = (double)s[i * w + j];
-    }
-}
 
 static void transpose_square(double *a, int64_t n) {
   for (int64_t ib = 0; ib < n; ib += TB)
@@ -1879,25 +1861,11 @@ static ooc_status_t read_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int
                   "(corrupt or truncated file: %s)", m->name, a, b, x, y, e.inner);
 }
 
-/* Column-major staging block (h x w, ld h) into dst. */
+/* A column-major staging block (h x w, ld h; float32 or float64) into dst (ld): a copy. */
 static void cm_to_cm(const void *s, int f32, int64_t h, int64_t w, double *d, int64_t ld) {
   for (int64_t j = 0; j < w; j++)
     for (int64_t i = 0; i < h; i++)
       d[i + j * ld] = f32 ? (double)((const float *)s)[i + j * h] : ((const double *)s)[i + j * h];
-}
-
-/* Row-major staging block (h x w) into dst transposed (w x h, ld): row copies. */
-static void rm_to_t(const void *s, int f32, int64_t h, int64_t w, double *d, int64_t ld) {
-  for (int64_t i = 0; i < h; i++)
-    for (int64_t j = 0; j < w; j++)
-      d[j + i * ld] = f32 ? (double)((const float *)s)[j + i * w] : ((const double *)s)[j + i * w];
-}
-
-/* Column-major staging block (h x w, ld h) into dst transposed (w x h, ld). */
-static void cm_to_t(const void *s, int f32, int64_t h, int64_t w, double *d, int64_t ld) {
-  for (int64_t i = 0; i < h; i++)
-    for (int64_t j = 0; j < w; j++)
-      d[j + i * ld] = f32 ? (double)((const float *)s)[i + j * h] : ((const double *)s)[i + j * h];
 }
 
 /* trans: dst receives the rectangle's transpose (nc x nr, ld), h5m_read_t. */
@@ -1935,16 +1903,13 @@ static ooc_status_t read_impl(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, in
       ce = block_end(c, b.ac, b.bw, c0 + nc);
       st = io_rect(m, 0, r, c, re - r, ce - c, stage, r0, c0, nr, nc);
       if (st != OOC_OK) break;
-      if (trans) {
-        double *d = dst + (c - c0) + (r - r0) * ld;
-        if (cm) cm_to_t(stage, f32, re - r, ce - c, d, ld);
-        else rm_to_t(stage, f32, re - r, ce - c, d, ld);
-        continue;
-      }
-      double *d = dst + (r - r0) + (c - c0) * ld;
-      if (cm) cm_to_cm(stage, f32, re - r, ce - c, d, ld);
-      else if (f32) rm_to_cm_f(stage, re - r, ce - c, d, ld);
-      else rm_to_cm_d(stage, re - r, ce - c, d, ld);
+      int64_t h = re - r, w = ce - c;
+      double *d = trans ? dst + (c - c0) + (r - r0) * ld : dst + (r - r0) + (c - c0) * ld;
+      /* the h x w block, staged row-major (or column-major, cm), lands in d as it is (ld) or
+       * transposed (trans): a copy where the two orders agree, chunkio's transposition (a
+       * row-major block of cm ? h : w elements a row) where they do not */
+      if (cm == trans) cio_unpack(stage, m->stage_es, cm ? h : w, cm ? w : h, cm ? h : w, d, ld);
+      else cm_to_cm(stage, f32, trans ? w : h, trans ? h : w, d, ld);
     }
   }
   ooc_free(m->ctx, stage);
