@@ -25,10 +25,12 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 /* Blocks of TI elements down the destination's columns (two cache lines, so that every
  * line a block writes is written whole) by TJ across. Rectangles of at least T_STREAM_BYTES
  * write with streaming stores: they do not fit a cache, and a streaming store does not read
- * the line it fills first. Measured on this project's 2-core VM (an AMD EPYC; /tmp benchmark of
- * session 18, a 64-row window of 4096-wide chunk rows into a 16384-row strip, and its reverse):
- * the scalar 32 x 32 blocks 3.4-3.7 GB/s a thread, SSE2 2 x 2 transposes in these blocks with
- * streaming stores 7.9-8.2 GB/s; 32 rows down 5.2, plain stores 5.0-5.3. */
+ * the line it fills first. Measured on this project's 2-core VM (an AMD EPYC) with
+ * tools/transpose_rate.c (64-row windows of 4096-wide chunk rows into a 16384-row strip, and the
+ * reverse): 4.2-4.3 GB/s a thread unpacking and 4.1-4.2 packing, against 3.5-3.7 and 3.4-3.5
+ * for the scalar 32 x 32 blocks before. A standalone prototype of the same blocks and stores
+ * (session 18, /tmp) moved 7.9-8.2 GB/s on that machine, where 32 rows down gave 5.2 and plain
+ * stores 5.0-5.3; why this code does not reach it is not yet known. */
 #define TI 16
 #define TJ 64
 #define T_STREAM_BYTES ((int64_t)1 << 20)
