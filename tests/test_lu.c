@@ -85,6 +85,10 @@ static int64_t g_stop_at;
  * source (a tile never put reads as zeros) and its column norms are NaN until then, so a run
  * that took a column, or its norm, before asking computes something else */
 static int g_lazy;
+/* lu_args_t.swaps (t_rowmap): with LU_SWAPS_WRITER the result LU is read through the run's row
+ * map (ts_read_mapped, tile by tile, as the pipeline's writer does); with LU_SWAPS_NONE as the
+ * store holds it */
+static int g_swaps;
 
 static ooc_status_t lazy_need(void *user, int64_t c) {
   lazy_t *z = user;
@@ -128,6 +132,29 @@ static ooc_status_t stop_after(void *user, int64_t step, int64_t nsteps, const i
   return OOC_ERR_INTERRUPTED; /* the run stops here, the stores as they are */
 }
 
+/* The store in the result's row order, as the pipeline's writer gets it: the map's rows moved
+ * into place in the background (ts_permute_start) while the tile rows above its first moved row
+ * are read, then the rest after the join. */
+static double *read_mapped(tstore_t *ts, const ts_rowmap_t *m, int64_t n) {
+  part_t p = ts_rows(ts);
+  double *R = malloc((size_t)(n * n + 1) * sizeof(double));
+  ts_permute_t mv;
+  CU_ASSERT_FATAL(ts_permute_start(ts, m, &mv) == OOC_OK);
+  CU_ASSERT(mv.first < n);
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) ts_permute_join(&mv);
+    for (int64_t ti = 0; ti < p.count; ti++) {
+      int64_t above = part_start(p, ti) + part_len(p, ti) <= mv.first;
+      if (pass == above) continue; /* above first: read meanwhile; the rest after the join */
+      for (int64_t tj = 0; tj < p.count; tj++)
+        CU_ASSERT(ts_read(ts, ti, tj, R + part_start(p, ti) + part_start(p, tj) * n, n) ==
+                  OOC_OK);
+    }
+  }
+  ts_permute_join(&mv); /* (a second join does nothing) */
+  return R;
+}
+
 /* One lu_run of `job` on A [B] with tile b, stripe W, cache cap; ipiv_in for SOLVE_FACTORED.
  * fault_at > 0: the fault_at-th host allocation fails (once). */
 static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, const double *B,
@@ -162,9 +189,10 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   r.lazy = (lazy_t){.s = sa, .A = A, .cn = cn, .n = n, .b = b};
   r.ipiv = malloc((size_t)(n + 1) * sizeof *r.ipiv);
   if (ipiv_in) memcpy(r.ipiv, ipiv_in, (size_t)n * sizeof *r.ipiv);
+  ts_rowmap_t rm = {0};
   lu_args_t args = {.A = sa, .B = sb, .stripe = W, .ops = ops, .job = job, .colnorm = cn,
                     .ipiv = r.ipiv, .chunk = g_chunk, .nopiv = g_nopiv,
-                    .direct = g_direct > 0};
+                    .direct = g_direct > 0, .swaps = g_swaps, .rowmap = &rm};
   if (g_lazy) {
     args.need = lazy_need;
     args.need_user = &r.lazy;
@@ -214,9 +242,11 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   r.peak = ooc_ctx_host_peak(ctx);
   r.spills = ts_stats(sa)->spills + (sb ? ts_stats(sb)->spills : 0);
   if (r.st == OOC_OK) {
-    r.LU = tu_read_store(sa, n);
+    r.LU = rm.from ? read_mapped(sa, &rm, n) : tu_read_store(sa, n);
     if (sb) r.X = tu_read_store(sb, n);
   }
+  CU_ASSERT(!rm.from == !r.stats.swaps_left); /* a map exactly when the swaps were left */
+  ts_rowmap_free(ctx, &rm);
   tstore_destroy(sa);
   tstore_destroy(sb);
   tcache_destroy(cache);
@@ -804,6 +834,78 @@ static void t_resume(void) {
   printf("[%d runs stopped after a step and resumed, every one bit-identical] ", cases);
 }
 
+/* The final swaps left to the writer (lu_args_t.swaps = LU_SWAPS_WRITER): the factor read
+ * through the row map is the factor with the swaps made in the store, bit for bit, on the host
+ * executor (unified) and the strict one (columns through slots and twins, the last step's
+ * left pass folding each column's own step's swaps in), tiles 1, 7, 16 and n, stripes of one
+ * tile, three and all, chunks of one tile and the default; a map is left exactly where every
+ * tile ends in the cache (out of core the store makes them, as before); LU_SWAPS_NONE leaves
+ * the same U and pivots, without a map. An inverse or a solve takes no map. */
+static void t_rowmap(void) {
+  int cases = 0, mapped = 0;
+  static const int64_t sizes[] = {1, 2, 50, 130};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    int64_t n = sizes[si];
+    double *A = tu_rand_matrix(n, n, 21 + (uint64_t)n), *B = tu_rand_matrix(n, 5, 6);
+    static const int64_t tiles[] = {1, 7, 16, 0};
+    for (int ti = 0; ti < 4; ti++)
+      for (int wi = 0; wi < 3; wi++)
+        for (int ex = 0; ex < 2; ex++)
+          for (int ooc = 0; ooc < 2; ooc++) {
+            int64_t b = tiles[ti] ? ooc_min64(tiles[ti], n) : n;
+            int64_t W = wi == 0 ? b : wi == 1 ? 3 * b : n;
+            if ((b == 1 && n > 50) || W > n) continue;
+            int64_t cap = ooc ? 8 * n * n / 5 : (int64_t)1 << 40;
+            g_exec_queues = ex ? 2 : 0;
+            g_strict = ex;
+            g_nslots = ex ? 2 : 0;
+            g_chunk = (wi + ti) % 2 ? b : 0;
+            g_swaps = LU_SWAPS_STORE;
+            outcome_t s0 = run(OPS[0], LU_FACTOR, A, n, NULL, 0, b, W, cap, NULL, 0);
+            g_swaps = LU_SWAPS_WRITER;
+            outcome_t s1 = run(OPS[0], LU_FACTOR, A, n, NULL, 0, b, W, cap, NULL, 0);
+            g_swaps = LU_SWAPS_NONE;
+            outcome_t s2 = run(OPS[0], LU_FACTOR, A, n, NULL, 0, b, W, cap, NULL, 0);
+            g_swaps = LU_SWAPS_WRITER;
+            outcome_t s3 = run(OPS[0], LU_SOLVE, A, n, B, 5, b, W, cap, NULL, 0);
+            g_swaps = LU_SWAPS_STORE;
+            CU_ASSERT_FATAL(s0.st == OOC_OK && s1.st == OOC_OK && s2.st == OOC_OK &&
+                            s3.st == OOC_OK);
+            CU_ASSERT(same_bits(&s0, &s1, n, 0));
+            CU_ASSERT(s0.peak <= s0.budget && s1.peak <= s1.budget);
+            CU_ASSERT_EQUAL(s0.stats.swaps_left, 0);
+            CU_ASSERT_EQUAL(s2.stats.swaps_left, 0);
+            CU_ASSERT_EQUAL(s3.stats.swaps_left, 0);
+            /* in core every tile ends cached: a map wherever there are earlier stripes, with the
+             * default chunks (narrower ones may want more maps than lu.c's rowmap_cap allows) */
+            if (!ooc && n > 2 && W < n && !g_chunk) CU_ASSERT(s1.stats.swaps_left);
+            if (s1.stats.swaps_left) {
+              mapped++;
+              CU_ASSERT(s1.stats.rows_mapped > 0);
+            }
+            /* the same pivots, logdet and U (on and above the diagonal: no later swap moves a
+             * row above its own step's end) without the pass */
+            CU_ASSERT(!memcmp(s0.ipiv, s2.ipiv, (size_t)n * sizeof(int64_t)));
+            CU_ASSERT(s0.stats.logdet == s2.stats.logdet && s0.stats.sign == s2.stats.sign);
+            int upper = 1;
+            for (int64_t j = 0; j < n; j++)
+              for (int64_t i = 0; i <= j; i++) upper &= s0.LU[i + j * n] == s2.LU[i + j * n];
+            CU_ASSERT(upper);
+            cases++;
+            done(&s0);
+            done(&s1);
+            done(&s2);
+            done(&s3);
+          }
+    free(A);
+    free(B);
+  }
+  g_exec_queues = g_strict = g_nslots = 0;
+  g_chunk = 0;
+  printf("[%d cases (%d with a map), the factor read through the map bit-identical] ", cases,
+         mapped);
+}
+
 /* lu_warm on the strict host executor (not unified, so it runs; its operations start late, so
  * a laswp queued with pivots the host does not have yet would apply garbage): OK, the budget
  * back to empty; on a budget too small for it, skipped (OK, nothing allocated); on the host
@@ -845,6 +947,7 @@ int main(void) {
       {"fault loop: host allocations over an out-of-core LU solve", t_fault},
       {"resumed runs: stopped after every step, continued bit for bit", t_resume},
       {"lu_warm: on a device-like executor, a small budget, a unified one", t_warm},
+      {"final swaps left to the writer: the factor through the row map, bit for bit", t_rowmap},
       {NULL, NULL}};
   return tu_run("lu", tests);
 }

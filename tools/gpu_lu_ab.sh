@@ -2,6 +2,7 @@
 # gpu_lu_ab.sh: a tree of LU changes against an older one on the GPU host, in one device call
 # (issue 22; what each call of 2026-11-29's fourteenth session did by hand):
 #   OLD=.wt/main LIMIT=560 bash .devdeps/on-device bash tools/gpu_lu_ab.sh
+# (or OLD_ENV="VAR=value": "old" is this tree run with that environment, tools/gpu_lu_e2e.sh)
 # (OLD: `git archive <commit>` unpacked into an ignored folder and carried with .devdeps; the
 # checkout's .git/info/exclude lists /.wt/.)
 # 1. this tree's LU suites on the GPU: test_cuda_rt (the CUDA runtime, LU's fault loops and its
@@ -32,7 +33,7 @@ if ! skip tests; then
   done
 fi
 pack t
-if ! skip e2e && [ -n "${OLD:-}" ]; then
+if ! skip e2e && [ -n "${OLD:-}${OLD_ENV:-}" ]; then
   # (its own LIMIT: what is left, less the trace's share)
   t=$(($(left) - 95))
   skip trace && t=$(($(left) - 3))

@@ -2,7 +2,9 @@
 # gpu_lu_e2e.sh: LU end to end through the CLI on the GPU host, an older tree against this one in
 # one device call (issue 22 with 27: the phases a user waits for, not the factor alone):
 #   OLD=.wt/old LIMIT=560 bash .devdeps/on-device bash tools/gpu_lu_e2e.sh
-# (OLD: `git archive <commit>` unpacked into the ignored .wt/old and carried with .devdeps.)
+# (OLD: `git archive <commit>` unpacked into the ignored .wt/old and carried with .devdeps.
+# Or OLD_ENV="VAR=value ...": "old" is this tree's binary run with that environment, e.g.
+# OLD_ENV=OOCSOLVE_LU_SWAPS=store for LU's final swaps in the store, as before 2026-11-30.)
 # 1. build oocsolve and oocgen in both trees, bench_lu_cuda in this one (Release, sm_90);
 # 2. cuSOLVER's in-core Xgetrf at n = 40000 (bench_lu_cuda cusolver), the peer of the factor;
 # 3. stage solve: A65 (n = 65536 float32, tile 1024) and B65 (256 right-hand sides) written on
@@ -14,7 +16,9 @@
 #    line (lu_e2e.txt); REPS (2) pairs for solve, REPS_F (1) for the others. Run as a user
 #    would: no malloc tuning in the environment.
 # The inputs were just written, so they are read from the page cache (the floor there is memory
-# bandwidth, not the disk). SKIP="solve factor inv" skips stages; N65, N40, NI change the sizes.
+# bandwidth, not the disk). SKIP="solve factor inv" skips stages; N65, N40, NI change the sizes,
+# FDTYPE (f64) and FGPU (8G) the factor's input type and --gpu-mem (N40=65536 FDTYPE=f32
+# FGPU=16G: issue 22's big factor; f64 there would not fit the device's 64 GB disk twice).
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-560}
@@ -38,16 +42,19 @@ grep RESULT $R/cusolver.log | res
 G=$B/oocgen
 # one run: tree label, then oocsolve's arguments; its JSON's phases on a RESULT line
 one() {
-  local tree=$1 bin=$B/oocsolve tag=$2
+  local tree=$1 bin=$B/oocsolve tag=$2 envs=
   shift 2
-  [ "$tree" = old ] && bin=$BOLD/oocsolve
+  if [ "$tree" = old ]; then
+    if [ -n "${OLD_ENV:-}" ]; then envs=$OLD_ENV; else bin=$BOLD/oocsolve; fi
+  fi
   [ -x "$bin" ] || return
-  "$bin" "$@" --json --force > $R/$tag.json 2> $R/$tag.err
+  env $envs "$bin" "$@" --json --force > $R/$tag.json 2> $R/$tag.err
   echo "rc=$?" >> $R/$tag.err
   python3 - "$R/$tag.json" "$tag" << 'PY' 2>&1 | res
 import json, sys
 d = json.load(open(sys.argv[1]))
-ws = [w for w in (d.get('warnings') or '').split('; ') if 'in place' in w or 'GPU peak' in w]
+ws = [w for w in (d.get('warnings') or '').split('; ')
+      if 'in place' in w or 'GPU peak' in w or 'row swaps' in w]
 print('RESULT %s: read %.2f compute %.2f (factor %.2f, sweeps %.2f) write %.2f check %.2f '
       '(%.1f GB read back) commit %.2f total %.2f s; residual %.3g, stripe %d, %s; %s' % (
       sys.argv[2], d['t_read'], d['t_compute'], d.get('t_factor', 0), d.get('t_solve', 0),
@@ -77,9 +84,9 @@ if ! skip solve; then
   rm -f $D/A65.h5 $D/B65.h5
 fi
 if ! skip factor && [ "$(left)" -gt 80 ]; then
-  $G random --n $N40 --tile 1024 --quiet --force $D/A40.h5:/A
+  $G random --n $N40 --tile 1024 --dtype ${FDTYPE:-f64} --quiet --force $D/A40.h5:/A
   echo "[$(el) s] factor's input written"
-  pairs factor ${REPS_F:-1} 40 factor --method lu --device cuda --tile 1024 --gpu-mem 8G \
+  pairs factor ${REPS_F:-1} 40 factor --method lu --device cuda --tile 1024 --gpu-mem ${FGPU:-8G} \
     --checkpoint off --out $D/F.h5 $D/A40.h5:/A
   rm -f $D/A40.h5
 fi

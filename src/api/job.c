@@ -757,6 +757,7 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
                rp.count > 1 && j->io_room >= 2 * blk + io_min_stage(b);
   ooc_status_t st = OOC_OK;
   double *rows[2] = {NULL, NULL}, *perm_rows[2] = {NULL, NULL};
+  ts_permute_t mv = {0};
   ooc_task_t task = {0};
   wblock_t wb = {.j = j, .st = OOC_OK};
   for (int k = 0; k < 1 + behind; k++) {
@@ -768,10 +769,21 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
     }
   }
   h5m_set_stage(j->out, ooc_max64(io_min_stage(b), j->io_room - (1 + behind) * blk));
+  /* LU's factor with its final swaps left to the writer (job_int.h): the rows move into place
+   * on the copy threads while the rows above them are written */
+  double t_begin = ooc_now();
+  if (ts == j->A) OOC_CHECK(st = ts_permute_start(ts, &j->lu_rowmap, &mv));
   for (int64_t ti = 0; ti < rp.count; ti++) {
     double *rw = rows[behind ? ti & 1 : 0], *pw = perm_rows[behind ? ti & 1 : 0];
     int64_t nr = part_len(rp, ti), r0 = part_start(rp, ti), r1 = r0 + nr;
     int64_t tl = mirror ? ti + 1 : cp.count, lc = mirror ? r1 : ncols; /* tiles, columns read */
+    if (mv.running && r1 > mv.first) { /* these rows are in place now */
+      double tw = ooc_now();
+      ts_permute_join(&mv);
+      ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "lu: the writer joined the row "
+               "swaps' move at row %lld, %.2f s into the write, and waited %.3f s for it",
+               (long long)r0, tw - t_begin, ooc_now() - tw);
+    }
     for (int64_t tj = 0; tj < tl; tj++)
       OOC_CHECK(st = ts_read(ts, ti, tj, rw + part_start(cp, tj) * nr, nr));
     const double *src = rw;
@@ -807,6 +819,8 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   }
 done:
   ooc_task_wait(&task); /* (a failure above: nothing of the output's runs after return) */
+  ts_permute_join(&mv); /* (likewise) */
+  if (ts == j->A) ts_rowmap_free(ctx, &j->lu_rowmap); /* in place, or the output failed */
   h5m_set_stage(j->out, 0); /* releases the chunk buffers the writes kept */
   for (int k = 0; k < 2; k++) {
     ooc_free(ctx, rows[k]);
@@ -1594,7 +1608,9 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   /* write */
   const int64_t *perm =
       j->method == OOC_METHOD_GJ || (j->method == OOC_METHOD_LU && j->result) ? j->perm : NULL;
-  j->io_room = plan_ws(&j->plan, j->W); /* the solver's workspace is free again */
+  j->io_room = plan_ws(&j->plan, j->W); /* the solver's workspace is free again, but for
+                                           LU's row map and its move (write_rows) */
+  j->io_room -= ts_rowmap_bytes(&j->lu_rowmap) + ts_permute_bytes(j->A, &j->lu_rowmap);
   if (j->fused) { /* X (A V) and ||X||_1 from the chunks as they go to the file */
     check_fused_reset_x(j->fused);
     h5m_set_tap(j->out, check_fused_x, j->fused);
@@ -1652,6 +1668,7 @@ static void job_cleanup(job_t *j) {
   ooc_free(ctx, j->ipiv);
   ooc_free(ctx, j->lu_state0.rowsum);
   j->lu_state0.rowsum = NULL;
+  ts_rowmap_free(ctx, &j->lu_rowmap);
   journal_free(ctx, j->jr);
   j->jr = NULL;
   if (j->lock_fd >= 0) { /* unlink first: whoever waits re-checks the path after locking */

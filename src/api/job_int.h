@@ -98,6 +98,9 @@ typedef struct job {
   ooc_exec_t *lu_gx;
   int64_t lu_W;
   int lu_K;
+  /* LU's factor with its final row swaps left to the writer (lu.h LU_SWAPS_WRITER): where each
+   * row of the result lies in j->A (empty: A is in LAPACK's layout); freed by job_cleanup */
+  ts_rowmap_t lu_rowmap;
   /* newton/hyper7, LU's inverse, rbt and the product: the extra stores, their scratch, and the
    * store holding the result when it is not A (or B) */
   tstore_t *iv[ITER_MAX_STORES];

@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/job_int.h"
@@ -221,9 +222,19 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   r->stripe = W;
   /* direct moves where the load pinned the tiles (the pinner is this executor) */
   int direct = gx && tcache_pin_user(j->cache) == gx;
+  /* a factor file's final row swaps are made by the writer, which moves those rows into place
+   * while it writes the rows above them (lu.h LU_SWAPS_WRITER, job.c write_rows); a
+   * log-determinant's are never made. OOCSOLVE_LU_SWAPS=store makes them in the store, as
+   * before 2026-11-30 (to compare) */
+  const char *sw = getenv("OOCSOLVE_LU_SWAPS");
+  int swaps = j->kind == JOB_LOGDET                                   ? LU_SWAPS_NONE
+              : j->kind == JOB_FACTOR && !(sw && !strcmp(sw, "store")) ? LU_SWAPS_WRITER
+                                                                       : LU_SWAPS_STORE;
+  ts_rowmap_free(ctx, &j->lu_rowmap);
   lu_args_t a = {.A = j->A, .B = job == LU_INVERT ? j->iv[0] : j->B, .stripe = W,
                  .ops = j->ops, .exec = gx, .job = job, .colnorm = j->lu_in ? NULL : j->colnorm,
-                 .ipiv = j->ipiv, .nslots = j->lu_K, .direct = direct};
+                 .ipiv = j->ipiv, .nslots = j->lu_K, .direct = direct, .swaps = swaps,
+                 .rowmap = &j->lu_rowmap};
   /* Journaled like gj and chol (docs/RELIABILITY.md), except a solve from a factor file, whose
    * only work is the sweeps (as Cholesky's solve --factor) */
   if (job != LU_SOLVE_FACTORED) {
@@ -299,6 +310,11 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
       ooc_error_context(ctx, "%s", h5m_name(j->in_a));
     return st;
   }
+  if (s.swaps_left)
+    ooc_warn(r->warnings, sizeof r->warnings, "lu: the final row swaps made as the factor is "
+             "written (%.1f M elements moved into place on the copy threads while the rows "
+             "above them were written), not in a pass of the factor's own",
+             (double)s.rows_mapped * 1e-6);
   r->t_factor = s.t_factor; /* inside t_compute, beside the executor's setup and unpinning */
   r->t_solve = s.t_solve;
   if (job != LU_SOLVE_FACTORED) {

@@ -38,13 +38,27 @@ static int64_t batch_cap(int64_t b, int64_t W, int64_t chunk) {
   return ooc_min64(2 * ooc_max64(1, chunk / b) + 2, ooc_cdiv64(W, b));
 }
 
+/* The most a row map (LU_SWAPS_WRITER) may take: from and off (tile columns) and a map of at
+ * most n rows for each chunk of the default width (columns of one chunk share their map), with
+ * its allocations' alignment. A caller's narrower chunks may need more: their swaps then stay
+ * in the store (rowmap_make). */
+static int64_t rowmap_cap(int64_t n, int64_t b, int64_t W) {
+  int64_t chunks = 0;
+  for (int64_t k0 = 0; k0 < n; k0 += W) {
+    int64_t w = ooc_min64(W, n - k0);
+    chunks += ooc_cdiv64(w, ooc_min64(w, ooc_max64(b, LU_CHUNK / b * b)));
+  }
+  return 8 * (2 * ooc_cdiv64(n, b) + n * chunks) + 3 * 256;
+}
+
 /* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns), the
- * row sums of |A| (n), the lent tiles' pointers (LU_SLOTS x tile rows) and the deferred
- * batches' (LU_NB x at most a stripe's tile columns x tile rows, with their xlend_t). */
+ * row sums of |A| (n), the lent tiles' pointers (LU_SLOTS x tile rows), the deferred
+ * batches' (LU_NB x at most a stripe's tile columns x tile rows, with their xlend_t) and the
+ * row map. */
 static int64_t small_bytes(int64_t n, int64_t b, int64_t W) {
   int64_t nt = ooc_cdiv64(n, b), bcap = ooc_cdiv64(W, b);
   return 8 * (2 * W + nt + n + LU_SLOTS * nt) +
-         LU_NB * bcap * ((int64_t)sizeof(xlend_t) + 8 * nt) + 4096;
+         LU_NB * bcap * ((int64_t)sizeof(xlend_t) + 8 * nt) + rowmap_cap(n, b, W) + 4096;
 }
 
 /* The scans' device buffer (lu.h "Scans"): the row sums of |A| (n), max |A|, max |U|. */
@@ -603,7 +617,9 @@ static ooc_status_t swaps(lu_t *L, int q, int64_t ncols, double *A, int64_t lda,
  * are written again, which beyond host memory is disk traffic (lu_spill_model counts the
  * unified path's). A row swap is exact, so the factors' bits are the same. */
 static int left_fold_due(const lu_t *L) {
-  return !L->uni && !L->a->nopiv && L->a->job != LU_SOLVE && L->k0 + L->w >= L->n &&
+  return !L->uni && !L->a->nopiv && L->a->job != LU_SOLVE &&
+         !(L->a->job == LU_FACTOR && L->a->swaps == LU_SWAPS_NONE) &&
+         L->k0 + L->w >= L->n &&
          !L->no_prefetch && ts_stats(L->A)->bytes_spilled == 0;
 }
 
@@ -721,6 +737,54 @@ static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
   if (L->done[item_col(L, q)] < L->n) OOC_TRY(out_put(u, q, slot, ld));
   L->done[item_col(L, q)] = L->n;
   return OOC_OK;
+}
+
+/* The final swaps as a row map for the writer (LU_SWAPS_WRITER) instead of a pass: tile column
+ * j's rows from done[j] on are stored in the order of ipiv[0, done[j]) and the result's are in
+ * that of ipiv[0, n), so its result row i >= done[j] is the stored row the swaps ipiv[done[j],
+ * n) bring to i: those swaps applied to the row numbers. One map per distinct done[] (the
+ * columns of a chunk share one). 0 when it would take more than rowmap_cap (a caller's narrow
+ * chunks) or the memory is not there: the pass runs then. */
+static int rowmap_make(lu_t *L, ts_rowmap_t *m) {
+  int64_t n = L->n, nt = L->nt, total = 0;
+  *m = (ts_rowmap_t){.nt = nt};
+  m->from = ooc_malloc(L->ctx, (size_t)nt * sizeof(int64_t));
+  m->off = ooc_malloc(L->ctx, (size_t)nt * sizeof(int64_t));
+  if (!m->from || !m->off) goto fail;
+  for (int64_t tj = 0; tj < nt; tj++) { /* a map per distinct done[] (the earlier ones' ends) */
+    int64_t d = ooc_min64(L->done[tj], n), k = 0;
+    m->from[tj] = d;
+    m->off[tj] = 0;
+    if (d >= n) continue;
+    for (k = 0; k < tj && (m->from[k] != d); k++) {}
+    if (k < tj) {
+      m->off[tj] = m->off[k];
+      continue;
+    }
+    m->off[tj] = total;
+    total += n - d;
+  }
+  if (8 * (2 * nt + total) + 3 * 256 > rowmap_cap(n, L->b, L->W)) goto fail;
+  m->rows = ooc_malloc(L->ctx, (size_t)ooc_max64(total, 1) * sizeof(int64_t));
+  if (!m->rows) goto fail;
+  m->nrows = total;
+  for (int64_t tj = 0, made = 0; tj < nt; tj++) {
+    int64_t d = m->from[tj];
+    if (d >= n || m->off[tj] < made) continue; /* none, or an earlier column's map */
+    made += n - d;
+    int64_t *v = m->rows + m->off[tj];
+    for (int64_t i = d; i < n; i++) v[i - d] = i;
+    for (int64_t k = d; k < n; k++) {
+      int64_t p = L->ipiv[k], t = v[k - d];
+      v[k - d] = v[p - d];
+      v[p - d] = t;
+    }
+  }
+  for (int64_t tj = 0; tj < nt; tj++) L->st->rows_mapped += (n - m->from[tj]) * clen(L, tj);
+  return 1;
+fail:
+  ts_rowmap_free(L->ctx, m);
+  return 0;
 }
 
 static ooc_status_t fix_columns(lu_t *L, int64_t nfix) {
@@ -1075,6 +1139,15 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     if (L->done[j] < n) nfix = j + 1;
   double tf = ooc_now();
   if (L->uni) OOC_TRY(batch_drain(L)); /* (else fix_take waits for each column's batch) */
+  int own = L->a->job == LU_FACTOR; /* (an inverse's sweeps need LAPACK's layout) */
+  if (nfix > 0 && own && L->a->swaps == LU_SWAPS_NONE) nfix = 0;
+  if (nfix > 0 && own && L->a->swaps == LU_SWAPS_WRITER && L->a->rowmap) {
+    OOC_TRY(batch_drain(L)); /* every chunk back in the store: where the tiles are is final */
+    if (ts_all_cached(L->A) && rowmap_make(L, L->a->rowmap)) {
+      L->st->swaps_left = 1;
+      nfix = 0;
+    }
+  }
   OOC_TRY(fix_columns(L, nfix));
   OOC_TRY(batch_drain(L)); /* the last chunks back in the store */
   L->st->t_fix = ooc_now() - tf;

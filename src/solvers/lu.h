@@ -52,7 +52,11 @@
  *      ring's slot. On the device the last step's left pass already applies each earlier
  *      column's swaps of its own step (ipiv[d_j, k0)) to its twin and moves it back (lu.c
  *      left_fold, where no checkpoint follows and nothing of A is in scratch), so that this
- *      pass moves rows [k0, n) only.
+ *      pass moves rows [k0, n) only. A caller that writes the factor out (the pipeline's
+ *      factor job) can leave the pass to its writer instead (lu_args_t.swaps): where every
+ *      tile ends in the tile cache the store keeps each column's rows below done[j] as they
+ *      are, and a row map (tstore.h ts_rowmap_t: per distinct done[], the swaps ipiv[done, n)
+ *      applied to the row numbers) tells the writer where each row of the result lies.
  *   Flops 2n^3/3. Step s reads the k0 earlier columns below their diagonal blocks once:
  *   ~8 (n k0 - k0^2/2) bytes for ~2 (n - k0/2) k0 w flops, i.e. ~W/4 flop per byte (read-only
  *   streaming, as Cholesky), plus one take + put of the stripe (8 n w bytes each); the swaps
@@ -233,7 +237,21 @@ typedef struct lu_args {
    * there at the call. B is always all there at the call. */
   ooc_status_t (*need)(void *user, int64_t c);
   void *need_user;
+  /* LU_FACTOR's final row swaps (step 4; LU_SOLVE never makes them, LU_INVERT always does):
+   * LU_SWAPS_STORE (0) in the store, which ends in LAPACK's layout; LU_SWAPS_NONE nowhere
+   * (the factors are not a result: a log-determinant); LU_SWAPS_WRITER left to the caller's
+   * writer, which moves the rows into place with *rowmap (tstore.h ts_permute_start: on the
+   * copy threads, while it writes the rows above the first one moved), when every tile of A
+   * ends the factor in the tile cache, else in the store as LU_SWAPS_STORE; stats->swaps_left
+   * says which (0: rowmap left empty). Why: on the device the pass moves each column below its
+   * chunk's end to the GPU and back after the last getrf, with nothing to overlap (0.09-0.10 s
+   * of the 1.36-1.38 s factor at n = 40000 on an H200), where the writer's first half needs
+   * none of those rows. */
+  int swaps;
+  ts_rowmap_t *rowmap;
 } lu_args_t;
+
+enum { LU_SWAPS_STORE = 0, LU_SWAPS_NONE = 1, LU_SWAPS_WRITER = 2 };
 
 /* What an LU run carries from step to step besides the stores and ipiv: with it, a run started
  * at start_step continues exactly as the run that wrote it would have (the same bits: the row
@@ -287,6 +305,9 @@ typedef struct lu_stats {
   int64_t bytes_direct;    /* the part of them moved in place (lent tiles, "Direct moves") */
   int64_t bytes_pinned;    /* tile-cache bytes pinned for it at the end (then unpinned) */
   int64_t pin_refused;     /* tile buffers the executor could not pin (copied synchronously) */
+  int swaps_left;          /* LU_SWAPS_WRITER: 1 when the final swaps went to the rowmap */
+  int64_t rows_mapped;     /* then: the rows the map moves, summed over the tile columns' widths
+                              (elements the writer gathers a row at a time) */
 } lu_stats_t;
 
 /* Host bytes lu_run allocates outside the tile cache with the host executor (exec NULL) for

@@ -1153,6 +1153,147 @@ ooc_status_t ts_swap_rows(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int6
   return OOC_OK;
 }
 
+/* ---- rows into the result's order (ts_rowmap_t) ------------------------------------------- */
+
+void ts_rowmap_free(ooc_ctx_t *ctx, ts_rowmap_t *m) {
+  if (!m) return;
+  ooc_free(ctx, m->from);
+  ooc_free(ctx, m->off);
+  ooc_free(ctx, m->rows);
+  *m = (ts_rowmap_t){0};
+}
+
+int64_t ts_rowmap_bytes(const ts_rowmap_t *m) {
+  return m && m->from ? 8 * (2 * m->nt + m->nrows) : 0;
+}
+
+int ts_all_cached(const tstore_t *ts) {
+  int64_t nt = ts->rows.count * ts->cols.count;
+  for (int64_t idx = 0; idx < nt; idx++)
+    if (ts->state[idx] != T_CACHED) return 0;
+  return 1;
+}
+
+/* Column k of the moved ones: its rows [from, n) gathered in the map's order, then stored. */
+static void permute_col(void *arg, int64_t k, int worker) {
+  const ts_permute_t *p = arg;
+  int64_t q = 0, hi = p->nmt; /* the moved tile column holding k: cum[q] <= k < cum[q + 1] */
+  while (hi - q > 1) {
+    int64_t mid = (q + hi) / 2;
+    if (p->cum[mid] <= k) q = mid;
+    else hi = mid;
+  }
+  int64_t tj = p->tcol[q], c = k - p->cum[q], from = p->m->from[tj], b = p->b;
+  const int64_t *map = p->m->rows + p->m->off[tj];
+  double *const *tile = p->tile + p->tbase[q];
+  const int64_t *ld = p->tld + p->tbase[q];
+  int64_t t0 = from / b; /* tile[t - t0] is tile row t */
+  double *buf = p->scratch + (int64_t)worker * p->mmax;
+  for (int64_t i = 0; i < p->n - from; i++) {
+    int64_t r = map[i], t = r / b - t0;
+    buf[i] = tile[t][r % b + c * ld[t]];
+  }
+  for (int64_t r = from; r < p->n;) { /* stored back a tile's segment at a time */
+    int64_t t = r / b - t0, e = ooc_min64(p->n, (r / b + 1) * b);
+    memcpy(tile[t] + r % b + c * ld[t], buf + (r - from), (size_t)(e - r) * sizeof(double));
+    r = e;
+  }
+}
+
+static void permute_free(ts_permute_t *p) {
+  ooc_ctx_t *ctx = p->ctx;
+  ooc_free(ctx, p->cum);
+  ooc_free(ctx, p->tcol);
+  ooc_free(ctx, p->tile);
+  ooc_free(ctx, p->tld);
+  ooc_free(ctx, p->tbase);
+  ooc_free(ctx, p->scratch);
+  p->cum = p->tcol = p->tld = p->tbase = NULL;
+  p->tile = NULL;
+  p->scratch = NULL;
+}
+
+/* The moved tile columns, their tiles and the smallest from of map m over store ts. */
+static void permute_size(const tstore_t *ts, const ts_rowmap_t *m, int64_t *nmt, int64_t *ntiles,
+                         int64_t *first) {
+  int64_t n = ts->rows.n, b = ts->rows.b;
+  *nmt = *ntiles = 0;
+  *first = n;
+  for (int64_t tj = 0; m && m->from && tj < m->nt && tj < ts->cols.count; tj++)
+    if (m->from[tj] < n) {
+      (*nmt)++;
+      *ntiles += ts->rows.count - m->from[tj] / b;
+      *first = ooc_min64(*first, m->from[tj]);
+    }
+}
+
+int64_t ts_permute_bytes(const tstore_t *ts, const ts_rowmap_t *m) {
+  int64_t nmt, ntiles, first;
+  permute_size(ts, m, &nmt, &ntiles, &first);
+  if (nmt == 0) return 0;
+  return 8 * (3 * nmt + 1 + 2 * ntiles + (int64_t)ts->cache->threads * (ts->rows.n - first)) +
+         6 * 256; /* (each allocation's alignment) */
+}
+
+ooc_status_t ts_permute_start(tstore_t *ts, const ts_rowmap_t *m, ts_permute_t *p) {
+  int64_t n = ts->rows.n, b = ts->rows.b, nt = ts->rows.count, cols = ts->cols.count;
+  *p = (ts_permute_t){.ctx = ts->ctx, .m = m, .n = n, .b = b, .first = n};
+  if (!m || !m->from) return OOC_OK;
+  if (m->nt != cols)
+    return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "row map of %lld tile columns for a store of "
+                    "%lld", (long long)m->nt, (long long)cols);
+  int64_t nmt, ntiles;
+  permute_size(ts, m, &nmt, &ntiles, &p->first);
+  if (nmt == 0) return OOC_OK;
+  p->mmax = n - p->first;
+  int threads = ts->cache->threads;
+  p->cum = ooc_malloc(ts->ctx, (size_t)(nmt + 1) * sizeof(int64_t));
+  p->tcol = ooc_malloc(ts->ctx, (size_t)nmt * sizeof(int64_t));
+  p->tbase = ooc_malloc(ts->ctx, (size_t)nmt * sizeof(int64_t));
+  p->tile = ooc_malloc(ts->ctx, (size_t)ntiles * sizeof(double *));
+  p->tld = ooc_malloc(ts->ctx, (size_t)ntiles * sizeof(int64_t));
+  p->scratch = ooc_malloc(ts->ctx, (size_t)(threads * p->mmax) * sizeof(double));
+  if (!p->cum || !p->tcol || !p->tbase || !p->tile || !p->tld || !p->scratch) {
+    permute_free(p);
+    return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory moving %lld rows into place",
+                    (long long)(n - p->first));
+  }
+  int64_t q = 0, at = 0;
+  p->cum[0] = 0;
+  for (int64_t tj = 0; tj < cols; tj++) {
+    if (m->from[tj] >= n) continue;
+    p->tcol[q] = tj;
+    p->tbase[q] = at;
+    for (int64_t ti = m->from[tj] / b; ti < nt; ti++, at++) {
+      int64_t idx = ti * cols + tj;
+      if (ts->state[idx] != T_CACHED) {
+        ooc_status_t st = OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "moving rows into place needs "
+                                   "tile (%lld, %lld) in the cache, and it is not",
+                                   (long long)ti, (long long)tj);
+        permute_free(p);
+        return st;
+      }
+      entry_t *e = ts->ent[idx];
+      e->clean = 0; /* its rows are about to move */
+      p->tile[at] = e->data;
+      p->tld[at] = part_len(ts->rows, ti);
+    }
+    p->cum[q + 1] = p->cum[q] + part_len(ts->cols, tj);
+    q++;
+  }
+  p->nmt = nmt;
+  p->running = 1;
+  ooc_par_start(&p->g, threads, p->cum[nmt], permute_col, p);
+  return OOC_OK;
+}
+
+void ts_permute_join(ts_permute_t *p) {
+  if (!p->running) return;
+  ooc_par_join(&p->g);
+  p->running = 0;
+  permute_free(p);
+}
+
 ooc_status_t ts_take_col(tstore_t *ts, int64_t tj, double *dst, int64_t ld) {
   return fetch_tiles(ts, 0, ts->rows.count, tj, tj + 1, dst, ld, 1);
 }

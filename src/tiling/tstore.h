@@ -41,6 +41,7 @@
 #define OOC_TSTORE_H
 
 #include "base/base.h"
+#include "base/parloop.h"
 
 /* A 1-D partition of [0, n) into tiles of b (the last one shorter when b does not divide n). */
 typedef struct part {
@@ -174,6 +175,56 @@ ooc_status_t ts_read_rect(tstore_t *ts, int64_t r0, int64_t c0, int64_t nr, int6
  * OOC_ERR_INTERNAL for a range or a pivot outside the store or the tile rows. */
 ooc_status_t ts_swap_rows(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int64_t k1, int64_t k2,
                           const int64_t *ipiv, int *done);
+
+/* A store whose tile columns keep part of their rows in another order (LU's factor with its
+ * final row swaps left to the writer, lu.h LU_SWAPS_WRITER): row i >= from[tj] of tile column
+ * tj (its place in the result) is the store's row rows[off[tj] + i - from[tj]]; from[tj] >= the
+ * rows' count: none. Columns with the same from may share their map (the same off). */
+typedef struct ts_rowmap {
+  int64_t nt;     /* tile columns */
+  int64_t *from;  /* nt */
+  int64_t *off;   /* nt */
+  int64_t *rows;  /* the maps */
+  int64_t nrows;  /* entries in rows */
+} ts_rowmap_t;
+void ts_rowmap_free(ooc_ctx_t *ctx, ts_rowmap_t *m); /* (leaves it empty; NULL or empty: nothing) */
+/* Host bytes a map holds (its three arrays). */
+int64_t ts_rowmap_bytes(const ts_rowmap_t *m);
+/* 1 when every tile of the store is cached (none spilled, dropped or its source's): what
+ * ts_permute_start needs, for a caller to decide before it leaves rows where they are. */
+int ts_all_cached(const tstore_t *ts);
+
+/* The map's rows moved into place, in the background: ts_permute_start queues, on the cache's
+ * copy threads (ooc_par_start), each column of each tile column with from < n: its rows
+ * [from, n) gathered in the map's order into a worker's buffer, then stored back. A column's
+ * rows below from lie in (n - from) / b + 1 tiles, about 8 (n - from) bytes that stay in the
+ * core's cache, so each line is read and written about once (a gather straight into the
+ * writer's row blocks read a line per element: on an H200 host the LU factor's write phase at
+ * n = 40000 took ~0.5 s longer that way). Once ts_permute_join returns, the store holds the
+ * result's order and the map is no longer needed. Meanwhile (p->first: the smallest from) the
+ * caller may read tiles of rows < p->first only, and must not put, take, drop, evict or lend
+ * anything of the store: the threads write the tiles below from by pointer. Fails (nothing
+ * started, OOC_ERR_INTERNAL) where a tile the map moves is not cached, OOC_ERR_NOMEM without
+ * the workers' buffers (8 (n - p->first) bytes per copy thread). An empty map: nothing to do,
+ * p->first = n. join: exactly once after a successful start (and harmless without one). */
+typedef struct ts_permute {
+  ooc_par_group_t g;
+  int running;
+  int64_t first;       /* rows [0, first) are final already */
+  ooc_ctx_t *ctx;
+  const ts_rowmap_t *m;
+  int64_t n, b, nmt, mmax;    /* nmt: the moved tile columns; mmax: n - first */
+  int64_t *cum;        /* columns before each moved tile column (ncol + 1) */
+  int64_t *tcol;       /* the moved tile columns */
+  double **tile;       /* per moved tile column, its tiles' data from row from / b down */
+  int64_t *tld;        /* and their leading dimensions */
+  int64_t *tbase;      /* where each moved tile column's tiles start in tile / tld */
+  double *scratch;     /* a buffer of mmax per worker */
+} ts_permute_t;
+ooc_status_t ts_permute_start(tstore_t *ts, const ts_rowmap_t *m, ts_permute_t *p);
+/* The host bytes ts_permute_start(ts, m) allocates until its join (0 for an empty map). */
+int64_t ts_permute_bytes(const tstore_t *ts, const ts_rowmap_t *m);
+void ts_permute_join(ts_permute_t *p);
 
 /* Prefill: first touch of tile buffers ahead of the puts that will need them, so that the page
  * faults of fresh memory (a first product into a new output store) are taken while the caller
