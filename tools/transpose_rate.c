@@ -8,8 +8,12 @@
  *     -lzstd -lpthread -lm && /tmp/transpose_rate 16384
  * The project's 2-core VM (AMD EPYC), 2026-11-29, idle, two runs: chunkio unpack 4.21-4.32 GB/s
  * against 3.48-3.70 (first passes: 1.35, page faults), pack 4.07-4.23 against 3.38-3.51.
- * Session 18's standalone prototype of the same SSE2 loop moved 7.9-8.2 GB/s there: the gap
- * is open (chunkio.c).
+ * The same VM, 2026-11-30, one thread, four runs alternating with a build of 001c144: chunkio's
+ * 512 x 64 blocks of 8-row kernels (chunkio.c) unpack 5.32-5.46 GB/s (best of each run's 3)
+ * and pack 6.46-6.60, where 001c144's 16 x 64 blocks unpacked 4.42-4.59 and packed 4.05-4.23
+ * (the scalar blocks measured 0.2-2.1 unpacking and 1.6-2.2 packing that day: the VM's rates
+ * drift from hour to hour, compare only runs that alternate). Session 18's prototype's 7.9-8.2 GB/s was not reproduced; why,
+ * and what was tried, is in chunkio.c.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -22,16 +22,43 @@ int cio_default_threads(void) { return ooc_par_cpus(CIO_MAX_THREADS); }
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Blocks of TI elements down the destination's columns (two cache lines, so that every
- * line a block writes is written whole) by TJ across. Rectangles of at least T_STREAM_BYTES
- * write with streaming stores: they do not fit a cache, and a streaming store does not read
- * the line it fills first. Measured on this project's 2-core VM (an AMD EPYC) with
- * tools/transpose_rate.c (64-row windows of 4096-wide chunk rows into a 16384-row strip, and the
- * reverse): 4.2-4.3 GB/s a thread unpacking and 4.1-4.2 packing, against 3.5-3.7 and 3.4-3.5
- * for the scalar 32 x 32 blocks before. A standalone prototype of the same blocks and stores
- * (session 18, /tmp) moved 7.9-8.2 GB/s on that machine, where 32 rows down gave 5.2 and plain
- * stores 5.0-5.3; why this code does not reach it is not yet known. */
-#define TI 16
+/* Blocks of TI elements down the destination's columns by TJ across, walked eight rows at a
+ * time: eight rows by two columns are loaded, transposed by unpacklo/unpackhi and stored as two
+ * runs of eight elements, all of one column's run before the other's, so that each destination
+ * line is written whole by four consecutive stores (the columns on 64-byte lines when ds is a
+ * multiple of 8: the rows above the first line are done apart, transpose_edge). Rectangles of
+ * at least T_STREAM_BYTES write with streaming stores: they do not fit a cache, and a streaming
+ * store does not read the line it fills first.
+ *
+ * Why, as measured on this project's 2-core VM (an AMD EPYC), 2026-11-30, one thread, with
+ * tools/transpose_rate.c and /tmp variants of it (64-row windows of 4096-wide rows into a
+ * 16384-row strip and back; best of 3, runs alternating, the machine noisy by +-15%):
+ * - the blocks before, 16 rows by 64 columns with each column pair walked down its 16 rows,
+ *   moved 4.4-4.6 GB/s unpacking and 4.1-4.2 packing; these move 5.3-5.5 and 6.5-6.6 (float32
+ *   sides: 3.5 -> 5.0-5.3 unpacking, 2.4 -> 4.6-5.0 packing into float32);
+ * - the writes set the pace: streaming stores of 128 bytes (16 rows) per column and visit,
+ *   columns 128 KiB apart, moved 6.2 GB/s with no reads at all, 512 bytes per visit 11.5-13.7.
+ *   The same 8-row kernel storing the two columns' pairs alternately (j, j + 1, j, ...) moved
+ *   0.6-1.4 GB/s: a line's four stores must follow one another;
+ * - taller blocks walked a column pair at a time read badly instead (64 rows: 3.4-3.7 GB/s
+ *   reading alone, against 13 for 16: rows 32 KiB apart share cache sets, so a line is evicted
+ *   before the next column pair needs it); walked eight rows at a time each source line is used
+ *   up by four consecutive column pairs, whatever TI is, and TI only orders the writes: 64 x 64
+ *   packed at 4.3-4.6, 128 x 64 4.9-5.0, 512 x 64 6.0-6.3, 1024 x 64 5.7-5.9, all 4096 rows
+ *   3.8-4.0; 32 across packed slower (5.3-5.6 at 1024 rows), 128 across unpacked at 3.5-3.7;
+ * - copying the source block into an L1 buffer first (64 x 16, 64 x 32, 32 x 32; with or
+ *   without software prefetch) unpacked at 5.5 at best but packed at 2.1-4.7, below the blocks
+ *   before in the same runs (4.4-5.3 into an aligned destination): not kept;
+ * - with a 64-byte aligned destination (no partial lines at the windows' top and bottom)
+ *   unpacking moves 5.4-5.6; the partial lines written by streaming or by plain stores made no
+ *   difference.
+ * The standalone prototype's 7.9-8.2 GB/s (session 18, lost) could not be reproduced by any
+ * variant; a sequential SSE2 streaming copy moves 8.7-9.6 GB/s on that VM (memcpy 8.5-9.9), so
+ * it was at the copy ceiling, which a transposition's scattered 512-byte runs do not reach. The
+ * build was not the cause: Release compiles with -O3 (SSE2, the x86-64 baseline), transpose_any
+ * is inlined into each variant with its element sizes folded, and the inner loops are the
+ * movupd / unpcklpd / unpckhpd / movntpd expected (objdump -d). */
+#define TI 512
 #define TJ 64
 #define T_STREAM_BYTES ((int64_t)1 << 20)
 
@@ -52,12 +79,6 @@ static inline void store2(void *p, __m128d v, int f32, int nt) {
  * d (element (i, j) at d[i + j * ds]); sf32 / df32: that side holds float32 (the conversions
  * round to nearest, as a cast does). Always inlined into the three variants below, so that each
  * is compiled for its element sizes. */
-static inline __attribute__((always_inline)) void
-transpose_any(const void *src, int64_t ss, int64_t h, int64_t w, void *dst, int64_t ds, int sf32,
-              int df32) {
-  const int64_t ses = sf32 ? 4 : 8, des = df32 ? 4 : 8;
-  const char *s = src;
-  char *d = dst;
 #define T_SRC(i, j) (s + ((i) * ss + (j)) * ses)
 #define T_DST(i, j) (d + ((i) + (j) * ds) * des)
 #define T_ONE(i, j)                                                                             \
@@ -67,32 +88,76 @@ transpose_any(const void *src, int64_t ss, int64_t h, int64_t w, void *dst, int6
     else *(double *)T_DST(i, j) = v_;                                                           \
   } while (0)
 #if defined(__SSE2__)
-  /* streaming stores for float64 destinations only (a float32 pair is 8 bytes) */
-  int nt = !df32 && h * w * des >= T_STREAM_BYTES && ds % 2 == 0;
-  if (nt && ((uintptr_t)d & 15)) { /* one row by itself: the rest is 16-byte aligned */
-    for (int64_t j = 0; j < w; j++) T_ONE(0, j);
-    s += ss * ses;
-    d += des;
-    h--;
-  }
-  for (int64_t ib = 0; ib < h; ib += TI)
-    for (int64_t jb = 0; jb < w; jb += TJ) {
-      int64_t ie = min64(ib + TI, h), je = min64(jb + TJ, w);
-      int64_t i2 = ib + ((ie - ib) & ~(int64_t)1), j2 = jb + ((je - jb) & ~(int64_t)1);
-      for (int64_t j = jb; j < j2; j += 2) { /* columns j, j + 1 of d: rows i, i + 1 of s */
-        for (int64_t i = ib; i < i2; i += 2) {
-          __m128d a = load2(T_SRC(i, j), sf32), b = load2(T_SRC(i + 1, j), sf32);
-          store2(T_DST(i, j), _mm_unpacklo_pd(a, b), df32, nt);
-          store2(T_DST(i, j + 1), _mm_unpackhi_pd(a, b), df32, nt);
-        }
-        if (i2 < ie) {
-          T_ONE(i2, j);
-          T_ONE(i2, j + 1);
-        }
-      }
-      for (int64_t j = j2; j < je; j++)
-        for (int64_t i = ib; i < ie; i++) T_ONE(i, j);
+/* rows i, i + 1 by columns j, j + 1 (a 2 x 2 transpose); the destination on 16 bytes if nt */
+#define T_PAIR(i, j)                                                                            \
+  do {                                                                                          \
+    __m128d a_ = load2(T_SRC(i, j), sf32), b_ = load2(T_SRC((i) + 1, j), sf32);                 \
+    store2(T_DST(i, j), _mm_unpacklo_pd(a_, b_), df32, nt);                                     \
+    store2(T_DST(i, (j) + 1), _mm_unpackhi_pd(a_, b_), df32, nt);                               \
+  } while (0)
+
+/* Rows [ia, ie) of columns [jb, je) (je - jb even) by pairs of rows, an odd last row by itself:
+ * the rows off the destination's lines, a few at a block's top and bottom (the lines they
+ * share with what lies above and below are written partly, whatever is done: by streaming or
+ * by plain stores, the rates measured the same). */
+static inline __attribute__((always_inline)) void
+transpose_edge(const char *s, int64_t ss, int64_t ia, int64_t ie, int64_t jb, int64_t je,
+               char *d, int64_t ds, int sf32, int df32, int nt) {
+  const int64_t ses = sf32 ? 4 : 8, des = df32 ? 4 : 8;
+  int64_t i2 = ia + ((ie - ia) & ~(int64_t)1);
+  for (int64_t j = jb; j < je; j += 2) {
+    for (int64_t i = ia; i < i2; i += 2) T_PAIR(i, j);
+    if (i2 < ie) {
+      T_ONE(i2, j);
+      T_ONE(i2, j + 1);
     }
+  }
+}
+#endif
+
+static inline __attribute__((always_inline)) void
+transpose_any(const void *src, int64_t ss, int64_t h, int64_t w, void *dst, int64_t ds, int sf32,
+              int df32) {
+  const int64_t ses = sf32 ? 4 : 8, des = df32 ? 4 : 8;
+  const char *s = src;
+  char *d = dst;
+#if defined(__SSE2__)
+  /* streaming stores for float64 destinations only (a float32 pair is 8 bytes) */
+  int nt = !df32 && h * w * des >= T_STREAM_BYTES && ds % 2 == 0 && !((uintptr_t)d & 7);
+  /* rows [0, ia): one row by itself, so that the rest is on 16 bytes; [ia, i0): pairs of rows
+   * up to the columns' next line (when every column starts at the same place in a line: ds a
+   * multiple of 8); [i0, i1): eight rows at a time; [i1, h): pairs again */
+  int64_t ia = 0, i0 = 0;
+  if (nt) {
+    ia = ((uintptr_t)d & 15) ? 1 : 0;
+    i0 = ds % 8 == 0 ? min64(h, (int64_t)((((uintptr_t)0 - (uintptr_t)d) & 63) / 8)) : ia;
+  }
+  int64_t i1 = i0 + ((h - i0) & ~(int64_t)7), w2 = w & ~(int64_t)1;
+  for (int64_t ib = i0; ib == i0 || ib < i1; ib += TI) /* once at least, for the edges */
+    for (int64_t jb = 0; jb < w2; jb += TJ) {
+      int64_t ie = min64(ib + TI, i1), je = min64(jb + TJ, w2);
+      if (ib == i0) { /* the top edge with the first block of these columns: its pages are hot */
+        for (int64_t j = jb; j < je && ia; j++) T_ONE(0, j);
+        transpose_edge(s, ss, ia, i0, jb, je, d, ds, sf32, df32, nt);
+      }
+      for (int64_t i = ib; i < ie; i += 8) /* eight rows: one line of each column */
+        for (int64_t j = jb; j < je; j += 2) { /* column j's four stores, then column j + 1's */
+          __m128d r0 = load2(T_SRC(i, j), sf32), r1 = load2(T_SRC(i + 1, j), sf32);
+          __m128d r2 = load2(T_SRC(i + 2, j), sf32), r3 = load2(T_SRC(i + 3, j), sf32);
+          __m128d r4 = load2(T_SRC(i + 4, j), sf32), r5 = load2(T_SRC(i + 5, j), sf32);
+          __m128d r6 = load2(T_SRC(i + 6, j), sf32), r7 = load2(T_SRC(i + 7, j), sf32);
+          store2(T_DST(i, j), _mm_unpacklo_pd(r0, r1), df32, nt);
+          store2(T_DST(i + 2, j), _mm_unpacklo_pd(r2, r3), df32, nt);
+          store2(T_DST(i + 4, j), _mm_unpacklo_pd(r4, r5), df32, nt);
+          store2(T_DST(i + 6, j), _mm_unpacklo_pd(r6, r7), df32, nt);
+          store2(T_DST(i, j + 1), _mm_unpackhi_pd(r0, r1), df32, nt);
+          store2(T_DST(i + 2, j + 1), _mm_unpackhi_pd(r2, r3), df32, nt);
+          store2(T_DST(i + 4, j + 1), _mm_unpackhi_pd(r4, r5), df32, nt);
+          store2(T_DST(i + 6, j + 1), _mm_unpackhi_pd(r6, r7), df32, nt);
+        }
+      if (ie == i1) transpose_edge(s, ss, i1, h, jb, je, d, ds, sf32, df32, nt);
+    }
+  for (int64_t i = 0; i < h && w2 < w; i++) T_ONE(i, w2); /* an odd last column */
   if (nt) _mm_sfence(); /* streaming stores are weakly ordered: done before the caller says so */
 #else
   for (int64_t ib = 0; ib < h; ib += TB)
@@ -102,10 +167,11 @@ transpose_any(const void *src, int64_t ss, int64_t h, int64_t w, void *dst, int6
         for (int64_t i = ib; i < ie; i++) T_ONE(i, j);
     }
 #endif
+}
+#undef T_PAIR
 #undef T_ONE
 #undef T_DST
 #undef T_SRC
-}
 
 static void transpose_dd(const void *s, int64_t ss, int64_t h, int64_t w, void *d, int64_t ds) {
   transpose_any(s, ss, h, w, d, ds, 0, 0);
