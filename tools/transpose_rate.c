@@ -12,8 +12,12 @@
  * 512 x 64 blocks of 8-row kernels (chunkio.c) unpack 5.32-5.46 GB/s (best of each run's 3)
  * and pack 6.46-6.60, where 001c144's 16 x 64 blocks unpacked 4.42-4.59 and packed 4.05-4.23
  * (the scalar blocks measured 0.2-2.1 unpacking and 1.6-2.2 packing that day: the VM's rates
- * drift from hour to hour, compare only runs that alternate). Session 18's prototype's 7.9-8.2 GB/s was not reproduced; why,
- * and what was tried, is in chunkio.c.
+ * drift from hour to hour, compare only runs that alternate). Session 18's prototype's
+ * 7.9-8.2 GB/s was not reproduced; why, and what was tried, is in chunkio.c.
+ * The H200 host's CPU (Intel Xeon), 2026-11-30, three runs alternating (.wt/c6/call.sh of that
+ * session: both trees' oocsolve_static built there, this file linked against each): the 16 x 64
+ * blocks 0.70-0.76 GB/s both ways, a third of the scalar blocks' 2.1-2.5 / 1.0-1.8; the 512 x 64
+ * blocks 2.0-2.3 unpacking, 3.4-4.1 packing.
  */
 #include <stdint.h>
 #include <stdio.h>

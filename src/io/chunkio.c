@@ -52,6 +52,10 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
  * - with a 64-byte aligned destination (no partial lines at the windows' top and bottom)
  *   unpacking moves 5.4-5.6; the partial lines written by streaming or by plain stores made no
  *   difference.
+ * On the GPU host's CPU (an Intel Xeon, the H200 host, 2026-11-30, the same tool, three runs
+ * alternating with a build of the 16 x 64 blocks) the blocks before were a regression: 0.70-0.76
+ * GB/s unpacking and packing, against 2.1-2.5 and 1.0-1.8 for the scalar 32 x 32 blocks in the
+ * same runs; these move 2.0-2.3 unpacking (the scalar blocks' rate) and 3.4-4.1 packing.
  * The standalone prototype's 7.9-8.2 GB/s (session 18, lost) could not be reproduced by any
  * variant; a sequential SSE2 streaming copy moves 8.7-9.6 GB/s on that VM (memcpy 8.5-9.9), so
  * it was at the copy ceiling, which a transposition's scattered 512-byte runs do not reach. The
