@@ -307,7 +307,7 @@ typedef struct lu_stats {
   int64_t pin_refused;     /* tile buffers the executor could not pin (copied synchronously) */
   int swaps_left;          /* LU_SWAPS_WRITER: 1 when the final swaps went to the rowmap */
   int64_t rows_mapped;     /* then: the rows the map moves, summed over the tile columns' widths
-                              (elements the writer gathers a row at a time) */
+                              (the elements the writer moves into place) */
 } lu_stats_t;
 
 /* Host bytes lu_run allocates outside the tile cache with the host executor (exec NULL) for
