@@ -141,7 +141,7 @@ transpose_any(const void *src, int64_t ss, int64_t h, int64_t w, void *dst, int6
     for (int64_t jb = 0; jb < w2; jb += TJ) {
       int64_t ie = min64(ib + TI, i1), je = min64(jb + TJ, w2);
       if (ib == i0) { /* the top edge with the first block of these columns: its pages are hot */
-        for (int64_t j = jb; j < je && ia; j++) T_ONE(0, j);
+        transpose_edge(s, ss, 0, ia, jb, je, d, ds, sf32, df32, nt); /* (a row alone: scalar) */
         transpose_edge(s, ss, ia, i0, jb, je, d, ds, sf32, df32, nt);
       }
       for (int64_t i = ib; i < ie; i += 8) /* eight rows: one line of each column */

@@ -38,17 +38,19 @@ static int64_t batch_cap(int64_t b, int64_t W, int64_t chunk) {
   return ooc_min64(2 * ooc_max64(1, chunk / b) + 2, ooc_cdiv64(W, b));
 }
 
-/* The most a row map (LU_SWAPS_WRITER) may take: from and off (tile columns) and a map of at
- * most n rows for each chunk of the default width (columns of one chunk share their map), with
- * its allocations' alignment. A caller's narrower chunks may need more: their swaps then stay
- * in the store (rowmap_make). */
-static int64_t rowmap_cap(int64_t n, int64_t b, int64_t W) {
+/* The most map entries a row map (LU_SWAPS_WRITER) may hold: n rows for each chunk of the
+ * default width (lu_chunk_end; the columns of one chunk share their map). A caller's narrower
+ * chunks may need more: their swaps then stay in the store (rowmap_make). */
+static int64_t rowmap_rows_cap(int64_t n, int64_t b, int64_t W) {
   int64_t chunks = 0;
-  for (int64_t k0 = 0; k0 < n; k0 += W) {
-    int64_t w = ooc_min64(W, n - k0);
-    chunks += ooc_cdiv64(w, ooc_min64(w, ooc_max64(b, LU_CHUNK / b * b)));
-  }
-  return 8 * (2 * ooc_cdiv64(n, b) + n * chunks) + 3 * 256;
+  for (int64_t c = 0; c < n; c = lu_chunk_end(n, b, W, 0, c)) chunks++;
+  return n * chunks;
+}
+
+/* The bytes of a row map of that many entries: from and off (tile columns) and the entries,
+ * with the three allocations' alignment. */
+static int64_t rowmap_bytes(int64_t n, int64_t b, int64_t rows) {
+  return 8 * (2 * ooc_cdiv64(n, b) + rows) + 3 * 256;
 }
 
 /* Small host arrays: diag (W), local pivots (W), the per-column done marks (tile columns), the
@@ -58,7 +60,8 @@ static int64_t rowmap_cap(int64_t n, int64_t b, int64_t W) {
 static int64_t small_bytes(int64_t n, int64_t b, int64_t W) {
   int64_t nt = ooc_cdiv64(n, b), bcap = ooc_cdiv64(W, b);
   return 8 * (2 * W + nt + n + LU_SLOTS * nt) +
-         LU_NB * bcap * ((int64_t)sizeof(xlend_t) + 8 * nt) + rowmap_cap(n, b, W) + 4096;
+         LU_NB * bcap * ((int64_t)sizeof(xlend_t) + 8 * nt) +
+         rowmap_bytes(n, b, rowmap_rows_cap(n, b, W)) + 4096;
 }
 
 /* The scans' device buffer (lu.h "Scans"): the row sums of |A| (n), max |A|, max |U|. */
@@ -743,8 +746,8 @@ static ooc_status_t fix_put(void *u, int64_t q, double *slot, int64_t ld) {
  * j's rows from done[j] on are stored in the order of ipiv[0, done[j]) and the result's are in
  * that of ipiv[0, n), so its result row i >= done[j] is the stored row the swaps ipiv[done[j],
  * n) bring to i: those swaps applied to the row numbers. One map per distinct done[] (the
- * columns of a chunk share one). 0 when it would take more than rowmap_cap (a caller's narrow
- * chunks) or the memory is not there: the pass runs then. */
+ * columns of a chunk share one). 0 when it would take more than rowmap_rows_cap (a caller's
+ * narrow chunks) or the memory is not there: the pass runs then. */
 static int rowmap_make(lu_t *L, ts_rowmap_t *m) {
   int64_t n = L->n, nt = L->nt, total = 0;
   *m = (ts_rowmap_t){.nt = nt};
@@ -764,7 +767,7 @@ static int rowmap_make(lu_t *L, ts_rowmap_t *m) {
     m->off[tj] = total;
     total += n - d;
   }
-  if (8 * (2 * nt + total) + 3 * 256 > rowmap_cap(n, L->b, L->W)) goto fail;
+  if (total > rowmap_rows_cap(n, L->b, L->W)) goto fail;
   m->rows = ooc_malloc(L->ctx, (size_t)ooc_max64(total, 1) * sizeof(int64_t));
   if (!m->rows) goto fail;
   m->nrows = total;
