@@ -199,8 +199,8 @@ int ts_all_cached(const tstore_t *ts);
  * [from, n) gathered in the map's order into a worker's buffer, then stored back. A column's
  * rows below from lie in (n - from) / b + 1 tiles, about 8 (n - from) bytes that stay in the
  * core's cache, so each line is read and written about once (a gather straight into the
- * writer's row blocks reads a line per element: ~36 GB of line traffic for the 4.5 GB LU's
- * factor moves at n = 40000). Once ts_permute_join returns, the store holds the
+ * writer's row blocks reads a line per element: by reckoning, not measured, ~36 GB of line
+ * traffic for the 4.5 GB LU's factor moves at n = 40000). Once ts_permute_join returns, the store holds the
  * result's order and the map is no longer needed. Meanwhile (p->first: the smallest from) the
  * caller may read tiles of rows < p->first only, and must not put, take, drop, evict or lend
  * anything of the store: the threads write the tiles below from by pointer. Fails (nothing
