@@ -61,8 +61,8 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   tu_memsrc_t ma = {A, n}, mb = {B, n};
   ooc_source_t srca = {&ma, tu_mem_read, NULL}, srcb = {&mb, tu_mem_read, NULL};
   tu_spill_t sla = {ctx, "cholA", NULL, 0}, slb = {ctx, "cholB", NULL, 0};
-  ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get},
-                  spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get};
+  ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get, 1},
+                  spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, &spb, &sb) == OOC_OK);

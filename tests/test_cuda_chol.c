@@ -81,8 +81,9 @@ static ooc_status_t sp_open(void *self, size_t slot, void **h) {
 static ooc_status_t sp_put(void *h, int64_t id, const void *d, size_t bytes) {
   return scratch_put(h, id, d, bytes);
 }
-static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
+static ooc_status_t sp_get(void *h, int64_t id, void *d, size_t colb, size_t ncols,
+                           size_t stride) {
+  return scratch_get_cols(h, id, d, colb, ncols, stride);
 }
 
 typedef struct {
@@ -103,7 +104,7 @@ static outcome_t run(int gpu, int job, const double *A, int64_t n, const double 
   tu_memsrc_t ma = {A, n}, mb = {B, n};
   ooc_source_t srca = {&ma, tu_mem_read, NULL}, srcb = {&mb, tu_mem_read, NULL};
   spill_t sla = {ctx, "gcA", NULL}, slb = {ctx, "gcB", NULL};
-  ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get}, spb = {&slb, sp_open, sp_put, sp_get};
+  ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get, 1}, spb = {&slb, sp_open, sp_put, sp_get, 1};
   CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 40, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, &spb, &sb) == OOC_OK);

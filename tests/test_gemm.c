@@ -79,9 +79,9 @@ static outcome_t run(const ooc_ops_t *ops, int64_t m, int64_t n, int64_t k, int6
   ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL},
                sc = {&mc, tu_mem_read, NULL};
   tu_spill_t la = {ctx, "gA", NULL, 0}, lb = {ctx, "gB", NULL, 0}, lc = {ctx, "gC", NULL, 0};
-  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get},
-                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get},
-                  pc = {&lc, tu_sp_open, tu_sp_put, tu_sp_get};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1},
+                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get, 1},
+                  pc = {&lc, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   tcache_t *cache = NULL;
   tstore_t *TA = NULL, *TB = NULL, *TC = NULL;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);

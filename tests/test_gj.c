@@ -366,8 +366,8 @@ static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const
   tu_memsrc_t ma = {A, n}, mb = {B, n};
   ooc_source_t srca = {&ma, tu_mem_read, NULL}, srcb = {&mb, tu_mem_read, NULL};
   tu_spill_t sla = {ctx, "gjthr", NULL, 0}, slb = {ctx, "gjthr", NULL, 0};
-  ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get},
-                  spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get};
+  ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get, 1},
+                  spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, &spa, &sa) == OOC_OK);
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, &spb, &sb) == OOC_OK);
@@ -614,8 +614,8 @@ static void gjt_open(gjt_t *g, const double *A, int64_t n, const double *B, int6
   g->srcb = (ooc_source_t){&g->mb, tu_mem_read, NULL};
   g->sla = (tu_spill_t){g->ctx, "gjx", NULL, 0};
   g->slb = (tu_spill_t){g->ctx, "gjx", NULL, 0};
-  g->spa = (ooc_spill_ops_t){&g->sla, tu_sp_open, tu_sp_put, tu_sp_get};
-  g->spb = (ooc_spill_ops_t){&g->slb, tu_sp_open, tu_sp_put, tu_sp_get};
+  g->spa = (ooc_spill_ops_t){&g->sla, tu_sp_open, tu_sp_put, tu_sp_get, 1};
+  g->spb = (ooc_spill_ops_t){&g->slb, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   CU_ASSERT_FATAL(tcache_create(g->ctx, cap, &g->cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(g->ctx, g->cache, n, n, b, &g->srca, &g->spa, &g->sa) == OOC_OK);
   if (B)

@@ -1362,6 +1362,111 @@ static void flip_byte(const char *path, int64_t off) {
   close(fd);
 }
 
+/* Puts and gets of distinct ids from the pool's threads at once (tstore.h: the tile cache's
+ * evictions and reads on its copy threads), raw and compressed, plain and journaled (two banks):
+ * every tile back exactly, into a strided destination (scratch_get_cols: a tile inside a larger
+ * column-major buffer, the gaps untouched) and a contiguous one, and the counters exact. Then
+ * the strided read through an ops table whose pread moves at most 1000 bytes a call (the preadv
+ * seam's fallback), and a damaged strided payload is CORRUPT. */
+enum { ST_TILES = 48, ST_R = 300, ST_C = 40, ST_LD = 307 };
+typedef struct {
+  scratch_t *s;
+  double *src, *dst;
+  int strided;
+  ooc_status_t st[ST_TILES];
+} st_job_t;
+static void st_put(void *arg, int64_t k, int worker) {
+  (void)worker;
+  st_job_t *j = arg;
+  j->st[k] = scratch_put(j->s, 3 * k, j->src + k * ST_R * ST_C, ST_R * ST_C * sizeof(double));
+}
+static void st_get(void *arg, int64_t k, int worker) {
+  (void)worker;
+  st_job_t *j = arg;
+  j->st[k] = j->strided ? scratch_get_cols(j->s, 3 * k, j->dst + k * ST_LD * ST_C,
+                                           ST_R * sizeof(double), ST_C, ST_LD * sizeof(double))
+                        : scratch_get(j->s, 3 * k, j->dst + k * ST_R * ST_C,
+                                      ST_R * ST_C * sizeof(double));
+}
+static int st_bad(const st_job_t *j) {
+  int bad = 0;
+  for (int64_t k = 0; k < ST_TILES; k++) {
+    bad += j->st[k] != OOC_OK;
+    for (int64_t c = 0; c < ST_C; c++)
+      for (int64_t r = 0; r < (j->strided ? ST_LD : ST_R); r++) {
+        double got = j->dst[k * (j->strided ? ST_LD : ST_R) * ST_C +
+                            c * (j->strided ? ST_LD : ST_R) + r];
+        double want = r < ST_R ? j->src[k * ST_R * ST_C + c * ST_R + r] : -1.0;
+        bad += got != want;
+      }
+  }
+  return bad;
+}
+static ssize_t short_pread(int fd, void *buf, size_t len, off_t off) {
+  return pread(fd, buf, len < 1000 ? len : 1000, off);
+}
+
+static void t_scratch_threads(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  const size_t tile = ST_R * ST_C * sizeof(double);
+  double *src = malloc(ST_TILES * tile), *dst = malloc(ST_TILES * ST_LD * ST_C * sizeof(double));
+  for (int64_t q = 0; q < ST_TILES * ST_R * ST_C; q++) /* smooth (compressible) in half the tiles */
+    src[q] = (q / (ST_R * ST_C)) % 2 ? (double)(q % 17) : (double)((q * 2654435761u) % 1000003);
+  for (int mode = 0; mode < 4; mode++) {
+    int level = mode % 2 ? 3 : 0, journaled = mode >= 2;
+    scratch_t *s = NULL;
+    if (journaled)
+      EXPECT_OK(ctx, scratch_open_at(ctx, tu_path("threads.scratch"), tile, level, SCRATCH_ANY, &s));
+    else
+      EXPECT_OK(ctx, scratch_open(ctx, tu_tmpdir(), "threads", tile, level, &s));
+    st_job_t j = {.s = s, .src = src, .dst = dst};
+    ooc_parallel(8, ST_TILES, st_put, &j);
+    int bad = 0;
+    for (int64_t k = 0; k < ST_TILES; k++) bad += j.st[k] != OOC_OK;
+    CU_ASSERT_EQUAL(bad, 0);
+    for (j.strided = 0; j.strided < 2; j.strided++) {
+      for (int64_t q = 0; q < ST_TILES * ST_LD * ST_C; q++) dst[q] = -1.0;
+      ooc_parallel(8, ST_TILES, st_get, &j);
+      CU_ASSERT_EQUAL(st_bad(&j), 0);
+    }
+    CU_ASSERT_EQUAL(scratch_bytes_written(s), (int64_t)(ST_TILES * tile));
+    CU_ASSERT_EQUAL(scratch_bytes_read(s), (int64_t)(2 * ST_TILES * tile));
+    if (journaled) { /* the versions the threads recorded: each tile's own checksum */
+      uint8_t bank;
+      uint64_t sum;
+      for (int64_t k = 0; k < ST_TILES; k++)
+        bad += !scratch_version(s, 3 * k, &bank, &sum) || bank != 0 ||
+               sum != ooc_xxh3(src + k * ST_R * ST_C, tile);
+      CU_ASSERT_EQUAL(bad, 0);
+    }
+    /* strided, a pread of at most 1000 bytes at a time: the table's fallback fills each column */
+    fio_ops_t ops = *fio_posix_ops();
+    ops.pread = short_pread;
+    fio_set_ops(ctx, &ops);
+    for (int64_t q = 0; q < ST_TILES * ST_LD * ST_C; q++) dst[q] = -1.0;
+    j.strided = 1;
+    ooc_parallel(1, ST_TILES, st_get, &j);
+    CU_ASSERT_EQUAL(st_bad(&j), 0);
+    fio_set_ops(ctx, NULL);
+    if (!journaled && !level) { /* a damaged raw payload read strided: CORRUPT, as contiguous */
+      size_t len = 0;
+      unsigned char *file = slurp(scratch_path(s), &len);
+      unsigned char *hit = find_bytes(file, len, src + 4 * ST_R * ST_C, 64); /* (not smooth) */
+      CU_ASSERT_FATAL(hit != NULL);
+      flip_byte(scratch_path(s), (int64_t)(hit - file) + 8 * ST_R + 3); /* in its second column */
+      EXPECT_FAIL(ctx, scratch_get_cols(s, 12, dst, ST_R * sizeof(double), ST_C,
+                                        ST_LD * sizeof(double)), OOC_ERR_CORRUPT, "checksum");
+      EXPECT_FAIL(ctx, scratch_get_cols(s, 12, dst, ST_R * sizeof(double), ST_C, 8),
+                  OOC_ERR_ARG, "overlap");
+      free(file);
+    }
+    scratch_close(s);
+  }
+  free(src);
+  free(dst);
+  tu_ctx_done(ctx);
+}
+
 static void t_scratch_corruption(void) {
   ooc_ctx_t *ctx = tu_ctx();
   const size_t slot = 8192;
@@ -1657,6 +1762,7 @@ int main(void) {
       {"scratch_raw", t_scratch_raw},
       {"scratch_zstd", t_scratch_zstd},
       {"scratch_corruption", t_scratch_corruption},
+      {"scratch puts and gets on several threads, into strided buffers", t_scratch_threads},
       {"scratch_sparse_and_errors", t_scratch_sparse_and_errors},
       {"scratch_banks", t_scratch_banks},
       {"journal", t_journal},

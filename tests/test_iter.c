@@ -90,7 +90,7 @@ static outcome_t run(int method, const double *A, int64_t n, int64_t b, int64_t 
   int ns = iter_stores(method);
   for (int q = 0; q <= ns; q++) {
     sl[q] = (tu_spill_t){ctx, tags[q], NULL, 0};
-    ooc_spill_ops_t sp = {&sl[q], tu_sp_open, tu_sp_put, tu_sp_get};
+    ooc_spill_ops_t sp = {&sl[q], tu_sp_open, tu_sp_put, tu_sp_get, 1};
     CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, &sp, &T[q]) == OOC_OK);
   }
   part_t p = ts_rows(T[0]);

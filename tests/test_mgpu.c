@@ -236,8 +236,8 @@ static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int6
   tu_memsrc_t ma = {A, n}, mb = {B, n};
   ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL};
   tu_spill_t la = {ctx, "mgpu", NULL, 0}, lb = {ctx, "mgpu", NULL, 0};
-  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get},
-                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1},
+                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   tcache_t *cache = NULL;
   tstore_t *tA = NULL, *tB = NULL;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
@@ -434,7 +434,7 @@ static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lowe
   tu_memsrc_t ma = {A, n};
   ooc_source_t sa = {&ma, tu_mem_read, NULL};
   tu_spill_t la = {ctx, "mgchol", NULL, 0};
-  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   tcache_t *cache = NULL;
   tstore_t *tA = NULL;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
@@ -911,9 +911,9 @@ static double *gemm_once(const double *A, const double *B, const double *C0, int
   ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL},
                sc = {&mc, tu_mem_read, NULL};
   tu_spill_t la = {ctx, "mg", NULL, 0}, lb = {ctx, "mg", NULL, 0}, lc = {ctx, "mg", NULL, 0};
-  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get},
-                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get},
-                  pc = {&lc, tu_sp_open, tu_sp_put, tu_sp_get};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1},
+                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get, 1},
+                  pc = {&lc, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   tcache_t *cache = NULL;
   tstore_t *tA = NULL, *tB = NULL, *tC = NULL;
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);

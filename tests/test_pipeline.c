@@ -1013,7 +1013,7 @@ static void run_model_case(int method, int64_t n, int64_t b, int64_t W, int64_t 
   tcache_t *cache = NULL;
   tstore_t *st = NULL;
   tu_spill_t sl = {ctx, "model", NULL, 0};
-  ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get};
+  ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, NULL, &sp, &st) == OOC_OK);
   part_t cp = ts_cols(st);

@@ -59,8 +59,8 @@ static outcome_t run(const ooc_ops_t *ops, const double *A, int64_t n, const dou
   tu_memsrc_t ma = {A, n}, mb = {B, n};
   ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL};
   tu_spill_t la = {ctx, "rbtA", NULL, 0}, lb = {ctx, "rbtB", NULL, 0};
-  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get},
-                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get};
+  ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1},
+                  pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   CU_ASSERT_FATAL(tcache_create(ctx, cap, &cache) == OOC_OK);
   r.X = malloc((size_t)(n * m + 1) * sizeof *r.X);
   for (int64_t i = 0; i < n * m; i++) r.X[i] = -7.0; /* untouched unless it succeeds */
@@ -219,7 +219,7 @@ static void t_transform(void) {
       tu_memsrc_t ma = {A, n};
       ooc_source_t sa = {&ma, tu_mem_read, NULL};
       tu_spill_t sl = {ctx, "rbtT", NULL, 0};
-      ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get};
+      ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get, 1};
       if (from_store) { /* A in a store of tile b, a third of it cached, the rest spilled */
         CU_ASSERT_FATAL(tcache_create(ctx, 8 * n * n / 3 + 64 * 64, &acache) == OOC_OK);
         CU_ASSERT_FATAL(tstore_create(ctx, acache, n, n, b, NULL, &sp, &SA) == OOC_OK);

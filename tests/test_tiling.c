@@ -35,8 +35,9 @@ static void t_part_large(void) {
   CU_ASSERT_EQUAL(part_make(n, 1).count, n);
   CU_ASSERT_EQUAL(part_make(n, n).count, 1);
   CU_ASSERT_EQUAL(part_len(part_make(n, n), 0), n);
-  /* bookkeeping of a 100k store with tile 4096 is small: tiles x 9 bytes + one staging tile */
-  CU_ASSERT(tstore_overhead_bytes(n, n, b) < 8 * b * b + 4096 + 625 * 9);
+  /* bookkeeping of a 100k store with tile 4096 is small: tiles x 9 bytes + one staging tile +
+   * the copy and scratch transfer lists for a column (25 tiles: under 8 KiB) */
+  CU_ASSERT(tstore_overhead_bytes(n, n, b) < 8 * b * b + 8192 + 625 * 9);
 }
 
 /* ---- a spill backend in memory, counting what goes through it ----------------------------- */
@@ -44,7 +45,9 @@ static void t_part_large(void) {
 typedef struct {
   double *slots[4096];
   size_t bytes[4096];
-  int opened, puts, gets;
+  int opened;
+  _Atomic int puts, gets; /* (concurrent ops: from the copy threads) */
+  int fail_put;           /* > 0: that put (1-based) fails with OOC_ERR_IO, nothing stored */
   ooc_ctx_t *ctx;
 } memspill_t;
 
@@ -57,17 +60,19 @@ static ooc_status_t ms_open(void *self, size_t slot_bytes, void **h) {
 }
 static ooc_status_t ms_put(void *h, int64_t id, const void *d, size_t bytes) {
   memspill_t *m = h;
+  if (++m->puts == m->fail_put) return OOC_ERR_IO; /* (counted: the attempts) */
   free(m->slots[id]);
   m->slots[id] = malloc(bytes);
   memcpy(m->slots[id], d, bytes);
   m->bytes[id] = bytes;
-  m->puts++;
   return OOC_OK;
 }
-static ooc_status_t ms_get(void *h, int64_t id, void *d, size_t bytes) {
+static ooc_status_t ms_get(void *h, int64_t id, void *d, size_t colb, size_t ncols,
+                           size_t stride) {
   memspill_t *m = h;
-  if (!m->slots[id] || m->bytes[id] != bytes) return OOC_ERR_INTERNAL;
-  memcpy(d, m->slots[id], bytes);
+  if (!m->slots[id] || m->bytes[id] != colb * ncols) return OOC_ERR_INTERNAL;
+  for (size_t c = 0; c < ncols; c++)
+    memcpy((char *)d + c * stride, (char *)m->slots[id] + c * colb, colb);
   m->gets++;
   return OOC_OK;
 }
@@ -89,7 +94,7 @@ static ooc_status_t gen_read(void *self, int64_t r0, int64_t c0, int64_t nr, int
 static void t_cache_budget_and_spill(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
-  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
   ooc_source_t src = {NULL, gen_read, NULL};
   int64_t n = 50, b = 8; /* 7 x 7 tiles, edge tiles 2 wide */
   int64_t cap = 10 * (8 * 8 * 8 + 64);
@@ -148,7 +153,7 @@ static void t_cache_zero_capacity(void) {
   /* A cache that cannot hold one tile writes through to scratch. */
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
-  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
   tcache_t *c;
   tstore_t *ts;
   CU_ASSERT_FATAL(tcache_create(ctx, 0, &c) == OOC_OK);
@@ -187,7 +192,7 @@ static void t_no_spill_is_budget_error(void) {
 static void t_cache_recycles_buffers(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
-  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
   int64_t n = 64, b = 16; /* 4 x 4 tiles of 2 KiB */
   int64_t charge = 16 * 16 * 8 + 48, cap = 12 * charge + 100; /* 12 of 16 tiles fit */
   tcache_t *c;
@@ -238,7 +243,7 @@ static void t_cache_recycles_buffers(void) {
 static void t_threaded_column_copies(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
-  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
   ooc_source_t src = {NULL, gen_read, NULL};
   /* b = 512: 5 row tiles, the last 52 rows, a column 8.6 MB; b = 768: 3 row tiles (the last 564
    * rows), each full tile 4.7 MB, over STREAM_MIN_BYTES: streaming stores, into columns that
@@ -254,6 +259,7 @@ static void t_threaded_column_copies(void) {
       CU_ASSERT_FATAL(tcache_create(ctx, cap, &c) == OOC_OK);
       tcache_set_threads(c, threads);
       CU_ASSERT_EQUAL(tcache_threads(c), threads);
+      sp.concurrent = threads > 1; /* scratch moves on the copy threads too */
       CU_ASSERT_FATAL(tstore_create(ctx, c, n, 3 * b, b, &src, &sp, &ts) == OOC_OK);
       double *buf = malloc((size_t)(8 * ld * 2 * b));
       CU_ASSERT_FATAL(buf != NULL);
@@ -293,6 +299,101 @@ static void t_threaded_column_copies(void) {
   tu_ctx_done(ctx);
 }
 
+/* make_room (tstore.h "Scratch transfers"): puts of whole columns into a full cache evict a
+ * column's worth of dirty tiles at once, written side by side on 4 threads (concurrent ops) or
+ * one by one (not), then read back straight into a foreign leading dimension. A write that fails
+ * among them fails the put before anything of the column is put: its victim stays cached, the
+ * others are spilled, and every tile still reads what was last put; so do the clean tiles (the
+ * source's) dropped among the victims of a store with a backing. */
+static void t_evict_together(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_source_t src = {NULL, gen_read, NULL};
+  enum { N = 1024, B = 128, T = N / B, LD = N + 3 };
+  int64_t tileb = 8 * B * B + (int64_t)tcache_entry_bytes();
+  double *buf = malloc((size_t)(8 * LD * B));
+  for (int conc = 0; conc < 2; conc++)
+    for (int fail = 0; fail < 2; fail++) {
+      memspill_t ms = {.ctx = ctx};
+      ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, conc};
+      tcache_t *c;
+      tstore_t *ts;
+      CU_ASSERT_FATAL(tcache_create(ctx, 20 * tileb, &c) == OOC_OK);
+      tcache_set_threads(c, 4);
+      CU_ASSERT_FATAL(tstore_create(ctx, c, N, N, B, &src, &sp, &ts) == OOC_OK);
+      /* every column read, + 1 (+ 2 for column 0), put back: 64 tiles through 20 */
+      for (int64_t tj = 0; tj < T; tj++) {
+        CU_ASSERT_FATAL(ts_read_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+        for (int64_t j = 0; j < B; j++)
+          for (int64_t i = 0; i < N; i++) buf[i + j * LD] += tj == 0 ? 2.0 : 1.0;
+        CU_ASSERT_FATAL(ts_put_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+        CU_ASSERT(tcache_used(c) + tcache_pooled(c) <= 20 * tileb);
+      }
+      CU_ASSERT_EQUAL(ts_stats(ts)->spills, ms.puts);
+      CU_ASSERT(ms.puts >= 40);
+      int64_t spills = ts_stats(ts)->spills;
+      /* column 0 again, + 1, while the third write of its room fails */
+      CU_ASSERT_FATAL(ts_read_tiles(ts, 0, T, 0, 1, buf, LD) == OOC_OK);
+      for (int64_t j = 0; j < B; j++)
+        for (int64_t i = 0; i < N; i++) buf[i + j * LD] += 1.0;
+      ms.fail_put = fail ? ms.puts + 3 : 0;
+      ooc_status_t st = ts_put_tiles(ts, 0, T, 0, 1, buf, LD);
+      CU_ASSERT_EQUAL(st, fail ? OOC_ERR_IO : OOC_OK);
+      if (fail) CU_ASSERT_EQUAL(ts_stats(ts)->spills, spills + (ms.puts - spills) - 1);
+      ms.fail_put = 0;
+      int bad = 0; /* column 0: + 2, or + 3 once its put went through; the others + 1 */
+      for (int64_t tj = 0; tj < T; tj++) {
+        CU_ASSERT_FATAL(ts_read_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+        double add = tj ? 1.0 : fail ? 2.0 : 3.0;
+        for (int64_t j = 0; j < B; j++)
+          for (int64_t i = 0; i < N; i++) bad += buf[i + j * LD] != val(i, tj * B + j) + add;
+      }
+      CU_ASSERT_EQUAL(bad, 0);
+      CU_ASSERT(ts_stats(ts)->bytes_unspilled > 0);
+      CU_ASSERT(tcache_peak(c) <= 20 * tileb);
+      tstore_destroy(ts);
+      tcache_destroy(c);
+      ms_free(&ms);
+    }
+  /* clean victims: a store with a backing, loaded (clean), then half of it changed: the puts'
+   * room is made of clean tiles (dropped: checksummed on the threads, nothing written) and
+   * dirty ones (spilled); all read back right, the clean ones from the source */
+  memspill_t ms = {.ctx = ctx};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 1};
+  tcache_t *c;
+  tstore_t *ts;
+  CU_ASSERT_FATAL(tcache_create(ctx, 20 * tileb, &c) == OOC_OK);
+  tcache_set_threads(c, 4);
+  CU_ASSERT_FATAL(tstore_create(ctx, c, N, N, B, NULL, &sp, &ts) == OOC_OK);
+  CU_ASSERT_FATAL(ts_set_backing(ts, &src, "gen") == OOC_OK);
+  ts_set_loading(ts, 1);
+  for (int64_t tj = 0; tj < T; tj++) {
+    CU_ASSERT_FATAL(gen_read(NULL, 0, tj * B, N, B, buf, LD) == OOC_OK);
+    CU_ASSERT_FATAL(ts_put_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+  }
+  ts_set_loading(ts, 0);
+  CU_ASSERT(ts_stats(ts)->drops > 0);
+  CU_ASSERT_EQUAL(ms.puts, 0);
+  for (int64_t tj = 0; tj < T; tj += 2) {
+    CU_ASSERT_FATAL(ts_read_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+    for (int64_t j = 0; j < B; j++)
+      for (int64_t i = 0; i < N; i++) buf[i + j * LD] += 1.0;
+    CU_ASSERT_FATAL(ts_put_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+  }
+  CU_ASSERT(ms.puts > 0);
+  int bad = 0;
+  for (int64_t tj = T - 1; tj >= 0; tj--) {
+    CU_ASSERT_FATAL(ts_read_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+    for (int64_t j = 0; j < B; j++)
+      for (int64_t i = 0; i < N; i++) bad += buf[i + j * LD] != val(i, tj * B + j) + (tj % 2 ? 0 : 1);
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  tstore_destroy(ts);
+  tcache_destroy(c);
+  ms_free(&ms);
+  free(buf);
+  tu_ctx_done(ctx);
+}
+
 /* The mixed store of t_tile_blocks and t_rects: 1100 x 1000 in 256-tiles (5 x 4, edges of 76
  * and 232) in a cache of 8 tiles, every tile state at once: columns 0-1 read, + 1 and put back
  * (10 puts into 8 tiles: some spill), tile (4, 3) dropped (zero), the rest still at the source. */
@@ -306,7 +407,7 @@ static double mix_expect(int64_t i, int64_t j) {
 /* tile: a scratch buffer of MIX_B^2 doubles; ms must outlive the store. */
 static tstore_t *mix_store(ooc_ctx_t *ctx, memspill_t *ms, int threads, double *tile,
                            tcache_t **c) {
-  ooc_spill_ops_t sp = {ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {ms, ms_open, ms_put, ms_get, threads > 1};
   ooc_source_t src = {NULL, gen_read, NULL};
   tstore_t *ts;
   CU_ASSERT_FATAL(tcache_create(ctx, MIX_CAP, c) == OOC_OK);
@@ -519,7 +620,7 @@ static void t_prefill_start(void) {
 static void t_prefill(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
-  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
   tcache_t *c;
   tstore_t *ts;
   double t[256];
@@ -624,7 +725,7 @@ static void t_prefill(void) {
 static void t_swap_rows(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
-  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
   ooc_source_t src = {NULL, gen_read, NULL};
   static const int64_t shapes[][3] = {{1100, 256, 3}, {3000, 1000, 2}}; /* rows, b, tile columns */
   for (int sh = 0; sh < 2; sh++) {
@@ -727,7 +828,7 @@ static void unpin_cb(void *u, void *p) {
 static void t_lend(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
-  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
   ooc_source_t src = {NULL, gen_read, NULL};
   int64_t n = 50, b = 8, tile = 8 * 8 * 8 + 64; /* 7 x 7 tiles; a charge is at most `tile` */
   int64_t cap = 4 * 7 * tile;
@@ -862,7 +963,7 @@ static void t_pin_new(void) {
 static void t_pin_later(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
-  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
   int64_t n = 50, b = 8, tile = 8 * 8 * 8 + 64; /* 7 x 7 tiles */
   tcache_t *c;
   tstore_t *ts;
@@ -1021,7 +1122,7 @@ static void t_readahead(void) {
 static void t_backing(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
-  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get};
+  ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
   ooc_source_t src = {NULL, gen_read, NULL};
   int64_t n = 40, b = 8, tile = 8 * 8 * 8 + 64; /* 5 x 5 tiles */
   tcache_t *c;
@@ -1204,6 +1305,7 @@ int main(void) {
       {"no scratch: budget error", t_no_spill_is_budget_error},
       {"buffers recycled, budget kept", t_cache_recycles_buffers},
       {"column copies on threads, cache smaller than a column", t_threaded_column_copies},
+      {"evictions together: written side by side, a failed write, clean victims", t_evict_together},
       {"blocks of tiles: every state, threads, take/put", t_tile_blocks},
       {"rectangles at any offset: every state, threads, only the part read", t_rects},
       {"prefill: free room only, reused by puts, steps, faults", t_prefill},

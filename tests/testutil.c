@@ -310,8 +310,8 @@ ooc_status_t tu_sp_put(void *h, int64_t id, const void *d, size_t bytes) {
   sl->puts++;
   return scratch_put(sl->s, id, d, bytes);
 }
-ooc_status_t tu_sp_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(((tu_spill_t *)h)->s, id, d, bytes);
+ooc_status_t tu_sp_get(void *h, int64_t id, void *d, size_t colb, size_t ncols, size_t stride) {
+  return scratch_get_cols(((tu_spill_t *)h)->s, id, d, colb, ncols, stride);
 }
 
 double *tu_rand_matrix(int64_t rows, int64_t cols, uint64_t seed) {

@@ -74,7 +74,8 @@ int tu_file_exists(const char *path);
  *   ooc_source_t src = {&m, tu_mem_read, NULL} (tu_mem_read_t in the third place: with the
  *   transposed read);
  * - tu_spill_t + tu_sp_open/tu_sp_put/tu_sp_get: spilling to the real scratch store in
- *   tu_tmpdir() under `tag`, ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get}; the
+ *   tu_tmpdir() under `tag`, ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get, 1}
+ *   (concurrent, as the pipeline's uncompressed scratch: the tiles move on the copy threads); the
  *   caller closes sl.s (scratch_close) after destroying the store;
  * - tu_rand_matrix: rows x cols entries uniform in [-0.5, 0.5) from `seed` (one spare element);
  *   the caller frees it. */
@@ -92,11 +93,11 @@ typedef struct {
   ooc_ctx_t *ctx;
   const char *tag;
   struct scratch *s;
-  int64_t puts; /* scratch writes so far (tu_sp_put) */
+  _Atomic int64_t puts; /* scratch writes so far (tu_sp_put, from the copy threads too) */
 } tu_spill_t;
 ooc_status_t tu_sp_open(void *self, size_t slot, void **h);
 ooc_status_t tu_sp_put(void *h, int64_t id, const void *d, size_t bytes);
-ooc_status_t tu_sp_get(void *h, int64_t id, void *d, size_t bytes);
+ooc_status_t tu_sp_get(void *h, int64_t id, void *d, size_t colb, size_t ncols, size_t stride);
 double *tu_rand_matrix(int64_t rows, int64_t cols, uint64_t seed);
 
 /* The wrong inverses the residual checks must fail, made in place from the right one X (n x n,

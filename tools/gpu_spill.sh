@@ -10,6 +10,9 @@
 #    Each line: what the elimination spilled and read back beside the stripe arithmetic's model
 #    (plan_spill_model), what stayed in the input, the phases and the total against the run with
 #    the whole matrix in memory (the last MEMS entry).
+# OLD=<tree> (a git archive of an older commit, carried in .wt): its oocsolve built beside this
+# one's, and each run with --host-mem in OLD_MEMS (4G) made by it too, right after this tree's
+# (old against new in one call).
 # JSON in $OUT/spill.jsonl, the table in $OUT/spill.txt, logs in $OUT/spill.tgz.
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +23,11 @@ W=${WORK:-/tmp/spill27}
 mkdir -p "$R" "$W"
 trap 'pack spill; rm -rf "$W"; echo "[$(el) s] done"' EXIT
 . tools/gpu_lib.sh
-B=/tmp/b-spill gpu_build $R/build.log oocsolve_bin oocgen_bin
+B=/tmp/b-spill gpu_build $R/build.log oocsolve_bin oocgen_bin &
+[ -n "${OLD:-}" ] && (cd "$OLD" && B=/tmp/b-spill-old gpu_build $R/build_old.log oocsolve_bin) &
+wait
+[ -x /tmp/b-spill/oocsolve ] || { echo "build failed"; exit 1; }
+[ -z "${OLD:-}" ] || [ -x /tmp/b-spill-old/oocsolve ] || { echo "old build failed"; exit 1; }
 N=${N:-32768}
 TILE=${TILE:-2048}
 GPUMEM=${GPUMEM:-4G}
@@ -32,16 +39,21 @@ t0=$(date +%s.%N)
 echo "[$(el) s] input n = $N tile $TILE: $(stat -c %s $W/A.h5) bytes in $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s" | tee -a $OUT/spill.txt
 for m in ${METHODS:-chol gj}; do
   for hm in $MEMS; do
-    if [ "$(left)" -lt 60 ]; then echo "$m $hm: not run ($(left) s left)" | tee -a $OUT/spill.txt; continue; fi
+   vers=new
+   [ -n "${OLD:-}" ] && [[ " ${OLD_MEMS:-4G} " == *" $hm "* ]] && vers="new old"
+   for v in $vers; do
+    tag=$m.$hm.$v bin=/tmp/b-spill/oocsolve
+    [ $v = old ] && bin=/tmp/b-spill-old/oocsolve
+    if [ "$(left)" -lt 60 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/spill.txt; continue; fi
     # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
-    timeout $(($(left) - 5)) /tmp/b-spill/oocsolve --device cuda --method $m --tile $TILE \
+    timeout $(($(left) - 5)) $bin --device cuda --method $m --tile $TILE \
       --gpu-mem $GPUMEM --host-mem $hm --checkpoint off --json $DISKBW \
-      --scratch $W --force --out $W/X.h5:/inverse $W/A.h5 > $R/$m.$hm.json 2> $R/$m.$hm.err
-    echo "rc=$?" >> $R/$m.$hm.err
+      --scratch $W --force --out $W/X.h5:/inverse $W/A.h5 > $R/$tag.json 2> $R/$tag.err
+    echo "rc=$?" >> $R/$tag.err
     rm -f $W/X.h5
-    head -c 100000 $R/$m.$hm.json >> $OUT/spill.jsonl
+    head -c 100000 $R/$tag.json >> $OUT/spill.jsonl
     echo >> $OUT/spill.jsonl
-    python3 - "$R/$m.$hm.json" "$m --host-mem $hm" << 'EOF' | tee -a $OUT/spill.txt
+    python3 - "$R/$tag.json" "$m --host-mem $hm ($v)" << 'EOF' | tee -a $OUT/spill.txt
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
@@ -57,5 +69,6 @@ print("%s: status %s stripe %s | elim spilled %.1f GB, read back %.1f GB, model 
          d.get("bytes_reread_input", 0) / G, d["t_read"], d["t_compute"], d["t_spill"],
          d["t_write"], d["t_check"], d["t_total"], d["residual"] or float("nan")))
 EOF
+   done
   done
 done

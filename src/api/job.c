@@ -99,11 +99,14 @@ static ooc_status_t spill_open(void *self, size_t slot_bytes, void **handle) {
 static ooc_status_t spill_put(void *h, int64_t id, const void *d, size_t bytes) {
   return scratch_put(h, id, d, bytes);
 }
-static ooc_status_t spill_get(void *h, int64_t id, void *d, size_t bytes) {
-  return scratch_get(h, id, d, bytes);
+static ooc_status_t spill_get(void *h, int64_t id, void *d, size_t colb, size_t ncols,
+                              size_t stride) {
+  return scratch_get_cols(h, id, d, colb, ncols, stride);
 }
+/* concurrent (tstore.h): uncompressed scratch moves tiles side by side on the copy threads;
+ * a compressed one would only queue them behind its one set of buffers */
 ooc_spill_ops_t job_spill_ops(spill_slot_t *sl) {
-  return (ooc_spill_ops_t){sl, spill_open, spill_put, spill_get};
+  return (ooc_spill_ops_t){sl, spill_open, spill_put, spill_get, sl->job->o.scratch_zstd <= 0};
 }
 
 /* ---- planning ---------------------------------------------------------------------------- */
@@ -784,8 +787,9 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
                "swaps' move at row %lld, %.2f s into the write, and waited %.3f s for it",
                (long long)r0, tw - t_begin, ooc_now() - tw);
     }
-    for (int64_t tj = 0; tj < tl; tj++)
-      OOC_CHECK(st = ts_read(ts, ti, tj, rw + part_start(cp, tj) * nr, nr));
+    /* the row of tiles side by side, each laid out as a tile (ld nr): one block, so that its
+     * spilled tiles come from scratch together on the copy threads (tstore.h) */
+    OOC_CHECK(st = ts_read_tiles(ts, ti, ti + 1, 0, tl, rw, nr));
     const double *src = rw;
     if (perm) {
       for (int64_t c = 0; c < ncols; c++)
@@ -800,8 +804,7 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
     double *up = NULL;
     if (mirror && r1 < ncols) { /* right of the diagonal: tile column ti below it, transposed */
       up = rw + r1 * nr; /* (n - r1) x nr, ld n - r1 */
-      for (int64_t tu = ti + 1; tu < rp.count; tu++)
-        OOC_CHECK(st = ts_read(ts, tu, ti, up + (part_start(rp, tu) - r1), ncols - r1));
+      OOC_CHECK(st = ts_read_tiles(ts, ti + 1, rp.count, ti, ti + 1, up, ncols - r1));
     }
     if (behind) {
       ooc_task_wait(&task); /* block ti - 1 written (its buffer is free for ti + 1) */

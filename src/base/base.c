@@ -136,7 +136,7 @@ static void parse_killpoint(ooc_ctx_t *c) {
 
 void ooc_test_killpoint(ooc_ctx_t *ctx, const char *event) {
   if (!ctx || ctx->kill_at <= 0 || strcmp(ctx->kill_event, event) != 0) return;
-  if (++ctx->kill_seen == ctx->kill_at) raise(ctx->kill_sig);
+  if (atomic_fetch_add(&ctx->kill_seen, 1) + 1 == ctx->kill_at) raise(ctx->kill_sig);
 }
 
 ooc_status_t ooc_ctx_create(ooc_ctx_t **out) {

@@ -81,7 +81,8 @@ struct ooc_ctx {
   /* Test kill point (docs/RELIABILITY.md): OOCSOLVE_TEST_KILL="event:N[:INT]" raises SIGKILL (or
    * SIGINT) at the Nth ooc_test_killpoint(ctx, event). Parsed once by ooc_ctx_create. */
   char kill_event[16];
-  int64_t kill_at, kill_seen;
+  int64_t kill_at;
+  atomic_llong kill_seen; /* (the scratch store's puts count from the copy threads) */
   int kill_sig;
   /* steps of the current run done and in all (ooc_note_step; 0, 0: not a stepped phase) */
   int64_t step_done, step_total;

@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static int p_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
@@ -92,6 +94,53 @@ int64_t fio_pread_all(ooc_ctx_t *ctx, int fd, void *buf, size_t len, int64_t off
     len -= (size_t)n;
     off += n;
     got += n;
+  }
+  return got;
+}
+
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
+int64_t fio_preadv_all(ooc_ctx_t *ctx, int fd, const struct iovec *iov, int cnt, int64_t off) {
+  int e = fio_gate(ctx, 0);
+  if (e) return -e;
+  int64_t got = 0;
+  int i = 0;
+  size_t done = 0; /* bytes of iov[i] already filled */
+  for (;;) {
+    while (i < cnt && iov[i].iov_len == done) { /* (empty buffers included) */
+      i++;
+      done = 0;
+    }
+    if (i == cnt) break;
+    ssize_t n;
+    if (ctx && ctx->io_ops) {
+      n = ctx->io_ops->pread(fd, (char *)iov[i].iov_base + done, iov[i].iov_len - done, (off_t)off);
+    } else {
+      struct iovec v[IOV_MAX];
+      int k = 0;
+      for (; k < IOV_MAX && i + k < cnt; k++) v[k] = iov[i + k];
+      v[0].iov_base = (char *)v[0].iov_base + done;
+      v[0].iov_len -= done;
+      n = preadv(fd, v, k, (off_t)off);
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) break;
+    got += n;
+    off += n;
+    for (size_t left = (size_t)n; left > 0;) { /* advance over what was filled */
+      size_t room = iov[i].iov_len - done;
+      size_t k = left < room ? left : room;
+      done += k;
+      left -= k;
+      if (done == iov[i].iov_len && left > 0) {
+        i++;
+        done = 0;
+      }
+    }
   }
   return got;
 }

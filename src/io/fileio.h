@@ -50,6 +50,14 @@ int fio_open(ooc_ctx_t *ctx, const char *path, int flags, mode_t mode);
 int fio_close(ooc_ctx_t *ctx, int fd);
 int fio_pwrite_all(ooc_ctx_t *ctx, int fd, const void *buf, size_t len, int64_t off);
 int64_t fio_pread_all(ooc_ctx_t *ctx, int fd, void *buf, size_t len, int64_t off);
+/* A scattered read: iov's cnt buffers filled in order from off (preadv(2) in rounds of at most
+ * IOV_MAX, over partial transfers and EINTR), one gate for the whole read; the byte count (short
+ * at the end of the file) or a negated errno. Where ctx->io_ops replaces POSIX, the table's
+ * pread fills the buffers one by one (the tests' tables have no preadv). Thread-safe, as
+ * fio_pread_all and fio_pwrite_all are (the gate's counters are atomic): the scratch store's
+ * parallel reads call it from the copy threads. */
+struct iovec;
+int64_t fio_preadv_all(ooc_ctx_t *ctx, int fd, const struct iovec *iov, int cnt, int64_t off);
 int fio_fsync(ooc_ctx_t *ctx, int fd);
 int fio_fallocate(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len);
 int fio_truncate(ooc_ctx_t *ctx, const char *path, int64_t len);
@@ -68,8 +76,7 @@ int fio_sync_dir(ooc_ctx_t *ctx, const char *path);
 void fio_writeback_hint(ooc_ctx_t *ctx, int fd, int64_t off, int64_t len);
 
 /* The table's pread, for worker threads (io/chunkio.h) reading a batch of data whose one
- * fio_gate the caller passed on its own thread: the gate counts and faults are not thread-safe,
- * the table's functions are. */
+ * fio_gate the caller passed on its own thread (one fault seam per batch, not per piece). */
 ssize_t (*fio_pread_op(const ooc_ctx_t *ctx))(int fd, void *buf, size_t len, off_t off);
 
 void fio_h5_opened(ooc_ctx_t *ctx);

@@ -11,6 +11,15 @@
  * - scratch_get(id, data, bytes) reads it back and verifies header and checksum: a mismatch is
  *   OOC_ERR_CORRUPT naming the scratch file and the tile id; a never-written id is OOC_ERR_INTERNAL.
  * - ENOSPC/EDQUOT -> OOC_ERR_NOSPACE; other errors -> OOC_ERR_IO; messages name the file.
+ * - scratch_get_cols reads the payload into ncols columns of col_bytes (col_bytes * ncols = the
+ *   length put), column c at data + c * stride (stride >= col_bytes): a tile into a larger
+ *   column-major buffer, scattered by the read itself (preadv) and checked where it lands, with
+ *   no staging copy. scratch_get is the contiguous case.
+ * - Threads: puts and gets of distinct ids may run on several threads at once (the tile cache's
+ *   evictions and reads on its copy threads, tstore.h). Compressed payloads are (de)compressed
+ *   and moved one at a time (the store has one set of buffers); raw ones side by side. The
+ *   other calls (open, close, sync, version, commit, restore, keep) are made by one thread while
+ *   no put or get runs.
  * - scratch_close removes the file. NULL is fine.
  * - Counters: bytes of payload written and read (before compression).
  * - Every file operation goes through io/fileio.h (fault injection, open-file counter).
@@ -35,6 +44,8 @@ ooc_status_t scratch_open(ooc_ctx_t *ctx, const char *dir, const char *tag, size
                           int zstd_level, scratch_t **out);
 ooc_status_t scratch_put(scratch_t *s, int64_t id, const void *data, size_t bytes);
 ooc_status_t scratch_get(scratch_t *s, int64_t id, void *data, size_t bytes);
+ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_bytes,
+                              size_t ncols, size_t stride);
 const char *scratch_path(const scratch_t *s);
 int64_t scratch_bytes_written(const scratch_t *s);
 int64_t scratch_bytes_read(const scratch_t *s);

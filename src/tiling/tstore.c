@@ -51,6 +51,19 @@ typedef struct cjob {
   int stream; /* write dst with streaming stores (STREAM_MIN_BYTES) */
 } cjob_t;
 
+/* One scratch transfer of the cache's io list (tstore.h "Scratch transfers"): run on the copy
+ * threads side by side where the spill ops are concurrent, else on the calling thread. */
+enum { SJ_READ, SJ_WRITE, SJ_SUM };
+typedef struct sjob {
+  tstore_t *ts;
+  int64_t idx, nr, nc, ld;
+  double *data; /* READ: the destination (ld); WRITE and SUM: the victim's tile (ld = nr) */
+  struct entry *victim; /* WRITE and SUM: the entry evicted (make_room) */
+  int kind;     /* SJ_READ: scratch into data; SJ_WRITE: data to scratch; SJ_SUM: a clean tile's
+                   checksum before it goes back to its source (drop_to_source) */
+  ooc_status_t st;
+} sjob_t;
+
 struct tcache {
   ooc_ctx_t *ctx;
   int64_t cap, used, pooled, peak;
@@ -75,6 +88,11 @@ struct tcache {
   ooc_task_t pin_task; /* tcache_pin_start's pinning of the queue */
   int64_t pinned, pin_refused;
   int64_t lent; /* bytes of lent tiles (at most half the capacity: ts_lend) */
+  /* scratch transfers (sjob_t): the list, and its loop on the pool while it runs */
+  sjob_t *io;
+  int64_t nio, capio;
+  ooc_par_group_t iog;
+  int io_running;
 };
 
 struct tstore {
@@ -219,6 +237,7 @@ void tcache_pin_start(tcache_t *c) {
 void tcache_pin_wait(tcache_t *c) { ooc_task_wait(&c->pin_task); }
 
 static void batch_finish(tcache_t *c);
+static int io_grow(tcache_t *c, int64_t n);
 
 /* Room for njobs more copies and pending buffers; 0 when host memory ran out (nothing changed
  * then but what already fit). A batch still running (ts_prefill_start's) is finished first:
@@ -395,6 +414,7 @@ void tcache_destroy(tcache_t *c) {
   ooc_free(c->ctx, c->jobs);
   ooc_free(c->ctx, c->pend);
   ooc_free(c->ctx, c->topin);
+  ooc_free(c->ctx, c->io);
   ooc_free(c->ctx, c);
 }
 
@@ -456,9 +476,10 @@ int64_t tcache_entry_bytes(void) { return (int64_t)sizeof(entry_t); }
 
 int64_t tstore_overhead_bytes(int64_t rows, int64_t cols, int64_t b) {
   int64_t rt = ooc_cdiv64(rows, b), nt = rt * ooc_cdiv64(cols, b);
-  /* + the cache's copy list for a column of this store (jobs and pending entries) */
+  /* + the cache's copy list and scratch transfer list for a column of this store (jobs,
+   * pending entries, transfers) */
   return (int64_t)sizeof(tstore_t) + nt * (int64_t)(1 + sizeof(entry_t *)) + b * b * 8 +
-         (rt + 16) * (int64_t)(sizeof(cjob_t) + sizeof(entry_t *));
+         (rt + 16) * (int64_t)(sizeof(cjob_t) + sizeof(entry_t *) + sizeof(sjob_t));
 }
 
 ooc_status_t tstore_create(ooc_ctx_t *ctx, tcache_t *cache, int64_t rows, int64_t cols, int64_t b,
@@ -491,8 +512,11 @@ ooc_status_t tstore_create(ooc_ctx_t *ctx, tcache_t *cache, int64_t rows, int64_
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the tile index (%lld tiles)",
                     (long long)nt);
   }
-  /* the copy list for one column now, so a later take/put of a column cannot fail on it */
+  /* the copy list and the scratch transfer list for one column now, so a later take/put of a
+   * column cannot fail on them (and make_room's victims fit the list it has) */
   ooc_status_t st = batch_reserve(cache, ts->rows.count + 1);
+  if (st == OOC_OK && !io_grow(cache, ts->rows.count + 16))
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory (scratch transfer list)");
   if (st != OOC_OK) {
     tstore_destroy(ts);
     return st;
@@ -527,19 +551,30 @@ static void copy_block(int64_t nr, int64_t nc, const double *src, int64_t lds, d
   if (nr > 0 && nc > 0) copy_cols(&j, 0, nc);
 }
 
-static ooc_status_t spill_write(tstore_t *ts, int64_t idx, const double *data, int64_t bytes) {
+/* The store's scratch, opened on its first spill. */
+static ooc_status_t spill_ready(tstore_t *ts) {
   if (!ts->has_spill)
     return OOC_FAIL(ts->ctx, OOC_ERR_BUDGET,
                     "the host budget is too small and spilling to scratch is not available");
-  double t0 = ooc_now();
   if (!ts->spill_handle)
     OOC_TRY(ts->spill.open(ts->spill.self, (size_t)(ts->rows.b * ts->cols.b) * sizeof(double),
                            &ts->spill_handle));
-  OOC_TRY(ts->spill.put(ts->spill_handle, idx, data, (size_t)bytes));
-  ts->st.t_spill += ooc_now() - t0;
+  return OOC_OK;
+}
+
+/* Tile idx is in scratch now (bytes written in t seconds of the caller's). */
+static void spilled(tstore_t *ts, int64_t idx, int64_t bytes, double t) {
+  ts->st.t_spill += t;
   ts->st.bytes_spilled += bytes;
   ts->st.spills++;
   ts->state[idx] = T_SPILLED;
+}
+
+static ooc_status_t spill_write(tstore_t *ts, int64_t idx, const double *data, int64_t bytes) {
+  double t0 = ooc_now();
+  OOC_TRY(spill_ready(ts));
+  OOC_TRY(ts->spill.put(ts->spill_handle, idx, data, (size_t)bytes));
+  spilled(ts, idx, bytes, ooc_now() - t0);
   return OOC_OK;
 }
 
@@ -551,14 +586,72 @@ static int64_t tile_index(const tstore_t *ts, int64_t ti, int64_t tj, int64_t *n
 
 /* A clean tile (nr x nc at src, leading dimension ld) back to its source: the next read of it
  * reads the source and checks it against this checksum (source_read). */
+/* Tile idx went back to its source (its checksum, where the store keeps them, taken). */
+static void dropped(tstore_t *ts, int64_t idx, int64_t bytes) {
+  ts->st.bytes_dropped += bytes;
+  ts->st.drops++;
+  ts->state[idx] = T_SOURCE;
+}
+
 static void drop_to_source(tstore_t *ts, int64_t idx, const double *src, int64_t nr, int64_t nc,
                            int64_t ld) {
   if (ts->srcsum)
     ts->srcsum[idx] = ooc_xxh3_cols(src, (size_t)nr * sizeof(double), (size_t)nc,
                                     (size_t)ld * sizeof(double));
-  ts->st.bytes_dropped += nr * nc * (int64_t)sizeof(double);
-  ts->st.drops++;
-  ts->state[idx] = T_SOURCE;
+  dropped(ts, idx, nr * nc * (int64_t)sizeof(double));
+}
+
+/* ---- scratch transfers (tstore.h; sjob_t) ---------------------------------------------------- */
+
+/* Room for n more jobs in the io list; 0 when host memory ran out. */
+static int io_grow(tcache_t *c, int64_t n) {
+  if (c->nio + n <= c->capio) return 1;
+  int64_t cap = ooc_max64(16, c->nio + n);
+  sjob_t *q = ooc_malloc(c->ctx, (size_t)cap * sizeof *q);
+  if (!q) return 0;
+  if (c->nio) memcpy(q, c->io, (size_t)c->nio * sizeof *q);
+  ooc_free(c->ctx, c->io);
+  c->io = q;
+  c->capio = cap;
+  return 1;
+}
+
+static void io_piece(void *arg, int64_t k, int worker) {
+  (void)worker;
+  sjob_t *j = &((tcache_t *)arg)->io[k];
+  tstore_t *ts = j->ts;
+  size_t colb = (size_t)j->nr * sizeof(double);
+  j->st = OOC_OK;
+  if (j->kind == SJ_READ)
+    j->st = ts->spill.get(ts->spill_handle, j->idx, j->data, colb, (size_t)j->nc,
+                          (size_t)j->ld * sizeof(double));
+  else if (j->kind == SJ_WRITE)
+    j->st = ts->spill.put(ts->spill_handle, j->idx, j->data, colb * (size_t)j->nc);
+  else if (ts->srcsum)
+    ts->srcsum[j->idx] = ooc_xxh3(j->data, colb * (size_t)j->nc);
+}
+
+/* The io list handed to the copy threads, when it has two jobs or more and every scratch
+ * transfer in it may run beside the others (concurrent spill ops); else io_join runs it. */
+static void io_start(tcache_t *c) {
+  if (c->io_running || c->nio < 2 || c->threads <= 1) return;
+  for (int64_t k = 0; k < c->nio; k++)
+    if (c->io[k].kind != SJ_SUM && !c->io[k].ts->spill.concurrent) return;
+  ooc_par_start(&c->iog, (int)ooc_min64(c->threads, c->nio), c->nio, io_piece, c);
+  c->io_running = 1;
+}
+
+/* Every job of the io list done (the caller helping, or alone); the seconds it waited. The
+ * caller reads the jobs' results, then empties the list. */
+static double io_join(tcache_t *c) {
+  double t0 = ooc_now();
+  if (c->io_running) {
+    ooc_par_join(&c->iog);
+    c->io_running = 0;
+  } else {
+    for (int64_t k = 0; k < c->nio; k++) io_piece(c, k, 0);
+  }
+  return ooc_now() - t0;
 }
 
 /* Tile (ti, tj) from the source into dst (ld), checked against what went back to it: a source
@@ -580,6 +673,69 @@ static ooc_status_t source_read(tstore_t *ts, int64_t ti, int64_t tj, double *ds
                     (long long)tj, (long long)part_start(ts->rows, ti),
                     (long long)part_start(ts->cols, tj));
   return OOC_OK;
+}
+
+/* The cache bytes that puts of tiles [t0, t1) x [u0, u1) take anew: those not cached now and
+ * not too large to be cached at all (put() writes those through). */
+static int64_t new_bytes(const tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1) {
+  int64_t need = 0;
+  for (int64_t tj = u0; tj < u1; tj++)
+    for (int64_t ti = t0; ti < t1; ti++) {
+      int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+      int64_t charge = (int64_t)sizeof(entry_t) + nr * nc * (int64_t)sizeof(double);
+      if (ts->state[idx] != T_CACHED && ts->state[idx] != T_LENT && charge <= ts->cache->cap)
+        need += charge;
+    }
+  return need;
+}
+
+/* Room for `need` bytes of new tiles of ts, the tiles [t0, t1) x [u0, u1) of it (which are
+ * not evicted for them): the least-recently-used tiles that entry_get would evict one by one for
+ * those puts, evicted here together, their scratch writes (and the clean ones' checksums) side by
+ * side on the copy threads. Their buffers go to the pool, where the puts find them (pooled
+ * buffers count as room: entry_get takes or frees them before it evicts). A victim whose write
+ * failed stays cached; the first failure is returned. */
+static ooc_status_t make_room(tstore_t *ts, int64_t need, int64_t t0, int64_t t1, int64_t u0,
+                              int64_t u1) {
+  tcache_t *c = ts->cache;
+  int64_t over = c->used + need - c->cap;
+  if (over <= 0) return OOC_OK;
+  /* victims for the list a column's worth (tstore_overhead_bytes counts it); where more are
+   * needed, or no memory for the list, entry_get evicts the rest one by one */
+  if (!io_grow(c, ts->rows.count + 16)) return OOC_OK;
+  int64_t got = 0, wbytes = 0;
+  ooc_status_t st = OOC_OK;
+  for (entry_t *v = c->tail; v && got < over && st == OOC_OK && c->nio < c->capio; v = v->prev) {
+    int64_t vt = v->idx / v->ts->cols.count, vu = v->idx % v->ts->cols.count, nr, nc;
+    if (v->lent || (v->ts == ts && vt >= t0 && vt < t1 && vu >= u0 && vu < u1)) continue;
+    tile_index(v->ts, vt, vu, &nr, &nc);
+    int clean = v->clean && v->ts->has_source; /* back to the source: nothing to write */
+    if (!clean) st = spill_ready(v->ts);
+    if (!clean) wbytes += nr * nc * (int64_t)sizeof(double);
+    c->io[c->nio++] = (sjob_t){v->ts, v->idx, nr, nc, nr, v->data, v, clean ? SJ_SUM : SJ_WRITE,
+                               OOC_OK};
+    got += v->charge;
+  }
+  if (st != OOC_OK || c->nio == 0) {
+    c->nio = 0;
+    return st;
+  }
+  if (c->njobs) batch_run(c); /* queued copies may still read or fill a victim */
+  io_start(c);
+  double dt = io_join(c);
+  for (int64_t k = 0; k < c->nio; k++) {
+    sjob_t *j = &c->io[k];
+    int64_t bytes = j->nr * j->nc * (int64_t)sizeof(double);
+    if (j->st != OOC_OK) {
+      if (st == OOC_OK) st = j->st;
+      continue;
+    }
+    if (j->kind == SJ_WRITE) spilled(j->ts, j->idx, bytes, dt * (double)bytes / (double)wbytes);
+    else dropped(j->ts, j->idx, bytes);
+    entry_to_pool(c, j->victim);
+  }
+  c->nio = 0;
+  return st;
 }
 
 /* A buffer for a tile of `charge` bytes, charged as used: a pooled one of that size, else room
@@ -669,14 +825,13 @@ static ooc_status_t fetch(tstore_t *ts, int64_t ti, int64_t tj, double *dst, int
       *left = 1;
       return OOC_OK;
     }
-    /* a destination laid out as the tile is (ld = rows: write_rows' row blocks) takes it
-     * straight from scratch; another goes through the staging tile */
-    double t0 = ooc_now(), *to = ld == nr ? dst : ts->staging;
-    OOC_TRY(ts->spill.get(ts->spill_handle, idx, to, (size_t)bytes));
+    /* straight from scratch into dst, whatever its leading dimension (the read scatters) */
+    double t0 = ooc_now();
+    OOC_TRY(ts->spill.get(ts->spill_handle, idx, dst, (size_t)nr * sizeof(double), (size_t)nc,
+                          (size_t)ld * sizeof(double)));
     ts->st.t_spill += ooc_now() - t0;
     ts->st.bytes_unspilled += bytes;
     ts->st.misses++;
-    if (to != dst) copy_block(nr, nc, ts->staging, nr, dst, ld);
     break;
   }
   case T_SOURCE:
@@ -791,10 +946,11 @@ static int64_t block_off(const tstore_t *ts, int64_t t0, int64_t u0, int64_t ti,
          (part_start(ts->cols, tj) - part_start(ts->cols, u0)) * ld;
 }
 
-/* A block of tiles [t0, t1) x [u0, u1): the threads copy the cached tiles (and zero fills) while
- * this thread reads the others (scratch, source) in order; all copies are done when it returns,
- * also on failure. Pass 2 touches only tiles whose content pass 1 left (still SPILLED, or SOURCE
- * with a source): those are read and copied here directly, so the running batch is not touched. */
+/* A block of tiles [t0, t1) x [u0, u1): the threads copy the cached tiles (and zero fills) and
+ * read the spilled ones straight into dst (concurrent spill ops; else this thread reads them)
+ * while this thread reads the source tiles in order; all of it is done when it returns, also on
+ * failure. Pass 2 touches only tiles whose content pass 1 left (still SPILLED, or SOURCE with a
+ * source), so the running batch is not touched. */
 static ooc_status_t fetch_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
                                 double *dst, int64_t ld, int forget) {
   tcache_t *c = ts->cache;
@@ -804,14 +960,36 @@ static ooc_status_t fetch_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0
     for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++)
       st = fetch(ts, ti, tj,
                  dst + block_off(ts, t0, u0, ti, tj, ld), ld, forget, 0, &left);
+  if (left && st == OOC_OK && !io_grow(c, (t1 - t0) * (u1 - u0)))
+    st = OOC_FAIL(c->ctx, OOC_ERR_NOMEM, "out of host memory (scratch transfer list)");
+  for (int64_t tj = u0; left && st == OOC_OK && tj < u1; tj++)
+    for (int64_t ti = t0; ti < t1; ti++) {
+      int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+      if (ts->state[idx] == T_SPILLED)
+        c->io[c->nio++] = (sjob_t){ts, idx, nr, nc, ld, dst + block_off(ts, t0, u0, ti, tj, ld),
+                                   NULL, SJ_READ, OOC_OK};
+    }
   batch_start(c);
+  io_start(c);
   for (int64_t tj = u0; left && st == OOC_OK && tj < u1; tj++)
     for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++) {
       int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
-      uint8_t s = ts->state[idx];
-      if (s == T_SPILLED || (s == T_SOURCE && ts->has_source))
+      if (ts->state[idx] == T_SOURCE && ts->has_source)
         st = fetch(ts, ti, tj, dst + block_off(ts, t0, u0, ti, tj, ld), ld, forget, 1, &left);
     }
+  if (st != OOC_OK && !c->io_running) c->nio = 0; /* failed: no more reads */
+  ts->st.t_spill += io_join(c);
+  for (int64_t k = 0; k < c->nio; k++) {
+    sjob_t *j = &c->io[k];
+    if (j->st != OOC_OK) {
+      if (st == OOC_OK) st = j->st;
+      continue;
+    }
+    ts->st.bytes_unspilled += j->nr * j->nc * (int64_t)sizeof(double);
+    ts->st.misses++;
+    if (forget) ts->state[j->idx] = T_TAKEN;
+  }
+  c->nio = 0;
   batch_finish(c);
   return st;
 }
@@ -884,7 +1062,7 @@ ooc_status_t ts_read_rect(tstore_t *ts, int64_t r0, int64_t c0, int64_t nr, int6
             break;
           }
           t = ooc_now();
-          st = ts->spill.get(ts->spill_handle, idx, ts->staging, (size_t)bytes);
+          st = ts->spill.get(ts->spill_handle, idx, ts->staging, (size_t)bytes, 1, (size_t)bytes);
           ts->st.t_spill += ooc_now() - t;
           ts->st.bytes_unspilled += bytes;
           ts->st.misses++;
@@ -923,6 +1101,7 @@ ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int6
                           const double *src, int64_t ld) {
   OOC_TRY(check_range(ts, t0, t1, u0, u1));
   tcache_t *c = ts->cache;
+  OOC_TRY(make_room(ts, new_bytes(ts, t0, t1, u0, u1), t0, t1, u0, u1));
   ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
   for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
     for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++)
@@ -1039,6 +1218,8 @@ ooc_status_t ts_lend(tstore_t *ts, int64_t t0, int64_t t1, int64_t tj, int write
   /* Lent tiles cannot be evicted: with at most half the capacity lent, a put can always make
    * room for any tile that is lendable at all (it is at most half the capacity too). */
   if (c->lent + bytes > c->cap / 2) return OOC_OK;
+  if (write == TS_LEND_WRITE) /* the evictions for the new buffers together (make_room) */
+    OOC_TRY(make_room(ts, new_bytes(ts, t0, t1, tj, tj + 1), t0, t1, tj, tj + 1));
   for (int64_t ti = t0; ti < t1; ti++) {
     int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
     entry_t *e = ts->ent[idx];

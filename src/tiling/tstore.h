@@ -31,11 +31,19 @@
  *   of large single tiles are split over threads of the process's pool (base/parloop.h: a
  *   background loop started when the copies are queued and joined, with the caller's help, when
  *   they must be done), at most tcache_set_threads at once (default: the online CPUs, at most
- *   16); copies under 4 MiB stay on the calling thread. A copy of 4 MiB or more writes its destination with streaming stores (no
- *   read of each destination line first: tstore.c says why). Disk reads and writes of spilled
- *   tiles and source reads stay on the calling thread (one at a time, in order), overlapping the
- *   threads' copies of cached tiles of the same column. The API itself is single-threaded: one
- *   thread calls a cache and its stores at a time.
+ *   16); copies under 4 MiB stay on the calling thread. A copy of 4 MiB or more writes its
+ *   destination with streaming stores (no read of each destination line first: tstore.c says
+ *   why). Source reads stay on the calling thread (one at a time, in order), overlapping the
+ *   threads' copies of cached tiles of the same block.
+ * - Scratch transfers go side by side on the copy threads where the spill ops are concurrent
+ *   (issue 27: one at a time on the caller they moved ~3.8 GB/s on an H200 host, and were most
+ *   of what a run at half the host memory lost): a block's spilled tiles are read straight into
+ *   the caller's buffer (the scatter is the read's: no staging tile) while the caller reads the
+ *   source tiles; and a batch of puts first makes room for all its new tiles at once
+ *   (make_room: the least-recently-used tiles that the puts would evict one by one), writing
+ *   the victims to scratch together and keeping their buffers for the puts. A failed write
+ *   leaves its tile cached and the batch's first error is returned. The API itself is
+ *   single-threaded: one thread calls a cache and its stores at a time.
  */
 #ifndef OOC_TSTORE_H
 #define OOC_TSTORE_H
@@ -72,12 +80,18 @@ typedef struct ooc_source {
                          int64_t ld);
 } ooc_source_t;
 
-/* Opens the scratch file on first need (see scratch.h); the tiling layer does not know files. */
+/* Opens the scratch file on first need (see scratch.h); the tiling layer does not know files.
+ * get fills ncols columns of col_bytes, column c at data + c * stride (a tile into a buffer with
+ * a larger leading dimension: stride = ld * 8; contiguous: ncols 1). concurrent: puts and gets
+ * of distinct ids may run on several threads at once (the copy threads'), as the scratch store's
+ * uncompressed ones do; 0 keeps them on the calling thread, one at a time. */
 typedef struct ooc_spill_ops {
   void *self;
   ooc_status_t (*open)(void *self, size_t slot_bytes, void **handle);
   ooc_status_t (*put)(void *handle, int64_t id, const void *data, size_t bytes);
-  ooc_status_t (*get)(void *handle, int64_t id, void *data, size_t bytes);
+  ooc_status_t (*get)(void *handle, int64_t id, void *data, size_t col_bytes, size_t ncols,
+                      size_t stride);
+  int concurrent;
 } ooc_spill_ops_t;
 
 typedef struct tcache tcache_t;
@@ -148,7 +162,8 @@ ooc_status_t ts_put_col(tstore_t *ts, int64_t tj, const double *src, int64_t ld)
 /* Blocks of tiles: read/take/put tiles [t0, t1) x [u0, u1) from/into a buffer whose element
  * (0, 0) is the first element of tile (t0, u0), leading dimension ld. Like the column calls, one
  * batch: the cached tiles of the whole block are copied by the threads together (also when each
- * tile is under the 4 MiB threshold) while this thread does the scratch and source reads.
+ * tile is under the 4 MiB threshold), and the spilled ones are read straight into the buffer
+ * (on the threads too where the spill ops are concurrent), while this thread reads the source's.
  * The out-of-core product gathers its panels with these. */
 ooc_status_t ts_read_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
                            double *dst, int64_t ld);
