@@ -83,30 +83,59 @@ void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap) {
 static ooc_status_t spill_open(void *self, size_t slot_bytes, void **handle) {
   spill_slot_t *sl = self;
   job_t *j = sl->job;
+  *handle = sl;
   if (j->journaled) { /* a fixed name the journal can refer to */
     char path[PATH_MAX + 32];
     job_scratch_name(j, sl->tag, path, sizeof path);
     int mode = sl->must_exist ? SCRATCH_REOPEN : j->resuming ? SCRATCH_ANY : SCRATCH_CREATE;
     OOC_TRY(scratch_open_at(j->ctx, path, slot_bytes, j->o.scratch_zstd, mode, &sl->s));
-    *handle = sl->s;
+    sl->files = 1;
     return OOC_OK;
   }
-  OOC_TRY(scratch_open(sl->job->ctx, sl->job->scratch_dir, sl->tag, slot_bytes,
-                       sl->job->o.scratch_zstd, &sl->s));
-  *handle = sl->s;
+  /* compressed: one file (its tiles move one at a time anyway, spill_ops' concurrent) */
+  int n = j->o.scratch_zstd > 0 ? 1 : JOB_SCRATCH_FILES;
+  for (int k = 0; k < n; k++) {
+    ooc_status_t st = scratch_open(j->ctx, j->scratch_dir, sl->tag, slot_bytes, j->o.scratch_zstd,
+                                   k ? &sl->more[k - 1] : &sl->s);
+    if (st != OOC_OK) {
+      job_spill_close(sl);
+      return st;
+    }
+    sl->files = k + 1;
+  }
   return OOC_OK;
 }
+
+/* Tile id's file, and its id there. */
+static scratch_t *spill_file(spill_slot_t *sl, int64_t *id) {
+  if (sl->files <= 1) return sl->s;
+  int64_t k = *id % sl->files;
+  *id /= sl->files;
+  return k ? sl->more[k - 1] : sl->s;
+}
 static ooc_status_t spill_put(void *h, int64_t id, const void *d, size_t bytes) {
-  return scratch_put(h, id, d, bytes);
+  scratch_t *s = spill_file(h, &id);
+  return scratch_put(s, id, d, bytes);
 }
 static ooc_status_t spill_get(void *h, int64_t id, void *d, size_t colb, size_t ncols,
                               size_t stride) {
-  return scratch_get_cols(h, id, d, colb, ncols, stride);
+  scratch_t *s = spill_file(h, &id);
+  return scratch_get_cols(s, id, d, colb, ncols, stride);
 }
 /* concurrent (tstore.h): uncompressed scratch moves tiles side by side on the copy threads;
  * a compressed one would only queue them behind its one set of buffers */
 ooc_spill_ops_t job_spill_ops(spill_slot_t *sl) {
   return (ooc_spill_ops_t){sl, spill_open, spill_put, spill_get, sl->job->o.scratch_zstd <= 0};
+}
+
+void job_spill_close(spill_slot_t *sl) {
+  for (int k = 1; k < sl->files; k++) {
+    scratch_close(sl->more[k - 1]);
+    sl->more[k - 1] = NULL;
+  }
+  scratch_close(sl->s);
+  sl->s = NULL;
+  sl->files = 0;
 }
 
 /* ---- planning ---------------------------------------------------------------------------- */
@@ -1011,8 +1040,8 @@ ooc_status_t job_load_inputs(job_t *j) {
   }
   /* The stores need no source: job_load() fills them, reading each input byte once; A's may
    * fall back on the input for the tiles the load put (input_backs_tiles). */
-  j->spill[0] = (spill_slot_t){j, "A", NULL, 0};
-  j->spill[1] = (spill_slot_t){j, "B", NULL, 0};
+  j->spill[0] = (spill_slot_t){.job = j, .tag = "A"};
+  j->spill[1] = (spill_slot_t){.job = j, .tag = "B"};
   ooc_spill_ops_t spA = job_spill_ops(&j->spill[0]), spB = job_spill_ops(&j->spill[1]);
   OOC_TRY(tstore_create(ctx, j->cache, n, k, j->b, NULL, &spA, &j->A));
   if (backed) {
@@ -1102,17 +1131,13 @@ void job_unload_inputs(job_t *j) {
     }
     tstore_destroy(j->iv[k]);
     j->iv[k] = NULL;
-    scratch_close(j->ispill[k].s);
-    j->ispill[k].s = NULL;
+    job_spill_close(&j->ispill[k]);
   }
   j->result = NULL;
   tstore_destroy(j->A);
   tstore_destroy(j->B);
   j->A = j->B = NULL;
-  for (int k = 0; k < 2; k++) {
-    scratch_close(j->spill[k].s);
-    j->spill[k].s = NULL;
-  }
+  for (int k = 0; k < 2; k++) job_spill_close(&j->spill[k]);
   tcache_destroy(j->cache);
   j->cache = NULL;
 }

@@ -28,12 +28,21 @@
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
 
+/* A store's scratch out of a journal spread over this many files (tile id k in file k % n, as
+ * its tile k / n), so that the copy threads' writes do not queue on one file: a buffered write
+ * holds its file's inode lock (ext4, xfs). A journaled store keeps one file (its name is the
+ * journal's). */
+#define JOB_SCRATCH_FILES 8
 typedef struct spill_slot {
   struct job *job;
   const char *tag;
-  scratch_t *s;
+  scratch_t *s;                           /* the store's scratch: its only file, or the first */
+  scratch_t *more[JOB_SCRATCH_FILES - 1]; /* the others (files > 1) */
+  int files;                              /* opened: 1 .. JOB_SCRATCH_FILES; 0 before */
   int must_exist; /* resuming: the journal has tiles in this store's scratch file */
 } spill_slot_t;
+/* The slot's scratch files closed (removed unless kept for a resume). */
+void job_spill_close(spill_slot_t *sl);
 
 typedef struct job {
   ooc_ctx_t *ctx;
