@@ -10,6 +10,7 @@
 #    Each line: what the elimination spilled and read back beside the stripe arithmetic's model
 #    (plan_spill_model), what stayed in the input, the phases and the total against the run with
 #    the whole matrix in memory (the last MEMS entry).
+# TRACE=1: each run also writes its Chrome trace (--trace) into the logs.
 # OLD=<tree> (a git archive of an older commit, carried in .wt): its oocsolve built beside this
 # one's, and each run with --host-mem in OLD_MEMS (4G) made by it too, right after this tree's
 # (old against new in one call).
@@ -48,7 +49,8 @@ for m in ${METHODS:-chol gj}; do
     # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
     timeout $(($(left) - 5)) $bin --device cuda --method $m --tile $TILE \
       --gpu-mem $GPUMEM --host-mem $hm --checkpoint off --json $DISKBW \
-      --scratch $W --force --out $W/X.h5:/inverse $W/A.h5 > $R/$tag.json 2> $R/$tag.err
+      --scratch $W --force --out $W/X.h5:/inverse ${TRACE:+--trace $R/$tag.trace.json} \
+      $W/A.h5 > $R/$tag.json 2> $R/$tag.err
     echo "rc=$?" >> $R/$tag.err
     rm -f $W/X.h5
     head -c 100000 $R/$tag.json >> $OUT/spill.jsonl
@@ -68,6 +70,9 @@ print("%s: status %s stripe %s | elim spilled %.1f GB, read back %.1f GB, model 
          d["bytes_unspilled"] / G, d.get("bytes_kept_in_input", 0) / G,
          d.get("bytes_reread_input", 0) / G, d["t_read"], d["t_compute"], d["t_spill"],
          d["t_write"], d["t_check"], d["t_total"], d["residual"] or float("nan")))
+for w in d.get("warnings", "").split("; "):
+    if w.startswith("scratch:"):
+        print("  " + w)
 EOF
    done
   done

@@ -1161,6 +1161,25 @@ static void collect_stats(job_t *j) {
     }
   r->bytes_output = j->kind == JOB_LOGDET ? 0 : 8 * j->n * (j->B ? j->m : j->n);
   r->host_peak = ooc_ctx_host_peak(j->ctx);
+  /* the spill tier's moves, and how many went one tile at a time (tstore.h "Scratch
+   * transfers": the rest moved side by side on the copy threads) */
+  const tstore_t *live[2 + ITER_MAX_STORES] = {j->A, j->B};
+  for (int k = 0; k < ITER_MAX_STORES; k++) live[2 + k] = j->iv[k];
+  double tw = 0, tr = 0;
+  int64_t wa = 0, ra = 0;
+  for (int k = 0; k < 2 + ITER_MAX_STORES; k++)
+    if (live[k]) {
+      const ts_stats_t *st = ts_stats(live[k]);
+      tw += st->t_spill_write;
+      tr += st->t_spill - st->t_spill_write;
+      wa += st->bytes_spilled_alone;
+      ra += st->bytes_unspilled_alone;
+    }
+  if (r->bytes_spilled > 0)
+    ooc_warn(r->warnings, sizeof r->warnings, "scratch: %.1f GB written in %.1f s (%.1f GB of "
+             "them one tile at a time), %.1f GB read back in %.1f s (%.1f GB one at a time)",
+             (double)r->bytes_spilled * 1e-9, tw, (double)wa * 1e-9,
+             (double)r->bytes_unspilled * 1e-9, tr, (double)ra * 1e-9);
 }
 
 /* The disk floor (issue 27, docs/PERFORMANCE.md): the seconds reading the input once and

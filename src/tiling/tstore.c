@@ -565,6 +565,7 @@ static ooc_status_t spill_ready(tstore_t *ts) {
 /* Tile idx is in scratch now (bytes written in t seconds of the caller's). */
 static void spilled(tstore_t *ts, int64_t idx, int64_t bytes, double t) {
   ts->st.t_spill += t;
+  ts->st.t_spill_write += t;
   ts->st.bytes_spilled += bytes;
   ts->st.spills++;
   ts->state[idx] = T_SPILLED;
@@ -575,6 +576,7 @@ static ooc_status_t spill_write(tstore_t *ts, int64_t idx, const double *data, i
   OOC_TRY(spill_ready(ts));
   OOC_TRY(ts->spill.put(ts->spill_handle, idx, data, (size_t)bytes));
   spilled(ts, idx, bytes, ooc_now() - t0);
+  ts->st.bytes_spilled_alone += bytes;
   return OOC_OK;
 }
 
@@ -831,6 +833,7 @@ static ooc_status_t fetch(tstore_t *ts, int64_t ti, int64_t tj, double *dst, int
                           (size_t)ld * sizeof(double)));
     ts->st.t_spill += ooc_now() - t0;
     ts->st.bytes_unspilled += bytes;
+    ts->st.bytes_unspilled_alone += bytes;
     ts->st.misses++;
     break;
   }
@@ -1065,6 +1068,7 @@ ooc_status_t ts_read_rect(tstore_t *ts, int64_t r0, int64_t c0, int64_t nr, int6
           st = ts->spill.get(ts->spill_handle, idx, ts->staging, (size_t)bytes, 1, (size_t)bytes);
           ts->st.t_spill += ooc_now() - t;
           ts->st.bytes_unspilled += bytes;
+          ts->st.bytes_unspilled_alone += bytes;
           ts->st.misses++;
           if (st == OOC_OK)
             copy_block(a1 - a0, e1 - e0, ts->staging + (a0 - tr0) + (e0 - tc0) * tr, tr, to, ld);
@@ -1529,7 +1533,9 @@ ooc_status_t ts_flush(tstore_t *ts) {
     OOC_TRY(open_spill(ts));
     OOC_TRY(ts->spill.put(ts->spill_handle, idx, e->data, (size_t)bytes));
     ts->st.t_spill += ooc_now() - t0;
+    ts->st.t_spill_write += ooc_now() - t0;
     ts->st.bytes_spilled += bytes;
+    ts->st.bytes_spilled_alone += bytes;
   }
   return OOC_OK;
 }

@@ -105,6 +105,9 @@ typedef struct ts_stats {
   int64_t bytes_dropped, drops;  /* clean tiles evicted back to their source (ts_set_backing):
                                     bytes not written to scratch, and tiles */
   double t_source, t_spill;      /* seconds in source reads, in scratch writes + reads */
+  double t_spill_write;          /* the part of t_spill that wrote */
+  int64_t bytes_spilled_alone,   /* moved one tile at a time on the calling thread: evictions */
+      bytes_unspilled_alone;     /* one by one (entry_get), write-through, single-tile reads */
 } ts_stats_t;
 
 ooc_status_t tcache_create(ooc_ctx_t *ctx, int64_t capacity_bytes, tcache_t **out);
