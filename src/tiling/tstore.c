@@ -17,8 +17,6 @@ enum { T_SOURCE = 0, T_CACHED, T_SPILLED, T_TAKEN, T_ZERO, T_LENT };
  * balance a column of a few tiles over 8 threads. */
 #define PIECE_BYTES ((int64_t)1 << 20)
 #define MAX_THREADS OOC_PAR_MAX_THREADS /* the most one loop of the pool takes */
-enum { CLEAN_SOURCE = 1, CLEAN_SCRATCH = 2 };
-#define WRITE_AHEAD 8 /* make_room's scratch writes at least (victims and write-ahead) */
 #define DEFAULT_MAX_THREADS 16 /* 8 threads reached 33-43 GB/s on a 16-core GPU host, 5.7 with 1 */
 /* A copy at least this large writes its destination with streaming (non-temporal) stores: it
  * does not fit the caches its reader would find it in anyway (a ring slot that the device reads
@@ -36,10 +34,8 @@ typedef struct entry {
   int16_t lent;   /* lent (ts_lend): in the LRU list, but never evicted */
   int16_t pin;    /* 0 not asked, 1 pinned (unpin before free), -1 refused, 2 to be pinned once
                      its first copy is done (tcache_pin_new) */
-  int16_t clean;  /* 0: dirty; CLEAN_SOURCE: its content is the store's source's (put while
-                     loading, ts_set_loading): evicted, it goes back to the source instead of to
-                     scratch; CLEAN_SCRATCH: scratch holds it already (make_room's write-ahead):
-                     evicted, nothing is written. Every change to the buffer sets 0. */
+  int16_t clean;  /* its content is the store's source's (put while loading, ts_set_loading):
+                     evicted, it goes back to the source instead of to scratch */
   double data[];
 } entry_t;
 
@@ -57,16 +53,14 @@ typedef struct cjob {
 
 /* One scratch transfer of the cache's io list (tstore.h "Scratch transfers"): run on the copy
  * threads side by side where the spill ops are concurrent, else on the calling thread. */
-enum { SJ_READ, SJ_WRITE, SJ_SUM, SJ_KEEP, SJ_AHEAD };
+enum { SJ_READ, SJ_WRITE, SJ_SUM };
 typedef struct sjob {
   tstore_t *ts;
   int64_t idx, nr, nc, ld;
   double *data; /* READ: the destination (ld); WRITE and SUM: the victim's tile (ld = nr) */
-  struct entry *victim; /* all but READ: the entry evicted, or written ahead (make_room) */
-  int kind;     /* SJ_READ: scratch into data; SJ_WRITE: data to scratch, then evicted; SJ_SUM:
-                   a source-clean tile's checksum before it goes back to its source
-                   (drop_to_source); SJ_KEEP: a scratch-clean tile, evicted with no write;
-                   SJ_AHEAD: data to scratch, the tile kept cached and scratch-clean */
+  struct entry *victim; /* WRITE and SUM: the entry evicted (make_room) */
+  int kind;     /* SJ_READ: scratch into data; SJ_WRITE: data to scratch; SJ_SUM: a clean tile's
+                   checksum before it goes back to its source (drop_to_source) */
   ooc_status_t st;
 } sjob_t;
 
@@ -633,9 +627,9 @@ static void io_piece(void *arg, int64_t k, int worker) {
   if (j->kind == SJ_READ)
     j->st = ts->spill.get(ts->spill_handle, j->idx, j->data, colb, (size_t)j->nc,
                           (size_t)j->ld * sizeof(double));
-  else if (j->kind == SJ_WRITE || j->kind == SJ_AHEAD)
+  else if (j->kind == SJ_WRITE)
     j->st = ts->spill.put(ts->spill_handle, j->idx, j->data, colb * (size_t)j->nc);
-  else if (j->kind == SJ_SUM && ts->srcsum)
+  else if (ts->srcsum)
     ts->srcsum[j->idx] = ooc_xxh3(j->data, colb * (size_t)j->nc);
 }
 
@@ -644,9 +638,7 @@ static void io_piece(void *arg, int64_t k, int worker) {
 static void io_start(tcache_t *c) {
   if (c->io_running || c->nio < 2 || c->threads <= 1) return;
   for (int64_t k = 0; k < c->nio; k++)
-    if ((c->io[k].kind == SJ_READ || c->io[k].kind == SJ_WRITE || c->io[k].kind == SJ_AHEAD) &&
-        !c->io[k].ts->spill.concurrent)
-      return;
+    if (c->io[k].kind != SJ_SUM && !c->io[k].ts->spill.concurrent) return;
   ooc_par_start(&c->iog, (int)ooc_min64(c->threads, c->nio), c->nio, io_piece, c);
   c->io_running = 1;
 }
@@ -703,15 +695,8 @@ static int64_t new_bytes(const tstore_t *ts, int64_t t0, int64_t t1, int64_t u0,
  * not evicted for them): the least-recently-used tiles that entry_get would evict one by one for
  * those puts, evicted here together, their scratch writes (and the clean ones' checksums) side by
  * side on the copy threads. Their buffers go to the pool, where the puts find them (pooled
- * buffers count as room: entry_get takes or frees them before it evicts).
- * Write-ahead: a put of a column often needs only a tile or two more than its takes left
- * pooled, and one or two writes at a time moved ~5 GB/s on an H200 host where 8 threads into 8
- * files wrote 24 (tools/scratch_rate.c). So the next dirty tiles in LRU order, up to WRITE_AHEAD
- * writes in all (and an eighth of the cache), are written too but stay cached, scratch-clean
- * (CLEAN_SCRATCH): when their turn comes they are evicted with no write, and a tile changed
- * before that is dirty again (its early write was wasted: bytes written, never bytes read).
- * A victim whose write failed stays cached, a tile written ahead whose write failed dirty; the
- * first failure is returned. */
+ * buffers count as room: entry_get takes or frees them before it evicts). A victim whose write
+ * failed stays cached; the first failure is returned. */
 static ooc_status_t make_room(tstore_t *ts, int64_t need, int64_t t0, int64_t t1, int64_t u0,
                               int64_t u1) {
   tcache_t *c = ts->cache;
@@ -720,28 +705,18 @@ static ooc_status_t make_room(tstore_t *ts, int64_t need, int64_t t0, int64_t t1
   /* victims for the list a column's worth (tstore_overhead_bytes counts it); where more are
    * needed, or no memory for the list, entry_get evicts the rest one by one */
   if (!io_grow(c, ts->rows.count + 16)) return OOC_OK;
-  int64_t got = 0, ahead = 0, wbytes = 0, writes = 0;
+  int64_t got = 0, wbytes = 0;
   ooc_status_t st = OOC_OK;
-  for (entry_t *v = c->tail; v && st == OOC_OK && c->nio < c->capio; v = v->prev) {
-    int victim = got < over;
-    if (!victim && (writes >= WRITE_AHEAD || ahead >= c->cap / 8)) break;
+  for (entry_t *v = c->tail; v && got < over && st == OOC_OK && c->nio < c->capio; v = v->prev) {
     int64_t vt = v->idx / v->ts->cols.count, vu = v->idx % v->ts->cols.count, nr, nc;
     if (v->lent || (v->ts == ts && vt >= t0 && vt < t1 && vu >= u0 && vu < u1)) continue;
-    if (!victim && v->clean) continue; /* nothing to write ahead */
     tile_index(v->ts, vt, vu, &nr, &nc);
-    int64_t bytes = nr * nc * (int64_t)sizeof(double);
-    int kind = !victim                                              ? SJ_AHEAD
-               : v->clean == CLEAN_SOURCE && v->ts->has_source      ? SJ_SUM
-               : v->clean == CLEAN_SCRATCH                          ? SJ_KEEP
-                                                                    : SJ_WRITE;
-    if (kind == SJ_WRITE || kind == SJ_AHEAD) {
-      st = spill_ready(v->ts);
-      wbytes += bytes;
-      writes++;
-    }
-    c->io[c->nio++] = (sjob_t){v->ts, v->idx, nr, nc, nr, v->data, v, kind, OOC_OK};
-    if (victim) got += v->charge;
-    else ahead += v->charge;
+    int clean = v->clean && v->ts->has_source; /* back to the source: nothing to write */
+    if (!clean) st = spill_ready(v->ts);
+    if (!clean) wbytes += nr * nc * (int64_t)sizeof(double);
+    c->io[c->nio++] = (sjob_t){v->ts, v->idx, nr, nc, nr, v->data, v, clean ? SJ_SUM : SJ_WRITE,
+                               OOC_OK};
+    got += v->charge;
   }
   if (st != OOC_OK || c->nio == 0) {
     c->nio = 0;
@@ -757,15 +732,8 @@ static ooc_status_t make_room(tstore_t *ts, int64_t need, int64_t t0, int64_t t1
       if (st == OOC_OK) st = j->st;
       continue;
     }
-    if (j->kind == SJ_WRITE || j->kind == SJ_AHEAD)
-      spilled(j->ts, j->idx, bytes, dt * (double)bytes / (double)wbytes);
-    if (j->kind == SJ_AHEAD) { /* stays cached: spilled() said where the copy is, not the tile */
-      j->ts->state[j->idx] = T_CACHED;
-      j->victim->clean = CLEAN_SCRATCH;
-      continue;
-    }
-    if (j->kind == SJ_SUM) dropped(j->ts, j->idx, bytes);
-    if (j->kind == SJ_KEEP) j->ts->state[j->idx] = T_SPILLED; /* scratch has it */
+    if (j->kind == SJ_WRITE) spilled(j->ts, j->idx, bytes, dt * (double)bytes / (double)wbytes);
+    else dropped(j->ts, j->idx, bytes);
     entry_to_pool(c, j->victim);
   }
   c->nio = 0;
@@ -799,12 +767,10 @@ static ooc_status_t entry_get(tcache_t *c, int64_t charge, entry_t **out) {
       continue;
     }
     if (c->njobs) batch_run(c);
-    if (v->clean == CLEAN_SOURCE && v->ts->has_source) { /* the source has it */
+    if (v->clean && v->ts->has_source) { /* the source has it: nothing to write */
       int64_t nr, nc;
       tile_index(v->ts, v->idx / v->ts->cols.count, v->idx % v->ts->cols.count, &nr, &nc);
       drop_to_source(v->ts, v->idx, v->data, nr, nc, nr);
-    } else if (v->clean == CLEAN_SCRATCH) { /* written ahead (make_room): scratch has it */
-      v->ts->state[v->idx] = T_SPILLED;
     } else
       OOC_TRY(spill_write(v->ts, v->idx, v->data, v->charge - (int64_t)sizeof(entry_t)));
     if (v->charge == charge) { /* reuse the victim's buffer */
@@ -931,7 +897,7 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
   if (ts->state[idx] == T_LENT)
     return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "tile (%lld, %lld) put while lent",
                     (long long)ti, (long long)tj);
-  int clean = ts->loading && ts->has_source ? CLEAN_SOURCE : 0;
+  int clean = ts->loading && ts->has_source;
   if (ts->state[idx] == T_CACHED) {
     entry_t *e = ts->ent[idx];
     batch_add(c, src, ld, e->data, nr, nr, nc);
@@ -1561,8 +1527,7 @@ ooc_status_t ts_flush(tstore_t *ts) {
                       (long long)idx);
     if (s != T_CACHED) continue;
     entry_t *e = ts->ent[idx];
-    if (e->clean == CLEAN_SOURCE && ts->has_source) continue; /* its source holds it (ts_where 2) */
-    if (e->clean == CLEAN_SCRATCH) continue; /* scratch's latest version is it (write-ahead) */
+    if (e->clean && ts->has_source) continue; /* its source holds it (ts_where 2) */
     int64_t bytes = e->charge - (int64_t)sizeof(entry_t);
     double t0 = ooc_now();
     OOC_TRY(open_spill(ts));
@@ -1583,7 +1548,7 @@ int ts_where(const tstore_t *ts, int64_t idx) {
   case T_SOURCE: return ts->has_source ? 2 : 0;
   case T_SPILLED: return 1;
   case T_CACHED: /* valid only right after ts_flush, as documented */
-    return ts->ent[idx]->clean == CLEAN_SOURCE && ts->has_source ? 2 : 1;
+    return ts->ent[idx]->clean && ts->has_source ? 2 : 1;
   default: return -1;
   }
 }
