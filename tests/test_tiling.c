@@ -350,6 +350,33 @@ static void t_evict_together(void) {
       CU_ASSERT_EQUAL(bad, 0);
       CU_ASSERT(ts_stats(ts)->bytes_unspilled > 0);
       CU_ASSERT(tcache_peak(c) <= 20 * tileb);
+      /* columns 7 .. 3 again, + 1: most of a column is cached, a few tiles spilled, so each
+       * put changes cached tiles in place and evicts a few (make_room); then every tile + 10
+       * through single puts (in place where cached, evicted one by one by entry_get where
+       * not), then all read back */
+      int64_t puts0 = ms.puts;
+      for (int64_t tj = T - 1; tj >= 3; tj--) {
+        CU_ASSERT_FATAL(ts_read_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+        for (int64_t j = 0; j < B; j++)
+          for (int64_t i = 0; i < N; i++) buf[i + j * LD] += 1.0;
+        CU_ASSERT_FATAL(ts_put_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+      }
+      CU_ASSERT(ms.puts > puts0);
+      double *t = malloc((size_t)(8 * B * B));
+      for (int64_t tj = 0; tj < T; tj++)
+        for (int64_t ti = 0; ti < T; ti++) {
+          CU_ASSERT_FATAL(ts_read(ts, ti, tj, t, B) == OOC_OK);
+          for (int64_t q = 0; q < B * B; q++) t[q] += 10.0;
+          CU_ASSERT_FATAL(ts_put(ts, ti, tj, t, B) == OOC_OK);
+        }
+      for (int64_t tj = T - 1; tj >= 0; tj--) {
+        CU_ASSERT_FATAL(ts_read_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+        double add = (tj ? 11.0 : fail ? 12.0 : 13.0) + (tj >= 3 ? 1.0 : 0.0);
+        for (int64_t j = 0; j < B; j++)
+          for (int64_t i = 0; i < N; i++) bad += buf[i + j * LD] != val(i, tj * B + j) + add;
+      }
+      CU_ASSERT_EQUAL(bad, 0);
+      free(t);
       tstore_destroy(ts);
       tcache_destroy(c);
       ms_free(&ms);
