@@ -83,13 +83,13 @@ void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap) {
 static ooc_status_t spill_open(void *self, size_t slot_bytes, void **handle) {
   spill_slot_t *sl = self;
   job_t *j = sl->job;
-  *handle = sl;
   if (j->journaled) { /* a fixed name the journal can refer to */
     char path[PATH_MAX + 32];
     job_scratch_name(j, sl->tag, path, sizeof path);
     int mode = sl->must_exist ? SCRATCH_REOPEN : j->resuming ? SCRATCH_ANY : SCRATCH_CREATE;
     OOC_TRY(scratch_open_at(j->ctx, path, slot_bytes, j->o.scratch_zstd, mode, &sl->s));
     sl->files = 1;
+    *handle = sl;
     return OOC_OK;
   }
   /* compressed: one file (its tiles move one at a time anyway, spill_ops' concurrent) */
@@ -103,6 +103,7 @@ static ooc_status_t spill_open(void *self, size_t slot_bytes, void **handle) {
     }
     sl->files = k + 1;
   }
+  *handle = sl; /* (only once open: tstore.c takes a handle as an open store) */
   return OOC_OK;
 }
 
