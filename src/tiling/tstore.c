@@ -1517,27 +1517,49 @@ static ooc_status_t open_spill(tstore_t *ts) {
   return OOC_OK;
 }
 
+/* The flush's writes of jobs [0, nio): side by side (io_start), then their counts. */
+static ooc_status_t flush_batch(tstore_t *ts) {
+  tcache_t *c = ts->cache;
+  io_start(c);
+  double dt = io_join(c);
+  ooc_status_t st = OOC_OK;
+  int64_t wbytes = 0;
+  for (int64_t k = 0; k < c->nio; k++) {
+    if (c->io[k].st != OOC_OK && st == OOC_OK) st = c->io[k].st;
+    if (c->io[k].st == OOC_OK) wbytes += c->io[k].nr * c->io[k].nc * (int64_t)sizeof(double);
+  }
+  ts->st.t_spill += dt;
+  ts->st.t_spill_write += dt;
+  ts->st.bytes_spilled += wbytes;
+  if (c->nio == 1) ts->st.bytes_spilled_alone += wbytes;
+  c->nio = 0;
+  return st;
+}
+
 ooc_status_t ts_flush(tstore_t *ts) {
   if (!ts) return OOC_OK;
+  tcache_t *c = ts->cache;
   int64_t nt = ts->rows.count * ts->cols.count;
-  for (int64_t idx = 0; idx < nt; idx++) {
-    uint8_t s = ts->state[idx];
-    if (s == T_TAKEN || s == T_LENT)
+  for (int64_t idx = 0; idx < nt; idx++)
+    if (ts->state[idx] == T_TAKEN || ts->state[idx] == T_LENT)
       return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "checkpoint with tile %lld checked out",
                       (long long)idx);
-    if (s != T_CACHED) continue;
+  if (!io_grow(c, ts->rows.count + 16))
+    return OOC_FAIL(ts->ctx, OOC_ERR_NOMEM, "out of host memory (scratch transfer list)");
+  if (c->njobs) batch_run(c); /* (nothing queued between steps; a copy into a tile would be) */
+  /* the dirty cached tiles written in batches of the list's length, side by side as make_room
+   * writes its victims (tstore.h "Scratch transfers"); they stay cached */
+  for (int64_t idx = 0; idx < nt; idx++) {
+    if (ts->state[idx] != T_CACHED) continue;
     entry_t *e = ts->ent[idx];
     if (e->clean && ts->has_source) continue; /* its source holds it (ts_where 2) */
-    int64_t bytes = e->charge - (int64_t)sizeof(entry_t);
-    double t0 = ooc_now();
     OOC_TRY(open_spill(ts));
-    OOC_TRY(ts->spill.put(ts->spill_handle, idx, e->data, (size_t)bytes));
-    ts->st.t_spill += ooc_now() - t0;
-    ts->st.t_spill_write += ooc_now() - t0;
-    ts->st.bytes_spilled += bytes;
-    ts->st.bytes_spilled_alone += bytes;
+    int64_t nr, nc;
+    tile_index(ts, idx / ts->cols.count, idx % ts->cols.count, &nr, &nc);
+    c->io[c->nio++] = (sjob_t){ts, idx, nr, nc, nr, e->data, e, SJ_WRITE, OOC_OK};
+    if (c->nio == c->capio) OOC_TRY(flush_batch(ts));
   }
-  return OOC_OK;
+  return c->nio ? flush_batch(ts) : OOC_OK;
 }
 
 int ts_has_source(const tstore_t *ts) { return ts->has_source; }

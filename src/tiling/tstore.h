@@ -362,7 +362,8 @@ int ts_has_source(const tstore_t *ts);
  * - ts_flush writes every cached tile that is not clean (ts_set_loading) to scratch through the
  *   spill ops (the tile stays cached and is still charged to the cache), so that afterwards
  *   every tile is zero, has its current content in scratch, or is its source's. Costs one
- *   scratch write per such tile. OOC_ERR_INTERNAL if a tile is checked out.
+ *   scratch write per such tile, side by side on the copy threads where the spill ops are
+ *   concurrent ("Scratch transfers" above). OOC_ERR_INTERNAL if a tile is checked out.
  * - ts_where(ts, idx) with idx = ti * cols.count + tj (the scratch tile id): 0 zero, 1 the
  *   scratch holds its content (after ts_flush), 2 its content is the source's (a source read, a
  *   clean tile), -1 neither (cached and not flushed, checked out).
