@@ -1003,6 +1003,7 @@ enum { M_GJ, M_CHOL, M_LU };
  * chunk) on a store filled as job.c's loader fills it, with a cache of `cap` bytes; the bytes
  * spilled and read back by the elimination alone, and (loaded, may be NULL) what the load
  * itself spilled. */
+static int64_t g_model_alone; /* run_model_case: bytes its elimination moved one tile at a time */
 static void run_model_case(int method, int64_t n, int64_t b, int64_t W, int64_t cap,
                            int64_t *spilled, int64_t *unspilled, int64_t *loaded) {
   ooc_ctx_t *ctx = tu_ctx();
@@ -1027,6 +1028,7 @@ static void run_model_case(int method, int64_t n, int64_t b, int64_t W, int64_t 
     CU_ASSERT_FATAL(pr == OOC_OK);
   }
   int64_t s0 = ts_stats(st)->bytes_spilled, u0 = ts_stats(st)->bytes_unspilled, info = 0;
+  int64_t a0 = ts_stats(st)->bytes_spilled_alone + ts_stats(st)->bytes_unspilled_alone;
   int64_t *perm = malloc((size_t)n * sizeof *perm);
   ooc_status_t rc;
   if (chol) {
@@ -1048,6 +1050,7 @@ static void run_model_case(int method, int64_t n, int64_t b, int64_t W, int64_t 
   CU_ASSERT_EQUAL(rc, OOC_OK);
   *spilled = ts_stats(st)->bytes_spilled - s0;
   *unspilled = ts_stats(st)->bytes_unspilled - u0;
+  g_model_alone = ts_stats(st)->bytes_spilled_alone + ts_stats(st)->bytes_unspilled_alone - a0;
   if (loaded) *loaded = s0;
   free(perm);
   tstore_destroy(st);
@@ -1061,7 +1064,9 @@ static void run_model_case(int method, int64_t n, int64_t b, int64_t W, int64_t 
 /* With a one-byte cache every tile goes to scratch at each put and comes back at each take:
  * the measured bytes equal the model's exactly (gj and chol, tiles that divide n or not, one
  * step or several). With caches of a quarter, half and all of the matrix: at most the model,
- * and nothing at all when everything fits. */
+ * and nothing at all when everything fits; and none of it moved one tile at a time (the
+ * eliminations' evictions all go through make_room, their reads through blocks: tstore.h
+ * "Scratch transfers"). */
 static void t_spill_model(void) {
   static const struct {
     int chol;
@@ -1083,6 +1088,7 @@ static void t_spill_model(void) {
       int64_t cap = q == 3 ? 2 * 8 * n * n : q * 2 * n * n;
       run_model_case(cs[k].chol ? M_CHOL : M_GJ, n, cs[k].b, cs[k].W, cap, &sp, &un, NULL);
       CU_ASSERT(sp <= m.spilled && un <= m.unspilled);
+      CU_ASSERT_EQUAL(g_model_alone, 0); /* every scratch move side by side (tstore.h) */
       if (q == 3) CU_ASSERT(sp == 0 && un == 0);
       bounded += sp <= m.spilled && un <= m.unspilled;
       printf("; cache %lld: %lld, %lld", (long long)cap, (long long)sp, (long long)un);
@@ -1112,6 +1118,7 @@ static void t_spill_model(void) {
       int64_t cap = q == 3 ? 2 * 8 * n * n : q * 2 * n * n;
       run_model_case(M_LU, n, lc[k][1], lc[k][2], cap, &sp, &un, &ld);
       CU_ASSERT(ld + sp <= 8 * n * n + msp && un <= mun);
+      CU_ASSERT_EQUAL(g_model_alone, 0);
       if (q == 3) CU_ASSERT(sp == 0 && un == 0);
       bounded += sp <= msp && un <= mun;
       printf("; cache %lld: %lld, %lld", (long long)cap, (long long)sp, (long long)un);
