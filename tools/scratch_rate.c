@@ -8,7 +8,9 @@
  *   cc -O2 -pthread -o /tmp/scratch_rate tools/scratch_rate.c && /tmp/scratch_rate /tmp 8
  * (directory, GB per pass). Prints one RESULT line per files x threads x direction.
  * The project's 2-core VM, 2026-11-30, 2 GB: 1 file: 4 threads write 3.5 GB/s, 8 threads 3.7;
- * 8 files: 3.8 and 6.0; reads 8.3-9.1 either way.
+ * 8 files: 3.8 and 6.0; reads 8.3-9.1 either way. The H200 host (16 cores), the same day, 8 GB:
+ * 1 file: 2.6-3.8 GB/s written by 1-16 threads; 8 files: 4.0, 9.4, 24.0, 22.7 by 1, 4, 8, 16
+ * (docs/PERFORMANCE.md, twentieth session).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>

@@ -221,7 +221,7 @@ ooc_status_t scratch_put(scratch_t *s, int64_t id, const void *data, size_t byte
   }
   h.length = plen;
   h.hsum = hdr_sum(&h);
-  int bank = 0, err = 0;
+  int bank = 0;
   if (s->banks == 2) {
     pthread_mutex_lock(&s->vmu);
     ooc_status_t st = ensure_ver(s, id);
@@ -236,7 +236,7 @@ ooc_status_t scratch_put(scratch_t *s, int64_t id, const void *data, size_t byte
     }
   }
   int64_t off = (id * s->banks + bank) * s->slot_size;
-  err = fio_pwrite_all(s->ctx, s->fd, payload, plen, off + (int64_t)sizeof h);
+  int err = fio_pwrite_all(s->ctx, s->fd, payload, plen, off + (int64_t)sizeof h);
   if (!err) err = fio_pwrite_all(s->ctx, s->fd, &h, sizeof h, off);
   if (z) pthread_mutex_unlock(&s->zmu);
   if (err) {
@@ -342,7 +342,6 @@ ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_b
                     tid, why);
 
   const char *bad = NULL; /* the payload's damage, once the lock is released */
-  size_t zn = 0;
   if (h.flags == FLAG_ZSTD) {
     pthread_mutex_lock(&s->zmu);
     ooc_status_t st = ensure_zstd(s);
@@ -357,7 +356,7 @@ ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_b
     got = fio_pread_all(ctx, s->fd, s->zbuf, (size_t)h.length, off + (int64_t)sizeof h);
     if (got >= 0 && (uint64_t)got == h.length) {
       void *to = strided ? s->rbuf : data;
-      zn = ZSTD_decompressDCtx(s->dctx, to, bytes, s->zbuf, (size_t)h.length);
+      size_t zn = ZSTD_decompressDCtx(s->dctx, to, bytes, s->zbuf, (size_t)h.length);
       if (ZSTD_isError(zn) || zn != bytes)
         bad = ZSTD_isError(zn) ? ZSTD_getErrorName(zn) : "wrong length";
       else if (strided)

@@ -196,16 +196,25 @@ static void pin_entry(tcache_t *c, entry_t *e) {
 /* A new buffer under tcache_pin_new: pinned once the copy that fills it is done (registering
  * touched memory ran at 25-49 GB/s in tools/pin_bench.c; registering fresh memory faults every
  * page in on the calling thread: 2.1 GB/s on an H200 host), or at once if the queue cannot grow. */
+/* The cache's lists (copies, pending buffers, buffers to pin, scratch transfers): a list's
+ * array of `used` elements of `elem` bytes moved into a new one of `cap`; NULL when host memory
+ * ran out (the old array is left as it was), else the new one (the old is freed). */
+static void *list_grow(ooc_ctx_t *ctx, void *arr, int64_t used, int64_t cap, size_t elem) {
+  void *p = ooc_malloc(ctx, (size_t)cap * elem);
+  if (!p) return NULL;
+  if (used) memcpy(p, arr, (size_t)used * elem);
+  ooc_free(ctx, arr);
+  return p;
+}
+
 static void queue_pin(tcache_t *c, entry_t *e) {
   if (c->ntopin == c->captopin) {
     int64_t cap = ooc_max64(64, 2 * c->captopin);
-    entry_t **q = ooc_malloc(c->ctx, (size_t)cap * sizeof *q);
+    entry_t **q = list_grow(c->ctx, c->topin, c->ntopin, cap, sizeof *q);
     if (!q) {
       pin_entry(c, e);
       return;
     }
-    if (c->ntopin) memcpy(q, c->topin, (size_t)c->ntopin * sizeof *q);
-    ooc_free(c->ctx, c->topin);
     c->topin = q;
     c->captopin = cap;
   }
@@ -246,19 +255,15 @@ static int batch_grow(tcache_t *c, int64_t njobs) {
   if (c->running) batch_finish(c);
   if (c->njobs + njobs > c->capjobs) {
     int64_t cap = ooc_max64(16, c->njobs + njobs);
-    cjob_t *j = ooc_malloc(c->ctx, (size_t)cap * sizeof *j);
+    cjob_t *j = list_grow(c->ctx, c->jobs, c->njobs, cap, sizeof *j);
     if (!j) return 0;
-    if (c->njobs) memcpy(j, c->jobs, (size_t)c->njobs * sizeof *j);
-    ooc_free(c->ctx, c->jobs);
     c->jobs = j;
     c->capjobs = cap;
   }
   if (c->npend + njobs > c->cappend) {
     int64_t cap = ooc_max64(16, c->npend + njobs);
-    entry_t **p = ooc_malloc(c->ctx, (size_t)cap * sizeof *p);
+    entry_t **p = list_grow(c->ctx, c->pend, c->npend, cap, sizeof *p);
     if (!p) return 0;
-    if (c->npend) memcpy(p, c->pend, (size_t)c->npend * sizeof *p);
-    ooc_free(c->ctx, c->pend);
     c->pend = p;
     c->cappend = cap;
   }
@@ -609,10 +614,8 @@ static void drop_to_source(tstore_t *ts, int64_t idx, const double *src, int64_t
 static int io_grow(tcache_t *c, int64_t n) {
   if (c->nio + n <= c->capio) return 1;
   int64_t cap = ooc_max64(16, c->nio + n);
-  sjob_t *q = ooc_malloc(c->ctx, (size_t)cap * sizeof *q);
+  sjob_t *q = list_grow(c->ctx, c->io, c->nio, cap, sizeof *q);
   if (!q) return 0;
-  if (c->nio) memcpy(q, c->io, (size_t)c->nio * sizeof *q);
-  ooc_free(c->ctx, c->io);
   c->io = q;
   c->capio = cap;
   return 1;
@@ -712,8 +715,10 @@ static ooc_status_t make_room(tstore_t *ts, int64_t need, int64_t t0, int64_t t1
     if (v->lent || (v->ts == ts && vt >= t0 && vt < t1 && vu >= u0 && vu < u1)) continue;
     tile_index(v->ts, vt, vu, &nr, &nc);
     int clean = v->clean && v->ts->has_source; /* back to the source: nothing to write */
-    if (!clean) st = spill_ready(v->ts);
-    if (!clean) wbytes += nr * nc * (int64_t)sizeof(double);
+    if (!clean) {
+      st = spill_ready(v->ts);
+      wbytes += nr * nc * (int64_t)sizeof(double);
+    }
     c->io[c->nio++] = (sjob_t){v->ts, v->idx, nr, nc, nr, v->data, v, clean ? SJ_SUM : SJ_WRITE,
                                OOC_OK};
     got += v->charge;
@@ -1511,10 +1516,7 @@ void ts_set_loading(tstore_t *ts, int on) { ts->loading = on && ts->has_source; 
 static ooc_status_t open_spill(tstore_t *ts) {
   if (!ts->has_spill)
     return OOC_FAIL(ts->ctx, OOC_ERR_INTERNAL, "checkpoint of a tile store without scratch");
-  if (!ts->spill_handle)
-    OOC_TRY(ts->spill.open(ts->spill.self, (size_t)(ts->rows.b * ts->cols.b) * sizeof(double),
-                           &ts->spill_handle));
-  return OOC_OK;
+  return spill_ready(ts);
 }
 
 /* The flush's writes of jobs [0, nio): side by side (io_start), then their counts. */
@@ -1531,7 +1533,6 @@ static ooc_status_t flush_batch(tstore_t *ts) {
   ts->st.t_spill += dt;
   ts->st.t_spill_write += dt;
   ts->st.bytes_spilled += wbytes;
-  if (c->nio == 1) ts->st.bytes_spilled_alone += wbytes;
   c->nio = 0;
   return st;
 }
