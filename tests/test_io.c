@@ -26,6 +26,7 @@
 #include "io/journal.h"
 #include "io/scratch.h"
 #include "testutil.h"
+#include "api/job_int.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
@@ -1514,6 +1515,45 @@ static void t_scratch_corruption(void) {
   tu_ctx_done(ctx);
 }
 
+/* job_scratch_file (job_int.h): every tile id of stores of r x c tiles, and of ids read with a
+ * wrong column count (the mapping stays a bijection for any tcols: RBT's padded stores), gets a
+ * (file, slot) pair no other id has; with the true count any 8 consecutive tiles of a tile row
+ * or a tile column are in 8 different files (id % 8 put a whole column of a 16-column store into
+ * one file), and each file's slots are dense: below r x cdiv(c, 8). */
+static void t_scratch_files(void) {
+  const int64_t shapes[][2] = {{16, 16}, {10, 10}, {7, 13}, {1, 9}, {33, 8}, {5, 1}};
+  int bad = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    int64_t r = shapes[s][0], c = shapes[s][1], per = (c + 7) / 8;
+    for (int64_t tc = c; tc <= c + 3; tc += 3) { /* the true count, and a wrong one */
+      char *seen = calloc((size_t)(8 * r * (tc + 3) + 8), 1);
+      for (int64_t id = 0; id < r * c; id++) {
+        int64_t loc = -1;
+        int f = job_scratch_file(id, tc, JOB_SCRATCH_FILES, &loc);
+        int64_t cap = (id / tc + 1) * ((tc + 7) / 8);
+        bad += f < 0 || f >= 8 || loc < 0 || loc >= cap || seen[8 * loc + f]++;
+        if (tc == c) bad += loc >= r * per;
+      }
+      free(seen);
+    }
+    for (int64_t ti = 0; ti < r; ti++) /* 8 tiles in a row, and in a column: 8 files */
+      for (int64_t tj = 0; tj < c; tj++) {
+        int rowf = 0, colf = 0;
+        int64_t loc;
+        for (int64_t k = 0; k < 8 && tj + k < c; k++)
+          rowf |= 1 << job_scratch_file(ti * c + tj + k, c, JOB_SCRATCH_FILES, &loc);
+        for (int64_t k = 0; k < 8 && ti + k < r; k++)
+          colf |= 1 << job_scratch_file((ti + k) * c + tj, c, JOB_SCRATCH_FILES, &loc);
+        bad += __builtin_popcount((unsigned)rowf) != (int)ooc_min64(8, c - tj);
+        bad += __builtin_popcount((unsigned)colf) != (int)ooc_min64(8, r - ti);
+      }
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  int64_t loc;
+  CU_ASSERT_EQUAL(job_scratch_file(37, 16, 1, &loc), 0); /* one file: the id itself */
+  CU_ASSERT_EQUAL(loc, 37);
+}
+
 static void t_scratch_sparse_and_errors(void) {
   ooc_ctx_t *ctx = tu_ctx();
   scratch_t *s = NULL;
@@ -1763,6 +1803,7 @@ int main(void) {
       {"scratch_zstd", t_scratch_zstd},
       {"scratch_corruption", t_scratch_corruption},
       {"scratch puts and gets on several threads, into strided buffers", t_scratch_threads},
+      {"a store's scratch files: rows and columns of tiles spread, slots unique and dense", t_scratch_files},
       {"scratch_sparse_and_errors", t_scratch_sparse_and_errors},
       {"scratch_banks", t_scratch_banks},
       {"journal", t_journal},

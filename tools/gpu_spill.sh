@@ -11,6 +11,8 @@
 #    (plan_spill_model), what stayed in the input, the phases and the total against the run with
 #    the whole matrix in memory (the last MEMS entry).
 # TRACE=1: each run also writes its Chrome trace (--trace) into the logs.
+# SCRATCH=<dir>: the scratch store there instead (/dev/shm: tmpfs, which the kernel never writes
+# back to a disk; the input and the output stay in the work directory).
 # OLD=<tree> (a git archive of an older commit, carried in .wt): its oocsolve built beside this
 # one's, and each run with --host-mem in OLD_MEMS (4G) made by it too, right after this tree's
 # (old against new in one call).
@@ -49,7 +51,7 @@ for m in ${METHODS:-chol gj}; do
     # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
     timeout $(($(left) - 5)) $bin --device cuda --method $m --tile $TILE \
       --gpu-mem $GPUMEM --host-mem $hm --checkpoint off --json $DISKBW \
-      --scratch $W --force --out $W/X.h5:/inverse ${TRACE:+--trace $R/$tag.trace.json} \
+      --scratch ${SCRATCH:-$W} --force --out $W/X.h5:/inverse ${TRACE:+--trace $R/$tag.trace.json} \
       $W/A.h5 > $R/$tag.json 2> $R/$tag.err
     echo "rc=$?" >> $R/$tag.err
     rm -f $W/X.h5

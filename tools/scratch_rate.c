@@ -7,6 +7,10 @@
  * Standalone (not built by CMake):
  *   cc -O2 -pthread -o /tmp/scratch_rate tools/scratch_rate.c && /tmp/scratch_rate /tmp 8
  * (directory, GB per pass). Prints one RESULT line per files x threads x direction.
+ * With a third argument P (and a fourth, threads, default 8): P passes into the same 8 files,
+ * each a write and a read of the same slots (a spill's later steps rewrite the slots its first
+ * wrote), each line with the kernel's Dirty and Writeback (/proc/meminfo) after it:
+ *   /tmp/scratch_rate /tmp 8 3 8
  * The project's 2-core VM, 2026-11-30, 2 GB: 1 file: 4 threads write 3.5 GB/s, 8 threads 3.7;
  * 8 files: 3.8 and 6.0; reads 8.3-9.1 either way. The H200 host (16 cores), the same day, 8 GB:
  * 1 file: 2.6-3.8 GB/s written by 1-16 threads; 8 files: 4.0, 9.4, 24.0, 22.7 by 1, 4, 8, 16
@@ -47,12 +51,60 @@ static void *work(void *arg) {
   return NULL;
 }
 
+/* Dirty and Writeback from /proc/meminfo, on the line being printed. */
+static void dirty(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  char l[256];
+  while (f && fgets(l, sizeof l, f))
+    if (!strncmp(l, "Dirty:", 6) || !strncmp(l, "Writeback:", 10)) {
+      l[strcspn(l, "\n")] = 0;
+      printf("  %s", l);
+    }
+  if (f) fclose(f);
+  printf("\n");
+}
+
+/* Passes of rewrites into 8 files by T threads (the usage above). */
+static int rewrites(const char *dir, int passes, int threads) {
+  nfiles = 8;
+  nthreads = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+  for (int f = 0; f < nfiles; f++) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/scratch_rate.%d.%d", dir, (int)getpid(), f);
+    fds[f] = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fds[f] < 0) {
+      perror(p);
+      return 1;
+    }
+    unlink(p);
+  }
+  for (int ps = 0; ps < passes; ps++)
+    for (writing = 1; writing >= 0; writing--) {
+      pthread_t th[MAXT];
+      double t0 = now();
+      for (long t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, work, (void *)t);
+      for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+      double dt = now() - t0, gb = (double)ntiles * (double)TILE / 1e9;
+      printf("RESULT %s pass %d files 8 threads %2d %s %5.2f GB/s (%.1f GB in %.2f s)", dir, ps,
+             nthreads, writing ? "write" : "read ", gb / dt, gb, dt);
+      dirty();
+      fflush(stdout);
+    }
+  for (int f = 0; f < nfiles; f++) close(fds[f]);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: scratch_rate DIR GB\n");
+    fprintf(stderr, "usage: scratch_rate DIR GB [PASSES [THREADS]]\n");
     return 2;
   }
   ntiles = (int)(atof(argv[2]) * 1e9 / (double)TILE);
+  for (int t = 0; t < MAXT && argc > 3; t++) {
+    bufs[t] = aligned_alloc(4096, TILE);
+    memset(bufs[t], t + 1, TILE);
+  }
+  if (argc > 3) return rewrites(argv[1], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 8);
   const int fl[] = {1, 8}, tl[] = {1, 4, 8, 16};
   for (int t = 0; t < MAXT; t++) {
     bufs[t] = aligned_alloc(4096, TILE);

@@ -107,11 +107,10 @@ static ooc_status_t spill_open(void *self, size_t slot_bytes, void **handle) {
   return OOC_OK;
 }
 
-/* Tile id's file, and its id there. */
+/* Tile id's file, and its id there (job_scratch_file). */
 static scratch_t *spill_file(spill_slot_t *sl, int64_t *id) {
   if (sl->files <= 1) return sl->s;
-  int64_t k = *id % sl->files;
-  *id /= sl->files;
+  int k = job_scratch_file(*id, sl->tcols, sl->files, id);
   return k ? sl->more[k - 1] : sl->s;
 }
 static ooc_status_t spill_put(void *h, int64_t id, const void *d, size_t bytes) {
@@ -125,7 +124,8 @@ static ooc_status_t spill_get(void *h, int64_t id, void *d, size_t colb, size_t 
 }
 /* concurrent (tstore.h): uncompressed scratch moves tiles side by side on the copy threads;
  * a compressed one would only queue them behind its one set of buffers */
-ooc_spill_ops_t job_spill_ops(spill_slot_t *sl) {
+ooc_spill_ops_t job_spill_ops(spill_slot_t *sl, int64_t cols) {
+  sl->tcols = ooc_cdiv64(cols, sl->job->b);
   return (ooc_spill_ops_t){sl, spill_open, spill_put, spill_get, sl->job->o.scratch_zstd <= 0};
 }
 
@@ -1043,7 +1043,7 @@ ooc_status_t job_load_inputs(job_t *j) {
    * fall back on the input for the tiles the load put (input_backs_tiles). */
   j->spill[0] = (spill_slot_t){.job = j, .tag = "A"};
   j->spill[1] = (spill_slot_t){.job = j, .tag = "B"};
-  ooc_spill_ops_t spA = job_spill_ops(&j->spill[0]), spB = job_spill_ops(&j->spill[1]);
+  ooc_spill_ops_t spA = job_spill_ops(&j->spill[0], k), spB = job_spill_ops(&j->spill[1], m);
   OOC_TRY(tstore_create(ctx, j->cache, n, k, j->b, NULL, &spA, &j->A));
   if (backed) {
     ooc_source_t src = {j->in_a, h5_source_read, NULL};
@@ -1053,7 +1053,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   if (j->in_b) OOC_TRY(tstore_create(ctx, j->cache, k, m, j->b, NULL, &spB, &j->B));
   if (j->kind == JOB_PRODUCT) {
     j->ispill[0] = (spill_slot_t){.job = j, .tag = "C"};
-    ooc_spill_ops_t spC = job_spill_ops(&j->ispill[0]);
+    ooc_spill_ops_t spC = job_spill_ops(&j->ispill[0], m);
     OOC_TRY(tstore_create(ctx, j->cache, n, m, j->b, NULL, &spC, &j->iv[0]));
   }
   if (j->resuming) return ckpt_restore_stores(j);

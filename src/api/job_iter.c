@@ -51,7 +51,7 @@ ooc_status_t job_iter_run(job_t *j, int64_t *steps) {
                     .spd = sym && posdiag, .max_iter = j->o.max_iter};
   for (int k = 0; k < ns; k++) {
     j->ispill[k] = (spill_slot_t){.job = j, .tag = tags[k]};
-    ooc_spill_ops_t sp = job_spill_ops(&j->ispill[k]);
+    ooc_spill_ops_t sp = job_spill_ops(&j->ispill[k], n);
     OOC_TRY(tstore_create(ctx, j->cache, n, n, j->b, NULL, &sp, &j->iv[k]));
     ia.S[k] = j->iv[k];
   }

@@ -165,7 +165,7 @@ void job_lu_release(job_t *j) {
 ooc_status_t job_lu_result_store(job_t *j) {
   if (j->iv[0]) return OOC_OK;
   j->ispill[0] = (spill_slot_t){.job = j, .tag = "Z"};
-  ooc_spill_ops_t sp = job_spill_ops(&j->ispill[0]);
+  ooc_spill_ops_t sp = job_spill_ops(&j->ispill[0], j->n);
   return tstore_create(j->ctx, j->cache, j->n, j->n, j->b, NULL, &sp, &j->iv[0]);
 }
 

@@ -48,7 +48,7 @@ ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
   ooc_source_t srca = {j->A, store_read, NULL}, srcb = {j->B, store_read, NULL};
   j->ispill[0] = (spill_slot_t){.job = j, .tag = "RA"};
   j->ispill[1] = (spill_slot_t){.job = j, .tag = "RB"};
-  ooc_spill_ops_t spa = job_spill_ops(&j->ispill[0]), spb = job_spill_ops(&j->ispill[1]);
+  ooc_spill_ops_t spa = job_spill_ops(&j->ispill[0], n), spb = job_spill_ops(&j->ispill[1], m);
   rbt_args_t a = {.n = n, .m = m, .b = b, .A = &srca, .B = &srcb, .depth = depth,
                   .seed = (uint64_t)j->o.seed, .max_iter = j->o.max_iter, .cache = j->cache,
                   .spill_a = &spa, .spill_b = &spb, .stripe = W, .ops = j->ops, .exec = gx,
