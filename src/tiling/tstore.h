@@ -42,10 +42,11 @@
  *   source tiles; and a batch of puts first makes room for all its new tiles at once
  *   (make_room: the least-recently-used tiles that the puts would evict one by one), writing
  *   the victims to scratch together and keeping their buffers for the puts (side by side they
- *   read 11-24 GB/s and wrote 5-6 GB/s there, the writes bound by the page cache, not by the
- *   threads: docs/PERFORMANCE.md, twentieth session). A failed write leaves its tile cached and
- *   the batch's first error is returned. The API itself is single-threaded: one thread calls a
- *   cache and its stores at a time.
+ *   read 11-24 GB/s there and, once the pipeline's files were spread by tile row and column,
+ *   wrote 10-16 GB/s: docs/PERFORMANCE.md, twentieth and twenty-first sessions; a victim batch
+ *   is often one tile column, so spill ops over several files must not put a column in one).
+ *   A failed write leaves its tile cached and the batch's first error is returned. The API
+ *   itself is single-threaded: one thread calls a cache and its stores at a time.
  */
 #ifndef OOC_TSTORE_H
 #define OOC_TSTORE_H
