@@ -126,7 +126,8 @@ static int leftovers(const char *dir, char *list, size_t cap) {
     const char *nm = e->d_name;
     size_t len = strlen(nm);
     int tmp = strstr(nm, ".tmp-") != NULL;
-    int scratch = !strncmp(nm, ".oocsolve-", 10) && len > 8 && !strcmp(nm + len - 8, ".scratch");
+    /* a store's file, or one of its siblings ("<name>.scratch.<k>", scratch_open_files) */
+    int scratch = !strncmp(nm, ".oocsolve-", 10) && len > 8 && strstr(nm, ".scratch") != NULL;
     if (tmp || scratch) {
       size_t used = strlen(list);
       if (used + len + 3 < cap) xfmt(list + used, cap - used, "%s%s", count ? ", " : "", nm);

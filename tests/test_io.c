@@ -26,7 +26,6 @@
 #include "io/journal.h"
 #include "io/scratch.h"
 #include "testutil.h"
-#include "api/job_int.h"
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
@@ -1515,7 +1514,7 @@ static void t_scratch_corruption(void) {
   tu_ctx_done(ctx);
 }
 
-/* job_scratch_file (job_int.h): every tile id of stores of r x c tiles, and of ids read with a
+/* scratch_file_of (scratch.h): every tile id of stores of r x c tiles, and of ids read with a
  * wrong column count (the mapping stays a bijection for any tcols: RBT's padded stores), gets a
  * (file, slot) pair no other id has; with the true count any 8 consecutive tiles of a tile row
  * or a tile column are in 8 different files (id % 8 put a whole column of a 16-column store into
@@ -1529,7 +1528,7 @@ static void t_scratch_files(void) {
       char *seen = calloc((size_t)(8 * r * (tc + 3) + 8), 1);
       for (int64_t id = 0; id < r * c; id++) {
         int64_t loc = -1;
-        int f = job_scratch_file(id, tc, JOB_SCRATCH_FILES, &loc);
+        int f = scratch_file_of(id, tc, 8, &loc);
         int64_t cap = (id / tc + 1) * ((tc + 7) / 8);
         bad += f < 0 || f >= 8 || loc < 0 || loc >= cap || seen[8 * loc + f]++;
         if (tc == c) bad += loc >= r * per;
@@ -1541,16 +1540,16 @@ static void t_scratch_files(void) {
         int rowf = 0, colf = 0;
         int64_t loc;
         for (int64_t k = 0; k < 8 && tj + k < c; k++)
-          rowf |= 1 << job_scratch_file(ti * c + tj + k, c, JOB_SCRATCH_FILES, &loc);
+          rowf |= 1 << scratch_file_of(ti * c + tj + k, c, 8, &loc);
         for (int64_t k = 0; k < 8 && ti + k < r; k++)
-          colf |= 1 << job_scratch_file((ti + k) * c + tj, c, JOB_SCRATCH_FILES, &loc);
+          colf |= 1 << scratch_file_of((ti + k) * c + tj, c, 8, &loc);
         bad += __builtin_popcount((unsigned)rowf) != (int)ooc_min64(8, c - tj);
         bad += __builtin_popcount((unsigned)colf) != (int)ooc_min64(8, r - ti);
       }
   }
   CU_ASSERT_EQUAL(bad, 0);
   int64_t loc;
-  CU_ASSERT_EQUAL(job_scratch_file(37, 16, 1, &loc), 0); /* one file: the id itself */
+  CU_ASSERT_EQUAL(scratch_file_of(37, 16, 1, &loc), 0); /* one file: the id itself */
   CU_ASSERT_EQUAL(loc, 37);
 }
 
@@ -1587,6 +1586,150 @@ static void t_scratch_sparse_and_errors(void) {
 /* Two banks: a put after a commit never overwrites the committed version, so after a "crash"
  * (close, keeping the file) a reopen restored to the committed version reads it back, and a
  * restore naming another version (wrong checksum) is refused as corrupt. */
+/* Count the files in dir whose names start with prefix. */
+static int count_prefixed(const char *dir, const char *prefix) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d))) n += !strncmp(e->d_name, prefix, strlen(prefix));
+  if (d) closedir(d);
+  return n;
+}
+
+/* A store out of a journal over several files (scratch_open_n): its name and 2 siblings, tiles
+ * read back from them; a killed run's store of 3 files (a child that exits without closing) is
+ * removed whole by scratch_remove_stale, the live one is not; close removes the live one's. */
+static void t_scratch_files_temp(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  char dir[1100];
+  snprintf(dir, sizeof dir, "%s/spread", tu_tmpdir());
+  mkdir(dir, 0700);
+  enum { SLOT = 4096 };
+  unsigned char v[SLOT], got[SLOT];
+  fill_random(v, SLOT, 5);
+  scratch_t *s = NULL;
+  EXPECT_OK(ctx, scratch_open_n(ctx, dir, "live", 3, 4, SLOT, 0, &s));
+  char sib[1200];
+  int have = 0;
+  for (int f = 0; f < 3; f++) have += scratch_sibling(scratch_path(s), f, sib, sizeof sib) &&
+                                      tu_file_exists(sib);
+  CU_ASSERT_EQUAL(have, 3);
+  for (int i = 0; i < 12; i++) EXPECT_OK(ctx, scratch_put(s, i, v, SLOT));
+  for (int i = 0; i < 12; i++) {
+    memset(got, 0, SLOT);
+    EXPECT_OK(ctx, scratch_get(s, i, got, SLOT));
+    CU_ASSERT(!memcmp(got, v, SLOT));
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) { /* the killed run: its store stays, its locks go with it */
+    ooc_ctx_t *c2 = NULL;
+    scratch_t *k = NULL;
+    if (ooc_ctx_create(&c2) == OOC_OK) (void)scratch_open_n(c2, dir, "dead", 3, 4, SLOT, 0, &k);
+    _exit(0);
+  }
+  int wst = 0;
+  waitpid(pid, &wst, 0);
+  CU_ASSERT_EQUAL(count_prefixed(dir, ".oocsolve-dead-"), 3);
+  CU_ASSERT_EQUAL(scratch_remove_stale(ctx, dir), 3);
+  CU_ASSERT_EQUAL(count_prefixed(dir, ".oocsolve-dead-"), 0);
+  CU_ASSERT_EQUAL(count_prefixed(dir, ".oocsolve-live-"), 3);
+  scratch_close(s);
+  CU_ASSERT_EQUAL(count_prefixed(dir, ".oocsolve-live-"), 0);
+  tu_ctx_done(ctx);
+}
+
+/* A journaled store over several files (scratch_open_files): 3 files for 5 tile columns, every
+ * tile of a 4 x 5 store put (two versions, a commit between), the files named path, path.1,
+ * path.2 and holding the tiles scratch_file_of says; a crash (kept), a reopen that restores and
+ * reads the committed versions from the right files; a reopen with a sibling gone names it; a
+ * store of one file (an older journal's) reopened for 8 reads as one; a create that meets a
+ * sibling left behind fails and removes only what it made; close removes every file. */
+static void t_scratch_files_journaled(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  enum { SLOT = 4096, R = 4, C = 5, NT = R * C };
+  unsigned char v[2][NT][SLOT], got[SLOT];
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < NT; i++) fill_random(v[k][i], SLOT, (unsigned)(100 * k + i + 1));
+  char path[1100], sib[1200];
+  snprintf(path, sizeof path, "%s", tu_path("files.scratch"));
+  for (int f = 0; f < 8; f++)
+    if (scratch_sibling(path, f, sib, sizeof sib)) unlink(sib);
+  scratch_t *s = NULL;
+  EXPECT_OK(ctx, scratch_open_files(ctx, path, 3, C, SLOT, 0, SCRATCH_CREATE, &s));
+  uint8_t bank[NT];
+  uint64_t sum[NT];
+  for (int i = 0; i < NT; i++) EXPECT_OK(ctx, scratch_put(s, i, v[0][i], SLOT));
+  for (int i = 0; i < NT; i++) CU_ASSERT(scratch_version(s, i, &bank[i], &sum[i]));
+  EXPECT_OK(ctx, scratch_sync(s));
+  scratch_commit(s);
+  for (int i = 0; i < NT; i++) EXPECT_OK(ctx, scratch_put(s, i, v[1][i], SLOT));
+  for (int i = 0; i < NT; i++) {
+    EXPECT_OK(ctx, scratch_get(s, i, got, SLOT));
+    CU_ASSERT(!memcmp(got, v[1][i], SLOT));
+  }
+  scratch_keep(s, 1);
+  scratch_close(s); /* the crash */
+  /* each file holds its tiles' headers, at the slots scratch_file_of gives (bank of v[0]) */
+  int where = 0;
+  for (int i = 0; i < NT; i++) {
+    int64_t loc;
+    int f = scratch_file_of(i, C, 3, &loc);
+    CU_ASSERT_FATAL(scratch_sibling(path, f, sib, sizeof sib));
+    FILE *fp = fopen(sib, "rb");
+    int64_t id = -1;
+    if (fp && fseek(fp, (long)((loc * 2 + bank[i]) * 8192 + 8), SEEK_SET) == 0 &&
+        fread(&id, sizeof id, 1, fp) == 1)
+      where += id == i;
+    if (fp) fclose(fp);
+  }
+  CU_ASSERT_EQUAL(where, NT);
+  EXPECT_OK(ctx, scratch_open_files(ctx, path, 3, C, SLOT, 0, SCRATCH_REOPEN, &s));
+  for (int i = 0; i < NT; i++) EXPECT_OK(ctx, scratch_restore(s, i, bank[i], sum[i]));
+  for (int i = 0; i < NT; i++) {
+    EXPECT_OK(ctx, scratch_get(s, i, got, SLOT));
+    CU_ASSERT(!memcmp(got, v[0][i], SLOT)); /* the committed versions */
+  }
+  scratch_keep(s, 1);
+  scratch_close(s);
+  CU_ASSERT_FATAL(scratch_sibling(path, 2, sib, sizeof sib));
+  CU_ASSERT(unlink(sib) == 0);
+  EXPECT_FAIL(ctx, scratch_open_files(ctx, path, 3, C, SLOT, 0, SCRATCH_REOPEN, &s), OOC_ERR_IO,
+              sib);
+  CU_ASSERT(tu_file_exists(path)); /* a failed reopen removes nothing */
+  /* one file, as an older journal's store: reopened for 8 files, it reads as one */
+  for (int f = 0; f < 3; f++)
+    if (scratch_sibling(path, f, sib, sizeof sib)) unlink(sib);
+  EXPECT_OK(ctx, scratch_open_at(ctx, path, SLOT, 0, SCRATCH_CREATE, &s));
+  EXPECT_OK(ctx, scratch_put(s, 7, v[0][7], SLOT));
+  CU_ASSERT(scratch_version(s, 7, &bank[7], &sum[7]));
+  scratch_keep(s, 1);
+  scratch_close(s);
+  EXPECT_OK(ctx, scratch_open_files(ctx, path, 8, C, SLOT, 0, SCRATCH_REOPEN, &s));
+  EXPECT_OK(ctx, scratch_restore(s, 7, bank[7], sum[7]));
+  EXPECT_OK(ctx, scratch_get(s, 7, got, SLOT));
+  CU_ASSERT(!memcmp(got, v[0][7], SLOT));
+  scratch_close(s); /* not kept: removed */
+  CU_ASSERT(!tu_file_exists(path));
+  /* a create meeting a sibling left behind: fails naming it, removes only what it made */
+  CU_ASSERT_FATAL(scratch_sibling(path, 2, sib, sizeof sib));
+  FILE *fp = fopen(sib, "wb");
+  if (fp) fclose(fp);
+  EXPECT_FAIL(ctx, scratch_open_files(ctx, path, 3, C, SLOT, 0, SCRATCH_CREATE, &s),
+              OOC_ERR_EXISTS, sib);
+  CU_ASSERT(!tu_file_exists(path));
+  CU_ASSERT(tu_file_exists(sib));
+  unlink(sib);
+  /* close removes every file */
+  EXPECT_OK(ctx, scratch_open_files(ctx, path, 3, C, SLOT, 0, SCRATCH_CREATE, &s));
+  EXPECT_OK(ctx, scratch_put(s, 19, v[0][19], SLOT));
+  scratch_close(s);
+  int left = 0;
+  for (int f = 0; f < 3; f++) left += scratch_sibling(path, f, sib, sizeof sib) && tu_file_exists(sib);
+  CU_ASSERT_EQUAL(left, 0);
+  tu_ctx_done(ctx);
+}
+
 static void t_scratch_banks(void) {
   ooc_ctx_t *ctx = tu_ctx();
   const size_t slot = 4096;
@@ -1806,6 +1949,8 @@ int main(void) {
       {"a store's scratch files: rows and columns of tiles spread, slots unique and dense", t_scratch_files},
       {"scratch_sparse_and_errors", t_scratch_sparse_and_errors},
       {"scratch_banks", t_scratch_banks},
+      {"a store over several files out of a journal: its siblings, stale ones removed whole", t_scratch_files_temp},
+      {"a journaled store over several files: reopened, a sibling gone, an older one-file store", t_scratch_files_journaled},
       {"journal", t_journal},
       {NULL, NULL},
   };

@@ -11,6 +11,7 @@
 #    (plan_spill_model), what stayed in the input, the phases and the total against the run with
 #    the whole matrix in memory (the last MEMS entry).
 # TRACE=1: each run also writes its Chrome trace (--trace) into the logs.
+# CKPT=default: the runs journaled, as out of core by default (no --checkpoint off).
 # SCRATCH=<dir>: the scratch store there instead (/dev/shm: tmpfs, which the kernel never writes
 # back to a disk; the input and the output stay in the work directory).
 # OLD=<tree> (a git archive of an older commit, carried in .wt): its oocsolve built beside this
@@ -35,6 +36,8 @@ N=${N:-32768}
 TILE=${TILE:-2048}
 GPUMEM=${GPUMEM:-4G}
 MEMS=${MEMS:-"4G 6G 64G"}
+CKPT_OPT="--checkpoint off"
+[ "${CKPT:-off}" = default ] && CKPT_OPT=
 DISKBW=$(bash tools/disk_bw.sh $W 4 2> $R/disk_bw.log) || { cat $R/disk_bw.log; exit 1; }
 cat $R/disk_bw.log | tee -a $OUT/spill.txt
 t0=$(date +%s.%N)
@@ -50,7 +53,7 @@ for m in ${METHODS:-chol gj}; do
     if [ "$(left)" -lt 60 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/spill.txt; continue; fi
     # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
     timeout $(($(left) - 5)) $bin --device cuda --method $m --tile $TILE \
-      --gpu-mem $GPUMEM --host-mem $hm --checkpoint off --json $DISKBW \
+      --gpu-mem $GPUMEM --host-mem $hm $CKPT_OPT --json $DISKBW \
       --scratch ${SCRATCH:-$W} --force --out $W/X.h5:/inverse ${TRACE:+--trace $R/$tag.trace.json} \
       $W/A.h5 > $R/$tag.json 2> $R/$tag.err
     echo "rc=$?" >> $R/$tag.err

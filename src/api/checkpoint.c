@@ -18,7 +18,9 @@
  * Files, all in the scratch directory, named after the output so the same command finds them:
  *   .oocsolve-<output name>-<dir hash>.lock       flock held for the whole run: one run per output
  *   .oocsolve-<output name>-<dir hash>.journal    the last committed checkpoint (io/journal.h)
- *   .oocsolve-<output name>-<dir hash>.A.scratch  (and .B.) spilled tiles, two banks per tile
+ *   .oocsolve-<output name>-<dir hash>.A.scratch  (and .B.) spilled tiles, two banks per tile,
+ *                                                 and its siblings .A.scratch.1 .. .7 (scratch.h
+ *                                                 scratch_open_files)
  * (.Z. for an LU inverse's result store). A checkpoint (after a gj, chol or LU step): flush cached
  * tiles to scratch, fsync, commit the journal atomically, then let the scratch treat those
  * versions as protected. Out-of-core runs checkpoint
@@ -199,7 +201,8 @@ static ooc_status_t take_lock(job_t *j) {
                   j->out_file, j->out_dset, j->lockpath);
 }
 
-/* Files "<jbase>.<tag>.scratch" in the scratch directory, other than A, B and Z (the stores a
+/* Files "<jbase>.<tag>.scratch" and their siblings "<jbase>.<tag>.scratch.<k>" (scratch.h
+ * scratch_open_files) in the scratch directory, other than A's, B's and Z's (the stores a
  * journal may name) when `keep_ab`:
  * under the output's lock no live run owns one, so they are a killed run's (issue 20: a killed
  * newton left its stores, and every later run for the output stopped on them). */
@@ -213,10 +216,14 @@ static void remove_stale_stores(job_t *j, int keep_ab) {
   while ((e = readdir(d))) {
     const char *nm = e->d_name;
     size_t len = strlen(nm);
-    if (len <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.' || strcmp(nm + len - 8, ".scratch"))
-      continue;
-    if (keep_ab && (!strcmp(nm + bl, ".A.scratch") || !strcmp(nm + bl, ".B.scratch") ||
-                    !strcmp(nm + bl, ".Z.scratch")))
+    if (len <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.') continue;
+    size_t sl = len; /* the name without a sibling's ".<k>" */
+    while (sl > 0 && nm[sl - 1] >= '0' && nm[sl - 1] <= '9') sl--;
+    if (sl == len || sl < 1 || nm[sl - 1] != '.') sl = len;
+    else sl--;
+    if (sl <= bl + 9 || strncmp(nm + sl - 8, ".scratch", 8)) continue;
+    if (keep_ab && sl == bl + 10 && nm[bl + 2] == '.' &&
+        (nm[bl + 1] == 'A' || nm[bl + 1] == 'B' || nm[bl + 1] == 'Z'))
       continue;
     char sp[PATH_MAX + 300];
     ooc_fmt(sp, sizeof sp, "%s/%s", j->scratch_dir, nm);
@@ -321,14 +328,14 @@ ooc_status_t ckpt_prepare(job_t *j) {
     if (!j->o.resume)
       return OOC_FAIL(ctx, OOC_ERR_EXISTS, "%s:%s: found the journal '%s' of an interrupted run; "
                       "rerun the same command with --resume to continue it, or delete it and "
-                      "'%s.*.scratch' to start over", j->out_file, j->out_dset, j->jpath,
+                      "'%s.*.scratch*' to start over", j->out_file, j->out_dset, j->jpath,
                       j->jbase);
     OOC_TRY(make_ident(j, &j->ident));
     OOC_TRY(journal_read(ctx, j->jpath, &j->jr));
     char why[PATH_MAX + 256];
     if (ident_diff(&j->jr->id, &j->ident, why, sizeof why))
       return OOC_FAIL(ctx, OOC_ERR_ARG, "cannot resume from the journal '%s': %s; rerun with the "
-                      "same input and options, or delete it and '%s.*.scratch' to start over",
+                      "same input and options, or delete it and '%s.*.scratch*' to start over",
                       j->jpath, why, j->jbase);
     if (j->jr->n != j->n)
       return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "the journal '%s' is damaged (n = %lld)", j->jpath,
@@ -594,9 +601,10 @@ ooc_status_t ckpt_drop(job_t *j) {
   for (int k = 0; k < 3; k++) {
     int open = 0; /* this run's store of that name has its scratch open */
     for (int i = 0; i < ns; i++) open |= !strcmp(sl[i]->tag, tags[k]) && sl[i]->s;
-    char sp[PATH_MAX + 32];
+    char sp[PATH_MAX + 32], sib[PATH_MAX + 48];
     job_scratch_name(j, tags[k], sp, sizeof sp);
-    if (!open && ckpt_path_exists(sp)) fio_remove(j->ctx, sp);
+    for (int f = 0; !open && f < SCRATCH_MAX_FILES; f++) /* and its siblings */
+      if (scratch_sibling(sp, f, sib, sizeof sib) && ckpt_path_exists(sib)) fio_remove(j->ctx, sib);
   }
   return OOC_OK;
 }

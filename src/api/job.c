@@ -80,63 +80,44 @@ void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap) {
   ooc_fmt(out, cap, "%s.%s.scratch", j->jbase, tag);
 }
 
+/* A store's scratch, opened on its first spill: JOB_SCRATCH_FILES files (one compressed: its
+ * tiles move one at a time anyway, spill_ops' concurrent); journaled at the fixed name the
+ * journal refers to, else at a fresh one. */
 static ooc_status_t spill_open(void *self, size_t slot_bytes, void **handle) {
   spill_slot_t *sl = self;
   job_t *j = sl->job;
-  if (j->journaled) { /* a fixed name the journal can refer to */
+  int files = j->o.scratch_zstd > 0 ? 1 : JOB_SCRATCH_FILES;
+  if (j->journaled) {
     char path[PATH_MAX + 32];
     job_scratch_name(j, sl->tag, path, sizeof path);
     int mode = sl->must_exist ? SCRATCH_REOPEN : j->resuming ? SCRATCH_ANY : SCRATCH_CREATE;
-    OOC_TRY(scratch_open_at(j->ctx, path, slot_bytes, j->o.scratch_zstd, mode, &sl->s));
-    sl->files = 1;
-    *handle = sl;
-    return OOC_OK;
+    OOC_TRY(scratch_open_files(j->ctx, path, files, sl->tcols, slot_bytes, j->o.scratch_zstd,
+                               mode, &sl->s));
+  } else {
+    OOC_TRY(scratch_open_n(j->ctx, j->scratch_dir, sl->tag, files, sl->tcols, slot_bytes,
+                           j->o.scratch_zstd, &sl->s));
   }
-  /* compressed: one file (its tiles move one at a time anyway, spill_ops' concurrent) */
-  int n = j->o.scratch_zstd > 0 ? 1 : JOB_SCRATCH_FILES;
-  for (int k = 0; k < n; k++) {
-    ooc_status_t st = scratch_open(j->ctx, j->scratch_dir, sl->tag, slot_bytes, j->o.scratch_zstd,
-                                   k ? &sl->more[k - 1] : &sl->s);
-    if (st != OOC_OK) {
-      job_spill_close(sl);
-      return st;
-    }
-    sl->files = k + 1;
-  }
-  *handle = sl; /* (only once open: tstore.c takes a handle as an open store) */
+  *handle = sl->s; /* (only once open: tstore.c takes a handle as an open store) */
   return OOC_OK;
 }
 
-/* Tile id's file, and its id there (job_scratch_file). */
-static scratch_t *spill_file(spill_slot_t *sl, int64_t *id) {
-  if (sl->files <= 1) return sl->s;
-  int k = job_scratch_file(*id, sl->tcols, sl->files, id);
-  return k ? sl->more[k - 1] : sl->s;
-}
 static ooc_status_t spill_put(void *h, int64_t id, const void *d, size_t bytes) {
-  scratch_t *s = spill_file(h, &id);
-  return scratch_put(s, id, d, bytes);
+  return scratch_put(h, id, d, bytes);
 }
 static ooc_status_t spill_get(void *h, int64_t id, void *d, size_t colb, size_t ncols,
                               size_t stride) {
-  scratch_t *s = spill_file(h, &id);
-  return scratch_get_cols(s, id, d, colb, ncols, stride);
+  return scratch_get_cols(h, id, d, colb, ncols, stride);
 }
 /* concurrent (tstore.h): uncompressed scratch moves tiles side by side on the copy threads;
  * a compressed one would only queue them behind its one set of buffers */
 ooc_spill_ops_t job_spill_ops(spill_slot_t *sl, int64_t cols) {
-  sl->tcols = ooc_cdiv64(cols, sl->job->b);
+  sl->tcols = ooc_max64(1, ooc_cdiv64(cols, sl->job->b));
   return (ooc_spill_ops_t){sl, spill_open, spill_put, spill_get, sl->job->o.scratch_zstd <= 0};
 }
 
 void job_spill_close(spill_slot_t *sl) {
-  for (int k = 1; k < sl->files; k++) {
-    scratch_close(sl->more[k - 1]);
-    sl->more[k - 1] = NULL;
-  }
   scratch_close(sl->s);
   sl->s = NULL;
-  sl->files = 0;
 }
 
 /* ---- planning ---------------------------------------------------------------------------- */

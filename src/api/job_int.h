@@ -28,35 +28,16 @@
 #include "solvers/oocgemm.h"
 #include "tiling/tstore.h"
 
-/* A store's scratch out of a journal spread over this many files (job_scratch_file), so that the
- * copy threads' writes do not queue on one file: a buffered write holds its file's inode lock
- * (ext4, xfs). A journaled store keeps one file (its name is the journal's). */
+/* A store's scratch spread over this many files (scratch.h scratch_open_n, scratch_open_files),
+ * so that the copy threads' writes do not queue on one file: a buffered write holds its file's
+ * inode lock (ext4, xfs). Compressed scratch keeps one. */
 #define JOB_SCRATCH_FILES 8
-
-/* Tile id = ti * tcols + tj's file among `files`, and its slot there (*local): file
- * (ti + tj) % files, so that any `files` tiles in a row of tiles or a column of tiles are in
- * as many files (the sweeps move tile columns, the writer rows; id % files put a whole column
- * into one file wherever tcols is a multiple of files: the eviction batches of a run at half the
- * host memory then wrote at one file's rate, 4-5 GB/s on an H200 host, docs/PERFORMANCE.md
- * twenty-first session). Slots are dense: row ti's tiles of a file are ti * cdiv(tcols, files)
- * + tj / files. */
-static inline int job_scratch_file(int64_t id, int64_t tcols, int files, int64_t *local) {
-  if (files <= 1 || tcols <= 0) {
-    *local = id;
-    return 0;
-  }
-  int64_t ti = id / tcols, tj = id % tcols;
-  *local = ti * ((tcols + files - 1) / files) + tj / files;
-  return (int)((ti + tj) % files);
-}
 
 typedef struct spill_slot {
   struct job *job;
   const char *tag;
   int64_t tcols; /* the store's tile columns (job_spill_ops) */
-  scratch_t *s;                           /* the store's scratch: its only file, or the first */
-  scratch_t *more[JOB_SCRATCH_FILES - 1]; /* the others (files > 1) */
-  int files;                              /* opened: 1 .. JOB_SCRATCH_FILES; 0 before */
+  scratch_t *s;  /* the store's scratch (its JOB_SCRATCH_FILES files), NULL before its open */
   int must_exist; /* resuming: the journal has tiles in this store's scratch file */
 } spill_slot_t;
 /* The slot's scratch files closed (removed unless kept for a resume). */

@@ -6,7 +6,9 @@
  * is sparse; only tiles actually spilled take disk space). The payload is written before its
  * header, so a put interrupted by a full disk leaves a slot whose checksum cannot match.
  *
- * Journaled mode doubles the slots: tile id's bank k lives at slot 2 id + k.
+ * Journaled mode doubles the slots: tile id's bank k lives at slot 2 id + k. A store of several
+ * files (scratch_open_files, scratch_open_n) holds tile id in file f at slot l (scratch_file_of)
+ * instead of id: slot 2 l + k there.
  *
  * Threads (scratch.h): the counters are atomic, the version tables change under vmu, the
  * compression buffers are used under zmu; the file itself is only read and written with pread,
@@ -57,8 +59,12 @@ _Static_assert(sizeof(slot_hdr_t) == 64, "slot header is 64 bytes");
 
 struct scratch {
   ooc_ctx_t *ctx;
-  int fd;
-  char *path;
+  int fd;     /* file 0's; fds[k] is file k's (fds[0] = fd) */
+  char *path; /* file 0's, the store's name; paths[k] is file k's (paths[0] = path) */
+  int nf;     /* files: 1, or up to SCRATCH_MAX_FILES (scratch_open_files, scratch_open_n) */
+  int64_t tcols; /* the tile columns of the map from ids to files (scratch_file_of) */
+  int fds[SCRATCH_MAX_FILES];
+  char *paths[SCRATCH_MAX_FILES];
   size_t slot_bytes;
   int64_t slot_size;
   int64_t max_id;
@@ -77,6 +83,22 @@ struct scratch {
   uint8_t *com;  /* 0: nothing committed; else 1 + bank of the committed version */
   uint64_t *sum; /* checksum of the latest version */
 };
+
+/* Tile id's bank `bank`: its file and its byte offset there. */
+static int slot_at(const scratch_t *s, int64_t id, int bank, int64_t *off) {
+  int64_t local;
+  int k = scratch_file_of(id, s->tcols, s->nf, &local);
+  *off = (local * s->banks + bank) * s->slot_size;
+  return k;
+}
+
+/* The store's first file as its file list's file 0 (every open ends here; scratch_open_files and
+ * scratch_open_n then add the siblings). */
+static void one_file(scratch_t *s) {
+  s->nf = 1;
+  s->fds[0] = s->fd;
+  s->paths[0] = s->path;
+}
 
 static ooc_status_t errno_status(int e) {
   return (e == ENOSPC || e == EDQUOT) ? OOC_ERR_NOSPACE : OOC_ERR_IO;
@@ -137,6 +159,7 @@ ooc_status_t scratch_open(ooc_ctx_t *ctx, const char *dir, const char *tag, size
                     dir, strerror(err));
   }
   (void)flock(s->fd, LOCK_EX | LOCK_NB); /* "in use" for scratch_remove_stale; advisory only */
+  one_file(s);
   *out = s;
   return OOC_OK;
 }
@@ -235,14 +258,15 @@ ooc_status_t scratch_put(scratch_t *s, int64_t id, const void *data, size_t byte
       return st;
     }
   }
-  int64_t off = (id * s->banks + bank) * s->slot_size;
-  int err = fio_pwrite_all(s->ctx, s->fd, payload, plen, off + (int64_t)sizeof h);
-  if (!err) err = fio_pwrite_all(s->ctx, s->fd, &h, sizeof h, off);
+  int64_t off;
+  int f = slot_at(s, id, bank, &off), fd = s->fds[f];
+  int err = fio_pwrite_all(s->ctx, fd, payload, plen, off + (int64_t)sizeof h);
+  if (!err) err = fio_pwrite_all(s->ctx, fd, &h, sizeof h, off);
   if (z) pthread_mutex_unlock(&s->zmu);
   if (err) {
     /* cur[id] stays 0: the failed bank holds no valid version, and the run stops here anyway */
     return OOC_FAIL(s->ctx, errno_status(err), "scratch file '%s': cannot write tile %lld: %s",
-                    s->path, (long long)id, strerror(err));
+                    s->paths[f], (long long)id, strerror(err));
   }
   if (s->banks == 2) {
     pthread_mutex_lock(&s->vmu);
@@ -252,7 +276,7 @@ ooc_status_t scratch_put(scratch_t *s, int64_t id, const void *data, size_t byte
     /* journaled: the checkpoint's fsync will wait for what is still dirty; start it now, so the
      * device writes while the run computes (measured: the fsyncs of an n = 4096 run out of core
      * went from ~0.3 s to a few ms in all) */
-    fio_writeback_hint(s->ctx, s->fd, off, (int64_t)(sizeof h + plen));
+    fio_writeback_hint(s->ctx, fd, off, (int64_t)(sizeof h + plen));
   }
   atomic_fetch_add(&s->written, (long long)bytes);
   ooc_test_killpoint(s->ctx, "put");
@@ -261,15 +285,15 @@ ooc_status_t scratch_put(scratch_t *s, int64_t id, const void *data, size_t byte
 
 /* The raw payload at off into ncols columns of col_bytes, column c at data + c * stride: one
  * read (scattered by preadv where the columns are apart). The byte count or a negated errno. */
-static int64_t read_cols(scratch_t *s, int64_t off, void *data, size_t col_bytes, size_t ncols,
-                         size_t stride) {
+static int64_t read_cols(scratch_t *s, int fd, int64_t off, void *data, size_t col_bytes,
+                         size_t ncols, size_t stride) {
   size_t bytes = col_bytes * ncols;
-  if (ncols <= 1 || stride == col_bytes) return fio_pread_all(s->ctx, s->fd, data, bytes, off);
+  if (ncols <= 1 || stride == col_bytes) return fio_pread_all(s->ctx, fd, data, bytes, off);
   struct iovec small[64], *iov = ncols <= 64 ? small : ooc_malloc(s->ctx, ncols * sizeof *iov);
   if (!iov) return -ENOMEM;
   for (size_t c = 0; c < ncols; c++)
     iov[c] = (struct iovec){(char *)data + c * stride, col_bytes};
-  int64_t got = fio_preadv_all(s->ctx, s->fd, iov, (int)ncols, off);
+  int64_t got = fio_preadv_all(s->ctx, fd, iov, (int)ncols, off);
   if (iov != small) ooc_free(s->ctx, iov);
   return got;
 }
@@ -304,23 +328,25 @@ ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_b
                       s->path, tid);
     bank = cur - 1;
   }
-  int64_t off = (id * s->banks + bank) * s->slot_size;
+  int64_t off;
+  int f = slot_at(s, id, bank, &off), fd = s->fds[f];
+  const char *path = s->paths[f];
   slot_hdr_t h, zero;
   memset(&h, 0, sizeof h);
   memset(&zero, 0, sizeof zero);
-  int64_t got = fio_pread_all(ctx, s->fd, &h, sizeof h, off);
+  int64_t got = fio_pread_all(ctx, fd, &h, sizeof h, off);
   if (got < 0)
-    return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s': cannot read tile %lld: %s", s->path, tid,
+    return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s': cannot read tile %lld: %s", path, tid,
                     strerror((int)-got));
   /* A hole or the region past the end of the file reads as zeros: our bug when we wrote it in
    * this run, but damage when a journal committed it (a truncated or replaced file, issue 20). */
   if (!memcmp(&h, &zero, sizeof h) && s->banks == 2 && com && cur == com)
     return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "scratch file '%s': tile %lld, which the journal "
-                    "records, is missing: the file was truncated or overwritten since", s->path,
+                    "records, is missing: the file was truncated or overwritten since", path,
                     tid);
   if (!memcmp(&h, &zero, sizeof h))
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "scratch file '%s': tile %lld was never written",
-                    s->path, tid);
+                    path, tid);
   const char *why = NULL;
   if (h.magic != SCR_MAGIC)
     why = "bad slot header (magic)";
@@ -338,7 +364,7 @@ ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_b
            (h.flags != FLAG_RAW && h.flags != FLAG_ZSTD))
     why = "slot header is inconsistent";
   if (why)
-    return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "scratch file '%s': tile %lld is corrupt: %s", s->path,
+    return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "scratch file '%s': tile %lld is corrupt: %s", path,
                     tid, why);
 
   const char *bad = NULL; /* the payload's damage, once the lock is released */
@@ -348,12 +374,12 @@ ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_b
     int strided = ncols > 1 && stride != col_bytes;
     if (st == OOC_OK && strided && !s->rbuf && !(s->rbuf = ooc_malloc(ctx, s->slot_bytes)))
       st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch file '%s': cannot allocate a decompression "
-                    "buffer", s->path);
+                    "buffer", path);
     if (st != OOC_OK) {
       pthread_mutex_unlock(&s->zmu);
       return st;
     }
-    got = fio_pread_all(ctx, s->fd, s->zbuf, (size_t)h.length, off + (int64_t)sizeof h);
+    got = fio_pread_all(ctx, fd, s->zbuf, (size_t)h.length, off + (int64_t)sizeof h);
     if (got >= 0 && (uint64_t)got == h.length) {
       void *to = strided ? s->rbuf : data;
       size_t zn = ZSTD_decompressDCtx(s->dctx, to, bytes, s->zbuf, (size_t)h.length);
@@ -365,22 +391,22 @@ ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_b
     }
     pthread_mutex_unlock(&s->zmu);
   } else {
-    got = read_cols(s, off + (int64_t)sizeof h, data, col_bytes, ncols, stride);
+    got = read_cols(s, fd, off + (int64_t)sizeof h, data, col_bytes, ncols, stride);
   }
   if (got < 0)
     return OOC_FAIL(ctx, got == -ENOMEM ? OOC_ERR_NOMEM : OOC_ERR_IO,
-                    "scratch file '%s': cannot read tile %lld: %s", s->path, tid,
+                    "scratch file '%s': cannot read tile %lld: %s", path, tid,
                     strerror((int)-got));
   if ((uint64_t)got != h.length)
     return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "scratch file '%s': tile %lld is corrupt: payload "
-                    "truncated (%lld of %llu bytes)", s->path, tid, (long long)got,
+                    "truncated (%lld of %llu bytes)", path, tid, (long long)got,
                     (unsigned long long)h.length);
   if (bad)
     return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "scratch file '%s': tile %lld is corrupt: payload "
-                    "does not decompress (%s)", s->path, tid, bad);
+                    "does not decompress (%s)", path, tid, bad);
   if (ooc_xxh3_cols(data, col_bytes, ncols, stride) != h.sum)
     return OOC_FAIL(ctx, OOC_ERR_CORRUPT, "scratch file '%s': tile %lld is corrupt: checksum "
-                    "mismatch", s->path, tid);
+                    "mismatch", path, tid);
   atomic_fetch_add(&s->read, (long long)bytes);
   return OOC_OK;
 }
@@ -391,6 +417,11 @@ int64_t scratch_bytes_read(const scratch_t *s) { return s ? (int64_t)s->read : 0
 
 void scratch_close(scratch_t *s) {
   if (!s) return;
+  for (int k = 1; k < s->nf; k++) { /* the siblings (scratch_open_files) */
+    fio_close(s->ctx, s->fds[k]);
+    if (!s->keep) fio_remove(s->ctx, s->paths[k]);
+    ooc_free(s->ctx, s->paths[k]);
+  }
   if (s->fd >= 0) fio_close(s->ctx, s->fd);
   if (s->path && s->fd >= 0 && !s->keep) fio_remove(s->ctx, s->path);
   ooc_free(s->ctx, s->cur);
@@ -414,8 +445,12 @@ int scratch_remove_stale(ooc_ctx_t *ctx, const char *dir) {
   struct dirent *e;
   while ((e = readdir(d))) {
     const char *nm = e->d_name;
-    size_t len = strlen(nm);
-    if (strncmp(nm, ".oocsolve-", 10) != 0 || len < 10 + 8 || strcmp(nm + len - 8, ".scratch"))
+    size_t len = strlen(nm), full = len;
+    /* a sibling "<name>.scratch.<k>" (scratch_open_n) is judged by its name's pid */
+    while (len > 0 && nm[len - 1] >= '0' && nm[len - 1] <= '9') len--;
+    if (len < full && len > 0 && nm[len - 1] == '.') len--;
+    else len = full;
+    if (strncmp(nm, ".oocsolve-", 10) != 0 || len < 10 + 8 || strncmp(nm + len - 8, ".scratch", 8))
       continue;
     /* "<tag>-<pid>-<8 hex digits>" before ".scratch" */
     const char *end = nm + len - 8, *h = end - 8;
@@ -479,17 +514,84 @@ ooc_status_t scratch_open_at(ooc_ctx_t *ctx, const char *path, size_t slot_bytes
                       path);
     return OOC_FAIL(ctx, errno_status(e), "cannot open scratch file '%s': %s", path, strerror(e));
   }
+  one_file(s);
   *out = s;
   return OOC_OK;
 }
 
+int scratch_sibling(const char *path, int k, char *buf, size_t cap) {
+  int n = k ? snprintf(buf, cap, "%s.%d", path, k) : snprintf(buf, cap, "%s", path);
+  return n >= 0 && (size_t)n < cap;
+}
+
+/* Files 1 .. files-1 of a store whose file 0 is open: "<path>.<k>", opened with `mode` (and
+ * locked for scratch_remove_stale when `lock`). A reopen stops at a missing file 1 (a store of
+ * one file). On failure the store is closed (what a create made removed, a reopen's files
+ * left) and *out cleared. */
+static ooc_status_t open_siblings(scratch_t **out, int files, int64_t tcols, int mode, int lock) {
+  scratch_t *s = *out;
+  ooc_ctx_t *ctx = s->ctx;
+  s->tcols = tcols;
+  int flags = O_RDWR | O_CLOEXEC | (mode == SCRATCH_CREATE ? O_CREAT | O_EXCL
+                                    : mode == SCRATCH_ANY  ? O_CREAT : 0);
+  for (int k = 1; k < files; k++) {
+    char sib[8192];
+    int fd = scratch_sibling(s->path, k, sib, sizeof sib) ? fio_open(ctx, sib, flags, 0600) : -1;
+    int e = fd < 0 ? (errno ? errno : ENAMETOOLONG) : 0;
+    if (fd < 0 && e == ENOENT && mode == SCRATCH_REOPEN && k == 1)
+      break; /* written by one file (an older journal's): read as one */
+    char *p = fd >= 0 ? ooc_strdup(ctx, sib) : NULL;
+    if (!p) {
+      if (fd >= 0) {
+        fio_close(ctx, fd);
+        if (mode == SCRATCH_CREATE) fio_remove(ctx, sib);
+        e = ENOMEM;
+      }
+      s->keep = mode != SCRATCH_CREATE; /* a create's files go, a reopen's stay as they were */
+      scratch_close(s);
+      *out = NULL;
+      if (e == ENOMEM) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch file '%s': out of memory", sib);
+      if (e == EEXIST)
+        return OOC_FAIL(ctx, OOC_ERR_EXISTS, "scratch file '%s' exists (left by another run)", sib);
+      if (e == ENOENT && mode == SCRATCH_REOPEN)
+        return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s' of the interrupted run is missing",
+                        sib);
+      return OOC_FAIL(ctx, errno_status(e), "cannot open scratch file '%s': %s", sib, strerror(e));
+    }
+    if (lock) (void)flock(fd, LOCK_EX | LOCK_NB);
+    s->fds[k] = fd;
+    s->paths[k] = p;
+    s->nf = k + 1;
+  }
+  return OOC_OK;
+}
+
+ooc_status_t scratch_open_files(ooc_ctx_t *ctx, const char *path, int files, int64_t tcols,
+                                size_t slot_bytes, int zstd_level, int mode, scratch_t **out) {
+  if (files < 1 || files > SCRATCH_MAX_FILES || tcols < 1)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "scratch file '%s': %d files of %lld tile columns", path,
+                    files, (long long)tcols);
+  OOC_TRY(scratch_open_at(ctx, path, slot_bytes, zstd_level, mode, out));
+  return open_siblings(out, files, tcols, mode, 0);
+}
+
+ooc_status_t scratch_open_n(ooc_ctx_t *ctx, const char *dir, const char *tag, int files,
+                            int64_t tcols, size_t slot_bytes, int zstd_level, scratch_t **out) {
+  if (files < 1 || files > SCRATCH_MAX_FILES || tcols < 1)
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "scratch store in '%s': %d files of %lld tile columns",
+                    dir ? dir : ".", files, (long long)tcols);
+  OOC_TRY(scratch_open(ctx, dir, tag, slot_bytes, zstd_level, out));
+  return open_siblings(out, files, tcols, SCRATCH_CREATE, 1);
+}
+
 ooc_status_t scratch_sync(scratch_t *s) {
   if (!s) return OOC_OK;
-  if (fio_fsync(s->ctx, s->fd) != 0) {
-    int e = errno;
-    return OOC_FAIL(s->ctx, errno_status(e), "scratch file '%s': cannot sync: %s", s->path,
-                    strerror(e));
-  }
+  for (int k = 0; k < s->nf; k++)
+    if (fio_fsync(s->ctx, s->fds[k]) != 0) {
+      int e = errno;
+      return OOC_FAIL(s->ctx, errno_status(e), "scratch file '%s': cannot sync: %s", s->paths[k],
+                      strerror(e));
+    }
   return OOC_OK;
 }
 

@@ -1,6 +1,7 @@
 /*
- * scratch.h: the scratch store for spilled tiles. One file per store, in a directory the caller
- * names, holding fixed-size slots addressed by a 64-bit tile id.
+ * scratch.h: the scratch store for spilled tiles. One file per store (or several side by side:
+ * scratch_open_files, below), in a directory the caller names, holding fixed-size slots
+ * addressed by a 64-bit tile id.
  *
  * Contract
  * - scratch_open creates "<dir>/.oocsolve-<tag>-<pid>-<rand>.scratch" (O_EXCL). slot_bytes is the
@@ -56,6 +57,40 @@ void scratch_close(scratch_t *s);
 enum { SCRATCH_CREATE = 0, SCRATCH_REOPEN = 1, SCRATCH_ANY = 2 };
 ooc_status_t scratch_open_at(ooc_ctx_t *ctx, const char *path, size_t slot_bytes, int zstd_level,
                              int mode, scratch_t **out);
+
+/* Several files (issue 27: a buffered write holds its file's inode lock, so writes side by side
+ * into one file queue; on an H200 host 8 threads wrote 3.7 GB/s into one file, 24 into eight).
+ * scratch_open_files is scratch_open_at over `files` files (1 .. SCRATCH_MAX_FILES): path itself
+ * and its siblings "<path>.1" .. "<path>.<files-1>" (scratch_sibling), all opened with `mode`;
+ * tile id = ti * tcols + tj is in file scratch_file_of(id, tcols, files). A reopen takes as many
+ * files as exist in that sequence (1 for a store written by one file: an older journal's).
+ * The journal names path; sync, commit, keep and close cover every file. */
+#define SCRATCH_MAX_FILES 8
+ooc_status_t scratch_open_files(ooc_ctx_t *ctx, const char *path, int files, int64_t tcols,
+                                size_t slot_bytes, int zstd_level, int mode, scratch_t **out);
+/* scratch_open over `files` files: the one it names and its siblings "<name>.1" .. (each
+ * created anew and locked, so scratch_remove_stale treats them as it treats the first). */
+ooc_status_t scratch_open_n(ooc_ctx_t *ctx, const char *dir, const char *tag, int files,
+                            int64_t tcols, size_t slot_bytes, int zstd_level, scratch_t **out);
+/* File k's name of a store at path (k >= 1: "<path>.<k>"), into buf; 0 when it does not fit. */
+int scratch_sibling(const char *path, int k, char *buf, size_t cap);
+
+/* Tile id = ti * tcols + tj's file among `files`, and its slot there (*local): file
+ * (ti + tj) % files, so that any `files` tiles in a row of tiles or a column of tiles are in as
+ * many files (the sweeps move tile columns, the writer rows: id % files put a whole column in one
+ * file wherever tcols is a multiple of files, and the eviction batches of a run at half the
+ * host memory wrote at one file's rate, 4-5 GB/s on an H200 host: docs/PERFORMANCE.md,
+ * twenty-first session). Slots are dense: row ti's tiles in a file are ti * cdiv(tcols, files)
+ * + tj / files. The pairs (file, slot) are distinct for any tcols > 0, the store's or not. */
+static inline int scratch_file_of(int64_t id, int64_t tcols, int files, int64_t *local) {
+  if (files <= 1 || tcols <= 0) {
+    *local = id;
+    return 0;
+  }
+  int64_t ti = id / tcols, tj = id % tcols;
+  *local = ti * ((tcols + files - 1) / files) + tj / files;
+  return (int)((ti + tj) % files);
+}
 /* fsync the store: what was put is durable when this returns OOC_OK. */
 ooc_status_t scratch_sync(scratch_t *s);
 /* The latest version of tile id: 1 and its bank and checksum, or 0 if never written. */
