@@ -417,7 +417,7 @@ int64_t scratch_bytes_read(const scratch_t *s) { return s ? (int64_t)s->read : 0
 
 void scratch_close(scratch_t *s) {
   if (!s) return;
-  for (int k = 1; k < s->nf; k++) { /* the siblings (scratch_open_files) */
+  for (int k = 1; k < s->nf; k++) { /* the siblings (scratch_open_files, scratch_open_n) */
     fio_close(s->ctx, s->fds[k]);
     if (!s->keep) fio_remove(s->ctx, s->paths[k]);
     ooc_free(s->ctx, s->paths[k]);
@@ -536,8 +536,11 @@ static ooc_status_t open_siblings(scratch_t **out, int files, int64_t tcols, int
                                     : mode == SCRATCH_ANY  ? O_CREAT : 0);
   for (int k = 1; k < files; k++) {
     char sib[8192];
-    int fd = scratch_sibling(s->path, k, sib, sizeof sib) ? fio_open(ctx, sib, flags, 0600) : -1;
-    int e = fd < 0 ? (errno ? errno : ENAMETOOLONG) : 0;
+    int fd = -1, e = ENAMETOOLONG;
+    if (scratch_sibling(s->path, k, sib, sizeof sib)) {
+      fd = fio_open(ctx, sib, flags, 0600);
+      e = fd < 0 ? errno : 0;
+    }
     if (fd < 0 && e == ENOENT && mode == SCRATCH_REOPEN && k == 1)
       break; /* written by one file (an older journal's): read as one */
     char *p = fd >= 0 ? ooc_strdup(ctx, sib) : NULL;
