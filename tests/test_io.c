@@ -1670,7 +1670,9 @@ static void t_scratch_files_journaled(void) {
   }
   scratch_keep(s, 1);
   scratch_close(s); /* the crash */
-  /* each file holds its tiles' headers, at the slots scratch_file_of gives (bank of v[0]) */
+  /* each file holds its tiles' headers, at the slots scratch_file_of gives (bank of v[0]): a
+   * slot is the 64-byte header + 4096 bytes rounded up to 4 KiB (8192), two banks per tile, and
+   * the header's id follows its 8-byte magic (scratch.c's layout) */
   int where = 0;
   for (int i = 0; i < NT; i++) {
     int64_t loc;

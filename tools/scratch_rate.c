@@ -64,10 +64,8 @@ static void dirty(void) {
   printf("\n");
 }
 
-/* Passes of rewrites into 8 files by T threads (the usage above). */
-static int rewrites(const char *dir, int passes, int threads) {
-  nfiles = 8;
-  nthreads = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+/* nfiles new files in dir, unlinked at once (gone when closed); 0, or 1 after perror. */
+static int open_files(const char *dir) {
   for (int f = 0; f < nfiles; f++) {
     char p[4096];
     snprintf(p, sizeof p, "%s/scratch_rate.%d.%d", dir, (int)getpid(), f);
@@ -78,15 +76,29 @@ static int rewrites(const char *dir, int passes, int threads) {
     }
     unlink(p);
   }
+  return 0;
+}
+
+/* One pass (writing, or reading) by nthreads threads over the tiles; prints "<rate> (...)" after
+ * the caller's start of the line, without its end. */
+static void pass(void) {
+  pthread_t th[MAXT];
+  double t0 = now();
+  for (long t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, work, (void *)t);
+  for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+  double dt = now() - t0, gb = (double)ntiles * (double)TILE / 1e9;
+  printf(" %s %5.2f GB/s (%.1f GB in %.2f s)", writing ? "write" : "read ", gb / dt, gb, dt);
+}
+
+/* Passes of rewrites into 8 files by T threads (the usage above). */
+static int rewrites(const char *dir, int passes, int threads) {
+  nfiles = 8;
+  nthreads = threads < 1 ? 1 : threads > MAXT ? MAXT : threads;
+  if (open_files(dir)) return 1;
   for (int ps = 0; ps < passes; ps++)
     for (writing = 1; writing >= 0; writing--) {
-      pthread_t th[MAXT];
-      double t0 = now();
-      for (long t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, work, (void *)t);
-      for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
-      double dt = now() - t0, gb = (double)ntiles * (double)TILE / 1e9;
-      printf("RESULT %s pass %d files 8 threads %2d %s %5.2f GB/s (%.1f GB in %.2f s)", dir, ps,
-             nthreads, writing ? "write" : "read ", gb / dt, gb, dt);
+      printf("RESULT %s pass %d files 8 threads %2d", dir, ps, nthreads);
+      pass();
       dirty();
       fflush(stdout);
     }
@@ -100,38 +112,21 @@ int main(int argc, char **argv) {
     return 2;
   }
   ntiles = (int)(atof(argv[2]) * 1e9 / (double)TILE);
-  for (int t = 0; t < MAXT && argc > 3; t++) {
+  for (int t = 0; t < MAXT; t++) {
     bufs[t] = aligned_alloc(4096, TILE);
     memset(bufs[t], t + 1, TILE);
   }
   if (argc > 3) return rewrites(argv[1], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : 8);
   const int fl[] = {1, 8}, tl[] = {1, 4, 8, 16};
-  for (int t = 0; t < MAXT; t++) {
-    bufs[t] = aligned_alloc(4096, TILE);
-    memset(bufs[t], t + 1, TILE);
-  }
   for (int a = 0; a < 2; a++)
     for (int b = 0; b < 4; b++) {
       nfiles = fl[a];
       nthreads = tl[b];
-      for (int f = 0; f < nfiles; f++) {
-        char p[4096];
-        snprintf(p, sizeof p, "%s/scratch_rate.%d.%d", argv[1], (int)getpid(), f);
-        fds[f] = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
-        if (fds[f] < 0) {
-          perror(p);
-          return 1;
-        }
-        unlink(p); /* gone when closed */
-      }
+      if (open_files(argv[1])) return 1;
       for (writing = 1; writing >= 0; writing--) {
-        pthread_t th[MAXT];
-        double t0 = now();
-        for (long t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, work, (void *)t);
-        for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
-        double dt = now() - t0, gb = (double)ntiles * (double)TILE / 1e9;
-        printf("RESULT files %d threads %2d %s %5.2f GB/s (%.1f GB in %.2f s)\n", nfiles, nthreads,
-               writing ? "write" : "read ", gb / dt, gb, dt);
+        printf("RESULT files %d threads %2d", nfiles, nthreads);
+        pass();
+        printf("\n");
         fflush(stdout);
       }
       for (int f = 0; f < nfiles; f++) close(fds[f]);

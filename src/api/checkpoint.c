@@ -215,13 +215,9 @@ static void remove_stale_stores(job_t *j, int keep_ab) {
   struct dirent *e;
   while ((e = readdir(d))) {
     const char *nm = e->d_name;
-    size_t len = strlen(nm);
-    if (len <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.') continue;
-    size_t sl = len; /* the name without a sibling's ".<k>" */
-    while (sl > 0 && nm[sl - 1] >= '0' && nm[sl - 1] <= '9') sl--;
-    if (sl == len || sl < 1 || nm[sl - 1] != '.') sl = len;
-    else sl--;
-    if (sl <= bl + 9 || strncmp(nm + sl - 8, ".scratch", 8)) continue;
+    size_t sl = scratch_name_len(nm); /* a sibling's by its store's name */
+    if (sl <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.' || strncmp(nm + sl - 8, ".scratch", 8))
+      continue;
     if (keep_ab && sl == bl + 10 && nm[bl + 2] == '.' &&
         (nm[bl + 1] == 'A' || nm[bl + 1] == 'B' || nm[bl + 1] == 'Z'))
       continue;

@@ -194,8 +194,8 @@ void job_loader_free(job_loader_t *L);
 ooc_status_t job_lazy_finish(job_t *j);
 
 /* The spill ops of a store of `cols` columns (in tiles of j->b) whose scratch is described by
- * sl (job.c's adapters). cols only spreads the files (job_scratch_file keeps the slots unique
- * for any count: RBT's padded stores, whose tile is its own, pass n). */
+ * sl (job.c's adapters). cols only spreads the files (scratch.h scratch_file_of keeps the slots
+ * unique for any count: RBT's padded stores, whose tile is its own, pass n). */
 ooc_spill_ops_t job_spill_ops(spill_slot_t *sl, int64_t cols);
 /* Open an input into *out: the file spec, or, when out is &j->in_a, &j->in_b or &j->in_c, that
  * input's _m handle if it is not a file (hm_a, hm_b, hm_c). */

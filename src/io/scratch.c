@@ -59,12 +59,11 @@ _Static_assert(sizeof(slot_hdr_t) == 64, "slot header is 64 bytes");
 
 struct scratch {
   ooc_ctx_t *ctx;
-  int fd;     /* file 0's; fds[k] is file k's (fds[0] = fd) */
-  char *path; /* file 0's, the store's name; paths[k] is file k's (paths[0] = path) */
-  int nf;     /* files: 1, or up to SCRATCH_MAX_FILES (scratch_open_files, scratch_open_n) */
+  int nf;     /* files open: 1 (0 until the first is), or up to SCRATCH_MAX_FILES
+                 (scratch_open_files, scratch_open_n) */
   int64_t tcols; /* the tile columns of the map from ids to files (scratch_file_of) */
-  int fds[SCRATCH_MAX_FILES];
-  char *paths[SCRATCH_MAX_FILES];
+  int fds[SCRATCH_MAX_FILES];     /* file k's descriptor */
+  char *paths[SCRATCH_MAX_FILES]; /* file k's name; paths[0] is the store's (scratch_path) */
   size_t slot_bytes;
   int64_t slot_size;
   int64_t max_id;
@@ -92,19 +91,48 @@ static int slot_at(const scratch_t *s, int64_t id, int bank, int64_t *off) {
   return k;
 }
 
-/* The store's first file as its file list's file 0 (every open ends here; scratch_open_files and
- * scratch_open_n then add the siblings). */
-static void one_file(scratch_t *s) {
-  s->nf = 1;
-  s->fds[0] = s->fd;
-  s->paths[0] = s->path;
-}
-
 static ooc_status_t errno_status(int e) {
   return (e == ENOSPC || e == EDQUOT) ? OOC_ERR_NOSPACE : OOC_ERR_IO;
 }
 
+/* open(2) flags for a mode (SCRATCH_CREATE, _REOPEN, _ANY). */
+static int open_flags(int mode) {
+  return O_RDWR | O_CLOEXEC | (mode == SCRATCH_CREATE ? O_CREAT | O_EXCL
+                               : mode == SCRATCH_ANY  ? O_CREAT : 0);
+}
+
+/* What a failed open of file `path` with `mode` (errno e) says. */
+static ooc_status_t open_failed(ooc_ctx_t *ctx, const char *path, int e, int mode) {
+  if (e == ENOMEM) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch file '%s': out of memory", path);
+  if (e == EEXIST)
+    return OOC_FAIL(ctx, OOC_ERR_EXISTS, "scratch file '%s' exists (left by another run)", path);
+  if (e == ENOENT && mode == SCRATCH_REOPEN)
+    return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s' of the interrupted run is missing", path);
+  return OOC_FAIL(ctx, errno_status(e), "cannot open scratch file '%s': %s", path, strerror(e));
+}
+
 static uint64_t hdr_sum(const slot_hdr_t *h) { return ooc_xxh64(h, offsetof(slot_hdr_t, hsum), 0); }
+
+/* A store with no file yet (nf 0), for slots of slot_bytes in `banks` banks; `where` names it
+ * in the messages. */
+static ooc_status_t store_new(ooc_ctx_t *ctx, const char *where, size_t slot_bytes,
+                              int zstd_level, int banks, scratch_t **out) {
+  if (slot_bytes == 0 || slot_bytes > ((size_t)1 << 40))
+    return OOC_FAIL(ctx, OOC_ERR_ARG, "scratch store '%s': slot size %zu out of range", where,
+                    slot_bytes);
+  scratch_t *s = ooc_calloc(ctx, 1, sizeof *s);
+  if (!s) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch store '%s': out of memory", where);
+  pthread_mutex_init(&s->zmu, NULL);
+  pthread_mutex_init(&s->vmu, NULL);
+  s->ctx = ctx;
+  s->slot_bytes = slot_bytes;
+  s->slot_size = ooc_cdiv64((int64_t)(sizeof(slot_hdr_t) + slot_bytes), SCR_ALIGN) * SCR_ALIGN;
+  s->banks = banks;
+  s->max_id = INT64_MAX / (banks * s->slot_size) - 1;
+  s->level = zstd_level > ZSTD_maxCLevel() ? ZSTD_maxCLevel() : zstd_level;
+  *out = s;
+  return OOC_OK;
+}
 
 ooc_status_t scratch_open(ooc_ctx_t *ctx, const char *dir, const char *tag, size_t slot_bytes,
                           int zstd_level, scratch_t **out) {
@@ -112,54 +140,41 @@ ooc_status_t scratch_open(ooc_ctx_t *ctx, const char *dir, const char *tag, size
   *out = NULL;
   if (!dir || !*dir) dir = ".";
   if (!tag || !*tag) tag = "tiles";
-  if (slot_bytes == 0 || slot_bytes > ((size_t)1 << 40))
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "scratch store in '%s': slot size %zu out of range", dir,
-                    slot_bytes);
-  if (zstd_level > ZSTD_maxCLevel()) zstd_level = ZSTD_maxCLevel();
-
   char safe_tag[48];
   snprintf(safe_tag, sizeof safe_tag, "%s", tag);
   for (char *c = safe_tag; *c; c++)
     if (*c == '/') *c = '_';
 
-  scratch_t *s = ooc_calloc(ctx, 1, sizeof *s);
-  if (!s) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch store in '%s': out of memory", dir);
-  pthread_mutex_init(&s->zmu, NULL);
-  pthread_mutex_init(&s->vmu, NULL);
-  s->ctx = ctx;
-  s->fd = -1;
-  s->slot_bytes = slot_bytes;
-  s->slot_size = ooc_cdiv64((int64_t)(sizeof(slot_hdr_t) + slot_bytes), SCR_ALIGN) * SCR_ALIGN;
-  s->max_id = INT64_MAX / s->slot_size - 1;
-  s->level = zstd_level;
-  s->banks = 1;
+  scratch_t *s;
+  OOC_TRY(store_new(ctx, dir, slot_bytes, zstd_level, 1, &s));
 
   size_t cap = strlen(dir) + strlen(safe_tag) + 64;
-  s->path = ooc_malloc(ctx, cap);
-  if (!s->path) {
+  char *path = ooc_malloc(ctx, cap);
+  if (!path) {
     scratch_close(s);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch store in '%s': out of memory", dir);
   }
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)s;
-  int err = EEXIST;
+  int err = EEXIST, fd = -1;
   for (int attempt = 0; attempt < 100 && err == EEXIST; attempt++) {
     uint64_t in[2] = {seed, (uint64_t)attempt};
     unsigned rnd = (unsigned)ooc_xxh64(in, sizeof in, (uint64_t)getpid());
-    snprintf(s->path, cap, "%s/.oocsolve-%s-%ld-%08x.scratch", dir, safe_tag, (long)getpid(), rnd);
-    s->fd = fio_open(ctx, s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    err = s->fd < 0 ? errno : 0;
+    snprintf(path, cap, "%s/.oocsolve-%s-%ld-%08x.scratch", dir, safe_tag, (long)getpid(), rnd);
+    fd = fio_open(ctx, path, open_flags(SCRATCH_CREATE), 0600);
+    err = fd < 0 ? errno : 0;
   }
-  if (s->fd < 0) {
-    ooc_free(ctx, s->path);
-    s->path = NULL; /* nothing of ours to unlink */
+  if (fd < 0) {
+    ooc_free(ctx, path); /* nothing of ours to unlink */
     scratch_close(s);
     return OOC_FAIL(ctx, errno_status(err), "cannot create a scratch file in directory '%s': %s",
                     dir, strerror(err));
   }
-  (void)flock(s->fd, LOCK_EX | LOCK_NB); /* "in use" for scratch_remove_stale; advisory only */
-  one_file(s);
+  (void)flock(fd, LOCK_EX | LOCK_NB); /* "in use" for scratch_remove_stale; advisory only */
+  s->fds[0] = fd;
+  s->paths[0] = path;
+  s->nf = 1;
   *out = s;
   return OOC_OK;
 }
@@ -168,10 +183,10 @@ static ooc_status_t check_id(scratch_t *s, const char *what, int64_t id, const v
                              size_t bytes) {
   if (id < 0 || id > s->max_id)
     return OOC_FAIL(s->ctx, OOC_ERR_ARG, "scratch file '%s': %s of tile %lld: id out of range",
-                    s->path, what, (long long)id);
+                    s->paths[0], what, (long long)id);
   if (bytes > s->slot_bytes || (!data && bytes))
     return OOC_FAIL(s->ctx, OOC_ERR_ARG, "scratch file '%s': %s of tile %lld: %zu bytes do not fit "
-                    "a %zu-byte slot", s->path, what, (long long)id, bytes, s->slot_bytes);
+                    "a %zu-byte slot", s->paths[0], what, (long long)id, bytes, s->slot_bytes);
   return OOC_OK;
 }
 
@@ -186,7 +201,7 @@ static ooc_status_t ensure_ver(scratch_t *s, int64_t id) {
     ooc_free(s->ctx, com);
     ooc_free(s->ctx, sum);
     return OOC_FAIL(s->ctx, OOC_ERR_NOMEM, "scratch file '%s': out of memory for the tile "
-                    "version table (%lld tiles)", s->path, (long long)cap);
+                    "version table (%lld tiles)", s->paths[0], (long long)cap);
   }
   if (s->nver) {
     memcpy(cur, s->cur, (size_t)s->nver);
@@ -209,7 +224,7 @@ static ooc_status_t ensure_zstd(scratch_t *s) {
   if (!s->dctx) s->dctx = ZSTD_createDCtx();
   if (!s->zbuf || !s->cctx || !s->dctx)
     return OOC_FAIL(s->ctx, OOC_ERR_NOMEM, "scratch file '%s': cannot allocate compression buffers",
-                    s->path);
+                    s->paths[0]);
   return OOC_OK;
 }
 
@@ -309,7 +324,7 @@ ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_b
   OOC_TRY(check_id(s, "get", id, data, bytes));
   if (ncols > 1 && stride < col_bytes)
     return OOC_FAIL(s->ctx, OOC_ERR_ARG, "scratch file '%s': get of tile %lld: columns of %zu "
-                    "bytes %zu apart overlap", s->path, (long long)id, col_bytes, stride);
+                    "bytes %zu apart overlap", s->paths[0], (long long)id, col_bytes, stride);
   ooc_ctx_t *ctx = s->ctx;
   long long tid = (long long)id;
   int bank = 0;
@@ -325,7 +340,7 @@ ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_b
     pthread_mutex_unlock(&s->vmu);
     if (!cur)
       return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "scratch file '%s': tile %lld was never written",
-                      s->path, tid);
+                      s->paths[0], tid);
     bank = cur - 1;
   }
   int64_t off;
@@ -411,19 +426,17 @@ ooc_status_t scratch_get_cols(scratch_t *s, int64_t id, void *data, size_t col_b
   return OOC_OK;
 }
 
-const char *scratch_path(const scratch_t *s) { return s && s->path ? s->path : ""; }
+const char *scratch_path(const scratch_t *s) { return s && s->nf ? s->paths[0] : ""; }
 int64_t scratch_bytes_written(const scratch_t *s) { return s ? (int64_t)s->written : 0; }
 int64_t scratch_bytes_read(const scratch_t *s) { return s ? (int64_t)s->read : 0; }
 
 void scratch_close(scratch_t *s) {
   if (!s) return;
-  for (int k = 1; k < s->nf; k++) { /* the siblings (scratch_open_files, scratch_open_n) */
+  for (int k = 0; k < s->nf; k++) {
     fio_close(s->ctx, s->fds[k]);
     if (!s->keep) fio_remove(s->ctx, s->paths[k]);
     ooc_free(s->ctx, s->paths[k]);
   }
-  if (s->fd >= 0) fio_close(s->ctx, s->fd);
-  if (s->path && s->fd >= 0 && !s->keep) fio_remove(s->ctx, s->path);
   ooc_free(s->ctx, s->cur);
   ooc_free(s->ctx, s->com);
   ooc_free(s->ctx, s->sum);
@@ -431,7 +444,6 @@ void scratch_close(scratch_t *s) {
   ZSTD_freeDCtx(s->dctx);
   ooc_free(s->ctx, s->zbuf);
   ooc_free(s->ctx, s->rbuf);
-  ooc_free(s->ctx, s->path);
   pthread_mutex_destroy(&s->zmu);
   pthread_mutex_destroy(&s->vmu);
   ooc_free(s->ctx, s);
@@ -445,11 +457,7 @@ int scratch_remove_stale(ooc_ctx_t *ctx, const char *dir) {
   struct dirent *e;
   while ((e = readdir(d))) {
     const char *nm = e->d_name;
-    size_t len = strlen(nm), full = len;
-    /* a sibling "<name>.scratch.<k>" (scratch_open_n) is judged by its name's pid */
-    while (len > 0 && nm[len - 1] >= '0' && nm[len - 1] <= '9') len--;
-    if (len < full && len > 0 && nm[len - 1] == '.') len--;
-    else len = full;
+    size_t len = scratch_name_len(nm); /* a sibling (scratch_open_n) by its store's name's pid */
     if (strncmp(nm, ".oocsolve-", 10) != 0 || len < 10 + 8 || strncmp(nm + len - 8, ".scratch", 8))
       continue;
     /* "<tag>-<pid>-<8 hex digits>" before ".scratch" */
@@ -479,42 +487,19 @@ ooc_status_t scratch_open_at(ooc_ctx_t *ctx, const char *path, size_t slot_bytes
                              int mode, scratch_t **out) {
   if (!ctx || !out || !path || !*path) return OOC_ERR_ARG;
   *out = NULL;
-  if (slot_bytes == 0 || slot_bytes > ((size_t)1 << 40))
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "scratch file '%s': slot size %zu out of range", path,
-                    slot_bytes);
-  if (zstd_level > ZSTD_maxCLevel()) zstd_level = ZSTD_maxCLevel();
-  scratch_t *s = ooc_calloc(ctx, 1, sizeof *s);
-  if (!s) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch file '%s': out of memory", path);
-  pthread_mutex_init(&s->zmu, NULL);
-  pthread_mutex_init(&s->vmu, NULL);
-  s->ctx = ctx;
-  s->fd = -1;
-  s->slot_bytes = slot_bytes;
-  s->slot_size = ooc_cdiv64((int64_t)(sizeof(slot_hdr_t) + slot_bytes), SCR_ALIGN) * SCR_ALIGN;
-  s->banks = 2;
-  s->max_id = INT64_MAX / (2 * s->slot_size) - 1;
-  s->level = zstd_level;
-  s->path = ooc_strdup(ctx, path);
-  if (!s->path) {
+  scratch_t *s;
+  OOC_TRY(store_new(ctx, path, slot_bytes, zstd_level, 2, &s));
+  char *p = ooc_strdup(ctx, path);
+  int fd = p ? fio_open(ctx, path, open_flags(mode), 0600) : -1;
+  if (fd < 0) {
+    int e = p ? errno : ENOMEM;
+    ooc_free(ctx, p); /* nothing of ours to unlink */
     scratch_close(s);
-    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch file '%s': out of memory", path);
+    return open_failed(ctx, path, e, mode);
   }
-  int flags = O_RDWR | O_CLOEXEC | (mode == SCRATCH_CREATE ? O_CREAT | O_EXCL
-                                    : mode == SCRATCH_ANY  ? O_CREAT : 0);
-  s->fd = fio_open(ctx, path, flags, 0600);
-  if (s->fd < 0) {
-    int e = errno;
-    ooc_free(ctx, s->path);
-    s->path = NULL; /* nothing of ours to unlink */
-    scratch_close(s);
-    if (e == EEXIST)
-      return OOC_FAIL(ctx, OOC_ERR_EXISTS, "scratch file '%s' exists (left by another run)", path);
-    if (e == ENOENT && mode == SCRATCH_REOPEN)
-      return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s' of the interrupted run is missing",
-                      path);
-    return OOC_FAIL(ctx, errno_status(e), "cannot open scratch file '%s': %s", path, strerror(e));
-  }
-  one_file(s);
+  s->fds[0] = fd;
+  s->paths[0] = p;
+  s->nf = 1;
   *out = s;
   return OOC_OK;
 }
@@ -522,6 +507,12 @@ ooc_status_t scratch_open_at(ooc_ctx_t *ctx, const char *path, size_t slot_bytes
 int scratch_sibling(const char *path, int k, char *buf, size_t cap) {
   int n = k ? snprintf(buf, cap, "%s.%d", path, k) : snprintf(buf, cap, "%s", path);
   return n >= 0 && (size_t)n < cap;
+}
+
+size_t scratch_name_len(const char *nm) {
+  size_t len = strlen(nm), l = len;
+  while (l > 0 && nm[l - 1] >= '0' && nm[l - 1] <= '9') l--;
+  return l < len && l > 1 && nm[l - 1] == '.' ? l - 1 : len;
 }
 
 /* Files 1 .. files-1 of a store whose file 0 is open: "<path>.<k>", opened with `mode` (and
@@ -532,13 +523,11 @@ static ooc_status_t open_siblings(scratch_t **out, int files, int64_t tcols, int
   scratch_t *s = *out;
   ooc_ctx_t *ctx = s->ctx;
   s->tcols = tcols;
-  int flags = O_RDWR | O_CLOEXEC | (mode == SCRATCH_CREATE ? O_CREAT | O_EXCL
-                                    : mode == SCRATCH_ANY  ? O_CREAT : 0);
   for (int k = 1; k < files; k++) {
     char sib[8192];
     int fd = -1, e = ENAMETOOLONG;
-    if (scratch_sibling(s->path, k, sib, sizeof sib)) {
-      fd = fio_open(ctx, sib, flags, 0600);
+    if (scratch_sibling(s->paths[0], k, sib, sizeof sib)) {
+      fd = fio_open(ctx, sib, open_flags(mode), 0600);
       e = fd < 0 ? errno : 0;
     }
     if (fd < 0 && e == ENOENT && mode == SCRATCH_REOPEN && k == 1)
@@ -553,13 +542,7 @@ static ooc_status_t open_siblings(scratch_t **out, int files, int64_t tcols, int
       s->keep = mode != SCRATCH_CREATE; /* a create's files go, a reopen's stay as they were */
       scratch_close(s);
       *out = NULL;
-      if (e == ENOMEM) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "scratch file '%s': out of memory", sib);
-      if (e == EEXIST)
-        return OOC_FAIL(ctx, OOC_ERR_EXISTS, "scratch file '%s' exists (left by another run)", sib);
-      if (e == ENOENT && mode == SCRATCH_REOPEN)
-        return OOC_FAIL(ctx, OOC_ERR_IO, "scratch file '%s' of the interrupted run is missing",
-                        sib);
-      return OOC_FAIL(ctx, errno_status(e), "cannot open scratch file '%s': %s", sib, strerror(e));
+      return open_failed(ctx, sib, e, mode);
     }
     if (lock) (void)flock(fd, LOCK_EX | LOCK_NB);
     s->fds[k] = fd;
@@ -569,20 +552,23 @@ static ooc_status_t open_siblings(scratch_t **out, int files, int64_t tcols, int
   return OOC_OK;
 }
 
+/* The file count and column count a multi-file open takes (`where` for the message). */
+static ooc_status_t check_files(ooc_ctx_t *ctx, const char *where, int files, int64_t tcols) {
+  if (files >= 1 && files <= SCRATCH_MAX_FILES && tcols >= 1) return OOC_OK;
+  return OOC_FAIL(ctx, OOC_ERR_ARG, "scratch store '%s': %d files of %lld tile columns", where,
+                  files, (long long)tcols);
+}
+
 ooc_status_t scratch_open_files(ooc_ctx_t *ctx, const char *path, int files, int64_t tcols,
                                 size_t slot_bytes, int zstd_level, int mode, scratch_t **out) {
-  if (files < 1 || files > SCRATCH_MAX_FILES || tcols < 1)
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "scratch file '%s': %d files of %lld tile columns", path,
-                    files, (long long)tcols);
+  OOC_TRY(check_files(ctx, path, files, tcols));
   OOC_TRY(scratch_open_at(ctx, path, slot_bytes, zstd_level, mode, out));
   return open_siblings(out, files, tcols, mode, 0);
 }
 
 ooc_status_t scratch_open_n(ooc_ctx_t *ctx, const char *dir, const char *tag, int files,
                             int64_t tcols, size_t slot_bytes, int zstd_level, scratch_t **out) {
-  if (files < 1 || files > SCRATCH_MAX_FILES || tcols < 1)
-    return OOC_FAIL(ctx, OOC_ERR_ARG, "scratch store in '%s': %d files of %lld tile columns",
-                    dir ? dir : ".", files, (long long)tcols);
+  OOC_TRY(check_files(ctx, dir ? dir : ".", files, tcols));
   OOC_TRY(scratch_open(ctx, dir, tag, slot_bytes, zstd_level, out));
   return open_siblings(out, files, tcols, SCRATCH_CREATE, 1);
 }
@@ -613,7 +599,7 @@ void scratch_commit(scratch_t *s) {
 ooc_status_t scratch_restore(scratch_t *s, int64_t id, uint8_t bank, uint64_t sum) {
   if (!s || s->banks != 2 || bank > 1 || id < 0 || id > s->max_id)
     return OOC_FAIL(s->ctx, OOC_ERR_INTERNAL, "scratch file '%s': bad restore of tile %lld",
-                    s ? s->path : "", (long long)id);
+                    scratch_path(s), (long long)id);
   OOC_TRY(ensure_ver(s, id));
   s->cur[id] = s->com[id] = (uint8_t)(1 + bank);
   s->sum[id] = sum;

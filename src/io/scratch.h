@@ -74,6 +74,9 @@ ooc_status_t scratch_open_n(ooc_ctx_t *ctx, const char *dir, const char *tag, in
                             int64_t tcols, size_t slot_bytes, int zstd_level, scratch_t **out);
 /* File k's name of a store at path (k >= 1: "<path>.<k>"), into buf; 0 when it does not fit. */
 int scratch_sibling(const char *path, int k, char *buf, size_t cap);
+/* The length of file name nm without a sibling's ".<k>" (the store's name); strlen(nm) when it
+ * has none. */
+size_t scratch_name_len(const char *nm);
 
 /* Tile id = ti * tcols + tj's file among `files`, and its slot there (*local): file
  * (ti + tj) % files, so that any `files` tiles in a row of tiles or a column of tiles are in as

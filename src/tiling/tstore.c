@@ -193,9 +193,6 @@ static void pin_entry(tcache_t *c, entry_t *e) {
   else c->pin_refused++;
 }
 
-/* A new buffer under tcache_pin_new: pinned once the copy that fills it is done (registering
- * touched memory ran at 25-49 GB/s in tools/pin_bench.c; registering fresh memory faults every
- * page in on the calling thread: 2.1 GB/s on an H200 host), or at once if the queue cannot grow. */
 /* The cache's lists (copies, pending buffers, buffers to pin, scratch transfers): a list's
  * array of `used` elements of `elem` bytes moved into a new one of `cap`; NULL when host memory
  * ran out (the old array is left as it was), else the new one (the old is freed). */
@@ -206,6 +203,10 @@ static void *list_grow(ooc_ctx_t *ctx, void *arr, int64_t used, int64_t cap, siz
   ooc_free(ctx, arr);
   return p;
 }
+
+/* A new buffer under tcache_pin_new: pinned once the copy that fills it is done (registering
+ * touched memory ran at 25-49 GB/s in tools/pin_bench.c; registering fresh memory faults every
+ * page in on the calling thread: 2.1 GB/s on an H200 host), or at once if the queue cannot grow. */
 
 static void queue_pin(tcache_t *c, entry_t *e) {
   if (c->ntopin == c->captopin) {
