@@ -11,7 +11,8 @@
  *       chol_run (CHOL_INVERT) on the executor with --gpu-mem GPU_MEM (0 = default), the matrix
  *       in a tile store in host memory (HDF5 bypassed: the source is a generated matrix), the
  *       stripe from chol_device_stripe evened out over its steps as the CLI does (ts_even_stripe;
- *       EVEN=0: the planned stripe as it is). Prints the wall time of the compute phase and TFLOP/s counting
+ *       EVEN=0: the planned stripe as it is) and the ring's slots as the CLI's planner chooses
+ *       them with the matrix cached (SLOTS=K: K). Prints the wall time of the compute phase and TFLOP/s counting
  *       n^3, and the executor's counts (operations, flops, bytes put and got); with a TRACE path
  *       the executor writes every operation's span there; with N <= 32768 also a probe residual. COPY_THREADS=T
  *       in the environment sets the tile cache's copy threads (tcache_set_threads); every tile
@@ -335,13 +336,20 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   ooc_exec_t *e = NULL;
   double tc0 = ooc_now();
   OK(ctx, ex_cuda_create(ctx, &xc, &e));
-  W = chol_device_stripe(e, n, b, CHOL_INVERT);
+  /* the ring as the planner chooses it with the matrix cached (plan.c lean_is_better): the lean
+   * one where it runs fewer steps; SLOTS=K in the environment sets it */
+  int K = CHOL_SLOTS;
+  W = chol_device_stripe(e, n, b, CHOL_INVERT, K);
+  int64_t Wl = chol_device_stripe(e, n, b, CHOL_INVERT, CHOL_SLOTS_LEAN);
+  if (W < n && Wl > 0 && (W == 0 || ooc_cdiv64(n, Wl) < ooc_cdiv64(n, W))) K = CHOL_SLOTS_LEAN;
+  if (getenv("SLOTS")) K = atoi(getenv("SLOTS"));
+  W = chol_device_stripe(e, n, b, CHOL_INVERT, K);
   if (W == 0) {
     fprintf(stderr, "--gpu-mem too small for one tile column\n");
     exit(1);
   }
   if (!getenv("EVEN") || atoi(getenv("EVEN"))) W = ts_even_stripe(n, b, W); /* as the CLI */
-  int64_t nb = chol_device_nb(e, n, b, W, CHOL_INVERT);
+  int64_t nb = chol_device_nb(e, n, b, W, CHOL_INVERT, K);
   double tc1 = ooc_now();
   if (direct == 2) {
     tcache_set_pin(cache, ex_pin_cb, ex_unpin_cb, e);
@@ -363,7 +371,7 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   int mirror = getenv("MIRROR") && atoi(getenv("MIRROR"));
   chol_args_t a = {.A = ts, .stripe = W >= n ? (n + b - 1) / b * b : W, .ops = ooc_ops_cpu(),
                    .job = CHOL_INVERT, .lower_only = !mirror, .exec = e, .nb = nb,
-                   .direct = direct > 0};
+                   .nslots = K, .direct = direct > 0};
   chol_stats_t cs;
   int64_t info = 0;
   double ld = 0;
@@ -371,12 +379,12 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   OK(ctx, chol_run(ctx, &a, &cs, &info, &ld));
   double t = ooc_now() - t0;
   double f = (double)n * n * n;
-  printf("RESULT chol_run n=%lld tile %lld --gpu-mem %.2f GiB: stripe %lld, nb %lld, %lld steps, "
+  printf("RESULT chol_run n=%lld tile %lld --gpu-mem %.2f GiB: stripe %lld, nb %lld, %d slots, %lld steps, "
          "peak %.2f GiB; executor setup %.2f s; compute %.2f s = %.2f TFLOP/s at n^3 "
          "(host: panel %.2f s, update+I/O %.2f s; of these takes %.2f s, puts %.2f s (panel V's "
          "share %.2f s), waits for the device %.2f s); cache preload (%s) %.2f s, %d copy threads\n",
          (long long)n, (long long)b, (e->budget + ex_cuda_overhead(&xc)) / 1073741824.0,
-         (long long)(W < n ? W : n), (long long)nb, (long long)cs.steps,
+         (long long)(W < n ? W : n), (long long)nb, K, (long long)cs.steps,
          e->stats.dev_peak / 1073741824.0, tc1 - tc0, t, f / t * 1e-12, cs.t_panel, cs.t_update,
          cs.t_take, cs.t_put, cs.t_vmove, cs.t_wait, lower ? "lower" : "all", tpre,
          tcache_threads(cache));

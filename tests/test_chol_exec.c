@@ -194,9 +194,11 @@ static void t_incore_blocks(void) {
 }
 
 /* The device plan (chol.h: chol_device_stripe, chol_device_nb, chol_device_bytes) on the strict
- * host executor, whose ex_alloc refuses past its budget as the CUDA pool does: the stripe is the
- * widest whose bytes fit (one tile column more does not), chol_run on it stays within the budget
- * and gives the CPU path's result; a budget below one tile column gives 0. */
+ * host executor, whose ex_alloc refuses past its budget as the CUDA pool does, for both rings the
+ * planner chooses from (CHOL_SLOTS, CHOL_SLOTS_LEAN): the stripe is the widest whose bytes fit
+ * (one tile column more does not), chol_run on it with that ring stays within the budget and
+ * gives the CPU path's result; a budget below one tile column gives 0; the lean ring's stripe is
+ * never narrower, and wider for some budget out of core. */
 static void t_device_plan(void) {
   int64_t n = 300, m = 5;
   double *A = gen(GEN_MATERN, n, n, 13), *B = gen(GEN_RHS, n, m, 14);
@@ -208,28 +210,37 @@ static void t_device_plan(void) {
     outcome_t c = run(job, A, n, Bj, m, 64, n, 0, 0, 0);
     CU_ASSERT_FATAL(c.st == OOC_OK);
     for (int ti = 0; ti < 2; ti++) {
-      int64_t b = tiles[ti], ran = 0;
-      for (double frac = 0.02; frac < 3.2; frac *= 1.7) {
+      int64_t b = tiles[ti], ran = 0, wider = 0;
+      for (int step = 0; step < 2 * 10; step++) { /* budgets 0.02 .. 2.4 n^2 doubles, x 1.7 */
+        int K = step % 2 ? CHOL_SLOTS_LEAN : CHOL_SLOTS; /* each budget with both rings */
+        double frac = 0.02 * pow(1.7, step / 2);
         int64_t budget = (int64_t)(frac * 8.0 * n * n) + 4096;
         ooc_ctx_t *ctx = tu_ctx();
         ooc_exec_t *x = NULL;
         CU_ASSERT_FATAL(ex_host_create_strict(ctx, ooc_ops_cpu(), 3, budget, 0, &x) == OOC_OK);
-        int64_t W = chol_device_stripe(x, n, b, job), nb = W ? chol_device_nb(x, n, b, W, job) : 0;
-        int64_t one = chol_device_bytes(x, n, b, b, job, 0);
+        int64_t W = chol_device_stripe(x, n, b, job, K);
+        int64_t nb = W ? chol_device_nb(x, n, b, W, job, K) : 0;
+        int64_t one = chol_device_bytes(x, n, b, b, job, 0, K);
+        if (K == CHOL_SLOTS_LEAN) { /* against the full ring's stripe at this budget */
+          int64_t Wf = chol_device_stripe(x, n, b, job, CHOL_SLOTS);
+          CU_ASSERT(W >= Wf);
+          wider += W > Wf;
+        }
         if (W == 0) {
           CU_ASSERT(one > budget);
         } else {
           CU_ASSERT(W == n || (W % b == 0 && W < n));
-          CU_ASSERT(chol_device_bytes(x, n, b, W, job, nb) <= budget);
+          CU_ASSERT(chol_device_bytes(x, n, b, W, job, nb, K) <= budget);
           if (W < n) /* one tile column more does not fit */
             CU_ASSERT(chol_device_bytes(x, n, b, ooc_min64(W + b, n), job,
-                                        chol_device_nb(x, n, b, ooc_min64(W + b, n), job)) > budget);
+                                        chol_device_nb(x, n, b, ooc_min64(W + b, n), job, K),
+                                        K) > budget);
         }
         ex_destroy(x);
         tu_ctx_done(ctx);
         if (W == 0) continue;
         int64_t peak = 0;
-        outcome_t r = run_on(job, A, n, Bj, m, b, W, CHOL_SLOTS, nb, 0, budget, &peak);
+        outcome_t r = run_on(job, A, n, Bj, m, b, W, K, nb, 0, budget, &peak);
         CU_ASSERT(r.st == OOC_OK);
         CU_ASSERT(peak > 0 && peak <= budget);
         if (r.st == OOC_OK) {
@@ -246,7 +257,8 @@ static void t_device_plan(void) {
         }
         free(r.R);
       }
-      CU_ASSERT(ran >= 2); /* out of core and in core both ran */
+      CU_ASSERT(ran >= 4); /* out of core and in core both ran, with either ring */
+      CU_ASSERT(wider >= 1);
     }
     free(c.R);
   }

@@ -302,14 +302,14 @@ static void t_budget(void) {
     ex_cuda_config_t cx = {.gpu_mem = budget, .nqueues = 3}; /* as plan_exec_config */
     ooc_exec_t *ce = NULL;
     CU_ASSERT_FATAL(ex_cuda_create(ctx, &cx, &ce) == OOC_OK);
-    W = chol_device_stripe(ce, n, b, CHOL_INVERT);
+    W = chol_device_stripe(ce, n, b, CHOL_INVERT, 0);
     CU_ASSERT(W >= b && W < n);
     double *A = tu_gen_matrix(GEN_MATERN, n, 0, 1e-2, 3);
     tcache_t *cache = NULL;
     tstore_t *ts = whole_store(ctx, A, n, b, &cache);
     chol_args_t a = {.A = ts, .stripe = k ? W : n, .ops = ooc_ops_cpu(), .job = CHOL_INVERT,
                      .lower_only = 1, .exec = ce,
-                     .nb = chol_device_nb(ce, n, b, W, CHOL_INVERT)};
+                     .nb = chol_device_nb(ce, n, b, W, CHOL_INVERT, 0)};
     ooc_status_t st = chol_run(ctx, &a, NULL, NULL, NULL);
     budget_outcome(ctx, "chol", !k, st, ce, ex_cuda_overhead(&cx), budget, W);
     tstore_destroy(ts);

@@ -17,6 +17,8 @@
 # OLD=<tree> (a git archive of an older commit, carried in .wt): its oocsolve built beside this
 # one's, and each run with --host-mem in OLD_MEMS (4G) made by it too, right after this tree's
 # (old against new in one call).
+# ENVS="VAR=v VAR=w": each run with --host-mem in ENV_MEMS (4G) made again by this tree's
+# oocsolve under each assignment (a tuning knob against the default in one call).
 # JSON in $OUT/spill.jsonl, the table in $OUT/spill.txt, logs in $OUT/spill.tgz.
 set -o pipefail
 cd "$(dirname "$0")/.."
@@ -47,12 +49,14 @@ for m in ${METHODS:-chol gj}; do
   for hm in $MEMS; do
    vers=new
    [ -n "${OLD:-}" ] && [[ " ${OLD_MEMS:-4G} " == *" $hm "* ]] && vers="new old"
+   [[ " ${ENV_MEMS:-4G} " == *" $hm "* ]] && vers="$vers ${ENVS:-}"
    for v in $vers; do
-    tag=$m.$hm.$v bin=/tmp/b-spill/oocsolve
+    tag=$m.$hm.$v bin=/tmp/b-spill/oocsolve envs=
     [ $v = old ] && bin=/tmp/b-spill-old/oocsolve
+    [[ $v == *=* ]] && envs=$v
     if [ "$(left)" -lt 60 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/spill.txt; continue; fi
     # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
-    timeout $(($(left) - 5)) $bin --device cuda --method $m --tile $TILE \
+    env $envs timeout $(($(left) - 5)) $bin --device cuda --method $m --tile $TILE \
       --gpu-mem $GPUMEM --host-mem $hm $CKPT_OPT --json $DISKBW \
       --scratch ${SCRATCH:-$W} --force --out $W/X.h5:/inverse ${TRACE:+--trace $R/$tag.trace.json} \
       $W/A.h5 > $R/$tag.json 2> $R/$tag.err

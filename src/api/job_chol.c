@@ -20,12 +20,13 @@ static int chol_ndev(const job_t *j, int job) {
 }
 
 /* chol's executors into xs (exset.h; empty: chol_run makes its own host executor, the CPU
- * path). On CUDA one per device (chol_ndev) at the planner's stripe (plan_chol_gpu), narrowed
- * to the widest that every device's budget holds (the plan asked the first device; another's
- * free memory may be less); chol runs on the CPU with a notice when its pinned buffers do not
- * fit the planned host room. On the CPU backends an inverse with several devices gets a host
- * executor per device, each budgeted for the panel (chol_host_budget: the first holds it, the
- * others share it), as the planner charged them (chol_workspace_bytes_nd). */
+ * path). On CUDA one per device (chol_ndev) at the planner's stripe and ring slots
+ * (plan_chol_gpu), the stripe narrowed to the widest that every device's budget holds (the plan
+ * asked the first device; another's free memory may be less); chol runs on the CPU with a
+ * notice when its pinned buffers do not fit the planned host room. On the CPU backends an
+ * inverse with several devices gets a host executor per device, each budgeted for the panel
+ * (chol_host_budget: the first holds it, the others share it), as the planner charged them
+ * (chol_workspace_bytes_nd). */
 static ooc_status_t chol_executors(job_t *j, chol_args_t *ca, ex_set_t *xs) {
   ooc_report_t *r = j->rep;
   int nd = chol_ndev(j, ca->job);
@@ -34,8 +35,9 @@ static ooc_status_t chol_executors(job_t *j, chol_args_t *ca, ex_set_t *xs) {
     if (nd > 1) OOC_TRY(job_executors(j, 1, chol_host_budget(j->n, j->b, j->W), xs));
   } else {
     int64_t W = 0;
+    int K = 0;
     char why[256];
-    OOC_TRY(plan_chol_gpu(j->ctx, &j->plan, ca->job, &W, why, sizeof why));
+    OOC_TRY(plan_chol_gpu(j->ctx, &j->plan, ca->job, &W, &K, why, sizeof why));
     if (W == 0) {
       j->cuda = 0;
       snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
@@ -45,7 +47,7 @@ static ooc_status_t chol_executors(job_t *j, chol_args_t *ca, ex_set_t *xs) {
     ex_cuda_config_t xc = plan_exec_config(&j->o);
     OOC_TRY(job_executors_cfg(j, &xc, nd, xc.nqueues, 0, xs));
     for (int d = 0; d < xs->n && W > 0; d++)
-      W = ooc_min64(W, chol_device_stripe(xs->ex[d], j->n, j->b, ca->job));
+      W = ooc_min64(W, chol_device_stripe(xs->ex[d], j->n, j->b, ca->job, K));
     if (W == 0) {
       char bu[32];
       ooc_fmt_bytes(xs->ex[0]->budget, bu, sizeof bu);
@@ -53,9 +55,10 @@ static ooc_status_t chol_executors(job_t *j, chol_args_t *ca, ex_set_t *xs) {
       return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "chol: --gpu-mem leaves %s on a device for the "
                       "Cholesky's buffers, less than a stripe of one tile column with its %d "
                       "column blocks (n = %lld, tile %lld); raise --gpu-mem or lower --tile", bu,
-                      CHOL_SLOTS, (long long)j->n, (long long)j->b);
+                      K, (long long)j->n, (long long)j->b);
     }
-    ca->nb = chol_device_nb(xs->ex[0], j->n, j->b, W, ca->job);
+    ca->nb = chol_device_nb(xs->ex[0], j->n, j->b, W, ca->job, K);
+    ca->nslots = K;
     ca->stripe = W;
     j->W = W; /* before ckpt_start: the journal records the stripe that runs */
     r->stripe = W;
@@ -106,7 +109,9 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
   if (st == OOC_ERR_FORMAT && j->kind == JOB_FACTORED)
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));
   /* chol_run has reported the executors' late failures */
-  if (xs.n > 0) (void)job_executors_done(j, &xs, "chol", ca.stripe);
+  char what[32] = "chol"; /* on a GPU out of its core: the planned ring (plan.h chol_slots) */
+  if (j->cuda && ca.stripe < j->n) snprintf(what, sizeof what, "chol, %d ring slots", ca.nslots);
+  if (xs.n > 0) (void)job_executors_done(j, &xs, what, ca.stripe);
   if (st != OOC_ERR_NOT_SPD) return st;
   if (j->o.method != OOC_METHOD_AUTO || j->kind == JOB_FACTOR) {
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));

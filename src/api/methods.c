@@ -51,7 +51,7 @@ static int64_t chol_ws(const plan_t *p, int64_t W) {
    * still pick gj (gj_gpu: the plan is gj's) the room covers chol either way, so that chol runs
    * on the GPU in it (plan_chol_gpu) */
   if (p->chol_gpu || p->gj_gpu) {
-    int64_t gpu = chol_staging_bytes_nd(n, b, W, p->q.chol_job, nd) +
+    int64_t gpu = chol_staging_bytes_nd(n, b, W, p->q.chol_job, nd, p->chol_slots) +
                   chol_workspace_bytes(n, b, W, m) - 8 * n * W;
     return p->chol_gpu ? gpu : ooc_max64(host, gpu);
   }

@@ -129,14 +129,15 @@ static ooc_status_t question_exec(ooc_ctx_t *ctx, const plan_req_t *q, ooc_exec_
   return ooc_cuda()->ex_create(ctx, &xc, x);
 }
 
-/* The Cholesky's device stripe for job on an executor made as the run's (chol_device_stripe);
- * OOC_ERR_BUDGET naming --gpu-mem when not even one tile column fits. */
+/* The Cholesky's device stripe for job with K ring slots on an executor made as the run's
+ * (chol_device_stripe); OOC_ERR_BUDGET naming --gpu-mem when not even one tile column fits. */
 static ooc_status_t chol_device_plan(ooc_ctx_t *ctx, const plan_req_t *q, int64_t b, int job,
-                                     int64_t *W) {
+                                     int K, int64_t *W) {
   ooc_exec_t *x = NULL;
   OOC_TRY(question_exec(ctx, q, &x));
-  int64_t n = q->n, left = x->budget, need = chol_device_bytes(x, n, b, ooc_min64(b, n), job, 0);
-  *W = chol_device_stripe(x, n, b, job);
+  int64_t n = q->n, left = x->budget;
+  int64_t need = chol_device_bytes(x, n, b, ooc_min64(b, n), job, 0, K);
+  *W = chol_device_stripe(x, n, b, job, K);
   ex_destroy(x);
   if (*W > 0) return OOC_OK;
   char have[32], nb[32];
@@ -144,7 +145,40 @@ static ooc_status_t chol_device_plan(ooc_ctx_t *ctx, const plan_req_t *q, int64_
                   "than the %s of a stripe of one tile column with its %d column blocks (n = "
                   "%lld, tile %lld); raise --gpu-mem or lower --tile", q->name,
                   ooc_fmt_bytes(left, have, sizeof have), ooc_fmt_bytes(need, nb, sizeof nb),
-                  CHOL_SLOTS, (long long)n, (long long)b);
+                  K, (long long)n, (long long)b);
+}
+
+/* Cholesky for certain on the GPU with K ring slots: the device's stripe, then the widest the
+ * host room holds with the executor's pinned buffers charged (plan_ws), narrower where that keeps
+ * the stores cached, evened over its steps. */
+static ooc_status_t chol_gpu_plan(ooc_ctx_t *ctx, plan_t *p, int K) {
+  int64_t n = p->q.n, b = p->b, Wd = 0, avail = p->budget - p->fixed;
+  char have[32], nb[32];
+  p->chol_slots = K;
+  OOC_TRY(chol_device_plan(ctx, &p->q, b, p->q.chol_job, K, &Wd));
+  p->chol_gpu = 1;
+  int64_t cap = ooc_min64(Wd, p->q.o->stripe > 0 ? p->q.o->stripe : n);
+  int64_t W = widest(p, avail, ts_stripe(n, b, cap));
+  if (W == 0) { /* not even one tile column */
+    int64_t need = p->fixed + plan_ws(p, b); /* the GPU's buffers: before chol_gpu is cleared */
+    p->chol_gpu = 0;
+    return OOC_FAIL(ctx, OOC_ERR_BUDGET,
+                    "%s: --host-mem %s is too small for the GPU Cholesky with n = %lld and tile "
+                    "%lld: at least %s is needed (pinned panel and column blocks); raise "
+                    "--host-mem or lower --tile", p->q.name,
+                    ooc_fmt_bytes(p->budget, have, sizeof have), (long long)n, (long long)b,
+                    ooc_fmt_bytes(need, nb, sizeof nb));
+  }
+  p->W = ts_stripe(n, b, ts_even_stripe(n, b, nospill_stripe(p, avail, W)));
+  return OOC_OK;
+}
+
+/* The lean ring (CHOL_SLOTS_LEAN, chol.h) over the full one: where it runs fewer steps (each
+ * step sweeps the lower triangle once), or as many while the full ring's stores spill (then the
+ * host's moves set the pace, and the lean ring leaves the cache two column blocks more). */
+static int lean_is_better(const plan_t *full, const plan_t *lean) {
+  int64_t n = full->q.n, sf = ooc_cdiv64(n, full->W), sl = ooc_cdiv64(n, lean->W);
+  return sl < sf || (sl == sf && plan_cache(full) < store_bytes(full));
 }
 
 /* The product's buffers on an executor made as the run's (gemm_device_plan). */
@@ -191,23 +225,15 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
   }
   if (p->q.chol_certain && p->q.chol_job == CHOL_SOLVE_FACTORED)
     return OOC_OK; /* two sweeps on the host */
-  if (p->q.chol_certain) { /* Cholesky for certain: its executor's stripe and buffers */
-    int64_t Wd = 0, avail = p->budget - p->fixed;
-    OOC_TRY(chol_device_plan(ctx, &p->q, b, p->q.chol_job, &Wd));
-    p->chol_gpu = 1;
-    int64_t cap = ooc_min64(Wd, p->q.o->stripe > 0 ? p->q.o->stripe : n);
-    int64_t W = widest(p, avail, ts_stripe(n, b, cap));
-    if (W == 0) { /* not even one tile column */
-      int64_t need = p->fixed + plan_ws(p, b); /* the GPU's buffers: before chol_gpu is cleared */
-      p->chol_gpu = 0;
-      return OOC_FAIL(ctx, OOC_ERR_BUDGET,
-                      "%s: --host-mem %s is too small for the GPU Cholesky with n = %lld and tile "
-                      "%lld: at least %s is needed (pinned panel and column blocks); raise "
-                      "--host-mem or lower --tile", p->q.name,
-                      ooc_fmt_bytes(p->budget, have, sizeof have), (long long)n, (long long)b,
-                      ooc_fmt_bytes(need, nb, sizeof nb));
-    }
-    p->W = ts_stripe(n, b, ts_even_stripe(n, b, nospill_stripe(p, avail, W)));
+  if (p->q.chol_certain) { /* Cholesky for certain: its executor's stripe, ring and buffers */
+    plan_t lean = *p;
+    ooc_status_t full = chol_gpu_plan(ctx, p, CHOL_SLOTS);
+    if (full != OOC_OK && full != OOC_ERR_BUDGET) return full; /* a device failure, not a fit */
+    ooc_status_t st = chol_gpu_plan(ctx, &lean, CHOL_SLOTS_LEAN);
+    /* a device failure, or neither ring fits: the lean one's message (it asks the least) */
+    if (st != OOC_OK && (st != OOC_ERR_BUDGET || full != OOC_OK)) return st;
+    if (st == OOC_OK && (full != OOC_OK || lean_is_better(p, &lean))) *p = lean;
+    ooc_clear_error(ctx);
     return OOC_OK;
   }
   /* Gauss-Jordan (gj_x.c) when auto may still pick it: the device stripe is asked of an executor
@@ -321,36 +347,56 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   return OOC_OK;
 }
 
-ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W, char *why,
-                           size_t cap) {
+ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W, int *K,
+                           char *why, size_t cap) {
   *W = 0;
+  *K = CHOL_SLOTS;
   why[0] = 0;
   if (p->chol_gpu && job == p->q.chol_job) { /* planned as such (plan_gpu) */
     *W = p->W;
+    *K = p->chol_slots;
     return OOC_OK;
   }
   if (!p->cuda) {
     snprintf(why, cap, "chol ran on the CPU: no GPU was picked");
     return OOC_OK;
   }
-  int64_t n = p->q.n, b = p->b, m = p->q.m, Wd = 0;
-  OOC_TRY(chol_device_plan(ctx, &p->q, b, job, &Wd));
-  int64_t Wc = ts_stripe(n, b, ts_even_stripe(n, b, ooc_min64(p->W, Wd)));
+  int64_t n = p->q.n, b = p->b, m = p->q.m;
   /* its pinned panel and ring must fit the host room planned for the method (sized for gj when
    * the method was not yet known; chol's in-device sweep needs a little more device memory than
    * gj, so a matrix that fits gj in one step can need chol's ring) */
-  int64_t reserved = plan_ws(p, p->W);
+  int64_t reserved = plan_ws(p, p->W), need = 0, Wneed = 0; /* the least asked, its stripe */
   int nd = job == CHOL_INVERT && p->q.ndev > 1 ? p->q.ndev : 1; /* chol.h "Several devices" */
-  int64_t need = chol_staging_bytes_nd(n, b, Wc, job, nd) + chol_workspace_bytes(n, b, Wc, m) -
-                 8 * n * Wc;
-  if (need > reserved) {
+  const int ks[2] = {CHOL_SLOTS, CHOL_SLOTS_LEAN};
+  ooc_status_t st = OOC_OK;
+  for (int i = 0; i < 2; i++) {
+    int64_t Wd = 0;
+    ooc_status_t s = chol_device_plan(ctx, &p->q, b, job, ks[i], &Wd);
+    if (s != OOC_OK && s != OOC_ERR_BUDGET) return s; /* a device failure, not a fit */
+    if (s != OOC_OK) { /* this ring does not fit the device; the other may */
+      st = s;
+      continue;
+    }
+    int64_t Wk = ts_stripe(n, b, ts_even_stripe(n, b, ooc_min64(p->W, Wd)));
+    int64_t nk = chol_staging_bytes_nd(n, b, Wk, job, nd, ks[i]) +
+                 chol_workspace_bytes(n, b, Wk, m) - 8 * n * Wk;
+    if (need == 0 || nk < need) {
+      need = nk;
+      Wneed = Wk;
+    }
+    if (nk <= reserved && (*W == 0 || ooc_cdiv64(n, Wk) < ooc_cdiv64(n, *W))) {
+      *W = Wk;
+      *K = ks[i];
+    }
+  }
+  if (need == 0) return st; /* neither ring fits the device: chol_device_plan's error */
+  ooc_clear_error(ctx);
+  if (*W == 0) {
     char nb[32], rb[32];
     snprintf(why, cap, "chol ran on the CPU: the GPU pipeline needs %s of host memory for stripe "
-             "%lld, %s was planned", ooc_fmt_bytes(need, nb, sizeof nb), (long long)Wc,
+             "%lld, %s was planned", ooc_fmt_bytes(need, nb, sizeof nb), (long long)Wneed,
              ooc_fmt_bytes(reserved, rb, sizeof rb));
-    return OOC_OK;
   }
-  *W = Wc;
   return OOC_OK;
 }
 

@@ -70,6 +70,8 @@ typedef struct plan {
   int64_t fixed;  /* bookkeeping, staging, slack, the GPU pipeline's pinned extras */
   int cuda;       /* the GPU runs the method */
   int chol_gpu;   /* W and the pinned buffers are the Cholesky executor's (req.chol_job) */
+  int chol_slots; /* with chol_gpu: its ring's slots, CHOL_SLOTS or CHOL_SLOTS_LEAN (chol.h):
+                     the lean ring where it makes the stripe wider or the stores spill */
   int gj_gpu;     /* W fits the gj CUDA executor's budget (gj_x_device_stripe) and gj's host
                      workspace is its pinned ring, not a host panel */
   int64_t gkb;    /* newton/hyper7 and gemm on the GPU: the executor's k panel, C buffers, slots */
@@ -125,10 +127,13 @@ int64_t plan_cache(const plan_t *p);
 int64_t plan_lu_stripe(const plan_t *p);
 
 /* The Cholesky's GPU stripe (its device buffers differ from gj's, for which an auto plan was
- * sized): *W is the stripe to run on the GPU, or 0 with `why` set when chol must run on the CPU
- * because its pinned buffers do not fit the host room planned for the method. */
-ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W, char *why,
-                           size_t cap);
+ * sized): *W is the stripe to run on the GPU and *K its ring's slots (chol_args_t.nslots), or
+ * *W = 0 with `why` set when chol must run on the CPU because its pinned buffers do not fit the
+ * host room planned for the method. Planned as chol (chol_gpu, the same job): the plan's. Else
+ * the one of CHOL_SLOTS and CHOL_SLOTS_LEAN that fits the room and runs fewer steps (a tie:
+ * CHOL_SLOTS, whose device queues overlap more; the cache was sized already). */
+ooc_status_t plan_chol_gpu(ooc_ctx_t *ctx, const plan_t *p, int job, int64_t *W, int *K,
+                           char *why, size_t cap);
 
 /* The out-of-core product C (req.n x req.m) = A (n x k) B (k x m), req.o->method METHOD_GEMM
  * (methods.h): tile, budget split, block edge (W), and on the GPU the executor's k panel, buffers

@@ -44,7 +44,11 @@ static int64_t eff_nb(int64_t nb, int64_t W) {
 /* an executor's workspace answer, or a margin when it cannot tell (-1) */
 static int64_t ws_or(int64_t ws, int64_t margin) { return ws < 0 ? margin : ws; }
 
-int64_t chol_device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int64_t nb) {
+/* the ring's slots off a unified executor: K, or CHOL_SLOTS for 0 */
+static int slots_or(int K) { return K > 0 ? K : CHOL_SLOTS; }
+
+int64_t chol_device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int64_t nb,
+                          int K) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   W = ooc_min64(W, n);
@@ -62,56 +66,56 @@ int64_t chol_device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int j
     if (nb < W) t += EX_DEV_ROUND(8 * W * nb);
     if (sweeps) t += EX_DEV_ROUND(8 * W * W);
   }
-  if (sweeps || job == CHOL_SOLVE) t += CHOL_SLOTS * EX_DEV_ROUND(8 * n * b);
+  if (sweeps || job == CHOL_SOLVE) t += slots_or(K) * EX_DEV_ROUND(8 * n * b);
   return t;
 }
 
 /* The block for stripe W and its bytes: CHOL_NB (or nb_req); in core (CHOL_INVERT, W = n)
  * halved down to 512 while that is what keeps the stripe within the budget. */
 static int64_t pick_nb(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int64_t nb_req,
-                       int64_t *bytes) {
+                       int K, int64_t *bytes) {
   int64_t nb = eff_nb(nb_req, W);
   for (;;) {
-    *bytes = chol_device_bytes(ex, n, b, W, job, nb);
+    *bytes = chol_device_bytes(ex, n, b, W, job, nb, K);
     if (*bytes <= ex->budget || W < n || job != CHOL_INVERT || nb <= 512 || nb_req > 0) return nb;
     nb /= 2;
   }
 }
 
-int64_t chol_device_nb(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job) {
+int64_t chol_device_nb(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int K) {
   int64_t bytes = 0;
-  return pick_nb(ex, n, b, ooc_min64(W, n), job, 0, &bytes);
+  return pick_nb(ex, n, b, ooc_min64(W, n), job, 0, K, &bytes);
 }
 
-int64_t chol_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int job) {
+int64_t chol_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int job, int K) {
   if (n <= 0) return 0;
   b = ooc_min64(b, n);
   int64_t bytes = 0;
-  pick_nb(ex, n, b, n, job, 0, &bytes);
+  pick_nb(ex, n, b, n, job, 0, K, &bytes);
   if (bytes <= ex->budget) return n;
   int64_t lo = 0, hi = ooc_cdiv64(n, b) - 1; /* the most tile columns that fit, < cdiv(n, b) */
   while (lo < hi) { /* the bytes grow with W */
     int64_t mid = (lo + hi + 1) / 2;
-    pick_nb(ex, n, b, mid * b, job, 0, &bytes);
+    pick_nb(ex, n, b, mid * b, job, 0, K, &bytes);
     if (bytes <= ex->budget) lo = mid;
     else hi = mid - 1;
   }
   return lo * b;
 }
 
-int64_t chol_staging_bytes(int64_t n, int64_t b, int64_t W, int job) {
+int64_t chol_staging_bytes(int64_t n, int64_t b, int64_t W, int job, int K) {
   W = ooc_min64(W, n);
   /* the slots when sweeping or solving; the panel, except for the sweep out of core, whose V
    * moves through the slots */
-  int64_t slots = W < n || job == CHOL_SOLVE ? CHOL_SLOTS * 8 * n * ooc_min64(b, n) : 0;
+  int64_t slots = W < n || job == CHOL_SOLVE ? slots_or(K) * 8 * n * ooc_min64(b, n) : 0;
   int panel = W >= n || job != CHOL_INVERT;
   return (panel ? 8 * n * W : 0) + slots + 8 * W + 8 * (2 * W + 8) + 4096;
 }
 
-int64_t chol_staging_bytes_nd(int64_t n, int64_t b, int64_t W, int job, int nd) {
+int64_t chol_staging_bytes_nd(int64_t n, int64_t b, int64_t W, int job, int nd, int K) {
   int spread = nd > 1 && job == CHOL_INVERT && W < n; /* chol.h "Several devices" */
   /* each device's ring, diagonal and infos: chol_staging_bytes' sweep out of core, per device */
-  return (spread ? nd : 1) * chol_staging_bytes(n, b, W, job);
+  return (spread ? nd : 1) * chol_staging_bytes(n, b, W, job, K);
 }
 
 /* What every phase needs, set up once by chol_run. Buffers named d* are the executor's device

@@ -154,6 +154,15 @@ enum { CHOL_FACTOR = 0, CHOL_INVERT = 1, CHOL_SOLVE = 2, CHOL_SOLVE_FACTORED = 3
                         * already, larger blocks waste more on the diagonal blocks and the trsm */
 #define CHOL_SLOTS 4   /* ring slots off a unified executor: one copied in, one multiplied, one
                         * copied out */
+#define CHOL_SLOTS_LEAN 2 /* the planner's other choice (plan.c chol_gpu_plan): where the host's
+                        * moves, not the device, set the pace (the stores spill) or two slots
+                        * fewer make the stripe wider. Each slot is n x b on the device and
+                        * pinned on the host: at n = 32768, tile 2048, --gpu-mem 4G,
+                        * --host-mem 4G (an H200, docs/PERFORMANCE.md twenty-second session) 2
+                        * slots ran stripe 8192 in 4 steps where 4 ran 6144 in 6, the cache
+                        * 1 GiB larger: 8.5 GB spilled instead of 20.8, 11.2-11.8 s instead
+                        * of 13.7-16.6; with the whole matrix cached 9.3-10.5 s against
+                        * 9.6-9.8 */
 #define CHOL_MAX_SLOTS 8
 
 typedef struct chol_args {
@@ -180,7 +189,8 @@ typedef struct chol_args {
    * on exec alone. nx <= 1: exec alone. */
   ooc_exec_t *const *xs;
   int nx;
-  int nslots;             /* ring slots (0: 1 on a unified executor, CHOL_SLOTS otherwise) */
+  int nslots;             /* ring slots (0: 1 on a unified executor, CHOL_SLOTS otherwise; the
+                             pipeline passes the plan's, plan_t.chol_slots) */
   int64_t nb;             /* the in-device sweep's block (0: the whole stripe on a unified
                              executor, CHOL_NB otherwise) */
   int direct;             /* 1: the out-of-core inverse's sweep items move in place where they
@@ -222,24 +232,26 @@ int64_t chol_host_budget(int64_t n, int64_t b, int64_t W);
 /* The device plan, on an executor that is not unified (CUDA), asked of the one the run will use
  * (or one made as it will be): the device bytes chol_run takes for stripe W and job (CHOL_FACTOR,
  * CHOL_INVERT, CHOL_SOLVE) with sweep block nb (0: CHOL_NB): the panel n W, the diagonal W, the
- * sweep's panel W nb (invert, nb < W) and, out of core, the W x W copy of D (invert), CHOL_SLOTS
- * column blocks of n x b (out of core, or solving), and the factoring queue's workspace, the
+ * sweep's panel W nb (invert, nb < W) and, out of core, the W x W copy of D (invert), K ring
+ * slots' column blocks of n x b (out of core, or solving; K = 0: CHOL_SLOTS, the default of
+ * chol_args_t.nslots), and the factoring queue's workspace, the
  * largest of the executor's answers for potrf of W (ld n) and the sweep's potrf and potri of nb
  * (ld W); each buffer rounded as EX_DEV_ROUND. chol_device_stripe: the widest stripe, n or whole
  * tile columns, whose bytes (with chol_device_nb's block) fit ex->budget; 0 when not even one
  * tile column does. chol_device_nb: the sweep's block for stripe W (chol_args_t.nb): CHOL_NB, in
  * core halved down to 512 while that is what keeps W = n within the budget.
  * chol_staging_bytes: the staging (pinned) host bytes chol_run allocates on such an executor for
- * stripe W and job: the ring's slots and the staging panel n W, except for the sweep out of core,
- * whose V moves through the slots. */
-int64_t chol_device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int64_t nb);
-int64_t chol_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int job);
-int64_t chol_device_nb(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job);
-int64_t chol_staging_bytes(int64_t n, int64_t b, int64_t W, int job);
+ * stripe W and job: the ring's K slots and the staging panel n W, except for the sweep out of
+ * core, whose V moves through the slots. */
+int64_t chol_device_bytes(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int64_t nb,
+                          int K);
+int64_t chol_device_stripe(ooc_exec_t *ex, int64_t n, int64_t b, int job, int K);
+int64_t chol_device_nb(ooc_exec_t *ex, int64_t n, int64_t b, int64_t W, int job, int K);
+int64_t chol_staging_bytes(int64_t n, int64_t b, int64_t W, int job, int K);
 /* The staging bytes of chol_run spread over nd such executors ("Several devices" above): the
  * inverse out of core takes each device's ring and diagonal (chol_staging_bytes each); the
  * rest runs on the first device alone. */
-int64_t chol_staging_bytes_nd(int64_t n, int64_t b, int64_t W, int job, int nd);
+int64_t chol_staging_bytes_nd(int64_t n, int64_t b, int64_t W, int job, int nd, int K);
 
 /* The in-core inverse on an executor, as chol_run's in-core step runs it: F (n x n, ld n, device
  * memory of e) holds A's lower triangle (its upper is never read); F := A^-1's lower triangle by
