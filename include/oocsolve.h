@@ -156,8 +156,9 @@ typedef struct ooc_opts {
   const char *warm_start;/* newton/hyper7: start from this earlier inverse (spec string) */
   int max_iter;          /* newton/hyper7: iteration cap; 0 = 100 */
   int resume;            /* continue an interrupted run from the journal in the scratch dir */
-  double checkpoint;     /* gj: out-of-core runs journal every step; in-core runs at most every
-                            this many seconds (0 = 300). OOC_CHECKPOINT_EVERY_STEP: every step;
+  double checkpoint;     /* gj, chol, lu: journal after a step once this many seconds have
+                            passed since the last (0 = 300), in core and out of core, never
+                            after the last step. OOC_CHECKPOINT_EVERY_STEP: every step;
                             OOC_CHECKPOINT_NEVER: no journal (the run cannot be resumed) */
   int allow_fill;        /* read missing data (chunks never written, missing virtual-dataset
                             sources, short external raw files) as the dataset's fill value;

@@ -454,7 +454,7 @@ def case_kill(d):
     # after a commit and during scratch writes, --resume gives the uninterrupted bits
     args = ["A.h5", "--out", "O.h5", "--method", "gj", "--compress", "zstd:3", "--out-type",
             "f32", "--scratch-zstd", "1", "--tile", "32", "--stripe", "32", "--host-mem", "240K",
-            "--device", "cpu"]
+            "--device", "cpu", "--checkpoint", "step"]
     p = run(*args, "--force", quiet=True)
     if expect(p, 0, what="gj zstd f32 --scratch-zstd, uninterrupted"):
         ref = result(p, False)
@@ -484,7 +484,7 @@ def case_identity(d):
     with h5py.File("A.h5", "w") as f:
         f.create_dataset("A", data=a, chunks=(32, 32))
     common = ["A.h5", "--out", "X.h5", "--tile", "32", "--stripe", "32", "--host-mem", "240K",
-              "--device", "cpu", "--check", "none", "--method", "gj"]
+              "--device", "cpu", "--check", "none", "--method", "gj", "--checkpoint", "step"]
     p = run(*common, env={"OOCSOLVE_TEST_KILL": "commit:1"})
     check(p.returncode == -signal.SIGKILL, "identity: killed after the first commit")
     st = os.stat("A.h5")
@@ -582,14 +582,15 @@ def case_small(d):
     os.mkfifo("in.h5")
     p = run("in.h5", "--out", "x.h5", timeout=20)
     expect(p, 3, "not a regular file", what="FIFO input")
-    # out-of-core runs (4 steps, every tile spilled) for the journal cases
+    # out-of-core runs (4 steps, every tile spilled) for the journal cases, journaled every step
     m = rnd(128, 17)
     with h5py.File("M.h5", "w") as f:
         f.create_dataset("A", data=m, chunks=(32, 32))
-    ooc = ["--tile", "32", "--stripe", "32", "--host-mem", "240K", "--device", "cpu"]
+    ooc = ["--tile", "32", "--stripe", "32", "--host-mem", "240K", "--device", "cpu",
+           "--checkpoint", "step"]
     # a 240-character output name: the lock/journal/scratch names stay within NAME_MAX
     long_name = "o" * 237 + ".h5"
-    p = run("M.h5", "--out", long_name, *ooc, "--checkpoint", "step")
+    p = run("M.h5", "--out", long_name, *ooc)
     if expect(p, 0, what="240-character output name, out of core"):
         check(inv_ok(m, long_name) < 1e-10, "long output name: right inverse")
     check([f for f in os.listdir(d) if f.startswith(".oocsolve")] == [],

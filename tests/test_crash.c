@@ -2,7 +2,8 @@
  * test_crash.c: kill -9 and --resume, driven through the oocsolve CLI (docs/RELIABILITY.md).
  *
  * An out-of-core inversion and solve (n = 256, tile 32, stripe 64: 4 steps, about 330 scratch
- * writes, every tile spilled and read back) is killed with SIGKILL at exact points of the
+ * writes, every tile spilled and read back; --checkpoint step, as the kill points need a journal
+ * after every step) is killed with SIGKILL at exact points of the
  * checkpoint protocol through the test hook OOCSOLVE_TEST_KILL (base.h): after the k-th journal
  * commit for every k, before the rename of a journal commit, and after the p-th scratch write for
  * p spread over the whole run (load phase, mid-step, mid-checkpoint, write phase). The same
@@ -107,12 +108,14 @@ static res_t oocsolve(const char *const *head, const char *kill, const char *e1,
   return run_tool("oocsolve", kill, a);
 }
 
-/* oocsolve [solve] --host-mem 512K ... IN [RHS] --out OUT plus extra args. A solve is
- * Gauss-Jordan's (--method gj: auto's general solve is LU's, which lu_cmd below covers). */
+/* oocsolve [solve] --host-mem 512K --checkpoint step ... IN [RHS] --out OUT plus extra args
+ * (which may set --checkpoint again: the last one counts). A solve is Gauss-Jordan's (--method
+ * gj: auto's general solve is LU's, which lu_cmd below covers). */
 static res_t solve_cmd(int solve, const char *kill, const char *out, const char *extra1,
                        const char *extra2) {
-  const char *const inv[] = {"--host-mem", "512K", NULL};
-  const char *const sol[] = {"solve", "--host-mem", "512K", "--method", "gj", NULL};
+  const char *const inv[] = {"--host-mem", "512K", "--checkpoint", "step", NULL};
+  const char *const sol[] = {"solve", "--host-mem", "512K", "--method", "gj",
+                             "--checkpoint", "step", NULL};
   return oocsolve(solve ? sol : inv, kill, extra1, extra2, g_input, solve ? g_rhs : NULL, out);
 }
 
@@ -243,13 +246,13 @@ static const int lu_steps[3] = {4, 5, 8}; /* the factor's 4 stripes, + 1 RHS str
 static uint64_t g_lusig[3], g_rbtsig;
 
 /* oocsolve <factor|solve|invert> --method <method> on g_in [g_rhs] --out g_out, out of core as
- * solve_cmd (--host-mem 512K: A alone is 512 KiB), or in core (--host-mem 64M) with
+ * solve_cmd (--host-mem 512K: A alone is 512 KiB), or in core (--host-mem 64M), with
  * --checkpoint step; then e1, e2 if given. */
 static res_t lu_cmd(int which, int incore, const char *method, const char *kill, const char *e1,
                     const char *e2) {
   const char *const head[] = {lu_names[which], "--method", method, "--host-mem",
                               incore ? "64M" : strcmp(method, "rbt") ? "512K" : "1M",
-                              incore ? "--checkpoint" : NULL, "step", NULL};
+                              "--checkpoint", "step", NULL};
   return oocsolve(head, kill, e1, e2, g_in, which == LUS ? g_rhs : NULL, g_out);
 }
 
@@ -670,7 +673,7 @@ static void t_rbt_not_journaled(void) {
   reset_out();
 }
 
-/* ---- in-core runs: checkpoints by time interval (library level) ------------------------------ */
+/* ---- checkpoints by time interval, in core and out of core (library level) -------------------- */
 
 /* gj's steps tick "eliminate", LU's "factor" then "solve": stop in the middle of either */
 static int stop_halfway(void *user, const char *phase, double fraction) {
@@ -679,6 +682,8 @@ static int stop_halfway(void *user, const char *phase, double fraction) {
 }
 
 static int g_incore_method = OOC_METHOD_GJ;
+
+static int g_interval_ooc; /* the runs below out of core (--host-mem 512K) */
 
 static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_report_t *rep,
                            char *err, size_t cap) {
@@ -690,7 +695,7 @@ static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_rep
   o.device = OOC_DEVICE_CPU;
   o.tile = 32;
   o.stripe = 64;
-  o.host_mem = 64 << 20; /* the whole matrix fits: in core, 4 steps */
+  o.host_mem = g_interval_ooc ? 512 << 10 : 64 << 20; /* in core the whole matrix fits; 4 steps */
   o.method = g_incore_method;
   o.checkpoint = checkpoint;
   o.resume = resume;
@@ -703,23 +708,27 @@ static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_rep
   return st;
 }
 
-/* In-core runs of gj's or LU's inverse, stopped by the progress callback: with the default
- * interval no checkpoint exists and nothing is left; with a tiny one every step but the last is
- * journaled, and the resume gives the out-of-core reference's bits; with "off" no journal. */
-static void incore_cases(int method) {
+/* Runs of gj's or LU's inverse, in core or out of core (the same policy, docs/RELIABILITY.md),
+ * stopped by the progress callback: with the default interval no checkpoint exists and nothing
+ * is left; with a tiny one every step but the last is journaled, and the resume gives the
+ * out-of-core reference's bits; with "off" no journal. Out of core, uninterrupted: the default
+ * interval journals nothing (a kill hook after the first commit never fires, the run completes),
+ * a tiny one every step but the last. */
+static void interval_cases(int method, int ooc) {
   setup_lu();
   reset_out();
   ooc_report_t rep;
   char err[4096], list[CAP];
   int lu = method == OOC_METHOD_LU;
   g_incore_method = method;
+  g_interval_ooc = ooc;
   ooc_status_t st = incore(0, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "no checkpoint was written"), "%s: %s",
         ooc_status_str(st), err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   st = incore(1e-6, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "--resume"), "%s: %s", ooc_status_str(st), err);
-  CHECK(rep.bytes_unspilled == 0, "in core: nothing read back from scratch");
+  CHECK(ooc || rep.bytes_unspilled == 0, "in core: nothing read back from scratch");
   st = incore(1e-6, 1, 0, &rep, err, sizeof err);
   CHECK(st == OOC_OK && rep.resumed_step >= 2 && !strcmp(rep.method, lu ? "lu" : "gj"),
         "resume: %s %s (from step %lld, %s)", ooc_status_str(st), err,
@@ -732,12 +741,34 @@ static void incore_cases(int method) {
   st = incore(OOC_CHECKPOINT_NEVER, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "checkpoints are off"), "%s", err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  if (ooc) { /* uninterrupted, through the CLI and its kill hook: which commits happen */
+    int nst = lu ? lu_steps[LUI] : 4;
+    char last[32], before[32];
+    snprintf(last, sizeof last, "commit:%d", nst);       /* the last step's: never */
+    snprintf(before, sizeof before, "commit:%d", nst - 1); /* the one before: with a tiny one */
+    const char *const kills[3] = {"commit:1", last, before};
+    const char *const every[3] = {"300", "0.000001", "0.000001"};
+    for (int c = 0; c < 3; c++) {
+      reset_out();
+      res_t r = lu ? lu_cmd(LUI, 0, "lu", kills[c], "--checkpoint", every[c])
+                   : solve_cmd(0, kills[c], g_out, "--checkpoint", every[c]);
+      int want = c < 2 ? 0 : 128 + SIGKILL;
+      CHECK(r.code == want, "out of core, --checkpoint %s, kill at %s: exit %d (want %d) %s",
+            every[c], kills[c], r.code, want, r.err);
+      if (c < 2) CHECK(lu ? lu_sig(LUI) == g_lusig[LUI] : same_bits(0), "the reference's bits");
+      if (c < 2) CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+    }
+    reset_out();
+  }
   g_incore_method = OOC_METHOD_GJ;
+  g_interval_ooc = 0;
   reset_out();
 }
 
-static void t_incore_interval(void) { incore_cases(OOC_METHOD_GJ); }
-static void t_incore_interval_lu(void) { incore_cases(OOC_METHOD_LU); }
+static void t_incore_interval(void) { interval_cases(OOC_METHOD_GJ, 0); }
+static void t_incore_interval_lu(void) { interval_cases(OOC_METHOD_LU, 0); }
+static void t_ooc_interval(void) { interval_cases(OOC_METHOD_GJ, 1); }
+static void t_ooc_interval_lu(void) { interval_cases(OOC_METHOD_LU, 1); }
 
 
 /* A scratch directory that cannot be used: an in-core run still works (without checkpoints, and
@@ -786,6 +817,8 @@ int main(void) {
                                     {"corrupt_input_chunk", t_corrupt_input_chunk},
                                     {"incore_interval", t_incore_interval},
                                     {"incore_interval_lu", t_incore_interval_lu},
+                                    {"ooc_interval", t_ooc_interval},
+                                    {"ooc_interval_lu", t_ooc_interval_lu},
                                     {"scratch_dir_missing", t_scratch_dir_missing},
                                     {"totals", t_totals},
                                     {NULL, NULL}};

@@ -23,9 +23,12 @@
  *                                                 scratch_open_files)
  * (.Z. for an LU inverse's result store). A checkpoint (after a gj, chol or LU step): flush cached
  * tiles to scratch, fsync, commit the journal atomically, then let the scratch treat those
- * versions as protected. Out-of-core runs checkpoint
- * every step (a step streams the whole matrix anyway; the flush adds at most one cache's worth of
- * writes); in-core runs every --checkpoint seconds. */
+ * versions as protected. Runs checkpoint after a step once --checkpoint seconds have passed
+ * since the last, in core and out of core alike (never after the last step); --checkpoint step
+ * after every step. Out of core every step used to checkpoint: on an H200 host that made a
+ * Cholesky inverse at half the host memory 1.9x slower than the same run unjournaled (its flushes
+ * and fsyncs sent every spilled tile to a 1.2 GB/s disk, docs/PERFORMANCE.md twenty-first
+ * session); by time, a crash costs at most the interval's work, as in core. */
 
 #define CKPT_DEFAULT_S 300.0
 
@@ -445,14 +448,6 @@ ooc_status_t ckpt_restore_stores(job_t *j) {
 }
 
 void ckpt_start(job_t *j) {
-  tstore_t *st[2];
-  spill_slot_t *sl[2];
-  int64_t need = 0;
-  for (int k = 0; k < journaled_stores(j, st, sl); k++) { /* payload and per-tile headers */
-    part_t r = ts_rows(st[k]), c = ts_cols(st[k]);
-    need += 8 * r.n * c.n + r.count * c.count * 64;
-  }
-  j->out_of_core = j->cache && tcache_capacity(j->cache) < need;
   j->every_step = j->o.checkpoint == OOC_CHECKPOINT_EVERY_STEP;
   j->ckpt_interval = j->o.checkpoint > 0 ? j->o.checkpoint : CKPT_DEFAULT_S;
   j->t_last_ckpt = ooc_now();
@@ -524,12 +519,13 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   return OOC_OK;
 }
 
-/* Is a checkpoint due after `step`? Every step out of core; in core every --checkpoint seconds,
- * never after the last step, where it would only copy the matrix to disk once more. */
+/* Is a checkpoint due after `step`? Every --checkpoint seconds (or at once when interrupted),
+ * never after the last step, where it would only copy the matrix to disk once more before the
+ * writer reads it; `step`: after every step, the last included. */
 static int due(const job_t *j, int64_t step, int64_t nsteps) {
   int last = step + 1 == nsteps;
   return j->journaled &&
-         (j->every_step || j->out_of_core ||
+         (j->every_step ||
           (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted)));
 }
 

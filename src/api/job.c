@@ -93,6 +93,8 @@ static ooc_status_t spill_open(void *self, size_t slot_bytes, void **handle) {
     int mode = sl->must_exist ? SCRATCH_REOPEN : j->resuming ? SCRATCH_ANY : SCRATCH_CREATE;
     OOC_TRY(scratch_open_files(j->ctx, path, files, sl->tcols, slot_bytes, j->o.scratch_zstd,
                                mode, &sl->s));
+    /* the puts' writeback started at once only where every step's checkpoint fsyncs them */
+    scratch_writeback(sl->s, j->o.checkpoint == OOC_CHECKPOINT_EVERY_STEP);
   } else {
     OOC_TRY(scratch_open_n(j->ctx, j->scratch_dir, sl->tag, files, sl->tcols, slot_bytes,
                            j->o.scratch_zstd, &sl->s));

@@ -91,7 +91,7 @@ typedef struct job {
   int jr_owned;      /* the journal at jpath is this run's (written or adopted) */
   journal_t *jr;     /* read by prepare_journal, consumed by restore_stores */
   jr_ident_t ident;  /* this run's identity */
-  int out_of_core, every_step;
+  int every_step;
   double ckpt_interval, t_last_ckpt;
   int64_t committed_steps, steps_done, nsteps, resume_step;
   double resume_logdet; /* chol: the journal's log-determinant sum */
@@ -350,8 +350,8 @@ ooc_status_t ckpt_prepare(job_t *j);
 int ckpt_journal_method(job_t *j);
 /* --resume: the stores from the journal instead of the input. */
 ooc_status_t ckpt_restore_stores(job_t *j);
-/* The checkpoint policy of the run that starts (every step out of core, else every
- * --checkpoint seconds); the journaled stores (A and B, or LU's Z) must exist. */
+/* The checkpoint policy of the run that starts: every --checkpoint seconds (in core and out of
+ * core), or every step; the clock starts here. */
 void ckpt_start(job_t *j);
 /* The methods' after-step hooks (gj_args_t.after_step, chol_args_t.after_step). */
 ooc_status_t ckpt_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv);

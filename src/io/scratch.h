@@ -94,6 +94,13 @@ static inline int scratch_file_of(int64_t id, int64_t tcols, int files, int64_t 
   *local = ti * ((tcols + files - 1) / files) + tj / files;
   return (int)((ti + tj) % files);
 }
+/* Journaled mode: each put starts the writeback of its slot at once (fio_writeback_hint), so
+ * that a checkpoint's fsync finds little still dirty. Off by default: it sends every put to the
+ * disk, also the many that a later put overwrites before the next checkpoint (on an H200 host a
+ * journaled chol at half the host memory wrote 29 GB at the disk's 2.8 GB/s, where the same run
+ * unjournaled rewrote the page cache in 2.1 s: docs/PERFORMANCE.md, twenty-first session); a
+ * run that checkpoints every step turns it on. */
+void scratch_writeback(scratch_t *s, int on);
 /* fsync the store: what was put is durable when this returns OOC_OK. */
 ooc_status_t scratch_sync(scratch_t *s);
 /* The latest version of tile id: 1 and its bank and checksum, or 0 if never written. */
