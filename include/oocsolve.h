@@ -256,8 +256,8 @@ typedef struct ooc_report {
    * chol: plan_spill_model, steps x the tiles the method keeps; LU: lu_spill_model, lu.h;
    * docs/ARCHITECTURE.md) and read back (bytes_unspill_model, at the end of the struct: the same
    * for gj and chol, more for LU, whose later steps read the earlier columns again). 0 for other
-   * jobs, after a fallback, and for journaled runs (--checkpoint: each checkpoint also writes
-   * the cached tiles) */
+   * jobs, after a fallback, for resumed runs and for runs that wrote a checkpoint (each also
+   * writes the cached tiles) */
   int64_t bytes_spill_model, bytes_spilled_elim, bytes_unspilled_elim;
   /* The residual check's rereads: the element bytes (uncompressed, in the files' dtypes) the
    * check read back from the input and the written output after the write (0 with --check

@@ -1604,12 +1604,13 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   double t2 = ooc_now();
   double spill_after = spill_time(j);
   r->steps = steps;
-  /* plan.h's model (gj, chol) or lu.h's (LU's factor); a journaled run's checkpoints also
-   * write each cached tile once per step */
+  /* plan.h's model (gj, chol) or lu.h's (LU's factor), for a run from the start; a checkpoint
+   * also writes each cached tile once, so a journaled run that committed one reports none */
   int inv = j->kind == JOB_INVERT && (j->method == OOC_METHOD_GJ || j->method == OOC_METHOD_CHOL);
   int luf = (j->kind == JOB_FACTOR || j->kind == JOB_LOGDET) && j->method == OOC_METHOD_LU &&
             !j->lu_in;
-  if (j->A == A_before && !j->journaled && (inv || luf)) {
+  int no_ckpt = !j->journaled || (j->committed_steps == 0 && !j->resuming);
+  if (j->A == A_before && no_ckpt && (inv || luf)) {
     if (inv) {
       plan_traffic_t m = plan_spill_model(j->method == OOC_METHOD_CHOL, n, j->b, r->stripe);
       r->bytes_spill_model = m.spilled;
