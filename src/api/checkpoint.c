@@ -519,14 +519,14 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   return OOC_OK;
 }
 
-/* Is a checkpoint due after `step`? Every --checkpoint seconds (or at once when interrupted),
- * never after the last step, where it would only copy the matrix to disk once more before the
- * writer reads it; `step`: after every step, the last included. */
+/* Is a checkpoint due after `step`? Every --checkpoint seconds, but not after the last step,
+ * where it would only copy the matrix to disk once more before the writer reads it; after any
+ * step once a signal asked the run to stop (the run stops there: what it did is kept, also when
+ * that was the last step, whose resume goes straight to writing); `step`: after every step. */
 static int due(const job_t *j, int64_t step, int64_t nsteps) {
   int last = step + 1 == nsteps;
-  return j->journaled &&
-         (j->every_step ||
-          (!last && (ooc_now() - j->t_last_ckpt >= j->ckpt_interval || j->ctx->interrupted)));
+  return j->journaled && (j->every_step || j->ctx->interrupted ||
+                          (!last && ooc_now() - j->t_last_ckpt >= j->ckpt_interval));
 }
 
 /* The methods' after-step hooks: note the step, and checkpoint when `ckpt` says so. */
@@ -627,7 +627,7 @@ ooc_status_t ckpt_settle(job_t *j, ooc_status_t st) {
     ooc_fail_replace(ctx, st, "%s:%s: interrupted at step %lld of %lld; no checkpoint was written "
                      "(%s), so a rerun starts from the beginning", j->out_file, j->out_dset,
                      (long long)j->steps_done, (long long)j->nsteps,
-                     j->journaled ? "in-core runs checkpoint every --checkpoint seconds"
+                     j->journaled ? "a run checkpoints every --checkpoint seconds"
                                   : "checkpoints are off for this run");
   return st;
 }
