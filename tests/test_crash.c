@@ -681,12 +681,12 @@ static int stop_halfway(void *user, const char *phase, double fraction) {
   return (!strcmp(phase, "eliminate") || !strcmp(phase, "factor")) && fraction >= 0.6;
 }
 
-static int g_incore_method = OOC_METHOD_GJ;
+static int g_interval_method = OOC_METHOD_GJ;
 
 static int g_interval_ooc; /* the runs below out of core (--host-mem 512K) */
 
-static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_report_t *rep,
-                           char *err, size_t cap) {
+static ooc_status_t interval_run(double checkpoint, int resume, int interrupt, ooc_report_t *rep,
+                                 char *err, size_t cap) {
   ooc_ctx_t *ctx = NULL;
   ooc_ctx_create(&ctx);
   if (interrupt) ooc_ctx_set_progress(ctx, stop_halfway, NULL);
@@ -696,7 +696,7 @@ static ooc_status_t incore(double checkpoint, int resume, int interrupt, ooc_rep
   o.tile = 32;
   o.stripe = 64;
   o.host_mem = g_interval_ooc ? 512 << 10 : 64 << 20; /* in core the whole matrix fits; 4 steps */
-  o.method = g_incore_method;
+  o.method = g_interval_method;
   o.checkpoint = checkpoint;
   o.resume = resume;
   char out[CAP + 16];
@@ -720,16 +720,16 @@ static void interval_cases(int method, int ooc) {
   ooc_report_t rep;
   char err[4096], list[CAP];
   int lu = method == OOC_METHOD_LU;
-  g_incore_method = method;
+  g_interval_method = method;
   g_interval_ooc = ooc;
-  ooc_status_t st = incore(0, 0, 1, &rep, err, sizeof err);
+  ooc_status_t st = interval_run(0, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "no checkpoint was written"), "%s: %s",
         ooc_status_str(st), err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
-  st = incore(1e-6, 0, 1, &rep, err, sizeof err);
+  st = interval_run(1e-6, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "--resume"), "%s: %s", ooc_status_str(st), err);
   CHECK(ooc || rep.bytes_unspilled == 0, "in core: nothing read back from scratch");
-  st = incore(1e-6, 1, 0, &rep, err, sizeof err);
+  st = interval_run(1e-6, 1, 0, &rep, err, sizeof err);
   CHECK(st == OOC_OK && rep.resumed_step >= 2 && !strcmp(rep.method, lu ? "lu" : "gj"),
         "resume: %s %s (from step %lld, %s)", ooc_status_str(st), err,
         (long long)rep.resumed_step, rep.method);
@@ -738,7 +738,7 @@ static void interval_cases(int method, int ooc) {
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   g_resumes++;
   reset_out();
-  st = incore(OOC_CHECKPOINT_NEVER, 0, 1, &rep, err, sizeof err);
+  st = interval_run(OOC_CHECKPOINT_NEVER, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "checkpoints are off"), "%s", err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   if (ooc) { /* uninterrupted, through the CLI and its kill hook: which commits happen */
@@ -760,7 +760,7 @@ static void interval_cases(int method, int ooc) {
     }
     reset_out();
   }
-  g_incore_method = OOC_METHOD_GJ;
+  g_interval_method = OOC_METHOD_GJ;
   g_interval_ooc = 0;
   reset_out();
 }
