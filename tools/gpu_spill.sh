@@ -5,7 +5,8 @@
 # 2. dd with direct I/O in the work directory (the scratch store's disk): tools/disk_bw.sh, 4 GiB;
 # 3. the input: n = N (32768) float64 Matern, tile TILE (2048), chunks = tiles (so A's tiles can
 #    fall back on the input: docs/ARCHITECTURE.md "A's tiles fall back on the input");
-# 4. for chol and gj, `--host-mem` in MEMS (4G 6G 64G): `oocsolve --device cuda --method M
+# 4. for chol and gj (METHODS; lufactor: `oocsolve factor --method lu`, LU's factor, whose
+#    model is lu.h's), `--host-mem` in MEMS (4G 6G 64G): `oocsolve --device cuda --method M
 #    --gpu-mem GPUMEM --tile TILE --checkpoint off --json`, scratch and output on the same disk.
 #    Each line: what the elimination spilled and read back beside the stripe arithmetic's model
 #    (plan_spill_model), what stayed in the input, the phases and the total against the run with
@@ -56,9 +57,11 @@ for m in ${METHODS:-chol gj}; do
     [[ $v == *=* ]] && envs=$v
     if [ "$(left)" -lt 60 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/spill.txt; continue; fi
     # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
-    env $envs timeout $(($(left) - 5)) $bin --device cuda --method $m --tile $TILE \
+    job=(--method $m) out=$W/X.h5:/inverse
+    [ $m = lufactor ] && job=(factor --method lu) out=$W/X.h5:/LU
+    env $envs timeout $(($(left) - 5)) $bin "${job[@]}" --device cuda --tile $TILE \
       --gpu-mem $GPUMEM --host-mem $hm $CKPT_OPT --json $DISKBW \
-      --scratch ${SCRATCH:-$W} --force --out $W/X.h5:/inverse ${TRACE:+--trace $R/$tag.trace.json} \
+      --scratch ${SCRATCH:-$W} --force --out $out ${TRACE:+--trace $R/$tag.trace.json} \
       $W/A.h5 > $R/$tag.json 2> $R/$tag.err
     echo "rc=$?" >> $R/$tag.err
     rm -f $W/X.h5
