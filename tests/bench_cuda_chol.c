@@ -12,8 +12,8 @@
  *       in a tile store in host memory (HDF5 bypassed: the source is a generated matrix), the
  *       stripe from chol_device_stripe evened out over its steps as the CLI does (ts_even_stripe;
  *       EVEN=0: the planned stripe as it is) and the ring's slots as the CLI's planner chooses
- *       them with the matrix cached (SLOTS=K: K). Prints the wall time of the compute phase and TFLOP/s counting
- *       n^3, and the executor's counts (operations, flops, bytes put and got); with a TRACE path
+ *       them with the matrix cached (SLOTS=K: K). Prints the wall time of the compute phase and
+ *       TFLOP/s counting n^3, and the executor's counts (operations, flops, bytes put and got); with a TRACE path
  *       the executor writes every operation's span there; with N <= 32768 also a probe residual. COPY_THREADS=T
  *       in the environment sets the tile cache's copy threads (tcache_set_threads); every tile
  *       is cached before the clock starts, as the CLI's read phase leaves them (PRELOAD=lower:
@@ -379,8 +379,8 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   OK(ctx, chol_run(ctx, &a, &cs, &info, &ld));
   double t = ooc_now() - t0;
   double f = (double)n * n * n;
-  printf("RESULT chol_run n=%lld tile %lld --gpu-mem %.2f GiB: stripe %lld, nb %lld, %d slots, %lld steps, "
-         "peak %.2f GiB; executor setup %.2f s; compute %.2f s = %.2f TFLOP/s at n^3 "
+  printf("RESULT chol_run n=%lld tile %lld --gpu-mem %.2f GiB: stripe %lld, nb %lld, %d slots, "
+         "%lld steps, peak %.2f GiB; executor setup %.2f s; compute %.2f s = %.2f TFLOP/s at n^3 "
          "(host: panel %.2f s, update+I/O %.2f s; of these takes %.2f s, puts %.2f s (panel V's "
          "share %.2f s), waits for the device %.2f s); cache preload (%s) %.2f s, %d copy threads\n",
          (long long)n, (long long)b, (e->budget + ex_cuda_overhead(&xc)) / 1073741824.0,

@@ -673,7 +673,7 @@ static void t_rbt_not_journaled(void) {
   reset_out();
 }
 
-/* ---- checkpoints by time interval, in core and out of core (library level) -------------------- */
+/* ---- checkpoints by time interval, in core and out of core (library level) ------------------ */
 
 /* gj's steps tick "eliminate", LU's "factor" then "solve": stop in the middle of either */
 static int stop_halfway(void *user, const char *phase, double fraction) {

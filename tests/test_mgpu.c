@@ -447,7 +447,8 @@ static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lowe
   if (kind == K_CUDA) {
 #ifdef OOC_HAVE_CUDA
     cuda_set(ctx, nd, &set);
-    for (int d = 0; d < nd; d++) W = ooc_min64(W, chol_device_stripe(set.ex[d], n, b, CHOL_INVERT, 0));
+    for (int d = 0; d < nd; d++)
+      W = ooc_min64(W, chol_device_stripe(set.ex[d], n, b, CHOL_INVERT, 0));
     CU_ASSERT_FATAL(W > 0);
     nb = chol_device_nb(set.ex[0], n, b, W, CHOL_INVERT, 0);
 #endif

@@ -219,7 +219,8 @@ static void remove_stale_stores(job_t *j, int keep_ab) {
   while ((e = readdir(d))) {
     const char *nm = e->d_name;
     size_t sl = scratch_name_len(nm); /* a sibling's by its store's name */
-    if (sl <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.' || strncmp(nm + sl - 8, ".scratch", 8))
+    if (sl <= bl + 9 || strncmp(nm, base, bl) || nm[bl] != '.' ||
+        strncmp(nm + sl - 8, ".scratch", 8))
       continue;
     if (keep_ab && sl == bl + 10 && nm[bl + 2] == '.' &&
         (nm[bl + 1] == 'A' || nm[bl + 1] == 'B' || nm[bl + 1] == 'Z'))

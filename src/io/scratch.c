@@ -135,6 +135,16 @@ static ooc_status_t store_new(ooc_ctx_t *ctx, const char *where, size_t slot_byt
   return OOC_OK;
 }
 
+/* The store's file 0 (fd, path: now the store's), the end of every open; the siblings follow
+ * (open_siblings). */
+static ooc_status_t first_file(scratch_t *s, int fd, char *path, scratch_t **out) {
+  s->fds[0] = fd;
+  s->paths[0] = path;
+  s->nf = 1;
+  *out = s;
+  return OOC_OK;
+}
+
 ooc_status_t scratch_open(ooc_ctx_t *ctx, const char *dir, const char *tag, size_t slot_bytes,
                           int zstd_level, scratch_t **out) {
   if (!ctx || !out) return OOC_ERR_ARG;
@@ -173,11 +183,7 @@ ooc_status_t scratch_open(ooc_ctx_t *ctx, const char *dir, const char *tag, size
                     dir, strerror(err));
   }
   (void)flock(fd, LOCK_EX | LOCK_NB); /* "in use" for scratch_remove_stale; advisory only */
-  s->fds[0] = fd;
-  s->paths[0] = path;
-  s->nf = 1;
-  *out = s;
-  return OOC_OK;
+  return first_file(s, fd, path, out);
 }
 
 static ooc_status_t check_id(scratch_t *s, const char *what, int64_t id, const void *data,
@@ -498,11 +504,7 @@ ooc_status_t scratch_open_at(ooc_ctx_t *ctx, const char *path, size_t slot_bytes
     scratch_close(s);
     return open_failed(ctx, path, e, mode);
   }
-  s->fds[0] = fd;
-  s->paths[0] = p;
-  s->nf = 1;
-  *out = s;
-  return OOC_OK;
+  return first_file(s, fd, p, out);
 }
 
 int scratch_sibling(const char *path, int k, char *buf, size_t cap) {

@@ -207,7 +207,6 @@ static void *list_grow(ooc_ctx_t *ctx, void *arr, int64_t used, int64_t cap, siz
 /* A new buffer under tcache_pin_new: pinned once the copy that fills it is done (registering
  * touched memory ran at 25-49 GB/s in tools/pin_bench.c; registering fresh memory faults every
  * page in on the calling thread: 2.1 GB/s on an H200 host), or at once if the queue cannot grow. */
-
 static void queue_pin(tcache_t *c, entry_t *e) {
   if (c->ntopin == c->captopin) {
     int64_t cap = ooc_max64(64, 2 * c->captopin);
