@@ -93,6 +93,7 @@ typedef struct job {
   jr_ident_t ident;  /* this run's identity */
   int every_step;
   double ckpt_interval, t_last_ckpt;
+  double t_step_end, step_len; /* when the last step ended, and how long it ran (checkpoint.c) */
   int64_t committed_steps, steps_done, nsteps, resume_step;
   double resume_logdet; /* chol: the journal's log-determinant sum */
   /* LU: the journal's state (rowsum owned, freed by job_cleanup) and stripe; the step whose
