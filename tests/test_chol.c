@@ -93,17 +93,6 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   return r;
 }
 
-/* LAPACK's logdet and info on a copy. */
-static lapack_int lapack_potrf(const double *A, int64_t n, double *logdet) {
-  double *L = malloc((size_t)(n * n + 1) * sizeof *L);
-  memcpy(L, A, (size_t)(n * n) * sizeof *L);
-  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, L, (lapack_int)n);
-  double s = 0;
-  for (int64_t j = 0; j < n; j++) s += log(L[j + j * n]);
-  if (logdet) *logdet = 2 * s;
-  free(L);
-  return info;
-}
 
 static int g_logged;
 #define LOG(...)                                                                                   \
@@ -131,7 +120,7 @@ static void inverse_case(const ooc_ops_t *ops, const double *A, int64_t n, int64
   CU_ASSERT(sym);
   if (n <= 200) {
     double ld;
-    CU_ASSERT_FATAL(lapack_potrf(A, n, &ld) == 0);
+    CU_ASSERT_FATAL(tu_lapack_potrf(A, n, &ld) == 0);
     double rel = fabs(r.logdet - ld) / fmax(1.0, fabs(ld));
     CU_ASSERT(rel < ldtol);
     if (!(rel < ldtol)) LOG("\n  %s logdet %.17g vs LAPACK %.17g\n", what, r.logdet, ld);
@@ -252,7 +241,7 @@ static void factor_case(const ooc_ops_t *ops, const double *A, int64_t n, int64_
   CU_ASSERT(ratio < 30);
   if (!(ratio < 30)) LOG("\n  factor %s n=%lld: ratio %g\n", ops->name, (long long)n, ratio);
   double ld;
-  CU_ASSERT_FATAL(lapack_potrf(A, n, &ld) == 0);
+  CU_ASSERT_FATAL(tu_lapack_potrf(A, n, &ld) == 0);
   CU_ASSERT(fabs(r.logdet - ld) / fmax(1.0, fabs(ld)) < ldtol);
   CU_ASSERT(r.peak <= r.budget);
   free(E);
@@ -322,7 +311,7 @@ static void t_solve(void) {
 /* ---- not SPD ----------------------------------------------------------------------------- */
 
 static void not_spd_case(const double *A, int64_t n, const char *what) {
-  lapack_int want = lapack_potrf(A, n, NULL);
+  lapack_int want = tu_lapack_potrf(A, n, NULL);
   CU_ASSERT_FATAL(want > 0);
   int64_t bs[] = {7, 64};
   for (int k = 0; k < 2; k++) {
@@ -410,7 +399,7 @@ static void ooc_case(const ooc_ops_t *ops, int job, int64_t n, int64_t b, int64_
     CU_ASSERT(tu_solve_ratio(n, 5, A, r.R, B, EPS) < 16);
   } else {
     double ld;
-    CU_ASSERT_FATAL(lapack_potrf(A, n, &ld) == 0);
+    CU_ASSERT_FATAL(tu_lapack_potrf(A, n, &ld) == 0);
     CU_ASSERT(fabs(r.logdet - ld) / fmax(1.0, fabs(ld)) < 1e-10);
   }
   free(r.R);

@@ -140,28 +140,6 @@ static int leftovers(char *list, size_t cap) {
   return n;
 }
 
-/* "<dir>/.oocsolve-<out>-<dir hash><suffix>" (job.c names a run's state files so) into buf;
- * returns 1 if such a file exists. */
-static int state_file(const char *dir, const char *out, const char *suffix, char *buf,
-                      size_t cap) {
-  char prefix[512];
-  snprintf(prefix, sizeof prefix, ".oocsolve-%s-", out);
-  size_t pl = strlen(prefix), sl = strlen(suffix);
-  int found = 0;
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  struct dirent *e;
-  while ((e = readdir(d)) && !found) {
-    size_t len = strlen(e->d_name);
-    if (len == pl + 8 + sl && !strncmp(e->d_name, prefix, pl) &&
-        !strcmp(e->d_name + len - sl, suffix)) {
-      snprintf(buf, cap, "%s/%s", dir, e->d_name);
-      found = 1;
-    }
-  }
-  closedir(d);
-  return found;
-}
 
 static double *read_out(const char *file, int64_t *r, int64_t *c) {
   char spec[CAP + 16];
@@ -424,7 +402,7 @@ static void t_sigint(void) {
   CHECK(strstr(r.err, "rerun with --resume to continue") != NULL, "message: %s", r.err);
   CHECK(!tu_file_exists(g_out), "no output after SIGINT");
   char j[CAP + 64];
-  CHECK(state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal kept after SIGINT");
+  CHECK(tu_state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal kept after SIGINT");
   /* SIGTERM during the resumed run, after its first commit: the same, at step 3 */
   r = solve_cmd(0, "commit:1:TERM", g_out, "--resume", NULL);
   CHECK(r.code == 130 && strstr(r.err, "interrupted at step 3 of 4"), "SIGTERM: exit %d: %s",
@@ -442,7 +420,7 @@ static void t_stale_and_mismatch(void) {
   char j[CAP + 64];
   res_t r = solve_cmd(0, "commit:2", g_out, NULL, NULL);
   CHECK(r.code == 137, "kill: exit %d", r.code);
-  CHECK(state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal after the kill");
+  CHECK(tu_state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal after the kill");
   uint64_t hj = tu_file_hash(j);
   r = solve_cmd(0, NULL, g_out, NULL, NULL);
   CHECK(r.code == 5 && strstr(r.err, j) && strstr(r.err, "--resume"),
@@ -493,7 +471,7 @@ static void t_corrupt_scratch(void) {
   res_t r = solve_cmd(0, "commit:2", g_out, NULL, NULL);
   CHECK(r.code == 137, "kill: exit %d", r.code);
   char sp[CAP + 64];
-  CHECK(state_file(g_dir, "out.h5", ".A.scratch", sp, sizeof sp), "scratch after the kill");
+  CHECK(tu_state_file(g_dir, "out.h5", ".A.scratch", sp, sizeof sp), "scratch after the kill");
   int flipped = flip_scratch(sp);
   CHECK(flipped > 0, "flipped bytes in %d slots", flipped);
   g_corrupt += flipped;
@@ -636,7 +614,7 @@ static void t_lu_sigint_and_method(void) {
     snprintf(msg, sizeof msg, "interrupted at step 2 of %d", lu_steps[w]);
     CHECK(r.code == 130 && strstr(r.err, msg) && strstr(r.err, "rerun with --resume"),
           "LU %s SIGINT: exit %d: %s", lu_names[w], r.code, r.err);
-    CHECK(state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal kept after SIGINT");
+    CHECK(tu_state_file(g_dir, "out.h5", ".journal", j, sizeof j), "journal kept after SIGINT");
     uint64_t hj = tu_file_hash(j);
     r = lu_cmd(w, 0, "gj", NULL, "--resume", NULL);
     CHECK(r.code == 2 && strstr(r.err, "--method lu"), "LU %s resumed as gj: exit %d: %s",
@@ -664,7 +642,7 @@ static void t_rbt_not_journaled(void) {
   res_t r = lu_cmd(LUS, 0, "rbt", "put:40", NULL, NULL);
   CHECK(r.code == 137, "rbt killed: exit %d: %s", r.code, r.err);
   char j[CAP + 64];
-  CHECK(!state_file(g_dir, "out.h5", ".journal", j, sizeof j), "rbt wrote a journal");
+  CHECK(!tu_state_file(g_dir, "out.h5", ".journal", j, sizeof j), "rbt wrote a journal");
   r = lu_cmd(LUS, 0, "rbt", NULL, "--resume", NULL);
   CHECK(r.code == 0 && lu_sig(LUS) == g_rbtsig, "rbt rerun with --resume: exit %d: %s", r.code,
         r.err);

@@ -149,16 +149,6 @@ static outcome_t run(int gpu, int job, const double *A, int64_t n, const double 
   return r;
 }
 
-static lapack_int lapack_potrf(const double *A, int64_t n, double *logdet) {
-  double *L = malloc((size_t)(n * n + 1) * sizeof *L);
-  memcpy(L, A, (size_t)(n * n) * sizeof *L);
-  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, L, (lapack_int)n);
-  double s = 0;
-  for (int64_t j = 0; j < n; j++) s += log(L[j + j * n]);
-  if (logdet) *logdet = 2 * s;
-  free(L);
-  return info;
-}
 
 static double rel_diff(int64_t len, const double *X, const double *Y) {
   double d = 0, y = 0;
@@ -191,7 +181,7 @@ static void inverse_case(const double *A, int64_t n, int64_t b, int64_t W, int64
     for (int64_t i = 0; i < j; i++) sym &= r.R[i + j * n] == r.R[j + i * n];
   CU_ASSERT(sym);
   double ld = ldcpu;
-  if (n <= 200) CU_ASSERT_FATAL(lapack_potrf(A, n, &ld) == 0);
+  if (n <= 200) CU_ASSERT_FATAL(tu_lapack_potrf(A, n, &ld) == 0);
   double rel = fabs(r.logdet - ld) / fmax(1.0, fabs(ld));
   CU_ASSERT(rel < ldtol);
   if (!(rel < ldtol)) LOG("\n  %s n=%lld logdet %.17g vs %.17g\n", what, (long long)n, r.logdet, ld);
@@ -287,7 +277,7 @@ static void factor_case(const double *A, int64_t n, int64_t b, int64_t W, double
   CU_ASSERT(ratio < 30);
   if (!(ratio < 30)) LOG("\n  factor n=%lld b=%lld W=%lld: ratio %g\n", (long long)n, (long long)b, (long long)W, ratio);
   double ld;
-  CU_ASSERT_FATAL(lapack_potrf(A, n, &ld) == 0);
+  CU_ASSERT_FATAL(tu_lapack_potrf(A, n, &ld) == 0);
   CU_ASSERT(fabs(r.logdet - ld) / fmax(1.0, fabs(ld)) < ldtol);
   free(E);
   free(r.R);
@@ -342,7 +332,7 @@ static void t_solve(void) {
 /* ---- not SPD --------------------------------------------------------------------------------- */
 
 static void not_spd_case(const double *A, int64_t n, const char *what) {
-  lapack_int want = lapack_potrf(A, n, NULL);
+  lapack_int want = tu_lapack_potrf(A, n, NULL);
   CU_ASSERT_FATAL(want > 0);
   int64_t bs[] = {7, 64};
   for (int job = 0; job < 3; job++)
@@ -383,7 +373,7 @@ static void t_not_spd(void) {
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < j; i++) R[i + j * n] = R[j + i * n];
   for (int64_t j = 0; j < n; j++) R[j + j * n] = fabs(R[j + j * n]) + 0.5;
-  if (lapack_potrf(R, n, NULL) > 0) not_spd_case(R, n, "random symmetric");
+  if (tu_lapack_potrf(R, n, NULL) > 0) not_spd_case(R, n, "random symmetric");
   free(R);
   free(A);
 }

@@ -126,32 +126,10 @@ static int extras(const char *dir, char *buf, size_t cap) {
 }
 
 
-/* "<dir>/.oocsolve-<out>-<dir hash><suffix>" (job.c names a run's state files so) into buf;
- * returns 1 if such a file exists. */
-static int state_file(const char *dir, const char *out, const char *suffix, char *buf,
-                      size_t cap) {
-  char prefix[512];
-  snprintf(prefix, sizeof prefix, ".oocsolve-%s-", out);
-  size_t pl = strlen(prefix), sl = strlen(suffix);
-  int found = 0;
-  DIR *d = opendir(dir);
-  if (!d) return 0;
-  struct dirent *e;
-  while ((e = readdir(d)) && !found) {
-    size_t len = strlen(e->d_name);
-    if (len == pl + 8 + sl && !strncmp(e->d_name, prefix, pl) &&
-        !strcmp(e->d_name + len - sl, suffix)) {
-      snprintf(buf, cap, "%s/%s", dir, e->d_name);
-      found = 1;
-    }
-  }
-  closedir(d);
-  return found;
-}
 
 static int journal_exists(void) {
   char p[2200];
-  return state_file(g_dir, "out.h5", ".journal", p, sizeof p);
+  return tu_state_file(g_dir, "out.h5", ".journal", p, sizeof p);
 }
 
 static void opts_for(ooc_opts_t *o) {

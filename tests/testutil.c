@@ -244,6 +244,37 @@ int tu_file_exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
+int tu_state_file(const char *dir, const char *out, const char *suffix, char *buf, size_t cap) {
+  char prefix[512];
+  snprintf(prefix, sizeof prefix, ".oocsolve-%s-", out);
+  size_t pl = strlen(prefix), sl = strlen(suffix);
+  int found = 0;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  struct dirent *e;
+  while ((e = readdir(d)) && !found) {
+    size_t len = strlen(e->d_name);
+    if (len == pl + 8 + sl && !strncmp(e->d_name, prefix, pl) &&
+        !strcmp(e->d_name + len - sl, suffix)) {
+      snprintf(buf, cap, "%s/%s", dir, e->d_name);
+      found = 1;
+    }
+  }
+  closedir(d);
+  return found;
+}
+
+lapack_int tu_lapack_potrf(const double *A, int64_t n, double *logdet) {
+  double *L = malloc((size_t)(n * n + 1) * sizeof *L);
+  memcpy(L, A, (size_t)(n * n) * sizeof *L);
+  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, L, (lapack_int)n);
+  double s = 0;
+  for (int64_t j = 0; j < n; j++) s += log(L[j + j * n]);
+  if (logdet) *logdet = 2 * s;
+  free(L);
+  return info;
+}
+
 double *tu_gen_spec(const gen_spec_t *s) {
   ooc_ctx_t *ctx = tu_ctx();
   gen_t *g = NULL;

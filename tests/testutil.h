@@ -50,6 +50,9 @@ double tu_inverse_ratio(int64_t n, const double *A, const double *X, double eps)
 double *tu_lapack_lu(int64_t n, const double *A, lapack_int *ipiv);
 /* LAPACK's own inverse of A (dgetrf + dgetri via LAPACKE) and its tu_inverse_ratio: the yardstick
  * the residual suites compare with. NaN if LAPACK finds A exactly singular (info > 0). */
+/* LAPACK's dpotrf of a copy of A (lower): its info, and 2 sum log L_jj into *logdet (NULL: not
+ * wanted). */
+lapack_int tu_lapack_potrf(const double *A, int64_t n, double *logdet);
 double tu_lapack_inverse_ratio(int64_t n, const double *A, double eps);
 /* HPL ratio max_j ||A x_j - b_j||_inf / (eps (||A||_inf ||x_j||_inf + ||b_j||_inf) n). */
 double tu_solve_ratio(int64_t n, int64_t m, const double *A, const double *X, const double *B,
@@ -67,6 +70,9 @@ void tu_write_matrix_chunked(const char *file, const char *dset, int64_t rows, i
 /* SHA-like fingerprint of a file's bytes (XXH64); 0 if unreadable. */
 uint64_t tu_file_hash(const char *path);
 int tu_file_exists(const char *path);
+/* "<dir>/.oocsolve-<out>-<dir hash><suffix>" (job.c names a run's state files so: suffix
+ * ".journal", ".A.scratch", ...) into buf; returns 1 if such a file exists. */
+int tu_state_file(const char *dir, const char *out, const char *suffix, char *buf, size_t cap);
 
 /* Tile stores over memory for the solver suites (test_lu, test_chol, test_gemm, test_iter,
  * test_rbt):
