@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/ckpt_clock.h"
 #include "testutil.h"
 
 #ifndef OOC_TOOLS_DIR
@@ -770,6 +771,61 @@ static void t_scratch_dir_missing(void) {
   reset_out();
 }
 
+/* When checkpoints are due (ckpt_clock.h), on made-up times: asked as a step ends, the time
+ * since the last checkpoint at that end; asked before it runs (LU's factor steps), at the end
+ * the step would have if it ran as long as the one before it. The question before a step that
+ * starts right after a checkpoint used to see next to nothing (CI failed on it, ooc_interval_lu
+ * above, when it came within a microsecond): these cases fail with that rule. */
+static void t_clock(void) {
+  ckpt_clock_t c;
+  /* asked as steps end: 4 s steps, interval 10: due after the step that ends at 12, whose
+   * checkpoint takes 1 s; the next interval counts from its end (13): the step ending at 25 */
+  enum { NS = 8 };
+  static const int want[NS] = {0, 0, 1, 0, 0, 1, 0, 0};
+  ckpt_clock_start(&c, 10, 0, 0);
+  double t = 0;
+  for (int s = 0; s < NS; s++) {
+    t += 4;
+    int d = ckpt_clock_due(&c, s, NS, 0, 0, t);
+    ckpt_clock_stepped(&c, t, d, d ? t + 1 : t);
+    if (d) t += 1;
+    CU_ASSERT(d == want[s]);
+  }
+  /* the last step never, but for `step` or an interrupted run */
+  CU_ASSERT(!ckpt_clock_due(&c, NS - 1, NS, 0, 0, 1e9));
+  CU_ASSERT(ckpt_clock_due(&c, NS - 1, NS, 1, 0, t));
+  ckpt_clock_start(&c, 1e9, 1, 0);
+  CU_ASSERT(ckpt_clock_due(&c, 0, 2, 0, 0, 0) && ckpt_clock_due(&c, 1, 2, 0, 1, 0));
+  /* asked before each step, 1 us after the last one ended: the same steps are checkpointed */
+  ckpt_clock_start(&c, 10, 0, 0);
+  t = 0;
+  for (int s = 0; s < NS; s++) {
+    int d = ckpt_clock_due(&c, s, NS, 0, 1, t + 1e-6);
+    t += 4;
+    ckpt_clock_stepped(&c, t, d, d ? t + 1 : t);
+    if (d) t += 1;
+    CU_ASSERT(d == want[s]);
+  }
+  /* a tiny interval: every step but the last asked as they end; asked before they run, every
+   * step but the first (no step before it to go by: the time since the start at the question,
+   * here 1 ns; in a run the setup's tens of microseconds) and the last */
+  ckpt_clock_start(&c, 1e-6, 0, 0);
+  t = 0;
+  for (int s = 0; s < 4; s++) {
+    int before = ckpt_clock_due(&c, s, 4, 0, 1, t + 1e-9);
+    t += 0.002;
+    int after = ckpt_clock_due(&c, s, 4, 0, 0, t);
+    CU_ASSERT(before == (s > 0 && s < 3) && after == (s < 3));
+    ckpt_clock_stepped(&c, t, before, t + 1e-9);
+    t += 1e-9;
+  }
+  /* asked as it ends, a step shorter than the one before it is not taken to run longer */
+  ckpt_clock_start(&c, 10, 0, 0);
+  ckpt_clock_stepped(&c, 9, 0, 9);
+  CU_ASSERT(!ckpt_clock_due(&c, 1, 4, 0, 0, 9.5));
+  CU_ASSERT(ckpt_clock_due(&c, 1, 4, 0, 1, 9.0));
+}
+
 static void t_totals(void) {
   fprintf(stderr, "\n  [totals: %ld kills, %ld resumes, %ld corruptions] ", g_kills, g_resumes,
           g_corrupt);
@@ -798,6 +854,7 @@ int main(void) {
                                     {"ooc_interval", t_ooc_interval},
                                     {"ooc_interval_lu", t_ooc_interval_lu},
                                     {"scratch_dir_missing", t_scratch_dir_missing},
+                                    {"clock", t_clock},
                                     {"totals", t_totals},
                                     {NULL, NULL}};
   return tu_run("crash", tests);

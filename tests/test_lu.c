@@ -113,9 +113,10 @@ typedef struct {
 } stop_t;
 
 /* A checkpoint only where the run stops: the other steps prefetch as an unjournaled run does. */
-static int stop_due(void *user, int64_t step, int64_t nsteps) {
+static int stop_due(void *user, int64_t step, int64_t nsteps, int before) {
   (void)user;
   (void)nsteps;
+  (void)before;
   return step + 1 == g_stop_at;
 }
 

@@ -25,7 +25,7 @@
  * tiles to scratch, fsync, commit the journal atomically, then let the scratch treat those
  * versions as protected. Runs checkpoint after a step once --checkpoint seconds have passed
  * since the last, in core and out of core alike (never after the last step); --checkpoint step
- * after every step. Out of core every step used to checkpoint: on an H200 host that made a
+ * after every step (ckpt_clock.h decides, on the clock this file feeds it). Out of core every step used to checkpoint: on an H200 host that made a
  * Cholesky inverse at half the host memory 1.9x slower than the same run unjournaled (its flushes
  * and fsyncs sent every spilled tile to a 1.2 GB/s disk, docs/PERFORMANCE.md twenty-first
  * session); by time, a crash costs at most the interval's work, as in core. */
@@ -449,10 +449,8 @@ ooc_status_t ckpt_restore_stores(job_t *j) {
 }
 
 void ckpt_start(job_t *j) {
-  j->every_step = j->o.checkpoint == OOC_CHECKPOINT_EVERY_STEP;
-  j->ckpt_interval = j->o.checkpoint > 0 ? j->o.checkpoint : CKPT_DEFAULT_S;
-  j->t_last_ckpt = j->t_step_end = ooc_now();
-  j->step_len = 0;
+  double every = j->o.checkpoint > 0 ? j->o.checkpoint : CKPT_DEFAULT_S;
+  ckpt_clock_start(&j->clock, every, j->o.checkpoint == OOC_CHECKPOINT_EVERY_STEP, ooc_now());
 }
 
 /* lu: LU's state (NULL for gj and chol), with the stripe LU runs (j->rep->stripe). */
@@ -516,57 +514,45 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   for (int k = 0; k < ns; k++) scratch_commit(sl[k]->s);
   j->jr_owned = 1;
   j->committed_steps = done;
-  j->t_last_ckpt = ooc_now();
   ooc_test_killpoint(ctx, "commit");
   return OOC_OK;
 }
 
-/* Is a checkpoint due after `step`, which ends at `t_end`? Every --checkpoint seconds, but not
- * after the last step, where it would only copy the matrix to disk once more before the writer
- * reads it; after any step once a signal asked the run to stop (the run stops there: what it did
- * is kept, also when that was the last step, whose resume goes straight to writing); `step`:
- * after every step. */
-static int due(const job_t *j, int64_t step, int64_t nsteps, double t_end) {
-  int last = step + 1 == nsteps;
-  return j->journaled && (j->every_step || j->ctx->interrupted ||
-                          (!last && t_end - j->t_last_ckpt >= j->ckpt_interval));
+/* Is a checkpoint due after `step` (ckpt_clock.h), asked before it runs or as it ends? */
+static int due(const job_t *j, int64_t step, int64_t nsteps, int before) {
+  return j->journaled &&
+         ckpt_clock_due(&j->clock, step, nsteps, j->ctx->interrupted, before, ooc_now());
 }
 
 /* The methods' after-step hooks: note the step, and checkpoint when `ckpt` says so. */
 static ooc_status_t step_done(job_t *j, int64_t step, int64_t nsteps, const int64_t *ipiv,
                               double logdet, const lu_state_t *lu, int ckpt) {
   double t = ooc_now();
-  j->step_len = t - j->t_step_end; /* (the checkpoint's own time is not the step's) */
   j->steps_done = step + 1;
   j->nsteps = nsteps;
   ooc_note_step(j->ctx, step + 1, nsteps);
   ooc_status_t s = ckpt ? checkpoint(j, step + 1, nsteps, ipiv, logdet, lu) : OOC_OK;
-  j->t_step_end = ooc_now();
+  ckpt_clock_stepped(&j->clock, t, ckpt && s == OOC_OK, ooc_now());
   return s;
 }
 
 ooc_status_t ckpt_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv) {
   job_t *j = user;
-  return step_done(j, step, nsteps, ipiv, 0.0, NULL, due(j, step, nsteps, ooc_now()));
+  return step_done(j, step, nsteps, ipiv, 0.0, NULL, due(j, step, nsteps, 0));
 }
 
 /* A Cholesky inverse has no pivots: the journal's pivot array holds zeros (j->perm). */
 ooc_status_t ckpt_chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet) {
   job_t *j = user;
-  return step_done(j, step, nsteps, j->perm, logdet, NULL, due(j, step, nsteps, ooc_now()));
+  return step_done(j, step, nsteps, j->perm, logdet, NULL, due(j, step, nsteps, 0));
 }
 
 /* LU asks before a factor step whether it is checkpointed (it then leaves the next stripe in the
- * store, lu.h), and the answer holds for that step's after_step even if the clock moves on. The
- * step is taken to end when it would if it ran as long as the one before it: so LU checkpoints
- * after the step that ends an interval, as gj and chol do, and not one step later (asked as the
- * step starts, right after the last checkpoint, the time since it is next to nothing). Its other
- * steps ask as they end: the later of now and that estimate (a step shorter than the one before
- * it checkpoints early by the difference). */
-int ckpt_lu_step_due(void *user, int64_t step, int64_t nsteps) {
+ * store, lu.h), and the answer holds for that step's after_step even if the clock moves on;
+ * its other steps ask as they end. */
+int ckpt_lu_step_due(void *user, int64_t step, int64_t nsteps, int before) {
   job_t *j = user;
-  double t = ooc_now(), t_end = j->t_step_end + j->step_len;
-  j->lu_due_step = due(j, step, nsteps, t > t_end ? t : t_end) ? step : -1;
+  j->lu_due_step = due(j, step, nsteps, before) ? step : -1;
   return j->lu_due_step == step;
 }
 

@@ -12,6 +12,7 @@
 
 #include <limits.h>
 
+#include "api/ckpt_clock.h"
 #include "api/classify.h"
 #include "api/methods.h"
 #include "api/plan.h"
@@ -91,9 +92,7 @@ typedef struct job {
   int jr_owned;      /* the journal at jpath is this run's (written or adopted) */
   journal_t *jr;     /* read by prepare_journal, consumed by restore_stores */
   jr_ident_t ident;  /* this run's identity */
-  int every_step;
-  double ckpt_interval, t_last_ckpt;
-  double t_step_end, step_len; /* when the last step ended, and how long it ran (checkpoint.c) */
+  ckpt_clock_t clock; /* when checkpoints are due (ckpt_clock.h) */
   int64_t committed_steps, steps_done, nsteps, resume_step;
   double resume_logdet; /* chol: the journal's log-determinant sum */
   /* LU: the journal's state (rowsum owned, freed by job_cleanup) and stripe; the step whose
@@ -359,7 +358,7 @@ ooc_status_t ckpt_after_step(void *user, int64_t step, int64_t nsteps, const int
 ooc_status_t ckpt_chol_after_step(void *user, int64_t step, int64_t nsteps, double logdet);
 /* LU's (lu_args_t.step_due, .after_step): step_due decides whether the step is checkpointed
  * (LU then keeps the next stripe in the store), after_step checkpoints when it said so. */
-int ckpt_lu_step_due(void *user, int64_t step, int64_t nsteps);
+int ckpt_lu_step_due(void *user, int64_t step, int64_t nsteps, int before);
 ooc_status_t ckpt_lu_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
                                 const lu_state_t *state);
 /* A resumed run refused after its stores were restored (LU's stripe differs): the journal

@@ -1007,10 +1007,11 @@ static ooc_status_t panel_first(lu_t *L, int64_t *info) {
 
 /* ---- steps and safe points (lu.h) ---------------------------------------------------------- */
 
-/* Will after_step checkpoint after `step`? Asked once per step (lu_args_t.step_due). */
-static int step_due(lu_t *L, int64_t step) {
+/* Will after_step checkpoint after `step`? Asked once per step (lu_args_t.step_due), `before`
+ * it runs or as it ends. */
+static int step_due(lu_t *L, int64_t step, int before) {
   const lu_args_t *a = L->a;
-  return a->after_step && (!a->step_due || a->step_due(a->step_user, step, L->nsteps));
+  return a->after_step && (!a->step_due || a->step_due(a->step_user, step, L->nsteps, before));
 }
 
 /* `step` is done and nothing is checked out of a store: after_step with the state so far. asked:
@@ -1018,7 +1019,7 @@ static int step_due(lu_t *L, int64_t step) {
 static ooc_status_t step_end(lu_t *L, int64_t step, int asked) {
   const lu_args_t *a = L->a;
   if (!a->after_step) return OOC_OK;
-  if (!asked) (void)step_due(L, step);
+  if (!asked) (void)step_due(L, step, 0);
   lu_state_t s = {.amax = L->amax, .umax = L->umax, .logdet = L->logdet, .sign = L->sign,
                   .tiny = L->st->tiny, .min_pivot = L->st->min_pivot, .rowsum = L->rowsum};
   return a->after_step(a->step_user, step, L->nsteps, L->ipiv, &s);
@@ -1099,7 +1100,7 @@ static ooc_status_t factor(lu_t *L, int64_t *info) {
     L->w = ooc_min64(W, n - L->k0);
     int64_t k0 = L->k0, w = L->w, kt0 = k0 / b, kt1 = ooc_cdiv64(k0 + w, b);
     L->pc0 = k0;
-    L->no_prefetch = step_due(L, step); /* before this step's panel takes the next stripe */
+    L->no_prefetch = step_due(L, step, 1); /* before this step's panel takes the next stripe */
     double ta = ooc_now();
     if (step == 0) {
       OOC_TRY(panel_first(L, info));

@@ -221,11 +221,12 @@ typedef struct lu_args {
    * called after every step with the pivots and the state; the point is safe (no tile checked
    * out) for every step for which step_due returned nonzero, or for every step when step_due
    * is NULL. step_due is asked exactly once per step, before anything of the next step is
-   * taken out of a store (a factor step with step_due's no prefetches the next stripe). A
-   * failure either returns stops the run. */
+   * taken out of a store (a factor step with step_due's no prefetches the next stripe): a
+   * factor step is asked before it runs (before = 1), the others as they end (0). A failure
+   * either returns stops the run. */
   int64_t start_step;
   const struct lu_state *state0;
-  int (*step_due)(void *user, int64_t step, int64_t nsteps);
+  int (*step_due)(void *user, int64_t step, int64_t nsteps, int before);
   ooc_status_t (*after_step)(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
                              const struct lu_state *state);
   void *step_user;
