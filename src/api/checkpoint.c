@@ -25,10 +25,11 @@
  * tiles to scratch, fsync, commit the journal atomically, then let the scratch treat those
  * versions as protected. Runs checkpoint after a step once --checkpoint seconds have passed
  * since the last, in core and out of core alike (never after the last step); --checkpoint step
- * after every step (ckpt_clock.h decides, on the clock this file feeds it). Out of core every step used to checkpoint: on an H200 host that made a
- * Cholesky inverse at half the host memory 1.9x slower than the same run unjournaled (its flushes
- * and fsyncs sent every spilled tile to a 1.2 GB/s disk, docs/PERFORMANCE.md twenty-first
- * session); by time, a crash costs at most the interval's work, as in core. */
+ * after every step (ckpt_clock.h decides, on the clock this file feeds it). Out of core every
+ * step used to checkpoint: on an H200 host that made a Cholesky inverse at half the host memory
+ * 1.9x slower than the same run unjournaled (its flushes and fsyncs sent every spilled tile to a
+ * 1.2 GB/s disk, docs/PERFORMANCE.md twenty-first session); by time, a crash costs at most the
+ * interval's work, as in core. */
 
 #define CKPT_DEFAULT_S 300.0
 
