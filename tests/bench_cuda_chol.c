@@ -13,12 +13,13 @@
  *       stripe from chol_device_stripe evened out over its steps as the CLI does (ts_even_stripe;
  *       EVEN=0: the planned stripe as it is) and the ring's slots as the CLI's planner chooses
  *       them with the matrix cached (SLOTS=K: K). Prints the wall time of the compute phase and
- *       TFLOP/s counting n^3, and the executor's counts (operations, flops, bytes put and got); with a TRACE path
- *       the executor writes every operation's span there; with N <= 32768 also a probe residual. COPY_THREADS=T
- *       in the environment sets the tile cache's copy threads (tcache_set_threads); every tile
- *       is cached before the clock starts, as the CLI's read phase leaves them (PRELOAD=lower:
- *       the lower ones only). The store ends holding the lower triangle, as in the CLI, whose
- *       writer mirrors it (MIRROR=1: the solver's last step writes the upper tiles too).
+ *       TFLOP/s counting n^3, and the executor's counts (operations, flops, bytes put and got);
+ *       with a TRACE path the executor writes every operation's span there; with N <= 32768 also
+ *       a probe residual. COPY_THREADS=T in the environment sets the tile cache's copy threads
+ *       (tcache_set_threads); every tile is cached before the clock starts, as the CLI's read
+ *       phase leaves them (PRELOAD=lower: the lower ones only). The store ends holding the
+ *       lower triangle, as in the CLI, whose writer mirrors it (MIRROR=1: the solver's last
+ *       step writes the upper tiles too).
  *       CHOL_DIRECT=1: chol.h's "Direct moves" (chol_args_t.direct: the sweep's tile columns
  *       moved in place from the tile cache, each buffer pinned the first time it is lent);
  *       CHOL_DIRECT=2: the same with every tile pinned as the preload makes it (tstore.h

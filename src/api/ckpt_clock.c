@@ -10,8 +10,8 @@ int ckpt_clock_due(const ckpt_clock_t *c, int64_t step, int64_t nsteps, int inte
                    int before, double now) {
   if (c->every_step || interrupted) return 1;
   if (step + 1 >= nsteps) return 0;
-  double t_end = before ? c->t_step_end + c->step_len : now;
-  if (now > t_end) t_end = now;
+  double t_end = now; /* asked before the step: when it ends if it runs as long as the last */
+  if (before && c->t_step_end + c->step_len > now) t_end = c->t_step_end + c->step_len;
   return t_end - c->t_last >= c->interval;
 }
 
