@@ -185,6 +185,12 @@ static void test_gemm_degenerate(void) {
     free(C);
     free(C0);
   }
+  /* one column (cpu.c hands it to dgemv): tall and wide, C NaN under beta = 0 */
+  for (int t = 0; t < 4; t++) {
+    gemm_case(tr[t / 2], tr[t % 2], 3001, 1, 257, -0.5, 0.0);
+    gemm_case(tr[t / 2], tr[t % 2], 257, 1, 3001, 1.0, 0.0);
+    gemm_case(tr[t / 2], tr[t % 2], 257, 1, 3001, 1.25, -2.0);
+  }
   for (int t = 0; t < 4; t++) {
     gemm_case(tr[t / 2], tr[t % 2], 5, 4, 0, 1.0, 0.5); /* k = 0: C = beta C */
     gemm_case(tr[t / 2], tr[t % 2], 5, 4, 0, 1.0, 0.0); /* and C = 0 even from NaN */
