@@ -224,7 +224,8 @@ static void t_parse_compress(void) {
 }
 
 /* ---- the transposing copies (chunkio.h) ------------------------------------------------------
- * cio_unpack (row-major chunk rows into a column-major buffer) and cio_pack (back, from a
+ * cio_unpack (row-major chunk rows into a column-major buffer), cio_unpack_t (the same rows as
+ * columns: a transposed read's straight copy) and cio_pack (back, from a
  * column-major or a transposed source), float64 and float32, on shapes odd and even, small and
  * past the size where the copies write with streaming stores (1 MiB), into buffers with padding
  * (which must stay untouched) and starting off a 16-byte boundary. */
@@ -256,6 +257,20 @@ static void t_transposing_copies(void) {
               bad += d[i + j * ld] != want;
             }
           bad += off ? buf[0] != sentinel : buf[ld * w] != sentinel;
+          /* cio_unpack_t: the block as it is, row i into column i (ld w + pad, off the boundary
+           * by off): streaming stores past 1 MiB, so each column may start off 16 bytes */
+          int64_t ldt = w + pad;
+          double *bt = malloc((size_t)(ldt * h + 1) * sizeof(double)), *dt = bt + off;
+          for (int64_t t = 0; t < ldt * h + 1; t++) bt[t] = sentinel;
+          cio_unpack_t(src, (size_t)es, rw, h, w, dt, ldt);
+          for (int64_t i = 0; i < h; i++)
+            for (int64_t j = 0; j < ldt; j++) {
+              double want = j < w ? (double)(float)((double)(i * 4099 + j) + 0.5) : sentinel;
+              if (es == 8 && j < w) want = (double)(i * 4099 + j) + 0.5;
+              bad += dt[j + i * ldt] != want;
+            }
+          bad += off ? bt[0] != sentinel : bt[ldt * h] != sentinel;
+          free(bt);
           /* back: from the column-major buffer (rs 1, cs ld) and from its transpose (rs ld', cs
            * 1) into a row-major chunk of rw per row, its padding untouched */
           double *tr = malloc((size_t)(h * w) * sizeof(double)); /* w x h, ld w */
@@ -1913,7 +1928,7 @@ int main(void) {
   static const tu_test_t tests[] = {
       {"split_spec", t_split_spec},
       {"parse_compress", t_parse_compress},
-      {"transposing copies (cio_unpack, cio_pack)", t_transposing_copies},
+      {"transposing copies (cio_unpack, cio_unpack_t, cio_pack)", t_transposing_copies},
       {"roundtrip_f64_zstd", t_roundtrip_f64_zstd},
       {"roundtrip_f32_zstd", t_roundtrip_f32_zstd},
       {"roundtrip_f64_deflate", t_roundtrip_f64_deflate},
