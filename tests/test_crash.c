@@ -411,6 +411,24 @@ static void t_sigint(void) {
   CHECK(r.code == 0 && same_bits(0), "resume after SIGINT: exit %d: %s", r.code, r.err);
   char list[CAP];
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  /* SIGINT inside a step (at a scratch write) with the default interval, which journals nothing
+   * in a run this short: the step is finished and checkpointed before the run stops, and the
+   * resume gives the same bits. A signal during the load, before the steps: at once. */
+  reset_out();
+  r = solve_cmd(0, "put:150:INT", g_out, "--checkpoint", "300");
+  CHECK(r.code == 130 && strstr(r.err, "stopping once this step is checkpointed") &&
+        strstr(r.err, "rerun with --resume to continue"), "SIGINT in a step: exit %d: %s",
+        r.code, r.err);
+  CHECK(!tu_file_exists(g_out), "no output after SIGINT");
+  r = solve_cmd(0, NULL, g_out, "--resume", NULL);
+  CHECK(r.code == 0 && same_bits(0), "resume after SIGINT in a step: exit %d: %s", r.code, r.err);
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  reset_out();
+  r = solve_cmd(0, "put:1:INT", g_out, "--checkpoint", "300");
+  CHECK(r.code == 130 && !strstr(r.err, "stopping once") && strstr(r.err, "interrupted") &&
+        !strstr(r.err, "--resume"), "SIGINT in the load: exit %d: %s", r.code, r.err);
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  reset_out();
 }
 
 /* Stale state is never mixed in: refused without --resume, refused when anything differs. */
@@ -659,15 +677,37 @@ static int stop_halfway(void *user, const char *phase, double fraction) {
   return (!strcmp(phase, "eliminate") || !strcmp(phase, "factor")) && fraction >= 0.6;
 }
 
+/* The same moment, but the callback asks the way a first Ctrl-C does (ooc_ctx_request_stop:
+ * finish the step, checkpoint it, stop) and returns 0; `times` 2 asks twice (a second Ctrl-C:
+ * at once). What the first request answered goes to `graceful`. */
+typedef struct {
+  ooc_ctx_t *ctx;
+  int times, asked, graceful;
+} ask_stop_t;
+
+static int ask_stop_halfway(void *user, const char *phase, double fraction) {
+  ask_stop_t *a = user;
+  if (stop_halfway(NULL, phase, fraction))
+    for (; a->asked < a->times; a->asked++) {
+      int g = ooc_ctx_request_stop(a->ctx);
+      if (a->asked == 0) a->graceful = g;
+    }
+  return 0;
+}
+
 static int g_interval_method = OOC_METHOD_GJ;
 
 static int g_interval_ooc; /* the runs below out of core (--host-mem 512K) */
 
-static ooc_status_t interval_run(double checkpoint, int resume, int interrupt, ooc_report_t *rep,
-                                 char *err, size_t cap) {
+/* interrupt: 0 none, 1 the callback stops the run, 2 it asks to stop once (ask_stop_halfway;
+ * *graceful: its answer), 3 twice */
+static ooc_status_t interval_run_ask(double checkpoint, int resume, int interrupt,
+                                     ooc_report_t *rep, char *err, size_t cap, int *graceful) {
   ooc_ctx_t *ctx = NULL;
   ooc_ctx_create(&ctx);
-  if (interrupt) ooc_ctx_set_progress(ctx, stop_halfway, NULL);
+  ask_stop_t ask = {ctx, interrupt - 1, 0, -1};
+  if (interrupt == 1) ooc_ctx_set_progress(ctx, stop_halfway, NULL);
+  if (interrupt >= 2) ooc_ctx_set_progress(ctx, ask_stop_halfway, &ask);
   ooc_opts_t o;
   ooc_opts_default(&o);
   o.device = OOC_DEVICE_CPU;
@@ -682,8 +722,15 @@ static ooc_status_t interval_run(double checkpoint, int resume, int interrupt, o
   ooc_status_t st = ooc_invert(ctx, g_in, out, &o, rep);
   snprintf(err, cap, "%s", ooc_ctx_error(ctx));
   CU_ASSERT(ooc_ctx_host_bytes(ctx) == 0 && ooc_ctx_open_files(ctx) == 0);
+  CU_ASSERT(ooc_ctx_request_stop(ctx) == 0); /* after the run: no step end to wait for */
   ooc_ctx_destroy(ctx);
+  if (graceful) *graceful = ask.graceful;
   return st;
+}
+
+static ooc_status_t interval_run(double checkpoint, int resume, int interrupt, ooc_report_t *rep,
+                                 char *err, size_t cap) {
+  return interval_run_ask(checkpoint, resume, interrupt, rep, err, cap, NULL);
 }
 
 /* Runs of gj's or LU's inverse, in core or out of core (the same policy, docs/RELIABILITY.md),
@@ -718,6 +765,34 @@ static void interval_cases(int method, int ooc) {
   reset_out();
   st = interval_run(OOC_CHECKPOINT_NEVER, 0, 1, &rep, err, sizeof err);
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "checkpoints are off"), "%s", err);
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  /* A stop asked for once (a first Ctrl-C) at the same moment, default interval: the step it
+   * came in (LU: the one after, its factor steps read ahead) is finished and checkpointed, so the
+   * resume continues from there, to the reference's bits. Asked twice: at once, nothing kept;
+   * asked once without checkpoints: at once. */
+  int graceful = -1;
+  st = interval_run_ask(0, 0, 2, &rep, err, sizeof err, &graceful);
+  CHECK(graceful == 1 && st == OOC_ERR_INTERRUPTED && strstr(err, "interrupted at step") &&
+        strstr(err, "rerun with --resume"), "asked to stop: %d %s: %s", graceful,
+        ooc_status_str(st), err);
+  long long stopped = -1;
+  const char *at = strstr(err, "interrupted at step ");
+  if (at) sscanf(at, "interrupted at step %lld", &stopped);
+  st = interval_run(0, 1, 0, &rep, err, sizeof err);
+  CHECK(st == OOC_OK && rep.resumed_step == stopped && stopped >= 1,
+        "resume after a stop asked for: %s %s (from step %lld, stopped at %lld)",
+        ooc_status_str(st), err, (long long)rep.resumed_step, (long long)stopped);
+  CHECK(lu ? lu_sig(LUI) == g_lusig[LUI] : same_bits(0), "the reference's bits");
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  g_resumes++;
+  reset_out();
+  st = interval_run_ask(0, 0, 3, &rep, err, sizeof err, &graceful);
+  CHECK(graceful == 1 && st == OOC_ERR_INTERRUPTED && strstr(err, "no checkpoint was written"),
+        "asked twice: %s: %s", ooc_status_str(st), err);
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  st = interval_run_ask(OOC_CHECKPOINT_NEVER, 0, 2, &rep, err, sizeof err, &graceful);
+  CHECK(graceful == 0 && st == OOC_ERR_INTERRUPTED && strstr(err, "checkpoints are off"),
+        "asked once, checkpoints off: %s", err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   if (ooc) { /* uninterrupted, through the CLI and its kill hook: which commits happen */
     int nst = lu ? lu_steps[LUI] : 4;

@@ -195,9 +195,16 @@ void cli_report_print(const ooc_report_t *r, FILE *f) {
   free(buf);
 }
 
+/* A first SIGINT or SIGTERM lets a journaled run finish and checkpoint its step (the work since
+ * the last checkpoint is kept for --resume), a second stops it at once (docs/RELIABILITY.md). */
 static void on_signal(int sig) {
   (void)sig;
-  if (g_ctx) ooc_ctx_interrupt(g_ctx);
+  static const char msg[] = "\noocsolve: stopping once this step is checkpointed (interrupt "
+                            "again to stop at once; the step's work is then lost)\n";
+  if (g_ctx && ooc_ctx_request_stop(g_ctx)) {
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
+    (void)w;
+  }
 }
 
 void cli_trap_signals(ooc_ctx_t *ctx) {

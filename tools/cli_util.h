@@ -36,7 +36,8 @@ const char *cli_nearest(const char *typed, const char *const *cands, int count);
  * the terminal's when f is one, else $COLUMNS when set, else no wrapping. */
 void cli_report_print(const ooc_report_t *r, FILE *f);
 
-/* SIGINT/SIGTERM call ooc_ctx_interrupt(ctx); the running call then stops with exit code 130. */
+/* SIGINT/SIGTERM call ooc_ctx_request_stop(ctx): a journaled run finishes and checkpoints its step,
+ * any other run (and any run signalled twice) stops at once; exit code 130 either way. */
 void cli_trap_signals(ooc_ctx_t *ctx);
 
 #endif

@@ -4,7 +4,9 @@
 #   OLD=.wt/old LIMIT=560 bash .devdeps/on-device bash tools/gpu_lu_e2e.sh
 # (OLD: `git archive <commit>` unpacked into the ignored .wt/old and carried with .devdeps.
 # Or OLD_ENV="VAR=value ...": "old" is this tree's binary run with that environment, e.g.
-# OLD_ENV=OOCSOLVE_LU_SWAPS=store for LU's final swaps in the store, as before 2026-11-30.)
+# OLD_ENV=OOCSOLVE_LU_SWAPS=store for LU's final swaps in the store, as before 2026-11-30.
+# Or OLD_ARGS="--opt value ...": "old" is this tree's binary with these arguments appended, e.g.
+# OLD_ARGS="--checkpoint off" FCKPT=default: the factor journaled by time against not at all.)
 # 1. build oocsolve and oocgen in both trees, bench_lu_cuda in this one (Release, sm_90);
 # 2. cuSOLVER's in-core Xgetrf at n = 40000 (bench_lu_cuda cusolver), the peer of the factor;
 # 3. stage solve: A65 (n = 65536 float32, tile 1024) and B65 (256 right-hand sides) written on
@@ -19,6 +21,7 @@
 # bandwidth, not the disk). SKIP="solve factor inv" skips stages; N65, N40, NI change the sizes,
 # FDTYPE (f64) and FGPU (8G) the factor's input type and --gpu-mem (N40=65536 FDTYPE=f32
 # FGPU=16G: issue 22's big factor; f64 there would not fit the device's 64 GB disk twice).
+# FCKPT=default: the factor stage without `--checkpoint off` (journaled by time, the default).
 set -o pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${LIMIT:-560}
@@ -42,13 +45,18 @@ grep RESULT $R/cusolver.log | res
 G=$B/oocgen
 # one run: tree label, then oocsolve's arguments; its JSON's phases on a RESULT line
 one() {
-  local tree=$1 bin=$B/oocsolve tag=$2 envs=
+  local tree=$1 bin=$B/oocsolve tag=$2 envs= extra=()
   shift 2
   if [ "$tree" = old ]; then
-    if [ -n "${OLD_ENV:-}" ]; then envs=$OLD_ENV; else bin=$BOLD/oocsolve; fi
+    if [ -n "${OLD_ENV:-}${OLD_ARGS:-}" ]; then
+      envs=${OLD_ENV:-}
+      read -r -a extra <<< "${OLD_ARGS:-}"
+    else
+      bin=$BOLD/oocsolve
+    fi
   fi
   [ -x "$bin" ] || return
-  env $envs "$bin" "$@" --json --force > $R/$tag.json 2> $R/$tag.err
+  env $envs "$bin" "$@" "${extra[@]}" --json --force > $R/$tag.json 2> $R/$tag.err
   echo "rc=$?" >> $R/$tag.err
   python3 - "$R/$tag.json" "$tag" << 'PY' 2>&1 | res
 import json, sys
@@ -86,8 +94,10 @@ fi
 if ! skip factor && [ "$(left)" -gt 80 ]; then
   $G random --n $N40 --tile 1024 --dtype ${FDTYPE:-f64} --quiet --force $D/A40.h5:/A
   echo "[$(el) s] factor's input written"
+  fckpt=(--checkpoint off)
+  [ "${FCKPT:-off}" = default ] && fckpt=()
   pairs factor ${REPS_F:-1} 40 factor --method lu --device cuda --tile 1024 --gpu-mem ${FGPU:-8G} \
-    --checkpoint off --out $D/F.h5 $D/A40.h5:/A
+    "${fckpt[@]}" --out $D/F.h5 $D/A40.h5:/A
   rm -f $D/A40.h5
 fi
 # an inverse's estimate check (the fused one, capped strips): chol, n = NI float64, in core

@@ -452,6 +452,8 @@ ooc_status_t ckpt_restore_stores(job_t *j) {
 void ckpt_start(job_t *j) {
   double every = j->o.checkpoint > 0 ? j->o.checkpoint : CKPT_DEFAULT_S;
   ckpt_clock_start(&j->clock, every, j->o.checkpoint == OOC_CHECKPOINT_EVERY_STEP, ooc_now());
+  /* from here a stop request (ooc_ctx_request_stop) waits for the step's checkpoint */
+  j->ctx->graceful = j->journaled;
 }
 
 /* lu: LU's state (NULL for gj and chol), with the stripe LU runs (j->rep->stripe). */
@@ -519,22 +521,33 @@ static ooc_status_t checkpoint(job_t *j, int64_t done, int64_t nsteps, const int
   return OOC_OK;
 }
 
-/* Is a checkpoint due after `step` (ckpt_clock.h), asked before it runs or as it ends? */
+/* Is a checkpoint due after `step` (ckpt_clock.h), asked before it runs or as it ends? A stop
+ * asked for (a signal, ooc_ctx_request_stop) makes it due at once. */
 static int due(const job_t *j, int64_t step, int64_t nsteps, int before) {
-  return j->journaled &&
-         ckpt_clock_due(&j->clock, step, nsteps, j->ctx->interrupted, before, ooc_now());
+  ooc_ctx_t *ctx = j->ctx;
+  return j->journaled && ckpt_clock_due(&j->clock, step, nsteps,
+                                        ctx->interrupted || ctx->stop_requested, before, ooc_now());
 }
 
-/* The methods' after-step hooks: note the step, and checkpoint when `ckpt` says so. */
+/* The methods' after-step hooks: note the step, and checkpoint when `ckpt` says so. A stop
+ * request that finds the step checkpointed (asked during the step, or during the commit) ends
+ * the run there; ckpt_settle words the message. After the last step no step end is left to
+ * wait for, so a stop request from then on stops at the next tick. */
 static ooc_status_t step_done(job_t *j, int64_t step, int64_t nsteps, const int64_t *ipiv,
                               double logdet, const lu_state_t *lu, int ckpt) {
+  ooc_ctx_t *ctx = j->ctx;
   double t = ooc_now();
   j->steps_done = step + 1;
   j->nsteps = nsteps;
-  ooc_note_step(j->ctx, step + 1, nsteps);
+  ooc_note_step(ctx, step + 1, nsteps);
   ooc_status_t s = ckpt ? checkpoint(j, step + 1, nsteps, ipiv, logdet, lu) : OOC_OK;
   ckpt_clock_stepped(&j->clock, t, ckpt && s == OOC_OK, ooc_now());
-  return s;
+  OOC_TRY(s);
+  if (ckpt && ctx->stop_requested)
+    return OOC_FAIL(ctx, OOC_ERR_INTERRUPTED, "stopped after step %lld of %lld, as asked",
+                    (long long)(step + 1), (long long)nsteps);
+  if (step + 1 >= nsteps) ctx->graceful = 0;
+  return OOC_OK;
 }
 
 ooc_status_t ckpt_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv) {

@@ -1676,6 +1676,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
 
 static void job_cleanup(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
+  ctx->graceful = 0; /* no step end is coming: a stop request after the run is no promise */
   writeback_wait(j); /* before the output can be closed */
   if (j->cx) job_report_exec(j, j->dev[0], j->cx); /* least squares' (not chol's) */
   ex_destroy(j->cx);

@@ -24,6 +24,8 @@ void report_begin(ooc_ctx_t *ctx, const ooc_opts_t *opts, ooc_report_t *rep, ooc
     o->host_mem = ooc_default_host_mem(rep->host_limit, sizeof rep->host_limit);
   ooc_clear_error(ctx);
   ctx->interrupted = 0;
+  ctx->stop_requested = 0;
+  ctx->graceful = 0;
   ooc_note_step(ctx, 0, 0);
   ooc_ctx_reset_peak(ctx);
 }

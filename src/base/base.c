@@ -169,6 +169,13 @@ void ooc_ctx_set_progress(ooc_ctx_t *ctx, ooc_progress_fn fn, void *user) {
 }
 
 void ooc_ctx_interrupt(ooc_ctx_t *ctx) { ctx->interrupted = 1; }
+
+int ooc_ctx_request_stop(ooc_ctx_t *ctx) {
+  if (!ctx) return 0;
+  if (ctx->stop_requested) ctx->interrupted = 1; /* asked twice: at once */
+  ctx->stop_requested = 1;
+  return !ctx->interrupted && ctx->graceful;
+}
 void ooc_note_step(ooc_ctx_t *ctx, int64_t done, int64_t total) {
   ctx->step_done = done;
   ctx->step_total = total;
@@ -261,7 +268,7 @@ void ooc_clear_error(ooc_ctx_t *ctx) {
 
 ooc_status_t ooc_tick(ooc_ctx_t *ctx, const char *phase, double fraction) {
   if (ctx->progress && ctx->progress(ctx->progress_user, phase, fraction)) ctx->interrupted = 1;
-  if (ctx->interrupted)
+  if (ctx->interrupted || (ctx->stop_requested && !ctx->graceful))
     return OOC_FAIL(ctx, OOC_ERR_INTERRUPTED, "interrupted during %s (%.0f%% done)", phase,
                     100.0 * fraction);
   return OOC_OK;

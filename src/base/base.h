@@ -70,6 +70,11 @@ struct ooc_ctx {
   ooc_progress_fn progress;
   void *progress_user;
   volatile sig_atomic_t interrupted;
+  /* ooc_ctx_request_stop was called (a first Ctrl-C): a run that can checkpoint at the end of
+   * its step (graceful, set by the checkpoint module while a journaled run is in its steps)
+   * finishes the step, checkpoints it and stops; otherwise ticks stop it at once */
+  volatile sig_atomic_t stop_requested;
+  volatile sig_atomic_t graceful;
   pthread_mutex_t err_mu; /* the failure record's (err_status, err, err_where) */
   ooc_status_t err_status;
   char err[2048];
