@@ -20,6 +20,9 @@ Options are keyword arguments named after the CLI's long options (``tile=2048``,
 the library checks them and :class:`OocError` says what is wrong. ``progress=True`` shows a tqdm
 bar (when tqdm is installed), ``progress=fn`` calls ``fn(phase, fraction)`` (return True to stop);
 ``report={}`` is filled with the run's report (times, bytes, residual, method, ...).
+Ctrl-C raises KeyboardInterrupt: a run writing a file, journaled as the CLI's are, first finishes
+the step it is in and checkpoints it (the same call with ``resume=True`` continues from there);
+a second Ctrl-C, or a run into an array, stops at once.
 
 Failures raise :class:`OocError` carrying the status name, the CLI's exit code and the message.
 """
@@ -154,7 +157,14 @@ class _Call:
         try:
             if self.progress is not None and self.progress(phase.decode(), fraction):
                 return 1
-        except BaseException as e:  # KeyboardInterrupt included: stop the call, re-raise after
+        except KeyboardInterrupt as e:
+            # a first Ctrl-C: a journaled run (a file output) finishes its step, checkpoints it
+            # and stops (``resume=True`` continues from there); a second one, or any other run:
+            # at once. Either way KeyboardInterrupt is raised once the call has returned.
+            first = self.exc is None
+            self.exc = self.exc or e
+            return 0 if first and lib.ooc_ctx_request_stop(self.ctx) else 1
+        except BaseException as e:  # stop the call, re-raise after
             self.exc = self.exc or e
             return 1
         return 0

@@ -36,6 +36,7 @@ _PROTOS = {
     "ooc_ctx_error": (c_char_p, [c_void_p]),
     "ooc_ctx_set_progress": (None, [c_void_p, PROGRESS_FN, c_void_p]),
     "ooc_ctx_interrupt": (None, [c_void_p]),
+    "ooc_ctx_request_stop": (c_int, [c_void_p]),
     "ooc_param_lookup": (c_int, [c_char_p]),
     "ooc_param_count": (c_int, []),
     "ooc_param_name": (c_char_p, [c_int]),

@@ -350,6 +350,42 @@ def test_progress_and_stop(gen):
         oocsolve.inv(gen, progress=ctrl_c, **SMALL)
 
 
+def test_ctrl_c_finishes_the_step(gen, tmp_path):
+    """A first Ctrl-C (KeyboardInterrupt out of the progress function) in a journaled run, a
+    file output out of core: the step is finished and checkpointed before KeyboardInterrupt is
+    raised, and resume=True continues from it to the uninterrupted run's bits. A second Ctrl-C
+    stops at once (nothing kept)."""
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        f["A"] = gen
+    src, out, ref = (f"{tmp_path / 'a.h5'}:/A", f"{tmp_path / 'x.h5'}:/X",
+                     f"{tmp_path / 'r.h5'}:/X")
+    opts = dict(SMALL, method="gj", stripe=64, host_mem="256K", scratch=str(tmp_path))
+    oocsolve.inv(src, out=ref, **opts)
+
+    def ctrl_c(times, at):  # Ctrl-C `times` times, at the first ticks of elimination past `at`
+        hits = []
+
+        def fn(ph, f):
+            if ph == "eliminate" and f >= at and len(hits) < times:
+                hits.append(f)
+                raise KeyboardInterrupt
+        return fn
+    with pytest.raises(KeyboardInterrupt):
+        oocsolve.inv(src, out=out, progress=ctrl_c(1, 0.3), **opts)
+    assert not os.path.exists(tmp_path / "x.h5")
+    assert [p for p in os.listdir(tmp_path) if p.endswith(".journal")]
+    rep = {}
+    oocsolve.inv(src, out=out, resume=True, report=rep, **opts)
+    assert rep["resumed_step"] >= 1
+    with h5py.File(tmp_path / "x.h5", "r") as fx, h5py.File(tmp_path / "r.h5", "r") as fr:
+        assert np.array_equal(fx["X"][...], fr["X"][...])
+    os.remove(tmp_path / "x.h5")
+    with pytest.raises(KeyboardInterrupt):
+        oocsolve.inv(src, out=out, progress=ctrl_c(2, 0.0), **opts)
+    assert not [p for p in os.listdir(tmp_path) if ".oocsolve-" in p]
+
+
 def test_tqdm_bar(gen, capsys):
     pytest.importorskip("tqdm")
     x = oocsolve.inv(gen, progress=True, **SMALL)
