@@ -413,7 +413,8 @@ static void t_sigint(void) {
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   /* SIGINT inside a step (at a scratch write) with the default interval, which journals nothing
    * in a run this short: the step is finished and checkpointed before the run stops, and the
-   * resume gives the same bits. A signal during the load, before the steps: at once. */
+   * resume gives the same bits. A signal during the load, before the steps, or during the
+   * output's write, after the last one: at once. */
   reset_out();
   r = solve_cmd(0, "put:150:INT", g_out, "--checkpoint", "300");
   CHECK(r.code == 130 && strstr(r.err, "stopping once this step is checkpointed") &&
@@ -427,6 +428,12 @@ static void t_sigint(void) {
   r = solve_cmd(0, "put:1:INT", g_out, "--checkpoint", "300");
   CHECK(r.code == 130 && !strstr(r.err, "stopping once") && strstr(r.err, "interrupted") &&
         !strstr(r.err, "--resume"), "SIGINT in the load: exit %d: %s", r.code, r.err);
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  r = solve_cmd(0, "h5out:2:INT", g_out, "--checkpoint", "300");
+  CHECK(r.code == 130 && !strstr(r.err, "stopping once") &&
+        strstr(r.err, "no checkpoint was written"), "SIGINT in the write: exit %d: %s", r.code,
+        r.err);
+  CHECK(!tu_file_exists(g_out), "no output after SIGINT in the write");
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   reset_out();
 }

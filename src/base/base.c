@@ -176,6 +176,7 @@ int ooc_ctx_request_stop(ooc_ctx_t *ctx) {
   ctx->stop_requested = 1;
   return !ctx->interrupted && ctx->graceful;
 }
+
 void ooc_note_step(ooc_ctx_t *ctx, int64_t done, int64_t total) {
   ctx->step_done = done;
   ctx->step_total = total;

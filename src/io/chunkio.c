@@ -199,8 +199,10 @@ void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, do
 static void stream_row(const char *s, int f32, int64_t w, double *d) {
   const int64_t ses = f32 ? 4 : 8;
   int64_t j = 0;
-  if ((uintptr_t)d & 15)
-    for (; j < 1 && j < w; j++) d[j] = f32 ? (double)((const float *)s)[j] : ((const double *)s)[j];
+  if (((uintptr_t)d & 15) && w > 0) {
+    d[0] = f32 ? (double)((const float *)s)[0] : ((const double *)s)[0];
+    j = 1;
+  }
   for (; j + 2 <= w; j += 2) _mm_stream_pd(d + j, load2(s + j * ses, f32));
   if (j < w) d[j] = f32 ? (double)((const float *)s)[j] : ((const double *)s)[j];
 }
