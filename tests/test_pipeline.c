@@ -778,7 +778,8 @@ static void t_fused_faults(void) {
 /* Every load of a file reads its next strip on a thread of its own (report.strips_read_ahead),
  * and the output is the same, bit for bit, as with OOCSOLVE_NO_READ_AHEAD (every strip read on
  * the caller's thread, 0 strips) and OOCSOLVE_NO_WRITE_BEHIND (each row block written before
- * the next is gathered): chol and gj inverses (A's load), an LU solve (A's and B's),
+ * the next is gathered), the output's writeback asked for every millisecond meanwhile
+ * (OOCSOLVE_WRITE_FLUSH=1, job.c flusher_task): chol and gj inverses (A's load), an LU solve (A's and B's),
  * tile 64 (strips of a few tile columns: several per load). */
 static void t_load_ahead(void) {
   const int64_t n = 600, m = 7;
@@ -797,6 +798,7 @@ static void t_load_ahead(void) {
     for (int off = 0; off < 2; off++) {
       if (off) setenv("OOCSOLVE_NO_READ_AHEAD", "1", 1);
       if (off) setenv("OOCSOLVE_NO_WRITE_BEHIND", "1", 1); /* (job.c write_rows) */
+      if (off) setenv("OOCSOLVE_WRITE_FLUSH", "1", 1);
       ooc_ctx_t *ctx = tu_ctx();
       ooc_opts_t o = opts(64, cs[k].m);
       ooc_report_t rep;
@@ -806,6 +808,7 @@ static void t_load_ahead(void) {
                                     : ooc_invert(ctx, tu_path(cs[k].in), out, &o, &rep);
       unsetenv("OOCSOLVE_NO_READ_AHEAD");
       unsetenv("OOCSOLVE_NO_WRITE_BEHIND");
+      unsetenv("OOCSOLVE_WRITE_FLUSH");
       CU_ASSERT_EQUAL(st, OOC_OK);
       if (st != OOC_OK) printf("\n  %s\n", ooc_ctx_error(ctx));
       tu_ctx_done(ctx);

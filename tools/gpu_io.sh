@@ -21,6 +21,9 @@
 # METHODS (chol gj) may name lufactor, last: `oocsolve factor --method lu --tile 1024 --gpu-mem
 # 8G` (issue 22's factor) on a random input of n = N_LU (40000) written before its first run
 # (A.h5 removed first when the disk has no room for both), output as large as the input.
+# NEW_ENV="VAR=value ...": each run made a third time, by this tree's binary under that
+# environment (tag .env; e.g. NEW_ENV=OOCSOLVE_WRITE_FLUSH=100, the output's writeback asked
+# for during the write phase).
 # SKIP="py shm big" skips stages; WARM=1 leaves the input in the page cache (the read phase
 # without the disk: what the load itself costs); REPS (1) runs each method and tree REPS times. The JSON lines land in $OUT/runs.jsonl, the summary in
 # $OUT/io.txt, logs in $OUT/io.tgz.
@@ -45,6 +48,7 @@ wait
 [ -x /tmp/b-new/oocsolve ] || { echo "build failed"; exit 1; }
 VERS="new"
 [ -n "${OLD:-}" ] && { [ -x $BOLD/oocsolve ] || { echo "old build failed"; exit 1; }; VERS="new old"; }
+[ -n "${NEW_ENV:-}" ] && VERS="$VERS env"
 echo "[$(el) s] built $VERS" | tee -a $OUT/io.txt
 df -h "$W" | tail -1 | tee -a $OUT/io.txt
 
@@ -90,8 +94,9 @@ one() {
   shift 7 2> /dev/null || shift $#
   local extra=(--disk-bw "$rb,$wb" "$@")
   if [ "$(left)" -lt 80 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/io.txt; return; fi
-  local bin=/tmp/b-new/oocsolve
+  local bin=/tmp/b-new/oocsolve envs=()
   [ $v = old ] && bin=$BOLD/oocsolve
+  [ $v = env ] && read -r -a envs <<< "$NEW_ENV"
   local job=(--method $m --tile 4096) out=$dir/X.h5:/inverse
   if [ $m = lufactor ]; then
     lu_input
@@ -100,7 +105,7 @@ one() {
     [ "$in" = A.h5 ] && in=LU.h5
   fi
   echo "$tag: page cache before: $(evict $dir/$in)" | tee -a $OUT/io.txt
-  timeout $(($(left) - 5)) $bin "${job[@]}" --device cuda --json \
+  env "${envs[@]}" timeout $(($(left) - 5)) $bin "${job[@]}" --device cuda --json \
     "${extra[@]}" --force --out $out $dir/$in > $R/$tag.json 2> $R/$tag.err
   echo "rc=$?" >> $R/$tag.err
   rm -f $dir/X.h5

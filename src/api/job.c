@@ -11,8 +11,10 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/matrix.h"
@@ -1211,6 +1213,34 @@ static void writeback_start(job_t *j) {
 
 static void writeback_wait(job_t *j) { ooc_task_wait(&j->wb); }
 
+/* Experimental (issue 27; docs/CLI.md): with OOCSOLVE_WRITE_FLUSH=<ms> in the environment, the
+ * output's writeback is asked for every ms milliseconds while the write phase runs, on a pool
+ * thread (sync_file_range blocks while the disk's queue is full; the writer must not), so that
+ * the disk starts on X before the kernel's own flusher would: on the H200 host the end of a
+ * run (write, check, commit) waits for the disk to write the output back. Off by default until
+ * it is measured there (asked from the writer's thread on a 2-core VM, it cost more than it
+ * saved: docs/PERFORMANCE.md). */
+typedef struct {
+  h5mat_t *out;
+  long ms;
+  atomic_int stop;
+} flusher_t;
+
+static void flusher_task(void *arg) {
+  flusher_t *f = arg;
+  while (!atomic_load(&f->stop)) {
+    struct timespec ts = {f->ms / 1000, (f->ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    h5m_writeback_hint(f->out);
+  }
+}
+
+static long write_flush_ms(void) {
+  const char *e = getenv("OOCSOLVE_WRITE_FLUSH");
+  long ms = e ? strtol(e, NULL, 10) : 0;
+  return ms > 0 && ms <= 60000 ? ms : 0;
+}
+
 /* --keep-failed: the checked output, with its attributes and a "rejected" one saying why, goes
  * to "<output without .h5>.rejected.h5" instead of the output's name. */
 static ooc_status_t keep_rejected(job_t *j) {
@@ -1651,8 +1681,13 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
     lu_fused_reset(j->lufused);
     h5m_set_tap(j->out, lu_fused_x, j->lufused);
   }
+  flusher_t fl = {j->out, write_flush_ms(), 0};
+  ooc_task_t flush = {0};
+  if (fl.ms > 0) ooc_task_start(&flush, flusher_task, &fl);
   st = j->B && !j->result ? write_rows(j, j->B, NULL)
                           : write_rows(j, j->result ? j->result : j->A, perm);
+  atomic_store(&fl.stop, 1);
+  ooc_task_wait(&flush);
   h5m_set_tap(j->out, NULL, NULL);
   OOC_TRY(st);
   /* the write phase's scratch reads count in t_spill only, as the other phases' do (so the four
