@@ -382,6 +382,14 @@ static void t_kill_chol(void) {
         r.err);
   r = solve_cmd(0, NULL, g_out, "--resume", NULL);
   CHECK(r.code == 0 && same_bits(0), "chol resume after SIGINT: %d %s", r.code, r.err);
+  /* SIGINT inside a step with the default interval: the step finished and checkpointed first */
+  reset_out();
+  r = solve_cmd(0, "put:50:INT", g_out, "--checkpoint", "300");
+  CHECK(r.code == 130 && strstr(r.err, "stopping once this step is checkpointed") &&
+        strstr(r.err, "rerun with --resume"), "chol SIGINT in a step: exit %d: %s", r.code,
+        r.err);
+  r = solve_cmd(0, NULL, g_out, "--resume", NULL);
+  CHECK(r.code == 0 && same_bits(0), "chol resume after SIGINT in a step: %d %s", r.code, r.err);
   g_input = g_in;
   reset_out();
 }
@@ -654,6 +662,19 @@ static void t_lu_sigint_and_method(void) {
           r.code, r.err);
     g_resumes++;
     char list[CAP];
+    CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+    /* SIGINT inside a step with the default interval (nothing journaled yet): a step is
+     * finished and checkpointed first (the one after, when the step read the next stripe
+     * ahead), and the resume gives the same bits */
+    reset_out();
+    r = lu_cmd(w, 0, "lu", "put:80:INT", "--checkpoint", "300");
+    CHECK(r.code == 130 && strstr(r.err, "stopping once this step is checkpointed") &&
+          strstr(r.err, "rerun with --resume"), "LU %s SIGINT in a step: exit %d: %s",
+          lu_names[w], r.code, r.err);
+    r = lu_cmd(w, 0, "lu", NULL, "--resume", NULL);
+    CHECK(r.code == 0 && lu_sig(w) == g_lusig[w], "LU %s resumed after SIGINT in a step: exit "
+          "%d: %s", lu_names[w], r.code, r.err);
+    g_resumes++;
     CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   }
   reset_out();
