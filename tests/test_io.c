@@ -229,6 +229,12 @@ static void t_parse_compress(void) {
  * column-major or a transposed source), float64 and float32, on shapes odd and even, small and
  * past the size where the copies write with streaming stores (1 MiB), into buffers with padding
  * (which must stay untouched) and starting off a 16-byte boundary. */
+/* The test chunk's element (i, j) as a double, through float32 when es is 4 */
+static double chunk_value(int64_t i, int64_t j, int es) {
+  double v = (double)(i * 4099 + j) + 0.5;
+  return es == 8 ? v : (double)(float)v;
+}
+
 static void t_transposing_copies(void) {
   const int64_t shapes[][2] = {{1, 1}, {3, 5}, {17, 65}, {64, 4096}, {129, 1031}, {600, 301},
                                {1025, 130}};
@@ -251,11 +257,8 @@ static void t_transposing_copies(void) {
           for (int64_t t = 0; t < ld * w + 1; t++) buf[t] = sentinel;
           cio_unpack(src, (size_t)es, rw, h, w, d, ld);
           for (int64_t j = 0; j < w; j++)
-            for (int64_t i = 0; i < ld; i++) {
-              double want = i < h ? (double)(float)((double)(i * 4099 + j) + 0.5) : sentinel;
-              if (es == 8 && i < h) want = (double)(i * 4099 + j) + 0.5;
-              bad += d[i + j * ld] != want;
-            }
+            for (int64_t i = 0; i < ld; i++)
+              bad += d[i + j * ld] != (i < h ? chunk_value(i, j, es) : sentinel);
           bad += off ? buf[0] != sentinel : buf[ld * w] != sentinel;
           /* cio_unpack_t: the block as it is, row i into column i (ld w + pad, off the boundary
            * by off): streaming stores past 1 MiB, so each column may start off 16 bytes */
@@ -264,11 +267,8 @@ static void t_transposing_copies(void) {
           for (int64_t t = 0; t < ldt * h + 1; t++) bt[t] = sentinel;
           cio_unpack_t(src, (size_t)es, rw, h, w, dt, ldt);
           for (int64_t i = 0; i < h; i++)
-            for (int64_t j = 0; j < ldt; j++) {
-              double want = j < w ? (double)(float)((double)(i * 4099 + j) + 0.5) : sentinel;
-              if (es == 8 && j < w) want = (double)(i * 4099 + j) + 0.5;
-              bad += dt[j + i * ldt] != want;
-            }
+            for (int64_t j = 0; j < ldt; j++)
+              bad += dt[j + i * ldt] != (j < w ? chunk_value(i, j, es) : sentinel);
           bad += off ? bt[0] != sentinel : bt[ldt * h] != sentinel;
           free(bt);
           /* back: from the column-major buffer (rs 1, cs ld) and from its transpose (rs ld', cs
