@@ -425,9 +425,9 @@ static void t_sigint(void) {
    * output's write, after the last one: at once. */
   reset_out();
   r = solve_cmd(0, "put:150:INT", g_out, "--checkpoint", "300");
-  CHECK(r.code == 130 && strstr(r.err, "stopping once this step is checkpointed") &&
-        strstr(r.err, "rerun with --resume to continue"), "SIGINT in a step: exit %d: %s",
-        r.code, r.err);
+  CHECK(r.code == 130 && strstr(r.err, "stopping once this step is checkpointed (step 3 of 4)") &&
+        strstr(r.err, "interrupted at step 3 of 4; rerun with --resume to continue"),
+        "SIGINT in a step: exit %d: %s", r.code, r.err);
   CHECK(!tu_file_exists(g_out), "no output after SIGINT");
   r = solve_cmd(0, NULL, g_out, "--resume", NULL);
   CHECK(r.code == 0 && same_bits(0), "resume after SIGINT in a step: exit %d: %s", r.code, r.err);

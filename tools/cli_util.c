@@ -195,16 +195,36 @@ void cli_report_print(const ooc_report_t *r, FILE *f) {
   free(buf);
 }
 
+/* v's decimal digits at p (no stdio in a signal handler); returns the end */
+static char *put_int(char *p, int64_t v) {
+  char d[24];
+  int k = 0;
+  do d[k++] = (char)('0' + v % 10);
+  while ((v /= 10) > 0 && k < (int)sizeof d);
+  while (k > 0) *p++ = d[--k];
+  return p;
+}
+
+static char *put_str(char *p, const char *s) {
+  while (*s) *p++ = *s++;
+  return p;
+}
+
 /* A first SIGINT or SIGTERM lets a journaled run finish and checkpoint its step (the work since
- * the last checkpoint is kept for --resume), a second stops it at once (docs/RELIABILITY.md). */
+ * the last checkpoint is kept for --resume), a second stops it at once (docs/RELIABILITY.md).
+ * Only async-signal-safe calls: the request, reading the step counters, write. */
 static void on_signal(int sig) {
   (void)sig;
-  static const char msg[] = "\noocsolve: stopping once this step is checkpointed (interrupt "
-                            "again to stop at once; the step's work is then lost)\n";
-  if (g_ctx && ooc_ctx_request_stop(g_ctx)) {
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
-    (void)w;
+  if (!g_ctx || !ooc_ctx_request_stop(g_ctx)) return;
+  char msg[256], *p = put_str(msg, "\noocsolve: stopping once this step is checkpointed");
+  int64_t done, total;
+  if (ooc_ctx_progress_step(g_ctx, &done, &total) && done < total) {
+    p = put_int(put_str(p, " (step "), done + 1);
+    p = put_str(put_int(put_str(p, " of "), total), ")");
   }
+  p = put_str(p, "; interrupt again to stop at once, losing the step's work\n");
+  ssize_t w = write(STDERR_FILENO, msg, (size_t)(p - msg));
+  (void)w;
 }
 
 void cli_trap_signals(ooc_ctx_t *ctx) {
