@@ -51,6 +51,10 @@ VERS="new"
 [ -n "${NEW_ENV:-}" ] && VERS="$VERS env"
 echo "[$(el) s] built $VERS" | tee -a $OUT/io.txt
 df -h "$W" | tail -1 | tee -a $OUT/io.txt
+# when the kernel starts writing dirty pages back on its own (the output's writeback, issue 27)
+(sysctl vm.dirty_background_ratio vm.dirty_background_bytes vm.dirty_ratio vm.dirty_expire_centisecs ||
+  grep . /proc/sys/vm/dirty_*) 2> /dev/null | tr '\n' ' ' | tee -a $OUT/io.txt
+echo | tee -a $OUT/io.txt
 
 # dd: bytes per second from dd's own count and the wall time
 ddbw() { # dd args...: prints bytes/s
