@@ -108,9 +108,10 @@ OOC_API int ooc_ctx_progress_step(const ooc_ctx_t *ctx, int64_t *done, int64_t *
 OOC_API void ooc_ctx_interrupt(ooc_ctx_t *ctx);
 /* Async-signal-safe, for a first Ctrl-C: a journaled run (docs/RELIABILITY.md) in its steps
  * finishes the step it is in (LU: the one after, when this one read ahead), checkpoints it and
- * returns OOC_ERR_INTERRUPTED, so that `resume` loses nothing; any other run, and any run asked
- * a second time, stops as with ooc_ctx_interrupt. Returns 1 when the run will finish its step
- * first, 0 when it stops at once (or no run is under way). */
+ * returns OOC_ERR_INTERRUPTED, so that `resume` loses nothing; any other run (LU in a last step
+ * begun with no checkpoint due, too), and any run asked a second time, stops as with
+ * ooc_ctx_interrupt. Returns 1 when the run will finish its step first, 0 when it stops at once
+ * (or no run is under way). */
 OOC_API int ooc_ctx_request_stop(ooc_ctx_t *ctx);
 /* Message of the last failure ("" after success). Valid until the next call on ctx. */
 OOC_API const char *ooc_ctx_error(const ooc_ctx_t *ctx);

@@ -664,8 +664,7 @@ static void t_lu_sigint_and_method(void) {
     char list[CAP];
     CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
     /* SIGINT inside a step with the default interval (nothing journaled yet): a step is
-     * finished and checkpointed first (the one after, when the step read the next stripe
-     * ahead), and the resume gives the same bits */
+     * finished and checkpointed first, and the resume gives the same bits */
     reset_out();
     r = lu_cmd(w, 0, "lu", "put:80:INT", "--checkpoint", "300");
     CHECK(r.code == 130 && strstr(r.err, "stopping once this step is checkpointed") &&
@@ -677,6 +676,26 @@ static void t_lu_sigint_and_method(void) {
     g_resumes++;
     CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   }
+  /* LU's factor, default interval: a signal in step 2, which read step 3's stripe ahead, is kept
+   * by a checkpoint after step 3 (the step after), and the resume gives the same bits; a signal
+   * in the last step, which cannot end in a checkpoint, gets no promise and keeps nothing */
+  reset_out();
+  char list[CAP];
+  res_t r = lu_cmd(LUF, 0, "lu", "put:80:INT", "--checkpoint", "300");
+  CHECK(r.code == 130 && strstr(r.err, "stopping once this step is checkpointed (step 2 of 4)") &&
+        strstr(r.err, "interrupted at step 3 of 4; rerun with --resume"),
+        "LU factor SIGINT in step 2: exit %d: %s", r.code, r.err);
+  r = lu_cmd(LUF, 0, "lu", NULL, "--resume", NULL);
+  CHECK(r.code == 0 && lu_sig(LUF) == g_lusig[LUF], "LU factor resumed after SIGINT in step 2: "
+        "exit %d: %s", r.code, r.err);
+  g_resumes++;
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
+  reset_out();
+  r = lu_cmd(LUF, 0, "lu", "put:110:INT", "--checkpoint", "300");
+  CHECK(r.code == 130 && !strstr(r.err, "stopping once") &&
+        strstr(r.err, "no checkpoint was written"), "LU factor SIGINT in its last step: exit %d: "
+        "%s", r.code, r.err);
+  CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   reset_out();
 }
 
@@ -795,9 +814,9 @@ static void interval_cases(int method, int ooc) {
   CHECK(st == OOC_ERR_INTERRUPTED && strstr(err, "checkpoints are off"), "%s", err);
   CHECK(leftovers(list, sizeof list) == 0, "left behind: %s", list);
   /* A stop asked for once (a first Ctrl-C) at the same moment, default interval: the step it
-   * came in (LU: the one after, its factor steps read ahead) is finished and checkpointed, so the
-   * resume continues from there, to the reference's bits. Asked twice: at once, nothing kept;
-   * asked once without checkpoints: at once. */
+   * came in is finished and checkpointed (LU is asked at the tick between two steps, before the
+   * next one reads ahead), so the resume continues from there, to the reference's bits. Asked
+   * twice: at once, nothing kept; asked once without checkpoints: at once. */
   int graceful = -1;
   st = interval_run_ask(0, 0, 2, &rep, err, sizeof err, &graceful);
   CHECK(graceful == 1 && st == OOC_ERR_INTERRUPTED && strstr(err, "interrupted at step") &&

@@ -563,10 +563,13 @@ ooc_status_t ckpt_chol_after_step(void *user, int64_t step, int64_t nsteps, doub
 
 /* LU asks before a factor step whether it is checkpointed (it then leaves the next stripe in the
  * store, lu.h), and the answer holds for that step's after_step even if the clock moves on;
- * its other steps ask as they end. */
+ * its other steps ask as they end. A run's last step answered "no" before it runs cannot end
+ * in a checkpoint (lu.c's left fold may then move columns for the final pass), so from there a
+ * stop request stops at once instead of waiting for a step end that will keep nothing. */
 int ckpt_lu_step_due(void *user, int64_t step, int64_t nsteps, int before) {
   job_t *j = user;
   j->lu_due_step = due(j, step, nsteps, before) ? step : -1;
+  if (before && step + 1 >= nsteps && j->lu_due_step != step) j->ctx->graceful = 0;
   return j->lu_due_step == step;
 }
 
