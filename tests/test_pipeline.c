@@ -779,8 +779,8 @@ static void t_fused_faults(void) {
  * and the output is the same, bit for bit, as with OOCSOLVE_NO_READ_AHEAD (every strip read on
  * the caller's thread, 0 strips) and OOCSOLVE_NO_WRITE_BEHIND (each row block written before
  * the next is gathered), the output's writeback asked for every millisecond meanwhile
- * (OOCSOLVE_WRITE_FLUSH=1, job.c flusher_task): chol and gj inverses (A's load), an LU solve (A's and B's),
- * tile 64 (strips of a few tile columns: several per load). */
+ * (OOCSOLVE_WRITE_FLUSH=1, job.c flusher_task): chol and gj inverses (A's load), an LU solve
+ * (A's and B's), tile 64 (strips of a few tile columns: several per load). */
 static void t_load_ahead(void) {
   const int64_t n = 600, m = 7;
   write_probe_inputs(n);

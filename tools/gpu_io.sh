@@ -52,8 +52,8 @@ VERS="new"
 echo "[$(el) s] built $VERS" | tee -a $OUT/io.txt
 df -h "$W" | tail -1 | tee -a $OUT/io.txt
 # when the kernel starts writing dirty pages back on its own (the output's writeback, issue 27)
-(sysctl vm.dirty_background_ratio vm.dirty_background_bytes vm.dirty_ratio vm.dirty_expire_centisecs ||
-  grep . /proc/sys/vm/dirty_*) 2> /dev/null | tr '\n' ' ' | tee -a $OUT/io.txt
+(sysctl vm.dirty_background_ratio vm.dirty_background_bytes vm.dirty_ratio \
+  vm.dirty_expire_centisecs || grep . /proc/sys/vm/dirty_*) 2> /dev/null | tr '\n' ' ' | tee -a $OUT/io.txt
 echo | tee -a $OUT/io.txt
 
 # dd: bytes per second from dd's own count and the wall time

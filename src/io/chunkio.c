@@ -66,6 +66,11 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 #define TJ 64
 #define T_STREAM_BYTES ((int64_t)1 << 20)
 
+/* One element (float32 or float64) as a double. */
+static inline double load1(const void *p, int f32) {
+  return f32 ? (double)*(const float *)p : *(const double *)p;
+}
+
 #if defined(__SSE2__)
 /* Two neighbouring elements of a row (float32 or float64) as two doubles, and back. */
 static inline __m128d load2(const void *p, int f32) {
@@ -87,7 +92,7 @@ static inline void store2(void *p, __m128d v, int f32, int nt) {
 #define T_DST(i, j) (d + ((i) + (j) * ds) * des)
 #define T_ONE(i, j)                                                                             \
   do {                                                                                          \
-    double v_ = sf32 ? (double)*(const float *)T_SRC(i, j) : *(const double *)T_SRC(i, j);      \
+    double v_ = load1(T_SRC(i, j), sf32);                                                       \
     if (df32) *(float *)T_DST(i, j) = (float)v_;                                                \
     else *(double *)T_DST(i, j) = v_;                                                           \
   } while (0)
@@ -198,13 +203,10 @@ void cio_unpack(const void *src, size_t es, int64_t rw, int64_t h, int64_t w, do
  * element at most comes before the first 16-byte boundary). */
 static void stream_row(const char *s, int f32, int64_t w, double *d) {
   const int64_t ses = f32 ? 4 : 8;
-  int64_t j = 0;
-  if (((uintptr_t)d & 15) && w > 0) {
-    d[0] = f32 ? (double)((const float *)s)[0] : ((const double *)s)[0];
-    j = 1;
-  }
+  int64_t j = ((uintptr_t)d & 15) && w > 0; /* the head element, by a plain store */
+  if (j) d[0] = load1(s, f32);
   for (; j + 2 <= w; j += 2) _mm_stream_pd(d + j, load2(s + j * ses, f32));
-  if (j < w) d[j] = f32 ? (double)((const float *)s)[j] : ((const double *)s)[j];
+  if (j < w) d[j] = load1(s + j * ses, f32);
 }
 #endif
 
