@@ -778,8 +778,9 @@ static void t_fused_faults(void) {
 /* Every load of a file reads its next strip on a thread of its own (report.strips_read_ahead),
  * and the output is the same, bit for bit, as with OOCSOLVE_NO_READ_AHEAD (every strip read on
  * the caller's thread, 0 strips) and OOCSOLVE_NO_WRITE_BEHIND (each row block written before
- * the next is gathered), the output's writeback asked for every millisecond meanwhile
- * (OOCSOLVE_WRITE_FLUSH=1, job.c flusher_task): chol and gj inverses (A's load), an LU solve
+ * the next is gathered) and OOCSOLVE_WRITE_FLUSH=0 (no writeback asked for during the write
+ * phase; the default run asks every millisecond, job.c flusher_task, so that a write phase of
+ * a few milliseconds has the flusher beside it): chol and gj inverses (A's load), an LU solve
  * (A's and B's), tile 64 (strips of a few tile columns: several per load). */
 static void t_load_ahead(void) {
   const int64_t n = 600, m = 7;
@@ -798,7 +799,7 @@ static void t_load_ahead(void) {
     for (int off = 0; off < 2; off++) {
       if (off) setenv("OOCSOLVE_NO_READ_AHEAD", "1", 1);
       if (off) setenv("OOCSOLVE_NO_WRITE_BEHIND", "1", 1); /* (job.c write_rows) */
-      if (off) setenv("OOCSOLVE_WRITE_FLUSH", "1", 1);
+      setenv("OOCSOLVE_WRITE_FLUSH", off ? "0" : "1", 1);
       ooc_ctx_t *ctx = tu_ctx();
       ooc_opts_t o = opts(64, cs[k].m);
       ooc_report_t rep;
@@ -847,10 +848,11 @@ static int64_t strips_ahead(const ooc_report_t *r) {
   return k;
 }
 
+static ooc_method_t g_lazy_method = OOC_METHOD_LU; /* chol: lazy_run inverts */
 static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int read_first,
                              int ckpt_step, ooc_report_t *rep, char *err, size_t cap) {
   ooc_ctx_t *ctx = tu_ctx();
-  ooc_opts_t o = opts(64, OOC_METHOD_LU);
+  ooc_opts_t o = opts(64, g_lazy_method);
   o.stripe = 128;
   o.host_mem = g_lazy_mem;
   if (ckpt_step) o.checkpoint = OOC_CHECKPOINT_EVERY_STEP;
@@ -858,7 +860,9 @@ static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int 
   remove(out);
   if (g_lazy_fault) ooc_fault_arm(ctx, g_lazy_kind, g_lazy_fault, 0, EIO);
   else ooc_fault_arm(ctx, g_lazy_kind, 0, 0, 0); /* (counts from here) */
-  ooc_status_t st = b ? ooc_solve(ctx, a, b, out, &o, rep) : ooc_factor(ctx, a, out, &o, rep);
+  ooc_status_t st = b ? ooc_solve(ctx, a, b, out, &o, rep)
+                     : g_lazy_method == OOC_METHOD_CHOL ? ooc_invert(ctx, a, out, &o, rep)
+                                                        : ooc_factor(ctx, a, out, &o, rep);
   g_lazy_calls = ooc_fault_calls(ctx, g_lazy_kind);
   ooc_fault_arm(ctx, g_lazy_kind, 0, 0, 0);
   unsetenv("OOCSOLVE_LAZY_READ");
@@ -996,6 +1000,138 @@ static void t_lazy_lu(void) {
   }
   free(G);
   free(B);
+}
+
+/* The same for --method chol's inverse (chol_args_t.need: its first step asks for A, left to
+ * right; stripe 128 of n = 600, 5 steps): the inverse bit for bit the same as the run that
+ * read A first, with and without a checkpoint after every step (the first is written after
+ * the load's end); I/O and allocation faults on either thread fail cleanly or give the same
+ * bits; a float32 input the same; the input's faults give the errors, messages and info a
+ * load before the run gives: a
+ * NaN in the last column, an asymmetric pair in the last tile column (the load's verdict, not
+ * the sweep's), every entry zero (the load's message, not the first minor's), and a matrix
+ * that is not positive definite only in its last step (the sweep's verdict after the whole
+ * load, the same minor). */
+static void t_lazy_chol(void) {
+  const int64_t n = 600;
+  gen_spec_t gs;
+  gen_spec_default(&gs, GEN_MATERN, n);
+  double *S = tu_gen_spec(&gs);
+  tu_write_matrix(tu_path("lc.h5"), "/A", n, n, S, 2);
+  char out[1024], out2[1024], err[2048], a[1024], o1[1024];
+  snprintf(out, sizeof out, "%s", tu_path("lco.h5:/X"));
+  snprintf(out2, sizeof out2, "%s", tu_path("lco2.h5:/X"));
+  snprintf(a, sizeof a, "%s", tu_path("lc.h5:/A"));
+  snprintf(o1, sizeof o1, "%s", tu_path("lco.h5"));
+  const char *said = "A read while the first step ran";
+  g_lazy_method = OOC_METHOD_CHOL;
+  int64_t r_, c_;
+  double *X2 = NULL;
+  for (int ck = 0; ck < 2; ck++) {
+    ooc_report_t r1, r2;
+    ooc_status_t st = lazy_run(a, NULL, out, 0, ck, &r1, err, sizeof err);
+    if (st != OOC_OK) printf("\n  %s", err);
+    CU_ASSERT_EQUAL_FATAL(st, OOC_OK);
+    CU_ASSERT_EQUAL_FATAL(lazy_run(a, NULL, out2, 1, ck, &r2, err, sizeof err), OOC_OK);
+    CU_ASSERT(strstr(r1.warnings, said) != NULL);
+    CU_ASSERT(strstr(r2.warnings, said) == NULL);
+    CU_ASSERT(strips_ahead(&r1) > 0); /* read on from the load's end, on the thread */
+    CU_ASSERT_EQUAL(r1.steps, 5);
+    CU_ASSERT(r1.residual < 30);
+    CU_ASSERT_EQUAL(memcmp(&r1.logdet, &r2.logdet, sizeof r1.logdet), 0);
+    printf("\n  inverse%s: %lld strips read ahead", ck ? ", checkpoints" : "",
+           (long long)strips_ahead(&r1));
+    int64_t r, c;
+    char s1[1100], s2[1100];
+    snprintf(s1, sizeof s1, "%s", out);
+    snprintf(s2, sizeof s2, "%s", out2);
+    double *X1 = tu_read_matrix(s1, &r, &c);
+    free(X2);
+    X2 = tu_read_matrix(s2, &r_, &c_);
+    CU_ASSERT_FATAL(X1 && X2 && r == r_ && c == c_);
+    CU_ASSERT(memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
+    free(X1);
+  }
+  for (int kind = 0; kind < 2; kind++) { /* X2: the last read-first inverse */
+    g_lazy_kind = kind ? OOC_FAULT_ALLOC : OOC_FAULT_IO;
+    ooc_report_t rc;
+    CU_ASSERT_EQUAL_FATAL(lazy_run(a, NULL, out, 0, 0, &rc, err, sizeof err), OOC_OK);
+    int64_t calls = g_lazy_calls, step = ooc_max64(1, calls / 30), ok = 0, failed = 0;
+    for (g_lazy_fault = 1; g_lazy_fault <= calls; g_lazy_fault += step) {
+      ooc_report_t rf;
+      char e[2048];
+      remove(o1);
+      if (lazy_run(a, NULL, out, 0, 0, &rf, e, sizeof e) == OOC_OK) {
+        char s1[1100];
+        snprintf(s1, sizeof s1, "%s", out);
+        int64_t r, c;
+        double *X1 = tu_read_matrix(s1, &r, &c);
+        CU_ASSERT(X1 && r == r_ && c == c_ &&
+                  memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
+        free(X1);
+        ok++;
+      } else {
+        CU_ASSERT(e[0] != 0);
+        CU_ASSERT(!tu_file_exists(o1) || strstr(e, "written, but syncing directory") != NULL);
+        failed++;
+      }
+    }
+    g_lazy_fault = 0;
+    CU_ASSERT(failed > 0);
+    printf("\n  %s faults at 1 to %lld in steps of %lld: %lld runs failed cleanly, %lld passed "
+           "with the same bits", kind ? "allocation" : "I/O", (long long)calls, (long long)step,
+           (long long)failed, (long long)ok);
+  }
+  g_lazy_kind = OOC_FAULT_IO;
+  free(X2);
+  { /* a float32 input: the symmetry check's copy is float (job.c job_loader_t.lc) */
+    char a32[1024];
+    snprintf(a32, sizeof a32, "%s", tu_path("lc32.h5:/A"));
+    tu_write_matrix(tu_path("lc32.h5"), "/A", n, n, S, 1);
+    ooc_report_t r1, r2;
+    CU_ASSERT_EQUAL(lazy_run(a32, NULL, out, 0, 0, &r1, err, sizeof err), OOC_OK);
+    CU_ASSERT_EQUAL(lazy_run(a32, NULL, out2, 1, 0, &r2, err, sizeof err), OOC_OK);
+    CU_ASSERT(strstr(r1.warnings, said) != NULL);
+    char s1[1100], s2[1100];
+    snprintf(s1, sizeof s1, "%s", out);
+    snprintf(s2, sizeof s2, "%s", out2);
+    int64_t r, c;
+    double *X1 = tu_read_matrix(s1, &r, &c);
+    X2 = tu_read_matrix(s2, &r_, &c_);
+    CU_ASSERT(X1 && X2 && r == r_ && c == c_ &&
+              memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
+    free(X1);
+    free(X2);
+  }
+  for (int k = 0; k < 4; k++) {
+    double *F = malloc((size_t)(n * n) * sizeof(double));
+    memcpy(F, S, (size_t)(n * n) * sizeof(double));
+    if (k == 0) F[3 + (n - 1) * n] = NAN;
+    if (k == 1) F[(n - 1) + 2 * n] += 1e-3; /* (n-1, 2) against (2, n-1) */
+    if (k == 2) memset(F, 0, (size_t)(n * n) * sizeof(double));
+    if (k == 3) F[(n - 1) + (n - 1) * n] = -1.0; /* the last minor */
+    tu_write_matrix(tu_path("lcf.h5"), "/A", n, n, F, 2);
+    free(F);
+    char fa[1024], e1[2048], e2[2048];
+    snprintf(fa, sizeof fa, "%s", tu_path("lcf.h5:/A"));
+    ooc_report_t r1, r2;
+    remove(o1);
+    ooc_status_t s1 = lazy_run(fa, NULL, out, 0, 0, &r1, e1, sizeof e1);
+    ooc_status_t s2 = lazy_run(fa, NULL, out2, 1, 0, &r2, e2, sizeof e2);
+    static const ooc_status_t want[] = {OOC_ERR_NONFINITE, OOC_ERR_NOT_SPD, OOC_ERR_NOT_SPD,
+                                        OOC_ERR_NOT_SPD};
+    CU_ASSERT_EQUAL(s1, want[k]);
+    CU_ASSERT_EQUAL(s2, want[k]);
+    CU_ASSERT_STRING_EQUAL(e1, e2);
+    CU_ASSERT_EQUAL(r1.info, r2.info);
+    CU_ASSERT(!tu_file_exists(o1));
+    if (k == 1) CU_ASSERT(strstr(e1, "symmetric") != NULL);
+    if (k == 2) CU_ASSERT(strstr(e1, "all zeros") != NULL);
+    if (k == 3) CU_ASSERT_EQUAL(r1.info, n);
+    printf("\n  input fault %d: %s", k, e1);
+  }
+  g_lazy_method = OOC_METHOD_LU;
+  free(S);
 }
 
 /* ---- the disk tier's traffic against the stripe arithmetic (plan_spill_model) ------------- */
@@ -1304,6 +1440,7 @@ int main(void) {
                              {"the disk tier's bytes against the stripe arithmetic", t_spill_model},
                              {"the load reads ahead: the same bits, strips read ahead", t_load_ahead},
                              {"LU reads A as it needs it: the same bits, the same errors", t_lazy_lu},
+                             {"chol's inverse reads A as its first step needs it: the same bits, the same errors", t_lazy_chol},
                              {"A's tiles fall back on the input: same output, less to scratch", t_backed},
                              {"the input rewritten during the run: refused, no output", t_backed_changed},
                              {NULL, NULL}};

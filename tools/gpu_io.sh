@@ -17,7 +17,7 @@
 # 6. stage shm: the input copied to /dev/shm, chol there (output there too): the floor is
 #    memory copies (dd direct on tmpfs);
 # 7. stage big: chol at n = N65 (65536) float32 with --gpu-mem 16G from a cold file (then
-#    $OLD's), when the disk has room for its input and output (else it says so).
+#    $OLD's; REPS65 (1) times each), when the disk has room for its input and output (else it says so).
 # METHODS (chol gj) may name lufactor, last: `oocsolve factor --method lu --tile 1024 --gpu-mem
 # 8G` (issue 22's factor) on a random input of n = N_LU (40000) written before its first run
 # (A.h5 removed first when the disk has no room for both), output as large as the input.
@@ -166,7 +166,9 @@ if ! skip big && [ "$(left)" -gt 200 ]; then
   else
     /tmp/b-new/oocgen matern --n $N65 --dtype f32 --tile 4096 $W/A65.h5 > $R/gen65.log 2>&1
     echo "[$(el) s] input n = $N65 f32 written" | tee -a $OUT/io.txt
-    for v in $VERS; do one chol $v chol.65536.$v $W A65.h5 "$RBW" "$WBW" --gpu-mem 16G; done
+    for i in $(seq 1 ${REPS65:-1}); do
+      for v in $VERS; do one chol $v chol.65536.$v.$i $W A65.h5 "$RBW" "$WBW" --gpu-mem 16G; done
+    done
     rm -f $W/A65.h5
   fi
 fi

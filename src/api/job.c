@@ -433,7 +433,21 @@ struct job_loader {
   int64_t nahead; /* strips the thread read (added to j->ahead_strips when it is joined, and to
                      j->lazy_strips for A's lazy loader) */
   int lazy;       /* A's loader of a read while the method runs (job_load_inputs) */
+  /* The classifier's copy of the lower tiles as read (a read while the method runs: the method
+   * changes the stored tiles before later columns' upper parts are compared with them): per
+   * tile column tj its rows [start(tj), n), ld n - start(tj), float where the input is float32
+   * (exact), else double; freed with the loader (lower_copy_bytes) */
+  void **lc;
+  int lc32;
 };
+
+/* The bytes of the loader's lower copy for A (n, tile b; f32: the input is float32). */
+static int64_t lower_copy_bytes(int64_t n, int64_t b, int f32) {
+  part_t p = part_make(n, b);
+  int64_t e = 0;
+  for (int64_t t = 0; t < p.count; t++) e += (n - part_start(p, t)) * part_len(p, t);
+  return e * (f32 ? 4 : 8);
+}
 
 /* The read-ahead thread stopped and joined (nothing of it runs after this: HDF5 and the
  * strips are the caller's again); the strips it read stay for the puts. */
@@ -459,6 +473,10 @@ void job_loader_free(job_loader_t *L) {
     ooc_free(ctx, L->buf);
     pthread_cond_destroy(&L->cv);
     pthread_mutex_destroy(&L->mu);
+  }
+  if (L->lc) {
+    for (int64_t t = 0; t < ts_cols(L->ts).count; t++) ooc_free(ctx, L->lc[t]);
+    ooc_free(ctx, L->lc);
   }
   ooc_free(ctx, L->strip);
   ooc_free(ctx, L->U);
@@ -495,12 +513,45 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
   L->who = !j->journaled ? -1 : src == j->in_a ? 0 : src == j->in_b ? 1 : -1;
   L->hashes = L->who >= 0 ? ooc_malloc(ctx, (size_t)cp.count * sizeof(uint64_t)) : NULL;
   L->ranges = ooc_malloc(ctx, (size_t)cp.count * sizeof *L->ranges);
-  if (!L->strip || (L->cl && (!L->U || !L->flags)) || (L->who >= 0 && !L->hashes)) {
+  L->lc32 = j->f32;
+  L->lc = L->cl && j->lazy ? ooc_calloc(ctx, (size_t)cp.count, sizeof *L->lc) : NULL;
+  if (!L->strip || (L->cl && (!L->U || !L->flags)) || (L->who >= 0 && !L->hashes) ||
+      (L->cl && j->lazy && !L->lc)) {
     job_loader_free(L);
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
   }
   if (L->cl) cl_init(&j->verdict, j->f32);
   *out = L;
+  return OOC_OK;
+}
+
+/* The loader's lower copy (L->lc): tile column tj's rows [start(tj), n) of col (ld n) kept,
+ * then tile row tj's tiles (tj, 0) .. (tj, tj) from it into L->U (ld bj), as the classifier
+ * reads them from the store when the method has not changed them. */
+static ooc_status_t lower_copy_row(job_loader_t *L, int64_t tj, const double *col) {
+  part_t p = ts_cols(L->ts);
+  int64_t n = p.n, r0 = part_start(p, tj), bj = part_len(p, tj), m = n - r0;
+  ooc_ctx_t *ctx = L->j->ctx;
+  if (!L->lc[tj]) /* (a strip whose put failed is put again, the failure with it) */
+    L->lc[tj] = ooc_malloc(ctx, (size_t)(m * bj) * (L->lc32 ? sizeof(float) : sizeof(double)));
+  if (!L->lc[tj])
+    return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s (the symmetry check's "
+                    "copy of tile column %lld)", h5m_name(L->src), (long long)tj);
+  for (int64_t c = 0; c < bj; c++) {
+    const double *s = col + r0 + c * n;
+    if (L->lc32)
+      for (int64_t i = 0; i < m; i++) ((float *)L->lc[tj])[i + c * m] = (float)s[i];
+    else
+      memcpy((double *)L->lc[tj] + c * m, s, (size_t)m * sizeof(double));
+  }
+  for (int64_t t = 0; t <= tj; t++) { /* tile (tj, t): rows [r0, r0 + bj) of column t's copy */
+    int64_t mt = n - part_start(p, t), off = r0 - part_start(p, t);
+    double *u = L->U + part_start(p, t) * bj;
+    for (int64_t c = 0; c < part_len(p, t); c++)
+      for (int64_t i = 0; i < bj; i++)
+        u[i + c * bj] = L->lc32 ? (double)((const float *)L->lc[t])[off + i + c * mt]
+                                : ((const double *)L->lc[t])[off + i + c * mt];
+  }
   return OOC_OK;
 }
 
@@ -528,7 +579,8 @@ static ooc_status_t put_strip(job_loader_t *L, int64_t c0, int64_t nc, double *s
     else
       OOC_TRY(ts_put_col(ts, tj, col, n));
     if (L->cl) {
-      OOC_TRY(ts_read_tiles(ts, tj, tj + 1, 0, tj + 1, L->U, part_len(cp, tj)));
+      if (L->lc) OOC_TRY(lower_copy_row(L, tj, col));
+      else OOC_TRY(ts_read_tiles(ts, tj, tj + 1, 0, tj + 1, L->U, part_len(cp, tj)));
       cl_column(&j->verdict, rp, tj, col, n, L->U, L->flags);
     }
     if (!L->lower || (j->verdict.symmetric && j->verdict.posdiag)) continue;
@@ -698,6 +750,46 @@ ooc_status_t job_lazy_finish(job_t *j) {
   if (j->lu_gx) pin_rest(j); /* as job_load_inputs does after a whole load */
   if (st == OOC_OK) st = scale_check(j);
   j->t_aload += ooc_now() - t0;
+  j->lazy_failed = st != OOC_OK;
+  return st;
+}
+
+ooc_status_t job_lazy_need(void *user, int64_t c) {
+  job_t *j = user;
+  if (!j->aload) return OOC_OK; /* all read (a checkpoint asked for the rest first) */
+  if (c >= j->n) return job_lazy_finish(j);
+  double t0 = ooc_now();
+  ooc_status_t st = job_loader_upto(j->aload, c);
+  j->t_aload += ooc_now() - t0;
+  return st;
+}
+
+ooc_status_t job_lazy_settle(job_t *j, ooc_status_t st, int *load_failed) {
+  ooc_ctx_t *ctx = j->ctx;
+  *load_failed = 0;
+  if (!j->aload) { /* ended: by the method's last ask or a checkpoint's, which may have failed */
+    *load_failed = st != OOC_OK && j->lazy_failed;
+    return st;
+  }
+  if (st == OOC_OK) { /* (the method asks for column n; this is a backstop) */
+    st = job_lazy_finish(j);
+    *load_failed = st != OOC_OK;
+    return st;
+  }
+  job_loader_hold(j->aload); /* (its thread may record a failure of its own) */
+  char msg[sizeof ctx->err], where[sizeof ctx->err_where];
+  ooc_status_t was = ctx->err_status;
+  memcpy(msg, ctx->err, sizeof msg);
+  memcpy(where, ctx->err_where, sizeof where);
+  ooc_clear_error(ctx); /* (the first failure recorded is the one kept) */
+  ooc_status_t ls = job_lazy_finish(j);
+  if (ls != OOC_OK) {
+    *load_failed = 1;
+    return ls;
+  }
+  ctx->err_status = was;
+  memcpy(ctx->err, msg, sizeof msg);
+  memcpy(ctx->err_where, where, sizeof where);
   return st;
 }
 
@@ -971,26 +1063,35 @@ static int input_backs_tiles(const job_t *j) {
 }
 
 /* A read while the method runs (issue 27), the room its loader's strip takes (0: A is read
- * first, as always). Only where OOCSOLVE_LAZY_READ is set in the environment, for now, because
- * it is slower: on this project's 2-core VM the CPU's LU factor at n = 8192 took 5.61-5.96 s
- * with it against 5.28-5.65 s without (the read competes with the BLAS threads for the cores),
- * and on an H200 the factor at n = 40000 took 6.1 s against a 2.8 s read and a 1.5 s factor
- * (the hook reads on the thread that feeds the GPU: only the work already queued overlaps it;
- * docs/PERFORMANCE.md "thirteenth session"). For --method lu on either device (on the GPU the
- * strips' tiles are pinned as a whole load pins them: job_lazy_finish), factor, solve and
- * logdet (an inverse's result store shares the cache), not resumed, with the whole input in
- * the cache (not backed: nothing is evicted) and at least one tile column's strip left over
- * beside it: the cache never holds more than the inputs' tiles, so that room stays free.
- * lu_run pulls the columns through lu_args_t.need. */
+ * first, as always):
+ * - --method chol's inverse, by default on a GPU (the first of its n/W steps runs while the
+ *   input is read: chol.h chol_args_t.need; with the read-ahead started at the load's end the
+ *   caller only puts the strips the thread read, and the device works meanwhile). On the CPU
+ *   only where OOCSOLVE_LAZY_READ is set (the read's puts and checks and the host's BLAS share
+ *   the cores). Not under auto, which chooses Cholesky by the whole load's verdict;
+ * - --method lu (factor, solve, logdet: an inverse's result store shares the cache) on either
+ *   device only where OOCSOLVE_LAZY_READ is set, because it was slower: on this project's
+ *   2-core VM the CPU's LU factor at n = 8192 took 5.61-5.96 s with it against 5.28-5.65 s
+ *   without, and on an H200 the factor at n = 40000 took 6.1 s against a 2.8 s read and a
+ *   1.5 s factor (the hook then read on the thread that feeds the GPU: docs/PERFORMANCE.md
+ *   "thirteenth session"; on the GPU the strips' tiles are pinned as a whole load pins them:
+ *   job_lazy_finish).
+ * Neither when resumed, with the whole input in the cache (not backed: nothing is evicted) and
+ * at least one tile column's strip left over beside it: the cache never holds more than the
+ * inputs' tiles, so that room stays free. Cholesky's symmetry check also keeps a copy of the
+ * lower tiles as read (job_loader_t.lc: the sweep changes the stored ones before the columns
+ * whose upper parts they must match are read) in that room. */
 static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep, int64_t *ahead) {
   *ahead = 0;
-  if (j->o.method != OOC_METHOD_LU || j->resuming || j->lu_in || j->lower_load ||
-      j->classify_load || !(j->kind == JOB_FACTOR || j->kind == JOB_SOLVE ||
-                            j->kind == JOB_LOGDET) || !getenv("OOCSOLVE_LAZY_READ"))
-    return 0;
+  int asked = getenv("OOCSOLVE_LAZY_READ") != NULL;
+  int chol = j->o.method == OOC_METHOD_CHOL && j->kind == JOB_INVERT && (j->cuda || asked);
+  int lu = j->o.method == OOC_METHOD_LU && !j->lu_in && !j->lower_load && !j->classify_load &&
+           (j->kind == JOB_FACTOR || j->kind == JOB_SOLVE || j->kind == JOB_LOGDET) && asked;
+  if (j->resuming || !(chol || lu)) return 0;
   int64_t nt = ts_rows(j->A).count * ts_cols(j->A).count +
                (j->B ? ts_rows(j->B).count * ts_cols(j->B).count : 0);
-  int64_t spare = cap - keep - nt * tcache_entry_bytes();
+  int64_t spare = cap - keep - nt * tcache_entry_bytes() -
+                  (j->classify_load ? lower_copy_bytes(j->n, j->b, j->f32) : 0);
   int64_t need = 8 * j->n * j->b + io_min_stage(j->b);
   if (spare < need) return 0;
   int64_t room = ooc_min64(spare, ooc_max64(need, plan_ws(&j->plan, j->W)));
@@ -1050,6 +1151,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   if (lazy > 0) { /* A as the method asks for it; its loader's strip beside the cache */
     j->io_room = lazy;
     j->lazy = 1;
+    j->lazy_failed = 0;
     st = job_loader_begin(j, j->A, j->in_a, j->colnorm, &j->aload);
     if (st == OOC_OK) j->aload->lazy = 1;
     j->io_room = plan_ws(&j->plan, j->W);
@@ -1065,6 +1167,10 @@ ooc_status_t job_load_inputs(job_t *j) {
     if (st == OOC_OK && j->in_c && j->beta != 0.0) st = job_load(j, j->iv[0], j->in_c, bnorm);
     ooc_free(ctx, bnorm);
   }
+  /* a read while the method runs reads on from here, on its thread (B's load, which uses
+   * HDF5, is over; job_loader_ahead says which sources it reads): the method's setup, the
+   * executors and their buffers, overlaps it */
+  if (st == OOC_OK && j->aload) job_loader_ahead(j->aload, j->lazy_ahead);
   j->io_room = 0;
   /* a read while LU runs keeps pinning its strips' buffers as the load does (load_strip pins
    * strip k's while it reads strip k + 1, LU waiting in its need hook): the rest at its end */
@@ -1213,13 +1319,14 @@ static void writeback_start(job_t *j) {
 
 static void writeback_wait(job_t *j) { ooc_task_wait(&j->wb); }
 
-/* Experimental (issue 27; docs/CLI.md): with OOCSOLVE_WRITE_FLUSH=<ms> in the environment, the
- * output's writeback is asked for every ms milliseconds while the write phase runs, on a pool
- * thread (sync_file_range blocks while the disk's queue is full; the writer must not), so that
- * the disk starts on X before the kernel's own flusher would: on the H200 host the end of a
- * run (write, check, commit) waits for the disk to write the output back. Off by default until
- * it is measured there (asked from the writer's thread on a 2-core VM, it cost more than it
- * saved: docs/PERFORMANCE.md). */
+/* The output's writeback asked for every 100 ms while the write phase runs (issue 27), on a
+ * pool thread (sync_file_range blocks while the disk's queue is full; the writer must not), so
+ * that the disk starts on X as soon as it is written: with the kernel's default thresholds the
+ * disk would idle until 10% of RAM is dirty (12.5 GB on the H200 host), and the end of the run
+ * (write, check, commit) waited for it. On that host (n = 65536 float32 chol, cold; n = 49152
+ * float64) the commit fell from 0.7-1.7 s to 0 and the write phase did not grow (8.3-8.5 s
+ * against 9.0-9.1): docs/PERFORMANCE.md "twenty-fifth session". OOCSOLVE_WRITE_FLUSH=<ms> sets
+ * another interval, 0 none (to compare). */
 typedef struct {
   h5mat_t *out;
   long ms;
@@ -1237,7 +1344,7 @@ static void flusher_task(void *arg) {
 
 static long write_flush_ms(void) {
   const char *e = getenv("OOCSOLVE_WRITE_FLUSH");
-  long ms = e ? strtol(e, NULL, 10) : 0;
+  long ms = e && *e ? strtol(e, NULL, 10) : 100;
   return ms > 0 && ms <= 60000 ? ms : 0;
 }
 

@@ -72,6 +72,15 @@ static ooc_status_t chol_executors(job_t *j, chol_args_t *ca, ex_set_t *xs) {
   return OOC_OK;
 }
 
+/* A checkpoint names the input by the hash of all of it (checkpoint.c), and the first step's
+ * sweep has asked for every column: the load ends (its checks, its hash) before the first
+ * step's checkpoint can be written (chol_args_t.need). */
+static ooc_status_t lazy_after_step(void *user, int64_t step, int64_t nsteps, double logdet) {
+  job_t *j = user;
+  OOC_TRY(job_lazy_finish(j));
+  return ckpt_chol_after_step(user, step, nsteps, logdet);
+}
+
 /* Cholesky; under auto, a matrix that is not positive definite falls back to gj (the stores
  * are reloaded from the input, which was never modified). */
 
@@ -90,8 +99,12 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
   /* a given factor has nothing to factor: on the CPU, one device */
   if (j->kind != JOB_FACTORED) OOC_TRY(chol_executors(j, &ca, &xs));
   if (ca.job == CHOL_INVERT) { /* resumable; factor and solve are not journaled yet */
-    ca.after_step = ckpt_chol_after_step;
+    ca.after_step = j->aload ? lazy_after_step : ckpt_chol_after_step;
     ca.step_user = j;
+    if (j->aload) { /* A read as the first step asks for it (job.c lazy_room) */
+      ca.need = job_lazy_need;
+      ca.need_user = j;
+    }
     memset(j->perm, 0, (size_t)j->n * sizeof(int64_t)); /* the journal's (unused) pivots */
     if (j->resuming) {
       ca.start_step = j->resume_step;
@@ -101,6 +114,12 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
     ckpt_start(j);
   }
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
+  int load_failed = 0; /* its messages name the file already */
+  st = job_lazy_settle(j, st, &load_failed);
+  if (j->lazy && st == OOC_OK)
+    ooc_warn(r->warnings, sizeof r->warnings, "chol: A read while the first step ran (%.2f s "
+             "of its read after the first columns, read ahead: %lld strips)", j->t_aload,
+             (long long)j->lazy_strips);
   *steps = cs.steps;
   if (st == OOC_OK && ca.direct && cs.bytes_swept > 0)
     job_sweep_direct_note(j, "chol", cs.bytes_direct, cs.bytes_swept, cs.bytes_pinned,
@@ -112,7 +131,7 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
   char what[32] = "chol"; /* on a GPU out of its core: the planned ring (plan.h chol_slots) */
   if (j->cuda && ca.stripe < j->n) snprintf(what, sizeof what, "chol, %d ring slots", ca.nslots);
   if (xs.n > 0) (void)job_executors_done(j, &xs, what, ca.stripe);
-  if (st != OOC_ERR_NOT_SPD) return st;
+  if (st != OOC_ERR_NOT_SPD || load_failed) return st;
   if (j->o.method != OOC_METHOD_AUTO || j->kind == JOB_FACTOR) {
     ooc_error_context(ctx, "%s", h5m_name(j->in_a));
     return st;

@@ -132,6 +132,7 @@ typedef struct job {
   struct job_loader *aload;
   double t_aload;
   int lazy;           /* A was read that way in this run */
+  int lazy_failed;    /* and job_lazy_finish failed (the input's fault: job_lazy_settle) */
   int64_t lazy_ahead; /* host bytes its read-ahead's strips may take (job.c lazy_room) */
   int64_t lazy_strips; /* strips A's lazy loader's thread read (its report line) */
   int64_t ahead_strips; /* strips every load's read-ahead thread read (report.strips_read_ahead) */
@@ -192,6 +193,15 @@ void job_loader_free(job_loader_t *L);
 /* A's loader (j->aload) through to its end, then what job_load_inputs checks after a load
  * (job.c scale_check); nothing when none is open. Its time counts in j->t_aload. */
 ooc_status_t job_lazy_finish(job_t *j);
+/* A method's need hook (lu_args_t.need, chol_args_t.need; user = the job): A's columns [0, c)
+ * through the loader, all of it and the checks of a whole load (job_lazy_finish) at c = n. */
+ooc_status_t job_lazy_need(void *user, int64_t c);
+/* After the method ran with A read as it asked (st its status): the rest read and checked
+ * (job_lazy_finish). Where st failed and so does the rest of the load, the load's failure is
+ * the run's (the input's own fault, an entry NaN or every entry zero, not the method's verdict
+ * on the part it saw, a singular column or a minor not positive) and *load_failed = 1; else st
+ * with its message. Nothing when no loader is open. */
+ooc_status_t job_lazy_settle(job_t *j, ooc_status_t st, int *load_failed);
 
 /* The spill ops of a store of `cols` columns (in tiles of j->b) whose scratch is described by
  * sl (job.c's adapters). cols only spreads the files (scratch.h scratch_file_of keeps the slots

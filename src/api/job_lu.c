@@ -169,21 +169,6 @@ ooc_status_t job_lu_result_store(job_t *j) {
   return tstore_create(j->ctx, j->cache, j->n, j->n, j->b, NULL, &sp, &j->iv[0]);
 }
 
-/* A read as the factor asks for it (job.c lazy_room): its columns [0, c), all of it and the
- * checks of a whole load at c = n. */
-static ooc_status_t lazy_need(void *user, int64_t c) {
-  job_t *j = user;
-  if (!j->aload) return OOC_OK; /* all read (a checkpoint asked for the rest first) */
-  if (c >= j->n) return job_lazy_finish(j);
-  double t0 = ooc_now();
-  /* the rest read ahead from the first ask on (the load of B, which uses HDF5, is over;
-   * job_loader_ahead says which sources it reads); later asks find it started */
-  job_loader_ahead(j->aload, j->lazy_ahead);
-  ooc_status_t st = job_loader_upto(j->aload, c);
-  j->t_aload += ooc_now() - t0;
-  return st;
-}
-
 /* A checkpoint names the input by the hash of all of it (checkpoint.c): the rest of A is read
  * before the first one is written. */
 static ooc_status_t lazy_after_step(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv,
@@ -244,7 +229,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
     ckpt_start(j);
   }
   if (j->aload) {
-    a.need = lazy_need;
+    a.need = job_lazy_need;
     a.need_user = j;
   }
   if (j->resuming) { /* ckpt_restore_stores left the pivots in perm and the rest in lu_state0 */
@@ -266,29 +251,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   lu_stats_t s;
   ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
   int load_failed = 0; /* its messages name the file already */
-  if (j->aload && st != OOC_OK) { /* a failure with A partly read: the rest read and checked,
-                                    * as a load before the run would have, so that the input's
-                                    * own fault (an entry NaN, every entry zero) is the error,
-                                    * not the factor's singular column; else the factor's */
-    job_loader_hold(j->aload); /* (its thread may record a failure of its own) */
-    char msg[sizeof ctx->err], where[sizeof ctx->err_where];
-    ooc_status_t was = ctx->err_status;
-    memcpy(msg, ctx->err, sizeof msg);
-    memcpy(where, ctx->err_where, sizeof where);
-    ooc_clear_error(ctx); /* (the first failure recorded is the one kept) */
-    ooc_status_t ls = job_lazy_finish(j);
-    load_failed = ls != OOC_OK;
-    if (load_failed) {
-      st = ls;
-    } else {
-      ctx->err_status = was;
-      memcpy(ctx->err, msg, sizeof msg);
-      memcpy(ctx->err_where, where, sizeof where);
-    }
-  } else if (j->aload) { /* (the factor asks for column n; this is a backstop) */
-    st = job_lazy_finish(j);
-    load_failed = st != OOC_OK;
-  }
+  st = job_lazy_settle(j, st, &load_failed);
   if (j->lazy && st == OOC_OK)
     ooc_warn(r->warnings, sizeof r->warnings, "lu: A read while the factor ran (%.2f s of its "
              "read after the first columns, read ahead: %lld strips)",

@@ -167,6 +167,7 @@ typedef struct chol {
   xlend_t *lend;
   int nlend;
   xpin_t pin;
+  int64_t needed; /* chol_args_t.need has been asked for A's columns [0, needed) (the first's) */
 } chol_t;
 
 /* ---- small dense helpers ----------------------------------------------------------------- */
@@ -204,6 +205,17 @@ static void symmetrize(double *A, int64_t ld, int64_t w) {
  * offsets, ld n), as one batch: the tile cache spreads a batch over its copy threads, which a
  * tile-by-tile loop of 8 MiB copies cannot keep busy. */
 enum { MOVE_TAKE, MOVE_READ, MOVE_PUT };
+/* A's columns up to the end of tile column tj in the store before a tile of them is taken
+ * (chol_args_t.need: the input read as the first step asks for it). */
+static ooc_status_t need_col(chol_t *c, int64_t tj) {
+  chol_t *f = c->dv; /* the first device's count: the devices share one store */
+  int64_t end = part_start(c->p, tj) + part_len(c->p, tj);
+  if (!c->a->need || end <= f->needed) return OOC_OK;
+  OOC_TRY(c->a->need(c->a->need_user, end));
+  f->needed = end;
+  return OOC_OK;
+}
+
 static ooc_status_t move_col(chol_t *c, int how, int64_t t0, int64_t t1, int64_t tj, double *col) {
   if (t0 >= t1) return OOC_OK;
   double *at = col + part_start(c->p, t0);
@@ -514,8 +526,10 @@ static void step_at(chol_t *c, int64_t step) {
 /* The stripe's columns between the tile store and the staging panel, and the panel (rows
  * [r0, n)) between staging and device. */
 static ooc_status_t stripe_take(chol_t *c) {
-  for (int64_t tj = c->kt0; tj < c->kt1; tj++)
+  for (int64_t tj = c->kt0; tj < c->kt1; tj++) {
+    OOC_TRY(need_col(c, tj));
     TIMED(c->stats->t_take, take_scol(c, tj, c->hP + (part_start(c->p, tj) - c->k0) * c->n));
+  }
   if (c->uni) return OOC_OK;
   EX(ex_put(c->e, c->qin, c->n - c->k0, c->w, c->hP + c->k0, c->n, c->dP + c->k0, c->n));
   return follow(c, c->qc, c->qin, c->ev_load);
@@ -665,6 +679,7 @@ static ooc_status_t vin_take(void *u, int64_t i, double *slot, int64_t ld) {
   vmove_t v = v_in_move(c, i / c->npf);
   int take = i % c->npf == c->npf - 1;
   (void)ld;
+  OOC_TRY(need_col(c, v.kind == VM_ROW ? c->kt0 - 1 : v.t));
   if (v.kind == VM_ROW)
     return (take ? ts_take_tiles : ts_read_tiles)(c->A, v.t, v.t + 1, 0, c->kt0, slot,
                                                   part_len(c->p, v.t));
@@ -710,7 +725,9 @@ static ooc_status_t vin_work(void *u, int64_t i, int si, double *slot, int64_t l
 /* The sweep's update of the tile columns outside the stripe, through the ring. */
 static int64_t scol(const chol_t *c, int64_t q) {
   int64_t nt = c->p.count - (c->kt1 - c->kt0);
-  int64_t r = (c->step % 2 == 0) ? nt - 1 - q : q; /* alternate direction between steps */
+  /* alternate direction between steps; the first step left to right where A is still read
+   * (chol_args_t.need) */
+  int64_t r = (c->step % 2 == (c->a->need ? 1 : 0)) ? nt - 1 - q : q;
   return r < c->kt0 ? r : r + (c->kt1 - c->kt0);
 }
 
@@ -733,6 +750,7 @@ static ooc_status_t s_take(void *u, int64_t q, double *slot, int64_t ld) {
   int64_t tj = scol(c, q), bytes = 0, bj = part_len(c->p, tj), r0 = part_start(c->p, tj);
   int lent = 0;
   (void)ld;
+  OOC_TRY(need_col(c, tj));
   if (!c->uni) /* the rows s_rows moves: above the stripe (a column of K) and below it */
     c->stats->bytes_swept += 2 * 8 * bj *
                              ((tj < c->kt0 ? c->k0 - r0 : 0) + c->n - ooc_max64(r0, c->k0 + c->w));
@@ -1185,6 +1203,9 @@ ooc_status_t chol_run(ooc_ctx_t *ctx, const chol_args_t *a, chol_stats_t *stats,
                     (long long)b);
   if (n == 0) return OOC_OK;
   int64_t W = ts_stripe(n, b, a->stripe);
+  if (a->need && (a->job != CHOL_INVERT || a->start_step > 0))
+    return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "chol: columns as needed only for an inverse from "
+                    "its first step");
 
   int nx = a->nx > 1 ? a->nx : 1;
   if (nx > EX_MAX_DEVICES || (nx > 1 && (!a->xs || a->xs[0] != a->exec)))

@@ -193,6 +193,15 @@ typedef struct chol_args {
                              pipeline passes the plan's, plan_t.chol_slots) */
   int64_t nb;             /* the in-device sweep's block (0: the whole stripe on a unified
                              executor, CHOL_NB otherwise) */
+  /* CHOL_INVERT's columns as they are needed (issue 27: the input read while the first step
+   * runs). When set, the inverse calls need(need_user, c) before it first takes a tile of A's
+   * columns below c from the store; when it returns, A's columns [0, c) must be in the store.
+   * c grows from call to call, up to n, all within the first step (its sweep touches every
+   * column), and the first step's sweep goes through the columns left to right (the later
+   * steps alternate from there), so the device updates column j while the caller reads on.
+   * A failure stops the run. NULL: all of A is there at the call. */
+  ooc_status_t (*need)(void *user, int64_t c);
+  void *need_user;
   int direct;             /* 1: the out-of-core inverse's sweep items move in place where they
                              can ("Direct moves" above; the pipeline does not pin yet: off by
                              default). Only off a unified executor; ignored on one */
