@@ -1068,7 +1068,8 @@ static int input_backs_tiles(const job_t *j) {
  *   input is read: chol.h chol_args_t.need; with the read-ahead started at the load's end the
  *   caller only puts the strips the thread read, and the device works meanwhile). On the CPU
  *   only where OOCSOLVE_LAZY_READ is set (the read's puts and checks and the host's BLAS share
- *   the cores). Not under auto, which chooses Cholesky by the whole load's verdict;
+ *   the cores); OOCSOLVE_LAZY_READ=0 turns it off on the GPU (to compare). Not under auto,
+ *   which chooses Cholesky by the whole load's verdict;
  * - --method lu (factor, solve, logdet: an inverse's result store shares the cache) on either
  *   device only where OOCSOLVE_LAZY_READ is set, because it was slower: on this project's
  *   2-core VM the CPU's LU factor at n = 8192 took 5.61-5.96 s with it against 5.28-5.65 s
@@ -1083,8 +1084,10 @@ static int input_backs_tiles(const job_t *j) {
  * whose upper parts they must match are read) in that room. */
 static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep, int64_t *ahead) {
   *ahead = 0;
-  int asked = getenv("OOCSOLVE_LAZY_READ") != NULL;
-  int chol = j->o.method == OOC_METHOD_CHOL && j->kind == JOB_INVERT && (j->cuda || asked);
+  const char *e = getenv("OOCSOLVE_LAZY_READ"); /* set: asked for; "0": never (to compare) */
+  int asked = e && strcmp(e, "0") != 0, never = e && !asked;
+  int chol = j->o.method == OOC_METHOD_CHOL && j->kind == JOB_INVERT && !never &&
+             (j->cuda || asked);
   int lu = j->o.method == OOC_METHOD_LU && !j->lu_in && !j->lower_load && !j->classify_load &&
            (j->kind == JOB_FACTOR || j->kind == JOB_SOLVE || j->kind == JOB_LOGDET) && asked;
   if (j->resuming || !(chol || lu)) return 0;
