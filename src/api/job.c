@@ -527,7 +527,45 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
 
 /* The loader's lower copy (L->lc): tile column tj's rows [start(tj), n) of col (ld n) kept,
  * then tile row tj's tiles (tj, 0) .. (tj, tj) from it into L->U (ld bj), as the classifier
- * reads them from the store when the method has not changed them. */
+ * reads them from the store when the method has not changed them. Both on the pool's threads,
+ * a column at a time (on the caller alone they took ~6 s of a 65536 float32 load: the caller
+ * also feeds the method). */
+typedef struct {
+  job_loader_t *L;
+  int64_t tj;
+  const double *col;
+} lcopy_t;
+
+static void lc_keep_job(void *arg, int64_t c, int worker) { /* column c of tile column tj */
+  const lcopy_t *x = arg;
+  part_t p = ts_cols(x->L->ts);
+  int64_t n = p.n, r0 = part_start(p, x->tj), m = n - r0;
+  const double *s = x->col + r0 + c * n;
+  (void)worker;
+  if (x->L->lc32) {
+    float *d = (float *)x->L->lc[x->tj] + c * m;
+    for (int64_t i = 0; i < m; i++) d[i] = (float)s[i];
+  } else {
+    memcpy((double *)x->L->lc[x->tj] + c * m, s, (size_t)m * sizeof(double));
+  }
+}
+
+static void lc_row_job(void *arg, int64_t g, int worker) { /* U's column g */
+  const lcopy_t *x = arg;
+  part_t p = ts_cols(x->L->ts);
+  int64_t n = p.n, r0 = part_start(p, x->tj), bj = part_len(p, x->tj);
+  int64_t t = part_index(p, g), c = g - part_start(p, t), mt = n - part_start(p, t);
+  int64_t off = r0 - part_start(p, t) + c * mt;
+  double *u = x->L->U + g * bj;
+  (void)worker;
+  if (x->L->lc32) {
+    const float *s = (const float *)x->L->lc[t] + off;
+    for (int64_t i = 0; i < bj; i++) u[i] = (double)s[i];
+  } else {
+    memcpy(u, (const double *)x->L->lc[t] + off, (size_t)bj * sizeof(double));
+  }
+}
+
 static ooc_status_t lower_copy_row(job_loader_t *L, int64_t tj, const double *col) {
   part_t p = ts_cols(L->ts);
   int64_t n = p.n, r0 = part_start(p, tj), bj = part_len(p, tj), m = n - r0;
@@ -537,21 +575,10 @@ static ooc_status_t lower_copy_row(job_loader_t *L, int64_t tj, const double *co
   if (!L->lc[tj])
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s (the symmetry check's "
                     "copy of tile column %lld)", h5m_name(L->src), (long long)tj);
-  for (int64_t c = 0; c < bj; c++) {
-    const double *s = col + r0 + c * n;
-    if (L->lc32)
-      for (int64_t i = 0; i < m; i++) ((float *)L->lc[tj])[i + c * m] = (float)s[i];
-    else
-      memcpy((double *)L->lc[tj] + c * m, s, (size_t)m * sizeof(double));
-  }
-  for (int64_t t = 0; t <= tj; t++) { /* tile (tj, t): rows [r0, r0 + bj) of column t's copy */
-    int64_t mt = n - part_start(p, t), off = r0 - part_start(p, t);
-    double *u = L->U + part_start(p, t) * bj;
-    for (int64_t c = 0; c < part_len(p, t); c++)
-      for (int64_t i = 0; i < bj; i++)
-        u[i + c * bj] = L->lc32 ? (double)((const float *)L->lc[t])[off + i + c * mt]
-                                : ((const double *)L->lc[t])[off + i + c * mt];
-  }
+  lcopy_t x = {L, tj, col};
+  int th = ooc_par_cpus(OOC_PAR_MAX_THREADS);
+  ooc_parallel(th, bj, lc_keep_job, &x);
+  ooc_parallel(th, r0 + bj, lc_row_job, &x);
   return OOC_OK;
 }
 
@@ -617,9 +644,11 @@ static ooc_status_t load_strip(job_loader_t *L) {
   double *strip = L->buf ? L->buf[k % L->nbuf] : L->strip;
   ooc_status_t st = OOC_OK;
   if (L->buf) { /* the read-ahead's, when it got that far (else read here: it stopped) */
+    double t0 = ooc_now();
     pthread_mutex_lock(&L->mu);
     while (L->running && L->read <= k && L->rst == OOC_OK) pthread_cond_wait(&L->cv, &L->mu);
     int have = L->read > k;
+    L->j->t_await += ooc_now() - t0;
     st = have ? OOC_OK : L->rst;
     pthread_mutex_unlock(&L->mu);
     if (st != OOC_OK) { /* its failure (the message recorded by it): the thread joined, and
