@@ -133,7 +133,7 @@ typedef struct job {
   double t_aload;
   int lazy;           /* A was read that way in this run */
   int lazy_failed;    /* and job_lazy_finish failed (the input's fault: job_lazy_settle) */
-  double t_await;     /* seconds the loads waited for their read-ahead's strips (of t_read) */
+  double t_await;     /* of t_aload, the seconds A's loader waited for its thread's strips */
   int64_t lazy_ahead; /* host bytes its read-ahead's strips may take (job.c lazy_room) */
   int64_t lazy_strips; /* strips A's lazy loader's thread read (its report line) */
   int64_t ahead_strips; /* strips every load's read-ahead thread read (report.strips_read_ahead) */
