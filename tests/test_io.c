@@ -1874,13 +1874,16 @@ static void t_journal(void) {
   fprintf(stderr, "[%d byte flips of a %zu-byte journal, %d found] ", tried, len, found);
   CU_ASSERT(truncate(path, (off_t)len - 1) == 0);
   EXPECT_FAIL(ctx, journal_read(ctx, path, &r), OOC_ERR_CORRUPT, "damaged");
-  /* a journal of format 2 (before LU's state) is refused as another version's, not misread */
-  int fd = open(path, O_WRONLY | O_TRUNC);
-  CU_ASSERT(write(fd, good, len) == (ssize_t)len);
-  uint32_t two = 2;
-  CU_ASSERT(pwrite(fd, &two, sizeof two, 8) == (ssize_t)sizeof two); /* after the magic */
-  close(fd);
-  EXPECT_FAIL(ctx, journal_read(ctx, path, &r), OOC_ERR_CORRUPT, "another version");
+  /* journals of formats 2 (before LU's state) and 3 (before the inputs' hash by blocks) are
+   * refused as another version's, not misread */
+  int fd = -1;
+  for (uint32_t old = 2; old <= 3; old++) {
+    fd = open(path, O_WRONLY | O_TRUNC);
+    CU_ASSERT(write(fd, good, len) == (ssize_t)len);
+    CU_ASSERT(pwrite(fd, &old, sizeof old, 8) == (ssize_t)sizeof old); /* after the magic */
+    close(fd);
+    EXPECT_FAIL(ctx, journal_read(ctx, path, &r), OOC_ERR_CORRUPT, "another version");
+  }
   /* a journal without row sums (gj, chol) reads back without them */
   double *rs = w->rowsum;
   w->rowsum = NULL;

@@ -48,15 +48,41 @@ static int journaled_stores(job_t *j, tstore_t *st[2], spill_slot_t *sl[2]) {
 }
 
 /* The content hash of an input (jr_input_t.sample): XXH3 of the XXH3 of each tile column, in
- * tile-column order. job_load() computes it from the strips it reads anyway (ckpt_hash_cols);
- * a resumed run, which reads no input, computes it here with one extra pass over the input:
- * O(n^2) reads against the O(n^3) work it saves. */
+ * tile-column order, where a tile column's is the XXH3 of its blocks' XXH3s (blocks of
+ * HASH_BLOCK doubles, more where a column has over HASH_MAX_BLOCKS of them), hashed on the
+ * pool's threads: one XXH3 over each column took 4.6 s of the caller's 10.2 s in a load of
+ * n = 65536 float32 on the H200 host (journal format 4; docs/PERFORMANCE.md "twenty-fifth
+ * session"). job_load() computes it from the strips it reads anyway (ckpt_hash_cols); a resumed
+ * run, which reads no input, computes it here with one extra pass over the input: O(n^2) reads
+ * against the O(n^3) work it saves. */
+#define HASH_BLOCK ((int64_t)1 << 20) /* 8 MiB */
+#define HASH_MAX_BLOCKS 4096
+
+typedef struct {
+  const double *p;
+  int64_t len, blk;
+  uint64_t *h;
+} hash_job_t;
+
+static void hash_block(void *arg, int64_t k, int worker) {
+  const hash_job_t *x = arg;
+  (void)worker;
+  x->h[k] = ooc_xxh3(x->p + k * x->blk, (size_t)ooc_min64(x->blk, x->len - k * x->blk) *
+                                            sizeof(double));
+}
+
+static uint64_t hash_column(const double *p, int64_t len) {
+  uint64_t h[HASH_MAX_BLOCKS];
+  hash_job_t x = {p, len, ooc_max64(HASH_BLOCK, ooc_cdiv64(len, HASH_MAX_BLOCKS)), h};
+  int64_t nb = ooc_cdiv64(len, x.blk);
+  ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), nb, hash_block, &x);
+  return ooc_xxh3(h, (size_t)nb * sizeof(uint64_t));
+}
+
 void ckpt_hash_cols(const job_t *j, const double *strip, int64_t rows, int64_t c0,
                               int64_t nc, uint64_t *hashes) {
-  for (int64_t c = 0; c < nc; c += j->b) {
-    int64_t w = ooc_min64(j->b, nc - c);
-    hashes[(c0 + c) / j->b] = ooc_xxh3(strip + c * rows, (size_t)(rows * w) * sizeof(double));
-  }
+  for (int64_t c = 0; c < nc; c += j->b)
+    hashes[(c0 + c) / j->b] = hash_column(strip + c * rows, rows * ooc_min64(j->b, nc - c));
 }
 
 static ooc_status_t content_hash(job_t *j, h5mat_t *m, uint64_t *out) {

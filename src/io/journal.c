@@ -15,7 +15,8 @@
 #include "io/fileio.h"
 
 #define JR_MAGIC 0x31304e524a434f4fULL /* "OOCJRN01" */
-#define JR_FORMAT 3u /* 3: LU's state (jr_prog_t's LU fields, the row sums) */
+#define JR_FORMAT 4u /* 3: LU's state (jr_prog_t's LU fields, the row sums); 4: the inputs'
+                        * content hash by blocks (checkpoint.c ckpt_hash_cols) */
 
 typedef struct {
   uint64_t magic;

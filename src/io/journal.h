@@ -18,7 +18,8 @@
  *   damage is OOC_ERR_CORRUPT naming the file. The journal is allocated through ooc_malloc;
  *   journal_free releases it (NULL is fine).
  * - The format is for resuming on the same machine and build; layout changes are refused (format
- *   3 added LU's state: a format 2 journal is refused as written by another version).
+ *   3 added LU's state: a format 2 journal is refused as written by another version; format 4
+ *   hashes the input's tile columns by blocks, so a format 3 journal's hash would not match).
  * - Every file operation goes through io/fileio.h.
  */
 #ifndef OOC_JOURNAL_H
@@ -32,8 +33,9 @@ typedef struct jr_input {
   char file[JR_PATH_CAP]; /* as given */
   char dset[512];
   int64_t size, mtime_ns; /* recorded for messages; not compared (a copy or touch is fine) */
-  uint64_t sample; /* content: XXH3-64 of the XXH3-64 of every tile column as read (float64,
-                      column-major, tile-wide), the identity --resume compares (issue 20) */
+  uint64_t sample; /* content: XXH3-64 of the hashes of every tile column as read (float64,
+                      column-major, tile-wide; checkpoint.c ckpt_hash_cols), the identity
+                      --resume compares (issue 20) */
 } jr_input_t;
 
 typedef struct jr_ident {
