@@ -306,6 +306,29 @@ static void t_classify(void) {
     CU_ASSERT(strstr(ooc_ctx_error(ctx), want) != NULL);
     if (!strstr(ooc_ctx_error(ctx), want)) fprintf(stderr, "\n  %s\n", ooc_ctx_error(ctx));
   }
+  /* tiles of 1024 (bands of 512 columns in classify.c): a pair in the second band of a tile
+   * column (A[300, 1700]: offset 676 in tile column 1), then one in a diagonal tile
+   * (A[1200, 1500]), each alone */
+  {
+    int64_t m = 2048, at[2][2] = {{1700, 300}, {1500, 1200}}; /* (plan_tile keeps 1024) */
+    for (int k = 0; k < 2; k++) {
+      double *G = make(GEN_MATERN, m, m, 0.3);
+      G[at[k][0] + at[k][1] * m] *= 1.5; /* the lower element, read first */
+      tu_write_matrix(tu_path("cl_band.h5"), "/A", m, m, G, 2);
+      ooc_opts_t o = opts(1024, 0);
+      o.method = OOC_METHOD_CHOL;
+      ooc_report_t rep;
+      CU_ASSERT_EQUAL(ooc_invert(ctx, tu_path("cl_band.h5"), tu_path("cl_x.h5"), &o, &rep),
+                      OOC_ERR_NOT_SPD);
+      char want[128];
+      snprintf(want, sizeof want, "A[%lld, %lld] = %.17g but A[%lld, %lld] = %.17g",
+               (long long)at[k][0], (long long)at[k][1], G[at[k][0] + at[k][1] * m],
+               (long long)at[k][1], (long long)at[k][0], G[at[k][1] + at[k][0] * m]);
+      CU_ASSERT(strstr(ooc_ctx_error(ctx), want) != NULL);
+      if (!strstr(ooc_ctx_error(ctx), want)) fprintf(stderr, "\n  %s\n", ooc_ctx_error(ctx));
+      free(G);
+    }
+  }
   /* symmetric again, one diagonal entry negative: auto says so and uses gj */
   double *S = make(GEN_MATERN, n, n, 0.3);
   S[140 + 140 * n] = -1.0;

@@ -13,8 +13,9 @@
  *   tiles above the diagonal and the diagonal tile, as read from the input);
  * - U: tile row tj's tiles (tj, 0) .. (tj, tj), bj rows, leading dimension bj (the lower tiles
  *   already stored, and the diagonal tile again);
- * - compares X[r, c] with U[c, r] on threads (tile by tile in 64 x 64 blocks: one thread took
- *   46 s of a 104 s run at n = 65536), and the diagonal's signs.
+ * - compares X[r, c] with U[c, r] on threads (bands of 512 columns of a tile in 64 x 64 blocks:
+ *   one thread took 46 s of a 104 s run at n = 65536, a job per tile 3.5 s of a 65536 float32
+ *   load), and the diagonal's signs.
  */
 #ifndef OOC_CLASSIFY_H
 #define OOC_CLASSIFY_H
@@ -28,7 +29,8 @@ typedef struct cl_verdict {
 } cl_verdict_t;
 
 void cl_init(cl_verdict_t *v, int f32);
-/* flags: scratch of 2 * p.count bytes. */
+/* flags: scratch of cl_flags_bytes(p) bytes. */
+int64_t cl_flags_bytes(part_t p);
 void cl_column(cl_verdict_t *v, part_t p, int64_t tj, const double *X, int64_t ldx,
                const double *U, uint8_t *flags);
 

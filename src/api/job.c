@@ -495,7 +495,8 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
   if (!L) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
   *L = (job_loader_t){.j = j, .ts = ts, .src = src, .colnorm = colnorm,
                       .lower = ts == j->A && j->lower_load, .cl = ts == j->A && j->classify_load};
-  int64_t room = j->io_room - (L->cl ? 8 * n * cp.b + 2 * cp.count : 0); /* tile row, flags */
+  int64_t room = j->io_room - (L->cl ? 8 * n * cp.b + cl_flags_bytes(cp) : 0); /* tile row,
+                                                                                flags */
   L->room = room;
   L->sw = ooc_min64(strip_cols(n, cp.b, h5m_chunk_cols(src), room), cp.n);
   /* Pinning what the load makes (job_lu_prepare): strip k's buffers are pinned on a pool thread
@@ -507,7 +508,7 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
   h5m_set_stage(src, ooc_max64(io_min_stage(cp.b), room - 8 * n * L->sw));
   L->strip = ooc_malloc(ctx, (size_t)(n * L->sw) * sizeof(double));
   L->U = L->cl ? ooc_malloc(ctx, (size_t)(n * cp.b) * sizeof(double)) : NULL;
-  L->flags = L->cl ? ooc_malloc(ctx, (size_t)(2 * cp.count)) : NULL;
+  L->flags = L->cl ? ooc_malloc(ctx, (size_t)cl_flags_bytes(cp)) : NULL;
   /* a journaled run's identity: the content hash of its inputs, from the strips read here */
   L->who = !j->journaled ? -1 : src == j->in_a ? 0 : src == j->in_b ? 1 : -1;
   L->hashes = L->who >= 0 ? ooc_malloc(ctx, (size_t)cp.count * sizeof(uint64_t)) : NULL;
