@@ -871,6 +871,48 @@ static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int 
   return st;
 }
 
+/* I/O (kind 0) or allocation (1) faults while the read-ahead's thread reads (the seams count
+ * its reads and allocations with the rest: which of the two threads' calls is the Nth is not
+ * fixed), at about `samples` call numbers spread over a lazy run of A into out (file: out's
+ * file): every run gives X (r x c, the run that read A first) bit for bit, or fails with the
+ * error's message and no output, and leaks nothing (tu_ctx_done). */
+static void lazy_faults(int kind, const char *a, const char *out, const char *file,
+                        const double *X, int64_t r_, int64_t c_, int64_t samples) {
+  g_lazy_kind = kind ? OOC_FAULT_ALLOC : OOC_FAULT_IO;
+  ooc_report_t rc;
+  char err[2048];
+  CU_ASSERT_EQUAL_FATAL(lazy_run(a, NULL, out, 0, 0, &rc, err, sizeof err), OOC_OK);
+  int64_t calls = g_lazy_calls, step = ooc_max64(1, calls / samples), ok = 0, failed = 0;
+  char f1[1100];
+  snprintf(f1, sizeof f1, "%s", file);
+  for (g_lazy_fault = 1; g_lazy_fault <= calls; g_lazy_fault += step) {
+    ooc_report_t rf;
+    char e[2048];
+    remove(f1);
+    if (lazy_run(a, NULL, out, 0, 0, &rf, e, sizeof e) == OOC_OK) {
+      char s1[1100];
+      snprintf(s1, sizeof s1, "%s", out);
+      int64_t r, c;
+      double *X1 = tu_read_matrix(s1, &r, &c);
+      CU_ASSERT(X1 && r == r_ && c == c_ && memcmp(X1, X, (size_t)(r * c) * sizeof(double)) == 0);
+      free(X1);
+      ok++;
+    } else {
+      CU_ASSERT(e[0] != 0);
+      /* (a fault in the directory's sync after the rename: the output is complete, and the
+       * error says so) */
+      CU_ASSERT(!tu_file_exists(f1) || strstr(e, "written, but syncing directory") != NULL);
+      failed++;
+    }
+  }
+  g_lazy_fault = 0;
+  g_lazy_kind = OOC_FAULT_IO;
+  CU_ASSERT(failed > 0);
+  printf("\n  %s faults at 1 to %lld in steps of %lld: %lld runs failed cleanly, %lld passed "
+         "with the same bits", kind ? "allocation" : "I/O", (long long)calls, (long long)step,
+         (long long)failed, (long long)ok);
+}
+
 /* The output's data, bit for bit, against the run that read A first; the report says which
  * ran; a NaN in A's last column, every entry zero, and a zero column in the middle give the
  * errors (and LAPACK's info) a load before the run gives; a checkpoint after every step (the
@@ -931,46 +973,15 @@ static void t_lazy_lu(void) {
    * every run gives the factor of the run that read A first, bit for bit, or fails with the
    * error's message and no output, and leaks nothing (tu_ctx_done) */
   for (int kind = 0; kind < 2; kind++) {
-    g_lazy_kind = kind ? OOC_FAULT_ALLOC : OOC_FAULT_IO;
     ooc_report_t r0;
     CU_ASSERT_EQUAL_FATAL(lazy_run(a, NULL, out2, 1, 0, &r0, err, sizeof err), OOC_OK);
-    ooc_report_t rc;
-    CU_ASSERT_EQUAL_FATAL(lazy_run(a, NULL, out, 0, 0, &rc, err, sizeof err), OOC_OK);
-    int64_t calls = g_lazy_calls, step = ooc_max64(1, calls / 40), ok = 0, failed = 0;
-    char s2[1100], f1[1100];
+    char s2[1100];
     snprintf(s2, sizeof s2, "%s", out2);
-    snprintf(f1, sizeof f1, "%s", tu_path("lzo.h5"));
     int64_t r_, c_;
     double *X2 = tu_read_matrix(s2, &r_, &c_);
     CU_ASSERT_FATAL(X2 != NULL);
-    for (g_lazy_fault = 1; g_lazy_fault <= calls; g_lazy_fault += step) {
-      ooc_report_t rf;
-      char e[2048];
-      remove(f1);
-      ooc_status_t s = lazy_run(a, NULL, out, 0, 0, &rf, e, sizeof e);
-      if (s == OOC_OK) {
-        char s1[1100];
-        snprintf(s1, sizeof s1, "%s", out);
-        int64_t r, c;
-        double *X1 = tu_read_matrix(s1, &r, &c);
-        CU_ASSERT(X1 && r == r_ && c == c_ &&
-                  memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
-        free(X1);
-        ok++;
-      } else {
-        CU_ASSERT(e[0] != 0);
-        /* (a fault in the directory's sync after the rename: the output is complete, and the
-         * error says so) */
-        CU_ASSERT(!tu_file_exists(f1) || strstr(e, "written, but syncing directory") != NULL);
-        failed++;
-      }
-    }
-    g_lazy_fault = 0;
+    lazy_faults(kind, a, out, tu_path("lzo.h5"), X2, r_, c_, 40);
     free(X2);
-    CU_ASSERT(failed > 0);
-    printf("\n  %s faults at 1 to %lld in steps of %lld: %lld runs failed cleanly, %lld passed "
-           "with the same bits", kind ? "allocation" : "I/O", (long long)calls, (long long)step,
-           (long long)failed, (long long)ok);
   }
   g_lazy_kind = OOC_FAULT_IO;
   printf("\n  --host-mem 3 to 7 MiB: %d runs read A as asked, %d first, each within it",
@@ -1052,37 +1063,8 @@ static void t_lazy_chol(void) {
     CU_ASSERT(memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
     free(X1);
   }
-  for (int kind = 0; kind < 2; kind++) { /* X2: the last read-first inverse */
-    g_lazy_kind = kind ? OOC_FAULT_ALLOC : OOC_FAULT_IO;
-    ooc_report_t rc;
-    CU_ASSERT_EQUAL_FATAL(lazy_run(a, NULL, out, 0, 0, &rc, err, sizeof err), OOC_OK);
-    int64_t calls = g_lazy_calls, step = ooc_max64(1, calls / 30), ok = 0, failed = 0;
-    for (g_lazy_fault = 1; g_lazy_fault <= calls; g_lazy_fault += step) {
-      ooc_report_t rf;
-      char e[2048];
-      remove(o1);
-      if (lazy_run(a, NULL, out, 0, 0, &rf, e, sizeof e) == OOC_OK) {
-        char s1[1100];
-        snprintf(s1, sizeof s1, "%s", out);
-        int64_t r, c;
-        double *X1 = tu_read_matrix(s1, &r, &c);
-        CU_ASSERT(X1 && r == r_ && c == c_ &&
-                  memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
-        free(X1);
-        ok++;
-      } else {
-        CU_ASSERT(e[0] != 0);
-        CU_ASSERT(!tu_file_exists(o1) || strstr(e, "written, but syncing directory") != NULL);
-        failed++;
-      }
-    }
-    g_lazy_fault = 0;
-    CU_ASSERT(failed > 0);
-    printf("\n  %s faults at 1 to %lld in steps of %lld: %lld runs failed cleanly, %lld passed "
-           "with the same bits", kind ? "allocation" : "I/O", (long long)calls, (long long)step,
-           (long long)failed, (long long)ok);
-  }
-  g_lazy_kind = OOC_FAULT_IO;
+  for (int kind = 0; kind < 2; kind++) /* X2: the last read-first inverse */
+    lazy_faults(kind, a, out, o1, X2, r_, c_, 30);
   free(X2);
   { /* a float32 input: the symmetry check's copy is float (job.c job_loader_t.lc) */
     char a32[1024];
@@ -1440,7 +1422,7 @@ int main(void) {
                              {"the disk tier's bytes against the stripe arithmetic", t_spill_model},
                              {"the load reads ahead: the same bits, strips read ahead", t_load_ahead},
                              {"LU reads A as it needs it: the same bits, the same errors", t_lazy_lu},
-                             {"chol's inverse reads A as its first step needs it: the same bits, the same errors", t_lazy_chol},
+                             {"chol's inverse reads A as its first step asks: same bits, same errors", t_lazy_chol},
                              {"A's tiles fall back on the input: same output, less to scratch", t_backed},
                              {"the input rewritten during the run: refused, no output", t_backed_changed},
                              {NULL, NULL}};

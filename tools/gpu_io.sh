@@ -17,7 +17,8 @@
 # 6. stage shm: the input copied to /dev/shm, chol there (output there too): the floor is
 #    memory copies (dd direct on tmpfs);
 # 7. stage big: chol at n = N65 (65536) float32 with --gpu-mem 16G from a cold file (then
-#    $OLD's; REPS65 (1) times each), when the disk has room for its input and output (else it says so).
+#    $OLD's; REPS65 (1) times each), when the disk has room for its input and output (else it
+#    says so).
 # METHODS (chol gj) may name lufactor, last: `oocsolve factor --method lu --tile 1024 --gpu-mem
 # 8G` (issue 22's factor) on a random input of n = N_LU (40000) written before its first run
 # (A.h5 removed first when the disk has no room for both), output as large as the input.

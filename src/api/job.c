@@ -793,7 +793,7 @@ ooc_status_t job_lazy_need(void *user, int64_t c) {
   return st;
 }
 
-ooc_status_t job_lazy_settle(job_t *j, ooc_status_t st, int *load_failed) {
+static ooc_status_t lazy_settle(job_t *j, ooc_status_t st, int *load_failed) {
   ooc_ctx_t *ctx = j->ctx;
   *load_failed = 0;
   if (!j->aload) { /* ended: by the method's last ask or a checkpoint's, which may have failed */
@@ -819,6 +819,16 @@ ooc_status_t job_lazy_settle(job_t *j, ooc_status_t st, int *load_failed) {
   ctx->err_status = was;
   memcpy(ctx->err, msg, sizeof msg);
   memcpy(ctx->err_where, where, sizeof where);
+  return st;
+}
+
+ooc_status_t job_lazy_settle(job_t *j, ooc_status_t st, const char *tag, const char *during,
+                             int *load_failed) {
+  st = lazy_settle(j, st, load_failed);
+  if (j->lazy && st == OOC_OK)
+    ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s: A read while %s ran (%.2f s of its "
+             "read after the first columns, %.2f s of it waiting for the reads; read ahead: "
+             "%lld strips)", tag, during, j->t_aload, j->t_await, (long long)j->lazy_strips);
   return st;
 }
 

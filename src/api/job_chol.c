@@ -115,11 +115,7 @@ ooc_status_t job_chol_run(job_t *j, int64_t *steps) {
   }
   ooc_status_t st = chol_run(ctx, &ca, &cs, &r->info, &r->logdet);
   int load_failed = 0; /* its messages name the file already */
-  st = job_lazy_settle(j, st, &load_failed);
-  if (j->lazy && st == OOC_OK)
-    ooc_warn(r->warnings, sizeof r->warnings, "chol: A read while the first step ran (%.2f s "
-             "of its read after the first columns, %.2f s of it waiting for the reads; read "
-             "ahead: %lld strips)", j->t_aload, j->t_await, (long long)j->lazy_strips);
+  st = job_lazy_settle(j, st, "chol", "the first step", &load_failed);
   *steps = cs.steps;
   if (st == OOC_OK && ca.direct && cs.bytes_swept > 0)
     job_sweep_direct_note(j, "chol", cs.bytes_direct, cs.bytes_swept, cs.bytes_pinned,

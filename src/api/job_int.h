@@ -201,8 +201,10 @@ ooc_status_t job_lazy_need(void *user, int64_t c);
  * (job_lazy_finish). Where st failed and so does the rest of the load, the load's failure is
  * the run's (the input's own fault, an entry NaN or every entry zero, not the method's verdict
  * on the part it saw, a singular column or a minor not positive) and *load_failed = 1; else st
- * with its message. Nothing when no loader is open. */
-ooc_status_t job_lazy_settle(job_t *j, ooc_status_t st, int *load_failed);
+ * with its message. A run that read so and succeeded says so in its report: "<tag>: A read
+ * while <during> ran (...)". Nothing when A was read first. */
+ooc_status_t job_lazy_settle(job_t *j, ooc_status_t st, const char *tag, const char *during,
+                             int *load_failed);
 
 /* The spill ops of a store of `cols` columns (in tiles of j->b) whose scratch is described by
  * sl (job.c's adapters). cols only spreads the files (scratch.h scratch_file_of keeps the slots

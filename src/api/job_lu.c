@@ -251,11 +251,7 @@ ooc_status_t job_lu_run(job_t *j, int64_t *steps) {
   lu_stats_t s;
   ooc_status_t st = lu_run(ctx, &a, &s, &r->info);
   int load_failed = 0; /* its messages name the file already */
-  st = job_lazy_settle(j, st, &load_failed);
-  if (j->lazy && st == OOC_OK)
-    ooc_warn(r->warnings, sizeof r->warnings, "lu: A read while the factor ran (%.2f s of its "
-             "read after the first columns, %.2f s of it waiting for the reads; read ahead: "
-             "%lld strips)", j->t_aload, j->t_await, (long long)j->lazy_strips);
+  st = job_lazy_settle(j, st, "lu", "the factor", &load_failed);
   if (direct) { /* every tile unpinned before its pinner goes (tstore.h) */
     double t_unpin = ooc_now();
     tcache_set_pin(j->cache, NULL, NULL, NULL);
