@@ -1014,15 +1014,15 @@ static void t_lazy_lu(void) {
 }
 
 /* The same for --method chol's inverse (chol_args_t.need: its first step asks for A, left to
- * right; stripe 128 of n = 600, 5 steps): the inverse bit for bit the same as the run that
- * read A first, with and without a checkpoint after every step (the first is written after
- * the load's end); I/O and allocation faults on either thread fail cleanly or give the same
- * bits; a float32 input the same; the input's faults give the errors, messages and info a
- * load before the run gives: a
- * NaN in the last column, an asymmetric pair in the last tile column (the load's verdict, not
- * the sweep's), every entry zero (the load's message, not the first minor's), and a matrix
- * that is not positive definite only in its last step (the sweep's verdict after the whole
- * load, the same minor). */
+ * right; stripe 128 of n = 600, 5 steps): the inverse bit for bit the same as the run that read
+ * A first, with and without a checkpoint after every step (the first is written after the load's
+ * end); I/O and allocation faults on either thread fail cleanly or give the same bits; a
+ * --host-mem sweep stays within each budget, reading lazily where the room allows; a float32
+ * input the same; the input's faults give the errors, messages and info a load before the run gives: a NaN
+ * in the last column, an asymmetric pair in the last tile column (the load's verdict, not the
+ * sweep's), every entry zero (the load's message, not the first minor's), and a matrix that is
+ * not positive definite only in its last step (the sweep's verdict after the whole load, the
+ * same minor). */
 static void t_lazy_chol(void) {
   const int64_t n = 600;
   gen_spec_t gs;
@@ -1065,6 +1065,21 @@ static void t_lazy_chol(void) {
   }
   for (int kind = 0; kind < 2; kind++) /* X2: the last read-first inverse */
     lazy_faults(kind, a, out, o1, X2, r_, c_, 30);
+  /* --host-mem from too little to plenty: the loader's strip and the symmetry check's copy fit
+   * beside the cache or A is read first, and either way the peak stays within it */
+  int lazy_seen = 0, first_seen = 0;
+  for (g_lazy_mem = 1 << 20; g_lazy_mem <= 8 << 20; g_lazy_mem += 1 << 19) {
+    ooc_report_t r1;
+    if (lazy_run(a, NULL, out, 0, 0, &r1, err, sizeof err) != OOC_OK) continue; /* too small */
+    CU_ASSERT(r1.host_peak <= r1.host_budget);
+    int lz = strstr(r1.warnings, said) != NULL;
+    lazy_seen += lz;
+    first_seen += !lz;
+  }
+  g_lazy_mem = 0;
+  CU_ASSERT(lazy_seen > 0 && first_seen > 0);
+  printf("\n  --host-mem 1 to 8 MiB: %d runs read A as asked, %d first, each within it",
+         lazy_seen, first_seen);
   free(X2);
   { /* a float32 input: the symmetry check's copy is float (job.c job_loader_t.lc) */
     char a32[1024];
