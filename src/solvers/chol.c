@@ -201,10 +201,6 @@ static void symmetrize(double *A, int64_t ld, int64_t w) {
     }
 }
 
-/* Tiles [t0, t1) of tile column tj to or from the column buffer col (rows at their global
- * offsets, ld n), as one batch: the tile cache spreads a batch over its copy threads, which a
- * tile-by-tile loop of 8 MiB copies cannot keep busy. */
-enum { MOVE_TAKE, MOVE_READ, MOVE_PUT };
 /* A's columns up to the end of tile column tj in the store before a tile of them is taken
  * (chol_args_t.need: the input read as the first step asks for it). */
 static ooc_status_t need_col(chol_t *c, int64_t tj) {
@@ -216,6 +212,10 @@ static ooc_status_t need_col(chol_t *c, int64_t tj) {
   return OOC_OK;
 }
 
+/* Tiles [t0, t1) of tile column tj to or from the column buffer col (rows at their global
+ * offsets, ld n), as one batch: the tile cache spreads a batch over its copy threads, which a
+ * tile-by-tile loop of 8 MiB copies cannot keep busy. */
+enum { MOVE_TAKE, MOVE_READ, MOVE_PUT };
 static ooc_status_t move_col(chol_t *c, int how, int64_t t0, int64_t t1, int64_t tj, double *col) {
   if (t0 >= t1) return OOC_OK;
   double *at = col + part_start(c->p, t0);
