@@ -11,7 +11,7 @@ enum { CL_BLOCK = 64, CL_BAND = 512 };
 typedef struct cl_run {
   const double *X, *U;
   part_t p;
-  int64_t ldx, tj, bj, nband;
+  int64_t ldx, bj, nband;
   double tol;
   uint8_t *asym; /* per job (tile row ti <= tj, band of CL_BAND columns): a differing pair */
 } cl_run_t;
@@ -63,7 +63,7 @@ void cl_column(cl_verdict_t *v, part_t p, int64_t tj, const double *X, int64_t l
   for (int64_t d = 0; d < bj; d++)
     if (!(X[s + d + d * ldx] > 0)) v->posdiag = 0;
   if (!v->symmetric) return;
-  cl_run_t c = {.X = X, .U = U, .p = p, .ldx = ldx, .tj = tj, .bj = bj,
+  cl_run_t c = {.X = X, .U = U, .p = p, .ldx = ldx, .bj = bj,
                 .nband = ooc_cdiv64(bj, CL_BAND), .tol = v->tol, .asym = flags};
   int64_t jobs = (tj + 1) * c.nband;
   ooc_parallel(ooc_par_cpus(OOC_PAR_MAX_THREADS), jobs, cl_job, &c);

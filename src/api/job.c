@@ -435,9 +435,8 @@ struct job_loader {
   /* The classifier's copy of the lower tiles as read (a read while the method runs: the method
    * changes the stored tiles before later columns' upper parts are compared with them): per
    * tile column tj its rows [start(tj), n), ld n - start(tj), float where the input is float32
-   * (exact), else double; freed with the loader (lower_copy_bytes) */
+   * (exact: j->f32), else double; freed with the loader (lower_copy_bytes) */
   void **lc;
-  int lc32;
 };
 
 /* The bytes of the loader's lower copy for A (n, tile b; f32: the input is float32). */
@@ -513,7 +512,6 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
   L->who = !j->journaled ? -1 : src == j->in_a ? 0 : src == j->in_b ? 1 : -1;
   L->hashes = L->who >= 0 ? ooc_malloc(ctx, (size_t)cp.count * sizeof(uint64_t)) : NULL;
   L->ranges = ooc_malloc(ctx, (size_t)cp.count * sizeof *L->ranges);
-  L->lc32 = j->f32;
   L->lc = L->cl && j->lazy ? ooc_calloc(ctx, (size_t)cp.count, sizeof *L->lc) : NULL;
   if (!L->strip || (L->cl && (!L->U || !L->flags)) || (L->who >= 0 && !L->hashes) ||
       (L->cl && j->lazy && !L->lc)) {
@@ -542,7 +540,7 @@ static void lc_keep_job(void *arg, int64_t c, int worker) { /* column c of tile 
   int64_t n = p.n, r0 = part_start(p, x->tj), m = n - r0;
   const double *s = x->col + r0 + c * n;
   (void)worker;
-  if (x->L->lc32) {
+  if (x->L->j->f32) {
     float *d = (float *)x->L->lc[x->tj] + c * m;
     for (int64_t i = 0; i < m; i++) d[i] = (float)s[i];
   } else {
@@ -558,7 +556,7 @@ static void lc_row_job(void *arg, int64_t g, int worker) { /* U's column g */
   int64_t off = r0 - part_start(p, t) + c * mt;
   double *u = x->L->U + g * bj;
   (void)worker;
-  if (x->L->lc32) {
+  if (x->L->j->f32) {
     const float *s = (const float *)x->L->lc[t] + off;
     for (int64_t i = 0; i < bj; i++) u[i] = (double)s[i];
   } else {
@@ -571,7 +569,7 @@ static ooc_status_t lower_copy_row(job_loader_t *L, int64_t tj, const double *co
   int64_t n = p.n, r0 = part_start(p, tj), bj = part_len(p, tj), m = n - r0;
   ooc_ctx_t *ctx = L->j->ctx;
   if (!L->lc[tj]) /* (a strip whose put failed is put again, the failure with it) */
-    L->lc[tj] = ooc_malloc(ctx, (size_t)(m * bj) * (L->lc32 ? sizeof(float) : sizeof(double)));
+    L->lc[tj] = ooc_malloc(ctx, (size_t)(m * bj) * (L->j->f32 ? sizeof(float) : sizeof(double)));
   if (!L->lc[tj])
     return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s (the symmetry check's "
                     "copy of tile column %lld)", h5m_name(L->src), (long long)tj);
@@ -1388,8 +1386,9 @@ static void flusher_task(void *arg) {
       ts.tv_sec++;
       ts.tv_nsec -= 1000000000L;
     }
-    while (!f->stop && pthread_cond_timedwait(&f->cv, &f->mu, &ts) == 0) {
-    }
+    /* until the interval is over (ETIMEDOUT) or the stop; a spurious wake waits on */
+    int rc = 0;
+    while (!f->stop && rc == 0) rc = pthread_cond_timedwait(&f->cv, &f->mu, &ts);
     if (f->stop) break;
     pthread_mutex_unlock(&f->mu);
     h5m_writeback_hint(f->out);
@@ -1402,6 +1401,25 @@ static long write_flush_ms(void) {
   const char *e = getenv("OOCSOLVE_WRITE_FLUSH");
   long ms = e && *e ? strtol(e, NULL, 10) : 100;
   return ms > 0 && ms <= 60000 ? ms : 0;
+}
+
+/* The flusher on a pool thread for out (none where OOCSOLVE_WRITE_FLUSH=0); flusher_stop wakes
+ * it, waits for it and releases it. */
+static void flusher_start(flusher_t *f, ooc_task_t *t, h5mat_t *out) {
+  *f = (flusher_t){.out = out, .ms = write_flush_ms()};
+  pthread_mutex_init(&f->mu, NULL);
+  pthread_cond_init(&f->cv, NULL);
+  if (f->ms > 0) ooc_task_start(t, flusher_task, f);
+}
+
+static void flusher_stop(flusher_t *f, ooc_task_t *t) {
+  pthread_mutex_lock(&f->mu);
+  f->stop = 1;
+  pthread_cond_signal(&f->cv);
+  pthread_mutex_unlock(&f->mu);
+  ooc_task_wait(t);
+  pthread_cond_destroy(&f->cv);
+  pthread_mutex_destroy(&f->mu);
 }
 
 /* --keep-failed: the checked output, with its attributes and a "rejected" one saying why, goes
@@ -1844,20 +1862,12 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
     lu_fused_reset(j->lufused);
     h5m_set_tap(j->out, lu_fused_x, j->lufused);
   }
-  flusher_t fl = {.out = j->out, .ms = write_flush_ms()};
-  pthread_mutex_init(&fl.mu, NULL);
-  pthread_cond_init(&fl.cv, NULL);
+  flusher_t fl;
   ooc_task_t flush = {0};
-  if (fl.ms > 0) ooc_task_start(&flush, flusher_task, &fl);
+  flusher_start(&fl, &flush, j->out);
   st = j->B && !j->result ? write_rows(j, j->B, NULL)
                           : write_rows(j, j->result ? j->result : j->A, perm);
-  pthread_mutex_lock(&fl.mu);
-  fl.stop = 1;
-  pthread_cond_signal(&fl.cv);
-  pthread_mutex_unlock(&fl.mu);
-  ooc_task_wait(&flush);
-  pthread_cond_destroy(&fl.cv);
-  pthread_mutex_destroy(&fl.mu);
+  flusher_stop(&fl, &flush);
   h5m_set_tap(j->out, NULL, NULL);
   OOC_TRY(st);
   /* the write phase's scratch reads count in t_spill only, as the other phases' do (so the four

@@ -679,7 +679,7 @@ static ooc_status_t vin_take(void *u, int64_t i, double *slot, int64_t ld) {
   vmove_t v = v_in_move(c, i / c->npf);
   int take = i % c->npf == c->npf - 1;
   (void)ld;
-  OOC_TRY(need_col(c, v.kind == VM_ROW ? c->kt0 - 1 : v.t));
+  OOC_TRY(need_col(c, v.t)); /* (a row move's tiles lie left of its column) */
   if (v.kind == VM_ROW)
     return (take ? ts_take_tiles : ts_read_tiles)(c->A, v.t, v.t + 1, 0, c->kt0, slot,
                                                   part_len(c->p, v.t));
