@@ -1100,22 +1100,22 @@ static int input_backs_tiles(const job_t *j) {
 }
 
 /* A read while the method runs (issue 27), the room its loader's strip takes (0: A is read
- * first, as always). Only where OOCSOLVE_LAZY_READ is set in the environment, because it has
- * not paid anywhere yet:
- * - --method chol's inverse (the first of its n/W steps runs while the input is read:
- *   chol.h chol_args_t.need). Not under auto, which chooses Cholesky by the whole load's
- *   verdict. On an H200 (n = 65536 float32 from a cold disk, --gpu-mem 16G, 4 steps) the
- *   first step's compute did not hide behind the read: read 11.8-13.2 s against 11.7-12.0,
- *   compute 7.3 s against 7.7, write 9.0-9.7 s against 8.0, total 32.4-34.4 s against
- *   31.6-32.2 (docs/PERFORMANCE.md "twenty-fifth session"). The caller waited 0.7-1.1 s of
- *   the read for the thread's strips: it, not the disk, paced the read, putting and checking
- *   the strips and gathering the sweep's columns into the ring's pinned slots on one thread;
- * - --method lu (factor, solve, logdet: an inverse's result store shares the cache), slower
- *   too: on this project's 2-core VM the CPU's LU factor at n = 8192 took 5.61-5.96 s with it
- *   against 5.28-5.65 s without, and on an H200 the factor at n = 40000 took 6.1 s against a
- *   2.8 s read and a 1.5 s factor (the hook then read on the thread that feeds the GPU:
- *   "thirteenth session"; on the GPU the strips' tiles are pinned as a whole load pins them:
- *   job_lazy_finish).
+ * first):
+ * - --method chol's inverse on the GPU by default (the first of its n/W steps runs while the
+ *   input is read: chol.h chol_args_t.need). On an H200 (n = 65536 float32 from a cold disk,
+ *   --gpu-mem 16G, 4 steps) it took 33.3-34.3 s against 35.7-42.3 s read first, the caller
+ *   waiting 5.6 s of the read for the disk (docs/PERFORMANCE.md "twenty-sixth session"; before
+ *   the load's hash and symmetry pre-pass ran on the pool's threads the caller, not the disk,
+ *   paced the read and it did not pay: "twenty-fifth session"). On the CPU only where
+ *   OOCSOLVE_LAZY_READ is set (the read's puts and checks and the host's BLAS share the
+ *   cores); OOCSOLVE_LAZY_READ=0 turns it off on the GPU (to compare). Not under auto, which
+ *   chooses Cholesky by the whole load's verdict;
+ * - --method lu (factor, solve, logdet: an inverse's result store shares the cache) only where
+ *   OOCSOLVE_LAZY_READ is set, because it was slower: on this project's 2-core VM the CPU's LU
+ *   factor at n = 8192 took 5.61-5.96 s with it against 5.28-5.65 s without, and on an H200
+ *   the factor at n = 40000 took 6.1 s against a 2.8 s read and a 1.5 s factor (the hook then
+ *   read on the thread that feeds the GPU: "thirteenth session"; on the GPU the strips' tiles
+ *   are pinned as a whole load pins them: job_lazy_finish).
  * Neither when resumed, with the whole input in the cache (not backed: nothing is evicted) and
  * at least one tile column's strip left over beside it: the cache never holds more than the
  * inputs' tiles, so that room stays free. Cholesky's symmetry check also keeps a copy of the
@@ -1123,10 +1123,13 @@ static int input_backs_tiles(const job_t *j) {
  * whose upper parts they must match are read) in that room. */
 static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep, int64_t *ahead) {
   *ahead = 0;
-  int chol = j->o.method == OOC_METHOD_CHOL && j->kind == JOB_INVERT;
+  const char *e = getenv("OOCSOLVE_LAZY_READ"); /* set: asked for; "0": never (to compare) */
+  int asked = e && strcmp(e, "0") != 0, never = e && !asked;
+  int chol = j->o.method == OOC_METHOD_CHOL && j->kind == JOB_INVERT && !never &&
+             (j->cuda || asked);
   int lu = j->o.method == OOC_METHOD_LU && !j->lu_in && !j->lower_load && !j->classify_load &&
-           (j->kind == JOB_FACTOR || j->kind == JOB_SOLVE || j->kind == JOB_LOGDET);
-  if (j->resuming || !(chol || lu) || !getenv("OOCSOLVE_LAZY_READ")) return 0;
+           (j->kind == JOB_FACTOR || j->kind == JOB_SOLVE || j->kind == JOB_LOGDET) && asked;
+  if (j->resuming || !(chol || lu)) return 0;
   int64_t nt = ts_rows(j->A).count * ts_cols(j->A).count +
                (j->B ? ts_rows(j->B).count * ts_cols(j->B).count : 0);
   int64_t spare = cap - keep - nt * tcache_entry_bytes() -
