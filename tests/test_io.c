@@ -836,16 +836,6 @@ static void t_direct_io(void) {
     }
     check_rects(ctx, file[0], "/A", A, rows, cols, f32);
     check_rects(ctx, file[2], "/A", A, rows, cols, f32);
-    /* raw chunks were allocated at creation (h5mat.c create_dataset: the direct write puts
-     * them at their addresses, several at once); compressed ones as they are written */
-    hid_t f = H5Fopen(file[0], H5F_ACC_RDONLY, H5P_DEFAULT), d = H5Dopen2(f, "/A", H5P_DEFAULT);
-    hid_t dcpl = H5Dget_create_plist(d);
-    H5D_alloc_time_t at = H5D_ALLOC_TIME_ERROR;
-    CU_ASSERT(H5Pget_alloc_time(dcpl, &at) >= 0);
-    CU_ASSERT_EQUAL(at == H5D_ALLOC_TIME_EARLY, cases[k].chunk > 0 && !strcmp(cases[k].comp, "none"));
-    H5Pclose(dcpl);
-    H5Dclose(d);
-    H5Fclose(f);
   }
   CU_ASSERT_EQUAL(ooc_ctx_open_files(ctx), 0);
   free(At);
@@ -924,15 +914,6 @@ static void t_direct_fallback(void) {
 /* The threads' reads go through the ops table (a failing or short pread is reported with the
  * rectangle), and the one gate of a direct read or of each direct chunk write takes faults. */
 static int fail_mode; /* 1: pread fails with EIO, 2: pread finds the end of the file */
-static int write_mode; /* 1: pwrite fails with EIO, 2: pwrite writes at most 1000 bytes */
-static ssize_t bad_pwrite(int fd, const void *buf, size_t len, off_t off) {
-  if (write_mode == 1) {
-    errno = EIO;
-    return -1;
-  }
-  return pwrite(fd, buf, write_mode == 2 && len > 1000 ? 1000 : len, off);
-}
-
 static ssize_t bad_pread(int fd, void *buf, size_t len, off_t off) {
   if (fail_mode == 1) {
     errno = EIO;
@@ -949,39 +930,11 @@ static void t_direct_faults(void) {
   const char *comp[2] = {"none", "zstd"};
   fio_ops_t ops = *fio_posix_ops();
   ops.pread = bad_pread;
-  ops.pwrite = bad_pwrite;
   for (int k = 0; k < 2; k++) {
     char file[1024], name[32];
     snprintf(name, sizeof name, "dfault%d.h5", k);
     snprintf(file, sizeof file, "%s", tu_path(name));
     h5mat_t *m = NULL;
-    /* raw chunks, allocated at the dataset's creation, are put with the table's pwrite on
-     * several threads: short writes are completed, a failed one is reported with the rectangle
-     * and the output is never committed; zstd chunks go through HDF5, which the table misses */
-    for (int wm = 1; wm <= 2; wm++) {
-      EXPECT_OK(ctx, h5m_create(ctx, file, "/A", n, n, H5M_F64, 32, comp[k], 1, &m));
-      fio_set_ops(ctx, &ops);
-      write_mode = wm;
-      ooc_status_t st = h5m_write(m, 0, 0, n, n, A, n);
-      write_mode = 0;
-      fio_set_ops(ctx, NULL);
-      if (wm == 1 && k == 0) {
-        CU_ASSERT_EQUAL(st, OOC_ERR_IO);
-        CU_ASSERT_PTR_NOT_NULL(strstr(ooc_ctx_error(ctx), "cannot write rows 0..95, columns "
-                                                          "0..95: Input/output error"));
-        ooc_clear_error(ctx);
-        EXPECT_FAIL(ctx, h5m_commit(m), OOC_ERR_IO, "not committed");
-        CU_ASSERT(access(file, F_OK) != 0);
-      } else {
-        CU_ASSERT_EQUAL(st, OOC_OK);
-        memset(B, 0, (size_t)(n * n) * sizeof *B);
-        EXPECT_OK(ctx, h5m_read(m, 0, 0, n, n, B, n));
-        CU_ASSERT(memcmp(A, B, (size_t)(n * n) * sizeof *B) == 0);
-        EXPECT_OK(ctx, h5m_commit(m));
-      }
-      h5m_close(m);
-    }
-    CU_ASSERT(unlink(file) == 0);
     /* a direct chunk write that meets an injected fault: the output is never committed */
     EXPECT_OK(ctx, h5m_create(ctx, file, "/A", n, n, H5M_F64, 32, comp[k], 1, &m));
     EXPECT_OK(ctx, h5m_write(m, 0, 0, 32, n, A, n));

@@ -62,10 +62,7 @@ int fio_close(ooc_ctx_t *ctx, int fd) {
 
 int fio_pwrite_all(ooc_ctx_t *ctx, int fd, const void *buf, size_t len, int64_t off) {
   int e = fio_gate(ctx, 1);
-  return e ? e : fio_pwrite_gated(ctx, fd, buf, len, off);
-}
-
-int fio_pwrite_gated(const ooc_ctx_t *ctx, int fd, const void *buf, size_t len, int64_t off) {
+  if (e) return e;
   const char *p = buf;
   while (len > 0) {
     ssize_t n = ops(ctx)->pwrite(fd, p, len, (off_t)off);

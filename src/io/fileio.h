@@ -49,10 +49,6 @@ int fio_gate(ooc_ctx_t *ctx, int writes);
 int fio_open(ooc_ctx_t *ctx, const char *path, int flags, mode_t mode);
 int fio_close(ooc_ctx_t *ctx, int fd);
 int fio_pwrite_all(ooc_ctx_t *ctx, int fd, const void *buf, size_t len, int64_t off);
-/* fio_pwrite_all without its gate, for worker threads writing the pieces of a batch whose gates
- * the caller passed on its own thread, in order (h5mat.c's chunk writes: the Nth operation a
- * fault sweep fails is then the same on any thread count). */
-int fio_pwrite_gated(const ooc_ctx_t *ctx, int fd, const void *buf, size_t len, int64_t off);
 int64_t fio_pread_all(ooc_ctx_t *ctx, int fd, void *buf, size_t len, int64_t off);
 /* A scattered read: iov's cnt buffers filled in order from off (preadv(2) in rounds of at most
  * IOV_MAX, over partial transfers and EINTR), one gate for the whole read; the byte count (short

@@ -62,10 +62,6 @@
  * that spans few chunks. */
 #define DIRECT_JOB_BYTES ((int64_t)4 << 20)
 enum { DIRECT_OFF = 0, DIRECT_CONTIG = 1, DIRECT_CHUNKED = 2 };
-/* Outputs of raw chunks with at most this many chunks are allocated at creation (create_dataset) */
-#define EARLY_MAX_CHUNKS ((int64_t)1 << 16)
-/* At most this many chunks in one batch of a direct write (the per-chunk arrays of put_batch) */
-#define WRITE_BATCH_MAX (2 * CIO_MAX_THREADS)
 
 struct h5mat {
   ooc_ctx_t *ctx;
@@ -99,8 +95,6 @@ struct h5mat {
   /* Direct chunk I/O (see "direct chunk I/O" below); 0: everything through H5Dread/H5Dwrite. */
   int direct;          /* reads: DIRECT_CONTIG or DIRECT_CHUNKED */
   int zstd;            /* chunks are zstd frames (filter 32015 is the only filter) */
-  int early;           /* outputs: raw chunks, all allocated when the dataset was created, so a
-                        * direct write puts them at their addresses, several at once */
   int fd;              /* HDF5's own descriptor of the file (sec2 driver), for pread */
   int64_t contig_addr; /* DIRECT_CONTIG: file offset of element (0, 0) */
   int out_kind, out_level; /* outputs: compression as h5m_parse_compress gives it */
@@ -969,7 +963,6 @@ static int vfd_fd(hid_t file) {
 static void setup_direct(h5mat_t *m) {
   m->direct = DIRECT_OFF;
   m->zstd = 0;
-  m->early = 0;
   if (m->general) return; /* slices, 1-D and transposed reads go through H5Dread */
   if (H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE) <= 0 ||
       H5Tequal(H5T_NATIVE_FLOAT, H5T_IEEE_F32LE) <= 0)
@@ -1012,8 +1005,6 @@ static void setup_direct(h5mat_t *m) {
       m->zstd = ok;
     }
     if (ok) m->direct = DIRECT_CHUNKED;
-    H5D_alloc_time_t at;
-    m->early = ok && nf == 0 && H5Pget_alloc_time(dcpl, &at) >= 0 && at == H5D_ALLOC_TIME_EARLY;
   }
   H5Pclose(dcpl);
   m->fd = m->direct ? fd : -1;
@@ -1294,103 +1285,6 @@ static void tap_run(void *arg, int64_t k, int worker) {
   t->m->tap(t->m->tap_user, t->R, t->C, t->h, t->w, t->raw, (int)t->m->file_es, t->m->chunk_c);
 }
 
-/* A batch of prepared chunks at their addresses (m->early): each job k puts chunk first + k with
- * pwrite on HDF5's descriptor (its gate passed on the caller's thread), the tap reading the
- * chunks one after another on a task beside them. */
-typedef struct {
-  const h5mat_t *m;
-  char *const *slot;
-  int64_t nslot, first, r0, c0, ncc;
-  size_t bytes;
-  const int64_t *addr; /* per job */
-  int *err;            /* per job: 0 or an errno */
-} cput_t;
-
-static void cput_run(void *arg, int64_t k, int worker) {
-  (void)worker;
-  const cput_t *c = arg;
-  c->err[k] = fio_pwrite_gated(c->m->ctx, c->m->fd, c->slot[(c->first + k) % c->nslot], c->bytes,
-                               c->addr[k]);
-}
-
-typedef struct {
-  const cput_t *c;
-  int64_t cnt;
-} ctap_t;
-
-static void ctap_run(void *arg) {
-  const ctap_t *t = arg;
-  const cput_t *c = t->c;
-  const h5mat_t *m = c->m;
-  for (int64_t k = 0; k < t->cnt; k++) {
-    int64_t q = c->first + k;
-    int64_t R = c->r0 + (q / c->ncc) * m->chunk_r, C = c->c0 + (q % c->ncc) * m->chunk_c;
-    m->tap(m->tap_user, R, C, ooc_min64(m->chunk_r, m->rows - R),
-           ooc_min64(m->chunk_c, m->cols - C), c->slot[q % c->nslot], (int)m->file_es,
-           m->chunk_c);
-  }
-}
-
-static void corrupt_chunk(const h5mat_t *m, char *raw, int64_t h, int64_t w);
-
-/* Chunks [first, first + cnt) of a direct write (wbatch_t's slots, prepared) into the file of an
- * m->early output. On this thread, in chunk order, as the one-by-one path meets them: the
- * corruption seam, the gate, the chunk's address (HDF5: this thread only); then the puts on
- * several threads. 1: written (or failed: *st); 0: an address was not the expected one (the
- * caller writes the batch through HDF5 instead; nothing was written or counted). */
-static int put_batch(h5mat_t *m, char *const *slot, int64_t nslot, size_t raw_bytes, int64_t r0,
-                     int64_t c0, int64_t nr, int64_t nc, int64_t ncc, int64_t first, int64_t cnt,
-                     int threads, ooc_status_t *st) {
-  ooc_ctx_t *ctx = m->ctx;
-  int64_t addr[WRITE_BATCH_MAX];
-  int err[WRITE_BATCH_MAX];
-  if (cnt > WRITE_BATCH_MAX) return 0;
-  for (int64_t k = 0; k < cnt; k++) {
-    int64_t q = first + k;
-    hsize_t off[2] = {(hsize_t)(r0 + (q / ncc) * m->chunk_r), (hsize_t)(c0 + (q % ncc) * m->chunk_c)};
-    unsigned mask = 0;
-    haddr_t a = HADDR_UNDEF;
-    hsize_t size = 0;
-    if (H5Dget_chunk_info_by_coord(m->dset, off, &mask, &a, &size) < 0 || a == HADDR_UNDEF ||
-        size != raw_bytes || a > (haddr_t)INT64_MAX)
-      return 0;
-    addr[k] = (int64_t)a;
-  }
-  int64_t ok = cnt; /* the chunks before the first failed gate are written, as one by one */
-  for (int64_t k = 0; k < cnt && ok == cnt; k++) {
-    int64_t q = first + k;
-    int64_t R = r0 + (q / ncc) * m->chunk_r, C = c0 + (q % ncc) * m->chunk_c;
-    if (ooc_fault_hit(ctx, OOC_FAULT_CORRUPT))
-      corrupt_chunk(m, slot[q % nslot], ooc_min64(m->chunk_r, m->rows - R),
-                    ooc_min64(m->chunk_c, m->cols - C));
-    int inj = fio_gate(ctx, 1);
-    if (inj) {
-      *st = write_fail(m, injected(inj), r0, c0, nr, nc);
-      ok = k;
-    }
-  }
-  cput_t c = {m, slot, nslot, first, r0, c0, ncc, raw_bytes, addr, err};
-  ctap_t t = {&c, ok};
-  ooc_task_t tap = {0};
-  if (m->tap && ok > 0) ooc_task_start(&tap, ctap_run, &t);
-  ooc_parallel(threads, ok, cput_run, &c);
-  ooc_task_wait(&tap);
-  for (int64_t k = 0; k < ok; k++) {
-    int64_t q = first + k;
-    int64_t R = r0 + (q / ncc) * m->chunk_r, C = c0 + (q % ncc) * m->chunk_c;
-    if (err[k] && *st == OOC_OK) {
-      h5err_t e;
-      memset(&e, 0, sizeof e);
-      e.sys_errno = err[k];
-      *st = write_fail(m, e, r0, c0, nr, nc);
-    } else if (!err[k]) {
-      m->bytes += ooc_min64(m->chunk_r, m->rows - R) * ooc_min64(m->chunk_c, m->cols - C) *
-                  (int64_t)m->file_es;
-    }
-  }
-  return 1;
-}
-
 /* The OOC_FAULT_CORRUPT seam (base.h): one bit flipped in a packed chunk, the lowest exponent
  * bit of its largest element in magnitude, which doubles or halves it: a silent corruption that
  * matters (a one-element error as large as the chunk's largest entry) without swamping ||X||
@@ -1423,8 +1317,7 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
    * larger than half of it is written one at a time (zstd then compresses it on its threads) */
   int64_t B = 1, nslot = 1;
   if (2 * (int64_t)slot_bytes <= m->stage) {
-    B = ooc_min64(total, ooc_min64(ooc_min64(2 * threads, WRITE_BATCH_MAX),
-                                   m->stage / (2 * (int64_t)slot_bytes)));
+    B = ooc_min64(total, ooc_min64(2 * threads, m->stage / (2 * (int64_t)slot_bytes)));
     nslot = total > B ? 2 * B : B;
   }
   if (m->wslot && (m->nwslot < nslot || m->wslot_bytes != slot_bytes)) release_wslots(m);
@@ -1457,9 +1350,7 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
       wb[(bi + 1) & 1].first = next;
       ooc_par_start(&g, threads, ncnt, wjob_run, &wb[(bi + 1) & 1]);
     }
-    int put = m->early && !m->zstd &&
-              put_batch(m, slot, nslot, raw_bytes, r0, c0, nr, nc, ncc, first, cnt, threads, &st);
-    for (int64_t q = first; q < first + cnt && st == OOC_OK && !put; q++) {
+    for (int64_t q = first; q < first + cnt && st == OOC_OK; q++) {
       int64_t s = q % nslot;
       int64_t R = r0 + (q / ncc) * m->chunk_r, C = c0 + (q % ncc) * m->chunk_c;
       if (!size[s]) {
@@ -2314,14 +2205,6 @@ static ooc_status_t create_dataset(h5mat_t *m, const char *dname, const char *la
   ok = ok && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0;
   ok = ok && H5Pset_obj_track_times(dcpl, 0) >= 0;
   if (ok && m->chunk_r > 0) ok = H5Pset_chunk(dcpl, rank, cdims) >= 0;
-  /* Raw chunks get their file space now (no fill is written: fill time never), so that their
-   * addresses are known before they are written and direct_write puts several at once with
-   * pwrite: one thread handing 64 MiB chunks to HDF5 one after another moved 2-2.5 GB/s into
-   * the page cache on the H200 host, the writer's pace for a float32 inverse of n = 65536
-   * (issue 27). Not for very many chunks (the index is built at creation). */
-  if (ok && m->chunk_r > 0 && kind == 0 && rank == 2 &&
-      ooc_cdiv64(m->rows, m->chunk_r) * ooc_cdiv64(m->cols, m->chunk_c) <= EARLY_MAX_CHUNKS)
-    ok = H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) >= 0;
   if (ok && kind == 1) {
     unsigned cd = (unsigned)level;
     ok = H5Pset_filter(dcpl, (H5Z_filter_t)OOC_H5Z_ZSTD, H5Z_FLAG_MANDATORY, 1, &cd) >= 0;
