@@ -1315,15 +1315,16 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
   size_t raw_bytes = (size_t)(m->chunk_r * m->chunk_c) * m->file_es;
   size_t slot_bytes = raw_bytes + (m->zstd ? cio_zstd_bound(raw_bytes) : 0);
   int threads = cio_default_threads();
-  /* batches of B chunks, double-buffered when two batches fit in the staging allowance; a chunk
-   * larger than half of it is written one at a time (zstd then compresses it on its threads) */
-  int64_t B = 1, nslot = 1;
-  /* Raw chunks: one at a time, double-buffered, each packed by bands of rows on all threads
-   * while HDF5 writes the one before. Batches of a chunk per thread made each call wait for a
-   * whole chunk's pack on one thread before its first write, and packed nothing while HDF5
-   * wrote: on the H200 host (float32 inverse, n = 65536, 31 calls of 8 chunks of 64 MiB on
+  /* Raw chunks (piped): one at a time, double-buffered, each packed by bands of rows on all
+   * threads while HDF5 writes the one before. As batches of a chunk per thread, each call waited
+   * for a whole chunk's pack on one thread before its first write, and packed nothing while
+   * HDF5 wrote: on the H200 host (float32 inverse, n = 65536, 31 calls of 8 chunks of 64 MiB on
    * average) 2.3 s of packing beside 4.9 s of HDF5's writes, one after the other; piped, the
-   * write phase took 6.7-7.4 s against 7.5-8.1 (issue 27). */
+   * write phase took 6.7-7.4 s against 7.5-8.1 (issue 27). zstd chunks: batches of B chunks, a
+   * chunk per thread (each compressed whole), double-buffered when two batches fit in the
+   * staging allowance; a chunk larger than half of it is written one at a time (zstd then
+   * compresses it on its threads). */
+  int64_t B = 1, nslot = 1;
   int piped = !m->zstd && total > 1 && 2 * (int64_t)slot_bytes <= m->stage;
   if (piped) {
     nslot = 2;
