@@ -24,7 +24,8 @@
 # (A.h5 removed first when the disk has no room for both), output as large as the input.
 # NEW_ENV="VAR=value ...": each run made a third time, by this tree's binary under that
 # environment (tag .env; e.g. NEW_ENV=OOCSOLVE_WRITE_FLUSH=0, no writeback asked for during
-# the write phase, or NEW_ENV=OOCSOLVE_LAZY_READ=1, chol's inverse reading A as it runs).
+# the write phase, or NEW_ENV=OOCSOLVE_LAZY_READ=0, chol's inverse reading A first instead of
+# while its first step runs).
 # SKIP="py shm big" skips stages; WARM=1 leaves the input in the page cache (the read phase
 # without the disk: what the load itself costs); REPS (1) runs each method and tree REPS times. The JSON lines land in $OUT/runs.jsonl, the summary in
 # $OUT/io.txt, logs in $OUT/io.tgz.
