@@ -52,7 +52,7 @@ VERS="new"
 [ -n "${OLD:-}" ] && { [ -x $BOLD/oocsolve ] || { echo "old build failed"; exit 1; }; VERS="new old"; }
 [ -n "${NEW_ENV:-}" ] && VERS="$VERS env"
 echo "[$(el) s] built $VERS" | tee -a $OUT/io.txt
-df -h "$W" | tail -1 | tee -a $OUT/io.txt
+df -hT "$W" | tail -1 | tee -a $OUT/io.txt # (the file system type: buffered writes to one file)
 # when the kernel starts writing dirty pages back on its own (the output's writeback, issue 27)
 (sysctl vm.dirty_background_ratio vm.dirty_background_bytes vm.dirty_ratio \
   vm.dirty_expire_centisecs || grep . /proc/sys/vm/dirty_*) 2> /dev/null | tr '\n' ' ' | tee -a $OUT/io.txt

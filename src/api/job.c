@@ -1103,16 +1103,15 @@ static int input_backs_tiles(const job_t *j) {
  * first):
  * - --method chol's inverse on the GPU by default (the first of its n/W steps runs while the
  *   input is read: chol.h chol_args_t.need). On an H200 (n = 65536 float32 from a cold disk,
- *   --gpu-mem 16G, 4 steps) it took 33.3-34.3 s against 35.7-42.3 s read first in one call,
- *   the caller waiting 5.6 s of the read for the disk, and 34.3-36.9 s against 33.3-35.5 in
- *   another: the disk's pace varies between runs as much as that (over three calls 8 lazy runs
- *   took 32.2-36.9 s, median 33.9, and 6 read first 33.3-42.3 s, median 35.2:
- *   docs/PERFORMANCE.md "twenty-sixth session"). Before
- *   the load's hash and symmetry pre-pass ran on the pool's threads the caller, not the disk,
- *   paced the read and it did not pay ("twenty-fifth session"). On the CPU only where
- *   OOCSOLVE_LAZY_READ is set (the read's puts and checks and the host's BLAS share the
- *   cores); OOCSOLVE_LAZY_READ=0 turns it off on the GPU (to compare). Not under auto, which
- *   chooses Cholesky by the whole load's verdict;
+ *   --gpu-mem 16G, 4 steps) it took 33.3-34.3 s against 35.7-42.3 s read first in one call, the
+ *   caller waiting 5.6 s of the read for the disk, and 34.3-36.9 s against 33.3-35.5 in another:
+ *   the disk's pace varies between runs as much as that (over three calls 8 lazy runs took
+ *   32.2-36.9 s, median 33.9, and 6 read first 33.3-42.3 s, median 35.2: docs/PERFORMANCE.md
+ *   "twenty-sixth session"). Before the load's hash and symmetry pre-pass ran on the pool's
+ *   threads the caller, not the disk, paced the read and it did not pay ("twenty-fifth session").
+ *   On the CPU only where OOCSOLVE_LAZY_READ is set (the read's puts and checks and the host's
+ *   BLAS share the cores); OOCSOLVE_LAZY_READ=0 turns it off on the GPU (to compare). Not under
+ *   auto, which chooses Cholesky by the whole load's verdict;
  * - --method lu (factor, solve, logdet: an inverse's result store shares the cache) only where
  *   OOCSOLVE_LAZY_READ is set, because it was slower: on this project's 2-core VM the CPU's LU
  *   factor at n = 8192 took 5.61-5.96 s with it against 5.28-5.65 s without, and on an H200

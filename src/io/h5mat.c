@@ -1208,7 +1208,8 @@ typedef struct {
   size_t raw_bytes, slot_bytes;
   size_t *size; /* per slot: the bytes to write, 0 if compression failed */
   int zworkers;
-  int piped; /* raw chunks one at a time, each packed by bands on all threads (direct_write) */
+  int bands; /* chunks one at a time, each packed by bands of rows on all threads (else a
+              * chunk per thread) */
 } wbatch_t;
 
 /* Rows [ia, ib) of chunk q into its slot (zeros beyond the matrix's edge). */
@@ -1250,11 +1251,11 @@ static void wband_run(void *arg, int64_t k, int worker) {
             ooc_min64((k + 1) * PACK_BAND_ROWS, b->m->chunk_r));
 }
 
-/* Prepare chunks [first, first + cnt): each on a thread, or one large chunk by bands of rows
- * and then compressed by zstd's own threads. */
+/* Prepare chunks [first, first + cnt): each on a thread, or (b->bands) one at a time by bands
+ * of rows, then sealed (a large chunk compressed by zstd's own threads). */
 static void prepare_batch(wbatch_t *b, int threads, int64_t first, int64_t cnt) {
   b->first = first;
-  if (b->nslot > 1 && !b->piped) {
+  if (!b->bands) {
     ooc_parallel(threads, cnt, wjob_run, b);
     return;
   }
@@ -1263,6 +1264,22 @@ static void prepare_batch(wbatch_t *b, int threads, int64_t first, int64_t cnt) 
     ooc_parallel(threads, ooc_cdiv64(b->m->chunk_r, PACK_BAND_ROWS), wband_run, b);
     seal_slot(b, q);
   }
+}
+
+/* prepare_batch in the background, for a batch of one chunk where b->bands: started on the
+ * pool, then joined (and a banded chunk sealed) by prepare_join. */
+static void prepare_start(ooc_par_group_t *g, wbatch_t *b, int threads, int64_t first,
+                          int64_t cnt) {
+  b->first = first;
+  if (b->bands)
+    ooc_par_start(g, threads, ooc_cdiv64(b->m->chunk_r, PACK_BAND_ROWS), wband_run, b);
+  else
+    ooc_par_start(g, threads, cnt, wjob_run, b);
+}
+
+static void prepare_join(ooc_par_group_t *g, wbatch_t *b) {
+  ooc_par_join(g);
+  if (b->bands) seal_slot(b, b->first);
 }
 
 static ooc_status_t write_fail(h5mat_t *m, h5err_t e, int64_t r0, int64_t c0, int64_t nr,
@@ -1350,7 +1367,7 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
   wbatch_t wb[2];
   for (int k = 0; k < 2; k++)
     wb[k] = (wbatch_t){m, src, rs, cs, r0, c0, ncc, 0, slot, nslot, raw_bytes, slot_bytes, size,
-                       nslot == 1 ? threads : 1, piped};
+                       nslot == 1 ? threads : 1, piped || nslot == 1};
   ooc_status_t st = OOC_OK;
   prepare_batch(&wb[0], threads, 0, ooc_min64(B, total));
   for (int64_t first = 0, bi = 0; first < total && st == OOC_OK; first += B, bi++) {
@@ -1358,14 +1375,8 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
     int64_t ncnt = next < total ? ooc_min64(B, total - next) : 0;
     int overlap = nslot > B && ncnt > 0;
     ooc_par_group_t g;
-    if (overlap) { /* the threads prepare the next batch in the other half of the slots */
-      wb[(bi + 1) & 1].first = next;
-      if (piped)
-        ooc_par_start(&g, threads, ooc_cdiv64(m->chunk_r, PACK_BAND_ROWS), wband_run,
-                      &wb[(bi + 1) & 1]);
-      else
-        ooc_par_start(&g, threads, ncnt, wjob_run, &wb[(bi + 1) & 1]);
-    }
+    if (overlap) /* the threads prepare the next batch in the other half of the slots */
+      prepare_start(&g, &wb[(bi + 1) & 1], threads, next, ncnt);
     for (int64_t q = first; q < first + cnt && st == OOC_OK; q++) {
       int64_t s = q % nslot;
       int64_t R = r0 + (q / ncc) * m->chunk_r, C = c0 + (q % ncc) * m->chunk_c;
@@ -1390,8 +1401,7 @@ static ooc_status_t direct_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr,
         m->bytes += h * w * (int64_t)m->file_es;
       if (m->tap) ooc_par_join(&tg); /* the slot is reused only once the tap has read it */
     }
-    if (overlap) ooc_par_join(&g);
-    if (overlap && piped) seal_slot(&wb[(bi + 1) & 1], next); /* (raw: its size) */
+    if (overlap) prepare_join(&g, &wb[(bi + 1) & 1]);
     if (st == OOC_OK && !overlap && ncnt > 0) prepare_batch(&wb[0], threads, next, ncnt);
   }
   ooc_free(ctx, size);
