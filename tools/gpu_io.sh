@@ -18,7 +18,8 @@
 #    memory copies (dd direct on tmpfs);
 # 7. stage big: chol at n = N65 (65536) float32 with --gpu-mem 16G from a cold file (then
 #    $OLD's; REPS65 (1) times each), when the disk has room for its input and output (else it
-#    says so).
+#    says so); TILES65="4096 1024 2048" runs it at each --tile in turn (the file's chunks stay
+#    4096; tags chol.65536.t<tile>...).
 # METHODS (chol gj) may name lufactor, last: `oocsolve factor --method lu --tile 1024 --gpu-mem
 # 8G` (issue 22's factor) on a random input of n = N_LU (40000) written before its first run
 # (A.h5 removed first when the disk has no room for both), output as large as the input.
@@ -169,7 +170,12 @@ if ! skip big && [ "$(left)" -gt 200 ]; then
     /tmp/b-new/oocgen matern --n $N65 --dtype f32 --tile 4096 $W/A65.h5 > $R/gen65.log 2>&1
     echo "[$(el) s] input n = $N65 f32 written" | tee -a $OUT/io.txt
     for i in $(seq 1 ${REPS65:-1}); do
-      for v in $VERS; do one chol $v chol.65536.$v.$i $W A65.h5 "$RBW" "$WBW" --gpu-mem 16G; done
+      for t in ${TILES65:-4096}; do
+        tt=; [ "${TILES65:-4096}" = 4096 ] || tt=t$t.
+        for v in $VERS; do
+          one chol $v chol.65536.$tt$v.$i $W A65.h5 "$RBW" "$WBW" --gpu-mem 16G --tile $t
+        done
+      done
     done
     rm -f $W/A65.h5
   fi
