@@ -299,6 +299,52 @@ static void t_threaded_column_copies(void) {
   tu_ctx_done(ctx);
 }
 
+/* A put of a column taller than the cache (tstore.c put_rows; LU's factor, whose workspace
+ * leaves its cache a few tiles): its tiles are put in groups, each group's evictions written
+ * together, none one at a time on the caller; the same tiles spilled as one by one (all but the
+ * last cache-full put), and every tile reads back what was put. With 1 and 4 copy threads. */
+static void t_put_taller_than_cache(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_source_t src = {NULL, gen_read, NULL};
+  enum { N = 2048, B = 128, T = N / B, LD = N + 5, COLS = 3 };
+  int64_t tileb = 8 * B * B + (int64_t)tcache_entry_bytes();
+  double *buf = malloc((size_t)(8 * LD * B));
+  for (int threads = 1; threads <= 4; threads += 3) {
+    memspill_t ms = {.ctx = ctx};
+    ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, threads > 1};
+    tcache_t *c;
+    tstore_t *ts;
+    CU_ASSERT_FATAL(tcache_create(ctx, 6 * tileb, &c) == OOC_OK);
+    tcache_set_threads(c, threads);
+    CU_ASSERT_FATAL(tstore_create(ctx, c, N, N, B, &src, &sp, &ts) == OOC_OK);
+    for (int64_t tj = 0; tj < COLS; tj++) {
+      for (int64_t j = 0; j < B; j++)
+        for (int64_t i = 0; i < N; i++) buf[i + j * LD] = val(i, tj * B + j) + 7.0;
+      CU_ASSERT_FATAL(ts_put_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+      CU_ASSERT(tcache_used(c) + tcache_pooled(c) <= 6 * tileb);
+    }
+    const ts_stats_t *st = ts_stats(ts);
+    CU_ASSERT_EQUAL(st->spills, COLS * T - 6);
+    CU_ASSERT_EQUAL(st->spills, ms.puts);
+    CU_ASSERT_EQUAL(st->bytes_spilled_alone, 0);
+    printf("\n  %d thread(s): %lld tiles through a cache of 6, %lld spilled, %lld bytes alone",
+           threads, (long long)(COLS * T), (long long)st->spills,
+           (long long)st->bytes_spilled_alone);
+    int bad = 0;
+    for (int64_t tj = 0; tj < COLS; tj++) {
+      CU_ASSERT_FATAL(ts_read_tiles(ts, 0, T, tj, tj + 1, buf, LD) == OOC_OK);
+      for (int64_t j = 0; j < B; j++)
+        for (int64_t i = 0; i < N; i++) bad += buf[i + j * LD] != val(i, tj * B + j) + 7.0;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(tcache_peak(c) <= 6 * tileb);
+    tstore_destroy(ts);
+    tcache_destroy(c);
+    ms_free(&ms);
+  }
+  free(buf);
+}
+
 /* make_room (tstore.h "Scratch transfers"): puts of whole columns into a full cache evict a
  * column's worth of dirty tiles at once, written side by side on 4 threads (concurrent ops) or
  * one by one (not), then read back straight into a foreign leading dimension. A write that fails
@@ -1333,6 +1379,7 @@ int main(void) {
       {"buffers recycled, budget kept", t_cache_recycles_buffers},
       {"column copies on threads, cache smaller than a column", t_threaded_column_copies},
       {"evictions together: written side by side, a failed write, clean victims", t_evict_together},
+      {"a put taller than the cache: its evictions in groups, none alone", t_put_taller_than_cache},
       {"blocks of tiles: every state, threads, take/put", t_tile_blocks},
       {"rectangles at any offset: every state, threads, only the part read", t_rects},
       {"prefill: free room only, reused by puts, steps, faults", t_prefill},

@@ -1106,15 +1106,36 @@ ooc_status_t ts_read_rect(tstore_t *ts, int64_t r0, int64_t c0, int64_t nr, int6
   return st;
 }
 
+/* Tile rows per batch of evictions for a put of [t0, t1) x [u0, u1): all of them (one
+ * make_room for the whole block) where its new tiles fit the room the lent tiles leave; else
+ * each column's rows in groups of half that room, each group's make_room evicting together what
+ * entry_get would evict one by one for it (the least-recently-used tiles: older ones first, then
+ * the put's own earlier groups, the same tiles in the same order). Why: LU's factor puts tile
+ * columns taller than its cache (its workspace takes most of --host-mem), and every tile past
+ * the room was written alone on the caller's thread (4.4 of 12.0 GB spilled at n = 32768,
+ * --host-mem 4G on an H200: docs/PERFORMANCE.md, twenty-seventh session). */
+static int64_t put_rows(const tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1) {
+  const tcache_t *c = ts->cache;
+  int64_t room = c->cap - c->lent;
+  if (new_bytes(ts, t0, t1, u0, u1) <= room) return t1 - t0;
+  int64_t charge = (int64_t)sizeof(entry_t) + ts->rows.b * ts->cols.b * (int64_t)sizeof(double);
+  return ooc_max64(1, room / (2 * charge));
+}
+
 ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
                           const double *src, int64_t ld) {
   OOC_TRY(check_range(ts, t0, t1, u0, u1));
   tcache_t *c = ts->cache;
-  OOC_TRY(make_room(ts, new_bytes(ts, t0, t1, u0, u1), t0, t1, u0, u1));
+  int64_t g = put_rows(ts, t0, t1, u0, u1);
+  if (g >= t1 - t0) OOC_TRY(make_room(ts, new_bytes(ts, t0, t1, u0, u1), t0, t1, u0, u1));
   ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
   for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
-    for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++)
-      st = put(ts, ti, tj, src + block_off(ts, t0, u0, ti, tj, ld), ld);
+    for (int64_t r0 = t0; st == OOC_OK && r0 < t1; r0 += g) {
+      int64_t r1 = ooc_min64(t1, r0 + g);
+      if (g < t1 - t0) st = make_room(ts, new_bytes(ts, r0, r1, tj, tj + 1), r0, r1, tj, tj + 1);
+      for (int64_t ti = r0; st == OOC_OK && ti < r1; ti++)
+        st = put(ts, ti, tj, src + block_off(ts, t0, u0, ti, tj, ld), ld);
+    }
   batch_run(c);
   return st;
 }
