@@ -1369,6 +1369,53 @@ static void t_backed(void) {
   printf("\n");
 }
 
+/* LU's load keeps A's first tile columns where A overflows the cache (methods.h keep_first,
+ * tstore.h TS_LOAD_KEEP): its first stripe finds them cached, so less of the input is read
+ * twice than the whole of it (what the LRU order did: its last columns kept, evicted unread by
+ * the first stripe). The factor is the same bit for bit as from a chunked copy of the input
+ * that cannot back the tiles (everything spilled as before). n = 600, tile 100, a stripe of one
+ * tile column so that the cache holds several. */
+static void t_load_keep_lu(void) {
+  const int64_t n = 600;
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_MATERN, n);
+  double *A = tu_gen_spec(&s);
+  tu_write_matrix(tu_path("lk_c.h5"), "/A", n, n, A, 2);
+  tu_write_matrix_chunked(tu_path("lk_k.h5"), "/A", n, n, A, 2, 64);
+  free(A);
+  double *F[2];
+  for (int f = 0; f < 2; f++) {
+    ooc_ctx_t *ctx = tu_ctx();
+    ooc_opts_t o = opts(100, OOC_METHOD_LU);
+    o.host_mem = 4 << 20;
+    o.stripe = 100;
+    o.check = OOC_CHECK_PROBE;
+    o.checkpoint = OOC_CHECKPOINT_NEVER;
+    ooc_report_t rep;
+    char out[4096];
+    snprintf(out, sizeof out, "%s", tu_path(f ? "lk_k.lu.h5" : "lk_c.lu.h5"));
+    CU_ASSERT_EQUAL_FATAL(ooc_factor(ctx, tu_path(f ? "lk_k.h5" : "lk_c.h5"), out, &o, &rep),
+                          OOC_OK);
+    CU_ASSERT(rep.steps == 6 && rep.host_peak <= o.host_mem);
+    if (f) CU_ASSERT(rep.bytes_reread_input == 0);
+    if (!f) CU_ASSERT(rep.bytes_reread_input > 0 && rep.bytes_reread_input <= 8 * n * n - 8 * 100 * n);
+    char spec[4200];
+    snprintf(spec, sizeof spec, "%s:/LU", out);
+    int64_t r, c;
+    F[f] = tu_read_matrix(spec, &r, &c);
+    CU_ASSERT_FATAL(F[f] != NULL && r == n && c == n);
+    printf("\n  lu factor, %s input: %lld steps, spilled %lld, read back %lld, input read %lld, "
+           "reread %lld", f ? "chunked 64" : "contiguous", (long long)rep.steps,
+           (long long)rep.bytes_spilled, (long long)rep.bytes_unspilled,
+           (long long)rep.bytes_input, (long long)rep.bytes_reread_input);
+    tu_ctx_done(ctx);
+  }
+  CU_ASSERT(memcmp(F[0], F[1], (size_t)(n * n) * sizeof(double)) == 0);
+  free(F[0]);
+  free(F[1]);
+  printf("\n");
+}
+
 /* The input rewritten while the run reads tiles back from it (P5): the run stops with
  * OOC_ERR_CORRUPT naming the input, and writes no output. The progress callback overwrites the
  * contiguous dataset's bytes in the file (pwrite at its offset: the job holds the file open) as
@@ -1439,6 +1486,7 @@ int main(void) {
                              {"LU reads A as it needs it: the same bits, the same errors", t_lazy_lu},
                              {"chol's inverse reads A as its first step asks: same bits, same errors", t_lazy_chol},
                              {"A's tiles fall back on the input: same output, less to scratch", t_backed},
+                             {"LU's load keeps A's first columns: less of the input read twice", t_load_keep_lu},
                              {"the input rewritten during the run: refused, no output", t_backed_changed},
                              {NULL, NULL}};
   return tu_run("pipeline", tests);

@@ -1310,6 +1310,61 @@ static void t_backing(void) {
   tu_ctx_done(ctx);
 }
 
+/* TS_LOAD_KEEP (issue 27): a load taller than the cache keeps its first tiles and leaves the
+ * rest in the source (dropped with their checksums, nothing evicted, nothing spilled), so the
+ * first columns are then read from the cache and only the later ones from the source, checked;
+ * with the plain loading mode (LRU) the first columns would have been evicted. One copy thread
+ * and four (the checksums queued on the threads). */
+static void t_load_keep(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  ooc_source_t src = {NULL, gen_read, NULL};
+  enum { N = 96, B = 8, T = N / B, C = 30 }; /* 144 tiles; 30 fit: columns 0, 1, 6 tiles of 2 */
+  double col[N * B], buf[B * B];
+  for (int threads = 1; threads <= 4; threads += 3) {
+    memspill_t ms = {.ctx = ctx};
+    ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 1};
+    tcache_t *c;
+    tstore_t *ts;
+    CU_ASSERT_FATAL(tcache_create(ctx, C * (tcache_entry_bytes() + 8 * B * B), &c) == OOC_OK);
+    tcache_set_threads(c, threads);
+    CU_ASSERT_FATAL(tstore_create(ctx, c, N, N, B, NULL, &sp, &ts) == OOC_OK);
+    CU_ASSERT_FATAL(ts_set_backing(ts, &src, "gen") == OOC_OK);
+    ts_set_loading(ts, TS_LOAD_KEEP);
+    for (int64_t tj = 0; tj < T; tj++) {
+      gen_read(NULL, 0, tj * B, N, B, col, N);
+      CU_ASSERT_FATAL(ts_put_col(ts, tj, col, N) == OOC_OK);
+    }
+    ts_set_loading(ts, 0);
+    const ts_stats_t *st = ts_stats(ts);
+    CU_ASSERT_EQUAL(st->drops, T * T - C);
+    CU_ASSERT_EQUAL(st->spills, 0);
+    CU_ASSERT_EQUAL(ms.puts, 0);
+    CU_ASSERT_EQUAL(st->bytes_source, 0);
+    int bad = 0;
+    for (int64_t q = 0; q < C; q++) { /* the first C tiles in the load's order: cached */
+      int64_t ti = q % T, tj = q / T;
+      CU_ASSERT_FATAL(ts_read(ts, ti, tj, buf, B) == OOC_OK);
+      for (int64_t e = 0; e < B * B; e++) bad += buf[e] != val(ti * B + e % B, tj * B + e / B);
+    }
+    CU_ASSERT_EQUAL(st->bytes_source, 0);
+    for (int64_t tj = T - 1; tj >= C / T; tj--) /* the rest from the source, checked */
+      for (int64_t ti = tj == C / T ? C % T : 0; ti < T; ti++) {
+        CU_ASSERT_FATAL(ts_read(ts, ti, tj, buf, B) == OOC_OK);
+        for (int64_t e = 0; e < B * B; e++) bad += buf[e] != val(ti * B + e % B, tj * B + e / B);
+      }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(st->bytes_source, (T * T - C) * 8 * B * B);
+    g_src_bias = 1.0; /* what went back to the source was checksummed from the load's buffer */
+    CU_ASSERT(ts_read(ts, T - 1, T - 1, buf, B) == OOC_ERR_CORRUPT);
+    ooc_clear_error(ctx);
+    g_src_bias = 0;
+    tstore_destroy(ts);
+    tcache_destroy(c);
+    ms_free(&ms);
+  }
+  tu_ctx_done(ctx);
+}
+
 static void t_parse_size(void) {
   CU_ASSERT_EQUAL(ooc_parse_size("4096"), 4096);
   CU_ASSERT_EQUAL(ooc_parse_size("64M"), 64LL << 20);
@@ -1391,6 +1446,7 @@ int main(void) {
       {"pinned later, in the background (TCACHE_PIN_LATER)", t_pin_later},
       {"read-ahead: strips in order, reversed, by rows; one read at a time; failures", t_readahead},
       {"a source behind the loaded tiles: dropped, not spilled; dirty ones spilled; checkpoints", t_backing},
+      {"a load taller than the cache keeps its first tiles, the rest left in the source", t_load_keep},
       {"size parsing", t_parse_size},
       {"xxh64 test vectors", t_xxh64_known_values},
       {"xxh3 test vectors, whole and in columns", t_xxh3_known_values},

@@ -124,7 +124,8 @@ static const method_t table[METHOD_COUNT] = {
     [OOC_METHOD_HYPER7] = {.jobs = JOB_BIT(JOB_INVERT), .classify = 1,
                            .refusal = "computes inverses only; solve with gj or chol",
                            .ws = iter_ws, .run = job_iter_run},
-    [OOC_METHOD_LU] = {.jobs = SQUARE_JOBS, .flops = lu_flops, .ws = lu_ws, .run = job_lu_run},
+    [OOC_METHOD_LU] = {.jobs = SQUARE_JOBS, .keep_first = 1, .flops = lu_flops, .ws = lu_ws,
+                       .run = job_lu_run},
     /* rbt: LU without pivoting on a transformed store of its own, then refinement sweeps */
     [OOC_METHOD_RBT] = {.jobs = JOB_BIT(JOB_SOLVE), .unjournaled = 1,
                         .refusal = "solves A X = B (oocsolve solve A B); for an inverse use "

@@ -52,6 +52,13 @@ typedef struct method {
    * (classify.h: auto and chol decide by it, newton and hyper7 choose V_0); lower, only the lower
    * triangle is stored while the matrix may be for Cholesky. */
   int classify, lower;
+  /* Where A overflows the tile cache (and its input backs the tiles: job.c input_backs_tiles),
+   * the load keeps A's first tile columns and leaves the rest in the input (tstore.h
+   * TS_LOAD_KEEP), for a method whose first step starts there: LU's left-looking factor (the
+   * LRU order kept the last columns, which the first stripe evicted unread, so every tile was
+   * read twice). Without it the load keeps the last ones (LRU), where gj's and chol's first
+   * sweep starts (their first step sweeps right to left: chol.c scol, gj.c gj_targets). */
+  int keep_first;
   /* Its runs are never journaled (checkpoint.c): no journal, its stores' scratch under the
    * names a killed run's successor removes, --resume starts over with a notice. */
   int unjournaled;

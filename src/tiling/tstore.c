@@ -57,8 +57,9 @@ enum { SJ_READ, SJ_WRITE, SJ_SUM };
 typedef struct sjob {
   tstore_t *ts;
   int64_t idx, nr, nc, ld;
-  double *data; /* READ: the destination (ld); WRITE and SUM: the victim's tile (ld = nr) */
-  struct entry *victim; /* WRITE and SUM: the entry evicted (make_room) */
+  double *data; /* READ: the destination (ld); WRITE and SUM: the victim's tile (ld = nr), or
+                   SUM: a tile put while loading that goes straight back (put_keep: ld, only read) */
+  struct entry *victim; /* WRITE and SUM: the entry evicted (make_room); NULL: none (put_keep) */
   int kind;     /* SJ_READ: scratch into data; SJ_WRITE: data to scratch; SJ_SUM: a clean tile's
                    checksum before it goes back to its source (drop_to_source) */
   ooc_status_t st;
@@ -101,7 +102,7 @@ struct tstore {
   part_t rows, cols;
   ooc_source_t source;
   int has_source;
-  int loading; /* puts are the source's content (ts_set_loading) */
+  int loading; /* puts are the source's content (ts_set_loading: 0, 1, TS_LOAD_KEEP) */
   const char *source_name; /* ts_set_backing: for messages */
   uint64_t *srcsum; /* ts_set_backing: per tile, XXH3 of what went back to the source (0: not
                        known), checked when it is read back */
@@ -439,6 +440,16 @@ static void lru_push_front(tcache_t *c, entry_t *e) {
   if (!c->tail) c->tail = e;
 }
 
+/* At the least-recently-used end: the next to be evicted (a TS_LOAD_KEEP load's tiles, so that
+ * the last one kept goes first and the first ones, which the method needs first, stay longest) */
+static void lru_push_back(tcache_t *c, entry_t *e) {
+  e->next = NULL;
+  e->prev = c->tail;
+  if (c->tail) c->tail->next = e;
+  c->tail = e;
+  if (!c->head) c->head = e;
+}
+
 /* Take a cached entry out of its store and the LRU list; its bytes stay charged, now as pooled. */
 static void entry_detach(tcache_t *c, entry_t *e) {
   if (e->lent) { /* a lent tile forgotten (a failed run's store destroyed or restored) */
@@ -633,7 +644,7 @@ static void io_piece(void *arg, int64_t k, int worker) {
   else if (j->kind == SJ_WRITE)
     j->st = ts->spill.put(ts->spill_handle, j->idx, j->data, colb * (size_t)j->nc);
   else if (ts->srcsum)
-    ts->srcsum[j->idx] = ooc_xxh3(j->data, colb * (size_t)j->nc);
+    ts->srcsum[j->idx] = ooc_xxh3_cols(j->data, colb, (size_t)j->nc, (size_t)j->ld * sizeof(double));
 }
 
 /* The io list handed to the copy threads, when it has two jobs or more and every scratch
@@ -908,7 +919,8 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
     batch_add(c, src, ld, e->data, nr, nr, nc);
     e->clean = (int16_t)clean;
     lru_unlink(c, e);
-    lru_push_front(c, e);
+    if (ts->loading == TS_LOAD_KEEP) lru_push_back(c, e);
+    else lru_push_front(c, e);
     return OOC_OK;
   }
   int64_t charge = (int64_t)sizeof(entry_t) + bytes;
@@ -928,7 +940,8 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
   OOC_TRY(entry_new(ts, idx, nr, nc, &e));
   batch_add(c, src, ld, e->data, nr, nr, nc);
   e->clean = (int16_t)clean;
-  lru_push_front(c, e);
+  if (ts->loading == TS_LOAD_KEEP) lru_push_back(c, e);
+  else lru_push_front(c, e);
   ts->state[idx] = T_CACHED;
   return OOC_OK;
 }
@@ -1122,9 +1135,41 @@ static int64_t put_rows(const tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, 
   return ooc_max64(1, room / (2 * charge));
 }
 
+/* ts_put_tiles while loading with TS_LOAD_KEEP (tstore.h): the tiles that fit the free room are
+ * put, the others go back to the source where they are (their checksums side by side on the copy
+ * threads, from src); nothing is evicted. */
+static ooc_status_t put_keep(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
+                             const double *src, int64_t ld) {
+  tcache_t *c = ts->cache;
+  ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
+  int queue = io_grow(c, (t1 - t0) * (u1 - u0)); /* no memory for the list: summed here */
+  for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
+    for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++) {
+      int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+      const double *p = src + block_off(ts, t0, u0, ti, tj, ld);
+      int64_t charge = (int64_t)sizeof(entry_t) + nr * nc * (int64_t)sizeof(double);
+      if (ts->state[idx] == T_CACHED || ts->state[idx] == T_LENT || c->used + charge <= c->cap)
+        st = put(ts, ti, tj, p, ld);
+      else if (queue)
+        c->io[c->nio++] = (sjob_t){ts, idx, nr, nc, ld, (double *)p, NULL, SJ_SUM, OOC_OK};
+      else
+        drop_to_source(ts, idx, p, nr, nc, ld);
+    }
+  batch_run(c);
+  if (c->nio) {
+    io_start(c);
+    io_join(c);
+    for (int64_t k = 0; k < c->nio; k++)
+      dropped(ts, c->io[k].idx, c->io[k].nr * c->io[k].nc * (int64_t)sizeof(double));
+    c->nio = 0;
+  }
+  return st;
+}
+
 ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
                           const double *src, int64_t ld) {
   OOC_TRY(check_range(ts, t0, t1, u0, u1));
+  if (ts->loading == TS_LOAD_KEEP) return put_keep(ts, t0, t1, u0, u1, src, ld);
   tcache_t *c = ts->cache;
   int64_t g = put_rows(ts, t0, t1, u0, u1);
   if (g >= t1 - t0) OOC_TRY(make_room(ts, new_bytes(ts, t0, t1, u0, u1), t0, t1, u0, u1));
@@ -1530,7 +1575,7 @@ ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src, const char *n
   return OOC_OK;
 }
 
-void ts_set_loading(tstore_t *ts, int on) { ts->loading = on && ts->has_source; }
+void ts_set_loading(tstore_t *ts, int on) { ts->loading = ts->has_source ? on : 0; }
 
 /* ---- checkpoints (new functions only, see tstore.h) ---------------------------------------- */
 

@@ -353,7 +353,17 @@ tcache_t *ts_cache(const tstore_t *ts);
  *   checksummed (XXH3, 8 bytes per tile of the store: ts_set_backing allocates them,
  *   OOC_ERR_NOMEM) and a read of it is checked whole: a source that changed meanwhile fails
  *   the read with OOC_ERR_CORRUPT. Tiles a checkpoint named the source's are not checked after
- *   a restore (the journal's resume checks the input's content instead). */
+ *   a restore (the journal's resume checks the input's content instead).
+ * - ts_set_loading(ts, TS_LOAD_KEEP): loading as with 1, and a block put (ts_put_tiles,
+ *   ts_put_col) evicts nothing: a tile that is not cached and does not fit the cache's free room
+ *   goes back to the source at once (checksummed from the caller's buffer, on the copy
+ *   threads); and the tiles it puts go to the least-recently-used end of the cache's order, so
+ *   that later evictions take the last one kept first. A load that overflows the cache then
+ *   keeps its first tiles, and a method that starts at the first columns and puts its own tiles
+ *   back as it goes consumes them before it evicts them (with LRU's order the load kept its
+ *   last tiles, and those it kept first were the first evicted: at half the host memory LU read
+ *   every tile of the input twice; issue 27). ts_put of one tile loads as with 1. */
+#define TS_LOAD_KEEP 2
 ooc_status_t ts_set_backing(tstore_t *ts, const ooc_source_t *src, const char *name);
 void ts_set_loading(tstore_t *ts, int on);
 /* 1 when the store's reads and evictions may call its source (created with one, or
