@@ -421,7 +421,8 @@ static void t_fused_pipeline(void) {
             {OOC_METHOD_CHOL, OOC_DTYPE_F32, 300, "fs.h5", "chol f32", NULL, 1},
             {OOC_METHOD_GJ, OOC_DTYPE_F32, 300, "fg.h5", "gj f32 zstd (direct)", "zstd", 1},
             {OOC_METHOD_CHOL, OOC_DTYPE_F64, 300, "fs.h5", "chol deflate (through HDF5)", "deflate", 0},
-            {OOC_METHOD_GJ, OOC_DTYPE_F64, 100, "fg.h5", "gj tile 100 (chunks of 300 by pieces)", NULL, 0}};
+            {OOC_METHOD_GJ, OOC_DTYPE_F64, 100, "fg.h5", "gj tile 100 (chunks of 300: 3 tile rows a block)", NULL, 1},
+            {OOC_METHOD_CHOL, OOC_DTYPE_F32, 100, "fs.h5", "chol f32 tile 100 (mirrored 3 x 3 tiles a chunk)", NULL, 1}};
   for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
     ooc_ctx_t *ctx = tu_ctx();
     ooc_opts_t o = opts(cs[k].tile, cs[k].m);

@@ -343,6 +343,7 @@ static void t_put_taller_than_cache(void) {
     ms_free(&ms);
   }
   free(buf);
+  tu_ctx_done(ctx);
 }
 
 /* make_room (tstore.h "Scratch transfers"): puts of whole columns into a full cache evict a

@@ -885,49 +885,85 @@ static void write_task(void *arg) {
   w->st = write_block(w);
 }
 
-/* Write a store to the output by row blocks (one tile row at a time), with output column c
+/* Columns of a (nr x ncols, ld nr) permuted in place: column c becomes the old column perm[c],
+ * by following each cycle of perm with one column aside (tmp, nr) and a mark per column (seen,
+ * ncols, zeroed here): each column is copied once, as a gather into a second block would. */
+static void permute_cols(double *a, int64_t nr, int64_t ncols, const int64_t *perm, double *tmp,
+                         uint8_t *seen) {
+  size_t cb = (size_t)nr * sizeof(double);
+  memset(seen, 0, (size_t)ncols);
+  for (int64_t c0 = 0; c0 < ncols; c0++) {
+    if (seen[c0] || perm[c0] == c0) continue;
+    memcpy(tmp, a + c0 * nr, cb);
+    int64_t c = c0;
+    for (;;) {
+      seen[c] = 1;
+      int64_t from = perm[c];
+      if (from == c0) break;
+      memcpy(a + c * nr, a + from * nr, cb);
+      c = from;
+    }
+    memcpy(a + c * nr, tmp, cb);
+  }
+}
+
+/* Write a store to the output by row blocks (one chunk row at a time), with output column c
  * taken from store column perm[c] (perm NULL: identity). Rows, not columns, because the
  * inverse's column permutation then stays inside one buffer. One h5m_write per row block: it is
- * made of whole chunks (chunk = tile), so h5mat packs and compresses them on several threads and
- * writes them directly.
+ * made of whole chunks (a chunk row is the tile row, or d tile rows where plan_chunk groups d x d
+ * small tiles into a chunk), so h5mat packs and compresses them on several threads and writes
+ * them directly, and its tap (the fused check) sees every chunk.
  * With j->mirror_out (a symmetric result whose store holds the lower triangle, chol.h's
- * lower_only), row block ti is its lower tiles (the diagonal tile mirrored here) and, right of
- * the diagonal, the transpose of tile column ti below it, which h5m_write_t packs as cheaply as
- * an untransposed block. Every lower tile is then read twice (once for each of its places), in
- * exchange for no mirror pass in the solver (chol.c: the last sweep step's transposed puts).
+ * lower_only), row block [g0, g1) of tile rows is its lower tiles (the diagonal block's upper
+ * triangle mirrored here from its lower) and, right of the diagonal block, the transpose of tile
+ * columns [g0, g1) below it, which h5m_write_t packs as cheaply as an untransposed block. Every
+ * lower tile is then read twice (once for each of its places), in exchange for no mirror pass in
+ * the solver (chol.c: the last sweep step's transposed puts).
  * Write-behind: where the room holds two blocks beside the smallest stage and the store reads
- * no source (its reads would call HDF5 beside the writes), block ti goes to the file on a pool
+ * no source (its reads would call HDF5 beside the writes), block k goes to the file on a pool
  * thread (write_task: HDF5, the tap, the bands, in the same order as before) while this thread
- * gathers block ti + 1 from the store; OOCSOLVE_NO_WRITE_BEHIND=1 turns it off. */
+ * gathers block k + 1 from the store; OOCSOLVE_NO_WRITE_BEHIND=1 turns it off. */
 static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
   ooc_ctx_t *ctx = j->ctx;
   part_t rp = ts_rows(ts), cp = ts_cols(ts);
-  int64_t ncols = cp.n, b = rp.b, blk = (perm ? 16 : 8) * b * ncols;
+  int64_t ch = j->plan.chunk, b = rp.b, ncols = cp.n, per = 8 * ncols;
+  /* tile rows a block: a chunk row's where the room holds it beside a stage of one chunk (the
+   * plan counts a tile row's: the solver's workspace, which the writer reuses, holds at least
+   * that); else one, and HDF5 assembles the chunks from the pieces (no tap: the check rereads) */
+  int64_t d = ch > b && ch % b == 0 && rp.count % (ch / b) == 0 ? ch / b : 1;
+  if (d > 1 && j->io_room < per * ooc_min64(d * b, rp.n) + io_min_stage(d * b)) d = 1;
+  int64_t hb = ooc_min64(d * b, rp.n), blk = per * hb, stage = io_min_stage(d * b);
   int mirror = j->mirror_out && !perm && rp.n == cp.n, f32 = h5m_type(j->out) == H5M_F32;
   int behind = !ts_has_source(ts) && !getenv("OOCSOLVE_NO_WRITE_BEHIND") &&
-               rp.count > 1 && j->io_room >= 2 * blk + io_min_stage(b);
+               rp.count > d && j->io_room >= 2 * blk + stage;
   ooc_status_t st = OOC_OK;
-  double *rows[2] = {NULL, NULL}, *perm_rows[2] = {NULL, NULL};
+  double *rows[2] = {NULL, NULL}, *tmp = NULL;
+  uint8_t *seen = NULL;
   ts_permute_t mv = {0};
   ooc_task_t task = {0};
   wblock_t wb = {.j = j, .st = OOC_OK};
   for (int k = 0; k < 1 + behind; k++) {
-    rows[k] = ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double));
-    perm_rows[k] = perm ? ooc_malloc(ctx, (size_t)(b * ncols) * sizeof(double)) : NULL;
-    if (!rows[k] || (perm && !perm_rows[k])) {
-      st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the output");
-      goto done;
-    }
+    rows[k] = ooc_malloc(ctx, (size_t)(hb * ncols) * sizeof(double));
+    if (!rows[k]) break;
   }
-  h5m_set_stage(j->out, ooc_max64(io_min_stage(b), j->io_room - (1 + behind) * blk));
+  if (perm) { /* the column permutation in place (permute_cols) */
+    tmp = ooc_malloc(ctx, (size_t)hb * sizeof(double));
+    seen = ooc_malloc(ctx, (size_t)ncols);
+  }
+  if (!rows[0] || (behind && !rows[1]) || (perm && (!tmp || !seen))) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory writing the output");
+    goto done;
+  }
+  h5m_set_stage(j->out, ooc_max64(stage, j->io_room - (1 + behind) * blk));
   /* LU's factor with its final swaps left to the writer (job_int.h): the rows move into place
    * on the copy threads while the rows above them are written */
   double t_begin = ooc_now();
   if (ts == j->A) OOC_CHECK(st = ts_permute_start(ts, &j->lu_rowmap, &mv));
-  for (int64_t ti = 0; ti < rp.count; ti++) {
-    double *rw = rows[behind ? ti & 1 : 0], *pw = perm_rows[behind ? ti & 1 : 0];
-    int64_t nr = part_len(rp, ti), r0 = part_start(rp, ti), r1 = r0 + nr;
-    int64_t tl = mirror ? ti + 1 : cp.count, lc = mirror ? r1 : ncols; /* tiles, columns read */
+  for (int64_t g0 = 0, k = 0; g0 < rp.count; g0 += d, k++) {
+    double *rw = rows[behind ? k & 1 : 0];
+    int64_t g1 = ooc_min64(rp.count, g0 + d), r0 = part_start(rp, g0);
+    int64_t r1 = part_start(rp, g1 - 1) + part_len(rp, g1 - 1), nr = r1 - r0;
+    int64_t lc = mirror ? r1 : ncols; /* columns read */
     if (mv.running && r1 > mv.first) { /* these rows are in place now */
       double tw = ooc_now();
       ts_permute_join(&mv);
@@ -935,34 +971,35 @@ static ooc_status_t write_rows(job_t *j, tstore_t *ts, const int64_t *perm) {
                "swaps' move at row %lld, %.2f s into the write, and waited %.3f s for it",
                (long long)r0, tw - t_begin, ooc_now() - tw);
     }
-    /* the row of tiles side by side, each laid out as a tile (ld nr): one block, so that its
-     * spilled tiles come from scratch together on the copy threads (tstore.h) */
-    OOC_CHECK(st = ts_read_tiles(ts, ti, ti + 1, 0, tl, rw, nr));
-    const double *src = rw;
-    if (perm) {
-      for (int64_t c = 0; c < ncols; c++)
-        memcpy(pw + c * nr, rw + perm[c] * nr, (size_t)nr * sizeof(double));
-      src = pw;
-    }
-    if (mirror) { /* the diagonal tile's upper triangle from its lower */
-      double *d = rw + r0 * nr;
+    /* the block's tiles side by side, each laid out as a tile (ld nr): one block, so that its
+     * spilled tiles come from scratch together on the copy threads (tstore.h); mirrored, the
+     * tiles left of the diagonal block, then each of its tile columns from its diagonal down */
+    if (!mirror) OOC_CHECK(st = ts_read_tiles(ts, g0, g1, 0, cp.count, rw, nr));
+    else if (g0 > 0) OOC_CHECK(st = ts_read_tiles(ts, g0, g1, 0, g0, rw, nr));
+    for (int64_t tj = g0; mirror && tj < g1; tj++)
+      OOC_CHECK(st = ts_read_tiles(ts, tj, g1, tj, tj + 1,
+                                   rw + part_start(cp, tj) * nr + part_start(rp, tj) - r0, nr));
+    if (perm) permute_cols(rw, nr, ncols, perm, tmp, seen);
+    if (mirror) { /* the diagonal block's upper triangle from its lower */
+      double *dg = rw + r0 * nr;
       for (int64_t c = 1; c < nr; c++)
-        for (int64_t i = 0; i < c; i++) d[i + c * nr] = d[c + i * nr];
+        for (int64_t i = 0; i < c; i++) dg[i + c * nr] = dg[c + i * nr];
     }
     double *up = NULL;
-    if (mirror && r1 < ncols) { /* right of the diagonal: tile column ti below it, transposed */
+    if (mirror && r1 < ncols) { /* right of the diagonal: tile columns [g0, g1) below it,
+                                 * transposed */
       up = rw + r1 * nr; /* (n - r1) x nr, ld n - r1 */
-      OOC_CHECK(st = ts_read_tiles(ts, ti + 1, rp.count, ti, ti + 1, up, ncols - r1));
+      OOC_CHECK(st = ts_read_tiles(ts, g1, rp.count, g0, g1, up, ncols - r1));
     }
     if (behind) {
-      ooc_task_wait(&task); /* block ti - 1 written (its buffer is free for ti + 1) */
+      ooc_task_wait(&task); /* block k - 1 written (its buffer is free for k + 1) */
       OOC_CHECK(st = wb.st);
     }
-    wb = (wblock_t){.j = j, .r0 = r0, .nr = nr, .lc = lc, .ncols = ncols, .src = src, .up = up,
+    wb = (wblock_t){.j = j, .r0 = r0, .nr = nr, .lc = lc, .ncols = ncols, .src = rw, .up = up,
                     .f32 = f32, .st = OOC_OK};
     if (behind) ooc_task_start(&task, write_task, &wb);
     else OOC_CHECK(st = write_block(&wb));
-    OOC_CHECK(st = ooc_tick(ctx, "write", (ti + 1.0) / rp.count));
+    OOC_CHECK(st = ooc_tick(ctx, "write", (double)g1 / rp.count));
   }
   if (behind) {
     ooc_task_wait(&task);
@@ -973,10 +1010,9 @@ done:
   ts_permute_join(&mv); /* (likewise) */
   if (ts == j->A) ts_rowmap_free(ctx, &j->lu_rowmap); /* in place, or the output failed */
   h5m_set_stage(j->out, 0); /* releases the chunk buffers the writes kept */
-  for (int k = 0; k < 2; k++) {
-    ooc_free(ctx, rows[k]);
-    ooc_free(ctx, perm_rows[k]);
-  }
+  for (int k = 0; k < 2; k++) ooc_free(ctx, rows[k]);
+  ooc_free(ctx, tmp);
+  ooc_free(ctx, seen);
   return st;
 }
 
