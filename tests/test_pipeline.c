@@ -405,6 +405,64 @@ static void write_probe_inputs(int64_t n) {
   free(G);
 }
 
+/* The chunk edge of file:dset (its first dimension's), 0 when it is not chunked. */
+static int64_t chunk_edge(const char *file, const char *dset) {
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT), d = H5Dopen2(f, dset, H5P_DEFAULT);
+  hid_t pl = H5Dget_create_plist(d);
+  hsize_t c[2] = {0, 0};
+  if (H5Pget_layout(pl) == H5D_CHUNKED) H5Pget_chunk(pl, 2, c);
+  H5Pclose(pl);
+  H5Dclose(d);
+  H5Fclose(f);
+  return (int64_t)c[0];
+}
+
+/* Sub-tiles (plan.h plan_subtiles, OOCSOLVE_SUBTILE): --tile 512 with d = 2 runs on tiles of 256
+ * under output chunks of 512, the writer two tile rows a block (job.c write_rows: the mirrored
+ * diagonal block, the column permutation in place). The same bits as --tile 256 (the same tiles,
+ * in core: the same arithmetic), only the chunks differ; whole chunks, so the probe check is
+ * fused. A d that does not fit (3: 512 / 3 is not a multiple of 8) is ignored. n = 1024. */
+static void t_subtiles(void) {
+  const int64_t n = 1024;
+  write_probe_inputs(n);
+  static const struct {
+    ooc_method_t m;
+    const char *in, *name;
+    int lower;
+  } cs[] = {{OOC_METHOD_CHOL, "fs.h5", "chol", 0}, {OOC_METHOD_CHOL, "fs.h5", "chol (lower)", 1},
+            {OOC_METHOD_GJ, "fg.h5", "gj", 0}, {OOC_METHOD_LU, "fg.h5", "lu", 0}};
+  for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+    double *X[3];
+    for (int v = 0; v < 3; v++) { /* tile 256; tile 512 in sub-tiles of 2; d = 3, ignored */
+      ooc_ctx_t *ctx = tu_ctx();
+      ooc_opts_t o = opts(v ? 512 : 256, cs[k].m);
+      o.check = OOC_CHECK_PROBE;
+      o.lower_only = cs[k].lower;
+      if (v) setenv("OOCSOLVE_SUBTILE", v == 1 ? "2" : "3", 1);
+      ooc_report_t rep;
+      const char *out = tu_path("sub.inv.h5");
+      remove(out);
+      CU_ASSERT_EQUAL_FATAL(ooc_invert(ctx, tu_path(cs[k].in), out, &o, &rep), OOC_OK);
+      unsetenv("OOCSOLVE_SUBTILE");
+      CU_ASSERT_EQUAL(rep.tile, v == 2 ? 512 : 256);
+      CU_ASSERT_EQUAL(chunk_edge(out, "/inverse"), v ? 512 : 256);
+      CU_ASSERT(rep.residual < 30);
+      CU_ASSERT_EQUAL(strstr(rep.warnings, "first product formed while A was read") != NULL,
+                      !cs[k].lower);
+      int64_t r, c;
+      char spec[4200];
+      snprintf(spec, sizeof spec, "%s:/inverse", out);
+      X[v] = tu_read_matrix(spec, &r, &c);
+      CU_ASSERT_FATAL(X[v] != NULL && r == n && c == n);
+      tu_ctx_done(ctx);
+    }
+    CU_ASSERT(memcmp(X[0], X[1], (size_t)(n * n) * sizeof(double)) == 0);
+    printf("\n  %s: tile 512 in sub-tiles of 256 = tile 256 bit for bit", cs[k].name);
+    for (int v = 0; v < 3; v++) free(X[v]);
+  }
+  printf("\n");
+}
+
 /* Through the pipeline: n = 600 with --tile 300 (whole chunks of 300), --check probe. */
 static void t_fused_pipeline(void) {
   const int64_t n = 600;
@@ -1478,6 +1536,7 @@ int main(void) {
                               t_floor},
                              {"fused estimate: fails wrong inverses, passes the right one", t_fused_estimator},
                              {"fused check through the pipeline; corrupted chunks caught", t_fused_pipeline},
+                             {"sub-tiles under the asked tile's chunks: the same bits, whole chunks", t_subtiles},
                              {"fused check under allocation and I/O faults", t_fused_faults},
                              {"the LU factor's check from its chunks as written", t_lu_fused},
                              {"a factor's probes: A T formed during the load, corrupted chunks "

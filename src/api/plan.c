@@ -2,6 +2,7 @@
 #include "api/plan.h"
 #include "api/methods.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/memlimit.h"
@@ -285,6 +286,13 @@ plan_traffic_t plan_spill_model(int chol, int64_t n, int64_t b, int64_t W) {
   return t;
 }
 
+int64_t plan_subtiles(int64_t n, int64_t b) {
+  const char *e = getenv("OOCSOLVE_SUBTILE");
+  int64_t d = e ? strtoll(e, NULL, 10) : 1;
+  if (d < 2 || d > 16 || b < 256 || b % (8 * d) || ooc_cdiv64(n, b / d) % d) return 1;
+  return d;
+}
+
 int64_t plan_chunk(int64_t n, int64_t b) {
   if (b >= 256 || b <= 0 || n <= 0) return b;
   int64_t k = ooc_cdiv64(n, b), d = 1;
@@ -302,6 +310,11 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
   p->b = plan_tile(n, o->tile ? o->tile : 4096);
   int64_t b = p->b;
   p->chunk = plan_chunk(n, b); /* tiles that cover n evenly: no padded edge chunks */
+  int64_t sub = plan_subtiles(n, b);
+  if (sub > 1) { /* the output's chunks keep the tile asked for; the stores tile them finer */
+    p->chunk = b;
+    p->b = b = b / sub;
+  }
   p->budget = host_budget(o);
   p->fixed = tstore_overhead_bytes(n, n, b) + (m ? tstore_overhead_bytes(n, m, b) : 0) + 16 * n +
              io_stage(b) + SLACK_BYTES;

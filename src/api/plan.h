@@ -94,6 +94,16 @@ int64_t plan_tile(int64_t n, int64_t t);
  * d the smallest divisor of the tile count that reaches 256 elements (a chunk per tiny tile would
  * bloat the chunk index), so the chunks still cover n with no more padding than the tiles. */
 int64_t plan_chunk(int64_t n, int64_t b);
+/* Sub-tiles (an experiment, issue 27): OOCSOLVE_SUBTILE=d in the environment makes the stores'
+ * tiles b / d while the output's chunks stay b (plan_solver), so that a GPU ring's items (a tile
+ * column each) are narrower without smaller output chunks (on an H200 the Cholesky inverse at
+ * n = 65536 computed in 6.5 s with tile 1024 against 7.6 s with 4096, but its check read 4 MiB
+ * chunks 1.5 s slower: docs/PERFORMANCE.md, twenty-seventh session). The writer then writes d
+ * tile rows a block (job.c write_rows). d in [2, 16] where b is at least 256 (a chunk of its
+ * own: plan_chunk groups none), a multiple of 8 d, and the sub-tiles make whole chunk rows
+ * (ceil(n / (b / d)) a multiple of d); else, or unset: 1 (the tile is the chunk). Not a
+ * default until measured end to end. */
+int64_t plan_subtiles(int64_t n, int64_t b);
 
 /* The disk tier's traffic of an elimination (issue 27), the stripe arithmetic of
  * docs/ARCHITECTURE.md: the bytes an inversion by gj (chol = 0) or by Cholesky's sweep (chol = 1,
