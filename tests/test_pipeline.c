@@ -479,8 +479,10 @@ static void t_fused_pipeline(void) {
             {OOC_METHOD_CHOL, OOC_DTYPE_F32, 300, "fs.h5", "chol f32", NULL, 1},
             {OOC_METHOD_GJ, OOC_DTYPE_F32, 300, "fg.h5", "gj f32 zstd (direct)", "zstd", 1},
             {OOC_METHOD_CHOL, OOC_DTYPE_F64, 300, "fs.h5", "chol deflate (through HDF5)", "deflate", 0},
-            {OOC_METHOD_GJ, OOC_DTYPE_F64, 100, "fg.h5", "gj tile 100 (chunks of 300: 3 tile rows a block)", NULL, 1},
-            {OOC_METHOD_CHOL, OOC_DTYPE_F32, 100, "fs.h5", "chol f32 tile 100 (mirrored 3 x 3 tiles a chunk)", NULL, 1}};
+            {OOC_METHOD_GJ, OOC_DTYPE_F64, 100, "fg.h5", "gj tile 100 (3 tile rows a chunk row)",
+             NULL, 1},
+            {OOC_METHOD_CHOL, OOC_DTYPE_F32, 100, "fs.h5", "chol f32 tile 100 (3 x 3 tiles mirrored)",
+             NULL, 1}};
   for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
     ooc_ctx_t *ctx = tu_ctx();
     ooc_opts_t o = opts(cs[k].tile, cs[k].m);
@@ -1457,7 +1459,8 @@ static void t_load_keep_lu(void) {
                           OOC_OK);
     CU_ASSERT(rep.steps == 6 && rep.host_peak <= o.host_mem);
     if (f) CU_ASSERT(rep.bytes_reread_input == 0);
-    if (!f) CU_ASSERT(rep.bytes_reread_input > 0 && rep.bytes_reread_input <= 8 * n * n - 8 * 100 * n);
+    if (!f)
+      CU_ASSERT(rep.bytes_reread_input > 0 && rep.bytes_reread_input <= 8 * n * n - 8 * 100 * n);
     char spec[4200];
     snprintf(spec, sizeof spec, "%s:/LU", out);
     int64_t r, c;

@@ -58,7 +58,7 @@ typedef struct sjob {
   tstore_t *ts;
   int64_t idx, nr, nc, ld;
   double *data; /* READ: the destination (ld); WRITE and SUM: the victim's tile (ld = nr), or
-                   SUM: a tile put while loading that goes straight back (put_keep: ld, only read) */
+                   SUM: a loading put's tile that goes straight back (put_keep: ld, only read) */
   struct entry *victim; /* WRITE and SUM: the entry evicted (make_room); NULL: none (put_keep) */
   int kind;     /* SJ_READ: scratch into data; SJ_WRITE: data to scratch; SJ_SUM: a clean tile's
                    checksum before it goes back to its source (drop_to_source) */
@@ -644,7 +644,8 @@ static void io_piece(void *arg, int64_t k, int worker) {
   else if (j->kind == SJ_WRITE)
     j->st = ts->spill.put(ts->spill_handle, j->idx, j->data, colb * (size_t)j->nc);
   else if (ts->srcsum)
-    ts->srcsum[j->idx] = ooc_xxh3_cols(j->data, colb, (size_t)j->nc, (size_t)j->ld * sizeof(double));
+    ts->srcsum[j->idx] =
+        ooc_xxh3_cols(j->data, colb, (size_t)j->nc, (size_t)j->ld * sizeof(double));
 }
 
 /* The io list handed to the copy threads, when it has two jobs or more and every scratch
