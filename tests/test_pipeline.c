@@ -424,13 +424,23 @@ static int64_t chunk_edge(const char *file, const char *dset) {
  * fused. A d that does not fit (3: 512 / 3 is not a multiple of 8) is ignored. n = 1024. */
 static void t_subtiles(void) {
   const int64_t n = 1024;
-  write_probe_inputs(n);
+  gen_spec_t g; /* inputs of its own: the later tests read fs.h5 and fg.h5 at n = 600 */
+  gen_spec_default(&g, GEN_MATERN, n);
+  double *S = tu_gen_spec(&g);
+  tu_write_matrix(tu_path("sub_s.h5"), "/A", n, n, S, 2);
+  free(S);
+  gen_spec_default(&g, GEN_RANDOM, n);
+  S = tu_gen_spec(&g);
+  tu_write_matrix(tu_path("sub_g.h5"), "/A", n, n, S, 2);
+  free(S);
   static const struct {
     ooc_method_t m;
     const char *in, *name;
     int lower;
-  } cs[] = {{OOC_METHOD_CHOL, "fs.h5", "chol", 0}, {OOC_METHOD_CHOL, "fs.h5", "chol (lower)", 1},
-            {OOC_METHOD_GJ, "fg.h5", "gj", 0}, {OOC_METHOD_LU, "fg.h5", "lu", 0}};
+  } cs[] = {{OOC_METHOD_CHOL, "sub_s.h5", "chol", 0},
+            {OOC_METHOD_CHOL, "sub_s.h5", "chol (lower)", 1},
+            {OOC_METHOD_GJ, "sub_g.h5", "gj", 0},
+            {OOC_METHOD_LU, "sub_g.h5", "lu", 0}};
   for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
     double *X[3];
     for (int v = 0; v < 3; v++) { /* tile 256; tile 512 in sub-tiles of 2; d = 3, ignored */
