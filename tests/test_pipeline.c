@@ -392,15 +392,16 @@ static void t_fused_estimator(void) {
   free(ipiv);
 }
 
-/* The probe checks' inputs, n x n: fs.h5 a Matern covariance (SPD), fg.h5 a random matrix. */
-static void write_probe_inputs(int64_t n) {
+/* The probe checks' inputs, n x n: spd (fs.h5) a Matern covariance, gen (fg.h5) a random
+ * matrix. */
+static void write_probe_inputs(int64_t n, const char *spd, const char *gen) {
   gen_spec_t s;
   gen_spec_default(&s, GEN_MATERN, n);
   double *S = tu_gen_spec(&s);
   gen_spec_default(&s, GEN_RANDOM, n);
   double *G = tu_gen_spec(&s);
-  tu_write_matrix(tu_path("fs.h5"), "/A", n, n, S, 2);
-  tu_write_matrix(tu_path("fg.h5"), "/A", n, n, G, 2);
+  tu_write_matrix(tu_path(spd), "/A", n, n, S, 2);
+  tu_write_matrix(tu_path(gen), "/A", n, n, G, 2);
   free(S);
   free(G);
 }
@@ -424,15 +425,7 @@ static int64_t chunk_edge(const char *file, const char *dset) {
  * fused. A d that does not fit (3: 512 / 3 is not a multiple of 8) is ignored. n = 1024. */
 static void t_subtiles(void) {
   const int64_t n = 1024;
-  gen_spec_t g; /* inputs of its own: the later tests read fs.h5 and fg.h5 at n = 600 */
-  gen_spec_default(&g, GEN_MATERN, n);
-  double *S = tu_gen_spec(&g);
-  tu_write_matrix(tu_path("sub_s.h5"), "/A", n, n, S, 2);
-  free(S);
-  gen_spec_default(&g, GEN_RANDOM, n);
-  S = tu_gen_spec(&g);
-  tu_write_matrix(tu_path("sub_g.h5"), "/A", n, n, S, 2);
-  free(S);
+  write_probe_inputs(n, "sub_s.h5", "sub_g.h5"); /* the later tests read fs.h5 at n = 600 */
   static const struct {
     ooc_method_t m;
     const char *in, *name;
@@ -476,7 +469,7 @@ static void t_subtiles(void) {
 /* Through the pipeline: n = 600 with --tile 300 (whole chunks of 300), --check probe. */
 static void t_fused_pipeline(void) {
   const int64_t n = 600;
-  write_probe_inputs(n);
+  write_probe_inputs(n, "fs.h5", "fg.h5");
   static const struct {
     ooc_method_t m;
     ooc_dtype_t dt;
@@ -714,7 +707,7 @@ static void t_lu_fused(void) {
  * nothing is formed during the load. */
 static void t_factor_probe(void) {
   const int64_t n = 600;
-  write_probe_inputs(n);
+  write_probe_inputs(n, "fs.h5", "fg.h5");
   static const struct {
     ooc_method_t m;
     const char *in, *said;
@@ -855,7 +848,7 @@ static void t_fused_faults(void) {
  * (A's and B's), tile 64 (strips of a few tile columns: several per load). */
 static void t_load_ahead(void) {
   const int64_t n = 600, m = 7;
-  write_probe_inputs(n);
+  write_probe_inputs(n, "fs.h5", "fg.h5");
   double *B = tu_rand_matrix(n, m, 79);
   tu_write_matrix(tu_path("lab.h5"), "/B", n, m, B, 2);
   free(B);
@@ -1388,18 +1381,23 @@ static void t_spill_model(void) {
 
 /* ---- A's store backed by its input (job.c input_backs_tiles, tstore.h ts_set_backing) ------ */
 
+/* A Matern matrix of order n twice: contiguous in file c, chunked 64 x 64 in file k. */
+static void write_backed_inputs(int64_t n, const char *c, const char *k) {
+  gen_spec_t s;
+  gen_spec_default(&s, GEN_MATERN, n);
+  double *A = tu_gen_spec(&s);
+  tu_write_matrix(tu_path(c), "/A", n, n, A, 2);
+  tu_write_matrix_chunked(tu_path(k), "/A", n, n, A, 2, 64);
+  free(A);
+}
+
 /* The same n = 600 matrix in a contiguous file (tiles fall back on it) and chunked 64 x 64 (not
  * the tile grid of 100: spilled as before), out of core (3 MiB), each method: the same output bit
  * for bit, fewer bytes to scratch from the contiguous one, the host peak within --host-mem;
  * journaled (checkpoints name the input's tiles) and not. */
 static void t_backed(void) {
   const int64_t n = 600;
-  gen_spec_t s;
-  gen_spec_default(&s, GEN_MATERN, n);
-  double *A = tu_gen_spec(&s);
-  tu_write_matrix(tu_path("bk_c.h5"), "/A", n, n, A, 2);
-  tu_write_matrix_chunked(tu_path("bk_k.h5"), "/A", n, n, A, 2, 64);
-  free(A);
+  write_backed_inputs(n, "bk_c.h5", "bk_k.h5");
   static const ooc_method_t ms[] = {OOC_METHOD_CHOL, OOC_METHOD_GJ, OOC_METHOD_LU};
   for (int k = 0; k < 3; k++)
     for (int jl = 0; jl < 2; jl++) {
@@ -1448,12 +1446,7 @@ static void t_backed(void) {
  * tile column so that the cache holds several. */
 static void t_load_keep_lu(void) {
   const int64_t n = 600;
-  gen_spec_t s;
-  gen_spec_default(&s, GEN_MATERN, n);
-  double *A = tu_gen_spec(&s);
-  tu_write_matrix(tu_path("lk_c.h5"), "/A", n, n, A, 2);
-  tu_write_matrix_chunked(tu_path("lk_k.h5"), "/A", n, n, A, 2, 64);
-  free(A);
+  write_backed_inputs(n, "lk_c.h5", "lk_k.h5");
   double *F[2];
   for (int f = 0; f < 2; f++) {
     ooc_ctx_t *ctx = tu_ctx();

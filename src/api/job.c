@@ -409,7 +409,6 @@ struct job_loader {
   h5mat_t *src;
   double *colnorm;
   int lower, cl, who;
-  int loading;    /* ts_set_loading's mode for the strips' puts (1, or TS_LOAD_KEEP) */
   int64_t sw, c0; /* strip width; the columns [0, c0) are loaded */
   int64_t room;   /* the load's room: its strip (and classify's tile row) and HDF5's stage */
   tcache_t *pins;
@@ -494,9 +493,7 @@ ooc_status_t job_loader_begin(job_t *j, tstore_t *ts, h5mat_t *src, double *coln
   job_loader_t *L = ooc_calloc(ctx, 1, sizeof *L);
   if (!L) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory reading %s", h5m_name(src));
   *L = (job_loader_t){.j = j, .ts = ts, .src = src, .colnorm = colnorm,
-                      .lower = ts == j->A && j->lower_load, .cl = ts == j->A && j->classify_load,
-                      .loading = ts == j->A && method_get(j->o.method)->keep_first ? TS_LOAD_KEEP
-                                                                                 : 1};
+                      .lower = ts == j->A && j->lower_load, .cl = ts == j->A && j->classify_load};
   int64_t room = j->io_room - (L->cl ? 8 * n * cp.b + cl_flags_bytes(cp) : 0); /* tile row,
                                                                                 flags */
   L->room = room;
@@ -668,7 +665,8 @@ static ooc_status_t load_strip(job_loader_t *L) {
   /* the strip's puts are the input's content (tstore.h ts_set_loading), and only they: the
    * method may put its own tiles between two strips (a loader pulled by its need hook). Where
    * A overflows the cache, what it keeps is the method's (methods.h keep_first) */
-  ts_set_loading(ts, L->loading);
+  int keep = ts == L->j->A && method_get(L->j->o.method)->keep_first;
+  ts_set_loading(ts, keep ? TS_LOAD_KEEP : 1);
   st = put_strip(L, c0, nc, strip);
   ts_set_loading(ts, 0);
   OOC_TRY(st);

@@ -58,8 +58,8 @@ typedef struct sjob {
   tstore_t *ts;
   int64_t idx, nr, nc, ld;
   double *data; /* READ: the destination (ld); WRITE and SUM: the victim's tile (ld = nr), or
-                   SUM: a loading put's tile that goes straight back (put_keep: ld, only read) */
-  struct entry *victim; /* WRITE and SUM: the entry evicted (make_room); NULL: none (put_keep) */
+                   SUM: a kept load's tile that goes straight back (ts_put_tiles: ld, read) */
+  struct entry *victim; /* WRITE and SUM: the entry evicted (make_room); NULL: none (a load's) */
   int kind;     /* SJ_READ: scratch into data; SJ_WRITE: data to scratch; SJ_SUM: a clean tile's
                    checksum before it goes back to its source (drop_to_source) */
   ooc_status_t st;
@@ -448,6 +448,13 @@ static void lru_push_back(tcache_t *c, entry_t *e) {
   if (c->tail) c->tail->next = e;
   c->tail = e;
   if (!c->head) c->head = e;
+}
+
+/* A tile put into the LRU order: most recently used, or last in it while a TS_LOAD_KEEP load
+ * puts it (lru_push_back) */
+static void lru_put(const tstore_t *ts, entry_t *e) {
+  if (ts->loading == TS_LOAD_KEEP) lru_push_back(ts->cache, e);
+  else lru_push_front(ts->cache, e);
 }
 
 /* Take a cached entry out of its store and the LRU list; its bytes stay charged, now as pooled. */
@@ -920,8 +927,7 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
     batch_add(c, src, ld, e->data, nr, nr, nc);
     e->clean = (int16_t)clean;
     lru_unlink(c, e);
-    if (ts->loading == TS_LOAD_KEEP) lru_push_back(c, e);
-    else lru_push_front(c, e);
+    lru_put(ts, e);
     return OOC_OK;
   }
   int64_t charge = (int64_t)sizeof(entry_t) + bytes;
@@ -941,8 +947,7 @@ static ooc_status_t put(tstore_t *ts, int64_t ti, int64_t tj, const double *src,
   OOC_TRY(entry_new(ts, idx, nr, nc, &e));
   batch_add(c, src, ld, e->data, nr, nr, nc);
   e->clean = (int16_t)clean;
-  if (ts->loading == TS_LOAD_KEEP) lru_push_back(c, e);
-  else lru_push_front(c, e);
+  lru_put(ts, e);
   ts->state[idx] = T_CACHED;
   return OOC_OK;
 }
@@ -1136,53 +1141,47 @@ static int64_t put_rows(const tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, 
   return ooc_max64(1, room / (2 * charge));
 }
 
-/* ts_put_tiles while loading with TS_LOAD_KEEP (tstore.h): the tiles that fit the free room are
- * put, the others go back to the source where they are (their checksums side by side on the copy
- * threads, from src); nothing is evicted. */
-static ooc_status_t put_keep(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
-                             const double *src, int64_t ld) {
-  tcache_t *c = ts->cache;
-  ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
-  int queue = io_grow(c, (t1 - t0) * (u1 - u0)); /* no memory for the list: summed here */
-  for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
-    for (int64_t ti = t0; st == OOC_OK && ti < t1; ti++) {
-      int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
-      const double *p = src + block_off(ts, t0, u0, ti, tj, ld);
-      int64_t charge = (int64_t)sizeof(entry_t) + nr * nc * (int64_t)sizeof(double);
-      if (ts->state[idx] == T_CACHED || ts->state[idx] == T_LENT || c->used + charge <= c->cap)
-        st = put(ts, ti, tj, p, ld);
-      else if (queue)
-        c->io[c->nio++] = (sjob_t){ts, idx, nr, nc, ld, (double *)p, NULL, SJ_SUM, OOC_OK};
-      else
-        drop_to_source(ts, idx, p, nr, nc, ld);
-    }
-  batch_run(c);
-  if (c->nio) {
-    io_start(c);
-    io_join(c);
-    for (int64_t k = 0; k < c->nio; k++)
-      dropped(ts, c->io[k].idx, c->io[k].nr * c->io[k].nc * (int64_t)sizeof(double));
-    c->nio = 0;
-  }
-  return st;
+/* A TS_LOAD_KEEP load's tile that stays in the source (tstore.h): not cached, and more than the
+ * cache's free room */
+static int keep_drops(const tstore_t *ts, int64_t idx, int64_t nr, int64_t nc) {
+  const tcache_t *c = ts->cache;
+  return ts->state[idx] != T_CACHED && ts->state[idx] != T_LENT &&
+         c->used + (int64_t)sizeof(entry_t) + nr * nc * (int64_t)sizeof(double) > c->cap;
 }
 
 ooc_status_t ts_put_tiles(tstore_t *ts, int64_t t0, int64_t t1, int64_t u0, int64_t u1,
                           const double *src, int64_t ld) {
   OOC_TRY(check_range(ts, t0, t1, u0, u1));
-  if (ts->loading == TS_LOAD_KEEP) return put_keep(ts, t0, t1, u0, u1, src, ld);
   tcache_t *c = ts->cache;
-  int64_t g = put_rows(ts, t0, t1, u0, u1);
-  if (g >= t1 - t0) OOC_TRY(make_room(ts, new_bytes(ts, t0, t1, u0, u1), t0, t1, u0, u1));
+  /* a TS_LOAD_KEEP load evicts nothing: what does not fit goes back to the source from src,
+   * checksummed side by side on the copy threads (sums; no memory for their list: here) */
+  int keep = ts->loading == TS_LOAD_KEEP, sums = keep && io_grow(c, (t1 - t0) * (u1 - u0));
+  int64_t g = keep ? t1 - t0 : put_rows(ts, t0, t1, u0, u1);
+  if (!keep && g >= t1 - t0) OOC_TRY(make_room(ts, new_bytes(ts, t0, t1, u0, u1), t0, t1, u0, u1));
   ooc_status_t st = batch_reserve(c, (t1 - t0) * (u1 - u0));
   for (int64_t tj = u0; st == OOC_OK && tj < u1; tj++)
     for (int64_t r0 = t0; st == OOC_OK && r0 < t1; r0 += g) {
       int64_t r1 = ooc_min64(t1, r0 + g);
       if (g < t1 - t0) st = make_room(ts, new_bytes(ts, r0, r1, tj, tj + 1), r0, r1, tj, tj + 1);
-      for (int64_t ti = r0; st == OOC_OK && ti < r1; ti++)
-        st = put(ts, ti, tj, src + block_off(ts, t0, u0, ti, tj, ld), ld);
+      for (int64_t ti = r0; st == OOC_OK && ti < r1; ti++) {
+        int64_t nr, nc, idx = tile_index(ts, ti, tj, &nr, &nc);
+        const double *p = src + block_off(ts, t0, u0, ti, tj, ld);
+        if (!keep || !keep_drops(ts, idx, nr, nc))
+          st = put(ts, ti, tj, p, ld);
+        else if (sums)
+          c->io[c->nio++] = (sjob_t){ts, idx, nr, nc, ld, (double *)p, NULL, SJ_SUM, OOC_OK};
+        else
+          drop_to_source(ts, idx, p, nr, nc, ld);
+      }
     }
   batch_run(c);
+  if (c->nio) { /* the kept load's sums */
+    io_start(c);
+    io_join(c);
+    for (int64_t q = 0; q < c->nio; q++)
+      dropped(ts, c->io[q].idx, c->io[q].nr * c->io[q].nc * (int64_t)sizeof(double));
+    c->nio = 0;
+  }
   return st;
 }
 
