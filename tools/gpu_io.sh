@@ -68,19 +68,22 @@ ddbw() { # dd args...: prints bytes/s
   t1=$(date +%s.%N)
   python3 -c "print(int(8*2**30/($t1-$t0)))"
 }
+dd_pair() { # DIR: prints "W R", bytes/s of 8 GiB written with direct I/O, then read back
+  local w r
+  w=$(ddbw if=/dev/zero of=$1/dd.bin bs=64M count=128 oflag=direct conv=fsync)
+  r=$(ddbw if=$1/dd.bin of=/dev/null bs=64M iflag=direct)
+  rm -f $1/dd.bin
+  echo "$w $r"
+}
 # dd again at the end, where 40 s are left: the floor's own drift over the call (the GPU hosts'
 # virtual disks moved dd's figures by 10-30% between calls, docs/PERFORMANCE.md)
 dd_again() {
   [ -n "${RBW:-}" ] && [ "$(left)" -gt 40 ] && mkdir -p "$W" || return 0
   local w r
-  w=$(ddbw if=/dev/zero of=$W/dd.bin bs=64M count=128 oflag=direct conv=fsync)
-  r=$(ddbw if=$W/dd.bin of=/dev/null bs=64M iflag=direct)
-  rm -f $W/dd.bin
+  read -r w r <<< "$(dd_pair $W)"
   echo "dd direct at the end: write $w B/s, read $r B/s (at the start: $WBW, $RBW)" | tee -a $OUT/io.txt
 }
-WBW=$(ddbw if=/dev/zero of=$W/dd.bin bs=64M count=128 oflag=direct conv=fsync)
-RBW=$(ddbw if=$W/dd.bin of=/dev/null bs=64M iflag=direct)
-rm -f $W/dd.bin
+read -r WBW RBW <<< "$(dd_pair $W)"
 echo "dd direct: write $WBW B/s, read $RBW B/s" | tee -a $OUT/io.txt
 
 N=${N:-49152}
@@ -162,9 +165,7 @@ fi
 if ! skip shm && [ "$(left)" -gt 100 ]; then
   S=/dev/shm/io27
   mkdir -p $S
-  SW=$(ddbw if=/dev/zero of=$S/dd.bin bs=64M count=128 oflag=direct conv=fsync)
-  SR=$(ddbw if=$S/dd.bin of=/dev/null bs=64M iflag=direct)
-  rm -f $S/dd.bin
+  read -r SW SR <<< "$(dd_pair $S)"
   echo "dd direct on /dev/shm: write $SW B/s, read $SR B/s" | tee -a $OUT/io.txt
   cp $W/A.h5 $S/A.h5
   one chol new chol.shm $S A.h5 "$SR" "$SW"
