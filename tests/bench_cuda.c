@@ -442,7 +442,7 @@ static void gj_bench(int64_t n, int64_t b, int64_t gpu_mem, int queues, const ch
   CK(ooc_ctx_create(&ctx));
   int64_t *perm = malloc((size_t)n * sizeof *perm);
   memsrc_t ms = {A, n};
-  ooc_source_t src = {&ms, mem_read, NULL};
+  ooc_source_t src = {&ms, mem_read, NULL, NULL};
   tcache_t *cache;
   tstore_t *ts;
   CK(tcache_create(ctx, 8 * n * n + (int64_t)(1 << 30), &cache));

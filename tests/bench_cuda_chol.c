@@ -327,7 +327,7 @@ static void run_bench(int64_t n, int64_t b, int64_t gpu_mem, const char *trace) 
   tcache_t *cache = NULL;
   tstore_t *ts = NULL;
   memsrc_t ms = {A, n};
-  ooc_source_t src = {&ms, mem_read, NULL};
+  ooc_source_t src = {&ms, mem_read, NULL, NULL};
   OK(ctx, tcache_create(ctx, (int64_t)1 << 50, &cache));
   if (getenv("COPY_THREADS")) tcache_set_threads(cache, atoi(getenv("COPY_THREADS")));
   OK(ctx, tstore_create(ctx, cache, n, n, b, &src, NULL, &ts));

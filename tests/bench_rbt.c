@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
   free(col);
   printf("n %lld tile %lld depth %d: N %lld bt %lld; put A into its store %.3f s\n", (long long)n,
          (long long)b, depth, (long long)N, (long long)bt, t_put_a);
-  ooc_source_t src = {A, store_read, NULL};
+  ooc_source_t src = {A, store_read, NULL, NULL};
   double *cn = malloc((size_t)(8 * N)), *rs = malloc((size_t)(8 * n));
   double *T = malloc((size_t)(8 * bt * bt));
   if (!cn || !rs || !T) die(NULL, "out of memory");

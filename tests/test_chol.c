@@ -59,7 +59,7 @@ static outcome_t run(const ooc_ops_t *ops, int job, const double *A, int64_t n, 
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
   tu_memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, tu_mem_read, NULL}, srcb = {&mb, tu_mem_read, NULL};
+  ooc_source_t srca = {&ma, tu_mem_read, NULL, NULL}, srcb = {&mb, tu_mem_read, NULL, NULL};
   tu_spill_t sla = {ctx, "cholA", NULL, 0}, slb = {ctx, "cholB", NULL, 0};
   ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get, 1},
                   spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get, 1};

@@ -69,7 +69,7 @@ static outcome_t run_on(int job, const double *A, int64_t n, const double *B, in
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
   memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, mem_read, NULL}, srcb = {&mb, mem_read, NULL};
+  ooc_source_t srca = {&ma, mem_read, NULL, NULL}, srcb = {&mb, mem_read, NULL, NULL};
   CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 40, &cache) == OOC_OK);
   CU_ASSERT_FATAL(tstore_create(ctx, cache, n, n, b, &srca, NULL, &sa) == OOC_OK);
   if (B) CU_ASSERT_FATAL(tstore_create(ctx, cache, n, m, b, &srcb, NULL, &sb) == OOC_OK);

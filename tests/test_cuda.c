@@ -263,7 +263,7 @@ static ooc_status_t run_gj(ooc_ctx_t *ctx, const double *A, int64_t n, int64_t b
                            ooc_exec_t *ex, int64_t chunk, double *X, int64_t *steps,
                            int64_t *info_out) {
   memsrc_t ms = {A, n};
-  ooc_source_t src = {&ms, mem_read, NULL};
+  ooc_source_t src = {&ms, mem_read, NULL, NULL};
   double *colnorm = calloc((size_t)n, sizeof *colnorm);
   int64_t *perm = malloc((size_t)n * sizeof *perm), bi, bj;
   ooc_ops_cpu()->colabs(n, n, A, n, colnorm, &bi, &bj);

@@ -102,7 +102,7 @@ static outcome_t run(int gpu, int job, const double *A, int64_t n, const double 
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
   tu_memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, tu_mem_read, NULL}, srcb = {&mb, tu_mem_read, NULL};
+  ooc_source_t srca = {&ma, tu_mem_read, NULL, NULL}, srcb = {&mb, tu_mem_read, NULL, NULL};
   spill_t sla = {ctx, "gcA", NULL}, slb = {ctx, "gcB", NULL};
   ooc_spill_ops_t spa = {&sla, sp_open, sp_put, sp_get, 1}, spb = {&slb, sp_open, sp_put, sp_get, 1};
   CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 40, &cache) == OOC_OK);

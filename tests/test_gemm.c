@@ -76,8 +76,8 @@ static outcome_t run(const ooc_ops_t *ops, int64_t m, int64_t n, int64_t k, int6
   if (nan_c)
     for (int64_t i = 0; i < m * n; i++) C0[i] = NAN;
   tu_memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
-  ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL},
-               sc = {&mc, tu_mem_read, NULL};
+  ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL}, sb = {&mb, tu_mem_read, NULL, NULL},
+               sc = {&mc, tu_mem_read, NULL, NULL};
   tu_spill_t la = {ctx, "gA", NULL, 0}, lb = {ctx, "gB", NULL, 0}, lc = {ctx, "gC", NULL, 0};
   ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1},
                   pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get, 1},
@@ -227,7 +227,7 @@ static void t_epilogue_cover(void) {
   int64_t m = 45, n = 61, k = 33, b = 8;
   double *A = rnd(m * k, 4), *B = rnd(k * n, 5);
   tu_memsrc_t ma = {A, m}, mb = {B, k};
-  ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL};
+  ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL}, sb = {&mb, tu_mem_read, NULL, NULL};
   tcache_t *cache = NULL;
   tstore_t *TA, *TB, *TC, *TD;
   CU_ASSERT_FATAL(tcache_create(ctx, 1 << 24, &cache) == OOC_OK);
@@ -250,7 +250,7 @@ static void t_epilogue_cover(void) {
     int64_t m2 = 1300, n2 = 1100, k2 = 3, b2 = 100;
     double *A2 = rnd(m2 * k2, 6), *B2 = rnd(k2 * n2, 7);
     tu_memsrc_t ma2 = {A2, m2}, mb2 = {B2, k2};
-    ooc_source_t sa2 = {&ma2, tu_mem_read, NULL}, sb2 = {&mb2, tu_mem_read, NULL};
+    ooc_source_t sa2 = {&ma2, tu_mem_read, NULL, NULL}, sb2 = {&mb2, tu_mem_read, NULL, NULL};
     tstore_t *T2[3];
     CU_ASSERT_FATAL(tstore_create(ctx, cache, m2, k2, b2, &sa2, NULL, &T2[0]) == OOC_OK);
     CU_ASSERT_FATAL(tstore_create(ctx, cache, k2, n2, b2, &sb2, NULL, &T2[1]) == OOC_OK);
@@ -307,9 +307,9 @@ static void t_probe_check(void) {
   memcpy(C, C0, (size_t)(m * n) * sizeof *C);
   ooc_ops_cpu()->gemm('N', 'N', m, n, k, alpha, A, m, B, k, beta, C, m);
   tu_memsrc_t ma = {A, m}, mb = {B, k}, mc0 = {C0, m}, mc = {C, m};
-  ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL},
-               s0 = {&mc0, tu_mem_read, NULL},
-               sc = {&mc, tu_mem_read, NULL};
+  ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL}, sb = {&mb, tu_mem_read, NULL, NULL},
+               s0 = {&mc0, tu_mem_read, NULL, NULL},
+               sc = {&mc, tu_mem_read, NULL, NULL};
   double ratio = -1;
   for (int64_t mem = 4096; mem <= (1 << 22); mem *= 32) { /* strips of 1 column .. all */
     CU_ASSERT(gemm_check(ctx, ooc_ops_cpu(), m, n, k, &sa, &sb, &s0, &sc, alpha, beta, EPS, mem,
@@ -390,8 +390,8 @@ static void t_executor_seam(void) {
           memcpy(R, C0, (size_t)(m * n) * sizeof *R);
           ooc_ops_ref()->gemm('N', 'N', m, n, k, alpha, A, m, B, k, beta, R, m);
           tu_memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
-          ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL},
-                       sc = {&mc, tu_mem_read, NULL};
+          ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL}, sb = {&mb, tu_mem_read, NULL, NULL},
+                       sc = {&mc, tu_mem_read, NULL, NULL};
           tcache_t *cache;
           tstore_t *TA, *TB, *TC;
           CU_ASSERT_FATAL(tcache_create(ctx, 1 << 24, &cache) == OOC_OK);
@@ -528,7 +528,7 @@ static void t_cost_model(void) {
       ooc_ctx_t *ctx = tu_ctx();
       double *A = rnd(sh.m * sh.k, 31), *B = rnd(sh.k * sh.n, 32);
       tu_memsrc_t ma = {A, sh.m}, mb = {B, sh.k};
-      ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL};
+      ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL}, sb = {&mb, tu_mem_read, NULL, NULL};
       tcache_t *cache;
       tstore_t *TA, *TB, *TC;
       CU_ASSERT_FATAL(tcache_create(ctx, 1 << 26, &cache) == OOC_OK);

@@ -307,7 +307,7 @@ static void t_checker_fails_bad_results(void) {
   CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, 60, 60, X, 60, ipiv) == 0);
   CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, 60, X, 60, ipiv) == 0);
   tu_memsrc_t sa = {A, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, tu_mem_read, NULL}, srcX = {&sx, tu_mem_read, NULL};
+  ooc_source_t srcA = {&sa, tu_mem_read, NULL, NULL}, srcX = {&sx, tu_mem_read, NULL, NULL};
   ooc_ctx_t *ctx = tu_ctx();
   double eps = check_eps(0);
   for (int full = 0; full < 2; full++) {
@@ -337,7 +337,7 @@ static void t_checker_fails_bad_results(void) {
       Y[i + c * n] = s;
     }
   tu_memsrc_t sb = {B, n}, sy = {Y, n};
-  ooc_source_t srcB = {&sb, tu_mem_read, NULL}, srcY = {&sy, tu_mem_read, NULL};
+  ooc_source_t srcB = {&sb, tu_mem_read, NULL, NULL}, srcY = {&sy, tu_mem_read, NULL, NULL};
   double r, nx;
   CU_ASSERT(check_solve(ctx, ooc_ops_ref(), n, 3, 16, &srcA, &srcB, &srcY, eps, 1 << 20, &r,
                         &nx) == OOC_OK);
@@ -364,7 +364,7 @@ static double *gj_direct(const ooc_ops_t *ops, const double *A, int64_t n, const
   tcache_t *cache = NULL;
   tstore_t *sa = NULL, *sb = NULL;
   tu_memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t srca = {&ma, tu_mem_read, NULL}, srcb = {&mb, tu_mem_read, NULL};
+  ooc_source_t srca = {&ma, tu_mem_read, NULL, NULL}, srcb = {&mb, tu_mem_read, NULL, NULL};
   tu_spill_t sla = {ctx, "gjthr", NULL, 0}, slb = {ctx, "gjthr", NULL, 0};
   ooc_spill_ops_t spa = {&sla, tu_sp_open, tu_sp_put, tu_sp_get, 1},
                   spb = {&slb, tu_sp_open, tu_sp_put, tu_sp_get, 1};
@@ -445,7 +445,7 @@ static void t_estimator(void) {
   CU_ASSERT_FATAL(LAPACKE_dgetrf(LAPACK_COL_MAJOR, (lapack_int)n, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
   CU_ASSERT_FATAL(LAPACKE_dgetri(LAPACK_COL_MAJOR, (lapack_int)n, X0, (lapack_int)n, ipiv) == 0);
   tu_memsrc_t sa = {A, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, tu_mem_read, NULL}, srcX = {&sx, tu_mem_read, NULL};
+  ooc_source_t srcA = {&sa, tu_mem_read, NULL, NULL}, srcX = {&sx, tu_mem_read, NULL, NULL};
   ooc_ctx_t *ctx = tu_ctx();
   double eps = check_eps(0), xmax = 0;
   for (int64_t i = 0; i < n * n; i++) xmax = fmax(xmax, fabs(X0[i]));
@@ -478,7 +478,7 @@ static void t_estimator(void) {
     }
     /* the same estimate from transposed strips (a file's sources have read_t: tstore.h):
      * the same products, the same value up to the order of the sums */
-    ooc_source_t tA = {&sa, tu_mem_read, tu_mem_read_t}, tX = {&sx, tu_mem_read, tu_mem_read_t};
+    ooc_source_t tA = {&sa, tu_mem_read, tu_mem_read_t, NULL}, tX = {&sx, tu_mem_read, tu_mem_read_t, NULL};
     double est_t;
     check_info_t ct;
     CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &tA, &tX, 0, eps, 1 << 20, &est_t,
@@ -491,8 +491,21 @@ static void t_estimator(void) {
     if (ct.products != ci.products || (kind > 0 && fabs(est_t - est) > 1e-6 * est))
       printf("[kind %d: transposed %.17g (%d products), plain %.17g (%d)] ", kind, est_t,
              ct.products, est, ci.products);
-    printf("[case %d: full %.3g, estimate %.3g (%d products; transposed %.3g), probes alone "
-           "%.3g] ", kind, full, est, ci.products, est_t, ci.probe);
+    /* and from passes by rows (a file's sources stream rows: h5m_stream_rows), the groups'
+     * partial sums added in group order */
+    ooc_source_t rA = {&sa, tu_mem_read, NULL, tu_mem_rows}, rX = {&sx, tu_mem_read, NULL,
+                                                                    tu_mem_rows};
+    double est_r;
+    check_info_t cr;
+    CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &rA, &rX, 0, eps, 1 << 20, &est_r,
+                               &na, &nx, &cr) == OOC_OK);
+    CU_ASSERT(kind == 0 ? est_r < 30 && est_r <= 2 * est && est <= 2 * est_r
+                        : est_r >= 30 && fabs(est_r - est) <= 1e-6 * est &&
+                              cr.products == ci.products);
+    CU_ASSERT(cr.probe <= est_r);
+    printf("[case %d: full %.3g, estimate %.3g (%d products; transposed %.3g; by rows %.3g, %d), "
+           "probes alone %.3g] ", kind, full, est, ci.products, est_t, est_r, cr.products,
+           ci.probe);
   }
   CU_ASSERT(probe_missed >= 2); /* the column and row cases hide from the probes */
   printf("[%d cases, estimate / full >= %.3g, %d the probes alone passed] ", ncase, lo,
@@ -612,8 +625,8 @@ static void gjt_open(gjt_t *g, const double *A, int64_t n, const double *B, int6
   g->m = m;
   g->ma = (tu_memsrc_t){A, n};
   g->mb = (tu_memsrc_t){B, n};
-  g->srca = (ooc_source_t){&g->ma, tu_mem_read, NULL};
-  g->srcb = (ooc_source_t){&g->mb, tu_mem_read, NULL};
+  g->srca = (ooc_source_t){&g->ma, tu_mem_read, NULL, NULL};
+  g->srcb = (ooc_source_t){&g->mb, tu_mem_read, NULL, NULL};
   g->sla = (tu_spill_t){g->ctx, "gjx", NULL, 0};
   g->slb = (tu_spill_t){g->ctx, "gjx", NULL, 0};
   g->spa = (ooc_spill_ops_t){&g->sla, tu_sp_open, tu_sp_put, tu_sp_get, 1};

@@ -234,7 +234,7 @@ static void gj_once(const double *A, int64_t n, const double *B, int64_t m, int6
   memset(g, 0, sizeof *g);
   ooc_ctx_t *ctx = tu_ctx();
   tu_memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL};
+  ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL}, sb = {&mb, tu_mem_read, NULL, NULL};
   tu_spill_t la = {ctx, "mgpu", NULL, 0}, lb = {ctx, "mgpu", NULL, 0};
   ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1},
                   pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get, 1};
@@ -432,7 +432,7 @@ static void chol_once(const double *A, int64_t n, int64_t b, int64_t W, int lowe
   memset(r, 0, sizeof *r);
   ooc_ctx_t *ctx = tu_ctx();
   tu_memsrc_t ma = {A, n};
-  ooc_source_t sa = {&ma, tu_mem_read, NULL};
+  ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL};
   tu_spill_t la = {ctx, "mgchol", NULL, 0};
   ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1};
   tcache_t *cache = NULL;
@@ -778,7 +778,7 @@ static void t_chol_first_only(void) {
     for (int nd = 1; nd <= 2; nd++) {
       ooc_ctx_t *ctx = tu_ctx();
       tu_memsrc_t ma = {A, n}, mb = {B, n};
-      ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL};
+      ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL}, sb = {&mb, tu_mem_read, NULL, NULL};
       tcache_t *cache = NULL;
       tstore_t *tA = NULL, *tB = NULL;
       CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
@@ -812,7 +812,7 @@ static void t_chol_first_only(void) {
   /* a unified and a strict device: one schedule cannot serve both */
   ooc_ctx_t *ctx = tu_ctx();
   tu_memsrc_t ma = {A, n};
-  ooc_source_t sa = {&ma, tu_mem_read, NULL};
+  ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL};
   tcache_t *cache = NULL;
   tstore_t *tA = NULL;
   CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
@@ -909,8 +909,8 @@ static double *gemm_once(const double *A, const double *B, const double *C0, int
                          int64_t cap, int nd, int kind, int64_t *over) {
   ooc_ctx_t *ctx = tu_ctx();
   tu_memsrc_t ma = {A, m}, mb = {B, k}, mc = {C0, m};
-  ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL},
-               sc = {&mc, tu_mem_read, NULL};
+  ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL}, sb = {&mb, tu_mem_read, NULL, NULL},
+               sc = {&mc, tu_mem_read, NULL, NULL};
   tu_spill_t la = {ctx, "mg", NULL, 0}, lb = {ctx, "mg", NULL, 0}, lc = {ctx, "mg", NULL, 0};
   ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1},
                   pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get, 1},

@@ -57,7 +57,7 @@ static outcome_t run(const ooc_ops_t *ops, const double *A, int64_t n, const dou
   ooc_ctx_t *ctx = tu_ctx();
   tcache_t *cache = NULL;
   tu_memsrc_t ma = {A, n}, mb = {B, n};
-  ooc_source_t sa = {&ma, tu_mem_read, NULL}, sb = {&mb, tu_mem_read, NULL};
+  ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL}, sb = {&mb, tu_mem_read, NULL, NULL};
   tu_spill_t la = {ctx, "rbtA", NULL, 0}, lb = {ctx, "rbtB", NULL, 0};
   ooc_spill_ops_t pa = {&la, tu_sp_open, tu_sp_put, tu_sp_get, 1},
                   pb = {&lb, tu_sp_open, tu_sp_put, tu_sp_get, 1};
@@ -217,7 +217,7 @@ static void t_transform(void) {
       tcache_t *cache, *acache = NULL;
       tstore_t *S, *SA = NULL;
       tu_memsrc_t ma = {A, n};
-      ooc_source_t sa = {&ma, tu_mem_read, NULL};
+      ooc_source_t sa = {&ma, tu_mem_read, NULL, NULL};
       tu_spill_t sl = {ctx, "rbtT", NULL, 0};
       ooc_spill_ops_t sp = {&sl, tu_sp_open, tu_sp_put, tu_sp_get, 1};
       if (from_store) { /* A in a store of tile b, a third of it cached, the rest spilled */
@@ -228,7 +228,7 @@ static void t_transform(void) {
           for (int64_t ti = 0; ti < p.count; ti++)
             CU_ASSERT_FATAL(ts_put(SA, ti, tj, A + part_start(p, ti) + part_start(p, tj) * n,
                                    n) == OOC_OK);
-        sa = (ooc_source_t){SA, store_read, NULL};
+        sa = (ooc_source_t){SA, store_read, NULL, NULL};
       }
       CU_ASSERT_FATAL(tcache_create(ctx, (int64_t)1 << 30, &cache) == OOC_OK);
       CU_ASSERT_FATAL(tstore_create(ctx, cache, N, N, bt, NULL, NULL, &S) == OOC_OK);

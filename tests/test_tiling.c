@@ -95,7 +95,7 @@ static void t_cache_budget_and_spill(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
-  ooc_source_t src = {NULL, gen_read, NULL};
+  ooc_source_t src = {NULL, gen_read, NULL, NULL};
   int64_t n = 50, b = 8; /* 7 x 7 tiles, edge tiles 2 wide */
   int64_t cap = 10 * (8 * 8 * 8 + 64);
   tcache_t *c;
@@ -244,7 +244,7 @@ static void t_threaded_column_copies(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
-  ooc_source_t src = {NULL, gen_read, NULL};
+  ooc_source_t src = {NULL, gen_read, NULL, NULL};
   /* b = 512: 5 row tiles, the last 52 rows, a column 8.6 MB; b = 768: 3 row tiles (the last 564
    * rows), each full tile 4.7 MB, over STREAM_MIN_BYTES: streaming stores, into columns that
    * alternate between 16-byte aligned and not (ld odd) */
@@ -305,7 +305,7 @@ static void t_threaded_column_copies(void) {
  * last cache-full put), and every tile reads back what was put. With 1 and 4 copy threads. */
 static void t_put_taller_than_cache(void) {
   ooc_ctx_t *ctx = tu_ctx();
-  ooc_source_t src = {NULL, gen_read, NULL};
+  ooc_source_t src = {NULL, gen_read, NULL, NULL};
   enum { N = 2048, B = 128, T = N / B, LD = N + 5, COLS = 3 };
   int64_t tileb = 8 * B * B + (int64_t)tcache_entry_bytes();
   double *buf = malloc((size_t)(8 * LD * B));
@@ -354,7 +354,7 @@ static void t_put_taller_than_cache(void) {
  * source's) dropped among the victims of a store with a backing. */
 static void t_evict_together(void) {
   ooc_ctx_t *ctx = tu_ctx();
-  ooc_source_t src = {NULL, gen_read, NULL};
+  ooc_source_t src = {NULL, gen_read, NULL, NULL};
   enum { N = 1024, B = 128, T = N / B, LD = N + 3 };
   int64_t tileb = 8 * B * B + (int64_t)tcache_entry_bytes();
   double *buf = malloc((size_t)(8 * LD * B));
@@ -482,7 +482,7 @@ static double mix_expect(int64_t i, int64_t j) {
 static tstore_t *mix_store(ooc_ctx_t *ctx, memspill_t *ms, int threads, double *tile,
                            tcache_t **c) {
   ooc_spill_ops_t sp = {ms, ms_open, ms_put, ms_get, threads > 1};
-  ooc_source_t src = {NULL, gen_read, NULL};
+  ooc_source_t src = {NULL, gen_read, NULL, NULL};
   tstore_t *ts;
   CU_ASSERT_FATAL(tcache_create(ctx, MIX_CAP, c) == OOC_OK);
   tcache_set_threads(*c, threads);
@@ -800,7 +800,7 @@ static void t_swap_rows(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
-  ooc_source_t src = {NULL, gen_read, NULL};
+  ooc_source_t src = {NULL, gen_read, NULL, NULL};
   static const int64_t shapes[][3] = {{1100, 256, 3}, {3000, 1000, 2}}; /* rows, b, tile columns */
   for (int sh = 0; sh < 2; sh++) {
     int64_t n = shapes[sh][0], b = shapes[sh][1], nc = shapes[sh][2] * b, nt = (n + b - 1) / b;
@@ -903,7 +903,7 @@ static void t_lend(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
-  ooc_source_t src = {NULL, gen_read, NULL};
+  ooc_source_t src = {NULL, gen_read, NULL, NULL};
   int64_t n = 50, b = 8, tile = 8 * 8 * 8 + 64; /* 7 x 7 tiles; a charge is at most `tile` */
   int64_t cap = 4 * 7 * tile;
   tcache_t *c;
@@ -1138,7 +1138,7 @@ static void t_readahead(void) {
   for (int mode = 0; mode < 4; mode++) { /* columns, reversed, row bands, from column 3 */
     int rev = mode == 1, rows = mode == 2;
     rasrc_t rs = {.fail_at = 0};
-    ooc_source_t src = {&rs, ra_read, NULL};
+    ooc_source_t src = {&rs, ra_read, NULL, NULL};
     readahead_t ra;
     int64_t c0 = mode == 3 ? 3 : 0;
     part_t q = mode == 3 ? part_make(n - 3, w) : p;
@@ -1166,7 +1166,7 @@ static void t_readahead(void) {
   }
   for (int fail = 1; fail <= 5; fail++) { /* the fail-th read fails */
     rasrc_t rs = {.fail_at = fail};
-    ooc_source_t src = {&rs, ra_read, NULL};
+    ooc_source_t src = {&rs, ra_read, NULL, NULL};
     readahead_t ra;
     ra_begin(&ra, &src, n, 0, p, b0, b1);
     ooc_status_t st = OOC_OK;
@@ -1181,7 +1181,7 @@ static void t_readahead(void) {
   }
   readahead_t ra; /* an empty pass */
   rasrc_t rs = {0};
-  ooc_source_t src = {&rs, ra_read, NULL};
+  ooc_source_t src = {&rs, ra_read, NULL, NULL};
   ra_begin(&ra, &src, n, 0, part_make(0, w), b0, b1);
   ra_end(&ra);
   CU_ASSERT_EQUAL(rs.nlog, 0);
@@ -1197,7 +1197,7 @@ static void t_backing(void) {
   ooc_ctx_t *ctx = tu_ctx();
   memspill_t ms = {.ctx = ctx};
   ooc_spill_ops_t sp = {&ms, ms_open, ms_put, ms_get, 0};
-  ooc_source_t src = {NULL, gen_read, NULL};
+  ooc_source_t src = {NULL, gen_read, NULL, NULL};
   int64_t n = 40, b = 8, tile = 8 * 8 * 8 + 64; /* 5 x 5 tiles */
   tcache_t *c;
   tstore_t *ts;
@@ -1318,7 +1318,7 @@ static void t_backing(void) {
  * and four (the checksums queued on the threads). */
 static void t_load_keep(void) {
   ooc_ctx_t *ctx = tu_ctx();
-  ooc_source_t src = {NULL, gen_read, NULL};
+  ooc_source_t src = {NULL, gen_read, NULL, NULL};
   enum { N = 96, B = 8, T = N / B, C = 30 }; /* 144 tiles; 30 fit: columns 0, 1, 6 tiles of 2 */
   double col[N * B], buf[B * B];
   for (int threads = 1; threads <= 4; threads += 3) {

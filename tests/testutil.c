@@ -330,6 +330,25 @@ ooc_status_t tu_mem_read_t(void *self, int64_t r0, int64_t c0, int64_t nr, int64
   return OOC_OK;
 }
 
+ooc_status_t tu_mem_rows(void *self, int64_t groups, int64_t win_bytes, ooc_rows_fn fn,
+                         void *user, int *streamed) {
+  tu_memsrc_t *s = self;
+  int64_t n = s->ld, wr = win_bytes / (8 * n) > 1 ? win_bytes / (8 * n) : 1;
+  double *win = malloc((size_t)(wr * n) * sizeof *win);
+  if (!win) return OOC_ERR_NOMEM;
+  groups = groups < n ? groups : n;
+  for (int64_t g = groups - 1; g >= 0; g--)
+    for (int64_t r = n * g / groups, re = n * (g + 1) / groups; r < re; r += wr) {
+      int64_t h = re - r < wr ? re - r : wr;
+      for (int64_t i = 0; i < h; i++)
+        for (int64_t j = 0; j < n; j++) win[i * n + j] = s->M[r + i + j * n];
+      fn(user, (int)g, r, h, win, n);
+    }
+  free(win);
+  *streamed = 1;
+  return OOC_OK;
+}
+
 ooc_status_t tu_sp_open(void *self, size_t slot, void **h) {
   tu_spill_t *sl = self;
   OOC_TRY(scratch_open(sl->ctx, tu_tmpdir(), sl->tag, slot, 0, &sl->s));

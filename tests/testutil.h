@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "tiling/tstore.h"
 
 typedef struct {
   const char *name;
@@ -94,6 +95,10 @@ ooc_status_t tu_mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t
 /* The block's transpose (tstore.h read_t): nc x nr, ld >= nc. */
 ooc_status_t tu_mem_read_t(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                            double *dst, int64_t ld);
+/* The row stream (tstore.h rows, h5mat.h h5m_stream_rows' contract) of the ld x ld matrix: its
+ * groups on the calling thread, the last group first (a result must not depend on the order). */
+ooc_status_t tu_mem_rows(void *self, int64_t groups, int64_t win_bytes, ooc_rows_fn fn,
+                         void *user, int *streamed);
 struct scratch;
 typedef struct {
   ooc_ctx_t *ctx;

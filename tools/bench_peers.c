@@ -195,7 +195,7 @@ static ooc_status_t mem_read(void *self, int64_t r0, int64_t c0, int64_t nr, int
 double bench_check_inverse(ooc_ctx_t *ctx, int64_t n, const double *A, const double *X, int full,
                            double eps) {
   memsrc_t ma = {A, n}, mx = {X, n};
-  ooc_source_t sa = {&ma, mem_read, NULL}, sx = {&mx, mem_read, NULL};
+  ooc_source_t sa = {&ma, mem_read, NULL, NULL}, sx = {&mx, mem_read, NULL, NULL};
   /* as wide as the matrix for small n (one big GEMM), 1 GiB of buffers at most for large n */
   int64_t mem = (int64_t)fmin(1073741824.0, 40.0 * (double)n * (double)n);
   double ratio = NAN, na, nx;

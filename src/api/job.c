@@ -71,10 +71,18 @@ static ooc_status_t h5_source_read_t(void *self, int64_t r0, int64_t c0, int64_t
   return h5m_read_t((h5mat_t *)self, r0, c0, nr, nc, dst, ld);
 }
 
-/* A file's reader for the checks: with the transposed read (tstore.h read_t) where the handle
- * is a file's (a virtual matrix, the caller's array or callback, has none). */
+static ooc_status_t h5_source_rows(void *self, int64_t groups, int64_t win_bytes,
+                                   ooc_rows_fn fn, void *user, int *streamed) {
+  return h5m_stream_rows((h5mat_t *)self, groups, win_bytes, fn, user, streamed);
+}
+
+/* A file's reader for the checks: with the transposed read (tstore.h read_t) and the row
+ * stream where the handle is a file's (a virtual matrix, the caller's array or callback, has
+ * neither). */
 static ooc_source_t h5_check_source(h5mat_t *m) {
-  return (ooc_source_t){m, h5_source_read, h5m_file_id(m) >= 0 ? h5_source_read_t : NULL};
+  int file = h5m_file_id(m) >= 0;
+  return (ooc_source_t){m, h5_source_read, file ? h5_source_read_t : NULL,
+                        file ? h5_source_rows : NULL};
 }
 
 void job_scratch_name(const job_t *j, const char *tag, char *out, size_t cap) {
@@ -1214,7 +1222,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   ooc_spill_ops_t spA = job_spill_ops(&j->spill[0], k), spB = job_spill_ops(&j->spill[1], m);
   OOC_TRY(tstore_create(ctx, j->cache, n, k, j->b, NULL, &spA, &j->A));
   if (backed) {
-    ooc_source_t src = {j->in_a, h5_source_read, NULL};
+    ooc_source_t src = {j->in_a, h5_source_read, NULL, NULL};
     OOC_TRY(ts_set_backing(j->A, &src, h5m_name(j->in_a)));
     h5m_set_stage(j->in_a, io_min_stage(j->b)); /* a source read: one tile (the load sets its own) */
   }
@@ -1500,8 +1508,8 @@ static ooc_status_t check_product(job_t *j, int f32) {
   snprintf(r->check, sizeof r->check, "%s", j->o.check == OOC_CHECK_NONE ? "none" : "probe");
   r->residual = NAN;
   if (j->o.check != OOC_CHECK_NONE) {
-    ooc_source_t sa = {j->in_a, h5_source_read, NULL}, sb = {j->in_b, h5_source_read, NULL};
-    ooc_source_t sc0 = {j->in_c, h5_source_read, NULL}, sc = {j->out, h5_source_read, NULL};
+    ooc_source_t sa = {j->in_a, h5_source_read, NULL, NULL}, sb = {j->in_b, h5_source_read, NULL, NULL};
+    ooc_source_t sc0 = {j->in_c, h5_source_read, NULL, NULL}, sc = {j->out, h5_source_read, NULL, NULL};
     double thr = j->o.check_threshold > 0 ? j->o.check_threshold : 30;
     OOC_TRY(gemm_check(ctx, j->ops, m, n, k, &sa, &sb, j->in_c ? &sc0 : NULL, &sc, j->alpha,
                        j->beta, check_eps(f32), ooc_max64(j->budget - j->fixed, 64 * big),
@@ -1535,7 +1543,7 @@ static ooc_status_t check_output(job_t *j, int f32) {
   ooc_source_t srcA = h5_check_source(j->in_a), srcB = h5_check_source(j->in_b);
   ooc_source_t srcX = h5_check_source(j->out);
   if (j->method == OOC_METHOD_CHOL && !solve && j->o.lower_only)
-    srcX = (ooc_source_t){j, sym_lower_read, NULL};
+    srcX = (ooc_source_t){j, sym_lower_read, NULL, NULL};
   int64_t mem = ooc_max64(j->budget - j->fixed, 3 * 8 * n);
   /* the readers' windows: the share of `mem` check.c leaves to a reader (one of up to 6 buffers) */
   h5mat_t *readers[3] = {j->in_a, j->in_b, j->out};

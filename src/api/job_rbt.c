@@ -45,7 +45,7 @@ ooc_status_t job_rbt_run(job_t *j, int64_t *steps) {
                   (long long)n, (long long)m);
     goto done;
   }
-  ooc_source_t srca = {j->A, store_read, NULL}, srcb = {j->B, store_read, NULL};
+  ooc_source_t srca = {j->A, store_read, NULL, NULL}, srcb = {j->B, store_read, NULL, NULL};
   j->ispill[0] = (spill_slot_t){.job = j, .tag = "RA"};
   j->ispill[1] = (spill_slot_t){.job = j, .tag = "RB"};
   ooc_spill_ops_t spa = job_spill_ops(&j->ispill[0], n), spb = job_spill_ops(&j->ispill[1], m);

@@ -2030,6 +2030,118 @@ ooc_status_t h5m_read_t(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t 
   return st;
 }
 
+/* ---- h5m_stream_rows: every row through a callback, read and used while in cache ----------- */
+
+typedef struct {
+  const h5mat_t *m;
+  const int64_t *base;  /* per stored block (chunk row-major; one for contiguous data): offset */
+  int64_t cr, cc, ncj;  /* stored blocks: rows, elements per row, blocks across */
+  int64_t groups, wrows;
+  double **win;         /* per worker: wrows x cols (row-major, ld cols) */
+  char **raw;           /* per worker: raw_bytes, cio_read_raw's window */
+  size_t raw_bytes;
+  cio_pread_fn pread_fn;
+  h5m_rows_fn fn;
+  void *user;
+  int *err;             /* per group: the first read's errno (0: none) */
+  int64_t *err_row;     /* per group: the row where it failed */
+} sbatch_t;
+
+static void sjob_run(void *arg, int64_t g, int worker) {
+  sbatch_t *b = arg;
+  const h5mat_t *m = b->m;
+  int64_t r = m->rows * g / b->groups, re = m->rows * (g + 1) / b->groups;
+  double *win = b->win[worker];
+  while (r < re) {
+    int64_t ci = r / b->cr, h = ooc_min64(ooc_min64(b->wrows, re - r), (ci + 1) * b->cr - r);
+    for (int64_t cj = 0; cj < b->ncj; cj++) {
+      int64_t C = cj * b->cc, w = ooc_min64(b->cc, m->cols - C);
+      int e = cio_read_raw(b->pread_fn, m->fd, b->base[ci * b->ncj + cj], m->file_es, b->cc,
+                           r - ci * b->cr, 0, h, w, win + C, m->cols, 1, b->raw[worker],
+                           b->raw_bytes);
+      if (e) {
+        b->err[g] = e;
+        b->err_row[g] = r;
+        return;
+      }
+    }
+    b->fn(b->user, (int)g, r, h, win, m->cols);
+    r += h;
+  }
+}
+
+ooc_status_t h5m_stream_rows(h5mat_t *m, int64_t groups, int64_t win_bytes, h5m_rows_fn fn,
+                             void *user, int *streamed) {
+  *streamed = 0;
+  if (!m || m->virt || m->dset < 0 || !m->direct || m->general || m->zstd || m->nfill ||
+      m->packed || m->rows == 0 || m->cols == 0 || groups < 1)
+    return OOC_OK;
+  ooc_ctx_t *ctx = m->ctx;
+  release_wslots(m);
+  if (!m->allow_fill) OOC_TRY(check_complete(m));
+  int chunked = m->direct == DIRECT_CHUNKED;
+  int64_t es = (int64_t)m->file_es;
+  int64_t cr = chunked ? m->chunk_r : m->rows, cc = chunked ? m->chunk_c : m->cols;
+  int64_t nci = (m->rows + cr - 1) / cr, ncj = (m->cols + cc - 1) / cc;
+  groups = ooc_min64(groups, m->rows);
+  int64_t *base = ooc_malloc(ctx, (size_t)(nci * ncj) * sizeof *base);
+  int *err = ooc_calloc(ctx, (size_t)groups, sizeof *err);
+  int64_t *err_row = ooc_calloc(ctx, (size_t)groups, sizeof *err_row);
+  ooc_status_t st = base && err && err_row ? OOC_OK
+                    : OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory reading", m->name);
+  int usable = st == OOC_OK;
+  /* every block present, raw and whole; anything else takes the rectangle reads (h5m_read),
+   * which say what is missing or read it through HDF5 */
+  for (int64_t q = 0; q < nci * ncj && usable; q++) {
+    if (!chunked) {
+      base[q] = m->contig_addr;
+      continue;
+    }
+    hsize_t off[2] = {(hsize_t)((q / ncj) * cr), (hsize_t)((q % ncj) * cc)}, size = 0;
+    unsigned mask = 0;
+    haddr_t addr = HADDR_UNDEF;
+    usable = H5Dget_chunk_info_by_coord(m->dset, off, &mask, &addr, &size) >= 0 &&
+             addr != HADDR_UNDEF && addr <= (haddr_t)INT64_MAX && size == (hsize_t)(cr * cc * es);
+    base[q] = (int64_t)addr;
+  }
+  int threads = (int)ooc_min64(groups, ooc_par_cpus(OOC_PAR_MAX_THREADS));
+  int64_t wrows = ooc_max64(1, win_bytes / (8 * m->cols));
+  size_t raw_bytes = (size_t)(ooc_min64(wrows, cr) * cc * es);
+  double *win[OOC_PAR_MAX_THREADS] = {NULL};
+  char *raw[OOC_PAR_MAX_THREADS] = {NULL};
+  for (int k = 0; k < threads && usable && st == OOC_OK; k++)
+    if (!(win[k] = ooc_malloc(ctx, (size_t)(wrows * m->cols) * sizeof(double))) ||
+        !(raw[k] = ooc_malloc(ctx, raw_bytes)))
+      st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "%s: out of memory for the read windows", m->name);
+  if (usable && st == OOC_OK) {
+    int inj = fio_gate(ctx, 0);
+    if (inj) {
+      st = read_fail(m, injected(inj), 0, 0, m->rows, m->cols);
+    } else {
+      sbatch_t sb = {m, base, cr, cc, ncj, groups, wrows, win, raw, raw_bytes, fio_pread_op(ctx),
+                     fn, user, err, err_row};
+      ooc_parallel(threads, groups, sjob_run, &sb);
+      for (int64_t g = 0; g < groups && st == OOC_OK; g++)
+        if (err[g]) {
+          int64_t r = err_row[g];
+          rjob_t j = {r, 0, 1, m->cols, base[(r / cr) * ncj], 0, cr, cc, r % cr, 0, 0, err[g],
+                      NULL};
+          st = direct_read_error(m, &j, r, 0, 1, m->cols);
+        }
+      if (st == OOC_OK) m->bytes += m->rows * m->cols * es;
+    }
+    *streamed = 1;
+  }
+  for (int k = 0; k < threads; k++) {
+    ooc_free(ctx, win[k]);
+    ooc_free(ctx, raw[k]);
+  }
+  ooc_free(ctx, base);
+  ooc_free(ctx, err);
+  ooc_free(ctx, err_row);
+  return st;
+}
+
 static ooc_status_t write_staged(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                                  const double *src, int64_t rs, int64_t cs) {
   blocks_t b = plan_blocks(m, nc);

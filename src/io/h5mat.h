@@ -124,6 +124,22 @@ ooc_status_t h5m_read(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc
  * (h5m_file_id < 0) gives OOC_ERR_ARG. Errors as h5m_read's. */
 ooc_status_t h5m_read_t(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
                         int64_t ld);
+/* A pass over every row for arithmetic that keeps no copy (issue 27: the checks' passes over A
+ * and X moved each byte through memory three times, page cache -> strip -> product, and were
+ * bound by it). The rows are split into `groups` contiguous ranges (group g: rows
+ * [rows g / groups, rows (g + 1) / groups)); each group's rows are read in order, in windows
+ * of about win_bytes (at least one row), and handed to fn(user, g, r0, nr, rows, ld): rows
+ * [r0, r0 + nr), all columns, row-major float64 (ld = cols), valid during the call. Groups
+ * run on the pool's threads, one group on one thread from start to end, so fn may keep one
+ * result per group and the caller add them up in group order: the same sums whatever the
+ * thread count. *streamed = 0 (nothing read, no error) where the file cannot be read this
+ * way (a virtual handle, slices, compressed or missing chunks, fill values or packing to
+ * apply): the caller reads by rectangles instead. One fault-seam gate per pass; errors as
+ * h5m_read's, for the first failing group. */
+typedef void (*h5m_rows_fn)(void *user, int g, int64_t r0, int64_t nr, const double *rows,
+                            int64_t ld);
+ooc_status_t h5m_stream_rows(h5mat_t *m, int64_t groups, int64_t win_bytes, h5m_rows_fn fn,
+                             void *user, int *streamed);
 ooc_status_t h5m_write(h5mat_t *m, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                        const double *src, int64_t ld);
 /* h5m_write from the rectangle's transpose: element (i, j) at src_t[j + i * ld], i.e. src_t is

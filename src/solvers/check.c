@@ -38,11 +38,119 @@ static int64_t strip_width(int64_t n, int64_t b, int64_t bw) {
 }
 
 /* A pass's two buffers of n x bw doubles (or bw x n for row bands): the next strip is read into
- * one while the products run on the other (readahead.h). */
+ * one while the products run on the other (readahead.h). Allocated by the first pass by strips
+ * (pass_bufs): where both sources stream rows (rows_pass) there is none. mem: the bytes a row
+ * pass may hold at once. */
 typedef struct {
   double *buf[2];
-  int64_t bw;
+  int64_t bw, n, mem;
+  ooc_ctx_t *ctx;
 } pass_t;
+
+static ooc_status_t pass_bufs(pass_t *ps) {
+  for (int k = 0; k < 2; k++)
+    if (!ps->buf[k] && !(ps->buf[k] = ooc_malloc(ps->ctx, (size_t)(ps->n * ps->bw) *
+                                                              sizeof(double))))
+      return OOC_FAIL(ps->ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
+  return OOC_OK;
+}
+
+static void pass_free(pass_t *ps) {
+  ooc_free(ps->ctx, ps->buf[0]);
+  ooc_free(ps->ctx, ps->buf[1]);
+}
+
+/* LAPACK's sign(1, x): +1 for x >= 0 (and -0), -1 below. */
+static double sgn(double x) { return x >= 0 || isnan(x) ? 1.0 : -1.0; }
+
+/* ---- passes by rows, where the source streams them (ooc_source_t.rows) ----------------------
+ * Issue 27: a pass by strips moves each byte through memory three times (page cache -> strip
+ * buffer -> product), and the estimate's passes after the write were bound by that (16 GB/s on
+ * the H200 host: 4.7 s of a 35 s run at n = 49152). A row pass does its arithmetic on each
+ * window of rows while the read left it in cache. Per row r of M: the 'N' rows
+ * Y[r, :] = (V[r, :] -) M[r, :] U, xi[r] = sgn(Y[r, 0]), and the sums over rows
+ * M^T t (t[r] = xi[r] where t is xi) and |M|'s column sums, one partial per group of rows
+ * (h5mat.h h5m_stream_rows: a group runs on one thread), added in group order: the same sums
+ * whatever the thread count. */
+#define ROWS_GROUPS 64
+#define ROWS_WIN_BYTES ((int64_t)768 << 10) /* under chunkio's streaming-store size: in cache */
+
+typedef struct {
+  int64_t n, k;
+  const double *U, *V; /* U n x k (NULL: no 'N' rows); V: Y = V - M U (NULL: Y = M U) */
+  double *Y, *xi;      /* n x k; xi (NULL: none) */
+  const double *t;     /* M^T t summed (NULL: none); t may be xi, formed row by row first */
+  double *pt, *pc;     /* groups x n: M^T t's and |M|'s column sums' partials (NULL: none) */
+} rows_t;
+
+/* Four chains (a row at the speed of its loads) over blocks of 256 whose sums are added: the
+ * rounding grows with 256 / 4 + n / 256 terms, not n (a BLAS GEMV's blocking does as much). */
+static double dot(const double *a, const double *b, int64_t n) {
+  double t = 0;
+  for (int64_t j0 = 0; j0 < n; j0 += 256) {
+    int64_t je = ooc_min64(n, j0 + 256), j = j0;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (; j + 4 <= je; j += 4) {
+      s0 += a[j] * b[j];
+      s1 += a[j + 1] * b[j + 1];
+      s2 += a[j + 2] * b[j + 2];
+      s3 += a[j + 3] * b[j + 3];
+    }
+    for (; j < je; j++) s0 += a[j] * b[j];
+    t += (s0 + s1) + (s2 + s3);
+  }
+  return t;
+}
+
+static void rows_run(void *user, int g, int64_t r0, int64_t nr, const double *rows, int64_t ld) {
+  const rows_t *p = user;
+  int64_t n = p->n;
+  double *pt = p->pt ? p->pt + g * n : NULL, *pc = p->pc ? p->pc + g * n : NULL;
+  for (int64_t i = 0; i < nr; i++) {
+    const double *row = rows + i * ld;
+    int64_t r = r0 + i;
+    for (int64_t c = 0; p->U && c < p->k; c++) {
+      double s = dot(row, p->U + c * n, n);
+      p->Y[r + c * n] = p->V ? p->V[r + c * n] - s : s;
+    }
+    if (p->xi) p->xi[r] = sgn(p->Y[r]);
+    if (pt) {
+      double a = p->t[r];
+      for (int64_t j = 0; j < n; j++) pt[j] += a * row[j];
+    }
+    if (pc)
+      for (int64_t j = 0; j < n; j++) pc[j] += fabs(row[j]);
+  }
+}
+
+/* One row pass over M (n x n) as rows_t says, with tout = M^T t (set) and colsum (added to)
+ * where asked. *done = 0: M does not stream rows (nothing done; the caller passes by strips). */
+static ooc_status_t rows_pass(ooc_ctx_t *ctx, const ooc_source_t *M, rows_t *p, double *tout,
+                              double *colsum, int64_t mem, int *done) {
+  *done = 0;
+  if (!M->rows) return OOC_OK;
+  int64_t n = p->n, parts = (tout ? 1 : 0) + (colsum ? 1 : 0);
+  /* within mem: half for the partials (fewer groups for a large n or a small budget), half for
+   * the threads' windows (each a window and its raw read) */
+  int64_t groups = ooc_max64(1, ooc_min64(ROWS_GROUPS, ooc_min64(mem / 2, CHECK_STRIP_BYTES) /
+                                          (8 * n * ooc_max64(parts, 1))));
+  int64_t win = ooc_min64(ROWS_WIN_BYTES, mem / (4 * ooc_par_cpus(OOC_PAR_MAX_THREADS)));
+  double *part = parts ? ooc_calloc(ctx, (size_t)(groups * n * parts), sizeof(double)) : NULL;
+  if (parts && !part) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the check");
+  p->pt = tout ? part : NULL;
+  p->pc = colsum ? part + (tout ? groups * n : 0) : NULL;
+  ooc_status_t st = M->rows(M->self, groups, win, rows_run, p, done);
+  if (st == OOC_OK && *done) {
+    if (tout) memset(tout, 0, (size_t)n * sizeof(double));
+    for (int64_t g = 0; g < groups; g++)
+      for (int64_t j = 0; j < n; j++) {
+        if (tout) tout[j] += p->pt[g * n + j];
+        if (colsum) colsum[j] += p->pc[g * n + j];
+      }
+  }
+  ooc_free(ctx, part);
+  return st;
+}
 
 /* ---- the inverse: full ratio, or Hager-Higham's estimate of ||I - A X||_1 -------------------- */
 
@@ -52,9 +160,17 @@ typedef struct {
  * blocks come transposed where the source can (readahead.h ra_begin_t: a file's rows copied,
  * not transposed) and the GEMM flips its flag; with it they stay as they are, since their column
  * sums would become row sums of a block few rows tall. */
-static ooc_status_t mul(const ooc_ops_t *o, int64_t n, const ooc_source_t *M, char trans,
-                        const double *V, int64_t k, double *U, const pass_t *ps,
+static ooc_status_t mul(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *M,
+                        char trans, const double *V, int64_t k, double *U, pass_t *ps,
                         double *colsum) {
+  if (trans == 'N' || k == 1) { /* by rows where M streams them (M^T V: one vector) */
+    rows_t rw = {n, k, trans == 'N' ? V : NULL, NULL, U, NULL, trans == 'N' ? NULL : V, NULL,
+                 NULL};
+    int done;
+    OOC_TRY(rows_pass(ctx, M, &rw, trans == 'N' ? NULL : U, colsum, ps->mem, &done));
+    if (done) return OOC_OK;
+  }
+  OOC_TRY(pass_bufs(ps));
   part_t cp = part_make(n, ps->bw);
   int64_t bi, bj;
   if (trans == 'N') memset(U, 0, (size_t)(n * k) * sizeof(double));
@@ -92,10 +208,6 @@ static double asum(const double *v, int64_t n) {
   return s; /* NaN in, NaN out */
 }
 
-/* LAPACK's sign(1, x): +1 for x >= 0 (and -0), -1 below. */
-static double sgn(double x) { return x >= 0 || isnan(x) ? 1.0 : -1.0; }
-
-
 /* Hager's method as Higham refined it (LAPACK dlacn2, ITMAX 5) for ||B||_1, B = I - A X, from
  * products with B and B^T only, plus the alternating vector and OOC_CHECK_PROBES random +-1
  * vectors in the first product. Every value it takes is ||B v||_1 / ||v||_1 for some v, so the
@@ -122,9 +234,15 @@ static void first_vectors(int64_t n, double *V) {
  * first factor is M^T xi (M = X for the left residual I - X A, A for the right one): that
  * product then needs one pass (over the other matrix) instead of two. colsum, when not NULL,
  * accumulates |M|'s column sums. Transposed bands where the source can, as in mul. */
-static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source_t *M,
-                                 const double *U, const double *V, int64_t k, double *Y,
-                                 double *xi, double *w, const pass_t *ps, double *colsum) {
+static ooc_status_t mul_rows_sgn(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
+                                 const ooc_source_t *M, const double *U, const double *V,
+                                 int64_t k, double *Y, double *xi, double *w, pass_t *ps,
+                                 double *colsum) {
+  rows_t rw = {n, k, U, V, Y, xi, xi, NULL, NULL};
+  int done;
+  OOC_TRY(rows_pass(ctx, M, &rw, w, colsum, ps->mem, &done));
+  if (done) return OOC_OK;
+  OOC_TRY(pass_bufs(ps));
   int64_t bi, bj;
   part_t rp = part_make(n, ps->bw);
   memset(w, 0, (size_t)n * sizeof(double));
@@ -156,16 +274,17 @@ static ooc_status_t mul_rows_sgn(const ooc_ops_t *o, int64_t n, const ooc_source
  * row bands (mul_rows_sgn), so that xi = sgn(Y[:, 0]) and w = M2^T xi come with it. M1 = A and
  * M2 = X for the left residual, the other way round for the right one. col: V is a unit vector
  * e_j and M1 e_j is already at hand (resid_mul_t kept it), so M1 is not read at all. */
-static ooc_status_t resid_mul_n(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
-                                const ooc_source_t *X, int left, const double *V, int64_t k,
-                                const double *col, double *Y, double *T, double *xi, double *w,
-                                const pass_t *ps, double *acc_a, double *acc_x) {
+static ooc_status_t resid_mul_n(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
+                                const ooc_source_t *A, const ooc_source_t *X, int left,
+                                const double *V, int64_t k, const double *col, double *Y,
+                                double *T, double *xi, double *w, pass_t *ps,
+                                double *acc_a, double *acc_x) {
   const ooc_source_t *first = left ? A : X, *second = left ? X : A;
   if (col)
     memcpy(T, col, (size_t)n * sizeof(double));
   else
-    OOC_TRY(mul(o, n, first, 'N', V, k, T, ps, first == X ? acc_x : acc_a));
-  return mul_rows_sgn(o, n, second, T, V, k, Y, xi, w, ps, second == X ? acc_x : acc_a);
+    OOC_TRY(mul(ctx, o, n, first, 'N', V, k, T, ps, first == X ? acc_x : acc_a));
+  return mul_rows_sgn(ctx, o, n, second, T, V, k, Y, xi, w, ps, second == X ? acc_x : acc_a);
 }
 
 /* The 'T' product Y = B^T xi = xi - M1^T w given w = M2^T xi (resid_mul_n's, or the writer's):
@@ -173,13 +292,25 @@ static ooc_status_t resid_mul_n(const ooc_ops_t *o, int64_t n, const ooc_source_
  * first largest |Y_j|), and its next product starts with M1 e_j: the column of M1 at the
  * largest |Y_j| so far is kept in col as the pass goes, so that product reads no column.
  * Transposed strips where the source can, as in mul. */
-static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
-                                const ooc_source_t *X, int left, const double *xi,
-                                const double *w, double *Y, const pass_t *ps, double *col,
-                                int64_t *jmax) {
+static ooc_status_t resid_mul_t(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
+                                const ooc_source_t *A, const ooc_source_t *X, int left,
+                                const double *xi, const double *w, double *Y, pass_t *ps,
+                                double *col, int64_t *jmax) {
   const ooc_source_t *M = left ? A : X;
-  part_t cp = part_make(n, ps->bw);
   int64_t j = 0;
+  rows_t rw = {n, 1, NULL, NULL, NULL, NULL, w, NULL, NULL};
+  int done;
+  OOC_TRY(rows_pass(ctx, M, &rw, Y, NULL, ps->mem, &done)); /* Y = M^T w, then the column */
+  if (done) {
+    for (int64_t i = 0; i < n; i++) {
+      Y[i] = xi[i] - Y[i];
+      if (i == 0 || fabs(Y[i]) > fabs(Y[j])) j = i; /* iamax's rule: strictly larger */
+    }
+    *jmax = j;
+    return M->read(M->self, 0, j, n, 1, col, n);
+  }
+  OOC_TRY(pass_bufs(ps));
+  part_t cp = part_make(n, ps->bw);
   readahead_t ra;
   ra_begin_t(&ra, M, n, 0, cp, ps->buf[0], ps->buf[1]);
   for (int64_t l = 0; l < cp.count; l++) {
@@ -218,7 +349,7 @@ static ooc_status_t resid_mul_t(const ooc_ops_t *o, int64_t n, const ooc_source_
  * vectors, hence the values, are dlacn2's (sums in another order). W: 3 (2 + p) + 4 columns of n. */
 static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
                              const ooc_source_t *X, int left, const double *Y1, const double *w1,
-                             double stop, const pass_t *ps, double *W, double *acc_a,
+                             double stop, pass_t *ps, double *W, double *acc_a,
                              double *acc_x, check_info_t *ci) {
   const int64_t p = OOC_CHECK_PROBES, k0 = 2 + p;
   double *V = W, *Y = V + n * k0, *T = Y + n * k0, *xi = T + n * k0, *xn = xi + n;
@@ -228,7 +359,7 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
     memcpy(Y, Y1, (size_t)(n * k0) * sizeof(double));
     for (int64_t i = 0; i < n; i++) xi[i] = sgn(Y[i]);
   } else {
-    OOC_TRY(resid_mul_n(o, n, A, X, left, V, k0, NULL, Y, T, xi, w, ps, acc_a, acc_x));
+    OOC_TRY(resid_mul_n(ctx, o, n, A, X, left, V, k0, NULL, Y, T, xi, w, ps, acc_a, acc_x));
   }
   ci->products = 1;
   OOC_TRY(ooc_tick(ctx, "check", 1.0 / CHECK_EST_MAX_PRODUCTS));
@@ -242,15 +373,15 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
     if (Y1 && w1)
       memcpy(w, w1, (size_t)n * sizeof(double));
     else if (Y1) /* the first factor of B^T xi: one pass over the matrix the write did not see */
-      OOC_TRY(mul(o, n, left ? X : A, 'T', xi, 1, w, ps, NULL));
+      OOC_TRY(mul(ctx, o, n, left ? X : A, 'T', xi, 1, w, ps, NULL));
     int64_t j = 0;
-    OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, ps, col, &j));
+    OOC_TRY(resid_mul_t(ctx, o, n, A, X, left, xi, w, V, ps, col, &j));
     ci->products++;
     OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
     for (int iter = 2;; iter++) {
       memset(V, 0, (size_t)n * sizeof(double));
       V[j] = 1.0;
-      OOC_TRY(resid_mul_n(o, n, A, X, left, V, 1, col, Y, T, xn, w, ps, NULL, NULL));
+      OOC_TRY(resid_mul_n(ctx, o, n, A, X, left, V, 1, col, Y, T, xn, w, ps, NULL, NULL));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       double old = est;
@@ -262,7 +393,7 @@ static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, cons
       if (same || est <= old) break; /* the sign vector repeats, or no progress */
       memcpy(xi, xn, (size_t)n * sizeof(double));
       int64_t jlast = j;
-      OOC_TRY(resid_mul_t(o, n, A, X, left, xi, w, V, ps, col, &j));
+      OOC_TRY(resid_mul_t(ctx, o, n, A, X, left, xi, w, V, ps, col, &j));
       ci->products++;
       OOC_TRY(ooc_tick(ctx, "check", (double)ci->products / CHECK_EST_MAX_PRODUCTS));
       if (!(fabs(V[jlast]) != fabs(V[j]) && iter < 5)) break;
@@ -283,8 +414,10 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
   int64_t bw = block_width(n, b, mem, 4), p = OOC_CHECK_PROBES;
   if (!full) bw = strip_width(n, b, bw); /* the estimate's passes: Xj and Al their buffers */
   part_t cp = part_make(n, bw);
-  double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
-  double *Al = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
+  /* full: X's and A's blocks; estimate: the passes' strips, if any pass needs them (ps) */
+  double *Xj = full ? ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)) : NULL;
+  double *Al = full ? ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)) : NULL;
+  pass_t ps = {{NULL, NULL}, bw, n, mem / 2, ctx};
   /* full: a residual block; estimate: V, Y, T of 2 + p columns and the sign vector */
   double *Rj = ooc_malloc(ctx, (size_t)(n * (full ? bw : 3 * (2 + p) + 4)) * sizeof(double));
   double *acc_a = ooc_calloc(ctx, (size_t)n, sizeof(double));
@@ -292,7 +425,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
   double *acc_r = ooc_calloc(ctx, (size_t)(full ? bw : 1), sizeof(double));
   int64_t bi, bj;
   *ratio = NAN;
-  if (!Xj || !Al || !Rj || !acc_a || !acc_x || !acc_r) {
+  if ((full && (!Xj || !Al)) || !Rj || !acc_a || !acc_x || !acc_r) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
@@ -318,8 +451,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
     ci->rnorm = rmax;
     ci->products = (int)cp.count; /* block products: every column of I - A X */
   } else {
-    /* two buffers serve both sources (the passes alternate; each reads ahead) */
-    pass_t ps = {{Xj, Al}, bw};
+    /* two strip buffers serve both sources (the passes alternate; each reads ahead) */
     OOC_CHECK(st = estimate(ctx, o, n, A, X, 0, NULL, NULL, INFINITY, &ps, Rj, acc_a, acc_x, ci));
     rmax = ci->rnorm;
   }
@@ -331,6 +463,7 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
 done:
   ooc_free(ctx, Xj);
   ooc_free(ctx, Al);
+  pass_free(&ps);
   ooc_free(ctx, Rj);
   ooc_free(ctx, acc_a);
   ooc_free(ctx, acc_x);
@@ -659,10 +792,9 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
   if (!check_fused_complete(f))
     return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the fused check saw %s of A and X (n = %lld)",
                     f->over || f->a->over ? "a block outside" : "not all", (long long)n);
-  pass_t ps = {{ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double)),
-                ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double))}, bw};
+  pass_t ps = {{NULL, NULL}, bw, n, mem / 2, ctx};
   double *W = ooc_malloc(ctx, (size_t)(n * (3 * FUSED_K + 4)) * sizeof(double));
-  if (!ps.buf[0] || !ps.buf[1] || !W) {
+  if (!W) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
@@ -680,8 +812,7 @@ ooc_status_t check_fused_finish(ooc_ctx_t *ctx, check_fused_t *f, int64_t b,
   *ratio = ci->rnorm / scale;
   ci->probe /= scale;
 done:
-  ooc_free(ctx, ps.buf[0]);
-  ooc_free(ctx, ps.buf[1]);
+  pass_free(&ps);
   ooc_free(ctx, W);
   return st;
 }

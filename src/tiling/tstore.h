@@ -74,13 +74,19 @@ static inline int64_t part_index(part_t p, int64_t i) { return i / p.b; }
  * dim ld. read_t (optional, NULL where the provider has none) fills the block's transpose
  * instead (nc x nr, ld >= nc): where the data is stored row-major (an HDF5 file) that read
  * costs no transposition, and a reader whose arithmetic can take either layout (the checks'
- * passes, check.c) asks for it. */
+ * passes, check.c) asks for it. rows (optional, NULL where none) streams every row through fn
+ * in `groups` ranges, each on one thread, windows of about win_bytes (h5mat.h h5m_stream_rows,
+ * whose contract it is); *streamed = 0 where it cannot (the caller reads rectangles). */
+typedef void (*ooc_rows_fn)(void *user, int g, int64_t r0, int64_t nr, const double *rows,
+                            int64_t ld);
 typedef struct ooc_source {
   void *self;
   ooc_status_t (*read)(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
                        int64_t ld);
   ooc_status_t (*read_t)(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc, double *dst,
                          int64_t ld);
+  ooc_status_t (*rows)(void *self, int64_t groups, int64_t win_bytes, ooc_rows_fn fn,
+                       void *user, int *streamed);
 } ooc_source_t;
 
 /* Opens the scratch file on first need (see scratch.h); the tiling layer does not know files.
