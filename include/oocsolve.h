@@ -217,7 +217,7 @@ typedef struct ooc_report {
   int64_t bytes_input;   /* read from the input files */
   int64_t bytes_spilled; /* written to the scratch store */
   int64_t bytes_unspilled; /* read back from the scratch store */
-  int64_t bytes_output;  /* written to the output (uncompressed size) */
+  int64_t bytes_output;  /* written to the output (uncompressed, in its dtype: 4 or 8 bytes) */
   int64_t host_budget, host_peak;
   double norm1_a, norm1_x; /* ||A||_1, ||X||_1 (for an inverse their product is kappa_1(A)) */
   double residual;       /* residual ratio (LAPACK's definition, see docs/NUMERICS.md) */

@@ -512,6 +512,7 @@ static void t_fused_pipeline(void) {
     int64_t pr = rep.check_products, passes = cs[k].fused ? pr - 1 : pr + 1;
     CU_ASSERT(rep.bytes_check_read > 0);
     CU_ASSERT(rep.bytes_check_read <= 8 * passes * n * n + 8 * pr * n);
+    CU_ASSERT_EQUAL(rep.bytes_output, (cs[k].dt == OOC_DTYPE_F32 ? 4 : 8) * n * n); /* dtype's */
     printf("\n  %s: probe ratio %.3g, %d products, %s, read back %.2f x the input's bytes",
            cs[k].name, rep.residual, rep.check_products, said ? "fused" : "reread",
            (double)rep.bytes_check_read / (8.0 * n * n));

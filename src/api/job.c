@@ -1341,7 +1341,9 @@ static void collect_stats(job_t *j) {
       r->bytes_spilled += ts_stats(j->iv[k])->bytes_spilled;
       r->bytes_unspilled += ts_stats(j->iv[k])->bytes_unspilled;
     }
-  r->bytes_output = j->kind == JOB_LOGDET ? 0 : 8 * j->n * (j->B ? j->m : j->n);
+  /* in the file's dtype, as bytes_input (the disk floor's bytes) */
+  int64_t out_es = strcmp(r->out_dtype, "f32") ? 8 : 4;
+  r->bytes_output = j->kind == JOB_LOGDET ? 0 : out_es * j->n * (j->B ? j->m : j->n);
   r->host_peak = ooc_ctx_host_peak(j->ctx);
   /* the spill tier's moves, and how many went one tile at a time (tstore.h "Scratch
    * transfers": the rest moved side by side on the copy threads) */
