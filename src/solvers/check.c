@@ -159,7 +159,8 @@ static ooc_status_t rows_pass(ooc_ctx_t *ctx, const ooc_source_t *M, rows_t *p, 
  * colsum, when not NULL, accumulates |M| column sums (the 1-norm) on the way. Without it the
  * blocks come transposed where the source can (readahead.h ra_begin_t: a file's rows copied,
  * not transposed) and the GEMM flips its flag; with it they stay as they are, since their column
- * sums would become row sums of a block few rows tall. */
+ * sums would become row sums of a block few rows tall. By rows instead where M streams them
+ * (rows_pass: 'N', or 'T' with one vector). */
 static ooc_status_t mul(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *M,
                         char trans, const double *V, int64_t k, double *U, pass_t *ps,
                         double *colsum) {
@@ -233,7 +234,8 @@ static void first_vectors(int64_t n, double *V) {
  * xi = sgn(Y[:, 0]) and w = M^T xi on the way. The estimator's next product is B^T xi, whose
  * first factor is M^T xi (M = X for the left residual I - X A, A for the right one): that
  * product then needs one pass (over the other matrix) instead of two. colsum, when not NULL,
- * accumulates |M|'s column sums. Transposed bands where the source can, as in mul. */
+ * accumulates |M|'s column sums. By rows where M streams them (rows_pass), else transposed
+ * bands where the source can, as in mul. */
 static ooc_status_t mul_rows_sgn(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
                                  const ooc_source_t *M, const double *U, const double *V,
                                  int64_t k, double *Y, double *xi, double *w, pass_t *ps,
@@ -291,7 +293,8 @@ static ooc_status_t resid_mul_n(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
  * one pass over M1 in column blocks. The estimator's next vector is e_j, j = iamax(Y) (LAPACK's
  * first largest |Y_j|), and its next product starts with M1 e_j: the column of M1 at the
  * largest |Y_j| so far is kept in col as the pass goes, so that product reads no column.
- * Transposed strips where the source can, as in mul. */
+ * By rows where M streams them (rows_pass; then col is read after the pass), else transposed
+ * strips where the source can, as in mul. */
 static ooc_status_t resid_mul_t(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
                                 const ooc_source_t *A, const ooc_source_t *X, int left,
                                 const double *xi, const double *w, double *Y, pass_t *ps,
@@ -345,7 +348,8 @@ static ooc_status_t resid_mul_t(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
  * each 'N' product's pass over M2 also forms the next 'T' product's first factor M2^T xi
  * (resid_mul_n), and each 'T' product's pass over M1 keeps the column M1 e_j that the next 'N'
  * product starts with (resid_mul_t), so after the first product (two passes; none when fused)
- * every product costs exactly one pass over one matrix and no column is read on its own. The
+ * every product costs exactly one pass over one matrix (and, by rows, that one column read
+ * after the pass: a row pass knows j only at its end). The
  * vectors, hence the values, are dlacn2's (sums in another order). W: 3 (2 + p) + 4 columns of n. */
 static ooc_status_t estimate(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc_source_t *A,
                              const ooc_source_t *X, int left, const double *Y1, const double *w1,

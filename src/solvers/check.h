@@ -10,7 +10,8 @@
  *                   probes in its first product. A lower bound of the full ratio: never larger.
  *                   Passes: the first product two (one over X, one over A), every later one
  *                   exactly one, over one of them (neighbouring products share their passes:
- *                   check.c estimate), so k products read k + 1 matrices.
+ *                   check.c estimate), so k products read k + 1 matrices (by rows,
+ *                   from a raw file, also one column of n per product with B^T).
  *   solve:          max_j ||A x_j - b_j||_inf / (eps (||A||_inf ||x_j||_inf + ||b_j||_inf) n)
  *   solve with a factor (A = L L^T known only through L): the same, with A x_j formed as
  *                   L (L^T x_j) and ||A||_inf given (the factor's record of its input) or bounded
