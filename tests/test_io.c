@@ -976,6 +976,12 @@ static ssize_t bad_pread(int fd, void *buf, size_t len, off_t off) {
   return pread(fd, buf, len, off);
 }
 
+static void count_rows(void *user, int g, int64_t r0, int64_t nr, const double *rows,
+                       int64_t ld) {
+  (void)g, (void)r0, (void)rows, (void)ld;
+  *(int *)user += (int)nr; /* called by no thread below: every read fails, or no pass starts */
+}
+
 static void t_direct_faults(void) {
   ooc_ctx_t *ctx = tu_ctx();
   const int64_t n = 96;
@@ -1011,6 +1017,29 @@ static void t_direct_faults(void) {
                 "cannot read rows 3..52, columns 40..59: Input/output error");
     fail_mode = 2;
     EXPECT_FAIL(ctx, h5m_read(m, 0, 0, n, n, B, n), OOC_ERR_CORRUPT, k ? "truncated" : "past");
+    /* the row stream (raw chunks only; zstd's are not streamed: nothing read, no error) takes
+     * the same faults: its threads' preads through the table, its one gate per pass */
+    int streamed = -1, rows_seen = 0;
+    fail_mode = 1;
+    ooc_status_t st = h5m_stream_rows(m, 3, 4096, count_rows, &rows_seen, &streamed);
+    CU_ASSERT_EQUAL(st, k ? OOC_OK : OOC_ERR_IO);
+    CU_ASSERT_EQUAL(streamed, !k);
+    if (!k) CU_ASSERT(strstr(ooc_ctx_error(ctx), "Input/output error") != NULL);
+    fail_mode = 2;
+    ooc_clear_error(ctx); /* a context keeps its first error */
+    st = h5m_stream_rows(m, 3, 4096, count_rows, &rows_seen, &streamed);
+    CU_ASSERT_EQUAL(st, k ? OOC_OK : OOC_ERR_CORRUPT);
+    if (!k) CU_ASSERT(strstr(ooc_ctx_error(ctx), "past") != NULL);
+    fail_mode = 0;
+    ooc_clear_error(ctx);
+    ooc_fault_arm(ctx, OOC_FAULT_IO, 1, 0, EIO);
+    st = h5m_stream_rows(m, 3, 4096, count_rows, &rows_seen, &streamed);
+    CU_ASSERT_EQUAL(st, k ? OOC_OK : OOC_ERR_IO);
+    if (!k) CU_ASSERT(strstr(ooc_ctx_error(ctx), "cannot read rows 0..95") != NULL);
+    ooc_fault_arm(ctx, OOC_FAULT_IO, 0, 0, 0);
+    CU_ASSERT_EQUAL(rows_seen, 0); /* a window whose read failed is never handed over */
+    ooc_clear_error(ctx);
+    fail_mode = 2;
     h5m_set_direct(m, 0); /* HDF5's own reads do not use the table */
     EXPECT_OK(ctx, h5m_read(m, 0, 0, n, n, B, n));
     CU_ASSERT_EQUAL(B[5 + 7 * n], A[5 + 7 * n]);
