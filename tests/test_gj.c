@@ -478,7 +478,8 @@ static void t_estimator(void) {
     }
     /* the same estimate from transposed strips (a file's sources have read_t: tstore.h):
      * the same products, the same value up to the order of the sums */
-    ooc_source_t tA = {&sa, tu_mem_read, tu_mem_read_t, NULL}, tX = {&sx, tu_mem_read, tu_mem_read_t, NULL};
+    ooc_source_t tA = {&sa, tu_mem_read, tu_mem_read_t, NULL};
+    ooc_source_t tX = {&sx, tu_mem_read, tu_mem_read_t, NULL};
     double est_t;
     check_info_t ct;
     CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &tA, &tX, 0, eps, 1 << 20, &est_t,
@@ -493,8 +494,8 @@ static void t_estimator(void) {
              ct.products, est, ci.products);
     /* and from passes by rows (a file's sources stream rows: h5m_stream_rows), the groups'
      * partial sums added in group order */
-    ooc_source_t rA = {&sa, tu_mem_read, NULL, tu_mem_rows}, rX = {&sx, tu_mem_read, NULL,
-                                                                    tu_mem_rows};
+    ooc_source_t rA = {&sa, tu_mem_read, NULL, tu_mem_rows};
+    ooc_source_t rX = {&sx, tu_mem_read, NULL, tu_mem_rows};
     double est_r;
     check_info_t cr;
     CU_ASSERT(check_inverse_ex(ctx, ooc_ops_cpu(), n, 16, &rA, &rX, 0, eps, 1 << 20, &est_r,

@@ -1510,8 +1510,10 @@ static ooc_status_t check_product(job_t *j, int f32) {
   snprintf(r->check, sizeof r->check, "%s", j->o.check == OOC_CHECK_NONE ? "none" : "probe");
   r->residual = NAN;
   if (j->o.check != OOC_CHECK_NONE) {
-    ooc_source_t sa = {j->in_a, h5_source_read, NULL, NULL}, sb = {j->in_b, h5_source_read, NULL, NULL};
-    ooc_source_t sc0 = {j->in_c, h5_source_read, NULL, NULL}, sc = {j->out, h5_source_read, NULL, NULL};
+    ooc_source_t sa = {j->in_a, h5_source_read, NULL, NULL};
+    ooc_source_t sb = {j->in_b, h5_source_read, NULL, NULL};
+    ooc_source_t sc0 = {j->in_c, h5_source_read, NULL, NULL};
+    ooc_source_t sc = {j->out, h5_source_read, NULL, NULL};
     double thr = j->o.check_threshold > 0 ? j->o.check_threshold : 30;
     OOC_TRY(gemm_check(ctx, j->ops, m, n, k, &sa, &sb, j->in_c ? &sc0 : NULL, &sc, j->alpha,
                        j->beta, check_eps(f32), ooc_max64(j->budget - j->fixed, 64 * big),
