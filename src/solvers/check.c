@@ -74,6 +74,9 @@ static double sgn(double x) { return x >= 0 || isnan(x) ? 1.0 : -1.0; }
  * whatever the thread count. */
 #define ROWS_GROUPS 64
 #define ROWS_WIN_BYTES ((int64_t)768 << 10) /* under chunkio's streaming-store size: in cache */
+/* A solve check's right-hand sides at most for its pass over A by rows: up to here the pass is
+ * bound by its reads; beyond, a GEMM over strips does the arithmetic faster than rows' dots. */
+#define SOLVE_ROWS_MAX 8
 
 typedef struct {
   int64_t n, k;
@@ -81,6 +84,7 @@ typedef struct {
   double *Y, *xi;      /* n x k; xi (NULL: none) */
   const double *t;     /* M^T t summed (NULL: none); t may be xi, formed row by row first */
   double *pt, *pc;     /* groups x n: M^T t's and |M|'s column sums' partials (NULL: none) */
+  double *rabs;        /* |M|'s row sums, each in column order (NULL: none) */
 } rows_t;
 
 /* Four chains (a row at the speed of its loads) over blocks of 256 whose sums are added: the
@@ -120,6 +124,11 @@ static void rows_run(void *user, int g, int64_t r0, int64_t nr, const double *ro
     }
     if (pc)
       for (int64_t j = 0; j < n; j++) pc[j] += fabs(row[j]);
+    if (p->rabs) {
+      double a = 0;
+      for (int64_t j = 0; j < n; j++) a += fabs(row[j]);
+      p->rabs[r] = a;
+    }
   }
 }
 
@@ -166,7 +175,7 @@ static ooc_status_t mul(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc
                         double *colsum) {
   if (trans == 'N' || k == 1) { /* by rows where M streams them (M^T V: one vector) */
     rows_t rw = {n, k, trans == 'N' ? V : NULL, NULL, U, NULL, trans == 'N' ? NULL : V, NULL,
-                 NULL};
+                 NULL, NULL};
     int done;
     OOC_TRY(rows_pass(ctx, M, &rw, trans == 'N' ? NULL : U, colsum, ps->mem, &done));
     if (done) return OOC_OK;
@@ -240,7 +249,7 @@ static ooc_status_t mul_rows_sgn(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
                                  const ooc_source_t *M, const double *U, const double *V,
                                  int64_t k, double *Y, double *xi, double *w, pass_t *ps,
                                  double *colsum) {
-  rows_t rw = {n, k, U, V, Y, xi, xi, NULL, NULL};
+  rows_t rw = {n, k, U, V, Y, xi, xi, NULL, NULL, NULL};
   int done;
   OOC_TRY(rows_pass(ctx, M, &rw, w, colsum, ps->mem, &done));
   if (done) return OOC_OK;
@@ -301,7 +310,7 @@ static ooc_status_t resid_mul_t(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
                                 double *col, int64_t *jmax) {
   const ooc_source_t *M = left ? A : X;
   int64_t j = 0;
-  rows_t rw = {n, 1, NULL, NULL, NULL, NULL, w, NULL, NULL};
+  rows_t rw = {n, 1, NULL, NULL, NULL, NULL, w, NULL, NULL, NULL};
   int done;
   OOC_TRY(rows_pass(ctx, M, &rw, Y, NULL, ps->mem, &done)); /* Y = M^T w, then the column */
   if (done) {
@@ -871,8 +880,7 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
   part_t cp = part_make(m, bw), ap = part_make(n, aw);
   double *Xj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
   double *Rj = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
-  double *Al[2] = {ooc_malloc(ctx, (size_t)(n * aw) * sizeof(double)),
-                   ooc_malloc(ctx, (size_t)(n * aw) * sizeof(double))};
+  double *Al[2] = {NULL, NULL}; /* A's strips: allocated by the first block passing by strips */
   double *rowsum = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_x = ooc_calloc(ctx, (size_t)bw, sizeof(double));
   double *b_inf = ooc_calloc(ctx, (size_t)bw, sizeof(double));
@@ -881,8 +889,7 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
   int64_t bi, bj;
   *ratio = NAN;
   *norm1_x = 0;
-  if (!Xj || !Rj || !Al[0] || !Al[1] || !rowsum || !acc_x || !b_inf ||
-      (factored && (!colsum || !Yl))) {
+  if (!Xj || !Rj || !rowsum || !acc_x || !b_inf || (factored && (!colsum || !Yl))) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
@@ -891,14 +898,24 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
     int64_t c0 = part_start(cp, j), nc = part_len(cp, j);
     OOC_CHECK(st = X->read(X->self, 0, c0, n, nc, Xj, n));
     OOC_CHECK(st = B->read(B->self, 0, c0, n, nc, Rj, n));
-    readahead_t ra; /* until ra_end: no context, no reads (a failed ra_next ends it) */
-    ra_begin(&ra, A, n, 0, ap, Al[0], Al[1]);
     memset(acc_x, 0, (size_t)nc * sizeof(double));
     o->colabs(n, nc, Xj, n, acc_x, &bi, &bj);
     *norm1_x = ooc_nanmax(*norm1_x, max_colsum(acc_x, nc));
     for (int64_t c = 0; c < nc; c++) b_inf[c] = absmax(Rj + c * n, n);
-    for (int64_t i = 0; i < n * nc; i++) Rj[i] = -Rj[i]; /* R = A X - B, streaming A */
-    for (int64_t l = 0; l < ap.count; l++) {
+    int done = 0;
+    if (!factored && nc <= SOLVE_ROWS_MAX) { /* R = B - A X by rows (the norms take no sign) */
+      rows_t rw = {n, nc, Xj, Rj, Rj, NULL, NULL, NULL, NULL, j == 0 ? rowsum : NULL};
+      OOC_CHECK(st = rows_pass(ctx, A, &rw, NULL, NULL, mem / 2, &done));
+    }
+    for (int k = 0; k < 2 && !done; k++)
+      if (!Al[k] && !(Al[k] = ooc_malloc(ctx, (size_t)(n * aw) * sizeof(double)))) {
+        st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
+        goto done;
+      }
+    readahead_t ra; /* until ra_end: no context, no reads (a failed ra_next ends it) */
+    if (!done) ra_begin(&ra, A, n, 0, ap, Al[0], Al[1]);
+    for (int64_t i = 0; i < n * nc && !done; i++) Rj[i] = -Rj[i]; /* R = A X - B, streaming A */
+    for (int64_t l = 0; l < ap.count && !done; l++) {
       int64_t l0 = part_start(ap, l), nl = part_len(ap, l);
       double *S;
       OOC_CHECK(st = ra_next(&ra, &S));
@@ -911,7 +928,7 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
         o->gemm('N', 'N', n, nc, nl, 1.0, S, n, Xj + l0, n, 1.0, Rj, n);
       }
     }
-    ra_end(&ra);
+    if (!done) ra_end(&ra);
     if (j == 0)
       anorm_inf = !factored ? absmax(rowsum, n)
                   : anorm > 0 ? anorm : absmax(rowsum, n) * max_colsum(colsum, n);
