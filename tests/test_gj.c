@@ -361,6 +361,44 @@ static void t_checker_fails_bad_results(void) {
   free(Y);
 }
 
+/* The Cholesky factor's probe check (check_factor, A T formed by a pass over A) by strips and,
+ * where the sources stream rows, by two passes over L's rows: on a right factor both are
+ * rounding (< 30), on a factor with one wrong entry the same ratio to 1e-6. */
+static void t_factor_check_rows(void) {
+  ooc_ctx_t *ctx = tu_ctx();
+  int64_t n = 300;
+  double *A = make(GEN_MATERN, n, n, 21), *L = malloc((size_t)(n * n) * sizeof *L);
+  memcpy(L, A, (size_t)(n * n) * sizeof *L);
+  CU_ASSERT_FATAL(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, L, (lapack_int)n) == 0);
+  for (int64_t j = 1; j < n; j++)
+    for (int64_t i = 0; i < j; i++) L[i + j * n] = 0;
+  tu_memsrc_t sa = {A, n}, sl = {L, n};
+  ooc_source_t srcA = {&sa, tu_mem_read, NULL, NULL}, srcL = {&sl, tu_mem_read, NULL, NULL};
+  ooc_source_t rowA = {&sa, tu_mem_read, NULL, tu_mem_rows};
+  ooc_source_t rowL = {&sl, tu_mem_read, NULL, tu_mem_rows};
+  double eps = check_eps(0);
+  for (int wrong = 0; wrong < 2; wrong++) {
+    if (wrong) L[200 + 37 * n] *= 1 + 1e-6;
+    double r[3], na[3];
+    CU_ASSERT(check_factor(ctx, ooc_ops_cpu(), n, 16, &srcA, &srcL, 0, eps, 1 << 20, NULL, NULL,
+                           &r[0], &na[0], NULL) == OOC_OK);
+    CU_ASSERT(check_factor(ctx, ooc_ops_cpu(), n, 16, &srcA, &rowL, 0, eps, 1 << 20, NULL, NULL,
+                           &r[1], &na[1], NULL) == OOC_OK);
+    CU_ASSERT(check_factor(ctx, ooc_ops_cpu(), n, 16, &rowA, &rowL, 0, eps, 1 << 20, NULL, NULL,
+                           &r[2], &na[2], NULL) == OOC_OK);
+    for (int k = 1; k < 3; k++) {
+      CU_ASSERT(wrong ? r[k] > 30 && fabs(r[k] - r[0]) <= 1e-6 * r[0] : r[k] < 30);
+      CU_ASSERT(fabs(na[k] - na[0]) <= 1e-13 * na[0]); /* column sums in another order */
+    }
+    CU_ASSERT(wrong ? r[0] > 30 : r[0] < 30);
+    printf("[%s factor: strips %.4g, L by rows %.4g, A and L by rows %.4g] ",
+           wrong ? "wrong" : "right", r[0], r[1], r[2]);
+  }
+  tu_ctx_done(ctx);
+  free(A);
+  free(L);
+}
+
 /* ---- gj_run without an executor (a host one made for the call), in and out of core ---------- */
 
 /* gj_run on stores over A [and B] (n x n, n x m) with tile b, stripe W and cache cap. Returns
@@ -905,6 +943,7 @@ int main(void) {
       {"budget too small", t_budget_too_small},
       {"the checker fails wrong results and NaN", t_checker_fails_bad_results},
       {"the 1-norm estimate fails inverses random probes pass", t_estimator},
+      {"the factor's probe check by rows and by strips", t_factor_check_rows},
       {"a failed check: no output; keep_failed keeps it as .rejected.h5", t_keep_failed},
       {"gj_run with no executor given: right in and out of core, the same bits run to run", t_direct},
       {"gj on each executor: shapes, none given, host and strict agree bit for bit", t_x_shapes},

@@ -1577,11 +1577,12 @@ static ooc_status_t check_output(job_t *j, int f32) {
       OOC_TRY(check_solve(ctx, j->ops, n, j->m, j->b, &srcA, &srcB, &srcX, eps, mem,
                           &r->residual, &r->norm1_x));
     else if (j->kind == JOB_FACTOR) {
+      int lp = 0;
+      OOC_TRY(check_factor(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps, mem,
+                           j->probe, j->colnorm, &r->residual, &r->norm1_a, &lp));
       if (ck == OOC_CHECK_PROBE && check_probe_done(j->probe))
         ooc_warn(r->warnings, sizeof r->warnings, "check: A T formed while A was read; L read "
-                 "back once, A not again");
-      OOC_TRY(check_factor(ctx, j->ops, n, j->b, &srcA, &srcX, ck == OOC_CHECK_FULL, eps, mem,
-                           j->probe, j->colnorm, &r->residual, &r->norm1_a));
+                 "back %s, A not again", lp == 2 ? "twice (by rows)" : "once");
     }
     else if (j->fused && ck == OOC_CHECK_PROBE && check_fused_complete(j->fused)) {
       check_info_t ci; /* the first product was formed during the load and the write */

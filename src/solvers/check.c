@@ -82,8 +82,9 @@ typedef struct {
   int64_t n, k;
   const double *U, *V; /* U n x k (NULL: no 'N' rows); V: Y = V - M U (NULL: Y = M U) */
   double *Y, *xi;      /* n x k; xi (NULL: none) */
-  const double *t;     /* M^T t summed (NULL: none); t may be xi, formed row by row first */
-  double *pt, *pc;     /* groups x n: M^T t's and |M|'s column sums' partials (NULL: none) */
+  const double *t;     /* n x tk: M^T t summed (NULL: none); t may be xi, formed row by row */
+  int64_t tk;
+  double *pt, *pc;     /* per group n x tk, n: M^T t's and |M|'s column sums' partials */
   double *rabs;        /* |M|'s row sums, each in column order (NULL: none) */
 } rows_t;
 
@@ -109,7 +110,7 @@ static double dot(const double *a, const double *b, int64_t n) {
 static void rows_run(void *user, int g, int64_t r0, int64_t nr, const double *rows, int64_t ld) {
   const rows_t *p = user;
   int64_t n = p->n;
-  double *pt = p->pt ? p->pt + g * n : NULL, *pc = p->pc ? p->pc + g * n : NULL;
+  double *pt = p->pt ? p->pt + g * n * p->tk : NULL, *pc = p->pc ? p->pc + g * n : NULL;
   for (int64_t i = 0; i < nr; i++) {
     const double *row = rows + i * ld;
     int64_t r = r0 + i;
@@ -118,9 +119,9 @@ static void rows_run(void *user, int g, int64_t r0, int64_t nr, const double *ro
       p->Y[r + c * n] = p->V ? p->V[r + c * n] - s : s;
     }
     if (p->xi) p->xi[r] = sgn(p->Y[r]);
-    if (pt) {
-      double a = p->t[r];
-      for (int64_t j = 0; j < n; j++) pt[j] += a * row[j];
+    for (int64_t c = 0; pt && c < p->tk; c++) {
+      double a = p->t[r + c * n], *q = pt + c * n;
+      for (int64_t j = 0; j < n; j++) q[j] += a * row[j];
     }
     if (pc)
       for (int64_t j = 0; j < n; j++) pc[j] += fabs(row[j]);
@@ -132,13 +133,14 @@ static void rows_run(void *user, int g, int64_t r0, int64_t nr, const double *ro
   }
 }
 
-/* One row pass over M (n x n) as rows_t says, with tout = M^T t (set) and colsum (added to)
- * where asked. *done = 0: M does not stream rows (nothing done; the caller passes by strips). */
+/* One row pass over M (n x n) as rows_t says, with tout = M^T t (n x p->tk, set) and colsum
+ * (added to) where asked. *done = 0: M does not stream rows (nothing done; the caller passes by
+ * strips). */
 static ooc_status_t rows_pass(ooc_ctx_t *ctx, const ooc_source_t *M, rows_t *p, double *tout,
                               double *colsum, int64_t mem, int *done) {
   *done = 0;
   if (!M->rows) return OOC_OK;
-  int64_t n = p->n, parts = (tout ? 1 : 0) + (colsum ? 1 : 0);
+  int64_t n = p->n, tk = tout ? p->tk : 0, parts = tk + (colsum ? 1 : 0);
   /* within mem: half for the partials (fewer groups for a large n or a small budget), half for
    * the threads' windows (each a window and its raw read) */
   int64_t groups = ooc_max64(1, ooc_min64(ROWS_GROUPS, ooc_min64(mem / 2, CHECK_STRIP_BYTES) /
@@ -147,15 +149,14 @@ static ooc_status_t rows_pass(ooc_ctx_t *ctx, const ooc_source_t *M, rows_t *p, 
   double *part = parts ? ooc_calloc(ctx, (size_t)(groups * n * parts), sizeof(double)) : NULL;
   if (parts && !part) return OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the check");
   p->pt = tout ? part : NULL;
-  p->pc = colsum ? part + (tout ? groups * n : 0) : NULL;
+  p->pc = colsum ? part + groups * n * tk : NULL;
   ooc_status_t st = M->rows(M->self, groups, win, rows_run, p, done);
   if (st == OOC_OK && *done) {
-    if (tout) memset(tout, 0, (size_t)n * sizeof(double));
-    for (int64_t g = 0; g < groups; g++)
-      for (int64_t j = 0; j < n; j++) {
-        if (tout) tout[j] += p->pt[g * n + j];
-        if (colsum) colsum[j] += p->pc[g * n + j];
-      }
+    if (tout) memset(tout, 0, (size_t)(n * tk) * sizeof(double));
+    for (int64_t g = 0; g < groups; g++) {
+      for (int64_t i = 0; i < n * tk; i++) tout[i] += p->pt[g * n * tk + i];
+      for (int64_t j = 0; colsum && j < n; j++) colsum[j] += p->pc[g * n + j];
+    }
   }
   ooc_free(ctx, part);
   return st;
@@ -174,8 +175,8 @@ static ooc_status_t mul(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc
                         char trans, const double *V, int64_t k, double *U, pass_t *ps,
                         double *colsum) {
   if (trans == 'N' || k == 1) { /* by rows where M streams them (M^T V: one vector) */
-    rows_t rw = {n, k, trans == 'N' ? V : NULL, NULL, U, NULL, trans == 'N' ? NULL : V, NULL,
-                 NULL, NULL};
+    rows_t rw = {n, k, trans == 'N' ? V : NULL, NULL, U, NULL, trans == 'N' ? NULL : V, 1,
+                 NULL, NULL, NULL};
     int done;
     OOC_TRY(rows_pass(ctx, M, &rw, trans == 'N' ? NULL : U, colsum, ps->mem, &done));
     if (done) return OOC_OK;
@@ -249,7 +250,7 @@ static ooc_status_t mul_rows_sgn(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
                                  const ooc_source_t *M, const double *U, const double *V,
                                  int64_t k, double *Y, double *xi, double *w, pass_t *ps,
                                  double *colsum) {
-  rows_t rw = {n, k, U, V, Y, xi, xi, NULL, NULL, NULL};
+  rows_t rw = {n, k, U, V, Y, xi, xi, 1, NULL, NULL, NULL};
   int done;
   OOC_TRY(rows_pass(ctx, M, &rw, w, colsum, ps->mem, &done));
   if (done) return OOC_OK;
@@ -310,7 +311,7 @@ static ooc_status_t resid_mul_t(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
                                 double *col, int64_t *jmax) {
   const ooc_source_t *M = left ? A : X;
   int64_t j = 0;
-  rows_t rw = {n, 1, NULL, NULL, NULL, NULL, w, NULL, NULL, NULL};
+  rows_t rw = {n, 1, NULL, NULL, NULL, NULL, w, 1, NULL, NULL, NULL};
   int done;
   OOC_TRY(rows_pass(ctx, M, &rw, Y, NULL, ps->mem, &done)); /* Y = M^T w, then the column */
   if (done) {
@@ -904,7 +905,7 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
     for (int64_t c = 0; c < nc; c++) b_inf[c] = absmax(Rj + c * n, n);
     int done = 0;
     if (!factored && nc <= SOLVE_ROWS_MAX) { /* R = B - A X by rows (the norms take no sign) */
-      rows_t rw = {n, nc, Xj, Rj, Rj, NULL, NULL, NULL, NULL, j == 0 ? rowsum : NULL};
+      rows_t rw = {n, nc, Xj, Rj, Rj, NULL, NULL, 0, NULL, NULL, j == 0 ? rowsum : NULL};
       OOC_CHECK(st = rows_pass(ctx, A, &rw, NULL, NULL, mem / 2, &done));
     }
     for (int k = 0; k < 2 && !done; k++)
@@ -965,11 +966,48 @@ ooc_status_t check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
   return solve_ratio(ctx, o, n, m, b, L, 1, anorm, B, X, eps, mem, ratio, norm1_x);
 }
 
+/* The probe residual R = A T - L (L^T T) (T: n x p, ld n; the sign of R's columns does not
+ * matter to their norms) by rows, where L streams them: Z = L^T T summed over L's rows in one
+ * pass, then A T - L Z row by row in a second; A T is the load's (AT) or formed here (a pass
+ * over A, by rows where A streams them, adding |A|'s column sums to acc_a). Two passes by rows
+ * move L's bytes through memory twice, where one by strips moved them three times, with no
+ * read ahead. *done = 0: L does not stream (nothing done). */
+static ooc_status_t factor_rows(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
+                                const ooc_source_t *A, const ooc_source_t *L, const double *T,
+                                int64_t p, const double *AT, int64_t mem, double *R,
+                                double *acc_a, int *done) {
+  *done = 0;
+  if (!L->rows) return OOC_OK;
+  ooc_status_t st = OOC_OK;
+  double *Z = ooc_malloc(ctx, (size_t)(n * p) * sizeof(double));
+  double *ATf = AT ? NULL : ooc_malloc(ctx, (size_t)(n * p) * sizeof(double));
+  pass_t ps = {{NULL, NULL}, strip_width(n, b, block_width(n, b, mem, 4)), n, mem / 2, ctx};
+  if (!Z || (!AT && !ATf)) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
+    goto done;
+  }
+  rows_t z = {n, 0, NULL, NULL, NULL, NULL, T, p, NULL, NULL, NULL};
+  OOC_CHECK(st = rows_pass(ctx, L, &z, Z, NULL, mem / 2, done));
+  if (!*done) goto done;
+  if (!AT) OOC_CHECK(st = mul(ctx, o, n, A, 'N', T, p, ATf, &ps, acc_a));
+  rows_t y = {n, p, Z, AT ? AT : ATf, R, NULL, NULL, 0, NULL, NULL, NULL};
+  int again = 0;
+  OOC_CHECK(st = rows_pass(ctx, L, &y, NULL, NULL, mem / 2, &again));
+  if (!again)
+    st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the factor streamed its rows once, then not");
+done:
+  pass_free(&ps);
+  ooc_free(ctx, Z);
+  ooc_free(ctx, ATf);
+  return st;
+}
+
 ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
                           const ooc_source_t *A, const ooc_source_t *L, int full, double eps,
                           int64_t mem, const check_probe_t *probe, const double *colnorm_a,
-                          double *ratio, double *norm1_a) {
+                          double *ratio, double *norm1_a, int *l_passes) {
   ooc_status_t st = OOC_OK;
+  if (l_passes) *l_passes = 0;
   int loaded = !full && colnorm_a && check_probe_done(probe); /* A T formed by the load */
   int64_t bw = block_width(n, b, mem, 4), p = loaded ? CHECK_PROBE_K : OOC_CHECK_PROBES;
   if (!full) bw = strip_width(n, b, bw); /* the probes' passes */
@@ -1003,7 +1041,11 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
   for (int64_t c = 0; !full && c < p; c++)
     for (int64_t i = 0; i < n; i++) tn[c] += fabs(tp[i + c * n]);
   if (loaded) memcpy(acc_a, colnorm_a, (size_t)n * sizeof(double));
-  for (int64_t j = 0; j < nblocks; j++) {
+  int by_rows = 0;
+  if (!full)
+    OOC_CHECK(st = factor_rows(ctx, o, n, b, A, L, tp, p, loaded ? check_probe_av(probe) : NULL,
+                               mem, Rj, acc_a, &by_rows));
+  for (int64_t j = 0; j < nblocks && !by_rows; j++) {
     int64_t c0 = full ? part_start(cp, j) : 0, nc = full ? part_len(cp, j) : p;
     memset(Rj, 0, (size_t)(n * nc) * sizeof(double));
     if (loaded) /* R = -A T, as the load formed it */
@@ -1034,6 +1076,11 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
     for (int64_t c = 0; c < nc; c++) /* ||t_c||_1: 1 for a unit vector */
       rmax = ooc_nanmax(rmax, acc_r[c] / (full ? 1.0 : tn[c]));
     OOC_CHECK(st = ooc_tick(ctx, "check", (j + 1.0) / nblocks));
+  }
+  if (l_passes && !full) *l_passes = by_rows ? 2 : 1;
+  if (by_rows) { /* R's columns as above: the probes' */
+    o->colabs(n, p, Rj, n, acc_r, &bi, &bj);
+    for (int64_t c = 0; c < p; c++) rmax = ooc_nanmax(rmax, acc_r[c] / tn[c]);
   }
   *norm1_a = max_colsum(acc_a, n);
   *ratio = rmax / ((double)n * *norm1_a * eps);

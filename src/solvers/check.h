@@ -143,11 +143,13 @@ ooc_status_t check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
 
 /* The Cholesky factor's ratio. probe (may be NULL) and colnorm_a (A's column 1-norms, the
  * loader's): when the probe is done and full = 0, its vectors are the probes and its A V the
- * A T, so that only L is read back (else A T from a pass over A, with 4 random +-1 probes). */
+ * A T, so that only L is read back (else A T from a pass over A, with 4 random +-1 probes).
+ * L is read back once by strips, or, where it streams rows (a raw file), twice by rows:
+ * *l_passes (may be NULL) says which (full: the blocks' passes over L are not counted, 0). */
 ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,
                           const ooc_source_t *A, const ooc_source_t *L, int full, double eps,
                           int64_t mem, const check_probe_t *probe, const double *colnorm_a,
-                          double *ratio, double *norm1_a);
+                          double *ratio, double *norm1_a, int *l_passes);
 
 /* The least-squares ratio above, from one pass over A's and b's rows in blocks of p (`read`, on
  * the caller's thread: qr.h's row callback) and X (n x nrhs, ld n). Host memory: p (n + nrhs) +
