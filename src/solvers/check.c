@@ -1013,9 +1013,8 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
   if (!full) bw = strip_width(n, b, bw); /* the probes' passes */
   int64_t rc = full ? bw : p; /* columns of the residual block */
   part_t cp = part_make(n, bw);
-  double *Al = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double));
+  double *Al = NULL, *Yl = NULL; /* the strips' buffers: none where the probes go by rows */
   double *Rj = ooc_malloc(ctx, (size_t)(n * rc) * sizeof(double));
-  double *Yl = ooc_malloc(ctx, (size_t)(bw * ooc_max64(bw, p)) * sizeof(double));
   double *acc_a = ooc_calloc(ctx, (size_t)n, sizeof(double));
   double *acc_r = ooc_calloc(ctx, (size_t)rc, sizeof(double));
   double *t = full || loaded ? NULL : ooc_malloc(ctx, (size_t)(n * p) * sizeof(double));
@@ -1023,7 +1022,7 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
   double *tn = full ? NULL : ooc_calloc(ctx, (size_t)p, sizeof(double)); /* ||t_c||_1 */
   int64_t bi, bj;
   *ratio = NAN;
-  if (!Al || !Rj || !Yl || !acc_a || !acc_r || (!full && (!tp || !tn))) {
+  if (!Rj || !acc_a || !acc_r || (!full && (!tp || !tn))) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
@@ -1045,6 +1044,11 @@ ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t
   if (!full)
     OOC_CHECK(st = factor_rows(ctx, o, n, b, A, L, tp, p, loaded ? check_probe_av(probe) : NULL,
                                mem, Rj, acc_a, &by_rows));
+  if (!by_rows && (!(Al = ooc_malloc(ctx, (size_t)(n * bw) * sizeof(double))) ||
+                   !(Yl = ooc_malloc(ctx, (size_t)(bw * ooc_max64(bw, p)) * sizeof(double))))) {
+    st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
+    goto done;
+  }
   for (int64_t j = 0; j < nblocks && !by_rows; j++) {
     int64_t c0 = full ? part_start(cp, j) : 0, nc = full ? part_len(cp, j) : p;
     memset(Rj, 0, (size_t)(n * nc) * sizeof(double));
