@@ -702,6 +702,80 @@ static void t_lu_fused(void) {
   free(A), free(LU0), free(LU), free(ip), free(ipiv);
 }
 
+/* The LU checks read back (lu_check.c) by strips and, where the factor streams its rows, by two
+ * passes over them (check.h check_lu_rows): the factor's probes (formed here and the load's) and
+ * a solve from the factor file (with ||A||_inf recorded, and bounded by the factor's rows), each
+ * on the right factor (rounding: under the thresholds) and on one with an entry of L and one of
+ * U changed by 1e-6 (far above them): the same ratios to 1e-6 either way. The factor's rows
+ * source fails any read by blocks: the row passes alone read it. */
+static ooc_status_t no_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
+                           double *dst, int64_t ld) {
+  (void)self, (void)r0, (void)c0, (void)nr, (void)nc, (void)dst, (void)ld;
+  return OOC_ERR_IO;
+}
+
+static void t_lu_check_rows(void) {
+  const int64_t n = 300, m = 3, b = 16;
+  struct gen_spec gs;
+  gen_spec_default(&gs, GEN_RANDOM, n);
+  gs.seed = 5;
+  double *A = tu_gen_spec(&gs), *B = malloc((size_t)(n * m) * sizeof *B);
+  double *X = malloc((size_t)(n * m) * sizeof *X), *LU = malloc((size_t)(n * n) * sizeof *LU);
+  lapack_int *ip = malloc((size_t)n * sizeof *ip);
+  int64_t *ipiv = malloc((size_t)n * sizeof *ipiv);
+  double *LU0 = tu_lapack_lu(n, A, ip);
+  CU_ASSERT_FATAL(LU0 != NULL && B && X && LU && ipiv);
+  for (int64_t i = 0; i < n; i++) ipiv[i] = ip[i] - 1;
+  for (int64_t i = 0; i < n * m; i++) B[i] = sin(0.37 * (double)i) + 0.1;
+  memcpy(X, B, (size_t)(n * m) * sizeof *X);
+  CU_ASSERT_FATAL(LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', (lapack_int)n, (lapack_int)m, LU0,
+                                 (lapack_int)n, ip, X, (lapack_int)n) == 0);
+  ooc_ctx_t *ctx = tu_ctx();
+  check_probe_t *p = NULL;
+  CU_ASSERT_FATAL(check_probe_create(ctx, ooc_ops_cpu(), n, &p) == OOC_OK);
+  check_probe_a(p, 0, n, A, n);
+  double a1 = tu_norm1(n, A), ainf = 0, eps = check_eps(0);
+  for (int64_t i = 0; i < n; i++) {
+    double s = 0;
+    for (int64_t c = 0; c < n; c++) s += fabs(A[i + c * n]);
+    ainf = fmax(ainf, s);
+  }
+  tu_memsrc_t sa = {A, n}, sf = {LU, n}, sb = {B, n}, sx = {X, n};
+  ooc_source_t srcA = {&sa, tu_mem_read, NULL, NULL}, srcB = {&sb, tu_mem_read, NULL, NULL};
+  ooc_source_t srcX = {&sx, tu_mem_read, NULL, NULL};
+  ooc_source_t by[2] = {{&sf, tu_mem_read, NULL, NULL}, {&sf, no_read, NULL, tu_mem_rows}};
+  static const int64_t where[][2] = {{-1, -1}, {250, 40}, {40, 250}}; /* none, L, U */
+  for (size_t w = 0; w < sizeof where / sizeof *where; w++) {
+    memcpy(LU, LU0, (size_t)(n * n) * sizeof *LU);
+    if (where[w][0] >= 0) LU[where[w][0] + where[w][1] * n] *= 1 + 1e-6;
+    double r[2][4]; /* [strips, rows][probes made, probes loaded, solve, solve bounding ||A||] */
+    for (int k = 0; k < 2; k++) {
+      CU_ASSERT(lu_check_factor(ctx, ooc_ops_cpu(), n, b, &srcA, &by[k], ipiv, 0, a1, eps,
+                                1 << 22, NULL, &r[k][0]) == OOC_OK);
+      CU_ASSERT(lu_check_factor(ctx, ooc_ops_cpu(), n, b, NULL, &by[k], ipiv, 0, a1, eps, 1 << 22,
+                                p, &r[k][1]) == OOC_OK);
+      double x1[2];
+      CU_ASSERT(lu_check_solve_factor(ctx, ooc_ops_cpu(), n, m, b, &by[k], ipiv, ainf, &srcB,
+                                      &srcX, eps, 1 << 22, &r[k][2], &x1[0]) == OOC_OK);
+      CU_ASSERT(lu_check_solve_factor(ctx, ooc_ops_cpu(), n, m, b, &by[k], ipiv, 0, &srcB, &srcX,
+                                      eps, 1 << 22, &r[k][3], &x1[1]) == OOC_OK);
+      CU_ASSERT(x1[0] > 0 && x1[0] == x1[1]);
+    }
+    for (int q = 0; q < 4; q++) {
+      double lim = q < 2 ? 30 : 16;
+      CU_ASSERT(where[w][0] < 0 ? r[0][q] < lim && r[1][q] < lim
+                                : r[0][q] > lim && fabs(r[1][q] - r[0][q]) <= 1e-6 * r[0][q]);
+    }
+    printf("\n  %s: probes %.4g / %.4g, loaded %.4g / %.4g, solve %.4g / %.4g, bounded %.4g / "
+           "%.4g (strips / rows)",
+           w == 0 ? "right" : w == 1 ? "L changed" : "U changed", r[0][0], r[1][0], r[0][1],
+           r[1][1], r[0][2], r[1][2], r[0][3], r[1][3]);
+  }
+  check_probe_destroy(p);
+  tu_ctx_done(ctx);
+  free(A), free(B), free(X), free(LU), free(LU0), free(ip), free(ipiv);
+}
+
 /* A factor's probe check with A T formed during the load (check.h check_probe_t), LU and
  * Cholesky: the check reads the Cholesky factor back and not A (twice by rows from a raw file:
  * at most 16 n^2 bytes, where reading A too would add 8 n^2 more), and nothing for LU (L (U T)
@@ -1549,6 +1623,7 @@ int main(void) {
                              {"sub-tiles under the asked tile's chunks: the same bits, whole chunks", t_subtiles},
                              {"fused check under allocation and I/O faults", t_fused_faults},
                              {"the LU factor's check from its chunks as written", t_lu_fused},
+                             {"the LU checks read back by strips and by rows", t_lu_check_rows},
                              {"a factor's probes: A T formed during the load, corrupted chunks "
                               "caught", t_factor_probe},
                              {"the disk tier's bytes against the stripe arithmetic", t_spill_model},

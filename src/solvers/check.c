@@ -78,6 +78,10 @@ static double sgn(double x) { return x >= 0 || isnan(x) ? 1.0 : -1.0; }
  * bound by its reads; beyond, a GEMM over strips does the arithmetic faster than rows' dots. */
 #define SOLVE_ROWS_MAX 8
 
+/* The part of row r an 'N' row pass multiplies: all of it, or an LU factor's (LAPACK's layout)
+ * U part (columns [r, n)) or unit lower L part (columns [0, r), then the 1 on the diagonal). */
+typedef enum { ROWS_ALL = 0, ROWS_UPPER, ROWS_UNIT_LOWER } rows_part_t;
+
 typedef struct {
   int64_t n, k;
   const double *U, *V; /* U n x k (NULL: no 'N' rows); V: Y = V - M U (NULL: Y = M U) */
@@ -86,6 +90,7 @@ typedef struct {
   int64_t tk;
   double *pt, *pc;     /* per group n x tk, n: M^T t's and |M|'s column sums' partials */
   double *rabs;        /* |M|'s row sums, each in column order (NULL: none) */
+  int part;            /* the part of each row the 'N' rows and rabs use (rows_part_t) */
 } rows_t;
 
 /* Four chains (a row at the speed of its loads) over blocks of 256 whose sums are added: the
@@ -114,8 +119,10 @@ static void rows_run(void *user, int g, int64_t r0, int64_t nr, const double *ro
   for (int64_t i = 0; i < nr; i++) {
     const double *row = rows + i * ld;
     int64_t r = r0 + i;
+    int64_t lo = p->part == ROWS_UPPER ? r : 0, hi = p->part == ROWS_UNIT_LOWER ? r : n;
     for (int64_t c = 0; p->U && c < p->k; c++) {
-      double s = dot(row, p->U + c * n, n);
+      const double *u = p->U + c * n;
+      double s = dot(row + lo, u + lo, hi - lo) + (p->part == ROWS_UNIT_LOWER ? u[r] : 0);
       p->Y[r + c * n] = p->V ? p->V[r + c * n] - s : s;
     }
     if (p->xi) p->xi[r] = sgn(p->Y[r]);
@@ -127,7 +134,7 @@ static void rows_run(void *user, int g, int64_t r0, int64_t nr, const double *ro
       for (int64_t j = 0; j < n; j++) pc[j] += fabs(row[j]);
     if (p->rabs) {
       double a = 0;
-      for (int64_t j = 0; j < n; j++) a += fabs(row[j]);
+      for (int64_t j = lo; j < hi; j++) a += fabs(row[j]);
       p->rabs[r] = a;
     }
   }
@@ -176,7 +183,7 @@ static ooc_status_t mul(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, const ooc
                         double *colsum) {
   if (trans == 'N' || k == 1) { /* by rows where M streams them (M^T V: one vector) */
     rows_t rw = {n, k, trans == 'N' ? V : NULL, NULL, U, NULL, trans == 'N' ? NULL : V, 1,
-                 NULL, NULL, NULL};
+                 NULL, NULL, NULL, ROWS_ALL};
     int done;
     OOC_TRY(rows_pass(ctx, M, &rw, trans == 'N' ? NULL : U, colsum, ps->mem, &done));
     if (done) return OOC_OK;
@@ -250,7 +257,7 @@ static ooc_status_t mul_rows_sgn(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
                                  const ooc_source_t *M, const double *U, const double *V,
                                  int64_t k, double *Y, double *xi, double *w, pass_t *ps,
                                  double *colsum) {
-  rows_t rw = {n, k, U, V, Y, xi, xi, 1, NULL, NULL, NULL};
+  rows_t rw = {n, k, U, V, Y, xi, xi, 1, NULL, NULL, NULL, ROWS_ALL};
   int done;
   OOC_TRY(rows_pass(ctx, M, &rw, w, colsum, ps->mem, &done));
   if (done) return OOC_OK;
@@ -311,7 +318,7 @@ static ooc_status_t resid_mul_t(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n,
                                 double *col, int64_t *jmax) {
   const ooc_source_t *M = left ? A : X;
   int64_t j = 0;
-  rows_t rw = {n, 1, NULL, NULL, NULL, NULL, w, 1, NULL, NULL, NULL};
+  rows_t rw = {n, 1, NULL, NULL, NULL, NULL, w, 1, NULL, NULL, NULL, ROWS_ALL};
   int done;
   OOC_TRY(rows_pass(ctx, M, &rw, Y, NULL, ps->mem, &done)); /* Y = M^T w, then the column */
   if (done) {
@@ -905,7 +912,7 @@ static ooc_status_t solve_ratio(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
     for (int64_t c = 0; c < nc; c++) b_inf[c] = absmax(Rj + c * n, n);
     int done = 0;
     if (!factored && nc <= SOLVE_ROWS_MAX) { /* R = B - A X by rows (the norms take no sign) */
-      rows_t rw = {n, nc, Xj, Rj, Rj, NULL, NULL, 0, NULL, NULL, j == 0 ? rowsum : NULL};
+      rows_t rw = {n, nc, Xj, Rj, Rj, NULL, NULL, 0, NULL, NULL, j == 0 ? rowsum : NULL, ROWS_ALL};
       OOC_CHECK(st = rows_pass(ctx, A, &rw, NULL, NULL, mem / 2, &done));
     }
     for (int k = 0; k < 2 && !done; k++)
@@ -986,11 +993,11 @@ static ooc_status_t factor_rows(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory for the residual check");
     goto done;
   }
-  rows_t z = {n, 0, NULL, NULL, NULL, NULL, T, p, NULL, NULL, NULL};
+  rows_t z = {n, 0, NULL, NULL, NULL, NULL, T, p, NULL, NULL, NULL, ROWS_ALL};
   OOC_CHECK(st = rows_pass(ctx, L, &z, Z, NULL, mem / 2, done));
   if (!*done) goto done;
   if (!AT) OOC_CHECK(st = mul(ctx, o, n, A, 'N', T, p, ATf, &ps, acc_a));
-  rows_t y = {n, p, Z, AT ? AT : ATf, R, NULL, NULL, 0, NULL, NULL, NULL};
+  rows_t y = {n, p, Z, AT ? AT : ATf, R, NULL, NULL, 0, NULL, NULL, NULL, ROWS_ALL};
   int again = 0;
   OOC_CHECK(st = rows_pass(ctx, L, &y, NULL, NULL, mem / 2, &again));
   if (!again)
@@ -1000,6 +1007,21 @@ done:
   ooc_free(ctx, Z);
   ooc_free(ctx, ATf);
   return st;
+}
+
+ooc_status_t check_lu_rows(ooc_ctx_t *ctx, int64_t n, int64_t k, const ooc_source_t *F,
+                           const double *X, double *V, double *Y, double *rowU, double *rowL,
+                           int64_t mem, int *done) {
+  *done = 0;
+  if (!F->rows || k > SOLVE_ROWS_MAX) return OOC_OK;
+  rows_t u = {n, k, X, NULL, V, NULL, NULL, 0, NULL, NULL, rowU, ROWS_UPPER};
+  OOC_TRY(rows_pass(ctx, F, &u, NULL, NULL, mem, done));
+  if (!*done) return OOC_OK;
+  rows_t l = {n, k, V, NULL, Y, NULL, NULL, 0, NULL, NULL, rowL, ROWS_UNIT_LOWER};
+  int again = 0;
+  OOC_TRY(rows_pass(ctx, F, &l, NULL, NULL, mem, &again));
+  if (!again) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the factor streamed its rows once, then not");
+  return OOC_OK;
 }
 
 ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,

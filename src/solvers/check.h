@@ -57,6 +57,17 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
                               int64_t mem, double *ratio, double *norm1_a, double *norm1_x,
                               check_info_t *info);
 
+/* Y = L (U X) for an LU factor F in LAPACK's layout (n x n: unit lower L strictly below the
+ * diagonal, U on and above it) and X (n x k, ld n), by two passes over F's rows where F streams
+ * them (ooc_source_t.rows) and k is at most 8 (beyond, GEMMs over strips do the arithmetic
+ * faster than rows' dots): V = U X (n x k, the caller's), then Y = L V. rowU and rowL (NULL:
+ * not wanted) receive |U|'s and strictly lower |L|'s row sums. Each row's dots are blocked as
+ * the other row passes' (check.c dot), and every row is done by one thread: the same Y on any
+ * thread count. *done = 0: not by rows (nothing done; the caller goes by strips). */
+ooc_status_t check_lu_rows(ooc_ctx_t *ctx, int64_t n, int64_t k, const ooc_source_t *F,
+                           const double *X, double *V, double *Y, double *rowU, double *rowL,
+                           int64_t mem, int *done);
+
 /* ---- a probe product formed while the loader reads A (issue 27) ----------------------------
  * The vectors V (n x CHECK_PROBE_K, ld n) are fixed before the run: column 0 x = (1/n) e,
  * column 1 the alternating vector of Hager-Higham's estimator, columns 2.. OOC_CHECK_PROBES

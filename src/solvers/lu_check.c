@@ -17,17 +17,44 @@ typedef struct {
   double *D;            /* b x b: a diagonal block's lower part while U's is used */
   double *V;            /* n x k */
   double *rowL, *rowU;  /* |L| and |U| row sums (first pass only), or NULL */
+  int64_t mem;          /* what the row passes may use (check_lu_rows): the strips' share */
 } fac_t;
 
-/* Y = L (U T) for T (n x k, ld n), V = U T on the way, in ONE pass over the file's tile columns
- * from the last to the first, each read whole (the next one read in the background while this
- * one's GEMMs run): column j's rows [0, c1) with the entries below the diagonal zeroed add U's
- * part to V; V's rows of block j are then final (only columns >= j reach them), so the same
- * column's rows [c0, n) with the entries on and above the diagonal zeroed add strictly lower L's
- * part to Y at once; the unit diagonal adds V at the end. (Before: U's halves of the columns
- * ascending, then L's: the same bytes in twice the reads, none of them ahead.) */
+/* The bytes of the two strips and D, which cols_for leaves aside: a pass by rows has them. */
+static int64_t strips_mem(int64_t n, int64_t b) { return 16 * n * b + 8 * b * b; }
+
+/* The strip buffers and D, allocated the first time a pass goes by strips. */
+static ooc_status_t fac_strips(fac_t *f) {
+  for (int s = 0; s < 2; s++)
+    if (!f->strip[s]) f->strip[s] = ooc_malloc(f->ctx, (size_t)(f->n * f->b) * sizeof(double));
+  if (!f->D) f->D = ooc_malloc(f->ctx, (size_t)(f->b * f->b) * sizeof(double));
+  if (f->strip[0] && f->strip[1] && f->D) return OOC_OK;
+  return OOC_FAIL(f->ctx, OOC_ERR_NOMEM, "out of host memory for the LU check's strips (n = %lld)",
+                  (long long)f->n);
+}
+
+static void fac_free(fac_t *f) {
+  ooc_free(f->ctx, f->V);
+  ooc_free(f->ctx, f->strip[0]);
+  ooc_free(f->ctx, f->strip[1]);
+  ooc_free(f->ctx, f->D);
+}
+
+/* Y = L (U T) for T (n x k, ld n), V = U T on the way. By two passes over the factor's rows
+ * where it streams them and k is small (check.h check_lu_rows: each byte through memory once per
+ * pass, its arithmetic done while the read left it in cache). Else in ONE pass over the file's
+ * tile columns from the last to the first, each read whole (the next one read in the background
+ * while this one's GEMMs run): column j's rows [0, c1) with the entries below the diagonal
+ * zeroed add U's part to V; V's rows of block j are then final (only columns >= j reach them),
+ * so the same column's rows [c0, n) with the entries on and above the diagonal zeroed add
+ * strictly lower L's part to Y at once; the unit diagonal adds V at the end. (Before: U's halves
+ * of the columns ascending, then L's: the same bytes in twice the reads, none of them ahead.) */
 static ooc_status_t apply_lu(fac_t *f, const double *T, int64_t k, double *Y) {
   int64_t n = f->n, b = f->b;
+  int rows = 0;
+  OOC_TRY(check_lu_rows(f->ctx, n, k, f->LU, T, f->V, Y, f->rowU, f->rowL, f->mem, &rows));
+  if (rows) return OOC_OK;
+  OOC_TRY(fac_strips(f));
   part_t p = part_make(n, b);
   double *V = f->V, *D = f->D;
   readahead_t ra;
@@ -76,7 +103,7 @@ static double worst_col(const double *Y, const double *Z, const double *T, int64
 
 /* Columns per block for nbuf n-column buffers besides the two strips within mem (at least 1). */
 static int64_t cols_for(int64_t n, int64_t b, int64_t mem, int nbuf, int64_t most) {
-  int64_t k = (mem - 16 * n * b - 8 * b * b) / (8 * n * nbuf);
+  int64_t k = (mem - strips_mem(n, b)) / (8 * n * nbuf);
   return ooc_max64(1, ooc_min64(k, most));
 }
 
@@ -98,18 +125,15 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
   int loaded = !full && check_probe_done(probe); /* A T formed by the load: no pass over A */
   int64_t k = full ? cols_for(n, b, mem, 4, n) : loaded ? CHECK_PROBE_K : OOC_CHECK_PROBES;
   k = ooc_min64(k, full ? n : k);
-  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL};
+  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL, strips_mem(n, b)};
   /* T: the probes (the load's vectors as they are, else made here) */
   double *T = loaded ? NULL : ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   const double *Tp = loaded ? check_probe_v(probe) : T;
   double *Y = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Z = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   f.V = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
-  f.strip[0] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
-  f.strip[1] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
-  f.D = ooc_malloc(ctx, (size_t)(b * b) * sizeof(double));
   ooc_status_t st = OOC_OK;
-  if (!Tp || !Y || !Z || !f.V || !f.strip[0] || !f.strip[1] || !f.D) {
+  if (!Tp || !Y || !Z || !f.V) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory checking the LU factor (n = %lld)",
                   (long long)n);
     goto done;
@@ -131,6 +155,7 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
      * runs */
     int64_t a0 = full ? t0 / b * b : 0, a1 = full ? ooc_min64(n, ooc_cdiv64(t0 + kk, b) * b) : n;
     if (!loaded) {
+      OOC_CHECK(st = fac_strips(&f));
       readahead_t ra;
       ra_begin(&ra, A, n, a0, part_make(a1 - a0, b), f.strip[0], f.strip[1]);
       for (int64_t c0 = a0; c0 < a1; c0 += b) {
@@ -150,10 +175,7 @@ done:
   ooc_free(ctx, T);
   ooc_free(ctx, Y);
   ooc_free(ctx, Z);
-  ooc_free(ctx, f.V);
-  ooc_free(ctx, f.strip[0]);
-  ooc_free(ctx, f.strip[1]);
-  ooc_free(ctx, f.D);
+  fac_free(&f);
   return st;
 }
 
@@ -166,18 +188,14 @@ ooc_status_t lu_check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n
   if (n == 0 || m == 0) return OOC_OK;
   b = ooc_min64(b, n);
   int64_t k = cols_for(n, b, mem, 4, m);
-  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL};
+  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL, strips_mem(n, b)};
   double *Xb = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Bb = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Y = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   f.V = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
-  f.strip[0] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
-  f.strip[1] = ooc_malloc(ctx, (size_t)(n * b) * sizeof(double));
-  f.D = ooc_malloc(ctx, (size_t)(b * b) * sizeof(double));
   double *rows = anorm_inf > 0 ? NULL : ooc_calloc(ctx, (size_t)(2 * n), sizeof(double));
   ooc_status_t st = OOC_OK;
-  if (!Xb || !Bb || !Y || !f.V || !f.strip[0] || !f.strip[1] || !f.D ||
-      (anorm_inf <= 0 && !rows)) {
+  if (!Xb || !Bb || !Y || !f.V || (anorm_inf <= 0 && !rows)) {
     st = OOC_FAIL(ctx, OOC_ERR_NOMEM, "out of host memory checking the solve (n = %lld)",
                   (long long)n);
     goto done;
@@ -226,10 +244,7 @@ done:
   ooc_free(ctx, Xb);
   ooc_free(ctx, Bb);
   ooc_free(ctx, Y);
-  ooc_free(ctx, f.V);
-  ooc_free(ctx, f.strip[0]);
-  ooc_free(ctx, f.strip[1]);
-  ooc_free(ctx, f.D);
+  fac_free(&f);
   ooc_free(ctx, rows);
   return st;
 }
