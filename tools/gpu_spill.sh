@@ -46,6 +46,10 @@ cat $R/disk_bw.log | tee -a $OUT/spill.txt
 t0=$(date +%s.%N)
 /tmp/b-spill/oocgen matern --n $N --tile $TILE $W/A.h5 > $R/gen.log 2>&1 || { cat $R/gen.log; exit 1; }
 echo "[$(el) s] input n = $N tile $TILE: $(stat -c %s $W/A.h5) bytes in $(python3 -c "print(round($(date +%s.%N)-$t0,1))") s" | tee -a $OUT/spill.txt
+# every run starts with nothing dirty in the page cache: the input's writeback (and a run's
+# leftovers) would otherwise land in the next run's scratch writes (the first run after the
+# input was made took 13.2 s where the same run later took 10.8-11.9 s, 2026-12-01)
+sync
 for m in ${METHODS:-chol gj}; do
   for hm in $MEMS; do
    vers=new
@@ -59,6 +63,7 @@ for m in ${METHODS:-chol gj}; do
     # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
     job=(--method $m) out=$W/X.h5:/inverse
     [ $m = lufactor ] && job=(factor --method lu) out=$W/X.h5:/LU
+    sync
     env $envs timeout $(($(left) - 5)) $bin "${job[@]}" --device cuda --tile $TILE \
       --gpu-mem $GPUMEM --host-mem $hm $CKPT_OPT --json $DISKBW \
       --scratch ${SCRATCH:-$W} --force --out $out ${TRACE:+--trace $R/$tag.trace.json} \
