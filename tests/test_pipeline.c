@@ -706,8 +706,9 @@ static void t_lu_fused(void) {
  * passes over them (check.h check_lu_rows): the factor's probes (formed here and the load's) and
  * a solve from the factor file (with ||A||_inf recorded, and bounded by the factor's rows), each
  * on the right factor (rounding: under the thresholds) and on one with an entry of L and one of
- * U changed by 1e-6 (far above them): the same ratios to 1e-6 either way. The factor's rows
- * source fails any read by blocks: the row passes alone read it. */
+ * U changed by 1e-6 (far above them): the same ratios to 1e-6 either way. The rows sources
+ * (the factor's, and A's for the probes made here) fail any read by blocks: the row passes
+ * alone read them. */
 static ooc_status_t no_read(void *self, int64_t r0, int64_t c0, int64_t nr, int64_t nc,
                            double *dst, int64_t ld) {
   (void)self, (void)r0, (void)c0, (void)nr, (void)nc, (void)dst, (void)ld;
@@ -741,7 +742,8 @@ static void t_lu_check_rows(void) {
     ainf = fmax(ainf, s);
   }
   tu_memsrc_t sa = {A, n}, sf = {LU, n}, sb = {B, n}, sx = {X, n};
-  ooc_source_t srcA = {&sa, tu_mem_read, NULL, NULL}, srcB = {&sb, tu_mem_read, NULL, NULL};
+  ooc_source_t srcB = {&sb, tu_mem_read, NULL, NULL};
+  ooc_source_t byA[2] = {{&sa, tu_mem_read, NULL, NULL}, {&sa, no_read, NULL, tu_mem_rows}};
   ooc_source_t srcX = {&sx, tu_mem_read, NULL, NULL};
   ooc_source_t by[2] = {{&sf, tu_mem_read, NULL, NULL}, {&sf, no_read, NULL, tu_mem_rows}};
   static const int64_t where[][2] = {{-1, -1}, {250, 40}, {40, 250}}; /* none, L, U */
@@ -750,7 +752,7 @@ static void t_lu_check_rows(void) {
     if (where[w][0] >= 0) LU[where[w][0] + where[w][1] * n] *= 1 + 1e-6;
     double r[2][4]; /* [strips, rows][probes made, probes loaded, solve, solve bounding ||A||] */
     for (int k = 0; k < 2; k++) {
-      CU_ASSERT(lu_check_factor(ctx, ooc_ops_cpu(), n, b, &srcA, &by[k], ipiv, 0, a1, eps,
+      CU_ASSERT(lu_check_factor(ctx, ooc_ops_cpu(), n, b, &byA[k], &by[k], ipiv, 0, a1, eps,
                                 1 << 22, NULL, &r[k][0]) == OOC_OK);
       CU_ASSERT(lu_check_factor(ctx, ooc_ops_cpu(), n, b, NULL, &by[k], ipiv, 0, a1, eps, 1 << 22,
                                 p, &r[k][1]) == OOC_OK);

@@ -1009,6 +1009,14 @@ done:
   return st;
 }
 
+ooc_status_t check_mul_rows(ooc_ctx_t *ctx, int64_t n, int64_t k, const ooc_source_t *M,
+                            const double *X, double *Y, int64_t mem, int *done) {
+  *done = 0;
+  if (!M->rows || k > SOLVE_ROWS_MAX) return OOC_OK;
+  rows_t rw = {n, k, X, NULL, Y, NULL, NULL, 0, NULL, NULL, NULL, ROWS_ALL};
+  return rows_pass(ctx, M, &rw, NULL, NULL, mem, done);
+}
+
 ooc_status_t check_lu_rows(ooc_ctx_t *ctx, int64_t n, int64_t k, const ooc_source_t *F,
                            const double *X, double *V, double *Y, double *rowU, double *rowL,
                            int64_t mem, int *done) {

@@ -57,6 +57,11 @@ ooc_status_t check_inverse_ex(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int
                               int64_t mem, double *ratio, double *norm1_a, double *norm1_x,
                               check_info_t *info);
 
+/* Y = M X for M (n x n) and X (n x k, ld n) by one pass over M's rows where M streams them and
+ * k is at most 8 (as check_lu_rows below). *done = 0: not by rows (nothing done). */
+ooc_status_t check_mul_rows(ooc_ctx_t *ctx, int64_t n, int64_t k, const ooc_source_t *M,
+                            const double *X, double *Y, int64_t mem, int *done);
+
 /* Y = L (U X) for an LU factor F in LAPACK's layout (n x n: unit lower L strictly below the
  * diagonal, U on and above it) and X (n x k, ld n), by two passes over F's rows where F streams
  * them (ooc_source_t.rows) and k is at most 8 (beyond, GEMMs over strips do the arithmetic

@@ -151,10 +151,12 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
     OOC_CHECK(st = apply_lu(&f, Tp, kk, Y));
     memset(Z, 0, (size_t)(n * kk) * sizeof(double));
     if (loaded) memcpy(Z, check_probe_av(probe), (size_t)(n * kk) * sizeof(double));
-    /* A's tile columns where T has rows (all for the probes), each read while the last's GEMM
-     * runs */
+    /* A T: by one pass over A's rows where A streams them (the probes), else A's tile columns
+     * where T has rows (all for the probes), each read while the last's GEMM runs */
     int64_t a0 = full ? t0 / b * b : 0, a1 = full ? ooc_min64(n, ooc_cdiv64(t0 + kk, b) * b) : n;
-    if (!loaded) {
+    int by_rows = 0;
+    if (!loaded && !full) OOC_CHECK(st = check_mul_rows(ctx, n, kk, A, Tp, Z, f.mem, &by_rows));
+    if (!loaded && !by_rows) {
       OOC_CHECK(st = fac_strips(&f));
       readahead_t ra;
       ra_begin(&ra, A, n, a0, part_make(a1 - a0, b), f.strip[0], f.strip[1]);
