@@ -60,10 +60,10 @@ for m in ${METHODS:-chol gj}; do
     [ $v = old ] && bin=/tmp/b-spill-old/oocsolve
     [[ $v == *=* ]] && envs=$v
     if [ "$(left)" -lt 60 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/spill.txt; continue; fi
-    # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
     job=(--method $m) out=$W/X.h5:/inverse
     [ $m = lufactor ] && job=(factor --method lu) out=$W/X.h5:/LU
     sync
+    # shellcheck disable=SC2086 # $DISKBW is the option and its value: two words
     env $envs timeout $(($(left) - 5)) $bin "${job[@]}" --device cuda --tile $TILE \
       --gpu-mem $GPUMEM --host-mem $hm $CKPT_OPT --json $DISKBW \
       --scratch ${SCRATCH:-$W} --force --out $out ${TRACE:+--trace $R/$tag.trace.json} \
