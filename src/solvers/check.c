@@ -169,6 +169,15 @@ static ooc_status_t rows_pass(ooc_ctx_t *ctx, const ooc_source_t *M, rows_t *p, 
   return st;
 }
 
+/* A later pass over a source that streamed its rows for an earlier one: it must stream again. */
+static ooc_status_t rows_pass_again(ooc_ctx_t *ctx, const ooc_source_t *M, rows_t *p,
+                                    int64_t mem) {
+  int again = 0;
+  OOC_TRY(rows_pass(ctx, M, p, NULL, NULL, mem, &again));
+  return again ? OOC_OK
+               : OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the factor streamed its rows once, then not");
+}
+
 /* ---- the inverse: full ratio, or Hager-Higham's estimate of ||I - A X||_1 -------------------- */
 
 /* Streamed products with a source M (A or X, n x n) and k vectors V (n x k, ld n):
@@ -998,10 +1007,7 @@ static ooc_status_t factor_rows(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, i
   if (!*done) goto done;
   if (!AT) OOC_CHECK(st = mul(ctx, o, n, A, 'N', T, p, ATf, &ps, acc_a));
   rows_t y = {n, p, Z, AT ? AT : ATf, R, NULL, NULL, 0, NULL, NULL, NULL, ROWS_ALL};
-  int again = 0;
-  OOC_CHECK(st = rows_pass(ctx, L, &y, NULL, NULL, mem / 2, &again));
-  if (!again)
-    st = OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the factor streamed its rows once, then not");
+  st = rows_pass_again(ctx, L, &y, mem / 2);
 done:
   pass_free(&ps);
   ooc_free(ctx, Z);
@@ -1026,10 +1032,7 @@ ooc_status_t check_lu_rows(ooc_ctx_t *ctx, int64_t n, int64_t k, const ooc_sourc
   OOC_TRY(rows_pass(ctx, F, &u, NULL, NULL, mem, done));
   if (!*done) return OOC_OK;
   rows_t l = {n, k, V, NULL, Y, NULL, NULL, 0, NULL, NULL, rowL, ROWS_UNIT_LOWER};
-  int again = 0;
-  OOC_TRY(rows_pass(ctx, F, &l, NULL, NULL, mem, &again));
-  if (!again) return OOC_FAIL(ctx, OOC_ERR_INTERNAL, "the factor streamed its rows once, then not");
-  return OOC_OK;
+  return rows_pass_again(ctx, F, &l, mem);
 }
 
 ooc_status_t check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int64_t b,

@@ -17,10 +17,10 @@ typedef struct {
   double *D;            /* b x b: a diagonal block's lower part while U's is used */
   double *V;            /* n x k */
   double *rowL, *rowU;  /* |L| and |U| row sums (first pass only), or NULL */
-  int64_t mem;          /* what the row passes may use (check_lu_rows): the strips' share */
 } fac_t;
 
-/* The bytes of the two strips and D, which cols_for leaves aside: a pass by rows has them. */
+/* The bytes of the two strips and D, which cols_for leaves aside: a pass by rows (check.h
+ * check_lu_rows, check_mul_rows) uses them instead. */
 static int64_t strips_mem(int64_t n, int64_t b) { return 16 * n * b + 8 * b * b; }
 
 /* The strip buffers and D, allocated the first time a pass goes by strips. */
@@ -52,7 +52,8 @@ static void fac_free(fac_t *f) {
 static ooc_status_t apply_lu(fac_t *f, const double *T, int64_t k, double *Y) {
   int64_t n = f->n, b = f->b;
   int rows = 0;
-  OOC_TRY(check_lu_rows(f->ctx, n, k, f->LU, T, f->V, Y, f->rowU, f->rowL, f->mem, &rows));
+  OOC_TRY(check_lu_rows(f->ctx, n, k, f->LU, T, f->V, Y, f->rowU, f->rowL, strips_mem(n, b),
+                        &rows));
   if (rows) return OOC_OK;
   OOC_TRY(fac_strips(f));
   part_t p = part_make(n, b);
@@ -125,7 +126,7 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
   int loaded = !full && check_probe_done(probe); /* A T formed by the load: no pass over A */
   int64_t k = full ? cols_for(n, b, mem, 4, n) : loaded ? CHECK_PROBE_K : OOC_CHECK_PROBES;
   k = ooc_min64(k, full ? n : k);
-  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL, strips_mem(n, b)};
+  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL};
   /* T: the probes (the load's vectors as they are, else made here) */
   double *T = loaded ? NULL : ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   const double *Tp = loaded ? check_probe_v(probe) : T;
@@ -155,7 +156,8 @@ ooc_status_t lu_check_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n, int6
      * where T has rows (all for the probes), each read while the last's GEMM runs */
     int64_t a0 = full ? t0 / b * b : 0, a1 = full ? ooc_min64(n, ooc_cdiv64(t0 + kk, b) * b) : n;
     int by_rows = 0;
-    if (!loaded && !full) OOC_CHECK(st = check_mul_rows(ctx, n, kk, A, Tp, Z, f.mem, &by_rows));
+    if (!loaded && !full)
+      OOC_CHECK(st = check_mul_rows(ctx, n, kk, A, Tp, Z, strips_mem(n, b), &by_rows));
     if (!loaded && !by_rows) {
       OOC_CHECK(st = fac_strips(&f));
       readahead_t ra;
@@ -190,7 +192,7 @@ ooc_status_t lu_check_solve_factor(ooc_ctx_t *ctx, const ooc_ops_t *o, int64_t n
   if (n == 0 || m == 0) return OOC_OK;
   b = ooc_min64(b, n);
   int64_t k = cols_for(n, b, mem, 4, m);
-  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL, strips_mem(n, b)};
+  fac_t f = {ctx, o, n, b, LU, {NULL, NULL}, NULL, NULL, NULL, NULL};
   double *Xb = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Bb = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
   double *Y = ooc_malloc(ctx, (size_t)(n * k) * sizeof(double));
