@@ -978,8 +978,8 @@ static void t_load_ahead(void) {
 /* ---- A read while LU runs (job.c lazy_room, lu_args_t.need) ------------------------------- */
 
 /* One --method lu run on the CPU (stripe 128, tile 64: several steps, so the factor asks for A
- * in pieces): factor (b NULL) or solve; read_first: A all read before (else OOCSOLVE_LAZY_READ,
- * A read as the factor asks for it). */
+ * in pieces): factor (b NULL) or solve; read_first: A all read before (OOCSOLVE_LAZY_READ=0),
+ * else A read as the factor asks for it (OOCSOLVE_LAZY_READ=1). */
 static int64_t g_lazy_mem; /* --host-mem of lazy_run (0: the default) */
 static int64_t g_lazy_fault, g_lazy_calls; /* the seam's call to fail (0: none); its calls */
 static ooc_fault_kind_t g_lazy_kind = OOC_FAULT_IO; /* the seam lazy_run arms */
@@ -1000,7 +1000,7 @@ static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int 
   o.stripe = 128;
   o.host_mem = g_lazy_mem;
   if (ckpt_step) o.checkpoint = OOC_CHECKPOINT_EVERY_STEP;
-  if (!read_first) setenv("OOCSOLVE_LAZY_READ", "1", 1);
+  setenv("OOCSOLVE_LAZY_READ", read_first ? "0" : "1", 1); /* ("0": never, as when backed) */
   remove(out);
   if (g_lazy_fault) ooc_fault_arm(ctx, g_lazy_kind, g_lazy_fault, 0, EIO);
   else ooc_fault_arm(ctx, g_lazy_kind, 0, 0, 0); /* (counts from here) */
@@ -1097,10 +1097,10 @@ static void t_lazy_lu(void) {
       free(X1);
       free(X2);
     }
-  /* --host-mem from what holds A, B and LU's workspace with little more to a little more: the
-   * loader's strip fits beside the cache or A is read first, and either way the peak stays
-   * within it */
-  int lazy_seen = 0, first_seen = 0;
+  /* --host-mem from less than A (its tiles then fall back on the input: the strip's room comes
+   * out of the cache) to what holds A, B and LU's workspace with a little more: A is read as
+   * asked, once (A and B's bytes from the input, nothing reread), and the peak stays within it */
+  int lazy_seen = 0, backed_seen = 0;
   for (g_lazy_mem = 3 << 20; g_lazy_mem <= 7 << 20; g_lazy_mem += 1 << 19) {
     ooc_report_t r1;
     ooc_status_t s1 = lazy_run(a, bb, out, 0, 0, &r1, err, sizeof err);
@@ -1108,10 +1108,26 @@ static void t_lazy_lu(void) {
     CU_ASSERT(r1.host_peak <= r1.host_budget);
     int lz = strstr(r1.warnings, said) != NULL;
     lazy_seen += lz;
-    first_seen += !lz;
+    backed_seen += lz && r1.bytes_spilled > 0;
+    if (lz) CU_ASSERT_EQUAL(r1.bytes_input, 8 * n * (n + m));
+    CU_ASSERT_EQUAL(r1.bytes_reread_input, 0);
+    if (!lz || r1.bytes_spilled == 0) continue;
+    /* spilled: the same bits as A read first (which reads the tiles it dropped again) */
+    ooc_report_t r2;
+    CU_ASSERT_EQUAL_FATAL(lazy_run(a, bb, out2, 1, 0, &r2, err, sizeof err), OOC_OK);
+    CU_ASSERT(strstr(r2.warnings, said) == NULL);
+    int64_t r, c, r_, c_;
+    char p1[1100], p2[1100];
+    snprintf(p1, sizeof p1, "%s", out);
+    snprintf(p2, sizeof p2, "%s", out2);
+    double *X1 = tu_read_matrix(p1, &r, &c), *X2 = tu_read_matrix(p2, &r_, &c_);
+    CU_ASSERT_FATAL(X1 && X2 && r == r_ && c == c_);
+    CU_ASSERT(memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
+    free(X1);
+    free(X2);
   }
   g_lazy_mem = 0;
-  CU_ASSERT(lazy_seen > 0 && first_seen > 0); /* (3-4 MiB: no strip to spare) */
+  CU_ASSERT(lazy_seen > 0 && backed_seen > 0);
   /* I/O and allocation faults while the read-ahead's thread reads (the seams count its reads
    * and allocations with the rest: which of the two threads' calls is the Nth is not fixed):
    * every run gives the factor of the run that read A first, bit for bit, or fails with the
@@ -1128,8 +1144,8 @@ static void t_lazy_lu(void) {
     free(X2);
   }
   g_lazy_kind = OOC_FAULT_IO;
-  printf("\n  --host-mem 3 to 7 MiB: %d runs read A as asked, %d first, each within it",
-         lazy_seen, first_seen);
+  printf("\n  --host-mem 3 to 7 MiB: %d runs read A as asked, %d of them spilled, each within "
+         "it and reading A once", lazy_seen, backed_seen);
   /* the input's faults: a NaN in the last column, all zeros, a zero column in the middle */
   for (int k = 0; k < 3; k++) {
     double *F = malloc((size_t)(n * n) * sizeof(double));
@@ -1523,10 +1539,12 @@ static void t_backed(void) {
  * twice than the whole of it (what the LRU order did: its last columns kept, evicted unread by
  * the first stripe). The factor is the same bit for bit as from a chunked copy of the input
  * that cannot back the tiles (everything spilled as before). n = 600, tile 100, a stripe of one
- * tile column so that the cache holds several. */
+ * tile column so that the cache holds several. A read first (OOCSOLVE_LAZY_READ=0: a factor
+ * whose input backs its tiles may read A as it asks for it instead, t_lazy_lu). */
 static void t_load_keep_lu(void) {
   const int64_t n = 600;
   write_backed_inputs(n, "lk_c.h5", "lk_k.h5");
+  setenv("OOCSOLVE_LAZY_READ", "0", 1);
   double *F[2];
   for (int f = 0; f < 2; f++) {
     ooc_ctx_t *ctx = tu_ctx();
@@ -1555,6 +1573,7 @@ static void t_load_keep_lu(void) {
            (long long)rep.bytes_input, (long long)rep.bytes_reread_input);
     tu_ctx_done(ctx);
   }
+  unsetenv("OOCSOLVE_LAZY_READ");
   CU_ASSERT(memcmp(F[0], F[1], (size_t)(n * n) * sizeof(double)) == 0);
   free(F[0]);
   free(F[1]);

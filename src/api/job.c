@@ -672,8 +672,9 @@ static ooc_status_t load_strip(job_loader_t *L) {
   OOC_TRY(st);
   /* the strip's puts are the input's content (tstore.h ts_set_loading), and only they: the
    * method may put its own tiles between two strips (a loader pulled by its need hook). Where
-   * A overflows the cache, what it keeps is the method's (methods.h keep_first) */
-  int keep = ts == L->j->A && method_get(L->j->o.method)->keep_first;
+   * A overflows the cache, what it keeps is the method's (methods.h keep_first), but for a read
+   * while the method runs: the method takes these columns next, so they evict as a put does */
+  int keep = ts == L->j->A && method_get(L->j->o.method)->keep_first && !L->lazy;
   ts_set_loading(ts, keep ? TS_LOAD_KEEP : 1);
   st = put_strip(L, c0, nc, strip);
   ts_set_loading(ts, 0);
@@ -1164,27 +1165,44 @@ static int input_backs_tiles(const job_t *j) {
  *   the factor at n = 40000 took 6.1 s against a 2.8 s read and a 1.5 s factor (the hook then
  *   read on the thread that feeds the GPU: "thirteenth session"; on the GPU the strips' tiles
  *   are pinned as a whole load pins them: job_lazy_finish).
- * Neither when resumed, with the whole input in the cache (not backed: nothing is evicted) and
+ * - --method lu where A does not fit the cache (backed: its tiles fall back on the input) by
+ *   default, on either device: A read first would be read twice, once by the load's scan and once
+ *   by the factor's takes of each stripe from the input (H200, n = 32768 float64, --host-mem 4G:
+ *   the load left 8.3 of the 8.6 GB in the input and the factor's takes read them again, 2.05 s
+ *   of the caller's time: docs/PERFORMANCE.md "thirtieth session"). Its strip's room (one tile
+ *   column and HDF5's stage: *carve) then comes out of the cache, and its puts evict as any put
+ *   does (the cache is full of the factor's spilled columns), so that the stripe the factor asks
+ *   for next is cached when it takes it. OOCSOLVE_LAZY_READ=0 turns it off.
+ * Neither when resumed. Not backed: with the whole input in the cache (nothing is evicted) and
  * at least one tile column's strip left over beside it: the cache never holds more than the
  * inputs' tiles, so that room stays free. Cholesky's symmetry check also keeps a copy of the
  * lower tiles as read (job_loader_t.lc: the sweep changes the stored ones before the columns
  * whose upper parts they must match are read) in that room. */
-static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep, int64_t *ahead) {
-  *ahead = 0;
+static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep, int backed, int64_t *ahead,
+                         int64_t *carve) {
+  *ahead = *carve = 0;
   const char *e = getenv("OOCSOLVE_LAZY_READ"); /* set: asked for; "0": never (to compare) */
   int asked = e && strcmp(e, "0") != 0, never = e && !asked;
   int chol = j->o.method == OOC_METHOD_CHOL && j->kind == JOB_INVERT && !never &&
              (j->cuda || asked);
   int lu = j->o.method == OOC_METHOD_LU && !j->lu_in && !j->lower_load && !j->classify_load &&
-           (j->kind == JOB_FACTOR || j->kind == JOB_SOLVE || j->kind == JOB_LOGDET) && asked;
+           (j->kind == JOB_FACTOR || j->kind == JOB_SOLVE || j->kind == JOB_LOGDET) &&
+           (asked || (backed && !never));
   if (j->resuming || !(chol || lu)) return 0;
-  int64_t nt = ts_rows(j->A).count * ts_cols(j->A).count +
-               (j->B ? ts_rows(j->B).count * ts_cols(j->B).count : 0);
+  int64_t need = 8 * j->n * j->b + io_min_stage(j->b);
+  if (backed) { /* (only LU's: chol's inverse loads its lower tiles, never backed) */
+    /* the cache keeps room for two tile columns (a chunk's region of the stripe at the default
+     * LU_CHUNK and tile) */
+    if (!lu || cap - need < 2 * 8 * j->n * j->b) return 0;
+    *carve = need;
+    return need;
+  }
+  part_t pa = part_make(j->n, j->b), pk = part_make(j->k, j->b), pm = part_make(j->m, j->b);
+  int64_t nt = pa.count * pk.count + (j->in_b ? pk.count * pm.count : 0);
   int64_t spare = cap - keep - nt * tcache_entry_bytes() -
                   (j->classify_load ? lower_copy_bytes(j->n, j->b, j->f32) : 0);
-  int64_t need = 8 * j->n * j->b + io_min_stage(j->b);
   if (spare < need) return 0;
-  int64_t room = ooc_min64(spare, ooc_max64(need, plan_ws(&j->plan, j->W)));
+  int64_t room = ooc_min64(spare, ooc_max64(need, job_ws(j)));
   /* the read-ahead's strips (job_loader_ahead): half of what is left, the other half for what
    * a GPU's executor may still pin beside the cache */
   *ahead = (spare - room) / 2;
@@ -1197,7 +1215,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   int64_t n = j->n, m = j->m, k = j->k;
   double t0 = ooc_now();
-  int64_t cap = j->budget - j->fixed - plan_ws(&j->plan, j->W);
+  int64_t cap = j->budget - j->fixed - job_ws(j);
   /* Backed where tiles will be evicted (the inputs do not fit the cache), or where a journal
    * may name tiles as the input's; a source read of one tile takes at most its chunk, the
    * compressed chunk and a window (h5m_set_stage below): out of the cache's room. */
@@ -1210,6 +1228,8 @@ ooc_status_t job_load_inputs(job_t *j) {
   }
   int backed = input_backs_tiles(j) && (j->resuming || keep > cap);
   if (backed) cap -= 3 * io_min_stage(j->b) + 8 * p.count * part_make(k, j->b).count; /* sums */
+  int64_t carve, lazy = lazy_room(j, cap, keep, backed, &j->lazy_ahead, &carve);
+  cap -= carve; /* a backed lazy read's strip: beside the cache, out of its room */
   OOC_TRY(tcache_create(ctx, cap, &j->cache));
   if (j->lu_gx) { /* pinned on a pool thread while the loader waits for HDF5 (job_load) */
     tcache_set_pin(j->cache, ex_pin_cb, ex_unpin_cb, j->lu_gx);
@@ -1234,9 +1254,8 @@ ooc_status_t job_load_inputs(job_t *j) {
   }
   if (j->resuming) return ckpt_restore_stores(j);
   memset(j->colnorm, 0, (size_t)k * sizeof(double));
-  j->io_room = plan_ws(&j->plan, j->W); /* the solver allocates it only after the load */
+  j->io_room = job_ws(j); /* the solver allocates it only after the load */
   if (j->probe) check_probe_reset(j->probe); /* a reload after a fallback: A V anew */
-  int64_t lazy = lazy_room(j, cap, keep, &j->lazy_ahead);
   ooc_status_t st;
   if (lazy > 0) { /* A as the method asks for it; its loader's strip beside the cache */
     j->io_room = lazy;
@@ -1244,7 +1263,7 @@ ooc_status_t job_load_inputs(job_t *j) {
     j->lazy_failed = 0;
     st = job_loader_begin(j, j->A, j->in_a, j->colnorm, &j->aload);
     if (st == OOC_OK) j->aload->lazy = 1;
-    j->io_room = plan_ws(&j->plan, j->W);
+    j->io_room = job_ws(j);
   } else {
     st = job_load(j, j->A, j->in_a, j->colnorm);
     if (backed) h5m_set_stage(j->in_a, io_min_stage(j->b));
@@ -1907,7 +1926,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   /* write */
   const int64_t *perm =
       j->method == OOC_METHOD_GJ || (j->method == OOC_METHOD_LU && j->result) ? j->perm : NULL;
-  j->io_room = plan_ws(&j->plan, j->W); /* the solver's workspace is free again, but for
+  j->io_room = job_ws(j); /* the solver's workspace is free again, but for
                                            LU's row map and its move (write_rows) */
   j->io_room -= ts_rowmap_bytes(&j->lu_rowmap) + ts_permute_bytes(j->A, &j->lu_rowmap);
   if (j->fused) { /* X (A V) and ||X||_1 from the chunks as they go to the file */

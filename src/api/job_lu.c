@@ -151,8 +151,17 @@ ooc_status_t job_lu_prepare(job_t *j) {
   j->lu_W = plan_lu_stripe(&j->plan);
   if (j->lu_W == 0) return OOC_OK; /* job_lu_run says why */
   /* lu_gx NULL after it: on the CPU after all (job_lu_device said why) */
-  return job_lu_device(j, "lu", j->n, j->b, &j->lu_gx, &j->lu_W, &j->lu_K);
+  OOC_TRY(job_lu_device(j, "lu", j->n, j->b, &j->lu_gx, &j->lu_W, &j->lu_K));
+  /* The planner reserved LU's host stripe beside the cache (n x W doubles: lu_workspace_bytes),
+   * which on the GPU is device memory: the host only stages through the executor's K pinned
+   * slots. The rest of the reservation goes to the cache (job_ws): at --host-mem 4G,
+   * n = 32768 and tile 2048 the factor's host peak was 1.9 GiB, of which the slots took 1.5
+   * (H200, docs/PERFORMANCE.md "thirty-first session") */
+  if (j->lu_gx) j->lu_ws = lu_host_bytes(j->n, j->b, j->n, j->lu_K);
+  return OOC_OK;
 }
+
+int64_t job_ws(const job_t *j) { return j->lu_ws > 0 ? j->lu_ws : plan_ws(&j->plan, j->W); }
 
 void job_lu_release(job_t *j) {
   if (!j->lu_gx) return;
