@@ -1146,6 +1146,13 @@ static int input_backs_tiles(const job_t *j) {
   return (cr == 0 && cc == 0) || (cr == j->b && cc == j->b);
 }
 
+/* The host bytes beside the tile cache that the method's workspace takes (the loader's and the
+ * writer's room while it is not allocated): LU's executor's staging where job_lu_prepare made it
+ * before the load (j->lu_ws), else the planner's reservation (plan_ws). */
+static int64_t job_ws(const job_t *j) {
+  return j->lu_ws > 0 ? j->lu_ws : plan_ws(&j->plan, j->W);
+}
+
 /* A read while the method runs (issue 27), the room its loader's strip takes (0: A is read
  * first):
  * - --method chol's inverse on the GPU by default (the first of its n/W steps runs while the
@@ -1172,7 +1179,10 @@ static int input_backs_tiles(const job_t *j) {
  *   of the caller's time: docs/PERFORMANCE.md "thirtieth session"). Its strip's room (one tile
  *   column and HDF5's stage: *carve) then comes out of the cache, and its puts evict as any put
  *   does (the cache is full of the factor's spilled columns), so that the stripe the factor asks
- *   for next is cached when it takes it. OOCSOLVE_LAZY_READ=0 turns it off.
+ *   for next is cached when it takes it (H200, the same run: 11.4-12.0 s -> 8.4-12.3 s with the
+ *   cache's room of job_ws, 9.8-10.0 s with that alone; on this project's 2-core VM, the CPU's
+ *   factor at n = 8192, --stripe 2048, --host-mem 600M, within the noise either way).
+ *   OOCSOLVE_LAZY_READ=0 turns it off.
  * Neither when resumed. Not backed: with the whole input in the cache (nothing is evicted) and
  * at least one tile column's strip left over beside it: the cache never holds more than the
  * inputs' tiles, so that room stays free. Cholesky's symmetry check also keeps a copy of the
@@ -1926,8 +1936,8 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   /* write */
   const int64_t *perm =
       j->method == OOC_METHOD_GJ || (j->method == OOC_METHOD_LU && j->result) ? j->perm : NULL;
-  j->io_room = job_ws(j); /* the solver's workspace is free again, but for
-                                           LU's row map and its move (write_rows) */
+  /* the solver's workspace is free again, but for LU's row map and its move (write_rows) */
+  j->io_room = job_ws(j);
   j->io_room -= ts_rowmap_bytes(&j->lu_rowmap) + ts_permute_bytes(j->A, &j->lu_rowmap);
   if (j->fused) { /* X (A V) and ||X||_1 from the chunks as they go to the file */
     check_fused_reset_x(j->fused);

@@ -107,8 +107,8 @@ typedef struct job {
   int64_t lu_W;
   int lu_K;
   /* the host workspace LU's executor stages through (its K pinned slots and small arrays),
-   * set by job_lu_prepare: job_ws's answer for the job instead of the planner's reservation;
-   * 0: the planner's */
+   * set by job_lu_prepare: job.c job_ws's answer instead of the planner's reservation; 0: the
+   * planner's */
   int64_t lu_ws;
   /* LU's factor with its final row swaps left to the writer (lu.h LU_SWAPS_WRITER): where each
    * row of the result lies in j->A (empty: A is in LAPACK's layout); freed by job_cleanup */
@@ -310,9 +310,6 @@ ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_
  * lu_K), so that the load pins the tiles it makes (job_load_inputs) and job_lu_run moves them
  * by DMA in place (lu.h "Direct moves"). Nothing when LU runs on the CPU. */
 ooc_status_t job_lu_prepare(job_t *j);
-/* The host bytes beside the tile cache that the method's workspace takes (the loader's and the
- * writer's room while it is not allocated): j->lu_ws where set, else the planner's (plan_ws). */
-int64_t job_ws(const job_t *j);
 /* LU's executor (j->lu_gx, made by job_lu_prepare or job_lu_run) destroyed, the tile cache's
  * pinner unset first where it is that executor: a run that stops early, and job_cleanup. */
 void job_lu_release(job_t *j);

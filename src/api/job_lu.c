@@ -161,8 +161,6 @@ ooc_status_t job_lu_prepare(job_t *j) {
   return OOC_OK;
 }
 
-int64_t job_ws(const job_t *j) { return j->lu_ws > 0 ? j->lu_ws : plan_ws(&j->plan, j->W); }
-
 void job_lu_release(job_t *j) {
   if (!j->lu_gx) return;
   if (j->cache && tcache_pin_user(j->cache) == j->lu_gx)
