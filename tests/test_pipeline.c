@@ -992,7 +992,7 @@ static int64_t strips_ahead(const ooc_report_t *r) {
   return k;
 }
 
-static ooc_method_t g_lazy_method = OOC_METHOD_LU; /* chol: lazy_run inverts */
+static ooc_method_t g_lazy_method = OOC_METHOD_LU; /* chol, gj: lazy_run inverts */
 static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int read_first,
                              int ckpt_step, ooc_report_t *rep, char *err, size_t cap) {
   ooc_ctx_t *ctx = tu_ctx();
@@ -1005,7 +1005,7 @@ static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int 
   if (g_lazy_fault) ooc_fault_arm(ctx, g_lazy_kind, g_lazy_fault, 0, EIO);
   else ooc_fault_arm(ctx, g_lazy_kind, 0, 0, 0); /* (counts from here) */
   ooc_status_t st = b ? ooc_solve(ctx, a, b, out, &o, rep)
-                     : g_lazy_method == OOC_METHOD_CHOL ? ooc_invert(ctx, a, out, &o, rep)
+                     : g_lazy_method != OOC_METHOD_LU ? ooc_invert(ctx, a, out, &o, rep)
                                                         : ooc_factor(ctx, a, out, &o, rep);
   g_lazy_calls = ooc_fault_calls(ctx, g_lazy_kind);
   ooc_fault_arm(ctx, g_lazy_kind, 0, 0, 0);
@@ -1183,6 +1183,79 @@ static void t_lazy_lu(void) {
  * sweep's), every entry zero (the load's message, not the first minor's), and a matrix that is
  * not positive definite only in its last step (the sweep's verdict after the whole load, the
  * same minor). */
+/* --method gj with OOCSOLVE_LAZY_READ=1 (opt-in: job.c lazy_room): A read as step 0's sweep
+ * asks for it, left to right (gj.c gj_targets), in memory and beyond it (the input backs the
+ * tiles; the strip's room out of the cache): the inverse and the solve bit for bit as A read
+ * first, A (and B) read once, the peak within --host-mem; journaled every step; a NaN in A's
+ * last column gives the load's error. */
+static void t_lazy_gj(void) {
+  const int64_t n = 600, m = 3;
+  double *G = tu_rand_matrix(n, n, 91), *Bm = tu_rand_matrix(n, m, 92);
+  tu_write_matrix(tu_path("lg.h5"), "/A", n, n, G, 2);
+  tu_write_matrix(tu_path("lgb.h5"), "/B", n, m, Bm, 2);
+  char out[1024], out2[1024], err[2048], a[1024], bb[1024];
+  snprintf(out, sizeof out, "%s", tu_path("lgo.h5:/X"));
+  snprintf(out2, sizeof out2, "%s", tu_path("lgo2.h5:/X"));
+  snprintf(a, sizeof a, "%s", tu_path("lg.h5:/A"));
+  snprintf(bb, sizeof bb, "%s", tu_path("lgb.h5:/B"));
+  g_lazy_method = OOC_METHOD_GJ;
+  int spilled_seen = 0;
+  static const int64_t mems[] = {0, 3 << 20};
+  for (int mi = 0; mi < 2; mi++)
+    for (int solve = 0; solve < 2; solve++)
+      for (int ck = 0; ck < 2; ck++) {
+        g_lazy_mem = mems[mi];
+        ooc_report_t r1, r2;
+        ooc_status_t st = lazy_run(a, solve ? bb : NULL, out, 0, ck, &r1, err, sizeof err);
+        if (st != OOC_OK) printf("\n  %s", err);
+        CU_ASSERT_EQUAL_FATAL(st, OOC_OK);
+        CU_ASSERT_EQUAL_FATAL(lazy_run(a, solve ? bb : NULL, out2, 1, ck, &r2, err, sizeof err),
+                              OOC_OK);
+        const char *said = solve ? "gj: A read while the solve ran" :
+                                   "gj: A read while the inversion ran";
+        CU_ASSERT(strstr(r1.warnings, said) != NULL);
+        CU_ASSERT(strstr(r2.warnings, "A read while") == NULL);
+        CU_ASSERT(r1.steps > 1 && r1.residual < (solve ? 16 : 30));
+        CU_ASSERT(r1.host_peak <= r1.host_budget);
+        CU_ASSERT_EQUAL(r1.bytes_input, 8 * n * (n + (solve ? m : 0)));
+        CU_ASSERT_EQUAL(r1.bytes_reread_input, 0);
+        spilled_seen += r1.bytes_spilled > 0;
+        printf("\n  %s%s, --host-mem %s: input %lld bytes (read first: %lld), spilled %lld",
+               solve ? "solve" : "inverse", ck ? ", checkpoints" : "", mi ? "3M" : "default",
+               (long long)r1.bytes_input, (long long)r2.bytes_input,
+               (long long)r1.bytes_spilled);
+        int64_t r, c, r_, c_;
+        char s1[1100], s2[1100];
+        snprintf(s1, sizeof s1, "%s", out);
+        snprintf(s2, sizeof s2, "%s", out2);
+        double *X1 = tu_read_matrix(s1, &r, &c), *X2 = tu_read_matrix(s2, &r_, &c_);
+        CU_ASSERT_FATAL(X1 && X2 && r == r_ && c == c_);
+        CU_ASSERT(memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
+        free(X1);
+        free(X2);
+      }
+  CU_ASSERT(spilled_seen > 0); /* (3 MiB: beyond host memory) */
+  { /* a NaN in the last column: the error a whole load gives, no output */
+    G[(n - 1) * n + 5] = NAN;
+    tu_write_matrix(tu_path("lgf.h5"), "/A", n, n, G, 2);
+    char af[1024], of[1024];
+    snprintf(af, sizeof af, "%s", tu_path("lgf.h5:/A"));
+    snprintf(of, sizeof of, "%s", tu_path("lgfo.h5"));
+    for (int mi = 0; mi < 2; mi++) {
+      g_lazy_mem = mems[mi];
+      ooc_report_t rf;
+      CU_ASSERT_EQUAL(lazy_run(af, NULL, out, 0, 0, &rf, err, sizeof err), OOC_ERR_NONFINITE);
+      CU_ASSERT(strstr(err, "element [5, 599] is NaN") != NULL);
+      CU_ASSERT(!tu_file_exists(of));
+    }
+  }
+  g_lazy_mem = 0;
+  g_lazy_method = OOC_METHOD_LU;
+  free(G);
+  free(Bm);
+  printf("\n");
+}
+
 static void t_lazy_chol(void) {
   const int64_t n = 600;
   gen_spec_t gs;
@@ -1651,6 +1724,7 @@ int main(void) {
                              {"the load reads ahead: the same bits, strips read ahead", t_load_ahead},
                              {"LU reads A as it needs it: the same bits, the same errors", t_lazy_lu},
                              {"chol's inverse reads A as its first step asks: same bits, same errors", t_lazy_chol},
+                             {"gj reads A as its first step asks (opt-in): same bits, A once", t_lazy_gj},
                              {"A's tiles fall back on the input: same output, less to scratch", t_backed},
                              {"LU's load keeps A's first columns: less of the input read twice", t_load_keep_lu},
                              {"the input rewritten during the run: refused, no output", t_backed_changed},

@@ -1183,6 +1183,11 @@ static int64_t job_ws(const job_t *j) {
  *   cache's room of job_ws, 9.8-10.0 s with that alone; on this project's 2-core VM, the CPU's
  *   factor at n = 8192, --stripe 2048, --host-mem 600M, within the noise either way).
  *   OOCSOLVE_LAZY_READ=0 turns it off.
+ * - --method gj (inverse, solve) only where OOCSOLVE_LAZY_READ is set, in memory or backed as
+ *   LU: step 0's sweep then goes left to right and asks for each column as it takes it
+ *   (gj_args_t.need). Opt-in until measured on a GPU beyond host memory, where gj read the
+ *   6.1 GB its load left in the input twice (H200, n = 32768, --host-mem 4G: thirty-first
+ *   session); on this project's 2-core VM it reads A once and gives the same bits.
  * Neither when resumed. Not backed: with the whole input in the cache (nothing is evicted) and
  * at least one tile column's strip left over beside it: the cache never holds more than the
  * inputs' tiles, so that room stays free. Cholesky's symmetry check also keeps a copy of the
@@ -1198,12 +1203,14 @@ static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep, int backed, 
   int lu = j->o.method == OOC_METHOD_LU && !j->lu_in && !j->lower_load && !j->classify_load &&
            (j->kind == JOB_FACTOR || j->kind == JOB_SOLVE || j->kind == JOB_LOGDET) &&
            (asked || (backed && !never));
-  if (j->resuming || !(chol || lu)) return 0;
+  int gj = j->o.method == OOC_METHOD_GJ && !j->lower_load && !j->classify_load &&
+           (j->kind == JOB_INVERT || j->kind == JOB_SOLVE) && asked;
+  if (j->resuming || !(chol || lu || gj)) return 0;
   int64_t need = 8 * j->n * j->b + io_min_stage(j->b);
-  if (backed) { /* (only LU's: chol's inverse loads its lower tiles, never backed) */
-    /* the cache keeps room for two tile columns (a chunk's region of the stripe at the default
-     * LU_CHUNK and tile) */
-    if (!lu || cap - need < 2 * 8 * j->n * j->b) return 0;
+  if (backed) { /* (LU's and gj's: chol's inverse loads its lower tiles, never backed) */
+    /* the cache keeps room for two tile columns (a chunk's region of LU's stripe at the default
+     * LU_CHUNK and tile; a few of gj's sweep items) */
+    if (!(lu || gj) || cap - need < 2 * 8 * j->n * j->b) return 0;
     *carve = need;
     return need;
   }

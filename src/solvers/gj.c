@@ -32,7 +32,8 @@ int64_t gj_targets(const gj_args_t *a, int64_t step, int64_t kt0, int64_t kt1, g
     if ((a->B ? tj >= kt1 : (tj < kt0 || tj >= kt1))) t[nt++] = (gj_target_t){a->A, tj};
   if (a->B)
     for (int64_t tj = 0; tj < ts_cols(a->B).count; tj++) t[nt++] = (gj_target_t){a->B, tj};
-  if (step % 2 == 0) /* the tiles touched last are then the first ones taken, still cached */
+  if ((step + (a->need != NULL)) % 2 == 0) /* the tiles touched last are then the first ones
+                                              taken, still cached */
     for (int64_t q = 0; q < nt / 2; q++) {
       gj_target_t tmp = t[q];
       t[q] = t[nt - 1 - q];

@@ -69,6 +69,12 @@ typedef struct gj_args {
   const int64_t *ipiv0;
   ooc_status_t (*after_step)(void *user, int64_t step, int64_t nsteps, const int64_t *ipiv);
   void *step_user;
+  /* Columns as they are needed (issue 27: the input read while the run goes, job.c lazy_room).
+   * When set, gj calls need(need_user, c) before it first takes a tile of A's columns below c
+   * (on the calling thread, c growing up to n), and the first step's sweep goes left to right
+   * (gj_targets) so that the asks come in order: step 0 asks for every column of A. */
+  ooc_status_t (*need)(void *user, int64_t c);
+  void *need_user;
 } gj_args_t;
 
 typedef struct gj_stats {
@@ -197,7 +203,9 @@ ooc_status_t gj_check_pivots(ooc_ctx_t *ctx, int64_t k0, int64_t w, const double
                              const double *colnorm, int64_t *info);
 /* The tile columns step `step` (tile columns [kt0, kt1)) updates, into t (A's others, or for a
  * solve A's right of the stripe and all of B's): in an order that alternates between steps, so
- * the tiles touched last are taken first while the cache still holds them. Returns their count. */
+ * the tiles touched last are taken first while the cache still holds them. Step 0 goes right to
+ * left (a load's LRU order leaves A's last columns cached), or left to right where A arrives as
+ * it is needed (a->need). Returns their count. */
 int64_t gj_targets(const gj_args_t *a, int64_t step, int64_t kt0, int64_t kt1, gj_target_t *t);
 /* perm from the pivots: the row interchanges undone as column interchanges, last first. */
 void gj_perm(int64_t n, const int64_t *ipiv, int64_t *perm);

@@ -67,6 +67,7 @@ typedef struct gx {
   /* the step */
   int64_t step, k0, w, kt0, kt1;
   int64_t lo;             /* the panel pass's first tile column */
+  int64_t needed;         /* a->need has been asked for A's columns [0, needed) */
 } gx_t;
 
 /* ---- sizes ----------------------------------------------------------------------------------- */
@@ -169,6 +170,15 @@ static void assign_queues(gx_t *X) {
   for (int g = 0; g < X->G; g++) X->qc[g] = nq >= 3 ? 1 + g : nq - 1;
 }
 
+/* A's columns before tile column tj's end from the caller first (gj_args_t.need). */
+static ooc_status_t need_cols(gx_t *X, int64_t tj) {
+  int64_t c = ooc_min64(X->n, part_start(X->cols, tj + 1));
+  if (!X->a->need || c <= X->needed) return OOC_OK;
+  OOC_TRY(X->a->need(X->a->need_user, c));
+  X->needed = c;
+  return OOC_OK;
+}
+
 /* ---- the panel: in by chunks, factored as they arrive ---------------------------------------- */
 
 /* Panel item q: tile column lo + q / npf for device q % npf (ring_run_multi's round robin over
@@ -197,6 +207,7 @@ static ooc_status_t pin_work(void *u, int64_t q, int s, double *slot, int64_t ld
  * memory is host memory): the worker meanwhile only touches the chunks before them. */
 static ooc_status_t panel_in(gx_t *X, int64_t a, int64_t a1) {
   int64_t t0 = X->kt0 + a / X->b, t1 = X->kt0 + ooc_cdiv64(a1, X->b);
+  OOC_TRY(need_cols(X, t1 - 1));
   if (X->uni) {
     for (int64_t tj = t0; tj < t1; tj++)
       OOC_TRY(ts_take_col(X->a->A, tj, pcol(X, 0, tj), X->ld));
@@ -288,6 +299,7 @@ static ooc_status_t sw_take(void *u, int64_t q, double *slot, int64_t ld) {
   const gj_target_t *t = &X->t[q];
   int64_t t0 = 0, t1 = ts_rows(t->ts).count, bytes = 0;
   int lent = 0;
+  if (t->ts == X->a->A) OOC_TRY(need_cols(X, t->tj));
   if (!X->uni) X->st->bytes_swept += 2 * 8 * X->n * part_len(ts_cols(t->ts), t->tj);
   if (X->direct)
     OOC_TRY(xl_lend(item_lend(X, q), 1, t->ts, t->tj, &t0, &t1, TS_LEND_UPDATE, &lent, &bytes));
