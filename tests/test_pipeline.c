@@ -992,6 +992,19 @@ static int64_t strips_ahead(const ooc_report_t *r) {
   return k;
 }
 
+/* The outputs out and out2 (FILE:/dset) hold the same matrix, bit for bit. */
+static void same_bits(const char *out, const char *out2) {
+  int64_t r, c, r_, c_;
+  char s1[1100], s2[1100];
+  snprintf(s1, sizeof s1, "%s", out);
+  snprintf(s2, sizeof s2, "%s", out2);
+  double *X1 = tu_read_matrix(s1, &r, &c), *X2 = tu_read_matrix(s2, &r_, &c_);
+  CU_ASSERT_FATAL(X1 && X2 && r == r_ && c == c_);
+  CU_ASSERT(memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
+  free(X1);
+  free(X2);
+}
+
 static ooc_method_t g_lazy_method = OOC_METHOD_LU; /* chol, gj: lazy_run inverts */
 static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int read_first,
                              int ckpt_step, ooc_report_t *rep, char *err, size_t cap) {
@@ -1087,15 +1100,7 @@ static void t_lazy_lu(void) {
       printf("\n  %s%s: %lld strips read ahead", solve ? "solve" : "factor",
              ck ? ", checkpoints" : "", (long long)strips_ahead(&r1));
       CU_ASSERT(r1.residual < (solve ? 16 : 30));
-      int64_t r, c, r_, c_;
-      char s1[1100], s2[1100];
-      snprintf(s1, sizeof s1, "%s", out);
-      snprintf(s2, sizeof s2, "%s", out2);
-      double *X1 = tu_read_matrix(s1, &r, &c), *X2 = tu_read_matrix(s2, &r_, &c_);
-      CU_ASSERT_FATAL(X1 && X2 && r == r_ && c == c_);
-      CU_ASSERT(memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
-      free(X1);
-      free(X2);
+      same_bits(out, out2);
     }
   /* --host-mem from less than A (its tiles then fall back on the input: the strip's room comes
    * out of the cache) to what holds A, B and LU's workspace with a little more: A is read as
@@ -1116,15 +1121,7 @@ static void t_lazy_lu(void) {
     ooc_report_t r2;
     CU_ASSERT_EQUAL_FATAL(lazy_run(a, bb, out2, 1, 0, &r2, err, sizeof err), OOC_OK);
     CU_ASSERT(strstr(r2.warnings, said) == NULL);
-    int64_t r, c, r_, c_;
-    char p1[1100], p2[1100];
-    snprintf(p1, sizeof p1, "%s", out);
-    snprintf(p2, sizeof p2, "%s", out2);
-    double *X1 = tu_read_matrix(p1, &r, &c), *X2 = tu_read_matrix(p2, &r_, &c_);
-    CU_ASSERT_FATAL(X1 && X2 && r == r_ && c == c_);
-    CU_ASSERT(memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
-    free(X1);
-    free(X2);
+    same_bits(out, out2);
   }
   g_lazy_mem = 0;
   CU_ASSERT(lazy_seen > 0 && backed_seen > 0);
@@ -1224,15 +1221,7 @@ static void t_lazy_gj(void) {
                solve ? "solve" : "inverse", ck ? ", checkpoints" : "", mi ? "3M" : "default",
                (long long)r1.bytes_input, (long long)r2.bytes_input,
                (long long)r1.bytes_spilled);
-        int64_t r, c, r_, c_;
-        char s1[1100], s2[1100];
-        snprintf(s1, sizeof s1, "%s", out);
-        snprintf(s2, sizeof s2, "%s", out2);
-        double *X1 = tu_read_matrix(s1, &r, &c), *X2 = tu_read_matrix(s2, &r_, &c_);
-        CU_ASSERT_FATAL(X1 && X2 && r == r_ && c == c_);
-        CU_ASSERT(memcmp(X1, X2, (size_t)(r * c) * sizeof(double)) == 0);
-        free(X1);
-        free(X2);
+        same_bits(out, out2);
       }
   CU_ASSERT(spilled_seen > 0); /* (3 MiB: beyond host memory) */
   { /* a NaN in the last column: the error a whole load gives, no output */

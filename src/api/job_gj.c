@@ -52,24 +52,15 @@ static ooc_status_t run_x(job_t *j, gj_args_t *ga, gj_stats_t *gs) {
   return st != OOC_OK ? st : st2;
 }
 
-/* A checkpoint names the input by the hash of all of it (checkpoint.c): a read while gj runs is
- * over before the first one (step 0 asks for every column of A, so this only guards). */
-static ooc_status_t lazy_after_step(void *user, int64_t step, int64_t nsteps,
-                                    const int64_t *ipiv) {
-  job_t *j = user;
-  if (j->aload) OOC_TRY(job_lazy_finish(j));
-  return ckpt_after_step(user, step, nsteps, ipiv);
-}
-
 ooc_status_t job_gj_run(job_t *j, int64_t *steps) {
   ooc_ctx_t *ctx = j->ctx;
   ooc_report_t *r = j->rep;
   gj_args_t ga = {.A = j->A, .B = j->B, .stripe = j->W, .ops = j->ops, .colnorm = j->colnorm,
                   .perm = j->B ? NULL : j->perm, .after_step = ckpt_after_step, .step_user = j};
-  if (j->aload) { /* A read as the sweep asks for it (job.c lazy_room) */
+  if (j->aload) { /* A read as the sweep asks for it (job.c lazy_room); all of it by the end of
+                   * step 0 (gj.h), before any checkpoint hashes it */
     ga.need = job_lazy_need;
     ga.need_user = j;
-    ga.after_step = lazy_after_step;
   }
   if (j->resuming) { /* restore_stores left the journal's pivots in perm (gj copies them first) */
     ga.start_step = j->resume_step;

@@ -72,7 +72,8 @@ typedef struct gj_args {
   /* Columns as they are needed (issue 27: the input read while the run goes, job.c lazy_room).
    * When set, gj calls need(need_user, c) before it first takes a tile of A's columns below c
    * (on the calling thread, c growing up to n), and the first step's sweep goes left to right
-   * (gj_targets) so that the asks come in order: step 0 asks for every column of A. */
+   * (gj_targets) so that the asks come in order; by step 0's after_step every column of A has
+   * been asked for (need(n): gj_x_run asks for what the step did not take). */
   ooc_status_t (*need)(void *user, int64_t c);
   void *need_user;
 } gj_args_t;

@@ -566,6 +566,7 @@ ooc_status_t gj_x_run(ooc_ctx_t *ctx, const gj_args_t *a, gj_stats_t *stats, int
     X.kt0 = X.k0 / b;
     X.kt1 = ooc_cdiv64(X.k0 + X.w, b);
     st = run_step(&X, info);
+    if (st == OOC_OK) st = need_cols(&X, X.cols.count - 1); /* (gj_args_t.need) */
     if (st != OOC_OK) break;
     stats->steps++;
     if (a->after_step) st = a->after_step(a->step_user, step, X.nsteps, X.ipiv);
