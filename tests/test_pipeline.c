@@ -979,7 +979,7 @@ static void t_load_ahead(void) {
 
 /* One --method lu run on the CPU (stripe 128, tile 64: several steps, so the factor asks for A
  * in pieces): factor (b NULL) or solve; read_first: A all read before (OOCSOLVE_LAZY_READ=0),
- * else A read as the factor asks for it (OOCSOLVE_LAZY_READ=1). */
+ * 0: A read as the factor asks for it (OOCSOLVE_LAZY_READ=1), -1: the default (unset). */
 static int64_t g_lazy_mem; /* --host-mem of lazy_run (0: the default) */
 static int64_t g_lazy_fault, g_lazy_calls; /* the seam's call to fail (0: none); its calls */
 static ooc_fault_kind_t g_lazy_kind = OOC_FAULT_IO; /* the seam lazy_run arms */
@@ -1013,7 +1013,8 @@ static ooc_status_t lazy_run(const char *a, const char *b, const char *out, int 
   o.stripe = 128;
   o.host_mem = g_lazy_mem;
   if (ckpt_step) o.checkpoint = OOC_CHECKPOINT_EVERY_STEP;
-  setenv("OOCSOLVE_LAZY_READ", read_first ? "0" : "1", 1); /* ("0": never, as when backed) */
+  if (read_first < 0) unsetenv("OOCSOLVE_LAZY_READ"); /* -1: as job.c decides by default */
+  else setenv("OOCSOLVE_LAZY_READ", read_first ? "0" : "1", 1); /* ("0": never) */
   remove(out);
   if (g_lazy_fault) ooc_fault_arm(ctx, g_lazy_kind, g_lazy_fault, 0, EIO);
   else ooc_fault_arm(ctx, g_lazy_kind, 0, 0, 0); /* (counts from here) */
@@ -1180,9 +1181,9 @@ static void t_lazy_lu(void) {
  * sweep's), every entry zero (the load's message, not the first minor's), and a matrix that is
  * not positive definite only in its last step (the sweep's verdict after the whole load, the
  * same minor). */
-/* --method gj with OOCSOLVE_LAZY_READ=1 (opt-in: job.c lazy_room): A read as step 0's sweep
- * asks for it, left to right (gj.c gj_targets), in memory and beyond it (the input backs the
- * tiles; the strip's room out of the cache): the inverse and the solve bit for bit as A read
+/* --method gj reading A as step 0's sweep asks for it, left to right (gj.c gj_targets), in
+ * memory (OOCSOLVE_LAZY_READ=1) and beyond it (the input backs the tiles; the strip's room out
+ * of the cache; job.c lazy_room's default there): the inverse and the solve bit for bit as A read
  * first, A (and B) read once, the peak within --host-mem; journaled every step; a NaN in A's
  * last column gives the load's error. */
 static void t_lazy_gj(void) {
@@ -1222,6 +1223,14 @@ static void t_lazy_gj(void) {
                (long long)r1.bytes_input, (long long)r2.bytes_input,
                (long long)r1.bytes_spilled);
         same_bits(out, out2);
+        if (mi == 1) { /* backed: lazy by default, the same bits */
+          ooc_report_t r3;
+          CU_ASSERT_EQUAL_FATAL(lazy_run(a, solve ? bb : NULL, out2, -1, ck, &r3, err, sizeof err),
+                                OOC_OK);
+          CU_ASSERT(r1.bytes_spilled > 0 && strstr(r3.warnings, said) != NULL);
+          CU_ASSERT_EQUAL(r3.bytes_input, r1.bytes_input);
+          same_bits(out, out2);
+        }
       }
   CU_ASSERT(spilled_seen > 0); /* (3 MiB: beyond host memory) */
   { /* a NaN in the last column: the error a whole load gives, no output */
@@ -1713,7 +1722,7 @@ int main(void) {
                              {"the load reads ahead: the same bits, strips read ahead", t_load_ahead},
                              {"LU reads A as it needs it: the same bits, the same errors", t_lazy_lu},
                              {"chol's inverse reads A as its first step asks: same bits, same errors", t_lazy_chol},
-                             {"gj reads A as its first step asks (opt-in): same bits, A once", t_lazy_gj},
+                             {"gj reads A as its first step asks: same bits, A once", t_lazy_gj},
                              {"A's tiles fall back on the input: same output, less to scratch", t_backed},
                              {"LU's load keeps A's first columns: less of the input read twice", t_load_keep_lu},
                              {"the input rewritten during the run: refused, no output", t_backed_changed},

@@ -344,21 +344,21 @@ static ooc_status_t plan(job_t *j) {
                   .lu_fused = lu_fused_wanted(j),
                   .journaled = j->kind != JOB_LOGDET &&
                                (j->o.resume || j->o.checkpoint != OOC_CHECKPOINT_NEVER),
-                  .cuda = j->cuda && !lu_certain(j),
+                  .cuda = j->cuda && j->o.method != OOC_METHOD_RBT,
                   .chol_certain = chol_only(j) || j->o.method == OOC_METHOD_CHOL,
                   .chol_job = jobs[j->kind].chol_job,
                   .ndev = j->ndev,
                   .dev0 = j->dev[0]};
   OOC_TRY(j->kind == JOB_PRODUCT ? plan_gemm(j->ctx, &q, &j->plan)
                                  : plan_solver(j->ctx, &q, &j->plan));
-  /* LU's host side is planned as the host executor's; on a GPU job_lu.c sizes the device stripe
-   * from the CUDA executor's budget (and falls back to the CPU with a notice) */
-  int lu_gpu = j->cuda && lu_certain(j);
+  /* rbt's host side is planned as the host executor's; on a GPU job_lu.c sizes its LU's device
+   * stripe from the CUDA executor's budget (and falls back to the CPU with a notice) */
+  int rbt_gpu = j->cuda && j->o.method == OOC_METHOD_RBT;
   if (j->plan.notice[0]) {
     ooc_warn(j->rep->warnings, sizeof j->rep->warnings, "%s", j->plan.notice);
     snprintf(j->rep->backend, sizeof j->rep->backend, "%s", j->ops->name);
   }
-  j->cuda = j->plan.cuda || lu_gpu;
+  j->cuda = j->plan.cuda || rbt_gpu;
   j->b = j->plan.b;
   j->W = j->plan.W;
   j->budget = j->plan.budget;
@@ -1146,13 +1146,6 @@ static int input_backs_tiles(const job_t *j) {
   return (cr == 0 && cc == 0) || (cr == j->b && cc == j->b);
 }
 
-/* The host bytes beside the tile cache that the method's workspace takes (the loader's and the
- * writer's room while it is not allocated): LU's executor's staging where job_lu_prepare made it
- * before the load (j->lu_ws), else the planner's reservation (plan_ws). */
-static int64_t job_ws(const job_t *j) {
-  return j->lu_ws > 0 ? j->lu_ws : plan_ws(&j->plan, j->W);
-}
-
 /* A read while the method runs (issue 27), the room its loader's strip takes (0: A is read
  * first):
  * - --method chol's inverse on the GPU by default (the first of its n/W steps runs while the
@@ -1180,14 +1173,18 @@ static int64_t job_ws(const job_t *j) {
  *   column and HDF5's stage: *carve) then comes out of the cache, and its puts evict as any put
  *   does (the cache is full of the factor's spilled columns), so that the stripe the factor asks
  *   for next is cached when it takes it (H200, the same run: 11.4-12.0 s -> 8.4-12.3 s with the
- *   cache's room of job_ws, 9.8-10.0 s with that alone; on this project's 2-core VM, the CPU's
- *   factor at n = 8192, --stripe 2048, --host-mem 600M, within the noise either way).
+ *   cache's room of the slots (now plan.c lu_gpu_plan), 9.8-10.0 s with that alone; on this
+ *   project's 2-core VM, the CPU's factor at n = 8192, --stripe 2048, --host-mem 600M, within
+ *   the noise either way).
  *   OOCSOLVE_LAZY_READ=0 turns it off.
- * - --method gj (inverse, solve) only where OOCSOLVE_LAZY_READ is set, in memory or backed as
- *   LU: step 0's sweep then goes left to right and asks for each column as it takes it
- *   (gj_args_t.need). Opt-in until measured on a GPU beyond host memory, where gj read the
- *   6.1 GB its load left in the input twice (H200, n = 32768, --host-mem 4G: thirty-first
- *   session); on this project's 2-core VM it reads A once and gives the same bits.
+ * - --method gj (inverse, solve) as LU: backed by default, in memory where OOCSOLVE_LAZY_READ
+ *   is set. Step 0's sweep then goes left to right and asks for each column as it takes it
+ *   (gj_args_t.need). Read first, gj read the 6.1 GB its load left in the input twice; lazy, it
+ *   reads A once and its compute phase fell 3.7-3.8 -> 1.6-1.8 s: the inverse at --host-mem 4G
+ *   took 12.1-13.1 s against 14.7 s, 1.29-1.33x the 9.4-9.8 s with the whole matrix in memory
+ *   (H200, n = 32768 float64, tile 2048, --gpu-mem 4G, one call: docs/PERFORMANCE.md
+ *   "thirty-second session"). On this project's 2-core VM (n = 6000, --host-mem 200M) it is
+ *   within the noise, 6.5-7.4 s against 6.2-9.9 s, and reads 288 MB of the input against 476.
  * Neither when resumed. Not backed: with the whole input in the cache (nothing is evicted) and
  * at least one tile column's strip left over beside it: the cache never holds more than the
  * inputs' tiles, so that room stays free. Cholesky's symmetry check also keeps a copy of the
@@ -1204,7 +1201,7 @@ static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep, int backed, 
            (j->kind == JOB_FACTOR || j->kind == JOB_SOLVE || j->kind == JOB_LOGDET) &&
            (asked || (backed && !never));
   int gj = j->o.method == OOC_METHOD_GJ && !j->lower_load && !j->classify_load &&
-           (j->kind == JOB_INVERT || j->kind == JOB_SOLVE) && asked;
+           (j->kind == JOB_INVERT || j->kind == JOB_SOLVE) && (asked || (backed && !never));
   if (j->resuming || !(chol || lu || gj)) return 0;
   int64_t need = 8 * j->n * j->b + io_min_stage(j->b);
   if (backed) { /* (LU's and gj's: chol's inverse loads its lower tiles, never backed) */
@@ -1219,7 +1216,7 @@ static int64_t lazy_room(const job_t *j, int64_t cap, int64_t keep, int backed, 
   int64_t spare = cap - keep - nt * tcache_entry_bytes() -
                   (j->classify_load ? lower_copy_bytes(j->n, j->b, j->f32) : 0);
   if (spare < need) return 0;
-  int64_t room = ooc_min64(spare, ooc_max64(need, job_ws(j)));
+  int64_t room = ooc_min64(spare, ooc_max64(need, plan_ws(&j->plan, j->W)));
   /* the read-ahead's strips (job_loader_ahead): half of what is left, the other half for what
    * a GPU's executor may still pin beside the cache */
   *ahead = (spare - room) / 2;
@@ -1232,7 +1229,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   ooc_ctx_t *ctx = j->ctx;
   int64_t n = j->n, m = j->m, k = j->k;
   double t0 = ooc_now();
-  int64_t cap = j->budget - j->fixed - job_ws(j);
+  int64_t cap = j->budget - j->fixed - plan_ws(&j->plan, j->W);
   /* Backed where tiles will be evicted (the inputs do not fit the cache), or where a journal
    * may name tiles as the input's; a source read of one tile takes at most its chunk, the
    * compressed chunk and a window (h5m_set_stage below): out of the cache's room. */
@@ -1271,7 +1268,7 @@ ooc_status_t job_load_inputs(job_t *j) {
   }
   if (j->resuming) return ckpt_restore_stores(j);
   memset(j->colnorm, 0, (size_t)k * sizeof(double));
-  j->io_room = job_ws(j); /* the solver allocates it only after the load */
+  j->io_room = plan_ws(&j->plan, j->W); /* the solver allocates it only after the load */
   if (j->probe) check_probe_reset(j->probe); /* a reload after a fallback: A V anew */
   ooc_status_t st;
   if (lazy > 0) { /* A as the method asks for it; its loader's strip beside the cache */
@@ -1280,7 +1277,7 @@ ooc_status_t job_load_inputs(job_t *j) {
     j->lazy_failed = 0;
     st = job_loader_begin(j, j->A, j->in_a, j->colnorm, &j->aload);
     if (st == OOC_OK) j->aload->lazy = 1;
-    j->io_room = job_ws(j);
+    j->io_room = plan_ws(&j->plan, j->W);
   } else {
     st = job_load(j, j->A, j->in_a, j->colnorm);
     if (backed) h5m_set_stage(j->in_a, io_min_stage(j->b));
@@ -1944,7 +1941,7 @@ static ooc_status_t run(job_t *j, const char *const spec[4]) {
   const int64_t *perm =
       j->method == OOC_METHOD_GJ || (j->method == OOC_METHOD_LU && j->result) ? j->perm : NULL;
   /* the solver's workspace is free again, but for LU's row map and its move (write_rows) */
-  j->io_room = job_ws(j);
+  j->io_room = plan_ws(&j->plan, j->W);
   j->io_room -= ts_rowmap_bytes(&j->lu_rowmap) + ts_permute_bytes(j->A, &j->lu_rowmap);
   if (j->fused) { /* X (A V) and ||X||_1 from the chunks as they go to the file */
     check_fused_reset_x(j->fused);

@@ -106,10 +106,6 @@ typedef struct job {
   ooc_exec_t *lu_gx;
   int64_t lu_W;
   int lu_K;
-  /* the host workspace LU's executor stages through (its K pinned slots and small arrays),
-   * set by job_lu_prepare: job.c job_ws's answer instead of the planner's reservation; 0: the
-   * planner's */
-  int64_t lu_ws;
   /* LU's factor with its final row swaps left to the writer (lu.h LU_SWAPS_WRITER): where each
    * row of the result lies in j->A (empty: A is in LAPACK's layout); freed by job_cleanup */
   ts_rowmap_t lu_rowmap;

@@ -86,31 +86,31 @@ done:
 
 /* The GPU: LU (of the n x n matrix with tile b; rbt's padded one too) on the CUDA executor
  * (three queues: arithmetic, copies to the device, the panel's chunks back: lu.c QC, QT, QG).
- * The stripe is what the device holds
- * (lu_device_stripe): the n x W panel and the ring's K n x b twins within the executor's budget,
- * less getrf's own workspace (ex_getrf_ws), evened out over the steps, at most --stripe (as on
- * the host). The host only stages columns: K pinned n x b slots, the most (up to LU_SLOTS, at
- * least one) whose bytes with the small arrays (lu_host_bytes) fit the workspace the planner
- * reserved for LU's host stripe *W, so the host plan's stripe does not bound the GPU's. Not even
- * one tile column on the device: --device cuda fails with OOC_ERR_BUDGET (as plan.c's GPU plans
- * do), auto runs on the CPU with a notice (*out NULL, j->cuda 0). */
+ * The stripe is what the device holds (lu_device_stripe): the n x W panel and the ring's K
+ * n x b twins within the executor's budget, less getrf's own workspace (ex_getrf_ws), evened out
+ * over the steps, at most --stripe (as on the host). The host only stages columns through K
+ * pinned n x b slots.
+ * - LU's own, planned on the GPU (plan.h lu_gpu): K is the plan's, and the slots' and the
+ *   executor's host bytes are in the planner's reservation (methods.c lu_ws).
+ * - Else (rbt's LU, planned as the host's; auto's LU when the plan found the device too small):
+ *   the most slots, up to LU_SLOTS, whose bytes (lu_host_bytes) fit the host stripe *W's
+ *   workspace (lu_workspace_bytes), with the executor's own bytes taken from the cache's room
+ *   before the load and from the ring's after it.
+ * Not even one tile column on the device: --device cuda fails with OOC_ERR_BUDGET (as plan.c's
+ * GPU plans do), auto runs on the CPU with a notice (*out NULL, j->cuda 0). */
 ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_exec_t **out,
                            int64_t *W, int *K) {
   ooc_report_t *r = j->rep;
+  int planned = j->plan.lu_gpu && j->o.method != OOC_METHOD_RBT;
   int64_t reserved = lu_workspace_bytes(n, b, *W, j->m);
   /* the first listed device (--devices): LU does not spread */
   ex_cuda_config_t xc = lu_cuda_config(j->dev[0], j->o.gpu_mem, n, j->o.trace);
   int64_t h0 = ooc_ctx_host_bytes(j->ctx);
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
-  /* the executor's own host memory (its queues' pinned rings, the structs), and what
-   * it grows to in the run: cuSOLVER's host workspace (64 KiB allowed) and laswp's row table
-   * (12 bytes a row, doubled as it grows). Before the load (no cache yet) it comes out of the
-   * cache's room; after it, out of the ring's (the GPU budget sweep, test_budget gpu, found an
-   * LU inverse at n = 1800 64 KiB over --host-mem when a fourth queue came uncounted). */
-  int64_t exh = ooc_ctx_host_bytes(j->ctx) - h0 + 24 * n + ((int64_t)64 << 10);
+  int64_t exh = planned ? 0 : ooc_ctx_host_bytes(j->ctx) - h0 + LU_EXEC_GROWTH(n);
   if (!j->cache) j->fixed += exh;
-  int k = LU_SLOTS;
-  while (k > 1 && lu_host_bytes(n, b, n, k) + (j->cache ? exh : 0) > reserved) k--;
+  int k = planned ? j->plan.lu_slots : LU_SLOTS;
+  while (!planned && k > 1 && lu_host_bytes(n, b, n, k) + (j->cache ? exh : 0) > reserved) k--;
   int64_t need = 0, Wd = lu_device_stripe(*out, n, b, k, &need);
   if (Wd == 0) {
     char bu[32], nd[32];
@@ -151,14 +151,7 @@ ooc_status_t job_lu_prepare(job_t *j) {
   j->lu_W = plan_lu_stripe(&j->plan);
   if (j->lu_W == 0) return OOC_OK; /* job_lu_run says why */
   /* lu_gx NULL after it: on the CPU after all (job_lu_device said why) */
-  OOC_TRY(job_lu_device(j, "lu", j->n, j->b, &j->lu_gx, &j->lu_W, &j->lu_K));
-  /* The planner reserved LU's host stripe beside the cache (n x W doubles: lu_workspace_bytes),
-   * which on the GPU is device memory: the host only stages through the executor's K pinned
-   * slots. The rest of the reservation goes to the cache (job_ws): at --host-mem 4G,
-   * n = 32768 and tile 2048 the factor's host peak was 1.9 GiB, of which the slots took 1.5
-   * (H200, docs/PERFORMANCE.md "thirty-first session") */
-  if (j->lu_gx) j->lu_ws = lu_host_bytes(j->n, j->b, j->n, j->lu_K);
-  return OOC_OK;
+  return job_lu_device(j, "lu", j->n, j->b, &j->lu_gx, &j->lu_W, &j->lu_K);
 }
 
 void job_lu_release(job_t *j) {

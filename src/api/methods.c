@@ -59,6 +59,9 @@ static int64_t chol_ws(const plan_t *p, int64_t W) {
 }
 
 static int64_t lu_ws(const plan_t *p, int64_t W) {
+  /* on the GPU (plan_gpu: lu_gpu) the panel is the device's: the host keeps the executor's
+   * pinned slots (small arrays sized for any stripe) and its own bytes */
+  if (p->lu_gpu) return lu_host_bytes(p->q.n, p->b, p->q.n, p->lu_slots) + p->lu_exh;
   return lu_workspace_bytes(p->q.n, p->b, stripe(p, W), p->q.m);
 }
 

@@ -149,6 +149,52 @@ static ooc_status_t chol_device_plan(ooc_ctx_t *ctx, const plan_req_t *q, int64_
                   K, (long long)n, (long long)b);
 }
 
+/* LU on the GPU (req.lu; job_lu.c runs it): asked of an executor made as the run's will be
+ * (lu_cuda_config), as chol_device_plan asks chol's. The host keeps only that executor's K
+ * pinned n x b slots and small arrays (lu_host_bytes) and the executor's own host bytes,
+ * measured here, with what it grows to in the run (LU_EXEC_GROWTH): methods.c lu_ws counts those
+ * in place of the n x W host panel, which on the GPU is device memory. K: the most slots, up to
+ * LU_SLOTS, within the host plan's LU workspace (at p->W) with which one tile column fits the
+ * device. Certain (req.lu 2): W is the device's
+ * stripe (at most --stripe) and a device too small fails with OOC_ERR_BUDGET naming --gpu-mem;
+ * under auto (1) LU then stays planned on the host (lu_gpu 0: should auto pick it, it runs on the
+ * CPU in that room and says why). Why: the host panel was reserved beside the cache on the GPU
+ * too; at n = 32768, tile 2048 and --host-mem 4G it was 2 GB of room the cache lacked, and a
+ * solve under auto ran 2x slower than --method lu (H200, docs/PERFORMANCE.md, thirty-first
+ * session). */
+static ooc_status_t lu_gpu_plan(ooc_ctx_t *ctx, plan_t *p) {
+  int64_t n = p->q.n, b = p->b, need = 0, Wd = 0;
+  ex_cuda_config_t xc = lu_cuda_config(p->q.dev0, p->q.o->gpu_mem, n, NULL);
+  ooc_exec_t *x = NULL;
+  int64_t h0 = ooc_ctx_host_bytes(ctx);
+  OOC_TRY(ooc_cuda()->ex_create(ctx, &xc, &x));
+  int64_t exh = ooc_ctx_host_bytes(ctx) - h0 + LU_EXEC_GROWTH(n), left = x->budget;
+  /* the slots within the host stripe's workspace the host plan made room for (p->W: more slots
+   * than that would take the cache's room); one at least */
+  int64_t room = lu_workspace_bytes(n, b, p->W, p->q.m);
+  int K = LU_SLOTS + 1;
+  while (Wd == 0 && --K >= 1)
+    if (K == 1 || lu_host_bytes(n, b, n, K) <= room)
+      Wd = lu_device_stripe(x, n, b, K, K == 1 ? &need : NULL);
+  ex_destroy(x);
+  if (Wd > 0) {
+    p->lu_gpu = 1;
+    p->lu_slots = K;
+    p->lu_exh = exh;
+    if (p->q.lu == 2)
+      p->W = p->q.o->stripe > 0 && Wd > p->q.o->stripe ? ts_stripe(n, b, p->q.o->stripe) : Wd;
+    return OOC_OK;
+  }
+  if (p->q.lu != 2) return OOC_OK;
+  char have[32], nb[32];
+  int64_t gm = p->q.o->gpu_mem; /* --gpu-mem in all: the executor keeps a part for itself */
+  return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --gpu-mem leaves %s for LU's panel, less than one "
+                  "tile column with its ring (n = %lld, tile %lld): at least %s of --gpu-mem is "
+                  "needed; raise --gpu-mem or lower --tile", p->q.name,
+                  ooc_fmt_bytes(left, have, sizeof have), (long long)n, (long long)b,
+                  ooc_fmt_bytes(need + (gm > 0 ? gm - left : 0), nb, sizeof nb));
+}
+
 /* Cholesky for certain on the GPU with K ring slots: the device's stripe, then the widest the
  * host room holds with the executor's pinned buffers charged (plan_ws), narrower where that keeps
  * the stores cached, evened over its steps. */
@@ -223,6 +269,10 @@ static ooc_status_t plan_gpu(ooc_ctx_t *ctx, plan_t *p) {
     p->gslots = nslots;
     p->W = ooc_min64(s, n);
     return OOC_OK;
+  }
+  if (p->q.lu) { /* LU certain, or auto may pick it: its device question first */
+    OOC_TRY(lu_gpu_plan(ctx, p));
+    if (p->q.lu == 2) return OOC_OK;
   }
   if (p->q.chol_certain && p->q.chol_job == CHOL_SOLVE_FACTORED)
     return OOC_OK; /* two sweeps on the host */
@@ -352,6 +402,7 @@ ooc_status_t plan_solver(ooc_ctx_t *ctx, const plan_req_t *q, plan_t *p) {
       ooc_clear_error(ctx);
       p->cuda = 0;
       p->gncblk = 0; /* newton/hyper7: the host block stands */
+      p->gj_gpu = p->chol_gpu = p->lu_gpu = 0; /* the workspaces are the host's again */
       p->W = W;
       st = OOC_OK;
     }

@@ -74,6 +74,13 @@ typedef struct plan {
                      the lean ring where it makes the stripe wider or the stores spill */
   int gj_gpu;     /* W fits the gj CUDA executor's budget (gj_x_device_stripe) and gj's host
                      workspace is its pinned ring, not a host panel */
+  int lu_gpu;     /* LU (req.lu) runs on the GPU: one tile column fits its executor's budget
+                     with lu_slots ring slots (lu_device_stripe), and LU's host workspace is
+                     those pinned slots and lu_exh, not a host panel (plan_gpu); W is the
+                     device's stripe when LU is certain */
+  int lu_slots;   /* with lu_gpu: the ring's slots, the most up to LU_SLOTS that fit the device */
+  int64_t lu_exh; /* with lu_gpu: the LU executor's own host bytes (its queues' pinned rings,
+                     measured on one made as the run's) and what it grows to in the run */
   int64_t gkb;    /* newton/hyper7 and gemm on the GPU: the executor's k panel, C buffers, slots */
   int gncblk, gslots;
   int64_t qr_stage[3]; /* least squares: the readers' staging (h5m_set_stage) of A, V and b */

@@ -320,6 +320,12 @@ int64_t lu_workspace_bytes(int64_t n, int64_t b, int64_t W, int64_t m);
  * n x b ring slots and the small arrays. */
 int64_t lu_host_bytes(int64_t n, int64_t b, int64_t W, int K);
 
+/* What LU's CUDA executor's host memory grows to in a run of order n beyond what it holds when
+ * made: cuSOLVER's host workspace (64 KiB allowed) and laswp's row table (12 bytes a row,
+ * doubled as it grows). The GPU budget sweep (test_budget gpu) found an LU inverse at n = 1800
+ * 64 KiB over --host-mem when a queue's growth went uncounted. */
+#define LU_EXEC_GROWTH(n) (24 * (int64_t)(n) + ((int64_t)64 << 10))
+
 /* The stripe on device executor ex (ex->budget bytes) with K ring slots: the n x W panel and K
  * n x b twins, less what the panel factor takes for itself (ex_getrf_ws of an n x LU_CHUNK
  * block, the largest chunk getrf; LU_DEV_MARGIN if the executor cannot tell), evened out over
