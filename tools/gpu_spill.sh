@@ -56,7 +56,8 @@ for m in ${METHODS:-chol gj}; do
    [ -n "${OLD:-}" ] && [[ " ${OLD_MEMS:-4G} " == *" $hm "* ]] && vers="new old"
    [[ " ${ENV_MEMS:-4G} " == *" $hm "* ]] && vers="$vers ${ENVS:-}"
    for v in $vers; do
-    tag=$m.$hm.$v bin=/tmp/b-spill/oocsolve envs=
+    run=$((${run:-0} + 1)) # (numbered: MEMS may name a budget twice, and each run keeps its logs)
+    tag=$run.$m.$hm.$v bin=/tmp/b-spill/oocsolve envs=
     [ $v = old ] && bin=/tmp/b-spill-old/oocsolve
     [[ $v == *=* ]] && envs=$v
     if [ "$(left)" -lt 60 ]; then echo "$tag: not run ($(left) s left)" | tee -a $OUT/spill.txt; continue; fi
