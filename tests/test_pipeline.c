@@ -978,8 +978,8 @@ static void t_load_ahead(void) {
 /* ---- A read while LU runs (job.c lazy_room, lu_args_t.need) ------------------------------- */
 
 /* One --method lu run on the CPU (stripe 128, tile 64: several steps, so the factor asks for A
- * in pieces): factor (b NULL) or solve; read_first: A all read before (OOCSOLVE_LAZY_READ=0),
- * 0: A read as the factor asks for it (OOCSOLVE_LAZY_READ=1), -1: the default (unset). */
+ * in pieces): factor (b NULL) or solve. read_first 1: A all read before (OOCSOLVE_LAZY_READ=0);
+ * 0: A read as the factor asks for it (OOCSOLVE_LAZY_READ=1); -1: as job.c decides (unset). */
 static int64_t g_lazy_mem; /* --host-mem of lazy_run (0: the default) */
 static int64_t g_lazy_fault, g_lazy_calls; /* the seam's call to fail (0: none); its calls */
 static ooc_fault_kind_t g_lazy_kind = OOC_FAULT_IO; /* the seam lazy_run arms */

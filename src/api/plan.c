@@ -155,12 +155,11 @@ static ooc_status_t chol_device_plan(ooc_ctx_t *ctx, const plan_req_t *q, int64_
  * measured here, with what it grows to in the run (LU_EXEC_GROWTH): methods.c lu_ws counts those
  * in place of the n x W host panel, which on the GPU is device memory. K: the most slots, up to
  * LU_SLOTS, within the host plan's LU workspace (at p->W) with which one tile column fits the
- * device. Certain (req.lu 2): W is the device's
- * stripe (at most --stripe) and a device too small fails with OOC_ERR_BUDGET naming --gpu-mem;
- * under auto (1) LU then stays planned on the host (lu_gpu 0: should auto pick it, it runs on the
- * CPU in that room and says why). Why: the host panel was reserved beside the cache on the GPU
- * too; at n = 32768, tile 2048 and --host-mem 4G it was 2 GB of room the cache lacked, and a
- * solve under auto ran 2x slower than --method lu (H200, docs/PERFORMANCE.md, thirty-first
+ * device. Certain (req.lu 2): W is the device's stripe (at most --stripe), and a device too
+ * small fails with OOC_ERR_BUDGET naming --gpu-mem; under auto (1) LU then stays planned on the
+ * host (lu_gpu 0: should auto pick it, it runs on the CPU in that room and says why). Why: the
+ * host panel was reserved beside the cache on the GPU too; at n = 32768, tile 2048 and
+ * --host-mem 4G it was 2 GB of room the cache lacked (H200, docs/PERFORMANCE.md, thirty-first
  * session). */
 static ooc_status_t lu_gpu_plan(ooc_ctx_t *ctx, plan_t *p) {
   int64_t n = p->q.n, b = p->b, need = 0, Wd = 0;
