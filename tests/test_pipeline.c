@@ -1227,8 +1227,8 @@ static void t_lazy_gj(void) {
           ooc_report_t r3;
           CU_ASSERT_EQUAL_FATAL(lazy_run(a, solve ? bb : NULL, out2, -1, ck, &r3, err, sizeof err),
                                 OOC_OK);
-          CU_ASSERT(r1.bytes_spilled > 0 && strstr(r3.warnings, said) != NULL);
-          CU_ASSERT_EQUAL(r3.bytes_input, r1.bytes_input);
+          CU_ASSERT(r3.bytes_spilled > 0 && strstr(r3.warnings, said) != NULL);
+          CU_ASSERT(r3.bytes_input == r1.bytes_input && r3.bytes_reread_input == 0);
           same_bits(out, out2);
         }
       }

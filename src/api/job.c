@@ -1181,7 +1181,7 @@ static int input_backs_tiles(const job_t *j) {
  *   is set. Step 0's sweep then goes left to right and asks for each column as it takes it
  *   (gj_args_t.need). Read first, gj read the 6.1 GB its load left in the input twice; lazy, it
  *   reads A once and its compute phase fell 3.7-3.8 -> 1.6-1.8 s: the inverse at --host-mem 4G
- *   took 12.1-13.1 s against 14.7 s, 1.29-1.33x the 9.4-9.8 s with the whole matrix in memory
+ *   took 12.1-13.1 s against 14.7 s, 1.29-1.34x the 9.4-9.8 s with the whole matrix in memory
  *   (H200, n = 32768 float64, tile 2048, --gpu-mem 4G, one call: docs/PERFORMANCE.md
  *   "thirty-second session"). On this project's 2-core VM (n = 6000, --host-mem 200M) it is
  *   within the noise, 6.5-7.4 s against 6.2-9.9 s, and reads 288 MB of the input against 476.

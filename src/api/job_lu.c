@@ -101,41 +101,33 @@ done:
 ooc_status_t job_lu_device(job_t *j, const char *who, int64_t n, int64_t b, ooc_exec_t **out,
                            int64_t *W, int *K) {
   ooc_report_t *r = j->rep;
-  int planned = j->plan.lu_gpu && j->o.method != OOC_METHOD_RBT;
-  int64_t reserved = lu_workspace_bytes(n, b, *W, j->m);
   /* the first listed device (--devices): LU does not spread */
   ex_cuda_config_t xc = lu_cuda_config(j->dev[0], j->o.gpu_mem, n, j->o.trace);
-  int64_t h0 = ooc_ctx_host_bytes(j->ctx);
+  int64_t h0 = ooc_ctx_host_bytes(j->ctx), exh = 0;
   OOC_TRY(ooc_cuda()->ex_create(j->ctx, &xc, out));
-  int64_t exh = planned ? 0 : ooc_ctx_host_bytes(j->ctx) - h0 + LU_EXEC_GROWTH(n);
-  if (!j->cache) j->fixed += exh;
-  int k = planned ? j->plan.lu_slots : LU_SLOTS;
-  while (!planned && k > 1 && lu_host_bytes(n, b, n, k) + (j->cache ? exh : 0) > reserved) k--;
-  int64_t need = 0, Wd = lu_device_stripe(*out, n, b, k, &need);
+  int k = LU_SLOTS;
+  if (j->plan.lu_gpu && j->o.method != OOC_METHOD_RBT) { /* planned (plan.h lu_gpu) */
+    k = j->plan.lu_slots;
+  } else { /* the executor's bytes from the cache's room before the load, the ring's after */
+    exh = ooc_ctx_host_bytes(j->ctx) - h0 + LU_EXEC_GROWTH(n);
+    if (!j->cache) j->fixed += exh;
+    int64_t reserved = lu_workspace_bytes(n, b, *W, j->m);
+    while (k > 1 && lu_host_bytes(n, b, n, k) + (j->cache ? exh : 0) > reserved) k--;
+  }
+  char why[400];
+  int64_t Wd = plan_lu_device_stripe(*out, &j->o, who, n, b, k, why, sizeof why);
   if (Wd == 0) {
-    char bu[32], nd[32];
-    int64_t have = (*out)->budget; /* --gpu-mem less the executor's own part */
-    ooc_fmt_bytes(have, bu, sizeof bu);
-    ooc_fmt_bytes(need + (j->o.gpu_mem > 0 ? j->o.gpu_mem - have : 0), nd, sizeof nd);
     ex_destroy(*out);
     *out = NULL;
     if (!j->cache) j->fixed -= exh;
     /* as plan.c's GPU plans: --device cuda keeps the error, auto runs on the CPU and says why */
     if (j->o.device == OOC_DEVICE_CUDA)
-      return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "%s: --gpu-mem leaves %s for LU's panel, less than "
-                      "one tile column with its ring (n = %lld, tile %lld): at least %s of "
-                      "--gpu-mem is needed; raise --gpu-mem or lower --tile", who, bu,
-                      (long long)n, (long long)b, nd);
-    ooc_warn(r->warnings, sizeof r->warnings, "GPU not used: %s: --gpu-mem leaves %s for LU's "
-             "panel, less than one tile column (n = %lld, tile %lld): running on the CPU", who, bu,
-             (long long)n, (long long)b);
+      return OOC_FAIL(j->ctx, OOC_ERR_BUDGET, "%s; raise --gpu-mem or lower --tile", why);
+    ooc_warn(r->warnings, sizeof r->warnings, "GPU not used: %s: running on the CPU", why);
     j->cuda = 0;
     snprintf(r->backend, sizeof r->backend, "%s", j->ops->name);
     return OOC_OK;
   }
-  /* --stripe caps the device's stripe as it caps the host plan's (issue 18's GPU sweep: LU ran
-   * the widest stripe the device held whatever --stripe said) */
-  if (j->o.stripe > 0 && Wd > j->o.stripe) Wd = ts_stripe(n, b, j->o.stripe);
   *W = Wd;
   *K = k;
   return lu_warm(*out); /* the libraries' kernels loaded here, not in the factor's first getrf */

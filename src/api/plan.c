@@ -149,6 +149,21 @@ static ooc_status_t chol_device_plan(ooc_ctx_t *ctx, const plan_req_t *q, int64_
                   K, (long long)n, (long long)b);
 }
 
+int64_t plan_lu_device_stripe(ooc_exec_t *x, const ooc_opts_t *o, const char *who, int64_t n,
+                              int64_t b, int K, char *why, size_t cap) {
+  int64_t need = 0, W = lu_device_stripe(x, n, b, K, &need);
+  if (W > 0) /* --stripe caps the device's stripe as it caps the host plan's (issue 18's GPU
+              * sweep: LU ran the widest stripe the device held whatever --stripe said) */
+    return o->stripe > 0 && W > o->stripe ? ts_stripe(n, b, o->stripe) : W;
+  char have[32], nb[32];
+  int64_t gm = o->gpu_mem; /* --gpu-mem in all: the executor keeps a part for itself */
+  snprintf(why, cap, "%s: --gpu-mem leaves %s for LU's panel, less than one tile column with its "
+           "ring (n = %lld, tile %lld): at least %s of --gpu-mem is needed", who,
+           ooc_fmt_bytes(x->budget, have, sizeof have), (long long)n, (long long)b,
+           ooc_fmt_bytes(need + (gm > 0 ? gm - x->budget : 0), nb, sizeof nb));
+  return 0;
+}
+
 /* LU on the GPU (req.lu; job_lu.c runs it): asked of an executor made as the run's will be
  * (lu_cuda_config), as chol_device_plan asks chol's. The host keeps only that executor's K
  * pinned n x b slots and small arrays (lu_host_bytes) and the executor's own host bytes,
@@ -162,36 +177,30 @@ static ooc_status_t chol_device_plan(ooc_ctx_t *ctx, const plan_req_t *q, int64_
  * --host-mem 4G it was 2 GB of room the cache lacked (H200, docs/PERFORMANCE.md, thirty-first
  * session). */
 static ooc_status_t lu_gpu_plan(ooc_ctx_t *ctx, plan_t *p) {
-  int64_t n = p->q.n, b = p->b, need = 0, Wd = 0;
+  int64_t n = p->q.n, b = p->b, Wd = 0;
   ex_cuda_config_t xc = lu_cuda_config(p->q.dev0, p->q.o->gpu_mem, n, NULL);
   ooc_exec_t *x = NULL;
   int64_t h0 = ooc_ctx_host_bytes(ctx);
   OOC_TRY(ooc_cuda()->ex_create(ctx, &xc, &x));
-  int64_t exh = ooc_ctx_host_bytes(ctx) - h0 + LU_EXEC_GROWTH(n), left = x->budget;
+  int64_t exh = ooc_ctx_host_bytes(ctx) - h0 + LU_EXEC_GROWTH(n);
   /* the slots within the host stripe's workspace the host plan made room for (p->W: more slots
    * than that would take the cache's room); one at least */
   int64_t room = lu_workspace_bytes(n, b, p->W, p->q.m);
+  char why[400] = "";
   int K = LU_SLOTS + 1;
   while (Wd == 0 && --K >= 1)
     if (K == 1 || lu_host_bytes(n, b, n, K) <= room)
-      Wd = lu_device_stripe(x, n, b, K, K == 1 ? &need : NULL);
+      Wd = plan_lu_device_stripe(x, p->q.o, p->q.name, n, b, K, why, sizeof why);
   ex_destroy(x);
   if (Wd > 0) {
     p->lu_gpu = 1;
     p->lu_slots = K;
     p->lu_exh = exh;
-    if (p->q.lu == 2)
-      p->W = p->q.o->stripe > 0 && Wd > p->q.o->stripe ? ts_stripe(n, b, p->q.o->stripe) : Wd;
+    if (p->q.lu == 2) p->W = Wd;
     return OOC_OK;
   }
   if (p->q.lu != 2) return OOC_OK;
-  char have[32], nb[32];
-  int64_t gm = p->q.o->gpu_mem; /* --gpu-mem in all: the executor keeps a part for itself */
-  return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s: --gpu-mem leaves %s for LU's panel, less than one "
-                  "tile column with its ring (n = %lld, tile %lld): at least %s of --gpu-mem is "
-                  "needed; raise --gpu-mem or lower --tile", p->q.name,
-                  ooc_fmt_bytes(left, have, sizeof have), (long long)n, (long long)b,
-                  ooc_fmt_bytes(need + (gm > 0 ? gm - left : 0), nb, sizeof nb));
+  return OOC_FAIL(ctx, OOC_ERR_BUDGET, "%s; raise --gpu-mem or lower --tile", why);
 }
 
 /* Cholesky for certain on the GPU with K ring slots: the device's stripe, then the widest the

@@ -143,6 +143,13 @@ int64_t plan_cache(const plan_t *p);
  * 0 when not even one tile column fits (the caller fails with OOC_ERR_BUDGET). */
 int64_t plan_lu_stripe(const plan_t *p);
 
+/* LU's stripe on device executor x with K ring slots (lu_device_stripe), at most o->stripe; 0
+ * where not even one tile column fits, with `why` (cap bytes) saying so: what --gpu-mem leaves,
+ * and how much of it one tile column needs (who: the matrix or method named first). The
+ * planner's (plan.h lu_gpu) and job_lu.c's, which fail or fall back to the CPU with that text. */
+int64_t plan_lu_device_stripe(ooc_exec_t *x, const ooc_opts_t *o, const char *who, int64_t n,
+                              int64_t b, int K, char *why, size_t cap);
+
 /* The Cholesky's GPU stripe (its device buffers differ from gj's, for which an auto plan was
  * sized): *W is the stripe to run on the GPU and *K its ring's slots (chol_args_t.nslots), or
  * *W = 0 with `why` set when chol must run on the CPU because its pinned buffers do not fit the
